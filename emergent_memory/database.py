@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import logging
 import warnings
@@ -56,11 +57,11 @@ def _embedded_server(pgdata: Path) -> Iterator[Any]:
     with warnings.catch_warnings():
         # platformdirs warns when XDG_RUNTIME_DIR is unset; pgserver then uses /tmp, which is fine
         warnings.simplefilter("ignore")
-        import pgserver
+        from pgserver.postgres_server import get_server
 
     try:
         pgdata.parent.mkdir(parents=True, exist_ok=True)
-        server = pgserver.get_server(pgdata, cleanup_mode="stop")
+        server = get_server(pgdata, cleanup_mode="stop")
     except Exception as error:
         log = pgdata / "log"
         raise DatabaseUnavailable(
@@ -78,10 +79,8 @@ def _create_database_if_missing(admin_url: str, name: str) -> None:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
         if exists:
             return
-        try:
+        with contextlib.suppress(psycopg.errors.DuplicateDatabase):  # created meanwhile
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-        except psycopg.errors.DuplicateDatabase:
-            pass  # another process created it first
 
 
 def create_pool(

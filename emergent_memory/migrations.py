@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import psycopg
 from alembic import command
@@ -39,7 +40,7 @@ def known_revisions() -> set[str]:
     return {script.revision for script in ScriptDirectory(str(migrations_dir())).walk_revisions()}
 
 
-def current_revision(conn: psycopg.Connection[object]) -> str | None:
+def current_revision(conn: psycopg.Connection[Any]) -> str | None:
     """The revision the database is at, or None when it was never migrated."""
     table = conn.execute("SELECT to_regclass(%s)", (VERSION_TABLE,)).fetchone()
     if table is None or table[0] is None:
