@@ -14,7 +14,7 @@ from typing import Any, NoReturn, ParamSpec, TypeVar
 
 import click
 
-from emergent_memory import __version__, migrations
+from emergent_memory import __version__, graph, migrations
 from emergent_memory.database import Database, connect, open_database, psql_path
 from emergent_memory.errors import EmergentMemoryError
 from emergent_memory.settings import Settings, load_settings
@@ -23,15 +23,6 @@ logger = logging.getLogger("emergent_memory")
 
 P = ParamSpec("P")
 R = TypeVar("R")
-
-STATUS_COUNTS = """
-SELECT
-    (SELECT count(*) FROM kb.graph_objects WHERE is_head AND deleted_at IS NULL),
-    (SELECT count(*) FROM kb.graph_relationships WHERE is_head AND deleted_at IS NULL),
-    (SELECT count(DISTINCT project_id) FROM kb.project_template_packs)
-"""
-
-PUBLISHED_PACKS = "SELECT name || ' ' || version FROM kb.template_packs ORDER BY name, version"
 
 
 def fail(message: str) -> NoReturn:
@@ -99,13 +90,15 @@ def status(settings: Settings, migrate: bool) -> None:
     with database(settings) as db:
         state = migrations.require_current_schema(db.url, migrate=migrate)
         with connect(db.url) as conn:
-            objects, relationships, projects = conn.execute(STATUS_COUNTS).fetchone() or (0, 0, 0)
-            packs = [row[0] for row in conn.execute(PUBLISHED_PACKS)]
+            summary = graph.summarize(conn)
         click.echo(f"database:      {describe(db)}")
         click.echo(f"schema:        {state.current} (head)")
-        click.echo(f"packs:         {', '.join(packs) or 'none'}")
-        click.echo(f"projects:      {projects} with packs installed")
-        click.echo(f"graph:         {objects} live objects, {relationships} live relationships")
+        click.echo(f"packs:         {', '.join(summary.published_packs) or 'none'}")
+        click.echo(f"projects:      {summary.projects_with_packs} with packs installed")
+        click.echo(
+            f"graph:         {summary.live_objects} live objects, "
+            f"{summary.live_relationships} live relationships"
+        )
 
 
 @cli.group()

@@ -41,12 +41,14 @@ from emergent_memory.graph.relationships import (
     list_relationships,
     update_relationship,
 )
+from emergent_memory.graph.summary import GraphSummary, summarize
 
 __all__ = [
     "UNSET",
     "Embedding",
     "GraphObject",
     "GraphRelationship",
+    "GraphSummary",
     "PackDefinition",
     "PackInstallation",
     "TemplatePack",
@@ -68,6 +70,7 @@ __all__ = [
     "pack_checksum",
     "publish_pack",
     "restore_object",
+    "summarize",
     "update_object",
     "update_relationship",
     "validate_object",

