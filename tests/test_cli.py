@@ -137,3 +137,29 @@ def test_version_and_help() -> None:
     helped = run("db", "--help", env={})
     for command in ("upgrade", "downgrade", "current", "url", "psql"):
         assert command in helped.stdout
+
+
+def test_sigterm_stops_the_embedded_server_cleanly(embedded_env: dict[str, str]) -> None:
+    import signal
+    import time
+
+    pid_file = Path(embedded_env["EMERGENT_MEMORY_DATA_DIR"]) / "pgdata" / "postmaster.pid"
+    base = {k: v for k, v in os.environ.items() if not k.startswith("EMERGENT_MEMORY_")}
+    process = subprocess.Popen(
+        [*COMMAND, "db", "psql", "--", "-c", "select pg_sleep(60)"],
+        env=base | embedded_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert pid_file.exists(), "the embedded server did not start"
+        time.sleep(0.5)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        process.kill()
+        process.wait()
+    assert not pid_file.exists()  # the server was stopped, not left running
