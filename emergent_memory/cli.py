@@ -112,14 +112,7 @@ def db() -> None:
 @reports_errors
 def upgrade(settings: Settings, revision: str) -> None:
     """Upgrade the schema to REVISION (default: head)."""
-    with database(settings) as db:
-        before = migrations.database_revision(db.url)
-        migrations.upgrade(db.url, revision)
-        after = migrations.database_revision(db.url)
-        if before == after:
-            click.echo(f"database already at {after or 'base'}; nothing to do")
-        else:
-            click.echo(f"upgraded database from {before or 'base'} to {after}")
+    _migrate(settings, migrations.upgrade, revision, "upgraded")
 
 
 @db.command()
@@ -129,14 +122,20 @@ def upgrade(settings: Settings, revision: str) -> None:
 def downgrade(settings: Settings, revision: str) -> None:
     """Downgrade the schema to REVISION ('base' removes everything emergent-memory created,
     except the database-wide `vector` extension)."""
+    _migrate(settings, migrations.downgrade, revision, "downgraded")
+
+
+def _migrate(
+    settings: Settings, operation: Callable[[str, str], None], revision: str, done: str
+) -> None:
     with database(settings) as db:
-        before = migrations.database_revision(db.url)
-        migrations.downgrade(db.url, revision)
-        after = migrations.database_revision(db.url)
-        if before == after:
-            click.echo(f"database already at {after or 'base'}; nothing to do")
-        else:
-            click.echo(f"downgraded database from {before or 'base'} to {after or 'base'}")
+        before = migrations.database_revision(db.url) or "base"
+        operation(db.url, revision)
+        after = migrations.database_revision(db.url) or "base"
+    if before == after:
+        click.echo(f"database already at {after}; nothing to do")
+    else:
+        click.echo(f"{done} database from {before} to {after}")
 
 
 @db.command()

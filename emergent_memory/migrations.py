@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,8 +65,7 @@ def downgrade(database_url: str, revision: str) -> None:
     _run(command.downgrade, database_url, revision)
 
 
-def _run(operation: object, database_url: str, revision: str) -> None:
-    assert callable(operation)
+def _run(operation: Callable[[Config, str], None], database_url: str, revision: str) -> None:
     try:
         operation(alembic_config(database_url), revision)
     except CommandError as error:
