@@ -234,6 +234,17 @@ def test_one_live_object_per_key(conn: psycopg.Connection[Any], project_id: uuid
     assert graph.get_head(conn, second.canonical_id) == second
 
 
+def test_create_keeps_a_given_id_but_never_reuses_one(
+    conn: psycopg.Connection[Any], project_id: uuid.UUID
+) -> None:
+    wanted = uuid.uuid4()
+    created = new_memory(conn, project_id, canonical_id=wanted)
+    assert created.canonical_id == wanted
+    with pytest.raises(InvalidInput, match=f"an object with id {wanted} already exists"):
+        new_memory(conn, project_id, canonical_id=wanted)
+    assert graph.list_versions(conn, wanted) == [created]
+
+
 def test_the_database_refuses_a_second_head(
     conn: psycopg.Connection[Any], project_id: uuid.UUID
 ) -> None:

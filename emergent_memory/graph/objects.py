@@ -75,6 +75,7 @@ LIMIT %(limit)s OFFSET %(offset)s
 """
 
 LIVE_KEY_INDEX = "graph_objects_live_key_idx"
+CANONICAL_VERSION_KEY = "graph_objects_canonical_version_key"
 
 
 def create_object(
@@ -304,6 +305,10 @@ def _insert_version(conn: Connection[Any], values: dict[str, Any]) -> GraphObjec
             cur.execute(_compose(INSERT_VERSION), params)
             row = cur.fetchone()
     except psycopg.errors.UniqueViolation as error:
+        if error.diag.constraint_name == CANONICAL_VERSION_KEY and values["version"] == 1:
+            raise InvalidInput(
+                f"an object with id {values['canonical_id']} already exists"
+            ) from error
         if error.diag.constraint_name == LIVE_KEY_INDEX:
             raise KeyConflict(
                 f"a live {values['type']} with key {values['key']!r} already exists in project "
