@@ -11,7 +11,7 @@ COPY emergent_memory ./emergent_memory
 COPY alembic ./alembic
 COPY alembic.ini ./
 COPY packs ./packs
-RUN pip install . && useradd --system --uid 10001 emergent
+RUN pip install torch==2.13.0 && pip install . && useradd --system --uid 10001 emergent
 
 USER emergent
 ENTRYPOINT ["emergent-memory"]

@@ -23,6 +23,21 @@ class SchemaNotCurrent(EmergentMemoryError):
     """The database schema is not at the revision this version of the code needs."""
 
 
+class EmbeddingUnavailable(EmergentMemoryError):
+    """The embedding provider could not embed (down, slow, misconfigured).
+
+    Callers degrade (store without a vector, search full-text only); they never lose data.
+    """
+
+
+class EmbeddingMismatch(EmergentMemoryError):
+    """The configured embedding model does not fit the vectors the database stores."""
+
+
+class PermissionDenied(EmergentMemoryError):
+    """The caller's credential does not allow this operation."""
+
+
 class InvalidInput(EmergentMemoryError):
     """The request itself is wrong; nothing was written."""
 
@@ -58,6 +73,14 @@ class ObjectNotFound(NotFound):
 
 class RelationshipNotFound(NotFound):
     """No live relationship with this canonical id."""
+
+
+class MemoryNotFound(NotFound):
+    """No memory with this id that the caller can see: unknown, deleted or someone else's."""
+
+
+class SecretRejected(InvalidInput):
+    """The content holds a credential; memories never store secrets."""
 
 
 class PackNotFound(NotFound):

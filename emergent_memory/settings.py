@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -68,6 +68,82 @@ class Settings(BaseSettings):
         default="WARNING", description="Level of the log written to stderr."
     )
 
+    embedding_provider: Literal["local", "openai"] = Field(
+        default="local",
+        description=(
+            "local: the bundled all-MiniLM-L6-v2, offline. openai: any OpenAI-compatible "
+            "/embeddings endpoint (OpenAI, Ollama, vLLM, TEI)."
+        ),
+    )
+    embedding_model: str | None = Field(
+        default=None, description="Model name for the openai provider (required with it)."
+    )
+    embedding_base_url: str = Field(
+        default="https://api.openai.com/v1",
+        description="Base URL of the OpenAI-compatible API; /embeddings is appended.",
+    )
+    embedding_api_key: SecretStr | None = Field(
+        default=None, description="API key for the openai provider (sent as a bearer token)."
+    )
+    embedding_dimensions: int | None = Field(
+        default=None,
+        ge=1,
+        description="Vector size of the openai provider's model (required with it).",
+    )
+    embedding_send_dimensions: bool = Field(
+        default=False,
+        description="Ask the endpoint for embedding_dimensions (OpenAI text-embedding-3-*).",
+    )
+    embedding_query_prefix: str = Field(
+        default="", description="Prepended to queries, e.g. 'search_query: ' for nomic models."
+    )
+    embedding_document_prefix: str = Field(
+        default="", description="Prepended to stored texts, e.g. 'search_document: '."
+    )
+    embedding_timeout: float = Field(
+        default=10.0, gt=0, description="Seconds before an embedding request gives up."
+    )
+    embedding_max_retries: int = Field(
+        default=2, ge=0, le=10, description="Retries of a failed embedding request."
+    )
+
+    max_content_length: int = Field(
+        default=2000, ge=1, le=100_000, description="Longest memory accepted, in characters."
+    )
+    dedup_threshold: float | None = Field(
+        default=None,
+        gt=0,
+        le=1,
+        description=(
+            "Cosine similarity at which a new memory supersedes an existing one. Unset: the "
+            "value calibrated for the embedding model."
+        ),
+    )
+    recall_candidates: int = Field(
+        default=50, ge=10, le=1000, description="Candidates each recall branch contributes."
+    )
+    recall_rrf_k: int = Field(
+        default=60, ge=1, description="k of reciprocal rank fusion: weight / (k + rank)."
+    )
+    recall_lexical_weight: float = Field(
+        default=1.0, ge=0, description="Weight of the full-text branch in fusion."
+    )
+    recall_vector_weight: float = Field(
+        default=1.0, ge=0, description="Weight of the vector branch in fusion."
+    )
+    recall_min_similarity: float = Field(
+        default=0.2,
+        ge=-1,
+        le=1,
+        description="Vector matches below this cosine similarity are not returned.",
+    )
+    recall_confidence_weight: float = Field(
+        default=0.2,
+        ge=0,
+        le=1,
+        description="How much a memory's confidence scales its score (0: not at all).",
+    )
+
     @field_validator("database_url")
     @classmethod
     def _postgres_url(cls, value: str | None) -> str | None:
@@ -84,6 +160,21 @@ class Settings(BaseSettings):
     @classmethod
     def _absolute_data_dir(cls, value: Path) -> Path:
         return value.expanduser().absolute()
+
+    @model_validator(mode="after")
+    def _openai_needs_model_and_dimensions(self) -> Settings:
+        if self.embedding_provider == "openai":
+            missing = [
+                ENV_PREFIX + name.upper()
+                for name in ("embedding_model", "embedding_dimensions")
+                if getattr(self, name) is None
+            ]
+            if missing:
+                raise ValueError(
+                    f"{' and '.join(missing)} must be set with "
+                    f"{ENV_PREFIX}EMBEDDING_PROVIDER=openai"
+                )
+        return self
 
     @model_validator(mode="after")
     def _pool_bounds(self) -> Settings:
@@ -142,6 +233,6 @@ def _describe(detail: ErrorDetails) -> str:
         return message
     field = str(detail["loc"][0])
     variable = ENV_PREFIX + field.upper()
-    if field == "database_url":  # never echo a URL: it may hold a password
+    if field in ("database_url", "embedding_api_key"):  # never echo secrets
         return f"{variable}: {message}"
     return f"{variable}: {message} (got {detail['input']!r})"

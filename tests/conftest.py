@@ -21,9 +21,14 @@ import pytest
 from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg_pool import ConnectionPool
 
 from emergent_memory import graph, migrations
-from emergent_memory.database import open_database
+from emergent_memory.database import create_pool, open_database
+from emergent_memory.embeddings.base import EmbeddingProvider
+from emergent_memory.embeddings.local import LocalEmbeddings
+from emergent_memory.memory import MemoryConfig, MemoryService, Principal
+from tests.embedders import BagOfWordsEmbedder
 
 
 @pytest.fixture(scope="session")
@@ -107,3 +112,55 @@ def project_id(conn: psycopg.Connection[Any]) -> uuid.UUID:
     project = uuid.uuid4()
     graph.install_pack(conn, project, "agent-memory")
     return project
+
+
+@pytest.fixture(scope="session")
+def pool(database_url: str) -> Iterator[ConnectionPool]:
+    """The application's connection pool on the session database."""
+    connection_pool = create_pool(database_url, min_size=1, max_size=12, timeout=20)
+    yield connection_pool
+    connection_pool.close()
+
+
+@pytest.fixture
+def make_service(
+    pool: ConnectionPool,
+) -> Callable[..., MemoryService]:
+    """A MemoryService with a given embedder (the deterministic test one by default)."""
+
+    def make(embedder: EmbeddingProvider | None = None, **config: Any) -> MemoryService:
+        settings: dict[str, Any] = {"dedup_threshold": 0.8} | config
+        return MemoryService(pool, embedder or BagOfWordsEmbedder(), MemoryConfig(**settings))
+
+    return make
+
+
+@pytest.fixture
+def service(make_service: Callable[..., MemoryService]) -> MemoryService:
+    return make_service()
+
+
+@pytest.fixture
+def principal() -> Principal:
+    """A new actor in a new project: no memory of any other test is visible to it."""
+    return Principal(actor_id=uuid.uuid4(), project_id=uuid.uuid4())
+
+
+@pytest.fixture(scope="session")
+def local_embedder() -> LocalEmbeddings:
+    """The real all-MiniLM-L6-v2, loaded once for the session."""
+    embedder = LocalEmbeddings()
+    embedder.load()
+    return embedder
+
+
+@pytest.fixture
+def global_memories_cleanup(pool: ConnectionPool) -> Iterator[None]:
+    """For tests that save global memories: every actor sees those, so they are removed (as
+    deleted memories) when the test ends, to keep other tests' results exact."""
+    yield
+    with pool.connection() as conn:
+        conn.execute(
+            "UPDATE kb.graph_objects SET deleted_at = now(), delete_reason = 'test cleanup' "
+            "WHERE scope = 'global' AND type = 'Memory' AND is_head AND deleted_at IS NULL"
+        )

@@ -1,0 +1,114 @@
+"""The memory service's vocabulary: who is asking (Principal) and the plain-data results."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, TypedDict
+from uuid import UUID
+
+CATEGORIES = ("preference", "pattern", "correction", "fact", "instruction", "convention")
+SOURCES = ("explicit", "inferred", "corrected")
+SCOPES = ("user", "project", "global")
+ACTIONS = ("list", "delete", "update", "forget_all")
+
+# Starting confidence of a memory by how it was learned (DESIGN.md 4).
+CONFIDENCE_BY_SOURCE = {"explicit": 1.0, "corrected": 0.9, "inferred": 0.7}
+
+Category = Literal["preference", "pattern", "correction", "fact", "instruction", "convention"]
+Source = Literal["explicit", "inferred", "corrected"]
+MemoryScope = Literal["user", "project", "global"]
+
+READ = "memory:read"
+WRITE = "memory:write"
+ADMIN = "memory:admin"
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who an operation runs for: from a credential or the server's configuration, never from
+    a tool argument."""
+
+    actor_id: UUID
+    project_id: UUID
+    scopes: frozenset[str] = field(default_factory=lambda: frozenset({READ, WRITE}))
+
+    @property
+    def can_read(self) -> bool:
+        return bool({READ, WRITE, ADMIN} & self.scopes)
+
+    @property
+    def can_write(self) -> bool:
+        return bool({WRITE, ADMIN} & self.scopes)
+
+    @property
+    def is_admin(self) -> bool:
+        return ADMIN in self.scopes
+
+
+class MemoryRecord(TypedDict):
+    """A memory as the tools return it. `id` is the canonical id, stable across updates."""
+
+    id: str
+    content: str
+    category: str
+    scope: str
+    source: str
+    confidence: float
+    contexts: list[str]
+    use_count: int
+    last_used: str | None
+    created_at: str
+    updated_at: str
+
+
+class ScoreBreakdown(TypedDict):
+    """Why a memory ranked where it did: each branch's rank (1 = best; None = not a candidate
+    of that branch), the full-text score, the cosine similarity, the fused and final scores."""
+
+    lexical_rank: int | None
+    lexical_score: float | None
+    vector_rank: int | None
+    similarity: float | None
+    fused: float
+    score: float
+
+
+class RecalledMemory(MemoryRecord):
+    score: float
+    scores: ScoreBreakdown
+
+
+class SaveResult(TypedDict):
+    status: Literal["created", "updated", "unchanged"]
+    memory: MemoryRecord
+    superseded_ids: list[str]
+    similarity: float | None
+    degraded: bool
+
+
+class RecallResult(TypedDict):
+    memories: list[RecalledMemory]
+    degraded: bool
+
+
+class ListResult(TypedDict):
+    memories: list[MemoryRecord]
+    count: int
+
+
+class DeleteResult(TypedDict):
+    deleted: str
+
+
+class UpdateResult(TypedDict):
+    memory: MemoryRecord
+
+
+class ForgetAllResult(TypedDict):
+    deleted_count: int
+
+
+class ReembedResult(TypedDict):
+    model: str
+    reembedded: int
+    remaining: int

@@ -1,0 +1,500 @@
+"""MemoryService: save, recall and manage memories for a principal (the three tools' logic).
+
+Inputs are the tools' arguments, outputs plain JSON-serializable dicts. Every write runs in
+one transaction: the memory, its versions, edges and embedding job commit together or not at
+all. Embedding happens before the transaction, so no lock is held while a model runs.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from pgvector import Vector
+from psycopg import Connection
+from psycopg_pool import ConnectionPool
+
+from emergent_memory import graph
+from emergent_memory.embeddings import jobs
+from emergent_memory.embeddings.base import EmbeddingProvider
+from emergent_memory.errors import (
+    EmbeddingUnavailable,
+    InvalidInput,
+    MemoryNotFound,
+    PermissionDenied,
+)
+from emergent_memory.graph import Embedding, GraphObject
+from emergent_memory.memory import store, validation
+from emergent_memory.memory.models import (
+    CONFIDENCE_BY_SOURCE,
+    DeleteResult,
+    ForgetAllResult,
+    ListResult,
+    MemoryRecord,
+    Principal,
+    RecalledMemory,
+    RecallResult,
+    ReembedResult,
+    SaveResult,
+    UpdateResult,
+)
+
+logger = logging.getLogger(__name__)
+
+PACK = "agent-memory"
+DEFAULT_CONTEXT_PRIORITY = 50
+RECALL_DEFAULT_LIMIT, RECALL_MAX_LIMIT = 10, 50
+LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT = 20, 100
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryConfig:
+    """The service's tunables (from Settings, in the composition root)."""
+
+    dedup_threshold: float
+    max_content_length: int = 2000
+    recall_candidates: int = 50
+    recall_rrf_k: int = 60
+    recall_lexical_weight: float = 1.0
+    recall_vector_weight: float = 1.0
+    recall_confidence_weight: float = 0.2
+    recall_min_similarity: float = 0.2
+
+
+class MemoryService:
+    def __init__(
+        self, pool: ConnectionPool, embedder: EmbeddingProvider, config: MemoryConfig
+    ) -> None:
+        self._pool = pool
+        self._embedder = embedder
+        self._config = config
+        self._projects_with_pack: set[UUID] = set()
+
+    @property
+    def embedder(self) -> EmbeddingProvider:
+        return self._embedder
+
+    # -- save_memory ------------------------------------------------------------------------
+
+    def save(
+        self,
+        principal: Principal,
+        content: object,
+        category: object,
+        source: object = "inferred",
+        scope: object = "user",
+        context: object = None,
+        related_to: object = None,
+    ) -> SaveResult:
+        """Store a memory, or reinforce or supersede the one it repeats."""
+        text = validation.content(content, max_length=self._config.max_content_length)
+        category_ = validation.category(category)
+        source_ = validation.source(source)
+        scope_ = validation.scope(scope)
+        context_ = validation.context_name(context)
+        related = validation.related_ids(related_to)
+        self._require_write(principal)
+        if scope_ == "global" and not principal.is_admin:
+            raise PermissionDenied("only an administrator credential can save global memories")
+        validation.no_secrets(text)
+
+        embedding = self._embed_document(text)
+        with self._transaction() as conn:
+            self._ensure_pack(conn, principal.project_id)
+            store.lock_saves(conn, principal, scope_)
+            targets = self._related_targets(conn, principal, related)
+
+            exact = store.find_exact(conn, principal, scope_, text)
+            if exact is not None:
+                return self._reinforce(conn, principal, exact, source_, context_, targets)
+
+            nearest = None
+            if embedding is not None:
+                nearest = store.find_nearest(
+                    conn, principal, scope_, embedding.vector, embedding.model
+                )
+            supersede = nearest if nearest and nearest[1] >= self._config.dedup_threshold else None
+
+            memory = graph.create_object(
+                conn,
+                project_id=principal.project_id,
+                type=store.MEMORY,
+                actor_id=principal.actor_id,
+                scope=scope_,  # type: ignore[arg-type]
+                properties={
+                    "content": text,
+                    "category": category_,
+                    "source": source_,
+                    "scope": scope_,
+                    "confidence": CONFIDENCE_BY_SOURCE[source_],
+                },
+                labels=["memory", category_, scope_],
+                embedding=embedding,
+            )
+            if embedding is None:
+                jobs.enqueue(conn, memory)
+            context_ids = self._context_ids(conn, principal, context_)
+            superseded_ids: list[str] = []
+            if supersede is not None:
+                old_id = supersede[0]
+                if context_ is None:  # the replacement stays where the old fact was filed
+                    context_ids = store.contexts_of(conn, old_id)
+                self._link(conn, principal, store.SUPERSEDES, memory.canonical_id, old_id)
+                graph.update_object(
+                    conn, old_id, properties={"superseded_by": str(memory.canonical_id)}
+                )
+                superseded_ids.append(str(old_id))
+            for context_id in context_ids:
+                self._link(
+                    conn, principal, store.BELONGS_TO_CONTEXT, memory.canonical_id, context_id
+                )
+            for target in targets:
+                self._link(conn, principal, store.RELEVANT_TO, memory.canonical_id, target)
+            record = self._records(conn, [memory.canonical_id])[0]
+        return {
+            "status": "updated" if supersede else "created",
+            "memory": record,
+            "superseded_ids": superseded_ids,
+            "similarity": None if nearest is None else round(nearest[1], 4),
+            "degraded": embedding is None,
+        }
+
+    def _reinforce(
+        self,
+        conn: Connection[Any],
+        principal: Principal,
+        memory_id: UUID,
+        source: str,
+        context: str | None,
+        targets: list[UUID],
+    ) -> SaveResult:
+        head = graph.get_head(conn, memory_id)
+        assert head is not None
+        wanted = CONFIDENCE_BY_SOURCE[source]
+        if float(head.properties.get("confidence", 0.0)) < wanted:
+            graph.update_object(conn, memory_id, properties={"confidence": wanted})
+        for context_id in self._context_ids(conn, principal, context):
+            self._link(conn, principal, store.BELONGS_TO_CONTEXT, memory_id, context_id)
+        for target in targets:
+            self._link(conn, principal, store.RELEVANT_TO, memory_id, target)
+        return {
+            "status": "unchanged",
+            "memory": self._records(conn, [memory_id])[0],
+            "superseded_ids": [],
+            "similarity": 1.0,
+            "degraded": False,
+        }
+
+    # -- recall_memories --------------------------------------------------------------------
+
+    def recall(
+        self,
+        principal: Principal,
+        query: object,
+        category: object = None,
+        scope: object = None,
+        limit: object = None,
+    ) -> RecallResult:
+        """The visible active memories that best match the query, by meaning and by words."""
+        text = validation.content(query, max_length=self._config.max_content_length, field="query")
+        category_ = None if category is None else validation.category(category)
+        scope_ = None if scope is None else validation.scope(scope)
+        limit_ = validation.limit(limit, default=RECALL_DEFAULT_LIMIT, maximum=RECALL_MAX_LIMIT)
+        self._require_read(principal)
+
+        vector: Vector | None = None
+        try:
+            vector = Vector(self._embedder.embed_query(text))
+        except EmbeddingUnavailable as error:
+            logger.warning("recall degraded to full-text search: %s", error)
+        config = self._config
+        with self._transaction() as conn:
+            rows = store.recall(
+                conn,
+                principal,
+                query=text,
+                embedding=vector,
+                model=self._embedder.model_name,
+                category=category_,
+                scope=scope_,
+                limit=limit_,
+                candidates=config.recall_candidates,
+                rrf_k=config.recall_rrf_k,
+                lexical_weight=config.recall_lexical_weight,
+                vector_weight=config.recall_vector_weight,
+                confidence_weight=config.recall_confidence_weight,
+                min_similarity=config.recall_min_similarity,
+            )
+            recalled_at = store.record_recalls(conn, principal, [row.id for row in rows])
+        memories: list[RecalledMemory] = []
+        for row in rows:
+            memories.append(
+                {
+                    **_record(row, use_count=row.use_count + 1, last_used=recalled_at),
+                    "score": round(row.score, 6),
+                    "scores": {
+                        "lexical_rank": row.lexical_rank,
+                        "lexical_score": _rounded(row.lexical_score),
+                        "vector_rank": row.vector_rank,
+                        "similarity": _rounded(row.similarity),
+                        "fused": round(row.fused, 6),
+                        "score": round(row.score, 6),
+                    },
+                }
+            )
+        return {"memories": memories, "degraded": vector is None}
+
+    # -- manage_memory ----------------------------------------------------------------------
+
+    def manage(
+        self,
+        principal: Principal,
+        action: object,
+        memory_id: object = None,
+        updates: object = None,
+        category: object = None,
+        limit: object = None,
+        confirm: object = False,
+    ) -> ListResult | DeleteResult | UpdateResult | ForgetAllResult:
+        """The manage_memory tool: one of list, delete, update, forget_all."""
+        action_ = validation.action(action)
+        if action_ == "list":
+            return self.list_memories(principal, category=category, limit=limit)
+        if action_ == "delete":
+            return self.delete(principal, memory_id)
+        if action_ == "update":
+            return self.update(principal, memory_id, updates)
+        return self.forget_all(principal, confirm=confirm)
+
+    def list_memories(
+        self, principal: Principal, category: object = None, limit: object = None
+    ) -> ListResult:
+        """Visible active memories, most used first, then newest."""
+        category_ = None if category is None else validation.category(category)
+        limit_ = validation.limit(limit, default=LIST_DEFAULT_LIMIT, maximum=LIST_MAX_LIMIT)
+        self._require_read(principal)
+        with self._transaction() as conn:
+            rows = store.list_visible(conn, principal, category_, limit_)
+        memories = [_record(row) for row in rows]
+        return {"memories": memories, "count": len(memories)}
+
+    def delete(self, principal: Principal, memory_id: object) -> DeleteResult:
+        """Soft-delete one memory (kept as history, never recalled again)."""
+        id_ = validation.memory_id(memory_id)
+        self._require_write(principal)
+        with self._transaction() as conn:
+            self._writable_memory(conn, principal, id_)
+            graph.delete_object(conn, id_, reason="deleted by its owner")
+        return {"deleted": str(id_)}
+
+    def update(self, principal: Principal, memory_id: object, updates: object) -> UpdateResult:
+        """A new version of the memory with the same id; new content is re-embedded."""
+        id_ = validation.memory_id(memory_id)
+        changes = validation.updates(updates)
+        patch: dict[str, Any] = {}
+        if "content" in changes:
+            patch["content"] = validation.content(
+                changes["content"], max_length=self._config.max_content_length
+            )
+            validation.no_secrets(patch["content"])
+        if "category" in changes:
+            patch["category"] = validation.category(changes["category"])
+        if "confidence" in changes:
+            patch["confidence"] = validation.confidence(changes["confidence"])
+        self._require_write(principal)
+
+        embedding = self._embed_document(patch["content"]) if "content" in patch else None
+        with self._transaction() as conn:
+            head = self._writable_memory(conn, principal, id_)
+            if head.properties.get("superseded_by"):
+                raise InvalidInput(
+                    f"memory {id_} was superseded by {head.properties['superseded_by']}; "
+                    "update that one instead"
+                )
+            labels = None
+            if "category" in patch:
+                labels = ["memory", patch["category"], head.scope]
+            content_changed = (
+                patch.get("content", head.properties["content"]) != head.properties["content"]
+            )
+            updated = graph.update_object(
+                conn,
+                id_,
+                properties=patch,
+                labels=labels,
+                # new content: its vector, or none (and a job) when the embedder is down
+                embedding=embedding if content_changed else graph.UNSET,
+            )
+            if content_changed and embedding is None:
+                jobs.enqueue(conn, updated)
+            record = self._records(conn, [id_])[0]
+        return {"memory": record}
+
+    def forget_all(self, principal: Principal, confirm: object = False) -> ForgetAllResult:
+        """Soft-delete all the caller's memories saved in the current project."""
+        if confirm is not True:
+            raise InvalidInput(
+                "forget_all deletes every memory you saved in this project; "
+                "call it again with confirm: true to go ahead"
+            )
+        self._require_write(principal)
+        with self._transaction() as conn:
+            memories = store.own_memories_in_project(conn, principal)
+            for memory in memories:
+                graph.delete_object(conn, memory.canonical_id, reason="forget_all")
+        return {"deleted_count": len(memories)}
+
+    # -- embeddings ---------------------------------------------------------------------------
+
+    def reembed(self, batch_size: int = 64) -> ReembedResult:
+        """Give every live memory a vector from the configured model, one batch at a time.
+
+        Run it after switching models (same dimension). Each row's vector and model name
+        change together, and recall only compares vectors of its own model, so results stay
+        correct throughout: memories not yet re-embedded are found by full text only.
+        Raises EmbeddingUnavailable if the provider fails (what was done is kept).
+        """
+        model = self._embedder.model_name
+        done = 0
+        seen: set[UUID] = set()
+        while True:
+            with self._transaction() as conn:
+                batch = store.needing_embedding(conn, model, batch_size)
+            if not batch or all(row_id in seen for row_id, _ in batch):
+                break  # nothing left, or only rows that could not be updated
+            seen.update(row_id for row_id, _ in batch)
+            vectors = self._embedder.embed_documents([content for _, content in batch])
+            with self._transaction() as conn:
+                for (row_id, content), vector in zip(batch, vectors, strict=True):
+                    store.set_embedding(conn, row_id, content, Vector(vector), model)
+            done += len(batch)
+        with self._transaction() as conn:
+            remaining = store.count_needing_embedding(conn, model)
+        return {"model": model, "reembedded": done, "remaining": remaining}
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Connection[Any]]:
+        """A pooled connection in one transaction: committed on success, else rolled back."""
+        with self._pool.connection() as conn, conn.transaction():
+            yield conn
+
+    def _ensure_pack(self, conn: Connection[Any], project_id: UUID) -> None:
+        if project_id in self._projects_with_pack:
+            return
+        if not any(pack.name == PACK for pack in graph.installed_packs(conn, project_id)):
+            graph.install_pack(conn, project_id, PACK)
+        self._projects_with_pack.add(project_id)
+
+    def _embed_document(self, text: str) -> Embedding | None:
+        try:
+            vector = self._embedder.embed_documents([text])[0]
+        except EmbeddingUnavailable as error:
+            logger.warning("storing without an embedding (a job is queued): %s", error)
+            return None
+        return Embedding(Vector(vector), self._embedder.model_name)
+
+    def _related_targets(
+        self, conn: Connection[Any], principal: Principal, ids: Sequence[UUID]
+    ) -> list[UUID]:
+        missing = []
+        for id_ in ids:
+            head = graph.get_head(conn, id_)
+            if (
+                head is None
+                or head.project_id != principal.project_id
+                or (head.type == store.MEMORY and not store.visible_to(head, principal))
+            ):
+                missing.append(str(id_))
+        if missing:
+            raise InvalidInput(
+                "related_to: no object with id " + ", ".join(missing) + " in this project"
+            )
+        return list(ids)
+
+    def _context_ids(
+        self, conn: Connection[Any], principal: Principal, name: str | None
+    ) -> list[UUID]:
+        if name is None:
+            return []
+        existing = store.find_context(conn, principal.actor_id, name)
+        if existing is not None:
+            return [existing]
+        context = graph.create_object(
+            conn,
+            project_id=principal.project_id,
+            type=store.CONTEXT,
+            actor_id=principal.actor_id,
+            scope="user",
+            properties={"name": name, "priority": DEFAULT_CONTEXT_PRIORITY},
+            labels=["memory-context"],
+        )
+        return [context.canonical_id]
+
+    def _link(
+        self, conn: Connection[Any], principal: Principal, type_: str, src: UUID, dst: UUID
+    ) -> None:
+        graph.create_relationship(
+            conn,
+            project_id=principal.project_id,
+            type=type_,
+            src_id=src,
+            dst_id=dst,
+            actor_id=principal.actor_id,
+        )
+
+    def _writable_memory(
+        self, conn: Connection[Any], principal: Principal, memory_id: UUID
+    ) -> GraphObject:
+        head = graph.get_head(conn, memory_id)
+        if head is None or head.type != store.MEMORY or not store.visible_to(head, principal):
+            raise MemoryNotFound(f"memory {memory_id} not found")
+        if head.scope == "global" and not principal.is_admin:
+            raise PermissionDenied("only an administrator credential can change global memories")
+        return head
+
+    def _records(self, conn: Connection[Any], ids: list[UUID]) -> list[MemoryRecord]:
+        rows = store.memory_rows(conn, ids)
+        return [_record(rows[id_]) for id_ in ids]
+
+    @staticmethod
+    def _require_read(principal: Principal) -> None:
+        if not principal.can_read:
+            raise PermissionDenied("this credential may not read memories (needs memory:read)")
+
+    @staticmethod
+    def _require_write(principal: Principal) -> None:
+        if not principal.can_write:
+            raise PermissionDenied("this credential may not change memories (needs memory:write)")
+
+
+def _record(
+    row: store.MemoryRow | store.RecallRow,
+    *,
+    use_count: int | None = None,
+    last_used: datetime | None = None,
+) -> MemoryRecord:
+    used = row.last_used if last_used is None else last_used
+    return {
+        "id": str(row.id),
+        "content": row.content,
+        "category": row.category,
+        "scope": row.scope,
+        "source": row.source or "inferred",
+        "confidence": float(row.confidence if row.confidence is not None else 0.7),
+        "contexts": list(row.contexts),
+        "use_count": row.use_count if use_count is None else use_count,
+        "last_used": None if used is None else used.isoformat(),
+        "created_at": row.created_at.isoformat(),
+        "updated_at": row.updated_at.isoformat(),
+    }
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)

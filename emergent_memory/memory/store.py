@@ -1,0 +1,296 @@
+"""Memory SQL on the graph tables: visibility, duplicates, contexts, recall and usage.
+
+Connection first, never commits; the service owns the transaction. Which rows an actor may
+see (DESIGN.md 5) is always part of the SQL, never a filter applied afterwards.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from pgvector import Vector
+from psycopg import Connection, sql
+from psycopg.rows import class_row
+
+from emergent_memory.graph.models import GraphObject, select_list
+from emergent_memory.memory.models import Principal
+
+MEMORY = "Memory"
+CONTEXT = "MemoryContext"
+BELONGS_TO_CONTEXT = "BELONGS_TO_CONTEXT"
+SUPERSEDES = "SUPERSEDES"
+RELEVANT_TO = "RELEVANT_TO"
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRow:
+    """A row of the kb.memories view (an active memory with usage and contexts)."""
+
+    id: UUID
+    content: str
+    category: str
+    scope: str
+    source: str | None
+    confidence: float | None
+    use_count: int
+    last_used: datetime | None
+    contexts: list[str]
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class RecallRow:
+    """A row of kb.recall_memories()."""
+
+    id: UUID
+    content: str
+    category: str
+    scope: str
+    source: str | None
+    confidence: float | None
+    contexts: list[str]
+    use_count: int
+    last_used: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    lexical_rank: int | None
+    lexical_score: float | None
+    vector_rank: int | None
+    similarity: float | None
+    fused: float
+    score: float
+
+
+# The three ways a memory is visible to (actor, project); each sits on an index.
+SAME_SCOPE = {
+    "user": "o.actor_id = %(actor_id)s AND o.scope = 'user'",
+    "project": "o.actor_id = %(actor_id)s AND o.scope = 'project' "
+    "AND o.project_id = %(project_id)s",
+    "global": "o.scope = 'global'",
+}
+
+VISIBLE = (
+    "((o.actor_id = %(actor_id)s AND (o.scope = 'user' "
+    "OR (o.scope = 'project' AND o.project_id = %(project_id)s))) OR o.scope = 'global')"
+)
+
+ACTIVE = (
+    "o.type = 'Memory' AND o.is_head AND o.deleted_at IS NULL "
+    "AND NOT (o.properties ? 'superseded_by')"
+)
+
+FIND_EXACT = """
+SELECT o.canonical_id FROM kb.graph_objects o
+WHERE {active} AND {same_scope}
+  AND kb.memory_fingerprint(o.properties ->> 'content') = kb.memory_fingerprint(%(content)s)
+ORDER BY o.created_at
+LIMIT 1
+"""
+
+FIND_NEAREST = """
+SELECT o.canonical_id, 1 - (o.embedding <=> %(embedding)s) AS similarity
+FROM kb.graph_objects o
+WHERE {active} AND {same_scope} AND o.embedding_model = %(model)s
+ORDER BY o.embedding <=> %(embedding)s
+LIMIT 1
+"""
+
+# Let the HNSW scan keep going until enough rows pass the filters (pgvector 0.8).
+ITERATIVE_SCAN = "SET LOCAL hnsw.iterative_scan = 'relaxed_order'"
+
+FIND_CONTEXT = """
+SELECT canonical_id FROM kb.graph_objects
+WHERE type = 'MemoryContext' AND actor_id = %(actor_id)s AND is_head AND deleted_at IS NULL
+  AND lower(properties ->> 'name') = lower(%(name)s)
+ORDER BY created_at
+LIMIT 1
+"""
+
+CONTEXTS_OF = """
+SELECT e.dst_id FROM kb.graph_relationships e
+WHERE e.src_id = %(id)s AND e.type = 'BELONGS_TO_CONTEXT' AND e.is_head AND e.deleted_at IS NULL
+"""
+
+MEMORY_ROWS = """
+SELECT id, content, category, scope, source, confidence, use_count, last_used, contexts,
+       created_at, updated_at
+FROM kb.memories WHERE id = ANY(%(ids)s)
+"""
+
+LIST_VISIBLE = """
+SELECT o.id, o.content, o.category, o.scope, o.source, o.confidence, o.use_count,
+       o.last_used, o.contexts, o.created_at, o.updated_at
+FROM kb.memories o
+WHERE {visible} AND (%(category)s::text IS NULL OR o.category = %(category)s)
+ORDER BY o.use_count DESC, o.created_at DESC, o.id
+LIMIT %(limit)s
+"""
+
+RECALL = """
+SELECT * FROM kb.recall_memories(
+    p_actor_id => %(actor_id)s,
+    p_project_id => %(project_id)s,
+    p_query => %(query)s,
+    p_query_embedding => %(embedding)s,
+    p_embedding_model => %(model)s,
+    p_category => %(category)s,
+    p_scope => %(scope)s,
+    p_limit => %(limit)s,
+    p_candidates => %(candidates)s,
+    p_rrf_k => %(rrf_k)s,
+    p_lexical_weight => %(lexical_weight)s,
+    p_vector_weight => %(vector_weight)s,
+    p_confidence_weight => %(confidence_weight)s,
+    p_min_similarity => %(min_similarity)s
+)
+"""
+
+RECORD_RECALLS = """
+INSERT INTO kb.memory_recalls (canonical_id, actor_id, project_id)
+SELECT unnest(%(ids)s::uuid[]), %(actor_id)s, %(project_id)s
+RETURNING recalled_at
+"""
+
+FORGET_ALL = """
+SELECT {columns} FROM kb.graph_objects
+WHERE type = 'Memory' AND is_head AND deleted_at IS NULL
+  AND actor_id = %(actor_id)s AND project_id = %(project_id)s AND scope <> 'global'
+ORDER BY created_at
+"""
+
+NEEDING_EMBEDDING = """
+SELECT id, properties ->> 'content' FROM kb.graph_objects
+WHERE type = 'Memory' AND is_head AND deleted_at IS NULL
+  AND embedding_model IS DISTINCT FROM %(model)s
+ORDER BY id
+LIMIT %(limit)s
+"""
+
+COUNT_NEEDING_EMBEDDING = """
+SELECT count(*) FROM kb.graph_objects
+WHERE type = 'Memory' AND is_head AND deleted_at IS NULL
+  AND embedding_model IS DISTINCT FROM %(model)s
+"""
+
+# In place: a vector is derived data, not a new version. Vector and model change together,
+# so a query never compares vectors of two models.
+SET_EMBEDDING = """
+UPDATE kb.graph_objects SET embedding = %(embedding)s, embedding_model = %(model)s
+WHERE id = %(id)s AND properties ->> 'content' = %(content)s
+"""
+
+LOCK_SAVES = "SELECT pg_advisory_xact_lock(hashtextextended(%(key)s, 0))"
+
+
+def _params(principal: Principal, **more: Any) -> dict[str, Any]:
+    return {"actor_id": principal.actor_id, "project_id": principal.project_id, **more}
+
+
+def lock_saves(conn: Connection[Any], principal: Principal, scope: str) -> None:
+    """Serialize dedup-and-insert among saves that could see each other's memories."""
+    if scope == "global":
+        key = "memory-save:global"
+    elif scope == "user":
+        key = f"memory-save:user:{principal.actor_id}"
+    else:
+        key = f"memory-save:project:{principal.actor_id}:{principal.project_id}"
+    conn.execute(LOCK_SAVES, {"key": key})
+
+
+def find_exact(conn: Connection[Any], principal: Principal, scope: str, text: str) -> UUID | None:
+    """An active visible memory of this scope with the same normalized content."""
+    statement = sql.SQL(FIND_EXACT).format(
+        active=sql.SQL(ACTIVE), same_scope=sql.SQL(SAME_SCOPE[scope])
+    )
+    row = conn.execute(statement, _params(principal, content=text)).fetchone()
+    return None if row is None else UUID(str(row[0]))
+
+
+def find_nearest(
+    conn: Connection[Any], principal: Principal, scope: str, embedding: Vector, model: str
+) -> tuple[UUID, float] | None:
+    """The most similar active visible memory of this scope embedded by the same model."""
+    conn.execute(ITERATIVE_SCAN)
+    statement = sql.SQL(FIND_NEAREST).format(
+        active=sql.SQL(ACTIVE), same_scope=sql.SQL(SAME_SCOPE[scope])
+    )
+    row = conn.execute(statement, _params(principal, embedding=embedding, model=model)).fetchone()
+    return None if row is None else (UUID(str(row[0])), float(row[1]))
+
+
+def find_context(conn: Connection[Any], actor_id: UUID, name: str) -> UUID | None:
+    row = conn.execute(FIND_CONTEXT, {"actor_id": actor_id, "name": name}).fetchone()
+    return None if row is None else UUID(str(row[0]))
+
+
+def contexts_of(conn: Connection[Any], memory_id: UUID) -> list[UUID]:
+    return [UUID(str(row[0])) for row in conn.execute(CONTEXTS_OF, {"id": memory_id})]
+
+
+def memory_rows(conn: Connection[Any], ids: list[UUID]) -> dict[UUID, MemoryRow]:
+    with conn.cursor(row_factory=class_row(MemoryRow)) as cur:
+        cur.execute(MEMORY_ROWS, {"ids": ids})
+        return {row.id: row for row in cur.fetchall()}
+
+
+def list_visible(
+    conn: Connection[Any], principal: Principal, category: str | None, limit: int
+) -> list[MemoryRow]:
+    statement = sql.SQL(LIST_VISIBLE).format(visible=sql.SQL(VISIBLE))
+    with conn.cursor(row_factory=class_row(MemoryRow)) as cur:
+        cur.execute(statement, _params(principal, category=category, limit=limit))
+        return cur.fetchall()
+
+
+def recall(conn: Connection[Any], principal: Principal, **arguments: Any) -> list[RecallRow]:
+    with conn.cursor(row_factory=class_row(RecallRow)) as cur:
+        cur.execute(RECALL, _params(principal, **arguments))
+        return cur.fetchall()
+
+
+def record_recalls(conn: Connection[Any], principal: Principal, ids: list[UUID]) -> datetime | None:
+    """Append one recall row per memory (no lock on the memories); returns the time."""
+    if not ids:
+        return None
+    row = conn.execute(RECORD_RECALLS, _params(principal, ids=ids)).fetchone()
+    return None if row is None else row[0]
+
+
+def own_memories_in_project(conn: Connection[Any], principal: Principal) -> list[GraphObject]:
+    statement = sql.SQL(FORGET_ALL).format(columns=select_list(GraphObject))
+    with conn.cursor(row_factory=class_row(GraphObject)) as cur:
+        cur.execute(statement, _params(principal))
+        return cur.fetchall()
+
+
+def visible_to(obj: GraphObject, principal: Principal) -> bool:
+    """The same rule as VISIBLE, for an object already read."""
+    if obj.scope == "global":
+        return True
+    if obj.actor_id != principal.actor_id:
+        return False
+    return obj.scope == "user" or obj.project_id == principal.project_id
+
+
+def needing_embedding(conn: Connection[Any], model: str, limit: int) -> list[tuple[UUID, str]]:
+    """Live memories without a vector from `model`: (version row id, content)."""
+    rows = conn.execute(NEEDING_EMBEDDING, {"model": model, "limit": limit}).fetchall()
+    return [(UUID(str(row[0])), str(row[1])) for row in rows]
+
+
+def count_needing_embedding(conn: Connection[Any], model: str) -> int:
+    row = conn.execute(COUNT_NEEDING_EMBEDDING, {"model": model}).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def set_embedding(
+    conn: Connection[Any], row_id: UUID, content: str, embedding: Vector, model: str
+) -> None:
+    """Store a vector on a version row, unless its content changed since it was read."""
+    conn.execute(
+        SET_EMBEDDING, {"id": row_id, "content": content, "embedding": embedding, "model": model}
+    )

@@ -1,0 +1,152 @@
+"""Checks of the tools' arguments: each problem is its own clear error, raised before any write."""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Mapping, Sequence
+from typing import Any
+from uuid import UUID
+
+from emergent_memory.errors import InvalidInput, SecretRejected
+from emergent_memory.memory.models import ACTIONS, CATEGORIES, SCOPES, SOURCES
+from emergent_memory.memory.secrets import describe_secret, find_secrets
+
+MAX_RELATED = 20
+MAX_CONTEXT_NAME = 200
+UPDATABLE_FIELDS = ("content", "category", "confidence")
+# Control characters allowed in a memory: tab, newline, carriage return.
+ALLOWED_CONTROLS = frozenset("\t\n\r")
+
+
+def content(value: object, *, max_length: int, field: str = "content") -> str:
+    """The trimmed text of a memory (or query); refuses empty, too long, NUL and controls."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{field} must be a string, got {_json_type(value)}")
+    text = value.strip()
+    if not text:
+        raise InvalidInput(f"{field} is empty; write the memory as one specific sentence")
+    if len(text) > max_length:
+        raise InvalidInput(
+            f"{field} is {len(text)} characters long; the limit is {max_length}: "
+            "keep one fact per memory"
+        )
+    if "\x00" in text:
+        raise InvalidInput(f"{field} contains a NUL character (\\u0000); remove it")
+    for char in text:
+        if char not in ALLOWED_CONTROLS and unicodedata.category(char) in ("Cc", "Cs"):
+            raise InvalidInput(
+                f"{field} contains the control character U+{ord(char):04X}; remove it"
+            )
+    return text
+
+
+def no_secrets(text: str) -> None:
+    findings = find_secrets(text)
+    if findings:
+        raise SecretRejected(
+            f"refusing to store this memory: {describe_secret(findings[0])}. Memories never "
+            "hold credentials; save where the secret lives instead (for example 'the deploy "
+            "token is in the DEPLOY_TOKEN environment variable')"
+        )
+
+
+def choice(value: object, allowed: Sequence[str], field: str) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        shown = repr(value) if isinstance(value, str) else _json_type(value)
+        raise InvalidInput(f"{field} must be one of {', '.join(allowed)}; got {shown}")
+    return value
+
+
+def category(value: object) -> str:
+    return choice(value, CATEGORIES, "category")
+
+
+def source(value: object) -> str:
+    return choice(value, SOURCES, "source")
+
+
+def scope(value: object) -> str:
+    return choice(value, SCOPES, "scope")
+
+
+def action(value: object) -> str:
+    return choice(value, ACTIONS, "action")
+
+
+def limit(value: object, *, default: int, maximum: int) -> int:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(f"limit must be a whole number from 1 to {maximum}; got {value!r}")
+    if not 1 <= value <= maximum:
+        raise InvalidInput(f"limit must be from 1 to {maximum}; got {value}")
+    return value
+
+
+def confidence(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise InvalidInput(f"confidence must be a number from 0 to 1; got {value!r}")
+    return float(value)
+
+
+def context_name(value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput("context must be a non-empty name, e.g. 'frontend'")
+    name = " ".join(value.split())
+    if len(name) > MAX_CONTEXT_NAME:
+        raise InvalidInput(f"context names are at most {MAX_CONTEXT_NAME} characters")
+    return name
+
+
+def memory_id(value: object, field: str = "memory_id") -> UUID:
+    if not isinstance(value, str):
+        raise InvalidInput(f"{field} is required: the id of a memory, as save_memory returns it")
+    try:
+        return UUID(value)
+    except ValueError:
+        raise InvalidInput(
+            f"{field} {value!r} is not a memory id (ids look like "
+            "'0b6e4c1e-5f0a-4d61-9a44-2f4a8f4e7d21')"
+        ) from None
+
+
+def related_ids(value: object) -> list[UUID]:
+    if value is None:
+        return []
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise InvalidInput("related_to must be a list of object ids")
+    if len(value) > MAX_RELATED:
+        raise InvalidInput(f"related_to holds {len(value)} ids; the limit is {MAX_RELATED}")
+    ids = [memory_id(item, "related_to id") for item in value]
+    return list(dict.fromkeys(ids))  # without repeats, in order
+
+
+def updates(value: object) -> dict[str, Any]:
+    if not isinstance(value, Mapping) or not value:
+        raise InvalidInput(
+            "updates must be an object with at least one of: " + ", ".join(UPDATABLE_FIELDS)
+        )
+    unknown = sorted(str(name) for name in value if name not in UPDATABLE_FIELDS)
+    if unknown:
+        raise InvalidInput(
+            f"updates cannot change {', '.join(unknown)}; only "
+            + ", ".join(UPDATABLE_FIELDS)
+            + " can be updated"
+        )
+    return dict(value)
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return "an object"

@@ -1,0 +1,649 @@
+"""The memory service's mechanics: save, dedup, recall, manage, contexts, errors.
+
+These use the deterministic bag-of-words embedder; meaning is tested with the real model in
+test_memory_semantics.py.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg_pool import ConnectionPool
+
+from emergent_memory.errors import (
+    InvalidInput,
+    MemoryNotFound,
+    PermissionDenied,
+    SecretRejected,
+)
+from emergent_memory.memory import MemoryService, Principal
+from emergent_memory.memory.models import ADMIN, READ, WRITE
+from tests.embedders import BagOfWordsEmbedder, DownEmbedder
+
+MakeService = Callable[..., MemoryService]
+
+
+def rows_of(pool: ConnectionPool, actor: Principal, table: str = "graph_objects") -> int:
+    """Every row an actor ever wrote (all versions), to prove that nothing was written."""
+    queries = {
+        "graph_objects": "SELECT count(*) FROM kb.graph_objects WHERE actor_id = %s",
+        "graph_relationships": "SELECT count(*) FROM kb.graph_relationships WHERE actor_id = %s",
+    }
+    with pool.connection() as conn:
+        row = conn.execute(queries[table], (actor.actor_id,)).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def head(pool: ConnectionPool, memory_id: str) -> dict[str, Any]:
+    with pool.connection() as conn:
+        row = conn.execute(
+            "SELECT version, properties, labels, scope, embedding_model FROM kb.graph_objects "
+            "WHERE canonical_id = %s AND is_head",
+            (memory_id,),
+        ).fetchone()
+    assert row is not None
+    return {
+        "version": row[0],
+        "properties": row[1],
+        "labels": row[2],
+        "scope": row[3],
+        "model": row[4],
+    }
+
+
+def recalled_ids(service: MemoryService, principal: Principal, query: str, **kw: Any) -> list[str]:
+    return [m["id"] for m in service.recall(principal, query, **kw)["memories"]]
+
+
+# -- save ---------------------------------------------------------------------------------
+
+
+def test_save_creates_a_memory_with_labels_and_confidence_from_its_source(
+    service: MemoryService, principal: Principal, pool: ConnectionPool
+) -> None:
+    result = service.save(
+        principal, "  The user prefers pnpm over npm  ", "preference", source="explicit"
+    )
+    assert result["status"] == "created"
+    assert result["superseded_ids"] == []
+    assert result["degraded"] is False
+    memory = result["memory"]
+    assert memory["content"] == "The user prefers pnpm over npm"
+    assert (memory["category"], memory["scope"], memory["source"]) == (
+        "preference",
+        "user",
+        "explicit",
+    )
+    assert memory["confidence"] == 1.0
+    assert memory["contexts"] == []
+    assert memory["use_count"] == 0
+    stored = head(pool, memory["id"])
+    assert stored["labels"] == ["memory", "preference", "user"]
+    assert stored["model"] == "test/bag-of-words"
+    assert stored["version"] == 1
+
+
+@pytest.mark.parametrize(("source", "confidence"), [("inferred", 0.7), ("corrected", 0.9)])
+def test_confidence_by_source(
+    service: MemoryService, principal: Principal, source: str, confidence: float
+) -> None:
+    saved = service.save(principal, "Tests run with pytest", "fact", source=source)
+    assert saved["memory"]["confidence"] == confidence
+
+
+def test_an_exact_duplicate_is_not_stored_twice_but_reinforced(
+    service: MemoryService, principal: Principal, pool: ConnectionPool
+) -> None:
+    first = service.save(principal, "The user prefers tabs", "preference")
+    assert first["memory"]["confidence"] == 0.7
+    again = service.save(principal, "the user   PREFERS tabs ", "preference", source="explicit")
+    assert again["status"] == "unchanged"
+    assert again["memory"]["id"] == first["memory"]["id"]
+    assert again["memory"]["confidence"] == 1.0
+    assert again["similarity"] == 1.0
+    weaker = service.save(principal, "The user prefers tabs", "preference", source="inferred")
+    assert weaker["memory"]["confidence"] == 1.0  # never lowered
+    assert len(service.list_memories(principal)["memories"]) == 1
+    assert head(pool, first["memory"]["id"])["version"] == 2  # one reinforcement, no new object
+
+
+def test_a_near_duplicate_supersedes_the_old_memory_which_stays_as_history(
+    service: MemoryService, principal: Principal, pool: ConnectionPool
+) -> None:
+    old = service.save(principal, "Deploys to production happen on Fridays", "fact", context="ops")
+    new = service.save(principal, "Deploys to production happen on Thursdays", "fact")
+    assert new["status"] == "updated"
+    assert new["superseded_ids"] == [old["memory"]["id"]]
+    assert new["similarity"] is not None
+    assert new["similarity"] >= 0.8
+    assert new["memory"]["id"] != old["memory"]["id"]
+    assert new["memory"]["contexts"] == ["ops"]  # filed where the old fact was
+
+    old_head = head(pool, old["memory"]["id"])
+    assert old_head["properties"]["superseded_by"] == new["memory"]["id"]
+    listed = [m["id"] for m in service.list_memories(principal)["memories"]]
+    assert listed == [new["memory"]["id"]]
+    assert recalled_ids(service, principal, "deploys Fridays") == [new["memory"]["id"]]
+    with pool.connection() as conn:
+        lineage = conn.execute(
+            "SELECT depth, id::text FROM kb.memory_lineage(%s)", (new["memory"]["id"],)
+        ).fetchall()
+        edges = conn.execute(
+            "SELECT count(*) FROM kb.memory_supersessions WHERE new_id = %s AND old_id = %s",
+            (new["memory"]["id"], old["memory"]["id"]),
+        ).fetchone()
+    assert lineage == [(0, new["memory"]["id"]), (1, old["memory"]["id"])]
+    assert edges == (1,)
+
+
+def test_a_different_fact_is_created_alongside(
+    service: MemoryService, principal: Principal
+) -> None:
+    service.save(principal, "The API server listens on port 8080", "fact")
+    other = service.save(principal, "Postgres runs in a container named db", "fact")
+    assert other["status"] == "created"
+    assert len(service.list_memories(principal)["memories"]) == 2
+
+
+def test_dedup_only_looks_within_the_same_scope(
+    service: MemoryService, principal: Principal
+) -> None:
+    user = service.save(principal, "Use ruff for linting", "convention", scope="user")
+    project = service.save(principal, "Use ruff for linting", "convention", scope="project")
+    assert project["status"] == "created"
+    assert project["memory"]["id"] != user["memory"]["id"]
+
+
+def test_contexts_are_created_on_first_use_and_reused_per_actor(
+    service: MemoryService, principal: Principal, pool: ConnectionPool
+) -> None:
+    first = service.save(principal, "Components live in src/ui", "convention", context="Frontend")
+    second = service.save(principal, "Styles use Tailwind", "convention", context="frontend")
+    assert first["memory"]["contexts"] == ["Frontend"]
+    assert second["memory"]["contexts"] == ["Frontend"]  # the same context, found by name
+    other = Principal(actor_id=uuid.uuid4(), project_id=principal.project_id)
+    theirs = service.save(other, "Pages live in app/", "convention", context="frontend")
+    assert theirs["memory"]["contexts"] == ["frontend"]
+    with pool.connection() as conn:
+        contexts = conn.execute(
+            "SELECT count(*) FROM kb.graph_objects WHERE type = 'MemoryContext' "
+            "AND actor_id = ANY(%s)",
+            ([principal.actor_id, other.actor_id],),
+        ).fetchone()
+    assert contexts == (2,)
+
+
+def test_related_to_links_existing_objects_of_the_project(
+    service: MemoryService, principal: Principal, pool: ConnectionPool
+) -> None:
+    target = service.save(principal, "Release notes go in CHANGELOG.md", "convention")
+    linked = service.save(
+        principal,
+        "Every PR updates the changelog",
+        "instruction",
+        related_to=[target["memory"]["id"]],
+    )
+    with pool.connection() as conn:
+        edge = conn.execute(
+            "SELECT type FROM kb.graph_relationships WHERE src_id = %s AND dst_id = %s",
+            (linked["memory"]["id"], target["memory"]["id"]),
+        ).fetchall()
+    assert edge == [("RELEVANT_TO",)]
+
+
+@pytest.mark.parametrize("where", ["nowhere", "other project", "other actor"])
+def test_related_to_must_name_visible_objects_of_the_project(
+    service: MemoryService, principal: Principal, pool: ConnectionPool, where: str
+) -> None:
+    if where == "nowhere":
+        target = str(uuid.uuid4())
+    else:
+        owner = Principal(
+            actor_id=principal.actor_id if where == "other project" else uuid.uuid4(),
+            project_id=uuid.uuid4() if where == "other project" else principal.project_id,
+        )
+        scope = "project"
+        target = service.save(owner, "Something private", "fact", scope=scope)["memory"]["id"]
+    before = rows_of(pool, principal)
+    with pytest.raises(InvalidInput, match=f"related_to: no object with id {target} in this"):
+        service.save(principal, "A memory with a bad link", "fact", related_to=[target])
+    assert rows_of(pool, principal) == before
+
+
+CONTENT_LIMIT = 2000
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"content": ""}, "content is empty"),
+        ({"content": "  \n\t "}, "content is empty"),
+        ({"content": "x" * (CONTENT_LIMIT + 1)}, "content is 2001 characters long; the limit"),
+        ({"content": "nul \x00 byte"}, "NUL character"),
+        ({"content": "bell \x07 here"}, "control character U\\+0007"),
+        ({"content": 42}, "content must be a string, got a number"),
+        ({"content": None}, "content must be a string, got null"),
+        ({"category": "colour"}, "category must be one of preference, .*; got 'colour'"),
+        ({"category": None}, "category must be one of"),
+        ({"source": "rumour"}, "source must be one of explicit, inferred, corrected"),
+        ({"scope": "team"}, "scope must be one of user, project, global; got 'team'"),
+        ({"context": "   "}, "context must be a non-empty name"),
+        ({"context": "x" * 201}, "context names are at most 200"),
+        ({"related_to": "abc"}, "related_to must be a list"),
+        ({"related_to": ["not-a-uuid"]}, "related_to id 'not-a-uuid' is not a memory id"),
+        ({"related_to": [str(uuid.uuid4()) for _ in range(21)]}, "21 ids; the limit is 20"),
+    ],
+)
+def test_invalid_saves_are_refused_and_nothing_is_written(
+    service: MemoryService,
+    principal: Principal,
+    pool: ConnectionPool,
+    arguments: dict[str, Any],
+    message: str,
+) -> None:
+    call: dict[str, Any] = {"content": "The user prefers tabs", "category": "preference"}
+    with pytest.raises(InvalidInput, match=message):
+        service.save(principal, **(call | arguments))
+    assert rows_of(pool, principal) == 0
+
+
+def test_the_content_limit_is_configurable(make_service: MakeService, principal: Principal) -> None:
+    service = make_service(max_content_length=10)
+    with pytest.raises(InvalidInput, match="the limit is 10"):
+        service.save(principal, "eleven char", "fact")
+    assert service.save(principal, "ten chars!", "fact")["status"] == "created"
+
+
+def test_secrets_are_refused_and_nothing_is_written(
+    service: MemoryService, principal: Principal, pool: ConnectionPool
+) -> None:
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    with pytest.raises(SecretRejected, match="GitHub token") as raised:
+        service.save(principal, f"The deploy token is {token}", "fact")
+    assert token not in str(raised.value)
+    assert rows_of(pool, principal) == 0
+    kept = service.save(principal, "The password policy requires 12 characters", "fact")
+    assert kept["status"] == "created"
+    with pytest.raises(SecretRejected):
+        service.update(principal, kept["memory"]["id"], {"content": "password=hunter2xyz"})
+    assert head(pool, kept["memory"]["id"])["version"] == 1
+
+
+@pytest.mark.usefixtures("global_memories_cleanup")
+def test_only_administrators_save_global_memories(
+    service: MemoryService, principal: Principal, pool: ConnectionPool
+) -> None:
+    with pytest.raises(PermissionDenied, match="administrator"):
+        service.save(principal, "Company style guide lives in the wiki", "fact", scope="global")
+    assert rows_of(pool, principal) == 0
+    admin = Principal(principal.actor_id, principal.project_id, frozenset({READ, WRITE, ADMIN}))
+    saved = service.save(admin, "Company style guide lives in the wiki", "fact", scope="global")
+    assert saved["memory"]["scope"] == "global"
+
+
+def test_a_read_only_principal_cannot_write(service: MemoryService, principal: Principal) -> None:
+    reader = Principal(principal.actor_id, principal.project_id, frozenset({READ}))
+    with pytest.raises(PermissionDenied, match="memory:write"):
+        service.save(reader, "Anything", "fact")
+    with pytest.raises(PermissionDenied, match="memory:write"):
+        service.forget_all(reader, confirm=True)
+    assert service.recall(reader, "anything")["memories"] == []
+
+
+# -- recall -------------------------------------------------------------------------------
+
+
+def test_recall_returns_scores_and_records_use_without_new_versions(
+    service: MemoryService, principal: Principal, pool: ConnectionPool
+) -> None:
+    saved = service.save(principal, "The staging database is called stage_db", "fact")
+    first = service.recall(principal, "staging database")
+    assert first["degraded"] is False
+    [memory] = first["memories"]
+    assert memory["id"] == saved["memory"]["id"]
+    assert memory["use_count"] == 1
+    assert memory["last_used"] is not None
+    scores = memory["scores"]
+    assert scores["lexical_rank"] == 1
+    assert scores["vector_rank"] == 1
+    assert scores["similarity"] is not None
+    assert 0 < scores["similarity"] <= 1
+    assert memory["score"] == scores["score"] > 0
+    second = service.recall(principal, "staging database")
+    assert second["memories"][0]["use_count"] == 2
+    assert head(pool, saved["memory"]["id"])["version"] == 1
+    listed = service.list_memories(principal)["memories"][0]
+    assert listed["use_count"] == 2
+
+
+def test_recall_filters_by_category_and_scope(service: MemoryService, principal: Principal) -> None:
+    fact = service.save(principal, "Lint config is in pyproject", "fact", scope="project")
+    rule = service.save(principal, "Always lint before commit", "instruction")
+    assert recalled_ids(service, principal, "lint", category="fact") == [fact["memory"]["id"]]
+    assert recalled_ids(service, principal, "lint", scope="user") == [rule["memory"]["id"]]
+    assert set(recalled_ids(service, principal, "lint")) == {
+        fact["memory"]["id"],
+        rule["memory"]["id"],
+    }
+
+
+def test_recall_honours_the_limit(service: MemoryService, principal: Principal) -> None:
+    for number in range(5):
+        service.save(principal, f"Service number {number} uses gRPC port {9000 + number}", "fact")
+    assert len(service.recall(principal, "service gRPC", limit=3)["memories"]) == 3
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"query": ""}, "query is empty"),
+        ({"query": 7}, "query must be a string"),
+        ({"limit": 0}, "limit must be from 1 to 50; got 0"),
+        ({"limit": -1}, "limit must be from 1 to 50"),
+        ({"limit": 51}, "limit must be from 1 to 50; got 51"),
+        ({"limit": "5"}, "limit must be a whole number"),
+        ({"limit": True}, "limit must be a whole number"),
+        ({"category": "misc"}, "category must be one of"),
+        ({"scope": "everyone"}, "scope must be one of"),
+    ],
+)
+def test_invalid_recalls_are_clear_errors(
+    service: MemoryService, principal: Principal, arguments: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(InvalidInput, match=message):
+        service.recall(principal, **({"query": "anything"} | arguments))
+
+
+# -- manage -------------------------------------------------------------------------------
+
+
+def test_lifecycle_save_recall_update_delete(
+    service: MemoryService, principal: Principal, pool: ConnectionPool
+) -> None:
+    saved = service.save(principal, "The frontend uses React 18", "fact")
+    memory_id = saved["memory"]["id"]
+    assert recalled_ids(service, principal, "React") == [memory_id]
+
+    updated = service.manage(
+        principal, "update", memory_id=memory_id, updates={"content": "The frontend uses Svelte 5"}
+    )
+    assert updated["memory"]["id"] == memory_id  # type: ignore[typeddict-item]
+    assert recalled_ids(service, principal, "Svelte") == [memory_id]
+    assert recalled_ids(service, principal, "React") == []
+    assert head(pool, memory_id)["version"] == 2
+
+    assert service.manage(principal, "delete", memory_id=memory_id) == {"deleted": memory_id}
+    assert service.recall(principal, "Svelte")["memories"] == []
+    assert service.list_memories(principal)["memories"] == []
+    with pytest.raises(MemoryNotFound, match=f"memory {memory_id} not found"):
+        service.delete(principal, memory_id)
+
+
+def test_update_changes_category_and_confidence(
+    service: MemoryService, principal: Principal, pool: ConnectionPool
+) -> None:
+    saved = service.save(principal, "Prefer small pull requests", "preference")
+    result = service.update(
+        principal, saved["memory"]["id"], {"category": "convention", "confidence": 0.95}
+    )
+    assert (result["memory"]["category"], result["memory"]["confidence"]) == ("convention", 0.95)
+    assert head(pool, saved["memory"]["id"])["labels"] == ["memory", "convention", "user"]
+
+
+@pytest.mark.parametrize(
+    ("updates", "message"),
+    [
+        ({}, "updates must be an object with at least one of"),
+        ("content", "updates must be an object"),
+        ({"scope": "global"}, "updates cannot change scope; only content, category, confidence"),
+        ({"content": ""}, "content is empty"),
+        ({"category": "misc"}, "category must be one of"),
+        ({"confidence": 2}, "confidence must be a number from 0 to 1"),
+        ({"confidence": "high"}, "confidence must be a number from 0 to 1"),
+    ],
+)
+def test_invalid_updates_are_refused_and_write_nothing(
+    service: MemoryService,
+    principal: Principal,
+    pool: ConnectionPool,
+    updates: object,
+    message: str,
+) -> None:
+    saved = service.save(principal, "Use conventional commits", "convention")
+    with pytest.raises(InvalidInput, match=message):
+        service.update(principal, saved["memory"]["id"], updates)
+    assert head(pool, saved["memory"]["id"])["version"] == 1
+
+
+def test_manage_rejects_unknown_actions_and_bad_ids(
+    service: MemoryService, principal: Principal
+) -> None:
+    with pytest.raises(
+        InvalidInput, match="action must be one of list, delete, update, forget_all"
+    ):
+        service.manage(principal, "purge")
+    with pytest.raises(InvalidInput, match="memory_id is required"):
+        service.manage(principal, "delete")
+    with pytest.raises(InvalidInput, match="'abc' is not a memory id"):
+        service.manage(principal, "delete", memory_id="abc")
+    missing = str(uuid.uuid4())
+    with pytest.raises(MemoryNotFound, match=f"memory {missing} not found"):
+        service.manage(principal, "update", memory_id=missing, updates={"confidence": 1})
+
+
+def test_a_superseded_memory_cannot_be_updated(
+    service: MemoryService, principal: Principal
+) -> None:
+    old = service.save(principal, "The build uses webpack 4", "fact")
+    new = service.save(principal, "The build uses webpack 5", "fact")
+    assert new["status"] == "updated"
+    with pytest.raises(InvalidInput, match=f"superseded by {new['memory']['id']}"):
+        service.update(principal, old["memory"]["id"], {"confidence": 1.0})
+
+
+def test_forget_all_needs_confirmation_and_deletes_only_this_project(
+    service: MemoryService, principal: Principal
+) -> None:
+    service.save(principal, "Memory one about apples", "fact")
+    service.save(principal, "Memory two about pears", "fact", scope="project")
+    elsewhere = Principal(principal.actor_id, uuid.uuid4())
+    kept = service.save(elsewhere, "Memory three about plums", "fact", scope="project")
+    for confirm in (False, None, "yes", 1):
+        with pytest.raises(InvalidInput, match="confirm: true"):
+            service.manage(principal, "forget_all", confirm=confirm)
+    assert len(service.list_memories(principal)["memories"]) == 2
+    assert service.manage(principal, "forget_all", confirm=True) == {"deleted_count": 2}
+    assert service.list_memories(principal)["memories"] == []
+    assert [m["id"] for m in service.list_memories(elsewhere)["memories"]] == [kept["memory"]["id"]]
+
+
+def test_list_orders_by_use_then_newest_and_filters(
+    service: MemoryService, principal: Principal
+) -> None:
+    older = service.save(principal, "Alpha service owns billing", "fact")
+    newer = service.save(principal, "Beta service owns search", "fact")
+    rule = service.save(principal, "Never force-push main", "instruction")
+    assert [m["id"] for m in service.list_memories(principal)["memories"]] == [
+        rule["memory"]["id"],
+        newer["memory"]["id"],
+        older["memory"]["id"],
+    ]
+    service.recall(principal, "billing")
+    listed = service.list_memories(principal, category="fact")
+    assert [m["id"] for m in listed["memories"]] == [older["memory"]["id"], newer["memory"]["id"]]
+    assert listed["count"] == 2
+    assert len(service.list_memories(principal, limit=1)["memories"]) == 1
+    with pytest.raises(InvalidInput, match="limit must be from 1 to 100"):
+        service.list_memories(principal, limit=101)
+
+
+# -- scoping ------------------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("global_memories_cleanup")
+def test_scoping_matrix(service: MemoryService) -> None:
+    """Users A and B, projects P and Q, scopes user / project / global (DESIGN.md 5)."""
+    a, b, p, q = (uuid.uuid4() for _ in range(4))
+    admin = frozenset({READ, WRITE, ADMIN})
+    saved = {
+        "a-user": service.save(Principal(a, p), "zebra user memory of A", "fact", scope="user"),
+        "a-proj-p": service.save(
+            Principal(a, p), "zebra project memory of A in P", "fact", scope="project"
+        ),
+        "b-user": service.save(Principal(b, q), "zebra user memory of B", "fact", scope="user"),
+        "b-proj-p": service.save(
+            Principal(b, p), "zebra project memory of B in P", "fact", scope="project"
+        ),
+        "global": service.save(
+            Principal(b, q, admin), "zebra global memory", "fact", scope="global"
+        ),
+    }
+    ids = {name: result["memory"]["id"] for name, result in saved.items()}
+    expected = {
+        (a, p): {"a-user", "a-proj-p", "global"},
+        (a, q): {"a-user", "global"},
+        (b, p): {"b-user", "b-proj-p", "global"},
+        (b, q): {"b-user", "global"},
+    }
+    for (actor, project), names in expected.items():
+        viewer = Principal(actor, project)
+        want = {ids[name] for name in names}
+        assert set(recalled_ids(service, viewer, "zebra memory", limit=50)) == want
+        listed = service.list_memories(viewer, limit=100)["memories"]
+        assert {m["id"] for m in listed} == want
+        for name, memory_id in ids.items():
+            if name in names:
+                continue
+            # someone else's memory answers exactly like one that does not exist
+            with pytest.raises(MemoryNotFound, match=f"^memory {memory_id} not found$"):
+                service.update(viewer, memory_id, {"confidence": 0.1})
+            with pytest.raises(MemoryNotFound, match=f"^memory {memory_id} not found$"):
+                service.delete(viewer, memory_id)
+    # a global memory is visible, but only an administrator changes it
+    with pytest.raises(PermissionDenied):
+        service.delete(Principal(a, p), ids["global"])
+    assert service.delete(Principal(a, p, admin), ids["global"]) == {"deleted": ids["global"]}
+
+
+# -- concurrency and failures -----------------------------------------------------------
+
+
+def test_racing_near_duplicate_saves_leave_one_active_memory(
+    make_service: MakeService, principal: Principal, pool: ConnectionPool
+) -> None:
+    service = make_service()
+    start = threading.Barrier(10)
+    results: list[str] = []
+    errors: list[BaseException] = []
+
+    def save(number: int) -> None:
+        try:
+            start.wait()
+            text = f"The nightly backup job runs at 0{number}:00 UTC every day"
+            results.append(service.save(principal, text, "fact")["status"])
+        except BaseException as error:  # collected and asserted below
+            errors.append(error)
+
+    threads = [threading.Thread(target=save, args=(n,)) for n in range(10)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert sorted(results) == ["created"] + ["updated"] * 9
+    assert len(service.list_memories(principal)["memories"]) == 1
+    with pool.connection() as conn:
+        superseded = conn.execute(
+            "SELECT superseded FROM kb.memory_stats WHERE actor_id = %s", (principal.actor_id,)
+        ).fetchone()
+    assert superseded == (9,)
+
+
+def test_saves_of_different_actors_do_not_serialize(
+    service: MemoryService, pool: ConnectionPool
+) -> None:
+    """A save holding its actor's lock does not block another actor's save."""
+    first, second = Principal(uuid.uuid4(), uuid.uuid4()), Principal(uuid.uuid4(), uuid.uuid4())
+    with pool.connection() as blocker, blocker.transaction():
+        blocker.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            (f"memory-save:user:{first.actor_id}",),
+        )
+        saved = service.save(second, "Unblocked memory", "fact")  # would hang if serialized
+        assert saved["status"] == "created"
+
+
+def test_with_the_embedder_down_saves_queue_a_job_and_recall_degrades(
+    make_service: MakeService, principal: Principal, pool: ConnectionPool
+) -> None:
+    down = make_service(DownEmbedder())
+    saved = down.save(principal, "The cache is Redis 7 on port 6380", "fact")
+    assert saved["status"] == "created"
+    assert saved["degraded"] is True
+    assert saved["similarity"] is None
+    with pool.connection() as conn:
+        job = conn.execute(
+            "SELECT status FROM kb.graph_embedding_jobs WHERE canonical_id = %s",
+            (saved["memory"]["id"],),
+        ).fetchall()
+    assert job == [("pending",)]
+    assert head(pool, saved["memory"]["id"])["model"] is None
+
+    recalled = down.recall(principal, "Redis cache port")
+    assert recalled["degraded"] is True
+    assert [m["id"] for m in recalled["memories"]] == [saved["memory"]["id"]]
+    assert recalled["memories"][0]["scores"]["vector_rank"] is None
+    # exact duplicates are still caught without vectors
+    assert down.save(principal, "The cache is Redis 7 on port 6380", "fact")["status"] == (
+        "unchanged"
+    )
+
+
+def test_reembed_moves_every_memory_to_the_new_model(
+    make_service: MakeService, principal: Principal, pool: ConnectionPool
+) -> None:
+    old = make_service(BagOfWordsEmbedder("test/old-model"))
+    first = old.save(principal, "Kafka topics are named after domains", "convention")
+    down = make_service(DownEmbedder())
+    second = down.save(principal, "Logs are shipped to Loki", "fact")
+    new = make_service(BagOfWordsEmbedder("test/new-model"))
+    # before: the new model finds the memories by full text only, never by foreign vectors
+    before = new.recall(principal, "Kafka topics")["memories"]
+    assert [m["scores"]["vector_rank"] for m in before] == [None]
+
+    result = new.reembed(batch_size=1)
+    assert result["model"] == "test/new-model"
+    assert result["reembedded"] >= 2
+    assert result["remaining"] == 0
+    assert head(pool, first["memory"]["id"])["model"] == "test/new-model"
+    assert head(pool, second["memory"]["id"])["model"] == "test/new-model"
+    after = new.recall(principal, "Kafka topics")["memories"]
+    assert after[0]["id"] == first["memory"]["id"]
+    assert after[0]["scores"]["vector_rank"] == 1
+    assert head(pool, first["memory"]["id"])["version"] == 1  # vectors are not versions
+
+
+def test_results_are_plain_json(service: MemoryService, principal: Principal) -> None:
+    import json
+
+    saved = service.save(principal, "JSON all the way down", "fact")
+    recalled = service.recall(principal, "JSON")
+    listed = service.manage(principal, "list")
+    for result in (saved, recalled, listed):
+        assert json.loads(json.dumps(result)) == result
+
+
+def test_store_connection_is_never_left_in_a_transaction(
+    service: MemoryService, principal: Principal, pool: ConnectionPool
+) -> None:
+    with pytest.raises(InvalidInput):
+        service.save(principal, "x", "nope")
+    service.save(principal, "Pool hygiene", "fact")
+    with pool.connection() as conn:
+        assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
