@@ -135,7 +135,7 @@ _PRIVATE_KEY = re.compile(
 )
 _AWS_ACCESS_KEY_ID = re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])")
 _AWS_SECRET_ACCESS_KEY = re.compile(
-    r"(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)[\"']?[ \t]*(?:=|:)[ \t]*[\"']?"
+    r"(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)[\"']?[ \t]*[=:][ \t]*[\"']?"
     r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
     re.IGNORECASE,
 )
@@ -144,7 +144,8 @@ _GITHUB_TOKEN = re.compile(
     r"(?![A-Za-z0-9_])"
 )
 _GITLAB_TOKEN = re.compile(
-    rf"{_BOUNDARY_BEFORE}gl(?:pat|ptt|dt|rt)-[A-Za-z0-9_-]{{20,}}{_BOUNDARY_AFTER}"
+    rf"{_BOUNDARY_BEFORE}gl(?:pat|ptt|dt|rt)-[A-Za-z0-9_-]{{20,}}(?:\.[A-Za-z0-9_-]+)*"
+    rf"{_BOUNDARY_AFTER}"
 )
 _SLACK_TOKEN = re.compile(rf"{_BOUNDARY_BEFORE}xox[abprs]-[A-Za-z0-9-]{{10,}}{_BOUNDARY_AFTER}")
 _SLACK_WEBHOOK = re.compile(
@@ -155,7 +156,8 @@ _STRIPE_KEY = re.compile(
 )
 _ANTHROPIC_KEY = re.compile(rf"{_BOUNDARY_BEFORE}sk-ant-[A-Za-z0-9_-]{{20,}}{_BOUNDARY_AFTER}")
 _OPENAI_KEY = re.compile(
-    rf"{_BOUNDARY_BEFORE}sk-(?:(?:proj|svcacct|admin)-)?(?P<body>[A-Za-z0-9_-]{{32,}}){_BOUNDARY_AFTER}"
+    rf"{_BOUNDARY_BEFORE}sk-(?:(?:proj|svcacct|admin)-)?(?P<body>[A-Za-z0-9_-]{{32,}})"
+    rf"{_BOUNDARY_AFTER}"
 )
 _GOOGLE_API_KEY = re.compile(rf"{_BOUNDARY_BEFORE}AIza[A-Za-z0-9_-]{{35}}{_BOUNDARY_AFTER}")
 _JWT = re.compile(
@@ -163,7 +165,8 @@ _JWT = re.compile(
     rf"{_BOUNDARY_AFTER}"
 )
 _BEARER_TOKEN = re.compile(
-    r"(?<![A-Za-z0-9])bearer[ \t]+(?P<secret>[A-Za-z0-9._~+/-]{20,}=*)(?![A-Za-z0-9._~+/=-])",
+    r"(?<![A-Za-z0-9])bearer[ \t]+(?P<secret>[A-Za-z0-9._~+/-]{19,}[A-Za-z0-9_~+/-]=*)"
+    r"(?![A-Za-z0-9_~+/=-])",
     re.IGNORECASE,
 )
 
@@ -192,6 +195,8 @@ def _url_password(match: re.Match[str]) -> _Span | None:
     """The inline password of a URL, unless it is empty or a placeholder like `${PASSWORD}`."""
     password = match.group("secret")
     if _is_placeholder(password) or password.lower() in {"user", "username", "login"}:
+        return None
+    if password.isdigit() and len(password) <= 5:  # host:port@... is a malformed URL, not a login
         return None
     return match.span("secret")
 

@@ -1,0 +1,440 @@
+"""The secret detector: real-looking credentials are found, look-alikes in notes are not.
+
+Fake tokens are built from a provider prefix and a random-looking body at run time, so that this
+file does not itself look like it leaks credentials to secret scanners.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from emergent_memory.memory.secrets import SecretFinding, describe_secret, find_secrets
+
+ALNUM_36 = "R8mZ2kQ7vX4nL9pT3wY6cB1jH5gF0sD8aE2u"
+ALNUM_24 = "Rk8mZ2qX7vL4nT9pW3yC6bJ1"
+ALNUM_20 = "Xk9mQ2vR7tL4wB8nY1cH"
+BASE64URL_48 = "Rk8mZ2qX7vL4nT9pW3yC6bJ1hG5fD0sA8eU2iO4yP7_aB3dE"
+AWS_SECRET = "Zk3pQ9vR2mX7tL0wB5nY8cH1jF4gD6sA/e+Kq3Uv"
+JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
+    ".eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ"
+    ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+)
+
+
+def pem(label: str, body: str, *, headers: str = "") -> str:
+    return f"-----BEGIN {label}PRIVATE KEY-----\n{headers}{body}\n-----END {label}PRIVATE KEY-----"
+
+
+RSA_BODY = "MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi\nAw8xK9zQm9vZ2xlIGlzIG5vdCBhIHNl"
+OPENSSH_BODY = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW"
+
+
+def case(kind: str, text: str, secret: str | None = None, *, name: str) -> object:
+    """A text holding a secret of `kind`; `secret` is the value found (all of `text` if None)."""
+    return pytest.param(text, kind, text if secret is None else secret, id=name)
+
+
+POSITIVES = [
+    case("AWS access key id", "AKIA" + "Z3MHQX7LR2PVN4TB", name="aws-akia"),
+    case(
+        "AWS access key id",
+        "session key ASIA" + "J7QW2ERT5YUI8OPA expires at noon",
+        "ASIA" + "J7QW2ERT5YUI8OPA",
+        name="aws-asia-in-prose",
+    ),
+    case(
+        "AWS secret access key",
+        "aws_secret_access_key = " + AWS_SECRET,
+        AWS_SECRET,
+        name="aws-secret-ini",
+    ),
+    case(
+        "AWS secret access key",
+        f'export AWS_SECRET_ACCESS_KEY="{AWS_SECRET}"',
+        AWS_SECRET,
+        name="aws-secret-env",
+    ),
+    case(
+        "AWS secret access key",
+        f'{{"SecretAccessKey": "{AWS_SECRET}"}}',
+        AWS_SECRET,
+        name="aws-secret-json",
+    ),
+    case("GitHub token", "ghp_" + ALNUM_36, name="github-ghp"),
+    case("GitHub token", "gho_" + ALNUM_36, name="github-gho"),
+    case("GitHub token", "ghu_" + ALNUM_36, name="github-ghu"),
+    case("GitHub token", "ghs_" + ALNUM_36, name="github-ghs"),
+    case("GitHub token", "ghr_" + ALNUM_36, name="github-ghr"),
+    case(
+        "GitHub token",
+        "github_pat_" + "11ABCDEFG0" + ALNUM_24 + "_" + BASE64URL_48.replace("_", "x"),
+        name="github-fine-grained",
+    ),
+    case("GitLab token", "glpat-" + ALNUM_20, name="gitlab-pat"),
+    case("GitLab token", "glpat-" + ALNUM_24 + ".01.0w1ab2cd3", name="gitlab-pat-routable"),
+    case("Slack token", "xoxb-" + "2847561039-4817263950148-" + ALNUM_24, name="slack-bot"),
+    case("Slack token", "xoxp-" + "2847561039-4817263950148-" + ALNUM_24, name="slack-user"),
+    case("Slack token", "xoxa-" + "2-2847561039-" + ALNUM_24, name="slack-app"),
+    case("Slack token", "xoxr-" + "2847561039-" + ALNUM_24, name="slack-refresh"),
+    case("Slack token", "xoxs-" + "2847561039-" + ALNUM_24, name="slack-session"),
+    case(
+        "Slack webhook URL",
+        "https://hooks.slack.com/services/" + "T04AB12CD/B05EF34GH/" + ALNUM_24,
+        name="slack-webhook",
+    ),
+    case(
+        "Slack webhook URL",
+        "https://hooks.slack.com/workflows/" + "T04AB12CD/A05EF34GH/4817263950/" + ALNUM_24,
+        name="slack-workflow-webhook",
+    ),
+    case("Stripe secret key", "sk_live_" + "51H8x2KJ" + ALNUM_24, name="stripe-live"),
+    case("Stripe secret key", "sk_test_" + "51H8x2KJ" + ALNUM_24, name="stripe-test"),
+    case("Stripe secret key", "rk_live_" + "51H8x2KJ" + ALNUM_24, name="stripe-restricted"),
+    case("OpenAI API key", "sk-" + ALNUM_24 + "T3BlbkFJ" + ALNUM_20, name="openai-legacy"),
+    case("OpenAI API key", "sk-proj-" + BASE64URL_48 + "-" + ALNUM_24, name="openai-project"),
+    case("OpenAI API key", "sk-svcacct-" + BASE64URL_48, name="openai-service-account"),
+    case("Anthropic API key", "sk-ant-api03-" + BASE64URL_48 + "-" + ALNUM_24, name="anthropic"),
+    case("Anthropic API key", "sk-ant-admin01-" + BASE64URL_48, name="anthropic-admin"),
+    case("Google API key", "AIza" + "SyD8mZ2qX7vL4nT9pW3yC6bJ1hG5fD0sA8e", name="google-1"),
+    case(
+        "Google API key",
+        "https://maps.googleapis.com/maps/api/geocode/json?key=AIza"
+        + "SyB-x2qX7vL4nT9pW3yC_bJ1hG5fD0sA8e1",
+        "AIza" + "SyB-x2qX7vL4nT9pW3yC_bJ1hG5fD0sA8e1",
+        name="google-in-query",
+    ),
+    case("JSON web token", JWT, name="jwt"),
+    case("JSON web token", f"Authorization: Bearer {JWT}", JWT, name="jwt-bearer"),
+    case("private key block", pem("RSA ", RSA_BODY), name="pem-rsa"),
+    case("private key block", pem("OPENSSH ", OPENSSH_BODY), name="pem-openssh"),
+    case("private key block", pem("EC ", "MHcCAQEEIBkg4LVWM9nuwNSk3yBX6iGfUaL0ybw"), name="pem-ec"),
+    case("private key block", pem("DSA ", "MIIBuwIBAAKBgQD3bFz1kq8s"), name="pem-dsa"),
+    case("private key block", pem("", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC"), name="pem-pkcs8"),
+    case(
+        "private key block",
+        pem("ENCRYPTED ", "MIIFHDBOBgkqhkiG9w0BBQ0wQTApBgkq"),
+        name="pem-encrypted-pkcs8",
+    ),
+    case(
+        "private key block",
+        pem(
+            "RSA ",
+            RSA_BODY,
+            headers="Proc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0123456789ABCDEF\n\n",
+        ),
+        name="pem-rsa-encrypted-headers",
+    ),
+    case(
+        "private key block",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\n" + OPENSSH_BODY,
+        name="pem-truncated-paste",
+    ),
+    case(
+        "connection string with a password",
+        "postgres://app:Tr0ub4dor3@db.internal:5432/app",
+        "Tr0ub4dor3",
+        name="url-postgres",
+    ),
+    case(
+        "connection string with a password",
+        "postgresql://app:Tr0ub4dor3@db.internal:5432/app?sslmode=require",
+        "Tr0ub4dor3",
+        name="url-postgresql",
+    ),
+    case(
+        "connection string with a password",
+        "mysql://root:s3cr3tpw@127.0.0.1:3306/shop",
+        "s3cr3tpw",
+        name="url-mysql",
+    ),
+    case(
+        "connection string with a password",
+        "mongodb://admin:N0tS0S3cret@mongo1:27017,mongo2:27017/?replicaSet=rs0",
+        "N0tS0S3cret",
+        name="url-mongodb",
+    ),
+    case(
+        "connection string with a password",
+        "mongodb+srv://svc:Zq8pL2mX@cluster0.ab1cd.mongodb.net/prod",
+        "Zq8pL2mX",
+        name="url-mongodb-srv",
+    ),
+    case(
+        "connection string with a password",
+        "redis://:r3d1sPa55@cache:6379/0",
+        "r3d1sPa55",
+        name="url-redis-no-user",
+    ),
+    case(
+        "connection string with a password",
+        "amqp://worker:Rabb1tPw@mq.internal:5672/vhost",
+        "Rabb1tPw",
+        name="url-amqp",
+    ),
+    case(
+        "connection string with a password",
+        "clone https://deploy:Hx7nQ2pL9v@git.internal.dev/org/repo.git",
+        "Hx7nQ2pL9v",
+        name="url-https",
+    ),
+    case(
+        "connection string with a password",
+        "postgres://u:p@ss@host/db",
+        "p@ss",
+        name="url-unencoded-at",
+    ),
+    case("password assignment", "password=hunter2", "hunter2", name="password-bare"),
+    case("password assignment", 'DB_PASSWORD: "S3cr3t!x"', "S3cr3t!x", name="password-yaml"),
+    case(
+        "password assignment",
+        "passwd: correcthorsebatterystaple",
+        "correcthorsebatterystaple",
+        name="passwd-colon",
+    ),
+    case("password assignment", "pwd=Tr0ub4dor3", "Tr0ub4dor3", name="pwd"),
+    case("password assignment", "PGPASSWORD=hunter2 psql -h db", "hunter2", name="pgpassword"),
+    case("password assignment", '{"password": "hunter2"}', "hunter2", name="password-json"),
+    case("password assignment", 'password := "hunter2"', "hunter2", name="password-go"),
+    case("password assignment", 'password: str = "hunter2"', "hunter2", name="password-annotated"),
+    case(
+        "password assignment",
+        "{user: bob, password: hunter2, host: db}",
+        "hunter2",
+        name="password-inline-map",
+    ),
+    case(
+        "password assignment",
+        "Set password=hunter2. Then restart.",
+        "hunter2",
+        name="password-sentence",
+    ),
+    case(
+        "password assignment",
+        "$conn = ['password' => 'Zx9!kLm2pQ']",
+        "Zx9!kLm2pQ",
+        name="password-php",
+    ),
+    case("secret or token assignment", "api_key='abcd1234efgh'", "abcd1234efgh", name="api-key"),
+    case("secret or token assignment", "secret=Zx9!kLm2pQ", "Zx9!kLm2pQ", name="secret"),
+    case("secret or token assignment", "token=abc123def456", "abc123def456", name="token"),
+    case(
+        "secret or token assignment",
+        "access_token: 7f3a9c2e1b8d4f6a",
+        "7f3a9c2e1b8d4f6a",
+        name="access-token",
+    ),
+    case(
+        "secret or token assignment",
+        'client_secret = "c8f7e6d5c4b3a2918070"',
+        "c8f7e6d5c4b3a2918070",
+        name="client-secret",
+    ),
+    case(
+        "secret or token assignment",
+        "GET /v1/items?token=q8Zm2Lx7Vt4N&page=2",
+        "q8Zm2Lx7Vt4N",
+        name="token-in-query",
+    ),
+    case(
+        "bearer token",
+        'curl -H "Authorization: Bearer 9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e" https://api',
+        "9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2a1f0e",
+        name="bearer",
+    ),
+    case(
+        "high-entropy token",
+        "the staging signing key is Qm9vZ2xlIGlzIG5vdCBhIHNlY3JldCBidXQgdGhpcyBpcw8xK9z",
+        "Qm9vZ2xlIGlzIG5vdCBhIHNlY3JldCBidXQgdGhpcyBpcw8xK9z",
+        name="entropy-base64",
+    ),
+    case("high-entropy token", "npm_" + ALNUM_36, name="entropy-npm-token"),
+    case(
+        "high-entropy token",
+        "webhook secret " + BASE64URL_48,
+        BASE64URL_48,
+        name="entropy-base64url",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "kind", "secret"), POSITIVES)
+def test_a_secret_is_found_with_its_kind_and_span(text: str, kind: str, secret: str) -> None:
+    findings = find_secrets(text)
+    assert [finding.kind for finding in findings] == [kind]
+    finding = findings[0]
+    assert text[finding.start : finding.end] == secret
+
+
+@pytest.mark.parametrize(("text", "kind", "secret"), POSITIVES)
+def test_the_description_names_the_kind_but_never_the_secret(
+    text: str, kind: str, secret: str
+) -> None:
+    (finding,) = find_secrets(text)
+    description = describe_secret(finding)
+    assert kind in description
+    assert secret not in description
+    assert text[finding.start : finding.end] not in description
+
+
+NEGATIVES = [
+    pytest.param("550e8400-e29b-41d4-a716-446655440000", id="uuid"),
+    pytest.param("550E8400-E29B-41D4-A716-446655440000", id="uuid-upper"),
+    pytest.param("object 3f2504e0-4f89-11d3-9a0c-0305e82c3301 was updated", id="uuid-in-prose"),
+    pytest.param("3f9a2b1c4d5e6f708192a3b4c5d6e7f809a1b2c3", id="git-sha"),
+    pytest.param("fixed in commit 3f9a2b1c4d5e6f708192a3b4c5d6e7f809a1b2c3", id="git-sha-prose"),
+    pytest.param("fixed in commit 3f9a2b1c, see PR #4471", id="git-short-sha"),
+    pytest.param("reverted 3f9a2b1c4d5e in main", id="git-12-char-sha"),
+    pytest.param(
+        "the checksum is e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+        id="sha256",
+    ),
+    pytest.param("md5 d41d8cd98f00b204e9800998ecf8427e", id="md5"),
+    pytest.param(
+        "docker pull ghcr.io/org/app@sha256:"
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+        id="image-digest",
+    ),
+    pytest.param("the password policy requires 12 characters", id="password-policy"),
+    pytest.param("Use the PASSWORD environment variable", id="password-env-var"),
+    pytest.param("The password must contain 1 digit: enforced by the validator", id="pw-rule"),
+    pytest.param("Password reset tokens expire after 24h", id="reset-tokens"),
+    pytest.param("password: <redacted>", id="redacted"),
+    pytest.param("password=***", id="stars"),
+    pytest.param("token=${GITHUB_TOKEN}", id="env-var-braces"),
+    pytest.param("password=$DB_PASSWORD", id="env-var"),
+    pytest.param("token: ${{ secrets.GITHUB_TOKEN }}", id="github-actions-secret"),
+    pytest.param("api_key=YOUR_API_KEY", id="your-api-key"),
+    pytest.param("password=your_password", id="your-password"),
+    pytest.param("token=insert_token_here", id="token-here"),
+    pytest.param("password=changeme", id="changeme"),
+    pytest.param("password: example", id="example"),
+    pytest.param("api_key=xxx", id="xxx"),
+    pytest.param('password="<password>"', id="angle-brackets"),
+    pytest.param("secret: [REDACTED]", id="square-brackets"),
+    pytest.param('password = ""', id="empty-quoted"),
+    pytest.param("password=", id="empty"),
+    pytest.param("password = None", id="none"),
+    pytest.param("password: !vault |", id="ansible-vault"),
+    pytest.param("connect(password=password)", id="kwarg-same-name"),
+    pytest.param("client = Client(api_key=api_key)", id="kwarg-api-key"),
+    pytest.param('password = os.environ["DB_PASSWORD"]', id="environ"),
+    pytest.param("password = get_password()", id="call"),
+    pytest.param("api_key=settings.api_key", id="attribute"),
+    pytest.param("password: str", id="annotation"),
+    pytest.param("password: str | None = None", id="annotation-default"),
+    pytest.param("password: see the vault", id="colon-prose"),
+    pytest.param("Secret: keep it out of logs", id="colon-prose-2"),
+    pytest.param("token: expires after 1h", id="colon-prose-3"),
+    pytest.param("Token: revoked", id="status-word"),
+    pytest.param("max_tokens=4096", id="max-tokens"),
+    pytest.param("password_hash = bcrypt(password)", id="password-hash"),
+    pytest.param('if password == "":', id="comparison"),
+    pytest.param("pwd: /home/alice/projects", id="pwd-path"),
+    pytest.param("secretName: db-credentials", id="k8s-secret-name"),
+    pytest.param("token_type: Bearer", id="token-type"),
+    pytest.param("Bearer token authentication is used", id="bearer-prose"),
+    pytest.param("Authorization: Bearer <token>", id="bearer-placeholder"),
+    pytest.param("The key file starts with -----BEGIN RSA PRIVATE KEY-----", id="pem-header-only"),
+    pytest.param("YWJj is base64 for abc, and aGVsbG8gd29ybGQ= is hello world", id="base64-prose"),
+    pytest.param("Internationalization and localization are hard", id="long-words"),
+    pytest.param("/usr/local/lib/python3.11/site-packages", id="unix-path"),
+    pytest.param("/Users/JohnSmith/Projects2024/MyApp/src/components/UserProfile.tsx", id="path"),
+    pytest.param(r"C:\Users\JohnSmith\AppData\Local\Programs\Python\Python311", id="windows-path"),
+    pytest.param("https://user@github.com/org/repo", id="url-user-only"),
+    pytest.param("postgresql://localhost:5432/db", id="url-no-credentials"),
+    pytest.param("postgresql://user:@localhost:5432/db", id="url-empty-password"),
+    pytest.param("postgresql://user:***@localhost:5432/db", id="url-stars"),
+    pytest.param("postgresql://user:<password>@localhost:5432/db", id="url-angle"),
+    pytest.param("postgresql://user:${DB_PASSWORD}@localhost:5432/db", id="url-env-braces"),
+    pytest.param("postgresql://user:$DB_PASSWORD@localhost:5432/db", id="url-env"),
+    pytest.param("mysql://root:password@localhost/app", id="url-password-word"),
+    pytest.param("redis://:pass@localhost:6379", id="url-pass-word"),
+    pytest.param("amqp://guest:xxx@rabbit:5672", id="url-xxx"),
+    pytest.param('url = f"postgresql://{user}:{password}@{host}/{db}"', id="url-template"),
+    pytest.param(
+        "https://github.com/emergent/memory/blob/main/emergent_memory/memory/secrets.py",
+        id="url-plain",
+    ),
+    pytest.param("AbstractSingletonProxyFactoryBeanConfigurationManager", id="camel-case"),
+    pytest.param("useEffectHook2ForFetchingUserDataFromGraphQLApi", id="camel-case-digit"),
+    pytest.param("test_user_can_login_with_OAuth2_and_MFA_enabled_v3", id="snake-case"),
+    pytest.param("feature/JIRA-1234-add-user-login-flow-for-admins", id="branch-name"),
+    pytest.param("@typescript-eslint/eslint-plugin", id="npm-scoped-package"),
+    pytest.param("npm install left-pad lodash.debounce @babel/plugin-transform-runtime", id="npm"),
+    pytest.param("1.2.3-beta.4+build.5678", id="semver"),
+    pytest.param("upgraded from v10.24.1 to 2.13.0", id="versions"),
+    pytest.param("2024-05-01T12:34:56.789Z", id="iso-timestamp"),
+    pytest.param("deployed at 2024-05-01T12:34:56+02:00", id="iso-timestamp-offset"),
+    pytest.param("The API runs on port 8080", id="port"),
+    pytest.param("ERR_4471", id="error-code"),
+    pytest.param("E11000 duplicate key error collection", id="mongo-error-code"),
+    pytest.param(
+        '"integrity": "sha512-v2kDEe57lecTulaDIuNTPy3Ry4gLGJ6Z1O3vE1krgXZNrsQ+5ZOANnVvZE5VM0iIAlz'
+        'NoeZdi3vTnu2ox4nCJA=="',
+        id="lockfile-integrity",
+    ),
+    pytest.param("pk_live_" + "51H8x2KJ" + ALNUM_24, id="stripe-publishable-key"),
+    pytest.param("ghp_" + "x" * 36, id="github-token-placeholder"),
+    pytest.param("AKIA" + "IOSFODNN7EXAMPLE", id="aws-documentation-example"),
+    pytest.param("sk-my-feature-branch-for-the-login-page", id="sk-branch-name"),
+    pytest.param(
+        "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk",
+        id="data-url",
+    ),
+]
+
+
+@pytest.mark.parametrize("text", NEGATIVES)
+def test_a_look_alike_is_not_a_secret(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+def test_a_secret_in_a_sentence_is_found_at_its_offsets() -> None:
+    token = "ghp_" + ALNUM_36
+    text = f"Remember: the CI uses {token} to push tags, rotate it in May."
+    assert find_secrets(text) == [
+        SecretFinding("GitHub token", text.index(token), text.index(token) + len(token))
+    ]
+
+
+def test_several_secrets_are_ordered_by_start() -> None:
+    aws_key_id = "AKIA" + "Z3MHQX7LR2PVN4TB"
+    text = (
+        "prod db: postgres://app:Tr0ub4dor3@db.internal/app\n"
+        f"aws key id {aws_key_id}\n"
+        "password=hunter2\n"
+    )
+    findings = find_secrets(text)
+    assert [finding.kind for finding in findings] == [
+        "connection string with a password",
+        "AWS access key id",
+        "password assignment",
+    ]
+    assert [text[finding.start : finding.end] for finding in findings] == [
+        "Tr0ub4dor3",
+        aws_key_id,
+        "hunter2",
+    ]
+
+
+def test_a_token_in_an_assignment_is_reported_once_as_the_more_specific_kind() -> None:
+    token = "ghp_" + ALNUM_36
+    text = f"GITHUB_TOKEN={token}"
+    assert find_secrets(text) == [SecretFinding("GitHub token", len("GITHUB_TOKEN="), len(text))]
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [
+        ("GitHub token", "it contains what looks like a GitHub token"),
+        ("AWS access key id", "it contains what looks like an AWS access key id"),
+        ("high-entropy token", "it contains what looks like a high-entropy token"),
+    ],
+)
+def test_the_description_reads_as_a_reason(kind: str, expected: str) -> None:
+    assert describe_secret(SecretFinding(kind, 0, 10)) == expected
+
+
+def test_an_empty_text_has_no_secrets() -> None:
+    assert find_secrets("") == []
