@@ -23,11 +23,8 @@ def examples() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def results(pool: ConnectionPool, database_url: str) -> dict[int, list[tuple[Any, ...]]]:
+def results(pool: ConnectionPool) -> dict[int, list[tuple[Any, ...]]]:
     """Memories of the documented actor, then every example's rows, by position."""
-    from emergent_memory.memory import MemoryConfig
-    from tests.embedders import BagOfWordsEmbedder
-
     service = MemoryService(pool, BagOfWordsEmbedder(), MemoryConfig(dedup_threshold=0.8))
     user = Principal(ACTOR, PROJECT)
     service.save(user, "Deploys to production happen on Fridays", "fact", context="ops")

@@ -212,7 +212,7 @@ _ASSIGNMENT = r"""
     (?:{keys})(?![A-Za-z0-9_])["']?[ \t]*
     (?P<separator>:[ \t]*[A-Za-z_][\w.\[\], |]*?[ \t]+=(?!=) | => | := | =(?!=) | :(?!:))
     [ \t]*
-    (?: (?P<quote>["'`])(?P<quoted>[^\n]*?)(?P=quote) | (?P<bare>[^\s"'`,;]+) )
+    (?: (?P<quote>["'`])(?P<quoted>[^\n]*?)(?P=quote) | (?P<bare>[^\s"'`,;&]+) )
 """
 _PASSWORD_ASSIGNMENT = re.compile(
     _ASSIGNMENT.format(keys=_LOGIN_KEY_NAMES), re.IGNORECASE | re.VERBOSE
