@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import pytest
 import yaml
 from click import Group
 
@@ -105,6 +106,16 @@ def test_the_python_example_in_the_graph_docs_runs(database_url: str) -> None:
     assert blocks
     for block in blocks:
         exec(compile(block, "docs/graph.md", "exec"), {"DATABASE_URL": database_url})
+
+
+def test_the_python_example_in_the_memory_docs_runs(
+    database_url: str, monkeypatch: pytest.MonkeyPatch, local_embedder: object
+) -> None:
+    monkeypatch.setenv("EMERGENT_MEMORY_DATABASE_URL", database_url)
+    [block] = code_blocks(ROOT / "docs" / "memory.md", "python")
+    namespace: dict[str, Any] = {"ACTOR_ID": uuid.uuid4(), "PROJECT_ID": uuid.uuid4()}
+    exec(compile(block, "docs/memory.md", "exec"), namespace)
+    assert namespace["hits"][0]["content"] == "The user prefers pnpm over npm"
 
 
 def test_the_sql_examples_in_the_graph_docs_run(database_url: str) -> None:

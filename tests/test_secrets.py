@@ -1,7 +1,7 @@
 """The secret detector: real-looking credentials are found, look-alikes in notes are not.
 
-Fake tokens are built from a provider prefix and a random-looking body at run time, so that this
-file does not itself look like it leaks credentials to secret scanners.
+The fake provider tokens are built from a prefix and a random-looking body at run time, so that
+this file does not itself look like it leaks credentials to secret scanners.
 """
 
 from __future__ import annotations
@@ -131,6 +131,13 @@ POSITIVES = [
         name="pem-truncated-paste",
     ),
     case(
+        "private key block",
+        pem("PGP ", "lQOYBF8xK9zQm9vZ2xlIGlzIG5vdCBhIHNl", headers="Version: GnuPG v2\n\n").replace(
+            "KEY-----", "KEY BLOCK-----"
+        ),
+        name="pgp-private-key-block",
+    ),
+    case(
         "connection string with a password",
         "postgres://app:Tr0ub4dor3@db.internal:5432/app",
         "Tr0ub4dor3",
@@ -193,6 +200,18 @@ POSITIVES = [
         name="passwd-colon",
     ),
     case("password assignment", "pwd=Tr0ub4dor3", "Tr0ub4dor3", name="pwd"),
+    case(
+        "password assignment",
+        "services:\n  db:\n    environment:\n      POSTGRES_PASSWORD: s3cr3t-Pw\n",
+        "s3cr3t-Pw",
+        name="password-compose-file",
+    ),
+    case(
+        "secret or token assignment",
+        "# .env\nDEBUG=false\nSTRIPE_WEBHOOK_SECRET=q8Zm2Lx7Vt4N9pW3\n",
+        "q8Zm2Lx7Vt4N9pW3",
+        name="secret-dotenv",
+    ),
     case("password assignment", "PGPASSWORD=hunter2 psql -h db", "hunter2", name="pgpassword"),
     case("password assignment", '{"password": "hunter2"}', "hunter2", name="password-json"),
     case("password assignment", 'password := "hunter2"', "hunter2", name="password-go"),
@@ -323,9 +342,13 @@ NEGATIVES = [
     pytest.param("api_key=settings.api_key", id="attribute"),
     pytest.param("password: str", id="annotation"),
     pytest.param("password: str | None = None", id="annotation-default"),
+    pytest.param("secret: Callable[[str], bool] = check_secret", id="annotation-name"),
+    pytest.param('token = "ghp_" + suffix', id="string-concatenation"),
+    pytest.param('secret_key = "{}".format(key)', id="string-format"),
     pytest.param("password: see the vault", id="colon-prose"),
     pytest.param("Secret: keep it out of logs", id="colon-prose-2"),
     pytest.param("token: expires after 1h", id="colon-prose-3"),
+    pytest.param("A bearer token: long, with letters and digits", id="colon-prose-comma"),
     pytest.param("Token: revoked", id="status-word"),
     pytest.param("max_tokens=4096", id="max-tokens"),
     pytest.param("password_hash = bcrypt(password)", id="password-hash"),

@@ -210,20 +210,27 @@ _CREDENTIAL_KEY_NAMES = r"secret(?:[_-]?key)?|api[_-]?key|apikey|token|private[_
 # annotation ("password: str = ..."), never "==" or "::".
 _ASSIGNMENT = r"""
     (?:{keys})(?![A-Za-z0-9_])["']?[ \t]*
-    (?P<separator>:[ \t]*[A-Za-z_][\w.\[\], |]*?[ \t]+=(?!=) | => | := | =(?!=) | :(?!:))
+    (?: (?P<annotation>:[ \t]*[A-Za-z_][\w.\[\], |]{0,60}?[ \t]+=(?!=))
+      | (?P<separator>=> | := | =(?!=) | :(?!:)) )
     [ \t]*
-    (?: (?P<quote>["'`])(?P<quoted>[^\n]*?)(?P=quote) | (?P<bare>[^\s"'`,;&]+) )
+    (?: (?P<quote>["'`])(?P<quoted>[^\s"'`](?:[^\n]*?[^\s])?)(?P=quote)
+      | (?P<bare>[^\s"'`,;&]+) )
 """
 _PASSWORD_ASSIGNMENT = re.compile(
-    _ASSIGNMENT.format(keys=_LOGIN_KEY_NAMES), re.IGNORECASE | re.VERBOSE
+    _ASSIGNMENT.replace("{keys}", _LOGIN_KEY_NAMES), re.IGNORECASE | re.VERBOSE
 )
 _SECRET_ASSIGNMENT = re.compile(
-    _ASSIGNMENT.format(keys=_CREDENTIAL_KEY_NAMES), re.IGNORECASE | re.VERBOSE
+    _ASSIGNMENT.replace("{keys}", _CREDENTIAL_KEY_NAMES), re.IGNORECASE | re.VERBOSE
 )
 
-# An unquoted value after a plain ":" is a value only if nothing but punctuation or a comment
-# follows it on its line; otherwise it starts prose ("password: see the vault").
-_END_OF_VALUE = re.compile(r"[ \t]*(?:$|[,;)}\]|#])", re.MULTILINE)
+# An unquoted value after a plain ":" is a value only if its line ends, or a comment, a closing
+# bracket or the next key follows; otherwise it starts prose ("password: see the vault").
+_END_OF_VALUE = re.compile(
+    r"""[ \t]*(?: $ | [;)}\]|\#] | ,[ \t]*(?: $ | ["']?[\w-]+["']?[ \t]*[:=] ))""",
+    re.MULTILINE | re.VERBOSE,
+)
+# A quoted value that is only part of an expression: "ghp_" + suffix, "{}".format(password).
+_EXPRESSION_CONTINUES = re.compile(r"[ \t]*(?:\+|%|\.[A-Za-z_])")
 # Code, not a literal: os.environ["X"], get_token(), settings.api_key, db_password, dbPassword.
 _CODE_REFERENCE = re.compile(
     r"""
@@ -273,8 +280,12 @@ def _is_concrete_value(value: str, *, quoted: bool) -> bool:
 def _assigned_value(match: re.Match[str]) -> _Span | None:
     """The span of a concrete assigned value, or None for placeholders, code and prose."""
     if match.group("quoted") is not None:
+        if _EXPRESSION_CONTINUES.match(match.string, match.end()):
+            return None
         value, start = match.group("quoted"), match.start("quoted")
         return (start, start + len(value)) if _is_concrete_value(value, quoted=True) else None
+    if match.group("annotation"):  # password: str = name: in Python, a bare name is code
+        return None
     if match.group("separator") == ":" and not _END_OF_VALUE.match(match.string, match.end()):
         return None
     value, start = _trim_bare_value(match.group("bare")), match.start("bare")
