@@ -32,11 +32,32 @@ def imports_of(path: Path) -> set[str]:
     return names
 
 
-def test_the_graph_layer_does_not_depend_on_the_layers_above() -> None:
-    above = ("emergent_memory.cli", "emergent_memory.mcp", "emergent_memory.memory")
-    for path in (PACKAGE / "graph").glob("*.py"):
-        offending = {name for name in imports_of(path) if name.startswith(above)}
-        assert offending == set(), f"{path.name} imports {offending}"
+LAYERS_ABOVE = {
+    # a layer never imports the layers above it (DESIGN.md 2)
+    "graph": (
+        "emergent_memory.cli",
+        "emergent_memory.mcp",
+        "emergent_memory.memory",
+        "emergent_memory.embeddings",
+        "emergent_memory.app",
+    ),
+    "embeddings": (
+        "emergent_memory.cli",
+        "emergent_memory.mcp",
+        "emergent_memory.memory",
+        "emergent_memory.app",
+    ),
+    "memory": ("emergent_memory.cli", "emergent_memory.mcp", "emergent_memory.app"),
+}
+
+
+@pytest.mark.parametrize("layer", sorted(LAYERS_ABOVE))
+def test_layers_do_not_depend_on_the_layers_above(layer: str) -> None:
+    files = list((PACKAGE / layer).glob("*.py"))
+    assert files
+    for path in files:
+        offending = {name for name in imports_of(path) if name.startswith(LAYERS_ABOVE[layer])}
+        assert offending == set(), f"{layer}/{path.name} imports {offending}"
 
 
 def test_the_cli_contains_no_sql() -> None:
