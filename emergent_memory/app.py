@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Literal
 
 from emergent_memory import migrations
 from emergent_memory.database import connect, create_pool, open_database
@@ -11,8 +14,11 @@ from emergent_memory.embeddings.base import EmbeddingProvider
 from emergent_memory.embeddings.compatibility import check_compatible
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME, LocalEmbeddings
 from emergent_memory.embeddings.openai import OpenAICompatibleEmbeddings
+from emergent_memory.errors import EmbeddingUnavailable
 from emergent_memory.memory.service import MemoryConfig, MemoryService
 from emergent_memory.settings import Settings
+
+logger = logging.getLogger(__name__)
 
 # Cosine similarity at which a new memory supersedes an existing one, per embedding model.
 # Provisional for all-MiniLM-L6-v2 (paraphrases of one fact measure 0.91-0.96, different
@@ -67,19 +73,24 @@ def open_memory_service(
     *,
     migrate: bool = False,
     embedder: EmbeddingProvider | None = None,
+    load_model: Literal["now", "background", "lazily"] = "now",
 ) -> Iterator[MemoryService]:
     """Everything a server or command needs, opened once and closed in reverse order.
 
     Refuses a database that is not at the schema head (unless `migrate`) and an embedding
-    model whose vectors do not fit it. The local model is loaded here, off the request path.
+    model whose vectors do not fit it. The local model is loaded off the request path: here
+    ("now"), in a thread while the caller goes on ("background": the first request that
+    needs it waits), or on first use ("lazily", for commands that may not embed at all).
     """
     embedder = embedder or build_embedder(settings)
     with open_database(settings.database_url, settings.data_dir) as db:
         migrations.require_current_schema(db.url, migrate=migrate)
         with connect(db.url) as conn:
             check_compatible(conn, embedder)
-        if isinstance(embedder, LocalEmbeddings):
+        if isinstance(embedder, LocalEmbeddings) and load_model == "now":
             embedder.load()
+        elif isinstance(embedder, LocalEmbeddings) and load_model == "background":
+            threading.Thread(target=_load_quietly, args=(embedder,), daemon=True).start()
         pool = create_pool(
             db.url,
             min_size=settings.pool_min_size,
@@ -93,3 +104,10 @@ def open_memory_service(
             close = getattr(embedder, "close", None)
             if callable(close):
                 close()
+
+
+def _load_quietly(embedder: LocalEmbeddings) -> None:
+    try:
+        embedder.load()
+    except EmbeddingUnavailable as error:  # requests degrade to full text and say so
+        logger.error("%s", error)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, TypedDict
+from typing import Literal
 from uuid import UUID
+
+from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 
 CATEGORIES = ("preference", "pattern", "correction", "fact", "instruction", "convention")
 SOURCES = ("explicit", "inferred", "corrected")
@@ -105,6 +107,17 @@ class UpdateResult(TypedDict):
 
 
 class ForgetAllResult(TypedDict):
+    deleted_count: int
+
+
+class ManageResult(TypedDict, total=False):
+    """What manage_memory returns: the keys of the action's own result (ListResult for list,
+    DeleteResult for delete, UpdateResult for update, ForgetAllResult for forget_all)."""
+
+    memories: list[MemoryRecord]
+    count: int
+    deleted: str
+    memory: MemoryRecord
     deleted_count: int
 
 

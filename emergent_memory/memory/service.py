@@ -79,6 +79,11 @@ class MemoryService:
     def embedder(self) -> EmbeddingProvider:
         return self._embedder
 
+    @property
+    def pool(self) -> ConnectionPool:
+        """The connection pool, for the composition root's other stores (e.g. API tokens)."""
+        return self._pool
+
     # -- save_memory ------------------------------------------------------------------------
 
     def save(

@@ -1,0 +1,1 @@
+"""The MCP layer: the FastMCP server, its identity sources and token authentication."""

@@ -1,0 +1,227 @@
+"""The MCP server: the three memory tools, the memory_guidelines prompt, and a health check.
+
+Tools are thin: they name the principal (from the server's configuration or the caller's
+token, never from an argument), call the memory service in a worker thread, and turn domain
+errors into tool errors. Internal errors are logged and masked.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractContextManager, ExitStack, asynccontextmanager
+from functools import partial
+from typing import Annotated, Any, Literal, TypeVar, cast
+
+import anyio.to_thread
+from fastmcp import FastMCP
+from fastmcp.exceptions import ToolError
+from fastmcp.server.auth import AuthProvider
+from pydantic import Field
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from emergent_memory.errors import EmergentMemoryError
+from emergent_memory.mcp import guidelines
+from emergent_memory.memory import MemoryService, Principal
+from emergent_memory.memory.models import ManageResult, RecallResult, SaveResult
+
+logger = logging.getLogger(__name__)
+
+R = TypeVar("R")
+
+Identify = Callable[[], Principal]
+OpenService = Callable[[], AbstractContextManager[MemoryService]]
+
+CategoryArg = Literal["preference", "pattern", "correction", "fact", "instruction", "convention"]
+
+
+class ServiceHolder:
+    """The service the lifespan opened, for the tools (and the token verifier) to use."""
+
+    def __init__(self) -> None:
+        self._service: MemoryService | None = None
+
+    def get(self) -> MemoryService:
+        if self._service is None:
+            raise ToolError("the memory server is still starting; try again in a moment")
+        return self._service
+
+    def set(self, service: MemoryService | None) -> None:
+        self._service = service
+
+    @property
+    def ready(self) -> bool:
+        return self._service is not None
+
+
+def create_server(
+    open_service: OpenService,
+    identify: Identify,
+    *,
+    auth: AuthProvider | None = None,
+    holder: ServiceHolder | None = None,
+) -> FastMCP:
+    """The FastMCP server. `open_service` is entered once by the lifespan and closed at exit;
+    `identify` gives the principal of the current request."""
+    holder = holder or ServiceHolder()
+
+    @asynccontextmanager
+    async def lifespan(server: FastMCP) -> AsyncIterator[dict[str, Any]]:
+        stack = ExitStack()
+        service = await anyio.to_thread.run_sync(stack.enter_context, open_service())
+        holder.set(service)
+        try:
+            yield {}
+        finally:
+            holder.set(None)
+            await anyio.to_thread.run_sync(stack.close)
+
+    mcp: FastMCP = FastMCP(
+        "emergent-memory",
+        instructions=guidelines.INSTRUCTIONS,
+        lifespan=lifespan,
+        auth=auth,
+        mask_error_details=True,
+    )
+
+    async def call(method: Callable[..., R], *args: Any, **kwargs: Any) -> R:
+        principal = identify()
+        try:
+            return await anyio.to_thread.run_sync(partial(method, principal, *args, **kwargs))
+        except EmergentMemoryError as error:
+            raise ToolError(str(error)) from error
+
+    @mcp.tool(
+        description=guidelines.SAVE_MEMORY,
+        annotations={
+            "title": "Save a memory",
+            "readOnlyHint": False,
+            "destructiveHint": False,
+            "idempotentHint": True,
+            "openWorldHint": False,
+        },
+    )
+    async def save_memory(
+        content: Annotated[
+            str, Field(description="The memory: one specific, self-contained sentence.")
+        ],
+        category: Annotated[CategoryArg, Field(description="What kind of memory this is.")],
+        source: Annotated[
+            Literal["explicit", "inferred", "corrected"],
+            Field(
+                description="explicit: the user said it; inferred: you concluded it; "
+                "corrected: it corrects an earlier memory."
+            ),
+        ] = "inferred",
+        scope: Annotated[
+            Literal["user", "project", "global"],
+            Field(
+                description="user: true for the user in every project (default); project: "
+                "only in this project; global: for everyone (administrators only)."
+            ),
+        ] = "user",
+        context: Annotated[
+            str | None,
+            Field(description="Optional name of a group to file it under, e.g. 'frontend'."),
+        ] = None,
+        related_to: Annotated[
+            list[str] | None,
+            Field(description="Optional ids (at most 20) of objects this memory is about."),
+        ] = None,
+    ) -> SaveResult:
+        return await call(
+            holder.get().save,
+            content,
+            category,
+            source=source,
+            scope=scope,
+            context=context,
+            related_to=related_to,
+        )
+
+    @mcp.tool(
+        description=guidelines.RECALL_MEMORIES,
+        annotations={
+            "title": "Recall memories",
+            "readOnlyHint": True,
+            "destructiveHint": False,
+            "idempotentHint": True,
+            "openWorldHint": False,
+        },
+    )
+    async def recall_memories(
+        query: Annotated[str, Field(description="What to look for, in a few words.")],
+        category: Annotated[
+            CategoryArg | None, Field(description="Only memories of this category.")
+        ] = None,
+        scope: Annotated[
+            Literal["user", "project", "global"] | None,
+            Field(description="Only memories of this scope."),
+        ] = None,
+        limit: Annotated[
+            int, Field(ge=1, le=50, description="How many memories at most (1 to 50).")
+        ] = 10,
+    ) -> RecallResult:
+        return await call(holder.get().recall, query, category=category, scope=scope, limit=limit)
+
+    @mcp.tool(
+        description=guidelines.MANAGE_MEMORY,
+        annotations={
+            "title": "Manage memories",
+            "readOnlyHint": False,
+            "destructiveHint": True,
+            "idempotentHint": False,
+            "openWorldHint": False,
+        },
+    )
+    async def manage_memory(
+        action: Annotated[
+            Literal["list", "delete", "update", "forget_all"],
+            Field(description="What to do."),
+        ],
+        memory_id: Annotated[
+            str | None, Field(description="The memory's id (for delete and update).")
+        ] = None,
+        updates: Annotated[
+            dict[str, Any] | None,
+            Field(
+                description="For update: new values of content, category and/or confidence "
+                "(0 to 1)."
+            ),
+        ] = None,
+        category: Annotated[
+            CategoryArg | None, Field(description="For list: only this category.")
+        ] = None,
+        limit: Annotated[
+            int | None, Field(ge=1, le=100, description="For list: how many (default 20).")
+        ] = None,
+        confirm: Annotated[bool, Field(description="For forget_all: must be true.")] = False,
+    ) -> ManageResult:
+        result = await call(
+            holder.get().manage,
+            action,
+            memory_id=memory_id,
+            updates=updates,
+            category=category,
+            limit=limit,
+            confirm=confirm,
+        )
+        return cast(ManageResult, result)
+
+    @mcp.prompt(
+        name="memory_guidelines",
+        description="When to recall and save memories, how to write good ones, and what "
+        "never to save.",
+    )
+    def memory_guidelines() -> str:
+        return guidelines.MEMORY_GUIDELINES
+
+    @mcp.custom_route("/health", methods=["GET"])
+    async def health(request: Request) -> Response:
+        ready = holder.ready
+        return JSONResponse(
+            {"status": "ok" if ready else "starting"}, status_code=200 if ready else 503
+        )
+
+    return mcp

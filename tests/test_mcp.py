@@ -1,0 +1,186 @@
+"""The MCP server through an in-memory FastMCP client, on the real service and database."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import nullcontext
+from typing import Any
+
+import pytest
+from fastmcp import Client, FastMCP
+
+from emergent_memory.mcp import guidelines
+from emergent_memory.mcp.server import create_server
+from emergent_memory.memory import MemoryService, Principal
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def server(service: MemoryService, principal: Principal) -> FastMCP:
+    return create_server(lambda: nullcontext(service), lambda: principal)
+
+
+@pytest.fixture
+async def client(server: FastMCP) -> AsyncIterator[Client[Any]]:
+    async with Client(server) as connected:
+        yield connected
+
+
+async def call(client: Client[Any], tool: str, **arguments: Any) -> Any:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error
+    return result.structured_content
+
+
+async def error_of(client: Client[Any], tool: str, **arguments: Any) -> str:
+    result = await client.call_tool(tool, arguments, raise_on_error=False)
+    assert result.is_error
+    return " ".join(getattr(block, "text", "") for block in result.content)
+
+
+async def test_the_three_tools_with_their_annotations_and_schemas(client: Client[Any]) -> None:
+    tools = {tool.name: tool for tool in await client.list_tools()}
+    assert set(tools) == {"save_memory", "recall_memories", "manage_memory"}
+    assert tools["recall_memories"].annotations.read_only_hint is True
+    assert tools["manage_memory"].annotations.destructive_hint is True
+    assert tools["save_memory"].annotations.destructive_hint is False
+    assert tools["save_memory"].annotations.read_only_hint is False
+    save = tools["save_memory"].input_schema
+    assert save["required"] == ["content", "category"]
+    assert set(save["properties"]) == {
+        "content",
+        "category",
+        "source",
+        "scope",
+        "context",
+        "related_to",
+    }
+    assert save["properties"]["category"]["enum"] == [
+        "preference",
+        "pattern",
+        "correction",
+        "fact",
+        "instruction",
+        "convention",
+    ]
+    assert set(tools["recall_memories"].input_schema["properties"]) == {
+        "query",
+        "category",
+        "scope",
+        "limit",
+    }
+    assert set(tools["manage_memory"].input_schema["properties"]) == {
+        "action",
+        "memory_id",
+        "updates",
+        "category",
+        "limit",
+        "confirm",
+    }
+    assert "start of every task" in (tools["recall_memories"].description or "")
+    assert "immediately" in (tools["save_memory"].description or "")
+    assert tools["save_memory"].output_schema is not None
+
+
+async def test_the_memory_guidelines_prompt(client: Client[Any]) -> None:
+    prompts = {prompt.name for prompt in await client.list_prompts()}
+    assert prompts == {"memory_guidelines"}
+    result = await client.get_prompt("memory_guidelines")
+    text = result.messages[0].content.text  # type: ignore[union-attr]
+    assert text == guidelines.MEMORY_GUIDELINES
+    for topic in ("When to recall", "When to save", "good memory", "never to save", "Credentials"):
+        assert topic in text
+
+
+async def test_the_whole_lifecycle_through_the_tools(client: Client[Any]) -> None:
+    saved = await call(
+        client, "save_memory", content="The user prefers pnpm", category="preference"
+    )
+    assert saved["status"] == "created"
+    memory_id = saved["memory"]["id"]
+    again = await call(
+        client, "save_memory", content="the user prefers pnpm", category="preference"
+    )
+    assert again["status"] == "unchanged"
+
+    recalled = await call(client, "recall_memories", query="pnpm")
+    assert [m["id"] for m in recalled["memories"]] == [memory_id]
+    assert recalled["memories"][0]["scores"]["lexical_rank"] == 1
+
+    updated = await call(
+        client,
+        "manage_memory",
+        action="update",
+        memory_id=memory_id,
+        updates={"content": "The user prefers yarn"},
+    )
+    assert updated["memory"]["id"] == memory_id
+    listed = await call(client, "manage_memory", action="list")
+    assert [m["content"] for m in listed["memories"]] == ["The user prefers yarn"]
+
+    assert await call(client, "manage_memory", action="delete", memory_id=memory_id) == {
+        "deleted": memory_id
+    }
+    assert (await call(client, "recall_memories", query="yarn"))["memories"] == []
+
+    await call(client, "save_memory", content="Another one", category="fact")
+    forgotten = await call(client, "manage_memory", action="forget_all", confirm=True)
+    assert forgotten == {"deleted_count": 1}
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"),
+    [
+        ("save_memory", {"content": " ", "category": "fact"}, "content is empty"),
+        ("save_memory", {"content": "x", "category": "colour"}, "category"),
+        ("save_memory", {"content": "x", "category": "fact", "scope": "global"}, "administrator"),
+        (
+            "save_memory",
+            {"content": "key AKIAIOSFODNN7REALKEY", "category": "fact"},
+            "AWS access key",
+        ),
+        (
+            "save_memory",
+            {"content": "x", "category": "fact", "related_to": ["nope"]},
+            "not a memory id",
+        ),
+        ("recall_memories", {"query": ""}, "query is empty"),
+        ("recall_memories", {"query": "x", "limit": 0}, "limit"),
+        ("manage_memory", {"action": "purge"}, "action"),
+        ("manage_memory", {"action": "forget_all"}, "confirm: true"),
+        ("manage_memory", {"action": "delete"}, "memory_id is required"),
+        (
+            "manage_memory",
+            {"action": "delete", "memory_id": "00000000-0000-0000-0000-000000000000"},
+            "memory 00000000-0000-0000-0000-000000000000 not found",
+        ),
+        (
+            "manage_memory",
+            {"action": "update", "memory_id": str(uuid.uuid4()), "updates": {"owner": "me"}},
+            "updates cannot change owner",
+        ),
+    ],
+)
+async def test_every_error_is_a_tool_error_with_a_useful_message(
+    client: Client[Any], tool: str, arguments: dict[str, Any], message: str
+) -> None:
+    assert message in await error_of(client, tool, **arguments)
+
+
+async def test_internal_errors_are_masked(principal: Principal) -> None:
+    class Broken:
+        def recall(self, *args: Any, **kwargs: Any) -> Any:
+            raise RuntimeError("connection string postgresql://admin:hunter2@db/prod")
+
+    server = create_server(lambda: nullcontext(Broken()), lambda: principal)  # type: ignore[arg-type,return-value]
+    async with Client(server) as client:
+        message = await error_of(client, "recall_memories", query="anything")
+    assert "hunter2" not in message
+    assert "recall_memories" in message
