@@ -1,22 +1,40 @@
-"""The `emergent-memory` command: a thin layer over the database, migration and graph modules."""
+"""The `emergent-memory` command: a thin layer over the service, database and migrations."""
 
 from __future__ import annotations
 
+import dataclasses
+import ipaddress
+import json
 import logging
 import re
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
+from datetime import timedelta
 from functools import wraps
 from typing import Any, NoReturn, ParamSpec, TypeVar
 
 import click
+from pgvector.psycopg import register_vector
 
-from emergent_memory import __version__, graph, migrations
+from emergent_memory import __version__, graph, migrations, tokens
+from emergent_memory.app import open_memory_service
 from emergent_memory.database import Database, connect, open_database, psql_path
-from emergent_memory.errors import EmergentMemoryError
+from emergent_memory.embeddings.local import LOCAL_MODEL_NAME
+from emergent_memory.errors import EmergentMemoryError, InvalidInput
+from emergent_memory.graph import transfer
+from emergent_memory.mcp.identity import (
+    DatabaseTokenVerifier,
+    LocalIdentity,
+    local_identity,
+    token_principal,
+)
+from emergent_memory.mcp.server import ServiceHolder, create_server
+from emergent_memory.memory import MemoryService, Principal
+from emergent_memory.memory.models import ADMIN, CATEGORIES, READ, SCOPES, SOURCES, WRITE
 from emergent_memory.settings import Settings, load_settings
 
 logger = logging.getLogger("emergent_memory")
@@ -182,6 +200,591 @@ def psql(settings: Settings, psql_args: tuple[str, ...]) -> None:
     with database(settings) as db:
         returncode = _run_foreground([str(psql_path()), db.url, *psql_args])
     sys.exit(returncode)
+
+
+# -- identity and the service ---------------------------------------------------------------
+
+ACTOR_OPTION = click.option(
+    "--actor",
+    "actor",
+    type=click.UUID,
+    default=None,
+    help="Actor id (default: EMERGENT_MEMORY_ACTOR_ID, else derived from the OS user).",
+)
+PROJECT_OPTION = click.option(
+    "--project",
+    "project",
+    type=click.UUID,
+    default=None,
+    help="Project id (default: EMERGENT_MEMORY_PROJECT_ID, else derived from the git "
+    "repository or directory).",
+)
+JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+MIGRATE_OPTION = click.option(
+    "--migrate", is_flag=True, help="Upgrade the database schema first if it is behind."
+)
+
+
+def identity(
+    settings: Settings, actor: uuid.UUID | None, project: uuid.UUID | None
+) -> LocalIdentity:
+    return local_identity(actor or settings.actor_id, project or settings.project_id)
+
+
+def cli_principal(
+    settings: Settings, actor: uuid.UUID | None, project: uuid.UUID | None
+) -> Principal:
+    """The CLI acts with full rights: whoever runs it holds the database's credentials."""
+    local = identity(settings, actor, project).principal
+    return Principal(local.actor_id, local.project_id, frozenset({READ, WRITE, ADMIN}))
+
+
+def memory_service(
+    settings: Settings, *, migrate: bool = False, embeds: bool = True
+) -> AbstractContextManager[MemoryService]:
+    return open_memory_service(settings, migrate=migrate, load_model="now" if embeds else "lazily")
+
+
+def emit(data: Any, as_json: bool, human: Callable[[], None]) -> None:
+    if as_json:
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        human()
+
+
+def show_memory(memory: Mapping[str, Any], prefix: str = "") -> None:
+    contexts = f"  [{', '.join(memory['contexts'])}]" if memory["contexts"] else ""
+    click.echo(f"{prefix}{memory['id']}  {memory['category']}/{memory['scope']}{contexts}")
+    click.echo(f"{' ' * len(prefix)}  {memory['content']}")
+
+
+# -- serve ----------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default="stdio",
+    show_default=True,
+    help="stdio for one local user; http for a shared server with API tokens.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: address to bind.")
+@click.option("--port", default=8765, show_default=True, type=int, help="HTTP: port.")
+@ACTOR_OPTION
+@PROJECT_OPTION
+@MIGRATE_OPTION
+@click.pass_obj
+@reports_errors
+def serve(
+    settings: Settings,
+    transport: str,
+    host: str,
+    port: int,
+    actor: uuid.UUID | None,
+    project: uuid.UUID | None,
+    migrate: bool,
+) -> None:
+    """Run the MCP server (tools save_memory, recall_memories, manage_memory).
+
+    stdio: acts for one local user (--actor / --project, or derived defaults, printed on
+    stderr). http: streamable HTTP on --host/--port; every request needs
+    `Authorization: Bearer <token>` (see `emergent-memory token create`).
+    """
+    # Fail fast, before the transport starts: settings, database, schema, embedding model.
+    with database(settings) as db:
+        migrations.require_current_schema(db.url, migrate=migrate)
+
+    def open_service() -> AbstractContextManager[MemoryService]:
+        return open_memory_service(settings, load_model="background")
+
+    holder = ServiceHolder()
+    if transport == "stdio":
+        local = identity(settings, actor, project)
+        click.echo(f"emergent-memory: {local.describe()}", err=True)
+        server = create_server(open_service, lambda: local.principal, holder=holder)
+        server.run(transport="stdio", show_banner=False)
+        return
+    if actor is not None or project is not None:
+        raise InvalidInput(
+            "over http the actor and project come from each request's token; drop --actor/--project"
+        )
+    if not _is_loopback(host):
+        click.echo(
+            f"warning: listening on {host}, reachable from other machines; put TLS in front "
+            "of it (a reverse proxy) and hand out tokens with care",
+            err=True,
+        )
+    server = create_server(
+        open_service, token_principal, auth=DatabaseTokenVerifier(holder), holder=holder
+    )
+    click.echo(f"emergent-memory: MCP over HTTP at http://{host}:{port}/mcp", err=True)
+    server.run(transport="http", host=host, port=port, show_banner=False)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+# -- tokens ---------------------------------------------------------------------------------
+
+
+@cli.group()
+def token() -> None:
+    """Create, list and revoke API tokens of the HTTP server."""
+
+
+@token.command("create")
+@click.option("--name", required=True, help="What the token is for, e.g. 'laptop' or 'ci'.")
+@ACTOR_OPTION
+@PROJECT_OPTION
+@click.option(
+    "--scope",
+    "scopes",
+    multiple=True,
+    type=click.Choice(list(tokens.SCOPES)),
+    help="Repeat for several (default: memory:read and memory:write).",
+)
+@click.option("--expires-in-days", type=click.IntRange(min=1), default=None)
+@JSON_OPTION
+@click.pass_obj
+@reports_errors
+def token_create(
+    settings: Settings,
+    name: str,
+    actor: uuid.UUID | None,
+    project: uuid.UUID | None,
+    scopes: tuple[str, ...],
+    expires_in_days: int | None,
+    as_json: bool,
+) -> None:
+    """Create a token; it is shown once and only its hash is stored."""
+    local = identity(settings, actor, project).principal
+    with database(settings) as db:
+        migrations.require_current_schema(db.url)
+        with connect(db.url) as conn:
+            new = tokens.create_token(
+                conn,
+                name=name,
+                actor_id=local.actor_id,
+                project_id=local.project_id,
+                scopes=list(scopes) or [READ, WRITE],
+                expires_in=None if expires_in_days is None else timedelta(days=expires_in_days),
+            )
+    data = {"token": new.token, **_token_json(new.info)}
+
+    def human() -> None:
+        click.echo(new.token)
+        click.echo(
+            f"token {new.info.id} ({new.info.name}) for actor {new.info.actor_id} in project "
+            f"{new.info.project_id}, scopes {' '.join(new.info.scopes)}; it is shown only "
+            "once: store it now",
+            err=True,
+        )
+
+    emit(data, as_json, human)
+
+
+@token.command("list")
+@JSON_OPTION
+@click.pass_obj
+@reports_errors
+def token_list(settings: Settings, as_json: bool) -> None:
+    """List tokens (never the tokens themselves)."""
+    with database(settings) as db:
+        migrations.require_current_schema(db.url)
+        with connect(db.url) as conn:
+            infos = tokens.list_tokens(conn)
+
+    def human() -> None:
+        for info in infos:
+            state = "revoked" if info.revoked_at else "active"
+            expiry = f", expires {info.expires_at:%Y-%m-%d}" if info.expires_at else ""
+            click.echo(
+                f"{info.id}  {info.token_prefix}...  {info.name}  {state}{expiry}  "
+                f"actor {info.actor_id} project {info.project_id}  {' '.join(info.scopes)}"
+            )
+        if not infos:
+            click.echo("no tokens")
+
+    emit([_token_json(info) for info in infos], as_json, human)
+
+
+@token.command("revoke")
+@click.argument("token_id", type=click.UUID)
+@click.pass_obj
+@reports_errors
+def token_revoke(settings: Settings, token_id: uuid.UUID) -> None:
+    """Revoke a token at once, for good."""
+    with database(settings) as db:
+        migrations.require_current_schema(db.url)
+        with connect(db.url) as conn:
+            info = tokens.revoke_token(conn, token_id)
+    click.echo(f"revoked token {info.id} ({info.name})")
+
+
+def _token_json(info: tokens.TokenInfo) -> dict[str, Any]:
+    return {
+        "id": str(info.id),
+        "name": info.name,
+        "prefix": info.token_prefix,
+        "actor_id": str(info.actor_id),
+        "project_id": str(info.project_id),
+        "scopes": list(info.scopes),
+        "created_at": info.created_at.isoformat(),
+        "expires_at": None if info.expires_at is None else info.expires_at.isoformat(),
+        "revoked_at": None if info.revoked_at is None else info.revoked_at.isoformat(),
+        "last_used_at": None if info.last_used_at is None else info.last_used_at.isoformat(),
+    }
+
+
+# -- memories -------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("content")
+@click.option("--category", "-c", required=True, type=click.Choice(list(CATEGORIES)))
+@click.option("--source", type=click.Choice(list(SOURCES)), default="inferred", show_default=True)
+@click.option("--scope", type=click.Choice(list(SCOPES)), default="user", show_default=True)
+@click.option("--context", default=None, help="File it under this named context.")
+@click.option("--related-to", "related_to", multiple=True, help="Id of a related object.")
+@ACTOR_OPTION
+@PROJECT_OPTION
+@MIGRATE_OPTION
+@JSON_OPTION
+@click.pass_obj
+@reports_errors
+def save(
+    settings: Settings,
+    content: str,
+    category: str,
+    source: str,
+    scope: str,
+    context: str | None,
+    related_to: tuple[str, ...],
+    actor: uuid.UUID | None,
+    project: uuid.UUID | None,
+    migrate: bool,
+    as_json: bool,
+) -> None:
+    """Save a memory (the save_memory tool)."""
+    principal = cli_principal(settings, actor, project)
+    with memory_service(settings, migrate=migrate) as service:
+        result = service.save(
+            principal,
+            content,
+            category,
+            source=source,
+            scope=scope,
+            context=context,
+            related_to=list(related_to) or None,
+        )
+
+    def human() -> None:
+        click.echo(f"{result['status']}: {result['memory']['id']}")
+        for old in result["superseded_ids"]:
+            click.echo(f"  supersedes {old}")
+        if result["degraded"]:
+            click.echo("  (stored without an embedding: the provider failed; a job is queued)")
+
+    emit(result, as_json, human)
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--category", "-c", type=click.Choice(list(CATEGORIES)), default=None)
+@click.option("--scope", type=click.Choice(list(SCOPES)), default=None)
+@click.option("--limit", "-n", type=int, default=10, show_default=True)
+@ACTOR_OPTION
+@PROJECT_OPTION
+@JSON_OPTION
+@click.pass_obj
+@reports_errors
+def recall(
+    settings: Settings,
+    query: str,
+    category: str | None,
+    scope: str | None,
+    limit: int,
+    actor: uuid.UUID | None,
+    project: uuid.UUID | None,
+    as_json: bool,
+) -> None:
+    """Search memories by meaning and words (the recall_memories tool)."""
+    principal = cli_principal(settings, actor, project)
+    with memory_service(settings) as service:
+        result = service.recall(principal, query, category=category, scope=scope, limit=limit)
+
+    def human() -> None:
+        if result["degraded"]:
+            click.echo("(full-text only: the embedding provider failed)")
+        for rank, memory in enumerate(result["memories"], 1):
+            scores = memory["scores"]
+            similarity = scores["similarity"]
+            click.echo(
+                f"{rank}. score {memory['score']:.4f}  (text rank {scores['lexical_rank'] or '-'}"
+                f", vector rank {scores['vector_rank'] or '-'}"
+                + (f", similarity {similarity:.2f}" if similarity is not None else "")
+                + ")"
+            )
+            show_memory(memory, prefix="   ")
+        if not result["memories"]:
+            click.echo("nothing remembered about that")
+
+    emit(result, as_json, human)
+
+
+@cli.command("list")
+@click.option("--category", "-c", type=click.Choice(list(CATEGORIES)), default=None)
+@click.option("--limit", "-n", type=int, default=20, show_default=True)
+@ACTOR_OPTION
+@PROJECT_OPTION
+@JSON_OPTION
+@click.pass_obj
+@reports_errors
+def list_command(
+    settings: Settings,
+    category: str | None,
+    limit: int,
+    actor: uuid.UUID | None,
+    project: uuid.UUID | None,
+    as_json: bool,
+) -> None:
+    """List your memories, most used first (manage_memory action list)."""
+    principal = cli_principal(settings, actor, project)
+    with memory_service(settings, embeds=False) as service:
+        result = service.list_memories(principal, category=category, limit=limit)
+
+    def human() -> None:
+        for memory in result["memories"]:
+            show_memory(memory)
+        click.echo(f"{result['count']} memories")
+
+    emit(result, as_json, human)
+
+
+@cli.command()
+@click.argument("memory_id", required=False)
+@click.option("--all", "forget_all", is_flag=True, help="Every memory you saved in this project.")
+@click.option("--yes", is_flag=True, help="With --all: do not ask for confirmation.")
+@ACTOR_OPTION
+@PROJECT_OPTION
+@JSON_OPTION
+@click.pass_obj
+@reports_errors
+def forget(
+    settings: Settings,
+    memory_id: str | None,
+    forget_all: bool,
+    yes: bool,
+    actor: uuid.UUID | None,
+    project: uuid.UUID | None,
+    as_json: bool,
+) -> None:
+    """Delete one memory, or with --all every memory you saved in this project."""
+    if (memory_id is None) == (not forget_all):
+        raise InvalidInput("give either a memory id or --all")
+    principal = cli_principal(settings, actor, project)
+    if forget_all and not yes:
+        if not sys.stdin.isatty():
+            raise InvalidInput("forget --all needs --yes when not run interactively")
+        click.confirm(
+            f"Delete every memory you saved in project {principal.project_id}?", abort=True
+        )
+    with memory_service(settings, embeds=False) as service:
+        if forget_all:
+            result: Any = service.forget_all(principal, confirm=True)
+            message = f"deleted {result['deleted_count']} memories"
+        else:
+            result = service.delete(principal, memory_id)
+            message = f"deleted {result['deleted']}"
+    emit(result, as_json, lambda: click.echo(message))
+
+
+@cli.command()
+@ACTOR_OPTION
+@PROJECT_OPTION
+@JSON_OPTION
+@click.pass_obj
+@reports_errors
+def stats(
+    settings: Settings, actor: uuid.UUID | None, project: uuid.UUID | None, as_json: bool
+) -> None:
+    """How many memories you saved, per project."""
+    principal = cli_principal(settings, actor, project)
+    with memory_service(settings, embeds=False) as service:
+        result = service.stats(principal)
+
+    def human() -> None:
+        click.echo(
+            f"actor {result['actor_id']}: {result['active']} active, {result['superseded']} "
+            f"superseded, {result['deleted']} deleted"
+        )
+        for row in result["projects"]:
+            here = " (current)" if row["project_id"] == result["project_id"] else ""
+            categories = ", ".join(f"{n} {c}" for c, n in row["by_category"].items() if n)
+            click.echo(
+                f"  project {row['project_id']}{here}: {row['active']} active"
+                + (f" ({categories})" if categories else "")
+            )
+
+    emit(result, as_json, human)
+
+
+@cli.command()
+@click.option("--model", default=None, help="The model to re-embed with (default: configured).")
+@click.option("--batch-size", type=click.IntRange(1, 1024), default=64, show_default=True)
+@JSON_OPTION
+@click.pass_obj
+@reports_errors
+def reembed(settings: Settings, model: str | None, batch_size: int, as_json: bool) -> None:
+    """Give every memory a vector from the configured (or given) embedding model."""
+    if model is not None:
+        if settings.embedding_provider == "local":
+            if model != LOCAL_MODEL_NAME:
+                raise InvalidInput(
+                    f"the local provider has one model, {LOCAL_MODEL_NAME}; for another, set "
+                    "EMERGENT_MEMORY_EMBEDDING_PROVIDER=openai and its settings"
+                )
+        else:
+            settings = settings.model_copy(update={"embedding_model": model})
+    with memory_service(settings) as service:
+        result = service.reembed(batch_size=batch_size)
+    emit(
+        result,
+        as_json,
+        lambda: click.echo(
+            f"re-embedded {result['reembedded']} memories with {result['model']}; "
+            f"{result['remaining']} left"
+        ),
+    )
+
+
+# -- export / import ------------------------------------------------------------------------
+
+
+@cli.command("export")
+@click.argument("path", type=click.Path(dir_okay=False, allow_dash=True), default="-")
+@click.option("--project", "project", type=click.UUID, default=None, help="Only this project.")
+@click.option("--actor", "actor", type=click.UUID, default=None, help="Only this actor.")
+@click.pass_obj
+@reports_errors
+def export_command(
+    settings: Settings, path: str, project: uuid.UUID | None, actor: uuid.UUID | None
+) -> None:
+    """Write everything (every version, relationship, context, embedding) as JSON Lines."""
+    count = 0
+    with database(settings) as db:
+        migrations.require_current_schema(db.url)
+        with connect(db.url) as conn, click.open_file(path, "w", encoding="utf-8") as out:
+            register_vector(conn)
+            for record in transfer.export_records(conn, project_id=project, actor_id=actor):
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+                count += 1
+    if path != "-":
+        click.echo(f"exported {count} records to {path}", err=True)
+
+
+@cli.command("import")
+@click.argument("path", type=click.Path(dir_okay=False, allow_dash=True, exists=False))
+@MIGRATE_OPTION
+@JSON_OPTION
+@click.pass_obj
+@reports_errors
+def import_command(settings: Settings, path: str, migrate: bool, as_json: bool) -> None:
+    """Load an export (JSON Lines), keeping ids; importing twice changes nothing."""
+    with database(settings) as db:
+        migrations.require_current_schema(db.url, migrate=migrate)
+        with (
+            connect(db.url) as conn,
+            click.open_file(path, "r", encoding="utf-8") as source,
+            conn.transaction(),
+        ):
+            register_vector(conn)
+            counts = transfer.import_records(conn, _json_lines(source))
+    data = dataclasses.asdict(counts)
+    emit(data, as_json, lambda: click.echo(_describe_counts(data)))
+
+
+def _json_lines(source: Iterable[str]) -> Iterator[dict[str, Any]]:
+    for number, line in enumerate(source, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise InvalidInput(f"line {number} is not JSON: {error.msg}") from None
+        if not isinstance(record, dict):
+            raise InvalidInput(f"line {number} is not a JSON object")
+        yield record
+
+
+def _describe_counts(counts: Mapping[str, Any]) -> str:
+    return "imported: " + ", ".join(f"{name} {value}" for name, value in counts.items())
+
+
+# -- demo -----------------------------------------------------------------------------------
+
+
+@cli.command()
+@MIGRATE_OPTION
+@click.pass_obj
+@reports_errors
+def demo(settings: Settings, migrate: bool) -> None:
+    """A short scripted session: save, dedup and supersede, recall with scores, update, forget.
+
+    It runs as a throw-away actor in a throw-away project and forgets everything at the end.
+    """
+    me = Principal(uuid.uuid4(), uuid.uuid4(), frozenset({READ, WRITE}))
+
+    def step(title: str) -> None:
+        click.echo(click.style(f"\n== {title}", bold=True))
+
+    with memory_service(settings, migrate=migrate) as service:
+        step("save three memories")
+        for content, category in (
+            ("The user prefers pnpm over npm", "preference"),
+            ("Integration tests need Docker running", "fact"),
+            ("Error ERR_4471 means the licence server is unreachable", "fact"),
+        ):
+            result = service.save(me, content, category, source="explicit")
+            click.echo(f"{result['status']:9} {content}")
+
+        step("save the same fact again, and a reworded one")
+        again = service.save(me, "the user prefers PNPM over npm", "preference")
+        click.echo(f"{again['status']:9} (exact duplicate: nothing new stored)")
+        reworded = service.save(me, "The user likes using pnpm instead of npm", "preference")
+        click.echo(
+            f"{reworded['status']:9} similarity {reworded['similarity']}: supersedes "
+            f"{', '.join(reworded['superseded_ids']) or 'nothing'}"
+        )
+
+        for query in ("which package manager should I use?", "ERR_4471"):
+            step(f"recall {query!r}")
+            for memory in service.recall(me, query, limit=3)["memories"]:
+                scores = memory["scores"]
+                click.echo(
+                    f"{memory['score']:.4f} (text rank {scores['lexical_rank'] or '-'}, vector "
+                    f"rank {scores['vector_rank'] or '-'})  {memory['content']}"
+                )
+
+        step("update a memory (same id, new content)")
+        target = service.recall(me, "Docker", limit=1)["memories"][0]
+        updated = service.update(
+            me, target["id"], {"content": "Integration tests need Docker or Podman running"}
+        )["memory"]
+        click.echo(f"{updated['id']}  {updated['content']}")
+
+        step("forget everything")
+        forgotten = service.forget_all(me, confirm=True)
+        click.echo(f"deleted {forgotten['deleted_count']} memories")
+        left = service.recall(me, "pnpm")["memories"]
+        click.echo(f"recall 'pnpm' now finds {len(left)} memories")
 
 
 def _run_foreground(command: list[str]) -> int:

@@ -11,6 +11,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
+from uuid import UUID
 
 import platformdirs
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
@@ -66,6 +67,17 @@ class Settings(BaseSettings):
     )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         default="WARNING", description="Level of the log written to stderr."
+    )
+
+    actor_id: UUID | None = Field(
+        default=None,
+        description="The local user's actor id (stdio server and CLI); unset: derived from "
+        "the OS user and machine.",
+    )
+    project_id: UUID | None = Field(
+        default=None,
+        description="The current project's id (stdio server and CLI); unset: derived from "
+        "the git repository or directory.",
     )
 
     embedding_provider: Literal["local", "openai"] = Field(
@@ -132,7 +144,7 @@ class Settings(BaseSettings):
         default=1.0, ge=0, description="Weight of the vector branch in fusion."
     )
     recall_min_similarity: float = Field(
-        default=0.2,
+        default=0.15,
         ge=-1,
         le=1,
         description="Vector matches below this cosine similarity are not returned.",

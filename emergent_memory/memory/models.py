@@ -121,6 +121,23 @@ class ManageResult(TypedDict, total=False):
     deleted_count: int
 
 
+class ProjectStats(TypedDict):
+    project_id: str
+    active: int
+    superseded: int
+    deleted: int
+    by_category: dict[str, int]
+
+
+class StatsResult(TypedDict):
+    actor_id: str
+    project_id: str
+    projects: list[ProjectStats]
+    active: int
+    superseded: int
+    deleted: int
+
+
 class ReembedResult(TypedDict):
     model: str
     reembedded: int

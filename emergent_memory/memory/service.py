@@ -31,16 +31,19 @@ from emergent_memory.errors import (
 from emergent_memory.graph import Embedding, GraphObject
 from emergent_memory.memory import store, validation
 from emergent_memory.memory.models import (
+    CATEGORIES,
     CONFIDENCE_BY_SOURCE,
     DeleteResult,
     ForgetAllResult,
     ListResult,
     MemoryRecord,
     Principal,
+    ProjectStats,
     RecalledMemory,
     RecallResult,
     ReembedResult,
     SaveResult,
+    StatsResult,
     UpdateResult,
 )
 
@@ -63,7 +66,7 @@ class MemoryConfig:
     recall_lexical_weight: float = 1.0
     recall_vector_weight: float = 1.0
     recall_confidence_weight: float = 0.2
-    recall_min_similarity: float = 0.2
+    recall_min_similarity: float = 0.15
 
 
 class MemoryService:
@@ -353,6 +356,31 @@ class MemoryService:
             for memory in memories:
                 graph.delete_object(conn, memory.canonical_id, reason="forget_all")
         return {"deleted_count": len(memories)}
+
+    def stats(self, principal: Principal) -> StatsResult:
+        """How many memories the caller saved, per project where they were saved."""
+        self._require_read(principal)
+        with self._transaction() as conn:
+            rows = store.stats_rows(conn, principal)
+        projects: list[ProjectStats] = []
+        for project_id, active, superseded, deleted, *by_category in rows:
+            projects.append(
+                {
+                    "project_id": str(project_id),
+                    "active": active,
+                    "superseded": superseded,
+                    "deleted": deleted,
+                    "by_category": dict(zip(CATEGORIES, by_category, strict=True)),
+                }
+            )
+        return {
+            "actor_id": str(principal.actor_id),
+            "project_id": str(principal.project_id),
+            "projects": projects,
+            "active": sum(p["active"] for p in projects),
+            "superseded": sum(p["superseded"] for p in projects),
+            "deleted": sum(p["deleted"] for p in projects),
+        }
 
     # -- embeddings ---------------------------------------------------------------------------
 

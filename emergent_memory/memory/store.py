@@ -294,3 +294,16 @@ def set_embedding(
     conn.execute(
         SET_EMBEDDING, {"id": row_id, "content": content, "embedding": embedding, "model": model}
     )
+
+
+STATS = """
+SELECT project_id, active, superseded, deleted, preferences, patterns, corrections, facts,
+       instructions, conventions
+FROM kb.memory_stats
+WHERE actor_id = %(actor_id)s
+ORDER BY project_id
+"""
+
+
+def stats_rows(conn: Connection[Any], principal: Principal) -> list[tuple[Any, ...]]:
+    return conn.execute(STATS, _params(principal)).fetchall()
