@@ -28,7 +28,7 @@ from emergent_memory.database import create_pool, open_database
 from emergent_memory.embeddings.base import EmbeddingProvider
 from emergent_memory.embeddings.local import LocalEmbeddings
 from emergent_memory.memory import MemoryConfig, MemoryService, Principal
-from tests.embedders import BagOfWordsEmbedder
+from tests.embedders import BagOfWordsEmbedder, EmbeddingServer
 
 
 @pytest.fixture(scope="session")
@@ -164,3 +164,12 @@ def global_memories_cleanup(pool: ConnectionPool) -> Iterator[None]:
             "UPDATE kb.graph_objects SET deleted_at = now(), delete_reason = 'test cleanup' "
             "WHERE scope = 'global' AND type = 'Memory' AND is_head AND deleted_at IS NULL"
         )
+
+
+@pytest.fixture
+def embedding_server() -> Iterator[EmbeddingServer]:
+    server = EmbeddingServer()
+    server.thread.start()
+    yield server
+    server.httpd.shutdown()
+    server.httpd.server_close()

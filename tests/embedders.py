@@ -7,9 +7,13 @@ local model, never with these.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
+import threading
 from collections.abc import Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 from emergent_memory.errors import EmbeddingUnavailable
 
@@ -55,3 +59,39 @@ class DownEmbedder(BagOfWordsEmbedder):
 
     def embed_query(self, text: str) -> list[float]:
         raise EmbeddingUnavailable("embedding request to http://127.0.0.1:9/v1/embeddings failed")
+
+
+class EmbeddingServer:
+    """An OpenAI-compatible /v1/embeddings on loopback, answering with bag-of-words vectors,
+    or with HTTP 503 while `down` is set."""
+
+    def __init__(self) -> None:
+        self.down = False
+        embedder = BagOfWordsEmbedder()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                if server.down:
+                    self.send_response(503)
+                    self.end_headers()
+                    return
+                vectors = embedder.embed_documents(body["input"])
+                data = [{"index": i, "embedding": v} for i, v in enumerate(vectors)]
+                payload = json.dumps({"data": data}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"

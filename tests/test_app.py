@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import json
-import threading
 import uuid
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from collections.abc import Callable
 
 import pytest
 
@@ -17,7 +13,7 @@ from emergent_memory.embeddings.openai import OpenAICompatibleEmbeddings
 from emergent_memory.errors import EmbeddingMismatch, SchemaNotCurrent, SettingsError
 from emergent_memory.memory import Principal
 from emergent_memory.settings import Settings, load_settings
-from tests.embedders import BagOfWordsEmbedder
+from tests.embedders import BagOfWordsEmbedder, EmbeddingServer
 
 
 def settings_for(url: str, **more: str) -> Settings:
@@ -89,51 +85,6 @@ def test_an_unmigrated_database_is_refused_unless_migrating(
     ) as service:
         me = Principal(uuid.uuid4(), uuid.uuid4())
         assert service.save(me, "Migrated on start", "fact")["status"] == "created"
-
-
-class EmbeddingServer:
-    """An OpenAI-compatible /v1/embeddings on loopback, answering with bag-of-words vectors,
-    or with HTTP 503 while `down` is set."""
-
-    def __init__(self) -> None:
-        self.down = False
-        embedder = BagOfWordsEmbedder()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                if server.down:
-                    self.send_response(503)
-                    self.end_headers()
-                    return
-                vectors = embedder.embed_documents(body["input"])
-                data = [{"index": i, "embedding": v} for i, v in enumerate(vectors)]
-                payload = json.dumps({"data": data}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-
-@pytest.fixture
-def embedding_server() -> Iterator[EmbeddingServer]:
-    server = EmbeddingServer()
-    server.thread.start()
-    yield server
-    server.httpd.shutdown()
-    server.httpd.server_close()
 
 
 def test_the_service_over_an_openai_compatible_endpoint_degrades_and_recovers(

@@ -1,0 +1,198 @@
+"""The memory commands of the CLI, in process, on the test database.
+
+The embedding provider is the OpenAI-compatible one pointed at a loopback server (fast and
+deterministic); the local model is exercised by the stdio end-to-end test.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from emergent_memory import migrations
+from emergent_memory.cli import cli
+from tests.embedders import EmbeddingServer
+
+Run = Callable[..., Result]
+
+
+@pytest.fixture
+def make_env(embedding_server: EmbeddingServer) -> Callable[[str], dict[str, str]]:
+    def env(url: str) -> dict[str, str]:
+        return {
+            "EMERGENT_MEMORY_DATABASE_URL": url,
+            "EMERGENT_MEMORY_EMBEDDING_PROVIDER": "openai",
+            "EMERGENT_MEMORY_EMBEDDING_MODEL": "test-remote",
+            "EMERGENT_MEMORY_EMBEDDING_DIMENSIONS": "384",
+            "EMERGENT_MEMORY_EMBEDDING_BASE_URL": embedding_server.base_url,
+            "EMERGENT_MEMORY_ACTOR_ID": str(uuid.uuid4()),
+            "EMERGENT_MEMORY_PROJECT_ID": str(uuid.uuid4()),
+        }
+
+    return env
+
+
+@pytest.fixture
+def env(make_env: Callable[[str], dict[str, str]], database_url: str) -> dict[str, str]:
+    return make_env(database_url)
+
+
+@pytest.fixture
+def run(env: dict[str, str]) -> Run:
+    def invoke(*args: str, input: str | None = None, **more_env: str) -> Result:
+        return CliRunner().invoke(cli, list(args), env=env | more_env, input=input)
+
+    return invoke
+
+
+def ok(result: Result) -> Any:
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout) if result.stdout.lstrip().startswith(("{", "[")) else None
+
+
+def test_save_recall_list_forget(run: Run) -> None:
+    saved = ok(run("save", "The user prefers tabs", "--category", "preference", "--json"))
+    assert saved["status"] == "created"
+    memory_id = saved["memory"]["id"]
+    again = ok(run("save", "the user prefers TABS", "-c", "preference", "--json"))
+    assert again["status"] == "unchanged"
+
+    human = run("recall", "tabs")
+    assert human.exit_code == 0
+    assert "1. score" in human.stdout
+    assert "The user prefers tabs" in human.stdout
+    recalled = ok(run("recall", "tabs", "--json"))
+    assert [m["id"] for m in recalled["memories"]] == [memory_id]
+
+    listed = ok(run("list", "--json"))
+    assert listed["count"] == 1
+    assert "1 memories" in run("list").stdout
+
+    assert ok(run("forget", memory_id, "--json")) == {"deleted": memory_id}
+    assert ok(run("list", "--json"))["count"] == 0
+
+
+def test_forget_all_asks_first(run: Run) -> None:
+    ok(run("save", "One", "-c", "fact"))
+    ok(run("save", "Two", "-c", "fact"))
+    refused = run("forget", "--all")  # no terminal: refuses instead of guessing
+    assert refused.exit_code == 1
+    assert "needs --yes" in refused.output
+    assert ok(run("forget", "--all", "--yes", "--json")) == {"deleted_count": 2}
+    neither = run("forget")
+    assert neither.exit_code == 1
+    assert "give either a memory id or --all" in neither.output
+
+
+def test_errors_are_one_line_and_a_failure(run: Run) -> None:
+    for args, message in (
+        (["save", "", "-c", "fact"], "error: content is empty"),
+        (["save", "token ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", "-c", "fact"], "GitHub"),
+        (["forget", str(uuid.uuid4())], "not found"),
+        (["recall", "x", "--limit", "0"], "limit must be from 1 to 50"),
+    ):
+        result = run(*args)
+        assert result.exit_code == 1
+        assert message in result.output
+        assert result.output.count("\n") == 1
+
+
+def test_stats(run: Run, env: dict[str, str]) -> None:
+    ok(run("save", "Ruff is the linter", "-c", "convention"))
+    ok(run("save", "Ruff is the linter", "-c", "convention", "--scope", "project"))
+    stats = ok(run("stats", "--json"))
+    assert stats["actor_id"] == env["EMERGENT_MEMORY_ACTOR_ID"]
+    assert stats["active"] == 2
+    [project] = stats["projects"]
+    assert project["by_category"]["convention"] == 2
+    assert "2 active" in run("stats").stdout
+
+
+def test_reembed(run: Run) -> None:
+    ok(run("save", "Queues are RabbitMQ", "-c", "fact"))
+    result = ok(run("reembed", "--json", EMERGENT_MEMORY_EMBEDDING_MODEL="test-remote-2"))
+    assert result["model"] == "test-remote-2"
+    assert result["remaining"] == 0
+    wrong = run("reembed", "--model", "other", EMERGENT_MEMORY_EMBEDDING_PROVIDER="local")
+    assert wrong.exit_code == 1
+    assert "the local provider has one model" in wrong.output
+    # put the shared database back on the model the other tests use
+    ok(run("reembed", "--model", "test-remote"))
+
+
+def test_tokens(run: Run) -> None:
+    created = ok(run("token", "create", "--name", "laptop", "--json"))
+    assert created["token"].startswith("emt_")
+    assert created["scopes"] == ["memory:read", "memory:write"]
+    listed = ok(run("token", "list", "--json"))
+    mine = [t for t in listed if t["id"] == created["id"]]
+    assert mine[0]["prefix"] == created["token"][:12]
+    assert all("token" not in t for t in listed)
+    assert f"revoked token {created['id']}" in run("token", "revoke", created["id"]).stdout
+    [revoked] = [t for t in ok(run("token", "list", "--json")) if t["id"] == created["id"]]
+    assert revoked["revoked_at"] is not None
+    bad = run("token", "create", "--name", "x", "--scope", "memory:everything")
+    assert bad.exit_code == 2  # click refuses the choice
+
+
+def test_export_import_round_trip_keeps_ids_and_results(
+    run: Run,
+    make_env: Callable[[str], dict[str, str]],
+    make_database: Callable[[], str],
+    env: dict[str, str],
+    tmp_path: Path,
+) -> None:
+    saved = [
+        ok(run("save", text, "-c", "fact", "--context", "infra", "--json"))["memory"]["id"]
+        for text in ("Builds run on Buildkite", "Artifacts go to S3 bucket builds-main")
+    ]
+    ok(run("save", "Builds run on Buildkite agents", "-c", "fact"))  # supersedes the first
+    before = ok(run("recall", "builds", "--json"))
+
+    dump = tmp_path / "memories.jsonl"
+    result = run("export", str(dump), "--actor", env["EMERGENT_MEMORY_ACTOR_ID"])
+    assert result.exit_code == 0, result.output
+    lines = dump.read_text().splitlines()
+    assert json.loads(lines[0])["kind"] == "header"
+
+    target = make_database()
+    migrations.upgrade(target)
+    target_env = make_env(target) | {
+        "EMERGENT_MEMORY_ACTOR_ID": env["EMERGENT_MEMORY_ACTOR_ID"],
+        "EMERGENT_MEMORY_PROJECT_ID": env["EMERGENT_MEMORY_PROJECT_ID"],
+    }
+
+    def in_target(*args: str) -> Result:
+        return CliRunner().invoke(cli, list(args), env=target_env)
+
+    first = ok(in_target("import", str(dump), "--json"))
+    assert first["objects"]["inserted"] > 0
+    second = ok(in_target("import", str(dump), "--json"))
+    assert all(counts["inserted"] == 0 for counts in second.values())
+    after = ok(in_target("recall", "builds", "--json"))
+    assert [m["id"] for m in after["memories"]] == [m["id"] for m in before["memories"]]
+    assert [m["contexts"] for m in after["memories"]] == [m["contexts"] for m in before["memories"]]
+    assert saved[1] in {m["id"] for m in after["memories"]}
+
+
+def test_import_refuses_garbage(run: Run, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(
+        '{"kind": "header", "format": "emergent-memory-export", "version": 1}\nnot json\n'
+    )
+    result = run("import", str(bad))
+    assert result.exit_code == 1
+    assert "line 2 is not JSON" in result.output
+
+
+def test_demo_runs_the_whole_story(run: Run, local_embedder: object) -> None:
+    result = run("demo", EMERGENT_MEMORY_EMBEDDING_PROVIDER="local")  # the real model
+    assert result.exit_code == 0, result.output
+    for line in ("created", "unchanged", "updated", "text rank 1", "deleted 4 memories"):
+        assert line in result.stdout
