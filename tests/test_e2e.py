@@ -1,0 +1,214 @@
+"""The real `emergent-memory serve` process, driven by an MCP client over stdio and HTTP."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+from fastmcp import Client
+from fastmcp.client.transports import StdioTransport, StreamableHttpTransport
+
+from emergent_memory import tokens
+from tests.embedders import EmbeddingServer
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def clean_env(**settings: str) -> dict[str, str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("EMERGENT_MEMORY_")}
+    return base | settings
+
+
+async def test_stdio_server_with_the_local_model(database_url: str) -> None:
+    actor, project = str(uuid.uuid4()), str(uuid.uuid4())
+    transport = StdioTransport(
+        command=sys.executable,
+        args=["-m", "emergent_memory", "serve", "--transport", "stdio"],
+        env=clean_env(
+            EMERGENT_MEMORY_DATABASE_URL=database_url,
+            EMERGENT_MEMORY_ACTOR_ID=actor,
+            EMERGENT_MEMORY_PROJECT_ID=project,
+        ),
+    )
+    async with Client(transport, timeout=120) as client:
+        names = {tool.name for tool in await client.list_tools()}
+        assert names == {"save_memory", "recall_memories", "manage_memory"}
+        saved = await client.call_tool(
+            "save_memory",
+            {"content": "network configuration problems on the office router", "category": "fact"},
+        )
+        assert saved.structured_content["status"] == "created"
+        recalled = await client.call_tool("recall_memories", {"query": "WiFi issue"})
+        [hit] = recalled.structured_content["memories"]
+        assert hit["id"] == saved.structured_content["memory"]["id"]
+    with psycopg.connect(database_url) as conn:
+        row = conn.execute(
+            "SELECT actor_id::text, project_id::text FROM kb.graph_objects WHERE canonical_id = %s",
+            (hit["id"],),
+        ).fetchone()
+    assert row == (actor, project)  # the identity came from the configuration
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class HttpServer:
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.base = url.removesuffix("/mcp")
+
+
+@pytest.fixture
+def http_server(database_url: str, embedding_server: EmbeddingServer) -> Iterator[HttpServer]:
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "emergent_memory",
+            "serve",
+            "--transport",
+            "http",
+            "--port",
+            str(port),
+        ],
+        env=clean_env(
+            EMERGENT_MEMORY_DATABASE_URL=database_url,
+            EMERGENT_MEMORY_EMBEDDING_PROVIDER="openai",
+            EMERGENT_MEMORY_EMBEDDING_MODEL="test-remote",
+            EMERGENT_MEMORY_EMBEDDING_DIMENSIONS="384",
+            EMERGENT_MEMORY_EMBEDDING_BASE_URL=embedding_server.base_url,
+        ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    server = HttpServer(f"http://127.0.0.1:{port}/mcp")
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(server.base + "/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            time.sleep(0.2)
+        else:
+            pytest.fail("the HTTP server did not become healthy")
+        yield server
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        if process.stderr:
+            process.stderr.close()
+
+
+def make_token(
+    database_url: str, actor: uuid.UUID, project: uuid.UUID, *scopes: str
+) -> tuple[str, uuid.UUID]:
+    with psycopg.connect(database_url) as conn:
+        new = tokens.create_token(
+            conn,
+            name="test",
+            actor_id=actor,
+            project_id=project,
+            scopes=list(scopes) or ["memory:read", "memory:write"],
+        )
+    return new.token, new.info.id
+
+
+def client_for(server: HttpServer, token: str) -> Client[Any]:
+    transport = StreamableHttpTransport(server.url, headers={"Authorization": f"Bearer {token}"})
+    return Client(transport, timeout=30)
+
+
+async def test_http_refuses_missing_bad_and_revoked_tokens(
+    http_server: HttpServer, database_url: str
+) -> None:
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    headers = {"Accept": "application/json, text/event-stream"}
+    assert httpx.post(http_server.url, json=request, headers=headers).status_code == 401
+    bad = headers | {"Authorization": "Bearer emt_not-a-real-token"}
+    assert httpx.post(http_server.url, json=request, headers=bad).status_code == 401
+
+    token, token_id = make_token(database_url, uuid.uuid4(), uuid.uuid4())
+    async with client_for(http_server, token) as client:
+        assert len(await client.list_tools()) == 3
+    with psycopg.connect(database_url) as conn:
+        tokens.revoke_token(conn, token_id)
+    revoked = headers | {"Authorization": f"Bearer {token}"}
+    assert httpx.post(http_server.url, json=request, headers=revoked).status_code == 401
+    assert httpx.get(http_server.base + "/health").json() == {"status": "ok"}
+
+
+async def test_http_identity_comes_from_the_token(
+    http_server: HttpServer, database_url: str
+) -> None:
+    project = uuid.uuid4()
+    alice, _ = make_token(database_url, uuid.uuid4(), project)
+    bob, _ = make_token(database_url, uuid.uuid4(), project)
+    reader, _ = make_token(database_url, uuid.uuid4(), project, "memory:read")
+    admin, _ = make_token(
+        database_url, uuid.uuid4(), project, "memory:read", "memory:write", "memory:admin"
+    )
+    async with client_for(http_server, alice) as client:
+        mine = await client.call_tool(
+            "save_memory", {"content": "Alice keeps her notes in Obsidian", "category": "fact"}
+        )
+        alice_id = mine.structured_content["memory"]["id"]
+    async with client_for(http_server, bob) as client:
+        seen = await client.call_tool("recall_memories", {"query": "Obsidian notes"})
+        assert seen.structured_content["memories"] == []
+        gone = await client.call_tool(
+            "manage_memory", {"action": "delete", "memory_id": alice_id}, raise_on_error=False
+        )
+        assert gone.is_error
+        assert f"memory {alice_id} not found" in gone.content[0].text  # type: ignore[union-attr]
+        global_try = await client.call_tool(
+            "save_memory",
+            {"content": "Everyone uses UTC", "category": "convention", "scope": "global"},
+            raise_on_error=False,
+        )
+        assert global_try.is_error
+    async with client_for(http_server, reader) as client:
+        refused = await client.call_tool(
+            "save_memory",
+            {"content": "Readers cannot write", "category": "fact"},
+            raise_on_error=False,
+        )
+        assert refused.is_error
+        assert "memory:write" in refused.content[0].text  # type: ignore[union-attr]
+    async with client_for(http_server, admin) as client:
+        shared = await client.call_tool(
+            "save_memory",
+            {
+                "content": "All timestamps are stored in UTC",
+                "category": "convention",
+                "scope": "global",
+            },
+        )
+        shared_id = shared.structured_content["memory"]["id"]
+    for token in (alice, bob):
+        async with client_for(http_server, token) as client:
+            found = await client.call_tool("recall_memories", {"query": "timestamps UTC"})
+            assert shared_id in {m["id"] for m in found.structured_content["memories"]}
+    async with client_for(http_server, admin) as client:  # leave no global memory behind
+        await client.call_tool("manage_memory", {"action": "delete", "memory_id": shared_id})
