@@ -1,5 +1,5 @@
 # The README's quick start is these two targets; both build the virtual environment first.
-#   make run    start emergent-memory on the embedded PostgreSQL, migrating it to head
+#   make run    start the MCP server (HTTP) on the embedded PostgreSQL, migrating it to head
 #   make test   lint, type-check and run the whole test suite (what CI runs)
 
 PYTHON ?= python3
@@ -7,11 +7,12 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run test lint help
+.PHONY: run demo test lint help
 .DEFAULT_GOAL := help
 
 help:
-	@echo "make run    start emergent-memory on the embedded PostgreSQL (migrates it)"
+	@echo "make run    start the MCP server on the embedded PostgreSQL (migrates it)"
+	@echo "make demo   a short scripted session: save, dedup, recall, update, forget"
 	@echo "make test   lint, type-check and run the tests"
 
 $(INSTALLED): pyproject.toml
@@ -24,7 +25,10 @@ $(INSTALLED): pyproject.toml
 	@touch $@
 
 run: $(INSTALLED)
-	$(BIN)/emergent-memory status --migrate
+	$(BIN)/emergent-memory serve --transport http --migrate
+
+demo: $(INSTALLED)
+	$(BIN)/emergent-memory demo --migrate
 
 lint: $(INSTALLED)
 	$(BIN)/ruff check .

@@ -318,7 +318,13 @@ def serve(
     server = create_server(
         open_service, token_principal, auth=DatabaseTokenVerifier(holder), holder=holder
     )
-    click.echo(f"emergent-memory: MCP over HTTP at http://{host}:{port}/mcp", err=True)
+    click.echo(
+        f"emergent-memory: MCP over streamable HTTP at http://{host}:{port}/mcp\n"
+        "  every request needs a token:  emergent-memory token create --name my-laptop\n"
+        "  then send it as the header    Authorization: Bearer <token>\n"
+        "  docs/clients.md shows the configuration of Claude Code, Claude Desktop, OpenCode",
+        err=True,
+    )
     server.run(transport="http", host=host, port=port, show_banner=False)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import re
 import uuid
 from pathlib import Path
@@ -92,6 +93,25 @@ def test_every_cli_command_is_in_the_readme() -> None:
     assert "emergent-memory db psql" in listed
     for command in listed:
         assert f"`{command}" in README, f"{command} is not documented in README.md"
+
+
+def test_every_tool_and_the_prompt_are_documented() -> None:
+    clients = (ROOT / "docs" / "clients.md").read_text()
+    memory = (ROOT / "docs" / "memory.md").read_text()
+    for name in ("save_memory", "recall_memories", "manage_memory"):
+        assert f"`{name}(" in README
+        assert f"`{name}`" in clients
+        assert f"## {name}" in memory
+    assert "memory_guidelines" in README
+    assert "memory_guidelines" in clients
+
+
+def test_the_client_configuration_snippets_are_valid_json() -> None:
+    blocks = code_blocks(ROOT / "docs" / "clients.md", "json")
+    assert len(blocks) >= 5
+    for block in blocks:
+        config = json.loads(block)
+        assert "emergent-memory" in json.dumps(config)
 
 
 def test_the_readme_quick_start_has_the_two_commands_ci_runs() -> None:
