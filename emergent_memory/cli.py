@@ -26,13 +26,7 @@ from emergent_memory.database import Database, connect, open_database, psql_path
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME
 from emergent_memory.errors import EmergentMemoryError, InvalidInput
 from emergent_memory.graph import transfer
-from emergent_memory.mcp.identity import (
-    DatabaseTokenVerifier,
-    LocalIdentity,
-    local_identity,
-    token_principal,
-)
-from emergent_memory.mcp.server import ServiceHolder, create_server
+from emergent_memory.identity import LocalIdentity, local_identity
 from emergent_memory.memory import MemoryService, Principal
 from emergent_memory.memory.models import ADMIN, CATEGORIES, READ, SCOPES, SOURCES, WRITE
 from emergent_memory.settings import Settings, load_settings
@@ -291,6 +285,9 @@ def serve(
     stderr). http: streamable HTTP on --host/--port; every request needs
     `Authorization: Bearer <token>` (see `emergent-memory token create`).
     """
+    from emergent_memory.mcp.auth import DatabaseTokenVerifier, token_principal
+    from emergent_memory.mcp.server import ServiceHolder, create_server
+
     # Fail fast, before the transport starts: settings, database, schema, embedding model.
     with database(settings) as db:
         migrations.require_current_schema(db.url, migrate=migrate)
