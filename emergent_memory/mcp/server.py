@@ -91,6 +91,10 @@ def create_server(
             return await anyio.to_thread.run_sync(partial(method, principal, *args, **kwargs))
         except EmergentMemoryError as error:
             raise ToolError(str(error)) from error
+        except Exception:
+            # the client sees a masked error (mask_error_details); the details stay here
+            logger.exception("internal error in %s", getattr(method, "__name__", method))
+            raise
 
     @mcp.tool(
         description=guidelines.SAVE_MEMORY,
