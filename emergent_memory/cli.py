@@ -19,6 +19,7 @@ from typing import Any, NoReturn, ParamSpec, TypeVar
 
 import click
 from pgvector.psycopg import register_vector
+from psycopg import IsolationLevel
 
 from emergent_memory import __version__, graph, migrations, tokens
 from emergent_memory.app import open_memory_service
@@ -685,6 +686,9 @@ def export_command(
     with database(settings) as db:
         migrations.require_current_schema(db.url)
         with connect(db.url) as conn, click.open_file(path, "w", encoding="utf-8") as out:
+            # one consistent snapshot of every table, even while a server writes
+            conn.isolation_level = IsolationLevel.REPEATABLE_READ
+            conn.read_only = True
             register_vector(conn)
             for record in transfer.export_records(conn, project_id=project, actor_id=actor):
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")

@@ -155,6 +155,9 @@ async def test_the_whole_lifecycle_through_the_tools(client: Client[Any]) -> Non
         ("recall_memories", {"query": "x", "limit": 0}, "limit"),
         ("manage_memory", {"action": "purge"}, "action"),
         ("manage_memory", {"action": "forget_all"}, "confirm: true"),
+        ("manage_memory", {"action": "forget_all", "confirm": "yes"}, "confirm"),
+        ("manage_memory", {"action": "forget_all", "confirm": 1}, "confirm"),
+        ("recall_memories", {"query": "x", "limit": "5"}, "limit"),
         ("manage_memory", {"action": "delete"}, "memory_id is required"),
         (
             "manage_memory",

@@ -234,7 +234,8 @@ CONTENT_LIMIT = 2000
         ({"source": "rumour"}, "source must be one of explicit, inferred, corrected"),
         ({"scope": "team"}, "scope must be one of user, project, global; got 'team'"),
         ({"context": "   "}, "context must be a non-empty name"),
-        ({"context": "x" * 201}, "context names are at most 200"),
+        ({"context": "x" * 201}, "context is 201 characters long; the limit is 200"),
+        ({"context": "ops\x00"}, "context contains a NUL character"),
         ({"related_to": "abc"}, "related_to must be a list"),
         ({"related_to": ["not-a-uuid"]}, "related_to id 'not-a-uuid' is not a memory id"),
         ({"related_to": [str(uuid.uuid4()) for _ in range(21)]}, "21 ids; the limit is 20"),
@@ -647,3 +648,69 @@ def test_store_connection_is_never_left_in_a_transaction(
     service.save(principal, "Pool hygiene", "fact")
     with pool.connection() as conn:
         assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+
+
+def test_a_failed_first_save_does_not_break_the_project(
+    service: MemoryService, principal: Principal
+) -> None:
+    with pytest.raises(InvalidInput, match="related_to"):
+        service.save(
+            principal, "First memory, badly linked", "fact", related_to=[str(uuid.uuid4())]
+        )
+    assert service.save(principal, "Second memory", "fact")["status"] == "created"
+
+
+def test_words_of_the_metadata_do_not_match(service: MemoryService, principal: Principal) -> None:
+    service.save(principal, "Deploys happen on Fridays", "fact", source="explicit")
+    for word in ("fact", "explicit", "user", "memory"):
+        ranks = [m["scores"]["lexical_rank"] for m in service.recall(principal, word)["memories"]]
+        assert ranks == [None] * len(ranks), word
+
+
+def test_racing_saves_with_a_new_context_name_share_one_context(
+    make_service: MakeService, principal: Principal, pool: ConnectionPool
+) -> None:
+    service = make_service()
+    start = threading.Barrier(6)
+    errors: list[BaseException] = []
+
+    def save(number: int) -> None:
+        try:
+            start.wait()
+            scope = "user" if number % 2 else "project"
+            service.save(
+                principal,
+                f"Fact {number} about the dashboards",
+                "fact",
+                scope=scope,
+                context="Dashboards",
+            )
+        except BaseException as error:  # collected and asserted below
+            errors.append(error)
+
+    threads = [threading.Thread(target=save, args=(n,)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    with pool.connection() as conn:
+        contexts = conn.execute(
+            "SELECT count(*) FROM kb.graph_objects WHERE type = 'MemoryContext' "
+            "AND actor_id = %s AND is_head",
+            (principal.actor_id,),
+        ).fetchone()
+    assert contexts == (1,)
+
+
+def test_reembed_finishes_the_queued_jobs(
+    make_service: MakeService, principal: Principal, pool: ConnectionPool
+) -> None:
+    saved = make_service(DownEmbedder()).save(principal, "Queued while the model was down", "fact")
+    make_service().reembed()
+    with pool.connection() as conn:
+        jobs = conn.execute(
+            "SELECT status FROM kb.graph_embedding_jobs WHERE canonical_id = %s",
+            (saved["memory"]["id"],),
+        ).fetchall()
+    assert jobs == [("done",)]

@@ -57,9 +57,6 @@ def upgrade() -> None:
                        || coalesce(properties ->> 'title', '')), 'A')
                 || setweight(to_tsvector('english'::regconfig,
                        coalesce(properties ->> 'description', '')), 'B')
-                || setweight(jsonb_to_tsvector('english'::regconfig,
-                       properties - ARRAY['content', 'name', 'title', 'description'],
-                       '["string"]'), 'D')
             ) STORED,
             embedding vector(384),
             embedding_model text,

@@ -83,6 +83,8 @@ def create_server(
         lifespan=lifespan,
         auth=auth,
         mask_error_details=True,
+        # no coercion: confirm must be the boolean true, limit a number, not "5" or "yes"
+        strict_input_validation=True,
     )
 
     async def call(method: Callable[..., R], *args: Any, **kwargs: Any) -> R:

@@ -112,8 +112,8 @@ class MemoryService:
         validation.no_secrets(text)
 
         embedding = self._embed_document(text)
+        self._ensure_pack(principal.project_id)
         with self._transaction() as conn:
-            self._ensure_pack(conn, principal.project_id)
             store.lock_saves(conn, principal, scope_)
             targets = self._related_targets(conn, principal, related)
 
@@ -182,7 +182,8 @@ class MemoryService:
         targets: list[UUID],
     ) -> SaveResult:
         head = graph.get_head(conn, memory_id)
-        assert head is not None
+        if head is None:  # deleted since it was found; the caller's lock keeps saves apart
+            raise MemoryNotFound(f"memory {memory_id} was deleted meanwhile; save it again")
         wanted = CONFIDENCE_BY_SOURCE[source]
         if float(head.properties.get("confidence", 0.0)) < wanted:
             graph.update_object(conn, memory_id, properties={"confidence": wanted})
@@ -418,11 +419,14 @@ class MemoryService:
         with self._pool.connection() as conn, conn.transaction():
             yield conn
 
-    def _ensure_pack(self, conn: Connection[Any], project_id: UUID) -> None:
+    def _ensure_pack(self, project_id: UUID) -> None:
+        """Install the agent-memory pack in the project once, in a transaction of its own, and
+        remember it only after that committed (installing is idempotent)."""
         if project_id in self._projects_with_pack:
             return
-        if not any(pack.name == PACK for pack in graph.installed_packs(conn, project_id)):
-            graph.install_pack(conn, project_id, PACK)
+        with self._transaction() as conn:
+            if not any(pack.name == PACK for pack in graph.installed_packs(conn, project_id)):
+                graph.install_pack(conn, project_id, PACK)
         self._projects_with_pack.add(project_id)
 
     def _embed_document(self, text: str) -> Embedding | None:
@@ -456,6 +460,7 @@ class MemoryService:
     ) -> list[UUID]:
         if name is None:
             return []
+        store.lock_context_name(conn, principal.actor_id, name)
         existing = store.find_context(conn, principal.actor_id, name)
         if existing is not None:
             return [existing]

@@ -181,6 +181,13 @@ WHERE type = 'Memory' AND is_head AND deleted_at IS NULL
 SET_EMBEDDING = """
 UPDATE kb.graph_objects SET embedding = %(embedding)s, embedding_model = %(model)s
 WHERE id = %(id)s AND properties ->> 'content' = %(content)s
+RETURNING canonical_id
+"""
+
+# Jobs of objects that now have a vector have nothing left to do.
+FINISH_JOBS = """
+UPDATE kb.graph_embedding_jobs SET status = 'done', updated_at = now()
+WHERE canonical_id = %(canonical_id)s AND status = 'pending'
 """
 
 LOCK_SAVES = "SELECT pg_advisory_xact_lock(hashtextextended(%(key)s, 0))"
@@ -199,6 +206,11 @@ def lock_saves(conn: Connection[Any], principal: Principal, scope: str) -> None:
     else:
         key = f"memory-save:project:{principal.actor_id}:{principal.project_id}"
     conn.execute(LOCK_SAVES, {"key": key})
+
+
+def lock_context_name(conn: Connection[Any], actor_id: UUID, name: str) -> None:
+    """Serialize find-or-create of one actor's context name (names match ignoring case)."""
+    conn.execute(LOCK_SAVES, {"key": f"memory-context:{actor_id}:{name.lower()}"})
 
 
 def find_exact(conn: Connection[Any], principal: Principal, scope: str, text: str) -> UUID | None:
@@ -291,9 +303,11 @@ def set_embedding(
     conn: Connection[Any], row_id: UUID, content: str, embedding: Vector, model: str
 ) -> None:
     """Store a vector on a version row, unless its content changed since it was read."""
-    conn.execute(
+    row = conn.execute(
         SET_EMBEDDING, {"id": row_id, "content": content, "embedding": embedding, "model": model}
-    )
+    ).fetchone()
+    if row is not None:
+        conn.execute(FINISH_JOBS, {"canonical_id": row[0]})
 
 
 STATS = """

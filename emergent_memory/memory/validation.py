@@ -26,9 +26,9 @@ def content(value: object, *, max_length: int, field: str = "content") -> str:
     if not text:
         raise InvalidInput(f"{field} is empty; write the memory as one specific sentence")
     if len(text) > max_length:
+        advice = ": keep one fact per memory" if field == "content" else ""
         raise InvalidInput(
-            f"{field} is {len(text)} characters long; the limit is {max_length}: "
-            "keep one fact per memory"
+            f"{field} is {len(text)} characters long; the limit is {max_length}{advice}"
         )
     if "\x00" in text:
         raise InvalidInput(f"{field} contains a NUL character (\\u0000); remove it")
@@ -94,9 +94,8 @@ def context_name(value: object) -> str | None:
         return None
     if not isinstance(value, str) or not value.strip():
         raise InvalidInput("context must be a non-empty name, e.g. 'frontend'")
-    name = " ".join(value.split())
-    if len(name) > MAX_CONTEXT_NAME:
-        raise InvalidInput(f"context names are at most {MAX_CONTEXT_NAME} characters")
+    name = content(" ".join(value.split()), max_length=MAX_CONTEXT_NAME, field="context")
+    no_secrets(name)
     return name
 
 

@@ -1,0 +1,1 @@
+"""Benchmarks of emergent-memory: latency at scale, retrieval quality, dedup calibration."""

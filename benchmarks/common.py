@@ -1,0 +1,146 @@
+"""What the benchmarks share: a database of their own, the real local model, an embedding
+cache on disk, and result files."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+import psycopg
+from psycopg import sql
+
+from emergent_memory import migrations
+from emergent_memory.database import open_database
+from emergent_memory.embeddings.local import LocalEmbeddings
+
+ROOT = Path(__file__).resolve().parent
+DATA = ROOT / "data"
+RESULTS = ROOT / "results"
+CACHE = ROOT / ".cache"
+
+
+@contextmanager
+def bench_database() -> Iterator[str]:
+    """A fresh, migrated database: on EMERGENT_MEMORY_BENCH_DATABASE_URL's server if set
+    (the URL of a database whose role may create databases), else on an embedded server in
+    a temporary directory. Dropped at the end."""
+    configured = os.environ.get("EMERGENT_MEMORY_BENCH_DATABASE_URL")
+    with _server(configured) as admin_url:
+        name = f"bench_{int(time.time())}_{os.getpid()}"
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        url = _with_database(admin_url, name)
+        try:
+            migrations.upgrade(url)
+            yield url
+        finally:
+            with psycopg.connect(admin_url, autocommit=True) as conn:
+                conn.execute(
+                    sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+                )
+
+
+def _with_database(url: str, name: str) -> str:
+    """The same server's URL for another database (a URL, as the settings require)."""
+    parts = urlsplit(url)
+    if parts.scheme.startswith("postgres"):
+        return urlunsplit(parts._replace(path="/" + name))
+    return psycopg.conninfo.make_conninfo(url, dbname=name)
+
+
+@contextmanager
+def _server(configured: str | None) -> Iterator[str]:
+    if configured:
+        yield configured
+        return
+    data_dir = Path(tempfile.mkdtemp(prefix="emb-", dir="/tmp"))
+    try:
+        with open_database(None, data_dir) as db:
+            yield db.url
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+class CachedEmbeddings:
+    """The local model, with every vector it computed kept on disk (keyed by text), so runs
+    after the first skip the model for texts they have seen."""
+
+    def __init__(self, model: LocalEmbeddings | None = None) -> None:
+        self.model = model or LocalEmbeddings()
+        CACHE.mkdir(exist_ok=True)
+        self._path = CACHE / "embeddings-all-MiniLM-L6-v2.npz"
+        self._cache: dict[str, np.ndarray] = {}
+        if self._path.exists():
+            with np.load(self._path) as stored:
+                self._cache = {key: stored[key] for key in stored.files}
+        self._dirty = False
+
+    @property
+    def model_name(self) -> str:
+        return self.model.model_name
+
+    @property
+    def dimensions(self) -> int:
+        return self.model.dimensions
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        return [vector.tolist() for vector in self.vectors(texts, "d")]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.vectors([text], "q")[0].tolist()
+
+    def vectors(self, texts: Sequence[str], kind: str = "d") -> list[np.ndarray]:
+        keys = [kind + hashlib.sha1(t.encode(), usedforsecurity=False).hexdigest() for t in texts]
+        missing = [i for i, key in enumerate(keys) if key not in self._cache]
+        if missing:
+            computed = self.model.embed_documents([texts[i] for i in missing])
+            for i, vector in zip(missing, computed, strict=True):
+                self._cache[keys[i]] = np.asarray(vector, dtype=np.float32)
+            self._dirty = True
+        return [self._cache[key] for key in keys]
+
+    def save(self) -> None:
+        if self._dirty:
+            np.savez(self._path, **self._cache)
+            self._dirty = False
+
+
+def percentiles(samples_ms: Sequence[float]) -> dict[str, float]:
+    ordered = sorted(samples_ms)
+
+    def at(p: float) -> float:
+        return round(ordered[min(len(ordered) - 1, int(p * len(ordered)))], 3)
+
+    return {
+        "n": len(ordered),
+        "p50": at(0.50),
+        "p95": at(0.95),
+        "p99": at(0.99),
+        "mean": round(statistics.fmean(ordered), 3),
+    }
+
+
+def timed(call: Callable[[], Any], repeat: int) -> list[float]:
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        call()
+        samples.append((time.perf_counter() - start) * 1000)
+    return samples
+
+
+def write_result(name: str, result: dict[str, Any], markdown: str) -> None:
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=2, default=str) + "\n")
+    (RESULTS / f"{name}.md").write_text(markdown.rstrip() + "\n")

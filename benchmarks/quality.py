@@ -1,0 +1,329 @@
+"""Retrieval quality on the labelled development set (benchmarks/data/retrieval.json).
+
+Loads the memories through the memory service (real local model), marks the superseded
+ones, then scores every query with the product's hybrid recall and with each channel alone
+(vector only, full text only), in one run: hit@1, hit@5, hit@10 and MRR@10, overall and per
+kind of query. Also sweeps the fusion settings and compares the `english` and `simple` text
+search configurations, so the defaults can cite these numbers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import uuid
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import asdict, replace
+from typing import Any
+
+import numpy as np
+from pgvector import Vector
+from psycopg import Connection
+
+from benchmarks.common import DATA, CachedEmbeddings, bench_database, write_result
+from emergent_memory import graph
+from emergent_memory.database import create_pool
+from emergent_memory.memory import MemoryConfig, MemoryService, Principal, store
+from emergent_memory.memory.models import ADMIN, READ, WRITE
+
+NAMESPACE = uuid.UUID("3b1f0e52-7a4c-4f0e-9a43-6f1d2c7b8e90")
+K = 10
+
+# Full text with another text search configuration, for the english-vs-simple comparison;
+# no index needed at this size. {config} is one of two fixed names, never user input.
+LEXICAL_WITH_CONFIG = """
+SELECT o.canonical_id
+FROM kb.graph_objects o, websearch_to_tsquery(%(config)s::regconfig, %(query)s) AS q(tsq)
+WHERE o.type = 'Memory' AND o.is_head AND o.deleted_at IS NULL
+  AND NOT (o.properties ? 'superseded_by')
+  AND ((o.actor_id = %(actor_id)s AND (o.scope = 'user'
+        OR (o.scope = 'project' AND o.project_id = %(project_id)s))) OR o.scope = 'global')
+  AND (%(category)s::text IS NULL OR o.labels @> ARRAY[%(category)s::text])
+  AND (%(scope)s::text IS NULL OR o.scope = %(scope)s)
+  AND to_tsvector(%(config)s::regconfig, o.properties ->> 'content') @@ q.tsq
+ORDER BY ts_rank_cd(to_tsvector(%(config)s::regconfig, o.properties ->> 'content'), q.tsq) DESC,
+         o.canonical_id
+LIMIT %(limit)s
+"""
+
+
+def ident(kind: str, key: str) -> uuid.UUID:
+    return uuid.uuid5(NAMESPACE, f"{kind}:{key}")
+
+
+def principal_of(user: str, project: str, admin: bool = False) -> Principal:
+    scopes = {READ, WRITE} | ({ADMIN} if admin else set())
+    return Principal(ident("user", user), ident("project", project), frozenset(scopes))
+
+
+class DevSet:
+    def __init__(self, limit_queries: int | None = None) -> None:
+        data = json.loads((DATA / "retrieval.json").read_text())
+        self.memories: list[dict[str, Any]] = data["memories"]
+        self.queries: list[dict[str, Any]] = data["queries"][:limit_queries]
+        if limit_queries:
+            needed = {key for q in self.queries for key in q["relevant"]}
+            needed |= {m["superseded_by"] for m in self.memories if m["key"] in needed}
+            old = {m["key"] for m in self.memories if m.get("superseded_by") in needed}
+            keep = needed | old
+            users = {q["user"] for q in self.queries}
+            self.memories = [m for m in self.memories if m["key"] in keep or m["user"] in users][
+                : max(len(keep), 120)
+            ]
+            keys = {m["key"] for m in self.memories}
+            self.queries = [q for q in self.queries if set(q["relevant"]) <= keys]
+        self.ids: dict[str, uuid.UUID] = {}
+        self.owner: dict[uuid.UUID, dict[str, Any]] = {}
+
+
+def load(service: MemoryService, devset: DevSet) -> None:
+    for memory in devset.memories:
+        principal = principal_of(memory["user"], memory["project"], admin=True)
+        saved = service.save(
+            principal,
+            memory["content"],
+            memory["category"],
+            source=memory["source"],
+            scope=memory["scope"],
+        )
+        assert saved["status"] == "created", (memory["key"], saved["status"])
+        memory_id = uuid.UUID(saved["memory"]["id"])
+        devset.ids[memory["key"]] = memory_id
+        devset.owner[memory_id] = memory
+    with service.pool.connection() as conn, conn.transaction():
+        for memory in devset.memories:
+            newer = memory.get("superseded_by")
+            if newer and newer in devset.ids:
+                old_id, new_id = devset.ids[memory["key"]], devset.ids[newer]
+                graph.create_relationship(
+                    conn,
+                    project_id=ident("project", memory["project"]),
+                    type="SUPERSEDES",
+                    src_id=new_id,
+                    dst_id=old_id,
+                    actor_id=ident("user", memory["user"]),
+                )
+                graph.update_object(conn, old_id, properties={"superseded_by": str(new_id)})
+
+
+def ranked_ids(
+    conn: Connection[Any],
+    config: MemoryConfig,
+    query: dict[str, Any],
+    vector: Vector | None,
+    model: str,
+    mode: str,
+) -> list[uuid.UUID]:
+    principal = principal_of(query["user"], query["project"])
+    rows = store.recall(
+        conn,
+        principal,
+        query=query["query"],
+        embedding=vector,
+        model=model,
+        category=query.get("category"),
+        scope=query.get("scope"),
+        limit=100,
+        candidates=config.recall_candidates,
+        rrf_k=config.recall_rrf_k,
+        lexical_weight=config.recall_lexical_weight,
+        vector_weight=config.recall_vector_weight,
+        confidence_weight=config.recall_confidence_weight,
+        min_similarity=config.recall_min_similarity,
+    )
+    if mode == "vector":
+        rows = sorted((r for r in rows if r.vector_rank), key=lambda r: r.vector_rank or 0)
+    elif mode == "lexical":
+        rows = sorted((r for r in rows if r.lexical_rank), key=lambda r: r.lexical_rank or 0)
+    return [row.id for row in rows[:K]]
+
+
+def score(devset: DevSet, rankings: dict[str, list[uuid.UUID]]) -> dict[str, Any]:
+    """hit@k and MRR@10 over answerable queries; leaks over all (must be 0)."""
+    totals: dict[str, list[float]] = defaultdict(list)
+    per_kind: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    leaks = 0
+    for query in devset.queries:
+        ranking = rankings[query["key"]]
+        for memory_id in ranking:
+            owner = devset.owner[memory_id]
+            if owner["scope"] != "global" and owner["user"] != query["user"]:
+                leaks += 1
+        if not query["relevant"]:
+            continue
+        wanted = {devset.ids[key] for key in query["relevant"]}
+        rank = next((i + 1 for i, m in enumerate(ranking) if m in wanted), None)
+        values = {
+            "hit@1": float(rank is not None and rank <= 1),
+            "hit@5": float(rank is not None and rank <= 5),
+            "hit@10": float(rank is not None and rank <= 10),
+            "mrr": 1.0 / rank if rank else 0.0,
+        }
+        for name, value in values.items():
+            totals[name].append(value)
+            per_kind[query["kind"]][name].append(value)
+    summary: dict[str, Any] = {n: round(float(np.mean(v)), 4) for n, v in totals.items()}
+    summary["queries"] = len(totals["mrr"])
+    summary["leaks"] = leaks
+    summary["by_kind"] = {
+        kind: {n: round(float(np.mean(v)), 3) for n, v in metrics.items()}
+        | {"queries": len(metrics["mrr"])}
+        for kind, metrics in sorted(per_kind.items())
+    }
+    return summary
+
+
+def evaluate(
+    conn: Connection[Any],
+    devset: DevSet,
+    vectors: dict[str, Vector],
+    config: MemoryConfig,
+    model: str,
+    mode: str = "hybrid",
+) -> dict[str, Any]:
+    rankings = {
+        q["key"]: ranked_ids(conn, config, q, vectors[q["key"]], model, mode)
+        for q in devset.queries
+    }
+    return score(devset, rankings)
+
+
+def lexical_with(conn: Connection[Any], devset: DevSet, text_config: str) -> dict[str, Any]:
+    rankings = {}
+    for query in devset.queries:
+        principal = principal_of(query["user"], query["project"])
+        rows = conn.execute(
+            LEXICAL_WITH_CONFIG,
+            {
+                "config": text_config,
+                "query": query["query"],
+                "actor_id": principal.actor_id,
+                "project_id": principal.project_id,
+                "category": query.get("category"),
+                "scope": query.get("scope"),
+                "limit": K,
+            },
+        ).fetchall()
+        rankings[query["key"]] = [uuid.UUID(str(row[0])) for row in rows]
+    return score(devset, rankings)
+
+
+def run(limit_queries: int | None = None, sweep: bool = True) -> dict[str, Any]:
+    devset = DevSet(limit_queries)
+    embedder = CachedEmbeddings()
+    defaults = MemoryConfig(dedup_threshold=2.0)  # the set says what supersedes what
+    with bench_database() as url:
+        pool = create_pool(url, min_size=1, max_size=4)
+        try:
+            service = MemoryService(pool, embedder, defaults)
+            load(service, devset)
+            vectors = {
+                q["key"]: Vector(v.tolist())
+                for q, v in zip(
+                    devset.queries,
+                    embedder.vectors([q["query"] for q in devset.queries], "q"),
+                    strict=True,
+                )
+            }
+            embedder.save()
+            model = embedder.model_name
+            with pool.connection() as conn:
+                channels_config = replace(defaults, recall_min_similarity=0.0)
+                result: dict[str, Any] = {
+                    "memories": len(devset.memories),
+                    "queries": len(devset.queries),
+                    "defaults": _config_json(defaults),
+                    "hybrid": evaluate(conn, devset, vectors, defaults, model),
+                    "vector_only": evaluate(
+                        conn, devset, vectors, channels_config, model, "vector"
+                    ),
+                    "fulltext_only": evaluate(
+                        conn, devset, vectors, channels_config, model, "lexical"
+                    ),
+                    "fulltext_only_simple_config": lexical_with(conn, devset, "simple"),
+                }
+                if sweep:
+                    result["sweep"] = sweep_settings(conn, devset, vectors, defaults, model)
+        finally:
+            pool.close()
+    write_result("quality", result, markdown(result))
+    return result
+
+
+def sweep_settings(
+    conn: Connection[Any],
+    devset: DevSet,
+    vectors: dict[str, Vector],
+    defaults: MemoryConfig,
+    model: str,
+) -> list[dict[str, Any]]:
+    tried = []
+    variants: list[Callable[[MemoryConfig], MemoryConfig]] = []
+    for k, (lexical, vector), floor in itertools.product(
+        (10, 30, 60, 100), ((1, 1), (1, 1.5), (1, 2), (1.5, 1), (2, 1)), (0.0, 0.1, 0.15, 0.25)
+    ):
+        variants.append(
+            lambda c, k=k, lexical=lexical, vector=vector, floor=floor: replace(
+                c,
+                recall_rrf_k=k,
+                recall_lexical_weight=lexical,
+                recall_vector_weight=vector,
+                recall_min_similarity=floor,
+            )
+        )
+    for candidates in (20, 100):
+        variants.append(lambda c, n=candidates: replace(c, recall_candidates=n))
+    for weight in (0.0, 0.5):
+        variants.append(lambda c, w=weight: replace(c, recall_confidence_weight=w))
+    for make in variants:
+        config = make(defaults)
+        outcome = evaluate(conn, devset, vectors, config, model)
+        tried.append(
+            {"settings": _config_json(config)}
+            | {n: outcome[n] for n in ("hit@1", "hit@5", "hit@10", "mrr")}
+        )
+    return sorted(tried, key=lambda row: (-row["mrr"], -row["hit@10"]))
+
+
+def _config_json(config: MemoryConfig) -> dict[str, Any]:
+    return {k: v for k, v in asdict(config).items() if k.startswith("recall_")}
+
+
+def markdown(result: dict[str, Any]) -> str:
+    lines = [
+        "# Retrieval quality",
+        "",
+        f"{result['memories']} memories, {result['queries']} queries "
+        "(benchmarks/data/retrieval.json); metrics over the queries that have an answer; "
+        "leaks = memories of another user returned (must be 0).",
+        "",
+        "| channel | hit@1 | hit@5 | hit@10 | MRR@10 | leaks |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name in ("hybrid", "vector_only", "fulltext_only", "fulltext_only_simple_config"):
+        row = result[name]
+        lines.append(
+            f"| {name} | {row['hit@1']} | {row['hit@5']} | {row['hit@10']} | {row['mrr']} | "
+            f"{row['leaks']} |"
+        )
+    lines += ["", "Per kind of query (MRR@10: hybrid / vector only / full text only):", ""]
+    lines += ["| kind | queries | hybrid | vector | full text |", "|---|---|---|---|---|"]
+    for kind, row in result["hybrid"]["by_kind"].items():
+        vector = result["vector_only"]["by_kind"].get(kind, {}).get("mrr", 0)
+        text = result["fulltext_only"]["by_kind"].get(kind, {}).get("mrr", 0)
+        lines.append(f"| {kind} | {row['queries']} | {row['mrr']} | {vector} | {text} |")
+    lines += ["", f"Defaults: `{json.dumps(result['defaults'])}`"]
+    if "sweep" in result:
+        lines += ["", "Best settings tried (of " + str(len(result["sweep"])) + "):", ""]
+        lines += ["| settings | hit@1 | hit@10 | MRR |", "|---|---|---|---|"]
+        for row in result["sweep"][:8]:
+            lines.append(
+                f"| `{json.dumps(row['settings'])}` | {row['hit@1']} | {row['hit@10']} | "
+                f"{row['mrr']} |"
+            )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(markdown(run()))
