@@ -51,17 +51,7 @@ MEMORY_KEY = re.compile(r"^m[0-9]{3,}$")
 QUERY_KEY = re.compile(r"^q[0-9]{3,}$")
 
 STOPWORDS = frozenset(
-    """
-    a about above after again against all also am an and any are as at be because been before
-    being below between both but by can could did do does doing done down during each either
-    else ever every few for from further get gets got had has have having he her here hers him
-    his how i if in into is it its itself just let me more most much must my no nor not now of
-    off on once one only onto or other our ours out over own per same shall she should so some
-    such than that the their theirs them then there these they this those through to too under
-    until up upon us use used uses using very via vs versus was we were what whats when where
-    which while who whom whose why will with within without would yet you your yours s t e g
-    eg ie etc
-    """.split()
+    ["a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "done", "down", "during", "each", "either", "else", "ever", "every", "few", "for", "from", "further", "get", "gets", "got", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "let", "me", "more", "most", "much", "must", "my", "no", "nor", "not", "now", "of", "off", "on", "once", "one", "only", "onto", "or", "other", "our", "ours", "out", "over", "own", "per", "same", "shall", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "upon", "us", "use", "used", "uses", "using", "very", "via", "vs", "versus", "was", "we", "were", "what", "whats", "when", "where", "which", "while", "who", "whom", "whose", "why", "will", "with", "within", "without", "would", "yet", "you", "your", "yours", "s", "t", "e", "g", "eg", "ie", "etc"]
 )
 TOKEN = re.compile(r"[a-z0-9]+")
 # A query word that looks like an identifier: an error code, snake_case, a flag, a path, ...
