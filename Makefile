@@ -7,12 +7,13 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run demo test lint help
+.PHONY: run demo bench test lint help
 .DEFAULT_GOAL := help
 
 help:
 	@echo "make run    start the MCP server on the embedded PostgreSQL (migrates it)"
 	@echo "make demo   a short scripted session: save, dedup, recall, update, forget"
+	@echo "make bench  latency, retrieval quality and dedup benchmarks (benchmarks/README.md)"
 	@echo "make test   lint, type-check and run the tests"
 
 $(INSTALLED): pyproject.toml
@@ -29,6 +30,9 @@ run: $(INSTALLED)
 
 demo: $(INSTALLED)
 	$(BIN)/emergent-memory demo --migrate
+
+bench: $(INSTALLED)
+	$(BIN)/python -m benchmarks.run
 
 lint: $(INSTALLED)
 	$(BIN)/ruff check .

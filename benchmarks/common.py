@@ -26,16 +26,17 @@ from emergent_memory.embeddings.local import LocalEmbeddings
 
 ROOT = Path(__file__).resolve().parent
 DATA = ROOT / "data"
-RESULTS = ROOT / "results"
+# Results go to benchmarks/results unless BENCH_RESULTS_DIR says otherwise (the smoke test).
+RESULTS = Path(os.environ.get("BENCH_RESULTS_DIR", ROOT / "results"))
 CACHE = ROOT / ".cache"
 
 
 @contextmanager
 def bench_database() -> Iterator[str]:
-    """A fresh, migrated database: on EMERGENT_MEMORY_BENCH_DATABASE_URL's server if set
+    """A fresh, migrated database: on BENCH_DATABASE_URL's server if set
     (the URL of a database whose role may create databases), else on an embedded server in
     a temporary directory. Dropped at the end."""
-    configured = os.environ.get("EMERGENT_MEMORY_BENCH_DATABASE_URL")
+    configured = os.environ.get("BENCH_DATABASE_URL")
     with _server(configured) as admin_url:
         name = f"bench_{int(time.time())}_{os.getpid()}"
         with psycopg.connect(admin_url, autocommit=True) as conn:

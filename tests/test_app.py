@@ -56,7 +56,7 @@ def test_settings_choose_the_embedder() -> None:
 
 
 def test_the_dedup_threshold_follows_the_model_unless_set() -> None:
-    assert app.dedup_threshold(load_settings({}), LOCAL_MODEL_NAME) == 0.85
+    assert app.dedup_threshold(load_settings({}), LOCAL_MODEL_NAME) == 0.87
     assert app.dedup_threshold(load_settings({}), "some/other-model") == 0.95
     chosen = load_settings({"EMERGENT_MEMORY_DEDUP_THRESHOLD": "0.9"})
     assert app.dedup_threshold(chosen, LOCAL_MODEL_NAME) == 0.9

@@ -1,0 +1,38 @@
+"""`make bench`: every benchmark, written to benchmarks/results/ (JSON and markdown).
+
+python -m benchmarks.run                 # dedup, quality, latency at 10k and 100k
+python -m benchmarks.run --only dedup,quality
+python -m benchmarks.run --scale smoke   # a tiny run of everything (what the tests do)
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from benchmarks import dedup, latency, quality
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="dedup,quality,latency")
+    parser.add_argument("--scale", choices=["smoke", "full"], default="full")
+    arguments = parser.parse_args()
+    smoke = arguments.scale == "smoke"
+    for name in arguments.only.split(","):
+        start = time.perf_counter()
+        if name == "dedup":
+            dedup.run(limit=40 if smoke else None)
+        elif name == "quality":
+            quality.run(limit_queries=12 if smoke else None, sweep=not smoke)
+        elif name == "latency":
+            latency.run(
+                arguments.scale, calls=20 if smoke else 500, http_seconds=3 if smoke else 20
+            )
+        else:
+            parser.error(f"unknown benchmark {name!r}")
+        print(f"{name}: {time.perf_counter() - start:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
