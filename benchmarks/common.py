@@ -112,9 +112,18 @@ class CachedEmbeddings:
         return [self._cache[key] for key in keys]
 
     def save(self) -> None:
-        if self._dirty:
-            np.savez(self._path, **self._cache)
-            self._dirty = False
+        """Merge with what is on disk (another run may have added vectors) and replace the
+        file atomically."""
+        if not self._dirty:
+            return
+        if self._path.exists():
+            with np.load(self._path) as stored:
+                for key in stored.files:
+                    self._cache.setdefault(key, stored[key])
+        partial = self._path.with_suffix(f".{os.getpid()}.tmp.npz")
+        np.savez(partial, **self._cache)
+        os.replace(partial, self._path)
+        self._dirty = False
 
 
 def percentiles(samples_ms: Sequence[float]) -> dict[str, float]:

@@ -164,6 +164,12 @@ def score(devset: DevSet, rankings: dict[str, list[uuid.UUID]]) -> dict[str, Any
             totals[name].append(value)
             per_kind[query["kind"]][name].append(value)
     summary: dict[str, Any] = {n: round(float(np.mean(v)), 4) for n, v in totals.items()}
+    summary["missed_at_10"] = [
+        {"query": q["key"], "kind": q["kind"], "text": q["query"]}
+        for q in devset.queries
+        if q["relevant"]
+        and not {devset.ids[key] for key in q["relevant"]} & set(rankings[q["key"]])
+    ]
     summary["queries"] = len(totals["mrr"])
     summary["leaks"] = leaks
     summary["by_kind"] = {

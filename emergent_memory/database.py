@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import logging
+import signal
+import threading
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -59,19 +61,40 @@ def _embedded_server(pgdata: Path) -> Iterator[Any]:
         warnings.simplefilter("ignore")
         from pgserver.postgres_server import get_server
 
+    # SIGTERM or Ctrl-C while the server starts would leave it running with nobody to stop
+    # it: hold them until this process is registered as a user of the server.
+    held = _hold_stop_signals()
     try:
-        pgdata.parent.mkdir(parents=True, exist_ok=True)
-        server = get_server(pgdata, cleanup_mode="stop")
-    except Exception as error:
-        log = pgdata / "log"
-        raise DatabaseUnavailable(
-            f"could not start the embedded PostgreSQL in {pgdata}: {error}"
-            + (f" (server log: {log})" if log.exists() else "")
-        ) from error
-    # The handle counts its users: the server stops when the last one in the last process
-    # leaves (pgserver also stops it at interpreter exit).
-    with server:
-        yield server
+        try:
+            pgdata.parent.mkdir(parents=True, exist_ok=True)
+            server = get_server(pgdata, cleanup_mode="stop")
+        except Exception as error:
+            log = pgdata / "log"
+            raise DatabaseUnavailable(
+                f"could not start the embedded PostgreSQL in {pgdata}: {error}"
+                + (f" (server log: {log})" if log.exists() else "")
+            ) from error
+        # The handle counts its users: the server stops when the last one in the last
+        # process leaves (pgserver also stops it at interpreter exit).
+        with server:
+            _release_stop_signals(held)
+            yield server
+    finally:
+        _release_stop_signals(held)
+
+
+_STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
+
+
+def _hold_stop_signals() -> set[int | signal.Signals] | None:
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+
+
+def _release_stop_signals(previous: set[int | signal.Signals] | None) -> None:
+    if previous is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _create_database_if_missing(admin_url: str, name: str) -> None:

@@ -135,13 +135,13 @@ class Settings(BaseSettings):
         default=50, ge=10, le=1000, description="Candidates each recall branch contributes."
     )
     recall_rrf_k: int = Field(
-        default=60, ge=1, description="k of reciprocal rank fusion: weight / (k + rank)."
+        default=10, ge=1, description="k of reciprocal rank fusion: weight / (k + rank)."
     )
     recall_lexical_weight: float = Field(
         default=1.0, ge=0, description="Weight of the full-text branch in fusion."
     )
     recall_vector_weight: float = Field(
-        default=1.0, ge=0, description="Weight of the vector branch in fusion."
+        default=1.5, ge=0, description="Weight of the vector branch in fusion."
     )
     recall_min_similarity: float = Field(
         default=0.15,

@@ -66,11 +66,11 @@ def upgrade() -> None:
             p_scope text DEFAULT NULL,
             p_limit integer DEFAULT 10,
             p_candidates integer DEFAULT 50,
-            p_rrf_k integer DEFAULT 60,
+            p_rrf_k integer DEFAULT 10,
             p_lexical_weight double precision DEFAULT 1.0,
-            p_vector_weight double precision DEFAULT 1.0,
+            p_vector_weight double precision DEFAULT 1.5,
             p_confidence_weight double precision DEFAULT 0.2,
-            p_min_similarity double precision DEFAULT 0.0
+            p_min_similarity double precision DEFAULT 0.15
         ) RETURNS TABLE (
             id uuid,
             content text,
@@ -99,6 +99,9 @@ def upgrade() -> None:
                    ts_rank_cd(o.fts, q.tsq) AS lexical_score,
                    row_number() OVER (ORDER BY ts_rank_cd(o.fts, q.tsq) DESC, o.id) AS lexical_rank
             FROM kb.graph_objects o,
+                 -- every word of the query (websearch syntax: "quoted phrases", -excluded,
+                 -- or): selective, so the branch stays cheap however many memories share a
+                 -- common word; the vector branch covers the loose matches
                  websearch_to_tsquery('english', p_query) AS q(tsq)
             WHERE o.fts @@ q.tsq
               AND o.type = 'Memory' AND o.is_head AND o.deleted_at IS NULL
@@ -143,10 +146,15 @@ def upgrade() -> None:
                    coalesce(p_lexical_weight / (p_rrf_k + l.lexical_rank), 0)
                    + coalesce(p_vector_weight / (p_rrf_k + s.vector_rank), 0) AS fused
             FROM lexical l
-            -- vector candidates too far from the query are no match (filtered after the
-            -- index scan's LIMIT, so the scan stays short)
-            FULL OUTER JOIN (SELECT * FROM semantic WHERE similarity >= p_min_similarity) s
-              ON s.id = l.id
+            -- when even the closest memory is below p_min_similarity, the query is about
+            -- nothing remembered and the vector branch answers nothing; otherwise its
+            -- candidates count down to half that similarity (a hard cut at the floor itself
+            -- drops weak true matches; no cut at all returns unrelated filler)
+            FULL OUTER JOIN (
+                SELECT * FROM semantic
+                WHERE (SELECT max(similarity) FROM semantic) >= p_min_similarity
+                  AND similarity >= p_min_similarity / 2
+            ) s ON s.id = l.id
         ),
         ranked AS (
             SELECT f.*, o.canonical_id, o.properties, o.scope, o.created_at, o.updated_at,
@@ -195,7 +203,9 @@ def upgrade() -> None:
         "COMMENT ON FUNCTION kb.recall_memories IS "
         "'Hybrid recall for one actor in one project: full-text and vector candidates, each "
         "filtered by visibility, fused by weighted reciprocal rank and nudged by confidence. "
-        "Vector candidates below p_min_similarity are dropped. Without a query embedding it "
+        "The vector branch answers nothing when its best match is below p_min_similarity, "
+        "and drops candidates below half of it. "
+        "Without a query embedding it "
         "is full-text only.'"
     )
     op.execute(

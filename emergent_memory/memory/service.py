@@ -62,9 +62,9 @@ class MemoryConfig:
     dedup_threshold: float
     max_content_length: int = 2000
     recall_candidates: int = 50
-    recall_rrf_k: int = 60
+    recall_rrf_k: int = 10
     recall_lexical_weight: float = 1.0
-    recall_vector_weight: float = 1.0
+    recall_vector_weight: float = 1.5
     recall_confidence_weight: float = 0.2
     recall_min_similarity: float = 0.15
 

@@ -1,0 +1,55 @@
+"""The benchmark scripts keep working: a tiny run of each (numbers are not asserted:
+benchmarks are not tests), and the labelled data sets pass their own checks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("checker", ["retrieval_check.py", "dedup_check.py"])
+def test_the_labelled_data_sets_are_consistent(checker: str) -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "data" / checker)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_smoke_run_of_every_benchmark_writes_its_reports(server_url: str, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EMERGENT_MEMORY_")}
+    env |= {"BENCH_DATABASE_URL": server_url, "BENCH_RESULTS_DIR": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks.run", "--scale", "smoke"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    dedup = json.loads((tmp_path / "dedup.json").read_text())
+    assert 0.5 <= dedup["chosen"]["threshold"] <= 0.99
+    quality = json.loads((tmp_path / "quality.json").read_text())
+    for channel in ("hybrid", "vector_only", "fulltext_only"):
+        assert set(quality[channel]) >= {"hit@1", "hit@5", "hit@10", "mrr", "leaks"}
+        assert quality[channel]["leaks"] == 0  # never another user's memory
+    latency = json.loads((tmp_path / "latency-smoke.json").read_text())
+    [scale] = latency["scales"]
+    for measure in ("recall_end_to_end_ms", "recall_sql_ms", "save_ms", "list_ms"):
+        assert scale[measure]["n"] > 0
+    assert "Execution Time" in scale["explain"]  # EXPLAIN ANALYZE ran
+    assert scale["http"]["recalls"] > 0
+    for name in ("dedup.md", "quality.md", "latency-smoke.md"):
+        assert (tmp_path / name).read_text().startswith("# ")
