@@ -225,8 +225,9 @@ def hnsw_recall(conn: Connection[Any], me: Principal, vectors: list[Vector], mod
             "embedding": vector,
             "limit": 10,
         }
-        with conn.transaction():
+        with conn.transaction():  # the settings kb.recall_memories runs with
             conn.execute("SET LOCAL hnsw.iterative_scan = 'relaxed_order'")
+            conn.execute("SET LOCAL hnsw.ef_search = 100")
             approximate = {row[0] for row in conn.execute(NEAREST, params)}
         with conn.transaction():
             conn.execute("SET LOCAL enable_indexscan = off")

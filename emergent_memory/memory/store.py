@@ -121,13 +121,26 @@ SELECT id, content, category, scope, source, confidence, use_count, last_used, c
 FROM kb.memories WHERE id = ANY(%(ids)s)
 """
 
+# The page is chosen from ids and sort keys only (use counts from the recall log, which
+# holds few rows per memory), then only the page's rows are read in full from kb.memories.
 LIST_VISIBLE = """
-SELECT o.id, o.content, o.category, o.scope, o.source, o.confidence, o.use_count,
-       o.last_used, o.contexts, o.created_at, o.updated_at
-FROM kb.memories o
-WHERE {visible} AND (%(category)s::text IS NULL OR o.category = %(category)s)
-ORDER BY o.use_count DESC, o.created_at DESC, o.id
-LIMIT %(limit)s
+WITH page AS (
+    SELECT o.canonical_id, coalesce(u.uses, 0) AS uses, o.created_at
+    FROM kb.graph_objects o
+    LEFT JOIN (
+        SELECT canonical_id, count(*) AS uses FROM kb.memory_recalls
+        WHERE actor_id = %(actor_id)s GROUP BY canonical_id
+    ) u ON u.canonical_id = o.canonical_id
+    WHERE o.type = 'Memory' AND o.is_head AND o.deleted_at IS NULL
+      AND NOT (o.properties ? 'superseded_by') AND {visible}
+      AND (%(category)s::text IS NULL OR o.labels @> ARRAY[%(category)s::text])
+    ORDER BY uses DESC, o.created_at DESC, o.canonical_id
+    LIMIT %(limit)s
+)
+SELECT m.id, m.content, m.category, m.scope, m.source, m.confidence, m.use_count,
+       m.last_used, m.contexts, m.created_at, m.updated_at
+FROM page JOIN kb.memories m ON m.id = page.canonical_id
+ORDER BY page.uses DESC, page.created_at DESC, page.canonical_id
 """
 
 RECALL = """
