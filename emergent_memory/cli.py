@@ -18,6 +18,7 @@ from functools import wraps
 from typing import Any, NoReturn, ParamSpec, TypeVar
 
 import click
+import psycopg
 from pgvector.psycopg import register_vector
 from psycopg import IsolationLevel
 
@@ -66,6 +67,15 @@ def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
 def database(settings: Settings) -> Iterator[Database]:
     with open_database(settings.database_url, settings.data_dir) as db:
         yield db
+
+
+@contextmanager
+def migrated_connection(settings: Settings) -> Iterator[psycopg.Connection[Any]]:
+    """One connection (committed at the end) to a database that is at the schema head."""
+    with database(settings) as db:
+        migrations.require_current_schema(db.url)
+        with connect(db.url) as conn:
+            yield conn
 
 
 def describe(db: Database) -> str:
@@ -369,17 +379,15 @@ def token_create(
 ) -> None:
     """Create a token; it is shown once and only its hash is stored."""
     local = identity(settings, actor, project).principal
-    with database(settings) as db:
-        migrations.require_current_schema(db.url)
-        with connect(db.url) as conn:
-            new = tokens.create_token(
-                conn,
-                name=name,
-                actor_id=local.actor_id,
-                project_id=local.project_id,
-                scopes=list(scopes) or [READ, WRITE],
-                expires_in=None if expires_in_days is None else timedelta(days=expires_in_days),
-            )
+    with migrated_connection(settings) as conn:
+        new = tokens.create_token(
+            conn,
+            name=name,
+            actor_id=local.actor_id,
+            project_id=local.project_id,
+            scopes=list(scopes) or [READ, WRITE],
+            expires_in=None if expires_in_days is None else timedelta(days=expires_in_days),
+        )
     data = {"token": new.token, **_token_json(new.info)}
 
     def human() -> None:
@@ -400,10 +408,8 @@ def token_create(
 @reports_errors
 def token_list(settings: Settings, as_json: bool) -> None:
     """List tokens (never the tokens themselves)."""
-    with database(settings) as db:
-        migrations.require_current_schema(db.url)
-        with connect(db.url) as conn:
-            infos = tokens.list_tokens(conn)
+    with migrated_connection(settings) as conn:
+        infos = tokens.list_tokens(conn)
 
     def human() -> None:
         for info in infos:
@@ -425,10 +431,8 @@ def token_list(settings: Settings, as_json: bool) -> None:
 @reports_errors
 def token_revoke(settings: Settings, token_id: uuid.UUID) -> None:
     """Revoke a token at once, for good."""
-    with database(settings) as db:
-        migrations.require_current_schema(db.url)
-        with connect(db.url) as conn:
-            info = tokens.revoke_token(conn, token_id)
+    with migrated_connection(settings) as conn:
+        info = tokens.revoke_token(conn, token_id)
     click.echo(f"revoked token {info.id} ({info.name})")
 
 
