@@ -14,14 +14,13 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 import psycopg
 from psycopg import sql
 
 from emergent_memory import migrations
-from emergent_memory.database import open_database
+from emergent_memory.database import open_database, with_database_name
 from emergent_memory.embeddings.local import LocalEmbeddings
 
 ROOT = Path(__file__).resolve().parent
@@ -41,7 +40,7 @@ def bench_database() -> Iterator[str]:
         name = f"bench_{int(time.time())}_{os.getpid()}"
         with psycopg.connect(admin_url, autocommit=True) as conn:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-        url = _with_database(admin_url, name)
+        url = with_database_name(admin_url, name)
         try:
             migrations.upgrade(url)
             yield url
@@ -50,14 +49,6 @@ def bench_database() -> Iterator[str]:
                 conn.execute(
                     sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
                 )
-
-
-def _with_database(url: str, name: str) -> str:
-    """The same server's URL for another database (a URL, as the settings require)."""
-    parts = urlsplit(url)
-    if parts.scheme.startswith("postgres"):
-        return urlunsplit(parts._replace(path="/" + name))
-    return psycopg.conninfo.make_conninfo(url, dbname=name)
 
 
 @contextmanager

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from pgvector.psycopg import register_vector
@@ -133,6 +134,13 @@ def create_pool(
             f"could not connect to the database within {timeout:g} s"
         ) from error
     return pool
+
+
+def with_database_name(url: str, name: str) -> str:
+    """The same server's connection string for another database (a URL stays a URL)."""
+    if url.startswith(("postgresql://", "postgres://")):
+        return urlunsplit(urlsplit(url)._replace(path="/" + name))
+    return psycopg.conninfo.make_conninfo(url, dbname=name)
 
 
 def connect(url: str, **kwargs: Any) -> psycopg.Connection[Any]:

@@ -14,17 +14,15 @@ import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
 from pgvector.psycopg import register_vector
 from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import ConnectionPool
 
 from emergent_memory import graph, migrations
-from emergent_memory.database import create_pool, open_database
+from emergent_memory.database import create_pool, open_database, with_database_name
 from emergent_memory.embeddings.base import EmbeddingProvider
 from emergent_memory.embeddings.local import LocalEmbeddings
 from emergent_memory.memory import MemoryConfig, MemoryService, Principal
@@ -45,13 +43,6 @@ def server_url() -> Iterator[str]:
             yield db.url
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
-
-
-def with_database_name(url: str, name: str) -> str:
-    """The same connection URL (or key=value string) for another database on the server."""
-    if url.startswith(("postgresql://", "postgres://")):
-        return urlunsplit(urlsplit(url)._replace(path="/" + name))
-    return make_conninfo(**{**conninfo_to_dict(url), "dbname": name})
 
 
 @pytest.fixture(scope="session")

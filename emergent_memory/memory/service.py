@@ -79,10 +79,6 @@ class MemoryService:
         self._projects_with_pack: set[UUID] = set()
 
     @property
-    def embedder(self) -> EmbeddingProvider:
-        return self._embedder
-
-    @property
     def pool(self) -> ConnectionPool:
         """The connection pool, for the composition root's other stores (e.g. API tokens)."""
         return self._pool
