@@ -1,14 +1,26 @@
 """The secret detector: real-looking credentials are found, look-alikes in notes are not.
 
 The fake provider tokens are built from a prefix and a random-looking body at run time, so that
-this file does not itself look like it leaks credentials to secret scanners.
+this file does not itself look like it leaks credentials to secret scanners. Two corpora in
+`tests/data` measure the detector as a whole: `secret_memories.txt` (memories holding a
+credential, every one refused) and `benign_memories.txt` (ordinary memories, none refused).
 """
 
 from __future__ import annotations
 
+import base64
+import json
+import random
+import re
+import string
+from pathlib import Path
+
 import pytest
 
+from emergent_memory.errors import SecretRejected
+from emergent_memory.memory import MemoryService, Principal
 from emergent_memory.memory.secrets import SecretFinding, describe_secret, find_secrets
+from emergent_memory.memory.validation import no_secrets
 
 ALNUM_36 = "R8mZ2kQ7vX4nL9pT3wY6cB1jH5gF0sD8aE2u"
 ALNUM_24 = "Rk8mZ2qX7vL4nT9pW3yC6bJ1"
@@ -73,11 +85,25 @@ POSITIVES = [
     ),
     case("GitLab token", "glpat-" + ALNUM_20, name="gitlab-pat"),
     case("GitLab token", "glpat-" + ALNUM_24 + ".01.0w1ab2cd3", name="gitlab-pat-routable"),
+    case("GitLab token", "gldt-" + ALNUM_20, name="gitlab-deploy"),
+    case("GitLab token", "glrt-" + ALNUM_20, name="gitlab-runner"),
+    case("GitLab token", "glptt-" + ALNUM_24 + ALNUM_20, name="gitlab-trigger"),
+    case("GitLab token", "glcbt-64_" + ALNUM_20, name="gitlab-ci-job"),
+    case("GitLab token", "GR1348941" + ALNUM_20, name="gitlab-runner-registration"),
     case("Slack token", "xoxb-" + "2847561039-4817263950148-" + ALNUM_24, name="slack-bot"),
     case("Slack token", "xoxp-" + "2847561039-4817263950148-" + ALNUM_24, name="slack-user"),
     case("Slack token", "xoxa-" + "2-2847561039-" + ALNUM_24, name="slack-app"),
     case("Slack token", "xoxr-" + "2847561039-" + ALNUM_24, name="slack-refresh"),
     case("Slack token", "xoxs-" + "2847561039-" + ALNUM_24, name="slack-session"),
+    case(
+        "Slack token", "xapp-" + "1-A05EF34GH12-4817263950148-" + ALNUM_36, name="slack-app-level"
+    ),
+    case("Slack token", "xoxe-" + "1-" + BASE64URL_48.replace("_", "Q"), name="slack-rotating"),
+    case(
+        "Slack token",
+        "xoxe.xoxp-" + "1-" + BASE64URL_48.replace("_", "Q"),
+        name="slack-rotating-user",
+    ),
     case(
         "Slack webhook URL",
         "https://hooks.slack.com/services/" + "T04AB12CD/B05EF34GH/" + ALNUM_24,
@@ -91,6 +117,7 @@ POSITIVES = [
     case("Stripe secret key", "sk_live_" + "51H8x2KJ" + ALNUM_24, name="stripe-live"),
     case("Stripe secret key", "sk_test_" + "51H8x2KJ" + ALNUM_24, name="stripe-test"),
     case("Stripe secret key", "rk_live_" + "51H8x2KJ" + ALNUM_24, name="stripe-restricted"),
+    case("Stripe secret key", "rk_test_" + "51H8x2KJ" + ALNUM_24, name="stripe-restricted-test"),
     case("OpenAI API key", "sk-" + ALNUM_24 + "T3BlbkFJ" + ALNUM_20, name="openai-legacy"),
     case("OpenAI API key", "sk-proj-" + BASE64URL_48 + "-" + ALNUM_24, name="openai-project"),
     case("OpenAI API key", "sk-svcacct-" + BASE64URL_48, name="openai-service-account"),
@@ -234,7 +261,25 @@ POSITIVES = [
         "Zx9!kLm2pQ",
         name="password-php",
     ),
+    case(
+        "password assignment",
+        "<server><id>nexus</id><password>Zx9kLm2pQ7rt</password></server>",
+        "Zx9kLm2pQ7rt",
+        name="password-xml-element",
+    ),
+    case(
+        "password assignment",
+        "PASSWORD= Zx9kLm2pQ7rt",
+        "Zx9kLm2pQ7rt",
+        name="password-space-after-equals-at-end",
+    ),
     case("secret or token assignment", "api_key='abcd1234efgh'", "abcd1234efgh", name="api-key"),
+    case(
+        "secret or token assignment",
+        "<apiKey>q8Zm2Lx7Vt4N9pW3</apiKey>",
+        "q8Zm2Lx7Vt4N9pW3",
+        name="api-key-xml-element",
+    ),
     case("secret or token assignment", "secret=Zx9!kLm2pQ", "Zx9!kLm2pQ", name="secret"),
     case("secret or token assignment", "token=abc123def456", "abc123def456", name="token"),
     case(
@@ -310,6 +355,10 @@ NEGATIVES = [
     ),
     pytest.param("md5 d41d8cd98f00b204e9800998ecf8427e", id="md5"),
     pytest.param(
+        "host key SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8", id="ssh-fingerprint"
+    ),
+    pytest.param("h1:Hc8Nv8hLu5C1p+6ZfN3jGkCVUjQ1ziA0cJx/Ir8tBoc=", id="go-sum-hash"),
+    pytest.param(
         "docker pull ghcr.io/org/app@sha256:"
         "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
         id="image-digest",
@@ -330,6 +379,16 @@ NEGATIVES = [
     pytest.param("password: example", id="example"),
     pytest.param("api_key=xxx", id="xxx"),
     pytest.param('password="<password>"', id="angle-brackets"),
+    pytest.param("password=<your password> in the config", id="angle-brackets-spaces"),
+    pytest.param("token=[paste the token here]", id="square-brackets-spaces"),
+    pytest.param("password=...", id="ellipsis"),
+    pytest.param("password=test", id="test-word"),
+    pytest.param('token="test-token"', id="test-token"),
+    pytest.param("api_key=fake_api_key", id="fake-api-key"),
+    pytest.param("PASSWORD= with an empty value", id="empty-then-prose"),
+    pytest.param("the secret= option is deprecated", id="option-name-in-prose"),
+    pytest.param("<password>${env.NEXUS_PASSWORD}</password>", id="xml-element-placeholder"),
+    pytest.param("<passwordHash>abc123456</passwordHash>", id="xml-element-other-name"),
     pytest.param("secret: [REDACTED]", id="square-brackets"),
     pytest.param('password = ""', id="empty-quoted"),
     pytest.param("password=", id="empty"),
@@ -461,3 +520,146 @@ def test_the_description_reads_as_a_reason(kind: str, expected: str) -> None:
 
 def test_an_empty_text_has_no_secrets() -> None:
     assert find_secrets("") == []
+
+
+# --- corpora ------------------------------------------------------------------------------------
+
+DATA = Path(__file__).parent / "data"
+REQUIRED_KINDS = {
+    "AWS access key id",
+    "AWS secret access key",
+    "GitHub token",
+    "GitLab token",
+    "Slack token",
+    "Slack webhook URL",
+    "Stripe secret key",
+    "OpenAI API key",
+    "Anthropic API key",
+    "JSON web token",
+    "private key block",
+    "connection string with a password",
+    "password assignment",
+    "secret or token assignment",
+}
+_LINE = re.compile(r"\[(?P<kind>[^\]]+)\] (?P<template>.+)")
+_FIELD = re.compile(r"\{(?P<name>alnum|upper|hex|digits|b64|b64url):(?P<length>[0-9]+)\}|\{jwt\}")
+_ALPHABETS = {
+    "alnum": string.ascii_letters + string.digits,
+    "upper": string.ascii_uppercase + string.digits,
+    "hex": string.digits + "abcdef",
+    "digits": string.digits,
+    "b64": string.ascii_letters + string.digits + "+/",
+    "b64url": string.ascii_letters + string.digits + "-_",
+}
+
+
+def _random_text(rng: random.Random, name: str, length: int) -> str:
+    """Random characters of an alphabet; letters-and-digits ones mix cases and digits."""
+    alphabet = _ALPHABETS[name]
+    while True:
+        value = "".join(rng.choice(alphabet) for _ in range(length))
+        if name in ("hex", "digits", "upper") or (
+            re.search("[a-z]", value) and re.search("[A-Z]", value) and re.search("[0-9]", value)
+        ):
+            return value
+
+
+def _base64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def _jwt(rng: random.Random) -> str:
+    header = _base64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
+    claims = {"sub": str(rng.randrange(10**9)), "iat": 1714560000 + rng.randrange(10**6)}
+    return ".".join(
+        [header, _base64url(json.dumps(claims).encode()), _random_text(rng, "b64url", 43)]
+    )
+
+
+def fill(template: str) -> tuple[str, list[str]]:
+    """A memory from a corpus template, and the random values (fake credentials) put in it."""
+    rng = random.Random(template)  # the same text on every run
+    values: list[str] = []
+
+    def value(field: re.Match[str]) -> str:
+        name = field.group("name")
+        text = _jwt(rng) if name is None else _random_text(rng, name, int(field.group("length")))
+        values.append(text)
+        return text
+
+    return _FIELD.sub(value, template.replace("\\n", "\n")), values
+
+
+def _corpus_lines(name: str) -> list[str]:
+    lines = (DATA / name).read_text(encoding="utf-8").splitlines()
+    return [line for line in lines if line.strip() and not line.startswith("#")]
+
+
+SECRET_MEMORIES = [
+    (match.group("kind"), *fill(match.group("template")))
+    for match in map(_LINE.fullmatch, _corpus_lines("secret_memories.txt"))
+    if match is not None
+]
+BENIGN_MEMORIES = _corpus_lines("benign_memories.txt")
+
+
+def test_every_line_of_the_secret_corpus_is_well_formed() -> None:
+    lines = _corpus_lines("secret_memories.txt")
+    assert [line for line in lines if not _LINE.fullmatch(line)] == []
+    assert len(SECRET_MEMORIES) == len(lines)
+
+
+def test_the_secret_corpus_has_several_formats_of_every_kind() -> None:
+    kinds = [kind for kind, _, _ in SECRET_MEMORIES]
+    assert {kind: kinds.count(kind) for kind in REQUIRED_KINDS if kinds.count(kind) < 2} == {}
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "values"),
+    [pytest.param(*memory, id=f"{n:03d}-{memory[0]}") for n, memory in enumerate(SECRET_MEMORIES)],
+)
+def test_a_memory_holding_a_secret_is_refused_naming_the_kind(
+    kind: str, text: str, values: list[str]
+) -> None:
+    findings = find_secrets(text)
+    assert [finding.kind for finding in findings][:1] == [kind]
+    with pytest.raises(SecretRejected) as refused:
+        no_secrets(text)
+    message = str(refused.value)
+    assert kind in message
+    for finding in findings:
+        assert text[finding.start : finding.end] not in message
+    for value in values:
+        assert value not in message
+
+
+def test_the_benign_corpus_has_at_least_200_distinct_memories() -> None:
+    assert len(BENIGN_MEMORIES) >= 200
+    assert len(set(BENIGN_MEMORIES)) == len(BENIGN_MEMORIES)
+
+
+def test_no_benign_memory_is_taken_for_a_secret() -> None:
+    flagged = [
+        f"{line!r}: " + ", ".join(f"{f.kind} {line[f.start : f.end]!r}" for f in findings)
+        for line in BENIGN_MEMORIES
+        if (findings := find_secrets(line))
+    ]
+    assert flagged == [], "false positives:\n" + "\n".join(flagged)
+
+
+def test_the_service_refuses_every_secret_memory_and_writes_nothing(
+    service: MemoryService, principal: Principal
+) -> None:
+    for kind, text, _ in SECRET_MEMORIES:
+        with pytest.raises(SecretRejected, match=re.escape(kind)):
+            service.save(principal, text, "fact")
+    assert service.list_memories(principal)["count"] == 0
+
+
+def test_the_service_saves_memories_that_only_talk_about_credentials(
+    service: MemoryService, principal: Principal
+) -> None:
+    memories = [line for line in BENIGN_MEMORIES if re.search("password|token|secret", line)][:5]
+    for text in memories:
+        assert service.save(principal, text, "fact")["status"] == "created"
+    assert service.list_memories(principal)["count"] == len(memories)

@@ -1,10 +1,40 @@
 """Credential and secret detection, used to refuse saving secrets into the memory store.
 
-`find_secrets` looks for provider tokens with a known shape (AWS, GitHub, GitLab, Slack, Stripe,
-OpenAI, Anthropic, Google, JWTs), private key blocks, URLs with an inline password, assignments
-such as `password=...` or `api_key: ...` with a concrete value, and long random-looking tokens.
-It favours precision: ordinary developer notes (UUIDs, commit SHAs, digests, paths, identifiers,
-versions, placeholders such as `${TOKEN}` or `<password>`) are not findings.
+`find_secrets` reports these kinds (the `kind` of a `SecretFinding`):
+
+- private key block: PEM/OpenSSH/PGP `-----BEGIN ... PRIVATE KEY-----` with a body (RSA, EC,
+  DSA, OPENSSH, PKCS#8, ENCRYPTED, PGP ... KEY BLOCK), also when the paste is truncated;
+- AWS access key id (`AKIA...`, `ASIA...`) and AWS secret access key (40 characters assigned to
+  `aws_secret_access_key`, `AWS_SECRET_ACCESS_KEY`, `SecretAccessKey`);
+- GitHub token (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`, `github_pat_`);
+- GitLab token (`glpat-`, `gldt-`, `glrt-`, `glrtr-`, `glptt-`, `glcbt-`, `glft-`, `glimt-`,
+  `glagent-`, `gloas-`, `glsoat-`, `glffct-`, and `GR1348941` runner registration tokens);
+- Slack token (`xoxb-`, `xoxp-`, `xoxa-`, `xoxr-`, `xoxs-`, `xoxe-`, `xoxe.xoxp-`, `xapp-`)
+  and Slack webhook URL (`https://hooks.slack.com/services/...`, `/workflows/`, `/triggers/`);
+- Stripe secret key (`sk_live_`, `rk_live_`, and the test-mode `sk_test_`, `rk_test_`: test
+  keys are credentials of a real account too, so they are refused; publishable `pk_` keys are
+  public and allowed);
+- Anthropic API key (`sk-ant-api03-...`, `sk-ant-admin01-...`);
+- OpenAI API key (`sk-...`, `sk-proj-...`, `sk-svcacct-...`, `sk-admin-...`);
+- Google API key (`AIza...`);
+- JSON web token (three base64url parts, the header starting `eyJ`);
+- bearer token (`Authorization: Bearer <long token>`);
+- connection string with a password (`postgres://user:password@host`, any scheme);
+- password assignment (`password=`, `passwd:`, `pwd=`, `"password": "..."`, `PASSWORD=`,
+  `DB_PASSWORD: ...`, `passphrase`) and secret or token assignment (`api_key=`, `secret=`,
+  `token=`, `client_secret:`, `access_token=`, `private_key=`, ...) with a concrete value;
+- high-entropy token: any other long run of random-looking key material.
+
+It favours precision: ordinary developer notes (UUIDs, commit SHAs, hex digests, `SHA256:` and
+`h1:` fingerprints, paths, identifiers, versions, words like "password" or "token" in prose,
+code such as `password=os.environ["DB_PASSWORD"]`) are not findings.
+
+Placeholders are not secrets. An assigned value, URL password or token is a placeholder when it
+is a template (`<your password>`, `[REDACTED]`, `{password}`, `${VAR}`, `$VAR`, `$(cmd)`,
+`{{ var }}`, `%VAR%`, `%s`), masked or elided (`***`, `xxxx`, `...`, one repeated character),
+a generic word (`password`, `secret`, `token`, `changeme`, `example`, `test`, `demo`, `none`,
+...), or shaped like one (`your_api_key`, `insert_token_here`, `my-password`, `test-token`, any
+value containing `example`, such as AWS's documented `AKIAIOSFODNN7EXAMPLE`).
 
 `describe_secret` says what was found without ever repeating the secret itself.
 """
@@ -63,7 +93,7 @@ _PLACEHOLDER_WORD = re.compile(
     | change[_-]?me | changeit | example | sample | placeholder | redacted | removed | hidden
     | masked | censored | dummy | fake | foo | bar | baz | foobar | none | null | nil | undefined
     | true | false | yes | no | empty | blank | string | str | bytes | required | optional
-    | todo | tbd | n/a | na | unknown | unset | notset
+    | todo | tbd | n/a | na | unknown | unset | notset | test | testing | demo | mock
     """,
     re.VERBOSE | re.IGNORECASE,
 )
@@ -71,8 +101,8 @@ _PLACEHOLDER_SHAPE = re.compile(
     r"""
     ^your[\W_]?                     # your_password, YOUR_API_KEY, your-token-here
     | [\W_]here$                    # token_here, insert-key-here
-    | ^(?:my|the|some|a|an|new|old)[\W_]?         # mypassword, the-token, some_secret
-      (?:passw(?:or)?d|pass|pwd|secret|token|(?:api[\W_]?)?key)s?$
+    | ^(?:my|the|some|a|an|new|old|test|fake|dummy|mock|demo|sample|local|dev)[\W_]?
+      (?:passw(?:or)?d|pass|pwd|secret|token|(?:api[\W_]?)?key)s?$   # the-token, test_secret
     | example | placeholder | redacted | changeme
     | x{4,} | \*{3,} | \.{3}       # ghp_xxxxxxxx, ***, truncated...
     | (.)\1{5,}                     # 000000, aaaaaa
@@ -143,11 +173,17 @@ _GITHUB_TOKEN = re.compile(
     r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"
     r"(?![A-Za-z0-9_])"
 )
+# Personal, deploy, runner, pipeline trigger, CI job, feed, incoming mail, agent, OAuth app,
+# SCIM and feature flag client tokens; GR1348941 starts runner registration tokens.
 _GITLAB_TOKEN = re.compile(
-    rf"{_BOUNDARY_BEFORE}gl(?:pat|ptt|dt|rt)-[A-Za-z0-9_-]{{20,}}(?:\.[A-Za-z0-9_-]+)*"
-    rf"{_BOUNDARY_AFTER}"
+    rf"{_BOUNDARY_BEFORE}"
+    r"(?:gl(?:pat|dt|rtr?|ptt|cbt|ft|imt|agent|oas|soat|ffct)-|GR1348941)"
+    rf"[A-Za-z0-9_-]{{20,}}(?:\.[A-Za-z0-9_-]+)*{_BOUNDARY_AFTER}"
 )
-_SLACK_TOKEN = re.compile(rf"{_BOUNDARY_BEFORE}xox[abprs]-[A-Za-z0-9-]{{10,}}{_BOUNDARY_AFTER}")
+# Bot, user, app, refresh, session, rotating (xoxe) and app-level (xapp) tokens.
+_SLACK_TOKEN = re.compile(
+    rf"{_BOUNDARY_BEFORE}(?:xoxe\.)?(?:xox[abeprs]|xapp)-[A-Za-z0-9-]{{10,}}{_BOUNDARY_AFTER}"
+)
 _SLACK_WEBHOOK = re.compile(
     r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_-]+/[A-Za-z0-9_/-]{8,}"
 )
@@ -206,15 +242,16 @@ def _url_password(match: re.Match[str]) -> _Span | None:
 _LOGIN_KEY_NAMES = r"passw(?:or)?d|pwd|passphrase"
 _CREDENTIAL_KEY_NAMES = r"secret(?:[_-]?key)?|api[_-]?key|apikey|token|private[_-]?key"
 # The key may end a longer name (DB_PASSWORD, PGPASSWORD, access_token) but not continue
-# (password_hash, tokens, secretName). The separator is "=", ":", ":=", "=>" or a Python
-# annotation ("password: str = ..."), never "==" or "::".
+# (password_hash, tokens, secretName); a quote and a bracket may close it (conf["password"] = ...).
+# The separator is "=", ":", ":=", "=>" or a Python annotation ("password: str = ..."), never
+# "==" or "::". A bare value in brackets may hold spaces (password=<your password>).
 _ASSIGNMENT = r"""
-    (?:{keys})(?![A-Za-z0-9_])["']?[ \t]*
+    (?:{keys})(?![A-Za-z0-9_])["']?\]?[ \t]*
     (?: (?P<annotation>:[ \t]*[A-Za-z_][\w.\[\], |]{0,60}?[ \t]+=(?!=))
       | (?P<separator>=> | := | =(?!=) | :(?!:)) )
     [ \t]*
     (?: (?P<quote>["'`])(?P<quoted>[^\s"'`](?:[^\n]*?[^\s])?)(?P=quote)
-      | (?P<bare>[^\s"'`,;&]+) )
+      | (?P<bare> <[^<>\n]{1,80}> | \[[^\[\]\n]{1,80}\] | [^\s"'`,;&]+ ) )
 """
 _PASSWORD_ASSIGNMENT = re.compile(
     _ASSIGNMENT.replace("{keys}", _LOGIN_KEY_NAMES), re.IGNORECASE | re.VERBOSE
@@ -222,11 +259,18 @@ _PASSWORD_ASSIGNMENT = re.compile(
 _SECRET_ASSIGNMENT = re.compile(
     _ASSIGNMENT.replace("{keys}", _CREDENTIAL_KEY_NAMES), re.IGNORECASE | re.VERBOSE
 )
+# XML elements, as in Maven's settings.xml: <password>...</password>, <apiKey>...</apiKey>.
+_ELEMENT = (
+    r"<(?P<tag>[\w.:-]{0,40}?(?:{keys}))>[ \t]*(?P<secret>[^<\s][^<\n]{0,200}?)[ \t]*</(?P=tag)>"
+)
+_PASSWORD_ELEMENT = re.compile(_ELEMENT.replace("{keys}", _LOGIN_KEY_NAMES), re.IGNORECASE)
+_SECRET_ELEMENT = re.compile(_ELEMENT.replace("{keys}", _CREDENTIAL_KEY_NAMES), re.IGNORECASE)
 
-# An unquoted value after a plain ":" is a value only if its line ends, or a comment, a closing
-# bracket or the next key follows; otherwise it starts prose ("password: see the vault").
+# An unquoted value after a plain ":" (or an "=" spaced only after it) is a value only if its line
+# ends, or a comment, a closing bracket or quote, or the next key follows; otherwise it starts
+# prose ("password: see the vault", "the secret= option").
 _END_OF_VALUE = re.compile(
-    r"""[ \t]*(?: $ | [;)}\]|\#] | ,[ \t]*(?: $ | ["']?[\w-]+["']?[ \t]*[:=] ))""",
+    r"""[ \t]*(?: $ | [;)}\]|\#"'`] | ,[ \t]*(?: $ | ["']?[\w-]+["']?[ \t]*[:=] ))""",
     re.MULTILINE | re.VERBOSE,
 )
 # A quoted value that is only part of an expression: "ghp_" + suffix, "{}".format(password).
@@ -277,6 +321,18 @@ def _is_concrete_value(value: str, *, quoted: bool) -> bool:
     )
 
 
+def _introduces_prose(match: re.Match[str]) -> bool:
+    """Whether the separator may end a sentence's word rather than assign a value: a plain ":"
+    ("password: see the vault"), or an "=" spaced only after it ("the secret= option")."""
+    separator = match.group("separator")
+    if separator == ":":
+        return True
+    if separator != "=":
+        return False
+    before, after = match.start("separator") - 1, match.end("separator")
+    return not match.string[before].isspace() and match.string[after : after + 1].isspace()
+
+
 def _assigned_value(match: re.Match[str]) -> _Span | None:
     """The span of a concrete assigned value, or None for placeholders, code and prose."""
     if match.group("quoted") is not None:
@@ -286,10 +342,16 @@ def _assigned_value(match: re.Match[str]) -> _Span | None:
         return (start, start + len(value)) if _is_concrete_value(value, quoted=True) else None
     if match.group("annotation"):  # password: str = name: in Python, a bare name is code
         return None
-    if match.group("separator") == ":" and not _END_OF_VALUE.match(match.string, match.end()):
+    if _introduces_prose(match) and not _END_OF_VALUE.match(match.string, match.end()):
         return None
     value, start = _trim_bare_value(match.group("bare")), match.start("bare")
     return (start, start + len(value)) if _is_concrete_value(value, quoted=False) else None
+
+
+def _element_value(match: re.Match[str]) -> _Span | None:
+    """The text of a credential XML element, unless it is a placeholder such as `${env.X}`."""
+    value = match.group("secret")
+    return match.span("secret") if _is_concrete_value(value, quoted=True) else None
 
 
 # --- long random-looking tokens -------------------------------------------------------------------
@@ -298,6 +360,8 @@ _TOKEN_CANDIDATE = re.compile(
     r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{32,}={0,2}(?![A-Za-z0-9+/=_-])"
 )
 _HEX_OR_UUID = re.compile(r"^[0-9a-fA-F-]+$")
+# Hashes named by their algorithm: SSH fingerprints (SHA256:...), go.sum lines (h1:...).
+_HASH_LABEL = re.compile(r"(?:sha(?:1|224|256|384|512)|md5|h1):$", re.IGNORECASE)
 # Subresource Integrity hashes (lockfiles) and Stripe publishable keys are meant to be public.
 _PUBLIC_PREFIX = re.compile(r"^(?:sha(?:1|256|384|512)-|pk_(?:live|test)_)")
 _MIN_ENTROPY_BITS = 4.0  # per character; random base64 of 32 characters has about 4.5
@@ -345,8 +409,10 @@ def _looks_random(token: str) -> bool:
 
 
 def _high_entropy_token(match: re.Match[str]) -> _Span | None:
-    """A long random-looking token, unless it is inline data (`data:...;base64,`)."""
-    if match.string[max(0, match.start() - 7) : match.start()].lower() == "base64,":
+    """A long random-looking token, unless it is inline data (`data:...;base64,`) or a hash
+    named by its algorithm (`SHA256:...`)."""
+    before = match.string[max(0, match.start() - 7) : match.start()]
+    if before.lower() == "base64," or _HASH_LABEL.search(before):
         return None
     return match.span() if _looks_random(match.group()) else None
 
@@ -369,6 +435,8 @@ _RULES = (
     _Rule("connection string with a password", _URL_WITH_PASSWORD, _url_password),
     _Rule("password assignment", _PASSWORD_ASSIGNMENT, _assigned_value),
     _Rule("secret or token assignment", _SECRET_ASSIGNMENT, _assigned_value),
+    _Rule("password assignment", _PASSWORD_ELEMENT, _element_value),
+    _Rule("secret or token assignment", _SECRET_ELEMENT, _element_value),
     _Rule("high-entropy token", _TOKEN_CANDIDATE, _high_entropy_token),
 )
 
