@@ -276,9 +276,9 @@ def explain(
     config: MemoryConfig,
 ) -> str:
     """EXPLAIN (ANALYZE, BUFFERS) of the body of kb.recall_memories with these arguments."""
-    body = conn.execute("SELECT prosrc FROM pg_proc WHERE proname = 'recall_memories'").fetchone()[
-        0
-    ]  # type: ignore[index]
+    body = conn.execute(
+        "SELECT prosrc FROM pg_proc WHERE proname = 'recall_memories_for'"
+    ).fetchone()[0]  # type: ignore[index]
     names = [
         "p_actor_id",
         "p_project_id",

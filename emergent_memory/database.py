@@ -26,6 +26,13 @@ logger = logging.getLogger(__name__)
 
 EMBEDDED_DATABASE_NAME = "emergent_memory"
 APPLICATION_NAME = "emergent-memory"
+# Group roles created by migration 0006: the server's role is a member of APP_ROLE (subject to
+# row-level security), administrators and maintenance tools of ADMIN_ROLE.
+APP_ROLE = "emergent_memory_app"
+ADMIN_ROLE = "emergent_memory_admin"
+# The embedded server's login role for the application (the superuser `postgres` would bypass
+# row-level security).
+EMBEDDED_SERVER_ROLE = "emergent_memory_server"
 
 
 @dataclass(frozen=True)
@@ -134,6 +141,37 @@ def create_pool(
             f"could not connect to the database within {timeout:g} s"
         ) from error
     return pool
+
+
+def ensure_login_role(
+    owner_url: str, role: str, *, group: str = APP_ROLE, password: str | None = None
+) -> None:
+    """Create (or update) a login role that is a member of `group` (APP_ROLE or ADMIN_ROLE),
+    connected as a role that may create roles. Run it after migrating (migration 0006 creates
+    the group roles). A given password replaces the role's password."""
+    with psycopg.connect(owner_url, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()
+        if not exists:
+            created_meanwhile = (psycopg.errors.DuplicateObject, psycopg.errors.UniqueViolation)
+            with contextlib.suppress(*created_meanwhile):
+                conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
+        if password is not None:
+            conn.execute(
+                sql.SQL("ALTER ROLE {} PASSWORD {}").format(
+                    sql.Identifier(role), sql.Literal(password)
+                )
+            )
+        conn.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(group), sql.Identifier(role)))
+
+
+def with_role(url: str, user: str, password: str | None = None) -> str:
+    """The same database's connection string for another login role (and its password)."""
+    params = psycopg.conninfo.conninfo_to_dict(url)
+    params.pop("password", None)
+    params["user"] = user
+    if password is not None:
+        params["password"] = password
+    return psycopg.conninfo.make_conninfo("", **params)
 
 
 def with_database_name(url: str, name: str) -> str:

@@ -19,6 +19,10 @@ class DatabaseUnavailable(EmergentMemoryError):
     """The database could not be reached or the embedded server could not be started."""
 
 
+class ServiceBusy(EmergentMemoryError):
+    """Every database connection stayed busy for the whole wait: retry in a moment."""
+
+
 class SchemaNotCurrent(EmergentMemoryError):
     """The database schema is not at the revision this version of the code needs."""
 

@@ -8,6 +8,7 @@ role may create databases). Each test session works in fresh databases it create
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import tempfile
 import uuid
@@ -22,7 +23,14 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from emergent_memory import graph, migrations
-from emergent_memory.database import create_pool, open_database, with_database_name
+from emergent_memory.database import (
+    ADMIN_ROLE,
+    create_pool,
+    ensure_login_role,
+    open_database,
+    with_database_name,
+    with_role,
+)
 from emergent_memory.embeddings.base import EmbeddingProvider
 from emergent_memory.embeddings.local import LocalEmbeddings
 from emergent_memory.memory import MemoryConfig, MemoryService, Principal
@@ -105,23 +113,60 @@ def project_id(conn: psycopg.Connection[Any]) -> uuid.UUID:
     return project
 
 
+# The login role the tests' application pool uses: a member of emergent_memory_app, neither
+# superuser nor owner, so row-level security applies to every service call, as in production.
+TEST_APP_ROLE = "emergent_memory_test_app"
+# An administrator as docs/security.md sets one up: a login role in emergent_memory_admin.
+TEST_ADMIN_ROLE = "emergent_memory_test_admin"
+
+
 @pytest.fixture(scope="session")
-def pool(database_url: str) -> Iterator[ConnectionPool]:
-    """The application's connection pool on the session database."""
-    connection_pool = create_pool(database_url, min_size=1, max_size=12, timeout=20)
+def app_database_url(database_url: str) -> str:
+    """The session database's URL for the application role (subject to row-level security)."""
+    password = secrets.token_hex(16)
+    ensure_login_role(database_url, TEST_APP_ROLE, password=password)
+    return with_role(database_url, TEST_APP_ROLE, password)
+
+
+@pytest.fixture(scope="session")
+def admin_database_url(database_url: str) -> str:
+    """The session database's URL for an administrator role (every row, no superuser)."""
+    password = secrets.token_hex(16)
+    ensure_login_role(database_url, TEST_ADMIN_ROLE, group=ADMIN_ROLE, password=password)
+    return with_role(database_url, TEST_ADMIN_ROLE, password)
+
+
+@pytest.fixture(scope="session")
+def pool(app_database_url: str) -> Iterator[ConnectionPool]:
+    """The application's connection pool on the session database, as the application role."""
+    connection_pool = create_pool(app_database_url, min_size=1, max_size=12, timeout=20)
+    yield connection_pool
+    connection_pool.close()
+
+
+@pytest.fixture(scope="session")
+def owner_pool(database_url: str) -> Iterator[ConnectionPool]:
+    """A pool as the database owner (superuser here): sees every row, for tests to inspect
+    what was stored and for maintenance (re-embedding)."""
+    connection_pool = create_pool(database_url, min_size=1, max_size=4, timeout=20)
     yield connection_pool
     connection_pool.close()
 
 
 @pytest.fixture
-def make_service(
-    pool: ConnectionPool,
-) -> Callable[..., MemoryService]:
-    """A MemoryService with a given embedder (the deterministic test one by default)."""
+def make_service(pool: ConnectionPool, owner_pool: ConnectionPool) -> Callable[..., MemoryService]:
+    """A MemoryService with a given embedder (the deterministic test one by default);
+    `maintenance=True` gives one on the owner's pool (no row-level security)."""
 
-    def make(embedder: EmbeddingProvider | None = None, **config: Any) -> MemoryService:
+    def make(
+        embedder: EmbeddingProvider | None = None, *, maintenance: bool = False, **config: Any
+    ) -> MemoryService:
         settings: dict[str, Any] = {"dedup_threshold": 0.8} | config
-        return MemoryService(pool, embedder or BagOfWordsEmbedder(), MemoryConfig(**settings))
+        return MemoryService(
+            owner_pool if maintenance else pool,
+            embedder or BagOfWordsEmbedder(),
+            MemoryConfig(**settings),
+        )
 
     return make
 
@@ -146,11 +191,11 @@ def local_embedder() -> LocalEmbeddings:
 
 
 @pytest.fixture
-def global_memories_cleanup(pool: ConnectionPool) -> Iterator[None]:
+def global_memories_cleanup(connect: Callable[[], psycopg.Connection[Any]]) -> Iterator[None]:
     """For tests that save global memories: every actor sees those, so they are removed (as
     deleted memories) when the test ends, to keep other tests' results exact."""
     yield
-    with pool.connection() as conn:
+    with connect() as conn:
         conn.execute(
             "UPDATE kb.graph_objects SET deleted_at = now(), delete_reason = 'test cleanup' "
             "WHERE scope = 'global' AND type = 'Memory' AND is_head AND deleted_at IS NULL"

@@ -7,6 +7,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from psycopg_pool import ConnectionPool
 
@@ -23,8 +24,9 @@ def examples() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def results(pool: ConnectionPool) -> dict[int, list[tuple[Any, ...]]]:
-    """Memories of the documented actor, then every example's rows, by position."""
+def results(pool: ConnectionPool, admin_database_url: str) -> dict[int, list[tuple[Any, ...]]]:
+    """Memories of the documented actor, then every example's rows, by position, run as an
+    administrator role (the application role would see no row without a principal)."""
     service = MemoryService(pool, BagOfWordsEmbedder(), MemoryConfig(dedup_threshold=0.8))
     user = Principal(ACTOR, PROJECT)
     service.save(user, "Deploys to production happen on Fridays", "fact", context="ops")
@@ -35,7 +37,7 @@ def results(pool: ConnectionPool) -> dict[int, list[tuple[Any, ...]]]:
     MemoryService(pool, DownEmbedder(), MemoryConfig(dedup_threshold=0.8)).save(
         someone_else, "Saved while the embedding provider was down", "fact"
     )
-    with pool.connection() as conn:
+    with psycopg.connect(admin_database_url) as conn:
         return {n: conn.execute(sql.encode()).fetchall() for n, sql in enumerate(examples())}
 
 

@@ -65,7 +65,7 @@ def recalled_ids(service: MemoryService, principal: Principal, query: str, **kw:
 
 
 def test_save_creates_a_memory_with_labels_and_confidence_from_its_source(
-    service: MemoryService, principal: Principal, pool: ConnectionPool
+    service: MemoryService, principal: Principal, owner_pool: ConnectionPool
 ) -> None:
     result = service.save(
         principal, "  The user prefers pnpm over npm  ", "preference", source="explicit"
@@ -83,7 +83,7 @@ def test_save_creates_a_memory_with_labels_and_confidence_from_its_source(
     assert memory["confidence"] == 1.0
     assert memory["contexts"] == []
     assert memory["use_count"] == 0
-    stored = head(pool, memory["id"])
+    stored = head(owner_pool, memory["id"])
     assert stored["labels"] == ["memory", "preference", "user"]
     assert stored["model"] == "test/bag-of-words"
     assert stored["version"] == 1
@@ -98,7 +98,7 @@ def test_confidence_by_source(
 
 
 def test_an_exact_duplicate_is_not_stored_twice_but_reinforced(
-    service: MemoryService, principal: Principal, pool: ConnectionPool
+    service: MemoryService, principal: Principal, owner_pool: ConnectionPool
 ) -> None:
     first = service.save(principal, "The user prefers tabs", "preference")
     assert first["memory"]["confidence"] == 0.7
@@ -110,11 +110,13 @@ def test_an_exact_duplicate_is_not_stored_twice_but_reinforced(
     weaker = service.save(principal, "The user prefers tabs", "preference", source="inferred")
     assert weaker["memory"]["confidence"] == 1.0  # never lowered
     assert len(service.list_memories(principal)["memories"]) == 1
-    assert head(pool, first["memory"]["id"])["version"] == 2  # one reinforcement, no new object
+    assert (
+        head(owner_pool, first["memory"]["id"])["version"] == 2
+    )  # one reinforcement, no new object
 
 
 def test_a_near_duplicate_supersedes_the_old_memory_which_stays_as_history(
-    service: MemoryService, principal: Principal, pool: ConnectionPool
+    service: MemoryService, principal: Principal, owner_pool: ConnectionPool
 ) -> None:
     old = service.save(principal, "Deploys to production happen on Fridays", "fact", context="ops")
     new = service.save(principal, "Deploys to production happen on Thursdays", "fact")
@@ -125,12 +127,12 @@ def test_a_near_duplicate_supersedes_the_old_memory_which_stays_as_history(
     assert new["memory"]["id"] != old["memory"]["id"]
     assert new["memory"]["contexts"] == ["ops"]  # filed where the old fact was
 
-    old_head = head(pool, old["memory"]["id"])
+    old_head = head(owner_pool, old["memory"]["id"])
     assert old_head["properties"]["superseded_by"] == new["memory"]["id"]
     listed = [m["id"] for m in service.list_memories(principal)["memories"]]
     assert listed == [new["memory"]["id"]]
     assert recalled_ids(service, principal, "deploys Fridays") == [new["memory"]["id"]]
-    with pool.connection() as conn:
+    with owner_pool.connection() as conn:
         lineage = conn.execute(
             "SELECT depth, id::text FROM kb.memory_lineage(%s)", (new["memory"]["id"],)
         ).fetchall()
@@ -161,7 +163,7 @@ def test_dedup_only_looks_within_the_same_scope(
 
 
 def test_contexts_are_created_on_first_use_and_reused_per_actor(
-    service: MemoryService, principal: Principal, pool: ConnectionPool
+    service: MemoryService, principal: Principal, owner_pool: ConnectionPool
 ) -> None:
     first = service.save(principal, "Components live in src/ui", "convention", context="Frontend")
     second = service.save(principal, "Styles use Tailwind", "convention", context="frontend")
@@ -170,7 +172,7 @@ def test_contexts_are_created_on_first_use_and_reused_per_actor(
     other = Principal(actor_id=uuid.uuid4(), project_id=principal.project_id)
     theirs = service.save(other, "Pages live in app/", "convention", context="frontend")
     assert theirs["memory"]["contexts"] == ["frontend"]
-    with pool.connection() as conn:
+    with owner_pool.connection() as conn:
         contexts = conn.execute(
             "SELECT count(*) FROM kb.graph_objects WHERE type = 'MemoryContext' "
             "AND actor_id = ANY(%s)",
@@ -180,7 +182,7 @@ def test_contexts_are_created_on_first_use_and_reused_per_actor(
 
 
 def test_related_to_links_existing_objects_of_the_project(
-    service: MemoryService, principal: Principal, pool: ConnectionPool
+    service: MemoryService, principal: Principal, owner_pool: ConnectionPool
 ) -> None:
     target = service.save(principal, "Release notes go in CHANGELOG.md", "convention")
     linked = service.save(
@@ -189,7 +191,7 @@ def test_related_to_links_existing_objects_of_the_project(
         "instruction",
         related_to=[target["memory"]["id"]],
     )
-    with pool.connection() as conn:
+    with owner_pool.connection() as conn:
         edge = conn.execute(
             "SELECT type FROM kb.graph_relationships WHERE src_id = %s AND dst_id = %s",
             (linked["memory"]["id"], target["memory"]["id"]),
@@ -199,7 +201,7 @@ def test_related_to_links_existing_objects_of_the_project(
 
 @pytest.mark.parametrize("where", ["nowhere", "other project", "other actor"])
 def test_related_to_must_name_visible_objects_of_the_project(
-    service: MemoryService, principal: Principal, pool: ConnectionPool, where: str
+    service: MemoryService, principal: Principal, owner_pool: ConnectionPool, where: str
 ) -> None:
     if where == "nowhere":
         target = str(uuid.uuid4())
@@ -210,10 +212,10 @@ def test_related_to_must_name_visible_objects_of_the_project(
         )
         scope = "project"
         target = service.save(owner, "Something private", "fact", scope=scope)["memory"]["id"]
-    before = rows_of(pool, principal)
+    before = rows_of(owner_pool, principal)
     with pytest.raises(InvalidInput, match=f"related_to: no object with id {target} in this"):
         service.save(principal, "A memory with a bad link", "fact", related_to=[target])
-    assert rows_of(pool, principal) == before
+    assert rows_of(owner_pool, principal) == before
 
 
 CONTENT_LIMIT = 2000
@@ -244,14 +246,14 @@ CONTENT_LIMIT = 2000
 def test_invalid_saves_are_refused_and_nothing_is_written(
     service: MemoryService,
     principal: Principal,
-    pool: ConnectionPool,
+    owner_pool: ConnectionPool,
     arguments: dict[str, Any],
     message: str,
 ) -> None:
     call: dict[str, Any] = {"content": "The user prefers tabs", "category": "preference"}
     with pytest.raises(InvalidInput, match=message):
         service.save(principal, **(call | arguments))
-    assert rows_of(pool, principal) == 0
+    assert rows_of(owner_pool, principal) == 0
 
 
 def test_the_content_limit_is_configurable(make_service: MakeService, principal: Principal) -> None:
@@ -262,27 +264,27 @@ def test_the_content_limit_is_configurable(make_service: MakeService, principal:
 
 
 def test_secrets_are_refused_and_nothing_is_written(
-    service: MemoryService, principal: Principal, pool: ConnectionPool
+    service: MemoryService, principal: Principal, owner_pool: ConnectionPool
 ) -> None:
     token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
     with pytest.raises(SecretRejected, match="GitHub token") as raised:
         service.save(principal, f"The deploy token is {token}", "fact")
     assert token not in str(raised.value)
-    assert rows_of(pool, principal) == 0
+    assert rows_of(owner_pool, principal) == 0
     kept = service.save(principal, "The password policy requires 12 characters", "fact")
     assert kept["status"] == "created"
     with pytest.raises(SecretRejected):
         service.update(principal, kept["memory"]["id"], {"content": "password=hunter2xyz"})
-    assert head(pool, kept["memory"]["id"])["version"] == 1
+    assert head(owner_pool, kept["memory"]["id"])["version"] == 1
 
 
 @pytest.mark.usefixtures("global_memories_cleanup")
 def test_only_administrators_save_global_memories(
-    service: MemoryService, principal: Principal, pool: ConnectionPool
+    service: MemoryService, principal: Principal, owner_pool: ConnectionPool
 ) -> None:
     with pytest.raises(PermissionDenied, match="administrator"):
         service.save(principal, "Company style guide lives in the wiki", "fact", scope="global")
-    assert rows_of(pool, principal) == 0
+    assert rows_of(owner_pool, principal) == 0
     admin = Principal(principal.actor_id, principal.project_id, frozenset({READ, WRITE, ADMIN}))
     saved = service.save(admin, "Company style guide lives in the wiki", "fact", scope="global")
     assert saved["memory"]["scope"] == "global"
@@ -301,7 +303,7 @@ def test_a_read_only_principal_cannot_write(service: MemoryService, principal: P
 
 
 def test_recall_returns_scores_and_records_use_without_new_versions(
-    service: MemoryService, principal: Principal, pool: ConnectionPool
+    service: MemoryService, principal: Principal, owner_pool: ConnectionPool
 ) -> None:
     saved = service.save(principal, "The staging database is called stage_db", "fact")
     first = service.recall(principal, "staging database")
@@ -318,7 +320,7 @@ def test_recall_returns_scores_and_records_use_without_new_versions(
     assert memory["score"] == scores["score"] > 0
     second = service.recall(principal, "staging database")
     assert second["memories"][0]["use_count"] == 2
-    assert head(pool, saved["memory"]["id"])["version"] == 1
+    assert head(owner_pool, saved["memory"]["id"])["version"] == 1
     listed = service.list_memories(principal)["memories"][0]
     assert listed["use_count"] == 2
 
@@ -365,7 +367,7 @@ def test_invalid_recalls_are_clear_errors(
 
 
 def test_lifecycle_save_recall_update_delete(
-    service: MemoryService, principal: Principal, pool: ConnectionPool
+    service: MemoryService, principal: Principal, owner_pool: ConnectionPool
 ) -> None:
     saved = service.save(principal, "The frontend uses React 18", "fact")
     memory_id = saved["memory"]["id"]
@@ -377,7 +379,7 @@ def test_lifecycle_save_recall_update_delete(
     assert updated["memory"]["id"] == memory_id  # type: ignore[typeddict-item]
     assert recalled_ids(service, principal, "Svelte") == [memory_id]
     assert recalled_ids(service, principal, "React") == []
-    assert head(pool, memory_id)["version"] == 2
+    assert head(owner_pool, memory_id)["version"] == 2
 
     assert service.manage(principal, "delete", memory_id=memory_id) == {"deleted": memory_id}
     assert service.recall(principal, "Svelte")["memories"] == []
@@ -387,14 +389,14 @@ def test_lifecycle_save_recall_update_delete(
 
 
 def test_update_changes_category_and_confidence(
-    service: MemoryService, principal: Principal, pool: ConnectionPool
+    service: MemoryService, principal: Principal, owner_pool: ConnectionPool
 ) -> None:
     saved = service.save(principal, "Prefer small pull requests", "preference")
     result = service.update(
         principal, saved["memory"]["id"], {"category": "convention", "confidence": 0.95}
     )
     assert (result["memory"]["category"], result["memory"]["confidence"]) == ("convention", 0.95)
-    assert head(pool, saved["memory"]["id"])["labels"] == ["memory", "convention", "user"]
+    assert head(owner_pool, saved["memory"]["id"])["labels"] == ["memory", "convention", "user"]
 
 
 @pytest.mark.parametrize(
@@ -412,14 +414,14 @@ def test_update_changes_category_and_confidence(
 def test_invalid_updates_are_refused_and_write_nothing(
     service: MemoryService,
     principal: Principal,
-    pool: ConnectionPool,
+    owner_pool: ConnectionPool,
     updates: object,
     message: str,
 ) -> None:
     saved = service.save(principal, "Use conventional commits", "convention")
     with pytest.raises(InvalidInput, match=message):
         service.update(principal, saved["memory"]["id"], updates)
-    assert head(pool, saved["memory"]["id"])["version"] == 1
+    assert head(owner_pool, saved["memory"]["id"])["version"] == 1
 
 
 def test_manage_rejects_unknown_actions_and_bad_ids(
@@ -536,7 +538,7 @@ def test_scoping_matrix(service: MemoryService) -> None:
 
 
 def test_racing_near_duplicate_saves_leave_one_active_memory(
-    make_service: MakeService, principal: Principal, pool: ConnectionPool
+    make_service: MakeService, principal: Principal, owner_pool: ConnectionPool
 ) -> None:
     service = make_service()
     start = threading.Barrier(10)
@@ -559,7 +561,7 @@ def test_racing_near_duplicate_saves_leave_one_active_memory(
     assert errors == []
     assert sorted(results) == ["created"] + ["updated"] * 9
     assert len(service.list_memories(principal)["memories"]) == 1
-    with pool.connection() as conn:
+    with owner_pool.connection() as conn:
         superseded = conn.execute(
             "SELECT superseded FROM kb.memory_stats WHERE actor_id = %s", (principal.actor_id,)
         ).fetchone()
@@ -567,11 +569,11 @@ def test_racing_near_duplicate_saves_leave_one_active_memory(
 
 
 def test_saves_of_different_actors_do_not_serialize(
-    service: MemoryService, pool: ConnectionPool
+    service: MemoryService, owner_pool: ConnectionPool
 ) -> None:
     """A save holding its actor's lock does not block another actor's save."""
     first, second = Principal(uuid.uuid4(), uuid.uuid4()), Principal(uuid.uuid4(), uuid.uuid4())
-    with pool.connection() as blocker, blocker.transaction():
+    with owner_pool.connection() as blocker, blocker.transaction():
         blocker.execute(
             "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
             (f"memory-save:user:{first.actor_id}",),
@@ -581,20 +583,20 @@ def test_saves_of_different_actors_do_not_serialize(
 
 
 def test_with_the_embedder_down_saves_queue_a_job_and_recall_degrades(
-    make_service: MakeService, principal: Principal, pool: ConnectionPool
+    make_service: MakeService, principal: Principal, owner_pool: ConnectionPool
 ) -> None:
     down = make_service(DownEmbedder())
     saved = down.save(principal, "The cache is Redis 7 on port 6380", "fact")
     assert saved["status"] == "created"
     assert saved["degraded"] is True
     assert saved["similarity"] is None
-    with pool.connection() as conn:
+    with owner_pool.connection() as conn:
         job = conn.execute(
             "SELECT status FROM kb.graph_embedding_jobs WHERE canonical_id = %s",
             (saved["memory"]["id"],),
         ).fetchall()
     assert job == [("pending",)]
-    assert head(pool, saved["memory"]["id"])["model"] is None
+    assert head(owner_pool, saved["memory"]["id"])["model"] is None
 
     recalled = down.recall(principal, "Redis cache port")
     assert recalled["degraded"] is True
@@ -607,7 +609,7 @@ def test_with_the_embedder_down_saves_queue_a_job_and_recall_degrades(
 
 
 def test_reembed_moves_every_memory_to_the_new_model(
-    make_service: MakeService, principal: Principal, pool: ConnectionPool
+    make_service: MakeService, principal: Principal, owner_pool: ConnectionPool
 ) -> None:
     old = make_service(BagOfWordsEmbedder("test/old-model"))
     first = old.save(principal, "Kafka topics are named after domains", "convention")
@@ -618,16 +620,19 @@ def test_reembed_moves_every_memory_to_the_new_model(
     before = new.recall(principal, "Kafka topics")["memories"]
     assert [m["scores"]["vector_rank"] for m in before] == [None]
 
-    result = new.reembed(batch_size=1)
+    with pytest.raises(PermissionDenied, match="row-level security"):
+        new.reembed()  # the application role sees only a principal's rows: maintenance refused
+    maintenance = make_service(BagOfWordsEmbedder("test/new-model"), maintenance=True)
+    result = maintenance.reembed(batch_size=1)
     assert result["model"] == "test/new-model"
     assert result["reembedded"] >= 2
     assert result["remaining"] == 0
-    assert head(pool, first["memory"]["id"])["model"] == "test/new-model"
-    assert head(pool, second["memory"]["id"])["model"] == "test/new-model"
+    assert head(owner_pool, first["memory"]["id"])["model"] == "test/new-model"
+    assert head(owner_pool, second["memory"]["id"])["model"] == "test/new-model"
     after = new.recall(principal, "Kafka topics")["memories"]
     assert after[0]["id"] == first["memory"]["id"]
     assert after[0]["scores"]["vector_rank"] == 1
-    assert head(pool, first["memory"]["id"])["version"] == 1  # vectors are not versions
+    assert head(owner_pool, first["memory"]["id"])["version"] == 1  # vectors are not versions
 
 
 def test_results_are_plain_json(service: MemoryService, principal: Principal) -> None:
@@ -668,7 +673,7 @@ def test_words_of_the_metadata_do_not_match(service: MemoryService, principal: P
 
 
 def test_racing_saves_with_a_new_context_name_share_one_context(
-    make_service: MakeService, principal: Principal, pool: ConnectionPool
+    make_service: MakeService, principal: Principal, owner_pool: ConnectionPool
 ) -> None:
     service = make_service()
     start = threading.Barrier(6)
@@ -694,7 +699,7 @@ def test_racing_saves_with_a_new_context_name_share_one_context(
     for thread in threads:
         thread.join()
     assert errors == []
-    with pool.connection() as conn:
+    with owner_pool.connection() as conn:
         contexts = conn.execute(
             "SELECT count(*) FROM kb.graph_objects WHERE type = 'MemoryContext' "
             "AND actor_id = %s AND is_head",
@@ -704,11 +709,11 @@ def test_racing_saves_with_a_new_context_name_share_one_context(
 
 
 def test_reembed_finishes_the_queued_jobs(
-    make_service: MakeService, principal: Principal, pool: ConnectionPool
+    make_service: MakeService, principal: Principal, owner_pool: ConnectionPool
 ) -> None:
     saved = make_service(DownEmbedder()).save(principal, "Queued while the model was down", "fact")
-    make_service().reembed()
-    with pool.connection() as conn:
+    make_service(maintenance=True).reembed()
+    with owner_pool.connection() as conn:
         jobs = conn.execute(
             "SELECT status FROM kb.graph_embedding_jobs WHERE canonical_id = %s",
             (saved["memory"]["id"],),

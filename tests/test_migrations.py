@@ -71,6 +71,7 @@ def test_every_revision_downgrades_one_step_at_a_time(make_database: Callable[[]
         seen.append(revision)
         migrations.downgrade(url, "-1")
     assert seen == [
+        "0006_row_level_security",
         "0005_api_tokens",
         "0004_memory_sql",
         "0003_seed_agent_memory_pack",

@@ -33,6 +33,7 @@ from emergent_memory.graph.packs import (
     validate_object,
     validate_relationship,
 )
+from emergent_memory.graph.principal import act_as, bypasses_row_security
 from emergent_memory.graph.relationships import (
     create_relationship,
     delete_relationship,
@@ -52,6 +53,8 @@ __all__ = [
     "PackDefinition",
     "PackInstallation",
     "TemplatePack",
+    "act_as",
+    "bypasses_row_security",
     "create_object",
     "create_relationship",
     "delete_object",

@@ -15,18 +15,21 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+import psycopg
 from pgvector import Vector
 from psycopg import Connection
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from emergent_memory import graph
 from emergent_memory.embeddings import jobs
 from emergent_memory.embeddings.base import EmbeddingProvider
 from emergent_memory.errors import (
+    DatabaseUnavailable,
     EmbeddingUnavailable,
     InvalidInput,
     MemoryNotFound,
     PermissionDenied,
+    ServiceBusy,
 )
 from emergent_memory.graph import Embedding, GraphObject
 from emergent_memory.memory import store, validation
@@ -48,6 +51,12 @@ from emergent_memory.memory.models import (
 )
 
 logger = logging.getLogger(__name__)
+
+UNREACHABLE = (
+    "lost the database connection during this request (the database restarted or is "
+    "unreachable); try again in a moment (saving the same memory again is safe: repeats are "
+    "recognised)"
+)
 
 PACK = "agent-memory"
 DEFAULT_CONTEXT_PRIORITY = 50
@@ -109,7 +118,7 @@ class MemoryService:
 
         embedding = self._embed_document(text)
         self._ensure_pack(principal.project_id)
-        with self._transaction() as conn:
+        with self._transaction(principal) as conn:
             store.lock_saves(conn, principal, scope_)
             targets = self._related_targets(conn, principal, related)
 
@@ -218,7 +227,7 @@ class MemoryService:
         except EmbeddingUnavailable as error:
             logger.warning("recall degraded to full-text search: %s", error)
         config = self._config
-        with self._transaction() as conn:
+        with self._transaction(principal) as conn:
             rows = store.recall(
                 conn,
                 principal,
@@ -283,7 +292,7 @@ class MemoryService:
         category_ = None if category is None else validation.category(category)
         limit_ = validation.limit(limit, default=LIST_DEFAULT_LIMIT, maximum=LIST_MAX_LIMIT)
         self._require_read(principal)
-        with self._transaction() as conn:
+        with self._transaction(principal) as conn:
             rows = store.list_visible(conn, principal, category_, limit_)
         memories = [_record(row) for row in rows]
         return {"memories": memories, "count": len(memories)}
@@ -292,7 +301,7 @@ class MemoryService:
         """Soft-delete one memory (kept as history, never recalled again)."""
         id_ = validation.memory_id(memory_id)
         self._require_write(principal)
-        with self._transaction() as conn:
+        with self._transaction(principal) as conn:
             self._writable_memory(conn, principal, id_)
             graph.delete_object(conn, id_, reason="deleted by its owner")
         return {"deleted": str(id_)}
@@ -314,7 +323,7 @@ class MemoryService:
         self._require_write(principal)
 
         embedding = self._embed_document(patch["content"]) if "content" in patch else None
-        with self._transaction() as conn:
+        with self._transaction(principal) as conn:
             head = self._writable_memory(conn, principal, id_)
             if head.properties.get("superseded_by"):
                 raise InvalidInput(
@@ -348,7 +357,7 @@ class MemoryService:
                 "call it again with confirm: true to go ahead"
             )
         self._require_write(principal)
-        with self._transaction() as conn:
+        with self._transaction(principal) as conn:
             memories = store.own_memories_in_project(conn, principal)
             for memory in memories:
                 graph.delete_object(conn, memory.canonical_id, reason="forget_all")
@@ -357,7 +366,7 @@ class MemoryService:
     def stats(self, principal: Principal) -> StatsResult:
         """How many memories the caller saved, per project where they were saved."""
         self._require_read(principal)
-        with self._transaction() as conn:
+        with self._transaction(principal) as conn:
             rows = store.stats_rows(conn, principal)
         projects: list[ProjectStats] = []
         for project_id, active, superseded, deleted, *by_category in rows:
@@ -389,6 +398,13 @@ class MemoryService:
         correct throughout: memories not yet re-embedded are found by full text only.
         Raises EmbeddingUnavailable if the provider fails (what was done is kept).
         """
+        with self._transaction() as conn:
+            if not graph.bypasses_row_security(conn):
+                raise PermissionDenied(
+                    "re-embedding every memory needs a database role that sees all rows (a "
+                    "superuser, BYPASSRLS, or a member of emergent_memory_admin); this one is "
+                    "subject to row-level security: see docs/security.md"
+                )
         model = self._embedder.model_name
         done = 0
         seen: set[UUID] = set()
@@ -410,10 +426,31 @@ class MemoryService:
     # -- helpers ------------------------------------------------------------------------------
 
     @contextmanager
-    def _transaction(self) -> Iterator[Connection[Any]]:
-        """A pooled connection in one transaction: committed on success, else rolled back."""
-        with self._pool.connection() as conn, conn.transaction():
-            yield conn
+    def _transaction(self, principal: Principal | None = None) -> Iterator[Connection[Any]]:
+        """A pooled connection in one transaction: committed on success, else rolled back.
+
+        With a principal, the transaction acts for it (transaction-local settings that the
+        row-level security policies read); without one, an application role sees nothing, and
+        only maintenance run by an administrator role (re-embedding) works.
+        """
+        conn: Connection[Any] | None = None
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                if principal is not None:
+                    graph.act_as(
+                        conn, principal.actor_id, principal.project_id, admin=principal.is_admin
+                    )
+                yield conn
+        except PoolTimeout as error:
+            raise ServiceBusy(
+                f"the memory server is busy: no database connection became free within "
+                f"{self._pool.timeout:g} s (all in use, or the database is unreachable); "
+                "try again in a moment"
+            ) from error
+        except psycopg.OperationalError as error:
+            if conn is not None and conn.broken:  # the server went away mid-request
+                raise DatabaseUnavailable(UNREACHABLE) from error
+            raise
 
     def _ensure_pack(self, project_id: UUID) -> None:
         """Install the agent-memory pack in the project once, in a transaction of its own, and

@@ -1,0 +1,261 @@
+"""Row-level security: the database keeps each principal to its rows, whatever the query.
+
+Everything here connects as a login role that is a member of emergent_memory_app (neither
+superuser nor owner), as the server does in production.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from pgvector.psycopg import register_vector
+from psycopg_pool import ConnectionPool
+
+from emergent_memory import graph
+from emergent_memory.database import create_pool
+from emergent_memory.memory import MemoryConfig, MemoryService, Principal
+from emergent_memory.memory.models import ADMIN, READ, WRITE
+from tests.embedders import BagOfWordsEmbedder
+
+
+@pytest.fixture
+def app_connect(app_database_url: str) -> Iterator[Callable[[], psycopg.Connection[Any]]]:
+    """Connections as the application role (not autocommit: each test opens transactions)."""
+    opened: list[psycopg.Connection[Any]] = []
+
+    def open_connection() -> psycopg.Connection[Any]:
+        conn = psycopg.connect(app_database_url)
+        register_vector(conn)
+        opened.append(conn)
+        return conn
+
+    yield open_connection
+    for conn in opened:
+        conn.close()
+
+
+@pytest.fixture
+def world(service: MemoryService, global_memories_cleanup: None) -> dict[str, Any]:
+    """Two actors with user and project memories in two projects, and a global memory."""
+    project_1, project_2 = uuid.uuid4(), uuid.uuid4()
+    alice, bob = uuid.uuid4(), uuid.uuid4()
+    admin = Principal(uuid.uuid4(), project_1, frozenset({READ, WRITE, ADMIN}))
+    ids: dict[str, str] = {}
+    for name, actor in (("alice", alice), ("bob", bob)):
+        here = Principal(actor, project_1)
+        ids[f"{name}_user"] = service.save(
+            here, f"{name} prefers tabs", "preference", context="style"
+        )["memory"]["id"]
+        ids[f"{name}_project"] = service.save(
+            here, f"{name} deploys project one with make", "fact", scope="project"
+        )["memory"]["id"]
+        service.recall(here, "tabs")  # a recall row of their own
+    ids["global"] = service.save(admin, "Every service logs in JSON", "convention", scope="global")[
+        "memory"
+    ]["id"]
+    return {"project_1": project_1, "project_2": project_2, "alice": alice, "bob": bob, **ids}
+
+
+def ids_of(conn: psycopg.Connection[Any], query: str) -> set[str]:
+    return {str(row[0]) for row in conn.execute(query)}
+
+
+MEMORY_IDS = (
+    "SELECT canonical_id FROM kb.graph_objects WHERE type = 'Memory' AND is_head "
+    "AND deleted_at IS NULL"
+)
+
+
+def test_a_query_without_any_scope_predicate_returns_only_the_principals_rows(
+    app_connect: Callable[[], psycopg.Connection[Any]], world: dict[str, Any]
+) -> None:
+    conn = app_connect()
+    with conn.transaction():
+        graph.act_as(conn, world["alice"], world["project_1"])
+        assert ids_of(conn, MEMORY_IDS) == {
+            world["alice_user"],
+            world["alice_project"],
+            world["global"],
+        }
+        assert ids_of(conn, "SELECT id FROM kb.memories") == {
+            world["alice_user"],
+            world["alice_project"],
+            world["global"],
+        }
+        actors = {row[0] for row in conn.execute("SELECT actor_id FROM kb.graph_relationships")}
+        assert actors == {world["alice"]}
+        recallers = {row[0] for row in conn.execute("SELECT actor_id FROM kb.memory_recalls")}
+        assert recallers == {world["alice"]}
+        stats = {row[0] for row in conn.execute("SELECT actor_id FROM kb.memory_stats")}
+        assert world["bob"] not in stats
+
+
+def test_project_memories_stay_in_their_project_even_for_their_owner(
+    app_connect: Callable[[], psycopg.Connection[Any]], world: dict[str, Any]
+) -> None:
+    conn = app_connect()
+    with conn.transaction():
+        graph.act_as(conn, world["alice"], world["project_2"])
+        assert ids_of(conn, MEMORY_IDS) == {world["alice_user"], world["global"]}
+
+
+def test_without_a_principal_the_application_role_sees_nothing(
+    app_connect: Callable[[], psycopg.Connection[Any]], world: dict[str, Any]
+) -> None:
+    conn = app_connect()
+    with conn.transaction():
+        for table in ("graph_objects", "graph_relationships", "memory_recalls", "memories"):
+            assert conn.execute(f"SELECT count(*) FROM kb.{table}").fetchone() == (0,), table
+        recalled = conn.execute(
+            "SELECT * FROM kb.recall_memories(%s, %s, 'tabs')", (world["alice"], world["project_1"])
+        ).fetchall()
+        assert recalled == []
+
+
+def test_the_principal_ends_with_the_transaction(
+    app_connect: Callable[[], psycopg.Connection[Any]], world: dict[str, Any]
+) -> None:
+    conn = app_connect()
+    with conn.transaction():
+        graph.act_as(conn, world["alice"], world["project_1"])
+        assert len(ids_of(conn, MEMORY_IDS)) == 3
+    with conn.transaction():
+        assert ids_of(conn, MEMORY_IDS) == set()
+        setting = conn.execute("SELECT current_setting('emergent_memory.actor_id', true)")
+        assert setting.fetchone() in {("",), (None,)}
+
+
+def test_a_connection_returned_to_the_pool_carries_no_identity(
+    app_database_url: str, world: dict[str, Any]
+) -> None:
+    """One connection serves alice's request, then anyone's: it remembers nothing of her."""
+    single: ConnectionPool = create_pool(app_database_url, min_size=1, max_size=1, timeout=10)
+    try:
+        service = MemoryService(single, BagOfWordsEmbedder(), MemoryConfig(dedup_threshold=0.8))
+        alice = Principal(world["alice"], world["project_1"])
+        assert service.recall(alice, "tabs")["memories"]
+        with single.connection() as conn:
+            assert ids_of(conn, MEMORY_IDS) == set()
+            row = conn.execute(
+                "SELECT current_setting('emergent_memory.actor_id', true), "
+                "current_setting('emergent_memory.admin', true)"
+            ).fetchone()
+            assert row is not None
+            assert set(row) <= {"", None}
+    finally:
+        single.close()
+
+
+def test_writes_for_another_actor_are_refused_by_the_database(
+    app_connect: Callable[[], psycopg.Connection[Any]], world: dict[str, Any]
+) -> None:
+    conn = app_connect()
+    insert = (
+        "INSERT INTO kb.graph_objects (canonical_id, version, project_id, actor_id, scope, type) "
+        "VALUES (gen_random_uuid(), 1, %s, %s, %s, 'Memory')"
+    )
+    with conn.transaction():
+        graph.act_as(conn, world["alice"], world["project_1"])
+        # another actor's rows cannot be changed (they are not even there to change)
+        updated = conn.execute(
+            "UPDATE kb.graph_objects SET properties = '{}' WHERE actor_id = %s", (world["bob"],)
+        )
+        assert updated.rowcount == 0
+        for actor, scope in ((world["bob"], "user"), (world["alice"], "global")):
+            with (
+                pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"),
+                conn.transaction(),
+            ):
+                conn.execute(insert, (world["project_1"], actor, scope))
+        # project scope: only in the current project
+        with (
+            pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"),
+            conn.transaction(),
+        ):
+            conn.execute(insert, (world["project_2"], world["alice"], "project"))
+        # rows are never deleted by the application (deletes are tombstone versions)
+        with pytest.raises(psycopg.errors.InsufficientPrivilege), conn.transaction():
+            conn.execute("DELETE FROM kb.graph_objects WHERE actor_id = %s", (world["alice"],))
+    with conn.transaction(force_rollback=True):
+        graph.act_as(conn, world["alice"], world["project_1"], admin=True)
+        conn.execute(insert, (world["project_1"], world["alice"], "global"))
+
+
+def test_recall_answers_only_for_the_transactions_principal(
+    app_connect: Callable[[], psycopg.Connection[Any]], world: dict[str, Any]
+) -> None:
+    conn = app_connect()
+    with conn.transaction():
+        graph.act_as(conn, world["alice"], world["project_1"])
+        mine = conn.execute(
+            "SELECT id FROM kb.recall_memories(%s, %s, 'prefers tabs')",
+            (world["alice"], world["project_1"]),
+        ).fetchall()
+        assert {str(row[0]) for row in mine} == {world["alice_user"]}
+    for actor, project in (
+        (world["bob"], world["project_1"]),
+        (world["alice"], world["project_2"]),
+    ):
+        with conn.transaction():
+            graph.act_as(conn, world["alice"], world["project_1"])
+            with (
+                pytest.raises(psycopg.errors.InsufficientPrivilege, match="principal"),
+                conn.transaction(),
+            ):
+                conn.execute("SELECT * FROM kb.recall_memories(%s, %s, 'tabs')", (actor, project))
+    # the unchecked function behind it is not the application's to call
+    with pytest.raises(psycopg.errors.InsufficientPrivilege), conn.transaction():
+        conn.execute(
+            "SELECT * FROM kb.recall_memories_for(%s, %s, 'tabs')",
+            (world["bob"], world["project_1"]),
+        )
+
+
+def test_an_administrator_role_sees_and_recalls_for_everyone(
+    admin_database_url: str, world: dict[str, Any]
+) -> None:
+    """The documented administrator setup: a login role in emergent_memory_admin."""
+    with psycopg.connect(admin_database_url) as conn:
+        assert {world["alice_user"], world["bob_user"], world["global"]} <= ids_of(
+            conn, MEMORY_IDS
+        )
+        recalled = conn.execute(
+            "SELECT id FROM kb.recall_memories(%s, %s, 'prefers tabs')",
+            (world["bob"], world["project_1"]),
+        ).fetchall()
+        assert {str(row[0]) for row in recalled} == {world["bob_user"]}
+
+
+def test_the_tables_force_row_level_security(
+    connect: Callable[[], psycopg.Connection[Any]],
+) -> None:
+    """Even the owner is subject to the policies (it administers through the admin role)."""
+    rows = (
+        connect()
+        .execute(
+            "SELECT relname, relrowsecurity, relforcerowsecurity FROM pg_class "
+            "WHERE relnamespace = 'kb'::regnamespace "
+            "AND relname IN ('graph_objects', 'graph_relationships', 'memory_recalls') "
+            "ORDER BY relname"
+        )
+        .fetchall()
+    )
+    assert rows == [
+        ("graph_objects", True, True),
+        ("graph_relationships", True, True),
+        ("memory_recalls", True, True),
+    ]
+    views = (
+        connect()
+        .execute(
+            "SELECT c.relname, c.reloptions FROM pg_class c "
+            "WHERE c.relnamespace = 'kb'::regnamespace AND c.relkind = 'v' ORDER BY 1"
+        )
+        .fetchall()
+    )
+    assert views
+    assert all("security_invoker=true" in (options or []) for _, options in views)
