@@ -9,8 +9,11 @@ from typing import Any
 
 import psycopg
 import pytest
+from psycopg import sql
 
-from emergent_memory import migrations
+from emergent_memory import graph, migrations
+from emergent_memory.database import with_database_name
+from emergent_memory.memory import store
 
 ROWS = 20_000
 CATEGORIES = ["preference", "pattern", "correction", "fact", "instruction", "convention"]
@@ -103,3 +106,59 @@ def test_nearest_neighbours_of_live_heads_use_hnsw(populated: psycopg.Connection
         {"q": "[" + ",".join(["0.2"] * 384) + "]"},
     )
     assert "graph_objects_embedding_hnsw_idx" in explained
+
+
+@pytest.fixture
+def as_application(
+    populated: psycopg.Connection[Any], app_database_url: str
+) -> Iterator[tuple[psycopg.Connection[Any], uuid.UUID]]:
+    """A connection to the populated database as the application role, in a transaction
+    acting for the actor of one of its memories (row-level security applies)."""
+    row = populated.execute(
+        "SELECT actor_id FROM kb.graph_objects WHERE properties ->> 'content' = 'memory number 5'"
+    ).fetchone()
+    assert row is not None
+    name = populated.info.dbname
+    with psycopg.connect(with_database_name(app_database_url, name)) as conn:
+        graph.act_as(conn, row[0], uuid.UUID(int=5))
+        yield conn, row[0]
+
+
+def test_under_row_level_security_the_duplicate_check_uses_its_index(
+    as_application: tuple[psycopg.Connection[Any], uuid.UUID],
+) -> None:
+    """An index on a non-leakproof expression would be unusable under the policies: the
+    fingerprint is a stored column compared with text equality (leakproof)."""
+    conn, actor = as_application
+    query = sql.SQL(store.FIND_EXACT).format(
+        active=sql.SQL(store.ACTIVE), same_scope=sql.SQL(store.SAME_SCOPE["user"])
+    )
+    params = {"actor_id": actor, "project_id": uuid.UUID(int=5), "content": "Memory  number 5"}
+    explained = plan(conn, query.as_string(conn), params)
+    assert "graph_objects_content_fingerprint_idx" in explained
+    assert "Seq Scan" not in explained
+    found = conn.execute(query, params).fetchall()
+    assert len(found) == 1
+
+
+def test_under_row_level_security_the_nearest_neighbour_search_uses_an_index(
+    as_application: tuple[psycopg.Connection[Any], uuid.UUID],
+) -> None:
+    conn, actor = as_application
+    query = sql.SQL(store.FIND_NEAREST).format(
+        active=sql.SQL(store.ACTIVE), same_scope=sql.SQL(store.SAME_SCOPE["user"])
+    )
+    params = {
+        "actor_id": actor,
+        "project_id": uuid.UUID(int=5),
+        "model": "m",
+        "embedding": "[" + ",".join(["0.2"] * 384) + "]",
+    }
+    explained = plan(
+        conn, query.as_string(conn).replace("%(embedding)s", "%(embedding)s::vector"), params
+    )
+    assert (
+        "graph_objects_embedding_hnsw_idx" in explained
+        or "graph_objects_actor_scope_idx" in explained
+    )
+    assert "Seq Scan" not in explained

@@ -17,10 +17,15 @@ downgrade leaves them in place:
   every row. The role running this migration is made a member, since FORCE makes the tables'
   owner subject to the policies too.
 
-Searches that need a non-leakproof operator in an index (full text `@@`, the content
-fingerprint) cannot use their index under row-level security, so kb.recall_memories becomes a
-SECURITY DEFINER function that takes the principal from the same settings and refuses any
-other actor unless its caller is an administrator.
+Under row-level security PostgreSQL uses an index only for conditions it can prove leak no
+row data (leakproof operators). Two hot searches had indexes on non-leakproof expressions:
+- full text (`@@`): kb.recall_memories becomes a SECURITY DEFINER function that takes the
+  principal from the same settings and refuses any other actor unless its caller is an
+  administrator;
+- the exact-duplicate fingerprint (an expression index on kb.memory_fingerprint(...)): it
+  becomes a stored generated column compared with `=` on text, which is leakproof, so the
+  duplicate check stays an index scan under the policies. (Adding the column rewrites
+  kb.graph_objects once.)
 
 Released revisions are frozen: change the schema with a new revision, never by editing this one.
 """
@@ -91,6 +96,20 @@ def upgrade() -> None:
         "FROM kb.graph_objects o WHERE o.id = j.object_id"
     )
     op.execute("ALTER TABLE kb.graph_embedding_jobs ALTER COLUMN scope SET NOT NULL")
+
+    op.execute("DROP INDEX kb.memories_fingerprint_idx")
+    op.execute(
+        "ALTER TABLE kb.graph_objects ADD COLUMN content_fingerprint text "
+        "GENERATED ALWAYS AS (kb.memory_fingerprint(properties ->> 'content')) STORED"
+    )
+    op.execute(
+        "COMMENT ON COLUMN kb.graph_objects.content_fingerprint IS "
+        "'kb.memory_fingerprint of the content property: finds exact repeats by index.'"
+    )
+    op.execute(
+        "CREATE INDEX graph_objects_content_fingerprint_idx "
+        "ON kb.graph_objects (content_fingerprint) WHERE is_head AND deleted_at IS NULL"
+    )
 
     op.execute(
         """
@@ -304,4 +323,12 @@ def downgrade() -> None:
     op.execute("DROP FUNCTION kb.current_principal_is_admin()")
     op.execute("DROP FUNCTION kb.current_project_id()")
     op.execute("DROP FUNCTION kb.current_actor_id()")
+    op.execute("ALTER TABLE kb.graph_objects DROP COLUMN content_fingerprint")
+    op.execute(
+        """
+        CREATE INDEX memories_fingerprint_idx
+        ON kb.graph_objects (actor_id, kb.memory_fingerprint(properties ->> 'content'))
+        WHERE type = 'Memory' AND is_head AND deleted_at IS NULL
+        """
+    )
     op.execute("ALTER TABLE kb.graph_embedding_jobs DROP COLUMN scope, DROP COLUMN actor_id")

@@ -86,7 +86,7 @@ ACTIVE = (
 FIND_EXACT = """
 SELECT o.canonical_id FROM kb.graph_objects o
 WHERE {active} AND {same_scope}
-  AND kb.memory_fingerprint(o.properties ->> 'content') = kb.memory_fingerprint(%(content)s)
+  AND o.content_fingerprint = kb.memory_fingerprint(%(content)s)
 ORDER BY o.created_at
 LIMIT 1
 """
