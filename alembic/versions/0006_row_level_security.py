@@ -48,38 +48,45 @@ RECALL_SIGNATURE = (
     "double precision, double precision, double precision, double precision"
 )
 
+# The principal functions are wrapped in scalar subqueries: evaluated once per statement (an
+# InitPlan) instead of once per row, and still usable as index conditions.
+#
 # Who may see a row of kb.graph_objects (DESIGN.md 5): own user-scope objects in every
 # project, own project-scope objects in the current project, global objects, and objects
 # without an owner in the current project (generic graph data, never a memory).
 OBJECT_VISIBLE = """
-kb.current_actor_id() IS NOT NULL AND (
-    (actor_id = kb.current_actor_id()
-     AND (scope = 'user' OR (scope = 'project' AND project_id = kb.current_project_id())))
+(SELECT kb.current_actor_id()) IS NOT NULL AND (
+    (actor_id = (SELECT kb.current_actor_id())
+     AND (scope = 'user' OR (scope = 'project' AND project_id = (SELECT kb.current_project_id()))))
     OR scope = 'global'
-    OR (actor_id IS NULL AND scope = 'project' AND project_id = kb.current_project_id())
+    OR (actor_id IS NULL AND scope = 'project' AND project_id = (SELECT kb.current_project_id()))
 )
 """
 
 # Who may write one: the owner (project scope: only in its project); global objects only
 # with the admin right.
 OBJECT_WRITABLE = """
-kb.current_actor_id() IS NOT NULL AND (
-    (scope = 'global' AND kb.current_principal_is_admin())
-    OR (scope <> 'global' AND actor_id = kb.current_actor_id()
-        AND (scope = 'user' OR project_id = kb.current_project_id()))
+(SELECT kb.current_actor_id()) IS NOT NULL AND (
+    (scope = 'global' AND (SELECT kb.current_principal_is_admin()))
+    OR (scope <> 'global' AND actor_id = (SELECT kb.current_actor_id())
+        AND (scope = 'user' OR project_id = (SELECT kb.current_project_id())))
 )
 """
 
 EDGE_VISIBLE = """
-kb.current_actor_id() IS NOT NULL AND (
-    actor_id = kb.current_actor_id()
-    OR (actor_id IS NULL AND project_id = kb.current_project_id())
+(SELECT kb.current_actor_id()) IS NOT NULL AND (
+    actor_id = (SELECT kb.current_actor_id())
+    OR (actor_id IS NULL AND project_id = (SELECT kb.current_project_id()))
 )
 """
 
-EDGE_WRITABLE = "kb.current_actor_id() IS NOT NULL AND actor_id = kb.current_actor_id()"
+EDGE_WRITABLE = (
+    "(SELECT kb.current_actor_id()) IS NOT NULL AND actor_id = (SELECT kb.current_actor_id())"
+)
 
-OWN_RECALLS = "kb.current_actor_id() IS NOT NULL AND actor_id = kb.current_actor_id()"
+OWN_RECALLS = (
+    "(SELECT kb.current_actor_id()) IS NOT NULL AND actor_id = (SELECT kb.current_actor_id())"
+)
 
 PROTECTED_TABLES = ("graph_objects", "graph_relationships", "memory_recalls")
 VIEWS = ("memories", "memory_supersessions", "memory_stats")
