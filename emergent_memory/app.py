@@ -9,12 +9,21 @@ from contextlib import contextmanager
 from typing import Literal
 
 from emergent_memory import migrations
-from emergent_memory.database import connect, create_pool, open_database
+from emergent_memory.database import (
+    EMBEDDED_SERVER_ROLE,
+    connect,
+    create_pool,
+    ensure_login_role,
+    open_database,
+    with_role,
+)
 from emergent_memory.embeddings.base import EmbeddingProvider
 from emergent_memory.embeddings.compatibility import check_compatible
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME, LocalEmbeddings
 from emergent_memory.embeddings.openai import OpenAICompatibleEmbeddings
+from emergent_memory.embeddings.worker import EmbeddingWorker, WorkerConfig
 from emergent_memory.errors import EmbeddingUnavailable
+from emergent_memory.graph import bypasses_row_security
 from emergent_memory.memory.service import MemoryConfig, MemoryService
 from emergent_memory.settings import Settings
 
@@ -76,6 +85,7 @@ def open_memory_service(
     migrate: bool = False,
     embedder: EmbeddingProvider | None = None,
     load_model: Literal["now", "background", "lazily"] = "now",
+    role: Literal["app", "owner"] = "app",
 ) -> Iterator[MemoryService]:
     """Everything a server or command needs, opened once and closed in reverse order.
 
@@ -83,18 +93,37 @@ def open_memory_service(
     model whose vectors do not fit it. The local model is loaded off the request path: here
     ("now"), in a thread while the caller goes on ("background": the first request that
     needs it waits), or on first use ("lazily", for commands that may not embed at all).
+
+    `role`: on the embedded server, "app" connects the pool as the login role
+    emergent_memory_server (a member of emergent_memory_app, subject to row-level security)
+    and "owner" as the superuser, for maintenance that sees every row (re-embedding). With a
+    configured URL both use it as given; "app" warns when that role bypasses row-level
+    security, since isolation then rests on the application's queries alone.
     """
     embedder = embedder or build_embedder(settings)
     with open_database(settings.database_url, settings.data_dir) as db:
         migrations.require_current_schema(db.url, migrate=migrate)
         with connect(db.url) as conn:
             check_compatible(conn, embedder)
+        pool_url = db.url
+        if role == "app" and db.embedded:
+            ensure_login_role(db.url, EMBEDDED_SERVER_ROLE)
+            pool_url = with_role(db.url, EMBEDDED_SERVER_ROLE)
+        elif role == "app":
+            with connect(db.url) as conn:
+                if bypasses_row_security(conn):
+                    logger.warning(
+                        "the database role %s bypasses row-level security (superuser, "
+                        "BYPASSRLS or emergent_memory_admin): connect the server as a member "
+                        "of emergent_memory_app (docs/security.md)",
+                        conn.info.user,
+                    )
         if isinstance(embedder, LocalEmbeddings) and load_model == "now":
             embedder.load()
         elif isinstance(embedder, LocalEmbeddings) and load_model == "background":
             threading.Thread(target=_load_quietly, args=(embedder,), daemon=True).start()
         pool = create_pool(
-            db.url,
+            pool_url,
             min_size=settings.pool_min_size,
             max_size=settings.pool_max_size,
             timeout=settings.pool_timeout,
@@ -113,3 +142,43 @@ def _load_quietly(embedder: LocalEmbeddings) -> None:
         embedder.load()
     except EmbeddingUnavailable as error:  # requests degrade to full text and say so
         logger.error("%s", error)
+
+
+def worker_config(settings: Settings) -> WorkerConfig:
+    return WorkerConfig(
+        batch_size=settings.worker_batch_size,
+        max_attempts=settings.worker_max_attempts,
+        backoff_base=settings.worker_backoff_base_seconds,
+        backoff_max=settings.worker_backoff_max_seconds,
+        lock_timeout=settings.worker_lock_timeout_seconds,
+    )
+
+
+@contextmanager
+def open_embedding_worker(
+    settings: Settings,
+    *,
+    embedder: EmbeddingProvider | None = None,
+    load_model: Literal["now", "background", "lazily"] = "now",
+) -> Iterator[EmbeddingWorker]:
+    """The embedding worker on the application's pool (the application role: it acts for each
+    job's owner under row-level security) and the configured embedder."""
+    embedder = embedder or build_embedder(settings)
+    with open_memory_service(settings, embedder=embedder, load_model=load_model) as service:
+        yield EmbeddingWorker(service.pool, embedder, worker_config(settings))
+
+
+@contextmanager
+def open_memory_service_with_worker(
+    settings: Settings,
+    *,
+    embedder: EmbeddingProvider | None = None,
+    load_model: Literal["now", "background", "lazily"] = "background",
+) -> Iterator[MemoryService]:
+    """The service, with an embedding worker in a background thread that shares its pool and
+    embedder; the worker stops (finishing its round) before the service closes."""
+    embedder = embedder or build_embedder(settings)
+    with open_memory_service(settings, embedder=embedder, load_model=load_model) as service:
+        worker = EmbeddingWorker(service.pool, embedder, worker_config(settings))
+        with worker.running_in_thread(settings.worker_poll_interval_seconds):
+            yield service

@@ -6,10 +6,12 @@ import dataclasses
 import ipaddress
 import json
 import logging
+import os
 import re
 import signal
 import subprocess
 import sys
+import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
@@ -23,8 +25,21 @@ from pgvector.psycopg import register_vector
 from psycopg import IsolationLevel
 
 from emergent_memory import __version__, graph, migrations, tokens
-from emergent_memory.app import open_memory_service
-from emergent_memory.database import Database, connect, open_database, psql_path
+from emergent_memory.app import (
+    open_embedding_worker,
+    open_memory_service,
+    open_memory_service_with_worker,
+)
+from emergent_memory.database import (
+    ADMIN_ROLE,
+    APP_ROLE,
+    Database,
+    connect,
+    ensure_login_role,
+    open_database,
+    psql_path,
+)
+from emergent_memory.embeddings import jobs
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME
 from emergent_memory.errors import EmergentMemoryError, InvalidInput
 from emergent_memory.graph import transfer
@@ -114,6 +129,7 @@ def status(settings: Settings, migrate: bool) -> None:
         state = migrations.require_current_schema(db.url, migrate=migrate)
         with connect(db.url) as conn:
             summary = graph.summarize(conn)
+            queue = jobs.counts(conn)
         click.echo(f"database:      {describe(db)}")
         click.echo(f"schema:        {state.current} (head)")
         click.echo(f"packs:         {', '.join(summary.published_packs) or 'none'}")
@@ -121,6 +137,10 @@ def status(settings: Settings, migrate: bool) -> None:
         click.echo(
             f"graph:         {summary.live_objects} live objects, "
             f"{summary.live_relationships} live relationships"
+        )
+        click.echo(
+            f"embedding jobs: {queue['pending'] + queue['running']} waiting, {queue['dead']} dead"
+            + (" (emergent-memory worker --retry-dead)" if queue["dead"] else "")
         )
 
 
@@ -207,6 +227,45 @@ def psql(settings: Settings, psql_args: tuple[str, ...]) -> None:
     sys.exit(returncode)
 
 
+@db.command("create-role")
+@click.argument("name")
+@click.option(
+    "--admin",
+    is_flag=True,
+    help="Make it an administrator (emergent_memory_admin: every row) instead of an "
+    "application role (emergent_memory_app: row-level security).",
+)
+@click.option(
+    "--password-env",
+    metavar="VARIABLE",
+    default=None,
+    help="Set the role's password from this environment variable (never from an argument).",
+)
+@click.pass_obj
+@reports_errors
+def create_role(settings: Settings, name: str, admin: bool, password_env: str | None) -> None:
+    """Create (or update) the login role NAME for the server (or an administrator).
+
+    Run it as a role that may create roles, on a migrated database. The server should connect
+    as an application role: the database then shows it only the rows of the principal of each
+    transaction (docs/security.md).
+    """
+    if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", name):
+        raise InvalidInput(
+            f"role name {name!r}: use lower-case letters, digits and underscores (at most 63)"
+        )
+    password = None
+    if password_env is not None:
+        password = os.environ.get(password_env)
+        if not password:
+            raise InvalidInput(f"--password-env {password_env}: that variable is unset or empty")
+    group = ADMIN_ROLE if admin else APP_ROLE
+    with database(settings) as db:
+        migrations.require_current_schema(db.url)  # the group roles come with migration 0006
+        ensure_login_role(db.url, name, group=group, password=password)
+    click.echo(f"role {name} can log in as a member of {group}")
+
+
 # -- identity and the service ---------------------------------------------------------------
 
 ACTOR_OPTION = click.option(
@@ -245,9 +304,15 @@ def cli_principal(
 
 
 def memory_service(
-    settings: Settings, *, migrate: bool = False, embeds: bool = True
+    settings: Settings, *, migrate: bool = False, embeds: bool = True, maintenance: bool = False
 ) -> AbstractContextManager[MemoryService]:
-    return open_memory_service(settings, migrate=migrate, load_model="now" if embeds else "lazily")
+    """The service; `maintenance` connects as the database owner (every row, no principal)."""
+    return open_memory_service(
+        settings,
+        migrate=migrate,
+        load_model="now" if embeds else "lazily",
+        role="owner" if maintenance else "app",
+    )
 
 
 def emit(data: Any, as_json: bool, human: Callable[[], None]) -> None:
@@ -276,6 +341,12 @@ def show_memory(memory: Mapping[str, Any], prefix: str = "") -> None:
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: address to bind.")
 @click.option("--port", default=8765, show_default=True, type=int, help="HTTP: port.")
+@click.option(
+    "--worker/--no-worker",
+    default=True,
+    show_default=True,
+    help="Also run the embedding worker, in a thread sharing the server's pool and model.",
+)
 @ACTOR_OPTION
 @PROJECT_OPTION
 @MIGRATE_OPTION
@@ -286,6 +357,7 @@ def serve(
     transport: str,
     host: str,
     port: int,
+    worker: bool,
     actor: uuid.UUID | None,
     project: uuid.UUID | None,
     migrate: bool,
@@ -297,13 +369,15 @@ def serve(
     `Authorization: Bearer <token>` (see `emergent-memory token create`).
     """
     from emergent_memory.mcp.auth import DatabaseTokenVerifier, token_principal
-    from emergent_memory.mcp.server import ServiceHolder, create_server
+    from emergent_memory.mcp.server import ServiceHolder, create_server, http_middleware
 
     # Fail fast, before the transport starts: settings, database, schema, embedding model.
     with database(settings) as db:
         migrations.require_current_schema(db.url, migrate=migrate)
 
     def open_service() -> AbstractContextManager[MemoryService]:
+        if worker:  # queued embeddings are computed here, not only by `emergent-memory worker`
+            return open_memory_service_with_worker(settings, load_model="background")
         return open_memory_service(settings, load_model="background")
 
     holder = ServiceHolder()
@@ -333,7 +407,13 @@ def serve(
         "  docs/clients.md shows the configuration of Claude Code, Claude Desktop, OpenCode",
         err=True,
     )
-    server.run(transport="http", host=host, port=port, show_banner=False)
+    server.run(
+        transport="http",
+        host=host,
+        port=port,
+        show_banner=False,
+        middleware=http_middleware(settings.max_request_bytes),
+    )
 
 
 def _is_loopback(host: str) -> bool:
@@ -343,6 +423,78 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+# -- the embedding worker -------------------------------------------------------------------
+
+
+@cli.command("worker")
+@click.option("--once", is_flag=True, help="Process the jobs that are due, then exit.")
+@click.option("--retry-dead", is_flag=True, help="First give dead jobs a new set of attempts.")
+@JSON_OPTION
+@click.pass_obj
+@reports_errors
+def worker_command(settings: Settings, once: bool, retry_dead: bool, as_json: bool) -> None:
+    """Compute the embeddings still queued (memories saved while the provider failed).
+
+    Runs until SIGINT or SIGTERM (the round in progress is finished; a second signal stops
+    at once), or with --once until no job is due. Any number of workers, and servers started
+    with --worker, can share the queue.
+    """
+    with open_embedding_worker(settings) as worker:
+        revived = worker.retry_dead() if retry_dead else 0
+        if once:
+            counts = worker.drain()
+            data = {"revived": revived, **counts.as_dict(), "queue": worker.queue_counts()}
+
+            def human() -> None:
+                if retry_dead:
+                    click.echo(f"{revived} dead jobs revived")
+                click.echo(_describe_round(data))
+
+            emit(data, as_json, human)
+            return
+        stop = threading.Event()
+        previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+        def request_stop(signum: int, frame: Any) -> None:
+            if stop.is_set():
+                raise SystemExit(128 + signum)
+            click.echo("emergent-memory worker: stopping after the current round", err=True)
+            stop.set()
+
+        for sig in previous:
+            signal.signal(sig, request_stop)
+        click.echo(
+            f"emergent-memory worker {worker.worker_id}: computing queued embeddings"
+            + (f" ({revived} dead jobs revived)" if retry_dead else "")
+            + "; Ctrl-C to stop",
+            err=True,
+        )
+        # The rounds run in a thread; this one only waits, so the signal handler never runs
+        # while the worker holds a lock it needs.
+        thread = threading.Thread(
+            target=worker.run_forever,
+            args=(stop, settings.worker_poll_interval_seconds),
+            name="embedding-worker",
+            daemon=True,
+        )
+        try:
+            thread.start()
+            while thread.is_alive():
+                thread.join(0.5)
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+def _describe_round(data: Mapping[str, Any]) -> str:
+    queue = data["queue"]
+    return (
+        f"claimed {data['claimed']} jobs: {data['embedded']} embedded, {data['done']} done, "
+        f"{data['retried']} to retry, {data['dead']} dead; queue: {queue['pending']} pending, "
+        f"{queue['running']} running, {queue['dead']} dead"
+    )
 
 
 # -- tokens ---------------------------------------------------------------------------------
@@ -661,7 +813,7 @@ def reembed(settings: Settings, model: str | None, batch_size: int, as_json: boo
                 )
         else:
             settings = settings.model_copy(update={"embedding_model": model})
-    with memory_service(settings) as service:
+    with memory_service(settings, maintenance=True) as service:
         result = service.reembed(batch_size=batch_size)
     emit(
         result,

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 import psycopg
 from pgvector.psycopg import register_vector
@@ -165,7 +165,15 @@ def ensure_login_role(
 
 
 def with_role(url: str, user: str, password: str | None = None) -> str:
-    """The same database's connection string for another login role (and its password)."""
+    """The same database's connection string for another login role (and its password); a
+    URL stays a URL."""
+    if url.startswith(("postgresql://", "postgres://")):
+        parts = urlsplit(url)
+        host = parts.netloc.rpartition("@")[2]
+        login = quote(user, safe="")
+        if password is not None:
+            login += ":" + quote(password, safe="")
+        return urlunsplit(parts._replace(netloc=f"{login}@{host}"))
     params = psycopg.conninfo.conninfo_to_dict(url)
     params.pop("password", None)
     params["user"] = user

@@ -122,6 +122,11 @@ class Settings(BaseSettings):
     max_content_length: int = Field(
         default=2000, ge=1, le=100_000, description="Longest memory accepted, in characters."
     )
+    max_request_bytes: int = Field(
+        default=1_048_576,
+        ge=1024,
+        description="HTTP server: largest request body accepted, in bytes; larger ones get 413.",
+    )
     dedup_threshold: float | None = Field(
         default=None,
         gt=0,
@@ -154,6 +159,32 @@ class Settings(BaseSettings):
         ge=0,
         le=1,
         description="How much a memory's confidence scales its score (0: not at all).",
+    )
+
+    worker_batch_size: int = Field(
+        default=32, ge=1, le=1024, description="Embedding jobs a worker claims per round."
+    )
+    worker_max_attempts: int = Field(
+        default=8,
+        ge=1,
+        le=100,
+        description="Attempts of an embedding job before it is dead-lettered.",
+    )
+    worker_backoff_base_seconds: float = Field(
+        default=2.0,
+        gt=0,
+        description="Wait before a failed job's second attempt; doubles with each attempt.",
+    )
+    worker_backoff_max_seconds: float = Field(
+        default=600.0, gt=0, description="Longest wait between two attempts of a job."
+    )
+    worker_poll_interval_seconds: float = Field(
+        default=2.0, gt=0, le=3600, description="How often an idle worker looks for due jobs."
+    )
+    worker_lock_timeout_seconds: float = Field(
+        default=300.0,
+        gt=0,
+        description="After this long, a running job whose worker went silent is due again.",
     )
 
     @field_validator("database_url")
@@ -194,6 +225,16 @@ class Settings(BaseSettings):
             raise ValueError(
                 f"{ENV_PREFIX}POOL_MIN_SIZE ({self.pool_min_size}) must not exceed "
                 f"{ENV_PREFIX}POOL_MAX_SIZE ({self.pool_max_size})"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _backoff_bounds(self) -> Settings:
+        if self.worker_backoff_base_seconds > self.worker_backoff_max_seconds:
+            raise ValueError(
+                f"{ENV_PREFIX}WORKER_BACKOFF_BASE_SECONDS ({self.worker_backoff_base_seconds:g}) "
+                f"must not exceed {ENV_PREFIX}WORKER_BACKOFF_MAX_SECONDS "
+                f"({self.worker_backoff_max_seconds:g})"
             )
         return self
 

@@ -11,6 +11,7 @@ import json
 import math
 import re
 import threading
+import time
 from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -62,29 +63,55 @@ class DownEmbedder(BagOfWordsEmbedder):
 
 
 class EmbeddingServer:
-    """An OpenAI-compatible /v1/embeddings on loopback, answering with bag-of-words vectors,
-    or with HTTP 503 while `down` is set."""
+    """An OpenAI-compatible /v1/embeddings on loopback, answering with bag-of-words vectors.
+
+    Failure modes, switchable while it runs: `down` answers every request with HTTP `status`
+    (503 by default); `delay` seconds of silence before answering (longer than a client's
+    timeout: a hung provider); `poison`: a request with an input containing that text gets
+    HTTP 400 (a text the provider refuses). `inputs` records every text it was asked to embed
+    and answered with a vector.
+    """
 
     def __init__(self) -> None:
         self.down = False
+        self.status = 503
+        self.delay = 0.0
+        self.poison: str | None = None
+        self.inputs: list[str] = []
+        self.requests = 0
+        self.lock = threading.Lock()
         embedder = BagOfWordsEmbedder()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with server.lock:
+                    server.requests += 1
+                if server.delay:
+                    time.sleep(server.delay)
+                inputs = list(body["input"])
                 if server.down:
-                    self.send_response(503)
-                    self.end_headers()
+                    self.reply(server.status, b'{"error": "the model is not loaded"}')
                     return
-                vectors = embedder.embed_documents(body["input"])
+                if server.poison is not None and any(server.poison in text for text in inputs):
+                    self.reply(400, b'{"error": "input rejected"}')
+                    return
+                vectors = embedder.embed_documents(inputs)
+                with server.lock:
+                    server.inputs.extend(inputs)
                 data = [{"index": i, "embedding": v} for i, v in enumerate(vectors)]
-                payload = json.dumps({"data": data}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
+                self.reply(200, json.dumps({"data": data}).encode())
+
+            def reply(self, status: int, payload: bytes) -> None:
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except OSError:  # the client gave up waiting (timeout)
+                    pass
 
             def log_message(self, *args: Any) -> None:
                 pass

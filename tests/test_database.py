@@ -7,10 +7,11 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 from pgvector import Vector
 
-from emergent_memory.database import create_pool, open_database
+from emergent_memory.database import create_pool, open_database, with_role
 from emergent_memory.errors import DatabaseUnavailable
 
 
@@ -89,3 +90,21 @@ def test_pool_on_an_unreachable_database_fails_clearly(data_dir: Path) -> None:
     url = f"postgresql://postgres@/nowhere?host={data_dir}&connect_timeout=1"
     with pytest.raises(DatabaseUnavailable, match="could not connect to the database within"):
         create_pool(url, min_size=1, max_size=1, timeout=1)
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("postgresql://postgres:@/db?host=/tmp/x", "postgresql://app:p%40ss@/db?host=/tmp/x"),
+        ("postgresql://owner:secret@h:5432/db", "postgresql://app:p%40ss@h:5432/db"),
+        (
+            "host=/tmp dbname=db user=postgres password=old",
+            "user=app dbname=db host=/tmp password=p@ss",
+        ),
+    ],
+)
+def test_with_role_swaps_the_login_and_drops_the_old_password(url: str, expected: str) -> None:
+    swapped = with_role(url, "app", "p@ss")
+    assert psycopg.conninfo.conninfo_to_dict(swapped) == psycopg.conninfo.conninfo_to_dict(expected)
+    assert "secret" not in with_role(url, "app")
+    assert "old" not in with_role(url, "app")

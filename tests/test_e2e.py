@@ -9,6 +9,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -75,8 +76,12 @@ class HttpServer:
         self.base = url.removesuffix("/mcp")
 
 
-@pytest.fixture
-def http_server(database_url: str, embedding_server: EmbeddingServer) -> Iterator[HttpServer]:
+@contextmanager
+def running_http_server(
+    database_url: str, embedding_server: EmbeddingServer, **settings: str
+) -> Iterator[HttpServer]:
+    """`emergent-memory serve --transport http` on a free port, with these extra settings,
+    until it is healthy; stopped at the end."""
     port = free_port()
     process = subprocess.Popen(
         [
@@ -95,6 +100,7 @@ def http_server(database_url: str, embedding_server: EmbeddingServer) -> Iterato
             EMERGENT_MEMORY_EMBEDDING_MODEL="test-remote",
             EMERGENT_MEMORY_EMBEDDING_DIMENSIONS="384",
             EMERGENT_MEMORY_EMBEDDING_BASE_URL=embedding_server.base_url,
+            **settings,
         ),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -119,6 +125,12 @@ def http_server(database_url: str, embedding_server: EmbeddingServer) -> Iterato
         process.wait(timeout=30)
         if process.stderr:
             process.stderr.close()
+
+
+@pytest.fixture
+def http_server(database_url: str, embedding_server: EmbeddingServer) -> Iterator[HttpServer]:
+    with running_http_server(database_url, embedding_server) as server:
+        yield server
 
 
 def make_token(

@@ -128,12 +128,18 @@ def test_docker_compose_defines_database_migration_and_server() -> None:
     assert services["migrate"]["depends_on"]["postgres"]["condition"] == "service_healthy"
     server = services["server"]
     assert server["command"][:3] == ["serve", "--transport", "http"]
-    assert server["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
+    roles = services["roles"]
+    assert roles["command"][:3] == ["db", "create-role", "emergent_server"]
+    assert roles["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
+    assert server["depends_on"]["roles"]["condition"] == "service_completed_successfully"
+    # the server connects as the application role (row-level security), not as the owner
+    server_url = server["environment"]["EMERGENT_MEMORY_DATABASE_URL"]
+    assert server_url.startswith("postgresql://emergent_server:${SERVER_DB_PASSWORD:?")
     assert "healthcheck" in server
     assert all(port.startswith("127.0.0.1:") for port in server["ports"])
     text = (ROOT / "docker-compose.yml").read_text()
     assert "POSTGRES_PASSWORD:?" in text  # required from the environment, never a default
-    for service in ("migrate", "server"):
+    for service in ("migrate", "roles"):
         url = services[service]["environment"]["EMERGENT_MEMORY_DATABASE_URL"]
         assert "${POSTGRES_PASSWORD" in url
 

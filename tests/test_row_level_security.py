@@ -220,9 +220,7 @@ def test_an_administrator_role_sees_and_recalls_for_everyone(
 ) -> None:
     """The documented administrator setup: a login role in emergent_memory_admin."""
     with psycopg.connect(admin_database_url) as conn:
-        assert {world["alice_user"], world["bob_user"], world["global"]} <= ids_of(
-            conn, MEMORY_IDS
-        )
+        assert {world["alice_user"], world["bob_user"], world["global"]} <= ids_of(conn, MEMORY_IDS)
         recalled = conn.execute(
             "SELECT id FROM kb.recall_memories(%s, %s, 'prefers tabs')",
             (world["bob"], world["project_1"]),

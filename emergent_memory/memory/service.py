@@ -117,10 +117,11 @@ class MemoryService:
         validation.no_secrets(text)
 
         embedding = self._embed_document(text)
-        self._ensure_pack(principal.project_id)
         with self._transaction(principal) as conn:
             store.lock_saves(conn, principal, scope_)
             targets = self._related_targets(conn, principal, related)
+            # in the save's transaction: a refused save leaves no installation behind
+            self._ensure_pack(conn, principal.project_id)
 
             exact = store.find_exact(conn, principal, scope_, text)
             if exact is not None:
@@ -169,6 +170,7 @@ class MemoryService:
             for target in targets:
                 self._link(conn, principal, store.RELEVANT_TO, memory.canonical_id, target)
             record = self._records(conn, [memory.canonical_id])[0]
+        self._projects_with_pack.add(principal.project_id)  # committed: no need to look again
         return {
             "status": "updated" if supersede else "created",
             "memory": record,
@@ -452,15 +454,13 @@ class MemoryService:
                 raise DatabaseUnavailable(UNREACHABLE) from error
             raise
 
-    def _ensure_pack(self, project_id: UUID) -> None:
-        """Install the agent-memory pack in the project once, in a transaction of its own, and
-        remember it only after that committed (installing is idempotent)."""
+    def _ensure_pack(self, conn: Connection[Any], project_id: UUID) -> None:
+        """Install the agent-memory pack in the project unless it is known to be there (the
+        caller remembers it once its transaction committed; installing is idempotent)."""
         if project_id in self._projects_with_pack:
             return
-        with self._transaction() as conn:
-            if not any(pack.name == PACK for pack in graph.installed_packs(conn, project_id)):
-                graph.install_pack(conn, project_id, PACK)
-        self._projects_with_pack.add(project_id)
+        if not any(pack.name == PACK for pack in graph.installed_packs(conn, project_id)):
+            graph.install_pack(conn, project_id, PACK)
 
     def _embed_document(self, text: str) -> Embedding | None:
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -14,6 +15,10 @@ from emergent_memory.memory.secrets import describe_secret, find_secrets
 MAX_RELATED = 20
 MAX_CONTEXT_NAME = 200
 UPDATABLE_FIELDS = ("content", "category", "confidence")
+EMPTY_ADVICE = {
+    "content": "write the memory as one specific sentence",
+    "query": "say what to look for in a few words",
+}
 # Control characters allowed in a memory: tab, newline, carriage return.
 ALLOWED_CONTROLS = frozenset("\t\n\r")
 
@@ -24,7 +29,8 @@ def content(value: object, *, max_length: int, field: str = "content") -> str:
         raise InvalidInput(f"{field} must be a string, got {_json_type(value)}")
     text = value.strip()
     if not text:
-        raise InvalidInput(f"{field} is empty; write the memory as one specific sentence")
+        advice = EMPTY_ADVICE.get(field, "give it a value")
+        raise InvalidInput(f"{field} is empty; {advice}")
     if len(text) > max_length:
         advice = ": keep one fact per memory" if field == "content" else ""
         raise InvalidInput(
@@ -52,7 +58,7 @@ def no_secrets(text: str) -> None:
 
 def choice(value: object, allowed: Sequence[str], field: str) -> str:
     if not isinstance(value, str) or value not in allowed:
-        shown = repr(value) if isinstance(value, str) else _json_type(value)
+        shown = _quoted(value) if isinstance(value, str) else _json_type(value)
         raise InvalidInput(f"{field} must be one of {', '.join(allowed)}; got {shown}")
     return value
 
@@ -77,15 +83,17 @@ def limit(value: object, *, default: int, maximum: int) -> int:
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInput(f"limit must be a whole number from 1 to {maximum}; got {value!r}")
+        shown = _quoted(value) if isinstance(value, str) else _json_type(value)
+        raise InvalidInput(f"limit must be a whole number from 1 to {maximum}; got {shown}")
     if not 1 <= value <= maximum:
-        raise InvalidInput(f"limit must be from 1 to {maximum}; got {value}")
+        raise InvalidInput(f"limit must be from 1 to {maximum}; got {_number(value)}")
     return value
 
 
 def confidence(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-        raise InvalidInput(f"confidence must be a number from 0 to 1; got {value!r}")
+        shown = _number(value) if isinstance(value, int | float) else _json_type(value)
+        raise InvalidInput(f"confidence must be a number from 0 to 1; got {shown}")
     return float(value)
 
 
@@ -106,7 +114,7 @@ def memory_id(value: object, field: str = "memory_id") -> UUID:
         return UUID(value)
     except ValueError:
         raise InvalidInput(
-            f"{field} {value!r} is not a memory id (ids look like "
+            f"{field} {_quoted(value)} is not a memory id (ids look like "
             "'0b6e4c1e-5f0a-4d61-9a44-2f4a8f4e7d21')"
         ) from None
 
@@ -127,14 +135,35 @@ def updates(value: object) -> dict[str, Any]:
         raise InvalidInput(
             "updates must be an object with at least one of: " + ", ".join(UPDATABLE_FIELDS)
         )
-    unknown = sorted(str(name) for name in value if name not in UPDATABLE_FIELDS)
+    unknown = sorted(_cut(str(name)) for name in value if name not in UPDATABLE_FIELDS)
     if unknown:
+        if len(unknown) > 5:
+            unknown[5:] = [f"and {len(unknown) - 5} more"]
         raise InvalidInput(
             f"updates cannot change {', '.join(unknown)}; only "
             + ", ".join(UPDATABLE_FIELDS)
             + " can be updated"
         )
     return dict(value)
+
+
+def _cut(text: str, limit: int = 60) -> str:
+    """A caller's string, cut short for an error message."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _quoted(text: str) -> str:
+    """A caller's string in an error message: quoted, escaped, and cut short if long."""
+    return repr(_cut(text))
+
+
+def _number(value: float) -> str:
+    """A caller's number in an error message (Python refuses to print huge integers)."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)  # nan, inf
+    return str(value) if abs(value) < 1e30 else "a number too large to show"
 
 
 def _json_type(value: object) -> str:
