@@ -113,6 +113,8 @@ def cli(ctx: click.Context) -> None:
     except EmergentMemoryError as error:
         fail(str(error))
     logging.basicConfig(level=settings.log_level, format="%(levelname)s %(name)s: %(message)s")
+    # httpx logs every request's URL at INFO: noise, and an embedding URL may hold credentials
+    logging.getLogger("httpx").setLevel(max(logging.WARNING, logging.getLogger().level))
     ctx.obj = settings
 
 

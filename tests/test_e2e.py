@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -74,6 +75,7 @@ class HttpServer:
     def __init__(self, url: str) -> None:
         self.url = url
         self.base = url.removesuffix("/mcp")
+        self.log = ""  # what the server wrote on stderr, once it has stopped
 
 
 @contextmanager
@@ -83,48 +85,55 @@ def running_http_server(
     """`emergent-memory serve --transport http` on a free port, with these extra settings,
     until it is healthy; stopped at the end."""
     port = free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "emergent_memory",
-            "serve",
-            "--transport",
-            "http",
-            "--port",
-            str(port),
-        ],
-        env=clean_env(
-            EMERGENT_MEMORY_DATABASE_URL=database_url,
-            EMERGENT_MEMORY_EMBEDDING_PROVIDER="openai",
-            EMERGENT_MEMORY_EMBEDDING_MODEL="test-remote",
-            EMERGENT_MEMORY_EMBEDDING_DIMENSIONS="384",
-            EMERGENT_MEMORY_EMBEDDING_BASE_URL=embedding_server.base_url,
-            **settings,
-        ),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    server = HttpServer(f"http://127.0.0.1:{port}/mcp")
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(server.base + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None, process.stderr.read() if process.stderr else ""
-            time.sleep(0.2)
-        else:
-            pytest.fail("the HTTP server did not become healthy")
-        yield server
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        if process.stderr:
-            process.stderr.close()
+    # stderr goes to a file, not a pipe nobody reads while it runs (a full pipe would block
+    # the server)
+    with tempfile.TemporaryFile(mode="w+") as log:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "emergent_memory",
+                "serve",
+                "--transport",
+                "http",
+                "--port",
+                str(port),
+            ],
+            env=clean_env(
+                EMERGENT_MEMORY_DATABASE_URL=database_url,
+                EMERGENT_MEMORY_EMBEDDING_PROVIDER="openai",
+                EMERGENT_MEMORY_EMBEDDING_MODEL="test-remote",
+                EMERGENT_MEMORY_EMBEDDING_DIMENSIONS="384",
+                EMERGENT_MEMORY_EMBEDDING_BASE_URL=embedding_server.base_url,
+                **settings,
+            ),
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            text=True,
+        )
+        server = HttpServer(f"http://127.0.0.1:{port}/mcp")
+
+        def written() -> str:
+            log.seek(0)
+            return log.read()
+
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                try:
+                    if httpx.get(server.base + "/health", timeout=1).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                assert process.poll() is None, written()
+                time.sleep(0.2)
+            else:
+                pytest.fail("the HTTP server did not become healthy")
+            yield server
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+            server.log = written()
 
 
 @pytest.fixture
