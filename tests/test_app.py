@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -118,3 +121,46 @@ def test_the_service_over_an_openai_compatible_endpoint_degrades_and_recovers(
         back = service.recall(me, "search service Rust")
         assert back["degraded"] is False
         assert back["memories"][0]["scores"]["vector_rank"] == 1
+
+
+def test_on_the_embedded_server_the_service_runs_as_an_application_role() -> None:
+    """The default install is protected by row-level security too: the pool logs in as
+    emergent_memory_server (a member of emergent_memory_app), maintenance as the owner."""
+    data_dir = Path(tempfile.mkdtemp(prefix="ema-", dir="/tmp"))  # short: holds the socket
+    try:
+        settings = load_settings({"EMERGENT_MEMORY_DATA_DIR": str(data_dir)})
+        with app.open_memory_service(
+            settings, migrate=True, embedder=BagOfWordsEmbedder()
+        ) as service:
+            me = Principal(uuid.uuid4(), uuid.uuid4())
+            assert service.save(me, "Embedded installs use row-level security", "fact")
+            with service.pool.connection() as conn:
+                row = conn.execute(
+                    "SELECT current_user, r.rolsuper, r.rolbypassrls, "
+                    "pg_has_role(current_user, 'emergent_memory_app', 'MEMBER') "
+                    "FROM pg_roles r WHERE r.rolname = current_user"
+                ).fetchone()
+                assert row == ("emergent_memory_server", False, False, True)
+                assert conn.execute("SELECT count(*) FROM kb.memories").fetchone() == (0,)
+        with (
+            app.open_memory_service(
+                settings, embedder=BagOfWordsEmbedder(), role="owner"
+            ) as maintenance,
+            maintenance.pool.connection() as conn,
+        ):
+            assert conn.execute("SELECT count(*) FROM kb.memories").fetchone() == (1,)
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def test_a_server_role_that_bypasses_row_level_security_is_warned_about(
+    database_url: str, app_database_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level("WARNING", logger="emergent_memory.app"):
+        with app.open_memory_service(settings_for(database_url), embedder=BagOfWordsEmbedder()):
+            pass
+        assert "bypasses row-level security" in caplog.text
+        caplog.clear()
+        with app.open_memory_service(settings_for(app_database_url), embedder=BagOfWordsEmbedder()):
+            pass
+        assert "bypasses row-level security" not in caplog.text
