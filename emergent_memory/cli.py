@@ -651,6 +651,11 @@ def save(
         click.echo(f"{result['status']}: {result['memory']['id']}")
         for old in result["superseded_ids"]:
             click.echo(f"  supersedes {old}")
+        for close in result["possible_duplicates"]:
+            click.echo(
+                f"  possibly the same fact as {close['id']} (similarity "
+                f"{close['similarity']:.2f}): {close['content']}"
+            )
         if result["degraded"]:
             click.echo("  (stored without an embedding: the provider failed; a job is queued)")
 

@@ -132,8 +132,9 @@ class Settings(BaseSettings):
         gt=0,
         le=1,
         description=(
-            "Cosine similarity at which a new memory supersedes an existing one. Unset: the "
-            "value calibrated for the embedding model."
+            "Cosine similarity at or above which a new memory supersedes the most similar "
+            "existing one (for all-MiniLM-L6-v2, the high threshold of its dedup rule). Unset: "
+            "the value calibrated for the embedding model."
         ),
     )
     recall_candidates: int = Field(

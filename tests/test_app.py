@@ -15,6 +15,7 @@ from emergent_memory.embeddings.local import LOCAL_MODEL_NAME, LocalEmbeddings
 from emergent_memory.embeddings.openai import OpenAICompatibleEmbeddings
 from emergent_memory.errors import EmbeddingMismatch, SchemaNotCurrent, SettingsError
 from emergent_memory.memory import Principal
+from emergent_memory.memory.dedup import DedupPolicy
 from emergent_memory.settings import Settings, load_settings
 from tests.embedders import BagOfWordsEmbedder, EmbeddingServer
 
@@ -58,11 +59,18 @@ def test_settings_choose_the_embedder() -> None:
     remote.close()
 
 
-def test_the_dedup_threshold_follows_the_model_unless_set() -> None:
-    assert app.dedup_threshold(load_settings({}), LOCAL_MODEL_NAME) == 0.87
-    assert app.dedup_threshold(load_settings({}), "some/other-model") == 0.95
+def test_the_dedup_policy_follows_the_model_unless_the_threshold_is_set() -> None:
+    calibrated = app.dedup_policy(load_settings({}), LOCAL_MODEL_NAME)
+    assert calibrated == DedupPolicy(threshold=0.80, text_rule_from=0.70)
+    # a model nobody calibrated: the plain threshold, no text rule
+    assert app.dedup_policy(load_settings({}), "some/other-model") == DedupPolicy.plain(0.95)
     chosen = load_settings({"EMERGENT_MEMORY_DEDUP_THRESHOLD": "0.9"})
-    assert app.dedup_threshold(chosen, LOCAL_MODEL_NAME) == 0.9
+    assert app.dedup_policy(chosen, LOCAL_MODEL_NAME) == DedupPolicy(0.9, 0.70)
+    assert app.dedup_policy(chosen, "some/other-model") == DedupPolicy.plain(0.9)
+    low = load_settings({"EMERGENT_MEMORY_DEDUP_THRESHOLD": "0.6"})
+    assert app.dedup_policy(low, LOCAL_MODEL_NAME) == DedupPolicy(0.6, 0.6)  # no band left
+    config = app.memory_config(load_settings({}), LOCAL_MODEL_NAME)
+    assert config.dedup_policy == calibrated
 
 
 def test_a_model_of_another_dimension_is_refused_at_start_up(database_url: str) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import nullcontext
 from typing import Any
 
@@ -133,6 +133,40 @@ async def test_the_whole_lifecycle_through_the_tools(client: Client[Any]) -> Non
     await call(client, "save_memory", content="Another one", category="fact")
     forgotten = await call(client, "manage_memory", action="forget_all", confirm=True)
     assert forgotten == {"deleted_count": 1}
+
+
+async def test_save_memory_reports_possible_duplicates_for_the_agent_to_judge(
+    make_service: Callable[..., MemoryService], principal: Principal
+) -> None:
+    banded = make_service(dedup_threshold=0.9, dedup_text_rule_from=0.6)
+    server = create_server(lambda: nullcontext(banded), lambda: principal)
+    async with Client(server) as client:
+        [tool] = [t for t in await client.list_tools() if t.name == "save_memory"]
+        assert tool.output_schema is not None
+        assert "possible_duplicates" in tool.output_schema["properties"]
+        assert "possible_duplicates" in (tool.description or "")
+        assert "manage_memory" in (tool.description or "")
+        old = await call(
+            client,
+            "save_memory",
+            content="Deploys to production happen on Fridays",
+            category="fact",
+        )
+        assert old["possible_duplicates"] == []
+        new = await call(
+            client,
+            "save_memory",
+            content="Deploys to production happen on Thursdays",
+            category="fact",
+        )
+    assert new["status"] == "created"
+    assert new["possible_duplicates"] == [
+        {
+            "id": old["memory"]["id"],
+            "content": "Deploys to production happen on Fridays",
+            "similarity": new["similarity"],
+        }
+    ]
 
 
 @pytest.mark.parametrize(

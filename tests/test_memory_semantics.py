@@ -1,4 +1,4 @@
-"""Meaning, tested with the real local model (all-MiniLM-L6-v2) and the calibrated threshold."""
+"""Meaning, tested with the real local model (all-MiniLM-L6-v2) and its calibrated dedup policy."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from emergent_memory.app import DEDUP_THRESHOLDS
+from emergent_memory.app import DEDUP_POLICIES
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME, LocalEmbeddings
 from emergent_memory.memory import MemoryService, Principal
 
@@ -24,7 +24,12 @@ DISTRACTORS = [
 def semantic(
     make_service: Callable[..., MemoryService], local_embedder: LocalEmbeddings
 ) -> MemoryService:
-    return make_service(local_embedder, dedup_threshold=DEDUP_THRESHOLDS[LOCAL_MODEL_NAME])
+    policy = DEDUP_POLICIES[LOCAL_MODEL_NAME]
+    return make_service(
+        local_embedder,
+        dedup_threshold=policy.threshold,
+        dedup_text_rule_from=policy.text_rule_from,
+    )
 
 
 def seed(service: MemoryService, principal: Principal) -> None:
@@ -80,7 +85,39 @@ def test_a_paraphrase_of_a_saved_fact_supersedes_it(
     assert new["status"] == "updated"
     assert new["superseded_ids"] == [old["memory"]["id"]]
     assert new["similarity"] is not None
-    assert new["similarity"] >= DEDUP_THRESHOLDS[LOCAL_MODEL_NAME]
+    assert new["similarity"] >= DEDUP_POLICIES[LOCAL_MODEL_NAME].threshold
+
+
+def test_a_corrected_preference_supersedes_it(
+    semantic: MemoryService, principal: Principal
+) -> None:
+    old = semantic.save(
+        principal, "The user prefers tabs for indentation in Python files.", "preference"
+    )
+    new = semantic.save(
+        principal, "The user prefers spaces for indentation in Python files.", "preference"
+    )
+    assert new["status"] == "updated"
+    assert new["superseded_ids"] == [old["memory"]["id"]]
+
+
+def test_a_less_similar_correction_supersedes_when_it_says_it_changed(
+    semantic: MemoryService, principal: Principal
+) -> None:
+    old = semantic.save(principal, "The API server runs on port 8080 in local development", "fact")
+    new = semantic.save(principal, "The API server moved to port 9090 in local development", "fact")
+    assert new["similarity"] is not None
+    assert new["similarity"] < DEDUP_POLICIES[LOCAL_MODEL_NAME].threshold
+    assert new["superseded_ids"] == [old["memory"]["id"]]
+
+
+def test_a_similar_sibling_fact_is_kept_and_reported_as_a_possible_duplicate(
+    semantic: MemoryService, principal: Principal
+) -> None:
+    old = semantic.save(principal, "Dave is the product manager for the checkout flow", "fact")
+    new = semantic.save(principal, "Dave is the product manager for the onboarding flow", "fact")
+    assert new["status"] == "created"
+    assert [d["id"] for d in new["possible_duplicates"]] == [old["memory"]["id"]]
 
 
 def test_a_different_fact_about_the_same_subject_does_not_supersede(
@@ -90,6 +127,7 @@ def test_a_different_fact_about_the_same_subject_does_not_supersede(
     other = semantic.save(principal, "Our database runs on port 5432", "fact")
     assert other["status"] == "created"
     assert other["superseded_ids"] == []
+    assert other["possible_duplicates"] == []  # not even close
     assert len(semantic.list_memories(principal)["memories"]) == 2
 
 

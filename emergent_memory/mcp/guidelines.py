@@ -20,7 +20,13 @@ cents"). Never save credentials (they are refused) or transient details of the c
 
 Saving something you already know is safe: the same text is not stored twice (status
 "unchanged"), and a reworded or corrected version of a memory replaces it (status
-"updated", with the replaced ids in superseded_ids)."""
+"updated", with the replaced ids in superseded_ids). When a fact changed, say so in the new
+memory ("now", "instead of", "no longer", "switched from X to Y"): that is how a correction
+is recognised as replacing the old fact.
+
+When a close memory was not replaced, it is listed in possible_duplicates (id, content,
+similarity): if it is the same fact, or the new memory makes it wrong, update or delete the
+older one with manage_memory; if it is a different fact, leave both."""
 
 RECALL_MEMORIES = """\
 Search what you remember about the user and this project, by meaning and by exact words.
@@ -77,6 +83,9 @@ for corrections. Use scope "user" (the default) for things true of the user ever
 
 ## Keeping memories right
 - If a recalled memory is wrong or outdated, update it (manage_memory action "update") or
-  save the corrected fact (it replaces the old one).
+  save the corrected fact, saying that it changed ("The API now listens on port 9090",
+  "The user switched from npm to pnpm"): it then replaces the old one.
+- When save_memory lists possible_duplicates, read them: if one is the same fact or is now
+  wrong, update or delete it (manage_memory); if it is a different fact, keep both.
 - Delete memories the user asks you to forget (manage_memory action "delete").
 """

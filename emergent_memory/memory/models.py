@@ -80,11 +80,21 @@ class RecalledMemory(MemoryRecord):
     scores: ScoreBreakdown
 
 
+class PossibleDuplicate(TypedDict):
+    """A visible memory close to a new one that the dedup rule did not supersede: the agent
+    decides whether it is the same fact (then updates or deletes the older one)."""
+
+    id: str
+    content: str
+    similarity: float
+
+
 class SaveResult(TypedDict):
     status: Literal["created", "updated", "unchanged"]
     memory: MemoryRecord
     superseded_ids: list[str]
     similarity: float | None
+    possible_duplicates: list[PossibleDuplicate]
     degraded: bool
 
 
