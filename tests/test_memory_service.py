@@ -107,6 +107,7 @@ def test_an_exact_duplicate_is_not_stored_twice_but_reinforced(
     assert again["memory"]["id"] == first["memory"]["id"]
     assert again["memory"]["confidence"] == 1.0
     assert again["similarity"] == 1.0
+    assert again["possible_duplicates"] == []
     weaker = service.save(principal, "The user prefers tabs", "preference", source="inferred")
     assert weaker["memory"]["confidence"] == 1.0  # never lowered
     assert len(service.list_memories(principal)["memories"]) == 1
@@ -126,6 +127,7 @@ def test_a_near_duplicate_supersedes_the_old_memory_which_stays_as_history(
     assert new["similarity"] >= 0.8
     assert new["memory"]["id"] != old["memory"]["id"]
     assert new["memory"]["contexts"] == ["ops"]  # filed where the old fact was
+    assert new["possible_duplicates"] == []
 
     old_head = head(owner_pool, old["memory"]["id"])
     assert old_head["properties"]["superseded_by"] == new["memory"]["id"]
@@ -142,6 +144,55 @@ def test_a_near_duplicate_supersedes_the_old_memory_which_stays_as_history(
         ).fetchone()
     assert lineage == [(0, new["memory"]["id"]), (1, old["memory"]["id"])]
     assert edges == (1,)
+
+
+def test_a_similar_memory_the_rule_does_not_supersede_is_a_possible_duplicate(
+    make_service: MakeService, principal: Principal
+) -> None:
+    service = make_service(dedup_threshold=0.9, dedup_text_rule_from=0.6)
+    old = service.save(principal, "Deploys to production happen on Fridays", "fact")
+    new = service.save(principal, "Deploys to production happen on Thursdays", "fact")
+    assert new["status"] == "created"
+    assert new["superseded_ids"] == []
+    assert new["similarity"] is not None
+    assert 0.6 <= new["similarity"] < 0.9
+    assert new["possible_duplicates"] == [
+        {
+            "id": old["memory"]["id"],
+            "content": "Deploys to production happen on Fridays",
+            "similarity": new["similarity"],
+        }
+    ]
+    assert len(service.list_memories(principal)["memories"]) == 2  # both stay active
+
+
+def test_in_the_band_a_memory_that_says_it_changed_supersedes(
+    make_service: MakeService, principal: Principal
+) -> None:
+    service = make_service(dedup_threshold=0.9, dedup_text_rule_from=0.6)
+    old = service.save(principal, "Deploys to production happen on Fridays", "fact")
+    new = service.save(principal, "Deploys to production now happen on Thursdays", "fact")
+    assert new["similarity"] is not None
+    assert new["similarity"] < 0.9
+    assert new["status"] == "updated"
+    assert new["superseded_ids"] == [old["memory"]["id"]]
+    assert new["possible_duplicates"] == []
+
+
+def test_possible_duplicates_come_only_from_memories_the_caller_can_see(
+    make_service: MakeService, principal: Principal
+) -> None:
+    service = make_service(dedup_threshold=0.9, dedup_text_rule_from=0.6)
+    neighbour = Principal(actor_id=uuid.uuid4(), project_id=principal.project_id)
+    service.save(neighbour, "Deploys to production happen on Fridays", "fact")
+    service.save(neighbour, "Deploys to production happen on Fridays", "fact", scope="project")
+    mine = service.save(principal, "Deploys to production happen on Thursdays", "fact")
+    assert mine["possible_duplicates"] == []
+    assert mine["similarity"] is None  # nothing of its scope is visible to this actor
+    project = service.save(
+        principal, "Deploys to production happen on Thursdays", "fact", scope="project"
+    )
+    assert project["possible_duplicates"] == []
 
 
 def test_a_different_fact_is_created_alongside(

@@ -19,6 +19,7 @@ from emergent_memory.graph.objects import (
     get_version,
     list_heads,
     list_versions,
+    lock_object,
     restore_object,
     update_object,
 )
@@ -70,6 +71,7 @@ __all__ = [
     "list_relationships",
     "list_versions",
     "load_pack_file",
+    "lock_object",
     "pack_checksum",
     "publish_pack",
     "restore_object",

@@ -181,6 +181,13 @@ def restore_object(conn: Connection[Any], canonical_id: UUID) -> GraphObject:
     return _next_version(conn, head)
 
 
+def lock_object(conn: Connection[Any], canonical_id: UUID) -> None:
+    """Hold, until the caller's transaction ends, the lock every writer of this object's
+    versions takes: read its head after this and it stays the head (the lock is re-entrant,
+    so the caller may then update or delete the object)."""
+    lock_versions(conn, TABLE, canonical_id)
+
+
 def get_head(
     conn: Connection[Any], canonical_id: UUID, *, include_deleted: bool = False
 ) -> GraphObject | None:

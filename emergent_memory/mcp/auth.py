@@ -6,13 +6,26 @@ import uuid
 from typing import Any
 
 import anyio.to_thread
+import psycopg
 from fastmcp.exceptions import ToolError
 from fastmcp.server.auth import AccessToken, TokenVerifier
 from fastmcp.server.dependencies import get_access_token
+from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
+from psycopg_pool import PoolTimeout
+from starlette.authentication import AuthenticationError
+from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.requests import HTTPConnection
+from starlette.responses import JSONResponse, Response
 
 from emergent_memory import tokens
 from emergent_memory.mcp.server import ServiceHolder
 from emergent_memory.memory import Principal
+
+
+class TokenCheckUnavailable(AuthenticationError):
+    """The token could not be checked: no free database connection, or the database went away."""
 
 
 class DatabaseTokenVerifier(TokenVerifier):
@@ -42,8 +55,39 @@ class DatabaseTokenVerifier(TokenVerifier):
         )
 
     def _lookup(self, token: str) -> tokens.TokenInfo | None:
-        with self._holder.get().pool.connection() as conn:
-            return tokens.verify_token(conn, token)
+        pool = self._holder.get().pool
+        try:
+            with pool.connection() as conn:
+                return tokens.verify_token(conn, token)
+        except PoolTimeout as error:
+            raise TokenCheckUnavailable(
+                f"the memory server is busy: no database connection became free within "
+                f"{pool.timeout:g} s to check the token; try again in a moment"
+            ) from error
+        except psycopg.OperationalError as error:
+            raise TokenCheckUnavailable(
+                "lost the database connection while checking the token (the database "
+                "restarted or is unreachable); try again in a moment"
+            ) from error
+
+    def get_middleware(self) -> list[Any]:
+        return [
+            Middleware(
+                AuthenticationMiddleware,
+                backend=BearerAuthBackend(self),
+                on_error=_token_check_unavailable,
+            ),
+            Middleware(AuthContextMiddleware),
+        ]
+
+
+def _token_check_unavailable(conn: HTTPConnection, error: Exception) -> Response:
+    """503 with a JSON-RPC error that MCP clients show as is."""
+    return JSONResponse(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": str(error)}},
+        status_code=503,
+        headers={"Retry-After": "1"},
+    )
 
 
 def token_principal() -> Principal:

@@ -28,11 +28,13 @@ from emergent_memory.errors import (
     EmbeddingUnavailable,
     InvalidInput,
     MemoryNotFound,
+    ObjectNotFound,
     PermissionDenied,
     ServiceBusy,
 )
 from emergent_memory.graph import Embedding, GraphObject
 from emergent_memory.memory import store, validation
+from emergent_memory.memory.dedup import DedupPolicy, Verdict
 from emergent_memory.memory.models import (
     CATEGORIES,
     CONFIDENCE_BY_SOURCE,
@@ -40,6 +42,7 @@ from emergent_memory.memory.models import (
     ForgetAllResult,
     ListResult,
     MemoryRecord,
+    PossibleDuplicate,
     Principal,
     ProjectStats,
     RecalledMemory,
@@ -66,9 +69,15 @@ LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT = 20, 100
 
 @dataclass(frozen=True, slots=True)
 class MemoryConfig:
-    """The service's tunables (from Settings, in the composition root)."""
+    """The service's tunables (from Settings, in the composition root).
+
+    `dedup_threshold` and `dedup_text_rule_from` are a DedupPolicy (memory/dedup.py): the
+    similarity at or above which a new memory supersedes its nearest one, and where the text
+    rule's band starts (None: the plain threshold, for models it was not calibrated on).
+    """
 
     dedup_threshold: float
+    dedup_text_rule_from: float | None = None
     max_content_length: int = 2000
     recall_candidates: int = 50
     recall_rrf_k: int = 10
@@ -76,6 +85,10 @@ class MemoryConfig:
     recall_vector_weight: float = 1.5
     recall_confidence_weight: float = 0.2
     recall_min_similarity: float = 0.15
+
+    @property
+    def dedup_policy(self) -> DedupPolicy:
+        return DedupPolicy(self.dedup_threshold, self.dedup_text_rule_from)
 
 
 class MemoryService:
@@ -85,6 +98,7 @@ class MemoryService:
         self._pool = pool
         self._embedder = embedder
         self._config = config
+        self._dedup = config.dedup_policy
         self._projects_with_pack: set[UUID] = set()
 
     @property
@@ -132,7 +146,16 @@ class MemoryService:
                 nearest = store.find_nearest(
                     conn, principal, scope_, embedding.vector, embedding.model
                 )
-            supersede = nearest if nearest and nearest[1] >= self._config.dedup_threshold else None
+            verdict: Verdict = (
+                "distinct"
+                if nearest is None
+                else self._dedup.decide(nearest.similarity, nearest.content, text)
+            )
+            if nearest is not None and verdict == "supersede":
+                # hold it: a delete or another supersession of it waits until this commits
+                graph.lock_object(conn, nearest.id)
+                if not store.is_active(graph.get_head(conn, nearest.id)):
+                    nearest, verdict = None, "distinct"  # gone since it was found
 
             memory = graph.create_object(
                 conn,
@@ -154,8 +177,17 @@ class MemoryService:
                 jobs.enqueue(conn, memory)
             context_ids = self._context_ids(conn, principal, context_)
             superseded_ids: list[str] = []
-            if supersede is not None:
-                old_id = supersede[0]
+            possible_duplicates: list[PossibleDuplicate] = []
+            if nearest is not None and verdict == "possible_duplicate":
+                possible_duplicates.append(
+                    {
+                        "id": str(nearest.id),
+                        "content": nearest.content,
+                        "similarity": round(nearest.similarity, 4),
+                    }
+                )
+            if nearest is not None and verdict == "supersede":
+                old_id = nearest.id
                 if context_ is None:  # the replacement stays where the old fact was filed
                     context_ids = store.contexts_of(conn, old_id)
                 self._link(conn, principal, store.SUPERSEDES, memory.canonical_id, old_id)
@@ -167,15 +199,15 @@ class MemoryService:
                 self._link(
                     conn, principal, store.BELONGS_TO_CONTEXT, memory.canonical_id, context_id
                 )
-            for target in targets:
-                self._link(conn, principal, store.RELEVANT_TO, memory.canonical_id, target)
+            self._link_related(conn, principal, memory.canonical_id, targets)
             record = self._records(conn, [memory.canonical_id])[0]
         self._projects_with_pack.add(principal.project_id)  # committed: no need to look again
         return {
-            "status": "updated" if supersede else "created",
+            "status": "updated" if superseded_ids else "created",
             "memory": record,
             "superseded_ids": superseded_ids,
-            "similarity": None if nearest is None else round(nearest[1], 4),
+            "similarity": None if nearest is None else round(nearest.similarity, 4),
+            "possible_duplicates": possible_duplicates,
             "degraded": embedding is None,
         }
 
@@ -188,6 +220,7 @@ class MemoryService:
         context: str | None,
         targets: list[UUID],
     ) -> SaveResult:
+        graph.lock_object(conn, memory_id)
         head = graph.get_head(conn, memory_id)
         if head is None:  # deleted since it was found; the caller's lock keeps saves apart
             raise MemoryNotFound(f"memory {memory_id} was deleted meanwhile; save it again")
@@ -196,13 +229,13 @@ class MemoryService:
             graph.update_object(conn, memory_id, properties={"confidence": wanted})
         for context_id in self._context_ids(conn, principal, context):
             self._link(conn, principal, store.BELONGS_TO_CONTEXT, memory_id, context_id)
-        for target in targets:
-            self._link(conn, principal, store.RELEVANT_TO, memory_id, target)
+        self._link_related(conn, principal, memory_id, targets)
         return {
             "status": "unchanged",
             "memory": self._records(conn, [memory_id])[0],
             "superseded_ids": [],
             "similarity": 1.0,
+            "possible_duplicates": [],
             "degraded": False,
         }
 
@@ -520,9 +553,23 @@ class MemoryService:
             actor_id=principal.actor_id,
         )
 
+    def _link_related(
+        self, conn: Connection[Any], principal: Principal, memory_id: UUID, targets: list[UUID]
+    ) -> None:
+        for target in targets:
+            try:
+                self._link(conn, principal, store.RELEVANT_TO, memory_id, target)
+            except ObjectNotFound as error:  # deleted since _related_targets checked it
+                raise InvalidInput(
+                    f"related_to: no object with id {target} in this project"
+                ) from error
+
     def _writable_memory(
         self, conn: Connection[Any], principal: Principal, memory_id: UUID
     ) -> GraphObject:
+        # locked before it is read: a concurrent delete or supersession cannot slip in
+        # between the checks below and this transaction's write
+        graph.lock_object(conn, memory_id)
         head = graph.get_head(conn, memory_id)
         if head is None or head.type != store.MEMORY or not store.visible_to(head, principal):
             raise MemoryNotFound(f"memory {memory_id} not found")

@@ -92,7 +92,8 @@ LIMIT 1
 """
 
 FIND_NEAREST = """
-SELECT o.canonical_id, 1 - (o.embedding <=> %(embedding)s) AS similarity
+SELECT o.canonical_id, 1 - (o.embedding <=> %(embedding)s) AS similarity,
+       o.properties ->> 'content' AS content
 FROM kb.graph_objects o
 WHERE {active} AND {same_scope} AND o.embedding_model = %(model)s
 ORDER BY o.embedding <=> %(embedding)s
@@ -235,16 +236,25 @@ def find_exact(conn: Connection[Any], principal: Principal, scope: str, text: st
     return None if row is None else UUID(str(row[0]))
 
 
+@dataclass(frozen=True, slots=True)
+class Nearest:
+    """The memory most similar to a new one, for the dedup decision."""
+
+    id: UUID
+    similarity: float
+    content: str
+
+
 def find_nearest(
     conn: Connection[Any], principal: Principal, scope: str, embedding: Vector, model: str
-) -> tuple[UUID, float] | None:
+) -> Nearest | None:
     """The most similar active visible memory of this scope embedded by the same model."""
     conn.execute(ITERATIVE_SCAN)
     statement = sql.SQL(FIND_NEAREST).format(
         active=sql.SQL(ACTIVE), same_scope=sql.SQL(SAME_SCOPE[scope])
     )
     row = conn.execute(statement, _params(principal, embedding=embedding, model=model)).fetchone()
-    return None if row is None else (UUID(str(row[0])), float(row[1]))
+    return None if row is None else Nearest(UUID(str(row[0])), float(row[1]), str(row[2]))
 
 
 def find_context(conn: Connection[Any], actor_id: UUID, name: str) -> UUID | None:
@@ -290,6 +300,11 @@ def own_memories_in_project(conn: Connection[Any], principal: Principal) -> list
     with conn.cursor(row_factory=class_row(GraphObject)) as cur:
         cur.execute(statement, _params(principal))
         return cur.fetchall()
+
+
+def is_active(obj: GraphObject | None) -> bool:
+    """Whether a head read with get_head is an active memory: live and not superseded."""
+    return obj is not None and not obj.properties.get("superseded_by")
 
 
 def visible_to(obj: GraphObject, principal: Principal) -> bool:
