@@ -166,17 +166,28 @@ def worker_config(settings: Settings) -> WorkerConfig:
 
 
 @contextmanager
+def _service_and_worker(
+    settings: Settings,
+    embedder: EmbeddingProvider | None,
+    load_model: Literal["now", "background", "lazily"],
+) -> Iterator[tuple[MemoryService, EmbeddingWorker]]:
+    """The service and an embedding worker sharing its pool (the application role: the
+    worker acts for each job's owner under row-level security) and its embedder."""
+    embedder = embedder or build_embedder(settings)
+    with open_memory_service(settings, embedder=embedder, load_model=load_model) as service:
+        yield service, EmbeddingWorker(service.pool, embedder, worker_config(settings))
+
+
+@contextmanager
 def open_embedding_worker(
     settings: Settings,
     *,
     embedder: EmbeddingProvider | None = None,
     load_model: Literal["now", "background", "lazily"] = "now",
 ) -> Iterator[EmbeddingWorker]:
-    """The embedding worker on the application's pool (the application role: it acts for each
-    job's owner under row-level security) and the configured embedder."""
-    embedder = embedder or build_embedder(settings)
-    with open_memory_service(settings, embedder=embedder, load_model=load_model) as service:
-        yield EmbeddingWorker(service.pool, embedder, worker_config(settings))
+    """The embedding worker alone (the `worker` command)."""
+    with _service_and_worker(settings, embedder, load_model) as (_, worker):
+        yield worker
 
 
 @contextmanager
@@ -186,10 +197,10 @@ def open_memory_service_with_worker(
     embedder: EmbeddingProvider | None = None,
     load_model: Literal["now", "background", "lazily"] = "background",
 ) -> Iterator[MemoryService]:
-    """The service, with an embedding worker in a background thread that shares its pool and
-    embedder; the worker stops (finishing its round) before the service closes."""
-    embedder = embedder or build_embedder(settings)
-    with open_memory_service(settings, embedder=embedder, load_model=load_model) as service:
-        worker = EmbeddingWorker(service.pool, embedder, worker_config(settings))
-        with worker.running_in_thread(settings.worker_poll_interval_seconds):
-            yield service
+    """The service, with its embedding worker in a background thread; the worker stops
+    (finishing its round) before the service closes."""
+    with (
+        _service_and_worker(settings, embedder, load_model) as (service, worker),
+        worker.running_in_thread(settings.worker_poll_interval_seconds),
+    ):
+        yield service

@@ -84,10 +84,15 @@ def database_url(make_database: Callable[[], str]) -> str:
 @pytest.fixture
 def connect(database_url: str) -> Iterator[Callable[[], psycopg.Connection[Any]]]:
     """Factory of committed (autocommit) connections with pgvector registered."""
+    yield from _connections(database_url, autocommit=True)
+
+
+def _connections(url: str, *, autocommit: bool) -> Iterator[Callable[[], psycopg.Connection[Any]]]:
+    """A factory of connections with pgvector registered, all closed when the test ends."""
     opened: list[psycopg.Connection[Any]] = []
 
     def open_connection() -> psycopg.Connection[Any]:
-        conn = psycopg.connect(database_url, autocommit=True)
+        conn = psycopg.connect(url, autocommit=autocommit)
         register_vector(conn)
         opened.append(conn)
         return conn
@@ -126,6 +131,12 @@ def app_database_url(database_url: str) -> str:
     password = secrets.token_hex(16)
     ensure_login_role(database_url, TEST_APP_ROLE, password=password)
     return with_role(database_url, TEST_APP_ROLE, password)
+
+
+@pytest.fixture
+def app_connect(app_database_url: str) -> Iterator[Callable[[], psycopg.Connection[Any]]]:
+    """Connections as the application role, not autocommit (tests open transactions)."""
+    yield from _connections(app_database_url, autocommit=False)
 
 
 @pytest.fixture(scope="session")

@@ -5,12 +5,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import quote, urlencode
 from uuid import UUID
 
 import psycopg
 import pytest
-from psycopg.conninfo import conninfo_to_dict
 
 
 def count_rows(conn: psycopg.Connection[Any], table: str, project_id: UUID) -> int:
@@ -26,25 +24,6 @@ def count_rows(conn: psycopg.Connection[Any], table: str, project_id: UUID) -> i
 
 def memory(content: str = "The user prefers tabs", category: str = "preference") -> dict[str, Any]:
     return {"content": content, "category": category}
-
-
-def conninfo_url(conninfo: str) -> str:
-    """A libpq connection string (`user=... host=...`, e.g. from `with_role`) as the
-    postgresql:// URL that EMERGENT_MEMORY_DATABASE_URL requires."""
-    params = {k: str(v) for k, v in conninfo_to_dict(conninfo).items() if v is not None}
-    user, password = params.pop("user", ""), params.pop("password", None)
-    host, port = params.pop("host", ""), params.pop("port", None)
-    dbname = params.pop("dbname", "")
-    netloc = quote(user, safe="") + ("" if password is None else ":" + quote(password, safe=""))
-    netloc += "@" if netloc else ""
-    if host.startswith("/"):  # a unix socket directory goes into the query
-        params["host"] = host
-        if port:
-            params["port"] = port
-    else:
-        netloc += host + (f":{port}" if port else "")
-    query = urlencode(params)
-    return f"postgresql://{netloc}/{quote(dbname, safe='')}" + (f"?{query}" if query else "")
 
 
 def wait_until(condition: Callable[[], bool], timeout: float = 60, what: str = "") -> None:

@@ -43,7 +43,7 @@ from emergent_memory.database import (
 from emergent_memory.errors import ServiceBusy
 from emergent_memory.memory import MemoryConfig, MemoryService, Principal
 from tests.embedders import BagOfWordsEmbedder, DownEmbedder, EmbeddingServer
-from tests.helpers import conninfo_url, internal_errors, lock_waiters, wait_until
+from tests.helpers import internal_errors, lock_waiters, wait_until
 from tests.test_e2e import clean_env, client_for, free_port, make_token, running_http_server
 
 BUSY = "the memory server is busy"
@@ -130,7 +130,7 @@ async def test_an_exhausted_pool_over_http_answers_busy_and_recovers(
     mine, _ = make_token(database_url, actor, project)
     theirs, _ = make_token(database_url, uuid.uuid4(), project)
     with running_http_server(
-        conninfo_url(app_database_url),
+        app_database_url,
         embedding_server,
         EMERGENT_MEMORY_POOL_MIN_SIZE="1",
         EMERGENT_MEMORY_POOL_MAX_SIZE="1",
@@ -244,7 +244,7 @@ def restartable_database() -> Iterator[RestartableDatabase]:
             ensure_login_role(db.url, EMBEDDED_SERVER_ROLE)
             database = RestartableDatabase(
                 url=db.url,
-                app_url=conninfo_url(with_role(db.url, EMBEDDED_SERVER_ROLE)),
+                app_url=with_role(db.url, EMBEDDED_SERVER_ROLE),
                 pgdata=db.pgdata,
                 system_user=get_server(db.pgdata).system_user,
             )

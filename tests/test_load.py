@@ -34,7 +34,6 @@ from emergent_memory.errors import InvalidInput, MemoryNotFound
 from emergent_memory.memory import MemoryService, Principal
 from tests.embedders import EmbeddingServer
 from tests.helpers import (
-    conninfo_url,
     hold_advisory_lock,
     internal_errors,
     lock_waiters,
@@ -244,7 +243,7 @@ async def test_fifty_clients_for_a_minute_keep_the_data_consistent(
     recall results the clients received."""
     password = secrets.token_hex(16)
     ensure_login_role(database_url, LOAD_ROLE, password=password)
-    server_url = conninfo_url(with_role(database_url, LOAD_ROLE, password))
+    server_url = with_role(database_url, LOAD_ROLE, password)
 
     rng = random.Random(20261122)
     actors = [

@@ -7,12 +7,11 @@ superuser nor owner), as the server does in production.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
 import pytest
-from pgvector.psycopg import register_vector
 from psycopg_pool import ConnectionPool
 
 from emergent_memory import graph
@@ -20,22 +19,6 @@ from emergent_memory.database import create_pool
 from emergent_memory.memory import MemoryConfig, MemoryService, Principal
 from emergent_memory.memory.models import ADMIN, READ, WRITE
 from tests.embedders import BagOfWordsEmbedder
-
-
-@pytest.fixture
-def app_connect(app_database_url: str) -> Iterator[Callable[[], psycopg.Connection[Any]]]:
-    """Connections as the application role (not autocommit: each test opens transactions)."""
-    opened: list[psycopg.Connection[Any]] = []
-
-    def open_connection() -> psycopg.Connection[Any]:
-        conn = psycopg.connect(app_database_url)
-        register_vector(conn)
-        opened.append(conn)
-        return conn
-
-    yield open_connection
-    for conn in opened:
-        conn.close()
 
 
 @pytest.fixture
