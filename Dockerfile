@@ -11,7 +11,12 @@ COPY emergent_memory ./emergent_memory
 COPY alembic ./alembic
 COPY alembic.ini ./
 COPY packs ./packs
-RUN pip install torch==2.13.0 && pip install . && useradd --system --uid 10001 emergent
+# The local model's ONNX export is made at build time (docs/memory.md, Embeddings): the
+# server then starts in about a second without importing torch.
+ENV EMERGENT_MEMORY_MODEL_CACHE_DIR=/opt/emergent-memory/model-cache
+RUN pip install torch==2.13.0 && pip install . && useradd --system --uid 10001 emergent \
+    && python -c "from pathlib import Path; from emergent_memory.embeddings.local import \
+LocalEmbeddings as L; L(runtime='onnx', cache_dir=Path('/opt/emergent-memory/model-cache')).load()"
 
 USER emergent
 ENTRYPOINT ["emergent-memory"]

@@ -45,7 +45,7 @@ UNCALIBRATED_DEDUP_THRESHOLD = 0.95
 
 def build_embedder(settings: Settings) -> EmbeddingProvider:
     if settings.embedding_provider == "local":
-        return LocalEmbeddings()
+        return LocalEmbeddings(runtime=settings.local_runtime, cache_dir=settings.model_cache_dir)
     # both are required with the openai provider (Settings checks it)
     assert settings.embedding_model is not None
     assert settings.embedding_dimensions is not None
