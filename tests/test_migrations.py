@@ -71,6 +71,7 @@ def test_every_revision_downgrades_one_step_at_a_time(make_database: Callable[[]
         seen.append(revision)
         migrations.downgrade(url, "-1")
     assert seen == [
+        "0007_vectors_in_row",
         "0006_row_level_security",
         "0005_api_tokens",
         "0004_memory_sql",
@@ -79,6 +80,49 @@ def test_every_revision_downgrades_one_step_at_a_time(make_database: Callable[[]
         "0001_kb_schema_and_packs",
     ]
     assert not kb_schema_exists(url)
+
+
+INSERT_MEMORY_WITH_VECTOR = """
+INSERT INTO kb.graph_objects (canonical_id, version, project_id, actor_id, scope, type,
+                              properties, embedding, embedding_model)
+SELECT gen_random_uuid(), 1, gen_random_uuid(), gen_random_uuid(), 'user', 'Memory',
+       jsonb_build_object('content', (SELECT string_agg(md5(i || '-' || w), ' ')
+                                      FROM generate_series(1, 8) w),
+                          'category', 'fact'),
+       (SELECT array_agg(sin(i * 384 + d))::vector FROM generate_series(1, 384) d), 'm'
+FROM generate_series(1, 20) i
+"""
+# NULL when the value is stored in the row, the TOAST chunk id when it was moved out of it
+OUT_OF_LINE = "SELECT count(pg_column_toast_chunk_id(embedding)) FROM kb.graph_objects"
+
+
+def test_0007_moves_existing_vectors_into_their_rows(make_database: Callable[[], str]) -> None:
+    """Before 0007 a memory's vector lives in the TOAST table (two more lookups per read);
+    the upgrade rewrites it into the row, with its value unchanged, and new rows keep it
+    there."""
+    url = make_database()
+    migrations.upgrade(url, "0006_row_level_security")
+    with psycopg.connect(url) as conn:
+        conn.execute(INSERT_MEMORY_WITH_VECTOR)
+        assert conn.execute(OUT_OF_LINE).fetchone() == (20,)
+        before = conn.execute("SELECT id, embedding::text FROM kb.graph_objects").fetchall()
+    migrations.upgrade(url)
+    with psycopg.connect(url) as conn:
+        assert conn.execute(OUT_OF_LINE).fetchone() == (0,)
+        after = conn.execute("SELECT id, embedding::text FROM kb.graph_objects").fetchall()
+        assert sorted(after) == sorted(before)
+        conn.execute(INSERT_MEMORY_WITH_VECTOR)
+        assert conn.execute(OUT_OF_LINE).fetchone() == (0,)
+        index = conn.execute(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = 'graph_objects_embedding_hnsw_idx'"
+        ).fetchone()
+        assert index is not None
+        assert "ef_construction='200'" in index[0]
+        config = conn.execute(
+            "SELECT proconfig FROM pg_proc WHERE proname = 'recall_memories_for'"
+        ).fetchone()
+        assert config is not None
+        assert "hnsw.ef_search=200" in config[0]
 
 
 def test_downgrade_of_the_seed_removes_installations_of_the_pack(
