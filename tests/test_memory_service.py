@@ -15,13 +15,14 @@ import psycopg
 import pytest
 from psycopg_pool import ConnectionPool
 
+from emergent_memory.database import create_pool
 from emergent_memory.errors import (
     InvalidInput,
     MemoryNotFound,
     PermissionDenied,
     SecretRejected,
 )
-from emergent_memory.memory import MemoryService, Principal
+from emergent_memory.memory import MemoryConfig, MemoryService, Principal
 from emergent_memory.memory.models import ADMIN, READ, WRITE
 from tests.embedders import BagOfWordsEmbedder, DownEmbedder
 
@@ -535,6 +536,26 @@ def test_list_orders_by_use_then_newest_and_filters(
     assert len(service.list_memories(principal, limit=1)["memories"]) == 1
     with pytest.raises(InvalidInput, match="limit must be from 1 to 100"):
         service.list_memories(principal, limit=101)
+
+
+def test_list_is_planned_with_its_values_every_time(
+    app_database_url: str, principal: Principal
+) -> None:
+    """psycopg prepares a statement run five times on a connection, and PostgreSQL may then
+    switch to a generic plan that knows neither the principal nor the category: for the list
+    it sorted every memory of the table (150 ms instead of 15 at 10,000 memories). So the
+    list is never prepared."""
+    with create_pool(app_database_url, min_size=1, max_size=1) as one:
+        service = MemoryService(one, BagOfWordsEmbedder(), MemoryConfig(dedup_threshold=0.8))
+        service.save(principal, "Alpha service owns billing", "fact")
+        for _ in range(8):
+            assert service.list_memories(principal)["count"] == 1
+        with one.connection() as conn:
+            prepared = conn.execute(
+                "SELECT statement FROM pg_prepared_statements WHERE statement LIKE %s",
+                ("%WITH page AS%",),
+            ).fetchall()
+    assert prepared == []
 
 
 # -- scoping ------------------------------------------------------------------------------
