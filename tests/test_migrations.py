@@ -117,7 +117,7 @@ def test_0007_moves_existing_vectors_into_their_rows(make_database: Callable[[],
             "SELECT indexdef FROM pg_indexes WHERE indexname = 'graph_objects_embedding_hnsw_idx'"
         ).fetchone()
         assert index is not None
-        assert "ef_construction='200'" in index[0]
+        assert "ef_construction='400'" in index[0]
         config = conn.execute(
             "SELECT proconfig FROM pg_proc WHERE proname = 'recall_memories_for'"
         ).fetchone()
