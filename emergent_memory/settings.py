@@ -32,6 +32,11 @@ def default_data_dir() -> Path:
     return platformdirs.user_data_path("emergent-memory", appauthor=False)
 
 
+def default_model_cache_dir() -> Path:
+    """Where the local model's ONNX export is kept, e.g. ~/.cache/emergent-memory on Linux."""
+    return platformdirs.user_cache_path("emergent-memory", appauthor=False)
+
+
 class Settings(BaseSettings):
     """Configuration of emergent-memory. Each field is the variable EMERGENT_MEMORY_<NAME>."""
 
@@ -97,7 +102,7 @@ class Settings(BaseSettings):
         ),
     )
     model_cache_dir: Path = Field(
-        default_factory=lambda: platformdirs.user_cache_path("emergent-memory", appauthor=False),
+        default_factory=default_model_cache_dir,
         description="Where the local model's ONNX export is kept (about 90 MB).",
     )
     embedding_model: str | None = Field(

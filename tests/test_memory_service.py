@@ -15,6 +15,7 @@ import psycopg
 import pytest
 from psycopg_pool import ConnectionPool
 
+from emergent_memory import graph
 from emergent_memory.database import create_pool
 from emergent_memory.errors import (
     InvalidInput,
@@ -22,7 +23,7 @@ from emergent_memory.errors import (
     PermissionDenied,
     SecretRejected,
 )
-from emergent_memory.memory import MemoryConfig, MemoryService, Principal
+from emergent_memory.memory import MemoryConfig, MemoryService, Principal, store
 from emergent_memory.memory.models import ADMIN, READ, WRITE
 from tests.embedders import BagOfWordsEmbedder, DownEmbedder
 
@@ -556,6 +557,19 @@ def test_list_is_planned_with_its_values_every_time(
                 ("%WITH page AS%",),
             ).fetchall()
     assert prepared == []
+
+
+def test_only_the_recall_log_commits_without_waiting_for_the_disk(
+    app_connect: Callable[[], psycopg.Connection[Any]], principal: Principal
+) -> None:
+    """Recording uses turns synchronous_commit off for its own transaction, never for the
+    connection (the next transaction, a save say, commits durably)."""
+    with app_connect() as conn:
+        with conn.transaction():
+            graph.act_as(conn, principal.actor_id, principal.project_id)
+            store.record_recalls(conn, principal, [uuid.uuid4()])
+            assert conn.execute("SHOW synchronous_commit").fetchone() == ("off",)
+        assert conn.execute("SHOW synchronous_commit").fetchone() == ("on",)
 
 
 # -- scoping ------------------------------------------------------------------------------

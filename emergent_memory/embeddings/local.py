@@ -28,6 +28,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 
 from emergent_memory.embeddings.base import EmbeddingUnavailable
+from emergent_memory.settings import default_model_cache_dir
 
 logger = logging.getLogger(__name__)
 
@@ -102,6 +103,10 @@ class _OnnxModel:
         self.tokenizer.enable_padding(pad_id=self.tokenizer.token_to_id("[PAD]") or 0)
         options = onnxruntime.SessionOptions()
         options.log_severity_level = 3  # errors only
+        # One thread per run: a query takes about 5.7 ms instead of 4.0 with two, but costs
+        # 5.8 ms of CPU instead of 8.0 (the second thread mostly spins), and concurrent
+        # requests each get a core: 340 queries/s from four threads instead of 285.
+        options.intra_op_num_threads = 1
         self.session = onnxruntime.InferenceSession(
             str(onnx_path), options, providers=["CPUExecutionProvider"]
         )
@@ -262,13 +267,6 @@ def _load(runtime: Runtime, cache_dir: Path) -> _Model:
         return model
 
 
-def default_cache_dir() -> Path:
-    """Where the ONNX export is kept, e.g. ~/.cache/emergent-memory on Linux."""
-    import platformdirs
-
-    return platformdirs.user_cache_path("emergent-memory", appauthor=False)
-
-
 class LocalEmbeddings:
     """all-MiniLM-L6-v2 on the CPU; vectors are unit length, so cosine = dot product."""
 
@@ -280,7 +278,7 @@ class LocalEmbeddings:
     ) -> None:
         self._batch_size = batch_size
         self._runtime: Runtime = runtime
-        self._cache_dir = cache_dir or default_cache_dir()
+        self._cache_dir = cache_dir or default_model_cache_dir()
 
     @property
     def model_name(self) -> str:
