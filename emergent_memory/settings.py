@@ -95,7 +95,7 @@ class Settings(BaseSettings):
     local_runtime: Literal["auto", "onnx", "torch"] = Field(
         default="auto",
         description=(
-            "How the local model runs. onnx: onnxruntime, about 4 ms per query on two cores "
+            "How the local model runs. onnx: onnxruntime, about 5 ms per query on two cores "
             "(exported once to model_cache_dir, checked against sentence-transformers). torch: "
             "sentence-transformers, about 15 ms. auto: onnx, falling back to torch with a "
             "warning if the export fails. Both give the same vectors."

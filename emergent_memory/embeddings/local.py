@@ -3,8 +3,8 @@
 Two runtimes compute the same vectors (they differ by less than 1e-6):
 
 - **onnx** (the default): the model exported once to ONNX and run with onnxruntime. One query
-  takes about 4 ms on two cores instead of about 15 ms, and a process that finds the export
-  in its cache never imports torch (about 300 MB less resident memory). The export is made
+  takes about 5 ms on two cores instead of about 15 ms, and a process that finds the export
+  in its cache never imports torch (about 230 MB less resident memory). The export is made
   the first time (about 3 s), checked against sentence-transformers on probe sentences, and
   kept in the model cache directory with the probes' vectors, which every later load checks
   again.
