@@ -102,8 +102,8 @@ def bulk_load(conn: Connection[Any], scale: Scale, embedder: CachedEmbeddings) -
         for actor, project in {(r.actor, r.project) for r in rows}:
             graph.install_pack(conn, project_id(actor, project), "agent-memory")
         # rebuilt after the load, as the migrations define it (faster than growing it row by row)
-        row = conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", (HNSW,))
-        create_hnsw = row.fetchone()[0]  # type: ignore[index]
+        definition = conn.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", (HNSW,))
+        create_hnsw = definition.fetchone()[0]  # type: ignore[index]
         conn.execute(f"DROP INDEX kb.{HNSW}")
         with conn.cursor() as cur, cur.copy(COPY_OBJECTS) as copy:
             for row, vector in zip(rows, vectors, strict=True):
