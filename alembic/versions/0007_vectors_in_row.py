@@ -18,7 +18,7 @@ Create Date: 2026-11-23
   100,000 memories of one actor (a templated corpus, dense with near-identical sentences),
   the vector branch's recall@10 against exact search was 0.63 before; after, 0.97 to 0.99
   over three builds (HNSW builds are randomised), for about 1.5 ms more per recall. With
-  ef_construction 200 it was 0.91 to 0.97; m = 24 or 32 did no better.
+  ef_construction 200 it was 0.90 to 0.99 over five builds; m = 24 or 32 did no better.
 
 Upgrading a large database takes a while (the rewrite and the index build; one to two minutes
 for 100,000 memories on two cores) and holds an exclusive lock on kb.graph_objects
