@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import uuid
 from collections.abc import Callable
 from typing import Any
 
 import psycopg
 import pytest
+from psycopg import sql
 
 from emergent_memory import migrations
+from emergent_memory.database import with_role
 from emergent_memory.errors import InvalidInput, SchemaNotCurrent
 
 # Everything in schema kb that a migration creates, as comparable text.
@@ -123,6 +126,61 @@ def test_0007_moves_existing_vectors_into_their_rows(make_database: Callable[[],
         ).fetchone()
         assert config is not None
         assert "hnsw.ef_search=200" in config[0]
+
+
+def test_0007_runs_as_a_database_owner_that_is_not_a_superuser(
+    make_database: Callable[[], str], server_url: str
+) -> None:
+    """The way operators deploy (docs/operations.md): the owner role, subject to the forced
+    policies, migrates. On PostgreSQL 16+ a CREATEROLE owner that created the group roles is
+    their member with ADMIN OPTION but without their rights (0006 left it so, seeing no row);
+    0007 gives it the admin role's rights, then rewrites every live vector."""
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        row = conn.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
+        if not row.fetchone()[0]:  # type: ignore[index]
+            pytest.skip("needs a superuser on the test server to create the owner role")
+    role = f"emt_owner_{uuid.uuid4().hex[:8]}"
+    url = make_database()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE ROLE {} LOGIN CREATEROLE").format(sql.Identifier(role)))
+        database = conn.info.dbname
+        conn.execute(
+            sql.SQL("ALTER DATABASE {} OWNER TO {}").format(
+                sql.Identifier(database), sql.Identifier(role)
+            )
+        )
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        conn.execute(sql.SQL("ALTER SCHEMA public OWNER TO {}").format(sql.Identifier(role)))
+        for group in ("emergent_memory_app", "emergent_memory_admin"):
+            conn.execute(
+                "DO $$ BEGIN CREATE ROLE " + group + " NOLOGIN; "
+                "EXCEPTION WHEN duplicate_object THEN NULL; END $$"
+            )
+            # what CREATE ROLE by a CREATEROLE role gives its creator on PostgreSQL 16+
+            conn.execute(
+                sql.SQL("GRANT {} TO {} WITH ADMIN TRUE, INHERIT FALSE, SET FALSE").format(
+                    sql.Identifier(group), sql.Identifier(role)
+                )
+            )
+    owner_url = with_role(url, role)
+    try:
+        migrations.upgrade(owner_url, "0006_row_level_security")
+        with psycopg.connect(owner_url) as conn:
+            assert conn.execute("SELECT count(*) FROM kb.graph_objects").fetchone() == (0,)
+        with psycopg.connect(url) as conn:  # the superuser writes what the owner cannot
+            conn.execute(INSERT_MEMORY_WITH_VECTOR)
+        with psycopg.connect(owner_url) as conn:  # 0006 left the owner blind
+            assert conn.execute("SELECT count(*) FROM kb.graph_objects").fetchone() == (0,)
+        migrations.upgrade(owner_url)
+        with psycopg.connect(owner_url) as conn:
+            assert conn.execute("SELECT count(*) FROM kb.graph_objects").fetchone() == (20,)
+            assert conn.execute(OUT_OF_LINE).fetchone() == (0,)
+    finally:
+        with psycopg.connect(server_url, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(database))
+            )
+            conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
 
 
 def test_downgrade_of_the_seed_removes_installations_of_the_pack(

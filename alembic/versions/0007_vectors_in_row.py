@@ -55,7 +55,31 @@ def _create_hnsw(ef_construction: int) -> None:
     )
 
 
+# 0006 makes the migrating role a member of the admin role unless it already is one. On
+# PostgreSQL 16+, a role with CREATEROLE that created the group roles itself is a member
+# "with ADMIN OPTION" but does not inherit the role's rights, so the policies still applied
+# to it: it saw no row (and the rewrite below would have updated none). Give it the rights.
+INHERIT_ADMIN = """
+DO $$
+BEGIN
+    IF NOT (SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user)
+       AND NOT pg_has_role(current_user, 'emergent_memory_admin', 'USAGE') THEN
+        BEGIN
+            EXECUTE format('GRANT emergent_memory_admin TO %I WITH INHERIT TRUE', current_user);
+        EXCEPTION WHEN insufficient_privilege THEN
+            RAISE EXCEPTION '% is subject to row-level security and may not grant itself '
+                'the emergent_memory_admin role', current_user
+            USING HINT = format('Ask a superuser to run: GRANT emergent_memory_admin TO %I; '
+                                'then migrate again.', current_user);
+        END;
+    END IF;
+END
+$$
+"""
+
+
 def upgrade() -> None:
+    op.execute(INHERIT_ADMIN)
     op.execute("ALTER TABLE kb.graph_objects SET (toast_tuple_target = 4000)")
     op.execute("ALTER TABLE kb.graph_objects ALTER COLUMN embedding SET STORAGE MAIN")
     # Without the index first, the rewrite does not insert every vector into it again.
