@@ -15,8 +15,8 @@ COPY packs ./packs
 # server then starts in about a second without importing torch.
 ENV EMERGENT_MEMORY_MODEL_CACHE_DIR=/opt/emergent-memory/model-cache
 RUN pip install torch==2.13.0 && pip install . && useradd --system --uid 10001 emergent \
-    && python -c "from pathlib import Path; from emergent_memory.embeddings.local import \
-LocalEmbeddings as L; L(runtime='onnx', cache_dir=Path('/opt/emergent-memory/model-cache')).load()"
+    && EMERGENT_MEMORY_LOCAL_RUNTIME=onnx python -c "from emergent_memory import app, settings; \
+app.build_embedder(settings.load_settings()).load()"
 
 USER emergent
 ENTRYPOINT ["emergent-memory"]

@@ -35,6 +35,7 @@ from benchmarks import generate
 from benchmarks.common import CachedEmbeddings, bench_database, percentiles, timed, write_result
 from emergent_memory import graph, tokens
 from emergent_memory.database import create_pool, ensure_login_role, with_role
+from emergent_memory.embeddings.local import LocalEmbeddings
 from emergent_memory.memory import MemoryConfig, MemoryService, Principal, store
 from emergent_memory.memory.models import CONFIDENCE_BY_SOURCE, READ, WRITE
 
@@ -173,12 +174,7 @@ def measure(url: str, scale: Scale, embedder: CachedEmbeddings, calls: int) -> d
                     category=None,
                     scope=None,
                     limit=10,
-                    candidates=config.recall_candidates,
-                    rrf_k=config.recall_rrf_k,
-                    lexical_weight=config.recall_lexical_weight,
-                    vector_weight=config.recall_vector_weight,
-                    confidence_weight=config.recall_confidence_weight,
-                    min_similarity=config.recall_min_similarity,
+                    **config.recall_tuning,
                 )
 
         counter = iter(range(10**9))
@@ -494,8 +490,23 @@ TARGETS = {
 }
 
 
+def query_embedding(calls: int) -> dict[str, Any]:
+    """The query embedding alone, with each runtime of the local model (no cache)."""
+    texts = generate.queries(calls, seed=5)
+    measured: dict[str, Any] = {}
+    for runtime in ("onnx", "torch"):
+        model = LocalEmbeddings(runtime=runtime)
+        model.load()
+        queries = iter(texts)
+        measured[runtime] = percentiles(
+            timed(lambda m=model, q=queries: m.embed_query(next(q)), calls)  # type: ignore[misc]
+        )
+    return measured
+
+
 def run(scale_set: str = "full", calls: int = 500, http_seconds: float = 20) -> dict[str, Any]:
     embedder = CachedEmbeddings()
+    embedding = query_embedding(calls)
     results = []
     for scale in SCALES[scale_set]:
         with bench_database() as url:
@@ -508,6 +519,7 @@ def run(scale_set: str = "full", calls: int = 500, http_seconds: float = 20) -> 
                 file=sys.stderr,
             )
     result = {
+        "query_embedding_ms": embedding,
         "scales": results,
         "targets": TARGETS,
         "calls": calls,
@@ -543,6 +555,12 @@ def markdown(result: dict[str, Any]) -> str:
             f"{_cell(row, 'baseline_naive_two_queries_ms')} | {_cell(row, 'save_ms')} | "
             f"{_cell(row, 'list_ms')} | {row['hnsw_recall_at_10']} |"
         )
+    e = result["query_embedding_ms"]
+    lines += [
+        "",
+        f"Query embedding alone (p50 / p95 / p99): onnxruntime {_cell(e, 'onnx')}, "
+        f"sentence-transformers {_cell(e, 'torch')}.",
+    ]
     for row in result["scales"]:
         if "http" in row:
             h = row["http"]

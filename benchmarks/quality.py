@@ -125,12 +125,7 @@ def ranked_ids(
         category=query.get("category"),
         scope=query.get("scope"),
         limit=100,
-        candidates=config.recall_candidates,
-        rrf_k=config.recall_rrf_k,
-        lexical_weight=config.recall_lexical_weight,
-        vector_weight=config.recall_vector_weight,
-        confidence_weight=config.recall_confidence_weight,
-        min_similarity=config.recall_min_similarity,
+        **config.recall_tuning,
     )
     if mode == "vector":
         rows = sorted((r for r in rows if r.vector_rank), key=lambda r: r.vector_rank or 0)

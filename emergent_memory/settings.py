@@ -32,6 +32,10 @@ def default_data_dir() -> Path:
     return platformdirs.user_data_path("emergent-memory", appauthor=False)
 
 
+# How the local embedding model runs (embeddings/local.py).
+LocalRuntime = Literal["auto", "onnx", "torch"]
+
+
 def default_model_cache_dir() -> Path:
     """Where the local model's ONNX export is kept, e.g. ~/.cache/emergent-memory on Linux."""
     return platformdirs.user_cache_path("emergent-memory", appauthor=False)
@@ -92,7 +96,7 @@ class Settings(BaseSettings):
             "/embeddings endpoint (OpenAI, Ollama, vLLM, TEI)."
         ),
     )
-    local_runtime: Literal["auto", "onnx", "torch"] = Field(
+    local_runtime: LocalRuntime = Field(
         default="auto",
         description=(
             "How the local model runs. onnx: onnxruntime, about 5 ms per query on two cores "

@@ -51,5 +51,8 @@ def test_a_smoke_run_of_every_benchmark_writes_its_reports(server_url: str, tmp_
         assert scale[measure]["n"] > 0
     assert "Execution Time" in scale["explain"]  # EXPLAIN ANALYZE ran
     assert scale["http"]["recalls"] > 0
+    assert 0 <= scale["hnsw"]["recall_at_10"] <= 1
+    assert latency["query_embedding_ms"]["onnx"]["n"] == latency["calls"]
+    assert latency["query_embedding_ms"]["torch"]["n"] == latency["calls"]
     for name in ("dedup.md", "quality.md", "latency-smoke.md"):
         assert (tmp_path / name).read_text().startswith("# ")

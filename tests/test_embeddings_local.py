@@ -43,10 +43,10 @@ def test_onnx_vectors_match_sentence_transformers(export_dir: Path) -> None:
     together = np.array(onnx.embed_documents(TEXTS))
     expected = np.array(torch.embed_documents(TEXTS))
     assert together.shape == (len(TEXTS), 384)
-    assert np.abs(together - expected).max() < 1e-5
+    assert np.abs(together - expected).max() < 1e-6  # what the docs say
     # alone, a query is not changed by padding to other texts' length
     alone = np.array([onnx.embed_query(text) for text in TEXTS])
-    assert np.abs(alone - expected).max() < 1e-5
+    assert np.abs(alone - expected).max() < 1e-6
     assert np.allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
 
 
@@ -93,8 +93,9 @@ def test_auto_falls_back_to_torch_with_a_warning(
     embedder = LocalEmbeddings(runtime="auto", cache_dir=cache)
     with caplog.at_level(logging.WARNING, logger=local.__name__):
         vector = embedder.embed_query("User prefers tabs for indentation")
+        embedder.embed_query("a second query does not try the export again")
     assert embedder.runtime == "torch"
-    assert "using sentence-transformers" in caplog.text
+    assert caplog.text.count("using sentence-transformers") == 1
     expected = LocalEmbeddings(runtime="torch").embed_query("User prefers tabs for indentation")
     assert np.abs(np.array(vector) - np.array(expected)).max() < 1e-6
 

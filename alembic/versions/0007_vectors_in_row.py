@@ -44,13 +44,12 @@ RECALL_FOR = (
 HNSW = "kb.graph_objects_embedding_hnsw_idx"
 
 
-def _create_hnsw(ef_construction: int) -> None:
+def _create_hnsw(options: str) -> None:
     # the build is much faster when the graph fits in memory (pgvector says when it does not)
     op.execute("SET LOCAL maintenance_work_mem = '256MB'")
     op.execute(
         "CREATE INDEX graph_objects_embedding_hnsw_idx "
-        "ON kb.graph_objects USING hnsw (embedding vector_cosine_ops) "
-        f"WITH (m = 16, ef_construction = {ef_construction}) "
+        f"ON kb.graph_objects USING hnsw (embedding vector_cosine_ops) {options} "
         "WHERE is_head AND deleted_at IS NULL"
     )
 
@@ -89,17 +88,13 @@ def upgrade() -> None:
         "UPDATE kb.graph_objects SET embedding = embedding::real[]::vector "
         "WHERE embedding IS NOT NULL AND is_head AND deleted_at IS NULL"
     )
-    _create_hnsw(ef_construction=400)
+    _create_hnsw("WITH (m = 16, ef_construction = 400)")
     op.execute(f"ALTER FUNCTION {RECALL_FOR} SET hnsw.ef_search = 200")
 
 
 def downgrade() -> None:
     op.execute(f"ALTER FUNCTION {RECALL_FOR} SET hnsw.ef_search = 100")
     op.execute(f"DROP INDEX {HNSW}")
-    op.execute(
-        "CREATE INDEX graph_objects_embedding_hnsw_idx "
-        "ON kb.graph_objects USING hnsw (embedding vector_cosine_ops) "
-        "WHERE is_head AND deleted_at IS NULL"
-    )
+    _create_hnsw("")  # pgvector's defaults, as 0002 made it
     op.execute("ALTER TABLE kb.graph_objects ALTER COLUMN embedding SET STORAGE EXTERNAL")
     op.execute("ALTER TABLE kb.graph_objects RESET (toast_tuple_target)")

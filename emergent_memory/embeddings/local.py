@@ -23,19 +23,17 @@ import threading
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from emergent_memory.embeddings.base import EmbeddingUnavailable
-from emergent_memory.settings import default_model_cache_dir
+from emergent_memory.settings import LocalRuntime, default_model_cache_dir
 
 logger = logging.getLogger(__name__)
 
 LOCAL_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 LOCAL_DIMENSIONS = 384
-
-Runtime = Literal["auto", "onnx", "torch"]
 
 # Sentences the ONNX export must embed like sentence-transformers does: short and long (past
 # the tokenizer's own 128-token truncation, up to the model's 256), accents, CJK, emoji.
@@ -217,25 +215,39 @@ def _load_onnx(model_dir: Path, cache_dir: Path) -> _OnnxModel:
     return model
 
 
-_models: dict[tuple[str, Path], _Model] = {}
+# What each (runtime, cache directory) resolved to, a fallback included; the torch model is
+# one per process whatever the key.
+_models: dict[tuple[LocalRuntime, Path], _Model] = {}
+_torch_model: _TorchModel | None = None
 _models_lock = threading.Lock()
 
 
-def _load(runtime: Runtime, cache_dir: Path) -> _Model:
-    """The model for this runtime, loaded once per process."""
+def _torch(model_dir: Path) -> _TorchModel:
+    global _torch_model
+    if _torch_model is None:
+        try:
+            _torch_model = _TorchModel(model_dir)
+        except Exception as error:
+            raise EmbeddingUnavailable(
+                f"could not load the local embedding model {LOCAL_MODEL_NAME}: {error}"
+            ) from error
+    return _torch_model
+
+
+def _load(runtime: LocalRuntime, cache_dir: Path) -> _Model:
+    """The model for this runtime, loaded once per process (a failed export is not retried)."""
     key = (runtime, cache_dir)
     with _models_lock:
-        model = _models.get(key)
-        if model is not None:
-            return model
+        if key in _models:
+            return _models[key]
         try:
             model_dir = _model_dir()
         except Exception as error:
             raise EmbeddingUnavailable(
                 f"could not find the local embedding model {LOCAL_MODEL_NAME}: {error}"
             ) from error
-        model = None
-        if runtime in ("auto", "onnx"):
+        model: _Model | None = None
+        if runtime != "torch":
             try:
                 model = _load_onnx(model_dir, cache_dir)
             except Exception as error:
@@ -252,12 +264,7 @@ def _load(runtime: Runtime, cache_dir: Path) -> _Model:
                     error,
                 )
         if model is None:
-            try:
-                model = _TorchModel(model_dir)
-            except Exception as error:
-                raise EmbeddingUnavailable(
-                    f"could not load the local embedding model {LOCAL_MODEL_NAME}: {error}"
-                ) from error
+            model = _torch(model_dir)
         logger.info(
             "loaded the local embedding model %s (%s)",
             LOCAL_MODEL_NAME,
@@ -273,11 +280,11 @@ class LocalEmbeddings:
     def __init__(
         self,
         batch_size: int = 64,
-        runtime: Runtime = "auto",
+        runtime: LocalRuntime = "auto",
         cache_dir: Path | None = None,
     ) -> None:
         self._batch_size = batch_size
-        self._runtime: Runtime = runtime
+        self._runtime: LocalRuntime = runtime
         self._cache_dir = cache_dir or default_model_cache_dir()
 
     @property

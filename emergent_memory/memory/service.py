@@ -90,6 +90,18 @@ class MemoryConfig:
     def dedup_policy(self) -> DedupPolicy:
         return DedupPolicy(self.dedup_threshold, self.dedup_text_rule_from)
 
+    @property
+    def recall_tuning(self) -> dict[str, Any]:
+        """The fusion settings, as `store.recall` takes them."""
+        return {
+            "candidates": self.recall_candidates,
+            "rrf_k": self.recall_rrf_k,
+            "lexical_weight": self.recall_lexical_weight,
+            "vector_weight": self.recall_vector_weight,
+            "confidence_weight": self.recall_confidence_weight,
+            "min_similarity": self.recall_min_similarity,
+        }
+
 
 class MemoryService:
     def __init__(
@@ -261,7 +273,6 @@ class MemoryService:
             vector = Vector(self._embedder.embed_query(text))
         except EmbeddingUnavailable as error:
             logger.warning("recall degraded to full-text search: %s", error)
-        config = self._config
         with self._transaction(principal) as conn:
             rows = store.recall(
                 conn,
@@ -272,12 +283,7 @@ class MemoryService:
                 category=category_,
                 scope=scope_,
                 limit=limit_,
-                candidates=config.recall_candidates,
-                rrf_k=config.recall_rrf_k,
-                lexical_weight=config.recall_lexical_weight,
-                vector_weight=config.recall_vector_weight,
-                confidence_weight=config.recall_confidence_weight,
-                min_similarity=config.recall_min_similarity,
+                **self._config.recall_tuning,
             )
             recalled_at = store.record_recalls(conn, principal, [row.id for row in rows])
         memories: list[RecalledMemory] = []
