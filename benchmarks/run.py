@@ -24,7 +24,11 @@ def main() -> None:
         if name == "dedup":
             dedup.run(limit=40 if smoke else None)
         elif name == "quality":
-            quality.run(limit_queries=12 if smoke else None, sweep=not smoke)
+            quality.run(
+                limit_queries=12 if smoke else None,
+                sweep=not smoke,
+                background=20 if smoke else 300,
+            )
         elif name == "latency":
             latency.run(
                 arguments.scale, calls=20 if smoke else 500, http_seconds=3 if smoke else 20

@@ -160,7 +160,11 @@ class Settings(BaseSettings):
         ),
     )
     recall_candidates: int = Field(
-        default=50, ge=10, le=1000, description="Candidates each recall branch contributes."
+        default=50,
+        ge=10,
+        le=1000,
+        description="Candidates each recall branch contributes; a query word in more memories "
+        "than this weighs nothing in the full-text branch.",
     )
     recall_rrf_k: int = Field(
         default=10, ge=1, description="k of reciprocal rank fusion: weight / (k + rank)."

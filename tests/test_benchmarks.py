@@ -42,9 +42,14 @@ def test_a_smoke_run_of_every_benchmark_writes_its_reports(server_url: str, tmp_
     dedup = json.loads((tmp_path / "dedup.json").read_text())
     assert 0.5 <= dedup["chosen"]["threshold"] <= 0.99
     quality = json.loads((tmp_path / "quality.json").read_text())
-    for channel in ("hybrid", "vector_only", "fulltext_only"):
-        assert set(quality[channel]) >= {"hit@1", "hit@5", "hit@10", "mrr", "leaks"}
-        assert quality[channel]["leaks"] == 0  # never another user's memory
+    for stage in ("labelled", "with_background"):
+        for channel in ("hybrid", "vector_only", "fulltext_only"):
+            scores = quality[stage][channel]
+            assert set(scores) >= {"hit@1", "hit@5", "hit@10", "mrr", "leaks"}
+            assert scores["leaks"] == 0  # never another user's memory
+    background = quality["with_background"]
+    assert background["memories"] == quality["labelled"]["memories"] + 200  # 20 per user
+    assert background["hybrid"]["by_kind"]["identifier_generated"]["queries"] > 0
     latency = json.loads((tmp_path / "latency-smoke.json").read_text())
     [scale] = latency["scales"]
     for measure in ("recall_end_to_end_ms", "recall_sql_ms", "save_ms", "list_ms"):

@@ -77,6 +77,65 @@ def test_a_keyword_match_is_recalled_even_when_the_vector_branch_misses_it(
     assert result["memories"][0]["scores"]["vector_rank"] is None
 
 
+@pytest.fixture
+def text_only(
+    make_service: Callable[..., MemoryService], local_embedder: LocalEmbeddings
+) -> MemoryService:
+    """Recall answered by the full-text branch alone: no vector candidate reaches the floor."""
+    return make_service(local_embedder, recall_min_similarity=0.99, dedup_threshold=2.0)
+
+
+def test_an_identifier_asked_about_in_a_question_is_found_by_full_text(
+    text_only: MemoryService, principal: Principal
+) -> None:
+    seed(text_only, principal)
+    for service in ("Search", "Billing", "Checkout", "Export"):
+        text_only.save(principal, f"{service} outages are usually caused by stale caches", "fact")
+    target = text_only.save(
+        principal, "Error E5178 from reporting means the upstream auth call timed out", "fact"
+    )
+    # no memory has both "causes" and "E5178": the rarer word weighs more
+    ranked = text_only.recall(principal, "what causes E5178")["memories"]
+    assert len(ranked) == 5
+    assert ranked[0]["id"] == target["memory"]["id"]
+    assert ranked[0]["scores"]["fused"] > 1.5 * ranked[1]["scores"]["fused"]
+
+
+def test_a_memory_with_every_word_of_the_query_ranks_first(
+    text_only: MemoryService, principal: Principal
+) -> None:
+    partial = text_only.save(principal, "The ledger keeps amounts in cents", "fact")
+    target = text_only.save(principal, "The ledger rounds amounts half to even", "fact")
+    ranked = text_only.recall(principal, "ledger rounding")["memories"]
+    assert [m["id"] for m in ranked] == [target["memory"]["id"], partial["memory"]["id"]]
+
+
+def test_excluded_words_are_never_matched(text_only: MemoryService, principal: Principal) -> None:
+    text_only.save(principal, "Deploys to staging need approval from Grace", "fact")
+    text_only.save(principal, "Deploys to the load test cluster run nightly", "fact")
+    production = text_only.save(principal, "Deploys to production happen on Tuesdays", "fact")
+    ranked = text_only.recall(principal, 'deploys -staging -"load test"')["memories"]
+    assert [m["id"] for m in ranked] == [production["memory"]["id"]]
+    # a word only the excluded memory has finds nothing, rather than that memory
+    assert text_only.recall(principal, "approval -staging")["memories"] == []
+
+
+def test_a_word_in_more_memories_than_the_candidate_pool_weighs_nothing(
+    make_service: Callable[..., MemoryService],
+    local_embedder: LocalEmbeddings,
+    principal: Principal,
+) -> None:
+    small_pool = make_service(
+        local_embedder, recall_min_similarity=0.99, dedup_threshold=2.0, recall_candidates=3
+    )
+    for place in ("Lisbon", "Osaka", "Quito", "Tromso"):
+        small_pool.save(principal, f"The gateway in {place} restarts at midnight", "fact")
+    target = small_pool.save(principal, "The scheduler in Perth restarts at noon", "fact")
+    # "restarts" is in five memories, more than the three candidates: only "Perth" counts
+    ranked = small_pool.recall(principal, "Perth restarts")["memories"]
+    assert [m["id"] for m in ranked] == [target["memory"]["id"]]
+
+
 def test_a_paraphrase_of_a_saved_fact_supersedes_it(
     semantic: MemoryService, principal: Principal
 ) -> None:
