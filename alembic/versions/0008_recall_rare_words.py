@@ -123,7 +123,7 @@ RARE_WORDS = r"""WITH query AS (
 """
 
 # Every word of the query, as 0004 made it (for the downgrade).
-EVERY_WORD = '''        WITH lexical AS (
+EVERY_WORD = """        WITH lexical AS (
             SELECT o.id,
                    ts_rank_cd(o.fts, q.tsq) AS lexical_score,
                    row_number() OVER (ORDER BY ts_rank_cd(o.fts, q.tsq) DESC, o.id) AS lexical_rank
@@ -146,11 +146,11 @@ EVERY_WORD = '''        WITH lexical AS (
             ORDER BY lexical_score DESC, o.id
             LIMIT p_candidates
         ),
-'''
+"""
 
 # kb.recall_memories_for, as 0004 made it and 0007 tuned it, with its full-text branch
 # ({lexical}) and that branch's share of the fused score ({lexical_share}) left open.
-RECALL_FOR = '''
+RECALL_FOR = """
         CREATE OR REPLACE FUNCTION kb.recall_memories_for(
             p_actor_id uuid,
             p_project_id uuid,
@@ -273,7 +273,7 @@ RECALL_FOR = '''
         ) u ON true
         ORDER BY r.score DESC, r.canonical_id
         $$
-'''
+"""
 
 
 def upgrade() -> None:
