@@ -373,7 +373,7 @@ def plan_checks(plan: str) -> dict[str, bool]:
     return {
         "vector branch uses HNSW or an index-narrowed exact scan": HNSW in plan
         or "graph_objects_actor_scope_idx" in plan,
-        "text branch uses the GIN index": "graph_objects_fts_idx" in plan,
+        "text branch uses the GIN index": "graph_objects_memory_owner_fts_idx" in plan,
         "scope filter uses an index": "graph_objects_actor_scope_idx" in plan or HNSW in plan,
         "no sequential scan of graph_objects": "Seq Scan on graph_objects" not in plan,
     }

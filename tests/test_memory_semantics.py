@@ -193,3 +193,11 @@ def test_a_different_fact_about_the_same_subject_does_not_supersede(
 def test_unrelated_memories_are_not_returned(semantic: MemoryService, principal: Principal) -> None:
     seed(semantic, principal)
     assert semantic.recall(principal, "quantum chromodynamics lecture notes")["memories"] == []
+
+
+def test_a_query_of_stop_words_matches_nothing_by_full_text(
+    text_only: MemoryService, principal: Principal
+) -> None:
+    seed(text_only, principal)
+    assert text_only.recall(principal, "the of and")["memories"] == []
+    assert text_only.recall(principal, "it is -")["memories"] == []
