@@ -89,7 +89,8 @@ RARE_WORDS = r"""WITH query AS (
         ),
         -- every word of the query (websearch syntax: "quoted phrases", -excluded, or)
         every_word AS (
-            SELECT o.id FROM kb.graph_objects o, query q
+            SELECT o.id, ts_rank_cd(o.fts, q.any_word) AS rank
+            FROM kb.graph_objects o, query q
             -- (an empty query, all stop words, would be the owner word alone: all of them)
             WHERE numnode(q.every_word) > 0
               AND kb.memory_text_owner(o.actor_id, o.scope, o.fts) @@ (q.every_word && q.owner)
@@ -99,9 +100,10 @@ RARE_WORDS = r"""WITH query AS (
         -- a common one, and the work stays bounded however many memories there are. Skipped
         -- when the memories with every word fill the candidates: no other could get in.
         word_hits AS (
-            SELECT w.word, h.id, count(*) OVER (PARTITION BY w.word) AS found
+            SELECT w.word, h.id, h.rank, count(*) OVER (PARTITION BY w.word) AS found
             FROM words w, query q, LATERAL (
-                SELECT o.id FROM kb.graph_objects o
+                SELECT o.id, ts_rank_cd(o.fts, q.any_word) AS rank
+                FROM kb.graph_objects o
                 WHERE kb.memory_text_owner(o.actor_id, o.scope, o.fts) @@ (w.tsq && q.owner)
                   AND (q.excluded IS NULL OR NOT o.fts @@ q.excluded)
                   AND {CANDIDATE}
@@ -119,24 +121,27 @@ RARE_WORDS = r"""WITH query AS (
         ),
         matches AS (
             SELECT h.id,
+                   max(h.rank) AS rank,
                    sum(ww.weight) / nullif((SELECT sum(weight) FROM word_weights), 0)
                        AS coverage
             FROM word_hits h JOIN word_weights ww ON ww.word = h.word
             WHERE h.found <= p_candidates
             GROUP BY h.id
             UNION ALL
-            SELECT id, 1.0 FROM every_word
+            SELECT id, rank, 1.0 FROM every_word
         ),
+        -- ranked by coverage, then ts_rank_cd on any of the words (computed in the lookups,
+        -- so the matches are not read again)
         lexical AS (
             SELECT m.id,
-                   m.coverage,
-                   ts_rank_cd(o.fts, q.any_word) AS lexical_score,
+                   max(m.coverage) AS coverage,
+                   max(m.rank) AS lexical_score,
                    row_number() OVER (
-                       ORDER BY m.coverage DESC, ts_rank_cd(o.fts, q.any_word) DESC, m.id
+                       ORDER BY max(m.coverage) DESC, max(m.rank) DESC, m.id
                    ) AS lexical_rank
-            FROM (SELECT id, max(coverage) AS coverage FROM matches GROUP BY id) m
-            JOIN kb.graph_objects o ON o.id = m.id, query q
-            WHERE m.coverage > 0
+            FROM matches m
+            GROUP BY m.id
+            HAVING max(m.coverage) > 0
             ORDER BY lexical_rank
             LIMIT p_candidates
         ),
