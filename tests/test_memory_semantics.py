@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from emergent_memory.app import DEDUP_POLICIES
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME, LocalEmbeddings
 from emergent_memory.memory import MemoryService, Principal
+from emergent_memory.memory.models import ADMIN, READ, WRITE
 
 DISTRACTORS = [
     ("The user prefers dark mode in every editor", "preference"),
@@ -201,3 +203,20 @@ def test_a_query_of_stop_words_matches_nothing_by_full_text(
     seed(text_only, principal)
     assert text_only.recall(principal, "the of and")["memories"] == []
     assert text_only.recall(principal, "it is -")["memories"] == []
+
+
+def test_full_text_matches_only_memories_the_caller_may_see(
+    text_only: MemoryService, principal: Principal
+) -> None:
+    other = Principal(uuid.uuid4(), principal.project_id)
+    text_only.save(other, "Error E7001 from billing means the card was declined", "fact")
+    text_only.save(other, "Error E7002 in the shared gateway is a quota limit", "fact")
+    other_admin = Principal(other.actor_id, other.project_id, frozenset({READ, WRITE, ADMIN}))
+    shared = text_only.save(
+        other_admin, "Error E7003 anywhere means the vault is sealed", "fact", scope="global"
+    )
+    # in the same project, the other actor's user memories (rare words or not) stay hidden
+    assert text_only.recall(principal, "what causes E7001")["memories"] == []
+    assert text_only.recall(principal, "E7002 quota")["memories"] == []
+    [found] = text_only.recall(principal, "what causes E7003")["memories"]
+    assert found["id"] == shared["memory"]["id"]
