@@ -30,8 +30,9 @@ candidates), plus the memories that contain every word (as before).
 Both lookups go through a new full-text index, on kb.memory_text_owner(actor_id, scope, fts):
 a memory's words plus one naming its owner. Through the plain fts index, a word common
 among all actors' memories but rare among the caller's had every other actor's matches
-read and filtered out: 100,000 memories over 100 actors went from 2.7 to 7.1 ms per recall,
-against 5.1 ms with this index (benchmarks/README.md, section 1). The function's signature,
+read and filtered out: with 100,000 memories over 100 actors, the recall SQL took about 6.5 ms
+that way against 4.5 to 4.8 ms with this index, and 2.8 to 3.5 ms before this revision
+(benchmarks/README.md, section 1). The function's signature,
 settings and grants are unchanged. Building the index takes a few seconds for 100,000
 memories.
 
