@@ -205,6 +205,7 @@ def test_a_query_of_stop_words_matches_nothing_by_full_text(
     assert text_only.recall(principal, "it is -")["memories"] == []
 
 
+@pytest.mark.usefixtures("global_memories_cleanup")
 def test_full_text_matches_only_memories_the_caller_may_see(
     text_only: MemoryService, principal: Principal
 ) -> None:
