@@ -53,6 +53,7 @@ depends_on: str | Sequence[str] | None = None
 # of the requested category and scope. Row-level security applies on top (0006).
 CANDIDATE = """o.type = 'Memory' AND o.is_head AND o.deleted_at IS NULL
               AND NOT (o.properties ? 'superseded_by')
+              -- visible to the actor (DESIGN.md 5)
               AND ((o.actor_id = p_actor_id
                     AND (o.scope = 'user'
                          OR (o.scope = 'project' AND o.project_id = p_project_id)))
@@ -84,9 +85,9 @@ RARE_WORDS = r"""WITH query AS (
             ) x
         ),
         words AS (
-            SELECT w.word, phraseto_tsquery('simple', w.word) AS tsq
-            FROM query q, unnest(q.words) AS w(word)
-            WHERE numnode(phraseto_tsquery('simple', w.word)) > 0
+            SELECT w.word, t.tsq
+            FROM query q, unnest(q.words) AS w(word), phraseto_tsquery('simple', w.word) AS t(tsq)
+            WHERE numnode(t.tsq) > 0
         ),
         -- every word of the query (websearch syntax: "quoted phrases", -excluded, or)
         every_word AS (
@@ -95,7 +96,7 @@ RARE_WORDS = r"""WITH query AS (
             -- (an empty query, all stop words, would be the owner word alone: all of them)
             WHERE numnode(q.every_word) > 0
               AND kb.memory_text_owner(o.actor_id, o.scope, o.fts) @@ (q.every_word && q.owner)
-              AND {CANDIDATE}
+              AND {candidate}
         ),
         -- up to p_candidates + 1 visible memories per word: enough to tell a rare word from
         -- a common one, and the work stays bounded however many memories there are. Skipped
@@ -107,7 +108,7 @@ RARE_WORDS = r"""WITH query AS (
                 FROM kb.graph_objects o
                 WHERE kb.memory_text_owner(o.actor_id, o.scope, o.fts) @@ (w.tsq && q.owner)
                   AND (q.excluded IS NULL OR NOT o.fts @@ q.excluded)
-                  AND {CANDIDATE}
+                  AND {candidate}
                 LIMIT p_candidates + 1
             ) h
             WHERE (SELECT count(*) FROM every_word) < p_candidates
@@ -142,13 +143,12 @@ RARE_WORDS = r"""WITH query AS (
                    ) AS lexical_rank
             FROM matches m
             GROUP BY m.id
-            HAVING max(m.coverage) > 0
             ORDER BY lexical_rank
             LIMIT p_candidates
         ),
 """
 
-# Every word of the query, as 0004 made it (for the downgrade).
+# Every word of the query, as 0004 made it (for the downgrade; its comments aside).
 EVERY_WORD = """        WITH lexical AS (
             SELECT o.id,
                    ts_rank_cd(o.fts, q.tsq) AS lexical_score,
@@ -159,23 +159,15 @@ EVERY_WORD = """        WITH lexical AS (
                  -- common word; the vector branch covers the loose matches
                  websearch_to_tsquery('english', p_query) AS q(tsq)
             WHERE o.fts @@ q.tsq
-              AND o.type = 'Memory' AND o.is_head AND o.deleted_at IS NULL
-              AND NOT (o.properties ? 'superseded_by')
-              -- visible to the actor (DESIGN.md 5): own user memories everywhere, own project
-              -- memories in this project, and global memories
-              AND ((o.actor_id = p_actor_id
-                    AND (o.scope = 'user'
-                         OR (o.scope = 'project' AND o.project_id = p_project_id)))
-                   OR o.scope = 'global')
-              AND (p_category IS NULL OR o.labels @> ARRAY[p_category])
-              AND (p_scope IS NULL OR o.scope = p_scope)
+              AND {candidate}
             ORDER BY lexical_score DESC, o.id
             LIMIT p_candidates
         ),
 """
 
 # kb.recall_memories_for, as 0004 made it and 0007 tuned it, with its full-text branch
-# ({lexical}) and that branch's share of the fused score ({lexical_share}) left open.
+# ({lexical}) and what scales that branch's share of the fused score ({lexical_share}) left
+# open; every branch filters with CANDIDATE ({candidate}).
 RECALL_FOR = """
         CREATE OR REPLACE FUNCTION kb.recall_memories_for(
             p_actor_id uuid,
@@ -226,16 +218,7 @@ RECALL_FOR = """
             FROM kb.graph_objects o
             WHERE p_query_embedding IS NOT NULL
               AND o.embedding_model = p_embedding_model
-              AND o.type = 'Memory' AND o.is_head AND o.deleted_at IS NULL
-              AND NOT (o.properties ? 'superseded_by')
-              -- visible to the actor (DESIGN.md 5): own user memories everywhere, own project
-              -- memories in this project, and global memories
-              AND ((o.actor_id = p_actor_id
-                    AND (o.scope = 'user'
-                         OR (o.scope = 'project' AND o.project_id = p_project_id)))
-                   OR o.scope = 'global')
-              AND (p_category IS NULL OR o.labels @> ARRAY[p_category])
-              AND (p_scope IS NULL OR o.scope = p_scope)
+              AND {candidate}
             ORDER BY o.embedding <=> p_query_embedding
             LIMIT p_candidates
         ),
@@ -245,7 +228,7 @@ RECALL_FOR = """
                    l.lexical_score,
                    s.vector_rank::integer AS vector_rank,
                    s.similarity,
-                   coalesce(p_lexical_weight * {lexical_share} / (p_rrf_k + l.lexical_rank), 0)
+                   coalesce(p_lexical_weight{lexical_share} / (p_rrf_k + l.lexical_rank), 0)
                    + coalesce(p_vector_weight / (p_rrf_k + s.vector_rank), 0) AS fused
             FROM lexical l
             -- when even the closest memory is below p_min_similarity, the query is about
@@ -273,7 +256,7 @@ RECALL_FOR = """
                r.scope,
                r.properties ->> 'source',
                (r.properties ->> 'confidence')::double precision,
-               coalesce(ctx.names, '{{}}'),
+               coalesce(ctx.names, '{}'),
                coalesce(u.use_count, 0),
                u.last_used,
                r.created_at,
@@ -316,6 +299,15 @@ RETURN p_fts || array_to_tsvector(ARRAY[
 OWNER_TEXT_INDEX = "kb.graph_objects_memory_owner_fts_idx"
 
 
+def recall_for(lexical: str, lexical_share: str) -> str:
+    """The CREATE OR REPLACE of kb.recall_memories_for with this full-text branch."""
+    return (
+        RECALL_FOR.replace("{lexical}", lexical)
+        .replace("{lexical_share}", lexical_share)
+        .replace("{candidate}", CANDIDATE)
+    )
+
+
 def upgrade() -> None:
     op.execute(MEMORY_TEXT_OWNER)
     op.execute(
@@ -328,14 +320,10 @@ def upgrade() -> None:
         "USING gin (kb.memory_text_owner(actor_id, scope, fts)) WITH (fastupdate = off) "
         "WHERE type = 'Memory' AND is_head AND deleted_at IS NULL"
     )
-    op.execute(
-        RECALL_FOR.format(
-            lexical=RARE_WORDS.replace("{CANDIDATE}", CANDIDATE), lexical_share="l.coverage"
-        )
-    )
+    op.execute(recall_for(RARE_WORDS, " * l.coverage"))
 
 
 def downgrade() -> None:
-    op.execute(RECALL_FOR.format(lexical=EVERY_WORD, lexical_share="1"))
+    op.execute(recall_for(EVERY_WORD, ""))
     op.execute(f"DROP INDEX {OWNER_TEXT_INDEX}")
     op.execute("DROP FUNCTION kb.memory_text_owner(uuid, text, tsvector)")
