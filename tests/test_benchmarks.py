@@ -52,7 +52,13 @@ def test_a_smoke_run_of_every_benchmark_writes_its_reports(server_url: str, tmp_
     assert background["hybrid"]["by_kind"]["identifier_generated"]["queries"] > 0
     latency = json.loads((tmp_path / "latency-smoke.json").read_text())
     [scale] = latency["scales"]
-    for measure in ("recall_end_to_end_ms", "recall_sql_ms", "save_ms", "list_ms"):
+    for measure in (
+        "recall_end_to_end_ms",
+        "recall_sql_ms",
+        "baseline_every_word_recall_sql_ms",
+        "save_ms",
+        "list_ms",
+    ):
         assert scale[measure]["n"] > 0
     assert "Execution Time" in scale["explain"]  # EXPLAIN ANALYZE ran
     assert scale["http"]["recalls"] > 0

@@ -88,6 +88,59 @@ def test_full_text_uses_the_gin_index(populated: psycopg.Connection[Any]) -> Non
     assert "Seq Scan" not in explained
 
 
+@pytest.fixture(scope="module")
+def large_actors(make_database: Callable[[], str]) -> Iterator[psycopg.Connection[Any]]:
+    """A database of its own holding 20k memories of 10 actors (2k each)."""
+    url = make_database()
+    migrations.upgrade(url)
+    conn = psycopg.connect(url, autocommit=True)
+    conn.execute(
+        """
+        INSERT INTO kb.graph_objects (canonical_id, version, project_id, actor_id, scope,
+                                      type, properties, labels)
+        SELECT gen_random_uuid(), 1, %(project)s,
+               ('00000000-0000-0000-0000-' || lpad((i %% 10)::text, 12, '0'))::uuid,
+               'user', 'Memory',
+               jsonb_build_object('content', 'memory number ' || i || ' of the ledger',
+                                  'category', 'fact'),
+               ARRAY['memory', 'fact', 'user']
+        FROM generate_series(1, 20000) AS i
+        """,
+        {"project": uuid.UUID(int=1)},
+    )
+    conn.execute("VACUUM ANALYZE kb.graph_objects")
+    yield conn
+    conn.close()
+
+
+def test_recall_finds_words_through_the_owner_keyed_index(
+    large_actors: psycopg.Connection[Any],
+) -> None:
+    """kb.recall_memories_for's full-text lookups use the index on kb.memory_text_owner (the
+    function's expression must be the index's): counted by the index's scan statistics, the
+    one view into a function's plans."""
+    conn = large_actors
+
+    def scans() -> int:
+        conn.execute("SELECT pg_stat_force_next_flush()")
+        conn.execute("SELECT pg_stat_clear_snapshot()")
+        row = conn.execute(
+            "SELECT idx_scan FROM pg_stat_user_indexes "
+            "WHERE indexrelname = 'graph_objects_memory_owner_fts_idx'"
+        ).fetchone()
+        assert row is not None
+        return int(row[0])
+
+    before = scans()
+    # 'ledger' is in all 2,000 memories of actor 7, '777' in one: a rare and a common word
+    found = conn.execute(
+        "SELECT content, lexical_rank FROM kb.recall_memories_for(%s, %s, 'ledger 777 rounding')",
+        (uuid.UUID(int=7), uuid.UUID(int=1)),
+    ).fetchall()
+    assert found[0] == ("memory number 777 of the ledger", 1)
+    assert scans() > before
+
+
 def test_project_and_type_use_the_btree_index(populated: psycopg.Connection[Any]) -> None:
     explained = plan(
         populated,
