@@ -61,6 +61,7 @@ def test_a_smoke_run_of_every_benchmark_writes_its_reports(server_url: str, tmp_
     ):
         assert scale[measure]["n"] > 0
     assert "Execution Time" in scale["explain"]  # EXPLAIN ANALYZE ran
+    assert scale["upgrade_to_head_seconds"] >= 0
     assert scale["http"]["recalls"] > 0
     assert 0 <= scale["hnsw"]["recall_at_10"] <= 1
     assert latency["query_embedding_ms"]["onnx"]["n"] == latency["calls"]
