@@ -28,6 +28,9 @@ DATA = ROOT / "data"
 # Results go to benchmarks/results unless BENCH_RESULTS_DIR says otherwise (the smoke test).
 RESULTS = Path(os.environ.get("BENCH_RESULTS_DIR", ROOT / "results"))
 CACHE = ROOT / ".cache"
+# The revision before recall's rare-word full-text branch (0008): its downgrade gives a
+# baseline measured in the same run.
+BEFORE_RARE_WORDS = "0007_vectors_in_row"
 
 
 @contextmanager

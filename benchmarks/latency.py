@@ -33,7 +33,14 @@ from psycopg import ClientCursor, Connection
 from psycopg.types.json import Jsonb
 
 from benchmarks import generate
-from benchmarks.common import CachedEmbeddings, bench_database, percentiles, timed, write_result
+from benchmarks.common import (
+    BEFORE_RARE_WORDS,
+    CachedEmbeddings,
+    bench_database,
+    percentiles,
+    timed,
+    write_result,
+)
 from emergent_memory import graph, migrations, tokens
 from emergent_memory.database import create_pool, ensure_login_role, with_role
 from emergent_memory.embeddings.local import LocalEmbeddings
@@ -66,10 +73,6 @@ WHERE o.fts @@ q AND o.type = 'Memory' AND o.is_head AND o.deleted_at IS NULL
 ORDER BY ts_rank_cd(o.fts, q) DESC
 LIMIT %(limit)s
 """
-
-
-# The revision before recall's rare-word full-text branch: a baseline in the same run.
-BEFORE_RARE_WORDS = "0007_vectors_in_row"
 
 
 @dataclass(frozen=True)

@@ -30,8 +30,14 @@ from pgvector import Vector
 from psycopg import Connection
 
 from benchmarks import generate
-from benchmarks.common import DATA, CachedEmbeddings, bench_database, write_result
-from emergent_memory import graph
+from benchmarks.common import (
+    BEFORE_RARE_WORDS,
+    DATA,
+    CachedEmbeddings,
+    bench_database,
+    write_result,
+)
+from emergent_memory import graph, migrations
 from emergent_memory.database import create_pool
 from emergent_memory.memory import MemoryConfig, MemoryService, Principal, store
 from emergent_memory.memory.models import ADMIN, READ, WRITE
@@ -313,6 +319,16 @@ def run(
                         "every_word_english": lexical_with(conn, devset, "english"),
                         "every_word_simple": lexical_with(conn, devset, "simple"),
                     }
+                    # the product before 0008 (full text of every query word only); the
+                    # downgrade drops an index, so this connection must hold no lock
+                    conn.commit()
+                    migrations.downgrade(url, BEFORE_RARE_WORDS)
+                    try:
+                        result[stage]["hybrid_before_0008"] = evaluate(
+                            conn, devset, vectors, defaults, model
+                        )
+                    finally:
+                        migrations.upgrade(url)
                     if sweep and stage == "with_background":
                         result["sweep"] = sweep_settings(conn, devset, vectors, defaults, model)
         finally:
@@ -368,7 +384,14 @@ def _config_json(config: MemoryConfig) -> dict[str, Any]:
     return {k: v for k, v in asdict(config).items() if k.startswith("recall_")}
 
 
-CHANNELS = ("hybrid", "vector_only", "fulltext_only", "every_word_english", "every_word_simple")
+CHANNELS = (
+    "hybrid",
+    "hybrid_before_0008",
+    "vector_only",
+    "fulltext_only",
+    "every_word_english",
+    "every_word_simple",
+)
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -378,8 +401,9 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         "Metrics over the queries that have an answer; leaks = memories of another user "
         "returned (must be 0). fulltext_only is the product's full-text branch (rare words "
-        "weighted, since 0008); every_word_* require every word of the query, with the "
-        "`english` or `simple` text search configuration.",
+        "weighted, since 0008); hybrid_before_0008 is the product at the revision before, "
+        "whose full-text branch required every word; every_word_* require every word of the "
+        "query, with the `english` or `simple` text search configuration.",
     ]
     for title, stage in (
         (

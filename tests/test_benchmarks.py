@@ -43,7 +43,7 @@ def test_a_smoke_run_of_every_benchmark_writes_its_reports(server_url: str, tmp_
     assert 0.5 <= dedup["chosen"]["threshold"] <= 0.99
     quality = json.loads((tmp_path / "quality.json").read_text())
     for stage in ("labelled", "with_background"):
-        for channel in ("hybrid", "vector_only", "fulltext_only"):
+        for channel in ("hybrid", "hybrid_before_0008", "vector_only", "fulltext_only"):
             scores = quality[stage][channel]
             assert set(scores) >= {"hit@1", "hit@5", "hit@10", "mrr", "leaks"}
             assert scores["leaks"] == 0  # never another user's memory
@@ -61,7 +61,7 @@ def test_a_smoke_run_of_every_benchmark_writes_its_reports(server_url: str, tmp_
     ):
         assert scale[measure]["n"] > 0
     assert "Execution Time" in scale["explain"]  # EXPLAIN ANALYZE ran
-    assert scale["upgrade_to_head_seconds"] >= 0
+    assert isinstance(scale["upgrade_to_head_seconds"], float)  # timed, then back at head
     assert scale["http"]["recalls"] > 0
     assert 0 <= scale["hnsw"]["recall_at_10"] <= 1
     assert latency["query_embedding_ms"]["onnx"]["n"] == latency["calls"]
