@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
+import psycopg
 from psycopg import Connection
 from psycopg.rows import class_row
 
-from emergent_memory.errors import InvalidInput, NotFound
+from emergent_memory.errors import InvalidInput, NotFound, PermissionDenied
 from emergent_memory.memory.models import ADMIN, READ, WRITE, Principal
 
 SCOPES = (READ, WRITE, ADMIN)
@@ -51,18 +54,12 @@ RETURNING id, name, token_prefix, actor_id, project_id, scopes, created_at, expi
           revoked_at, last_used_at
 """
 
+# The application role cannot read kb.api_tokens (migration 0009): this function returns the
+# one live token with that hash, or nothing, and records its use (at most once a minute).
 VERIFY = """
 SELECT id, name, token_prefix, actor_id, project_id, scopes, created_at, expires_at,
        revoked_at, last_used_at
-FROM kb.api_tokens
-WHERE token_hash = %(hash)s AND revoked_at IS NULL
-  AND (expires_at IS NULL OR expires_at > now())
-"""
-
-# At most one write a minute per token, so busy clients do not queue on the token's row.
-TOUCH = """
-UPDATE kb.api_tokens SET last_used_at = now()
-WHERE id = %(id)s AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')
+FROM kb.verify_api_token(%(hash)s)
 """
 
 LIST = """
@@ -78,6 +75,20 @@ WHERE id = %(id)s
 RETURNING id, name, token_prefix, actor_id, project_id, scopes, created_at, expires_at,
           revoked_at, last_used_at
 """
+
+
+@contextmanager
+def _managing_tokens(conn: Connection[Any]) -> Iterator[None]:
+    """Token management is for the table's owner and emergent_memory_admin: the application
+    role may only verify a token it was given (migration 0009)."""
+    try:
+        yield
+    except psycopg.errors.InsufficientPrivilege as error:
+        raise PermissionDenied(
+            f"the database role {conn.info.user} may not manage API tokens: run `emergent-memory "
+            "token` as the database owner or a member of emergent_memory_admin (the server's "
+            "application role can only verify tokens; see docs/security.md)"
+        ) from error
 
 
 def _hash(token: str) -> bytes:
@@ -110,7 +121,7 @@ def create_token(
         row = conn.execute("SELECT now() + %s", (expires_in,)).fetchone()
         assert row is not None
         expires_at = row[0]
-    with conn.cursor(row_factory=class_row(TokenInfo)) as cur:
+    with _managing_tokens(conn), conn.cursor(row_factory=class_row(TokenInfo)) as cur:
         cur.execute(
             CREATE,
             {
@@ -129,26 +140,24 @@ def create_token(
 
 
 def verify_token(conn: Connection[Any], token: str) -> TokenInfo | None:
-    """The live token (not revoked, not expired) with this value, or None."""
+    """The live token (not revoked, not expired) with this value, or None. Works for the
+    application role, which may not read the table itself; records the token's use."""
     if not token.startswith(TOKEN_PREFIX):
         return None
     with conn.cursor(row_factory=class_row(TokenInfo)) as cur:
         cur.execute(VERIFY, {"hash": _hash(token)})
-        info = cur.fetchone()
-    if info is not None:
-        conn.execute(TOUCH, {"id": info.id})
-    return info
+        return cur.fetchone()
 
 
 def list_tokens(conn: Connection[Any]) -> list[TokenInfo]:
-    with conn.cursor(row_factory=class_row(TokenInfo)) as cur:
+    with _managing_tokens(conn), conn.cursor(row_factory=class_row(TokenInfo)) as cur:
         cur.execute(LIST)
         return cur.fetchall()
 
 
 def revoke_token(conn: Connection[Any], token_id: UUID) -> TokenInfo:
     """Revoke a token for good (revoking twice keeps the first time)."""
-    with conn.cursor(row_factory=class_row(TokenInfo)) as cur:
+    with _managing_tokens(conn), conn.cursor(row_factory=class_row(TokenInfo)) as cur:
         cur.execute(REVOKE, {"id": token_id})
         info = cur.fetchone()
     if info is None:
