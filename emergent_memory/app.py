@@ -31,15 +31,19 @@ from emergent_memory.settings import Settings
 logger = logging.getLogger(__name__)
 
 # When a new memory supersedes the most similar existing one, per embedding model
-# (emergent_memory/memory/dedup.py). all-MiniLM-L6-v2: calibrated on 360 labelled pairs
-# (benchmarks/results/dedup.md). No single similarity threshold is good enough: 0.87, the lowest
-# with precision >= 0.95, supersedes only 53% of the rewordings and corrections. With the text
-# rule (from 0.70: a changed subject never supersedes; below 0.80 only a change marker or every
-# word kept does), 5-fold cross-validated precision is 0.98 at recall 0.82; 0.80 and 0.70 are
-# the thresholds chosen on the whole set. benchmarks/README.md lists every rule tried.
-DEDUP_POLICIES = {LOCAL_MODEL_NAME: DedupPolicy(threshold=0.80, text_rule_from=0.70)}
-# For a model nobody calibrated: similarity alone (the text rule's thresholds belong to the
-# model they were measured with), and only near-identical texts supersede.
+# (emergent_memory/memory/dedup.py). all-MiniLM-L6-v2: calibrated on the labelled pairs of
+# benchmarks/data/dedup_pairs.json (benchmarks/results/dedup.md), 5-fold cross-validated with
+# the target of no distinct fact superseded: the value, holder, subject and script rules veto,
+# then a similarity of at least `threshold`, or `text_rule_from` with a change marker or every
+# word kept, or `named_change_from` with a change that names old and new values, supersedes.
+# The thresholds are the ones the benchmark chooses on all pairs.
+DEDUP_POLICIES = {
+    LOCAL_MODEL_NAME: DedupPolicy(
+        threshold=0.73, text_rule_from=0.64, named_change_from=0.60, latin_only_model=True
+    )
+}
+# For a model nobody calibrated: the text rules (which do not depend on the model) and a high
+# similarity; nothing is superseded below it.
 UNCALIBRATED_DEDUP_THRESHOLD = 0.95
 
 
@@ -65,13 +69,19 @@ def build_embedder(settings: Settings) -> EmbeddingProvider:
 
 def dedup_policy(settings: Settings, model_name: str) -> DedupPolicy:
     """The model's calibrated policy, or a plain threshold for a model nobody calibrated;
-    EMERGENT_MEMORY_DEDUP_THRESHOLD replaces the (high) threshold of either."""
+    EMERGENT_MEMORY_DEDUP_THRESHOLD replaces the (high) threshold of either (the bands below
+    it are kept, but never above it)."""
     policy = DEDUP_POLICIES.get(model_name, DedupPolicy.plain(UNCALIBRATED_DEDUP_THRESHOLD))
     threshold = settings.dedup_threshold
     if threshold is None:
         return policy
-    low = policy.text_rule_from
-    return DedupPolicy(threshold, None if low is None else min(low, threshold))
+    low = None if policy.text_rule_from is None else min(policy.text_rule_from, threshold)
+    named = (
+        None
+        if policy.named_change_from is None or low is None
+        else min(policy.named_change_from, low)
+    )
+    return DedupPolicy(threshold, low, named, policy.latin_only_model)
 
 
 def memory_config(settings: Settings, model_name: str) -> MemoryConfig:
@@ -79,6 +89,8 @@ def memory_config(settings: Settings, model_name: str) -> MemoryConfig:
     return MemoryConfig(
         dedup_threshold=policy.threshold,
         dedup_text_rule_from=policy.text_rule_from,
+        dedup_named_change_from=policy.named_change_from,
+        dedup_latin_only_model=policy.latin_only_model,
         max_content_length=settings.max_content_length,
         recall_candidates=settings.recall_candidates,
         recall_rrf_k=settings.recall_rrf_k,

@@ -45,7 +45,15 @@ from emergent_memory.errors import EmergentMemoryError, InvalidInput
 from emergent_memory.graph import transfer
 from emergent_memory.identity import LocalIdentity, local_identity
 from emergent_memory.memory import MemoryService, Principal
-from emergent_memory.memory.models import ADMIN, CATEGORIES, READ, SCOPES, SOURCES, WRITE
+from emergent_memory.memory.models import (
+    ADMIN,
+    CATEGORIES,
+    LIST_STATUSES,
+    READ,
+    SCOPES,
+    SOURCES,
+    WRITE,
+)
 from emergent_memory.settings import Settings, load_settings
 
 logger = logging.getLogger("emergent_memory")
@@ -709,6 +717,13 @@ def recall(
 @cli.command("list")
 @click.option("--category", "-c", type=click.Choice(list(CATEGORIES)), default=None)
 @click.option("--limit", "-n", type=int, default=20, show_default=True)
+@click.option(
+    "--status",
+    type=click.Choice(list(LIST_STATUSES)),
+    default="active",
+    show_default=True,
+    help="superseded or deleted: the memories `restore` can bring back, newest first.",
+)
 @ACTOR_OPTION
 @PROJECT_OPTION
 @JSON_OPTION
@@ -718,6 +733,7 @@ def list_command(
     settings: Settings,
     category: str | None,
     limit: int,
+    status: str,
     actor: uuid.UUID | None,
     project: uuid.UUID | None,
     as_json: bool,
@@ -725,12 +741,49 @@ def list_command(
     """List your memories, most used first (manage_memory action list)."""
     principal = cli_principal(settings, actor, project)
     with memory_service(settings, embeds=False) as service:
-        result = service.list_memories(principal, category=category, limit=limit)
+        result = service.list_memories(principal, category=category, limit=limit, status=status)
 
     def human() -> None:
         for memory in result["memories"]:
             show_memory(memory)
-        click.echo(f"{result['count']} memories")
+            replaced_by = memory.get("superseded_by")
+            if memory.get("deleted_at"):
+                click.echo(f"  deleted {memory.get('deleted_at')}")
+            elif replaced_by:
+                click.echo(f"  superseded by {replaced_by}")
+        click.echo(f"{result['count']} {'' if status == 'active' else status + ' '}memories")
+
+    emit(result, as_json, human)
+
+
+@cli.command()
+@click.argument("memory_id")
+@ACTOR_OPTION
+@PROJECT_OPTION
+@JSON_OPTION
+@click.pass_obj
+@reports_errors
+def restore(
+    settings: Settings,
+    memory_id: str,
+    actor: uuid.UUID | None,
+    project: uuid.UUID | None,
+    as_json: bool,
+) -> None:
+    """Make a superseded or deleted memory active again (manage_memory action restore).
+
+    `emergent-memory list --status superseded` (or deleted) shows their ids.
+    """
+    principal = cli_principal(settings, actor, project)
+    with memory_service(settings, embeds=False) as service:
+        result = service.restore(principal, memory_id)
+
+    def human() -> None:
+        click.echo(f"restored {result['memory']['id']} (it was {result['restored_from']})")
+        if result["broken_supersession"]:
+            click.echo(
+                f"  {result['broken_supersession']} no longer supersedes it; both are active"
+            )
 
     emit(result, as_json, human)
 

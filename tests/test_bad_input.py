@@ -259,7 +259,7 @@ BAD_INPUT = [
     case(
         "manage_memory",
         {"action": "purge"},
-        "action should be 'list', 'delete', 'update' or 'forget_all', got 'purge'",
+        "action should be 'list', 'delete', 'update', 'restore' or 'forget_all', got 'purge'",
         id="unknown-action",
     ),
     case(

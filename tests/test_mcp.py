@@ -83,6 +83,7 @@ async def test_the_three_tools_with_their_annotations_and_schemas(client: Client
         "category",
         "limit",
         "confirm",
+        "status",
     }
     assert "start of every task" in (tools["recall_memories"].description or "")
     assert "immediately" in (tools["save_memory"].description or "")

@@ -31,6 +31,8 @@ def semantic(
         local_embedder,
         dedup_threshold=policy.threshold,
         dedup_text_rule_from=policy.text_rule_from,
+        dedup_named_change_from=policy.named_change_from,
+        dedup_latin_only_model=policy.latin_only_model,
     )
 
 
@@ -165,8 +167,10 @@ def test_a_corrected_preference_supersedes_it(
 def test_a_less_similar_correction_supersedes_when_it_says_it_changed(
     semantic: MemoryService, principal: Principal
 ) -> None:
-    old = semantic.save(principal, "The API server runs on port 8080 in local development", "fact")
-    new = semantic.save(principal, "The API server moved to port 9090 in local development", "fact")
+    old = semantic.save(principal, "The user's primary code editor is VS Code.", "preference")
+    new = semantic.save(
+        principal, "The user switched their primary code editor from VS Code to Zed.", "preference"
+    )
     assert new["similarity"] is not None
     assert new["similarity"] < DEDUP_POLICIES[LOCAL_MODEL_NAME].threshold
     assert new["superseded_ids"] == [old["memory"]["id"]]

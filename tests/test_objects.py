@@ -175,6 +175,21 @@ def test_a_tombstone_hides_the_object_and_restore_brings_it_back(
         graph.restore_object(conn, created.canonical_id)
 
 
+def test_restore_can_patch_the_properties_in_the_same_version(
+    conn: psycopg.Connection[Any], project_id: uuid.UUID
+) -> None:
+    created = new_memory(conn, project_id)
+    graph.update_object(conn, created.canonical_id, properties={"superseded_by": str(uuid.uuid4())})
+    graph.delete_object(conn, created.canonical_id)
+    restored = graph.restore_object(conn, created.canonical_id, properties={"superseded_by": None})
+    assert restored.version == 4  # one version for both changes
+    assert restored.deleted_at is None
+    assert restored.properties == created.properties
+    graph.delete_object(conn, created.canonical_id)
+    with pytest.raises(InvalidInput, match="confidence"):  # the patch is validated
+        graph.restore_object(conn, created.canonical_id, properties={"confidence": "high"})
+
+
 def test_missing_objects_are_not_found(conn: psycopg.Connection[Any]) -> None:
     missing = uuid.uuid4()
     assert graph.get_head(conn, missing) is None

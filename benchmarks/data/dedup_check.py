@@ -5,17 +5,31 @@ Standalone, stdlib only (Python 3.11+). Usage:
 
     python dedup_check.py [path/to/dedup_pairs.json]
 
+Labelling rule the pairs follow: texts that differ in an identifier, a number, a
+version, a date, a named entity or a relation ("the user" / "the user's mother")
+state different facts unless the new text says the old value changed ("switched
+from X to Y", "now", "instead of", "no longer", ...), in which case it is a
+correction and supersedes. Similarity from tokens the embedding model does not
+know (emoji, scripts it was not trained on) is no evidence of sameness.
+
 Checks:
   * top-level object with a non-empty "description" string and a "pairs" list
   * every pair has exactly the fields key, existing, new, kind, supersede
-  * kind is one of reworded / correction / related_distinct / unrelated
-  * exact count per kind (reworded 100, correction 90, related_distinct 110, unrelated 60)
-  * supersede is true exactly for reworded and correction
+  * kind is one of the known kinds, with an exact count per kind:
+      supersede=true:  reworded 100, correction 70, correction_named 77,
+                       reworded_values 46
+      supersede=false: related_distinct 110, unrelated 60,
+                       value_changed_unmarked 20, distinct_value 121,
+                       distinct_relation 37, distinct_unknown_tokens 30
+  * supersede is true exactly for reworded, correction, correction_named and
+    reworded_values
   * keys are unique and follow d001, d002, ... in order
-  * existing and new texts are non-empty and not identical within a pair
-    (also after normalising case and whitespace)
+  * existing and new texts are non-empty, have no leading/trailing whitespace
+    and are not identical within a pair (also after normalising case and
+    whitespace)
   * no duplicated pair (same two texts, in either order, after normalisation)
-  * each text has 8-35 words
+  * each text has 8-35 words, except distinct_unknown_tokens texts (emoji runs
+    have no spaces), which are only capped at 2,000 characters
 
 Prints the counts per kind and exits with status 1 on any violation.
 """
@@ -30,13 +44,22 @@ from pathlib import Path
 
 EXPECTED_COUNTS = {
     "reworded": 100,
-    "correction": 90,
+    "correction": 70,
     "related_distinct": 110,
     "unrelated": 60,
+    "value_changed_unmarked": 20,
+    "distinct_value": 121,
+    "distinct_relation": 37,
+    "distinct_unknown_tokens": 30,
+    "correction_named": 77,
+    "reworded_values": 46,
 }
-SUPERSEDE_KINDS = {"reworded", "correction"}
+SUPERSEDE_KINDS = {"reworded", "correction", "correction_named", "reworded_values"}
 FIELDS = {"key", "existing", "new", "kind", "supersede"}
 MIN_WORDS, MAX_WORDS = 8, 35
+# Kinds whose texts are exempt from the word limits (only capped in characters).
+UNKNOWN_TOKEN_KINDS = {"distinct_unknown_tokens"}
+MAX_CHARS = 2000
 KEY_RE = re.compile(r"^d\d{3,}$")
 
 
@@ -111,6 +134,12 @@ def main(argv: list[str]) -> int:
                 continue
             if text != text.strip():
                 errors.append(f"{where}: '{name}' has leading/trailing whitespace")
+            if kind in UNKNOWN_TOKEN_KINDS:
+                if len(text) > MAX_CHARS:
+                    errors.append(
+                        f"{where}: '{name}' has {len(text)} characters (allowed {MAX_CHARS})"
+                    )
+                continue
             n_words = len(text.split())
             if not MIN_WORDS <= n_words <= MAX_WORDS:
                 errors.append(
@@ -135,12 +164,12 @@ def main(argv: list[str]) -> int:
     for kind, expected in EXPECTED_COUNTS.items():
         got = counts.get(kind, 0)
         flag = "ok" if got == expected else f"MISMATCH (expected {expected})"
-        print(f"  {kind:<17} {got:>4}  {flag}")
+        print(f"  {kind:<23} {got:>4}  {flag}")
         if got != expected:
             errors.append(f"kind {kind}: {got} pairs, expected {expected}")
     n_sup = sum(1 for p in pairs if isinstance(p, dict) and p.get("supersede") is True)
-    print(f"  supersede=true    {n_sup:>4}")
-    print(f"  supersede=false   {len(pairs) - n_sup:>4}")
+    print(f"  {'supersede=true':<23} {n_sup:>4}")
+    print(f"  {'supersede=false':<23} {len(pairs) - n_sup:>4}")
 
     if errors:
         print(f"\n{len(errors)} violation(s):")

@@ -170,15 +170,22 @@ def delete_object(
     return _next_version(conn, head, deleted=True, delete_reason=reason)
 
 
-def restore_object(conn: Connection[Any], canonical_id: UUID) -> GraphObject:
-    """Bring a soft-deleted object back as a new live version with its last properties."""
+def restore_object(
+    conn: Connection[Any], canonical_id: UUID, *, properties: Mapping[str, Any] | None = None
+) -> GraphObject:
+    """Bring a soft-deleted object back as a new live version with its last properties,
+    patched by `properties` (a top-level merge patch, as in update_object) if given."""
     lock_versions(conn, TABLE, canonical_id)
     head = get_head(conn, canonical_id, include_deleted=True)
     if head is None:
         raise ObjectNotFound(f"no object {canonical_id}")
     if not head.deleted:
         raise InvalidInput(f"object {canonical_id} is not deleted")
-    return _next_version(conn, head)
+    if not properties:
+        return _next_version(conn, head)
+    merged = merge_properties(head.properties, properties)
+    validate_object(conn, head.project_id, head.type, merged)
+    return _next_version(conn, head, properties=merged)
 
 
 def lock_object(conn: Connection[Any], canonical_id: UUID) -> None:

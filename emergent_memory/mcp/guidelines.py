@@ -36,11 +36,16 @@ preference", "how to run the tests", "ERR_4471"). Results are ordered by relevan
 score breakdown; an empty list means nothing relevant is remembered."""
 
 MANAGE_MEMORY = """\
-List, correct or delete memories. action "list" shows the memories you can see (optionally
-of one category), most used first; "update" changes a memory's content, category or
-confidence (the id stays the same); "delete" removes one memory; "forget_all" removes every
-memory the user saved in this project and requires confirm: true. Use update or delete when
-the user says a memory is wrong or outdated."""
+List, correct, delete or restore memories. action "list" shows the memories you can see
+(optionally of one category), most used first; with status "superseded" or "deleted" it
+shows the ones that were replaced or deleted instead, newest first, with superseded_by and
+deleted_at. "update" changes a memory's content, category or confidence (the id stays the
+same; the exact text of another memory is refused, and close ones are listed in
+possible_duplicates); "delete" removes one memory; "restore" makes a superseded or deleted
+memory active again (the memory that had replaced it stays); "forget_all" removes every
+active memory the user saved in this project and requires confirm: true. Use update or
+delete when the user says a memory is wrong or outdated, and restore when a fact was
+replaced or deleted by mistake."""
 
 MEMORY_GUIDELINES = """\
 # Using emergent-memory
@@ -88,4 +93,7 @@ for corrections. Use scope "user" (the default) for things true of the user ever
 - When save_memory lists possible_duplicates, read them: if one is the same fact or is now
   wrong, update or delete it (manage_memory); if it is a different fact, keep both.
 - Delete memories the user asks you to forget (manage_memory action "delete").
+- If a fact the user gave you is missing, it may have been replaced by a newer memory or
+  deleted: look with manage_memory action "list" and status "superseded" or "deleted", and
+  bring it back with action "restore".
 """

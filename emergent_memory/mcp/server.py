@@ -209,11 +209,11 @@ def create_server(
     )
     async def manage_memory(
         action: Annotated[
-            Literal["list", "delete", "update", "forget_all"],
+            Literal["list", "delete", "update", "restore", "forget_all"],
             Field(description="What to do."),
         ],
         memory_id: Annotated[
-            str | None, Field(description="The memory's id (for delete and update).")
+            str | None, Field(description="The memory's id (for delete, update and restore).")
         ] = None,
         updates: Annotated[
             dict[str, Any] | None,
@@ -229,6 +229,13 @@ def create_server(
             int | None, Field(ge=1, le=100, description="For list: how many (default 20).")
         ] = None,
         confirm: Annotated[bool, Field(description="For forget_all: must be true.")] = False,
+        status: Annotated[
+            Literal["active", "superseded", "deleted"] | None,
+            Field(
+                description="For list: active memories (default), or the superseded or "
+                "deleted ones that restore can bring back."
+            ),
+        ] = None,
     ) -> ManageResult:
         result = await call(
             holder.get().manage,
@@ -238,6 +245,7 @@ def create_server(
             category=category,
             limit=limit,
             confirm=confirm,
+            status=status,
         )
         return cast(ManageResult, result)
 

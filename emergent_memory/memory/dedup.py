@@ -1,47 +1,61 @@
-"""Whether a new memory supersedes its nearest existing one: similarity plus a cheap text rule.
+"""Whether a new memory supersedes its nearest existing one, or states a different fact.
 
 save_memory embeds the new memory and finds the most similar visible memory of the same scope
-(store.find_nearest). A cosine similarity alone cannot decide: on the 360 labelled pairs of
-benchmarks/data/dedup_pairs.json (all-MiniLM-L6-v2), a related but distinct fact written with
-the same sentence shape ("JWT access tokens expire after 15 minutes" / "refresh tokens expire
-after 30 days", 0.91) is as similar as a rewording, and a correction ("prefers tabs" / "prefers
-spaces", 0.82) can be less similar than a distinct fact. The best single threshold with
-precision >= 0.95 (0.87) supersedes only 53% of the rewordings and corrections.
+(store.find_nearest). Superseding hides the old memory from recall and list (it stays as
+history, and `manage_memory restore` brings it back), so a wrong supersession hides a fact
+the user gave: far worse than a duplicate. The rule therefore only supersedes on positive
+evidence, and reports a close memory it leaves alone as a possible duplicate.
 
-So the decision is in bands (DedupPolicy), with three text features of the pair that cost
-40 to 100 microseconds per pair in pure Python (benchmarks/results/dedup.md):
+A cosine similarity alone cannot decide. All-MiniLM-L6-v2 gives "Service A listens on port
+9001" / "Service B listens on port 9002" 0.81, "Ticket PROJ-123 ..." / "Ticket PROJ-456 ..."
+0.94, "The user lives in Paris" / "The user's mother lives in Paris" 0.83, while a real
+correction ("prefers tabs" / "prefers spaces") can be 0.82 and a correction that names both
+values ("migrated from Elasticsearch 7.17 to OpenSearch 2.11") 0.64. So the decision looks at
+what the two texts state (`Statement`):
 
-- **A changed subject** (changes_subject): the existing text loses both a value (a number, a
-  version, an identifier, a capitalised name) and an ordinary content word, other than words
-  the new text replaces with a change marker ("the *public* API
-  rate limit is *1000*" / "the *internal* API rate limit is *10000*"). That is a sibling fact,
-  not a new version: it never supersedes. It fires on 74 of the 110 related_distinct pairs
-  and on 6 of the 90 corrections.
-- **A change marker** (says_it_changed): the new text says the fact changed ("now",
-  "instead", "no longer", "switched", "moved", "renamed", "upgraded", ...) and the existing
-  text does not. 52 of the 90 corrections have one; no related_distinct pair has.
-- **Every word kept** (keeps_every_word): the new text repeats every content word of the
-  existing one and adds some (the same statement, extended).
+- **Values**: numbers (digits or words, ordinals, with units and thousands separators
+  normalised), times (02:00 = 2 am), versions, identifiers (anything with inner `.`, `_`,
+  `:`, `/`, `@`, `#`, `+`, or a hyphenated word), capitalised names after the first word, a
+  lone capital letter ("service A"), quoted and backticked words.
+- **Relations**: a relation noun after a possessive ("the user's *mother*", "my *sister*",
+  "the client's *lawyer*"): who the statement is about.
+- **A change marker**: words the new text has and the old does not, saying the old value
+  changed ("now", "instead", "no longer", "switched", "moved", "renamed", "went from",
+  "used to", "as of", "replaced", ...).
 
-From the low threshold (0.70) up, a pair that changes the subject never supersedes; at or
-above the high threshold (0.80) any other pair does; between the two, only with a change
-marker or every word kept. Cross-validated on the labelled set (5 folds stratified by kind,
-thresholds chosen on the training folds), this rule supersedes with precision 0.98 and recall
-0.82, against 0.92 and 0.57 for a single threshold chosen the same way (in sample, 0.87
-gives 0.95 and 0.53). The features were designed by reading that set, which cross-validation
-does not correct for; benchmarks/README.md lists every rule tried and a stress test. The
-markers and stopwords are English, and the thresholds belong to all-MiniLM-L6-v2: a model
-nobody calibrated keeps a plain threshold (DedupPolicy.plain).
+Then, from the lowest similarity that is considered (`named_change_from`, else
+`text_rule_from`, else `threshold`) up:
 
-A pair that is similar (at or above the low threshold) but not superseded is reported to the
-agent as a possible duplicate, which it can resolve with manage_memory.
+1. Texts the model does not know are no evidence (`latin_only_model`): when most letters of
+   either text are not Latin (emoji, symbols, full-width forms, other scripts), the
+   similarity of an English model says nothing about sameness: distinct.
+2. Different holders never supersede: when the relations differ, the texts are about
+   different people or things ("the user" / "the user's mother"), whatever else they say.
+3. Different values supersede only when the new text says the value changed: when the old
+   text loses a value and the new one brings another of its kind (PROJ-123 / PROJ-456, port
+   9001 / 9002, Marco / Marta), the pair is a different fact unless a change marker is
+   present; then it is a correction, but only of one value: two values changed at once
+   ("service A on port 9001" / "service B now on port 9002") are another fact.
+4. A changed subject (the old text loses a value and an ordinary word that the new one does
+   not replace with a change marker) never supersedes, marker or not.
+5. At or above `threshold` the pair supersedes; between `text_rule_from` and `threshold` it
+   supersedes when it says it changed or keeps every content word of the old text; between
+   `named_change_from` and `text_rule_from` it supersedes only when it says it changed AND
+   names the old values next to new ones ("switched from unittest to pytest").
+
+Anything at or above `text_rule_from` (or `threshold` for a plain policy) that does not
+supersede is a possible duplicate for the agent to judge. The thresholds belong to the model
+they were calibrated on (benchmarks/dedup.py, 5-fold cross-validated on
+benchmarks/data/dedup_pairs.json); the markers, relation nouns and number words are English.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from functools import lru_cache
 from itertools import pairwise
 from typing import Literal
 
@@ -59,141 +73,644 @@ _STOPWORDS = """
 """
 STOPWORDS = frozenset(_STOPWORDS.split())
 
-# Words with which a text says that a fact changed. Matched as whole lower-cased words;
-# the phrases ("no longer") as consecutive words.
+# Words with which a text says that a fact changed, matched as whole lower-cased words; the
+# phrases as consecutive words.
 _CHANGE_MARKERS = """
-    now instead anymore actually switched moved changed replaced replacing renamed
-    upgraded downgraded migrated bumped rewritten"""
+    now instead anymore actually switched moved changed replaced replacing replaces renamed
+    upgraded downgraded migrated bumped rewritten relocated retired dropped deprecated
+    reassigned transferred resized revoked handed correction corrected formerly previously
+    starting updated stopped since"""
 CHANGE_MARKERS = frozenset(_CHANGE_MARKERS.split())
-CHANGE_PHRASES = (("no", "longer"), ("any", "more"))
+CHANGE_PHRASES = (
+    ("no", "longer"),
+    ("any", "more"),
+    ("used", "to"),
+    ("went", "from"),
+    ("as", "of"),
+    ("these", "days"),
+    ("from", "now"),
+    ("in", "favour"),
+    ("in", "favor"),
+    ("took", "over"),
+)
+
+# Who a statement is about, when one of these follows a possessive.
+_RELATIONS = """
+    mother father parent parents mom mum dad wife husband spouse partner girlfriend boyfriend
+    fiance fiancee fiancé fiancée son daughter child children kid kids baby brother sister
+    sibling siblings grandmother grandfather grandma grandpa grandparent grandparents grandson
+    granddaughter grandchild grandchildren aunt uncle cousin niece nephew stepmother
+    stepfather stepson stepdaughter mother-in-law father-in-law sister-in-law brother-in-law
+    son-in-law daughter-in-law in-laws friend friends roommate flatmate housemate neighbour
+    neighbor colleague colleagues coworker co-worker cofounder co-founder boss manager
+    assistant landlord landlady tenant lawyer attorney accountant doctor dentist therapist
+    teacher tutor coach mentor mentee teammate teammates employer employee employees client
+    clients customer customers subsidiary vendor supplier contractor intern lead team group
+    company department family household owner founder director designer reseller agency
+    counsel advisor adviser representative agent secretary deputy officer guardian caregiver
+    nanny babysitter housekeeper cleaner driver chef trainer physio physiotherapist nurse
+    surgeon specialist consultant auditor investor investors shareholder board executor
+    solicitor barrister notary realtor
+    """
+RELATIONS = frozenset(_RELATIONS.split())
+_POSSESSIVE_WORDS = "my our your his her their its whose"
+_POSSESSIVES = frozenset(_POSSESSIVE_WORDS.split())
+# What names an old value as no longer so: "..., *not* 429", "*instead of* Fridays".
+_NEGATIONS = frozenset({"not", "never"})
+_NEGATION_PHRASES = frozenset({("instead", "of"), ("rather", "than"), ("no", "longer")})
+# Words that make a relation another one: "the user's *former* employer".
+_QUALIFIER_WORDS = "former previous ex late old new future current step"
+_RELATION_QUALIFIERS = frozenset(_QUALIFIER_WORDS.split())
+
+# Pairs of words that name two values of one setting: a swap between them is a correction of
+# the same thing ("double quotes" / "single quotes"), not a different thing.
+_OPPOSITES = """
+    enabled:disabled enable:disable on:off always:never single:double tabs:spaces tab:space
+    light:dark add:omit allow:deny allowed:forbidden true:false yes:no before:after min:max
+    minimum:maximum upper:lower uppercase:lowercase sync:async synchronous:asynchronous
+    public:private inclusive:exclusive ascending:descending"""
+OPPOSITES = frozenset(frozenset(pair.split(":")) for pair in _OPPOSITES.split())
+
+# Names that developers write two ways.
+ALIASES = {
+    "postgresql": "postgres",
+    "kubernetes": "k8s",
+    "javascript": "js",
+    "typescript": "ts",
+    "golang": "go",
+    "node.js": "node",
+    "nodejs": "node",
+    "elasticsearch": "es",
+}
+
+_NUMBER_WORDS = """
+    zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen
+    fifteen sixteen seventeen eighteen nineteen twenty"""
+_ORDINAL_WORDS = """
+    zeroth first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth
+    thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth"""
+NUMBERS = {word: str(n) for n, word in enumerate(_NUMBER_WORDS.split())}
+NUMBERS.update({word: str(n) for n, word in enumerate(_ORDINAL_WORDS.split()) if n})
+NUMBERS.update(
+    {
+        "thirty": "30",
+        "forty": "40",
+        "fifty": "50",
+        "sixty": "60",
+        "seventy": "70",
+        "eighty": "80",
+        "ninety": "90",
+        "hundred": "100",
+        "thousand": "1000",
+        "dozen": "12",
+        "twice": "2",
+    }
+)
+del NUMBERS["second"]  # more often the unit ("a 30 second timeout") than the ordinal
 
 # A token: letters and digits, with inner punctuation kept ("orders.created", "eu-west-1",
-# "python:3.11-slim", "/v2/webhooks") and a trailing "+" or "#" ("C++", "C#").
-_TOKEN = re.compile(r"[A-Za-z0-9]+(?:['._:/+#_-][A-Za-z0-9]+)*[+#]*")
-_QUOTED = re.compile(r"`[^`]+`|\"[^\"]+\"")
+# "python:3.11-slim", "/v2/webhooks", "ops@example.com") and a trailing "+" or "#" ("C++").
+_TOKEN = re.compile(r"[^\W_]+(?:(?:['\u2019._:/+#@-]|_+)[^\W_]+)*[+#]*")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_QUOTED = re.compile(r"`[^`]+`|\"[^\"]+\"|“[^”]+”")
+_UNIT = re.compile(r"(\d+(?:\.\d+)?)(?:ms|sec|secs|min|mins|hr|hrs|kb|mb|gb|tb|kib|mib|gib|px)")
+_ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)")
+_VERSION = re.compile(r"\d+(?:\.\d+)*")
+_CLOCK = re.compile(r"(\d{1,2})(?::(\d{2}))?(am|pm|a\.m|p\.m)?")
+_MERIDIEM = frozenset({"am", "pm", "a.m", "p.m"})
+_NUMBER_THEN_WORD = re.compile(r"(\d+(?:\.\d+)?)-([^\W\d_]+(?:-[^\W\d_]+)*)")
+_SENTENCE_END = frozenset(".!?:;")
 _SUFFIXES = (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
 
 
 def _stem(word: str) -> str:
-    """A crude stem of a lower-cased word, so that "deploys" and "deployed" match: strips a
-    possessive and one common suffix from words of letters; anything else is kept as is."""
+    """A crude stem of a lower-cased word, so that "deploys", "deployed", "Makefiles" and
+    "Makefile" match: strips a possessive, one common suffix and a final "e" from words of
+    letters; anything else is kept as is (but "A100s" is "a100")."""
+    word = word.replace("\u2019", "'")
     if word.endswith("'s"):
         word = word[:-2]
+    elif word.endswith("s'"):
+        word = word[:-1]
+    word = ALIASES.get(word, word)
     if not word.isalpha():
+        if word.endswith("s") and word[-2:-1].isdigit():
+            return word[:-1]
         return word
     for suffix, replacement in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
-            return word[: -len(suffix)] + replacement
-    return word
+            word = word[: -len(suffix)] + replacement
+            break
+    return word[:-1] if word.endswith("e") and len(word) >= 4 else word
 
 
-def _looks_like_a_value(token: str, first: bool) -> bool:
-    """A number, a version, an identifier ("orders.created", "ci-bot", "new_checkout") or a
-    capitalised name that does not merely start the sentence. An all-capital acronym ("API",
-    "CI") is more often what a fact is about than its value: it counts as an ordinary word."""
-    if any(ch.isdigit() for ch in token) or any(ch in "._:/+#_-" for ch in token):
+# Verbs with which memories say the same thing of a preference: one in place of another is a
+# rewording ("the user prefers X" / "the user likes X").
+_SAME_MEANING_WORDS = "prefer like favor favour want love enjoy use pick choose"
+_SAME_MEANING = frozenset(_stem(word) for word in _SAME_MEANING_WORDS.split())
+
+
+def _number(token: str) -> str | None:
+    """The number a lower-cased token states ("7", "seven", "7th", "50mb", "v2.3" -> "2.3",
+    ":8080" -> "8080"), or None."""
+    token = token.lstrip(":€$£¥")
+    if token[:1] == "v" and token[1:2].isdigit():
+        token = token[1:]
+    if token in NUMBERS:
+        return NUMBERS[token]
+    for pattern in (_UNIT, _ORDINAL):
+        match = pattern.fullmatch(token)
+        if match:
+            return match.group(1)
+    if _VERSION.fullmatch(token):
+        return token
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Token:
+    text: str  # as written
+    norm: str  # lower-cased, stemmed, numbers normalised
+    first: bool  # starts a sentence
+
+
+def _tokens(text: str) -> list[_Token]:
+    text = _THOUSANDS.sub("", text)
+    tokens: list[_Token] = []
+    previous_end = 0
+    for match in _TOKEN.finditer(text):
+        between = text[previous_end : match.start()]
+        first = not tokens or any(mark in between for mark in _SENTENCE_END)
+        raw = match.group()
+        lower = raw.lower().replace("\u2019", "'")
+        number = _number(lower)
+        tokens.append(_Token(raw, number if number is not None else _stem(lower), first))
+        previous_end = match.end()
+    return _with_times(tokens)
+
+
+def _with_times(tokens: list[_Token]) -> list[_Token]:
+    """Clock times as minutes after midnight ("t120"): "02:00", "2 am", "2am", "14:05" and
+    "2:05 pm" are the same time. A bare number is a time only with am/pm or a colon."""
+    result: list[_Token] = []
+    skip = False
+    followers: list[_Token | None] = [*tokens[1:], None] if tokens else []
+    for token, after in zip(tokens, followers, strict=True):
+        if skip:
+            skip = False
+            continue
+        lower = token.text.lower()
+        match = _CLOCK.fullmatch(lower)
+        meridiem = None
+        if match and match.group(3):
+            meridiem = match.group(3)
+        elif match and after is not None and after.text.lower().rstrip(".") in _MERIDIEM:
+            meridiem, skip = after.text.lower(), True
+        if match and (meridiem or match.group(2)):
+            hours, minutes = int(match.group(1)), int(match.group(2) or 0)
+            if meridiem and meridiem.startswith("p") and hours < 12:
+                hours += 12
+            if meridiem and meridiem.startswith("a") and hours == 12:
+                hours = 0
+            if hours < 24 and minutes < 60:
+                result.append(_Token(token.text, f"t{hours * 60 + minutes}", token.first))
+                continue
+        result.append(token)
+    return result
+
+
+def _is_value(token: _Token) -> bool:
+    text = token.text
+    if token.norm.startswith("t") and token.norm[1:].isdigit():
+        return True  # a time
+    if any(ch.isdigit() for ch in text) or token.norm in NUMBERS.values():
         return True
-    return token[0].isupper() and not first and not (token.isupper() and len(token) > 1)
+    if any(ch in "._:/+#@" for ch in text[1:]) or "_" in text:
+        return True
+    if "-" in text:
+        return True  # an identifier or a compound; compounds are matched by their parts
+    if not text[0].isupper() or token.first:
+        return False
+    if len(text) == 1:
+        return text != "I"  # "service A"
+    if token.norm in STOPWORDS:
+        return False
+    # an acronym ("API", "CI", "ORMs") is more often what a fact is about than its value
+    return not (text.isupper() or (text[:-1].isupper() and text.endswith("s")))
+
+
+def _value_key(token: _Token) -> str:
+    # a lone capital letter stays apart from the article "a"
+    return f"letter:{token.text}" if len(token.text) == 1 and token.text.isalpha() else token.norm
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """What a memory's text states, as far as the dedup rule looks."""
+
+    tokens: tuple[_Token, ...]
+    words: frozenset[str]  # content words (stems), values and the parts of compounds
+    values: frozenset[str]
+    relations: tuple[str, ...]  # relation nouns after a possessive, with repeats
+    markers: frozenset[str]
+    negated: frozenset[str]  # words right after "not", "instead of", "rather than", ...
+    latin_share: float  # of its letters, digits and symbols
+    unknown: str  # those an English model does not know (emoji, other scripts), in order
+
+
+def _values(tokens: list[_Token]) -> set[str]:
+    """The values of a text; a name of several capitalised words is one value ("Casa
+    Lola", "Nori House")."""
+    values: list[str] = []
+    previous_was_name = False
+    for token in tokens:
+        if not _is_value(token):
+            previous_was_name = False
+            continue
+        key = _value_key(token)
+        is_name = key.isalpha() and token.text[:1].isupper()
+        if is_name and previous_was_name:
+            values[-1] += " " + key
+        else:
+            values.append(key)
+        previous_was_name = is_name
+    return set(values)
+
+
+@lru_cache(maxsize=1024)
+def statement(text: str) -> Statement:
+    """The Statement of a text (cached: a save compares the same texts several times)."""
+    tokens = _tokens(text)
+    values = _values(tokens)
+    for quoted in _QUOTED.finditer(text):
+        values.update(_value_key(token) for token in _tokens(quoted.group()[1:-1]))
+    words = {token.norm for token in tokens} | values
+    words.update(part for value in values for part in value.split())
+    for token in tokens:
+        words.update(_stem(part) for part in re.split(r"[-./:@_]+", token.norm) if part)
+    lower = [token.text.lower().replace("\u2019", "'") for token in tokens]
+    relations = []
+    for i, word in enumerate(lower):
+        noun = word.removesuffix("'s")
+        if noun in RELATIONS:
+            before = lower[max(0, i - 3) : i]
+            if any(w in _POSSESSIVES or w.endswith(("'s", "s'")) for w in before):
+                qualifiers = [w for w in before if w in _RELATION_QUALIFIERS]
+                relations.append(" ".join([*qualifiers, noun]))
+    markers = {word for word in lower if word in CHANGE_MARKERS}
+    markers.update(" ".join(pair) for pair in pairwise(lower) if pair in CHANGE_PHRASES)
+    negated: set[str] = set()
+    for i, word in enumerate(lower):
+        if word in _NEGATIONS or (i > 0 and (lower[i - 1], word) in _NEGATION_PHRASES):
+            negated.update(t.norm for t in tokens[i + 1 : i + 4])
+    return Statement(
+        tokens=tuple(tokens),
+        words=frozenset(words - STOPWORDS),
+        values=frozenset(values - STOPWORDS),
+        relations=tuple(sorted(relations)),
+        markers=frozenset(markers),
+        negated=frozenset(negated - STOPWORDS),
+        latin_share=_latin_share(text),
+        unknown="".join(
+            ch for ch in text if unicodedata.category(ch)[0] in "LNS" and not _known_character(ch)
+        ),
+    )
+
+
+def _latin_share(text: str) -> float:
+    """How much of the text's letters, digits and symbols an English model knows: ASCII and
+    Latin letters, accented ones included (the tokenizer strips accents), but not the
+    compatibility forms it leaves alone (full-width, circled, mathematical letters), other
+    scripts, or emoji."""
+    relevant = [ch for ch in text if unicodedata.category(ch)[0] in "LNS"]
+    if not relevant:
+        return 0.0
+    return sum(1 for ch in relevant if _known_character(ch)) / len(relevant)
+
+
+def _known_character(ch: str) -> bool:
+    if ch.isascii() or unicodedata.category(ch) in ("Sc", "Sm", "Sk"):
+        return True  # currency and mathematical signs: "€2,000", "≤ 5"
+    if unicodedata.decomposition(ch).startswith("<"):
+        return False  # a compatibility form: <wide>, <circle>, <font>, ...
+    return "LATIN" in unicodedata.name(ch, "")
+
+
+# -- features of a pair ---------------------------------------------------------------------
 
 
 def content_words(text: str) -> frozenset[str]:
-    """The stems of the text's words, lower-cased, without stopwords."""
-    stems = (_stem(token.lower()) for token in _TOKEN.findall(text))
-    return frozenset(stem for stem in stems if stem not in STOPWORDS)
+    """The stems of the text's words, lower-cased, without stopwords (values included)."""
+    return statement(text).words
 
 
 def value_words(text: str) -> frozenset[str]:
-    """The content words that look like values: numbers, versions, identifiers, capitalised
-    names, and the words of quoted or backticked spans."""
-    values = {
-        _stem(token.lower())
-        for position, token in enumerate(_TOKEN.findall(text))
-        if _looks_like_a_value(token, first=position == 0)
-    }
-    for match in _QUOTED.finditer(text):
-        values.update(_stem(token.lower()) for token in _TOKEN.findall(match.group(0)))
-    return frozenset(values - STOPWORDS)
-
-
-def _lower_tokens(text: str) -> list[str]:
-    return [token.lower() for token in _TOKEN.findall(text)]
-
-
-def _change_markers(words: list[str]) -> set[str]:
-    found = {word for word in words if word in CHANGE_MARKERS}
-    found.update(" ".join(pair) for pair in pairwise(words) if pair in CHANGE_PHRASES)
-    return found
+    """The words that state a value: numbers, times, versions, identifiers, names, quoted."""
+    return statement(text).values
 
 
 def says_it_changed(existing: str, new: str) -> bool:
     """The new text has a change marker ("now", "no longer", "switched", ...) that the
-    existing one does not."""
-    return bool(_change_markers(_lower_tokens(new)) - _change_markers(_lower_tokens(existing)))
+    existing one does not, or says that a word of the existing text is no longer so ("...,
+    not 429", "instead of Fridays", "rather than the sister-in-law")."""
+    old, new_ = statement(existing), statement(new)
+    if new_.markers - old.markers:
+        return True
+    return bool((new_.negated - old.negated) & old.words)
 
 
 def keeps_every_word(existing: str, new: str) -> bool:
     """Every content word of the existing text is in the new one (the same statement,
     extended or qualified)."""
-    return content_words(existing) <= content_words(new)
+    return statement(existing).words <= statement(new).words
 
 
-def changes_subject(existing: str, new: str) -> bool:
-    """The existing text loses a value and an ordinary content word: the same sentence about
-    something else ("the *public* API rate limit is *1000*" / "the *internal* API rate limit
-    is *10000*"), not a new version of the same fact.
+def relations_differ(existing: str, new: str) -> bool:
+    """The texts are about different holders: a relation one of them names after a
+    possessive ("the user's *mother*", "the user's *former* employer", "the manager's
+    *manager*") is not named as often in the other ("the user", "the user's employer")."""
+    old, new_ = statement(existing), statement(new)
+    return _more_relations(old, new_) or _more_relations(new_, old)
 
-    Words that the new text replaces with a change marker do not count ("the API server
-    *runs on* port 8080" / "the API server *moved to* port 9090" keeps its subject), but a
-    marker elsewhere does not excuse a changed subject ("the *staging* database uses Postgres
-    15" / "the *production* database uses Postgres 16 now").
-    """
-    lost = content_words(existing) - content_words(new)
-    lost_values = lost & value_words(existing)
-    if not lost_values:
+
+def corrects_a_relation(existing: str, new: str) -> bool:
+    """The new text says that a relation of the existing one was wrong ("... their wife, not
+    their brother", "the sister, not the sister-in-law", "instead of their cousin")."""
+    old, new_ = statement(existing), statement(new)
+    return any(_stem(relation.split()[-1]) in new_.negated for relation in old.relations)
+
+
+def _more_relations(one: Statement, other: Statement) -> bool:
+    norms = [t.norm for t in other.tokens]
+    lower = [t.text.lower() for t in other.tokens]
+    for relation in set(one.relations):
+        *qualifiers, noun = relation.split()
+        found = sum(
+            1
+            for i, norm in enumerate(norms)
+            if norm == _stem(noun) and all(q in lower[max(0, i - 3) : i] for q in qualifiers)
+        )
+        if one.relations.count(relation) > found:
+            return True
+    return False
+
+
+def _kind(value: str) -> str:
+    """number (versions and times too), name, or identifier: a value replaced by another of
+    its kind is a different fact ("9001" / "9002"); a name lost while a number is gained is
+    more often a rewording ("the Kafka topic ..." / "... three days")."""
+    if value.startswith("letter:"):
+        return "name"
+    if value[:1] == "t" and value[1:].isdigit():
+        return "number"
+    if _VERSION.fullmatch(value):
+        return "number"
+    if value.replace(" ", "").isalpha():
+        return "name"
+    return "identifier"
+
+
+def _lost_values(old: Statement, new: Statement) -> frozenset[str]:
+    """Values of `old` that `new` does not state (a name or a compound of words counts if all
+    its parts are there: "single-quoted" / "single quotes")."""
+    lost = set()
+    for value in old.values - new.words:
+        if not any(c.isdigit() for c in value):
+            parts = {_stem(p) for p in re.split(r"[- ]", value) if p}
+            if len(parts) > 1 and parts <= new.words:
+                continue
+        lost.add(value)
+    return frozenset(lost)
+
+
+def changed_values(existing: str, new: str) -> int:
+    """How many values of the existing text the new one states differently: of each kind,
+    as many as it both loses and gains (PROJ-123 / PROJ-456, port 9001 / 9002, "Casa Lola"
+    / "Nori House"), or one capitalised name replacing another in the same place ("*Marco*
+    is on call" / "*Marta* is on call"); plus a modifier swapped before the same noun ("the
+    *left* knee" / "the *right* knee", see swaps_a_modifier) or a role ("tech lead" /
+    "hiring manager")."""
+    old, new_ = statement(existing), statement(new)
+    lost = [_kind(value) for value in _lost_values(old, new_)]
+    gained = [_kind(value) for value in _lost_values(new_, old)]
+    changes = sum(min(lost.count(kind), gained.count(kind)) for kind in set(lost))
+    if not changes and _swapped(old, new_, names=True):
+        changes = 1
+    return changes + _swapped(old, new_, names=False) + _swapped_role(old, new_)
+
+
+def _swapped_role(old: Statement, new: Statement) -> bool:
+    """Both texts name a role and not the same ("Heidi is the *tech lead*" / "Heidi is the
+    *hiring manager*"); a text that names none may abbreviate it ("the team's TL")."""
+    roles_old = sorted(t.norm for t in old.tokens if t.text.lower() in RELATIONS)
+    roles_new = sorted(t.norm for t in new.tokens if t.text.lower() in RELATIONS)
+    return bool(roles_old and roles_new) and roles_old != roles_new
+
+
+def values_differ(existing: str, new: str) -> bool:
+    """The new text states another value in place of one of the existing text's."""
+    return changed_values(existing, new) > 0
+
+
+def swaps_a_modifier(existing: str, new: str) -> bool:
+    """One word of a noun phrase is replaced by another before the same noun ("the *blue*
+    pool" / "the *green* pool", "the *staging* database" / "the *production* database"): a
+    different thing of the same kind, unless the two are opposites ("single" / "double")."""
+    return _swapped(statement(existing), statement(new), names=False)
+
+
+_DETERMINER_WORDS = (
+    "the a an this that these those my our your his her their its each every any some"
+)
+_DETERMINERS = frozenset(_DETERMINER_WORDS.split())
+
+
+def _swapped(old: Statement, new: Statement, *, names: bool) -> bool:
+    """One word replaced by one other in the same place: both capitalised names (`names`), or
+    (not `names`) ordinary words between a determiner and the same following word."""
+    a, b = [t.norm for t in old.tokens], [t.norm for t in new.tokens]
+    matcher = SequenceMatcher(None, a, b, autojunk=False)
+    for operation, i1, i2, j1, j2 in matcher.get_opcodes():
+        if operation != "replace" or i2 - i1 != 1 or j2 - j1 != 1:
+            continue
+        before, after = old.tokens[i1], new.tokens[j1]
+        pair = {before.text.lower(), after.text.lower()}
+        if pair in OPPOSITES or pair & STOPWORDS:
+            continue
+        if before.norm in new.words or after.norm in old.words:
+            continue  # a word moved, not replaced
+        short, long = sorted((before.text.lower(), after.text.lower()), key=len)
+        if long.startswith(short):
+            continue  # an abbreviation: "prod" / "production"
+        capitalised = before.text[:1].isupper() and after.text[:1].isupper()
+        is_name = capitalised and not (before.text.isupper() or after.text.isupper())
+        if names or is_name:
+            if names and is_name:
+                return True
+            continue
+        if _is_value(before) and _is_value(after):
+            continue  # values are compared as values
+        if {before.norm, after.norm} <= _SAME_MEANING:
+            continue  # "prefers" / "likes"
+        if len(matcher.get_opcodes()) <= 3 and matcher.ratio() > 0.6:
+            return True  # the only difference: "skips *breakfast*" / "skips *dinner*"
+        follows = a[i2] if i2 < len(a) else None
+        preceding = old.tokens[i1 - 1].text.lower() if i1 > 0 else ""
+        determined = preceding in _DETERMINERS or preceding.endswith(("'s", "s'", "\u2019s"))
+        if (
+            determined
+            and follows is not None
+            and follows not in STOPWORDS
+            and j2 < len(b)
+            and b[j2] == follows
+        ):
+            return True
+    return False
+
+
+def replaces_a_phrase(existing: str, new: str) -> bool:
+    """The same sentence ending in another phrase ("security reviews for new *internal
+    services*" / "... for new *third-party vendor integrations*"): most words kept in order
+    (at least half), and the content words it ends with (two or more on one side) replaced
+    by words the other text does not have at all (a rewording moves or keeps its words, and
+    often starts differently; a verb swapped for a synonym is one word)."""
+    old, new_ = statement(existing), statement(new)
+    a, b = [t.norm for t in old.tokens], [t.norm for t in new_.tokens]
+    matcher = SequenceMatcher(None, a, b, autojunk=False)
+    kept = sum(size for _, _, size in matcher.get_matching_blocks())
+    if kept < 0.5 * max(len(a), len(b)):
         return False
-    old, new_ = _lower_tokens(existing), _lower_tokens(new)
-    replaced_by_a_change: set[str] = set()
-    matcher = SequenceMatcher(None, old, new_, autojunk=False)
-    for operation, old_start, old_end, new_start, new_end in matcher.get_opcodes():
-        if operation == "replace" and _change_markers(new_[new_start:new_end]):
-            replaced_by_a_change.update(_stem(word) for word in old[old_start:old_end])
-    return bool(lost - lost_values - replaced_by_a_change)
+    for operation, i1, i2, j1, j2 in matcher.get_opcodes():
+        if operation != "replace" or i1 == 0 or j1 == 0:
+            continue  # a rewording often starts differently ("When you see E1042, ...")
+        gone = {w for w in a[i1:i2] if w not in STOPWORDS}
+        came = {w for w in b[j1:j2] if w not in STOPWORDS}
+        if gone & new_.words or came & old.words:
+            continue
+        if any(w not in STOPWORDS for w in a[i2:] + b[j2:]):
+            continue  # only what the sentence ends with: its object
+        if max(len(gone), len(came)) >= 2 and gone and came:
+            return True
+    return False
+
+
+def names_the_change(existing: str, new: str) -> bool:
+    """The new text says it changed and names the old values next to new ones ("switched
+    from unittest to pytest", "went from 50051 to 50061")."""
+    old, new_ = statement(existing), statement(new)
+    return (
+        says_it_changed(existing, new)
+        and bool(old.values)
+        and old.values <= new_.words
+        and bool(new_.values - old.words)
+    )
+
+
+def model_knows(text: str, share: float = 0.5) -> bool:
+    """Whether most of the text is in the Latin script an English model was trained on."""
+    return statement(text).latin_share >= share
+
+
+# -- the decision ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A verdict and why (one of the REASONS), for the benchmark and the logs."""
+
+    verdict: Verdict
+    reason: str
+
+
+REASONS = (
+    "not similar",
+    "unknown to the model",
+    "different holder",
+    "different value",
+    "different values",
+    "different subject",
+    "different phrase",
+    "similar",
+    "says it changed",
+    "keeps every word",
+    "names the change",
+    "not enough evidence",
+)
 
 
 @dataclass(frozen=True, slots=True)
 class DedupPolicy:
-    """When a new memory supersedes its nearest existing one.
+    """When a new memory supersedes its nearest existing one (see the module docstring).
 
-    `threshold`: at or above this cosine similarity the pair supersedes. `text_rule_from`:
-    None is that plain threshold alone (no text rule, no possible duplicates). Otherwise the
-    text rule applies from there up: a pair that changes the subject (changes_subject) never
-    supersedes, and below the threshold a pair supersedes only when the new text says it
-    changed (says_it_changed) or keeps every word of the existing one (keeps_every_word). A
-    pair in that range that does not supersede is a possible duplicate, for the agent to judge.
+    `threshold`: at or above this similarity a pair that states the same values supersedes.
+    `text_rule_from`: None for a plain policy (models nobody calibrated: the threshold, the
+    value and relation rules, nothing below the threshold); otherwise the band below the
+    threshold where a change marker or every word kept is enough. `named_change_from`: lower
+    still, where a change that names the old and new values is enough. `latin_only_model`:
+    the model knows English text only (rule 1).
     """
 
     threshold: float
     text_rule_from: float | None = None
+    named_change_from: float | None = None
+    latin_only_model: bool = False
 
     def __post_init__(self) -> None:
         if self.text_rule_from is not None and self.text_rule_from > self.threshold:
             raise ValueError("text_rule_from must not exceed threshold")
+        if self.named_change_from is not None and (
+            self.text_rule_from is None or self.named_change_from > self.text_rule_from
+        ):
+            raise ValueError("named_change_from needs text_rule_from, and must not exceed it")
 
     @classmethod
     def plain(cls, threshold: float) -> DedupPolicy:
-        """Similarity alone: for models whose similarities nobody calibrated the text rule on."""
+        """For models whose similarities nobody calibrated the bands on."""
         return cls(threshold=threshold)
+
+    @property
+    def considered_from(self) -> float:
+        """Below this similarity a pair is distinct: not even a possible duplicate."""
+        if self.named_change_from is not None:
+            return self.named_change_from
+        return self.text_rule_from if self.text_rule_from is not None else self.threshold
+
+    @property
+    def duplicates_from(self) -> float:
+        """From here up, a pair that does not supersede is reported as a possible duplicate."""
+        return self.text_rule_from if self.text_rule_from is not None else self.threshold
 
     def decide(self, similarity: float, existing: str, new: str) -> Verdict:
         """What to do with the nearest existing memory, given its similarity to the new one."""
-        if self.text_rule_from is None:
-            return "supersede" if similarity >= self.threshold else "distinct"
-        if similarity < self.text_rule_from:
-            return "distinct"
-        if changes_subject(existing, new):
-            return "possible_duplicate"
+        return self.explain(similarity, existing, new).verdict
+
+    def explain(self, similarity: float, existing: str, new: str) -> Decision:
+        if similarity < self.considered_from:
+            return Decision("distinct", "not similar")
+        close: Verdict = "possible_duplicate" if similarity >= self.duplicates_from else "distinct"
+        if self.latin_only_model:
+            if not (model_knows(existing) and model_knows(new)):
+                return Decision("distinct", "unknown to the model")
+            if statement(existing).unknown != statement(new).unknown:
+                return Decision(close, "unknown to the model")  # differs where it cannot see
+        if relations_differ(existing, new) and not corrects_a_relation(existing, new):
+            return Decision(close, "different holder")
+        marked = says_it_changed(existing, new)
+        changes = changed_values(existing, new)
+        if changes and not marked:
+            subject = changes == 1 and swaps_a_modifier(existing, new)
+            return Decision(close, "different subject" if subject else "different value")
+        if changes > 1:  # a correction changes one value; "service A, 9001" / "B, 9002 now"
+            return Decision(close, "different values")
+        if replaces_a_phrase(existing, new) and not marked:
+            return Decision(close, "different phrase")
         if similarity >= self.threshold:
-            return "supersede"
-        if says_it_changed(existing, new) or keeps_every_word(existing, new):
-            return "supersede"
-        return "possible_duplicate"
+            return Decision("supersede", "similar")
+        if self.text_rule_from is not None and similarity >= self.text_rule_from:
+            if marked:
+                return Decision("supersede", "says it changed")
+            if keeps_every_word(existing, new):
+                return Decision("supersede", "keeps every word")
+        if names_the_change(existing, new):
+            return Decision("supersede", "names the change")
+        return Decision(close, "not enough evidence")

@@ -11,7 +11,10 @@ from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 CATEGORIES = ("preference", "pattern", "correction", "fact", "instruction", "convention")
 SOURCES = ("explicit", "inferred", "corrected")
 SCOPES = ("user", "project", "global")
-ACTIONS = ("list", "delete", "update", "forget_all")
+ACTIONS = ("list", "delete", "update", "restore", "forget_all")
+# What manage_memory list shows: active memories (the default), or the history restore can
+# bring back.
+LIST_STATUSES = ("active", "superseded", "deleted")
 
 # Starting confidence of a memory by how it was learned (DESIGN.md 4).
 CONFIDENCE_BY_SOURCE = {"explicit": 1.0, "corrected": 0.9, "inferred": 0.7}
@@ -103,6 +106,15 @@ class RecallResult(TypedDict):
     degraded: bool
 
 
+class InactiveMemory(MemoryRecord):
+    """A memory that list shows with status superseded or deleted: `superseded_by` is the id
+    of the memory that replaced it, `deleted_at` when it was deleted."""
+
+    status: Literal["superseded", "deleted"]
+    superseded_by: str | None
+    deleted_at: str | None
+
+
 class ListResult(TypedDict):
     memories: list[MemoryRecord]
     count: int
@@ -113,7 +125,20 @@ class DeleteResult(TypedDict):
 
 
 class UpdateResult(TypedDict):
+    """`possible_duplicates`: other visible memories close to the new content. An update
+    never supersedes another memory; the agent decides (delete one, or keep both)."""
+
     memory: MemoryRecord
+    possible_duplicates: list[PossibleDuplicate]
+
+
+class RestoreResult(TypedDict):
+    """`restored_from`: what the memory was; `broken_supersession`: the id of the memory that
+    had superseded it (that one stays active; the link is kept as history, deleted)."""
+
+    memory: MemoryRecord
+    restored_from: Literal["superseded", "deleted", "superseded and deleted"]
+    broken_supersession: str | None
 
 
 class ForgetAllResult(TypedDict):
@@ -122,12 +147,16 @@ class ForgetAllResult(TypedDict):
 
 class ManageResult(TypedDict, total=False):
     """What manage_memory returns: the keys of the action's own result (ListResult for list,
-    DeleteResult for delete, UpdateResult for update, ForgetAllResult for forget_all)."""
+    DeleteResult for delete, UpdateResult for update, RestoreResult for restore,
+    ForgetAllResult for forget_all)."""
 
     memories: list[MemoryRecord]
     count: int
     deleted: str
     memory: MemoryRecord
+    possible_duplicates: list[PossibleDuplicate]
+    restored_from: Literal["superseded", "deleted", "superseded and deleted"]
+    broken_supersession: str | None
     deleted_count: int
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 from uuid import UUID
 
 import psycopg
@@ -40,6 +40,7 @@ from emergent_memory.memory.models import (
     CONFIDENCE_BY_SOURCE,
     DeleteResult,
     ForgetAllResult,
+    InactiveMemory,
     ListResult,
     MemoryRecord,
     PossibleDuplicate,
@@ -48,6 +49,7 @@ from emergent_memory.memory.models import (
     RecalledMemory,
     RecallResult,
     ReembedResult,
+    RestoreResult,
     SaveResult,
     StatsResult,
     UpdateResult,
@@ -71,13 +73,15 @@ LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT = 20, 100
 class MemoryConfig:
     """The service's tunables (from Settings, in the composition root).
 
-    `dedup_threshold` and `dedup_text_rule_from` are a DedupPolicy (memory/dedup.py): the
-    similarity at or above which a new memory supersedes its nearest one, and where the text
-    rule's band starts (None: the plain threshold, for models it was not calibrated on).
+    `dedup_threshold`, `dedup_text_rule_from`, `dedup_named_change_from` and
+    `dedup_latin_only_model` are a DedupPolicy (memory/dedup.py): when a new memory supersedes
+    its nearest one (None bands: the plain threshold, for models it was not calibrated on).
     """
 
     dedup_threshold: float
     dedup_text_rule_from: float | None = None
+    dedup_named_change_from: float | None = None
+    dedup_latin_only_model: bool = False
     max_content_length: int = 2000
     recall_candidates: int = 50
     recall_rrf_k: int = 10
@@ -88,7 +92,12 @@ class MemoryConfig:
 
     @property
     def dedup_policy(self) -> DedupPolicy:
-        return DedupPolicy(self.dedup_threshold, self.dedup_text_rule_from)
+        return DedupPolicy(
+            self.dedup_threshold,
+            self.dedup_text_rule_from,
+            self.dedup_named_change_from,
+            self.dedup_latin_only_model,
+        )
 
     @property
     def recall_tuning(self) -> dict[str, Any]:
@@ -315,27 +324,44 @@ class MemoryService:
         category: object = None,
         limit: object = None,
         confirm: object = False,
-    ) -> ListResult | DeleteResult | UpdateResult | ForgetAllResult:
-        """The manage_memory tool: one of list, delete, update, forget_all."""
+        status: object = None,
+    ) -> ListResult | DeleteResult | UpdateResult | RestoreResult | ForgetAllResult:
+        """The manage_memory tool: one of list, delete, update, restore, forget_all."""
         action_ = validation.action(action)
+        if status is not None and action_ != "list":
+            raise InvalidInput(f"status is a filter of list; {action_} does not take it")
         if action_ == "list":
-            return self.list_memories(principal, category=category, limit=limit)
+            return self.list_memories(principal, category=category, limit=limit, status=status)
         if action_ == "delete":
             return self.delete(principal, memory_id)
         if action_ == "update":
             return self.update(principal, memory_id, updates)
+        if action_ == "restore":
+            return self.restore(principal, memory_id)
         return self.forget_all(principal, confirm=confirm)
 
     def list_memories(
-        self, principal: Principal, category: object = None, limit: object = None
+        self,
+        principal: Principal,
+        category: object = None,
+        limit: object = None,
+        status: object = None,
     ) -> ListResult:
-        """Visible active memories, most used first, then newest."""
+        """Visible active memories, most used first, then newest; or, with `status`
+        superseded or deleted, the visible memories in that state, most recently changed
+        first (what `restore` can bring back)."""
         category_ = None if category is None else validation.category(category)
         limit_ = validation.limit(limit, default=LIST_DEFAULT_LIMIT, maximum=LIST_MAX_LIMIT)
+        status_ = "active" if status is None else validation.list_status(status)
         self._require_read(principal)
         with self._transaction(principal) as conn:
-            rows = store.list_visible(conn, principal, category_, limit_)
-        memories = [_record(row) for row in rows]
+            if status_ == "active":
+                memories = [
+                    _record(row) for row in store.list_visible(conn, principal, category_, limit_)
+                ]
+            else:
+                rows = store.list_inactive(conn, principal, status_, category_, limit_)
+                memories = [_inactive_record(row) for row in rows]
         return {"memories": memories, "count": len(memories)}
 
     def delete(self, principal: Principal, memory_id: object) -> DeleteResult:
@@ -348,7 +374,13 @@ class MemoryService:
         return {"deleted": str(id_)}
 
     def update(self, principal: Principal, memory_id: object, updates: object) -> UpdateResult:
-        """A new version of the memory with the same id; new content is re-embedded."""
+        """A new version of the memory with the same id; new content is re-embedded.
+
+        New content goes through save's checks: secrets are refused, and so is the exact text
+        of another active memory the caller sees in the same scope (two identical memories
+        would both be recalled; the error names the one to keep). A close memory is reported
+        in `possible_duplicates`, never superseded: an update names the memory it changes and
+        hides no other."""
         id_ = validation.memory_id(memory_id)
         changes = validation.updates(updates)
         patch: dict[str, Any] = {}
@@ -364,12 +396,20 @@ class MemoryService:
         self._require_write(principal)
 
         embedding = self._embed_document(patch["content"]) if "content" in patch else None
+        possible_duplicates: list[PossibleDuplicate] = []
         with self._transaction(principal) as conn:
             head = self._writable_memory(conn, principal, id_)
             if head.properties.get("superseded_by"):
                 raise InvalidInput(
                     f"memory {id_} was superseded by {head.properties['superseded_by']}; "
                     "update that one instead"
+                )
+            if patch.get("content", head.properties["content"]) != head.properties["content"]:
+                # the same lock as saves of this scope: a racing save cannot slip in a twin
+                store.lock_saves(conn, principal, head.scope)
+                self._refuse_a_twin(conn, principal, head.scope, patch["content"], id_)
+                possible_duplicates = self._close_memories(
+                    conn, principal, head.scope, patch["content"], embedding, id_
                 )
             labels = None
             if "category" in patch:
@@ -388,7 +428,53 @@ class MemoryService:
             if content_changed and embedding is None:
                 jobs.enqueue(conn, updated)
             record = self._records(conn, [id_])[0]
-        return {"memory": record}
+        return {"memory": record, "possible_duplicates": possible_duplicates}
+
+    def restore(self, principal: Principal, memory_id: object) -> RestoreResult:
+        """Make a superseded or deleted memory active again, as a new version (same id).
+
+        A supersession it breaks is kept as history: the SUPERSEDES edge from the memory that
+        replaced it gets a tombstone version (delete_reason says it was restored), and that
+        memory stays active. Refused when another active memory already says exactly the
+        same (the error names it), as for save and update.
+        """
+        id_ = validation.memory_id(memory_id)
+        self._require_write(principal)
+        with self._transaction(principal) as conn:
+            graph.lock_object(conn, id_)
+            head = graph.get_head(conn, id_, include_deleted=True)
+            if head is None or head.type != store.MEMORY or not store.visible_to(head, principal):
+                raise MemoryNotFound(f"memory {id_} not found")
+            if head.scope == "global" and not principal.is_admin:
+                raise PermissionDenied(
+                    "only an administrator credential can change global memories"
+                )
+            superseded_by = head.properties.get("superseded_by")
+            if not head.deleted and not superseded_by:
+                raise InvalidInput(f"memory {id_} is active; there is nothing to restore")
+            store.lock_saves(conn, principal, head.scope)
+            self._refuse_a_twin(conn, principal, head.scope, head.properties["content"], id_)
+            broken: str | None = None
+            if superseded_by:
+                newer = UUID(str(superseded_by))
+                edge = store.live_supersession(conn, newer, id_)
+                if edge is not None:
+                    graph.delete_relationship(
+                        conn, edge, reason=f"restored: {id_} is no longer superseded by {newer}"
+                    )
+                broken = str(newer)
+            unsupersede = {"superseded_by": None} if superseded_by else None
+            if head.deleted:
+                restored = graph.restore_object(conn, id_, properties=unsupersede)
+            else:
+                restored = graph.update_object(conn, id_, properties=unsupersede)
+            if restored.embedding is None:  # never embedded (the provider was down): queue it
+                jobs.enqueue(conn, restored)
+            record = self._records(conn, [id_])[0]
+        was: Literal["superseded", "deleted", "superseded and deleted"] = "superseded"
+        if head.deleted:
+            was = "superseded and deleted" if superseded_by else "deleted"
+        return {"memory": record, "restored_from": was, "broken_supersession": broken}
 
     def forget_all(self, principal: Principal, confirm: object = False) -> ForgetAllResult:
         """Soft-delete all the caller's memories saved in the current project."""
@@ -583,6 +669,43 @@ class MemoryService:
             raise PermissionDenied("only an administrator credential can change global memories")
         return head
 
+    def _refuse_a_twin(
+        self, conn: Connection[Any], principal: Principal, scope: str, text: str, memory_id: UUID
+    ) -> None:
+        """Refuse to give `memory_id` the exact text of another active memory of its scope."""
+        twin = store.find_exact(conn, principal, scope, text, exclude=memory_id)
+        if twin is not None:
+            raise InvalidInput(
+                f"memory {twin} already says exactly this; keep that one (and delete {memory_id} "
+                "if it is no longer needed) rather than having two identical memories"
+            )
+
+    def _close_memories(
+        self,
+        conn: Connection[Any],
+        principal: Principal,
+        scope: str,
+        text: str,
+        embedding: Embedding | None,
+        memory_id: UUID,
+    ) -> list[PossibleDuplicate]:
+        """The memory of this scope closest to `text` (other than `memory_id`), if it is close
+        enough for save's dedup rule to look at it."""
+        if embedding is None:
+            return []
+        nearest = store.find_nearest(
+            conn, principal, scope, embedding.vector, embedding.model, exclude=memory_id
+        )
+        if nearest is None or nearest.similarity < self._dedup.duplicates_from:
+            return []
+        return [
+            {
+                "id": str(nearest.id),
+                "content": nearest.content,
+                "similarity": round(nearest.similarity, 4),
+            }
+        ]
+
     def _records(self, conn: Connection[Any], ids: list[UUID]) -> list[MemoryRecord]:
         rows = store.memory_rows(conn, ids)
         return [_record(rows[id_]) for id_ in ids]
@@ -617,6 +740,25 @@ def _record(
         "last_used": None if used is None else used.isoformat(),
         "created_at": row.created_at.isoformat(),
         "updated_at": row.updated_at.isoformat(),
+    }
+
+
+def _inactive_record(row: store.InactiveRow) -> InactiveMemory:
+    return {
+        "id": str(row.id),
+        "content": row.content,
+        "category": row.category,
+        "scope": row.scope,
+        "source": row.source or "inferred",
+        "confidence": float(row.confidence if row.confidence is not None else 0.7),
+        "contexts": list(row.contexts),
+        "use_count": row.use_count,
+        "last_used": None if row.last_used is None else row.last_used.isoformat(),
+        "created_at": row.created_at.isoformat(),
+        "updated_at": row.updated_at.isoformat(),
+        "status": "deleted" if row.deleted_at is not None else "superseded",
+        "superseded_by": row.superseded_by,
+        "deleted_at": None if row.deleted_at is None else row.deleted_at.isoformat(),
     }
 
 

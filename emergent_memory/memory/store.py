@@ -78,15 +78,27 @@ VISIBLE = (
     "OR (o.scope = 'project' AND o.project_id = %(project_id)s))) OR o.scope = 'global')"
 )
 
+# What a principal may change: its own user and project memories, and global ones as admin.
+OWN = (
+    "(o.actor_id = %(actor_id)s AND (o.scope = 'user' "
+    "OR (o.scope = 'project' AND o.project_id = %(project_id)s)))"
+)
+WRITABLE_BY_ADMIN = (
+    "((o.actor_id = %(actor_id)s AND (o.scope = 'user' "
+    "OR (o.scope = 'project' AND o.project_id = %(project_id)s))) OR o.scope = 'global')"
+)
+
 ACTIVE = (
     "o.type = 'Memory' AND o.is_head AND o.deleted_at IS NULL "
     "AND NOT (o.properties ? 'superseded_by')"
 )
 
+# `exclude`: a memory that does not count (the one being updated or restored).
 FIND_EXACT = """
 SELECT o.canonical_id FROM kb.graph_objects o
 WHERE {active} AND {same_scope}
   AND o.content_fingerprint = kb.memory_fingerprint(%(content)s)
+  AND o.canonical_id IS DISTINCT FROM %(exclude)s::uuid
 ORDER BY o.created_at
 LIMIT 1
 """
@@ -96,6 +108,7 @@ SELECT o.canonical_id, 1 - (o.embedding <=> %(embedding)s) AS similarity,
        o.properties ->> 'content' AS content
 FROM kb.graph_objects o
 WHERE {active} AND {same_scope} AND o.embedding_model = %(model)s
+  AND o.canonical_id IS DISTINCT FROM %(exclude)s::uuid
 ORDER BY o.embedding <=> %(embedding)s
 LIMIT 1
 """
@@ -163,18 +176,58 @@ SELECT * FROM kb.recall_memories(
 )
 """
 
+LIVE_SUPERSESSION = """
+SELECT canonical_id FROM kb.graph_relationships
+WHERE src_id = %(new_id)s AND dst_id = %(old_id)s AND type = 'SUPERSEDES'
+  AND is_head AND deleted_at IS NULL
+"""
+
 RECORD_RECALLS = """
 INSERT INTO kb.memory_recalls (canonical_id, actor_id, project_id)
 SELECT unnest(%(ids)s::uuid[]), %(actor_id)s, %(project_id)s
 RETURNING recalled_at
 """
 
+# Active memories only: superseded ones are history and stay so (a deleted version of them
+# would count as a deleted memory in kb.memory_stats).
 FORGET_ALL = """
 SELECT {columns} FROM kb.graph_objects
-WHERE type = 'Memory' AND is_head AND deleted_at IS NULL
+WHERE type = 'Memory' AND is_head AND deleted_at IS NULL AND NOT (properties ? 'superseded_by')
   AND actor_id = %(actor_id)s AND project_id = %(project_id)s AND scope <> 'global'
 ORDER BY created_at
 """
+
+# Superseded or deleted memories the principal may change, most recently changed first, with
+# what replaced them or when they were deleted: what `restore` can bring back (global ones
+# only for an administrator).
+LIST_INACTIVE = """
+SELECT o.canonical_id AS id, o.properties ->> 'content' AS content,
+       o.properties ->> 'category' AS category, o.scope, o.properties ->> 'source' AS source,
+       (o.properties ->> 'confidence')::double precision AS confidence,
+       coalesce(u.use_count, 0) AS use_count, u.last_used, coalesce(ctx.names, '{{}}') AS contexts,
+       o.created_at, o.updated_at, o.properties ->> 'superseded_by' AS superseded_by,
+       o.deleted_at
+FROM kb.graph_objects o
+LEFT JOIN LATERAL (
+    SELECT count(*) AS use_count, max(m.recalled_at) AS last_used
+    FROM kb.memory_recalls m WHERE m.canonical_id = o.canonical_id
+) u ON true
+LEFT JOIN LATERAL (
+    SELECT array_agg(c.properties ->> 'name' ORDER BY c.properties ->> 'name') AS names
+    FROM kb.graph_relationships e
+    JOIN kb.graph_objects c ON c.canonical_id = e.dst_id AND c.is_head AND c.deleted_at IS NULL
+    WHERE e.src_id = o.canonical_id AND e.type = 'BELONGS_TO_CONTEXT'
+      AND e.is_head AND e.deleted_at IS NULL
+) ctx ON true
+WHERE o.type = 'Memory' AND o.is_head AND {writable} AND {state}
+  AND (%(category)s::text IS NULL OR o.labels @> ARRAY[%(category)s::text])
+ORDER BY o.updated_at DESC, o.canonical_id
+LIMIT %(limit)s
+"""
+INACTIVE_STATES = {
+    "superseded": "o.deleted_at IS NULL AND o.properties ? 'superseded_by'",
+    "deleted": "o.deleted_at IS NOT NULL",
+}
 
 NEEDING_EMBEDDING = """
 SELECT id, properties ->> 'content' FROM kb.graph_objects
@@ -227,12 +280,20 @@ def lock_context_name(conn: Connection[Any], actor_id: UUID, name: str) -> None:
     conn.execute(LOCK_SAVES, {"key": f"memory-context:{actor_id}:{name.lower()}"})
 
 
-def find_exact(conn: Connection[Any], principal: Principal, scope: str, text: str) -> UUID | None:
-    """An active visible memory of this scope with the same normalized content."""
+def find_exact(
+    conn: Connection[Any],
+    principal: Principal,
+    scope: str,
+    text: str,
+    *,
+    exclude: UUID | None = None,
+) -> UUID | None:
+    """An active visible memory of this scope with the same normalized content (other than
+    `exclude`)."""
     statement = sql.SQL(FIND_EXACT).format(
         active=sql.SQL(ACTIVE), same_scope=sql.SQL(SAME_SCOPE[scope])
     )
-    row = conn.execute(statement, _params(principal, content=text)).fetchone()
+    row = conn.execute(statement, _params(principal, content=text, exclude=exclude)).fetchone()
     return None if row is None else UUID(str(row[0]))
 
 
@@ -246,14 +307,22 @@ class Nearest:
 
 
 def find_nearest(
-    conn: Connection[Any], principal: Principal, scope: str, embedding: Vector, model: str
+    conn: Connection[Any],
+    principal: Principal,
+    scope: str,
+    embedding: Vector,
+    model: str,
+    *,
+    exclude: UUID | None = None,
 ) -> Nearest | None:
-    """The most similar active visible memory of this scope embedded by the same model."""
+    """The most similar active visible memory of this scope embedded by the same model (other
+    than `exclude`)."""
     conn.execute(ITERATIVE_SCAN)
     statement = sql.SQL(FIND_NEAREST).format(
         active=sql.SQL(ACTIVE), same_scope=sql.SQL(SAME_SCOPE[scope])
     )
-    row = conn.execute(statement, _params(principal, embedding=embedding, model=model)).fetchone()
+    params = _params(principal, embedding=embedding, model=model, exclude=exclude)
+    row = conn.execute(statement, params).fetchone()
     return None if row is None else Nearest(UUID(str(row[0])), float(row[1]), str(row[2]))
 
 
@@ -282,6 +351,45 @@ def list_visible(
         # memories; planning each call with its values costs about a millisecond.
         cur.execute(statement, _params(principal, category=category, limit=limit), prepare=False)
         return cur.fetchall()
+
+
+@dataclass(frozen=True, slots=True)
+class InactiveRow:
+    """A superseded or deleted memory, with what replaced it or when it was deleted."""
+
+    id: UUID
+    content: str
+    category: str
+    scope: str
+    source: str | None
+    confidence: float | None
+    use_count: int
+    last_used: datetime | None
+    contexts: list[str]
+    created_at: datetime
+    updated_at: datetime
+    superseded_by: str | None
+    deleted_at: datetime | None
+
+
+def list_inactive(
+    conn: Connection[Any], principal: Principal, state: str, category: str | None, limit: int
+) -> list[InactiveRow]:
+    """Memories in `state` ("superseded" or "deleted") that the principal may restore, most
+    recently changed first."""
+    writable = WRITABLE_BY_ADMIN if principal.is_admin else OWN
+    statement = sql.SQL(LIST_INACTIVE).format(
+        writable=sql.SQL(writable), state=sql.SQL(INACTIVE_STATES[state])
+    )
+    with conn.cursor(row_factory=class_row(InactiveRow)) as cur:
+        cur.execute(statement, _params(principal, category=category, limit=limit), prepare=False)
+        return cur.fetchall()
+
+
+def live_supersession(conn: Connection[Any], new_id: UUID, old_id: UUID) -> UUID | None:
+    """The live SUPERSEDES edge from `new_id` to `old_id`, if there is one."""
+    row = conn.execute(LIVE_SUPERSESSION, {"new_id": new_id, "old_id": old_id}).fetchone()
+    return None if row is None else UUID(str(row[0]))
 
 
 def recall(conn: Connection[Any], principal: Principal, **arguments: Any) -> list[RecallRow]:

@@ -9,7 +9,7 @@ from typing import Any
 from uuid import UUID
 
 from emergent_memory.errors import InvalidInput, SecretRejected
-from emergent_memory.memory.models import ACTIONS, CATEGORIES, SCOPES, SOURCES
+from emergent_memory.memory.models import ACTIONS, CATEGORIES, LIST_STATUSES, SCOPES, SOURCES
 from emergent_memory.memory.secrets import describe_secret, find_secrets
 
 MAX_RELATED = 20
@@ -21,6 +21,24 @@ EMPTY_ADVICE = {
 }
 # Control characters allowed in a memory: tab, newline, carriage return.
 ALLOWED_CONTROLS = frozenset("\t\n\r")
+# Invisible characters that make a text display as something other than what it holds
+# ("Trojan Source"), hide words from the secret detector and the duplicate check, or smuggle
+# instructions past a human reader: bidirectional embeddings, overrides and isolates,
+# zero-width spaces, the word joiner and invisible operators, the byte order mark, soft
+# hyphens, fillers, interlinear annotations and tag characters. Allowed because text needs
+# them: ZWNJ and ZWJ (Persian, Indic scripts, emoji sequences), the LRM, RLM and ALM marks
+# (right-to-left text), and tag characters inside an emoji flag sequence.
+INVISIBLE = frozenset(
+    [
+        *(0x00AD, 0x180E, 0x200B, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064, 0x3164, 0xFEFF, 0xFFA0),
+        *range(0x202A, 0x202F),  # embeddings and overrides
+        *range(0x2066, 0x2070),  # isolates, and deprecated format characters
+        *range(0xFFF9, 0xFFFC),  # interlinear annotations
+    ]
+)
+TAGS = range(0xE0000, 0xE0080)
+BLACK_FLAG, CANCEL_TAG = 0x1F3F4, 0xE007F
+LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
 
 
 def content(value: object, *, max_length: int, field: str = "content") -> str:
@@ -43,7 +61,34 @@ def content(value: object, *, max_length: int, field: str = "content") -> str:
             raise InvalidInput(
                 f"{field} contains the control character U+{ord(char):04X}; remove it"
             )
+    hidden = _invisible_character(text)
+    if hidden is not None:
+        name = unicodedata.name(hidden, "a format character")
+        raise InvalidInput(
+            f"{field} contains U+{ord(hidden):04X} ({name}), an invisible character that can "
+            "make text display as something other than what it says; remove it"
+        )
     return text
+
+
+def _invisible_character(text: str) -> str | None:
+    """The first character of INVISIBLE, or a tag character outside an emoji flag sequence
+    (U+1F3F4, tags, U+E007F)."""
+    in_flag = False
+    for char in text:
+        code = ord(char)
+        if code == BLACK_FLAG:
+            in_flag = True
+            continue
+        if code in TAGS:
+            if not in_flag:
+                return char
+            in_flag = code != CANCEL_TAG
+            continue
+        in_flag = False
+        if code in INVISIBLE:
+            return char
+    return None
 
 
 def no_secrets(text: str) -> None:
@@ -79,6 +124,10 @@ def action(value: object) -> str:
     return choice(value, ACTIONS, "action")
 
 
+def list_status(value: object) -> str:
+    return choice(value, LIST_STATUSES, "status")
+
+
 def limit(value: object, *, default: int, maximum: int) -> int:
     if value is None:
         return default
@@ -98,10 +147,13 @@ def confidence(value: object) -> float:
 
 
 def context_name(value: object) -> str | None:
+    """A context's name: one line; runs of spaces and tabs become one space."""
     if value is None:
         return None
     if not isinstance(value, str) or not value.strip():
         raise InvalidInput("context must be a non-empty name, e.g. 'frontend'")
+    if any(char in LINE_BREAKS for char in value.strip()):
+        raise InvalidInput("context is a name on one line, e.g. 'frontend'; remove the line break")
     name = content(" ".join(value.split()), max_length=MAX_CONTEXT_NAME, field="context")
     no_secrets(name)
     return name
