@@ -1,7 +1,7 @@
 """`make bench`: every benchmark, written to benchmarks/results/ (JSON and markdown).
 
-python -m benchmarks.run                 # dedup, quality, latency at 10k and 100k
-python -m benchmarks.run --only dedup,quality
+python -m benchmarks.run                 # dedup, secrets, quality, latency at 10k and 100k
+python -m benchmarks.run --only dedup,secrets,quality
 python -m benchmarks.run --scale smoke   # a tiny run of everything (what the tests do)
 """
 
@@ -10,12 +10,12 @@ from __future__ import annotations
 import argparse
 import time
 
-from benchmarks import dedup, latency, quality
+from benchmarks import dedup, latency, quality, secrets
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", default="dedup,quality,latency")
+    parser.add_argument("--only", default="dedup,secrets,quality,latency")
     parser.add_argument("--scale", choices=["smoke", "full"], default="full")
     arguments = parser.parse_args()
     smoke = arguments.scale == "smoke"
@@ -23,6 +23,8 @@ def main() -> None:
         start = time.perf_counter()
         if name == "dedup":
             dedup.run(limit=40 if smoke else None)
+        elif name == "secrets":
+            secrets.run()
         elif name == "quality":
             quality.run(
                 limit_queries=12 if smoke else None,
