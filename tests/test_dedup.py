@@ -339,3 +339,43 @@ def test_values_are_numbers_times_identifiers_names_and_quoted_words() -> None:
 
 def test_an_acronym_is_a_subject_not_a_value() -> None:
     assert value_words("The API and the CI run on port 8080") == {"8080"}
+
+
+def test_times_and_numbers_written_in_words_are_the_same_values() -> None:
+    assert value_words("up at half past six") == value_words("the 6:30 alarm") == {"t390"}
+    assert value_words("fed at seven in the morning") == value_words("fed at 7am") == {"t420"}
+    assert value_words("a quarter to nine") == value_words("at 8:45") == {"t525"}
+    assert value_words("a two-bedroom flat") == value_words("a 2-bed flat") == {"2"}
+    old = "The user feeds the cat twice a day, at 7am and 6pm."
+    new = "Twice daily, at seven in the morning and six in the evening, the user feeds the cat."
+    assert changed_values(old, new) == 0
+
+
+def test_one_place_filled_with_other_words_is_another_fact() -> None:
+    for existing, new in (
+        (
+            "The user usually skips breakfast on weekdays.",
+            "The user usually skips dinner on weekdays.",
+        ),
+        ("The kids' bedtime on school nights is 7:30.", "The kids' bedtime at weekends is 7:30."),
+        ("Unit tests run on every push.", "Integration tests run on every push."),
+    ):
+        assert changed_values(existing, new) == 1
+        assert verdict(0.88, existing, new) == "possible_duplicate"
+        # saying that it changed makes it a correction of that one thing
+        marked = new.rstrip(".") + " now."
+        assert verdict(0.88, existing, marked) == "supersede"
+
+
+def test_something_of_someone_is_not_that_someone() -> None:
+    assert relations_differ("The tenant pays the water bill.", "The tenant's guarantor pays it.")
+    assert not relations_differ(
+        "Carol leads the data platform team at the company.",
+        "The company's data platform team is led by Carol.",
+    )
+
+
+def test_a_change_that_names_the_old_value_it_replaces_supersedes_at_low_similarity() -> None:
+    old = "The user's dentist is Dr Halvorsen at the practice in Leeds."
+    new = "The user changed dentists and sees Dr Okafor instead of Dr Halvorsen now."
+    assert verdict(0.62, old, new) == "supersede"

@@ -178,7 +178,6 @@ _ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)")
 _VERSION = re.compile(r"\d+(?:\.\d+)*")
 _CLOCK = re.compile(r"(\d{1,2})(?::(\d{2}))?(am|pm|a\.m|p\.m)?")
 _MERIDIEM = frozenset({"am", "pm", "a.m", "p.m"})
-_NUMBER_THEN_WORD = re.compile(r"(\d+(?:\.\d+)?)-([^\W\d_]+(?:-[^\W\d_]+)*)")
 _SENTENCE_END = frozenset(".!?:;")
 _SUFFIXES = (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
 
@@ -243,40 +242,72 @@ def _tokens(text: str) -> list[_Token]:
         first = not tokens or any(mark in between for mark in _SENTENCE_END)
         raw = match.group()
         lower = raw.lower().replace("\u2019", "'")
-        number = _number(lower)
-        tokens.append(_Token(raw, number if number is not None else _stem(lower), first))
+        head, dash, rest = raw.partition("-")
+        if dash and rest and (head.replace(".", "", 1).isdigit() or head.lower() in NUMBERS):
+            # "two-bedroom" is "two" and "bedroom"; "15-minute" is "15" and "minute"
+            tokens.append(_Token(head, _number(head.lower()) or head, first))
+            tokens.append(_Token(rest, _stem(rest.lower()), False))
+        else:
+            number = _number(lower)
+            tokens.append(_Token(raw, number if number is not None else _stem(lower), first))
         previous_end = match.end()
     return _with_times(tokens)
 
 
 def _with_times(tokens: list[_Token]) -> list[_Token]:
-    """Clock times as minutes after midnight ("t120"): "02:00", "2 am", "2am", "14:05" and
-    "2:05 pm" are the same time. A bare number is a time only with am/pm or a colon."""
+    """Clock times as minutes after midnight ("t120"): "02:00", "2 am", "2am", "14:05", "2:05
+    pm", "half past two" and "two o'clock" in the same way. A bare number is a time only with
+    a colon, am/pm, o'clock, "in the morning/afternoon/evening", "at night", or after "half
+    past", "quarter past" or "quarter to"."""
+    lower = [token.text.lower().replace("\u2019", "'").rstrip(".") for token in tokens]
     result: list[_Token] = []
-    skip = False
-    followers: list[_Token | None] = [*tokens[1:], None] if tokens else []
-    for token, after in zip(tokens, followers, strict=True):
-        if skip:
-            skip = False
+    i = 0
+    while i < len(tokens):
+        time, used = _clock_time(tokens, lower, i)
+        if time is None:
+            result.append(tokens[i])
+            i += 1
             continue
-        lower = token.text.lower()
-        match = _CLOCK.fullmatch(lower)
-        meridiem = None
-        if match and match.group(3):
-            meridiem = match.group(3)
-        elif match and after is not None and after.text.lower().rstrip(".") in _MERIDIEM:
-            meridiem, skip = after.text.lower(), True
-        if match and (meridiem or match.group(2)):
-            hours, minutes = int(match.group(1)), int(match.group(2) or 0)
-            if meridiem and meridiem.startswith("p") and hours < 12:
-                hours += 12
-            if meridiem and meridiem.startswith("a") and hours == 12:
-                hours = 0
-            if hours < 24 and minutes < 60:
-                result.append(_Token(token.text, f"t{hours * 60 + minutes}", token.first))
-                continue
-        result.append(token)
+        result.append(_Token(tokens[i].text, f"t{time}", tokens[i].first))
+        i += used
     return result
+
+
+_DAY_PARTS = {"morning": "am", "afternoon": "pm", "evening": "pm", "night": "pm"}
+
+
+def _clock_time(tokens: list[_Token], lower: list[str], i: int) -> tuple[int | None, int]:
+    """The time (minutes after midnight) starting at token i, and how many tokens it takes."""
+    offset, start = 0, i
+    if lower[i : i + 2] in (["half", "past"], ["quarter", "past"], ["quarter", "to"]):
+        offset = {"half": 30, "quarter": 15}[lower[i]] * (-1 if lower[i + 1] == "to" else 1)
+        start = i + 2
+        if start >= len(tokens):
+            return None, 1
+    match = _CLOCK.fullmatch(lower[start]) or _CLOCK.fullmatch(tokens[start].norm)
+    if match is None:
+        return None, 1
+    hours, minutes = int(match.group(1)), int(match.group(2) or 0)
+    meridiem, end = match.group(3), start + 1
+    following = lower[end : end + 3]
+    if meridiem is None and following[:1] and following[0] in _MERIDIEM:
+        meridiem, end = following[0], end + 1
+    elif following[:1] == ["o'clock"]:
+        end += 1
+        meridiem = meridiem or ""
+    elif following[:2] == ["in", "the"] and following[2:3] and following[2] in _DAY_PARTS:
+        meridiem, end = _DAY_PARTS[following[2]], end + 3
+    elif following[:2] == ["at", "night"]:
+        meridiem, end = "pm", end + 2
+    if meridiem is None and match.group(2) is None and not offset:
+        return None, 1  # a bare number
+    if meridiem and meridiem.startswith("p") and hours < 12:
+        hours += 12
+    if meridiem and meridiem.startswith("a") and hours == 12:
+        hours = 0
+    if hours >= 24 or minutes >= 60:
+        return None, 1
+    return (hours * 60 + minutes + offset) % (24 * 60), end - i
 
 
 def _is_value(token: _Token) -> bool:
@@ -430,7 +461,25 @@ def relations_differ(existing: str, new: str) -> bool:
     possessive ("the user's *mother*", "the user's *former* employer", "the manager's
     *manager*") is not named as often in the other ("the user", "the user's employer")."""
     old, new_ = statement(existing), statement(new)
-    return _more_relations(old, new_) or _more_relations(new_, old)
+    return (
+        _more_relations(old, new_)
+        or _more_relations(new_, old)
+        or _other_possession(old, new_)
+        or _other_possession(new_, old)
+    )
+
+
+def _other_possession(one: Statement, other: Statement) -> bool:
+    """`one` says "X's Y" where the other text names X but not Y ("the tenant's *guarantor*
+    pays" / "the tenant pays"): about someone or something of X's, not X."""
+    tokens = one.tokens
+    for owner, owned in pairwise(tokens):
+        text = owner.text.lower().replace("\u2019", "'")
+        if not text.endswith(("'s", "s'")) or owned.norm in STOPWORDS:
+            continue
+        if owner.norm in other.words and owned.norm not in other.words:
+            return True
+    return False
 
 
 def corrects_a_relation(existing: str, new: str) -> bool:
@@ -496,14 +545,52 @@ def changed_values(existing: str, new: str) -> int:
     changes = sum(min(lost.count(kind), gained.count(kind)) for kind in set(lost))
     if not changes and _swapped(old, new_, names=True):
         changes = 1
-    return changes + _swapped(old, new_, names=False) + _swapped_role(old, new_)
+    modifier = _swapped(old, new_, names=False)
+    slot = not modifier and not changes and _refilled_slot(old, new_)
+    return changes + modifier + slot + _swapped_role(old, new_)
+
+
+def _refilled_slot(old: Statement, new: Statement) -> bool:
+    """The same sentence with one place filled with other words, all else equal ("skips
+    *breakfast* on weekdays" / "skips *dinner* on weekdays", "keeps the *winter coats* in the
+    hall cupboard" / "... the *summer clothes* ..."): unless the words are opposites of one
+    setting ("tabs" / "spaces"), an abbreviation, verbs of preference, or values (compared as
+    values)."""
+    a, b = [t.norm for t in old.tokens], [t.norm for t in new.tokens]
+    opcodes = SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    different = [op for op in opcodes if op[0] != "equal"]
+    if len(different) != 1 or different[0][0] != "replace":
+        return False
+    _, i1, i2, j1, j2 = different[0]
+    gone = [t for t in old.tokens[i1:i2] if t.norm not in STOPWORDS]
+    came = [t for t in new.tokens[j1:j2] if t.norm not in STOPWORDS]
+    if not gone or not came:
+        return False
+    if {t.norm for t in gone} & new.words or {t.norm for t in came} & old.words:
+        return False  # words moved, not replaced
+    if all(_is_value(t) for t in gone + came):
+        return False
+    if i1 == 0 and (len(gone) > 1 or len(came) > 1):
+        return False  # a rewording often starts differently: "Clients may make 1,000 ..."
+    if len(gone) == len(came) == 1:
+        before, after = gone[0].text.lower(), came[0].text.lower()
+        short, long = sorted((before, after), key=len)
+        if {before, after} in OPPOSITES or long.startswith(short):
+            return False
+        if {gone[0].norm, came[0].norm} <= _SAME_MEANING:
+            return False
+    return True
+
+
+def _noun(token: _Token) -> str:
+    return token.text.lower().replace("\u2019", "'").removesuffix("'s").removesuffix("'")
 
 
 def _swapped_role(old: Statement, new: Statement) -> bool:
     """Both texts name a role and not the same ("Heidi is the *tech lead*" / "Heidi is the
     *hiring manager*"); a text that names none may abbreviate it ("the team's TL")."""
-    roles_old = sorted(t.norm for t in old.tokens if t.text.lower() in RELATIONS)
-    roles_new = sorted(t.norm for t in new.tokens if t.text.lower() in RELATIONS)
+    roles_old = sorted(t.norm for t in old.tokens if _noun(t) in RELATIONS)
+    roles_new = sorted(t.norm for t in new.tokens if _noun(t) in RELATIONS)
     return bool(roles_old and roles_new) and roles_old != roles_new
 
 
@@ -552,8 +639,6 @@ def _swapped(old: Statement, new: Statement, *, names: bool) -> bool:
             continue  # values are compared as values
         if {before.norm, after.norm} <= _SAME_MEANING:
             continue  # "prefers" / "likes"
-        if len(matcher.get_opcodes()) <= 3 and matcher.ratio() > 0.6:
-            return True  # the only difference: "skips *breakfast*" / "skips *dinner*"
         follows = a[i2] if i2 < len(a) else None
         preceding = old.tokens[i1 - 1].text.lower() if i1 > 0 else ""
         determined = preceding in _DETERMINERS or preceding.endswith(("'s", "s'", "\u2019s"))
@@ -596,14 +681,16 @@ def replaces_a_phrase(existing: str, new: str) -> bool:
 
 def names_the_change(existing: str, new: str) -> bool:
     """The new text says it changed and names the old values next to new ones ("switched
-    from unittest to pytest", "went from 50051 to 50061")."""
+    from unittest to pytest", "went from 50051 to 50061"), or says an old value is no longer
+    so ("instead of Dr Halvorsen")."""
     old, new_ = statement(existing), statement(new)
-    return (
-        says_it_changed(existing, new)
-        and bool(old.values)
-        and old.values <= new_.words
-        and bool(new_.values - old.words)
-    )
+    if not says_it_changed(existing, new) or not old.values:
+        return False
+    if old.values & new_.negated or any(
+        set(value.split()) <= new_.negated for value in old.values
+    ):
+        return True  # "... Dr Okafor instead of Dr Halvorsen", "no longer Mrs Okonjo"
+    return old.values <= new_.words and bool(new_.values - old.words)
 
 
 def model_knows(text: str, share: float = 0.5) -> bool:
