@@ -105,14 +105,15 @@ def memory_config(settings: Settings, model_name: str) -> MemoryConfig:
 def open_memory_service(
     settings: Settings,
     *,
-    migrate: bool = False,
+    migrate: bool | None = None,
     embedder: EmbeddingProvider | None = None,
     load_model: Literal["now", "background", "lazily"] = "now",
     role: Literal["app", "owner"] = "app",
 ) -> Iterator[MemoryService]:
     """Everything a server or command needs, opened once and closed in reverse order.
 
-    Refuses a database that is not at the schema head (unless `migrate`) and an embedding
+    Refuses a database that is not at the schema head (unless `migrate`; None: the caller has
+    no --migrate option for the refusal to suggest) and an embedding
     model whose vectors do not fit it. The local model is loaded off the request path: here
     ("now"), in a thread while the caller goes on ("background": the first request that
     needs it waits), or on first use ("lazily", for commands that may not embed at all).

@@ -168,7 +168,7 @@ def upgrade(settings: Settings, revision: str) -> None:
     _migrate(settings, migrations.upgrade, revision, "upgraded")
 
 
-@db.command()
+@db.command(context_settings={"ignore_unknown_options": True})
 @click.argument("revision")
 @click.pass_obj
 @reports_errors
@@ -314,9 +314,14 @@ def cli_principal(
 
 
 def memory_service(
-    settings: Settings, *, migrate: bool = False, embeds: bool = True, maintenance: bool = False
+    settings: Settings,
+    *,
+    migrate: bool | None = None,
+    embeds: bool = True,
+    maintenance: bool = False,
 ) -> AbstractContextManager[MemoryService]:
-    """The service; `maintenance` connects as the database owner (every row, no principal)."""
+    """The service; `maintenance` connects as the database owner (every row, no principal).
+    `migrate`: the command's --migrate flag, or None for commands without one."""
     return open_memory_service(
         settings,
         migrate=migrate,

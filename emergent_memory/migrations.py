@@ -86,8 +86,12 @@ def schema_state(database_url: str) -> SchemaState:
     return SchemaState(current=database_revision(database_url), head=head_revision())
 
 
-def require_current_schema(database_url: str, *, migrate: bool = False) -> SchemaState:
-    """Make sure the database is at head: migrate it when asked, otherwise refuse clearly."""
+def require_current_schema(database_url: str, *, migrate: bool | None = None) -> SchemaState:
+    """Make sure the database is at head: migrate it when asked, otherwise refuse clearly.
+
+    `migrate`: True migrates; False means the caller could have been asked to (it has a
+    --migrate option, which the refusal then suggests); None, it has none.
+    """
     state = schema_state(database_url)
     if state.at_head:
         return state
@@ -101,7 +105,8 @@ def require_current_schema(database_url: str, *, migrate: bool = False) -> Schem
         upgrade(database_url)
         return schema_state(database_url)
     where = "not migrated yet" if state.current is None else f"at revision {state.current}"
+    alternative = " (or add --migrate)" if migrate is False else ""
     raise SchemaNotCurrent(
         f"the database is {where}, but this version of emergent-memory needs revision "
-        f"{state.head}: run `emergent-memory db upgrade` first (or start with --migrate)"
+        f"{state.head}: run `emergent-memory db upgrade` first{alternative}"
     )

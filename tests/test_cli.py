@@ -11,8 +11,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from alembic.script import ScriptDirectory
 
 from emergent_memory import migrations
+from emergent_memory.resources import migrations_dir
 
 HEAD = migrations.head_revision()
 COMMAND = [sys.executable, "-m", "emergent_memory"]
@@ -90,6 +92,26 @@ def test_db_commands_migrate_report_and_connect(env: dict[str, str]) -> None:
 
     assert run("db", "downgrade", "base", env=env).returncode == 0
     assert run("db", "current", env=env).stdout.startswith("base")
+
+
+def test_downgrade_by_one_step_and_the_refusal_suggests_only_options_the_command_has(
+    url_env: dict[str, str],
+) -> None:
+    assert run("db", "upgrade", env=url_env).returncode == 0
+    stepped = run("db", "downgrade", "-1", env=url_env)
+    assert stepped.returncode == 0, stepped.stderr
+    scripts = ScriptDirectory(str(migrations_dir()))
+    previous = scripts.get_revision(HEAD).down_revision
+    assert stepped.stdout == f"downgraded database from {HEAD} to {previous}\n"
+    # status takes --migrate, so its refusal suggests it; list does not, so its refusal does not
+    status = run("status", env=url_env)
+    assert status.returncode == 1
+    assert "run `emergent-memory db upgrade` first (or add --migrate)" in status.stderr
+    listed = run("list", env=url_env)
+    assert listed.returncode == 1
+    assert "run `emergent-memory db upgrade` first" in listed.stderr
+    assert "--migrate" not in listed.stderr
+    assert run("db", "upgrade", env=url_env).returncode == 0
 
 
 def test_db_url_prints_a_url_psql_can_use(env: dict[str, str]) -> None:
