@@ -379,3 +379,10 @@ def test_a_change_that_names_the_old_value_it_replaces_supersedes_at_low_similar
     old = "The user's dentist is Dr Halvorsen at the practice in Leeds."
     new = "The user changed dentists and sees Dr Okafor instead of Dr Halvorsen now."
     assert verdict(0.62, old, new) == "supersede"
+
+
+def test_the_users_someone_is_not_the_user() -> None:
+    old = "The user has a parent-teacher meeting on Thursday evening."
+    new = "The user's co-parent has a parent-teacher meeting on Thursday evening."
+    assert relations_differ(old, new)
+    assert verdict(0.94, old, new) == "possible_duplicate"

@@ -110,7 +110,9 @@ _RELATIONS = """
     counsel advisor adviser representative agent secretary deputy officer guardian caregiver
     nanny babysitter housekeeper cleaner driver chef trainer physio physiotherapist nurse
     surgeon specialist consultant auditor investor investors shareholder board executor
-    solicitor barrister notary realtor
+    solicitor barrister notary realtor co-parent coparent godparent godmother godfather godson
+    goddaughter godchild stepparent stepbrother stepsister half-brother half-sister
+    ex-wife ex-husband ex-partner widow widower twin
     """
 RELATIONS = frozenset(_RELATIONS.split())
 _POSSESSIVE_WORDS = "my our your his her their its whose"
@@ -472,8 +474,9 @@ def relations_differ(existing: str, new: str) -> bool:
 def _other_possession(one: Statement, other: Statement) -> bool:
     """`one` says "X's Y" where the other text names X but not Y ("the tenant's *guarantor*
     pays" / "the tenant pays"): about someone or something of X's, not X."""
-    tokens = one.tokens
-    for owner, owned in pairwise(tokens):
+    # Not for "the user's ...": memories name the user's attributes that way ("the user's
+    # main laptop" / "the user's primary machine"); the user's people are RELATIONS.
+    for owner, owned in pairwise(one.tokens):
         text = owner.text.lower().replace("\u2019", "'")
         if not text.endswith(("'s", "s'")) or owned.norm in STOPWORDS:
             continue
@@ -686,9 +689,7 @@ def names_the_change(existing: str, new: str) -> bool:
     old, new_ = statement(existing), statement(new)
     if not says_it_changed(existing, new) or not old.values:
         return False
-    if old.values & new_.negated or any(
-        set(value.split()) <= new_.negated for value in old.values
-    ):
+    if old.values & new_.negated or any(set(value.split()) <= new_.negated for value in old.values):
         return True  # "... Dr Okafor instead of Dr Halvorsen", "no longer Mrs Okonjo"
     return old.values <= new_.words and bool(new_.values - old.words)
 
