@@ -197,3 +197,23 @@ def test_demo_runs_the_whole_story(run: Run, local_embedder: object) -> None:
     # three active memories (the superseded one stays history: issue 13's forget_all count)
     for line in ("created", "unchanged", "updated", "text rank 1", "deleted 3 memories"):
         assert line in result.stdout
+
+
+def test_list_status_and_restore(run: Run) -> None:
+    saved = ok(run("save", "The user's bike is a grey Brompton", "-c", "fact", "--json"))
+    memory_id = saved["memory"]["id"]
+    ok(run("forget", memory_id, "--json"))
+    human = run("list", "--status", "deleted")
+    assert human.exit_code == 0, human.output
+    assert memory_id in human.stdout
+    assert "1 deleted memories" in human.stdout
+    restored = run("restore", memory_id)
+    assert restored.exit_code == 0, restored.output
+    assert restored.stdout == f"restored {memory_id} (it was deleted)\n"
+    assert ok(run("list", "--json"))["count"] == 1
+    again = run("restore", memory_id)
+    assert again.exit_code == 1
+    assert f"memory {memory_id} is active; there is nothing to restore" in again.stderr
+    unknown = run("list", "--status", "archived")
+    assert unknown.exit_code == 2  # click's usage error names the choices
+    assert "'archived' is not one of 'active', 'superseded', 'deleted'" in unknown.output

@@ -222,3 +222,23 @@ async def test_internal_errors_are_masked(principal: Principal) -> None:
         message = await error_of(client, "recall_memories", query="anything")
     assert "hunter2" not in message
     assert "recall_memories" in message
+
+
+async def test_a_wrong_deletion_is_found_and_restored_through_the_tools(
+    client: Client[Any],
+) -> None:
+    saved = await call(
+        client, "save_memory", content="The user's locker is number 214", category="fact"
+    )
+    memory_id = saved["memory"]["id"]
+    await call(client, "manage_memory", action="delete", memory_id=memory_id)
+    deleted = await call(client, "manage_memory", action="list", status="deleted")
+    assert [(m["id"], m["status"]) for m in deleted["memories"]] == [(memory_id, "deleted")]
+    restored = await call(client, "manage_memory", action="restore", memory_id=memory_id)
+    assert restored["restored_from"] == "deleted"
+    assert restored["memory"]["id"] == memory_id
+    assert [
+        m["id"] for m in (await call(client, "recall_memories", query="locker"))["memories"]
+    ] == [memory_id]
+    again = await error_of(client, "manage_memory", action="restore", memory_id=memory_id)
+    assert "is active; there is nothing to restore" in again

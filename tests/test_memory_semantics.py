@@ -225,3 +225,82 @@ def test_full_text_matches_only_memories_the_caller_may_see(
     assert text_only.recall(principal, "E7002 quota")["memories"] == []
     [found] = text_only.recall(principal, "what causes E7003")["memories"]
     assert found["id"] == shared["memory"]["id"]
+
+
+# -- issue 13: a distinct fact is never hidden -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("Service A listens on port 9001", "Service B listens on port 9002"),
+        (
+            "Ticket PROJ-123 is assigned to the frontend team",
+            "Ticket PROJ-456 is assigned to the frontend team",
+        ),
+        ("The user lives in Paris", "The user's mother lives in Paris"),
+        ("The staging database runs Postgres 15", "The production database runs Postgres 15"),
+        (
+            "The user's dentist appointment is on March 3",
+            "The user's dentist appointment is on March 5",
+        ),
+    ],
+)
+def test_a_different_fact_stays_active_and_the_close_one_is_reported(
+    semantic: MemoryService, principal: Principal, first: str, second: str
+) -> None:
+    old = semantic.save(principal, first, "fact")
+    new = semantic.save(principal, second, "fact")
+    assert new["status"] == "created"
+    assert new["superseded_ids"] == []
+    assert [d["id"] for d in new["possible_duplicates"]] == [old["memory"]["id"]]
+    listed = {m["id"] for m in semantic.list_memories(principal)["memories"]}
+    assert listed == {old["memory"]["id"], new["memory"]["id"]}
+
+
+def test_fifteen_numbered_facts_stay_fifteen_facts(
+    semantic: MemoryService, principal: Principal
+) -> None:
+    for i in range(1, 16):
+        saved = semantic.save(
+            principal,
+            f"Benchmark fact number {i}: service {7 * i} listens on port {9000 + i}",
+            "fact",
+        )
+        assert saved["superseded_ids"] == []
+    assert semantic.stats(principal)["active"] == 15
+    assert semantic.stats(principal)["superseded"] == 0
+
+
+def test_text_the_model_does_not_know_supersedes_nothing(
+    semantic: MemoryService, principal: Principal
+) -> None:
+    emoji = semantic.save(principal, "🎉" * 2000, "fact")
+    full_width = semantic.save(
+        principal, "ｔｈｅ　ｒｅｐｏ　ｕｓｅｓ　ｔａｂｓ　ｆｏｒ　ｉｎｄｅｎｔ", "fact"
+    )
+    khmer = semantic.save(principal, "ការប្រជុំនៅថ្ងៃច័ន្ទ ម៉ោង ៩", "fact")
+    assert [s["superseded_ids"] for s in (full_width, khmer)] == [[], []]
+    listed = {m["id"] for m in semantic.list_memories(principal)["memories"]}
+    assert listed == {s["memory"]["id"] for s in (emoji, full_width, khmer)}
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("The user's name is Shantanu", "The user is called SG instead of Shantanu"),
+        ("The team tracks issues in Jira", "The team switched from Jira to Linear to track issues"),
+        ("Renovate auto-merges minor dependency updates", "Renovate no longer auto-merges them"),
+        ("Service A listens on port 9001", "Service A now listens on port 9002"),
+    ],
+)
+def test_a_correction_that_says_so_supersedes(
+    semantic: MemoryService, principal: Principal, first: str, second: str
+) -> None:
+    old = semantic.save(principal, first, "fact")
+    new = semantic.save(principal, second, "fact")
+    assert new["superseded_ids"] == [old["memory"]["id"]], new
+    # and a wrong supersession can be undone
+    restored = semantic.restore(principal, old["memory"]["id"])
+    assert restored["broken_supersession"] == new["memory"]["id"]
+    assert len(semantic.list_memories(principal)["memories"]) == 2

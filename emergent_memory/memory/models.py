@@ -116,7 +116,7 @@ class InactiveMemory(MemoryRecord):
 
 
 class ListResult(TypedDict):
-    memories: list[MemoryRecord]
+    memories: list[InactiveMemory | MemoryRecord]  # InactiveMemory for status superseded/deleted
     count: int
 
 
@@ -150,7 +150,7 @@ class ManageResult(TypedDict, total=False):
     DeleteResult for delete, UpdateResult for update, RestoreResult for restore,
     ForgetAllResult for forget_all)."""
 
-    memories: list[MemoryRecord]
+    memories: list[InactiveMemory | MemoryRecord]
     count: int
     deleted: str
     memory: MemoryRecord
