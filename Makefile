@@ -11,9 +11,10 @@ INSTALLED := $(VENV)/.installed
 .DEFAULT_GOAL := help
 
 help:
-	@echo "make run    start the MCP server on the embedded PostgreSQL (migrates it)"
+	@echo "make run    start the MCP server on the embedded PostgreSQL (migrates it);"
+	@echo "            make run HOST=0.0.0.0 PORT=9000 listens elsewhere"
 	@echo "make demo   a short scripted session: save, dedup, recall, update, forget"
-	@echo "make bench  latency, retrieval quality and dedup benchmarks (benchmarks/README.md)"
+	@echo "make bench  latency, retrieval quality, dedup and secret benchmarks (benchmarks/README.md)"
 	@echo "make test   lint, type-check and run the tests"
 
 $(INSTALLED): pyproject.toml
@@ -25,8 +26,14 @@ $(INSTALLED): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $@
 
+# make run HOST=0.0.0.0 PORT=9000 chooses where the server listens (default 127.0.0.1:8765).
+# Only values given on make's command line count: HOST or PORT in the environment (some
+# shells set HOST to the machine's name) are ignored.
+RUN_ADDRESS := $(if $(filter command line,$(origin HOST)),--host $(HOST)) \
+	$(if $(filter command line,$(origin PORT)),--port $(PORT))
+
 run: $(INSTALLED)
-	$(BIN)/emergent-memory serve --transport http --migrate
+	$(BIN)/emergent-memory serve --transport http --migrate $(strip $(RUN_ADDRESS))
 
 demo: $(INSTALLED)
 	$(BIN)/emergent-memory demo --migrate

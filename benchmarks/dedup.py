@@ -189,10 +189,11 @@ def candidates(f: dict[str, np.ndarray], sim: np.ndarray) -> list[Candidate]:
         ),
         Candidate(
             SHIPPED_RULE,
-            "emergent_memory/memory/dedup.py: never when the model does not know the texts, "
-            "the holders differ, a modifier is swapped, or (without a change marker) a value "
-            "or a phrase is replaced; then similarity >= high, or >= low with a change marker "
-            "or every word kept, or >= named when the change names old and new values",
+            "emergent_memory/memory/dedup.py: never when the model does not know the texts "
+            "(or they differ where it cannot see), the holders differ, or more than one value, "
+            "role, modifier or slot changed; nor, without a change marker, when one did or the "
+            "closing phrase was replaced; then similarity >= high, or >= low with a change "
+            "marker or every word kept, or >= named when the change names the old value",
             shipped,
         ),
     ]
@@ -460,10 +461,20 @@ def markdown(result: dict[str, Any]) -> str:
         lines.append(
             f"| {kind} | {stats['n']} | {stats['min']} | {stats['median']} | {stats['max']} |"
         )
+    if chosen["wrongly_superseded"] == 0:
+        verdict = (
+            f"A single threshold wrongly supersedes nothing only from {chosen['threshold']:.2f} "
+            f"(recall {chosen['recall']}):"
+        )
+    else:
+        verdict = (
+            "No single threshold avoids wrongly superseding: even at "
+            f"{chosen['threshold']:.2f}, {chosen['wrongly_superseded']} distinct facts are "
+            f"superseded (recall {chosen['recall']}; texts the model cannot read score 1.0):"
+        )
     lines += [
         "",
-        f"A single threshold wrongly supersedes nothing only from {chosen['threshold']:.2f} "
-        f"(recall {chosen['recall']}):",
+        verdict,
         "",
         "| threshold | wrongly superseded | caught | missed | recall |",
         "|---|---|---|---|---|",

@@ -151,6 +151,8 @@ def open_memory_service(
             min_size=settings.pool_min_size,
             max_size=settings.pool_max_size,
             timeout=settings.pool_timeout,
+            # a request that finds the embedded server gone starts it again
+            restart=None if db.server is None else db.server.restart_if_stopped,
         )
         try:
             yield MemoryService(pool, embedder, memory_config(settings, embedder.model_name))

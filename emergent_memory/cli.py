@@ -14,7 +14,7 @@ import sys
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import timedelta
 from functools import wraps
 from typing import Any, NoReturn, ParamSpec, TypeVar
@@ -383,52 +383,95 @@ def serve(
     stderr). http: streamable HTTP on --host/--port; every request needs
     `Authorization: Bearer <token>` (see `emergent-memory token create`).
     """
-    from emergent_memory.mcp.auth import DatabaseTokenVerifier, token_principal
-    from emergent_memory.mcp.server import ServiceHolder, create_server, http_middleware
+    from emergent_memory.mcp.server import (
+        ServiceHolder,
+        create_server,
+        stdin_with_marked_surrogates,
+    )
 
-    # Fail fast, before the transport starts: settings, database, schema, embedding model.
-    with database(settings) as db:
-        migrations.require_current_schema(db.url, migrate=migrate)
+    _log_fastmcp_through_root()
+    if transport == "http" and (actor is not None or project is not None):
+        raise InvalidInput(
+            "over http the actor and project come from each request's token; drop --actor/--project"
+        )
 
     def open_service() -> AbstractContextManager[MemoryService]:
         if worker:  # queued embeddings are computed here, not only by `emergent-memory worker`
             return open_memory_service_with_worker(settings, load_model="background")
         return open_memory_service(settings, load_model="background")
 
-    holder = ServiceHolder()
-    if transport == "stdio":
+    if transport == "http":
+        _serve_http(settings, open_service, host, port, migrate)
+        return
+    # Fail fast, before the transport starts: settings, database, schema. The database stays
+    # open (one use of the embedded server) until the server stops; the service's opening of
+    # it nests in this one.
+    with database(settings) as db:
+        migrations.require_current_schema(db.url, migrate=migrate)
         local = identity(settings, actor, project)
         click.echo(f"emergent-memory: {local.describe()}", err=True)
-        server = create_server(open_service, lambda: local.principal, holder=holder)
-        server.run(transport="stdio", show_banner=False)
-        return
-    if actor is not None or project is not None:
-        raise InvalidInput(
-            "over http the actor and project come from each request's token; drop --actor/--project"
-        )
-    if not _is_loopback(host):
-        click.echo(
-            f"warning: listening on {host}, reachable from other machines; put TLS in front "
-            "of it (a reverse proxy) and hand out tokens with care",
-            err=True,
-        )
-    server = create_server(
-        open_service, token_principal, auth=DatabaseTokenVerifier(holder), holder=holder
-    )
-    click.echo(
-        f"emergent-memory: MCP over streamable HTTP at http://{host}:{port}/mcp\n"
-        "  every request needs a token:  emergent-memory token create --name my-laptop\n"
-        "  then send it as the header    Authorization: Bearer <token>\n"
-        "  docs/clients.md shows the configuration of Claude Code, Claude Desktop, OpenCode",
-        err=True,
-    )
-    server.run(
-        transport="http",
-        host=host,
-        port=port,
-        show_banner=False,
-        middleware=http_middleware(settings.max_request_bytes),
-    )
+        server = create_server(open_service, lambda: local.principal, holder=ServiceHolder())
+        # half a surrogate pair in a message gets a tool error, not silence (mcp/server.py)
+        with stdin_with_marked_surrogates():
+            server.run(transport="stdio", show_banner=False)
+
+
+def _serve_http(
+    settings: Settings,
+    open_service: Callable[[], AbstractContextManager[MemoryService]],
+    host: str,
+    port: int,
+    migrate: bool,
+) -> None:
+    """The streamable HTTP server. Its port is taken first, then the database and the
+    service are opened (a failure of any is one line), then it prints its banner and serves."""
+    from emergent_memory.mcp.auth import DatabaseTokenVerifier, token_principal
+    from emergent_memory.mcp.http_server import http_app, listening_socket, serve_http
+    from emergent_memory.mcp.server import ServiceHolder, create_server
+
+    with listening_socket(host, port) as sock, database(settings) as db:
+        migrations.require_current_schema(db.url, migrate=migrate)
+        if not _is_loopback(host):
+            click.echo(
+                f"warning: listening on {host}, reachable from other machines; put TLS in "
+                "front of it (a reverse proxy) and hand out tokens with care",
+                err=True,
+            )
+        # Opened before uvicorn starts, so a failure is one line, not uvicorn's traceback.
+        with open_service() as service:
+            holder = ServiceHolder()
+            server = create_server(
+                lambda: nullcontext(service),
+                token_principal,
+                auth=DatabaseTokenVerifier(holder),
+                holder=holder,
+            )
+            app = http_app(
+                server,
+                max_request_bytes=settings.max_request_bytes,
+                max_sessions=settings.http_max_sessions,
+                session_idle_timeout=settings.http_session_idle_timeout,
+            )
+            click.echo(
+                f"emergent-memory: MCP over streamable HTTP at http://{host}:{port}/mcp\n"
+                "  every request needs a token:  emergent-memory token create --name my-laptop\n"
+                "  then send it as the header    Authorization: Bearer <token>\n"
+                "  docs/clients.md shows the configuration of Claude Code, Claude Desktop, "
+                "OpenCode",
+                err=True,
+            )
+            serve_http(app, sock)
+
+
+def _log_fastmcp_through_root() -> None:
+    """FastMCP logs through its own handler at INFO ("Starting MCP server"): send its records
+    to the application's log instead, at EMERGENT_MEMORY_LOG_LEVEL and in the same format,
+    but never below INFO (its DEBUG records hold tool arguments: memories, queries)."""
+    fastmcp_logger = logging.getLogger("fastmcp")
+    for handler in list(fastmcp_logger.handlers):
+        fastmcp_logger.removeHandler(handler)
+    fastmcp_logger.setLevel(max(logging.INFO, logging.getLogger().getEffectiveLevel()))
+    fastmcp_logger.propagate = True
 
 
 def _is_loopback(host: str) -> bool:

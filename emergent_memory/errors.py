@@ -16,7 +16,13 @@ class SettingsError(EmergentMemoryError):
 
 
 class DatabaseUnavailable(EmergentMemoryError):
-    """The database could not be reached or the embedded server could not be started."""
+    """The database could not be reached (it is down or unreachable) or the embedded server
+    could not be started. Not "busy": waiting for a connection would not help."""
+
+
+class AddressUnavailable(EmergentMemoryError):
+    """The HTTP server cannot listen where it was told to (the port is in use, the address is
+    not this machine's, the port needs privileges)."""
 
 
 class ServiceBusy(EmergentMemoryError):

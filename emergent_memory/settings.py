@@ -149,6 +149,18 @@ class Settings(BaseSettings):
         ge=1024,
         description="HTTP server: largest request body accepted, in bytes; larger ones get 413.",
     )
+    http_max_sessions: int = Field(
+        default=1000,
+        ge=1,
+        description="HTTP server: most MCP sessions open at once; a client that would open "
+        "another gets 503 until one ends or expires.",
+    )
+    http_session_idle_timeout: float = Field(
+        default=1800.0,
+        gt=0,
+        description="HTTP server: seconds without a request after which an MCP session is "
+        "closed (its client then opens a new one).",
+    )
     dedup_threshold: float | None = Field(
         default=None,
         gt=0,

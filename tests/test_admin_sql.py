@@ -17,6 +17,7 @@ from tests.embedders import BagOfWordsEmbedder, DownEmbedder
 DOC = Path(__file__).resolve().parent.parent / "docs" / "admin-sql.md"
 ACTOR = uuid.UUID("11111111-1111-1111-1111-111111111111")
 PROJECT = uuid.UUID("22222222-2222-2222-2222-222222222222")
+THURSDAYS = "Deploys to production now happen on Thursdays"
 
 
 def examples() -> list[str]:
@@ -27,16 +28,19 @@ def examples() -> list[str]:
 def results(pool: ConnectionPool, admin_database_url: str) -> dict[int, list[tuple[Any, ...]]]:
     """Memories of the documented actor, then every example's rows, by position, run as an
     administrator role (the application role would see no row without a principal)."""
-    service = MemoryService(pool, BagOfWordsEmbedder(), MemoryConfig(dedup_threshold=0.8))
+    service = MemoryService(pool, BagOfWordsEmbedder(), MemoryConfig(dedup_threshold=0.75))
     user = Principal(ACTOR, PROJECT)
     service.save(user, "Deploys to production happen on Fridays", "fact", context="ops")
-    service.save(user, "Deploys to production happen on Thursdays", "fact")  # supersedes
+    service.save(user, THURSDAYS, "fact")  # says it changed: supersedes
     service.save(user, "The user prefers short commit messages", "preference")
     service.recall(user, "commit messages")
     someone_else = Principal(uuid.uuid4(), uuid.uuid4())  # keeps the documented actor's rows exact
     MemoryService(pool, DownEmbedder(), MemoryConfig(dedup_threshold=0.8)).save(
         someone_else, "Saved while the embedding provider was down", "fact"
     )
+    wrongly = service.save(someone_else, "The spare key is with the neighbour", "fact")
+    service.save(someone_else, "The spare key is with the neighbour now", "fact")
+    service.restore(someone_else, wrongly["memory"]["id"])
     with psycopg.connect(admin_database_url) as conn:
         return {n: conn.execute(sql.encode()).fetchall() for n, sql in enumerate(examples())}
 
@@ -49,30 +53,31 @@ def test_the_doc_has_the_examples_the_issue_asks_for() -> None:
         "kb.memory_supersessions",
         "kb.memory_lineage",
         "kb.memory_stats",
+        "delete_reason",
     ):
         assert name in text
 
 
 def test_recall_from_sql_finds_the_current_fact(results: dict[int, list[tuple[Any, ...]]]) -> None:
     rows = results[0]
-    assert [row[0] for row in rows] == ["Deploys to production happen on Thursdays"]
+    assert [row[0] for row in rows] == [THURSDAYS]
 
 
 def test_the_users_memories_are_listed(results: dict[int, list[tuple[Any, ...]]]) -> None:
     contents = [row[0] for row in results[1]]
     assert contents == [
         "The user prefers short commit messages",
-        "Deploys to production happen on Thursdays",
+        THURSDAYS,
     ]
 
 
 def test_supersessions_and_lineage(results: dict[int, list[tuple[Any, ...]]]) -> None:
     assert (
         "Deploys to production happen on Fridays",
-        "Deploys to production happen on Thursdays",
+        THURSDAYS,
     ) in [(row[1], row[2]) for row in results[2]]
     assert [(row[0], row[1]) for row in results[3]] == [
-        (0, "Deploys to production happen on Thursdays"),
+        (0, THURSDAYS),
         (1, "Deploys to production happen on Fridays"),
     ]
 
@@ -90,3 +95,13 @@ def test_usage_and_queue_examples_run(results: dict[int, list[tuple[Any, ...]]])
     models = dict(results[8])
     assert models.get("test/bag-of-words", 0) >= 2
     assert models.get("(none)", 0) >= 1
+
+
+def test_restored_memories_are_found(results: dict[int, list[tuple[Any, ...]]]) -> None:
+    restored = [(row[2], row[3]) for row in results[9]]
+    assert (
+        "The spare key is with the neighbour",
+        "The spare key is with the neighbour now",
+    ) in restored
+    reasons = [row[1] for row in results[9]]
+    assert all(reason.startswith("restored: ") for reason in reasons)

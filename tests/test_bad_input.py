@@ -3,6 +3,11 @@ the problem and what to fix, and nothing is written."""
 
 from __future__ import annotations
 
+import json
+import os
+import select
+import subprocess
+import sys
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import nullcontext
@@ -826,3 +831,134 @@ async def test_http_refuses_text_that_is_not_unicode_with_a_clear_error(
             {"content": "The user writes café in Unicode", "category": "fact"},
         )
         assert saved["memory"]["content"] == "The user writes café in Unicode"
+
+
+def sse_or_json(response: httpx.Response) -> Any:
+    """The JSON-RPC message of a streamable HTTP answer, sent as JSON or as one SSE event."""
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        data = [line[5:] for line in response.text.splitlines() if line.startswith("data:")]
+        return json.loads(data[-1])
+    return response.json()
+
+
+async def test_half_a_surrogate_pair_is_a_tool_error_in_a_session_of_an_older_protocol(
+    small_http_server: HttpServer, database_url: str
+) -> None:
+    """Clients of the session-based protocol (2025-06-18) are parsed by another part of the MCP
+    SDK, which answered such a message with HTTP 400 "Parse error" before any tool ran."""
+    project = uuid.uuid4()
+    token, _ = make_token(database_url, uuid.uuid4(), project)
+    headers = HEADERS | {"Authorization": f"Bearer {token}"}
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "older-client", "version": "0"},
+        },
+    }
+    started = httpx.post(small_http_server.url, json=initialize, headers=headers, timeout=30)
+    assert started.status_code == 200, started.text
+    session = headers | {
+        "Mcp-Session-Id": started.headers["mcp-session-id"],
+        "MCP-Protocol-Version": "2025-06-18",
+    }
+    notified = httpx.post(
+        small_http_server.url,
+        json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+        headers=session,
+        timeout=30,
+    )
+    assert notified.status_code == 202
+    for number, (arguments, expected) in enumerate(
+        [
+            (b'{"content":"half \\ud83d a pair","category":"fact"}', "content contains U+D83D"),
+            (b'{"content":"low \\udc00 first","category":"fact"}', "content contains U+DC00"),
+        ],
+        start=2,
+    ):
+        body = (
+            b'{"jsonrpc":"2.0","id":' + str(number).encode() + b',"method":"tools/call",'
+            b'"params":{"name":"save_memory","arguments":' + arguments + b"}}"
+        )
+        response = httpx.post(small_http_server.url, content=body, headers=session, timeout=30)
+        assert response.status_code == 200, response.text
+        result = sse_or_json(response)["result"]
+        assert result["isError"] is True
+        assert expected in result["content"][0]["text"]
+    whole = (
+        b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"save_memory",'
+        b'"arguments":{"content":"a whole pair \\ud83d\\ude00 is text","category":"fact"}}}'
+    )
+    saved = sse_or_json(httpx.post(small_http_server.url, content=whole, headers=session))
+    assert saved["result"]["structuredContent"]["memory"]["content"] == "a whole pair 😀 is text"
+    assert memories_of(database_url, project) == 1
+
+
+def test_half_a_surrogate_pair_over_stdio_is_answered_with_a_tool_error(
+    database_url: str, embedding_server: EmbeddingServer
+) -> None:
+    """The MCP SDK's stdio reader could not parse such a line and sent no answer at all: the
+    client waited for ever."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EMERGENT_MEMORY_")} | {
+        "EMERGENT_MEMORY_DATABASE_URL": database_url,
+        "EMERGENT_MEMORY_EMBEDDING_PROVIDER": "openai",
+        "EMERGENT_MEMORY_EMBEDDING_MODEL": "test-remote",
+        "EMERGENT_MEMORY_EMBEDDING_DIMENSIONS": "384",
+        "EMERGENT_MEMORY_EMBEDDING_BASE_URL": embedding_server.base_url,
+        "EMERGENT_MEMORY_ACTOR_ID": str(uuid.uuid4()),
+        "EMERGENT_MEMORY_PROJECT_ID": str(uuid.uuid4()),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "emergent_memory", "serve", "--transport", "stdio", "--no-worker"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    stdin, stdout = process.stdin, process.stdout
+
+    def send(line: bytes) -> None:
+        stdin.write(line + b"\n")
+        stdin.flush()
+
+    def answer() -> dict[str, Any]:
+        ready, _, _ = select.select([stdout], [], [], 60)
+        assert ready, "no answer within 60 s"
+        return dict(json.loads(stdout.readline()))
+
+    try:
+        send(
+            b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":'
+            b'"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}'
+        )
+        assert answer()["id"] == 1
+        send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        send(
+            b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"save_memory",'
+            b'"arguments":{"content":"half \\ud83d a pair","category":"fact"}}}'
+        )
+        refused = answer()
+        assert refused["id"] == 2
+        assert refused["result"]["isError"] is True
+        assert (
+            "content contains U+D83D, half of a UTF-16 surrogate pair"
+            in (refused["result"]["content"][0]["text"])
+        )
+        send(
+            b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"save_memory",'
+            b'"arguments":{"content":"a whole pair \\ud83d\\ude00 is text","category":"fact"}}}'
+        )
+        saved = answer()
+        assert saved["result"]["structuredContent"]["memory"]["content"] == (
+            "a whole pair 😀 is text"
+        )
+    finally:
+        stdin.close()
+        process.wait(timeout=60)
+        stdout.close()
+    assert process.returncode == 0

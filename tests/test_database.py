@@ -2,17 +2,33 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
+import secrets
 import shutil
+import subprocess
 import tempfile
+import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
 import pytest
 from pgvector import Vector
+from psycopg import sql
 
-from emergent_memory.database import create_pool, open_database, with_role
+from emergent_memory.database import (
+    create_pool,
+    database_reachable,
+    ensure_login_role,
+    open_database,
+    with_role,
+)
 from emergent_memory.errors import DatabaseUnavailable
+from emergent_memory.memory import MemoryConfig, MemoryService, Principal
+from tests.embedders import BagOfWordsEmbedder
 
 
 @pytest.fixture
@@ -108,3 +124,109 @@ def test_with_role_swaps_the_login_and_drops_the_old_password(url: str, expected
     assert psycopg.conninfo.conninfo_to_dict(swapped) == psycopg.conninfo.conninfo_to_dict(expected)
     assert "secret" not in with_role(url, "app")
     assert "old" not in with_role(url, "app")
+
+
+def test_the_server_and_its_children_never_hold_the_locks(data_dir: Path) -> None:
+    """The lock descriptors are not inherited: PostgreSQL (started by pg_ctl from this
+    process) and other child processes (psql) do not hold them, so they never keep the server
+    registered after this process leaves (it is stopped: no postmaster.pid)."""
+    locks = {str(data_dir / "pgdata.control.lock"), str(data_dir / "pgdata.users.lock")}
+    with open_database(None, data_dir):
+        postmaster = server_pid(data_dir / "pgdata")
+        assert postmaster is not None
+        with subprocess.Popen(["sleep", "30"], close_fds=False) as child:
+            try:
+                for pid in (postmaster, child.pid):
+                    held = open_files(pid) & locks
+                    assert held == set(), f"process {pid} holds {held}"
+            finally:
+                child.kill()
+        assert str(data_dir / "pgdata.users.lock") in open_files(os.getpid())  # registered
+    assert server_pid(data_dir / "pgdata") is None
+
+
+def open_files(pid: int) -> set[str]:
+    """The paths a process has open (Linux)."""
+    paths = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        with contextlib.suppress(FileNotFoundError):  # closed meanwhile
+            paths.add(os.readlink(f"/proc/{pid}/fd/{fd}"))
+    return paths
+
+
+OUTAGE_ROLE = "emergent_memory_test_outage"
+
+
+@pytest.fixture
+def outage_url(database_url: str) -> Iterator[str]:
+    """The session database as a login role of its own, which a test may lock out (NOLOGIN,
+    its connections terminated): for the pool, the database is then down. Let in again at
+    the end."""
+    password = secrets.token_hex(16)
+    ensure_login_role(database_url, OUTAGE_ROLE, password=password)
+    yield with_role(database_url, OUTAGE_ROLE, password)
+    set_login(database_url, allowed=True)
+
+
+def set_login(owner_url: str, *, allowed: bool) -> None:
+    with psycopg.connect(owner_url, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("ALTER ROLE {} " + ("LOGIN" if allowed else "NOLOGIN")).format(
+                sql.Identifier(OUTAGE_ROLE)
+            )
+        )
+        if not allowed:
+            conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s",
+                (OUTAGE_ROLE,),
+            )
+
+
+def test_a_database_that_is_down_is_reported_at_once_and_used_again_when_back(
+    database_url: str, outage_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """While the database cannot be reached, requests fail at once (not after the pool's
+    timeout) with DatabaseUnavailable, "database unavailable", not "busy"; the health probe
+    says so. Once it is back, the next request succeeds within seconds. The outage is logged
+    once when it starts and once when it ends, and no more."""
+    pool = create_pool(outage_url, min_size=2, max_size=4, timeout=30)
+    service = MemoryService(pool, BagOfWordsEmbedder(), MemoryConfig(dedup_threshold=0.8))
+    me = Principal(uuid.uuid4(), uuid.uuid4())
+    try:
+        service.save(me, "The outage drill is on Fridays", "fact")
+        with caplog.at_level(logging.WARNING, logger="emergent_memory.database"):
+            set_login(database_url, allowed=False)
+            for _ in range(3):
+                started = time.monotonic()
+                with pytest.raises(DatabaseUnavailable, match=r"^database unavailable: "):
+                    service.recall(me, "outage drill")
+                assert time.monotonic() - started < 10  # the pool's timeout is 30 s
+            assert not database_reachable(pool)
+
+            set_login(database_url, allowed=True)
+            started = time.monotonic()
+            found = service.recall(me, "outage drill")["memories"]
+            assert time.monotonic() - started < 10
+            assert [m["content"] for m in found] == ["The outage drill is on Fridays"]
+            assert database_reachable(pool)
+        messages = [record.getMessage() for record in caplog.records]
+        assert len(messages) == 2, messages
+        assert messages[0].startswith("the database is unavailable (")
+        assert messages[1] == "the database is reachable again"
+        assert all(record.exc_info is None for record in caplog.records)
+    finally:
+        pool.close()
+
+
+def test_the_pool_reconnects_at_most_a_second_apart() -> None:
+    """psycopg_pool doubles the wait between reconnection attempts (1, 2, 4... 64 s): after a
+    long outage the pool would come back a minute after the database. Capped at 1 s."""
+    from emergent_memory.database import RECONNECT_DELAY_MAX, _CappedBackoff
+
+    attempt = _CappedBackoff(timeout=300)
+    delays = []
+    for second in range(12):
+        attempt.update_delay(float(second))
+        delays.append(attempt.delay)
+    assert 0.8 < delays[0] <= RECONNECT_DELAY_MAX
+    assert max(delays) == RECONNECT_DELAY_MAX

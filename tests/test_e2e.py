@@ -233,3 +233,73 @@ async def test_http_identity_comes_from_the_token(
             assert shared_id in {m["id"] for m in found.structured_content["memories"]}
     async with client_for(http_server, admin) as client:  # leave no global memory behind
         await client.call_tool("manage_memory", {"action": "delete", "memory_id": shared_id})
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "session-counter", "version": "1"},
+    },
+}
+
+
+async def test_http_sessions_are_capped_and_idle_ones_expire(
+    database_url: str, embedding_server: EmbeddingServer
+) -> None:
+    """Many `initialize` calls with one token open at most EMERGENT_MEMORY_HTTP_MAX_SESSIONS
+    sessions (the others get 503 and open none); a session without requests for
+    EMERGENT_MEMORY_HTTP_SESSION_IDLE_TIMEOUT seconds is closed (its id then gets 404),
+    which makes room for new ones."""
+    token, _ = make_token(database_url, uuid.uuid4(), uuid.uuid4())
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Authorization": f"Bearer {token}",
+    }
+    with running_http_server(
+        database_url,
+        embedding_server,
+        EMERGENT_MEMORY_HTTP_MAX_SESSIONS="5",
+        EMERGENT_MEMORY_HTTP_SESSION_IDLE_TIMEOUT="2",
+    ) as server:
+        async with httpx.AsyncClient(headers=headers, timeout=30) as http:
+            answers = [await http.post(server.url, json=INITIALIZE) for _ in range(20)]
+            opened = [a.headers["mcp-session-id"] for a in answers if a.status_code == 200]
+            refused = [a for a in answers if a.status_code == 503]
+            assert len(opened) == 5, [a.status_code for a in answers]
+            assert len(refused) == 15
+            assert "Too many open sessions" in refused[0].text
+
+            time.sleep(3)  # the sessions stay idle past the timeout
+            ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+            expired = await http.post(server.url, json=ping, headers={"mcp-session-id": opened[0]})
+            assert expired.status_code == 404
+            again = [await http.post(server.url, json=INITIALIZE) for _ in range(5)]
+            assert [a.status_code for a in again] == [200] * 5
+
+
+def test_http_serve_on_a_port_in_use_fails_with_one_line(database_url: str) -> None:
+    """A port another program listens on: exit status 1, one line naming the port and what to
+    do, before anything else (no banner, the database not even opened)."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        command = ["serve", "--transport", "http", "--port", str(port)]
+        refused = subprocess.run(
+            [sys.executable, "-m", "emergent_memory", *command],
+            env=clean_env(EMERGENT_MEMORY_DATABASE_URL=database_url),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert refused.returncode == 1
+    assert refused.stderr == (
+        f"error: cannot listen on 127.0.0.1:{port}: port {port} is in use by another program "
+        "(another emergent-memory server?); stop it, or choose another port with --port\n"
+    )

@@ -186,12 +186,19 @@ def test_under_row_level_security_the_duplicate_check_uses_its_index(
     query = sql.SQL(store.FIND_EXACT).format(
         active=sql.SQL(store.ACTIVE), same_scope=sql.SQL(store.SAME_SCOPE["user"])
     )
-    params = {"actor_id": actor, "project_id": uuid.UUID(int=5), "content": "Memory  number 5"}
-    explained = plan(conn, query.as_string(conn), params)
-    assert "graph_objects_content_fingerprint_idx" in explained
-    assert "Seq Scan" not in explained
-    found = conn.execute(query, params).fetchall()
-    assert len(found) == 1
+    params = {
+        "actor_id": actor,
+        "project_id": uuid.UUID(int=5),
+        "content": "Memory  number 5",
+        "exclude": None,
+    }
+    for exclude in (None, uuid.uuid4()):  # a save; an update or restore of another memory
+        params["exclude"] = exclude
+        explained = plan(conn, query.as_string(conn), params)
+        assert "graph_objects_content_fingerprint_idx" in explained
+        assert "Seq Scan" not in explained
+        found = conn.execute(query, params).fetchall()
+        assert len(found) == 1
 
 
 def test_under_row_level_security_the_nearest_neighbour_search_uses_an_index(
@@ -206,6 +213,7 @@ def test_under_row_level_security_the_nearest_neighbour_search_uses_an_index(
         "project_id": uuid.UUID(int=5),
         "model": "m",
         "embedding": "[" + ",".join(["0.2"] * 384) + "]",
+        "exclude": None,
     }
     explained = plan(
         conn, query.as_string(conn).replace("%(embedding)s", "%(embedding)s::vector"), params

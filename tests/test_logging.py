@@ -3,12 +3,20 @@ secret, at any log level (docs/security.md, "What is logged")."""
 
 from __future__ import annotations
 
+import asyncio
+import secrets
 import uuid
 from typing import Any
 
+import anyio.to_thread
+import httpx
+import psycopg
 import pytest
+from mcp.shared.exceptions import MCPError
 
+from emergent_memory.database import ensure_login_role, with_role
 from tests.embedders import EmbeddingServer
+from tests.helpers import lock_waiters, wait_until
 from tests.test_e2e import client_for, make_token, running_http_server
 
 pytestmark = pytest.mark.anyio
@@ -49,8 +57,110 @@ async def test_the_server_log_holds_no_content_query_token_or_secret(
     assert "MCP over streamable HTTP at" in log  # the log was captured
     for private in (token, "zanzibar", "quokka", "Xq7-hunter2", "plover"):
         assert private not in log, f"{private!r} appears in the {level} log:\n{log}"
+    if level == "WARNING":
+        # nothing but the banner, warnings and errors: no uvicorn start-up or request lines,
+        # no "Starting MCP server"
+        assert not_warnings_or_errors(log) == [], log
     if level == "INFO":
         # the caller's mistakes are there, as INFO, named by tool only
         assert "Error calling tool 'save_memory'" in log
         # one line per embedding request is noise, and a URL may hold credentials
         assert "/v1/embeddings" not in log
+
+
+BANNER = ("emergent-memory: MCP over streamable HTTP at ", "  ")
+
+
+def not_warnings_or_errors(log: str) -> list[str]:
+    """The lines of a server's log that are neither its banner nor a WARNING or ERROR record."""
+    return [
+        line
+        for line in log.splitlines()
+        if line and not line.startswith((*BANNER, "WARNING ", "ERROR "))
+    ]
+
+
+OUTAGE_ROLE = "emergent_memory_test_log_outage"
+
+
+async def test_a_busy_pool_and_a_database_outage_are_warning_lines_without_traceback(
+    database_url: str, embedding_server: EmbeddingServer
+) -> None:
+    """At WARNING, a request that finds every connection busy, and a database that goes down
+    (its role locked out, its connections cut) and comes back, give one-line warnings, never
+    a traceback: the outage itself twice in all (down, back), whatever the number of requests
+    and worker rounds meanwhile. The token check then answers 503 "database unavailable"."""
+    password = secrets.token_hex(16)
+    ensure_login_role(database_url, OUTAGE_ROLE, password=password)
+    actor = uuid.uuid4()
+    token, _ = make_token(database_url, actor, uuid.uuid4())
+    with running_http_server(
+        with_role(database_url, OUTAGE_ROLE, password),
+        embedding_server,
+        EMERGENT_MEMORY_LOG_LEVEL="WARNING",
+        EMERGENT_MEMORY_POOL_MIN_SIZE="1",
+        EMERGENT_MEMORY_POOL_MAX_SIZE="1",
+        EMERGENT_MEMORY_POOL_TIMEOUT="0.5",
+        EMERGENT_MEMORY_WORKER_POLL_INTERVAL_SECONDS="0.2",
+    ) as server:
+        async with client_for(server, token) as client:
+            await client.call_tool("save_memory", {"content": "Warm-up", "category": "fact"})
+            # busy: a save holds the only connection, waiting on its actor's save lock
+            with psycopg.connect(database_url, autocommit=True) as blocker:
+                blocker.execute(
+                    "SELECT pg_advisory_lock(hashtextextended(%s, 0))",
+                    (f"memory-save:user:{actor}",),
+                )
+                blocked = asyncio.create_task(
+                    client.call_tool("save_memory", {"content": "Blocked", "category": "fact"})
+                )
+                await anyio.to_thread.run_sync(
+                    lambda: wait_until(lambda: lock_waiters(database_url) > 0, what="a waiter")
+                )
+                busy = await outcome(client.call_tool("recall_memories", {"query": "x"}))
+                assert "busy" in busy, busy
+            await blocked
+
+        set_login(database_url, allowed=False)
+        try:
+            request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+            headers = {
+                "Accept": "application/json, text/event-stream",
+                "Authorization": f"Bearer {token}",
+            }
+            for _ in range(3):
+                refused = httpx.post(server.url, json=request, headers=headers, timeout=30)
+                assert refused.status_code == 503
+                assert "database unavailable" in refused.json()["error"]["message"]
+            await asyncio.sleep(1)  # a few worker rounds
+        finally:
+            set_login(database_url, allowed=True)
+        async with client_for(server, token) as client:
+            await client.call_tool("recall_memories", {"query": "Warm-up"})
+    log = server.log
+    assert "Traceback" not in log, log
+    assert not_warnings_or_errors(log) == [], log
+    assert log.count("the database is unavailable") == 1, log
+    assert log.count("the database is reachable again") == 1, log
+
+
+def set_login(owner_url: str, *, allowed: bool) -> None:
+    """Let the test role log in, or lock it out and cut its connections."""
+    with psycopg.connect(owner_url, autocommit=True) as conn:
+        conn.execute(f"ALTER ROLE {OUTAGE_ROLE} {'LOGIN' if allowed else 'NOLOGIN'}")
+        if not allowed:
+            conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s",
+                (OUTAGE_ROLE,),
+            )
+
+
+async def outcome(call: Any) -> str:
+    """The text of a call's failure (tool error or JSON-RPC error), or "ok"."""
+    try:
+        result = await call
+    except MCPError as error:
+        return error.error.message
+    if result.is_error:
+        return " ".join(getattr(part, "text", "") for part in result.content)
+    return "ok"

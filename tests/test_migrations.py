@@ -211,7 +211,10 @@ def test_head_check_refuses_an_unmigrated_database_and_says_what_to_run(
 def test_head_check_refuses_a_database_behind_head(make_database: Callable[[], str]) -> None:
     url = make_database()
     migrations.upgrade(url, "0002_versioned_graph")
+    # a command with a --migrate option is told about it; one without is not
     with pytest.raises(SchemaNotCurrent, match=r"at revision 0002_versioned_graph.*--migrate"):
+        migrations.require_current_schema(url, migrate=False)
+    with pytest.raises(SchemaNotCurrent, match=r"db upgrade` first$"):
         migrations.require_current_schema(url)
 
 

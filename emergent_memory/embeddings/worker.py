@@ -38,13 +38,13 @@ from typing import Any
 from uuid import UUID
 
 from pgvector import Vector
-from psycopg import Connection
-from psycopg_pool import ConnectionPool
+from psycopg import Connection, OperationalError
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from emergent_memory.embeddings import jobs
 from emergent_memory.embeddings.base import EmbeddingProvider
 from emergent_memory.embeddings.jobs import EmbeddingJob
-from emergent_memory.errors import EmbeddingUnavailable
+from emergent_memory.errors import DatabaseUnavailable, EmbeddingUnavailable, ServiceBusy
 from emergent_memory.graph import GraphObject, act_as, get_head
 from emergent_memory.graph.versioning import lock_versions
 
@@ -56,6 +56,9 @@ JITTER = 0.1  # a retry waits up to this fraction longer, so failed jobs spread 
 PROBES = 2  # after a failed batch, texts tried alone before the provider is deemed down
 STOP_TIMEOUT = 15.0  # seconds a server waits for its worker thread at shutdown
 ERROR_PAUSE_MAX = 60.0  # seconds: the longest pause after repeated database errors
+
+# Database errors a worker round meets while the database is down, unreachable or busy.
+DATABASE_TROUBLE = (DatabaseUnavailable, ServiceBusy, PoolTimeout, OperationalError)
 
 NOT_VISIBLE = (
     "the object is not visible to this worker's database role acting for the job's owner; "
@@ -199,12 +202,24 @@ class EmbeddingWorker:
         while not stop.is_set():
             try:
                 counts = self.run_once()
-            except Exception:
+            except Exception as error:
                 if stop.is_set():  # shutting down: the pool may be closing under us
                     return
                 errors += 1
                 pause = min(ERROR_PAUSE_MAX, poll_interval * 2.0 ** min(errors - 1, 10))
-                logger.exception("embedding worker round failed; retrying in %.0f s", pause)
+                if not isinstance(error, DATABASE_TROUBLE):
+                    logger.exception("embedding worker round failed; retrying in %.0f s", pause)
+                else:
+                    # expected while the database is down or busy: one line, no traceback, and
+                    # none at all for an outage the application's pool reports itself
+                    # (DatabaseUnavailable) or after the first failed round
+                    quiet = errors > 1 or isinstance(error, DatabaseUnavailable)
+                    logger.log(
+                        logging.DEBUG if quiet else logging.WARNING,
+                        "embedding worker round failed (%s); retrying in %.1f s",
+                        " ".join(str(error).split()) or type(error).__name__,
+                        pause,
+                    )
                 stop.wait(pause)
                 continue
             errors = 0

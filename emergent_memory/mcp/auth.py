@@ -20,12 +20,14 @@ from starlette.requests import HTTPConnection
 from starlette.responses import JSONResponse, Response
 
 from emergent_memory import tokens
+from emergent_memory.errors import DatabaseUnavailable
 from emergent_memory.mcp.server import ServiceHolder
 from emergent_memory.memory import Principal
 
 
 class TokenCheckUnavailable(AuthenticationError):
-    """The token could not be checked: no free database connection, or the database went away."""
+    """The token could not be checked: no free database connection (busy), the database is
+    down or unreachable, or the connection was lost. Answered with 503."""
 
 
 class DatabaseTokenVerifier(TokenVerifier):
@@ -59,10 +61,12 @@ class DatabaseTokenVerifier(TokenVerifier):
         try:
             with pool.connection() as conn:
                 return tokens.verify_token(conn, token)
+        except DatabaseUnavailable as error:  # down or unreachable (the pool probed it)
+            raise TokenCheckUnavailable(f"could not check the token: {error}") from error
         except PoolTimeout as error:
             raise TokenCheckUnavailable(
                 f"the memory server is busy: no database connection became free within "
-                f"{pool.timeout:g} s to check the token; try again in a moment"
+                f"{pool.timeout:g} s to check the token (all are in use); try again in a moment"
             ) from error
         except psycopg.OperationalError as error:
             raise TokenCheckUnavailable(

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import codecs
 import logging
+import os
 import re
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import AbstractContextManager, ExitStack, asynccontextmanager
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, ExitStack, asynccontextmanager, contextmanager
 from functools import partial
 from typing import Annotated, Any, Literal, TypeVar, cast
 
@@ -32,6 +34,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from emergent_memory.database import database_reachable
 from emergent_memory.errors import (
     EmergentMemoryError,
     InvalidInput,
@@ -259,10 +262,14 @@ def create_server(
 
     @mcp.custom_route("/health", methods=["GET"])
     async def health(request: Request) -> Response:
-        ready = holder.ready
-        return JSONResponse(
-            {"status": "ok" if ready else "starting"}, status_code=200 if ready else 503
-        )
+        """200 when the server serves and its database answers; 503 while it starts, or
+        while the database is down (a probe of at most a few seconds, reused for a second)."""
+        if not holder.ready:
+            return JSONResponse({"status": "starting"}, status_code=503)
+        reachable = await anyio.to_thread.run_sync(database_reachable, holder.get().pool)
+        if not reachable:
+            return JSONResponse({"status": "database unavailable"}, status_code=503)
+        return JSONResponse({"status": "ok"})
 
     return mcp
 
@@ -270,7 +277,14 @@ def create_server(
 # -- arguments the tools cannot take --------------------------------------------------------
 
 # Half of a UTF-16 surrogate pair: JSON can carry one ("\ud800"), but it is not Unicode text.
-UNPAIRED_SURROGATE = re.compile("[\ud800-\udfff]")
+# The MCP SDK's message parsers refuse the whole message that holds one (over HTTP a 400
+# "Parse error" before any tool runs; over stdio no answer at all), so the transports first
+# rewrite each escaped one into a marker those parsers accept (mark_lone_surrogates), which is
+# found here like the surrogate itself: U+FDD0 (a noncharacter, never in text) followed by
+# U+F0000 plus the surrogate's offset from U+D800.
+SURROGATE_MARK = "\ufdd0"
+MARK_BASE = 0xF0000
+UNPAIRED_SURROGATE = re.compile("[\ud800-\udfff]|\ufdd0[\U000f0000-\U000f07ff]")
 MAX_REPORTED_PROBLEMS = 5
 
 
@@ -335,10 +349,51 @@ def _surrogate_in(value: object, field: str) -> str | None:
 def _surrogate_problem(field: str, text: str) -> str:
     match = UNPAIRED_SURROGATE.search(text)
     assert match is not None
+    found = match.group()
+    code = ord(found) if len(found) == 1 else 0xD800 + ord(found[1]) - MARK_BASE
     return (
-        f"{field} contains U+{ord(match.group()):04X}, half of a UTF-16 surrogate pair, which "
+        f"{field} contains U+{code:04X}, half of a UTF-16 surrogate pair, which "
         "is not valid Unicode text; remove it or send the whole character"
     )
+
+
+_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
+_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def mark_lone_surrogates(message: bytes) -> bytes:
+    """A JSON message (UTF-8) with each escaped half of a surrogate pair that is not part of
+    a pair ("\\ud83d" alone) replaced by its marker; anything else is returned unchanged."""
+    if not _ESCAPED_SURROGATE.search(message):
+        return message
+    try:
+        text = message.decode("utf-8")
+    except UnicodeDecodeError:
+        return message  # refused elsewhere, for what it is
+    escapes = [(m.start(), m.end(), m.group(1)) for m in _ESCAPE.finditer(text)]
+    codes = [int(hexa, 16) if hexa else None for _, _, hexa in escapes]
+    lone: list[tuple[int, int, int]] = []
+    for index, (start, end, _) in enumerate(escapes):
+        code = codes[index]
+        if code is None or not 0xD800 <= code <= 0xDFFF:
+            continue
+        follower = codes[index + 1] if index + 1 < len(escapes) else None
+        adjacent = index + 1 < len(escapes) and escapes[index + 1][0] == end
+        leader = codes[index - 1] if index > 0 else None
+        joined = index > 0 and escapes[index - 1][1] == start
+        if code <= 0xDBFF and adjacent and follower is not None and 0xDC00 <= follower <= 0xDFFF:
+            continue  # the high half of a pair
+        if code >= 0xDC00 and joined and leader is not None and 0xD800 <= leader <= 0xDBFF:
+            continue  # the low half of a pair
+        lone.append((start, end, code))
+    if not lone:
+        return message
+    pieces, last = [], 0
+    for start, end, code in lone:
+        pieces += [text[last:start], SURROGATE_MARK, chr(MARK_BASE + code - 0xD800)]
+        last = end
+    pieces.append(text[last:])
+    return "".join(pieces).encode("utf-8")
 
 
 def describe_invalid_arguments(tool: str, error: PydanticValidationError) -> str:
@@ -398,6 +453,26 @@ def _shown(value: object) -> str:
     return "an object"
 
 
+@contextmanager
+def stdin_with_marked_surrogates() -> Iterator[None]:
+    """For the stdio transport: file descriptor 0 becomes a pipe fed, line by line (one
+    message a line), from the real standard input through mark_lone_surrogates, so that a
+    message holding half a surrogate pair gets a tool error instead of no answer at all. End
+    of input is passed on; the copying thread is a daemon and never delays exit."""
+    original = os.dup(0)
+    read_end, write_end = os.pipe()
+    os.dup2(read_end, 0)
+    os.close(read_end)
+
+    def pump() -> None:
+        with open(original, "rb") as source, open(write_end, "wb", buffering=0) as sink:
+            for line in iter(source.readline, b""):
+                sink.write(mark_lone_surrogates(line))
+
+    threading.Thread(target=pump, name="stdin-surrogates", daemon=True).start()
+    yield
+
+
 # -- HTTP request bodies -------------------------------------------------------------------
 
 PARSE_ERROR, INVALID_REQUEST = -32700, -32600  # JSON-RPC error codes
@@ -409,7 +484,8 @@ class RequestBodyGuard:
 
     A declared Content-Length over the limit is refused before any of the body is read; a
     body without one (chunked) is read only up to the limit. A body within the limit is
-    handed on unchanged (the MCP transport reads it whole anyway).
+    handed on unchanged (the MCP transport reads it whole anyway), but for escaped halves of
+    surrogate pairs, which are marked (mark_lone_surrogates) so that the tool reports them.
     """
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
@@ -449,6 +525,17 @@ class RequestBodyGuard:
                     return
             if not more:
                 break
+
+        if utf8 is not None and received and received[-1]["type"] == "http.request":
+            body = b"".join(m.get("body", b"") for m in received)
+            marked = mark_lone_surrogates(body)
+            if marked is not body:
+                received = [{"type": "http.request", "body": marked, "more_body": False}]
+                scope = dict(scope)
+                scope["headers"] = [
+                    (name, str(len(marked)).encode() if name == b"content-length" else value)
+                    for name, value in scope["headers"]
+                ]
 
         async def replay() -> Message:
             # the body as received, then whatever comes next (a disconnect)

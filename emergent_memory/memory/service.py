@@ -569,10 +569,11 @@ class MemoryService:
                     )
                 yield conn
         except PoolTimeout as error:
+            # (the pool of the application tells a database that is down, DatabaseUnavailable,
+            # from one whose connections are all in use)
             raise ServiceBusy(
                 f"the memory server is busy: no database connection became free within "
-                f"{self._pool.timeout:g} s (all in use, or the database is unreachable); "
-                "try again in a moment"
+                f"{self._pool.timeout:g} s (all are in use); try again in a moment"
             ) from error
         except psycopg.OperationalError as error:
             if conn is not None and conn.broken:  # the server went away mid-request

@@ -1,0 +1,300 @@
+"""The embedded PostgreSQL shared by real `emergent-memory serve` processes: stdio servers one
+after another and overlapping, a server killed with SIGKILL, PostgreSQL killed under a running
+HTTP server (docs/operations.md, "The embedded server").
+
+Each test has its own data directory (short: it holds the server's socket) and drives the real
+command; the embedding provider is a local OpenAI-compatible fake, so servers start quickly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+from fastmcp import Client
+from fastmcp.client.transports import StdioTransport
+
+from emergent_memory import migrations, tokens
+from emergent_memory.database import open_database
+from tests.embedders import EmbeddingServer
+from tests.helpers import wait_until
+from tests.test_e2e import HttpServer, clean_env, client_for, free_port
+
+pytestmark = pytest.mark.anyio
+
+COMMAND = [sys.executable, "-m", "emergent_memory"]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def data_dir() -> Iterator[Path]:
+    """A data directory whose embedded database is migrated, and stopped when the test
+    begins; a server a failed test left running is stopped at the end."""
+    path = Path(tempfile.mkdtemp(prefix="ems-", dir="/tmp"))  # short: holds the socket
+    try:
+        with open_database(None, path) as db:
+            migrations.upgrade(db.url)
+        assert postmaster_pid(path) is None
+        yield path
+    finally:
+        pid = postmaster_pid(path)
+        if pid is not None:
+            os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def postmaster_pid(data_dir: Path) -> int | None:
+    """The embedded server's process id while it runs (a killed one that is a zombie does
+    not run)."""
+    try:
+        pid = int((data_dir / "pgdata" / "postmaster.pid").read_text().split()[0])
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except (OSError, ValueError, IndexError):
+        return None
+    return None if state == "Z" else pid
+
+
+def users_lock_is_held(data_dir: Path) -> bool:
+    """Whether some process holds the users lock of the embedded server (is registered)."""
+    fd = os.open(data_dir / "pgdata.users.lock", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def server_env(
+    data_dir: Path, embedding_server: EmbeddingServer, **settings: str
+) -> dict[str, str]:
+    return clean_env(
+        EMERGENT_MEMORY_DATA_DIR=str(data_dir),
+        EMERGENT_MEMORY_EMBEDDING_PROVIDER="openai",
+        EMERGENT_MEMORY_EMBEDDING_MODEL="test-remote",
+        EMERGENT_MEMORY_EMBEDDING_DIMENSIONS="384",
+        EMERGENT_MEMORY_EMBEDDING_BASE_URL=embedding_server.base_url,
+        EMERGENT_MEMORY_ACTOR_ID=str(uuid.uuid4()),
+        EMERGENT_MEMORY_PROJECT_ID=str(uuid.uuid4()),
+        **settings,
+    )
+
+
+def stdio_client(env: dict[str, str]) -> Client[Any]:
+    """A client of its own `serve --transport stdio` process, which it stops when it closes
+    (closes its stdin, then SIGTERM after 2 s, as MCP clients do)."""
+    transport = StdioTransport(
+        command=COMMAND[0], args=[*COMMAND[1:], "serve"], env=env, keep_alive=False
+    )
+    return Client(transport, timeout=60)
+
+
+async def save_and_recall(client: Client[Any], content: str) -> None:
+    """A save and a recall that finds it: both succeed, or the test fails with their error."""
+    saved = await client.call_tool(
+        "save_memory", {"content": content, "category": "fact"}, raise_on_error=False
+    )
+    assert not saved.is_error, saved.content
+    recalled = await client.call_tool("recall_memories", {"query": content}, raise_on_error=False)
+    assert not recalled.is_error, recalled.content
+    found = [m["id"] for m in recalled.structured_content["memories"]]
+    assert saved.structured_content["memory"]["id"] in found
+
+
+async def test_stdio_servers_one_after_another_all_find_the_database(
+    data_dir: Path, embedding_server: EmbeddingServer
+) -> None:
+    """Agent sessions in a row, each with its own stdio server (the common case), ten times:
+    a session's server is up before the previous session's server exits (a client restarting
+    a session does not wait for the old one), then the previous one exits, then the session
+    works. Every call of every server succeeds; the last one to exit stops PostgreSQL."""
+    env = server_env(data_dir, embedding_server)
+    sessions = [stdio_client(env) for _ in range(11)]
+    running: list[Client[Any]] = []
+
+    async def start(client: Client[Any]) -> None:
+        await client.__aenter__()
+        running.append(client)
+
+    async def stop(client: Client[Any]) -> None:
+        running.remove(client)
+        await client.__aexit__(None, None, None)
+
+    try:
+        await asyncio.gather(start(sessions[0]), start(sessions[1]))
+        await save_and_recall(sessions[0], "Session 0 took notes about the release")
+        for number in range(1, 11):
+            # the previous session's server exits while the next session's server starts
+            following = [start(sessions[number + 1])] if number < 10 else []
+            await asyncio.gather(stop(sessions[number - 1]), *following)
+            await save_and_recall(sessions[number], f"Session {number} took notes")
+    finally:
+        for client in list(running):
+            await stop(client)
+    wait_until(lambda: postmaster_pid(data_dir) is None, 30, "the last server stopped PostgreSQL")
+
+
+async def test_a_server_keeps_the_database_when_an_earlier_one_exits(
+    data_dir: Path, embedding_server: EmbeddingServer
+) -> None:
+    """Two stdio servers at once, the first one started first and closed first: the second
+    keeps working, and PostgreSQL stops only when it exits too."""
+    env = server_env(data_dir, embedding_server)
+    async with stdio_client(env) as first:
+        await save_and_recall(first, "The first session uses the database")
+        second = stdio_client(env)
+        await second.__aenter__()
+    try:
+        assert postmaster_pid(data_dir) is not None  # the second server still uses it
+        for number in range(3):
+            await save_and_recall(second, f"The second session still works, call {number}")
+            await asyncio.sleep(0.3)
+    finally:
+        await second.__aexit__(None, None, None)
+    wait_until(lambda: postmaster_pid(data_dir) is None, 30, "the last server stopped PostgreSQL")
+
+
+@contextmanager
+def http_server(
+    env: dict[str, str], *args: str
+) -> Iterator[tuple[HttpServer, subprocess.Popen[str]]]:
+    """`serve --transport http` on a free port until it is healthy; terminated at the end
+    (unless the test killed it), its stderr then in `.log`."""
+    port = free_port()
+    with tempfile.TemporaryFile(mode="w+") as log:
+        process = subprocess.Popen(
+            [*COMMAND, "serve", "--transport", "http", "--port", str(port), *args],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            text=True,
+        )
+        server = HttpServer(f"http://127.0.0.1:{port}/mcp")
+
+        def written() -> str:
+            log.seek(0)
+            return log.read()
+
+        def healthy() -> bool:
+            assert process.poll() is None, written()
+            try:
+                return httpx.get(server.base + "/health", timeout=5).status_code == 200
+            except httpx.TransportError:
+                return False
+
+        try:
+            wait_until(healthy, 60, "the HTTP server is healthy")
+            yield server, process
+        finally:
+            if process.poll() is None:
+                process.terminate()
+            process.wait(timeout=30)
+            server.log = written()
+
+
+def make_token(data_dir: Path) -> str:
+    with open_database(None, data_dir) as db, psycopg.connect(db.url) as conn:
+        return tokens.create_token(
+            conn,
+            name="test",
+            actor_id=uuid.uuid4(),
+            project_id=uuid.uuid4(),
+            scopes=["memory:read", "memory:write"],
+        ).token
+
+
+async def test_after_a_server_is_killed_the_next_one_is_registered_and_stops_postgres(
+    data_dir: Path, embedding_server: EmbeddingServer
+) -> None:
+    """A server killed with SIGKILL cannot leave: the next server is registered as a user of
+    PostgreSQL (it holds the users lock), serves, and on its clean exit, being the last user,
+    stops PostgreSQL."""
+    env = server_env(data_dir, embedding_server)
+    token = make_token(data_dir)
+    with http_server(env) as (_, killed):
+        killed.send_signal(signal.SIGKILL)
+        killed.wait(timeout=30)
+    assert postmaster_pid(data_dir) is not None  # nobody stopped it
+    with http_server(env) as (server, _):
+        assert users_lock_is_held(data_dir)
+        async with client_for(server, token) as client:
+            await save_and_recall(client, "Saved after a server was killed")
+    assert "Traceback" not in server.log, server.log
+    assert not users_lock_is_held(data_dir)
+    wait_until(lambda: postmaster_pid(data_dir) is None, 30, "the last server stopped PostgreSQL")
+
+
+async def test_postgres_killed_under_a_running_server_is_reported_and_restarted(
+    data_dir: Path, embedding_server: EmbeddingServer
+) -> None:
+    """kill -9 of the embedded PostgreSQL under an HTTP server (without its worker, which
+    would restart it on its own): /health answers 503 "database unavailable" at once, and
+    keeps doing so (it never restarts anything); the next request restarts PostgreSQL and
+    succeeds within seconds; /health is 200 again. Then PostgreSQL is killed again and
+    started by someone else (another emergent-memory command) after the pool's reconnection
+    backoff would have grown: the next request again succeeds within seconds. Each outage is
+    a line or two in the log, no traceback."""
+    env = server_env(data_dir, embedding_server)
+    token = make_token(data_dir)
+    with http_server(env, "--no-worker") as (server, _):
+        async with client_for(server, token) as client:
+            await save_and_recall(client, "Saved before PostgreSQL was killed")
+
+        def health() -> tuple[int, Any]:
+            answer = httpx.get(server.base + "/health", timeout=10)
+            return answer.status_code, answer.json()
+
+        for restarted_by in ("a request", "another command"):
+            pid = postmaster_pid(data_dir)
+            assert pid is not None
+            os.kill(pid, signal.SIGKILL)
+            wait_until(lambda: health()[0] == 503, 10, "/health reports the database down")
+            assert health() == (503, {"status": "database unavailable"})
+            if restarted_by == "another command":
+                # down for a while: psycopg_pool alone would wait 1, 2, 4 s... between its
+                # attempts, and come back seconds after the database
+                time.sleep(5)
+                assert health()[0] == 503  # nobody restarted it meanwhile
+                started = subprocess.run(
+                    [*COMMAND, "db", "psql", "--", "-c", "select 1"],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                    check=False,
+                )
+                assert started.returncode == 0, started.stderr
+                assert postmaster_pid(data_dir) is not None  # left running: the server uses it
+            began = time.monotonic()
+            async with client_for(server, token) as client:
+                await save_and_recall(
+                    client, f"Saved after PostgreSQL was restarted by {restarted_by}"
+                )
+            recovered = time.monotonic() - began
+            print(f"restarted by {restarted_by}: first request succeeded in {recovered:.2f} s")
+            assert recovered < 10
+            wait_until(lambda: health()[0] == 200, 10, "/health reports the database back")
+    log = server.log
+    assert "Traceback" not in log, log
+    assert log.count("the embedded PostgreSQL in") == 1, log  # restarted once, by the request
