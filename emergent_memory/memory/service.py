@@ -746,17 +746,7 @@ def _record(
 
 def _inactive_record(row: store.InactiveRow) -> InactiveMemory:
     return {
-        "id": str(row.id),
-        "content": row.content,
-        "category": row.category,
-        "scope": row.scope,
-        "source": row.source or "inferred",
-        "confidence": float(row.confidence if row.confidence is not None else 0.7),
-        "contexts": list(row.contexts),
-        "use_count": row.use_count,
-        "last_used": None if row.last_used is None else row.last_used.isoformat(),
-        "created_at": row.created_at.isoformat(),
-        "updated_at": row.updated_at.isoformat(),
+        **_record(row),
         "status": "deleted" if row.deleted_at is not None else "superseded",
         "superseded_by": row.superseded_by,
         "deleted_at": None if row.deleted_at is None else row.deleted_at.isoformat(),

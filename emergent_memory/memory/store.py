@@ -354,20 +354,9 @@ def list_visible(
 
 
 @dataclass(frozen=True, slots=True)
-class InactiveRow:
+class InactiveRow(MemoryRow):
     """A superseded or deleted memory, with what replaced it or when it was deleted."""
 
-    id: UUID
-    content: str
-    category: str
-    scope: str
-    source: str | None
-    confidence: float | None
-    use_count: int
-    last_used: datetime | None
-    contexts: list[str]
-    created_at: datetime
-    updated_at: datetime
     superseded_by: str | None
     deleted_at: datetime | None
 
