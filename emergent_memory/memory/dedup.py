@@ -14,39 +14,45 @@ values ("migrated from Elasticsearch 7.17 to OpenSearch 2.11") 0.64. So the deci
 what the two texts state (`Statement`):
 
 - **Values**: numbers (digits or words, ordinals, with units and thousands separators
-  normalised), times (02:00 = 2 am), versions, identifiers (anything with inner `.`, `_`,
-  `:`, `/`, `@`, `#`, `+`, or a hyphenated word), capitalised names after the first word, a
-  lone capital letter ("service A"), quoted and backticked words.
+  normalised), times ("02:00" = "2 am" = "two o'clock", "half past six" = "6:30"), versions,
+  identifiers (anything with inner `.`, `_`, `:`, `/`, `@`, `#`, `+`, or a hyphen), names
+  after the first word (several capitalised words are one name), a lone capital letter
+  ("service A"), quoted and backticked words.
 - **Relations**: a relation noun after a possessive ("the user's *mother*", "my *sister*",
-  "the client's *lawyer*"): who the statement is about.
+  "the client's *former* lawyer"): who the statement is about.
 - **A change marker**: words the new text has and the old does not, saying the old value
   changed ("now", "instead", "no longer", "switched", "moved", "renamed", "went from",
-  "used to", "as of", "replaced", ...).
+  "used to", "as of", "since", ...), or a word of the old text negated in the new one
+  ("..., not 429", "instead of Shantanu").
 
 Then, from the lowest similarity that is considered (`named_change_from`, else
 `text_rule_from`, else `threshold`) up:
 
-1. Texts the model does not know are no evidence (`latin_only_model`): when most letters of
-   either text are not Latin (emoji, symbols, full-width forms, other scripts), the
-   similarity of an English model says nothing about sameness: distinct.
-2. Different holders never supersede: when the relations differ, the texts are about
-   different people or things ("the user" / "the user's mother"), whatever else they say.
-3. Different values supersede only when the new text says the value changed: when the old
-   text loses a value and the new one brings another of its kind (PROJ-123 / PROJ-456, port
-   9001 / 9002, Marco / Marta), the pair is a different fact unless a change marker is
-   present; then it is a correction, but only of one value: two values changed at once
-   ("service A on port 9001" / "service B now on port 9002") are another fact.
-4. A changed subject (the old text loses a value and an ordinary word that the new one does
-   not replace with a change marker) never supersedes, marker or not.
-5. At or above `threshold` the pair supersedes; between `text_rule_from` and `threshold` it
-   supersedes when it says it changed or keeps every content word of the old text; between
-   `named_change_from` and `text_rule_from` it supersedes only when it says it changed AND
-   names the old values next to new ones ("switched from unittest to pytest").
+1. What the model cannot see is no evidence (`latin_only_model`): when most of either text
+   is not in the Latin script (emoji, symbols, full-width or circled letters, other
+   scripts), or the two differ only in such characters, nothing is superseded.
+2. Different holders never supersede (relations_differ): "the user" / "the user's mother",
+   "the tenant" / "the tenant's guarantor", whatever else the texts say.
+3. Changes are counted (changed_values): a value lost while another of its kind is gained
+   (PROJ-123 / PROJ-456, port 9001 / 9002), a name in place of a name (Marco / Marta), another
+   role (tech lead / hiring manager), a modifier swapped before the same noun ("the *blue*
+   pool"), or, all else equal, one place of the sentence refilled ("skips *breakfast*" /
+   "skips *dinner*"); two values of one setting (tabs / spaces, enabled / disabled) are not a
+   change. Without a change marker any change is another fact; with one, one change is a
+   correction and two are another fact ("service A on 9001" / "service B now on 9002"). A
+   closing phrase replaced by other words without a marker is another fact too
+   (replaces_a_phrase).
+4. Otherwise the similarity: at or above `threshold` the pair supersedes; from
+   `text_rule_from` when it says it changed or keeps every content word of the old text; from
+   `named_change_from` when it says it changed and names the old value next to a new one
+   ("switched from unittest to pytest", "Dr Okafor instead of Dr Halvorsen").
 
 Anything at or above `text_rule_from` (or `threshold` for a plain policy) that does not
 supersede is a possible duplicate for the agent to judge. The thresholds belong to the model
 they were calibrated on (benchmarks/dedup.py, 5-fold cross-validated on
-benchmarks/data/dedup_pairs.json); the markers, relation nouns and number words are English.
+benchmarks/data/dedup_pairs.json, and checked on held-out sets: benchmarks/README.md section
+3); the markers, relation nouns and number words are English. A plain policy (a model nobody
+calibrated) keeps rules 2 and 3, which read the text and not the model.
 """
 
 from __future__ import annotations
