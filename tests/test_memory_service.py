@@ -985,3 +985,21 @@ def test_forget_all_counts_and_deletes_active_memories_only(
     assert (stats["active"], stats["superseded"], stats["deleted"]) == (0, 1, 3)
     superseded = service.list_memories(principal, status="superseded")["memories"]
     assert [m["id"] for m in superseded] == [old["memory"]["id"]]
+
+
+def test_a_global_supersession_is_undone_only_by_the_administrator_who_made_it(
+    service: MemoryService, principal: Principal, global_memories_cleanup: None
+) -> None:
+    first = Principal(uuid.uuid4(), principal.project_id, frozenset({READ, WRITE, ADMIN}))
+    second = Principal(uuid.uuid4(), principal.project_id, frozenset({READ, WRITE, ADMIN}))
+    old = service.save(
+        first, "Every repository has a CODEOWNERS file", "convention", scope="global"
+    )
+    new = service.save(
+        second, "Every repository has a CODEOWNERS file!", "convention", scope="global"
+    )
+    assert new["superseded_ids"] == [old["memory"]["id"]]
+    with pytest.raises(PermissionDenied, match="only that administrator's credential"):
+        service.restore(first, old["memory"]["id"])
+    restored = service.restore(second, old["memory"]["id"])
+    assert restored["broken_supersession"] == new["memory"]["id"]

@@ -458,6 +458,13 @@ class MemoryService:
             if superseded_by:
                 newer = UUID(str(superseded_by))
                 edge = store.live_supersession(conn, newer, id_)
+                if edge is None and head.scope == "global":
+                    # another administrator's save superseded it: its edge is that actor's,
+                    # which row-level security keeps this one from seeing or changing
+                    raise PermissionDenied(
+                        f"memory {id_} was superseded by {newer}, which another administrator "
+                        "saved; only that administrator's credential can undo the supersession"
+                    )
                 if edge is not None:
                     graph.delete_relationship(
                         conn, edge, reason=f"restored: {id_} is no longer superseded by {newer}"
