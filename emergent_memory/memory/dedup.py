@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
@@ -240,6 +241,11 @@ class _Token:
     norm: str  # lower-cased, stemmed, numbers normalised
     first: bool  # starts a sentence
 
+    @property
+    def lower(self) -> str:
+        """Lower-cased, with a typographic apostrophe as a plain one."""
+        return self.text.lower().replace("\u2019", "'")
+
 
 def _tokens(text: str) -> list[_Token]:
     text = _THOUSANDS.sub("", text)
@@ -267,7 +273,7 @@ def _with_times(tokens: list[_Token]) -> list[_Token]:
     pm", "half past two" and "two o'clock" in the same way. A bare number is a time only with
     a colon, am/pm, o'clock, "in the morning/afternoon/evening", "at night", or after "half
     past", "quarter past" or "quarter to"."""
-    lower = [token.text.lower().replace("\u2019", "'").rstrip(".") for token in tokens]
+    lower = [token.lower.rstrip(".") for token in tokens]
     result: list[_Token] = []
     i = 0
     while i < len(tokens):
@@ -353,8 +359,8 @@ class Statement:
     relations: tuple[str, ...]  # relation nouns after a possessive, with repeats
     markers: frozenset[str]
     negated: frozenset[str]  # words right after "not", "instead of", "rather than", ...
-    latin_share: float  # of its letters, digits and symbols
-    unknown: str  # those an English model does not know (emoji, other scripts), in order
+    latin_share: float  # of its letters, digits and symbols, those an English model knows
+    unknown: str  # the others (emoji, other scripts), in order
 
 
 def _values(tokens: list[_Token]) -> set[str]:
@@ -387,7 +393,7 @@ def statement(text: str) -> Statement:
     words.update(part for value in values for part in value.split())
     for token in tokens:
         words.update(_stem(part) for part in re.split(r"[-./:@_]+", token.norm) if part)
-    lower = [token.text.lower().replace("\u2019", "'") for token in tokens]
+    lower = [token.lower for token in tokens]
     relations = []
     for i, word in enumerate(lower):
         noun = word.removesuffix("'s")
@@ -398,6 +404,9 @@ def statement(text: str) -> Statement:
                 relations.append(" ".join([*qualifiers, noun]))
     markers = {word for word in lower if word in CHANGE_MARKERS}
     markers.update(" ".join(pair) for pair in pairwise(lower) if pair in CHANGE_PHRASES)
+    # letters, digits and symbols, and those an English model does not know
+    relevant = [ch for ch in text if unicodedata.category(ch)[0] in "LNS"]
+    unknown = [ch for ch in relevant if not _known_character(ch)]
     negated: set[str] = set()
     for i, word in enumerate(lower):
         if word in _NEGATIONS or (i > 0 and (lower[i - 1], word) in _NEGATION_PHRASES):
@@ -409,25 +418,15 @@ def statement(text: str) -> Statement:
         relations=tuple(sorted(relations)),
         markers=frozenset(markers),
         negated=frozenset(negated - STOPWORDS),
-        latin_share=_latin_share(text),
-        unknown="".join(
-            ch for ch in text if unicodedata.category(ch)[0] in "LNS" and not _known_character(ch)
-        ),
+        latin_share=1 - len(unknown) / len(relevant) if relevant else 0.0,
+        unknown="".join(unknown),
     )
 
 
-def _latin_share(text: str) -> float:
-    """How much of the text's letters, digits and symbols an English model knows: ASCII and
-    Latin letters, accented ones included (the tokenizer strips accents), but not the
-    compatibility forms it leaves alone (full-width, circled, mathematical letters), other
-    scripts, or emoji."""
-    relevant = [ch for ch in text if unicodedata.category(ch)[0] in "LNS"]
-    if not relevant:
-        return 0.0
-    return sum(1 for ch in relevant if _known_character(ch)) / len(relevant)
-
-
 def _known_character(ch: str) -> bool:
+    """Whether an English model knows the character: ASCII and Latin letters, accented ones
+    included (the tokenizer strips accents), but not the compatibility forms it leaves alone
+    (full-width, circled, mathematical letters), other scripts, or emoji."""
     if ch.isascii() or unicodedata.category(ch) in ("Sc", "Sm", "Sk"):
         return True  # currency and mathematical signs: "€2,000", "≤ 5"
     if unicodedata.decomposition(ch).startswith("<"):
@@ -483,8 +482,7 @@ def _other_possession(one: Statement, other: Statement) -> bool:
     # Not for "the user's ...": memories name the user's attributes that way ("the user's
     # main laptop" / "the user's primary machine"); the user's people are RELATIONS.
     for owner, owned in pairwise(one.tokens):
-        text = owner.text.lower().replace("\u2019", "'")
-        if not text.endswith(("'s", "s'")) or owned.norm in STOPWORDS:
+        if not owner.lower.endswith(("'s", "s'")) or owned.norm in STOPWORDS:
             continue
         if owner.norm in other.words and owned.norm not in other.words:
             return True
@@ -500,7 +498,7 @@ def corrects_a_relation(existing: str, new: str) -> bool:
 
 def _more_relations(one: Statement, other: Statement) -> bool:
     norms = [t.norm for t in other.tokens]
-    lower = [t.text.lower() for t in other.tokens]
+    lower = [t.lower for t in other.tokens]
     for relation in set(one.relations):
         *qualifiers, noun = relation.split()
         found = sum(
@@ -549,24 +547,38 @@ def changed_values(existing: str, new: str) -> int:
     *left* knee" / "the *right* knee", see swaps_a_modifier) or a role ("tech lead" /
     "hiring manager")."""
     old, new_ = statement(existing), statement(new)
+    opcodes, _ = alignment(existing, new)
     lost = [_kind(value) for value in _lost_values(old, new_)]
     gained = [_kind(value) for value in _lost_values(new_, old)]
     changes = sum(min(lost.count(kind), gained.count(kind)) for kind in set(lost))
-    if not changes and _swapped(old, new_, names=True):
+    if not changes and _swapped(old, new_, opcodes, names=True):
         changes = 1
-    modifier = _swapped(old, new_, names=False)
-    slot = not modifier and not changes and _refilled_slot(old, new_)
+    modifier = _swapped(old, new_, opcodes, names=False)
+    slot = not modifier and not changes and _refilled_slot(old, new_, opcodes)
     return changes + modifier + slot + _swapped_role(old, new_)
 
 
-def _refilled_slot(old: Statement, new: Statement) -> bool:
+# difflib's opcodes: (operation, old start, old end, new start, new end)
+_Opcodes = Sequence[tuple[str, int, int, int, int]]
+
+
+@lru_cache(maxsize=256)
+def alignment(existing: str, new: str) -> tuple[_Opcodes, int]:
+    """How the two texts' normalised words line up: difflib's opcodes, and how many words
+    the matching blocks keep (computed once per pair, for the features that read it)."""
+    a = [t.norm for t in statement(existing).tokens]
+    b = [t.norm for t in statement(new).tokens]
+    matcher = SequenceMatcher(None, a, b, autojunk=False)
+    kept = sum(size for _, _, size in matcher.get_matching_blocks())
+    return matcher.get_opcodes(), kept
+
+
+def _refilled_slot(old: Statement, new: Statement, opcodes: _Opcodes) -> bool:
     """The same sentence with one place filled with other words, all else equal ("skips
     *breakfast* on weekdays" / "skips *dinner* on weekdays", "keeps the *winter coats* in the
     hall cupboard" / "... the *summer clothes* ..."): unless the words are opposites of one
     setting ("tabs" / "spaces"), an abbreviation, verbs of preference, or values (compared as
     values)."""
-    a, b = [t.norm for t in old.tokens], [t.norm for t in new.tokens]
-    opcodes = SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
     different = [op for op in opcodes if op[0] != "equal"]
     if len(different) != 1 or different[0][0] != "replace":
         return False
@@ -592,7 +604,7 @@ def _refilled_slot(old: Statement, new: Statement) -> bool:
 
 
 def _noun(token: _Token) -> str:
-    return token.text.lower().replace("\u2019", "'").removesuffix("'s").removesuffix("'")
+    return token.lower.removesuffix("'s").removesuffix("'")
 
 
 def _swapped_role(old: Statement, new: Statement) -> bool:
@@ -603,16 +615,12 @@ def _swapped_role(old: Statement, new: Statement) -> bool:
     return bool(roles_old and roles_new) and roles_old != roles_new
 
 
-def values_differ(existing: str, new: str) -> bool:
-    """The new text states another value in place of one of the existing text's."""
-    return changed_values(existing, new) > 0
-
-
 def swaps_a_modifier(existing: str, new: str) -> bool:
     """One word of a noun phrase is replaced by another before the same noun ("the *blue*
     pool" / "the *green* pool", "the *staging* database" / "the *production* database"): a
     different thing of the same kind, unless the two are opposites ("single" / "double")."""
-    return _swapped(statement(existing), statement(new), names=False)
+    opcodes, _ = alignment(existing, new)
+    return _swapped(statement(existing), statement(new), opcodes, names=False)
 
 
 _DETERMINER_WORDS = (
@@ -621,12 +629,17 @@ _DETERMINER_WORDS = (
 _DETERMINERS = frozenset(_DETERMINER_WORDS.split())
 
 
-def _swapped(old: Statement, new: Statement, *, names: bool) -> bool:
+def _swapped(
+    old: Statement,
+    new: Statement,
+    opcodes: _Opcodes,
+    *,
+    names: bool,
+) -> bool:
     """One word replaced by one other in the same place: both capitalised names (`names`), or
     (not `names`) ordinary words between a determiner and the same following word."""
     a, b = [t.norm for t in old.tokens], [t.norm for t in new.tokens]
-    matcher = SequenceMatcher(None, a, b, autojunk=False)
-    for operation, i1, i2, j1, j2 in matcher.get_opcodes():
+    for operation, i1, i2, j1, j2 in opcodes:
         if operation != "replace" or i2 - i1 != 1 or j2 - j1 != 1:
             continue
         before, after = old.tokens[i1], new.tokens[j1]
@@ -649,8 +662,8 @@ def _swapped(old: Statement, new: Statement, *, names: bool) -> bool:
         if {before.norm, after.norm} <= _SAME_MEANING:
             continue  # "prefers" / "likes"
         follows = a[i2] if i2 < len(a) else None
-        preceding = old.tokens[i1 - 1].text.lower() if i1 > 0 else ""
-        determined = preceding in _DETERMINERS or preceding.endswith(("'s", "s'", "\u2019s"))
+        preceding = old.tokens[i1 - 1].lower if i1 > 0 else ""
+        determined = preceding in _DETERMINERS or preceding.endswith(("'s", "s'"))
         if (
             determined
             and follows is not None
@@ -670,11 +683,10 @@ def replaces_a_phrase(existing: str, new: str) -> bool:
     often starts differently; a verb swapped for a synonym is one word)."""
     old, new_ = statement(existing), statement(new)
     a, b = [t.norm for t in old.tokens], [t.norm for t in new_.tokens]
-    matcher = SequenceMatcher(None, a, b, autojunk=False)
-    kept = sum(size for _, _, size in matcher.get_matching_blocks())
+    opcodes, kept = alignment(existing, new)
     if kept < 0.5 * max(len(a), len(b)):
         return False
-    for operation, i1, i2, j1, j2 in matcher.get_opcodes():
+    for operation, i1, i2, j1, j2 in opcodes:
         if operation != "replace" or i1 == 0 or j1 == 0:
             continue  # a rewording often starts differently ("When you see E1042, ...")
         gone = {w for w in a[i1:i2] if w not in STOPWORDS}
@@ -707,16 +719,7 @@ def model_knows(text: str, share: float = 0.5) -> bool:
 
 # -- the decision ---------------------------------------------------------------------------
 
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """A verdict and why (one of the REASONS), for the benchmark and the logs."""
-
-    verdict: Verdict
-    reason: str
-
-
-REASONS = (
+Reason = Literal[
     "not similar",
     "unknown to the model",
     "different holder",
@@ -729,7 +732,47 @@ REASONS = (
     "keeps every word",
     "names the change",
     "not enough evidence",
-)
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A verdict and why, for the benchmark and the logs."""
+
+    verdict: Verdict
+    reason: Reason
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """What the rule reads of a pair of texts, whatever their similarity (see compare)."""
+
+    model_knows_both: bool  # most of each text is Latin script
+    same_unknown: bool  # they do not differ in what an English model cannot see
+    other_holder: bool  # relations_differ, and the new text does not correct a relation
+    marked: bool  # says_it_changed
+    changes: int  # changed_values
+    modifier_swapped: bool  # swaps_a_modifier
+    phrase_replaced: bool  # replaces_a_phrase
+    keeps_every_word: bool
+    names_the_change: bool
+
+
+@lru_cache(maxsize=256)
+def compare(existing: str, new: str) -> Comparison:
+    """Every feature of the pair the rule reads, computed once."""
+    old, new_ = statement(existing), statement(new)
+    return Comparison(
+        model_knows_both=model_knows(existing) and model_knows(new),
+        same_unknown=old.unknown == new_.unknown,
+        other_holder=relations_differ(existing, new) and not corrects_a_relation(existing, new),
+        marked=says_it_changed(existing, new),
+        changes=changed_values(existing, new),
+        modifier_swapped=swaps_a_modifier(existing, new),
+        phrase_replaced=replaces_a_phrase(existing, new),
+        keeps_every_word=keeps_every_word(existing, new),
+        names_the_change=names_the_change(existing, new),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -780,31 +823,36 @@ class DedupPolicy:
 
     def explain(self, similarity: float, existing: str, new: str) -> Decision:
         if similarity < self.considered_from:
+            return Decision("distinct", "not similar")  # no need to read the texts
+        return self.judge(similarity, compare(existing, new))
+
+    def judge(self, similarity: float, pair: Comparison) -> Decision:
+        """The decision for a pair already compared (the benchmark judges each pair under many
+        policies with this)."""
+        if similarity < self.considered_from:
             return Decision("distinct", "not similar")
         close: Verdict = "possible_duplicate" if similarity >= self.duplicates_from else "distinct"
         if self.latin_only_model:
-            if not (model_knows(existing) and model_knows(new)):
+            if not pair.model_knows_both:
                 return Decision("distinct", "unknown to the model")
-            if statement(existing).unknown != statement(new).unknown:
+            if not pair.same_unknown:
                 return Decision(close, "unknown to the model")  # differs where it cannot see
-        if relations_differ(existing, new) and not corrects_a_relation(existing, new):
+        if pair.other_holder:
             return Decision(close, "different holder")
-        marked = says_it_changed(existing, new)
-        changes = changed_values(existing, new)
-        if changes and not marked:
-            subject = changes == 1 and swaps_a_modifier(existing, new)
+        if pair.changes and not pair.marked:
+            subject = pair.changes == 1 and pair.modifier_swapped
             return Decision(close, "different subject" if subject else "different value")
-        if changes > 1:  # a correction changes one value; "service A, 9001" / "B, 9002 now"
+        if pair.changes > 1:  # a correction changes one value; "service A, 9001" / "B, 9002 now"
             return Decision(close, "different values")
-        if replaces_a_phrase(existing, new) and not marked:
+        if pair.phrase_replaced and not pair.marked:
             return Decision(close, "different phrase")
         if similarity >= self.threshold:
             return Decision("supersede", "similar")
         if self.text_rule_from is not None and similarity >= self.text_rule_from:
-            if marked:
+            if pair.marked:
                 return Decision("supersede", "says it changed")
-            if keeps_every_word(existing, new):
+            if pair.keeps_every_word:
                 return Decision("supersede", "keeps every word")
-        if names_the_change(existing, new):
+        if pair.names_the_change:
             return Decision("supersede", "names the change")
         return Decision(close, "not enough evidence")
