@@ -1007,7 +1007,8 @@ def _describe_counts(counts: Mapping[str, Any]) -> str:
 @click.pass_obj
 @reports_errors
 def demo(settings: Settings, migrate: bool) -> None:
-    """A short scripted session: save, dedup and supersede, recall with scores, update, forget.
+    """A short scripted session: save, dedup and supersede, a different fact kept apart,
+    recall with scores, update, restore, forget.
 
     It runs as a throw-away actor in a throw-away project and forgets everything at the end.
     """
@@ -1035,6 +1036,16 @@ def demo(settings: Settings, migrate: bool) -> None:
             f"{', '.join(reworded['superseded_ids']) or 'nothing'}"
         )
 
+        step("save a different fact in almost the same words")
+        service.save(me, "Service A listens on port 9001", "fact")
+        other = service.save(me, "Service B listens on port 9002", "fact")
+        for close in other["possible_duplicates"]:
+            click.echo(
+                f"{other['status']:9} similarity {close['similarity']}: kept apart from "
+                f"{close['content']!r} (another service, another port), reported as a "
+                "possible duplicate"
+            )
+
         for query in ("which package manager should I use?", "ERR_4471"):
             step(f"recall {query!r}")
             for memory in service.recall(me, query, limit=3)["memories"]:
@@ -1050,6 +1061,11 @@ def demo(settings: Settings, migrate: bool) -> None:
             me, target["id"], {"content": "Integration tests need Docker or Podman running"}
         )["memory"]
         click.echo(f"{updated['id']}  {updated['content']}")
+
+        step("restore the superseded memory (a supersession can be undone)")
+        for old_id in reworded["superseded_ids"]:
+            restored = service.restore(me, old_id)
+            click.echo(f"{restored['memory']['id']}  {restored['memory']['content']}")
 
         step("forget everything")
         forgotten = service.forget_all(me, confirm=True)
