@@ -291,6 +291,19 @@ CONTENT_LIMIT = 2000
         ({"context": "   "}, "context must be a non-empty name"),
         ({"context": "x" * 201}, "context is 201 characters long; the limit is 200"),
         ({"context": "ops\x00"}, "context contains a NUL character"),
+        # invisible characters that make text display as something else (issue 13)
+        (
+            {"content": "Deploy with make \u202eyalp\u202c now"},
+            "content contains U\\+202E \\(RIGHT-TO-LEFT OVERRIDE\\), an invisible character",
+        ),
+        ({"content": "pass\u200bword rotation is monthly"}, "content contains U\\+200B"),
+        ({"content": "\ufeffThe user prefers tabs"}, "content contains U\\+FEFF"),
+        ({"content": "soft\u00adhyphen"}, "content contains U\\+00AD"),
+        ({"content": "isolate \u2066x\u2069"}, "content contains U\\+2066"),
+        ({"content": "hidden \U000e0041\U000e0042 text"}, "content contains U\\+E0041"),
+        ({"context": "front\u202eend"}, "context contains U\\+202E"),
+        ({"context": "front\nend"}, "context is a name on one line"),
+        ({"context": "front\u2028end"}, "context is a name on one line"),
         ({"related_to": "abc"}, "related_to must be a list"),
         ({"related_to": ["not-a-uuid"]}, "related_to id 'not-a-uuid' is not a memory id"),
         ({"related_to": [str(uuid.uuid4()) for _ in range(21)]}, "21 ids; the limit is 20"),
@@ -307,6 +320,36 @@ def test_invalid_saves_are_refused_and_nothing_is_written(
     with pytest.raises(InvalidInput, match=message):
         service.save(principal, **(call | arguments))
     assert rows_of(owner_pool, principal) == 0
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "The family emoji \U0001f468\u200d\U0001f469\u200d\U0001f467 is one glyph",  # ZWJ
+        "The Persian plural \u0645\u06cc\u200c\u0634\u0648\u062f needs a ZWNJ",
+        "Scotland's flag \U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074"
+        "\U000e007f uses tag characters",
+        "Hebrew \u05e9\u05dc\u05d5\u05dd\u200f with a right-to-left mark",
+    ],
+    ids=["zwj-emoji", "zwnj-persian", "flag-tags", "rlm"],
+)
+def test_text_that_needs_joiners_and_marks_is_stored_as_sent(
+    service: MemoryService, principal: Principal, content: str
+) -> None:
+    saved = service.save(principal, content, "fact")
+    assert saved["memory"]["content"] == content
+
+
+def test_recall_queries_and_updates_refuse_invisible_characters_too(
+    service: MemoryService, principal: Principal, owner_pool: ConnectionPool
+) -> None:
+    saved = service.save(principal, "The user prefers tabs", "preference")
+    before = rows_of(owner_pool, principal)
+    with pytest.raises(InvalidInput, match="query contains U\\+200B"):
+        service.recall(principal, "tabs\u200b")
+    with pytest.raises(InvalidInput, match="content contains U\\+202E"):
+        service.update(principal, saved["memory"]["id"], {"content": "tabs \u202e"})
+    assert rows_of(owner_pool, principal) == before
 
 
 def test_the_content_limit_is_configurable(make_service: MakeService, principal: Principal) -> None:
