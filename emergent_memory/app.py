@@ -185,11 +185,14 @@ def _service_and_worker(
     settings: Settings,
     embedder: EmbeddingProvider | None,
     load_model: Literal["now", "background", "lazily"],
+    migrate: bool | None = None,
 ) -> Iterator[tuple[MemoryService, EmbeddingWorker]]:
     """The service and an embedding worker sharing its pool (the application role: the
     worker acts for each job's owner under row-level security) and its embedder."""
     embedder = embedder or build_embedder(settings)
-    with open_memory_service(settings, embedder=embedder, load_model=load_model) as service:
+    with open_memory_service(
+        settings, migrate=migrate, embedder=embedder, load_model=load_model
+    ) as service:
         yield service, EmbeddingWorker(service.pool, embedder, worker_config(settings))
 
 
@@ -209,13 +212,14 @@ def open_embedding_worker(
 def open_memory_service_with_worker(
     settings: Settings,
     *,
+    migrate: bool | None = None,
     embedder: EmbeddingProvider | None = None,
     load_model: Literal["now", "background", "lazily"] = "background",
 ) -> Iterator[MemoryService]:
     """The service, with its embedding worker in a background thread; the worker stops
-    (finishing its round) before the service closes."""
+    (finishing its round) before the service closes. `migrate` as for open_memory_service."""
     with (
-        _service_and_worker(settings, embedder, load_model) as (service, worker),
+        _service_and_worker(settings, embedder, load_model, migrate) as (service, worker),
         worker.running_in_thread(settings.worker_poll_interval_seconds),
     ):
         yield service

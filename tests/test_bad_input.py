@@ -7,7 +7,6 @@ import json
 import os
 import select
 import subprocess
-import sys
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import nullcontext
@@ -19,10 +18,21 @@ import psycopg
 import pytest
 from fastmcp import Client, FastMCP
 
-from emergent_memory.mcp.server import create_server
+from emergent_memory.mcp.server import (
+    create_server,
+    mark_lone_surrogates,
+    stdin_with_marked_surrogates,
+)
 from emergent_memory.memory import MemoryService, Principal
 from tests.embedders import EmbeddingServer
-from tests.test_e2e import HttpServer, client_for, make_token, running_http_server
+from tests.helpers import (
+    COMMAND,
+    HttpServer,
+    client_for,
+    fake_embedder_env,
+    make_token,
+    running_http_server,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -902,17 +912,14 @@ def test_half_a_surrogate_pair_over_stdio_is_answered_with_a_tool_error(
 ) -> None:
     """The MCP SDK's stdio reader could not parse such a line and sent no answer at all: the
     client waited for ever."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EMERGENT_MEMORY_")} | {
-        "EMERGENT_MEMORY_DATABASE_URL": database_url,
-        "EMERGENT_MEMORY_EMBEDDING_PROVIDER": "openai",
-        "EMERGENT_MEMORY_EMBEDDING_MODEL": "test-remote",
-        "EMERGENT_MEMORY_EMBEDDING_DIMENSIONS": "384",
-        "EMERGENT_MEMORY_EMBEDDING_BASE_URL": embedding_server.base_url,
-        "EMERGENT_MEMORY_ACTOR_ID": str(uuid.uuid4()),
-        "EMERGENT_MEMORY_PROJECT_ID": str(uuid.uuid4()),
-    }
+    env = fake_embedder_env(
+        embedding_server,
+        EMERGENT_MEMORY_DATABASE_URL=database_url,
+        EMERGENT_MEMORY_ACTOR_ID=str(uuid.uuid4()),
+        EMERGENT_MEMORY_PROJECT_ID=str(uuid.uuid4()),
+    )
     process = subprocess.Popen(
-        [sys.executable, "-m", "emergent_memory", "serve", "--transport", "stdio", "--no-worker"],
+        [*COMMAND, "serve", "--transport", "stdio", "--no-worker"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -962,3 +969,45 @@ def test_half_a_surrogate_pair_over_stdio_is_answered_with_a_tool_error(
         process.wait(timeout=60)
         stdout.close()
     assert process.returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("message", "marked"),
+    [
+        (rb'"half \ud83d a pair"', '"half \ufdd0\U000f003d a pair"'.encode()),
+        (rb'"low \uDC00 first"', '"low \ufdd0\U000f0400 first"'.encode()),
+        (rb'"a whole pair \ud83d\ude00"', None),
+        (rb'"two highs \ud83d\ud83d\ude00"', '"two highs \ufdd0\U000f003d\\ud83d\\ude00"'.encode()),
+        (rb'"an escaped backslash, then text \\ud83d"', None),
+        (
+            rb'"an escaped backslash, then an escape \\\ud83d"',
+            '"an escaped backslash, then an escape \\\\\ufdd0\U000f003d"'.encode(),
+        ),
+        (rb'"not a surrogate \u0041\ue000"', None),
+    ],
+)
+def test_only_escaped_halves_of_surrogate_pairs_that_stand_alone_are_marked(
+    message: bytes, marked: bytes | None
+) -> None:
+    assert mark_lone_surrogates(message) == (message if marked is None else marked)
+
+
+def test_standard_input_is_marked_line_by_line_and_restored_afterwards() -> None:
+    """Each line read from file descriptor 0 inside the block is the real input's line, marked;
+    after the block, descriptor 0 is the real input again."""
+    real_read, real_write = os.pipe()
+    saved = os.dup(0)
+    os.dup2(real_read, 0)
+    try:
+        real = os.fstat(0)
+        with stdin_with_marked_surrogates():
+            assert (os.fstat(0).st_dev, os.fstat(0).st_ino) != (real.st_dev, real.st_ino)
+            os.write(real_write, b'{"content": "half \\ud83d"}\n{"content": "none"}\n')
+            with open(os.dup(0), "rb") as piped:
+                assert piped.readline() == '{"content": "half \ufdd0\U000f003d"}\n'.encode()
+                assert piped.readline() == b'{"content": "none"}\n'
+        assert (os.fstat(0).st_dev, os.fstat(0).st_ino) == (real.st_dev, real.st_ino)
+    finally:
+        os.dup2(saved, 0)
+        for fd in (saved, real_read, real_write):
+            os.close(fd)

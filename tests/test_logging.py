@@ -4,20 +4,30 @@ secret, at any log level (docs/security.md, "What is logged")."""
 from __future__ import annotations
 
 import asyncio
-import secrets
 import uuid
+from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
 import httpx
 import psycopg
 import pytest
+from fastmcp import Client
+from fastmcp.client.transports import StdioTransport
 from mcp.shared.exceptions import MCPError
 
-from emergent_memory.database import ensure_login_role, with_role
 from tests.embedders import EmbeddingServer
-from tests.helpers import lock_waiters, wait_until
-from tests.test_e2e import client_for, make_token, running_http_server
+from tests.helpers import (
+    COMMAND,
+    client_for,
+    fake_embedder_env,
+    lock_waiters,
+    make_token,
+    outage_role_url,
+    running_http_server,
+    set_login,
+    wait_until,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -90,12 +100,11 @@ async def test_a_busy_pool_and_a_database_outage_are_warning_lines_without_trace
     (its role locked out, its connections cut) and comes back, give one-line warnings, never
     a traceback: the outage itself twice in all (down, back), whatever the number of requests
     and worker rounds meanwhile. The token check then answers 503 "database unavailable"."""
-    password = secrets.token_hex(16)
-    ensure_login_role(database_url, OUTAGE_ROLE, password=password)
+    outage_url = outage_role_url(database_url, OUTAGE_ROLE)
     actor = uuid.uuid4()
     token, _ = make_token(database_url, actor, uuid.uuid4())
     with running_http_server(
-        with_role(database_url, OUTAGE_ROLE, password),
+        outage_url,
         embedding_server,
         EMERGENT_MEMORY_LOG_LEVEL="WARNING",
         EMERGENT_MEMORY_POOL_MIN_SIZE="1",
@@ -121,7 +130,7 @@ async def test_a_busy_pool_and_a_database_outage_are_warning_lines_without_trace
                 assert "busy" in busy, busy
             await blocked
 
-        set_login(database_url, allowed=False)
+        set_login(database_url, OUTAGE_ROLE, allowed=False)
         try:
             request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
             headers = {
@@ -132,9 +141,11 @@ async def test_a_busy_pool_and_a_database_outage_are_warning_lines_without_trace
                 refused = httpx.post(server.url, json=request, headers=headers, timeout=30)
                 assert refused.status_code == 503
                 assert "database unavailable" in refused.json()["error"]["message"]
-            await asyncio.sleep(1)  # a few worker rounds
+            # a few worker rounds meet the outage (a duration: at WARNING they leave nothing
+            # to poll for)
+            await asyncio.sleep(1)
         finally:
-            set_login(database_url, allowed=True)
+            set_login(database_url, OUTAGE_ROLE, allowed=True)
         async with client_for(server, token) as client:
             await client.call_tool("recall_memories", {"query": "Warm-up"})
     log = server.log
@@ -142,17 +153,6 @@ async def test_a_busy_pool_and_a_database_outage_are_warning_lines_without_trace
     assert not_warnings_or_errors(log) == [], log
     assert log.count("the database is unavailable") == 1, log
     assert log.count("the database is reachable again") == 1, log
-
-
-def set_login(owner_url: str, *, allowed: bool) -> None:
-    """Let the test role log in, or lock it out and cut its connections."""
-    with psycopg.connect(owner_url, autocommit=True) as conn:
-        conn.execute(f"ALTER ROLE {OUTAGE_ROLE} {'LOGIN' if allowed else 'NOLOGIN'}")
-        if not allowed:
-            conn.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s",
-                (OUTAGE_ROLE,),
-            )
 
 
 async def outcome(call: Any) -> str:
@@ -164,3 +164,46 @@ async def outcome(call: Any) -> str:
     if result.is_error:
         return " ".join(getattr(part, "text", "") for part in result.content)
     return "ok"
+
+
+async def test_an_outage_over_stdio_is_one_warning_however_many_calls_meet_it(
+    database_url: str, embedding_server: EmbeddingServer, tmp_path: Path
+) -> None:
+    """A stdio server at WARNING whose database goes down (its role locked out, its connections
+    cut) while tools are called, then comes back: each call meanwhile fails with "database
+    unavailable", but the log holds one warning when the outage starts and one when it ends,
+    nothing else (the failed calls are INFO), and no traceback."""
+    log = tmp_path / "server.log"
+    env = fake_embedder_env(
+        embedding_server,
+        EMERGENT_MEMORY_DATABASE_URL=outage_role_url(database_url, OUTAGE_ROLE),
+        EMERGENT_MEMORY_LOG_LEVEL="WARNING",
+        EMERGENT_MEMORY_WORKER_POLL_INTERVAL_SECONDS="0.2",
+        EMERGENT_MEMORY_ACTOR_ID=str(uuid.uuid4()),
+        EMERGENT_MEMORY_PROJECT_ID=str(uuid.uuid4()),
+    )
+    transport = StdioTransport(
+        command=COMMAND[0], args=[*COMMAND[1:], "serve"], env=env, keep_alive=False, log_file=log
+    )
+    async with Client(transport, timeout=60) as client:
+        await client.call_tool("save_memory", {"content": "Warm-up", "category": "fact"})
+        set_login(database_url, OUTAGE_ROLE, allowed=False)
+        try:
+            for tool, arguments in [
+                ("recall_memories", {"query": "Warm-up"}),
+                ("save_memory", {"content": "During the outage", "category": "fact"}),
+                ("manage_memory", {"action": "list"}),
+            ]:
+                failed = await outcome(client.call_tool(tool, arguments, raise_on_error=False))
+                assert failed.startswith("database unavailable"), failed
+        finally:
+            set_login(database_url, OUTAGE_ROLE, allowed=True)
+        recalled = await client.call_tool("recall_memories", {"query": "Warm-up"})
+        assert recalled.structured_content["memories"]
+    written = log.read_text()
+    # all but the identity the server prints when it starts
+    lines = [line for line in written.splitlines() if not line.startswith("emergent-memory: ")]
+    assert "Traceback" not in written, written
+    assert len(lines) == 2, written
+    assert lines[0].startswith("WARNING emergent_memory.database: the database is unavailable (")
+    assert lines[1] == "WARNING emergent_memory.database: the database is reachable again"

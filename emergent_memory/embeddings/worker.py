@@ -38,13 +38,14 @@ from typing import Any
 from uuid import UUID
 
 from pgvector import Vector
-from psycopg import Connection, OperationalError
+from psycopg import Connection
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from emergent_memory.database import lost_connection, one_line
 from emergent_memory.embeddings import jobs
 from emergent_memory.embeddings.base import EmbeddingProvider
 from emergent_memory.embeddings.jobs import EmbeddingJob
-from emergent_memory.errors import DatabaseUnavailable, EmbeddingUnavailable, ServiceBusy
+from emergent_memory.errors import DatabaseUnavailable, EmbeddingUnavailable
 from emergent_memory.graph import GraphObject, act_as, get_head
 from emergent_memory.graph.versioning import lock_versions
 
@@ -56,9 +57,6 @@ JITTER = 0.1  # a retry waits up to this fraction longer, so failed jobs spread 
 PROBES = 2  # after a failed batch, texts tried alone before the provider is deemed down
 STOP_TIMEOUT = 15.0  # seconds a server waits for its worker thread at shutdown
 ERROR_PAUSE_MAX = 60.0  # seconds: the longest pause after repeated database errors
-
-# Database errors a worker round meets while the database is down, unreachable or busy.
-DATABASE_TROUBLE = (DatabaseUnavailable, ServiceBusy, PoolTimeout, OperationalError)
 
 NOT_VISIBLE = (
     "the object is not visible to this worker's database role acting for the job's owner; "
@@ -207,7 +205,7 @@ class EmbeddingWorker:
                     return
                 errors += 1
                 pause = min(ERROR_PAUSE_MAX, poll_interval * 2.0 ** min(errors - 1, 10))
-                if not isinstance(error, DATABASE_TROUBLE):
+                if not _database_trouble(error):
                     logger.exception("embedding worker round failed; retrying in %.0f s", pause)
                 else:
                     # expected while the database is down or busy: one line, no traceback, and
@@ -217,7 +215,7 @@ class EmbeddingWorker:
                     logger.log(
                         logging.DEBUG if quiet else logging.WARNING,
                         "embedding worker round failed (%s); retrying in %.1f s",
-                        " ".join(str(error).split()) or type(error).__name__,
+                        one_line(error),
                         pause,
                     )
                 stop.wait(pause)
@@ -398,3 +396,10 @@ def _describe(error: Exception, what: str) -> str:
     else:
         message = f"{what} raised {type(error).__name__} (see the worker's log)"
     return message if len(message) <= ERROR_CHARS else message[: ERROR_CHARS - 3] + "..."
+
+
+def _database_trouble(error: Exception) -> bool:
+    """Whether a round failed because the database is down, unreachable or busy (expected, and
+    retried later) rather than for a reason worth a traceback (a disk full, a deadlock, a
+    bug)."""
+    return isinstance(error, DatabaseUnavailable | PoolTimeout) or lost_connection(error)

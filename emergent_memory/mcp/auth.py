@@ -39,8 +39,6 @@ class DatabaseTokenVerifier(TokenVerifier):
         self._holder = holder
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        if not self._holder.ready:
-            return None
         info = await anyio.to_thread.run_sync(self._lookup, token)
         if info is None:
             return None

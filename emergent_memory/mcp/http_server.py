@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import inspect
 import logging
 import socket
 from collections.abc import AsyncIterator
@@ -14,6 +15,7 @@ from typing import Any
 import uvicorn
 from fastmcp import FastMCP
 from fastmcp.server.http import StreamableHTTPASGIApp
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.applications import Starlette
 from starlette.routing import Route
 
@@ -84,7 +86,13 @@ def http_app(
 
 def _limit_sessions(app: Starlette, max_sessions: int) -> None:
     """FastMCP builds the MCP SDK's session manager in the app's lifespan, without a way to
-    pass its `max_sessions`: set it there, before the first request."""
+    pass its `max_sessions`: set it there, before the first request. (pyproject.toml requires
+    an MCP SDK that has it; an older one is refused here, before the server starts.)"""
+    if "max_sessions" not in inspect.signature(StreamableHTTPSessionManager).parameters:
+        raise RuntimeError(
+            "the installed MCP SDK (package mcp) cannot limit the number of sessions "
+            "(StreamableHTTPSessionManager has no max_sessions): install mcp>=2.3"
+        )
     endpoint = _mcp_endpoint(app)
     lifespan = app.router.lifespan_context
 

@@ -9,6 +9,7 @@ take are refused with one clear error each, and the HTTP server refuses oversize
 from __future__ import annotations
 
 import codecs
+import contextlib
 import logging
 import os
 import re
@@ -34,8 +35,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from emergent_memory.database import database_reachable
 from emergent_memory.errors import (
+    DatabaseUnavailable,
     EmergentMemoryError,
     InvalidInput,
     NotFound,
@@ -57,7 +58,9 @@ CategoryArg = Literal["preference", "pattern", "correction", "fact", "instructio
 
 
 class ServiceHolder:
-    """The service the lifespan opened, for the tools (and the token verifier) to use."""
+    """The service the lifespan opened, for the tools (and the token verifier) to use. The
+    server serves only once the lifespan has opened it: `serve` opens the service before
+    either transport starts."""
 
     def __init__(self) -> None:
         self._service: MemoryService | None = None
@@ -70,15 +73,13 @@ class ServiceHolder:
     def set(self, service: MemoryService | None) -> None:
         self._service = service
 
-    @property
-    def ready(self) -> bool:
-        return self._service is not None
-
 
 def log_level_of(error: EmergentMemoryError) -> int:
-    """The caller's mistakes are logged as INFO; the server's own trouble (busy, database or
-    embedding provider unavailable) as WARNING."""
-    if isinstance(error, InvalidInput | NotFound | PermissionDenied):
+    """The level at which a tool's failure is logged. The caller's mistakes: INFO. A database
+    that is down: INFO too, since the pool logs each outage itself, once, at WARNING
+    (database.DatabasePool), however many requests meet it. The server's other trouble (busy,
+    embedding provider unavailable): WARNING."""
+    if isinstance(error, InvalidInput | NotFound | PermissionDenied | DatabaseUnavailable):
         return logging.INFO
     return logging.WARNING
 
@@ -262,11 +263,9 @@ def create_server(
 
     @mcp.custom_route("/health", methods=["GET"])
     async def health(request: Request) -> Response:
-        """200 when the server serves and its database answers; 503 while it starts, or
-        while the database is down (a probe of at most a few seconds, reused for a second)."""
-        if not holder.ready:
-            return JSONResponse({"status": "starting"}, status_code=503)
-        reachable = await anyio.to_thread.run_sync(database_reachable, holder.get().pool)
+        """200 when its database answers, 503 while it is down (a probe of at most a few
+        seconds, reused for a second; while one runs, the last answer at once)."""
+        reachable = await anyio.to_thread.run_sync(holder.get().pool.database_reachable)
         if not reachable:
             return JSONResponse({"status": "database unavailable"}, status_code=503)
         return JSONResponse({"status": "ok"})
@@ -357,43 +356,26 @@ def _surrogate_problem(field: str, text: str) -> str:
     )
 
 
-_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
-_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+# Scanned left to right in a JSON message: an escaped backslash (what follows it is text, not
+# an escape), a whole escaped pair (high half then low half), or an escaped half alone (group 1).
+_ESCAPED_SURROGATES = re.compile(
+    rb"\\\\"
+    rb"|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+    rb"|\\u([dD][89a-fA-F][0-9a-fA-F]{2})"
+)
 
 
 def mark_lone_surrogates(message: bytes) -> bytes:
     """A JSON message (UTF-8) with each escaped half of a surrogate pair that is not part of
-    a pair ("\\ud83d" alone) replaced by its marker; anything else is returned unchanged."""
-    if not _ESCAPED_SURROGATE.search(message):
-        return message
-    try:
-        text = message.decode("utf-8")
-    except UnicodeDecodeError:
-        return message  # refused elsewhere, for what it is
-    escapes = [(m.start(), m.end(), m.group(1)) for m in _ESCAPE.finditer(text)]
-    codes = [int(hexa, 16) if hexa else None for _, _, hexa in escapes]
-    lone: list[tuple[int, int, int]] = []
-    for index, (start, end, _) in enumerate(escapes):
-        code = codes[index]
-        if code is None or not 0xD800 <= code <= 0xDFFF:
-            continue
-        follower = codes[index + 1] if index + 1 < len(escapes) else None
-        adjacent = index + 1 < len(escapes) and escapes[index + 1][0] == end
-        leader = codes[index - 1] if index > 0 else None
-        joined = index > 0 and escapes[index - 1][1] == start
-        if code <= 0xDBFF and adjacent and follower is not None and 0xDC00 <= follower <= 0xDFFF:
-            continue  # the high half of a pair
-        if code >= 0xDC00 and joined and leader is not None and 0xD800 <= leader <= 0xDBFF:
-            continue  # the low half of a pair
-        lone.append((start, end, code))
-    if not lone:
-        return message
-    pieces, last = [], 0
-    for start, end, code in lone:
-        pieces += [text[last:start], SURROGATE_MARK, chr(MARK_BASE + code - 0xD800)]
-        last = end
-    pieces.append(text[last:])
-    return "".join(pieces).encode("utf-8")
+    a pair ("\\ud83d" alone) replaced by its marker (UTF-8); anything else is unchanged."""
+    return _ESCAPED_SURROGATES.sub(_marker, message)
+
+
+def _marker(match: re.Match[bytes]) -> bytes:
+    half = match.group(1)
+    if half is None:  # an escaped backslash or a whole pair: kept
+        return match.group()
+    return (SURROGATE_MARK + chr(MARK_BASE + int(half, 16) - 0xD800)).encode("utf-8")
 
 
 def describe_invalid_arguments(tool: str, error: PydanticValidationError) -> str:
@@ -458,19 +440,31 @@ def stdin_with_marked_surrogates() -> Iterator[None]:
     """For the stdio transport: file descriptor 0 becomes a pipe fed, line by line (one
     message a line), from the real standard input through mark_lone_surrogates, so that a
     message holding half a surrogate pair gets a tool error instead of no answer at all. End
-    of input is passed on; the copying thread is a daemon and never delays exit."""
-    original = os.dup(0)
+    of input is passed on; the copying thread is a daemon and never delays exit. At the end
+    of the block, file descriptor 0 is the real standard input again."""
+    saved = os.dup(0)
+    source = os.dup(0)
     read_end, write_end = os.pipe()
     os.dup2(read_end, 0)
     os.close(read_end)
 
     def pump() -> None:
-        with open(original, "rb") as source, open(write_end, "wb", buffering=0) as sink:
-            for line in iter(source.readline, b""):
+        # the pipe's reader is gone once the block has ended (BrokenPipeError)
+        with (
+            contextlib.suppress(BrokenPipeError),
+            open(source, "rb") as lines,
+            open(write_end, "wb") as sink,
+        ):
+            for line in iter(lines.readline, b""):
                 sink.write(mark_lone_surrogates(line))
+                sink.flush()
 
     threading.Thread(target=pump, name="stdin-surrogates", daemon=True).start()
-    yield
+    try:
+        yield
+    finally:
+        os.dup2(saved, 0)
+        os.close(saved)
 
 
 # -- HTTP request bodies -------------------------------------------------------------------
@@ -483,9 +477,10 @@ class RequestBodyGuard:
     a request body over `max_bytes` (413) and a JSON body that is not UTF-8 (400).
 
     A declared Content-Length over the limit is refused before any of the body is read; a
-    body without one (chunked) is read only up to the limit. A body within the limit is
-    handed on unchanged (the MCP transport reads it whole anyway), but for escaped halves of
-    surrogate pairs, which are marked (mark_lone_surrogates) so that the tool reports them.
+    body without one (chunked) is read only up to the limit. A JSON body within the limit is
+    handed on as received, except that escaped halves of surrogate pairs are marked
+    (mark_lone_surrogates), so that the tool reports them instead of the MCP SDK refusing the
+    whole message: a marked body is handed on in one piece, its Content-Length corrected.
     """
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
@@ -529,7 +524,7 @@ class RequestBodyGuard:
         if utf8 is not None and received and received[-1]["type"] == "http.request":
             body = b"".join(m.get("body", b"") for m in received)
             marked = mark_lone_surrogates(body)
-            if marked is not body:
+            if marked != body:
                 received = [{"type": "http.request", "body": marked, "more_body": False}]
                 scope = dict(scope)
                 scope["headers"] = [
@@ -569,5 +564,5 @@ def _json_rpc_error(status: int, code: int, message: str) -> JSONResponse:
 
 
 def http_middleware(max_request_bytes: int) -> list[ASGIMiddleware]:
-    """The ASGI middleware of the streamable HTTP server (`server.run(middleware=...)`)."""
+    """The ASGI middleware of the streamable HTTP server (mcp/http_server.py's http_app)."""
     return [ASGIMiddleware(RequestBodyGuard, max_bytes=max_request_bytes)]

@@ -18,9 +18,10 @@ from uuid import UUID
 import psycopg
 from pgvector import Vector
 from psycopg import Connection
-from psycopg_pool import ConnectionPool, PoolTimeout
+from psycopg_pool import PoolTimeout
 
 from emergent_memory import graph
+from emergent_memory.database import DatabasePool
 from emergent_memory.embeddings import jobs
 from emergent_memory.embeddings.base import EmbeddingProvider
 from emergent_memory.errors import (
@@ -114,7 +115,7 @@ class MemoryConfig:
 
 class MemoryService:
     def __init__(
-        self, pool: ConnectionPool, embedder: EmbeddingProvider, config: MemoryConfig
+        self, pool: DatabasePool, embedder: EmbeddingProvider, config: MemoryConfig
     ) -> None:
         self._pool = pool
         self._embedder = embedder
@@ -123,8 +124,9 @@ class MemoryService:
         self._projects_with_pack: set[UUID] = set()
 
     @property
-    def pool(self) -> ConnectionPool:
-        """The connection pool, for the composition root's other stores (e.g. API tokens)."""
+    def pool(self) -> DatabasePool:
+        """The connection pool, for the composition root's other stores (e.g. API tokens) and
+        the health check."""
         return self._pool
 
     # -- save_memory ------------------------------------------------------------------------
