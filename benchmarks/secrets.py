@@ -61,17 +61,20 @@ Detector = Callable[[str], list[str]]
 # The memories of the secret corpus as written in its file, with {fields} rather than the fake
 # values filled in: what the results quote, so that they do not look like leaked credentials.
 TEMPLATES: dict[str, str] = {}
+# Every kind of secret in the corpus (a memory may hold several).
+KINDS: set[str] = set()
 
 
 def corpora() -> tuple[list[tuple[str, str]], list[str]]:
-    """(kind, memory) of the secret corpus and the benign memories, as the tests build them."""
-    from tests.test_secrets import _LINE, BENIGN_MEMORIES, SECRET_MEMORIES, _corpus_lines
+    """(kind, memory) of the secret corpus and the benign memories, as the tests build them; the
+    kind is that of the memory's first secret (missed memories are counted by it)."""
+    from tests.secret_corpus import benign_memories, secret_memories
 
-    lines = [_LINE.fullmatch(line) for line in _corpus_lines("secret_memories.txt")]
-    templates = [line.group("template") for line in lines if line is not None]
-    for (_, text, _), template in zip(SECRET_MEMORIES, templates, strict=True):
-        TEMPLATES[text] = template
-    return [(kind, text) for kind, text, _ in SECRET_MEMORIES], list(BENIGN_MEMORIES)
+    memories = secret_memories()
+    for memory in memories:
+        TEMPLATES[memory.text] = memory.template
+        KINDS.update(memory.kinds)
+    return [(memory.kinds[0], memory.text) for memory in memories], benign_memories()
 
 
 def ours(text: str) -> list[str]:
@@ -204,8 +207,11 @@ def evaluate(
 
 def timing_of_ours(secrets: list[tuple[str, str]], benign: list[str]) -> dict[str, Any]:
     """Our detector's time per memory (the best of REPEAT runs of each memory, so that other
-    processes on a shared machine count less), and on the longest memory the service accepts
-    (2,000 characters of corpus text, dense with credentials)."""
+    processes on a shared machine count less), on the longest memory the service accepts
+    (2,000 characters of corpus text, dense with credentials), and on the inputs built to make
+    a pattern backtrack."""
+    from tests.secret_corpus import adversarial
+
     texts = [text for _, text in secrets] + benign
 
     def best_ms(text: str, runs: int) -> float:
@@ -225,6 +231,13 @@ def timing_of_ours(secrets: list[tuple[str, str]], benign: list[str]) -> dict[st
         "p99_ms": round(samples[int(0.99 * len(samples))], 4),
         "max_ms": round(samples[-1], 4),
         "ms_for_2000_characters": round(best_ms(" ".join(texts)[:2000], 20), 3),
+        "adversarial_inputs": len(adversarial(2_000)),
+        "worst_adversarial_ms_for_2000_characters": round(
+            max(best_ms(text, 5) for text in adversarial(2_000)), 3
+        ),
+        "worst_adversarial_ms_for_10000_characters": round(
+            max(best_ms(text, 3) for text in adversarial(10_000)), 3
+        ),
     }
 
 
@@ -260,7 +273,7 @@ def run() -> dict[str, Any]:
     result = {
         "detect_secrets_version": version("detect-secrets"),
         "secret_memories": len(secrets),
-        "secret_kinds": len({kind for kind, _ in secrets}),
+        "secret_kinds": len(KINDS),
         "benign_memories": len(benign),
         "detectors": results,
         "timing_of_ours": timing_of_ours(secrets, benign),
@@ -275,7 +288,7 @@ def markdown(result: dict[str, Any]) -> str:
     lines = [
         "# Secret refusal: our detector and detect-secrets",
         "",
-        f"Corpora of `tests/test_secrets.py`: {result['secret_memories']} memories holding a "
+        f"Corpora of `tests/secret_corpus.py`: {result['secret_memories']} memories holding a "
         f"credential ({result['secret_kinds']} kinds, `tests/data/secret_memories.txt`), "
         f"{result['benign_memories']} ordinary developer memories "
         "(`tests/data/benign_memories.txt`). detect-secrets "
@@ -297,7 +310,12 @@ def markdown(result: dict[str, Any]) -> str:
         f"{timing['memories']} memories: median {timing['median_ms']} ms, p95 "
         f"{timing['p95_ms']} ms, p99 {timing['p99_ms']} ms, max {timing['max_ms']} ms per "
         f"memory; {timing['ms_for_2000_characters']} ms for 2,000 characters (the longest "
-        "memory) dense with credentials. (The table's times are of one run each.)",
+        "memory) dense with credentials. The worst of the "
+        f"{timing['adversarial_inputs']} inputs built to make a pattern backtrack "
+        "(`tests/secret_corpus.py`): "
+        f"{timing['worst_adversarial_ms_for_2000_characters']} ms at 2,000 characters, "
+        f"{timing['worst_adversarial_ms_for_10000_characters']} ms at 10,000. "
+        "(The table's times are of one run each.)",
         "",
         "## What fired on benign memories",
         "",

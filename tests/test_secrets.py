@@ -3,18 +3,16 @@
 The fake provider tokens are built from a prefix and a random-looking body at run time, so that
 this file does not itself look like it leaks credentials to secret scanners. Two corpora in
 `tests/data` measure the detector as a whole: `secret_memories.txt` (memories holding a
-credential, every one refused) and `benign_memories.txt` (ordinary memories, none refused).
+credential, every one refused) and `benign_memories.txt` (ordinary memories, none refused);
+tests/secret_corpus.py reads them, for these tests and for benchmarks/secrets.py.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-import random
 import re
-import string
 import time
-from pathlib import Path
 
 import pytest
 
@@ -22,6 +20,17 @@ from emergent_memory.errors import SecretRejected
 from emergent_memory.memory import MemoryService, Principal
 from emergent_memory.memory.secrets import SecretFinding, describe_secret, find_secrets
 from emergent_memory.memory.validation import no_secrets
+from tests.secret_corpus import (
+    LINE,
+    SecretMemory,
+    adversarial,
+    benign_memories,
+    corpus_lines,
+    grouped,
+    pem,
+    secret_memories,
+    with_check_digit,
+)
 
 ALNUM_36 = "R8mZ2kQ7vX4nL9pT3wY6cB1jH5gF0sD8aE2u"
 ALNUM_24 = "Rk8mZ2qX7vL4nT9pW3yC6bJ1"
@@ -33,10 +42,6 @@ JWT = (
     ".eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ"
     ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
 )
-
-
-def pem(label: str, body: str, *, headers: str = "") -> str:
-    return f"-----BEGIN {label}PRIVATE KEY-----\n{headers}{body}\n-----END {label}PRIVATE KEY-----"
 
 
 RSA_BODY = "MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi\nAw8xK9zQm9vZ2xlIGlzIG5vdCBhIHNl"
@@ -53,23 +58,8 @@ OPENSSH_BODY = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtz
 LOWER_32 = "k3v9xq2m8w7z4t1p6r5s0n8b2c4d6f8h"
 TOTP_SEED = "JBSWY3DPEHPK3PXP"
 TOTP_GROUPED = "ZDUR I55B HK2I SDFA"
-SEED_PHRASE = "witch collapse practice feed shame open despair creek road again ice least"
-
-
-def with_check_digit(body: str) -> str:
-    """A card number: `body` and the Luhn check digit that makes it valid."""
-    total = 0
-    for position, char in enumerate(reversed(body)):
-        digit = int(char) * (2 if position % 2 == 0 else 1)
-        total += digit - 9 if digit > 9 else digit
-    return body + str(-total % 10)
-
-
-def grouped(number: str, sizes: tuple[int, ...], separator: str = " ") -> str:
-    starts = [sum(sizes[:n]) for n in range(len(sizes))]
-    return separator.join(
-        number[start : start + size] for start, size in zip(starts, sizes, strict=True)
-    )
+# twelve words of the BIP-39 English list, in no alphabetical order
+SEED_PHRASE = "canyon olive badge rocket anchor melody pepper island cotton fossil harbor jelly"
 
 
 # Fake card numbers, made Luhn-valid at run time (not the documented test numbers).
@@ -879,6 +869,217 @@ POSITIVES = [
         HEX_32,
         name="provider-ends-the-qualifier",
     ),
+    # --- review: credentials that were not refused --------------------------------------------
+    case(
+        "payment card number",
+        f"{CARD_VISA_SPACED} 09/27",
+        CARD_VISA_SPACED,
+        name="card-with-expiry-right-after-and-no-card-word",
+    ),
+    case(
+        "payment card number",
+        f"charge {CARD_VISA_SPACED} 09/27 737",
+        CARD_VISA_SPACED,
+        name="card-charge-with-expiry-and-code",
+    ),
+    case(
+        "password in a SQL statement",
+        "CREATE USER report IDENTIFIED BY 'Rp0rt!2024';",
+        "Rp0rt!2024",
+        name="sql-identified-by",
+    ),
+    case(
+        "password in a SQL statement",
+        "GRANT ALL ON *.* TO 'app'@'%' IDENTIFIED BY 'Zq8pL2mXv';",
+        "Zq8pL2mXv",
+        name="sql-grant-identified-by",
+    ),
+    case(
+        "password in a SQL statement",
+        "ALTER USER app IDENTIFIED WITH mysql_native_password BY 'Zq8pL2mXv';",
+        "Zq8pL2mXv",
+        name="sql-identified-with-plugin-by",
+    ),
+    case(
+        "password on a command line",
+        "htpasswd -b .htpasswd admin Adm1nPw!",
+        "Adm1nPw!",
+        name="htpasswd-batch",
+    ),
+    case(
+        "password on a command line", "htpasswd -nb admin Adm1nPw!", "Adm1nPw!", name="htpasswd-n"
+    ),
+    case(
+        "password on a command line",
+        "net user administrator Adm1n!2024 /add",
+        "Adm1n!2024",
+        name="net-user",
+    ),
+    case(
+        "password on a command line",
+        "az login --service-principal -u 1234 -p Xk9mQ2vR7tL4wB8nY1 --tenant t",
+        "Xk9mQ2vR7tL4wB8nY1",
+        name="az-login",
+    ),
+    case(
+        "password on a command line",
+        "mosquitto_pub -u iot -P Xk9mQ2vR7 -t test -m hi",
+        "Xk9mQ2vR7",
+        name="mosquitto-pub",
+    ),
+    case(
+        "password on a command line",
+        "echo 'Xk9mQ2vR7' | sudo -S apt update",
+        "Xk9mQ2vR7",
+        name="echo-into-sudo",
+    ),
+    case(
+        "password on a command line",
+        "echo 'deploy:Xk9mQ2vR7' | chpasswd",
+        "Xk9mQ2vR7",
+        name="echo-into-chpasswd",
+    ),
+    case(
+        "connection string with a password",
+        "HTTPS_PROXY=proxyuser:Pr0xyPw1@proxy.acme.dev:3128",
+        "Pr0xyPw1",
+        name="proxy-login-without-scheme",
+    ),
+    case(
+        "connection string with a password",
+        "admin:Zq8pL2mXv@ftp.acme.dev",
+        "Zq8pL2mXv",
+        name="login-at-host-without-scheme",
+    ),
+    case(
+        "password assignment",
+        "login: admin  pass: Adm1n!2024",
+        "Adm1n!2024",
+        name="pass-key-in-lower-case",
+    ),
+    case("password assignment", "pass: Xk9mQ2vR7!", "Xk9mQ2vR7!", name="pass-key-alone"),
+    case("password assignment", "user=admin;pass=Xk9mQ2vR7!", "Xk9mQ2vR7!", name="pass-key-pair"),
+    case(
+        "password assignment",
+        "rclone config: pass = Xk9mQ2vR7tL4",
+        "Xk9mQ2vR7tL4",
+        name="pass-key-spaced",
+    ),
+    case(
+        "bearer token",
+        "Bearer: Xk9mQ2vR7tL4wB8nY1cH3jF5gD6sA",
+        "Xk9mQ2vR7tL4wB8nY1cH3jF5gD6sA",
+        name="bearer-colon",
+    ),
+    case("password in prose", "Password - Xk9mQ2vR7!", "Xk9mQ2vR7!", name="prose-dash"),
+    case("password in prose", "the password? Xk9mQ2vR7!", "Xk9mQ2vR7!", name="prose-question"),
+    case(
+        "password in prose",
+        "Wi-Fi: AcmeGuest / Welcome2Acme!",
+        "Welcome2Acme!",
+        name="wifi-network-and-password",
+    ),
+    case(
+        "password in prose",
+        "wifi password: Sunflower Meadow 42",
+        "Sunflower Meadow 42",
+        name="wifi-passphrase-of-words",
+    ),
+    case(
+        "password in prose",
+        "Use admin/Tr0ub4dor&3 to log in",
+        "Tr0ub4dor&3",
+        name="user-slash-password-to-log-in",
+    ),
+    case(
+        "password in prose",
+        "log in as root with Tr0ub4dor&3",
+        "Tr0ub4dor&3",
+        name="log-in-as-user-with",
+    ),
+    case("password in prose", "creds admin Tr0ub4dor&3", "Tr0ub4dor&3", name="creds-user-password"),
+    case(
+        "app password",
+        "my gmail app password is xmqz kbtw plrf vwhd",
+        "xmqz kbtw plrf vwhd",
+        name="google-app-password",
+    ),
+    case(
+        "app password",
+        "Apple app-specific password for altool: hqzt-vwkp-rmxd-bcfy",
+        "hqzt-vwkp-rmxd-bcfy",
+        name="apple-app-specific-password",
+    ),
+    case(
+        "BitLocker recovery key",
+        "BitLocker recovery key: 482913-557204-118866-302511-649374-221958-707161-539012",
+        "482913-557204-118866-302511-649374-221958-707161-539012",
+        name="bitlocker-recovery-key",
+    ),
+    case("PIN or passcode", "my bank pin is 4821", "4821", name="pin-lower-case"),
+    case("PIN or passcode", "pin: 4821", "4821", name="pin-colon"),
+    case("PIN or passcode", "card pin: 4821", "4821", name="card-pin"),
+    case("PIN or passcode", "PIN code 4821", "4821", name="pin-code-without-verb"),
+    case("PIN or passcode", "PIN 4821 for the corporate card", "4821", name="pin-without-verb"),
+    case("password in prose", "My password is crystal", "crystal", name="plain-word-ending-al"),
+    case("password in prose", "My password is magic", "magic", name="plain-word-ending-ic"),
+    case(
+        "password in prose",
+        "The guest wifi password is elephant",
+        "elephant",
+        name="plain-word-ending-ant",
+    ),
+    case("password in prose", "Passwort ist Geheim123!", "Geheim123!", name="german"),
+    case("password in prose", "le mot de passe est Soleil2024!", "Soleil2024!", name="french"),
+    case("password assignment", "contraseña: Gato2024!", "Gato2024!", name="spanish"),
+    case(
+        "password assignment",
+        "docker run -e POSTGRES_PASSWORD=postgres -d postgres:16",
+        "postgres",
+        name="vendor-default-not-said-to-be-one",
+    ),
+    case(
+        "Power Automate webhook URL",
+        f"https://prod-27.westeurope.logic.azure.com:443/workflows/{HEX_32}/triggers/manual/paths"
+        f"/invoke?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig={ALNUM_36}",
+        name="power-automate-webhook",
+    ),
+    case(
+        "private key block",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\n" + OPENSSH_BODY + "\n" + OPENSSH_BODY[::-1],
+        name="pem-truncated-paste-of-several-lines",
+    ),
+    # --- one case for each guard that lets a value through (each fails with the guard off) ----
+    case(
+        "password assignment",
+        "password: Passw0rd_2024",
+        "Passw0rd_2024",
+        name="leet-digits-make-a-name-a-password",
+    ),
+    case(
+        "password in prose",
+        "The password is P@ss&Word",
+        "P@ss&Word",
+        name="symbols-without-digits",
+    ),
+    case(
+        "secret or token assignment",
+        "ENV API_TOKEN Zx9kLm2pQ7rtVb4N",
+        "Zx9kLm2pQ7rtVb4N",
+        name="dockerfile-env-credential-name",
+    ),
+    case(
+        "secret or token in prose",
+        f"The Heroku app. API key is {UUID_VALUE}",
+        UUID_VALUE,
+        name="provider-of-another-sentence",
+    ),
+    case(
+        "high-entropy token",
+        f"Beside the public key, the private one: {BASE64_44}",
+        BASE64_44,
+        name="private-after-public-in-the-sentence",
+    ),
 ]
 
 
@@ -1149,12 +1350,134 @@ NEGATIVES = [
     pytest.param("Wi-Fi's `psk=`), Dockerfile `ENV` lines", id="markdown-code-span"),
     pytest.param("ph, pw = ph_up, pw_up", id="pw-variable-in-code"),
     pytest.param('"Cryptography_HAS_PSK": cryptography_has_psk,', id="psk-in-a-name"),
+    # --- review: code and look-alikes that were refused ---------------------------------------
+    pytest.param("const token = await getToken()", id="code-await"),
+    pytest.param("token = await client.fetch_token()", id="code-await-method"),
+    pytest.param("password = await bcrypt.hash(plain, 12)", id="code-await-hash"),
+    pytest.param("secret = await vault.read('kv/app')", id="code-await-vault"),
+    pytest.param("token = yield take(LOGIN_SUCCESS)", id="code-yield"),
+    pytest.param(
+        "token = typeof window !== 'undefined' ? localStorage.token : null", id="code-typeof"
+    ),
+    pytest.param("token = lambda: os.environ['T']", id="code-lambda"),
+    pytest.param(
+        "let token = match req.headers().get(AUTHORIZATION) { Some(v) => v, None => return }",
+        id="code-match",
+    ),
+    pytest.param("password = user_input", id="code-snake-case"),
+    pytest.param("api_key = fallback_value", id="code-snake-case-2"),
+    pytest.param("token = current_user", id="code-snake-case-3"),
+    pytest.param("token = payload", id="code-word"),
+    pytest.param("token = body", id="code-word-2"),
+    pytest.param("token = encoded", id="code-word-3"),
+    pytest.param("token = signature", id="code-word-4"),
+    pytest.param("password = userInput", id="code-camel-case"),
+    pytest.param("token = jwtString", id="code-camel-case-2"),
+    pytest.param("token = headerValue", id="code-camel-case-3"),
+    pytest.param("password = dbPass2024", id="code-camel-case-with-digits"),
+    pytest.param("secret = shared", id="code-word-5"),
+    pytest.param("password = plaintext", id="code-word-6"),
+    pytest.param("password = hashed", id="code-word-7"),
+    pytest.param("password = random_string", id="code-snake-case-4"),
+    pytest.param("password = pw_hash", id="code-snake-case-5"),
+    pytest.param("secret = not_found", id="code-snake-case-6"),
+    pytest.param("password := readPassword()", id="code-walrus"),
+    pytest.param("Client(token=payload)", id="code-keyword-argument"),
+    pytest.param("connect(host=h, password=user_pw)", id="code-keyword-argument-2"),
+    pytest.param("password = hunter2 if debug else None", id="code-expression"),
+    pytest.param(
+        "The password field is type=password and uses autocomplete=current-password",
+        id="attribute-in-prose",
+    ),
+    pytest.param("CREATE USER reporting WITH PASSWORD :'reporting_password';", id="psql-variable"),
+    pytest.param("password: !!str 0123", id="yaml-tag"),
+    pytest.param("password: &lt;hidden&gt;", id="html-escaped-placeholder"),
+    pytest.param("psk: &#x3C;Buffer> in the HTML docs", id="html-entity"),
+    pytest.param(
+        "The mnemonic for the deploy order is: build, test, tag, push, deploy, verify, announce,"
+        " rollback, monitor, review, retro, close",
+        id="mnemonic-of-words-not-in-bip39",
+    ),
+    pytest.param(
+        "Use the seed phrase words list from BIP-39: abandon ability able about above absent"
+        " absorb abstract absurd abuse access accident",
+        id="bip39-list-in-alphabetical-order",
+    ),
+    pytest.param("pW = ph_up", id="short-key-mixed-case"),
+    pytest.param("Psk = ph_up", id="short-key-mixed-case-2"),
+    pytest.param("wpa-psk = ph_up", id="short-key-dashed"),
+    pytest.param("first pass: done", id="pass-in-prose"),
+    pytest.param("POSTGRES_PASSWORD=postgres (the image default)", id="vendor-default-said"),
+    pytest.param(
+        "The default MYSQL_ROOT_PASSWORD=root is for local use", id="vendor-default-said-2"
+    ),
+    pytest.param("sip:alice2@voip.acme.com", id="sip-address"),
+    pytest.param("docker pull nginx:1.25@sha256:" + HEX_32 * 2, id="image-tag-and-digest"),
+    pytest.param("npm install lodash4:4.17.21@4.17.21", id="npm-alias"),
+    pytest.param("wifi: 5GHz/2.4GHz", id="wifi-bands"),
+    pytest.param("Connect to GPIO pin: 4821 on the header", id="gpio-pin"),
+    pytest.param("log in with SSO", id="log-in-with-a-method"),
+    # --- one case for each guard that keeps a value out (each fails with the guard off) -------
+    pytest.param("password: db_password", id="name-of-a-credential"),
+    pytest.param("password = user_input2", id="code-snake-case-with-digit"),
+    pytest.param("token = headerValue2", id="code-camel-case-with-digit"),
+    pytest.param("private_key: deploy-key.pem", id="file-name"),
+    pytest.param("Password: security@acme.dev resets it on request", id="email-address"),
+    pytest.param("QA pass: 1.8.2b", id="version"),
+    pytest.param("The admin password is Yubikey5-protected", id="descriptor"),
+    pytest.param(
+        "The GPG signing key is 3AA5C34371567BD2C8A1B1E3F5D7A9B0C2E4F6A8", id="gpg-fingerprint"
+    ),
+    pytest.param(
+        "The mnemonic for the shopping list is: apple lemon mango banana olive cherry grape onion"
+        " garlic tomato potato pepper, so I buy twelve things",
+        id="bip39-words-going-on-as-a-sentence",
+    ),
+    pytest.param(
+        "Cookie: _ga=GA1.2.Xk9mQ2vR7tL4wB8nY1cH3jF5gD6sA; theme=dark", id="analytics-cookie"
+    ),
+    pytest.param(
+        f"Gift card {grouped(with_check_digit('901234567890123'), (4, 4, 4, 4))} for the lunch",
+        id="luhn-valid-number-of-no-card-scheme",
+    ),
 ]
 
 
 @pytest.mark.parametrize("text", NEGATIVES)
 def test_a_look_alike_is_not_a_secret(text: str) -> None:
     assert find_secrets(text) == []
+
+
+AWS_KEY_ID = "AKIA" + "Z3MHQX7LR2PVN4TB"
+MULTIPLE = [
+    pytest.param(
+        f"AWS key: {AWS_KEY_ID} / {AWS_SECRET}",
+        [("AWS access key id", AWS_KEY_ID), ("AWS secret access key", AWS_SECRET)],
+        id="aws-key-id-and-its-secret",
+    ),
+    pytest.param(
+        f"{AWS_KEY_ID} with the secret access key {AWS_SECRET}",
+        [("AWS access key id", AWS_KEY_ID), ("AWS secret access key", AWS_SECRET)],
+        id="aws-key-id-with-its-secret",
+    ),
+    pytest.param(
+        f"DB_PASSWORD=Zx9kLm2pQ7rt and GITHUB_TOKEN=ghp_{ALNUM_36}",
+        [("password assignment", "Zx9kLm2pQ7rt"), ("GitHub token", "ghp_" + ALNUM_36)],
+        id="assignment-and-provider-token",
+    ),
+    pytest.param(
+        f"card {CARD_VISA_SPACED} exp 09/27, PIN 4821",
+        [("payment card number", CARD_VISA_SPACED), ("PIN or passcode", "4821")],
+        id="card-and-pin",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), MULTIPLE)
+def test_every_secret_of_a_memory_is_found_with_its_kind_and_span(
+    text: str, expected: list[tuple[str, str]]
+) -> None:
+    assert [(f.kind, text[f.start : f.end]) for f in find_secrets(text)] == expected
 
 
 def test_a_secret_in_a_sentence_is_found_at_its_offsets() -> None:
@@ -1209,38 +1532,44 @@ def test_an_empty_text_has_no_secrets() -> None:
     assert find_secrets("") == []
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "the password for the " * 120,
-        "password is " * 200,
-        "a:" * 1000,
-        "machine h login u " * 120,
-        "curl -u " + "a" * 1990,
-        "Authorization: Basic " + "QUJD" * 490,
-        "-----BEGIN PRIVATE KEY-----" + " A" * 980,
-        "The API key for the " + "x " * 990,
-        "=" * 2000,
-        "0" * 2000,
-        "Server=a;" * 220,
-        "mysql " + "-p" * 990,
-        "x" * 2000,
-        "Cookie: " + "a" * 1990,
-        '"' * 1990 + "password",
-        "http://" * 285 + "hook",
-        "4111 " * 400 + "card",
-        "recovery codes: " + "1234 " * 390,
-        "seed phrase: " + "abc " * 490,
-        "the password for the x " * 80 + "is sunshine.",
-    ],
-    ids=lambda text: text[:14],
-)
-def test_a_long_adversarial_memory_is_scanned_quickly(text: str) -> None:
-    """Memories are at most a few thousand characters; no pattern backtracks on them for long
-    (a typical memory takes well under a millisecond: benchmarks/results/secrets.md)."""
-    start = time.perf_counter()
-    find_secrets(text)
-    assert time.perf_counter() - start < 0.5
+def best_seconds(text: str, runs: int = 3) -> float:
+    """The time of the fastest of `runs` scans (other processes on the machine count less)."""
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        find_secrets(text)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+# Every save scans its memory; the longest memory the service takes by default has 2,000
+# characters. The adversarial inputs made patterns backtrack before (95 ms for "password
+# machine " and 1,983 dots, 190 ms for "password is " and 1,988 spaces); none takes more than
+# a few milliseconds now (benchmarks/results/secrets.md).
+MAX_SECONDS_FOR_2000_CHARACTERS = 0.020
+MAX_SECONDS_FOR_10000_CHARACTERS = 0.100
+ADVERSARIAL = [
+    pytest.param(short, long, id=f"{n:02d}-{short[:14]}")
+    for n, (short, long) in enumerate(zip(adversarial(2_000), adversarial(10_000), strict=True))
+]
+
+
+@pytest.mark.parametrize(("short", "long"), ADVERSARIAL)
+def test_an_adversarial_memory_of_2000_characters_is_scanned_in_a_few_milliseconds(
+    short: str, long: str
+) -> None:
+    assert len(short) == 2_000
+    assert best_seconds(short) < MAX_SECONDS_FOR_2000_CHARACTERS
+
+
+@pytest.mark.parametrize(("short", "long"), ADVERSARIAL)
+def test_the_scan_time_grows_linearly_with_the_length_of_the_memory(short: str, long: str) -> None:
+    """max_content_length can be raised: five times the text takes about five times as long
+    (at most ten; a pattern that backtracks over the whole text would take 25 times)."""
+    assert len(long) == 10_000
+    seconds = best_seconds(long)
+    assert seconds < max(10 * best_seconds(short), 0.005)
+    assert seconds < MAX_SECONDS_FOR_10000_CHARACTERS
 
 
 def test_a_documented_test_card_is_allowed_alone_but_not_with_its_expiry_or_code() -> None:
@@ -1269,7 +1598,6 @@ def test_only_the_exact_documented_aws_example_keys_are_exempt() -> None:
 
 # --- corpora ------------------------------------------------------------------------------------
 
-DATA = Path(__file__).parent / "data"
 REQUIRED_KINDS = {
     "AWS access key id",
     "AWS secret access key",
@@ -1319,174 +1647,59 @@ REQUIRED_KINDS = {
     "Asana personal access token",
 }
 MIN_SECRET_MEMORIES, MIN_SECRET_KINDS, MIN_BENIGN_MEMORIES = 300, 30, 500
-_LINE = re.compile(r"\[(?P<kind>[^\]]+)\] (?P<template>.+)")
-_FIELD = re.compile(
-    r"\{(?P<name>alnum|upper|lower|hex|digits|b64|b64url|bech32|base32|b32lower|basic|pemb64"
-    r"|dockercfg|card|carddash|cardplain|bip39):(?P<length>[0-9]+)\}"
-    r"|\{jwt\}"
-)
-_ALPHABETS = {
-    "alnum": string.ascii_letters + string.digits,
-    "upper": string.ascii_uppercase + string.digits,
-    "lower": string.ascii_lowercase + string.digits,
-    "hex": string.digits + "abcdef",
-    "digits": string.digits,
-    "b64": string.ascii_letters + string.digits + "+/",
-    "b64url": string.ascii_letters + string.digits + "-_",
-    "bech32": "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L",
-    "base32": string.ascii_uppercase + "234567",
-    "b32lower": string.ascii_lowercase + "234567",
-}
-# Words of the BIP-39 English list, for fake wallet seed phrases ({bip39:12}).
-BIP39_TEXT = """
-    abandon ability absorb acoustic actress admit advice afford agent airport alarm album alley
-    anchor angle ankle antique anxiety apology april arctic arena armor arrow artwork asthma
-    atom auction autumn avocado bacon badge balcony bamboo banana barrel basket beach bench
-    bicycle biology blanket blossom bounce bracket breeze broccoli bubble buffalo bunker cabbage
-    cactus camera canyon carbon castle cattle celery cement chalk cherry chimney cinnamon circle
-    clinic clutch coconut coffee comic copper coral cotton coyote cradle crater cricket crystal
-    cushion dentist desert diamond dinosaur dolphin donkey dragon drum eagle elbow elephant
-    engine ethics fiction fossil galaxy garlic giraffe ginger glimpse
-    gorilla guitar hamster harbor hedgehog helmet honey hobby hockey island jaguar jelly
-    kangaroo ketchup kidney kitten ladder laptop lava lemon lizard lobster lumber magnet mango
-    marble meadow melody mirror monkey mosquito mushroom napkin noodle olive orchard ostrich
-    oyster paddle panda parrot peanut pelican pepper piano pigeon pizza planet pottery pumpkin
-    puzzle pyramid rabbit raccoon radar ribbon rocket saddle salmon sausage scorpion shrimp
-"""
-BIP39_WORDS = BIP39_TEXT.split()
-
-
-def _card_number(rng: random.Random, length: int) -> str:
-    """A fake card number of a scheme's prefix and length, with a valid Luhn check digit."""
-    prefix = {13: "4", 14: "36", 15: rng.choice(["34", "37"]), 19: "4"}.get(
-        length, rng.choice(["4", "51", "52", "53", "54", "55"])
-    )
-    body = prefix + "".join(rng.choice(string.digits) for _ in range(length - len(prefix) - 1))
-    total = 0
-    for position, char in enumerate(reversed(body)):
-        digit = int(char)
-        if position % 2 == 0:  # doubled: the check digit will be the first from the right
-            digit = digit * 2 - 9 if digit > 4 else digit * 2
-        total += digit
-    return body + str(-total % 10)
-
-
-# How card numbers are grouped when written: 4-4-4-4, Amex 4-6-5, Diners 4-6-4, 4-4-4-4-3.
-CARD_GROUPS = {13: (4, 4, 5), 14: (4, 6, 4), 15: (4, 6, 5), 16: (4, 4, 4, 4), 19: (4, 4, 4, 4, 3)}
-
-
-def _random_text(rng: random.Random, name: str, length: int) -> str:
-    """Random characters of an alphabet; letters-and-digits ones mix cases and digits."""
-    if name == "basic":  # base64 of "user:password", as in an Authorization: Basic header
-        password = _random_text(rng, "alnum", length)
-        return base64.b64encode(f"svc-{rng.randrange(100)}:{password}".encode()).decode()
-    if name == "pemb64":  # base64 of a private key block, as in a kubeconfig's client-key-data
-        key = pem("RSA ", "MIIEowIBAAKCAQEA" + _random_text(rng, "b64", length))
-        return base64.b64encode(key.encode()).decode()
-    if name == "dockercfg":  # base64 of a Docker config.json, as in a .dockerconfigjson secret
-        auth = _random_text(rng, "basic", length)
-        config = json.dumps({"auths": {"registry.acme.dev": {"auth": auth}}})
-        return base64.b64encode(config.encode()).decode()
-    if name in ("card", "carddash", "cardplain"):  # a Luhn-valid number, grouped as printed
-        number = _card_number(rng, length)
-        if name == "cardplain":
-            return number
-        groups, start = [], 0
-        for size in CARD_GROUPS[length]:
-            groups.append(number[start : start + size])
-            start += size
-        return (" " if name == "card" else "-").join(groups)
-    if name == "bip39":  # a wallet seed phrase of `length` words
-        return " ".join(rng.choice(BIP39_WORDS) for _ in range(length))
-    alphabet = _ALPHABETS[name]
-    while True:
-        value = "".join(rng.choice(alphabet) for _ in range(length))
-        if name in ("hex", "digits", "upper", "bech32"):
-            return value
-        if name in ("base32", "b32lower") and re.search("[2-7]", value):
-            return value
-        if name == "lower" and re.search("[a-z]", value) and re.search("[0-9]", value):
-            return value
-        if re.search("[a-z]", value) and re.search("[A-Z]", value) and re.search("[0-9]", value):
-            return value
-
-
-def _base64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).decode().rstrip("=")
-
-
-def _jwt(rng: random.Random) -> str:
-    header = _base64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-    claims = {"sub": str(rng.randrange(10**9)), "iat": 1714560000 + rng.randrange(10**6)}
-    return ".".join(
-        [header, _base64url(json.dumps(claims).encode()), _random_text(rng, "b64url", 43)]
-    )
-
-
-def fill(template: str) -> tuple[str, list[str]]:
-    """A memory from a corpus template, and the random values (fake credentials) put in it."""
-    rng = random.Random(template)  # the same text on every run
-    values: list[str] = []
-
-    def value(field: re.Match[str]) -> str:
-        name = field.group("name")
-        text = _jwt(rng) if name is None else _random_text(rng, name, int(field.group("length")))
-        values.append(text)
-        return text
-
-    # in the corpus, a backslash and an n stand for a line break, two backslashes and an n
-    # for a backslash and an n (a line break escaped inside a JSON string)
-    text = template.replace("\\\\n", "\0").replace("\\n", "\n").replace("\0", "\\n")
-    return _FIELD.sub(value, text), values
-
-
-def _corpus_lines(name: str) -> list[str]:
-    lines = (DATA / name).read_text(encoding="utf-8").splitlines()
-    return [line for line in lines if line.strip() and not line.startswith("#")]
-
-
-SECRET_MEMORIES = [
-    (match.group("kind"), *fill(match.group("template")))
-    for match in map(_LINE.fullmatch, _corpus_lines("secret_memories.txt"))
-    if match is not None
-]
-BENIGN_MEMORIES = _corpus_lines("benign_memories.txt")
+SECRET_MEMORIES = secret_memories()
+BENIGN_MEMORIES = benign_memories()
 
 
 def test_every_line_of_the_secret_corpus_is_well_formed() -> None:
-    lines = _corpus_lines("secret_memories.txt")
-    assert [line for line in lines if not _LINE.fullmatch(line)] == []
+    lines = corpus_lines("secret_memories.txt")
+    assert [line for line in lines if not LINE.fullmatch(line)] == []
     assert len(SECRET_MEMORIES) == len(lines)
 
 
 def test_the_secret_corpus_has_at_least_300_memories_of_30_kinds() -> None:
-    texts = [text for _, text, _ in SECRET_MEMORIES]
+    texts = [memory.text for memory in SECRET_MEMORIES]
     assert len(texts) >= MIN_SECRET_MEMORIES
     assert len(set(texts)) == len(texts)
-    assert len({kind for kind, _, _ in SECRET_MEMORIES}) >= MIN_SECRET_KINDS
+    assert len({kind for memory in SECRET_MEMORIES for kind in memory.kinds}) >= MIN_SECRET_KINDS
 
 
 def test_the_secret_corpus_has_several_formats_of_every_kind() -> None:
-    kinds = [kind for kind, _, _ in SECRET_MEMORIES]
+    kinds = [kind for memory in SECRET_MEMORIES for kind in memory.kinds]
     assert {kind: kinds.count(kind) for kind in REQUIRED_KINDS if kinds.count(kind) < 2} == {}
 
 
 @pytest.mark.parametrize(
-    ("kind", "text", "values"),
-    [pytest.param(*memory, id=f"{n:03d}-{memory[0]}") for n, memory in enumerate(SECRET_MEMORIES)],
+    "memory",
+    [
+        pytest.param(memory, id=f"{n:03d}-{memory.kinds[0]}")
+        for n, memory in enumerate(SECRET_MEMORIES)
+    ],
 )
-def test_a_memory_holding_a_secret_is_refused_naming_the_kind(
-    kind: str, text: str, values: list[str]
-) -> None:
+def test_a_memory_holding_a_secret_is_refused_naming_the_kind(memory: SecretMemory) -> None:
+    """Every secret of the memory is found, with the kind the corpus gives it, in order; each
+    finding covers one of the fake values filled into the line (not a key name or a word of
+    the sentence); the error names the first kind and none of the values."""
+    text = memory.text
     findings = find_secrets(text)
-    assert [finding.kind for finding in findings][:1] == [kind]
+    assert tuple(finding.kind for finding in findings) == memory.kinds
+    if memory.values:
+        value_spans = [
+            (match.start(), match.end())
+            for value in memory.values
+            for match in re.finditer(re.escape(value), text)
+        ]
+        for finding in findings:
+            assert any(start < finding.end and finding.start < end for start, end in value_spans), (
+                f"{finding.kind} {text[finding.start : finding.end]!r} is none of the values"
+            )
     with pytest.raises(SecretRejected) as refused:
         no_secrets(text)
     message = str(refused.value)
-    assert kind in message
+    assert memory.kinds[0] in message
     for finding in findings:
         assert text[finding.start : finding.end] not in message
-    for value in values:
+    for value in memory.values:
         assert value not in message
 
 
@@ -1507,9 +1720,9 @@ def test_no_benign_memory_is_taken_for_a_secret() -> None:
 def test_the_service_refuses_every_secret_memory_and_writes_nothing(
     service: MemoryService, principal: Principal
 ) -> None:
-    for kind, text, _ in SECRET_MEMORIES:
-        with pytest.raises(SecretRejected, match=re.escape(kind)):
-            service.save(principal, text, "fact")
+    for memory in SECRET_MEMORIES:
+        with pytest.raises(SecretRejected, match=re.escape(memory.kinds[0])):
+            service.save(principal, memory.text, "fact")
     assert service.list_memories(principal)["count"] == 0
 
 

@@ -121,8 +121,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-import functools
+import bisect
 import hashlib
+import html
 import math
 import re
 from collections import Counter
@@ -153,10 +154,18 @@ def describe_secret(finding: SecretFinding) -> str:
 
 
 _Span = tuple[int, int]
+# What a rule makes of a match: where the secret is and its kind (a name from a fixed list).
+_Found = tuple[_Span, str]
 
 # Characters of tokens: a token is not found inside a longer run of these.
 _BOUNDARY_BEFORE = r"(?<![A-Za-z0-9_-])"
 _BOUNDARY_AFTER = r"(?![A-Za-z0-9_-])"
+
+# Patterns run on every save, on memories of up to a few thousand characters, so none may
+# backtrack over a long run: runs of spaces are matched possessively (`[ \t]*+`), names and
+# words have a bounded length or cannot contain what follows them, and the gap between a
+# command and its flag may not hold the command again (a "tempered" gap). The tests time
+# adversarial inputs of 2,000 and 10,000 characters.
 
 # --- placeholders -------------------------------------------------------------------------------
 
@@ -221,7 +230,8 @@ _TEST_WORDS = re.compile(
 
 
 def _is_placeholder(value: str) -> bool:
-    """Whether a value is an obvious stand-in for a secret (never a real credential)."""
+    """Whether a value is an obvious stand-in for a secret (never a real credential), also
+    when written with HTML entities (`&lt;hidden&gt;`)."""
     value = value.strip()
     if not value or len(set(value)) == 1 or value in _DOCUMENTED_EXAMPLES:
         return True
@@ -229,7 +239,10 @@ def _is_placeholder(value: str) -> bool:
         return True
     if _SELF_DESCRIBED_FAKE.match(value) or _TEST_WORDS.match(value):
         return True
-    return bool(_TEMPLATE.search(value) or _PLACEHOLDER_SHAPE.search(value))
+    if _TEMPLATE.search(value) or _PLACEHOLDER_SHAPE.search(value):
+        return True
+    unescaped = html.unescape(value) if "&" in value else value
+    return unescaped != value and _is_placeholder(unescaped)
 
 
 def _has_mixed_classes(value: str) -> bool:
@@ -242,6 +255,80 @@ def _has_mixed_classes(value: str) -> bool:
 
 
 # --- rules ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    """A kind of secret: a pattern, and a judge that gives the span of the secret in a match
+    and its kind, or None when the match holds no secret. Kinds are names from fixed lists (a
+    provider's token format, a provider named in a sentence), never text of the match."""
+
+    pattern: re.Pattern[str]
+    judge: Callable[[re.Match[str]], _Found | None]
+    # The rule runs only on texts holding one of these (in lower case), and for which `gate`
+    # (a test cheaper than the pattern, such as "13 digits in a row" for cards) holds: quick
+    # filters, so that a typical memory is scanned in well under a millisecond.
+    needs: tuple[str, ...] = ()
+    gate: Callable[[str], object] | None = None
+
+
+def _rule(
+    kind: str,
+    pattern: re.Pattern[str],
+    secret: Callable[[re.Match[str]], _Span | None] | None = None,
+    *,
+    needs: tuple[str, ...] = (),
+    gate: Callable[[str], object] | None = None,
+) -> _Rule:
+    """A rule of one kind, whose `secret` gives the span of the secret (the whole match,
+    unless it is a placeholder, by default)."""
+    span_of = _whole_match if secret is None else secret
+
+    def judge(match: re.Match[str]) -> _Found | None:
+        span = span_of(match)
+        return None if span is None else (span, kind)
+
+    return _Rule(pattern, judge, needs, gate)
+
+
+def _span(start: int, value: str) -> _Span:
+    """The span of `value`, found at `start`."""
+    return start, start + len(value)
+
+
+def _chosen(match: re.Match[str], *names: str) -> tuple[str, int]:
+    """The value of the first of the groups `names` that took part in the match, and where it
+    starts (patterns with alternatives name their secret `secret`, `secret2`, ...)."""
+    for name in names:
+        value = match.group(name)
+        if value is not None:
+            return value, match.start(name)
+    raise ValueError(f"none of the groups {names} took part in the match")
+
+
+def _unquote(value: str) -> tuple[str, int, bool]:
+    """The value without its quotes, the offset of its text, and whether it was quoted."""
+    if len(value) >= 2 and value[0] in "\"'`“" and value[-1] in "\"'`”":
+        return value[1:-1], 1, True
+    return value, 0, False
+
+
+_OPENERS = {")": "(", "]": "[", "}": "{", ">": "<"}
+
+
+def _trim_bare_value(value: str) -> str:
+    """Drop sentence punctuation and unbalanced closing brackets after an unquoted value."""
+    counts = Counter(c for c in value if c in "()[]{}<>")
+    end = len(value)
+    while end:
+        last = value[end - 1]
+        opener = _OPENERS.get(last)
+        if last in ".:" or (opener is not None and counts[opener] < counts[last]):
+            counts[last] -= 1
+            end -= 1
+        else:
+            break
+    return value[:end]
 
 
 def _whole_match(match: re.Match[str]) -> _Span | None:
@@ -259,42 +346,35 @@ def _unchecked(match: re.Match[str]) -> _Span | None:
     return match.span()
 
 
-@dataclass(frozen=True, slots=True)
-class _Rule:
-    """A kind of secret: a pattern and how a match gives the span of the secret (or none).
-
-    `kind` is a name, or a function of the match choosing among fixed names (a provider's
-    token format, a provider named in a sentence); never text of the match itself."""
-
-    kind: str | Callable[[re.Match[str]], str]
-    pattern: re.Pattern[str]
-    secret: Callable[[re.Match[str]], _Span | None] = _whole_match
-    # The rule runs only on texts holding one of these (in lower case): a quick filter, so that
-    # a typical memory is scanned in well under a millisecond.
-    needs: tuple[str, ...] = ()
-
-    def kind_of(self, match: re.Match[str]) -> str:
-        return self.kind if isinstance(self.kind, str) else self.kind(match)
-
+# --- provider formats -----------------------------------------------------------------------------
 
 # A line break in a pasted key, or its escape in a JSON string ("-----BEGIN ...-----\nMIIE...").
 _KEY_BREAK = r"(?:\s|\\[rn])"
 _PRIVATE_KEY = re.compile(
     r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-    rf"(?:[ \t]*(?:\r?\n|\\n)[ \t]*[A-Za-z-]+:[^\n\\]*)*"  # RFC 1421 headers: Proc-Type, DEK-Info
-    rf"{_KEY_BREAK}*[A-Za-z0-9+/=]{{16,}}"  # a body, not just the header line quoted in prose
-    rf"(?:(?:[A-Za-z0-9+/=]|{_KEY_BREAK})*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)?"
+    r"(?:[ \t]*+(?:\r?\n|\\n)[ \t]*+[A-Za-z-]++:[^\n\\]*+)*+"  # RFC 1421 headers: DEK-Info, ...
+    rf"{_KEY_BREAK}*+[A-Za-z0-9+/=]{{16,}}"  # a body, not just the header line quoted in prose
+    rf"(?:(?:[A-Za-z0-9+/=]|{_KEY_BREAK})*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+    # a truncated paste: the lines of the body there are
+    r"|(?:[ \t]*+(?:\r?\n|\\n)[ \t]*+[A-Za-z0-9+/=]{16,}+)*+)"
     # SSH2 (RFC 4716) and PuTTY key files
-    r"|---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----(?:\s*[A-Za-z-]+:[^\n]*)*\s*[A-Za-z0-9+/=]{16,}"
-    r"(?:[A-Za-z0-9+/=\s]*?---- END SSH2 ENCRYPTED PRIVATE KEY ----)?"
-    r"|(?:PuTTY-User-Key-File-[0-9]:[^\n]*(?:\r?\n[^\n]*){0,40}?\r?\n)?"
-    r"Private-Lines:[ \t]*[0-9]+[ \t]*\r?\n[A-Za-z0-9+/=]{16,}(?:\r?\n[A-Za-z0-9+/=]{4,})*"
+    r"|---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----(?:\s*+[A-Za-z-]++:[^\n]*+)*+\s*+"
+    r"[A-Za-z0-9+/=]{16,}(?:[A-Za-z0-9+/=\s]*?---- END SSH2 ENCRYPTED PRIVATE KEY ----)?"
+    r"|(?:PuTTY-User-Key-File-[0-9]:[^\n]*+(?:\r?\n[^\n]*+){0,40}?\r?\n)?"
+    r"Private-Lines:[ \t]*+[0-9]++[ \t]*+\r?\n[A-Za-z0-9+/=]{16,}(?:\r?\n[A-Za-z0-9+/=]{4,})*+"
 )
 _AWS_ACCESS_KEY_ID = re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])")
 _AWS_SECRET_ACCESS_KEY = re.compile(
-    r"(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)[\"']?[ \t]*(?:[=:]|[ \t])[ \t]*"
+    r"(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)[\"']?(?:[ \t]*+[=:]|[ \t])[ \t]*+"
     r"[\"']?(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
     re.IGNORECASE,
+)
+# An AWS secret access key right after its key id: "AKIA... / <40 characters>".
+_AWS_KEY_PAIR = re.compile(
+    r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"
+    r"(?:[ \t]*+[/:,;|][ \t]*+|[ \t]++(?:and|with)[ \t]++)"
+    r"(?:(?:the[ \t]++)?secret(?:[ \t]++(?:access[ \t]++)?key)?[ \t]*+(?:is|:|=)?[ \t]*+)?"
+    r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
 )
 _GITHUB_TOKEN = re.compile(
     r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"
@@ -327,18 +407,21 @@ _JWT = re.compile(
     rf"{_BOUNDARY_BEFORE}eyJ[A-Za-z0-9_-]{{10,}}\.[A-Za-z0-9_-]{{10,}}\.[A-Za-z0-9_-]{{10,}}"
     rf"{_BOUNDARY_AFTER}"
 )
+# "Authorization: Bearer <token>", also "Bearer: <token>".
 _BEARER_TOKEN = re.compile(
-    r"(?<![A-Za-z0-9])bearer[ \t]+(?P<secret>[A-Za-z0-9._~+/-]{19,}[A-Za-z0-9_~+/-]=*)"
-    r"(?![A-Za-z0-9_~+/=-])",
+    r"(?<![A-Za-z0-9])bearer(?:[ \t]*+:[ \t]*+|[ \t]++)"
+    r"(?P<secret>[A-Za-z0-9._~+/-]{19,}[A-Za-z0-9_~+/-]=*)(?![A-Za-z0-9_~+/=-])",
     re.IGNORECASE,
 )
 # Other schemes of the Authorization header: DRF and GitHub's "token", Discord's "Bot", Okta's
 # "SSWS", "ApiKey"; the header name is required (a bare "Token abc..." is prose).
 _AUTHORIZATION_TOKEN = re.compile(
-    r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:token|bot|ssws|api-?key|key|apikey)[ \t]+"
+    r"authorization[\"']?[ \t]*+[:=][ \t]*+[\"']?(?:token|bot|ssws|api-?key|key|apikey)[ \t]++"
     r"(?P<secret>[A-Za-z0-9._~+/-]{16,}=*)(?![A-Za-z0-9_~+/=-])",
     re.IGNORECASE,
 )
+# Telegram bot tokens follow "bot" in API URLs (https://api.telegram.org/bot123:AA.../getMe).
+_TELEGRAM_BOT_TOKEN = re.compile(r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])")
 
 
 def _openai_key(match: re.Match[str]) -> _Span | None:
@@ -354,99 +437,11 @@ def _bearer_token(match: re.Match[str]) -> _Span | None:
     return _secret_group(match)
 
 
-_UUID_BODY = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
-# Provider tokens recognised by a documented prefix or shape (most after the formats gitleaks
-# and detect-secrets know). Each is found as a whole token: not inside a longer run of token
-# characters.
-_PREFIXED_TOKENS: tuple[tuple[str, str], ...] = (
-    ("SendGrid API key", r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
-    ("npm token", r"npm_[A-Za-z0-9]{36}"),
-    ("PyPI token", r"pypi-AgE[A-Za-z0-9_-]{50,}"),
-    ("Hugging Face token", r"hf_(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z])[A-Za-z0-9]{30,40}"),
-    ("DigitalOcean token", r"do[opr]_v1_[a-f0-9]{64}"),
-    ("Shopify access token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
-    ("Mailgun API key", r"key-(?=[0-9a-z]*[0-9])(?=[0-9a-z]*[a-z])[0-9a-z]{32}"),
-    ("Mailchimp API key", r"[0-9a-f]{32}-us[0-9]{1,2}"),
-    (
-        "Square access token",
-        r"sq0atp-[A-Za-z0-9_-]{22}|sq0csp-[A-Za-z0-9_-]{43}|EAAA[A-Za-z0-9_-]{60}",
-    ),
-    ("Google OAuth client secret", r"GOCSPX-[A-Za-z0-9_-]{28}"),
-    ("Azure AD client secret", r"[A-Za-z0-9_~.-]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}"),
-    ("Stripe webhook secret", r"whsec_[A-Za-z0-9+/]{32,}={0,2}"),
-    ("Vault token", r"hv[sb]\.[A-Za-z0-9_-]{24,}"),
-    ("age secret key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
-    ("Docker Hub token", r"dckr_pat_[A-Za-z0-9_-]{27,}"),
-    ("Databricks token", r"dapi[a-f0-9]{32}(?:-[0-9])?"),
-    ("Sentry auth token", r"sntrys_eyJ[A-Za-z0-9+/=_-]{60,}|sntryu_[a-f0-9]{64}"),
-    ("Grafana token", r"glsa_[A-Za-z0-9]{32}_[a-f0-9]{8}|glc_eyJ[A-Za-z0-9+/=_-]{32,}"),
-    ("Postman API key", r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}"),
-    ("Linear API key", r"lin_api_[A-Za-z0-9]{40}"),
-    ("Notion token", r"secret_[A-Za-z0-9]{43}|ntn_[0-9]{11}[A-Za-z0-9]{35}"),
-    ("New Relic API key", r"NRAK-[A-Z0-9]{27}"),
-    ("Doppler token", r"dp\.(?:st|sa|ct|pt|scim|audit)\.[A-Za-z0-9_.-]{40,64}"),
-    ("Terraform Cloud token", r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}"),
-    ("Pulumi access token", r"pul-[a-f0-9]{40}"),
-    ("Supabase access token", r"sbp_[a-f0-9]{40}"),
-    ("Netlify token", r"nfp_[A-Za-z0-9]{36}"),
-    ("Atlassian API token", r"ATATT3[A-Za-z0-9_=-]{150,}"),
-    ("Bitbucket app password", r"ATBB[A-Za-z0-9_=.-]{28,}"),
-    ("Groq API key", r"gsk_[A-Za-z0-9]{52}"),
-    ("Replicate API token", r"r8_[A-Za-z0-9]{37}"),
-    ("Perplexity API key", r"pplx-[A-Za-z0-9]{48}"),
-    ("xAI API key", r"xai-[A-Za-z0-9]{80}"),
-    ("1Password service account token", r"ops_eyJ[A-Za-z0-9+/=_-]{100,}"),
-    ("Fly.io token", r"fo1_[A-Za-z0-9_-]{43}"),
-    ("PlanetScale token", r"pscale_(?:pw|tkn|oauth)_[A-Za-z0-9_.-]{32,64}"),
-    ("Airtable personal access token", r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}"),
-    ("Mapbox secret token", r"sk\.eyJ[A-Za-z0-9_-]{50,}\.[A-Za-z0-9_-]{20,}"),
-    ("Dynatrace token", r"dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}"),
-    ("Contentful token", r"CFPAT-[A-Za-z0-9_-]{43}"),
-    ("Figma token", r"figd_[A-Za-z0-9_-]{40,}"),
-    ("Heroku API key", r"HRKU-[A-Za-z0-9_-]{40,}"),
-    ("HubSpot private app token", rf"pat-(?:na|eu)[0-9]-{_UUID_BODY}"),
-    ("LaunchDarkly SDK key", rf"sdk-{_UUID_BODY}"),
-    ("Tailscale key", r"tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]+-[A-Za-z0-9]{20,}"),
-    ("Google OAuth access token", r"ya29\.[A-Za-z0-9_-]{30,}"),
-    ("Google OAuth refresh token", r"1//0[A-Za-z0-9_-]{40,}"),
-    ("Facebook access token", r"EAA[A-Za-z0-9]{30,}"),
-    ("CircleCI token", r"CCI(?:PAT|PRJ)_[A-Za-z0-9]{22}_[a-f0-9]{40}"),
-    ("Firebase Cloud Messaging server key", r"AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,}"),
-    ("Twitter bearer token", r"A{21}[A-Za-z0-9%]{30,}"),
-    # Asana: 2/<user id>/<token id>:<32 hex> (or 1/<id>:<hex>, 0/<hex>), not inside a path
-    (
-        "Asana personal access token",
-        r"(?<![/.])(?:[0-9]/[0-9]{10,20}(?:/[0-9]{10,20})?[/:]|0/)[0-9a-f]{32}",
-    ),
-    # Discord: the first part is the bot's numeric id in base64 (checked in _prefixed_token)
-    ("Discord bot token", r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}"),
-)
-_PREFIXED_KINDS = {f"t{n}": kind for n, (kind, _) in enumerate(_PREFIXED_TOKENS)}
-_PREFIXED_TOKEN = re.compile(
-    rf"{_BOUNDARY_BEFORE}(?:"
-    + "|".join(f"(?P<t{n}>{pattern})" for n, (_, pattern) in enumerate(_PREFIXED_TOKENS))
-    + rf"){_BOUNDARY_AFTER}"
-)
-# Telegram bot tokens follow "bot" in API URLs (https://api.telegram.org/bot123:AA.../getMe).
-_TELEGRAM_BOT_TOKEN = re.compile(r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])")
-
-
-def _prefixed_kind(match: re.Match[str]) -> str:
-    return _PREFIXED_KINDS[match.lastgroup or ""]
-
-
-def _prefixed_token(match: re.Match[str]) -> _Span | None:
-    kind = _PREFIXED_KINDS[match.lastgroup or ""]
-    if kind == "Discord bot token":
-        first = match.group().split(".", 1)[0]
-        decoded = _b64decode(first)
-        if decoded is None or not decoded.isdigit():
-            return None
-    if kind == "Twitter bearer token":  # its run of "A"s is no placeholder; the rest may be
-        return None if _is_placeholder(match.group().lstrip("A")) else match.span()
-    if kind == "Facebook access token" and not _has_mixed_classes(match.group()[3:]):
+def _aws_key_pair(match: re.Match[str]) -> _Span | None:
+    secret = match.group("secret")
+    if _HEX.match(secret) or not _has_mixed_classes(secret) or _is_placeholder(secret):
         return None
-    return _whole_match(match)
+    return match.span("secret")
 
 
 def _b64decode(value: str) -> str | None:
@@ -458,37 +453,162 @@ def _b64decode(value: str) -> str | None:
         return None
 
 
+def _discord_bot_token(match: re.Match[str]) -> _Span | None:
+    """Its first part is the bot's numeric id in base64."""
+    decoded = _b64decode(match.group().split(".", 1)[0])
+    return _whole_match(match) if decoded is not None and decoded.isdigit() else None
+
+
+def _twitter_bearer_token(match: re.Match[str]) -> _Span | None:
+    """Its run of "A"s is no placeholder; the rest may be."""
+    return None if _is_placeholder(match.group().lstrip("A")) else match.span()
+
+
+def _facebook_access_token(match: re.Match[str]) -> _Span | None:
+    return _whole_match(match) if _has_mixed_classes(match.group()[3:]) else None
+
+
+_UUID_BODY = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+# Provider tokens recognised by a documented prefix or shape (most after the formats gitleaks
+# and detect-secrets know), each with what a text must hold (in lower case) for it to run.
+# Each is found as a whole token: not inside a longer run of token characters.
+_PREFIXED_TOKENS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("SendGrid API key", r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}", ("sg.",)),
+    ("npm token", r"npm_[A-Za-z0-9]{36}", ("npm_",)),
+    ("PyPI token", r"pypi-AgE[A-Za-z0-9_-]{50,}", ("pypi-age",)),
+    (
+        "Hugging Face token",
+        r"hf_(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z])[A-Za-z0-9]{30,40}",
+        ("hf_",),
+    ),
+    ("DigitalOcean token", r"do[opr]_v1_[a-f0-9]{64}", ("_v1_",)),
+    ("Shopify access token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", ("shp",)),
+    ("Mailgun API key", r"key-(?=[0-9a-z]*[0-9])(?=[0-9a-z]*[a-z])[0-9a-z]{32}", ("key-",)),
+    ("Mailchimp API key", r"[0-9a-f]{32}-us[0-9]{1,2}", ("-us",)),
+    (
+        "Square access token",
+        r"sq0atp-[A-Za-z0-9_-]{22}|sq0csp-[A-Za-z0-9_-]{43}|EAAA[A-Za-z0-9_-]{60}",
+        ("sq0", "eaaa"),
+    ),
+    ("Google OAuth client secret", r"GOCSPX-[A-Za-z0-9_-]{28}", ("gocspx-",)),
+    ("Azure AD client secret", r"[A-Za-z0-9_~.-]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}", ("q~",)),
+    ("Stripe webhook secret", r"whsec_[A-Za-z0-9+/]{32,}={0,2}", ("whsec_",)),
+    ("Vault token", r"hv[sb]\.[A-Za-z0-9_-]{24,}", ("hvs.", "hvb.")),
+    ("age secret key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", ("age-",)),
+    ("Docker Hub token", r"dckr_pat_[A-Za-z0-9_-]{27,}", ("dckr_",)),
+    ("Databricks token", r"dapi[a-f0-9]{32}(?:-[0-9])?", ("dapi",)),
+    ("Sentry auth token", r"sntrys_eyJ[A-Za-z0-9+/=_-]{60,}|sntryu_[a-f0-9]{64}", ("sntry",)),
+    ("Grafana token", r"glsa_[A-Za-z0-9]{32}_[a-f0-9]{8}|glc_eyJ[A-Za-z0-9+/=_-]{32,}", ("gl",)),
+    ("Postman API key", r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}", ("pmak-",)),
+    ("Linear API key", r"lin_api_[A-Za-z0-9]{40}", ("lin_api_",)),
+    ("Notion token", r"secret_[A-Za-z0-9]{43}|ntn_[0-9]{11}[A-Za-z0-9]{35}", ("secret_", "ntn_")),
+    ("New Relic API key", r"NRAK-[A-Z0-9]{27}", ("nrak-",)),
+    ("Doppler token", r"dp\.(?:st|sa|ct|pt|scim|audit)\.[A-Za-z0-9_.-]{40,64}", ("dp.",)),
+    ("Terraform Cloud token", r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}", (".atlasv1.",)),
+    ("Pulumi access token", r"pul-[a-f0-9]{40}", ("pul-",)),
+    ("Supabase access token", r"sbp_[a-f0-9]{40}", ("sbp_",)),
+    ("Netlify token", r"nfp_[A-Za-z0-9]{36}", ("nfp_",)),
+    ("Atlassian API token", r"ATATT3[A-Za-z0-9_=-]{150,}", ("atatt3",)),
+    ("Bitbucket app password", r"ATBB[A-Za-z0-9_=.-]{28,}", ("atbb",)),
+    ("Groq API key", r"gsk_[A-Za-z0-9]{52}", ("gsk_",)),
+    ("Replicate API token", r"r8_[A-Za-z0-9]{37}", ("r8_",)),
+    ("Perplexity API key", r"pplx-[A-Za-z0-9]{48}", ("pplx-",)),
+    ("xAI API key", r"xai-[A-Za-z0-9]{80}", ("xai-",)),
+    ("1Password service account token", r"ops_eyJ[A-Za-z0-9+/=_-]{100,}", ("ops_eyj",)),
+    ("Fly.io token", r"fo1_[A-Za-z0-9_-]{43}", ("fo1_",)),
+    ("PlanetScale token", r"pscale_(?:pw|tkn|oauth)_[A-Za-z0-9_.-]{32,64}", ("pscale_",)),
+    ("Airtable personal access token", r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}", ("pat",)),
+    ("Mapbox secret token", r"sk\.eyJ[A-Za-z0-9_-]{50,}\.[A-Za-z0-9_-]{20,}", ("sk.eyj",)),
+    ("Dynatrace token", r"dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}", ("dt0c01.",)),
+    ("Contentful token", r"CFPAT-[A-Za-z0-9_-]{43}", ("cfpat-",)),
+    ("Figma token", r"figd_[A-Za-z0-9_-]{40,}", ("figd_",)),
+    ("Heroku API key", r"HRKU-[A-Za-z0-9_-]{40,}", ("hrku-",)),
+    ("HubSpot private app token", rf"pat-(?:na|eu)[0-9]-{_UUID_BODY}", ("pat-",)),
+    ("LaunchDarkly SDK key", rf"sdk-{_UUID_BODY}", ("sdk-",)),
+    (
+        "Tailscale key",
+        r"tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]+-[A-Za-z0-9]{20,}",
+        ("tskey-",),
+    ),
+    ("Google OAuth access token", r"ya29\.[A-Za-z0-9_-]{30,}", ("ya29.",)),
+    ("Google OAuth refresh token", r"1//0[A-Za-z0-9_-]{40,}", ("1//0",)),
+    ("Facebook access token", r"EAA[A-Za-z0-9]{30,}", ("eaa",)),
+    ("CircleCI token", r"CCI(?:PAT|PRJ)_[A-Za-z0-9]{22}_[a-f0-9]{40}", ("cci",)),
+    (
+        "Firebase Cloud Messaging server key",
+        r"AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,}",
+        ("apa91b",),
+    ),
+    ("Twitter bearer token", r"A{21}[A-Za-z0-9%]{30,}", ("a" * 21,)),
+    # Asana: 2/<user id>/<token id>:<32 hex> (or 1/<id>:<hex>, 0/<hex>), not inside a path
+    (
+        "Asana personal access token",
+        r"(?<![/.])(?:[0-9]/[0-9]{10,20}(?:/[0-9]{10,20})?[/:]|0/)[0-9a-f]{32}",
+        ("/",),
+    ),
+    # Discord: the first part is the bot's numeric id in base64 (checked by _discord_bot_token)
+    (
+        "Discord bot token",
+        r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}",
+        (".",),
+    ),
+)
+_PREFIXED_CHECKS: dict[str, Callable[[re.Match[str]], _Span | None]] = {
+    "Discord bot token": _discord_bot_token,
+    "Twitter bearer token": _twitter_bearer_token,
+    "Facebook access token": _facebook_access_token,
+}
+_PREFIXED_RULES = tuple(
+    _rule(
+        kind,
+        re.compile(f"{_BOUNDARY_BEFORE}(?:{pattern}){_BOUNDARY_AFTER}"),
+        _PREFIXED_CHECKS.get(kind),
+        needs=needs,
+    )
+    for kind, pattern, needs in _PREFIXED_TOKENS
+)
+
+
 # --- basic auth -----------------------------------------------------------------------------------
+
+
+def _command(tools: str) -> str:
+    """A command of `tools` (a regex alternation) and the rest of its command line up to a flag:
+    a gap without a line break, a pipe, a ";" or another of the tools, so that a line holding
+    a tool many times is scanned once."""
+    tool = rf"(?<![\w-])(?:{tools})(?![\w-])"
+    return rf"{tool}(?:(?!{tool})[^\n|;])*?"
+
 
 # curl -u user:password, curl --user user:password, http -a user:password (httpie): on the line
 # of an HTTP client, so that `docker run -u 1000:1000` (a user and a group) is not one.
 _CLIENT_BASIC_AUTH = re.compile(
-    r"(?<![\w-])(?:curl|http|https|xh|httpie|grpcurl|wget)(?![\w-])[^\n]*?"
-    r"[ \t](?:-u|--user|-a|--auth|--proxy-user|-U)(?:[ \t]+|=)"
-    r"(?P<quote>[\"'`]?)[^\s:\"'`@/]+:(?P<secret>[^\s\"'`]+)(?P=quote)"
+    _command("curl|https?|xh|httpie|grpcurl|wget")
+    + r"[ \t](?:-u|--user|-a|--auth|--proxy-user|-U)(?:[ \t]++|=)"
+    r"(?P<quote>[\"'`]?)[^\s:\"'`@/]++:(?P<secret>[^\s\"'`]++)(?P=quote)"
 )
 _BASIC_AUTHORIZATION = re.compile(
-    r"\bbasic[ \t]+(?P<secret>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])", re.IGNORECASE
+    r"\bbasic[ \t]++(?P<secret>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])", re.IGNORECASE
 )
 # "auth": "<base64 of user:password>" in ~/.docker/config.json, _auth=<base64> in .npmrc.
 _ENCODED_AUTH_ENTRY = re.compile(
-    r"(?:[\"']auth[\"'][ \t]*:[ \t]*[\"']|(?<![\w-])_auth[ \t]*=[ \t]*[\"']?)"
+    r"(?:[\"']auth[\"'][ \t]*+:[ \t]*+[\"']|(?<![\w-])_auth[ \t]*+=[ \t]*+[\"']?)"
     r"(?P<secret>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])"
 )
 # Python: requests.get(url, auth=("admin", "S3cret")), HTTPBasicAuth("admin", "S3cret").
 _PYTHON_BASIC_AUTH = re.compile(
-    r"(?:\bauth[ \t]*=[ \t]*\(|BasicAuth\()[ \t]*(?P<q1>[\"'])[^\"'\n]+(?P=q1)[ \t]*,[ \t]*"
-    r"(?P<q2>[\"'])(?P<secret>[^\"'\n]+)(?P=q2)"
+    r"(?:\bauth[ \t]*+=[ \t]*+\(|BasicAuth\()[ \t]*+(?P<q1>[\"'])[^\"'\n]++(?P=q1)[ \t]*+,"
+    r"[ \t]*+(?P<q2>[\"'])(?P<secret>[^\"'\n]++)(?P=q2)"
 )
 
 
 def _client_basic_auth(match: re.Match[str]) -> _Span | None:
-    password, start = _trim_bare_value(match.group("secret").rstrip(",;")), match.start("secret")
+    password = _trim_bare_value(match.group("secret").rstrip(",;"))
     if password.isdigit() and len(password) < 6:  # a port or a group id
         return None
     if not password or _is_placeholder(password):
         return None
-    return start, start + len(password)
+    return _span(match.start("secret"), password)
 
 
 def _encoded_basic_auth(match: re.Match[str]) -> _Span | None:
@@ -506,8 +626,19 @@ def _encoded_basic_auth(match: re.Match[str]) -> _Span | None:
 
 # scheme://user:password@host: the password ends at the last "@" before the host.
 _URL_WITH_PASSWORD = re.compile(
-    r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://"
-    r"[^\s:/?#@\"'`]*:(?P<secret>[^\s/?#\"'`]*)@[A-Za-z0-9.\[\]_%-]+"
+    r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*+://"
+    r"[^\s:/?#@\"'`]*+:(?P<secret>[^\s/?#\"'`]*)@[A-Za-z0-9.\[\]_%-]+"
+)
+# user:password@host without a scheme (a proxy setting, an FTP login): the host is a domain
+# name or an IPv4 address, so that `image:tag@sha256:...` and `npm:pkg@1.2.3` are not one.
+_LOGIN_AT_HOST = re.compile(
+    r"(?<![\w.+%/:@-])(?P<user>[A-Za-z][A-Za-z0-9._%+-]{0,63}+):(?P<secret>[^\s:/?#@\"'`]{1,128}+)"
+    r"@(?:(?:[A-Za-z0-9-]{1,63}\.){1,8}[A-Za-z]{2,24}|[0-9]{1,3}(?:\.[0-9]{1,3}){3})"
+    r"(?![A-Za-z0-9-]|\.[A-Za-z0-9])"
+)
+# URI schemes without "//" whose "scheme:name@host" is an address, not a login.
+_ADDRESS_SCHEMES = frozenset(
+    {"mailto", "sip", "sips", "tel", "xmpp", "im", "pres", "acct", "urn", "news", "git", "ssh"}
 )
 
 
@@ -521,13 +652,19 @@ def _url_password(match: re.Match[str]) -> _Span | None:
     return match.span("secret")
 
 
+def _login_at_host(match: re.Match[str]) -> _Span | None:
+    if match.group("user").lower() in _ADDRESS_SCHEMES:
+        return None
+    return match.span("secret") if _is_password_like(match.group("secret"), quoted=False) else None
+
+
 # Key=value; connection strings (ADO.NET, ODBC, JDBC for SQL Server, Azure): the credential is
 # a pair next to a ";", as in "Server=db;User ID=app;Password=S3cret!;" or
 # "DefaultEndpointsProtocol=https;AccountName=x;AccountKey=...;".
 _KEY_VALUE_CREDENTIAL = re.compile(
     r"(?:(?<=;)|(?<=;[ \t])|(?<![\w.-]))"
-    r"(?P<key>password|pwd|accountkey|sharedaccesskey|sharedaccesssignature)[ \t]*=[ \t]*"
-    r"(?P<secret>\"[^\"\n]*\"|'[^'\n]*'|\{[^{}\n]*\}|[^;\s\"'`]+)"
+    r"(?P<key>password|pwd|accountkey|sharedaccesskey|sharedaccesssignature)[ \t]*+=[ \t]*+"
+    r"(?P<secret>\"[^\"\n]*+\"|'[^'\n]*+'|\{[^{}\n]*+\}|[^;\s\"'`]++)"
     r"(?P<after>;?)",
     re.IGNORECASE,
 )
@@ -540,127 +677,179 @@ _CONNECTION_KINDS = {
 }
 
 
-def _connection_kind(match: re.Match[str]) -> str:
-    return _CONNECTION_KINDS[match.group("key").lower()]
-
-
-def _key_value_credential(match: re.Match[str]) -> _Span | None:
+def _key_value_credential(match: re.Match[str]) -> _Found | None:
     """A credential pair of a `;`-separated connection string, unless it is a placeholder."""
     before = match.string[max(0, match.start() - 2) : match.start()]
     if ";" not in before and not match.group("after"):
         return None  # not in a ";" list: an ordinary assignment, found by the rules below
-    value, start = match.group("secret"), match.start("secret")
-    if value[:1] in "\"'{" and value[-1:] in "\"'}" and len(value) >= 2:
-        value, start = value[1:-1], start + 1
+    raw = match.group("secret")
+    if raw[:1] == "{" and raw[-1:] == "}":
+        value, offset = raw[1:-1], 1
+    else:
+        value, offset, _ = _unquote(raw)
     if len(value) < 3 or _is_placeholder(value):
         return None
-    return start, start + len(value)
+    return _span(match.start("secret") + offset, value), _CONNECTION_KINDS[
+        match.group("key").lower()
+    ]
 
 
-# Azure shared access signatures in URLs: ?sv=2022-11-02&...&sig=<base64, URL-encoded>.
-_AZURE_SAS = re.compile(
-    r"[?&]sv=[0-9-]+&[^\s\"'`]*?(?<=[?&])sig=(?P<secret>[A-Za-z0-9%+/=]{30,})", re.IGNORECASE
-)
+# Azure shared access signatures in URLs: ?sv=2022-11-02&...&sig=<base64, URL-encoded>; the
+# signature is found first, then the query string it ends is checked for a version (sv=).
+_AZURE_SAS = re.compile(r"(?<=[?&])sig=(?P<secret>[A-Za-z0-9%+/=]{30,})", re.IGNORECASE)
+_SAS_VERSION = re.compile(r"[?&]sv=[0-9-]+&", re.IGNORECASE)
+
+
+def _azure_sas(match: re.Match[str]) -> _Span | None:
+    text = match.string
+    query = text.rfind("?", 0, match.start())
+    before = text[query : match.start()] if query >= 0 else ""
+    if not _SAS_VERSION.search(before):
+        return None
+    return _secret_group(match)
+
 
 # --- other credential files and command lines --------------------------------------------------
 
 # .netrc: "machine host login user password secret" (on one line or several); also "default".
-# The host has a dot (or a login follows it), so that "machine learning password ..." is prose.
+# The host has a dot or a colon (or a login follows it), so that "machine learning password
+# ..." is prose.
 _NETRC = re.compile(
-    r"(?<![\w-])(?:machine[ \t]+(?:[^\s]*[.:][^\s]*|[^\s]+(?=\s+login\s))|default(?=\s+login\s))"
-    r"(?:\s+(?:login|account)\s+[^\s]+)*"
-    r"\s+password\s+(?P<secret>[^\s]+)"
+    r"(?<![\w-])(?:machine[ \t]++(?:(?=\S*[.:])\S++|\S++(?=\s++login\s))|default(?=\s++login\s))"
+    r"(?:\s++(?:login|account)\s++\S++)*+"
+    r"\s++password\s++(?P<secret>\S++)"
 )
 # .pgpass: hostname:port:database:username:password, as a whole word (the host has a letter
 # or a dot: "10:00:00:UTC:daily" is not one; matched without backtracking into the host).
 _PGPASS = re.compile(
-    r"(?<![^\s\"'`(])(?:(?=[A-Za-z0-9]*[A-Za-z.])[\w.-]++|\*):(?:[0-9]{2,5}|\*):[\w*$.-]+:[\w*$.@-]+:"
-    r"(?P<secret>(?:\\[:\\]|[^\s:\\\"'`])+)(?=[\s\"'`)]|$)"
+    r"(?<![^\s\"'`(])(?:(?=[A-Za-z0-9]*+[A-Za-z.])[\w.-]++|\*):(?:[0-9]{2,5}|\*):[\w*$.-]++:"
+    r"[\w*$.@-]++:(?P<secret>(?:\\[:\\]|[^\s:\\\"'`])++)(?=[\s\"'`)]|$)"
 )
 
 
 def _pgpass_password(match: re.Match[str]) -> _Span | None:
     value = _trim_bare_value(match.group("secret"))
-    start = match.start("secret")
     if len(value) < 3 or _is_placeholder(value) or (value.isdigit() and len(value) < 6):
         return None
-    return start, start + len(value)
+    return _span(match.start("secret"), value)
 
 
 def _netrc_password(match: re.Match[str]) -> _Span | None:
-    value, start = _trim_bare_value(match.group("secret")), match.start("secret")
+    value = _trim_bare_value(match.group("secret"))
     if _is_placeholder(value) or _PATH_OR_URL.search(value) or len(value) < 3:
         return None
-    return start, start + len(value)
+    return _span(match.start("secret"), value)
 
 
-_COMMAND_VALUE = r"(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'|;&<>-][^\s\"'|;&<>]*)"
+_COMMAND_VALUE = r"(?P<secret>\"[^\"\n]++\"|'[^'\n]++'|[^\s\"'|;&<>-][^\s\"'|;&<>]*+)"
 # mysql's -p takes the password attached (-pS3cret); "-p S3cret" prompts, S3cret is a database.
 _MYSQL_PASSWORD = re.compile(
-    r"(?<![\w-])(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlsh|mariadb"
-    r"|mariadb-dump|mariadb-admin|7z|7za|unrar)(?![\w-])[^\n|;]*?[ \t]-p"
-    r"(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'|;&<>]{3,})"
+    _command(
+        "mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlsh|mariadb|mariadb-dump"
+        "|mariadb-admin|7z|7za|unrar"
+    )
+    + r"[ \t]-p(?P<secret>\"[^\"\n]++\"|'[^'\n]++'|[^\s\"'|;&<>]{3,})"
 )
 # Tools whose short flag takes a password as the next argument.
 _PASSWORD_FLAG = re.compile(
-    r"(?<![\w-])(?:sshpass[ \t]+-p|mongo(?:sh|dump|restore|import|export)?(?![\w-])[^\n|;]*?[ \t]-p"
-    r"|(?:docker|podman|nerdctl|helm[ \t]+registry|oras|skopeo|buildah)[ \t]+login(?![\w-])"
-    r"[^\n|;]*?[ \t]-p"
-    r"|(?:sqlcmd|bcp|zip)(?![\w-])[^\n|;]*?[ \t]-P"
-    r"|redis-cli(?![\w-])[^\n|;]*?[ \t]-a"
-    r"|ldap(?:search|add|modify|delete|whoami|passwd)(?![\w-])[^\n|;]*?[ \t]-w"
-    r"|(?:cqlsh|cypher-shell)(?![\w-])[^\n|;]*?[ \t]-p"
-    r"|keytool(?![\w-])[^\n|;]*?[ \t]-(?:store|key|srcstore|deststore|new)pass"
-    r")[ \t]+" + _COMMAND_VALUE
+    r"(?:(?<![\w-])sshpass[ \t]++-p"
+    r"|" + _command("mongo(?:sh|dump|restore|import|export)?|cqlsh|cypher-shell") + r"[ \t]-p"
+    r"|"
+    + _command(r"(?:docker|podman|nerdctl|helm[ \t]++registry|oras|skopeo|buildah|az)[ \t]++login")
+    + r"[ \t]-p"
+    r"|" + _command("sqlcmd|bcp|zip|mosquitto_(?:pub|sub|rr)") + r"[ \t]-P"
+    r"|" + _command("redis-cli") + r"[ \t]-a"
+    r"|" + _command("ldap(?:search|add|modify|delete|whoami|passwd)") + r"[ \t]-w"
+    r"|" + _command("keytool") + r"[ \t]-(?:store|key|srcstore|deststore|new)pass"
+    r")[ \t]++" + _COMMAND_VALUE
 )
 # --password Secret, --db-password "Secret", --api-token Secret (the "=" form is an assignment).
 _LONG_PASSWORD_FLAG = re.compile(
-    r"(?<![\w-])--(?P<flag>(?:[a-z0-9]+-)*(?:password|passwd|pass|passphrase|secret|token"
-    r"|api-key|apikey|access-key|secret-key|private-key|client-secret))[ \t]+" + _COMMAND_VALUE
+    r"(?<![\w-])--(?P<flag>(?:[a-z0-9]+-){0,6}(?:password|passwd|pass|passphrase|secret|token"
+    r"|api-key|apikey|access-key|secret-key|private-key|client-secret))[ \t]++" + _COMMAND_VALUE
 )
 # openssl -passin pass:Secret, smbclient -U user%Secret.
 _INLINE_PASSWORD_ARGUMENT = re.compile(
-    r"(?<![\w-])-pass(?:in|out|word)?[ \t]+pass:(?P<secret>[^\s\"']+)"
-    r"|(?<![\w-])smbclient(?![\w-])[^\n|;]*?[ \t]-U[ \t]+[\"']?[\w.\\-]+%(?P<secret2>[^\s\"']+)"
+    r"(?<![\w-])-pass(?:in|out|word)?[ \t]++pass:(?P<secret>[^\s\"']++)"
+    r"|" + _command("smbclient") + r"[ \t]-U[ \t]++[\"']?[\w.\\-]++%(?P<secret2>[^\s\"']++)"
+)
+# htpasswd -b[c] file user password, htpasswd -nb user password (and mosquitto_passwd -b).
+_BATCH_PASSWORD_FILE = re.compile(
+    r"(?<![\w-])(?:htpasswd|mosquitto_passwd)(?P<flags>(?:[ \t]++-[A-Za-z]++){1,4})"
+    r"[ \t]++(?P<first>\"[^\"\n]++\"|[^\s\"']++)[ \t]++(?P<second>\"[^\"\n]++\"|[^\s\"']++)"
+    r"(?:[ \t]++(?P<third>\"[^\"\n]++\"|'[^'\n]++'|[^\s\"'|;&<>]++))?"
+)
+# Windows: net user <name> <password> [/add]; "*" prompts for it.
+_NET_USER = re.compile(
+    r"(?<![\w-])net[ \t]++user[ \t]++(?:\"[^\"\n]++\"|[^\s\"/]++)[ \t]++"
+    r"(?P<secret>\"[^\"\n]++\"|[^\s\"/*][^\s]*+)",
+    re.IGNORECASE,
+)
+# A password echoed into a command that reads it from standard input: sudo -S, passwd --stdin,
+# chpasswd (user:password), docker login --password-stdin.
+_ECHOED_PASSWORD = re.compile(
+    r"(?<![\w-])(?:echo|printf)(?:[ \t]++-[ne]++)?[ \t]++"
+    r"(?P<secret>\"[^\"\n]++\"|'[^'\n]++'|[^\s\"'|;&<>]++)[ \t]*+\|[ \t]*+"
+    r"(?P<reader>sudo(?:[ \t]++[^\s|;]++){0,4}?[ \t]++-[A-Za-z]*S"
+    r"|passwd(?:[ \t]++\S++)?[ \t]++--stdin|chpasswd"
+    r"|(?:docker|podman|nerdctl|helm[ \t]++registry|oras)[ \t]++login"
+    r"(?:[ \t]++[^\s|;]++){0,8}?[ \t]++--password-stdin)(?![\w-])"
 )
 
 
 def _command_password(match: re.Match[str]) -> _Span | None:
     """A password given on a command line, unless it is a placeholder, a variable or a port."""
-    value, start = match.group("secret"), match.start("secret")
-    quoted = value[:1] in "\"'"
-    if quoted:
-        value, start = value[1:-1], start + 1
+    value, offset, quoted = _unquote(match.group("secret"))
     if not _is_secret_like(value, quoted=quoted):
         return None
     # `--secret` of docker, podman and buildah names a secret (--secret db_pass_v2); only a
     # random-looking value is one
-    if (
-        "flag" in match.re.groupindex
-        and match.group("flag") == "secret"
-        and not _is_token_like(value)
-    ):
+    if match.groupdict().get("flag") == "secret" and not _is_token_like(value):
         return None
-    return start, start + len(value)
+    return _span(match.start("secret") + offset, value)
 
 
 def _inline_password_argument(match: re.Match[str]) -> _Span | None:
-    group = "secret" if match.group("secret") is not None else "secret2"
-    value = match.group(group)
-    if not _is_secret_like(value, quoted=False):
+    value, start = _chosen(match, "secret", "secret2")
+    return _span(start, value) if _is_secret_like(value, quoted=False) else None
+
+
+def _batch_password_file(match: re.Match[str]) -> _Span | None:
+    """The password of `htpasswd -b`: the third argument, or the second with -n (no file)."""
+    flags = match.group("flags")
+    if "b" not in flags:
         return None
-    return match.span(group)
+    group = "second" if "n" in flags else "third"
+    raw = match.group(group)
+    if raw is None:
+        return None
+    value, offset, quoted = _unquote(raw)
+    if not _is_secret_like(value, quoted=quoted):
+        return None
+    return _span(match.start(group) + offset, value)
+
+
+def _echoed_password(match: re.Match[str]) -> _Span | None:
+    value, offset, quoted = _unquote(match.group("secret"))
+    start = match.start("secret") + offset
+    if match.group("reader") == "chpasswd":  # user:password
+        if ":" not in value:
+            return None
+        user, value = value.split(":", 1)
+        start += len(user) + 1
+    return _span(start, value) if _is_secret_like(value, quoted=quoted) else None
 
 
 # --- assignments: password=..., api_key: "...", DB_PASSWORD: ... --------------------------------
 
 # The key may end a longer name (DB_PASSWORD, PGPASSWORD, access_token, SMTP_PASS, DB_PW) but not
 # continue (password_hash, tokens, secretName); a quote and a bracket may close it
-# (conf["password"] = ...). "pass" alone is a key only at the end of a longer name or in
-# capitals (PASS=...): "first pass: done" is prose. LDAP's bindpw and rootpw, sssd's
-# ldap_default_authtok and Wi-Fi's psk are passwords too.
+# (conf["password"] = ...). "pass" and "pw" are keys as words of their own or at the end of a
+# longer name ("first pass: done" is prose: a key this short needs a value that looks like a
+# password, see _is_short_key). LDAP's bindpw and rootpw, sssd's ldap_default_authtok and
+# Wi-Fi's psk are passwords too.
 _LOGIN_KEY_NAMES = (
-    r"passw(?:or)?d|pwd|passphrase|passcode|(?<=[_.-])pass|(?<![A-Za-z0-9])(?-i:PASS)"
+    r"passw(?:or)?d|pwd|passphrase|passcode|(?<![A-Za-z0-9])pass"
     r"|(?<![A-Za-z0-9])(?:bind|root)?pw|(?<=[_.-])pw|authtok|(?<![A-Za-z0-9_])(?:wpa[_-]?)?psk"
 )
 _CREDENTIAL_KEY_NAMES = (
@@ -671,12 +860,12 @@ _CREDENTIAL_KEY_NAMES = (
 # The separator is "=", ":", ":=", "=>" or a Python annotation ("password: str = ..."), never
 # "==" or "::". A bare value in brackets may hold spaces (password=<your password>).
 _ASSIGNMENT = r"""
-    (?P<key>{keys})(?![A-Za-z0-9_])["']?\]?[ \t]*
-    (?: (?P<annotation>:[ \t]*[A-Za-z_][\w.\[\], |]{0,60}?[ \t]+=(?!=))
+    (?P<key>{keys})(?![A-Za-z0-9_])["']?\]?[ \t]*+
+    (?: (?P<annotation>:[ \t]*+[A-Za-z_][\w.\[\], |]{0,60}?[ \t]+=(?!=))
       | (?P<separator>=> | := | =(?!=) | :(?!:)) )
-    [ \t]*
-    (?: (?P<quote>["'`])(?P<quoted>[^\s"'`](?:[^\n]*?[^\s])?)(?P=quote)
-      | (?P<bare> <[^<>\n]{1,80}> | \[[^\[\]\n]{1,80}\] | [^\s"'`,;]+ ) )
+    [ \t]*+
+    (?: (?P<quote>["'`])(?P<quoted>[^\s"'`](?:(?:(?!(?P=quote))[^\n])*?[^\s])?)(?P=quote)
+      | (?P<bare> <[^<>\n]{1,80}> | \[[^\[\]\n]{1,80}\] | [^\s"'`,;]++ ) )
 """
 _PASSWORD_ASSIGNMENT = re.compile(
     _ASSIGNMENT.replace("{keys}", _LOGIN_KEY_NAMES), re.IGNORECASE | re.VERBOSE
@@ -684,37 +873,48 @@ _PASSWORD_ASSIGNMENT = re.compile(
 _SECRET_ASSIGNMENT = re.compile(
     _ASSIGNMENT.replace("{keys}", _CREDENTIAL_KEY_NAMES), re.IGNORECASE | re.VERBOSE
 )
+# Keys short enough to be variable names in code (pw, psk, pass) when they are the whole name:
+# their unquoted value must look like a password ("ph, pw = ph_up, pw_up" are pixel widths).
+_SHORT_KEYS = frozenset({"pw", "psk", "pass", "wpa_psk", "wpa-psk", "wpapsk"})
 # XML elements, as in Maven's settings.xml: <password>...</password>, <apiKey>...</apiKey>.
 _ELEMENT = (
-    r"<(?P<tag>[\w.:-]{0,40}?(?:{keys}))>[ \t]*(?P<secret>[^<\s][^<\n]{0,200}?)[ \t]*</(?P=tag)>"
+    r"<(?P<tag>[\w.:-]{0,40}?(?:{keys}))>[ \t]*+(?P<secret>[^<\s][^<\n]{0,200}?)[ \t]*</(?P=tag)>"
 )
 _PASSWORD_ELEMENT = re.compile(_ELEMENT.replace("{keys}", _LOGIN_KEY_NAMES), re.IGNORECASE)
 _SECRET_ELEMENT = re.compile(_ELEMENT.replace("{keys}", _CREDENTIAL_KEY_NAMES), re.IGNORECASE)
 # Dockerfile: ENV DB_PASSWORD S3cret (the legacy form without "=").
 _DOCKERFILE_ENV = re.compile(
-    r"(?<![\w-])(?:ENV|ARG)[ \t]+(?P<name>[A-Za-z_][A-Za-z0-9_]*)[ \t]+"
-    r"(?P<secret>[^\s=\"'][^\s]*|\"[^\"\n]+\"|'[^'\n]+')(?P<end>[ \t]*$)?",
+    r"(?<![\w-])(?:ENV|ARG)[ \t]++(?P<name>[A-Za-z_][A-Za-z0-9_]*+)[ \t]++"
+    r"(?P<secret>[^\s=\"'][^\s]*+|\"[^\"\n]++\"|'[^'\n]++')(?P<end>[ \t]*+$)?",
     re.MULTILINE,
 )
+_DOCKERFILE_INSTRUCTION = re.compile(r"(?<![\w-])(?:ENV|ARG)[ \t]")
 # Space-separated configuration directives: redis.conf's requirepass and masterauth.
 _PASSWORD_DIRECTIVE = re.compile(
-    r"(?<![\w-])(?:requirepass|masterauth)[ \t]+(?P<secret>[^\s\"'#]+|\"[^\"\n]+\")"
+    r"(?<![\w-])(?:requirepass|masterauth)[ \t]++(?P<secret>[^\s\"'#]++|\"[^\"\n]++\")"
 )
 # nslcd.conf's and slapd.conf's bindpw and rootpw, sssd's ldap_default_authtok, also in a
 # sentence ("with bindpw S3rv1ce!Ld4p"): the value must look like a password.
 _PASSWORD_KEYWORD = re.compile(
-    r"(?<![\w-])(?:bindpw|rootpw|ldap_default_authtok|wpa_passphrase|psk)[ \t]+"
-    r"(?P<secret>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'=:#][^\s]*)"
+    r"(?<![\w-])(?:bindpw|rootpw|ldap_default_authtok|wpa_passphrase|psk)[ \t]++"
+    r"(?P<secret>\"[^\"\n]++\"|'[^'\n]++'|[^\s\"'=:#][^\s]*+)"
+)
+# SQL: CREATE USER ... IDENTIFIED BY 'S3cret!' (MySQL, Oracle), also IDENTIFIED WITH <plugin>
+# BY; not IDENTIFIED BY PASSWORD '<hash>' or BY VALUES '<hash>', which give a hash.
+_SQL_IDENTIFIED_BY = re.compile(
+    r"(?<![\w-])identified(?:[ \t]++with[ \t]++[\w$]++)?[ \t]++by[ \t]++"
+    r"(?!(?:password|values)[ \t])(?P<secret>'[^'\n]++'|\"[^\"\n]++\"|[^\s;'\"]++)",
+    re.IGNORECASE,
 )
 # A credential's name and its value as the arguments of a call: PHP's define('DB_PASSWORD',
 # '...'), config.set('password', '...'), os.environ.setdefault("API_TOKEN", "..."); and a
 # setter given the value: setPassword("..."), user.set_password('...'), withApiKey("...").
 _CALL_ARGUMENTS = r"""
-    (?P<q1>["'])(?=[\w.-]{{1,48}}(?P=q1)[ \t]*,)  # a quoted name and a comma: then the keys
-    (?P<key>[\w.-]{{0,40}}?(?:{keys}))(?P=q1)[ \t]*,[ \t]*
+    (?P<q1>["'])(?=[\w.-]{{1,48}}(?P=q1)[ \t]*+,)  # a quoted name and a comma: then the keys
+    (?P<key>[\w.-]{{0,40}}?(?:{keys}))(?P=q1)[ \t]*+,[ \t]*+
     (?P<q2>["'])(?P<secret>[^"'\n]{{1,200}})(?P=q2)
-  | (?<![A-Za-z0-9])(?:set|with|use|update|change)_?(?P<setter>{keys})[ \t]*\([ \t]*
-    (?P<q3>["'])(?P<secret2>[^"'\n]{{1,200}})(?P=q3)[ \t]*\)
+  | (?<![A-Za-z0-9])(?:set|with|use|update|change)_?(?P<setter>{keys})[ \t]*+\([ \t]*+
+    (?P<q3>["'])(?P<secret2>[^"'\n]{{1,200}})(?P=q3)[ \t]*+\)
 """
 _CALL_CREDENTIAL = re.compile(
     _CALL_ARGUMENTS.format(keys=f"{_LOGIN_KEY_NAMES}|{_CREDENTIAL_KEY_NAMES}"),
@@ -727,28 +927,30 @@ _CREDENTIAL_NAME = re.compile(rf"(?:{_CREDENTIAL_KEY_NAMES})$", re.IGNORECASE)
 # ends, or a comment, a closing bracket or quote, or the next key follows; otherwise it starts
 # prose ("password: see the vault", "the secret= option").
 _END_OF_VALUE = re.compile(
-    r"""[ \t]*(?: $ | [;)}\]|\#"'`] | ,[ \t]*(?: $ | ["']?[\w-]+["']?[ \t]*[:=] ))""",
+    r"""[ \t]*+(?: $ | [;)}\]|\#"'`] | ,[ \t]*+(?: $ | ["']?[\w-]++["']?[ \t]*+[:=] ))""",
     re.MULTILINE | re.VERBOSE,
 )
 # A quoted value that is only part of an expression: "ghp_" + suffix, "{}".format(password).
-_EXPRESSION_CONTINUES = re.compile(r"[ \t]*(?:\+|%|\.[A-Za-z_])")
+_EXPRESSION_CONTINUES = re.compile(r"[ \t]*+(?:\+|%|\.[A-Za-z_])")
 # Code, not a literal: os.environ["X"], get_token(), settings.api_key, db_password, dbPassword.
 _CALL_OR_INDEX = re.compile(r"[(\[]")
-_DOTTED_NAME = re.compile(r"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$")
+_DOTTED_NAME = re.compile(r"^[A-Za-z_$][\w$]*+(?:\.[A-Za-z_$][\w$]*+)+$")
 _CREDENTIAL_IDENTIFIER = re.compile(
     r"^(?=[A-Za-z_]\w*$)(?=.*(?:_|(?-i:[a-z][A-Z])))(?=.*(?:pass|pwd|secret|token|key|cred|auth))",
     re.IGNORECASE,
 )
 # A digit inside a word ("S3cret", "passw0rd") is how passwords are spelled, not identifiers.
 _LEET = re.compile(r"[A-Za-z][0-9]+[a-z]")
+# An identifier of code: snake_case in lower case (user_input, pw_hash) or camelCase with
+# digits at most at its end (userInput, jwtString, dbPass2024).
+_IDENTIFIER = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$|^[a-z]+(?:[A-Z][a-z]+)+[0-9]*$")
 _PATH_OR_URL = re.compile(r"^(?:~|\.{1,2})?/|^[A-Za-z]:\\|://")
 # A file holding the secret, not the secret: client.key, sa.json, ./creds.env.
 _FILE_NAME = re.compile(
     r"^[\w.-]+\.(?:key|pem|crt|cer|der|p12|pfx|jks|keystore|json|ya?ml|toml|env|txt|ini|conf)$",
     re.IGNORECASE,
 )
-_YAML_TAG = re.compile(r"^![A-Za-z]\w*$")  # password: !vault |
-_HTML_ENTITY = re.compile(r"^&#?[A-Za-z0-9]+;?")  # psk: &#x3C;Buffer> in HTML docs
+_YAML_TAG = re.compile(r"^!!?[A-Za-z]\w*$")  # password: !vault |, password: !!str 0123
 # A value that says where the secret is rather than being it: a file given with "@"
 # (password=@pw.txt), a typed reference (env:DB_PASSWORD, file:/run/secrets/db, arn:aws:...),
 # BuildKit's secret spec (--secret id=npmrc,src=$HOME/.npmrc).
@@ -759,7 +961,7 @@ _REFERENCE_VALUE = re.compile(
     re.VERBOSE | re.IGNORECASE,
 )
 # Where a secret is kept, named by words: secret/db:password, kv/data/prod/api (a Vault path).
-_WORDY_PATH = re.compile(r"^[a-z_-]+(?:[/:][a-z_-]+)*/[a-z_-]+(?:[/:][a-z_-]+)*$")
+_WORDY_PATH = re.compile(r"^(?=[^/]*/)[a-z_-]++(?:[/:][a-z_-]++)*+$")
 # What notes say about a credential rather than what it is ("token: revoked").
 _STATUS_WORD = re.compile(
     r"""
@@ -768,18 +970,15 @@ _STATUS_WORD = re.compile(
     """,
     re.VERBOSE | re.IGNORECASE,
 )
-
-
-def _trim_bare_value(value: str) -> str:
-    """Drop sentence punctuation and unbalanced closing brackets after an unquoted value."""
-    openers = {")": "(", "]": "[", "}": "{", ">": "<"}
-    while value:
-        last = value[-1]
-        unbalanced = last in openers and value.count(openers[last]) < value.count(last)
-        if last not in ".:" and not unbalanced:
-            break
-        value = value[:-1]
-    return value
+# "the default password is admin", `POSTGRES_PASSWORD=postgres (the image default)`: a
+# vendor's default, documented for everyone, when the memory says it is one.
+_DOCUMENTED_DEFAULT = re.compile(
+    r"(?:default|factory|initial|example|sample|demo|documented)[ \t]++(?:[\w-]++[ \t]++)?$",
+    re.IGNORECASE,
+)
+_DEFAULT_AFTER = re.compile(
+    r"[ \t]*+[(,;#-][ \t]*+(?:(?:the|a|its|their)[ \t]++)?(?:\w++[ \t]++)?default", re.IGNORECASE
+)
 
 
 def _is_code_reference(value: str) -> bool:
@@ -801,7 +1000,7 @@ def _is_concrete_value(value: str, *, quoted: bool, literal: bool = False) -> bo
         return False
     if _is_placeholder(value) or _PATH_OR_URL.search(value) or _FILE_NAME.match(value):
         return False
-    if _WORDY_PATH.match(value) or _REFERENCE_VALUE.search(value) or _HTML_ENTITY.match(value):
+    if _WORDY_PATH.match(value) or _REFERENCE_VALUE.search(value):
         return False
     if quoted:
         return True
@@ -810,6 +1009,14 @@ def _is_concrete_value(value: str, *, quoted: bool, literal: bool = False) -> bo
     if literal:
         return not _CALL_OR_INDEX.search(value)
     return not _is_code_reference(value)
+
+
+def _is_code_literal(value: str) -> bool:
+    """Whether an unquoted value in code (`token = <value>`, `pw = <value>`) is a literal: it
+    looks like a password or a token; a word or an identifier is a variable."""
+    if _IDENTIFIER.match(value):
+        return False
+    return _is_password_like(value, quoted=False) or _is_token_like(value)
 
 
 def _introduces_prose(match: re.Match[str]) -> bool:
@@ -836,13 +1043,50 @@ def _name_start(match: re.Match[str]) -> tuple[int, str]:
 def _is_environment_style(match: re.Match[str]) -> bool:
     """`DB_PASSWORD=...`, `POSTGRES_PASSWORD: ...`: a name in capitals, directly followed by
     "=" or ":" (a shell variable, .env line, compose file), whose bare value is a literal."""
-    start, text = match.start("key"), match.string
-    while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
-        start -= 1
-    name = text[start : match.end("key")]
+    name = match.string[_name_start(match)[0] : match.end("key")]
     separator = match.group("separator")
     return (
         name.isupper() and separator in ("=", ":") and match.start("separator") == match.end("key")
+    )
+
+
+def _is_code_style(match: re.Match[str]) -> bool:
+    """`token = value`, `token := value`, `token => value`, `f(a, token=value)`: an assignment
+    in code, whose unquoted value is an expression (`await getToken()`) or a variable
+    (`payload`, `userInput`) unless it looks like a password or a token."""
+    separator, text = match.group("separator"), match.string
+    if separator in (":=", "=>"):
+        return True
+    if separator != "=":
+        return False
+    if text[match.start("separator") - 1].isspace():
+        return True
+    start = before = _name_start(match)[0]
+    while before > 0 and text[before - 1] in " \t":
+        before -= 1
+    opener = text[before - 1 : before]
+    return opener == "(" or (opener == "," and before < start)  # a keyword argument
+
+
+def _is_short_key(match: re.Match[str]) -> bool:
+    """The key is a short word of its own (pw, psk, pass), not the end of a longer name."""
+    return match.group("key").lower() in _SHORT_KEYS and _name_start(match)[0] == match.start("key")
+
+
+def _is_psql_variable(match: re.Match[str], group: str) -> bool:
+    """psql's `PASSWORD :'reporting_password'`: a ":" after a space and stuck to a quote or a
+    name interpolates a psql variable; it is not a separator."""
+    if match.group(group) != ":":
+        return False
+    at, text = match.start(group), match.string
+    return text[at - 1 : at].isspace() and not text[at + 1 : at + 2].isspace()
+
+
+def _said_to_be_default(text: str, start: int, end: int) -> bool:
+    """Whether the text calls the value between `start` and `end` a default."""
+    return bool(
+        _DOCUMENTED_DEFAULT.search(text, max(0, start - 40), start)
+        or _DEFAULT_AFTER.match(text, end)
     )
 
 
@@ -852,44 +1096,39 @@ _NEXT_PARAMETER = re.compile(r"&(?:&|[\w.-]+=)")
 
 def _assigned_value(match: re.Match[str]) -> _Span | None:
     """The span of a concrete assigned value, or None for placeholders, code and prose."""
+    text = match.string
+    if _is_psql_variable(match, "separator"):
+        return None
     if match.group("quoted") is not None:
-        if _EXPRESSION_CONTINUES.match(match.string, match.end()):
+        if _EXPRESSION_CONTINUES.match(text, match.end()):
             return None
         if match.group("quote") == "`" and _name_start(match)[1] == "`":
             return None  # `psk=` in a Markdown code span: the backtick ends the span
         value, start = match.group("quoted"), match.start("quoted")
-        return (start, start + len(value)) if _is_concrete_value(value, quoted=True) else None
-    if match.group("annotation"):  # password: str = name: in Python, a bare name is code
+        if not _is_concrete_value(value, quoted=True):
+            return None
+    else:
+        if match.group("annotation"):  # password: str = name: in Python, a bare name is code
+            return None
+        bare, start = match.group("bare"), match.start("bare")
+        following = _NEXT_PARAMETER.search(bare)
+        ends = following is not None or bool(_END_OF_VALUE.match(text, match.end()))
+        if following:
+            bare = bare[: following.start()]
+        elif _introduces_prose(match) and not ends:
+            return None
+        value = _trim_bare_value(bare)
+        literal = _is_environment_style(match)
+        if not _is_concrete_value(value, quoted=False, literal=literal):
+            return None
+        code = not literal and _is_code_style(match)
+        if (code or _is_short_key(match)) and not _is_code_literal(value):
+            return None
+        if code and not ends and not _is_token_like(value):
+            return None  # token = await getToken(), password = hunter2 if ok else x: code
+    if value.isalpha() and _said_to_be_default(text, _name_start(match)[0], match.end()):
         return None
-    bare, start = match.group("bare"), match.start("bare")
-    following = _NEXT_PARAMETER.search(bare)
-    if following:
-        bare = bare[: following.start()]
-    elif _introduces_prose(match) and not _END_OF_VALUE.match(match.string, match.end()):
-        return None
-    value = _trim_bare_value(bare)
-    literal = _is_environment_style(match)
-    if not _is_concrete_value(value, quoted=False, literal=literal):
-        return None
-    if match.group("key") in _SHORT_KEYS and not _is_bare_pw_value(value):
-        return None  # "ph, pw = ph_up, pw_up": pixel widths, not a password
-    return start, start + len(value)
-
-
-# Keys short enough to be variable names in code (pw, psk): their unquoted value must look like a
-# password.
-_SHORT_KEYS = frozenset({"pw", "Pw", "psk", "wpa_psk"})
-_LOWER_IDENTIFIER = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")  # snake_case
-
-
-def _is_bare_pw_value(value: str) -> bool:
-    """The unquoted value of a key spelled `pw`, a common variable name in code: it must look
-    like a password and not like a snake_case identifier."""
-    return (
-        _is_password_like(value, quoted=False)
-        and not _LOWER_IDENTIFIER.match(value)
-        and not _HTML_ENTITY.match(value)
-    )
+    return _span(start, value)
 
 
 def _element_value(match: re.Match[str]) -> _Span | None:
@@ -898,22 +1137,15 @@ def _element_value(match: re.Match[str]) -> _Span | None:
     return match.span("secret") if _is_concrete_value(value, quoted=True) else None
 
 
-def _dockerfile_kind(match: re.Match[str]) -> str:
-    return (
-        "password assignment"
-        if _LOGIN_NAME.search(match.group("name"))
-        else "secret or token assignment"
-    )
+def _assignment_kind(name: str) -> str:
+    return "password assignment" if _LOGIN_NAME.search(name) else "secret or token assignment"
 
 
-def _dockerfile_env(match: re.Match[str]) -> _Span | None:
+def _dockerfile_env(match: re.Match[str]) -> _Found | None:
     name = match.group("name")
     if not (_LOGIN_NAME.search(name) or _CREDENTIAL_NAME.search(name)):
         return None
-    value, start = match.group("secret"), match.start("secret")
-    quoted = value[:1] in "\"'"
-    if quoted:
-        value, start = value[1:-1], start + 1
+    value, offset, quoted = _unquote(match.group("secret"))
     # a Dockerfile line holds a literal; in a sentence, only what looks like a secret counts
     line_start = match.string.rfind("\n", 0, match.start()) + 1
     whole_line = (
@@ -923,58 +1155,72 @@ def _dockerfile_env(match: re.Match[str]) -> _Span | None:
         concrete = _is_concrete_value(value, quoted=quoted, literal=True)
     else:
         concrete = _is_secret_like(value, quoted=quoted)
-    return (start, start + len(value)) if concrete else None
+    if not concrete:
+        return None
+    return _span(match.start("secret") + offset, value), _assignment_kind(name)
 
 
-def _call_kind(match: re.Match[str]) -> str:
-    key = match.group("key") if match.group("key") is not None else match.group("setter")
-    return "password assignment" if _LOGIN_NAME.search(key) else "secret or token assignment"
-
-
-def _call_credential(match: re.Match[str]) -> _Span | None:
+def _call_credential(match: re.Match[str]) -> _Found | None:
     """The value given with a credential's name to a call, if it looks like a password or a
     token (not a label such as t("password", "Enter your password"))."""
-    group = "secret" if match.group("secret") is not None else "secret2"
-    value = match.group(group)
+    value, start = _chosen(match, "secret", "secret2")
     if not _is_secret_like(value, quoted=False) or _is_code_reference(value):
         return None
-    return match.span(group)
+    key, _ = _chosen(match, "key", "setter")
+    return _span(start, value), _assignment_kind(key)
 
 
 def _password_directive(match: re.Match[str]) -> _Span | None:
-    value, start = match.group("secret"), match.start("secret")
-    if value.startswith('"'):
-        value, start = value[1:-1], start + 1
-    return (start, start + len(value)) if _is_concrete_value(value, quoted=True) else None
+    value, offset, _ = _unquote(match.group("secret"))
+    if not _is_concrete_value(value, quoted=True):
+        return None
+    return _span(match.start("secret") + offset, value)
 
 
 # --- prose: "the password is hunter2", "the Heroku API key is <uuid>" ---------------------------
 
 # What a sentence may put between a credential's noun and its verb: "password for the NAS",
-# "API key of the staging account on Datadog".
+# "API key of the staging account on Datadog". Its words are matched possessively: the first
+# may hold a ":" only before more of itself (db:5432, not the verb of "password for db: x").
 _QUALIFIER = r"""
-    (?:[ \t]+\([^()\n]{1,40}\))?
-    (?:[ \t]+(?:for|of|on|to|at|in|from)[ \t]+(?:(?:the|my|our|your|this|that|a|an)[ \t]+)?
-       [\w.@:/"'“”\u2018\u2019-]+(?:[ \t]+[\w.@/"'“”\u2018\u2019-]+){0,5}?)?
+    (?:[ \t]++\([^()\n]{1,40}\))?
+    (?:[ \t]++(?:for|of|on|to|at|in|from|für|pour|para|voor)[ \t]++
+       (?:(?:the|my|our|your|this|that|a|an|den|die|das|der|le|la|les|el|mon|mi|mein|meine)
+          [ \t]++)?
+       (?:[\w.@/"'“”\u2018\u2019-]|:(?=[\w/]))++(?:[ \t]++[\w.@/"'“”\u2018\u2019-]++){0,5}?)?
 """
 _QUOTED_VALUE = r"\"[^\"\n]{1,100}\"|'[^'\n]{1,100}'|`[^`\n]{1,100}`|“[^”\n]{1,100}”"
 # An unquoted word that may be a password: it holds a digit or a symbol (checked further by
 # _is_password_like); a plain word ("stored", "the") fails here, so that the pattern tries the
-# sentence's other readings ("the password for the QA account was changed to ...").
-_WORD_WITH_DIGIT_OR_SYMBOL = r"(?=[^\s\"'`“]*[0-9!@#$%^&*+=?~|\\<>\[\]{}])[^\s\"'`“]+"
+# sentence's other readings ("the password for the QA account was changed to ..."). A password
+# has at most 100 characters: a longer run of them is not scanned again from each start in it.
+_WORD_WITH_DIGIT_OR_SYMBOL = (
+    r"(?=[^\s\"'`“0-9!@#$%^&*+=?~|\\<>\[\]{}]{0,100}+[0-9!@#$%^&*+=?~|\\<>\[\]{}])"
+    r"[^\s\"'`“]{1,101}+"
+)
+# An unquoted password after a user name: as long, at most, as _is_password_like takes.
+_BARE_VALUE = r"[^\s\"'`]{1,101}+"
+# The noun of a password: in English, and the word for it in German, French, Spanish,
+# Portuguese and Dutch (with "is" in those languages); other forms are English only.
+_LOGIN_NOUN = r"""
+    password|passwd|passphrase|pass[ \t]phrase|pass[ \t]?word|pw|pwd
+    |(?:wi-?fi|wlan|wpa[23]?|wireless)[ \t]++(?:key|passphrase|code)
+    |passwort|kennwort|mot[ \t]de[ \t]passe|contrase(?:ñ|n)a|senha|wachtwoord
+"""
 _PROSE_PASSWORD = re.compile(
     rf"""
-    (?<![\w-])(?P<noun>password|passwd|passphrase|pass[ \t]phrase|pass[ \t]?word|pw|pwd
-      |(?:wi-?fi|wlan|wpa[23]?|wireless)[ \t]+(?:key|passphrase|code))
-    (?:[ \t]+(?:file|field|value|itself))?
+    (?<![\w-])(?P<noun>{_LOGIN_NOUN})
+    (?:[ \t]++(?:file|field|value|itself))?
     {_QUALIFIER}
-    [ \t]*
-    (?P<verb> (?:(?:has[ \t]+been|was|is|got)[ \t]+)?(?:set|changed|reset|updated|rotated)[ \t]+to
-      | (?:is|was|are)(?:[ \t]+(?:now|still|currently|just|simply|always))?[ \t]*:?
-      | (?:contains|holds|reads|says|equals)[ \t]*:?
-      | :(?!:) | =(?!=) | -> | →
+    [ \t]*+
+    (?P<verb> (?:(?:has[ \t]++been|was|is|got)[ \t]++)?(?:set|changed|reset|updated|rotated)
+          [ \t]++to(?![\w-])
+      | (?:is|was|are|ist|est|es|é)(?![\w-])(?:[ \t]++(?:now|still|currently|just|simply|always))?
+          [ \t]*+:?
+      | (?:contains|holds|reads|says|equals)(?![\w-])[ \t]*+:?
+      | :(?!:) | =(?!=) | -> | → | (?<=[ \t])[-\u2013\u2014](?=[ \t]) | \?(?=[ \t])
     )
-    [ \t]*
+    [ \t]*+
     (?P<secret>{_QUOTED_VALUE}|{_WORD_WITH_DIGIT_OR_SYMBOL})
     """,
     re.VERBOSE | re.IGNORECASE,
@@ -983,33 +1229,71 @@ _PROSE_PASSWORD = re.compile(
 # says about a password ("required", "weak", "there"; checked in _plain_word_password).
 _PLAIN_WORD_PASSWORD = re.compile(
     rf"""
-    (?<![\w-])(?:password|passwd|passphrase|pw|pwd|(?:wi-?fi|wlan)[ \t]+key)
+    (?<![\w-])(?:password|passwd|passphrase|pw|pwd|(?:wi-?fi|wlan)[ \t]++key)
     {_QUALIFIER}
-    [ \t]+(?:is|was)(?:[ \t]+(?:now|still|just|simply))?[ \t]*:?[ \t]*
+    [ \t]++(?:is|was)(?![\w-])(?:[ \t]++(?:now|still|just|simply))?[ \t]*+:?[ \t]*+
     (?P<secret>[A-Za-z][a-z]{{4,31}})
-    (?=[ \t]*(?:[.!,;)\n]|$|\(|[ \t]+(?:for|until|and|but|so|since)(?![\w-])))
+    (?=[ \t]*+(?:[.!,;)\n]|$|\()|[ \t]++(?:for|until|and|but|so|since)(?![\w-]))
     """,
     re.VERBOSE | re.IGNORECASE,
 )
 # "log in with password hunter2", "use the password S3cret!", "user admin / password S3cret!"
 _PASSWORD_WITHOUT_VERB = re.compile(
-    rf"(?<![\w-])(?:password|passwd|passphrase)[ \t]+"
+    rf"(?<![\w-])(?:password|passwd|passphrase)[ \t]++"
     rf"(?P<secret>{_QUOTED_VALUE}|{_WORD_WITH_DIGIT_OR_SYMBOL})",
     re.IGNORECASE,
 )
-# "the staging login is admin / S3cret!", "credentials: admin:S3cret!"
+# A user name in prose: bounded, so that a run of names is not scanned again from each.
+_USER = r"[\w.@+-]{1,64}+"
+# "the staging login is admin / S3cret!", "credentials: admin:S3cret!", "Wi-Fi: Guest / S3cret!"
 _LOGIN_PAIR = re.compile(
-    r"(?<![\w-])(?:login|credentials?|creds|user[ \t]*/[ \t]*pass(?:word)?"
-    r"|(?:basic|http|htaccess)[ \t]+auth(?:entication)?|htpasswd)"
-    r"(?:[ \t]+(?:for|of|on|to)[ \t]+(?:(?:the|my|our)[ \t]+)?[\w.@-]+(?:[ \t]+[\w.@-]+)?)?"
-    r"[ \t]*(?:is|are|:|=|->|→)[ \t]*[\"'`]?[\w.@+-]+(?:[ \t]*/[ \t]*|:)(?P<secret>[^\s\"'`]+)"
-    # "user admin, pass S3cret!", "user=report pw=S3cret!"
-    r"|(?<![\w-])user(?:name)?[ \t]*[:=]?[ \t]*[\w.@+-]+[ \t]*[,;/]?[ \t]*"
-    r"(?:pass|pw|pwd)[ \t]*[:=]?[ \t]+(?P<secret2>[^\s\"'`]+)"
+    r"(?<![\w-])(?:login|credentials?|creds|user[ \t]*+/[ \t]*+pass(?:word)?"
+    r"|(?:basic|http|htaccess)[ \t]++auth(?:entication)?|htpasswd|wi-?fi|wlan)"
+    rf"(?:[ \t]++(?:for|of|on|to)[ \t]++(?:(?:the|my|our)[ \t]++)?{_USER}(?:[ \t]++{_USER})?)?"
+    r"[ \t]*+(?:(?:is|are)(?![\w-])|:|=|->|→)[ \t]*+[\"'`]?"
+    rf"{_USER}(?:[ \t]*+/[ \t]*+|:)(?P<secret>{_BARE_VALUE})"
+    # "user admin, pass S3cret!", "user=report pw S3cret!"
+    rf"|(?<![\w-])user(?:name)?[ \t]*+[:=]?[ \t]*+{_USER}[ \t]*+[,;/]?[ \t]*+"
+    rf"(?:pass|pw|pwd)(?:[ \t]*+[:=])?[ \t]++(?P<secret2>{_BARE_VALUE})"
     # "basic auth staging:S3cret!"
-    r"|(?<![\w-])(?:basic|http)[ \t]+auth(?:entication)?[ \t]+(?:with[ \t]+)?[\"'`]?[\w.@+-]+:"
-    r"(?P<secret3>[^\s\"'`]+)",
+    r"|(?<![\w-])(?:basic|http)[ \t]++auth(?:entication)?[ \t]++(?:with[ \t]++)?[\"'`]?"
+    rf"{_USER}:(?P<secret3>{_BARE_VALUE})"
+    # "creds admin S3cret!" (the user and the password end the clause)
+    rf"|(?<![\w-])(?:creds|credentials|login)(?:[ \t]*+:)?[ \t]++{_USER}[ \t]++"
+    rf"(?P<secret4>{_BARE_VALUE})(?=[ \t]*+(?:$|[.,;)(\n]))",
     re.IGNORECASE,
+)
+# "log in as root with S3cret!", "log in with admin/S3cret!", "use admin/S3cret! to log in".
+_LOG_IN_WITH = re.compile(
+    rf"""
+    (?<![\w-])(?:log|sign)[ \t-]?(?:in|on)(?:[ \t]++to[ \t]++\S{{1,64}}+)?
+    (?: [ \t]++as[ \t]++{_USER}[ \t]++(?:with|using)[ \t]++(?:(?:the[ \t]++)?password[ \t]++)?
+      | [ \t]++(?:with|using)[ \t]++{_USER}[ \t]*+/[ \t]*+ )
+    (?P<secret>[^\s"'`/]++)
+    | (?<![\w./:-]){_USER}[ \t]*+/[ \t]*+(?P<secret2>[^\s"'`/]{{4,100}}+)
+      [ \t]++to[ \t]++(?:log|sign)[ \t-]?(?:in|on)(?![\w-])
+    """,
+    re.VERBOSE | re.IGNORECASE,
+)
+# "wifi password: Sunflower Meadow 42": a Wi-Fi passphrase of capitalised words and numbers.
+_WIFI_PASSPHRASE = re.compile(
+    r"(?<![\w-])(?i:(?:wi-?fi|wlan|wpa[23]?|wireless|guest[ \t]++network)[ \t]++"
+    r"(?:password|passphrase|key|code)[ \t]*+(?:(?:is|was)(?![\w-])[ \t]*+:?|[:=]))[ \t]*+"
+    r"(?P<secret>(?:[A-Z][a-z]++|[0-9]++)(?:[ \t](?:[A-Z][a-z]++|[0-9]++)){1,5}+)"
+    r"(?=[ \t]*+(?:$|[.,;!)\n]))"
+)
+# App passwords: Google's 16 letters in groups of four ("xmqz kbtw plrf vwhd"), Apple's
+# app-specific passwords ("hqzt-vwkp-rmxd-bcfy").
+_APP_PASSWORD = re.compile(
+    rf"""
+    (?<![\w-])app(?:[ \t-]specific)?[ \t-]password
+    {_QUALIFIER}
+    [ \t]*+(?:(?:is|was)(?![\w-])[ \t]*+:?|[:=])[ \t]*+
+    (?P<quote>["'`]?)
+    (?P<secret>(?-i:[a-z]{{4}}(?P<separator>[ -])[a-z]{{4}}(?P=separator)[a-z]{{4}}
+       (?P=separator)[a-z]{{4}}|[a-z]{{16}}))(?P=quote)(?![\w-])
+    """,
+    re.VERBOSE | re.IGNORECASE,
 )
 # Hashing schemes, encodings, protocols and products that a sentence about passwords names
 # ("the password is argon2id-hashed", "stored in 1Password"): never a password.
@@ -1025,8 +1309,11 @@ _TECH_WORD = re.compile(
 )
 _EMAIL = re.compile(r"^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$")
 _VERSION_OR_DATE = re.compile(r"^v?[0-9]+(?:[.:/-][0-9]+)+[a-z]?$", re.IGNORECASE)
-_NUMBER_AND_UNIT = re.compile(r"^[0-9]+[+-]?[a-z]+s?$")  # 12chars, 16-character, 90days
+# A number and a unit: 12chars, 16-character, 90days, 2.4GHz.
+_NUMBER_AND_UNIT = re.compile(r"^[0-9]+(?:[.,][0-9]+)?[+-]?[A-Za-z]+$")
 _ENVIRONMENT_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")  # DB_PASSWORD
+# An attribute or option with its value: type=password, autocomplete=current-password.
+_ATTRIBUTE = re.compile(r"^[a-z][a-z0-9_-]*=(?P<value>.+)$")
 _PASSWORD_SYMBOLS = frozenset("!@#$%^&*+=?~|\\<>[]{}")
 # What a password is said to be, in one hyphenated word: "WPA2-protected", "bcrypt-hashed".
 _DESCRIPTOR = re.compile(
@@ -1038,56 +1325,45 @@ _DESCRIPTOR = re.compile(
 # "the sha1 of the password is <hex>": a hash of the password is not the password.
 _HASH_OF = re.compile(
     r"""(?:hash|hashes|digest|sha-?[0-9]*|md5|checksum|fingerprint|bcrypt|argon2\w*|scrypt|salt
-    |length|entropy|strength)[ \t]+(?:of|for)[ \t]+
-    (?:(?:the|my|your|our|this|that|a|an|his|her|their)[ \t]+)?(?:[\w-]+[ \t]+)?$""",
+    |length|entropy|strength)[ \t]++(?:of|for)[ \t]++
+    (?:(?:the|my|your|our|this|that|a|an|his|her|their)[ \t]++)?(?:[\w-]++[ \t]++)?$""",
     re.VERBOSE | re.IGNORECASE,
 )
-# Words a sentence says about a password, which are not one: "the password is required".
+# Words a sentence says about a password, which are not one: "the password is required". Words
+# ending as participles and adjectives do ("rotated", "expiring", "usable", "useless", ...) are
+# caught by _DESCRIPTIVE_ENDING; a plain word that is neither ("crystal", "elephant", "magic") is
+# taken for the password.
 _DESCRIPTIVE_WORDS = """
     there where which about above below again still never always often usually known shown
     given taken written hidden broken stolen forgotten gone weak strong short long wrong right
     correct incorrect invalid valid empty blank secret private public unique random simple
     complex secure insecure unsafe stale fresh unset same different shared static default
-    generic optional required mandatory temporary permanent sensitive visible plain plaintext
-    cleartext unknown obvious trivial enough great good better worse fine perfect missing
-    absent present available unused active inactive locked unlocked fixed elsewhere everywhere
-    somewhere nowhere anywhere mine yours theirs ours longer shorter stronger weaker minimum
-    maximum tricky complicated either neither numeric lowercase uppercase ascii unicode
-    literally actually basically really probably definitely exactly clearly simply currently
-    nothing something anything everything whatever irrelevant useless pointless okay alright
-    set reset needed useful safe unsafe case sensitive new old standard personal individual
-    separate identical similar specific common rare easy hard difficult impossible possible
-    here this that what who whom whose these those their then them they your yours such very
-    also only just even later today tomorrow yesterday soon tonight below inside outside
-    attached included encrypted hashed salted protected stored managed rotated expired leaked
-    printed saved synced kept lost reused changed updated generated assigned configured
-    disabled enabled compromised exposed revoked pending ready done ok none null nil true
-    false yes no same wrong weak daily weekly monthly yearly quarterly hourly only likely
-    unlikely early friendly ugly silly mostly partly nearly really usually currently
-    probably certainly obsolete legacy outdated small large tiny huge three seven eight
-    twelve fifteen sixteen twenty thirty forty fifty hundred dozen keychain keeper nordpass
-    enpass passbolt onelogin elsewhere nonsense garbage gibberish"""
+    generic optional required mandatory temporary permanent plain plaintext cleartext unknown
+    obvious trivial enough great good better worse fine perfect missing absent present
+    available unused active inactive locked unlocked fixed elsewhere everywhere somewhere
+    nowhere anywhere mine yours theirs ours longer shorter stronger weaker minimum maximum
+    tricky complicated either neither numeric lowercase uppercase ascii unicode literally
+    actually basically really probably definitely exactly clearly simply currently nothing
+    something anything everything whatever irrelevant okay alright set reset needed case new
+    old standard personal individual separate identical similar specific common rare easy hard
+    difficult impossible possible here this that what who whom whose these those their then
+    them they such very also only just even later today tomorrow yesterday soon tonight inside
+    outside done ok none null nil true false yes no daily weekly monthly yearly quarterly
+    hourly likely unlikely early friendly ugly silly mostly partly nearly certainly obsolete
+    legacy outdated small large tiny huge three seven eight twelve fifteen sixteen twenty
+    thirty forty fifty hundred dozen keychain keeper nordpass enpass passbolt onelogin
+    nonsense garbage gibberish rubbish pending ready global local internal external manual
+    normal typical usual unusual final initial minimal original special universal digital
+    numerical alphabetical alphanumeric critical crucial vital essential additional
+    conditional sequential partial total ideal literal logical formal informal legal illegal
+    automatic dynamic basic symmetric asymmetric cryptographic problematic important
+    significant relevant redundant constant compliant resistant instant distant current recent
+    consistent inconsistent persistent transparent apparent sufficient insufficient efficient
+    convenient equivalent independent dependent frequent urgent evident excellent necessary
+    unnecessary arbitrary primary secondary ordinary contrary satisfactory compulsory
+    """
 _NOT_A_PLAIN_PASSWORD = frozenset(_DESCRIPTIVE_WORDS.split())
-# A word ending as English adjectives, participles and nouns do: "rotated", "expiring", "usable".
-_ENGLISH_ENDING = re.compile(
-    r"(?:ed|ing|able|ible|ive|ful|less|ous|ent|ant|ary|ory|ic|al|ness|tion|sion|ment|ity|ish)$",
-    re.IGNORECASE,
-)
-_DEFAULT_AFTER = re.compile(
-    r"[ \t]*[(,;-][ \t]*(?:(?:the|a|its|their)[ \t]+)?(?:\w+[ \t]+)?default", re.IGNORECASE
-)
-# "the default password is admin": a vendor's default, documented for everyone.
-_DOCUMENTED_DEFAULT = re.compile(
-    r"(?:default|factory|initial|example|sample|demo|documented)[ \t]+(?:[\w-]+[ \t]+)?$",
-    re.IGNORECASE,
-)
-
-
-def _unquote(value: str) -> tuple[str, int, bool]:
-    """The value without its quotes, the offset of its text, and whether it was quoted."""
-    if len(value) >= 2 and value[0] in "\"'`“" and value[-1] in "\"'`”":
-        return value[1:-1], 1, True
-    return value, 0, False
+_DESCRIPTIVE_ENDING = re.compile(r"(?:ed|ing|able|ible|less|ous|ive|ful)$", re.IGNORECASE)
 
 
 def _is_password_like(value: str, *, quoted: bool) -> bool:
@@ -1098,7 +1374,7 @@ def _is_password_like(value: str, *, quoted: bool) -> bool:
     if _PATH_OR_URL.search(value) or _EMAIL.match(value) or _ENVIRONMENT_NAME.match(value):
         return False
     if quoted:
-        return not value.isdigit() or len(value) >= 4
+        return True
     if " " in value or _TECH_WORD.match(value) or _CALL_OR_INDEX.search(value):
         return False
     if _YAML_TAG.match(value) or _WORDY_PATH.match(value):
@@ -1107,6 +1383,9 @@ def _is_password_like(value: str, *, quoted: bool) -> bool:
         return False
     if _DESCRIPTOR.match(value):
         return False
+    attribute = _ATTRIBUTE.match(value)
+    if attribute:  # type=password: an option, unless its value is a password itself
+        return _is_password_like(attribute.group("value"), quoted=False)
     if value.isdigit():
         return len(value) >= 6
     core = value.rstrip("!?")  # a sentence's "!" is not a symbol of the password
@@ -1126,33 +1405,32 @@ def _is_secret_like(value: str, *, quoted: bool) -> bool:
     return len(value) >= 16 and _is_token_like(value)
 
 
-def _prose_password(match: re.Match[str]) -> _Span | None:
-    raw, start = match.group("secret"), match.start("secret")
-    value, offset, quoted = _unquote(raw)
+def _prose_password(match: re.Match[str]) -> _Found | None:
+    """A password stated in a sentence. Its kind is "password assignment" for `password: V`
+    written as a key (in lower case, the ":" right after it) and for "the password for X = V";
+    "password in prose" otherwise."""
+    value, offset, quoted = _unquote(match.group("secret"))
     if not quoted:
         value = _trim_bare_value(value.rstrip(",;)"))
     if not _is_password_like(value, quoted=quoted):
         return None
-    before = match.string[max(0, match.start() - 40) : match.start()]
-    if _HASH_OF.search(before):
+    if _HASH_OF.search(match.string, max(0, match.start() - 40), match.start()):
         return None
     verb = match.groupdict().get("verb")
+    if verb == ":" and _is_psql_variable(match, "verb"):
+        return None
     if verb in ("=", ":") and not quoted:
         if _is_code_reference(value) or _REFERENCE_VALUE.search(value):
             return None
         between = match.string[match.end("noun") : match.start("verb")]
         if verb == "=" and (not between.strip() or not between[-1:].isspace()):
             return None  # "password = x" is an assignment, judged by its own rule; so is x="y"
-    return start + offset, start + offset + len(value)
-
-
-def _prose_password_kind(match: re.Match[str]) -> str:
-    """ "password assignment" for `password: V` written as a key (in lower case, the ":"
-    right after it) and for "the password for X = V"; "password in prose" otherwise."""
-    verb, noun = match.group("verb"), match.group("noun")
-    if verb == "=" or (verb == ":" and match.end("noun") == match.start("verb") and noun.islower()):
-        return "password assignment"
-    return "password in prose"
+    span = _span(match.start("secret") + offset, value)
+    if verb is None:
+        return span, "password in prose"
+    noun = match.group("noun")
+    key = verb == ":" and match.end("noun") == match.start("verb") and noun.islower()
+    return span, "password assignment" if verb == "=" or key else "password in prose"
 
 
 def _plain_word_password(match: re.Match[str]) -> _Span | None:
@@ -1160,41 +1438,68 @@ def _plain_word_password(match: re.Match[str]) -> _Span | None:
     sentence says about a password, a placeholder, a product or a vendor's default."""
     value = match.group("secret")
     lowered = value.lower()
-    if lowered in _NOT_A_PLAIN_PASSWORD or _ENGLISH_ENDING.search(lowered):
+    if lowered in _NOT_A_PLAIN_PASSWORD or _DESCRIPTIVE_ENDING.search(lowered):
         return None
-    if _is_placeholder(value) or _TECH_WORD.match(value) or _STATUS_WORD.fullmatch(value):
+    if _is_placeholder(value) or _TECH_WORD.match(value):
         return None
-    before = match.string[max(0, match.start() - 40) : match.start()]
-    if _DOCUMENTED_DEFAULT.search(before) or _HASH_OF.search(before):
+    text, start = match.string, match.start()
+    if _HASH_OF.search(text, max(0, start - 40), start):
         return None
-    after = match.string[match.end() : match.end() + 40]
-    if _DEFAULT_AFTER.match(after):
-        return None  # "the password is postgres (the default of the image)"
+    if _said_to_be_default(text, start, match.end()):
+        return None  # "the default password is admin", "the password is postgres (the default)"
     return match.span("secret")
 
 
-def _login_pair(match: re.Match[str]) -> _Span | None:
-    group = next(name for name in ("secret", "secret2", "secret3") if match.group(name))
-    value = _trim_bare_value(match.group(group).rstrip(",;)"))
-    if not _is_password_like(value, quoted=False):
-        return None
-    start = match.start(group)
-    return start, start + len(value)
+def _password_in_prose(match: re.Match[str]) -> _Span | None:
+    """The first of the `secret` groups that took part, if it looks like a password."""
+    names = [name for name in match.re.groupindex if name.startswith("secret")]
+    raw, start = _chosen(match, *names)
+    value = _trim_bare_value(raw.rstrip(",;)"))
+    return _span(start, value) if _is_password_like(value, quoted=False) else None
 
 
-# "my PIN is 4821", "the door code for the office is 4417#", "phone passcode: 284619".
-_PIN = re.compile(
-    r"""
-    (?<![\w-])(?:(?-i:PIN)(?:[ \t]+(?:code|number))?|pin[ \t]+code|pass[ \t]?code
-      |(?:door|gate|alarm|lock|safe|locker|garage|entry|keypad|unlock|building)[ \t]+code)
-    (?:[ \t]+(?:for|of|on|to|at|in)[ \t]+(?:(?:the|my|our)[ \t]+)?[\w.-]+(?:[ \t]+[\w.-]+){0,2})?
-    [ \t]*(?:is|was|:|=)(?:[ \t]+(?:now|still))?[ \t]*:?[ \t]*
+def _wifi_passphrase(match: re.Match[str]) -> _Span | None:
+    value = match.group("secret")
+    return match.span("secret") if any(c.isdigit() for c in value) else None
+
+
+# "my PIN is 4821", "the door code for the office is 4417#", "phone passcode: 284619", "card
+# pin: 4821"; a PIN in capitals also without a verb ("PIN 4821 for the corporate card").
+_PIN_NOUN = r"""(?:pin(?:[ \t]++(?:code|number))?|pass[ \t]?code
+    |(?:door|gate|alarm|lock|safe|locker|garage|entry|keypad|unlock|building)[ \t]++code)"""
+_PIN_VALUE = r"""
     (?P<quote>["'`]?)(?P<secret>[0-9]{4,8}\#?)(?P=quote)
     (?![0-9A-Za-z.,:/-][0-9A-Za-z])
-    (?![ \t]*(?:digits?|characters?|chars?|numbers?|attempts?|tries|times|minutes?|seconds?|%))
+    (?![ \t]*+(?:digits?|characters?|chars?|numbers?|attempts?|tries|times|minutes?|seconds?|%))
+"""
+_PIN = re.compile(
+    rf"""
+    (?<![\w-]){_PIN_NOUN}
+    (?:[ \t]++(?:for|of|on|to|at|in)[ \t]++(?:(?:the|my|our)[ \t]++)?[\w.-]{{1,40}}+
+       (?:[ \t]++[\w.-]{{1,40}}+){{0,2}})?
+    [ \t]*+(?:(?:is|was)(?![\w-])|:|=)(?:[ \t]++(?:now|still))?[ \t]*+:?[ \t]*+
+    {_PIN_VALUE}
     """,
     re.VERBOSE | re.IGNORECASE,
 )
+_PIN_WITHOUT_VERB = re.compile(
+    rf"(?<![\w-])(?:PIN(?:[ \t]++(?i:code|number))?|(?i:pin[ \t]++code))[ \t]++{_PIN_VALUE}",
+    re.VERBOSE,
+)
+# Pins that are not personal identification numbers: of a chip or a board, a version, a
+# certificate.
+_NOT_A_PIN_BEFORE = re.compile(
+    r"(?:gpio|header|chip|board|pcb|connector|jumper|version|dependency|certificate|cert|ssl|tls"
+    r"|hpkp)[ \t]*+$",
+    re.IGNORECASE,
+)
+
+
+def _pin(match: re.Match[str]) -> _Span | None:
+    if _NOT_A_PIN_BEFORE.search(match.string, max(0, match.start() - 20), match.start()):
+        return None
+    return _secret_group(match)
+
 
 # A credential's noun: "API key", "auth token", "client secret", "TWILIO_AUTH_TOKEN", "token".
 _CREDENTIAL_NOUN = r"""
@@ -1212,7 +1517,8 @@ _PROSE_CREDENTIAL = re.compile(
     rf"""
     (?<![A-Za-z0-9])(?P<noun>{_CREDENTIAL_NOUN})(?![A-Za-z0-9_-])
     {_QUALIFIER}
-    [ \t]*(?:(?:is|was)(?:[ \t]+(?:now|still|currently))?[ \t]*:?|[:=]|[-\u2013\u2014(])?[ \t]*
+    [ \t]*+(?:(?:is|was)(?![\w-])(?:[ \t]++(?:now|still|currently))?[ \t]*+:?|[:=]
+       |[-\u2013\u2014(])?[ \t]*+
     (?P<secret>{_QUOTED_VALUE}|[A-Za-z0-9_+/-][A-Za-z0-9_+/=.~:-]{{15,}})
     """,
     re.VERBOSE | re.IGNORECASE,
@@ -1351,22 +1657,30 @@ _PROVIDER_NAMES = "|".join(re.escape(name) for name in sorted(_PROVIDERS, key=le
 # preposition or a verb ("Twilio account AC... with auth token" names an account, not the token).
 _PROVIDER_BEFORE_NOUN = re.compile(
     rf"""(?<![A-Za-z0-9])({_PROVIDER_NAMES})(?:['\u2019]s)?
-    (?:[ \t_-]+(?!(?:for|of|with|and|or|to|in|on|at|by|from|is|was|are|uses?|using|via|into|as
-       |but|the|a|an|this|that|its|their|has|have)(?![\w-]))[\w.-]+){{0,3}}[ \t_-]*$""",
+    (?:[ \t_-]++(?!(?:for|of|with|and|or|to|in|on|at|by|from|is|was|are|uses?|using|via|into|as
+       |but|the|a|an|this|that|its|their|has|have)(?![\w-]))[\w.-]{{1,40}}+){{0,3}}[ \t_-]*+$""",
     re.VERBOSE | re.IGNORECASE,
 )
 # ... or it is what the qualifier ends with ("the API key for Datadog", "the token of our Sentry
 # org"), not a modifier in it ("the client secret for the grafana client").
 _PROVIDER_ENDS_QUALIFIER = re.compile(
     rf"""(?<![A-Za-z0-9])({_PROVIDER_NAMES})
-    (?:[ \t]+(?:account|org|organi[sz]ation|workspace|project|tenant|instance|team|app|api
+    (?:[ \t]++(?:account|org|organi[sz]ation|workspace|project|tenant|instance|team|app|api
        |integration|cloud|dashboard|console|stack|site|space|server|bot))?
-    [ \t]*(?:\([^()\n]*\))?[ \t]*
-    (?:(?:is|was)(?:[ \t]+(?:now|still|currently))?[ \t]*:?|[:=]|[-\u2013\u2014(])?[ \t]*$""",
+    [ \t]*+(?:\([^()\n]*+\))?[ \t]*+
+    (?:(?:is|was)(?:[ \t]++(?:now|still|currently))?[ \t]*+:?|[:=]|[-\u2013\u2014(])?[ \t]*+$""",
     re.VERBOSE | re.IGNORECASE,
 )
-_NOUN_SPELLING = {"api": "API", "oauth": "OAuth", "app": "app", "pat": "PAT", "apikey": "API key"}
+_NOUN_SPELLING = {"api": "API", "oauth": "OAuth", "apikey": "API key"}
+_NOUN_WORD_BREAK = re.compile(r"[ _-]+")
 _SENTENCE_END = re.compile(r"[.!?;\n](?:\s|$)")
+
+
+def _clause_before(text: str, end: int, width: int) -> str:
+    """The last `width` characters before `end`, from the end of the last sentence in them."""
+    window = text[max(0, end - width) : end]
+    ends = [sentence_end.end() for sentence_end in _SENTENCE_END.finditer(window)]
+    return window[ends[-1] :] if ends else window
 
 
 def _prose_credential_kind(match: re.Match[str]) -> str:
@@ -1374,24 +1688,23 @@ def _prose_credential_kind(match: re.Match[str]) -> str:
     phrase (before the noun, or ending its qualifier) and the noun; "secret or token in prose"
     when it names none."""
     text = match.string
-    window = text[max(0, match.start("noun") - 60) : match.start("noun")]
-    ends = list(_SENTENCE_END.finditer(window))
-    if ends:
-        window = window[ends[-1].end() :]
-    named = _PROVIDER_BEFORE_NOUN.search(window) or _PROVIDER_ENDS_QUALIFIER.search(
-        text[match.end("noun") : match.start("secret")]
-    )
+    named = _PROVIDER_BEFORE_NOUN.search(
+        _clause_before(text, match.start("noun"), 60)
+    ) or _PROVIDER_ENDS_QUALIFIER.search(text[match.end("noun") : match.start("secret")])
     if not named:
         return "secret or token in prose"
     provider = _PROVIDERS[named.group(1).lower()]
-    words = re.split(r"[ _-]+", match.group("noun").lower())
+    words = _NOUN_WORD_BREAK.split(match.group("noun").lower())
     noun = " ".join(_NOUN_SPELLING.get(word, word) for word in words)
     return f"{provider} {noun}"
 
 
+_NOT_ALPHANUMERIC = re.compile(r"[^A-Za-z0-9]")
+
+
 def _is_token_like(value: str) -> bool:
     """A long run of mixed letters and digits that is not made of words (a token, not a name)."""
-    alphanumeric = re.sub(r"[^A-Za-z0-9]", "", value)
+    alphanumeric = _NOT_ALPHANUMERIC.sub("", value)
     if len(alphanumeric) < 16:
         return False
     return _has_mixed_classes(alphanumeric) and _word_share(alphanumeric) < _MAX_WORD_SHARE
@@ -1416,7 +1729,7 @@ def _is_single_case_random(value: str) -> bool:
     return changes >= 4 and _shannon_entropy(value) >= _MIN_SINGLE_CASE_ENTROPY
 
 
-def _prose_credential(match: re.Match[str]) -> _Span | None:
+def _prose_credential(match: re.Match[str]) -> _Found | None:
     """The value after a credential's noun, if it looks like one: a UUID, 24 or more hex
     digits, a long mixed-case token or one of a single case with digits, or a quoted value;
     not a pagination token, a digest or a resource id (Twilio's SK... is an API key's id)."""
@@ -1445,7 +1758,9 @@ def _prose_credential(match: re.Match[str]) -> _Span | None:
         credential = (
             _is_token_like(value) or _is_single_case_random(value)
         ) and not _is_code_reference(value)
-    return (start + offset, start + offset + len(value)) if credential else None
+    if not credential:
+        return None
+    return _span(start + offset, value), _prose_credential_kind(match)
 
 
 # --- payment cards, 2FA material, session cookies, seed phrases, webhook URLs --------------------
@@ -1453,16 +1768,19 @@ def _prose_credential(match: re.Match[str]) -> _Span | None:
 # A card number: 13 to 19 digits, together or in groups of 3 to 6 separated by a space or a dash
 # (4111 1111 1111 1111, 3782 822463 10005); checked further in _card_number.
 _CARD_NUMBER = re.compile(r"(?<![\w.+/-])[0-9]{4,19}(?:[ -][0-9]{3,6}){0,5}(?![\w-]|[.,][0-9])")
+# What every card number holds: 13 digits, each pair at most a space or a dash apart.
+_THIRTEEN_DIGITS = re.compile(r"[0-9](?:[ -]?[0-9]){12}")
+_CARD_GROUP_BREAK = re.compile("[ -]")
 # What makes a number a usable card: its security code or its expiry date.
 _CARD_SECURITY = re.compile(
     r"""(?<![a-z])(?:cvv2?|cvc2?|cid|csc|cvn|security[ \t]+code)(?![a-z])
-        [ \t]*(?:is|:|=|-|\#)?[ \t]*[0-9]{3,4}(?![0-9])
+        [ \t]*+(?:is|:|=|-|\#)?[ \t]*+[0-9]{3,4}(?![0-9])
     | (?<![a-z])(?:exp(?:iry|ires|iration)?|valid[ \t]+(?:thru|through|until)|good[ \t]+thru)
-        (?:[ \t]+date)?(?![a-z])[ \t]*(?:is|on|:|=|-)?[ \t]*(?:0?[1-9]|1[0-2])[ \t]*/[ \t]*
+        (?:[ \t]++date)?(?![a-z])[ \t]*+(?:is|on|:|=|-)?[ \t]*+(?:0?[1-9]|1[0-2])[ \t]*+/[ \t]*+
         (?:20)?[0-9]{2}(?![0-9])""",
     re.VERBOSE | re.IGNORECASE,
 )
-_EXPIRY_RIGHT_AFTER = re.compile(r"[ \t,]*(?:0[1-9]|1[0-2])/(?:20)?[0-9]{2}(?![0-9/])")
+_EXPIRY_RIGHT_AFTER = re.compile(r"[ \t,]*+(?:0[1-9]|1[0-2])/(?:20)?[0-9]{2}(?![0-9/])")
 # Words of a sentence about a payment card.
 _CARD_WORD = re.compile(
     r"""(?<![a-z])(?:cards?|credit|debit|visa|master[ \t]?card|amex|american[ \t]+express
@@ -1474,7 +1792,7 @@ _CARD_WORD = re.compile(
 _NOT_A_CARD_BEFORE = re.compile(
     r"""(?<![a-z])(?:imei|iccid|meid|sim|isbn|iban|ean|upc|gtin|tracking|order|invoice|account
     |ticket|case|reference|ref|booking|confirmation|serial|phone|tel|fax|id|customer|member)
-    (?:[ \t]+(?:number|no\.?|num|\#|id))?[ \t]*[:#=]?[ \t]*(?:is[ \t]+)?$""",
+    (?:[ \t]++(?:number|no\.?|num|\#|id))?[ \t]*+[:#=]?[ \t]*+(?:is[ \t]++)?$""",
     re.VERBOSE | re.IGNORECASE,
 )
 # Test card numbers that Stripe, Braintree, Adyen and the card schemes document for everyone.
@@ -1487,7 +1805,7 @@ _TEST_CARD_NUMBERS_TEXT = """
     4000002500003155 4000000000003220 4917610000000000 4988438843884305 5425233430109903
     2222400070000005 4005519200000004 4009348888881881 4000002760003184 4000000000003063
     4000008400001629 4000000000000341 4000000000009979 4000000000000069 4000000000000127
-    4000000000000119 4100000000000019 4000000000003055 5200828282828210 4000000760000002
+    4000000000000119 4100000000000019 4000000000003055 4000000760000002
 """
 _TEST_CARD_NUMBERS = frozenset(_TEST_CARD_NUMBERS_TEXT.split())
 
@@ -1524,7 +1842,7 @@ def _card_number(match: re.Match[str]) -> _Span | None:
     """A card number (Luhn-valid, of a card scheme) stated as a card: with its security code or
     expiry date, or in a sentence about a card (then not one of the documented test numbers,
     which are public). Not the last four digits, not an order or tracking number."""
-    groups = re.split("[ -]", match.group())
+    groups = _CARD_GROUP_BREAK.split(match.group())
     if len(groups) > 1 and len(groups[0]) != 4:
         return None
     for count in range(len(groups), 0, -1):
@@ -1539,7 +1857,7 @@ def _card_number(match: re.Match[str]) -> _Span | None:
     usable = bool(_CARD_SECURITY.search(around) or _EXPIRY_RIGHT_AFTER.match(text, end))
     if usable:
         return start, end
-    if digits in _TEST_CARD_NUMBERS or _NOT_A_CARD_BEFORE.search(text[max(0, start - 30) : start]):
+    if digits in _TEST_CARD_NUMBERS or _NOT_A_CARD_BEFORE.search(text, max(0, start - 30), start):
         return None
     return (start, end) if _CARD_WORD.search(around) else None
 
@@ -1548,10 +1866,10 @@ def _card_number(match: re.Match[str]) -> _Span | None:
 _RECOVERY_CODES = re.compile(
     r"""
     (?<![\w-])(?:recovery|backup|scratch|emergency|one[ -]time|2fa|mfa|otp|two[ -]factor)
-    (?:[ \t]+(?:recovery|backup|login|sign-?in))?[ \t]+codes?
-    (?:[ \t]+[^\s:=]+){0,6}?
-    [ \t]*(?:(?:are|were|is)[ \t]*:?|:|=|->|→|-)[ \t]*
-    (?P<secret>[0-9A-Za-z]{4,12}(?:(?:[ \t]*[,;][ \t]*|[ \t]+|-)[0-9A-Za-z]{3,12}){1,60})
+    (?:[ \t]++(?:recovery|backup|login|sign-?in))?[ \t]++codes?
+    (?:[ \t]++[^\s:=]++){0,6}?
+    [ \t]*+(?:(?:are|were|is)(?![\w-])[ \t]*+:?|:|=|->|→|-)[ \t]*+
+    (?P<secret>[0-9A-Za-z]{4,12}(?:(?:[ \t]*+[,;][ \t]*+|[ \t]++|-)[0-9A-Za-z]{3,12}){1,60})
     """,
     re.VERBOSE | re.IGNORECASE,
 )
@@ -1578,10 +1896,10 @@ def _recovery_codes(match: re.Match[str]) -> _Span | None:
 _TOTP_SECRET = re.compile(
     r"""
     (?<![\w-])(?i:(?:2fa|mfa|totp|hotp|otp|two[ -]factor|authenticator(?:[ \t]+app)?|authy)
-       (?:[ \t]+(?:secret(?:[ \t]+(?:key|seed))?|seed|key|setup[ \t]+key|shared[ \t]+secret))?
-      |setup[ \t]+key)
-    (?:[ \t]+[^\s:=]+){0,6}?
-    [ \t]*(?i:(?:is|was)[ \t]*:?|:|=|->|→)[ \t]*
+       (?:[ \t]++(?:secret(?:[ \t]++(?:key|seed))?|seed|key|setup[ \t]++key|shared[ \t]++secret))?
+      |setup[ \t]++key)
+    (?:[ \t]++[^\s:=]++){0,6}?
+    [ \t]*+(?i:(?:is|was)(?![\w-])[ \t]*+:?|:|=|->|→)[ \t]*+
     (?P<quote>["'`]?)
     (?P<secret>[A-Z2-7]{4}(?:[ ][A-Z2-7]{4}){3,15}|[a-z2-7]{4}(?:[ ][a-z2-7]{4}){3,15}
       |[A-Z2-7]{16,64}|[a-z2-7]{16,64})=*(?P=quote)(?![A-Za-z0-9])
@@ -1605,42 +1923,189 @@ def _totp_secret(match: re.Match[str]) -> _Span | None:
     return match.span("secret")
 
 
-# "the wallet seed phrase is: witch collapse practice ..." (12 to 24 BIP-39 style words).
+# "the wallet seed phrase is: witch collapse practice ..." (12, 15, 18, 21 or 24 words of the
+# BIP-39 English word list).
 _SEED_PHRASE = re.compile(
     r"""
-    (?<![\w-])(?i:(?:(?:wallet|bip-?39|secret|recovery|seed|backup|mnemonic)[ \t]+)+
-       (?:phrase|words)|mnemonic|wallet[ \t]+seed)
-    (?:[ \t]+[^\s:=]+){0,6}?
-    [ \t]*(?i:(?:is|was|are|were)[ \t]*:?|:|=|->|→)[ \t]*
+    (?<![\w-])(?i:(?:(?:wallet|bip-?39|secret|recovery|seed|backup|mnemonic)[ \t]++){1,3}
+       (?:phrase|words)|mnemonic|wallet[ \t]++seed)
+    (?:[ \t]++[^\s:=]++){0,6}?
+    [ \t]*+(?i:(?:is|was|are|were)(?![\w-])[ \t]*+:?|:|=|->|→)[ \t]*+
     (?P<quote>["'`]?)
-    (?P<secret>(?:[0-9]{1,2}[.)][ \t]*)?[a-z]{3,8}
-      (?:(?:[ \t]*,[ \t]*|[ \t]+)(?:[0-9]{1,2}[.)][ \t]*)?[a-z]{3,8}){11,24})
+    (?P<secret>(?:[0-9]{1,2}[.)][ \t]*+)?[a-z]{3,8}
+      (?:(?:[ \t]*+,[ \t]*+|[ \t]++)(?:[0-9]{1,2}[.)][ \t]*+)?[a-z]{3,8}){11,24})
     """,
     re.VERBOSE,
 )
 _SEED_PHRASE_LENGTHS = frozenset({12, 15, 18, 21, 24})
-# Words of English prose that no BIP-39 word list has: a run holding one is a sentence.
-_NOT_SEED_WORDS_TEXT = """
-    the and for with from are was were has had not but our your its his her them these those
-    than which who whom would should could been being their does did here how some each every
-    stored written kept printed"""
-_NOT_SEED_WORDS = frozenset(_NOT_SEED_WORDS_TEXT.split())
+_SEED_WORD = re.compile("[a-z]+")
+_MORE_WORDS = re.compile(r"[ \t]*+,?[ \t]*+[a-z]")
+# The BIP-39 English word list (bip-0039/english.txt of bitcoin/bips; sha256 2f5eed53...).
+_BIP39_ENGLISH_TEXT = """
+    abandon ability able about above absent absorb abstract absurd abuse access accident account
+    accuse achieve acid acoustic acquire across act action actor actress actual adapt add addict
+    address adjust admit adult advance advice aerobic affair afford afraid again age agent agree
+    ahead aim air airport aisle alarm album alcohol alert alien all alley allow almost alone alpha
+    already also alter always amateur amazing among amount amused analyst anchor ancient anger
+    angle angry animal ankle announce annual another answer antenna antique anxiety any apart
+    apology appear apple approve april arch arctic area arena argue arm armed armor army around
+    arrange arrest arrive arrow art artefact artist artwork ask aspect assault asset assist assume
+    asthma athlete atom attack attend attitude attract auction audit august aunt author auto autumn
+    average avocado avoid awake aware away awesome awful awkward axis baby bachelor bacon badge bag
+    balance balcony ball bamboo banana banner bar barely bargain barrel base basic basket battle
+    beach bean beauty because become beef before begin behave behind believe below belt bench
+    benefit best betray better between beyond bicycle bid bike bind biology bird birth bitter black
+    blade blame blanket blast bleak bless blind blood blossom blouse blue blur blush board boat
+    body boil bomb bone bonus book boost border boring borrow boss bottom bounce box boy bracket
+    brain brand brass brave bread breeze brick bridge brief bright bring brisk broccoli broken
+    bronze broom brother brown brush bubble buddy budget buffalo build bulb bulk bullet bundle
+    bunker burden burger burst bus business busy butter buyer buzz cabbage cabin cable cactus cage
+    cake call calm camera camp can canal cancel candy cannon canoe canvas canyon capable capital
+    captain car carbon card cargo carpet carry cart case cash casino castle casual cat catalog
+    catch category cattle caught cause caution cave ceiling celery cement census century cereal
+    certain chair chalk champion change chaos chapter charge chase chat cheap check cheese chef
+    cherry chest chicken chief child chimney choice choose chronic chuckle chunk churn cigar
+    cinnamon circle citizen city civil claim clap clarify claw clay clean clerk clever click client
+    cliff climb clinic clip clock clog close cloth cloud clown club clump cluster clutch coach
+    coast coconut code coffee coil coin collect color column combine come comfort comic common
+    company concert conduct confirm congress connect consider control convince cook cool copper
+    copy coral core corn correct cost cotton couch country couple course cousin cover coyote crack
+    cradle craft cram crane crash crater crawl crazy cream credit creek crew cricket crime crisp
+    critic crop cross crouch crowd crucial cruel cruise crumble crunch crush cry crystal cube
+    culture cup cupboard curious current curtain curve cushion custom cute cycle dad damage damp
+    dance danger daring dash daughter dawn day deal debate debris decade december decide decline
+    decorate decrease deer defense define defy degree delay deliver demand demise denial dentist
+    deny depart depend deposit depth deputy derive describe desert design desk despair destroy
+    detail detect develop device devote diagram dial diamond diary dice diesel diet differ digital
+    dignity dilemma dinner dinosaur direct dirt disagree discover disease dish dismiss disorder
+    display distance divert divide divorce dizzy doctor document dog doll dolphin domain donate
+    donkey donor door dose double dove draft dragon drama drastic draw dream dress drift drill
+    drink drip drive drop drum dry duck dumb dune during dust dutch duty dwarf dynamic eager eagle
+    early earn earth easily east easy echo ecology economy edge edit educate effort egg eight
+    either elbow elder electric elegant element elephant elevator elite else embark embody embrace
+    emerge emotion employ empower empty enable enact end endless endorse enemy energy enforce
+    engage engine enhance enjoy enlist enough enrich enroll ensure enter entire entry envelope
+    episode equal equip era erase erode erosion error erupt escape essay essence estate eternal
+    ethics evidence evil evoke evolve exact example excess exchange excite exclude excuse execute
+    exercise exhaust exhibit exile exist exit exotic expand expect expire explain expose express
+    extend extra eye eyebrow fabric face faculty fade faint faith fall false fame family famous fan
+    fancy fantasy farm fashion fat fatal father fatigue fault favorite feature february federal fee
+    feed feel female fence festival fetch fever few fiber fiction field figure file film filter
+    final find fine finger finish fire firm first fiscal fish fit fitness fix flag flame flash flat
+    flavor flee flight flip float flock floor flower fluid flush fly foam focus fog foil fold
+    follow food foot force forest forget fork fortune forum forward fossil foster found fox fragile
+    frame frequent fresh friend fringe frog front frost frown frozen fruit fuel fun funny furnace
+    fury future gadget gain galaxy gallery game gap garage garbage garden garlic garment gas gasp
+    gate gather gauge gaze general genius genre gentle genuine gesture ghost giant gift giggle
+    ginger giraffe girl give glad glance glare glass glide glimpse globe gloom glory glove glow
+    glue goat goddess gold good goose gorilla gospel gossip govern gown grab grace grain grant
+    grape grass gravity great green grid grief grit grocery group grow grunt guard guess guide
+    guilt guitar gun gym habit hair half hammer hamster hand happy harbor hard harsh harvest hat
+    have hawk hazard head health heart heavy hedgehog height hello helmet help hen hero hidden high
+    hill hint hip hire history hobby hockey hold hole holiday hollow home honey hood hope horn
+    horror horse hospital host hotel hour hover hub huge human humble humor hundred hungry hunt
+    hurdle hurry hurt husband hybrid ice icon idea identify idle ignore ill illegal illness image
+    imitate immense immune impact impose improve impulse inch include income increase index
+    indicate indoor industry infant inflict inform inhale inherit initial inject injury inmate
+    inner innocent input inquiry insane insect inside inspire install intact interest into invest
+    invite involve iron island isolate issue item ivory jacket jaguar jar jazz jealous jeans jelly
+    jewel job join joke journey joy judge juice jump jungle junior junk just kangaroo keen keep
+    ketchup key kick kid kidney kind kingdom kiss kit kitchen kite kitten kiwi knee knife knock
+    know lab label labor ladder lady lake lamp language laptop large later latin laugh laundry lava
+    law lawn lawsuit layer lazy leader leaf learn leave lecture left leg legal legend leisure lemon
+    lend length lens leopard lesson letter level liar liberty library license life lift light like
+    limb limit link lion liquid list little live lizard load loan lobster local lock logic lonely
+    long loop lottery loud lounge love loyal lucky luggage lumber lunar lunch luxury lyrics machine
+    mad magic magnet maid mail main major make mammal man manage mandate mango mansion manual maple
+    marble march margin marine market marriage mask mass master match material math matrix matter
+    maximum maze meadow mean measure meat mechanic medal media melody melt member memory mention
+    menu mercy merge merit merry mesh message metal method middle midnight milk million mimic mind
+    minimum minor minute miracle mirror misery miss mistake mix mixed mixture mobile model modify
+    mom moment monitor monkey monster month moon moral more morning mosquito mother motion motor
+    mountain mouse move movie much muffin mule multiply muscle museum mushroom music must mutual
+    myself mystery myth naive name napkin narrow nasty nation nature near neck need negative
+    neglect neither nephew nerve nest net network neutral never news next nice night noble noise
+    nominee noodle normal north nose notable note nothing notice novel now nuclear number nurse nut
+    oak obey object oblige obscure observe obtain obvious occur ocean october odor off offer office
+    often oil okay old olive olympic omit once one onion online only open opera opinion oppose
+    option orange orbit orchard order ordinary organ orient original orphan ostrich other outdoor
+    outer output outside oval oven over own owner oxygen oyster ozone pact paddle page pair palace
+    palm panda panel panic panther paper parade parent park parrot party pass patch path patient
+    patrol pattern pause pave payment peace peanut pear peasant pelican pen penalty pencil people
+    pepper perfect permit person pet phone photo phrase physical piano picnic picture piece pig
+    pigeon pill pilot pink pioneer pipe pistol pitch pizza place planet plastic plate play please
+    pledge pluck plug plunge poem poet point polar pole police pond pony pool popular portion
+    position possible post potato pottery poverty powder power practice praise predict prefer
+    prepare present pretty prevent price pride primary print priority prison private prize problem
+    process produce profit program project promote proof property prosper protect proud provide
+    public pudding pull pulp pulse pumpkin punch pupil puppy purchase purity purpose purse push put
+    puzzle pyramid quality quantum quarter question quick quit quiz quote rabbit raccoon race rack
+    radar radio rail rain raise rally ramp ranch random range rapid rare rate rather raven raw
+    razor ready real reason rebel rebuild recall receive recipe record recycle reduce reflect
+    reform refuse region regret regular reject relax release relief rely remain remember remind
+    remove render renew rent reopen repair repeat replace report require rescue resemble resist
+    resource response result retire retreat return reunion reveal review reward rhythm rib ribbon
+    rice rich ride ridge rifle right rigid ring riot ripple risk ritual rival river road roast
+    robot robust rocket romance roof rookie room rose rotate rough round route royal rubber rude
+    rug rule run runway rural sad saddle sadness safe sail salad salmon salon salt salute same
+    sample sand satisfy satoshi sauce sausage save say scale scan scare scatter scene scheme school
+    science scissors scorpion scout scrap screen script scrub sea search season seat second secret
+    section security seed seek segment select sell seminar senior sense sentence series service
+    session settle setup seven shadow shaft shallow share shed shell sheriff shield shift shine
+    ship shiver shock shoe shoot shop short shoulder shove shrimp shrug shuffle shy sibling sick
+    side siege sight sign silent silk silly silver similar simple since sing siren sister situate
+    six size skate sketch ski skill skin skirt skull slab slam sleep slender slice slide slight
+    slim slogan slot slow slush small smart smile smoke smooth snack snake snap sniff snow soap
+    soccer social sock soda soft solar soldier solid solution solve someone song soon sorry sort
+    soul sound soup source south space spare spatial spawn speak special speed spell spend sphere
+    spice spider spike spin spirit split spoil sponsor spoon sport spot spray spread spring spy
+    square squeeze squirrel stable stadium staff stage stairs stamp stand start state stay steak
+    steel stem step stereo stick still sting stock stomach stone stool story stove strategy street
+    strike strong struggle student stuff stumble style subject submit subway success such sudden
+    suffer sugar suggest suit summer sun sunny sunset super supply supreme sure surface surge
+    surprise surround survey suspect sustain swallow swamp swap swarm swear sweet swift swim swing
+    switch sword symbol symptom syrup system table tackle tag tail talent talk tank tape target
+    task taste tattoo taxi teach team tell ten tenant tennis tent term test text thank that theme
+    then theory there they thing this thought three thrive throw thumb thunder ticket tide tiger
+    tilt timber time tiny tip tired tissue title toast tobacco today toddler toe together toilet
+    token tomato tomorrow tone tongue tonight tool tooth top topic topple torch tornado tortoise
+    toss total tourist toward tower town toy track trade traffic tragic train transfer trap trash
+    travel tray treat tree trend trial tribe trick trigger trim trip trophy trouble truck true
+    truly trumpet trust truth try tube tuition tumble tuna tunnel turkey turn turtle twelve twenty
+    twice twin twist two type typical ugly umbrella unable unaware uncle uncover under undo unfair
+    unfold unhappy uniform unique unit universe unknown unlock until unusual unveil update upgrade
+    uphold upon upper upset urban urge usage use used useful useless usual utility vacant vacuum
+    vague valid valley valve van vanish vapor various vast vault vehicle velvet vendor venture
+    venue verb verify version very vessel veteran viable vibrant vicious victory video view village
+    vintage violin virtual virus visa visit visual vital vivid vocal voice void volcano volume vote
+    voyage wage wagon wait walk wall walnut want warfare warm warrior wash wasp waste water wave
+    way wealth weapon wear weasel weather web wedding weekend weird welcome west wet whale what
+    wheat wheel when where whip whisper wide width wife wild will win window wine wing wink winner
+    winter wire wisdom wise wish witness wolf woman wonder wood wool word work world worry worth
+    wrap wreck wrestle wrist write wrong yard year yellow you young youth zebra zero zone zoo"""
+_BIP39_ENGLISH = frozenset(_BIP39_ENGLISH_TEXT.split())
 
 
 def _seed_phrase(match: re.Match[str]) -> _Span | None:
-    words = re.findall("[a-z]+", match.group("secret"))
-    if len(words) not in _SEED_PHRASE_LENGTHS or _NOT_SEED_WORDS.intersection(words):
+    """Words of the BIP-39 list, as many as a seed phrase has, in no alphabetical order (the
+    start of the list itself, "abandon ability able ...", is documentation)."""
+    words = _SEED_WORD.findall(match.group("secret"))
+    if len(words) not in _SEED_PHRASE_LENGTHS or not _BIP39_ENGLISH.issuperset(words):
         return None
-    if re.match(r"[ \t]*,?[ \t]*[a-z]", match.string[match.end("secret") :]):
+    if words == sorted(words):
+        return None
+    if _MORE_WORDS.match(match.string, match.end("secret")):
         return None  # the words go on: a sentence, not a phrase of 12, 18 or 24
     return match.span("secret")
 
 
 # Cookie and Set-Cookie headers ("Cookie: _gh_sess=...; logged_in=yes"), and session cookies
 # named as such (sessionid=..., PHPSESSID=..., _myapp_session=...).
-_COOKIE_HEADER = re.compile(r"(?<![\w-])(?:set-)?cookie[\"']?[ \t]*:[ \t]*(?P<pairs>[^\n]+)", re.I)
+_COOKIE_HEADER = re.compile(
+    r"(?<![\w-])(?:set-)?cookie[\"']?[ \t]*+:[ \t]*+(?P<pairs>[^\n]+)", re.IGNORECASE
+)
 _COOKIE_PAIR = re.compile(
-    r"(?:^|;)[ \t]*(?P<name>[^\s;=,\"']+)=(?P<value>\"[^\"\n]*\"|[^\s;,\"']*)"
+    r"(?:^|;)[ \t]*+(?P<name>[^\s;=,\"']++)=(?P<value>\"[^\"\n]*+\"|[^\s;,\"']*+)"
 )
 _SESSION_COOKIE = re.compile(
     r"""(?<![\w.$-])(?P<name>sessionid|session|sid|PHPSESSID|JSESSIONID|connect\.sid
@@ -1683,12 +2148,13 @@ def _session_cookie(match: re.Match[str]) -> _Span | None:
     value = _trim_bare_value(match.group("value"))
     if not _is_cookie_secret(match.group("name"), value, header=False):
         return None
-    return match.start("value"), match.start("value") + len(value)
+    return _span(match.start("value"), value)
 
 
 # Webhook URLs whose path is the secret: Microsoft Teams (Office 365 connectors and Power
 # Automate workflows), Zapier, Discord, and any URL with "hook" in it and a random path piece.
-_WEBHOOK_URL = re.compile(r"https?://[^\s\"'<>`]*?hook[^\s\"'<>`]*", re.IGNORECASE)
+# Every URL is matched whole, then checked for "hook".
+_URL = re.compile(r"https?://[^\s\"'<>`]++", re.IGNORECASE)
 _WEBHOOK_KINDS = (
     (re.compile(r"^https://[\w.-]*\bwebhook\.office\.com/webhookb2/", re.I), "Microsoft Teams"),
     (re.compile(r"^https://outlook\.office(?:365)?\.com/webhook/", re.I), "Microsoft Teams"),
@@ -1704,50 +2170,33 @@ _POWER_AUTOMATE = re.compile(
 )
 
 
-def _webhook_kind(match: re.Match[str]) -> str:
-    if match.re is _POWER_AUTOMATE:
-        return "Power Automate webhook URL"
-    for pattern, provider in _WEBHOOK_KINDS:
-        if pattern.match(match.group()):
-            return f"{provider} webhook URL"
-    return "webhook URL"
-
-
-def _webhook_url(match: re.Match[str]) -> _Span | None:
+def _webhook_url(match: re.Match[str]) -> _Found | None:
     """A webhook URL of a known provider, or one whose path after "hook" has a random piece
     (not https://api.acme.io/hooks/github)."""
     url = _trim_bare_value(match.group().rstrip(",;)"))
     path = url.split("://", 1)[1].split("?", 1)[0].split("#", 1)[0]
+    hook = path.lower().find("hook")
+    if hook < 0:
+        return None
     pieces = [piece for piece in path.split("/")[1:] if piece]
     if any(_TEMPLATE.search(piece) or _PLACEHOLDER_SHAPE.search(piece) for piece in pieces):
         return None
-    if any(pattern.match(url) for pattern, _ in _WEBHOOK_KINDS):
-        return match.start(), match.start() + len(url)
-    after = path[path.lower().find("hook") :].split("/")[1:]
-    if "hook" not in path.lower() or not any(
+    span = _span(match.start(), url)
+    for pattern, provider in _WEBHOOK_KINDS:
+        if pattern.match(url):
+            return span, f"{provider} webhook URL"
+    if not any(
         (_HEX.match(piece) and len(piece) >= 24)
         or _is_token_like(piece)
         or _is_single_case_random(piece)
-        for piece in after
+        for piece in path[hook:].split("/")[1:]
     ):
         return None
-    return match.start(), match.start() + len(url)
+    return span, "webhook URL"
 
 
-# An AWS secret access key right after its key id: "AKIA... / <40 characters>".
-_AWS_KEY_PAIR = re.compile(
-    r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"
-    r"(?:[ \t]*[/:,;|][ \t]*|[ \t]+(?:and|with)[ \t]+)"
-    r"(?:(?:the[ \t]+)?secret(?:[ \t]+(?:access[ \t]+)?key)?[ \t]*(?:is|:|=)?[ \t]*)?"
-    r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
-)
-
-
-def _aws_key_pair(match: re.Match[str]) -> _Span | None:
-    secret = match.group("secret")
-    if _HEX.match(secret) or not _has_mixed_classes(secret) or _is_placeholder(secret):
-        return None
-    return match.span("secret")
+# A BitLocker recovery key: 48 digits in eight groups of six.
+_BITLOCKER_RECOVERY_KEY = re.compile(r"(?<![0-9-])[0-9]{6}(?:-[0-9]{6}){7}(?![0-9-])")
 
 
 # --- long random-looking tokens -------------------------------------------------------------------
@@ -1800,7 +2249,7 @@ def _looks_random(token: str) -> bool:
         pieces = [piece for piece in token.split("/") if not _HEX_OR_UUID.match(piece)]
         if max(map(len, pieces), default=0) < _MIN_PATH_PIECE:
             return False
-    alphanumeric = re.sub(r"[^A-Za-z0-9]", "", token)  # snake_case and kebab-case words joined
+    alphanumeric = _NOT_ALPHANUMERIC.sub("", token)  # snake_case and kebab-case words joined
     return (
         _has_mixed_classes(alphanumeric)
         and _shannon_entropy(token.rstrip("=")) >= _MIN_ENTROPY_BITS
@@ -1860,7 +2309,6 @@ def _is_bitcoin_address(token: str) -> bool:
     return raw[21:] == check
 
 
-@functools.lru_cache(maxsize=512)
 def _decoded_text(token: str) -> tuple[str | None, bool]:
     """What a base64 token encodes, when it is text: the kind of a secret inside it (a
     Kubernetes `client-key-data` holds a private key, a `.dockerconfigjson` basic auth), and
@@ -1888,20 +2336,12 @@ def _is_public_value(match: re.Match[str]) -> bool:
         block.start() < match.start() < block.end() for block in _PUBLIC_BLOCK.finditer(text)
     ):
         return True
-    window = text[max(0, match.start() - 40) : match.start()]
-    ends = list(_SENTENCE_END.finditer(window))
-    if ends:
-        window = window[ends[-1].end() :]
+    window = _clause_before(text, match.start(), 40)
     public = list(_PUBLIC_CONTEXT.finditer(window))
     return bool(public) and not _PRIVATE_CONTEXT.search(window, public[-1].end())
 
 
-def _high_entropy_kind(match: re.Match[str]) -> str:
-    inner, _ = _decoded_text(match.group())
-    return inner or "high-entropy token"
-
-
-def _high_entropy_token(match: re.Match[str]) -> _Span | None:
+def _high_entropy_token(match: re.Match[str]) -> _Found | None:
     """A long random-looking token, unless it is inline data (`data:...;base64,`), a hash
     named by its algorithm (`SHA256:...`) or part of a crypt hash (`$2b$12$...`), public key
     material, or base64 of text holding no secret (a JWT header, a certificate)."""
@@ -1911,39 +2351,12 @@ def _high_entropy_token(match: re.Match[str]) -> _Span | None:
     token = match.group()
     inner, structured = _decoded_text(token)
     if inner:
-        return match.span()  # base64 of a private key block, of a Docker config's auth
-    if structured or _is_public_value(match):
+        return match.span(), inner  # base64 of a private key block, of a Docker config's auth
+    if structured or _is_public_value(match) or not _looks_random(token):
         return None
-    return match.span() if _looks_random(token) else None
+    return match.span(), "high-entropy token"
 
 
-_CARD_NEEDS = (
-    "card",
-    "visa",
-    "master",
-    "amex",
-    "american express",
-    "cvv",
-    "cvc",
-    "cid",
-    "csc",
-    "cvn",
-    "exp",
-    "valid thru",
-    "good thru",
-    "credit",
-    "debit",
-    "discover",
-    "jcb",
-    "diners",
-    "maestro",
-    "unionpay",
-    "pan",
-    "cc",
-    "billing",
-    "payment",
-    "security code",
-)
 _TOTP_NEEDS = (
     "2fa",
     "mfa",
@@ -1954,150 +2367,186 @@ _TOTP_NEEDS = (
     "authy",
     "setup key",
 )
-_PROSE_PASSWORD_NEEDS = ("pass", "pw", "wi-fi", "wifi", "wlan", "wpa", "wireless")
+_PROSE_PASSWORD_NEEDS = (
+    "pass",
+    "pw",
+    "wi-fi",
+    "wifi",
+    "wlan",
+    "wpa",
+    "wireless",
+    "kennwort",
+    "contrase",
+    "senha",
+    "wachtwoord",
+)
+_COMMAND_NEEDS = (
+    "sshpass",
+    "mongo",
+    "cqlsh",
+    "cypher-shell",
+    "login",
+    "sqlcmd",
+    "bcp",
+    "zip",
+    "mosquitto_",
+    "redis-cli",
+    "ldap",
+    "keytool",
+)
+
+
+def _colons(text: str) -> bool:
+    return text.count(":") >= 4  # host:port:database:user:password
+
+
+def _dashes(text: str) -> bool:
+    return text.count("-") >= 7  # eight groups of six digits
+
+
 # In priority order: where findings overlap, the earlier rule's finding is kept.
-_RULES = (
-    _Rule("private key block", _PRIVATE_KEY, _unchecked, needs=("private",)),
-    _Rule("AWS access key id", _AWS_ACCESS_KEY_ID, needs=("akia", "asia")),
-    _Rule("AWS secret access key", _AWS_KEY_PAIR, _aws_key_pair, needs=("akia", "asia")),
-    _Rule("AWS secret access key", _AWS_SECRET_ACCESS_KEY, _secret_group, needs=("secret",)),
-    _Rule("GitHub token", _GITHUB_TOKEN, needs=("gh", "github_pat_")),
-    _Rule("GitLab token", _GITLAB_TOKEN, needs=("gl", "gr1348941")),
-    _Rule("Slack token", _SLACK_TOKEN, needs=("xox", "xapp-")),
-    _Rule("Slack webhook URL", _SLACK_WEBHOOK, needs=("hooks.slack.com",)),
-    _Rule(_webhook_kind, _WEBHOOK_URL, _webhook_url, needs=("hook",)),
-    _Rule(_webhook_kind, _POWER_AUTOMATE, needs=("logic.azure.com",)),
-    _Rule("Stripe secret key", _STRIPE_KEY, needs=("k_live_", "k_test_")),
-    _Rule("Anthropic API key", _ANTHROPIC_KEY, needs=("sk-ant-",)),
-    _Rule("OpenAI API key", _OPENAI_KEY, _openai_key, needs=("sk-",)),
-    _Rule("Google API key", _GOOGLE_API_KEY, needs=("aiza",)),
-    _Rule(_prefixed_kind, _PREFIXED_TOKEN, _prefixed_token),
-    _Rule("Telegram bot token", _TELEGRAM_BOT_TOKEN, needs=(":aa",)),
-    _Rule("JSON web token", _JWT, _unchecked, needs=("eyj",)),
-    _Rule("payment card number", _CARD_NUMBER, _card_number, needs=_CARD_NEEDS),
-    _Rule("2FA recovery code list", _RECOVERY_CODES, _recovery_codes, needs=("code",)),
-    _Rule("TOTP secret", _TOTP_SECRET, _totp_secret, needs=_TOTP_NEEDS),
-    _Rule("TOTP secret", _OTPAUTH_URI, _secret_group, needs=("otpauth:",)),
-    _Rule(
+_RULES: tuple[_Rule, ...] = (
+    _rule("private key block", _PRIVATE_KEY, _unchecked, needs=("private",)),
+    _rule("AWS access key id", _AWS_ACCESS_KEY_ID, needs=("akia", "asia")),
+    _rule("AWS secret access key", _AWS_KEY_PAIR, _aws_key_pair, needs=("akia", "asia")),
+    _rule("AWS secret access key", _AWS_SECRET_ACCESS_KEY, _secret_group, needs=("secret",)),
+    _rule("GitHub token", _GITHUB_TOKEN, needs=("gh", "github_pat_")),
+    _rule("GitLab token", _GITLAB_TOKEN, needs=("gl", "gr1348941")),
+    _rule("Slack token", _SLACK_TOKEN, needs=("xox", "xapp-")),
+    _rule("Slack webhook URL", _SLACK_WEBHOOK, needs=("hooks.slack.com",)),
+    _Rule(_URL, _webhook_url, needs=("hook",)),
+    _rule("Power Automate webhook URL", _POWER_AUTOMATE, needs=("logic.azure.com",)),
+    _rule("Stripe secret key", _STRIPE_KEY, needs=("k_live_", "k_test_")),
+    _rule("Anthropic API key", _ANTHROPIC_KEY, needs=("sk-ant-",)),
+    _rule("OpenAI API key", _OPENAI_KEY, _openai_key, needs=("sk-",)),
+    _rule("Google API key", _GOOGLE_API_KEY, needs=("aiza",)),
+    *_PREFIXED_RULES,
+    _rule("Telegram bot token", _TELEGRAM_BOT_TOKEN, needs=(":aa",)),
+    _rule("JSON web token", _JWT, _unchecked, needs=("eyj",)),
+    _rule("payment card number", _CARD_NUMBER, _card_number, gate=_THIRTEEN_DIGITS.search),
+    _rule("BitLocker recovery key", _BITLOCKER_RECOVERY_KEY, _unchecked, gate=_dashes),
+    _rule("2FA recovery code list", _RECOVERY_CODES, _recovery_codes, needs=("code",)),
+    _rule("TOTP secret", _TOTP_SECRET, _totp_secret, needs=_TOTP_NEEDS),
+    _rule("TOTP secret", _OTPAUTH_URI, _secret_group, needs=("otpauth:",)),
+    _rule(
         "wallet seed phrase",
         _SEED_PHRASE,
         _seed_phrase,
         needs=("phrase", "words", "mnemonic", "seed"),
     ),
-    _Rule("session cookie", _COOKIE_HEADER, _cookie_header, needs=("cookie",)),
-    _Rule("session cookie", _SESSION_COOKIE, _session_cookie, needs=("sess", "sid", "remember_")),
-    _Rule("bearer token", _BEARER_TOKEN, _bearer_token, needs=("bearer",)),
-    _Rule(
+    _rule("session cookie", _COOKIE_HEADER, _cookie_header, needs=("cookie",)),
+    _rule(
+        "session cookie",
+        _SESSION_COOKIE,
+        _session_cookie,
+        needs=("sess", "sid", "remember_", "__host-", "__secure-"),
+    ),
+    _rule("bearer token", _BEARER_TOKEN, _bearer_token, needs=("bearer",)),
+    _rule(
         "authorization header token", _AUTHORIZATION_TOKEN, _bearer_token, needs=("authorization",)
     ),
-    _Rule("basic auth credentials", _BASIC_AUTHORIZATION, _encoded_basic_auth, needs=("basic",)),
-    _Rule("basic auth credentials", _ENCODED_AUTH_ENTRY, _encoded_basic_auth, needs=("auth",)),
-    _Rule(
+    _rule("basic auth credentials", _BASIC_AUTHORIZATION, _encoded_basic_auth, needs=("basic",)),
+    _rule("basic auth credentials", _ENCODED_AUTH_ENTRY, _encoded_basic_auth, needs=("auth",)),
+    _rule(
         "basic auth credentials",
         _CLIENT_BASIC_AUTH,
         _client_basic_auth,
         needs=("curl", "http", "xh", "wget"),
     ),
-    _Rule("basic auth credentials", _PYTHON_BASIC_AUTH, _secret_group, needs=("auth",)),
-    _Rule("Azure SAS token", _AZURE_SAS, _secret_group, needs=("sig=",)),
-    _Rule("connection string with a password", _URL_WITH_PASSWORD, _url_password, needs=("://",)),
+    _rule("basic auth credentials", _PYTHON_BASIC_AUTH, _secret_group, needs=("auth",)),
+    _rule("Azure SAS token", _AZURE_SAS, _azure_sas, needs=("sig=",)),
+    _rule("connection string with a password", _URL_WITH_PASSWORD, _url_password, needs=("://",)),
+    _rule("connection string with a password", _LOGIN_AT_HOST, _login_at_host, needs=("@",)),
     _Rule(
-        _connection_kind,
         _KEY_VALUE_CREDENTIAL,
         _key_value_credential,
         needs=("password", "pwd", "accountkey", "sharedaccess"),
     ),
-    _Rule("netrc password", _NETRC, _netrc_password, needs=("password",)),
-    _Rule("pgpass password", _PGPASS, _pgpass_password),
-    _Rule(
+    _rule("netrc password", _NETRC, _netrc_password, needs=("password",)),
+    _rule("pgpass password", _PGPASS, _pgpass_password, gate=_colons),
+    _rule(
         "password on a command line",
         _MYSQL_PASSWORD,
         _command_password,
         needs=("mysql", "mariadb", "7z", "unrar"),
     ),
-    _Rule(
-        "password on a command line",
-        _PASSWORD_FLAG,
-        _command_password,
-        needs=(
-            "sshpass",
-            "mongo",
-            "login",
-            "sqlcmd",
-            "bcp",
-            "zip",
-            "redis-cli",
-            "ldap",
-            "cqlsh",
-            "cypher-shell",
-            "keytool",
-        ),
-    ),
-    _Rule(
+    _rule("password on a command line", _PASSWORD_FLAG, _command_password, needs=_COMMAND_NEEDS),
+    _rule(
         "password on a command line",
         _INLINE_PASSWORD_ARGUMENT,
         _inline_password_argument,
         needs=("pass:", "smbclient"),
     ),
-    _Rule(
+    _rule(
+        "password on a command line",
+        _BATCH_PASSWORD_FILE,
+        _batch_password_file,
+        needs=("htpasswd", "mosquitto_passwd"),
+    ),
+    _rule("password on a command line", _NET_USER, _command_password, needs=("net user",)),
+    _rule("password on a command line", _ECHOED_PASSWORD, _echoed_password, needs=("|",)),
+    _rule(
         "password assignment",
         _PASSWORD_ASSIGNMENT,
         _assigned_value,
         needs=("pass", "pw", "authtok", "psk"),
     ),
-    _Rule(
+    _rule(
         "secret or token assignment",
         _SECRET_ASSIGNMENT,
         _assigned_value,
         needs=("secret", "key", "token"),
     ),
-    _Rule("password assignment", _PASSWORD_ELEMENT, _element_value, needs=("pass", "pw")),
-    _Rule(
+    _rule("password assignment", _PASSWORD_ELEMENT, _element_value, needs=("pass", "pw")),
+    _rule(
         "secret or token assignment",
         _SECRET_ELEMENT,
         _element_value,
         needs=("secret", "key", "token"),
     ),
-    _Rule(_dockerfile_kind, _DOCKERFILE_ENV, _dockerfile_env, needs=("env", "arg")),
-    _Rule(
+    _Rule(_DOCKERFILE_ENV, _dockerfile_env, gate=_DOCKERFILE_INSTRUCTION.search),
+    _rule(
         "password assignment",
         _PASSWORD_DIRECTIVE,
         _password_directive,
         needs=("requirepass", "masterauth"),
     ),
-    _Rule(
+    _rule(
         "password assignment",
         _PASSWORD_KEYWORD,
         _command_password,
         needs=("bindpw", "rootpw", "authtok", "passphrase", "psk"),
     ),
+    _rule(
+        "password in a SQL statement", _SQL_IDENTIFIED_BY, _command_password, needs=("identified",)
+    ),
     _Rule(
-        _call_kind,
         _CALL_CREDENTIAL,
         _call_credential,
         needs=("pass", "pw", "secret", "key", "token", "authtok", "psk"),
     ),
-    _Rule("password on a command line", _LONG_PASSWORD_FLAG, _command_password, needs=("--",)),
-    _Rule(_prose_password_kind, _PROSE_PASSWORD, _prose_password, needs=_PROSE_PASSWORD_NEEDS),
-    _Rule(
+    _rule("password on a command line", _LONG_PASSWORD_FLAG, _command_password, needs=("--",)),
+    _rule("app password", _APP_PASSWORD, _secret_group, needs=("app",)),
+    _Rule(_PROSE_PASSWORD, _prose_password, needs=_PROSE_PASSWORD_NEEDS),
+    _rule("password in prose", _WIFI_PASSPHRASE, _wifi_passphrase, needs=_PROSE_PASSWORD_NEEDS),
+    _rule(
         "password in prose",
         _LOGIN_PAIR,
-        _login_pair,
-        needs=("login", "cred", "user", "auth", "htpasswd"),
+        _password_in_prose,
+        needs=("login", "cred", "user", "auth", "htpasswd", "wi-fi", "wifi", "wlan"),
     ),
-    _Rule("password in prose", _PASSWORD_WITHOUT_VERB, _prose_password, needs=("pass",)),
-    _Rule(
+    _rule("password in prose", _LOG_IN_WITH, _password_in_prose, needs=("log", "sign")),
+    _Rule(_PASSWORD_WITHOUT_VERB, _prose_password, needs=("pass",)),
+    _rule(
         "password in prose", _PLAIN_WORD_PASSWORD, _plain_word_password, needs=_PROSE_PASSWORD_NEEDS
     ),
-    _Rule("PIN or passcode", _PIN, _secret_group, needs=("pin", "code")),
-    _Rule(
-        _prose_credential_kind,
-        _PROSE_CREDENTIAL,
-        _prose_credential,
-        needs=("token", "key", "secret"),
-    ),
-    _Rule(_high_entropy_kind, _TOKEN_CANDIDATE, _high_entropy_token),
+    _rule("PIN or passcode", _PIN, _pin, needs=("pin", "code")),
+    _rule("PIN or passcode", _PIN_WITHOUT_VERB, _pin, needs=("pin",)),
+    _Rule(_PROSE_CREDENTIAL, _prose_credential, needs=("token", "key", "secret")),
+    _Rule(_TOKEN_CANDIDATE, _high_entropy_token),
 )
+# In text decoded from a token, every rule but the last (which decodes).
+_NESTED_RULES = _RULES[:-1]
 
 
 def find_secrets(text: str) -> list[SecretFinding]:
@@ -2110,20 +2559,24 @@ def find_secrets(text: str) -> list[SecretFinding]:
 
 
 def _find(text: str, *, nested: bool) -> list[SecretFinding]:
-    """The findings of every rule; `nested`: in text decoded from a token, where the
-    high-entropy rule (which decodes) does not run again."""
+    """The findings of every rule, none overlapping an earlier one; `nested`: in text decoded
+    from a token, where the high-entropy rule (which decodes) does not run again."""
     findings: list[SecretFinding] = []
+    taken: list[_Span] = []  # the spans found so far, sorted (they do not overlap)
     lowered = text.lower()
-    for rule in _RULES[:-1] if nested else _RULES:
+    for rule in _NESTED_RULES if nested else _RULES:
         if rule.needs and not any(needed in lowered for needed in rule.needs):
             continue
+        if rule.gate is not None and not rule.gate(text):
+            continue
         for match in rule.pattern.finditer(text):
-            span = rule.secret(match)
-            if span is None or any(_overlap(span, found) for found in findings):
+            found = rule.judge(match)
+            if found is None:
                 continue
-            findings.append(SecretFinding(rule.kind_of(match), *span))
+            (start, end), kind = found
+            at = bisect.bisect_left(taken, (start, end))
+            if (at and taken[at - 1][1] > start) or (at < len(taken) and taken[at][0] < end):
+                continue  # it overlaps a finding of an earlier, more specific rule
+            taken.insert(at, (start, end))
+            findings.append(SecretFinding(kind, start, end))
     return sorted(findings, key=lambda finding: (finding.start, finding.end))
-
-
-def _overlap(span: _Span, finding: SecretFinding) -> bool:
-    return span[0] < finding.end and finding.start < span[1]
