@@ -1,7 +1,7 @@
 """Alembic environment for emergent-memory: runs the raw-DDL revisions on one connection.
 
 The database URL comes, in order, from `config.attributes["database_url"]` (set by
-`emergent_memory.migrations`, which the CLI and the tests use), or from the application
+`emergent_memory.db.migrate`, which the CLI and the tests use), or from the application
 settings (EMERGENT_MEMORY_DATABASE_URL, else the embedded server in EMERGENT_MEMORY_DATA_DIR)
 when the plain `alembic` command is run from the repository root.
 """
@@ -14,7 +14,7 @@ import psycopg
 from alembic import context
 from sqlalchemy import create_engine, pool, text
 
-from emergent_memory.migrations import MIGRATION_LOCK_KEY, VERSION_TABLE
+from emergent_memory.db.migrate import MIGRATION_LOCK_KEY, VERSION_TABLE
 
 config = context.config
 
@@ -23,7 +23,7 @@ def _database_url(stack: ExitStack) -> str:
     url = config.attributes.get("database_url")
     if url:
         return str(url)
-    from emergent_memory.database import open_database
+    from emergent_memory.db.connection import open_database
     from emergent_memory.settings import load_settings
 
     settings = load_settings()

@@ -19,8 +19,8 @@ import numpy as np
 import psycopg
 from psycopg import sql
 
-from emergent_memory import migrations
-from emergent_memory.database import open_database, with_database_name
+from emergent_memory.db import migrate
+from emergent_memory.db.connection import open_database, with_database_name
 from emergent_memory.embeddings.local import LocalEmbeddings
 
 ROOT = Path(__file__).resolve().parent
@@ -45,7 +45,7 @@ def bench_database() -> Iterator[str]:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
         url = with_database_name(admin_url, name)
         try:
-            migrations.upgrade(url)
+            migrate.upgrade(url)
             yield url
         finally:
             with psycopg.connect(admin_url, autocommit=True) as conn:

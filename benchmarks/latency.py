@@ -41,8 +41,11 @@ from benchmarks.common import (
     timed,
     write_result,
 )
-from emergent_memory import graph, migrations, tokens
-from emergent_memory.database import create_pool, ensure_login_role, with_role
+from emergent_memory import graph, tokens
+from emergent_memory.db import migrate
+from emergent_memory.db.connection import with_role
+from emergent_memory.db.pool import create_pool
+from emergent_memory.db.roles import ensure_login_role
 from emergent_memory.embeddings.local import LocalEmbeddings
 from emergent_memory.memory import MemoryConfig, MemoryService, Principal, store
 from emergent_memory.memory.models import CONFIDENCE_BY_SOURCE, READ, WRITE
@@ -203,7 +206,7 @@ def measure(url: str, scale: Scale, embedder: CachedEmbeddings, calls: int) -> d
             conn.execute("RESET enable_indexscan")
             # the full-text branch before 0008 (every word of the query only), with that
             # revision's own downgrade; then back to head
-            migrations.downgrade(url, BEFORE_RARE_WORDS)
+            migrate.downgrade(url, BEFORE_RARE_WORDS)
             try:
                 counter = iter(range(10**9))
                 result["baseline_every_word_recall_sql_ms"] = percentiles(
@@ -211,7 +214,7 @@ def measure(url: str, scale: Scale, embedder: CachedEmbeddings, calls: int) -> d
                 )
             finally:
                 start = time.perf_counter()  # 0008 builds its full-text index again
-                migrations.upgrade(url)
+                migrate.upgrade(url)
                 result["upgrade_to_head_seconds"] = round(time.perf_counter() - start, 1)
         with owner_pool.connection() as conn:
             conn.autocommit = True

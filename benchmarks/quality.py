@@ -37,8 +37,9 @@ from benchmarks.common import (
     bench_database,
     write_result,
 )
-from emergent_memory import graph, migrations
-from emergent_memory.database import create_pool
+from emergent_memory import graph
+from emergent_memory.db import migrate
+from emergent_memory.db.pool import create_pool
 from emergent_memory.memory import MemoryConfig, MemoryService, Principal, store
 from emergent_memory.memory.models import ADMIN, READ, WRITE
 
@@ -322,13 +323,13 @@ def run(
                     # the product before 0008 (full text of every query word only); the
                     # downgrade drops an index, so this connection must hold no lock
                     conn.commit()
-                    migrations.downgrade(url, BEFORE_RARE_WORDS)
+                    migrate.downgrade(url, BEFORE_RARE_WORDS)
                     try:
                         result[stage]["hybrid_before_0008"] = evaluate(
                             conn, devset, vectors, defaults, model
                         )
                     finally:
-                        migrations.upgrade(url)
+                        migrate.upgrade(url)
                     if sweep and stage == "with_background":
                         result["sweep"] = sweep_settings(conn, devset, vectors, defaults, model)
         finally:

@@ -8,15 +8,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Literal
 
-from emergent_memory import migrations
-from emergent_memory.database import (
-    EMBEDDED_SERVER_ROLE,
-    connect,
-    create_pool,
-    ensure_login_role,
-    open_database,
-    with_role,
-)
+from emergent_memory.db import migrate as migrations
+from emergent_memory.db.connection import connect, open_database, with_role
+from emergent_memory.db.pool import create_pool
+from emergent_memory.db.roles import EMBEDDED_SERVER_ROLE, ensure_login_role
 from emergent_memory.embeddings.base import EmbeddingProvider
 from emergent_memory.embeddings.compatibility import check_compatible
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME, LocalEmbeddings

@@ -24,21 +24,16 @@ import psycopg
 from pgvector.psycopg import register_vector
 from psycopg import IsolationLevel
 
-from emergent_memory import __version__, graph, migrations, tokens
+from emergent_memory import __version__, graph, tokens
 from emergent_memory.app import (
     open_embedding_worker,
     open_memory_service,
     open_memory_service_with_worker,
 )
-from emergent_memory.database import (
-    ADMIN_ROLE,
-    APP_ROLE,
-    Database,
-    connect,
-    ensure_login_role,
-    open_database,
-    psql_path,
-)
+from emergent_memory.db import migrate as migrations
+from emergent_memory.db.connection import Database, connect, open_database
+from emergent_memory.db.embedded import psql_path
+from emergent_memory.db.roles import ADMIN_ROLE, APP_ROLE, ensure_login_role
 from emergent_memory.embeddings import jobs
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME
 from emergent_memory.errors import EmergentMemoryError, InvalidInput

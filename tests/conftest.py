@@ -22,15 +22,11 @@ from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg_pool import ConnectionPool
 
-from emergent_memory import graph, migrations
-from emergent_memory.database import (
-    ADMIN_ROLE,
-    create_pool,
-    ensure_login_role,
-    open_database,
-    with_database_name,
-    with_role,
-)
+from emergent_memory import graph
+from emergent_memory.db import migrate
+from emergent_memory.db.connection import open_database, with_database_name, with_role
+from emergent_memory.db.pool import create_pool
+from emergent_memory.db.roles import ADMIN_ROLE, ensure_login_role
 from emergent_memory.embeddings.base import EmbeddingProvider
 from emergent_memory.embeddings.local import LocalEmbeddings
 from emergent_memory.memory import MemoryConfig, MemoryService, Principal
@@ -77,7 +73,7 @@ def make_database(server_url: str) -> Iterator[Callable[[], str]]:
 def database_url(make_database: Callable[[], str]) -> str:
     """A database migrated to head, shared by the session (tests isolate by project id)."""
     url = make_database()
-    migrations.upgrade(url)
+    migrate.upgrade(url)
     return url
 
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from alembic.script import ScriptDirectory
 
-from emergent_memory import migrations
+from emergent_memory.db import migrate
 from emergent_memory.resources import migrations_dir
 
-HEAD = migrations.head_revision()
+HEAD = migrate.head_revision()
 COMMAND = [sys.executable, "-m", "emergent_memory"]
 
 

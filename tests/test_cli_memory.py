@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from emergent_memory import migrations
 from emergent_memory.cli import cli
+from emergent_memory.db import migrate
 from tests.embedders import EmbeddingServer
 
 Run = Callable[..., Result]
@@ -162,7 +162,7 @@ def test_export_import_round_trip_keeps_ids_and_results(
     assert json.loads(lines[0])["kind"] == "header"
 
     target = make_database()
-    migrations.upgrade(target)
+    migrate.upgrade(target)
     target_env = make_env(target) | {
         "EMERGENT_MEMORY_ACTOR_ID": env["EMERGENT_MEMORY_ACTOR_ID"],
         "EMERGENT_MEMORY_PROJECT_ID": env["EMERGENT_MEMORY_PROJECT_ID"],

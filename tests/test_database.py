@@ -24,14 +24,8 @@ from psycopg import sql
 from psycopg_pool import PoolTimeout
 from psycopg_pool.pool import AddConnection
 
-from emergent_memory.database import (
-    RECONNECT_DELAY_MAX,
-    DatabasePool,
-    create_pool,
-    lost_connection,
-    open_database,
-    with_role,
-)
+from emergent_memory.db.connection import open_database, with_role
+from emergent_memory.db.pool import RECONNECT_DELAY_MAX, DatabasePool, create_pool, lost_connection
 from emergent_memory.errors import DatabaseUnavailable
 from emergent_memory.memory import MemoryConfig, MemoryService, Principal
 from tests.embedders import BagOfWordsEmbedder
@@ -185,7 +179,7 @@ def set_connection_limit(owner_url: str, limit: int) -> None:
 
 def outage_records(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
     """What the database module logged (psycopg_pool's own records are the CLI's to tune)."""
-    return [record for record in caplog.records if record.name == "emergent_memory.database"]
+    return [record for record in caplog.records if record.name == "emergent_memory.db.pool"]
 
 
 def test_a_database_that_is_down_is_reported_at_once_and_used_again_when_back(
@@ -201,7 +195,7 @@ def test_a_database_that_is_down_is_reported_at_once_and_used_again_when_back(
     me = Principal(uuid.uuid4(), uuid.uuid4())
     try:
         service.save(me, "The outage drill is on Fridays", "fact")
-        with caplog.at_level(logging.WARNING, logger="emergent_memory.database"):
+        with caplog.at_level(logging.WARNING, logger="emergent_memory.db.pool"):
             set_login(database_url, OUTAGE_ROLE, allowed=False)
             queued = pool.get_stats().get("requests_queued", 0)
             for _ in range(3):
@@ -234,7 +228,7 @@ def test_a_pool_whose_connections_are_all_in_use_is_busy_without_a_probe(
     outage."""
     pool = create_pool(outage_url, min_size=1, max_size=1, timeout=5)
     try:
-        with caplog.at_level(logging.WARNING, logger="emergent_memory.database"):
+        with caplog.at_level(logging.WARNING, logger="emergent_memory.db.pool"):
             with pool.connection() as held:
                 set_login(database_url, OUTAGE_ROLE, allowed=False, cut=False)
                 with pytest.raises(PoolTimeout):
@@ -253,7 +247,7 @@ def test_a_database_with_too_many_connections_is_busy_not_down(
     unavailable"; the health check finds it up; no outage is logged."""
     pool = create_pool(outage_url, min_size=1, max_size=2, timeout=5)
     try:
-        with caplog.at_level(logging.WARNING, logger="emergent_memory.database"):
+        with caplog.at_level(logging.WARNING, logger="emergent_memory.db.pool"):
             with pool.connection():
                 set_connection_limit(database_url, 1)  # the connection held is the one allowed
                 with pytest.raises(PoolTimeout):

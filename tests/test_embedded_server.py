@@ -25,9 +25,9 @@ import pytest
 from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
 
-from emergent_memory import migrations
-from emergent_memory.database import open_database
-from emergent_memory.database import postmaster_pid as running_postmaster
+from emergent_memory.db import migrate
+from emergent_memory.db.connection import open_database
+from emergent_memory.db.embedded import postmaster_pid as running_postmaster
 from tests.embedders import EmbeddingServer
 from tests.helpers import (
     COMMAND,
@@ -59,7 +59,7 @@ def data_dir() -> Iterator[Path]:
     path = Path(tempfile.mkdtemp(prefix="ems-", dir="/tmp"))  # short: holds the socket
     try:
         with open_database(None, path) as db:
-            migrations.upgrade(db.url)
+            migrate.upgrade(db.url)
         assert postmaster_pid(path) is None
         yield path
     finally:

@@ -30,15 +30,11 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from psycopg import sql
 
-from emergent_memory import migrations
-from emergent_memory.database import (
-    EMBEDDED_SERVER_ROLE,
-    EmbeddedServer,
-    create_pool,
-    ensure_login_role,
-    open_database,
-    with_role,
-)
+from emergent_memory.db import migrate
+from emergent_memory.db.connection import open_database, with_role
+from emergent_memory.db.embedded import EmbeddedServer
+from emergent_memory.db.pool import create_pool
+from emergent_memory.db.roles import EMBEDDED_SERVER_ROLE, ensure_login_role
 from emergent_memory.errors import ServiceBusy
 from emergent_memory.memory import MemoryConfig, MemoryService, Principal
 from tests.embedders import BagOfWordsEmbedder, DownEmbedder, EmbeddingServer
@@ -233,7 +229,7 @@ def restartable_database() -> Iterator[RestartableDatabase]:
     try:
         with open_database(None, data_dir) as db:
             assert db.server is not None
-            migrations.upgrade(db.url)
+            migrate.upgrade(db.url)
             ensure_login_role(db.url, EMBEDDED_SERVER_ROLE)
             yield RestartableDatabase(
                 url=db.url, app_url=with_role(db.url, EMBEDDED_SERVER_ROLE), server=db.server
@@ -398,7 +394,7 @@ FAILING_TABLES = {"relationship": "graph_relationships", "job": "graph_embedding
 def isolated_database(make_database: Callable[[], str]) -> str:
     """A database of its own: tests here install triggers and compare whole tables."""
     url = make_database()
-    migrations.upgrade(url)
+    migrate.upgrade(url)
     return url
 
 
@@ -536,7 +532,7 @@ def test_serve_refuses_a_database_behind_head_with_one_clear_line(
     """`serve` on a database migrated only to 0005_api_tokens: exit status 1 and one line
     naming the revision and the command to run, no traceback, and the database untouched."""
     url = make_database()
-    migrations.upgrade(url, "0005_api_tokens")
+    migrate.upgrade(url, "0005_api_tokens")
     port = ["--port", str(free_port())] if transport == "http" else []
     refused = run_cli(
         "serve", "--transport", transport, *port, env=clean_env(EMERGENT_MEMORY_DATABASE_URL=url)
@@ -544,8 +540,8 @@ def test_serve_refuses_a_database_behind_head_with_one_clear_line(
     assert refused.returncode == 1
     assert refused.stdout == ""
     assert refused.stderr.startswith("error: the database is at revision 0005_api_tokens, ")
-    assert f"needs revision {migrations.head_revision()}" in refused.stderr
+    assert f"needs revision {migrate.head_revision()}" in refused.stderr
     assert "run `emergent-memory db upgrade`" in refused.stderr
     assert "Traceback" not in refused.stderr
     assert len(refused.stderr.splitlines()) == 1, refused.stderr
-    assert migrations.database_revision(url) == "0005_api_tokens"
+    assert migrate.database_revision(url) == "0005_api_tokens"

@@ -11,8 +11,9 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from emergent_memory import graph, migrations
-from emergent_memory.database import with_database_name
+from emergent_memory import graph
+from emergent_memory.db import migrate
+from emergent_memory.db.connection import with_database_name
 from emergent_memory.memory import store
 
 ROWS = 20_000
@@ -23,7 +24,7 @@ CATEGORIES = ["preference", "pattern", "correction", "fact", "instruction", "con
 def populated(make_database: Callable[[], str]) -> Iterator[psycopg.Connection[Any]]:
     """A database of its own holding 20k memories (2k with embeddings) over 200 projects."""
     url = make_database()
-    migrations.upgrade(url)
+    migrate.upgrade(url)
     conn = psycopg.connect(url, autocommit=True)
     conn.execute(
         """
@@ -92,7 +93,7 @@ def test_full_text_uses_the_gin_index(populated: psycopg.Connection[Any]) -> Non
 def large_actors(make_database: Callable[[], str]) -> Iterator[psycopg.Connection[Any]]:
     """A database of its own holding 20k memories of 10 actors (2k each)."""
     url = make_database()
-    migrations.upgrade(url)
+    migrate.upgrade(url)
     conn = psycopg.connect(url, autocommit=True)
     conn.execute(
         """

@@ -205,5 +205,5 @@ async def test_an_outage_over_stdio_is_one_warning_however_many_calls_meet_it(
     lines = [line for line in written.splitlines() if not line.startswith("emergent-memory: ")]
     assert "Traceback" not in written, written
     assert len(lines) == 2, written
-    assert lines[0].startswith("WARNING emergent_memory.database: the database is unavailable (")
-    assert lines[1] == "WARNING emergent_memory.database: the database is reachable again"
+    assert lines[0].startswith("WARNING emergent_memory.db.pool: the database is unavailable (")
+    assert lines[1] == "WARNING emergent_memory.db.pool: the database is reachable again"

@@ -16,7 +16,7 @@ import pytest
 from psycopg_pool import ConnectionPool
 
 from emergent_memory import graph
-from emergent_memory.database import create_pool
+from emergent_memory.db.pool import create_pool
 from emergent_memory.errors import (
     InvalidInput,
     MemoryNotFound,

@@ -12,8 +12,8 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from emergent_memory import migrations
-from emergent_memory.database import with_role
+from emergent_memory.db import migrate
+from emergent_memory.db.connection import with_role
 from emergent_memory.errors import InvalidInput, SchemaNotCurrent
 
 # Everything in schema kb that a migration creates, as comparable text.
@@ -53,26 +53,26 @@ def test_upgrade_downgrade_upgrade_leaves_the_same_schema(
     make_database: Callable[[], str],
 ) -> None:
     url = make_database()
-    migrations.upgrade(url)
+    migrate.upgrade(url)
     first = snapshot(url)
     assert any("graph_objects_embedding_hnsw_idx" in line for line in first)
 
-    migrations.downgrade(url, "base")
-    assert migrations.database_revision(url) is None
+    migrate.downgrade(url, "base")
+    assert migrate.database_revision(url) is None
     assert not kb_schema_exists(url)
 
-    migrations.upgrade(url)
+    migrate.upgrade(url)
     assert snapshot(url) == first
-    assert migrations.database_revision(url) == migrations.head_revision()
+    assert migrate.database_revision(url) == migrate.head_revision()
 
 
 def test_every_revision_downgrades_one_step_at_a_time(make_database: Callable[[], str]) -> None:
     url = make_database()
-    migrations.upgrade(url)
+    migrate.upgrade(url)
     seen = []
-    while (revision := migrations.database_revision(url)) is not None:
+    while (revision := migrate.database_revision(url)) is not None:
         seen.append(revision)
-        migrations.downgrade(url, "-1")
+        migrate.downgrade(url, "-1")
     assert seen == [
         "0009_token_verification",
         "0008_recall_rare_words",
@@ -106,12 +106,12 @@ def test_0007_moves_existing_vectors_into_their_rows(make_database: Callable[[],
     the upgrade rewrites it into the row, with its value unchanged, and new rows keep it
     there."""
     url = make_database()
-    migrations.upgrade(url, "0006_row_level_security")
+    migrate.upgrade(url, "0006_row_level_security")
     with psycopg.connect(url) as conn:
         conn.execute(INSERT_MEMORY_WITH_VECTOR)
         assert conn.execute(OUT_OF_LINE).fetchone() == (20,)
         before = conn.execute("SELECT id, embedding::text FROM kb.graph_objects").fetchall()
-    migrations.upgrade(url)
+    migrate.upgrade(url)
     with psycopg.connect(url) as conn:
         assert conn.execute(OUT_OF_LINE).fetchone() == (0,)
         after = conn.execute("SELECT id, embedding::text FROM kb.graph_objects").fetchall()
@@ -166,12 +166,12 @@ def test_0007_runs_as_a_database_owner_that_is_not_a_superuser(
             )
     owner_url = with_role(url, role)
     try:
-        migrations.upgrade(owner_url, "0006_row_level_security")
+        migrate.upgrade(owner_url, "0006_row_level_security")
         with psycopg.connect(url) as conn:  # the superuser writes what the owner cannot
             conn.execute(INSERT_MEMORY_WITH_VECTOR)
         with psycopg.connect(owner_url) as conn:  # 0006 left the owner blind
             assert conn.execute("SELECT count(*) FROM kb.graph_objects").fetchone() == (0,)
-        migrations.upgrade(owner_url)
+        migrate.upgrade(owner_url)
         with psycopg.connect(owner_url) as conn:
             assert conn.execute("SELECT count(*) FROM kb.graph_objects").fetchone() == (20,)
             assert conn.execute(OUT_OF_LINE).fetchone() == (0,)
@@ -187,13 +187,13 @@ def test_downgrade_of_the_seed_removes_installations_of_the_pack(
     make_database: Callable[[], str],
 ) -> None:
     url = make_database()
-    migrations.upgrade(url)
+    migrate.upgrade(url)
     with psycopg.connect(url) as conn:
         conn.execute(
             "INSERT INTO kb.project_template_packs (project_id, pack_name, template_pack_id) "
             "SELECT gen_random_uuid(), name, id FROM kb.template_packs"
         )
-    migrations.downgrade(url, "0002_versioned_graph")
+    migrate.downgrade(url, "0002_versioned_graph")
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT count(*) FROM kb.project_template_packs").fetchone() == (0,)
         assert conn.execute("SELECT count(*) FROM kb.template_packs").fetchone() == (0,)
@@ -204,42 +204,42 @@ def test_head_check_refuses_an_unmigrated_database_and_says_what_to_run(
 ) -> None:
     url = make_database()
     with pytest.raises(SchemaNotCurrent, match=r"not migrated yet.*emergent-memory db upgrade"):
-        migrations.require_current_schema(url)
-    assert migrations.database_revision(url) is None  # the refusal changed nothing
+        migrate.require_current_schema(url)
+    assert migrate.database_revision(url) is None  # the refusal changed nothing
 
 
 def test_head_check_refuses_a_database_behind_head(make_database: Callable[[], str]) -> None:
     url = make_database()
-    migrations.upgrade(url, "0002_versioned_graph")
+    migrate.upgrade(url, "0002_versioned_graph")
     # a command with a --migrate option is told about it; one without is not
     with pytest.raises(SchemaNotCurrent, match=r"at revision 0002_versioned_graph.*--migrate"):
-        migrations.require_current_schema(url, migrate=False)
+        migrate.require_current_schema(url, migrate=False)
     with pytest.raises(SchemaNotCurrent, match=r"db upgrade` first$"):
-        migrations.require_current_schema(url)
+        migrate.require_current_schema(url)
 
 
 def test_head_check_migrates_when_asked(make_database: Callable[[], str]) -> None:
     url = make_database()
-    state = migrations.require_current_schema(url, migrate=True)
+    state = migrate.require_current_schema(url, migrate=True)
     assert state.at_head
-    assert migrations.database_revision(url) == migrations.head_revision()
+    assert migrate.database_revision(url) == migrate.head_revision()
 
 
 def test_head_check_refuses_a_database_from_a_newer_version(
     make_database: Callable[[], str],
 ) -> None:
     url = make_database()
-    migrations.upgrade(url)
+    migrate.upgrade(url)
     with psycopg.connect(url) as conn:
-        conn.execute(f"UPDATE {migrations.VERSION_TABLE} SET version_num = '0099_from_future'")
+        conn.execute(f"UPDATE {migrate.VERSION_TABLE} SET version_num = '0099_from_future'")
     with pytest.raises(SchemaNotCurrent, match="newer emergent-memory"):
-        migrations.require_current_schema(url, migrate=True)
+        migrate.require_current_schema(url, migrate=True)
 
 
 def test_unknown_revision_is_a_clear_error(database_url: str) -> None:
     with pytest.raises(InvalidInput, match="Can't locate revision identified by 'nope'"):
-        migrations.downgrade(database_url, "nope")
-    assert migrations.database_revision(database_url) == migrations.head_revision()
+        migrate.downgrade(database_url, "nope")
+    assert migrate.database_revision(database_url) == migrate.head_revision()
 
 
 def test_concurrent_migrations_from_several_processes_do_not_race(
@@ -247,14 +247,14 @@ def test_concurrent_migrations_from_several_processes_do_not_race(
 ) -> None:
     # e.g. several servers started with --migrate at once; Alembic is per process
     url = make_database()
-    script = "import sys; from emergent_memory import migrations; migrations.upgrade(sys.argv[1])"
+    script = "import sys; from emergent_memory.db import migrate; migrate.upgrade(sys.argv[1])"
     processes = [
         subprocess.Popen([sys.executable, "-c", script, url], stderr=subprocess.PIPE, text=True)
         for _ in range(3)
     ]
     outcomes = [(p.communicate()[1], p.returncode) for p in processes]
     assert [stderr for stderr, returncode in outcomes if returncode != 0] == []
-    assert migrations.database_revision(url) == migrations.head_revision()
+    assert migrate.database_revision(url) == migrate.head_revision()
 
 
 def test_extensions_are_installed(database_url: str) -> None:

@@ -14,7 +14,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from emergent_memory.database import with_role
+from emergent_memory.db.connection import with_role
 from emergent_memory.memory import MemoryService, Principal
 from tests.test_cli import run
 

@@ -13,7 +13,8 @@ import psycopg
 import pytest
 from pgvector.psycopg import register_vector
 
-from emergent_memory import graph, migrations
+from emergent_memory import graph
+from emergent_memory.db import migrate
 from emergent_memory.errors import InvalidInput
 from emergent_memory.graph import Embedding
 from emergent_memory.graph.transfer import (
@@ -83,7 +84,7 @@ def connect() -> Iterator[Connect]:
 @pytest.fixture(scope="module")
 def source(make_database: Callable[[], str]) -> Source:
     url = make_database()
-    migrations.upgrade(url)
+    migrate.upgrade(url)
     project_a, project_b, actor_1, actor_2 = (uuid.uuid4() for _ in range(4))
     with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
         register_vector(conn)
@@ -167,7 +168,7 @@ def source(make_database: Callable[[], str]) -> Source:
 def target(make_database: Callable[[], str]) -> str:
     """A fresh migrated database to import into."""
     url = make_database()
-    migrations.upgrade(url)
+    migrate.upgrade(url)
     return url
 
 
@@ -271,7 +272,7 @@ def test_export_is_json_lines_in_a_deterministic_order(connect: Connect, source:
     assert header["kind"] == "header"
     assert header["format"] == "emergent-memory-export"
     assert header["version"] == FORMAT_VERSION
-    assert header["schema_revision"] == migrations.head_revision()
+    assert header["schema_revision"] == migrate.head_revision()
     assert [record["kind"] for record in records[1:]] == sorted(
         (record["kind"] for record in records[1:]),
         key=["object", "relationship", "pack_installation", "recall"].index,

@@ -26,9 +26,12 @@ import pytest
 from click.testing import CliRunner, Result
 from psycopg_pool import ConnectionPool
 
-from emergent_memory import app, migrations
+from emergent_memory import app
 from emergent_memory.cli import cli
-from emergent_memory.database import create_pool, ensure_login_role, with_role
+from emergent_memory.db import migrate
+from emergent_memory.db.connection import with_role
+from emergent_memory.db.pool import create_pool
+from emergent_memory.db.roles import ensure_login_role
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME, LocalEmbeddings
 from emergent_memory.embeddings.openai import OpenAICompatibleEmbeddings
 from emergent_memory.embeddings.worker import EmbeddingWorker, WorkerConfig
@@ -49,7 +52,7 @@ WORKER_ROLE = "emergent_memory_test_worker"
 @pytest.fixture(scope="module")
 def queue_url(make_database: Callable[[], str]) -> str:
     url = make_database()
-    migrations.upgrade(url)
+    migrate.upgrade(url)
     return url
 
 

@@ -41,7 +41,7 @@ from pgvector import Vector
 from psycopg import Connection
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from emergent_memory.database import lost_connection, one_line
+from emergent_memory.db.pool import lost_connection, one_line
 from emergent_memory.embeddings import jobs
 from emergent_memory.embeddings.base import EmbeddingProvider
 from emergent_memory.embeddings.jobs import EmbeddingJob

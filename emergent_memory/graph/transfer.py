@@ -27,9 +27,9 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from emergent_memory.db.migrate import current_revision
 from emergent_memory.errors import InvalidInput
 from emergent_memory.graph.versioning import require_transaction
-from emergent_memory.migrations import current_revision
 
 FORMAT_NAME = "emergent-memory-export"
 FORMAT_VERSION = 1

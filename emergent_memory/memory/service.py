@@ -21,7 +21,7 @@ from psycopg import Connection
 from psycopg_pool import PoolTimeout
 
 from emergent_memory import graph
-from emergent_memory.database import DatabasePool
+from emergent_memory.db.pool import DatabasePool
 from emergent_memory.embeddings import jobs
 from emergent_memory.embeddings.base import EmbeddingProvider
 from emergent_memory.errors import (

@@ -12,7 +12,7 @@ from alembic.config import Config
 from alembic.script import ScriptDirectory
 from alembic.util import CommandError
 
-from emergent_memory.database import connect
+from emergent_memory.db.connection import connect
 from emergent_memory.errors import InvalidInput, SchemaNotCurrent
 from emergent_memory.resources import migrations_dir
 

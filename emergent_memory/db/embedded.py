@@ -1,4 +1,4 @@
-"""The database: the configured URL or the embedded PostgreSQL, the connection pool, psql."""
+"""The embedded PostgreSQL: one server per data directory, shared by the processes using it."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import contextlib
 import fcntl
 import importlib.util
 import logging
-import math
 import os
 import shlex
 import signal
@@ -16,71 +15,21 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote
 
 import platformdirs
 import psycopg
-from pgvector.psycopg import register_vector
 from psycopg import sql
-from psycopg_pool import ConnectionPool, PoolTimeout
-from psycopg_pool.base import AttemptWithBackoff
 
 from emergent_memory.errors import DatabaseUnavailable
 
 logger = logging.getLogger(__name__)
 
-EMBEDDED_DATABASE_NAME = "emergent_memory"
-APPLICATION_NAME = "emergent-memory"
-# Group roles created by migration 0006: the server's role is a member of APP_ROLE (subject to
-# row-level security), administrators and maintenance tools of ADMIN_ROLE.
-APP_ROLE = "emergent_memory_app"
-ADMIN_ROLE = "emergent_memory_admin"
-# The embedded server's login role for the application (the superuser `postgres` would bypass
-# row-level security).
-EMBEDDED_SERVER_ROLE = "emergent_memory_server"
-
-
-@dataclass(frozen=True)
-class Database:
-    """A PostgreSQL database to use: its libpq URL and, when embedded, where its files are and
-    the server that runs them."""
-
-    url: str
-    server: EmbeddedServer | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def embedded(self) -> bool:
-        return self.server is not None
-
-    @property
-    def pgdata(self) -> Path | None:
-        return None if self.server is None else self.server.pgdata
-
-
-@contextmanager
-def open_database(database_url: str | None, data_dir: Path) -> Iterator[Database]:
-    """Yield the database to use, starting the embedded server when no URL is configured.
-
-    The embedded server lives in `data_dir/pgdata` and is reused across runs. Processes that
-    open the same data directory share one server; it stops when the last of them closes it.
-    Openings nest: in one process, only the first starts or joins the server and only the last
-    leaves it.
-    """
-    if database_url:
-        yield Database(url=database_url)
-        return
-    server = embedded_server(data_dir / "pgdata")
-    with server.attached():
-        _create_database_if_missing(server.uri(), EMBEDDED_DATABASE_NAME)
-        yield Database(url=server.uri(EMBEDDED_DATABASE_NAME), server=server)
-
-
-# -- the embedded server ----------------------------------------------------------------------
 
 # How long pg_ctl may take to start or stop the server, and how often a start is tried when a
 # process opens the database: right after a server was killed, its last backends may hold its
@@ -502,353 +451,13 @@ def _release_stop_signals(previous: set[int | signal.Signals] | None) -> None:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
-def _create_database_if_missing(admin_url: str, name: str) -> None:
+def create_database_if_missing(admin_url: str, name: str) -> None:
     with psycopg.connect(admin_url, autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
         if exists:
             return
         with contextlib.suppress(psycopg.errors.DuplicateDatabase):  # created meanwhile
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-
-
-# -- the connection pool ----------------------------------------------------------------------
-
-# What a request that cannot reach the database is told (a tool error, or the 503 of the token
-# check); the reason is in the server's log, once per outage.
-DATABASE_DOWN = (
-    "database unavailable: the memory server cannot reach its PostgreSQL database (it is down "
-    "or unreachable); it reconnects by itself once the database is back, so try again in a "
-    "moment (if this persists, the server's log says why)"
-)
-# A probe is one new connection; it gives up after this many seconds (libpq's minimum).
-PROBE_TIMEOUT = 2
-# After a failed restart of the embedded server, the next waits this long.
-RESTART_INTERVAL = 5.0
-# The health check probes the database at most this often (its answer is reused meanwhile).
-HEALTH_INTERVAL = 1.0
-# Longest wait between two attempts of the pool to open a connection (psycopg_pool doubles it
-# up to minutes: after a long outage the pool would come back that much later than the database).
-RECONNECT_DELAY_MAX = 1.0
-# PostgreSQL's messages for SQLSTATE 53300 (too_many_connections: max_connections, or a role's
-# or database's connection limit, is reached). libpq gives no SQLSTATE for a connection it
-# could not open, only the server's message, so they are recognized by their (English) text.
-TOO_MANY_CONNECTIONS = (
-    "too many clients",
-    "too many connections",
-    "remaining connection slots are reserved",
-)
-
-
-class DatabasePool(ConnectionPool[psycopg.Connection[Any]]):
-    """The application's connection pool, which tells a database that is down from one that is
-    busy, and comes back with it.
-
-    - A connection that fails its check before use, comes back broken, or cannot be opened
-      makes the pool suspect the database. The next request then probes it (one new
-      connection, at most PROBE_TIMEOUT seconds): if it is reachable, the connections the
-      outage broke are replaced and the request goes on; if not, and the database is the
-      embedded server, the probe starts it again (`restart`, tried again RESTART_INTERVAL
-      seconds after a failure) and probes again; if it is still unreachable, the request fails
-      at once with `DatabaseUnavailable` (DATABASE_DOWN). While it stays down, each request
-      probes it again, so the first one after its return succeeds.
-    - One probe runs at a time; the requests that waited for a request's probe take its answer
-      (no stampede of probes), and the health check answers from the last one without waiting.
-    - A request that waited the pool's timeout for a connection fails with `PoolTimeout`
-      (busy) at once if every connection of a full pool is lent to a request. Otherwise the
-      pool could not open one in time: the request probes the database (as above) and, if it
-      answers, waits once a little longer before failing with `PoolTimeout`.
-    - A database that refuses a connection because it has too many (SQLSTATE 53300) answers:
-      it is busy, not down.
-    - The pool reconnects at most RECONNECT_DELAY_MAX seconds apart, so it serves again within
-      about a second of the database's return, however long the outage lasted.
-    - Each outage is logged once, when it starts (WARNING, with the reason) and when it ends.
-
-    psycopg_pool's private hooks `_connect` and `_add_connection` are overridden (pyproject.toml
-    pins psycopg-pool to the minor version they were written for).
-    """
-
-    def __init__(
-        self,
-        url: str,
-        *,
-        min_size: int,
-        max_size: int,
-        timeout: float,
-        restart: Callable[[], bool] | None = None,
-    ) -> None:
-        self._restart = restart
-        # One probe at a time; `_down`, `_probes`, `_probed_at` and `_restart_failed_at`
-        # change only under this lock. `_suspect` is set by any thread.
-        self._probe_lock = threading.Lock()
-        self._suspect = False  # something failed: probe before handing out a connection
-        self._down = False  # the last probe failed (and that was logged)
-        self._probes = 0  # probes made by requests
-        self._probed_at = -math.inf  # when the last probe ended
-        self._restart_failed_at = -math.inf
-        self._lent_lock = threading.Lock()
-        self._lent = 0  # connections handed out and not yet given back
-        super().__init__(
-            url,
-            min_size=min_size,
-            max_size=max_size,
-            timeout=timeout,
-            kwargs={"application_name": APPLICATION_NAME},
-            configure=register_vector,
-            name=APPLICATION_NAME,
-            open=False,
-        )
-
-    def getconn(self, timeout: float | None = None) -> psycopg.Connection[Any]:
-        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
-        probed = False
-        while True:
-            if self._suspect or self._down:
-                self._make_sure_the_database_is_up()
-            try:
-                conn = super().getconn(max(0.0, deadline - time.monotonic()))
-            except PoolTimeout:
-                if probed or self._all_lent():
-                    raise  # busy: every connection is in use
-                # the pool could not open a connection in time: is the database there?
-                self._make_sure_the_database_is_up(waited=True)  # raises if it is not
-                probed = True
-                # it is: a little longer, once, for a connection (to a restarted server)
-                deadline = max(deadline, time.monotonic() + PROBE_TIMEOUT)
-                continue
-            if self._works(conn):
-                with self._lent_lock:
-                    self._lent += 1
-                return conn
-
-    def putconn(self, conn: psycopg.Connection[Any]) -> None:
-        with self._lent_lock:
-            self._lent -= 1
-        if conn.broken:  # the database went away during the request
-            self._suspect = True
-        super().putconn(conn)
-
-    def database_reachable(self) -> bool:
-        """Whether the database answers (the health check), never waiting for another probe:
-        a probe of at most PROBE_TIMEOUT seconds if none ended in the last HEALTH_INTERVAL
-        seconds and none is running, else the last probe's answer. Never restarts anything."""
-        if not self._probe_lock.acquire(blocking=False):
-            return not self._down  # a probe is running: the answer before it
-        try:
-            if time.monotonic() - self._probed_at >= HEALTH_INTERVAL:
-                self._record(self._probe())
-            return not self._down
-        finally:
-            self._probe_lock.release()
-
-    # -- inside psycopg_pool ----------------------------------------------------------------
-
-    def _connect(self, timeout: float | None = None) -> psycopg.Connection[Any]:
-        try:
-            return super()._connect(timeout)
-        except Exception:
-            self._suspect = True
-            raise
-
-    def _add_connection(self, attempt: AttemptWithBackoff | None, growing: bool = False) -> None:
-        if attempt is None:
-            attempt = _CappedBackoff(timeout=self.reconnect_timeout)
-        super()._add_connection(attempt, growing)
-
-    # -- probing ----------------------------------------------------------------------------
-
-    def _works(self, conn: psycopg.Connection[Any]) -> bool:
-        """The check of a connection before it is handed out; a broken one is given back (the
-        pool replaces it) and makes the database suspect."""
-        try:
-            ConnectionPool.check_connection(conn)
-        except Exception:
-            self._suspect = True
-            super().putconn(conn)
-            return False
-        return True
-
-    def _all_lent(self) -> bool:
-        """Whether the pool is at its largest and every connection is lent to a request."""
-        with self._lent_lock:
-            return self._lent >= self.max_size
-
-    def _make_sure_the_database_is_up(self, *, waited: bool = False) -> None:
-        """Probe the database (restarting the embedded server if it is gone); replace the
-        connections an outage broke. Raises DatabaseUnavailable if it stays unreachable.
-        `waited`: the request waited for a connection in vain (probe even if nothing
-        failed).
-
-        One probe runs at a time; a request that waited while another request probed takes
-        that probe's answer instead of probing again (no stampede of probes)."""
-        waited_for = self._probes
-        with self._probe_lock:
-            if self._probes != waited_for:
-                if self._down:
-                    raise DatabaseUnavailable(DATABASE_DOWN)
-                return  # another request just found it up
-            if not (waited or self._suspect or self._down):
-                return  # the health check just found it up
-            error = self._probe()
-            if error is not None and self._may_restart():
-                error = self._restart_database(error)
-            self._probes += 1
-            self._record(error)
-            if error is not None:
-                raise DatabaseUnavailable(DATABASE_DOWN)
-            self._suspect = False
-            self.check()  # drop the idle connections the outage broke; new ones replace them
-
-    def _may_restart(self) -> bool:
-        return (
-            self._restart is not None
-            and time.monotonic() - self._restart_failed_at >= RESTART_INTERVAL
-        )
-
-    def _restart_database(self, error: Exception) -> Exception | None:
-        assert self._restart is not None
-        try:
-            restarted = self._restart()
-        except DatabaseUnavailable as failure:
-            self._restart_failed_at = time.monotonic()
-            logger.warning("%s; trying again in %g s at the earliest", failure, RESTART_INTERVAL)
-            return failure
-        return self._probe() if restarted else error
-
-    def _probe(self) -> Exception | None:
-        """None if the database answers a new connection (one refused because the database has
-        too many is an answer: busy, not down), else why it did not."""
-        assert isinstance(self.conninfo, str)  # create_pool passes a URL
-        try:
-            with psycopg.connect(
-                self.conninfo,
-                connect_timeout=PROBE_TIMEOUT,
-                application_name=APPLICATION_NAME,
-                autocommit=True,
-            ):
-                return None
-        except psycopg.Error as error:
-            return None if _too_many_connections(error) else error
-
-    def _record(self, error: Exception | None) -> None:
-        """Under the probe lock: keep a probe's answer, and log an outage when it starts (with
-        the reason) and when it ends."""
-        self._probed_at = time.monotonic()
-        if error is not None and not self._down:
-            logger.warning(
-                "the database is unavailable (%s); requests fail with 'database unavailable' "
-                "until it is back",
-                one_line(error),
-            )
-        elif error is None and self._down:
-            logger.warning("the database is reachable again")
-        self._down = error is not None
-
-
-class _CappedBackoff(AttemptWithBackoff):
-    """psycopg_pool's reconnection backoff (1 s, doubling), capped at RECONNECT_DELAY_MAX."""
-
-    def update_delay(self, now: float) -> None:
-        super().update_delay(now)
-        self.delay = min(self.delay, RECONNECT_DELAY_MAX)
-
-
-def _too_many_connections(error: psycopg.Error) -> bool:
-    return error.sqlstate == "53300" or any(text in str(error) for text in TOO_MANY_CONNECTIONS)
-
-
-def one_line(error: BaseException) -> str:
-    """An error's message on one line, for a log line (its type's name if it has none)."""
-    text = " ".join(str(error).split())
-    return text or type(error).__name__
-
-
-def lost_connection(error: BaseException) -> bool:
-    """Whether a psycopg error means the database or the connection to it went away, not that
-    a statement failed: no SQLSTATE (the connection closed or could not be opened), a
-    connection exception (class 08), or the server shutting down or starting (57P01-57P03)."""
-    if not isinstance(error, psycopg.OperationalError):
-        return False
-    state = error.sqlstate
-    return state is None or state.startswith("08") or state in ("57P01", "57P02", "57P03")
-
-
-def create_pool(
-    url: str,
-    *,
-    min_size: int = 1,
-    max_size: int = 10,
-    timeout: float = 10.0,
-    restart: Callable[[], bool] | None = None,
-) -> DatabasePool:
-    """An open DatabasePool with pgvector's types registered on every connection.
-
-    Call it only on a migrated database (the `vector` type must exist). Connections are checked
-    before being handed out, so the pool survives a database restart; `restart` (the embedded
-    server's `restart_if_stopped`) starts the database again when a request finds it gone.
-    """
-    pool = DatabasePool(url, min_size=min_size, max_size=max_size, timeout=timeout, restart=restart)
-    try:
-        pool.open(wait=True, timeout=timeout)
-    except PoolTimeout as error:
-        pool.close()
-        raise DatabaseUnavailable(
-            f"could not connect to the database within {timeout:g} s"
-        ) from error
-    return pool
-
-
-def ensure_login_role(
-    owner_url: str, role: str, *, group: str = APP_ROLE, password: str | None = None
-) -> None:
-    """Create (or update) a login role that is a member of `group` (APP_ROLE or ADMIN_ROLE),
-    connected as a role that may create roles. Run it after migrating (migration 0006 creates
-    the group roles). A given password replaces the role's password."""
-    with psycopg.connect(owner_url, autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()
-        if not exists:
-            created_meanwhile = (psycopg.errors.DuplicateObject, psycopg.errors.UniqueViolation)
-            with contextlib.suppress(*created_meanwhile):
-                conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
-        if password is not None:
-            conn.execute(
-                sql.SQL("ALTER ROLE {} PASSWORD {}").format(
-                    sql.Identifier(role), sql.Literal(password)
-                )
-            )
-        conn.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(group), sql.Identifier(role)))
-
-
-def with_role(url: str, user: str, password: str | None = None) -> str:
-    """The same database's connection string for another login role (and its password); a
-    URL stays a URL."""
-    if url.startswith(("postgresql://", "postgres://")):
-        parts = urlsplit(url)
-        host = parts.netloc.rpartition("@")[2]
-        login = quote(user, safe="")
-        if password is not None:
-            login += ":" + quote(password, safe="")
-        return urlunsplit(parts._replace(netloc=f"{login}@{host}"))
-    params = psycopg.conninfo.conninfo_to_dict(url)
-    params.pop("password", None)
-    params["user"] = user
-    if password is not None:
-        params["password"] = password
-    return psycopg.conninfo.make_conninfo("", **params)
-
-
-def with_database_name(url: str, name: str) -> str:
-    """The same server's connection string for another database (a URL stays a URL)."""
-    if url.startswith(("postgresql://", "postgres://")):
-        return urlunsplit(urlsplit(url)._replace(path="/" + name))
-    return psycopg.conninfo.make_conninfo(url, dbname=name)
-
-
-def connect(url: str, **kwargs: Any) -> psycopg.Connection[Any]:
-    """One connection with a clear error when the database cannot be reached."""
-    try:
-        return psycopg.connect(url, application_name=APPLICATION_NAME, **kwargs)
-    except psycopg.OperationalError as error:
-        raise DatabaseUnavailable(f"could not connect to the database: {error}") from error
 
 
 def postgres_bin_dir() -> Path:
