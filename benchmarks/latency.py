@@ -41,14 +41,16 @@ from benchmarks.common import (
     timed,
     write_result,
 )
-from emergent_memory import graph, tokens
+from emergent_memory import graph
+from emergent_memory.auth import tokens
+from emergent_memory.auth.principal import READ, WRITE, Principal
 from emergent_memory.db import migrate
 from emergent_memory.db.connection import with_role
 from emergent_memory.db.pool import create_pool
 from emergent_memory.db.roles import ensure_login_role
 from emergent_memory.embeddings.local import LocalEmbeddings
-from emergent_memory.memory import MemoryConfig, MemoryService, Principal, store
-from emergent_memory.memory.models import CONFIDENCE_BY_SOURCE, READ, WRITE
+from emergent_memory.memory import MemoryConfig, MemoryService, store
+from emergent_memory.memory.models import CONFIDENCE_BY_SOURCE
 
 NAMESPACE = uuid.UUID("0d7c6a52-2f9e-4c1b-9a8e-5b3f1e2d4c6a")
 BENCH_APP_ROLE = "emergent_memory_bench_app"

@@ -38,10 +38,10 @@ from benchmarks.common import (
     write_result,
 )
 from emergent_memory import graph
+from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
 from emergent_memory.db import migrate
 from emergent_memory.db.pool import create_pool
-from emergent_memory.memory import MemoryConfig, MemoryService, Principal, store
-from emergent_memory.memory.models import ADMIN, READ, WRITE
+from emergent_memory.memory import MemoryConfig, MemoryService, store
 
 NAMESPACE = uuid.UUID("3b1f0e52-7a4c-4f0e-9a43-6f1d2c7b8e90")
 K = 10

@@ -24,12 +24,15 @@ import psycopg
 from pgvector.psycopg import register_vector
 from psycopg import IsolationLevel
 
-from emergent_memory import __version__, graph, tokens
+from emergent_memory import __version__, graph
 from emergent_memory.app import (
     open_embedding_worker,
     open_memory_service,
     open_memory_service_with_worker,
 )
+from emergent_memory.auth import tokens
+from emergent_memory.auth.identity import LocalIdentity, local_identity
+from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
 from emergent_memory.db import migrate as migrations
 from emergent_memory.db.connection import Database, connect, open_database
 from emergent_memory.db.embedded import psql_path
@@ -38,17 +41,8 @@ from emergent_memory.embeddings import jobs
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME
 from emergent_memory.errors import EmergentMemoryError, InvalidInput
 from emergent_memory.graph import transfer
-from emergent_memory.identity import LocalIdentity, local_identity
-from emergent_memory.memory import MemoryService, Principal
-from emergent_memory.memory.models import (
-    ADMIN,
-    CATEGORIES,
-    LIST_STATUSES,
-    READ,
-    SCOPES,
-    SOURCES,
-    WRITE,
-)
+from emergent_memory.memory import MemoryService
+from emergent_memory.memory.models import CATEGORIES, LIST_STATUSES, SCOPES, SOURCES
 from emergent_memory.settings import Settings, load_settings
 
 logger = logging.getLogger("emergent_memory")

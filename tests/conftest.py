@@ -23,13 +23,14 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from emergent_memory import graph
+from emergent_memory.auth.principal import Principal
 from emergent_memory.db import migrate
 from emergent_memory.db.connection import open_database, with_database_name, with_role
 from emergent_memory.db.pool import create_pool
 from emergent_memory.db.roles import ADMIN_ROLE, ensure_login_role
 from emergent_memory.embeddings.base import EmbeddingProvider
 from emergent_memory.embeddings.local import LocalEmbeddings
-from emergent_memory.memory import MemoryConfig, MemoryService, Principal
+from emergent_memory.memory import MemoryConfig, MemoryService
 from tests.embedders import BagOfWordsEmbedder, EmbeddingServer
 
 

@@ -23,7 +23,7 @@ from fastmcp import Client
 from fastmcp.client.transports import StreamableHttpTransport
 from psycopg import sql
 
-from emergent_memory import tokens
+from emergent_memory.auth import tokens
 from emergent_memory.db.connection import with_role
 from emergent_memory.db.roles import ensure_login_role
 from tests.embedders import EmbeddingServer

@@ -11,7 +11,8 @@ import psycopg
 import pytest
 from psycopg_pool import ConnectionPool
 
-from emergent_memory.memory import MemoryConfig, MemoryService, Principal
+from emergent_memory.auth.principal import Principal
+from emergent_memory.memory import MemoryConfig, MemoryService
 from tests.embedders import BagOfWordsEmbedder, DownEmbedder
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "admin-sql.md"

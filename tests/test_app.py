@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from emergent_memory import app
+from emergent_memory.auth.principal import Principal
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME, LocalEmbeddings
 from emergent_memory.embeddings.openai import OpenAICompatibleEmbeddings
 from emergent_memory.errors import EmbeddingMismatch, SchemaNotCurrent, SettingsError
-from emergent_memory.memory import Principal
 from emergent_memory.memory.dedup import DedupPolicy
 from emergent_memory.settings import Settings, load_settings
 from tests.embedders import BagOfWordsEmbedder, EmbeddingServer

@@ -18,12 +18,13 @@ import psycopg
 import pytest
 from fastmcp import Client, FastMCP
 
+from emergent_memory.auth.principal import Principal
 from emergent_memory.mcp.server import (
     create_server,
     mark_lone_surrogates,
     stdin_with_marked_surrogates,
 )
-from emergent_memory.memory import MemoryService, Principal
+from emergent_memory.memory import MemoryService
 from tests.embedders import EmbeddingServer
 from tests.helpers import (
     COMMAND,

@@ -24,10 +24,11 @@ from psycopg import sql
 from psycopg_pool import PoolTimeout
 from psycopg_pool.pool import AddConnection
 
+from emergent_memory.auth.principal import Principal
 from emergent_memory.db.connection import open_database, with_role
 from emergent_memory.db.pool import RECONNECT_DELAY_MAX, DatabasePool, create_pool, lost_connection
 from emergent_memory.errors import DatabaseUnavailable
-from emergent_memory.memory import MemoryConfig, MemoryService, Principal
+from emergent_memory.memory import MemoryConfig, MemoryService
 from tests.embedders import BagOfWordsEmbedder
 from tests.helpers import outage_role_url, set_login, wait_until
 

@@ -14,7 +14,7 @@ import pytest
 from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
 
-from emergent_memory import tokens
+from emergent_memory.auth import tokens
 from tests.embedders import EmbeddingServer
 from tests.helpers import (
     HttpServer,

@@ -30,13 +30,14 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from psycopg import sql
 
+from emergent_memory.auth.principal import Principal
 from emergent_memory.db import migrate
 from emergent_memory.db.connection import open_database, with_role
 from emergent_memory.db.embedded import EmbeddedServer
 from emergent_memory.db.pool import create_pool
 from emergent_memory.db.roles import EMBEDDED_SERVER_ROLE, ensure_login_role
 from emergent_memory.errors import ServiceBusy
-from emergent_memory.memory import MemoryConfig, MemoryService, Principal
+from emergent_memory.memory import MemoryConfig, MemoryService
 from tests.embedders import BagOfWordsEmbedder, DownEmbedder, EmbeddingServer
 from tests.helpers import (
     clean_env,

@@ -17,8 +17,9 @@ from fastmcp import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from emergent_memory.auth.principal import Principal
 from emergent_memory.mcp.server import create_server
-from emergent_memory.memory import MemoryService, Principal
+from emergent_memory.memory import MemoryService
 from emergent_memory.memory.models import ACTIONS, CATEGORIES, SCOPES, SOURCES
 
 # What FastMCP answers (mask_error_details) when a tool raises something that is not a

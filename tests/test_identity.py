@@ -6,7 +6,7 @@ import subprocess
 import uuid
 from pathlib import Path
 
-from emergent_memory.identity import local_identity
+from emergent_memory.auth.identity import local_identity
 
 
 def test_configured_ids_are_used_as_given(tmp_path: Path) -> None:

@@ -29,9 +29,9 @@ from hypothesis.stateful import (
 )
 from psycopg_pool import ConnectionPool
 
+from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
 from emergent_memory.errors import InvalidInput, MemoryNotFound, PermissionDenied
-from emergent_memory.memory import MemoryService, Principal
-from emergent_memory.memory.models import ADMIN, READ, WRITE
+from emergent_memory.memory import MemoryService
 
 WORDS = ["tabs", "spaces", "postgres", "redis", "deploy", "friday", "coffee", "vim", "port"]
 

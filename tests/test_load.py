@@ -29,10 +29,11 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from emergent_memory import graph
+from emergent_memory.auth.principal import Principal
 from emergent_memory.db.connection import with_role
 from emergent_memory.db.roles import ensure_login_role
 from emergent_memory.errors import InvalidInput, MemoryNotFound
-from emergent_memory.memory import MemoryService, Principal
+from emergent_memory.memory import MemoryService
 from tests.embedders import EmbeddingServer
 from tests.helpers import (
     HttpServer,

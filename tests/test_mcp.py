@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 from fastmcp import Client, FastMCP
 
+from emergent_memory.auth.principal import Principal
 from emergent_memory.mcp import guidelines
 from emergent_memory.mcp.server import create_server
-from emergent_memory.memory import MemoryService, Principal
+from emergent_memory.memory import MemoryService
 
 pytestmark = pytest.mark.anyio
 

@@ -8,9 +8,9 @@ from collections.abc import Callable
 import pytest
 
 from emergent_memory.app import DEDUP_POLICIES
+from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME, LocalEmbeddings
-from emergent_memory.memory import MemoryService, Principal
-from emergent_memory.memory.models import ADMIN, READ, WRITE
+from emergent_memory.memory import MemoryService
 
 DISTRACTORS = [
     ("The user prefers dark mode in every editor", "preference"),

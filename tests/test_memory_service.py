@@ -16,6 +16,7 @@ import pytest
 from psycopg_pool import ConnectionPool
 
 from emergent_memory import graph
+from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
 from emergent_memory.db.pool import create_pool
 from emergent_memory.errors import (
     InvalidInput,
@@ -23,8 +24,7 @@ from emergent_memory.errors import (
     PermissionDenied,
     SecretRejected,
 )
-from emergent_memory.memory import MemoryConfig, MemoryService, Principal, store
-from emergent_memory.memory.models import ADMIN, READ, WRITE
+from emergent_memory.memory import MemoryConfig, MemoryService, store
 from tests.embedders import BagOfWordsEmbedder, DownEmbedder
 
 MakeService = Callable[..., MemoryService]

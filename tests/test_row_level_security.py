@@ -15,9 +15,9 @@ import pytest
 from psycopg_pool import ConnectionPool
 
 from emergent_memory import graph
+from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
 from emergent_memory.db.pool import create_pool
-from emergent_memory.memory import MemoryConfig, MemoryService, Principal
-from emergent_memory.memory.models import ADMIN, READ, WRITE
+from emergent_memory.memory import MemoryConfig, MemoryService
 from tests.embedders import BagOfWordsEmbedder
 
 

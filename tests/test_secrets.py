@@ -16,8 +16,9 @@ import time
 
 import pytest
 
+from emergent_memory.auth.principal import Principal
 from emergent_memory.errors import SecretRejected
-from emergent_memory.memory import MemoryService, Principal
+from emergent_memory.memory import MemoryService
 from emergent_memory.memory.secrets import SecretFinding, describe_secret, find_secrets
 from emergent_memory.memory.validation import no_secrets
 from tests.secret_corpus import (

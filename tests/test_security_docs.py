@@ -14,8 +14,9 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from emergent_memory.auth.principal import Principal
 from emergent_memory.db.connection import with_role
-from emergent_memory.memory import MemoryService, Principal
+from emergent_memory.memory import MemoryService
 from tests.test_cli import run
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "security.md"

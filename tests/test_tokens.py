@@ -10,7 +10,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from emergent_memory import tokens
+from emergent_memory.auth import tokens
 from emergent_memory.cli import _is_loopback
 from emergent_memory.errors import InvalidInput, NotFound, PermissionDenied
 

@@ -27,6 +27,7 @@ from click.testing import CliRunner, Result
 from psycopg_pool import ConnectionPool
 
 from emergent_memory import app
+from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
 from emergent_memory.cli import cli
 from emergent_memory.db import migrate
 from emergent_memory.db.connection import with_role
@@ -36,8 +37,7 @@ from emergent_memory.embeddings.local import LOCAL_MODEL_NAME, LocalEmbeddings
 from emergent_memory.embeddings.openai import OpenAICompatibleEmbeddings
 from emergent_memory.embeddings.worker import EmbeddingWorker, WorkerConfig
 from emergent_memory.errors import SettingsError
-from emergent_memory.memory import MemoryConfig, MemoryService, Principal
-from emergent_memory.memory.models import ADMIN, READ, WRITE
+from emergent_memory.memory import MemoryConfig, MemoryService
 from emergent_memory.settings import load_settings
 from tests.embedders import BagOfWordsEmbedder, DownEmbedder, EmbeddingServer
 

@@ -34,7 +34,6 @@ from emergent_memory.graph.packs import (
     validate_object,
     validate_relationship,
 )
-from emergent_memory.graph.principal import act_as, bypasses_row_security
 from emergent_memory.graph.relationships import (
     create_relationship,
     delete_relationship,
@@ -43,6 +42,7 @@ from emergent_memory.graph.relationships import (
     list_relationships,
     update_relationship,
 )
+from emergent_memory.graph.rls import act_as, bypasses_row_security
 from emergent_memory.graph.summary import GraphSummary, summarize
 
 __all__ = [

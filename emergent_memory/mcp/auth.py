@@ -19,10 +19,10 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import HTTPConnection
 from starlette.responses import JSONResponse, Response
 
-from emergent_memory import tokens
+from emergent_memory.auth import tokens
+from emergent_memory.auth.principal import Principal
 from emergent_memory.errors import DatabaseUnavailable
 from emergent_memory.mcp.server import ServiceHolder
-from emergent_memory.memory import Principal
 
 
 class TokenCheckUnavailable(AuthenticationError):

@@ -35,6 +35,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from emergent_memory.auth.principal import Principal
 from emergent_memory.errors import (
     DatabaseUnavailable,
     EmergentMemoryError,
@@ -43,7 +44,7 @@ from emergent_memory.errors import (
     PermissionDenied,
 )
 from emergent_memory.mcp import guidelines
-from emergent_memory.memory import MemoryService, Principal
+from emergent_memory.memory import MemoryService
 from emergent_memory.memory.models import ManageResult, RecallResult, SaveResult
 from emergent_memory.settings import ENV_PREFIX
 

@@ -1,6 +1,5 @@
 """The memory layer: save, recall and manage memories on the graph, scoped by principal."""
 
-from emergent_memory.memory.models import Principal
 from emergent_memory.memory.service import MemoryConfig, MemoryService
 
-__all__ = ["MemoryConfig", "MemoryService", "Principal"]
+__all__ = ["MemoryConfig", "MemoryService"]

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Literal
-from uuid import UUID
 
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 
@@ -22,32 +20,6 @@ CONFIDENCE_BY_SOURCE = {"explicit": 1.0, "corrected": 0.9, "inferred": 0.7}
 Category = Literal["preference", "pattern", "correction", "fact", "instruction", "convention"]
 Source = Literal["explicit", "inferred", "corrected"]
 MemoryScope = Literal["user", "project", "global"]
-
-READ = "memory:read"
-WRITE = "memory:write"
-ADMIN = "memory:admin"
-
-
-@dataclass(frozen=True, slots=True)
-class Principal:
-    """Who an operation runs for: from a credential or the server's configuration, never from
-    a tool argument."""
-
-    actor_id: UUID
-    project_id: UUID
-    scopes: frozenset[str] = field(default_factory=lambda: frozenset({READ, WRITE}))
-
-    @property
-    def can_read(self) -> bool:
-        return bool({READ, WRITE, ADMIN} & self.scopes)
-
-    @property
-    def can_write(self) -> bool:
-        return bool({WRITE, ADMIN} & self.scopes)
-
-    @property
-    def is_admin(self) -> bool:
-        return ADMIN in self.scopes
 
 
 class MemoryRecord(TypedDict):

@@ -21,6 +21,7 @@ from psycopg import Connection
 from psycopg_pool import PoolTimeout
 
 from emergent_memory import graph
+from emergent_memory.auth.principal import Principal
 from emergent_memory.db.pool import DatabasePool
 from emergent_memory.embeddings import jobs
 from emergent_memory.embeddings.base import EmbeddingProvider
@@ -45,7 +46,6 @@ from emergent_memory.memory.models import (
     ListResult,
     MemoryRecord,
     PossibleDuplicate,
-    Principal,
     ProjectStats,
     RecalledMemory,
     RecallResult,

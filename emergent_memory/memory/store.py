@@ -15,8 +15,8 @@ from pgvector import Vector
 from psycopg import Connection, sql
 from psycopg.rows import class_row
 
+from emergent_memory.auth.principal import Principal
 from emergent_memory.graph.models import GraphObject, select_list
-from emergent_memory.memory.models import Principal
 
 MEMORY = "Memory"
 CONTEXT = "MemoryContext"

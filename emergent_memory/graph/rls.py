@@ -15,10 +15,6 @@ from uuid import UUID
 from psycopg import Connection
 from psycopg.pq import TransactionStatus
 
-ACTOR_SETTING = "emergent_memory.actor_id"
-PROJECT_SETTING = "emergent_memory.project_id"
-ADMIN_SETTING = "emergent_memory.admin"
-
 ACT_AS = """
 SELECT set_config('emergent_memory.actor_id', %(actor_id)s, true),
        set_config('emergent_memory.project_id', %(project_id)s, true),

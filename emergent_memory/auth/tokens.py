@@ -15,8 +15,8 @@ import psycopg
 from psycopg import Connection
 from psycopg.rows import class_row
 
+from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
 from emergent_memory.errors import InvalidInput, NotFound, PermissionDenied
-from emergent_memory.memory.models import ADMIN, READ, WRITE, Principal
 
 SCOPES = (READ, WRITE, ADMIN)
 TOKEN_PREFIX = "emt_"  # noqa: S105 - the visible prefix of every token, not a secret

@@ -9,8 +9,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from emergent_memory.memory import Principal
-from emergent_memory.memory.models import READ, WRITE
+from emergent_memory.auth.principal import READ, WRITE, Principal
 
 # Namespace of the derived default ids: the same user, machine and repository always give
 # the same ids, so memories follow them from session to session.

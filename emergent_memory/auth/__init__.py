@@ -1,0 +1,1 @@
+"""Who is asking: the principal, API tokens and the local identity of a single-user install."""

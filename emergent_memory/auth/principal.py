@@ -1,0 +1,32 @@
+"""Who an operation runs for: the principal and the scopes a credential grants."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from uuid import UUID
+
+READ = "memory:read"
+WRITE = "memory:write"
+ADMIN = "memory:admin"
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who an operation runs for: from a credential or the server's configuration, never from
+    a tool argument."""
+
+    actor_id: UUID
+    project_id: UUID
+    scopes: frozenset[str] = field(default_factory=lambda: frozenset({READ, WRITE}))
+
+    @property
+    def can_read(self) -> bool:
+        return bool({READ, WRITE, ADMIN} & self.scopes)
+
+    @property
+    def can_write(self) -> bool:
+        return bool({WRITE, ADMIN} & self.scopes)
+
+    @property
+    def is_admin(self) -> bool:
+        return ADMIN in self.scopes
