@@ -28,6 +28,8 @@ row data (leakproof operators). Two hot searches had indexes on non-leakproof ex
   kb.graph_objects once.)
 
 Released revisions are frozen: change the schema with a new revision, never by editing this one.
+This one was rewritten since, for reading only (SQL written out instead of assembled from
+templates): what it creates and drops is byte for byte the same (tests/test_schema_definitions.py).
 """
 
 from collections.abc import Sequence
@@ -42,11 +44,6 @@ depends_on: str | Sequence[str] | None = None
 APP = "emergent_memory_app"
 ADMIN = "emergent_memory_admin"
 VERSION_TABLE = "emergent_memory_alembic_version"
-
-RECALL_SIGNATURE = (
-    "uuid, uuid, text, vector, text, text, text, integer, integer, integer, "
-    "double precision, double precision, double precision, double precision"
-)
 
 # The principal functions are wrapped in scalar subqueries: evaluated once per statement (an
 # InitPlan) instead of once per row, and still usable as index conditions.
@@ -222,9 +219,21 @@ def upgrade() -> None:
 
     # The recall: the 0004 function, renamed and callable only from the checked wrapper.
     op.execute(
-        f"ALTER FUNCTION kb.recall_memories({RECALL_SIGNATURE}) RENAME TO recall_memories_for"
+        """
+        ALTER FUNCTION kb.recall_memories(
+            uuid, uuid, text, vector, text, text, text, integer, integer, integer,
+            double precision, double precision, double precision, double precision
+        ) RENAME TO recall_memories_for
+        """
     )
-    op.execute(f"REVOKE EXECUTE ON FUNCTION kb.recall_memories_for({RECALL_SIGNATURE}) FROM PUBLIC")
+    op.execute(
+        """
+        REVOKE EXECUTE ON FUNCTION kb.recall_memories_for(
+            uuid, uuid, text, vector, text, text, text, integer, integer, integer,
+            double precision, double precision, double precision, double precision
+        ) FROM PUBLIC
+        """
+    )
     op.execute(
         """
         CREATE FUNCTION kb.recall_memories(
@@ -300,10 +309,29 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    op.execute(f"DROP FUNCTION kb.recall_memories({RECALL_SIGNATURE})")
-    op.execute(f"GRANT EXECUTE ON FUNCTION kb.recall_memories_for({RECALL_SIGNATURE}) TO PUBLIC")
     op.execute(
-        f"ALTER FUNCTION kb.recall_memories_for({RECALL_SIGNATURE}) RENAME TO recall_memories"
+        """
+        DROP FUNCTION kb.recall_memories(
+            uuid, uuid, text, vector, text, text, text, integer, integer, integer,
+            double precision, double precision, double precision, double precision
+        )
+        """
+    )
+    op.execute(
+        """
+        GRANT EXECUTE ON FUNCTION kb.recall_memories_for(
+            uuid, uuid, text, vector, text, text, text, integer, integer, integer,
+            double precision, double precision, double precision, double precision
+        ) TO PUBLIC
+        """
+    )
+    op.execute(
+        """
+        ALTER FUNCTION kb.recall_memories_for(
+            uuid, uuid, text, vector, text, text, text, integer, integer, integer,
+            double precision, double precision, double precision, double precision
+        ) RENAME TO recall_memories
+        """
     )
     for view in VIEWS:
         op.execute(f"ALTER VIEW kb.{view} RESET (security_invoker)")

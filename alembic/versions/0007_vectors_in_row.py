@@ -26,6 +26,8 @@ meanwhile: run it at a quiet time. Afterwards, VACUUM kb.graph_objects (autovacu
 too) to reclaim the space of the rewritten rows.
 
 Released revisions are frozen: change the schema with a new revision, never by editing this one.
+This one was rewritten since, for reading only (SQL written out instead of assembled from
+templates): what it creates and drops is byte for byte the same (tests/test_schema_definitions.py).
 """
 
 from collections.abc import Sequence
@@ -37,21 +39,32 @@ down_revision: str | None = "0006_row_level_security"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
-RECALL_FOR = (
-    "kb.recall_memories_for(uuid, uuid, text, vector, text, text, text, integer, integer, "
-    "integer, double precision, double precision, double precision, double precision)"
-)
-HNSW = "kb.graph_objects_embedding_hnsw_idx"
+# The HNSW index as this revision builds it, and as 0002 built it (pgvector's defaults).
+HNSW_TUNED = """
+CREATE INDEX graph_objects_embedding_hnsw_idx
+ON kb.graph_objects USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 400)
+WHERE is_head AND deleted_at IS NULL
+"""
+HNSW_DEFAULT = """
+CREATE INDEX graph_objects_embedding_hnsw_idx
+ON kb.graph_objects USING hnsw (embedding vector_cosine_ops)
+WHERE is_head AND deleted_at IS NULL
+"""
+# the build is much faster when the graph fits in memory (pgvector says when it does not)
+BUILD_MEMORY = "SET LOCAL maintenance_work_mem = '256MB'"
 
-
-def _create_hnsw(options: str) -> None:
-    # the build is much faster when the graph fits in memory (pgvector says when it does not)
-    op.execute("SET LOCAL maintenance_work_mem = '256MB'")
-    op.execute(
-        "CREATE INDEX graph_objects_embedding_hnsw_idx "
-        f"ON kb.graph_objects USING hnsw (embedding vector_cosine_ops) {options} "
-        "WHERE is_head AND deleted_at IS NULL"
-    )
+RECALL_SEARCHES_WIDER = """
+ALTER FUNCTION kb.recall_memories_for(
+    uuid, uuid, text, vector, text, text, text, integer, integer, integer,
+    double precision, double precision, double precision, double precision
+) SET hnsw.ef_search = 200
+"""
+RECALL_SEARCHES_AS_BEFORE = """
+ALTER FUNCTION kb.recall_memories_for(
+    uuid, uuid, text, vector, text, text, text, integer, integer, integer,
+    double precision, double precision, double precision, double precision
+) SET hnsw.ef_search = 100
+"""
 
 
 # 0006 makes the migrating role a member of the admin role unless it already is one. On
@@ -82,19 +95,21 @@ def upgrade() -> None:
     op.execute("ALTER TABLE kb.graph_objects SET (toast_tuple_target = 4000)")
     op.execute("ALTER TABLE kb.graph_objects ALTER COLUMN embedding SET STORAGE MAIN")
     # Without the index first, the rewrite does not insert every vector into it again.
-    op.execute(f"DROP INDEX {HNSW}")
+    op.execute("DROP INDEX kb.graph_objects_embedding_hnsw_idx")
     # A new value (not the stored pointer) is what makes PostgreSQL store it anew, in the row.
     op.execute(
         "UPDATE kb.graph_objects SET embedding = embedding::real[]::vector "
         "WHERE embedding IS NOT NULL AND is_head AND deleted_at IS NULL"
     )
-    _create_hnsw("WITH (m = 16, ef_construction = 400)")
-    op.execute(f"ALTER FUNCTION {RECALL_FOR} SET hnsw.ef_search = 200")
+    op.execute(BUILD_MEMORY)
+    op.execute(HNSW_TUNED)
+    op.execute(RECALL_SEARCHES_WIDER)
 
 
 def downgrade() -> None:
-    op.execute(f"ALTER FUNCTION {RECALL_FOR} SET hnsw.ef_search = 100")
-    op.execute(f"DROP INDEX {HNSW}")
-    _create_hnsw("")  # pgvector's defaults, as 0002 made it
+    op.execute(RECALL_SEARCHES_AS_BEFORE)
+    op.execute("DROP INDEX kb.graph_objects_embedding_hnsw_idx")
+    op.execute(BUILD_MEMORY)
+    op.execute(HNSW_DEFAULT)
     op.execute("ALTER TABLE kb.graph_objects ALTER COLUMN embedding SET STORAGE EXTERNAL")
     op.execute("ALTER TABLE kb.graph_objects RESET (toast_tuple_target)")
