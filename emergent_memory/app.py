@@ -6,10 +6,12 @@ import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Literal
 
+from emergent_memory.auth.service import TokenService
 from emergent_memory.db import migrate as migrations
-from emergent_memory.db.connection import connect, open_database, with_role
+from emergent_memory.db.connection import Database, connect, open_database, with_role
 from emergent_memory.db.pool import create_pool
 from emergent_memory.db.roles import EMBEDDED_SERVER_ROLE, ensure_login_role
 from emergent_memory.embeddings.base import EmbeddingProvider
@@ -20,6 +22,7 @@ from emergent_memory.embeddings.worker import EmbeddingWorker, WorkerConfig
 from emergent_memory.errors import EmbeddingUnavailable
 from emergent_memory.graph import bypasses_row_security
 from emergent_memory.memory.dedup import DedupPolicy
+from emergent_memory.memory.maintenance import MaintenanceService
 from emergent_memory.memory.service import MemoryConfig, MemoryService
 from emergent_memory.settings import Settings
 
@@ -218,3 +221,55 @@ def open_memory_service_with_worker(
         worker.running_in_thread(settings.worker_poll_interval_seconds),
     ):
         yield service
+
+
+@dataclass(frozen=True)
+class ServerServices:
+    """What a server uses, on one pool of the application role: the memory service for the
+    tools, API tokens for the HTTP server's bearer check."""
+
+    memory: MemoryService
+    tokens: TokenService
+
+
+@contextmanager
+def open_server_services(
+    settings: Settings,
+    *,
+    migrate: bool | None = None,
+    worker: bool = False,
+    load_model: Literal["now", "background", "lazily"] = "background",
+) -> Iterator[ServerServices]:
+    """The services of `serve`, opened once before the transport starts; with `worker`, the
+    embedding worker runs in a thread beside them. `migrate` as for open_memory_service."""
+    opener = open_memory_service_with_worker if worker else open_memory_service
+    with opener(settings, migrate=migrate, load_model=load_model) as memory:
+        yield ServerServices(memory=memory, tokens=TokenService(memory.pool))
+
+
+@dataclass(frozen=True)
+class AdminServices:
+    """What an operator's commands use, as the database's owner (the configured URL's role;
+    on the embedded server its superuser): the whole database's status, export and import,
+    and token management. `database` and `schema` say which database and revision it is."""
+
+    database: Database
+    schema: migrations.SchemaState
+    maintenance: MaintenanceService
+    tokens: TokenService
+
+
+@contextmanager
+def open_admin_services(
+    settings: Settings, *, migrate: bool | None = None
+) -> Iterator[AdminServices]:
+    """The operator's services on a one-connection pool of the owner's role. Refuses a
+    database that is not at the schema head (unless `migrate`; None: the caller has no
+    --migrate option for the refusal to suggest)."""
+    with open_database(settings.database_url, settings.data_dir) as db:
+        schema = migrations.require_current_schema(db.url, migrate=migrate)
+        pool = create_pool(db.url, min_size=1, max_size=1, timeout=settings.pool_timeout)
+        try:
+            yield AdminServices(db, schema, MaintenanceService(pool), TokenService(pool))
+        finally:
+            pool.close()

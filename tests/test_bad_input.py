@@ -19,11 +19,8 @@ import pytest
 from fastmcp import Client, FastMCP
 
 from emergent_memory.auth.principal import Principal
-from emergent_memory.mcp.server import (
-    create_server,
-    mark_lone_surrogates,
-    stdin_with_marked_surrogates,
-)
+from emergent_memory.mcp.arguments import mark_lone_surrogates, stdin_with_marked_surrogates
+from emergent_memory.mcp.server import create_server
 from emergent_memory.memory import MemoryService
 from tests.embedders import EmbeddingServer
 from tests.helpers import (

@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from emergent_memory.auth import tokens
-from emergent_memory.cli import _is_loopback
+from emergent_memory.cli.serve import _is_loopback
 from emergent_memory.errors import InvalidInput, NotFound, PermissionDenied
 
 

@@ -17,7 +17,7 @@ from emergent_memory import graph
 from emergent_memory.db import migrate
 from emergent_memory.errors import InvalidInput
 from emergent_memory.graph import Embedding
-from emergent_memory.graph.transfer import (
+from emergent_memory.transfer import (
     FORMAT_VERSION,
     ImportCounts,
     KindCounts,

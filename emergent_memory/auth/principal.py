@@ -8,6 +8,8 @@ from uuid import UUID
 READ = "memory:read"
 WRITE = "memory:write"
 ADMIN = "memory:admin"
+# Every scope a credential can grant.
+SCOPES = (READ, WRITE, ADMIN)
 
 
 @dataclass(frozen=True, slots=True)

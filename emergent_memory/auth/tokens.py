@@ -15,10 +15,9 @@ import psycopg
 from psycopg import Connection
 from psycopg.rows import class_row
 
-from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
+from emergent_memory.auth.principal import SCOPES, Principal
 from emergent_memory.errors import InvalidInput, NotFound, PermissionDenied
 
-SCOPES = (READ, WRITE, ADMIN)
 TOKEN_PREFIX = "emt_"  # noqa: S105 - the visible prefix of every token, not a secret
 SHOWN_PREFIX_LENGTH = 12  # "emt_" and 8 characters: enough to tell tokens apart in a list
 

@@ -6,7 +6,8 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import psycopg
@@ -15,7 +16,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from psycopg_pool.base import AttemptWithBackoff
 
 from emergent_memory.db.connection import APPLICATION_NAME
-from emergent_memory.errors import DatabaseUnavailable
+from emergent_memory.errors import DatabaseUnavailable, ServiceBusy
 
 logger = logging.getLogger(__name__)
 
@@ -301,3 +302,36 @@ def create_pool(
             f"could not connect to the database within {timeout:g} s"
         ) from error
     return pool
+
+
+# What a request is told when the connection it held went away mid-request.
+LOST_CONNECTION = (
+    "lost the database connection during this request (the database restarted or is "
+    "unreachable); try again in a moment"
+)
+
+
+@contextmanager
+def transaction(
+    pool: ConnectionPool[psycopg.Connection[Any]], *, lost: str = LOST_CONNECTION
+) -> Iterator[psycopg.Connection[Any]]:
+    """A pooled connection in one transaction: committed on success, else rolled back.
+
+    The one place where the pool's failures become domain errors: every connection in use for
+    the pool's whole timeout is ServiceBusy; a database that is down is DatabaseUnavailable
+    (raised by DatabasePool itself, which probes it); a connection lost mid-request is
+    DatabaseUnavailable with `lost` as its message. Other errors pass through.
+    """
+    conn: psycopg.Connection[Any] | None = None
+    try:
+        with pool.connection() as conn, conn.transaction():
+            yield conn
+    except PoolTimeout as error:
+        raise ServiceBusy(
+            f"the memory server is busy: no database connection became free within "
+            f"{pool.timeout:g} s (all are in use); try again in a moment"
+        ) from error
+    except psycopg.OperationalError as error:
+        if conn is not None and conn.broken:  # the server went away mid-request
+            raise DatabaseUnavailable(lost) from error
+        raise

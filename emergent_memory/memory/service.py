@@ -15,24 +15,20 @@ from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
 
-import psycopg
 from pgvector import Vector
 from psycopg import Connection
-from psycopg_pool import PoolTimeout
 
 from emergent_memory import graph
 from emergent_memory.auth.principal import Principal
-from emergent_memory.db.pool import DatabasePool
+from emergent_memory.db.pool import DatabasePool, transaction
 from emergent_memory.embeddings import jobs
 from emergent_memory.embeddings.base import EmbeddingProvider
 from emergent_memory.errors import (
-    DatabaseUnavailable,
     EmbeddingUnavailable,
     InvalidInput,
     MemoryNotFound,
     ObjectNotFound,
     PermissionDenied,
-    ServiceBusy,
 )
 from emergent_memory.graph import Embedding, GraphObject
 from emergent_memory.memory import store, validation
@@ -125,9 +121,15 @@ class MemoryService:
 
     @property
     def pool(self) -> DatabasePool:
-        """The connection pool, for the composition root's other stores (e.g. API tokens) and
-        the health check."""
+        """The connection pool: the composition root builds the services that share it (API
+        tokens, the embedding worker) on it, and tests read through it. The edges (MCP, CLI)
+        never use it: they call services."""
         return self._pool
+
+    def database_reachable(self) -> bool:
+        """Whether the database answers, for the health check (DatabasePool.database_reachable:
+        a probe of a few seconds at most, its answer reused for a second)."""
+        return self._pool.database_reachable()
 
     # -- save_memory ------------------------------------------------------------------------
 
@@ -569,25 +571,12 @@ class MemoryService:
         row-level security policies read); without one, an application role sees nothing, and
         only maintenance run by an administrator role (re-embedding) works.
         """
-        conn: Connection[Any] | None = None
-        try:
-            with self._pool.connection() as conn, conn.transaction():
-                if principal is not None:
-                    graph.act_as(
-                        conn, principal.actor_id, principal.project_id, admin=principal.is_admin
-                    )
-                yield conn
-        except PoolTimeout as error:
-            # (the pool of the application tells a database that is down, DatabaseUnavailable,
-            # from one whose connections are all in use)
-            raise ServiceBusy(
-                f"the memory server is busy: no database connection became free within "
-                f"{self._pool.timeout:g} s (all are in use); try again in a moment"
-            ) from error
-        except psycopg.OperationalError as error:
-            if conn is not None and conn.broken:  # the server went away mid-request
-                raise DatabaseUnavailable(UNREACHABLE) from error
-            raise
+        with transaction(self._pool, lost=UNREACHABLE) as conn:
+            if principal is not None:
+                graph.act_as(
+                    conn, principal.actor_id, principal.project_id, admin=principal.is_admin
+                )
+            yield conn
 
     def _ensure_pack(self, conn: Connection[Any], project_id: UUID) -> None:
         """Install the agent-memory pack in the project unless it is known to be there (the

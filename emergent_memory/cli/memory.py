@@ -1,0 +1,265 @@
+"""Commands on your memories: save, recall, list, restore, forget, stats."""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from typing import Any
+
+import click
+
+from emergent_memory.cli.common import (
+    ACTOR_OPTION,
+    JSON_OPTION,
+    MIGRATE_OPTION,
+    PROJECT_OPTION,
+    cli,
+    cli_principal,
+    emit,
+    memory_service,
+    reports_errors,
+    show_memory,
+)
+from emergent_memory.errors import InvalidInput
+from emergent_memory.memory.models import CATEGORIES, LIST_STATUSES, SCOPES, SOURCES
+from emergent_memory.settings import Settings
+
+
+@cli.command()
+@click.argument("content")
+@click.option("--category", "-c", required=True, type=click.Choice(list(CATEGORIES)))
+@click.option("--source", type=click.Choice(list(SOURCES)), default="inferred", show_default=True)
+@click.option("--scope", type=click.Choice(list(SCOPES)), default="user", show_default=True)
+@click.option("--context", default=None, help="File it under this named context.")
+@click.option("--related-to", "related_to", multiple=True, help="Id of a related object.")
+@ACTOR_OPTION
+@PROJECT_OPTION
+@MIGRATE_OPTION
+@JSON_OPTION
+@click.pass_obj
+@reports_errors
+def save(
+    settings: Settings,
+    content: str,
+    category: str,
+    source: str,
+    scope: str,
+    context: str | None,
+    related_to: tuple[str, ...],
+    actor: uuid.UUID | None,
+    project: uuid.UUID | None,
+    migrate: bool,
+    as_json: bool,
+) -> None:
+    """Save a memory (the save_memory tool)."""
+    principal = cli_principal(settings, actor, project)
+    with memory_service(settings, migrate=migrate) as service:
+        result = service.save(
+            principal,
+            content,
+            category,
+            source=source,
+            scope=scope,
+            context=context,
+            related_to=list(related_to) or None,
+        )
+
+    def human() -> None:
+        click.echo(f"{result['status']}: {result['memory']['id']}")
+        for old in result["superseded_ids"]:
+            click.echo(f"  supersedes {old}")
+        for close in result["possible_duplicates"]:
+            click.echo(
+                f"  possibly the same fact as {close['id']} (similarity "
+                f"{close['similarity']:.2f}): {close['content']}"
+            )
+        if result["degraded"]:
+            click.echo("  (stored without an embedding: the provider failed; a job is queued)")
+
+    emit(result, as_json, human)
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--category", "-c", type=click.Choice(list(CATEGORIES)), default=None)
+@click.option("--scope", type=click.Choice(list(SCOPES)), default=None)
+@click.option("--limit", "-n", type=int, default=10, show_default=True)
+@ACTOR_OPTION
+@PROJECT_OPTION
+@JSON_OPTION
+@click.pass_obj
+@reports_errors
+def recall(
+    settings: Settings,
+    query: str,
+    category: str | None,
+    scope: str | None,
+    limit: int,
+    actor: uuid.UUID | None,
+    project: uuid.UUID | None,
+    as_json: bool,
+) -> None:
+    """Search memories by meaning and words (the recall_memories tool)."""
+    principal = cli_principal(settings, actor, project)
+    with memory_service(settings) as service:
+        result = service.recall(principal, query, category=category, scope=scope, limit=limit)
+
+    def human() -> None:
+        if result["degraded"]:
+            click.echo("(full-text only: the embedding provider failed)")
+        for rank, memory in enumerate(result["memories"], 1):
+            scores = memory["scores"]
+            similarity = scores["similarity"]
+            click.echo(
+                f"{rank}. score {memory['score']:.4f}  (text rank {scores['lexical_rank'] or '-'}"
+                f", vector rank {scores['vector_rank'] or '-'}"
+                + (f", similarity {similarity:.2f}" if similarity is not None else "")
+                + ")"
+            )
+            show_memory(memory, prefix="   ")
+        if not result["memories"]:
+            click.echo("nothing remembered about that")
+
+    emit(result, as_json, human)
+
+
+@cli.command("list")
+@click.option("--category", "-c", type=click.Choice(list(CATEGORIES)), default=None)
+@click.option("--limit", "-n", type=int, default=20, show_default=True)
+@click.option(
+    "--status",
+    type=click.Choice(list(LIST_STATUSES)),
+    default="active",
+    show_default=True,
+    help="superseded or deleted: the memories `restore` can bring back, newest first.",
+)
+@ACTOR_OPTION
+@PROJECT_OPTION
+@JSON_OPTION
+@click.pass_obj
+@reports_errors
+def list_command(
+    settings: Settings,
+    category: str | None,
+    limit: int,
+    status: str,
+    actor: uuid.UUID | None,
+    project: uuid.UUID | None,
+    as_json: bool,
+) -> None:
+    """List your memories, most used first (manage_memory action list)."""
+    principal = cli_principal(settings, actor, project)
+    with memory_service(settings, embeds=False) as service:
+        result = service.list_memories(principal, category=category, limit=limit, status=status)
+
+    def human() -> None:
+        for memory in result["memories"]:
+            show_memory(memory)
+            replaced_by = memory.get("superseded_by")
+            if memory.get("deleted_at"):
+                click.echo(f"  deleted {memory.get('deleted_at')}")
+            elif replaced_by:
+                click.echo(f"  superseded by {replaced_by}")
+        click.echo(f"{result['count']} {'' if status == 'active' else status + ' '}memories")
+
+    emit(result, as_json, human)
+
+
+@cli.command()
+@click.argument("memory_id")
+@ACTOR_OPTION
+@PROJECT_OPTION
+@JSON_OPTION
+@click.pass_obj
+@reports_errors
+def restore(
+    settings: Settings,
+    memory_id: str,
+    actor: uuid.UUID | None,
+    project: uuid.UUID | None,
+    as_json: bool,
+) -> None:
+    """Make a superseded or deleted memory active again (manage_memory action restore).
+
+    `emergent-memory list --status superseded` (or deleted) shows their ids.
+    """
+    principal = cli_principal(settings, actor, project)
+    with memory_service(settings, embeds=False) as service:
+        result = service.restore(principal, memory_id)
+
+    def human() -> None:
+        click.echo(f"restored {result['memory']['id']} (it was {result['restored_from']})")
+        if result["broken_supersession"]:
+            click.echo(
+                f"  {result['broken_supersession']} no longer supersedes it; both are active"
+            )
+
+    emit(result, as_json, human)
+
+
+@cli.command()
+@click.argument("memory_id", required=False)
+@click.option("--all", "forget_all", is_flag=True, help="Every memory you saved in this project.")
+@click.option("--yes", is_flag=True, help="With --all: do not ask for confirmation.")
+@ACTOR_OPTION
+@PROJECT_OPTION
+@JSON_OPTION
+@click.pass_obj
+@reports_errors
+def forget(
+    settings: Settings,
+    memory_id: str | None,
+    forget_all: bool,
+    yes: bool,
+    actor: uuid.UUID | None,
+    project: uuid.UUID | None,
+    as_json: bool,
+) -> None:
+    """Delete one memory, or with --all every memory you saved in this project."""
+    if (memory_id is None) == (not forget_all):
+        raise InvalidInput("give either a memory id or --all")
+    principal = cli_principal(settings, actor, project)
+    if forget_all and not yes:
+        if not sys.stdin.isatty():
+            raise InvalidInput("forget --all needs --yes when not run interactively")
+        click.confirm(
+            f"Delete every memory you saved in project {principal.project_id}?", abort=True
+        )
+    with memory_service(settings, embeds=False) as service:
+        if forget_all:
+            result: Any = service.forget_all(principal, confirm=True)
+            message = f"deleted {result['deleted_count']} memories"
+        else:
+            result = service.delete(principal, memory_id)
+            message = f"deleted {result['deleted']}"
+    emit(result, as_json, lambda: click.echo(message))
+
+
+@cli.command()
+@ACTOR_OPTION
+@PROJECT_OPTION
+@JSON_OPTION
+@click.pass_obj
+@reports_errors
+def stats(
+    settings: Settings, actor: uuid.UUID | None, project: uuid.UUID | None, as_json: bool
+) -> None:
+    """How many memories you saved, per project."""
+    principal = cli_principal(settings, actor, project)
+    with memory_service(settings, embeds=False) as service:
+        result = service.stats(principal)
+
+    def human() -> None:
+        click.echo(
+            f"actor {result['actor_id']}: {result['active']} active, {result['superseded']} "
+            f"superseded, {result['deleted']} deleted"
+        )
+        for row in result["projects"]:
+            here = " (current)" if row["project_id"] == result["project_id"] else ""
+            categories = ", ".join(f"{n} {c}" for c, n in row["by_category"].items() if n)
+            click.echo(
+                f"  project {row['project_id']}{here}: {row['active']} active"
+                + (f" ({categories})" if categories else "")
+            )
+
+    emit(result, as_json, human)

@@ -1,0 +1,143 @@
+"""`emergent-memory serve`: the MCP server over stdio or streamable HTTP."""
+
+from __future__ import annotations
+
+import ipaddress
+import uuid
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+
+import click
+
+from emergent_memory.app import ServerServices, open_server_services
+from emergent_memory.cli.common import (
+    ACTOR_OPTION,
+    MIGRATE_OPTION,
+    PROJECT_OPTION,
+    cli,
+    identity,
+    reports_errors,
+)
+from emergent_memory.errors import InvalidInput
+from emergent_memory.settings import Settings
+
+
+@cli.command()
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default="stdio",
+    show_default=True,
+    help="stdio for one local user; http for a shared server with API tokens.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: address to bind.")
+@click.option("--port", default=8765, show_default=True, type=int, help="HTTP: port.")
+@click.option(
+    "--worker/--no-worker",
+    default=True,
+    show_default=True,
+    help="Also run the embedding worker, in a thread sharing the server's pool and model.",
+)
+@ACTOR_OPTION
+@PROJECT_OPTION
+@MIGRATE_OPTION
+@click.pass_obj
+@reports_errors
+def serve(
+    settings: Settings,
+    transport: str,
+    host: str,
+    port: int,
+    worker: bool,
+    actor: uuid.UUID | None,
+    project: uuid.UUID | None,
+    migrate: bool,
+) -> None:
+    """Run the MCP server (tools save_memory, recall_memories, manage_memory).
+
+    stdio: acts for one local user (--actor / --project, or derived defaults, printed on
+    stderr). http: streamable HTTP on --host/--port; every request needs
+    `Authorization: Bearer <token>` (see `emergent-memory token create`).
+    """
+    from emergent_memory.mcp.arguments import stdin_with_marked_surrogates
+    from emergent_memory.mcp.server import create_server
+
+    if transport == "http" and (actor is not None or project is not None):
+        raise InvalidInput(
+            "over http the actor and project come from each request's token; drop --actor/--project"
+        )
+
+    def open_services() -> AbstractContextManager[ServerServices]:
+        """The services (the database, its schema checked or migrated, the pool), opened once
+        before the transport starts, so that a failure is one line, and held until the server
+        stops (one use of the embedded server). With --worker, queued embeddings are computed
+        here, not only by `emergent-memory worker`."""
+        return open_server_services(settings, migrate=migrate, worker=worker)
+
+    if transport == "http":
+        _serve_http(settings, open_services, host, port)
+        return
+    local = identity(settings, actor, project)
+    with open_services() as services:
+        click.echo(f"emergent-memory: {local.describe()}", err=True)
+        server = create_server(lambda: nullcontext(services.memory), lambda: local.principal)
+        # half a surrogate pair in a message gets a tool error, not silence (mcp/arguments.py)
+        with stdin_with_marked_surrogates():
+            server.run(transport="stdio", show_banner=False)
+
+
+def _serve_http(
+    settings: Settings,
+    open_services: Callable[[], AbstractContextManager[ServerServices]],
+    host: str,
+    port: int,
+) -> None:
+    """The streamable HTTP server. Its port is taken first, then the service is opened (a
+    failure of either is one line, not uvicorn's traceback), then it prints its banner and
+    serves."""
+    from emergent_memory.mcp.http import (
+        DatabaseTokenVerifier,
+        http_app,
+        listening_socket,
+        serve_http,
+        token_principal,
+    )
+    from emergent_memory.mcp.server import create_server
+
+    with listening_socket(host, port) as sock:
+        if not _is_loopback(host):
+            click.echo(
+                f"warning: listening on {host}, reachable from other machines; put TLS in "
+                "front of it (a reverse proxy) and hand out tokens with care",
+                err=True,
+            )
+        with open_services() as services:
+            server = create_server(
+                lambda: nullcontext(services.memory),
+                token_principal,
+                auth=DatabaseTokenVerifier(services.tokens.verify),
+            )
+            app = http_app(
+                server,
+                max_request_bytes=settings.max_request_bytes,
+                max_sessions=settings.http_max_sessions,
+                session_idle_timeout=settings.http_session_idle_timeout,
+            )
+            click.echo(
+                f"emergent-memory: MCP over streamable HTTP at http://{host}:{port}/mcp\n"
+                "  every request needs a token:  emergent-memory token create --name my-laptop\n"
+                "  then send it as the header    Authorization: Bearer <token>\n"
+                "  docs/clients.md shows the configuration of Claude Code, Claude Desktop, "
+                "OpenCode",
+                err=True,
+            )
+            serve_http(app, sock)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

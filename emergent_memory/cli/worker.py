@@ -1,0 +1,122 @@
+"""Commands on embeddings: the embedding worker, and re-embedding every memory."""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import click
+
+from emergent_memory.app import (
+    open_embedding_worker,
+)
+from emergent_memory.cli.common import (
+    JSON_OPTION,
+    cli,
+    emit,
+    memory_service,
+    reports_errors,
+)
+from emergent_memory.embeddings.local import LOCAL_MODEL_NAME
+from emergent_memory.errors import InvalidInput
+from emergent_memory.settings import Settings
+
+
+@cli.command("worker")
+@click.option("--once", is_flag=True, help="Process the jobs that are due, then exit.")
+@click.option("--retry-dead", is_flag=True, help="First give dead jobs a new set of attempts.")
+@JSON_OPTION
+@click.pass_obj
+@reports_errors
+def worker_command(settings: Settings, once: bool, retry_dead: bool, as_json: bool) -> None:
+    """Compute the embeddings still queued (memories saved while the provider failed).
+
+    Runs until SIGINT or SIGTERM (the round in progress is finished; a second signal stops
+    at once), or with --once until no job is due. Any number of workers, and servers started
+    with --worker, can share the queue.
+    """
+    with open_embedding_worker(settings) as worker:
+        revived = worker.retry_dead() if retry_dead else 0
+        if once:
+            counts = worker.drain()
+            data = {"revived": revived, **counts.as_dict(), "queue": worker.queue_counts()}
+
+            def human() -> None:
+                if retry_dead:
+                    click.echo(f"{revived} dead jobs revived")
+                click.echo(_describe_round(data))
+
+            emit(data, as_json, human)
+            return
+        stop = threading.Event()
+        previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+        def request_stop(signum: int, frame: Any) -> None:
+            if stop.is_set():
+                raise SystemExit(128 + signum)
+            click.echo("emergent-memory worker: stopping after the current round", err=True)
+            stop.set()
+
+        for sig in previous:
+            signal.signal(sig, request_stop)
+        click.echo(
+            f"emergent-memory worker {worker.worker_id}: computing queued embeddings"
+            + (f" ({revived} dead jobs revived)" if retry_dead else "")
+            + "; Ctrl-C to stop",
+            err=True,
+        )
+        # The rounds run in a thread; this one only waits, so the signal handler never runs
+        # while the worker holds a lock it needs.
+        thread = threading.Thread(
+            target=worker.run_forever,
+            args=(stop, settings.worker_poll_interval_seconds),
+            name="embedding-worker",
+            daemon=True,
+        )
+        try:
+            thread.start()
+            while thread.is_alive():
+                thread.join(0.5)
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+def _describe_round(data: Mapping[str, Any]) -> str:
+    queue = data["queue"]
+    return (
+        f"claimed {data['claimed']} jobs: {data['embedded']} embedded, {data['done']} done, "
+        f"{data['retried']} to retry, {data['dead']} dead; queue: {queue['pending']} pending, "
+        f"{queue['running']} running, {queue['dead']} dead"
+    )
+
+
+@cli.command()
+@click.option("--model", default=None, help="The model to re-embed with (default: configured).")
+@click.option("--batch-size", type=click.IntRange(1, 1024), default=64, show_default=True)
+@JSON_OPTION
+@click.pass_obj
+@reports_errors
+def reembed(settings: Settings, model: str | None, batch_size: int, as_json: bool) -> None:
+    """Give every memory a vector from the configured (or given) embedding model."""
+    if model is not None:
+        if settings.embedding_provider == "local":
+            if model != LOCAL_MODEL_NAME:
+                raise InvalidInput(
+                    f"the local provider has one model, {LOCAL_MODEL_NAME}; for another, set "
+                    "EMERGENT_MEMORY_EMBEDDING_PROVIDER=openai and its settings"
+                )
+        else:
+            settings = settings.model_copy(update={"embedding_model": model})
+    with memory_service(settings, maintenance=True) as service:
+        result = service.reembed(batch_size=batch_size)
+    emit(
+        result,
+        as_json,
+        lambda: click.echo(
+            f"re-embedded {result['reembedded']} memories with {result['model']}; "
+            f"{result['remaining']} left"
+        ),
+    )

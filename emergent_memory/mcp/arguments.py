@@ -1,0 +1,213 @@
+"""Arguments the tools cannot take: one clear error each, and lone surrogates made visible to
+the tools before the MCP SDK's parsers refuse the whole message."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from fastmcp.exceptions import ToolError, ValidationError
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+from fastmcp.tools import ToolResult
+from mcp.types import CallToolRequestParams
+from pydantic import ValidationError as PydanticValidationError
+from pydantic_core import ErrorDetails
+
+logger = logging.getLogger(__name__)
+
+# Half of a UTF-16 surrogate pair: JSON can carry one ("\ud800"), but it is not Unicode text.
+# The MCP SDK's message parsers refuse the whole message that holds one (over HTTP a 400
+# "Parse error" before any tool runs; over stdio no answer at all), so the transports first
+# rewrite each escaped one into a marker those parsers accept (mark_lone_surrogates), which is
+# found here like the surrogate itself: U+FDD0 (a noncharacter, never in text) followed by
+# U+F0000 plus the surrogate's offset from U+D800.
+SURROGATE_MARK = "\ufdd0"
+MARK_BASE = 0xF0000
+UNPAIRED_SURROGATE = re.compile("[\ud800-\udfff]|\ufdd0[\U000f0000-\U000f07ff]")
+MAX_REPORTED_PROBLEMS = 5
+
+
+class ArgumentErrors(Middleware):
+    """One clear tool error for arguments that do not fit the tool's schema.
+
+    Pydantic's report (`1 validation error for call[...]`, with a URL) is reworded as
+    `invalid arguments for <tool>: <field> should ..., got ...`. Text holding an unpaired
+    surrogate is refused here: FastMCP's strict validation cannot even encode it, and would
+    fail with an internal error.
+    """
+
+    async def on_call_tool(
+        self,
+        context: MiddlewareContext[CallToolRequestParams],
+        call_next: CallNext[CallToolRequestParams, ToolResult],
+    ) -> ToolResult:
+        problem = unpaired_surrogate(context.message.arguments or {})
+        if problem is not None:
+            raise ToolError(problem, log_level=logging.INFO)
+        try:
+            return await call_next(context)
+        except ValidationError as error:
+            if not isinstance(error.__cause__, PydanticValidationError):
+                raise
+            raise ToolError(
+                describe_invalid_arguments(context.message.name, error.__cause__),
+                log_level=logging.INFO,
+            ) from error
+
+
+def unpaired_surrogate(arguments: Mapping[str, Any]) -> str | None:
+    """What names the first string (argument, key or value, at any depth) that holds an
+    unpaired surrogate, as an error message; None when there is none."""
+    for name, value in arguments.items():
+        if UNPAIRED_SURROGATE.search(name):
+            return _surrogate_problem("an argument name", name)
+        found = _surrogate_in(value, _cut(name))
+        if found is not None:
+            return found
+    return None
+
+
+def _surrogate_in(value: object, field: str) -> str | None:
+    if isinstance(value, str):
+        return _surrogate_problem(field, value) if UNPAIRED_SURROGATE.search(value) else None
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(key, str) and UNPAIRED_SURROGATE.search(key):
+                return _surrogate_problem(f"a key of {field}", key)
+            found = _surrogate_in(item, f"{field}.{_cut(str(key))}")
+            if found is not None:
+                return found
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            found = _surrogate_in(item, f"{field}[{index}]")
+            if found is not None:
+                return found
+    return None
+
+
+def _surrogate_problem(field: str, text: str) -> str:
+    match = UNPAIRED_SURROGATE.search(text)
+    assert match is not None
+    found = match.group()
+    code = ord(found) if len(found) == 1 else 0xD800 + ord(found[1]) - MARK_BASE
+    return (
+        f"{field} contains U+{code:04X}, half of a UTF-16 surrogate pair, which "
+        "is not valid Unicode text; remove it or send the whole character"
+    )
+
+
+# Scanned left to right in a JSON message: an escaped backslash (what follows it is text, not
+# an escape), a whole escaped pair (high half then low half), or an escaped half alone (group 1).
+_ESCAPED_SURROGATES = re.compile(
+    rb"\\\\"
+    rb"|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+    rb"|\\u([dD][89a-fA-F][0-9a-fA-F]{2})"
+)
+
+
+def mark_lone_surrogates(message: bytes) -> bytes:
+    """A JSON message (UTF-8) with each escaped half of a surrogate pair that is not part of
+    a pair ("\\ud83d" alone) replaced by its marker (UTF-8); anything else is unchanged."""
+    return _ESCAPED_SURROGATES.sub(_marker, message)
+
+
+def _marker(match: re.Match[bytes]) -> bytes:
+    half = match.group(1)
+    if half is None:  # an escaped backslash or a whole pair: kept
+        return match.group()
+    return (SURROGATE_MARK + chr(MARK_BASE + int(half, 16) - 0xD800)).encode("utf-8")
+
+
+def describe_invalid_arguments(tool: str, error: PydanticValidationError) -> str:
+    """Pydantic's errors for a tool's arguments as one line naming each field and the fix."""
+    details = error.errors(include_url=False, include_context=False)
+    problems = [_describe_problem(tool, detail) for detail in details[:MAX_REPORTED_PROBLEMS]]
+    if len(details) > MAX_REPORTED_PROBLEMS:
+        problems.append(f"and {len(details) - MAX_REPORTED_PROBLEMS} more")
+    return f"invalid arguments for {tool}: " + "; ".join(problems)
+
+
+def _describe_problem(tool: str, detail: ErrorDetails) -> str:
+    if not detail["loc"]:  # the arguments as a whole, e.g. a number JSON cannot hold
+        if "number out of range" in detail["msg"]:
+            return "a number in the arguments is too large"
+        return detail["msg"]
+    field = _field_path(detail["loc"])
+    kind = detail["type"]
+    if kind in ("missing_argument", "missing"):
+        return f"{field} is required"
+    if kind in ("unexpected_keyword_argument", "extra_forbidden"):
+        return f"{field} is not a parameter of {tool}"
+    message = detail["msg"]
+    if message.startswith("Input should "):
+        message = f"{field} should {message.removeprefix('Input should ')}"
+    else:
+        message = f"{field}: {message}"
+    return f"{message}, got {_shown(detail.get('input'))}"
+
+
+def _field_path(location: tuple[int | str, ...]) -> str:
+    """`related_to[0]`, `updates.content`: names a client chose are cut short."""
+    path = ""
+    for part in location:
+        path += f"[{part}]" if isinstance(part, int) else (f".{_cut(part)}" if path else _cut(part))
+    return path
+
+
+def _cut(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _shown(value: object) -> str:
+    """The offending value, short, in JSON's words."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return repr(_cut(value))
+    if isinstance(value, int):
+        return str(value) if abs(value) < 10**30 else "a number too large to show"
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, list | tuple):
+        return "a list"
+    return "an object"
+
+
+@contextmanager
+def stdin_with_marked_surrogates() -> Iterator[None]:
+    """For the stdio transport: file descriptor 0 becomes a pipe fed, line by line (one
+    message a line), from the real standard input through mark_lone_surrogates, so that a
+    message holding half a surrogate pair gets a tool error instead of no answer at all. End
+    of input is passed on; the copying thread is a daemon and never delays exit. At the end
+    of the block, file descriptor 0 is the real standard input again."""
+    saved = os.dup(0)
+    source = os.dup(0)
+    read_end, write_end = os.pipe()
+    os.dup2(read_end, 0)
+    os.close(read_end)
+
+    def pump() -> None:
+        # the pipe's reader is gone once the block has ended (BrokenPipeError)
+        with (
+            contextlib.suppress(BrokenPipeError),
+            open(source, "rb") as lines,
+            open(write_end, "wb") as sink,
+        ):
+            for line in iter(lines.readline, b""):
+                sink.write(mark_lone_surrogates(line))
+                sink.flush()
+
+    threading.Thread(target=pump, name="stdin-surrogates", daemon=True).start()
+    try:
+        yield
+    finally:
+        os.dup2(saved, 0)
+        os.close(saved)

@@ -1,0 +1,322 @@
+"""The streamable HTTP server: its listening socket, its ASGI app (request body guard, session
+limits, bearer tokens checked against kb.api_tokens) and uvicorn, logging through the
+application's log."""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import errno
+import inspect
+import logging
+import socket
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio.to_thread
+import uvicorn
+from fastmcp import FastMCP
+from fastmcp.exceptions import ToolError
+from fastmcp.server.auth import AccessToken, TokenVerifier
+from fastmcp.server.dependencies import get_access_token
+from fastmcp.server.http import StreamableHTTPASGIApp
+from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.applications import Starlette
+from starlette.authentication import AuthenticationError
+from starlette.datastructures import Headers
+from starlette.middleware import Middleware as ASGIMiddleware
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.requests import HTTPConnection
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from emergent_memory.auth import tokens
+from emergent_memory.auth.principal import Principal
+from emergent_memory.errors import AddressUnavailable, DatabaseUnavailable, ServiceBusy
+from emergent_memory.mcp.arguments import mark_lone_surrogates
+from emergent_memory.settings import ENV_PREFIX
+
+MCP_PATH = "/mcp"
+# Connections the kernel queues while the server starts or is busy (uvicorn's default).
+BACKLOG = 2048
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to host:port and listening, before anything else starts; one clear
+    AddressUnavailable if it cannot be had (port in use, foreign address, privileged port)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        # like uvicorn: a port whose last connections linger in TIME_WAIT can be reused at once
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(BACKLOG)
+    except OSError as error:
+        sock.close()
+        raise AddressUnavailable(_why_not(host, port, error)) from error
+    return sock
+
+
+def _why_not(host: str, port: int, error: OSError) -> str:
+    where = f"{host}:{port}"
+    if error.errno == errno.EADDRINUSE:
+        return (
+            f"cannot listen on {where}: port {port} is in use by another program (another "
+            "emergent-memory server?); stop it, or choose another port with --port"
+        )
+    if error.errno == errno.EACCES:
+        return (
+            f"cannot listen on {where}: port {port} needs privileges; choose a port above "
+            "1023 with --port"
+        )
+    if error.errno == errno.EADDRNOTAVAIL:
+        return (
+            f"cannot listen on {where}: {host} is not an address of this machine; use "
+            "--host 127.0.0.1 (this machine only) or --host 0.0.0.0 (every interface)"
+        )
+    if isinstance(error, socket.gaierror):
+        return f"cannot listen on {where}: unknown host {host!r}; give an IP address with --host"
+    return f"cannot listen on {where}: {error.strerror or error}"
+
+
+def http_app(
+    server: FastMCP,
+    *,
+    max_request_bytes: int,
+    max_sessions: int,
+    session_idle_timeout: float,
+) -> Starlette:
+    """The ASGI app: MCP at /mcp (each MCP session ends after `session_idle_timeout` seconds
+    without a request; at most `max_sessions` are open at once, a client that would open
+    another gets 503 until one ends), the custom routes (/health), the body guard."""
+    app = server.http_app(
+        path=MCP_PATH,
+        middleware=http_middleware(max_request_bytes),
+        session_idle_timeout=session_idle_timeout,
+    )
+    _limit_sessions(app, max_sessions)
+    return app
+
+
+def _limit_sessions(app: Starlette, max_sessions: int) -> None:
+    """FastMCP builds the MCP SDK's session manager in the app's lifespan, without a way to
+    pass its `max_sessions`: set it there, before the first request. (pyproject.toml requires
+    an MCP SDK that has it; an older one is refused here, before the server starts.)"""
+    if "max_sessions" not in inspect.signature(StreamableHTTPSessionManager).parameters:
+        raise RuntimeError(
+            "the installed MCP SDK (package mcp) cannot limit the number of sessions "
+            "(StreamableHTTPSessionManager has no max_sessions): install mcp>=2.3"
+        )
+    endpoint = _mcp_endpoint(app)
+    lifespan = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def limited(app: Starlette) -> AsyncIterator[Any]:
+        async with lifespan(app) as state:
+            manager = endpoint.session_manager
+            assert manager is not None
+            manager.max_sessions = max_sessions
+            yield state
+
+    app.router.lifespan_context = limited
+
+
+def _mcp_endpoint(app: Starlette) -> StreamableHTTPASGIApp:
+    for route in app.routes:
+        if isinstance(route, Route) and route.path == MCP_PATH:
+            endpoint = route.endpoint
+            inner = getattr(endpoint, "app", endpoint)  # behind the authentication check
+            if isinstance(inner, StreamableHTTPASGIApp):
+                return inner
+    raise RuntimeError(f"FastMCP's app has no streamable HTTP endpoint at {MCP_PATH}")
+
+
+def serve_http(app: Starlette, sock: socket.socket) -> None:
+    """Serve `app` on the listening socket until SIGINT or SIGTERM. uvicorn logs through the
+    root logger (the application's format and level): its request lines are INFO."""
+    config = uvicorn.Config(
+        app,
+        log_config=None,
+        log_level=None,
+        access_log=logging.getLogger("uvicorn.access").isEnabledFor(logging.INFO),
+        lifespan="on",
+        ws="none",
+        timeout_graceful_shutdown=2,
+    )
+    asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
+
+
+# -- bearer tokens --------------------------------------------------------------------------
+
+
+class TokenCheckUnavailable(AuthenticationError):
+    """The token could not be checked: no free database connection (busy), the database is
+    down or unreachable, or the connection was lost. Answered with 503."""
+
+
+class DatabaseTokenVerifier(TokenVerifier):
+    """Bearer tokens checked against kb.api_tokens (by hash): unknown, expired or revoked
+    tokens are refused with 401 before any tool runs."""
+
+    def __init__(self, verify: Callable[[str], tokens.TokenInfo | None]) -> None:
+        super().__init__()
+        self._verify = verify
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        info = await anyio.to_thread.run_sync(self._lookup, token)
+        if info is None:
+            return None
+        return AccessToken(
+            token=token,
+            client_id=str(info.id),
+            scopes=list(info.scopes),
+            expires_at=None if info.expires_at is None else int(info.expires_at.timestamp()),
+            claims={
+                "actor_id": str(info.actor_id),
+                "project_id": str(info.project_id),
+                "token_name": info.name,
+            },
+        )
+
+    def _lookup(self, token: str) -> tokens.TokenInfo | None:
+        try:
+            return self._verify(token)
+        except (DatabaseUnavailable, ServiceBusy) as error:  # down, unreachable, lost or busy
+            raise TokenCheckUnavailable(f"could not check the token: {error}") from error
+
+    def get_middleware(self) -> list[Any]:
+        return [
+            ASGIMiddleware(
+                AuthenticationMiddleware,
+                backend=BearerAuthBackend(self),
+                on_error=_token_check_unavailable,
+            ),
+            ASGIMiddleware(AuthContextMiddleware),
+        ]
+
+
+def _token_check_unavailable(conn: HTTPConnection, error: Exception) -> Response:
+    """503 with a JSON-RPC error that MCP clients show as is."""
+    return JSONResponse(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": str(error)}},
+        status_code=503,
+        headers={"Retry-After": "1"},
+    )
+
+
+def token_principal() -> Principal:
+    """The principal of the current HTTP request, from its verified token only."""
+    access: Any = get_access_token()
+    if access is None:
+        raise ToolError("not authenticated: send Authorization: Bearer <token>")
+    claims = access.claims
+    return Principal(
+        uuid.UUID(claims["actor_id"]), uuid.UUID(claims["project_id"]), frozenset(access.scopes)
+    )
+
+
+# -- HTTP request bodies -------------------------------------------------------------------
+
+
+PARSE_ERROR, INVALID_REQUEST = -32700, -32600  # JSON-RPC error codes
+
+
+class RequestBodyGuard:
+    """ASGI middleware of the HTTP server: refuses, with a JSON-RPC error naming the problem,
+    a request body over `max_bytes` (413) and a JSON body that is not UTF-8 (400).
+
+    A declared Content-Length over the limit is refused before any of the body is read; a
+    body without one (chunked) is read only up to the limit. A JSON body within the limit is
+    handed on as received, except that escaped halves of surrogate pairs are marked
+    (mark_lone_surrogates), so that the tool reports them instead of the MCP SDK refusing the
+    whole message: a marked body is handed on in one piece, its Content-Length corrected.
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        declared = headers.get("content-length", "")
+        if declared.isascii() and declared.isdigit() and int(declared) > self.max_bytes:
+            await self._too_large(scope, receive, send)
+            return
+        utf8 = None
+        if "json" in headers.get("content-type", "").lower():
+            utf8 = codecs.getincrementaldecoder("utf-8")()
+        received: list[Message] = []
+        size = 0
+        while True:
+            message = await receive()
+            received.append(message)
+            if message["type"] != "http.request":  # the client went away
+                break
+            body = message.get("body", b"")
+            more = message.get("more_body", False)
+            size += len(body)
+            if size > self.max_bytes:
+                await self._too_large(scope, receive, send)
+                return
+            if utf8 is not None:
+                try:
+                    utf8.decode(body, final=not more)
+                except UnicodeDecodeError as error:
+                    await self._not_utf8(error, scope, receive, send)
+                    return
+            if not more:
+                break
+
+        if utf8 is not None and received and received[-1]["type"] == "http.request":
+            body = b"".join(m.get("body", b"") for m in received)
+            marked = mark_lone_surrogates(body)
+            if marked != body:
+                received = [{"type": "http.request", "body": marked, "more_body": False}]
+                scope = dict(scope)
+                scope["headers"] = [
+                    (name, str(len(marked)).encode() if name == b"content-length" else value)
+                    for name, value in scope["headers"]
+                ]
+
+        async def replay() -> Message:
+            # the body as received, then whatever comes next (a disconnect)
+            return received.pop(0) if received else await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
+        message = (
+            f"the request body is larger than {self.max_bytes} bytes, the limit set by "
+            f"{ENV_PREFIX}MAX_REQUEST_BYTES; memories and queries are short, send less"
+        )
+        await _json_rpc_error(413, INVALID_REQUEST, message)(scope, receive, send)
+
+    async def _not_utf8(
+        self, error: UnicodeDecodeError, scope: Scope, receive: Receive, send: Send
+    ) -> None:
+        byte = error.object[error.start]
+        message = (
+            f"Parse error: the request body is not valid UTF-8 (it holds the byte 0x{byte:02X}); "
+            "send JSON encoded as UTF-8"
+        )
+        await _json_rpc_error(400, PARSE_ERROR, message)(scope, receive, send)
+
+
+def _json_rpc_error(status: int, code: int, message: str) -> JSONResponse:
+    return JSONResponse(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}},
+        status_code=status,
+    )
+
+
+def http_middleware(max_request_bytes: int) -> list[ASGIMiddleware]:
+    """The ASGI middleware of the streamable HTTP server (http_app, above)."""
+    return [ASGIMiddleware(RequestBodyGuard, max_bytes=max_request_bytes)]
