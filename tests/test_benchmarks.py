@@ -74,5 +74,11 @@ def test_a_smoke_run_of_every_benchmark_writes_its_reports(server_url: str, tmp_
         secrets["benign_memories"],
     )
     assert any(name.startswith("detect-secrets") for name in secrets["detectors"])
-    for name in ("dedup.md", "secrets.md", "quality.md", "latency-smoke.md"):
+    roundtrips = json.loads((tmp_path / "roundtrips.json").read_text())
+    assert {"plain save", "save with a context that supersedes", "recall"} <= set(
+        roundtrips["scenarios"]
+    )
+    for counted in roundtrips["scenarios"].values():
+        assert counted["round_trips"] > 0
+    for name in ("dedup.md", "secrets.md", "quality.md", "roundtrips.md", "latency-smoke.md"):
         assert (tmp_path / name).read_text().startswith("# ")

@@ -1,0 +1,238 @@
+"""SQL round trips per save and per recall, counted on the wire.
+
+A round trip is one wait of the client for the server: one ReadyForQuery message from the
+server in libpq's protocol trace (an extended-protocol Sync, or a simple Query such as BEGIN,
+COMMIT or SAVEPOINT). Statements are the Execute and Query messages the client sent. Both are
+counted for whole service calls (from taking the pooled connection to giving it back, so the
+pool's check of the connection, BEGIN and COMMIT are in), as the application role.
+
+Each scenario runs as a new actor in one project, after a few rounds of warming up (psycopg
+prepares a statement on its sixth use, which costs one more round trip once), and is counted
+several times; the report gives the count and says if the rounds disagreed.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import tempfile
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from psycopg import Connection, pq
+
+from benchmarks.common import CachedEmbeddings, bench_database, write_result
+from benchmarks.latency import app_role_url
+from emergent_memory.app import DEDUP_POLICIES
+from emergent_memory.auth.principal import Principal
+from emergent_memory.db.pool import create_pool
+from emergent_memory.memory import MemoryConfig, MemoryService
+
+# What a save path runs (a fresh actor for every round, so that earlier rounds never change
+# which path a save takes); `setup` is not counted.
+OLD_FACT = "Deploys to production happen on Fridays"
+REWORDED_FACT = "Production deploys happen on Fridays"  # supersedes OLD_FACT
+OTHER_FACT = "The ledger service listens on port 8443"  # distinct from OLD_FACT
+CONTEXT = "release process"
+
+
+@dataclass
+class Counted:
+    """Round trips and statements seen on one connection while counting."""
+
+    round_trips: int = 0
+    statements: int = 0
+    lines: list[str] = field(default_factory=list)
+
+
+@contextmanager
+def count_round_trips(conn: Connection[Any]) -> Iterator[Counted]:
+    """Count the round trips of `conn` (and its statements) inside the block, by libpq's
+    protocol trace (Linux). The trace stays on the connection's libpq handle, so a pooled
+    connection is counted whoever takes it from the pool meanwhile."""
+    counted = Counted()
+    with tempfile.TemporaryFile() as trace:
+        conn.pgconn.trace(os.dup(trace.fileno()))  # libpq closes its copy on untrace
+        conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS | pq.Trace.REGRESS_MODE)
+        try:
+            yield counted
+        finally:
+            conn.pgconn.untrace()
+            trace.seek(0)
+            counted.lines = trace.read().decode("utf-8", "replace").splitlines()
+    for line in counted.lines:
+        direction, _, rest = line.partition("\t")
+        message = rest.partition("\t")[2].split("\t", 1)[0].strip()
+        if direction == "B" and message == "ReadyForQuery":
+            counted.round_trips += 1
+        elif direction == "F" and message in ("Execute", "Query"):
+            counted.statements += 1
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    description: str
+    setup: Callable[[MemoryService, Principal], None]
+    call: Callable[[MemoryService, Principal], Any]
+    check: Callable[[Any], bool]
+
+
+def _save(content: str, context: str | None = None) -> Callable[[MemoryService, Principal], Any]:
+    def save(service: MemoryService, principal: Principal) -> Any:
+        return service.save(principal, content, "fact", context=context)
+
+    return save
+
+
+def _nothing(service: MemoryService, principal: Principal) -> None:
+    return None
+
+
+def _created(result: Any) -> bool:
+    return bool(result["status"] == "created" and not result["superseded_ids"])
+
+
+def _superseded(result: Any) -> bool:
+    return bool(result["status"] == "updated" and len(result["superseded_ids"]) == 1)
+
+
+SCENARIOS = [
+    Scenario(
+        "plain save",
+        "a new memory, distinct from the actor's one other memory",
+        _save(OLD_FACT),
+        _save(OTHER_FACT),
+        _created,
+    ),
+    Scenario(
+        "save with a context",
+        "a new memory filed in a context the actor has",
+        _save(OLD_FACT, CONTEXT),
+        _save(OTHER_FACT, CONTEXT),
+        lambda result: _created(result) and result["memory"]["contexts"] == [CONTEXT],
+    ),
+    Scenario(
+        "save with a new context",
+        "a new memory filed in a context created by this save",
+        _save(OLD_FACT),
+        _save(OTHER_FACT, CONTEXT),
+        lambda result: _created(result) and result["memory"]["contexts"] == [CONTEXT],
+    ),
+    Scenario(
+        "save that supersedes",
+        "a rewording of the actor's memory, which it supersedes",
+        _save(OLD_FACT),
+        _save(REWORDED_FACT),
+        _superseded,
+    ),
+    Scenario(
+        "save with a context that supersedes",
+        "a rewording, in the context of the memory it supersedes",
+        _save(OLD_FACT, CONTEXT),
+        _save(REWORDED_FACT, CONTEXT),
+        lambda result: _superseded(result) and result["memory"]["contexts"] == [CONTEXT],
+    ),
+    Scenario(
+        "save of an exact repeat",
+        "the same text again (the memory is reinforced)",
+        _save(OLD_FACT),
+        _save(OLD_FACT),
+        lambda result: result["status"] == "unchanged",
+    ),
+    Scenario(
+        "recall",
+        "a query matching the actor's memory",
+        lambda service, principal: (_save(OLD_FACT)(service, principal), None)[1],
+        lambda service, principal: service.recall(principal, "when do production deploys happen"),
+        lambda result: len(result["memories"]) == 1,
+    ),
+]
+
+
+def measure(
+    service: MemoryService,
+    conn: Connection[Any],
+    project_id: uuid.UUID,
+    scenarios: list[Scenario] | None = None,
+    *,
+    warm_up: int = 6,
+    rounds: int = 5,
+) -> dict[str, dict[str, Any]]:
+    """Round trips and statements of each scenario, counted on `conn`, the only connection
+    of the service's pool. Every round is a new actor in `project_id`."""
+    chosen = SCENARIOS if scenarios is None else scenarios
+    samples: dict[str, list[Counted]] = {scenario.name: [] for scenario in chosen}
+    for round_ in range(warm_up + rounds):
+        for scenario in chosen:
+            principal = Principal(uuid.uuid4(), project_id)
+            scenario.setup(service, principal)
+            with count_round_trips(conn) as counted:
+                result = scenario.call(service, principal)
+            if not scenario.check(result):
+                raise AssertionError(f"{scenario.name}: not the path it measures: {result}")
+            if round_ >= warm_up:
+                samples[scenario.name].append(counted)
+    report: dict[str, dict[str, Any]] = {}
+    for scenario in chosen:
+        trips = [counted.round_trips for counted in samples[scenario.name]]
+        statements = [counted.statements for counted in samples[scenario.name]]
+        report[scenario.name] = {
+            "description": scenario.description,
+            "round_trips": int(statistics.median(trips)),
+            "statements": int(statistics.median(statements)),
+            "round_trips_seen": sorted(set(trips)),
+        }
+    return report
+
+
+def run(rounds: int = 5) -> dict[str, Any]:
+    """Counts every scenario with the real model and the product's dedup policy, as the
+    application role through a pool of one connection."""
+    embedder = CachedEmbeddings()
+    policy = DEDUP_POLICIES[embedder.model_name]
+    config = MemoryConfig(
+        dedup_threshold=policy.threshold,
+        dedup_text_rule_from=policy.text_rule_from,
+        dedup_named_change_from=policy.named_change_from,
+        dedup_latin_only_model=policy.latin_only_model,
+    )
+    with bench_database() as url:
+        pool = create_pool(app_role_url(url), min_size=1, max_size=1)
+        try:
+            with pool.connection() as conn:
+                pass  # the pool's only connection: counted whoever holds it
+            service = MemoryService(pool, embedder, config)
+            scenarios = measure(service, conn, uuid.uuid4(), rounds=rounds)
+        finally:
+            pool.close()
+    embedder.save()
+    result = {"scenarios": scenarios, "rounds": rounds}
+    write_result("roundtrips", result, markdown(result))
+    return result
+
+
+def markdown(result: dict[str, Any]) -> str:
+    lines = [
+        "# SQL round trips",
+        "",
+        "Per service call, from taking the pooled connection to giving it back (the pool's "
+        "check of the connection, BEGIN and COMMIT included), as the application role; counted "
+        f"in libpq's protocol trace over {result['rounds']} rounds after warming up.",
+        "",
+        "| call | round trips | statements |",
+        "|---|---|---|",
+    ]
+    for name, counted in result["scenarios"].items():
+        trips = str(counted["round_trips"])
+        if len(counted["round_trips_seen"]) > 1:
+            trips += f" (rounds: {', '.join(map(str, counted['round_trips_seen']))})"
+        lines.append(f"| {name}: {counted['description']} | {trips} | {counted['statements']} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(markdown(run()))
