@@ -94,7 +94,7 @@ def _configure_logging(level: str) -> None:
     # httpx logs every request's URL at INFO: noise, and an embedding URL may hold credentials
     logging.getLogger("httpx").setLevel(max(logging.WARNING, root))
     # psycopg_pool warns on every failed connection attempt and logs each connection handed
-    # out at INFO; the application's pool reports an outage once (db.pool.DatabasePool)
+    # out at INFO; the application's pool reports an outage once (DatabasePool, in db/pool.py)
     logging.getLogger("psycopg.pool").setLevel(
         logging.DEBUG if root <= logging.DEBUG else max(logging.ERROR, root)
     )

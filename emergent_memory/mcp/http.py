@@ -35,8 +35,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from emergent_memory.auth import tokens
 from emergent_memory.auth.principal import Principal
+from emergent_memory.auth.service import TokenInfo
 from emergent_memory.errors import AddressUnavailable, DatabaseUnavailable, ServiceBusy
 from emergent_memory.mcp.arguments import mark_lone_surrogates
 from emergent_memory.settings import ENV_PREFIX
@@ -163,7 +163,7 @@ class DatabaseTokenVerifier(TokenVerifier):
     """Bearer tokens checked against kb.api_tokens (by hash): unknown, expired or revoked
     tokens are refused with 401 before any tool runs."""
 
-    def __init__(self, verify: Callable[[str], tokens.TokenInfo | None]) -> None:
+    def __init__(self, verify: Callable[[str], TokenInfo | None]) -> None:
         super().__init__()
         self._verify = verify
 
@@ -183,7 +183,7 @@ class DatabaseTokenVerifier(TokenVerifier):
             },
         )
 
-    def _lookup(self, token: str) -> tokens.TokenInfo | None:
+    def _lookup(self, token: str) -> TokenInfo | None:
         try:
             return self._verify(token)
         except (DatabaseUnavailable, ServiceBusy) as error:  # down, unreachable, lost or busy

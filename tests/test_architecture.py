@@ -1,0 +1,157 @@
+"""The architecture holds: each layer imports only the layers below it (DESIGN.md 2), the
+edges reach the database only through services that app.py builds, and docs/architecture.md
+names every module of the package."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "emergent_memory"
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def imports_of(path: Path) -> set[str]:
+    """Every module a file imports, as `a.b` for `from a import b` too (so that importing a
+    module through its package counts)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def files_of(part: str) -> list[Path]:
+    path = PACKAGE / part
+    return sorted(path.rglob("*.py")) if path.is_dir() else [path.with_suffix(".py")]
+
+
+def _in(name: str, modules: tuple[str, ...]) -> bool:
+    return any(name == module or name.startswith(module + ".") for module in modules)
+
+
+P = "emergent_memory."
+# What each part of the package must not import: the parts above it, and for the edges
+# (cli, mcp) what only services may use. Each entry is a rule the issue named.
+FORBIDDEN: dict[str, tuple[str, ...]] = {
+    "db": tuple(
+        P + m for m in ("graph", "memory", "embeddings", "auth", "transfer", "app", "cli", "mcp")
+    ),
+    "graph": (
+        *(P + m for m in ("memory", "embeddings", "auth", "transfer", "app", "cli", "mcp")),
+        *(P + m for m in ("db.migrate", "migrations")),
+    ),
+    "embeddings": tuple(P + m for m in ("memory", "auth", "transfer", "app", "cli", "mcp")),
+    "auth": tuple(
+        P + m for m in ("memory", "graph", "embeddings", "transfer", "app", "cli", "mcp")
+    ),
+    "transfer": tuple(P + m for m in ("memory", "app", "cli", "mcp")),
+    "memory": tuple(P + m for m in ("app", "cli", "mcp")),
+    "app": tuple(P + m for m in ("cli", "mcp")),
+    "cli": (
+        *(P + m for m in ("graph", "embeddings.jobs", "embeddings.worker", "transfer")),
+        *(P + m for m in ("auth.tokens", "memory.store", "db.pool", "mcp.http_server")),
+        "psycopg",
+        "pgvector",
+    ),
+    "mcp": (
+        *(P + m for m in ("graph", "db", "embeddings", "transfer", "auth.tokens", "memory.store")),
+        *(P + m for m in ("cli", "app")),
+        "psycopg",
+        "psycopg_pool",
+        "pgvector",
+    ),
+}
+
+
+@pytest.mark.parametrize("part", sorted(FORBIDDEN))
+def test_a_layer_imports_nothing_above_it(part: str) -> None:
+    files = files_of(part)
+    assert files
+    assert all(path.exists() for path in files)
+    for path in files:
+        offending = sorted(name for name in imports_of(path) if _in(name, FORBIDDEN[part]))
+        assert offending == [], f"{path.relative_to(PACKAGE)} imports {offending}"
+
+
+@pytest.mark.parametrize(
+    ("source", "part"),
+    [
+        # the imports issue 14 found, each of which the rules above must refuse
+        ("from emergent_memory import migrations", "graph"),
+        ("from emergent_memory.db.migrate import current_revision", "graph"),
+        ("from emergent_memory.memory.models import Principal", "auth"),
+        ("from emergent_memory.memory import Principal", "auth"),
+        ("from emergent_memory import graph", "cli"),
+        ("from emergent_memory.embeddings import jobs", "cli"),
+        ("from emergent_memory import transfer", "cli"),
+        ("from emergent_memory.auth import tokens", "cli"),
+        ("from pgvector.psycopg import register_vector", "cli"),
+        (
+            "from emergent_memory.graph.models import GraphObject\nimport emergent_memory.memory",
+            "embeddings",
+        ),
+        ("from emergent_memory.db.pool import DatabasePool", "mcp"),
+        ("from emergent_memory.auth import tokens", "mcp"),
+    ],
+)
+def test_the_rules_refuse_the_imports_that_broke_the_layers(
+    source: str, part: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "module.py"
+    path.write_text(source + "\n")
+    assert any(_in(name, FORBIDDEN[part]) for name in imports_of(path)), source
+
+
+def test_the_edges_contain_no_sql_and_no_pool() -> None:
+    """CLI commands and MCP tools call services; they never hold a connection or the pool."""
+    for path in files_of("cli") + files_of("mcp"):
+        source = path.read_text()
+        assert not re.search(r"\b(SELECT|INSERT|UPDATE|DELETE)\b", source), path.name
+        assert not re.search(r"(?<!psycopg)\.pool\b|\.connection\(\)|\btransaction\(", source), (
+            path.name
+        )
+
+
+def modules_in_the_tree() -> set[str]:
+    return {
+        str(path.relative_to(PACKAGE)).removesuffix(".py")
+        for path in PACKAGE.rglob("*.py")
+        if path.name != "__init__.py" and "__pycache__" not in path.parts
+    }
+
+
+def modules_in_the_doc() -> set[str]:
+    """The modules docs/architecture.md names in its layout: `package/module.py` or, in a
+    package's line, `package/ module, module`."""
+    text = ARCHITECTURE.read_text()
+    layout = text.split("<!-- layout -->")[1]
+    named: set[str] = set()
+    for line in layout.splitlines():
+        match = re.match(r"\s*(?:(\w+)/)?\s+((?:\w+\.py[ ,]*)+)", line)
+        if match:
+            folder = f"{match.group(1)}/" if match.group(1) else ""
+            named.update(
+                folder + name.removesuffix(".py") for name in re.findall(r"\w+\.py", match.group(2))
+            )
+    return named
+
+
+def test_the_architecture_doc_names_every_module_and_only_those() -> None:
+    assert modules_in_the_doc() == modules_in_the_tree()
+
+
+def test_no_module_is_over_400_lines_unless_the_doc_says_why() -> None:
+    text = ARCHITECTURE.read_text()
+    for path in PACKAGE.rglob("*.py"):
+        lines = len(path.read_text().splitlines())
+        module = str(path.relative_to(PACKAGE))
+        if lines > 420:
+            assert f"`{module}`" in text.split("## Long modules")[1], f"{module}: {lines} lines"
