@@ -24,6 +24,7 @@ from emergent_memory.graph import bypasses_row_security
 from emergent_memory.memory.dedup import DedupPolicy
 from emergent_memory.memory.maintenance import MaintenanceService
 from emergent_memory.memory.service import MemoryConfig, MemoryService
+from emergent_memory.memory.store import EMBEDDED_TEXT
 from emergent_memory.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -131,7 +132,7 @@ def open_memory_service(
     with open_database(settings.database_url, settings.data_dir) as db:
         migrations.require_current_schema(db.url, migrate=migrate)
         with connect(db.url) as conn:
-            check_compatible(conn, embedder)
+            check_compatible(conn, embedder, EMBEDDED_TEXT)
         pool_url = db.url
         if role == "app" and db.embedded:
             ensure_login_role(db.url, EMBEDDED_SERVER_ROLE)
@@ -196,7 +197,10 @@ def _service_and_worker(
     with open_memory_service(
         settings, migrate=migrate, embedder=embedder, load_model=load_model
     ) as service:
-        yield service, EmbeddingWorker(service.pool, embedder, worker_config(settings))
+        worker = EmbeddingWorker(
+            service.pool, embedder, worker_config(settings), embedded_text=EMBEDDED_TEXT
+        )
+        yield service, worker
 
 
 @contextmanager

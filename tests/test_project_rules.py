@@ -61,9 +61,30 @@ def test_layers_do_not_depend_on_the_layers_above(layer: str) -> None:
         assert offending == set(), f"{layer}/{path.name} imports {offending}"
 
 
-def test_the_cli_contains_no_sql() -> None:
-    source = (PACKAGE / "cli.py").read_text()
-    assert not re.search(r"\b(SELECT|INSERT|UPDATE|DELETE)\b", source)
+# The memory layer's words: its object type and the property whose text gets a vector.
+MEMORY_KNOWLEDGE = re.compile(r"""["']Memory["']|["']content["']""")
+
+
+@pytest.mark.parametrize("layer", ["graph", "embeddings"])
+def test_graph_and_embeddings_do_not_know_what_a_memory_is(layer: str) -> None:
+    """What to embed comes from the composition root (memory.store.EMBEDDED_TEXT), not from
+    knowing the agent-memory pack (DESIGN.md 2)."""
+    for path in (PACKAGE / layer).glob("*.py"):
+        found = MEMORY_KNOWLEDGE.findall(path.read_text())
+        assert found == [], f"{layer}/{path.name} names {found}"
+
+
+def test_embeddings_write_vectors_under_the_graphs_own_lock() -> None:
+    """The worker takes the graph's version lock (graph.lock_object, graph.set_embedding)
+    instead of re-typing its name, and writes no graph rows itself."""
+    for path in (PACKAGE / "embeddings").glob("*.py"):
+        source = path.read_text()
+        for own_lock in ("kb.graph_objects:", "pg_advisory", "hashtext", "lock_versions"):
+            assert own_lock not in source, f"embeddings/{path.name} locks with {own_lock!r}"
+        assert not re.search(r"UPDATE\s+kb\.graph_objects", source), path.name
+    worker = (PACKAGE / "embeddings" / "worker.py").read_text()
+    assert "kb.graph_objects" not in worker
+    assert "set_embedding(" in worker
 
 
 def test_every_module_says_what_it_is_for() -> None:

@@ -38,6 +38,7 @@ from emergent_memory.embeddings.openai import OpenAICompatibleEmbeddings
 from emergent_memory.embeddings.worker import EmbeddingWorker, WorkerConfig
 from emergent_memory.errors import SettingsError
 from emergent_memory.memory import MemoryConfig, MemoryService
+from emergent_memory.memory.store import EMBEDDED_TEXT
 from emergent_memory.settings import load_settings
 from tests.embedders import BagOfWordsEmbedder, DownEmbedder, EmbeddingServer
 
@@ -109,7 +110,9 @@ def make_worker(
     pool: ConnectionPool, embedder: Any, worker_id: str | None = None, **config: Any
 ) -> EmbeddingWorker:
     settings = {"backoff_base": 10.0, "backoff_max": 15.0, "max_attempts": 3} | config
-    return EmbeddingWorker(pool, embedder, WorkerConfig(**settings), worker_id=worker_id)
+    return EmbeddingWorker(
+        pool, embedder, WorkerConfig(**settings), embedded_text=EMBEDDED_TEXT, worker_id=worker_id
+    )
 
 
 def me() -> Principal:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from typing import Any
 
 from psycopg import Connection
@@ -21,7 +22,7 @@ WHERE attrelid = 'kb.graph_objects'::regclass AND attname = 'embedding'
 OTHER_MODELS = """
 SELECT embedding_model, count(*) FROM kb.graph_objects
 WHERE is_head AND deleted_at IS NULL AND embedding_model IS DISTINCT FROM %(model)s
-  AND type = 'Memory'
+  AND type = ANY(%(types)s)
 GROUP BY embedding_model
 ORDER BY embedding_model NULLS FIRST
 """
@@ -33,10 +34,14 @@ def database_dimensions(conn: Connection[Any]) -> int:
     return int(row[0])
 
 
-def check_compatible(conn: Connection[Any], provider: EmbeddingProvider) -> dict[str | None, int]:
-    """Refuse a model whose vectors do not fit the column; report memories of other models.
+def check_compatible(
+    conn: Connection[Any], provider: EmbeddingProvider, types: Collection[str]
+) -> dict[str | None, int]:
+    """Refuse a model whose vectors do not fit the column; report the live objects of the
+    embedded `types` (the caller's: the graph's types mean nothing here) that have no vector
+    of this model.
 
-    Returns how many live memories have no vector (key None) or one from another model: recall
+    Returns how many of them have no vector (key None) or one from another model: recall
     finds those by full text only until they are re-embedded.
     """
     stored = database_dimensions(conn)
@@ -50,13 +55,17 @@ def check_compatible(conn: Connection[Any], provider: EmbeddingProvider) -> dict
             "with the new model (`emergent-memory reembed`)"
         )
     others = {
-        model: count for model, count in conn.execute(OTHER_MODELS, {"model": provider.model_name})
+        model: count
+        for model, count in conn.execute(
+            OTHER_MODELS, {"model": provider.model_name, "types": sorted(types)}
+        )
     }
     for model, count in others.items():
         logger.warning(
-            "%d memories have %s: recall finds them by full text only until they are "
+            "%d %s objects have %s: recall finds them by full text only until they are "
             "re-embedded with %s",
             count,
+            "/".join(sorted(types)),
             "no embedding yet" if model is None else f"embeddings from {model}",
             provider.model_name,
         )

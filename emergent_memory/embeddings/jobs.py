@@ -3,7 +3,8 @@
 Connection first, never commits: the service queues a job in the transaction of its write,
 and the worker (`emergent_memory.embeddings.worker`) claims, finishes and fails jobs in
 transactions of its own. A job holds ids and the object's owner (whom the worker acts for
-under row-level security), never the content: the worker reads that from the object.
+under row-level security), never the text: the worker reads that from the object, and
+writes the vector through the graph (`emergent_memory.graph.set_embedding`).
 
 States: `pending` (waiting for `run_after`), `running` (claimed by `locked_by` at
 `locked_at`), `done`, `dead` (out of attempts; `emergent-memory worker --retry-dead` revives
@@ -16,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
-from pgvector import Vector
 from psycopg import Connection
 from psycopg.rows import class_row
 
@@ -105,11 +105,11 @@ SET status = 'done', last_error = %(note)s, locked_at = NULL, locked_by = NULL,
 WHERE id = %(id)s AND status = 'running' AND locked_by = %(worker_id)s
 """
 
-# The object now has a vector of the current model: its other waiting jobs have nothing to do.
-FINISH_OTHERS = """
+# The object now has a vector of the current model: its waiting jobs have nothing to do.
+FINISH_PENDING = """
 UPDATE kb.graph_embedding_jobs
 SET status = 'done', last_error = NULL, updated_at = now()
-WHERE canonical_id = %(canonical_id)s AND status = 'pending' AND id <> %(id)s
+WHERE canonical_id = %(canonical_id)s AND status = 'pending'
 """
 
 FAIL = """
@@ -153,14 +153,6 @@ WHERE id IN (
 
 COUNTS = "SELECT status, count(*) FROM kb.graph_embedding_jobs GROUP BY status"
 
-# The vector is derived data, set in place on the version row (no new version), and only if
-# the row is still the live head with the content that was embedded. Vector and model change
-# together, so a query never compares vectors of two models.
-SET_VECTOR = """
-UPDATE kb.graph_objects SET embedding = %(embedding)s, embedding_model = %(model)s
-WHERE id = %(id)s AND is_head AND deleted_at IS NULL AND properties ->> 'content' = %(content)s
-"""
-
 
 def reclaim_stale(conn: Connection[Any], *, lock_timeout: float, max_attempts: int) -> int:
     """Free the jobs of workers that stopped responding; returns how many."""
@@ -183,9 +175,10 @@ def finish(conn: Connection[Any], job: EmbeddingJob, worker_id: str, note: str |
     return cursor.rowcount == 1
 
 
-def finish_others(conn: Connection[Any], job: EmbeddingJob) -> None:
-    """Close the object's other pending jobs: its head has a vector of the current model."""
-    conn.execute(FINISH_OTHERS, {"canonical_id": job.canonical_id, "id": job.id})
+def finish_pending(conn: Connection[Any], canonical_id: UUID) -> None:
+    """Close the object's pending jobs: its head has a vector of the current model (a claimed,
+    running job is finished by its worker)."""
+    conn.execute(FINISH_PENDING, {"canonical_id": canonical_id})
 
 
 def fail(
@@ -226,13 +219,3 @@ def counts(conn: Connection[Any]) -> dict[str, int]:
     """Jobs per status (every status present, zero when none)."""
     found = {str(status): int(count) for status, count in conn.execute(COUNTS).fetchall()}
     return {status: found.get(status, 0) for status in STATUSES}
-
-
-def set_vector(
-    conn: Connection[Any], row_id: UUID, content: str, embedding: Vector, model: str
-) -> bool:
-    """Store a vector on a live head version whose content is still `content`."""
-    cursor = conn.execute(
-        SET_VECTOR, {"id": row_id, "content": content, "embedding": embedding, "model": model}
-    )
-    return cursor.rowcount == 1

@@ -7,13 +7,16 @@ One round (`run_once`):
    several workers never take the same job), after freeing the jobs of workers that held
    theirs longer than `lock_timeout` (they crashed or hung);
 2. read each job's object, acting for its owner (row-level security): the head version of
-   its canonical id, since only live heads are searched. A head that is deleted, has no
-   `content`, or already has a vector of the current model needs nothing: its job is done;
-3. embed the contents in one call, outside any transaction (no lock is held while the
+   its canonical id, since only live heads are searched. Which property of an object holds
+   the text to embed is the caller's knowledge (`embedded_text`, per object type, given by
+   the composition root). A head that is deleted, has no such text, or already has a vector
+   of the current model needs nothing: its job is done;
+3. embed the texts in one call, outside any transaction (no lock is held while the
    provider works);
-4. per job, in a transaction acting for its owner: under the object's version lock, set the
-   vector in place on the head version (derived data, not a new version) if its content is
-   still the one embedded, and mark the job done.
+4. per job, in a transaction acting for its owner: under the object's version lock (the
+   graph's), set the vector in place on the head version through `graph.set_embedding`
+   (derived data, not a new version) if its text is still the one embedded, and mark the
+   job done.
 
 When the provider fails, each job waits `min(backoff_max, backoff_base * 2 ** (attempts - 1))`
 seconds (plus up to 10% jitter) before its next attempt, and is dead-lettered after
@@ -31,7 +34,7 @@ import re
 import socket
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from typing import Any
@@ -46,12 +49,10 @@ from emergent_memory.embeddings import jobs
 from emergent_memory.embeddings.base import EmbeddingProvider
 from emergent_memory.embeddings.jobs import EmbeddingJob
 from emergent_memory.errors import DatabaseUnavailable, EmbeddingUnavailable
-from emergent_memory.graph import GraphObject, act_as, get_head
-from emergent_memory.graph.versioning import lock_versions
+from emergent_memory.graph import GraphObject, act_as, get_head, lock_object, set_embedding
 
 logger = logging.getLogger(__name__)
 
-OBJECTS_TABLE = "kb.graph_objects"  # the version-lock namespace of graph objects
 ERROR_CHARS = 300  # the longest error message kept in a job's last_error
 JITTER = 0.1  # a retry waits up to this fraction longer, so failed jobs spread out
 PROBES = 2  # after a failed batch, texts tried alone before the provider is deemed down
@@ -113,7 +114,7 @@ class _Work:
 
     job: EmbeddingJob
     row_id: UUID
-    content: str
+    text: str
     vector: list[float] | None = None
     error: str | None = None
 
@@ -124,7 +125,12 @@ def default_worker_id() -> str:
 
 
 class EmbeddingWorker:
-    """Backfills the vectors of queued embedding jobs; safe to run as many as you like."""
+    """Backfills the vectors of queued embedding jobs; safe to run as many as you like.
+
+    `embedded_text` names, for each object type the worker embeds, the property that holds
+    the text (the layer that defines the types knows it); an object of another type has
+    nothing to embed.
+    """
 
     def __init__(
         self,
@@ -132,11 +138,13 @@ class EmbeddingWorker:
         embedder: EmbeddingProvider,
         config: WorkerConfig | None = None,
         *,
+        embedded_text: Mapping[str, str],
         worker_id: str | None = None,
     ) -> None:
         self._pool = pool
         self._embedder = embedder
         self._config = config or WorkerConfig()
+        self._embedded_text = dict(embedded_text)
         self.worker_id = worker_id or default_worker_id()
 
     @property
@@ -261,22 +269,23 @@ class EmbeddingWorker:
             for job in claimed:
                 self._act_for(conn, job)
                 head = get_head(conn, job.canonical_id, include_deleted=True)
-                reason = _nothing_to_do(head, model)
+                reason = self._nothing_to_do(head, model)
+                text = None if head is None else self._text_of(head)
                 if head is None:
                     self._fail_for_good(conn, job, NOT_VISIBLE, counts)
-                elif reason is not None:
+                elif reason is not None or text is None:
                     jobs.finish(conn, job, self.worker_id, reason)
                     counts.done += 1
                 else:
-                    work.append(_Work(job, head.id, str(head.properties["content"])))
+                    work.append(_Work(job, head.id, text))
         return work
 
     def _embed(self, work: list[_Work]) -> None:
         """Vectors for the work items (each text once); a failed item gets `error` instead."""
-        vectors, errors = self._vectors(list(dict.fromkeys(item.content for item in work)))
+        vectors, errors = self._vectors(list(dict.fromkeys(item.text for item in work)))
         for item in work:
-            item.vector = vectors.get(item.content)
-            item.error = errors.get(item.content)
+            item.vector = vectors.get(item.text)
+            item.error = errors.get(item.text)
 
     def _vectors(self, texts: list[str]) -> tuple[dict[str, list[float]], dict[str, str]]:
         """One call for all the texts; after a failure, each text alone, in random order, unless
@@ -325,21 +334,29 @@ class EmbeddingWorker:
                     counts.retried += 1
                 return
             self._act_for(conn, job)
-            # under the version lock, the head cannot change between this check and commit
-            lock_versions(conn, OBJECTS_TABLE, job.canonical_id)
+            # under the graph's version lock, the head cannot change between this check and
+            # commit (set_embedding takes the same lock again)
+            lock_object(conn, job.canonical_id)
             head = get_head(conn, job.canonical_id, include_deleted=True)
-            reason = _nothing_to_do(head, model)
+            reason = self._nothing_to_do(head, model)
             if head is None:
                 self._fail_for_good(conn, job, NOT_VISIBLE, counts)
             elif reason is not None:
                 jobs.finish(conn, job, self.worker_id, reason)
                 counts.done += 1
-            elif head.id != item.row_id or head.properties.get("content") != item.content:
+            elif head.id != item.row_id or self._text_of(head) != item.text:
                 jobs.requeue(conn, job, self.worker_id)  # changed meanwhile: embed it again
                 counts.retried += 1
-            elif jobs.set_vector(conn, head.id, item.content, Vector(item.vector), model):
+            elif set_embedding(
+                conn,
+                job.canonical_id,
+                item.text,
+                Vector(item.vector),
+                model,
+                text_property=self._embedded_text[head.type],
+            ):
                 jobs.finish(conn, job, self.worker_id, None)
-                jobs.finish_others(conn, job)
+                jobs.finish_pending(conn, job.canonical_id)
                 counts.embedded += 1
                 counts.done += 1
             else:  # the head is there but the update saw no row: not writable for the owner
@@ -353,6 +370,25 @@ class EmbeddingWorker:
         counts.dead += 1
         logger.warning("embedding job %s is dead: %s", job.id, error)
 
+    def _text_of(self, head: GraphObject) -> str | None:
+        """The text to embed of an object: its type's embedded property, if a non-blank
+        string (None for a type the worker does not embed)."""
+        name = self._embedded_text.get(head.type)
+        text = None if name is None else head.properties.get(name)
+        return text if isinstance(text, str) and text.strip() else None
+
+    def _nothing_to_do(self, head: GraphObject | None, model: str) -> str | None:
+        """Why a head needs no vector, or None when it does (or cannot be read)."""
+        if head is None:
+            return None
+        if head.deleted:
+            return "nothing to embed: the object was deleted"
+        if self._text_of(head) is None:
+            return "nothing to embed: the object has no content"
+        if head.embedding_model == model:  # a vector and its model are always set together
+            return "already embedded"
+        return None
+
     def _act_for(self, conn: Connection[Any], job: EmbeddingJob) -> None:
         """Row-level security: act for the object's owner (global objects need the admin
         right). A job without an owner is left to a role that bypasses the policies."""
@@ -362,20 +398,6 @@ class EmbeddingWorker:
     def _delay(self, attempts: int) -> float:
         delay = self._config.backoff(attempts)
         return delay + random.uniform(0, JITTER * delay)  # noqa: S311 - spreading retries
-
-
-def _nothing_to_do(head: GraphObject | None, model: str) -> str | None:
-    """Why a head needs no vector, or None when it does (or cannot be read)."""
-    if head is None:
-        return None
-    if head.deleted:
-        return "nothing to embed: the object was deleted"
-    content = head.properties.get("content")
-    if not isinstance(content, str) or not content.strip():
-        return "nothing to embed: the object has no content"
-    if head.embedding_model == model:  # a vector and its model are always set together
-        return "already embedded"
-    return None
 
 
 _URL_CREDENTIALS = re.compile(r"(://)[^/@\s]*@")

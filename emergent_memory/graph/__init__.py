@@ -44,6 +44,7 @@ from emergent_memory.graph.relationships import (
 )
 from emergent_memory.graph.rls import act_as, bypasses_row_security
 from emergent_memory.graph.summary import GraphSummary, summarize
+from emergent_memory.graph.vectors import set_embedding
 
 __all__ = [
     "UNSET",
@@ -75,6 +76,7 @@ __all__ = [
     "pack_checksum",
     "publish_pack",
     "restore_object",
+    "set_embedding",
     "summarize",
     "update_object",
     "update_relationship",

@@ -19,6 +19,10 @@ from emergent_memory.auth.principal import Principal
 from emergent_memory.graph.models import GraphObject, select_list
 
 MEMORY = "Memory"
+MEMORY_TEXT = "content"  # the property of a memory that is embedded and searched
+# What gets a vector, for the embedding worker and the start-up check (given to them by the
+# composition root): per object type, the property that holds its text.
+EMBEDDED_TEXT = {MEMORY: MEMORY_TEXT}
 CONTEXT = "MemoryContext"
 BELONGS_TO_CONTEXT = "BELONGS_TO_CONTEXT"
 SUPERSEDES = "SUPERSEDES"
