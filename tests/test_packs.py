@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import psycopg
 import pytest
@@ -16,6 +16,14 @@ from emergent_memory.errors import (
     PackNotFound,
     PropertyValidationError,
     UnknownType,
+)
+from emergent_memory.memory.models import (
+    CATEGORIES,
+    SCOPES,
+    SOURCES,
+    Category,
+    MemoryScope,
+    Source,
 )
 from emergent_memory.resources import packs_dir
 from tests.helpers import count_rows, memory
@@ -79,6 +87,22 @@ def test_pack_content_follows_the_product_design() -> None:
     assert set(relationships) == {"BELONGS_TO_CONTEXT", "SUPERSEDES", "DERIVED_FROM", "RELEVANT_TO"}
     assert relationships["BELONGS_TO_CONTEXT"]["targetTypes"] == ["MemoryContext"]
     assert "never extracted from documents" in pack["extraction_prompts"]["guidelines"]
+
+
+@pytest.mark.parametrize(
+    ("field", "literal", "words"),
+    [
+        ("category", Category, CATEGORIES),
+        ("source", Source, SOURCES),
+        ("scope", MemoryScope, SCOPES),
+    ],
+)
+def test_the_code_speaks_the_vocabulary_of_the_pack(
+    field: str, literal: Any, words: tuple[str, ...]
+) -> None:
+    # the pack's Memory type names the words; the tools, the CLI and the checks use models.py's
+    enum = published_pack()["object_type_schemas"]["Memory"]["properties"][field]["enum"]
+    assert list(get_args(literal)) == list(words) == enum
 
 
 def test_pack_file_is_a_valid_pack() -> None:
@@ -226,3 +250,147 @@ def test_objects_need_the_pack_installed_in_their_project(conn: psycopg.Connecti
     with pytest.raises(UnknownType, match="no template pack is installed in this project"):
         graph.create_object(conn, project_id=project, type="Memory", properties=memory())
     assert count_rows(conn, "graph_objects", project) == 0
+
+
+def notes_pack(name: str, version: str, *, author_required: bool) -> graph.PackDefinition:
+    """A small pack: Notes (with an author from 2.0.0 on), Questions from 2.0.0, and ANSWERS
+    edges (to a Note before 2.0.0, to a Question from 2.0.0)."""
+    note = {
+        "type": "object",
+        "properties": {"text": {"type": "string"}, "author": {"type": "string"}},
+        "required": ["text", "author"] if author_required else ["text"],
+    }
+    types: dict[str, Any] = {"Note": note}
+    answers = {"sourceTypes": ["Note"], "targetTypes": ["Note"]}
+    if author_required:
+        types["Question"] = {"type": "object", "properties": {"text": {"type": "string"}}}
+        answers = {"sourceTypes": ["Note"], "targetTypes": ["Question"]}
+    return graph.PackDefinition.model_validate(
+        {
+            "name": name,
+            "version": version,
+            "object_type_schemas": types,
+            "relationship_type_schemas": {"ANSWERS": answers},
+        }
+    )
+
+
+@pytest.fixture
+def notes_versions(conn: psycopg.Connection[Any]) -> tuple[str, graph.TemplatePack]:
+    """Version 1.0.0 and 2.0.0 of a notes pack (inside the rolled-back transaction)."""
+    name = f"notes-{uuid.uuid4().hex[:8]}"
+    graph.publish_pack(conn, notes_pack(name, "1.0.0", author_required=False))
+    newer = graph.publish_pack(conn, notes_pack(name, "2.0.0", author_required=True))
+    return name, newer
+
+
+def installed_elsewhere(
+    conn: psycopg.Connection[Any], project: uuid.UUID, name: str, pack: graph.TemplatePack
+) -> None:
+    """Install `pack` the way another process does: that process's install_pack runs this
+    statement, and this process learns of it only from the database."""
+    conn.execute(
+        "UPDATE kb.project_template_packs SET template_pack_id = %s, updated_at = now() "
+        "WHERE project_id = %s AND pack_name = %s",
+        (pack.id, project, name),
+    )
+
+
+def test_a_write_is_validated_against_a_pack_version_another_process_installed(
+    conn: psycopg.Connection[Any], notes_versions: tuple[str, graph.TemplatePack]
+) -> None:
+    name, newer = notes_versions
+    project = uuid.uuid4()
+    graph.install_pack(conn, project, name, "1.0.0")
+    first = graph.create_object(conn, project_id=project, type="Note", properties={"text": "a"})
+    second = graph.create_object(conn, project_id=project, type="Note", properties={"text": "b"})
+    # this process has read 1.0.0 for the project; 2.0.0 (author required) is installed now
+    installed_elsewhere(conn, project, name, newer)
+    with pytest.raises(PropertyValidationError, match="missing required property 'author'"):
+        graph.create_object(conn, project_id=project, type="Note", properties={"text": "c"})
+    assert count_rows(conn, "graph_objects", project) == 2  # nothing written
+
+    graph.install_pack(conn, project, name, "1.0.0")
+    graph.update_object(conn, first.canonical_id, properties={"text": "a2"})  # 1.0.0 read again
+    installed_elsewhere(conn, project, name, newer)
+    with pytest.raises(PropertyValidationError, match="missing required property 'author'"):
+        graph.update_object(conn, first.canonical_id, properties={"text": "a3"})
+    head = graph.get_head(conn, first.canonical_id)
+    assert head is not None
+    assert (head.version, head.properties) == (2, {"text": "a2"})  # the old head stays
+
+    graph.install_pack(conn, project, name, "1.0.0")
+    graph.create_relationship(
+        conn,
+        project_id=project,
+        type="ANSWERS",
+        src_id=first.canonical_id,
+        dst_id=second.canonical_id,
+    )
+    installed_elsewhere(conn, project, name, newer)
+    with pytest.raises(InvalidInput, match="cannot end at a Note"):
+        graph.create_relationship(
+            conn,
+            project_id=project,
+            type="ANSWERS",
+            src_id=second.canonical_id,
+            dst_id=first.canonical_id,
+        )
+    assert count_rows(conn, "graph_relationships", project) == 1
+
+
+def test_a_type_another_process_installed_can_be_written_at_once(
+    conn: psycopg.Connection[Any], notes_versions: tuple[str, graph.TemplatePack]
+) -> None:
+    name, newer = notes_versions
+    project = uuid.uuid4()
+    graph.install_pack(conn, project, name, "1.0.0")
+    note = graph.create_object(
+        conn, project_id=project, type="Note", properties={"text": "a", "author": "me"}
+    )
+    installed_elsewhere(conn, project, name, newer)
+    question = graph.create_object(
+        conn, project_id=project, type="Question", properties={"text": "why?"}
+    )
+    edge = graph.create_relationship(
+        conn,
+        project_id=project,
+        type="ANSWERS",
+        src_id=note.canonical_id,
+        dst_id=question.canonical_id,
+    )
+    assert (edge.src_id, edge.dst_id) == (note.canonical_id, question.canonical_id)
+
+
+def test_a_pack_edited_in_place_is_seen_by_the_next_write(
+    conn: psycopg.Connection[Any], notes_versions: tuple[str, graph.TemplatePack]
+) -> None:
+    name, _ = notes_versions
+    project = uuid.uuid4()
+    installed = graph.install_pack(conn, project, name, "1.0.0")
+    graph.create_object(conn, project_id=project, type="Note", properties={"text": "a"})
+    conn.execute(
+        "UPDATE kb.template_packs SET object_type_schemas = jsonb_set(object_type_schemas, "
+        "'{Note,required}', '[\"text\", \"author\"]') WHERE id = %s",
+        (installed.template_pack_id,),
+    )
+    with pytest.raises(PropertyValidationError, match="missing required property 'author'"):
+        graph.create_object(conn, project_id=project, type="Note", properties={"text": "b"})
+
+
+def test_each_project_is_validated_against_its_own_pack_version(
+    conn: psycopg.Connection[Any], notes_versions: tuple[str, graph.TemplatePack]
+) -> None:
+    name, _ = notes_versions
+    old, new = uuid.uuid4(), uuid.uuid4()
+    graph.install_pack(conn, old, name, "1.0.0")
+    graph.install_pack(conn, new, name, "2.0.0")
+    for _ in range(2):  # each project's packs, once read, never serve the other
+        graph.create_object(conn, project_id=old, type="Note", properties={"text": "a"})
+        with pytest.raises(PropertyValidationError, match="missing required property 'author'"):
+            graph.create_object(conn, project_id=new, type="Note", properties={"text": "a"})
+        with pytest.raises(UnknownType, match="unknown object type 'Question'"):
+            graph.create_object(conn, project_id=old, type="Question", properties={"text": "?"})
+        graph.create_object(conn, project_id=new, type="Question", properties={"text": "?"})
+    assert count_rows(conn, "graph_objects", old) == 2
+    assert count_rows(conn, "graph_objects", new) == 2

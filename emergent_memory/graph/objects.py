@@ -1,8 +1,9 @@
 """Graph objects: create, version, soft-delete, restore, read and list typed objects.
 
 Store functions take a connection, never commit, and leave the transaction to the caller.
-Every write validates against the packs installed in the object's project first, so a bad
-write raises before anything reaches the table.
+Every write is validated against the packs installed in the object's project, so a bad write
+raises and leaves nothing in the table (packs.PackValidation: usually without a query of its
+own, the write's statement telling whether the packs validated against were the ones in force).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from uuid import UUID
 
 import psycopg
 from psycopg import Connection, sql
-from psycopg.rows import class_row
+from psycopg.rows import class_row, kwargs_row
 from psycopg.types.json import Jsonb
 
 from emergent_memory.errors import InvalidInput, KeyConflict, ObjectNotFound
@@ -25,7 +26,7 @@ from emergent_memory.graph.models import (
     Unset,
     select_list,
 )
-from emergent_memory.graph.packs import validate_object
+from emergent_memory.graph.packs import PACK_STAMP, PackValidation, stamp_of
 from emergent_memory.graph.versioning import (
     lock_versions,
     merge_properties,
@@ -36,7 +37,15 @@ from emergent_memory.graph.versioning import (
 TABLE = "kb.graph_objects"
 SCOPES = ("user", "project", "global")
 
+# A new version, and the head it replaces (`retire_id`; None for version 1) no longer the head,
+# in one statement. The new row's created_at reads `retired`, so the head is retired before
+# the row is inserted and the one-head index never holds two.
 INSERT_VERSION = """
+WITH retired AS (
+    UPDATE kb.graph_objects SET is_head = false
+    WHERE id = %(retire_id)s AND is_head
+    RETURNING created_at
+)
 INSERT INTO kb.graph_objects (
     canonical_id, version, project_id, actor_id, scope, type, key, status,
     properties, labels, embedding, embedding_model, deleted_at, delete_reason, created_at
@@ -45,16 +54,19 @@ INSERT INTO kb.graph_objects (
     %(actor_id)s, %(scope)s, %(type)s, %(key)s, %(status)s, %(properties)s, %(labels)s,
     %(embedding)s, %(embedding_model)s,
     CASE WHEN %(deleted)s THEN now() END, %(delete_reason)s,
-    coalesce(%(created_at)s, now())
+    coalesce((SELECT created_at FROM retired), %(created_at)s, now())
 )
-RETURNING {columns}
+RETURNING {columns}, {pack_stamp} AS pack_stamp
 """
-
-RETIRE_HEAD = "UPDATE kb.graph_objects SET is_head = false WHERE id = %(id)s AND is_head"
 
 GET_HEAD = (
     "SELECT {columns} FROM kb.graph_objects WHERE canonical_id = %(canonical_id)s AND is_head"
 )
+
+GET_HEADS = """
+SELECT {columns} FROM kb.graph_objects
+WHERE canonical_id = ANY(%(canonical_ids)s) AND is_head
+"""
 
 GET_VERSION = """
 SELECT {columns} FROM kb.graph_objects
@@ -95,7 +107,7 @@ def create_object(
     """Create version 1 of a new object, after validating it against the project's packs."""
     require_transaction(conn)
     _check_scope(scope)
-    validate_object(conn, project_id, type, properties)
+    validation = PackValidation.of_object(conn, project_id, type, properties)
     with savepoint(conn):
         return _insert_version(
             conn,
@@ -115,6 +127,8 @@ def create_object(
                 "delete_reason": None,
                 "created_at": None,
             },
+            validation,
+            retire_id=None,
         )
 
 
@@ -153,8 +167,8 @@ def update_object(
     )
     if unchanged:
         return head
-    validate_object(conn, head.project_id, head.type, changes["properties"])
-    return _next_version(conn, head, embedding=new_embedding, **changes)
+    validation = PackValidation.of_object(conn, head.project_id, head.type, changes["properties"])
+    return _next_version(conn, head, validation, embedding=new_embedding, **changes)
 
 
 def delete_object(
@@ -184,8 +198,8 @@ def restore_object(
     if not properties:
         return _next_version(conn, head)
     merged = merge_properties(head.properties, properties)
-    validate_object(conn, head.project_id, head.type, merged)
-    return _next_version(conn, head, properties=merged)
+    validation = PackValidation.of_object(conn, head.project_id, head.type, merged)
+    return _next_version(conn, head, validation, properties=merged)
 
 
 def lock_object(conn: Connection[Any], canonical_id: UUID) -> None:
@@ -205,6 +219,17 @@ def get_head(
     if head is None or (head.deleted and not include_deleted):
         return None
     return head
+
+
+def get_heads(
+    conn: Connection[Any], canonical_ids: Sequence[UUID], *, include_deleted: bool = False
+) -> dict[UUID, GraphObject]:
+    """The live versions of several objects (one query), by canonical id; an object without
+    one (or deleted, by default) is missing from the result."""
+    with conn.cursor(row_factory=class_row(GraphObject)) as cur:
+        cur.execute(_compose(GET_HEADS), {"canonical_ids": list(canonical_ids)})
+        heads = cur.fetchall()
+    return {head.canonical_id: head for head in heads if include_deleted or not head.deleted}
 
 
 def get_version(conn: Connection[Any], canonical_id: UUID, version: int) -> GraphObject | None:
@@ -279,6 +304,7 @@ def _current_embedding(head: GraphObject) -> Embedding | None:
 def _next_version(
     conn: Connection[Any],
     head: GraphObject,
+    validation: PackValidation | None = None,
     *,
     deleted: bool = False,
     delete_reason: str | None = None,
@@ -301,22 +327,33 @@ def _next_version(
         "created_at": head.created_at,
     }
     values.update(changes)
-    with savepoint(conn):  # the old head is retired only if the new one is written
-        conn.execute(RETIRE_HEAD, {"id": head.id})
-        return _insert_version(conn, values)
+    with savepoint(conn):
+        return _insert_version(conn, values, validation, retire_id=head.id)
 
 
-def _insert_version(conn: Connection[Any], values: dict[str, Any]) -> GraphObject:
+def _insert_version(
+    conn: Connection[Any],
+    values: dict[str, Any],
+    validation: PackValidation | None,
+    *,
+    retire_id: UUID | None,
+) -> GraphObject:
+    """Insert a version, retiring the head `retire_id`, and confirm its validation, if any
+    (inside the caller's savepoint: a refused version leaves the old head in place)."""
     embedding: Embedding | None = values.pop("embedding")
     params = {
         **values,
+        "retire_id": retire_id,
         "properties": Jsonb(values["properties"]),
         "embedding": None if embedding is None else embedding.vector,
         "embedding_model": None if embedding is None else embedding.model,
     }
+    statement = sql.SQL(INSERT_VERSION).format(
+        columns=select_list(GraphObject), pack_stamp=sql.SQL(PACK_STAMP)
+    )
     try:
-        with conn.cursor(row_factory=class_row(GraphObject)) as cur:
-            cur.execute(_compose(INSERT_VERSION), params)
+        with conn.cursor(row_factory=kwargs_row(_version_and_stamp)) as cur:
+            cur.execute(statement, params)
             row = cur.fetchone()
     except psycopg.errors.UniqueViolation as error:
         if error.diag.constraint_name == CANONICAL_VERSION_KEY and values["version"] == 1:
@@ -336,7 +373,16 @@ def _insert_version(conn: Connection[Any], values: dict[str, Any]) -> GraphObjec
             ) from error
         raise
     assert row is not None
-    return row
+    version, stamp = row
+    if validation is not None:
+        validation.confirm(conn, stamp)
+    return version
+
+
+def _version_and_stamp(
+    *, pack_stamp: list[str] | None, **columns: Any
+) -> tuple[GraphObject, frozenset[str]]:
+    return GraphObject(**columns), stamp_of(pack_stamp)
 
 
 def _check_scope(scope: str) -> None:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
-from functools import lru_cache
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -13,7 +16,7 @@ from uuid import UUID
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError
 from psycopg import Connection, sql
-from psycopg.rows import class_row
+from psycopg.rows import class_row, kwargs_row
 from psycopg.types.json import Jsonb
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -106,12 +109,31 @@ WHERE i.project_id = %(project_id)s AND i.pack_name = %(pack_name)s
 """
 
 INSTALLED_PACKS = """
-SELECT {columns} FROM kb.template_packs
+SELECT {columns},
+       id::text || ' ' || md5(object_type_schemas::text || relationship_type_schemas::text)
+           AS stamp
+FROM kb.template_packs
 WHERE id IN (
     SELECT template_pack_id FROM kb.project_template_packs WHERE project_id = %(project_id)s
 )
 ORDER BY name
 """
+
+# Which packs are installed in a project (`%(project_id)s`), as the statement that carries this
+# expression sees them: each by its id and a hash of its schemas as stored (so that even a row
+# edited by hand, which the table's contract rules out, is seen). The same stamp means the same
+# schemas. A graph write returns it, so that the write can tell whether the packs it was
+# validated against were the ones installed for it (PackValidation).
+PACK_STAMP = """(
+    SELECT array_agg(
+        p.id::text || ' ' || md5(p.object_type_schemas::text || p.relationship_type_schemas::text)
+    )
+    FROM kb.project_template_packs i JOIN kb.template_packs p ON p.id = i.template_pack_id
+    WHERE i.project_id = %(project_id)s
+)"""
+
+# How many projects' packs a process keeps (each is a few kilobytes of schemas).
+KNOWN_PROJECTS = 1024
 
 
 def publish_pack(conn: Connection[Any], definition: PackDefinition) -> TemplatePack:
@@ -175,6 +197,7 @@ def install_pack(
             )
     params = {"project_id": project_id, "pack_name": pack.name, "template_pack_id": pack.id}
     conn.execute(INSTALL_PACK, params)
+    _known.forget(project_id)  # (a write would find out anyway, by its stamp)
     with conn.cursor(row_factory=class_row(PackInstallation)) as cur:
         cur.execute(INSTALLATION, params)
         installation = cur.fetchone()
@@ -183,9 +206,134 @@ def install_pack(
 
 
 def installed_packs(conn: Connection[Any], project_id: UUID) -> list[TemplatePack]:
-    with conn.cursor(row_factory=class_row(TemplatePack)) as cur:
+    return list(_read_installed(conn, project_id).packs)
+
+
+@dataclass(frozen=True, slots=True)
+class InstalledPacks:
+    """The packs installed in a project, and their stamp (what PACK_STAMP gives for them)."""
+
+    project_id: UUID
+    packs: tuple[TemplatePack, ...]
+    stamp: frozenset[str]
+
+
+class _KnownPacks:
+    """The packs last read for each of the most recently written projects, in this process.
+
+    Only ever a first guess: every write that was validated against them checks them against
+    the stamp its own statement returns (PackValidation.confirm), so a pack installed or
+    upgraded since, by this process or another, is never missed.
+    """
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._lock = threading.Lock()
+        self._packs: OrderedDict[UUID, InstalledPacks] = OrderedDict()
+
+    def get(self, project_id: UUID) -> InstalledPacks | None:
+        with self._lock:
+            installed = self._packs.get(project_id)
+            if installed is not None:
+                self._packs.move_to_end(project_id)
+            return installed
+
+    def remember(self, installed: InstalledPacks) -> None:
+        with self._lock:
+            self._packs[installed.project_id] = installed
+            self._packs.move_to_end(installed.project_id)
+            while len(self._packs) > self._size:
+                self._packs.popitem(last=False)
+
+    def forget(self, project_id: UUID) -> None:
+        with self._lock:
+            self._packs.pop(project_id, None)
+
+
+_known = _KnownPacks(KNOWN_PROJECTS)
+
+
+def _read_installed(conn: Connection[Any], project_id: UUID) -> InstalledPacks:
+    """The packs installed in the project now (one query), remembered for later writes."""
+
+    def pack_and_stamp(*, stamp: str, **columns: Any) -> tuple[TemplatePack, str]:
+        return TemplatePack(**columns), stamp
+
+    with conn.cursor(row_factory=kwargs_row(pack_and_stamp)) as cur:
         cur.execute(_compose(INSTALLED_PACKS), {"project_id": project_id})
-        return cur.fetchall()
+        rows = cur.fetchall()
+    installed = InstalledPacks(
+        project_id, tuple(pack for pack, _ in rows), frozenset(stamp for _, stamp in rows)
+    )
+    _known.remember(installed)
+    return installed
+
+
+def stamp_of(value: Sequence[str] | None) -> frozenset[str]:
+    """A stamp as a statement returns PACK_STAMP (an array, NULL for no pack)."""
+    return frozenset(value or ())
+
+
+@dataclass(frozen=True, slots=True)
+class PackValidation:
+    """The validation of one graph write, usually without a round trip of its own.
+
+    The write is validated against the packs last read for its project in this process (read
+    now if there are none, or if they refuse it, so that an error never comes from packs read
+    earlier). The write statement then returns PACK_STAMP, which `confirm` compares with those
+    packs: when another pack version was installed meanwhile (by any process), the write is
+    validated again against the packs installed now, and an error raised there undoes it (the
+    write runs in a savepoint). A write is thus committed only if it is valid against the packs
+    its own statement saw.
+    """
+
+    installed: InstalledPacks
+    check: Callable[[Sequence[TemplatePack]], None]
+
+    @classmethod
+    def of_object(
+        cls, conn: Connection[Any], project_id: UUID, type_name: str, properties: Mapping[str, Any]
+    ) -> PackValidation:
+        """Validate an object's type and properties (see validate_object)."""
+        check = partial(_check_object, project_id, type_name, properties)
+        return cls._validate(conn, project_id, check)
+
+    @classmethod
+    def of_relationship(
+        cls,
+        conn: Connection[Any],
+        project_id: UUID,
+        type_name: str,
+        source_type: str,
+        target_type: str,
+    ) -> PackValidation:
+        """Validate a relationship's type and ends (see validate_relationship)."""
+        check = partial(_check_relationship, project_id, type_name, source_type, target_type)
+        return cls._validate(conn, project_id, check)
+
+    @classmethod
+    def _validate(
+        cls,
+        conn: Connection[Any],
+        project_id: UUID,
+        check: Callable[[Sequence[TemplatePack]], None],
+    ) -> PackValidation:
+        installed = _known.get(project_id)
+        if installed is not None:
+            try:
+                check(installed.packs)
+                return cls(installed, check)
+            except (UnknownType, PropertyValidationError, InvalidInput):
+                pass  # perhaps packs read earlier: ask the database
+        installed = _read_installed(conn, project_id)
+        check(installed.packs)
+        return cls(installed, check)
+
+    def confirm(self, conn: Connection[Any], stamp: frozenset[str] | None) -> None:
+        """Validate again if the write's statement saw other packs than the ones validated
+        against (`stamp`: what it returned for PACK_STAMP; None: it returned nothing)."""
+        if stamp != self.installed.stamp:
+            self.check(_read_installed(conn, self.installed.project_id).packs)
 
 
 def validate_object(
@@ -195,7 +343,15 @@ def validate_object(
 
     Raises `UnknownType` or `PropertyValidationError` (listing every problem found).
     """
-    packs = installed_packs(conn, project_id)
+    _check_object(project_id, type_name, properties, installed_packs(conn, project_id))
+
+
+def _check_object(
+    project_id: UUID,
+    type_name: str,
+    properties: Mapping[str, Any],
+    packs: Sequence[TemplatePack],
+) -> None:
     for pack in packs:
         if type_name in pack.object_type_schemas:
             problems = _property_problems(pack, type_name, properties)
@@ -213,6 +369,16 @@ def validate_relationship(
 ) -> None:
     """Check that the project's packs define this relationship type between these types."""
     packs = installed_packs(conn, project_id)
+    _check_relationship(project_id, type_name, source_type, target_type, packs)
+
+
+def _check_relationship(
+    project_id: UUID,
+    type_name: str,
+    source_type: str,
+    target_type: str,
+    packs: Sequence[TemplatePack],
+) -> None:
     for pack in packs:
         definition = pack.relationship_type_schemas.get(type_name)
         if definition is None:
@@ -236,7 +402,7 @@ def validate_relationship(
     )
 
 
-def _known_types(packs: list[TemplatePack], attribute: str) -> str:
+def _known_types(packs: Sequence[TemplatePack], attribute: str) -> str:
     names = sorted(name for pack in packs for name in getattr(pack, attribute))
     if not packs:
         return "no template pack is installed in this project"

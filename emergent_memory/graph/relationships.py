@@ -12,7 +12,7 @@ from typing import Any
 from uuid import UUID
 
 from psycopg import Connection, sql
-from psycopg.rows import class_row
+from psycopg.rows import class_row, kwargs_row
 from psycopg.types.json import Jsonb
 
 from emergent_memory.errors import (
@@ -22,8 +22,8 @@ from emergent_memory.errors import (
     RelationshipNotFound,
 )
 from emergent_memory.graph.models import GraphRelationship, select_list
-from emergent_memory.graph.objects import get_head
-from emergent_memory.graph.packs import validate_relationship
+from emergent_memory.graph.objects import get_heads
+from emergent_memory.graph.packs import PACK_STAMP, PackValidation, stamp_of
 from emergent_memory.graph.versioning import (
     lock_versions,
     merge_properties,
@@ -43,7 +43,7 @@ INSERT INTO kb.graph_relationships (
     CASE WHEN %(deleted)s THEN now() END, %(delete_reason)s, coalesce(%(created_at)s, now())
 )
 ON CONFLICT (project_id, type, src_id, dst_id) WHERE is_head AND deleted_at IS NULL DO NOTHING
-RETURNING {columns}
+RETURNING {columns}, {pack_stamp} AS pack_stamp
 """
 
 RETIRE_HEAD = "UPDATE kb.graph_relationships SET is_head = false WHERE id = %(id)s AND is_head"
@@ -91,13 +91,14 @@ def create_relationship(
     with other properties it is a `RelationshipConflict` (update the edge instead).
     """
     require_transaction(conn)
-    source = get_head(conn, src_id)
+    ends = get_heads(conn, [src_id, dst_id])
+    source = ends.get(src_id)
     if source is None:
         raise ObjectNotFound(f"the source object {src_id} does not exist")
-    target = get_head(conn, dst_id)
+    target = ends.get(dst_id)
     if target is None:
         raise ObjectNotFound(f"the target object {dst_id} does not exist")
-    validate_relationship(conn, project_id, type, source.type, target.type)
+    validation = PackValidation.of_relationship(conn, project_id, type, source.type, target.type)
     values = {
         "canonical_id": None,
         "version": 1,
@@ -112,9 +113,10 @@ def create_relationship(
         "created_at": None,
     }
     with savepoint(conn):
-        created = _insert_version(conn, values)
+        created = _insert_version(conn, values, validation)
     if created is not None:
         return created
+    validation.confirm(conn, None)  # nothing written, so no stamp: validate against the packs now
     existing = _fetch_one(conn, GET_LIVE_EDGE, values)
     assert existing is not None, "the conflicting edge is live in this transaction's view"
     if existing.properties != values["properties"]:
@@ -239,9 +241,30 @@ def _next_version(
     return row
 
 
-def _insert_version(conn: Connection[Any], values: dict[str, Any]) -> GraphRelationship | None:
+def _insert_version(
+    conn: Connection[Any], values: dict[str, Any], validation: PackValidation | None = None
+) -> GraphRelationship | None:
+    """Insert a version (inside the caller's savepoint) and confirm its validation, if any;
+    None if a live edge with the same ends and type exists already (nothing written)."""
     params = {**values, "properties": Jsonb(values["properties"])}
-    return _fetch_one(conn, INSERT_VERSION, params)
+    statement = sql.SQL(INSERT_VERSION).format(
+        columns=select_list(GraphRelationship), pack_stamp=sql.SQL(PACK_STAMP)
+    )
+    with conn.cursor(row_factory=kwargs_row(_version_and_stamp)) as cur:
+        cur.execute(statement, params)
+        row = cur.fetchone()
+    if row is None:
+        return None
+    version, stamp = row
+    if validation is not None:
+        validation.confirm(conn, stamp)
+    return version
+
+
+def _version_and_stamp(
+    *, pack_stamp: list[str] | None, **columns: Any
+) -> tuple[GraphRelationship, frozenset[str]]:
+    return GraphRelationship(**columns), stamp_of(pack_stamp)
 
 
 def _fetch_one(

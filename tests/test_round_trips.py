@@ -1,0 +1,36 @@
+"""Round trips to the database per save, counted on the wire by benchmarks/roundtrips.py: a
+change that makes a save wait for the database more often fails here (benchmarks/README.md,
+section 5, has the numbers before and after they were reduced)."""
+
+from __future__ import annotations
+
+import uuid
+
+from benchmarks import roundtrips
+from emergent_memory.db.pool import create_pool
+from emergent_memory.memory import MemoryConfig, MemoryService
+from tests.embedders import BagOfWordsEmbedder
+
+# A plain save: the pool's check of the connection, BEGIN, the principal, the save lock, the
+# exact repeat, the nearest memory (and its scan setting), the insert (SAVEPOINT, INSERT,
+# RELEASE), the record, COMMIT. Its validation against the pack costs none (packs.PackValidation).
+PLAIN_SAVE = 12
+SAVE_WITH_A_CONTEXT_THAT_SUPERSEDES = 29
+
+
+def test_a_save_waits_for_the_database_no_more_often_than_measured(app_database_url: str) -> None:
+    scenarios = {scenario.name: scenario for scenario in roundtrips.SCENARIOS}
+    chosen = [scenarios["plain save"], scenarios["save with a context that supersedes"]]
+    pool = create_pool(app_database_url, min_size=1, max_size=1)
+    try:
+        with pool.connection() as conn:
+            pass  # the pool's only connection, counted whoever holds it
+        service = MemoryService(pool, BagOfWordsEmbedder(), MemoryConfig(dedup_threshold=0.8))
+        counted = roundtrips.measure(service, conn, uuid.uuid4(), chosen, rounds=2)
+    finally:
+        pool.close()
+    assert counted["plain save"]["round_trips"] <= PLAIN_SAVE
+    assert (
+        counted["save with a context that supersedes"]["round_trips"]
+        <= SAVE_WITH_A_CONTEXT_THAT_SUPERSEDES
+    )
