@@ -106,3 +106,13 @@ def test_restored_memories_are_found(results: dict[int, list[tuple[Any, ...]]]) 
     ) in restored
     reasons = [row[1] for row in results[9]]
     assert all(reason.startswith("restored: ") for reason in reasons)
+
+
+def test_what_one_actor_sees_is_its_active_memories(
+    results: dict[int, list[tuple[Any, ...]]],
+) -> None:
+    """kb.visible_to and kb.is_active_memory in an administrator's query: the documented
+    actor's two active memories (global memories of other tests may be listed too), not the
+    one superseded, nor anyone else's."""
+    contents = [row[2] for row in results[10] if row[1] != "global"]
+    assert contents == [THURSDAYS, "The user prefers short commit messages"]

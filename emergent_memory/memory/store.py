@@ -69,7 +69,16 @@ class RecallRow:
     score: float
 
 
-# The three ways a memory is visible to (actor, project); each sits on an index.
+# Which memories the principal sees, and which are active: the rule lives in SQL, in
+# kb.visible_to and kb.is_active_memory (migration 0010). PostgreSQL inlines both, so a query
+# filtering with them uses the indexes it would with the expressions written out.
+# visible_to and is_active below are the rule's Python mirror; tests/test_visibility_rule.py
+# holds these filters and the mirror equal to the SQL functions.
+VISIBLE = "kb.visible_to(o, %(actor_id)s, %(project_id)s)"
+ACTIVE = "kb.is_active_memory(o)"
+
+# VISIBLE for one scope (the duplicate checks look in the new memory's scope only), spelled
+# out so that each sits on an index.
 SAME_SCOPE = {
     "user": "o.actor_id = %(actor_id)s AND o.scope = 'user'",
     "project": "o.actor_id = %(actor_id)s AND o.scope = 'project' "
@@ -77,25 +86,13 @@ SAME_SCOPE = {
     "global": "o.scope = 'global'",
 }
 
-VISIBLE = (
-    "((o.actor_id = %(actor_id)s AND (o.scope = 'user' "
-    "OR (o.scope = 'project' AND o.project_id = %(project_id)s))) OR o.scope = 'global')"
-)
-
-# What a principal may change: its own user and project memories, and global ones as admin.
+# What a principal may change: its own user and project memories (VISIBLE but for global
+# ones, spelled out so that it sits on the actor's index), and global ones as admin.
 OWN = (
     "(o.actor_id = %(actor_id)s AND (o.scope = 'user' "
     "OR (o.scope = 'project' AND o.project_id = %(project_id)s)))"
 )
-WRITABLE_BY_ADMIN = (
-    "((o.actor_id = %(actor_id)s AND (o.scope = 'user' "
-    "OR (o.scope = 'project' AND o.project_id = %(project_id)s))) OR o.scope = 'global')"
-)
-
-ACTIVE = (
-    "o.type = 'Memory' AND o.is_head AND o.deleted_at IS NULL "
-    "AND NOT (o.properties ? 'superseded_by')"
-)
+WRITABLE_BY_ADMIN = VISIBLE
 
 # `exclude`: a memory that does not count (the one being updated or restored).
 FIND_EXACT = """
@@ -149,8 +146,7 @@ WITH page AS (
         SELECT canonical_id, count(*) AS uses FROM kb.memory_recalls
         WHERE actor_id = %(actor_id)s GROUP BY canonical_id
     ) u ON u.canonical_id = o.canonical_id
-    WHERE o.type = 'Memory' AND o.is_head AND o.deleted_at IS NULL
-      AND NOT (o.properties ? 'superseded_by') AND {visible}
+    WHERE {active} AND {visible}
       AND (%(category)s::text IS NULL OR o.labels @> ARRAY[%(category)s::text])
     ORDER BY uses DESC, o.created_at DESC, o.canonical_id
     LIMIT %(limit)s
@@ -195,10 +191,10 @@ RETURNING recalled_at
 # Active memories only: superseded ones are history and stay so (a deleted version of them
 # would count as a deleted memory in kb.memory_stats).
 FORGET_ALL = """
-SELECT {columns} FROM kb.graph_objects
-WHERE type = 'Memory' AND is_head AND deleted_at IS NULL AND NOT (properties ? 'superseded_by')
-  AND actor_id = %(actor_id)s AND project_id = %(project_id)s AND scope <> 'global'
-ORDER BY created_at
+SELECT {columns} FROM kb.graph_objects o
+WHERE {active}
+  AND o.actor_id = %(actor_id)s AND o.project_id = %(project_id)s AND o.scope <> 'global'
+ORDER BY o.created_at
 """
 
 # Superseded or deleted memories the principal may change, most recently changed first, with
@@ -348,7 +344,7 @@ def memory_rows(conn: Connection[Any], ids: list[UUID]) -> dict[UUID, MemoryRow]
 def list_visible(
     conn: Connection[Any], principal: Principal, category: str | None, limit: int
 ) -> list[MemoryRow]:
-    statement = sql.SQL(LIST_VISIBLE).format(visible=sql.SQL(VISIBLE))
+    statement = sql.SQL(LIST_VISIBLE).format(active=sql.SQL(ACTIVE), visible=sql.SQL(VISIBLE))
     with conn.cursor(row_factory=class_row(MemoryRow)) as cur:
         # Never a prepared statement: its generic plan (chosen after a few calls, without the
         # category and the principal) took 150 ms instead of 15 for an actor with 10,000
@@ -406,24 +402,35 @@ def record_recalls(conn: Connection[Any], principal: Principal, ids: list[UUID])
 
 
 def own_memories_in_project(conn: Connection[Any], principal: Principal) -> list[GraphObject]:
-    statement = sql.SQL(FORGET_ALL).format(columns=select_list(GraphObject))
+    statement = sql.SQL(FORGET_ALL).format(columns=select_list(GraphObject), active=sql.SQL(ACTIVE))
     with conn.cursor(row_factory=class_row(GraphObject)) as cur:
         cur.execute(statement, _params(principal))
         return cur.fetchall()
 
 
 def is_active(obj: GraphObject | None) -> bool:
-    """Whether a head read with get_head is an active memory: live and not superseded."""
-    return obj is not None and not obj.properties.get("superseded_by")
+    """Whether an object already read is an active memory: the live head version of a Memory
+    that nothing superseded (kb.is_active_memory in Python)."""
+    return (
+        obj is not None
+        and obj.type == MEMORY
+        and obj.is_head
+        and obj.deleted_at is None
+        and "superseded_by" not in obj.properties
+    )
 
 
 def visible_to(obj: GraphObject, principal: Principal) -> bool:
-    """The same rule as VISIBLE, for an object already read."""
+    """Whether the principal may see an object already read: its own user-scope objects in
+    every project, its own project-scope objects in this project, and global objects
+    (kb.visible_to, VISIBLE, in Python)."""
     if obj.scope == "global":
         return True
     if obj.actor_id != principal.actor_id:
         return False
-    return obj.scope == "user" or obj.project_id == principal.project_id
+    return obj.scope == "user" or (
+        obj.scope == "project" and obj.project_id == principal.project_id
+    )
 
 
 def needing_embedding(conn: Connection[Any], model: str, limit: int) -> list[tuple[UUID, str]]:
