@@ -25,6 +25,7 @@ from emergent_memory.errors import (
     SecretRejected,
 )
 from emergent_memory.memory import MemoryConfig, MemoryService, store
+from emergent_memory.memory.models import CATEGORIES
 from tests.embedders import BagOfWordsEmbedder, DownEmbedder
 
 MakeService = Callable[..., MemoryService]
@@ -1028,6 +1029,31 @@ def test_forget_all_counts_and_deletes_active_memories_only(
     assert (stats["active"], stats["superseded"], stats["deleted"]) == (0, 1, 3)
     superseded = service.list_memories(principal, status="superseded")["memories"]
     assert [m["id"] for m in superseded] == [old["memory"]["id"]]
+
+
+def test_stats_count_each_category_in_the_order_of_the_vocabulary(
+    service: MemoryService, principal: Principal
+) -> None:
+    service.save(principal, "The user prefers tabs over spaces", "preference")
+    service.save(principal, "Commit messages follow conventional commits", "convention")
+    service.save(principal, "Branch names start with the ticket number", "convention")
+    stats = service.stats(principal)
+    [project] = stats["projects"]
+    assert project == {
+        "project_id": str(principal.project_id),
+        "active": 3,
+        "superseded": 0,
+        "deleted": 0,
+        "by_category": {
+            "preference": 1,
+            "pattern": 0,
+            "correction": 0,
+            "fact": 0,
+            "instruction": 0,
+            "convention": 2,
+        },
+    }
+    assert list(project["by_category"]) == list(CATEGORIES)
 
 
 def test_a_global_supersession_is_undone_only_by_the_administrator_who_made_it(

@@ -13,6 +13,7 @@ from emergent_memory.cli.common import (
     memory_service,
     reports_errors,
 )
+from emergent_memory.memory.models import Category
 from emergent_memory.settings import Settings
 
 
@@ -33,11 +34,12 @@ def demo(settings: Settings, migrate: bool) -> None:
 
     with memory_service(settings, migrate=migrate) as service:
         step("save three memories")
-        for content, category in (
+        first: tuple[tuple[str, Category], ...] = (
             ("The user prefers pnpm over npm", "preference"),
             ("Integration tests need Docker running", "fact"),
             ("Error ERR_4471 means the licence server is unreachable", "fact"),
-        ):
+        )
+        for content, category in first:
             result = service.save(me, content, category, source="explicit")
             click.echo(f"{result['status']:9} {content}")
 

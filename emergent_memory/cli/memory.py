@@ -21,7 +21,16 @@ from emergent_memory.cli.common import (
     show_memory,
 )
 from emergent_memory.errors import InvalidInput
-from emergent_memory.memory.models import CATEGORIES, LIST_STATUSES, SCOPES, SOURCES
+from emergent_memory.memory.models import (
+    CATEGORIES,
+    LIST_STATUSES,
+    SCOPES,
+    SOURCES,
+    Category,
+    ListStatus,
+    MemoryScope,
+    Source,
+)
 from emergent_memory.settings import Settings
 
 
@@ -41,9 +50,9 @@ from emergent_memory.settings import Settings
 def save(
     settings: Settings,
     content: str,
-    category: str,
-    source: str,
-    scope: str,
+    category: Category,
+    source: Source,
+    scope: MemoryScope,
     context: str | None,
     related_to: tuple[str, ...],
     actor: uuid.UUID | None,
@@ -92,8 +101,8 @@ def save(
 def recall(
     settings: Settings,
     query: str,
-    category: str | None,
-    scope: str | None,
+    category: Category | None,
+    scope: MemoryScope | None,
     limit: int,
     actor: uuid.UUID | None,
     project: uuid.UUID | None,
@@ -140,9 +149,9 @@ def recall(
 @reports_errors
 def list_command(
     settings: Settings,
-    category: str | None,
+    category: Category | None,
     limit: int,
-    status: str,
+    status: ListStatus,
     actor: uuid.UUID | None,
     project: uuid.UUID | None,
     as_json: bool,
@@ -226,7 +235,7 @@ def forget(
             f"Delete every memory you saved in project {principal.project_id}?", abort=True
         )
     with memory_service(settings, embeds=False) as service:
-        if forget_all:
+        if memory_id is None:  # --all (checked above: one or the other)
             result: Any = service.forget_all(principal, confirm=True)
             message = f"deleted {result['deleted_count']} memories"
         else:

@@ -13,7 +13,7 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager, ExitStack, asynccontextmanager
 from functools import partial
-from typing import Annotated, Any, Literal, TypeVar, cast
+from typing import Annotated, Any, TypeVar, cast
 
 import anyio.to_thread
 from fastmcp import FastMCP
@@ -34,7 +34,16 @@ from emergent_memory.errors import (
 from emergent_memory.mcp import guidelines
 from emergent_memory.mcp.arguments import ArgumentErrors
 from emergent_memory.memory import MemoryService
-from emergent_memory.memory.models import ManageResult, RecallResult, SaveResult
+from emergent_memory.memory.models import (
+    Action,
+    Category,
+    ListStatus,
+    ManageResult,
+    MemoryScope,
+    RecallResult,
+    SaveResult,
+    Source,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -42,8 +51,6 @@ R = TypeVar("R")
 
 Identify = Callable[[], Principal]
 OpenService = Callable[[], AbstractContextManager[MemoryService]]
-
-CategoryArg = Literal["preference", "pattern", "correction", "fact", "instruction", "convention"]
 
 
 class ServiceHolder:
@@ -130,16 +137,16 @@ def create_server(
         content: Annotated[
             str, Field(description="The memory: one specific, self-contained sentence.")
         ],
-        category: Annotated[CategoryArg, Field(description="What kind of memory this is.")],
+        category: Annotated[Category, Field(description="What kind of memory this is.")],
         source: Annotated[
-            Literal["explicit", "inferred", "corrected"],
+            Source,
             Field(
                 description="explicit: the user said it; inferred: you concluded it; "
                 "corrected: it corrects an earlier memory."
             ),
         ] = "inferred",
         scope: Annotated[
-            Literal["user", "project", "global"],
+            MemoryScope,
             Field(
                 description="user: true for the user in every project (default); project: "
                 "only in this project; global: for everyone (administrators only)."
@@ -177,10 +184,10 @@ def create_server(
     async def recall_memories(
         query: Annotated[str, Field(description="What to look for, in a few words.")],
         category: Annotated[
-            CategoryArg | None, Field(description="Only memories of this category.")
+            Category | None, Field(description="Only memories of this category.")
         ] = None,
         scope: Annotated[
-            Literal["user", "project", "global"] | None,
+            MemoryScope | None,
             Field(description="Only memories of this scope."),
         ] = None,
         limit: Annotated[
@@ -201,7 +208,7 @@ def create_server(
     )
     async def manage_memory(
         action: Annotated[
-            Literal["list", "delete", "update", "restore", "forget_all"],
+            Action,
             Field(description="What to do."),
         ],
         memory_id: Annotated[
@@ -215,14 +222,14 @@ def create_server(
             ),
         ] = None,
         category: Annotated[
-            CategoryArg | None, Field(description="For list: only this category.")
+            Category | None, Field(description="For list: only this category.")
         ] = None,
         limit: Annotated[
             int | None, Field(ge=1, le=100, description="For list: how many (default 20).")
         ] = None,
         confirm: Annotated[bool, Field(description="For forget_all: must be true.")] = False,
         status: Annotated[
-            Literal["active", "superseded", "deleted"] | None,
+            ListStatus | None,
             Field(
                 description="For list: active memories (default), or the superseded or "
                 "deleted ones that restore can bring back."

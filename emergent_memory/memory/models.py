@@ -2,24 +2,30 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 
-CATEGORIES = ("preference", "pattern", "correction", "fact", "instruction", "convention")
-SOURCES = ("explicit", "inferred", "corrected")
-SCOPES = ("user", "project", "global")
-ACTIONS = ("list", "delete", "update", "restore", "forget_all")
-# What manage_memory list shows: active memories (the default), or the history restore can
-# bring back.
-LIST_STATUSES = ("active", "superseded", "deleted")
-
-# Starting confidence of a memory by how it was learned (DESIGN.md 4).
-CONFIDENCE_BY_SOURCE = {"explicit": 1.0, "corrected": 0.9, "inferred": 0.7}
-
+# The vocabularies, each named once. The category, source and scope of a memory are the enums
+# of the agent-memory pack's Memory type (packs/agent-memory.json); tests/test_packs.py holds
+# them equal. The tools' argument types, the CLI's choices and the checks of validation.py all
+# come from here.
 Category = Literal["preference", "pattern", "correction", "fact", "instruction", "convention"]
 Source = Literal["explicit", "inferred", "corrected"]
 MemoryScope = Literal["user", "project", "global"]
+Action = Literal["list", "delete", "update", "restore", "forget_all"]
+# What manage_memory list shows: active memories (the default), or the history restore can
+# bring back.
+ListStatus = Literal["active", "superseded", "deleted"]
+
+CATEGORIES: tuple[Category, ...] = get_args(Category)
+SOURCES: tuple[Source, ...] = get_args(Source)
+SCOPES: tuple[MemoryScope, ...] = get_args(MemoryScope)
+ACTIONS: tuple[Action, ...] = get_args(Action)
+LIST_STATUSES: tuple[ListStatus, ...] = get_args(ListStatus)
+
+# Starting confidence of a memory by how it was learned (DESIGN.md 4).
+CONFIDENCE_BY_SOURCE: dict[Source, float] = {"explicit": 1.0, "corrected": 0.9, "inferred": 0.7}
 
 
 class MemoryRecord(TypedDict):

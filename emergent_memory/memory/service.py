@@ -8,7 +8,7 @@ all. Embedding happens before the transaction, so no lock is held while a model 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -34,13 +34,16 @@ from emergent_memory.graph import Embedding, GraphObject
 from emergent_memory.memory import store, validation
 from emergent_memory.memory.dedup import DedupPolicy, Verdict
 from emergent_memory.memory.models import (
-    CATEGORIES,
     CONFIDENCE_BY_SOURCE,
+    Action,
+    Category,
     DeleteResult,
     ForgetAllResult,
     InactiveMemory,
     ListResult,
+    ListStatus,
     MemoryRecord,
+    MemoryScope,
     PossibleDuplicate,
     ProjectStats,
     RecalledMemory,
@@ -48,6 +51,7 @@ from emergent_memory.memory.models import (
     ReembedResult,
     RestoreResult,
     SaveResult,
+    Source,
     StatsResult,
     UpdateResult,
 )
@@ -136,12 +140,12 @@ class MemoryService:
     def save(
         self,
         principal: Principal,
-        content: object,
-        category: object,
-        source: object = "inferred",
-        scope: object = "user",
-        context: object = None,
-        related_to: object = None,
+        content: str,
+        category: Category,
+        source: Source = "inferred",
+        scope: MemoryScope = "user",
+        context: str | None = None,
+        related_to: Sequence[str] | None = None,
     ) -> SaveResult:
         """Store a memory, or reinforce or supersede the one it repeats."""
         text = validation.content(content, max_length=self._config.max_content_length)
@@ -187,7 +191,7 @@ class MemoryService:
                 project_id=principal.project_id,
                 type=store.MEMORY,
                 actor_id=principal.actor_id,
-                scope=scope_,  # type: ignore[arg-type]
+                scope=scope_,
                 properties={
                     "content": text,
                     "category": category_,
@@ -241,7 +245,7 @@ class MemoryService:
         conn: Connection[Any],
         principal: Principal,
         memory_id: UUID,
-        source: str,
+        source: Source,
         context: str | None,
         targets: list[UUID],
     ) -> SaveResult:
@@ -269,10 +273,10 @@ class MemoryService:
     def recall(
         self,
         principal: Principal,
-        query: object,
-        category: object = None,
-        scope: object = None,
-        limit: object = None,
+        query: str,
+        category: Category | None = None,
+        scope: MemoryScope | None = None,
+        limit: int | None = None,
     ) -> RecallResult:
         """The visible active memories that best match the query, by meaning and by words."""
         text = validation.content(query, max_length=self._config.max_content_length, field="query")
@@ -322,13 +326,13 @@ class MemoryService:
     def manage(
         self,
         principal: Principal,
-        action: object,
-        memory_id: object = None,
-        updates: object = None,
-        category: object = None,
-        limit: object = None,
-        confirm: object = False,
-        status: object = None,
+        action: Action,
+        memory_id: str | None = None,
+        updates: Mapping[str, Any] | None = None,
+        category: Category | None = None,
+        limit: int | None = None,
+        confirm: bool = False,
+        status: ListStatus | None = None,
     ) -> ListResult | DeleteResult | UpdateResult | RestoreResult | ForgetAllResult:
         """The manage_memory tool: one of list, delete, update, restore, forget_all."""
         action_ = validation.action(action)
@@ -336,20 +340,21 @@ class MemoryService:
             raise InvalidInput(f"status is a filter of list; {action_} does not take it")
         if action_ == "list":
             return self.list_memories(principal, category=category, limit=limit, status=status)
+        if action_ == "forget_all":
+            return self.forget_all(principal, confirm=confirm)
+        id_ = str(validation.memory_id(memory_id))
         if action_ == "delete":
-            return self.delete(principal, memory_id)
+            return self.delete(principal, id_)
         if action_ == "update":
-            return self.update(principal, memory_id, updates)
-        if action_ == "restore":
-            return self.restore(principal, memory_id)
-        return self.forget_all(principal, confirm=confirm)
+            return self.update(principal, id_, updates or {})  # {}: "updates must be an object"
+        return self.restore(principal, id_)
 
     def list_memories(
         self,
         principal: Principal,
-        category: object = None,
-        limit: object = None,
-        status: object = None,
+        category: Category | None = None,
+        limit: int | None = None,
+        status: ListStatus | None = None,
     ) -> ListResult:
         """Visible active memories, most used first, then newest; or, with `status`
         superseded or deleted, the visible memories in that state, most recently changed
@@ -368,7 +373,7 @@ class MemoryService:
                 memories = [_inactive_record(row) for row in rows]
         return {"memories": memories, "count": len(memories)}
 
-    def delete(self, principal: Principal, memory_id: object) -> DeleteResult:
+    def delete(self, principal: Principal, memory_id: str) -> DeleteResult:
         """Soft-delete one memory (kept as history, never recalled again)."""
         id_ = validation.memory_id(memory_id)
         self._require_write(principal)
@@ -377,7 +382,9 @@ class MemoryService:
             graph.delete_object(conn, id_, reason="deleted by its owner")
         return {"deleted": str(id_)}
 
-    def update(self, principal: Principal, memory_id: object, updates: object) -> UpdateResult:
+    def update(
+        self, principal: Principal, memory_id: str, updates: Mapping[str, Any]
+    ) -> UpdateResult:
         """A new version of the memory with the same id; new content is re-embedded.
 
         New content goes through save's checks: secrets are refused, and so is the exact text
@@ -434,7 +441,7 @@ class MemoryService:
             record = self._records(conn, [id_])[0]
         return {"memory": record, "possible_duplicates": possible_duplicates}
 
-    def restore(self, principal: Principal, memory_id: object) -> RestoreResult:
+    def restore(self, principal: Principal, memory_id: str) -> RestoreResult:
         """Make a superseded or deleted memory active again, as a new version (same id).
 
         A supersession it breaks is kept as history: the SUPERSEDES edge from the memory that
@@ -487,7 +494,7 @@ class MemoryService:
             was = "superseded and deleted" if superseded_by else "deleted"
         return {"memory": record, "restored_from": was, "broken_supersession": broken}
 
-    def forget_all(self, principal: Principal, confirm: object = False) -> ForgetAllResult:
+    def forget_all(self, principal: Principal, confirm: bool = False) -> ForgetAllResult:
         """Soft-delete all the caller's memories saved in the current project."""
         if confirm is not True:
             raise InvalidInput(
@@ -506,17 +513,7 @@ class MemoryService:
         self._require_read(principal)
         with self._transaction(principal) as conn:
             rows = store.stats_rows(conn, principal)
-        projects: list[ProjectStats] = []
-        for project_id, active, superseded, deleted, *by_category in rows:
-            projects.append(
-                {
-                    "project_id": str(project_id),
-                    "active": active,
-                    "superseded": superseded,
-                    "deleted": deleted,
-                    "by_category": dict(zip(CATEGORIES, by_category, strict=True)),
-                }
-            )
+        projects = [_project_stats(row) for row in rows]
         return {
             "actor_id": str(principal.actor_id),
             "project_id": str(principal.project_id),
@@ -739,6 +736,23 @@ def _record(
         "last_used": None if used is None else used.isoformat(),
         "created_at": row.created_at.isoformat(),
         "updated_at": row.updated_at.isoformat(),
+    }
+
+
+def _project_stats(row: store.StatsRow) -> ProjectStats:
+    return {
+        "project_id": str(row.project_id),
+        "active": row.active,
+        "superseded": row.superseded,
+        "deleted": row.deleted,
+        "by_category": {  # in the order of CATEGORIES
+            "preference": row.preferences,
+            "pattern": row.patterns,
+            "correction": row.corrections,
+            "fact": row.facts,
+            "instruction": row.instructions,
+            "convention": row.conventions,
+        },
     }
 
 

@@ -464,5 +464,22 @@ ORDER BY project_id
 """
 
 
-def stats_rows(conn: Connection[Any], principal: Principal) -> list[tuple[Any, ...]]:
-    return conn.execute(STATS, _params(principal)).fetchall()
+@dataclass(frozen=True, slots=True)
+class StatsRow:
+    """How many memories the caller saved in one project (a row of kb.memory_stats)."""
+
+    project_id: UUID
+    active: int
+    superseded: int
+    deleted: int
+    preferences: int
+    patterns: int
+    corrections: int
+    facts: int
+    instructions: int
+    conventions: int
+
+
+def stats_rows(conn: Connection[Any], principal: Principal) -> list[StatsRow]:
+    with conn.cursor(row_factory=class_row(StatsRow)) as cur:
+        return cur.execute(STATS, _params(principal)).fetchall()

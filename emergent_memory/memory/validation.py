@@ -5,11 +5,22 @@ from __future__ import annotations
 import math
 import unicodedata
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
 from emergent_memory.errors import InvalidInput, SecretRejected
-from emergent_memory.memory.models import ACTIONS, CATEGORIES, LIST_STATUSES, SCOPES, SOURCES
+from emergent_memory.memory.models import (
+    ACTIONS,
+    CATEGORIES,
+    LIST_STATUSES,
+    SCOPES,
+    SOURCES,
+    Action,
+    Category,
+    ListStatus,
+    MemoryScope,
+    Source,
+)
 from emergent_memory.memory.secrets import describe_secret, find_secrets
 
 MAX_RELATED = 20
@@ -39,6 +50,8 @@ INVISIBLE = frozenset(
 TAGS = range(0xE0000, 0xE0080)
 BLACK_FLAG, CANCEL_TAG = 0x1F3F4, 0xE007F
 LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+
+Word = TypeVar("Word", bound=str)
 
 
 def content(value: object, *, max_length: int, field: str = "content") -> str:
@@ -101,30 +114,32 @@ def no_secrets(text: str) -> None:
         )
 
 
-def choice(value: object, allowed: Sequence[str], field: str) -> str:
-    if not isinstance(value, str) or value not in allowed:
-        shown = _quoted(value) if isinstance(value, str) else _json_type(value)
-        raise InvalidInput(f"{field} must be one of {', '.join(allowed)}; got {shown}")
-    return value
+def choice(value: object, allowed: Sequence[Word], field: str) -> Word:
+    """`value` if it is one of `allowed`, as the vocabulary's type (a Literal of models.py)."""
+    for word in allowed:
+        if isinstance(value, str) and value == word:
+            return word
+    shown = _quoted(value) if isinstance(value, str) else _json_type(value)
+    raise InvalidInput(f"{field} must be one of {', '.join(allowed)}; got {shown}")
 
 
-def category(value: object) -> str:
+def category(value: object) -> Category:
     return choice(value, CATEGORIES, "category")
 
 
-def source(value: object) -> str:
+def source(value: object) -> Source:
     return choice(value, SOURCES, "source")
 
 
-def scope(value: object) -> str:
+def scope(value: object) -> MemoryScope:
     return choice(value, SCOPES, "scope")
 
 
-def action(value: object) -> str:
+def action(value: object) -> Action:
     return choice(value, ACTIONS, "action")
 
 
-def list_status(value: object) -> str:
+def list_status(value: object) -> ListStatus:
     return choice(value, LIST_STATUSES, "status")
 
 
