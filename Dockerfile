@@ -11,10 +11,11 @@ COPY emergent_memory ./emergent_memory
 COPY alembic ./alembic
 COPY alembic.ini ./
 COPY packs ./packs
-# The local model's ONNX export is made at build time (docs/memory.md, Embeddings): the
-# server then starts in about a second without importing torch.
+# The default install, without torch: the local model's ONNX file is downloaded from the
+# model hub at build time and checked against its reference vectors (docs/memory.md,
+# Embeddings), so the server starts in about a second without network.
 ENV EMERGENT_MEMORY_MODEL_CACHE_DIR=/opt/emergent-memory/model-cache
-RUN pip install torch==2.13.0 && pip install . && useradd --system --uid 10001 emergent \
+RUN pip install . && useradd --system --uid 10001 emergent \
     && EMERGENT_MEMORY_LOCAL_RUNTIME=onnx python -c "from emergent_memory import app, settings; \
 app.build_embedder(settings.load_settings()).load()"
 
