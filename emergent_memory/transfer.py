@@ -29,6 +29,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationErro
 
 from emergent_memory.db.migrate import current_revision
 from emergent_memory.errors import InvalidInput
+from emergent_memory.graph.models import Scope
 from emergent_memory.graph.versioning import require_transaction
 
 FORMAT_NAME = "emergent-memory-export"
@@ -369,7 +370,7 @@ class ObjectRecord(_Record):
     is_head: Flag
     project_id: UUID
     actor_id: UUID | None
-    scope: Literal["user", "project", "global"]
+    scope: Scope
     type: NonEmpty
     key: NonEmpty | None
     status: str | None

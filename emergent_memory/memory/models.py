@@ -6,17 +6,21 @@ from typing import Literal, get_args
 
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 
+from emergent_memory.graph.models import Scope
+
 # The vocabularies, each named once. The category, source and scope of a memory are the enums
 # of the agent-memory pack's Memory type (packs/agent-memory.json); tests/test_packs.py holds
 # them equal. The tools' argument types, the CLI's choices and the checks of validation.py all
 # come from here.
 Category = Literal["preference", "pattern", "correction", "fact", "instruction", "convention"]
 Source = Literal["explicit", "inferred", "corrected"]
-MemoryScope = Literal["user", "project", "global"]
+MemoryScope = Scope  # a memory's scope is its graph object's
 Action = Literal["list", "delete", "update", "restore", "forget_all"]
 # What manage_memory list shows: active memories (the default), or the history restore can
 # bring back.
 ListStatus = Literal["active", "superseded", "deleted"]
+# What restore brought a memory back from.
+RestoredFrom = Literal["superseded", "deleted", "superseded and deleted"]
 
 CATEGORIES: tuple[Category, ...] = get_args(Category)
 SOURCES: tuple[Source, ...] = get_args(Source)
@@ -115,7 +119,7 @@ class RestoreResult(TypedDict):
     had superseded it (that one stays active; the link is kept as history, deleted)."""
 
     memory: MemoryRecord
-    restored_from: Literal["superseded", "deleted", "superseded and deleted"]
+    restored_from: RestoredFrom
     broken_supersession: str | None
 
 
@@ -133,7 +137,7 @@ class ManageResult(TypedDict, total=False):
     deleted: str
     memory: MemoryRecord
     possible_duplicates: list[PossibleDuplicate]
-    restored_from: Literal["superseded", "deleted", "superseded and deleted"]
+    restored_from: RestoredFrom
     broken_supersession: str | None
     deleted_count: int
 

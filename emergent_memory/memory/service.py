@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 from uuid import UUID
 
 from pgvector import Vector
@@ -49,6 +49,7 @@ from emergent_memory.memory.models import (
     RecalledMemory,
     RecallResult,
     ReembedResult,
+    RestoredFrom,
     RestoreResult,
     SaveResult,
     Source,
@@ -489,7 +490,7 @@ class MemoryService:
             if restored.embedding is None:  # never embedded (the provider was down): queue it
                 jobs.enqueue(conn, restored)
             record = self._records(conn, [id_])[0]
-        was: Literal["superseded", "deleted", "superseded and deleted"] = "superseded"
+        was: RestoredFrom = "superseded"
         if head.deleted:
             was = "superseded and deleted" if superseded_by else "deleted"
         return {"memory": record, "restored_from": was, "broken_supersession": broken}
