@@ -282,3 +282,33 @@ def open_admin_services(
             yield AdminServices(db, schema, MaintenanceService(pool), TokenService(pool))
         finally:
             pool.close()
+
+
+@contextmanager
+def open_maintenance(
+    settings: Settings,
+    *,
+    migrate: bool | None = None,
+    embedder: EmbeddingProvider | None = None,
+) -> Iterator[MaintenanceService]:
+    """The maintenance service with the configured embedding model (`reembed`), on a small
+    pool of the owner's role (the configured URL's role; on the embedded server its
+    superuser), which sees every row. Refuses, as open_memory_service does, a database that
+    is not at the schema head (unless `migrate`; None: the caller has no --migrate option for
+    the refusal to suggest) and a model whose vectors do not fit it; the local model is
+    loaded here."""
+    embedder = embedder or build_embedder(settings)
+    with open_database(settings.database_url, settings.data_dir) as db:
+        migrations.require_current_schema(db.url, migrate=migrate)
+        with connect(db.url) as conn:
+            check_compatible(conn, embedder, EMBEDDED_TEXT)
+        if isinstance(embedder, LocalEmbeddings):
+            embedder.load()
+        pool = create_pool(db.url, min_size=1, max_size=1, timeout=settings.pool_timeout)
+        try:
+            yield MaintenanceService(pool, embedder)
+        finally:
+            pool.close()
+            close = getattr(embedder, "close", None)
+            if callable(close):
+                close()

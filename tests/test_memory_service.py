@@ -25,6 +25,7 @@ from emergent_memory.errors import (
     SecretRejected,
 )
 from emergent_memory.memory import MemoryConfig, MemoryService, store
+from emergent_memory.memory.maintenance import MaintenanceService
 from emergent_memory.memory.models import CATEGORIES
 from tests.embedders import BagOfWordsEmbedder, DownEmbedder
 
@@ -741,7 +742,10 @@ def test_with_the_embedder_down_saves_queue_a_job_and_recall_degrades(
 
 
 def test_reembed_moves_every_memory_to_the_new_model(
-    make_service: MakeService, principal: Principal, owner_pool: ConnectionPool
+    make_service: MakeService,
+    principal: Principal,
+    pool: ConnectionPool,
+    owner_pool: ConnectionPool,
 ) -> None:
     old = make_service(BagOfWordsEmbedder("test/old-model"))
     first = old.save(principal, "Kafka topics are named after domains", "convention")
@@ -753,8 +757,9 @@ def test_reembed_moves_every_memory_to_the_new_model(
     assert [m["scores"]["vector_rank"] for m in before] == [None]
 
     with pytest.raises(PermissionDenied, match="row-level security"):
-        new.reembed()  # the application role sees only a principal's rows: maintenance refused
-    maintenance = make_service(BagOfWordsEmbedder("test/new-model"), maintenance=True)
+        # the application role sees only a principal's rows: maintenance refused
+        MaintenanceService(pool, BagOfWordsEmbedder("test/new-model")).reembed()
+    maintenance = MaintenanceService(owner_pool, BagOfWordsEmbedder("test/new-model"))
     result = maintenance.reembed(batch_size=1)
     assert result["model"] == "test/new-model"
     assert result["reembedded"] >= 2
@@ -844,7 +849,7 @@ def test_reembed_finishes_the_queued_jobs(
     make_service: MakeService, principal: Principal, owner_pool: ConnectionPool
 ) -> None:
     saved = make_service(DownEmbedder()).save(principal, "Queued while the model was down", "fact")
-    make_service(maintenance=True).reembed()
+    MaintenanceService(owner_pool, BagOfWordsEmbedder()).reembed()
     with owner_pool.connection() as conn:
         jobs = conn.execute(
             "SELECT status FROM kb.graph_embedding_jobs WHERE canonical_id = %s",

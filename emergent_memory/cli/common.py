@@ -145,16 +145,10 @@ def memory_service(
     *,
     migrate: bool | None = None,
     embeds: bool = True,
-    maintenance: bool = False,
 ) -> AbstractContextManager[MemoryService]:
-    """The service; `maintenance` connects as the database owner (every row, no principal).
-    `migrate`: the command's --migrate flag, or None for commands without one."""
-    return open_memory_service(
-        settings,
-        migrate=migrate,
-        load_model="now" if embeds else "lazily",
-        role="owner" if maintenance else "app",
-    )
+    """The service, as the application role. `migrate`: the command's --migrate flag, or
+    None for commands without one."""
+    return open_memory_service(settings, migrate=migrate, load_model="now" if embeds else "lazily")
 
 
 def emit(data: Any, as_json: bool, human: Callable[[], None]) -> None:

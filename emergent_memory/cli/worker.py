@@ -9,16 +9,8 @@ from typing import Any
 
 import click
 
-from emergent_memory.app import (
-    open_embedding_worker,
-)
-from emergent_memory.cli.common import (
-    JSON_OPTION,
-    cli,
-    emit,
-    memory_service,
-    reports_errors,
-)
+from emergent_memory.app import open_embedding_worker, open_maintenance
+from emergent_memory.cli.common import JSON_OPTION, cli, emit, reports_errors
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME
 from emergent_memory.errors import InvalidInput
 from emergent_memory.settings import Settings
@@ -110,8 +102,8 @@ def reembed(settings: Settings, model: str | None, batch_size: int, as_json: boo
                 )
         else:
             settings = settings.model_copy(update={"embedding_model": model})
-    with memory_service(settings, maintenance=True) as service:
-        result = service.reembed(batch_size=batch_size)
+    with open_maintenance(settings) as maintenance:
+        result = maintenance.reembed(batch_size=batch_size)
     emit(
         result,
         as_json,

@@ -48,7 +48,6 @@ from emergent_memory.memory.models import (
     ProjectStats,
     RecalledMemory,
     RecallResult,
-    ReembedResult,
     RestoredFrom,
     RestoreResult,
     SaveResult,
@@ -524,41 +523,6 @@ class MemoryService:
             "deleted": sum(p["deleted"] for p in projects),
         }
 
-    # -- embeddings ---------------------------------------------------------------------------
-
-    def reembed(self, batch_size: int = 64) -> ReembedResult:
-        """Give every live memory a vector from the configured model, one batch at a time.
-
-        Run it after switching models (same dimension). Each row's vector and model name
-        change together, and recall only compares vectors of its own model, so results stay
-        correct throughout: memories not yet re-embedded are found by full text only.
-        Raises EmbeddingUnavailable if the provider fails (what was done is kept).
-        """
-        with self._transaction() as conn:
-            if not graph.bypasses_row_security(conn):
-                raise PermissionDenied(
-                    "re-embedding every memory needs a database role that sees all rows (a "
-                    "superuser, BYPASSRLS, or a member of emergent_memory_admin); this one is "
-                    "subject to row-level security: see docs/security.md"
-                )
-        model = self._embedder.model_name
-        done = 0
-        seen: set[UUID] = set()
-        while True:
-            with self._transaction() as conn:
-                batch = store.needing_embedding(conn, model, batch_size)
-            if not batch or all(row_id in seen for row_id, _ in batch):
-                break  # nothing left, or only rows that could not be updated
-            seen.update(row_id for row_id, _ in batch)
-            vectors = self._embedder.embed_documents([content for _, content in batch])
-            with self._transaction() as conn:
-                for (row_id, content), vector in zip(batch, vectors, strict=True):
-                    store.set_embedding(conn, row_id, content, Vector(vector), model)
-            done += len(batch)
-        with self._transaction() as conn:
-            remaining = store.count_needing_embedding(conn, model)
-        return {"model": model, "reembedded": done, "remaining": remaining}
-
     # -- helpers ------------------------------------------------------------------------------
 
     @contextmanager
@@ -566,8 +530,8 @@ class MemoryService:
         """A pooled connection in one transaction: committed on success, else rolled back.
 
         With a principal, the transaction acts for it (transaction-local settings that the
-        row-level security policies read); without one, an application role sees nothing, and
-        only maintenance run by an administrator role (re-embedding) works.
+        row-level security policies read); without one, an application role sees nothing
+        (maintenance over every row is MaintenanceService's, on an administrator's pool).
         """
         with transaction(self._pool, lost=UNREACHABLE) as conn:
             if principal is not None:

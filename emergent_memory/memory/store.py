@@ -230,7 +230,7 @@ INACTIVE_STATES = {
 }
 
 NEEDING_EMBEDDING = """
-SELECT id, properties ->> 'content' FROM kb.graph_objects
+SELECT canonical_id, properties ->> 'content' FROM kb.graph_objects
 WHERE type = 'Memory' AND is_head AND deleted_at IS NULL
   AND embedding_model IS DISTINCT FROM %(model)s
 ORDER BY id
@@ -241,20 +241,6 @@ COUNT_NEEDING_EMBEDDING = """
 SELECT count(*) FROM kb.graph_objects
 WHERE type = 'Memory' AND is_head AND deleted_at IS NULL
   AND embedding_model IS DISTINCT FROM %(model)s
-"""
-
-# In place: a vector is derived data, not a new version. Vector and model change together,
-# so a query never compares vectors of two models.
-SET_EMBEDDING = """
-UPDATE kb.graph_objects SET embedding = %(embedding)s, embedding_model = %(model)s
-WHERE id = %(id)s AND properties ->> 'content' = %(content)s
-RETURNING canonical_id
-"""
-
-# Jobs of objects that now have a vector have nothing left to do.
-FINISH_JOBS = """
-UPDATE kb.graph_embedding_jobs SET status = 'done', updated_at = now()
-WHERE canonical_id = %(canonical_id)s AND status = 'pending'
 """
 
 LOCK_SAVES = "SELECT pg_advisory_xact_lock(hashtextextended(%(key)s, 0))"
@@ -434,7 +420,7 @@ def visible_to(obj: GraphObject, principal: Principal) -> bool:
 
 
 def needing_embedding(conn: Connection[Any], model: str, limit: int) -> list[tuple[UUID, str]]:
-    """Live memories without a vector from `model`: (version row id, content)."""
+    """Live memories without a vector from `model`: (canonical id, the text to embed)."""
     rows = conn.execute(NEEDING_EMBEDDING, {"model": model, "limit": limit}).fetchall()
     return [(UUID(str(row[0])), str(row[1])) for row in rows]
 
@@ -442,17 +428,6 @@ def needing_embedding(conn: Connection[Any], model: str, limit: int) -> list[tup
 def count_needing_embedding(conn: Connection[Any], model: str) -> int:
     row = conn.execute(COUNT_NEEDING_EMBEDDING, {"model": model}).fetchone()
     return 0 if row is None else int(row[0])
-
-
-def set_embedding(
-    conn: Connection[Any], row_id: UUID, content: str, embedding: Vector, model: str
-) -> None:
-    """Store a vector on a version row, unless its content changed since it was read."""
-    row = conn.execute(
-        SET_EMBEDDING, {"id": row_id, "content": content, "embedding": embedding, "model": model}
-    ).fetchone()
-    if row is not None:
-        conn.execute(FINISH_JOBS, {"canonical_id": row[0]})
 
 
 STATS = """
