@@ -269,6 +269,20 @@ def test_a_damaged_download_in_the_cache_is_downloaded_again(
     assert (kept / "model.onnx").read_bytes() == hub_files["onnx/model.onnx"]
 
 
+def test_a_download_missing_a_file_is_downloaded_again(
+    hub_files: dict[str, bytes], tmp_path: Path
+) -> None:
+    kept = local._hub_dir(tmp_path)
+    kept.mkdir()
+    (kept / "model.onnx").write_bytes(hub_files["onnx/model.onnx"])
+    with FakeHub(hub_files) as hub:
+        embedder = LocalEmbeddings(
+            runtime="onnx", source="hub", hub_url=hub.url, cache_dir=tmp_path
+        )
+        assert embedder.runtime == "onnx"
+    assert (kept / "tokenizer.json").read_bytes() == hub_files["tokenizer.json"]
+
+
 def test_an_unreachable_hub_without_the_offline_extra_is_a_clear_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
