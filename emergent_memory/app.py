@@ -259,8 +259,9 @@ def open_server_services(
 @dataclass(frozen=True)
 class AdminServices:
     """What an operator's commands use, as the database's owner (the configured URL's role;
-    on the embedded server its superuser): the whole database's status, export and import,
-    and token management. `database` and `schema` say which database and revision it is."""
+    on the embedded server its superuser): the whole database's status, export, import and
+    re-embedding, and token management. `database` and `schema` say which database and
+    revision it is."""
 
     database: Database
     schema: migrations.SchemaState
@@ -270,45 +271,37 @@ class AdminServices:
 
 @contextmanager
 def open_admin_services(
-    settings: Settings, *, migrate: bool | None = None
-) -> Iterator[AdminServices]:
-    """The operator's services on a one-connection pool of the owner's role. Refuses a
-    database that is not at the schema head (unless `migrate`; None: the caller has no
-    --migrate option for the refusal to suggest)."""
-    with open_database(settings.database_url, settings.data_dir) as db:
-        schema = migrations.require_current_schema(db.url, migrate=migrate)
-        pool = create_pool(db.url, min_size=1, max_size=1, timeout=settings.pool_timeout)
-        try:
-            yield AdminServices(db, schema, MaintenanceService(pool), TokenService(pool))
-        finally:
-            pool.close()
-
-
-@contextmanager
-def open_maintenance(
     settings: Settings,
     *,
     migrate: bool | None = None,
+    embeds: bool = False,
     embedder: EmbeddingProvider | None = None,
-) -> Iterator[MaintenanceService]:
-    """The maintenance service with the configured embedding model (`reembed`), on a small
-    pool of the owner's role (the configured URL's role; on the embedded server its
-    superuser), which sees every row. Refuses, as open_memory_service does, a database that
-    is not at the schema head (unless `migrate`; None: the caller has no --migrate option for
-    the refusal to suggest) and a model whose vectors do not fit it; the local model is
-    loaded here."""
-    embedder = embedder or build_embedder(settings)
-    with open_database(settings.database_url, settings.data_dir) as db:
-        migrations.require_current_schema(db.url, migrate=migrate)
-        with connect(db.url) as conn:
-            check_compatible(conn, embedder, EMBEDDED_TEXT)
-        if isinstance(embedder, LocalEmbeddings):
-            embedder.load()
-        pool = create_pool(db.url, min_size=1, max_size=1, timeout=settings.pool_timeout)
-        try:
-            yield MaintenanceService(pool, embedder)
-        finally:
-            pool.close()
-            close = getattr(embedder, "close", None)
-            if callable(close):
-                close()
+) -> Iterator[AdminServices]:
+    """The operator's services on a one-connection pool of the owner's role. Refuses a
+    database that is not at the schema head (unless `migrate`; None: the caller has no
+    --migrate option for the refusal to suggest).
+
+    With `embeds` (the configured model) or an `embedder`, the maintenance service can
+    re-embed: the model is refused, as in open_memory_service, when its vectors do not fit
+    the database, and the local model is loaded here. Without, no model is loaded."""
+    if embedder is None and embeds:
+        embedder = build_embedder(settings)
+    try:
+        with open_database(settings.database_url, settings.data_dir) as db:
+            schema = migrations.require_current_schema(db.url, migrate=migrate)
+            if embedder is not None:
+                with connect(db.url) as conn:
+                    check_compatible(conn, embedder, EMBEDDED_TEXT)
+                if isinstance(embedder, LocalEmbeddings):
+                    embedder.load()
+            pool = create_pool(db.url, min_size=1, max_size=1, timeout=settings.pool_timeout)
+            try:
+                yield AdminServices(
+                    db, schema, MaintenanceService(pool, embedder), TokenService(pool)
+                )
+            finally:
+                pool.close()
+    finally:
+        close = getattr(embedder, "close", None)
+        if callable(close):
+            close()

@@ -141,8 +141,8 @@ def test_the_service_over_an_openai_compatible_endpoint_degrades_and_recovers(
         assert recalled["memories"][0]["id"] == offline["memory"]["id"]
 
         embedding_server.down = False
-        with app.open_maintenance(settings) as maintenance:
-            assert maintenance.reembed()["remaining"] == 0
+        with app.open_admin_services(settings, embeds=True) as admin:
+            assert admin.maintenance.reembed()["remaining"] == 0
         back = service.recall(me, "search service Rust")
         assert back["degraded"] is False
         assert back["memories"][0]["scores"]["vector_rank"] == 1

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from emergent_memory.app import open_embedding_worker, open_maintenance
+from emergent_memory.app import open_admin_services, open_embedding_worker
 from emergent_memory.cli.common import JSON_OPTION, cli, emit, reports_errors
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME
 from emergent_memory.errors import InvalidInput
@@ -102,8 +102,8 @@ def reembed(settings: Settings, model: str | None, batch_size: int, as_json: boo
                 )
         else:
             settings = settings.model_copy(update={"embedding_model": model})
-    with open_maintenance(settings) as maintenance:
-        result = maintenance.reembed(batch_size=batch_size)
+    with open_admin_services(settings, embeds=True) as admin:
+        result = admin.maintenance.reembed(batch_size=batch_size)
     emit(
         result,
         as_json,
