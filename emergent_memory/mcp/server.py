@@ -72,9 +72,9 @@ class ServiceHolder:
 
 def log_level_of(error: EmergentMemoryError) -> int:
     """The level at which a tool's failure is logged. The caller's mistakes: INFO. A database
-    that is down: INFO too, since the pool logs each outage itself, once, at WARNING
-    (db.pool.DatabasePool), however many requests meet it. The server's other trouble (busy,
-    embedding provider unavailable): WARNING."""
+    that is down: INFO too, since the pool (db/pool.py) logs each outage itself, once, at
+    WARNING, however many requests meet it. The server's other trouble (busy, embedding
+    provider unavailable): WARNING."""
     if isinstance(error, InvalidInput | NotFound | PermissionDenied | DatabaseUnavailable):
         return logging.INFO
     return logging.WARNING
