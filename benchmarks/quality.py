@@ -329,6 +329,9 @@ def run(
                             conn, devset, vectors, defaults, model
                         )
                     finally:
+                        # and the upgrade alters a policy of kb.graph_objects (0010), which
+                        # waits for every transaction that read the table to end
+                        conn.rollback()
                         migrate.upgrade(url)
                     if sweep and stage == "with_background":
                         result["sweep"] = sweep_settings(conn, devset, vectors, defaults, model)

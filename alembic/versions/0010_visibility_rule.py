@@ -36,6 +36,10 @@ of the recall and of the application's queries are the same as before, node for 
 - emergent_memory/memory/store.py filters with the functions; its Python mirror of the rule
   (visible_to, is_active) is held equal to them by tests/test_visibility_rule.py.
 
+Nothing is rewritten, but changing the policy takes an ACCESS EXCLUSIVE lock on
+kb.graph_objects for a moment (and so does its downgrade): the migration waits for the
+transactions that read the table to end, and new ones wait for it.
+
 The downgrade puts back what 0009 had, byte for byte: the recall function of 0008 (its own
 file), the policy of 0006 and the view of 0004 (tests/test_schema_definitions.py).
 """
