@@ -42,13 +42,13 @@ from uuid import UUID
 
 from pgvector import Vector
 from psycopg import Connection
-from psycopg_pool import ConnectionPool, PoolTimeout
+from psycopg_pool import ConnectionPool
 
-from emergent_memory.db.pool import lost_connection, one_line
+from emergent_memory.db.pool import lost_connection, one_line, transaction
 from emergent_memory.embeddings import jobs
 from emergent_memory.embeddings.base import EmbeddingProvider
 from emergent_memory.embeddings.jobs import EmbeddingJob
-from emergent_memory.errors import DatabaseUnavailable, EmbeddingUnavailable
+from emergent_memory.errors import DatabaseUnavailable, EmbeddingUnavailable, ServiceBusy
 from emergent_memory.graph import GraphObject, act_as, get_head, lock_object, set_embedding
 
 logger = logging.getLogger(__name__)
@@ -157,7 +157,7 @@ class EmbeddingWorker:
         """Claim, embed and finish one batch of due jobs. Database errors propagate."""
         counts = RunCounts()
         config = self._config
-        with self._pool.connection() as conn, conn.transaction():
+        with transaction(self._pool) as conn:
             counts.reclaimed = jobs.reclaim_stale(
                 conn, lock_timeout=config.lock_timeout, max_attempts=config.max_attempts
             )
@@ -192,11 +192,11 @@ class EmbeddingWorker:
 
     def retry_dead(self) -> int:
         """Move dead jobs back to pending with their attempts reset; returns how many."""
-        with self._pool.connection() as conn, conn.transaction():
+        with transaction(self._pool) as conn:
             return jobs.retry_dead(conn)
 
     def queue_counts(self) -> dict[str, int]:
-        with self._pool.connection() as conn, conn.transaction():
+        with transaction(self._pool) as conn:
             return jobs.counts(conn)
 
     # -- running --------------------------------------------------------------------------
@@ -265,7 +265,7 @@ class EmbeddingWorker:
         """The heads to embed; jobs with nothing to do are finished in the same transaction."""
         model = self._embedder.model_name
         work: list[_Work] = []
-        with self._pool.connection() as conn, conn.transaction():
+        with transaction(self._pool) as conn:
             for job in claimed:
                 self._act_for(conn, job)
                 head = get_head(conn, job.canonical_id, include_deleted=True)
@@ -312,7 +312,7 @@ class EmbeddingWorker:
     def _write(self, item: _Work, counts: RunCounts) -> None:
         job = item.job
         model = self._embedder.model_name
-        with self._pool.connection() as conn, conn.transaction():
+        with transaction(self._pool) as conn:
             if item.vector is None:
                 status = jobs.fail(
                     conn,
@@ -424,4 +424,4 @@ def _database_trouble(error: Exception) -> bool:
     """Whether a round failed because the database is down, unreachable or busy (expected, and
     retried later) rather than for a reason worth a traceback (a disk full, a deadlock, a
     bug)."""
-    return isinstance(error, DatabaseUnavailable | PoolTimeout) or lost_connection(error)
+    return isinstance(error, DatabaseUnavailable | ServiceBusy) or lost_connection(error)
