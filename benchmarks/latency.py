@@ -96,6 +96,8 @@ SCALES = {
         Scale("100k-one-actor", 100_000, 1),
     ],
 }
+# `python -m benchmarks.latency 100k`: the two 100,000-memory scales of the full run alone
+SCALES["100k"] = SCALES["full"][2:]
 
 
 def actor_id(n: int) -> uuid.UUID:

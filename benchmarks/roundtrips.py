@@ -8,7 +8,9 @@ pool's check of the connection, BEGIN and COMMIT are in), as the application rol
 
 Each scenario runs as a new actor in one project, after a few rounds of warming up (psycopg
 prepares a statement on its sixth use, which costs one more round trip once), and is counted
-several times; the report gives the count and says if the rounds disagreed.
+several times; the report gives the count and says if the rounds disagreed. Then each is
+timed over more calls, without the trace (it costs time), with vectors from the embedding
+cache, so that the time is the database's and the service's own.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import os
 import statistics
 import tempfile
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -24,7 +27,7 @@ from typing import Any
 
 from psycopg import Connection, pq
 
-from benchmarks.common import CachedEmbeddings, bench_database, write_result
+from benchmarks.common import CachedEmbeddings, bench_database, percentiles, write_result
 from benchmarks.latency import app_role_url
 from emergent_memory.app import DEDUP_POLICIES
 from emergent_memory.auth.principal import Principal
@@ -32,11 +35,15 @@ from emergent_memory.db.pool import create_pool
 from emergent_memory.memory import MemoryConfig, MemoryService
 
 # What a save path runs (a fresh actor for every round, so that earlier rounds never change
-# which path a save takes); `setup` is not counted.
-OLD_FACT = "Deploys to production happen on Fridays"
-REWORDED_FACT = "Production deploys happen on Fridays"  # supersedes OLD_FACT
-OTHER_FACT = "The ledger service listens on port 8443"  # distinct from OLD_FACT
+# which path a save takes); `setup` is not counted. The texts of each round name its own
+# ticket: hundreds of actors saving one identical text made the HNSW index miss an actor's
+# copy of it (identical vectors are a hard case for the index), and the save took another path.
+OLD_FACT = "Deploys to production happen on Fridays (ticket OPS-{ticket})"
+REWORDED_FACT = "Production deploys happen on Fridays (ticket OPS-{ticket})"  # supersedes OLD
+OTHER_FACT = "The ledger service listens on port 8443 (ticket OPS-{ticket})"  # distinct
+TEXTS = (OLD_FACT, REWORDED_FACT, OTHER_FACT)
 CONTEXT = "release process"
+QUERY = "when do production deploys happen"
 
 
 @dataclass
@@ -72,24 +79,28 @@ def count_round_trips(conn: Connection[Any]) -> Iterator[Counted]:
             counted.statements += 1
 
 
+# (the service, the round's actor, the round's ticket)
+Step = Callable[[MemoryService, Principal, int], Any]
+
+
 @dataclass(frozen=True)
 class Scenario:
     name: str
     description: str
-    setup: Callable[[MemoryService, Principal], None]
-    call: Callable[[MemoryService, Principal], Any]
+    setup: Step
+    call: Step
     check: Callable[[Any], bool]
 
 
-def _save(content: str, context: str | None = None) -> Callable[[MemoryService, Principal], Any]:
-    def save(service: MemoryService, principal: Principal) -> Any:
-        return service.save(principal, content, "fact", context=context)
+def _save(content: str, context: str | None = None) -> Step:
+    def save(service: MemoryService, principal: Principal, ticket: int) -> Any:
+        return service.save(principal, content.format(ticket=ticket), "fact", context=context)
 
     return save
 
 
-def _nothing(service: MemoryService, principal: Principal) -> None:
-    return None
+def _recall(service: MemoryService, principal: Principal, ticket: int) -> Any:
+    return service.recall(principal, QUERY)
 
 
 def _created(result: Any) -> bool:
@@ -146,8 +157,8 @@ SCENARIOS = [
     Scenario(
         "recall",
         "a query matching the actor's memory",
-        lambda service, principal: (_save(OLD_FACT)(service, principal), None)[1],
-        lambda service, principal: service.recall(principal, "when do production deploys happen"),
+        _save(OLD_FACT),
+        _recall,
         lambda result: len(result["memories"]) == 1,
     ),
 ]
@@ -161,21 +172,29 @@ def measure(
     *,
     warm_up: int = 6,
     rounds: int = 5,
+    timed: int = 0,
 ) -> dict[str, dict[str, Any]]:
     """Round trips and statements of each scenario, counted on `conn`, the only connection
-    of the service's pool. Every round is a new actor in `project_id`."""
+    of the service's pool; then, if `timed`, the time of that many more calls, not traced
+    (the trace costs time). Every round is a new actor in `project_id`."""
     chosen = SCENARIOS if scenarios is None else scenarios
     samples: dict[str, list[Counted]] = {scenario.name: [] for scenario in chosen}
-    for round_ in range(warm_up + rounds):
+    times: dict[str, list[float]] = {scenario.name: [] for scenario in chosen}
+    for round_ in range(warm_up + rounds + timed):
         for scenario in chosen:
             principal = Principal(uuid.uuid4(), project_id)
-            scenario.setup(service, principal)
-            with count_round_trips(conn) as counted:
-                result = scenario.call(service, principal)
+            scenario.setup(service, principal, round_)
+            if round_ < warm_up + rounds:
+                with count_round_trips(conn) as counted:
+                    result = scenario.call(service, principal, round_)
+                if round_ >= warm_up:
+                    samples[scenario.name].append(counted)
+            else:
+                start = time.perf_counter()
+                result = scenario.call(service, principal, round_)
+                times[scenario.name].append((time.perf_counter() - start) * 1000)
             if not scenario.check(result):
                 raise AssertionError(f"{scenario.name}: not the path it measures: {result}")
-            if round_ >= warm_up:
-                samples[scenario.name].append(counted)
     report: dict[str, dict[str, Any]] = {}
     for scenario in chosen:
         trips = [counted.round_trips for counted in samples[scenario.name]]
@@ -186,12 +205,15 @@ def measure(
             "statements": int(statistics.median(statements)),
             "round_trips_seen": sorted(set(trips)),
         }
+        if timed:
+            report[scenario.name]["ms"] = percentiles(times[scenario.name])
     return report
 
 
-def run(rounds: int = 5) -> dict[str, Any]:
-    """Counts every scenario with the real model and the product's dedup policy, as the
-    application role through a pool of one connection."""
+def run(rounds: int = 5, timed: int = 50, warm_up: int = 6) -> dict[str, Any]:
+    """Counts (and times) every scenario with the real model's vectors (from the cache: no
+    model time) and the product's dedup policy, as the application role through a pool of one
+    connection, on an empty database."""
     embedder = CachedEmbeddings()
     policy = DEDUP_POLICIES[embedder.model_name]
     config = MemoryConfig(
@@ -206,11 +228,17 @@ def run(rounds: int = 5) -> dict[str, Any]:
             with pool.connection() as conn:
                 pass  # the pool's only connection: counted whoever holds it
             service = MemoryService(pool, embedder, config)
-            scenarios = measure(service, conn, uuid.uuid4(), rounds=rounds)
+            # every text's vector in the cache first: the times are without the model
+            tickets = range(warm_up + rounds + timed)
+            embedder.embed_documents([text.format(ticket=n) for n in tickets for text in TEXTS])
+            embedder.embed_query(QUERY)
+            embedder.save()
+            scenarios = measure(
+                service, conn, uuid.uuid4(), warm_up=warm_up, rounds=rounds, timed=timed
+            )
         finally:
             pool.close()
-    embedder.save()
-    result = {"scenarios": scenarios, "rounds": rounds}
+    result = {"scenarios": scenarios, "rounds": rounds, "timed": timed}
     write_result("roundtrips", result, markdown(result))
     return result
 
@@ -221,16 +249,22 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         "Per service call, from taking the pooled connection to giving it back (the pool's "
         "check of the connection, BEGIN and COMMIT included), as the application role; counted "
-        f"in libpq's protocol trace over {result['rounds']} rounds after warming up.",
+        f"in libpq's protocol trace over {result['rounds']} rounds after warming up. Time: p50 / "
+        f"p95 in ms over {result['timed']} more calls, not traced, on an empty database, with "
+        "vectors from the cache (no model time).",
         "",
-        "| call | round trips | statements |",
-        "|---|---|---|",
+        "| call | round trips | statements | time |",
+        "|---|---|---|---|",
     ]
     for name, counted in result["scenarios"].items():
         trips = str(counted["round_trips"])
         if len(counted["round_trips_seen"]) > 1:
             trips += f" (rounds: {', '.join(map(str, counted['round_trips_seen']))})"
-        lines.append(f"| {name}: {counted['description']} | {trips} | {counted['statements']} |")
+        ms = counted["ms"]
+        lines.append(
+            f"| {name}: {counted['description']} | {trips} | {counted['statements']} | "
+            f"{ms['p50']} / {ms['p95']} |"
+        )
     return "\n".join(lines)
 
 

@@ -32,7 +32,7 @@ def main() -> None:
                 background=20 if smoke else 300,
             )
         elif name == "roundtrips":
-            roundtrips.run(rounds=2 if smoke else 5)
+            roundtrips.run(rounds=2 if smoke else 5, timed=3 if smoke else 50)
         elif name == "latency":
             latency.run(
                 arguments.scale, calls=20 if smoke else 500, http_seconds=3 if smoke else 20
