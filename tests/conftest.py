@@ -198,16 +198,28 @@ def local_embedder() -> LocalEmbeddings:
     return embedder
 
 
+GLOBAL_MEMORIES_CLEANUP = """
+WITH globals AS (
+    SELECT canonical_id FROM kb.graph_objects WHERE scope = 'global' AND type = 'Memory'
+), edges AS (
+    DELETE FROM kb.graph_relationships
+    WHERE src_id IN (SELECT canonical_id FROM globals)
+       OR dst_id IN (SELECT canonical_id FROM globals)
+), recalls AS (
+    DELETE FROM kb.memory_recalls WHERE canonical_id IN (SELECT canonical_id FROM globals)
+)
+DELETE FROM kb.graph_objects WHERE scope = 'global' AND type = 'Memory'
+"""
+
+
 @pytest.fixture
 def global_memories_cleanup(connect: Callable[[], psycopg.Connection[Any]]) -> Iterator[None]:
-    """For tests that save global memories: every actor sees those, so they are removed (as
-    deleted memories) when the test ends, to keep other tests' results exact."""
+    """For tests that save global memories: every actor sees those (and an administrator
+    their history too), so they are removed for good when the test ends, with their edges and
+    recalls, to keep other tests' results exact whatever order the tests run in."""
     yield
     with connect() as conn:
-        conn.execute(
-            "UPDATE kb.graph_objects SET deleted_at = now(), delete_reason = 'test cleanup' "
-            "WHERE scope = 'global' AND type = 'Memory' AND is_head AND deleted_at IS NULL"
-        )
+        conn.execute(GLOBAL_MEMORIES_CLEANUP)
 
 
 @pytest.fixture
