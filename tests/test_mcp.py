@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from fastmcp import Client, FastMCP
 
+from emergent_memory import __version__
 from emergent_memory.auth.principal import Principal
 from emergent_memory.mcp import guidelines
 from emergent_memory.mcp.server import create_server
@@ -243,3 +244,9 @@ async def test_a_wrong_deletion_is_found_and_restored_through_the_tools(
     ] == [memory_id]
     again = await error_of(client, "manage_memory", action="restore", memory_id=memory_id)
     assert "is active; there is nothing to restore" in again
+
+
+async def test_the_server_names_itself_with_the_products_version(client: Client[Any]) -> None:
+    info = client.server_info
+    assert info is not None
+    assert (info.name, info.version) == ("emergent-memory", __version__)

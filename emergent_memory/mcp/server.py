@@ -23,6 +23,7 @@ from pydantic import Field
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from emergent_memory import __version__
 from emergent_memory.auth.principal import Principal
 from emergent_memory.errors import (
     DatabaseUnavailable,
@@ -103,6 +104,7 @@ def create_server(
 
     mcp: FastMCP = FastMCP(
         "emergent-memory",
+        version=__version__,  # else clients are told FastMCP's own version
         instructions=guidelines.INSTRUCTIONS,
         lifespan=lifespan,
         auth=auth,
