@@ -4,12 +4,15 @@ it is checked against reference vectors on every load, and a bad file never prod
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import socket
 import subprocess
 import sys
+import weakref
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -112,6 +115,28 @@ def test_onnx_vectors_match_sentence_transformers(
     alone = np.array([onnx.embed_query(text) for text in TEXTS])
     assert np.abs(alone - expected).max() < 1e-6
     assert np.allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
+
+
+def test_the_export_frees_the_torch_model_it_exported_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The torch model (hundreds of MB) is needed only to export; the process then serves
+    with onnxruntime and must not keep it."""
+    made: list[weakref.ref[Any]] = []
+    original = local._TorchModel
+
+    def tracked(model_dir: Path) -> Any:
+        model = original(model_dir)
+        made.append(weakref.ref(model))
+        return model
+
+    monkeypatch.setattr(local, "_TorchModel", tracked)
+    monkeypatch.setattr(local, "_torch_model", None)
+    LocalEmbeddings(runtime="onnx", source="bundled", cache_dir=tmp_path).load()
+    gc.collect()
+    assert len(made) == 1
+    assert made[0]() is None
+    assert local._torch_model is None
 
 
 def test_the_export_is_made_once_and_later_loads_need_no_torch(export_dir: Path) -> None:

@@ -245,7 +245,8 @@ def _export(model_dir: Path, target: Path) -> None:
             f"the bundled {LOCAL_MODEL_NAME} truncates at {config['max_seq_length']} tokens, "
             f"not {MAX_SEQ_LENGTH}"
         )
-    reference_model = _torch(model_dir)
+    # a model of its own, freed with the export: the process then serves with onnxruntime
+    reference_model = _new_torch_model(model_dir)
     network: Any = reference_model.st[0].auto_model
     network.eval()
 
@@ -400,20 +401,25 @@ _models_lock = threading.Lock()
 
 
 def _torch(model_dir: Path | None = None) -> _TorchModel:
+    """The process's sentence-transformers model (the torch runtime), loaded once."""
     global _torch_model
+    if _torch_model is None:
+        _torch_model = _new_torch_model(model_dir or _bundled_dir())
+    return _torch_model
+
+
+def _new_torch_model(model_dir: Path) -> _TorchModel:
     if not offline_extra_installed():
         raise EmbeddingUnavailable(
             f"running {LOCAL_MODEL_NAME} with sentence-transformers needs the offline extra "
             f"({OFFLINE_INSTALL})"
         )
-    if _torch_model is None:
-        try:
-            _torch_model = _TorchModel(model_dir or _bundled_dir())
-        except Exception as error:
-            raise EmbeddingUnavailable(
-                f"could not load the local embedding model {LOCAL_MODEL_NAME}: {error}"
-            ) from error
-    return _torch_model
+    try:
+        return _TorchModel(model_dir)
+    except Exception as error:
+        raise EmbeddingUnavailable(
+            f"could not load the local embedding model {LOCAL_MODEL_NAME}: {error}"
+        ) from error
 
 
 def _resolve(
