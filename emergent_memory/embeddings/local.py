@@ -403,17 +403,22 @@ _models_lock = threading.Lock()
 def _torch(model_dir: Path | None = None) -> _TorchModel:
     """The process's sentence-transformers model (the torch runtime), loaded once."""
     global _torch_model
+    _require_offline_extra()
     if _torch_model is None:
         _torch_model = _new_torch_model(model_dir or _bundled_dir())
     return _torch_model
 
 
-def _new_torch_model(model_dir: Path) -> _TorchModel:
+def _require_offline_extra() -> None:
     if not offline_extra_installed():
         raise EmbeddingUnavailable(
             f"running {LOCAL_MODEL_NAME} with sentence-transformers needs the offline extra "
             f"({OFFLINE_INSTALL})"
         )
+
+
+def _new_torch_model(model_dir: Path) -> _TorchModel:
+    _require_offline_extra()
     try:
         return _TorchModel(model_dir)
     except Exception as error:
