@@ -250,6 +250,12 @@ _ADVERSARIAL_SHAPES: tuple[tuple[str, str, str], ...] = (
     ("", "PIN ", ""),
     ("", "pin code ", ""),
     ("", "-----BEGIN CERTIFICATE-----", ""),
+    # a pasted certificate: many long base64 lines in one public block
+    (
+        "-----BEGIN CERTIFICATE-----\n",
+        "MIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJRTES\n",
+        "",
+    ),
     ("", "Zk3pQ9vR2mX7tL0wB5nY8cH1jF4gD6sA ", ""),
     ("", "a:b@c.de ", ""),
     ("", "htpasswd -b ", ""),

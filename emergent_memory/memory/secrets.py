@@ -128,6 +128,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -2324,6 +2325,23 @@ def _decoded_text(token: str) -> tuple[str | None, bool]:
     return (inner[0] if inner else None), structured
 
 
+# The public key blocks of each text of the scan in progress (find_secrets), found once: a
+# pasted certificate is many long tokens, each of which asks. Nothing outlives the scan.
+_scan_blocks: ContextVar[dict[str, list[tuple[int, int]]] | None] = ContextVar(
+    "_scan_blocks", default=None
+)
+
+
+def _public_block_spans(text: str) -> list[tuple[int, int]]:
+    blocks = _scan_blocks.get()
+    spans = None if blocks is None else blocks.get(text)
+    if spans is None:
+        spans = [block.span() for block in _PUBLIC_BLOCK.finditer(text)]
+        if blocks is not None:
+            blocks[text] = spans
+    return spans
+
+
 def _is_public_value(match: re.Match[str]) -> bool:
     """A long token that is public by what it is or what the sentence says it is: an SSH public
     key, a Bitcoin address, an IPFS CID, a value in a certificate or public key block, or one
@@ -2333,7 +2351,7 @@ def _is_public_value(match: re.Match[str]) -> bool:
         return True
     text = match.string
     if "-----BEGIN" in text and any(
-        block.start() < match.start() < block.end() for block in _PUBLIC_BLOCK.finditer(text)
+        start < match.start() < end for start, end in _public_block_spans(text)
     ):
         return True
     window = _clause_before(text, match.start(), 40)
@@ -2547,6 +2565,8 @@ _RULES: tuple[_Rule, ...] = (
 )
 # In text decoded from a token, every rule but the last (which decodes).
 _NESTED_RULES = _RULES[:-1]
+# Every word some rule needs: a scan looks each up once, not once per rule.
+_ALL_NEEDS = tuple(sorted({word for rule in _RULES for word in rule.needs}))
 
 
 def find_secrets(text: str) -> list[SecretFinding]:
@@ -2555,7 +2575,11 @@ def find_secrets(text: str) -> list[SecretFinding]:
     Each finding's span covers the secret value itself (the token, the password of a URL, the
     assigned value, the whole private key block), so `text[start:end]` is what to redact.
     """
-    return _find(text, nested=False)
+    scan = _scan_blocks.set({})
+    try:
+        return _find(text, nested=False)
+    finally:
+        _scan_blocks.reset(scan)
 
 
 def _find(text: str, *, nested: bool) -> list[SecretFinding]:
@@ -2564,8 +2588,9 @@ def _find(text: str, *, nested: bool) -> list[SecretFinding]:
     findings: list[SecretFinding] = []
     taken: list[_Span] = []  # the spans found so far, sorted (they do not overlap)
     lowered = text.lower()
+    present = {word for word in _ALL_NEEDS if word in lowered}
     for rule in _NESTED_RULES if nested else _RULES:
-        if rule.needs and not any(needed in lowered for needed in rule.needs):
+        if rule.needs and present.isdisjoint(rule.needs):
             continue
         if rule.gate is not None and not rule.gate(text):
             continue
