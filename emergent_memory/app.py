@@ -1,4 +1,4 @@
-"""The composition root: settings -> database -> pool -> embedder -> MemoryService."""
+"""The composition root: settings -> database -> pools -> embedder -> services."""
 
 from __future__ import annotations
 

@@ -57,8 +57,9 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "app": tuple(P + m for m in ("cli", "mcp")),
     "cli": (
         *(P + m for m in ("graph", "embeddings.jobs", "embeddings.worker", "transfer")),
-        *(P + m for m in ("auth.tokens", "memory.store", "db.pool", "mcp.http_server")),
+        *(P + m for m in ("auth.tokens", "memory.store", "db.pool", "db.connection.connect")),
         "psycopg",
+        "psycopg_pool",
         "pgvector",
     ),
     "mcp": (
@@ -99,6 +100,8 @@ def test_a_layer_imports_nothing_above_it(part: str) -> None:
             "embeddings",
         ),
         ("from emergent_memory.db.pool import DatabasePool", "mcp"),
+        ("from emergent_memory.db.connection import connect", "cli"),
+        ("from psycopg_pool import ConnectionPool", "cli"),
         ("from emergent_memory.auth import tokens", "mcp"),
     ],
 )
@@ -110,14 +113,35 @@ def test_the_rules_refuse_the_imports_that_broke_the_layers(
     assert any(_in(name, FORBIDDEN[part]) for name in imports_of(path)), source
 
 
+# Holding the pool or a connection, or running a statement (psycopg's logger name aside).
+DATABASE_USE = re.compile(
+    r"(?<!psycopg)\.pool\b|\.connection\(|\btransaction\(|\.execute\(|\bconnect\("
+)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "with connect(url) as conn:",
+        "conn.execute('select 1')",
+        "with service.pool.connection() as conn:",
+        "with pool.connection(timeout=2) as conn:",
+        "with transaction(pool) as conn:",
+    ],
+)
+def test_the_edge_rule_sees_database_use(source: str) -> None:
+    assert DATABASE_USE.search(source)
+
+
 def test_the_edges_contain_no_sql_and_no_pool() -> None:
     """CLI commands and MCP tools call services; they never hold a connection or the pool."""
     for path in files_of("cli") + files_of("mcp"):
         source = path.read_text()
         assert not re.search(r"\b(SELECT|INSERT|UPDATE|DELETE)\b", source), path.name
-        assert not re.search(r"(?<!psycopg)\.pool\b|\.connection\(\)|\btransaction\(", source), (
-            path.name
+        database_use = (
+            r"(?<!psycopg)\.pool\b|\.connection\(|\btransaction\(|\.execute\(|\bconnect\("
         )
+        assert not re.search(database_use, source), path.name
 
 
 def modules_in_the_tree() -> set[str]:
@@ -153,5 +177,5 @@ def test_no_module_is_over_400_lines_unless_the_doc_says_why() -> None:
     for path in PACKAGE.rglob("*.py"):
         lines = len(path.read_text().splitlines())
         module = str(path.relative_to(PACKAGE))
-        if lines > 420:
+        if lines > 400:
             assert f"`{module}`" in text.split("## Long modules")[1], f"{module}: {lines} lines"

@@ -29,8 +29,9 @@ def test_a_save_waits_for_the_database_no_more_often_than_measured(app_database_
         counted = roundtrips.measure(service, conn, uuid.uuid4(), chosen, rounds=2)
     finally:
         pool.close()
-    assert counted["plain save"]["round_trips"] <= PLAIN_SAVE
+    # every round counts, not their median (rounds of 12 and 13 have a median of 12.5)
+    assert max(counted["plain save"]["round_trips_seen"]) <= PLAIN_SAVE
     assert (
-        counted["save with a context that supersedes"]["round_trips"]
+        max(counted["save with a context that supersedes"]["round_trips_seen"])
         <= SAVE_WITH_A_CONTEXT_THAT_SUPERSEDES
     )
