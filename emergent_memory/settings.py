@@ -244,12 +244,122 @@ class Settings(BaseSettings):
         description="After this long, a running job whose worker went silent is due again.",
     )
 
+    # -- automatic memory: injection (docs/automatic-memory.md) ------------------------------
+    injection_budget_tokens: int = Field(
+        default=500,
+        ge=20,
+        le=20_000,
+        description="Most estimated tokens one injection adds to a session; a memory that does "
+        "not fit is skipped, never cut.",
+    )
+    injection_min_prompt_words: int = Field(
+        default=3,
+        ge=1,
+        le=50,
+        description="Prompts with fewer words than this get no memories injected.",
+    )
+    injection_relevance_floor: float | None = Field(
+        default=None,
+        ge=-1,
+        le=1,
+        description="Least cosine similarity between a prompt and a memory for the memory to "
+        "be injected. Unset: the value calibrated for the embedding model.",
+    )
+
+    # -- automatic memory: capture ---------------------------------------------------------
+    anthropic_api_key: SecretStr | None = Field(
+        default=None,
+        description="Anthropic API key for automatic capture. Unset: capture is off and "
+        "nothing of a conversation is stored.",
+    )
+    anthropic_base_url: str | None = Field(
+        default=None,
+        description="Base URL of the Anthropic API (a proxy or gateway); unset: the SDK's.",
+    )
+    capture_gate_model: str = Field(
+        default="claude-haiku-4-5",
+        min_length=1,
+        description="The cheap model that decides whether a window holds anything worth "
+        "remembering.",
+    )
+    capture_extractor_model: str = Field(
+        default="claude-sonnet-4-5",
+        min_length=1,
+        description="The model that extracts memories from a window the gate let through.",
+    )
+    capture_window_turns: int = Field(
+        default=16, ge=2, le=200, description="Turns of conversation per capture window."
+    )
+    capture_window_overlap: int = Field(
+        default=4,
+        ge=0,
+        le=100,
+        description="Turns before a window that its models also read, for context.",
+    )
+    capture_tool_output_chars: int = Field(
+        default=1500,
+        ge=200,
+        le=100_000,
+        description="Longest tool output kept for capture; the head and tail of a longer one "
+        "are kept.",
+    )
+    capture_daily_token_budget: int = Field(
+        default=1_000_000,
+        ge=0,
+        description="LLM tokens (input and output) capture may spend per actor per day (UTC); "
+        "windows wait for the next day once it is spent. 0: capture spends nothing.",
+    )
+    capture_idle_seconds: float = Field(
+        default=600.0,
+        gt=0,
+        description="A session quiet for this long has its remaining turns captured.",
+    )
+    capture_max_attempts: int = Field(
+        default=6,
+        ge=1,
+        le=100,
+        description="Attempts of a capture window (rate limits, overload, timeouts) before it "
+        "is dead-lettered with the reason.",
+    )
+    llm_timeout: float = Field(
+        default=60.0, gt=0, description="Seconds before an LLM request gives up."
+    )
+    llm_max_retries: int = Field(
+        default=2,
+        ge=0,
+        le=10,
+        description="Retries of a failed LLM request within one attempt (honouring "
+        "retry-after), before the window is retried later.",
+    )
+
+    # -- automatic memory: Claude Code hooks (read by `emergent-memory hook`) ---------------
+    hook_url: str | None = Field(
+        default=None,
+        description="The server the hooks talk to. Unset: the hooks file's, else "
+        "http://127.0.0.1:8765.",
+    )
+    hook_token: SecretStr | None = Field(
+        default=None, description="The bearer token of the hooks. Unset: the hooks file's."
+    )
+    hook_config: Path | None = Field(
+        default=None,
+        description="The hooks file `hooks install` writes (URL, token; mode 0600). Unset: "
+        "hooks.json in the user's config directory (~/.config/emergent-memory on Linux).",
+    )
+
     @field_validator("database_url")
     @classmethod
     def _postgres_url(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("postgresql://", "postgres://")):
             raise ValueError("must be a URL starting with postgresql://")
         return value
+
+    @field_validator("anthropic_base_url", "hook_url")
+    @classmethod
+    def _optional_http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must be a URL starting with https:// (or http://)")
+        return None if value is None else value.rstrip("/")
 
     @field_validator("model_hub_url")
     @classmethod
@@ -281,6 +391,15 @@ class Settings(BaseSettings):
                     f"{' and '.join(missing)} must be set with "
                     f"{ENV_PREFIX}EMBEDDING_PROVIDER=openai"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _window_overlap(self) -> Settings:
+        if self.capture_window_overlap >= self.capture_window_turns:
+            raise ValueError(
+                f"{ENV_PREFIX}CAPTURE_WINDOW_OVERLAP ({self.capture_window_overlap}) must be "
+                f"smaller than {ENV_PREFIX}CAPTURE_WINDOW_TURNS ({self.capture_window_turns})"
+            )
         return self
 
     @model_validator(mode="after")
@@ -350,6 +469,7 @@ def _describe(detail: ErrorDetails) -> str:
         return message
     field = str(detail["loc"][0])
     variable = ENV_PREFIX + field.upper()
-    if field in ("database_url", "embedding_api_key"):  # never echo secrets
+    if field in ("database_url", "embedding_api_key", "anthropic_api_key", "hook_token"):
+        # never echo secrets
         return f"{variable}: {message}"
     return f"{variable}: {message} (got {detail['input']!r})"

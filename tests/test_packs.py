@@ -58,7 +58,7 @@ def test_pack_file_equals_the_pack_seeded_by_the_head_revision(
 
 def test_pack_content_follows_the_product_design() -> None:
     pack = published_pack()
-    assert (pack["name"], pack["version"]) == ("agent-memory", "1.0.0")
+    assert (pack["name"], pack["version"]) == ("agent-memory", "1.1.0")
     memory_type = pack["object_type_schemas"]["Memory"]
     assert set(memory_type["properties"]) == {
         "content",
@@ -86,6 +86,10 @@ def test_pack_content_follows_the_product_design() -> None:
     relationships = pack["relationship_type_schemas"]
     assert set(relationships) == {"BELONGS_TO_CONTEXT", "SUPERSEDES", "DERIVED_FROM", "RELEVANT_TO"}
     assert relationships["BELONGS_TO_CONTEXT"]["targetTypes"] == ["MemoryContext"]
+    assert relationships["DERIVED_FROM"]["targetTypes"] == ["Memory", "Episode"]
+    episode = pack["object_type_schemas"]["Episode"]
+    assert set(episode["required"]) == {"session_id", "client", "first_turn", "last_turn", "digest"}
+    assert all(p.get("description") for p in episode["properties"].values())
     assert "never extracted from documents" in pack["extraction_prompts"]["guidelines"]
 
 
@@ -126,13 +130,13 @@ def test_install_is_idempotent_and_a_new_version_replaces_the_old(
     first = graph.install_pack(conn, project, "agent-memory")
     again = graph.install_pack(conn, project, "agent-memory")
     assert first == again
-    assert first.version == "1.0.0"
+    assert first.version == "1.1.0"
 
-    newer = published_pack() | {"version": "1.1.0"}
+    newer = published_pack() | {"version": "1.2.0"}
     graph.publish_pack(conn, graph.PackDefinition.model_validate(newer))
     upgraded = graph.install_pack(conn, project, "agent-memory")
-    assert upgraded.version == "1.1.0"
-    assert [p.version for p in graph.installed_packs(conn, project)] == ["1.1.0"]
+    assert upgraded.version == "1.2.0"
+    assert [p.version for p in graph.installed_packs(conn, project)] == ["1.2.0"]
     pinned = graph.install_pack(conn, project, "agent-memory", "1.0.0")
     assert pinned.version == "1.0.0"
 

@@ -8,8 +8,11 @@ from uuid import UUID
 READ = "memory:read"
 WRITE = "memory:write"
 ADMIN = "memory:admin"
+# The credential acts for its own actor in whichever project a request names (hooks installed
+# for a whole user account); without it, only in the credential's own project.
+ANY_PROJECT = "memory:any-project"
 # Every scope a credential can grant.
-SCOPES = (READ, WRITE, ADMIN)
+SCOPES = (READ, WRITE, ADMIN, ANY_PROJECT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,3 +35,7 @@ class Principal:
     @property
     def is_admin(self) -> bool:
         return ADMIN in self.scopes
+
+    @property
+    def may_choose_project(self) -> bool:
+        return ANY_PROJECT in self.scopes
