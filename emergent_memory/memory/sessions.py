@@ -1,0 +1,126 @@
+"""Store of client sessions and the injection log: kb.agent_sessions and kb.injections.
+
+A session is keyed by its actor and the client's session id: another actor presenting the same
+session id has a session of its own, and row-level security (migration 0011) keeps each actor
+to its own rows. Functions take a connection inside a transaction that acts for the principal;
+they never commit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from psycopg import Connection
+from psycopg.rows import class_row
+
+from emergent_memory.auth.principal import Principal
+
+# Session ids come from clients (Claude Code's are UUIDs); bounded by the table's check.
+MAX_SESSION_ID_LENGTH = 200
+MAX_CLIENT_LENGTH = 100
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRow:
+    actor_id: UUID
+    session_id: str
+    project_id: UUID
+    client: str
+    created_at: datetime
+    last_seen_at: datetime
+    shown_since: datetime
+    turns_received: int
+    turns_windowed: int
+
+
+# The session, created on first sight and locked for the caller's transaction (two hooks of
+# one session run one after the other); its project and client follow the latest request.
+TOUCH = """
+INSERT INTO kb.agent_sessions AS s (actor_id, session_id, project_id, client)
+VALUES (%(actor_id)s, %(session_id)s, %(project_id)s, %(client)s)
+ON CONFLICT (actor_id, session_id) DO UPDATE
+SET project_id = excluded.project_id, client = excluded.client, last_seen_at = now()
+RETURNING s.actor_id, s.session_id, s.project_id, s.client, s.created_at, s.last_seen_at,
+          s.shown_since, s.turns_received, s.turns_windowed
+"""
+
+RESET_SHOWN = """
+UPDATE kb.agent_sessions SET shown_since = clock_timestamp()
+WHERE actor_id = %(actor_id)s AND session_id = %(session_id)s
+"""
+
+# Memories injected into the session since its last reset (/clear, compaction).
+SHOWN = """
+SELECT DISTINCT unnest(i.memory_ids)
+FROM kb.injections i JOIN kb.agent_sessions s USING (actor_id, session_id)
+WHERE i.actor_id = %(actor_id)s AND i.session_id = %(session_id)s
+  AND i.created_at >= s.shown_since
+"""
+
+LOG_INJECTION = """
+INSERT INTO kb.injections (actor_id, project_id, session_id, client, event, memory_ids,
+                           estimated_tokens, budget_tokens, created_at)
+VALUES (%(actor_id)s, %(project_id)s, %(session_id)s, %(client)s, %(event)s, %(memory_ids)s,
+        %(estimated_tokens)s, %(budget_tokens)s, clock_timestamp())
+RETURNING id
+"""
+
+
+def touch(conn: Connection[Any], principal: Principal, session_id: str, client: str) -> SessionRow:
+    """The principal's session `session_id`, created if new, seen now, locked until the
+    caller's transaction ends."""
+    with conn.cursor(row_factory=class_row(SessionRow)) as cur:
+        cur.execute(
+            TOUCH,
+            {
+                "actor_id": principal.actor_id,
+                "session_id": session_id,
+                "project_id": principal.project_id,
+                "client": client,
+            },
+        )
+        row = cur.fetchone()
+    assert row is not None
+    return row
+
+
+def reset_shown(conn: Connection[Any], principal: Principal, session_id: str) -> None:
+    """From now on, no memory counts as already shown in the session (/clear, compaction)."""
+    conn.execute(RESET_SHOWN, {"actor_id": principal.actor_id, "session_id": session_id})
+
+
+def shown(conn: Connection[Any], principal: Principal, session_id: str) -> set[UUID]:
+    """The memories injected into the session since its last reset."""
+    rows = conn.execute(SHOWN, {"actor_id": principal.actor_id, "session_id": session_id})
+    return {row[0] for row in rows}
+
+
+def log_injection(
+    conn: Connection[Any],
+    principal: Principal,
+    *,
+    session_id: str,
+    client: str,
+    event: str,
+    memory_ids: list[UUID],
+    estimated_tokens: int,
+    budget_tokens: int,
+) -> UUID:
+    row = conn.execute(
+        LOG_INJECTION,
+        {
+            "actor_id": principal.actor_id,
+            "project_id": principal.project_id,
+            "session_id": session_id,
+            "client": client,
+            "event": event,
+            "memory_ids": memory_ids,
+            "estimated_tokens": estimated_tokens,
+            "budget_tokens": budget_tokens,
+        },
+    ).fetchone()
+    assert row is not None
+    return UUID(str(row[0]))
