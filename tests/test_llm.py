@@ -1,0 +1,501 @@
+"""The LLM client (emergent_memory/llm) drives the real `anthropic` SDK against the local fake
+Messages API (tests/fake_anthropic.py): forced tool calls, the SDK's retries, the three kinds of
+failure and what they carry; and the fake's SSE, JSON and other endpoints are what the SDK
+expects."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import email.utils
+import socket
+import threading
+import time
+import traceback
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import httpx
+import pytest
+
+from emergent_memory.llm import (
+    AnthropicClient,
+    LLMError,
+    LLMRejected,
+    LLMUnavailable,
+    MalformedOutput,
+    ToolSpec,
+)
+from tests.fake_anthropic import (
+    FakeAnthropic,
+    RecordedRequest,
+    Reply,
+    error,
+    message,
+    raw,
+    slow,
+    text,
+    tool_use,
+)
+
+KEY = "sk-ant-test-0123456789abcdef"
+GATE = ToolSpec(
+    name="gate",
+    description="Whether anything in the conversation is worth remembering across sessions.",
+    input_schema={
+        "type": "object",
+        "properties": {
+            "worth_remembering": {"type": "boolean"},
+            "reason": {"type": "string"},
+        },
+        "required": ["worth_remembering", "reason"],
+        "additionalProperties": False,
+    },
+)
+EXTRACT = ToolSpec(
+    name="extract",
+    description="The memories to save.",
+    input_schema={
+        "type": "object",
+        "properties": {
+            "memories": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "content": {"type": "string"},
+                        "action": {"enum": ["add", "reinforce", "supersede", "none"]},
+                    },
+                    "required": ["content", "action"],
+                },
+            }
+        },
+        "required": ["memories"],
+    },
+)
+MESSAGES: list[dict[str, Any]] = [{"role": "user", "content": "I always use tabs, never spaces."}]
+SYSTEM = "Decide whether the conversation holds anything worth remembering."
+GATE_INPUT = {"worth_remembering": True, "reason": "a stated preference"}
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeAnthropic]:
+    with FakeAnthropic() as server:
+        yield server
+
+
+def client_of(fake: FakeAnthropic, **options: Any) -> AnthropicClient:
+    settings: dict[str, Any] = {"api_key": KEY, "base_url": fake.url, "max_retries": 0}
+    return AnthropicClient(**(settings | options))
+
+
+def call_gate(client: AnthropicClient, tool: ToolSpec = GATE) -> Any:
+    return client.call_tool(model="claude-gate", system=SYSTEM, messages=MESSAGES, tool=tool)
+
+
+def failure_of(fake: FakeAnthropic, *replies: Reply, **options: Any) -> LLMError:
+    fake.enqueue(*replies)
+    with client_of(fake, **options) as client, pytest.raises(LLMError) as caught:
+        call_gate(client)
+    return caught.value
+
+
+# -- forced tool calls
+
+
+def test_a_forced_tool_call_returns_its_input_usage_and_stop_reason(fake: FakeAnthropic) -> None:
+    answer = tool_use("gate", GATE_INPUT, input_tokens=321, output_tokens=17)
+    fake.enqueue(dataclasses.replace(answer, model="claude-gate-20260101"))
+    with client_of(fake) as client:
+        call = client.call_tool(
+            model="claude-gate", system=SYSTEM, messages=MESSAGES, tool=GATE, max_tokens=300
+        )
+    assert call.input == GATE_INPUT
+    assert (call.usage.model, call.usage.input_tokens, call.usage.output_tokens) == (
+        "claude-gate-20260101",  # the model as the API answered it, not as asked
+        321,
+        17,
+    )
+    assert call.stop_reason == "tool_use"
+    [request] = fake.requests
+    assert (request.method, request.path, request.stream) == ("POST", "/v1/messages", False)
+    assert request.json["tool_choice"] == {"type": "tool", "name": "gate"}
+    assert request.json["tools"] == [
+        {"name": "gate", "description": GATE.description, "input_schema": GATE.input_schema}
+    ]
+    assert request.json["model"] == "claude-gate"
+    assert request.json["system"] == SYSTEM
+    assert request.json["messages"] == MESSAGES
+    assert request.json["max_tokens"] == 300
+    assert request.headers["authorization"] == f"Bearer {KEY}"
+
+
+def test_text_before_the_tool_call_is_ignored(fake: FakeAnthropic) -> None:
+    fake.enqueue(tool_use("gate", GATE_INPUT, preamble="Let me look at this."))
+    with client_of(fake) as client:
+        assert call_gate(client).input == GATE_INPUT
+
+
+def test_a_tool_spec_must_take_an_object_and_be_a_valid_schema() -> None:
+    with pytest.raises(ValueError, match="type 'object'"):
+        ToolSpec(name="t", description="d", input_schema={"type": "array"})
+    with pytest.raises(ValueError, match="not a valid JSON schema: 3 is not of type 'array'"):
+        ToolSpec(name="t", description="d", input_schema={"type": "object", "required": 3})
+
+
+# -- retries and unavailability
+
+
+def test_a_rate_limit_is_retried_by_the_sdk_after_its_retry_after(fake: FakeAnthropic) -> None:
+    fake.enqueue(
+        error(429, "rate_limit_error", "Number of requests has exceeded your rate limit", 0.01),
+        tool_use("gate", GATE_INPUT),
+    )
+    with client_of(fake, max_retries=2) as client:
+        assert call_gate(client).input == GATE_INPUT
+    assert [r.headers["x-stainless-retry-count"] for r in fake.message_requests] == ["0", "1"]
+
+
+def test_overload_is_retried_by_the_sdk(fake: FakeAnthropic) -> None:
+    fake.enqueue(
+        error(529, "overloaded_error", "Overloaded", headers={"retry-after-ms": "10"}),
+        tool_use("gate", GATE_INPUT),
+    )
+    with client_of(fake, max_retries=1) as client:
+        assert call_gate(client).input == GATE_INPUT
+    assert len(fake.message_requests) == 2
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({"retry-after": "7"}, 7.0),
+        ({"retry-after": "2.5"}, 2.5),
+        ({"retry-after-ms": "1500", "retry-after": "9"}, 1.5),
+        ({}, None),
+        ({"retry-after": "soon"}, None),
+    ],
+)
+def test_a_rate_limit_without_retries_left_is_unavailable_with_its_retry_after(
+    fake: FakeAnthropic, headers: dict[str, str], expected: float | None
+) -> None:
+    failure = failure_of(fake, error(429, "rate_limit_error", "Too many", headers=headers))
+    assert isinstance(failure, LLMUnavailable)
+    assert failure.retryable
+    assert failure.retry_after == expected
+    assert failure.reason == "HTTP 429 rate_limit_error: Too many"
+    assert failure.usage is None
+
+
+def test_a_retry_after_as_an_http_date_becomes_seconds(fake: FakeAnthropic) -> None:
+    when = email.utils.formatdate(time.time() + 60, usegmt=True)
+    failure = failure_of(fake, error(429, "rate_limit_error", "Too many", retry_after=when))
+    assert failure.retry_after is not None
+    assert 50 < failure.retry_after <= 60
+
+
+@pytest.mark.parametrize(
+    ("status", "error_type"),
+    [(529, "overloaded_error"), (500, "api_error"), (503, "api_error"), (408, "timeout_error")],
+)
+def test_server_errors_are_unavailable(fake: FakeAnthropic, status: int, error_type: str) -> None:
+    failure = failure_of(fake, error(status, error_type, "Something went wrong"))
+    assert isinstance(failure, LLMUnavailable)
+    assert failure.retryable
+    assert failure.reason == f"HTTP {status} {error_type}: Something went wrong"
+    assert failure.retry_after is None
+
+
+def test_exhausted_retries_say_how_many_attempts_and_the_last_retry_after(
+    fake: FakeAnthropic,
+) -> None:
+    busy = error(529, "overloaded_error", "Overloaded", headers={"retry-after-ms": "20"})
+    failure = failure_of(fake, busy, busy, busy, max_retries=2)
+    assert isinstance(failure, LLMUnavailable)
+    assert failure.reason == "HTTP 529 overloaded_error: Overloaded (after 3 attempts)"
+    assert failure.retry_after == 0.02
+    assert len(fake.message_requests) == 3
+
+
+def test_an_answer_slower_than_the_timeout_is_unavailable(fake: FakeAnthropic) -> None:
+    failure = failure_of(fake, slow(3, tool_use("gate", GATE_INPUT)), timeout=0.3)
+    assert isinstance(failure, LLMUnavailable)
+    assert failure.reason == "no answer within 0.3 s"
+
+
+def test_a_server_that_is_not_there_is_unavailable() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed again before the call
+    client = AnthropicClient(api_key=KEY, base_url=f"http://127.0.0.1:{port}", max_retries=0)
+    with client, pytest.raises(LLMUnavailable) as caught:
+        call_gate(client)
+    assert caught.value.reason.startswith("could not connect to the API")
+
+
+@pytest.mark.parametrize("body", ["<html>Bad gateway</html>", '{"unexpected": true}'])
+def test_a_success_that_is_not_a_message_is_unavailable(fake: FakeAnthropic, body: str) -> None:
+    failure = failure_of(fake, raw(200, body))
+    assert isinstance(failure, LLMUnavailable)
+    assert failure.reason == "the API answered with a body that is not a Message"
+
+
+# -- rejections
+
+
+def test_a_wrong_key_is_rejected_without_retrying_and_never_shown() -> None:
+    with FakeAnthropic(api_key="the-right-key") as fake:
+        failure = failure_of(fake, max_retries=2)
+        assert len(fake.requests) == 1
+    assert isinstance(failure, LLMRejected)
+    assert not failure.retryable
+    assert failure.reason == "HTTP 401 authentication_error: invalid x-api-key"
+    assert KEY not in "".join(traceback.format_exception(failure)) + repr(failure)
+
+
+@pytest.mark.parametrize(
+    ("status", "error_type", "detail"),
+    [
+        (400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"),
+        (403, "permission_error", "Your API key does not have permission to use this model"),
+        (404, "not_found_error", "model: claude-gate"),
+        (413, "request_too_large", "Request exceeds the maximum allowed number of bytes"),
+    ],
+)
+def test_refused_requests_are_rejected_and_not_retried(
+    fake: FakeAnthropic, status: int, error_type: str, detail: str
+) -> None:
+    failure = failure_of(fake, error(status, error_type, detail), max_retries=2)
+    assert isinstance(failure, LLMRejected)
+    assert failure.reason == f"HTTP {status} {error_type}: {detail}"
+    assert len(fake.message_requests) == 1
+
+
+def test_a_key_the_api_quotes_back_is_masked(fake: FakeAnthropic) -> None:
+    failure = failure_of(fake, error(400, "invalid_request_error", f"bad header {KEY}"))
+    assert failure.reason == "HTTP 400 invalid_request_error: bad header ***"
+
+
+def test_a_long_error_message_is_cut(fake: FakeAnthropic) -> None:
+    failure = failure_of(fake, error(400, "invalid_request_error", "x" * 5000))
+    assert len(failure.reason) < 400
+    assert failure.reason.endswith("...")
+
+
+# -- malformed output
+
+
+def test_text_instead_of_the_tool_call_is_malformed_and_counts_its_tokens(
+    fake: FakeAnthropic,
+) -> None:
+    said = "I think the user prefers tabs."
+    failure = failure_of(fake, text(said, input_tokens=55, output_tokens=9))
+    assert isinstance(failure, MalformedOutput)
+    assert not failure.retryable
+    assert failure.reason == "no call of tool 'gate': the answer held text"
+    assert failure.usage is not None
+    assert (failure.usage.model, failure.usage.input_tokens) == ("claude-gate", 55)
+    assert failure.usage.output_tokens == 9
+
+
+def test_a_call_of_another_tool_is_malformed(fake: FakeAnthropic) -> None:
+    failure = failure_of(fake, tool_use("extract", {"memories": []}))
+    assert isinstance(failure, MalformedOutput)
+    assert failure.reason == "no call of tool 'gate': the answer held tool_use"
+
+
+def test_a_tool_input_that_is_not_an_object_is_malformed(fake: FakeAnthropic) -> None:
+    failure = failure_of(fake, tool_use("gate", ["worth_remembering", True]))
+    assert isinstance(failure, MalformedOutput)
+    assert failure.reason == "the input of tool 'gate' is an array, not an object"
+    assert failure.usage is not None
+
+
+def test_a_tool_input_against_the_schema_names_the_path_but_not_the_value(
+    fake: FakeAnthropic,
+) -> None:
+    secret_ish = "the user's private project codename is BLUEBIRD"
+    memories = [{"content": "ok", "action": "add"}, {"content": secret_ish, "action": "maybe"}]
+    fake.enqueue(tool_use("extract", {"memories": memories}))
+    with client_of(fake) as client, pytest.raises(MalformedOutput) as caught:
+        call_gate(client, EXTRACT)
+    reason = caught.value.reason
+    assert reason.startswith("the input of tool 'extract' does not match its schema at ")
+    assert "$.memories[1].action: a string fails enum" in reason
+    assert "maybe" not in reason
+    assert "BLUEBIRD" not in reason
+    assert caught.value.usage is not None
+
+
+def test_a_missing_property_is_named(fake: FakeAnthropic) -> None:
+    failure = failure_of(fake, tool_use("gate", {"worth_remembering": False}))
+    assert failure.reason == (
+        "the input of tool 'gate' does not match its schema at $: 'reason' is a required property"
+    )
+
+
+def test_an_answer_cut_at_max_tokens_says_so(fake: FakeAnthropic) -> None:
+    cut = {"type": "tool_use", "id": "toolu_cut", "name": "gate", "input": {}}
+    failure = failure_of(fake, message(cut, stop_reason="max_tokens"))
+    assert isinstance(failure, MalformedOutput)
+    assert failure.reason.endswith("(the answer stopped at max_tokens)")
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        text(f"Your key is {KEY}"),
+        error(401, "authentication_error", "invalid x-api-key"),
+        error(529, "overloaded_error", "Overloaded"),
+        slow(3, tool_use("gate", GATE_INPUT)),
+    ],
+    ids=["malformed", "rejected", "unavailable", "timeout"],
+)
+def test_no_failure_shows_the_key_or_the_prompt(fake: FakeAnthropic, reply: Reply) -> None:
+    failure = failure_of(fake, reply, timeout=0.3)
+    shown = "".join(traceback.format_exception(failure)) + repr(failure) + failure.reason
+    assert KEY not in shown
+    assert MESSAGES[0]["content"] not in shown
+    assert SYSTEM not in shown
+
+
+# -- the fake itself, as the SDK and Claude Code see it
+
+
+def sdk_client(fake: FakeAnthropic) -> anthropic.Anthropic:
+    return anthropic.Anthropic(api_key=KEY, base_url=fake.url, max_retries=0, timeout=5)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        tool_use("gate", {"worth_remembering": True, "reason": "é " * 40}, preamble="Checking"),
+        text("A longer answer, streamed in several pieces, with “quotes” and\nlines."),
+    ],
+    ids=["tool_use", "text"],
+)
+def test_the_stream_gives_the_sdk_the_same_message_as_json(
+    fake: FakeAnthropic, reply: Reply
+) -> None:
+    fake.enqueue(reply, reply)
+    arguments: dict[str, Any] = {"model": "claude-x", "max_tokens": 100, "messages": MESSAGES}
+    with sdk_client(fake) as client:
+        whole = client.messages.create(**arguments)
+        with client.messages.stream(**arguments, extra_query={"beta": "true"}) as stream:
+            kinds = [event.type for event in stream]
+            streamed = stream.get_final_message()
+    assert streamed.model_dump(exclude={"id"}) == whole.model_dump(exclude={"id"})
+    assert streamed.usage.output_tokens == reply.output_tokens
+    assert kinds[0] == "message_start"
+    assert kinds[-2:] == ["message_delta", "message_stop"]
+    assert "content_block_delta" in kinds
+    first, second = fake.requests
+    assert (first.stream, first.query) == (False, {})
+    assert (second.stream, second.query) == (True, {"beta": "true"})
+
+
+def test_the_raw_stream_follows_the_documented_event_order(fake: FakeAnthropic) -> None:
+    fake.enqueue(tool_use("gate", GATE_INPUT, preamble="One moment"))
+    with sdk_client(fake) as client:
+        events = list(
+            client.messages.create(model="m", max_tokens=50, messages=MESSAGES, stream=True)
+        )
+    names = [event.type for event in events]
+    assert names[0] == "message_start"
+    assert names[-2:] == ["message_delta", "message_stop"]
+    for index in (0, 1):
+        block = [e for e in events if getattr(e, "index", None) == index]
+        assert block[0].type == "content_block_start"
+        assert block[-1].type == "content_block_stop"
+        assert {e.type for e in block[1:-1]} == {"content_block_delta"}
+    deltas = [e.delta for e in events if e.type == "content_block_delta"]
+    assert {d.type for d in deltas} == {"text_delta", "input_json_delta"}
+    assert "".join(d.partial_json for d in deltas if d.type == "input_json_delta") == (
+        '{"worth_remembering": true, "reason": "a stated preference"}'
+    )
+
+
+def test_a_handler_answers_by_content_before_the_queue(fake: FakeAnthropic) -> None:
+    def answer(request: RecordedRequest) -> Reply | None:
+        if request.forced_tool == "gate":
+            return tool_use("gate", {"worth_remembering": "tabs" in request.text, "reason": "."})
+        return None
+
+    fake.handler = answer
+    fake.enqueue(text("from the queue"))
+    with client_of(fake) as client, sdk_client(fake) as sdk:
+        assert call_gate(client).input["worth_remembering"] is True
+        plain = sdk.messages.create(model="m", max_tokens=10, messages=MESSAGES)
+        again = sdk.messages.create(model="m", max_tokens=10, messages=MESSAGES)
+    assert [block.model_dump()["text"] for block in plain.content] == ["from the queue"]
+    assert [block.model_dump()["text"] for block in again.content] == ["OK."]  # the default
+    assert fake.handler_errors == []
+
+
+def test_a_failing_handler_answers_500_and_is_recorded(fake: FakeAnthropic) -> None:
+    def broken(request: RecordedRequest) -> Reply | None:
+        raise RuntimeError("scripted bug")
+
+    fake.handler = broken
+    failure = failure_of(fake)
+    assert isinstance(failure, LLMUnavailable)
+    assert "fake handler failed" in failure.reason
+    assert [str(e) for e in fake.handler_errors] == ["scripted bug"]
+
+
+def test_other_endpoints_are_recorded_and_answered(fake: FakeAnthropic) -> None:
+    with sdk_client(fake) as client:
+        counted = client.messages.count_tokens(model="m", messages=MESSAGES)
+    assert counted.input_tokens > 0
+    probe = httpx.head(fake.url + "/")
+    assert (probe.status_code, probe.content) == (404, b"")
+    models = httpx.get(fake.url + "/v1/models?limit=5")
+    assert models.status_code == 404
+    assert models.json()["error"] == {
+        "type": "not_found_error",
+        "message": "Not found: GET /v1/models",
+    }
+    assert [(r.method, r.path) for r in fake.requests] == [
+        ("POST", "/v1/messages/count_tokens"),
+        ("HEAD", "/"),
+        ("GET", "/v1/models"),
+    ]
+    assert fake.requests[-1].query == {"limit": "5"}
+    assert fake.message_requests == []
+
+
+def test_concurrent_requests_each_get_one_reply_and_are_all_recorded(
+    fake: FakeAnthropic,
+) -> None:
+    fake.enqueue(
+        *(tool_use("gate", {"worth_remembering": True, "reason": str(n)}) for n in range(8))
+    )
+    reasons: list[str] = []
+    with client_of(fake) as client:
+        threads = [
+            threading.Thread(target=lambda: reasons.append(call_gate(client).input["reason"]))
+            for _ in range(8)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert sorted(reasons, key=int) == [str(n) for n in range(8)]
+    assert len(fake.requests) == 8
+    assert fake.pending == 0
+
+
+def test_the_llm_package_imports_nothing_else_of_emergent_memory() -> None:
+    package = Path(__file__).parent.parent / "emergent_memory" / "llm"
+    imported: set[str] = set()
+    for path in package.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                imported.add(node.module)
+            elif isinstance(node, ast.Import):
+                imported.update(alias.name for alias in node.names)
+    assert "anthropic" in imported  # the walk sees the imports
+    ours = {name for name in imported if name.split(".")[0] == "emergent_memory"}
+    assert {name for name in ours if not name.startswith("emergent_memory.llm.")} == set()
