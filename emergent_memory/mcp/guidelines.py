@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+# The memory_guidelines prompt: its text lives in the memory layer, which capture's extractor
+# reads too.
+from emergent_memory.memory.guidelines import MEMORY_GUIDELINES as MEMORY_GUIDELINES
+
 INSTRUCTIONS = """\
 emergent-memory keeps what you learn about the user and their projects across sessions.
 Call recall_memories at the start of a task and whenever the user refers to earlier work or
@@ -46,54 +50,3 @@ memory active again (the memory that had replaced it stays); "forget_all" remove
 active memory the user saved in this project and requires confirm: true. Use update or
 delete when the user says a memory is wrong or outdated, and restore when a fact was
 replaced or deleted by mistake."""
-
-MEMORY_GUIDELINES = """\
-# Using emergent-memory
-
-## When to recall
-- At the start of every task: recall what you know about the user's preferences and the
-  project's conventions for what you are about to do.
-- When the user refers to the past ("like last time", "as I said", "our usual setup").
-- Before making a choice the user may have an opinion on (tools, style, structure).
-
-## When to save
-Save immediately, in the same turn, when you learn:
-- a **preference**: "The user prefers pytest fixtures over setUp methods."
-- a **correction**: the user corrected you; save the right version, source "corrected".
-- a **convention** of the project: "API routes are named in kebab-case."
-- a **fact** about the project or the user: "The staging database is stage_db on db-2."
-- an **instruction** that should hold in later sessions: "Always run `make check` before
-  committing."
-- a **pattern** you noticed repeatedly: "The user reviews diffs before accepting changes."
-
-Use source "explicit" when the user said it, "inferred" when you concluded it, "corrected"
-for corrections. Use scope "user" (the default) for things true of the user everywhere,
-"project" for things true only in this project.
-
-## How to write a good memory
-- **Specific**: "Use pnpm, not npm, in this repository" rather than "likes pnpm".
-- **Self-contained**: understandable without the conversation; name the project area.
-- **One fact** per memory; save two memories rather than one with "and".
-- **Present tense**, stated as a fact: "The CI runs on GitHub Actions."
-- **With context** when it matters: "In the billing service, amounts are in cents."
-- Put related memories in a named context ("frontend", "release process").
-
-## What never to save
-- Credentials of any kind: passwords, API keys, tokens, private keys, connection strings
-  with passwords. Save where the secret lives instead ("the deploy token is in the
-  DEPLOY_TOKEN environment variable").
-- Transient details of the current task (a file you are editing right now, a temporary
-  error, today's to-do list).
-- Things the user asked you to forget, or private information about other people.
-
-## Keeping memories right
-- If a recalled memory is wrong or outdated, update it (manage_memory action "update") or
-  save the corrected fact, saying that it changed ("The API now listens on port 9090",
-  "The user switched from npm to pnpm"): it then replaces the old one.
-- When save_memory lists possible_duplicates, read them: if one is the same fact or is now
-  wrong, update or delete it (manage_memory); if it is a different fact, keep both.
-- Delete memories the user asks you to forget (manage_memory action "delete").
-- If a fact the user gave you is missing, it may have been replaced by a newer memory or
-  deleted: look with manage_memory action "list" and status "superseded" or "deleted", and
-  bring it back with action "restore".
-"""

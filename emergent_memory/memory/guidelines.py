@@ -1,0 +1,76 @@
+"""What agents are told about good memories: the memory_guidelines prompt's text, which automatic
+capture's extractor follows too.
+
+The text lives here, in the memory layer, so that both the MCP prompt (mcp/guidelines.py) and
+the capture extractor (memory/extraction.py) use the same words. Each section is its own
+constant; MEMORY_GUIDELINES is all of them in order.
+"""
+
+from __future__ import annotations
+
+TITLE = "# Using emergent-memory\n\n"
+
+WHEN_TO_RECALL = """\
+## When to recall
+- At the start of every task: recall what you know about the user's preferences and the
+  project's conventions for what you are about to do.
+- When the user refers to the past ("like last time", "as I said", "our usual setup").
+- Before making a choice the user may have an opinion on (tools, style, structure).
+
+"""
+
+WHEN_TO_SAVE = """\
+## When to save
+Save immediately, in the same turn, when you learn:
+- a **preference**: "The user prefers pytest fixtures over setUp methods."
+- a **correction**: the user corrected you; save the right version, source "corrected".
+- a **convention** of the project: "API routes are named in kebab-case."
+- a **fact** about the project or the user: "The staging database is stage_db on db-2."
+- an **instruction** that should hold in later sessions: "Always run `make check` before
+  committing."
+- a **pattern** you noticed repeatedly: "The user reviews diffs before accepting changes."
+
+Use source "explicit" when the user said it, "inferred" when you concluded it, "corrected"
+for corrections. Use scope "user" (the default) for things true of the user everywhere,
+"project" for things true only in this project.
+
+"""
+
+HOW_TO_WRITE = """\
+## How to write a good memory
+- **Specific**: "Use pnpm, not npm, in this repository" rather than "likes pnpm".
+- **Self-contained**: understandable without the conversation; name the project area.
+- **One fact** per memory; save two memories rather than one with "and".
+- **Present tense**, stated as a fact: "The CI runs on GitHub Actions."
+- **With context** when it matters: "In the billing service, amounts are in cents."
+- Put related memories in a named context ("frontend", "release process").
+
+"""
+
+WHAT_NEVER_TO_SAVE = """\
+## What never to save
+- Credentials of any kind: passwords, API keys, tokens, private keys, connection strings
+  with passwords. Save where the secret lives instead ("the deploy token is in the
+  DEPLOY_TOKEN environment variable").
+- Transient details of the current task (a file you are editing right now, a temporary
+  error, today's to-do list).
+- Things the user asked you to forget, or private information about other people.
+
+"""
+
+KEEPING_MEMORIES_RIGHT = """\
+## Keeping memories right
+- If a recalled memory is wrong or outdated, update it (manage_memory action "update") or
+  save the corrected fact, saying that it changed ("The API now listens on port 9090",
+  "The user switched from npm to pnpm"): it then replaces the old one.
+- When save_memory lists possible_duplicates, read them: if one is the same fact or is now
+  wrong, update or delete it (manage_memory); if it is a different fact, keep both.
+- Delete memories the user asks you to forget (manage_memory action "delete").
+- If a fact the user gave you is missing, it may have been replaced by a newer memory or
+  deleted: look with manage_memory action "list" and status "superseded" or "deleted", and
+  bring it back with action "restore".
+"""
+
+MEMORY_GUIDELINES = TITLE + "".join(
+    (WHEN_TO_RECALL, WHEN_TO_SAVE, HOW_TO_WRITE, WHAT_NEVER_TO_SAVE, KEEPING_MEMORIES_RIGHT)
+)
