@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run demo bench test lint help
+.PHONY: run demo bench test lint claude-code help
 .DEFAULT_GOAL := help
 
 help:
@@ -48,5 +48,10 @@ lint: $(INSTALLED)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-test: lint
+# The end-to-end test drives the real Claude Code CLI, pinned in tests/claude_code.py and
+# installed with npm under .cache/claude-code/ the first time (then it only checks the version).
+claude-code: $(INSTALLED)
+	$(BIN)/python -m tests.claude_code
+
+test: lint claude-code
 	$(BIN)/pytest
