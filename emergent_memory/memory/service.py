@@ -124,6 +124,12 @@ class MemoryService:
         self._projects_with_pack: set[UUID] = set()
 
     @property
+    def embedder(self) -> EmbeddingProvider:
+        """The embedding provider: automatic capture embeds a conversation with it to find
+        the memories closest to it."""
+        return self._embedder
+
+    @property
     def pool(self) -> DatabasePool:
         """The connection pool: the composition root builds the services that share it (API
         tokens, the embedding worker) on it, and tests read through it. The edges (MCP, CLI)
@@ -146,8 +152,15 @@ class MemoryService:
         scope: MemoryScope = "user",
         context: str | None = None,
         related_to: Sequence[str] | None = None,
+        *,
+        derived_from: UUID | None = None,
     ) -> SaveResult:
-        """Store a memory, or reinforce or supersede the one it repeats."""
+        """Store a memory, or reinforce or supersede the one it repeats.
+
+        `derived_from` (automatic capture's, never a tool argument): the Episode the memory
+        was extracted from; the stored (or reinforced) memory is linked to it with
+        DERIVED_FROM in the same transaction.
+        """
         text = validation.content(content, max_length=self._config.max_content_length)
         category_ = validation.category(category)
         source_ = validation.source(source)
@@ -168,7 +181,9 @@ class MemoryService:
 
             exact = store.find_exact(conn, principal, scope_, text)
             if exact is not None:
-                return self._reinforce(conn, principal, exact, source_, context_, targets)
+                result = self._reinforce(conn, principal, exact, source_, context_, targets)
+                self._link_source(conn, principal, exact, derived_from)
+                return result
 
             nearest = None
             if embedding is not None:
@@ -229,6 +244,7 @@ class MemoryService:
                     conn, principal, store.BELONGS_TO_CONTEXT, memory.canonical_id, context_id
                 )
             self._link_related(conn, principal, memory.canonical_id, targets)
+            self._link_source(conn, principal, memory.canonical_id, derived_from)
             record = self._records(conn, [memory.canonical_id])[0]
         self._projects_with_pack.add(principal.project_id)  # committed: no need to look again
         return {
@@ -616,6 +632,19 @@ class MemoryService:
                 raise InvalidInput(
                     f"related_to: no object with id {target} in this project"
                 ) from error
+
+    def _link_source(
+        self, conn: Connection[Any], principal: Principal, memory_id: UUID, source: UUID | None
+    ) -> None:
+        """Link the memory to what it was derived from (an Episode), if anything."""
+        if source is None:
+            return
+        try:
+            self._link(conn, principal, store.DERIVED_FROM, memory_id, source)
+        except ObjectNotFound as error:
+            raise InvalidInput(
+                f"derived_from: no object with id {source} in this project"
+            ) from error
 
     def _writable_memory(
         self, conn: Connection[Any], principal: Principal, memory_id: UUID

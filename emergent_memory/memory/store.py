@@ -27,6 +27,10 @@ CONTEXT = "MemoryContext"
 BELONGS_TO_CONTEXT = "BELONGS_TO_CONTEXT"
 SUPERSEDES = "SUPERSEDES"
 RELEVANT_TO = "RELEVANT_TO"
+# A conversation window automatic capture read, and the edge from each memory it produced or
+# reinforced to it (pack 1.1.0).
+EPISODE = "Episode"
+DERIVED_FROM = "DERIVED_FROM"
 
 
 @dataclass(frozen=True, slots=True)
