@@ -22,6 +22,7 @@ from emergent_memory.embeddings.worker import EmbeddingWorker, WorkerConfig
 from emergent_memory.errors import EmbeddingUnavailable
 from emergent_memory.graph import bypasses_row_security
 from emergent_memory.memory.dedup import DedupPolicy
+from emergent_memory.memory.injection import InjectionConfig, InjectionService
 from emergent_memory.memory.maintenance import MaintenanceService
 from emergent_memory.memory.service import MemoryConfig, MemoryService
 from emergent_memory.memory.store import EMBEDDED_TEXT
@@ -68,6 +69,30 @@ def build_embedder(settings: Settings) -> EmbeddingProvider:
         timeout=settings.embedding_timeout,
         max_retries=settings.embedding_max_retries,
         send_dimensions=settings.embedding_send_dimensions,
+    )
+
+
+# The least cosine similarity between a prompt and a memory for the memory to be injected, per
+# embedding model. all-MiniLM-L6-v2: the lowest floor at which at least 80% of the memories it
+# lets through are relevant, on the labelled retrieval set (265 prompts; 5-fold
+# cross-validated: held-out precision 0.81, recall 0.38; benchmarks/injection.py,
+# benchmarks/results/injection.md). An irrelevant injection costs the user's context; what
+# the floor keeps out the agent can still recall.
+INJECTION_FLOORS = {LOCAL_MODEL_NAME: 0.59}
+# For a model nobody calibrated: only close matches.
+UNCALIBRATED_INJECTION_FLOOR = 0.6
+
+
+def injection_config(settings: Settings, model_name: str) -> InjectionConfig:
+    floor = settings.injection_relevance_floor
+    if floor is None:
+        floor = INJECTION_FLOORS.get(model_name, UNCALIBRATED_INJECTION_FLOOR)
+    return InjectionConfig(
+        budget_tokens=settings.injection_budget_tokens,
+        min_prompt_words=settings.injection_min_prompt_words,
+        relevance_floor=floor,
+        max_prompt_length=settings.max_content_length,
+        recall_tuning=memory_config(settings, model_name).recall_tuning,
     )
 
 
@@ -235,10 +260,11 @@ def open_memory_service_with_worker(
 @dataclass(frozen=True)
 class ServerServices:
     """What a server uses, on one pool of the application role: the memory service for the
-    tools, API tokens for the HTTP server's bearer check."""
+    tools, API tokens for the HTTP server's bearer check, injection for /api/v1/context."""
 
     memory: MemoryService
     tokens: TokenService
+    injection: InjectionService
 
 
 @contextmanager
@@ -252,8 +278,15 @@ def open_server_services(
     """The services of `serve`, opened once before the transport starts; with `worker`, the
     embedding worker runs in a thread beside them. `migrate` as for open_memory_service."""
     opener = open_memory_service_with_worker if worker else open_memory_service
-    with opener(settings, migrate=migrate, load_model=load_model) as memory:
-        yield ServerServices(memory=memory, tokens=TokenService(memory.pool))
+    embedder = build_embedder(settings)
+    with opener(settings, migrate=migrate, embedder=embedder, load_model=load_model) as memory:
+        yield ServerServices(
+            memory=memory,
+            tokens=TokenService(memory.pool),
+            injection=InjectionService(
+                memory.pool, embedder, injection_config(settings, embedder.model_name)
+            ),
+        )
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,14 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     ),
     "mcp": (
         *(P + m for m in ("graph", "db", "embeddings", "transfer", "auth.tokens", "memory.store")),
-        *(P + m for m in ("cli", "app")),
+        *(P + m for m in ("cli", "app", "api")),
+        "psycopg",
+        "psycopg_pool",
+        "pgvector",
+    ),
+    "api": (
+        *(P + m for m in ("graph", "db", "embeddings", "llm", "transfer", "auth.tokens")),
+        *(P + m for m in ("memory.store", "memory.sessions", "cli", "app", "mcp")),
         "psycopg",
         "psycopg_pool",
         "pgvector",
@@ -135,7 +142,7 @@ def test_the_edge_rule_sees_database_use(source: str) -> None:
 
 def test_the_edges_contain_no_sql_and_no_pool() -> None:
     """CLI commands and MCP tools call services; they never hold a connection or the pool."""
-    for path in files_of("cli") + files_of("mcp"):
+    for path in files_of("cli") + files_of("mcp") + files_of("api"):
         source = path.read_text()
         assert not re.search(r"\b(SELECT|INSERT|UPDATE|DELETE)\b", source), path.name
         database_use = (

@@ -95,6 +95,7 @@ def _serve_http(
     """The streamable HTTP server. Its port is taken first, then the service is opened (a
     failure of either is one line, not uvicorn's traceback), then it prints its banner and
     serves."""
+    from emergent_memory.api import ApiServices, api_routes
     from emergent_memory.mcp.http import (
         DatabaseTokenVerifier,
         http_app,
@@ -122,9 +123,11 @@ def _serve_http(
                 max_request_bytes=settings.max_request_bytes,
                 max_sessions=settings.http_max_sessions,
                 session_idle_timeout=settings.http_session_idle_timeout,
+                routes=api_routes(ApiServices(injection=services.injection, capture=None)),
             )
             click.echo(
                 f"emergent-memory: MCP over streamable HTTP at http://{host}:{port}/mcp\n"
+                f"  REST API (hooks, other clients) at http://{host}:{port}/api/v1\n"
                 "  every request needs a token:  emergent-memory token create --name my-laptop\n"
                 "  then send it as the header    Authorization: Bearer <token>\n"
                 "  docs/clients.md shows the configuration of Claude Code, Claude Desktop, "

@@ -11,7 +11,7 @@ import inspect
 import logging
 import socket
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -32,7 +32,7 @@ from starlette.middleware import Middleware as ASGIMiddleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import HTTPConnection
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from emergent_memory.auth.principal import Principal
@@ -90,15 +90,18 @@ def http_app(
     max_request_bytes: int,
     max_sessions: int,
     session_idle_timeout: float,
+    routes: Sequence[BaseRoute] = (),
 ) -> Starlette:
     """The ASGI app: MCP at /mcp (each MCP session ends after `session_idle_timeout` seconds
     without a request; at most `max_sessions` are open at once, a client that would open
-    another gets 503 until one ends), the custom routes (/health), the body guard."""
+    another gets 503 until one ends), the custom routes (/health), `routes` (the REST API)
+    behind the same bearer check, the body guard."""
     app = server.http_app(
         path=MCP_PATH,
         middleware=http_middleware(max_request_bytes),
         session_idle_timeout=session_idle_timeout,
     )
+    app.router.routes.extend(routes)
     _limit_sessions(app, max_sessions)
     return app
 
@@ -201,11 +204,30 @@ class DatabaseTokenVerifier(TokenVerifier):
 
 
 def _token_check_unavailable(conn: HTTPConnection, error: Exception) -> Response:
-    """503 with a JSON-RPC error that MCP clients show as is."""
+    """503 with a JSON-RPC error that MCP clients show as is (the REST API's error shape on
+    its paths)."""
+    if _is_rest(conn.scope):
+        return _rest_error(503, "unavailable", str(error), headers={"Retry-After": "1"})
     return JSONResponse(
         {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": str(error)}},
         status_code=503,
         headers={"Retry-After": "1"},
+    )
+
+
+REST_PREFIX = "/api/"
+
+
+def _is_rest(scope: Scope) -> bool:
+    return str(scope.get("path", "")).startswith(REST_PREFIX)
+
+
+def _rest_error(
+    status: int, code: str, message: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    """The REST API's error body (emergent_memory/api), for what is refused before it."""
+    return JSONResponse(
+        {"error": {"code": code, "message": message}}, status_code=status, headers=headers
     )
 
 
@@ -297,6 +319,9 @@ class RequestBodyGuard:
             f"the request body is larger than {self.max_bytes} bytes, the limit set by "
             f"{ENV_PREFIX}MAX_REQUEST_BYTES; memories and queries are short, send less"
         )
+        if _is_rest(scope):
+            await _rest_error(413, "too_large", message)(scope, receive, send)
+            return
         await _json_rpc_error(413, INVALID_REQUEST, message)(scope, receive, send)
 
     async def _not_utf8(
@@ -307,6 +332,9 @@ class RequestBodyGuard:
             f"Parse error: the request body is not valid UTF-8 (it holds the byte 0x{byte:02X}); "
             "send JSON encoded as UTF-8"
         )
+        if _is_rest(scope):
+            await _rest_error(400, "invalid_json", message)(scope, receive, send)
+            return
         await _json_rpc_error(400, PARSE_ERROR, message)(scope, receive, send)
 
 

@@ -1,0 +1,368 @@
+"""Injection: the memories a session should have in front of it, under a hard token budget.
+
+At session start, the memories most worth having before any prompt (corrections and
+instructions first, then conventions and preferences, then the rest, each by confidence and
+use); on a prompt, the hybrid recall of the prompt, keeping only memories whose similarity to
+it reaches a calibrated floor. A memory already shown in the session (since its last /clear
+or compaction) is not shown again; a memory that does not fit the budget is skipped, never
+cut. The text is plain statements with their ids inside an <emergent-memory> marker, so that
+capture can strip it and never re-extract memories from their own injection. Every injection
+is logged (kb.injections). Injection reads: it never counts as a use of a memory.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Literal, TypedDict
+from uuid import UUID
+
+from pgvector import Vector
+from psycopg import Connection, sql
+from psycopg.rows import class_row
+
+from emergent_memory import graph
+from emergent_memory.auth.principal import Principal
+from emergent_memory.db.pool import DatabasePool, transaction
+from emergent_memory.embeddings.base import EmbeddingProvider
+from emergent_memory.errors import EmbeddingUnavailable, InvalidInput, PermissionDenied
+from emergent_memory.memory import sessions, store
+
+logger = logging.getLogger(__name__)
+
+Event = Literal["session_start", "prompt"]
+StartSource = Literal["startup", "resume", "clear", "compact"]
+EVENTS: tuple[Event, ...] = ("session_start", "prompt")
+START_SOURCES: tuple[StartSource, ...] = ("startup", "resume", "clear", "compact")
+# Sources after which the conversation no longer holds what was injected before.
+RESETTING_SOURCES = frozenset({"clear", "compact"})
+
+MARKER_OPEN = "<emergent-memory>"
+MARKER_CLOSE = "</emergent-memory>"
+HEADER = (
+    "Memories from earlier sessions (emergent-memory). They are what was learned before, not "
+    "instructions from this conversation; ids are for manage_memory."
+)
+# The marker's words inside a memory's text are defanged, so that no memory can close the
+# block early or open another one.
+_MARKER_WORDS = re.compile(r"<\s*(/?)\s*emergent-memory", re.IGNORECASE)
+_WORD = re.compile(r"\w+")
+_SPACE = re.compile(r"\s+")
+
+# Order of categories at session start: what corrects or directs the agent first.
+START_ORDER = ("correction", "instruction", "convention", "preference", "pattern", "fact")
+# Candidates read at session start and on a prompt; the budget keeps far fewer.
+START_CANDIDATES = 200
+PROMPT_CANDIDATES = 20
+MAX_BUDGET = 20_000
+UNREACHABLE = (
+    "lost the database connection while reading memories to inject (the database restarted "
+    "or is unreachable); the next prompt tries again"
+)
+
+
+def estimate_tokens(text: str) -> int:
+    """A conservative count of the tokens `text` costs a model: a token per 3 ASCII characters
+    (English runs about 4 per token) and 2 per other character (accented letters, CJK, emoji
+    each take one to two), rounded up. It over-counts, so a budget is never exceeded."""
+    ascii_count = sum(1 for ch in text if ch < "\x80")
+    return math.ceil(ascii_count / 3 + 2 * (len(text) - ascii_count))
+
+
+class InjectedMemory(TypedDict):
+    id: str
+    category: str
+    content: str
+    estimated_tokens: int
+
+
+class ContextResult(TypedDict):
+    """What a client adds to the session: `context` ("" when nothing) and what it holds."""
+
+    context: str
+    memories: list[InjectedMemory]
+    estimated_tokens: int
+    budget_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class InjectionConfig:
+    budget_tokens: int
+    min_prompt_words: int
+    relevance_floor: float
+    max_prompt_length: int
+    recall_tuning: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    id: UUID
+    content: str
+    category: str
+
+
+# The active memories the principal sees, best first for a session's start. Use counts come
+# from the recall log, as the list does; ties go to the most recently updated.
+START_CANDIDATES_SQL = """
+SELECT o.canonical_id AS id, o.properties ->> 'content' AS content,
+       o.properties ->> 'category' AS category
+FROM kb.graph_objects o
+LEFT JOIN (
+    SELECT canonical_id, count(*) AS uses FROM kb.memory_recalls
+    WHERE actor_id = %(actor_id)s GROUP BY canonical_id
+) u ON u.canonical_id = o.canonical_id
+WHERE {active} AND {visible}
+ORDER BY array_position(%(order)s::text[], o.properties ->> 'category') NULLS LAST,
+         coalesce((o.properties ->> 'confidence')::float8, 0.7) DESC,
+         coalesce(u.uses, 0) DESC, o.updated_at DESC, o.canonical_id
+LIMIT %(limit)s
+"""
+
+
+class InjectionService:
+    """Builds the context of SessionStart, UserPromptSubmit and POST /api/v1/context."""
+
+    def __init__(
+        self, pool: DatabasePool, embedder: EmbeddingProvider, config: InjectionConfig
+    ) -> None:
+        self._pool = pool
+        self._embedder = embedder
+        self._config = config
+
+    @property
+    def default_budget(self) -> int:
+        return self._config.budget_tokens
+
+    def context(
+        self,
+        principal: Principal,
+        *,
+        session_id: str,
+        event: str,
+        client: str = "api",
+        source: str | None = None,
+        prompt: str | None = None,
+        budget_tokens: int | None = None,
+    ) -> ContextResult:
+        """The context to inject for `event` in the principal's session `session_id`, logged."""
+        session = session_name(session_id)
+        client_ = client_name(client)
+        budget = self._budget(budget_tokens)
+        if event not in EVENTS:
+            raise InvalidInput(f"event must be one of {', '.join(EVENTS)}; got {event!r}")
+        if not principal.can_read:
+            raise PermissionDenied("this credential may not read memories (needs memory:read)")
+        if event == "session_start":
+            if prompt is not None:
+                raise InvalidInput("prompt is for the event prompt, not session_start")
+            start = source or "startup"
+            if start not in START_SOURCES:
+                raise InvalidInput(
+                    f"source must be one of {', '.join(START_SOURCES)}; got {start!r}"
+                )
+            return self._session_start(principal, session, client_, start, budget)
+        if source is not None:
+            raise InvalidInput("source is for the event session_start, not prompt")
+        if prompt is None:
+            raise InvalidInput("prompt is required with the event prompt")
+        if not isinstance(prompt, str):
+            raise InvalidInput("prompt must be a string")
+        return self._prompt(principal, session, client_, prompt, budget)
+
+    # -- events ---------------------------------------------------------------------------
+
+    def _session_start(
+        self, principal: Principal, session: str, client: str, source: str, budget: int
+    ) -> ContextResult:
+        with self._transaction(principal) as conn:
+            sessions.touch(conn, principal, session, client)
+            if source in RESETTING_SOURCES:
+                sessions.reset_shown(conn, principal, session)
+            shown = sessions.shown(conn, principal, session)
+            candidates = _start_candidates(conn, principal)
+            return self._inject(
+                conn, principal, session, client, "session_start", candidates, shown, budget
+            )
+
+    def _prompt(
+        self, principal: Principal, session: str, client: str, prompt: str, budget: int
+    ) -> ContextResult:
+        query = _query_of(prompt, self._config.max_prompt_length)
+        if len(_WORD.findall(query)) < self._config.min_prompt_words:
+            return _empty(budget)
+        try:
+            vector = Vector(self._embedder.embed_query(query))
+        except EmbeddingUnavailable as error:
+            # without similarities there is no floor to hold: inject nothing rather than noise
+            logger.warning("no memories injected for a prompt: %s", error)
+            return _empty(budget)
+        with self._transaction(principal) as conn:
+            sessions.touch(conn, principal, session, client)
+            shown = sessions.shown(conn, principal, session)
+            rows = store.recall(
+                conn,
+                principal,
+                query=query,
+                embedding=vector,
+                model=self._embedder.model_name,
+                category=None,
+                scope=None,
+                limit=PROMPT_CANDIDATES,
+                **self._config.recall_tuning,
+            )
+            floor = self._config.relevance_floor
+            candidates = [
+                Candidate(row.id, row.content, row.category)
+                for row in rows
+                if row.similarity is not None and row.similarity >= floor
+            ]
+            return self._inject(
+                conn, principal, session, client, "prompt", candidates, shown, budget
+            )
+
+    # -- helpers --------------------------------------------------------------------------
+
+    def _inject(
+        self,
+        conn: Connection[Any],
+        principal: Principal,
+        session: str,
+        client: str,
+        event: str,
+        candidates: Sequence[Candidate],
+        shown: set[UUID],
+        budget: int,
+    ) -> ContextResult:
+        chosen, text, used = fit(candidates, shown, budget)
+        if chosen:
+            sessions.log_injection(
+                conn,
+                principal,
+                session_id=session,
+                client=client,
+                event=event,
+                memory_ids=[memory.id for memory, _ in chosen],
+                estimated_tokens=used,
+                budget_tokens=budget,
+            )
+        return {
+            "context": text,
+            "memories": [
+                {
+                    "id": str(memory.id),
+                    "category": memory.category,
+                    "content": memory.content,
+                    "estimated_tokens": tokens,
+                }
+                for memory, tokens in chosen
+            ],
+            "estimated_tokens": used,
+            "budget_tokens": budget,
+        }
+
+    def _budget(self, budget_tokens: int | None) -> int:
+        if budget_tokens is None:
+            return self._config.budget_tokens
+        if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int):
+            raise InvalidInput("budget_tokens must be a whole number of tokens")
+        if not 1 <= budget_tokens <= MAX_BUDGET:
+            raise InvalidInput(f"budget_tokens must be between 1 and {MAX_BUDGET}")
+        return budget_tokens
+
+    @contextmanager
+    def _transaction(self, principal: Principal) -> Iterator[Connection[Any]]:
+        """A pooled transaction acting for the principal."""
+        with transaction(self._pool, lost=UNREACHABLE) as conn:
+            graph.act_as(conn, principal.actor_id, principal.project_id, admin=principal.is_admin)
+            yield conn
+
+
+def line_of(memory: Candidate) -> str:
+    """One memory as the session reads it: a plain statement, its category and id."""
+    content = _SPACE.sub(" ", memory.content).strip()
+    content = _MARKER_WORDS.sub(lambda m: "\u2039" + m.group(1) + "emergent-memory", content)
+    return f"- [{memory.category}] {content} (id {memory.id})"
+
+
+def fit(
+    candidates: Sequence[Candidate], shown: set[UUID], budget: int
+) -> tuple[list[tuple[Candidate, int]], str, int]:
+    """The candidates, in order, that fit the budget with the marker and header around them
+    (one that does not fit is skipped and the next tried), the whole text, its tokens."""
+    frame = "\n".join((MARKER_OPEN, HEADER, MARKER_CLOSE))
+    used = estimate_tokens(frame)
+    chosen: list[tuple[Candidate, int]] = []
+    lines: list[str] = []
+    seen: set[UUID] = set()
+    for memory in candidates:
+        if memory.id in shown or memory.id in seen:
+            continue
+        line = line_of(memory)
+        cost = estimate_tokens("\n" + line)
+        if used + cost > budget:
+            continue
+        seen.add(memory.id)
+        used += cost
+        chosen.append((memory, cost))
+        lines.append(line)
+    if not chosen:
+        return [], "", 0
+    text = "\n".join((MARKER_OPEN, HEADER, *lines, MARKER_CLOSE))
+    return chosen, text, used
+
+
+def _start_candidates(conn: Connection[Any], principal: Principal) -> list[Candidate]:
+    statement = sql.SQL(START_CANDIDATES_SQL).format(
+        active=sql.SQL(store.ACTIVE), visible=sql.SQL(store.VISIBLE)
+    )
+    with conn.cursor(row_factory=class_row(Candidate)) as cur:
+        cur.execute(
+            statement,
+            {
+                "actor_id": principal.actor_id,
+                "project_id": principal.project_id,
+                "order": list(START_ORDER),
+                "limit": START_CANDIDATES,
+            },
+            prepare=False,
+        )
+        return cur.fetchall()
+
+
+def _query_of(prompt: str, max_length: int) -> str:
+    """The prompt as a recall query: its first `max_length` characters, cut at a space."""
+    text = _SPACE.sub(" ", prompt).strip()
+    if len(text) <= max_length:
+        return text
+    cut = text[:max_length]
+    return cut.rsplit(" ", 1)[0] if " " in cut else cut
+
+
+def _empty(budget: int) -> ContextResult:
+    return {"context": "", "memories": [], "estimated_tokens": 0, "budget_tokens": budget}
+
+
+def session_name(session_id: object) -> str:
+    """A client's session id, checked: 1 to 200 printable characters."""
+    if not isinstance(session_id, str) or not session_id.strip():
+        raise InvalidInput("session_id must be a non-empty string (the client's session id)")
+    if len(session_id) > sessions.MAX_SESSION_ID_LENGTH:
+        raise InvalidInput(f"session_id is longer than {sessions.MAX_SESSION_ID_LENGTH} characters")
+    if not session_id.isprintable():
+        raise InvalidInput("session_id must not contain control characters")
+    return session_id
+
+
+def client_name(client: object) -> str:
+    """A client's name, checked: 1 to 100 printable characters."""
+    if not isinstance(client, str) or not client.strip():
+        raise InvalidInput("client must be a non-empty string, e.g. 'claude-code'")
+    if len(client) > sessions.MAX_CLIENT_LENGTH or not client.isprintable():
+        raise InvalidInput(
+            f"client must be at most {sessions.MAX_CLIENT_LENGTH} printable characters"
+        )
+    return client
