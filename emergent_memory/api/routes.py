@@ -79,7 +79,7 @@ class _Body(BaseModel):
 
     session_id: str = Field(min_length=1, max_length=200)
     client: str = Field(default="api", min_length=1, max_length=100)
-    project_id: uuid.UUID | None = None
+    project_id: uuid.UUID | None = Field(default=None, strict=False)
 
 
 B = TypeVar("B", bound=_Body)
