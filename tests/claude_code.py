@@ -153,11 +153,15 @@ def session_env(home: Path, base_url: str, **extra: str) -> dict[str, str]:
     }
 
 
+def project_folder(project: Path) -> str:
+    """The name of a project's folder under ~/.claude/projects/: its path with every character
+    other than an ASCII letter or digit made a `-`."""
+    return "".join(c if c.isascii() and c.isalnum() else "-" for c in str(project))
+
+
 def transcript_path(home: Path, project: Path, session_id: str) -> Path:
-    """Where Claude Code writes a session's transcript: under HOME, in a folder named after
-    the project's path with every character other than a letter or digit made a `-`."""
-    folder = "".join(c if c.isascii() and c.isalnum() else "-" for c in str(project))
-    return home / ".claude" / "projects" / folder / f"{session_id}.jsonl"
+    """Where Claude Code writes a session's transcript (`project` as the session's cwd)."""
+    return home / ".claude" / "projects" / project_folder(project) / f"{session_id}.jsonl"
 
 
 @dataclass(frozen=True)
