@@ -4,9 +4,12 @@ project a token may act in, and errors a client can act on. The app is the serve
 
 from __future__ import annotations
 
+import json
+import re
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import nullcontext
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -212,3 +215,27 @@ def test_a_token_without_read_gets_403(
     )
     assert response.status_code == 403
     assert "memory:read" in response.json()["error"]["message"]
+
+
+def documented_requests(path: str) -> list[dict[str, Any]]:
+    """The JSON request examples of an endpoint's section in docs/automatic-memory.md."""
+    text = (Path(__file__).resolve().parent.parent / "docs" / "automatic-memory.md").read_text()
+    section = text.split(f"### POST {path}")[1].split("\n### ")[0]
+    request_part = section.split("Answer")[0]
+    return [json.loads(block) for block in re.findall(r"```json\n(.*?)\n```", request_part, re.S)]
+
+
+def test_the_documented_context_requests_work_and_the_answer_has_the_documented_fields(
+    app_client: TestClient,
+    service: MemoryService,
+    principal: Principal,
+    token_for: Callable[..., str],
+) -> None:
+    service.save(principal, "The user prefers pnpm over npm as the package manager", "preference")
+    examples = documented_requests(CONTEXT)
+    assert [e["event"] for e in examples] == ["session_start", "prompt"]
+    token = token_for(principal)
+    for example in examples:
+        response = post(app_client, token, example)
+        assert response.status_code == 200, response.text
+        assert set(response.json()) == {"context", "memories", "estimated_tokens", "budget_tokens"}
