@@ -12,6 +12,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from emergent_memory.auth import tokens
 from emergent_memory.db import migrate
 from emergent_memory.db.connection import with_role
 from emergent_memory.errors import InvalidInput, SchemaNotCurrent
@@ -199,6 +200,57 @@ def test_downgrade_of_the_seed_removes_installations_of_the_pack(
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT count(*) FROM kb.project_template_packs").fetchone() == (0,)
         assert conn.execute("SELECT count(*) FROM kb.template_packs").fetchone() == (0,)
+
+
+PACK_OF_PROJECT = """
+SELECT p.version FROM kb.project_template_packs i JOIN kb.template_packs p
+  ON p.id = i.template_pack_id
+WHERE i.project_id = %s
+"""
+
+
+def test_0011_moves_installed_projects_to_the_pack_1_1_0_and_back(
+    make_database: Callable[[], str],
+) -> None:
+    url = make_database()
+    migrate.upgrade(url, "0010_visibility_rule")
+    project = uuid.uuid4()
+    with psycopg.connect(url) as conn:
+        conn.execute(
+            "INSERT INTO kb.project_template_packs (project_id, pack_name, template_pack_id) "
+            "SELECT %s, name, id FROM kb.template_packs WHERE version = '1.0.0'",
+            (project,),
+        )
+    migrate.upgrade(url)
+    with psycopg.connect(url) as conn:
+        assert conn.execute(PACK_OF_PROJECT, (project,)).fetchall() == [("1.1.0",)]
+        both = tokens.create_token(
+            conn,
+            name="hooks",
+            actor_id=uuid.uuid4(),
+            project_id=project,
+            scopes=["memory:read", "memory:any-project"],
+        )
+        only = tokens.create_token(
+            conn,
+            name="odd",
+            actor_id=uuid.uuid4(),
+            project_id=project,
+            scopes=["memory:any-project"],
+        )
+    migrate.downgrade(url, "0010_visibility_rule")
+    with psycopg.connect(url) as conn:
+        assert conn.execute(PACK_OF_PROJECT, (project,)).fetchall() == [("1.0.0",)]
+        versions = conn.execute("SELECT version FROM kb.template_packs").fetchall()
+        assert versions == [("1.0.0",)]
+        rows = {
+            row[0]: (row[1], row[2])
+            for row in conn.execute("SELECT id, scopes, revoked_at IS NOT NULL FROM kb.api_tokens")
+        }
+        # the scope goes; a token that had nothing else is left harmless: revoked, read only
+        assert rows[both.info.id] == (["memory:read"], False)
+        assert rows[only.info.id] == (["memory:read"], True)
+        assert conn.execute("SELECT to_regclass('kb.capture_windows')").fetchone() == (None,)
 
 
 def test_head_check_refuses_an_unmigrated_database_and_says_what_to_run(
