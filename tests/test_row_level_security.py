@@ -240,3 +240,50 @@ def test_the_tables_force_row_level_security(
     )
     assert views
     assert all("security_invoker=true" in (options or []) for _, options in views)
+
+
+AUTOMATIC_MEMORY_ROWS = {
+    "agent_sessions": (
+        "INSERT INTO kb.agent_sessions (actor_id, session_id, project_id, client) "
+        "VALUES (%(actor)s, 's', %(project)s, 'test')"
+    ),
+    "injections": (
+        "INSERT INTO kb.injections (actor_id, project_id, session_id, client, event, "
+        "memory_ids, estimated_tokens, budget_tokens) "
+        "VALUES (%(actor)s, %(project)s, 's', 'test', 'prompt', '{}', 1, 500)"
+    ),
+    "capture_turns": (
+        "INSERT INTO kb.capture_turns (actor_id, session_id, turn_index, role, content) "
+        "VALUES (%(actor)s, 's', 0, 'user', 'I prefer tabs')"
+    ),
+    "capture_windows": (
+        "INSERT INTO kb.capture_windows (actor_id, project_id, session_id, client, first_turn, "
+        "end_turn) VALUES (%(actor)s, %(project)s, 's', 'test', 0, 1)"
+    ),
+    "llm_calls": (
+        "INSERT INTO kb.llm_calls (actor_id, purpose, model, outcome) "
+        "VALUES (%(actor)s, 'gate', 'm', 'ok')"
+    ),
+}
+
+
+@pytest.mark.parametrize("table", sorted(AUTOMATIC_MEMORY_ROWS))
+def test_automatic_memorys_tables_hold_each_actors_rows_apart(
+    app_connect: Callable[[], psycopg.Connection[Any]], table: str
+) -> None:
+    owner, other = Principal(uuid.uuid4(), uuid.uuid4()), Principal(uuid.uuid4(), uuid.uuid4())
+    values = {"actor": owner.actor_id, "project": owner.project_id}
+    count = f"SELECT count(*) FROM kb.{table} WHERE actor_id = %(actor)s"
+    with app_connect() as conn:
+        with conn.transaction():
+            graph.act_as(conn, owner.actor_id, owner.project_id)
+            conn.execute(AUTOMATIC_MEMORY_ROWS[table], values)
+            assert conn.execute(count, values).fetchone() == (1,)
+        with conn.transaction():
+            graph.act_as(conn, other.actor_id, other.project_id)
+            # another actor neither sees the row nor can write one in the owner's name
+            assert conn.execute(count, values).fetchone() == (0,)
+            with pytest.raises(psycopg.errors.InsufficientPrivilege), conn.transaction():
+                conn.execute(AUTOMATIC_MEMORY_ROWS[table].replace("'s'", "'t'"), values)
+        with conn.transaction():
+            assert conn.execute(count, values).fetchone() == (0,)  # no principal: nothing
