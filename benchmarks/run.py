@@ -1,7 +1,8 @@
 """`make bench`: every benchmark, written to benchmarks/results/ (JSON and markdown).
 
-python -m benchmarks.run                 # all: dedup, secrets, quality, round trips, latency
-python -m benchmarks.run --only dedup,secrets,quality,roundtrips
+python -m benchmarks.run                 # all: dedup, secrets, quality, injection, round trips,
+                                         # latency
+python -m benchmarks.run --only dedup,secrets,quality,injection,roundtrips
 python -m benchmarks.run --scale smoke   # a tiny run of everything (what the tests do)
 """
 
@@ -10,12 +11,12 @@ from __future__ import annotations
 import argparse
 import time
 
-from benchmarks import dedup, latency, quality, roundtrips, secrets
+from benchmarks import dedup, injection, latency, quality, roundtrips, secrets
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", default="dedup,secrets,quality,roundtrips,latency")
+    parser.add_argument("--only", default="dedup,secrets,quality,injection,roundtrips,latency")
     parser.add_argument("--scale", choices=["smoke", "full"], default="full")
     arguments = parser.parse_args()
     smoke = arguments.scale == "smoke"
@@ -31,6 +32,8 @@ def main() -> None:
                 sweep=not smoke,
                 background=20 if smoke else 300,
             )
+        elif name == "injection":
+            injection.run(limit=40 if smoke else None)
         elif name == "roundtrips":
             roundtrips.run(rounds=2 if smoke else 5, timed=3 if smoke else 50)
         elif name == "latency":
