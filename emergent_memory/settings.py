@@ -248,7 +248,7 @@ class Settings(BaseSettings):
     injection_budget_tokens: int = Field(
         default=500,
         ge=20,
-        le=20_000,
+        le=3000,
         description="Most estimated tokens one injection adds to a session; a memory that does "
         "not fit is skipped, never cut.",
     )

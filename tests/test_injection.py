@@ -115,6 +115,8 @@ def test_a_fitted_injection_never_exceeds_its_budget_and_never_cuts_a_memory(
     chosen, text, used = fit(candidates, set(), budget)
     assert used <= budget
     assert estimate_tokens(text) <= used  # the parts' estimates bound the whole's
+    # so the largest budget (3,000) stays under Claude Code's 10,000-character cut
+    assert len(text) <= 3 * budget
     for memory, _ in chosen:
         assert f"(id {memory.id})" in text
     if not chosen:
@@ -384,8 +386,8 @@ def test_the_same_session_id_of_another_actor_is_another_session(
             {"session_id": "s", "event": "session_start", "source": "reboot"},
             "source must be one of",
         ),
-        ({"session_id": "s", "event": "session_start", "budget_tokens": 0}, "between 1 and 20000"),
-        ({"session_id": "s", "event": "session_start", "budget_tokens": 20_001}, "between 1 and"),
+        ({"session_id": "s", "event": "session_start", "budget_tokens": 0}, "between 1 and 3000"),
+        ({"session_id": "s", "event": "session_start", "budget_tokens": 3001}, "between 1 and"),
         ({"session_id": "s", "event": "session_start", "client": ""}, "client must be"),
     ],
 )

@@ -89,7 +89,7 @@ class ContextRequest(_Body):
     event: Literal["session_start", "prompt"]
     source: Literal["startup", "resume", "clear", "compact"] | None = None
     prompt: str | None = None
-    budget_tokens: int | None = Field(default=None, ge=1, le=20_000)
+    budget_tokens: int | None = Field(default=None, ge=1, le=3000)
 
 
 class CapturedMessageBody(BaseModel):

@@ -58,7 +58,9 @@ START_ORDER = ("correction", "instruction", "convention", "preference", "pattern
 # Candidates read at session start and on a prompt; the budget keeps far fewer.
 START_CANDIDATES = 200
 PROMPT_CANDIDATES = 20
-MAX_BUDGET = 20_000
+# Claude Code replaces an additional context over 10,000 characters with a 2 KB preview: the
+# estimator counts at least a token per 3 characters, so 3,000 tokens stay under 9,000.
+MAX_BUDGET = 3000
 UNREACHABLE = (
     "lost the database connection while reading memories to inject (the database restarted "
     "or is unreachable); the next prompt tries again"
