@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
@@ -21,6 +21,10 @@ from emergent_memory.embeddings.openai import OpenAICompatibleEmbeddings
 from emergent_memory.embeddings.worker import EmbeddingWorker, WorkerConfig
 from emergent_memory.errors import EmbeddingUnavailable
 from emergent_memory.graph import bypasses_row_security
+from emergent_memory.llm import AnthropicClient
+from emergent_memory.memory.capture import CaptureConfig, CaptureService
+from emergent_memory.memory.capture_admin import CaptureAdmin
+from emergent_memory.memory.capture_worker import CaptureWorker
 from emergent_memory.memory.dedup import DedupPolicy
 from emergent_memory.memory.injection import InjectionConfig, InjectionService
 from emergent_memory.memory.maintenance import MaintenanceService
@@ -229,18 +233,6 @@ def _service_and_worker(
 
 
 @contextmanager
-def open_embedding_worker(
-    settings: Settings,
-    *,
-    embedder: EmbeddingProvider | None = None,
-    load_model: Literal["now", "background", "lazily"] = "now",
-) -> Iterator[EmbeddingWorker]:
-    """The embedding worker alone (the `worker` command)."""
-    with _service_and_worker(settings, embedder, load_model) as (_, worker):
-        yield worker
-
-
-@contextmanager
 def open_memory_service_with_worker(
     settings: Settings,
     *,
@@ -257,14 +249,96 @@ def open_memory_service_with_worker(
         yield service
 
 
+def build_llm(settings: Settings) -> AnthropicClient | None:
+    """The Anthropic client of automatic capture; None (capture off) without an API key."""
+    key = settings.anthropic_api_key
+    if key is None:
+        return None
+    return AnthropicClient(
+        api_key=key.get_secret_value(),
+        base_url=settings.anthropic_base_url,
+        timeout=settings.llm_timeout,
+        max_retries=settings.llm_max_retries,
+    )
+
+
+def capture_config(settings: Settings) -> CaptureConfig:
+    """Capture's settings; its worker backs off like the embedding worker, and holds a window
+    at least as long as its two model calls may take with all their retries."""
+    calls = 2 * settings.llm_timeout * (settings.llm_max_retries + 1)
+    return CaptureConfig(
+        gate_model=settings.capture_gate_model,
+        extractor_model=settings.capture_extractor_model,
+        window_turns=settings.capture_window_turns,
+        window_overlap=settings.capture_window_overlap,
+        tool_output_chars=settings.capture_tool_output_chars,
+        daily_token_budget=settings.capture_daily_token_budget,
+        idle_seconds=settings.capture_idle_seconds,
+        max_attempts=settings.capture_max_attempts,
+        backoff_base=settings.worker_backoff_base_seconds,
+        backoff_max=settings.worker_backoff_max_seconds,
+        lock_timeout=max(settings.worker_lock_timeout_seconds, calls + 60.0),
+    )
+
+
+@contextmanager
+def _capture(
+    settings: Settings, memory: MemoryService, *, worker: bool
+) -> Iterator[CaptureService]:
+    """The capture service on the memory service's pool (off without an API key); with
+    `worker`, and capture on, the capture worker runs in a thread until the block ends."""
+    llm = build_llm(settings)
+    with ExitStack() as stack:
+        if llm is not None:
+            stack.callback(llm.close)
+        capture = CaptureService(memory, llm, capture_config(settings))
+        if worker and capture.enabled:
+            poll = settings.worker_poll_interval_seconds
+            stack.enter_context(CaptureWorker(capture).running_in_thread(poll))
+        yield capture
+
+
+@contextmanager
+def open_capture_service(settings: Settings) -> Iterator[CaptureService]:
+    """The capture service without its worker (`emergent-memory capture --dry-run`)."""
+    with (
+        open_memory_service(settings, load_model="now") as memory,
+        _capture(settings, memory, worker=False) as capture,
+    ):
+        yield capture
+
+
+@dataclass(frozen=True)
+class Workers:
+    """The `worker` command's workers on one pool: embeddings, and capture (None when off)."""
+
+    embedding: EmbeddingWorker
+    capture: CaptureWorker | None
+
+
+@contextmanager
+def open_workers(
+    settings: Settings, *, load_model: Literal["now", "background", "lazily"] = "now"
+) -> Iterator[Workers]:
+    """The embedding worker, and the capture worker when capture is on (the `worker`
+    command), sharing one pool and one embedder."""
+    with (
+        _service_and_worker(settings, None, load_model) as (memory, embedding),
+        _capture(settings, memory, worker=False) as capture,
+    ):
+        yield Workers(embedding, CaptureWorker(capture) if capture.enabled else None)
+
+
 @dataclass(frozen=True)
 class ServerServices:
     """What a server uses, on one pool of the application role: the memory service for the
-    tools, API tokens for the HTTP server's bearer check, injection for /api/v1/context."""
+    tools, API tokens for the HTTP server's bearer check, injection for /api/v1/context,
+    capture for /api/v1/capture."""
 
     memory: MemoryService
     tokens: TokenService
     injection: InjectionService
+    capture: CaptureService
 
 
 @contextmanager
@@ -276,16 +350,21 @@ def open_server_services(
     load_model: Literal["now", "background", "lazily"] = "background",
 ) -> Iterator[ServerServices]:
     """The services of `serve`, opened once before the transport starts; with `worker`, the
-    embedding worker runs in a thread beside them. `migrate` as for open_memory_service."""
+    embedding worker (and, when capture is on, the capture worker) runs in a thread beside
+    them. `migrate` as for open_memory_service."""
     opener = open_memory_service_with_worker if worker else open_memory_service
     embedder = build_embedder(settings)
-    with opener(settings, migrate=migrate, embedder=embedder, load_model=load_model) as memory:
+    with (
+        opener(settings, migrate=migrate, embedder=embedder, load_model=load_model) as memory,
+        _capture(settings, memory, worker=worker) as capture,
+    ):
         yield ServerServices(
             memory=memory,
             tokens=TokenService(memory.pool),
             injection=InjectionService(
                 memory.pool, embedder, injection_config(settings, embedder.model_name)
             ),
+            capture=capture,
         )
 
 
@@ -293,13 +372,14 @@ def open_server_services(
 class AdminServices:
     """What an operator's commands use, as the database's owner (the configured URL's role;
     on the embedded server its superuser): the whole database's status, export, import and
-    re-embedding, and token management. `database` and `schema` say which database and
-    revision it is."""
+    re-embedding, token management, and the capture queue of every actor. `database` and
+    `schema` say which database and revision it is."""
 
     database: Database
     schema: migrations.SchemaState
     maintenance: MaintenanceService
     tokens: TokenService
+    capture: CaptureAdmin
 
 
 @contextmanager
@@ -330,7 +410,11 @@ def open_admin_services(
             pool = create_pool(db.url, min_size=1, max_size=1, timeout=settings.pool_timeout)
             try:
                 yield AdminServices(
-                    db, schema, MaintenanceService(pool, embedder), TokenService(pool)
+                    db,
+                    schema,
+                    MaintenanceService(pool, embedder),
+                    TokenService(pool),
+                    CaptureAdmin(pool),
                 )
             finally:
                 pool.close()

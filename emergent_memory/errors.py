@@ -40,6 +40,11 @@ class EmbeddingUnavailable(EmergentMemoryError):
     """
 
 
+class LLMFailed(EmergentMemoryError):
+    """A call to the LLM of automatic capture gave no usable answer (unavailable, refused, or
+    malformed output); the message says why, never quoting the prompt or the key."""
+
+
 class EmbeddingMismatch(EmergentMemoryError):
     """The configured embedding model does not fit the vectors the database stores."""
 

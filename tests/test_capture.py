@@ -8,15 +8,23 @@ The worker (gate, extractor, proposals) is tested in test_capture_worker.py.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from psycopg_pool import ConnectionPool
 
 from emergent_memory import graph
-from emergent_memory.auth.principal import Principal
-from emergent_memory.errors import InvalidInput
+from emergent_memory.auth.principal import READ, Principal
+from emergent_memory.errors import InvalidInput, PermissionDenied
+from emergent_memory.llm import AnthropicClient
 from emergent_memory.memory import MemoryService, store
+from emergent_memory.memory.capture import (
+    CaptureConfig,
+    CapturedMessage,
+    CaptureReceipt,
+    CaptureService,
+)
 
 
 def episode(pool: ConnectionPool, principal: Principal, session_id: str = "s-1") -> uuid.UUID:
@@ -78,3 +86,276 @@ def test_derived_from_must_name_a_visible_object_and_nothing_is_saved_otherwise(
             service.save(principal, "The user indents with tabs", "preference", derived_from=source)
     listed: Any = service.manage(principal, "list")
     assert listed["count"] == 0
+
+
+# -- receiving a conversation -----------------------------------------------------------------
+
+KEY = "sk-ant-test-capture-0123456789"
+TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"  # a GitHub token's shape
+INJECTED = (
+    "<emergent-memory>\nMemories from earlier sessions:\n- The user uses tabs [id]\n"
+    "</emergent-memory>"
+)
+
+
+def messages(*pairs: tuple[str, str]) -> list[CapturedMessage]:
+    return [CapturedMessage(role, content) for role, content in pairs]  # type: ignore[arg-type]
+
+
+def said(count: int, start: int = 0) -> list[CapturedMessage]:
+    return [CapturedMessage("user", f"message {start + n}") for n in range(count)]
+
+
+@pytest.fixture
+def capture(service: MemoryService) -> Iterator[CaptureService]:
+    """Capture on (a key; the models are never asked here), windows of 4 turns."""
+    llm = AnthropicClient(api_key=KEY, base_url="http://127.0.0.1:9", max_retries=0)
+    yield CaptureService(service, llm, CaptureConfig(window_turns=4, window_overlap=1))
+    llm.close()
+
+
+def turns_of(pool: ConnectionPool, principal: Principal, session_id: str) -> list[tuple[Any, ...]]:
+    with pool.connection() as conn:
+        return conn.execute(
+            "SELECT turn_index, role, content FROM kb.capture_turns "
+            "WHERE actor_id = %s AND session_id = %s ORDER BY turn_index",
+            (principal.actor_id, session_id),
+        ).fetchall()
+
+
+def windows_of(pool: ConnectionPool, principal: Principal) -> list[tuple[Any, ...]]:
+    with pool.connection() as conn:
+        return conn.execute(
+            "SELECT session_id, first_turn, end_turn, status, project_id FROM kb.capture_windows "
+            "WHERE actor_id = %s ORDER BY session_id, first_turn",
+            (principal.actor_id,),
+        ).fetchall()
+
+
+def session_row(pool: ConnectionPool, principal: Principal, session_id: str) -> Any:
+    with pool.connection() as conn:
+        return conn.execute(
+            "SELECT turns_received, turns_windowed, client FROM kb.agent_sessions "
+            "WHERE actor_id = %s AND session_id = %s",
+            (principal.actor_id, session_id),
+        ).fetchone()
+
+
+def enqueue(
+    capture: CaptureService,
+    principal: Principal,
+    sent: list[CapturedMessage],
+    *,
+    session_id: str = "s-1",
+    first_index: int | None = None,
+    final: bool = False,
+) -> CaptureReceipt:
+    return capture.enqueue(
+        principal,
+        session_id=session_id,
+        client="claude-code",
+        messages=sent,
+        first_index=first_index,
+        final=final,
+    )
+
+
+def test_indices_already_received_are_not_stored_again(
+    capture: CaptureService, principal: Principal, owner_pool: ConnectionPool
+) -> None:
+    first = enqueue(capture, principal, said(3))
+    assert first == {
+        "capture": "queued",
+        "accepted": 3,
+        "already_received": 0,
+        "next_index": 3,
+        "windows_queued": 0,
+    }
+    # the hook sends 1..4 again after a timeout: 1 and 2 are known, 3 and 4 are new
+    again = enqueue(capture, principal, said(4, start=1), first_index=1)
+    assert (again["accepted"], again["already_received"], again["next_index"]) == (2, 2, 5)
+    # the same batch once more: nothing new
+    repeat = enqueue(capture, principal, said(4, start=1), first_index=1)
+    assert (repeat["accepted"], repeat["already_received"], repeat["next_index"]) == (0, 4, 5)
+    stored = turns_of(owner_pool, principal, "s-1")
+    assert [(i, c) for i, _, c in stored] == [(n, f"message {n}") for n in range(5)]
+    assert session_row(owner_pool, principal, "s-1")[:2] == (5, 4)  # one window of 4 cut
+
+
+def test_a_gap_is_refused_naming_the_index_to_send_from(
+    capture: CaptureService, principal: Principal, owner_pool: ConnectionPool
+) -> None:
+    enqueue(capture, principal, said(2))
+    with pytest.raises(InvalidInput, match=r"first_index 5 leaves a gap.*from index 2"):
+        enqueue(capture, principal, said(2, start=5), first_index=5)
+    assert len(turns_of(owner_pool, principal, "s-1")) == 2
+    assert session_row(owner_pool, principal, "s-1")[0] == 2
+    # a new session starts at 0
+    with pytest.raises(InvalidInput, match="from index 0"):
+        enqueue(capture, principal, said(1), session_id="new", first_index=1)
+
+
+def test_full_windows_are_cut_and_final_flushes_the_rest(
+    capture: CaptureService, principal: Principal, owner_pool: ConnectionPool
+) -> None:
+    receipt = enqueue(capture, principal, said(10))
+    assert receipt["windows_queued"] == 2
+    assert [w[1:4] for w in windows_of(owner_pool, principal)] == [
+        (0, 4, "pending"),
+        (4, 8, "pending"),
+    ]
+    assert windows_of(owner_pool, principal)[0][4] == principal.project_id
+    flushed = enqueue(capture, principal, [], final=True)
+    assert (flushed["accepted"], flushed["windows_queued"], flushed["next_index"]) == (0, 1, 10)
+    assert [w[1:3] for w in windows_of(owner_pool, principal)][-1] == (8, 10)
+    assert session_row(owner_pool, principal, "s-1")[:2] == (10, 10)
+    # nothing left to flush
+    assert enqueue(capture, principal, [], final=True)["windows_queued"] == 0
+    assert len(windows_of(owner_pool, principal)) == 3
+
+
+def test_secrets_are_never_stored_not_even_in_the_queue(
+    capture: CaptureService, principal: Principal, owner_pool: ConnectionPool
+) -> None:
+    sent = messages(
+        ("user", f"my GitHub token is {TOKEN}, use it for the release"),
+        ("tool", f"export GITHUB_TOKEN={TOKEN}\npostgres://deploy:Sup3rS3cret!x@db.internal/app"),
+        ("assistant", "I will use the token from the environment."),
+    )
+    enqueue(capture, principal, sent, final=True)
+    stored = turns_of(owner_pool, principal, "s-1")
+    assert len(stored) == 3
+    with owner_pool.connection() as conn:
+        everywhere = conn.execute(
+            "SELECT count(*) FROM kb.capture_turns WHERE content LIKE %s OR content LIKE %s",
+            (f"%{TOKEN}%", "%Sup3rS3cret%"),
+        ).fetchone()
+    assert everywhere == (0,)
+    assert stored[0][2] == "my GitHub token is [secret removed], use it for the release"
+    assert stored[1][2].count("[secret removed]") == 2
+    assert stored[2][2] == "I will use the token from the environment."
+
+
+def test_injected_memories_are_stripped_and_long_tool_output_keeps_head_and_tail(
+    capture: CaptureService, principal: Principal, owner_pool: ConnectionPool
+) -> None:
+    output = "HEAD " + "x" * 5000 + " TAIL"
+    sent = messages(
+        ("user", f"{INJECTED}\nPlease run the tests"),
+        ("tool", output),
+        ("user", f"<emergent-memory>cut off by the client: no end marker {TOKEN}"),
+        ("user", "y" * 20_000),
+    )
+    enqueue(capture, principal, sent)
+    stored = [content for _, _, content in turns_of(owner_pool, principal, "s-1")]
+    assert stored[0] == "Please run the tests"
+    assert stored[1].startswith("HEAD ")
+    assert stored[1].endswith(" TAIL")
+    assert "[... 3510 characters of tool output cut ...]" in stored[1]
+    assert len(stored[1]) < 1500 + 60
+    assert stored[2] == ""  # an unclosed marker removes the rest of the turn
+    assert "characters of text cut" in stored[3]
+    assert len(stored[3]) < 8100
+
+
+def test_another_actors_session_with_the_same_id_is_its_own(
+    capture: CaptureService, principal: Principal, owner_pool: ConnectionPool, pool: ConnectionPool
+) -> None:
+    other = Principal(actor_id=uuid.uuid4(), project_id=principal.project_id)
+    enqueue(capture, principal, said(5))
+    theirs = enqueue(capture, other, messages(("user", "another actor's words")))
+    assert (theirs["accepted"], theirs["next_index"]) == (1, 1)  # not 5: a session of its own
+    assert [c for _, _, c in turns_of(owner_pool, other, "s-1")] == ["another actor's words"]
+    assert len(turns_of(owner_pool, principal, "s-1")) == 5
+    # row-level security: acting as the other actor, none of the first actor's rows is visible
+    with pool.connection() as conn, conn.transaction():
+        graph.act_as(conn, other.actor_id, other.project_id)
+        seen = conn.execute(
+            "SELECT (SELECT count(*) FROM kb.capture_turns), "
+            "(SELECT count(*) FROM kb.capture_windows), (SELECT count(*) FROM kb.agent_sessions)"
+        ).fetchone()
+    assert seen == (1, 0, 1)
+
+
+def test_with_capture_off_nothing_is_stored_but_input_is_still_checked(
+    service: MemoryService, principal: Principal, owner_pool: ConnectionPool
+) -> None:
+    off = CaptureService(service, None, CaptureConfig())
+    assert off.enabled is False
+    receipt = off.enqueue(
+        principal,
+        session_id="s-off",
+        client="api",
+        messages=messages(("user", f"token {TOKEN}"), ("assistant", "ok")),
+        first_index=None,
+        final=True,
+    )
+    assert receipt == {
+        "capture": "off",
+        "accepted": 0,
+        "already_received": 0,
+        "next_index": 2,
+        "windows_queued": 0,
+    }
+    with owner_pool.connection() as conn:
+        rows = conn.execute(
+            "SELECT (SELECT count(*) FROM kb.capture_turns WHERE actor_id = %(a)s), "
+            "(SELECT count(*) FROM kb.capture_windows WHERE actor_id = %(a)s), "
+            "(SELECT count(*) FROM kb.agent_sessions WHERE actor_id = %(a)s)",
+            {"a": principal.actor_id},
+        ).fetchone()
+    assert rows == (0, 0, 0)
+    with pytest.raises(InvalidInput, match="role must be one of user, assistant, tool"):
+        off.enqueue(
+            principal,
+            session_id="s-off",
+            client="api",
+            messages=[CapturedMessage("system", "x")],  # type: ignore[arg-type]
+            first_index=None,
+            final=False,
+        )
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"session_id": ""}, "session_id must be a non-empty string"),
+        ({"session_id": "s" * 201}, "session_id is 201 characters long; the limit is 200"),
+        ({"session_id": "a\nb"}, "session_id contains a control"),
+        ({"client": ""}, "client must be a non-empty string"),
+        ({"client": "c" * 101}, "client is 101 characters long; the limit is 100"),
+        ({"first_index": -1}, "first_index must be a whole number"),
+        ({"first_index": True}, "first_index must be a whole number"),
+        ({"final": "yes"}, "final must be true or false"),
+        ({"messages": "hello"}, "messages must be a list"),
+        ({"messages": [{"role": "user"}]}, r"messages\[0\].content must be a string"),
+        ({"messages": [{"role": "robot", "content": "x"}]}, r"messages\[0\].role must be"),
+        ({"messages": [CapturedMessage("user", "x")] * 10_001}, "the limit is 10000 per request"),
+    ],
+)
+def test_bad_input_is_refused_with_a_clear_message_and_nothing_stored(
+    capture: CaptureService,
+    principal: Principal,
+    owner_pool: ConnectionPool,
+    change: dict[str, Any],
+    message: str,
+) -> None:
+    arguments: dict[str, Any] = {
+        "session_id": "s-1",
+        "client": "api",
+        "messages": said(1),
+        "first_index": None,
+        "final": False,
+    } | change
+    with pytest.raises(InvalidInput, match=message):
+        capture.enqueue(principal, **arguments)
+    assert windows_of(owner_pool, principal) == []
+    assert session_row(owner_pool, principal, "s-1") is None
+
+
+def test_a_read_only_credential_may_not_capture(
+    capture: CaptureService, principal: Principal
+) -> None:
+    reader = Principal(principal.actor_id, principal.project_id, frozenset({READ}))
+    with pytest.raises(PermissionDenied, match="memory:write"):
+        enqueue(capture, reader, said(1))

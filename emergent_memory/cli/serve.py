@@ -123,7 +123,9 @@ def _serve_http(
                 max_request_bytes=settings.max_request_bytes,
                 max_sessions=settings.http_max_sessions,
                 session_idle_timeout=settings.http_session_idle_timeout,
-                routes=api_routes(ApiServices(injection=services.injection, capture=None)),
+                routes=api_routes(
+                    ApiServices(injection=services.injection, capture=services.capture)
+                ),
             )
             click.echo(
                 f"emergent-memory: MCP over streamable HTTP at http://{host}:{port}/mcp\n"

@@ -1,4 +1,5 @@
-"""Commands on embeddings: the embedding worker, and re-embedding every memory."""
+"""Commands on the workers: the embedding worker (and the capture worker when capture is on),
+and re-embedding every memory."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 import click
 
-from emergent_memory.app import open_admin_services, open_embedding_worker
+from emergent_memory.app import open_admin_services, open_workers
 from emergent_memory.cli.common import JSON_OPTION, cli, emit, reports_errors
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME
 from emergent_memory.errors import InvalidInput
@@ -23,22 +24,32 @@ from emergent_memory.settings import Settings
 @click.pass_obj
 @reports_errors
 def worker_command(settings: Settings, once: bool, retry_dead: bool, as_json: bool) -> None:
-    """Compute the embeddings still queued (memories saved while the provider failed).
+    """Compute the embeddings still queued (memories saved while the provider failed), and,
+    when capture is on (EMERGENT_MEMORY_ANTHROPIC_API_KEY), capture queued conversations.
 
     Runs until SIGINT or SIGTERM (the round in progress is finished; a second signal stops
-    at once), or with --once until no job is due. Any number of workers, and servers started
-    with --worker, can share the queue.
+    at once), or with --once until no job or window is due. Any number of workers, and
+    servers started with --worker, can share the queues.
     """
-    with open_embedding_worker(settings) as worker:
+    with open_workers(settings) as workers:
+        worker, capture = workers.embedding, workers.capture
         revived = worker.retry_dead() if retry_dead else 0
         if once:
             counts = worker.drain()
-            data = {"revived": revived, **counts.as_dict(), "queue": worker.queue_counts()}
+            captured = None if capture is None else capture.drain().as_dict()
+            data: dict[str, Any] = {
+                "revived": revived,
+                **counts.as_dict(),
+                "queue": worker.queue_counts(),
+                "capture": captured,
+            }
 
             def human() -> None:
                 if retry_dead:
                     click.echo(f"{revived} dead jobs revived")
                 click.echo(_describe_round(data))
+                if captured is not None:
+                    click.echo(_describe_capture(captured))
 
             emit(data, as_json, human)
             return
@@ -56,21 +67,33 @@ def worker_command(settings: Settings, once: bool, retry_dead: bool, as_json: bo
         click.echo(
             f"emergent-memory worker {worker.worker_id}: computing queued embeddings"
             + (f" ({revived} dead jobs revived)" if retry_dead else "")
+            + (", capturing queued conversations" if capture is not None else "")
             + "; Ctrl-C to stop",
             err=True,
         )
-        # The rounds run in a thread; this one only waits, so the signal handler never runs
-        # while the worker holds a lock it needs.
-        thread = threading.Thread(
-            target=worker.run_forever,
-            args=(stop, settings.worker_poll_interval_seconds),
-            name="embedding-worker",
-            daemon=True,
-        )
+        # The rounds run in threads; this one only waits, so the signal handler never runs
+        # while a worker holds a lock it needs.
+        poll = settings.worker_poll_interval_seconds
+        threads = [
+            threading.Thread(
+                target=worker.run_forever, args=(stop, poll), name="embedding-worker", daemon=True
+            )
+        ]
+        if capture is not None:
+            threads.append(
+                threading.Thread(
+                    target=capture.run_forever,
+                    args=(stop, poll),
+                    name="capture-worker",
+                    daemon=True,
+                )
+            )
         try:
-            thread.start()
-            while thread.is_alive():
-                thread.join(0.5)
+            for thread in threads:
+                thread.start()
+            while any(thread.is_alive() for thread in threads):
+                for thread in threads:
+                    thread.join(0.5)
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
@@ -82,6 +105,14 @@ def _describe_round(data: Mapping[str, Any]) -> str:
         f"claimed {data['claimed']} jobs: {data['embedded']} embedded, {data['done']} done, "
         f"{data['retried']} to retry, {data['dead']} dead; queue: {queue['pending']} pending, "
         f"{queue['running']} running, {queue['dead']} dead"
+    )
+
+
+def _describe_capture(counts: Mapping[str, Any]) -> str:
+    return (
+        f"capture: claimed {counts['claimed']} windows: {counts['captured']} captured, "
+        f"{counts['memories_saved']} memories saved, {counts['retried']} to retry, "
+        f"{counts['postponed']} waiting for the budget, {counts['dead']} dead"
     )
 
 

@@ -1,0 +1,131 @@
+"""What the capture worker writes for a window: its Episode, and the memories the rule kept,
+saved through `MemoryService.save` exactly as a tool call would save them.
+
+An Episode is a graph object of the window's owner, scoped to the project the conversation was
+in, holding the session, the turn range, when it was read, the digest of its text, the
+extractor's summary (secrets removed, at most SUMMARY_CHARS characters) and the text itself
+(already cleaned when the turns were received). Each memory saved or reinforced from the window
+is linked to it with DERIVED_FROM in the save's own transaction.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
+from psycopg import Connection
+
+from emergent_memory import graph
+from emergent_memory.auth.principal import Principal
+from emergent_memory.db.pool import transaction
+from emergent_memory.embeddings import jobs
+from emergent_memory.errors import InvalidInput, PermissionDenied
+from emergent_memory.memory import capture_store, store
+from emergent_memory.memory.capture_text import clean
+from emergent_memory.memory.extraction import Decision
+from emergent_memory.memory.service import MemoryService
+
+SUMMARY_CHARS = 2000  # the Episode type's limit
+PACK = "agent-memory"
+
+
+def keep_episode(
+    conn: Connection[Any],
+    owner: Principal,
+    *,
+    client: str,
+    key: dict[str, Any],
+    text: str,
+    summary: str | None,
+) -> UUID:
+    """The window as an Episode (`key`: session_id, first_turn, last_turn, digest), or the
+    one already kept for the same key (another worker got there first). In a transaction
+    acting for `owner`."""
+    capture_store.lock_episode_key(conn, owner.actor_id, key)
+    existing = capture_store.find_episode(conn, owner.actor_id, key)
+    if existing is not None:
+        return existing
+    properties: dict[str, Any] = {
+        **key,
+        "client": client,
+        "captured_at": datetime.now(UTC).isoformat(),
+        "text": text,
+    }
+    if summary is not None:
+        cleaned = clean("assistant", summary, tool_output_chars=SUMMARY_CHARS).content.strip()
+        if cleaned:
+            properties["summary"] = cleaned[:SUMMARY_CHARS]
+    _ensure_pack(conn, owner)
+    episode = graph.create_object(
+        conn,
+        project_id=owner.project_id,
+        type=store.EPISODE,
+        actor_id=owner.actor_id,
+        scope="project",
+        properties=properties,
+        labels=["episode", client],
+    )
+    if store.EPISODE in store.EMBEDDED_TEXT:  # searched by meaning: queue its vector
+        jobs.enqueue(conn, episode)
+    return episode.canonical_id
+
+
+def save_decisions(
+    memory: MemoryService, owner: Principal, decisions: list[Decision], episode: UUID
+) -> dict[str, Any]:
+    """Save what the rule kept, each through MemoryService.save, linked to the Episode; the
+    window's outcome: ids, verdicts and notes, never text. A proposal save refuses (a secret,
+    a text too long) is recorded by the refusal's kind and skipped; the others are saved."""
+    saved: list[dict[str, Any]] = []
+    not_saved: list[dict[str, Any]] = []
+    for decision in decisions:
+        entry: dict[str, Any] = {"index": decision.index, "verdict": decision.verdict}
+        if decision.note:
+            entry["note"] = decision.note
+        if decision.target is not None:
+            entry["target"] = str(decision.target.id)
+        if decision.verdict in ("drop", "none"):
+            not_saved.append(entry)
+            continue
+        if decision.verdict == "reinforce" and not _still_active(memory, owner, decision):
+            not_saved.append({**entry, "note": "the memory to reinforce is no longer active"})
+            continue
+        try:
+            result = memory.save(
+                owner,
+                decision.content,
+                decision.category,
+                source=decision.source,
+                scope=decision.scope,
+                derived_from=episode,
+            )
+        except (InvalidInput, PermissionDenied) as error:  # e.g. SecretRejected
+            not_saved.append({**entry, "refused": type(error).__name__})
+            continue
+        saved.append(
+            {
+                **entry,
+                "memory_id": result["memory"]["id"],
+                "status": result["status"],
+                "superseded_ids": result["superseded_ids"],
+            }
+        )
+    return {"result": "captured", "saved": saved, "not_saved": not_saved}
+
+
+def _ensure_pack(conn: Connection[Any], owner: Principal) -> None:
+    """The agent-memory pack with the Episode type (1.1.0 or later) in the owner's project."""
+    for pack in graph.installed_packs(conn, owner.project_id):
+        if pack.name == PACK and store.EPISODE in pack.object_type_schemas:
+            return
+    graph.install_pack(conn, owner.project_id, PACK)
+
+
+def _still_active(memory: MemoryService, owner: Principal, decision: Decision) -> bool:
+    """Whether the memory to reinforce is still active (not deleted or superseded since it was
+    offered): reinforcing saves its text, which would bring a deleted memory back."""
+    assert decision.target is not None
+    with transaction(memory.pool) as conn:
+        graph.act_as(conn, owner.actor_id, owner.project_id)
+        return capture_store.is_active_own(conn, owner, decision.target.id)

@@ -1,0 +1,391 @@
+"""Capture SQL: turns, the window queue, the LLM call log, and the reads capture needs from
+the graph (close memories, an Episode already captured).
+
+Connection first, never commits. Every function but `claim` and `cut_idle` (SECURITY DEFINER
+functions of migration 0011, for workers serving every actor) runs in a transaction acting
+for the rows' owner: row-level security keeps each actor to its own turns, windows and calls.
+The operator's queries (every actor's rows) are memory/capture_admin.py's.
+
+Window states: `pending` (due at `run_after`), `running` (claimed at `locked_at`; `attempts`
+counts this claim), `done` (with its Episode and an outcome of counts and ids, never text),
+`dead` (`last_error` says why; `emergent-memory capture retry` makes it pending again).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from pgvector import Vector
+from psycopg import Connection, sql
+from psycopg.rows import class_row
+from psycopg.types.json import Jsonb
+
+from emergent_memory.auth.principal import Principal
+from emergent_memory.memory import store
+from emergent_memory.memory.capture_text import Turn
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimedWindow:
+    """A window a worker claimed: whose, which turns (`end_turn` exclusive), and how many
+    attempts it has had, this one included."""
+
+    id: UUID
+    actor_id: UUID
+    project_id: UUID
+    session_id: str
+    client: str
+    first_turn: int
+    end_turn: int
+    attempts: int
+
+
+@dataclass(frozen=True, slots=True)
+class CloseMemory:
+    """An active memory of the actor close to a conversation (offered to the extractor)."""
+
+    id: UUID
+    content: str
+    category: str
+    scope: str
+    similarity: float
+
+
+INSERT_TURNS = """
+INSERT INTO kb.capture_turns (actor_id, session_id, turn_index, role, content)
+VALUES (%(actor_id)s, %(session_id)s, %(turn_index)s, %(role)s, %(content)s)
+ON CONFLICT (actor_id, session_id, turn_index) DO NOTHING
+"""
+
+ADVANCE_SESSION = """
+UPDATE kb.agent_sessions SET turns_received = %(received)s, turns_windowed = %(windowed)s
+WHERE actor_id = %(actor_id)s AND session_id = %(session_id)s
+"""
+
+INSERT_WINDOW = """
+INSERT INTO kb.capture_windows (actor_id, project_id, session_id, client, first_turn, end_turn)
+VALUES (%(actor_id)s, %(project_id)s, %(session_id)s, %(client)s, %(first_turn)s, %(end_turn)s)
+ON CONFLICT (actor_id, session_id, first_turn, end_turn) DO NOTHING
+RETURNING id
+"""
+
+READ_TURNS = """
+SELECT turn_index AS index, role, content FROM kb.capture_turns
+WHERE actor_id = %(actor_id)s AND session_id = %(session_id)s
+  AND turn_index >= %(first)s AND turn_index < %(end)s
+ORDER BY turn_index
+"""
+
+CLAIM = "SELECT * FROM kb.claim_capture_windows(%(limit)s, %(lock_timeout)s)"
+CUT_IDLE = "SELECT kb.cut_idle_capture_windows(%(idle)s)"
+
+# Every statement that ends a claim checks that it is still this claim (WHERE id, running,
+# attempts): a window whose lock expired may have been claimed again (its attempts moved on).
+FINISH = """
+UPDATE kb.capture_windows
+SET status = 'done', episode_id = %(episode_id)s, outcome = %(outcome)s, last_error = NULL,
+    locked_at = NULL, updated_at = now()
+WHERE id = %(id)s AND status = 'running' AND attempts = %(attempts)s
+"""
+
+FAIL = """
+UPDATE kb.capture_windows
+SET status = CASE WHEN attempts >= %(max_attempts)s THEN 'dead' ELSE 'pending' END,
+    run_after = now() + make_interval(secs => %(delay)s), last_error = %(error)s,
+    outcome = %(outcome)s, locked_at = NULL, updated_at = now()
+WHERE id = %(id)s AND status = 'running' AND attempts = %(attempts)s
+RETURNING status
+"""
+
+# Not a failure (the budget is spent): due again at `until`, the attempt given back.
+POSTPONE = """
+UPDATE kb.capture_windows
+SET status = 'pending', attempts = greatest(attempts - 1, 0), run_after = %(until)s,
+    last_error = %(note)s, locked_at = NULL, updated_at = now()
+WHERE id = %(id)s AND status = 'running' AND attempts = %(attempts)s
+"""
+
+# Turns no window needs any more: before every window of the session that is not done, and
+# before the turns not yet in a window, less the overlap the next window reads.
+PRUNE_TURNS = """
+DELETE FROM kb.capture_turns t
+USING kb.agent_sessions s
+WHERE t.actor_id = %(actor_id)s AND t.session_id = %(session_id)s
+  AND s.actor_id = t.actor_id AND s.session_id = t.session_id
+  AND t.turn_index < least(
+      s.turns_windowed,
+      (SELECT min(w.first_turn) FROM kb.capture_windows w
+       WHERE w.actor_id = t.actor_id AND w.session_id = t.session_id AND w.status <> 'done')
+  ) - %(overlap)s
+"""
+
+# Today (UTC) starts at midnight UTC, whatever the session's time zone.
+SPENT_TODAY = """
+SELECT coalesce(sum(input_tokens + output_tokens), 0) FROM kb.llm_calls
+WHERE actor_id = %(actor_id)s
+  AND created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+"""
+
+NEXT_UTC_DAY = """
+SELECT (date_trunc('day', now() AT TIME ZONE 'UTC') + interval '1 day') AT TIME ZONE 'UTC'
+"""
+
+RECORD_CALL = """
+INSERT INTO kb.llm_calls (actor_id, window_id, purpose, model, input_tokens, output_tokens,
+                          outcome, error)
+VALUES (%(actor_id)s, %(window_id)s, %(purpose)s, %(model)s, %(input_tokens)s,
+        %(output_tokens)s, %(outcome)s, %(error)s)
+"""
+
+# An Episode of this actor for the same turns of the session with the same text, deleted or
+# not (an Episode the user deleted is not captured again).
+FIND_EPISODE = """
+SELECT canonical_id FROM kb.graph_objects
+WHERE type = 'Episode' AND actor_id = %(actor_id)s AND is_head AND properties @> %(key)s
+ORDER BY created_at
+LIMIT 1
+"""
+
+# Two workers on the same window (one whose lock timed out) keep one Episode: the second waits
+# for the first's transaction, then finds its Episode.
+LOCK_EPISODE_KEY = "SELECT pg_advisory_xact_lock(hashtextextended(%(key)s, 0))"
+
+# The actor's own active memories (user ones, and project ones of this project) nearest a
+# vector; never global ones, which capture can neither write nor reinforce.
+NEAREST_OWN = """
+SELECT o.canonical_id AS id, o.properties ->> 'content' AS content,
+       o.properties ->> 'category' AS category, o.scope,
+       1 - (o.embedding <=> %(embedding)s) AS similarity
+FROM kb.graph_objects o
+WHERE {active} AND {own} AND o.embedding_model = %(model)s
+ORDER BY o.embedding <=> %(embedding)s
+LIMIT %(limit)s
+"""
+
+ACTIVE_OWN = """
+SELECT true FROM kb.graph_objects o WHERE o.canonical_id = %(id)s AND {active} AND {own}
+"""
+
+
+# -- receiving turns --------------------------------------------------------------------------
+
+
+def insert_turns(
+    conn: Connection[Any], principal: Principal, session_id: str, turns: Sequence[Turn]
+) -> None:
+    with conn.cursor() as cur:
+        cur.executemany(
+            INSERT_TURNS,
+            [
+                {
+                    "actor_id": principal.actor_id,
+                    "session_id": session_id,
+                    "turn_index": turn.index,
+                    "role": turn.role,
+                    "content": turn.content,
+                }
+                for turn in turns
+            ],
+        )
+
+
+def advance_session(
+    conn: Connection[Any], principal: Principal, session_id: str, *, received: int, windowed: int
+) -> None:
+    conn.execute(
+        ADVANCE_SESSION,
+        {
+            "actor_id": principal.actor_id,
+            "session_id": session_id,
+            "received": received,
+            "windowed": windowed,
+        },
+    )
+
+
+def insert_window(
+    conn: Connection[Any],
+    principal: Principal,
+    *,
+    session_id: str,
+    client: str,
+    first_turn: int,
+    end_turn: int,
+) -> bool:
+    """Queue a window of the principal's session; False when that window is already queued."""
+    row = conn.execute(
+        INSERT_WINDOW,
+        {
+            "actor_id": principal.actor_id,
+            "project_id": principal.project_id,
+            "session_id": session_id,
+            "client": client,
+            "first_turn": first_turn,
+            "end_turn": end_turn,
+        },
+    ).fetchone()
+    return row is not None
+
+
+# -- working on windows -----------------------------------------------------------------------
+
+
+def claim(conn: Connection[Any], limit: int, lock_timeout: float) -> list[ClaimedWindow]:
+    with conn.cursor(row_factory=class_row(ClaimedWindow)) as cur:
+        cur.execute(CLAIM, {"limit": limit, "lock_timeout": float(lock_timeout)})
+        return cur.fetchall()
+
+
+def cut_idle(conn: Connection[Any], idle_seconds: float) -> int:
+    row = conn.execute(CUT_IDLE, {"idle": float(idle_seconds)}).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def read_turns(
+    conn: Connection[Any], actor_id: UUID, session_id: str, first: int, end: int
+) -> list[Turn]:
+    with conn.cursor(row_factory=class_row(Turn)) as cur:
+        cur.execute(
+            READ_TURNS,
+            {"actor_id": actor_id, "session_id": session_id, "first": first, "end": end},
+        )
+        return cur.fetchall()
+
+
+def finish(
+    conn: Connection[Any],
+    window: ClaimedWindow,
+    *,
+    episode_id: UUID | None,
+    outcome: dict[str, Any],
+    overlap: int,
+) -> bool:
+    """Mark the window done and delete the session's turns no window needs any more."""
+    done = conn.execute(
+        FINISH,
+        {
+            "id": window.id,
+            "attempts": window.attempts,
+            "episode_id": episode_id,
+            "outcome": Jsonb(outcome),
+        },
+    ).rowcount
+    conn.execute(
+        PRUNE_TURNS,
+        {"actor_id": window.actor_id, "session_id": window.session_id, "overlap": overlap},
+    )
+    return done == 1
+
+
+def fail(
+    conn: Connection[Any],
+    window: ClaimedWindow,
+    *,
+    error: str,
+    delay: float,
+    max_attempts: int,
+    outcome: dict[str, Any] | None = None,
+) -> str | None:
+    """Put the window back to wait `delay` seconds, or dead-letter it after its last attempt
+    (max_attempts 0: at once); the new status, or None when the claim is no longer this one."""
+    row = conn.execute(
+        FAIL,
+        {
+            "id": window.id,
+            "attempts": window.attempts,
+            "error": error,
+            "delay": float(delay),
+            "max_attempts": max_attempts,
+            "outcome": None if outcome is None else Jsonb(outcome),
+        },
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def postpone_to_next_day(conn: Connection[Any], window: ClaimedWindow, note: str) -> datetime:
+    """Make the window due again at the next midnight UTC, without counting the attempt."""
+    row = conn.execute(NEXT_UTC_DAY).fetchone()
+    assert row is not None
+    until: datetime = row[0]
+    conn.execute(
+        POSTPONE, {"id": window.id, "attempts": window.attempts, "until": until, "note": note}
+    )
+    return until
+
+
+def spent_today(conn: Connection[Any], actor_id: UUID) -> int:
+    """The tokens (input and output) the actor's LLM calls spent since midnight UTC."""
+    row = conn.execute(SPENT_TODAY, {"actor_id": actor_id}).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def record_call(
+    conn: Connection[Any],
+    *,
+    actor_id: UUID,
+    window_id: UUID | None,
+    purpose: str,
+    model: str,
+    input_tokens: int,
+    output_tokens: int,
+    error: str | None,
+) -> None:
+    conn.execute(
+        RECORD_CALL,
+        {
+            "actor_id": actor_id,
+            "window_id": window_id,
+            "purpose": purpose,
+            "model": model,
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "outcome": "ok" if error is None else "error",
+            "error": error,
+        },
+    )
+
+
+def find_episode(conn: Connection[Any], actor_id: UUID, key: dict[str, Any]) -> UUID | None:
+    """The actor's Episode whose properties include `key` (session, turns, digest), if any."""
+    row = conn.execute(FIND_EPISODE, {"actor_id": actor_id, "key": Jsonb(key)}).fetchone()
+    return None if row is None else UUID(str(row[0]))
+
+
+def lock_episode_key(conn: Connection[Any], actor_id: UUID, key: dict[str, Any]) -> None:
+    """Hold the Episode key (actor, session, turns, digest) until the transaction ends."""
+    name = f"episode:{actor_id}:{key['session_id']}:{key['first_turn']}:{key['digest']}"
+    conn.execute(LOCK_EPISODE_KEY, {"key": name})
+
+
+def nearest_own(
+    conn: Connection[Any], principal: Principal, embedding: Vector, model: str, limit: int
+) -> list[CloseMemory]:
+    query = sql.SQL(NEAREST_OWN).format(active=sql.SQL(store.ACTIVE), own=sql.SQL(store.OWN))
+    conn.execute(store.ITERATIVE_SCAN)
+    with conn.cursor(row_factory=class_row(CloseMemory)) as cur:
+        cur.execute(
+            query,
+            {
+                "actor_id": principal.actor_id,
+                "project_id": principal.project_id,
+                "embedding": embedding,
+                "model": model,
+                "limit": limit,
+            },
+        )
+        return cur.fetchall()
+
+
+def is_active_own(conn: Connection[Any], principal: Principal, memory_id: UUID) -> bool:
+    """Whether the memory is still active and the principal's own (user, or project here)."""
+    query = sql.SQL(ACTIVE_OWN).format(active=sql.SQL(store.ACTIVE), own=sql.SQL(store.OWN))
+    params = {
+        "id": memory_id,
+        "actor_id": principal.actor_id,
+        "project_id": principal.project_id,
+    }
+    return conn.execute(query, params).fetchone() is not None

@@ -1,0 +1,391 @@
+"""The capture worker: turns queued windows of conversation into memories, with the embedding
+worker's retries, backoff, dead letter and SKIP LOCKED, alone (`emergent-memory worker`) or in
+a thread of the server.
+
+One round (`run_once`):
+
+1. in one short transaction, cut the rest of sessions quiet for `idle_seconds` into windows
+   (kb.cut_idle_capture_windows) and claim up to `batch_size` due windows of any actor
+   (kb.claim_capture_windows: FOR UPDATE SKIP LOCKED; windows of workers that held theirs
+   longer than `lock_timeout` are due again);
+2. per window, acting as its owner (row-level security): read its turns and the
+   `window_overlap` turns before it (context only); a window whose Episode exists already (same
+   session, turns and text digest) is done without asking any model; a window whose owner spent
+   the daily token budget waits for the next UTC day (the attempt is not counted);
+3. ask the gate; if nothing is worth remembering, keep the window as an Episode and finish;
+4. otherwise ask the extractor, with the owner's closest memories labelled 1..10; apply the
+   rule of memory/extraction.py (`review`), keep the window as an Episode, and save each
+   proposal it keeps through `MemoryService.save` with `derived_from` the Episode, exactly
+   as a tool call would save it (validation, secret refusal, dedup, supersession, scoping).
+
+Every LLM call, answered or not, is recorded in kb.llm_calls (model, tokens, purpose, outcome,
+error; never text). A model that is unavailable (rate limit, overload, 5xx, timeout) makes
+the window wait `min(backoff_max, backoff_base * 2 ** (attempts - 1))` seconds plus up to 10%
+jitter, and never less than the API's retry-after; after `max_attempts` it is dead with the
+reason. A refused request or an answer that is not a valid tool call dead-letters the window at
+once, and nothing of that answer is saved. `emergent-memory capture retry` revives dead windows.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import socket
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, fields
+from typing import Any, NoReturn, TypeVar
+
+from psycopg import Connection
+
+from emergent_memory import graph
+from emergent_memory.auth.principal import READ, WRITE, Principal
+from emergent_memory.db.pool import lost_connection, one_line, transaction
+from emergent_memory.errors import (
+    DatabaseUnavailable,
+    ServiceBusy,
+)
+from emergent_memory.llm import LLMError, LLMUnavailable, Usage
+from emergent_memory.memory import capture_store
+from emergent_memory.memory.capture import CaptureService
+from emergent_memory.memory.capture_apply import keep_episode, save_decisions
+from emergent_memory.memory.capture_store import ClaimedWindow
+from emergent_memory.memory.capture_text import digest, episode_text
+from emergent_memory.memory.extraction import review
+
+logger = logging.getLogger(__name__)
+
+ERROR_CHARS = 300  # the longest reason kept in a window's last_error
+JITTER = 0.1
+STOP_TIMEOUT = 15.0
+ERROR_PAUSE_MAX = 60.0
+
+T = TypeVar("T")
+
+
+@dataclass(slots=True)
+class CaptureCounts:
+    """What rounds of the worker did: windows cut from idle sessions, claimed, captured (an
+    Episode kept), found already captured, put back to wait (retried, or postponed by the
+    budget), dead-lettered; memories saved or reinforced."""
+
+    cut: int = 0
+    claimed: int = 0
+    captured: int = 0
+    already_captured: int = 0
+    retried: int = 0
+    postponed: int = 0
+    dead: int = 0
+    memories_saved: int = 0
+
+    def add(self, other: CaptureCounts) -> None:
+        for name in self.as_dict():
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def as_dict(self) -> dict[str, int]:
+        return {item.name: getattr(self, item.name) for item in fields(self)}
+
+
+class _Stop(Exception):
+    """The window was put back or dead-lettered: stop working on it."""
+
+
+class CaptureWorker:
+    """Works the capture queue of every actor; safe to run as many as you like."""
+
+    def __init__(self, capture: CaptureService, *, worker_id: str | None = None) -> None:
+        if not capture.enabled:
+            raise ValueError("the capture worker needs capture on (an Anthropic API key)")
+        self._capture = capture
+        self._memory = capture.memory
+        self._pool = capture.memory.pool
+        self._config = capture.config
+        self._extractor = capture.extractor
+        self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+    # -- rounds ---------------------------------------------------------------------------
+
+    def run_once(self) -> CaptureCounts:
+        """Cut idle sessions, claim due windows and work them. Database errors propagate (the
+        windows in hand are due again once their lock times out)."""
+        counts = CaptureCounts()
+        with transaction(self._pool) as conn:
+            counts.cut = capture_store.cut_idle(conn, self._config.idle_seconds)
+            claimed = capture_store.claim(conn, self._config.batch_size, self._config.lock_timeout)
+        counts.claimed = len(claimed)
+        for window in claimed:
+            try:
+                self._work(window, counts)
+            except _Stop:
+                continue
+            except Exception as error:
+                if _database_trouble(error):
+                    raise
+                logger.exception("capture window %s failed", window.id)
+                self._retry(window, f"the worker raised {type(error).__name__}", None, counts)
+        return counts
+
+    def drain(self) -> CaptureCounts:
+        """Rounds until no window is due (windows waiting for a retry stay waiting)."""
+        total = CaptureCounts()
+        while True:
+            counts = self.run_once()
+            total.add(counts)
+            if counts.claimed == 0:
+                return total
+
+    def run_forever(self, stop: threading.Event, poll_interval: float = 2.0) -> None:
+        """Rounds until `stop` is set; a database error is logged and retried later."""
+        errors = 0
+        while not stop.is_set():
+            try:
+                counts = self.run_once()
+            except Exception as error:
+                if stop.is_set():
+                    return
+                errors += 1
+                pause = min(ERROR_PAUSE_MAX, poll_interval * 2.0 ** min(errors - 1, 10))
+                if not _database_trouble(error):
+                    logger.exception("capture worker round failed; retrying in %.0f s", pause)
+                else:
+                    quiet = errors > 1 or isinstance(error, DatabaseUnavailable)
+                    logger.log(
+                        logging.DEBUG if quiet else logging.WARNING,
+                        "capture worker round failed (%s); retrying in %.1f s",
+                        one_line(error),
+                        pause,
+                    )
+                stop.wait(pause)
+                continue
+            errors = 0
+            if counts.claimed or counts.cut:
+                logger.info("capture windows: %s", counts.as_dict())
+            if counts.claimed < self._config.batch_size:
+                stop.wait(poll_interval)
+
+    @contextmanager
+    def running_in_thread(self, poll_interval: float = 2.0) -> Iterator[threading.Thread]:
+        """Run the worker in a background thread until the block ends, then stop it, waiting
+        for the round in progress (abandoned after STOP_TIMEOUT seconds: its windows are due
+        again once their lock times out)."""
+        stop = threading.Event()
+        thread = threading.Thread(
+            target=self.run_forever,
+            args=(stop, poll_interval),
+            name=f"capture-worker {self.worker_id}",
+            daemon=True,
+        )
+        thread.start()
+        try:
+            yield thread
+        finally:
+            stop.set()
+            thread.join(STOP_TIMEOUT)
+            if thread.is_alive():
+                logger.warning(
+                    "the capture worker did not stop within %.0f s; its windows will be "
+                    "retried once their lock times out",
+                    STOP_TIMEOUT,
+                )
+
+    # -- one window -----------------------------------------------------------------------
+
+    def _work(self, window: ClaimedWindow, counts: CaptureCounts) -> None:
+        config = self._config
+        if window.attempts > config.max_attempts:  # its last worker stopped while holding it
+            self._dead(window, "out of attempts (a worker stopped while holding it)", counts)
+        owner = Principal(window.actor_id, window.project_id, frozenset({READ, WRITE}))
+        first = window.first_turn
+        with self._acting_as(owner) as conn:
+            turns = capture_store.read_turns(
+                conn,
+                window.actor_id,
+                window.session_id,
+                max(0, first - config.window_overlap),
+                window.end_turn,
+            )
+            spent = capture_store.spent_today(conn, window.actor_id)
+        own = [turn for turn in turns if turn.index >= first]
+        text = episode_text(own)
+        if not own or not text:
+            self._finish(window, None, {"result": "nothing to read"}, counts)
+            return
+        key = {
+            "session_id": window.session_id,
+            "first_turn": first,
+            "last_turn": own[-1].index,
+            "digest": digest(text),
+        }
+        with self._acting_as(owner) as conn:
+            existing = capture_store.find_episode(conn, window.actor_id, key)
+        if existing is not None:
+            counts.already_captured += 1
+            self._finish(window, existing, {"result": "already captured"}, counts)
+            return
+
+        self._within_budget(window, spent, counts)
+        verdict, usage = self._ask(
+            window, "gate", lambda: self._extractor.gate(turns, first), counts
+        )
+        if not verdict.worth_remembering:
+            episode = self._episode(owner, window, key, text, None)
+            outcome = {"result": "nothing worth remembering"}
+            self._finish(window, episode, outcome, counts)
+            return
+        self._within_budget(window, spent + usage.input_tokens + usage.output_tokens, counts)
+        close = self._capture.close_memories(owner, turns)
+        extraction, _ = self._ask(
+            window, "extractor", lambda: self._extractor.extract(turns, first, close), counts
+        )
+        decisions = review(
+            extraction, turns, window_start=first, window_end=window.end_turn, close=close
+        )
+        episode = self._episode(owner, window, key, text, extraction.summary)
+        outcome = save_decisions(self._memory, owner, decisions, episode)
+        counts.memories_saved += len(outcome["saved"])
+        self._finish(window, episode, outcome, counts)
+
+    def _ask(
+        self,
+        window: ClaimedWindow,
+        purpose: str,
+        call: Callable[[], tuple[T, Usage]],
+        counts: CaptureCounts,
+    ) -> tuple[T, Usage]:
+        """One model call, recorded; a failure puts the window back or dead-letters it."""
+        model = self._extractor.gate_model if purpose == "gate" else self._extractor.extractor_model
+        try:
+            answer, usage = call()
+        except LLMError as error:
+            self._record(window, purpose, model, error.usage, error.reason)
+            reason = f"{purpose}: {error.reason}"
+            if isinstance(error, LLMUnavailable):
+                self._retry(window, reason, error.retry_after, counts)
+                raise _Stop from None
+            # refused, or an answer that is not a valid call of the tool
+            self._dead(window, reason, counts)
+        self._record(window, purpose, model, usage, None)
+        return answer, usage
+
+    # -- helpers --------------------------------------------------------------------------
+
+    def _within_budget(self, window: ClaimedWindow, spent: int, counts: CaptureCounts) -> None:
+        budget = self._config.daily_token_budget
+        if spent < budget:
+            return
+        note = f"waiting for the next UTC day: the daily token budget ({budget}) is spent"
+        with self._acting_as_owner(window) as conn:
+            until = capture_store.postpone_to_next_day(conn, window, note)
+        counts.postponed += 1
+        logger.info("capture window %s waits until %s: budget spent", window.id, until)
+        raise _Stop
+
+    def _episode(
+        self,
+        owner: Principal,
+        window: ClaimedWindow,
+        key: dict[str, Any],
+        text: str,
+        summary: str | None,
+    ) -> uuid.UUID:
+        with self._acting_as(owner) as conn:
+            return keep_episode(
+                conn, owner, client=window.client, key=key, text=text, summary=summary
+            )
+
+    def _record(
+        self,
+        window: ClaimedWindow,
+        purpose: str,
+        model: str,
+        usage: Usage | None,
+        error: str | None,
+    ) -> None:
+        with self._acting_as_owner(window) as conn:
+            capture_store.record_call(
+                conn,
+                actor_id=window.actor_id,
+                window_id=window.id,
+                purpose=purpose,
+                model=model if usage is None else usage.model,
+                input_tokens=0 if usage is None else usage.input_tokens,
+                output_tokens=0 if usage is None else usage.output_tokens,
+                error=None if error is None else _short(error),
+            )
+
+    def _finish(
+        self,
+        window: ClaimedWindow,
+        episode: uuid.UUID | None,
+        outcome: dict[str, Any],
+        counts: CaptureCounts,
+    ) -> None:
+        with self._acting_as_owner(window) as conn:
+            finished = capture_store.finish(
+                conn,
+                window,
+                episode_id=episode,
+                outcome=outcome,
+                overlap=self._config.window_overlap,
+            )
+        if finished and episode is not None:
+            counts.captured += 1
+
+    def _retry(
+        self,
+        window: ClaimedWindow,
+        reason: str,
+        retry_after: float | None,
+        counts: CaptureCounts,
+    ) -> None:
+        delay = self._config.backoff(window.attempts)
+        delay += random.uniform(0, JITTER * delay)  # noqa: S311 - spreading retries
+        if retry_after is not None:
+            delay = max(delay, retry_after)
+        with self._acting_as_owner(window) as conn:
+            status = capture_store.fail(
+                conn,
+                window,
+                error=_short(reason),
+                delay=delay,
+                max_attempts=self._config.max_attempts,
+            )
+        if status == "dead":
+            logger.warning(
+                "capture window %s is dead after %d attempts: %s",
+                window.id,
+                window.attempts,
+                reason,
+            )
+        if status == "dead":
+            counts.dead += 1
+        elif status == "pending":
+            counts.retried += 1
+
+    def _dead(self, window: ClaimedWindow, reason: str, counts: CaptureCounts) -> NoReturn:
+        with self._acting_as_owner(window) as conn:
+            capture_store.fail(conn, window, error=_short(reason), delay=0, max_attempts=0)
+        logger.warning("capture window %s is dead: %s", window.id, reason)
+        counts.dead += 1
+        raise _Stop
+
+    @contextmanager
+    def _acting_as(self, principal: Principal) -> Iterator[Connection[Any]]:
+        with transaction(self._pool) as conn:
+            graph.act_as(conn, principal.actor_id, principal.project_id)
+            yield conn
+
+    def _acting_as_owner(self, window: ClaimedWindow) -> AbstractContextManager[Connection[Any]]:
+        return self._acting_as(Principal(window.actor_id, window.project_id))
+
+
+def _short(reason: str) -> str:
+    return reason if len(reason) <= ERROR_CHARS else reason[: ERROR_CHARS - 3] + "..."
+
+
+def _database_trouble(error: Exception) -> bool:
+    """Whether the database is down, unreachable or busy (the round is retried later)."""
+    return isinstance(error, DatabaseUnavailable | ServiceBusy) or lost_connection(error)
