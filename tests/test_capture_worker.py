@@ -17,6 +17,7 @@ import secrets
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -742,3 +743,18 @@ def test_the_window_reads_the_overlap_before_it_as_context(
     second = fake.message_requests[1].text
     assert "(context: the turns before this window, already read)\n[3] user: turn 3" in second
     assert "(the window)\n[4] user: turn 4\n[5] user: turn 5" in second
+
+
+def test_the_cost_query_in_the_docs_runs(
+    capture: CaptureService, fake: FakeAnthropic, user: Principal, app_pool: DatabasePool
+) -> None:
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "automatic-memory.md").read_text()
+    section = doc.split("### Budget and cost")[1].split("###")[0]
+    query = section.split("```sql")[1].split("```")[0]
+    fake.enqueue(gate(False))
+    converse(capture, user, *PREFERENCE)
+    CaptureWorker(capture).run_once()
+    with app_pool.connection() as conn, conn.transaction():  # as the user: its own calls
+        graph.act_as(conn, user.actor_id, user.project_id)
+        rows = conn.execute(query).fetchall()
+    assert [tuple(row[1:]) for row in rows] == [("claude-haiku-4-5", 1, 120, 12)]
