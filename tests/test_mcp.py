@@ -9,12 +9,13 @@ from typing import Any
 
 import pytest
 from fastmcp import Client, FastMCP
+from psycopg_pool import ConnectionPool
 
-from emergent_memory import __version__
+from emergent_memory import __version__, graph
 from emergent_memory.auth.principal import Principal
 from emergent_memory.mcp import guidelines
 from emergent_memory.mcp.server import create_server
-from emergent_memory.memory import MemoryService
+from emergent_memory.memory import MemoryService, store
 
 pytestmark = pytest.mark.anyio
 
@@ -72,12 +73,17 @@ async def test_the_three_tools_with_their_annotations_and_schemas(client: Client
         "instruction",
         "convention",
     ]
-    assert set(tools["recall_memories"].input_schema["properties"]) == {
+    recall = tools["recall_memories"].input_schema
+    assert set(recall["properties"]) == {
         "query",
         "category",
         "scope",
         "limit",
+        "include_episodes",
     }
+    assert recall["properties"]["include_episodes"]["type"] == "boolean"
+    assert recall["properties"]["include_episodes"]["default"] is False
+    assert "conversations" in recall["properties"]["include_episodes"]["description"]
     assert set(tools["manage_memory"].input_schema["properties"]) == {
         "action",
         "memory_id",
@@ -90,6 +96,48 @@ async def test_the_three_tools_with_their_annotations_and_schemas(client: Client
     assert "start of every task" in (tools["recall_memories"].description or "")
     assert "immediately" in (tools["save_memory"].description or "")
     assert tools["save_memory"].output_schema is not None
+
+
+async def test_recall_memories_searches_episodes_only_when_asked(
+    client: Client[Any], principal: Principal, pool: ConnectionPool
+) -> None:
+    """include_episodes: the caller's captured conversations in their own list, described in
+    the tool's description and output schema; memories show derived_from."""
+    [tool] = [t for t in await client.list_tools() if t.name == "recall_memories"]
+    assert "include_episodes" in (tool.description or "")
+    assert "derived_from" in (tool.description or "")
+    assert tool.output_schema is not None
+    assert "episodes" in tool.output_schema["properties"]
+    assert "episodes" not in tool.output_schema.get("required", [])
+    with pool.connection() as conn, conn.transaction():
+        graph.act_as(conn, principal.actor_id, principal.project_id)
+        graph.install_pack(conn, principal.project_id, "agent-memory")
+        episode = graph.create_object(
+            conn,
+            project_id=principal.project_id,
+            type=store.EPISODE,
+            actor_id=principal.actor_id,
+            properties={
+                "session_id": "s-1",
+                "client": "claude-code",
+                "first_turn": 0,
+                "last_turn": 3,
+                "digest": "c" * 64,
+                "text": "user: we chose Redis for the session cache",
+            },
+        )
+
+    plain = await call(client, "recall_memories", query="session cache")
+    assert plain == {"memories": [], "degraded": False}
+    found = await call(client, "recall_memories", query="session cache", include_episodes=True)
+    assert [item["id"] for item in found["episodes"]] == [str(episode.canonical_id)]
+    assert found["episodes"][0]["turns"] == {"first": 0, "last": 3}
+    assert "Redis" in found["episodes"][0]["excerpt"]
+    saved = await call(client, "save_memory", content="The user likes Redis", category="fact")
+    assert saved["memory"]["derived_from"] is None
+    assert "include_episodes" in await error_of(
+        client, "recall_memories", query="x", include_episodes="yes"
+    )
 
 
 async def test_the_memory_guidelines_prompt(client: Client[Any]) -> None:

@@ -162,3 +162,15 @@ def show_memory(memory: Mapping[str, Any], prefix: str = "") -> None:
     contexts = f"  [{', '.join(memory['contexts'])}]" if memory["contexts"] else ""
     click.echo(f"{prefix}{memory['id']}  {memory['category']}/{memory['scope']}{contexts}")
     click.echo(f"{' ' * len(prefix)}  {memory['content']}")
+    source = memory.get("derived_from")
+    if source:
+        click.echo(f"{' ' * len(prefix)}  captured from {describe_episode(source)}")
+
+
+def describe_episode(episode: Mapping[str, Any]) -> str:
+    """A captured conversation window in a few words: session, client, turns, when."""
+    turns = episode["turns"]
+    return (
+        f"session {episode['session_id']} ({episode['client']}), turns {turns['first']}"
+        f"-{turns['last']}, {episode['captured_at']}"
+    )

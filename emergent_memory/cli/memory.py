@@ -15,6 +15,7 @@ from emergent_memory.cli.common import (
     PROJECT_OPTION,
     cli,
     cli_principal,
+    describe_episode,
     emit,
     memory_service,
     reports_errors,
@@ -93,6 +94,17 @@ def save(
 @click.option("--category", "-c", type=click.Choice(list(CATEGORIES)), default=None)
 @click.option("--scope", type=click.Choice(list(SCOPES)), default=None)
 @click.option("--limit", "-n", type=int, default=10, show_default=True)
+@click.option(
+    "--include-episodes",
+    is_flag=True,
+    help="Also search your captured conversations (episodes), listed apart.",
+)
+@click.option(
+    "--session",
+    "session_id",
+    default=None,
+    help="With --include-episodes: only the episodes of this client session.",
+)
 @ACTOR_OPTION
 @PROJECT_OPTION
 @JSON_OPTION
@@ -104,6 +116,8 @@ def recall(
     category: Category | None,
     scope: MemoryScope | None,
     limit: int,
+    include_episodes: bool,
+    session_id: str | None,
     actor: uuid.UUID | None,
     project: uuid.UUID | None,
     as_json: bool,
@@ -111,7 +125,15 @@ def recall(
     """Search memories by meaning and words (the recall_memories tool)."""
     principal = cli_principal(settings, actor, project)
     with memory_service(settings) as service:
-        result = service.recall(principal, query, category=category, scope=scope, limit=limit)
+        result = service.recall(
+            principal,
+            query,
+            category=category,
+            scope=scope,
+            limit=limit,
+            include_episodes=include_episodes,
+            session_id=session_id,
+        )
 
     def human() -> None:
         if result["degraded"]:
@@ -128,6 +150,14 @@ def recall(
             show_memory(memory, prefix="   ")
         if not result["memories"]:
             click.echo("nothing remembered about that")
+        if "episodes" in result:
+            click.echo(f"{len(result['episodes'])} matching conversations")
+            for rank, episode in enumerate(result["episodes"], 1):
+                click.echo(f"{rank}. score {episode['score']:.4f}  {episode['id']}")
+                click.echo(f"   {describe_episode(episode)}")
+                if episode["summary"]:
+                    click.echo(f"   {episode['summary']}")
+                click.echo(f"   > {' '.join(episode['excerpt'].split())}")
 
     emit(result, as_json, human)
 

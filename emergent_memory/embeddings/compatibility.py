@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection
+from collections.abc import Mapping
 from typing import Any
 
 from psycopg import Connection
+from psycopg.types.json import Jsonb
 
 from emergent_memory.embeddings.base import EmbeddingProvider
 from emergent_memory.errors import EmbeddingMismatch
@@ -19,12 +20,16 @@ SELECT atttypmod FROM pg_attribute
 WHERE attrelid = 'kb.graph_objects'::regclass AND attname = 'embedding'
 """
 
+# Live objects of the embedded types whose text property holds some text (the ones the
+# embedding worker would embed), by the model of their vector when it is not this one.
 OTHER_MODELS = """
-SELECT embedding_model, count(*) FROM kb.graph_objects
-WHERE is_head AND deleted_at IS NULL AND embedding_model IS DISTINCT FROM %(model)s
-  AND type = ANY(%(types)s)
-GROUP BY embedding_model
-ORDER BY embedding_model NULLS FIRST
+SELECT o.embedding_model, count(*)
+FROM kb.graph_objects o
+JOIN jsonb_each_text(%(embedded_text)s) AS t(type, property) ON t.type = o.type
+WHERE o.is_head AND o.deleted_at IS NULL AND o.embedding_model IS DISTINCT FROM %(model)s
+  AND o.properties ->> t.property ~ '[^[:space:]]'
+GROUP BY o.embedding_model
+ORDER BY o.embedding_model NULLS FIRST
 """
 
 
@@ -35,11 +40,12 @@ def database_dimensions(conn: Connection[Any]) -> int:
 
 
 def check_compatible(
-    conn: Connection[Any], provider: EmbeddingProvider, types: Collection[str]
+    conn: Connection[Any], provider: EmbeddingProvider, embedded_text: Mapping[str, str]
 ) -> dict[str | None, int]:
     """Refuse a model whose vectors do not fit the column; report the live objects of the
-    embedded `types` (the caller's: the graph's types mean nothing here) that have no vector
-    of this model.
+    embedded types (`embedded_text`, the caller's: per type, the property that holds the text
+    to embed; the graph's types mean nothing here) that have text but no vector of this
+    model.
 
     Returns how many of them have no vector (key None) or one from another model: recall
     finds those by full text only until they are re-embedded.
@@ -57,7 +63,7 @@ def check_compatible(
     others = {
         model: count
         for model, count in conn.execute(
-            OTHER_MODELS, {"model": provider.model_name, "types": sorted(types)}
+            OTHER_MODELS, {"model": provider.model_name, "embedded_text": Jsonb(embedded_text)}
         )
     }
     for model, count in others.items():
@@ -65,7 +71,7 @@ def check_compatible(
             "%d %s objects have %s: recall finds them by full text only until they are "
             "re-embedded with %s",
             count,
-            "/".join(sorted(types)),
+            "/".join(sorted(embedded_text)),
             "no embedding yet" if model is None else f"embeddings from {model}",
             provider.model_name,
         )

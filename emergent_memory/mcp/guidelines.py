@@ -37,7 +37,12 @@ Search what you remember about the user and this project, by meaning and by exac
 Call it at the start of every task, and whenever the user mentions earlier work, their
 preferences, or "as I told you". Use a short natural-language query ("package manager
 preference", "how to run the tests", "ERR_4471"). Results are ordered by relevance, with a
-score breakdown; an empty list means nothing relevant is remembered."""
+score breakdown; an empty list means nothing relevant is remembered. A memory that automatic
+capture took from a conversation says which one in derived_from (session, turns, date).
+
+With include_episodes: true it also searches the conversations themselves (your captured
+sessions, in a separate list, episodes): use it when the user asks what was said or decided
+earlier ("what did we decide about the cache last week") and no memory answers."""
 
 MANAGE_MEMORY = """\
 List, correct, delete or restore memories. action "list" shows the memories you can see

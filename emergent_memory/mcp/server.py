@@ -195,8 +195,24 @@ def create_server(
         limit: Annotated[
             int, Field(ge=1, le=50, description="How many memories at most (1 to 50).")
         ] = 10,
+        include_episodes: Annotated[
+            bool,
+            Field(
+                description="Also search the conversations automatic capture recorded "
+                "(yours only): matching ones come back in a separate list, episodes, with "
+                "their session, turns, date, summary and an excerpt. Use it for what was "
+                "said or decided in an earlier session when no memory has it."
+            ),
+        ] = False,
     ) -> RecallResult:
-        return await call(holder.get().recall, query, category=category, scope=scope, limit=limit)
+        return await call(
+            holder.get().recall,
+            query,
+            category=category,
+            scope=scope,
+            limit=limit,
+            include_episodes=include_episodes,
+        )
 
     @mcp.tool(
         description=guidelines.MANAGE_MEMORY,

@@ -15,6 +15,8 @@ WHEN_TO_RECALL = """\
 - At the start of every task: recall what you know about the user's preferences and the
   project's conventions for what you are about to do.
 - When the user refers to the past ("like last time", "as I said", "our usual setup").
+- When the user asks what was said or decided in an earlier conversation and no memory has
+  it: recall with include_episodes, which also searches the captured conversations.
 - Before making a choice the user may have an opinion on (tools, style, structure).
 
 """

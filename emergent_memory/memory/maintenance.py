@@ -68,7 +68,8 @@ class MaintenanceService:
             return transfer.import_records(conn, records)
 
     def reembed(self, batch_size: int = 64) -> ReembedResult:
-        """Give every live memory a vector from the configured model, one batch at a time.
+        """Give every live memory (and every episode with a summary: store.EMBEDDED_TEXT) a
+        vector from the configured model, one batch at a time.
 
         Run it after switching models (same dimension). Each vector is written through
         graph.set_embedding, as the embedding worker writes it: in place on the live head,
@@ -88,23 +89,23 @@ class MaintenanceService:
                 )
         model = self._embedder.model_name
         done = 0
-        seen: set[tuple[UUID, str]] = set()
+        seen: set[tuple[UUID, str, str]] = set()
         while True:
             with transaction(self._pool) as conn:
                 batch = store.needing_embedding(conn, model, batch_size)
             if not batch or all(item in seen for item in batch):
                 break  # nothing left, or only memories that could not be updated
             seen.update(batch)
-            vectors = self._embedder.embed_documents([text for _, text in batch])
+            vectors = self._embedder.embed_documents([text for _, _, text in batch])
             with transaction(self._pool) as conn:
-                for (canonical_id, text), vector in zip(batch, vectors, strict=True):
+                for (canonical_id, text_property, text), vector in zip(batch, vectors, strict=True):
                     stored = graph.set_embedding(
                         conn,
                         canonical_id,
                         text,
                         Vector(vector),
                         model,
-                        text_property=store.MEMORY_TEXT,
+                        text_property=text_property,
                     )
                     if stored:
                         jobs.finish_pending(conn, canonical_id)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Literal, NotRequired, get_args
 
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 
@@ -32,8 +32,28 @@ LIST_STATUSES: tuple[ListStatus, ...] = get_args(ListStatus)
 CONFIDENCE_BY_SOURCE: dict[Source, float] = {"explicit": 1.0, "corrected": 0.9, "inferred": 0.7}
 
 
+class TurnRange(TypedDict):
+    """Turns of a client session, both included (0 = the session's first message)."""
+
+    first: int
+    last: int
+
+
+class Provenance(TypedDict):
+    """Where a memory came from: the conversation window (Episode) automatic capture derived
+    it from (`episode_id`), in which client session, which turns, and when it was read."""
+
+    episode_id: str
+    session_id: str
+    client: str
+    turns: TurnRange
+    captured_at: str
+
+
 class MemoryRecord(TypedDict):
-    """A memory as the tools return it. `id` is the canonical id, stable across updates."""
+    """A memory as the tools return it. `id` is the canonical id, stable across updates.
+    `derived_from`: the conversation it was captured from, or None (saved by a tool, or its
+    episode is not visible to the caller here)."""
 
     id: str
     content: str
@@ -46,6 +66,7 @@ class MemoryRecord(TypedDict):
     last_used: str | None
     created_at: str
     updated_at: str
+    derived_from: Provenance | None
 
 
 class ScoreBreakdown(TypedDict):
@@ -83,9 +104,29 @@ class SaveResult(TypedDict):
     degraded: bool
 
 
+class RecalledEpisode(TypedDict):
+    """A captured conversation window that matched a recall with include_episodes: which
+    session, client and turns, when it was read, its summary (None when capture gave none), a
+    bounded excerpt of its text around the first match of the query's rarest word found (else
+    its beginning), and its fused score (words and meaning, as for memories)."""
+
+    id: str
+    session_id: str
+    client: str
+    turns: TurnRange
+    captured_at: str
+    summary: str | None
+    excerpt: str
+    score: float
+
+
 class RecallResult(TypedDict):
+    """`episodes` only when the recall asked for them (include_episodes), never mixed with
+    the memories."""
+
     memories: list[RecalledMemory]
     degraded: bool
+    episodes: NotRequired[list[RecalledEpisode]]
 
 
 class InactiveMemory(MemoryRecord):

@@ -31,7 +31,7 @@ from emergent_memory.errors import (
     PermissionDenied,
 )
 from emergent_memory.graph import Embedding, GraphObject
-from emergent_memory.memory import store, validation
+from emergent_memory.memory import episodes, store, validation
 from emergent_memory.memory.dedup import DedupPolicy, Verdict
 from emergent_memory.memory.models import (
     CONFIDENCE_BY_SOURCE,
@@ -46,6 +46,8 @@ from emergent_memory.memory.models import (
     MemoryScope,
     PossibleDuplicate,
     ProjectStats,
+    Provenance,
+    RecalledEpisode,
     RecalledMemory,
     RecallResult,
     RestoredFrom,
@@ -67,6 +69,7 @@ UNREACHABLE = (
 PACK = "agent-memory"
 DEFAULT_CONTEXT_PRIORITY = 50
 RECALL_DEFAULT_LIMIT, RECALL_MAX_LIMIT = 10, 50
+EPISODES_MAX_LIMIT = 10  # episodes a recall returns at most (each with a summary and excerpt)
 LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT = 20, 100
 
 
@@ -111,6 +114,14 @@ class MemoryConfig:
             "confidence_weight": self.recall_confidence_weight,
             "min_similarity": self.recall_min_similarity,
         }
+
+    @property
+    def episode_tuning(self) -> dict[str, Any]:
+        """The fusion settings, as `episodes.search` takes them (no confidence: an episode
+        has none)."""
+        tuning = self.recall_tuning
+        del tuning["confidence_weight"]
+        return tuning
 
 
 class MemoryService:
@@ -293,12 +304,27 @@ class MemoryService:
         category: Category | None = None,
         scope: MemoryScope | None = None,
         limit: int | None = None,
+        include_episodes: bool = False,
+        session_id: str | None = None,
     ) -> RecallResult:
-        """The visible active memories that best match the query, by meaning and by words."""
+        """The visible active memories that best match the query, by meaning and by words.
+
+        With `include_episodes`, also the caller's captured conversation windows (Episodes)
+        that match, in `episodes` (at most `limit`, and EPISODES_MAX_LIMIT), never among the
+        memories and never counted as a use; `session_id` keeps those of one client session
+        (`category` is a memory's and does not filter them; `scope` does).
+        """
         text = validation.content(query, max_length=self._config.max_content_length, field="query")
         category_ = None if category is None else validation.category(category)
         scope_ = None if scope is None else validation.scope(scope)
         limit_ = validation.limit(limit, default=RECALL_DEFAULT_LIMIT, maximum=RECALL_MAX_LIMIT)
+        with_episodes = validation.flag(include_episodes, "include_episodes")
+        session = validation.session_id(session_id)
+        if session is not None and not with_episodes:
+            raise InvalidInput(
+                "session_id chooses the conversation whose episodes are searched; "
+                "pass include_episodes too"
+            )
         self._require_read(principal)
 
         vector: Vector | None = None
@@ -318,6 +344,19 @@ class MemoryService:
                 limit=limit_,
                 **self._config.recall_tuning,
             )
+            found: list[episodes.EpisodeRow] = []
+            if with_episodes:  # read only: an episode has no use count
+                found = episodes.search(
+                    conn,
+                    principal,
+                    query=text,
+                    embedding=vector,
+                    model=self._embedder.model_name,
+                    scope=scope_,
+                    session_id=session,
+                    limit=min(limit_, EPISODES_MAX_LIMIT),
+                    **self._config.episode_tuning,
+                )
             recalled_at = store.record_recalls(conn, principal, [row.id for row in rows])
         memories: list[RecalledMemory] = []
         for row in rows:
@@ -335,7 +374,10 @@ class MemoryService:
                     },
                 }
             )
-        return {"memories": memories, "degraded": vector is None}
+        result: RecallResult = {"memories": memories, "degraded": vector is None}
+        if with_episodes:
+            result["episodes"] = [_episode(row) for row in found]
+        return result
 
     # -- manage_memory ----------------------------------------------------------------------
 
@@ -730,6 +772,38 @@ def _record(
         "last_used": None if used is None else used.isoformat(),
         "created_at": row.created_at.isoformat(),
         "updated_at": row.updated_at.isoformat(),
+        "derived_from": _provenance(row.derived_from),
+    }
+
+
+def _provenance(found: Mapping[str, Any] | None) -> Provenance | None:
+    """store.PROVENANCE's JSON as the tools return it."""
+    if found is None:
+        return None
+    turns = found["turns"]
+    return {
+        "episode_id": str(found["episode_id"]),
+        "session_id": str(found["session_id"]),
+        "client": str(found["client"]),
+        "turns": {"first": int(turns["first"]), "last": int(turns["last"])},
+        "captured_at": str(found["captured_at"]),
+    }
+
+
+def _episode(row: episodes.EpisodeRow) -> RecalledEpisode:
+    """A found episode as recall returns it: the excerpt marked with an ellipsis where the
+    text goes on before or after it."""
+    before = "\u2026" if row.excerpt_start > 1 else ""
+    after = "\u2026" if row.excerpt_start - 1 + len(row.excerpt) < row.text_length else ""
+    return {
+        "id": str(row.id),
+        "session_id": row.session_id,
+        "client": row.client,
+        "turns": {"first": row.first_turn, "last": row.last_turn},
+        "captured_at": row.captured_at,
+        "summary": row.summary,
+        "excerpt": before + row.excerpt + after,
+        "score": round(row.score, 6),
     }
 
 

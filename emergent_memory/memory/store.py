@@ -14,15 +14,13 @@ from uuid import UUID
 from pgvector import Vector
 from psycopg import Connection, sql
 from psycopg.rows import class_row
+from psycopg.types.json import Jsonb
 
 from emergent_memory.auth.principal import Principal
 from emergent_memory.graph.models import GraphObject, select_list
 
 MEMORY = "Memory"
 MEMORY_TEXT = "content"  # the property of a memory that is embedded and searched
-# What gets a vector, for the embedding worker and the start-up check (given to them by the
-# composition root): per object type, the property that holds its text.
-EMBEDDED_TEXT = {MEMORY: MEMORY_TEXT}
 CONTEXT = "MemoryContext"
 BELONGS_TO_CONTEXT = "BELONGS_TO_CONTEXT"
 SUPERSEDES = "SUPERSEDES"
@@ -31,6 +29,12 @@ RELEVANT_TO = "RELEVANT_TO"
 # reinforced to it (pack 1.1.0).
 EPISODE = "Episode"
 DERIVED_FROM = "DERIVED_FROM"
+EPISODE_TEXT = "summary"  # the property of an episode that is embedded (its text is not)
+# What gets a vector, for the embedding worker, re-embedding and the start-up check (given to
+# them by the composition root): per object type, the property that holds its text. An
+# episode is embedded by its summary, a sentence or two (the model reads 256 tokens at most,
+# far less than a window's text); one without a summary has no vector and is found by words.
+EMBEDDED_TEXT = {MEMORY: MEMORY_TEXT, EPISODE: EPISODE_TEXT}
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +52,7 @@ class MemoryRow:
     contexts: list[str]
     created_at: datetime
     updated_at: datetime
+    derived_from: dict[str, Any] | None  # PROVENANCE's JSON
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +76,7 @@ class RecallRow:
     similarity: float | None
     fused: float
     score: float
+    derived_from: dict[str, Any] | None  # PROVENANCE's JSON
 
 
 # Which memories the principal sees, and which are active: the rule lives in SQL, in
@@ -134,10 +140,42 @@ SELECT e.dst_id FROM kb.graph_relationships e
 WHERE e.src_id = %(id)s AND e.type = 'BELONGS_TO_CONTEXT' AND e.is_head AND e.deleted_at IS NULL
 """
 
+# Where a memory came from, as JSON: the conversation window (Episode) it was derived from by
+# automatic capture (the earliest, when capture met it again later), if the caller sees that
+# episode here (its own, by kb.visible_to, never another actor's, nor a global or ownerless
+# one); NULL for a memory saved by a tool. A lateral join on the memory's id ({memory_id}):
+# one probe of the edges' source index per row, inside the statement that reads the rows, so
+# provenance costs no round trip. The principal is the transaction's (kb.current_actor_id).
+PROVENANCE = """
+LEFT JOIN LATERAL (
+    SELECT jsonb_build_object(
+               'episode_id', ep.canonical_id,
+               'session_id', ep.properties ->> 'session_id',
+               'client', ep.properties ->> 'client',
+               'turns', jsonb_build_object('first', ep.properties -> 'first_turn',
+                                           'last', ep.properties -> 'last_turn'),
+               'captured_at', coalesce(
+                   ep.properties ->> 'captured_at',
+                   (to_jsonb(ep.created_at AT TIME ZONE 'UTC') #>> '{{}}') || '+00:00')
+           ) AS derived_from
+    FROM kb.graph_relationships e
+    JOIN kb.graph_objects ep
+      ON ep.canonical_id = e.dst_id AND ep.is_head AND ep.deleted_at IS NULL
+    WHERE e.src_id = {memory_id} AND e.type = 'DERIVED_FROM' AND e.is_head
+      AND e.deleted_at IS NULL AND ep.type = 'Episode'
+      AND ep.actor_id = (SELECT kb.current_actor_id())
+      AND kb.visible_to(ep, (SELECT kb.current_actor_id()), (SELECT kb.current_project_id()))
+    ORDER BY ep.created_at, ep.canonical_id
+    LIMIT 1
+) provenance ON true
+"""
+
 MEMORY_ROWS = """
-SELECT id, content, category, scope, source, confidence, use_count, last_used, contexts,
-       created_at, updated_at
-FROM kb.memories WHERE id = ANY(%(ids)s)
+SELECT m.id, m.content, m.category, m.scope, m.source, m.confidence, m.use_count, m.last_used,
+       m.contexts, m.created_at, m.updated_at, provenance.derived_from
+FROM kb.memories m
+{provenance}
+WHERE m.id = ANY(%(ids)s)
 """
 
 # The page is chosen from ids and sort keys only (use counts from the recall log, which
@@ -156,13 +194,17 @@ WITH page AS (
     LIMIT %(limit)s
 )
 SELECT m.id, m.content, m.category, m.scope, m.source, m.confidence, m.use_count,
-       m.last_used, m.contexts, m.created_at, m.updated_at
+       m.last_used, m.contexts, m.created_at, m.updated_at, provenance.derived_from
 FROM page JOIN kb.memories m ON m.id = page.canonical_id
+{provenance}
 ORDER BY page.uses DESC, page.created_at DESC, page.canonical_id
 """
 
 RECALL = """
-SELECT * FROM kb.recall_memories(
+SELECT r.id, r.content, r.category, r.scope, r.source, r.confidence, r.contexts, r.use_count,
+       r.last_used, r.created_at, r.updated_at, r.lexical_rank, r.lexical_score, r.vector_rank,
+       r.similarity, r.fused, r.score, provenance.derived_from
+FROM kb.recall_memories(
     p_actor_id => %(actor_id)s,
     p_project_id => %(project_id)s,
     p_query => %(query)s,
@@ -177,7 +219,9 @@ SELECT * FROM kb.recall_memories(
     p_vector_weight => %(vector_weight)s,
     p_confidence_weight => %(confidence_weight)s,
     p_min_similarity => %(min_similarity)s
-)
+) WITH ORDINALITY AS r
+{provenance}
+ORDER BY r.ordinality
 """
 
 LIVE_SUPERSESSION = """
@@ -209,8 +253,8 @@ SELECT o.canonical_id AS id, o.properties ->> 'content' AS content,
        o.properties ->> 'category' AS category, o.scope, o.properties ->> 'source' AS source,
        (o.properties ->> 'confidence')::double precision AS confidence,
        coalesce(u.use_count, 0) AS use_count, u.last_used, coalesce(ctx.names, '{{}}') AS contexts,
-       o.created_at, o.updated_at, o.properties ->> 'superseded_by' AS superseded_by,
-       o.deleted_at
+       o.created_at, o.updated_at, provenance.derived_from,
+       o.properties ->> 'superseded_by' AS superseded_by, o.deleted_at
 FROM kb.graph_objects o
 LEFT JOIN LATERAL (
     SELECT count(*) AS use_count, max(m.recalled_at) AS last_used
@@ -223,6 +267,7 @@ LEFT JOIN LATERAL (
     WHERE e.src_id = o.canonical_id AND e.type = 'BELONGS_TO_CONTEXT'
       AND e.is_head AND e.deleted_at IS NULL
 ) ctx ON true
+{provenance}
 WHERE o.type = 'Memory' AND o.is_head AND {writable} AND {state}
   AND (%(category)s::text IS NULL OR o.labels @> ARRAY[%(category)s::text])
 ORDER BY o.updated_at DESC, o.canonical_id
@@ -233,18 +278,26 @@ INACTIVE_STATES = {
     "deleted": "o.deleted_at IS NOT NULL",
 }
 
+# Live objects of the embedded types (EMBEDDED_TEXT, as JSON) whose text property holds some
+# text and that have no vector from the model: memories, and episodes with a summary.
 NEEDING_EMBEDDING = """
-SELECT canonical_id, properties ->> 'content' FROM kb.graph_objects
-WHERE type = 'Memory' AND is_head AND deleted_at IS NULL
-  AND embedding_model IS DISTINCT FROM %(model)s
-ORDER BY id
+SELECT o.canonical_id, t.property, o.properties ->> t.property
+FROM kb.graph_objects o
+JOIN jsonb_each_text(%(embedded_text)s) AS t(type, property) ON t.type = o.type
+WHERE o.is_head AND o.deleted_at IS NULL
+  AND o.embedding_model IS DISTINCT FROM %(model)s
+  AND o.properties ->> t.property ~ '[^[:space:]]'
+ORDER BY o.id
 LIMIT %(limit)s
 """
 
 COUNT_NEEDING_EMBEDDING = """
-SELECT count(*) FROM kb.graph_objects
-WHERE type = 'Memory' AND is_head AND deleted_at IS NULL
-  AND embedding_model IS DISTINCT FROM %(model)s
+SELECT count(*)
+FROM kb.graph_objects o
+JOIN jsonb_each_text(%(embedded_text)s) AS t(type, property) ON t.type = o.type
+WHERE o.is_head AND o.deleted_at IS NULL
+  AND o.embedding_model IS DISTINCT FROM %(model)s
+  AND o.properties ->> t.property ~ '[^[:space:]]'
 """
 
 LOCK_SAVES = "SELECT pg_advisory_xact_lock(hashtextextended(%(key)s, 0))"
@@ -325,16 +378,24 @@ def contexts_of(conn: Connection[Any], memory_id: UUID) -> list[UUID]:
     return [UUID(str(row[0])) for row in conn.execute(CONTEXTS_OF, {"id": memory_id})]
 
 
+def _provenance(memory_id: str) -> sql.Composed:
+    """PROVENANCE joined on the memory id of the statement's row (`memory_id`, a column)."""
+    return sql.SQL(PROVENANCE).format(memory_id=sql.SQL(memory_id))
+
+
 def memory_rows(conn: Connection[Any], ids: list[UUID]) -> dict[UUID, MemoryRow]:
+    statement = sql.SQL(MEMORY_ROWS).format(provenance=_provenance("m.id"))
     with conn.cursor(row_factory=class_row(MemoryRow)) as cur:
-        cur.execute(MEMORY_ROWS, {"ids": ids})
+        cur.execute(statement, {"ids": ids})
         return {row.id: row for row in cur.fetchall()}
 
 
 def list_visible(
     conn: Connection[Any], principal: Principal, category: str | None, limit: int
 ) -> list[MemoryRow]:
-    statement = sql.SQL(LIST_VISIBLE).format(active=sql.SQL(ACTIVE), visible=sql.SQL(VISIBLE))
+    statement = sql.SQL(LIST_VISIBLE).format(
+        active=sql.SQL(ACTIVE), visible=sql.SQL(VISIBLE), provenance=_provenance("m.id")
+    )
     with conn.cursor(row_factory=class_row(MemoryRow)) as cur:
         # Never a prepared statement: its generic plan (chosen after a few calls, without the
         # category and the principal) took 150 ms instead of 15 for an actor with 10,000
@@ -358,7 +419,9 @@ def list_inactive(
     recently changed first."""
     writable = WRITABLE_BY_ADMIN if principal.is_admin else OWN
     statement = sql.SQL(LIST_INACTIVE).format(
-        writable=sql.SQL(writable), state=sql.SQL(INACTIVE_STATES[state])
+        writable=sql.SQL(writable),
+        state=sql.SQL(INACTIVE_STATES[state]),
+        provenance=_provenance("o.canonical_id"),
     )
     with conn.cursor(row_factory=class_row(InactiveRow)) as cur:
         cur.execute(statement, _params(principal, category=category, limit=limit), prepare=False)
@@ -372,8 +435,9 @@ def live_supersession(conn: Connection[Any], new_id: UUID, old_id: UUID) -> UUID
 
 
 def recall(conn: Connection[Any], principal: Principal, **arguments: Any) -> list[RecallRow]:
+    statement = sql.SQL(RECALL).format(provenance=_provenance("r.id"))
     with conn.cursor(row_factory=class_row(RecallRow)) as cur:
-        cur.execute(RECALL, _params(principal, **arguments))
+        cur.execute(statement, _params(principal, **arguments))
         return cur.fetchall()
 
 
@@ -423,14 +487,17 @@ def visible_to(obj: GraphObject, principal: Principal) -> bool:
     )
 
 
-def needing_embedding(conn: Connection[Any], model: str, limit: int) -> list[tuple[UUID, str]]:
-    """Live memories without a vector from `model`: (canonical id, the text to embed)."""
-    rows = conn.execute(NEEDING_EMBEDDING, {"model": model, "limit": limit}).fetchall()
-    return [(UUID(str(row[0])), str(row[1])) for row in rows]
+def needing_embedding(conn: Connection[Any], model: str, limit: int) -> list[tuple[UUID, str, str]]:
+    """Live memories and episodes (EMBEDDED_TEXT) without a vector from `model`: (canonical
+    id, the property that holds the text, the text to embed)."""
+    params = {"model": model, "limit": limit, "embedded_text": Jsonb(EMBEDDED_TEXT)}
+    rows = conn.execute(NEEDING_EMBEDDING, params).fetchall()
+    return [(UUID(str(row[0])), str(row[1]), str(row[2])) for row in rows]
 
 
 def count_needing_embedding(conn: Connection[Any], model: str) -> int:
-    row = conn.execute(COUNT_NEEDING_EMBEDDING, {"model": model}).fetchone()
+    params = {"model": model, "embedded_text": Jsonb(EMBEDDED_TEXT)}
+    row = conn.execute(COUNT_NEEDING_EMBEDDING, params).fetchone()
     return 0 if row is None else int(row[0])
 
 

@@ -25,6 +25,7 @@ from emergent_memory.memory.secrets import describe_secret, find_secrets
 
 MAX_RELATED = 20
 MAX_CONTEXT_NAME = 200
+MAX_SESSION_ID = 200  # kb.agent_sessions' and the Episode type's limit
 UPDATABLE_FIELDS = ("content", "category", "confidence")
 EMPTY_ADVICE = {
     "content": "write the memory as one specific sentence",
@@ -195,6 +196,27 @@ def related_ids(value: object) -> list[UUID]:
         raise InvalidInput(f"related_to holds {len(value)} ids; the limit is {MAX_RELATED}")
     ids = [memory_id(item, "related_to id") for item in value]
     return list(dict.fromkeys(ids))  # without repeats, in order
+
+
+def flag(value: object, field: str) -> bool:
+    """A yes/no argument: the boolean itself, never a string or a number that looks like one."""
+    if not isinstance(value, bool):
+        raise InvalidInput(f"{field} must be true or false; got {_json_type(value)}")
+    return value
+
+
+def session_id(value: object) -> str | None:
+    """A client's session id (Claude Code's session_id), as capture stored it: exact, not
+    trimmed; None for every session."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput("session_id must be a client's session id (a non-empty string)")
+    if len(value) > MAX_SESSION_ID:
+        raise InvalidInput(
+            f"session_id is {len(value)} characters long; session ids have at most {MAX_SESSION_ID}"
+        )
+    return value
 
 
 def updates(value: object) -> dict[str, Any]:
