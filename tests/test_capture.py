@@ -9,15 +9,21 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from contextlib import nullcontext
 from typing import Any
 
 import pytest
 from psycopg_pool import ConnectionPool
+from starlette.testclient import TestClient
 
 from emergent_memory import graph
+from emergent_memory.api import ApiServices, api_routes
 from emergent_memory.auth.principal import READ, Principal
+from emergent_memory.auth.service import TokenService
 from emergent_memory.errors import InvalidInput, PermissionDenied
 from emergent_memory.llm import AnthropicClient
+from emergent_memory.mcp.http import DatabaseTokenVerifier, http_app, token_principal
+from emergent_memory.mcp.server import create_server
 from emergent_memory.memory import MemoryService, store
 from emergent_memory.memory.capture import (
     CaptureConfig,
@@ -25,6 +31,8 @@ from emergent_memory.memory.capture import (
     CaptureReceipt,
     CaptureService,
 )
+from tests.helpers import make_token
+from tests.test_injection import make_injection
 
 
 def episode(pool: ConnectionPool, principal: Principal, session_id: str = "s-1") -> uuid.UUID:
@@ -359,3 +367,81 @@ def test_a_read_only_credential_may_not_capture(
     reader = Principal(principal.actor_id, principal.project_id, frozenset({READ}))
     with pytest.raises(PermissionDenied, match="memory:write"):
         enqueue(capture, reader, said(1))
+
+
+# -- over HTTP ----------------------------------------------------------------------------------
+
+
+def capture_app(service: MemoryService, capture: CaptureService | None) -> TestClient:
+    server = create_server(
+        lambda: nullcontext(service),
+        token_principal,
+        auth=DatabaseTokenVerifier(TokenService(service.pool).verify),
+    )
+    app = http_app(
+        server,
+        max_request_bytes=1_048_576,
+        max_sessions=10,
+        session_idle_timeout=60,
+        routes=api_routes(ApiServices(injection=make_injection(service), capture=capture)),
+    )
+    return TestClient(app)
+
+
+def test_the_capture_endpoint_queues_turns_and_refuses_a_gap(
+    service: MemoryService,
+    capture: CaptureService,
+    principal: Principal,
+    database_url: str,
+    owner_pool: ConnectionPool,
+) -> None:
+    token = make_token(database_url, principal.actor_id, principal.project_id)[0]
+    headers = {"Authorization": f"Bearer {token}"}
+    body = {
+        "session_id": "http-1",
+        "client": "opencode",
+        "messages": [
+            {"role": "user", "content": f"I prefer pnpm. My token is {TOKEN}"},
+            {"role": "assistant", "content": "pnpm it is."},
+        ],
+    }
+    with capture_app(service, capture) as client:
+        queued = client.post("/api/v1/capture", json=body, headers=headers)
+        assert queued.status_code == 202
+        assert queued.json() == {
+            "capture": "queued",
+            "accepted": 2,
+            "already_received": 0,
+            "next_index": 2,
+            "windows_queued": 0,
+        }
+        gap = client.post(
+            "/api/v1/capture", json=body | {"first_index": 9, "final": True}, headers=headers
+        )
+        assert gap.status_code == 400
+        assert "send the session's messages from index 2" in gap.json()["error"]["message"]
+        flushed = client.post(
+            "/api/v1/capture",
+            json=body | {"first_index": 0, "final": True},
+            headers=headers,
+        )
+        assert flushed.json()["already_received"] == 2
+        assert flushed.json()["windows_queued"] == 1
+    stored = [content for _, _, content in turns_of(owner_pool, principal, "http-1")]
+    assert stored == ["I prefer pnpm. My token is [secret removed]", "pnpm it is."]
+    assert session_row(owner_pool, principal, "http-1")[2] == "opencode"
+
+
+def test_the_capture_endpoint_says_when_capture_is_off(
+    service: MemoryService, principal: Principal, database_url: str, owner_pool: ConnectionPool
+) -> None:
+    token = make_token(database_url, principal.actor_id, principal.project_id)[0]
+    off = CaptureService(service, None, CaptureConfig())
+    body = {"session_id": "http-off", "messages": [{"role": "user", "content": "hello"}]}
+    with capture_app(service, off) as client:
+        answer = client.post(
+            "/api/v1/capture", json=body, headers={"Authorization": f"Bearer {token}"}
+        )
+    assert answer.status_code == 202
+    assert answer.json()["capture"] == "off"
+    assert turns_of(owner_pool, principal, "http-off") == []
