@@ -11,8 +11,9 @@ import psycopg
 import pytest
 from psycopg_pool import ConnectionPool
 
+from emergent_memory import graph
 from emergent_memory.auth.principal import Principal
-from emergent_memory.memory import MemoryConfig, MemoryService
+from emergent_memory.memory import MemoryConfig, MemoryService, store
 from tests.embedders import BagOfWordsEmbedder, DownEmbedder
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "admin-sql.md"
@@ -25,6 +26,29 @@ def examples() -> list[str]:
     return re.findall(r"```sql\n(.*?)```", DOC.read_text(), flags=re.DOTALL)
 
 
+def captured_conversation(pool: ConnectionPool, owner: Principal) -> uuid.UUID:
+    """An Episode as automatic capture keeps one, for the provenance example."""
+    with pool.connection() as conn, conn.transaction():
+        graph.act_as(conn, owner.actor_id, owner.project_id)
+        graph.install_pack(conn, owner.project_id, "agent-memory")
+        made = graph.create_object(
+            conn,
+            project_id=owner.project_id,
+            type=store.EPISODE,
+            actor_id=owner.actor_id,
+            properties={
+                "session_id": "session-1",
+                "client": "claude-code",
+                "first_turn": 0,
+                "last_turn": 3,
+                "captured_at": "2026-11-20T10:15:00+00:00",
+                "digest": "d" * 64,
+                "text": "user: keep commit messages short, please",
+            },
+        )
+    return made.canonical_id
+
+
 @pytest.fixture(scope="module")
 def results(pool: ConnectionPool, admin_database_url: str) -> dict[int, list[tuple[Any, ...]]]:
     """Memories of the documented actor, then every example's rows, by position, run as an
@@ -33,7 +57,8 @@ def results(pool: ConnectionPool, admin_database_url: str) -> dict[int, list[tup
     user = Principal(ACTOR, PROJECT)
     service.save(user, "Deploys to production happen on Fridays", "fact", context="ops")
     service.save(user, THURSDAYS, "fact")  # says it changed: supersedes
-    service.save(user, "The user prefers short commit messages", "preference")
+    source = captured_conversation(pool, user)
+    service.save(user, "The user prefers short commit messages", "preference", derived_from=source)
     service.recall(user, "commit messages")
     someone_else = Principal(uuid.uuid4(), uuid.uuid4())  # keeps the documented actor's rows exact
     MemoryService(pool, DownEmbedder(), MemoryConfig(dedup_threshold=0.8)).save(
@@ -116,3 +141,21 @@ def test_what_one_actor_sees_is_its_active_memories(
     one superseded, nor anyone else's."""
     contents = [row[2] for row in results[10] if row[1] != "global"]
     assert contents == [THURSDAYS, "The user prefers short commit messages"]
+
+
+def test_memories_and_the_conversation_they_came_from(
+    results: dict[int, list[tuple[Any, ...]]],
+) -> None:
+    """The captured memory with its episode's session, client, turns, time and text; the
+    documented actor's memories saved without capture are not listed."""
+    assert results[11] == [
+        (
+            "The user prefers short commit messages",
+            "session-1",
+            "claude-code",
+            0,
+            3,
+            "2026-11-20T10:15:00+00:00",
+            "user: keep commit messages short, please",
+        )
+    ]
