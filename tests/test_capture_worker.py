@@ -223,11 +223,14 @@ def memories(memory: MemoryService, who: Principal) -> list[dict[str, Any]]:
 def episodes(owner: ConnectionPool, who: Principal) -> list[dict[str, Any]]:
     with owner.connection() as conn:
         rows = conn.execute(
-            "SELECT canonical_id, properties, scope, project_id FROM kb.graph_objects "
-            "WHERE type = 'Episode' AND actor_id = %s AND is_head ORDER BY created_at",
+            "SELECT o.canonical_id, o.properties, o.scope, o.project_id, o.embedding_model, "
+            "(SELECT count(*) FROM kb.graph_embedding_jobs j WHERE j.object_id = o.id) "
+            "FROM kb.graph_objects o "
+            "WHERE o.type = 'Episode' AND o.actor_id = %s AND o.is_head ORDER BY o.created_at",
             (who.actor_id,),
         ).fetchall()
-    return [{"id": r[0], "properties": r[1], "scope": r[2], "project_id": r[3]} for r in rows]
+    names = ("id", "properties", "scope", "project_id", "embedding_model", "jobs")
+    return [dict(zip(names, row, strict=True)) for row in rows]
 
 
 def derived_from(owner: ConnectionPool, memory_id: str) -> list[uuid.UUID]:
@@ -272,6 +275,7 @@ def test_when_the_gate_says_no_nothing_is_saved_and_the_window_is_kept_as_an_epi
     assert window["episode_id"] == episode["id"]
     assert episode["properties"]["text"] == "user: run the tests\nassistant: All 12 tests pass."
     assert "summary" not in episode["properties"]
+    assert (episode["embedding_model"], episode["jobs"]) == (None, 0)  # nothing to embed
     assert calls(owner, user) == [("gate", "claude-haiku-4-5", 120, 12, "ok", None)]
 
 
@@ -315,6 +319,7 @@ def test_what_the_extractor_proposes_is_saved_through_save_and_derived_from_the_
     assert (properties["first_turn"], properties["last_turn"]) == (0, 1)
     assert properties["client"] == "claude-code"
     assert properties["summary"] == "The user talks about style."
+    assert (episode["embedding_model"], episode["jobs"]) == ("test/bag-of-words", 0)
     assert len(properties["digest"]) == 64
     assert datetime.fromisoformat(properties["captured_at"]) > datetime.now(UTC) - timedelta(
         minutes=1

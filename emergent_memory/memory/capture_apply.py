@@ -21,6 +21,7 @@ from emergent_memory.auth.principal import Principal
 from emergent_memory.db.pool import transaction
 from emergent_memory.embeddings import jobs
 from emergent_memory.errors import InvalidInput, PermissionDenied
+from emergent_memory.graph import Embedding
 from emergent_memory.memory import capture_store, store
 from emergent_memory.memory.capture_text import clean
 from emergent_memory.memory.extraction import Decision
@@ -28,6 +29,15 @@ from emergent_memory.memory.service import MemoryService
 
 SUMMARY_CHARS = 2000  # the Episode type's limit
 PACK = "agent-memory"
+
+
+def episode_summary(summary: str | None) -> str | None:
+    """The extractor's summary as an Episode keeps it: cleaned like a turn (secrets, markers),
+    at most SUMMARY_CHARS characters; None when there is none."""
+    if summary is None:
+        return None
+    cleaned = clean("assistant", summary, tool_output_chars=SUMMARY_CHARS).content.strip()
+    return cleaned[:SUMMARY_CHARS] or None
 
 
 def keep_episode(
@@ -38,10 +48,11 @@ def keep_episode(
     key: dict[str, Any],
     text: str,
     summary: str | None,
+    embedding: Embedding | None,
 ) -> UUID:
-    """The window as an Episode (`key`: session_id, first_turn, last_turn, digest), or the
-    one already kept for the same key (another worker got there first). In a transaction
-    acting for `owner`."""
+    """The window as an Episode (`key`: session_id, first_turn, last_turn, digest; `summary`
+    from episode_summary, `embedding` its vector if it was computed), or the one already kept
+    for the same key (another worker got there first). In a transaction acting for `owner`."""
     capture_store.lock_episode_key(conn, owner.actor_id, key)
     existing = capture_store.find_episode(conn, owner.actor_id, key)
     if existing is not None:
@@ -53,9 +64,7 @@ def keep_episode(
         "text": text,
     }
     if summary is not None:
-        cleaned = clean("assistant", summary, tool_output_chars=SUMMARY_CHARS).content.strip()
-        if cleaned:
-            properties["summary"] = cleaned[:SUMMARY_CHARS]
+        properties["summary"] = summary
     _ensure_pack(conn, owner)
     episode = graph.create_object(
         conn,
@@ -65,9 +74,11 @@ def keep_episode(
         scope="project",
         properties=properties,
         labels=["episode", client],
+        embedding=embedding,
     )
-    if store.EPISODE in store.EMBEDDED_TEXT:  # searched by meaning: queue its vector
-        jobs.enqueue(conn, episode)
+    embedded = store.EMBEDDED_TEXT.get(store.EPISODE)
+    if embedding is None and embedded is not None and properties.get(embedded):
+        jobs.enqueue(conn, episode)  # searched by meaning: the worker computes its vector
     return episode.canonical_id
 
 

@@ -2,28 +2,21 @@
 worker's retries, backoff, dead letter and SKIP LOCKED, alone (`emergent-memory worker`) or in
 a thread of the server.
 
-One round (`run_once`):
+A round (`run_once`) cuts the rest of sessions quiet for `idle_seconds` into windows and
+claims up to `batch_size` due windows of any actor (SECURITY DEFINER functions of migration
+0011; a window held longer than `lock_timeout` is due again). Per window, acting as its owner:
+read its turns and the `window_overlap` before it (context); if its Episode exists (same
+session, turns and text digest), it is done without a model; if the owner spent the daily
+token budget, it waits for the next UTC day (the attempt not counted); else ask the gate, and
+if the gate says yes the extractor (with the owner's closest memories labelled 1..10), apply
+the rule of memory/extraction.py, keep the window as an Episode, and save what the rule keeps
+through `MemoryService.save` with `derived_from` the Episode (memory/capture_apply.py).
 
-1. in one short transaction, cut the rest of sessions quiet for `idle_seconds` into windows
-   (kb.cut_idle_capture_windows) and claim up to `batch_size` due windows of any actor
-   (kb.claim_capture_windows: FOR UPDATE SKIP LOCKED; windows of workers that held theirs
-   longer than `lock_timeout` are due again);
-2. per window, acting as its owner (row-level security): read its turns and the
-   `window_overlap` turns before it (context only); a window whose Episode exists already (same
-   session, turns and text digest) is done without asking any model; a window whose owner spent
-   the daily token budget waits for the next UTC day (the attempt is not counted);
-3. ask the gate; if nothing is worth remembering, keep the window as an Episode and finish;
-4. otherwise ask the extractor, with the owner's closest memories labelled 1..10; apply the
-   rule of memory/extraction.py (`review`), keep the window as an Episode, and save each
-   proposal it keeps through `MemoryService.save` with `derived_from` the Episode, exactly
-   as a tool call would save it (validation, secret refusal, dedup, supersession, scoping).
-
-Every LLM call, answered or not, is recorded in kb.llm_calls (model, tokens, purpose, outcome,
-error; never text). A model that is unavailable (rate limit, overload, 5xx, timeout) makes
-the window wait `min(backoff_max, backoff_base * 2 ** (attempts - 1))` seconds plus up to 10%
-jitter, and never less than the API's retry-after; after `max_attempts` it is dead with the
-reason. A refused request or an answer that is not a valid tool call dead-letters the window at
-once, and nothing of that answer is saved. `emergent-memory capture retry` revives dead windows.
+Every LLM call, answered or not, is recorded in kb.llm_calls (never text). An unavailable
+model (rate limit, overload, 5xx, timeout) makes the window wait `min(backoff_max,
+backoff_base * 2 ** (attempts - 1))` seconds plus up to 10% jitter, never less than the API's
+retry-after; after `max_attempts` it is dead with the reason. A refused request or an answer
+that is not a valid tool call dead-letters it at once, and nothing of that answer is saved.
 """
 
 from __future__ import annotations
@@ -39,19 +32,18 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, fields
 from typing import Any, NoReturn, TypeVar
 
+from pgvector import Vector
 from psycopg import Connection
 
 from emergent_memory import graph
 from emergent_memory.auth.principal import READ, WRITE, Principal
 from emergent_memory.db.pool import lost_connection, one_line, transaction
-from emergent_memory.errors import (
-    DatabaseUnavailable,
-    ServiceBusy,
-)
+from emergent_memory.errors import DatabaseUnavailable, EmbeddingUnavailable, ServiceBusy
+from emergent_memory.graph import Embedding
 from emergent_memory.llm import LLMError, LLMUnavailable, Usage
-from emergent_memory.memory import capture_store
+from emergent_memory.memory import capture_store, store
 from emergent_memory.memory.capture import CaptureService
-from emergent_memory.memory.capture_apply import keep_episode, save_decisions
+from emergent_memory.memory.capture_apply import episode_summary, keep_episode, save_decisions
 from emergent_memory.memory.capture_store import ClaimedWindow
 from emergent_memory.memory.capture_text import digest, episode_text
 from emergent_memory.memory.extraction import review
@@ -291,9 +283,26 @@ class CaptureWorker:
         text: str,
         summary: str | None,
     ) -> uuid.UUID:
+        """Keep the window as an Episode, its summary embedded here if the embedder answers
+        (else by the embedding worker), outside any transaction."""
+        summary = episode_summary(summary)
+        embedding = None
+        if summary is not None and store.EPISODE in store.EMBEDDED_TEXT:
+            embedder = self._memory.embedder
+            try:
+                vector = embedder.embed_documents([summary])[0]
+                embedding = Embedding(Vector(vector), embedder.model_name)
+            except EmbeddingUnavailable as error:
+                logger.warning("keeping an Episode without its vector (a job is queued): %s", error)
         with self._acting_as(owner) as conn:
             return keep_episode(
-                conn, owner, client=window.client, key=key, text=text, summary=summary
+                conn,
+                owner,
+                client=window.client,
+                key=key,
+                text=text,
+                summary=summary,
+                embedding=embedding,
             )
 
     def _record(
