@@ -364,8 +364,10 @@ def test_bad_options_are_clear_errors(
 # -- isolation --------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("role", ["application", "owner"])
 def test_only_the_callers_own_episodes_are_searched(
-    service: MemoryService,
+    make_service: Callable[..., MemoryService],
+    role: str,
     principal: Principal,
     someone_else: Principal,
     pool: ConnectionPool,
@@ -374,7 +376,9 @@ def test_only_the_callers_own_episodes_are_searched(
     """Another actor's episodes of every scope (global included, which kb.visible_to alone
     would show everyone), an ownerless one in the caller's project, and the caller's own
     project-scope episode of another project never appear; the caller's user-scope episode of
-    another project does, as its user memories do."""
+    another project does, as its user memories do. As the application role (row-level
+    security too) and as the owner's (the search's SQL alone: each layer holds by itself)."""
+    service = make_service(maintenance=role == "owner")
     embedder = BagOfWordsEmbedder()
     summary = "Pinned the ledger service because of E5178"
     mine = episode(pool, principal, DECISION, summary=summary, embedder=embedder)
@@ -477,15 +481,19 @@ def test_provenance_names_the_first_conversation_and_falls_back_to_the_creation_
     assert fallback.endswith("+00:00")
 
 
+@pytest.mark.parametrize("role", ["application", "owner"])
 def test_provenance_never_shows_an_episode_the_caller_cannot_see(
-    service: MemoryService,
+    make_service: Callable[..., MemoryService],
+    role: str,
     principal: Principal,
     someone_else: Principal,
     pool: ConnectionPool,
     connect: Callable[[], psycopg.Connection[Any]],
 ) -> None:
     """An edge to another actor's episode (only the database's owner could write one) shows
-    nothing; nor does the caller's own project-scope episode in another project."""
+    nothing; nor does the caller's own project-scope episode in another project. As the
+    application role and as the owner's (the provenance SQL alone)."""
+    service = make_service(maintenance=role == "owner")
     theirs = episode(pool, someone_else, DECISION, scope="global")
     saved = service.save(principal, "The ledger service is pinned", "fact")
     with connect() as conn, conn.transaction():
