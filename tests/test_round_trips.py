@@ -1,6 +1,7 @@
-"""Round trips to the database per save, counted on the wire by benchmarks/roundtrips.py: a
-change that makes a save wait for the database more often fails here (benchmarks/README.md,
-section 5, has the numbers before and after they were reduced)."""
+"""Round trips to the database per save and per recall, counted on the wire by
+benchmarks/roundtrips.py: a change that makes a save or a recall wait for the database more
+often fails here (benchmarks/README.md, section 5, has the numbers before and after they were
+reduced)."""
 
 from __future__ import annotations
 
@@ -16,11 +17,18 @@ from tests.embedders import BagOfWordsEmbedder
 # RELEASE), the record, COMMIT. Its validation against the pack costs none (packs.PackValidation).
 PLAIN_SAVE = 12
 SAVE_WITH_A_CONTEXT_THAT_SUPERSEDES = 29
+# A recall: the pool's check, BEGIN, the principal, the recall (each memory's derived_from in the
+# same statement), synchronous_commit off, the use log, COMMIT.
+RECALL = 7
 
 
 def test_a_save_waits_for_the_database_no_more_often_than_measured(app_database_url: str) -> None:
     scenarios = {scenario.name: scenario for scenario in roundtrips.SCENARIOS}
-    chosen = [scenarios["plain save"], scenarios["save with a context that supersedes"]]
+    chosen = [
+        scenarios["plain save"],
+        scenarios["save with a context that supersedes"],
+        scenarios["recall"],
+    ]
     pool = create_pool(app_database_url, min_size=1, max_size=1)
     try:
         with pool.connection() as conn:
@@ -35,3 +43,4 @@ def test_a_save_waits_for_the_database_no_more_often_than_measured(app_database_
         max(counted["save with a context that supersedes"]["round_trips_seen"])
         <= SAVE_WITH_A_CONTEXT_THAT_SUPERSEDES
     )
+    assert max(counted["recall"]["round_trips_seen"]) <= RECALL
