@@ -92,11 +92,20 @@ def test_a_smoke_run_of_every_benchmark_writes_its_reports(server_url: str, tmp_
         assert product["baselines"][baseline]["prompts"] == injected["prompts"]
     assert product["session_start"]["sessions"] > 0
     assert product["session_start"]["tokens_per_injection"]["p99"] <= product["budget_tokens"]
+    capture = json.loads((tmp_path / "capture.json").read_text())
+    for phase in ("gate yes/no mix", "gate always no (baseline)"):
+        counted = capture[phase]
+        assert counted["windows"] == 2 * 48 // 16  # two sessions of three windows
+        assert counted["counts"]["captured"] == counted["windows"]  # an Episode each
+        assert counted["windows_per_second"] > 0
+    assert capture["gate always no (baseline)"]["counts"]["memories_saved"] == 0
+    assert capture["gate yes/no mix"]["counts"]["memories_saved"] > 0
     for name in (
         "dedup.md",
         "secrets.md",
         "quality.md",
         "injection.md",
+        "capture.md",
         "roundtrips.md",
         "latency-smoke.md",
     ):
