@@ -200,19 +200,18 @@ class CaptureWorker:
                 window.end_turn,
             )
             spent = capture_store.spent_today(conn, window.actor_id)
-        own = [turn for turn in turns if turn.index >= first]
-        text = episode_text(own)
-        if not own or not text:
+            own = [turn for turn in turns if turn.index >= first]
+            text = episode_text(own)
+            key = {
+                "session_id": window.session_id,
+                "first_turn": first,
+                "last_turn": own[-1].index if own else first,
+                "digest": digest(text),
+            }
+            existing = capture_store.find_episode(conn, window.actor_id, key) if text else None
+        if not text:
             self._finish(window, None, {"result": "nothing to read"}, counts)
             return
-        key = {
-            "session_id": window.session_id,
-            "first_turn": first,
-            "last_turn": own[-1].index,
-            "digest": digest(text),
-        }
-        with self._acting_as(owner) as conn:
-            existing = capture_store.find_episode(conn, window.actor_id, key)
         if existing is not None:
             counts.already_captured += 1
             self._finish(window, existing, {"result": "already captured"}, counts)
