@@ -1,5 +1,5 @@
 """`python -m emergent_memory` runs the `emergent-memory` command."""
 
-from emergent_memory.cli import main
+from emergent_memory.entry import main
 
 main()

@@ -8,10 +8,21 @@ from __future__ import annotations
 import signal
 from typing import Any
 
-from emergent_memory.cli import db, demo, memory, serve, tokens, transfer, worker
+from emergent_memory.cli import db, demo, hooks, memory, serve, tokens, transfer, worker
 from emergent_memory.cli.common import cli
 
-__all__ = ["cli", "db", "demo", "main", "memory", "serve", "tokens", "transfer", "worker"]
+__all__ = [
+    "cli",
+    "db",
+    "demo",
+    "hooks",
+    "main",
+    "memory",
+    "serve",
+    "tokens",
+    "transfer",
+    "worker",
+]
 
 
 def _exit_on_sigterm(signum: int, frame: Any) -> None:

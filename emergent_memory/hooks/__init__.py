@@ -1,0 +1,8 @@
+"""The Claude Code hooks (`emergent-memory hook EVENT`): a small client of the HTTP server.
+
+Standard library only, so that a hook starts in a few tens of milliseconds: nothing here may
+import pydantic, click, psycopg, numpy or `emergent_memory.settings` (tests/test_hooks.py
+checks it). `run.main` is the entry point; `config` finds the server and the token,
+`transcript` turns Claude Code's JSONL transcript into messages, `state` remembers how far a
+session was sent, `client` speaks HTTP, `autostart` starts a server that is not running.
+"""

@@ -1,0 +1,146 @@
+"""Starting the local server when SessionStart finds nothing listening on a loopback URL.
+
+The server is started detached (a session of its own, standard input from /dev/null, its
+output appended to `<data dir>/logs/server.log`), so it outlives the hook and Claude Code's
+timeout cannot kill it. A lock file and a marker of the last start keep two sessions that
+start at once from starting two servers. Then the hook waits a bounded time for /health.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from emergent_memory.hooks.client import Server
+from emergent_memory.hooks.log import HookLog
+from emergent_memory.hooks.state import hooks_dir, locked, write_atomically
+
+# A start younger than this, by a process still alive, is not repeated: the server it
+# started is still coming up.
+RECENT_START_SECONDS = 120.0
+
+
+@dataclass(frozen=True)
+class StartOutcome:
+    started: bool  # this hook run started the server
+    healthy: bool  # /health answered 200 in time
+    problem: str  # why not healthy: for the log and the notice ("" when healthy)
+    pending: bool = False  # not healthy yet, but a server was started and is coming up
+
+
+def server_log_path(data_dir: Path) -> Path:
+    return data_dir / "logs" / "server.log"
+
+
+def default_start_command(server: Server) -> list[str]:
+    """`emergent-memory serve` over HTTP on the URL's address, migrating the schema."""
+    return [
+        sys.executable,
+        "-m",
+        "emergent_memory",
+        "serve",
+        "--transport",
+        "http",
+        "--host",
+        server.host,
+        "--port",
+        str(server.port),
+        "--migrate",
+    ]
+
+
+def ensure_server(
+    server: Server,
+    command: list[str],
+    data_dir: Path,
+    log: HookLog,
+    deadline: float,
+) -> StartOutcome:
+    """Start the server unless it runs or another hook started it a moment ago, then wait
+    for /health until `deadline` (time.monotonic())."""
+    process: subprocess.Popen[bytes] | None = None
+    marker = hooks_dir(data_dir) / "server-start.json"
+    with locked(hooks_dir(data_dir) / "server-start.lock", wait=_left(deadline) / 3) as have:
+        if have and not server.healthy(min(0.5, _left(deadline))):
+            if _recent_start(marker):
+                log.info("the server is being started by another hook; waiting for it")
+            else:
+                try:
+                    process = _spawn(command, data_dir)
+                except OSError as error:
+                    problem = f"its start command failed: {error.strerror or type(error).__name__}"
+                    log.error(f"could not start the server ({command[0]}): {problem}")
+                    return StartOutcome(False, False, problem)
+                log.info(f"started the server (pid {process.pid}): {' '.join(command)}")
+                started = {"pid": process.pid, "at": time.time()}
+                try:
+                    write_atomically(marker, json.dumps(started).encode())
+                except OSError as error:
+                    log.warning(f"cannot write {marker}: {error.strerror}")
+    while _left(deadline) > 0:
+        if server.healthy(min(0.5, _left(deadline))):
+            return StartOutcome(process is not None, True, "")
+        status = None if process is None else process.poll()
+        if status:  # a command that exits 0 may have started a service: keep waiting
+            problem = f"it exited with status {status}"
+            log.error(f"the server stopped at once ({problem}); see its log")
+            return StartOutcome(True, False, problem)
+        time.sleep(min(0.1, max(0.0, _left(deadline))))
+    # started by this run, or by another hook (which held the lock, or did a moment ago)
+    log.warning("the server did not answer /health in time")
+    return StartOutcome(process is not None, False, "it did not answer in time", pending=True)
+
+
+def _left(deadline: float) -> float:
+    return deadline - time.monotonic()
+
+
+# The servers this process started: the hook does not wait for them, and keeping their
+# handles spares it Popen's "still running" warning when a handle is collected.
+STARTED: list[subprocess.Popen[bytes]] = []
+
+
+def _spawn(command: list[str], data_dir: Path) -> subprocess.Popen[bytes]:
+    log_path = server_log_path(data_dir)
+    log_path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    output = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        process = subprocess.Popen(  # noqa: S603 - the configured start command, no shell
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=output,
+            cwd=data_dir,
+            start_new_session=True,
+            close_fds=True,
+        )
+    finally:
+        os.close(output)
+    STARTED.append(process)
+    return process
+
+
+def _recent_start(marker: Path) -> bool:
+    try:
+        started = json.loads(marker.read_bytes())
+        pid, at = int(started["pid"]), float(started["at"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return time.time() - at < RECENT_START_SECONDS and _alive(pid)
+
+
+def _alive(pid: int) -> bool:
+    if os.name != "posix":  # pragma: no cover
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,392 @@
+"""`emergent-memory hook EVENT`: one Claude Code hook run, from its JSON on stdin to stdout.
+
+SessionStart and UserPromptSubmit ask the server for the context to inject
+(POST /api/v1/context) and print it as Claude Code expects:
+{"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": "..."}}; they print
+nothing when there is nothing to add. Stop, PreCompact and SessionEnd send the part of the
+transcript not sent yet (POST /api/v1/capture) and print nothing (additionalContext on Stop
+would make the conversation go on).
+
+Whatever happens (malformed input, no server, a slow or failing server, a bug) the hook
+exits 0, prints nothing but that JSON, and finishes within its event's time budget: a
+watchdog ends the process when the budget is spent. Problems go to the hooks' log file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO, TextIO
+
+from emergent_memory.auth.local_ids import derived_project_id, project_root
+from emergent_memory.hooks import autostart
+from emergent_memory.hooks.capture import CLIENT, TranscriptCapture
+from emergent_memory.hooks.client import Answer, Server, Unreachable, error_code
+from emergent_memory.hooks.config import (
+    ConfigProblem,
+    HookConfig,
+    data_dir,
+    default_log_file,
+    load_config,
+)
+from emergent_memory.hooks.hook_input import MAX_INPUT_BYTES, read_input
+from emergent_memory.hooks.log import HookLog, error_location
+from emergent_memory.hooks.state import (
+    SessionState,
+    hooks_dir,
+    load_state,
+    remove_stale_states,
+    save_state,
+    state_path,
+    write_atomically,
+)
+
+EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd")
+CONTEXT_PATH = "/api/v1/context"
+
+
+@dataclass(frozen=True)
+class Budget:
+    total: float  # seconds, from the start of the run, for all of its work
+    request: float  # seconds one HTTP request may take
+    stdin: float  # seconds to wait for the hook's input
+
+
+# Claude Code gives SessionEnd hooks about 1.5 s; the others get the `timeout` that
+# `hooks install` writes (claude_settings.HOOK_TIMEOUTS), well above these.
+BUDGETS = {
+    "SessionStart": Budget(total=9.0, request=1.5, stdin=0.5),
+    "UserPromptSubmit": Budget(total=2.5, request=1.5, stdin=0.5),
+    "Stop": Budget(total=8.0, request=2.0, stdin=0.5),
+    "PreCompact": Budget(total=8.0, request=2.0, stdin=0.5),
+    "SessionEnd": Budget(total=1.2, request=1.0, stdin=0.2),
+}
+UNKNOWN_EVENT_BUDGET = Budget(total=1.0, request=1.0, stdin=0.2)
+WATCHDOG_GRACE = 0.3  # the watchdog ends the process this long after the budget
+AUTOSTART_WAIT = 5.0  # how long SessionStart waits for a server it (or another) started
+FINAL_EVENTS = frozenset({"PreCompact", "SessionEnd"})
+MAX_PROMPT_CHARS = 8_000
+MIN_WORDS_VARIABLE = "EMERGENT_MEMORY_INJECTION_MIN_PROMPT_WORDS"
+DEFAULT_MIN_PROMPT_WORDS = 3
+SOURCES = frozenset({"startup", "resume", "clear", "compact"})
+
+
+def main(
+    argv: Sequence[str],
+    *,
+    stdin: BinaryIO | None = None,
+    stdout: TextIO | None = None,
+    environ: Mapping[str, str] | None = None,
+    watchdog: bool = True,
+) -> int:
+    """Run the hook for argv[0] (the event); always returns 0."""
+    started = time.monotonic()
+    event = argv[0] if argv else ""
+    budget = BUDGETS.get(event, UNKNOWN_EVENT_BUDGET)
+    if watchdog:
+        _start_watchdog(budget.total + WATCHDOG_GRACE)
+    environ = os.environ if environ is None else environ
+    stdin = sys.stdin.buffer if stdin is None else stdin
+    stdout = sys.stdout if stdout is None else stdout
+    run = HookRun(event, budget, started + budget.total, environ)
+    output = ""
+    try:
+        output = run.execute(stdin)
+    except KeyboardInterrupt:
+        return 0
+    except Exception as error:  # a bug must not break the session: log where, not what
+        run.log.error(f"internal error: {type(error).__name__} at {error_location(error)}")
+    if output:
+        try:
+            stdout.write(output)
+            stdout.flush()
+        except (OSError, ValueError):
+            pass
+    return 0
+
+
+def _start_watchdog(seconds: float) -> None:
+    def expire() -> None:
+        try:
+            sys.stdout.flush()
+        finally:
+            os._exit(0)
+
+    timer = threading.Timer(seconds, expire)
+    timer.daemon = True
+    timer.start()
+
+
+class HookRun:
+    """One hook run: its event, time budget, configuration and log."""
+
+    def __init__(
+        self, event: str, budget: Budget, deadline: float, environ: Mapping[str, str]
+    ) -> None:
+        self.event = event
+        self.budget = budget
+        self.deadline = deadline
+        self.environ = environ
+        self.log = HookLog(default_log_file(environ), event)
+        self.config: HookConfig | None = None
+        self.server: Server | None = None
+        self.session_id = ""
+        self.payload: dict[str, Any] = {}
+
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def execute(self, stdin: BinaryIO) -> str:
+        if self.event not in EVENTS:
+            self.log.warning(f"unknown hook event {self.event[:40]!r}; nothing done")
+            return ""
+        raw = read_input(stdin, min(self.budget.stdin, self.left()))
+        if raw is None:
+            self.log.warning(f"the hook input is over {MAX_INPUT_BYTES} bytes; ignored")
+            return ""
+        try:
+            payload = json.loads(raw)
+        except ValueError:
+            payload = None
+        if not isinstance(payload, dict):
+            self.log.warning(f"the hook input is not a JSON object ({len(raw)} bytes); ignored")
+            return ""
+        session_id = payload.get("session_id")
+        if not isinstance(session_id, str) or not 1 <= len(session_id) <= 200:
+            self.log.warning("the hook input has no valid session_id; ignored")
+            return ""
+        self.payload, self.session_id = payload, session_id
+        if not self._configure():
+            return ""
+        if self.event == "SessionStart":
+            return self.session_start()
+        if self.event == "UserPromptSubmit":
+            return self.prompt_submit()
+        TranscriptCapture(self).send(final=self.event in FINAL_EVENTS)
+        return ""
+
+    # -- configuration and identity -----------------------------------------------------------
+
+    def _configure(self) -> bool:
+        try:
+            config = load_config(self.environ)
+        except ConfigProblem as problem:
+            self._log_once(str(problem))
+            return False
+        self.log = HookLog(config.log_file, self.event)
+        if not config.token:
+            self.log.warning(
+                f"no token for the server: run emergent-memory hooks install (or set "
+                f"EMERGENT_MEMORY_HOOK_TOKEN); hooks file {config.hooks_file}"
+            )
+            return False
+        try:
+            self.server = Server.from_url(config.url)
+        except ValueError:
+            self.log.warning(f"the hooks' URL is not an http(s) URL: see {config.hooks_file}")
+            return False
+        self.config = config
+        return True
+
+    def _log_once(self, problem: str) -> None:
+        """Log a configuration problem once, not on every prompt of every session."""
+        marker = hooks_dir(data_dir(self.environ)) / "config-problem"
+        try:
+            if marker.read_text() == problem:
+                return
+        except OSError:
+            pass
+        self.log.error(problem)
+        with contextlib.suppress(OSError):
+            write_atomically(marker, problem.encode())
+
+    def project_id(self, state: SessionState | None) -> str | None:
+        """The session's project, as the stdio server derives it for the same directory:
+        EMERGENT_MEMORY_PROJECT_ID, else the git repository (or directory) of the session's
+        project directory (CLAUDE_PROJECT_DIR, else the hook's cwd). None: misconfigured."""
+        configured = self.environ.get("EMERGENT_MEMORY_PROJECT_ID")
+        if configured:
+            try:
+                return str(uuid.UUID(configured))
+            except ValueError:
+                self.log.error("EMERGENT_MEMORY_PROJECT_ID is not a UUID; nothing done")
+                return None
+        cwd = self.payload.get("cwd")
+        directory = self.environ.get("CLAUDE_PROJECT_DIR") or (
+            cwd if isinstance(cwd, str) and cwd else os.getcwd()
+        )
+        if state is not None and state.project_dir == directory and state.project_id:
+            return state.project_id
+        root = project_root(Path(directory), timeout=max(0.1, min(1.0, self.left() / 4)))
+        project = str(derived_project_id(root))
+        if state is not None:
+            state.project_dir, state.project_id = directory, project
+        return project
+
+    # -- injection ------------------------------------------------------------------------------
+
+    def session_start(self) -> str:
+        assert self.config is not None
+        remove_stale_states(self.config.data_dir)
+        path = state_path(self.config.data_dir, self.session_id)
+        state = load_state(path)
+        project = self.project_id(state)
+        if project is None:
+            return ""
+        body: dict[str, Any] = {
+            "session_id": self.session_id,
+            "event": "session_start",
+            "client": CLIENT,
+            "project_id": project,
+        }
+        source = self.payload.get("source")
+        if source in SOURCES:
+            body["source"] = source
+        context, notice = self._context_with_autostart(body)
+        if context is None and notice and not state.notice_shown:
+            state.notice_shown = True
+            context = f"<emergent-memory>\n{notice}\n</emergent-memory>"
+        self.save(path, state)
+        return self._output(context)
+
+    def _context_with_autostart(self, body: dict[str, Any]) -> tuple[str | None, str]:
+        """The context, or None and a notice for the user when there is none to be had."""
+        assert self.config is not None
+        assert self.server is not None
+        try:
+            return self._context(body), ""
+        except Unreachable as error:
+            if error.timed_out:  # it runs, but slowly: no notice for a moment's slowness
+                self.log.warning(f"the server at {self.config.url} timed out; no context")
+                return None, ""
+            if not (error.refused and self.server.is_loopback):
+                self.log.warning(f"the server at {self.config.url} is unreachable: {error.reason}")
+                return None, (
+                    f"emergent-memory's memory server at {self.config.url} could not be "
+                    f"reached ({error.reason}), so no memories were loaded for this session. "
+                    f"The hooks' log is {self.log.path}."
+                )
+        except _Refused as refusal:
+            return None, refusal.notice
+        command = list(self.config.start_command or autostart.default_start_command(self.server))
+        server_log = autostart.server_log_path(self.config.data_dir)
+        wait_until = min(self.deadline - self.budget.request, time.monotonic() + AUTOSTART_WAIT)
+        outcome = autostart.ensure_server(
+            self.server, command, self.config.data_dir, self.log, wait_until
+        )
+        if outcome.healthy:
+            try:
+                return self._context(body), ""
+            except (Unreachable, _Refused) as error:
+                self.log.warning(f"the server started but did not answer: {error}")
+                return None, ""
+        if outcome.pending:
+            return None, (
+                "emergent-memory's memory server was not running, so no memories were loaded "
+                "at the start of this session. It is being started in the background and "
+                f"will be used once it is up; its log is {server_log}."
+            )
+        return None, (
+            f"emergent-memory's memory server is not running and could not be started "
+            f"({outcome.problem}), so no memories were loaded for this session. Its log is "
+            f"{server_log}; start it with: emergent-memory serve --transport http"
+        )
+
+    def prompt_submit(self) -> str:
+        prompt = self.payload.get("prompt")
+        if not isinstance(prompt, str) or len(prompt.split()) < self._min_words():
+            return ""
+        assert self.config is not None
+        path = state_path(self.config.data_dir, self.session_id)
+        state = load_state(path)
+        cached = (state.project_dir, state.project_id)
+        project = self.project_id(state)
+        if project is None:
+            return ""
+        if (state.project_dir, state.project_id) != cached:
+            self.save(path, state)
+        body = {
+            "session_id": self.session_id,
+            "event": "prompt",
+            "prompt": prompt[:MAX_PROMPT_CHARS],
+            "client": CLIENT,
+            "project_id": project,
+        }
+        try:
+            return self._output(self._context(body))
+        except Unreachable as error:
+            what = "is not running" if error.refused else f"is unreachable ({error.reason})"
+            self.log.warning(f"the server at {self.config.url} {what}; no context")
+        except _Refused:
+            pass
+        return ""
+
+    def _min_words(self) -> int:
+        try:
+            words = int(self.environ.get(MIN_WORDS_VARIABLE, DEFAULT_MIN_PROMPT_WORDS))
+        except ValueError:
+            return DEFAULT_MIN_PROMPT_WORDS
+        return words if 1 <= words <= 50 else DEFAULT_MIN_PROMPT_WORDS
+
+    def _context(self, body: dict[str, Any]) -> str | None:
+        """The server's context ("" when it has none). Raises Unreachable, or _Refused when
+        the server answered with an error."""
+        answer = self.post(CONTEXT_PATH, body)
+        if answer.status != 200:
+            raise _Refused(self.refusal(answer))
+        context = answer.body.get("context") if isinstance(answer.body, dict) else None
+        if not isinstance(context, str):
+            self.log.warning("the server's context answer has no context string")
+            raise _Refused("")
+        return context
+
+    def refusal(self, answer: Answer) -> str:
+        """Log a refusal; the notice for the user when the token is the problem."""
+        assert self.config is not None
+        self.log.warning(
+            f"the server answered {answer.status} ({error_code(answer)}) to {self.event}"
+        )
+        if answer.status in (401, 403):
+            return (
+                f"emergent-memory's memory server refused the hooks' token ({answer.status}), "
+                "so no memories were loaded for this session. Run: emergent-memory hooks "
+                f"install (it checks the token and makes a new one). The hooks' log is "
+                f"{self.log.path}."
+            )
+        return ""
+
+    def _output(self, context: str | None) -> str:
+        if not context:
+            return ""
+        specific = {"hookEventName": self.event, "additionalContext": context}
+        return json.dumps({"hookSpecificOutput": specific}, ensure_ascii=False)
+
+    def post(self, path: str, body: dict[str, Any]) -> Answer:
+        assert self.config is not None
+        assert self.server is not None
+        timeout = min(self.budget.request, self.left())
+        return self.server.request(
+            "POST", path, timeout=timeout, payload=body, token=self.config.token
+        )
+
+    def save(self, path: Path, state: SessionState) -> None:
+        try:
+            save_state(path, state)
+        except OSError as error:
+            self.log.warning(f"cannot save the session's state in {path}: {error.strerror}")
+
+
+class _Refused(Exception):
+    """The server answered with an error; `notice` is for the user ("" for none)."""
+
+    def __init__(self, notice: str) -> None:
+        super().__init__(notice)
+        self.notice = notice
