@@ -23,6 +23,8 @@ def read_input(stream: BinaryIO, wait: float, limit: int = MAX_INPUT_BYTES) -> b
     try:
         descriptor = stream.fileno()
     except (OSError, ValueError, AttributeError):
+        descriptor = -1
+    if descriptor < 0 or os.name == "nt":  # no select() on a pipe there: read to the end
         whole = stream.read(limit + 1)
         return None if len(whole) > limit else whole
     deadline = time.monotonic() + wait
