@@ -22,10 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner, Result
 from psycopg_pool import ConnectionPool
 
 from emergent_memory import app, graph
 from emergent_memory.auth.principal import READ, WRITE, Principal
+from emergent_memory.cli import cli
 from emergent_memory.db import migrate
 from emergent_memory.db.connection import with_role
 from emergent_memory.db.pool import DatabasePool, create_pool
@@ -874,3 +876,115 @@ def test_the_server_runs_the_capture_worker_when_a_key_is_set(
         headers.get("x-api-key"),
         headers.get("authorization", "").removeprefix("Bearer "),
     )
+
+
+# -- the capture command ----------------------------------------------------------------------
+
+TRANSCRIPT = Path(__file__).resolve().parent / "data" / "claude_code" / "preference.jsonl"
+
+
+@pytest.fixture
+def run(capture_url: str, fake: FakeAnthropic, embedding_server: Any) -> Callable[..., Result]:
+    env = {
+        "EMERGENT_MEMORY_DATABASE_URL": capture_url,
+        "EMERGENT_MEMORY_EMBEDDING_PROVIDER": "openai",
+        "EMERGENT_MEMORY_EMBEDDING_MODEL": "test-remote",
+        "EMERGENT_MEMORY_EMBEDDING_DIMENSIONS": "384",
+        "EMERGENT_MEMORY_EMBEDDING_BASE_URL": embedding_server.base_url,
+        "EMERGENT_MEMORY_ANTHROPIC_API_KEY": KEY,
+        "EMERGENT_MEMORY_ANTHROPIC_BASE_URL": fake.url,
+        "EMERGENT_MEMORY_CAPTURE_EXTRACTOR_MODEL": "claude-sonnet-4-6",
+        "EMERGENT_MEMORY_LLM_MAX_RETRIES": "0",
+        "EMERGENT_MEMORY_ACTOR_ID": str(uuid.uuid4()),
+        "EMERGENT_MEMORY_PROJECT_ID": str(uuid.uuid4()),
+    }
+
+    def invoke(*args: str, **changes: str) -> Result:
+        return CliRunner().invoke(cli, list(args), env=env | changes)
+
+    return invoke
+
+
+def test_capture_dry_run_of_a_claude_code_transcript(
+    run: Callable[..., Result], fake: FakeAnthropic, owner: ConnectionPool
+) -> None:
+    fake.enqueue(
+        gate(),
+        extracted(
+            proposal("The user wants pnpm, never npm, in this repository", scope="project"),
+            summary="The user sets the package manager.",
+        ),
+    )
+    result = run("capture", "--dry-run", str(TRANSCRIPT))
+    assert result.exit_code == 0, result.output
+    assert "turns 0-1: The user sets the package manager." in result.stdout
+    assert (
+        "  + add (preference/project, explicit): The user wants pnpm, never npm, in this "
+        "repository" in result.stdout
+    )
+    assert "2 turns (0 secrets removed), 1 windows" in result.stdout
+    assert "nothing was saved" in result.stdout
+    # the transcript's user turn, without the injected memories of its SessionStart
+    sent = fake.message_requests[0].json["messages"][0]["content"]
+    assert "[0] user: I always want pnpm, never npm, in this repo" in sent
+    assert "The user writes tests first" not in sent
+    with owner.connection() as conn:
+        assert conn.execute("SELECT count(*) FROM kb.capture_windows").fetchone() == (0,)
+
+
+def test_capture_dry_run_of_a_json_list_as_json(
+    run: Callable[..., Result], fake: FakeAnthropic, tmp_path: Path
+) -> None:
+    conversation = tmp_path / "conversation.json"
+    conversation.write_text(json.dumps([{"role": "user", "content": "hi"}] * 5))
+    fake.enqueue(gate(False, "greetings"), gate(False, "greetings"))
+    result = run(
+        "capture",
+        "--dry-run",
+        str(conversation),
+        "--json",
+        EMERGENT_MEMORY_CAPTURE_WINDOW_TURNS="4",
+        EMERGENT_MEMORY_CAPTURE_WINDOW_OVERLAP="1",
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [(w["first_turn"], w["end_turn"]) for w in data["windows"]] == [(0, 4), (4, 5)]
+    assert data["input_tokens"] == 240
+
+
+def test_capture_dry_run_refuses_a_file_it_cannot_read_and_capture_off(
+    run: Callable[..., Result], tmp_path: Path
+) -> None:
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"type": "user"}\nnot json\n')
+    result = run("capture", "--dry-run", str(broken))
+    assert result.exit_code == 1
+    assert "line 2 is not JSON" in result.stderr
+    off = run("capture", "--dry-run", str(TRANSCRIPT), EMERGENT_MEMORY_ANTHROPIC_API_KEY="")
+    assert off.exit_code == 1
+    assert "automatic capture is off: set EMERGENT_MEMORY_ANTHROPIC_API_KEY" in off.stderr
+    bare = run("capture")
+    assert bare.exit_code == 1
+    assert "capture --dry-run FILE, capture status or capture retry" in bare.stderr
+
+
+def test_capture_status_and_retry(
+    run: Callable[..., Result],
+    capture: CaptureService,
+    fake: FakeAnthropic,
+    user: Principal,
+    owner: ConnectionPool,
+) -> None:
+    fake.enqueue(error(400, "invalid_request_error", "model: unknown model"))
+    converse(capture, user, *PREFERENCE)
+    CaptureWorker(capture).run_once()
+    status = run("capture", "status")
+    assert status.exit_code == 0, status.output
+    assert "capture is on; windows: 0 pending, 0 running, 0 done, 1 dead" in status.stdout
+    assert "400 invalid_request_error: model: unknown model" in status.stdout
+    assert "today (UTC) claude-haiku-4-5: " in status.stdout
+    as_json = json.loads(run("capture", "status", "--json").stdout)
+    assert as_json["windows"]["dead"] == 1
+    retried = run("capture", "retry", "--json")
+    assert json.loads(retried.stdout) == {"revived": 1}
+    assert windows(owner, user)[0]["status"] == "pending"

@@ -8,10 +8,11 @@ from __future__ import annotations
 import signal
 from typing import Any
 
-from emergent_memory.cli import db, demo, hooks, memory, serve, tokens, transfer, worker
+from emergent_memory.cli import capture, db, demo, hooks, memory, serve, tokens, transfer, worker
 from emergent_memory.cli.common import cli
 
 __all__ = [
+    "capture",
     "cli",
     "db",
     "demo",
