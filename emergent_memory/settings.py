@@ -283,7 +283,7 @@ class Settings(BaseSettings):
         "remembering.",
     )
     capture_extractor_model: str = Field(
-        default="claude-sonnet-4-5",
+        default="claude-sonnet-4-6",
         min_length=1,
         description="The model that extracts memories from a window the gate let through.",
     )
