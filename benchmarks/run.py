@@ -1,8 +1,8 @@
 """`make bench`: every benchmark, written to benchmarks/results/ (JSON and markdown).
 
 python -m benchmarks.run                 # all: dedup, secrets, quality, injection, capture,
-                                         # round trips, latency
-python -m benchmarks.run --only dedup,secrets,quality,injection,capture,roundtrips
+                                         # hooks, round trips, latency
+python -m benchmarks.run --only dedup,secrets,quality,injection,capture,hooks,roundtrips
 python -m benchmarks.run --scale smoke   # a tiny run of everything (what the tests do)
 """
 
@@ -11,13 +11,13 @@ from __future__ import annotations
 import argparse
 import time
 
-from benchmarks import capture, dedup, injection, latency, quality, roundtrips, secrets
+from benchmarks import capture, dedup, hooks, injection, latency, quality, roundtrips, secrets
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--only", default="dedup,secrets,quality,injection,capture,roundtrips,latency"
+        "--only", default="dedup,secrets,quality,injection,capture,hooks,roundtrips,latency"
     )
     parser.add_argument("--scale", choices=["smoke", "full"], default="full")
     arguments = parser.parse_args()
@@ -38,6 +38,8 @@ def main() -> None:
             injection.run(limit=40 if smoke else None)
         elif name == "capture":
             capture.run(sessions_count=2 if smoke else 60)
+        elif name == "hooks":
+            hooks.run(runs=2 if smoke else 100)
         elif name == "roundtrips":
             roundtrips.run(rounds=2 if smoke else 5, timed=3 if smoke else 50)
         elif name == "latency":

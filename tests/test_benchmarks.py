@@ -100,12 +100,17 @@ def test_a_smoke_run_of_every_benchmark_writes_its_reports(server_url: str, tmp_
         assert counted["windows_per_second"] > 0
     assert capture["gate always no (baseline)"]["counts"]["memories_saved"] == 0
     assert capture["gate yes/no mix"]["counts"]["memories_saved"] > 0
+    hooks = json.loads((tmp_path / "hooks.json").read_text())
+    for event in ("SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd"):
+        assert hooks["events"][event]["n"] == hooks["runs"]  # every run exited 0
+    assert hooks["baselines"]["python -c pass"]["n"] == hooks["runs"]
     for name in (
         "dedup.md",
         "secrets.md",
         "quality.md",
         "injection.md",
         "capture.md",
+        "hooks.md",
         "roundtrips.md",
         "latency-smoke.md",
     ):
