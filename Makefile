@@ -14,7 +14,7 @@ help:
 	@echo "make run    start the MCP server on the embedded PostgreSQL (migrates it);"
 	@echo "            make run HOST=0.0.0.0 PORT=9000 listens elsewhere"
 	@echo "make demo   a short scripted session: save, dedup, recall, update, restore, forget"
-	@echo "make bench  latency, retrieval quality, dedup, secret and round-trip benchmarks (benchmarks/README.md)"
+	@echo "make bench  latency, retrieval quality, dedup, secret, injection, capture, hook and round-trip benchmarks (benchmarks/README.md)"
 	@echo "make test   lint, type-check and run the tests"
 
 $(INSTALLED): pyproject.toml
