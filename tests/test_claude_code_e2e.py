@@ -1,0 +1,365 @@
+"""Automatic memory end to end with the real Claude Code CLI (tests/claude_code.py).
+
+`emergent-memory hooks install` puts the hooks into a temporary project and HOME; the real
+`emergent-memory serve --transport http` runs with the capture worker and the local embedding
+model on a fresh database; one scripted fake Messages API answers Claude Code's streamed
+session requests and plays the capture gate and extractor (forced tool calls, told apart by the
+tool they force). Three headless `claude -p` sessions, one server:
+
+1. the user states a preference: once the session ends, the worker captures it as a Memory
+   DERIVED_FROM an Episode of that session;
+2. a new session gets it injected at its start: in the transcript as the SessionStart hook's
+   additional context, inside <emergent-memory> markers, and in the request the model received;
+   logged once, not injected again with a prompt that would bring it into another session, and
+   capture never reads the injected block;
+3. the user corrects it: the captured correction supersedes the first memory.
+
+Each session answers as the fake model said, exits 0, and no hook logged a problem.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+
+from emergent_memory.auth.local_ids import derived_project_id
+from emergent_memory.db import migrate
+from emergent_memory.hooks.claude_settings import EVENTS
+from emergent_memory.memory.extraction import EXTRACT_TOOL, GATE_TOOL
+from tests import claude_code
+from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, text, tool_use
+from tests.helpers import COMMAND, clean_env, http_server_process, wait_until
+
+PREFERENCE = "I always want pnpm, never npm, in this repo"
+QUESTION = "Should I run npm install or pnpm install in this repo?"
+CORRECTION = "Actually use yarn now, not pnpm, in this repo"
+ANSWERS = {
+    PREFERENCE: "Understood: pnpm from now on, never npm.",
+    QUESTION: "pnpm install: this repository uses pnpm.",
+    CORRECTION: "Got it: yarn from now on.",
+}
+REMEMBERED = "The user wants pnpm, never npm, in this repository."
+CORRECTED = "The user now wants yarn instead of pnpm in this repository."
+CAPTURE_WAIT = 90  # seconds: a session's windows are captured well within this
+
+
+class ScriptedModel:
+    """The fake model's script: Claude Code's turns by prompt, the gate and the extractor by
+    what the conversation window says. What capture sent the gate and the extractor is kept
+    for the assertions."""
+
+    def __init__(self) -> None:
+        self.gate_windows: list[str] = []
+        self.extractor_prompts: list[str] = []
+
+    def __call__(self, request: RecordedRequest) -> Reply | None:
+        if request.forced_tool == GATE_TOOL.name:
+            return self.gate(request.text)
+        if request.forced_tool == EXTRACT_TOOL.name:
+            return self.extract(request.text)
+        if request.stream and request.forced_tool is None:
+            for prompt, answer in ANSWERS.items():
+                if prompt in last_user_text(request):
+                    return text(answer)
+        return None  # the default: fails the test through a wrong answer
+
+    def gate(self, window: str) -> Reply:
+        self.gate_windows.append(window)
+        worth = PREFERENCE in window or CORRECTION in window
+        reason = "the user states a lasting preference" if worth else "nothing lasting"
+        return tool_use(GATE_TOOL.name, {"worth_remembering": worth, "reason": reason})
+
+    def extract(self, prompt: str) -> Reply:
+        self.extractor_prompts.append(prompt)
+        if CORRECTION in prompt:
+            [target] = re.findall(rf"^(\d+)\. \[preference, project\] {re.escape(REMEMBERED)}$",
+                                  prompt, re.MULTILINE)  # fmt: skip
+            proposal = proposed(CORRECTED, prompt, CORRECTION, action="supersede")
+            proposal.update(source="corrected", target=int(target))
+        else:
+            proposal = proposed(REMEMBERED, prompt, PREFERENCE, action="add")
+        summary = "The user says which package manager this repository uses."
+        return tool_use(EXTRACT_TOOL.name, {"summary": summary, "memories": [proposal]})
+
+
+def proposed(content: str, prompt: str, said: str, *, action: str) -> dict[str, Any]:
+    """One extractor proposal, citing the user turn (by its number in the prompt) that said it."""
+    [turn] = re.findall(rf"^\[(\d+)\] user: {re.escape(said)}", prompt, re.MULTILINE)
+    return {
+        "content": content,
+        "category": "preference",
+        "scope": "project",
+        "source": "explicit",
+        "confidence": 0.9,
+        "action": action,
+        "target": None,
+        "reason": "the user said so",
+        "evidence_turns": [int(turn)],
+    }
+
+
+def last_user_text(request: RecordedRequest) -> str:
+    """The texts of the last user message of a request."""
+    messages = [m for m in request.json["messages"] if m["role"] == "user"]
+    content = messages[-1]["content"]
+    if isinstance(content, str):
+        return content
+    return "\n".join(block.get("text", "") for block in content if isinstance(block, dict))
+
+
+def test_a_preference_is_captured_injected_and_then_superseded(
+    tmp_path: Path, make_database: Callable[[], str]
+) -> None:
+    claude = claude_code.claude_executable()
+    database_url = make_database()
+    migrate.upgrade(database_url)
+    home = tmp_path / "home"
+    project = home / "src" / "shop"
+    project.mkdir(parents=True)
+    actor = uuid.uuid4()
+    project_id = derived_project_id(project.resolve())
+    script = ScriptedModel()
+
+    with FakeAnthropic(handler=script, default=text("unexpected request")) as fake:
+        server_env = clean_env(
+            EMERGENT_MEMORY_DATABASE_URL=database_url,
+            EMERGENT_MEMORY_ANTHROPIC_API_KEY="sk-ant-test-capture",
+            EMERGENT_MEMORY_ANTHROPIC_BASE_URL=fake.url,
+            EMERGENT_MEMORY_WORKER_POLL_INTERVAL_SECONDS="0.2",
+            EMERGENT_MEMORY_CAPTURE_IDLE_SECONDS="30",
+        )
+        with http_server_process(server_env) as server:
+            installed = subprocess.run(
+                [*COMMAND, "hooks", "install", "--scope", "project", "--url", server.base],
+                env=install_env(home, database_url, actor),
+                cwd=project,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+            assert installed.returncode == 0, installed.stderr
+            settings = json.loads((project / ".claude" / "settings.json").read_text())
+            assert set(settings["hooks"]) == set(EVENTS)
+
+            def session(prompt: str) -> claude_code.Session:
+                done = claude_code.run_session(
+                    claude, prompt, home=home, project=project, base_url=fake.url
+                )
+                assert done.returncode == 0, done.stdout + done.stderr
+                assert done.result == ANSWERS[prompt]  # the hooks left the session unharmed
+                assert "hook" not in done.stderr.lower(), done.stderr
+                wait_for_capture(database_url, actor, done.session_id, fake)
+                return done
+
+            # 1. A stated preference becomes a memory derived from the session's Episode.
+            first = session(PREFERENCE)
+            [remembered] = active_memories(database_url, actor, project_id)
+            assert remembered["content"] == REMEMBERED
+            assert remembered["category"] == "preference"
+            assert remembered["source"] == "explicit"
+            [episode] = derived_from(database_url, remembered["id"])
+            assert episode["type"] == "Episode"
+            assert episode["properties"]["session_id"] == first.session_id
+            assert episode["properties"]["client"] == "claude-code"
+            assert PREFERENCE in episode["properties"]["text"]
+
+            # 2. The next session gets it at its start, inside the markers.
+            second = session(QUESTION)
+            [injected] = [
+                line["attachment"]
+                for line in second.transcript()
+                if line.get("attachment", {}).get("type") == "hook_additional_context"
+                and line["attachment"]["hookEvent"] == "SessionStart"
+            ]
+            [context] = injected["content"]
+            assert context.startswith("<emergent-memory>")
+            assert context.rstrip().endswith("</emergent-memory>")
+            assert REMEMBERED in context
+            assert remembered["id"] in context
+            [asked] = [
+                r for r in fake.message_requests
+                if r.stream and QUESTION in last_user_text(r)
+            ]  # fmt: skip
+            assert f"SessionStart hook additional context: {context}" in asked.text
+            # logged; and not again with the prompt, which would bring it in another session
+            assert injections(database_url, actor, second.session_id) == [
+                ("session_start", [remembered["id"]])
+            ]
+            assert not any(
+                REMEMBERED in "".join(line["attachment"]["content"])
+                for line in second.transcript()
+                if line.get("attachment", {}).get("hookEvent") == "UserPromptSubmit"
+            )
+            assert prompt_context(server.base, home, project_id, QUESTION) == [remembered["id"]]
+            # what capture read of session 2 holds the prompt but not the injected memories
+            [window] = [w for w in script.gate_windows if QUESTION in w]
+            assert "<emergent-memory>" not in window
+            assert REMEMBERED not in window
+            assert active_memories(database_url, actor, project_id) == [remembered]
+
+            # 3. The user corrects it: the correction supersedes the first memory.
+            session(CORRECTION)
+            [corrected] = active_memories(database_url, actor, project_id)
+            assert corrected["content"] == CORRECTED
+            assert corrected["id"] != remembered["id"]
+            assert superseded_by(database_url, remembered["id"]) == corrected["id"]
+            [episode3] = derived_from(database_url, corrected["id"])
+            assert CORRECTION in episode3["properties"]["text"]
+            # the gate read every session, the extractor only the two worth remembering
+            assert [PREFERENCE in w or CORRECTION in w for w in script.gate_windows] == [
+                True,
+                False,
+                True,
+            ]
+            assert len(script.extractor_prompts) == 2
+
+    assert fake_problems(fake) == []
+    assert hook_problems(home) == []
+
+
+def install_env(home: Path, database_url: str, actor: uuid.UUID) -> dict[str, str]:
+    """`hooks install` as the user of this HOME: the hooks file goes under it, where the hooks
+    (which get the session's environment) find it."""
+    env = clean_env(
+        HOME=str(home),
+        EMERGENT_MEMORY_DATABASE_URL=database_url,
+        EMERGENT_MEMORY_ACTOR_ID=str(actor),
+    )
+    for variable in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        env.pop(variable, None)
+    return env
+
+
+def wait_for_capture(
+    database_url: str, actor: uuid.UUID, session_id: str, fake: FakeAnthropic
+) -> None:
+    """Until the session's turns are all in windows and every window is done (not dead); the
+    script failing (an extractor prompt it cannot read) fails the test at once."""
+
+    def captured() -> bool:
+        assert fake.handler_errors == [], fake.handler_errors
+        with psycopg.connect(database_url) as conn:
+            row = conn.execute(
+                """
+                SELECT s.turns_received, s.turns_windowed,
+                       count(w.id), count(w.id) FILTER (WHERE w.status = 'done'),
+                       string_agg(w.last_error, '; ') FILTER (WHERE w.status = 'dead')
+                FROM kb.agent_sessions s
+                LEFT JOIN kb.capture_windows w USING (actor_id, session_id)
+                WHERE s.actor_id = %s AND s.session_id = %s
+                GROUP BY s.turns_received, s.turns_windowed
+                """,
+                (actor, session_id),
+            ).fetchone()
+        if row is None:
+            return False
+        received, windowed, windows, done, dead = row
+        assert dead is None, f"a capture window died: {dead}"
+        return bool(received > 0 and windowed == received and windows > 0 and done == windows)
+
+    wait_until(captured, CAPTURE_WAIT, f"session {session_id} is captured")
+
+
+def prompt_context(base: str, home: Path, project_id: uuid.UUID, prompt: str) -> list[str]:
+    """The memories POST /api/v1/context gives `prompt` in a new session, with the token that
+    `hooks install` wrote into the hooks file."""
+    hooks_file = json.loads((home / ".config" / "emergent-memory" / "hooks.json").read_text())
+    answer = httpx.post(
+        f"{base}/api/v1/context",
+        headers={"Authorization": f"Bearer {hooks_file['token']}"},
+        json={
+            "session_id": f"control-{uuid.uuid4()}",
+            "event": "prompt",
+            "prompt": prompt,
+            "project_id": str(project_id),
+        },
+        timeout=30,
+    )
+    assert answer.status_code == 200, answer.text
+    return [memory["id"] for memory in answer.json()["memories"]]
+
+
+def injections(database_url: str, actor: uuid.UUID, session_id: str) -> list[Any]:
+    """The session's logged injections: (event, memory ids), oldest first."""
+    with psycopg.connect(database_url) as conn:
+        rows = conn.execute(
+            "SELECT event, memory_ids::text[] FROM kb.injections "
+            "WHERE actor_id = %s AND session_id = %s ORDER BY created_at",
+            (actor, session_id),
+        ).fetchall()
+    return [(event, list(ids)) for event, ids in rows]
+
+
+def active_memories(database_url: str, actor: uuid.UUID, project_id: uuid.UUID) -> list[Any]:
+    with psycopg.connect(database_url) as conn:
+        rows = conn.execute(
+            "SELECT id::text, content, category, source, scope FROM kb.memories "
+            "WHERE actor_id = %s AND project_id = %s ORDER BY created_at",
+            (actor, project_id),
+        ).fetchall()
+    return [
+        {"id": r[0], "content": r[1], "category": r[2], "source": r[3], "scope": r[4]} for r in rows
+    ]
+
+
+def derived_from(database_url: str, memory_id: str) -> list[dict[str, Any]]:
+    """The objects a memory is DERIVED_FROM (live edges, head versions)."""
+    with psycopg.connect(database_url) as conn:
+        rows = conn.execute(
+            """
+            SELECT o.type, o.properties FROM kb.graph_relationships e
+            JOIN kb.graph_objects o ON o.canonical_id = e.dst_id AND o.is_head
+            WHERE e.src_id = %s AND e.type = 'DERIVED_FROM' AND e.is_head
+              AND e.deleted_at IS NULL
+            """,
+            (memory_id,),
+        ).fetchall()
+    return [{"type": r[0], "properties": r[1]} for r in rows]
+
+
+def superseded_by(database_url: str, memory_id: str) -> str | None:
+    with psycopg.connect(database_url) as conn:
+        row = conn.execute(
+            "SELECT o.properties ->> 'superseded_by' FROM kb.graph_objects o "
+            "WHERE o.canonical_id = %s AND o.is_head",
+            (memory_id,),
+        ).fetchone()
+        edge = conn.execute(
+            "SELECT count(*) FROM kb.graph_relationships WHERE type = 'SUPERSEDES' "
+            "AND dst_id = %s AND is_head AND deleted_at IS NULL",
+            (memory_id,),
+        ).fetchone()
+    assert row is not None
+    assert edge == (1,)
+    return None if row[0] is None else str(row[0])
+
+
+def fake_problems(fake: FakeAnthropic) -> list[str]:
+    """Requests the script did not expect, and errors of the fake itself."""
+    unexpected = [
+        f"{r.model} forced={r.forced_tool} stream={r.stream}"
+        for r in fake.message_requests
+        if r.forced_tool not in (GATE_TOOL.name, EXTRACT_TOOL.name)
+        and not any(prompt in last_user_text(r) for prompt in ANSWERS)
+    ]
+    return unexpected + [repr(e) for e in fake.handler_errors]
+
+
+def hook_problems(home: Path) -> list[str]:
+    """Every WARNING or ERROR line of the hooks' logs under HOME."""
+    return [
+        line
+        for log in home.rglob("hooks.log*")
+        for line in log.read_text().splitlines()
+        if " ERROR " in line or " WARNING " in line
+    ]
