@@ -312,6 +312,9 @@ class FakeAnthropic:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # headers and body go out in separate writes: without TCP_NODELAY the client's
+            # delayed acknowledgement held every reply about 40 ms
+            disable_nagle_algorithm = True
 
             def do_POST(self) -> None:
                 self._serve()
