@@ -38,6 +38,7 @@ from benchmarks.common import (
     CachedEmbeddings,
     bench_database,
     percentiles,
+    ranking,
     timed,
     write_result,
 )
@@ -192,6 +193,21 @@ def measure(url: str, scale: Scale, embedder: CachedEmbeddings, calls: int) -> d
                     **config.recall_tuning,
                 )
 
+        def sql_ranking(conn: Connection[Any], i: int) -> list[Any]:
+            # the recall function alone, as the baselines run it (store.recall adds where each
+            # memory came from, through kb.visible_to, which revisions before 0010 lack)
+            return ranking(
+                conn,
+                me,
+                query=texts[i],
+                embedding=vectors[i],
+                model=model,
+                category=None,
+                scope=None,
+                limit=10,
+                **config.recall_tuning,
+            )
+
         counter = iter(range(10**9))
         result["recall_end_to_end_ms"] = percentiles(
             timed(lambda: service.recall(me, texts[next(counter) % calls]), calls)
@@ -205,7 +221,7 @@ def measure(url: str, scale: Scale, embedder: CachedEmbeddings, calls: int) -> d
             conn.execute("SET enable_indexscan = off")  # exact vector scan
             counter = iter(range(10**9))
             result["baseline_exact_recall_sql_ms"] = percentiles(
-                timed(lambda: sql_recall(conn, next(counter) % calls), min(calls, 200))
+                timed(lambda: sql_ranking(conn, next(counter) % calls), min(calls, 200))
             )
             conn.execute("RESET enable_indexscan")
             # the full-text branch before 0008 (every word of the query only), with that
@@ -214,7 +230,7 @@ def measure(url: str, scale: Scale, embedder: CachedEmbeddings, calls: int) -> d
             try:
                 counter = iter(range(10**9))
                 result["baseline_every_word_recall_sql_ms"] = percentiles(
-                    timed(lambda: sql_recall(conn, next(counter) % calls), calls)
+                    timed(lambda: sql_ranking(conn, next(counter) % calls), calls)
                 )
             finally:
                 start = time.perf_counter()  # 0008 builds its full-text index again
@@ -319,8 +335,8 @@ def naive_recall(
     semantic = [row[0] for row in conn.execute(NEAREST, params)]
     lexical = [row[0] for row in conn.execute(LEXICAL, params)]
     scores: dict[Any, float] = {}
-    for ranking in (semantic, lexical):
-        for rank, key in enumerate(ranking, 1):
+    for ranked in (semantic, lexical):
+        for rank, key in enumerate(ranked, 1):
             scores[key] = scores.get(key, 0.0) + 1 / (60 + rank)
     top = sorted(scores, key=lambda k: -scores[k])[:10]
     rows = conn.execute(
