@@ -142,10 +142,13 @@ WHERE e.src_id = %(id)s AND e.type = 'BELONGS_TO_CONTEXT' AND e.is_head AND e.de
 
 # Where a memory came from, as JSON: the conversation window (Episode) it was derived from by
 # automatic capture (the earliest, when capture met it again later), if the caller sees that
-# episode here (its own, by kb.visible_to, never another actor's, nor a global or ownerless
-# one); NULL for a memory saved by a tool. A lateral join on the memory's id ({memory_id}):
-# one probe of the edges' source index per row, inside the statement that reads the rows, so
-# provenance costs no round trip. The principal is the transaction's (kb.current_actor_id).
+# episode here (its own: user scope, or project scope in this project, as OWN; never another
+# actor's, nor a global or ownerless one); NULL for a memory saved by a tool. A lateral join
+# on the memory's id ({memory_id}): one probe of the edges' source index per row, inside the
+# statement that reads the rows, so provenance costs no round trip. The principal is the
+# transaction's (kb.current_actor_id, migration 0006): the rule is spelled out rather than
+# kb.visible_to (0010), so that the recall statement also runs at the revisions the
+# benchmarks' baselines downgrade to.
 PROVENANCE = """
 LEFT JOIN LATERAL (
     SELECT jsonb_build_object(
@@ -164,7 +167,8 @@ LEFT JOIN LATERAL (
     WHERE e.src_id = {memory_id} AND e.type = 'DERIVED_FROM' AND e.is_head
       AND e.deleted_at IS NULL AND ep.type = 'Episode'
       AND ep.actor_id = (SELECT kb.current_actor_id())
-      AND kb.visible_to(ep, (SELECT kb.current_actor_id()), (SELECT kb.current_project_id()))
+      AND (ep.scope = 'user'
+           OR (ep.scope = 'project' AND ep.project_id = (SELECT kb.current_project_id())))
     ORDER BY ep.created_at, ep.canonical_id
     LIMIT 1
 ) provenance ON true
