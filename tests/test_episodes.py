@@ -494,17 +494,18 @@ def test_provenance_never_shows_an_episode_the_caller_cannot_see(
     nothing; nor does the caller's own project-scope episode in another project. As the
     application role and as the owner's (the provenance SQL alone)."""
     service = make_service(maintenance=role == "owner")
-    theirs = episode(pool, someone_else, DECISION, scope="global")
+    theirs = [episode(pool, someone_else, DECISION, scope=scope) for scope in ("global", "project")]
     saved = service.save(principal, "The ledger service is pinned", "fact")
     with connect() as conn, conn.transaction():
-        graph.create_relationship(
-            conn,
-            project_id=principal.project_id,
-            type=store.DERIVED_FROM,
-            src_id=uuid.UUID(saved["memory"]["id"]),
-            dst_id=theirs,
-            actor_id=principal.actor_id,
-        )
+        for target in theirs:
+            graph.create_relationship(
+                conn,
+                project_id=principal.project_id,
+                type=store.DERIVED_FROM,
+                src_id=uuid.UUID(saved["memory"]["id"]),
+                dst_id=target,
+                actor_id=principal.actor_id,
+            )
     [memory] = service.list_memories(principal)["memories"]
     assert memory["derived_from"] is None
 
