@@ -29,9 +29,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from emergent_memory.auth.identity import local_identity
-from emergent_memory.auth.local_ids import derived_project_id
+from emergent_memory.auth.local_ids import (
+    DEFAULT_ID_NAMESPACE,
+    canonical_uuid,
+    derived_actor_id,
+    derived_actor_id_text,
+    derived_project_id,
+    derived_project_id_text,
+    uuid5_text,
+)
 from emergent_memory.hooks import run as hook_run
 from emergent_memory.hooks.autostart import default_start_command
 from emergent_memory.hooks.capture import MAX_CAPTURE_REQUESTS
@@ -222,24 +232,49 @@ def test_a_hook_run_loads_nothing_heavy(hooks: Hooks, event: str) -> None:
     assert _heavy(imported) == []
 
 
-def test_the_loaded_modules_after_a_hook_run_are_light(hooks: Hooks) -> None:
+# Standard-library modules that cost a hook most of its start before they were cut from its
+# path (benchmarks/README.md section 8): http.client (with email and ssl), dataclasses (with
+# inspect), uuid (with platform), typing and hashlib (which loads OpenSSL).
+SLOW_STANDARD = (
+    "dataclasses",
+    "inspect",
+    "uuid",
+    "platform",
+    "http.client",
+    "email",
+    "ssl",
+    "typing",
+    "hashlib",
+)
+
+
+def test_the_loaded_modules_after_a_hook_run_are_light(
+    hooks: Hooks, server: FakeMemoryServer
+) -> None:
+    """What sys.modules holds when a UserPromptSubmit run that got context from an http://
+    server ends: nothing heavy, and none of the slow standard-library modules."""
+    server.context = CONTEXT
     code = (
         "import sys\nfrom emergent_memory.entry import main\ntry:\n    main()\n"
         "except SystemExit as exit:\n    assert exit.code == 0, exit.code\n"
-        "print(' '.join(sorted(sys.modules)))\n"
+        "sys.stderr.write(' '.join(sorted(sys.modules)))\n"
     )
+    payload = hooks.payload("UserPromptSubmit", prompt="Which package manager do we use here?")
     done = subprocess.run(
         [sys.executable, "-c", code, "hook", "UserPromptSubmit"],
-        input=json.dumps(hooks.payload("UserPromptSubmit")).encode(),
+        input=json.dumps(payload).encode(),
         env=hooks.env,
         cwd=hooks.project,
         capture_output=True,
         timeout=60,
         check=True,
     )
-    loaded = set(done.stdout.decode().split())
+    assert json.loads(done.stdout) == hook_output("UserPromptSubmit", CONTEXT)
+    loaded = set(done.stderr.decode().split())
     assert "emergent_memory.hooks.client" in loaded
     assert _heavy(loaded) == []
+    slow = [m for m in loaded if any(m == s or m.startswith(s + ".") for s in SLOW_STANDARD)]
+    assert sorted(slow) == []
 
 
 def _imports(path: Path) -> set[str]:
@@ -259,11 +294,13 @@ def test_the_hook_modules_import_only_the_standard_library() -> None:
         PACKAGE / "auth" / "local_ids.py",
         PACKAGE / "__init__.py",
     ]
+    # CPython's own SHA-256 module is _sha256 up to 3.11 and _sha2 from 3.12 (state.py tries both)
+    stdlib = sys.stdlib_module_names | {"_sha2", "_sha256"}
     for path in files:
         for name in _imports(path):
             if name == "emergent_memory" or name.startswith(own):
                 continue
-            assert name.split(".")[0] in sys.stdlib_module_names, f"{path.name} imports {name}"
+            assert name.split(".")[0] in stdlib, f"{path.name} imports {name}"
     # the entry point imports the CLI only for commands other than `hook`
     assert _imports(PACKAGE / "entry.py") == {
         "__future__",
@@ -350,6 +387,70 @@ def test_the_derived_project_ids_do_not_change() -> None:
     namespace = uuid.UUID("6f1c2d3e-9b8a-4c5d-8e7f-0a1b2c3d4e5f")
     where = Path("/home/dev/src/shop")
     assert derived_project_id(where) == uuid.uuid5(namespace, f"project:{where}")
+    assert str(derived_project_id(where)) == "8acd001b-aff9-5a60-94ab-cc977e0caa3f"  # as released
+
+
+def test_the_state_files_keep_their_names() -> None:
+    """state.py hashes without hashlib: a session's state file is where it was."""
+    import hashlib
+
+    for session in ("session-1", "0b9f-é-\udcff"):
+        digest = hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()
+        path = state_path(Path("/data"), session)
+        assert path == Path("/data/hooks/sessions") / f"{digest[:32]}.json"
+
+
+@given(namespace=st.uuids(), name=st.text())
+def test_uuid5_text_is_uuid5(namespace: uuid.UUID, name: str) -> None:
+    """The hooks derive ids without the uuid module: the same as uuid.uuid5, for any
+    namespace and any name."""
+    assert uuid5_text(str(namespace), name) == str(uuid.uuid5(namespace, name))
+
+
+@given(name=st.text())
+def test_the_derived_ids_are_uuid5_of_the_default_namespace(name: str) -> None:
+    namespace = uuid.UUID(DEFAULT_ID_NAMESPACE)
+    where = Path("/", name.replace("\x00", ""))
+    expected_project = uuid.uuid5(namespace, f"project:{where}")
+    assert derived_project_id(where) == expected_project  # what identity.py (stdio) uses
+    assert derived_project_id_text(where) == str(expected_project)  # what the hooks send
+    assert derived_actor_id(name) == uuid.uuid5(namespace, f"actor:{name}")
+    assert derived_actor_id_text(name) == str(derived_actor_id(name))
+
+
+def test_a_name_that_is_not_utf8_is_refused_as_uuid5_refuses_it() -> None:
+    name = "project:/srv/\udcff"  # a surrogate escape: a path that is not UTF-8
+    with pytest.raises(UnicodeEncodeError):
+        uuid.uuid5(uuid.UUID(DEFAULT_ID_NAMESPACE), name)
+    with pytest.raises(UnicodeEncodeError):
+        uuid5_text(DEFAULT_ID_NAMESPACE, name)
+
+
+def _written_forms(value: uuid.UUID) -> st.SearchStrategy[str]:
+    text = str(value)
+    return st.sampled_from(
+        [text, text.upper(), value.hex, f"{{{text}}}", f"urn:uuid:{text}", f" {value.hex[1:]}"]
+    )
+
+
+@given(
+    st.one_of(
+        st.uuids().flatmap(_written_forms),
+        st.text(alphabet="0123456789abcdefABCDEF-{}urnid: +_x\u0663", max_size=46),
+        st.text(alphabet="0123456789abcdef-_ +xg", min_size=32, max_size=36),
+    )
+)
+def test_canonical_uuid_is_what_uuid_uuid_makes_of_it(text: str) -> None:
+    """EMERGENT_MEMORY_PROJECT_ID is read as uuid.UUID reads it: the same accepted forms,
+    the same canonical text, the same refusals."""
+
+    def outcome(read: Any) -> tuple[str, str]:
+        try:
+            return "read", read(text)
+        except ValueError as refusal:
+            return "refused", str(refusal)
+
+    assert outcome(canonical_uuid) == outcome(lambda given: str(uuid.UUID(given)))
 
 
 def test_the_project_is_the_one_the_stdio_server_derives(
@@ -1044,3 +1145,237 @@ def test_the_default_start_command_is_a_real_serve_command() -> None:
     ]
     options = {opt for param in serve.params for opt in getattr(param, "opts", [])}
     assert {"--transport", "--host", "--port", "--migrate"} <= options
+
+
+# -- the HTTP client: a plain socket for http://, http.client for https:// ------------------------
+
+
+class ScriptedHTTP:
+    """A TCP server that reads each request (head and Content-Length body), records its
+    bytes, waits `delay` seconds, then writes `answer` in pieces of `piece` bytes (a pause
+    between them), and closes after `hold` seconds: any framing, fault or slowness a server
+    may have."""
+
+    def __init__(
+        self, answer: bytes, *, delay: float = 0.0, piece: int = 0, hold: float = 0.0
+    ) -> None:
+        import socket
+        import threading
+
+        self.answer, self.delay, self.piece, self.hold = answer, delay, piece, hold
+        self.requests: list[bytes] = []
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        import socket
+
+        while True:
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:  # closed
+                return
+            with connection:
+                connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                data = b""
+                while b"\r\n\r\n" not in data and (chunk := connection.recv(65536)):
+                    data += chunk
+                head, _, body = data.partition(b"\r\n\r\n")
+                length = next(
+                    (
+                        int(line.split(b":", 1)[1])
+                        for line in head.split(b"\r\n")
+                        if line.lower().startswith(b"content-length:")
+                    ),
+                    0,
+                )
+                while len(body) < length and (chunk := connection.recv(65536)):
+                    body += chunk
+                self.requests.append(head + b"\r\n\r\n" + body)
+                time.sleep(self.delay)
+                with contextlib.suppress(OSError):  # the client may have given up
+                    step = self.piece or len(self.answer) or 1
+                    for start in range(0, len(self.answer), step):
+                        connection.sendall(self.answer[start : start + step])
+                        if self.piece:
+                            time.sleep(0.002)
+                time.sleep(self.hold)
+
+    def __enter__(self) -> ScriptedHTTP:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.listener.close()
+
+
+def _http_client_reads(url: str) -> tuple[int, Any]:
+    """What http.client (the hooks' client before the socket one) makes of the answer."""
+    import http.client
+
+    parts = Server.from_url(url)
+    connection = http.client.HTTPConnection(parts.host, parts.port, timeout=5)
+    try:
+        connection.request("POST", "/api/v1/context", body=b"{}")
+        response = connection.getresponse()
+        raw = response.read()
+    finally:
+        connection.close()
+    try:
+        return response.status, json.loads(raw) if raw else None
+    except ValueError:
+        return response.status, None
+
+
+CONTEXT_JSON = b'{"context": "<emergent-memory>\\n- [m1] pnpm\\n</emergent-memory>"}'
+ANSWERS = {
+    "content-length": b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\ncontent-type: application/json"
+    b"\r\nconnection: close\r\n\r\n%s" % (len(CONTEXT_JSON), CONTEXT_JSON),
+    "chunked": b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+    b"a;name=value\r\n%s\r\n%x\r\n%s\r\n0\r\nX-Trailer: yes\r\n\r\n"
+    % (CONTEXT_JSON[:10], len(CONTEXT_JSON) - 10, CONTEXT_JSON[10:]),
+    "until closed, HTTP/1.0": b"HTTP/1.0 202 Accepted\r\nServer: x\r\n\r\n%s" % CONTEXT_JSON,
+    "after 100 Continue": b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: "
+    b"%d\r\n\r\n%s" % (len(CONTEXT_JSON), CONTEXT_JSON),
+    "bare line feeds": b"HTTP/1.1 200 OK\nContent-Length: %d\n\n%s"
+    % (len(CONTEXT_JSON), CONTEXT_JSON),
+    "no content": b"HTTP/1.1 204 No Content\r\n\r\n",
+    "not JSON": b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 5\r\n\r\noops!",
+    "an API error": b'HTTP/1.1 401 Unauthorized\r\nContent-Length: 46\r\n\r\n{"error": '
+    b'{"code": "unauthorized", "message": "no"}}',
+}
+
+
+@pytest.mark.parametrize("piece", [0, 7])
+@pytest.mark.parametrize("framing", list(ANSWERS))
+def test_the_socket_client_reads_answers_as_http_client_does(framing: str, piece: int) -> None:
+    """Every framing (Content-Length as uvicorn sends it, chunked, until the server closes),
+    whole or in small pieces: the status and decoded body http.client gives."""
+    with ScriptedHTTP(ANSWERS[framing], piece=piece) as scripted:
+        answer = Server.from_url(scripted.url).request(
+            "POST", "/api/v1/context", timeout=5, payload={"prompt": "hi"}
+        )
+        expected = _http_client_reads(scripted.url)
+    assert (answer.status, answer.body) == expected
+    if framing in ("content-length", "chunked"):
+        assert answer.body == json.loads(CONTEXT_JSON)
+
+
+def test_the_socket_client_sends_the_request_http_client_sent() -> None:
+    """The request line and headers (Host with the port, Content-Length, Connection: close,
+    the token) and the JSON body, byte for byte as http.client wrote them."""
+    import http.client
+
+    payload = {"prompt": "Wir nutzen pnpm – nie npm", "n": 1}
+    with ScriptedHTTP(ANSWERS["content-length"]) as scripted:
+        Server.from_url(scripted.url + "/base/").request(
+            "POST", "/api/v1/context", timeout=5, payload=payload, token=TOKEN
+        )
+        parts = Server.from_url(scripted.url)
+        connection = http.client.HTTPConnection(parts.host, parts.port, timeout=5)
+        connection.request(
+            "POST",
+            "/base/api/v1/context",
+            body=json.dumps(payload, ensure_ascii=False).encode(),
+            headers={
+                "Accept": "application/json",
+                "Connection": "close",
+                "Content-Type": "application/json",
+                "Authorization": f"Bearer {TOKEN}",
+            },
+        )
+        connection.getresponse().read()
+        connection.close()
+    ours, theirs = scripted.requests
+    our_head, _, our_body = ours.partition(b"\r\n\r\n")
+    their_head, _, their_body = theirs.partition(b"\r\n\r\n")
+    assert our_body == their_body
+    assert json.loads(our_body) == payload
+    our_lines, their_lines = our_head.split(b"\r\n"), their_head.split(b"\r\n")
+    assert our_lines[0] == their_lines[0] == b"POST /base/api/v1/context HTTP/1.1"
+    assert sorted(our_lines[1:]) == sorted(their_lines[1:])
+    assert f"Host: 127.0.0.1:{parts.port}".encode() in our_lines
+    assert f"Authorization: Bearer {TOKEN}".encode() in our_lines
+
+
+def test_a_body_over_the_limit_is_not_read() -> None:
+    from emergent_memory.hooks.client import MAX_RESPONSE_BYTES
+
+    big = b'{"context": "%s"}' % (b"x" * MAX_RESPONSE_BYTES)
+    chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(big), big)
+    for answer in (
+        b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(big), big),
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + chunked,
+        b"HTTP/1.1 200 OK\r\n\r\n" + big,
+    ):
+        with ScriptedHTTP(answer) as scripted:
+            got = Server.from_url(scripted.url).request("GET", "/health", timeout=5)
+        assert (got.status, got.body) == (200, None)
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        (b"", "RemoteDisconnected"),
+        (b"SSH-2.0-OpenSSH_9.6\r\n", "BadStatusLine"),
+        (b"HTTP/1.1 two hundred OK\r\n\r\n", "BadStatusLine"),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "IncompleteRead"),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10\r\nshort", "IncompleteRead"),
+    ],
+)
+def test_a_broken_answer_is_unreachable_with_http_client_s_reason(
+    answer: bytes, reason: str
+) -> None:
+    from emergent_memory.hooks.client import Unreachable
+
+    with ScriptedHTTP(answer) as scripted, pytest.raises(Unreachable) as raised:
+        Server.from_url(scripted.url).request("GET", "/health", timeout=5)
+    assert (raised.value.reason, raised.value.refused, raised.value.timed_out) == (
+        reason,
+        False,
+        False,
+    )
+
+
+@pytest.mark.parametrize("stall", ["before the answer", "after the headers"])
+def test_a_stalled_answer_times_out_within_the_request_time(stall: str) -> None:
+    from emergent_memory.hooks.client import Unreachable
+
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{"  # 99 bytes never come
+    before, after = (3.0, 0.0) if stall == "before the answer" else (0.0, 3.0)
+    with ScriptedHTTP(answer, delay=before, hold=after) as scripted:
+        started = time.monotonic()
+        with pytest.raises(Unreachable) as raised:
+            Server.from_url(scripted.url).request("GET", "/health", timeout=0.4)
+        took = time.monotonic() - started
+    assert (raised.value.timed_out, raised.value.refused) == (True, False)
+    assert took < 0.4 + 0.5
+
+
+def test_nothing_listening_is_refused_and_https_goes_through_http_client() -> None:
+    from emergent_memory.hooks.client import Unreachable
+
+    closed = f"127.0.0.1:{free_port()}"
+    for scheme in ("http", "https"):
+        with pytest.raises(Unreachable) as raised:
+            Server.from_url(f"{scheme}://{closed}").request("GET", "/health", timeout=2)
+        assert (raised.value.refused, raised.value.timed_out) == (True, False)
+    # an https:// URL on a server that speaks plain HTTP: TLS fails, it is not "not running"
+    with FakeMemoryServer() as scripted:
+        plain = Server.from_url(scripted.url.replace("http://", "https://"))
+        with pytest.raises(Unreachable) as raised:
+            plain.request("GET", "/health", timeout=2)
+    assert (raised.value.refused, raised.value.timed_out) == (False, False)
+    assert "SSL" in raised.value.reason
+
+
+def test_a_url_http_client_would_refuse_is_not_sent() -> None:
+    from emergent_memory.hooks.client import Unreachable
+
+    with ScriptedHTTP(ANSWERS["content-length"]) as scripted:
+        spaced = Server.from_url(scripted.url + "/a b")
+        with pytest.raises(Unreachable) as raised:
+            spaced.request("GET", "/health", timeout=2)
+    assert raised.value.reason == "InvalidURL"
+    assert scripted.requests == []

@@ -13,7 +13,6 @@ import os
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from emergent_memory.hooks.client import Server
@@ -25,12 +24,17 @@ from emergent_memory.hooks.state import hooks_dir, locked, write_atomically
 RECENT_START_SECONDS = 120.0
 
 
-@dataclass(frozen=True)
 class StartOutcome:
-    started: bool  # this hook run started the server
-    healthy: bool  # /health answered 200 in time
-    problem: str  # why not healthy: for the log and the notice ("" when healthy)
-    pending: bool = False  # not healthy yet, but a server was started and is coming up
+    """How the start went (a plain class, as the others a hook loads: dataclasses would cost
+    it several ms to import)."""
+
+    __slots__ = ("healthy", "pending", "problem", "started")
+
+    def __init__(self, started: bool, healthy: bool, problem: str, pending: bool = False) -> None:
+        self.started = started  # this hook run started the server
+        self.healthy = healthy  # /health answered 200 in time
+        self.problem = problem  # why not healthy: for the log and the notice ("" when healthy)
+        self.pending = pending  # not healthy yet, but a server was started and is coming up
 
 
 def server_log_path(data_dir: Path) -> Path:

@@ -6,16 +6,16 @@ how far the server accepted it (202). A longer transcript is sent over the next 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from emergent_memory.hooks.client import Unreachable
+from emergent_memory.hooks.config import CLIENT
 from emergent_memory.hooks.state import SessionState, load_state, locked, state_path
 from emergent_memory.hooks.transcript import Batch, read_batches
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a hook does not need it)
 if TYPE_CHECKING:
     from emergent_memory.hooks.run import HookRun
 
-CLIENT = "claude-code"
 CAPTURE_PATH = "/api/v1/capture"
 # Capture requests per run: a longer transcript is sent over the next runs.
 MAX_CAPTURE_REQUESTS = {"Stop": 3, "PreCompact": 3, "SessionEnd": 1}

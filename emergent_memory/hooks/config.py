@@ -14,12 +14,12 @@ import os
 import posixpath
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from emergent_memory.hooks.state import write_atomically
 
 APP_NAME = "emergent-memory"
+CLIENT = "claude-code"  # the client the context and capture requests name
 DEFAULT_URL = "http://127.0.0.1:8765"
 HOOKS_FILE_NAME = "hooks.json"
 
@@ -87,15 +87,30 @@ class ConfigProblem(Exception):
     holds no secret."""
 
 
-@dataclass(frozen=True)
 class HookConfig:
-    url: str
-    token: str | None
-    # the command that starts a local server (None: `emergent-memory serve` on the URL's port)
-    start_command: tuple[str, ...] | None
-    log_file: Path
-    data_dir: Path
-    hooks_file: Path
+    """What a hook run uses (a plain class: dataclasses would cost every hook several ms to
+    import)."""
+
+    __slots__ = ("data_dir", "hooks_file", "log_file", "start_command", "token", "url")
+
+    def __init__(
+        self,
+        *,
+        url: str,
+        token: str | None,
+        start_command: tuple[str, ...] | None,
+        log_file: Path,
+        data_dir: Path,
+        hooks_file: Path,
+    ) -> None:
+        self.url = url
+        self.token = token
+        # the command that starts a local server (None: `emergent-memory serve` on the URL's
+        # port)
+        self.start_command = start_command
+        self.log_file = log_file
+        self.data_dir = data_dir
+        self.hooks_file = hooks_file
 
 
 def read_hooks_file(path: Path) -> dict[str, object] | None:

@@ -11,7 +11,10 @@ import json
 import os
 import select
 import time
-from typing import BinaryIO
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a hook does not need it)
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 MAX_INPUT_BYTES = 8_000_000
 

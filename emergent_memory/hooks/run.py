@@ -14,23 +14,18 @@ watchdog ends the process when the budget is spent. Problems go to the hooks' lo
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, TextIO
 
-from emergent_memory.auth.local_ids import derived_project_id, project_root
-from emergent_memory.hooks import autostart
-from emergent_memory.hooks.capture import CLIENT, TranscriptCapture
+from emergent_memory.auth.local_ids import canonical_uuid, derived_project_id_text, project_root
 from emergent_memory.hooks.client import Answer, Server, Unreachable, error_code
 from emergent_memory.hooks.config import (
+    CLIENT,
     ConfigProblem,
     HookConfig,
     data_dir,
@@ -49,15 +44,22 @@ from emergent_memory.hooks.state import (
     write_atomically,
 )
 
+# typing (several ms to import) for the checker only; autostart and capture where used
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO, TextIO
+
 EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd")
 CONTEXT_PATH = "/api/v1/context"
 
 
-@dataclass(frozen=True)
 class Budget:
-    total: float  # seconds, from the start of the run, for all of its work
-    request: float  # seconds one HTTP request may take
-    stdin: float  # seconds to wait for the hook's input
+    __slots__ = ("request", "stdin", "total")
+
+    def __init__(self, *, total: float, request: float, stdin: float) -> None:
+        self.total = total  # seconds, from the start of the run, for all of its work
+        self.request = request  # seconds one HTTP request may take
+        self.stdin = stdin  # seconds to wait for the hook's input
 
 
 # Claude Code gives SessionEnd hooks about 1.5 s; the others get the `timeout` that
@@ -170,6 +172,8 @@ class HookRun:
             return self.session_start()
         if self.event == "UserPromptSubmit":
             return self.prompt_submit()
+        from emergent_memory.hooks.capture import TranscriptCapture
+
         TranscriptCapture(self).send(final=self.event in FINAL_EVENTS)
         return ""
 
@@ -205,8 +209,10 @@ class HookRun:
         except OSError:
             pass
         self.log.error(problem)
-        with contextlib.suppress(OSError):
+        try:  # noqa: SIM105 - contextlib would be imported for this alone
             write_atomically(marker, problem.encode())
+        except OSError:
+            pass
 
     def project_id(self, state: SessionState | None) -> str | None:
         """The session's project, as the stdio server derives it for the same directory:
@@ -215,7 +221,7 @@ class HookRun:
         configured = self.environ.get("EMERGENT_MEMORY_PROJECT_ID")
         if configured:
             try:
-                return str(uuid.UUID(configured))
+                return canonical_uuid(configured)
             except ValueError:
                 self.log.error("EMERGENT_MEMORY_PROJECT_ID is not a UUID; nothing done")
                 return None
@@ -226,7 +232,7 @@ class HookRun:
         if state is not None and state.project_dir == directory and state.project_id:
             return state.project_id
         root = project_root(Path(directory), timeout=max(0.1, min(1.0, self.left() / 4)))
-        project = str(derived_project_id(root))
+        project = derived_project_id_text(root)
         if state is not None:
             state.project_dir, state.project_id = directory, project
         return project
@@ -276,6 +282,8 @@ class HookRun:
                 )
         except _Refused as refusal:
             return None, refusal.notice
+        from emergent_memory.hooks import autostart  # only when the server is not running
+
         command = list(self.config.start_command or autostart.default_start_command(self.server))
         server_log = autostart.server_log_path(self.config.data_dir)
         wait_until = min(self.deadline - self.budget.request, time.monotonic() + AUTOSTART_WAIT)

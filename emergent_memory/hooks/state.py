@@ -8,32 +8,64 @@ one session, or two sessions starting the server, from racing.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
 import os
 import time
-from collections.abc import Iterator
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: no locks, a race costs a resend at most
     fcntl = None  # type: ignore[assignment]
+try:  # CPython's own SHA-256: hashlib would load OpenSSL first (a few ms of every hook's start)
+    from _sha2 import sha256  # type: ignore[import-not-found, unused-ignore]
+except ImportError:
+    try:  # Python 3.11
+        from _sha256 import sha256  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:  # pragma: no cover - a Python built without its own hash modules
+        from hashlib import sha256
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a hook does not need it)
+if TYPE_CHECKING:
+    from types import TracebackType
 
 # State files of sessions untouched for this long are removed (on SessionStart).
 STATE_MAX_AGE_SECONDS = 30 * 24 * 3600
 
 
-@dataclass
 class SessionState:
-    transcript: str | None = None  # the transcript path the offset belongs to
-    offset: int = 0  # bytes of the transcript already sent (always at a line's end)
-    next_index: int = 0  # index of the next message in the session's message sequence
-    notice_shown: bool = False  # the "server is not running" notice was injected
-    project_dir: str | None = None  # the directory the project id below was derived from
-    project_id: str | None = None
+    """One session's state (a plain class: dataclasses would cost every hook several ms to
+    import)."""
+
+    __slots__ = ("next_index", "notice_shown", "offset", "project_dir", "project_id", "transcript")
+
+    def __init__(
+        self,
+        *,
+        transcript: str | None = None,
+        offset: int = 0,
+        next_index: int = 0,
+        notice_shown: bool = False,
+        project_dir: str | None = None,
+        project_id: str | None = None,
+    ) -> None:
+        self.transcript = transcript  # the transcript path the offset belongs to
+        self.offset = offset  # bytes of the transcript already sent (always at a line's end)
+        self.next_index = next_index  # index of the next message in the session's sequence
+        self.notice_shown = notice_shown  # the "server is not running" notice was injected
+        self.project_dir = project_dir  # the directory the project id below was derived from
+        self.project_id = project_id
+
+    def as_dict(self) -> dict[str, object]:
+        """The state as saved, its fields in the order above."""
+        return {
+            "transcript": self.transcript,
+            "offset": self.offset,
+            "next_index": self.next_index,
+            "notice_shown": self.notice_shown,
+            "project_dir": self.project_dir,
+            "project_id": self.project_id,
+        }
 
 
 def hooks_dir(data_dir: Path) -> Path:
@@ -41,7 +73,7 @@ def hooks_dir(data_dir: Path) -> Path:
 
 
 def state_path(data_dir: Path, session_id: str) -> Path:
-    name = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    name = sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
     return hooks_dir(data_dir) / "sessions" / f"{name}.json"
 
 
@@ -78,7 +110,7 @@ def _text(value: object) -> str | None:
 
 def save_state(path: Path, state: SessionState) -> None:
     """Write the state atomically. Raises OSError when it cannot be written."""
-    write_atomically(path, json.dumps(asdict(state)).encode())
+    write_atomically(path, json.dumps(state.as_dict()).encode())
 
 
 def write_atomically(path: Path, data: bytes, mode: int = 0o600) -> None:
@@ -93,41 +125,57 @@ def write_atomically(path: Path, data: bytes, mode: int = 0o600) -> None:
             os.close(fd)
         os.replace(temporary, path)
     except BaseException:
-        with contextlib.suppress(OSError):
+        try:  # noqa: SIM105 - contextlib would be imported for this alone
             temporary.unlink()
+        except OSError:
+            pass
         raise
 
 
-@contextlib.contextmanager
-def locked(path: Path, wait: float) -> Iterator[bool]:
-    """Hold an exclusive lock on `path` (created if needed) for the block; yields False when
-    it could not be had within `wait` seconds (or cannot be taken at all)."""
-    if fcntl is None:  # pragma: no cover
-        yield True
-        return
-    try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError:
-        yield False
-        return
-    try:
-        deadline = time.monotonic() + wait
+class locked:  # lower case as contextlib.suppress: `with locked(path, wait) as have:`
+    """Hold an exclusive lock on `path` (created if needed) for the block; gives False when
+    it could not be had within `wait` seconds (or cannot be taken at all). A class rather
+    than a contextlib.contextmanager, which a hook would import for it alone."""
+
+    def __init__(self, path: Path, wait: float) -> None:
+        self.path = path
+        self.wait = wait
+        self.fd: int | None = None  # the lock file, open while the lock is held
+
+    def __enter__(self) -> bool:
+        if fcntl is None:  # pragma: no cover
+            return True
+        try:
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError:
+            return False
+        deadline = time.monotonic() + self.wait
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
             except OSError:
                 if time.monotonic() >= deadline:
-                    yield False
-                    return
+                    os.close(fd)
+                    return False
                 time.sleep(0.02)
+            else:
+                self.fd = fd
+                return True
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        if self.fd is None:
+            return
         try:
-            yield True
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+            os.close(self.fd)
+            self.fd = None
 
 
 def remove_stale_states(data_dir: Path, now: float | None = None) -> int:

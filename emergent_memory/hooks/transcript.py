@@ -31,9 +31,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a hook does not need it)
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO
 
 # One message's text is cut to this (its head and tail kept): the server trims tool output
 # further (EMERGENT_MEMORY_CAPTURE_TOOL_OUTPUT_CHARS).
@@ -148,23 +150,30 @@ def _result(block: dict[str, Any]) -> str:
     return f"error: {text}" if block.get("is_error") is True else text
 
 
-@dataclass(frozen=True)
 class Batch:
     """Messages for one capture request, and where in the transcript they end.
 
     `first_index` is the index of messages[0] in the session; `end_offset` the byte offset
-    just after the last line they come from (or after lines that held no message)."""
+    just after the last line they come from (or after lines that held no message). A plain
+    class, as the others a hook loads: dataclasses would cost it several ms to import."""
 
-    first_index: int
-    messages: list[dict[str, str]]
-    end_offset: int
+    __slots__ = ("end_offset", "first_index", "messages")
+
+    def __init__(self, first_index: int, messages: list[dict[str, str]], end_offset: int) -> None:
+        self.first_index = first_index
+        self.messages = messages
+        self.end_offset = end_offset
 
 
-@dataclass(frozen=True)
 class Reading:
-    batches: list[Batch]
-    skipped_lines: int  # not JSON, or longer than MAX_LINE_BYTES
-    more: bool  # the transcript holds more complete lines than this reading took
+    """What one reading of the transcript found."""
+
+    __slots__ = ("batches", "more", "skipped_lines")
+
+    def __init__(self, batches: list[Batch], skipped_lines: int, more: bool) -> None:
+        self.batches = batches
+        self.skipped_lines = skipped_lines  # not JSON, or longer than MAX_LINE_BYTES
+        self.more = more  # the transcript holds more complete lines than this reading took
 
 
 def read_batches(
