@@ -13,6 +13,7 @@ import stat
 import subprocess
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -455,3 +456,19 @@ def test_installed_hooks_against_the_real_server(
         (3, "assistant", "It printed hello."),
     ]
     assert max(end for _, end in windows) == 4  # final: the rest was queued
+
+
+def test_install_on_a_new_database(
+    tmp_path: Path, make_database: Callable[[], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new user's first command: a configured database that was never migrated is refused
+    with what to do, and migrated with --migrate (the embedded database, the user's own, is
+    migrated without asking: the same code path with migrate defaulting to yes)."""
+    fresh = Installer(tmp_path, make_database(), monkeypatch)
+    refused = fresh("install")
+    assert refused.exit_code != 0
+    assert "emergent-memory db upgrade" in refused.output
+    assert not fresh.hooks_file.exists()
+    done = fresh("install", "--migrate")
+    assert done.exit_code == 0, done.output
+    assert fresh.tokens_of_local_actor() == 1

@@ -137,10 +137,22 @@ def _diff(path: Path, before: dict[str, Any], after: dict[str, Any]) -> str:
     help="A token to use instead of creating one (e.g. of a remote server); default: the "
     "hooks file's while it is valid, else a new one for the local actor.",
 )
+@click.option(
+    "--migrate/--no-migrate",
+    default=None,
+    help="Migrate the database to the current schema before creating the token (default: "
+    "yes for the embedded database, which is this user's own; no for a configured "
+    "EMERGENT_MEMORY_DATABASE_URL).",
+)
 @click.pass_obj
 @reports_errors
 def hooks_install(
-    settings: Settings, scope: str, dry_run: bool, url: str | None, token: str | None
+    settings: Settings,
+    scope: str,
+    dry_run: bool,
+    url: str | None,
+    token: str | None,
+    migrate: bool | None,
 ) -> None:
     """Add the hooks to Claude Code's settings and write the hooks file (URL, token).
 
@@ -179,7 +191,9 @@ def hooks_install(
     local = identity(settings, None, None).principal
     token_note = "given"  # noqa: S105 - a description, not a secret
     if token is None:
-        token, token_note = _hook_token(settings, _text(stored.get("token")), local)
+        if migrate is None:
+            migrate = settings.database_url is None
+        token, token_note = _hook_token(settings, _text(stored.get("token")), local, migrate)
     content = {
         "url": url,
         "token": token,
@@ -205,10 +219,12 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _hook_token(settings: Settings, stored: str | None, local: Principal) -> tuple[str, str]:
+def _hook_token(
+    settings: Settings, stored: str | None, local: Principal, migrate: bool
+) -> tuple[str, str]:
     """The hooks file's token while it is live, of the local actor, with the hooks' scopes;
     else a new one."""
-    with open_admin_services(settings) as admin:
+    with open_admin_services(settings, migrate=migrate) as admin:
         if stored is not None:
             info = admin.tokens.verify(stored)
             if (
