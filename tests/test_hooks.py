@@ -792,8 +792,12 @@ def test_a_lost_state_file_costs_only_a_resend(hooks: Hooks, server: FakeMemoryS
 def test_a_missing_transcript_is_logged(hooks: Hooks, server: FakeMemoryServer) -> None:
     ran = hooks.run("Stop")
     assert (ran.returncode, ran.stdout, server.requests) == (0, "", [])
-    assert "cannot read the transcript" in hooks.log
+    # at Stop it may not be written yet (seen with the real CLI): information, not a problem
+    assert "INFO Stop" in hooks.log
+    assert "is not written yet; nothing sent" in hooks.log
+    assert "WARNING" not in hooks.log
     hooks.run("SessionEnd")  # still asks the server to capture what it has
+    assert "WARNING SessionEnd" in hooks.log  # by the session's end it should be there
     [end] = server.api_requests("/api/v1/capture")
     assert (end.body["messages"], end.body["final"]) == ([], True)
 

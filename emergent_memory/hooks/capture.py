@@ -63,6 +63,12 @@ class TranscriptCapture:
                 state.next_index,
                 max_batches=MAX_CAPTURE_REQUESTS.get(self.run.event, 1),
             ).batches
+        except FileNotFoundError:
+            # Claude Code writes the transcript after its first hooks, and at Stop it may not
+            # be there yet: a later Stop, PreCompact or SessionEnd sends it
+            log = self.log.info if self.run.event == "Stop" else self.log.warning
+            log(f"the transcript {location} is not written yet; nothing sent")
+            return []
         except OSError as error:
             self.log.warning(
                 f"cannot read the transcript {location}: "
