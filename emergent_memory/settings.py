@@ -272,9 +272,11 @@ class Settings(BaseSettings):
         description="Anthropic API key for automatic capture. Unset: capture is off and "
         "nothing of a conversation is stored.",
     )
-    anthropic_base_url: str | None = Field(
-        default=None,
-        description="Base URL of the Anthropic API (a proxy or gateway); unset: the SDK's.",
+    anthropic_base_url: str = Field(
+        default="https://api.anthropic.com",
+        description="Base URL of the Anthropic API (or a proxy or gateway). Always passed to "
+        "the SDK, so that an ANTHROPIC_BASE_URL in the environment (Claude Code's, which a "
+        "server the hooks start inherits) never redirects capture.",
     )
     capture_gate_model: str = Field(
         default="claude-haiku-4-5",
@@ -354,7 +356,14 @@ class Settings(BaseSettings):
             raise ValueError("must be a URL starting with postgresql://")
         return value
 
-    @field_validator("anthropic_base_url", "hook_url")
+    @field_validator("anthropic_base_url")
+    @classmethod
+    def _anthropic_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must be a URL starting with https:// (or http://)")
+        return value.rstrip("/")
+
+    @field_validator("hook_url")
     @classmethod
     def _optional_http_url(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("http://", "https://")):

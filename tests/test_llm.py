@@ -515,3 +515,20 @@ def test_the_default_capture_models_are_not_deprecated() -> None:
     config = {f.name: f.default for f in dataclasses.fields(CaptureConfig)}
     assert defaults == {config["gate_model"], config["extractor_model"]}
     assert not defaults & set(DEPRECATED_MODELS)
+
+
+def test_capture_never_takes_its_url_from_the_sdks_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server the hooks start inherits Claude Code's environment, ANTHROPIC_BASE_URL
+    included; capture calls the URL of its own setting only."""
+    from emergent_memory.app import build_llm
+    from emergent_memory.settings import load_settings
+
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/claude-codes-proxy")
+    settings = load_settings({"EMERGENT_MEMORY_ANTHROPIC_API_KEY": "sk-test"})
+    client = build_llm(settings)
+    assert client is not None
+    assert str(client._client.base_url).rstrip("/") == "https://api.anthropic.com"
+    client.close()
+    assert load_settings({}).anthropic_base_url == "https://api.anthropic.com"
