@@ -213,10 +213,20 @@ def test_a_memory_is_shown_once_per_session_until_clear_or_compact(
     for source in ("clear", "compact"):
         again = injection.context(principal, session_id=sid, event="session_start", source=source)
         assert ids(again) == [memory], source
-    # another session of the same actor gets it too
-    assert ids(injection.context(principal, session_id=session(), event="session_start")) == [
-        memory
-    ]
+    # a resumed session is given nothing at its start, even a memory saved since
+    later = save(service, principal, "The user reviews pull requests on Fridays", "fact")
+    assert (
+        ids(injection.context(principal, session_id=sid, event="session_start", source="resume"))
+        == []
+    )
+    assert ids(
+        injection.context(
+            principal, session_id=sid, event="prompt", prompt="when are pull requests reviewed"
+        )
+    ) == [later]
+    # another session of the same actor gets them too
+    fresh = injection.context(principal, session_id=session(), event="session_start")
+    assert set(ids(fresh)) == {memory, later}
 
 
 def test_every_injection_is_logged_with_its_memories_and_tokens(

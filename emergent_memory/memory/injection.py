@@ -182,6 +182,11 @@ class InjectionService:
     ) -> ContextResult:
         with self._transaction(principal) as conn:
             sessions.touch(conn, principal, session, client)
+            if source == "resume":
+                # the conversation goes on with what it held (and Claude Code 2.1 does not
+                # pass a resumed session's SessionStart context to the model): nothing is
+                # injected, or marked shown; the next prompt brings what is relevant
+                return _empty(budget)
             if source in RESETTING_SOURCES:
                 sessions.reset_shown(conn, principal, session)
             shown = sessions.shown(conn, principal, session)
