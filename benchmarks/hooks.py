@@ -22,6 +22,11 @@ UserPromptSubmit hook with no server listening (everything but the request), and
 HTTP request alone, sent from this process by the hook's own client (a new connection per
 request).
 
+With BENCH_HOOKS_COMPARE set to another source tree of the package (e.g. `git archive` of an
+earlier commit), that tree's UserPromptSubmit hook is measured in the same rounds too, right
+after this one's, for a session of its own with the same state and prompt: a before/after
+under the same load (BENCH_HOOKS_COMPARE_NAME names it in the report, e.g. a commit).
+
 The processes run with their bytecode cached, as an installed package's are:
 PYTHONDONTWRITEBYTECODE is left out of their environment, so the warm-up runs write the
 `__pycache__` files that a developer's environment may otherwise never write (a hook would
@@ -55,6 +60,7 @@ from emergent_memory.auth.principal import ANY_PROJECT, READ, WRITE, Principal
 from emergent_memory.auth.tokens import create_token
 from emergent_memory.db.pool import create_pool
 from emergent_memory.hooks.client import Server
+from emergent_memory.hooks.state import state_path
 from emergent_memory.memory import MemoryConfig, MemoryService
 from emergent_memory.settings import default_model_cache_dir
 
@@ -299,6 +305,10 @@ def measure(
     baselines: dict[str, list[float]] = {BARE_PYTHON: [], IMPORT: [], SERVER_DOWN: [], REQUEST: []}
     down = env | {"EMERGENT_MEMORY_HOOK_URL": f"http://127.0.0.1:{free_port()}"}
     project = str(derived_project_id(project_root(cwd)))
+    compare = os.environ.get("BENCH_HOOKS_COMPARE")
+    other = f"hook UserPromptSubmit of {os.environ.get('BENCH_HOOKS_COMPARE_NAME', compare)}"
+    if compare:
+        baselines[other] = []
     injected = 0
     for number in range(WARM_UP + runs):
         counted = number >= WARM_UP
@@ -318,6 +328,18 @@ def measure(
             if counted:
                 samples[event].append(elapsed)
                 injected += event == "UserPromptSubmit" and bool(printed.strip())
+            if compare and event == "UserPromptSubmit":
+                twin = str(uuid.uuid4())  # the same state: its project known since SessionStart
+                data = Path(env["EMERGENT_MEMORY_DATA_DIR"])
+                shutil.copy(state_path(data, session), state_path(data, twin))
+                elapsed, _ = spawn(
+                    [*command, "hook", event],
+                    json.dumps(payload | {"session_id": twin}).encode(),
+                    env | {"PYTHONPATH": compare},
+                    cwd,
+                )
+                if counted:
+                    baselines[other].append(elapsed)
         alone = {
             BARE_PYTHON: spawn([sys.executable, "-c", "pass"], b"", env, cwd)[0],
             IMPORT: spawn([sys.executable, "-c", IMPORTED], b"", env, cwd)[0],
