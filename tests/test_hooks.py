@@ -1147,6 +1147,9 @@ def test_the_default_start_command_is_a_real_serve_command() -> None:
         "8765",
         "--migrate",
     ]
+    # never a migration of a configured database: only the embedded one is the user's own
+    configured = {"EMERGENT_MEMORY_DATABASE_URL": "postgresql://db.example/memory"}
+    assert "--migrate" not in default_start_command(Server.from_url("http://[::1]:9"), configured)
     options = {opt for param in serve.params for opt in getattr(param, "opts", [])}
     assert {"--transport", "--host", "--port", "--migrate"} <= options
 

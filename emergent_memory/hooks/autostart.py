@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from emergent_memory.hooks.client import Server
@@ -41,8 +42,12 @@ def server_log_path(data_dir: Path) -> Path:
     return data_dir / "logs" / "server.log"
 
 
-def default_start_command(server: Server) -> list[str]:
-    """`emergent-memory serve` over HTTP on the URL's address, migrating the schema."""
+def default_start_command(server: Server, environ: Mapping[str, str] = os.environ) -> list[str]:
+    """`emergent-memory serve` over HTTP on the URL's address (in the hook's environment,
+    which the server inherits), migrating the schema of the embedded database (the user's
+    own) but never of a configured EMERGENT_MEMORY_DATABASE_URL: a hook must not migrate a
+    shared database; a server refused for its schema says so in the server log."""
+    migrate = [] if environ.get("EMERGENT_MEMORY_DATABASE_URL") else ["--migrate"]
     return [
         sys.executable,
         "-m",
@@ -54,7 +59,7 @@ def default_start_command(server: Server) -> list[str]:
         server.host,
         "--port",
         str(server.port),
-        "--migrate",
+        *migrate,
     ]
 
 
