@@ -374,10 +374,26 @@ def test_a_hooks_file_others_may_read_is_refused_and_logged_once(
     env = {k: v for k, v in hooks.env.items() if "HOOK_URL" not in k and "HOOK_TOKEN" not in k}
     for event in ("SessionStart", "UserPromptSubmit", "SessionStart"):
         ran = hooks.run(event, env=env)
-        assert (ran.returncode, ran.stdout) == (0, "")
+        assert ran.returncode == 0
+        if event == "UserPromptSubmit":
+            assert ran.stdout == ""
+        else:  # a session start says why the hooks do nothing: they must not fail silently
+            notice = json.loads(ran.stdout)["hookSpecificOutput"]["additionalContext"]
+            assert notice.startswith("<emergent-memory>\nemergent-memory's hooks cannot")
+            assert "chmod 600" in notice
+            assert "emt_secretfromfile" not in notice
     assert server.requests == []
     assert hooks.log.count("chmod 600") == 1
     assert "emt_secretfromfile" not in hooks.log
+
+
+def test_without_a_token_a_session_start_says_so(hooks: Hooks, server: FakeMemoryServer) -> None:
+    env = {k: v for k, v in hooks.env.items() if "HOOK_TOKEN" not in k}
+    ran = hooks.run("SessionStart", env=env)
+    notice = json.loads(ran.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "no token for the server: run emergent-memory hooks install" in notice
+    assert hooks.run("Stop", env=env).stdout == ""  # never context on other events
+    assert server.requests == []
 
 
 # -- the session's project -------------------------------------------------------------------

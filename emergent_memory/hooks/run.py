@@ -142,6 +142,7 @@ class HookRun:
         self.server: Server | None = None
         self.session_id = ""
         self.payload: dict[str, Any] = {}
+        self.problem = ""  # why the hooks cannot work, for the session start's notice
 
     def left(self) -> float:
         return self.deadline - time.monotonic()
@@ -166,8 +167,8 @@ class HookRun:
             self.log.warning("the hook input has no valid session_id; ignored")
             return ""
         self.payload, self.session_id = payload, session_id
-        if not self._configure():
-            return ""
+        if not self._configure():  # a session start says so: hooks must not fail silently
+            return self._output(self._setup_notice()) if self.event == "SessionStart" else ""
         if self.event == "SessionStart":
             return self.session_start()
         if self.event == "UserPromptSubmit":
@@ -184,18 +185,21 @@ class HookRun:
             config = load_config(self.environ)
         except ConfigProblem as problem:
             self._log_once(str(problem))
+            self.problem = str(problem)
             return False
         self.log = HookLog(config.log_file, self.event)
         if not config.token:
-            self.log.warning(
+            self.problem = (
                 f"no token for the server: run emergent-memory hooks install (or set "
                 f"EMERGENT_MEMORY_HOOK_TOKEN); hooks file {config.hooks_file}"
             )
+            self.log.warning(self.problem)
             return False
         try:
             self.server = Server.from_url(config.url)
         except ValueError:
-            self.log.warning(f"the hooks' URL is not an http(s) URL: see {config.hooks_file}")
+            self.problem = f"the hooks' URL is not an http(s) URL: see {config.hooks_file}"
+            self.log.warning(self.problem)
             return False
         self.config = config
         return True
@@ -370,6 +374,13 @@ class HookRun:
                 f"{self.log.path}."
             )
         return ""
+
+    def _setup_notice(self) -> str:
+        return (
+            "<emergent-memory>\nemergent-memory's hooks cannot reach the memory server, so no "
+            f"memories were loaded for this session: {self.problem}. `emergent-memory hooks "
+            "status` shows the installation.\n</emergent-memory>"
+        )
 
     def _output(self, context: str | None) -> str:
         if not context:
