@@ -34,7 +34,7 @@ from emergent_memory.db.pool import DatabasePool, create_pool
 from emergent_memory.db.roles import ensure_login_role
 from emergent_memory.errors import DatabaseUnavailable, InvalidInput, LLMFailed
 from emergent_memory.llm import AnthropicClient
-from emergent_memory.memory import MemoryConfig, MemoryService, capture_store
+from emergent_memory.memory import MemoryConfig, MemoryService, capture_store, capture_worker
 from emergent_memory.memory.capture import CaptureConfig, CapturedMessage, CaptureService
 from emergent_memory.memory.capture_worker import CaptureWorker
 from emergent_memory.memory.extraction import EXTRACTOR_SYSTEM
@@ -578,6 +578,40 @@ def test_the_same_turns_captured_twice_make_one_memory_and_one_episode(
     [window] = windows(owner, user)
     assert (window["status"], window["episode_id"]) == ("done", episode["id"])
     assert window["outcome"] == {"result": "already captured"}
+
+
+def test_an_attempt_that_stopped_after_keeping_the_episode_loses_no_proposal(
+    capture: CaptureService,
+    fake: FakeAnthropic,
+    user: Principal,
+    owner: ConnectionPool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The Episode is kept before the proposals are saved: a worker that stops in between
+    (here: the save raises) must not leave a retry that sees the Episode and saves nothing."""
+    fake.enqueue(gate(), extracted(proposal("The user indents Python with tabs")))
+    converse(capture, user, *PREFERENCE)
+    worker = CaptureWorker(capture)
+
+    def stopped(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        raise RuntimeError("the worker stopped before saving")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(capture_worker, "save_decisions", stopped)
+        worker.run_once()
+    [episode] = episodes(owner, user)
+    [window] = windows(owner, user)
+    assert (window["status"], window["episode_id"]) == ("pending", episode["id"])
+    assert memories(capture.memory, user) == []
+    make_due(owner)
+    fake.enqueue(gate(), extracted(proposal("The user indents Python with tabs")))
+    counts = worker.run_once()
+    assert (counts.claimed, counts.already_captured, counts.memories_saved) == (1, 0, 1)
+    [saved] = memories(capture.memory, user)
+    assert derived_from(owner, saved["id"]) == [episode["id"]]
+    assert [e["id"] for e in episodes(owner, user)] == [episode["id"]]  # still one Episode
+    [window] = windows(owner, user)
+    assert (window["status"], window["outcome"]["result"]) == ("done", "captured")
 
 
 # -- memory poisoning -------------------------------------------------------------------------

@@ -92,11 +92,30 @@ SET status = 'done', episode_id = %(episode_id)s, outcome = %(outcome)s, last_er
 WHERE id = %(id)s AND status = 'running' AND attempts = %(attempts)s
 """
 
+# The Episode an attempt kept, noted on its window in the same transaction, then what it
+# saved (NOTE_SAVED): a later attempt that finds its own Episode without what was saved knows
+# the attempt stopped in between, and asks again rather than lose the proposals; an Episode
+# with its saves, or of another window, means the turns were captured already.
+NOTE_EPISODE = """
+UPDATE kb.capture_windows SET episode_id = %(episode_id)s, updated_at = now()
+WHERE id = %(id)s AND status = 'running' AND attempts = %(attempts)s
+"""
+
+NOTE_SAVED = """
+UPDATE kb.capture_windows SET outcome = %(outcome)s, updated_at = now()
+WHERE id = %(id)s AND status = 'running' AND attempts = %(attempts)s
+"""
+
+WINDOW_EPISODE = """
+SELECT episode_id, coalesce(outcome ? 'saved', false) FROM kb.capture_windows
+WHERE id = %(id)s
+"""
+
 FAIL = """
 UPDATE kb.capture_windows
 SET status = CASE WHEN attempts >= %(max_attempts)s THEN 'dead' ELSE 'pending' END,
     run_after = now() + make_interval(secs => %(delay)s), last_error = %(error)s,
-    outcome = %(outcome)s, locked_at = NULL, updated_at = now()
+    outcome = coalesce(%(outcome)s, outcome), locked_at = NULL, updated_at = now()
 WHERE id = %(id)s AND status = 'running' AND attempts = %(attempts)s
 RETURNING status
 """
@@ -279,6 +298,29 @@ def finish(
         {"actor_id": window.actor_id, "session_id": window.session_id, "overlap": overlap},
     )
     return done == 1
+
+
+def note_episode(conn: Connection[Any], window: ClaimedWindow, episode_id: UUID) -> None:
+    """Note on the window (still this claim) the Episode its attempt kept (NOTE_EPISODE)."""
+    conn.execute(
+        NOTE_EPISODE, {"id": window.id, "attempts": window.attempts, "episode_id": episode_id}
+    )
+
+
+def note_saved(conn: Connection[Any], window: ClaimedWindow, outcome: dict[str, Any]) -> None:
+    """Note on the window (still this claim) what its attempt saved (NOTE_SAVED)."""
+    conn.execute(
+        NOTE_SAVED, {"id": window.id, "attempts": window.attempts, "outcome": Jsonb(outcome)}
+    )
+
+
+def unfinished_episode(conn: Connection[Any], window: ClaimedWindow) -> UUID | None:
+    """The Episode an earlier attempt of this window kept before it stopped, its proposals
+    perhaps not all saved; None when there is none, or its saves were noted."""
+    row = conn.execute(WINDOW_EPISODE, {"id": window.id}).fetchone()
+    if row is None or row[0] is None or row[1]:
+        return None
+    return UUID(str(row[0]))
 
 
 def fail(

@@ -209,6 +209,10 @@ class CaptureWorker:
                 "digest": digest(text),
             }
             existing = capture_store.find_episode(conn, window.actor_id, key) if text else None
+            if existing is not None and existing == capture_store.unfinished_episode(conn, window):
+                # this window's own earlier attempt kept it and stopped before finishing:
+                # ask again and save what it proposes (a repeat is recognised by save)
+                existing = None
         if not text:
             self._finish(window, None, {"result": "nothing to read"}, counts)
             return
@@ -236,6 +240,8 @@ class CaptureWorker:
         )
         episode = self._episode(owner, window, key, text, extraction.summary)
         outcome = save_decisions(self._memory, owner, decisions, episode)
+        with self._acting_as_owner(window) as conn:
+            capture_store.note_saved(conn, window, outcome)
         counts.memories_saved += len(outcome["saved"])
         self._finish(window, episode, outcome, counts)
 
@@ -294,7 +300,7 @@ class CaptureWorker:
             except EmbeddingUnavailable as error:
                 logger.warning("keeping an Episode without its vector (a job is queued): %s", error)
         with self._acting_as(owner) as conn:
-            return keep_episode(
+            episode = keep_episode(
                 conn,
                 owner,
                 client=window.client,
@@ -303,6 +309,8 @@ class CaptureWorker:
                 summary=summary,
                 embedding=embedding,
             )
+            capture_store.note_episode(conn, window, episode)
+            return episode
 
     def _record(
         self,
