@@ -28,14 +28,11 @@ the others from their vectors.
 from __future__ import annotations
 
 import logging
-import os
 import random
 import re
-import socket
 import threading
-import uuid
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, fields
 from typing import Any
 from uuid import UUID
@@ -44,20 +41,18 @@ from pgvector import Vector
 from psycopg import Connection
 from psycopg_pool import ConnectionPool
 
-from emergent_memory.db.pool import lost_connection, one_line, transaction
+from emergent_memory.db import rounds
+from emergent_memory.db.pool import transaction
 from emergent_memory.embeddings import jobs
 from emergent_memory.embeddings.base import EmbeddingProvider
 from emergent_memory.embeddings.jobs import EmbeddingJob
-from emergent_memory.errors import DatabaseUnavailable, EmbeddingUnavailable, ServiceBusy
+from emergent_memory.errors import EmbeddingUnavailable
 from emergent_memory.graph import GraphObject, act_as, get_head, lock_object, set_embedding
 
 logger = logging.getLogger(__name__)
 
 ERROR_CHARS = 300  # the longest error message kept in a job's last_error
-JITTER = 0.1  # a retry waits up to this fraction longer, so failed jobs spread out
 PROBES = 2  # after a failed batch, texts tried alone before the provider is deemed down
-STOP_TIMEOUT = 15.0  # seconds a server waits for its worker thread at shutdown
-ERROR_PAUSE_MAX = 60.0  # seconds: the longest pause after repeated database errors
 
 NOT_VISIBLE = (
     "the object is not visible to this worker's database role acting for the job's owner; "
@@ -85,7 +80,7 @@ class WorkerConfig:
 
     def backoff(self, attempts: int) -> float:
         """Seconds before the next attempt of a job that failed `attempts` times (no jitter)."""
-        return min(self.backoff_max, self.backoff_base * 2.0 ** max(attempts - 1, 0))
+        return rounds.backoff(attempts, self.backoff_base, self.backoff_max)
 
 
 @dataclass(slots=True)
@@ -119,11 +114,6 @@ class _Work:
     error: str | None = None
 
 
-def default_worker_id() -> str:
-    """host:pid:random, so a job's `locked_by` names the process that holds it."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
-
-
 class EmbeddingWorker:
     """Backfills the vectors of queued embedding jobs; safe to run as many as you like.
 
@@ -145,7 +135,7 @@ class EmbeddingWorker:
         self._embedder = embedder
         self._config = config or WorkerConfig()
         self._embedded_text = dict(embedded_text)
-        self.worker_id = worker_id or default_worker_id()
+        self.worker_id = worker_id or rounds.default_worker_id()
 
     @property
     def config(self) -> WorkerConfig:
@@ -204,60 +194,32 @@ class EmbeddingWorker:
     def run_forever(self, stop: threading.Event, poll_interval: float = 2.0) -> None:
         """Rounds until `stop` is set: at once while full batches succeed, else every
         `poll_interval` seconds. A database error is logged and retried later, never fatal."""
-        errors = 0
-        while not stop.is_set():
-            try:
-                counts = self.run_once()
-            except Exception as error:
-                if stop.is_set():  # shutting down: the pool may be closing under us
-                    return
-                errors += 1
-                pause = min(ERROR_PAUSE_MAX, poll_interval * 2.0 ** min(errors - 1, 10))
-                if not _database_trouble(error):
-                    logger.exception("embedding worker round failed; retrying in %.0f s", pause)
-                else:
-                    # expected while the database is down or busy: one line, no traceback, and
-                    # none at all for an outage the application's pool reports itself
-                    # (DatabaseUnavailable) or after the first failed round
-                    quiet = errors > 1 or isinstance(error, DatabaseUnavailable)
-                    logger.log(
-                        logging.DEBUG if quiet else logging.WARNING,
-                        "embedding worker round failed (%s); retrying in %.1f s",
-                        one_line(error),
-                        pause,
-                    )
-                stop.wait(pause)
-                continue
-            errors = 0
+
+        def report(counts: RunCounts) -> None:
             if counts.claimed:
                 logger.info("embedding jobs: %s", counts.as_dict())
-            if counts.claimed < self._config.batch_size or counts.done == 0:
-                stop.wait(poll_interval)
 
-    @contextmanager
-    def running_in_thread(self, poll_interval: float = 2.0) -> Iterator[threading.Thread]:
-        """Run the worker in a background thread until the block ends; then stop it, waiting
-        for the round in progress (a hung provider is abandoned after STOP_TIMEOUT seconds:
-        its jobs are reclaimed once their lock times out)."""
-        stop = threading.Event()
-        thread = threading.Thread(
-            target=self.run_forever,
-            args=(stop, poll_interval),
-            name=f"embedding-worker {self.worker_id}",
-            daemon=True,
+        rounds.run_rounds(
+            self.run_once,
+            stop,
+            poll_interval,
+            rest=lambda c: c.claimed < self._config.batch_size or c.done == 0,
+            report=report,
+            what="embedding worker",
+            logger=logger,
         )
-        thread.start()
-        try:
-            yield thread
-        finally:
-            stop.set()
-            thread.join(STOP_TIMEOUT)
-            if thread.is_alive():
-                logger.warning(
-                    "the embedding worker did not stop within %.0f s; its jobs will be "
-                    "retried once their lock times out",
-                    STOP_TIMEOUT,
-                )
+
+    def running_in_thread(self, poll_interval: float = 2.0) -> AbstractContextManager[Any]:
+        """Run the worker in a background thread until the block ends; then stop it, waiting
+        for the round in progress (a hung provider is abandoned after rounds.STOP_TIMEOUT
+        seconds: its jobs are reclaimed once their lock times out)."""
+        return rounds.running_in_thread(
+            self.run_forever,
+            poll_interval,
+            name=f"embedding-worker {self.worker_id}",
+            what="embedding worker",
+            logger=logger,
+        )
 
     # -- steps ----------------------------------------------------------------------------
 
@@ -396,8 +358,7 @@ class EmbeddingWorker:
             act_as(conn, job.actor_id, job.project_id, admin=job.scope == "global")
 
     def _delay(self, attempts: int) -> float:
-        delay = self._config.backoff(attempts)
-        return delay + random.uniform(0, JITTER * delay)  # noqa: S311 - spreading retries
+        return rounds.with_jitter(self._config.backoff(attempts))
 
 
 _URL_CREDENTIALS = re.compile(r"(://)[^/@\s]*@")
@@ -418,10 +379,3 @@ def _describe(error: Exception, what: str) -> str:
     else:
         message = f"{what} raised {type(error).__name__} (see the worker's log)"
     return message if len(message) <= ERROR_CHARS else message[: ERROR_CHARS - 3] + "..."
-
-
-def _database_trouble(error: Exception) -> bool:
-    """Whether a round failed because the database is down, unreachable or busy (expected, and
-    retried later) rather than for a reason worth a traceback (a disk full, a deadlock, a
-    bug)."""
-    return isinstance(error, DatabaseUnavailable | ServiceBusy) or lost_connection(error)

@@ -26,6 +26,7 @@ from typing_extensions import TypedDict
 
 from emergent_memory import graph
 from emergent_memory.auth.principal import Principal
+from emergent_memory.db import rounds
 from emergent_memory.db.pool import transaction
 from emergent_memory.errors import (
     EmbeddingUnavailable,
@@ -106,7 +107,7 @@ class CaptureConfig:
 
     def backoff(self, attempts: int) -> float:
         """Seconds before the next attempt of a window that failed `attempts` times."""
-        return min(self.backoff_max, self.backoff_base * 2.0 ** max(attempts - 1, 0))
+        return rounds.backoff(attempts, self.backoff_base, self.backoff_max)
 
 
 class CaptureService:

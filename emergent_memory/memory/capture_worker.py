@@ -22,9 +22,6 @@ that is not a valid tool call dead-letters it at once, and nothing of that answe
 from __future__ import annotations
 
 import logging
-import os
-import random
-import socket
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -37,8 +34,9 @@ from psycopg import Connection
 
 from emergent_memory import graph
 from emergent_memory.auth.principal import READ, WRITE, Principal
-from emergent_memory.db.pool import lost_connection, one_line, transaction
-from emergent_memory.errors import DatabaseUnavailable, EmbeddingUnavailable, ServiceBusy
+from emergent_memory.db import rounds
+from emergent_memory.db.pool import transaction
+from emergent_memory.errors import EmbeddingUnavailable
 from emergent_memory.graph import Embedding
 from emergent_memory.llm import LLMError, LLMUnavailable, Usage
 from emergent_memory.memory import capture_store, store
@@ -51,9 +49,6 @@ from emergent_memory.memory.extraction import review
 logger = logging.getLogger(__name__)
 
 ERROR_CHARS = 300  # the longest reason kept in a window's last_error
-JITTER = 0.1
-STOP_TIMEOUT = 15.0
-ERROR_PAUSE_MAX = 60.0
 
 T = TypeVar("T")
 
@@ -96,7 +91,7 @@ class CaptureWorker:
         self._pool = capture.memory.pool
         self._config = capture.config
         self._extractor = capture.extractor
-        self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self.worker_id = worker_id or rounds.default_worker_id()
 
     # -- rounds ---------------------------------------------------------------------------
 
@@ -114,7 +109,7 @@ class CaptureWorker:
             except _Stop:
                 continue
             except Exception as error:
-                if _database_trouble(error):
+                if rounds.database_trouble(error):
                     raise
                 logger.exception("capture window %s failed", window.id)
                 self._retry(window, f"the worker raised {type(error).__name__}", None, counts)
@@ -131,57 +126,32 @@ class CaptureWorker:
 
     def run_forever(self, stop: threading.Event, poll_interval: float = 2.0) -> None:
         """Rounds until `stop` is set; a database error is logged and retried later."""
-        errors = 0
-        while not stop.is_set():
-            try:
-                counts = self.run_once()
-            except Exception as error:
-                if stop.is_set():
-                    return
-                errors += 1
-                pause = min(ERROR_PAUSE_MAX, poll_interval * 2.0 ** min(errors - 1, 10))
-                if not _database_trouble(error):
-                    logger.exception("capture worker round failed; retrying in %.0f s", pause)
-                else:
-                    quiet = errors > 1 or isinstance(error, DatabaseUnavailable)
-                    logger.log(
-                        logging.DEBUG if quiet else logging.WARNING,
-                        "capture worker round failed (%s); retrying in %.1f s",
-                        one_line(error),
-                        pause,
-                    )
-                stop.wait(pause)
-                continue
-            errors = 0
+
+        def report(counts: CaptureCounts) -> None:
             if counts.claimed or counts.cut:
                 logger.info("capture windows: %s", counts.as_dict())
-            if counts.claimed < self._config.batch_size:
-                stop.wait(poll_interval)
 
-    @contextmanager
-    def running_in_thread(self, poll_interval: float = 2.0) -> Iterator[threading.Thread]:
-        """Run the worker in a background thread until the block ends, then stop it, waiting
-        for the round in progress (abandoned after STOP_TIMEOUT seconds: its windows are due
-        again once their lock times out)."""
-        stop = threading.Event()
-        thread = threading.Thread(
-            target=self.run_forever,
-            args=(stop, poll_interval),
-            name=f"capture-worker {self.worker_id}",
-            daemon=True,
+        rounds.run_rounds(
+            self.run_once,
+            stop,
+            poll_interval,
+            rest=lambda c: c.claimed < self._config.batch_size,
+            report=report,
+            what="capture worker",
+            logger=logger,
         )
-        thread.start()
-        try:
-            yield thread
-        finally:
-            stop.set()
-            thread.join(STOP_TIMEOUT)
-            if thread.is_alive():
-                logger.warning(
-                    "the capture worker did not stop within %.0f s; its windows will be "
-                    "retried once their lock times out",
-                    STOP_TIMEOUT,
-                )
+
+    def running_in_thread(self, poll_interval: float = 2.0) -> AbstractContextManager[Any]:
+        """Run the worker in a background thread until the block ends, then stop it, waiting
+        for the round in progress (abandoned after rounds.STOP_TIMEOUT seconds: its windows
+        are due again once their lock times out)."""
+        return rounds.running_in_thread(
+            self.run_forever,
+            poll_interval,
+            name=f"capture-worker {self.worker_id}",
+            what="capture worker",
+            logger=logger,
+        )
 
     # -- one window -----------------------------------------------------------------------
 
@@ -357,8 +327,7 @@ class CaptureWorker:
         retry_after: float | None,
         counts: CaptureCounts,
     ) -> None:
-        delay = self._config.backoff(window.attempts)
-        delay += random.uniform(0, JITTER * delay)  # noqa: S311 - spreading retries
+        delay = rounds.with_jitter(self._config.backoff(window.attempts))
         if retry_after is not None:
             delay = max(delay, retry_after)
         with self._acting_as_owner(window) as conn:
@@ -400,8 +369,3 @@ class CaptureWorker:
 
 def _short(reason: str) -> str:
     return reason if len(reason) <= ERROR_CHARS else reason[: ERROR_CHARS - 3] + "..."
-
-
-def _database_trouble(error: Exception) -> bool:
-    """Whether the database is down, unreachable or busy (the round is retried later)."""
-    return isinstance(error, DatabaseUnavailable | ServiceBusy) or lost_connection(error)
