@@ -456,6 +456,10 @@ def test_installed_hooks_against_the_real_server(
         (3, "assistant", "It printed hello."),
     ]
     assert max(end for _, end in windows) == 4  # final: the rest was queued
+    # the banner says capture is on, with which models
+    assert "automatic capture: on (gate claude-haiku-4-5, extractor claude-sonnet-4-6)" in (
+        server.log
+    )
 
 
 def test_install_on_a_new_database(

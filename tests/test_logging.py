@@ -64,6 +64,7 @@ async def test_the_server_log_holds_no_content_query_token_or_secret(
             )
             assert missing.is_error
     log = server.log
+    assert "  automatic capture: off (set EMERGENT_MEMORY_ANTHROPIC_API_KEY" in log
     assert "MCP over streamable HTTP at" in log  # the log was captured
     for private in (token, "zanzibar", "quokka", "Xq7-hunter2", "plover"):
         assert private not in log, f"{private!r} appears in the {level} log:\n{log}"

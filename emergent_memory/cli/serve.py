@@ -127,9 +127,18 @@ def _serve_http(
                     ApiServices(injection=services.injection, capture=services.capture)
                 ),
             )
+            capture = services.capture.config
+            capture_line = (
+                f"  automatic capture: on (gate {capture.gate_model}, extractor "
+                f"{capture.extractor_model})\n"
+                if services.capture.enabled
+                else "  automatic capture: off (set EMERGENT_MEMORY_ANTHROPIC_API_KEY to turn it "
+                "on; docs/automatic-memory.md)\n"
+            )
             click.echo(
                 f"emergent-memory: MCP over streamable HTTP at http://{host}:{port}/mcp\n"
                 f"  REST API (hooks, other clients) at http://{host}:{port}/api/v1\n"
+                f"{capture_line}"
                 "  every request needs a token:  emergent-memory token create --name my-laptop\n"
                 "  then send it as the header    Authorization: Bearer <token>\n"
                 "  docs/clients.md shows the configuration of Claude Code, Claude Desktop, "
