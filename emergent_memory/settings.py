@@ -247,7 +247,7 @@ class Settings(BaseSettings):
     # -- automatic memory: injection (docs/automatic-memory.md) ------------------------------
     injection_budget_tokens: int = Field(
         default=500,
-        ge=20,
+        ge=100,  # memory/injection.py MIN_BUDGET and MAX_BUDGET
         le=3000,
         description="Most estimated tokens one injection adds to a session; a memory that does "
         "not fit is skipped, never cut.",
@@ -356,23 +356,11 @@ class Settings(BaseSettings):
             raise ValueError("must be a URL starting with postgresql://")
         return value
 
-    @field_validator("anthropic_base_url")
+    @field_validator("model_hub_url", "anthropic_base_url", "hook_url")
     @classmethod
-    def _anthropic_url(cls, value: str) -> str:
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("must be a URL starting with https:// (or http://)")
-        return value.rstrip("/")
-
-    @field_validator("hook_url")
-    @classmethod
-    def _optional_http_url(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith(("http://", "https://")):
-            raise ValueError("must be a URL starting with https:// (or http://)")
-        return None if value is None else value.rstrip("/")
-
-    @field_validator("model_hub_url")
-    @classmethod
-    def _http_url(cls, value: str) -> str:
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
         if not value.startswith(("http://", "https://")):
             raise ValueError("must be a URL starting with https:// (or http://)")
         return value.rstrip("/")

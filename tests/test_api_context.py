@@ -21,6 +21,7 @@ from emergent_memory.auth.service import TokenService
 from emergent_memory.mcp.http import DatabaseTokenVerifier, http_app, token_principal
 from emergent_memory.mcp.server import create_server
 from emergent_memory.memory import MemoryService
+from emergent_memory.memory.capture import CaptureConfig, CaptureService
 from tests.helpers import make_token
 from tests.test_injection import make_injection
 
@@ -39,7 +40,12 @@ def app_client(service: MemoryService) -> Iterator[TestClient]:
         max_request_bytes=4096,
         max_sessions=10,
         session_idle_timeout=60,
-        routes=api_routes(ApiServices(injection=make_injection(service), capture=None)),
+        routes=api_routes(
+            ApiServices(
+                injection=make_injection(service),
+                capture=CaptureService(service, None, CaptureConfig()),  # capture off
+            )
+        ),
     )
     with TestClient(app) as client:
         yield client
@@ -231,11 +237,42 @@ def test_the_documented_context_requests_work_and_the_answer_has_the_documented_
     principal: Principal,
     token_for: Callable[..., str],
 ) -> None:
-    service.save(principal, "The user prefers pnpm over npm as the package manager", "preference")
+    saved = service.save(
+        principal, "The user prefers pnpm over npm as the package manager", "preference"
+    )["memory"]["id"]
     examples = documented_requests(CONTEXT)
     assert [e["event"] for e in examples] == ["session_start", "prompt"]
     token = token_for(principal)
+    answers = []
     for example in examples:
         response = post(app_client, token, example)
         assert response.status_code == 200, response.text
         assert set(response.json()) == {"context", "memories", "estimated_tokens", "budget_tokens"}
+        answers.append(response.json())
+    start, prompt = answers
+    assert [m["id"] for m in start["memories"]] == [saved]
+    assert prompt["memories"] == []  # the same session: already shown at its start
+    assert prompt["budget_tokens"] == examples[1]["budget_tokens"]
+
+
+@pytest.mark.parametrize("prompt", ["pnpm or npm\u0000 for installs", "pnpm or npm \ud800 here"])
+def test_a_prompt_with_a_nul_or_a_lone_surrogate_is_read_not_refused(
+    app_client: TestClient,
+    service: MemoryService,
+    principal: Principal,
+    token_for: Callable[..., str],
+    prompt: str,
+) -> None:
+    """A pasted file may hold bytes a query cannot: they are read as U+FFFD (a 500 before)."""
+    service.save(principal, "The user prefers pnpm over npm for installs", "preference")
+    body = json.dumps({"session_id": "s-nul", "event": "prompt", "prompt": prompt})
+    response = app_client.post(
+        CONTEXT,
+        content=body.encode(),
+        headers={
+            "Authorization": f"Bearer {token_for(principal)}",
+            "Content-Type": "application/json",
+        },
+    )
+    assert response.status_code == 200, response.text
+    assert len(response.json()["memories"]) == 1

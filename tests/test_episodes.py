@@ -351,7 +351,7 @@ def test_punctuation_in_a_word_is_matched_literally(
         ({"include_episodes": "yes"}, "include_episodes must be true or false"),
         ({"include_episodes": True, "session_id": ""}, "session_id must be"),
         ({"include_episodes": True, "session_id": 7}, "session_id must be"),
-        ({"include_episodes": True, "session_id": "s" * 201}, "at most 200"),
+        ({"include_episodes": True, "session_id": "s" * 201}, "the limit is 200"),
     ],
 )
 def test_bad_options_are_clear_errors(

@@ -18,8 +18,10 @@ from emergent_memory.embeddings.local import LocalEmbeddings
 from emergent_memory.errors import InvalidInput, PermissionDenied
 from emergent_memory.memory import MemoryService
 from emergent_memory.memory.injection import (
+    HEADER,
     MARKER_CLOSE,
     MARKER_OPEN,
+    MIN_BUDGET,
     Candidate,
     InjectionConfig,
     InjectionService,
@@ -121,6 +123,15 @@ def test_a_fitted_injection_never_exceeds_its_budget_and_never_cuts_a_memory(
         assert f"(id {memory.id})" in text
     if not chosen:
         assert (text, used) == ("", 0)
+
+
+def test_the_smallest_budget_holds_a_short_memory_and_less_holds_none() -> None:
+    short = Candidate(uuid.uuid4(), "Use tabs", "convention")
+    chosen, _, used = fit([short], set(), MIN_BUDGET)
+    assert [m.id for m, _ in chosen] == [short.id]
+    assert used <= MIN_BUDGET
+    frame = estimate_tokens("\n".join((MARKER_OPEN, HEADER, MARKER_CLOSE)))
+    assert fit([short], set(), frame)[0] == []  # the frame alone fills it
 
 
 def test_a_memory_that_does_not_fit_is_skipped_and_a_later_one_that_fits_is_kept() -> None:
@@ -383,8 +394,14 @@ def test_the_same_session_id_of_another_actor_is_another_session(
     ("arguments", "message"),
     [
         ({"session_id": "", "event": "session_start"}, "session_id must be a non-empty"),
-        ({"session_id": "x" * 201, "event": "session_start"}, "longer than 200"),
-        ({"session_id": "a\nb", "event": "session_start"}, "control characters"),
+        (
+            {"session_id": "x" * 201, "event": "session_start"},
+            "201 characters long; the limit is 200",
+        ),
+        (
+            {"session_id": "a\nb", "event": "session_start"},
+            "contains a control or format character",
+        ),
         ({"session_id": "s", "event": "stop"}, "event must be one of"),
         ({"session_id": "s", "event": "prompt"}, "prompt is required"),
         (
@@ -396,8 +413,11 @@ def test_the_same_session_id_of_another_actor_is_another_session(
             {"session_id": "s", "event": "session_start", "source": "reboot"},
             "source must be one of",
         ),
-        ({"session_id": "s", "event": "session_start", "budget_tokens": 0}, "between 1 and 3000"),
-        ({"session_id": "s", "event": "session_start", "budget_tokens": 3001}, "between 1 and"),
+        (
+            {"session_id": "s", "event": "session_start", "budget_tokens": 99},
+            "between 100 and 3000",
+        ),
+        ({"session_id": "s", "event": "session_start", "budget_tokens": 3001}, "between 100 and"),
         ({"session_id": "s", "event": "session_start", "client": ""}, "client must be"),
     ],
 )

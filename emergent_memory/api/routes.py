@@ -14,7 +14,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import anyio.to_thread
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -32,7 +32,8 @@ from emergent_memory.errors import (
     PermissionDenied,
     ServiceBusy,
 )
-from emergent_memory.memory.injection import ContextResult
+from emergent_memory.memory.capture_text import Role
+from emergent_memory.memory.injection import ContextResult, Event, StartSource
 
 logger = logging.getLogger(__name__)
 
@@ -68,17 +69,19 @@ class Capture(Protocol):
 
 @dataclass(frozen=True)
 class ApiServices:
-    """What the API calls: injection, and capture (None: the server has no capture service)."""
+    """What the API calls: injection and capture (which answers "off" without a key)."""
 
     injection: ContextService
-    capture: Capture | None
+    capture: Capture
 
 
 class _Body(BaseModel):
+    """The JSON shapes; what the values may be is the services' one rule (memory/validation)."""
+
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    session_id: str = Field(min_length=1, max_length=200)
-    client: str = Field(default="api", min_length=1, max_length=100)
+    session_id: str
+    client: str = "api"
     project_id: uuid.UUID | None = Field(default=None, strict=False)
 
 
@@ -86,16 +89,16 @@ B = TypeVar("B", bound=_Body)
 
 
 class ContextRequest(_Body):
-    event: Literal["session_start", "prompt"]
-    source: Literal["startup", "resume", "clear", "compact"] | None = None
+    event: Event
+    source: StartSource | None = None
     prompt: str | None = None
-    budget_tokens: int | None = Field(default=None, ge=1, le=3000)
+    budget_tokens: int | None = None
 
 
 class CapturedMessageBody(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    role: Literal["user", "assistant", "tool"]
+    role: Role
     content: str
 
 
@@ -128,8 +131,6 @@ def api_routes(services: ApiServices) -> list[Route]:
     async def capture(request: Request) -> Response:
         async def run(principal: Principal, body: CaptureRequest) -> Response:
             service = services.capture
-            if service is None:
-                raise _Problem(503, "unavailable", "this server does not capture conversations")
             receipt = await anyio.to_thread.run_sync(
                 lambda: service.enqueue(
                     principal,
@@ -208,12 +209,7 @@ def _token_principal(request: Request) -> Principal:
             "not authenticated: send Authorization: Bearer <token> with a live token "
             "(emergent-memory token create)",
         )
-    claims = user.access_token.claims or {}
-    return Principal(
-        uuid.UUID(claims["actor_id"]),
-        uuid.UUID(claims["project_id"]),
-        frozenset(user.access_token.scopes),
-    )
+    return Principal.of_token(user.access_token.claims or {}, user.access_token.scopes)
 
 
 def _in_project(principal: Principal, project_id: uuid.UUID | None) -> Principal:

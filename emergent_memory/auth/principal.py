@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 from uuid import UUID
 
 READ = "memory:read"
@@ -23,6 +25,12 @@ class Principal:
     actor_id: UUID
     project_id: UUID
     scopes: frozenset[str] = field(default_factory=lambda: frozenset({READ, WRITE}))
+
+    @classmethod
+    def of_token(cls, claims: Mapping[str, Any], scopes: Iterable[str]) -> Principal:
+        """The principal a verified bearer token names: its claims `actor_id` and
+        `project_id` (as the HTTP server's token check writes them) and its scopes."""
+        return cls(UUID(claims["actor_id"]), UUID(claims["project_id"]), frozenset(scopes))
 
     @property
     def can_read(self) -> bool:

@@ -36,7 +36,8 @@ from emergent_memory.settings import Settings
     "--worker/--no-worker",
     default=True,
     show_default=True,
-    help="Also run the embedding worker, in a thread sharing the server's pool and model.",
+    help="Also run the embedding worker, and with an Anthropic key the capture worker, in "
+    "threads sharing the server's pool and model.",
 )
 @ACTOR_OPTION
 @PROJECT_OPTION
@@ -70,8 +71,9 @@ def serve(
     def open_services() -> AbstractContextManager[ServerServices]:
         """The services (the database, its schema checked or migrated, the pool), opened once
         before the transport starts, so that a failure is one line, and held until the server
-        stops (one use of the embedded server). With --worker, queued embeddings are computed
-        here, not only by `emergent-memory worker`."""
+        stops (one use of the embedded server). With --worker, queued embeddings (and, with
+        an Anthropic key, captured conversations) are worked here, not only by `emergent-memory
+        worker`."""
         return open_server_services(settings, migrate=migrate, worker=worker)
 
     if transport == "http":

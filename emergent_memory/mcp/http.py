@@ -10,7 +10,6 @@ import errno
 import inspect
 import logging
 import socket
-import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -236,10 +235,7 @@ def token_principal() -> Principal:
     access: Any = get_access_token()
     if access is None:
         raise ToolError("not authenticated: send Authorization: Bearer <token>")
-    claims = access.claims
-    return Principal(
-        uuid.UUID(claims["actor_id"]), uuid.UUID(claims["project_id"]), frozenset(access.scopes)
-    )
+    return Principal.of_token(access.claims, access.scopes)
 
 
 # -- HTTP request bodies -------------------------------------------------------------------

@@ -14,7 +14,6 @@ queue (status, dead letters, retry).
 from __future__ import annotations
 
 import logging
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -24,22 +23,20 @@ import psycopg
 from pgvector import Vector
 from typing_extensions import TypedDict
 
-from emergent_memory import graph
 from emergent_memory.auth.principal import Principal
 from emergent_memory.db import rounds
-from emergent_memory.db.pool import transaction
 from emergent_memory.errors import (
     EmbeddingUnavailable,
     InvalidInput,
     PermissionDenied,
 )
 from emergent_memory.llm import AnthropicClient
-from emergent_memory.memory import capture_dry_run, capture_store, sessions
+from emergent_memory.memory import capture_dry_run, capture_store, sessions, validation
 from emergent_memory.memory.capture_dry_run import DryRunResult
 from emergent_memory.memory.capture_store import CloseMemory
 from emergent_memory.memory.capture_text import ROLES, Role, Turn, clean
 from emergent_memory.memory.extraction import CLOSE_MEMORIES, Extractor
-from emergent_memory.memory.service import MemoryService
+from emergent_memory.memory.service import MemoryService, acting_for
 
 logger = logging.getLogger(__name__)
 
@@ -161,8 +158,8 @@ class CaptureService:
         """Store the session's messages not yet received (cleaned) and queue full windows
         (with `final`, the rest as well). `first_index`: the index of messages[0] in the
         session (None: right after what the server has); beyond that, it is a gap, refused."""
-        session = _session_id(session_id)
-        client_ = _client(client)
+        session = validation.session_name(session_id)
+        client_ = validation.client_name(client)
         checked = _messages(messages)
         start = _first_index(first_index)
         if not isinstance(final, bool):
@@ -177,8 +174,7 @@ class CaptureService:
                 "next_index": (start or 0) + len(checked),
                 "windows_queued": 0,
             }
-        with transaction(self._memory.pool, lost=UNREACHABLE) as conn:
-            graph.act_as(conn, principal.actor_id, principal.project_id)
+        with acting_for(self._memory.pool, principal, lost=UNREACHABLE) as conn:
             row = sessions.touch(conn, principal, session, client_)  # locked until commit
             have = row.turns_received
             start = have if start is None else start
@@ -258,8 +254,7 @@ class CaptureService:
             logger.warning("capture offers no existing memories to the extractor: %s", error)
             return []
         best: dict[UUID, CloseMemory] = {}
-        with transaction(self._memory.pool, lost=UNREACHABLE) as conn:
-            graph.act_as(conn, principal.actor_id, principal.project_id)
+        with acting_for(self._memory.pool, principal, lost=UNREACHABLE) as conn:
             for vector in vectors:
                 for memory in capture_store.nearest_own(
                     conn, principal, Vector(vector), embedder.model_name, CLOSE_MEMORIES
@@ -288,24 +283,6 @@ class CaptureService:
             window_turns=self._config.window_turns,
             window_overlap=self._config.window_overlap,
         )
-
-
-def _session_id(value: object) -> str:
-    return _name(value, "session_id", sessions.MAX_SESSION_ID_LENGTH)
-
-
-def _client(value: object) -> str:
-    return _name(value, "client", sessions.MAX_CLIENT_LENGTH)
-
-
-def _name(value: object, field: str, limit: int) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidInput(f"{field} must be a non-empty string")
-    if len(value) > limit:
-        raise InvalidInput(f"{field} is {len(value)} characters long; the limit is {limit}")
-    if any(unicodedata.category(char) in ("Cc", "Cs", "Cf") for char in value):
-        raise InvalidInput(f"{field} contains a control or format character; remove it")
-    return value
 
 
 def _first_index(value: object) -> int | None:

@@ -18,14 +18,13 @@ from psycopg import Connection
 
 from emergent_memory import graph
 from emergent_memory.auth.principal import Principal
-from emergent_memory.db.pool import transaction
 from emergent_memory.embeddings import jobs
 from emergent_memory.errors import InvalidInput, PermissionDenied
 from emergent_memory.graph import Embedding
 from emergent_memory.memory import capture_store, store
 from emergent_memory.memory.capture_text import clean
 from emergent_memory.memory.extraction import Decision
-from emergent_memory.memory.service import MemoryService
+from emergent_memory.memory.service import MemoryService, acting_for
 
 SUMMARY_CHARS = 2000  # the Episode type's limit
 PACK = "agent-memory"
@@ -137,6 +136,5 @@ def _still_active(memory: MemoryService, owner: Principal, decision: Decision) -
     """Whether the memory to reinforce is still active (not deleted or superseded since it was
     offered): reinforcing saves its text, which would bring a deleted memory back."""
     assert decision.target is not None
-    with transaction(memory.pool) as conn:
-        graph.act_as(conn, owner.actor_id, owner.project_id)
+    with acting_for(memory.pool, owner) as conn:
         return capture_store.is_active_own(conn, owner, decision.target.id)

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 from emergent_memory.memory.secrets import find_secrets
+from emergent_memory.memory.validation import storable
 
 Role = Literal["user", "assistant", "tool"]
 ROLES: tuple[Role, ...] = get_args(Role)
@@ -45,7 +46,6 @@ _MARKER_BLOCK = re.compile(
     r"<\s*emergent-memory\b[^>]*>.*?(?:<\s*/\s*emergent-memory\s*>|\Z)", re.IGNORECASE | re.DOTALL
 )
 _STRAY_CLOSE = re.compile(r"<\s*/\s*emergent-memory\s*>", re.IGNORECASE)
-_SURROGATES = re.compile("[\ud800-\udfff]")
 _BLANK_RUNS = re.compile(r"\n{3,}")
 
 
@@ -71,7 +71,7 @@ class Turn:
 
 def clean(role: Role, content: str, *, tool_output_chars: int) -> CleanTurn:
     """The turn as capture may store it (the module's docstring says what goes)."""
-    text, markers = strip_markers(_storable(content))
+    text, markers = strip_markers(storable(content))
     limit = tool_output_chars if role == "tool" else max(TEXT_TURN_CHARS, tool_output_chars)
     text, secrets, cut = _redacted_within(text, limit, "tool output" if role == "tool" else "text")
     text, more = redact_secrets(text)
@@ -158,9 +158,3 @@ def _written(head: str, content: str, indent: str) -> str:
     lines = content.splitlines() or [""]
     first = f"{head} {lines[0]}" if lines[0] else head
     return "\n".join([first, *(indent + line for line in lines[1:])])
-
-
-def _storable(text: str) -> str:
-    """Text PostgreSQL can store: no NUL (text and jsonb refuse it), no lone surrogate (not
-    encodable as UTF-8); both become U+FFFD."""
-    return _SURROGATES.sub("\ufffd", text.replace("\x00", "\ufffd"))

@@ -32,7 +32,6 @@ from typing import Any, NoReturn, TypeVar
 from pgvector import Vector
 from psycopg import Connection
 
-from emergent_memory import graph
 from emergent_memory.auth.principal import READ, WRITE, Principal
 from emergent_memory.db import rounds
 from emergent_memory.db.pool import transaction
@@ -45,6 +44,7 @@ from emergent_memory.memory.capture_apply import episode_summary, keep_episode, 
 from emergent_memory.memory.capture_store import ClaimedWindow
 from emergent_memory.memory.capture_text import digest, episode_text
 from emergent_memory.memory.extraction import review
+from emergent_memory.memory.service import acting_for
 
 logger = logging.getLogger(__name__)
 
@@ -359,8 +359,7 @@ class CaptureWorker:
 
     @contextmanager
     def _acting_as(self, principal: Principal) -> Iterator[Connection[Any]]:
-        with transaction(self._pool) as conn:
-            graph.act_as(conn, principal.actor_id, principal.project_id)
+        with acting_for(self._pool, principal) as conn:
             yield conn
 
     def _acting_as_owner(self, window: ClaimedWindow) -> AbstractContextManager[Connection[Any]]:

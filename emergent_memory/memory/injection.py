@@ -15,22 +15,20 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 from uuid import UUID
 
 from pgvector import Vector
-from psycopg import Connection, sql
-from psycopg.rows import class_row
+from psycopg import Connection
 
-from emergent_memory import graph
 from emergent_memory.auth.principal import Principal
-from emergent_memory.db.pool import DatabasePool, transaction
+from emergent_memory.db.pool import DatabasePool
 from emergent_memory.embeddings.base import EmbeddingProvider
 from emergent_memory.errors import EmbeddingUnavailable, InvalidInput, PermissionDenied
-from emergent_memory.memory import sessions, store
+from emergent_memory.memory import sessions, store, validation
+from emergent_memory.memory.service import acting_for
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +59,9 @@ PROMPT_CANDIDATES = 20
 # Claude Code replaces an additional context over 10,000 characters with a 2 KB preview: the
 # estimator counts at least a token per 3 characters, so 3,000 tokens stay under 9,000.
 MAX_BUDGET = 3000
+# The marker and header alone cost 63 estimated tokens and a short memory's line about 25: a
+# smaller budget could never inject anything.
+MIN_BUDGET = 100
 UNREACHABLE = (
     "lost the database connection while reading memories to inject (the database restarted "
     "or is unreachable); the next prompt tries again"
@@ -100,29 +101,9 @@ class InjectionConfig:
     recall_tuning: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    id: UUID
-    content: str
-    category: str
-
-
-# The active memories the principal sees, best first for a session's start. Use counts come
-# from the recall log, as the list does; ties go to the most recently updated.
-START_CANDIDATES_SQL = """
-SELECT o.canonical_id AS id, o.properties ->> 'content' AS content,
-       o.properties ->> 'category' AS category
-FROM kb.graph_objects o
-LEFT JOIN (
-    SELECT canonical_id, count(*) AS uses FROM kb.memory_recalls
-    WHERE actor_id = %(actor_id)s GROUP BY canonical_id
-) u ON u.canonical_id = o.canonical_id
-WHERE {active} AND {visible}
-ORDER BY array_position(%(order)s::text[], o.properties ->> 'category') NULLS LAST,
-         coalesce((o.properties ->> 'confidence')::float8, 0.7) DESC,
-         coalesce(u.uses, 0) DESC, o.updated_at DESC, o.canonical_id
-LIMIT %(limit)s
-"""
+# What injection offers: a memory's id, text and category (the session-start rows, and the
+# recall's rows above the floor).
+Candidate = store.StartRow
 
 
 class InjectionService:
@@ -134,10 +115,6 @@ class InjectionService:
         self._pool = pool
         self._embedder = embedder
         self._config = config
-
-    @property
-    def default_budget(self) -> int:
-        return self._config.budget_tokens
 
     def context(
         self,
@@ -151,8 +128,8 @@ class InjectionService:
         budget_tokens: int | None = None,
     ) -> ContextResult:
         """The context to inject for `event` in the principal's session `session_id`, logged."""
-        session = session_name(session_id)
-        client_ = client_name(client)
+        session = validation.session_name(session_id)
+        client_ = validation.client_name(client)
         budget = self._budget(budget_tokens)
         if event not in EVENTS:
             raise InvalidInput(f"event must be one of {', '.join(EVENTS)}; got {event!r}")
@@ -180,7 +157,7 @@ class InjectionService:
     def _session_start(
         self, principal: Principal, session: str, client: str, source: str, budget: int
     ) -> ContextResult:
-        with self._transaction(principal) as conn:
+        with acting_for(self._pool, principal, lost=UNREACHABLE) as conn:
             sessions.touch(conn, principal, session, client)
             if source == "resume":
                 # the conversation goes on with what it held (and Claude Code 2.1 does not
@@ -190,7 +167,7 @@ class InjectionService:
             if source in RESETTING_SOURCES:
                 sessions.reset_shown(conn, principal, session)
             shown = sessions.shown(conn, principal, session)
-            candidates = _start_candidates(conn, principal)
+            candidates = store.start_candidates(conn, principal, START_ORDER, START_CANDIDATES)
             return self._inject(
                 conn, principal, session, client, "session_start", candidates, shown, budget
             )
@@ -207,7 +184,7 @@ class InjectionService:
             # without similarities there is no floor to hold: inject nothing rather than noise
             logger.warning("no memories injected for a prompt: %s", error)
             return _empty(budget)
-        with self._transaction(principal) as conn:
+        with acting_for(self._pool, principal, lost=UNREACHABLE) as conn:
             sessions.touch(conn, principal, session, client)
             shown = sessions.shown(conn, principal, session)
             rows = store.recall(
@@ -276,16 +253,9 @@ class InjectionService:
             return self._config.budget_tokens
         if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int):
             raise InvalidInput("budget_tokens must be a whole number of tokens")
-        if not 1 <= budget_tokens <= MAX_BUDGET:
-            raise InvalidInput(f"budget_tokens must be between 1 and {MAX_BUDGET}")
+        if not MIN_BUDGET <= budget_tokens <= MAX_BUDGET:
+            raise InvalidInput(f"budget_tokens must be between {MIN_BUDGET} and {MAX_BUDGET}")
         return budget_tokens
-
-    @contextmanager
-    def _transaction(self, principal: Principal) -> Iterator[Connection[Any]]:
-        """A pooled transaction acting for the principal."""
-        with transaction(self._pool, lost=UNREACHABLE) as conn:
-            graph.act_as(conn, principal.actor_id, principal.project_id, admin=principal.is_admin)
-            yield conn
 
 
 def line_of(memory: Candidate) -> str:
@@ -304,15 +274,13 @@ def fit(
     used = estimate_tokens(frame)
     chosen: list[tuple[Candidate, int]] = []
     lines: list[str] = []
-    seen: set[UUID] = set()
     for memory in candidates:
-        if memory.id in shown or memory.id in seen:
+        if memory.id in shown:
             continue
         line = line_of(memory)
         cost = estimate_tokens("\n" + line)
         if used + cost > budget:
             continue
-        seen.add(memory.id)
         used += cost
         chosen.append((memory, cost))
         lines.append(line)
@@ -322,27 +290,10 @@ def fit(
     return chosen, text, used
 
 
-def _start_candidates(conn: Connection[Any], principal: Principal) -> list[Candidate]:
-    statement = sql.SQL(START_CANDIDATES_SQL).format(
-        active=sql.SQL(store.ACTIVE), visible=sql.SQL(store.VISIBLE)
-    )
-    with conn.cursor(row_factory=class_row(Candidate)) as cur:
-        cur.execute(
-            statement,
-            {
-                "actor_id": principal.actor_id,
-                "project_id": principal.project_id,
-                "order": list(START_ORDER),
-                "limit": START_CANDIDATES,
-            },
-            prepare=False,
-        )
-        return cur.fetchall()
-
-
 def _query_of(prompt: str, max_length: int) -> str:
-    """The prompt as a recall query: its first `max_length` characters, cut at a space."""
-    text = _SPACE.sub(" ", prompt).strip()
+    """The prompt as a recall query: its first `max_length` characters, cut at a space (a NUL
+    or a lone surrogate, which a pasted file may hold, becomes U+FFFD)."""
+    text = _SPACE.sub(" ", validation.storable(prompt)).strip()
     if len(text) <= max_length:
         return text
     cut = text[:max_length]
@@ -351,25 +302,3 @@ def _query_of(prompt: str, max_length: int) -> str:
 
 def _empty(budget: int) -> ContextResult:
     return {"context": "", "memories": [], "estimated_tokens": 0, "budget_tokens": budget}
-
-
-def session_name(session_id: object) -> str:
-    """A client's session id, checked: 1 to 200 printable characters."""
-    if not isinstance(session_id, str) or not session_id.strip():
-        raise InvalidInput("session_id must be a non-empty string (the client's session id)")
-    if len(session_id) > sessions.MAX_SESSION_ID_LENGTH:
-        raise InvalidInput(f"session_id is longer than {sessions.MAX_SESSION_ID_LENGTH} characters")
-    if not session_id.isprintable():
-        raise InvalidInput("session_id must not contain control characters")
-    return session_id
-
-
-def client_name(client: object) -> str:
-    """A client's name, checked: 1 to 100 printable characters."""
-    if not isinstance(client, str) or not client.strip():
-        raise InvalidInput("client must be a non-empty string, e.g. 'claude-code'")
-    if len(client) > sessions.MAX_CLIENT_LENGTH or not client.isprintable():
-        raise InvalidInput(
-            f"client must be at most {sessions.MAX_CLIENT_LENGTH} printable characters"
-        )
-    return client

@@ -591,11 +591,11 @@ class MemoryService:
         row-level security policies read); without one, an application role sees nothing
         (maintenance over every row is MaintenanceService's, on an administrator's pool).
         """
+        if principal is not None:
+            with acting_for(self._pool, principal) as conn:
+                yield conn
+            return
         with transaction(self._pool, lost=UNREACHABLE) as conn:
-            if principal is not None:
-                graph.act_as(
-                    conn, principal.actor_id, principal.project_id, admin=principal.is_admin
-                )
             yield conn
 
     def _ensure_pack(self, conn: Connection[Any], project_id: UUID) -> None:
@@ -751,6 +751,18 @@ class MemoryService:
     def _require_write(principal: Principal) -> None:
         if not principal.can_write:
             raise PermissionDenied("this credential may not change memories (needs memory:write)")
+
+
+@contextmanager
+def acting_for(
+    pool: DatabasePool, principal: Principal, *, lost: str = UNREACHABLE
+) -> Iterator[Connection[Any]]:
+    """A pooled transaction acting for the principal (the transaction-local settings that the
+    row-level security policies read): committed on success, else rolled back; `lost` is
+    what the caller is told when the connection is lost meanwhile."""
+    with transaction(pool, lost=lost) as conn:
+        graph.act_as(conn, principal.actor_id, principal.project_id, admin=principal.is_admin)
+        yield conn
 
 
 def _record(

@@ -18,10 +18,6 @@ from psycopg.rows import class_row
 
 from emergent_memory.auth.principal import Principal
 
-# Session ids come from clients (Claude Code's are UUIDs); bounded by the table's check.
-MAX_SESSION_ID_LENGTH = 200
-MAX_CLIENT_LENGTH = 100
-
 
 @dataclass(frozen=True, slots=True)
 class SessionRow:
@@ -65,7 +61,6 @@ INSERT INTO kb.injections (actor_id, project_id, session_id, client, event, memo
                            estimated_tokens, budget_tokens, created_at)
 VALUES (%(actor_id)s, %(project_id)s, %(session_id)s, %(client)s, %(event)s, %(memory_ids)s,
         %(estimated_tokens)s, %(budget_tokens)s, clock_timestamp())
-RETURNING id
 """
 
 
@@ -108,8 +103,8 @@ def log_injection(
     memory_ids: list[UUID],
     estimated_tokens: int,
     budget_tokens: int,
-) -> UUID:
-    row = conn.execute(
+) -> None:
+    conn.execute(
         LOG_INJECTION,
         {
             "actor_id": principal.actor_id,
@@ -121,6 +116,4 @@ def log_injection(
             "estimated_tokens": estimated_tokens,
             "budget_tokens": budget_tokens,
         },
-    ).fetchone()
-    assert row is not None
-    return UUID(str(row[0]))
+    )

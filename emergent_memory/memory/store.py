@@ -6,6 +6,7 @@ see (DESIGN.md 5) is always part of the SQL, never a filter applied afterwards.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -184,14 +185,19 @@ WHERE m.id = ANY(%(ids)s)
 
 # The page is chosen from ids and sort keys only (use counts from the recall log, which
 # holds few rows per memory), then only the page's rows are read in full from kb.memories.
+# How often the principal recalled each memory (the recall log holds few rows per memory).
+USES = """
+LEFT JOIN (
+    SELECT canonical_id, count(*) AS uses FROM kb.memory_recalls
+    WHERE actor_id = %(actor_id)s GROUP BY canonical_id
+) u ON u.canonical_id = o.canonical_id
+"""
+
 LIST_VISIBLE = """
 WITH page AS (
     SELECT o.canonical_id, coalesce(u.uses, 0) AS uses, o.created_at
     FROM kb.graph_objects o
-    LEFT JOIN (
-        SELECT canonical_id, count(*) AS uses FROM kb.memory_recalls
-        WHERE actor_id = %(actor_id)s GROUP BY canonical_id
-    ) u ON u.canonical_id = o.canonical_id
+    {uses}
     WHERE {active} AND {visible}
       AND (%(category)s::text IS NULL OR o.labels @> ARRAY[%(category)s::text])
     ORDER BY uses DESC, o.created_at DESC, o.canonical_id
@@ -202,6 +208,20 @@ SELECT m.id, m.content, m.category, m.scope, m.source, m.confidence, m.use_count
 FROM page JOIN kb.memories m ON m.id = page.canonical_id
 {provenance}
 ORDER BY page.uses DESC, page.created_at DESC, page.canonical_id
+"""
+
+# The active memories the principal sees, best first for a session's start (injection):
+# by the position of their category in %(order)s, then confidence, use and recency.
+START_CANDIDATES = """
+SELECT o.canonical_id AS id, o.properties ->> 'content' AS content,
+       o.properties ->> 'category' AS category
+FROM kb.graph_objects o
+{uses}
+WHERE {active} AND {visible}
+ORDER BY array_position(%(order)s::text[], o.properties ->> 'category') NULLS LAST,
+         coalesce((o.properties ->> 'confidence')::float8, 0.7) DESC,
+         coalesce(u.uses, 0) DESC, o.updated_at DESC, o.canonical_id
+LIMIT %(limit)s
 """
 
 RECALL = """
@@ -394,11 +414,35 @@ def memory_rows(conn: Connection[Any], ids: list[UUID]) -> dict[UUID, MemoryRow]
         return {row.id: row for row in cur.fetchall()}
 
 
+@dataclass(frozen=True, slots=True)
+class StartRow:
+    """A memory offered at a session's start: its id, text and category."""
+
+    id: UUID
+    content: str
+    category: str
+
+
+def start_candidates(
+    conn: Connection[Any], principal: Principal, order: Sequence[str], limit: int
+) -> list[StartRow]:
+    """The visible active memories in START_CANDIDATES' order."""
+    statement = sql.SQL(START_CANDIDATES).format(
+        uses=sql.SQL(USES), active=sql.SQL(ACTIVE), visible=sql.SQL(VISIBLE)
+    )
+    with conn.cursor(row_factory=class_row(StartRow)) as cur:
+        cur.execute(statement, _params(principal, order=list(order), limit=limit), prepare=False)
+        return cur.fetchall()
+
+
 def list_visible(
     conn: Connection[Any], principal: Principal, category: str | None, limit: int
 ) -> list[MemoryRow]:
     statement = sql.SQL(LIST_VISIBLE).format(
-        active=sql.SQL(ACTIVE), visible=sql.SQL(VISIBLE), provenance=_provenance("m.id")
+        uses=sql.SQL(USES),
+        active=sql.SQL(ACTIVE),
+        visible=sql.SQL(VISIBLE),
+        provenance=_provenance("m.id"),
     )
     with conn.cursor(row_factory=class_row(MemoryRow)) as cur:
         # Never a prepared statement: its generic plan (chosen after a few calls, without the

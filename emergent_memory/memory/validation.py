@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
@@ -23,9 +24,12 @@ from emergent_memory.memory.models import (
 )
 from emergent_memory.memory.secrets import describe_secret, find_secrets
 
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
 MAX_RELATED = 20
 MAX_CONTEXT_NAME = 200
 MAX_SESSION_ID = 200  # kb.agent_sessions' and the Episode type's limit
+MAX_CLIENT = 100  # kb.agent_sessions' limit of a client's name
 UPDATABLE_FIELDS = ("content", "category", "confidence")
 EMPTY_ADVICE = {
     "content": "write the memory as one specific sentence",
@@ -206,17 +210,36 @@ def flag(value: object, field: str) -> bool:
 
 
 def session_id(value: object) -> str | None:
-    """A client's session id (Claude Code's session_id), as capture stored it: exact, not
-    trimmed; None for every session."""
-    if value is None:
-        return None
+    """A client's session id to filter by, or None for every session (session_name)."""
+    return None if value is None else session_name(value)
+
+
+def session_name(value: object) -> str:
+    """A client's session id (Claude Code's session_id), exact, not trimmed: 1 to
+    MAX_SESSION_ID characters, no control or format character."""
+    return _name(value, "session_id", MAX_SESSION_ID)
+
+
+def client_name(value: object) -> str:
+    """Which client speaks, e.g. 'claude-code': 1 to MAX_CLIENT characters, no control or
+    format character."""
+    return _name(value, "client", MAX_CLIENT)
+
+
+def _name(value: object, field: str, limit: int) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise InvalidInput("session_id must be a client's session id (a non-empty string)")
-    if len(value) > MAX_SESSION_ID:
-        raise InvalidInput(
-            f"session_id is {len(value)} characters long; session ids have at most {MAX_SESSION_ID}"
-        )
+        raise InvalidInput(f"{field} must be a non-empty string")
+    if len(value) > limit:
+        raise InvalidInput(f"{field} is {len(value)} characters long; the limit is {limit}")
+    if any(unicodedata.category(char) in ("Cc", "Cs", "Cf") for char in value):
+        raise InvalidInput(f"{field} contains a control or format character; remove it")
     return value
+
+
+def storable(text: str) -> str:
+    """Text PostgreSQL can store and search: no NUL (text and jsonb refuse it), no lone
+    surrogate (not encodable as UTF-8); both become U+FFFD."""
+    return _SURROGATES.sub("\ufffd", text.replace("\x00", "\ufffd"))
 
 
 def updates(value: object) -> dict[str, Any]:
