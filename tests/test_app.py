@@ -189,3 +189,36 @@ def test_a_server_role_that_bypasses_row_level_security_is_warned_about(
         with app.open_memory_service(settings_for(app_database_url), embedder=BagOfWordsEmbedder()):
             pass
         assert "bypasses row-level security" not in caplog.text
+
+
+def test_the_injection_floor_follows_the_model_unless_it_is_set() -> None:
+    defaults = Settings()
+    calibrated = app.injection_config(defaults, LOCAL_MODEL_NAME)
+    assert calibrated.relevance_floor == app.INJECTION_FLOORS[LOCAL_MODEL_NAME] == 0.59
+    other = app.injection_config(defaults, "someone/else")
+    assert other.relevance_floor == app.UNCALIBRATED_INJECTION_FLOOR == 0.6
+    chosen = load_settings(
+        {
+            "EMERGENT_MEMORY_INJECTION_RELEVANCE_FLOOR": "0.42",
+            "EMERGENT_MEMORY_INJECTION_BUDGET_TOKENS": "250",
+            "EMERGENT_MEMORY_INJECTION_MIN_PROMPT_WORDS": "5",
+            "EMERGENT_MEMORY_MAX_CONTENT_LENGTH": "900",
+        }
+    )
+    for model in (LOCAL_MODEL_NAME, "someone/else"):
+        config = app.injection_config(chosen, model)
+        assert config.relevance_floor == 0.42
+        assert (config.budget_tokens, config.min_prompt_words, config.max_prompt_length) == (
+            250,
+            5,
+            900,
+        )
+        assert config.recall_tuning == app.memory_config(chosen, model).recall_tuning
+
+
+@pytest.mark.parametrize("budget", ["99", "3001"])
+def test_an_injection_budget_that_cannot_hold_a_memory_or_is_too_large_is_refused(
+    budget: str,
+) -> None:
+    with pytest.raises(SettingsError, match="EMERGENT_MEMORY_INJECTION_BUDGET_TOKENS"):
+        load_settings({"EMERGENT_MEMORY_INJECTION_BUDGET_TOKENS": budget})
