@@ -83,7 +83,7 @@ def _install(prefix: Path) -> Path:
     if npm is None:
         raise ClaudeCodeUnavailable(
             f"the end-to-end tests drive the real Claude Code CLI ({PACKAGE}@{VERSION}), which "
-            "installs with npm, and npm is not on PATH: install Node.js 18 or newer with npm "
+            "installs with npm, and npm is not on PATH: install Node.js 20 or newer with npm "
             "(e.g. `apt-get install nodejs npm`), then run the tests again"
         )
     prefix.parent.mkdir(parents=True, exist_ok=True)
