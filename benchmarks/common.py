@@ -10,19 +10,15 @@ import shutil
 import statistics
 import tempfile
 import time
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import psycopg
-from psycopg import Connection, sql
-from psycopg.rows import class_row
+from psycopg import sql
 
-from emergent_memory.auth.principal import Principal
 from emergent_memory.db import migrate
 from emergent_memory.db.connection import open_database, with_database_name
 from emergent_memory.embeddings.local import LocalEmbeddings
@@ -152,45 +148,3 @@ def write_result(name: str, result: dict[str, Any], markdown: str) -> None:
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=2, default=str) + "\n")
     (RESULTS / f"{name}.md").write_text(markdown.rstrip() + "\n")
-
-
-# The ranking of the product's recall function alone (store.RECALL adds where each memory came
-# from, through kb.visible_to, which the revisions before 0010 do not have: the baseline
-# "hybrid_before_0008" runs at 0007).
-RANKING = """
-SELECT r.id, r.lexical_rank, r.vector_rank
-FROM kb.recall_memories(
-    p_actor_id => %(actor_id)s,
-    p_project_id => %(project_id)s,
-    p_query => %(query)s,
-    p_query_embedding => %(embedding)s,
-    p_embedding_model => %(model)s,
-    p_category => %(category)s,
-    p_scope => %(scope)s,
-    p_limit => %(limit)s,
-    p_candidates => %(candidates)s,
-    p_rrf_k => %(rrf_k)s,
-    p_lexical_weight => %(lexical_weight)s,
-    p_vector_weight => %(vector_weight)s,
-    p_confidence_weight => %(confidence_weight)s,
-    p_min_similarity => %(min_similarity)s
-) WITH ORDINALITY AS r
-ORDER BY r.ordinality
-"""
-
-
-@dataclass(frozen=True)
-class RankedRow:
-    id: uuid.UUID
-    lexical_rank: int | None
-    vector_rank: int | None
-
-
-def ranking(conn: Connection[Any], principal: Principal, **arguments: Any) -> list[RankedRow]:
-    """The recall function's ranking for the principal (RANKING)."""
-    with conn.cursor(row_factory=class_row(RankedRow)) as cur:
-        cur.execute(
-            RANKING,
-            {"actor_id": principal.actor_id, "project_id": principal.project_id, **arguments},
-        )
-        return cur.fetchall()

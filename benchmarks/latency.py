@@ -38,7 +38,6 @@ from benchmarks.common import (
     CachedEmbeddings,
     bench_database,
     percentiles,
-    ranking,
     timed,
     write_result,
 )
@@ -154,8 +153,10 @@ def bulk_load(conn: Connection[Any], scale: Scale, embedder: CachedEmbeddings) -
 
 def measure(url: str, scale: Scale, embedder: CachedEmbeddings, calls: int) -> dict[str, Any]:
     """Loads as the database's owner, then measures as the application role, subject to
-    row-level security like the product (baselines and plans run as the owner: they are the
-    SQL of kb.recall_memories_for, which the product runs as its definer)."""
+    row-level security like the product: the recall SQL and its two baselines (exact scan,
+    the revision before 0008) set the transaction's principal, as the service does. The
+    naive baseline, HNSW recall@10 and the plans run as the owner: they are the SQL of
+    kb.recall_memories_for, which the product runs as its definer."""
     owner_pool = create_pool(url, min_size=1, max_size=2)
     app_pool = create_pool(app_role_url(url), min_size=1, max_size=4)
     result: dict[str, Any] = {
@@ -177,11 +178,15 @@ def measure(url: str, scale: Scale, embedder: CachedEmbeddings, calls: int) -> d
         model = embedder.model_name
         service.recall(me, "warm up")  # load the model, warm the caches
 
-        def sql_recall(conn: Connection[Any], i: int) -> list[Any]:
+        # the rows each timed recall returned, by measure: a call that returns nothing (no
+        # principal set, under row-level security) would time nothing and show here
+        returned: dict[str, list[int]] = {}
+
+        def sql_recall(conn: Connection[Any], i: int, name: str) -> None:
             # what the service sends for a recall: the principal, then kb.recall_memories
             with conn.transaction():
                 graph.act_as(conn, me.actor_id, me.project_id)
-                return store.recall(
+                rows = store.recall(
                     conn,
                     me,
                     query=texts[i],
@@ -192,21 +197,7 @@ def measure(url: str, scale: Scale, embedder: CachedEmbeddings, calls: int) -> d
                     limit=10,
                     **config.recall_tuning,
                 )
-
-        def sql_ranking(conn: Connection[Any], i: int) -> list[Any]:
-            # the recall function alone, as the baselines run it (store.recall adds where each
-            # memory came from, through kb.visible_to, which revisions before 0010 lack)
-            return ranking(
-                conn,
-                me,
-                query=texts[i],
-                embedding=vectors[i],
-                model=model,
-                category=None,
-                scope=None,
-                limit=10,
-                **config.recall_tuning,
-            )
+            returned.setdefault(name, []).append(len(rows))
 
         counter = iter(range(10**9))
         result["recall_end_to_end_ms"] = percentiles(
@@ -216,12 +207,13 @@ def measure(url: str, scale: Scale, embedder: CachedEmbeddings, calls: int) -> d
             conn.autocommit = True
             counter = iter(range(10**9))
             result["recall_sql_ms"] = percentiles(
-                timed(lambda: sql_recall(conn, next(counter) % calls), calls)
+                timed(lambda: sql_recall(conn, next(counter) % calls, "recall_sql_ms"), calls)
             )
             conn.execute("SET enable_indexscan = off")  # exact vector scan
             counter = iter(range(10**9))
-            result["baseline_exact_recall_sql_ms"] = percentiles(
-                timed(lambda: sql_ranking(conn, next(counter) % calls), min(calls, 200))
+            exact = "baseline_exact_recall_sql_ms"
+            result[exact] = percentiles(
+                timed(lambda: sql_recall(conn, next(counter) % calls, exact), min(calls, 200))
             )
             conn.execute("RESET enable_indexscan")
             # the full-text branch before 0008 (every word of the query only), with that
@@ -229,8 +221,9 @@ def measure(url: str, scale: Scale, embedder: CachedEmbeddings, calls: int) -> d
             migrate.downgrade(url, BEFORE_RARE_WORDS)
             try:
                 counter = iter(range(10**9))
-                result["baseline_every_word_recall_sql_ms"] = percentiles(
-                    timed(lambda: sql_ranking(conn, next(counter) % calls), calls)
+                every_word = "baseline_every_word_recall_sql_ms"
+                result[every_word] = percentiles(
+                    timed(lambda: sql_recall(conn, next(counter) % calls, every_word), calls)
                 )
             finally:
                 start = time.perf_counter()  # 0008 builds its full-text index again
@@ -241,14 +234,21 @@ def measure(url: str, scale: Scale, embedder: CachedEmbeddings, calls: int) -> d
             result["hnsw"] = hnsw_recall(conn, me, vectors[:100], model, config)
             result["hnsw_recall_at_10"] = result["hnsw"]["recall_at_10"]
             counter = iter(range(10**9))
-            result["baseline_naive_two_queries_ms"] = percentiles(
+            naive = "baseline_naive_two_queries_ms"
+            result[naive] = percentiles(
                 timed(
-                    lambda: naive_recall(conn, me, texts, vectors, model, next(counter) % calls),
+                    lambda: returned.setdefault(naive, []).append(
+                        len(naive_recall(conn, me, texts, vectors, model, next(counter) % calls))
+                    ),
                     calls,
                 )
             )
             result["explain"] = explain(conn, me, texts[0], vectors[0], model, config)
             result["plan_checks"] = plan_checks(result["explain"])
+        result["rows_returned"] = {
+            name: {"calls": len(counts), "rows": sum(counts), "empty_calls": counts.count(0)}
+            for name, counts in returned.items()
+        }
         saves = iter(range(10**9))
         result["save_ms"] = percentiles(
             timed(
@@ -603,6 +603,20 @@ def markdown(result: dict[str, Any]) -> str:
             f"{_cell(row, 'baseline_naive_two_queries_ms')} | {_cell(row, 'save_ms')} | "
             f"{_cell(row, 'list_ms')} | {row['hnsw_recall_at_10']} |"
         )
+    lines += ["", "Rows each timed recall returned (mean per call, at most 10):", ""]
+    for row in result["scales"]:
+        returned = row["rows_returned"]
+        per_call = ", ".join(
+            f"{label} {returned[name]['rows'] / returned[name]['calls']:.1f}"
+            for label, name in (
+                ("recall SQL", "recall_sql_ms"),
+                ("exact scan", "baseline_exact_recall_sql_ms"),
+                ("every word", "baseline_every_word_recall_sql_ms"),
+                ("naive", "baseline_naive_two_queries_ms"),
+            )
+        )
+        empty = sum(counted["empty_calls"] for counted in returned.values())
+        lines.append(f"- {row['scale']}: {per_call}; calls that returned nothing: {empty}")
     e = result["query_embedding_ms"]
     lines += [
         "",

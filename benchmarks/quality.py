@@ -35,14 +35,13 @@ from benchmarks.common import (
     DATA,
     CachedEmbeddings,
     bench_database,
-    ranking,
     write_result,
 )
 from emergent_memory import graph
 from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
 from emergent_memory.db import migrate
 from emergent_memory.db.pool import create_pool
-from emergent_memory.memory import MemoryConfig, MemoryService
+from emergent_memory.memory import MemoryConfig, MemoryService, store
 
 NAMESPACE = uuid.UUID("3b1f0e52-7a4c-4f0e-9a43-6f1d2c7b8e90")
 K = 10
@@ -192,7 +191,7 @@ def ranked_ids(
     mode: str,
 ) -> list[uuid.UUID]:
     principal = principal_of(query["user"], query["project"])
-    rows = ranking(
+    rows = store.recall(
         conn,
         principal,
         query=query["query"],

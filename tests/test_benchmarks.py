@@ -60,6 +60,15 @@ def test_a_smoke_run_of_every_benchmark_writes_its_reports(server_url: str, tmp_
         "list_ms",
     ):
         assert scale[measure]["n"] > 0
+    for measure in (
+        "recall_sql_ms",
+        "baseline_exact_recall_sql_ms",
+        "baseline_every_word_recall_sql_ms",
+        "baseline_naive_two_queries_ms",
+    ):
+        returned = scale["rows_returned"][measure]
+        assert returned["calls"] == scale[measure]["n"]
+        assert returned["rows"] > 0  # the timed calls found memories (not an empty call)
     assert "Execution Time" in scale["explain"]  # EXPLAIN ANALYZE ran
     assert isinstance(scale["upgrade_to_head_seconds"], float)  # timed, then back at head
     assert scale["http"]["recalls"] > 0
