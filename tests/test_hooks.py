@@ -504,7 +504,7 @@ def test_session_start_prints_the_context_as_claude_code_reads_it(
     ran = hooks.run("SessionStart", hooks.payload("SessionStart", source=source))
     assert ran.returncode == 0
     assert json.loads(ran.stdout) == hook_output("SessionStart", CONTEXT)
-    assert ran.stdout == json.dumps(hook_output("SessionStart", CONTEXT), ensure_ascii=False)
+    assert ran.stdout == json.dumps(hook_output("SessionStart", CONTEXT))
     [request] = server.api_requests("/api/v1/context")
     assert request.headers["Authorization"] == f"Bearer {TOKEN}"
     assert request.body == {
@@ -531,6 +531,45 @@ def test_user_prompt_submit_prints_the_context_for_the_prompt(
         "client": "claude-code",
         "project_id": str(derived_project_id(hooks.project.resolve())),
     }
+
+
+# Characters cp1252 and ascii cannot write, a lone surrogate (a pasted file may hold one)
+WIDE_CONTEXT = (
+    "<emergent-memory>\n- [m1] Wir nutzen pnpm \u2013 nie npm; \u65e5\u672c\u8a9e \u2713 "
+    "\U0001f680 \udcff\n</emergent-memory>"
+)
+
+
+@pytest.mark.parametrize("encoding", ["cp1252", "ascii"])
+@pytest.mark.parametrize("event", ["SessionStart", "UserPromptSubmit"])
+def test_any_context_reaches_a_stdout_that_is_not_utf8(
+    hooks: Hooks, server: FakeMemoryServer, event: str, encoding: str
+) -> None:
+    """A Windows pipe (cp1252) or PYTHONIOENCODING=ascii: the output is ASCII JSON, so it is
+    written whole, and Claude Code reads the same text."""
+    server.context = WIDE_CONTEXT
+    ran = hooks.run(event, env=hooks.env | {"PYTHONIOENCODING": encoding})
+    assert ran.returncode == 0
+    assert json.loads(ran.stdout) == hook_output(event, WIDE_CONTEXT)
+    assert hooks.log == ""
+
+
+def test_an_output_that_cannot_be_written_is_logged(hooks: Hooks, server: FakeMemoryServer) -> None:
+    server.context = CONTEXT
+    closed = io.StringIO()
+    closed.close()
+    payload = json.dumps(hooks.payload("SessionStart")).encode()
+    code = hook_run.main(
+        ["SessionStart"],
+        stdin=io.BytesIO(payload),
+        stdout=closed,
+        environ=hooks.env,
+        watchdog=False,
+    )
+    assert code == 0
+    assert len(server.requests) == 1
+    assert "ERROR SessionStart" in hooks.log
+    assert "the hook's output could not be written (ValueError)" in hooks.log
 
 
 @pytest.mark.parametrize("event", ["SessionStart", "UserPromptSubmit"])
@@ -975,6 +1014,21 @@ def test_lines_too_long_to_hold_are_skipped(tmp_path: Path) -> None:
     assert read_batches(path, 0, 0, max_batches=3).skipped_lines == 2
 
 
+def test_a_batch_of_wide_text_stays_within_its_size_as_sent(tmp_path: Path) -> None:
+    """Batches are measured as the client sends them (ASCII JSON, where a CJK character takes
+    6 bytes), so a batch of wide text is no bigger on the wire than its limit."""
+    path = tmp_path / "t.jsonl"
+    wide = "\u65e5\u672c\u8a9e" * 1000
+    path.write_text("".join(json.dumps(_line("user", f"{n} {wide}")) + "\n" for n in range(8)))
+    limit = 40_000
+    batches = read_batches(path, 0, 0, max_batches=10, max_batch_bytes=limit).batches
+    assert sum(len(batch.messages) for batch in batches) == 8
+    for batch in batches:
+        sent = json.dumps(batch.messages).encode()
+        assert len(sent) <= limit
+    assert len(batches) == 4
+
+
 # -- secrets -----------------------------------------------------------------------------------
 
 
@@ -1300,7 +1354,7 @@ def test_the_socket_client_sends_the_request_http_client_sent() -> None:
         connection.request(
             "POST",
             "/base/api/v1/context",
-            body=json.dumps(payload, ensure_ascii=False).encode(),
+            body=json.dumps(payload).encode(),
             headers={
                 "Accept": "application/json",
                 "Connection": "close",
@@ -1320,6 +1374,18 @@ def test_the_socket_client_sends_the_request_http_client_sent() -> None:
     assert sorted(our_lines[1:]) == sorted(their_lines[1:])
     assert f"Host: 127.0.0.1:{parts.port}".encode() in our_lines
     assert f"Authorization: Bearer {TOKEN}".encode() in our_lines
+
+
+def test_the_request_body_is_utf8_json_whatever_the_text() -> None:
+    """Text with a lone surrogate (a pasted file) is sent as valid JSON in valid UTF-8 (ASCII,
+    escaped), never as bytes a server's UTF-8 decoder refuses."""
+    payload = {"prompt": "pnpm \u2013 \u65e5\u672c \U0001f680 \udcff and \ud83d alone"}
+    with ScriptedHTTP(ANSWERS["content-length"]) as scripted:
+        Server.from_url(scripted.url).request("POST", "/api/v1/context", timeout=5, payload=payload)
+    [sent] = scripted.requests
+    body = sent.partition(b"\r\n\r\n")[2]
+    assert body.isascii()
+    assert json.loads(body.decode("utf-8")) == payload
 
 
 def test_a_body_over_the_limit_is_not_read() -> None:

@@ -95,7 +95,8 @@ class Server:
         headers = {"Accept": "application/json", "Connection": "close"}
         body = None
         if payload is not None:
-            body = json.dumps(payload, ensure_ascii=False).encode("utf-8", "surrogatepass")
+            # ASCII JSON: valid UTF-8 even for a text with a lone surrogate (sent as \udcff)
+            body = json.dumps(payload).encode("ascii")
             headers["Content-Type"] = "application/json"
         if token:
             headers["Authorization"] = f"Bearer {token}"

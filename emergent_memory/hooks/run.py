@@ -106,12 +106,12 @@ def main(
         return 0
     except Exception as error:  # a bug must not break the session: log where, not what
         run.log.error(f"internal error: {type(error).__name__} at {error_location(error)}")
-    if output:
+    if output:  # ASCII JSON: any stdout encoding can write it (cp1252 on Windows, ascii)
         try:
             stdout.write(output)
             stdout.flush()
-        except (OSError, ValueError):
-            pass
+        except (OSError, ValueError) as error:  # a closed pipe, a closed stream
+            run.log.error(f"the hook's output could not be written ({type(error).__name__})")
     return 0
 
 
@@ -386,7 +386,7 @@ class HookRun:
         if not context:
             return ""
         specific = {"hookEventName": self.event, "additionalContext": context}
-        return json.dumps({"hookSpecificOutput": specific}, ensure_ascii=False)
+        return json.dumps({"hookSpecificOutput": specific})  # ASCII, whatever stdout encodes
 
     def post(self, path: str, body: dict[str, Any]) -> Answer:
         assert self.config is not None

@@ -222,7 +222,7 @@ def read_batches(
 
 
 def _encoded_size(message: dict[str, str]) -> int:
-    return len(json.dumps(message, ensure_ascii=False).encode("utf-8", "surrogatepass")) + 2
+    return len(json.dumps(message)) + 2  # as the client encodes it: ASCII JSON
 
 
 def _lines(transcript: BinaryIO, offset: int, max_read: int) -> Iterator[tuple[bytes | None, int]]:
