@@ -222,6 +222,18 @@ def test_full_windows_are_cut_and_final_flushes_the_rest(
     assert len(windows_of(owner_pool, principal)) == 3
 
 
+def test_a_full_window_is_queued_once_a_turn_after_it_arrives(
+    capture: CaptureService, principal: Principal, owner_pool: ConnectionPool
+) -> None:
+    """Until a session is flushed it always has a turn waiting: a session with none waiting
+    is one whose turns no later window reads (they are deleted once its windows are done)."""
+    assert enqueue(capture, principal, said(4))["windows_queued"] == 0
+    assert session_row(owner_pool, principal, "s-1")[:2] == (4, 0)
+    assert enqueue(capture, principal, said(1, start=4))["windows_queued"] == 1
+    assert [w[1:3] for w in windows_of(owner_pool, principal)] == [(0, 4)]
+    assert session_row(owner_pool, principal, "s-1")[:2] == (5, 4)
+
+
 def test_secrets_are_never_stored_not_even_in_the_queue(
     capture: CaptureService, principal: Principal, owner_pool: ConnectionPool
 ) -> None:

@@ -737,8 +737,6 @@ def test_another_actor_sees_none_of_the_turns_windows_and_calls(
     fake.enqueue(gate(False))
     converse(capture, user, *PREFERENCE, final=False)
     converse(capture, user, ("user", "that is all"), final=True)
-    CaptureWorker(capture).run_once()
-    assert len(calls(owner, user)) == 1
 
     def seen(who: Principal) -> tuple[Any, ...]:
         with app_pool.connection() as conn, conn.transaction():
@@ -752,10 +750,59 @@ def test_another_actor_sees_none_of_the_turns_windows_and_calls(
         return tuple(row)
 
     stranger = Principal(uuid.uuid4(), user.project_id)
+    assert seen(user) == (3, 1, 0, 0)  # the turns, before the window is done
     assert seen(stranger) == (0, 0, 0, 0)
-    turns, captured_windows, model_calls, episode_count = seen(user)
-    assert (captured_windows, model_calls, episode_count) == (1, 1, 1)
-    assert turns >= 1  # the overlap the next window would read is kept
+    CaptureWorker(capture).run_once()
+    assert len(calls(owner, user)) == 1
+    assert seen(stranger) == (0, 0, 0, 0)
+    assert seen(user) == (0, 1, 1, 1)  # the turns went with the session's last window
+
+
+def stored_turns(owner: ConnectionPool, who: Principal) -> list[int]:
+    with owner.connection() as conn:
+        rows = conn.execute(
+            "SELECT turn_index FROM kb.capture_turns WHERE actor_id = %s ORDER BY turn_index",
+            (who.actor_id,),
+        ).fetchall()
+    return [row[0] for row in rows]
+
+
+def test_turns_are_deleted_once_no_window_will_read_them(
+    capture: CaptureService, fake: FakeAnthropic, user: Principal, owner: ConnectionPool
+) -> None:
+    """Windows of 4 with an overlap of 1: a done window's turns go but the overlap the next
+    window reads; a flushed session's go once its last window is done; a dead window keeps
+    its turns and the later ones."""
+    fake.handler = lambda request: gate(False)
+    converse(capture, user, *[("user", f"turn {n}") for n in range(6)], final=False)
+    assert stored_turns(owner, user) == [0, 1, 2, 3, 4, 5]  # window 0-3 queued, 4-5 wait
+    CaptureWorker(capture).drain()
+    assert stored_turns(owner, user) == [3, 4, 5]  # 3: the context of the window from 4
+    converse(capture, user, ("user", "turn 6"), final=False)
+    converse(capture, user, final=True)  # windows 4-6 ...
+    with owner.connection() as conn:  # ... dead
+        conn.execute(
+            "UPDATE kb.capture_windows SET status = 'dead' WHERE actor_id = %s AND first_turn = 4",
+            (user.actor_id,),
+        )
+    assert stored_turns(owner, user) == [3, 4, 5, 6]
+    converse(capture, user, ("user", "turn 7"), ("user", "turn 8"), final=True)  # window 7-8
+    CaptureWorker(capture).drain()
+    assert [(w["first_turn"], w["status"]) for w in windows(owner, user)] == [
+        (0, "done"),
+        (4, "dead"),
+        (7, "done"),
+    ]
+    # a window not done keeps its turns, its context and every later turn
+    assert stored_turns(owner, user) == [3, 4, 5, 6, 7, 8]
+    with owner.connection() as conn:  # `capture retry`, then the window is done
+        conn.execute(
+            "UPDATE kb.capture_windows SET status = 'pending', attempts = 0 "
+            "WHERE actor_id = %s AND status = 'dead'",
+            (user.actor_id,),
+        )
+    CaptureWorker(capture).drain()
+    assert stored_turns(owner, user) == []
 
 
 def test_a_quiet_session_has_the_rest_of_its_turns_captured(

@@ -217,11 +217,15 @@ class CaptureService:
         final: bool,
     ) -> tuple[int, int]:
         """Queue the session's full windows (and with `final` the rest); the new count of
-        windowed turns and how many windows were queued."""
+        windowed turns and how many windows were queued.
+
+        A full window is queued once a turn after it has arrived: until `final` (or the idle
+        cut) a session always has a turn waiting, so a session with none waiting is one that
+        was flushed, whose turns no later window reads (capture_store.PRUNE_TURNS)."""
         size = self._config.window_turns
         windowed, queued = row.turns_windowed, 0
         ends = []
-        while received - windowed >= size:
+        while received - windowed > size:
             windowed += size
             ends.append(windowed)
         if final and received > windowed:

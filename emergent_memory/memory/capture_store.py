@@ -129,17 +129,27 @@ WHERE id = %(id)s AND status = 'running' AND attempts = %(attempts)s
 """
 
 # Turns no window needs any more: before every window of the session that is not done, and
-# before the turns not yet in a window, less the overlap the next window reads.
+# before the turns not yet in a window, less the overlap the next window reads; every turn
+# once all are in windows and every window is done. A window is queued only once a turn after
+# it has arrived (CaptureService._cut), so a session with no turn waiting was flushed (final,
+# or its idle cut): no later window reads its turns, unless it goes on after all (a compaction,
+# a resumed session), and then its next window has no context before it.
 PRUNE_TURNS = """
+WITH bound AS (
+    SELECT CASE WHEN s.turns_windowed = s.turns_received AND w.waiting IS NULL
+                THEN s.turns_windowed
+                ELSE least(s.turns_windowed, w.waiting) - %(overlap)s
+           END AS below
+    FROM kb.agent_sessions s
+    CROSS JOIN LATERAL (
+        SELECT min(first_turn) AS waiting FROM kb.capture_windows
+        WHERE actor_id = s.actor_id AND session_id = s.session_id AND status <> 'done'
+    ) w
+    WHERE s.actor_id = %(actor_id)s AND s.session_id = %(session_id)s
+)
 DELETE FROM kb.capture_turns t
-USING kb.agent_sessions s
-WHERE t.actor_id = %(actor_id)s AND t.session_id = %(session_id)s
-  AND s.actor_id = t.actor_id AND s.session_id = t.session_id
-  AND t.turn_index < least(
-      s.turns_windowed,
-      (SELECT min(w.first_turn) FROM kb.capture_windows w
-       WHERE w.actor_id = t.actor_id AND w.session_id = t.session_id AND w.status <> 'done')
-  ) - %(overlap)s
+USING bound
+WHERE t.actor_id = %(actor_id)s AND t.session_id = %(session_id)s AND t.turn_index < bound.below
 """
 
 # Today (UTC) starts at midnight UTC, whatever the session's time zone.
