@@ -310,6 +310,27 @@ def test_a_given_url_and_token_are_written_without_the_database(install: Install
     assert "--url must start with http:// or https://" in refused.output
 
 
+def test_the_url_comes_from_the_variable_then_the_file_as_the_help_says(
+    install: Installer,
+) -> None:
+    install.hooks_file.parent.mkdir(parents=True)
+    install.hooks_file.write_text('{"url": "http://127.0.0.1:9001", "token": "emt_old"}')
+    install.hooks_file.chmod(0o600)
+    nowhere = {"EMERGENT_MEMORY_DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none"}
+    kept = install("install", "--token", "emt_given", **nowhere)
+    assert kept.exit_code == 0, kept.output
+    assert install.hooks_file_content()["url"] == "http://127.0.0.1:9001"
+    variable = {"EMERGENT_MEMORY_HOOK_URL": "http://127.0.0.1:9002"}
+    chosen = install("install", "--token", "emt_given", **nowhere, **variable)
+    assert chosen.exit_code == 0, chosen.output
+    assert install.hooks_file_content()["url"] == "http://127.0.0.1:9002"
+    help_text = " ".join(install("install", "--help").output.split())
+    assert (
+        "--url TEXT The server's URL (default: EMERGENT_MEMORY_HOOK_URL, else the hooks "
+        "file's, else http://127.0.0.1:8765)." in help_text
+    )
+
+
 def test_a_revoked_token_is_replaced(install: Installer) -> None:
     assert install("install").exit_code == 0
     first = install.hooks_file_content()["token"]

@@ -128,8 +128,8 @@ def _diff(path: Path, before: dict[str, Any], after: dict[str, Any]) -> str:
 @click.option(
     "--url",
     default=None,
-    help="The server's URL (default: the hooks file's, else "
-    f"EMERGENT_MEMORY_HOOK_URL, else {DEFAULT_URL}).",
+    help="The server's URL (default: EMERGENT_MEMORY_HOOK_URL, else the hooks file's, "
+    f"else {DEFAULT_URL}).",
 )
 @click.option(
     "--token",
