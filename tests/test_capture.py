@@ -24,7 +24,7 @@ from emergent_memory.errors import InvalidInput, PermissionDenied
 from emergent_memory.llm import AnthropicClient
 from emergent_memory.mcp.http import DatabaseTokenVerifier, http_app, token_principal
 from emergent_memory.mcp.server import create_server
-from emergent_memory.memory import MemoryService, store
+from emergent_memory.memory import MemoryService, capture_text, store
 from emergent_memory.memory.capture import (
     CaptureConfig,
     CapturedMessage,
@@ -276,6 +276,51 @@ def test_injected_memories_are_stripped_and_long_tool_output_keeps_head_and_tail
     assert stored[2] == ""  # an unclosed marker removes the rest of the turn
     assert "characters of text cut" in stored[3]
     assert len(stored[3]) < 8100
+
+
+def test_a_secret_across_a_cut_is_found_whole(
+    capture: CaptureService, principal: Principal, owner_pool: ConnectionPool
+) -> None:
+    """A tool output far longer than the limit (1,500: a head of 1,000 and a tail of 500) is
+    cut before it is scanned; a token that starts 20 characters before the head's cut, and
+    one that ends 20 characters after the tail's, are still seen whole and removed."""
+    filler = "all good\n" * 3000
+    before, after = filler[:979] + " ", "\n" + filler[:479]
+    output = before + TOKEN + "\n" + filler + TOKEN + after
+    assert (output.index(TOKEN), len(output) - output.rindex(TOKEN)) == (980, 520)
+    cleaned = capture_text.clean("tool", output, tool_output_chars=1500)
+    assert cleaned.secrets_removed == 2
+    enqueue(capture, principal, messages(("tool", output)))
+    [(_, _, stored)] = turns_of(owner_pool, principal, "s-1")
+    assert stored == cleaned.content
+    assert not any(TOKEN[i : i + 8] in stored for i in range(len(TOKEN) - 7))
+    assert stored.startswith(before + capture_text.REDACTION)
+    assert stored.endswith(capture_text.REDACTION + after)
+
+
+def test_a_turn_is_scanned_again_only_when_cleaning_changed_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    scanned: list[str] = []
+    find_secrets = capture_text.find_secrets
+
+    def scan(text: str) -> Any:
+        scanned.append(text)
+        return find_secrets(text)
+
+    monkeypatch.setattr(capture_text, "find_secrets", scan)
+    assert capture_text.clean("user", "plain words", tool_output_chars=1500).content == (
+        "plain words"
+    )
+    assert scanned == ["plain words"]
+    scanned.clear()
+    redacted = capture_text.clean("user", f"token {TOKEN}", tool_output_chars=1500)
+    assert (redacted.content, redacted.secrets_removed) == ("token [secret removed]", 1)
+    assert scanned == [f"token {TOKEN}", "token [secret removed]"]
+    scanned.clear()
+    cut = capture_text.clean("tool", "x" * 2000, tool_output_chars=1500)
+    assert cut.chars_cut == 500
+    assert scanned == ["x" * 2000, cut.content]
 
 
 def test_another_actors_session_with_the_same_id_is_its_own(

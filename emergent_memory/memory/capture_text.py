@@ -13,7 +13,8 @@ queue included):
    TEXT_TURN_CHARS is cut the same way (a pasted log is data, not conversation). The head
    and tail are scanned with SCAN_MARGIN characters beyond each cut, so a secret across a
    cut is seen whole;
-5. the result is scanned for secrets again: the stored text is checked as stored.
+5. when step 3 or 4 changed it, the result is scanned for secrets again: the stored text is
+   checked as stored.
 
 Windows are written for the models as numbered turns (`[12] user:`) and kept in an Episode as
 role-prefixed turns (`user: ...`). In both, every line of a turn's text after its first is
@@ -74,7 +75,9 @@ def clean(role: Role, content: str, *, tool_output_chars: int) -> CleanTurn:
     text, markers = strip_markers(storable(content))
     limit = tool_output_chars if role == "tool" else max(TEXT_TURN_CHARS, tool_output_chars)
     text, secrets, cut = _redacted_within(text, limit, "tool output" if role == "tool" else "text")
-    text, more = redact_secrets(text)
+    more = 0
+    if secrets or cut:  # the text changed since it was scanned: scan it as stored
+        text, more = redact_secrets(text)
     return CleanTurn(role, text, secrets + more, markers, cut)
 
 
