@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import nullcontext
 from typing import Any
 
+import psycopg
 import pytest
 from psycopg_pool import ConnectionPool
 from starlette.testclient import TestClient
@@ -25,6 +26,7 @@ from emergent_memory.llm import AnthropicClient
 from emergent_memory.mcp.http import DatabaseTokenVerifier, http_app, token_principal
 from emergent_memory.mcp.server import create_server
 from emergent_memory.memory import MemoryService, capture_text, store
+from emergent_memory.memory import capture as capture_module
 from emergent_memory.memory.capture import (
     CaptureConfig,
     CapturedMessage,
@@ -321,6 +323,40 @@ def test_a_turn_is_scanned_again_only_when_cleaning_changed_it(
     cut = capture_text.clean("tool", "x" * 2000, tool_output_chars=1500)
     assert cut.chars_cut == 500
     assert scanned == ["x" * 2000, cut.content]
+
+
+def test_turns_are_cleaned_before_the_session_is_locked(
+    capture: CaptureService,
+    principal: Principal,
+    owner_pool: ConnectionPool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Cleaning a long turn takes time: another request of the session must not wait for it
+    (the session's row is locked from the transaction's start to its commit)."""
+    enqueue(capture, principal, said(1))
+    locked: list[bool] = []
+
+    def clean(*args: Any, **kwargs: Any) -> capture_text.CleanTurn:
+        with owner_pool.connection() as conn:
+            try:
+                conn.execute(
+                    "SELECT 1 FROM kb.agent_sessions WHERE actor_id = %s AND session_id = 's-1' "
+                    "FOR UPDATE NOWAIT",
+                    (principal.actor_id,),
+                )
+                locked.append(False)
+            except psycopg.errors.LockNotAvailable:
+                locked.append(True)
+        return capture_text.clean(*args, **kwargs)
+
+    monkeypatch.setattr(capture_module, "clean", clean)
+    assert enqueue(capture, principal, said(2, start=1))["accepted"] == 2
+    assert locked == [False, False]
+    assert [c for _, _, c in turns_of(owner_pool, principal, "s-1")] == [
+        "message 0",
+        "message 1",
+        "message 2",
+    ]
 
 
 def test_another_actors_session_with_the_same_id_is_its_own(

@@ -174,6 +174,10 @@ class CaptureService:
                 "next_index": (start or 0) + len(checked),
                 "windows_queued": 0,
             }
+        # cleaned before the transaction, which holds the session's row (the secret scan of a
+        # megabyte takes seconds); messages the server already has (a resend) are cleaned too
+        limit = self._config.tool_output_chars
+        cleaned = [clean(m.role, m.content, tool_output_chars=limit).content for m in checked]
         with acting_for(self._memory.pool, principal, lost=UNREACHABLE) as conn:
             row = sessions.touch(conn, principal, session, client_)  # locked until commit
             have = row.turns_received
@@ -185,8 +189,8 @@ class CaptureService:
                 )
             known = min(have - start, len(checked))
             fresh = [
-                Turn(start + known + offset, message.role, self._cleaned(message))
-                for offset, message in enumerate(checked[known:])
+                Turn(start + index, checked[index].role, cleaned[index])
+                for index in range(known, len(checked))
             ]
             capture_store.insert_turns(conn, principal, session, fresh)
             received = have + len(fresh)
@@ -201,10 +205,6 @@ class CaptureService:
             "next_index": received,
             "windows_queued": queued,
         }
-
-    def _cleaned(self, message: CapturedMessage) -> str:
-        limit = self._config.tool_output_chars
-        return clean(message.role, message.content, tool_output_chars=limit).content
 
     def _cut(
         self,
