@@ -27,7 +27,6 @@ from emergent_memory.memory.extraction import Decision
 from emergent_memory.memory.service import MemoryService, acting_for
 
 SUMMARY_CHARS = 2000  # the Episode type's limit
-PACK = "agent-memory"
 
 
 def episode_summary(summary: str | None) -> str | None:
@@ -41,6 +40,7 @@ def episode_summary(summary: str | None) -> str | None:
 
 def keep_episode(
     conn: Connection[Any],
+    memory: MemoryService,
     owner: Principal,
     *,
     client: str,
@@ -51,7 +51,8 @@ def keep_episode(
 ) -> UUID:
     """The window as an Episode (`key`: session_id, first_turn, last_turn, digest; `summary`
     from episode_summary, `embedding` its vector if it was computed), or the one already kept
-    for the same key (another worker got there first). In a transaction acting for `owner`."""
+    for the same key (another worker got there first). In a transaction acting for `owner`;
+    `memory` installs the agent-memory pack if the project has not got it yet."""
     capture_store.lock_episode_key(conn, owner.actor_id, key)
     existing = capture_store.find_episode(conn, owner.actor_id, key)
     if existing is not None:
@@ -64,7 +65,7 @@ def keep_episode(
     }
     if summary is not None:
         properties["summary"] = summary
-    _ensure_pack(conn, owner)
+    memory.ensure_pack(conn, owner.project_id)
     episode = graph.create_object(
         conn,
         project_id=owner.project_id,
@@ -122,14 +123,6 @@ def save_decisions(
             }
         )
     return {"result": "captured", "saved": saved, "not_saved": not_saved}
-
-
-def _ensure_pack(conn: Connection[Any], owner: Principal) -> None:
-    """The agent-memory pack with the Episode type (1.1.0 or later) in the owner's project."""
-    for pack in graph.installed_packs(conn, owner.project_id):
-        if pack.name == PACK and store.EPISODE in pack.object_type_schemas:
-            return
-    graph.install_pack(conn, owner.project_id, PACK)
 
 
 def _still_active(memory: MemoryService, owner: Principal, decision: Decision) -> bool:

@@ -272,6 +272,7 @@ class CaptureWorker:
         with self._acting_as(owner) as conn:
             episode = keep_episode(
                 conn,
+                self._memory,
                 owner,
                 client=window.client,
                 key=key,

@@ -188,7 +188,7 @@ class MemoryService:
             store.lock_saves(conn, principal, scope_)
             targets = self._related_targets(conn, principal, related)
             # in the save's transaction: a refused save leaves no installation behind
-            self._ensure_pack(conn, principal.project_id)
+            self.ensure_pack(conn, principal.project_id)
 
             exact = store.find_exact(conn, principal, scope_, text)
             if exact is not None:
@@ -598,9 +598,11 @@ class MemoryService:
         with transaction(self._pool, lost=UNREACHABLE) as conn:
             yield conn
 
-    def _ensure_pack(self, conn: Connection[Any], project_id: UUID) -> None:
-        """Install the agent-memory pack in the project unless it is known to be there (the
-        caller remembers it once its transaction committed; installing is idempotent)."""
+    def ensure_pack(self, conn: Connection[Any], project_id: UUID) -> None:
+        """Install the agent-memory pack in the project, in the caller's transaction, unless
+        it is known to be there (save remembers it once its transaction committed; installing
+        is idempotent). Every installation has 1.1.0 (migration 0011): its types include
+        Episode."""
         if project_id in self._projects_with_pack:
             return
         if not any(pack.name == PACK for pack in graph.installed_packs(conn, project_id)):
