@@ -21,15 +21,13 @@ first and is not counted.
 
 from __future__ import annotations
 
+import os
 import re
-import socketserver
-import sys
 import time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 from pydantic import SecretStr
@@ -44,8 +42,8 @@ from emergent_memory.memory import MemoryService, capture_store, capture_worker
 from emergent_memory.memory.capture import CapturedMessage, CaptureService
 from emergent_memory.memory.capture_worker import CaptureWorker
 from emergent_memory.settings import Settings
+from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, tool_use
 
-ROOT = Path(__file__).resolve().parent.parent
 SESSION_TURNS = 48  # three windows of 16
 REMEMBER = "Please remember: "
 # where, in a window whose gate says yes, the user asks (not in the last `overlap` turns, which
@@ -98,13 +96,8 @@ def the_window(text: str) -> str:
 
 
 def fake_llm(gate_says_yes: bool, categories: dict[str, str]) -> Any:
-    """The fake Messages API, scripted as the module docstring says. Its replies go out with
-    TCP_NODELAY: the standard library's HTTP server writes a reply's headers and body
-    separately, so without it every reply waited for the client's delayed acknowledgement
-    (about 40 ms a call here, against about 1 ms with it), which no real API adds."""
-    socketserver.StreamRequestHandler.disable_nagle_algorithm = True
-    sys.path.insert(0, str(ROOT))
-    from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, tool_use
+    """The fake Messages API, scripted as the module docstring says (its replies go out with
+    TCP_NODELAY, so no call waits about 40 ms for the client's delayed acknowledgement)."""
 
     def answer(request: RecordedRequest) -> Reply | None:
         asked = _ASKED.findall(the_window(request.text))
@@ -252,7 +245,12 @@ def run(sessions_count: int = 60) -> dict[str, Any]:
     built = sessions(sessions_count, statements)
     embedder = LocalEmbeddings()
     embedder.load()
-    result: dict[str, Any] = {"session_turns": SESSION_TURNS, "yes_every": YES_EVERY}
+    result: dict[str, Any] = {
+        "session_turns": SESSION_TURNS,
+        "yes_every": YES_EVERY,
+        "cpus": os.cpu_count(),
+        "load_average_before": [round(x, 2) for x in os.getloadavg()],
+    }
     with bench_database() as url:
         pool = create_pool(url, min_size=1, max_size=4)
         try:
@@ -282,6 +280,7 @@ def run(sessions_count: int = 60) -> dict[str, Any]:
                     }
         finally:
             pool.close()
+    result["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     write_result("capture", result, markdown(result))
     return result
 
@@ -297,7 +296,9 @@ def markdown(result: dict[str, Any]) -> str:
         f"output cut at {config['tool_output_chars']} characters), one capture worker, a fake "
         "Messages API answering at once through the real SDK. The gate says yes to one window "
         f"in {result['yes_every']} (the user asked for a fact to be remembered), and the "
-        "extractor proposes that fact.",
+        "extractor proposes that fact. "
+        f"{result['cpus']} CPUs, load average {result['load_average_before'][0]} before the "
+        f"run and {result['load_average_after'][0]} after (compare numbers within one run).",
         "",
         f"**{mix['windows_per_second']} windows/s with the yes/no mix; "
         f"{baseline['windows_per_second']} windows/s with the gate always saying no** "
