@@ -35,10 +35,8 @@ then compile its modules on every run).
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -46,8 +44,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -60,17 +57,19 @@ from emergent_memory.auth.principal import ANY_PROJECT, READ, WRITE, Principal
 from emergent_memory.auth.tokens import create_token
 from emergent_memory.db.pool import create_pool
 from emergent_memory.hooks.client import Server
+from emergent_memory.hooks.run import EVENTS
 from emergent_memory.hooks.state import state_path
 from emergent_memory.memory import MemoryConfig, MemoryService
-from emergent_memory.settings import default_model_cache_dir
+from emergent_memory.memory.injection import _WORD  # the words injection counts
+from emergent_memory.settings import Settings, default_model_cache_dir
+from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, tool_use
+from tests.helpers import free_port, http_server_process
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "data" / "claude_code"
-EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd")
 TARGET_P95_MS = {"UserPromptSubmit": 150.0}
 WARM_UP = 3
 USER = "u1"
-_WORD = re.compile(r"\w+")
 
 
 def hook_command() -> tuple[list[str], str]:
@@ -96,10 +95,8 @@ def recorded_inputs() -> dict[str, dict[str, Any]]:
     return inputs
 
 
-def fake_gate() -> Any:
+def fake_gate() -> FakeAnthropic:
     """A fake Messages API whose every tool call (the gate) answers "nothing worth keeping"."""
-    sys.path.insert(0, str(ROOT))
-    from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, tool_use
 
     def answer(request: RecordedRequest) -> Reply | None:
         tool = request.forced_tool
@@ -110,58 +107,10 @@ def fake_gate() -> Any:
     return FakeAnthropic(handler=answer)
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextmanager
-def http_server(env: dict[str, str], log: Path) -> Iterator[str]:
-    """`emergent-memory serve --transport http` on a free port until /health answers; its
-    base URL. Stopped at the end."""
-    port = free_port()
-    command, _ = hook_command()
-    with log.open("w") as written:
-        process = subprocess.Popen(  # noqa: S603 - our own program, fixed arguments
-            [*command, "serve", "--transport", "http", "--port", str(port)],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=written,
-        )
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"the server stopped: {log.read_text()[-2000:]}")
-            if _healthy(port):
-                break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the server did not start: {log.read_text()[-2000:]}")
-            time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-
-
-def _healthy(port: int) -> bool:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-    try:
-        connection.request("GET", "/health")
-        return connection.getresponse().status == 200
-    except OSError:
-        return False
-    finally:
-        connection.close()
-
-
 def seed(url: str, embedder: CachedEmbeddings, project: uuid.UUID) -> tuple[str, list[str]]:
     """USER's memories of the labelled set in `project` (the session's repository), a token
-    with the hooks' scopes, and USER's labelled prompts of at least three words."""
+    with the hooks' scopes, and USER's labelled prompts with the words injection needs (the
+    server's default minimum, counted as it counts them)."""
     devset = quality.DevSet()
     actor = quality.ident("user", USER)
     principal = Principal(actor, project, frozenset({READ, WRITE}))
@@ -191,10 +140,11 @@ def seed(url: str, embedder: CachedEmbeddings, project: uuid.UUID) -> tuple[str,
             project_id=project,
             scopes=[READ, WRITE, ANY_PROJECT],
         ).token
+    min_words = Settings.model_fields["injection_min_prompt_words"].default
     prompts = [
         q["query"]
         for q in devset.queries
-        if q["user"] == USER and len(_WORD.findall(q["query"])) >= 3
+        if q["user"] == USER and len(_WORD.findall(q["query"])) >= min_words
     ]
     return token, prompts
 
@@ -253,7 +203,8 @@ def run(runs: int = 100) -> dict[str, Any]:
                 "EMERGENT_MEMORY_ANTHROPIC_API_KEY": "benchmark",
                 "EMERGENT_MEMORY_ANTHROPIC_BASE_URL": llm.url,
             }
-            with http_server(server_env, home / "server.log") as base:
+            with http_server_process(server_env) as server:
+                base = server.base
                 hook_env = base_env | {
                     "EMERGENT_MEMORY_HOOK_URL": base,
                     "EMERGENT_MEMORY_HOOK_TOKEN": token,
@@ -261,13 +212,19 @@ def run(runs: int = 100) -> dict[str, Any]:
                     "EMERGENT_MEMORY_DATA_DIR": str(home / "hooks"),
                     "CLAUDE_PROJECT_DIR": str(repository),
                 }
+                nowhere = f"http://127.0.0.1:{free_port()}"  # the no-server baseline's URL
                 result = measure(
-                    command, inputs, prompts, hook_env, repository, transcript, base, token, runs
+                    command,
+                    inputs,
+                    prompts,
+                    hook_env,
+                    repository,
+                    transcript,
+                    (base, token, nowhere),
+                    runs,
                 )
-                hook_log = home / "hooks" / "logs" / "hooks.log"
-                result["hook_log_lines"] = (
-                    len(hook_log.read_text().splitlines()) if hook_log.exists() else 0
-                )
+                result["hook_log"] = hook_log(home / "hooks" / "logs" / "hooks.log", nowhere)
+                result["sessions_with_turns"] = sessions_with_turns(url)
                 result["llm_requests"] = len(llm.message_requests)
     result |= {
         "program": program,
@@ -280,6 +237,29 @@ def run(runs: int = 100) -> dict[str, Any]:
     }
     write_result("hooks", result, markdown(result))
     return result
+
+
+def hook_log(path: Path, nowhere: str) -> dict[str, Any]:
+    """The hooks' log: its lines, and those the no-server baseline does not explain. That
+    baseline logs one line a run, naming `nowhere`; every other hook run reached the server,
+    so any other line is a problem (a refused token, a server that did not answer), kept
+    without its time and process id (the log holds no secret and no text)."""
+    lines = path.read_text().splitlines() if path.exists() else []
+    unexplained = []
+    for line in lines:
+        if nowhere not in line:
+            parts = line.split(" ", 4)  # time, level, event, [process id], message
+            unexplained.append(" ".join(parts[1:3] + parts[4:]) if len(parts) == 5 else line)
+    return {"lines": len(lines), "unexplained": unexplained}
+
+
+def sessions_with_turns(url: str) -> int:
+    """The sessions whose transcript turns the server received (from the Stop hooks)."""
+    with psycopg.connect(url) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM kb.agent_sessions WHERE turns_received > 0"
+        ).fetchone()
+    return int(row[0]) if row else 0
 
 
 BARE_PYTHON = "python -c pass"
@@ -295,15 +275,16 @@ def measure(
     env: dict[str, str],
     cwd: Path,
     transcript: Path,
-    base: str,
-    token: str,
+    servers: tuple[str, str, str],
     runs: int,
 ) -> dict[str, Any]:
     """Round robin, so that the machine's changing load weighs on every measure alike: each
-    round is one session's five events, then one of each baseline."""
+    round is one session's five events, then one of each baseline. `servers`: the server's
+    base URL, the hooks' token, and a URL where no server listens (the baseline's)."""
+    base, token, nowhere = servers
     samples: dict[str, list[float]] = {event: [] for event in EVENTS}
     baselines: dict[str, list[float]] = {BARE_PYTHON: [], IMPORT: [], SERVER_DOWN: [], REQUEST: []}
-    down = env | {"EMERGENT_MEMORY_HOOK_URL": f"http://127.0.0.1:{free_port()}"}
+    down = env | {"EMERGENT_MEMORY_HOOK_URL": nowhere}
     project = str(derived_project_id(project_root(cwd)))
     compare = os.environ.get("BENCH_HOOKS_COMPARE")
     other = f"hook UserPromptSubmit of {os.environ.get('BENCH_HOOKS_COMPARE_NAME', compare)}"
@@ -439,9 +420,10 @@ def markdown(result: dict[str, Any]) -> str:
         "Where the imports go (`python -X importtime`, cumulative ms, median of 5 processes; "
         f"nested modules are counted in their parents too): {imports}.",
         "",
-        f"Hooks' log: {result['hook_log_lines']} lines (the no-server baseline logs one a "
-        f"run). Requests to the fake "
-        f"Messages API during the run: {result['llm_requests']}.",
+        f"Hooks' log: {result['hook_log']['lines']} lines (the no-server baseline logs one a "
+        f"run), {len(result['hook_log']['unexplained'])} from the runs with the server; "
+        f"sessions whose transcript the server received: {result['sessions_with_turns']}. "
+        f"Requests to the fake Messages API during the run: {result['llm_requests']}.",
     ]
     return "\n".join(lines)
 

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 import time
 import uuid
 from collections import Counter
@@ -55,7 +54,14 @@ from emergent_memory.app import injection_config
 from emergent_memory.db.pool import create_pool
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME
 from emergent_memory.memory import MemoryConfig, MemoryService, store
-from emergent_memory.memory.injection import Candidate, InjectionConfig, InjectionService, fit
+from emergent_memory.memory.injection import (
+    _WORD,  # the words the product counts in a prompt
+    PROMPT_CANDIDATES,
+    Candidate,
+    InjectionConfig,
+    InjectionService,
+    fit,
+)
 from emergent_memory.settings import Settings
 
 TARGET_PRECISION = 0.8
@@ -64,7 +70,6 @@ FOLDS, SEED = 5, 20240611
 FLOORS = [round(0.20 + step / 100, 2) for step in range(71)]
 # Kinds whose labels assume a recall filter that injection does not apply.
 FILTERED_KINDS = frozenset({"category_filter", "scope_filter"})
-_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -226,8 +231,8 @@ def _spread(values: np.ndarray) -> dict[str, float]:
 # -- the product, end to end ----------------------------------------------------------------
 
 TOP_K = (1, 3, 5)
-# Candidates the baselines read from the product's recall (the injection reads as many).
-CANDIDATES = 20
+# Candidates the baselines read from the product's recall: as many as the injection reads.
+CANDIDATES = PROMPT_CANDIDATES
 
 
 def tally(

@@ -112,6 +112,14 @@ def test_a_smoke_run_of_every_benchmark_writes_its_reports(server_url: str, tmp_
     hooks = json.loads((tmp_path / "hooks.json").read_text())
     for event in ("SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd"):
         assert hooks["events"][event]["n"] == hooks["runs"]  # every run exited 0
+    # hooks exit 0 whatever happens: that they reached the server shows in the hooks' log
+    # (a refused token or an unreachable server logs a line; only the no-server baseline's
+    # one line a run is expected) and in what the server received (every session's Stop
+    # sent its transcript)
+    sessions = hooks["runs"] + hooks["warm_up_runs"]
+    assert hooks["hook_log"]["unexplained"] == []
+    assert hooks["hook_log"]["lines"] == sessions
+    assert hooks["sessions_with_turns"] == sessions
     assert hooks["baselines"]["python -c pass"]["n"] == hooks["runs"]
     for name in (
         "dedup.md",
