@@ -216,12 +216,13 @@ def test_episodes_with_a_summary_are_embedded_by_the_worker(
 def test_reembedding_and_the_start_up_check_count_episodes_with_a_summary(
     conn: psycopg.Connection[Any],
 ) -> None:
-    """Re-embedding (store.needing_embedding) and the start-up check see what the worker
-    embeds: memories and episodes with a summary, not episodes without one."""
+    """Re-embedding (store.needing_embedding and its count) and the start-up check see what
+    the worker embeds: memories and episodes with a summary, not episodes without one."""
     actor, project = uuid.uuid4(), uuid.uuid4()
     graph.install_pack(conn, project, "agent-memory")
     model = BagOfWordsEmbedder(f"test/never-{uuid.uuid4().hex[:6]}")
     before = check_compatible(conn, model, store.EMBEDDED_TEXT).get(None, 0)
+    counted = store.count_needing_embedding(conn, model.model_name)
     made = {}
     for name, summary in (
         ("with", "Chose Postgres for the queue"),
@@ -246,6 +247,7 @@ def test_reembedding_and_the_start_up_check_count_episodes_with_a_summary(
     assert made["without"] not in needing
     assert made["blank"] not in needing
     assert check_compatible(conn, model, store.EMBEDDED_TEXT).get(None, 0) == before + 1
+    assert store.count_needing_embedding(conn, model.model_name) == counted + 1
 
 
 # -- what is searched, and what is returned ---------------------------------------------------

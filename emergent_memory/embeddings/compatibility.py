@@ -6,7 +6,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from psycopg import Connection
+from psycopg import Connection, sql
 from psycopg.types.json import Jsonb
 
 from emergent_memory.embeddings.base import EmbeddingProvider
@@ -20,14 +20,22 @@ SELECT atttypmod FROM pg_attribute
 WHERE attrelid = 'kb.graph_objects'::regclass AND attname = 'embedding'
 """
 
-# Live objects of the embedded types whose text property holds some text (the ones the
-# embedding worker would embed), by the model of their vector when it is not this one.
-OTHER_MODELS = """
-SELECT o.embedding_model, count(*)
-FROM kb.graph_objects o
+# What has text to embed but no vector of a model (`FROM {lacking_vector}`, also in
+# memory/store.py's re-embedding queries): live objects `o` of the embedded types
+# (%(embedded_text)s, as JSON: per type, the property that holds its text, `t.property`)
+# whose text property holds some text (the ones the embedding worker would embed) and whose
+# vector, if any, is not from %(model)s.
+LACKING_VECTOR = """
+kb.graph_objects o
 JOIN jsonb_each_text(%(embedded_text)s) AS t(type, property) ON t.type = o.type
 WHERE o.is_head AND o.deleted_at IS NULL AND o.embedding_model IS DISTINCT FROM %(model)s
   AND o.properties ->> t.property ~ '[^[:space:]]'
+"""
+
+# Those objects, by the model of their vector.
+OTHER_MODELS = """
+SELECT o.embedding_model, count(*)
+FROM {lacking_vector}
 GROUP BY o.embedding_model
 ORDER BY o.embedding_model NULLS FIRST
 """
@@ -63,7 +71,8 @@ def check_compatible(
     others = {
         model: count
         for model, count in conn.execute(
-            OTHER_MODELS, {"model": provider.model_name, "embedded_text": Jsonb(embedded_text)}
+            sql.SQL(OTHER_MODELS).format(lacking_vector=sql.SQL(LACKING_VECTOR)),
+            {"model": provider.model_name, "embedded_text": Jsonb(embedded_text)},
         )
     }
     for model, count in others.items():

@@ -18,6 +18,7 @@ from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
 from emergent_memory.auth.principal import Principal
+from emergent_memory.embeddings.compatibility import LACKING_VECTOR
 from emergent_memory.graph.models import GraphObject, select_list
 
 MEMORY = "Memory"
@@ -302,27 +303,17 @@ INACTIVE_STATES = {
     "deleted": "o.deleted_at IS NOT NULL",
 }
 
-# Live objects of the embedded types (EMBEDDED_TEXT, as JSON) whose text property holds some
-# text and that have no vector from the model: memories, and episodes with a summary.
+# Live objects of the embedded types (EMBEDDED_TEXT) whose text property holds some text
+# and that have no vector from the model: memories, and episodes with a summary
+# (compatibility.LACKING_VECTOR, which the start-up check counts too).
 NEEDING_EMBEDDING = """
 SELECT o.canonical_id, t.property, o.properties ->> t.property
-FROM kb.graph_objects o
-JOIN jsonb_each_text(%(embedded_text)s) AS t(type, property) ON t.type = o.type
-WHERE o.is_head AND o.deleted_at IS NULL
-  AND o.embedding_model IS DISTINCT FROM %(model)s
-  AND o.properties ->> t.property ~ '[^[:space:]]'
+FROM {lacking_vector}
 ORDER BY o.id
 LIMIT %(limit)s
 """
 
-COUNT_NEEDING_EMBEDDING = """
-SELECT count(*)
-FROM kb.graph_objects o
-JOIN jsonb_each_text(%(embedded_text)s) AS t(type, property) ON t.type = o.type
-WHERE o.is_head AND o.deleted_at IS NULL
-  AND o.embedding_model IS DISTINCT FROM %(model)s
-  AND o.properties ->> t.property ~ '[^[:space:]]'
-"""
+COUNT_NEEDING_EMBEDDING = "SELECT count(*) FROM {lacking_vector}"
 
 LOCK_SAVES = "SELECT pg_advisory_xact_lock(hashtextextended(%(key)s, 0))"
 
@@ -539,14 +530,18 @@ def needing_embedding(conn: Connection[Any], model: str, limit: int) -> list[tup
     """Live memories and episodes (EMBEDDED_TEXT) without a vector from `model`: (canonical
     id, the property that holds the text, the text to embed)."""
     params = {"model": model, "limit": limit, "embedded_text": Jsonb(EMBEDDED_TEXT)}
-    rows = conn.execute(NEEDING_EMBEDDING, params).fetchall()
+    rows = conn.execute(_lacking_vector(NEEDING_EMBEDDING), params).fetchall()
     return [(UUID(str(row[0])), str(row[1]), str(row[2])) for row in rows]
 
 
 def count_needing_embedding(conn: Connection[Any], model: str) -> int:
     params = {"model": model, "embedded_text": Jsonb(EMBEDDED_TEXT)}
-    row = conn.execute(COUNT_NEEDING_EMBEDDING, params).fetchone()
+    row = conn.execute(_lacking_vector(COUNT_NEEDING_EMBEDDING), params).fetchone()
     return 0 if row is None else int(row[0])
+
+
+def _lacking_vector(query: str) -> sql.Composed:
+    return sql.SQL(query).format(lacking_vector=sql.SQL(LACKING_VECTOR))
 
 
 STATS = """
