@@ -376,10 +376,11 @@ def test_only_the_callers_own_episodes_are_searched(
     connect: Callable[[], psycopg.Connection[Any]],
 ) -> None:
     """Another actor's episodes of every scope (global included, which kb.visible_to alone
-    would show everyone), an ownerless one in the caller's project, and the caller's own
-    project-scope episode of another project never appear; the caller's user-scope episode of
-    another project does, as its user memories do. As the application role (row-level
-    security too) and as the owner's (the search's SQL alone: each layer holds by itself)."""
+    would show everyone), an ownerless one in the caller's project, the caller's own global
+    one, and the caller's own project-scope episode of another project never appear; the
+    caller's user-scope episode of another project does, as its user memories do. As the
+    application role (row-level security too) and as the owner's (the search's SQL alone:
+    each layer holds by itself)."""
     service = make_service(maintenance=role == "owner")
     embedder = BagOfWordsEmbedder()
     summary = "Pinned the ledger service because of E5178"
@@ -391,6 +392,7 @@ def test_only_the_callers_own_episodes_are_searched(
     mine_everywhere = episode(
         pool, elsewhere, DECISION, summary=summary, scope="user", embedder=embedder
     )
+    mine_global = episode(pool, principal, DECISION, summary=summary, scope="global")
     with connect() as conn, conn.transaction():  # the owner: graph data without an owner
         graph.create_object(
             conn,
@@ -416,10 +418,10 @@ def test_only_the_callers_own_episodes_are_searched(
     # nor for an administrator's credential: episodes are never anyone else's to read
     admin = Principal(principal.actor_id, principal.project_id, frozenset({READ, WRITE, ADMIN}))
     assert set(found(service, admin, "E5178")) == {str(mine), str(mine_everywhere)}
-    # the other actor finds its own and not the caller's
+    # the other actor finds its own project and user ones, not its global one nor the caller's
     theirs = found(service, someone_else, "E5178")
-    assert len(theirs) == 3
-    assert str(mine) not in theirs
+    assert len(theirs) == 2
+    assert not {str(mine), str(mine_global)} & set(theirs)
 
 
 # -- provenance -------------------------------------------------------------------------------

@@ -179,10 +179,6 @@ ORDER BY created_at
 LIMIT 1
 """
 
-# Two workers on the same window (one whose lock timed out) keep one Episode: the second waits
-# for the first's transaction, then finds its Episode.
-LOCK_EPISODE_KEY = "SELECT pg_advisory_xact_lock(hashtextextended(%(key)s, 0))"
-
 # The actor's own active memories (user ones, and project ones of this project) nearest a
 # vector; never global ones, which capture can neither write nor reinforce.
 NEAREST_OWN = """
@@ -408,9 +404,11 @@ def find_episode(conn: Connection[Any], actor_id: UUID, key: dict[str, Any]) -> 
 
 
 def lock_episode_key(conn: Connection[Any], actor_id: UUID, key: dict[str, Any]) -> None:
-    """Hold the Episode key (actor, session, turns, digest) until the transaction ends."""
+    """Hold the Episode key (actor, session, turns, digest) until the transaction ends: two
+    workers on the same window (one whose lock timed out) keep one Episode, the second waiting
+    for the first's transaction, then finding its Episode."""
     name = f"episode:{actor_id}:{key['session_id']}:{key['first_turn']}:{key['digest']}"
-    conn.execute(LOCK_EPISODE_KEY, {"key": name})
+    conn.execute(store.ADVISORY_LOCK, {"key": name})
 
 
 def nearest_own(

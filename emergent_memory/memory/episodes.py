@@ -3,8 +3,8 @@
 Connection first, never commits; the service owns the transaction. An Episode (agent-memory
 pack 1.1.0) is a window of a client session that automatic capture read. Only the caller's
 own episodes are ever searched: its user-scope ones in every project and its project-scope
-ones in this project (kb.visible_to, with the owner spelled out, so that no global or
-ownerless object, nor another actor's, can ever be one), inside both branches' SQL.
+ones in this project (store.OWN, as for the memories capture offers the extractor: never a
+global or ownerless object, nor another actor's), inside both branches' SQL.
 
 - **Words.** kb.graph_objects.fts does not cover an episode's `summary` or `text` (its
   expression reads key, content, name, title and description), and no index covers them, so
@@ -33,24 +33,21 @@ from psycopg import Connection, sql
 from psycopg.rows import class_row
 
 from emergent_memory.auth.principal import Principal
+from emergent_memory.memory import store
 
 EPISODE_SCAN = 200  # the newest episodes of the caller whose words are searched
 MAX_WORDS = 12  # the query's words looked for
 EXCERPT_CHARS = 300  # an excerpt's length
 EXCERPT_BEFORE = 100  # characters of context shown before the matched word
 
-# The caller's own live episodes it may see here (kb.visible_to: user scope everywhere,
-# project scope in this project; the owner spelled out: never a global or ownerless object),
-# optionally of one scope and of one client session.
+# The caller's own live episodes (store.OWN: user scope everywhere, project scope in this
+# project; never a global or ownerless object), optionally of one scope and of one session.
 OWN_EPISODES = """
-o.type = 'Episode' AND o.is_head AND o.deleted_at IS NULL
-AND o.actor_id = %(actor_id)s AND kb.visible_to(o, %(actor_id)s, %(project_id)s)
+o.type = 'Episode' AND o.is_head AND o.deleted_at IS NULL AND {own}
 AND (%(scope)s::text IS NULL OR o.scope = %(scope)s::text)
 AND (%(session_id)s::text IS NULL
      OR o.properties @> jsonb_build_object('session_id', %(session_id)s::text))
 """
-
-ITERATIVE_SCAN = "SET LOCAL hnsw.iterative_scan = 'relaxed_order'"
 
 # One statement: both branches, their fusion, and each result's excerpt.
 SEARCH = r"""
@@ -207,8 +204,9 @@ def search(
 ) -> list[EpisodeRow]:
     """The caller's episodes that best match the query, best first (at most `limit`)."""
     if embedding is not None:
-        conn.execute(ITERATIVE_SCAN)  # a selective filter still fills the vector candidates
-    statement = sql.SQL(SEARCH).format(own_episodes=sql.SQL(OWN_EPISODES))
+        conn.execute(store.ITERATIVE_SCAN)  # a selective filter still fills the candidates
+    own_episodes = sql.SQL(OWN_EPISODES).format(own=sql.SQL(store.OWN))
+    statement = sql.SQL(SEARCH).format(own_episodes=own_episodes)
     params = {
         "actor_id": principal.actor_id,
         "project_id": principal.project_id,

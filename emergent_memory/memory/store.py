@@ -315,7 +315,8 @@ LIMIT %(limit)s
 
 COUNT_NEEDING_EMBEDDING = "SELECT count(*) FROM {lacking_vector}"
 
-LOCK_SAVES = "SELECT pg_advisory_xact_lock(hashtextextended(%(key)s, 0))"
+# A lock on a name until the transaction ends (saves, context names, capture's Episodes).
+ADVISORY_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(%(key)s, 0))"
 
 
 def _params(principal: Principal, **more: Any) -> dict[str, Any]:
@@ -330,12 +331,12 @@ def lock_saves(conn: Connection[Any], principal: Principal, scope: str) -> None:
         key = f"memory-save:user:{principal.actor_id}"
     else:
         key = f"memory-save:project:{principal.actor_id}:{principal.project_id}"
-    conn.execute(LOCK_SAVES, {"key": key})
+    conn.execute(ADVISORY_LOCK, {"key": key})
 
 
 def lock_context_name(conn: Connection[Any], actor_id: UUID, name: str) -> None:
     """Serialize find-or-create of one actor's context name (names match ignoring case)."""
-    conn.execute(LOCK_SAVES, {"key": f"memory-context:{actor_id}:{name.lower()}"})
+    conn.execute(ADVISORY_LOCK, {"key": f"memory-context:{actor_id}:{name.lower()}"})
 
 
 def find_exact(
