@@ -1041,6 +1041,14 @@ def test_capture_dry_run_refuses_a_file_it_cannot_read_and_capture_off(
     result = run("capture", "--dry-run", str(broken))
     assert result.exit_code == 1
     assert "line 2 is not JSON" in result.stderr
+    robot = tmp_path / "robot.json"
+    robot.write_text('[{"role": "user", "content": "hi"}, {"role": "robot", "content": "beep"}]')
+    result = run("capture", "--dry-run", str(robot))
+    assert result.exit_code == 1
+    assert (
+        f"{robot}: messages[1].role must be one of user, assistant, tool, got 'robot'"
+        in result.stderr
+    )
     off = run("capture", "--dry-run", str(TRANSCRIPT), EMERGENT_MEMORY_ANTHROPIC_API_KEY="")
     assert off.exit_code == 1
     assert "automatic capture is off: set EMERGENT_MEMORY_ANTHROPIC_API_KEY" in off.stderr

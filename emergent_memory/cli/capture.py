@@ -23,7 +23,7 @@ from emergent_memory.cli.common import (
 )
 from emergent_memory.errors import InvalidInput
 from emergent_memory.hooks.transcript import entry_messages
-from emergent_memory.memory.capture import CapturedMessage
+from emergent_memory.memory.capture import CapturedMessage, checked_messages
 from emergent_memory.settings import Settings
 
 SYMBOLS = {"add": "+", "reinforce": "=", "supersede": ">", "none": ".", "drop": "-"}
@@ -100,39 +100,33 @@ def capture_retry(settings: Settings, as_json: bool) -> None:
 
 def read_conversation(path: Path) -> list[CapturedMessage]:
     """The messages of a file: a JSON list of {role, content}, or a Claude Code transcript
-    (JSONL), converted as the hooks convert it."""
+    (JSONL), converted as the hooks convert it; checked as capture checks what it receives."""
     text = path.read_text(encoding="utf-8", errors="replace")
     try:
         whole = json.loads(text)
     except ValueError:
         whole = None
+    messages: list[object] = []
     if isinstance(whole, list):
-        return [_message(item, f"{path}: item {position}") for position, item in enumerate(whole)]
-    messages: list[CapturedMessage] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            raise InvalidInput(
-                f"{path}: line {number} is not JSON; give a Claude Code transcript (JSONL) or "
-                "a JSON list of {role, content} messages"
-            ) from None
-        for found in entry_messages(entry):
-            messages.append(_message(found, f"{path}: line {number}"))
+        messages = whole
+    else:
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                raise InvalidInput(
+                    f"{path}: line {number} is not JSON; give a Claude Code transcript (JSONL) "
+                    "or a JSON list of {role, content} messages"
+                ) from None
+            messages.extend(entry_messages(entry))
     if not messages:
         raise InvalidInput(f"{path}: no message found in it")
-    return messages
-
-
-def _message(item: object, where: str) -> CapturedMessage:
-    if not isinstance(item, Mapping):
-        raise InvalidInput(f"{where} is not an object with role and content")
-    role, content = item.get("role"), item.get("content")
-    if role not in ("user", "assistant", "tool") or not isinstance(content, str):
-        raise InvalidInput(f"{where}: role must be user, assistant or tool and content a string")
-    return CapturedMessage(role, content)
+    try:
+        return checked_messages(messages)
+    except InvalidInput as error:
+        raise InvalidInput(f"{path}: {error}") from None
 
 
 def _show_dry_run(result: Mapping[str, Any]) -> None:

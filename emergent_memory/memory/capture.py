@@ -160,7 +160,7 @@ class CaptureService:
         session (None: right after what the server has); beyond that, it is a gap, refused."""
         session = validation.session_name(session_id)
         client_ = validation.client_name(client)
-        checked = _messages(messages)
+        checked = checked_messages(messages)
         start = _first_index(first_index)
         if not isinstance(final, bool):
             raise InvalidInput("final must be true or false")
@@ -275,7 +275,7 @@ class CaptureService:
         cleaning, models and rule as the worker, storing nothing at all (not even the LLM
         calls' tokens, which the result reports). Raises LLMFailed when a model fails."""
         extractor = self.extractor
-        checked = _messages(messages)
+        checked = checked_messages(messages)
         if not principal.can_read:
             raise PermissionDenied("this credential may not read memories (needs memory:read)")
         limit = self._config.tool_output_chars
@@ -297,9 +297,11 @@ def _first_index(value: object) -> int | None:
     return value
 
 
-def _messages(value: object) -> list[CapturedMessage]:
+def checked_messages(value: object) -> list[CapturedMessage]:
     """The messages as CapturedMessage: anything with a `role` and a `content` (the REST
-    route's validated bodies, a mapping) is taken, and each is checked."""
+    route's validated bodies, a mapping) is taken, and each is checked (enqueue and dry_run
+    check theirs; the CLI checks a file's before opening the service). InvalidInput names the
+    first message that is not right, as `messages[i]`."""
     if isinstance(value, str | bytes) or not isinstance(value, Sequence):
         raise InvalidInput("messages must be a list of {role, content}")
     if len(value) > MAX_MESSAGES:
