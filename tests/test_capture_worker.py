@@ -571,7 +571,7 @@ def test_the_same_turns_captured_twice_make_one_memory_and_one_episode(
             (user.actor_id,),
         )
     counts = worker.run_once()
-    assert (counts.claimed, counts.already_captured) == (1, 1)
+    assert (counts.claimed, counts.already_captured, counts.captured) == (1, 1, 0)
     assert len(fake.message_requests) == asked  # no model was asked again
     assert len(memories(capture.memory, user)) == 1
     [episode] = episodes(owner, user)

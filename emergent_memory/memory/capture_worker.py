@@ -56,8 +56,9 @@ T = TypeVar("T")
 @dataclass(slots=True)
 class CaptureCounts:
     """What rounds of the worker did: windows cut from idle sessions, claimed, captured (an
-    Episode kept), found already captured, put back to wait (retried, or postponed by the
-    budget), dead-lettered; memories saved or reinforced."""
+    Episode kept by this attempt), found already captured (not counted as captured), put back
+    to wait (retried, or postponed by the budget), dead-lettered; memories saved or
+    reinforced."""
 
     cut: int = 0
     claimed: int = 0
@@ -184,11 +185,11 @@ class CaptureWorker:
                 # ask again and save what it proposes (a repeat is recognised by save)
                 existing = None
         if not text:
-            self._finish(window, None, {"result": "nothing to read"}, counts)
+            self._finish(window, None, {"result": "nothing to read"})
             return
         if existing is not None:
             counts.already_captured += 1
-            self._finish(window, existing, {"result": "already captured"}, counts)
+            self._finish(window, existing, {"result": "already captured"})
             return
 
         self._within_budget(window, spent, counts)
@@ -198,7 +199,8 @@ class CaptureWorker:
         if not verdict.worth_remembering:
             episode = self._episode(owner, window, key, text, None)
             outcome = {"result": "nothing worth remembering"}
-            self._finish(window, episode, outcome, counts)
+            if self._finish(window, episode, outcome):
+                counts.captured += 1
             return
         self._within_budget(window, spent + usage.input_tokens + usage.output_tokens, counts)
         close = self._capture.close_memories(owner, turns)
@@ -213,7 +215,8 @@ class CaptureWorker:
         with self._acting_as_owner(window) as conn:
             capture_store.note_saved(conn, window, outcome)
         counts.memories_saved += len(outcome["saved"])
-        self._finish(window, episode, outcome, counts)
+        if self._finish(window, episode, outcome):
+            counts.captured += 1
 
     def _ask(
         self,
@@ -308,18 +311,17 @@ class CaptureWorker:
         window: ClaimedWindow,
         episode: uuid.UUID | None,
         outcome: dict[str, Any],
-        counts: CaptureCounts,
-    ) -> None:
+    ) -> bool:
+        """Mark the window done (with its Episode); False when the claim was no longer this
+        one."""
         with self._acting_as_owner(window) as conn:
-            finished = capture_store.finish(
+            return capture_store.finish(
                 conn,
                 window,
                 episode_id=episode,
                 outcome=outcome,
                 overlap=self._config.window_overlap,
             )
-        if finished and episode is not None:
-            counts.captured += 1
 
     def _retry(
         self,
