@@ -28,7 +28,7 @@ from psycopg_pool import ConnectionPool
 from emergent_memory import app, graph
 from emergent_memory.auth.principal import READ, WRITE, Principal
 from emergent_memory.cli import cli
-from emergent_memory.db import migrate
+from emergent_memory.db import migrate, rounds
 from emergent_memory.db.connection import with_role
 from emergent_memory.db.pool import DatabasePool, create_pool
 from emergent_memory.db.roles import ensure_login_role
@@ -612,6 +612,13 @@ def test_an_attempt_that_stopped_after_keeping_the_episode_loses_no_proposal(
     assert [e["id"] for e in episodes(owner, user)] == [episode["id"]]  # still one Episode
     [window] = windows(owner, user)
     assert (window["status"], window["outcome"]["result"]) == ("done", "captured")
+
+
+def test_a_reason_kept_in_last_error_is_cut_to_error_chars() -> None:
+    """Both workers keep their reasons this short (db/rounds.py)."""
+    assert rounds.short_reason("x" * rounds.ERROR_CHARS) == "x" * rounds.ERROR_CHARS
+    cut = rounds.short_reason("x" * (rounds.ERROR_CHARS + 1))
+    assert cut == "x" * (rounds.ERROR_CHARS - 3) + "..."
 
 
 # -- memory poisoning -------------------------------------------------------------------------

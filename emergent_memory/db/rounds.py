@@ -1,5 +1,6 @@
 """How a queue worker runs: rounds until told to stop, a pause that grows after database
-trouble, a background thread, retry delays that spread out, and a worker id.
+trouble, a background thread, retry delays that spread out, a worker id, counts of what its
+rounds did, and reasons short enough to keep in a queue's last_error.
 
 The embedding worker (embeddings/worker.py) and the capture worker (memory/capture_worker.py)
 both run this way; each supplies its round (`run_once`) and when to rest between rounds.
@@ -15,7 +16,8 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
+from dataclasses import dataclass, fields
+from typing import Self, TypeVar
 
 from emergent_memory.db.pool import lost_connection, one_line
 from emergent_memory.errors import DatabaseUnavailable, ServiceBusy
@@ -23,8 +25,27 @@ from emergent_memory.errors import DatabaseUnavailable, ServiceBusy
 STOP_TIMEOUT = 15.0  # seconds a server waits for a worker thread at shutdown
 ERROR_PAUSE_MAX = 60.0  # seconds: the longest pause after repeated database errors
 JITTER = 0.1  # a retry waits up to this fraction longer, so failed items spread out
+ERROR_CHARS = 300  # the longest reason kept in a queue item's last_error
 
 C = TypeVar("C")
+
+
+@dataclass(slots=True)
+class Counts:
+    """Counters (int fields of a subclass) of what a worker's rounds did."""
+
+    def add(self, other: Self) -> None:
+        """Add another round's counts to these."""
+        for name in self.as_dict():
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def as_dict(self) -> dict[str, int]:
+        return {item.name: getattr(self, item.name) for item in fields(self)}
+
+
+def short_reason(reason: str) -> str:
+    """The reason, cut to ERROR_CHARS characters (ending with ...) when it is longer."""
+    return reason if len(reason) <= ERROR_CHARS else reason[: ERROR_CHARS - 3] + "..."
 
 
 def default_worker_id() -> str:

@@ -33,7 +33,7 @@ import re
 import threading
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
@@ -51,7 +51,6 @@ from emergent_memory.graph import GraphObject, act_as, get_head, lock_object, se
 
 logger = logging.getLogger(__name__)
 
-ERROR_CHARS = 300  # the longest error message kept in a job's last_error
 PROBES = 2  # after a failed batch, texts tried alone before the provider is deemed down
 
 NOT_VISIBLE = (
@@ -84,7 +83,7 @@ class WorkerConfig:
 
 
 @dataclass(slots=True)
-class RunCounts:
+class RunCounts(rounds.Counts):
     """What rounds of the worker did: jobs claimed, vectors written, jobs done (embedded or
     with nothing to do), jobs put back to wait for a retry, jobs dead-lettered."""
 
@@ -94,13 +93,6 @@ class RunCounts:
     retried: int = 0
     dead: int = 0
     reclaimed: int = 0
-
-    def add(self, other: RunCounts) -> None:
-        for name in self.as_dict():
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-
-    def as_dict(self) -> dict[str, int]:
-        return {item.name: getattr(self, item.name) for item in fields(self)}
 
 
 @dataclass(slots=True)
@@ -378,4 +370,4 @@ def _describe(error: Exception, what: str) -> str:
         message = _URL_CREDENTIALS.sub(r"\1***@", str(error))
     else:
         message = f"{what} raised {type(error).__name__} (see the worker's log)"
-    return message if len(message) <= ERROR_CHARS else message[: ERROR_CHARS - 3] + "..."
+    return rounds.short_reason(message)

@@ -26,7 +26,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
 from pgvector import Vector
@@ -48,13 +48,11 @@ from emergent_memory.memory.service import acting_for
 
 logger = logging.getLogger(__name__)
 
-ERROR_CHARS = 300  # the longest reason kept in a window's last_error
-
 T = TypeVar("T")
 
 
 @dataclass(slots=True)
-class CaptureCounts:
+class CaptureCounts(rounds.Counts):
     """What rounds of the worker did: windows cut from idle sessions, claimed, captured (an
     Episode kept by this attempt), found already captured (not counted as captured), put back
     to wait (retried, or postponed by the budget), dead-lettered; memories saved or
@@ -69,13 +67,6 @@ class CaptureCounts:
     dead: int = 0
     memories_saved: int = 0
 
-    def add(self, other: CaptureCounts) -> None:
-        for name in self.as_dict():
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-
-    def as_dict(self) -> dict[str, int]:
-        return {item.name: getattr(self, item.name) for item in fields(self)}
-
 
 class _Stop(Exception):
     """The window was put back or dead-lettered: stop working on it."""
@@ -84,7 +75,7 @@ class _Stop(Exception):
 class CaptureWorker:
     """Works the capture queue of every actor; safe to run as many as you like."""
 
-    def __init__(self, capture: CaptureService, *, worker_id: str | None = None) -> None:
+    def __init__(self, capture: CaptureService) -> None:
         if not capture.enabled:
             raise ValueError("the capture worker needs capture on (an Anthropic API key)")
         self._capture = capture
@@ -92,7 +83,7 @@ class CaptureWorker:
         self._pool = capture.memory.pool
         self._config = capture.config
         self._extractor = capture.extractor
-        self.worker_id = worker_id or rounds.default_worker_id()
+        self.worker_id = rounds.default_worker_id()  # names its thread
 
     # -- rounds ---------------------------------------------------------------------------
 
@@ -303,7 +294,7 @@ class CaptureWorker:
                 model=model if usage is None else usage.model,
                 input_tokens=0 if usage is None else usage.input_tokens,
                 output_tokens=0 if usage is None else usage.output_tokens,
-                error=None if error is None else _short(error),
+                error=None if error is None else rounds.short_reason(error),
             )
 
     def _finish(
@@ -337,7 +328,7 @@ class CaptureWorker:
             status = capture_store.fail(
                 conn,
                 window,
-                error=_short(reason),
+                error=rounds.short_reason(reason),
                 delay=delay,
                 max_attempts=self._config.max_attempts,
             )
@@ -355,7 +346,9 @@ class CaptureWorker:
 
     def _dead(self, window: ClaimedWindow, reason: str, counts: CaptureCounts) -> NoReturn:
         with self._acting_as_owner(window) as conn:
-            capture_store.fail(conn, window, error=_short(reason), delay=0, max_attempts=0)
+            capture_store.fail(
+                conn, window, error=rounds.short_reason(reason), delay=0, max_attempts=0
+            )
         logger.warning("capture window %s is dead: %s", window.id, reason)
         counts.dead += 1
         raise _Stop
@@ -367,7 +360,3 @@ class CaptureWorker:
 
     def _acting_as_owner(self, window: ClaimedWindow) -> AbstractContextManager[Connection[Any]]:
         return self._acting_as(Principal(window.actor_id, window.project_id))
-
-
-def _short(reason: str) -> str:
-    return reason if len(reason) <= ERROR_CHARS else reason[: ERROR_CHARS - 3] + "..."
