@@ -76,6 +76,8 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
         "psycopg_pool",
         "pgvector",
     ),
+    # the marker rule: shared by the server and the hooks, which import it on every prompt
+    "markers": ("emergent_memory",),
 }
 
 
@@ -110,6 +112,10 @@ def test_a_layer_imports_nothing_above_it(part: str) -> None:
         ("from emergent_memory.db.connection import connect", "cli"),
         ("from psycopg_pool import ConnectionPool", "cli"),
         ("from emergent_memory.auth import tokens", "mcp"),
+        # markers.py imports nothing of the package (issue 15's review)
+        ("from emergent_memory.memory.validation import storable", "markers"),
+        ("from emergent_memory import errors", "markers"),
+        ("import emergent_memory.settings", "markers"),
     ],
 )
 def test_the_rules_refuse_the_imports_that_broke_the_layers(

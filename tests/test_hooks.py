@@ -284,14 +284,17 @@ def _imports(path: Path) -> set[str]:
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             names.add(node.module)
+            if node.module == "emergent_memory":  # `from emergent_memory import markers`
+                names.update(f"emergent_memory.{alias.name}" for alias in node.names)
     return names
 
 
 def test_the_hook_modules_import_only_the_standard_library() -> None:
-    own = ("emergent_memory.hooks", "emergent_memory.auth.local_ids")
+    own = ("emergent_memory.hooks", "emergent_memory.auth.local_ids", "emergent_memory.markers")
     files = [
         *sorted((PACKAGE / "hooks").glob("*.py")),
         PACKAGE / "auth" / "local_ids.py",
+        PACKAGE / "markers.py",
         PACKAGE / "__init__.py",
     ]
     # CPython's own SHA-256 module is _sha256 up to 3.11 and _sha2 from 3.12 (state.py tries both)

@@ -43,6 +43,7 @@ from emergent_memory.hooks.state import (
     state_path,
     write_atomically,
 )
+from emergent_memory.markers import MARKER_CLOSE, MARKER_OPEN
 
 # typing (several ms to import) for the checker only; autostart and capture where used
 TYPE_CHECKING = False
@@ -263,7 +264,7 @@ class HookRun:
         context, notice = self._context_with_autostart(body)
         if context is None and notice and not state.notice_shown:
             state.notice_shown = True
-            context = f"<emergent-memory>\n{notice}\n</emergent-memory>"
+            context = f"{MARKER_OPEN}\n{notice}\n{MARKER_CLOSE}"
         self.save(path, state)
         return self._output(context)
 
@@ -377,9 +378,9 @@ class HookRun:
 
     def _setup_notice(self) -> str:
         return (
-            "<emergent-memory>\nemergent-memory's hooks cannot reach the memory server, so no "
+            f"{MARKER_OPEN}\nemergent-memory's hooks cannot reach the memory server, so no "
             f"memories were loaded for this session: {self.problem}. `emergent-memory hooks "
-            "status` shows the installation.\n</emergent-memory>"
+            f"status` shows the installation.\n{MARKER_CLOSE}"
         )
 
     def _output(self, context: str | None) -> str:

@@ -19,8 +19,8 @@ context (attachments of type hook_additional_context). tests/data/claude_code/ h
 transcripts of Claude Code 2.1.197 with each of these.
 
 Any `<emergent-memory>...</emergent-memory>` block (the injected memories) is cut from every
-text, so that memories are never extracted from their own injection; Claude Code's
-`<system-reminder>` blocks too.
+text, by the server's rule (emergent_memory/markers.py), so that memories are never extracted
+from their own injection; Claude Code's `<system-reminder>` blocks too.
 
 The conversion of a line depends on that line only, so a message's index in the session
 is the same however the transcript is cut into hook runs.
@@ -32,6 +32,8 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
+
+from emergent_memory import markers
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a hook does not need it)
 if TYPE_CHECKING:
@@ -50,8 +52,9 @@ MAX_READ_BYTES = 8_000_000
 MAX_BATCH_BYTES = 256_000
 MAX_BATCH_MESSAGES = 500
 
-MARKED = re.compile(
-    r"<(emergent-memory|system-reminder)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE
+# Claude Code's own notes in a user's turn (cut to the end when unclosed, as a marker block).
+SYSTEM_REMINDER = re.compile(
+    r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.DOTALL | re.IGNORECASE
 )
 # What Claude Code writes in the user's place when the user interrupts; not the user's words.
 NOT_TYPED = frozenset(
@@ -73,8 +76,9 @@ CALL_KEYS = ("command", "file_path", "path", "pattern", "url", "query", "descrip
 
 
 def strip_markers(text: str) -> str:
-    """The text without injected blocks (an unclosed one is cut to the end)."""
-    return MARKED.sub("", text).strip()
+    """The text without injected blocks: the memories' (markers.strip_markers), then Claude
+    Code's system reminders; trimmed."""
+    return SYSTEM_REMINDER.sub("", markers.strip_markers(text)[0]).strip()
 
 
 def cut(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:

@@ -25,11 +25,11 @@ a turn of its own.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, get_args
 
+from emergent_memory.markers import strip_markers
 from emergent_memory.memory.secrets import find_secrets
 from emergent_memory.memory.validation import storable
 
@@ -42,12 +42,6 @@ REDACTION = "[secret removed]"
 # Characters scanned for secrets beyond each cut of a long text (a private key block is a few
 # thousand characters).
 SCAN_MARGIN = 8192
-
-_MARKER_BLOCK = re.compile(
-    r"<\s*emergent-memory\b[^>]*>.*?(?:<\s*/\s*emergent-memory\s*>|\Z)", re.IGNORECASE | re.DOTALL
-)
-_STRAY_CLOSE = re.compile(r"<\s*/\s*emergent-memory\s*>", re.IGNORECASE)
-_BLANK_RUNS = re.compile(r"\n{3,}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,15 +73,6 @@ def clean(role: Role, content: str, *, tool_output_chars: int) -> CleanTurn:
     if secrets or cut:  # the text changed since it was scanned: scan it as stored
         text, more = redact_secrets(text)
     return CleanTurn(role, text, secrets + more, markers, cut)
-
-
-def strip_markers(text: str) -> tuple[str, int]:
-    """The text without injected-memory blocks (and stray closing markers); how many went."""
-    stripped, blocks = _MARKER_BLOCK.subn("", text)
-    stripped, strays = _STRAY_CLOSE.subn("", stripped)
-    if blocks:
-        stripped = _BLANK_RUNS.sub("\n\n", stripped).strip()
-    return stripped, blocks + strays
 
 
 def redact_secrets(text: str) -> tuple[str, int]:

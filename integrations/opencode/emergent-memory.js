@@ -71,7 +71,17 @@ const CALL_KEYS = [
   "description",
   "prompt",
 ];
-const MARKED = /<(emergent-memory|system-reminder)>[\s\S]*?(?:<\/\1>|$)/gi;
+// The marker rule of emergent_memory/markers.py, copied (the plugin cannot import Python) and
+// tested with the same cases (tests/data/marker_cases.json): an <emergent-memory> block, any
+// case, ASCII whitespace in its tags, attributes, never a longer name (<emergent-memory-cli>),
+// to its closing tag or, unclosed, to the end; then stray closing tags.
+const MEMORY_BLOCK =
+  /<[ \t\n\r\f\v]*emergent-memory(?:[ \t\n\r\f\v][^<>]*)?>[\s\S]*?(?:<[ \t\n\r\f\v]*\/[ \t\n\r\f\v]*emergent-memory[ \t\n\r\f\v]*>|$)/gi;
+const MEMORY_CLOSE = /<[ \t\n\r\f\v]*\/[ \t\n\r\f\v]*emergent-memory[ \t\n\r\f\v]*>/gi;
+const BLANK_RUNS = /\n{3,}/g;
+const ASCII_EDGES = /^[ \t\n\r\f\v]+|[ \t\n\r\f\v]+$/g;
+// System reminders (notes an agent adds to a message), cut to the end when unclosed too.
+const SYSTEM_REMINDER = /<system-reminder>[\s\S]*?(?:<\/system-reminder>|$)/gi;
 
 // Injection.
 const MAX_PROMPT_CHARS = 8000;
@@ -597,8 +607,22 @@ function callSummary(part) {
   return stripMarkers(`called ${name}: ${summary}`.replace(/[:\s]+$/, ""));
 }
 
+/** The text without injected blocks: the memories' (the marker rule), then system
+ * reminders; trimmed. */
 function stripMarkers(text) {
-  return text.replace(MARKED, "").trim();
+  return stripMemoryBlocks(text).replace(SYSTEM_REMINDER, "").trim();
+}
+
+/** emergent_memory/markers.py's strip_markers, without the count. */
+function stripMemoryBlocks(text) {
+  let blocks = 0;
+  let stripped = text.replace(MEMORY_BLOCK, () => {
+    blocks += 1;
+    return "";
+  });
+  stripped = stripped.replace(MEMORY_CLOSE, "");
+  if (blocks) stripped = stripped.replace(BLANK_RUNS, "\n\n").replace(ASCII_EDGES, "");
+  return stripped;
 }
 
 function cut(text, limit) {
