@@ -427,7 +427,7 @@ def test_with_capture_off_nothing_is_stored_but_input_is_still_checked(
         ({"client": "c" * 101}, "client is 101 characters long; the limit is 100"),
         ({"first_index": -1}, "first_index must be a whole number"),
         ({"first_index": True}, "first_index must be a whole number"),
-        ({"final": "yes"}, "final must be true or false"),
+        ({"final": "yes"}, "final must be true or false; got a string"),
         ({"messages": "hello"}, "messages must be a list"),
         ({"messages": [{"role": "user"}]}, r"messages\[0\].content must be a string"),
         ({"messages": [{"role": "robot", "content": "x"}]}, r"messages\[0\].role must be"),

@@ -162,8 +162,7 @@ class CaptureService:
         client_ = validation.client_name(client)
         checked = checked_messages(messages)
         start = _first_index(first_index)
-        if not isinstance(final, bool):
-            raise InvalidInput("final must be true or false")
+        flush = validation.flag(final, "final")
         if not principal.can_write:
             raise PermissionDenied("this credential may not capture (needs memory:write)")
         if not self.enabled:
@@ -194,7 +193,7 @@ class CaptureService:
             ]
             capture_store.insert_turns(conn, principal, session, fresh)
             received = have + len(fresh)
-            windowed, queued = self._cut(conn, principal, session, client_, row, received, final)
+            windowed, queued = self._cut(conn, principal, session, client_, row, received, flush)
             capture_store.advance_session(
                 conn, principal, session, received=received, windowed=windowed
             )
