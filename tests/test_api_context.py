@@ -43,7 +43,9 @@ def app_client(service: MemoryService) -> Iterator[TestClient]:
         routes=api_routes(
             ApiServices(
                 injection=make_injection(service),
-                capture=CaptureService(service, None, CaptureConfig()),  # capture off
+                capture=CaptureService(  # capture off
+                    service, None, CaptureConfig(gate_model="gate", extractor_model="extractor")
+                ),
             )
         ),
     )

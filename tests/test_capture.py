@@ -101,6 +101,7 @@ def test_derived_from_must_name_a_visible_object_and_nothing_is_saved_otherwise(
 # -- receiving a conversation -----------------------------------------------------------------
 
 KEY = "sk-ant-test-capture-0123456789"
+MODELS = {"gate_model": "claude-haiku-4-5", "extractor_model": "claude-sonnet-4-6"}
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"  # a GitHub token's shape
 INJECTED = (
     "<emergent-memory>\nMemories from earlier sessions:\n- The user uses tabs [id]\n"
@@ -120,7 +121,8 @@ def said(count: int, start: int = 0) -> list[CapturedMessage]:
 def capture(service: MemoryService) -> Iterator[CaptureService]:
     """Capture on (a key; the models are never asked here), windows of 4 turns."""
     llm = AnthropicClient(api_key=KEY, base_url="http://127.0.0.1:9", max_retries=0)
-    yield CaptureService(service, llm, CaptureConfig(window_turns=4, window_overlap=1))
+    config = CaptureConfig(**MODELS, window_turns=4, window_overlap=1)
+    yield CaptureService(service, llm, config)
     llm.close()
 
 
@@ -381,7 +383,7 @@ def test_another_actors_session_with_the_same_id_is_its_own(
 def test_with_capture_off_nothing_is_stored_but_input_is_still_checked(
     service: MemoryService, principal: Principal, owner_pool: ConnectionPool
 ) -> None:
-    off = CaptureService(service, None, CaptureConfig())
+    off = CaptureService(service, None, CaptureConfig(**MODELS))
     assert off.enabled is False
     receipt = off.enqueue(
         principal,
@@ -529,7 +531,7 @@ def test_the_capture_endpoint_says_when_capture_is_off(
     service: MemoryService, principal: Principal, database_url: str, owner_pool: ConnectionPool
 ) -> None:
     token = make_token(database_url, principal.actor_id, principal.project_id)[0]
-    off = CaptureService(service, None, CaptureConfig())
+    off = CaptureService(service, None, CaptureConfig(**MODELS))
     body = {"session_id": "http-off", "messages": [{"role": "user", "content": "hello"}]}
     with capture_app(service, off) as client:
         answer = client.post(

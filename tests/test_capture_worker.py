@@ -44,6 +44,7 @@ from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, error, t
 from tests.helpers import wait_until
 
 KEY = "sk-ant-test-worker-0123456789abcdef"
+MODELS = {"gate_model": "claude-haiku-4-5", "extractor_model": "claude-sonnet-4-6"}
 ROLE = "emergent_memory_test_capture"
 GATE = "record_gate_decision"
 EXTRACT = "record_memories"
@@ -106,6 +107,7 @@ def make_capture(
         llm = AnthropicClient(api_key=KEY, base_url=fake.url, timeout=10, max_retries=0)
         clients.append(llm)
         settings = {
+            **MODELS,
             "window_turns": 4,
             "window_overlap": 1,
             "backoff_base": 0.01,
@@ -919,7 +921,7 @@ def test_a_dry_run_needs_capture_on_and_says_when_a_model_fails(
 ) -> None:
     message = [CapturedMessage("user", "hello there")]
     with pytest.raises(InvalidInput, match="EMERGENT_MEMORY_ANTHROPIC_API_KEY"):
-        CaptureService(memory, None, CaptureConfig()).dry_run(user, message)
+        CaptureService(memory, None, CaptureConfig(**MODELS)).dry_run(user, message)
     fake.enqueue(error(529, "overloaded_error", "Overloaded"))
     with pytest.raises(LLMFailed, match="turns 0-0: HTTP 529 overloaded_error"):
         capture.dry_run(user, message)

@@ -503,17 +503,13 @@ def test_the_llm_package_imports_nothing_else_of_emergent_memory() -> None:
 
 def test_the_default_capture_models_are_not_deprecated() -> None:
     """The SDK warns on every call with a model near its end of life (and lists the date)."""
-    import dataclasses
-
     from anthropic.resources.messages.messages import DEPRECATED_MODELS
 
-    from emergent_memory.memory.capture import CaptureConfig
     from emergent_memory.settings import Settings
 
     settings = Settings()
     defaults = {settings.capture_gate_model, settings.capture_extractor_model}
-    config = {f.name: f.default for f in dataclasses.fields(CaptureConfig)}
-    assert defaults == {config["gate_model"], config["extractor_model"]}
+    assert len(defaults) == 2
     assert not defaults & set(DEPRECATED_MODELS)
 
 

@@ -74,11 +74,12 @@ class CaptureReceipt(TypedDict):
 
 @dataclass(frozen=True, slots=True)
 class CaptureConfig:
-    """Capture's tunables (from Settings, in the composition root). The worker's backoff and
-    lock timeout are the embedding worker's settings."""
+    """Capture's tunables (from Settings, in the composition root: app.capture_config). The
+    models have no default here (Settings has them); the worker's backoff and lock timeout
+    are the embedding worker's settings."""
 
-    gate_model: str = "claude-haiku-4-5"
-    extractor_model: str = "claude-sonnet-4-6"
+    gate_model: str
+    extractor_model: str
     window_turns: int = 16
     window_overlap: int = 4
     tool_output_chars: int = 1500
