@@ -594,6 +594,20 @@ def test_short_prompts_are_not_sent(hooks: Hooks, server: FakeMemoryServer) -> N
     assert json.loads(ran.stdout) == hook_output("UserPromptSubmit", CONTEXT)
 
 
+def test_words_are_counted_as_the_server_counts_them(
+    hooks: Hooks, server: FakeMemoryServer
+) -> None:
+    """Runs of letters, digits and _ (the server's \\w+): "fix auth.py" is 3 words, not 2,
+    and "-- ? -- ok" is one, not 4."""
+    server.context = CONTEXT
+    skipped = hooks.run("UserPromptSubmit", hooks.payload("UserPromptSubmit", prompt="-- ? -- ok"))
+    assert (skipped.returncode, skipped.stdout, server.requests) == (0, "", [])
+    ran = hooks.run("UserPromptSubmit", hooks.payload("UserPromptSubmit", prompt="fix auth.py"))
+    assert json.loads(ran.stdout) == hook_output("UserPromptSubmit", CONTEXT)
+    [request] = server.requests
+    assert request.body["prompt"] == "fix auth.py"
+
+
 @pytest.mark.parametrize("event", ["Stop", "PreCompact", "SessionEnd"])
 def test_capture_events_print_nothing_and_ask_for_no_context(
     hooks: Hooks, server: FakeMemoryServer, event: str

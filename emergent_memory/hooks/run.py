@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -79,6 +80,7 @@ FINAL_EVENTS = frozenset({"PreCompact", "SessionEnd"})
 MAX_PROMPT_CHARS = 8_000
 MIN_WORDS_VARIABLE = "EMERGENT_MEMORY_INJECTION_MIN_PROMPT_WORDS"
 DEFAULT_MIN_PROMPT_WORDS = 3
+WORD = r"\w+"  # a word as the server counts one (memory/injection.py): "fix auth.py" has 3
 SOURCES = frozenset({"startup", "resume", "clear", "compact"})
 
 
@@ -315,7 +317,10 @@ class HookRun:
 
     def prompt_submit(self) -> str:
         prompt = self.payload.get("prompt")
-        if not isinstance(prompt, str) or len(prompt.split()) < self._min_words():
+        if not isinstance(prompt, str):
+            return ""
+        prompt = prompt[:MAX_PROMPT_CHARS]  # what is sent, and what the server counts
+        if len(re.findall(WORD, prompt)) < self._min_words():
             return ""
         assert self.config is not None
         path = state_path(self.config.data_dir, self.session_id)
@@ -329,7 +334,7 @@ class HookRun:
         body = {
             "session_id": self.session_id,
             "event": "prompt",
-            "prompt": prompt[:MAX_PROMPT_CHARS],
+            "prompt": prompt,
             "client": CLIENT,
             "project_id": project,
         }

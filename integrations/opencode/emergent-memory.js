@@ -87,6 +87,7 @@ const SYSTEM_REMINDER = /<system-reminder>[\s\S]*?(?:<\/system-reminder>|$)/gi;
 const MAX_PROMPT_CHARS = 8000;
 const DEFAULT_MIN_PROMPT_WORDS = 3;
 const MIN_WORDS_VARIABLE = "EMERGENT_MEMORY_INJECTION_MIN_PROMPT_WORDS";
+const WORDS = /[\p{L}\p{N}_]+/gu;
 const COMPACTION_NOTE =
   "Memories about this user and project, from emergent-memory. The assistant is given " +
   "them again after compaction: the summary need not repeat them.";
@@ -674,8 +675,10 @@ function userText(parts) {
   );
 }
 
+/** Words as the server counts them (Python's \w+: runs of letters, digits and _), so that
+ * "fix auth.py" has 3. */
 function wordCount(text) {
-  return text.split(/\s+/).filter(Boolean).length;
+  return text.match(WORDS)?.length ?? 0;
 }
 
 /** A part id in OpenCode's format ("prt_", 12 hex digits: the low 48 bits of the time in

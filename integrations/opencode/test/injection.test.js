@@ -167,6 +167,25 @@ test("a prompt shorter than three words asks for nothing", async () => {
   assert.equal(second.output.parts.length, 1);
 });
 
+test("words are counted as the server counts them: runs of letters, digits and _", async () => {
+  const { client } = fakeOpenCode();
+  const hooks = await makePlugin({ server, folder: temp.folder, client });
+  const first = newMessage("ses_count", "please review the open pull request");
+  await hooks["chat.message"](first.input, first.output);
+  server.requests.length = 0;
+
+  const symbols = newMessage("ses_count", "-- ? -- ok"); // one word, not four
+  await hooks["chat.message"](symbols.input, symbols.output);
+  assert.equal(server.requests.length, 0);
+
+  const file = newMessage("ses_count", "fix auth.py"); // three words, not two
+  await hooks["chat.message"](file.input, file.output);
+  assert.deepEqual(
+    server.requests.map((request) => [request.body.event, request.body.prompt]),
+    [["prompt", "fix auth.py"]],
+  );
+});
+
 test("the prompt sent is what the user typed, without text OpenCode or a plugin added", async () => {
   const { client } = fakeOpenCode();
   const hooks = await makePlugin({ server, folder: temp.folder, client });
