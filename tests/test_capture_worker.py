@@ -36,12 +36,15 @@ from emergent_memory.errors import DatabaseUnavailable, InvalidInput, LLMFailed
 from emergent_memory.llm import AnthropicClient
 from emergent_memory.memory import MemoryConfig, MemoryService, capture_store, capture_worker
 from emergent_memory.memory.capture import CaptureConfig, CapturedMessage, CaptureService
+from emergent_memory.memory.capture_apply import keep_episode
+from emergent_memory.memory.capture_text import digest
 from emergent_memory.memory.capture_worker import CaptureWorker
 from emergent_memory.memory.extraction import EXTRACTOR_SYSTEM
+from emergent_memory.memory.service import acting_for
 from emergent_memory.settings import load_settings
 from tests.embedders import BagOfWordsEmbedder
 from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, error, text, tool_use
-from tests.helpers import wait_until
+from tests.helpers import lock_waiters, wait_until
 
 KEY = "sk-ant-test-worker-0123456789abcdef"
 MODELS = {"gate_model": "claude-haiku-4-5", "extractor_model": "claude-sonnet-4-6"}
@@ -621,6 +624,54 @@ def test_a_reason_kept_in_last_error_is_cut_to_error_chars() -> None:
     assert rounds.short_reason("x" * rounds.ERROR_CHARS) == "x" * rounds.ERROR_CHARS
     cut = rounds.short_reason("x" * (rounds.ERROR_CHARS + 1))
     assert cut == "x" * (rounds.ERROR_CHARS - 3) + "..."
+
+
+def test_two_workers_on_one_window_keep_one_episode(
+    memory: MemoryService, user: Principal, owner: ConnectionPool, capture_url: str
+) -> None:
+    """A worker whose lock timed out and the one that claimed the window again both keep its
+    Episode: the second waits for the first's transaction (the Episode key's lock), then
+    finds the first's Episode instead of keeping another."""
+    text = "user: I always indent Python with tabs"
+    key = {"session_id": "s-1", "first_turn": 0, "last_turn": 0, "digest": digest(text)}
+    kept: dict[str, uuid.UUID] = {}
+    first_kept, commit_first = threading.Event(), threading.Event()
+    first_pid: list[int] = []
+
+    def keep(name: str, hold: bool) -> None:
+        with acting_for(memory.pool, user) as conn:
+            kept[name] = keep_episode(
+                conn,
+                memory,
+                user,
+                client="claude-code",
+                key=key,
+                text=text,
+                summary=None,
+                embedding=None,
+            )
+            if hold:  # kept, not committed yet
+                first_pid.append(conn.info.backend_pid)
+                first_kept.set()
+                commit_first.wait(10)
+
+    first = threading.Thread(target=keep, args=("first", True))
+    first.start()
+    try:
+        assert first_kept.wait(10)
+        second = threading.Thread(target=keep, args=("second", False))
+        second.start()
+        wait_until(
+            lambda: not second.is_alive() or lock_waiters(capture_url, first_pid[0]) > 0,
+            10,
+            "the second worker waits for the first or is done",
+        )
+    finally:
+        commit_first.set()
+        first.join(10)
+    second.join(10)
+    assert kept["second"] == kept["first"]
+    assert [episode["id"] for episode in episodes(owner, user)] == [kept["first"]]
 
 
 # -- memory poisoning -------------------------------------------------------------------------
