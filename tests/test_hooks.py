@@ -179,6 +179,17 @@ def hook_output(event: str, context: str) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
 
 
+def session_start_notice(stdout: str) -> str:
+    """The notice a SessionStart run printed, once its output is checked whole: exactly
+    hook_output("SessionStart", notice), the notice inside the marker."""
+    output = json.loads(stdout)
+    notice = output["hookSpecificOutput"]["additionalContext"]
+    assert output == hook_output("SessionStart", notice)
+    assert notice.startswith("<emergent-memory>\n")
+    assert notice.endswith("\n</emergent-memory>")
+    return str(notice)
+
+
 # -- what the hook loads ---------------------------------------------------------------------
 
 HEAVY = (
@@ -381,7 +392,7 @@ def test_a_hooks_file_others_may_read_is_refused_and_logged_once(
         if event == "UserPromptSubmit":
             assert ran.stdout == ""
         else:  # a session start says why the hooks do nothing: they must not fail silently
-            notice = json.loads(ran.stdout)["hookSpecificOutput"]["additionalContext"]
+            notice = session_start_notice(ran.stdout)
             assert notice.startswith("<emergent-memory>\nemergent-memory's hooks cannot")
             assert "chmod 600" in notice
             assert "emt_secretfromfile" not in notice
@@ -393,10 +404,41 @@ def test_a_hooks_file_others_may_read_is_refused_and_logged_once(
 def test_without_a_token_a_session_start_says_so(hooks: Hooks, server: FakeMemoryServer) -> None:
     env = {k: v for k, v in hooks.env.items() if "HOOK_TOKEN" not in k}
     ran = hooks.run("SessionStart", env=env)
-    notice = json.loads(ran.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert "no token for the server: run emergent-memory hooks install" in notice
+    notice = (
+        "<emergent-memory>\nemergent-memory's hooks cannot reach the memory server, so no "
+        "memories were loaded for this session: no token for the server: run emergent-memory "
+        f"hooks install (or set EMERGENT_MEMORY_HOOK_TOKEN); hooks file {hooks.hooks_file}. "
+        "`emergent-memory hooks status` shows the installation.\n</emergent-memory>"
+    )
+    assert json.loads(ran.stdout) == hook_output("SessionStart", notice)
     assert hooks.run("Stop", env=env).stdout == ""  # never context on other events
     assert server.requests == []
+
+
+@pytest.mark.parametrize(
+    "token",
+    ["emt_one\nline_two", "emt_carriage\rreturn", "emt_\x00nul", "emt_\u00e9t\u00e9", "emt_a b"],
+)
+def test_a_token_http_cannot_carry_is_a_configuration_problem(
+    hooks: Hooks, server: FakeMemoryServer, token: str
+) -> None:
+    """A token with a line break (a hooks file edited by hand) or a character no token has
+    cannot go in a header as it is (the client raised an internal error for it): the hooks
+    say so at a session start, as for any unusable configuration, and send nothing."""
+    hooks.hooks_file.parent.mkdir(parents=True)
+    hooks.hooks_file.write_text(json.dumps({"url": server.url, "token": token}))
+    hooks.hooks_file.chmod(0o600)
+    env = {k: v for k, v in hooks.env.items() if "HOOK_TOKEN" not in k}
+    notice = session_start_notice(hooks.run("SessionStart", env=env).stdout)
+    assert f"the token in {hooks.hooks_file} holds a line break, a space, or a" in notice
+    assert token not in notice
+    assert hooks.run("UserPromptSubmit", env=env).stdout == ""
+    assert server.requests == []
+    assert "internal error" not in hooks.log
+    assert token not in hooks.log
+    wrong = {"EMERGENT_MEMORY_HOOK_TOKEN": "emt_from_the\nvariable"}  # (a NUL cannot be set)
+    variable = hooks.run("SessionStart", env=hooks.env | wrong)
+    assert "EMERGENT_MEMORY_HOOK_TOKEN holds a line break" in session_start_notice(variable.stdout)
 
 
 # -- the session's project -------------------------------------------------------------------
@@ -735,7 +777,7 @@ def test_garbage_answers_print_nothing(hooks: Hooks, server: FakeMemoryServer) -
 def test_a_refused_token_is_said_once_per_session(hooks: Hooks, server: FakeMemoryServer) -> None:
     server.context_status = 401
     first = hooks.run("SessionStart")
-    notice = json.loads(first.stdout)["hookSpecificOutput"]["additionalContext"]
+    notice = session_start_notice(first.stdout)
     assert notice.startswith("<emergent-memory>\n")
     assert notice.endswith("\n</emergent-memory>")
     assert "refused the hooks' token (401)" in notice
@@ -1185,7 +1227,7 @@ def test_session_start_starts_one_detached_server(hooks: Hooks, stub: dict[str, 
 def test_a_server_that_cannot_start_is_said_once(hooks: Hooks, stub: dict[str, Any]) -> None:
     env = _autostart_env(hooks, stub, "fail")
     first = hooks.run("SessionStart", env=env)
-    notice = json.loads(first.stdout)["hookSpecificOutput"]["additionalContext"]
+    notice = session_start_notice(first.stdout)
     server_log = hooks.data / "logs" / "server.log"
     assert "server is not running and could not be started (it exited with status 1)" in notice
     assert str(server_log) in notice
@@ -1208,7 +1250,7 @@ def test_a_server_still_starting_is_said_once(
         ["SessionStart"], stdin=io.BytesIO(payload), stdout=out, environ=env, watchdog=False
     )
     assert code == 0
-    notice = json.loads(out.getvalue())["hookSpecificOutput"]["additionalContext"]
+    notice = session_start_notice(out.getvalue())
     assert "It is being started in the background" in notice
     assert str(hooks.data / "logs" / "server.log") in notice
     again = io.StringIO()
@@ -1428,6 +1470,8 @@ def test_a_body_over_the_limit_is_not_read() -> None:
         (b"HTTP/1.1 two hundred OK\r\n\r\n", "BadStatusLine"),
         (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "IncompleteRead"),
         (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10\r\nshort", "IncompleteRead"),
+        # closed before the Content-Length was read: a JSON body, but not the whole answer
+        (b'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{"context": ""}', "IncompleteRead"),
     ],
 )
 def test_a_broken_answer_is_unreachable_with_http_client_s_reason(

@@ -26,6 +26,7 @@ from emergent_memory.auth import tokens
 from emergent_memory.auth.identity import local_identity
 from emergent_memory.cli import cli
 from emergent_memory.cli.hooks import hook_program
+from emergent_memory.hooks import run
 from emergent_memory.hooks.claude_settings import EVENTS, HOOK_TIMEOUTS, is_ours, with_our_hooks
 from tests.embedders import EmbeddingServer
 from tests.helpers import client_for, free_port, running_http_server
@@ -113,6 +114,15 @@ def test_the_program_is_the_installed_executable() -> None:
     assert program == str(Path(sys.executable).with_name("emergent-memory"))
     assert os.path.isabs(program)
     assert os.access(program, os.X_OK)
+
+
+def test_each_hook_s_budget_ends_before_the_timeout_install_writes() -> None:
+    """The watchdog ends a hook run at its budget plus grace, before Claude Code's timeout
+    (at which Claude Code cancels the run)."""
+    assert EVENTS is run.EVENTS  # one list of the events
+    assert set(HOOK_TIMEOUTS) == set(run.BUDGETS) == set(EVENTS)
+    for event in EVENTS:
+        assert run.BUDGETS[event].total + run.WATCHDOG_GRACE < HOOK_TIMEOUTS[event], event
 
 
 def test_install_writes_our_hooks_and_the_hooks_file(install: Installer) -> None:

@@ -18,12 +18,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from emergent_memory.hooks.run import EVENTS as EVENTS  # the events `hook` handles
 from emergent_memory.hooks.state import write_atomically
 
-EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd")
 # Seconds Claude Code lets each hook run (the hooks' own budgets, hooks/run.py BUDGETS, are
-# well under them): SessionStart may start the server and wait for it; SessionEnd would
-# otherwise get Claude Code's default of about 1.5 s.
+# under them, the watchdog's grace included): SessionStart may start the server and wait for
+# it; SessionEnd would otherwise get Claude Code's default of about 1.5 s.
 HOOK_TIMEOUTS = {
     "SessionStart": 15,
     "UserPromptSubmit": 5,

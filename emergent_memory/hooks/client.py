@@ -268,7 +268,10 @@ def _read_answer(reader: _Reader) -> tuple[int, bytes | None]:
     if length > MAX_RESPONSE_BYTES:
         return status, None
     if length >= 0:
-        return status, reader.take(length)
+        body = reader.take(length)
+        if len(body) < length:  # the server closed early: http.client raises IncompleteRead
+            raise HTTPFault("IncompleteRead")
+        return status, body
     body = reader.until_closed(MAX_RESPONSE_BYTES)
     return status, None if len(body) > MAX_RESPONSE_BYTES else body
 

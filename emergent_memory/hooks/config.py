@@ -156,6 +156,12 @@ def load_config(environ: Mapping[str, str]) -> HookConfig:
         raise ConfigProblem(f"the hooks' URL must start with http:// or https:// (see {path})")
     if token is not None and not isinstance(token, str):
         raise ConfigProblem(f"the token in {path} must be a string")
+    if token and not _sendable(token):  # it could not go in an Authorization header
+        where = TOKEN_VARIABLE if environ.get(TOKEN_VARIABLE) else f"the token in {path}"
+        raise ConfigProblem(
+            f"{where} holds a line break, a space, or a control or non-ASCII character, which "
+            "no token has; run emergent-memory hooks install again (or set it right)"
+        )
     if start is not None and not (
         isinstance(start, list) and start and all(isinstance(part, str) for part in start)
     ):
@@ -170,6 +176,11 @@ def load_config(environ: Mapping[str, str]) -> HookConfig:
         data_dir=data_dir(environ),
         hooks_file=path,
     )
+
+
+def _sendable(token: str) -> bool:
+    """Whether a token can be sent as it is: visible ASCII characters only."""
+    return token.isascii() and token.isprintable() and " " not in token
 
 
 def write_hooks_file(path: Path, content: dict[str, object]) -> None:

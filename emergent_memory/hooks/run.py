@@ -64,8 +64,10 @@ class Budget:
         self.stdin = stdin  # seconds to wait for the hook's input
 
 
-# Claude Code gives SessionEnd hooks about 1.5 s; the others get the `timeout` that
-# `hooks install` writes (claude_settings.HOOK_TIMEOUTS), well above these.
+# Each budget, with the watchdog's grace, is under the `timeout` that `hooks install` writes
+# for its event (claude_settings.HOOK_TIMEOUTS; tested). SessionEnd's stays short all the
+# same: an entry without that timeout (written by hand) gets Claude Code's default for
+# SessionEnd, about 1.5 s.
 BUDGETS = {
     "SessionStart": Budget(total=9.0, request=1.5, stdin=0.5),
     "UserPromptSubmit": Budget(total=2.5, request=1.5, stdin=0.5),
