@@ -308,8 +308,7 @@ def test_the_hook_modules_import_only_the_standard_library() -> None:
         PACKAGE / "markers.py",
         PACKAGE / "__init__.py",
     ]
-    # CPython's own SHA-256 module is _sha256 up to 3.11 and _sha2 from 3.12 (state.py tries both)
-    stdlib = sys.stdlib_module_names | {"_sha2", "_sha256"}
+    stdlib = sys.stdlib_module_names
     for path in files:
         for name in _imports(path):
             if name == "emergent_memory" or name.startswith(own):
@@ -451,14 +450,16 @@ def test_the_derived_project_ids_do_not_change() -> None:
     assert str(derived_project_id(where)) == "8acd001b-aff9-5a60-94ab-cc977e0caa3f"  # as released
 
 
-def test_the_state_files_keep_their_names() -> None:
-    """state.py hashes without hashlib: a session's state file is where it was."""
+def test_a_state_file_is_named_by_the_sha1_of_its_session_id() -> None:
+    """state.py names the file with local_ids' SHA-1 (no hashlib, no other hash module): the
+    same session always finds its file, whatever its id holds."""
     import hashlib
 
-    for session in ("session-1", "0b9f-é-\udcff"):
-        digest = hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()
+    for session in ("session-1", "0b9f-\u00e9-\udcff"):
+        digest = hashlib.sha1(session.encode("utf-8", "surrogatepass")).hexdigest()
         path = state_path(Path("/data"), session)
-        assert path == Path("/data/hooks/sessions") / f"{digest[:32]}.json"
+        assert path == Path("/data/hooks/sessions") / f"{digest}.json"
+    assert state_path(Path("/d"), "a") != state_path(Path("/d"), "b")
 
 
 @given(namespace=st.uuids(), name=st.text())

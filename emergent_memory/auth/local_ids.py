@@ -5,6 +5,7 @@ Standard library only: `auth.identity` (the CLI, the stdio server) and the Claud
 gets the same project id whichever of them asks. The ids are UUID version 5, computed here
 with SHA-1 rather than with the `uuid` module, which would cost a hook a few ms to import
 (it imports `platform`); `tests/test_hooks.py` holds the results equal to `uuid.uuid5`'s.
+The same SHA-1 names the hooks' per-session state files (`text_digest`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,13 @@ def uuid5_text(namespace: str, name: str) -> str:
     digest[6] = (digest[6] & 0x0F) | 0x50  # version 5
     digest[8] = (digest[8] & 0x3F) | 0x80  # variant: RFC 4122
     return _hyphenated(digest.hex())
+
+
+def text_digest(text: str) -> str:
+    """The SHA-1 of the text's UTF-8 (a lone surrogate encoded as it is), in hex: a name that
+    stays the same for the same text (the hooks name a session's state file with it)."""
+    digest: str = sha1(text.encode("utf-8", "surrogatepass")).hexdigest()  # noqa: S324 - a name
+    return digest
 
 
 def canonical_uuid(text: str) -> str:

@@ -13,17 +13,12 @@ import os
 import time
 from pathlib import Path
 
+from emergent_memory.auth.local_ids import text_digest
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: no locks, a race costs a resend at most
     fcntl = None  # type: ignore[assignment]
-try:  # CPython's own SHA-256: hashlib would load OpenSSL first (a few ms of every hook's start)
-    from _sha2 import sha256  # type: ignore[import-not-found, unused-ignore]
-except ImportError:
-    try:  # Python 3.11
-        from _sha256 import sha256  # type: ignore[import-not-found, unused-ignore]
-    except ImportError:  # pragma: no cover - a Python built without its own hash modules
-        from hashlib import sha256
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a hook does not need it)
 if TYPE_CHECKING:
@@ -73,7 +68,7 @@ def hooks_dir(data_dir: Path) -> Path:
 
 
 def state_path(data_dir: Path, session_id: str) -> Path:
-    name = sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    name = text_digest(session_id)
     return hooks_dir(data_dir) / "sessions" / f"{name}.json"
 
 
