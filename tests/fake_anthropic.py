@@ -21,7 +21,7 @@ whole Claude Code session can run on it). With `api_key` set, a request without 
     with FakeAnthropic() as fake:
         fake.enqueue(error(429, "rate_limit_error", "slow down", retry_after=0.01))
         fake.enqueue(tool_use("gate", {"worth_remembering": True, "reason": "a preference"}))
-        client = AnthropicClient(api_key="test-key", base_url=fake.url)
+        client = AnthropicClient(api_key="test-key", base_url=fake.url, timeout=10, max_retries=1)
         ...
         assert fake.requests[-1].forced_tool == "gate"
 

@@ -120,7 +120,7 @@ def said(count: int, start: int = 0) -> list[CapturedMessage]:
 @pytest.fixture
 def capture(service: MemoryService) -> Iterator[CaptureService]:
     """Capture on (a key; the models are never asked here), windows of 4 turns."""
-    llm = AnthropicClient(api_key=KEY, base_url="http://127.0.0.1:9", max_retries=0)
+    llm = AnthropicClient(api_key=KEY, base_url="http://127.0.0.1:9", timeout=10, max_retries=0)
     config = CaptureConfig(**MODELS, window_turns=4, window_overlap=1)
     yield CaptureService(service, llm, config)
     llm.close()

@@ -87,7 +87,12 @@ def fake() -> Iterator[FakeAnthropic]:
 
 
 def client_of(fake: FakeAnthropic, **options: Any) -> AnthropicClient:
-    settings: dict[str, Any] = {"api_key": KEY, "base_url": fake.url, "max_retries": 0}
+    settings: dict[str, Any] = {
+        "api_key": KEY,
+        "base_url": fake.url,
+        "timeout": 10.0,
+        "max_retries": 0,
+    }
     return AnthropicClient(**(settings | options))
 
 
@@ -229,7 +234,9 @@ def test_a_server_that_is_not_there_is_unavailable() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]  # closed again before the call
-    client = AnthropicClient(api_key=KEY, base_url=f"http://127.0.0.1:{port}", max_retries=0)
+    client = AnthropicClient(
+        api_key=KEY, base_url=f"http://127.0.0.1:{port}", timeout=10.0, max_retries=0
+    )
     with client, pytest.raises(LLMUnavailable) as caught:
         call_gate(client)
     assert caught.value.reason.startswith("could not connect to the API")

@@ -110,16 +110,16 @@ class MalformedOutput(LLMError):
 
 
 class AnthropicClient:
-    """One `anthropic.Anthropic` client; thread-safe like the SDK's. `base_url` None means the
-    SDK's default (`ANTHROPIC_BASE_URL`, else api.anthropic.com)."""
+    """One `anthropic.Anthropic` client; thread-safe like the SDK's. Everything is given
+    (the settings' values): nothing is read from the SDK's environment variables."""
 
     def __init__(
         self,
         *,
         api_key: str,
-        base_url: str | None = None,
-        timeout: float = 30.0,
-        max_retries: int = 2,
+        base_url: str,
+        timeout: float,
+        max_retries: int,
     ) -> None:
         if not api_key:
             raise ValueError("an Anthropic API key is required")
