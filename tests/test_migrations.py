@@ -75,6 +75,7 @@ def test_every_revision_downgrades_one_step_at_a_time(make_database: Callable[[]
         seen.append(revision)
         migrate.downgrade(url, "-1")
     assert seen == [
+        "0012_dashboard",
         "0011_automatic_memory",
         "0010_visibility_rule",
         "0009_token_verification",
