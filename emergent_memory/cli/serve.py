@@ -6,6 +6,7 @@ import ipaddress
 import uuid
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
+from typing import TYPE_CHECKING
 
 import click
 
@@ -20,6 +21,9 @@ from emergent_memory.cli.common import (
 )
 from emergent_memory.errors import InvalidInput
 from emergent_memory.settings import Settings
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
 
 
 @cli.command()
@@ -97,15 +101,7 @@ def _serve_http(
     """The streamable HTTP server. Its port is taken first, then the service is opened (a
     failure of either is one line, not uvicorn's traceback), then it prints its banner and
     serves."""
-    from emergent_memory.api import ApiServices, api_routes
-    from emergent_memory.mcp.http import (
-        DatabaseTokenVerifier,
-        http_app,
-        listening_socket,
-        serve_http,
-        token_principal,
-    )
-    from emergent_memory.mcp.server import create_server
+    from emergent_memory.mcp.http import listening_socket, serve_http
 
     with listening_socket(host, port) as sock:
         if not _is_loopback(host):
@@ -115,20 +111,7 @@ def _serve_http(
                 err=True,
             )
         with open_services() as services:
-            server = create_server(
-                lambda: nullcontext(services.memory),
-                token_principal,
-                auth=DatabaseTokenVerifier(services.tokens.verify),
-            )
-            app = http_app(
-                server,
-                max_request_bytes=settings.max_request_bytes,
-                max_sessions=settings.http_max_sessions,
-                session_idle_timeout=settings.http_session_idle_timeout,
-                routes=api_routes(
-                    ApiServices(injection=services.injection, capture=services.capture)
-                ),
-            )
+            app = build_http_app(settings, services)
             capture = services.capture.config
             capture_line = (
                 f"  automatic capture: on (gate {capture.gate_model}, extractor "
@@ -148,6 +131,28 @@ def _serve_http(
                 err=True,
             )
             serve_http(app, sock)
+
+
+def build_http_app(settings: Settings, services: ServerServices) -> Starlette:
+    """The HTTP server's ASGI app, as `serve --transport http` serves it: MCP at /mcp and the
+    REST API at /api/v1, behind the bearer check of the services' tokens (benchmarks time
+    this same app)."""
+    from emergent_memory.api import ApiServices, api_routes
+    from emergent_memory.mcp.http import DatabaseTokenVerifier, http_app, token_principal
+    from emergent_memory.mcp.server import create_server
+
+    server = create_server(
+        lambda: nullcontext(services.memory),
+        token_principal,
+        auth=DatabaseTokenVerifier(services.tokens.verify),
+    )
+    return http_app(
+        server,
+        max_request_bytes=settings.max_request_bytes,
+        max_sessions=settings.http_max_sessions,
+        session_idle_timeout=settings.http_session_idle_timeout,
+        routes=api_routes(ApiServices(injection=services.injection, capture=services.capture)),
+    )
 
 
 def _is_loopback(host: str) -> bool:
