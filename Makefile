@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run demo bench test lint claude-code help
+.PHONY: run demo bench test lint claude-code browser help
 .DEFAULT_GOAL := help
 
 help:
@@ -53,5 +53,11 @@ lint: $(INSTALLED)
 claude-code: $(INSTALLED)
 	$(BIN)/python -m tests.claude_code
 
-test: lint claude-code
+# The dashboard's browser tests drive Chromium with Playwright: tests/browser.py finds a system
+# Chromium, else installs one (apt-get as root, else `playwright install chromium`), else says
+# what to install.
+browser: $(INSTALLED)
+	$(BIN)/python -m tests.browser
+
+test: lint claude-code browser
 	$(BIN)/pytest
