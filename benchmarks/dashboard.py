@@ -487,23 +487,26 @@ class RunningServer:
 
 @contextmanager
 def serve(database_url: str) -> Iterator[RunningServer]:
-    """`emergent-memory serve --transport http --no-worker` in a thread of this process, on
-    a free port, connected as the application role. Only the last step is replaced: the app
-    the command built is served wrapped in a ServerTimer, by a uvicorn server configured as
-    mcp/http.serve_http configures it, which this benchmark can stop."""
+    """The app `serve --transport http` serves (cli.serve.build_http_app on the services
+    open_server_services opens, without the worker threads), connected as the application
+    role, on a socket of the product's listening_socket, wrapped in a ServerTimer, served by
+    uvicorn configured as mcp/http.serve_http configures it (here in a thread this benchmark
+    can stop)."""
     import asyncio
 
     import uvicorn
 
-    from emergent_memory.cli import cli
-    from emergent_memory.mcp import http as mcp_http
+    from emergent_memory.app import open_server_services
+    from emergent_memory.cli.serve import build_http_app
+    from emergent_memory.mcp.http import listening_socket
+    from emergent_memory.settings import Settings
 
-    port = free_port()
-    holder: dict[str, Any] = {}
-    ready = threading.Event()
-
-    def serve_timed(app: Any, sock: Any) -> None:
-        timer = ServerTimer(app)
+    settings = Settings(database_url=app_role_url(database_url))
+    with (
+        open_server_services(settings, worker=False, load_model="now") as services,
+        listening_socket("127.0.0.1", free_port()) as sock,
+    ):
+        timer = ServerTimer(build_http_app(settings, services))
         config = uvicorn.Config(
             timer,
             log_config=None,
@@ -514,55 +517,25 @@ def serve(database_url: str) -> Iterator[RunningServer]:
             timeout_graceful_shutdown=2,
         )
         server = uvicorn.Server(config)
-        holder.update(timer=timer, server=server)
-        ready.set()
-        asyncio.run(server.serve(sockets=[sock]))
-
-    original = mcp_http.serve_http
-    saved_env = {k: v for k, v in os.environ.items() if k.startswith("EMERGENT_MEMORY_")}
-    for key in saved_env:
-        del os.environ[key]
-    os.environ["EMERGENT_MEMORY_DATABASE_URL"] = app_role_url(database_url)
-    os.environ["EMERGENT_MEMORY_LOG_LEVEL"] = "WARNING"
-    mcp_http.serve_http = serve_timed
-    failure: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            cli.main(
-                ["serve", "--transport", "http", "--port", str(port), "--no-worker"],
-                standalone_mode=False,
-            )
-        except BaseException as error:  # SystemExit from the command: reported below
-            failure.append(error)
-            ready.set()
-
-    thread = threading.Thread(target=run, name="serve", daemon=True)
-    thread.start()
-    try:
-        ready.wait(timeout=180)
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 180
-        while not failure and time.monotonic() < deadline:
-            try:
-                if httpx.get(base + "/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.2)
-        if failure:
-            raise RuntimeError(f"serve failed: {failure[0]!r}") from failure[0]
+        thread = threading.Thread(
+            target=lambda: asyncio.run(server.serve(sockets=[sock])), name="serve", daemon=True
+        )
+        thread.start()
+        base = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        deadline = time.monotonic() + 60
+        while not server.started and thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not server.started:
+            raise RuntimeError("the HTTP server did not start")
 
         def stop() -> None:
-            holder["server"].should_exit = True
+            server.should_exit = True
             thread.join(timeout=30)
 
-        yield RunningServer(base, holder["timer"], stop)
-        stop()
-    finally:
-        mcp_http.serve_http = original
-        for key in [k for k in os.environ if k.startswith("EMERGENT_MEMORY_")]:
-            del os.environ[key]
-        os.environ.update(saved_env)
+        try:
+            yield RunningServer(base, timer, stop)
+        finally:
+            stop()
 
 
 # -- measuring -------------------------------------------------------------------------------
