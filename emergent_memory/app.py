@@ -9,6 +9,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
+from emergent_memory.auth.dashboard import DashboardLinks, DashboardSessions
 from emergent_memory.auth.service import TokenService
 from emergent_memory.db import migrate as migrations
 from emergent_memory.db.connection import Database, connect, open_database, with_role
@@ -339,6 +340,7 @@ class ServerServices:
     tokens: TokenService
     injection: InjectionService
     capture: CaptureService
+    dashboard: DashboardSessions
 
 
 @contextmanager
@@ -365,6 +367,9 @@ def open_server_services(
                 memory.pool, embedder, injection_config(settings, embedder.model_name)
             ),
             capture=capture,
+            dashboard=DashboardSessions(
+                memory.pool, max(1, round(settings.dashboard_session_hours * 3600))
+            ),
         )
 
 
@@ -380,6 +385,7 @@ class AdminServices:
     maintenance: MaintenanceService
     tokens: TokenService
     capture: CaptureAdmin
+    dashboard_links: DashboardLinks
 
 
 @contextmanager
@@ -415,6 +421,7 @@ def open_admin_services(
                     MaintenanceService(pool, embedder),
                     TokenService(pool),
                     CaptureAdmin(pool),
+                    DashboardLinks(pool),
                 )
             finally:
                 pool.close()

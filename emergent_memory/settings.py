@@ -179,6 +179,14 @@ class Settings(BaseSettings):
         description="HTTP server: seconds without a request after which an MCP session is "
         "closed (its client then opens a new one).",
     )
+    dashboard_session_hours: float = Field(
+        default=12.0,
+        gt=0,
+        le=24 * 30,
+        allow_inf_nan=False,
+        description="HTTP server: hours a dashboard sign-in lasts (never longer than its "
+        "token); then the browser signs in again.",
+    )
     dedup_threshold: float | None = Field(
         default=None,
         gt=0,
