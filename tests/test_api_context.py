@@ -8,48 +8,23 @@ import json
 import re
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
 
-from emergent_memory.api import ApiServices, api_routes
 from emergent_memory.auth.principal import ANY_PROJECT, READ, WRITE, Principal
-from emergent_memory.auth.service import TokenService
-from emergent_memory.mcp.http import DatabaseTokenVerifier, http_app, token_principal
-from emergent_memory.mcp.server import create_server
 from emergent_memory.memory import MemoryService
-from emergent_memory.memory.capture import CaptureConfig, CaptureService
 from tests.helpers import make_token
-from tests.test_injection import make_injection
+from tests.test_rest_api import api_client, api_services
 
 CONTEXT = "/api/v1/context"
 
 
 @pytest.fixture
 def app_client(service: MemoryService) -> Iterator[TestClient]:
-    server = create_server(
-        lambda: nullcontext(service),
-        token_principal,
-        auth=DatabaseTokenVerifier(TokenService(service.pool).verify),
-    )
-    app = http_app(
-        server,
-        max_request_bytes=4096,
-        max_sessions=10,
-        session_idle_timeout=60,
-        routes=api_routes(
-            ApiServices(
-                injection=make_injection(service),
-                capture=CaptureService(  # capture off
-                    service, None, CaptureConfig(gate_model="gate", extractor_model="extractor")
-                ),
-            )
-        ),
-    )
-    with TestClient(app) as client:
+    with api_client(service, api_services(service), max_request_bytes=4096) as client:
         yield client
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from contextlib import nullcontext
 from typing import Any
 
 import psycopg
@@ -18,13 +17,9 @@ from psycopg_pool import ConnectionPool
 from starlette.testclient import TestClient
 
 from emergent_memory import graph
-from emergent_memory.api import ApiServices, api_routes
 from emergent_memory.auth.principal import READ, Principal
-from emergent_memory.auth.service import TokenService
 from emergent_memory.errors import InvalidInput, PermissionDenied
 from emergent_memory.llm import AnthropicClient
-from emergent_memory.mcp.http import DatabaseTokenVerifier, http_app, token_principal
-from emergent_memory.mcp.server import create_server
 from emergent_memory.memory import MemoryService, capture_text, store
 from emergent_memory.memory import capture as capture_module
 from emergent_memory.memory.capture import (
@@ -34,7 +29,7 @@ from emergent_memory.memory.capture import (
     CaptureService,
 )
 from tests.helpers import make_token
-from tests.test_injection import make_injection
+from tests.test_rest_api import api_client, api_services
 
 
 def episode(pool: ConnectionPool, principal: Principal, session_id: str = "s-1") -> uuid.UUID:
@@ -468,19 +463,7 @@ def test_a_read_only_credential_may_not_capture(
 
 
 def capture_app(service: MemoryService, capture: CaptureService | None) -> TestClient:
-    server = create_server(
-        lambda: nullcontext(service),
-        token_principal,
-        auth=DatabaseTokenVerifier(TokenService(service.pool).verify),
-    )
-    app = http_app(
-        server,
-        max_request_bytes=1_048_576,
-        max_sessions=10,
-        session_idle_timeout=60,
-        routes=api_routes(ApiServices(injection=make_injection(service), capture=capture)),
-    )
-    return TestClient(app)
+    return api_client(service, api_services(service, capture), max_request_bytes=1_048_576)
 
 
 def test_the_capture_endpoint_queues_turns_and_refuses_a_gap(

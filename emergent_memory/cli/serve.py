@@ -151,7 +151,11 @@ def build_http_app(settings: Settings, services: ServerServices) -> Starlette:
         max_request_bytes=settings.max_request_bytes,
         max_sessions=settings.http_max_sessions,
         session_idle_timeout=settings.http_session_idle_timeout,
-        routes=api_routes(ApiServices(injection=services.injection, capture=services.capture)),
+        routes=api_routes(
+            ApiServices(
+                injection=services.injection, capture=services.capture, memory=services.memory
+            )
+        ),
     )
 
 

@@ -250,9 +250,10 @@ class RequestBodyGuard:
 
     A declared Content-Length over the limit is refused before any of the body is read; a
     body without one (chunked) is read only up to the limit. A JSON body within the limit is
-    handed on as received, except that escaped halves of surrogate pairs are marked
-    (mark_lone_surrogates), so that the tool reports them instead of the MCP SDK refusing the
-    whole message: a marked body is handed on in one piece, its Content-Length corrected.
+    handed on as received, except that escaped halves of surrogate pairs in MCP's messages are
+    marked (mark_lone_surrogates), so that the tool reports them instead of the MCP SDK
+    refusing the whole message: a marked body is handed on in one piece, its Content-Length
+    corrected.
     """
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
@@ -293,7 +294,10 @@ class RequestBodyGuard:
             if not more:
                 break
 
-        if utf8 is not None and received and received[-1]["type"] == "http.request":
+        # the REST API's JSON parser reads a lone surrogate as it is (and its checks refuse
+        # it): only MCP's parsers need the markers
+        mark = utf8 is not None and not _is_rest(scope)
+        if mark and received and received[-1]["type"] == "http.request":
             body = b"".join(m.get("body", b"") for m in received)
             marked = mark_lone_surrogates(body)
             if marked != body:

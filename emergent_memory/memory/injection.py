@@ -17,11 +17,12 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal
 from uuid import UUID
 
 from pgvector import Vector
 from psycopg import Connection
+from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (OpenAPI)
 
 from emergent_memory.auth.principal import Principal
 from emergent_memory.db.pool import DatabasePool

@@ -1,0 +1,444 @@
+"""The REST API's memory endpoints over HTTP (/api/v1): each endpoint, its scopes, isolation
+(another actor's ids answer exactly like missing ones; bulk operations mixing two actors' ids
+change nothing of the other's), bad input (refused naming the field, nothing written),
+pagination, and the OpenAPI document. The app is the server's own (mcp/http.py http_app with
+the API's routes) on the real database, driven in process."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import nullcontext
+from typing import Any
+
+import psycopg
+import pytest
+from starlette.routing import Route
+from starlette.testclient import TestClient
+
+from emergent_memory.api import ApiServices, api_routes
+from emergent_memory.auth.principal import ADMIN, ANY_PROJECT, READ, WRITE, Principal
+from emergent_memory.auth.service import TokenService
+from emergent_memory.mcp.http import DatabaseTokenVerifier, http_app, token_principal
+from emergent_memory.mcp.server import create_server
+from emergent_memory.memory import MemoryService
+from emergent_memory.memory.capture import CaptureConfig, CaptureService
+from tests.helpers import make_token
+from tests.test_injection import make_injection
+
+API = "/api/v1"
+
+
+def api_services(service: MemoryService, capture: CaptureService | None = None) -> ApiServices:
+    """The API's services on the test's memory service (capture off unless given)."""
+    return ApiServices(
+        injection=make_injection(service),
+        capture=capture
+        or CaptureService(service, None, CaptureConfig(gate_model="gate", extractor_model="x")),
+        memory=service,
+    )
+
+
+def api_client(
+    service: MemoryService, services: ApiServices, *, max_request_bytes: int = 65_536
+) -> TestClient:
+    """A client of the HTTP app as serve builds it (build_http_app), on these services."""
+    server = create_server(
+        lambda: nullcontext(service),
+        token_principal,
+        auth=DatabaseTokenVerifier(TokenService(service.pool).verify),
+    )
+    app = http_app(
+        server,
+        max_request_bytes=max_request_bytes,
+        max_sessions=10,
+        session_idle_timeout=60,
+        routes=api_routes(services),
+    )
+    return TestClient(app)
+
+
+@pytest.fixture
+def client(service: MemoryService) -> Iterator[TestClient]:
+    with api_client(service, api_services(service)) as connected:
+        yield connected
+
+
+@pytest.fixture
+def token_for(database_url: str) -> Callable[..., str]:
+    def make(principal: Principal, *scopes: str) -> str:
+        return make_token(database_url, principal.actor_id, principal.project_id, *scopes)[0]
+
+    return make
+
+
+class Api:
+    """Requests with one token."""
+
+    def __init__(self, client: TestClient, token: str | None) -> None:
+        self.client = client
+        self.headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+
+    def get(self, path: str, **params: Any) -> Any:
+        return self.client.get(API + path, params=params, headers=self.headers)
+
+    def post(self, path: str, body: Any = None) -> Any:
+        return self.client.post(API + path, content=_json(body), headers=self._json_headers)
+
+    def patch(self, path: str, body: Any) -> Any:
+        return self.client.patch(API + path, content=_json(body), headers=self._json_headers)
+
+    @property
+    def _json_headers(self) -> dict[str, str]:
+        return self.headers | {"Content-Type": "application/json"}
+
+    def delete(self, path: str) -> Any:
+        return self.client.delete(API + path, headers=self.headers)
+
+
+def _json(body: Any) -> bytes:
+    """JSON as a client sends it: ASCII, a lone surrogate escaped (\\ud83d)."""
+    return b"" if body is None else json.dumps(body).encode()
+
+
+@pytest.fixture
+def api(client: TestClient, principal: Principal, token_for: Callable[..., str]) -> Api:
+    return Api(client, token_for(principal))
+
+
+@pytest.fixture
+def as_(client: TestClient, token_for: Callable[..., str]) -> Callable[..., Api]:
+    def make(principal: Principal, *scopes: str) -> Api:
+        return Api(client, token_for(principal, *scopes))
+
+    return make
+
+
+def saved(service: MemoryService, who: Principal, content: str, **options: Any) -> str:
+    category = options.pop("category", "fact")
+    return str(service.save(who, content, category, **options)["memory"]["id"])
+
+
+def error_of(response: Any, status: int) -> dict[str, str]:
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert set(body) == {"error"}
+    assert set(body["error"]) == {"code", "message"}
+    return dict(body["error"])
+
+
+WRITES = """
+SELECT
+  (SELECT count(*) FROM kb.graph_objects WHERE actor_id = ANY(%(actors)s)),
+  (SELECT count(*) FROM kb.graph_relationships WHERE actor_id = ANY(%(actors)s)),
+  (SELECT count(*) FROM kb.memory_recalls WHERE actor_id = ANY(%(actors)s))
+"""
+
+
+@pytest.fixture
+def writes(connect: Callable[[], psycopg.Connection[Any]]) -> Callable[..., tuple[int, ...]]:
+    """Rows (every version) of the actors in the tables a change writes."""
+    conn = connect()
+
+    def count(*who: Principal) -> tuple[int, ...]:
+        row = conn.execute(WRITES, {"actors": [p.actor_id for p in who]}).fetchone()
+        assert row is not None
+        return tuple(int(n) for n in row)
+
+    return count
+
+
+# -- search ---------------------------------------------------------------------------------
+
+
+def test_search_finds_by_words_with_the_score_breakdown_and_counts_no_use(
+    api: Api, service: MemoryService, principal: Principal
+) -> None:
+    tabs = saved(service, principal, "The user prefers tabs over spaces", category="preference")
+    saved(service, principal, "The staging database runs on port 5433")
+    response = api.get("/memories/search", query="tabs or spaces", limit="5")
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["degraded"] is False
+    assert body["memories"][0]["id"] == tabs
+    first = body["memories"][0]
+    assert set(first["scores"]) == {
+        "lexical_rank",
+        "lexical_score",
+        "vector_rank",
+        "similarity",
+        "fused",
+        "score",
+    }
+    assert first["scores"]["lexical_rank"] == 1
+    filtered = api.get("/memories/search", query="tabs", category="fact").json()
+    assert tabs not in [m["id"] for m in filtered["memories"]]
+
+
+def test_search_sees_only_the_tokens_memories(
+    as_: Callable[..., Api], service: MemoryService, principal: Principal
+) -> None:
+    other = Principal(uuid.uuid4(), principal.project_id)
+    saved(service, other, "Bob deploys the billing service on Fridays", scope="project")
+    mine = saved(service, principal, "The billing service is deployed by CI")
+    found = as_(principal).get("/memories/search", query="billing service deploys").json()
+    assert [m["id"] for m in found["memories"]] == [mine]
+
+
+# -- update, delete, restore ----------------------------------------------------------------
+
+
+def test_patch_makes_a_new_version_with_the_same_id(
+    api: Api, service: MemoryService, principal: Principal, connect: Callable[..., Any]
+) -> None:
+    memory = saved(service, principal, "The user prefers tabs")
+    response = api.patch(f"/memories/{memory}", {"content": "The user prefers 4 spaces"})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["memory"]["id"] == memory
+    assert body["memory"]["content"] == "The user prefers 4 spaces"
+    assert body["possible_duplicates"] == []
+    changed = api.patch(f"/memories/{memory}", {"category": "preference", "confidence": 1})
+    assert changed.json()["memory"]["category"] == "preference"
+    assert changed.json()["memory"]["confidence"] == 1.0
+    with connect() as conn:
+        versions = conn.execute(
+            "SELECT count(*) FROM kb.graph_objects WHERE canonical_id = %s", (memory,)
+        ).fetchone()
+    assert versions == (3,)
+
+
+def test_delete_then_restore(api: Api, service: MemoryService, principal: Principal) -> None:
+    memory = saved(service, principal, "The user prefers tabs")
+    deleted = api.delete(f"/memories/{memory}")
+    assert deleted.status_code == 200, deleted.text
+    assert deleted.json() == {"deleted": memory}
+    assert api.get("/memories/search", query="tabs").json()["memories"] == []
+    assert error_of(api.delete(f"/memories/{memory}"), 404)["code"] == "not_found"
+    restored = api.post(f"/memories/{memory}/restore")
+    assert restored.status_code == 200, restored.text
+    assert restored.json()["restored_from"] == "deleted"
+    assert restored.json()["memory"]["id"] == memory
+    again = error_of(api.post(f"/memories/{memory}/restore"), 400)
+    assert "is active; there is nothing to restore" in again["message"]
+    found = api.get("/memories/search", query="tabs").json()["memories"]
+    assert [m["id"] for m in found] == [memory]
+
+
+# -- scopes ---------------------------------------------------------------------------------
+
+
+def test_a_read_only_token_reads_but_cannot_change(
+    as_: Callable[..., Api],
+    service: MemoryService,
+    principal: Principal,
+    writes: Callable[..., tuple[int, ...]],
+) -> None:
+    memory = saved(service, principal, "The user prefers tabs")
+    reader = as_(principal, READ)
+    assert reader.get("/memories/search", query="tabs").status_code == 200
+    before = writes(principal)
+    for response in (
+        reader.patch(f"/memories/{memory}", {"content": "spaces"}),
+        reader.delete(f"/memories/{memory}"),
+        reader.post(f"/memories/{memory}/restore"),
+    ):
+        error = error_of(response, 403)
+        assert error["code"] == "forbidden"
+        assert "memory:write" in error["message"]
+    assert writes(principal) == before
+
+
+def test_a_token_without_read_cannot_search(as_: Callable[..., Api], principal: Principal) -> None:
+    error = error_of(as_(principal, ANY_PROJECT).get("/memories/search", query="x"), 403)
+    assert "memory:read" in error["message"]
+
+
+def test_global_memories_need_an_admin_token_to_change(
+    as_: Callable[..., Api],
+    service: MemoryService,
+    principal: Principal,
+    global_memories_cleanup: None,
+) -> None:
+    admin = Principal(principal.actor_id, principal.project_id, frozenset({READ, WRITE, ADMIN}))
+    memory = saved(service, admin, "Every repository uses conventional commits", scope="global")
+    plain = as_(principal)
+    assert [
+        m["id"] for m in plain.get("/memories/search", query="conventional").json()["memories"]
+    ] == [memory]
+    error = error_of(plain.patch(f"/memories/{memory}", {"confidence": 0.5}), 403)
+    assert "administrator" in error["message"]
+    assert error_of(plain.delete(f"/memories/{memory}"), 403)["code"] == "forbidden"
+    assert as_(principal, READ, WRITE, ADMIN).delete(f"/memories/{memory}").status_code == 200
+
+
+@pytest.mark.parametrize("header", [None, "Bearer nope", "Basic dXNlcjpwYXNz"])
+def test_every_endpoint_needs_a_live_token(client: TestClient, header: str | None) -> None:
+    headers = {} if header is None else {"Authorization": header}
+    some_id = str(uuid.uuid4())
+    for method, path in [
+        ("GET", "/memories/search?query=x"),
+        ("PATCH", f"/memories/{some_id}"),
+        ("DELETE", f"/memories/{some_id}"),
+        ("POST", f"/memories/{some_id}/restore"),
+    ]:
+        response = client.request(method, API + path, headers=headers, json={})
+        error = error_of(response, 401)
+        assert error["code"] == "unauthorized"
+
+
+# -- isolation ------------------------------------------------------------------------------
+
+
+def test_another_actors_id_answers_exactly_like_a_missing_one(
+    api: Api,
+    service: MemoryService,
+    principal: Principal,
+    writes: Callable[..., tuple[int, ...]],
+) -> None:
+    other = Principal(uuid.uuid4(), principal.project_id)
+    foreign = saved(service, other, "Bob deploys the billing service", scope="project")
+    service.delete(other, saved(service, other, "Bob's old deploy notes", scope="project"))
+    missing = str(uuid.uuid4())
+    before = writes(principal, other)
+    for use in (
+        lambda id_: api.patch(f"/memories/{id_}", {"content": "mine now"}),
+        lambda id_: api.delete(f"/memories/{id_}"),
+        lambda id_: api.post(f"/memories/{id_}/restore"),
+    ):
+        hidden, unknown = use(foreign), use(missing)
+        assert hidden.status_code == unknown.status_code == 404
+        assert hidden.json()["error"]["message"].replace(foreign, "<id>") == unknown.json()[
+            "error"
+        ]["message"].replace(missing, "<id>")
+    assert writes(principal, other) == before
+
+
+# -- bad input ------------------------------------------------------------------------------
+
+MINE = "{mine}"
+BAD_INPUT = [
+    # the tools' table (tests/test_bad_input.py), as the REST API takes it
+    ("patch", MINE, {"content": "   "}, "content is empty"),
+    ("patch", MINE, {"content": "word " * 1000}, "content is 4999 characters long; the limit"),
+    ("patch", MINE, {"content": "tabs\x00"}, "content contains a NUL character"),
+    ("patch", MINE, {"content": "red \x1b[31m"}, "content contains the control character U+001B"),
+    (
+        "patch",
+        MINE,
+        {"content": "half \ud83d pair"},
+        "content contains the control character U+D83D",
+    ),
+    ("patch", MINE, {"category": "colour"}, "category: Input should be 'preference'"),
+    ("patch", MINE, {"owner": "someone"}, "owner: is not a field of this request"),
+    ("patch", MINE, {"scope": "global"}, "scope: is not a field of this request"),
+    ("patch", MINE, {}, "updates must be an object with at least one of"),
+    ("patch", MINE, {"confidence": 1.5}, "confidence must be a number from 0 to 1; got 1.5"),
+    ("patch", MINE, {"confidence": "high"}, "confidence: Input should be a valid number"),
+    ("patch", MINE, {"confidence": True}, "confidence: Input should be a valid number"),
+    ("patch", MINE, {"content": 42}, "content: Input should be a valid string"),
+    ("patch", MINE, {"content": ["tabs"]}, "content: Input should be a valid string"),
+    ("patch", MINE, [1, 2], "the body must be a JSON object"),
+    ("patch", MINE, {"content": "password=hunter2xyz"}, "refusing to store"),
+    ("patch", "tabs", {"content": "ok"}, "memory_id 'tabs' is not a memory id"),
+    ("delete", "0b6e4c1e-5f0a-4d61-9a44-2f4a8f4e7d2", None, "is not a memory id"),
+    ("post", "x" * 300 + "/restore", None, "is not a memory id"),
+    ("get", "search", {"query": " \n "}, "query is empty"),
+    ("get", "search", {"query": "tabs\x00"}, "query contains a NUL character"),
+    ("get", "search", {"query": "q" * 3000}, "query is 3000 characters long; the limit is"),
+    ("get", "search", {}, "query: Field required"),
+    ("get", "search", {"query": "x", "scope": "team"}, "scope: Input should be 'user'"),
+    ("get", "search", {"query": "x", "category": "Fact"}, "category: Input should be"),
+    ("get", "search", {"query": "x", "limit": "0"}, "limit must be from 1 to 50; got 0"),
+    ("get", "search", {"query": "x", "limit": "-5"}, "limit must be from 1 to 50; got -5"),
+    ("get", "search", {"query": "x", "limit": "51"}, "limit must be from 1 to 50; got 51"),
+    ("get", "search", {"query": "x", "limit": "5.5"}, "limit: Input should be a valid integer"),
+    ("get", "search", {"query": "x", "limit": "ten"}, "limit: Input should be a valid integer"),
+    ("get", "search", {"query": "x", "user": "bob"}, "user: is not a field of this request"),
+]
+
+
+@pytest.mark.parametrize(
+    ("method", "target", "body", "fragment"),
+    [pytest.param(*case, id=f"{case[0]}-{case[3][:40]}") for case in BAD_INPUT],
+)
+def test_bad_input_is_refused_naming_the_field_and_writes_nothing(
+    api: Api,
+    service: MemoryService,
+    principal: Principal,
+    writes: Callable[..., tuple[int, ...]],
+    method: str,
+    target: str,
+    body: Any,
+    fragment: str,
+) -> None:
+    mine = saved(service, principal, "The user prefers tabs over spaces")
+    before = writes(principal)
+    path = "/memories/" + target.replace(MINE, mine)
+    if method == "get":
+        response = api.get(path, **body)
+    elif method == "patch":
+        response = api.patch(path, body)
+    elif method == "post":
+        response = api.post(path)
+    else:
+        response = api.delete(path)
+    error = error_of(response, 400)
+    assert error["code"] == "invalid_input"
+    assert fragment in error["message"]
+    assert writes(principal) == before
+
+
+def test_a_query_parameter_given_twice_is_refused(api: Api) -> None:
+    response = api.client.get(API + "/memories/search?query=a&query=b", headers=api.headers)
+    assert "query: give each query parameter once" in error_of(response, 400)["message"]
+
+
+# -- the OpenAPI document -------------------------------------------------------------------
+
+
+def test_the_openapi_document_describes_every_route_without_a_token(client: TestClient) -> None:
+    response = client.get(API + "/openapi.json")
+    assert response.status_code == 200
+    document = response.json()
+    assert document["openapi"].startswith("3.1")
+    described = {
+        (method.upper(), path) for path, item in document["paths"].items() for method in item
+    }
+    routes = {
+        (method, route.path)
+        for route in client.app.routes  # type: ignore[attr-defined]
+        if isinstance(route, Route) and route.path.startswith(API)
+        for method in (route.methods or ()) - {"HEAD"}
+    }
+    assert described == routes
+    assert ("PATCH", API + "/memories/{memory_id}") in described
+    schemas = document["components"]["schemas"]
+    patch = document["paths"][API + "/memories/{memory_id}"]["patch"]
+    body = patch["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+    assert set(schemas[body.rsplit("/", 1)[1]]["properties"]) == {
+        "content",
+        "category",
+        "confidence",
+    }
+    answer = patch["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+    assert schemas[answer.rsplit("/", 1)[1]]["title"] == "UpdateResult"
+    assert set(patch["responses"]) >= {"200", "400", "401", "403", "404"}
+    search = document["paths"][API + "/memories/search"]["get"]
+    assert {p["name"] for p in search["parameters"]} == {"query", "category", "scope", "limit"}
+    assert [p["name"] for p in search["parameters"] if p["required"]] == ["query"]
+    for ref in _refs(document):  # every reference resolves
+        assert ref.rsplit("/", 1)[1] in schemas, ref
+
+
+def _refs(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "$ref":
+                yield item
+            else:
+                yield from _refs(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _refs(item)
