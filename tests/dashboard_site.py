@@ -94,6 +94,56 @@ def _as_fields(env: dict[str, str], database_url: str) -> dict[str, Any]:
     return fields | {"database_url": database_url}
 
 
+# -- demo memories ----------------------------------------------------------------------------
+
+DEMO_MEMORIES: list[tuple[str, str, str | None]] = [  # content, category, context
+    ("The user prefers tabs over spaces in Python files", "preference", "style"),
+    ("Run the test suite with make test before every commit", "instruction", "workflow"),
+    ("The staging database runs PostgreSQL 16 with pgvector 0.8", "fact", "infrastructure"),
+    ("Commit messages say why, not only what changed", "convention", "workflow"),
+    ("The user reviews pull requests in the morning, before standup", "pattern", None),
+    ("Never push directly to the main branch; open a pull request", "instruction", "workflow"),
+    ("The API gateway times out requests after 30 seconds", "fact", "infrastructure"),
+    ("Use pytest fixtures instead of setUp methods in new tests", "convention", "style"),
+    ("The user writes documentation in British English", "preference", "style"),
+    ("The deploy script lives in ops/deploy.sh and needs the VPN", "fact", "infrastructure"),
+    ("Type hints on every public function; mypy runs in strict mode", "convention", "style"),
+    ("The nightly backup of the production database finishes around 03:00 UTC", "fact", None),
+]
+# Saved after DEMO_MEMORIES: one value differs from a memory above, so the duplicate check
+# flags the pair for a person to decide.
+DEMO_DUPLICATE = (
+    "The staging database runs PostgreSQL 17 with pgvector 0.8",
+    "fact",
+    "infrastructure",
+)
+
+
+def seed_demo(memory: MemoryService, principal: Principal) -> dict[str, str]:
+    """A small, realistic history for `principal`: the memories above (some used by recalls),
+    one edited (two versions), one deleted, and a possible duplicate. Their ids by name:
+    "edited", "deleted", "duplicate", "first"."""
+    ids: dict[str, str] = {}
+    for content, category, context in DEMO_MEMORIES:
+        saved = memory.save(principal, content, category, "explicit", context=context)  # type: ignore[arg-type]
+        ids.setdefault("first", saved["memory"]["id"])
+        ids[content] = saved["memory"]["id"]
+    content, category, context = DEMO_DUPLICATE
+    saved = memory.save(principal, content, category, "explicit", context=context)  # type: ignore[arg-type]
+    ids["duplicate"] = saved["memory"]["id"]
+    edited = ids["The API gateway times out requests after 30 seconds"]
+    memory.update(
+        principal, edited, {"content": "The API gateway times out requests after 60 seconds"}
+    )
+    ids["edited"] = edited
+    deleted = ids["The user reviews pull requests in the morning, before standup"]
+    memory.delete(principal, deleted)
+    ids["deleted"] = deleted
+    for query in ("how do I run the tests", "commit rules", "Python style", "test suite"):
+        memory.recall(principal, query)
+    return ids
+
+
 # -- in the browser --------------------------------------------------------------------------
 
 
