@@ -49,7 +49,10 @@ def listening_socket(host: str, port: int) -> socket.socket:
     """A TCP socket bound to host:port and listening, before anything else starts; one clear
     AddressUnavailable if it cannot be had (port in use, foreign address, privileged port)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on accepted sockets whose proto says
+    # TCP; without it every response after the first on a keep-alive connection waited ~40 ms
+    # (Nagle against the client's delayed ACK)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         # like uvicorn: a port whose last connections linger in TIME_WAIT can be reused at once
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
