@@ -34,9 +34,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import unquote_plus, urljoin, urlsplit
 
 import httpx
+import psycopg
 from pgvector import Vector
 from psycopg import Connection
 from psycopg.types.json import Jsonb
@@ -541,13 +542,20 @@ def serve(database_url: str) -> Iterator[RunningServer]:
 # -- measuring -------------------------------------------------------------------------------
 
 
+Request = Callable[[httpx.Client, int], httpx.Response]
+Check = Callable[[httpx.Response, int], bool]
+UUID_TEXT = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
 @dataclass
 class Probe:
-    """One kind of request, timed `calls` times; `request` makes the i-th request."""
+    """One kind of request, timed `calls` times: `request` makes the i-th one, `check` says
+    whether its answer is right (the memories asked for, none of another actor's)."""
 
     name: str
     kind: str  # list, search, memory (the targets), or baseline
-    request: Callable[[httpx.Client, int], httpx.Response]
+    request: Request
+    check: Check
 
 
 def measure_probe(
@@ -559,6 +567,7 @@ def measure_probe(
     round_trip_ms: list[float] = []
     statuses: dict[int, int] = {}
     sizes: list[int] = []
+    checked = 0
     for i in range(calls):
         server.timer.last_ms = None
         start = time.perf_counter()
@@ -568,66 +577,263 @@ def measure_probe(
         sizes.append(len(response.content))
         if server.timer.last_ms is not None:
             server_ms.append(server.timer.last_ms)
+        checked += response.status_code == 200 and probe.check(response, i)
     result: dict[str, Any] = {
         "kind": probe.kind,
         "server_ms": percentiles(server_ms),
         "round_trip_ms": percentiles(round_trip_ms),
         "statuses": statuses,
+        "checked": checked,
         "mean_bytes": round(sum(sizes) / len(sizes)),
     }
     target = TARGETS_MS.get(probe.kind)
     if target is not None:
         result["target_p95_ms"] = target
-        result["met"] = all(s == 200 for s in statuses) and result["server_ms"]["p95"] <= target
+        result["met"] = checked == calls and result["server_ms"]["p95"] <= target
     return result
 
 
-def rest_probes(token: str, seeded: Seeded, queries: list[str]) -> list[Probe]:
-    auth = {"Authorization": f"Bearer {token}"}
-    rng = random.Random(5)
-    memories = _memory_sample(seeded, rng)
+@dataclass
+class Probes:
+    """What every probe needs: the token, the ids to ask for and to never see."""
 
-    def health(client: httpx.Client, i: int) -> httpx.Response:
-        return client.get("/health")
+    token: str
+    seeded: Seeded
+    queries: list[str]
+    memories: list[uuid.UUID]
+    others: frozenset[str]
+    missing: dict[str, str] = field(default_factory=dict)  # probes not run, and why
 
-    def context(client: httpx.Client, i: int) -> httpx.Response:
-        body = {"session_id": f"bench-{i}-{time.monotonic_ns()}", "event": "session_start"}
-        return client.post("/api/v1/context", json=body, headers=auth)
+    @property
+    def auth(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
 
-    return [
-        Probe("GET /health", "baseline", health),
-        Probe("POST /api/v1/context (session start)", "baseline", context),
-        *[
-            Probe(name, kind, request)
-            for name, kind, request in _api_probes(auth, memories, queries)
-        ],
-    ]
+    def no_leak(self, text: str) -> bool:
+        return not (set(UUID_TEXT.findall(text)) & self.others)
+
+    def memory_ids(self, response: httpx.Response) -> list[str]:
+        return [m["id"] for m in response.json()["memories"]]
+
+    def baselines(self) -> list[Probe]:
+        def health(client: httpx.Client, i: int) -> httpx.Response:
+            return client.get("/health")
+
+        def context(client: httpx.Client, i: int) -> httpx.Response:
+            body = {"session_id": f"bench-{i}-{time.monotonic_ns()}", "event": "session_start"}
+            return client.post("/api/v1/context", json=body, headers=self.auth)
+
+        return [
+            Probe("GET /health", "baseline", health, lambda r, i: r.json() == {"status": "ok"}),
+            Probe(
+                "POST /api/v1/context (session start)",
+                "baseline",
+                context,
+                lambda r, i: bool(r.json()["memories"]) and self.no_leak(r.text),
+            ),
+        ]
+
+    def rest(self, client: httpx.Client) -> list[Probe]:
+        """GET /api/v1/memories (a first page; filtered; deep pages by cursor), the search,
+        a memory."""
+        probes: list[Probe] = []
+        first = client.get("/api/v1/memories", params={"limit": 50}, headers=self.auth)
+        if first.status_code != 200:
+            self.missing["REST list"] = f"GET /api/v1/memories answered {first.status_code}"
+        else:
+
+            def listed(params: dict[str, Any]) -> Request:
+                return lambda client, i: client.get(
+                    "/api/v1/memories", params=params, headers=self.auth
+                )
+
+            def page_check(r: httpx.Response, i: int) -> bool:
+                return len(self.memory_ids(r)) == 50 and self.no_leak(r.text)
+
+            fact = {"limit": 50, "category": "fact", "sort": "most_used"}
+            probes.append(
+                Probe("REST list: first page (50)", "list", listed({"limit": 50}), page_check)
+            )
+            probes.append(
+                Probe("REST list: category fact, most used first", "list", listed(fact), page_check)
+            )
+            cursors = self._rest_cursors(client, {"limit": 50, "category": "fact"})
+            if cursors:
+                probes.append(
+                    Probe(
+                        f"REST list: category fact, {_deep(cursors)}",
+                        "list",
+                        lambda client, i: client.get(
+                            "/api/v1/memories",
+                            params={
+                                "limit": 50,
+                                "category": "fact",
+                                "cursor": cursors[i % len(cursors)],
+                            },
+                            headers=self.auth,
+                        ),
+                        page_check,
+                    )
+                )
+        probes.append(
+            Probe(
+                "REST search (hybrid recall, 10)",
+                "search",
+                lambda client, i: client.get(
+                    "/api/v1/memories/search",
+                    params={"query": self.queries[i % len(self.queries)]},
+                    headers=self.auth,
+                ),
+                lambda r, i: bool(self.memory_ids(r)) and self.no_leak(r.text),
+            )
+        )
+        one = client.get(f"/api/v1/memories/{self.memories[0]}", headers=self.auth)
+        if one.status_code != 200:
+            self.missing["REST memory"] = f"GET /api/v1/memories/{{id}} answered {one.status_code}"
+        else:
+            probes.append(
+                Probe(
+                    "REST memory (versions, supersessions, relationships, provenance)",
+                    "memory",
+                    lambda client, i: client.get(
+                        f"/api/v1/memories/{self.memories[i % len(self.memories)]}",
+                        headers=self.auth,
+                    ),
+                    lambda r, i: r.json()["id"] == str(self.memories[i % len(self.memories)]),
+                )
+            )
+        return probes
+
+    def _rest_cursors(self, client: httpx.Client, params: dict[str, Any]) -> list[str]:
+        """The cursors of pages DEEP_FROM onwards (walked from the first page)."""
+        cursors: list[str] = []
+        cursor = None
+        for page in range(1, DEEP_FROM + DEEP_PAGES):
+            answer = client.get(
+                "/api/v1/memories",
+                params={**params, "cursor": cursor} if cursor else params,
+                headers=self.auth,
+            ).json()
+            cursor = answer.get("next_cursor")
+            if cursor is None:
+                break
+            if page + 1 >= DEEP_FROM:
+                cursors.append(cursor)
+        return cursors
+
+    def dashboard(self, client: httpx.Client) -> list[Probe]:
+        """The pages: browse (first page; filtered, deep by cursor), search (the page, and the
+        results fragment the search box fetches as one types), a memory's page."""
+
+        def page(path: str, params: Callable[[int], dict[str, Any]] | None = None) -> Request:
+            return lambda client, i: client.get(path, params=params(i) if params else None)
+
+        def html_check(r: httpx.Response, i: int) -> bool:
+            return "text/html" in r.headers.get("content-type", "") and self.no_leak(r.text)
+
+        def listing_check(r: httpx.Response, i: int) -> bool:
+            return html_check(r, i) and len(set(MEMORY_LINK.findall(r.text))) >= 20
+
+        def search_params(i: int) -> dict[str, Any]:
+            return {"q": self.queries[i % len(self.queries)]}
+
+        probes = [
+            Probe("dashboard browse: first page", "list", page("/ui/memories"), listing_check),
+            Probe(
+                "dashboard browse: category fact, most used first",
+                "list",
+                page("/ui/memories", lambda i: {"category": "fact", "sort": "most_used"}),
+                listing_check,
+            ),
+        ]
+        cursors = self._page_cursors(client, {"category": "fact"})
+        if cursors:
+            probes.append(
+                Probe(
+                    f"dashboard browse: category fact, {_deep(cursors)}",
+                    "list",
+                    page(
+                        "/ui/memories",
+                        lambda i: {"category": "fact", "cursor": cursors[i % len(cursors)]},
+                    ),
+                    listing_check,
+                )
+            )
+        else:
+            self.missing["dashboard deep pages"] = "the browse page links to no next page"
+
+        def found_check(r: httpx.Response, i: int) -> bool:
+            return html_check(r, i) and bool(MEMORY_LINK.search(r.text))
+
+        probes += [
+            Probe(
+                "dashboard search: the page",
+                "search",
+                page("/ui/search", search_params),
+                found_check,
+            ),
+            Probe(
+                "dashboard search: results fragment (as one types)",
+                "search",
+                page("/ui/search/results", search_params),
+                found_check,
+            ),
+            Probe(
+                "dashboard memory page",
+                "memory",
+                lambda client, i: client.get(
+                    f"/ui/memories/{self.memories[i % len(self.memories)]}"
+                ),
+                lambda r, i: (
+                    html_check(r, i) and str(self.memories[i % len(self.memories)]) in r.text
+                ),
+            ),
+        ]
+        return probes
+
+    def _page_cursors(self, client: httpx.Client, params: dict[str, Any]) -> list[str]:
+        cursors: list[str] = []
+        cursor = None
+        for page in range(1, DEEP_FROM + DEEP_PAGES):
+            text = client.get(
+                "/ui/memories", params={**params, "cursor": cursor} if cursor else params
+            ).text
+            found = NEXT_CURSOR.search(html.unescape(text))
+            if found is None:
+                break
+            cursor = unquote_plus(found.group(1))
+            if page + 1 >= DEEP_FROM:
+                cursors.append(cursor)
+        return cursors
 
 
-def _api_probes(
-    auth: dict[str, str], memories: list[uuid.UUID], queries: list[str]
-) -> list[tuple[str, str, Callable[[httpx.Client, int], httpx.Response]]]:
-    """The REST endpoints of issue 16 (empty until they exist)."""
-    return []
+DEEP_FROM, DEEP_PAGES = 20, 10  # the deep pages timed: the 20th to the 29th
+
+
+def _deep(cursors: list[str]) -> str:
+    return f"pages {DEEP_FROM} to {DEEP_FROM + len(cursors) - 1} by cursor"
+
+
+MEMORY_LINK = re.compile(r"/ui/memories/([0-9a-f-]{36})")
+NEXT_CURSOR = re.compile(r"href=\"[^\"]*[?&]cursor=([^&\"]+)")
 
 
 def _memory_sample(seeded: Seeded, rng: random.Random) -> list[uuid.UUID]:
     """Memories for the memory page: edited, superseded, superseding, deleted, in a context,
     derived from a conversation, plain; in turn."""
     kinds = [
-        seeded.edited,
-        seeded.superseded,
-        seeded.superseding,
-        seeded.deleted,
-        seeded.in_context,
-        seeded.derived,
-        seeded.plain,
+        k
+        for k in (
+            seeded.edited,
+            seeded.superseded,
+            seeded.superseding,
+            seeded.deleted,
+            seeded.in_context,
+            seeded.derived,
+            seeded.plain,
+        )
+        if k
     ]
-    picked = []
-    for n in range(140):
-        pool = [k for k in kinds if k][n % len([k for k in kinds if k])]
-        picked.append(rng.choice(pool))
-    return picked
+    return [rng.choice(kinds[n % len(kinds)]) for n in range(140)]
 
 
 def service_baselines(url: str, embedder: CachedEmbeddings, calls: int) -> dict[str, Any]:
@@ -737,10 +943,14 @@ def sign_in(client: httpx.Client, token: str) -> dict[str, Any]:
     field_name = next(n for n in form["inputs"] if "token" in n)
     data[field_name] = token
     answer = client.post(
-        urljoin(str(page.url), form["action"] or str(page.url)), data=data, follow_redirects=True
+        urljoin(str(page.url), form["action"] or str(page.url)),
+        data=data,
+        headers={"Origin": f"{page.url.scheme}://{page.url.netloc.decode()}"},
+        follow_redirects=True,
     )
     return {
         "signed_in": answer.status_code == 200 and bool(client.cookies),
+        "cookies": sorted(client.cookies.keys()),
         "sign_in_page": urlsplit(str(page.url)).path,
         "landed_on": urlsplit(str(answer.url)).path,
         "status": answer.status_code,
@@ -762,7 +972,6 @@ def http_client(base: str) -> httpx.Client:
 def run(scale: str = "full", calls: int = 100) -> dict[str, Any]:
     size = SIZES[scale]
     embedder = CachedEmbeddings()
-    queries = generate.queries(calls)
     with bench_database() as url:
         owner_pool = create_pool(url, min_size=1, max_size=1)
         try:
@@ -771,8 +980,6 @@ def run(scale: str = "full", calls: int = 100) -> dict[str, Any]:
                 seeded = seed(conn, size, embedder)
         finally:
             owner_pool.close()
-        import psycopg
-
         with psycopg.connect(url) as conn:
             token = tokens.create_token(
                 conn,
@@ -782,21 +989,41 @@ def run(scale: str = "full", calls: int = 100) -> dict[str, Any]:
                 scopes=[READ, WRITE],
             ).token
         baselines = service_baselines(url, embedder, calls)
+        probes = Probes(
+            token,
+            seeded,
+            generate.queries(calls),
+            _memory_sample(seeded, random.Random(5)),
+            frozenset(str(i) for i in seeded.others),
+        )
         measured: dict[str, Any] = {}
-        with serve(url) as server, http_client(server.base) as client:
-            for probe in rest_probes(token, seeded, queries):
-                measured[probe.name] = measure_probe(client, server, probe, calls)
-                print(f"{probe.name}: {measured[probe.name]['server_ms']}", file=sys.stderr)
-            weight = {"sign-in page": page_weight(client, "/ui/")}
-            dashboard = {"sign_in": sign_in(client, token)}
+        with serve(url) as server:
+            with http_client(server.base) as visitor:
+                weight = {"sign-in page": page_weight(visitor, "/ui/signin")}
+            with http_client(server.base) as client:
+                signed = sign_in(client, token)
+                chosen = probes.baselines() + probes.rest(client)
+                if signed["signed_in"]:
+                    weight["first page after signing in"] = page_weight(client, "/ui/")
+                    weight["browse page"] = page_weight(client, "/ui/memories")
+                    weight["a memory's page"] = page_weight(
+                        client, f"/ui/memories/{probes.memories[0]}"
+                    )
+                    chosen += probes.dashboard(client)
+                else:
+                    probes.missing["dashboard pages"] = f"could not sign in: {signed}"
+                for probe in chosen:
+                    measured[probe.name] = measure_probe(client, server, probe, calls)
+                    print(f"{probe.name}: {measured[probe.name]['server_ms']}", file=sys.stderr)
     result = {
         "scale": scale,
         "calls": calls,
         "seed": {"counts": seeded.counts, "load_seconds": seeded.seconds},
         "requests": measured,
+        "not_measured": probes.missing,
         "service_baselines_ms": baselines,
         "page_weight": weight,
-        "dashboard": dashboard,
+        "sign_in": signed,
         "targets": {"p95_ms": TARGETS_MS, "page_weight_bytes": PAGE_WEIGHT_TARGET_BYTES},
         "machine": {"cpus": os.cpu_count(), "load_average": os.getloadavg()},
     }
@@ -835,6 +1062,9 @@ def markdown(result: dict[str, Any]) -> str:
             f"{r['p50']} / {r['p95']} / {r['p99']} | {'' if target is None else target} | "
             f"{met} | {row['mean_bytes']:,} |"
         )
+    if result["not_measured"]:
+        lines += ["", "Not measured:", ""]
+        lines += [f"- {name}: {why}" for name, why in result["not_measured"].items()]
     lines += ["", "Baselines: the service calls underneath, in process (p50 / p95 / p99 ms):", ""]
     for name, p in result["service_baselines_ms"].items():
         lines.append(f"- {name}: {p['p50']} / {p['p95']} / {p['p99']}")

@@ -1,7 +1,7 @@
 """`make bench`: every benchmark, written to benchmarks/results/ (JSON and markdown).
 
 python -m benchmarks.run                 # all: dedup, secrets, quality, injection, capture,
-                                         # hooks, round trips, latency
+                                         # hooks, round trips, latency, dashboard
 python -m benchmarks.run --only dedup,secrets,quality,injection,capture,hooks,roundtrips
 python -m benchmarks.run --scale smoke   # a tiny run of everything (what the tests do)
 """
@@ -11,13 +11,24 @@ from __future__ import annotations
 import argparse
 import time
 
-from benchmarks import capture, dedup, hooks, injection, latency, quality, roundtrips, secrets
+from benchmarks import (
+    capture,
+    dashboard,
+    dedup,
+    hooks,
+    injection,
+    latency,
+    quality,
+    roundtrips,
+    secrets,
+)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--only", default="dedup,secrets,quality,injection,capture,hooks,roundtrips,latency"
+        "--only",
+        default="dedup,secrets,quality,injection,capture,hooks,roundtrips,latency,dashboard",
     )
     parser.add_argument("--scale", choices=["smoke", "full"], default="full")
     arguments = parser.parse_args()
@@ -46,6 +57,8 @@ def main() -> None:
             latency.run(
                 arguments.scale, calls=20 if smoke else 500, http_seconds=3 if smoke else 20
             )
+        elif name == "dashboard":
+            dashboard.run(arguments.scale, calls=5 if smoke else 100)
         else:
             parser.error(f"unknown benchmark {name!r}")
         print(f"{name}: {time.perf_counter() - start:.0f} s")

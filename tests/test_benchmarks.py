@@ -29,8 +29,10 @@ def test_the_labelled_data_sets_are_consistent(checker: str) -> None:
 def test_a_smoke_run_of_every_benchmark_writes_its_reports(server_url: str, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("EMERGENT_MEMORY_")}
     env |= {"BENCH_DATABASE_URL": server_url, "BENCH_RESULTS_DIR": str(tmp_path)}
+    # the dashboard's has a test of its own (below)
+    every_other = "dedup,secrets,quality,injection,capture,hooks,roundtrips,latency"
     result = subprocess.run(
-        [sys.executable, "-m", "benchmarks.run", "--scale", "smoke"],
+        [sys.executable, "-m", "benchmarks.run", "--scale", "smoke", "--only", every_other],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -132,3 +134,31 @@ def test_a_smoke_run_of_every_benchmark_writes_its_reports(server_url: str, tmp_
         "latency-smoke.md",
     ):
         assert (tmp_path / name).read_text().startswith("# ")
+
+
+def test_a_smoke_run_of_the_dashboard_benchmark(server_url: str, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EMERGENT_MEMORY_")}
+    env |= {"BENCH_DATABASE_URL": server_url, "BENCH_RESULTS_DIR": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks.run", "--scale", "smoke", "--only", "dashboard"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    dashboard = json.loads((tmp_path / "dashboard-smoke.json").read_text())
+    counts = dashboard["seed"]["counts"]
+    assert counts["memory_heads_first_actor"] == 400
+    assert min(counts["edited"], counts["superseded"], counts["deleted"]) > 0
+    for name, measured in dashboard["requests"].items():
+        # every timed request was answered, timed inside the app, and what it returned was
+        # checked (the right memories, none of another actor's)
+        assert measured["statuses"] == {"200": dashboard["calls"]}, name
+        assert measured["server_ms"]["n"] == dashboard["calls"], name
+        assert measured["checked"] == dashboard["calls"], name
+    for measured in dashboard["service_baselines_ms"].values():
+        assert measured["n"] == dashboard["calls"]
+    assert (tmp_path / "dashboard-smoke.md").read_text().startswith("# ")
