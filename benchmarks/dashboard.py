@@ -978,6 +978,7 @@ def run(scale: str = "full", calls: int = 100) -> dict[str, Any]:
             with owner_pool.connection() as conn:
                 conn.autocommit = True
                 seeded = seed(conn, size, embedder)
+                print(f"seeded in {seeded.seconds} s: {seeded.counts}", file=sys.stderr)
         finally:
             owner_pool.close()
         with psycopg.connect(url) as conn:
