@@ -23,6 +23,7 @@ from emergent_memory.embeddings.worker import EmbeddingWorker, WorkerConfig
 from emergent_memory.errors import EmbeddingUnavailable
 from emergent_memory.graph import bypasses_row_security
 from emergent_memory.llm import AnthropicClient
+from emergent_memory.memory.browse import BrowseService
 from emergent_memory.memory.capture import CaptureConfig, CaptureService
 from emergent_memory.memory.capture_admin import CaptureAdmin
 from emergent_memory.memory.capture_worker import CaptureWorker
@@ -341,6 +342,7 @@ class ServerServices:
     injection: InjectionService
     capture: CaptureService
     dashboard: DashboardSessions
+    browse: BrowseService
 
 
 @contextmanager
@@ -370,6 +372,7 @@ def open_server_services(
             dashboard=DashboardSessions(
                 memory.pool, max(1, round(settings.dashboard_session_hours * 3600))
             ),
+            browse=BrowseService(memory.pool),
         )
 
 

@@ -22,6 +22,9 @@ Create Date: 2026-11-24
   decision a person took (keep both, supersede, merge) and when. Row-level security as
   kb.injections (0011): a row is visible to, and writable by, the actor it belongs to (and
   emergent_memory_admin).
+- Indexes for browsing memories a page at a time (the dashboard's list, the REST API's): an
+  actor's memories (head versions) by creation time and by confidence, global memories by
+  creation time, and the recall log by actor (how often and when an actor used each memory).
 
 Released revisions are frozen: change the schema with a new revision, never by editing this one.
 """
@@ -86,6 +89,18 @@ CREATE TABLE kb.possible_duplicates (
 CREATE INDEX possible_duplicates_open_idx ON kb.possible_duplicates (actor_id, created_at)
     WHERE decision IS NULL;
 """
+
+# Each reads its part of a page of memories in the page's order (memory/browse_store.py).
+BROWSE_INDEXES = {
+    "graph_objects_memory_created_idx": "kb.graph_objects (actor_id, created_at, canonical_id) "
+    "WHERE type = 'Memory' AND is_head",
+    "graph_objects_global_memory_created_idx": "kb.graph_objects (created_at, canonical_id) "
+    "WHERE type = 'Memory' AND is_head AND scope = 'global'",
+    "graph_objects_memory_confidence_idx": "kb.graph_objects "
+    "(actor_id, (coalesce((properties ->> 'confidence')::float8, 0.7)), created_at, canonical_id) "
+    "WHERE type = 'Memory' AND is_head",
+    "memory_recalls_actor_idx": "kb.memory_recalls (actor_id, canonical_id, recalled_at)",
+}
 
 COMMENTS = {
     "dashboard_sessions": "Signed-in dashboard browsers: the sha256 of the secret in its cookie, the "
@@ -254,6 +269,9 @@ def upgrade() -> None:
     )
     op.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON kb.possible_duplicates TO {APP}, {ADMIN}")
 
+    for name, definition in BROWSE_INDEXES.items():
+        op.execute(f"CREATE INDEX {name} ON {definition}")
+
     for function in FUNCTIONS:
         op.execute(function)
     for signature in SIGNATURES:
@@ -266,3 +284,5 @@ def downgrade() -> None:
         op.execute(f"DROP FUNCTION {signature}")
     for table in reversed(tuple(COMMENTS)):
         op.execute(f"DROP TABLE kb.{table}")
+    for name in reversed(tuple(BROWSE_INDEXES)):
+        op.execute(f"DROP INDEX kb.{name}")

@@ -241,6 +241,9 @@ class MemoryService:
                         "similarity": round(nearest.similarity, 4),
                     }
                 )
+                store.record_possible_duplicate(
+                    conn, principal, memory.canonical_id, nearest.id, nearest.similarity
+                )
             if nearest is not None and verdict == "supersede":
                 old_id = nearest.id
                 if context_ is None:  # the replacement stays where the old fact was filed
@@ -480,6 +483,10 @@ class MemoryService:
                 possible_duplicates = self._close_memories(
                     conn, principal, head.scope, patch["content"], embedding, id_
                 )
+                for close in possible_duplicates:
+                    store.record_possible_duplicate(
+                        conn, principal, id_, UUID(close["id"]), close["similarity"]
+                    )
             labels = None
             if "category" in patch:
                 labels = ["memory", patch["category"], head.scope]

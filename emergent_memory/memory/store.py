@@ -573,3 +573,38 @@ class StatsRow:
 def stats_rows(conn: Connection[Any], principal: Principal) -> list[StatsRow]:
     with conn.cursor(row_factory=class_row(StatsRow)) as cur:
         return cur.execute(STATS, _params(principal)).fetchall()
+
+
+# A pair save's (or update's) duplicate check answered as possible_duplicates, kept for a
+# person to decide (kb.possible_duplicates, migration 0012); a pair already recorded, either
+# way round, keeps its row and its decision.
+RECORD_POSSIBLE_DUPLICATE = """
+INSERT INTO kb.possible_duplicates (actor_id, project_id, memory_id, duplicate_of, similarity)
+SELECT %(actor_id)s, %(project_id)s, %(memory_id)s, %(duplicate_of)s, %(similarity)s
+WHERE NOT EXISTS (
+    SELECT 1 FROM kb.possible_duplicates d
+    WHERE d.actor_id = %(actor_id)s AND d.memory_id = %(duplicate_of)s
+      AND d.duplicate_of = %(memory_id)s
+)
+ON CONFLICT (actor_id, memory_id, duplicate_of) DO NOTHING
+"""
+
+
+def record_possible_duplicate(
+    conn: Connection[Any],
+    principal: Principal,
+    memory_id: UUID,
+    duplicate_of: UUID,
+    similarity: float,
+) -> None:
+    """Keep a pair the duplicate check found close, for a person to decide (in the caller's
+    transaction: the pair is kept when the save or update commits)."""
+    conn.execute(
+        RECORD_POSSIBLE_DUPLICATE,
+        _params(
+            principal,
+            memory_id=memory_id,
+            duplicate_of=duplicate_of,
+            similarity=max(-1.0, min(1.0, similarity)),
+        ),
+    )

@@ -1,0 +1,401 @@
+"""The SQL of browsing: the memory list with filters, sorts and keyset pages, a memory's
+history and neighbours, contexts, statistics, the injection log, LLM usage and the capture
+queue.
+
+Connection first, never commits; BrowseService owns the transaction, which acts for a
+principal (row-level security applies to every statement). Which memories a principal sees
+is kb.visible_to's rule (store.VISIBLE), spelled out in two branches here (its own memories,
+and global ones) so that each branch reads an index in the page's order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
+from psycopg import Connection, sql
+from psycopg.rows import class_row
+
+from emergent_memory.auth.principal import Principal
+from emergent_memory.memory import store
+
+
+@dataclass(frozen=True, slots=True)
+class SortKey:
+    """One sort: the key's expressions (compared as a row, all in one direction, the last
+    one the canonical id so that the order is total), the SQL type of each (a cursor's
+    values are cast to it) and whether the order is descending.
+
+    A key on use (`unused` set) starts with a value of the recall log; a memory never
+    recalled has `unused` there. Such a sort reads two parts, each in the key's order: the
+    memories the principal used (from its recall log, which holds far fewer memories than
+    it has) and the others (on the created_at index), so that no page sorts every memory."""
+
+    expressions: tuple[str, ...]
+    types: tuple[str, ...]
+    descending: bool
+    unused: Any = None  # the first key's value for a memory never used (a use sort)
+
+
+NEVER = datetime(1900, 1, 1, tzinfo=UTC)  # the last use of a memory never used, to sort it
+USES_KEY = "u.uses"
+LAST_USED_KEY = "u.last_used"
+CONFIDENCE_KEY = "coalesce((o.properties ->> 'confidence')::float8, 0.7)"
+BY_TIME = ("timestamptz", "uuid")
+SORTS: dict[str, SortKey] = {
+    "recent": SortKey(("o.created_at", "o.canonical_id"), BY_TIME, True),
+    "oldest": SortKey(("o.created_at", "o.canonical_id"), BY_TIME, False),
+    "most_used": SortKey(
+        (USES_KEY, "o.created_at", "o.canonical_id"), ("bigint", *BY_TIME), True, 0
+    ),
+    "least_used": SortKey(
+        (USES_KEY, "o.created_at", "o.canonical_id"), ("bigint", *BY_TIME), False, 0
+    ),
+    "last_used": SortKey(
+        (LAST_USED_KEY, "o.created_at", "o.canonical_id"), ("timestamptz", *BY_TIME), True, NEVER
+    ),
+    "confidence": SortKey(
+        (CONFIDENCE_KEY, "o.created_at", "o.canonical_id"), ("float8", *BY_TIME), True
+    ),
+}
+
+# Which head versions of memories each status keeps.
+STATUSES = {
+    "active": "o.deleted_at IS NULL AND NOT (o.properties ? 'superseded_by')",
+    "superseded": "o.deleted_at IS NULL AND o.properties ? 'superseded_by'",
+    "deleted": "o.deleted_at IS NOT NULL",
+    "all": "true",
+}
+
+# The two halves of store.VISIBLE: the principal's own memories (on the actor's index) and
+# global ones (on the global index).
+OWN_BRANCH = (
+    "o.actor_id = %(actor_id)s AND o.scope <> 'global' "
+    "AND (o.scope = 'user' OR o.project_id = %(project_id)s)"
+)
+GLOBAL_BRANCH = "o.scope = 'global'"
+
+# How often the principal recalled each memory, and when last (the recall log is the
+# actor's own under row-level security; the filter also lets it use no other row).
+USED = """
+JOIN (
+    SELECT canonical_id, count(*) AS uses, max(recalled_at) AS last_used
+    FROM kb.memory_recalls WHERE actor_id = %(actor_id)s GROUP BY canonical_id
+) u ON u.canonical_id = o.canonical_id
+"""
+NEVER_USED = """ AND NOT EXISTS (
+    SELECT 1 FROM kb.memory_recalls r
+    WHERE r.canonical_id = o.canonical_id AND r.actor_id = %(actor_id)s
+)"""
+
+# The memories of a context (the principal's own, matched ignoring case).
+IN_CONTEXT = """EXISTS (
+    SELECT 1 FROM kb.graph_relationships e
+    JOIN kb.graph_objects c ON c.canonical_id = e.dst_id AND c.is_head AND c.deleted_at IS NULL
+    WHERE e.src_id = o.canonical_id AND e.type = 'BELONGS_TO_CONTEXT' AND e.is_head
+      AND e.deleted_at IS NULL AND c.type = 'MemoryContext' AND c.actor_id = %(actor_id)s
+      AND lower(c.properties ->> 'name') = lower(%(context)s)
+)"""
+
+FILTERS = {
+    "category": "o.properties ->> 'category' = %(category)s",
+    "scope": "o.scope = %(scope)s",
+    "project_id": "o.project_id = %(project_id_filter)s",
+    "context": IN_CONTEXT,
+    "text": "o.fts @@ websearch_to_tsquery('english', %(text)s)",
+    "created_after": "o.created_at >= %(created_after)s",
+    "created_before": "o.created_at < %(created_before)s",
+    "used_after": "u.last_used >= %(used_after)s",
+    "used_before": "u.last_used < %(used_before)s",
+}
+USE_FILTERS = ("used_after", "used_before")
+
+# One branch of the page: its memories in the key's order, after the cursor.
+BRANCH = """(
+    SELECT o.canonical_id AS id, {keys}
+    FROM kb.graph_objects o
+    {uses}
+    WHERE o.type = 'Memory' AND o.is_head AND {branch} AND {status} {filters} {unused} {after}
+    ORDER BY {order}
+    LIMIT %(limit)s
+)"""
+
+PAGE = """
+SELECT id, {columns} FROM ({branches}) page
+ORDER BY {page_order}
+LIMIT %(limit)s
+"""
+
+# Every memory of `ids` (head version, any status) in full, as list and get show it.
+ROWS = """
+SELECT o.canonical_id AS id, o.properties ->> 'content' AS content,
+       o.properties ->> 'category' AS category, o.scope, o.properties ->> 'source' AS source,
+       (o.properties ->> 'confidence')::double precision AS confidence,
+       coalesce(u.use_count, 0) AS use_count, u.last_used, coalesce(ctx.names, '{{}}') AS contexts,
+       o.created_at, o.updated_at, provenance.derived_from,
+       o.properties ->> 'superseded_by' AS superseded_by, o.deleted_at, o.project_id,
+       o.actor_id
+FROM kb.graph_objects o
+LEFT JOIN LATERAL (
+    SELECT count(*) AS use_count, max(m.recalled_at) AS last_used
+    FROM kb.memory_recalls m WHERE m.canonical_id = o.canonical_id
+) u ON true
+LEFT JOIN LATERAL (
+    SELECT array_agg(c.properties ->> 'name' ORDER BY c.properties ->> 'name') AS names
+    FROM kb.graph_relationships e
+    JOIN kb.graph_objects c ON c.canonical_id = e.dst_id AND c.is_head AND c.deleted_at IS NULL
+    WHERE e.src_id = o.canonical_id AND e.type = 'BELONGS_TO_CONTEXT'
+      AND e.is_head AND e.deleted_at IS NULL
+) ctx ON true
+{provenance}
+WHERE o.canonical_id = ANY(%(ids)s) AND o.is_head AND o.type = 'Memory' AND {visible}
+"""
+
+# How many words of a text the full-text search can look for (0: only stop words).
+QUERY_WORDS = "SELECT numnode(websearch_to_tsquery('english', %(text)s))"
+
+
+@dataclass(frozen=True, slots=True)
+class BrowseRow(store.MemoryRow):
+    """A memory in any status, with where it was saved and by whom."""
+
+    superseded_by: str | None
+    deleted_at: datetime | None
+    project_id: UUID
+    actor_id: UUID | None
+
+
+def _params(principal: Principal, **more: Any) -> dict[str, Any]:
+    return {"actor_id": principal.actor_id, "project_id": principal.project_id, **more}
+
+
+def query_words(conn: Connection[Any], text: str) -> int:
+    row = conn.execute(QUERY_WORDS, {"text": text}).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def page(
+    conn: Connection[Any],
+    principal: Principal,
+    *,
+    status: str,
+    sort: str,
+    filters: dict[str, Any],
+    after: Sequence[Any] | None,
+    limit: int,
+) -> list[tuple[Any, ...]]:
+    """One page of memory ids in the sort's order: (id, *sort key values) per row.
+
+    `filters`: FILTERS' names with their values (None: no filter); `after`: the key values
+    of the last row of the previous page (a cursor's)."""
+    key = SORTS[sort]
+    used = {name: value for name, value in filters.items() if value is not None}
+    params = _params(principal, limit=limit)
+    params.update({("project_id_filter" if k == "project_id" else k): v for k, v in used.items()})
+    if after is not None:
+        params.update({f"after_{index}": value for index, value in enumerate(after)})
+    conditions = sql.SQL("").join(
+        sql.SQL(" AND " + FILTERS[name]) for name in FILTERS if name in used
+    )
+    # the parts: None (no recall log), "used" (memories in it), "unused" (never recalled)
+    parts: list[str | None] = [None]
+    if any(name in used for name in USE_FILTERS):
+        parts = ["used"]
+    elif key.unused is not None:
+        parts = ["used", "unused"]
+    scope = used.get("scope")
+    visibility = [
+        b
+        for b, wanted in (
+            (OWN_BRANCH, scope != "global"),
+            (GLOBAL_BRANCH, scope in (None, "global")),
+        )
+        if wanted
+    ]
+    columns = [sql.Identifier(f"k{i}") for i in range(len(key.expressions))]
+    direction = sql.SQL("DESC" if key.descending else "ASC")
+    branches = []
+    for part in parts:
+        expressions = list(key.expressions)
+        if part == "unused":
+            expressions[0] = f"%(unused)s::{key.types[0]}"
+            params["unused"] = key.unused
+        after_sql = _after(key, part, after)
+        if after_sql is None:
+            continue  # the cursor is past every row of this part
+        keys = [sql.SQL(e) for e in expressions]
+        key_list = sql.SQL(", ").join(
+            sql.SQL("{} AS {}").format(e, c) for e, c in zip(keys, columns, strict=True)
+        )
+        # a constant key is no order: leave it out, so that the index gives the order
+        ordered = keys[1:] if part == "unused" else keys
+        order = sql.SQL(", ").join(sql.SQL("{} {}").format(k, direction) for k in ordered)
+        for branch in visibility:
+            branches.append(
+                sql.SQL(BRANCH).format(
+                    keys=key_list,
+                    uses=sql.SQL(USED if part == "used" else ""),
+                    branch=sql.SQL(branch),
+                    status=sql.SQL(STATUSES[status]),
+                    filters=conditions,
+                    unused=sql.SQL(NEVER_USED if part == "unused" else ""),
+                    after=after_sql,
+                    order=order,
+                )
+            )
+    if not branches:
+        return []
+    statement = sql.SQL(PAGE).format(
+        columns=sql.SQL(", ").join(columns),
+        branches=sql.SQL(" UNION ALL ").join(branches),
+        page_order=sql.SQL(", ").join(sql.SQL("{} {}").format(c, direction) for c in columns),
+    )
+    # never prepared: a generic plan (without the principal and the filters) is far slower
+    rows = conn.execute(statement, params, prepare=False).fetchall()
+    return [tuple(row) for row in rows]
+
+
+def _after(key: SortKey, part: str | None, after: Sequence[Any] | None) -> sql.Composable | None:
+    """The keyset condition of a part: rows after the cursor's key (an empty condition on
+    the first page), or None when no row of the part comes after it."""
+    if after is None:
+        return sql.SQL("")
+    first = 0
+    if part == "unused":  # the first key is the same constant for every row of the part
+        if after[0] != key.unused:
+            past = after[0] > key.unused if key.descending else after[0] < key.unused
+            return sql.SQL("") if past else None
+        first = 1
+    placeholders = [
+        sql.SQL("{}::{}").format(sql.Placeholder(f"after_{i}"), sql.SQL(key.types[i]))
+        for i in range(first, len(key.types))
+    ]
+    return sql.SQL("AND ({}) {} ({})").format(
+        sql.SQL(", ").join(sql.SQL(e) for e in key.expressions[first:]),
+        sql.SQL("<" if key.descending else ">"),
+        sql.SQL(", ").join(placeholders),
+    )
+
+
+def rows(conn: Connection[Any], principal: Principal, ids: Sequence[UUID]) -> dict[UUID, BrowseRow]:
+    """The memories of `ids` that the principal sees (any status), by id."""
+    statement = sql.SQL(ROWS).format(
+        provenance=store._provenance("o.canonical_id"), visible=sql.SQL(store.VISIBLE)
+    )
+    with conn.cursor(row_factory=class_row(BrowseRow)) as cur:
+        cur.execute(statement, _params(principal, ids=list(ids)), prepare=False)
+        return {row.id: row for row in cur.fetchall()}
+
+
+# What a memory superseded, and what those superseded, in turn (live SUPERSEDES edges: a
+# restored memory's edge is deleted), nearest first; at most %(depth)s steps.
+SUPERSEDED_CHAIN = """
+WITH RECURSIVE chain(id, depth) AS (
+    SELECT e.dst_id, 1 FROM kb.graph_relationships e
+    WHERE e.src_id = %(id)s AND e.type = 'SUPERSEDES' AND e.is_head AND e.deleted_at IS NULL
+    UNION
+    SELECT e.dst_id, chain.depth + 1 FROM chain
+    JOIN kb.graph_relationships e
+      ON e.src_id = chain.id AND e.type = 'SUPERSEDES' AND e.is_head AND e.deleted_at IS NULL
+    WHERE chain.depth < %(depth)s
+)
+SELECT chain.id, min(chain.depth) AS depth FROM chain GROUP BY chain.id ORDER BY depth, chain.id
+"""
+
+# What superseded a memory, and what superseded that, in turn (its superseded_by property,
+# which a global memory keeps even when another administrator's edge is not visible).
+SUPERSEDING_CHAIN = """
+WITH RECURSIVE chain(id, depth) AS (
+    SELECT (o.properties ->> 'superseded_by')::uuid, 1 FROM kb.graph_objects o
+    WHERE o.canonical_id = %(id)s AND o.is_head AND o.properties ? 'superseded_by'
+    UNION
+    SELECT (o.properties ->> 'superseded_by')::uuid, chain.depth + 1 FROM chain
+    JOIN kb.graph_objects o ON o.canonical_id = chain.id AND o.is_head
+    WHERE o.properties ? 'superseded_by' AND chain.depth < %(depth)s
+)
+SELECT chain.id, min(chain.depth) AS depth FROM chain GROUP BY chain.id ORDER BY depth, chain.id
+"""
+
+# A memory's live edges both ways, with the object at the other end when the principal sees
+# it (an edge to an object it does not see is left out).
+NEIGHBOURS = """
+SELECT e.type, CASE WHEN e.src_id = %(id)s THEN 'out' ELSE 'in' END AS direction,
+       other.canonical_id AS other_id, other.type AS other_type,
+       left(coalesce(other.properties ->> 'content', other.properties ->> 'name',
+                     other.properties ->> 'summary', other.properties ->> 'title',
+                     other.key, other.type), 200) AS other_label,
+       e.created_at
+FROM kb.graph_relationships e
+JOIN kb.graph_objects other
+  ON other.canonical_id = CASE WHEN e.src_id = %(id)s THEN e.dst_id ELSE e.src_id END
+ AND other.is_head
+WHERE (e.src_id = %(id)s OR e.dst_id = %(id)s) AND e.is_head AND e.deleted_at IS NULL
+ORDER BY e.type, e.created_at, other.canonical_id
+LIMIT %(limit)s
+"""
+
+RECENT_RECALLS = """
+SELECT recalled_at, project_id FROM kb.memory_recalls
+WHERE canonical_id = %(id)s AND actor_id = %(actor_id)s
+ORDER BY recalled_at DESC
+LIMIT %(limit)s
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbour:
+    type: str
+    direction: str
+    other_id: UUID
+    other_type: str
+    other_label: str | None
+    created_at: datetime
+
+
+def superseded_chain(conn: Connection[Any], memory_id: UUID, depth: int) -> list[UUID]:
+    rows = conn.execute(SUPERSEDED_CHAIN, {"id": memory_id, "depth": depth}).fetchall()
+    return [UUID(str(row[0])) for row in rows]
+
+
+def superseding_chain(conn: Connection[Any], memory_id: UUID, depth: int) -> list[UUID]:
+    rows = conn.execute(SUPERSEDING_CHAIN, {"id": memory_id, "depth": depth}).fetchall()
+    return [UUID(str(row[0])) for row in rows]
+
+
+def neighbours(conn: Connection[Any], memory_id: UUID, limit: int) -> list[Neighbour]:
+    with conn.cursor(row_factory=class_row(Neighbour)) as cur:
+        cur.execute(NEIGHBOURS, {"id": memory_id, "limit": limit})
+        return cur.fetchall()
+
+
+def recent_recalls(
+    conn: Connection[Any], principal: Principal, memory_id: UUID, limit: int
+) -> list[tuple[datetime, UUID]]:
+    rows = conn.execute(RECENT_RECALLS, _params(principal, id=memory_id, limit=limit)).fetchall()
+    return [(row[0], UUID(str(row[1]))) for row in rows]
+
+
+VERSIONS = """
+SELECT version, properties, deleted_at, delete_reason, updated_at FROM kb.graph_objects
+WHERE canonical_id = %(id)s
+ORDER BY version
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class VersionRow:
+    version: int
+    properties: dict[str, Any]
+    deleted_at: datetime | None
+    delete_reason: str | None
+    updated_at: datetime
+
+
+def versions(conn: Connection[Any], memory_id: UUID) -> list[VersionRow]:
+    """Every version of a memory, oldest first (tombstones included)."""
+    with conn.cursor(row_factory=class_row(VersionRow)) as cur:
+        cur.execute(VERSIONS, {"id": memory_id})
+        return cur.fetchall()

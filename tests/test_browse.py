@@ -1,0 +1,395 @@
+"""BrowseService on the real database: the memory list (filters, sorts, cursor pages at
+10,000 memories), a memory's page, contexts, statistics, the injection log, LLM usage and the
+capture queue, each for one actor only (row-level security), with bad input refused."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from psycopg_pool import ConnectionPool
+
+from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
+from emergent_memory.errors import InvalidInput, MemoryNotFound, PermissionDenied
+from emergent_memory.memory import MemoryService
+from emergent_memory.memory.browse import BrowseService
+from emergent_memory.memory.models import CATEGORIES
+
+MakeService = Callable[..., MemoryService]
+
+# Memories of one actor in bulk: `n` of them, created a minute apart (the first the newest),
+# categories in turn, confidence 0.7/0.9/1.0 in turn, in the actor's project, user scope.
+BULK_MEMORIES = """
+INSERT INTO kb.graph_objects (canonical_id, version, project_id, actor_id, scope, type,
+                              properties, labels, created_at, updated_at)
+SELECT gen_random_uuid(), 1, %(project_id)s, %(actor_id)s, 'user', 'Memory',
+       jsonb_build_object('content', 'bulk memory ' || i || ' ' || md5(i::text),
+                          'category', (%(categories)s::text[])[1 + i %% 6],
+                          'source', 'inferred', 'scope', 'user',
+                          'confidence', (ARRAY[0.7, 0.9, 1.0])[1 + i %% 3]),
+       ARRAY['memory', (%(categories)s::text[])[1 + i %% 6], 'user'],
+       %(start)s - make_interval(mins => i), %(start)s - make_interval(mins => i)
+FROM generate_series(1, %(n)s) i
+"""
+
+
+def bulk(owner_pool: ConnectionPool, principal: Principal, n: int) -> None:
+    with owner_pool.connection() as conn:
+        conn.execute(
+            BULK_MEMORIES,
+            {
+                "actor_id": principal.actor_id,
+                "project_id": principal.project_id,
+                "categories": list(CATEGORIES),
+                "start": datetime.now(UTC),
+                "n": n,
+            },
+        )
+
+
+def count_rows(owner_pool: ConnectionPool, actor: Principal) -> tuple[int, int, int]:
+    """Every row an actor has in the graph and the duplicate pairs (all versions)."""
+    with owner_pool.connection() as conn:
+        row = conn.execute(
+            "SELECT (SELECT count(*) FROM kb.graph_objects WHERE actor_id = %(a)s),"
+            " (SELECT count(*) FROM kb.graph_relationships WHERE actor_id = %(a)s),"
+            " (SELECT count(*) FROM kb.possible_duplicates WHERE actor_id = %(a)s)",
+            {"a": actor.actor_id},
+        ).fetchone()
+    assert row is not None
+    return int(row[0]), int(row[1]), int(row[2])
+
+
+@pytest.fixture
+def service(make_service: MakeService) -> MemoryService:
+    """Saves supersede a close memory that says it changed (as in production's calibrated
+    bands), and report a close one that does not as a possible duplicate."""
+    return make_service(dedup_threshold=0.9, dedup_text_rule_from=0.6)
+
+
+@pytest.fixture
+def browse(pool: ConnectionPool) -> BrowseService:
+    return BrowseService(pool)
+
+
+def ids(result: Any) -> list[str]:
+    return [m["id"] for m in result["memories"]]
+
+
+# -- list -----------------------------------------------------------------------------------
+
+
+def test_list_shows_the_callers_memories_newest_first_with_status_and_project(
+    service: MemoryService, browse: BrowseService, principal: Principal
+) -> None:
+    first = service.save(principal, "The user prefers tabs over spaces", "preference")
+    second = service.save(principal, "The API listens on port 8080", "fact", scope="project")
+    result = browse.list(principal)
+    assert ids(result) == [second["memory"]["id"], first["memory"]["id"]]
+    assert result["next_cursor"] is None
+    shown = result["memories"][0]
+    assert shown["status"] == "active"
+    assert shown["superseded_by"] is None
+    assert shown["deleted_at"] is None
+    assert shown["project_id"] == str(principal.project_id)
+    assert shown["content"] == "The API listens on port 8080"
+    assert shown["scope"] == "project"
+    assert shown["use_count"] == 0
+    assert ids(browse.list(principal, sort="oldest")) == ids(result)[::-1]
+
+
+def test_list_by_status(
+    service: MemoryService, browse: BrowseService, principal: Principal
+) -> None:
+    kept = service.save(principal, "The build uses make", "fact")["memory"]["id"]
+    gone = service.save(principal, "The cache lives in redis", "fact")["memory"]["id"]
+    service.delete(principal, gone)
+    old = service.save(principal, "The staging database is called stage1", "fact")
+    new = service.save(principal, "The staging database is now called stage2", "fact")
+    assert new["superseded_ids"] == [old["memory"]["id"]]
+    old_id, new_id = old["memory"]["id"], new["memory"]["id"]
+    assert set(ids(browse.list(principal))) == {kept, new_id}
+    deleted = browse.list(principal, status="deleted")
+    assert ids(deleted) == [gone]
+    assert deleted["memories"][0]["status"] == "deleted"
+    assert deleted["memories"][0]["deleted_at"] is not None
+    superseded = browse.list(principal, status="superseded")
+    assert ids(superseded) == [old_id]
+    assert superseded["memories"][0]["superseded_by"] == new_id
+    assert set(ids(browse.list(principal, status="all"))) == {kept, gone, old_id, new_id}
+
+
+def test_each_filter(
+    service: MemoryService,
+    browse: BrowseService,
+    principal: Principal,
+    owner_pool: ConnectionPool,
+) -> None:
+    pref = service.save(principal, "The user prefers dark mode", "preference", context="ui")
+    fact = service.save(principal, "Deploys go to the staging cluster first", "fact")
+    proj = service.save(principal, "This repository uses ruff", "convention", scope="project")
+    elsewhere = Principal(principal.actor_id, uuid.uuid4())
+    far = service.save(elsewhere, "Kubernetes manifests are in deploy/k8s", "fact")
+    p_id, f_id, j_id, far_id = (r["memory"]["id"] for r in (pref, fact, proj, far))
+    # user-scope memories saved in another project are visible here too
+    assert set(ids(browse.list(principal))) == {p_id, f_id, j_id, far_id}
+    assert ids(browse.list(principal, category="preference")) == [p_id]
+    assert ids(browse.list(principal, scope="project")) == [j_id]
+    assert set(ids(browse.list(principal, scope="user"))) == {p_id, f_id, far_id}
+    assert ids(browse.list(principal, scope="global")) == []
+    assert ids(browse.list(principal, project_id=elsewhere.project_id)) == [far_id]
+    assert ids(browse.list(principal, project_id=str(elsewhere.project_id))) == [far_id]
+    assert ids(browse.list(principal, context="UI")) == [p_id]
+    assert ids(browse.list(principal, context="nothing-filed-here")) == []
+    assert ids(browse.list(principal, text="staging deploys")) == [f_id]
+    assert ids(browse.list(principal, text='"dark mode" -light')) == [p_id]
+    # dates: move one memory back in time
+    with owner_pool.connection() as conn:
+        conn.execute(
+            "UPDATE kb.graph_objects SET created_at = %s WHERE canonical_id = %s",
+            (datetime(2020, 5, 1, tzinfo=UTC), f_id),
+        )
+    assert ids(browse.list(principal, created_before="2021-01-01")) == [f_id]
+    assert f_id not in ids(browse.list(principal, created_after=datetime(2021, 1, 1, tzinfo=UTC)))
+    assert ids(browse.list(principal, created_after="2020-04-30", created_before="2020-05-02")) == [
+        f_id
+    ]
+    # uses: recall one memory
+    service.recall(principal, "dark mode")
+    used = browse.list(principal, used_after=datetime.now(UTC) - timedelta(minutes=5))
+    assert ids(used) == [p_id]
+    assert used["memories"][0]["use_count"] == 1
+    assert ids(browse.list(principal, used_before=datetime.now(UTC) - timedelta(minutes=5))) == []
+
+
+def test_each_sort(service: MemoryService, browse: BrowseService, principal: Principal) -> None:
+    a = service.save(principal, "Alpha services run on python", "fact", source="explicit")
+    b = service.save(principal, "Beta services run on golang", "fact", source="corrected")
+    c = service.save(principal, "Gamma services run on rust", "fact")
+    a_id, b_id, c_id = (r["memory"]["id"] for r in (a, b, c))
+    service.recall(principal, "golang beta")
+    service.recall(principal, "golang beta")
+    service.recall(principal, "alpha python")
+    assert ids(browse.list(principal, sort="recent")) == [c_id, b_id, a_id]
+    assert ids(browse.list(principal, sort="oldest")) == [a_id, b_id, c_id]
+    assert ids(browse.list(principal, sort="most_used")) == [b_id, a_id, c_id]
+    assert ids(browse.list(principal, sort="least_used")) == [c_id, a_id, b_id]
+    assert ids(browse.list(principal, sort="last_used")) == [a_id, b_id, c_id]
+    assert ids(browse.list(principal, sort="confidence")) == [a_id, b_id, c_id]
+    used = browse.list(principal, sort="most_used")["memories"]
+    assert [m["use_count"] for m in used] == [2, 1, 0]
+
+
+@pytest.mark.parametrize(
+    "sort", ["recent", "oldest", "most_used", "least_used", "last_used", "confidence"]
+)
+def test_cursor_pages_cover_ten_thousand_memories_once_each(
+    browse: BrowseService,
+    principal: Principal,
+    owner_pool: ConnectionPool,
+    sort: str,
+) -> None:
+    bulk(owner_pool, principal, 10_000)
+    with owner_pool.connection() as conn:  # some uses, so that both parts of a use sort show
+        conn.execute(
+            "INSERT INTO kb.memory_recalls (canonical_id, actor_id, project_id, recalled_at) "
+            "SELECT canonical_id, actor_id, project_id, now() - make_interval(secs => n) "
+            "FROM kb.graph_objects, generate_series(1, 2) n "
+            "WHERE actor_id = %s AND right(canonical_id::text, 1) IN ('0', '1')",
+            (principal.actor_id,),
+        )
+    with owner_pool.connection() as conn:  # statistics, as autovacuum keeps them
+        conn.execute("ANALYZE kb.graph_objects, kb.memory_recalls")
+    seen: list[str] = []
+    cursor = None
+    pages = 0
+    while True:
+        result = browse.list(principal, sort=sort, cursor=cursor, limit=200)
+        seen.extend(ids(result))
+        pages += 1
+        cursor = result["next_cursor"]
+        if cursor is None:
+            break
+        assert len(result["memories"]) == 200
+    assert pages == 50
+    assert len(seen) == 10_000
+    assert len(set(seen)) == 10_000
+    if sort == "recent":  # one a minute, the first the newest
+        contents = [m["content"] for m in browse.list(principal, sort=sort, limit=3)["memories"]]
+        assert [c.split()[2] for c in contents] == ["1", "2", "3"]
+
+
+def test_a_page_in_the_middle_continues_where_the_last_stopped(
+    browse: BrowseService, principal: Principal, owner_pool: ConnectionPool
+) -> None:
+    bulk(owner_pool, principal, 120)
+    everything = ids(browse.list(principal, sort="confidence", limit=200))
+    first = browse.list(principal, sort="confidence", limit=50)
+    second = browse.list(principal, sort="confidence", limit=50, cursor=first["next_cursor"])
+    assert ids(first) + ids(second) == everything[:100]
+    by_category = browse.list(principal, category="fact", limit=7)
+    rest = browse.list(principal, category="fact", limit=200, cursor=by_category["next_cursor"])
+    assert len(ids(by_category) + ids(rest)) == 20
+    assert all(m["category"] == "fact" for m in by_category["memories"] + rest["memories"])
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"status": "archived"}, "status must be one of active, superseded, deleted, all"),
+        ({"sort": "random"}, "sort must be one of recent"),
+        ({"limit": 0}, "limit must be from 1 to 200"),
+        ({"limit": 201}, "limit must be from 1 to 200"),
+        ({"limit": "ten"}, "limit must be a whole number"),
+        ({"category": "gossip"}, "category must be one of"),
+        ({"scope": "team"}, "scope must be one of"),
+        ({"project_id": "not-an-id"}, "project_id must be an id"),
+        ({"created_after": "yesterday"}, "created_after must be an ISO 8601 date"),
+        ({"used_before": "2026-13-01"}, "used_before must be an ISO 8601 date"),
+        ({"created_before": 20260101}, "created_before must be an ISO 8601 date"),
+        (
+            {"created_after": "2026-02-01", "created_before": "2026-01-01"},
+            "created_after must be earlier than created_before",
+        ),
+        ({"text": "   "}, "text must be some words"),
+        ({"text": "the and of"}, "text has no word to search for"),
+        ({"text": "x" * 501}, "the limit is 500"),
+        ({"context": ""}, "context must be a non-empty name"),
+        ({"cursor": "not a cursor"}, "cursor is not one this list gave"),
+        ({"cursor": "eyJ2IjogMX0"}, "cursor is not one this list gave"),
+        ({"cursor": ""}, "cursor is not one this list gave"),
+    ],
+)
+def test_bad_input_says_what_to_fix_and_writes_nothing(
+    browse: BrowseService,
+    service: MemoryService,
+    principal: Principal,
+    owner_pool: ConnectionPool,
+    arguments: dict[str, Any],
+    message: str,
+) -> None:
+    service.save(principal, "Something to list", "fact")
+    before = count_rows(owner_pool, principal)
+    with pytest.raises(InvalidInput, match=message.replace("(", r"\(")):
+        browse.list(principal, **arguments)
+    assert count_rows(owner_pool, principal) == before
+
+
+def test_a_cursor_of_another_sort_or_filter_is_refused(
+    browse: BrowseService, principal: Principal, owner_pool: ConnectionPool
+) -> None:
+    bulk(owner_pool, principal, 5)
+    cursor = browse.list(principal, limit=2)["next_cursor"]
+    assert cursor is not None
+    with pytest.raises(InvalidInput, match="other filters or another sort"):
+        browse.list(principal, sort="oldest", cursor=cursor)
+    with pytest.raises(InvalidInput, match="other filters or another sort"):
+        browse.list(principal, category="fact", cursor=cursor)
+    tampered = cursor[:-4] + ("AAAA" if not cursor.endswith("AAAA") else "BBBB")
+    with pytest.raises(InvalidInput, match="cursor"):
+        browse.list(principal, cursor=tampered)
+
+
+def test_another_actors_memories_never_show(
+    service: MemoryService, browse: BrowseService, principal: Principal, owner_pool: ConnectionPool
+) -> None:
+    neighbour = Principal(uuid.uuid4(), principal.project_id)
+    theirs = service.save(neighbour, "Neighbour's secret plan for the deploy", "fact")
+    service.save(neighbour, "Neighbour's project convention", "convention", scope="project")
+    bulk(owner_pool, neighbour, 30)
+    mine = service.save(principal, "My own memory", "fact")["memory"]["id"]
+    for status in ("active", "all"):
+        assert ids(browse.list(principal, status=status)) == [mine]
+    assert ids(browse.list(principal, text="neighbour secret plan")) == []
+    assert ids(browse.list(principal, project_id=principal.project_id)) == [mine]
+    with pytest.raises(MemoryNotFound) as theirs_error:
+        browse.get(principal, theirs["memory"]["id"])
+    missing = str(uuid.uuid4())
+    with pytest.raises(MemoryNotFound) as missing_error:
+        browse.get(principal, missing)
+    assert str(theirs_error.value).replace(theirs["memory"]["id"], "X") == str(
+        missing_error.value
+    ).replace(missing, "X")
+
+
+def test_global_memories_are_listed_for_everyone(
+    service: MemoryService, browse: BrowseService, principal: Principal
+) -> None:
+    admin = Principal(uuid.uuid4(), uuid.uuid4(), frozenset({READ, WRITE, ADMIN}))
+    shared = service.save(
+        admin, "Company-wide: deploys freeze on Fridays", "instruction", scope="global"
+    )["memory"]["id"]
+    mine = service.save(principal, "I like short answers", "preference")["memory"]["id"]
+    assert set(ids(browse.list(principal))) == {shared, mine}
+    assert ids(browse.list(principal, scope="global")) == [shared]
+    assert browse.get(principal, shared)["scope"] == "global"
+
+
+def test_read_needs_a_read_scope(browse: BrowseService) -> None:
+    nobody = Principal(uuid.uuid4(), uuid.uuid4(), frozenset())
+    with pytest.raises(PermissionDenied, match="memory:read"):
+        browse.list(nobody)
+    with pytest.raises(PermissionDenied, match="memory:read"):
+        browse.get(nobody, str(uuid.uuid4()))
+
+
+# -- get ------------------------------------------------------------------------------------
+
+
+def test_get_shows_versions_chains_relationships_and_uses(
+    service: MemoryService, browse: BrowseService, principal: Principal
+) -> None:
+    first = service.save(principal, "The staging database is called stage1", "fact", context="ops")
+    second = service.save(principal, "The staging database is now called stage2", "fact")
+    third = service.save(
+        principal, "The staging database was renamed, it is now called stage3", "fact"
+    )
+    one, two, three = (r["memory"]["id"] for r in (first, second, third))
+    assert second["superseded_ids"] == [one]
+    assert third["superseded_ids"] == [two]
+    service.update(principal, three, {"confidence": 0.95})
+    service.update(principal, three, {"content": "The staging database is now called stage-3"})
+    service.recall(principal, "staging database")
+
+    detail = browse.get(principal, three)
+    assert detail["status"] == "active"
+    assert detail["content"] == "The staging database is now called stage-3"
+    assert [v["version"] for v in detail["versions"]] == [1, 2, 3]
+    assert [v["change"] for v in detail["versions"]] == [
+        "created",
+        "changed confidence",
+        "changed content",
+    ]
+    assert detail["versions"][1]["changed"] == ["confidence"]
+    assert detail["versions"][0]["content"] == third["memory"]["content"]
+    assert [link["id"] for link in detail["supersedes"]] == [two, one]
+    assert {link["status"] for link in detail["supersedes"]} == {"superseded"}
+    assert detail["superseded_by_chain"] == []
+    assert detail["contexts"] == ["ops"]  # the replacement stays where the old was filed
+    assert detail["use_count"] == 1
+    assert len(detail["recalls"]) == 1
+    kinds = {(r["type"], r["direction"], r["other_id"]) for r in detail["relationships"]}
+    assert ("SUPERSEDES", "out", two) in kinds
+    assert any(
+        r["type"] == "BELONGS_TO_CONTEXT" and r["other_label"] == "ops"
+        for r in detail["relationships"]
+    )
+
+    oldest = browse.get(principal, one)
+    assert oldest["status"] == "superseded"
+    assert [link["id"] for link in oldest["superseded_by_chain"]] == [two, three]
+    assert oldest["supersedes"] == []
+    assert oldest["versions"][-1]["change"] == f"superseded by {two}"
+
+    service.delete(principal, one)
+    gone = browse.get(principal, one)
+    assert gone["status"] == "deleted"
+    assert gone["versions"][-1]["change"].startswith("deleted")
+
+
+def test_get_refuses_a_bad_id(browse: BrowseService, principal: Principal) -> None:
+    with pytest.raises(InvalidInput, match="is not a memory id"):
+        browse.get(principal, "42")
