@@ -7,9 +7,12 @@ the API's routes) on the real database, driven in process."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import nullcontext
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -23,6 +26,7 @@ from emergent_memory.auth.service import TokenService
 from emergent_memory.mcp.http import DatabaseTokenVerifier, http_app, token_principal
 from emergent_memory.mcp.server import create_server
 from emergent_memory.memory import MemoryService
+from emergent_memory.memory.browse import BrowseService
 from emergent_memory.memory.capture import CaptureConfig, CaptureService
 from tests.helpers import make_token
 from tests.test_injection import make_injection
@@ -37,6 +41,7 @@ def api_services(service: MemoryService, capture: CaptureService | None = None) 
         capture=capture
         or CaptureService(service, None, CaptureConfig(gate_model="gate", extractor_model="x")),
         memory=service,
+        browse=BrowseService(service.pool),
     )
 
 
@@ -356,6 +361,25 @@ BAD_INPUT = [
     ("get", "search", {"query": "x", "limit": "5.5"}, "limit: Input should be a valid integer"),
     ("get", "search", {"query": "x", "limit": "ten"}, "limit: Input should be a valid integer"),
     ("get", "search", {"query": "x", "user": "bob"}, "user: is not a field of this request"),
+    ("get", "", {"status": "archived"}, "status: Input should be 'active'"),
+    ("get", "", {"sort": "random"}, "sort: Input should be 'recent'"),
+    ("get", "", {"limit": "201"}, "limit must be from 1 to 200; got 201"),
+    ("get", "", {"limit": "0"}, "limit must be from 1 to 200; got 0"),
+    ("get", "", {"created_after": "yesterday"}, "created_after must be an ISO 8601 date"),
+    ("get", "", {"used_before": "2026-13-01"}, "used_before must be an ISO 8601 date"),
+    (
+        "get",
+        "",
+        {"created_after": "2026-02-01", "created_before": "2026-01-01"},
+        "created_after must be earlier than created_before",
+    ),
+    ("get", "", {"project_id": "mine"}, "project_id must be an id"),
+    ("get", "", {"text": "  "}, "text must be some words to look for"),
+    ("get", "", {"text": "w" * 501}, "text is 501 characters long; the limit is 500"),
+    ("get", "", {"context": "front\nend"}, "context is a name on one line"),
+    ("get", "", {"cursor": "bm9wZQ"}, "cursor is not one this list gave"),
+    ("get", "", {"category": "colour"}, "category: Input should be 'preference'"),
+    ("get", "", {"owner": "bob"}, "owner: is not a field of this request"),
 ]
 
 
@@ -375,7 +399,7 @@ def test_bad_input_is_refused_naming_the_field_and_writes_nothing(
 ) -> None:
     mine = saved(service, principal, "The user prefers tabs over spaces")
     before = writes(principal)
-    path = "/memories/" + target.replace(MINE, mine)
+    path = "/memories" + (f"/{target}" if target else "").replace(MINE, mine)
     if method == "get":
         response = api.get(path, **body)
     elif method == "patch":
@@ -406,13 +430,7 @@ def test_the_openapi_document_describes_every_route_without_a_token(client: Test
     described = {
         (method.upper(), path) for path, item in document["paths"].items() for method in item
     }
-    routes = {
-        (method, route.path)
-        for route in client.app.routes  # type: ignore[attr-defined]
-        if isinstance(route, Route) and route.path.startswith(API)
-        for method in (route.methods or ()) - {"HEAD"}
-    }
-    assert described == routes
+    assert described == served(client)
     assert ("PATCH", API + "/memories/{memory_id}") in described
     schemas = document["components"]["schemas"]
     patch = document["paths"][API + "/memories/{memory_id}"]["patch"]
@@ -432,6 +450,27 @@ def test_the_openapi_document_describes_every_route_without_a_token(client: Test
         assert ref.rsplit("/", 1)[1] in schemas, ref
 
 
+def served(client: TestClient) -> set[tuple[str, str]]:
+    """(method, path) of the app's API routes (its catch-all for other paths aside)."""
+    return {
+        (method, route.path)
+        for route in client.app.routes  # type: ignore[attr-defined]
+        if isinstance(route, Route) and route.path.startswith(API) and route.include_in_schema
+        for method in (route.methods or ()) - {"HEAD"}
+    }
+
+
+def test_other_paths_and_methods_get_json_errors(client: TestClient, api: Api) -> None:
+    missing = error_of(client.get(API + "/memorie"), 404)
+    assert missing["code"] == "not_found"
+    assert "/api/v1/openapi.json lists every endpoint" in missing["message"]
+    wrong = client.put(API + f"/memories/{uuid.uuid4()}", headers=api.headers)
+    error = error_of(wrong, 405)
+    assert error["code"] == "method_not_allowed"
+    assert wrong.headers["allow"] == "DELETE, GET, HEAD, PATCH"
+    assert error_of(client.post(API + "/memories/search"), 405)["message"].endswith("not POST")
+
+
 def _refs(value: Any) -> Iterator[str]:
     if isinstance(value, dict):
         for key, item in value.items():
@@ -442,3 +481,204 @@ def _refs(value: Any) -> Iterator[str]:
     elif isinstance(value, list):
         for item in value:
             yield from _refs(item)
+
+
+# -- the list and one memory ----------------------------------------------------------------
+
+
+def test_the_list_filters_by_status_category_and_text(
+    api: Api, service: MemoryService, principal: Principal
+) -> None:
+    tabs = saved(service, principal, "The user prefers tabs", category="preference")
+    port = saved(service, principal, "The staging database listens on port 5433")
+    gone = saved(service, principal, "The old CI ran on Jenkins")
+    service.delete(principal, gone)
+    other = Principal(uuid.uuid4(), principal.project_id)
+    saved(service, other, "Bob prefers spaces", scope="project")
+
+    def ids(**params: Any) -> list[str]:
+        response = api.get("/memories", **params)
+        assert response.status_code == 200, response.text
+        assert response.json()["next_cursor"] is None
+        return [m["id"] for m in response.json()["memories"]]
+
+    assert ids() == [port, tabs]
+    assert ids(category="preference") == [tabs]
+    assert ids(text="staging database") == [port]
+    assert ids(status="deleted") == [gone]
+    assert ids(status="all", sort="oldest") == [tabs, port, gone]
+    listed = api.get("/memories", status="all").json()["memories"]
+    assert {m["id"]: m["status"] for m in listed} == {
+        tabs: "active",
+        port: "active",
+        gone: "deleted",
+    }
+
+
+def test_a_memory_page_has_its_versions_and_chain(
+    api: Api, service: MemoryService, principal: Principal
+) -> None:
+    memory = saved(service, principal, "The user prefers tabs")
+    api.patch(f"/memories/{memory}", {"content": "The user prefers tabs, 4 wide"})
+    response = api.get(f"/memories/{memory}")
+    assert response.status_code == 200, response.text
+    page = response.json()
+    assert page["id"] == memory
+    assert page["status"] == "active"
+    assert [v["content"] for v in page["versions"]] == [
+        "The user prefers tabs",
+        "The user prefers tabs, 4 wide",
+    ]
+    assert page["supersedes"] == page["superseded_by_chain"] == []
+    for key in ("relationships", "recalls", "derived_from", "use_count", "contexts"):
+        assert key in page
+
+
+def test_another_actors_memory_page_is_not_found_like_a_missing_one(
+    api: Api, service: MemoryService, principal: Principal
+) -> None:
+    other = Principal(uuid.uuid4(), principal.project_id)
+    foreign = saved(service, other, "Bob deploys the billing service", scope="project")
+    missing = str(uuid.uuid4())
+    hidden, unknown = api.get(f"/memories/{foreign}"), api.get(f"/memories/{missing}")
+    assert error_of(hidden, 404)["message"].replace(foreign, "<id>") == error_of(unknown, 404)[
+        "message"
+    ].replace(missing, "<id>")
+    assert error_of(api.get("/memories/nope"), 400)["message"].startswith("memory_id 'nope'")
+
+
+BULK_INSERT = """
+INSERT INTO kb.graph_objects (canonical_id, version, is_head, project_id, actor_id, scope, type,
+                              properties, labels, created_at, updated_at)
+SELECT gen_random_uuid(), 1, true, %(project)s, %(actor)s, 'user', 'Memory',
+       jsonb_build_object('content', 'memory number ' || i, 'category', 'fact',
+                          'source', 'inferred', 'scope', 'user', 'confidence', 0.7),
+       ARRAY['memory', 'fact', 'user'],
+       now() - i * interval '1 second', now() - i * interval '1 second'
+FROM generate_series(1, %(count)s) AS i
+RETURNING canonical_id
+"""
+
+
+def test_pages_walk_10000_memories_once_each_in_order(
+    api: Api, principal: Principal, connect: Callable[[], psycopg.Connection[Any]]
+) -> None:
+    with connect() as conn:
+        inserted = [
+            str(row[0])
+            for row in conn.execute(
+                BULK_INSERT,
+                {"project": principal.project_id, "actor": principal.actor_id, "count": 10_000},
+            ).fetchall()
+        ]
+        conn.commit()
+    seen: list[str] = []
+    cursor: str | None = None
+    pages = 0
+    while True:
+        params: dict[str, Any] = {"limit": "200"}
+        if cursor is not None:
+            params["cursor"] = cursor
+        response = api.get("/memories", **params)
+        assert response.status_code == 200, response.text
+        page = response.json()
+        assert len(page["memories"]) == 200
+        seen.extend(m["id"] for m in page["memories"])
+        pages += 1
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert pages == 50
+    assert seen == inserted  # newest first: memory number 1, 2, ...
+    oldest = api.get("/memories", sort="oldest", limit="3").json()
+    assert [m["id"] for m in oldest["memories"]] == inserted[::-1][:3]
+    error = error_of(api.get("/memories", cursor="not-a-cursor"), 400)
+    assert "cursor" in error["message"]
+
+
+# -- docs/api.md ----------------------------------------------------------------------------
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "api.md"
+EXAMPLE_SERVER = "http://127.0.0.1:8765"
+
+
+def documented_sections() -> list[tuple[str, str, str]]:
+    """(method, path, text) of each endpoint's section of docs/api.md, in order."""
+    sections = []
+    for part in DOC.read_text().split("\n### ")[1:]:
+        heading, _, text = part.partition("\n")
+        method, path = heading.split()
+        sections.append((method, path, text.split("\n## ")[0]))
+    return sections
+
+
+def curl_commands(text: str) -> list[list[str]]:
+    blocks = re.findall(r"```sh\n(.*?)\n```", text, re.S)
+    joined = [block.replace("\\\n", " ") for block in blocks]
+    return [
+        shlex.split(line)
+        for block in joined
+        for line in block.splitlines()
+        if line.startswith("curl")
+    ]
+
+
+def _shape(path: str) -> str:
+    return re.sub(r"\{\w+\}", "{}", path)
+
+
+def test_the_doc_has_a_section_for_every_endpoint(client: TestClient) -> None:
+    documented = {(method, _shape(path)) for method, path, _ in documented_sections()}
+    routes = {(method, _shape(path)) for method, path in served(client)}
+    assert documented | {("GET", API + "/openapi.json")} == routes
+
+
+def test_every_curl_example_of_the_doc_runs(
+    client: TestClient, service: MemoryService, principal: Principal, token_for: Callable[..., str]
+) -> None:
+    memory = saved(
+        service,
+        principal,
+        "The user prefers pnpm over npm as package manager",
+        category="preference",
+    )
+    variables = {"$API": EXAMPLE_SERVER + API, "$TOKEN": token_for(principal), "$ID": memory}
+    ran = 0
+    head = DOC.read_text().split("\n### ")[0]
+    for method, path, text in [("GET", API + "/openapi.json", head), *documented_sections()]:
+        for argv in curl_commands(text):
+            for name, value in variables.items():
+                argv = [arg.replace(name, value) for arg in argv]
+            response = run_curl(client, argv)
+            assert response.status_code < 300, (argv, response.text)
+            assert response.request.method == method
+            assert re.fullmatch(
+                re.sub(r"\\\{\w+\\\}", "[^/]+", re.escape(path)), response.request.url.path
+            ), (path, response.request.url.path)
+            ran += 1
+    assert ran >= len(documented_sections()) - 2  # the hooks' endpoints are in another doc
+
+
+def run_curl(client: TestClient, argv: list[str]) -> Any:
+    """A curl command of the doc, sent to the app: the options the doc uses, and no other."""
+    assert argv[0] == "curl", argv
+    method, headers, data, url = None, {}, None, None
+    words = iter(argv[1:])
+    for word in words:
+        if word == "-s":
+            continue
+        if word == "-X":
+            method = next(words)
+        elif word == "-H":
+            name, value = next(words).split(": ", 1)
+            headers[name] = value
+        elif word == "-d":
+            data = next(words).encode()
+        elif word.startswith(EXAMPLE_SERVER):
+            url = word
+        else:
+            raise AssertionError(f"the test does not know curl's {word}")
+    assert url is not None
+    return client.request(
+        method or ("POST" if data is not None else "GET"), url, headers=headers, content=data
+    )

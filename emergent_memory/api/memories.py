@@ -1,6 +1,6 @@
-"""The memories' endpoints of /api/v1: search, one memory's update, deletion and restoration,
-each one call of MemoryService (the tools' own methods, with the same checks, scopes and
-row-level security)."""
+"""The memories' endpoints of /api/v1: the list with filters and cursor pages and one memory's
+page (BrowseService), search, update, deletion and restoration (MemoryService: the tools' own
+methods, with the same checks, scopes and row-level security). Each is one service call."""
 
 from __future__ import annotations
 
@@ -8,6 +8,13 @@ from typing import Any
 
 from emergent_memory.api.common import Call, Endpoint, Input, NoInput, QueryInput
 from emergent_memory.auth.principal import WRITE
+from emergent_memory.memory.browse import (
+    BrowseResult,
+    BrowseService,
+    BrowseSort,
+    BrowseStatus,
+    MemoryDetail,
+)
 from emergent_memory.memory.models import (
     Category,
     DeleteResult,
@@ -19,6 +26,24 @@ from emergent_memory.memory.models import (
 from emergent_memory.memory.service import MemoryService
 
 TAGS = ("memories",)
+
+
+class ListQuery(QueryInput):
+    """The list's filters (dates ISO 8601; `text`: words, as recall's full text) and page."""
+
+    status: BrowseStatus = "active"
+    category: Category | None = None
+    scope: MemoryScope | None = None
+    project_id: str | None = None
+    context: str | None = None
+    text: str | None = None
+    created_after: str | None = None
+    created_before: str | None = None
+    used_after: str | None = None
+    used_before: str | None = None
+    sort: BrowseSort = "recent"
+    cursor: str | None = None
+    limit: int | None = None
 
 
 class SearchQuery(QueryInput):
@@ -36,7 +61,13 @@ class MemoryChanges(Input):
     confidence: float | None = None
 
 
-def memory_endpoints(memory: MemoryService) -> list[Endpoint[Any, Any]]:
+def memory_endpoints(memory: MemoryService, browse: BrowseService) -> list[Endpoint[Any, Any]]:
+    def listed(call: Call[ListQuery, NoInput]) -> BrowseResult:
+        return browse.list(call.principal, **call.query.model_dump())
+
+    def detail(call: Call[NoInput, NoInput]) -> MemoryDetail:
+        return browse.get(call.principal, call.path["memory_id"])
+
     def search(call: Call[SearchQuery, NoInput]) -> RecallResult:
         query = call.query
         return memory.recall(call.principal, query.query, query.category, query.scope, query.limit)
@@ -55,11 +86,31 @@ def memory_endpoints(memory: MemoryService) -> list[Endpoint[Any, Any]]:
     return [
         Endpoint(
             "get",
+            "/memories",
+            "List memories with filters and a sort, one page at a time (next_cursor)",
+            listed,
+            BrowseResult,
+            ListQuery,
+            NoInput,
+            tags=TAGS,
+        ),
+        Endpoint(
+            "get",
             "/memories/search",
             "Search memories by meaning and words (hybrid recall), with why each matched",
             search,
             RecallResult,
             SearchQuery,
+            NoInput,
+            tags=TAGS,
+        ),
+        Endpoint(
+            "get",
+            one,
+            "A memory with its versions, supersession chain, relationships, provenance, uses",
+            detail,
+            MemoryDetail,
+            NoInput,
             NoInput,
             tags=TAGS,
         ),

@@ -42,6 +42,7 @@ ERROR_SCHEMA = {
                         "unauthorized",
                         "forbidden",
                         "not_found",
+                        "method_not_allowed",
                         "too_large",
                         "unavailable",
                         "internal",

@@ -16,16 +16,30 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pydantic import Field
-from starlette.routing import BaseRoute
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Match, Route
 
-from emergent_memory.api.common import Call, Endpoint, Input, NoInput, in_project
+from emergent_memory.api.common import (
+    API,
+    Call,
+    Endpoint,
+    Input,
+    NoInput,
+    in_project,
+    problem_response,
+)
 from emergent_memory.api.memories import memory_endpoints
-from emergent_memory.api.openapi import openapi_route
+from emergent_memory.api.openapi import OPENAPI, openapi_route
 from emergent_memory.auth.principal import WRITE, Principal
+from emergent_memory.memory.browse import BrowseService
 from emergent_memory.memory.capture import CaptureReceipt
 from emergent_memory.memory.capture_text import Role
 from emergent_memory.memory.injection import ContextResult, Event, StartSource
 from emergent_memory.memory.service import MemoryService
+
+# Every method a client may send (lowercase: Starlette uppercases them)
+ANY_METHOD = ["get", "head", "post", "put", "patch", "delete", "options"]
 
 
 class ContextService(Protocol):
@@ -57,12 +71,13 @@ class Capture(Protocol):
 
 @dataclass(frozen=True)
 class ApiServices:
-    """What the API calls: injection, capture (which answers "off" without a key) and the
-    memory service."""
+    """What the API calls: injection, capture (which answers "off" without a key), the memory
+    service and the browsing one."""
 
     injection: ContextService
     capture: Capture
     memory: MemoryService
+    browse: BrowseService
 
 
 class _SessionInput(Input):
@@ -145,10 +160,40 @@ def session_endpoints(services: ApiServices) -> list[Endpoint[Any, Any]]:
 def api_endpoints(services: ApiServices) -> list[Endpoint[Any, Any]]:
     """Every endpoint of the API, in the order the router tries them (fixed paths before
     paths with parameters)."""
-    return session_endpoints(services) + memory_endpoints(services.memory)
+    return session_endpoints(services) + memory_endpoints(services.memory, services.browse)
 
 
 def api_routes(services: ApiServices) -> list[BaseRoute]:
-    """The /api/v1 routes, to add to the HTTP app (behind its authentication middleware)."""
+    """The /api/v1 routes, to add to the HTTP app (behind its authentication middleware),
+    and last a route that answers any other path under /api/v1 with the API's errors."""
     endpoints = api_endpoints(services)
-    return [openapi_route(endpoints), *(endpoint.route() for endpoint in endpoints)]
+    routes = [openapi_route(endpoints), *(endpoint.route() for endpoint in endpoints)]
+    return [*routes, _elsewhere(routes)]
+
+
+def _elsewhere(routes: list[Route]) -> Route:
+    """404 for a path no endpoint has, 405 (with Allow) for a method its path does not take,
+    as JSON errors (Starlette's own are plain text)."""
+
+    async def elsewhere(request: Request) -> Response:
+        allowed = sorted(
+            {
+                method
+                for route in routes
+                if route.matches(request.scope)[0] is not Match.NONE
+                for method in route.methods or ()
+            }
+        )
+        path = request.url.path
+        if allowed:
+            return problem_response(
+                405,
+                "method_not_allowed",
+                f"{path} takes {', '.join(allowed)}, not {request.method}",
+                {"Allow": ", ".join(allowed)},
+            )
+        return problem_response(
+            404, "not_found", f"no endpoint at {path}; {OPENAPI} lists every endpoint"
+        )
+
+    return Route(f"{API}/{{path:path}}", elsewhere, methods=ANY_METHOD, include_in_schema=False)
