@@ -1,0 +1,7 @@
+"""The web dashboard at /ui: server-rendered pages to search, browse, correct and audit what
+agents remember, on the same HTTP app, tokens and row-level security as MCP."""
+
+from emergent_memory.dashboard.routes import DashboardServices, dashboard_routes
+from emergent_memory.dashboard.web import UI
+
+__all__ = ["UI", "DashboardServices", "dashboard_routes"]

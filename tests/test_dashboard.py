@@ -1,0 +1,474 @@
+"""The dashboard at /ui over HTTP: sign-in with a token or a one-time link, the session cookie,
+sign-out and expiry, CSRF and Origin checks, a read-only token, isolation between actors,
+security headers, and user text rendered inert on every page it reaches. The app is the
+server's own (mcp/http.py http_app with the dashboard's routes) on the real database, driven
+in process with starlette's TestClient."""
+
+from __future__ import annotations
+
+import re
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import nullcontext
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg_pool import ConnectionPool
+from starlette.testclient import TestClient
+
+from emergent_memory.auth.dashboard import DashboardLinks, DashboardSessions, digest
+from emergent_memory.auth.principal import READ, Principal
+from emergent_memory.auth.service import TokenService
+from emergent_memory.dashboard import DashboardServices, dashboard_routes
+from emergent_memory.dashboard.web import COOKIE, CSRF_FIELD
+from emergent_memory.mcp.http import DatabaseTokenVerifier, http_app, token_principal
+from emergent_memory.mcp.server import create_server
+from emergent_memory.memory import MemoryService
+from tests.helpers import make_token
+
+BASE = "http://testserver"
+SAME_ORIGIN = {"Origin": BASE}
+
+
+def build_app(service: MemoryService, sessions: DashboardSessions, **extra: Any) -> Any:
+    server = create_server(
+        lambda: nullcontext(service),
+        token_principal,
+        auth=DatabaseTokenVerifier(TokenService(service.pool).verify),
+    )
+    return http_app(
+        server,
+        max_request_bytes=1_048_576,
+        max_sessions=10,
+        session_idle_timeout=60,
+        routes=dashboard_routes(DashboardServices(memory=service, sessions=sessions, **extra)),
+    )
+
+
+@pytest.fixture
+def sessions(service: MemoryService) -> DashboardSessions:
+    return DashboardSessions(service.pool, 3600)
+
+
+@pytest.fixture
+def client(service: MemoryService, sessions: DashboardSessions) -> Iterator[TestClient]:
+    with TestClient(build_app(service, sessions), base_url=BASE) as test_client:
+        yield test_client
+
+
+@pytest.fixture
+def token_for(database_url: str) -> Callable[..., str]:
+    def make(principal: Principal, *scopes: str) -> str:
+        return make_token(database_url, principal.actor_id, principal.project_id, *scopes)[0]
+
+    return make
+
+
+def sign_in(client: TestClient, token: str) -> Any:
+    return client.post(
+        "/ui/signin", data={"token": token}, headers=SAME_ORIGIN, follow_redirects=False
+    )
+
+
+def csrf_of(html: str) -> str:
+    match = re.search(rf'name="{CSRF_FIELD}" value="([^"]+)"', html)
+    assert match, "no CSRF field on the page"
+    return match.group(1)
+
+
+def test_sign_in_with_a_token_sets_a_strict_http_only_cookie(
+    client: TestClient, principal: Principal, token_for: Callable[..., str]
+) -> None:
+    response = sign_in(client, token_for(principal))
+    assert response.status_code == 303
+    assert response.headers["location"] == "/ui/"
+    cookie = response.headers["set-cookie"]
+    assert cookie.startswith(f"{COOKIE}=")
+    assert "HttpOnly" in cookie
+    assert "SameSite=strict" in cookie or "SameSite=Strict" in cookie
+    assert "Path=/ui" in cookie
+    assert "Secure" not in cookie  # plain http here
+    assert "emt_" not in cookie  # the token is never in the cookie
+    page = client.get("/ui/")
+    assert page.status_code == 200
+    assert 'id="signout"' in page.text
+
+
+@pytest.fixture
+def signed_in(
+    client: TestClient, principal: Principal, token_for: Callable[..., str]
+) -> TestClient:
+    assert sign_in(client, token_for(principal)).status_code == 303
+    return client
+
+
+def test_a_page_without_a_session_goes_to_the_sign_in_form(client: TestClient) -> None:
+    response = client.get("/ui/memories", follow_redirects=False)
+    assert response.status_code == 303
+    assert response.headers["location"] == "/ui/signin"
+    form = client.get("/ui/signin")
+    assert form.status_code == 200
+    assert '<label for="token">API token</label>' in form.text
+
+
+@pytest.mark.parametrize("token", ["", "nope", "emt_unknown", "emt_" + "x" * 43])
+def test_a_token_that_is_not_live_does_not_sign_in(client: TestClient, token: str) -> None:
+    response = sign_in(client, token)
+    assert response.status_code == 401
+    assert "set-cookie" not in response.headers
+    assert "unknown, revoked or expired" in response.text
+
+
+def test_a_revoked_token_ends_its_sessions(
+    client: TestClient, principal: Principal, database_url: str, owner_pool: ConnectionPool
+) -> None:
+    token, token_id = make_token(database_url, principal.actor_id, principal.project_id)
+    assert sign_in(client, token).status_code == 303
+    assert client.get("/ui/memories", follow_redirects=False).status_code == 200
+    TokenService(owner_pool).revoke(token_id)
+    response = client.get("/ui/memories", follow_redirects=False)
+    assert response.status_code == 303
+    assert response.headers["location"] == "/ui/signin"
+
+
+def test_sign_out_ends_the_session_in_the_database(
+    signed_in: TestClient, sessions: DashboardSessions
+) -> None:
+    secret = signed_in.cookies.get(COOKIE)
+    assert secret
+    assert sessions.live(secret) is not None
+    page = signed_in.get("/ui/memories")
+    response = signed_in.post(
+        "/ui/signout",
+        data={CSRF_FIELD: csrf_of(page.text)},
+        headers=SAME_ORIGIN,
+        follow_redirects=False,
+    )
+    assert response.status_code == 303
+    assert response.headers["location"] == "/ui/signin?done=signed_out"
+    assert sessions.live(secret) is None
+    # the old cookie, sent again by hand, opens nothing
+    signed_in.cookies.set(COOKIE, secret, path="/ui")
+    assert signed_in.get("/ui/memories", follow_redirects=False).status_code == 303
+
+
+def test_a_session_expires(
+    service: MemoryService, principal: Principal, token_for: Callable[..., str]
+) -> None:
+    short = DashboardSessions(service.pool, 1)
+    with TestClient(build_app(service, short), base_url=BASE) as client:
+        assert sign_in(client, token_for(principal)).status_code == 303
+        secret = client.cookies.get(COOKIE)
+        assert secret
+        assert short.live(secret) is not None
+        time.sleep(1.2)
+        assert short.live(secret) is None
+        response = client.get("/ui/memories", follow_redirects=False)
+        assert response.status_code == 303
+        assert response.headers["location"] == "/ui/signin"
+
+
+def test_the_database_holds_only_the_hash_of_the_session_secret(
+    signed_in: TestClient, connect: Callable[[], psycopg.Connection[Any]]
+) -> None:
+    secret = signed_in.cookies.get(COOKIE)
+    assert secret
+    with connect() as conn:
+        rows = conn.execute(
+            "SELECT row_to_json(s)::text FROM kb.dashboard_sessions s WHERE session_hash = %s",
+            (digest(secret),),
+        ).fetchall()
+    assert len(rows) == 1
+    assert secret not in rows[0][0]
+
+
+def test_the_sign_in_form_refuses_a_foreign_origin(
+    client: TestClient, principal: Principal, token_for: Callable[..., str]
+) -> None:
+    token = token_for(principal)
+    for headers in ({"Origin": "https://evil.example"}, {"Sec-Fetch-Site": "cross-site"}):
+        response = client.post(
+            "/ui/signin", data={"token": token}, headers=headers, follow_redirects=False
+        )
+        assert response.status_code == 403
+        assert "set-cookie" not in response.headers
+
+
+# -- one-time sign-in links ---------------------------------------------------------------------
+
+
+def test_a_sign_in_link_works_once(
+    client: TestClient, principal: Principal, owner_pool: ConnectionPool
+) -> None:
+    link = DashboardLinks(owner_pool).create(principal, label="local user")
+    response = client.get(f"/ui/link/{link.secret}", follow_redirects=False)
+    assert response.status_code == 303
+    assert response.headers["location"] == "/ui/"  # the secret is not kept in the URL
+    assert f"{COOKIE}=" in response.headers["set-cookie"]
+    assert client.get("/ui/memories", follow_redirects=False).status_code == 200
+    client.cookies.clear()
+    again = client.get(f"/ui/link/{link.secret}", follow_redirects=False)
+    assert again.status_code == 401
+    assert "already used or has expired" in again.text
+    assert "set-cookie" not in again.headers
+
+
+def test_an_expired_sign_in_link_opens_nothing(
+    client: TestClient, principal: Principal, owner_pool: ConnectionPool
+) -> None:
+    link = DashboardLinks(owner_pool).create(principal, lifetime_seconds=1)
+    time.sleep(1.2)
+    response = client.get(f"/ui/link/{link.secret}", follow_redirects=False)
+    assert response.status_code == 401
+    assert "set-cookie" not in response.headers
+
+
+# -- CSRF and Origin ----------------------------------------------------------------------------
+
+
+def test_a_change_without_the_csrf_token_or_from_another_site_is_refused(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    saved = service.save(principal, "The deploy script lives in ops/deploy.sh", "fact")
+    memory_id = saved["memory"]["id"]
+    page = signed_in.get(f"/ui/memories/{memory_id}")
+    token = csrf_of(page.text)
+    delete = f"/ui/memories/{memory_id}/delete"
+    attempts = [
+        ({}, SAME_ORIGIN),  # no token
+        ({CSRF_FIELD: "0" * 64}, SAME_ORIGIN),  # a wrong one
+        ({CSRF_FIELD: token}, {"Origin": "https://evil.example"}),  # the right one, elsewhere
+        ({CSRF_FIELD: token}, {"Sec-Fetch-Site": "cross-site"}),
+    ]
+    for data, headers in attempts:
+        response = signed_in.post(delete, data=data, headers=headers, follow_redirects=False)
+        assert response.status_code == 403, (data, headers)
+        assert "Content-Security-Policy" in response.headers
+    assert service.list_memories(principal)["count"] == 1  # still there
+    done = signed_in.post(
+        delete, data={CSRF_FIELD: token}, headers=SAME_ORIGIN, follow_redirects=False
+    )
+    assert done.status_code == 303
+    assert service.list_memories(principal)["count"] == 0
+
+
+def test_the_csrf_token_of_one_session_is_refused_in_another(
+    client: TestClient,
+    service: MemoryService,
+    principal: Principal,
+    token_for: Callable[..., str],
+) -> None:
+    saved = service.save(principal, "Tests run with make test", "convention")
+    memory_id = saved["memory"]["id"]
+    assert sign_in(client, token_for(principal)).status_code == 303
+    first = csrf_of(client.get(f"/ui/memories/{memory_id}").text)
+    client.cookies.clear()
+    assert sign_in(client, token_for(principal)).status_code == 303
+    response = client.post(
+        f"/ui/memories/{memory_id}/delete",
+        data={CSRF_FIELD: first},
+        headers=SAME_ORIGIN,
+        follow_redirects=False,
+    )
+    assert response.status_code == 403
+    assert service.list_memories(principal)["count"] == 1
+
+
+def test_a_change_without_a_session_is_refused(
+    client: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    saved = service.save(principal, "Use ruff for linting", "convention")
+    response = client.post(
+        f"/ui/memories/{saved['memory']['id']}/delete",
+        data={CSRF_FIELD: "x"},
+        headers=SAME_ORIGIN,
+        follow_redirects=False,
+    )
+    assert response.status_code == 403
+    assert service.list_memories(principal)["count"] == 1
+
+
+# -- a read-only token ---------------------------------------------------------------------------
+
+
+def test_a_read_only_token_sees_no_edit_controls_and_its_forged_posts_are_refused(
+    client: TestClient,
+    service: MemoryService,
+    principal: Principal,
+    token_for: Callable[..., str],
+) -> None:
+    saved = service.save(principal, "The staging database is called stage-db", "fact")
+    memory_id = saved["memory"]["id"]
+    assert sign_in(client, token_for(principal, READ)).status_code == 303
+    page = client.get(f"/ui/memories/{memory_id}")
+    assert page.status_code == 200
+    assert "The staging database is called stage-db" in page.text
+    assert "read only" in page.text
+    for control in ("/edit", "/delete", "/restore", 'id="edit-form"', 'id="delete"'):
+        assert control not in page.text
+    token = csrf_of(page.text)  # the sign-out form's
+    for action, data in (
+        ("edit", {"content": "changed by a reader"}),
+        ("delete", {}),
+        ("restore", {}),
+    ):
+        response = client.post(
+            f"/ui/memories/{memory_id}/{action}",
+            data={CSRF_FIELD: token, **data},
+            headers=SAME_ORIGIN,
+            follow_redirects=False,
+        )
+        assert response.status_code == 403, action
+        assert "memory:read" in response.text
+    assert service.list_memories(principal)["memories"][0]["content"] == (
+        "The staging database is called stage-db"
+    )
+
+
+# -- isolation -----------------------------------------------------------------------------------
+
+
+def test_another_actors_memory_is_a_404_like_a_missing_one(
+    signed_in: TestClient, service: MemoryService
+) -> None:
+    other = Principal(uuid.uuid4(), uuid.uuid4())
+    theirs = service.save(other, "Another actor's private note", "fact")["memory"]["id"]
+    missing = str(uuid.uuid4())
+    answers = [signed_in.get(f"/ui/memories/{memory_id}") for memory_id in (theirs, missing)]
+    assert [answer.status_code for answer in answers] == [404, 404]
+    assert answers[0].text.replace(theirs, "ID") == answers[1].text.replace(missing, "ID")
+    assert "Another actor" not in answers[0].text
+    page = signed_in.get(f"/ui/memories/{theirs}")
+    token = csrf_of(page.text)
+    for action in ("delete", "restore", "edit"):
+        response = signed_in.post(
+            f"/ui/memories/{theirs}/{action}",
+            data={CSRF_FIELD: token, "content": "hijacked"},
+            headers=SAME_ORIGIN,
+            follow_redirects=False,
+        )
+        assert response.status_code == 404, action
+    assert service.list_memories(other)["memories"][0]["content"] == "Another actor's private note"
+    assert signed_in.get("/ui/memories/not-a-uuid").status_code == 404
+
+
+# -- user text is inert, every page has the security headers ------------------------------------
+
+PAYLOADS = [
+    "<script>alert('xss')</script> deploys with make",
+    '<img src=x onerror="alert(1)"> prefers tabs',
+    "[docs](javascript:alert(2)) javascript:alert(2) links",
+    '"><svg onload=alert(3)> quoting',
+]
+INLINE_SCRIPT = re.compile(r"<script(?![^>]*\bsrc=)[^>]*>", re.IGNORECASE)
+EVENT_HANDLER = re.compile(r"<[^>]+\son[a-z]+\s*=", re.IGNORECASE)
+
+
+def assert_inert(html: str) -> None:
+    """No markup of a payload came through: no inline script, no element with an event
+    handler, no javascript: link, no inline style (CSP refuses those anyway)."""
+    assert INLINE_SCRIPT.search(html) is None
+    assert EVENT_HANDLER.search(html) is None
+    assert "<img" not in html
+    assert "<svg onload" not in html
+    assert 'href="javascript:' not in html.lower()
+    assert "style=" not in html
+
+
+def assert_secure_headers(response: Any, *, page: bool = True) -> None:
+    csp = response.headers["content-security-policy"]
+    assert "default-src 'self'" in csp
+    assert "script-src 'self';" in csp
+    assert "unsafe-inline" not in csp
+    assert "frame-ancestors 'none'" in csp
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert response.headers["referrer-policy"] == "no-referrer"
+    if page:
+        assert response.headers["cache-control"] == "no-store"
+
+
+def test_payloads_render_as_text_on_every_page_they_reach(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    ids = [
+        service.save(principal, text, "fact", context="<b>ctx</b> <script>x()</script>")["memory"][
+            "id"
+        ]
+        for text in PAYLOADS
+    ]
+    # a version history whose diff holds a payload
+    service.update(principal, ids[0], {"content": "<script>alert('v2')</script> deploys"})
+    pages = [
+        "/ui/search?q=deploys+tabs+links+quoting",
+        "/ui/search/results?q=deploys+tabs+links+quoting",
+        "/ui/memories",
+        "/ui/memories?status=all&text=%3Cscript%3E",
+        *(f"/ui/memories/{memory_id}" for memory_id in ids),
+    ]
+    for path in pages:
+        response = signed_in.get(path)
+        assert response.status_code == 200, path
+        assert_inert(response.text)
+        assert_secure_headers(response)
+    search = signed_in.get("/ui/search/results?q=deploys+tabs+links+quoting").text
+    assert "&lt;img src=x onerror=" in search
+    memory = signed_in.get(f"/ui/memories/{ids[0]}").text
+    assert "&lt;script&gt;alert(&#39;v2&#39;)&lt;/script&gt;" in memory
+    assert "&lt;b&gt;ctx&lt;/b&gt;" in memory  # the context's name
+
+
+def test_direction_overrides_in_stored_text_are_shown_as_inert_markers(
+    signed_in: TestClient,
+    service: MemoryService,
+    principal: Principal,
+    connect: Callable[[], psycopg.Connection[Any]],
+) -> None:
+    """The services refuse bidirectional overrides, but a database may hold older text with
+    them (an import, a manual edit): the page neither reorders text with them nor hides them."""
+    memory_id = service.save(principal, "The file is named harmless", "fact")["memory"]["id"]
+    planted = "The file is named \u202egnp.exe\u202c harmless \u2066x\u2069"
+    with connect() as conn:
+        conn.execute(
+            "UPDATE kb.graph_objects SET properties = jsonb_set(properties, '{content}', "
+            "to_jsonb(%s::text)) WHERE canonical_id = %s",
+            (planted, memory_id),
+        )
+    for path in (f"/ui/memories/{memory_id}", "/ui/memories"):
+        html = signed_in.get(path).text
+        for char in "\u202e\u202c\u2066\u2069":
+            assert char not in html, path
+        assert "⟪U+202E⟫" in html
+        assert "<bdi" in html
+
+
+def test_every_page_has_the_security_headers(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    memory_id = service.save(principal, "A memory to look at", "fact")["memory"]["id"]
+    paths = [
+        "/ui/",
+        "/ui/search",
+        "/ui/memories",
+        f"/ui/memories/{memory_id}",
+        f"/ui/memories/{uuid.uuid4()}",  # the 404 page
+        "/ui/stats",
+        "/ui/signin",
+        "/ui/duplicates",
+        "/ui/contexts",
+        "/ui/injections",
+        "/ui/capture",
+        "/ui/global",  # 403 for this token
+    ]
+    for path in paths:
+        response = signed_in.get(path, follow_redirects=False)
+        assert response.status_code in (200, 303, 403, 404), path
+        assert_secure_headers(response)
+        assert_inert(response.text)
+    for static in ("/ui/static/dashboard.css", "/ui/static/dashboard.js"):
+        response = signed_in.get(static)
+        assert response.status_code == 200
+        assert_secure_headers(response, page=False)
+    signed_out = TestClient(signed_in.app, base_url=BASE).get("/ui/signin")
+    assert_secure_headers(signed_out)
