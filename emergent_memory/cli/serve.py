@@ -123,6 +123,8 @@ def _serve_http(
             click.echo(
                 f"emergent-memory: MCP over streamable HTTP at http://{host}:{port}/mcp\n"
                 f"  REST API (hooks, other clients) at http://{host}:{port}/api/v1\n"
+                f"  dashboard (sign in with a token, or run `emergent-memory ui`) at "
+                f"http://{host}:{port}/ui/\n"
                 f"{capture_line}"
                 "  every request needs a token:  emergent-memory token create --name my-laptop\n"
                 "  then send it as the header    Authorization: Bearer <token>\n"
@@ -135,9 +137,10 @@ def _serve_http(
 
 def build_http_app(settings: Settings, services: ServerServices) -> Starlette:
     """The HTTP server's ASGI app, as `serve --transport http` serves it: MCP at /mcp and the
-    REST API at /api/v1, behind the bearer check of the services' tokens (benchmarks time
-    this same app)."""
+    REST API at /api/v1, behind the bearer check of the services' tokens, and the dashboard
+    at /ui (benchmarks time this same app)."""
     from emergent_memory.api import ApiServices, api_routes
+    from emergent_memory.dashboard import DashboardServices, dashboard_routes
     from emergent_memory.mcp.http import DatabaseTokenVerifier, http_app, token_principal
     from emergent_memory.mcp.server import create_server
 
@@ -151,11 +154,21 @@ def build_http_app(settings: Settings, services: ServerServices) -> Starlette:
         max_request_bytes=settings.max_request_bytes,
         max_sessions=settings.http_max_sessions,
         session_idle_timeout=settings.http_session_idle_timeout,
-        routes=api_routes(
-            ApiServices(
-                injection=services.injection, capture=services.capture, memory=services.memory
-            )
-        ),
+        routes=[
+            *api_routes(
+                ApiServices(
+                    injection=services.injection,
+                    capture=services.capture,
+                    memory=services.memory,
+                    browse=services.browse,
+                )
+            ),
+            *dashboard_routes(
+                DashboardServices(
+                    memory=services.memory, sessions=services.dashboard, browse=services.browse
+                )
+            ),
+        ],
     )
 
 
