@@ -15,17 +15,20 @@ from typing import Any
 
 import psycopg
 import pytest
+from click.testing import CliRunner
 from psycopg_pool import ConnectionPool
 from starlette.testclient import TestClient
 
 from emergent_memory.auth.dashboard import DashboardLinks, DashboardSessions, digest
 from emergent_memory.auth.principal import READ, Principal
 from emergent_memory.auth.service import TokenService
+from emergent_memory.cli import cli
 from emergent_memory.dashboard import DashboardServices, dashboard_routes
 from emergent_memory.dashboard.web import COOKIE, CSRF_FIELD
 from emergent_memory.mcp.http import DatabaseTokenVerifier, http_app, token_principal
 from emergent_memory.mcp.server import create_server
 from emergent_memory.memory import MemoryService
+from emergent_memory.memory.browse import BrowseService
 from tests.helpers import make_token
 
 BASE = "http://testserver"
@@ -43,7 +46,13 @@ def build_app(service: MemoryService, sessions: DashboardSessions, **extra: Any)
         max_request_bytes=1_048_576,
         max_sessions=10,
         session_idle_timeout=60,
-        routes=dashboard_routes(DashboardServices(memory=service, sessions=sessions, **extra)),
+        routes=dashboard_routes(
+            DashboardServices(
+                memory=service,
+                sessions=sessions,
+                **({"browse": BrowseService(service.pool)} | extra),
+            )
+        ),
     )
 
 
@@ -472,3 +481,54 @@ def test_every_page_has_the_security_headers(
         assert_secure_headers(response, page=False)
     signed_out = TestClient(signed_in.app, base_url=BASE).get("/ui/signin")
     assert_secure_headers(signed_out)
+
+
+# -- emergent-memory ui ------------------------------------------------------------------------
+
+
+def test_the_ui_command_prints_a_one_time_link_for_the_local_user(
+    client: TestClient, service: MemoryService, database_url: str
+) -> None:
+    local = Principal(uuid.uuid4(), uuid.uuid4())
+    service.save(local, "The local user's own memory", "fact")
+    env = {
+        "EMERGENT_MEMORY_DATABASE_URL": database_url,
+        "EMERGENT_MEMORY_ACTOR_ID": str(local.actor_id),
+        "EMERGENT_MEMORY_PROJECT_ID": str(local.project_id),
+    }
+    result = CliRunner().invoke(cli, ["ui", "--no-open", "--url", "http://127.0.0.1:1/"], env=env)
+    assert result.exit_code == 0, result.output
+    link = result.stdout.strip()
+    match = re.fullmatch(r"http://127\.0\.0\.1:1/ui/link/([A-Za-z0-9_-]{43})", link)
+    assert match, link
+    assert "works once" in result.stderr
+    assert "no emergent-memory server answers at http://127.0.0.1:1" in result.stderr
+    redeemed = client.get(f"/ui/link/{match.group(1)}", follow_redirects=False)
+    assert redeemed.status_code == 303
+    page = client.get("/ui/memories")
+    assert "The local user&#39;s own memory" in page.text
+    assert (
+        'id="delete"'
+        in client.get("/ui/memories/" + service.list_memories(local)["memories"][0]["id"]).text
+    )
+    assert client.get(f"/ui/link/{match.group(1)}").status_code == 401  # once only
+
+
+def test_the_ui_command_makes_a_read_only_link_when_asked(
+    client: TestClient, service: MemoryService, database_url: str
+) -> None:
+    local = Principal(uuid.uuid4(), uuid.uuid4())
+    memory_id = service.save(local, "A memory to read only", "fact")["memory"]["id"]
+    env = {
+        "EMERGENT_MEMORY_DATABASE_URL": database_url,
+        "EMERGENT_MEMORY_ACTOR_ID": str(local.actor_id),
+        "EMERGENT_MEMORY_PROJECT_ID": str(local.project_id),
+    }
+    result = CliRunner().invoke(cli, ["ui", "--print-only", "--read-only"], env=env)
+    assert result.exit_code == 0, result.output
+    secret = result.stdout.strip().rsplit("/", 1)[1]
+    assert result.stdout.startswith("http://127.0.0.1:8765/ui/link/")
+    assert client.get(f"/ui/link/{secret}", follow_redirects=False).status_code == 303
+    page = client.get(f"/ui/memories/{memory_id}").text
+    assert "A memory to read only" in page
+    assert 'id="delete"' not in page

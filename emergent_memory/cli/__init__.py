@@ -8,7 +8,18 @@ from __future__ import annotations
 import signal
 from typing import Any
 
-from emergent_memory.cli import capture, db, demo, hooks, memory, serve, tokens, transfer, worker
+from emergent_memory.cli import (
+    capture,
+    db,
+    demo,
+    hooks,
+    memory,
+    serve,
+    tokens,
+    transfer,
+    ui,
+    worker,
+)
 from emergent_memory.cli.common import cli
 
 __all__ = [
@@ -22,6 +33,7 @@ __all__ = [
     "serve",
     "tokens",
     "transfer",
+    "ui",
     "worker",
 ]
 

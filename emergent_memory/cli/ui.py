@@ -1,0 +1,89 @@
+"""`emergent-memory ui`: open the dashboard with a fresh one-time sign-in link for the local
+user."""
+
+from __future__ import annotations
+
+import uuid
+import webbrowser
+
+import click
+import httpx
+
+from emergent_memory.app import open_admin_services
+from emergent_memory.auth.principal import READ, WRITE, Principal
+from emergent_memory.cli.common import ACTOR_OPTION, PROJECT_OPTION, cli, identity, reports_errors
+from emergent_memory.errors import InvalidInput
+from emergent_memory.settings import Settings
+
+DEFAULT_URL = "http://127.0.0.1:8765"
+LINK_SECONDS = 120
+
+
+@cli.command()
+@click.option(
+    "--url",
+    default=DEFAULT_URL,
+    show_default=True,
+    help="Where `emergent-memory serve --transport http` listens.",
+)
+@click.option(
+    "--open/--no-open",
+    "open_browser",
+    default=True,
+    show_default=True,
+    help="Open the link in the default browser (--no-open: only print it).",
+)
+@click.option("--print-only", is_flag=True, help="Only print the link (the same as --no-open).")
+@click.option("--read-only", is_flag=True, help="A session that may only read (scope memory:read).")
+@ACTOR_OPTION
+@PROJECT_OPTION
+@click.pass_obj
+@reports_errors
+def ui(
+    settings: Settings,
+    url: str,
+    open_browser: bool,
+    print_only: bool,
+    read_only: bool,
+    actor: uuid.UUID | None,
+    project: uuid.UUID | None,
+) -> None:
+    """Open the dashboard, signed in as the local user.
+
+    Makes a sign-in link that works once, within two minutes (only its hash is stored),
+    prints it and opens it in the browser. The server must be running:
+    `emergent-memory serve --transport http`.
+    """
+    base = url.rstrip("/")
+    if not base.startswith(("http://", "https://")):
+        raise InvalidInput(f"--url must start with http:// or https://; got {url!r}")
+    local = identity(settings, actor, project).principal
+    scopes = frozenset({READ} if read_only else {READ, WRITE})
+    with open_admin_services(settings) as admin:
+        link = admin.dashboard_links.create(
+            Principal(local.actor_id, local.project_id, scopes),
+            label="local user (emergent-memory ui)",
+            lifetime_seconds=LINK_SECONDS,
+        )
+    address = f"{base}/ui/link/{link.secret}"
+    click.echo(address)
+    click.echo(
+        f"a one-time sign-in link for actor {local.actor_id} in project {local.project_id}; "
+        f"it works once, until {link.expires_at:%H:%M:%S %Z}",
+        err=True,
+    )
+    if not _answers(base):
+        click.echo(
+            f"warning: no emergent-memory server answers at {base}; start it with "
+            "`emergent-memory serve --transport http` (or pass its address with --url)",
+            err=True,
+        )
+    if open_browser and not print_only and not webbrowser.open(address):
+        click.echo("could not open a browser: open the link above yourself", err=True)
+
+
+def _answers(base: str) -> bool:
+    try:
+        return httpx.get(f"{base}/health", timeout=2.0).status_code == 200
+    except httpx.HTTPError:
+        return False
