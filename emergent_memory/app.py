@@ -28,6 +28,7 @@ from emergent_memory.memory.capture import CaptureConfig, CaptureService
 from emergent_memory.memory.capture_admin import CaptureAdmin
 from emergent_memory.memory.capture_worker import CaptureWorker
 from emergent_memory.memory.dedup import DedupPolicy
+from emergent_memory.memory.duplicates import DuplicateService
 from emergent_memory.memory.injection import InjectionConfig, InjectionService
 from emergent_memory.memory.maintenance import MaintenanceService
 from emergent_memory.memory.service import MemoryConfig, MemoryService
@@ -343,6 +344,7 @@ class ServerServices:
     capture: CaptureService
     dashboard: DashboardSessions
     browse: BrowseService
+    duplicates: DuplicateService
 
 
 @contextmanager
@@ -373,6 +375,7 @@ def open_server_services(
                 memory.pool, max(1, round(settings.dashboard_session_hours * 3600))
             ),
             browse=BrowseService(memory.pool),
+            duplicates=DuplicateService(memory.pool, memory),
         )
 
 

@@ -5,7 +5,7 @@ capture queue, each for one actor only (row-level security), with bad input refu
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -68,6 +68,19 @@ def service(make_service: MakeService) -> MemoryService:
     """Saves supersede a close memory that says it changed (as in production's calibrated
     bands), and report a close one that does not as a possible duplicate."""
     return make_service(dedup_threshold=0.9, dedup_text_rule_from=0.6)
+
+
+@pytest.fixture
+def admin(owner_pool: ConnectionPool) -> Iterator[Principal]:
+    """An administrator; the global memories it saved are removed when the test ends (every
+    actor sees global memories: left behind, they would show in other tests' lists)."""
+    principal = Principal(uuid.uuid4(), uuid.uuid4(), frozenset({READ, WRITE, ADMIN}))
+    yield principal
+    with owner_pool.connection() as conn:
+        conn.execute(
+            "DELETE FROM kb.graph_objects WHERE actor_id = %s AND scope = 'global'",
+            (principal.actor_id,),
+        )
 
 
 @pytest.fixture
@@ -316,9 +329,8 @@ def test_another_actors_memories_never_show(
 
 
 def test_global_memories_are_listed_for_everyone(
-    service: MemoryService, browse: BrowseService, principal: Principal
+    admin: Principal, service: MemoryService, browse: BrowseService, principal: Principal
 ) -> None:
-    admin = Principal(uuid.uuid4(), uuid.uuid4(), frozenset({READ, WRITE, ADMIN}))
     shared = service.save(
         admin, "Company-wide: deploys freeze on Fridays", "instruction", scope="global"
     )["memory"]["id"]

@@ -395,7 +395,11 @@ BAD_CURSOR = (
 )
 
 
-def _decode_cursor(cursor: object, sort: str, digest: str) -> list[Any]:
+def _decode_cursor(
+    cursor: object, sort: str, digest: str, types: tuple[str, ...] | None = None
+) -> list[Any]:
+    """The key values of a cursor that _encode_cursor made for this sort (a list's, or
+    another keyset such as the open duplicate pairs', with its `types`) and digest."""
     if not isinstance(cursor, str) or not cursor or len(cursor) > 1000:
         raise InvalidInput(BAD_CURSOR)
     try:
@@ -415,7 +419,8 @@ def _decode_cursor(cursor: object, sort: str, digest: str) -> list[Any]:
             "cursor belongs to a list with other filters or another sort; start again "
             "without a cursor"
         )
-    types = browse_store.SORTS[sort].types
+    if types is None:
+        types = browse_store.SORTS[sort].types
     values = decoded.get("k")
     if not isinstance(values, list) or len(values) != len(types):
         raise InvalidInput(BAD_CURSOR)

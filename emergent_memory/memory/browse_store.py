@@ -399,3 +399,84 @@ def versions(conn: Connection[Any], memory_id: UUID) -> list[VersionRow]:
     with conn.cursor(row_factory=class_row(VersionRow)) as cur:
         cur.execute(VERSIONS, {"id": memory_id})
         return cur.fetchall()
+
+
+# -- possible duplicates (kb.possible_duplicates, the principal's own rows) ------------------
+
+# Pairs still waiting for a decision whose two memories are active and visible, newest first.
+OPEN_PAIRS = """
+SELECT d.id, d.memory_id, d.duplicate_of, d.similarity, d.created_at
+FROM kb.possible_duplicates d
+WHERE d.actor_id = %(actor_id)s AND d.decision IS NULL
+  AND EXISTS (SELECT 1 FROM kb.graph_objects o
+              WHERE o.canonical_id = d.memory_id AND {active} AND {visible})
+  AND EXISTS (SELECT 1 FROM kb.graph_objects o
+              WHERE o.canonical_id = d.duplicate_of AND {active} AND {visible})
+  {after}
+ORDER BY d.created_at DESC, d.id DESC
+LIMIT %(limit)s
+"""
+OPEN_PAIRS_AFTER = "AND (d.created_at, d.id) < (%(after_time)s, %(after_id)s)"
+
+LOCK_PAIR = """
+SELECT id, memory_id, duplicate_of, similarity, created_at, decision
+FROM kb.possible_duplicates
+WHERE id = %(id)s AND actor_id = %(actor_id)s
+FOR UPDATE
+"""
+
+DECIDE_PAIR = """
+UPDATE kb.possible_duplicates SET decision = %(decision)s, kept_id = %(kept_id)s,
+       decided_at = now()
+WHERE id = %(id)s AND actor_id = %(actor_id)s AND decision IS NULL
+RETURNING decided_at
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class PairRow:
+    id: UUID
+    memory_id: UUID
+    duplicate_of: UUID
+    similarity: float
+    created_at: datetime
+    decision: str | None = None
+
+
+def open_pairs(
+    conn: Connection[Any],
+    principal: Principal,
+    after: tuple[datetime, UUID] | None,
+    limit: int,
+) -> list[PairRow]:
+    statement = sql.SQL(OPEN_PAIRS).format(
+        active=sql.SQL(store.ACTIVE),
+        visible=sql.SQL(store.VISIBLE),
+        after=sql.SQL(OPEN_PAIRS_AFTER if after is not None else ""),
+    )
+    params = _params(principal, limit=limit)
+    if after is not None:
+        params.update(after_time=after[0], after_id=after[1])
+    with conn.cursor(row_factory=class_row(PairRow)) as cur:
+        cur.execute(statement, params, prepare=False)
+        return cur.fetchall()
+
+
+def lock_pair(conn: Connection[Any], principal: Principal, pair_id: UUID) -> PairRow | None:
+    """The principal's pair, locked until the transaction ends (None: no such pair of its)."""
+    with conn.cursor(row_factory=class_row(PairRow)) as cur:
+        cur.execute(LOCK_PAIR, _params(principal, id=pair_id))
+        return cur.fetchone()
+
+
+def decide_pair(
+    conn: Connection[Any],
+    principal: Principal,
+    pair_id: UUID,
+    decision: str,
+    kept_id: UUID | None,
+) -> datetime | None:
+    """Record the decision of an open pair; None when it was decided already."""
+    params = _params(principal, id=pair_id, decision=decision, kept_id=kept_id)
+    row = conn.execute(DECIDE_PAIR, params).fetchone()
+    return None if row is None else row[0]

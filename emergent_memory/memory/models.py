@@ -164,6 +164,35 @@ class RestoreResult(TypedDict):
     broken_supersession: str | None
 
 
+class SupersedeResult(TypedDict):
+    """The memory that stays (after its new version, if it got one) and the one it
+    superseded."""
+
+    memory: MemoryRecord
+    superseded_ids: list[str]
+
+
+class BulkError(TypedDict):
+    code: str
+    message: str
+
+
+class BulkItem(TypedDict):
+    """One id of a bulk change: `ok`, or the error that change of it met (`code` as the
+    REST API's: not_found, forbidden, invalid_input)."""
+
+    id: str
+    ok: bool
+    error: NotRequired[BulkError]
+
+
+class BulkResult(TypedDict):
+    """Each id's outcome, in the order given, and how many memories changed."""
+
+    results: list[BulkItem]
+    changed: int
+
+
 class ForgetAllResult(TypedDict):
     deleted_count: int
 

@@ -8,7 +8,7 @@ all. Embedding happens before the transaction, so no lock is held while a model 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -27,6 +27,7 @@ from emergent_memory.errors import (
     EmbeddingUnavailable,
     InvalidInput,
     MemoryNotFound,
+    NotFound,
     ObjectNotFound,
     PermissionDenied,
 )
@@ -36,6 +37,8 @@ from emergent_memory.memory.dedup import DedupPolicy, Verdict
 from emergent_memory.memory.models import (
     CONFIDENCE_BY_SOURCE,
     Action,
+    BulkItem,
+    BulkResult,
     Category,
     DeleteResult,
     ForgetAllResult,
@@ -55,6 +58,7 @@ from emergent_memory.memory.models import (
     SaveResult,
     Source,
     StatsResult,
+    SupersedeResult,
     UpdateResult,
 )
 
@@ -71,6 +75,7 @@ DEFAULT_CONTEXT_PRIORITY = 50
 RECALL_DEFAULT_LIMIT, RECALL_MAX_LIMIT = 10, 50
 EPISODES_MAX_LIMIT = 10  # episodes a recall returns at most (each with a summary and excerpt)
 LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT = 20, 100
+BULK_MAX_IDS = 200  # memories one bulk delete or restore changes at most
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,10 +253,7 @@ class MemoryService:
                 old_id = nearest.id
                 if context_ is None:  # the replacement stays where the old fact was filed
                     context_ids = store.contexts_of(conn, old_id)
-                self._link(conn, principal, store.SUPERSEDES, memory.canonical_id, old_id)
-                graph.update_object(
-                    conn, old_id, properties={"superseded_by": str(memory.canonical_id)}
-                )
+                self._supersede(conn, principal, memory.canonical_id, old_id)
                 superseded_ids.append(str(old_id))
             for context_id in context_ids:
                 self._link(
@@ -487,24 +489,98 @@ class MemoryService:
                     store.record_possible_duplicate(
                         conn, principal, id_, UUID(close["id"]), close["similarity"]
                     )
-            labels = None
-            if "category" in patch:
-                labels = ["memory", patch["category"], head.scope]
-            content_changed = (
-                patch.get("content", head.properties["content"]) != head.properties["content"]
-            )
-            updated = graph.update_object(
-                conn,
-                id_,
-                properties=patch,
-                labels=labels,
-                # new content: its vector, or none (and a job) when the embedder is down
-                embedding=embedding if content_changed else graph.UNSET,
-            )
-            if content_changed and embedding is None:
-                jobs.enqueue(conn, updated)
+            self._write_update(conn, head, patch, embedding)
             record = self._records(conn, [id_])[0]
         return {"memory": record, "possible_duplicates": possible_duplicates}
+
+    def _write_update(
+        self,
+        conn: Connection[Any],
+        head: GraphObject,
+        patch: Mapping[str, Any],
+        embedding: Embedding | None,
+    ) -> None:
+        """Write the new version of a memory whose checks passed; new content gets its
+        vector, or none (and an embedding job) when the embedder is down."""
+        labels = None
+        if "category" in patch:
+            labels = ["memory", patch["category"], head.scope]
+        content_changed = (
+            patch.get("content", head.properties["content"]) != head.properties["content"]
+        )
+        updated = graph.update_object(
+            conn,
+            head.canonical_id,
+            properties=dict(patch),
+            labels=labels,
+            embedding=embedding if content_changed else graph.UNSET,
+        )
+        if content_changed and embedding is None:
+            jobs.enqueue(conn, updated)
+
+    # -- a person's decisions (the dashboard, the REST API) ----------------------------------
+
+    def supersede(
+        self,
+        principal: Principal,
+        keep_id: str,
+        other_id: str,
+        *,
+        content: str | None = None,
+        within: Callable[[Connection[Any]], None] | None = None,
+    ) -> SupersedeResult:
+        """Make `other_id` superseded by `keep_id`, as save does when a new memory replaces
+        an old one (a SUPERSEDES edge, the old one's superseded_by); `keep_id` also files
+        itself where the other was (its contexts). With `content`, `keep_id` first gets a
+        new version with that text, through update's checks (secrets, another memory with
+        exactly that text). Both must be active memories of one scope that the principal may
+        change. `within`, if given, runs in the same transaction before it commits (the
+        caller's own record of the decision)."""
+        keep = validation.memory_id(keep_id, "keep")
+        other = validation.memory_id(other_id, "memory_id")
+        if keep == other:
+            raise InvalidInput("a memory cannot supersede itself; name the other memory")
+        text = None
+        if content is not None:
+            text = validation.content(content, max_length=self._config.max_content_length)
+            validation.no_secrets(text)
+        self._require_write(principal)
+        embedding = None if text is None else self._embed_document(text)
+        with self._transaction(principal) as conn:
+            heads = {}
+            for id_ in sorted((keep, other)):  # one order: two decisions cannot deadlock
+                heads[id_] = self._writable_memory(conn, principal, id_)
+            for id_, head in heads.items():
+                if head.properties.get("superseded_by"):
+                    raise InvalidInput(
+                        f"memory {id_} was already superseded by "
+                        f"{head.properties['superseded_by']}; decide with that one"
+                    )
+            if heads[keep].scope != heads[other].scope:
+                raise InvalidInput(
+                    f"memory {keep} is a {heads[keep].scope} memory and {other} a "
+                    f"{heads[other].scope} one; only memories of one scope supersede each other"
+                )
+            self.ensure_pack(conn, principal.project_id)
+            if text is not None and text != heads[keep].properties["content"]:
+                store.lock_saves(conn, principal, heads[keep].scope)
+                self._refuse_a_twin(conn, principal, heads[keep].scope, text, keep, allow=other)
+                self._write_update(conn, heads[keep], {"content": text}, embedding)
+            self._supersede(conn, principal, keep, other)
+            for context_id in store.contexts_of(conn, other):
+                self._link(conn, principal, store.BELONGS_TO_CONTEXT, keep, context_id)
+            if within is not None:
+                within(conn)
+            record = self._records(conn, [keep])[0]
+        return {"memory": record, "superseded_ids": [str(other)]}
+
+    def _supersede(
+        self, conn: Connection[Any], principal: Principal, new_id: UUID, old_id: UUID
+    ) -> None:
+        """`old_id` is superseded by `new_id`: the edge, and the old one's new version that
+        says by what (both locked by the caller)."""
+        self._link(conn, principal, store.SUPERSEDES, new_id, old_id)
+        graph.update_object(conn, old_id, properties={"superseded_by": str(new_id)})
 
     def restore(self, principal: Principal, memory_id: str) -> RestoreResult:
         """Make a superseded or deleted memory active again, as a new version (same id).
@@ -558,6 +634,41 @@ class MemoryService:
         if head.deleted:
             was = "superseded and deleted" if superseded_by else "deleted"
         return {"memory": record, "restored_from": was, "broken_supersession": broken}
+
+    def bulk_delete(self, principal: Principal, memory_ids: object) -> BulkResult:
+        """Delete each memory of `memory_ids` (at most BULK_MAX_IDS) as `delete` does, each on
+        its own: one that cannot be deleted (not found, another actor's, a global one without
+        the admin scope) is said so in its result and the others go ahead."""
+        return self._bulk(principal, memory_ids, lambda id_: self.delete(principal, id_))
+
+    def bulk_restore(self, principal: Principal, memory_ids: object) -> BulkResult:
+        """Restore each memory of `memory_ids` (at most BULK_MAX_IDS) as `restore` does, each
+        on its own (an active one is an invalid_input result, the others go ahead)."""
+        return self._bulk(principal, memory_ids, lambda id_: self.restore(principal, id_))
+
+    def _bulk(
+        self, principal: Principal, memory_ids: object, change: Callable[[str], object]
+    ) -> BulkResult:
+        ids = validation.bulk_ids(memory_ids, maximum=BULK_MAX_IDS)
+        self._require_write(principal)
+        results: list[BulkItem] = []
+        for id_ in ids:
+            try:
+                change(id_)
+            except (NotFound, PermissionDenied, InvalidInput) as error:
+                code = (
+                    "not_found"
+                    if isinstance(error, NotFound)
+                    else "forbidden"
+                    if isinstance(error, PermissionDenied)
+                    else "invalid_input"
+                )
+                results.append(
+                    {"id": id_, "ok": False, "error": {"code": code, "message": str(error)}}
+                )
+            else:
+                results.append({"id": id_, "ok": True})
+        return {"results": results, "changed": sum(1 for r in results if r["ok"])}
 
     def forget_all(self, principal: Principal, confirm: bool = False) -> ForgetAllResult:
         """Soft-delete all the caller's memories saved in the current project."""
@@ -711,11 +822,19 @@ class MemoryService:
         return head
 
     def _refuse_a_twin(
-        self, conn: Connection[Any], principal: Principal, scope: str, text: str, memory_id: UUID
+        self,
+        conn: Connection[Any],
+        principal: Principal,
+        scope: str,
+        text: str,
+        memory_id: UUID,
+        *,
+        allow: UUID | None = None,
     ) -> None:
-        """Refuse to give `memory_id` the exact text of another active memory of its scope."""
+        """Refuse to give `memory_id` the exact text of another active memory of its scope
+        (but `allow`, one that this transaction supersedes)."""
         twin = store.find_exact(conn, principal, scope, text, exclude=memory_id)
-        if twin is not None:
+        if twin is not None and twin != allow:
             raise InvalidInput(
                 f"memory {twin} already says exactly this; keep that one (and delete {memory_id} "
                 "if it is no longer needed) rather than having two identical memories"

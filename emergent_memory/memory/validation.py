@@ -202,6 +202,20 @@ def related_ids(value: object) -> list[UUID]:
     return list(dict.fromkeys(ids))  # without repeats, in order
 
 
+def bulk_ids(value: object, *, maximum: int) -> list[str]:
+    """The ids of a bulk change, each once, in order: a list of 1 to `maximum` strings (each
+    is checked on its own, so that one bad id does not stop the others)."""
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise InvalidInput("ids must be a list of memory ids")
+    if not value:
+        raise InvalidInput("ids is empty; give the ids of the memories to change")
+    if len(value) > maximum:
+        raise InvalidInput(f"ids holds {len(value)} ids; the limit is {maximum} at a time")
+    if not all(isinstance(item, str) for item in value):
+        raise InvalidInput("ids must be a list of memory ids (strings)")
+    return list(dict.fromkeys(str(item) for item in value))
+
+
 def flag(value: object, field: str) -> bool:
     """A yes/no argument: the boolean itself, never a string or a number that looks like one."""
     if not isinstance(value, bool):

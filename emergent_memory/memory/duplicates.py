@@ -1,0 +1,180 @@
+"""DuplicateService: the pairs of memories that save's (or update's) duplicate check found
+close but did not supersede (kb.possible_duplicates, recorded in the save's transaction by
+store.record_possible_duplicate), and a person's decision on each.
+
+- keep_both: both stay; the pair is closed.
+- supersede: the other memory becomes superseded by `keep`, as save supersedes an old one.
+- merge: `keep` gets the merged text as a new version (update's checks), then supersedes
+  the other; without a text it keeps its own.
+
+The supersession and the new version are MemoryService.supersede's; the decision is
+recorded in its transaction.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, get_args
+from uuid import UUID
+
+from psycopg import Connection
+from typing_extensions import TypedDict
+
+from emergent_memory.auth.principal import Principal
+from emergent_memory.db.pool import DatabasePool
+from emergent_memory.errors import InvalidInput, ObjectNotFound
+from emergent_memory.memory import browse_store, validation
+from emergent_memory.memory.browse import (
+    BrowsedMemory,
+    _browsed,
+    _decode_cursor,
+    _encode_cursor,
+    _require_read,
+    _require_write,
+    _uuid,
+)
+from emergent_memory.memory.models import MemoryRecord
+from emergent_memory.memory.service import MemoryService, acting_for
+
+Decision = Literal["keep_both", "supersede", "merge"]
+DECISIONS: tuple[Decision, ...] = get_args(Decision)
+OPEN_DEFAULT_LIMIT, OPEN_MAX_LIMIT = 50, 200
+PAIRS_CURSOR = "possible_duplicates"
+PAIRS_KEY = ("timestamptz", "uuid")
+
+
+class DuplicatePair(TypedDict):
+    """A pair waiting for a decision: `memory` (the newer, whose save or update found the
+    other) and `duplicate_of`, both active, with their cosine similarity."""
+
+    id: str
+    memory: BrowsedMemory
+    duplicate_of: BrowsedMemory
+    similarity: float
+    created_at: str
+
+
+class OpenPairs(TypedDict):
+    pairs: list[DuplicatePair]
+    next_cursor: str | None
+
+
+class Decided(TypedDict):
+    """The decision recorded; for supersede and merge, the memory that stays (`memory`) and
+    the one it superseded."""
+
+    id: str
+    decision: Decision
+    kept_id: str | None
+    decided_at: str
+    memory: MemoryRecord | None
+    superseded_ids: list[str]
+
+
+class DuplicateService:
+    def __init__(self, pool: DatabasePool, memory: MemoryService) -> None:
+        self._pool = pool
+        self._memory = memory
+
+    def open(
+        self, principal: Principal, cursor: str | None = None, limit: int | None = None
+    ) -> OpenPairs:
+        """The principal's pairs still waiting for a decision whose two memories are active
+        and visible to it, newest first, a page at a time."""
+        limit_ = validation.limit(limit, default=OPEN_DEFAULT_LIMIT, maximum=OPEN_MAX_LIMIT)
+        after = None
+        if cursor is not None:
+            time, id_ = _decode_cursor(cursor, PAIRS_CURSOR, "", PAIRS_KEY)
+            after = (time, id_)
+        _require_read(principal)
+        with acting_for(self._pool, principal) as conn:
+            found = browse_store.open_pairs(conn, principal, after, limit_ + 1)
+            shown = found[:limit_]
+            ids = {i for pair in shown for i in (pair.memory_id, pair.duplicate_of)}
+            rows = browse_store.rows(conn, principal, list(ids))
+        pairs: list[DuplicatePair] = [
+            {
+                "id": str(pair.id),
+                "memory": _browsed(rows[pair.memory_id]),
+                "duplicate_of": _browsed(rows[pair.duplicate_of]),
+                "similarity": round(pair.similarity, 4),
+                "created_at": pair.created_at.isoformat(),
+            }
+            for pair in shown
+            if pair.memory_id in rows and pair.duplicate_of in rows
+        ]
+        next_cursor = None
+        if len(found) > limit_:
+            last = shown[-1]
+            next_cursor = _encode_cursor(PAIRS_CURSOR, "", (last.created_at, last.id))
+        return {"pairs": pairs, "next_cursor": next_cursor}
+
+    def decide(
+        self,
+        principal: Principal,
+        pair_id: UUID | str,
+        decision: str,
+        keep: UUID | str | None = None,
+        content: str | None = None,
+    ) -> Decided:
+        """Decide a pair: keep_both, supersede (`keep`, one of the pair, stays; the other is
+        superseded by it) or merge (`keep` gets `content`, the merged text, if given, then
+        supersedes the other). A pair is decided once."""
+        id_ = _uuid(pair_id, "pair_id")
+        decision_ = validation.choice(decision, DECISIONS, "decision")
+        if decision_ == "keep_both" and keep is not None:
+            raise InvalidInput("keep_both keeps both memories; do not name one in keep")
+        if decision_ != "merge" and content is not None:
+            raise InvalidInput("content is the merged text of a merge; only merge takes it")
+        kept = None if keep is None else _uuid(keep, "keep")
+        if decision_ != "keep_both" and kept is None:
+            raise InvalidInput(f"{decision_} needs keep: the id of the memory that stays")
+        _require_write(principal)
+
+        with acting_for(self._pool, principal) as conn:
+            pair = self._open_pair(conn, principal, id_)
+            if decision_ == "keep_both":
+                decided_at = browse_store.decide_pair(conn, principal, id_, decision_, None)
+                assert decided_at is not None  # locked and open
+                return {
+                    "id": str(id_),
+                    "decision": decision_,
+                    "kept_id": None,
+                    "decided_at": decided_at.isoformat(),
+                    "memory": None,
+                    "superseded_ids": [],
+                }
+        if kept not in (pair.memory_id, pair.duplicate_of):
+            raise InvalidInput(
+                f"keep must be one of the pair: {pair.memory_id} or {pair.duplicate_of}"
+            )
+        other = pair.duplicate_of if kept == pair.memory_id else pair.memory_id
+        recorded: list[Any] = []
+
+        def record(conn: Connection[Any]) -> None:
+            self._open_pair(conn, principal, id_)  # locked; decided meanwhile: refused
+            recorded.append(browse_store.decide_pair(conn, principal, id_, decision_, kept))
+
+        result = self._memory.supersede(
+            principal, str(kept), str(other), content=content, within=record
+        )
+        return {
+            "id": str(id_),
+            "decision": decision_,
+            "kept_id": str(kept),
+            "decided_at": recorded[0].isoformat(),
+            "memory": result["memory"],
+            "superseded_ids": result["superseded_ids"],
+        }
+
+    @staticmethod
+    def _open_pair(
+        conn: Connection[Any], principal: Principal, pair_id: UUID
+    ) -> browse_store.PairRow:
+        pair = browse_store.lock_pair(conn, principal, pair_id)
+        if pair is None:
+            raise ObjectNotFound(f"possible duplicate {pair_id} not found")
+        if pair.decision is not None:
+            raise InvalidInput(
+                f"possible duplicate {pair_id} was decided already ({pair.decision})"
+            )
+        return pair

@@ -1,0 +1,408 @@
+"""Possible duplicates (recorded by save and update, decided by a person: keep both,
+supersede, merge) and MemoryService's bulk delete and restore, on the real database, for one
+actor only (another actor's ids are not found, exactly like missing ones)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from psycopg_pool import ConnectionPool
+
+from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
+from emergent_memory.errors import InvalidInput, MemoryNotFound, ObjectNotFound, PermissionDenied
+from emergent_memory.memory import MemoryService
+from emergent_memory.memory.browse import BrowseService
+from emergent_memory.memory.duplicates import DuplicateService
+
+MakeService = Callable[..., MemoryService]
+FRIDAYS = "Deploys to production happen on Fridays"
+THURSDAYS = "Deploys to production happen on Thursdays"
+
+
+@pytest.fixture
+def service(make_service: MakeService) -> MemoryService:
+    """The band where a close memory that does not say it changed is a possible duplicate."""
+    return make_service(dedup_threshold=0.9, dedup_text_rule_from=0.6)
+
+
+@pytest.fixture
+def duplicates(pool: ConnectionPool, service: MemoryService) -> DuplicateService:
+    return DuplicateService(pool, service)
+
+
+@pytest.fixture
+def admin(owner_pool: ConnectionPool) -> Iterator[Principal]:
+    """An administrator; the global memories it saved are removed when the test ends (every
+    actor sees global memories: left behind, they would show in other tests' lists)."""
+    principal = Principal(uuid.uuid4(), uuid.uuid4(), frozenset({READ, WRITE, ADMIN}))
+    yield principal
+    with owner_pool.connection() as conn:
+        conn.execute(
+            "DELETE FROM kb.graph_objects WHERE actor_id = %s AND scope = 'global'",
+            (principal.actor_id,),
+        )
+
+
+@pytest.fixture
+def browse(pool: ConnectionPool) -> BrowseService:
+    return BrowseService(pool)
+
+
+def snapshot(owner_pool: ConnectionPool, actor: Principal) -> list[tuple[Any, ...]]:
+    """Everything an actor has: every version of its objects and edges, and its pairs."""
+    with owner_pool.connection() as conn:
+        objects = conn.execute(
+            "SELECT id, properties, deleted_at FROM kb.graph_objects WHERE actor_id = %s "
+            "ORDER BY id",
+            (actor.actor_id,),
+        ).fetchall()
+        edges = conn.execute(
+            "SELECT id, deleted_at FROM kb.graph_relationships WHERE actor_id = %s ORDER BY id",
+            (actor.actor_id,),
+        ).fetchall()
+        pairs = conn.execute(
+            "SELECT id, decision FROM kb.possible_duplicates WHERE actor_id = %s ORDER BY id",
+            (actor.actor_id,),
+        ).fetchall()
+    return [*objects, *edges, *pairs]
+
+
+def a_pair(service: MemoryService, principal: Principal) -> tuple[str, str]:
+    """(older, newer): two memories the duplicate check found close."""
+    old = service.save(principal, FRIDAYS, "fact", context="deploys")["memory"]["id"]
+    new = service.save(principal, THURSDAYS, "fact")
+    assert [d["id"] for d in new["possible_duplicates"]] == [old]
+    return old, new["memory"]["id"]
+
+
+# -- recording ------------------------------------------------------------------------------
+
+
+def test_save_records_the_pair_it_answers_and_open_lists_it(
+    service: MemoryService, duplicates: DuplicateService, principal: Principal
+) -> None:
+    old, new = a_pair(service, principal)
+    result = duplicates.open(principal)
+    assert result["next_cursor"] is None
+    [pair] = result["pairs"]
+    assert pair["memory"]["id"] == new
+    assert pair["duplicate_of"]["id"] == old
+    assert pair["memory"]["content"] == THURSDAYS
+    assert pair["duplicate_of"]["status"] == "active"
+    assert 0.6 <= pair["similarity"] < 0.9
+    # the same pair is not recorded twice, either way round
+    service.update(principal, old, {"content": FRIDAYS + " afternoon"})
+    assert len(duplicates.open(principal)["pairs"]) == 1
+
+
+def test_update_records_the_pair_it_answers(
+    service: MemoryService, duplicates: DuplicateService, principal: Principal
+) -> None:
+    one = service.save(principal, FRIDAYS, "fact")["memory"]["id"]
+    two = service.save(principal, "The office cat is called Miso", "fact")["memory"]["id"]
+    assert duplicates.open(principal)["pairs"] == []
+    updated = service.update(principal, two, {"content": THURSDAYS})
+    assert [d["id"] for d in updated["possible_duplicates"]] == [one]
+    [pair] = duplicates.open(principal)["pairs"]
+    assert (pair["memory"]["id"], pair["duplicate_of"]["id"]) == (two, one)
+
+
+def test_a_refused_save_records_nothing(
+    service: MemoryService, principal: Principal, owner_pool: ConnectionPool
+) -> None:
+    service.save(principal, FRIDAYS, "fact")
+    before = snapshot(owner_pool, principal)
+    with pytest.raises(InvalidInput):
+        service.save(principal, THURSDAYS, "fact", related_to=[str(uuid.uuid4())])
+    assert snapshot(owner_pool, principal) == before
+
+
+def test_open_hides_pairs_whose_memory_is_gone_and_other_actors_pairs(
+    service: MemoryService, duplicates: DuplicateService, principal: Principal
+) -> None:
+    old, _new = a_pair(service, principal)
+    neighbour = Principal(uuid.uuid4(), principal.project_id)
+    a_pair(service, neighbour)
+    assert len(duplicates.open(principal)["pairs"]) == 1
+    assert len(duplicates.open(neighbour)["pairs"]) == 1
+    service.delete(principal, old)
+    assert duplicates.open(principal)["pairs"] == []
+    service.restore(principal, old)
+    assert len(duplicates.open(principal)["pairs"]) == 1
+
+
+def test_open_pages_by_cursor(
+    service: MemoryService, duplicates: DuplicateService, principal: Principal
+) -> None:
+    for one, two in (
+        (FRIDAYS, THURSDAYS),
+        ("The office cat is called Miso", "The office cat is called Tofu"),
+        (
+            "Backups of the billing database run at noon",
+            "Backups of the billing database run at midnight",
+        ),
+    ):
+        service.save(principal, one, "fact")
+        assert service.save(principal, two, "fact")["possible_duplicates"] != []
+    everything = duplicates.open(principal)["pairs"]
+    assert len(everything) >= 3
+    seen: list[str] = []
+    cursor = None
+    while True:
+        page = duplicates.open(principal, limit=2, cursor=cursor)
+        seen.extend(p["id"] for p in page["pairs"])
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert seen == [p["id"] for p in everything]
+    with pytest.raises(InvalidInput, match="cursor"):
+        duplicates.open(principal, cursor="bogus")
+    with pytest.raises(InvalidInput, match="limit must be from 1 to 200"):
+        duplicates.open(principal, limit=500)
+
+
+# -- decisions ------------------------------------------------------------------------------
+
+
+def test_keep_both_closes_the_pair_and_changes_no_memory(
+    service: MemoryService,
+    duplicates: DuplicateService,
+    browse: BrowseService,
+    principal: Principal,
+) -> None:
+    old, new = a_pair(service, principal)
+    [pair] = duplicates.open(principal)["pairs"]
+    decided = duplicates.decide(principal, pair["id"], "keep_both")
+    assert decided["decision"] == "keep_both"
+    assert decided["memory"] is None
+    assert duplicates.open(principal)["pairs"] == []
+    assert {m["id"] for m in browse.list(principal)["memories"]} == {old, new}
+    with pytest.raises(InvalidInput, match="decided already"):
+        duplicates.decide(principal, pair["id"], "keep_both")
+    # saving the same text again does not reopen it
+    service.update(principal, new, {"content": THURSDAYS + " morning"})
+    service.update(principal, new, {"content": THURSDAYS})
+    assert duplicates.open(principal)["pairs"] == []
+
+
+def test_supersede_keeps_one_and_supersedes_the_other_as_save_does(
+    service: MemoryService,
+    duplicates: DuplicateService,
+    browse: BrowseService,
+    principal: Principal,
+) -> None:
+    old, new = a_pair(service, principal)
+    [pair] = duplicates.open(principal)["pairs"]
+    decided = duplicates.decide(principal, pair["id"], "supersede", keep=new)
+    assert decided["kept_id"] == new
+    assert decided["superseded_ids"] == [old]
+    assert decided["memory"] is not None
+    assert decided["memory"]["contexts"] == ["deploys"]  # filed where the other was
+    detail = browse.get(principal, old)
+    assert detail["status"] == "superseded"
+    assert detail["superseded_by"] == new
+    assert [link["id"] for link in browse.get(principal, new)["supersedes"]] == [old]
+    assert duplicates.open(principal)["pairs"] == []
+    # restore undoes it as it undoes save's supersession
+    restored = service.restore(principal, old)
+    assert restored["broken_supersession"] == new
+
+
+def test_merge_gives_the_kept_memory_the_merged_text(
+    service: MemoryService,
+    duplicates: DuplicateService,
+    browse: BrowseService,
+    principal: Principal,
+) -> None:
+    old, new = a_pair(service, principal)
+    [pair] = duplicates.open(principal)["pairs"]
+    merged = "Deploys to production happen on Thursdays, and on Fridays in an emergency"
+    decided = duplicates.decide(principal, pair["id"], "merge", keep=old, content=merged)
+    assert decided["memory"] is not None
+    assert decided["memory"]["content"] == merged
+    assert decided["superseded_ids"] == [new]
+    detail = browse.get(principal, old)
+    assert [v["change"] for v in detail["versions"]] == ["created", "changed content"]
+    assert browse.get(principal, new)["status"] == "superseded"
+
+
+def test_merge_without_text_keeps_the_kept_text(
+    service: MemoryService, duplicates: DuplicateService, principal: Principal
+) -> None:
+    _old, new = a_pair(service, principal)
+    [pair] = duplicates.open(principal)["pairs"]
+    decided = duplicates.decide(principal, pair["id"], "merge", keep=new)
+    assert decided["memory"] is not None
+    assert decided["memory"]["content"] == THURSDAYS
+    assert decided["decision"] == "merge"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"decision": "delete_both"}, "decision must be one of keep_both, supersede, merge"),
+        ({"decision": "supersede"}, "supersede needs keep"),
+        ({"decision": "keep_both", "keep": "OLD"}, "do not name one in keep"),
+        ({"decision": "supersede", "keep": "OLD", "content": "x"}, "only merge takes it"),
+        ({"decision": "supersede", "keep": "not-an-id"}, "keep must be an id"),
+        ({"decision": "supersede", "keep": "OTHER"}, "keep must be one of the pair"),
+        ({"decision": "merge", "keep": "OLD", "content": ""}, "content"),
+        (
+            {"decision": "merge", "keep": "OLD", "content": "token ghp_" + "a1B2" * 9},
+            "refusing to store this memory",
+        ),
+        ({"pair_id": "nope", "decision": "keep_both"}, "pair_id must be an id"),
+    ],
+)
+def test_bad_decisions_say_what_to_fix_and_change_nothing(
+    service: MemoryService,
+    duplicates: DuplicateService,
+    principal: Principal,
+    owner_pool: ConnectionPool,
+    arguments: dict[str, Any],
+    message: str,
+) -> None:
+    old, _new = a_pair(service, principal)
+    other = service.save(principal, "The office cat is called Miso", "fact")["memory"]["id"]
+    [pair] = duplicates.open(principal)["pairs"]
+    call: dict[str, Any] = {"pair_id": pair["id"], **arguments}
+    if call.get("keep") == "OLD":
+        call["keep"] = old
+    if call.get("keep") == "OTHER":
+        call["keep"] = other
+    before = snapshot(owner_pool, principal)
+    with pytest.raises(InvalidInput, match=message):
+        duplicates.decide(principal, **call)
+    assert snapshot(owner_pool, principal) == before
+
+
+def test_another_actors_pair_is_not_found_like_a_missing_one(
+    service: MemoryService,
+    duplicates: DuplicateService,
+    principal: Principal,
+    owner_pool: ConnectionPool,
+) -> None:
+    neighbour = Principal(uuid.uuid4(), principal.project_id)
+    _old, new = a_pair(service, neighbour)
+    [theirs] = duplicates.open(neighbour)["pairs"]
+    before = snapshot(owner_pool, neighbour)
+    missing = str(uuid.uuid4())
+    with pytest.raises(ObjectNotFound) as their_error:
+        duplicates.decide(principal, theirs["id"], "supersede", keep=new)
+    with pytest.raises(ObjectNotFound) as missing_error:
+        duplicates.decide(principal, missing, "supersede", keep=new)
+    assert str(their_error.value).replace(theirs["id"], "X") == str(missing_error.value).replace(
+        missing, "X"
+    )
+    with pytest.raises(ObjectNotFound):
+        duplicates.decide(principal, theirs["id"], "keep_both")
+    assert snapshot(owner_pool, neighbour) == before
+
+
+def test_deciding_needs_write_and_a_global_pair_needs_admin(
+    admin: Principal,
+    service: MemoryService,
+    duplicates: DuplicateService,
+    principal: Principal,
+) -> None:
+    _old, _new = a_pair(service, principal)
+    [pair] = duplicates.open(principal)["pairs"]
+    reader = Principal(principal.actor_id, principal.project_id, frozenset({READ}))
+    assert len(duplicates.open(reader)["pairs"]) == 1
+    with pytest.raises(PermissionDenied, match="memory:write"):
+        duplicates.decide(reader, pair["id"], "keep_both")
+    g_old = service.save(admin, FRIDAYS, "fact", scope="global")["memory"]["id"]
+    g_new = service.save(admin, THURSDAYS, "fact", scope="global")["memory"]["id"]
+    [global_pair] = duplicates.open(admin)["pairs"]
+    decided = duplicates.decide(admin, global_pair["id"], "supersede", keep=g_new)
+    assert decided["superseded_ids"] == [g_old]
+
+
+def test_supersede_a_memory_gone_meanwhile_is_refused(
+    service: MemoryService, duplicates: DuplicateService, principal: Principal
+) -> None:
+    old, new = a_pair(service, principal)
+    [pair] = duplicates.open(principal)["pairs"]
+    service.delete(principal, old)
+    with pytest.raises(MemoryNotFound):
+        duplicates.decide(principal, pair["id"], "supersede", keep=new)
+    # the pair stays undecided (hidden while a memory is deleted)
+    service.restore(principal, old)
+    assert len(duplicates.open(principal)["pairs"]) == 1
+
+
+# -- bulk delete and restore ----------------------------------------------------------------
+
+
+def test_bulk_delete_and_restore_each_id_on_its_own(
+    service: MemoryService,
+    browse: BrowseService,
+    principal: Principal,
+    owner_pool: ConnectionPool,
+) -> None:
+    mine = [
+        service.save(principal, f"Memory number {n} about topic {n * 7}", "fact")["memory"]["id"]
+        for n in range(3)
+    ]
+    neighbour = Principal(uuid.uuid4(), principal.project_id)
+    theirs = service.save(neighbour, "The neighbour's own memory", "fact")["memory"]["id"]
+    before = snapshot(owner_pool, neighbour)
+    missing = str(uuid.uuid4())
+    result = service.bulk_delete(principal, [mine[0], theirs, missing, mine[1], "bad-id", mine[0]])
+    assert result["changed"] == 2
+    by_id = {r["id"]: r for r in result["results"]}
+    assert [r["id"] for r in result["results"]] == [mine[0], theirs, missing, mine[1], "bad-id"]
+    assert by_id[mine[0]] == {"id": mine[0], "ok": True}
+    assert by_id[theirs]["error"]["code"] == "not_found"
+    assert by_id[missing]["error"]["code"] == "not_found"
+    assert by_id[theirs]["error"]["message"].replace(theirs, "X") == by_id[missing]["error"][
+        "message"
+    ].replace(missing, "X")
+    assert by_id["bad-id"]["error"]["code"] == "invalid_input"
+    assert snapshot(owner_pool, neighbour) == before
+    assert [m["id"] for m in browse.list(principal)["memories"]] == [mine[2]]
+
+    restored = service.bulk_restore(principal, [mine[0], mine[1], mine[2], theirs])
+    assert restored["changed"] == 2
+    outcome = {r["id"]: r for r in restored["results"]}
+    assert outcome[mine[2]]["error"]["code"] == "invalid_input"  # active: nothing to restore
+    assert outcome[theirs]["error"]["code"] == "not_found"
+    assert snapshot(owner_pool, neighbour) == before
+    assert len(browse.list(principal)["memories"]) == 3
+
+
+def test_bulk_of_a_global_memory_needs_admin(
+    service: MemoryService, principal: Principal, admin: Principal
+) -> None:
+    shared = service.save(admin, "Company-wide: use UTC in logs", "instruction", scope="global")
+    result = service.bulk_delete(principal, [shared["memory"]["id"]])
+    assert result["changed"] == 0
+    assert result["results"][0]["error"]["code"] == "forbidden"
+    assert service.bulk_delete(admin, [shared["memory"]["id"]])["changed"] == 1
+
+
+@pytest.mark.parametrize(
+    ("ids", "message"),
+    [
+        ([], "ids is empty"),
+        ("abc", "ids must be a list"),
+        ([1, 2], "ids must be a list of memory ids"),
+        ([str(uuid.uuid4()) for _ in range(201)], "the limit is 200"),
+    ],
+)
+def test_bulk_refuses_bad_lists(
+    service: MemoryService, principal: Principal, ids: Any, message: str
+) -> None:
+    with pytest.raises(InvalidInput, match=message):
+        service.bulk_delete(principal, ids)
+    with pytest.raises(InvalidInput, match=message):
+        service.bulk_restore(principal, ids)
+
+
+def test_bulk_needs_write(service: MemoryService, principal: Principal) -> None:
+    reader = Principal(principal.actor_id, principal.project_id, frozenset({READ}))
+    with pytest.raises(PermissionDenied, match="memory:write"):
+        service.bulk_delete(reader, [str(uuid.uuid4())])
