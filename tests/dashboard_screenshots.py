@@ -12,42 +12,37 @@ Nothing is downloaded; it takes about half a minute.
 from __future__ import annotations
 
 import argparse
+import secrets
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from emergent_memory.db import migrate
-from emergent_memory.db.connection import open_database
+from emergent_memory.db.connection import open_database, with_role
+from emergent_memory.db.roles import ensure_login_role
 from tests.browser import chromium_executable, launch
-from tests.dashboard_site import REPOSITORY, Site, dashboard_site, new_principal, seed_demo
+from tests.dashboard_site import REPOSITORY, dashboard_site, new_principal, seed_demo
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
 
 OUT = REPOSITORY / "docs" / "images"
-VIEWPORT = {"width": 1100, "height": 720}  # a laptop's browser window, less its borders
+VIEWPORT = {"width": 1024, "height": 640}  # a laptop's browser window, less its borders
 MAX_BYTES = 100_000  # each image stays small: the documentation is read in the repository too
 
 
-def _pages(site: Site, ids: dict[str, str]) -> list[tuple[str, Callable[[Page], None]]]:
-    """(file name, what to do on the signed-in page before the screenshot), in order."""
-
-    def go(path: str) -> Callable[[Page], None]:
-        def visit(page: Page) -> None:
-            page.goto(site.base + path)
-            page.wait_for_load_state("networkidle")
-
-        return visit
-
+# (file name, the page's path, an element to scroll to the top of the picture or None)
+def _pages(ids: dict[str, str]) -> list[tuple[str, str, str | None]]:
+    memory = f"/ui/memories/{ids['edited']}"
     return [
-        ("dashboard-search", go("/ui/search?q=how+do+I+run+the+tests")),
-        ("dashboard-browse", go("/ui/memories")),
-        ("dashboard-memory", go(f"/ui/memories/{ids['edited']}")),
-        ("dashboard-duplicates", go("/ui/duplicates")),
-        ("dashboard-stats", go("/ui/stats")),
+        ("dashboard-search", "/ui/search?q=how+do+I+run+the+tests", None),
+        ("dashboard-browse", "/ui/memories", None),
+        ("dashboard-memory", memory, None),
+        ("dashboard-memory-history", memory, "#h-versions"),
+        ("dashboard-duplicates", "/ui/duplicates", None),
+        ("dashboard-stats", "/ui/stats", None),
     ]
 
 
@@ -61,7 +56,11 @@ def capture(out: Path) -> list[Path]:
     try:
         with open_database(None, data_dir) as db:
             migrate.upgrade(db.url)
-            with dashboard_site(db.url) as site, sync_playwright() as playwright:
+            # the server connects as an application role, as `serve` does on the embedded server
+            password = secrets.token_hex(16)
+            ensure_login_role(db.url, "emergent_memory_screenshots", password=password)
+            app_url = with_role(db.url, "emergent_memory_screenshots", password)
+            with dashboard_site(db.url, app_url) as site, sync_playwright() as playwright:
                 principal = new_principal()
                 ids = seed_demo(site.memory, principal)
                 token = site.token(principal.actor_id, principal.project_id)
@@ -70,11 +69,19 @@ def capture(out: Path) -> list[Path]:
                 page = context.new_page()
                 page.goto(site.ui)
                 written.append(_shot(page, out / "dashboard-sign-in.png"))
-                page.get_by_label("Token").fill(token)
+                page.get_by_label("API token").fill(token)
                 page.get_by_role("button", name="Sign in").click()
                 page.wait_for_load_state("networkidle")
-                for name, prepare in _pages(site, ids):
-                    prepare(page)
+                for name, path, scroll_to in _pages(ids):
+                    response = page.goto(site.base + path)
+                    if response is None or response.status != 200:
+                        status = None if response is None else response.status
+                        raise SystemExit(
+                            f"error: {path} answered {status}: {page.inner_text('main')}"
+                        )
+                    page.wait_for_load_state("networkidle")
+                    if scroll_to is not None:
+                        page.locator(scroll_to).evaluate("e => e.scrollIntoView()")
                     written.append(_shot(page, out / f"{name}.png"))
                 browser.close()
     finally:
@@ -83,12 +90,15 @@ def capture(out: Path) -> list[Path]:
 
 
 def _shot(page: Page, path: Path) -> Path:
-    """The visible part of the page (not the whole scroll height: the images stay small)."""
-    page.screenshot(path=str(path), full_page=False)
-    size = path.stat().st_size
-    if size > MAX_BYTES:
-        print(f"warning: {path} is {size:,} bytes (more than {MAX_BYTES:,})", file=sys.stderr)
-    return path
+    """The visible part of the page (not the whole scroll height), less of its bottom while
+    the PNG is over MAX_BYTES."""
+    height = VIEWPORT["height"]
+    while True:
+        clip = {"x": 0, "y": 0, "width": VIEWPORT["width"], "height": height}
+        page.screenshot(path=str(path), clip=clip)  # type: ignore[arg-type]
+        if path.stat().st_size <= MAX_BYTES or height <= 300:
+            return path
+        height -= 80
 
 
 def main(argv: list[str] | None = None) -> int:

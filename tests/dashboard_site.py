@@ -3,9 +3,9 @@
 (bag-of-words vectors over HTTP, so the server starts in a moment), tokens, and memories seeded
 through the same MemoryService the server runs (same settings, same embedder).
 
-    with dashboard_site(database_url, seeding_url) as site:
+    with dashboard_site(owner_url, app_url) as site:
         token = site.token(actor, project)                 # read and write
-        site.memory(actor, project).save(principal, "...", "fact")
+        site.memory.save(principal, "...", "fact")     # principal: that actor and project
         page.goto(site.ui)
 """
 
@@ -65,11 +65,13 @@ def new_principal() -> Principal:
 
 @contextmanager
 def dashboard_site(
-    database_url: str, seeding_url: str | None = None, **settings: str
+    database_url: str, app_url: str | None = None, **settings: str
 ) -> Iterator[Site]:
-    """The HTTP server on `database_url` (migrated) until it is healthy, and a MemoryService on
-    `seeding_url` (the application role's URL; default the owner's) with the server's
-    settings; both stopped at the end. `settings`: more EMERGENT_MEMORY_ variables."""
+    """The HTTP server until it is healthy, and a MemoryService with the server's settings;
+    both stopped at the end. `database_url`: the owner's URL of a migrated database (tokens
+    are written with it); `app_url`: the same database as a member of emergent_memory_app,
+    which the server and the seeding service connect as (row-level security applies, as in
+    production; default the owner's). `settings`: more EMERGENT_MEMORY_ variables."""
     with ExitStack() as stack:
         embeddings = EmbeddingServer()
         embeddings.thread.start()
@@ -77,21 +79,19 @@ def dashboard_site(
         stack.callback(embeddings.httpd.shutdown)
         env = fake_embedder_env(
             embeddings,
-            EMERGENT_MEMORY_DATABASE_URL=database_url,
+            EMERGENT_MEMORY_DATABASE_URL=app_url or database_url,
             EMERGENT_MEMORY_DEDUP_THRESHOLD=DEDUP_THRESHOLD,
             **settings,
         )
         server = stack.enter_context(http_server_process(env))
-        seeding = Settings(**_as_fields(env, seeding_url or database_url))
-        memory = stack.enter_context(open_memory_service(seeding))
+        memory = stack.enter_context(open_memory_service(Settings(**_as_fields(env))))
         yield Site(server=server, database_url=database_url, memory=memory)
 
 
-def _as_fields(env: dict[str, str], database_url: str) -> dict[str, Any]:
+def _as_fields(env: dict[str, str]) -> dict[str, Any]:
     """Settings' keyword arguments from a server's EMERGENT_MEMORY_ variables."""
     prefix = "EMERGENT_MEMORY_"
-    fields = {k.removeprefix(prefix).lower(): v for k, v in env.items() if k.startswith(prefix)}
-    return fields | {"database_url": database_url}
+    return {k.removeprefix(prefix).lower(): v for k, v in env.items() if k.startswith(prefix)}
 
 
 # -- demo memories ----------------------------------------------------------------------------
@@ -148,11 +148,11 @@ def seed_demo(memory: MemoryService, principal: Principal) -> dict[str, str]:
 
 
 def sign_in(page: Page, site: Site, token: str) -> None:
-    """Sign in through the form at /ui/ (its labelled token field and its button)."""
-    page.goto(site.ui)
-    page.get_by_label("Token").fill(token)
+    """Sign in through the form at /ui/signin (its labelled token field and its button)."""
+    page.goto(site.base + "/ui/signin")
+    page.get_by_label("API token").fill(token)
     page.get_by_role("button", name="Sign in").click()
-    page.wait_for_load_state()
+    page.wait_for_url(site.ui)  # the search page: signed in
 
 
 def screenshot(page: Page, name: str, *, folder: Path = ARTIFACTS / "dashboard") -> Path:
