@@ -29,6 +29,7 @@ from emergent_memory.mcp.http import DatabaseTokenVerifier, http_app, token_prin
 from emergent_memory.mcp.server import create_server
 from emergent_memory.memory import MemoryService
 from emergent_memory.memory.browse import BrowseService
+from emergent_memory.memory.duplicates import DuplicateService
 from tests.helpers import make_token
 
 BASE = "http://testserver"
@@ -532,3 +533,149 @@ def test_the_ui_command_makes_a_read_only_link_when_asked(
     page = client.get(f"/ui/memories/{memory_id}").text
     assert "A memory to read only" in page
     assert 'id="delete"' not in page
+
+
+# -- possible duplicates and bulk changes --------------------------------------------------------
+
+FRIDAYS = "Deploys to production happen on Fridays"
+THURSDAYS = "Deploys to production happen on Thursdays"
+
+
+@pytest.fixture
+def close_service(make_service: Callable[..., MemoryService]) -> MemoryService:
+    """A service whose duplicate check flags FRIDAYS / THURSDAYS as a possible duplicate."""
+    return make_service(dedup_threshold=0.9, dedup_text_rule_from=0.6)
+
+
+@pytest.fixture
+def dup_client(close_service: MemoryService, sessions: DashboardSessions) -> Iterator[TestClient]:
+    app = build_app(
+        close_service, sessions, duplicates=DuplicateService(close_service.pool, close_service)
+    )
+    with TestClient(app, base_url=BASE) as test_client:
+        yield test_client
+
+
+def open_pair(client: TestClient) -> tuple[str, str, str]:
+    """The first open pair on the page: (pair id, newer memory id, existing memory id)."""
+    page = client.get("/ui/duplicates").text
+    pair = re.search(r'action="/ui/duplicates/([0-9a-f-]{36})"', page)
+    keeps = re.findall(r'name="keep" value="([0-9a-f-]{36})"', page)
+    assert pair, page
+    return pair.group(1), keeps[0], keeps[1]
+
+
+def test_a_possible_duplicate_is_decided_from_its_page(
+    dup_client: TestClient,
+    close_service: MemoryService,
+    principal: Principal,
+    token_for: Callable[..., str],
+) -> None:
+    old = close_service.save(principal, FRIDAYS, "fact")["memory"]["id"]
+    new = close_service.save(principal, THURSDAYS, "fact")["memory"]["id"]
+    assert sign_in(dup_client, token_for(principal)).status_code == 303
+    page = dup_client.get("/ui/duplicates")
+    assert FRIDAYS in page.text
+    assert THURSDAYS in page.text
+    pair_id, newer, existing = open_pair(dup_client)
+    assert (newer, existing) == (new, old)
+    decided = dup_client.post(
+        f"/ui/duplicates/{pair_id}",
+        data={
+            CSRF_FIELD: csrf_of(page.text),
+            "decision": "supersede",
+            "keep": new,
+            "content": "ignored unless merging",
+        },
+        headers=SAME_ORIGIN,
+        follow_redirects=False,
+    )
+    assert decided.status_code == 303, decided.text
+    assert decided.headers["location"] == "/ui/duplicates?done=decided"
+    assert [m["id"] for m in close_service.list_memories(principal)["memories"]] == [new]
+    assert 'id="no-duplicates"' in dup_client.get("/ui/duplicates").text
+
+
+def test_keep_both_closes_the_pair_whatever_the_form_sends_along(
+    dup_client: TestClient,
+    close_service: MemoryService,
+    principal: Principal,
+    token_for: Callable[..., str],
+) -> None:
+    close_service.save(principal, FRIDAYS, "fact")
+    close_service.save(principal, THURSDAYS, "fact")
+    assert sign_in(dup_client, token_for(principal)).status_code == 303
+    page = dup_client.get("/ui/duplicates").text
+    pair_id, newer, _ = open_pair(dup_client)
+    decided = dup_client.post(
+        f"/ui/duplicates/{pair_id}",
+        data={CSRF_FIELD: csrf_of(page), "decision": "keep_both", "keep": newer, "content": ""},
+        headers=SAME_ORIGIN,
+        follow_redirects=False,
+    )
+    assert decided.status_code == 303, decided.text
+    assert close_service.list_memories(principal)["count"] == 2
+
+
+def test_a_read_only_token_cannot_decide_a_duplicate(
+    dup_client: TestClient,
+    close_service: MemoryService,
+    principal: Principal,
+    token_for: Callable[..., str],
+) -> None:
+    close_service.save(principal, FRIDAYS, "fact")
+    close_service.save(principal, THURSDAYS, "fact")
+    assert sign_in(dup_client, token_for(principal, READ)).status_code == 303
+    page = dup_client.get("/ui/duplicates").text
+    assert FRIDAYS in page
+    assert "/ui/duplicates/" not in page  # no decision form
+    duplicates = DuplicateService(close_service.pool, close_service)
+    [pair] = duplicates.open(principal)["pairs"]
+    forged = dup_client.post(
+        f"/ui/duplicates/{pair['id']}",
+        data={CSRF_FIELD: csrf_of(page), "decision": "keep_both"},
+        headers=SAME_ORIGIN,
+        follow_redirects=False,
+    )
+    assert forged.status_code == 403
+    assert [p["id"] for p in duplicates.open(principal)["pairs"]] == [pair["id"]]
+
+
+def test_bulk_delete_and_restore_change_only_the_callers_memories(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    mine = [
+        service.save(principal, f"Bulk memory number {i}", "fact")["memory"]["id"] for i in "ab"
+    ]
+    other = Principal(uuid.uuid4(), uuid.uuid4())
+    theirs = service.save(other, "Someone else's memory", "fact")["memory"]["id"]
+    page = signed_in.get("/ui/memories")
+    assert f'value="{mine[0]}"' in page.text  # a checkbox per memory
+    token = csrf_of(page.text)
+    deleted = signed_in.post(
+        "/ui/memories/bulk",
+        data={CSRF_FIELD: token, "action": "delete", "ids": mine, "back": "/ui/memories"},
+        headers=SAME_ORIGIN,
+        follow_redirects=False,
+    )
+    assert deleted.status_code == 303
+    assert deleted.headers["location"] == "/ui/memories?done=bulk"
+    assert service.list_memories(principal)["count"] == 0
+    mixed = signed_in.post(
+        "/ui/memories/bulk",
+        data={CSRF_FIELD: token, "action": "restore", "ids": [mine[0], theirs]},
+        headers=SAME_ORIGIN,
+    )
+    assert mixed.status_code == 200
+    assert "1 changed; 1 not" in mixed.text
+    assert theirs in mixed.text
+    assert [m["id"] for m in service.list_memories(principal)["memories"]] == [mine[0]]
+    assert service.list_memories(other)["count"] == 1  # untouched
+    forged = signed_in.post(
+        "/ui/memories/bulk",
+        data={"action": "delete", "ids": [mine[0]]},
+        headers=SAME_ORIGIN,
+        follow_redirects=False,
+    )
+    assert forged.status_code == 403
+    assert service.list_memories(principal)["count"] == 1

@@ -161,11 +161,15 @@ def build_http_app(settings: Settings, services: ServerServices) -> Starlette:
                     capture=services.capture,
                     memory=services.memory,
                     browse=services.browse,
+                    duplicates=services.duplicates,
                 )
             ),
             *dashboard_routes(
                 DashboardServices(
-                    memory=services.memory, sessions=services.dashboard, browse=services.browse
+                    memory=services.memory,
+                    sessions=services.dashboard,
+                    browse=services.browse,
+                    duplicates=services.duplicates,
                 )
             ),
         ],

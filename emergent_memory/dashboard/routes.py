@@ -48,6 +48,8 @@ from emergent_memory.errors import (
     PermissionDenied,
     ServiceBusy,
 )
+from emergent_memory.memory.browse import BrowseService
+from emergent_memory.memory.duplicates import DuplicateService
 from emergent_memory.memory.models import CATEGORIES, SCOPES
 from emergent_memory.memory.service import MemoryService
 
@@ -65,7 +67,7 @@ NOTICES = {
     "signed_out": "You are signed out.",
     "decided": "Decision recorded.",
     "context": "Context saved.",
-    "bulk": "Done.",
+    "bulk": "Done: every selected memory was changed.",
 }
 
 
@@ -76,8 +78,8 @@ class DashboardServices:
 
     memory: MemoryService
     sessions: DashboardSessions
-    browse: Any | None = None
-    duplicates: Any | None = None
+    browse: BrowseService | None = None
+    duplicates: DuplicateService | None = None
 
 
 @dataclass(frozen=True)
@@ -448,17 +450,26 @@ def dashboard_routes(services: DashboardServices) -> list[BaseRoute]:
         service = browse_service("capture_queue")
         queue = await call(lambda: service.capture_queue(visit.principal))
         usage = await call(lambda: service.llm_usage(visit.principal, days=30))
-        rows = usage.get("days", usage) if isinstance(usage, Mapping) else usage
+        rows = list(usage.get("usage") or [])
         per_day: dict[str, float] = {}
-        for row in rows or []:
-            cost = row.get("cost_usd")
-            per_day[str(row.get("day", ""))[:10]] = per_day.get(
-                str(row.get("day", ""))[:10], 0.0
-            ) + float(cost or 0)
-        chart = charts.line_chart(
-            "LLM cost per day (USD)", sorted(per_day.items()), chart_id="chart-cost"
+        for row in rows:
+            day = str(row.get("day", ""))[:10]
+            per_day[day] = per_day.get(day, 0.0) + float(row.get("cost_usd") or 0)
+        chart = charts.bar_chart(
+            "Model cost per day (USD, priced models)",
+            sorted(per_day.items()),
+            chart_id="chart-cost",
         )
-        return render(request, "capture.html", visit, queue=queue, usage=rows or [], chart=chart)
+        return render(
+            request,
+            "capture.html",
+            visit,
+            queue=queue,
+            usage=rows,
+            chart=chart,
+            totals=usage.get("totals"),
+            unpriced=usage.get("unpriced_models") or [],
+        )
 
     async def contexts(request: Request, visit: Visit) -> Response:
         service = browse_service("contexts")
@@ -505,13 +516,37 @@ def dashboard_routes(services: DashboardServices) -> list[BaseRoute]:
         pair_id = _uuid(request.path_params["pair_id"], "pair")
         form = await request.form()
         decision = _text(form.get("decision")) or ""
-        keep = _text(form.get("keep")) or None
-        content = _text(form.get("content"))
+        # the form always sends its radios and its text box: keep and content count only for
+        # the decisions that take them
+        keep = None if decision == "keep_both" else _text(form.get("keep")) or None
+        content = _text(form.get("content")) if decision == "merge" else None
         content = None if content is None or not content.strip() else content.replace("\r\n", "\n")
         await call(
             lambda: dups.decide(visit.principal, pair_id, decision, keep=keep, content=content)
         )
         return RedirectResponse(f"{UI}/duplicates?done=decided", status_code=303)
+
+    async def bulk(request: Request, visit: Visit) -> Response:
+        form = await request.form()
+        action = _text(form.get("action"))
+        ids = [value for value in form.getlist("ids") if isinstance(value, str)]
+        if not ids:
+            raise InvalidInput("select at least one memory first")
+        if action == "delete":
+            result = await call(lambda: memory.bulk_delete(visit.principal, ids))
+        elif action == "restore":
+            result = await call(lambda: memory.bulk_restore(visit.principal, ids))
+        else:
+            raise InvalidInput("the action must be delete or restore")
+        failed = [item for item in result["results"] if not item["ok"]]
+        back = _text(form.get("back")) or ""
+        if not failed:
+            target = back if back.startswith(f"{UI}/memories") else f"{UI}/memories"
+            joiner = "&" if "?" in target else "?"
+            return RedirectResponse(f"{target}{joiner}done=bulk", status_code=303)
+        return render(
+            request, "bulk.html", visit, action=action, changed=result["changed"], failed=failed
+        )
 
     async def home(request: Request) -> Response:
         return RedirectResponse(f"{UI}/", status_code=307)
@@ -525,6 +560,7 @@ def dashboard_routes(services: DashboardServices) -> list[BaseRoute]:
         Route("/search", page(search), methods=["GET"]),
         Route("/search/results", page(search_results), methods=["GET"]),
         Route("/memories", page(browse), methods=["GET"]),
+        Route("/memories/bulk", page(bulk, change=True, writes=True), methods=["POST"]),
         Route("/memories/{memory_id}", page(memory_page), methods=["GET"]),
         Route("/memories/{memory_id}/edit", page(edit, change=True, writes=True), methods=["POST"]),
         Route(
