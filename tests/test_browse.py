@@ -13,9 +13,9 @@ import pytest
 from psycopg_pool import ConnectionPool
 
 from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
-from emergent_memory.errors import InvalidInput, MemoryNotFound, PermissionDenied
+from emergent_memory.errors import InvalidInput, MemoryNotFound, ObjectNotFound, PermissionDenied
 from emergent_memory.memory import MemoryService
-from emergent_memory.memory.browse import BrowseService
+from emergent_memory.memory.browse import BrowseService, cost_usd, model_price
 from emergent_memory.memory.models import CATEGORIES
 
 MakeService = Callable[..., MemoryService]
@@ -405,3 +405,283 @@ def test_get_shows_versions_chains_relationships_and_uses(
 def test_get_refuses_a_bad_id(browse: BrowseService, principal: Principal) -> None:
     with pytest.raises(InvalidInput, match="is not a memory id"):
         browse.get(principal, "42")
+
+
+# -- contexts -------------------------------------------------------------------------------
+
+
+def test_contexts_list_rename_and_priority(
+    service: MemoryService, browse: BrowseService, principal: Principal
+) -> None:
+    service.save(principal, "Use CSS grid for layouts", "convention", context="frontend")
+    service.save(principal, "Components live in src/ui", "fact", context="frontend")
+    gone = service.save(principal, "The API is versioned", "fact", context="Backend")
+    service.delete(principal, gone["memory"]["id"])
+    neighbour = Principal(uuid.uuid4(), principal.project_id)
+    service.save(neighbour, "Their own filing", "fact", context="theirs")
+    found = browse.contexts(principal)
+    assert [(c["name"], c["priority"], c["memory_count"]) for c in found] == [
+        ("Backend", 50, 0),
+        ("frontend", 50, 2),
+    ]
+    front = found[1]["id"]
+    renamed = browse.rename_context(principal, front, "  web   frontend ")
+    assert renamed == {"id": front, "name": "web frontend", "priority": 50, "memory_count": 2}
+    assert ids(browse.list(principal, context="web frontend")) != []
+    assert ids(browse.list(principal, context="frontend")) == []
+    assert browse.rename_context(principal, front, "Web Frontend")["name"] == "Web Frontend"
+    with pytest.raises(InvalidInput, match="another context is named 'backend'"):
+        browse.rename_context(principal, front, "backend")
+    assert browse.set_context_priority(principal, front, 90)["priority"] == 90
+    assert browse.contexts(principal)[1]["priority"] == 90
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda b, p, c: b.rename_context(p, c, ""), InvalidInput, "context must be a non-empty"),
+        (lambda b, p, c: b.rename_context(p, c, "a\nb"), InvalidInput, "line break"),
+        (lambda b, p, c: b.rename_context(p, "x", "ok"), InvalidInput, "context_id must be an id"),
+        (lambda b, p, c: b.set_context_priority(p, c, 101), InvalidInput, "from 0 to 100"),
+        (lambda b, p, c: b.set_context_priority(p, c, -1), InvalidInput, "from 0 to 100"),
+        (lambda b, p, c: b.set_context_priority(p, c, True), InvalidInput, "whole number"),
+        (lambda b, p, c: b.set_context_priority(p, c, 5.5), InvalidInput, "whole number"),
+    ],
+)
+def test_bad_context_changes_are_refused_and_change_nothing(
+    service: MemoryService,
+    browse: BrowseService,
+    principal: Principal,
+    owner_pool: ConnectionPool,
+    call: Callable[[BrowseService, Principal, str], Any],
+    error: type[Exception],
+    message: str,
+) -> None:
+    service.save(principal, "Use CSS grid for layouts", "convention", context="frontend")
+    context = browse.contexts(principal)[0]["id"]
+    before = count_rows(owner_pool, principal)
+    with pytest.raises(error, match=message):
+        call(browse, principal, context)
+    assert count_rows(owner_pool, principal) == before
+
+
+def test_another_actors_context_is_not_found_like_a_missing_one(
+    service: MemoryService,
+    browse: BrowseService,
+    principal: Principal,
+    owner_pool: ConnectionPool,
+) -> None:
+    neighbour = Principal(uuid.uuid4(), principal.project_id)
+    service.save(neighbour, "Their own filing", "fact", context="theirs")
+    theirs = browse.contexts(neighbour)[0]["id"]
+    memory = service.save(principal, "Mine", "fact")["memory"]["id"]
+    before = count_rows(owner_pool, neighbour)
+    missing = str(uuid.uuid4())
+    messages = []
+    for target in (theirs, missing, memory):  # a memory is no context either
+        with pytest.raises(ObjectNotFound) as found:
+            browse.rename_context(principal, target, "mine now")
+        messages.append(str(found.value).replace(target, "X"))
+        with pytest.raises(ObjectNotFound):
+            browse.set_context_priority(principal, target, 1)
+    assert len(set(messages)) == 1
+    assert count_rows(owner_pool, neighbour) == before
+    reader = Principal(neighbour.actor_id, neighbour.project_id, frozenset({READ}))
+    with pytest.raises(PermissionDenied, match="memory:write"):
+        browse.rename_context(reader, theirs, "x")
+
+
+# -- stats ----------------------------------------------------------------------------------
+
+
+def test_stats_count_what_the_actor_sees(
+    service: MemoryService,
+    browse: BrowseService,
+    principal: Principal,
+    owner_pool: ConnectionPool,
+    admin: Principal,
+) -> None:
+    keep = service.save(principal, "The user prefers vim", "preference")["memory"]["id"]
+    service.save(principal, "Builds run with make", "fact", scope="project")
+    gone = service.save(principal, "The cache is redis", "fact")["memory"]["id"]
+    service.delete(principal, gone)
+    service.save(principal, "Deploys go out on Fridays", "fact")
+    service.save(principal, "Deploys now go out on Thursdays instead", "fact")
+    service.save(admin, "Company rule: UTC in every log line", "instruction", scope="global")
+    neighbour = Principal(uuid.uuid4(), principal.project_id)
+    service.save(neighbour, "Not counted", "fact")
+    service.recall(principal, "vim")
+    with owner_pool.connection() as conn:
+        conn.execute(
+            "INSERT INTO kb.capture_windows (actor_id, project_id, session_id, client, "
+            "first_turn, end_turn, status) VALUES (%s, %s, 's1', 'test', 0, 4, 'dead'), "
+            "(%s, %s, 's1', 'test', 4, 8, 'pending')",
+            (principal.actor_id, principal.project_id) * 2,
+        )
+    stats = browse.stats(principal)
+    assert stats["by_status"] == {"active": 4, "superseded": 1, "deleted": 1}
+    assert stats["total"] == 6
+    assert stats["by_category"]["fact"] == 2
+    assert stats["by_category"]["preference"] == 1
+    assert stats["by_category"]["instruction"] == 1
+    assert stats["by_scope"] == {"user": 2, "project": 1, "global": 1}
+    assert stats["by_project"][str(principal.project_id)] == 3
+    assert sum(stats["by_project"].values()) == 4
+    assert len(stats["growth"]) == 90
+    today = stats["growth"][-1]
+    assert today["day"] == datetime.now(UTC).date().isoformat()
+    assert today["created"] == 6
+    assert today["deleted"] == 1
+    assert stats["most_used"][0]["id"] == keep
+    assert stats["most_used"][0]["use_count"] == 1
+    assert keep not in [m["id"] for m in stats["least_used"][:3]]
+    assert len(stats["least_used"]) == 4
+    assert stats["capture_queue"] == {"pending": 1, "running": 0, "done": 0, "dead": 1}
+    assert stats["embedding_queue"] == {"pending": 0, "running": 0, "dead": 0}
+
+
+# -- the injection log, LLM usage, the capture queue ---------------------------------------
+
+
+def inject(
+    owner_pool: ConnectionPool,
+    principal: Principal,
+    session: str,
+    memory_ids: list[str],
+    at: datetime,
+) -> None:
+    with owner_pool.connection() as conn:
+        conn.execute(
+            "INSERT INTO kb.injections (actor_id, project_id, session_id, client, event, "
+            "memory_ids, estimated_tokens, budget_tokens, created_at) "
+            "VALUES (%s, %s, %s, 'claude-code', 'prompt', %s::uuid[], 120, 2000, %s)",
+            (principal.actor_id, principal.project_id, session, memory_ids, at),
+        )
+
+
+def test_the_injection_log_by_session(
+    service: MemoryService,
+    browse: BrowseService,
+    principal: Principal,
+    owner_pool: ConnectionPool,
+) -> None:
+    one = service.save(principal, "Prefers pytest", "preference")["memory"]["id"]
+    two = service.save(principal, "Uses uv", "fact")["memory"]["id"]
+    neighbour = Principal(uuid.uuid4(), principal.project_id)
+    theirs = service.save(neighbour, "Their memory", "fact")["memory"]["id"]
+    now = datetime.now(UTC)
+    inject(owner_pool, principal, "old-session", [one], now - timedelta(hours=2))
+    inject(owner_pool, principal, "new-session", [one, two, theirs], now - timedelta(hours=1))
+    inject(owner_pool, principal, "new-session", [two], now)
+    inject(owner_pool, neighbour, "their-session", [theirs], now)
+    service.delete(principal, two)
+    log = browse.injections(principal)
+    assert [s["session_id"] for s in log["sessions"]] == ["new-session", "old-session"]
+    assert log["next_cursor"] is None
+    new = log["sessions"][0]
+    assert new["injection_count"] == 2
+    assert new["estimated_tokens"] == 240
+    latest, earlier = new["injections"]
+    assert [m["id"] for m in latest["memories"]] == [two]
+    assert latest["memories"][0]["status"] == "deleted"
+    assert [m["id"] for m in earlier["memories"]] == [one, two]
+    assert earlier["hidden"] == 1  # the other actor's memory: neither content nor id
+    assert theirs not in str(log)
+    assert earlier["budget_tokens"] == 2000
+    first = browse.injections(principal, limit=1)
+    assert [s["session_id"] for s in first["sessions"]] == ["new-session"]
+    rest = browse.injections(principal, limit=1, cursor=first["next_cursor"])
+    assert [s["session_id"] for s in rest["sessions"]] == ["old-session"]
+    assert rest["next_cursor"] is None
+    only = browse.injections(principal, session_id="old-session")
+    assert [s["session_id"] for s in only["sessions"]] == ["old-session"]
+    assert browse.injections(principal, session_id="their-session")["sessions"] == []
+    with pytest.raises(InvalidInput, match="other filters"):
+        browse.injections(principal, session_id="old-session", cursor=first["next_cursor"])
+    with pytest.raises(InvalidInput, match="limit must be from 1 to 100"):
+        browse.injections(principal, limit=0)
+
+
+def test_llm_usage_per_day_and_model_with_its_cost(
+    browse: BrowseService, principal: Principal, owner_pool: ConnectionPool
+) -> None:
+    now = datetime.now(UTC)
+    calls = [
+        ("claude-haiku-4-5", 1_000_000, 100_000, "ok", now),
+        ("claude-haiku-4-5", 500_000, 0, "error", now),
+        ("claude-sonnet-4-6", 200_000, 20_000, "ok", now - timedelta(days=1)),
+        ("some-local-model", 10, 10, "ok", now),
+        ("claude-haiku-4-5", 1, 1, "ok", now - timedelta(days=40)),
+    ]
+    neighbour = Principal(uuid.uuid4(), principal.project_id)
+    with owner_pool.connection() as conn:
+        for model, tokens_in, tokens_out, outcome, at in calls:
+            conn.execute(
+                "INSERT INTO kb.llm_calls (actor_id, purpose, model, input_tokens, "
+                "output_tokens, outcome, created_at) VALUES (%s, 'gate', %s, %s, %s, %s, %s)",
+                (principal.actor_id, model, tokens_in, tokens_out, outcome, at),
+            )
+        conn.execute(
+            "INSERT INTO kb.llm_calls (actor_id, purpose, model, outcome) "
+            "VALUES (%s, 'gate', 'claude-haiku-4-5', 'ok')",
+            (neighbour.actor_id,),
+        )
+    usage = browse.llm_usage(principal)
+    assert usage["days"] == 30
+    rows = {(u["day"], u["model"]): u for u in usage["usage"]}
+    today = now.date().isoformat()
+    haiku = rows[(today, "claude-haiku-4-5")]
+    assert (haiku["calls"], haiku["errors"]) == (2, 1)
+    assert haiku["input_tokens"] == 1_500_000
+    assert haiku["cost_usd"] == pytest.approx(1.5 + 0.5)
+    sonnet = rows[((now - timedelta(days=1)).date().isoformat(), "claude-sonnet-4-6")]
+    assert sonnet["cost_usd"] == pytest.approx(0.6 + 0.3)
+    assert rows[(today, "some-local-model")]["cost_usd"] is None
+    assert usage["unpriced_models"] == ["some-local-model"]
+    assert usage["totals"]["calls"] == 4
+    assert usage["totals"]["cost_usd"] == pytest.approx(2.9)
+    assert len(browse.llm_usage(principal, days=60)["usage"]) == 4
+    for days in (0, 367, "30", True):
+        with pytest.raises(InvalidInput, match="days must be a whole number from 1 to 366"):
+            browse.llm_usage(principal, days=days)  # type: ignore[arg-type]
+
+
+def test_the_price_table() -> None:
+    assert model_price("claude-haiku-4-5-20251001") == (1.0, 5.0)
+    assert model_price("claude-sonnet-4-6") == (3.0, 15.0)
+    assert model_price("claude-opus-4-1") == (15.0, 75.0)
+    assert model_price("gpt-4o") is None
+    assert cost_usd("claude-haiku-4-5", 2_000_000, 1_000_000) == pytest.approx(7.0)
+    assert cost_usd("mystery", 1, 1) is None
+
+
+def test_the_capture_queue_and_its_dead_letters(
+    browse: BrowseService, principal: Principal, owner_pool: ConnectionPool
+) -> None:
+    neighbour = Principal(uuid.uuid4(), principal.project_id)
+    with owner_pool.connection() as conn:
+        for actor, first, status, error in (
+            (principal, 0, "done", None),
+            (principal, 4, "dead", "the model refused: <script>alert(1)</script>"),
+            (principal, 8, "pending", None),
+            (neighbour, 0, "dead", "theirs"),
+        ):
+            conn.execute(
+                "INSERT INTO kb.capture_windows (actor_id, project_id, session_id, client, "
+                "first_turn, end_turn, status, attempts, last_error) "
+                "VALUES (%s, %s, 'sess', 'claude-code', %s, %s, %s, 3, %s)",
+                (actor.actor_id, actor.project_id, first, first + 4, status, error),
+            )
+    queue = browse.capture_queue(principal)
+    assert queue["counts"] == {"pending": 1, "running": 0, "done": 1, "dead": 1}
+    [dead] = queue["dead_letters"]
+    assert dead["last_error"] == "the model refused: <script>alert(1)</script>"
+    assert dead["turns"] == {"first": 4, "last": 7}
+    assert dead["attempts"] == 3
+    assert dead["session_id"] == "sess"
+    nobody = Principal(uuid.uuid4(), uuid.uuid4(), frozenset())
+    for call in (browse.capture_queue, browse.stats, browse.contexts, browse.llm_usage):
+        with pytest.raises(PermissionDenied):
+            call(nobody)
+    with pytest.raises(PermissionDenied):
+        browse.injections(nobody)

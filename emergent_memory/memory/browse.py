@@ -12,22 +12,24 @@ from __future__ import annotations
 
 import base64
 import binascii
+import builtins
 import hashlib
 import json
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, Literal, get_args
 from uuid import UUID
 
 from psycopg import Connection
 from typing_extensions import TypedDict
 
+from emergent_memory import graph
 from emergent_memory.auth.principal import Principal
 from emergent_memory.db.pool import DatabasePool
-from emergent_memory.errors import InvalidInput, MemoryNotFound, PermissionDenied
-from emergent_memory.memory import browse_store, validation
-from emergent_memory.memory.models import MemoryRecord
+from emergent_memory.errors import InvalidInput, MemoryNotFound, ObjectNotFound, PermissionDenied
+from emergent_memory.memory import browse_store, store, validation
+from emergent_memory.memory.models import CATEGORIES, SCOPES, MemoryRecord
 from emergent_memory.memory.service import _provenance, acting_for
 
 BrowseStatus = Literal["active", "superseded", "deleted", "all"]
@@ -41,6 +43,15 @@ NEIGHBOURS_LIMIT = 200
 RECALLS_SHOWN = 10
 MAX_TEXT = 500  # characters of a list's text filter
 CURSOR_VERSION = 1
+GROWTH_DAYS = 90
+USED_SHOWN = 10  # most and least used memories in stats
+INJECTIONS_DEFAULT_LIMIT, INJECTIONS_MAX_LIMIT = 20, 100  # sessions a page
+INJECTIONS_PER_SESSION = 50
+INJECTIONS_CURSOR = "injections"
+CAPTURE_STATUSES = ("pending", "running", "done", "dead")
+USAGE_DEFAULT_DAYS, USAGE_MAX_DAYS = 30, 366
+DEAD_LETTERS_SHOWN = 50
+MIN_PRIORITY, MAX_PRIORITY = 0, 100
 
 
 class BrowsedMemory(MemoryRecord):
@@ -106,6 +117,157 @@ class MemoryDetail(BrowsedMemory):
     superseded_by_chain: list[ChainLink]
     relationships: list[Relationship]
     recalls: list[Recall]
+
+
+class Context(TypedDict):
+    """One of the principal's contexts: `priority` 0 to 100 (injection offers the memories of
+    higher ones first), `memory_count` its active memories."""
+
+    id: str
+    name: str
+    priority: int
+    memory_count: int
+
+
+class UsedMemory(TypedDict):
+    id: str
+    content: str
+    category: str
+    use_count: int
+    last_used: str | None
+
+
+class DayCount(TypedDict):
+    day: str
+    created: int
+    deleted: int
+
+
+class Stats(TypedDict):
+    """Counts of the memories the principal sees: `by_status` of all of them; `by_category`,
+    `by_scope` and `by_project` of the active ones; `growth` per UTC day over the last
+    GROWTH_DAYS days (memories created, memories deleted); the ten most and least used active
+    ones; the principal's embedding jobs and capture windows by status."""
+
+    total: int
+    by_status: dict[str, int]
+    by_category: dict[str, int]
+    by_scope: dict[str, int]
+    by_project: dict[str, int]
+    growth: list[DayCount]
+    most_used: list[UsedMemory]
+    least_used: list[UsedMemory]
+    embedding_queue: dict[str, int]
+    capture_queue: dict[str, int]
+
+
+class InjectedMemory(TypedDict):
+    id: str
+    content: str
+    status: MemoryStatus
+
+
+class Injection(TypedDict):
+    """What one event put into a session: the memories the principal still sees (others,
+    deleted for good or not visible here, are only counted in `hidden`)."""
+
+    id: str
+    event: str
+    project_id: str
+    memories: list[InjectedMemory]
+    hidden: int
+    estimated_tokens: int
+    budget_tokens: int
+    created_at: str
+
+
+class InjectedSession(TypedDict):
+    """A client session with its latest injections (INJECTIONS_PER_SESSION at most, newest
+    first; `injection_count` counts them all)."""
+
+    session_id: str
+    client: str
+    first_at: str
+    last_at: str
+    injection_count: int
+    estimated_tokens: int
+    injections: list[Injection]
+
+
+class InjectionLog(TypedDict):
+    sessions: list[InjectedSession]
+    next_cursor: str | None
+
+
+class ModelUsage(TypedDict):
+    """One model's calls on one UTC day; `cost_usd` None when the model has no price in
+    MODEL_PRICES (the result's `unpriced_models` names them)."""
+
+    day: str
+    model: str
+    calls: int
+    errors: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+
+
+class UsageTotals(TypedDict):
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float  # of the priced models only
+
+
+class LLMUsage(TypedDict):
+    days: int
+    usage: list[ModelUsage]
+    totals: UsageTotals
+    unpriced_models: list[str]
+
+
+class DeadLetter(TypedDict):
+    window_id: str
+    session_id: str
+    client: str
+    turns: dict[str, int]
+    attempts: int
+    last_error: str | None
+    failed_at: str
+
+
+class CaptureQueue(TypedDict):
+    """The principal's capture windows by status (pending, running, done, dead) and the dead
+    ones, most recent first (DEAD_LETTERS_SHOWN at most), with why they failed."""
+
+    counts: dict[str, int]
+    dead_letters: list[DeadLetter]
+
+
+# Prices in US dollars per million tokens (input, output): Anthropic's list prices when this
+# was written; check https://www.anthropic.com/pricing when they change. A model is priced by
+# the longest entry its name starts with ("claude-haiku-4-5-20251001" is "claude-haiku-4-5");
+# a model that matches none has no cost (None), and llm_usage says which.
+MODEL_PRICES: dict[str, tuple[float, float]] = {
+    "claude-haiku-4-5": (1.0, 5.0),
+    "claude-sonnet-4-6": (3.0, 15.0),
+    "claude-sonnet-4-5": (3.0, 15.0),
+    "claude-sonnet-4": (3.0, 15.0),
+    "claude-opus-4": (15.0, 75.0),
+}
+
+
+def model_price(model: str) -> tuple[float, float] | None:
+    """(input, output) US dollars per million tokens of a model, or None when unknown."""
+    matches = [prefix for prefix in MODEL_PRICES if model.startswith(prefix)]
+    return MODEL_PRICES[max(matches, key=len)] if matches else None
+
+
+def cost_usd(model: str, input_tokens: int, output_tokens: int) -> float | None:
+    price = model_price(model)
+    if price is None:
+        return None
+    return round((input_tokens * price[0] + output_tokens * price[1]) / 1_000_000, 6)
 
 
 class BrowseService:
@@ -228,6 +390,256 @@ class BrowseService:
             ],
         }
 
+    # -- contexts -------------------------------------------------------------------------
+
+    def contexts(self, principal: Principal) -> builtins.list[Context]:
+        """The principal's contexts, by name, with how many active memories each holds."""
+        _require_read(principal)
+        with self._transaction(principal) as conn:
+            return [_context(row) for row in browse_store.contexts(conn, principal)]
+
+    def rename_context(self, principal: Principal, context_id: UUID | str, name: str) -> Context:
+        """Rename one of the principal's contexts (names are one line, unique per actor
+        ignoring case: the memories filed under a name go on being found by it)."""
+        id_ = _uuid(context_id, "context_id")
+        new_name = validation.context_name(name)
+        if new_name is None:
+            raise InvalidInput("name must be a non-empty name, e.g. 'frontend'")
+        _require_write(principal)
+        with self._transaction(principal) as conn:
+            self._own_context(conn, principal, id_)
+            store.lock_context_name(conn, principal.actor_id, new_name)
+            existing = store.find_context(conn, principal.actor_id, new_name)
+            if existing is not None and existing != id_:
+                raise InvalidInput(
+                    f"another context is named {new_name!r} ({existing}); choose another name"
+                )
+            graph.update_object(conn, id_, properties={"name": new_name})
+            return _context(browse_store.contexts(conn, principal, id_)[0])
+
+    def set_context_priority(
+        self, principal: Principal, context_id: UUID | str, priority: int
+    ) -> Context:
+        """Set a context's priority, a whole number from 0 to 100."""
+        id_ = _uuid(context_id, "context_id")
+        if (
+            isinstance(priority, bool)
+            or not isinstance(priority, int)
+            or not MIN_PRIORITY <= priority <= MAX_PRIORITY
+        ):
+            raise InvalidInput(
+                f"priority must be a whole number from {MIN_PRIORITY} to {MAX_PRIORITY}; "
+                f"got {priority!r:.40}"
+            )
+        _require_write(principal)
+        with self._transaction(principal) as conn:
+            self._own_context(conn, principal, id_)
+            graph.update_object(conn, id_, properties={"priority": priority})
+            return _context(browse_store.contexts(conn, principal, id_)[0])
+
+    @staticmethod
+    def _own_context(conn: Connection[Any], principal: Principal, context_id: UUID) -> None:
+        graph.lock_object(conn, context_id)
+        head = graph.get_head(conn, context_id)
+        if head is None or head.type != store.CONTEXT or head.actor_id != principal.actor_id:
+            raise ObjectNotFound(f"context {context_id} not found")
+
+    # -- statistics -----------------------------------------------------------------------
+
+    def stats(self, principal: Principal) -> Stats:
+        """What the principal's memories look like (see Stats)."""
+        _require_read(principal)
+        today = datetime.now(UTC).date()
+        first_day = today - timedelta(days=GROWTH_DAYS - 1)
+        since = datetime(first_day.year, first_day.month, first_day.day, tzinfo=UTC)
+        with self._transaction(principal) as conn:
+            rows = browse_store.counts(conn, principal)
+            created = browse_store.per_day(conn, principal, "created", since)
+            deleted = browse_store.per_day(conn, principal, "deleted", since)
+            used: dict[str, builtins.list[UsedMemory]] = {}
+            for sort in ("most_used", "least_used"):
+                found = browse_store.page(
+                    conn,
+                    principal,
+                    status="active",
+                    sort=sort,
+                    filters={},
+                    after=None,
+                    limit=USED_SHOWN,
+                )
+                ids = [row[0] for row in found]
+                memories = browse_store.rows(conn, principal, ids)
+                used[sort] = [_used(memories[i]) for i in ids if i in memories]
+            embedding = browse_store.status_counts(conn, principal, "embedding")
+            capture = browse_store.status_counts(conn, principal, "capture")
+        by_status = dict.fromkeys(("active", "superseded", "deleted"), 0)
+        by_category: dict[str, int] = dict.fromkeys(CATEGORIES, 0)
+        by_scope: dict[str, int] = dict.fromkeys(SCOPES, 0)
+        by_project: dict[str, int] = {}
+        for row in rows:
+            by_status[row.status] += row.n
+            if row.status != "active":
+                continue
+            by_category[row.category] = by_category.get(row.category, 0) + row.n
+            by_scope[row.scope] = by_scope.get(row.scope, 0) + row.n
+            project = str(row.project_id)
+            by_project[project] = by_project.get(project, 0) + row.n
+        growth: list[DayCount] = []
+        for offset in range(GROWTH_DAYS):
+            day = first_day + timedelta(days=offset)
+            growth.append(
+                {
+                    "day": day.isoformat(),
+                    "created": created.get(day, 0),
+                    "deleted": deleted.get(day, 0),
+                }
+            )
+        return {
+            "total": sum(by_status.values()),
+            "by_status": by_status,
+            "by_category": by_category,
+            "by_scope": by_scope,
+            "by_project": by_project,
+            "growth": growth,
+            "most_used": used["most_used"],
+            "least_used": used["least_used"],
+            "embedding_queue": {s: embedding.get(s, 0) for s in ("pending", "running", "dead")},
+            "capture_queue": {s: capture.get(s, 0) for s in CAPTURE_STATUSES},
+        }
+
+    # -- the injection log ------------------------------------------------------------------
+
+    def injections(
+        self,
+        principal: Principal,
+        session_id: str | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+    ) -> InjectionLog:
+        """The principal's client sessions that were given memories, the most recent first
+        (or only `session_id`), each with its latest injections: which event, which
+        memories (those it still sees, with their content), the tokens estimated and the
+        budget."""
+        session = validation.session_id(session_id)
+        limit_ = validation.limit(
+            limit, default=INJECTIONS_DEFAULT_LIMIT, maximum=INJECTIONS_MAX_LIMIT
+        )
+        digest = _digest("injections", {"session_id": session})
+        after = None
+        if cursor is not None:
+            time, last = _decode_cursor(cursor, INJECTIONS_CURSOR, digest, ("timestamptz", "text"))
+            after = (time, last)
+        _require_read(principal)
+        with self._transaction(principal) as conn:
+            found = browse_store.injection_sessions(conn, principal, session, after, limit_ + 1)
+            shown = found[:limit_]
+            rows = browse_store.session_injections(
+                conn, principal, [s.session_id for s in shown], INJECTIONS_PER_SESSION
+            )
+            ids = {memory_id for row in rows for memory_id in row.memory_ids}
+            contents = browse_store.contents(conn, principal, list(ids))
+        by_session: dict[str, list[Injection]] = {}
+        for row in rows:
+            memories: list[InjectedMemory] = [
+                {"id": str(i), "content": contents[i][0], "status": _memory_status(contents[i][1])}
+                for i in row.memory_ids
+                if i in contents
+            ]
+            by_session.setdefault(row.session_id, []).append(
+                {
+                    "id": str(row.id),
+                    "event": row.event,
+                    "project_id": str(row.project_id),
+                    "memories": memories,
+                    "hidden": len(row.memory_ids) - len(memories),
+                    "estimated_tokens": row.estimated_tokens,
+                    "budget_tokens": row.budget_tokens,
+                    "created_at": row.created_at.isoformat(),
+                }
+            )
+        sessions: list[InjectedSession] = [
+            {
+                "session_id": s.session_id,
+                "client": s.client,
+                "first_at": s.first_at.isoformat(),
+                "last_at": s.last_at.isoformat(),
+                "injection_count": s.injections,
+                "estimated_tokens": s.estimated_tokens,
+                "injections": by_session.get(s.session_id, []),
+            }
+            for s in shown
+        ]
+        next_cursor = None
+        if len(found) > limit_:
+            last_session = shown[-1]
+            next_cursor = _encode_cursor(
+                INJECTIONS_CURSOR, digest, (last_session.last_at, last_session.session_id)
+            )
+        return {"sessions": sessions, "next_cursor": next_cursor}
+
+    # -- automatic capture ------------------------------------------------------------------
+
+    def llm_usage(self, principal: Principal, days: int | None = None) -> LLMUsage:
+        """The principal's LLM calls (automatic capture's gate and extractor) per UTC day and
+        model over the last `days` days (today included), with their cost from
+        MODEL_PRICES."""
+        if days is None:
+            days = USAGE_DEFAULT_DAYS
+        if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= USAGE_MAX_DAYS:
+            raise InvalidInput(
+                f"days must be a whole number from 1 to {USAGE_MAX_DAYS}; got {days!r:.40}"
+            )
+        _require_read(principal)
+        first_day = datetime.now(UTC).date() - timedelta(days=days - 1)
+        since = datetime(first_day.year, first_day.month, first_day.day, tzinfo=UTC)
+        with self._transaction(principal) as conn:
+            rows = browse_store.llm_usage(conn, principal, since)
+        usage: list[ModelUsage] = [
+            {
+                "day": row.day.isoformat(),
+                "model": row.model,
+                "calls": row.calls,
+                "errors": row.errors,
+                "input_tokens": row.input_tokens,
+                "output_tokens": row.output_tokens,
+                "cost_usd": cost_usd(row.model, row.input_tokens, row.output_tokens),
+            }
+            for row in rows
+        ]
+        return {
+            "days": days,
+            "usage": usage,
+            "totals": {
+                "calls": sum(u["calls"] for u in usage),
+                "input_tokens": sum(u["input_tokens"] for u in usage),
+                "output_tokens": sum(u["output_tokens"] for u in usage),
+                "cost_usd": round(sum(u["cost_usd"] or 0.0 for u in usage), 6),
+            },
+            "unpriced_models": sorted({u["model"] for u in usage if u["cost_usd"] is None}),
+        }
+
+    def capture_queue(self, principal: Principal) -> CaptureQueue:
+        """The principal's capture windows by status, and the dead ones with their reasons."""
+        _require_read(principal)
+        with self._transaction(principal) as conn:
+            found = browse_store.status_counts(conn, principal, "capture")
+            dead = browse_store.dead_windows(conn, principal, DEAD_LETTERS_SHOWN)
+        return {
+            "counts": {s: found.get(s, 0) for s in CAPTURE_STATUSES},
+            "dead_letters": [
+                {
+                    "window_id": str(w.id),
+                    "session_id": w.session_id,
+                    "client": w.client,
+                    "turns": {"first": w.first_turn, "last": w.end_turn - 1},
+                    "attempts": w.attempts,
+                    "last_error": w.last_error,
+                    "failed_at": w.updated_at.isoformat(),
+                }
+                for w in dead
+            ],
+        }
+
     # -- helpers ------------------------------------------------------------------------------
 
     @contextmanager
@@ -271,6 +683,29 @@ def _browsed(row: browse_store.BrowseRow) -> BrowsedMemory:
         "deleted_at": None if row.deleted_at is None else row.deleted_at.isoformat(),
         "project_id": str(row.project_id),
     }
+
+
+def _context(row: browse_store.ContextRow) -> Context:
+    return {
+        "id": str(row.id),
+        "name": row.name,
+        "priority": row.priority,
+        "memory_count": row.memory_count,
+    }
+
+
+def _used(row: browse_store.BrowseRow) -> UsedMemory:
+    return {
+        "id": str(row.id),
+        "content": row.content,
+        "category": row.category,
+        "use_count": row.use_count,
+        "last_used": None if row.last_used is None else row.last_used.isoformat(),
+    }
+
+
+def _memory_status(value: str) -> MemoryStatus:
+    return validation.choice(value, ("active", "superseded", "deleted"), "status")
 
 
 def _link(row: browse_store.BrowseRow) -> ChainLink:
@@ -436,6 +871,8 @@ def _decode_cursor(
                 parsed.append(moment)
             elif type_ == "uuid":
                 parsed.append(UUID(value))
+            elif type_ == "text":
+                parsed.append(value)
             elif type_ == "bigint":
                 parsed.append(int(value))
             else:

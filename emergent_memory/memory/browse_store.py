@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 from uuid import UUID
 
@@ -480,3 +480,271 @@ def decide_pair(
     params = _params(principal, id=pair_id, decision=decision, kept_id=kept_id)
     row = conn.execute(DECIDE_PAIR, params).fetchone()
     return None if row is None else row[0]
+
+
+# -- contexts -------------------------------------------------------------------------------
+
+# The principal's contexts, with how many of its active memories each holds.
+CONTEXTS = """
+SELECT c.canonical_id AS id, c.properties ->> 'name' AS name,
+       coalesce(round((c.properties ->> 'priority')::numeric)::int, 50) AS priority,
+       (SELECT count(*) FROM kb.graph_relationships e
+        JOIN kb.graph_objects o ON o.canonical_id = e.src_id AND {active}
+        WHERE e.dst_id = c.canonical_id AND e.type = 'BELONGS_TO_CONTEXT' AND e.is_head
+          AND e.deleted_at IS NULL) AS memory_count
+FROM kb.graph_objects c
+WHERE c.type = 'MemoryContext' AND c.actor_id = %(actor_id)s AND c.is_head
+  AND c.deleted_at IS NULL AND (%(id)s::uuid IS NULL OR c.canonical_id = %(id)s::uuid)
+ORDER BY lower(c.properties ->> 'name'), c.canonical_id
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class ContextRow:
+    id: UUID
+    name: str
+    priority: int
+    memory_count: int
+
+
+def contexts(
+    conn: Connection[Any], principal: Principal, context_id: UUID | None = None
+) -> list[ContextRow]:
+    """The principal's contexts (or the one with `context_id`), by name."""
+    statement = sql.SQL(CONTEXTS).format(active=sql.SQL(store.ACTIVE))
+    with conn.cursor(row_factory=class_row(ContextRow)) as cur:
+        cur.execute(statement, _params(principal, id=context_id))
+        return cur.fetchall()
+
+
+# -- statistics -----------------------------------------------------------------------------
+
+# The memories the principal sees (head versions), counted by status, category, scope and
+# the project they were saved in.
+COUNTS = """
+SELECT CASE WHEN o.deleted_at IS NOT NULL THEN 'deleted'
+            WHEN o.properties ? 'superseded_by' THEN 'superseded'
+            ELSE 'active' END AS status,
+       coalesce(o.properties ->> 'category', '') AS category, o.scope, o.project_id,
+       count(*) AS n
+FROM kb.graph_objects o
+WHERE o.type = 'Memory' AND o.is_head AND {visible}
+GROUP BY 1, 2, 3, 4
+"""
+
+# Per UTC day since %(since)s: memories created, and memories deleted.
+CREATED_PER_DAY = """
+SELECT (o.created_at AT TIME ZONE 'UTC')::date AS day, count(*) AS n
+FROM kb.graph_objects o
+WHERE o.type = 'Memory' AND o.is_head AND {visible} AND o.created_at >= %(since)s
+GROUP BY 1
+"""
+DELETED_PER_DAY = """
+SELECT (o.deleted_at AT TIME ZONE 'UTC')::date AS day, count(*) AS n
+FROM kb.graph_objects o
+WHERE o.type = 'Memory' AND o.is_head AND {visible} AND o.deleted_at >= %(since)s
+GROUP BY 1
+"""
+
+# The principal's embedding jobs (that table has no row-level security: filtered here).
+EMBEDDING_QUEUE = """
+SELECT status, count(*) FROM kb.graph_embedding_jobs
+WHERE actor_id = %(actor_id)s AND status IN ('pending', 'running', 'dead')
+GROUP BY status
+"""
+
+CAPTURE_QUEUE = """
+SELECT status, count(*) FROM kb.capture_windows
+WHERE actor_id = %(actor_id)s
+GROUP BY status
+"""
+
+DEAD_WINDOWS = """
+SELECT id, session_id, client, first_turn, end_turn, attempts, last_error, updated_at
+FROM kb.capture_windows
+WHERE actor_id = %(actor_id)s AND status = 'dead'
+ORDER BY updated_at DESC, id
+LIMIT %(limit)s
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class CountRow:
+    status: str
+    category: str
+    scope: str
+    project_id: UUID
+    n: int
+
+
+@dataclass(frozen=True, slots=True)
+class DeadWindow:
+    id: UUID
+    session_id: str
+    client: str
+    first_turn: int
+    end_turn: int
+    attempts: int
+    last_error: str | None
+    updated_at: datetime
+
+
+def counts(conn: Connection[Any], principal: Principal) -> list[CountRow]:
+    statement = sql.SQL(COUNTS).format(visible=sql.SQL(store.VISIBLE))
+    with conn.cursor(row_factory=class_row(CountRow)) as cur:
+        cur.execute(statement, _params(principal), prepare=False)
+        return cur.fetchall()
+
+
+def per_day(
+    conn: Connection[Any], principal: Principal, what: str, since: datetime
+) -> dict[date, int]:
+    """Memories created (`what` "created") or deleted ("deleted") per UTC day since."""
+    query = CREATED_PER_DAY if what == "created" else DELETED_PER_DAY
+    statement = sql.SQL(query).format(visible=sql.SQL(store.VISIBLE))
+    rows = conn.execute(statement, _params(principal, since=since), prepare=False).fetchall()
+    return {row[0]: int(row[1]) for row in rows}
+
+
+def status_counts(conn: Connection[Any], principal: Principal, queue: str) -> dict[str, int]:
+    """The principal's items of a queue ("embedding" or "capture") by status."""
+    query = EMBEDDING_QUEUE if queue == "embedding" else CAPTURE_QUEUE
+    return {str(row[0]): int(row[1]) for row in conn.execute(query, _params(principal))}
+
+
+def dead_windows(conn: Connection[Any], principal: Principal, limit: int) -> list[DeadWindow]:
+    with conn.cursor(row_factory=class_row(DeadWindow)) as cur:
+        cur.execute(DEAD_WINDOWS, _params(principal, limit=limit))
+        return cur.fetchall()
+
+
+# -- the injection log ----------------------------------------------------------------------
+
+# Sessions with injections, the most recent first (keyset on the last injection's time and
+# the session id).
+INJECTION_SESSIONS = """
+SELECT i.session_id, max(i.client) AS client, max(i.created_at) AS last_at,
+       min(i.created_at) AS first_at, count(*) AS injections,
+       sum(i.estimated_tokens) AS estimated_tokens
+FROM kb.injections i
+WHERE i.actor_id = %(actor_id)s {session}
+GROUP BY i.session_id
+{after}
+ORDER BY last_at DESC, i.session_id DESC
+LIMIT %(limit)s
+"""
+INJECTION_SESSIONS_AFTER = (
+    "HAVING (max(i.created_at), i.session_id) < (%(after_time)s, %(after_session)s)"
+)
+
+# Each session's injections, the latest %(per_session)s, newest first.
+SESSION_INJECTIONS = """
+SELECT id, session_id, project_id, event, memory_ids, estimated_tokens, budget_tokens,
+       created_at
+FROM (
+    SELECT i.*, row_number() OVER (PARTITION BY i.session_id
+                                   ORDER BY i.created_at DESC, i.id) AS n
+    FROM kb.injections i
+    WHERE i.actor_id = %(actor_id)s AND i.session_id = ANY(%(sessions)s)
+) i
+WHERE n <= %(per_session)s
+ORDER BY session_id, created_at DESC, id
+"""
+
+# The content of the memories of `ids` that the principal sees (any status).
+CONTENTS = """
+SELECT o.canonical_id, o.properties ->> 'content',
+       CASE WHEN o.deleted_at IS NOT NULL THEN 'deleted'
+            WHEN o.properties ? 'superseded_by' THEN 'superseded' ELSE 'active' END
+FROM kb.graph_objects o
+WHERE o.canonical_id = ANY(%(ids)s) AND o.is_head AND o.type = 'Memory' AND {visible}
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRow:
+    session_id: str
+    client: str
+    last_at: datetime
+    first_at: datetime
+    injections: int
+    estimated_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class InjectionRow:
+    id: UUID
+    session_id: str
+    project_id: UUID
+    event: str
+    memory_ids: list[UUID]
+    estimated_tokens: int
+    budget_tokens: int
+    created_at: datetime
+
+
+def injection_sessions(
+    conn: Connection[Any],
+    principal: Principal,
+    session_id: str | None,
+    after: tuple[datetime, str] | None,
+    limit: int,
+) -> list[SessionRow]:
+    statement = sql.SQL(INJECTION_SESSIONS).format(
+        session=sql.SQL("AND i.session_id = %(session_id)s" if session_id is not None else ""),
+        after=sql.SQL(INJECTION_SESSIONS_AFTER if after is not None else ""),
+    )
+    params = _params(principal, session_id=session_id, limit=limit)
+    if after is not None:
+        params.update(after_time=after[0], after_session=after[1])
+    with conn.cursor(row_factory=class_row(SessionRow)) as cur:
+        cur.execute(statement, params, prepare=False)
+        return cur.fetchall()
+
+
+def session_injections(
+    conn: Connection[Any], principal: Principal, sessions: list[str], per_session: int
+) -> list[InjectionRow]:
+    params = _params(principal, sessions=sessions, per_session=per_session)
+    with conn.cursor(row_factory=class_row(InjectionRow)) as cur:
+        cur.execute(SESSION_INJECTIONS, params)
+        return cur.fetchall()
+
+
+def contents(
+    conn: Connection[Any], principal: Principal, ids: Sequence[UUID]
+) -> dict[UUID, tuple[str, str]]:
+    """(content, status) of the memories of `ids` that the principal sees."""
+    statement = sql.SQL(CONTENTS).format(visible=sql.SQL(store.VISIBLE))
+    rows = conn.execute(statement, _params(principal, ids=list(ids)), prepare=False)
+    return {UUID(str(row[0])): (str(row[1]), str(row[2])) for row in rows}
+
+
+# -- LLM usage ------------------------------------------------------------------------------
+
+LLM_USAGE = """
+SELECT (created_at AT TIME ZONE 'UTC')::date AS day, model, count(*) AS calls,
+       count(*) FILTER (WHERE outcome = 'error') AS errors,
+       coalesce(sum(input_tokens), 0) AS input_tokens,
+       coalesce(sum(output_tokens), 0) AS output_tokens
+FROM kb.llm_calls
+WHERE actor_id = %(actor_id)s AND created_at >= %(since)s
+GROUP BY 1, 2
+ORDER BY 1, 2
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class UsageRow:
+    day: date
+    model: str
+    calls: int
+    errors: int
+    input_tokens: int
+    output_tokens: int
+
+
+def llm_usage(conn: Connection[Any], principal: Principal, since: datetime) -> list[UsageRow]:
+    with conn.cursor(row_factory=class_row(UsageRow)) as cur:
+        cur.execute(LLM_USAGE, _params(principal, since=since))
+        return cur.fetchall()
