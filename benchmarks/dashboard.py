@@ -76,11 +76,12 @@ class Size:
     other: int  # the second actor's
     global_: int  # global memories (an administrator's)
     episodes: int
+    deep_from: int  # the deep pages timed: this one and the next DEEP_PAGES - 1
 
 
 SIZES = {
-    "smoke": Size(memories=400, other=60, global_=10, episodes=5),
-    "full": Size(memories=100_000, other=10_000, global_=100, episodes=300),
+    "smoke": Size(memories=600, other=60, global_=10, episodes=5, deep_from=2),
+    "full": Size(memories=100_000, other=10_000, global_=100, episodes=300, deep_from=20),
 }
 
 
@@ -437,6 +438,19 @@ def seed(conn: Connection[Any], size: Size, embedder: CachedEmbeddings) -> Seede
     for table in ("graph_objects", "graph_relationships", "memory_recalls"):
         conn.execute(f"VACUUM ANALYZE kb.{table}")
     seeded.seconds = round(time.perf_counter() - start, 1)
+    # the memory pages ask for memories the principal (the home project) sees: its user
+    # memories and the project memories of the home project
+    visible = {ids[i] for i, row in enumerate(rows) if row.scope == "user" or row.project == 0}
+    for kind in (
+        seeded.edited,
+        seeded.superseded,
+        seeded.superseding,
+        seeded.deleted,
+        seeded.in_context,
+        seeded.derived,
+        seeded.plain,
+    ):
+        kind[:] = [canonical for canonical in kind if canonical in visible]
     seeded.counts = {
         "memory_heads_first_actor": len(rows),
         "object_rows": len(writer.objects),
@@ -472,9 +486,11 @@ class ServerTimer:
         start = time.perf_counter()
 
         async def timed_send(message: Any) -> None:
-            await send(message)
+            # taken as the last body is handed to the server (after it is sent, the client
+            # may already have read the answer and asked for the time)
             if message["type"] == "http.response.body" and not message.get("more_body"):
                 self.last_ms = (time.perf_counter() - start) * 1000
+            await send(message)
 
         await self.app(scope, receive, timed_send)
 
@@ -602,6 +618,7 @@ class Probes:
     queries: list[str]
     memories: list[uuid.UUID]
     others: frozenset[str]
+    deep_from: int
     missing: dict[str, str] = field(default_factory=dict)  # probes not run, and why
 
     @property
@@ -647,7 +664,8 @@ class Probes:
                 )
 
             def page_check(r: httpx.Response, i: int) -> bool:
-                return len(self.memory_ids(r)) == 50 and self.no_leak(r.text)
+                full = len(self.memory_ids(r)) == 50 or r.json()["next_cursor"] is None
+                return full and self.no_leak(r.text)
 
             fact = {"limit": 50, "category": "fact", "sort": "most_used"}
             probes.append(
@@ -660,7 +678,7 @@ class Probes:
             if cursors:
                 probes.append(
                     Probe(
-                        f"REST list: category fact, {_deep(cursors)}",
+                        f"REST list: category fact, {_deep(self.deep_from, cursors)}",
                         "list",
                         lambda client, i: client.get(
                             "/api/v1/memories",
@@ -704,10 +722,10 @@ class Probes:
         return probes
 
     def _rest_cursors(self, client: httpx.Client, params: dict[str, Any]) -> list[str]:
-        """The cursors of pages DEEP_FROM onwards (walked from the first page)."""
+        """The cursors of pages deep_from onwards (walked from the first page)."""
         cursors: list[str] = []
         cursor = None
-        for page in range(1, DEEP_FROM + DEEP_PAGES):
+        for page in range(1, self.deep_from + DEEP_PAGES - 1):
             answer = client.get(
                 "/api/v1/memories",
                 params={**params, "cursor": cursor} if cursor else params,
@@ -716,7 +734,7 @@ class Probes:
             cursor = answer.get("next_cursor")
             if cursor is None:
                 break
-            if page + 1 >= DEEP_FROM:
+            if page + 1 >= self.deep_from:
                 cursors.append(cursor)
         return cursors
 
@@ -731,7 +749,7 @@ class Probes:
             return "text/html" in r.headers.get("content-type", "") and self.no_leak(r.text)
 
         def listing_check(r: httpx.Response, i: int) -> bool:
-            return html_check(r, i) and len(set(MEMORY_LINK.findall(r.text))) >= 20
+            return html_check(r, i) and bool(MEMORY_LINK.search(r.text))
 
         def search_params(i: int) -> dict[str, Any]:
             return {"q": self.queries[i % len(self.queries)]}
@@ -749,7 +767,7 @@ class Probes:
         if cursors:
             probes.append(
                 Probe(
-                    f"dashboard browse: category fact, {_deep(cursors)}",
+                    f"dashboard browse: category fact, {_deep(self.deep_from, cursors)}",
                     "list",
                     page(
                         "/ui/memories",
@@ -793,7 +811,7 @@ class Probes:
     def _page_cursors(self, client: httpx.Client, params: dict[str, Any]) -> list[str]:
         cursors: list[str] = []
         cursor = None
-        for page in range(1, DEEP_FROM + DEEP_PAGES):
+        for page in range(1, self.deep_from + DEEP_PAGES - 1):
             text = client.get(
                 "/ui/memories", params={**params, "cursor": cursor} if cursor else params
             ).text
@@ -801,16 +819,16 @@ class Probes:
             if found is None:
                 break
             cursor = unquote_plus(found.group(1))
-            if page + 1 >= DEEP_FROM:
+            if page + 1 >= self.deep_from:
                 cursors.append(cursor)
         return cursors
 
 
-DEEP_FROM, DEEP_PAGES = 20, 10  # the deep pages timed: the 20th to the 29th
+DEEP_PAGES = 10
 
 
-def _deep(cursors: list[str]) -> str:
-    return f"pages {DEEP_FROM} to {DEEP_FROM + len(cursors) - 1} by cursor"
+def _deep(deep_from: int, cursors: list[str]) -> str:
+    return f"pages {deep_from} to {deep_from + len(cursors) - 1} by cursor"
 
 
 MEMORY_LINK = re.compile(r"/ui/memories/([0-9a-f-]{36})")
@@ -996,6 +1014,7 @@ def run(scale: str = "full", calls: int = 100) -> dict[str, Any]:
             generate.queries(calls),
             _memory_sample(seeded, random.Random(5)),
             frozenset(str(i) for i in seeded.others),
+            size.deep_from,
         )
         measured: dict[str, Any] = {}
         with serve(url) as server:

@@ -151,7 +151,7 @@ def test_a_smoke_run_of_the_dashboard_benchmark(server_url: str, tmp_path: Path)
     assert result.returncode == 0, result.stdout + result.stderr
     dashboard = json.loads((tmp_path / "dashboard-smoke.json").read_text())
     counts = dashboard["seed"]["counts"]
-    assert counts["memory_heads_first_actor"] == 400
+    assert counts["memory_heads_first_actor"] == 600
     assert min(counts["edited"], counts["superseded"], counts["deleted"]) > 0
     for name, measured in dashboard["requests"].items():
         # every timed request was answered, timed inside the app, and what it returned was
