@@ -28,6 +28,7 @@ from emergent_memory.mcp.server import create_server
 from emergent_memory.memory import MemoryService
 from emergent_memory.memory.browse import BrowseService
 from emergent_memory.memory.capture import CaptureConfig, CaptureService
+from emergent_memory.memory.duplicates import DuplicateService
 from tests.helpers import make_token
 from tests.test_injection import make_injection
 
@@ -42,6 +43,7 @@ def api_services(service: MemoryService, capture: CaptureService | None = None) 
         or CaptureService(service, None, CaptureConfig(gate_model="gate", extractor_model="x")),
         memory=service,
         browse=BrowseService(service.pool),
+        duplicates=DuplicateService(service.pool, service),
     )
 
 
@@ -634,15 +636,27 @@ def test_the_doc_has_a_section_for_every_endpoint(client: TestClient) -> None:
 
 
 def test_every_curl_example_of_the_doc_runs(
-    client: TestClient, service: MemoryService, principal: Principal, token_for: Callable[..., str]
+    close_client: TestClient,
+    close_service: MemoryService,
+    principal: Principal,
+    token_for: Callable[..., str],
 ) -> None:
+    client = close_client
     memory = saved(
-        service,
+        close_service,
         principal,
         "The user prefers pnpm over npm as package manager",
         category="preference",
     )
-    variables = {"$API": EXAMPLE_SERVER + API, "$TOKEN": token_for(principal), "$ID": memory}
+    _, newer = a_pair(close_service, principal)
+    (pair,) = Api(client, token_for(principal)).get("/duplicates").json()["pairs"]
+    variables = {
+        "$API": EXAMPLE_SERVER + API,
+        "$TOKEN": token_for(principal),
+        "$ID": memory,
+        "$PAIR": pair["id"],
+        "$KEEP": newer,
+    }
     ran = 0
     head = DOC.read_text().split("\n### ")[0]
     for method, path, text in [("GET", API + "/openapi.json", head), *documented_sections()]:
@@ -682,3 +696,191 @@ def run_curl(client: TestClient, argv: list[str]) -> Any:
     return client.request(
         method or ("POST" if data is not None else "GET"), url, headers=headers, content=data
     )
+
+
+# -- bulk changes ---------------------------------------------------------------------------
+
+
+def test_bulk_delete_and_restore_change_each_id_on_its_own(
+    api: Api, service: MemoryService, principal: Principal
+) -> None:
+    one = saved(service, principal, "The user prefers tabs")
+    two = saved(service, principal, "The staging database listens on port 5433")
+    missing = str(uuid.uuid4())
+    deleted = api.post("/memories/bulk-delete", {"ids": [one, missing, two]})
+    assert deleted.status_code == 200, deleted.text
+    body = deleted.json()
+    assert body["changed"] == 2
+    assert [(r["id"], r["ok"]) for r in body["results"]] == [
+        (one, True),
+        (missing, False),
+        (two, True),
+    ]
+    assert body["results"][1]["error"]["code"] == "not_found"
+    assert api.get("/memories").json()["memories"] == []
+    restored = api.post("/memories/bulk-restore", {"ids": [one, two]}).json()
+    assert restored["changed"] == 2
+    assert {m["id"] for m in api.get("/memories").json()["memories"]} == {one, two}
+
+
+def test_bulk_changes_mixing_two_actors_ids_change_nothing_of_the_other(
+    api: Api,
+    service: MemoryService,
+    principal: Principal,
+    writes: Callable[..., tuple[int, ...]],
+) -> None:
+    other = Principal(uuid.uuid4(), principal.project_id)
+    theirs = saved(service, other, "Bob deploys the billing service", scope="project")
+    their_deleted = saved(service, other, "Bob's old runbook", scope="project")
+    service.delete(other, their_deleted)
+    mine = saved(service, principal, "The user prefers tabs")
+    missing = str(uuid.uuid4())
+    before = writes(other)
+    deleted = api.post("/memories/bulk-delete", {"ids": [theirs, mine, missing]}).json()
+    restored = api.post("/memories/bulk-restore", {"ids": [their_deleted, missing]}).json()
+    assert writes(other) == before
+    assert service.list_memories(other)["memories"][0]["id"] == theirs
+    assert deleted["changed"] == 1
+    for result in (deleted, restored):
+        by_id = {r["id"]: r for r in result["results"]}
+        hidden = by_id[theirs if result is deleted else their_deleted]
+        assert hidden["ok"] is False
+        assert hidden["error"]["message"].replace(hidden["id"], "<id>") == by_id[missing]["error"][
+            "message"
+        ].replace(missing, "<id>")
+        assert hidden["error"]["code"] == by_id[missing]["error"]["code"] == "not_found"
+
+
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        ({"ids": []}, "ids is empty"),
+        ({"ids": "one"}, "ids: Input should be a valid list"),
+        ({"ids": [1]}, "ids.0: Input should be a valid string"),
+        ({"ids": [str(uuid.uuid4()) for _ in range(201)]}, "ids holds 201 ids; the limit is 200"),
+        ({}, "ids: Field required"),
+    ],
+)
+def test_bulk_bad_input_is_refused(
+    api: Api, principal: Principal, writes: Callable[..., tuple[int, ...]], body: Any, fragment: str
+) -> None:
+    before = writes(principal)
+    for path in ("/memories/bulk-delete", "/memories/bulk-restore"):
+        assert fragment in error_of(api.post(path, body), 400)["message"]
+    assert writes(principal) == before
+
+
+def test_bulk_changes_need_write(as_: Callable[..., Api], principal: Principal) -> None:
+    reader = as_(principal, READ)
+    error = error_of(reader.post("/memories/bulk-delete", {"ids": [str(uuid.uuid4())]}), 403)
+    assert "memory:write" in error["message"]
+
+
+# -- possible duplicates --------------------------------------------------------------------
+
+FRIDAYS = "Deploys to production happen on Fridays"
+THURSDAYS = "Deploys to production happen on Thursdays"
+
+
+@pytest.fixture
+def close_service(make_service: Callable[..., MemoryService]) -> MemoryService:
+    """The band where a close memory that does not say it changed is a possible duplicate."""
+    return make_service(dedup_threshold=0.9, dedup_text_rule_from=0.6)
+
+
+@pytest.fixture
+def close_client(close_service: MemoryService) -> Iterator[TestClient]:
+    with api_client(close_service, api_services(close_service)) as connected:
+        yield connected
+
+
+def a_pair(service: MemoryService, principal: Principal) -> tuple[str, str]:
+    """(older, newer): two memories the duplicate check found close."""
+    old = saved(service, principal, FRIDAYS)
+    new = service.save(principal, THURSDAYS, "fact")
+    assert [d["id"] for d in new["possible_duplicates"]] == [old]
+    return old, new["memory"]["id"]
+
+
+def test_duplicates_are_listed_and_decided(
+    close_client: TestClient,
+    close_service: MemoryService,
+    principal: Principal,
+    token_for: Callable[..., str],
+) -> None:
+    api = Api(close_client, token_for(principal))
+    old, new = a_pair(close_service, principal)
+    listed = api.get("/duplicates")
+    assert listed.status_code == 200, listed.text
+    (pair,) = listed.json()["pairs"]
+    assert (pair["memory"]["id"], pair["duplicate_of"]["id"]) == (new, old)
+    assert listed.json()["next_cursor"] is None
+    reader = Api(close_client, token_for(principal, READ))
+    assert error_of(
+        reader.post(f"/duplicates/{pair['id']}/decision", {"decision": "keep_both"}), 403
+    )
+    decided = api.post(f"/duplicates/{pair['id']}/decision", {"decision": "supersede", "keep": new})
+    assert decided.status_code == 200, decided.text
+    assert decided.json()["superseded_ids"] == [old]
+    assert api.get(f"/memories/{old}").json()["status"] == "superseded"
+    assert api.get("/duplicates").json()["pairs"] == []
+    again = error_of(api.post(f"/duplicates/{pair['id']}/decision", {"decision": "keep_both"}), 400)
+    assert "decided already" in again["message"]
+
+
+def test_another_actors_pair_is_not_found_like_a_missing_one(
+    close_client: TestClient,
+    close_service: MemoryService,
+    principal: Principal,
+    token_for: Callable[..., str],
+    writes: Callable[..., tuple[int, ...]],
+) -> None:
+    other = Principal(uuid.uuid4(), principal.project_id)
+    a_pair(close_service, other)
+    (theirs,) = Api(close_client, token_for(other)).get("/duplicates").json()["pairs"]
+    api = Api(close_client, token_for(principal))
+    assert api.get("/duplicates").json()["pairs"] == []
+    missing = str(uuid.uuid4())
+    before = writes(other)
+    hidden = error_of(
+        api.post(f"/duplicates/{theirs['id']}/decision", {"decision": "keep_both"}), 404
+    )
+    unknown = error_of(api.post(f"/duplicates/{missing}/decision", {"decision": "keep_both"}), 404)
+    assert hidden["message"].replace(theirs["id"], "<id>") == unknown["message"].replace(
+        missing, "<id>"
+    )
+    assert writes(other) == before
+
+
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        ({"decision": "delete_both"}, "decision: Input should be 'keep_both'"),
+        ({"decision": "supersede"}, "supersede needs keep"),
+        ({"decision": "keep_both", "keep": "{old}"}, "do not name one in keep"),
+        ({"decision": "supersede", "content": "x", "keep": "{old}"}, "only merge takes it"),
+        ({"decision": "merge", "keep": "nope"}, "keep must be an id"),
+        ({"decision": "merge", "keep": "{other}"}, "keep must be one of the pair"),
+        ({"decision": "merge", "keep": "{old}", "content": " "}, "content is empty"),
+        ({"decision": "keep_both", "why": "x"}, "why: is not a field of this request"),
+    ],
+)
+def test_bad_decisions_are_refused_and_change_nothing(
+    close_client: TestClient,
+    close_service: MemoryService,
+    principal: Principal,
+    token_for: Callable[..., str],
+    writes: Callable[..., tuple[int, ...]],
+    body: dict[str, Any],
+    fragment: str,
+) -> None:
+    old, _ = a_pair(close_service, principal)
+    other = saved(close_service, principal, "The office cat is called Miso")
+    api = Api(close_client, token_for(principal))
+    (pair,) = api.get("/duplicates").json()["pairs"]
+    before = writes(principal)
+    filled = {k: v.format(old=old, other=other) for k, v in body.items()}
+    error = error_of(api.post(f"/duplicates/{pair['id']}/decision", filled), 400)
+    assert fragment in error["message"]
+    assert error_of(api.post("/duplicates/nope/decision", {"decision": "keep_both"}), 400)
+    assert writes(principal) == before

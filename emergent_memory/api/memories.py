@@ -1,6 +1,8 @@
 """The memories' endpoints of /api/v1: the list with filters and cursor pages and one memory's
-page (BrowseService), search, update, deletion and restoration (MemoryService: the tools' own
-methods, with the same checks, scopes and row-level security). Each is one service call."""
+page (BrowseService); search, update, deletion and restoration, one by one or in bulk
+(MemoryService: the tools' own methods, with the same checks, scopes and row-level security);
+possible duplicates and a person's decision on each (DuplicateService). Each is one service
+call."""
 
 from __future__ import annotations
 
@@ -15,7 +17,9 @@ from emergent_memory.memory.browse import (
     BrowseStatus,
     MemoryDetail,
 )
+from emergent_memory.memory.duplicates import Decided, Decision, DuplicateService, OpenPairs
 from emergent_memory.memory.models import (
+    BulkResult,
     Category,
     DeleteResult,
     MemoryScope,
@@ -61,7 +65,29 @@ class MemoryChanges(Input):
     confidence: float | None = None
 
 
-def memory_endpoints(memory: MemoryService, browse: BrowseService) -> list[Endpoint[Any, Any]]:
+class Ids(Input):
+    """The memories a bulk change is for (each on its own; at most 200)."""
+
+    ids: list[str]
+
+
+class PageQuery(QueryInput):
+    cursor: str | None = None
+    limit: int | None = None
+
+
+class DecisionInput(Input):
+    """keep_both; or supersede / merge, naming in `keep` the memory of the pair that stays.
+    merge: `content` is the merged text (by default `keep`'s own)."""
+
+    decision: Decision
+    keep: str | None = None
+    content: str | None = None
+
+
+def memory_endpoints(
+    memory: MemoryService, browse: BrowseService, duplicates: DuplicateService
+) -> list[Endpoint[Any, Any]]:
     def listed(call: Call[ListQuery, NoInput]) -> BrowseResult:
         return browse.list(call.principal, **call.query.model_dump())
 
@@ -81,6 +107,21 @@ def memory_endpoints(memory: MemoryService, browse: BrowseService) -> list[Endpo
 
     def restore(call: Call[NoInput, NoInput]) -> RestoreResult:
         return memory.restore(call.principal, call.path["memory_id"])
+
+    def bulk_delete(call: Call[NoInput, Ids]) -> BulkResult:
+        return memory.bulk_delete(call.principal, call.body.ids)
+
+    def bulk_restore(call: Call[NoInput, Ids]) -> BulkResult:
+        return memory.bulk_restore(call.principal, call.body.ids)
+
+    def open_pairs(call: Call[PageQuery, NoInput]) -> OpenPairs:
+        return duplicates.open(call.principal, call.query.cursor, call.query.limit)
+
+    def decide(call: Call[NoInput, DecisionInput]) -> Decided:
+        body = call.body
+        return duplicates.decide(
+            call.principal, call.path["pair_id"], body.decision, body.keep, body.content
+        )
 
     one = "/memories/{memory_id}"
     return [
@@ -102,6 +143,28 @@ def memory_endpoints(memory: MemoryService, browse: BrowseService) -> list[Endpo
             RecallResult,
             SearchQuery,
             NoInput,
+            tags=TAGS,
+        ),
+        Endpoint(
+            "post",
+            "/memories/bulk-delete",
+            "Delete several memories, each on its own (each id's outcome in results)",
+            bulk_delete,
+            BulkResult,
+            NoInput,
+            Ids,
+            scope=WRITE,
+            tags=TAGS,
+        ),
+        Endpoint(
+            "post",
+            "/memories/bulk-restore",
+            "Restore several memories, each on its own (each id's outcome in results)",
+            bulk_restore,
+            BulkResult,
+            NoInput,
+            Ids,
+            scope=WRITE,
             tags=TAGS,
         ),
         Endpoint(
@@ -146,5 +209,26 @@ def memory_endpoints(memory: MemoryService, browse: BrowseService) -> list[Endpo
             NoInput,
             scope=WRITE,
             tags=TAGS,
+        ),
+        Endpoint(
+            "get",
+            "/duplicates",
+            "Pairs of close memories waiting for a person's decision, newest first",
+            open_pairs,
+            OpenPairs,
+            PageQuery,
+            NoInput,
+            tags=("duplicates",),
+        ),
+        Endpoint(
+            "post",
+            "/duplicates/{pair_id}/decision",
+            "Decide a pair: keep both, supersede one by the other, or merge them",
+            decide,
+            Decided,
+            NoInput,
+            DecisionInput,
+            scope=WRITE,
+            tags=("duplicates",),
         ),
     ]

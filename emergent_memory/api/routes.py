@@ -35,6 +35,7 @@ from emergent_memory.auth.principal import WRITE, Principal
 from emergent_memory.memory.browse import BrowseService
 from emergent_memory.memory.capture import CaptureReceipt
 from emergent_memory.memory.capture_text import Role
+from emergent_memory.memory.duplicates import DuplicateService
 from emergent_memory.memory.injection import ContextResult, Event, StartSource
 from emergent_memory.memory.service import MemoryService
 
@@ -72,12 +73,13 @@ class Capture(Protocol):
 @dataclass(frozen=True)
 class ApiServices:
     """What the API calls: injection, capture (which answers "off" without a key), the memory
-    service and the browsing one."""
+    service, the browsing one and the possible duplicates'."""
 
     injection: ContextService
     capture: Capture
     memory: MemoryService
     browse: BrowseService
+    duplicates: DuplicateService
 
 
 class _SessionInput(Input):
@@ -160,7 +162,8 @@ def session_endpoints(services: ApiServices) -> list[Endpoint[Any, Any]]:
 def api_endpoints(services: ApiServices) -> list[Endpoint[Any, Any]]:
     """Every endpoint of the API, in the order the router tries them (fixed paths before
     paths with parameters)."""
-    return session_endpoints(services) + memory_endpoints(services.memory, services.browse)
+    memories = memory_endpoints(services.memory, services.browse, services.duplicates)
+    return session_endpoints(services) + memories
 
 
 def api_routes(services: ApiServices) -> list[BaseRoute]:
