@@ -453,9 +453,7 @@ class BrowseService:
         first_day = today - timedelta(days=GROWTH_DAYS - 1)
         since = datetime(first_day.year, first_day.month, first_day.day, tzinfo=UTC)
         with self._transaction(principal) as conn:
-            rows = browse_store.counts(conn, principal)
-            created = browse_store.per_day(conn, principal, "created", since)
-            deleted = browse_store.per_day(conn, principal, "deleted", since)
+            rows = browse_store.counts(conn, principal, since)
             used: dict[str, builtins.list[UsedMemory]] = {}
             for sort in ("most_used", "least_used"):
                 found = browse_store.page(
@@ -476,7 +474,13 @@ class BrowseService:
         by_category: dict[str, int] = dict.fromkeys(CATEGORIES, 0)
         by_scope: dict[str, int] = dict.fromkeys(SCOPES, 0)
         by_project: dict[str, int] = {}
+        created: dict[date, int] = {}
+        deleted: dict[date, int] = {}
         for row in rows:
+            if row.created_day is not None:
+                created[row.created_day] = created.get(row.created_day, 0) + row.n
+            if row.deleted_day is not None:
+                deleted[row.deleted_day] = deleted.get(row.deleted_day, 0) + row.n
             by_status[row.status] += row.n
             if row.status != "active":
                 continue

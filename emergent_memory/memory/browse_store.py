@@ -205,7 +205,10 @@ def page(
     if any(name in used for name in USE_FILTERS):
         parts = ["used"]
     elif key.unused is not None:
-        parts = ["used", "unused"]
+        # every row of the first part comes before every row of the second in the key's
+        # order (used: a count above 0, a real time), so the second is read only when the
+        # first has too few rows
+        parts = ["used", "unused"] if key.descending else ["unused", "used"]
     scope = used.get("scope")
     visibility = [
         b
@@ -217,8 +220,11 @@ def page(
     ]
     columns = [sql.Identifier(f"k{i}") for i in range(len(key.expressions))]
     direction = sql.SQL("DESC" if key.descending else "ASC")
-    branches = []
+    found: list[tuple[Any, ...]] = []
     for part in parts:
+        if len(found) >= limit:
+            break
+        params["limit"] = limit - len(found)
         expressions = list(key.expressions)
         if part == "unused":
             expressions[0] = f"%(unused)s::{key.types[0]}"
@@ -233,29 +239,28 @@ def page(
         # a constant key is no order: leave it out, so that the index gives the order
         ordered = keys[1:] if part == "unused" else keys
         order = sql.SQL(", ").join(sql.SQL("{} {}").format(k, direction) for k in ordered)
-        for branch in visibility:
-            branches.append(
-                sql.SQL(BRANCH).format(
-                    keys=key_list,
-                    uses=sql.SQL(USED if part == "used" else ""),
-                    branch=sql.SQL(branch),
-                    status=sql.SQL(STATUSES[status]),
-                    filters=conditions,
-                    unused=sql.SQL(NEVER_USED if part == "unused" else ""),
-                    after=after_sql,
-                    order=order,
-                )
+        branches = [
+            sql.SQL(BRANCH).format(
+                keys=key_list,
+                uses=sql.SQL(USED if part == "used" else ""),
+                branch=sql.SQL(branch),
+                status=sql.SQL(STATUSES[status]),
+                filters=conditions,
+                unused=sql.SQL(NEVER_USED if part == "unused" else ""),
+                after=after_sql,
+                order=order,
             )
-    if not branches:
-        return []
-    statement = sql.SQL(PAGE).format(
-        columns=sql.SQL(", ").join(columns),
-        branches=sql.SQL(" UNION ALL ").join(branches),
-        page_order=sql.SQL(", ").join(sql.SQL("{} {}").format(c, direction) for c in columns),
-    )
-    # never prepared: a generic plan (without the principal and the filters) is far slower
-    rows = conn.execute(statement, params, prepare=False).fetchall()
-    return [tuple(row) for row in rows]
+            for branch in visibility
+        ]
+        statement = sql.SQL(PAGE).format(
+            columns=sql.SQL(", ").join(columns),
+            branches=sql.SQL(" UNION ALL ").join(branches),
+            page_order=sql.SQL(", ").join(sql.SQL("{} {}").format(c, direction) for c in columns),
+        )
+        # never prepared: a generic plan (without the principal and the filters) is slower
+        rows = conn.execute(statement, params, prepare=False).fetchall()
+        found.extend(tuple(row) for row in rows)
+    return found
 
 
 def _after(key: SortKey, part: str | None, after: Sequence[Any] | None) -> sql.Composable | None:
@@ -519,31 +524,22 @@ def contexts(
 
 # -- statistics -----------------------------------------------------------------------------
 
-# The memories the principal sees (head versions), counted by status, category, scope and
-# the project they were saved in.
+# The memories the principal sees (head versions), counted by status, category, scope, the
+# project they were saved in, and the UTC day they were created and deleted on if that was
+# since %(since)s: one read of the memories for every count of the statistics.
 COUNTS = """
 SELECT CASE WHEN o.deleted_at IS NOT NULL THEN 'deleted'
             WHEN o.properties ? 'superseded_by' THEN 'superseded'
             ELSE 'active' END AS status,
        coalesce(o.properties ->> 'category', '') AS category, o.scope, o.project_id,
+       CASE WHEN o.created_at >= %(since)s
+            THEN (o.created_at AT TIME ZONE 'UTC')::date END AS created_day,
+       CASE WHEN o.deleted_at >= %(since)s
+            THEN (o.deleted_at AT TIME ZONE 'UTC')::date END AS deleted_day,
        count(*) AS n
 FROM kb.graph_objects o
 WHERE o.type = 'Memory' AND o.is_head AND {visible}
-GROUP BY 1, 2, 3, 4
-"""
-
-# Per UTC day since %(since)s: memories created, and memories deleted.
-CREATED_PER_DAY = """
-SELECT (o.created_at AT TIME ZONE 'UTC')::date AS day, count(*) AS n
-FROM kb.graph_objects o
-WHERE o.type = 'Memory' AND o.is_head AND {visible} AND o.created_at >= %(since)s
-GROUP BY 1
-"""
-DELETED_PER_DAY = """
-SELECT (o.deleted_at AT TIME ZONE 'UTC')::date AS day, count(*) AS n
-FROM kb.graph_objects o
-WHERE o.type = 'Memory' AND o.is_head AND {visible} AND o.deleted_at >= %(since)s
-GROUP BY 1
+GROUP BY 1, 2, 3, 4, 5, 6
 """
 
 # The principal's embedding jobs (that table has no row-level security: filtered here).
@@ -574,6 +570,8 @@ class CountRow:
     category: str
     scope: str
     project_id: UUID
+    created_day: date | None
+    deleted_day: date | None
     n: int
 
 
@@ -589,21 +587,11 @@ class DeadWindow:
     updated_at: datetime
 
 
-def counts(conn: Connection[Any], principal: Principal) -> list[CountRow]:
+def counts(conn: Connection[Any], principal: Principal, since: datetime) -> list[CountRow]:
     statement = sql.SQL(COUNTS).format(visible=sql.SQL(store.VISIBLE))
     with conn.cursor(row_factory=class_row(CountRow)) as cur:
-        cur.execute(statement, _params(principal), prepare=False)
+        cur.execute(statement, _params(principal, since=since), prepare=False)
         return cur.fetchall()
-
-
-def per_day(
-    conn: Connection[Any], principal: Principal, what: str, since: datetime
-) -> dict[date, int]:
-    """Memories created (`what` "created") or deleted ("deleted") per UTC day since."""
-    query = CREATED_PER_DAY if what == "created" else DELETED_PER_DAY
-    statement = sql.SQL(query).format(visible=sql.SQL(store.VISIBLE))
-    rows = conn.execute(statement, _params(principal, since=since), prepare=False).fetchall()
-    return {row[0]: int(row[1]) for row in rows}
 
 
 def status_counts(conn: Connection[Any], principal: Principal, queue: str) -> dict[str, int]:
