@@ -20,7 +20,7 @@ from psycopg_pool import ConnectionPool
 from starlette.testclient import TestClient
 
 from emergent_memory.auth.dashboard import DashboardLinks, DashboardSessions, digest
-from emergent_memory.auth.principal import READ, Principal
+from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
 from emergent_memory.auth.service import TokenService
 from emergent_memory.cli import cli
 from emergent_memory.dashboard import DashboardServices, dashboard_routes
@@ -679,3 +679,95 @@ def test_bulk_delete_and_restore_change_only_the_callers_memories(
     )
     assert forged.status_code == 403
     assert service.list_memories(principal)["count"] == 1
+
+
+# -- contexts, the injection log, stats, capture -------------------------------------------------
+
+
+def test_contexts_are_listed_inert_and_renamed_and_reprioritized(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    service.save(principal, "The frontend uses Svelte", "fact", context="<i>front</i>end")
+    page = signed_in.get("/ui/contexts")
+    assert page.status_code == 200
+    assert_inert(page.text)
+    assert "&lt;i&gt;front&lt;/i&gt;end" in page.text
+    context_id = re.search(r'action="/ui/contexts/([0-9a-f-]{36})"', page.text)
+    assert context_id
+    changed = signed_in.post(
+        f"/ui/contexts/{context_id.group(1)}",
+        data={CSRF_FIELD: csrf_of(page.text), "name": "web-ui", "priority": "90"},
+        headers=SAME_ORIGIN,
+        follow_redirects=False,
+    )
+    assert changed.status_code == 303, changed.text
+    [context] = BrowseService(service.pool).contexts(principal)
+    assert (context["name"], context["priority"], context["memory_count"]) == ("web-ui", 90, 1)
+    bad = signed_in.post(
+        f"/ui/contexts/{context_id.group(1)}",
+        data={CSRF_FIELD: csrf_of(page.text), "priority": "101"},
+        headers=SAME_ORIGIN,
+    )
+    assert bad.status_code == 400
+    assert "priority" in bad.text
+
+
+def test_the_injection_log_shows_what_went_into_a_session_inert(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    from tests.test_injection import make_injection
+
+    service.save(principal, "<script>alert(1)</script> The user prefers pnpm", "preference")
+    make_injection(service).context(
+        principal, session_id="session-<img src=x onerror=alert(1)>", event="session_start"
+    )
+    page = signed_in.get("/ui/injections")
+    assert page.status_code == 200
+    assert_inert(page.text)
+    assert "session-&lt;img src=x onerror=alert(1)&gt;" in page.text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; The user prefers pnpm" in page.text
+    assert "session_start" in page.text
+
+
+def test_stats_draw_svg_charts_with_escaped_labels(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    service.save(principal, "<script>x</script> most used memory", "fact")
+    service.save(principal, "A preference that nobody used", "preference")
+    service.recall(principal, "most used memory")
+    page = signed_in.get("/ui/stats")
+    assert page.status_code == 200
+    assert_inert(page.text)
+    for chart in ("chart-growth", "chart-category", "chart-status", "chart-scope", "chart-use"):
+        assert f'<svg class="chart" id="{chart}"' in page.text, chart
+    assert "&lt;script&gt;x&lt;/script&gt; most used" in page.text
+
+
+def test_the_capture_page_shows_the_queue_and_usage(signed_in: TestClient) -> None:
+    page = signed_in.get("/ui/capture")
+    assert page.status_code == 200
+    assert 'id="capture-counts"' in page.text
+    assert '<svg class="chart" id="chart-cost"' in page.text
+
+
+@pytest.mark.usefixtures("global_memories_cleanup")
+def test_global_memories_have_a_page_for_admin_tokens_only(
+    client: TestClient, service: MemoryService, token_for: Callable[..., str]
+) -> None:
+    admin = Principal(uuid.uuid4(), uuid.uuid4(), frozenset({READ, WRITE, ADMIN}))
+    memory_id = service.save(
+        admin, "Every team deploys with the release bot", "convention", scope="global"
+    )["memory"]["id"]
+    reader = Principal(uuid.uuid4(), uuid.uuid4())
+    assert sign_in(client, token_for(reader)).status_code == 303
+    assert client.get("/ui/global").status_code == 403
+    page = client.get(f"/ui/memories/{memory_id}").text
+    assert "Every team deploys with the release bot" in page
+    assert 'id="delete"' not in page  # a global memory is changed by admins only
+    client.cookies.clear()
+    assert sign_in(client, token_for(admin, READ, WRITE, ADMIN)).status_code == 303
+    listed = client.get("/ui/global")
+    assert listed.status_code == 200
+    assert "Every team deploys with the release bot" in listed.text
+    assert 'href="/ui/global"' in listed.text
+    assert 'id="delete"' in client.get(f"/ui/memories/{memory_id}").text

@@ -9,9 +9,9 @@ from html import escape
 
 from markupsafe import Markup
 
-WIDTH = 640
-BAR_HEIGHT = 22
-LABEL_WIDTH = 170
+WIDTH = 520
+BAR_HEIGHT = 24
+LABEL_WIDTH = 190
 
 
 def _number(value: float) -> str:
@@ -82,7 +82,7 @@ def line_chart(title: str, points: Sequence[tuple[str, float]], *, chart_id: str
     return _svg(title, chart_id, height, "".join(parts), _describe(points))
 
 
-def _clip(label: str, length: int = 24) -> str:
+def _clip(label: str, length: int = 22) -> str:
     return label if len(label) <= length else label[: length - 1] + "…"
 
 

@@ -407,34 +407,34 @@ def dashboard_routes(services: DashboardServices) -> list[BaseRoute]:
         else:
             found = await call(lambda: browser.stats(visit.principal))
         growth = found.get("growth") or []
-        chart_list = [
-            charts.line_chart(
-                "Memories created per day",
+        wanted = [
+            (
+                "Memories created per day (last 90 days)",
+                "chart-growth",
                 [(str(g.get("day", ""))[:10], float(g.get("created", 0))) for g in growth],
-                chart_id="chart-growth",
             ),
-            charts.bar_chart(
-                "Memories by category", counted(found.get("by_category")), chart_id="chart-category"
-            ),
-            charts.bar_chart(
-                "Memories by status", counted(found.get("by_status")), chart_id="chart-status"
-            ),
-            charts.bar_chart(
-                "Memories by scope", counted(found.get("by_scope")), chart_id="chart-scope"
-            ),
+            ("Active memories by category", "chart-category", counted(found.get("by_category"))),
+            ("Memories by status", "chart-status", counted(found.get("by_status"))),
+            ("Active memories by scope", "chart-scope", counted(found.get("by_scope"))),
         ]
-        most_used = found.get("most_used") or []
-        if most_used:
-            chart_list.append(
-                charts.bar_chart(
-                    "Most used memories",
-                    [
-                        (str(m.get("content", ""))[:40], float(m.get("use_count", 0)))
-                        for m in most_used
-                    ],
-                    chart_id="chart-use",
+        used = [m for m in found.get("most_used") or [] if m.get("use_count")]
+        if used:
+            wanted.append(
+                (
+                    "Most used memories (times recalled)",
+                    "chart-use",
+                    [(str(m.get("content", "")), float(m.get("use_count", 0))) for m in used],
                 )
             )
+        chart_list = [
+            {
+                "title": title,
+                "svg": (charts.line_chart if ident == "chart-growth" else charts.bar_chart)(
+                    title, items, chart_id=ident
+                ),
+            }
+            for title, ident, items in wanted
+        ]
         return render(request, "stats.html", visit, stats=found, charts=chart_list)
 
     async def injections(request: Request, visit: Visit) -> Response:
