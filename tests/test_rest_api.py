@@ -283,16 +283,12 @@ def test_global_memories_need_an_admin_token_to_change(
 @pytest.mark.parametrize("header", [None, "Bearer nope", "Basic dXNlcjpwYXNz"])
 def test_every_endpoint_needs_a_live_token(client: TestClient, header: str | None) -> None:
     headers = {} if header is None else {"Authorization": header}
-    some_id = str(uuid.uuid4())
-    for method, path in [
-        ("GET", "/memories/search?query=x"),
-        ("PATCH", f"/memories/{some_id}"),
-        ("DELETE", f"/memories/{some_id}"),
-        ("POST", f"/memories/{some_id}/restore"),
-    ]:
-        response = client.request(method, API + path, headers=headers, json={})
-        error = error_of(response, 401)
-        assert error["code"] == "unauthorized"
+    routes = served(client) - {("GET", API + "/openapi.json")}
+    assert len(routes) == 18
+    for method, path in routes:
+        url = re.sub(r"\{\w+\}", str(uuid.uuid4()), path)
+        response = client.request(method, url, headers=headers, json={})
+        assert error_of(response, 401)["code"] == "unauthorized", (method, path)
 
 
 # -- isolation ------------------------------------------------------------------------------
@@ -642,20 +638,23 @@ def test_every_curl_example_of_the_doc_runs(
     token_for: Callable[..., str],
 ) -> None:
     client = close_client
-    memory = saved(
-        close_service,
+    memory = close_service.save(
         principal,
         "The user prefers pnpm over npm as package manager",
-        category="preference",
-    )
+        "preference",
+        context="frontend",
+    )["memory"]["id"]
     _, newer = a_pair(close_service, principal)
-    (pair,) = Api(client, token_for(principal)).get("/duplicates").json()["pairs"]
+    api = Api(client, token_for(principal))
+    (pair,) = api.get("/duplicates").json()["pairs"]
+    (context,) = api.get("/contexts").json()["contexts"]
     variables = {
         "$API": EXAMPLE_SERVER + API,
         "$TOKEN": token_for(principal),
         "$ID": memory,
         "$PAIR": pair["id"],
         "$KEEP": newer,
+        "$CONTEXT": context["id"],
     }
     ran = 0
     head = DOC.read_text().split("\n### ")[0]
@@ -884,3 +883,142 @@ def test_bad_decisions_are_refused_and_change_nothing(
     assert fragment in error["message"]
     assert error_of(api.post("/duplicates/nope/decision", {"decision": "keep_both"}), 400)
     assert writes(principal) == before
+
+
+# -- contexts, stats, logs ------------------------------------------------------------------
+
+
+def test_contexts_are_listed_renamed_and_prioritised(
+    api: Api, as_: Callable[..., Api], service: MemoryService, principal: Principal
+) -> None:
+    service.save(principal, "The frontend uses pnpm", "convention", context="frontend")
+    listed = api.get("/contexts")
+    assert listed.status_code == 200, listed.text
+    (context,) = listed.json()["contexts"]
+    assert (context["name"], context["memory_count"]) == ("frontend", 1)
+    one = f"/contexts/{context['id']}"
+    renamed = api.patch(one, {"name": "web frontend"})
+    assert renamed.status_code == 200, renamed.text
+    assert renamed.json()["name"] == "web frontend"
+    assert api.patch(one, {"priority": 80}).json()["priority"] == 80
+    assert [c["name"] for c in api.get("/contexts").json()["contexts"]] == ["web frontend"]
+    assert (
+        "memory:write" in error_of(as_(principal, READ).patch(one, {"priority": 1}), 403)["message"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        ({"name": "a", "priority": 1}, "send one of name or priority"),
+        ({}, "send one of name or priority"),
+        ({"priority": 101}, "priority must be a whole number from 0 to 100; got 101"),
+        ({"priority": "9"}, "priority: Input should be a valid integer"),
+        ({"name": "  "}, "must be a non-empty name"),
+        ({"name": "two\nlines"}, "on one line"),
+        ({"label": "x"}, "label: is not a field of this request"),
+    ],
+)
+def test_bad_context_changes_are_refused(
+    api: Api,
+    service: MemoryService,
+    principal: Principal,
+    writes: Callable[..., tuple[int, ...]],
+    body: dict[str, Any],
+    fragment: str,
+) -> None:
+    service.save(principal, "The frontend uses pnpm", "convention", context="frontend")
+    (context,) = api.get("/contexts").json()["contexts"]
+    before = writes(principal)
+    assert fragment in error_of(api.patch(f"/contexts/{context['id']}", body), 400)["message"]
+    assert writes(principal) == before
+
+
+def test_another_actors_context_is_not_found_like_a_missing_one(
+    api: Api,
+    as_: Callable[..., Api],
+    service: MemoryService,
+    principal: Principal,
+    writes: Callable[..., tuple[int, ...]],
+) -> None:
+    other = Principal(uuid.uuid4(), principal.project_id)
+    service.save(other, "Bob's frontend uses yarn", "convention", context="bobs")
+    (theirs,) = as_(other).get("/contexts").json()["contexts"]
+    assert api.get("/contexts").json()["contexts"] == []
+    missing = str(uuid.uuid4())
+    before = writes(other)
+    hidden = error_of(api.patch(f"/contexts/{theirs['id']}", {"name": "mine"}), 404)
+    unknown = error_of(api.patch(f"/contexts/{missing}", {"name": "mine"}), 404)
+    assert hidden["message"].replace(theirs["id"], "<id>") == unknown["message"].replace(
+        missing, "<id>"
+    )
+    assert writes(other) == before
+    assert "context_id" in error_of(api.patch("/contexts/nope", {"name": "x"}), 400)["message"]
+
+
+def test_stats_count_the_tokens_memories_only(
+    api: Api, service: MemoryService, principal: Principal
+) -> None:
+    saved(service, principal, "The user prefers tabs", category="preference")
+    service.delete(principal, saved(service, principal, "The old CI ran on Jenkins"))
+    saved(service, Principal(uuid.uuid4(), principal.project_id), "Bob's", scope="project")
+    response = api.get("/stats")
+    assert response.status_code == 200, response.text
+    stats = response.json()
+    assert stats["by_status"] == {"active": 1, "superseded": 0, "deleted": 1}
+    assert stats["by_category"]["preference"] == 1
+    assert stats["by_project"] == {str(principal.project_id): 1}
+    assert stats["growth"][-1]["created"] == 2
+
+
+def test_the_injection_log_shows_what_a_session_got(
+    api: Api, service: MemoryService, principal: Principal
+) -> None:
+    memory = saved(service, principal, "The user prefers pnpm over npm", category="preference")
+    started = api.post("/context", {"session_id": "s-log", "event": "session_start"})
+    assert started.status_code == 200, started.text
+    log = api.get("/injections", session_id="s-log")
+    assert log.status_code == 200, log.text
+    (session,) = log.json()["sessions"]
+    assert session["session_id"] == "s-log"
+    (injection,) = session["injections"]
+    assert [m["id"] for m in injection["memories"]] == [memory]
+    assert injection["estimated_tokens"] == started.json()["estimated_tokens"]
+    assert api.get("/injections", session_id="other").json()["sessions"] == []
+    assert "limit" in error_of(api.get("/injections", limit="0"), 400)["message"]
+
+
+def test_llm_usage_sums_the_actors_calls_per_day_and_model(
+    api: Api, principal: Principal, connect: Callable[[], psycopg.Connection[Any]]
+) -> None:
+    with connect() as conn:
+        for actor, tokens in ((principal.actor_id, 1000), (uuid.uuid4(), 5000)):
+            conn.execute(
+                "INSERT INTO kb.llm_calls (actor_id, purpose, model, input_tokens, "
+                "output_tokens, outcome) VALUES (%s, 'gate', 'claude-haiku-4-5', %s, 10, 'ok')",
+                (actor, tokens),
+            )
+        conn.commit()
+    usage = api.get("/llm-usage", days="7")
+    assert usage.status_code == 200, usage.text
+    (day,) = usage.json()["usage"]
+    assert (day["model"], day["calls"], day["input_tokens"]) == ("claude-haiku-4-5", 1, 1000)
+    assert usage.json()["days"] == 7
+    assert (
+        "days must be a whole number" in error_of(api.get("/llm-usage", days="0"), 400)["message"]
+    )
+
+
+def test_the_capture_queue_starts_empty(api: Api) -> None:
+    queue = api.get("/capture/queue")
+    assert queue.status_code == 200, queue.text
+    assert queue.json()["dead_letters"] == []
+    assert set(queue.json()["counts"]) == {"pending", "running", "done", "dead"}
+    assert all(n == 0 for n in queue.json()["counts"].values())
+
+
+@pytest.mark.parametrize(
+    "path", ["/contexts", "/stats", "/injections", "/llm-usage", "/capture/queue", "/duplicates"]
+)
+def test_reading_needs_read(as_: Callable[..., Api], principal: Principal, path: str) -> None:
+    assert "memory:read" in error_of(as_(principal, ANY_PROJECT).get(path), 403)["message"]

@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, Route
 
+from emergent_memory.api.browse import browse_endpoints
 from emergent_memory.api.common import (
     API,
     Call,
@@ -163,7 +164,7 @@ def api_endpoints(services: ApiServices) -> list[Endpoint[Any, Any]]:
     """Every endpoint of the API, in the order the router tries them (fixed paths before
     paths with parameters)."""
     memories = memory_endpoints(services.memory, services.browse, services.duplicates)
-    return session_endpoints(services) + memories
+    return session_endpoints(services) + memories + browse_endpoints(services.browse)
 
 
 def api_routes(services: ApiServices) -> list[BaseRoute]:
