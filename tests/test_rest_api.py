@@ -17,6 +17,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from jsonschema import Draft202012Validator
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
@@ -446,6 +447,13 @@ def test_the_openapi_document_describes_every_route_without_a_token(client: Test
     assert [p["name"] for p in search["parameters"] if p["required"]] == ["query"]
     for ref in _refs(document):  # every reference resolves
         assert ref.rsplit("/", 1)[1] in schemas, ref
+    for schema in schemas.values():  # OpenAPI 3.1's schemas are JSON Schema 2020-12
+        Draft202012Validator.check_schema(schema)
+    operations = [op for item in document["paths"].values() for op in item.values()]
+    assert len({op["operationId"] for op in operations}) == len(operations)
+    for operation in operations:
+        public = operation is document["paths"][API + "/openapi.json"]["get"]
+        assert public or re.match(r"Needs the scope memory:(read|write)", operation["description"])
 
 
 def served(client: TestClient) -> set[tuple[str, str]]:
