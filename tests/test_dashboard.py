@@ -51,7 +51,13 @@ def build_app(service: MemoryService, sessions: DashboardSessions, **extra: Any)
             DashboardServices(
                 memory=service,
                 sessions=sessions,
-                **({"browse": BrowseService(service.pool)} | extra),
+                **(
+                    {
+                        "browse": BrowseService(service.pool),
+                        "duplicates": DuplicateService(service.pool, service),
+                    }
+                    | extra
+                ),
             )
         ),
     )
@@ -549,9 +555,7 @@ def close_service(make_service: Callable[..., MemoryService]) -> MemoryService:
 
 @pytest.fixture
 def dup_client(close_service: MemoryService, sessions: DashboardSessions) -> Iterator[TestClient]:
-    app = build_app(
-        close_service, sessions, duplicates=DuplicateService(close_service.pool, close_service)
-    )
+    app = build_app(close_service, sessions)
     with TestClient(app, base_url=BASE) as test_client:
         yield test_client
 
