@@ -775,3 +775,73 @@ def test_global_memories_have_a_page_for_admin_tokens_only(
     assert "Every team deploys with the release bot" in listed.text
     assert 'href="/ui/global"' in listed.text
     assert 'id="delete"' in client.get(f"/ui/memories/{memory_id}").text
+
+
+# -- a memory's page: edit, delete, restore, history, supersession -------------------------------
+
+
+def test_edit_delete_and_restore_from_the_memory_page(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    memory_id = service.save(principal, "The API listens on port 8080", "fact")["memory"]["id"]
+    url = f"/ui/memories/{memory_id}"
+    page = signed_in.get(url).text
+    assert 'id="edit-form"' in page
+    token = csrf_of(page)
+    edited = signed_in.post(
+        f"{url}/edit",
+        data={
+            CSRF_FIELD: token,
+            "content": "The API listens on port <b>9090</b>",
+            "category": "convention",
+            "confidence": "0.8",
+        },
+        headers=SAME_ORIGIN,
+        follow_redirects=False,
+    )
+    assert edited.status_code == 303
+    assert edited.headers["location"] == f"{url}?done=updated"
+    page = signed_in.get(f"{url}?done=updated").text
+    assert "Saved: the memory has a new version." in page
+    assert "<del>8080</del><ins>&lt;b&gt;9090&lt;/b&gt;</ins>" in page.replace("\n", "")
+    assert 'id="memory-category">convention<' in page
+    [record] = service.list_memories(principal)["memories"]
+    assert (record["content"], record["confidence"]) == ("The API listens on port <b>9090</b>", 0.8)
+    bad = signed_in.post(
+        f"{url}/edit", data={CSRF_FIELD: token, "content": "  "}, headers=SAME_ORIGIN
+    )
+    assert bad.status_code == 400
+    assert f'href="{url}"' in bad.text  # back to the memory
+    deleted = signed_in.post(
+        f"{url}/delete", data={CSRF_FIELD: token}, headers=SAME_ORIGIN, follow_redirects=False
+    )
+    assert deleted.status_code == 303
+    page = signed_in.get(url).text
+    assert "status-deleted" in page
+    assert 'id="restore"' in page
+    assert 'id="edit-form"' not in page
+    assert service.list_memories(principal)["count"] == 0
+    restored = signed_in.post(
+        f"{url}/restore", data={CSRF_FIELD: token}, headers=SAME_ORIGIN, follow_redirects=False
+    )
+    assert restored.status_code == 303
+    assert service.list_memories(principal)["count"] == 1
+
+
+def test_the_supersession_chain_is_shown_both_ways(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    old = service.save(principal, "CI runs on <Jenkins>", "fact")["memory"]["id"]
+    new = service.save(principal, "CI runs on GitHub Actions", "fact")["memory"]["id"]
+    service.supersede(principal, new, old)
+    newer = signed_in.get(f"/ui/memories/{new}").text
+    assert 'id="supersedes"' in newer
+    assert f'href="/ui/memories/{old}"' in newer
+    assert "CI runs on &lt;Jenkins&gt;" in newer
+    older = signed_in.get(f"/ui/memories/{old}").text
+    assert 'id="superseded-by"' in older
+    assert f'href="/ui/memories/{new}"' in older
+    assert "status-superseded" in older
+    listed = signed_in.get("/ui/memories?status=superseded").text
+    assert f'href="/ui/memories/{old}"' in listed
+    assert f'href="/ui/memories/{new}"' not in listed
