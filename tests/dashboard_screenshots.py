@@ -16,20 +16,32 @@ import secrets
 import shutil
 import sys
 import tempfile
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import psycopg
 
 from emergent_memory.db import migrate
 from emergent_memory.db.connection import open_database, with_role
 from emergent_memory.db.roles import ensure_login_role
 from tests.browser import chromium_executable, launch
-from tests.dashboard_site import REPOSITORY, dashboard_site, new_principal, seed_demo
+from tests.dashboard_site import (
+    DEMO_MEMORIES,
+    REPOSITORY,
+    dashboard_site,
+    new_principal,
+    seed_demo,
+)
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Page
+    from playwright.sync_api import FloatRect, Page, ViewportSize
 
 OUT = REPOSITORY / "docs" / "images"
-VIEWPORT = {"width": 1024, "height": 640}  # a laptop's browser window, less its borders
+VIEWPORT: ViewportSize = {
+    "width": 1024,
+    "height": 640,
+}  # a laptop's browser window, less its borders
 MAX_BYTES = 100_000  # each image stays small: the documentation is read in the repository too
 
 
@@ -63,6 +75,7 @@ def capture(out: Path) -> list[Path]:
             with dashboard_site(db.url, app_url) as site, sync_playwright() as playwright:
                 principal = new_principal()
                 ids = seed_demo(site.memory, principal)
+                _spread_over_a_week(db.url, ids)
                 token = site.token(principal.actor_id, principal.project_id)
                 browser = launch(playwright, chromium_executable())
                 context = browser.new_context(viewport=VIEWPORT, color_scheme="light")
@@ -89,13 +102,27 @@ def capture(out: Path) -> list[Path]:
     return written
 
 
+def _spread_over_a_week(owner_url: str, ids: dict[str, str]) -> None:
+    """Date the demo memories as if saved over a week, two a day (all of a memory's versions
+    move together), so that the stats page's growth chart has a shape."""
+    saved = [ids[content] for content, _, _ in DEMO_MEMORIES] + [ids["duplicate"]]
+    with psycopg.connect(owner_url, autocommit=True) as conn:
+        for age, memory_id in enumerate(reversed(saved)):
+            conn.execute(
+                "UPDATE kb.graph_objects SET created_at = created_at - %(shift)s, "
+                "updated_at = updated_at - %(shift)s, deleted_at = deleted_at - %(shift)s "
+                "WHERE canonical_id = %(id)s",
+                {"shift": timedelta(days=age // 2), "id": memory_id},
+            )
+
+
 def _shot(page: Page, path: Path) -> Path:
     """The visible part of the page (not the whole scroll height), less of its bottom while
     the PNG is over MAX_BYTES."""
     height = VIEWPORT["height"]
     while True:
-        clip = {"x": 0, "y": 0, "width": VIEWPORT["width"], "height": height}
-        page.screenshot(path=str(path), clip=clip)  # type: ignore[arg-type]
+        clip: FloatRect = {"x": 0, "y": 0, "width": VIEWPORT["width"], "height": height}
+        page.screenshot(path=str(path), clip=clip)
         if path.stat().st_size <= MAX_BYTES or height <= 300:
             return path
         height -= 80
