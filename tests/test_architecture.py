@@ -64,14 +64,24 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     ),
     "mcp": (
         *(P + m for m in ("graph", "db", "embeddings", "transfer", "auth.tokens", "memory.store")),
-        *(P + m for m in ("cli", "app", "api")),
+        *(P + m for m in ("cli", "app", "api", "dashboard")),
         "psycopg",
         "psycopg_pool",
         "pgvector",
     ),
     "api": (
         *(P + m for m in ("graph", "db", "embeddings", "llm", "transfer", "auth.tokens")),
-        *(P + m for m in ("memory.store", "memory.sessions", "cli", "app", "mcp")),
+        *(P + m for m in ("memory.store", "memory.browse_store", "memory.sessions")),
+        *(P + m for m in ("cli", "app", "mcp", "dashboard")),
+        "psycopg",
+        "psycopg_pool",
+        "pgvector",
+    ),
+    # the dashboard is an edge like the REST API: services only, through the same scopes
+    "dashboard": (
+        *(P + m for m in ("graph", "db", "embeddings", "llm", "transfer", "auth.tokens")),
+        *(P + m for m in ("memory.store", "memory.browse_store", "memory.sessions")),
+        *(P + m for m in ("cli", "app", "mcp", "api")),
         "psycopg",
         "psycopg_pool",
         "pgvector",
@@ -79,6 +89,9 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     # the marker rule: shared by the server and the hooks, which import it on every prompt
     "markers": ("emergent_memory",),
 }
+# and nothing below the edges imports the two web edges (issue 16)
+for _part in ("db", "graph", "embeddings", "auth", "transfer", "memory", "app"):
+    FORBIDDEN[_part] += (P + "api", P + "dashboard")
 
 
 @pytest.mark.parametrize("part", sorted(FORBIDDEN))
@@ -112,6 +125,11 @@ def test_a_layer_imports_nothing_above_it(part: str) -> None:
         ("from emergent_memory.db.connection import connect", "cli"),
         ("from psycopg_pool import ConnectionPool", "cli"),
         ("from emergent_memory.auth import tokens", "mcp"),
+        # the dashboard and the REST API are edges (issue 16)
+        ("from emergent_memory.memory import browse_store", "dashboard"),
+        ("from emergent_memory.api import common", "dashboard"),
+        ("from emergent_memory.db.pool import transaction", "dashboard"),
+        ("from emergent_memory.memory.browse_store import list_page", "api"),
         # markers.py imports nothing of the package (issue 15's review)
         ("from emergent_memory.memory.validation import storable", "markers"),
         ("from emergent_memory import errors", "markers"),
@@ -148,7 +166,7 @@ def test_the_edge_rule_sees_database_use(source: str) -> None:
 
 def test_the_edges_contain_no_sql_and_no_pool() -> None:
     """CLI commands and MCP tools call services; they never hold a connection or the pool."""
-    for path in files_of("cli") + files_of("mcp") + files_of("api"):
+    for path in files_of("cli") + files_of("mcp") + files_of("api") + files_of("dashboard"):
         source = path.read_text()
         assert not re.search(r"\b(SELECT|INSERT|UPDATE|DELETE)\b", source), path.name
         database_use = (
