@@ -89,9 +89,13 @@ def sign_in(client: TestClient, token: str) -> Any:
 
 
 def csrf_of(html: str) -> str:
-    match = re.search(rf'name="{CSRF_FIELD}" value="([^"]+)"', html)
-    assert match, "no CSRF field on the page"
-    return match.group(1)
+    """The CSRF token of the page's forms: every form carries the same, non-empty one (each
+    test then posts what a form of the page would send)."""
+    values = re.findall(rf'name="{CSRF_FIELD}" value="([^"]*)"', html)
+    assert values, "no CSRF field on the page"
+    assert values[0], "an empty CSRF field"
+    assert set(values) == {values[0]}, f"the page's forms carry different tokens: {set(values)}"
+    return values[0]
 
 
 def test_sign_in_with_a_token_sets_a_strict_http_only_cookie(

@@ -174,7 +174,11 @@ class Site:
                 visit = await self.find_visit(request)
                 if visit is None:
                     if change:
-                        raise Refused(403, "sign in first: this session has ended")
+                        raise Refused(
+                            403,
+                            "no signed-in session came with this request (signed out, expired, "
+                            "or sent from another site); sign in and try again",
+                        )
                     return RedirectResponse(f"{UI}/signin", status_code=303)
                 if change:
                     form = await request.form()
