@@ -849,3 +849,24 @@ def test_the_supersession_chain_is_shown_both_ways(
     listed = signed_in.get("/ui/memories?status=superseded").text
     assert f'href="/ui/memories/{old}"' in listed
     assert f'href="/ui/memories/{new}"' not in listed
+
+
+def test_over_https_the_session_cookie_is_secure(
+    service: MemoryService,
+    sessions: DashboardSessions,
+    principal: Principal,
+    token_for: Callable[..., str],
+) -> None:
+    base = "https://dashboard.example"
+    with TestClient(build_app(service, sessions), base_url=base) as client:
+        response = client.post(
+            "/ui/signin",
+            data={"token": token_for(principal)},
+            headers={"Origin": base},
+            follow_redirects=False,
+        )
+        assert response.status_code == 303
+        cookie = response.headers["set-cookie"]
+        assert "Secure" in cookie
+        assert "HttpOnly" in cookie
+        assert client.get("/ui/memories").status_code == 200
