@@ -182,6 +182,13 @@ def test_search_finds_by_words_with_the_score_breakdown_and_counts_no_use(
     assert first["scores"]["lexical_rank"] == 1
     filtered = api.get("/memories/search", query="tabs", category="fact").json()
     assert tabs not in [m["id"] for m in filtered["memories"]]
+    # a person's search is not a use: nothing recorded, the counts as stored
+    assert first["use_count"] == 0
+    assert first["last_used"] is None
+    assert api.get(f"/memories/{tabs}").json()["use_count"] == 0
+    service.recall(principal, "tabs or spaces")  # an agent's recall is one
+    again = api.get("/memories/search", query="tabs or spaces").json()["memories"][0]
+    assert (again["use_count"], again["last_used"] is not None) == (1, True)
 
 
 def test_search_sees_only_the_tokens_memories(

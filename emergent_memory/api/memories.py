@@ -96,7 +96,10 @@ def memory_endpoints(
 
     def search(call: Call[SearchQuery, NoInput]) -> RecallResult:
         query = call.query
-        return memory.recall(call.principal, query.query, query.category, query.scope, query.limit)
+        # a person looking is not an agent using what it found: no use is recorded
+        return memory.recall(
+            call.principal, query.query, query.category, query.scope, query.limit, record_use=False
+        )
 
     def update(call: Call[NoInput, MemoryChanges]) -> UpdateResult:
         changes = call.body.model_dump(exclude_unset=True)
@@ -138,7 +141,8 @@ def memory_endpoints(
         Endpoint(
             "get",
             "/memories/search",
-            "Search memories by meaning and words (hybrid recall), with why each matched",
+            "Search memories by meaning and words (hybrid recall), with why each matched; "
+            "a search is not a use",
             search,
             RecallResult,
             SearchQuery,

@@ -311,6 +311,8 @@ class MemoryService:
         limit: int | None = None,
         include_episodes: bool = False,
         session_id: str | None = None,
+        *,
+        record_use: bool = True,
     ) -> RecallResult:
         """The visible active memories that best match the query, by meaning and by words.
 
@@ -318,6 +320,10 @@ class MemoryService:
         that match, in `episodes` (at most `limit`, and EPISODES_MAX_LIMIT), never among the
         memories and never counted as a use; `session_id` keeps those of one client session
         (`category` is a memory's and does not filter them; `scope` does).
+
+        Each memory found counts as used (an agent recalled it), unless `record_use` is False
+        (a person searching from the REST API or the dashboard): then nothing is written and
+        the use counts and last uses are as stored.
         """
         text = validation.content(query, max_length=self._config.max_content_length, field="query")
         category_ = None if category is None else validation.category(category)
@@ -362,12 +368,15 @@ class MemoryService:
                     limit=min(limit_, EPISODES_MAX_LIMIT),
                     **self._config.episode_tuning,
                 )
-            recalled_at = store.record_recalls(conn, principal, [row.id for row in rows])
+            recalled_at = None
+            if record_use:
+                recalled_at = store.record_recalls(conn, principal, [row.id for row in rows])
         memories: list[RecalledMemory] = []
         for row in rows:
+            used = 0 if recalled_at is None else 1
             memories.append(
                 {
-                    **_record(row, use_count=row.use_count + 1, last_used=recalled_at),
+                    **_record(row, use_count=row.use_count + used, last_used=recalled_at),
                     "score": round(row.score, 6),
                     "scores": {
                         "lexical_rank": row.lexical_rank,
