@@ -311,7 +311,7 @@ class BrowseService:
         filters: dict[str, Any] = {
             "category": None if category is None else validation.category(category),
             "scope": None if scope is None else validation.scope(scope),
-            "project_id": None if project_id is None else _uuid(project_id, "project_id"),
+            "project_id": None if project_id is None else as_uuid(project_id, "project_id"),
             "context": None if context is None else validation.context_name(context),
             "text": _text(text),
             "created_after": _time(created_after, "created_after"),
@@ -327,8 +327,8 @@ class BrowseService:
             ):
                 raise InvalidInput(f"{low} must be earlier than {high}")
         digest = _digest(status_, filters)
-        after = None if cursor is None else _decode_cursor(cursor, sort_, digest)
-        _require_read(principal)
+        after = None if cursor is None else decode_cursor(cursor, sort_, digest)
+        require_read(principal)
         with self._transaction(principal) as conn:
             if filters["text"] is not None and browse_store.query_words(conn, filters["text"]) == 0:
                 raise InvalidInput(
@@ -346,10 +346,10 @@ class BrowseService:
             )
             shown = found[:limit_]
             rows = browse_store.rows(conn, principal, [row[0] for row in shown])
-        memories = [_browsed(rows[row[0]]) for row in shown if row[0] in rows]
+        memories = [browsed(rows[row[0]]) for row in shown if row[0] in rows]
         next_cursor = None
         if len(found) > limit_:
-            next_cursor = _encode_cursor(sort_, digest, shown[-1][1:])
+            next_cursor = encode_cursor(sort_, digest, shown[-1][1:])
         return {"memories": memories, "next_cursor": next_cursor}
 
     # -- one memory -----------------------------------------------------------------------
@@ -357,12 +357,12 @@ class BrowseService:
     def get(self, principal: Principal, memory_id: UUID | str) -> MemoryDetail:
         """One memory the principal sees, in any status, with its history and neighbours."""
         id_ = _memory_id(memory_id)
-        _require_read(principal)
+        require_read(principal)
         with self._transaction(principal) as conn:
             found = browse_store.rows(conn, principal, [id_])
             if id_ not in found:
                 raise MemoryNotFound(f"memory {id_} not found")
-            memory = _browsed(found[id_])
+            memory = browsed(found[id_])
             versions = browse_store.versions(conn, id_)
             back = browse_store.superseded_chain(conn, id_, CHAIN_DEPTH)
             forward = browse_store.superseding_chain(conn, id_, CHAIN_DEPTH)
@@ -394,18 +394,18 @@ class BrowseService:
 
     def contexts(self, principal: Principal) -> builtins.list[Context]:
         """The principal's contexts, by name, with how many active memories each holds."""
-        _require_read(principal)
+        require_read(principal)
         with self._transaction(principal) as conn:
             return [_context(row) for row in browse_store.contexts(conn, principal)]
 
     def rename_context(self, principal: Principal, context_id: UUID | str, name: str) -> Context:
         """Rename one of the principal's contexts (names are one line, unique per actor
         ignoring case: the memories filed under a name go on being found by it)."""
-        id_ = _uuid(context_id, "context_id")
+        id_ = as_uuid(context_id, "context_id")
         new_name = validation.context_name(name)
         if new_name is None:
             raise InvalidInput("name must be a non-empty name, e.g. 'frontend'")
-        _require_write(principal)
+        require_write(principal)
         with self._transaction(principal) as conn:
             self._own_context(conn, principal, id_)
             store.lock_context_name(conn, principal.actor_id, new_name)
@@ -421,7 +421,7 @@ class BrowseService:
         self, principal: Principal, context_id: UUID | str, priority: int
     ) -> Context:
         """Set a context's priority, a whole number from 0 to 100."""
-        id_ = _uuid(context_id, "context_id")
+        id_ = as_uuid(context_id, "context_id")
         if (
             isinstance(priority, bool)
             or not isinstance(priority, int)
@@ -431,7 +431,7 @@ class BrowseService:
                 f"priority must be a whole number from {MIN_PRIORITY} to {MAX_PRIORITY}; "
                 f"got {priority!r:.40}"
             )
-        _require_write(principal)
+        require_write(principal)
         with self._transaction(principal) as conn:
             self._own_context(conn, principal, id_)
             graph.update_object(conn, id_, properties={"priority": priority})
@@ -448,7 +448,7 @@ class BrowseService:
 
     def stats(self, principal: Principal) -> Stats:
         """What the principal's memories look like (see Stats)."""
-        _require_read(principal)
+        require_read(principal)
         today = datetime.now(UTC).date()
         first_day = today - timedelta(days=GROWTH_DAYS - 1)
         since = datetime(first_day.year, first_day.month, first_day.day, tzinfo=UTC)
@@ -531,9 +531,9 @@ class BrowseService:
         digest = _digest("injections", {"session_id": session})
         after = None
         if cursor is not None:
-            time, last = _decode_cursor(cursor, INJECTIONS_CURSOR, digest, ("timestamptz", "text"))
+            time, last = decode_cursor(cursor, INJECTIONS_CURSOR, digest, ("timestamptz", "text"))
             after = (time, last)
-        _require_read(principal)
+        require_read(principal)
         with self._transaction(principal) as conn:
             found = browse_store.injection_sessions(conn, principal, session, after, limit_ + 1)
             shown = found[:limit_]
@@ -576,7 +576,7 @@ class BrowseService:
         next_cursor = None
         if len(found) > limit_:
             last_session = shown[-1]
-            next_cursor = _encode_cursor(
+            next_cursor = encode_cursor(
                 INJECTIONS_CURSOR, digest, (last_session.last_at, last_session.session_id)
             )
         return {"sessions": sessions, "next_cursor": next_cursor}
@@ -593,7 +593,7 @@ class BrowseService:
             raise InvalidInput(
                 f"days must be a whole number from 1 to {USAGE_MAX_DAYS}; got {days!r:.40}"
             )
-        _require_read(principal)
+        require_read(principal)
         first_day = datetime.now(UTC).date() - timedelta(days=days - 1)
         since = datetime(first_day.year, first_day.month, first_day.day, tzinfo=UTC)
         with self._transaction(principal) as conn:
@@ -624,7 +624,7 @@ class BrowseService:
 
     def capture_queue(self, principal: Principal) -> CaptureQueue:
         """The principal's capture windows by status, and the dead ones with their reasons."""
-        _require_read(principal)
+        require_read(principal)
         with self._transaction(principal) as conn:
             found = browse_store.status_counts(conn, principal, "capture")
             dead = browse_store.dead_windows(conn, principal, DEAD_LETTERS_SHOWN)
@@ -652,12 +652,12 @@ class BrowseService:
             yield conn
 
 
-def _require_read(principal: Principal) -> None:
+def require_read(principal: Principal) -> None:
     if not principal.can_read:
         raise PermissionDenied("this credential may not read memories (needs memory:read)")
 
 
-def _require_write(principal: Principal) -> None:
+def require_write(principal: Principal) -> None:
     if not principal.can_write:
         raise PermissionDenied("this credential may not change memories (needs memory:write)")
 
@@ -668,7 +668,8 @@ def _status(row: browse_store.BrowseRow) -> MemoryStatus:
     return "superseded" if row.superseded_by else "active"
 
 
-def _browsed(row: browse_store.BrowseRow) -> BrowsedMemory:
+def browsed(row: browse_store.BrowseRow) -> BrowsedMemory:
+    """A memory in any status as list, get and the duplicate pairs show it."""
     return {
         "id": str(row.id),
         "content": row.content,
@@ -767,7 +768,8 @@ def _memory_id(value: object) -> UUID:
     return validation.memory_id(value)
 
 
-def _uuid(value: object, field: str) -> UUID:
+def as_uuid(value: object, field: str) -> UUID:
+    """An id argument (a UUID or its text); `field` names it in the error."""
     if isinstance(value, UUID):
         return value
     if isinstance(value, str):
@@ -822,7 +824,9 @@ def _digest(status: str, filters: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def _encode_cursor(sort: str, digest: str, key: tuple[Any, ...]) -> str:
+def encode_cursor(sort: str, digest: str, key: tuple[Any, ...]) -> str:
+    """An opaque, url-safe cursor after the row with these key values, for the keyset `sort`
+    of the list `digest` fingerprints."""
     values = [v.isoformat() if isinstance(v, datetime) else str(v) for v in key]
     raw = json.dumps({"v": CURSOR_VERSION, "s": sort, "f": digest, "k": values})
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
@@ -834,10 +838,10 @@ BAD_CURSOR = (
 )
 
 
-def _decode_cursor(
+def decode_cursor(
     cursor: object, sort: str, digest: str, types: tuple[str, ...] | None = None
 ) -> list[Any]:
-    """The key values of a cursor that _encode_cursor made for this sort (a list's, or
+    """The key values of a cursor that encode_cursor made for this sort (a list's, or
     another keyset such as the open duplicate pairs', with its `types`) and digest."""
     if not isinstance(cursor, str) or not cursor or len(cursor) > 1000:
         raise InvalidInput(BAD_CURSOR)

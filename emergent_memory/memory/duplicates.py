@@ -25,12 +25,12 @@ from emergent_memory.errors import InvalidInput, ObjectNotFound
 from emergent_memory.memory import browse_store, validation
 from emergent_memory.memory.browse import (
     BrowsedMemory,
-    _browsed,
-    _decode_cursor,
-    _encode_cursor,
-    _require_read,
-    _require_write,
-    _uuid,
+    as_uuid,
+    browsed,
+    decode_cursor,
+    encode_cursor,
+    require_read,
+    require_write,
 )
 from emergent_memory.memory.models import MemoryRecord
 from emergent_memory.memory.service import MemoryService, acting_for
@@ -83,9 +83,9 @@ class DuplicateService:
         limit_ = validation.limit(limit, default=OPEN_DEFAULT_LIMIT, maximum=OPEN_MAX_LIMIT)
         after = None
         if cursor is not None:
-            time, id_ = _decode_cursor(cursor, PAIRS_CURSOR, "", PAIRS_KEY)
+            time, id_ = decode_cursor(cursor, PAIRS_CURSOR, "", PAIRS_KEY)
             after = (time, id_)
-        _require_read(principal)
+        require_read(principal)
         with acting_for(self._pool, principal) as conn:
             found = browse_store.open_pairs(conn, principal, after, limit_ + 1)
             shown = found[:limit_]
@@ -94,8 +94,8 @@ class DuplicateService:
         pairs: list[DuplicatePair] = [
             {
                 "id": str(pair.id),
-                "memory": _browsed(rows[pair.memory_id]),
-                "duplicate_of": _browsed(rows[pair.duplicate_of]),
+                "memory": browsed(rows[pair.memory_id]),
+                "duplicate_of": browsed(rows[pair.duplicate_of]),
                 "similarity": round(pair.similarity, 4),
                 "created_at": pair.created_at.isoformat(),
             }
@@ -105,7 +105,7 @@ class DuplicateService:
         next_cursor = None
         if len(found) > limit_:
             last = shown[-1]
-            next_cursor = _encode_cursor(PAIRS_CURSOR, "", (last.created_at, last.id))
+            next_cursor = encode_cursor(PAIRS_CURSOR, "", (last.created_at, last.id))
         return {"pairs": pairs, "next_cursor": next_cursor}
 
     def decide(
@@ -119,16 +119,16 @@ class DuplicateService:
         """Decide a pair: keep_both, supersede (`keep`, one of the pair, stays; the other is
         superseded by it) or merge (`keep` gets `content`, the merged text, if given, then
         supersedes the other). A pair is decided once."""
-        id_ = _uuid(pair_id, "pair_id")
+        id_ = as_uuid(pair_id, "pair_id")
         decision_ = validation.choice(decision, DECISIONS, "decision")
         if decision_ == "keep_both" and keep is not None:
             raise InvalidInput("keep_both keeps both memories; do not name one in keep")
         if decision_ != "merge" and content is not None:
             raise InvalidInput("content is the merged text of a merge; only merge takes it")
-        kept = None if keep is None else _uuid(keep, "keep")
+        kept = None if keep is None else as_uuid(keep, "keep")
         if decision_ != "keep_both" and kept is None:
             raise InvalidInput(f"{decision_} needs keep: the id of the memory that stays")
-        _require_write(principal)
+        require_write(principal)
 
         with acting_for(self._pool, principal) as conn:
             pair = self._open_pair(conn, principal, id_)
