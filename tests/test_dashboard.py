@@ -870,3 +870,17 @@ def test_over_https_the_session_cookie_is_secure(
         assert "Secure" in cookie
         assert "HttpOnly" in cookie
         assert client.get("/ui/memories").status_code == 200
+
+
+def test_a_search_in_the_dashboard_is_not_a_use(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    memory_id = service.save(principal, "The release branch is called stable", "fact")["memory"][
+        "id"
+    ]
+    for path in ("/ui/search?q=release+branch", "/ui/search/results?q=release+branch"):
+        page = signed_in.get(path)
+        assert f'href="/ui/memories/{memory_id}"' in page.text
+        assert "words rank 1" in page.text
+    [record] = service.list_memories(principal)["memories"]
+    assert (record["use_count"], record["last_used"]) == (0, None)

@@ -32,10 +32,9 @@ async def _search_values(site: Site, request: Request, visit: Visit) -> dict[str
         "scope": scope,
         "results": None,
         "degraded": False,
-        "counts_use": site.search_counts_use,
     }
     if query:
-        options: dict[str, Any] = {} if site.search_counts_use else {"record_use": False}
+        # a person looking is not an agent using a memory: no use is recorded
         found = await site.call(
             lambda: site.memory.recall(
                 visit.principal,
@@ -43,7 +42,7 @@ async def _search_values(site: Site, request: Request, visit: Visit) -> dict[str
                 category=category,
                 scope=scope,
                 limit=SEARCH_LIMIT,
-                **options,
+                record_use=False,
             )
         )
         values["results"] = found["memories"]

@@ -4,7 +4,6 @@ session's CSRF token, the write scope) and turns domain errors into an error pag
 
 from __future__ import annotations
 
-import inspect
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
@@ -101,10 +100,6 @@ class Site:
         self.duplicates = services.duplicates
         self.sessions = services.sessions
         self.env = environment()
-        # a person's search is not an agent's use, when the service can tell them apart
-        self.search_counts_use = (
-            "record_use" not in inspect.signature(self.memory.recall).parameters
-        )
 
     @staticmethod
     async def call(function: Callable[[], Any]) -> Any:
