@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import httpx
+
 from emergent_memory.app import open_memory_service
 from emergent_memory.auth.principal import READ, WRITE, Principal
 from emergent_memory.memory import MemoryService
@@ -142,6 +144,20 @@ def seed_demo(memory: MemoryService, principal: Principal) -> dict[str, str]:
     for query in ("how do I run the tests", "commit rules", "Python style", "test suite"):
         memory.recall(principal, query)
     return ids
+
+
+def inject(site: Site, token: str, session_id: str, client: str = "claude-code") -> dict[str, Any]:
+    """What a session's start injects, asked as the hooks ask (POST /api/v1/context with the
+    token): the injection log then has this session."""
+    answer = httpx.post(
+        site.base + "/api/v1/context",
+        json={"session_id": session_id, "event": "session_start", "client": client},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    )
+    answer.raise_for_status()
+    result: dict[str, Any] = answer.json()
+    return result
 
 
 # -- in the browser --------------------------------------------------------------------------

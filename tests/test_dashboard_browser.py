@@ -1,0 +1,548 @@
+"""The dashboard in a real browser: headless Chromium (tests/browser.py finds or installs it)
+driven by Playwright against the real `serve --transport http` process on the test database.
+
+One server and one browser for the module; each test opens its own browser context (its own
+cookies). Every page a test visits is saved as a screenshot under tests/artifacts/dashboard/
+(gitignored) to look at. Each test also fails on a JavaScript error, a refused
+Content-Security-Policy or an unexpected dialog (see Watch).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import psycopg
+import pytest
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    ConsoleMessage,
+    Dialog,
+    Page,
+    Response,
+    expect,
+    sync_playwright,
+)
+from playwright.sync_api import Error as PlaywrightError
+
+from emergent_memory.auth.principal import READ, Principal
+from tests.browser import chromium_executable, launch
+from tests.dashboard_site import (
+    Site,
+    dashboard_site,
+    inject,
+    new_principal,
+    screenshot,
+    seed_demo,
+    sign_in,
+)
+
+# What the dashboard itself may ask (dashboard.js: a form's data-confirm); any other dialog is
+# a script that should not have run.
+EXPECTED_CONFIRMATIONS = ("Delete this memory?",)
+SUBRESOURCES = {"stylesheet", "script", "image", "font", "media"}
+
+
+@dataclass
+class Watch:
+    """What happened in a browser context that a page should never cause: dialogs that are
+    not the dashboard's own confirmations, uncaught JavaScript errors, console errors (a
+    resource refused by the CSP is one)."""
+
+    dialogs: list[str] = field(default_factory=list)
+    confirmed: list[str] = field(default_factory=list)
+    declined: list[str] = field(default_factory=list)
+    decline: bool = False  # answer the dashboard's confirmations with no
+    errors: list[str] = field(default_factory=list)
+
+    def on_dialog(self, dialog: Dialog) -> None:
+        if dialog.type == "confirm" and dialog.message.startswith(EXPECTED_CONFIRMATIONS):
+            if self.decline:
+                self.declined.append(dialog.message)
+                dialog.dismiss()
+            else:
+                self.confirmed.append(dialog.message)
+                dialog.accept()
+            return
+        self.dialogs.append(f"{dialog.type}: {dialog.message}")
+        dialog.dismiss()
+
+    def on_console(self, message: ConsoleMessage) -> None:
+        # a response with an error status is logged too: on_response judges those
+        if message.type == "error" and not message.text.startswith("Failed to load resource"):
+            self.errors.append(f"console: {message.text}")
+
+    def on_response(self, response: Response) -> None:
+        """A style sheet, script, image or font a page needs that did not load (a page or a
+        fetch may be a refusal a test expects; the browser's own favicon request is not the
+        page's)."""
+        request = response.request
+        needed = request.resource_type in SUBRESOURCES and not request.url.endswith("/favicon.ico")
+        if response.status >= 400 and needed:
+            self.errors.append(f"{response.status} for {request.url}")
+
+    def on_page_error(self, error: PlaywrightError) -> None:
+        self.errors.append(f"page error: {error}")
+
+    def attach(self, page: Page) -> None:
+        page.on("dialog", self.on_dialog)
+        page.on("console", self.on_console)
+        page.on("pageerror", self.on_page_error)
+        page.on("response", self.on_response)
+
+    def check(self) -> None:
+        assert self.dialogs == [], "a dialog opened that the dashboard does not open"
+        assert self.errors == [], "the browser reported errors"
+
+
+@dataclass
+class Writer:
+    """The seeded actor: its principal, its demo memories' ids and a read-write token."""
+
+    principal: Principal
+    ids: dict[str, str]
+    token: str
+
+
+# -- fixtures ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def site(database_url: str, app_database_url: str) -> Iterator[Site]:
+    with dashboard_site(database_url, app_database_url) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def chromium(site: Site) -> Iterator[Browser]:
+    """The browser, closed before the server stops (its open connections would hold the
+    server's shutdown)."""
+    executable = chromium_executable()
+    playwright = sync_playwright().start()
+    try:
+        browser = launch(playwright, executable)
+        yield browser
+        browser.close()
+    finally:
+        playwright.stop()
+
+
+@pytest.fixture(scope="module")
+def writer(site: Site) -> Writer:
+    principal = new_principal()
+    ids = seed_demo(site.memory, principal)
+    token = site.token(principal.actor_id, principal.project_id)
+    injected = inject(site, token, "session-demo-1")  # the injection log's first session
+    assert injected["memories"]
+    return Writer(principal, ids, token)
+
+
+@pytest.fixture
+def watch() -> Watch:
+    return Watch()
+
+
+@pytest.fixture
+def context(chromium: Browser, watch: Watch) -> Iterator[BrowserContext]:
+    """A fresh browser context (no cookies) at a laptop's size; `watch` sees its pages."""
+    ctx = chromium.new_context(viewport={"width": 1280, "height": 800})
+    ctx.set_default_timeout(10_000)
+    ctx.on("page", watch.attach)
+    yield ctx
+    ctx.close()
+    watch.check()
+
+
+@pytest.fixture
+def page(context: BrowserContext) -> Page:
+    return context.new_page()
+
+
+@pytest.fixture
+def signed_in(page: Page, site: Site, writer: Writer) -> Page:
+    sign_in(page, site, writer.token)
+    return page
+
+
+def own_memory(site: Site, writer: Writer, content: str, category: str = "fact") -> str:
+    """A memory of the writer's that only this test changes; its id."""
+    saved = site.memory.save(writer.principal, content, category, "explicit")  # type: ignore[arg-type]
+    return saved["memory"]["id"]
+
+
+def status_of(site: Site, writer: Writer, memory_id: str) -> str:
+    """The memory's status as the service sees it: active, deleted or superseded."""
+    for status in (None, "deleted", "superseded"):
+        listed = site.memory.list_memories(writer.principal, limit=100, status=status)
+        if any(m["id"] == memory_id for m in listed["memories"]):
+            return status or "active"
+    raise AssertionError(f"memory {memory_id} is not listed at all")
+
+
+def csrf_of(page: Page) -> str:
+    """The CSRF token of the signed-in page's forms (the sign-out form holds one)."""
+    value = page.locator("form.signout input[name=csrf_token]").get_attribute("value")
+    assert value
+    return value
+
+
+# -- signing in ----------------------------------------------------------------------------
+
+
+def test_sign_in_with_the_keyboard(page: Page, site: Site, writer: Writer) -> None:
+    response = page.goto(site.ui)
+    assert response is not None
+    assert response.ok
+    assert page.url == site.base + "/ui/signin"  # not signed in: the form
+    screenshot(page, "sign-in")
+    token = page.get_by_label("API token")
+    expect(token).to_have_attribute("type", "password")
+    expect(token).to_be_focused()  # autofocus: typing starts at once
+    # The order of Tab: skip link, brand, token, Sign in.
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Shift+Tab")
+    expect(page.get_by_role("link", name="Skip to content")).to_be_focused()
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")
+    expect(token).to_be_focused()
+    page.keyboard.type("emt_not-a-token")
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("button", name="Sign in")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("alert")).to_contain_text("unknown, revoked or expired")
+    screenshot(page, "sign-in-refused")
+
+    page.get_by_label("API token").fill(writer.token)
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name="Search memories")).to_be_visible()
+    expect(page.get_by_role("button", name="Sign out")).to_be_visible()
+
+
+def test_the_session_cookie_holds_no_token(
+    signed_in: Page, context: BrowserContext, writer: Writer
+) -> None:
+    [cookie] = context.cookies()
+    assert cookie["httpOnly"] is True
+    assert cookie["sameSite"] == "Strict"
+    assert cookie["path"] == "/ui"
+    assert writer.token not in cookie["value"]
+    assert len(cookie["value"]) >= 40  # a random secret of its own
+    assert signed_in.evaluate("document.cookie") == ""  # out of the scripts' reach
+
+
+def test_sign_out_ends_the_session(signed_in: Page, site: Site, context: BrowserContext) -> None:
+    [cookie] = context.cookies()
+    signed_in.get_by_role("button", name="Sign out").click()
+    expect(signed_in.get_by_role("status")).to_have_text("You are signed out.")
+    assert signed_in.url.startswith(site.base + "/ui/signin")
+    screenshot(signed_in, "signed-out")
+    assert context.cookies() == []
+    signed_in.goto(site.base + "/ui/memories")
+    assert signed_in.url == site.base + "/ui/signin"
+    # The old cookie, sent again, opens nothing: the session ended in the database.
+    context.add_cookies([{"name": cookie["name"], "value": cookie["value"], "url": site.ui}])
+    signed_in.goto(site.base + "/ui/memories")
+    assert signed_in.url == site.base + "/ui/signin"
+
+
+# -- search, a memory's page, edit, delete, restore ---------------------------------------
+
+
+def test_search_open_edit_delete_and_restore(
+    signed_in: Page, site: Site, writer: Writer, watch: Watch
+) -> None:
+    page = signed_in
+    memory_id = own_memory(site, writer, "The user's laptop runs Fedora with the GNOME desktop")
+    page.get_by_label("Search", exact=True).fill("Fedora laptop")  # instant search, no submit
+    result = page.locator("#search-results a.memory-link").first
+    expect(result).to_have_text("The user's laptop runs Fedora with the GNOME desktop")
+    expect(page.locator("#search-results .why").first).to_contain_text("words rank 1")
+    assert "q=Fedora+laptop" in page.url  # the address follows the search
+    screenshot(page, "search")
+
+    result.click()
+    assert page.url == f"{site.base}/ui/memories/{memory_id}"
+    expect(page.locator("#memory-content")).to_have_text(
+        "The user's laptop runs Fedora with the GNOME desktop"
+    )
+    screenshot(page, "memory")
+
+    page.locator("#edit summary").click()
+    page.get_by_label("Content").fill("The user's laptop runs Debian with the GNOME desktop")
+    page.get_by_label("Category").select_option("preference")
+    page.get_by_role("button", name="Save a new version").click()
+    expect(page.get_by_role("status")).to_have_text("Saved: the memory has a new version.")
+    expect(page.locator("#memory-content")).to_have_text(
+        "The user's laptop runs Debian with the GNOME desktop"
+    )
+    expect(page.locator("#memory-category")).to_have_text("preference")
+    expect(page.locator("#versions > li")).to_have_count(2)
+    expect(page.locator("#versions del").first).to_have_text("Fedora")
+    expect(page.locator("#versions ins").first).to_have_text("Debian")
+    screenshot(page, "memory-edited")
+
+    page.get_by_role("button", name="Delete").click()  # asks first (accepted by Watch)
+    expect(page.get_by_role("status")).to_contain_text("Deleted.")
+    assert watch.confirmed == ["Delete this memory? It stays in the history and can be restored."]
+    expect(page.locator(".memory-page h1 .badge")).to_have_text("deleted")
+    assert status_of(site, writer, memory_id) == "deleted"
+    screenshot(page, "memory-deleted")
+
+    page.get_by_role("button", name="Restore").click()
+    expect(page.get_by_role("status")).to_have_text("Restored: the memory is active again.")
+    expect(page.locator(".memory-page h1 .badge")).to_have_text("active")
+    assert status_of(site, writer, memory_id) == "active"
+
+
+def test_declining_the_confirmation_deletes_nothing(
+    signed_in: Page, site: Site, writer: Writer, watch: Watch
+) -> None:
+    memory_id = own_memory(site, writer, "The user keeps their dotfiles in a git repository")
+    signed_in.goto(f"{site.base}/ui/memories/{memory_id}")
+    watch.decline = True  # a person answers no
+    signed_in.get_by_role("button", name="Delete").click()
+    signed_in.wait_for_load_state()
+    assert watch.declined == ["Delete this memory? It stays in the history and can be restored."]
+    assert signed_in.url == f"{site.base}/ui/memories/{memory_id}"
+    expect(signed_in.locator(".memory-page h1 .badge")).to_have_text("active")
+    assert status_of(site, writer, memory_id) == "active"
+
+
+def test_every_page_renders(signed_in: Page, site: Site, writer: Writer) -> None:
+    page = signed_in
+    pages = {  # name: (path, its heading, a text the seeded history puts on it)
+        "browse": ("/ui/memories", "Browse memories", "The user prefers tabs over spaces"),
+        "browse-deleted": (
+            "/ui/memories?status=deleted",
+            "Browse memories",
+            "The user reviews pull requests in the morning",
+        ),
+        "contexts": ("/ui/contexts", "Contexts", "infrastructure"),
+        "stats": ("/ui/stats", "Stats", "Memories created per day"),
+        "injections": ("/ui/injections", "Injection log", "session-demo-1"),
+        "capture": ("/ui/capture", "Automatic capture", "Dead letters"),
+        "duplicates": (
+            "/ui/duplicates",
+            "Possible duplicates",
+            "The staging database runs PostgreSQL 17 with pgvector 0.8",
+        ),
+        "memory-with-history": (
+            f"/ui/memories/{writer.ids['edited']}",
+            "Memory",
+            "The API gateway times out requests after 60 seconds",
+        ),
+    }
+    for name, (path, heading, text) in pages.items():
+        response = page.goto(site.base + path)
+        assert response is not None
+        assert response.status == 200, path
+        expect(page.locator("h1")).to_contain_text(heading)
+        expect(page.locator("main").get_by_text(text).first).to_be_visible()
+        screenshot(page, name)
+    # each page is reachable from the navigation bar
+    page.goto(site.ui)
+    for link in ("Browse", "Duplicates", "Contexts", "Stats", "Injections", "Capture", "Search"):
+        page.get_by_role("navigation", name="Dashboard").get_by_role("link", name=link).click()
+        expect(page.get_by_role("link", name=link)).to_have_attribute("aria-current", "page")
+
+
+def test_decide_a_possible_duplicate(signed_in: Page, site: Site, writer: Writer) -> None:
+    page = signed_in
+    older = own_memory(site, writer, "The build server compiles with GCC 13 and links with mold")
+    newer = own_memory(site, writer, "The build server compiles with GCC 14 and links with mold")
+    page.goto(site.base + "/ui/duplicates")
+    pair = page.locator("section.pair").filter(has_text="GCC 14")
+    expect(pair).to_have_count(1)
+    expect(pair).to_contain_text("GCC 13")
+    screenshot(page, "duplicates")
+    pair.get_by_label("Supersede (keep one)").check()
+    pair.get_by_label("the newer").check()
+    pair.get_by_role("button", name="Decide").click()
+    expect(page.get_by_role("status")).to_have_text("Decision recorded.")
+    expect(page.locator("section.pair").filter(has_text="GCC 14")).to_have_count(0)
+    assert status_of(site, writer, newer) == "active"
+    assert status_of(site, writer, older) == "superseded"
+    page.goto(f"{site.base}/ui/memories/{older}")
+    expect(page.locator(".memory-page h1 .badge")).to_have_text("superseded")
+    screenshot(page, "memory-superseded")
+
+
+# -- what a user or an agent wrote is inert text -------------------------------------------
+
+XSS_PAYLOADS = {
+    "script": "Note <script>window.__xss = 'script'; alert('script')</script> end",
+    "img": "Avatar <img src=x onerror=\"window.__xss = 'img'; alert('img')\"> end",
+    "link": "Docs [here](javascript:alert('link')) and <a href=\"javascript:alert('a')\">here</a>",
+    "svg": "Chart <svg onload=\"window.__xss = 'svg'\"></svg> end",
+}
+BIDI = "invoice\u202egpj.exe is the attachment the user opened"
+
+
+def test_xss_payloads_render_as_inert_text(
+    signed_in: Page, site: Site, writer: Writer, database_url: str, watch: Watch
+) -> None:
+    page = signed_in
+    marker = uuid.uuid4().hex[:8]
+    ids = {
+        name: own_memory(site, writer, f"{payload} xsscase{marker}")
+        for name, payload in XSS_PAYLOADS.items()
+    }
+    # The service refuses direction-changing characters; one already in the database (written
+    # before that rule, or with SQL) must still show as a visible marker, not reorder the text.
+    bidi_id = own_memory(site, writer, f"invoice gpj.exe is the attachment xsscase{marker}")
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE kb.graph_objects SET properties = jsonb_set(properties, '{content}', "
+            "to_jsonb(%s::text)) WHERE canonical_id = %s AND is_head",
+            (f"{BIDI} xsscase{marker}", bidi_id),
+        )
+
+    def inert(where: str) -> None:
+        assert page.evaluate("window.__xss") is None, where
+        # nothing the payloads wrote became an element of the page
+        assert page.locator("img[src=x], main script, main svg[onload]").count() == 0, where
+        assert page.locator("a[href^='javascript:' i]").count() == 0, where
+        assert page.locator("[onerror], [onload]").count() == 0, where
+
+    page.goto(f"{site.base}/ui/memories?text=xsscase{marker}")
+    for payload in XSS_PAYLOADS.values():
+        expect(page.get_by_text(f"{payload} xsscase{marker}", exact=True)).to_be_visible()
+    expect(page.locator(".ctl").first).to_have_text("⟪U+202E⟫")
+    inert("browse")
+    screenshot(page, "xss-browse")
+
+    page.goto(f"{site.base}/ui/search?q=xsscase{marker}")
+    results = page.locator("#search-results")
+    for payload in XSS_PAYLOADS.values():
+        expect(results.get_by_text(f"{payload} xsscase{marker}", exact=True)).to_be_visible()
+    expect(results.locator(".ctl").first).to_have_text("⟪U+202E⟫")
+    inert("search")
+    screenshot(page, "xss-search")
+
+    for name, memory_id in ids.items():
+        page.goto(f"{site.base}/ui/memories/{memory_id}")
+        expect(page.locator("#memory-content")).to_have_text(
+            f"{XSS_PAYLOADS[name]} xsscase{marker}"
+        )
+        # the edit form's textarea holds the text too, as text
+        expect(page.get_by_label("Content")).to_have_value(f"{XSS_PAYLOADS[name]} xsscase{marker}")
+        inert(name)
+    # an agent's session id and client name are text from outside too
+    inject(site, writer.token, f"<img src=x onerror=alert(1)>{marker}", client="<script>x</script>")
+    page.goto(f"{site.base}/ui/injections")
+    expect(page.get_by_text(f"<img src=x onerror=alert(1)>{marker}").first).to_be_visible()
+    inert("injections")
+    screenshot(page, "xss-injections")
+
+    page.goto(f"{site.base}/ui/memories/{bidi_id}")
+    shown = page.locator("#memory-content").inner_text()
+    assert shown == f"invoice⟪U+202E⟫gpj.exe is the attachment the user opened xsscase{marker}"
+    inert("bidi")
+    screenshot(page, "xss-memory-bidi")
+    assert watch.dialogs == []
+
+
+# -- a read-only token, forged requests and CSRF -------------------------------------------
+
+
+def post_form(
+    page: Page, path: str, form: dict[str, str | float | bool], **headers: str
+) -> tuple[int, str]:
+    """A POST from the browser context (its cookies), not through a form on the page."""
+    response = page.request.post(page.url.split("/ui/")[0] + path, form=form, headers=headers)
+    return response.status, response.text()
+
+
+def test_a_read_only_token_sees_no_edit_controls_and_its_posts_are_refused(
+    page: Page, site: Site, writer: Writer
+) -> None:
+    reader = site.token(writer.principal.actor_id, writer.principal.project_id, READ)
+    memory_id = own_memory(site, writer, "The user runs the linters before pushing a branch")
+    sign_in(page, site, reader)
+    expect(page.locator(".who .badge")).to_have_text("read only")
+    page.goto(f"{site.base}/ui/memories/{memory_id}")
+    expect(page.locator("#memory-content")).to_have_text(
+        "The user runs the linters before pushing a branch"
+    )
+    expect(page.locator("form[action*='/edit'], form[action*='/delete']")).to_have_count(0)
+    expect(page.get_by_role("button", name="Delete")).to_have_count(0)
+    expect(page.get_by_text("Edit", exact=True)).to_have_count(0)
+    screenshot(page, "read-only-memory")
+    page.goto(site.base + "/ui/duplicates")
+    expect(page.locator("form.decide")).to_have_count(0)
+    screenshot(page, "read-only-duplicates")
+
+    # Forged: the session's own CSRF token and this site's Origin, so only the scope refuses.
+    csrf = csrf_of(page)
+    origin = {"Origin": site.base}
+    for action, form in (
+        ("delete", {}),
+        ("edit", {"content": "The user never runs the linters"}),
+    ):
+        status, body = post_form(
+            page, f"/ui/memories/{memory_id}/{action}", {"csrf_token": csrf, **form}, **origin
+        )
+        assert status == 403, action
+        assert "may only read" in body
+    # and the same from a script in the page (fetch with the cookie)
+    status = page.evaluate(
+        """async ([url, csrf]) => {
+            const body = new FormData(); body.append("csrf_token", csrf);
+            return (await fetch(url, {method: "POST", body, credentials: "same-origin"})).status;
+        }""",
+        [f"/ui/memories/{memory_id}/delete", csrf],
+    )
+    assert status == 403
+    assert status_of(site, writer, memory_id) == "active"
+    detail = site.memory.list_memories(writer.principal, limit=100)
+    [kept] = [m for m in detail["memories"] if m["id"] == memory_id]
+    assert kept["content"] == "The user runs the linters before pushing a branch"
+
+
+def test_changes_without_the_csrf_token_or_from_another_site_are_refused(
+    signed_in: Page, site: Site, writer: Writer, context: BrowserContext
+) -> None:
+    page = signed_in
+    memory_id = own_memory(site, writer, "The user pairs with Sam on Thursdays")
+    page.goto(f"{site.base}/ui/memories/{memory_id}")
+    csrf = csrf_of(page)
+    path = f"/ui/memories/{memory_id}/delete"
+    origin = {"Origin": site.base}
+    status, body = post_form(page, path, {}, **origin)
+    assert (status, "security token is missing or wrong" in body) == (403, True)
+    status, body = post_form(page, path, {"csrf_token": "x" + csrf[1:]}, **origin)
+    assert (status, "security token is missing or wrong" in body) == (403, True)
+    status, body = post_form(page, path, {"csrf_token": csrf}, Origin="http://evil.example")
+    assert (status, "another site" in body) == (403, True)
+    assert status_of(site, writer, memory_id) == "active"
+
+    # A page of another site that posts a form to the dashboard: the browser sends no cookie
+    # (SameSite=Strict) and the server refuses it.
+    evil = "http://evil.example/"
+    context.route(
+        evil,
+        lambda route: route.fulfill(
+            content_type="text/html",
+            body=(
+                f'<form id=f method=post action="{site.base}{path}">'
+                f'<input name=csrf_token value="{csrf}"></form>'
+                "<script>document.getElementById('f').submit()</script>"
+            ),
+        ),
+    )
+    with page.expect_response(lambda r: r.request.method == "POST") as posted:
+        page.goto(evil)
+    assert posted.value.url == site.base + path
+    assert posted.value.status == 403
+    page.wait_for_load_state()
+    # no cookie came with it: the server saw no session at all
+    expect(page.get_by_role("alert")).to_contain_text("no signed-in session came with this request")
+    screenshot(page, "cross-site-post-refused")
+    assert status_of(site, writer, memory_id) == "active"
+    # and the genuine form still works
+    page.goto(f"{site.base}/ui/memories/{memory_id}")
+    page.get_by_role("button", name="Delete").click()
+    expect(page.get_by_role("status")).to_contain_text("Deleted.")
+    assert status_of(site, writer, memory_id) == "deleted"
