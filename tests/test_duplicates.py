@@ -5,7 +5,7 @@ actor only (another actor's ids are not found, exactly like missing ones)."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -34,16 +34,10 @@ def duplicates(pool: ConnectionPool, service: MemoryService) -> DuplicateService
 
 
 @pytest.fixture
-def admin(owner_pool: ConnectionPool) -> Iterator[Principal]:
-    """An administrator; the global memories it saved are removed when the test ends (every
-    actor sees global memories: left behind, they would show in other tests' lists)."""
-    principal = Principal(uuid.uuid4(), uuid.uuid4(), frozenset({READ, WRITE, ADMIN}))
-    yield principal
-    with owner_pool.connection() as conn:
-        conn.execute(
-            "DELETE FROM kb.graph_objects WHERE actor_id = %s AND scope = 'global'",
-            (principal.actor_id,),
-        )
+def admin(global_memories_cleanup: None) -> Principal:
+    """An administrator; the global memories of the test are removed when it ends (every
+    actor sees them: left behind, they would show in other tests' lists)."""
+    return Principal(uuid.uuid4(), uuid.uuid4(), frozenset({READ, WRITE, ADMIN}))
 
 
 @pytest.fixture
