@@ -7,8 +7,10 @@ the API's routes) on the real database, driven in process."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
+import subprocess
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import nullcontext
@@ -30,7 +32,8 @@ from emergent_memory.memory import MemoryService
 from emergent_memory.memory.browse import BrowseService
 from emergent_memory.memory.capture import CaptureConfig, CaptureService
 from emergent_memory.memory.duplicates import DuplicateService
-from tests.helpers import make_token
+from tests.embedders import EmbeddingServer
+from tests.helpers import make_token, running_http_server
 from tests.test_injection import make_injection
 
 API = "/api/v1"
@@ -685,6 +688,47 @@ def test_every_curl_example_of_the_doc_runs(
             ), (path, response.request.url.path)
             ran += 1
     assert ran >= len(documented_sections()) - 2  # the hooks' endpoints are in another doc
+
+
+def test_the_doc_examples_run_with_curl_against_serve(
+    database_url: str,
+    embedding_server: EmbeddingServer,
+    service: MemoryService,
+    principal: Principal,
+) -> None:
+    """The examples as a person runs them: the real curl in a shell, against the real
+    `serve --transport http` process, each answering JSON that is not an error."""
+    memory = service.save(principal, "The user prefers pnpm", "preference", context="web")
+    old = saved(service, principal, FRIDAYS)
+    new = service.save(principal, THURSDAYS, "fact")  # a possible duplicate of the first
+    assert [d["id"] for d in new["possible_duplicates"]] == [old]
+    (pair,) = DuplicateService(service.pool, service).open(principal)["pairs"]
+    (context,) = BrowseService(service.pool).contexts(principal)
+    token = make_token(database_url, principal.actor_id, principal.project_id)[0]
+    commands = [
+        command.replace("\\\n", " ")
+        for text in (DOC.read_text().split("\n### ")[0], *(t for _, _, t in documented_sections()))
+        for block in re.findall(r"```sh\n(.*?)\n```", text, re.S)
+        for command in re.split(r"\n(?=curl )", block)
+        if command.startswith("curl ")
+    ]
+    assert len(commands) == 17  # the OpenAPI document and 16 endpoints (not the hooks' two)
+    with running_http_server(database_url, embedding_server) as server:
+        env = os.environ | {
+            "API": server.base + API,
+            "TOKEN": token,
+            "ID": memory["memory"]["id"],
+            "PAIR": pair["id"],
+            "KEEP": new["memory"]["id"],
+            "CONTEXT": context["id"],
+        }
+        for command in commands:
+            done = subprocess.run(
+                ["bash", "-c", command], env=env, capture_output=True, text=True, timeout=60
+            )
+            assert done.returncode == 0, (command, done.stderr)
+            answer = json.loads(done.stdout)
+            assert not (isinstance(answer, dict) and "error" in answer), (command, answer)
 
 
 def run_curl(client: TestClient, argv: list[str]) -> Any:
