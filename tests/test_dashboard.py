@@ -345,6 +345,13 @@ def test_a_read_only_token_sees_no_edit_controls_and_its_forged_posts_are_refuse
     assert service.list_memories(principal)["memories"][0]["content"] == (
         "The staging database is called stage-db"
     )
+    # nor on the list, the contexts or the duplicates
+    service.save(principal, "Another memory in a context", "fact", context="ops")
+    for path in ("/ui/memories", "/ui/memories?status=all", "/ui/contexts", "/ui/duplicates"):
+        html = client.get(path).text
+        forms = re.findall(r'<form[^>]* method="post" action="([^"]+)"', html)
+        assert forms == ["/ui/signout"], (path, forms)
+        assert 'name="ids"' not in html
 
 
 # -- isolation -----------------------------------------------------------------------------------
