@@ -546,3 +546,39 @@ def test_changes_without_the_csrf_token_or_from_another_site_are_refused(
     page.get_by_role("button", name="Delete").click()
     expect(page.get_by_role("status")).to_contain_text("Deleted.")
     assert status_of(site, writer, memory_id) == "deleted"
+
+
+# -- a phone -------------------------------------------------------------------------------
+
+
+def test_pages_fit_a_phone(chromium: Browser, site: Site, writer: Writer, watch: Watch) -> None:
+    """At a phone's width (390 CSS pixels) no page scrolls sideways: the navigation, the
+    filters, tables and long words wrap or scroll inside themselves."""
+    phone = chromium.new_context(
+        viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True
+    )
+    try:
+        page = phone.new_page()
+        watch.attach(page)
+        sign_in(page, site, writer.token)
+        paths = {
+            "search": "/ui/search?q=tests",
+            "browse": "/ui/memories",
+            "memory": f"/ui/memories/{writer.ids['edited']}",
+            "duplicates": "/ui/duplicates",
+            "contexts": "/ui/contexts",
+            "stats": "/ui/stats",
+            "injections": "/ui/injections",
+            "capture": "/ui/capture",
+        }
+        wide: dict[str, int] = {}
+        for name, path in paths.items():
+            page.goto(site.base + path)
+            screenshot(page, f"phone-{name}")
+            width = page.evaluate("document.documentElement.scrollWidth")
+            if width > 390:
+                wide[name] = width
+        assert wide == {}, "pages wider than the phone's 390 px"
+    finally:
+        phone.close()
+    watch.check()
