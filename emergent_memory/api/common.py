@@ -93,7 +93,6 @@ class Endpoint(Generic[Q, B]):
     body: type[B]
     scope: str = READ
     status: int = 200
-    description: str = ""
     tags: tuple[str, ...] = field(default=())
 
     @property

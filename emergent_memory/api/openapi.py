@@ -16,6 +16,7 @@ from starlette.routing import Route
 
 import emergent_memory
 from emergent_memory.api.common import API, Endpoint, NoInput
+from emergent_memory.auth.principal import WRITE
 
 OPENAPI = f"{API}/openapi.json"
 REF = "#/components/schemas/{model}"
@@ -129,7 +130,8 @@ def _operation(endpoint: Endpoint[Any, Any], schemas: dict[str, Any]) -> dict[st
     operation: dict[str, Any] = {
         "operationId": _operation_id(endpoint),
         "summary": endpoint.summary,
-        "description": f"Needs the scope {endpoint.scope}. {endpoint.description}".strip(),
+        "description": f"Needs the scope {endpoint.scope}"
+        + (" (and memory:admin for a global memory)." if endpoint.scope == WRITE else "."),
         "tags": list(endpoint.tags),
         "parameters": parameters,
     }
