@@ -55,6 +55,7 @@ from emergent_memory import graph
 from emergent_memory.auth import tokens
 from emergent_memory.auth.principal import READ, WRITE, Principal
 from emergent_memory.db.pool import create_pool
+from emergent_memory.embeddings.local import LocalEmbeddings
 from emergent_memory.memory import MemoryConfig, MemoryService
 from emergent_memory.memory.models import CONFIDENCE_BY_SOURCE
 
@@ -190,7 +191,10 @@ class _Writer:
         self.edges.append((uuid.uuid4(), 1, project, owner, kind, src, dst, when, when))
 
 
-def seed(conn: Connection[Any], size: Size, embedder: CachedEmbeddings) -> Seeded:
+Embed = Callable[[list[str]], list[Vector]]
+
+
+def seed(conn: Connection[Any], size: Size, embed: Embed, model_name: str) -> Seeded:
     """Load every actor's rows in one transaction (as the database's owner), then rebuild the
     HNSW index and analyze."""
     rng = random.Random(16)
@@ -198,9 +202,8 @@ def seed(conn: Connection[Any], size: Size, embedder: CachedEmbeddings) -> Seede
     seeded = Seeded()
     # the latency benchmark's texts: their vectors are in the cache after one run of it
     rows = list(generate.memories(size.memories, actors=1))
-    vectors = [Vector(v.tolist()) for v in embedder.vectors([r.content for r in rows])]
-    embedder.save()
-    writer = _Writer(embedder.model_name)
+    vectors = embed([r.content for r in rows])
+    writer = _Writer(model_name)
     start = time.perf_counter()
 
     me = actor_id(ME)
@@ -854,12 +857,12 @@ def _memory_sample(seeded: Seeded, rng: random.Random) -> list[uuid.UUID]:
     return [rng.choice(kinds[n % len(kinds)]) for n in range(140)]
 
 
-def service_baselines(url: str, embedder: CachedEmbeddings, calls: int) -> dict[str, Any]:
+def service_baselines(url: str, model: LocalEmbeddings, calls: int) -> dict[str, Any]:
     """The service calls underneath the pages, in process, as the application role: what
     HTTP, the routes and the templates add on top."""
     pool = create_pool(app_role_url(url), min_size=1, max_size=2)
     try:
-        service = MemoryService(pool, embedder.model, MemoryConfig(dedup_threshold=0.85))
+        service = MemoryService(pool, model, MemoryConfig(dedup_threshold=0.85))
         me = Principal(actor_id(ME), project_id(ME, 0), frozenset({READ, WRITE}))
         texts = generate.queries(calls)
         service.recall(me, "warm up")
@@ -878,6 +881,67 @@ def service_baselines(url: str, embedder: CachedEmbeddings, calls: int) -> dict[
         }
     finally:
         pool.close()
+
+
+class _Recording:
+    """A connection that keeps the statements run through it (to EXPLAIN them)."""
+
+    def __init__(self, conn: Connection[Any]) -> None:
+        self.conn = conn
+        self.statements: list[tuple[Any, Any]] = []
+
+    def execute(self, query: Any, params: Any = None, **options: Any) -> Any:
+        self.statements.append((query, params))
+        return self.conn.execute(query, params, **options)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.conn, name)
+
+
+def explain_pages(url: str, deep_from: int) -> dict[str, str]:
+    """EXPLAIN (ANALYZE, BUFFERS) of the browse list's page statements (memory/browse_store.py)
+    for the list probes, as the application role with the principal set."""
+    from psycopg import ClientCursor
+
+    from emergent_memory.memory import browse_store
+
+    me = Principal(actor_id(ME), project_id(ME, 0), frozenset({READ}))
+    cases: dict[str, tuple[str, dict[str, Any], int]] = {
+        "first page, recent": ("recent", {}, 0),
+        "category fact, most used first": ("most_used", {"category": "fact"}, 0),
+        f"category fact, recent, page {deep_from}": ("recent", {"category": "fact"}, deep_from - 1),
+    }
+    plans: dict[str, str] = {}
+    pool = create_pool(app_role_url(url), min_size=1, max_size=1)
+    try:
+        for name, (sort, filters, skip) in cases.items():
+            with pool.connection() as conn, conn.transaction():
+                graph.act_as(conn, me.actor_id, me.project_id)
+                after = None
+                for _ in range(skip):
+                    rows = browse_store.page(
+                        conn, me, status="active", sort=sort, filters=filters, after=after, limit=51
+                    )
+                    after = rows[-2][1:] if len(rows) == 51 else after
+                recording = _Recording(conn)
+                browse_store.page(
+                    recording,  # type: ignore[arg-type]
+                    me,
+                    status="active",
+                    sort=sort,
+                    filters=filters,
+                    after=after,
+                    limit=51,
+                )
+                explained = []
+                for query, params in recording.statements:
+                    text = ClientCursor(conn).mogrify(query, params)
+                    plan = conn.execute("EXPLAIN (ANALYZE, BUFFERS) " + text).fetchall()
+                    explained.append(text + "\n" + "\n".join(row[0] for row in plan))
+                plans[name] = "\n\n".join(explained)
+    finally:
+        pool.close()
+    return plans
 
 
 # -- page weight -----------------------------------------------------------------------------
@@ -987,15 +1051,32 @@ def http_client(base: str) -> httpx.Client:
 # -- the run ---------------------------------------------------------------------------------
 
 
+def _embedder(scale: str) -> tuple[LocalEmbeddings, Embed]:
+    """The local model, and the documents' vectors: from the on-disk cache for the full run
+    (the latency benchmark's texts), computed for the smoke run (a few hundred texts take
+    less time than loading the cache)."""
+    if scale == "full":
+        cached = CachedEmbeddings()
+
+        def from_cache(texts: list[str]) -> list[Vector]:
+            vectors = cached.vectors(texts)
+            cached.save()
+            return [Vector(v.tolist()) for v in vectors]
+
+        return cached.model, from_cache
+    model = LocalEmbeddings()
+    return model, lambda texts: [Vector(v) for v in model.embed_documents(texts)]
+
+
 def run(scale: str = "full", calls: int = 100) -> dict[str, Any]:
     size = SIZES[scale]
-    embedder = CachedEmbeddings()
+    model, embed = _embedder(scale)
     with bench_database() as url:
         owner_pool = create_pool(url, min_size=1, max_size=1)
         try:
             with owner_pool.connection() as conn:
                 conn.autocommit = True
-                seeded = seed(conn, size, embedder)
+                seeded = seed(conn, size, embed, model.model_name)
                 print(f"seeded in {seeded.seconds} s: {seeded.counts}", file=sys.stderr)
         finally:
             owner_pool.close()
@@ -1007,7 +1088,8 @@ def run(scale: str = "full", calls: int = 100) -> dict[str, Any]:
                 project_id=project_id(ME, 0),
                 scopes=[READ, WRITE],
             ).token
-        baselines = service_baselines(url, embedder, calls)
+        baselines = service_baselines(url, model, calls)
+        plans = explain_pages(url, size.deep_from)
         probes = Probes(
             token,
             seeded,
@@ -1042,6 +1124,7 @@ def run(scale: str = "full", calls: int = 100) -> dict[str, Any]:
         "requests": measured,
         "not_measured": probes.missing,
         "service_baselines_ms": baselines,
+        "explain": plans,
         "page_weight": weight,
         "sign_in": signed,
         "targets": {"p95_ms": TARGETS_MS, "page_weight_bytes": PAGE_WEIGHT_TARGET_BYTES},
@@ -1086,8 +1169,13 @@ def markdown(result: dict[str, Any]) -> str:
         lines += ["", "Not measured:", ""]
         lines += [f"- {name}: {why}" for name, why in result["not_measured"].items()]
     lines += ["", "Baselines: the service calls underneath, in process (p50 / p95 / p99 ms):", ""]
+    execution = re.compile(r"Execution Time: ([0-9.]+) ms")
     for name, p in result["service_baselines_ms"].items():
         lines.append(f"- {name}: {p['p50']} / {p['p95']} / {p['p99']}")
+    lines += ["", "EXPLAIN ANALYZE of the list's page statements (plans in the JSON result):", ""]
+    for name, plan in result["explain"].items():
+        times = ", ".join(f"{t} ms" for t in execution.findall(plan))
+        lines.append(f"- {name}: {times}")
     lines += [
         "",
         f"Page weight of the first load (target under {PAGE_WEIGHT_TARGET_BYTES // 1000} KB):",
