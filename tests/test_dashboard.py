@@ -542,7 +542,7 @@ def test_the_ui_command_makes_a_read_only_link_when_asked(
         "EMERGENT_MEMORY_ACTOR_ID": str(local.actor_id),
         "EMERGENT_MEMORY_PROJECT_ID": str(local.project_id),
     }
-    result = CliRunner().invoke(cli, ["ui", "--print-only", "--read-only"], env=env)
+    result = CliRunner().invoke(cli, ["ui", "--no-open", "--read-only"], env=env)
     assert result.exit_code == 0, result.output
     secret = result.stdout.strip().rsplit("/", 1)[1]
     assert result.stdout.startswith("http://127.0.0.1:8765/ui/link/")

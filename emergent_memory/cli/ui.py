@@ -33,7 +33,6 @@ LINK_SECONDS = 120
     show_default=True,
     help="Open the link in the default browser (--no-open: only print it).",
 )
-@click.option("--print-only", is_flag=True, help="Only print the link (the same as --no-open).")
 @click.option("--read-only", is_flag=True, help="A session that may only read (scope memory:read).")
 @ACTOR_OPTION
 @PROJECT_OPTION
@@ -43,7 +42,6 @@ def ui(
     settings: Settings,
     url: str,
     open_browser: bool,
-    print_only: bool,
     read_only: bool,
     actor: uuid.UUID | None,
     project: uuid.UUID | None,
@@ -78,7 +76,7 @@ def ui(
             "`emergent-memory serve --transport http` (or pass its address with --url)",
             err=True,
         )
-    if open_browser and not print_only and not webbrowser.open(address):
+    if open_browser and not webbrowser.open(address):
         click.echo("could not open a browser: open the link above yourself", err=True)
 
 

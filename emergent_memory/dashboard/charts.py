@@ -11,6 +11,7 @@ from markupsafe import Markup
 
 WIDTH = 520
 BAR_HEIGHT = 24
+# room for a label of 19 characters at 15 px (about 9 px a character), clipped to that
 LABEL_WIDTH = 190
 
 
@@ -82,7 +83,7 @@ def line_chart(title: str, points: Sequence[tuple[str, float]], *, chart_id: str
     return _svg(title, chart_id, height, "".join(parts), _describe(points))
 
 
-def _clip(label: str, length: int = 22) -> str:
+def _clip(label: str, length: int = 19) -> str:
     return label if len(label) <= length else label[: length - 1] + "…"
 
 
