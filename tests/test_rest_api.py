@@ -1081,3 +1081,45 @@ def test_the_capture_queue_starts_empty(api: Api) -> None:
 )
 def test_reading_needs_read(as_: Callable[..., Api], principal: Principal, path: str) -> None:
     assert "memory:read" in error_of(as_(principal, ANY_PROJECT).get(path), 403)["message"]
+
+
+def test_the_list_filters_by_project_context_and_use(
+    api: Api, service: MemoryService, principal: Principal
+) -> None:
+    elsewhere = Principal(principal.actor_id, uuid.uuid4())
+    there = saved(service, elsewhere, "The side project is written in Go")  # user scope: seen
+    here = service.save(principal, "The frontend uses pnpm", "convention", context="web")
+    used = here["memory"]["id"]
+    service.recall(principal, "frontend pnpm")  # an agent's use
+
+    def ids(**params: Any) -> list[str]:
+        response = api.get("/memories", **params)
+        assert response.status_code == 200, response.text
+        return [m["id"] for m in response.json()["memories"]]
+
+    assert set(ids()) == {there, used}
+    assert ids(project_id=str(elsewhere.project_id)) == [there]
+    assert ids(context="web") == [used]
+    assert ids(used_after="2000-01-01") == [used]
+    assert ids(sort="most_used")[0] == used
+
+
+def test_a_bulk_delete_of_a_global_memory_needs_admin(
+    as_: Callable[..., Api],
+    service: MemoryService,
+    principal: Principal,
+    global_memories_cleanup: None,
+) -> None:
+    admin = Principal(principal.actor_id, principal.project_id, frozenset({READ, WRITE, ADMIN}))
+    memory = saved(service, admin, "Every repository uses conventional commits", scope="global")
+    mine = saved(service, principal, "The user prefers tabs")
+    result = as_(principal).post("/memories/bulk-delete", {"ids": [memory, mine]}).json()
+    assert [(r["ok"], r.get("error", {}).get("code")) for r in result["results"]] == [
+        (False, "forbidden"),
+        (True, None),
+    ]
+    assert "administrator" in result["results"][0]["error"]["message"]
+    admin_result = as_(principal, READ, WRITE, ADMIN).post(
+        "/memories/bulk-delete", {"ids": [memory]}
+    )
+    assert admin_result.json()["changed"] == 1
