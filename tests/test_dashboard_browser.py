@@ -19,6 +19,7 @@ from playwright.sync_api import (
     Browser,
     BrowserContext,
     ConsoleMessage,
+    Cookie,
     Dialog,
     Page,
     Response,
@@ -161,9 +162,37 @@ def page(context: BrowserContext) -> Page:
 
 
 @pytest.fixture
-def signed_in(page: Page, site: Site, writer: Writer) -> Page:
-    sign_in(page, site, writer.token)
+def signed_in(page: Page, site: Site, writer_session: Cookie) -> Page:
+    """A page of the writer's session (signed in once for the module; the sign-out test
+    opens a session of its own)."""
+    cookie = writer_session  # as the server set it: HttpOnly, SameSite=Strict, Path=/ui
+    page.context.add_cookies(
+        [
+            {
+                "name": cookie["name"],
+                "value": cookie["value"],
+                "domain": cookie["domain"],
+                "path": cookie["path"],
+                "httpOnly": cookie["httpOnly"],
+                "secure": cookie["secure"],
+                "sameSite": cookie["sameSite"],
+            }
+        ]
+    )
+    page.goto(site.ui)
     return page
+
+
+@pytest.fixture(scope="module")
+def writer_session(chromium: Browser, site: Site, writer: Writer) -> Cookie:
+    """The cookie of a session signed in through the form with the writer's token."""
+    ctx = chromium.new_context()
+    try:
+        sign_in(ctx.new_page(), site, writer.token)
+        [cookie] = ctx.cookies()
+        return cookie
+    finally:
+        ctx.close()
 
 
 def own_memory(site: Site, writer: Writer, content: str, category: str = "fact") -> str:
@@ -221,8 +250,10 @@ def test_sign_in_with_the_keyboard(page: Page, site: Site, writer: Writer) -> No
 
 
 def test_the_session_cookie_holds_no_token(
-    signed_in: Page, context: BrowserContext, writer: Writer
+    page: Page, site: Site, context: BrowserContext, writer: Writer
 ) -> None:
+    sign_in(page, site, writer.token)  # the cookie as the server sets it
+    signed_in = page
     [cookie] = context.cookies()
     assert cookie["httpOnly"] is True
     assert cookie["sameSite"] == "Strict"
@@ -232,7 +263,11 @@ def test_the_session_cookie_holds_no_token(
     assert signed_in.evaluate("document.cookie") == ""  # out of the scripts' reach
 
 
-def test_sign_out_ends_the_session(signed_in: Page, site: Site, context: BrowserContext) -> None:
+def test_sign_out_ends_the_session(
+    page: Page, site: Site, writer: Writer, context: BrowserContext
+) -> None:
+    sign_in(page, site, writer.token)
+    signed_in = page
     [cookie] = context.cookies()
     signed_in.get_by_role("button", name="Sign out").click()
     expect(signed_in.get_by_role("status")).to_have_text("You are signed out.")
