@@ -487,6 +487,7 @@ def test_every_page_has_the_security_headers(
         "/ui/injections",
         "/ui/capture",
         "/ui/global",  # 403 for this token
+        "/ui/no-such-page",  # 404
     ]
     for path in paths:
         response = signed_in.get(path, follow_redirects=False)

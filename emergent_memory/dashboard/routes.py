@@ -22,7 +22,7 @@ from starlette.staticfiles import StaticFiles
 from emergent_memory.dashboard import memories, overview
 from emergent_memory.dashboard.site import DashboardServices, Site, Visit, text
 from emergent_memory.dashboard.web import COOKIE, HERE, UI, SecurityHeaders, is_https, same_origin
-from emergent_memory.errors import DatabaseUnavailable, ServiceBusy
+from emergent_memory.errors import DatabaseUnavailable, NotFound, ServiceBusy
 
 NOT_LIVE = (
     "That token is unknown, revoked or expired. Create one with: "
@@ -75,6 +75,10 @@ async def signout(site: Site, request: Request, visit: Visit) -> Response:
     return response
 
 
+async def no_such_page(site: Site, request: Request, visit: Visit) -> Response:
+    raise NotFound(f"the dashboard has no page {request.url.path}")
+
+
 async def to_the_dashboard(request: Request) -> Response:
     return RedirectResponse(f"{UI}/", status_code=307)
 
@@ -106,6 +110,7 @@ def dashboard_routes(services: DashboardServices) -> list[BaseRoute]:
         Route("/duplicates", page(overview.duplicates), methods=["GET"]),
         Route("/duplicates/{pair_id}", change(overview.decide), methods=["POST"]),
         Mount("/static", app=StaticFiles(directory=HERE / "static"), name="dashboard-static"),
+        Route("/{rest:path}", page(no_such_page), methods=["GET", "POST"]),
     ]
     return [
         Route(UI, to_the_dashboard, methods=["GET"]),
