@@ -136,6 +136,7 @@ def environment() -> Environment:
     env = Environment(
         loader=FileSystemLoader(HERE / "templates"),
         autoescape=True,
+        auto_reload=False,  # templates are package files: no stat of each one per page
         trim_blocks=True,
         lstrip_blocks=True,
     )
