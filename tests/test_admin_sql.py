@@ -68,6 +68,25 @@ def results(pool: ConnectionPool, admin_database_url: str) -> dict[int, list[tup
     service.save(someone_else, "The spare key is with the neighbour now", "fact")
     service.restore(someone_else, wrongly["memory"]["id"])
     with psycopg.connect(admin_database_url) as conn:
+        # a pair the duplicate check flagged (tests/test_duplicates.py shows save recording
+        # them), and a dashboard session of the documented actor
+        ids = {
+            row[0]: row[1]
+            for row in conn.execute(
+                "SELECT content, id FROM kb.memories WHERE actor_id = %s", (ACTOR,)
+            )
+        }
+        conn.execute(
+            "INSERT INTO kb.possible_duplicates (actor_id, project_id, memory_id, duplicate_of,"
+            " similarity) VALUES (%s, %s, %s, %s, 0.81)",
+            (ACTOR, PROJECT, ids["The user prefers short commit messages"], ids[THURSDAYS]),
+        )
+        conn.execute(
+            "INSERT INTO kb.dashboard_sessions (session_hash, actor_id, project_id, scopes,"
+            " label, expires_at) VALUES (%s, %s, %s, ARRAY['memory:read'], 'local user',"
+            " now() + interval '1 hour')",
+            (bytes(32), ACTOR, PROJECT),
+        )
         return {n: conn.execute(sql.encode()).fetchall() for n, sql in enumerate(examples())}
 
 
@@ -159,3 +178,12 @@ def test_memories_and_the_conversation_they_came_from(
             "user: keep commit messages short, please",
         )
     ]
+
+
+def test_open_duplicates_and_dashboard_sessions(results: dict[int, list[tuple[Any, ...]]]) -> None:
+    """The open pair with both contents; the live session, then signed out everywhere."""
+    assert [(row[0], row[1], row[2], float(row[3])) for row in results[12]] == [
+        (ACTOR, "The user prefers short commit messages", THURSDAYS, 0.81)
+    ]
+    assert [(row[0], row[1]) for row in results[13]] == [(ACTOR, "local user")]
+    assert [row[0] for row in results[14]] == ["local user"]
