@@ -42,7 +42,7 @@ from tests.dashboard_site import (
 
 # What the dashboard itself may ask (dashboard.js: a form's data-confirm); any other dialog is
 # a script that should not have run.
-EXPECTED_CONFIRMATIONS = ("Delete this memory?",)
+EXPECTED_CONFIRMATIONS = ("Delete this memory?", "Change every selected memory?")
 SUBRESOURCES = {"stylesheet", "script", "image", "font", "media"}
 
 
@@ -402,6 +402,59 @@ def test_decide_a_possible_duplicate(signed_in: Page, site: Site, writer: Writer
     page.goto(f"{site.base}/ui/memories/{older}")
     expect(page.locator(".memory-page h1 .badge")).to_have_text("superseded")
     screenshot(page, "memory-superseded")
+
+
+def test_bulk_delete_and_restore_from_the_list(
+    signed_in: Page, site: Site, writer: Writer, watch: Watch
+) -> None:
+    page = signed_in
+    marker = uuid.uuid4().hex[:8]
+    first = own_memory(site, writer, f"The user mirrors repository bulk{marker} nightly")
+    second = own_memory(site, writer, f"The user archives bulk{marker} logs every Friday")
+    kept = own_memory(site, writer, f"The user keeps bulk{marker} notes in a wiki")
+    page.goto(f"{site.base}/ui/memories?text=bulk{marker}")
+    expect(page.locator("#memory-list > li")).to_have_count(3)
+    page.locator(f"#select-{first}").check()
+    page.locator(f"#select-{second}").check()
+    screenshot(page, "bulk-selected")
+    page.get_by_role("button", name="Delete selected").click()
+    expect(page.get_by_role("status")).to_have_text("Done: every selected memory was changed.")
+    assert watch.confirmed == ["Change every selected memory?"]
+    assert [status_of(site, writer, i) for i in (first, second, kept)] == [
+        "deleted",
+        "deleted",
+        "active",
+    ]
+    expect(page.locator("#memory-list > li")).to_have_count(1)  # back on the same filters
+
+    page.goto(f"{site.base}/ui/memories?text=bulk{marker}&status=deleted")
+    page.locator(f"#select-{first}").check()
+    page.locator(f"#select-{second}").check()
+    page.get_by_role("button", name="Restore selected").click()
+    expect(page.get_by_role("status")).to_have_text("Done: every selected memory was changed.")
+    assert [status_of(site, writer, i) for i in (first, second)] == ["active", "active"]
+
+
+def test_rename_a_context_and_set_its_priority(signed_in: Page, site: Site, writer: Writer) -> None:
+    page = signed_in
+    marker = uuid.uuid4().hex[:8]
+    site.memory.save(
+        writer.principal,
+        f"The user's ctx{marker} runbooks live in docs/",
+        "fact",
+        context=f"old-{marker}",
+    )
+    page.goto(site.base + "/ui/contexts")
+    row = page.locator("#contexts tbody tr").filter(has_text=f"old-{marker}")
+    row.get_by_label("New name").fill(f"new-{marker}")
+    row.get_by_label("Priority").fill("80")
+    row.get_by_role("button", name="Save").click()
+    expect(page.get_by_role("status")).to_have_text("Context saved.")
+    renamed = page.locator("#contexts tbody tr").filter(has_text=f"new-{marker}")
+    expect(renamed.locator("td[data-label=Priority]")).to_have_text("80")
+    expect(page.locator("#contexts tbody tr").filter(has_text=f"old-{marker}")).to_have_count(0)
+    renamed.get_by_role("link", name=f"new-{marker}").click()
+    expect(page.get_by_text(f"The user's ctx{marker} runbooks live in docs/")).to_be_visible()
 
 
 # -- what a user or an agent wrote is inert text -------------------------------------------
