@@ -111,7 +111,8 @@ def _apt_install() -> str | None:
     """`apt-get install -y chromium` (after `apt-get update` when the package lists are
     missing or stale); None when it worked, else why not."""
     env = os.environ | {"DEBIAN_FRONTEND": "noninteractive"}
-    install = ["apt-get", "install", "-y", "--no-install-recommends", APT_PACKAGE]
+    # with its recommended packages: fonts (fonts-liberation), so that pages render text
+    install = ["apt-get", "install", "-y", APT_PACKAGE]
     if _quiet(install, env=env) is None:
         return None
     failed = _quiet(["apt-get", "update"], env=env)
