@@ -5,7 +5,7 @@ capture queue, each for one actor only (row-level security), with bad input refu
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -36,18 +36,39 @@ FROM generate_series(1, %(n)s) i
 """
 
 
-def bulk(owner_pool: ConnectionPool, principal: Principal, n: int) -> None:
+Bulk = Callable[[Principal, int], None]
+
+
+@pytest.fixture
+def bulk(owner_pool: ConnectionPool) -> Iterator[Bulk]:
+    """Adds `n` memories of an actor in one statement (BULK_MEMORIES); they are removed when
+    the test ends, with their recalls: they have no vector, and the session's database is
+    shared with the tests of re-embedding and of the embedding worker."""
+    actors: list[Principal] = []
+
+    def add(principal: Principal, n: int) -> None:
+        actors.append(principal)
+        with owner_pool.connection() as conn:
+            conn.execute(
+                BULK_MEMORIES,
+                {
+                    "actor_id": principal.actor_id,
+                    "project_id": principal.project_id,
+                    "categories": list(CATEGORIES),
+                    "start": datetime.now(UTC),
+                    "n": n,
+                },
+            )
+
+    yield add
     with owner_pool.connection() as conn:
-        conn.execute(
-            BULK_MEMORIES,
-            {
-                "actor_id": principal.actor_id,
-                "project_id": principal.project_id,
-                "categories": list(CATEGORIES),
-                "start": datetime.now(UTC),
-                "n": n,
-            },
-        )
+        for actor in actors:
+            conn.execute("DELETE FROM kb.memory_recalls WHERE actor_id = %s", (actor.actor_id,))
+            conn.execute(
+                "DELETE FROM kb.graph_objects WHERE actor_id = %s AND type = 'Memory' "
+                "AND properties ->> 'content' LIKE 'bulk memory %%'",
+                (actor.actor_id,),
+            )
 
 
 def count_rows(owner_pool: ConnectionPool, actor: Principal) -> tuple[int, int, int]:
@@ -194,12 +215,13 @@ def test_each_sort(service: MemoryService, browse: BrowseService, principal: Pri
     "sort", ["recent", "oldest", "most_used", "least_used", "last_used", "confidence"]
 )
 def test_cursor_pages_cover_ten_thousand_memories_once_each(
+    bulk: Bulk,
     browse: BrowseService,
     principal: Principal,
     owner_pool: ConnectionPool,
     sort: str,
 ) -> None:
-    bulk(owner_pool, principal, 10_000)
+    bulk(principal, 10_000)
     with owner_pool.connection() as conn:  # some uses, so that both parts of a use sort show
         conn.execute(
             "INSERT INTO kb.memory_recalls (canonical_id, actor_id, project_id, recalled_at) "
@@ -230,9 +252,9 @@ def test_cursor_pages_cover_ten_thousand_memories_once_each(
 
 
 def test_a_page_in_the_middle_continues_where_the_last_stopped(
-    browse: BrowseService, principal: Principal, owner_pool: ConnectionPool
+    browse: BrowseService, principal: Principal, bulk: Bulk
 ) -> None:
-    bulk(owner_pool, principal, 120)
+    bulk(principal, 120)
     everything = ids(browse.list(principal, sort="confidence", limit=200))
     first = browse.list(principal, sort="confidence", limit=50)
     second = browse.list(principal, sort="confidence", limit=50, cursor=first["next_cursor"])
@@ -286,9 +308,9 @@ def test_bad_input_says_what_to_fix_and_writes_nothing(
 
 
 def test_a_cursor_of_another_sort_or_filter_is_refused(
-    browse: BrowseService, principal: Principal, owner_pool: ConnectionPool
+    browse: BrowseService, principal: Principal, bulk: Bulk
 ) -> None:
-    bulk(owner_pool, principal, 5)
+    bulk(principal, 5)
     cursor = browse.list(principal, limit=2)["next_cursor"]
     assert cursor is not None
     with pytest.raises(InvalidInput, match="other filters or another sort"):
@@ -301,12 +323,12 @@ def test_a_cursor_of_another_sort_or_filter_is_refused(
 
 
 def test_another_actors_memories_never_show(
-    service: MemoryService, browse: BrowseService, principal: Principal, owner_pool: ConnectionPool
+    service: MemoryService, browse: BrowseService, principal: Principal, bulk: Bulk
 ) -> None:
     neighbour = Principal(uuid.uuid4(), principal.project_id)
     theirs = service.save(neighbour, "Neighbour's secret plan for the deploy", "fact")
     service.save(neighbour, "Neighbour's project convention", "convention", scope="project")
-    bulk(owner_pool, neighbour, 30)
+    bulk(neighbour, 30)
     mine = service.save(principal, "My own memory", "fact")["memory"]["id"]
     for status in ("active", "all"):
         assert ids(browse.list(principal, status=status)) == [mine]
