@@ -376,6 +376,12 @@ def test_every_page_renders(signed_in: Page, site: Site, writer: Writer) -> None
         expect(page.locator("h1")).to_contain_text(heading)
         expect(page.locator("main").get_by_text(text).first).to_be_visible()
         screenshot(page, name)
+    # a page that does not exist is the dashboard's own, not a bare error
+    response = page.goto(site.base + "/ui/no-such-page")
+    assert response is not None
+    assert response.status == 404
+    expect(page.get_by_role("navigation", name="Dashboard")).to_be_visible()
+    screenshot(page, "not-found")
     # each page is reachable from the navigation bar
     page.goto(site.ui)
     for link in ("Browse", "Duplicates", "Contexts", "Stats", "Injections", "Capture", "Search"):
