@@ -420,8 +420,11 @@ def test_bulk_delete_and_restore_from_the_list(
     kept = own_memory(site, writer, f"The user keeps bulk{marker} notes in a wiki")
     page.goto(f"{site.base}/ui/memories?text=bulk{marker}")
     expect(page.locator("#memory-list > li")).to_have_count(3)
-    page.locator(f"#select-{first}").check()
-    page.locator(f"#select-{second}").check()
+    # each box is named after its memory, so a screen reader tells them apart
+    page.get_by_role("checkbox", name=f"Select The user mirrors repository bulk{marker}").check()
+    page.get_by_role("checkbox", name=f"Select The user archives bulk{marker}").check()
+    expect(page.locator(f"#select-{first}")).to_be_checked()
+    expect(page.locator(f"#select-{second}")).to_be_checked()
     screenshot(page, "bulk-selected")
     page.get_by_role("button", name="Delete selected").click()
     expect(page.get_by_role("status")).to_have_text("Done: every selected memory was changed.")
