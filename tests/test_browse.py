@@ -14,7 +14,8 @@ from psycopg_pool import ConnectionPool
 
 from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
 from emergent_memory.errors import InvalidInput, MemoryNotFound, ObjectNotFound, PermissionDenied
-from emergent_memory.memory import MemoryService
+from emergent_memory.graph import rls as graph_rls
+from emergent_memory.memory import MemoryService, browse_store
 from emergent_memory.memory.browse import BrowseService, cost_usd, model_price
 from emergent_memory.memory.models import CATEGORIES
 
@@ -701,3 +702,47 @@ def test_the_capture_queue_and_its_dead_letters(
             call(nobody)
     with pytest.raises(PermissionDenied):
         browse.injections(nobody)
+
+
+@pytest.mark.parametrize("sort", ["recent", "confidence", "least_used"])
+def test_pages_walked_on_the_index_keep_exactly_the_filtered_memories(
+    bulk: Bulk, browse: BrowseService, principal: Principal, pool: ConnectionPool, sort: str
+) -> None:
+    """A category filter's pages are read walking the key's index (browse_store
+    WALKED_FILTERS): every memory of the category once, in the sort's order, nothing else;
+    and the planner's settings are back to normal for the rest of the transaction."""
+    bulk(principal, 3_000)
+    category = CATEGORIES[1]
+    seen: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        result = browse.list(principal, sort=sort, category=category, cursor=cursor, limit=90)
+        seen.extend(result["memories"])
+        cursor = result["next_cursor"]
+        if cursor is None:
+            break
+    assert len(seen) == 500  # one in six, categories in turn
+    assert len({m["id"] for m in seen}) == 500
+    assert {m["category"] for m in seen} == {category}
+    if sort == "recent":
+        created = [m["created_at"] for m in seen]
+        assert created == sorted(created, reverse=True)
+    if sort == "confidence":
+        confidences = [m["confidence"] for m in seen]
+        assert confidences == sorted(confidences, reverse=True)
+
+    with pool.connection() as conn, conn.transaction():
+        graph_rls.act_as(conn, principal.actor_id, principal.project_id)
+        browse_store.page(
+            conn,
+            principal,
+            status="active",
+            sort=sort,
+            filters={"category": category},
+            after=None,
+            limit=5,
+        )
+        settings = conn.execute(
+            "SELECT current_setting('enable_bitmapscan'), current_setting('enable_seqscan')"
+        ).fetchone()
+    assert settings == ("on", "on")

@@ -112,6 +112,15 @@ FILTERS = {
     "used_before": "u.last_used < %(used_before)s",
 }
 USE_FILTERS = ("used_after", "used_before")
+# Filters that keep a good share of an actor's memories or bound the key itself: with only
+# these, a page (but for the recall log's part) is read best by walking the key's index from
+# the cursor and filtering as it goes, which the planner does not see when it misjudges how
+# many rows a filter keeps (category: 79 estimated, 11,098 kept at 100,000 memories; it then
+# read and sorted every memory of the actor, 490 ms instead of 0.6). Full-text and context
+# filters may keep a handful of rows: the planner's choice stands for them.
+WALKED_FILTERS = frozenset({"category", "scope", "project_id", "created_after", "created_before"})
+WALK_THE_INDEX = ("SET LOCAL enable_bitmapscan = off", "SET LOCAL enable_seqscan = off")
+PLANNER_CHOOSES = ("SET LOCAL enable_bitmapscan = on", "SET LOCAL enable_seqscan = on")
 
 # One branch of the page: its memories in the key's order, after the cursor.
 BRANCH = """(
@@ -257,8 +266,15 @@ def page(
             branches=sql.SQL(" UNION ALL ").join(branches),
             page_order=sql.SQL(", ").join(sql.SQL("{} {}").format(c, direction) for c in columns),
         )
-        # never prepared: a generic plan (without the principal and the filters) is slower
-        rows = conn.execute(statement, params, prepare=False).fetchall()
+        walk = part != "used" and used.keys() <= WALKED_FILTERS
+        for setting in WALK_THE_INDEX if walk else ():
+            conn.execute(setting)
+        try:
+            # never prepared: a generic plan (without the principal and the filters) is slower
+            rows = conn.execute(statement, params, prepare=False).fetchall()
+        finally:
+            for setting in PLANNER_CHOOSES if walk else ():
+                conn.execute(setting)
         found.extend(tuple(row) for row in rows)
     return found
 
