@@ -936,6 +936,10 @@ def explain_pages(url: str, deep_from: int) -> dict[str, str]:
                 explained = []
                 for query, params in recording.statements:
                     text = ClientCursor(conn).mogrify(query, params)
+                    if text.lstrip().upper().startswith("SET "):
+                        conn.execute(text)  # the planner settings the page statement runs with
+                        explained.append(text)
+                        continue
                     plan = conn.execute("EXPLAIN (ANALYZE, BUFFERS) " + text).fetchall()
                     explained.append(text + "\n" + "\n".join(row[0] for row in plan))
                 plans[name] = "\n\n".join(explained)
