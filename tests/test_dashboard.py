@@ -259,6 +259,7 @@ def test_a_change_without_the_csrf_token_or_from_another_site_is_refused(
     attempts = [
         ({}, SAME_ORIGIN),  # no token
         ({CSRF_FIELD: "0" * 64}, SAME_ORIGIN),  # a wrong one
+        ({CSRF_FIELD: "é" * 64}, SAME_ORIGIN),  # a wrong one, not ASCII (a 403, not a 500)
         ({CSRF_FIELD: token}, {"Origin": "https://evil.example"}),  # the right one, elsewhere
         ({CSRF_FIELD: token}, {"Sec-Fetch-Site": "cross-site"}),
     ]
@@ -892,3 +893,25 @@ def test_a_search_in_the_dashboard_is_not_a_use(
         assert "words rank 1" in page.text
     [record] = service.list_memories(principal)["memories"]
     assert (record["use_count"], record["last_used"]) == (0, None)
+
+
+def test_signing_in_again_ends_the_session_the_browser_held(
+    signed_in: TestClient,
+    principal: Principal,
+    token_for: Callable[..., str],
+    sessions: DashboardSessions,
+) -> None:
+    """The browser's new cookie replaces the old one, and the old session ends with it: its
+    secret, sent again, opens nothing."""
+    first = signed_in.cookies.get(COOKIE)
+    assert first
+    assert sign_in(signed_in, token_for(principal)).status_code == 303
+    second = signed_in.cookies.get(COOKIE)
+    assert second
+    assert second != first
+    assert sessions.live(first) is None
+    assert sessions.live(second) is not None
+    assert signed_in.get("/ui/memories", follow_redirects=False).status_code == 200
+    signed_in.cookies.clear()  # the old cookie, sent again by hand, opens nothing
+    signed_in.cookies.set(COOKIE, first, path="/ui")
+    assert signed_in.get("/ui/memories", follow_redirects=False).status_code == 303

@@ -53,6 +53,7 @@ async def signin(site: Site, request: Request) -> Response:
         return site.render(request, "signin.html", None, status=503, error=str(error))
     if started is None:
         return site.render(request, "signin.html", None, status=401, error=NOT_LIVE)
+    await end_the_previous_session(site, request)
     return site.signed_in(started, request)
 
 
@@ -63,7 +64,16 @@ async def redeem_link(site: Site, request: Request) -> Response:
     started = await site.call(lambda: site.sessions.redeem(secret))
     if started is None:
         return site.render(request, "signin.html", None, status=401, error=USED_LINK)
+    await end_the_previous_session(site, request)
     return site.signed_in(started, request)
+
+
+async def end_the_previous_session(site: Site, request: Request) -> None:
+    """A browser that signs in again replaces its cookie: the session it held ends too, so
+    that no live session is left behind whose secret the browser no longer has."""
+    previous = request.cookies.get(COOKIE)
+    if previous:
+        await site.call(lambda: site.sessions.end(previous))
 
 
 async def signout(site: Site, request: Request, visit: Visit) -> Response:

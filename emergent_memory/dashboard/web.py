@@ -67,7 +67,11 @@ def csrf_token(secret: str) -> str:
 
 
 def csrf_valid(secret: str, presented: str | None) -> bool:
-    return bool(presented) and hmac.compare_digest(csrf_token(secret), str(presented))
+    """Whether `presented` is the session's CSRF token (compared in constant time, as bytes:
+    compare_digest refuses str with non-ASCII characters, which a forged form may hold)."""
+    if not presented:
+        return False
+    return hmac.compare_digest(csrf_token(secret).encode(), str(presented).encode("utf-8"))
 
 
 def same_origin(request: Request) -> bool:
