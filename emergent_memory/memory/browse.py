@@ -30,7 +30,7 @@ from emergent_memory.db.pool import DatabasePool
 from emergent_memory.errors import InvalidInput, MemoryNotFound, ObjectNotFound, PermissionDenied
 from emergent_memory.memory import browse_store, store, validation
 from emergent_memory.memory.models import CATEGORIES, SCOPES, MemoryRecord
-from emergent_memory.memory.service import _provenance, acting_for
+from emergent_memory.memory.service import acting_for, memory_record
 
 BrowseStatus = Literal["active", "superseded", "deleted", "all"]
 BrowseSort = Literal["recent", "oldest", "most_used", "least_used", "last_used", "confidence"]
@@ -669,20 +669,10 @@ def _status(row: browse_store.BrowseRow) -> MemoryStatus:
 
 
 def browsed(row: browse_store.BrowseRow) -> BrowsedMemory:
-    """A memory in any status as list, get and the duplicate pairs show it."""
+    """A memory in any status as list, get and the duplicate pairs show it: the tools' record
+    (MemoryService's), with its status and where it was saved."""
     return {
-        "id": str(row.id),
-        "content": row.content,
-        "category": row.category,
-        "scope": row.scope,
-        "source": row.source or "inferred",
-        "confidence": float(row.confidence if row.confidence is not None else 0.7),
-        "contexts": list(row.contexts),
-        "use_count": row.use_count,
-        "last_used": None if row.last_used is None else row.last_used.isoformat(),
-        "created_at": row.created_at.isoformat(),
-        "updated_at": row.updated_at.isoformat(),
-        "derived_from": _provenance(row.derived_from),
+        **memory_record(row),
         "status": _status(row),
         "superseded_by": row.superseded_by,
         "deleted_at": None if row.deleted_at is None else row.deleted_at.isoformat(),

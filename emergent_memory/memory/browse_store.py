@@ -139,42 +139,18 @@ LIMIT %(limit)s
 """
 
 # Every memory of `ids` (head version, any status) in full, as list and get show it.
-ROWS = """
-SELECT o.canonical_id AS id, o.properties ->> 'content' AS content,
-       o.properties ->> 'category' AS category, o.scope, o.properties ->> 'source' AS source,
-       (o.properties ->> 'confidence')::double precision AS confidence,
-       coalesce(u.use_count, 0) AS use_count, u.last_used, coalesce(ctx.names, '{{}}') AS contexts,
-       o.created_at, o.updated_at, provenance.derived_from,
-       o.properties ->> 'superseded_by' AS superseded_by, o.deleted_at, o.project_id,
-       o.actor_id
-FROM kb.graph_objects o
-LEFT JOIN LATERAL (
-    SELECT count(*) AS use_count, max(m.recalled_at) AS last_used
-    FROM kb.memory_recalls m WHERE m.canonical_id = o.canonical_id
-) u ON true
-LEFT JOIN LATERAL (
-    SELECT array_agg(c.properties ->> 'name' ORDER BY c.properties ->> 'name') AS names
-    FROM kb.graph_relationships e
-    JOIN kb.graph_objects c ON c.canonical_id = e.dst_id AND c.is_head AND c.deleted_at IS NULL
-    WHERE e.src_id = o.canonical_id AND e.type = 'BELONGS_TO_CONTEXT'
-      AND e.is_head AND e.deleted_at IS NULL
-) ctx ON true
-{provenance}
-WHERE o.canonical_id = ANY(%(ids)s) AND o.is_head AND o.type = 'Memory' AND {visible}
+ROWS = (
+    store.ANY_STATUS
+    + """WHERE o.canonical_id = ANY(%(ids)s) AND o.is_head AND o.type = 'Memory' AND {visible}
 """
+)
 
 # How many words of a text the full-text search can look for (0: only stop words).
 QUERY_WORDS = "SELECT numnode(websearch_to_tsquery('english', %(text)s))"
 
 
-@dataclass(frozen=True, slots=True)
-class BrowseRow(store.MemoryRow):
-    """A memory in any status, with where it was saved and by whom."""
-
-    superseded_by: str | None
-    deleted_at: datetime | None
-    project_id: UUID
-    actor_id: UUID | None
+# A memory in any status, with where it was saved and by whom (store.ANY_STATUS).
+BrowseRow = store.InactiveRow
 
 
 def _params(principal: Principal, **more: Any) -> dict[str, Any]:
@@ -304,7 +280,7 @@ def _after(key: SortKey, part: str | None, after: Sequence[Any] | None) -> sql.C
 def rows(conn: Connection[Any], principal: Principal, ids: Sequence[UUID]) -> dict[UUID, BrowseRow]:
     """The memories of `ids` that the principal sees (any status), by id."""
     statement = sql.SQL(ROWS).format(
-        provenance=store._provenance("o.canonical_id"), visible=sql.SQL(store.VISIBLE)
+        provenance=store.provenance_join("o.canonical_id"), visible=sql.SQL(store.VISIBLE)
     )
     with conn.cursor(row_factory=class_row(BrowseRow)) as cur:
         cur.execute(statement, _params(principal, ids=list(ids)), prepare=False)

@@ -376,7 +376,7 @@ class MemoryService:
             used = 0 if recalled_at is None else 1
             memories.append(
                 {
-                    **_record(row, use_count=row.use_count + used, last_used=recalled_at),
+                    **memory_record(row, use_count=row.use_count + used, last_used=recalled_at),
                     "score": round(row.score, 6),
                     "scores": {
                         "lexical_rank": row.lexical_rank,
@@ -438,7 +438,8 @@ class MemoryService:
         with self._transaction(principal) as conn:
             if status_ == "active":
                 memories = [
-                    _record(row) for row in store.list_visible(conn, principal, category_, limit_)
+                    memory_record(row)
+                    for row in store.list_visible(conn, principal, category_, limit_)
                 ]
             else:
                 rows = store.list_inactive(conn, principal, status_, category_, limit_)
@@ -877,7 +878,7 @@ class MemoryService:
 
     def _records(self, conn: Connection[Any], ids: list[UUID]) -> list[MemoryRecord]:
         rows = store.memory_rows(conn, ids)
-        return [_record(rows[id_]) for id_ in ids]
+        return [memory_record(rows[id_]) for id_ in ids]
 
     @staticmethod
     def _require_read(principal: Principal) -> None:
@@ -902,7 +903,7 @@ def acting_for(
         yield conn
 
 
-def _record(
+def memory_record(
     row: store.MemoryRow | store.RecallRow,
     *,
     use_count: int | None = None,
@@ -921,11 +922,11 @@ def _record(
         "last_used": None if used is None else used.isoformat(),
         "created_at": row.created_at.isoformat(),
         "updated_at": row.updated_at.isoformat(),
-        "derived_from": _provenance(row.derived_from),
+        "derived_from": provenance_record(row.derived_from),
     }
 
 
-def _provenance(found: Mapping[str, Any] | None) -> Provenance | None:
+def provenance_record(found: Mapping[str, Any] | None) -> Provenance | None:
     """store.PROVENANCE's JSON as the tools return it."""
     if found is None:
         return None
@@ -975,7 +976,7 @@ def _project_stats(row: store.StatsRow) -> ProjectStats:
 
 def _inactive_record(row: store.InactiveRow) -> InactiveMemory:
     return {
-        **_record(row),
+        **memory_record(row),
         "status": "deleted" if row.deleted_at is not None else "superseded",
         "superseded_by": row.superseded_by,
         "deleted_at": None if row.deleted_at is None else row.deleted_at.isoformat(),

@@ -270,16 +270,17 @@ WHERE {active}
 ORDER BY o.created_at
 """
 
-# Superseded or deleted memories the principal may change, most recently changed first, with
-# what replaced them or when they were deleted: what `restore` can bring back (global ones
-# only for an administrator).
-LIST_INACTIVE = """
+# A memory in any status in full (its head version), with its uses, contexts, provenance,
+# what replaced it or when it was deleted, and where it was saved and by whom: the select of
+# LIST_INACTIVE and of the browse rows (browse_store.ROWS), whose WHERE follows it.
+ANY_STATUS = """
 SELECT o.canonical_id AS id, o.properties ->> 'content' AS content,
        o.properties ->> 'category' AS category, o.scope, o.properties ->> 'source' AS source,
        (o.properties ->> 'confidence')::double precision AS confidence,
        coalesce(u.use_count, 0) AS use_count, u.last_used, coalesce(ctx.names, '{{}}') AS contexts,
        o.created_at, o.updated_at, provenance.derived_from,
-       o.properties ->> 'superseded_by' AS superseded_by, o.deleted_at
+       o.properties ->> 'superseded_by' AS superseded_by, o.deleted_at, o.project_id,
+       o.actor_id
 FROM kb.graph_objects o
 LEFT JOIN LATERAL (
     SELECT count(*) AS use_count, max(m.recalled_at) AS last_used
@@ -293,11 +294,20 @@ LEFT JOIN LATERAL (
       AND e.is_head AND e.deleted_at IS NULL
 ) ctx ON true
 {provenance}
+"""
+
+# Superseded or deleted memories the principal may change, most recently changed first, with
+# what replaced them or when they were deleted: what `restore` can bring back (global ones
+# only for an administrator).
+LIST_INACTIVE = (
+    ANY_STATUS
+    + """
 WHERE o.type = 'Memory' AND o.is_head AND {writable} AND {state}
   AND (%(category)s::text IS NULL OR o.labels @> ARRAY[%(category)s::text])
 ORDER BY o.updated_at DESC, o.canonical_id
 LIMIT %(limit)s
 """
+)
 INACTIVE_STATES = {
     "superseded": "o.deleted_at IS NULL AND o.properties ? 'superseded_by'",
     "deleted": "o.deleted_at IS NOT NULL",
@@ -394,13 +404,13 @@ def contexts_of(conn: Connection[Any], memory_id: UUID) -> list[UUID]:
     return [UUID(str(row[0])) for row in conn.execute(CONTEXTS_OF, {"id": memory_id})]
 
 
-def _provenance(memory_id: str) -> sql.Composed:
+def provenance_join(memory_id: str) -> sql.Composed:
     """PROVENANCE joined on the memory id of the statement's row (`memory_id`, a column)."""
     return sql.SQL(PROVENANCE).format(memory_id=sql.SQL(memory_id))
 
 
 def memory_rows(conn: Connection[Any], ids: list[UUID]) -> dict[UUID, MemoryRow]:
-    statement = sql.SQL(MEMORY_ROWS).format(provenance=_provenance("m.id"))
+    statement = sql.SQL(MEMORY_ROWS).format(provenance=provenance_join("m.id"))
     with conn.cursor(row_factory=class_row(MemoryRow)) as cur:
         cur.execute(statement, {"ids": ids})
         return {row.id: row for row in cur.fetchall()}
@@ -434,7 +444,7 @@ def list_visible(
         uses=sql.SQL(USES),
         active=sql.SQL(ACTIVE),
         visible=sql.SQL(VISIBLE),
-        provenance=_provenance("m.id"),
+        provenance=provenance_join("m.id"),
     )
     with conn.cursor(row_factory=class_row(MemoryRow)) as cur:
         # Never a prepared statement: its generic plan (chosen after a few calls, without the
@@ -446,10 +456,13 @@ def list_visible(
 
 @dataclass(frozen=True, slots=True)
 class InactiveRow(MemoryRow):
-    """A superseded or deleted memory, with what replaced it or when it was deleted."""
+    """A memory of ANY_STATUS: what replaced it or when it was deleted, and where it was saved
+    and by whom (None: ownerless)."""
 
     superseded_by: str | None
     deleted_at: datetime | None
+    project_id: UUID
+    actor_id: UUID | None
 
 
 def list_inactive(
@@ -461,7 +474,7 @@ def list_inactive(
     statement = sql.SQL(LIST_INACTIVE).format(
         writable=sql.SQL(writable),
         state=sql.SQL(INACTIVE_STATES[state]),
-        provenance=_provenance("o.canonical_id"),
+        provenance=provenance_join("o.canonical_id"),
     )
     with conn.cursor(row_factory=class_row(InactiveRow)) as cur:
         cur.execute(statement, _params(principal, category=category, limit=limit), prepare=False)
@@ -475,7 +488,7 @@ def live_supersession(conn: Connection[Any], new_id: UUID, old_id: UUID) -> UUID
 
 
 def recall(conn: Connection[Any], principal: Principal, **arguments: Any) -> list[RecallRow]:
-    statement = sql.SQL(RECALL).format(provenance=_provenance("r.id"))
+    statement = sql.SQL(RECALL).format(provenance=provenance_join("r.id"))
     with conn.cursor(row_factory=class_row(RecallRow)) as cur:
         cur.execute(statement, _params(principal, **arguments))
         return cur.fetchall()
