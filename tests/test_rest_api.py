@@ -588,28 +588,38 @@ def test_pages_walk_10000_memories_once_each_in_order(
             ).fetchall()
         ]
         conn.commit()
-    seen: list[str] = []
-    cursor: str | None = None
-    pages = 0
-    while True:
-        params: dict[str, Any] = {"limit": "200"}
-        if cursor is not None:
-            params["cursor"] = cursor
-        response = api.get("/memories", **params)
-        assert response.status_code == 200, response.text
-        page = response.json()
-        assert len(page["memories"]) == 200
-        seen.extend(m["id"] for m in page["memories"])
-        pages += 1
-        cursor = page["next_cursor"]
-        if cursor is None:
-            break
-    assert pages == 50
-    assert seen == inserted  # newest first: memory number 1, 2, ...
-    oldest = api.get("/memories", sort="oldest", limit="3").json()
-    assert [m["id"] for m in oldest["memories"]] == inserted[::-1][:3]
-    error = error_of(api.get("/memories", cursor="not-a-cursor"), 400)
-    assert "cursor" in error["message"]
+    try:
+        seen: list[str] = []
+        cursor: str | None = None
+        pages = 0
+        while True:
+            params: dict[str, Any] = {"limit": "200"}
+            if cursor is not None:
+                params["cursor"] = cursor
+            response = api.get("/memories", **params)
+            assert response.status_code == 200, response.text
+            page = response.json()
+            assert len(page["memories"]) == 200
+            seen.extend(m["id"] for m in page["memories"])
+            pages += 1
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+        assert pages == 50
+        assert seen == inserted  # newest first: memory number 1, 2, ...
+        oldest = api.get("/memories", sort="oldest", limit="3").json()
+        assert [m["id"] for m in oldest["memories"]] == inserted[::-1][:3]
+        error = error_of(api.get("/memories", cursor="not-a-cursor"), 400)
+        assert "cursor" in error["message"]
+    finally:
+        # the session's database is shared: 10,000 memories without a vector would slow the
+        # tests of re-embedding, and crowd the SQL examples' "who has the most memories"
+        with connect() as conn:
+            conn.execute(
+                "DELETE FROM kb.graph_objects WHERE canonical_id = ANY(%s)",
+                ([uuid.UUID(i) for i in inserted],),
+            )
+            conn.commit()
 
 
 # -- docs/api.md ----------------------------------------------------------------------------
