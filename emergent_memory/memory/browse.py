@@ -271,10 +271,14 @@ def cost_usd(model: str, input_tokens: int, output_tokens: int) -> float | None:
 
 
 class BrowseService:
-    """Reads and small changes for the REST API and the dashboard, on the application pool."""
+    """Reads and small changes for the REST API and the dashboard, on the application pool.
 
-    def __init__(self, pool: DatabasePool) -> None:
+    `read_pool` (EMERGENT_MEMORY_READ_DATABASE_URL's, a read replica): the reads (list, get,
+    stats, contexts, injections, LLM usage, capture queue) run on it; the changes on `pool`."""
+
+    def __init__(self, pool: DatabasePool, read_pool: DatabasePool | None = None) -> None:
         self._pool = pool
+        self._read_pool = read_pool or pool
 
     # -- the list -------------------------------------------------------------------------
 
@@ -329,7 +333,7 @@ class BrowseService:
         digest = _digest(status_, filters)
         after = None if cursor is None else decode_cursor(cursor, sort_, digest)
         require_read(principal)
-        with self._transaction(principal) as conn:
+        with self._read_transaction(principal) as conn:
             if filters["text"] is not None and browse_store.query_words(conn, filters["text"]) == 0:
                 raise InvalidInput(
                     "text has no word to search for (only common words such as 'the'); "
@@ -358,7 +362,7 @@ class BrowseService:
         """One memory the principal sees, in any status, with its history and neighbours."""
         id_ = _memory_id(memory_id)
         require_read(principal)
-        with self._transaction(principal) as conn:
+        with self._read_transaction(principal) as conn:
             found = browse_store.rows(conn, principal, [id_])
             if id_ not in found:
                 raise MemoryNotFound(f"memory {id_} not found")
@@ -395,7 +399,7 @@ class BrowseService:
     def contexts(self, principal: Principal) -> builtins.list[Context]:
         """The principal's contexts, by name, with how many active memories each holds."""
         require_read(principal)
-        with self._transaction(principal) as conn:
+        with self._read_transaction(principal) as conn:
             return [_context(row) for row in browse_store.contexts(conn, principal)]
 
     def rename_context(self, principal: Principal, context_id: UUID | str, name: str) -> Context:
@@ -452,7 +456,7 @@ class BrowseService:
         today = datetime.now(UTC).date()
         first_day = today - timedelta(days=GROWTH_DAYS - 1)
         since = datetime(first_day.year, first_day.month, first_day.day, tzinfo=UTC)
-        with self._transaction(principal) as conn:
+        with self._read_transaction(principal) as conn:
             rows = browse_store.counts(conn, principal, since)
             used: dict[str, builtins.list[UsedMemory]] = {}
             for sort in ("most_used", "least_used"):
@@ -534,7 +538,7 @@ class BrowseService:
             time, last = decode_cursor(cursor, INJECTIONS_CURSOR, digest, ("timestamptz", "text"))
             after = (time, last)
         require_read(principal)
-        with self._transaction(principal) as conn:
+        with self._read_transaction(principal) as conn:
             found = browse_store.injection_sessions(conn, principal, session, after, limit_ + 1)
             shown = found[:limit_]
             rows = browse_store.session_injections(
@@ -596,7 +600,7 @@ class BrowseService:
         require_read(principal)
         first_day = datetime.now(UTC).date() - timedelta(days=days - 1)
         since = datetime(first_day.year, first_day.month, first_day.day, tzinfo=UTC)
-        with self._transaction(principal) as conn:
+        with self._read_transaction(principal) as conn:
             rows = browse_store.llm_usage(conn, principal, since)
         usage: list[ModelUsage] = [
             {
@@ -625,7 +629,7 @@ class BrowseService:
     def capture_queue(self, principal: Principal) -> CaptureQueue:
         """The principal's capture windows by status, and the dead ones with their reasons."""
         require_read(principal)
-        with self._transaction(principal) as conn:
+        with self._read_transaction(principal) as conn:
             found = browse_store.status_counts(conn, principal, "capture")
             dead = browse_store.dead_windows(conn, principal, DEAD_LETTERS_SHOWN)
         return {
@@ -649,6 +653,12 @@ class BrowseService:
     @contextmanager
     def _transaction(self, principal: Principal) -> Iterator[Connection[Any]]:
         with acting_for(self._pool, principal) as conn:
+            yield conn
+
+    @contextmanager
+    def _read_transaction(self, principal: Principal) -> Iterator[Connection[Any]]:
+        """A read-only transaction on the read pool (the replica, or the primary)."""
+        with acting_for(self._read_pool, principal) as conn:
             yield conn
 
 
