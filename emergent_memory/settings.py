@@ -61,6 +61,22 @@ class Settings(BaseSettings):
             "pgvector. When unset, an embedded PostgreSQL is started in data_dir."
         ),
     )
+    read_database_url: str | None = Field(
+        default=None,
+        repr=False,  # may hold a password
+        description=(
+            "PostgreSQL URL of a read replica (a streaming standby) of the database. Unset: "
+            "every read goes to the database. Set: recall, the memory list and the dashboard's "
+            "reads go to it, and to the database while it is down or lags."
+        ),
+    )
+    read_max_lag_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="Reads go to the database instead of the read replica while the replica "
+        "replays more than this many seconds behind it.",
+    )
     data_dir: Path = Field(
         default_factory=default_data_dir,
         description="Where the embedded PostgreSQL keeps its data (unused with database_url).",
@@ -357,7 +373,7 @@ class Settings(BaseSettings):
         "hooks.json in the user's config directory (~/.config/emergent-memory on Linux).",
     )
 
-    @field_validator("database_url")
+    @field_validator("database_url", "read_database_url")
     @classmethod
     def _postgres_url(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("postgresql://", "postgres://")):
@@ -474,7 +490,13 @@ def _describe(detail: ErrorDetails) -> str:
         return message
     field = str(detail["loc"][0])
     variable = ENV_PREFIX + field.upper()
-    if field in ("database_url", "embedding_api_key", "anthropic_api_key", "hook_token"):
+    if field in (
+        "database_url",
+        "read_database_url",
+        "embedding_api_key",
+        "anthropic_api_key",
+        "hook_token",
+    ):
         # never echo secrets
         return f"{variable}: {message}"
     return f"{variable}: {message} (got {detail['input']!r})"
