@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -151,9 +152,16 @@ def bulk_load(conn: Connection[Any], scale: Scale, embedder: CachedEmbeddings) -
     return time.perf_counter() - start
 
 
-def measure(url: str, scale: Scale, embedder: CachedEmbeddings, calls: int) -> dict[str, Any]:
-    """Loads as the database's owner, then measures as the application role, subject to
-    row-level security like the product: the recall SQL and its two baselines (exact scan,
+def measure(
+    url: str,
+    scale: Scale,
+    embedder: CachedEmbeddings,
+    calls: int,
+    loader: Callable[[Connection[Any], Scale, CachedEmbeddings], float] | None = None,
+) -> dict[str, Any]:
+    """Loads as the database's owner (`loader`, when given, replaces the bulk load:
+    benchmarks.scale), then measures as the application role, subject to row-level
+    security like the product: the recall SQL and its two baselines (exact scan,
     the revision before 0008) set the transaction's principal, as the service does. The
     naive baseline, HNSW recall@10 and the plans run as the owner: they are the SQL of
     kb.recall_memories_for, which the product runs as its definer."""
@@ -168,7 +176,7 @@ def measure(url: str, scale: Scale, embedder: CachedEmbeddings, calls: int) -> d
     try:
         with owner_pool.connection() as conn:
             conn.autocommit = True
-            result["load_seconds"] = round(bulk_load(conn, scale, embedder), 1)
+            result["load_seconds"] = round((loader or bulk_load)(conn, scale, embedder), 1)
         config = MemoryConfig(dedup_threshold=0.85)
         service = MemoryService(app_pool, embedder.model, config)
         me = Principal(actor_id(0), project_id(0, 0), frozenset({READ, WRITE}))
