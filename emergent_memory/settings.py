@@ -268,6 +268,33 @@ class Settings(BaseSettings):
         description="After this long, a running job whose worker went silent is due again.",
     )
 
+    # -- the memory lifecycle: the archive job (docs/operations.md) --------------------------
+    archive_interval_hours: float = Field(
+        default=24.0,
+        ge=0,
+        le=8760,
+        description="How often the worker runs the archive job (its first run is a minute "
+        "after it starts); 0 turns the job off.",
+    )
+    archive_after_days: float = Field(
+        default=180.0,
+        gt=0,
+        description="A memory unused for this many days (no recall, no evidence, no new "
+        "version) may be archived.",
+    )
+    archive_below_confidence: float = Field(
+        default=0.5,
+        gt=0,
+        le=1,
+        description="Only memories whose effective (decayed) confidence is below this are "
+        "archived.",
+    )
+    archive_max_importance: Literal["low", "normal"] = Field(
+        default="normal",
+        description="The highest importance the archive job archives (high and core "
+        "memories never are).",
+    )
+
     # -- automatic memory: injection (docs/automatic-memory.md) ------------------------------
     injection_budget_tokens: int = Field(
         default=500,
