@@ -33,6 +33,7 @@ from emergent_memory.memory.injection import InjectionConfig, InjectionService
 from emergent_memory.memory.maintenance import MaintenanceService
 from emergent_memory.memory.service import MemoryConfig, MemoryService
 from emergent_memory.memory.store import EMBEDDED_TEXT
+from emergent_memory.memory.verify import VerifyConfig, VerifyPolicy, VerifyService
 from emergent_memory.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -311,6 +312,53 @@ def open_capture_service(settings: Settings) -> Iterator[CaptureService]:
         yield capture
 
 
+# verify_memory's bands per embedding model (memory/verify.py), calibrated on the labelled
+# claims of benchmarks/data/verify_claims.json, held-out split kept apart (benchmarks/verify.py).
+VERIFY_POLICIES = {
+    LOCAL_MODEL_NAME: VerifyPolicy(
+        related_from=0.5,
+        conflict_from=0.55,
+        confirm_from=0.8,
+        keeps_words_from=0.65,
+        shared_word_from=0.36,
+        conflict_frame=0.3,
+        judge_from=0.36,
+        judge_below=0.5,
+    )
+}
+# For a model nobody calibrated: close matches only, and no LLM band.
+UNCALIBRATED_VERIFY_POLICY = VerifyPolicy(
+    related_from=0.6, conflict_from=0.7, confirm_from=0.9, keeps_words_from=0.8
+)
+VERIFY_JUDGE_TIMEOUT = 20.0  # seconds: an agent waits for verify_memory's answer
+
+
+@contextmanager
+def verify_service(settings: Settings, memory: MemoryService) -> Iterator[VerifyService]:
+    """verify_memory's service on the memory service; with an Anthropic key, its LLM judge
+    (capture's gate model and daily token budget, a shorter timeout, one retry)."""
+    key = settings.anthropic_api_key
+    llm = None
+    if key is not None:
+        llm = AnthropicClient(
+            api_key=key.get_secret_value(),
+            base_url=settings.anthropic_base_url,
+            timeout=min(settings.llm_timeout, VERIFY_JUDGE_TIMEOUT),
+            max_retries=min(settings.llm_max_retries, 1),
+        )
+    config = VerifyConfig(
+        policy=VERIFY_POLICIES.get(memory.embedder.model_name, UNCALIBRATED_VERIFY_POLICY),
+        max_claim_length=settings.max_content_length,
+        judge_model=settings.capture_gate_model,
+        daily_token_budget=settings.capture_daily_token_budget,
+    )
+    try:
+        yield VerifyService(memory, llm, config)
+    finally:
+        if llm is not None:
+            llm.close()
+
+
 @dataclass(frozen=True)
 class Workers:
     """The `worker` command's workers on one pool: embeddings, and capture (None when off)."""
@@ -345,6 +393,7 @@ class ServerServices:
     dashboard: DashboardSessions
     browse: BrowseService
     duplicates: DuplicateService
+    verify: VerifyService
 
 
 @contextmanager
@@ -363,6 +412,7 @@ def open_server_services(
     with (
         opener(settings, migrate=migrate, embedder=embedder, load_model=load_model) as memory,
         _capture(settings, memory, worker=worker) as capture,
+        verify_service(settings, memory) as verify,
     ):
         yield ServerServices(
             memory=memory,
@@ -376,6 +426,7 @@ def open_server_services(
             ),
             browse=BrowseService(memory.pool),
             duplicates=DuplicateService(memory.pool, memory),
+            verify=verify,
         )
 
 
