@@ -119,6 +119,9 @@ class ReplicaPool(DatabasePool):
             super().putconn(conn)
             self._avoid("lagging", LAG_CHECK_INTERVAL, lag)
             return self._from_primary(timeout)
+        if lag is None and self._lagging():
+            super().putconn(conn)  # behind at the last measure, and another read measures it
+            return self._from_primary(timeout)
         self._serving()
         with self._route_lock:
             self.reads_on_replica += 1
@@ -140,15 +143,21 @@ class ReplicaPool(DatabasePool):
         else:
             super().putconn(conn)
 
+    def start(self) -> None:
+        """Open the pool without waiting for the replica, after one probe of it: a replica
+        that is down when the server starts is logged as such, and reads go to the primary
+        at once instead of waiting for a connection first."""
+        with self._probe_lock:
+            self._record(self._probe())
+        self.open(wait=False)
+
     def health(self) -> ReplicaHealth:
         """The replica's state for the health check: unavailable (reads go to the primary),
         lagging (idem), or ok; with the last lag measured. A probe of at most a few seconds
         (DatabasePool.database_reachable)."""
         if not self.database_reachable():
             return {"status": "unavailable", "lag_seconds": None}
-        with self._route_lock:
-            lagging = self._avoiding == "lagging"
-        return {"status": "lagging" if lagging else "ok", "lag_seconds": self._lag}
+        return {"status": "lagging" if self._lagging() else "ok", "lag_seconds": self._lag}
 
     # -- routing ------------------------------------------------------------------------------
 
@@ -195,6 +204,10 @@ class ReplicaPool(DatabasePool):
                 lag or 0.0,
                 self._max_lag,
             )
+
+    def _lagging(self) -> bool:
+        with self._route_lock:
+            return self._avoiding == "lagging"
 
     def _serving(self) -> None:
         """The replica serves a read: log when it caught up after lagging."""
@@ -244,5 +257,5 @@ def create_replica_pool(
         max_size=max_size,
         timeout=timeout,
     )
-    pool.open(wait=False)
+    pool.start()
     return pool
