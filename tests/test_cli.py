@@ -72,12 +72,17 @@ def test_db_commands_migrate_report_and_connect(env: dict[str, str]) -> None:
         "select name || ' ' || version from kb.template_packs order by version",
         env=env,
     )
-    assert (packs.returncode, packs.stdout) == (0, "agent-memory 1.0.0\nagent-memory 1.1.0\n")
+    assert (packs.returncode, packs.stdout) == (
+        0,
+        "agent-memory 1.0.0\nagent-memory 1.1.0\nagent-memory 1.2.0\n",
+    )
 
     status = run("status", env=env)
     assert status.returncode == 0, status.stderr
     assert f"schema:        {HEAD} (head)" in status.stdout
-    assert "packs:         agent-memory 1.0.0, agent-memory 1.1.0" in status.stdout
+    assert (
+        "packs:         agent-memory 1.0.0, agent-memory 1.1.0, agent-memory 1.2.0" in status.stdout
+    )
 
     downgraded = run("db", "downgrade", "0002_versioned_graph", env=env)
     assert downgraded.stdout == f"downgraded database from {HEAD} to 0002_versioned_graph\n"

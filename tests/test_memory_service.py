@@ -1049,6 +1049,7 @@ def test_stats_count_each_category_in_the_order_of_the_vocabulary(
         "active": 3,
         "superseded": 0,
         "deleted": 0,
+        "archived": 0,
         "by_category": {
             "preference": 1,
             "pattern": 0,
@@ -1056,6 +1057,9 @@ def test_stats_count_each_category_in_the_order_of_the_vocabulary(
             "fact": 0,
             "instruction": 0,
             "convention": 2,
+            "decision": 0,
+            "lesson": 0,
+            "risk": 0,
         },
     }
     assert list(project["by_category"]) == list(CATEGORIES)

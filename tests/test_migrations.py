@@ -75,6 +75,7 @@ def test_every_revision_downgrades_one_step_at_a_time(make_database: Callable[[]
         seen.append(revision)
         migrate.downgrade(url, "-1")
     assert seen == [
+        "0013_lifecycle",
         "0012_dashboard",
         "0011_automatic_memory",
         "0010_visibility_rule",
@@ -222,7 +223,7 @@ def test_0011_moves_installed_projects_to_the_pack_1_1_0_and_back(
             "SELECT %s, name, id FROM kb.template_packs WHERE version = '1.0.0'",
             (project,),
         )
-    migrate.upgrade(url)
+    migrate.upgrade(url, "0011_automatic_memory")
     with psycopg.connect(url) as conn:
         assert conn.execute(PACK_OF_PROJECT, (project,)).fetchall() == [("1.1.0",)]
         both = tokens.create_token(
@@ -318,3 +319,127 @@ def test_extensions_are_installed(database_url: str) -> None:
             "SELECT extname FROM pg_extension WHERE extname = 'vector'"
         ).fetchall()
     assert rows == [("vector",)]
+
+
+# Memories as the pack 1.1.0 knows them (saved before 0013): each with a vector and a use;
+# one superseded and one deleted.
+INSERT_1_1_MEMORIES = """
+INSERT INTO kb.graph_objects (canonical_id, version, project_id, actor_id, scope, type,
+                              properties, labels, embedding, embedding_model, deleted_at,
+                              delete_reason)
+SELECT gen_random_uuid(), 1, %(project)s, %(actor)s, 'user', 'Memory',
+       jsonb_build_object('content', 'ledger rounding rule number ' || i,
+                          'category', 'fact', 'source', 'explicit', 'scope', 'user',
+                          'confidence', 1.0)
+       || CASE WHEN i = 2 THEN jsonb_build_object('superseded_by', gen_random_uuid()::text)
+               ELSE '{}' END,
+       ARRAY['memory', 'fact', 'user'],
+       (SELECT array_agg(sin(i * 384 + d))::vector FROM generate_series(1, 384) d), 'm',
+       CASE WHEN i = 3 THEN now() END, CASE WHEN i = 3 THEN 'deleted by its owner' END
+FROM generate_series(1, 5) i
+"""
+EVERY_ROW = """
+SELECT row_to_json(o)::text FROM (
+    SELECT id, canonical_id, version, is_head, project_id, actor_id, scope, type, properties,
+           labels, embedding::text, embedding_model, deleted_at, delete_reason, created_at,
+           updated_at
+    FROM kb.graph_objects ORDER BY id
+) o
+"""
+ACTIVE_FOUND = """
+SELECT count(*) FROM kb.recall_memories_for(%s, %s, 'ledger rounding rule', p_limit => 50)
+"""
+
+
+def test_0013_keeps_every_memory_of_the_pack_1_1_0_up_down_and_up(
+    make_database: Callable[[], str],
+) -> None:
+    url = make_database()
+    migrate.upgrade(url, "0012_dashboard")
+    project, actor = uuid.uuid4(), uuid.uuid4()
+    with psycopg.connect(url) as conn:
+        conn.execute(
+            "INSERT INTO kb.project_template_packs (project_id, pack_name, template_pack_id) "
+            "SELECT %s, name, id FROM kb.template_packs WHERE version = '1.1.0'",
+            (project,),
+        )
+        conn.execute(INSERT_1_1_MEMORIES, {"project": project, "actor": actor})
+        conn.execute(
+            "INSERT INTO kb.memory_recalls (canonical_id, actor_id, project_id) "
+            "SELECT canonical_id, actor_id, project_id FROM kb.graph_objects"
+        )
+        before = [row[0] for row in conn.execute(EVERY_ROW)]
+        stats_before = conn.execute(
+            "SELECT active, superseded, deleted, facts FROM kb.memory_stats"
+        ).fetchall()
+        found_before = conn.execute(ACTIVE_FOUND, (actor, project)).fetchone()
+    assert stats_before == [(3, 1, 1, 3)]
+    assert found_before == (3,)
+
+    for target in ("head", "0012_dashboard", "head"):
+        if target == "head":
+            migrate.upgrade(url)
+        else:
+            migrate.downgrade(url, target)
+        with psycopg.connect(url) as conn:
+            assert [row[0] for row in conn.execute(EVERY_ROW)] == before, target
+            assert conn.execute("SELECT count(*) FROM kb.memory_recalls").fetchone() == (5,)
+            assert conn.execute(ACTIVE_FOUND, (actor, project)).fetchone() == (3,), target
+            stats = conn.execute(
+                "SELECT active, superseded, deleted, facts FROM kb.memory_stats"
+            ).fetchall()
+            assert stats == stats_before, target
+            version = "1.2.0" if target == "head" else "1.1.0"
+            assert conn.execute(PACK_OF_PROJECT, (project,)).fetchall() == [(version,)]
+
+
+def test_0013_downgrade_refuses_memories_in_the_new_categories_and_changes_nothing(
+    make_database: Callable[[], str],
+) -> None:
+    url = make_database()
+    migrate.upgrade(url)
+    with psycopg.connect(url) as conn:
+        conn.execute(
+            "INSERT INTO kb.graph_objects (canonical_id, version, project_id, actor_id, scope, "
+            "type, properties) VALUES (gen_random_uuid(), 1, gen_random_uuid(), "
+            "gen_random_uuid(), 'user', 'Memory', "
+            """'{"content": "We chose Postgres", "category": "decision"}')"""
+        )
+    with pytest.raises(Exception, match=r"1 memories are in the categories decision"):
+        migrate.downgrade(url, "0012_dashboard")
+    assert migrate.database_revision(url) == "0013_lifecycle"
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT to_regclass('kb.memory_evidence')").fetchone() != (None,)
+        conn.execute(
+            'UPDATE kb.graph_objects SET properties = properties || \'{"category": "fact"}\''
+        )
+    migrate.downgrade(url, "0012_dashboard")
+    assert migrate.database_revision(url) == "0012_dashboard"
+
+
+def test_0013_archived_memories_leave_the_active_ones_and_come_back_after_a_downgrade(
+    make_database: Callable[[], str],
+) -> None:
+    """Archived memories are not active at 0013 (kb.is_active_memory, kb.memories,
+    kb.memory_stats); 1.1.0 knows no archive: after a downgrade they are active again, their
+    archived_at kept among their properties."""
+    url = make_database()
+    migrate.upgrade(url)
+    archived = (
+        """'{"content": "old", "category": "fact", "archived_at": "2026-01-01T00:00:00Z", """
+        """"archive_reason": "unused for 200 days, confidence 0.41"}'"""
+    )
+    with psycopg.connect(url) as conn:
+        conn.execute(
+            "INSERT INTO kb.graph_objects (canonical_id, version, project_id, actor_id, scope, "
+            "type, properties) VALUES (gen_random_uuid(), 1, gen_random_uuid(), "
+            f"gen_random_uuid(), 'user', 'Memory', {archived})"
+        )
+        assert conn.execute("SELECT count(*) FROM kb.memories").fetchone() == (0,)
+        assert conn.execute("SELECT active, archived FROM kb.memory_stats").fetchone() == (0, 1)
+    migrate.downgrade(url, "0012_dashboard")
+    with psycopg.connect(url) as conn:
+        assert conn.execute("SELECT count(*) FROM kb.memories").fetchone() == (1,)
+        assert conn.execute("SELECT active FROM kb.memory_stats").fetchone() == (1,)
+        row = conn.execute("SELECT properties ->> 'archived_at' FROM kb.graph_objects").fetchone()
+        assert row == ("2026-01-01T00:00:00Z",)

@@ -58,7 +58,7 @@ def test_pack_file_equals_the_pack_seeded_by_the_head_revision(
 
 def test_pack_content_follows_the_product_design() -> None:
     pack = published_pack()
-    assert (pack["name"], pack["version"]) == ("agent-memory", "1.1.0")
+    assert (pack["name"], pack["version"]) == ("agent-memory", "1.2.0")
     memory_type = pack["object_type_schemas"]["Memory"]
     assert set(memory_type["properties"]) == {
         "content",
@@ -69,7 +69,15 @@ def test_pack_content_follows_the_product_design() -> None:
         "last_used",
         "use_count",
         "superseded_by",
+        "importance",
+        "valid_from",
+        "valid_until",
+        "rationale",
+        "archived_at",
+        "archive_reason",
+        "supersede_reason",
     }
+    assert memory_type["properties"]["importance"]["enum"] == ["low", "normal", "high", "core"]
     assert memory_type["required"] == ["content", "category"]
     assert memory_type["properties"]["category"]["enum"] == [
         "preference",
@@ -78,6 +86,9 @@ def test_pack_content_follows_the_product_design() -> None:
         "fact",
         "instruction",
         "convention",
+        "decision",
+        "lesson",
+        "risk",
     ]
     assert all(p.get("description") for p in memory_type["properties"].values())
     assert {"description", "priority"} <= set(
@@ -130,13 +141,13 @@ def test_install_is_idempotent_and_a_new_version_replaces_the_old(
     first = graph.install_pack(conn, project, "agent-memory")
     again = graph.install_pack(conn, project, "agent-memory")
     assert first == again
-    assert first.version == "1.1.0"
+    assert first.version == "1.2.0"
 
-    newer = published_pack() | {"version": "1.2.0"}
+    newer = published_pack() | {"version": "1.3.0"}
     graph.publish_pack(conn, graph.PackDefinition.model_validate(newer))
     upgraded = graph.install_pack(conn, project, "agent-memory")
-    assert upgraded.version == "1.2.0"
-    assert [p.version for p in graph.installed_packs(conn, project)] == ["1.2.0"]
+    assert upgraded.version == "1.3.0"
+    assert [p.version for p in graph.installed_packs(conn, project)] == ["1.3.0"]
     pinned = graph.install_pack(conn, project, "agent-memory", "1.0.0")
     assert pinned.version == "1.0.0"
 
@@ -190,7 +201,7 @@ def test_a_pack_redefining_an_installed_type_is_refused(
             "Memory",
             memory(category="colour"),
             PropertyValidationError,
-            "'category' must be one of preference, .*convention, got 'colour'",
+            "'category' must be one of preference, .*risk, got 'colour'",
         ),
         (
             "Memory",

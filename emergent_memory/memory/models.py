@@ -12,7 +12,17 @@ from emergent_memory.graph.models import Scope
 # of the agent-memory pack's Memory type (packs/agent-memory.json); tests/test_packs.py holds
 # them equal. The tools' argument types, the CLI's choices and the checks of validation.py all
 # come from here.
-Category = Literal["preference", "pattern", "correction", "fact", "instruction", "convention"]
+Category = Literal[
+    "preference",
+    "pattern",
+    "correction",
+    "fact",
+    "instruction",
+    "convention",
+    "decision",
+    "lesson",
+    "risk",
+]
 Source = Literal["explicit", "inferred", "corrected"]
 MemoryScope = Scope  # a memory's scope is its graph object's
 Action = Literal["list", "delete", "update", "restore", "forget_all"]
@@ -217,6 +227,7 @@ class ProjectStats(TypedDict):
     active: int
     superseded: int
     deleted: int
+    archived: int
     by_category: dict[str, int]
 
 
@@ -227,6 +238,7 @@ class StatsResult(TypedDict):
     active: int
     superseded: int
     deleted: int
+    archived: int
 
 
 class ReembedResult(TypedDict):

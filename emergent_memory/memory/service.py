@@ -707,6 +707,7 @@ class MemoryService:
             "active": sum(p["active"] for p in projects),
             "superseded": sum(p["superseded"] for p in projects),
             "deleted": sum(p["deleted"] for p in projects),
+            "archived": sum(p["archived"] for p in projects),
         }
 
     # -- helpers ------------------------------------------------------------------------------
@@ -963,6 +964,7 @@ def _project_stats(row: store.StatsRow) -> ProjectStats:
         "active": row.active,
         "superseded": row.superseded,
         "deleted": row.deleted,
+        "archived": row.archived,
         "by_category": {  # in the order of CATEGORIES
             "preference": row.preferences,
             "pattern": row.patterns,
@@ -970,6 +972,9 @@ def _project_stats(row: store.StatsRow) -> ProjectStats:
             "fact": row.facts,
             "instruction": row.instructions,
             "convention": row.conventions,
+            "decision": row.decisions,
+            "lesson": row.lessons,
+            "risk": row.risks,
         },
     }
 

@@ -559,8 +559,8 @@ def _lacking_vector(query: str) -> sql.Composed:
 
 
 STATS = """
-SELECT project_id, active, superseded, deleted, preferences, patterns, corrections, facts,
-       instructions, conventions
+SELECT project_id, active, superseded, deleted, archived, preferences, patterns, corrections,
+       facts, instructions, conventions, decisions, lessons, risks
 FROM kb.memory_stats
 WHERE actor_id = %(actor_id)s
 ORDER BY project_id
@@ -575,12 +575,16 @@ class StatsRow:
     active: int
     superseded: int
     deleted: int
+    archived: int
     preferences: int
     patterns: int
     corrections: int
     facts: int
     instructions: int
     conventions: int
+    decisions: int
+    lessons: int
+    risks: int
 
 
 def stats_rows(conn: Connection[Any], principal: Principal) -> list[StatsRow]:
