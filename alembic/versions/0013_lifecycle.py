@@ -37,6 +37,9 @@ Create Date: 2026-11-24
   the score is multiplied by effective confidence, recency and importance, and the result
   gains the columns effective_confidence, recency and importance_factor. kb.recall_memories,
   its checked wrapper (0006), is written again with the same check and the new parameters.
+- kb.capture_queue_depth(): how many capture windows of every actor are pending, running or
+  dead (counts only), a SECURITY DEFINER function like kb.claim_capture_windows (0011), for
+  the metrics endpoint, which reads with the application's role.
 
 The downgrade puts back what 0012 had, byte for byte (tests/test_schema_definitions.py), and
 moves projects back to the pack 1.1.0. It refuses, changing nothing, while a memory is in one
@@ -741,6 +744,21 @@ RECALL_WRAPPER_BEFORE = """
         $$
         """
 
+# How many capture windows wait, run or died, over every actor (the queue's depth for
+# /metrics, which reads it from the application's pool: kb.capture_windows shows each actor
+# only its own rows). Counts only, no ids.
+CAPTURE_QUEUE_DEPTH = """
+CREATE FUNCTION kb.capture_queue_depth()
+RETURNS TABLE (status text, windows bigint)
+LANGUAGE sql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, kb
+AS $$
+    SELECT w.status, count(*) FROM kb.capture_windows w
+    WHERE w.status IN ('pending', 'running', 'dead')
+    GROUP BY w.status
+$$
+"""
+
 REFUSE_NEW_CATEGORIES = """
 DO $$
 DECLARE
@@ -837,9 +855,18 @@ def upgrade() -> None:
     op.execute(RECALL_WRAPPER)
     op.execute(RECALL_WRAPPER_COMMENT)
 
+    op.execute(CAPTURE_QUEUE_DEPTH)
+    op.execute(
+        "COMMENT ON FUNCTION kb.capture_queue_depth() IS 'How many capture windows of every "
+        "actor are pending, running or dead (for the metrics endpoint): counts only.'"
+    )
+    op.execute("REVOKE ALL ON FUNCTION kb.capture_queue_depth() FROM PUBLIC")
+    op.execute(f"GRANT EXECUTE ON FUNCTION kb.capture_queue_depth() TO {APP}, {ADMIN}")
+
 
 def downgrade() -> None:
     op.execute(REFUSE_NEW_CATEGORIES)
+    op.execute("DROP FUNCTION kb.capture_queue_depth()")
     op.execute(f"DROP FUNCTION kb.recall_memories{NEW_RECALL_SIGNATURE}")
     op.execute(f"DROP FUNCTION kb.recall_memories_for{NEW_RECALL_SIGNATURE}")
     op.execute(RECALL_FOR_BEFORE.read_text())
