@@ -203,6 +203,11 @@ class Settings(BaseSettings):
         description="HTTP server: hours a dashboard sign-in lasts (never longer than its "
         "token); then the browser signs in again.",
     )
+    metrics_public: bool = Field(
+        default=False,
+        description="HTTP server: serve /metrics (Prometheus) without a token, for a scraper "
+        "on a private network; otherwise it needs a token with the scope memory:admin.",
+    )
     dedup_threshold: float | None = Field(
         default=None,
         gt=0,

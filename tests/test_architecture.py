@@ -88,9 +88,28 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     ),
     # the marker rule: shared by the server and the hooks, which import it on every prompt
     "markers": ("emergent_memory",),
+    # telemetry: every layer measures through it, so it imports none of them (issue 17)
+    "telemetry": tuple(
+        P + m
+        for m in (*("db", "graph", "memory", "embeddings", "auth", "transfer", "llm"), "settings")
+    ),
+    "otel": tuple(
+        P + m
+        for m in (*("db", "graph", "memory", "embeddings", "auth", "transfer", "llm"), "settings")
+    ),
 }
 # and nothing below the edges imports the two web edges (issue 16)
-for _part in ("db", "graph", "embeddings", "auth", "transfer", "memory", "app"):
+for _part in (
+    "db",
+    "graph",
+    "embeddings",
+    "auth",
+    "transfer",
+    "memory",
+    "app",
+    "telemetry",
+    "otel",
+):
     FORBIDDEN[_part] += (P + "api", P + "dashboard")
 
 
@@ -134,6 +153,9 @@ def test_a_layer_imports_nothing_above_it(part: str) -> None:
         ("from emergent_memory.memory.validation import storable", "markers"),
         ("from emergent_memory import errors", "markers"),
         ("import emergent_memory.settings", "markers"),
+        # telemetry is below every layer that uses it (issue 17)
+        ("from emergent_memory.memory.models import Category", "telemetry"),
+        ("from emergent_memory.db.pool import DatabasePool", "telemetry"),
     ],
 )
 def test_the_rules_refuse_the_imports_that_broke_the_layers(

@@ -304,6 +304,21 @@ def create_pool(
     return pool
 
 
+STATEMENT_TIMEOUT = "SELECT set_config('statement_timeout', %(milliseconds)s, true)"
+
+
+@contextmanager
+def quick_transaction(
+    pool: ConnectionPool[psycopg.Connection[Any]], seconds: float
+) -> Iterator[psycopg.Connection[Any]]:
+    """A transaction that waits at most `seconds` for a connection and whose statements are
+    cancelled after `seconds` (what /metrics reads at scrape time). The pool's own errors
+    (PoolTimeout, OperationalError) pass through: the caller drops what it was reading."""
+    with pool.connection(timeout=seconds) as conn, conn.transaction():
+        conn.execute(STATEMENT_TIMEOUT, {"milliseconds": str(max(1, round(seconds * 1000)))})
+        yield conn
+
+
 # What a request is told when the connection it held went away mid-request.
 LOST_CONNECTION = (
     "lost the database connection during this request (the database restarted or is "

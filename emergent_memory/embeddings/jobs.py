@@ -152,6 +152,12 @@ WHERE id IN (
 """
 
 COUNTS = "SELECT status, count(*) FROM kb.graph_embedding_jobs GROUP BY status"
+# The queue's depth (/metrics): the jobs not done, per status.
+OPEN_COUNTS = """
+SELECT status, count(*) FROM kb.graph_embedding_jobs
+WHERE status IN ('pending', 'running', 'dead')
+GROUP BY status
+"""
 
 
 def reclaim_stale(conn: Connection[Any], *, lock_timeout: float, max_attempts: int) -> int:
@@ -219,3 +225,9 @@ def counts(conn: Connection[Any]) -> dict[str, int]:
     """Jobs per status (every status present, zero when none)."""
     found = {str(status): int(count) for status, count in conn.execute(COUNTS).fetchall()}
     return {status: found.get(status, 0) for status in STATUSES}
+
+
+def open_counts(conn: Connection[Any]) -> dict[str, int]:
+    """Jobs not done per status (pending, running, dead; zero when none)."""
+    found = {str(status): int(count) for status, count in conn.execute(OPEN_COUNTS).fetchall()}
+    return {status: found.get(status, 0) for status in ("pending", "running", "dead")}

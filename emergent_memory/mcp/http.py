@@ -38,6 +38,7 @@ from emergent_memory.auth.principal import Principal
 from emergent_memory.auth.service import TokenInfo
 from emergent_memory.errors import AddressUnavailable, DatabaseUnavailable, ServiceBusy
 from emergent_memory.mcp.arguments import mark_lone_surrogates
+from emergent_memory.mcp.metrics import RequestMetrics, metrics_route
 from emergent_memory.settings import ENV_PREFIX
 
 MCP_PATH = "/mcp"
@@ -93,17 +94,20 @@ def http_app(
     max_sessions: int,
     session_idle_timeout: float,
     routes: Sequence[BaseRoute] = (),
+    metrics_public: bool = False,
 ) -> Starlette:
     """The ASGI app: MCP at /mcp (each MCP session ends after `session_idle_timeout` seconds
     without a request; at most `max_sessions` are open at once, a client that would open
     another gets 503 until one ends), the custom routes (/health), `routes` (the REST API)
-    behind the same bearer check, the body guard."""
+    behind the same bearer check, the body guard, /metrics (for a token with memory:admin, or
+    anyone when `metrics_public`), and the measure of every REST, hook and dashboard request
+    (mcp/metrics.py)."""
     app = server.http_app(
         path=MCP_PATH,
         middleware=http_middleware(max_request_bytes),
         session_idle_timeout=session_idle_timeout,
     )
-    app.router.routes.extend(routes)
+    app.router.routes.extend([metrics_route(public=metrics_public), *routes])
     _limit_sessions(app, max_sessions)
     return app
 
@@ -350,4 +354,7 @@ def _json_rpc_error(status: int, code: int, message: str) -> JSONResponse:
 
 def http_middleware(max_request_bytes: int) -> list[ASGIMiddleware]:
     """The ASGI middleware of the streamable HTTP server (http_app, above)."""
-    return [ASGIMiddleware(RequestBodyGuard, max_bytes=max_request_bytes)]
+    return [
+        ASGIMiddleware(RequestMetrics),  # outermost: counts the guard's refusals too
+        ASGIMiddleware(RequestBodyGuard, max_bytes=max_request_bytes),
+    ]

@@ -24,6 +24,7 @@ from psycopg import Connection, sql
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
+from emergent_memory import telemetry
 from emergent_memory.auth.principal import Principal
 from emergent_memory.memory import store
 from emergent_memory.memory.capture_text import Turn
@@ -82,6 +83,8 @@ ORDER BY turn_index
 
 CLAIM = "SELECT * FROM kb.claim_capture_windows(%(limit)s, %(lock_timeout)s)"
 CUT_IDLE = "SELECT kb.cut_idle_capture_windows(%(idle)s)"
+# Windows not done of every actor, per status (/metrics; SECURITY DEFINER, migration 0013)
+QUEUE_DEPTH = "SELECT status, windows FROM kb.capture_queue_depth()"
 
 # Every statement that ends a claim checks that it is still this claim (WHERE id, running,
 # attempts): a window whose lock expired may have been claimed again (its attempts moved on).
@@ -365,6 +368,12 @@ def postpone_to_next_day(conn: Connection[Any], window: ClaimedWindow, note: str
     return until
 
 
+def queue_depth(conn: Connection[Any]) -> dict[str, int]:
+    """Windows of every actor not done, per status (pending, running, dead); counts only."""
+    found = {str(status): int(n) for status, n in conn.execute(QUEUE_DEPTH).fetchall()}
+    return {status: found.get(status, 0) for status in ("pending", "running", "dead")}
+
+
 def spent_today(conn: Connection[Any], actor_id: UUID) -> int:
     """The tokens (input and output) the actor's LLM calls spent since midnight UTC."""
     row = conn.execute(SPENT_TODAY, {"actor_id": actor_id}).fetchone()
@@ -395,6 +404,7 @@ def record_call(
             "error": error,
         },
     )
+    telemetry.count_llm_tokens(model, input_tokens, output_tokens)  # /metrics' LLM tokens
 
 
 def find_episode(conn: Connection[Any], actor_id: UUID, key: dict[str, Any]) -> UUID | None:
