@@ -46,7 +46,7 @@ async def test_stdio_server_with_the_local_model(database_url: str) -> None:
     )
     async with Client(transport, timeout=120) as client:
         names = {tool.name for tool in await client.list_tools()}
-        assert names == {"save_memory", "recall_memories", "manage_memory"}
+        assert names == {"save_memory", "recall_memories", "manage_memory", "verify_memory"}
         saved = await client.call_tool(
             "save_memory",
             {"content": "network configuration problems on the office router", "category": "fact"},
@@ -55,6 +55,11 @@ async def test_stdio_server_with_the_local_model(database_url: str) -> None:
         recalled = await client.call_tool("recall_memories", {"query": "WiFi issue"})
         [hit] = recalled.structured_content["memories"]
         assert hit["id"] == saved.structured_content["memory"]["id"]
+        verified = await client.call_tool(  # serve's verify service, on the real model
+            "verify_memory", {"claim": "network configuration problems on the office router"}
+        )
+        assert verified.structured_content["verdict"] == "confirmed"
+        assert verified.structured_content["matches"][0]["id"] == hit["id"]
     with psycopg.connect(database_url) as conn:
         row = conn.execute(
             "SELECT actor_id::text, project_id::text FROM kb.graph_objects WHERE canonical_id = %s",
@@ -80,7 +85,7 @@ async def test_http_refuses_missing_bad_and_revoked_tokens(
 
     token, token_id = make_token(database_url, uuid.uuid4(), uuid.uuid4())
     async with client_for(http_server, token) as client:
-        assert len(await client.list_tools()) == 3
+        assert len(await client.list_tools()) == 4
     with psycopg.connect(database_url) as conn:
         tokens.revoke_token(conn, token_id)
     revoked = headers | {"Authorization": f"Bearer {token}"}

@@ -12,10 +12,12 @@ from fastmcp import Client, FastMCP
 from psycopg_pool import ConnectionPool
 
 from emergent_memory import __version__, graph
+from emergent_memory.app import UNCALIBRATED_VERIFY_POLICY
 from emergent_memory.auth.principal import Principal
 from emergent_memory.mcp import guidelines
 from emergent_memory.mcp.server import create_server
 from emergent_memory.memory import MemoryService, store
+from emergent_memory.memory.verify import VerifyConfig, VerifyService
 
 pytestmark = pytest.mark.anyio
 
@@ -25,9 +27,21 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+def rules_verifier(memory: MemoryService) -> nullcontext[VerifyService]:
+    """verify_memory's service as the server builds it without an Anthropic key (the test
+    embedder has the policy of a model nobody calibrated)."""
+    return nullcontext(VerifyService(memory, None, VerifyConfig(UNCALIBRATED_VERIFY_POLICY)))
+
+
+def server_for(service: MemoryService, principal: Principal) -> FastMCP:
+    return create_server(
+        lambda: nullcontext(service), lambda: principal, open_verifier=rules_verifier
+    )
+
+
 @pytest.fixture
 def server(service: MemoryService, principal: Principal) -> FastMCP:
-    return create_server(lambda: nullcontext(service), lambda: principal)
+    return server_for(service, principal)
 
 
 @pytest.fixture
@@ -48,10 +62,12 @@ async def error_of(client: Client[Any], tool: str, **arguments: Any) -> str:
     return " ".join(getattr(block, "text", "") for block in result.content)
 
 
-async def test_the_three_tools_with_their_annotations_and_schemas(client: Client[Any]) -> None:
+async def test_the_four_tools_with_their_annotations_and_schemas(client: Client[Any]) -> None:
     tools = {tool.name: tool for tool in await client.list_tools()}
-    assert set(tools) == {"save_memory", "recall_memories", "manage_memory"}
+    assert set(tools) == {"save_memory", "recall_memories", "manage_memory", "verify_memory"}
     assert tools["recall_memories"].annotations.read_only_hint is True
+    assert tools["verify_memory"].annotations.read_only_hint is True
+    assert tools["verify_memory"].annotations.destructive_hint is False
     assert tools["manage_memory"].annotations.destructive_hint is True
     assert tools["save_memory"].annotations.destructive_hint is False
     assert tools["save_memory"].annotations.read_only_hint is False
@@ -72,7 +88,22 @@ async def test_the_three_tools_with_their_annotations_and_schemas(client: Client
         "fact",
         "instruction",
         "convention",
+        "decision",
+        "lesson",
+        "risk",
     ]
+    verify = tools["verify_memory"].input_schema
+    assert verify["required"] == ["claim"]
+    assert set(verify["properties"]) == {"claim", "category", "scope", "limit"}
+    assert (verify["properties"]["limit"]["minimum"], verify["properties"]["limit"]["maximum"]) == (
+        1,
+        20,
+    )
+    assert tools["verify_memory"].output_schema is not None
+    assert {"verdict", "why", "matches", "judge", "degraded"} <= set(
+        tools["verify_memory"].output_schema["properties"]
+    )
+    assert "confirmed" in (tools["verify_memory"].description or "")
     recall = tools["recall_memories"].input_schema
     assert set(recall["properties"]) == {
         "query",
@@ -239,6 +270,13 @@ async def test_save_memory_reports_possible_duplicates_for_the_agent_to_judge(
         ("recall_memories", {"query": ""}, "query is empty"),
         ("recall_memories", {"query": "x", "limit": 0}, "limit"),
         ("manage_memory", {"action": "purge"}, "action"),
+        ("verify_memory", {"claim": " "}, "claim is empty"),
+        ("verify_memory", {"claim": "x", "limit": 0}, "limit"),
+        ("verify_memory", {"claim": "x", "limit": 21}, "limit"),
+        ("verify_memory", {"claim": "x", "category": "colour"}, "category"),
+        ("verify_memory", {"claim": "x", "scope": "everyone"}, "scope"),
+        ("verify_memory", {"claim": "password=hunter2hunter2"}, "refusing to verify"),
+        ("verify_memory", {}, "claim is required"),
         ("manage_memory", {"action": "forget_all"}, "confirm: true"),
         ("manage_memory", {"action": "forget_all", "confirm": "yes"}, "confirm"),
         ("manage_memory", {"action": "forget_all", "confirm": 1}, "confirm"),
@@ -298,3 +336,49 @@ async def test_the_server_names_itself_with_the_products_version(client: Client[
     info = client.server_info
     assert info is not None
     assert (info.name, info.version) == ("emergent-memory", __version__)
+
+
+async def test_verify_memory_confirms_finds_conflicts_and_new_claims(
+    client: Client[Any],
+) -> None:
+    saved = await call(
+        client, "save_memory", content="The staging database is db-2", category="fact"
+    )
+    memory_id = saved["memory"]["id"]
+    confirmed = await call(client, "verify_memory", claim="The staging database is db-2")
+    assert (confirmed["verdict"], confirmed["judge"]) == ("confirmed", "rules")
+    assert [(m["id"], m["relation"]) for m in confirmed["matches"]] == [(memory_id, "confirms")]
+    conflict = await call(client, "verify_memory", claim="The staging database is db-3")
+    assert conflict["verdict"] == "conflict", conflict["why"]
+    assert conflict["matches"][0]["id"] == memory_id
+    assert conflict["matches"][0]["relation"] == "conflicts"
+    new = await call(client, "verify_memory", claim="The user's cat is called Miso")
+    assert (new["verdict"], new["matches"]) == ("new", [])
+    # read-only: verifying counted no use
+    [listed] = (await call(client, "manage_memory", action="list"))["memories"]
+    assert listed["use_count"] == 0
+
+
+async def test_verify_memory_sees_only_the_callers_memories(
+    service: MemoryService, principal: Principal
+) -> None:
+    other = Principal(actor_id=uuid.uuid4(), project_id=principal.project_id)
+    async with (
+        Client(server_for(service, principal)) as me,
+        Client(server_for(service, other)) as them,
+    ):
+        claim = "The user's locker code hint is Lisbon"
+        saved = await call(me, "save_memory", content=claim, category="fact")
+        mine = await call(me, "verify_memory", claim=claim)
+        assert [m["id"] for m in mine["matches"]] == [saved["memory"]["id"]]
+        theirs = await call(them, "verify_memory", claim=claim)
+        assert (theirs["verdict"], theirs["matches"]) == ("new", [])
+
+
+async def test_verify_memory_without_a_verify_service_says_so(
+    service: MemoryService, principal: Principal
+) -> None:
+    server = create_server(lambda: nullcontext(service), lambda: principal)
+    async with Client(server) as client:
+        message = await error_of(client, "verify_memory", claim="anything")
+    assert "verify_memory is not available on this server" in message

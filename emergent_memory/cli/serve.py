@@ -58,7 +58,7 @@ def serve(
     project: uuid.UUID | None,
     migrate: bool,
 ) -> None:
-    """Run the MCP server (tools save_memory, recall_memories, manage_memory).
+    """Run the MCP server (tools save_memory, recall_memories, manage_memory, verify_memory).
 
     stdio: acts for one local user (--actor / --project, or derived defaults, printed on
     stderr). http: streamable HTTP on --host/--port; every request needs
@@ -86,7 +86,11 @@ def serve(
     local = identity(settings, actor, project)
     with open_services() as services:
         click.echo(f"emergent-memory: {local.describe()}", err=True)
-        server = create_server(lambda: nullcontext(services.memory), lambda: local.principal)
+        server = create_server(
+            lambda: nullcontext(services.memory),
+            lambda: local.principal,
+            open_verifier=lambda memory: nullcontext(services.verify),
+        )
         # half a surrogate pair in a message gets a tool error, not silence (mcp/arguments.py)
         with stdin_with_marked_surrogates():
             server.run(transport="stdio", show_banner=False)
@@ -113,6 +117,11 @@ def _serve_http(
         with open_services() as services:
             app = build_http_app(settings, services)
             capture = services.capture.config
+            metrics_access = (
+                "public: EMERGENT_MEMORY_METRICS_PUBLIC"
+                if settings.metrics_public
+                else "a token with the scope memory:admin"
+            )
             capture_line = (
                 f"  automatic capture: on (gate {capture.gate_model}, extractor "
                 f"{capture.extractor_model})\n"
@@ -126,6 +135,8 @@ def _serve_http(
                 f"  dashboard (sign in with a token, or run `emergent-memory ui`) at "
                 f"http://{host}:{port}/ui/\n"
                 f"{capture_line}"
+                f"  Prometheus metrics at http://{host}:{port}/metrics "
+                f"({metrics_access}; docs/telemetry.md)\n"
                 "  every request needs a token:  emergent-memory token create --name my-laptop\n"
                 "  then send it as the header    Authorization: Bearer <token>\n"
                 "  docs/clients.md shows the configuration of Claude Code, Claude Desktop, "
@@ -148,12 +159,14 @@ def build_http_app(settings: Settings, services: ServerServices) -> Starlette:
         lambda: nullcontext(services.memory),
         token_principal,
         auth=DatabaseTokenVerifier(services.tokens.verify),
+        open_verifier=lambda memory: nullcontext(services.verify),
     )
     return http_app(
         server,
         max_request_bytes=settings.max_request_bytes,
         max_sessions=settings.http_max_sessions,
         session_idle_timeout=settings.http_session_idle_timeout,
+        metrics_public=settings.metrics_public,
         routes=[
             *api_routes(
                 ApiServices(
@@ -162,6 +175,7 @@ def build_http_app(settings: Settings, services: ServerServices) -> Starlette:
                     memory=services.memory,
                     browse=services.browse,
                     duplicates=services.duplicates,
+                    verify=services.verify,
                 )
             ),
             *dashboard_routes(
@@ -170,6 +184,7 @@ def build_http_app(settings: Settings, services: ServerServices) -> Starlette:
                     sessions=services.dashboard,
                     browse=services.browse,
                     duplicates=services.duplicates,
+                    verify=services.verify,
                 )
             ),
         ],

@@ -10,13 +10,15 @@ INSTRUCTIONS = """\
 emergent-memory keeps what you learn about the user and their projects across sessions.
 Call recall_memories at the start of a task and whenever the user refers to earlier work or
 to their preferences; call save_memory as soon as you learn a preference, a correction, a
-convention, a fact or a standing instruction worth keeping. The memory_guidelines prompt
-explains how to write good memories."""
+convention, a fact, a standing instruction, a decision, a lesson or a risk worth keeping;
+call verify_memory before acting on a remembered fact that may have changed. The
+memory_guidelines prompt explains how to write good memories."""
 
 SAVE_MEMORY = """\
 Save something worth remembering in later sessions: a preference of the user ("prefers
 pnpm over npm"), a correction of something you got wrong, a project convention, a fact about
-the project or the user, or a standing instruction. Save it immediately, when you learn it.
+the project or the user, a standing instruction, a decision (give its rationale), a lesson
+learned or a known risk. Save it immediately, when you learn it.
 
 Write ONE specific, self-contained fact per memory, in the present tense, with the context
 needed to understand it later ("In the billing service, money amounts are integers in
@@ -30,7 +32,12 @@ is recognised as replacing the old fact.
 
 When a close memory was not replaced, it is listed in possible_duplicates (id, content,
 similarity): if it is the same fact, or the new memory makes it wrong, update or delete the
-older one with manage_memory; if it is a different fact, leave both."""
+older one with manage_memory; if it is a different fact, leave both.
+
+Optional: importance (normal by default; core only for what must shape every session, low
+for trivia), evidence (what backs it: a quote or where you saw it), valid_from/valid_until
+when the fact holds only for a known time ("until the migration on 1 March"), rationale (why;
+for decisions)."""
 
 RECALL_MEMORIES = """\
 Search what you remember about the user and this project, by meaning and by exact words.
@@ -42,16 +49,36 @@ capture took from a conversation says which one in derived_from (session, turns,
 
 With include_episodes: true it also searches the conversations themselves (your captured
 sessions, in a separate list, episodes): use it when the user asks what was said or decided
-earlier ("what did we decide about the cache last week") and no memory answers."""
+earlier ("what did we decide about the cache last week") and no memory answers.
+
+Expired memories (valid_until passed) and archived ones are left out; include_archived: true
+brings archived ones back into the search. as_of (a date) answers what was believed true at
+that time, including memories replaced since. Each memory shows confidence (stored) and
+effective_confidence (after fading from disuse), its evidence_count and last_evidence."""
 
 MANAGE_MEMORY = """\
-List, correct, delete or restore memories. action "list" shows the memories you can see
-(optionally of one category), most used first; with status "superseded" or "deleted" it
-shows the ones that were replaced or deleted instead, newest first, with superseded_by and
-deleted_at. "update" changes a memory's content, category or confidence (the id stays the
-same; the exact text of another memory is refused, and close ones are listed in
-possible_duplicates); "delete" removes one memory; "restore" makes a superseded or deleted
-memory active again (the memory that had replaced it stays); "forget_all" removes every
-active memory the user saved in this project and requires confirm: true. Use update or
-delete when the user says a memory is wrong or outdated, and restore when a fact was
-replaced or deleted by mistake."""
+List, correct, reinforce, archive, delete or restore memories. action "list" shows the
+memories you can see (optionally of one category), most used first; with status
+"superseded", "archived" or "deleted" it shows those instead, newest first, with
+superseded_by, archived_at or deleted_at and the reason. "update" changes a memory's
+content, category, confidence, importance, valid_from, valid_until or rationale (null
+removes the last three; the id stays the same; the exact text of another memory is refused,
+and close ones are listed in possible_duplicates); "reinforce" records evidence (required:
+a short quote or where you saw it) that a memory is still true and raises its confidence;
+"archive" takes a memory that is still true but no longer useful out of recall; "delete"
+removes one memory; both keep an optional reason. "restore" makes a superseded, archived or
+deleted memory active again (the memory that had replaced it stays); "forget_all" removes
+every active and archived memory the user saved in this project and requires confirm: true.
+Use reinforce when the user confirms a remembered fact, update or delete when they say a
+memory is wrong or outdated, and restore when a fact was replaced, archived or deleted by
+mistake."""
+
+VERIFY_MEMORY = """\
+Check a claim against what you remember before you act on it or save it: "The staging
+database is on db-2". Answers a verdict: confirmed (a memory states the same fact), conflict
+(a memory states a different value for the same subject: find out which is true, then save
+the correction or update the wrong memory), related (memories about the same subject that
+neither confirm nor contradict), or new (nothing relevant). With the matching memories, each
+with its similarity, its relation (confirms, conflicts, related) and why. Read-only: nothing
+is saved and no use is counted. If the user confirms a confirmed fact, reinforce it with
+manage_memory."""

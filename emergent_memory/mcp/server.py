@@ -1,10 +1,11 @@
-"""The MCP server: the three memory tools, the memory_guidelines prompt, and a health check.
+"""The MCP server: the four memory tools, the memory_guidelines prompt, and a health check.
 
 Tools are thin: they name the principal (from the server's configuration or the caller's
-token, never from an argument), call the memory service in a worker thread, and turn domain
-errors into tool errors. Internal errors are logged and masked. Arguments the tools cannot
-take are refused with one clear error each (mcp/arguments.py); the HTTP server (mcp/http.py)
-checks bearer tokens and refuses oversized bodies.
+token, never from an argument), call the memory service (verify_memory: the verify service)
+in a worker thread, and turn domain errors into tool errors. Internal errors are logged and
+masked. Arguments the tools cannot take are refused with one clear error each
+(mcp/arguments.py); the HTTP server (mcp/http.py) checks bearer tokens and refuses oversized
+bodies.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from emergent_memory.errors import (
 )
 from emergent_memory.mcp import guidelines
 from emergent_memory.mcp.arguments import ArgumentErrors
+from emergent_memory.mcp.metrics import ToolMetrics
 from emergent_memory.memory import MemoryService
 from emergent_memory.memory.models import (
     Action,
@@ -45,6 +47,12 @@ from emergent_memory.memory.models import (
     SaveResult,
     Source,
 )
+from emergent_memory.memory.verify import (
+    VERIFY_DEFAULT_LIMIT,
+    VERIFY_MAX_LIMIT,
+    VerifyResult,
+    VerifyService,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -52,23 +60,36 @@ R = TypeVar("R")
 
 Identify = Callable[[], Principal]
 OpenService = Callable[[], AbstractContextManager[MemoryService]]
+# verify_memory's service on the memory service the lifespan opened (app.verify_service)
+OpenVerifier = Callable[[MemoryService], AbstractContextManager[VerifyService]]
+STARTING = "the memory server is still starting; try again in a moment"
 
 
 class ServiceHolder:
-    """The service the lifespan opened, for the tools to use. The
-    server serves only once the lifespan has opened it: `serve` opens the service before
+    """The services the lifespan opened, for the tools to use. The
+    server serves only once the lifespan has opened them: `serve` opens the services before
     either transport starts."""
 
     def __init__(self) -> None:
         self._service: MemoryService | None = None
+        self._verifier: VerifyService | None = None
+        self.verifies = False  # whether the server was given a verify service
 
     def get(self) -> MemoryService:
         if self._service is None:
-            raise ToolError("the memory server is still starting; try again in a moment")
+            raise ToolError(STARTING)
         return self._service
 
-    def set(self, service: MemoryService | None) -> None:
+    def verifier(self) -> VerifyService:
+        if not self.verifies:
+            raise ToolError("verify_memory is not available on this server")
+        if self._verifier is None:
+            raise ToolError(STARTING)
+        return self._verifier
+
+    def set(self, service: MemoryService | None, verifier: VerifyService | None = None) -> None:
         self._service = service
+        self._verifier = verifier
 
 
 def log_level_of(error: EmergentMemoryError) -> int:
@@ -86,16 +107,23 @@ def create_server(
     identify: Identify,
     *,
     auth: AuthProvider | None = None,
+    open_verifier: OpenVerifier | None = None,
 ) -> FastMCP:
-    """The FastMCP server. `open_service` is entered once by the lifespan and closed at exit;
-    `identify` gives the principal of the current request."""
+    """The FastMCP server. `open_service` is entered once by the lifespan and closed at exit,
+    and `open_verifier` (verify_memory's service) on the service it opened; without it,
+    verify_memory answers that it is not available. `identify` gives the principal of the
+    current request."""
     holder = ServiceHolder()
+    holder.verifies = open_verifier is not None
 
     @asynccontextmanager
     async def lifespan(server: FastMCP) -> AsyncIterator[dict[str, Any]]:
         stack = ExitStack()
         service = await anyio.to_thread.run_sync(stack.enter_context, open_service())
-        holder.set(service)
+        verifier = None
+        if open_verifier is not None:
+            verifier = await anyio.to_thread.run_sync(stack.enter_context, open_verifier(service))
+        holder.set(service, verifier)
         try:
             yield {}
         finally:
@@ -111,7 +139,8 @@ def create_server(
         mask_error_details=True,
         # no coercion: confirm must be the boolean true, limit a number, not "5" or "yes"
         strict_input_validation=True,
-        middleware=[ArgumentErrors()],
+        # each tool call measured (mcp/metrics.py), then its arguments checked
+        middleware=[ToolMetrics(), ArgumentErrors()],
     )
 
     async def call(method: Callable[..., R], *args: Any, **kwargs: Any) -> R:
@@ -265,6 +294,39 @@ def create_server(
             status=status,
         )
         return cast(ManageResult, result)
+
+    @mcp.tool(
+        description=guidelines.VERIFY_MEMORY,
+        annotations={
+            "title": "Verify a claim against memory",
+            "readOnlyHint": True,
+            "destructiveHint": False,
+            "idempotentHint": True,
+            "openWorldHint": False,
+        },
+    )
+    async def verify_memory(
+        claim: Annotated[
+            str, Field(description="The statement to check, as one self-contained sentence.")
+        ],
+        category: Annotated[
+            Category | None, Field(description="Only compare with memories of this category.")
+        ] = None,
+        scope: Annotated[
+            MemoryScope | None, Field(description="Only compare with memories of this scope.")
+        ] = None,
+        limit: Annotated[
+            int,
+            Field(
+                ge=1,
+                le=VERIFY_MAX_LIMIT,
+                description=f"How many matching memories at most (1 to {VERIFY_MAX_LIMIT}).",
+            ),
+        ] = VERIFY_DEFAULT_LIMIT,
+    ) -> VerifyResult:
+        return await call(
+            holder.verifier().verify, claim, category=category, scope=scope, limit=limit
+        )
 
     @mcp.prompt(
         name="memory_guidelines",

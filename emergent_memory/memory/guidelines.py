@@ -18,6 +18,8 @@ WHEN_TO_RECALL = """\
 - When the user asks what was said or decided in an earlier conversation and no memory has
   it: recall with include_episodes, which also searches the captured conversations.
 - Before making a choice the user may have an opinion on (tools, style, structure).
+- When the user asks what was true at an earlier time ("which database did we use in
+  June?"): recall with as_of (a date), which answers what was believed true then.
 
 """
 
@@ -31,6 +33,11 @@ Save immediately, in the same turn, when you learn:
 - an **instruction** that should hold in later sessions: "Always run `make check` before
   committing."
 - a **pattern** you noticed repeatedly: "The user reviews diffs before accepting changes."
+- a **decision** taken with the user, with its rationale (why): "The API paginates with
+  cursors, not offsets", rationale "offsets skip rows when items are added while paging".
+- a **lesson** learned: what went wrong and what to do instead: "Running migrations without
+  a lock timeout blocked production writes; always set lock_timeout first."
+- a **risk**, a known pitfall: "Deleting a tenant leaves its S3 objects behind."
 
 Use source "explicit" when the user said it, "inferred" when you concluded it, "corrected"
 for corrections. Use scope "user" (the default) for things true of the user everywhere,
@@ -60,6 +67,38 @@ WHAT_NEVER_TO_SAVE = """\
 
 """
 
+VERIFY_AND_REINFORCE = """\
+## Verify before you act, reinforce what is confirmed
+- Before acting on a remembered fact that may have changed since it was saved (a host, a
+  version, a date, who owns what), and before saving something that may contradict what is
+  remembered, call verify_memory with the claim as one sentence. It answers:
+  - **confirmed**: the same fact is remembered; do not save it again.
+  - **conflict**: a memory states a different value. Ask the user or check which is true;
+    then save the true fact saying it changed ("now", "instead of"), or update the wrong one.
+  - **related**: memories on the same subject that neither confirm nor contradict; read them.
+  - **new**: nothing relevant is remembered; save it if it is worth keeping.
+- When the user confirms a remembered fact ("yes, still pnpm"), or you see it confirmed (a
+  config file, a passing run), reinforce it: manage_memory action "reinforce" with its
+  memory_id and evidence, a short quote or where you saw it. Independent evidence raises
+  confidence; the same evidence twice does not.
+
+"""
+
+IMPORTANCE_AND_TIME = """\
+## Importance and time
+- importance: leave "normal" for most memories. "high" for what matters in many tasks.
+  "core" only for what must shape every session ("Never push to main; open a pull request"):
+  core memories are given at the start of every session and never fade. "low" for trivia.
+- A memory nobody uses fades (its effective confidence drops) and, unless its importance is
+  high or core, is eventually archived: out of recall, never deleted.
+- valid_from / valid_until: when a fact holds only for a known time, give the dates (ISO
+  8601, UTC; a date alone is midnight): "The staging database is db-2 until the migration on
+  1 March" gets valid_until "2027-03-01"; a fact that starts later gets valid_from. Expired
+  memories leave recall by themselves; do not delete them.
+- rationale: for a decision, say why in a sentence; it is kept with the memory.
+
+"""
+
 KEEPING_MEMORIES_RIGHT = """\
 ## Keeping memories right
 - If a recalled memory is wrong or outdated, update it (manage_memory action "update") or
@@ -67,12 +106,24 @@ KEEPING_MEMORIES_RIGHT = """\
   "The user switched from npm to pnpm"): it then replaces the old one.
 - When save_memory lists possible_duplicates, read them: if one is the same fact or is now
   wrong, update or delete it (manage_memory); if it is a different fact, keep both.
-- Delete memories the user asks you to forget (manage_memory action "delete").
-- If a fact the user gave you is missing, it may have been replaced by a newer memory or
-  deleted: look with manage_memory action "list" and status "superseded" or "deleted", and
-  bring it back with action "restore".
+- Delete memories the user asks you to forget (manage_memory action "delete"), with a
+  reason ("the user asked to forget it"); the reason is kept.
+- Archive (action "archive", with a reason) a memory that is still true but no longer
+  useful; it leaves recall and stays listed.
+- If a fact the user gave you is missing, it may have been replaced by a newer memory,
+  archived or deleted: look with manage_memory action "list" and status "superseded",
+  "archived" or "deleted" (or recall with include_archived), and bring it back with action
+  "restore".
 """
 
 MEMORY_GUIDELINES = TITLE + "".join(
-    (WHEN_TO_RECALL, WHEN_TO_SAVE, HOW_TO_WRITE, WHAT_NEVER_TO_SAVE, KEEPING_MEMORIES_RIGHT)
+    (
+        WHEN_TO_RECALL,
+        WHEN_TO_SAVE,
+        HOW_TO_WRITE,
+        WHAT_NEVER_TO_SAVE,
+        VERIFY_AND_REINFORCE,
+        IMPORTANCE_AND_TIME,
+        KEEPING_MEMORIES_RIGHT,
+    )
 )
