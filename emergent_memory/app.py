@@ -135,6 +135,11 @@ def memory_config(settings: Settings, model_name: str) -> MemoryConfig:
         recall_vector_weight=settings.recall_vector_weight,
         recall_confidence_weight=settings.recall_confidence_weight,
         recall_min_similarity=settings.recall_min_similarity,
+        recall_recency_weight=settings.recall_recency_weight,
+        recall_importance_weight=settings.recall_importance_weight,
+        decay_floor=settings.decay_floor,
+        decay_grace_days=settings.decay_grace_days,
+        decay_half_life_days=settings.decay_half_life_days,
     )
 
 

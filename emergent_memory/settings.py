@@ -246,6 +246,42 @@ class Settings(BaseSettings):
         le=1,
         description="How much a memory's confidence scales its score (0: not at all).",
     )
+    recall_recency_weight: float = Field(
+        default=0.1,
+        ge=0,
+        le=1,
+        description="How much recency scales a memory's score (0: not at all): recency is 1 "
+        "when the memory was used or changed now and halves every half-life of its category "
+        "(fact 90 days, pattern 180, the others 365).",
+    )
+    recall_importance_weight: float = Field(
+        default=0.05,
+        ge=0,
+        le=0.5,
+        description="How much importance scales a memory's score (0: not at all): the score is "
+        "multiplied by 1 + weight x (low -1, normal 0, high 1, core 2).",
+    )
+    decay_floor: float = Field(
+        default=0.3,
+        ge=0,
+        le=1,
+        description="Confidence never decays below this (a memory stored with less keeps its "
+        "own).",
+    )
+    decay_grace_days: float = Field(
+        default=30,
+        ge=0,
+        allow_inf_nan=False,
+        description="Days a memory may go unused (no recall, evidence or change) before its "
+        "confidence starts to decay.",
+    )
+    decay_half_life_days: float = Field(
+        default=180,
+        gt=0,
+        allow_inf_nan=False,
+        description="Days of disuse after the grace period that halve a memory's effective "
+        "confidence (never for core memories; recalling or reinforcing restores it).",
+    )
 
     worker_batch_size: int = Field(
         default=32, ge=1, le=1024, description="Embedding jobs a worker claims per round."

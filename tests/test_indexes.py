@@ -198,9 +198,12 @@ def test_under_row_level_security_the_duplicate_check_uses_its_index(
         {"project": uuid.UUID(int=5), "actor": actor},
     )
     populated.execute("ANALYZE kb.graph_objects")
-    query = sql.SQL(store.FIND_EXACT).format(
-        active=sql.SQL(store.ACTIVE), same_scope=sql.SQL(store.SAME_SCOPE["user"])
-    )
+    queries = [
+        sql.SQL(store.FIND_EXACT).format(
+            state=sql.SQL(state), same_scope=sql.SQL(store.SAME_SCOPE["user"])
+        )
+        for state in (store.ACTIVE, store.ARCHIVED)  # a repeat of an archived memory too
+    ]
     params = {
         "actor_id": actor,
         "project_id": uuid.UUID(int=5),
@@ -210,11 +213,12 @@ def test_under_row_level_security_the_duplicate_check_uses_its_index(
     name = populated.info.dbname
     with psycopg.connect(with_database_name(app_database_url, name)) as conn:
         graph.act_as(conn, actor, uuid.UUID(int=5))
-        for exclude in (None, uuid.uuid4()):  # a save; an update or restore of another memory
-            params["exclude"] = exclude
-            explained = plan(conn, query.as_string(conn), params)
-            assert "graph_objects_content_fingerprint_idx" in explained
-            assert "Seq Scan" not in explained
+        for query in queries:
+            for exclude in (None, uuid.uuid4()):  # a save; an update or restore of another
+                params["exclude"] = exclude
+                explained = plan(conn, query.as_string(conn), params)
+                assert "graph_objects_content_fingerprint_idx" in explained
+                assert "Seq Scan" not in explained
 
 
 def test_under_row_level_security_the_nearest_neighbour_search_uses_an_index(

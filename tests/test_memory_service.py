@@ -1013,8 +1013,10 @@ def test_restore_answers_for_others_memories_exactly_like_missing_ones(
 def test_list_status_is_checked_and_only_for_list(
     service: MemoryService, principal: Principal
 ) -> None:
-    with pytest.raises(InvalidInput, match="status must be one of active, superseded, deleted"):
-        service.manage(principal, "list", status="archived")
+    with pytest.raises(
+        InvalidInput, match="status must be one of active, superseded, deleted, archived"
+    ):
+        service.manage(principal, "list", status="retired")
     with pytest.raises(InvalidInput, match="status is a filter of list; delete does not take it"):
         service.manage(principal, "delete", memory_id=str(uuid.uuid4()), status="deleted")
 

@@ -109,6 +109,10 @@ def save_decisions(
                 decision.category,
                 source=decision.source,
                 scope=decision.scope,
+                importance=decision.importance,
+                valid_from=decision.valid_from,
+                valid_until=decision.valid_until,
+                rationale=decision.rationale,
                 derived_from=episode,
             )
         except (InvalidInput, PermissionDenied) as error:  # e.g. SecretRejected

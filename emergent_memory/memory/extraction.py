@@ -30,6 +30,10 @@ The rule (memory poisoning: text that came through tools is data, not the user's
   `supersede` without a listed target is an `add`. `none` saves nothing.
 - Capture never saves global memories (the tool schema allows `user` and `project` only, and
   the worker's principal is never an administrator).
+- A proposal may give `importance`, `valid_from` / `valid_until` and a `rationale`; they go to
+  the save with `add` and `supersede` (a `reinforce` keeps the target's). Importance `high` or
+  `core` (core memories are injected into every session) needs a user-backed proposal: else it
+  is dropped to none, with a note.
 """
 
 from __future__ import annotations
@@ -44,7 +48,14 @@ from emergent_memory.llm import AnthropicClient, MalformedOutput, ToolSpec, Usag
 from emergent_memory.memory import guidelines
 from emergent_memory.memory.capture_store import CloseMemory
 from emergent_memory.memory.capture_text import Turn, prompt_text
-from emergent_memory.memory.models import CATEGORIES, SOURCES, Category, Source
+from emergent_memory.memory.models import (
+    CATEGORIES,
+    IMPORTANCES,
+    SOURCES,
+    Category,
+    Importance,
+    Source,
+)
 
 CLOSE_MEMORIES = 10  # existing memories offered to the extractor
 MAX_PROPOSALS = 20
@@ -53,6 +64,7 @@ GATE_MAX_TOKENS = 300
 EXTRACTOR_MAX_TOKENS = 4096
 USERS_WORD_SOURCES = frozenset({"explicit", "corrected"})
 USERS_WORD_CATEGORIES = frozenset({"instruction", "correction", "preference"})
+USERS_WORD_IMPORTANCES = frozenset({"high", "core"})
 
 CaptureScope = Literal["user", "project"]
 ProposedAction = Literal["add", "reinforce", "supersede", "none"]
@@ -104,6 +116,10 @@ EXTRACT_TOOL = ToolSpec(
                             "type": "array",
                             "items": {"type": "integer", "minimum": 0},
                         },
+                        "importance": {"type": "string", "enum": list(IMPORTANCES)},
+                        "valid_from": {"type": "string"},
+                        "valid_until": {"type": "string"},
+                        "rationale": {"type": "string", "maxLength": 1000},
                     },
                     "required": [
                         "content",
@@ -161,7 +177,9 @@ with source "inferred", citing that tool turn.
 For each memory:
 - content: one specific, self-contained statement in the present tense, understandable without
   this conversation (see the guidelines below).
-- category: preference, pattern, correction, fact, instruction or convention.
+- category: preference, pattern, correction, fact, instruction, convention, decision (a choice
+  made, with its rationale), lesson (what went wrong and what to do instead) or risk (a known
+  risk or pitfall).
 - scope: "user" for what holds for the user everywhere, "project" for what holds only in this
   project.
 - source: "explicit" only when the user said it in a user turn; "corrected" when the user
@@ -177,6 +195,12 @@ For each memory:
 - target: the number of a listed existing memory for reinforce and supersede, else null. Use
   only the numbers listed.
 - reason: a few words on why.
+- importance (optional): "low", "normal" (the default), "high", or "core" only for what the
+  user says must always be kept in mind.
+- valid_from / valid_until (optional): when the fact starts or stops holding, as an ISO 8601
+  date or date-time in UTC (e.g. "until the migration on 1 March" -> valid_until
+  "2027-03-01"), only when the conversation says so.
+- rationale (optional): for a decision, why it was taken, in a sentence.
 
 Record an empty list when nothing is worth remembering. Never record credentials or secrets,
 transient details of the current task, or private information about other people. summary:
@@ -206,6 +230,10 @@ class Proposal(BaseModel):
     target: int | None
     reason: str
     evidence_turns: list[int]
+    importance: Importance | None = None
+    valid_from: str | None = None
+    valid_until: str | None = None
+    rationale: str | None = Field(default=None, max_length=1000)
 
 
 class Extraction(BaseModel):
@@ -218,7 +246,9 @@ class Extraction(BaseModel):
 @dataclass(frozen=True, slots=True)
 class Decision:
     """What becomes of one proposal (`index` in the extractor's list): `verdict` drop or none
-    saves nothing; `note` says why it was changed or dropped (no text of the conversation)."""
+    saves nothing; `note` says why it was changed or dropped (no text of the conversation);
+    `importance`, `valid_from`, `valid_until` and `rationale` go to the save (None: not
+    given)."""
 
     index: int
     verdict: Verdict
@@ -228,6 +258,10 @@ class Decision:
     source: Source
     target: CloseMemory | None
     note: str | None
+    importance: Importance | None = None
+    valid_from: str | None = None
+    valid_until: str | None = None
+    rationale: str | None = None
 
 
 class Extractor:
@@ -306,12 +340,28 @@ def _decide(
     verdict: Verdict = proposal.action
     category, source, scope = proposal.category, proposal.source, proposal.scope
     content = proposal.content
+    importance = proposal.importance
     target = None
     if proposal.target is not None and 1 <= proposal.target <= len(close):
         target = close[proposal.target - 1]
 
     def decision(verdict: Verdict, note: str | None) -> Decision:
-        return Decision(index, verdict, content, category, scope, source, target, note)
+        if verdict == "reinforce":  # the target's own: a repeat of it
+            return Decision(index, verdict, content, category, scope, source, target, note)
+        return Decision(
+            index,
+            verdict,
+            content,
+            category,
+            scope,
+            source,
+            target,
+            note,
+            importance,
+            proposal.valid_from,
+            proposal.valid_until,
+            proposal.rationale,
+        )
 
     if verdict == "none":
         return decision("none", None)
@@ -335,6 +385,9 @@ def _decide(
         if verdict == "supersede":
             notes.append("not user-backed: may not supersede, added instead")
             verdict = "add"
+        if importance in USERS_WORD_IMPORTANCES:
+            notes.append(f"not user-backed: importance {importance} dropped")
+            importance = None
     if verdict == "reinforce":
         if target is None:
             return decision("drop", "reinforces no listed memory")

@@ -1,8 +1,8 @@
 """Injection: the memories a session should have in front of it, under a hard token budget.
 
-At session start, the memories most worth having before any prompt (corrections and
-instructions first, then conventions and preferences, then the rest, each by confidence and
-use); on a prompt, the hybrid recall of the prompt, keeping only memories whose similarity to
+At session start, the memories most worth having before any prompt (core memories first,
+then corrections and instructions, then conventions and preferences, then the rest, each by
+importance, confidence and use; expired ones never); on a prompt, the hybrid recall of the prompt, keeping only memories whose similarity to
 it reaches a calibrated floor. A memory already shown in the session (since its last /clear
 or compaction) is not shown again; a memory that does not fit the budget is skipped, never
 cut. The text is plain statements with their ids inside an <emergent-memory> marker, so that
@@ -48,8 +48,19 @@ HEADER = (
 _WORD = re.compile(r"\w+")
 _SPACE = re.compile(r"\s+")
 
-# Order of categories at session start: what corrects or directs the agent first.
-START_ORDER = ("correction", "instruction", "convention", "preference", "pattern", "fact")
+# Order of categories at session start (after core memories, which come first): what
+# corrects or directs the agent first, then what it learned (lessons, risks, decisions).
+START_ORDER = (
+    "correction",
+    "instruction",
+    "convention",
+    "preference",
+    "lesson",
+    "risk",
+    "decision",
+    "pattern",
+    "fact",
+)
 # Candidates read at session start and on a prompt; the budget keeps far fewer.
 START_CANDIDATES = 200
 PROMPT_CANDIDATES = 20

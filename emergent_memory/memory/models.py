@@ -25,21 +25,30 @@ Category = Literal[
 ]
 Source = Literal["explicit", "inferred", "corrected"]
 MemoryScope = Scope  # a memory's scope is its graph object's
-Action = Literal["list", "delete", "update", "restore", "forget_all"]
+Action = Literal["list", "delete", "update", "restore", "forget_all", "reinforce", "archive"]
+# How much a memory matters (absent: normal). Core memories are injected at every session's
+# start (within the budget), never decay and are never archived.
+Importance = Literal["low", "normal", "high", "core"]
+# Where a piece of evidence came from (kb.memory_evidence.origin).
+EvidenceOrigin = Literal["save", "repeat", "reinforce", "capture"]
 # What manage_memory list shows: active memories (the default), or the history restore can
 # bring back.
-ListStatus = Literal["active", "superseded", "deleted"]
+ListStatus = Literal["active", "superseded", "deleted", "archived"]
 # What restore brought a memory back from.
-RestoredFrom = Literal["superseded", "deleted", "superseded and deleted"]
+RestoredFrom = Literal["superseded", "deleted", "superseded and deleted", "archived"]
 
 CATEGORIES: tuple[Category, ...] = get_args(Category)
 SOURCES: tuple[Source, ...] = get_args(Source)
 SCOPES: tuple[MemoryScope, ...] = get_args(MemoryScope)
 ACTIONS: tuple[Action, ...] = get_args(Action)
 LIST_STATUSES: tuple[ListStatus, ...] = get_args(ListStatus)
+IMPORTANCES: tuple[Importance, ...] = get_args(Importance)
 
 # Starting confidence of a memory by how it was learned (DESIGN.md 4).
 CONFIDENCE_BY_SOURCE: dict[Source, float] = {"explicit": 1.0, "corrected": 0.9, "inferred": 0.7}
+# How much each piece of independent evidence raises a memory's stored confidence: it closes
+# this share of the distance to 1 (never above 1).
+REINFORCEMENT_STEP = 0.25
 
 
 class TurnRange(TypedDict):
@@ -60,10 +69,26 @@ class Provenance(TypedDict):
     captured_at: str
 
 
+class LastEvidence(TypedDict):
+    """The latest piece of evidence recorded for a memory: when, the evidence itself (None
+    when a repeat gave none), where it came from, and in which client session (if known)."""
+
+    at: str
+    evidence: str | None
+    origin: str
+    session_id: str | None
+
+
 class MemoryRecord(TypedDict):
     """A memory as the tools return it. `id` is the canonical id, stable across updates.
     `derived_from`: the conversation it was captured from, or None (saved by a tool, or its
-    episode is not visible to the caller here)."""
+    episode is not visible to the caller here).
+
+    `importance` is "normal" when the memory has none; `valid_from` / `valid_until` (ISO 8601,
+    UTC) and `rationale` are None when absent. `confidence` is the stored confidence,
+    `effective_confidence` that confidence decayed since the memory was last used, reinforced
+    or changed (core memories never decay). `evidence_count` / `last_evidence`: the evidence
+    recorded by the caller (kb.memory_evidence)."""
 
     id: str
     content: str
@@ -77,17 +102,29 @@ class MemoryRecord(TypedDict):
     created_at: str
     updated_at: str
     derived_from: Provenance | None
+    importance: str
+    valid_from: str | None
+    valid_until: str | None
+    rationale: str | None
+    effective_confidence: float
+    evidence_count: int
+    last_evidence: LastEvidence | None
 
 
 class ScoreBreakdown(TypedDict):
     """Why a memory ranked where it did: each branch's rank (1 = best; None = not a candidate
-    of that branch), the full-text score, the cosine similarity, the fused and final scores."""
+    of that branch), the full-text score, the cosine similarity, the fused score, the three
+    factors it was multiplied by (effective confidence, recency, importance) and the final
+    score."""
 
     lexical_rank: int | None
     lexical_score: float | None
     vector_rank: int | None
     similarity: float | None
     fused: float
+    effective_confidence: float
+    recency: float
+    importance_factor: float
     score: float
 
 
@@ -106,12 +143,16 @@ class PossibleDuplicate(TypedDict):
 
 
 class SaveResult(TypedDict):
+    """`restored`: only when the save repeated an archived memory exactly, which it brought
+    back (and reinforced)."""
+
     status: Literal["created", "updated", "unchanged"]
     memory: MemoryRecord
     superseded_ids: list[str]
     similarity: float | None
     possible_duplicates: list[PossibleDuplicate]
     degraded: bool
+    restored: NotRequired[bool]
 
 
 class RecalledEpisode(TypedDict):
@@ -140,21 +181,48 @@ class RecallResult(TypedDict):
 
 
 class InactiveMemory(MemoryRecord):
-    """A memory that list shows with status superseded or deleted: `superseded_by` is the id
-    of the memory that replaced it, `deleted_at` when it was deleted."""
+    """A memory that list shows with status superseded, deleted or archived: `superseded_by`
+    is the id of the memory that replaced it, `deleted_at` when it was deleted, `archived_at`
+    when it was archived; each with the reason given, if any."""
 
-    status: Literal["superseded", "deleted"]
+    status: Literal["superseded", "deleted", "archived"]
     superseded_by: str | None
     deleted_at: str | None
+    archived_at: str | None
+    supersede_reason: str | None
+    delete_reason: str | None
+    archive_reason: str | None
 
 
 class ListResult(TypedDict):
-    memories: list[InactiveMemory | MemoryRecord]  # InactiveMemory for status superseded/deleted
+    memories: list[InactiveMemory | MemoryRecord]  # InactiveMemory for the other statuses
     count: int
 
 
 class DeleteResult(TypedDict):
     deleted: str
+
+
+class ReinforceResult(TypedDict):
+    """The memory after the evidence (`memory`); whether the evidence was independent (new
+    for this memory: only then does the confidence rise); the stored confidence before and
+    after; how many pieces of evidence the memory has now; `restored` when the memory was
+    archived and the evidence brought it back."""
+
+    memory: MemoryRecord
+    independent: bool
+    confidence_before: float
+    confidence_after: float
+    evidence_count: int
+    restored: bool
+
+
+class ArchiveResult(TypedDict):
+    """The archived memory (status archived) and the reason given, if any."""
+
+    archived: str
+    memory: InactiveMemory
+    archive_reason: str | None
 
 
 class UpdateResult(TypedDict):
@@ -210,7 +278,8 @@ class ForgetAllResult(TypedDict):
 class ManageResult(TypedDict, total=False):
     """What manage_memory returns: the keys of the action's own result (ListResult for list,
     DeleteResult for delete, UpdateResult for update, RestoreResult for restore,
-    ForgetAllResult for forget_all)."""
+    ForgetAllResult for forget_all, ReinforceResult for reinforce, ArchiveResult for
+    archive)."""
 
     memories: list[InactiveMemory | MemoryRecord]
     count: int
@@ -220,6 +289,13 @@ class ManageResult(TypedDict, total=False):
     restored_from: RestoredFrom
     broken_supersession: str | None
     deleted_count: int
+    independent: bool
+    confidence_before: float
+    confidence_after: float
+    evidence_count: int
+    restored: bool
+    archived: str
+    archive_reason: str | None
 
 
 class ProjectStats(TypedDict):

@@ -11,8 +11,8 @@ import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
+from datetime import UTC, datetime
+from typing import Any, Literal
 from uuid import UUID
 
 from pgvector import Vector
@@ -36,13 +36,17 @@ from emergent_memory.memory import episodes, store, validation
 from emergent_memory.memory.dedup import DedupPolicy, Verdict
 from emergent_memory.memory.models import (
     CONFIDENCE_BY_SOURCE,
+    REINFORCEMENT_STEP,
     Action,
+    ArchiveResult,
     BulkItem,
     BulkResult,
     Category,
     DeleteResult,
     ForgetAllResult,
+    Importance,
     InactiveMemory,
+    LastEvidence,
     ListResult,
     ListStatus,
     MemoryRecord,
@@ -53,6 +57,7 @@ from emergent_memory.memory.models import (
     RecalledEpisode,
     RecalledMemory,
     RecallResult,
+    ReinforceResult,
     RestoredFrom,
     RestoreResult,
     SaveResult,
@@ -98,6 +103,11 @@ class MemoryConfig:
     recall_vector_weight: float = 1.5
     recall_confidence_weight: float = 0.2
     recall_min_similarity: float = 0.15
+    recall_recency_weight: float = 0.1
+    recall_importance_weight: float = 0.05
+    decay_floor: float = 0.3
+    decay_grace_days: float = 30.0
+    decay_half_life_days: float = 180.0
 
     @property
     def dedup_policy(self) -> DedupPolicy:
@@ -109,8 +119,12 @@ class MemoryConfig:
         )
 
     @property
+    def decay(self) -> store.Decay:
+        return store.Decay(self.decay_floor, self.decay_grace_days, self.decay_half_life_days)
+
+    @property
     def recall_tuning(self) -> dict[str, Any]:
-        """The fusion settings, as `store.recall` takes them."""
+        """The fusion and ranking settings, as `store.recall` takes them."""
         return {
             "candidates": self.recall_candidates,
             "rrf_k": self.recall_rrf_k,
@@ -118,22 +132,40 @@ class MemoryConfig:
             "vector_weight": self.recall_vector_weight,
             "confidence_weight": self.recall_confidence_weight,
             "min_similarity": self.recall_min_similarity,
+            "recency_weight": self.recall_recency_weight,
+            "importance_weight": self.recall_importance_weight,
+            "decay_floor": self.decay_floor,
+            "decay_grace_days": self.decay_grace_days,
+            "decay_half_life_days": self.decay_half_life_days,
         }
 
     @property
     def episode_tuning(self) -> dict[str, Any]:
-        """The fusion settings, as `episodes.search` takes them (no confidence: an episode
-        has none)."""
+        """The fusion settings, as `episodes.search` takes them (no confidence, recency,
+        importance or decay: an episode has none)."""
         tuning = self.recall_tuning
-        del tuning["confidence_weight"]
+        for memory_only in (
+            "confidence_weight",
+            "recency_weight",
+            "importance_weight",
+            "decay_floor",
+            "decay_grace_days",
+            "decay_half_life_days",
+        ):
+            del tuning[memory_only]
         return tuning
 
 
 class MemoryService:
     def __init__(
-        self, pool: DatabasePool, embedder: EmbeddingProvider, config: MemoryConfig
+        self,
+        pool: DatabasePool,
+        embedder: EmbeddingProvider,
+        config: MemoryConfig,
+        read_pool: DatabasePool | None = None,
     ) -> None:
         self._pool = pool
+        self._read_pool = read_pool
         self._embedder = embedder
         self._config = config
         self._dedup = config.dedup_policy
@@ -152,6 +184,16 @@ class MemoryService:
         never use it: they call services."""
         return self._pool
 
+    @property
+    def read_pool(self) -> DatabasePool | None:
+        """The pool reads go to (a read replica's), or None when reads use `pool`: recall's
+        search and list run there; every write, and recall's record of its uses, on `pool`."""
+        return self._read_pool
+
+    @property
+    def config(self) -> MemoryConfig:
+        return self._config
+
     def database_reachable(self) -> bool:
         """Whether the database answers, for the health check (DatabasePool.database_reachable:
         a probe of a few seconds at most, its answer reused for a second)."""
@@ -169,13 +211,30 @@ class MemoryService:
         context: str | None = None,
         related_to: Sequence[str] | None = None,
         *,
+        importance: Importance | None = None,
+        evidence: str | None = None,
+        valid_from: str | None = None,
+        valid_until: str | None = None,
+        rationale: str | None = None,
         derived_from: UUID | None = None,
+        supersede_reason: str | None = None,
+        session_id: str | None = None,
     ) -> SaveResult:
         """Store a memory, or reinforce or supersede the one it repeats.
 
+        `importance`, `valid_from` / `valid_until` (ISO 8601; a date alone is midnight UTC;
+        until after from) and `rationale` are stored with the memory (on an exact repeat, they
+        change the memory it repeats). `evidence` (a short quote or source) is recorded in
+        kb.memory_evidence: with a new memory, or as a reinforcement of the one an exact
+        repeat names (new evidence raises its confidence). An exact repeat of an archived
+        memory brings it back (`restored`). `supersede_reason` is kept on the memory this one
+        supersedes, if it supersedes one; the superseded memory's validity ends where this
+        one's begins (valid_from, else now) unless it ended earlier.
+
         `derived_from` (automatic capture's, never a tool argument): the Episode the memory
         was extracted from; the stored (or reinforced) memory is linked to it with
-        DERIVED_FROM in the same transaction.
+        DERIVED_FROM in the same transaction, and its evidence is the capture's (`session_id`:
+        the client session it came from).
         """
         text = validation.content(content, max_length=self._config.max_content_length)
         category_ = validation.category(category)
@@ -183,10 +242,26 @@ class MemoryService:
         scope_ = validation.scope(scope)
         context_ = validation.context_name(context)
         related = validation.related_ids(related_to)
+        lifecycle = _lifecycle_properties(
+            {
+                "importance": importance,
+                "valid_from": valid_from,
+                "valid_until": valid_until,
+                "rationale": rationale,
+            },
+            removable=False,
+        )
+        evidence_ = validation.optional_note(evidence, "evidence", validation.MAX_EVIDENCE)
+        reason = validation.optional_note(
+            supersede_reason, "supersede_reason", validation.MAX_REASON
+        )
+        session = validation.session_id(session_id)
         self._require_write(principal)
         if scope_ == "global" and not principal.is_admin:
             raise PermissionDenied("only an administrator credential can save global memories")
         validation.no_secrets(text)
+        origin = "capture" if derived_from is not None else "save"
+        proof = store.Evidence(origin, evidence_, session, derived_from)
 
         embedding = self._embed_document(text)
         with self._transaction(principal) as conn:
@@ -196,8 +271,23 @@ class MemoryService:
             self.ensure_pack(conn, principal.project_id)
 
             exact = store.find_exact(conn, principal, scope_, text)
+            restoring = False
+            if exact is None:  # an archived memory said it: the repeat brings it back
+                exact = store.find_exact(conn, principal, scope_, text, archived=True)
+                restoring = exact is not None
             if exact is not None:
-                result = self._reinforce(conn, principal, exact, source_, context_, targets)
+                repeat = proof if origin == "capture" else store.Evidence("repeat", evidence_)
+                result = self._reinforce(
+                    conn,
+                    principal,
+                    exact,
+                    source_,
+                    context_,
+                    targets,
+                    lifecycle,
+                    repeat,
+                    restoring=restoring,
+                )
                 self._link_source(conn, principal, exact, derived_from)
                 return result
 
@@ -229,12 +319,23 @@ class MemoryService:
                     "source": source_,
                     "scope": scope_,
                     "confidence": CONFIDENCE_BY_SOURCE[source_],
+                    **lifecycle,
                 },
                 labels=["memory", category_, scope_],
                 embedding=embedding,
             )
             if embedding is None:
                 jobs.enqueue(conn, memory)
+            start = CONFIDENCE_BY_SOURCE[source_]
+            store.record_evidence(
+                conn,
+                principal,
+                memory.canonical_id,
+                proof,
+                independent=evidence_ is not None,
+                confidence_before=start,
+                confidence_after=start,
+            )
             context_ids = self._context_ids(conn, principal, context_)
             superseded_ids: list[str] = []
             possible_duplicates: list[PossibleDuplicate] = []
@@ -253,7 +354,14 @@ class MemoryService:
                 old_id = nearest.id
                 if context_ is None:  # the replacement stays where the old fact was filed
                     context_ids = store.contexts_of(conn, old_id)
-                self._supersede(conn, principal, memory.canonical_id, old_id)
+                self._supersede(
+                    conn,
+                    principal,
+                    memory.canonical_id,
+                    old_id,
+                    reason=reason,
+                    new_start=lifecycle.get("valid_from"),
+                )
                 superseded_ids.append(str(old_id))
             for context_id in context_ids:
                 self._link(
@@ -280,24 +388,127 @@ class MemoryService:
         source: Source,
         context: str | None,
         targets: list[UUID],
+        lifecycle: Mapping[str, Any],
+        evidence: store.Evidence,
+        *,
+        restoring: bool,
     ) -> SaveResult:
+        """An exact repeat: the memory's confidence rises to the new source's if that is
+        higher, and by new evidence; the repeat's importance, validity and rationale, if any,
+        replace the memory's; an archived memory comes back (`restoring`)."""
         graph.lock_object(conn, memory_id)
         head = graph.get_head(conn, memory_id)
         if head is None:  # deleted since it was found; the caller's lock keeps saves apart
             raise MemoryNotFound(f"memory {memory_id} was deleted meanwhile; save it again")
-        wanted = CONFIDENCE_BY_SOURCE[source]
-        if float(head.properties.get("confidence", 0.0)) < wanted:
-            graph.update_object(conn, memory_id, properties={"confidence": wanted})
+        patch = dict(lifecycle)
+        _check_validity(head.properties, patch)
+        if restoring:
+            patch.update(archived_at=None, archive_reason=None)
+        self._add_evidence(
+            conn, principal, head, evidence, at_least=CONFIDENCE_BY_SOURCE[source], patch=patch
+        )
         for context_id in self._context_ids(conn, principal, context):
             self._link(conn, principal, store.BELONGS_TO_CONTEXT, memory_id, context_id)
         self._link_related(conn, principal, memory_id, targets)
-        return {
+        result: SaveResult = {
             "status": "unchanged",
             "memory": self._records(conn, [memory_id])[0],
             "superseded_ids": [],
             "similarity": 1.0,
             "possible_duplicates": [],
             "degraded": False,
+        }
+        if restoring:
+            result["restored"] = True
+        return result
+
+    def _add_evidence(
+        self,
+        conn: Connection[Any],
+        principal: Principal,
+        head: GraphObject,
+        evidence: store.Evidence,
+        *,
+        at_least: float | None = None,
+        patch: Mapping[str, Any] | None = None,
+    ) -> tuple[bool, float, float]:
+        """Record a piece of evidence for a memory (locked by the caller) and raise its stored
+        confidence: to `at_least` if that is higher, then, if the evidence is independent
+        (its text new for this memory), REINFORCEMENT_STEP of the way to 1. Writes one new
+        version, with `patch`, if anything changed. Returns (independent, before, after)."""
+        before = _stored_confidence(head.properties)
+        after = before if at_least is None else max(before, at_least)
+        independent = evidence.evidence is not None and not store.evidence_seen(
+            conn, head.canonical_id, evidence.evidence
+        )
+        if independent:
+            after = store.reinforced(after, REINFORCEMENT_STEP)
+        changes = dict(patch or {})
+        if after != before:
+            changes["confidence"] = after
+        if changes:
+            graph.update_object(conn, head.canonical_id, properties=changes)
+        store.record_evidence(
+            conn,
+            principal,
+            head.canonical_id,
+            evidence,
+            independent=independent,
+            confidence_before=before,
+            confidence_after=after,
+        )
+        return independent, before, after
+
+    def reinforce(
+        self,
+        principal: Principal,
+        memory_id: str,
+        evidence: str,
+        *,
+        session_id: str | None = None,
+        episode_id: str | UUID | None = None,
+    ) -> ReinforceResult:
+        """Record evidence that a memory holds (a short quote or source, 1 to 500 characters),
+        kept in kb.memory_evidence with when, the session or episode, and whether it was
+        independent (its text new for this memory). Independent evidence raises the stored
+        confidence REINFORCEMENT_STEP of the way to 1 (a new version says so); a repeat of
+        evidence already recorded is kept but raises nothing. An archived memory comes back.
+        """
+        id_ = validation.memory_id(memory_id)
+        if evidence is None:
+            raise InvalidInput(
+                "evidence is required: a short quote or source that shows the memory holds"
+            )
+        text = validation.note(evidence, "evidence", validation.MAX_EVIDENCE)
+        session = validation.session_id(session_id)
+        episode = None
+        if episode_id is not None:
+            episode = (
+                episode_id
+                if isinstance(episode_id, UUID)
+                else validation.memory_id(episode_id, "episode_id")
+            )
+        self._require_write(principal)
+        with self._transaction(principal) as conn:
+            head = self._writable_memory(conn, principal, id_)
+            _refuse_superseded(head, "reinforce")
+            restoring = "archived_at" in head.properties
+            patch = {"archived_at": None, "archive_reason": None} if restoring else None
+            independent, before, after = self._add_evidence(
+                conn,
+                principal,
+                head,
+                store.Evidence("reinforce", text, session, episode),
+                patch=patch,
+            )
+            record = self._records(conn, [id_])[0]
+        return {
+            "memory": record,
+            "independent": independent,
+            "confidence_before": before,
+            "confidence_after": after,
+            "evidence_count": record["evidence_count"],
+            "restored": restoring,
         }
 
     # -- recall_memories --------------------------------------------------------------------
@@ -312,6 +523,8 @@ class MemoryService:
         include_episodes: bool = False,
         session_id: str | None = None,
         *,
+        include_archived: bool = False,
+        as_of: str | None = None,
         record_use: bool = True,
     ) -> RecallResult:
         """The visible active memories that best match the query, by meaning and by words.
@@ -321,15 +534,24 @@ class MemoryService:
         memories and never counted as a use; `session_id` keeps those of one client session
         (`category` is a memory's and does not filter them; `scope` does).
 
-        Each memory found counts as used (an agent recalled it), unless `record_use` is False
-        (a person searching from the REST API or the dashboard): then nothing is written and
-        the use counts and last uses are as stored.
+        Expired memories (valid_until passed) and archived ones are left out, unless
+        `include_archived`; with `as_of` (ISO 8601 date or date-time), the memories believed
+        true then: recorded by then, valid then, not superseded or archived by then (later
+        superseded ones included). Ranking multiplies the fused relevance by effective
+        confidence, recency and importance (MemoryConfig's weights).
+
+        The search runs on the read pool (a replica's, if any). Each memory found counts as
+        used (an agent recalled it), recorded on the primary in a short transaction of its own,
+        unless `record_use` is False (a person searching from the REST API or the dashboard,
+        verify_memory): then nothing is written and the use counts and last uses are as stored.
         """
         text = validation.content(query, max_length=self._config.max_content_length, field="query")
         category_ = None if category is None else validation.category(category)
         scope_ = None if scope is None else validation.scope(scope)
         limit_ = validation.limit(limit, default=RECALL_DEFAULT_LIMIT, maximum=RECALL_MAX_LIMIT)
         with_episodes = validation.flag(include_episodes, "include_episodes")
+        with_archived = validation.flag(include_archived, "include_archived")
+        at = None if as_of is None else validation.moment(as_of, "as_of")
         session = validation.session_id(session_id)
         if session is not None and not with_episodes:
             raise InvalidInput(
@@ -343,7 +565,7 @@ class MemoryService:
             vector = Vector(self._embedder.embed_query(text))
         except EmbeddingUnavailable as error:
             logger.warning("recall degraded to full-text search: %s", error)
-        with self._transaction(principal) as conn:
+        with self._read_transaction(principal) as conn:
             rows = store.recall(
                 conn,
                 principal,
@@ -353,6 +575,8 @@ class MemoryService:
                 category=category_,
                 scope=scope_,
                 limit=limit_,
+                include_archived=with_archived,
+                as_of=at,
                 **self._config.recall_tuning,
             )
             found: list[episodes.EpisodeRow] = []
@@ -368,15 +592,19 @@ class MemoryService:
                     limit=min(limit_, EPISODES_MAX_LIMIT),
                     **self._config.episode_tuning,
                 )
-            recalled_at = None
-            if record_use:
+        recalled_at = None
+        if record_use and rows:
+            with self._transaction(principal) as conn:
                 recalled_at = store.record_recalls(conn, principal, [row.id for row in rows])
         memories: list[RecalledMemory] = []
         for row in rows:
             used = 0 if recalled_at is None else 1
+            record = memory_record(row, use_count=row.use_count + used, last_used=recalled_at)
+            # as ranked: the confidence the search weighed, before this use restored it
+            record["effective_confidence"] = round(row.effective_confidence, 4)
             memories.append(
                 {
-                    **memory_record(row, use_count=row.use_count + used, last_used=recalled_at),
+                    **record,
                     "score": round(row.score, 6),
                     "scores": {
                         "lexical_rank": row.lexical_rank,
@@ -384,6 +612,9 @@ class MemoryService:
                         "vector_rank": row.vector_rank,
                         "similarity": _rounded(row.similarity),
                         "fused": round(row.fused, 6),
+                        "effective_confidence": round(row.effective_confidence, 4),
+                        "recency": round(row.recency, 4),
+                        "importance_factor": round(row.importance_factor, 4),
                         "score": round(row.score, 6),
                     },
                 }
@@ -405,20 +636,39 @@ class MemoryService:
         limit: int | None = None,
         confirm: bool = False,
         status: ListStatus | None = None,
-    ) -> ListResult | DeleteResult | UpdateResult | RestoreResult | ForgetAllResult:
-        """The manage_memory tool: one of list, delete, update, restore, forget_all."""
+        evidence: str | None = None,
+        reason: str | None = None,
+    ) -> (
+        ListResult
+        | DeleteResult
+        | UpdateResult
+        | RestoreResult
+        | ForgetAllResult
+        | ReinforceResult
+        | ArchiveResult
+    ):
+        """The manage_memory tool: one of list, delete, update, restore, forget_all,
+        reinforce (with `evidence`), archive (`reason` optional, as for delete)."""
         action_ = validation.action(action)
         if status is not None and action_ != "list":
             raise InvalidInput(f"status is a filter of list; {action_} does not take it")
+        if evidence is not None and action_ != "reinforce":
+            raise InvalidInput(f"evidence goes with reinforce; {action_} does not take it")
+        if reason is not None and action_ not in ("delete", "archive"):
+            raise InvalidInput(f"reason goes with delete and archive; {action_} does not take it")
         if action_ == "list":
             return self.list_memories(principal, category=category, limit=limit, status=status)
         if action_ == "forget_all":
             return self.forget_all(principal, confirm=confirm)
         id_ = str(validation.memory_id(memory_id))
         if action_ == "delete":
-            return self.delete(principal, id_)
+            return self.delete(principal, id_, reason=reason)
         if action_ == "update":
             return self.update(principal, id_, updates or {})  # {}: "updates must be an object"
+        if action_ == "reinforce":
+            return self.reinforce(principal, id_, evidence)  # type: ignore[arg-type]
+        if action_ == "archive":
+            return self.archive(principal, id_, reason=reason)
         return self.restore(principal, id_)
 
     def list_memories(
@@ -429,31 +679,69 @@ class MemoryService:
         status: ListStatus | None = None,
     ) -> ListResult:
         """Visible active memories, most used first, then newest; or, with `status`
-        superseded or deleted, the visible memories in that state, most recently changed
-        first (what `restore` can bring back)."""
+        superseded, deleted or archived, the visible memories in that state, most recently
+        changed first (what `restore` can bring back). Read on the read pool."""
         category_ = None if category is None else validation.category(category)
         limit_ = validation.limit(limit, default=LIST_DEFAULT_LIMIT, maximum=LIST_MAX_LIMIT)
         status_ = "active" if status is None else validation.list_status(status)
         self._require_read(principal)
-        with self._transaction(principal) as conn:
+        decay = self._config.decay
+        with self._read_transaction(principal) as conn:
             if status_ == "active":
-                memories = [
-                    memory_record(row)
+                memories: list[InactiveMemory | MemoryRecord] = [
+                    memory_record(row, decay=decay)
                     for row in store.list_visible(conn, principal, category_, limit_)
                 ]
             else:
                 rows = store.list_inactive(conn, principal, status_, category_, limit_)
-                memories = [_inactive_record(row) for row in rows]
+                memories = [_inactive_record(row, decay) for row in rows]
         return {"memories": memories, "count": len(memories)}
 
-    def delete(self, principal: Principal, memory_id: str) -> DeleteResult:
-        """Soft-delete one memory (kept as history, never recalled again)."""
+    def delete(
+        self, principal: Principal, memory_id: str, reason: str | None = None
+    ) -> DeleteResult:
+        """Soft-delete one memory (kept as history, never recalled again); `reason` (at most
+        500 characters) is kept as its delete_reason."""
         id_ = validation.memory_id(memory_id)
+        reason_ = validation.optional_note(reason, "reason", validation.MAX_REASON)
         self._require_write(principal)
         with self._transaction(principal) as conn:
             self._writable_memory(conn, principal, id_)
-            graph.delete_object(conn, id_, reason="deleted by its owner")
+            graph.delete_object(conn, id_, reason=reason_ or "deleted by its owner")
         return {"deleted": str(id_)}
+
+    def archive(
+        self, principal: Principal, memory_id: str, reason: str | None = None
+    ) -> ArchiveResult:
+        """Archive an active memory: a new version with archived_at (now) and, if given,
+        archive_reason. It leaves recall (unless asked for), lists and injection until
+        `restore` (or an exact repeat, or evidence) brings it back. Core memories are never
+        archived."""
+        id_ = validation.memory_id(memory_id)
+        reason_ = validation.optional_note(reason, "reason", validation.MAX_REASON)
+        self._require_write(principal)
+        with self._transaction(principal) as conn:
+            head = self._writable_memory(conn, principal, id_)
+            _refuse_superseded(head, "archive")
+            if "archived_at" in head.properties:
+                raise InvalidInput(
+                    f"memory {id_} is already archived (since {head.properties['archived_at']})"
+                )
+            if head.properties.get("importance") == "core":
+                raise InvalidInput(
+                    f"memory {id_} is a core memory, and core memories are never archived; "
+                    "lower its importance first (update importance) if it no longer matters"
+                )
+            patch: dict[str, Any] = {"archived_at": validation.iso_utc(store.now(conn))}
+            if reason_ is not None:
+                patch["archive_reason"] = reason_
+            graph.update_object(conn, id_, properties=patch)
+            row = store.memory_rows(conn, [id_])[id_]
+        return {
+            "archived": str(id_),
+            "memory": _inactive_record(row, self._config.decay),
+            "archive_reason": reason_,
+        }
 
     def update(
         self, principal: Principal, memory_id: str, updates: Mapping[str, Any]
@@ -464,10 +752,14 @@ class MemoryService:
         of another active memory the caller sees in the same scope (two identical memories
         would both be recalled; the error names the one to keep). A close memory is reported
         in `possible_duplicates`, never superseded: an update names the memory it changes and
-        hides no other."""
+        hides no other. `importance`, `valid_from`, `valid_until` and `rationale` are checked
+        as save's (null removes them: normal importance, unbounded validity, no rationale)."""
         id_ = validation.memory_id(memory_id)
         changes = validation.updates(updates)
-        patch: dict[str, Any] = {}
+        patch: dict[str, Any] = _lifecycle_properties(
+            {name: changes[name] for name in validation.REMOVABLE_FIELDS if name in changes},
+            removable=True,
+        )
         if "content" in changes:
             patch["content"] = validation.content(
                 changes["content"], max_length=self._config.max_content_length
@@ -488,6 +780,7 @@ class MemoryService:
                     f"memory {id_} was superseded by {head.properties['superseded_by']}; "
                     "update that one instead"
                 )
+            _check_validity(head.properties, patch)
             if patch.get("content", head.properties["content"]) != head.properties["content"]:
                 # the same lock as saves of this scope: a racing save cannot slip in a twin
                 store.lock_saves(conn, principal, head.scope)
@@ -538,6 +831,7 @@ class MemoryService:
         *,
         content: str | None = None,
         within: Callable[[Connection[Any]], None] | None = None,
+        reason: str | None = None,
     ) -> SupersedeResult:
         """Make `other_id` superseded by `keep_id`, as save does when a new memory replaces
         an old one (a SUPERSEDES edge, the old one's superseded_by); `keep_id` also files
@@ -545,8 +839,10 @@ class MemoryService:
         new version with that text, through update's checks (secrets, another memory with
         exactly that text). Both must be active memories of one scope that the principal may
         change. `within`, if given, runs in the same transaction before it commits (the
-        caller's own record of the decision)."""
+        caller's own record of the decision). `reason` is kept on the superseded memory
+        (supersede_reason)."""
         keep = validation.memory_id(keep_id, "keep")
+        reason_ = validation.optional_note(reason, "reason", validation.MAX_REASON)
         other = validation.memory_id(other_id, "memory_id")
         if keep == other:
             raise InvalidInput("a memory cannot supersede itself; name the other memory")
@@ -576,7 +872,14 @@ class MemoryService:
                 store.lock_saves(conn, principal, heads[keep].scope)
                 self._refuse_a_twin(conn, principal, heads[keep].scope, text, keep, allow=other)
                 self._write_update(conn, heads[keep], {"content": text}, embedding)
-            self._supersede(conn, principal, keep, other)
+            self._supersede(
+                conn,
+                principal,
+                keep,
+                other,
+                reason=reason_,
+                new_start=heads[keep].properties.get("valid_from"),
+            )
             for context_id in store.contexts_of(conn, other):
                 self._link(conn, principal, store.BELONGS_TO_CONTEXT, keep, context_id)
             if within is not None:
@@ -585,19 +888,37 @@ class MemoryService:
         return {"memory": record, "superseded_ids": [str(other)]}
 
     def _supersede(
-        self, conn: Connection[Any], principal: Principal, new_id: UUID, old_id: UUID
+        self,
+        conn: Connection[Any],
+        principal: Principal,
+        new_id: UUID,
+        old_id: UUID,
+        *,
+        reason: str | None = None,
+        new_start: str | None = None,
     ) -> None:
         """`old_id` is superseded by `new_id`: the edge, and the old one's new version that
-        says by what (both locked by the caller)."""
+        says by what, why (`reason`, if given), and that its validity ends where the new one's
+        begins (`new_start`, else now) unless it ended earlier (both locked by the caller)."""
         self._link(conn, principal, store.SUPERSEDES, new_id, old_id)
-        graph.update_object(conn, old_id, properties={"superseded_by": str(new_id)})
+        old = graph.get_head(conn, old_id)
+        assert old is not None  # locked and active: the caller checked
+        patch: dict[str, Any] = {"superseded_by": str(new_id)}
+        if reason is not None:
+            patch["supersede_reason"] = reason
+        end = _validity_end(old.properties, new_start or validation.iso_utc(store.now(conn)))
+        if end is not None:
+            patch["valid_until"] = end
+        graph.update_object(conn, old_id, properties=patch)
 
     def restore(self, principal: Principal, memory_id: str) -> RestoreResult:
-        """Make a superseded or deleted memory active again, as a new version (same id).
+        """Make a superseded, deleted or archived memory active again, as a new version (same
+        id), without archived_at and archive_reason.
 
         A supersession it breaks is kept as history: the SUPERSEDES edge from the memory that
         replaced it gets a tombstone version (delete_reason says it was restored), and that
-        memory stays active. Refused when another active memory already says exactly the
+        memory stays active; the restored memory's validity ends where it did before the
+        supersession ended it. Refused when another active memory already says exactly the
         same (the error names it), as for save and update.
         """
         id_ = validation.memory_id(memory_id)
@@ -612,7 +933,8 @@ class MemoryService:
                     "only an administrator credential can change global memories"
                 )
             superseded_by = head.properties.get("superseded_by")
-            if not head.deleted and not superseded_by:
+            archived = "archived_at" in head.properties
+            if not head.deleted and not superseded_by and not archived:
                 raise InvalidInput(f"memory {id_} is active; there is nothing to restore")
             store.lock_saves(conn, principal, head.scope)
             self._refuse_a_twin(conn, principal, head.scope, head.properties["content"], id_)
@@ -632,15 +954,23 @@ class MemoryService:
                         conn, edge, reason=f"restored: {id_} is no longer superseded by {newer}"
                     )
                 broken = str(newer)
-            unsupersede = {"superseded_by": None} if superseded_by else None
+            back: dict[str, Any] = {}
+            if superseded_by:
+                back.update(
+                    superseded_by=None,
+                    supersede_reason=None,
+                    valid_until=_validity_before_supersession(graph.list_versions(conn, id_)),
+                )
+            if archived:
+                back.update(archived_at=None, archive_reason=None)
             if head.deleted:
-                restored = graph.restore_object(conn, id_, properties=unsupersede)
+                restored = graph.restore_object(conn, id_, properties=back or None)
             else:
-                restored = graph.update_object(conn, id_, properties=unsupersede)
+                restored = graph.update_object(conn, id_, properties=back)
             if restored.embedding is None:  # never embedded (the provider was down): queue it
                 jobs.enqueue(conn, restored)
             record = self._records(conn, [id_])[0]
-        was: RestoredFrom = "superseded"
+        was: RestoredFrom = "superseded" if superseded_by else "archived"
         if head.deleted:
             was = "superseded and deleted" if superseded_by else "deleted"
         return {"memory": record, "restored_from": was, "broken_supersession": broken}
@@ -681,7 +1011,8 @@ class MemoryService:
         return {"results": results, "changed": sum(1 for r in results if r["ok"])}
 
     def forget_all(self, principal: Principal, confirm: bool = False) -> ForgetAllResult:
-        """Soft-delete all the caller's memories saved in the current project."""
+        """Soft-delete all the caller's memories saved in the current project, active and
+        archived (superseded ones stay history)."""
         if confirm is not True:
             raise InvalidInput(
                 "forget_all deletes every memory you saved in this project; "
@@ -689,7 +1020,7 @@ class MemoryService:
             )
         self._require_write(principal)
         with self._transaction(principal) as conn:
-            memories = store.own_memories_in_project(conn, principal)
+            memories = store.own_memories_in_project(conn, principal)  # active and archived
             for memory in memories:
                 graph.delete_object(conn, memory.canonical_id, reason="forget_all")
         return {"deleted_count": len(memories)}
@@ -725,6 +1056,13 @@ class MemoryService:
                 yield conn
             return
         with transaction(self._pool, lost=UNREACHABLE) as conn:
+            yield conn
+
+    @contextmanager
+    def _read_transaction(self, principal: Principal) -> Iterator[Connection[Any]]:
+        """A transaction for reads only, acting for the principal, on the read pool (a read
+        replica's, which falls back to the primary by itself) or else the primary's."""
+        with acting_for(self._read_pool or self._pool, principal) as conn:
             yield conn
 
     def ensure_pack(self, conn: Connection[Any], project_id: UUID) -> None:
@@ -879,7 +1217,7 @@ class MemoryService:
 
     def _records(self, conn: Connection[Any], ids: list[UUID]) -> list[MemoryRecord]:
         rows = store.memory_rows(conn, ids)
-        return [memory_record(rows[id_]) for id_ in ids]
+        return [memory_record(rows[id_], decay=self._config.decay) for id_ in ids]
 
     @staticmethod
     def _require_read(principal: Principal) -> None:
@@ -909,22 +1247,124 @@ def memory_record(
     *,
     use_count: int | None = None,
     last_used: datetime | None = None,
+    decay: store.Decay | None = None,
+    now: datetime | None = None,
 ) -> MemoryRecord:
+    """A row as the tools return a memory; `effective_confidence` decays the stored one with
+    `decay` (the settings' defaults when None) as of `now` (the present when None)."""
     used = row.last_used if last_used is None else last_used
+    confidence = float(row.confidence if row.confidence is not None else 0.7)
+    effective = store.effective_confidence(
+        confidence,
+        row.importance,
+        row.last_active,
+        now or datetime.now(UTC),
+        decay or store.Decay(),
+    )
     return {
         "id": str(row.id),
         "content": row.content,
         "category": row.category,
         "scope": row.scope,
         "source": row.source or "inferred",
-        "confidence": float(row.confidence if row.confidence is not None else 0.7),
+        "confidence": confidence,
         "contexts": list(row.contexts),
         "use_count": row.use_count if use_count is None else use_count,
         "last_used": None if used is None else used.isoformat(),
         "created_at": row.created_at.isoformat(),
         "updated_at": row.updated_at.isoformat(),
         "derived_from": provenance_record(row.derived_from),
+        "importance": row.importance or "normal",
+        "valid_from": row.valid_from,
+        "valid_until": row.valid_until,
+        "rationale": row.rationale,
+        "effective_confidence": round(effective, 4),
+        "evidence_count": row.evidence_count,
+        "last_evidence": _last_evidence(row.last_evidence),
     }
+
+
+def _last_evidence(found: Mapping[str, Any] | None) -> LastEvidence | None:
+    if found is None:
+        return None
+    return {
+        "at": str(found["at"]),
+        "evidence": found.get("evidence"),
+        "origin": str(found["origin"]),
+        "session_id": found.get("session_id"),
+    }
+
+
+def _stored_confidence(properties: Mapping[str, Any]) -> float:
+    value = properties.get("confidence")
+    return 0.7 if value is None else float(value)
+
+
+def _lifecycle_properties(values: Mapping[str, object], *, removable: bool) -> dict[str, Any]:
+    """The checked importance, valid_from, valid_until and rationale among `values`, as
+    stored (dates as ISO 8601 in UTC): a None value is left out, or, when `removable` (an
+    update), kept as None (the property is removed)."""
+    checked: dict[str, Any] = {}
+    for name, value in values.items():
+        if value is None:
+            if removable:
+                checked[name] = None
+            continue
+        if name == "importance":
+            checked[name] = validation.importance(value)
+        elif name in ("valid_from", "valid_until"):
+            checked[name] = validation.iso_utc(validation.moment(value, name))
+        else:
+            checked[name] = validation.note(value, name, validation.MAX_RATIONALE)
+    if checked.get("valid_from") is not None and checked.get("valid_until") is not None:
+        validation.validity(
+            validation.moment(checked["valid_from"], "valid_from"),
+            validation.moment(checked["valid_until"], "valid_until"),
+        )
+    return checked
+
+
+def _check_validity(properties: Mapping[str, Any], patch: Mapping[str, Any]) -> None:
+    """valid_until after valid_from once `patch` is applied to a memory's `properties`."""
+    if "valid_from" not in patch and "valid_until" not in patch:
+        return
+    start = patch["valid_from"] if "valid_from" in patch else properties.get("valid_from")
+    end = patch["valid_until"] if "valid_until" in patch else properties.get("valid_until")
+    if start is not None and end is not None:
+        validation.validity(
+            validation.moment(start, "valid_from"), validation.moment(end, "valid_until")
+        )
+
+
+def _validity_end(properties: Mapping[str, Any], end: str) -> str | None:
+    """Where a superseded memory's validity ends: at `end`, unless it already ends earlier
+    (None: keep it); never before it begins (then it ends where it begins: it never held)."""
+    current = properties.get("valid_until")
+    end_at = validation.moment(end, "valid_until")
+    if current is not None and validation.moment(current, "valid_until") <= end_at:
+        return None
+    start = properties.get("valid_from")
+    if start is not None and end_at < validation.moment(start, "valid_from"):
+        return str(start)
+    return end
+
+
+def _validity_before_supersession(versions: Sequence[GraphObject]) -> str | None:
+    """valid_until as it was before the latest supersession ended it: the newest version that
+    was not superseded (None: the memory had no end)."""
+    for version in reversed(versions):
+        if "superseded_by" not in version.properties:
+            value = version.properties.get("valid_until")
+            return None if value is None else str(value)
+    return None
+
+
+def _refuse_superseded(head: GraphObject, action: str) -> None:
+    newer = head.properties.get("superseded_by")
+    if newer:
+        raise InvalidInput(
+            f"memory {head.canonical_id} was superseded by {newer}; {action} that one"
+        )
 
 
 def provenance_record(found: Mapping[str, Any] | None) -> Provenance | None:
@@ -979,12 +1419,21 @@ def _project_stats(row: store.StatsRow) -> ProjectStats:
     }
 
 
-def _inactive_record(row: store.InactiveRow) -> InactiveMemory:
+def _inactive_record(row: store.InactiveRow, decay: store.Decay | None = None) -> InactiveMemory:
+    status: Literal["superseded", "deleted", "archived"] = "archived"
+    if row.deleted_at is not None:
+        status = "deleted"
+    elif row.superseded_by is not None:
+        status = "superseded"
     return {
-        **memory_record(row),
-        "status": "deleted" if row.deleted_at is not None else "superseded",
+        **memory_record(row, decay=decay),
+        "status": status,
         "superseded_by": row.superseded_by,
         "deleted_at": None if row.deleted_at is None else row.deleted_at.isoformat(),
+        "archived_at": None if row.archived_at is None else row.archived_at.isoformat(),
+        "supersede_reason": row.supersede_reason,
+        "delete_reason": row.delete_reason,
+        "archive_reason": row.archive_reason,
     }
 
 

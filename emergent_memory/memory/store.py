@@ -6,7 +6,8 @@ see (DESIGN.md 5) is always part of the SQL, never a filter applied afterwards.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -41,7 +42,10 @@ EMBEDDED_TEXT = {MEMORY: MEMORY_TEXT, EPISODE: EPISODE_TEXT}
 
 @dataclass(frozen=True, slots=True)
 class MemoryRow:
-    """A row of the kb.memories view (an active memory with usage and contexts)."""
+    """A memory with its usage, contexts, provenance and lifecycle: its importance, validity
+    and rationale as stored (None when absent), when it was last active (used, reinforced or
+    changed: what decay counts from) and the caller's evidence for it (how many pieces, the
+    latest as EVIDENCE's JSON)."""
 
     id: UUID
     content: str
@@ -55,6 +59,13 @@ class MemoryRow:
     created_at: datetime
     updated_at: datetime
     derived_from: dict[str, Any] | None  # PROVENANCE's JSON
+    importance: str | None
+    valid_from: str | None
+    valid_until: str | None
+    rationale: str | None
+    last_active: datetime | None
+    evidence_count: int
+    last_evidence: dict[str, Any] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +89,17 @@ class RecallRow:
     similarity: float | None
     fused: float
     score: float
+    effective_confidence: float
+    recency: float
+    importance_factor: float
     derived_from: dict[str, Any] | None  # PROVENANCE's JSON
+    importance: str | None
+    valid_from: str | None
+    valid_until: str | None
+    rationale: str | None
+    last_active: datetime | None
+    evidence_count: int
+    last_evidence: dict[str, Any] | None
 
 
 # Which memories the principal sees, and which are active: the rule lives in SQL, in
@@ -88,6 +109,13 @@ class RecallRow:
 # holds these filters and the mirror equal to the SQL functions.
 VISIBLE = "kb.visible_to(o, %(actor_id)s, %(project_id)s)"
 ACTIVE = "kb.is_active_memory(o)"
+# A live memory that nothing superseded: active, or archived (migration 0013). ARCHIVED is the
+# latter alone.
+LIVE = (
+    "o.type = 'Memory' AND o.is_head AND o.deleted_at IS NULL "
+    "AND NOT (o.properties ? 'superseded_by')"
+)
+ARCHIVED = LIVE + " AND o.properties ? 'archived_at'"
 
 # VISIBLE for one scope (the duplicate checks look in the new memory's scope only), spelled
 # out so that each sits on an index.
@@ -109,7 +137,7 @@ WRITABLE_BY_ADMIN = VISIBLE
 # `exclude`: a memory that does not count (the one being updated or restored).
 FIND_EXACT = """
 SELECT o.canonical_id FROM kb.graph_objects o
-WHERE {active} AND {same_scope}
+WHERE {state} AND {same_scope}
   AND o.content_fingerprint = kb.memory_fingerprint(%(content)s)
   AND o.canonical_id IS DISTINCT FROM %(exclude)s::uuid
 ORDER BY o.created_at
@@ -176,16 +204,6 @@ LEFT JOIN LATERAL (
 ) provenance ON true
 """
 
-MEMORY_ROWS = """
-SELECT m.id, m.content, m.category, m.scope, m.source, m.confidence, m.use_count, m.last_used,
-       m.contexts, m.created_at, m.updated_at, provenance.derived_from
-FROM kb.memories m
-{provenance}
-WHERE m.id = ANY(%(ids)s)
-"""
-
-# The page is chosen from ids and sort keys only (use counts from the recall log, which
-# holds few rows per memory), then only the page's rows are read in full from kb.memories.
 # How often the principal recalled each memory (the recall log holds few rows per memory).
 USES = """
 LEFT JOIN (
@@ -194,32 +212,19 @@ LEFT JOIN (
 ) u ON u.canonical_id = o.canonical_id
 """
 
-LIST_VISIBLE = """
-WITH page AS (
-    SELECT o.canonical_id, coalesce(u.uses, 0) AS uses, o.created_at
-    FROM kb.graph_objects o
-    {uses}
-    WHERE {active} AND {visible}
-      AND (%(category)s::text IS NULL OR o.labels @> ARRAY[%(category)s::text])
-    ORDER BY uses DESC, o.created_at DESC, o.canonical_id
-    LIMIT %(limit)s
-)
-SELECT m.id, m.content, m.category, m.scope, m.source, m.confidence, m.use_count,
-       m.last_used, m.contexts, m.created_at, m.updated_at, provenance.derived_from
-FROM page JOIN kb.memories m ON m.id = page.canonical_id
-{provenance}
-ORDER BY page.uses DESC, page.created_at DESC, page.canonical_id
-"""
-
-# The active memories the principal sees, best first for a session's start (injection):
-# by the position of their category in %(order)s, then confidence, use and recency.
+# The active memories the principal sees that have not expired, best first for a session's
+# start (injection): core memories first, then by the position of their category in
+# %(order)s, then importance, confidence, use and recency.
 START_CANDIDATES = """
 SELECT o.canonical_id AS id, o.properties ->> 'content' AS content,
        o.properties ->> 'category' AS category
 FROM kb.graph_objects o
 {uses}
 WHERE {active} AND {visible}
-ORDER BY array_position(%(order)s::text[], o.properties ->> 'category') NULLS LAST,
+  AND coalesce((o.properties ->> 'valid_until')::timestamptz > now(), true)
+ORDER BY coalesce(o.properties ->> 'importance' = 'core', false) DESC,
+         array_position(%(order)s::text[], o.properties ->> 'category') NULLS LAST,
+         kb.memory_importance_value(o.properties ->> 'importance') DESC,
          coalesce((o.properties ->> 'confidence')::float8, 0.7) DESC,
          coalesce(u.uses, 0) DESC, o.updated_at DESC, o.canonical_id
 LIMIT %(limit)s
@@ -228,7 +233,12 @@ LIMIT %(limit)s
 RECALL = """
 SELECT r.id, r.content, r.category, r.scope, r.source, r.confidence, r.contexts, r.use_count,
        r.last_used, r.created_at, r.updated_at, r.lexical_rank, r.lexical_score, r.vector_rank,
-       r.similarity, r.fused, r.score, provenance.derived_from
+       r.similarity, r.fused, r.score, r.effective_confidence, r.recency, r.importance_factor,
+       provenance.derived_from,
+       h.properties ->> 'importance' AS importance, h.properties ->> 'valid_from' AS valid_from,
+       h.properties ->> 'valid_until' AS valid_until, h.properties ->> 'rationale' AS rationale,
+       greatest(r.last_used, ev.last_at, h.updated_at) AS last_active,
+       coalesce(ev.evidence_count, 0) AS evidence_count, ev.last_evidence
 FROM kb.recall_memories(
     p_actor_id => %(actor_id)s,
     p_project_id => %(project_id)s,
@@ -243,8 +253,24 @@ FROM kb.recall_memories(
     p_lexical_weight => %(lexical_weight)s,
     p_vector_weight => %(vector_weight)s,
     p_confidence_weight => %(confidence_weight)s,
-    p_min_similarity => %(min_similarity)s
+    p_min_similarity => %(min_similarity)s,
+    p_include_archived => %(include_archived)s,
+    p_as_of => %(as_of)s,
+    p_recency_weight => %(recency_weight)s,
+    p_importance_weight => %(importance_weight)s,
+    p_decay_floor => %(decay_floor)s,
+    p_decay_grace_days => %(decay_grace_days)s,
+    p_decay_half_life_days => %(decay_half_life_days)s
 ) WITH ORDINALITY AS r
+JOIN kb.graph_objects h ON h.canonical_id = r.id AND h.is_head
+LEFT JOIN LATERAL (
+    SELECT count(*) AS evidence_count, max(ev.created_at) AS last_at,
+           (array_agg(jsonb_build_object(
+                'at', (to_jsonb(ev.created_at AT TIME ZONE 'UTC') #>> '{{}}') || '+00:00',
+                'evidence', ev.evidence, 'origin', ev.origin, 'session_id', ev.session_id)
+            ORDER BY ev.created_at DESC, ev.id DESC))[1] AS last_evidence
+    FROM kb.memory_evidence ev WHERE ev.canonical_id = r.id
+) ev ON true
 {provenance}
 ORDER BY r.ordinality
 """
@@ -261,26 +287,35 @@ SELECT unnest(%(ids)s::uuid[]), %(actor_id)s, %(project_id)s
 RETURNING recalled_at
 """
 
-# Active memories only: superseded ones are history and stay so (a deleted version of them
-# would count as a deleted memory in kb.memory_stats).
+# Active and archived memories: superseded ones are history and stay so (a deleted version of
+# them would count as a deleted memory in kb.memory_stats).
 FORGET_ALL = """
 SELECT {columns} FROM kb.graph_objects o
-WHERE {active}
+WHERE {live}
   AND o.actor_id = %(actor_id)s AND o.project_id = %(project_id)s AND o.scope <> 'global'
 ORDER BY o.created_at
 """
 
-# A memory in any status in full (its head version), with its uses, contexts, provenance,
-# what replaced it or when it was deleted, and where it was saved and by whom: the select of
-# LIST_INACTIVE and of the browse rows (browse_store.ROWS), whose WHERE follows it.
+# A memory in any status in full (its head version), with its uses, contexts, provenance, its
+# lifecycle (importance, validity, rationale; when it was last active: used, reinforced or
+# changed; the caller's evidence for it: how many pieces and the latest), what replaced it,
+# when it was archived or deleted and why, and where it was saved and by whom: the select of
+# the memory rows, the lists (LIST_VISIBLE, LIST_INACTIVE) and the browse rows
+# (browse_store.ROWS), whose WHERE follows it.
 ANY_STATUS = """
 SELECT o.canonical_id AS id, o.properties ->> 'content' AS content,
        o.properties ->> 'category' AS category, o.scope, o.properties ->> 'source' AS source,
        (o.properties ->> 'confidence')::double precision AS confidence,
        coalesce(u.use_count, 0) AS use_count, u.last_used, coalesce(ctx.names, '{{}}') AS contexts,
        o.created_at, o.updated_at, provenance.derived_from,
+       o.properties ->> 'importance' AS importance, o.properties ->> 'valid_from' AS valid_from,
+       o.properties ->> 'valid_until' AS valid_until, o.properties ->> 'rationale' AS rationale,
+       greatest(u.last_used, ev.last_at, o.updated_at) AS last_active,
+       coalesce(ev.evidence_count, 0) AS evidence_count, ev.last_evidence,
        o.properties ->> 'superseded_by' AS superseded_by, o.deleted_at, o.project_id,
-       o.actor_id
+       o.actor_id, (o.properties ->> 'archived_at')::timestamptz AS archived_at,
+       o.properties ->> 'archive_reason' AS archive_reason,
+       o.properties ->> 'supersede_reason' AS supersede_reason, o.delete_reason
 FROM kb.graph_objects o
 LEFT JOIN LATERAL (
     SELECT count(*) AS use_count, max(m.recalled_at) AS last_used
@@ -293,12 +328,47 @@ LEFT JOIN LATERAL (
     WHERE e.src_id = o.canonical_id AND e.type = 'BELONGS_TO_CONTEXT'
       AND e.is_head AND e.deleted_at IS NULL
 ) ctx ON true
+LEFT JOIN LATERAL (
+    SELECT count(*) AS evidence_count, max(ev.created_at) AS last_at,
+           (array_agg(jsonb_build_object(
+                'at', (to_jsonb(ev.created_at AT TIME ZONE 'UTC') #>> '{{}}') || '+00:00',
+                'evidence', ev.evidence, 'origin', ev.origin, 'session_id', ev.session_id)
+            ORDER BY ev.created_at DESC, ev.id DESC))[1] AS last_evidence
+    FROM kb.memory_evidence ev WHERE ev.canonical_id = o.canonical_id
+) ev ON true
 {provenance}
 """
 
-# Superseded or deleted memories the principal may change, most recently changed first, with
-# what replaced them or when they were deleted: what `restore` can bring back (global ones
-# only for an administrator).
+# Memories of `ids` in any status (their head versions), as the service returns them.
+MEMORY_ROWS = (
+    ANY_STATUS
+    + """
+WHERE o.canonical_id = ANY(%(ids)s) AND o.is_head AND o.type = 'Memory'
+"""
+)
+
+# The page is chosen from ids and sort keys only (use counts from the recall log, which
+# holds few rows per memory), then only the page's rows are read in full (LIST_VISIBLE).
+VISIBLE_PAGE = """
+SELECT o.canonical_id, coalesce(u.uses, 0) AS uses, o.created_at
+FROM kb.graph_objects o
+{uses}
+WHERE {active} AND {visible}
+  AND (%(category)s::text IS NULL OR o.labels @> ARRAY[%(category)s::text])
+ORDER BY uses DESC, o.created_at DESC, o.canonical_id
+LIMIT %(limit)s
+"""
+LIST_VISIBLE = (
+    ANY_STATUS
+    + """JOIN ({page}) page ON page.canonical_id = o.canonical_id
+WHERE o.is_head
+ORDER BY page.uses DESC, page.created_at DESC, page.canonical_id
+"""
+)
+
+# Superseded, deleted or archived memories the principal may change, most recently changed
+# first, with what replaced them or when they were deleted or archived: what `restore` can
+# bring back (global ones only for an administrator).
 LIST_INACTIVE = (
     ANY_STATUS
     + """
@@ -311,6 +381,7 @@ LIMIT %(limit)s
 INACTIVE_STATES = {
     "superseded": "o.deleted_at IS NULL AND o.properties ? 'superseded_by'",
     "deleted": "o.deleted_at IS NOT NULL",
+    "archived": ARCHIVED,
 }
 
 # Live objects of the embedded types (EMBEDDED_TEXT) whose text property holds some text
@@ -356,11 +427,12 @@ def find_exact(
     text: str,
     *,
     exclude: UUID | None = None,
+    archived: bool = False,
 ) -> UUID | None:
     """An active visible memory of this scope with the same normalized content (other than
-    `exclude`)."""
+    `exclude`); with `archived`, an archived one instead."""
     statement = sql.SQL(FIND_EXACT).format(
-        active=sql.SQL(ACTIVE), same_scope=sql.SQL(SAME_SCOPE[scope])
+        state=sql.SQL(ARCHIVED if archived else ACTIVE), same_scope=sql.SQL(SAME_SCOPE[scope])
     )
     row = conn.execute(statement, _params(principal, content=text, exclude=exclude)).fetchone()
     return None if row is None else UUID(str(row[0]))
@@ -409,9 +481,10 @@ def provenance_join(memory_id: str) -> sql.Composed:
     return sql.SQL(PROVENANCE).format(memory_id=sql.SQL(memory_id))
 
 
-def memory_rows(conn: Connection[Any], ids: list[UUID]) -> dict[UUID, MemoryRow]:
-    statement = sql.SQL(MEMORY_ROWS).format(provenance=provenance_join("m.id"))
-    with conn.cursor(row_factory=class_row(MemoryRow)) as cur:
+def memory_rows(conn: Connection[Any], ids: list[UUID]) -> dict[UUID, InactiveRow]:
+    """The memories of `ids` that the transaction sees, in any status, by id."""
+    statement = sql.SQL(MEMORY_ROWS).format(provenance=provenance_join("o.canonical_id"))
+    with conn.cursor(row_factory=class_row(InactiveRow)) as cur:
         cur.execute(statement, {"ids": ids})
         return {row.id: row for row in cur.fetchall()}
 
@@ -439,14 +512,14 @@ def start_candidates(
 
 def list_visible(
     conn: Connection[Any], principal: Principal, category: str | None, limit: int
-) -> list[MemoryRow]:
-    statement = sql.SQL(LIST_VISIBLE).format(
-        uses=sql.SQL(USES),
-        active=sql.SQL(ACTIVE),
-        visible=sql.SQL(VISIBLE),
-        provenance=provenance_join("m.id"),
+) -> list[InactiveRow]:
+    page = sql.SQL(VISIBLE_PAGE).format(
+        uses=sql.SQL(USES), active=sql.SQL(ACTIVE), visible=sql.SQL(VISIBLE)
     )
-    with conn.cursor(row_factory=class_row(MemoryRow)) as cur:
+    statement = sql.SQL(LIST_VISIBLE).format(
+        page=page, provenance=provenance_join("o.canonical_id")
+    )
+    with conn.cursor(row_factory=class_row(InactiveRow)) as cur:
         # Never a prepared statement: its generic plan (chosen after a few calls, without the
         # category and the principal) took 150 ms instead of 15 for an actor with 10,000
         # memories; planning each call with its values costs about a millisecond.
@@ -456,20 +529,24 @@ def list_visible(
 
 @dataclass(frozen=True, slots=True)
 class InactiveRow(MemoryRow):
-    """A memory of ANY_STATUS: what replaced it or when it was deleted, and where it was saved
-    and by whom (None: ownerless)."""
+    """A memory of ANY_STATUS: what replaced it, when it was deleted or archived and why, and
+    where it was saved and by whom (None: ownerless)."""
 
     superseded_by: str | None
     deleted_at: datetime | None
     project_id: UUID
     actor_id: UUID | None
+    archived_at: datetime | None
+    archive_reason: str | None
+    supersede_reason: str | None
+    delete_reason: str | None
 
 
 def list_inactive(
     conn: Connection[Any], principal: Principal, state: str, category: str | None, limit: int
 ) -> list[InactiveRow]:
-    """Memories in `state` ("superseded" or "deleted") that the principal may restore, most
-    recently changed first."""
+    """Memories in `state` ("superseded", "deleted" or "archived") that the principal may
+    restore, most recently changed first."""
     writable = WRITABLE_BY_ADMIN if principal.is_admin else OWN
     statement = sql.SQL(LIST_INACTIVE).format(
         writable=sql.SQL(writable),
@@ -487,11 +564,44 @@ def live_supersession(conn: Connection[Any], new_id: UUID, old_id: UUID) -> UUID
     return None if row is None else UUID(str(row[0]))
 
 
-def recall(conn: Connection[Any], principal: Principal, **arguments: Any) -> list[RecallRow]:
+def recall(
+    conn: Connection[Any],
+    principal: Principal,
+    *,
+    include_archived: bool = False,
+    as_of: datetime | None = None,
+    recency_weight: float = 0.1,
+    importance_weight: float = 0.05,
+    decay_floor: float = 0.3,
+    decay_grace_days: float = 30.0,
+    decay_half_life_days: float = 180.0,
+    **arguments: Any,
+) -> list[RecallRow]:
+    """kb.recall_memories with `arguments` (query, embedding, model, category, scope, limit
+    and the fusion's tuning), archived memories only with `include_archived`, and with `as_of`
+    what was believed true then; ranked with the recency, importance and decay settings."""
     statement = sql.SQL(RECALL).format(provenance=provenance_join("r.id"))
+    params = _params(
+        principal,
+        include_archived=include_archived,
+        as_of=as_of,
+        recency_weight=recency_weight,
+        importance_weight=importance_weight,
+        decay_floor=decay_floor,
+        decay_grace_days=decay_grace_days,
+        decay_half_life_days=decay_half_life_days,
+        **arguments,
+    )
     with conn.cursor(row_factory=class_row(RecallRow)) as cur:
-        cur.execute(statement, _params(principal, **arguments))
+        cur.execute(statement, params)
         return cur.fetchall()
+
+
+def now(conn: Connection[Any]) -> datetime:
+    """The transaction's time (what now() gives its statements)."""
+    row = conn.execute("SELECT now()").fetchone()
+    assert row is not None
+    return row[0]  # type: ignore[no-any-return]
 
 
 def record_recalls(conn: Connection[Any], principal: Principal, ids: list[UUID]) -> datetime | None:
@@ -509,7 +619,7 @@ def record_recalls(conn: Connection[Any], principal: Principal, ids: list[UUID])
 
 
 def own_memories_in_project(conn: Connection[Any], principal: Principal) -> list[GraphObject]:
-    statement = sql.SQL(FORGET_ALL).format(columns=select_list(GraphObject), active=sql.SQL(ACTIVE))
+    statement = sql.SQL(FORGET_ALL).format(columns=select_list(GraphObject), live=sql.SQL(LIVE))
     with conn.cursor(row_factory=class_row(GraphObject)) as cur:
         cur.execute(statement, _params(principal))
         return cur.fetchall()
@@ -517,13 +627,26 @@ def own_memories_in_project(conn: Connection[Any], principal: Principal) -> list
 
 def is_active(obj: GraphObject | None) -> bool:
     """Whether an object already read is an active memory: the live head version of a Memory
-    that nothing superseded (kb.is_active_memory in Python)."""
+    that nothing superseded and that is not archived (kb.is_active_memory in Python)."""
     return (
         obj is not None
         and obj.type == MEMORY
         and obj.is_head
         and obj.deleted_at is None
         and "superseded_by" not in obj.properties
+        and "archived_at" not in obj.properties
+    )
+
+
+def is_archived(obj: GraphObject | None) -> bool:
+    """Whether an object already read is an archived memory (ARCHIVED in Python)."""
+    return (
+        obj is not None
+        and obj.type == MEMORY
+        and obj.is_head
+        and obj.deleted_at is None
+        and "superseded_by" not in obj.properties
+        and "archived_at" in obj.properties
     )
 
 
@@ -625,3 +748,137 @@ def record_possible_duplicate(
             similarity=max(-1.0, min(1.0, similarity)),
         ),
     )
+
+
+# -- evidence (kb.memory_evidence, migration 0013) -----------------------------------------
+
+# Whether the caller already recorded this evidence for the memory (the same text ignoring
+# case and spacing, kb.memory_fingerprint's normalisation): then it is not independent.
+EVIDENCE_SEEN = """
+SELECT EXISTS (
+    SELECT 1 FROM kb.memory_evidence e
+    WHERE e.canonical_id = %(id)s AND e.evidence IS NOT NULL
+      AND kb.memory_fingerprint(e.evidence) = kb.memory_fingerprint(%(evidence)s)
+)
+"""
+
+RECORD_EVIDENCE = """
+INSERT INTO kb.memory_evidence (canonical_id, actor_id, project_id, evidence, origin,
+                                session_id, episode_id, independent, confidence_before,
+                                confidence_after)
+VALUES (%(id)s, %(actor_id)s, %(project_id)s, %(evidence)s, %(origin)s, %(session_id)s,
+        %(episode_id)s, %(independent)s, %(confidence_before)s, %(confidence_after)s)
+"""
+
+COUNT_EVIDENCE = "SELECT count(*) FROM kb.memory_evidence WHERE canonical_id = %(id)s"
+
+
+def evidence_seen(conn: Connection[Any], memory_id: UUID, evidence: str) -> bool:
+    row = conn.execute(EVIDENCE_SEEN, {"id": memory_id, "evidence": evidence}).fetchone()
+    return bool(row and row[0])
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """A piece of evidence to record for a memory."""
+
+    origin: str
+    evidence: str | None = None
+    session_id: str | None = None
+    episode_id: UUID | None = None
+
+
+def record_evidence(
+    conn: Connection[Any],
+    principal: Principal,
+    memory_id: UUID,
+    evidence: Evidence,
+    *,
+    independent: bool,
+    confidence_before: float,
+    confidence_after: float,
+) -> None:
+    conn.execute(
+        RECORD_EVIDENCE,
+        _params(
+            principal,
+            id=memory_id,
+            evidence=evidence.evidence,
+            origin=evidence.origin,
+            session_id=evidence.session_id,
+            episode_id=evidence.episode_id,
+            independent=independent,
+            confidence_before=confidence_before,
+            confidence_after=confidence_after,
+        ),
+    )
+
+
+def count_evidence(conn: Connection[Any], memory_id: UUID) -> int:
+    row = conn.execute(COUNT_EVIDENCE, {"id": memory_id}).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+# -- the lifecycle's rules in Python (the SQL functions of migration 0013) ------------------
+# tests/test_lifecycle_memory.py holds each equal to its SQL function over a grid of values.
+
+# Days after which a category's recency halves (kb.memory_half_life); any other category 365.
+HALF_LIFE_DAYS: Mapping[str, float] = {"fact": 90.0, "pattern": 180.0}
+DEFAULT_HALF_LIFE_DAYS = 365.0
+# An importance as a number for ranking (kb.memory_importance_value); none is normal, 0.
+IMPORTANCE_VALUE: Mapping[str, int] = {"low": -1, "normal": 0, "high": 1, "core": 2}
+SECONDS_PER_DAY = 86400.0
+
+
+@dataclass(frozen=True, slots=True)
+class Decay:
+    """How a memory's confidence decays when it is not used (settings
+    EMERGENT_MEMORY_DECAY_FLOOR, _DECAY_GRACE_DAYS, _DECAY_HALF_LIFE_DAYS)."""
+
+    floor: float = 0.3
+    grace_days: float = 30.0
+    half_life_days: float = 180.0
+
+
+def half_life(category: str | None) -> float:
+    """kb.memory_half_life."""
+    return HALF_LIFE_DAYS.get(category or "", DEFAULT_HALF_LIFE_DAYS)
+
+
+def importance_value(importance: str | None) -> int:
+    """kb.memory_importance_value."""
+    return IMPORTANCE_VALUE.get(importance or "", 0)
+
+
+def _idle_days(last_active: datetime | None, now: datetime) -> float:
+    if last_active is None:
+        return 0.0
+    return (now - last_active).total_seconds() / SECONDS_PER_DAY
+
+
+def recency(category: str | None, last_active: datetime | None, now: datetime) -> float:
+    """kb.memory_recency: 1 when used or changed now, halving every half-life of the
+    category."""
+    return math.pow(0.5, max(0.0, _idle_days(last_active, now)) / half_life(category))
+
+
+def effective_confidence(
+    stored: float,
+    importance: str | None,
+    last_active: datetime | None,
+    now: datetime,
+    decay: Decay = Decay(),
+) -> float:
+    """kb.memory_effective_confidence: the stored confidence, unchanged for a core memory;
+    otherwise halved every `decay.half_life_days` of idleness beyond `decay.grace_days`,
+    never below `decay.floor` (or the stored value, if lower)."""
+    if importance == "core":
+        return stored
+    idle = max(0.0, _idle_days(last_active, now) - decay.grace_days)
+    return max(min(stored, decay.floor), stored * math.pow(0.5, idle / decay.half_life_days))
+
+
+def reinforced(confidence: float, step: float) -> float:
+    """The stored confidence after one piece of independent evidence: `step` of the way to 1,
+    never above 1."""
+    return min(1.0, round(confidence + (1.0 - confidence) * step, 4))

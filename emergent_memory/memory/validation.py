@@ -6,6 +6,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
+from datetime import UTC, date, datetime, time
 from typing import Any, TypeVar
 from uuid import UUID
 
@@ -13,11 +14,13 @@ from emergent_memory.errors import InvalidInput, SecretRejected
 from emergent_memory.memory.models import (
     ACTIONS,
     CATEGORIES,
+    IMPORTANCES,
     LIST_STATUSES,
     SCOPES,
     SOURCES,
     Action,
     Category,
+    Importance,
     ListStatus,
     MemoryScope,
     Source,
@@ -30,7 +33,21 @@ MAX_RELATED = 20
 MAX_CONTEXT_NAME = 200
 MAX_SESSION_ID = 200  # kb.agent_sessions' and the Episode type's limit
 MAX_CLIENT = 100  # kb.agent_sessions' limit of a client's name
-UPDATABLE_FIELDS = ("content", "category", "confidence")
+UPDATABLE_FIELDS = (
+    "content",
+    "category",
+    "confidence",
+    "importance",
+    "valid_from",
+    "valid_until",
+    "rationale",
+)
+# Updates that a null removes (the memory goes back to having none: normal importance,
+# unbounded validity, no rationale).
+REMOVABLE_FIELDS = ("importance", "valid_from", "valid_until", "rationale")
+MAX_RATIONALE = 1000  # the pack's maxLength
+MAX_EVIDENCE = 500  # kb.memory_evidence's limit
+MAX_REASON = 500  # the pack's maxLength of archive_reason and supersede_reason
 EMPTY_ADVICE = {
     "content": "write the memory as one specific sentence",
     "query": "say what to look for in a few words",
@@ -146,6 +163,71 @@ def action(value: object) -> Action:
 
 def list_status(value: object) -> ListStatus:
     return choice(value, LIST_STATUSES, "status")
+
+
+def importance(value: object) -> Importance:
+    return choice(value, IMPORTANCES, "importance")
+
+
+def moment(value: object, field: str) -> datetime:
+    """A point in time given as ISO 8601: a date-time (without a zone: UTC) or a date alone
+    (midnight UTC), as an aware datetime in UTC."""
+    example = "e.g. '2026-03-01' or '2026-03-01T09:30:00Z'"
+    if not isinstance(value, str) or not value.strip():
+        shown = _json_type(value) if not isinstance(value, str) else "an empty string"
+        raise InvalidInput(
+            f"{field} must be an ISO 8601 date or date-time ({example}); got {shown}"
+        )
+    text = value.strip()
+    try:
+        if len(text) == 10:
+            parsed = datetime.combine(date.fromisoformat(text), time(), tzinfo=UTC)
+        else:
+            parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise InvalidInput(
+            f"{field} {_quoted(text)} is not an ISO 8601 date or date-time ({example})"
+        ) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError:
+        raise InvalidInput(f"{field} {_quoted(text)} is out of range") from None
+
+
+def iso_utc(moment_: datetime) -> str:
+    """A moment as stored in a memory's properties: ISO 8601 in UTC with a Z
+    ('2026-03-01T00:00:00Z'; microseconds only when it has some)."""
+    utc = moment_.astimezone(UTC)
+    pattern = "%Y-%m-%dT%H:%M:%S.%fZ" if utc.microsecond else "%Y-%m-%dT%H:%M:%SZ"
+    return utc.strftime(pattern)
+
+
+def validity(valid_from: datetime | None, valid_until: datetime | None) -> None:
+    """valid_until must come after valid_from (both given)."""
+    if valid_from is not None and valid_until is not None and valid_until <= valid_from:
+        raise InvalidInput(
+            f"valid_until ({iso_utc(valid_until)}) must be after valid_from "
+            f"({iso_utc(valid_from)}): a memory holds from valid_from until valid_until"
+        )
+
+
+def note(value: object, field: str, maximum: int) -> str:
+    """A short text that goes with a memory (rationale, evidence, a reason): checked like a
+    memory's content (controls, invisible characters, secrets), at most `maximum` characters."""
+    text = content(value, max_length=maximum, field=field)
+    findings = find_secrets(text)
+    if findings:
+        raise SecretRejected(
+            f"refusing to store this {field}: {describe_secret(findings[0])}. Memories never "
+            "hold credentials; name where the secret lives instead"
+        )
+    return text
+
+
+def optional_note(value: object, field: str, maximum: int) -> str | None:
+    return None if value is None else note(value, field, maximum)
 
 
 def limit(value: object, *, default: int, maximum: int) -> int:
