@@ -4,8 +4,8 @@ store.is_active: they agree on every kind of row, and so do the store's SQL, the
 and the planner's view of them.
 
 The rows are a grid over what the rule looks at: owner (the principal, another actor, none),
-scope, project (the principal's, another), type, head or older version, deleted or not, and
-superseded (no property, an id, a JSON null).
+scope, project (the principal's, another), type, head or older version, deleted or not,
+superseded (no property, an id, a JSON null) and archived or not (migration 0013).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ VALUES (gen_random_uuid(), 1, %(is_head)s, %(project_id)s, %(actor_id)s, %(scope
 @pytest.fixture
 def grid(conn: psycopg.Connection[Any]) -> list[GraphObject]:
     """Every combination, inserted as the owner (inside the test's rolled-back transaction)."""
-    for owner, scope, project, type_, is_head, deleted, superseded in itertools.product(
+    for owner, scope, project, type_, is_head, deleted, superseded, archived in itertools.product(
         (ME, SOMEONE_ELSE, None),
         ("user", "project", "global"),
         (HERE, ELSEWHERE),
@@ -50,6 +50,7 @@ def grid(conn: psycopg.Connection[Any]) -> list[GraphObject]:
         (True, False),
         (False, True),
         ({}, {"superseded_by": str(uuid.uuid4())}, {"superseded_by": None}),
+        ({}, {"archived_at": "2026-01-01T00:00:00Z"}),
     ):
         conn.execute(
             INSERT,
@@ -59,7 +60,7 @@ def grid(conn: psycopg.Connection[Any]) -> list[GraphObject]:
                 "actor_id": owner,
                 "scope": scope,
                 "type": type_,
-                "properties": Jsonb({"content": "a grid row", **superseded}),
+                "properties": Jsonb({"content": "a grid row", **superseded, **archived}),
                 "deleted": deleted,
             },
         )
@@ -68,7 +69,7 @@ def grid(conn: psycopg.Connection[Any]) -> list[GraphObject]:
     ).format(columns=select_list(GraphObject))
     with conn.cursor(row_factory=class_row(GraphObject)) as cur:
         rows = cur.execute(query, (HERE, ELSEWHERE)).fetchall()
-    assert len(rows) == 3 * 3 * 2 * 2 * 2 * 2 * 3
+    assert len(rows) == 3 * 3 * 2 * 2 * 2 * 2 * 3 * 2
     return rows
 
 
@@ -101,6 +102,9 @@ def test_the_python_mirror_agrees_with_the_sql_rule(
     active = evaluate(conn, "kb.is_active_memory(o)", principal)
     assert {row.id: store.visible_to(row, principal) for row in grid} == visible
     assert {row.id: store.is_active(row) for row in grid} == active
+    archived = evaluate(conn, store.ARCHIVED, principal)
+    assert {row.id: store.is_archived(row) for row in grid} == archived
+    assert set(archived.values()) == {True, False}
     # the grid has rows on both sides of each part of the rule
     assert set(visible.values()) == set(active.values()) == {True, False}
 
@@ -117,6 +121,16 @@ def test_the_stores_sql_agrees_with_the_rule(
     assert evaluate(conn, store.ACTIVE, principal) == evaluate(
         conn, "kb.is_active_memory(o)", principal
     )
+    # what recall may return (no row of the grid has a validity): the active memories, and
+    # with include_archived the archived ones too (store.LIVE)
+    active = evaluate(conn, "kb.is_active_memory(o)", principal)
+    assert evaluate(conn, "kb.memory_recallable(o, false, NULL)", principal) == active
+    live = evaluate(conn, store.LIVE, principal)
+    assert evaluate(conn, "kb.memory_recallable(o, true, NULL)", principal) == live
+    archived = evaluate(conn, store.ARCHIVED, principal)
+    assert {id_ for id_, is_live in live.items() if is_live} == {
+        id_ for id_ in live if active[id_] or archived[id_]
+    }
     for scope, same_scope in store.SAME_SCOPE.items():
         assert evaluate(conn, same_scope, principal) == evaluate(
             conn, RULE + " AND o.scope = %(scope)s", principal, scope=scope
@@ -167,7 +181,14 @@ def test_the_planner_inlines_the_rule(conn: psycopg.Connection[Any]) -> None:
     assert "visible_to" not in explained
     assert "is_active_memory" not in explained
     assert "superseded_by" in explained
+    assert "archived_at" in explained
     assert "'global'" in explained
+    explained = plan(
+        conn,
+        "SELECT o.id FROM kb.graph_objects o WHERE kb.memory_recallable(o, false, NULL)",
+    )
+    assert "memory_recallable" not in explained
+    assert "valid_until" in explained
     with conn.transaction(force_rollback=True):
         conn.execute("SET LOCAL ROLE emergent_memory_app")
         graph.act_as(conn, ME, HERE)
