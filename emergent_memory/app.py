@@ -321,14 +321,13 @@ def open_capture_service(settings: Settings) -> Iterator[CaptureService]:
 # claims of benchmarks/data/verify_claims.json, held-out split kept apart (benchmarks/verify.py).
 VERIFY_POLICIES = {
     LOCAL_MODEL_NAME: VerifyPolicy(
-        related_from=0.5,
-        conflict_from=0.55,
-        confirm_from=0.8,
+        related_from=0.53,
+        conflict_from=0.65,
+        confirm_from=0.74,
         keeps_words_from=0.65,
-        shared_word_from=0.36,
-        conflict_frame=0.3,
-        judge_from=0.36,
-        judge_below=0.5,
+        shared_word_from=0.3,
+        conflict_frame=0.5,
+        judge_bands=((0.4, 0.45), (0.55, 0.65), (0.8, 0.85)),
     )
 }
 # For a model nobody calibrated: close matches only, and no LLM band.

@@ -33,8 +33,8 @@ emergent_memory/app.py, per embedding model):
 The verdict follows the closest memory that confirms or conflicts (a claim both confirmed and
 contradicted takes the closer one's answer); else related when any memory is; else new.
 
-When the best candidate falls in the ambiguous band (`judge_from` to `judge_below`, where the
-rules were least accurate on the labelled set) and an Anthropic key is configured, a forced
+When the best candidate falls in an ambiguous band (`judge_bands`, where the rules were least
+accurate on the labelled set) and an Anthropic key is configured, a forced
 tool call (`record_verification`) decides the relations instead, within the actor's daily
 token budget (the one capture spends). Any failure of that call (unavailable, refused,
 malformed, the budget spent) keeps the rules' answer, with judge "rules" and why saying so.
@@ -104,8 +104,8 @@ class VerifyResult(TypedDict):
 class VerifyPolicy:
     """The similarity bands of the rules (see the module docstring), for one embedding model.
 
-    `judge_from` / `judge_below`: the best candidate's similarity band in which the LLM judge
-    (when configured) decides; None: never. The `*_words` thresholds replace the similarity
+    `judge_bands`: the best candidate's similarity bands (from, below) in which the LLM judge
+    (when configured) decides; none: never. The `*_words` thresholds replace the similarity
     ones when there are no vectors (the share of content words in common, Dice)."""
 
     related_from: float
@@ -114,8 +114,7 @@ class VerifyPolicy:
     keeps_words_from: float
     shared_word_from: float = 1.0
     conflict_frame: float = 0.0
-    judge_from: float | None = None
-    judge_below: float | None = None
+    judge_bands: tuple[tuple[float, float], ...] = ()
     related_from_words: float = 0.25
     conflict_from_words: float = 0.5
     confirm_from_words: float = 0.8
@@ -125,20 +124,21 @@ class VerifyPolicy:
             raise ValueError("related_from must not exceed the other thresholds")
         if self.keeps_words_from > self.confirm_from:
             raise ValueError("keeps_words_from must not exceed confirm_from")
-        if (self.judge_from is None) != (self.judge_below is None):
-            raise ValueError("judge_from and judge_below go together")
-        if (
-            self.judge_from is not None
-            and self.judge_below is not None
-            and self.judge_from >= self.judge_below
-        ):
-            raise ValueError("judge_from must be below judge_below")
+        if any(low >= high for low, high in self.judge_bands):
+            raise ValueError("each judge band must go from a lower to a higher similarity")
 
     def relation(
         self, similarity: float, memory: str, claim: str, *, words_only: bool = False
     ) -> tuple[Relation | None, str]:
         """What the memory is to the claim, and why; None when it is not about its subject.
         `words_only`: `similarity` is the share of words in common (no vectors)."""
+        return self.judge(similarity, read_pair(memory, claim), words_only=words_only)
+
+    def judge(
+        self, similarity: float, features: PairFeatures, *, words_only: bool = False
+    ) -> tuple[Relation | None, str]:
+        """`relation` for a pair already read (the benchmark judges each pair under many
+        policies with this)."""
         if words_only:
             related_from, conflict_from = self.related_from_words, self.conflict_from_words
             confirm_from, keeps_from = self.confirm_from_words, self.conflict_from_words
@@ -147,7 +147,6 @@ class VerifyPolicy:
             confirm_from, keeps_from = self.confirm_from, self.keeps_words_from
         if similarity < min(related_from, self.shared_word_from):
             return None, "not about the same subject"
-        features = read_pair(memory, claim)
         if similarity < related_from:
             if words_only or not features.shared_words:
                 return None, "not about the same subject"
@@ -171,9 +170,10 @@ class VerifyPolicy:
         return "related", "same subject, neither confirmed nor contradicted"
 
     def in_judge_band(self, similarity: float | None) -> bool:
-        if similarity is None or self.judge_from is None or self.judge_below is None:
+        """Whether the best candidate's similarity is where the LLM judge decides."""
+        if similarity is None:
             return False
-        return self.judge_from <= similarity < self.judge_below
+        return any(low <= similarity < high for low, high in self.judge_bands)
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,14 +288,17 @@ def rules_answer(
     policy: VerifyPolicy,
     claim: str,
     candidates: Sequence[tuple[str, float | None]],
+    features: Sequence[PairFeatures] | None = None,
 ) -> Answer:
     """The rules' answer for candidates given as (content, similarity); a None similarity
-    (no vectors) is judged on the words the texts share."""
+    (no vectors) is judged on the words the texts share. `features`: each candidate's
+    read_pair, when already read."""
     judged: list[Judged] = []
     for index, (content, similarity) in enumerate(candidates):
         words_only = similarity is None
         score = word_similarity(content, claim) if similarity is None else similarity
-        relation, why = policy.relation(score, content, claim, words_only=words_only)
+        pair = read_pair(content, claim) if features is None else features[index]
+        relation, why = policy.judge(score, pair, words_only=words_only)
         if relation is not None:
             judged.append(Judged(index, score, relation, why))
     verdict, best = aggregate(judged)
@@ -391,7 +394,7 @@ class VerifyService:
     @property
     def judge_enabled(self) -> bool:
         """Whether the ambiguous band goes to the LLM judge (an API key is configured)."""
-        return self._llm is not None and self._config.policy.judge_from is not None
+        return self._llm is not None and bool(self._config.policy.judge_bands)
 
     def verify(
         self,
@@ -472,7 +475,8 @@ class VerifyService:
         saying so) when it cannot be had."""
         assert self._llm is not None  # judge_enabled
         policy = self._config.policy
-        floor = min(policy.related_from, policy.judge_from or policy.related_from)
+        floor = min([policy.related_from, policy.shared_word_from])
+        floor = min([floor, *(low for low, _ in policy.judge_bands)])
         shown = [i for i, (_, s) in enumerate(pairs) if s is not None and s >= floor]
         shown = sorted(shown, key=lambda i: -(pairs[i][1] or 0.0))[:CANDIDATES]
         budget = self._config.daily_token_budget
