@@ -615,6 +615,8 @@ def test_an_archived_memory_leaves_recall_and_lists_until_restored(
     assert found(service, principal, "wiki Confluence", include_archived=True) == [
         "The wiki lives on Confluence"
     ]
+    [hit] = service.recall(principal, "wiki Confluence", include_archived=True)["memories"]
+    assert hit["archived_at"] == memory["archived_at"]
     assert service.list_memories(principal)["memories"] == []
     [listed] = service.list_memories(principal, status="archived")["memories"]
     assert listed["id"] == saved["id"]

@@ -129,8 +129,12 @@ class ScoreBreakdown(TypedDict):
 
 
 class RecalledMemory(MemoryRecord):
+    """`archived_at`: when the memory was archived (only a recall with include_archived finds
+    archived memories), else None."""
+
     score: float
     scores: ScoreBreakdown
+    archived_at: str | None
 
 
 class PossibleDuplicate(TypedDict):

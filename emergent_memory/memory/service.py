@@ -194,6 +194,11 @@ class MemoryService:
     def config(self) -> MemoryConfig:
         return self._config
 
+    @property
+    def decay(self) -> store.Decay:
+        """How confidence decays (the settings'): what BrowseService shows with."""
+        return self._config.decay
+
     def database_reachable(self) -> bool:
         """Whether the database answers, for the health check (DatabasePool.database_reachable:
         a probe of a few seconds at most, its answer reused for a second)."""
@@ -617,6 +622,7 @@ class MemoryService:
                         "importance_factor": round(row.importance_factor, 4),
                         "score": round(row.score, 6),
                     },
+                    "archived_at": None if row.archived_at is None else row.archived_at.isoformat(),
                 }
             )
         result: RecallResult = {"memories": memories, "degraded": vector is None}

@@ -100,6 +100,7 @@ class RecallRow:
     last_active: datetime | None
     evidence_count: int
     last_evidence: dict[str, Any] | None
+    archived_at: datetime | None  # only include_archived finds archived memories
 
 
 # Which memories the principal sees, and which are active: the rule lives in SQL, in
@@ -238,7 +239,8 @@ SELECT r.id, r.content, r.category, r.scope, r.source, r.confidence, r.contexts,
        h.properties ->> 'importance' AS importance, h.properties ->> 'valid_from' AS valid_from,
        h.properties ->> 'valid_until' AS valid_until, h.properties ->> 'rationale' AS rationale,
        greatest(r.last_used, ev.last_at, h.updated_at) AS last_active,
-       coalesce(ev.evidence_count, 0) AS evidence_count, ev.last_evidence
+       coalesce(ev.evidence_count, 0) AS evidence_count, ev.last_evidence,
+       (h.properties ->> 'archived_at')::timestamptz AS archived_at
 FROM kb.recall_memories(
     p_actor_id => %(actor_id)s,
     p_project_id => %(project_id)s,
