@@ -3,11 +3,12 @@
 At session start, the memories most worth having before any prompt (core memories first,
 then corrections and instructions, then conventions and preferences, then the rest, each by
 importance, confidence and use; expired ones never); on a prompt, the hybrid recall of the
-prompt, keeping only memories whose similarity to it reaches a calibrated floor. A memory already shown in the session (since its last /clear
-or compaction) is not shown again; a memory that does not fit the budget is skipped, never
-cut. The text is plain statements with their ids inside an <emergent-memory> marker, so that
-capture can strip it and never re-extract memories from their own injection. Every injection
-is logged (kb.injections). Injection reads: it never counts as a use of a memory.
+prompt, keeping only memories whose similarity to it reaches a calibrated floor. A memory
+already shown in the session (since its last /clear or compaction) is not shown again; a
+memory that does not fit the budget is skipped, never cut. The text is plain statements with
+their ids inside an <emergent-memory> marker, so that capture can strip it and never
+re-extract memories from their own injection. Every injection is logged (kb.injections).
+Injection reads: it never counts as a use of a memory.
 """
 
 from __future__ import annotations
