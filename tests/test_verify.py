@@ -1,20 +1,47 @@
-"""verify_memory (memory/verify.py): each answer with the real local model, isolation, no
-writes, bad input, the LLM judge through the real SDK against a fake Messages API, and the
+"""verify_memory (memory/verify.py): each answer with the real local model and the calibrated
+policy, isolation, no use counted and nothing written, bad input, words only when the embedder
+is down, the LLM judge through the real `anthropic` SDK against a fake Messages API, and the
 labelled set's accuracy floor."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
+import psycopg
 import pytest
+from psycopg import sql
 
 from emergent_memory.app import DEDUP_POLICIES, VERIFY_POLICIES
 from emergent_memory.auth.principal import Principal
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME, LocalEmbeddings
+from emergent_memory.errors import InvalidInput, PermissionDenied, SecretRejected
+from emergent_memory.llm import AnthropicClient
 from emergent_memory.memory import MemoryService
-from emergent_memory.memory.verify import VerifyConfig, VerifyService
+from emergent_memory.memory.secrets import describe_secret, find_secrets
+from emergent_memory.memory.verify import (
+    JUDGE_TOOL,
+    VerifyConfig,
+    VerifyPolicy,
+    VerifyService,
+)
+from tests.embedders import DownEmbedder
+from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, error, text, tool_use
 
 POLICY = VERIFY_POLICIES[LOCAL_MODEL_NAME]
+RULES_ONLY = VerifyPolicy(
+    related_from=POLICY.related_from,
+    conflict_from=POLICY.conflict_from,
+    confirm_from=POLICY.confirm_from,
+    keeps_words_from=POLICY.keeps_words_from,
+    shared_word_from=POLICY.shared_word_from,
+    conflict_frame=POLICY.conflict_frame,
+)
+LABELLED = Path(__file__).resolve().parent.parent / "benchmarks" / "data" / "verify_claims.json"
 
 MEMORIES = [
     ("The API service listens on port 8080 in local development.", "fact"),
@@ -22,7 +49,11 @@ MEMORIES = [
     ("The user prefers double quotes for strings in Python.", "preference"),
     ("The CI pipeline runs on GitHub Actions.", "fact"),
     ("Deploys to production happen on Tuesdays after the standup.", "convention"),
+    ("The user's editor is Neovim with the LazyVim distribution.", "preference"),
 ]
+# Its best candidate (the editor memory) is at 0.56, in a judge band (0.55 to 0.65), where
+# the rules call it related: the LLM judge decides there.
+IN_A_BAND = "The user's editor is VS Code."
 
 
 @pytest.fixture
@@ -62,7 +93,7 @@ def seed(service: MemoryService, principal: Principal) -> dict[str, str]:
         ("The user is allergic to peanuts.", "new", None),
     ],
 )
-def test_each_answer(
+def test_each_answer_names_the_memory_it_follows(
     verifier: VerifyService,
     semantic: MemoryService,
     principal: Principal,
@@ -73,13 +104,352 @@ def test_each_answer(
     ids = seed(semantic, principal)
     result = verifier.verify(principal, claim)
     assert result["verdict"] == verdict, result["why"]
-    assert result["judge"] == "rules"
+    assert result["judge"] == "rules"  # no LLM configured
     assert result["degraded"] is False
     if memory is None:
         assert result["matches"] == []
-    else:
-        [best, *_] = result["matches"]
-        assert best["id"] == ids[MEMORIES[memory][0]]
-        assert best["relation"] == {"confirmed": "confirms", "conflict": "conflicts"}.get(
-            verdict, "related"
+        return
+    [best, *_] = result["matches"]
+    assert best["id"] == ids[MEMORIES[memory][0]]
+    assert best["content"] == MEMORIES[memory][0]
+    relation = {"confirmed": "confirms", "conflict": "conflicts"}.get(verdict, "related")
+    assert best["relation"] == relation
+    assert 0 < best["similarity"] <= 1
+    assert best["why"]
+    assert [m["similarity"] for m in result["matches"]] == sorted(
+        (m["similarity"] for m in result["matches"]), reverse=True
+    )
+
+
+def test_a_conflict_says_which_values_differ(
+    verifier: VerifyService, semantic: MemoryService, principal: Principal
+) -> None:
+    seed(semantic, principal)
+    result = verifier.verify(
+        principal, "The API service listens on port 3000 in local development."
+    )
+    assert "8080" in result["matches"][0]["why"]
+    assert "3000" in result["matches"][0]["why"]
+
+
+def test_limit_category_and_scope_filter_the_matches(
+    verifier: VerifyService, semantic: MemoryService, principal: Principal
+) -> None:
+    seed(semantic, principal)
+    claim = "The API service runs on port 8080 when developing locally."
+    assert len(verifier.verify(principal, claim, limit=1)["matches"]) == 1
+    # the confirming memory is a fact: among preferences nothing confirms it
+    assert verifier.verify(principal, claim, category="preference")["verdict"] != "confirmed"
+    assert verifier.verify(principal, claim, scope="project")["verdict"] == "new"
+
+
+def test_another_actors_memories_never_count(
+    verifier: VerifyService, semantic: MemoryService, principal: Principal
+) -> None:
+    claims = [
+        "The API service listens on port 8080 in local development.",  # theirs exactly
+        "The API service listens on port 3000 in local development.",  # another value
+        "GitHub Actions caches the pip downloads between CI runs.",
+    ]
+    alone = [verifier.verify(principal, claim) for claim in claims]
+    other = Principal(uuid.uuid4(), principal.project_id)  # same project
+    for content, category in MEMORIES:
+        semantic.save(other, content, category, scope="project")
+    for claim, before in zip(claims, alone, strict=True):
+        after = verifier.verify(principal, claim)
+        assert after == before
+        assert after["verdict"] == "new"
+        assert after["matches"] == []
+
+
+def kb_row_counts(conn: psycopg.Connection[Any]) -> dict[str, int]:
+    """Rows in every table of the kb schema."""
+    tables = [
+        row[0]
+        for row in conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'kb' ORDER BY tablename"
         )
+    ]
+    counts = {}
+    for table in tables:
+        query = sql.SQL("SELECT count(*) FROM kb.{}").format(sql.Identifier(table))
+        row = conn.execute(query).fetchone()
+        assert row is not None
+        counts[table] = int(row[0])
+    return counts
+
+
+def test_verify_writes_nothing_and_counts_no_use(
+    verifier: VerifyService,
+    semantic: MemoryService,
+    principal: Principal,
+    connect: Callable[[], psycopg.Connection[Any]],
+) -> None:
+    ids = seed(semantic, principal)
+    conn = connect()
+    before = kb_row_counts(conn)
+    for claim in (
+        "The API service runs on port 8080 when developing locally.",
+        "The API service listens on port 3000 in local development.",
+        "GitHub Actions caches the pip downloads between CI runs.",
+        "The user is allergic to peanuts.",
+    ):
+        result = verifier.verify(principal, claim)
+        assert all(match["use_count"] == 0 for match in result["matches"])
+    assert kb_row_counts(conn) == before
+    listed = semantic.list_memories(principal)["memories"]
+    assert {m["id"] for m in listed} == set(ids.values())
+    assert all(m["use_count"] == 0 and m["last_used"] is None for m in listed)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"claim": ""}, "claim is empty"),
+        ({"claim": "   "}, "claim is empty"),
+        ({"claim": 42}, "claim must be a string"),
+        ({"claim": "x" * 2001}, "claim is 2001 characters long"),
+        ({"claim": "a\x00b"}, "NUL"),
+        ({"claim": "fine", "category": "opinion"}, "category must be one of"),
+        ({"claim": "fine", "scope": "team"}, "scope must be one of"),
+        ({"claim": "fine", "limit": 0}, "limit must be from 1 to 20"),
+        ({"claim": "fine", "limit": 21}, "limit must be from 1 to 20"),
+        ({"claim": "fine", "limit": "5"}, "limit must be a whole number"),
+    ],
+)
+def test_bad_input_is_refused(
+    verifier: VerifyService, principal: Principal, arguments: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(InvalidInput, match=message):
+        verifier.verify(principal, **arguments)
+
+
+def test_a_claim_holding_a_secret_is_refused_as_save_refuses_it(
+    verifier: VerifyService, semantic: MemoryService, principal: Principal
+) -> None:
+    claim = "The deploy key is ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    with pytest.raises(SecretRejected) as saved:
+        semantic.save(principal, claim, "fact")
+    with pytest.raises(SecretRejected, match="refusing to verify this claim") as verified:
+        verifier.verify(principal, claim)
+    # the same finding named, the secret itself never
+    finding = describe_secret(find_secrets(claim)[0])
+    assert finding in str(saved.value)
+    assert finding in str(verified.value)
+    assert "a1B2c3D4" not in str(verified.value)
+
+
+def test_a_credential_without_read_may_not_verify(verifier: VerifyService) -> None:
+    nobody = Principal(uuid.uuid4(), uuid.uuid4(), frozenset())
+    with pytest.raises(PermissionDenied, match="memory:read"):
+        verifier.verify(nobody, "The API service listens on port 8080.")
+
+
+def test_without_vectors_the_words_are_compared_and_it_says_so(
+    semantic: MemoryService,
+    make_service: Callable[..., MemoryService],
+    principal: Principal,
+) -> None:
+    seed(semantic, principal)
+    down = VerifyService(make_service(DownEmbedder()), None, VerifyConfig(policy=POLICY))
+    confirmed = down.verify(principal, "The CI pipeline runs on GitHub Actions.")
+    assert confirmed["degraded"] is True
+    assert confirmed["verdict"] == "confirmed"
+    assert "only the words were compared" in confirmed["why"]
+    conflict = down.verify(principal, "The API service listens on port 3000 in local development.")
+    assert conflict["verdict"] == "conflict"
+    assert down.verify(principal, "The user is allergic to peanuts.")["verdict"] == "new"
+
+
+# -- the LLM judge ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeAnthropic]:
+    with FakeAnthropic(api_key="test-key") as server:
+        yield server
+
+
+def judge_for(
+    semantic: MemoryService, fake: FakeAnthropic, **config: Any
+) -> Iterator[VerifyService]:
+    llm = AnthropicClient(api_key="test-key", base_url=fake.url, timeout=10, max_retries=0)
+    try:
+        yield VerifyService(semantic, llm, VerifyConfig(policy=POLICY, **config))
+    finally:
+        llm.close()
+
+
+@pytest.fixture
+def judged(semantic: MemoryService, fake: FakeAnthropic) -> Iterator[VerifyService]:
+    yield from judge_for(semantic, fake, judge_model="claude-judge")
+
+
+def verify_calls(
+    connect: Callable[[], psycopg.Connection[Any]], principal: Principal
+) -> list[tuple[Any, ...]]:
+    with connect() as conn:
+        return conn.execute(
+            "SELECT purpose, model, input_tokens, output_tokens, outcome, error, window_id "
+            "FROM kb.llm_calls WHERE actor_id = %s ORDER BY created_at",
+            (principal.actor_id,),
+        ).fetchall()
+
+
+def test_the_rules_place_the_band_claim_in_a_band(
+    verifier: VerifyService, semantic: MemoryService, principal: Principal
+) -> None:
+    seed(semantic, principal)
+    result = verifier.verify(principal, IN_A_BAND)
+    assert POLICY.in_judge_band(result["matches"][0]["similarity"])
+    assert result["verdict"] == "related"  # what the judge gets to overrule
+
+
+def test_in_a_band_the_llm_judge_decides_and_its_call_is_recorded(
+    judged: VerifyService,
+    semantic: MemoryService,
+    principal: Principal,
+    fake: FakeAnthropic,
+    connect: Callable[[], psycopg.Connection[Any]],
+) -> None:
+    ids = seed(semantic, principal)
+
+    def answer(request: RecordedRequest) -> Reply:
+        assert request.forced_tool == JUDGE_TOOL.name
+        listed = request.text.split("<memories>")[1]
+        number = next(
+            int(line.split(".")[0])
+            for line in listed.splitlines()
+            if line.endswith("Neovim with the LazyVim distribution.")
+        )
+        return tool_use(
+            JUDGE_TOOL.name,
+            {
+                "memories": [
+                    {"number": number, "relation": "conflicts", "why": "another editor"},
+                    {"number": 99, "relation": "confirms", "why": "not listed: ignored"},
+                ]
+            },
+            input_tokens=120,
+            output_tokens=30,
+        )
+
+    fake.handler = answer
+    result = judged.verify(principal, IN_A_BAND)
+    assert result["judge"] == "llm"
+    assert result["verdict"] == "conflict"
+    assert result["why"] == "the LLM judge: another editor"
+    [match] = result["matches"]
+    assert match["id"] == ids[MEMORIES[5][0]]
+    assert (match["relation"], match["why"]) == ("conflicts", "LLM judge: another editor")
+    [request] = fake.message_requests
+    assert request.model == "claude-judge"
+    assert IN_A_BAND in request.text
+    assert verify_calls(connect, principal) == [
+        ("verify", "claude-judge", 120, 30, "ok", None, None)
+    ]
+
+
+def test_outside_the_bands_the_judge_is_not_asked(
+    judged: VerifyService,
+    semantic: MemoryService,
+    principal: Principal,
+    fake: FakeAnthropic,
+    connect: Callable[[], psycopg.Connection[Any]],
+) -> None:
+    seed(semantic, principal)
+    for claim in (
+        "The API service listens on port 3000 in local development.",  # 0.9 and more
+        "The user is allergic to peanuts.",  # nothing close
+    ):
+        result = judged.verify(principal, claim)
+        assert result["judge"] == "rules"
+        assert not POLICY.in_judge_band(
+            max((m["similarity"] for m in result["matches"]), default=None)
+        )
+    assert fake.message_requests == []
+    assert verify_calls(connect, principal) == []
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        (error(529, "overloaded_error", "Overloaded"), "HTTP 529 overloaded_error"),
+        (error(401, "authentication_error", "invalid x-api-key"), "HTTP 401"),
+        (text("It conflicts."), "no call of tool 'record_verification'"),
+        (tool_use("record_verification", {"memories": "all"}), "does not match its schema"),
+    ],
+)
+def test_any_failure_of_the_judge_keeps_the_rules_answer_and_says_why(
+    judged: VerifyService,
+    semantic: MemoryService,
+    principal: Principal,
+    fake: FakeAnthropic,
+    connect: Callable[[], psycopg.Connection[Any]],
+    reply: Reply,
+    reason: str,
+) -> None:
+    seed(semantic, principal)
+    rules = VerifyService(semantic, None, VerifyConfig(policy=POLICY)).verify(principal, IN_A_BAND)
+    fake.enqueue(reply)
+    result = judged.verify(principal, IN_A_BAND)
+    assert result["judge"] == "rules"
+    assert (result["verdict"], result["matches"]) == (rules["verdict"], rules["matches"])
+    assert result["why"].startswith(rules["why"] + "; by the rules: the LLM judge failed (")
+    assert reason in result["why"]
+    [(purpose, _, _, _, outcome, error_, _)] = verify_calls(connect, principal)
+    assert (purpose, outcome) == ("verify", "error")
+    assert reason in error_
+
+
+def test_with_the_daily_budget_spent_the_judge_is_not_asked(
+    semantic: MemoryService,
+    principal: Principal,
+    fake: FakeAnthropic,
+    connect: Callable[[], psycopg.Connection[Any]],
+) -> None:
+    seed(semantic, principal)
+    for verifier in judge_for(semantic, fake, daily_token_budget=0):
+        result = verifier.verify(principal, IN_A_BAND)
+        assert result["judge"] == "rules"
+        assert "the daily LLM token budget (0) is spent" in result["why"]
+    assert fake.message_requests == []
+    assert verify_calls(connect, principal) == []
+
+
+def test_without_bands_or_without_a_key_there_is_no_judge(
+    semantic: MemoryService, fake: FakeAnthropic
+) -> None:
+    for verifier in judge_for(semantic, fake):
+        assert verifier.judge_enabled
+    assert not VerifyService(semantic, None, VerifyConfig(policy=POLICY)).judge_enabled
+    llm = AnthropicClient(api_key="test-key", base_url=fake.url, timeout=10, max_retries=0)
+    with llm:
+        assert not VerifyService(semantic, llm, VerifyConfig(policy=RULES_ONLY)).judge_enabled
+
+
+# -- the labelled set ---------------------------------------------------------------------
+
+# benchmarks/results/verify.md: held out 0.87 (macro 0.87), calibration 0.94; every claim
+# together about 0.92. The floor leaves room for the recall's ranking to move a little.
+ACCURACY_FLOOR = 0.85
+PER_ANSWER_FLOOR = 0.7
+
+
+def test_the_labelled_claims_stay_above_the_accuracy_floor(
+    verifier: VerifyService, semantic: MemoryService, principal: Principal
+) -> None:
+    data = json.loads(LABELLED.read_text())
+    counts = Counter(claim["verdict"] for claim in data["claims"])
+    assert len(data["claims"]) >= 200
+    assert min(counts.values()) >= 40
+    for memory in data["memories"]:
+        semantic.save(principal, memory["content"], memory["category"], scope=memory["scope"])
+    # (another actor's memories change nothing: test_another_actors_memories_never_count)
+    right: Counter[str] = Counter()
+    for claim in data["claims"]:
+        result = verifier.verify(principal, claim["claim"])
+        right[claim["verdict"]] += result["verdict"] == claim["verdict"]
+    assert sum(right.values()) / len(data["claims"]) >= ACCURACY_FLOOR, right
+    for answer, total in counts.items():
+        assert right[answer] / total >= PER_ANSWER_FLOOR, (answer, right)
