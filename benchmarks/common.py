@@ -31,6 +31,42 @@ CACHE = ROOT / ".cache"
 # The revision before recall's rare-word full-text branch (0008): its downgrade gives a
 # baseline measured in the same run.
 BEFORE_RARE_WORDS = "0007_vectors_in_row"
+# kb.recall_memories with the arguments every revision from 0006 takes (none of 0013's
+# lifecycle arguments): what the baselines measured through an older revision's downgrade
+# call, since the product's statement (store.RECALL) names arguments they lack.
+RECALL_BEFORE_LIFECYCLE = """
+SELECT r.id FROM kb.recall_memories(
+    p_actor_id => %(actor_id)s, p_project_id => %(project_id)s, p_query => %(query)s,
+    p_query_embedding => %(embedding)s, p_embedding_model => %(model)s,
+    p_category => %(category)s, p_scope => %(scope)s, p_limit => %(limit)s,
+    p_candidates => %(candidates)s, p_rrf_k => %(rrf_k)s,
+    p_lexical_weight => %(lexical_weight)s, p_vector_weight => %(vector_weight)s,
+    p_confidence_weight => %(confidence_weight)s, p_min_similarity => %(min_similarity)s
+) AS r
+"""
+FUSION = (
+    "candidates",
+    "rrf_k",
+    "lexical_weight",
+    "vector_weight",
+    "confidence_weight",
+    "min_similarity",
+)
+
+
+def recall_before_lifecycle(
+    conn: psycopg.Connection[Any],
+    actor_id: Any,
+    project_id: Any,
+    tuning: dict[str, Any],
+    **arguments: Any,
+) -> list[Any]:
+    """The ids kb.recall_memories returns, called as before migration 0013 (`arguments`:
+    query, embedding, model, category, scope, limit; `tuning`: the fusion's, of which the
+    lifecycle's weights are left out)."""
+    params = {name: tuning[name] for name in FUSION} | arguments
+    params |= {"actor_id": actor_id, "project_id": project_id}
+    return [row[0] for row in conn.execute(RECALL_BEFORE_LIFECYCLE, params)]
 
 
 @contextmanager

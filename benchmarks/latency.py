@@ -39,6 +39,7 @@ from benchmarks.common import (
     CachedEmbeddings,
     bench_database,
     percentiles,
+    recall_before_lifecycle,
     timed,
     write_result,
 )
@@ -190,21 +191,36 @@ def measure(
         # principal set, under row-level security) would time nothing and show here
         returned: dict[str, list[int]] = {}
 
-        def sql_recall(conn: Connection[Any], i: int, name: str) -> None:
+        def sql_recall(conn: Connection[Any], i: int, name: str, before: bool = False) -> None:
             # what the service sends for a recall: the principal, then kb.recall_memories
+            # (`before`: as revisions before 0013 take it, for the older revision's baseline)
             with conn.transaction():
                 graph.act_as(conn, me.actor_id, me.project_id)
-                rows = store.recall(
-                    conn,
-                    me,
-                    query=texts[i],
-                    embedding=vectors[i],
-                    model=model,
-                    category=None,
-                    scope=None,
-                    limit=10,
-                    **config.recall_tuning,
-                )
+                if before:
+                    rows: list[Any] = recall_before_lifecycle(
+                        conn,
+                        me.actor_id,
+                        me.project_id,
+                        config.recall_tuning,
+                        query=texts[i],
+                        embedding=vectors[i],
+                        model=model,
+                        category=None,
+                        scope=None,
+                        limit=10,
+                    )
+                else:
+                    rows = store.recall(
+                        conn,
+                        me,
+                        query=texts[i],
+                        embedding=vectors[i],
+                        model=model,
+                        category=None,
+                        scope=None,
+                        limit=10,
+                        **config.recall_tuning,
+                    )
             returned.setdefault(name, []).append(len(rows))
 
         counter = iter(range(10**9))
@@ -231,7 +247,10 @@ def measure(
                 counter = iter(range(10**9))
                 every_word = "baseline_every_word_recall_sql_ms"
                 result[every_word] = percentiles(
-                    timed(lambda: sql_recall(conn, next(counter) % calls, every_word), calls)
+                    timed(
+                        lambda: sql_recall(conn, next(counter) % calls, every_word, before=True),
+                        calls,
+                    )
                 )
             finally:
                 start = time.perf_counter()  # 0008 builds its full-text index again
@@ -367,27 +386,25 @@ def explain(
     body = conn.execute(
         "SELECT prosrc FROM pg_proc WHERE proname = 'recall_memories_for'"
     ).fetchone()[0]  # type: ignore[index]
-    names = [
-        "p_actor_id",
-        "p_project_id",
-        "p_query",
-        "p_query_embedding",
-        "p_embedding_model",
-        "p_category",
-        "p_scope",
-        "p_limit",
-        "p_candidates",
-        "p_rrf_k",
-        "p_lexical_weight",
-        "p_vector_weight",
-        "p_confidence_weight",
-        "p_min_similarity",
-    ]
+    # the function's arguments, in order, as its revision defines them
+    names, types = conn.execute(
+        "SELECT proargnames[1:pronargs], oidvectortypes(proargtypes) FROM pg_proc "
+        "WHERE proname = 'recall_memories_for'"
+    ).fetchone()  # type: ignore[misc]
     for position, name in enumerate(names, 1):
         body = re.sub(rf"\b{name}\b", f"${position}", body)
-    types = (
-        "uuid, uuid, text, vector, text, text, text, int, int, int, float8, float8, float8, float8"
-    )
+    values = {
+        "p_actor_id": me.actor_id,
+        "p_project_id": me.project_id,
+        "p_query": text,
+        "p_query_embedding": vector,
+        "p_embedding_model": model,
+        "p_category": None,
+        "p_scope": None,
+        "p_limit": 10,
+        "p_include_archived": False,
+        "p_as_of": None,
+    } | {f"p_{name}": value for name, value in config.recall_tuning.items()}
     with conn.transaction():
         # the function's own settings (hnsw.ef_search and the rest), as a call would have
         conn.execute(
@@ -395,22 +412,7 @@ def explain(
             "FROM pg_proc, unnest(proconfig) AS c WHERE proname = 'recall_memories_for'"
         )
         conn.execute(f"PREPARE recall_body ({types}) AS {body}")
-        arguments = (
-            me.actor_id,
-            me.project_id,
-            text,
-            vector,
-            model,
-            None,
-            None,
-            10,
-            config.recall_candidates,
-            config.recall_rrf_k,
-            config.recall_lexical_weight,
-            config.recall_vector_weight,
-            config.recall_confidence_weight,
-            config.recall_min_similarity,
-        )
+        arguments = tuple(values[name] for name in names)
         casts = [t.strip() for t in types.split(",")]
         placeholders = ", ".join(f"%s::{cast}" for cast in casts)
         # utility statements take no bound parameters: bind on the client side

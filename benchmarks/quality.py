@@ -35,6 +35,7 @@ from benchmarks.common import (
     DATA,
     CachedEmbeddings,
     bench_database,
+    recall_before_lifecycle,
     write_result,
 )
 from emergent_memory import graph
@@ -191,6 +192,20 @@ def ranked_ids(
     mode: str,
 ) -> list[uuid.UUID]:
     principal = principal_of(query["user"], query["project"])
+    if mode == "before_lifecycle":  # at an older revision (its downgrade)
+        found = recall_before_lifecycle(
+            conn,
+            principal.actor_id,
+            principal.project_id,
+            config.recall_tuning,
+            query=query["query"],
+            embedding=vector,
+            model=model,
+            category=query.get("category"),
+            scope=query.get("scope"),
+            limit=K,
+        )
+        return [uuid.UUID(str(memory_id)) for memory_id in found]
     rows = store.recall(
         conn,
         principal,
@@ -326,7 +341,7 @@ def run(
                     migrate.downgrade(url, BEFORE_RARE_WORDS)
                     try:
                         result[stage]["hybrid_before_0008"] = evaluate(
-                            conn, devset, vectors, defaults, model
+                            conn, devset, vectors, defaults, model, "before_lifecycle"
                         )
                     finally:
                         # and the upgrade alters a policy of kb.graph_objects (0010), which
@@ -335,6 +350,10 @@ def run(
                         migrate.upgrade(url)
                     if sweep and stage == "with_background":
                         result["sweep"] = sweep_settings(conn, devset, vectors, defaults, model)
+                    if stage == "with_background":  # last: it dates the memories
+                        result["lifecycle_terms"] = lifecycle_terms(
+                            conn, devset, vectors, defaults, model, full=sweep
+                        )
         finally:
             pool.close()
     write_result("quality", result, markdown(result))
@@ -382,6 +401,80 @@ def sweep_settings(
             | {n: outcome[n] for n in ("hit@1", "hit@5", "hit@10", "mrr")}
         )
     return sorted(tried, key=lambda row: (-row["mrr"], -row["hit@10"]))
+
+
+# The memories' ages, uses and importance for the lifecycle terms' check (seeded): created
+# over the last year, 40 % used since (1 to 20 times, the last use between creation and
+# now), importance 5 % low, 10 % high, 3 % core. None of it depends on what a query asks
+# for: the labels do not change with time, so on this set the terms can only cost quality.
+AGE_DAYS = 365
+DATE_MEMORIES = """
+UPDATE kb.graph_objects o
+SET created_at = now() - make_interval(secs => a.age * 86400),
+    updated_at = now() - make_interval(secs => a.age * 86400),
+    properties = CASE WHEN a.importance = 'normal' THEN o.properties
+                      ELSE o.properties || jsonb_build_object('importance', a.importance) END
+FROM unnest(%(ids)s::uuid[], %(ages)s::float8[], %(importance)s::text[]) AS a(id, age, importance)
+WHERE o.canonical_id = a.id
+"""
+USE_MEMORIES = """
+INSERT INTO kb.memory_recalls (canonical_id, actor_id, project_id, recalled_at)
+SELECT o.canonical_id, o.actor_id, o.project_id, now() - make_interval(secs => u.ago * 86400)
+FROM unnest(%(ids)s::uuid[], %(agos)s::float8[]) AS u(id, ago)
+JOIN kb.graph_objects o ON o.canonical_id = u.id AND o.is_head
+"""
+TERMS_TRIED = [(wr, wi) for wr in (0.0, 0.05, 0.1, 0.2, 0.3, 0.5) for wi in (0.0, 0.05, 0.1, 0.2)]
+
+
+def lifecycle_terms(
+    conn: Connection[Any],
+    devset: DevSet,
+    vectors: dict[str, Vector],
+    defaults: MemoryConfig,
+    model: str,
+    full: bool = True,
+) -> dict[str, Any]:
+    """Hybrid recall with the lifecycle terms (recency, importance) off and on: first with
+    every memory just saved (recency 1, importance normal: the terms change nothing), then
+    with realistic ages, uses and importance (AGE_DAYS), over a grid of weights."""
+
+    def scored(config: MemoryConfig) -> dict[str, Any]:
+        outcome = evaluate(conn, devset, vectors, config, model)
+        return {n: outcome[n] for n in ("hit@1", "hit@5", "hit@10", "mrr")}
+
+    def weights(wr: float, wi: float, decay: bool = True) -> MemoryConfig:
+        config = replace(defaults, recall_recency_weight=wr, recall_importance_weight=wi)
+        # without decay: effective confidence is the stored one, as before 0013
+        return config if decay else replace(config, decay_half_life_days=1e9)
+
+    shipped = (defaults.recall_recency_weight, defaults.recall_importance_weight)
+    result: dict[str, Any] = {
+        "shipped": {"recency_weight": shipped[0], "importance_weight": shipped[1]},
+        "fresh": {"off": scored(weights(0, 0, decay=False)), "shipped": scored(defaults)},
+    }
+    rng = random.Random(13)
+    ids = sorted(devset.owner, key=str)
+    ages = [rng.uniform(0, AGE_DAYS) for _ in ids]
+    importance = [
+        rng.choices(["low", "normal", "high", "core"], weights=[5, 82, 10, 3])[0] for _ in ids
+    ]
+    used, agos = [], []
+    for memory_id, age in zip(ids, ages, strict=True):
+        if rng.random() < 0.4:
+            for _ in range(min(20, int(rng.paretovariate(1.2)))):
+                used.append(memory_id)
+                agos.append(rng.uniform(0, age))
+    with conn.transaction():
+        conn.execute(DATE_MEMORIES, {"ids": ids, "ages": ages, "importance": importance})
+        conn.execute(USE_MEMORIES, {"ids": used, "agos": agos})
+    result["aged"] = {"memories": len(ids), "uses": len(used)}
+    tried = TERMS_TRIED if full else [(0.0, 0.0), shipped]
+    result["aged"]["without"] = scored(weights(0, 0, decay=False))
+    result["aged"]["grid"] = [
+        {"recency_weight": wr, "importance_weight": wi} | scored(weights(wr, wi))
+        for wr, wi in dict.fromkeys(tried)
+    ]
+    return result
 
 
 def _config_json(config: MemoryConfig) -> dict[str, Any]:
@@ -442,6 +535,8 @@ def markdown(result: dict[str, Any]) -> str:
         missed = ", ".join(m["query"] for m in stage["hybrid"]["missed_at_10"])
         lines += ["", f"Hybrid misses at 10: {missed or 'none'}"]
     lines += ["", f"Defaults: `{json.dumps(result['defaults'])}`"]
+    if "lifecycle_terms" in result:
+        lines += lifecycle_markdown(result["lifecycle_terms"])
     if "sweep" in result:
         lines += [
             "",
@@ -455,6 +550,38 @@ def markdown(result: dict[str, Any]) -> str:
                 f"{row['mrr']} |"
             )
     return "\n".join(lines)
+
+
+def lifecycle_markdown(terms: dict[str, Any]) -> list[str]:
+    shipped = terms["shipped"]
+    fresh = terms["fresh"]
+    lines = [
+        "",
+        "## Lifecycle terms (recency, importance), with the background",
+        "",
+        f"Shipped weights: recency {shipped['recency_weight']}, importance "
+        f"{shipped['importance_weight']}. Every memory just saved (recency 1, importance "
+        f"normal, no decay yet): MRR {fresh['off']['mrr']} / hit@10 {fresh['off']['hit@10']} "
+        f"without the terms, {fresh['shipped']['mrr']} / {fresh['shipped']['hit@10']} with "
+        "them.",
+        "",
+        f"Then dated ({terms['aged']['memories']} memories created over the last "
+        f"{AGE_DAYS} days, {terms['aged']['uses']} uses, importance 5 % low, 10 % high, 3 % "
+        "core, all independent of the queries, so the terms can only cost quality here). "
+        "Without the lifecycle terms (no recency, no importance, confidence not decayed, as "
+        f"before 0013): hit@1 {terms['aged']['without']['hit@1']}, hit@10 "
+        f"{terms['aged']['without']['hit@10']}, MRR {terms['aged']['without']['mrr']}. With "
+        "decay (the shipped floor, grace and half-life, through the confidence weight) and:",
+        "",
+        "| recency weight | importance weight | hit@1 | hit@5 | hit@10 | MRR@10 |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in terms["aged"]["grid"]:
+        lines.append(
+            f"| {row['recency_weight']} | {row['importance_weight']} | {row['hit@1']} | "
+            f"{row['hit@5']} | {row['hit@10']} | {row['mrr']} |"
+        )
+    return lines
 
 
 if __name__ == "__main__":

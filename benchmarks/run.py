@@ -1,7 +1,7 @@
 """`make bench`: every benchmark, written to benchmarks/results/ (JSON and markdown).
 
 python -m benchmarks.run                 # all: dedup, secrets, quality, injection, capture,
-                                         # hooks, round trips, latency, dashboard
+                                         # hooks, round trips, latency, dashboard, lifecycle
 python -m benchmarks.run --only dedup,secrets,quality,injection,capture,hooks,roundtrips
 python -m benchmarks.run --scale smoke   # a tiny run of everything (what the tests do)
 """
@@ -18,6 +18,7 @@ from benchmarks import (
     hooks,
     injection,
     latency,
+    lifecycle,
     quality,
     roundtrips,
     secrets,
@@ -28,7 +29,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--only",
-        default="dedup,secrets,quality,injection,capture,hooks,roundtrips,latency,dashboard",
+        default="dedup,secrets,quality,injection,capture,hooks,roundtrips,latency,dashboard,"
+        "lifecycle",
     )
     parser.add_argument("--scale", choices=["smoke", "full"], default="full")
     arguments = parser.parse_args()
@@ -57,6 +59,11 @@ def main() -> None:
             latency.run(
                 arguments.scale, calls=20 if smoke else 500, http_seconds=3 if smoke else 20
             )
+        elif name == "lifecycle":
+            if smoke:
+                lifecycle.run(users=2, background=10, recalls_per_step=3, days=60, variant=False)
+            else:
+                lifecycle.run()
         elif name == "dashboard":
             dashboard.run(arguments.scale, calls=5 if smoke else 100)
         else:

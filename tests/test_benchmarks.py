@@ -52,6 +52,10 @@ def test_a_smoke_run_of_every_benchmark_writes_its_reports(server_url: str, tmp_
     background = quality["with_background"]
     assert background["memories"] == quality["labelled"]["memories"] + 200  # 20 per user
     assert background["hybrid"]["by_kind"]["identifier_generated"]["queries"] > 0
+    terms = quality["lifecycle_terms"]  # ranking with recency and importance, off and on
+    assert terms["aged"]["uses"] > 0
+    for scores in (terms["aged"]["without"], *terms["aged"]["grid"]):
+        assert 0 <= scores["mrr"] <= scores["hit@10"] <= 1
     latency = json.loads((tmp_path / "latency-smoke.json").read_text())
     [scale] = latency["scales"]
     for measure in (
@@ -162,3 +166,37 @@ def test_a_smoke_run_of_the_dashboard_benchmark(server_url: str, tmp_path: Path)
     for measured in dashboard["service_baselines_ms"].values():
         assert measured["n"] == dashboard["calls"]
     assert (tmp_path / "dashboard-smoke.md").read_text().startswith("# ")
+
+
+def test_a_smoke_run_of_the_lifecycle_benchmark(server_url: str, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EMERGENT_MEMORY_")}
+    env |= {"BENCH_DATABASE_URL": server_url, "BENCH_RESULTS_DIR": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks.run", "--scale", "smoke", "--only", "lifecycle"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    lifecycle = json.loads((tmp_path / "lifecycle.json").read_text())
+    assert set(lifecycle["worlds"]) == {"off", "shipped", "strong"}
+    assert lifecycle["worlds"]["off"]["recency_weight"] == 0
+    assert [row["month"] for row in lifecycle["monthly"]] == [1, 2]  # 60 simulated days
+    for row in lifecycle["monthly"]:
+        for world in lifecycle["worlds"]:
+            ranking = row["worlds"][world]["ranking"]
+            assert ranking["stable"]["questions"] > 0  # every user's stable rules were asked
+            assert 0 <= ranking["stable"]["mrr"] <= 1
+            confidence = row["worlds"][world]["confidence"]["all"]
+            assert 0.3 <= confidence["effective_mean"] <= confidence["stored_mean"] <= 1
+    # decay at read time: a core memory keeps its confidence, a normal one falls to the floor
+    idle = {
+        (p["importance"], p["stored"], p["month"]): p["effective"] for p in lifecycle["idle_curve"]
+    }
+    assert idle[("core", 0.9, 12)] == 0.9
+    assert idle[("normal", 0.9, 1)] == 0.9  # within the grace period
+    assert idle[("normal", 0.9, 12)] == lifecycle["decay"]["floor"]
+    assert (tmp_path / "lifecycle.md").read_text().startswith("# ")
