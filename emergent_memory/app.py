@@ -14,6 +14,7 @@ from emergent_memory.auth.service import TokenService
 from emergent_memory.db import migrate as migrations
 from emergent_memory.db.connection import Database, connect, open_database, with_role
 from emergent_memory.db.pool import create_pool
+from emergent_memory.db.replica import create_replica_pool
 from emergent_memory.db.roles import EMBEDDED_SERVER_ROLE, ensure_login_role
 from emergent_memory.embeddings.base import EmbeddingProvider
 from emergent_memory.embeddings.compatibility import check_compatible
@@ -165,6 +166,10 @@ def open_memory_service(
     and "owner" as the superuser, for maintenance that sees every row (re-embedding). With a
     configured URL both use it as given; "app" warns when that role bypasses row-level
     security, since isolation then rests on the application's queries alone.
+
+    With EMERGENT_MEMORY_READ_DATABASE_URL, a second pool on the read replica, as the same
+    role, serves the service's reads (db/replica.py: the primary while the replica is down or
+    lags); it does not wait for the replica to start.
     """
     embedder = embedder or build_embedder(settings)
     with open_database(settings.database_url, settings.data_dir) as db:
@@ -196,9 +201,25 @@ def open_memory_service(
             # a request that finds the embedded server gone starts it again
             restart=None if db.server is None else db.server.restart_if_stopped,
         )
+        read_pool = None
         try:
-            yield MemoryService(pool, embedder, memory_config(settings, embedder.model_name))
+            if settings.read_database_url:  # a read replica, as the same role
+                read_url = settings.read_database_url
+                if pool_url != db.url:
+                    read_url = with_role(read_url, EMBEDDED_SERVER_ROLE)
+                read_pool = create_replica_pool(
+                    read_url,
+                    primary=pool,
+                    max_lag=settings.read_max_lag_seconds,
+                    min_size=settings.pool_min_size,
+                    max_size=settings.pool_max_size,
+                    timeout=settings.pool_timeout,
+                )
+            config = memory_config(settings, embedder.model_name)
+            yield MemoryService(pool, embedder, config, read_pool=read_pool)
         finally:
+            if read_pool is not None:
+                read_pool.close()
             pool.close()
             close = getattr(embedder, "close", None)
             if callable(close):
@@ -428,7 +449,7 @@ def open_server_services(
             dashboard=DashboardSessions(
                 memory.pool, max(1, round(settings.dashboard_session_hours * 3600))
             ),
-            browse=BrowseService(memory.pool),
+            browse=BrowseService(memory.pool, memory.read_pool),
             duplicates=DuplicateService(memory.pool, memory),
             verify=verify,
         )
