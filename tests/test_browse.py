@@ -269,7 +269,11 @@ def test_a_page_in_the_middle_continues_where_the_last_stopped(
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        ({"status": "archived"}, "status must be one of active, superseded, deleted, all"),
+        (
+            {"status": "archive"},
+            "status must be one of active, archived, superseded, deleted, all",
+        ),
+        ({"importance": "urgent"}, "importance must be one of low, normal, high, core"),
         ({"sort": "random"}, "sort must be one of recent"),
         ({"limit": 0}, "limit must be from 1 to 200"),
         ({"limit": 201}, "limit must be from 1 to 200"),
@@ -536,7 +540,7 @@ def test_stats_count_what_the_actor_sees(
             (principal.actor_id, principal.project_id) * 2,
         )
     stats = browse.stats(principal)
-    assert stats["by_status"] == {"active": 4, "superseded": 1, "deleted": 1}
+    assert stats["by_status"] == {"active": 4, "archived": 0, "superseded": 1, "deleted": 1}
     assert stats["total"] == 6
     assert stats["by_category"]["fact"] == 2
     assert stats["by_category"]["preference"] == 1
@@ -746,3 +750,141 @@ def test_pages_walked_on_the_index_keep_exactly_the_filtered_memories(
             "SELECT current_setting('enable_bitmapscan'), current_setting('enable_seqscan')"
         ).fetchone()
     assert settings == ("on", "on")
+
+
+# -- the lifecycle: archived, importance, validity, evidence, reasons ------------------------
+
+
+def test_archived_memories_have_their_own_status_and_importance_filters(
+    service: MemoryService, browse: BrowseService, principal: Principal
+) -> None:
+    kept = service.save(principal, "The build uses make", "fact", importance="high")
+    low = service.save(principal, "The office plant is a ficus", "fact", importance="low")
+    shelved = service.save(principal, "The team used Travis CI in 2019", "fact")
+    kept_id, low_id, shelved_id = (r["memory"]["id"] for r in (kept, low, shelved))
+    service.archive(principal, shelved_id, reason="nobody asked for it in a year")
+    assert set(ids(browse.list(principal))) == {kept_id, low_id}  # active: not archived
+    archived = browse.list(principal, status="archived")
+    assert ids(archived) == [shelved_id]
+    [row] = archived["memories"]
+    assert row["status"] == "archived"
+    assert row["archived_at"] is not None
+    assert row["importance"] == "normal"
+    assert set(ids(browse.list(principal, status="all"))) == {kept_id, low_id, shelved_id}
+    assert ids(browse.list(principal, importance="high")) == [kept_id]
+    assert ids(browse.list(principal, importance="low")) == [low_id]
+    assert ids(browse.list(principal, importance="normal")) == []
+    assert ids(browse.list(principal, status="archived", importance="normal")) == [shelved_id]
+    assert ids(browse.list(principal, status="all", importance="core")) == []
+    shown = {m["id"]: m for m in browse.list(principal)["memories"]}
+    assert shown[kept_id]["importance"] == "high"
+    assert shown[kept_id]["archived_at"] is None
+    service.restore(principal, shelved_id)
+    assert browse.list(principal, status="archived")["memories"] == []
+    assert shelved_id in ids(browse.list(principal))
+
+
+def test_a_memory_past_its_validity_is_marked_expired(
+    service: MemoryService, browse: BrowseService, principal: Principal
+) -> None:
+    ended = service.save(
+        principal,
+        "The freeze lasts until the release",
+        "fact",
+        valid_from="2020-01-01",
+        valid_until="2020-02-01T12:00:00Z",
+    )["memory"]["id"]
+    open_ended = service.save(principal, "Releases are tagged vX.Y.Z", "convention")["memory"]["id"]
+    rows = {m["id"]: m for m in browse.list(principal)["memories"]}
+    assert rows[ended]["expired"] is True
+    assert rows[ended]["valid_from"].startswith("2020-01-01T00:00:00")
+    assert rows[ended]["valid_until"].startswith("2020-02-01T12:00:00")
+    assert rows[open_ended]["expired"] is False
+    assert rows[open_ended]["valid_until"] is None
+    assert browse.get(principal, ended)["expired"] is True
+
+
+def test_get_shows_the_evidence_newest_first_with_what_it_did_to_confidence(
+    service: MemoryService, browse: BrowseService, principal: Principal
+) -> None:
+    memory_id = service.save(
+        principal, "The user prefers pnpm", "preference", evidence="said so in chat"
+    )["memory"]["id"]
+    service.reinforce(principal, memory_id, "package.json pins pnpm 9", session_id="s-42")
+    service.reinforce(principal, memory_id, "package.json pins pnpm 9")  # the same again
+    detail = browse.get(principal, memory_id)
+    assert detail["evidence_count"] == 3
+    texts = [e["evidence"] for e in detail["evidence"]]
+    assert texts == ["package.json pins pnpm 9", "package.json pins pnpm 9", "said so in chat"]
+    newest, middle, first = detail["evidence"]
+    assert (first["origin"], middle["origin"], newest["origin"]) == (
+        "save",
+        "reinforce",
+        "reinforce",
+    )
+    assert middle["session_id"] == "s-42"
+    assert middle["independent"] is True
+    assert newest["independent"] is False
+    assert middle["confidence_before"] is not None
+    assert middle["confidence_after"] is not None
+    assert middle["confidence_after"] >= middle["confidence_before"]
+    assert newest["confidence_after"] == newest["confidence_before"]
+    assert detail["effective_confidence"] <= 1.0
+    # another actor sees none of it, exactly as a missing memory
+    neighbour = Principal(uuid.uuid4(), principal.project_id)
+    with pytest.raises(MemoryNotFound):
+        browse.get(neighbour, memory_id)
+
+
+def test_get_keeps_why_a_memory_was_archived_deleted_or_superseded(
+    service: MemoryService, browse: BrowseService, principal: Principal
+) -> None:
+    memory_id = service.save(principal, "Lint with flake8", "convention")["memory"]["id"]
+    service.archive(principal, memory_id, reason="the project moved to ruff")
+    archived = browse.get(principal, memory_id)
+    assert archived["status"] == "archived"
+    assert archived["archive_reason"] == "the project moved to ruff"
+    assert archived["versions"][-1]["change"] == "archived (the project moved to ruff)"
+    service.restore(principal, memory_id)
+    restored = browse.get(principal, memory_id)
+    assert restored["status"] == "active"
+    assert restored["archive_reason"] is None
+    assert restored["versions"][-1]["change"] == "restored from the archive"
+    service.update(principal, memory_id, {"importance": "high", "rationale": "CI enforces it"})
+    changed = browse.get(principal, memory_id)
+    assert changed["versions"][-1]["change"] == "changed importance, rationale"
+    assert changed["rationale"] == "CI enforces it"
+    service.delete(principal, memory_id, reason="duplicate of the CI note")
+    deleted = browse.get(principal, memory_id)
+    assert deleted["delete_reason"] == "duplicate of the CI note"
+    assert deleted["versions"][-1]["change"] == "deleted (duplicate of the CI note)"
+
+    old = service.save(principal, "Deploys go out on Fridays", "fact")["memory"]["id"]
+    newer = service.save(
+        principal,
+        "Deploys now go out on Thursdays instead",
+        "fact",
+        supersede_reason="the release train moved",
+    )
+    assert newer["superseded_ids"] == [old]
+    superseded = browse.get(principal, old)
+    assert superseded["status"] == "superseded"
+    assert superseded["supersede_reason"] == "the release train moved"
+    assert superseded["versions"][-1]["change"] == (
+        f"superseded by {newer['memory']['id']} (the release train moved)"
+    )
+
+
+def test_stats_count_archived_memories_and_importance(
+    service: MemoryService, browse: BrowseService, principal: Principal
+) -> None:
+    service.save(principal, "Always run the tests before a push", "instruction", importance="core")
+    service.save(principal, "The user likes short answers", "preference", importance="high")
+    service.save(principal, "The staging host is stage-1", "fact")
+    low = service.save(principal, "The coffee machine is on floor 2", "fact", importance="low")
+    service.archive(principal, low["memory"]["id"])
+    stats = browse.stats(principal)
+    assert stats["by_status"] == {"active": 3, "archived": 1, "superseded": 0, "deleted": 0}
+    assert stats["by_importance"] == {"low": 0, "normal": 1, "high": 1, "core": 1}
+    assert stats["archived_by_importance"] == {"low": 1, "normal": 0, "high": 0, "core": 0}
+    assert stats["total"] == 4

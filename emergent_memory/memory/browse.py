@@ -1,7 +1,8 @@
 """BrowseService: what the REST API and the dashboard show of a principal's memories.
 
 The memory list with filters, sorts and cursor pages; one memory with its versions, its
-supersession chain both ways, its relationships, provenance and uses; contexts (list,
+supersession chain both ways, its relationships, provenance, uses, evidence and the reasons it
+was deleted, archived or superseded; contexts (list,
 rename, priority); statistics; the injection log; LLM usage and its cost; the capture queue.
 Every method acts for a principal under row-level security (memory.service.acting_for), reads
 need memory:read and changes memory:write, and another actor's memory id is not found exactly
@@ -29,18 +30,20 @@ from emergent_memory.auth.principal import Principal
 from emergent_memory.db.pool import DatabasePool
 from emergent_memory.errors import InvalidInput, MemoryNotFound, ObjectNotFound, PermissionDenied
 from emergent_memory.memory import browse_store, store, validation
-from emergent_memory.memory.models import CATEGORIES, SCOPES, MemoryRecord
+from emergent_memory.memory.models import CATEGORIES, IMPORTANCES, SCOPES, MemoryRecord
 from emergent_memory.memory.service import acting_for, memory_record
 
-BrowseStatus = Literal["active", "superseded", "deleted", "all"]
+BrowseStatus = Literal["active", "archived", "superseded", "deleted", "all"]
 BrowseSort = Literal["recent", "oldest", "most_used", "least_used", "last_used", "confidence"]
-MemoryStatus = Literal["active", "superseded", "deleted"]
+MemoryStatus = Literal["active", "archived", "superseded", "deleted"]
 BROWSE_STATUSES: tuple[BrowseStatus, ...] = get_args(BrowseStatus)
+MEMORY_STATUSES: tuple[MemoryStatus, ...] = get_args(MemoryStatus)
 BROWSE_SORTS: tuple[BrowseSort, ...] = get_args(BrowseSort)
 LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT = 50, 200
 CHAIN_DEPTH = 50  # supersession steps get follows each way at most
 NEIGHBOURS_LIMIT = 200
 RECALLS_SHOWN = 10
+EVIDENCE_SHOWN = 50  # a memory's latest pieces of evidence on its page
 MAX_TEXT = 500  # characters of a list's text filter
 CURSOR_VERSION = 1
 GROWTH_DAYS = 90
@@ -56,11 +59,18 @@ MIN_PRIORITY, MAX_PRIORITY = 0, 100
 
 class BrowsedMemory(MemoryRecord):
     """A memory in any status: `superseded_by` the id of the memory that replaced it,
-    `deleted_at` when it was deleted, `project_id` the project it was saved in."""
+    `deleted_at` when it was deleted, `archived_at` when it was archived, each with the reason
+    given (None: not in that status); `expired` whether its validity ended (valid_until now or
+    past); `project_id` the project it was saved in."""
 
     status: MemoryStatus
     superseded_by: str | None
     deleted_at: str | None
+    archived_at: str | None
+    supersede_reason: str | None
+    delete_reason: str | None
+    archive_reason: str | None
+    expired: bool
     project_id: str
 
 
@@ -107,16 +117,35 @@ class Recall(TypedDict):
     project_id: str
 
 
+class Evidence(TypedDict):
+    """One piece of evidence for a memory: when, how it came (`origin`: save, repeat,
+    reinforce or capture), from which session and episode, its text (None: a repeat without
+    any), whether it was new for this memory (`independent`: only that raises confidence), and
+    the stored confidence before and after it."""
+
+    at: str
+    origin: str
+    session_id: str | None
+    episode_id: str | None
+    evidence: str | None
+    independent: bool
+    confidence_before: float | None
+    confidence_after: float | None
+
+
 class MemoryDetail(BrowsedMemory):
     """A memory's page: the memory, its versions, what it superseded (nearest first, in
     `supersedes`) and what superseded it (`superseded_by_chain`, nearest first), its
-    relationships and its last uses by the principal (`recalls`)."""
+    relationships, its last uses by the principal (`recalls`) and the principal's evidence
+    for it (`evidence`, newest first, EVIDENCE_SHOWN at most; `evidence_count` counts it
+    all)."""
 
     versions: list[Version]
     supersedes: list[ChainLink]
     superseded_by_chain: list[ChainLink]
     relationships: list[Relationship]
     recalls: list[Recall]
+    evidence: list[Evidence]
 
 
 class Context(TypedDict):
@@ -144,8 +173,9 @@ class DayCount(TypedDict):
 
 
 class Stats(TypedDict):
-    """Counts of the memories the principal sees: `by_status` of all of them; `by_category`,
-    `by_scope` and `by_project` of the active ones; `growth` per UTC day over the last
+    """Counts of the memories the principal sees: `by_status` of all of them (archived
+    included); `by_category`, `by_scope`, `by_importance` and `by_project` of the active ones;
+    `archived_by_importance` of the archived ones; `growth` per UTC day over the last
     GROWTH_DAYS days (memories created, memories deleted); the ten most and least used active
     ones; the principal's embedding jobs and capture windows by status."""
 
@@ -153,6 +183,8 @@ class Stats(TypedDict):
     by_status: dict[str, int]
     by_category: dict[str, int]
     by_scope: dict[str, int]
+    by_importance: dict[str, int]
+    archived_by_importance: dict[str, int]
     by_project: dict[str, int]
     growth: list[DayCount]
     most_used: list[UsedMemory]
@@ -274,11 +306,18 @@ class BrowseService:
     """Reads and small changes for the REST API and the dashboard, on the application pool.
 
     `read_pool` (EMERGENT_MEMORY_READ_DATABASE_URL's, a read replica): the reads (list, get,
-    stats, contexts, injections, LLM usage, capture queue) run on it; the changes on `pool`."""
+    stats, contexts, injections, LLM usage, capture queue) run on it; the changes on `pool`.
+    `decay`: how confidence decays (the memory service's settings; the defaults when None)."""
 
-    def __init__(self, pool: DatabasePool, read_pool: DatabasePool | None = None) -> None:
+    def __init__(
+        self,
+        pool: DatabasePool,
+        read_pool: DatabasePool | None = None,
+        decay: store.Decay | None = None,
+    ) -> None:
         self._pool = pool
         self._read_pool = read_pool or pool
+        self._decay = decay
 
     # -- the list -------------------------------------------------------------------------
 
@@ -289,6 +328,7 @@ class BrowseService:
         status: str = "active",
         category: str | None = None,
         scope: str | None = None,
+        importance: str | None = None,
         project_id: UUID | str | None = None,
         context: str | None = None,
         text: str | None = None,
@@ -315,6 +355,9 @@ class BrowseService:
         filters: dict[str, Any] = {
             "category": None if category is None else validation.category(category),
             "scope": None if scope is None else validation.scope(scope),
+            "importance": None
+            if importance is None
+            else validation.choice(importance, IMPORTANCES, "importance"),
             "project_id": None if project_id is None else as_uuid(project_id, "project_id"),
             "context": None if context is None else validation.context_name(context),
             "text": _text(text),
@@ -350,7 +393,7 @@ class BrowseService:
             )
             shown = found[:limit_]
             rows = browse_store.rows(conn, principal, [row[0] for row in shown])
-        memories = [browsed(rows[row[0]]) for row in shown if row[0] in rows]
+        memories = [browsed(rows[row[0]], self._decay) for row in shown if row[0] in rows]
         next_cursor = None
         if len(found) > limit_:
             next_cursor = encode_cursor(sort_, digest, shown[-1][1:])
@@ -366,13 +409,14 @@ class BrowseService:
             found = browse_store.rows(conn, principal, [id_])
             if id_ not in found:
                 raise MemoryNotFound(f"memory {id_} not found")
-            memory = browsed(found[id_])
+            memory = browsed(found[id_], self._decay)
             versions = browse_store.versions(conn, id_)
             back = browse_store.superseded_chain(conn, id_, CHAIN_DEPTH)
             forward = browse_store.superseding_chain(conn, id_, CHAIN_DEPTH)
             linked = browse_store.rows(conn, principal, [*back, *forward])
             neighbours = browse_store.neighbours(conn, id_, NEIGHBOURS_LIMIT)
             recalls = browse_store.recent_recalls(conn, principal, id_, RECALLS_SHOWN)
+            evidence = browse_store.evidence(conn, principal, id_, EVIDENCE_SHOWN)
         return {
             **memory,
             "versions": _versions(versions),
@@ -392,6 +436,7 @@ class BrowseService:
                 {"recalled_at": at.isoformat(), "project_id": str(project)}
                 for at, project in recalls
             ],
+            "evidence": [_evidence(row) for row in evidence],
         }
 
     # -- contexts -------------------------------------------------------------------------
@@ -474,9 +519,11 @@ class BrowseService:
                 used[sort] = [_used(memories[i]) for i in ids if i in memories]
             embedding = browse_store.status_counts(conn, principal, "embedding")
             capture = browse_store.status_counts(conn, principal, "capture")
-        by_status = dict.fromkeys(("active", "superseded", "deleted"), 0)
+        by_status: dict[str, int] = dict.fromkeys(MEMORY_STATUSES, 0)
         by_category: dict[str, int] = dict.fromkeys(CATEGORIES, 0)
         by_scope: dict[str, int] = dict.fromkeys(SCOPES, 0)
+        by_importance: dict[str, int] = dict.fromkeys(IMPORTANCES, 0)
+        archived_by_importance: dict[str, int] = dict.fromkeys(IMPORTANCES, 0)
         by_project: dict[str, int] = {}
         created: dict[date, int] = {}
         deleted: dict[date, int] = {}
@@ -486,8 +533,13 @@ class BrowseService:
             if row.deleted_day is not None:
                 deleted[row.deleted_day] = deleted.get(row.deleted_day, 0) + row.n
             by_status[row.status] += row.n
+            if row.status == "archived":
+                archived_by_importance[row.importance] = (
+                    archived_by_importance.get(row.importance, 0) + row.n
+                )
             if row.status != "active":
                 continue
+            by_importance[row.importance] = by_importance.get(row.importance, 0) + row.n
             by_category[row.category] = by_category.get(row.category, 0) + row.n
             by_scope[row.scope] = by_scope.get(row.scope, 0) + row.n
             project = str(row.project_id)
@@ -507,6 +559,8 @@ class BrowseService:
             "by_status": by_status,
             "by_category": by_category,
             "by_scope": by_scope,
+            "by_importance": by_importance,
+            "archived_by_importance": archived_by_importance,
             "by_project": by_project,
             "growth": growth,
             "most_used": used["most_used"],
@@ -675,18 +729,51 @@ def require_write(principal: Principal) -> None:
 def _status(row: browse_store.BrowseRow) -> MemoryStatus:
     if row.deleted_at is not None:
         return "deleted"
-    return "superseded" if row.superseded_by else "active"
+    if row.superseded_by:
+        return "superseded"
+    return "archived" if row.archived_at is not None else "active"
 
 
-def browsed(row: browse_store.BrowseRow) -> BrowsedMemory:
+def browsed(row: browse_store.BrowseRow, decay: store.Decay | None = None) -> BrowsedMemory:
     """A memory in any status as list, get and the duplicate pairs show it: the tools' record
-    (MemoryService's), with its status and where it was saved."""
+    (MemoryService's, its confidence decayed with `decay`), with its status and the reason
+    for it, whether its validity ended, and where it was saved."""
+    record = memory_record(row, decay=decay)
+    status = _status(row)
     return {
-        **memory_record(row),
-        "status": _status(row),
+        **record,
+        "status": status,
         "superseded_by": row.superseded_by,
         "deleted_at": None if row.deleted_at is None else row.deleted_at.isoformat(),
+        "archived_at": None if row.archived_at is None else row.archived_at.isoformat(),
+        "supersede_reason": row.supersede_reason if status == "superseded" else None,
+        "delete_reason": row.delete_reason if status == "deleted" else None,
+        "archive_reason": row.archive_reason if status == "archived" else None,
+        "expired": expired(record["valid_until"]),
         "project_id": str(row.project_id),
+    }
+
+
+def expired(valid_until: str | None, now: datetime | None = None) -> bool:
+    """Whether a validity that ends at `valid_until` (ISO 8601; None: never) has ended."""
+    if valid_until is None:
+        return False
+    end = datetime.fromisoformat(valid_until)
+    if end.tzinfo is None:
+        end = end.replace(tzinfo=UTC)
+    return end <= (now or datetime.now(UTC))
+
+
+def _evidence(row: browse_store.EvidenceRow) -> Evidence:
+    return {
+        "at": row.created_at.isoformat(),
+        "origin": row.origin,
+        "session_id": row.session_id,
+        "episode_id": None if row.episode_id is None else str(row.episode_id),
+        "evidence": row.evidence,
+        "independent": row.independent,
+        "confidence_before": row.confidence_before,
+        "confidence_after": row.confidence_after,
     }
 
 
@@ -710,14 +797,47 @@ def _used(row: browse_store.BrowseRow) -> UsedMemory:
 
 
 def _memory_status(value: str) -> MemoryStatus:
-    return validation.choice(value, ("active", "superseded", "deleted"), "status")
+    return validation.choice(value, MEMORY_STATUSES, "status")
 
 
 def _link(row: browse_store.BrowseRow) -> ChainLink:
     return {"id": str(row.id), "content": row.content, "status": _status(row)}
 
 
-TRACKED = ("content", "category", "confidence", "source")
+TRACKED = (
+    "content",
+    "category",
+    "confidence",
+    "source",
+    "importance",
+    "valid_from",
+    "valid_until",
+    "rationale",
+)
+
+
+def _change(row: browse_store.VersionRow, before: browse_store.VersionRow) -> str:
+    """What `row` changed from the version `before` it, in words (reasons in brackets)."""
+    now, was = row.properties, before.properties
+    if row.deleted_at is not None and before.deleted_at is None:
+        return "deleted" + (f" ({row.delete_reason})" if row.delete_reason else "")
+    if row.deleted_at is None and before.deleted_at is not None:
+        return "restored"
+    superseded, was_superseded = now.get("superseded_by"), was.get("superseded_by")
+    if superseded and superseded != was_superseded:
+        reason = now.get("supersede_reason")
+        return f"superseded by {superseded}" + (f" ({reason})" if reason else "")
+    if was_superseded and not superseded:
+        return f"restored: no longer superseded by {was_superseded}"
+    if now.get("archived_at") and not was.get("archived_at"):
+        reason = now.get("archive_reason")
+        return "archived" + (f" ({reason})" if reason else "")
+    if was.get("archived_at") and not now.get("archived_at"):
+        return "restored from the archive"
+    changed = [f for f in TRACKED if now.get(f) != was.get(f)]
+    if changed:
+        return "changed " + ", ".join(changed)
+    return "no change to its text, category or confidence"
 
 
 def _versions(versions: list[browse_store.VersionRow]) -> list[Version]:
@@ -725,26 +845,12 @@ def _versions(versions: list[browse_store.VersionRow]) -> list[Version]:
     shown: list[Version] = []
     before: browse_store.VersionRow | None = None
     for row in versions:
-        changed: list[str] = []
-        if before is None:
-            change = "created"
-        elif row.deleted_at is not None and before.deleted_at is None:
-            change = "deleted" + (f" ({row.delete_reason})" if row.delete_reason else "")
-        elif row.deleted_at is None and before.deleted_at is not None:
-            change = "restored"
-        else:
-            changed = [f for f in TRACKED if row.properties.get(f) != before.properties.get(f)]
-            was, now = before.properties.get("superseded_by"), row.properties.get("superseded_by")
-            if now and now != was:
-                change = f"superseded by {now}"
-            elif was and not now:
-                change = f"restored: no longer superseded by {was}"
-            elif changed:
-                change = "changed " + ", ".join(changed)
-            else:
-                change = "no change to its text, category or confidence"
-        if before is not None and change.startswith(("deleted", "restored", "superseded")):
-            changed = [f for f in TRACKED if row.properties.get(f) != before.properties.get(f)]
+        change = "created" if before is None else _change(row, before)
+        changed = (
+            []
+            if before is None
+            else [f for f in TRACKED if row.properties.get(f) != before.properties.get(f)]
+        )
         confidence = row.properties.get("confidence")
         shown.append(
             {

@@ -62,13 +62,20 @@ SORTS: dict[str, SortKey] = {
     ),
 }
 
-# Which head versions of memories each status keeps.
+# Which head versions of memories each status keeps (archived: live, not superseded, with
+# archived_at; kb.is_active_memory leaves those out).
 STATUSES = {
-    "active": "o.deleted_at IS NULL AND NOT (o.properties ? 'superseded_by')",
+    "active": "o.deleted_at IS NULL AND NOT (o.properties ? 'superseded_by') "
+    "AND NOT (o.properties ? 'archived_at')",
+    "archived": "o.deleted_at IS NULL AND NOT (o.properties ? 'superseded_by') "
+    "AND o.properties ? 'archived_at'",
     "superseded": "o.deleted_at IS NULL AND o.properties ? 'superseded_by'",
     "deleted": "o.deleted_at IS NOT NULL",
     "all": "true",
 }
+
+# A memory's importance (absent: normal).
+IMPORTANCE = "coalesce(o.properties ->> 'importance', 'normal')"
 
 # The two halves of store.VISIBLE: the principal's own memories (on the actor's index) and
 # global ones (on the global index).
@@ -103,6 +110,7 @@ IN_CONTEXT = """EXISTS (
 FILTERS = {
     "category": "o.properties ->> 'category' = %(category)s",
     "scope": "o.scope = %(scope)s",
+    "importance": IMPORTANCE + " = %(importance)s",
     "project_id": "o.project_id = %(project_id_filter)s",
     "context": IN_CONTEXT,
     "text": "o.fts @@ websearch_to_tsquery('english', %(text)s)",
@@ -118,7 +126,9 @@ USE_FILTERS = ("used_after", "used_before")
 # many rows a filter keeps (category: 79 estimated, 11,098 kept at 100,000 memories; it then
 # read and sorted every memory of the actor, 490 ms instead of 0.6). Full-text and context
 # filters may keep a handful of rows: the planner's choice stands for them.
-WALKED_FILTERS = frozenset({"category", "scope", "project_id", "created_after", "created_before"})
+WALKED_FILTERS = frozenset(
+    {"category", "scope", "importance", "project_id", "created_after", "created_before"}
+)
 WALK_THE_INDEX = ("SET LOCAL enable_bitmapscan = off", "SET LOCAL enable_seqscan = off")
 PLANNER_CHOOSES = ("SET LOCAL enable_bitmapscan = on", "SET LOCAL enable_seqscan = on")
 
@@ -375,6 +385,38 @@ def recent_recalls(
     return [(row[0], UUID(str(row[1]))) for row in rows]
 
 
+# The principal's evidence for a memory (kb.memory_evidence: its own rows under row-level
+# security), newest first: each save, repeat, reinforcement and capture that backed it.
+EVIDENCE = """
+SELECT created_at, origin, session_id, episode_id, evidence, independent,
+       confidence_before, confidence_after
+FROM kb.memory_evidence
+WHERE canonical_id = %(id)s AND actor_id = %(actor_id)s
+ORDER BY created_at DESC, id DESC
+LIMIT %(limit)s
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceRow:
+    created_at: datetime
+    origin: str
+    session_id: str | None
+    episode_id: UUID | None
+    evidence: str | None
+    independent: bool
+    confidence_before: float | None
+    confidence_after: float | None
+
+
+def evidence(
+    conn: Connection[Any], principal: Principal, memory_id: UUID, limit: int
+) -> list[EvidenceRow]:
+    with conn.cursor(row_factory=class_row(EvidenceRow)) as cur:
+        cur.execute(EVIDENCE, _params(principal, id=memory_id, limit=limit))
+        return cur.fetchall()
+
+
 VERSIONS = """
 SELECT version, properties, deleted_at, delete_reason, updated_at FROM kb.graph_objects
 WHERE canonical_id = %(id)s
@@ -522,8 +564,10 @@ def contexts(
 COUNTS = """
 SELECT CASE WHEN o.deleted_at IS NOT NULL THEN 'deleted'
             WHEN o.properties ? 'superseded_by' THEN 'superseded'
+            WHEN o.properties ? 'archived_at' THEN 'archived'
             ELSE 'active' END AS status,
        coalesce(o.properties ->> 'category', '') AS category, o.scope, o.project_id,
+       coalesce(o.properties ->> 'importance', 'normal') AS importance,
        CASE WHEN o.created_at >= %(since)s
             THEN (o.created_at AT TIME ZONE 'UTC')::date END AS created_day,
        CASE WHEN o.deleted_at >= %(since)s
@@ -531,7 +575,7 @@ SELECT CASE WHEN o.deleted_at IS NOT NULL THEN 'deleted'
        count(*) AS n
 FROM kb.graph_objects o
 WHERE o.type = 'Memory' AND o.is_head AND {visible}
-GROUP BY 1, 2, 3, 4, 5, 6
+GROUP BY 1, 2, 3, 4, 5, 6, 7
 """
 
 # The principal's embedding jobs (that table has no row-level security: filtered here).
@@ -562,6 +606,7 @@ class CountRow:
     category: str
     scope: str
     project_id: UUID
+    importance: str
     created_day: date | None
     deleted_day: date | None
     n: int
@@ -635,7 +680,8 @@ ORDER BY session_id, created_at DESC, id
 CONTENTS = """
 SELECT o.canonical_id, o.properties ->> 'content',
        CASE WHEN o.deleted_at IS NOT NULL THEN 'deleted'
-            WHEN o.properties ? 'superseded_by' THEN 'superseded' ELSE 'active' END
+            WHEN o.properties ? 'superseded_by' THEN 'superseded'
+            WHEN o.properties ? 'archived_at' THEN 'archived' ELSE 'active' END
 FROM kb.graph_objects o
 WHERE o.canonical_id = ANY(%(ids)s) AND o.is_head AND o.type = 'Memory' AND {visible}
 """
