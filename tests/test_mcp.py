@@ -80,7 +80,13 @@ async def test_the_four_tools_with_their_annotations_and_schemas(client: Client[
         "scope",
         "context",
         "related_to",
+        "importance",
+        "evidence",
+        "valid_from",
+        "valid_until",
+        "rationale",
     }
+    assert save["properties"]["importance"]["anyOf"][0]["enum"] == ["low", "normal", "high", "core"]
     assert save["properties"]["category"]["enum"] == [
         "preference",
         "pattern",
@@ -111,6 +117,8 @@ async def test_the_four_tools_with_their_annotations_and_schemas(client: Client[
         "scope",
         "limit",
         "include_episodes",
+        "include_archived",
+        "as_of",
     }
     assert recall["properties"]["include_episodes"]["type"] == "boolean"
     assert recall["properties"]["include_episodes"]["default"] is False
@@ -123,7 +131,12 @@ async def test_the_four_tools_with_their_annotations_and_schemas(client: Client[
         "limit",
         "confirm",
         "status",
+        "evidence",
+        "reason",
     }
+    manage = tools["manage_memory"].input_schema["properties"]
+    assert {"reinforce", "archive"} <= set(manage["action"]["enum"])
+    assert "archived" in manage["status"]["anyOf"][0]["enum"]
     assert "start of every task" in (tools["recall_memories"].description or "")
     assert "immediately" in (tools["save_memory"].description or "")
     assert tools["save_memory"].output_schema is not None
@@ -277,6 +290,38 @@ async def test_save_memory_reports_possible_duplicates_for_the_agent_to_judge(
         ("verify_memory", {"claim": "x", "scope": "everyone"}, "scope"),
         ("verify_memory", {"claim": "password=hunter2hunter2"}, "refusing to verify"),
         ("verify_memory", {}, "claim is required"),
+        ("save_memory", {"content": "x", "category": "fact", "importance": "urgent"}, "importance"),
+        (
+            "save_memory",
+            {"content": "x", "category": "fact", "valid_from": "yesterday"},
+            "valid_from 'yesterday' is not an ISO 8601 date or date-time",
+        ),
+        (
+            "save_memory",
+            {
+                "content": "x",
+                "category": "fact",
+                "valid_from": "2026-03-01",
+                "valid_until": "2026-02-01",
+            },
+            "valid_until (2026-02-01T00:00:00Z) must be after valid_from",
+        ),
+        ("save_memory", {"content": "x", "category": "fact", "rationale": "r" * 1001}, "rationale"),
+        ("save_memory", {"content": "x", "category": "fact", "evidence": "e" * 501}, "evidence"),
+        ("recall_memories", {"query": "x", "as_of": "soon"}, "as_of 'soon' is not an ISO 8601"),
+        ("recall_memories", {"query": "x", "include_archived": "yes"}, "include_archived"),
+        (
+            "manage_memory",
+            {"action": "reinforce", "memory_id": str(uuid.uuid4())},
+            "evidence is required",
+        ),
+        ("manage_memory", {"action": "archive"}, "memory_id is required"),
+        ("manage_memory", {"action": "list", "status": "expired"}, "status"),
+        (
+            "manage_memory",
+            {"action": "delete", "memory_id": str(uuid.uuid4()), "reason": "r" * 501},
+            "reason",
+        ),
         ("manage_memory", {"action": "forget_all"}, "confirm: true"),
         ("manage_memory", {"action": "forget_all", "confirm": "yes"}, "confirm"),
         ("manage_memory", {"action": "forget_all", "confirm": 1}, "confirm"),
@@ -382,3 +427,153 @@ async def test_verify_memory_without_a_verify_service_says_so(
     async with Client(server) as client:
         message = await error_of(client, "verify_memory", claim="anything")
     assert "verify_memory is not available on this server" in message
+
+
+async def test_save_memory_keeps_the_lifecycle_properties_and_the_evidence(
+    client: Client[Any],
+) -> None:
+    saved = await call(
+        client,
+        "save_memory",
+        content="The API paginates with cursors, not offsets",
+        category="decision",
+        importance="high",
+        evidence="design review of 3 March",
+        valid_from="2026-03-01",
+        valid_until="2030-01-01T12:00:00+02:00",
+        rationale="offsets skip rows when items are added while paging",
+    )
+    memory = saved["memory"]
+    assert (memory["category"], memory["importance"]) == ("decision", "high")
+    assert (memory["valid_from"], memory["valid_until"]) == (
+        "2026-03-01T00:00:00Z",
+        "2030-01-01T10:00:00Z",
+    )
+    assert memory["rationale"] == "offsets skip rows when items are added while paging"
+    assert memory["evidence_count"] == 1
+    assert memory["last_evidence"]["evidence"] == "design review of 3 March"
+    assert memory["last_evidence"]["origin"] == "save"
+    [recalled] = (await call(client, "recall_memories", query="cursors offsets"))["memories"]
+    assert (recalled["id"], recalled["importance"]) == (memory["id"], "high")
+    assert recalled["effective_confidence"] == recalled["confidence"]
+    assert recalled["scores"]["importance_factor"] > 1  # high ranks above normal
+    assert {"recency", "effective_confidence"} <= set(recalled["scores"])
+
+
+async def test_reinforce_raises_confidence_with_independent_evidence_only(
+    client: Client[Any],
+) -> None:
+    saved = await call(client, "save_memory", content="The user's editor is Helix", category="fact")
+    memory_id = saved["memory"]["id"]
+    assert saved["memory"]["confidence"] == 0.7  # inferred
+    first = await call(
+        client,
+        "manage_memory",
+        action="reinforce",
+        memory_id=memory_id,
+        evidence="the user: yes, I use Helix",
+    )
+    assert (first["independent"], first["confidence_before"], first["confidence_after"]) == (
+        True,
+        0.7,
+        0.775,
+    )
+    # the save's own row (origin "save") and this one
+    assert (first["memory"]["confidence"], first["evidence_count"]) == (0.775, 2)
+    again = await call(
+        client,
+        "manage_memory",
+        action="reinforce",
+        memory_id=memory_id,
+        evidence="The user: yes, I use  Helix",  # the same evidence: kept, raises nothing
+    )
+    assert (again["independent"], again["memory"]["confidence"]) == (False, 0.775)
+    assert again["memory"]["evidence_count"] == 3
+    assert again["memory"]["last_evidence"]["origin"] == "reinforce"
+
+
+async def test_archive_delete_reasons_and_restore_through_the_tools(client: Client[Any]) -> None:
+    saved = await call(
+        client, "save_memory", content="The office printer is on floor 3", category="fact"
+    )
+    memory_id = saved["memory"]["id"]
+    archived = await call(
+        client, "manage_memory", action="archive", memory_id=memory_id, reason="moved offices"
+    )
+    assert (archived["archived"], archived["archive_reason"]) == (memory_id, "moved offices")
+    assert (await call(client, "recall_memories", query="office printer"))["memories"] == []
+    found = await call(client, "recall_memories", query="office printer", include_archived=True)
+    assert [m["id"] for m in found["memories"]] == [memory_id]
+    listed = await call(client, "manage_memory", action="list", status="archived")
+    assert [(m["id"], m["status"], m["archive_reason"]) for m in listed["memories"]] == [
+        (memory_id, "archived", "moved offices")
+    ]
+    restored = await call(client, "manage_memory", action="restore", memory_id=memory_id)
+    assert restored["restored_from"] == "archived"
+    recalled = await call(client, "recall_memories", query="office printer")
+    assert [m["id"] for m in recalled["memories"]] == [memory_id]
+
+    await call(client, "manage_memory", action="delete", memory_id=memory_id, reason="user asked")
+    deleted = await call(client, "manage_memory", action="list", status="deleted")
+    assert [(m["id"], m["delete_reason"]) for m in deleted["memories"]] == [
+        (memory_id, "user asked")
+    ]
+
+
+async def test_update_changes_importance_validity_and_rationale(client: Client[Any]) -> None:
+    saved = await call(
+        client,
+        "save_memory",
+        content="Releases are frozen during the audit",
+        category="instruction",
+        valid_until="2030-06-01",
+    )
+    updated = await call(
+        client,
+        "manage_memory",
+        action="update",
+        memory_id=saved["memory"]["id"],
+        updates={"importance": "core", "valid_until": None, "rationale": "audit rules"},
+    )
+    memory = updated["memory"]
+    assert (memory["importance"], memory["valid_until"], memory["rationale"]) == (
+        "core",
+        None,
+        "audit rules",
+    )
+
+
+async def test_recall_as_of_answers_what_held_at_that_time(client: Client[Any]) -> None:
+    saved = await call(
+        client,
+        "save_memory",
+        content="The staging database is db-2",
+        category="fact",
+        valid_until="2030-03-01",
+    )
+    memory_id = saved["memory"]["id"]
+    during = await call(client, "recall_memories", query="staging database", as_of="2030-02-28")
+    assert [m["id"] for m in during["memories"]] == [memory_id]
+    after = await call(client, "recall_memories", query="staging database", as_of="2030-03-01")
+    assert after["memories"] == []  # valid_until is the first moment it no longer holds
+    before = await call(client, "recall_memories", query="staging database", as_of="2001-01-01")
+    assert before["memories"] == []  # not yet recorded then
+
+
+async def test_another_actor_cannot_reinforce_or_archive_my_memory(
+    service: MemoryService, principal: Principal
+) -> None:
+    other = Principal(actor_id=uuid.uuid4(), project_id=principal.project_id)
+    async with (
+        Client(server_for(service, principal)) as me,
+        Client(server_for(service, other)) as them,
+    ):
+        saved = await call(me, "save_memory", content="The user's bike is blue", category="fact")
+        memory_id = saved["memory"]["id"]
+        for action, extra in (("reinforce", {"evidence": "I saw it"}), ("archive", {})):
+            message = await error_of(
+                them, "manage_memory", action=action, memory_id=memory_id, **extra
+            )
+            assert f"memory {memory_id} not found" in message
+        [mine] = (await call(me, "manage_memory", action="list"))["memories"]
+        assert (mine["confidence"], mine["evidence_count"]) == (0.7, 1)  # the save's

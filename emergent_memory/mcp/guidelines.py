@@ -62,7 +62,7 @@ memories you can see (optionally of one category), most used first; with status
 "superseded", "archived" or "deleted" it shows those instead, newest first, with
 superseded_by, archived_at or deleted_at and the reason. "update" changes a memory's
 content, category, confidence, importance, valid_from, valid_until or rationale (null
-removes the last three; the id stays the same; the exact text of another memory is refused,
+removes the last four; the id stays the same; the exact text of another memory is refused,
 and close ones are listed in possible_duplicates); "reinforce" records evidence (required:
 a short quote or where you saw it) that a memory is still true and raises its confidence;
 "archive" takes a memory that is still true but no longer useful out of recall; "delete"

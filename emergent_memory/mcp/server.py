@@ -40,6 +40,7 @@ from emergent_memory.memory import MemoryService
 from emergent_memory.memory.models import (
     Action,
     Category,
+    Importance,
     ListStatus,
     ManageResult,
     MemoryScope,
@@ -191,6 +192,35 @@ def create_server(
             list[str] | None,
             Field(description="Optional ids (at most 20) of objects this memory is about."),
         ] = None,
+        importance: Annotated[
+            Importance | None,
+            Field(
+                description="normal when not given; high: matters in many tasks; core: must "
+                "shape every session (given at every session start, never fades); low: trivia."
+            ),
+        ] = None,
+        evidence: Annotated[
+            str | None,
+            Field(description="Optional short quote or source that backs it (500 characters)."),
+        ] = None,
+        valid_from: Annotated[
+            str | None,
+            Field(
+                description="Optional ISO 8601 date or date-time (UTC) from which it holds, "
+                "e.g. '2026-03-01'."
+            ),
+        ] = None,
+        valid_until: Annotated[
+            str | None,
+            Field(
+                description="Optional ISO 8601 date or date-time (UTC) from which it no longer "
+                "holds: 'until the migration on 1 March' is '2026-03-01'."
+            ),
+        ] = None,
+        rationale: Annotated[
+            str | None,
+            Field(description="Optional why (1000 characters), mainly for a decision."),
+        ] = None,
     ) -> SaveResult:
         return await call(
             holder.get().save,
@@ -200,6 +230,11 @@ def create_server(
             scope=scope,
             context=context,
             related_to=related_to,
+            importance=importance,
+            evidence=evidence,
+            valid_from=valid_from,
+            valid_until=valid_until,
+            rationale=rationale,
         )
 
     @mcp.tool(
@@ -233,6 +268,17 @@ def create_server(
                 "said or decided in an earlier session when no memory has it."
             ),
         ] = False,
+        include_archived: Annotated[
+            bool,
+            Field(description="Also search archived memories (left out by default)."),
+        ] = False,
+        as_of: Annotated[
+            str | None,
+            Field(
+                description="An ISO 8601 date or date-time: what was believed true then "
+                "(memories recorded by then, valid then, not yet replaced or archived then)."
+            ),
+        ] = None,
     ) -> RecallResult:
         return await call(
             holder.get().recall,
@@ -241,6 +287,8 @@ def create_server(
             scope=scope,
             limit=limit,
             include_episodes=include_episodes,
+            include_archived=include_archived,
+            as_of=as_of,
         )
 
     @mcp.tool(
@@ -259,13 +307,17 @@ def create_server(
             Field(description="What to do."),
         ],
         memory_id: Annotated[
-            str | None, Field(description="The memory's id (for delete, update and restore).")
+            str | None,
+            Field(
+                description="The memory's id (for delete, update, restore, reinforce and archive)."
+            ),
         ] = None,
         updates: Annotated[
             dict[str, Any] | None,
             Field(
-                description="For update: new values of content, category and/or confidence "
-                "(0 to 1)."
+                description="For update: new values of content, category, confidence (0 to "
+                "1), importance, valid_from, valid_until, rationale (null removes the last "
+                "four)."
             ),
         ] = None,
         category: Annotated[
@@ -278,9 +330,20 @@ def create_server(
         status: Annotated[
             ListStatus | None,
             Field(
-                description="For list: active memories (default), or the superseded or "
-                "deleted ones that restore can bring back."
+                description="For list: active memories (default), or the superseded, archived "
+                "or deleted ones that restore can bring back."
             ),
+        ] = None,
+        evidence: Annotated[
+            str | None,
+            Field(
+                description="For reinforce (required): a short quote, or where you saw the "
+                "memory confirmed (500 characters)."
+            ),
+        ] = None,
+        reason: Annotated[
+            str | None,
+            Field(description="For delete and archive: why, kept with the memory."),
         ] = None,
     ) -> ManageResult:
         result = await call(
@@ -292,6 +355,8 @@ def create_server(
             limit=limit,
             confirm=confirm,
             status=status,
+            evidence=evidence,
+            reason=reason,
         )
         return cast(ManageResult, result)
 
