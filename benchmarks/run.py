@@ -1,7 +1,8 @@
 """`make bench`: every benchmark, written to benchmarks/results/ (JSON and markdown).
 
 python -m benchmarks.run                 # all: dedup, secrets, quality, injection, capture,
-                                         # hooks, round trips, latency, dashboard, lifecycle
+                                         # hooks, round trips, latency, dashboard, lifecycle,
+                                         # verify
 python -m benchmarks.run --only dedup,secrets,quality,injection,capture,hooks,roundtrips
 python -m benchmarks.run --scale smoke   # a tiny run of everything (what the tests do)
 """
@@ -22,6 +23,7 @@ from benchmarks import (
     quality,
     roundtrips,
     secrets,
+    verify,
 )
 
 
@@ -30,7 +32,7 @@ def main() -> None:
     parser.add_argument(
         "--only",
         default="dedup,secrets,quality,injection,capture,hooks,roundtrips,latency,dashboard,"
-        "lifecycle",
+        "lifecycle,verify",
     )
     parser.add_argument("--scale", choices=["smoke", "full"], default="full")
     arguments = parser.parse_args()
@@ -66,6 +68,8 @@ def main() -> None:
                 lifecycle.run()
         elif name == "dashboard":
             dashboard.run(arguments.scale, calls=5 if smoke else 100)
+        elif name == "verify":
+            verify.run(limit=40 if smoke else None)
         else:
             parser.error(f"unknown benchmark {name!r}")
         print(f"{name}: {time.perf_counter() - start:.0f} s")

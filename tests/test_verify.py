@@ -22,6 +22,7 @@ from emergent_memory.embeddings.local import LOCAL_MODEL_NAME, LocalEmbeddings
 from emergent_memory.errors import InvalidInput, PermissionDenied, SecretRejected
 from emergent_memory.llm import AnthropicClient
 from emergent_memory.memory import MemoryService
+from emergent_memory.memory.models import Category
 from emergent_memory.memory.secrets import describe_secret, find_secrets
 from emergent_memory.memory.verify import (
     JUDGE_TOOL,
@@ -43,7 +44,7 @@ RULES_ONLY = VerifyPolicy(
 )
 LABELLED = Path(__file__).resolve().parent.parent / "benchmarks" / "data" / "verify_claims.json"
 
-MEMORIES = [
+MEMORIES: list[tuple[str, Category]] = [
     ("The API service listens on port 8080 in local development.", "fact"),
     ("The project uses PostgreSQL 16 with the pgvector extension.", "fact"),
     ("The user prefers double quotes for strings in Python.", "preference"),
