@@ -20,12 +20,16 @@ negation one text has and the other not), then the similarity bands calibrated o
 benchmarks/data/verify_claims.json (benchmarks/verify.py; the thresholds are in
 emergent_memory/app.py, per embedding model):
 
-1. below `related_from` a memory is not about the claim's subject;
+1. below `related_from` a memory is not about the claim's subject, unless from
+   `shared_word_from` it shares a content word with the claim (but GENERIC_WORDS: "prefer",
+   "use", "team", ...): then it is related;
 2. another holder ("the user" / "the user's manager") or another subject of the same kind (a
    modifier swapped before the same noun: "the *staging* database" / "the *production*
    database") is related, never a confirmation or a conflict;
-3. from `conflict_from`, a changed value, the other value of a setting, or a negation one side
-   has conflicts;
+3. a changed value, the other value of a setting, or a negation one side has conflicts from
+   `confirm_from`, and from `conflict_from` when the two keep at least `conflict_frame` of
+   the longer one's words in order (the same sentence with the value swapped, not another
+   sentence about the same thing); closer than `related_from` but not that, related;
 4. from `confirm_from` (or `keeps_words_from` when one text keeps every content word of the
    other), the same values confirm;
 5. anything else at or above `related_from` is related.
@@ -33,11 +37,13 @@ emergent_memory/app.py, per embedding model):
 The verdict follows the closest memory that confirms or conflicts (a claim both confirmed and
 contradicted takes the closer one's answer); else related when any memory is; else new.
 
-When the best candidate falls in an ambiguous band (`judge_bands`, where the rules were least
-accurate on the labelled set) and an Anthropic key is configured, a forced
-tool call (`record_verification`) decides the relations instead, within the actor's daily
-token budget (the one capture spends). Any failure of that call (unavailable, refused,
-malformed, the budget spent) keeps the rules' answer, with judge "rules" and why saying so.
+When the best candidate's similarity falls in an ambiguous band (`judge_bands`: where the
+rules answered below 0.9 on the labelled set's calibration split) and an Anthropic key is
+configured, a forced tool call (`record_verification`, capture's gate model) decides the
+relations of the candidates instead, within the actor's daily token budget (the one capture
+spends), and the verdict follows them as it follows the rules'. Any failure of that call
+(unavailable, refused, malformed, the budget spent) keeps the rules' answer, with judge
+"rules" and why saying so.
 With no vectors (the embedder is down: `degraded`), similarities are replaced by the share of
 content words the texts have in common, judged with the `*_words` thresholds.
 """
