@@ -31,6 +31,7 @@ from emergent_memory.memory.capture_worker import CaptureWorker
 from emergent_memory.memory.dedup import DedupPolicy
 from emergent_memory.memory.duplicates import DuplicateService
 from emergent_memory.memory.injection import InjectionConfig, InjectionService
+from emergent_memory.memory.lifecycle import ArchiveConfig, ArchiveJob, LifecycleService
 from emergent_memory.memory.maintenance import MaintenanceService
 from emergent_memory.memory.service import MemoryConfig, MemoryService
 from emergent_memory.memory.store import EMBEDDED_TEXT
@@ -386,10 +387,44 @@ def verify_service(settings: Settings, memory: MemoryService) -> Iterator[Verify
 
 @dataclass(frozen=True)
 class Workers:
-    """The `worker` command's workers on one pool: embeddings, and capture (None when off)."""
+    """The `worker` command's workers on one pool: embeddings, and capture (None when off);
+    and the archive job on a pool of its own (None when off)."""
 
     embedding: EmbeddingWorker
     capture: CaptureWorker | None
+    archive: ArchiveJob | None = None
+
+
+def archive_config(settings: Settings) -> ArchiveConfig:
+    """The archive job's criteria (its schedule is the worker's: _archive_job)."""
+    return ArchiveConfig(
+        after_days=settings.archive_after_days,
+        below_confidence=settings.archive_below_confidence,
+        max_importance=settings.archive_max_importance,
+    )
+
+
+@contextmanager
+def _archive_job(settings: Settings) -> Iterator[ArchiveJob | None]:
+    """The worker's archive job (None with EMERGENT_MEMORY_ARCHIVE_INTERVAL_HOURS=0), as the
+    database's owner: it looks at every actor's memories (a role that cannot is told so in
+    the log at each run)."""
+    if settings.archive_interval_hours == 0:
+        yield None
+        return
+    with open_database(settings.database_url, settings.data_dir) as db:
+        pool = create_pool(
+            db.url,
+            min_size=1,
+            max_size=1,
+            timeout=settings.pool_timeout,
+            restart=None if db.server is None else db.server.restart_if_stopped,
+        )
+        try:
+            lifecycle = LifecycleService(pool, archive_config(settings))
+            yield ArchiveJob(lifecycle, settings.archive_interval_hours * 3600)
+        finally:
+            pool.close()
 
 
 @contextmanager
@@ -397,12 +432,13 @@ def open_workers(
     settings: Settings, *, load_model: Literal["now", "background", "lazily"] = "now"
 ) -> Iterator[Workers]:
     """The embedding worker, and the capture worker when capture is on (the `worker`
-    command), sharing one pool and one embedder."""
+    command), sharing one pool and one embedder; and the archive job when it is on."""
     with (
         _service_and_worker(settings, None, load_model) as (memory, embedding),
         _capture(settings, memory, worker=False) as capture,
+        _archive_job(settings) as archive,
     ):
-        yield Workers(embedding, CaptureWorker(capture) if capture.enabled else None)
+        yield Workers(embedding, CaptureWorker(capture) if capture.enabled else None, archive)
 
 
 @dataclass(frozen=True)
@@ -459,8 +495,8 @@ def open_server_services(
 class AdminServices:
     """What an operator's commands use, as the database's owner (the configured URL's role;
     on the embedded server its superuser): the whole database's status, export, import and
-    re-embedding, token management, and the capture queue of every actor. `database` and
-    `schema` say which database and revision it is."""
+    re-embedding, token management, the capture queue of every actor, and the archive job.
+    `database` and `schema` say which database and revision it is."""
 
     database: Database
     schema: migrations.SchemaState
@@ -468,6 +504,7 @@ class AdminServices:
     tokens: TokenService
     capture: CaptureAdmin
     dashboard_links: DashboardLinks
+    lifecycle: LifecycleService
 
 
 @contextmanager
@@ -504,6 +541,7 @@ def open_admin_services(
                     TokenService(pool),
                     CaptureAdmin(pool),
                     DashboardLinks(pool),
+                    LifecycleService(pool, archive_config(settings)),
                 )
             finally:
                 pool.close()

@@ -1,5 +1,5 @@
-"""Commands on the workers: the embedding worker (and the capture worker when capture is on),
-and re-embedding every memory."""
+"""Commands on the workers: the embedding worker (and the capture worker when capture is on,
+and the archive job), and re-embedding every memory."""
 
 from __future__ import annotations
 
@@ -25,14 +25,16 @@ from emergent_memory.settings import Settings
 @reports_errors
 def worker_command(settings: Settings, once: bool, retry_dead: bool, as_json: bool) -> None:
     """Compute the embeddings still queued (memories saved while the provider failed), and,
-    when capture is on (EMERGENT_MEMORY_ANTHROPIC_API_KEY), capture queued conversations.
+    when capture is on (EMERGENT_MEMORY_ANTHROPIC_API_KEY), capture queued conversations;
+    every EMERGENT_MEMORY_ARCHIVE_INTERVAL_HOURS (24; 0: never), archive the memories nobody
+    used for long (`emergent-memory lifecycle archive`; not with --once).
 
     Runs until SIGINT or SIGTERM (the round in progress is finished; a second signal stops
     at once), or with --once until no job or window is due. Any number of workers, and
     servers started with --worker, can share the queues.
     """
     with open_workers(settings) as workers:
-        worker, capture = workers.embedding, workers.capture
+        worker, capture, archive = workers.embedding, workers.capture, workers.archive
         revived = worker.retry_dead() if retry_dead else 0
         if once:
             counts = worker.drain()
@@ -68,6 +70,11 @@ def worker_command(settings: Settings, once: bool, retry_dead: bool, as_json: bo
             f"emergent-memory worker {worker.worker_id}: computing queued embeddings"
             + (f" ({revived} dead jobs revived)" if retry_dead else "")
             + (", capturing queued conversations" if capture is not None else "")
+            + (
+                f", archiving unused memories every {settings.archive_interval_hours:g} h"
+                if archive is not None
+                else ""
+            )
             + "; Ctrl-C to stop",
             err=True,
         )
@@ -86,6 +93,12 @@ def worker_command(settings: Settings, once: bool, retry_dead: bool, as_json: bo
                     args=(stop, poll),
                     name="capture-worker",
                     daemon=True,
+                )
+            )
+        if archive is not None:  # its first run a minute after the start, then every interval
+            threads.append(
+                threading.Thread(
+                    target=archive.run_forever, args=(stop,), name="archive-job", daemon=True
                 )
             )
         try:

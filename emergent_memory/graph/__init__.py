@@ -21,6 +21,7 @@ from emergent_memory.graph.objects import (
     list_versions,
     lock_object,
     restore_object,
+    try_lock_object,
     update_object,
 )
 from emergent_memory.graph.packs import (
@@ -78,6 +79,7 @@ __all__ = [
     "restore_object",
     "set_embedding",
     "summarize",
+    "try_lock_object",
     "update_object",
     "update_relationship",
     "validate_object",

@@ -32,6 +32,7 @@ from emergent_memory.graph.versioning import (
     merge_properties,
     require_transaction,
     savepoint,
+    try_lock_versions,
 )
 
 TABLE = "kb.graph_objects"
@@ -207,6 +208,11 @@ def lock_object(conn: Connection[Any], canonical_id: UUID) -> None:
     versions takes: read its head after this and it stays the head (the lock is re-entrant,
     so the caller may then update or delete the object)."""
     lock_versions(conn, TABLE, canonical_id)
+
+
+def try_lock_object(conn: Connection[Any], canonical_id: UUID) -> bool:
+    """lock_object, or False at once when another transaction holds the lock (no wait)."""
+    return try_lock_versions(conn, TABLE, canonical_id)
 
 
 def get_head(

@@ -11,6 +11,7 @@ from psycopg import Connection
 from psycopg.pq import TransactionStatus
 
 LOCK_VERSIONS = "SELECT pg_advisory_xact_lock(hashtextextended(%(lock_key)s, 0))"
+TRY_LOCK_VERSIONS = "SELECT pg_try_advisory_xact_lock(hashtextextended(%(lock_key)s, 0))"
 
 
 def lock_versions(conn: Connection[Any], table: str, canonical_id: UUID) -> None:
@@ -22,6 +23,14 @@ def lock_versions(conn: Connection[Any], table: str, canonical_id: UUID) -> None
     """
     require_transaction(conn)
     conn.execute(LOCK_VERSIONS, {"lock_key": f"{table}:{canonical_id}"})
+
+
+def try_lock_versions(conn: Connection[Any], table: str, canonical_id: UUID) -> bool:
+    """lock_versions without waiting: False (and no lock) when another transaction holds it,
+    the SKIP LOCKED of a job that must never wait for a writer nor be waited for long."""
+    require_transaction(conn)
+    row = conn.execute(TRY_LOCK_VERSIONS, {"lock_key": f"{table}:{canonical_id}"}).fetchone()
+    return bool(row and row[0])
 
 
 def require_transaction(conn: Connection[Any]) -> None:
