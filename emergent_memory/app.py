@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
+from psycopg_pool import ConnectionPool
+
+from emergent_memory import telemetry
 from emergent_memory.auth.dashboard import DashboardLinks, DashboardSessions
 from emergent_memory.auth.service import TokenService
 from emergent_memory.db import migrate as migrations
 from emergent_memory.db.connection import Database, connect, open_database, with_role
-from emergent_memory.db.pool import create_pool
-from emergent_memory.db.replica import create_replica_pool
+from emergent_memory.db.pool import create_pool, quick_transaction
 from emergent_memory.db.roles import EMBEDDED_SERVER_ROLE, ensure_login_role
+from emergent_memory.embeddings import jobs as embedding_jobs
 from emergent_memory.embeddings.base import EmbeddingProvider
 from emergent_memory.embeddings.compatibility import check_compatible
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME, LocalEmbeddings
@@ -24,6 +27,7 @@ from emergent_memory.embeddings.worker import EmbeddingWorker, WorkerConfig
 from emergent_memory.errors import EmbeddingUnavailable
 from emergent_memory.graph import bypasses_row_security
 from emergent_memory.llm import AnthropicClient
+from emergent_memory.memory import capture_store
 from emergent_memory.memory.browse import BrowseService
 from emergent_memory.memory.capture import CaptureConfig, CaptureService
 from emergent_memory.memory.capture_admin import CaptureAdmin
@@ -31,7 +35,6 @@ from emergent_memory.memory.capture_worker import CaptureWorker
 from emergent_memory.memory.dedup import DedupPolicy
 from emergent_memory.memory.duplicates import DuplicateService
 from emergent_memory.memory.injection import InjectionConfig, InjectionService
-from emergent_memory.memory.lifecycle import ArchiveConfig, ArchiveJob, LifecycleService
 from emergent_memory.memory.maintenance import MaintenanceService
 from emergent_memory.memory.service import MemoryConfig, MemoryService
 from emergent_memory.memory.store import EMBEDDED_TEXT
@@ -167,10 +170,6 @@ def open_memory_service(
     and "owner" as the superuser, for maintenance that sees every row (re-embedding). With a
     configured URL both use it as given; "app" warns when that role bypasses row-level
     security, since isolation then rests on the application's queries alone.
-
-    With EMERGENT_MEMORY_READ_DATABASE_URL, a second pool on the read replica, as the same
-    role, serves the service's reads (db/replica.py: the primary while the replica is down or
-    lags); it does not wait for the replica to start.
     """
     embedder = embedder or build_embedder(settings)
     with open_database(settings.database_url, settings.data_dir) as db:
@@ -202,25 +201,9 @@ def open_memory_service(
             # a request that finds the embedded server gone starts it again
             restart=None if db.server is None else db.server.restart_if_stopped,
         )
-        read_pool = None
         try:
-            if settings.read_database_url:  # a read replica, as the same role
-                read_url = settings.read_database_url
-                if pool_url != db.url:
-                    read_url = with_role(read_url, EMBEDDED_SERVER_ROLE)
-                read_pool = create_replica_pool(
-                    read_url,
-                    primary=pool,
-                    max_lag=settings.read_max_lag_seconds,
-                    min_size=settings.pool_min_size,
-                    max_size=settings.pool_max_size,
-                    timeout=settings.pool_timeout,
-                )
-            config = memory_config(settings, embedder.model_name)
-            yield MemoryService(pool, embedder, config, read_pool=read_pool)
+            yield MemoryService(pool, embedder, memory_config(settings, embedder.model_name))
         finally:
-            if read_pool is not None:
-                read_pool.close()
             pool.close()
             close = getattr(embedder, "close", None)
             if callable(close):
@@ -343,13 +326,14 @@ def open_capture_service(settings: Settings) -> Iterator[CaptureService]:
 # claims of benchmarks/data/verify_claims.json, held-out split kept apart (benchmarks/verify.py).
 VERIFY_POLICIES = {
     LOCAL_MODEL_NAME: VerifyPolicy(
-        related_from=0.53,
-        conflict_from=0.65,
-        confirm_from=0.74,
+        related_from=0.5,
+        conflict_from=0.55,
+        confirm_from=0.8,
         keeps_words_from=0.65,
-        shared_word_from=0.3,
-        conflict_frame=0.5,
-        judge_bands=((0.4, 0.45), (0.55, 0.65), (0.8, 0.85)),
+        shared_word_from=0.36,
+        conflict_frame=0.3,
+        judge_from=0.36,
+        judge_below=0.5,
     )
 }
 # For a model nobody calibrated: close matches only, and no LLM band.
@@ -387,44 +371,10 @@ def verify_service(settings: Settings, memory: MemoryService) -> Iterator[Verify
 
 @dataclass(frozen=True)
 class Workers:
-    """The `worker` command's workers on one pool: embeddings, and capture (None when off);
-    and the archive job on a pool of its own (None when off)."""
+    """The `worker` command's workers on one pool: embeddings, and capture (None when off)."""
 
     embedding: EmbeddingWorker
     capture: CaptureWorker | None
-    archive: ArchiveJob | None = None
-
-
-def archive_config(settings: Settings) -> ArchiveConfig:
-    """The archive job's criteria (its schedule is the worker's: _archive_job)."""
-    return ArchiveConfig(
-        after_days=settings.archive_after_days,
-        below_confidence=settings.archive_below_confidence,
-        max_importance=settings.archive_max_importance,
-    )
-
-
-@contextmanager
-def _archive_job(settings: Settings) -> Iterator[ArchiveJob | None]:
-    """The worker's archive job (None with EMERGENT_MEMORY_ARCHIVE_INTERVAL_HOURS=0), as the
-    database's owner: it looks at every actor's memories (a role that cannot is told so in
-    the log at each run)."""
-    if settings.archive_interval_hours == 0:
-        yield None
-        return
-    with open_database(settings.database_url, settings.data_dir) as db:
-        pool = create_pool(
-            db.url,
-            min_size=1,
-            max_size=1,
-            timeout=settings.pool_timeout,
-            restart=None if db.server is None else db.server.restart_if_stopped,
-        )
-        try:
-            lifecycle = LifecycleService(pool, archive_config(settings))
-            yield ArchiveJob(lifecycle, settings.archive_interval_hours * 3600)
-        finally:
-            pool.close()
 
 
 @contextmanager
@@ -432,13 +382,47 @@ def open_workers(
     settings: Settings, *, load_model: Literal["now", "background", "lazily"] = "now"
 ) -> Iterator[Workers]:
     """The embedding worker, and the capture worker when capture is on (the `worker`
-    command), sharing one pool and one embedder; and the archive job when it is on."""
+    command), sharing one pool and one embedder."""
+    telemetry.configure_opentelemetry()  # when OTEL_* configures an exporter
     with (
         _service_and_worker(settings, None, load_model) as (memory, embedding),
         _capture(settings, memory, worker=False) as capture,
-        _archive_job(settings) as archive,
     ):
-        yield Workers(embedding, CaptureWorker(capture) if capture.enabled else None, archive)
+        yield Workers(embedding, CaptureWorker(capture) if capture.enabled else None)
+
+
+# How long /metrics waits for a connection, and for each count, before leaving a gauge out.
+SCRAPE_TIMEOUT = 2.0
+
+
+def watch_for_metrics(pools: Mapping[str, ConnectionPool[Any]]) -> Callable[[], None]:
+    """What /metrics (and OpenTelemetry) read when they collect: each pool's usage by name
+    (primary, read), and the depths of the embedding and capture queues of every actor, on
+    the primary pool, within SCRAPE_TIMEOUT. Returns what stops watching them."""
+    primary = pools["primary"]
+
+    def embedding_queue() -> list[telemetry.Gauge]:
+        with quick_transaction(primary, SCRAPE_TIMEOUT) as conn:
+            return [telemetry.queue_gauge("embedding_jobs", embedding_jobs.open_counts(conn))]
+
+    def capture_queue() -> list[telemetry.Gauge]:
+        with quick_transaction(primary, SCRAPE_TIMEOUT) as conn:
+            return [telemetry.queue_gauge("capture_windows", capture_store.queue_depth(conn))]
+
+    def usage_of(name: str, pool: ConnectionPool[Any]) -> telemetry.Source:
+        return lambda: telemetry.pool_gauges(name, pool.get_stats())
+
+    stops = [
+        telemetry.watch("embedding_queue", embedding_queue),
+        telemetry.watch("capture_queue", capture_queue),
+        *(telemetry.watch(f"pool_{name}", usage_of(name, pool)) for name, pool in pools.items()),
+    ]
+
+    def stop() -> None:
+        for unwatch in stops:
+            unwatch()
+
+    return stop
 
 
 @dataclass(frozen=True)
@@ -470,11 +454,14 @@ def open_server_services(
     them. `migrate` as for open_memory_service."""
     opener = open_memory_service_with_worker if worker else open_memory_service
     embedder = build_embedder(settings)
+    telemetry.configure_opentelemetry()  # when OTEL_* configures an exporter
     with (
         opener(settings, migrate=migrate, embedder=embedder, load_model=load_model) as memory,
         _capture(settings, memory, worker=worker) as capture,
         verify_service(settings, memory) as verify,
+        ExitStack() as watching,
     ):
+        watching.callback(watch_for_metrics({"primary": memory.pool}))
         yield ServerServices(
             memory=memory,
             tokens=TokenService(memory.pool),
@@ -485,7 +472,7 @@ def open_server_services(
             dashboard=DashboardSessions(
                 memory.pool, max(1, round(settings.dashboard_session_hours * 3600))
             ),
-            browse=BrowseService(memory.pool, memory.read_pool),
+            browse=BrowseService(memory.pool),
             duplicates=DuplicateService(memory.pool, memory),
             verify=verify,
         )
@@ -495,8 +482,8 @@ def open_server_services(
 class AdminServices:
     """What an operator's commands use, as the database's owner (the configured URL's role;
     on the embedded server its superuser): the whole database's status, export, import and
-    re-embedding, token management, the capture queue of every actor, and the archive job.
-    `database` and `schema` say which database and revision it is."""
+    re-embedding, token management, and the capture queue of every actor. `database` and
+    `schema` say which database and revision it is."""
 
     database: Database
     schema: migrations.SchemaState
@@ -504,7 +491,6 @@ class AdminServices:
     tokens: TokenService
     capture: CaptureAdmin
     dashboard_links: DashboardLinks
-    lifecycle: LifecycleService
 
 
 @contextmanager
@@ -541,7 +527,6 @@ def open_admin_services(
                     TokenService(pool),
                     CaptureAdmin(pool),
                     DashboardLinks(pool),
-                    LifecycleService(pool, archive_config(settings)),
                 )
             finally:
                 pool.close()

@@ -101,11 +101,13 @@ class OpenTelemetry:
             reader = _metric_reader(metrics)
             self.meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
             meter = self.meter_provider.get_meter("emergent_memory", __version__)
-            self._operations = meter.create_counter(
-                "emergent_memory.operations", "{operation}", "Operations that ended."
-            )
+            # one histogram, its count the operations (one measurement per operation: the
+            # SDK's cost is per measurement)
             self._duration = meter.create_histogram(
-                "emergent_memory.operation.duration", "s", "How long operations took."
+                "emergent_memory.operation.duration",
+                "s",
+                "How long operations took, by kind, operation and outcome; its count is the "
+                "number of operations.",
             )
             self._tokens = meter.create_counter(
                 "emergent_memory.llm.tokens", "{token}", "Tokens the LLM calls spent."
@@ -130,17 +132,20 @@ class OpenTelemetry:
         span, token = started
         context.detach(token)  # logs, never raises, when ended in another context
         span.update_name(f"{op.kind} {op.name}")
-        span.set_attribute("emergent_memory.kind", op.kind)
-        span.set_attribute("emergent_memory.operation", op.name)
-        span.set_attribute("emergent_memory.outcome", op.outcome or "ok")
+        attributes: dict[str, str | int] = {
+            "emergent_memory.kind": op.kind,
+            "emergent_memory.operation": op.name,
+            "emergent_memory.outcome": op.outcome or "ok",
+        }
         if op.request_bytes is not None:
-            span.set_attribute("emergent_memory.request.bytes", op.request_bytes)
+            attributes["emergent_memory.request.bytes"] = op.request_bytes
         if op.response_bytes is not None:
-            span.set_attribute("emergent_memory.response.bytes", op.response_bytes)
+            attributes["emergent_memory.response.bytes"] = op.response_bytes
         if op.outcome in ("error", "unavailable"):
             # the error's class, never its message (it may quote what the caller sent)
-            span.set_attribute("error.type", type(error).__name__ if error else op.outcome)
+            attributes["error.type"] = type(error).__name__ if error else op.outcome
             span.set_status(Status(StatusCode.ERROR))
+        span.set_attributes(attributes)
         span.end()
 
     # metrics
@@ -148,9 +153,8 @@ class OpenTelemetry:
     def count(self, op: Operation, outcome: str, seconds: float) -> None:
         if not self._metrics_on:
             return
-        attributes = {"kind": op.kind, "operation": op.name}
+        attributes = {"kind": op.kind, "operation": op.name, "outcome": outcome}
         self._duration.record(seconds, attributes)
-        self._operations.add(1, {**attributes, "outcome": outcome})
 
     def tokens(self, model: str, input_tokens: int, output_tokens: int) -> None:
         if not self._metrics_on:

@@ -41,6 +41,7 @@ from pgvector import Vector
 from psycopg import Connection
 from psycopg_pool import ConnectionPool
 
+from emergent_memory import telemetry
 from emergent_memory.db import rounds
 from emergent_memory.db.pool import transaction
 from emergent_memory.embeddings import jobs
@@ -150,16 +151,24 @@ class EmbeddingWorker:
         if not claimed:
             return counts
 
-        work = self._read(claimed, counts)
-        if work:
-            self._embed(work)
-            for item in work:
-                try:
-                    self._write(item, counts)
-                except Exception as error:  # e.g. a vector the column refuses
-                    logger.exception("could not store the vector of embedding job %s", item.job.id)
-                    item.vector, item.error = None, _describe(error, "storing the vector")
-                    self._write(item, counts)  # as a failed attempt (a database error propagates)
+        # one batch (rounds that find nothing are not measured); its texts' bytes in, and
+        # ok, or unavailable when the provider embedded none of them
+        with telemetry.operation("embedding", "batch") as batch:
+            work = self._read(claimed, counts)
+            if work:
+                batch.request_bytes = sum(len(item.text.encode()) for item in work)
+                self._embed(work)
+                if all(item.vector is None for item in work):
+                    batch.outcome = "unavailable"
+                for item in work:
+                    try:
+                        self._write(item, counts)
+                    except Exception as error:  # e.g. a vector the column refuses
+                        logger.exception(
+                            "could not store the vector of embedding job %s", item.job.id
+                        )
+                        item.vector, item.error = None, _describe(error, "storing the vector")
+                        self._write(item, counts)  # a failed attempt (database errors propagate)
         return counts
 
     def drain(self) -> RunCounts:

@@ -32,6 +32,7 @@ from typing import Any, NoReturn, TypeVar
 from pgvector import Vector
 from psycopg import Connection
 
+from emergent_memory import telemetry
 from emergent_memory.auth.principal import READ, WRITE, Principal
 from emergent_memory.db import rounds
 from emergent_memory.db.pool import transaction
@@ -96,16 +97,32 @@ class CaptureWorker:
             claimed = capture_store.claim(conn, self._config.batch_size, self._config.lock_timeout)
         counts.claimed = len(claimed)
         for window in claimed:
-            try:
-                self._work(window, counts)
-            except _Stop:
-                continue
-            except Exception as error:
-                if rounds.database_trouble(error):
-                    raise
-                logger.exception("capture window %s failed", window.id)
-                self._retry(window, f"the worker raised {type(error).__name__}", None, counts)
+            with telemetry.operation("capture", "window") as measured:
+                self._work_measured(window, counts, measured)
         return counts
+
+    def _work_measured(
+        self, window: ClaimedWindow, counts: CaptureCounts, measured: telemetry.Operation
+    ) -> None:
+        """One window; its outcome: ok (captured, nothing worth keeping, or waiting for the
+        budget), unavailable (put back to retry), error (dead-lettered, or the worker
+        raised)."""
+        dead, retried = counts.dead, counts.retried
+        try:
+            self._work(window, counts)
+        except _Stop:
+            pass
+        except Exception as error:
+            if rounds.database_trouble(error):
+                raise
+            logger.exception("capture window %s failed", window.id)
+            self._retry(window, f"the worker raised {type(error).__name__}", None, counts)
+            measured.outcome = "error"
+            return
+        if counts.dead > dead:
+            measured.outcome = "error"
+        elif counts.retried > retried:
+            measured.outcome = "unavailable"
 
     def drain(self) -> CaptureCounts:
         """Rounds until no window is due (windows waiting for a retry stay waiting)."""
@@ -219,7 +236,12 @@ class CaptureWorker:
         """One model call, recorded; a failure puts the window back or dead-letters it."""
         model = self._extractor.gate_model if purpose == "gate" else self._extractor.extractor_model
         try:
-            answer, usage = call()
+            with telemetry.operation("llm", purpose) as measured:
+                try:
+                    answer, usage = call()
+                except LLMUnavailable:
+                    measured.outcome = "unavailable"
+                    raise
         except LLMError as error:
             self._record(window, purpose, model, error.usage, error.reason)
             reason = f"{purpose}: {error.reason}"
