@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from psycopg_pool import ConnectionPool
 from starlette.testclient import TestClient
 
+from emergent_memory.app import UNCALIBRATED_VERIFY_POLICY
 from emergent_memory.auth.dashboard import DashboardLinks, DashboardSessions, digest
 from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
 from emergent_memory.auth.service import TokenService
@@ -30,6 +31,7 @@ from emergent_memory.mcp.server import create_server
 from emergent_memory.memory import MemoryService
 from emergent_memory.memory.browse import BrowseService
 from emergent_memory.memory.duplicates import DuplicateService
+from emergent_memory.memory.verify import VerifyConfig, VerifyService
 from tests.helpers import make_token
 
 BASE = "http://testserver"
@@ -55,6 +57,9 @@ def build_app(service: MemoryService, sessions: DashboardSessions, **extra: Any)
                     {
                         "browse": BrowseService(service.pool),
                         "duplicates": DuplicateService(service.pool, service),
+                        "verify": VerifyService(
+                            service, None, VerifyConfig(UNCALIBRATED_VERIFY_POLICY)
+                        ),
                     }
                     | extra
                 ),
@@ -327,13 +332,23 @@ def test_a_read_only_token_sees_no_edit_controls_and_its_forged_posts_are_refuse
     assert page.status_code == 200
     assert "The staging database is called stage-db" in page.text
     assert "read only" in page.text
-    for control in ("/edit", "/delete", "/restore", 'id="edit-form"', 'id="delete"'):
+    for control in (
+        "/edit",
+        "/delete",
+        "/restore",
+        "/reinforce",
+        "/archive",
+        'id="edit-form"',
+        'id="delete"',
+    ):
         assert control not in page.text
     token = csrf_of(page.text)  # the sign-out form's
     for action, data in (
         ("edit", {"content": "changed by a reader"}),
-        ("delete", {}),
+        ("delete", {"reason": "a reader's"}),
         ("restore", {}),
+        ("reinforce", {"evidence": "a reader saw it"}),
+        ("archive", {"reason": "a reader's"}),
     ):
         response = client.post(
             f"/ui/memories/{memory_id}/{action}",
@@ -348,7 +363,15 @@ def test_a_read_only_token_sees_no_edit_controls_and_its_forged_posts_are_refuse
     )
     # nor on the list, the contexts or the duplicates
     service.save(principal, "Another memory in a context", "fact", context="ops")
-    for path in ("/ui/memories", "/ui/memories?status=all", "/ui/contexts", "/ui/duplicates"):
+    assert client.get("/ui/verify?claim=staging+database").status_code == 200  # reads only
+    for path in (
+        "/ui/memories",
+        "/ui/memories?status=all",
+        "/ui/memories?status=archived",
+        "/ui/contexts",
+        "/ui/duplicates",
+        "/ui/verify?claim=staging+database",
+    ):
         html = client.get(path).text
         forms = re.findall(r'<form[^>]* method="post" action="([^"]+)"', html)
         assert forms == ["/ui/signout"], (path, forms)
@@ -370,10 +393,10 @@ def test_another_actors_memory_is_a_404_like_a_missing_one(
     assert "Another actor" not in answers[0].text
     page = signed_in.get(f"/ui/memories/{theirs}")
     token = csrf_of(page.text)
-    for action in ("delete", "restore", "edit"):
+    for action in ("delete", "restore", "edit", "reinforce", "archive"):
         response = signed_in.post(
             f"/ui/memories/{theirs}/{action}",
-            data={CSRF_FIELD: token, "content": "hijacked"},
+            data={CSRF_FIELD: token, "content": "hijacked", "evidence": "mine", "reason": "x"},
             headers=SAME_ORIGIN,
             follow_redirects=False,
         )
@@ -488,6 +511,9 @@ def test_every_page_has_the_security_headers(
         "/ui/injections",
         "/ui/capture",
         "/ui/global",  # 403 for this token
+        "/ui/verify",
+        "/ui/verify?claim=a+memory",
+        "/ui/memories?status=archived&importance=high",
         "/ui/no-such-page",  # 404
     ]
     for path in paths:
@@ -915,3 +941,192 @@ def test_signing_in_again_ends_the_session_the_browser_held(
     signed_in.cookies.clear()  # the old cookie, sent again by hand, opens nothing
     signed_in.cookies.set(COOKIE, first, path="/ui")
     assert signed_in.get("/ui/memories", follow_redirects=False).status_code == 303
+
+
+# -- the lifecycle: importance, validity, evidence, archive, verify -----------------------------
+
+
+def post(client: TestClient, url: str, token: str, **data: str) -> Any:
+    return client.post(
+        url, data={CSRF_FIELD: token, **data}, headers=SAME_ORIGIN, follow_redirects=False
+    )
+
+
+def test_the_memory_page_shows_importance_validity_rationale_and_confidences(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    memory_id = service.save(
+        principal,
+        "The freeze lasts until the release",
+        "decision",
+        importance="high",
+        valid_from="2020-01-01",
+        valid_until="2020-02-01",
+        rationale="<b>QA</b> asked for it",
+    )["memory"]["id"]
+    page = signed_in.get(f"/ui/memories/{memory_id}").text
+    assert_inert(page)
+    assert 'class="badge importance-high"' in page
+    assert 'class="badge expired"' in page
+    validity = re.search(r'id="memory-validity">(.*?)</dd>', page)
+    assert validity
+    assert "from 2020-01-01 00:00 until 2020-02-01 00:00 (UTC)" in validity.group(1)
+    assert "no longer valid" in validity.group(1)
+    assert "&lt;b&gt;QA&lt;/b&gt; asked for it" in page
+    assert 'id="memory-effective-confidence"' in page
+    assert 'value="2020-01-01"' in page  # the edit form's dates
+    assert '<option value="high" selected>' in page
+    listed = signed_in.get("/ui/memories?importance=high").text
+    assert f'href="/ui/memories/{memory_id}"' in listed
+    assert "expired" in listed
+    assert (
+        f'href="/ui/memories/{memory_id}"' not in signed_in.get("/ui/memories?importance=low").text
+    )
+
+
+def test_edit_changes_importance_validity_and_rationale_only_when_changed(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    memory_id = service.save(
+        principal, "Payments use the v1 API", "fact", valid_from="2026-01-01T08:30:00Z"
+    )["memory"]["id"]
+    url = f"/ui/memories/{memory_id}"
+    token = csrf_of(signed_in.get(url).text)
+    form = {
+        "content": "Payments use the v1 API",
+        "category": "fact",
+        "confidence": "0.70",
+        "importance": "core",
+        "valid_from": "2026-01-01",  # the day of the stored time: unchanged
+        "valid_until": "2030-03-01",
+        "rationale": "v2 ships in <i>March</i>",
+    }
+    assert post(signed_in, f"{url}/edit", token, **form).status_code == 303
+    record = BrowseService(service.pool).get(principal, memory_id)
+    assert record["importance"] == "core"
+    assert record["valid_from"].startswith("2026-01-01T08:30:00")  # kept its time
+    assert record["valid_until"].startswith("2030-03-01T00:00:00")
+    assert record["rationale"] == "v2 ships in <i>March</i>"
+    cleared = post(signed_in, f"{url}/edit", token, **(form | {"valid_until": "", "rationale": ""}))
+    assert cleared.status_code == 303
+    record = BrowseService(service.pool).get(principal, memory_id)
+    assert (record["valid_until"], record["rationale"]) == (None, None)
+    bad = post(signed_in, f"{url}/edit", token, **(form | {"valid_until": "2025-01-01"}))
+    assert bad.status_code == 400
+    assert "valid_until" in bad.text
+
+
+def test_reinforce_archive_restore_and_delete_with_a_reason(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    memory_id = service.save(principal, "The user prefers pnpm", "preference")["memory"]["id"]
+    url = f"/ui/memories/{memory_id}"
+    page = signed_in.get(url).text
+    for form in ('id="reinforce-form"', 'id="archive-form"', 'id="delete-form"'):
+        assert form in page
+    token = csrf_of(page)
+    payload = "<img src=x onerror=alert(1)> pnpm-lock.yaml"
+    reinforced = post(signed_in, f"{url}/reinforce", token, evidence=payload)
+    assert reinforced.status_code == 303
+    assert reinforced.headers["location"] == f"{url}?done=reinforced"
+    page = signed_in.get(f"{url}?done=reinforced").text
+    assert "Evidence recorded." in page
+    assert_inert(page)
+    assert "&lt;img src=x onerror=alert(1)&gt; pnpm-lock.yaml" in page
+    assert "new evidence" in page
+    empty = post(signed_in, f"{url}/reinforce", token, evidence="  ")
+    assert empty.status_code == 400
+    assert "evidence" in empty.text
+
+    archived = post(signed_in, f"{url}/archive", token, reason="<script>x()</script> moved")
+    assert archived.status_code == 303
+    page = signed_in.get(f"{url}?done=archived").text
+    assert_inert(page)
+    assert "status-archived" in page
+    assert "&lt;script&gt;x()&lt;/script&gt; moved" in page
+    assert 'id="restore"' in page
+    assert 'id="reinforce-form"' not in page
+    assert service.list_memories(principal, status="archived")["count"] == 1
+    assert f'href="{url}"' in signed_in.get("/ui/memories?status=archived").text
+    assert f'href="{url}"' not in signed_in.get("/ui/memories").text
+
+    assert post(signed_in, f"{url}/restore", token).status_code == 303
+    assert "status-active" in signed_in.get(url).text
+    deleted = post(signed_in, f"{url}/delete", token, reason="a duplicate")
+    assert deleted.status_code == 303
+    page = signed_in.get(url).text
+    assert 'id="delete-reason"' in page
+    assert "a duplicate" in page
+    assert "deleted (a duplicate)" in page
+
+
+def test_a_core_memory_offers_no_archive(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    memory_id = service.save(
+        principal, "Never push to main directly", "instruction", importance="core"
+    )["memory"]["id"]
+    page = signed_in.get(f"/ui/memories/{memory_id}").text
+    assert 'id="archive-form"' not in page
+    refused = post(signed_in, f"/ui/memories/{memory_id}/archive", csrf_of(page))
+    assert refused.status_code == 400
+    assert service.list_memories(principal)["count"] == 1
+
+
+def test_the_verify_page_gives_a_verdict_with_its_matches_inert(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    memory_id = service.save(
+        principal, "The staging database listens on port 5433 <b>bold</b>", "fact"
+    )["memory"]["id"]
+    empty = signed_in.get("/ui/verify")
+    assert empty.status_code == 200
+    assert 'id="verify-result"' not in empty.text
+    assert 'href="/ui/verify" aria-current="page"' in empty.text
+    page = signed_in.get(
+        "/ui/verify",
+        params={"claim": "The staging database listens on port 5433 <b>bold</b>"},
+    )
+    assert page.status_code == 200
+    assert_inert(page.text)
+    assert 'id="verdict">confirmed<' in page.text
+    assert f'href="/ui/memories/{memory_id}"' in page.text
+    assert "&lt;b&gt;bold&lt;/b&gt;" in page.text
+    assert "relation-confirms" in page.text
+    assert BrowseService(service.pool).get(principal, memory_id)["use_count"] == 0
+    bad = signed_in.get("/ui/verify", params={"claim": "x" * 5000})
+    assert bad.status_code == 400
+    assert "claim" in bad.text
+
+
+def test_search_includes_archived_memories_only_when_asked_and_answers_as_of(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    memory_id = service.save(principal, "The old build server is called hudson", "fact")["memory"][
+        "id"
+    ]
+    service.archive(principal, memory_id)
+    link = f'href="/ui/memories/{memory_id}"'
+    assert link not in signed_in.get("/ui/search/results?q=hudson+build").text
+    page = signed_in.get("/ui/search?q=hudson+build&archived=1").text
+    assert link in page
+    assert 'id="search-archived" name="archived" type="checkbox" value="1" checked' in page
+    then = signed_in.get("/ui/search?q=hudson+build&as_of=2001-01-01").text
+    assert 'id="as-of-note"' in then
+    assert link not in then  # recorded after that day
+    bad = signed_in.get("/ui/search?q=hudson&as_of=someday")
+    assert bad.status_code == 400
+    assert "as_of" in bad.text
+
+
+def test_stats_show_archived_memories_and_importance(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    service.save(principal, "Always run the tests first", "instruction", importance="core")
+    gone = service.save(principal, "The coffee machine is on floor 2", "fact")["memory"]["id"]
+    service.archive(principal, gone)
+    page = signed_in.get("/ui/stats").text
+    assert '<svg class="chart" id="chart-importance"' in page
+    archived = re.search(r'<p id="stats-archived">(.*?)</p>', page, re.S)
+    assert archived
+    assert archived.group(1).startswith("1 archived (by importance: 1 normal)")

@@ -42,7 +42,11 @@ from tests.dashboard_site import (
 
 # What the dashboard itself may ask (dashboard.js: a form's data-confirm); any other dialog is
 # a script that should not have run.
-EXPECTED_CONFIRMATIONS = ("Delete this memory?", "Change every selected memory?")
+EXPECTED_CONFIRMATIONS = (
+    "Delete this memory?",
+    "Archive this memory?",
+    "Change every selected memory?",
+)
 SUBRESOURCES = {"stylesheet", "script", "image", "font", "media"}
 
 
@@ -202,8 +206,8 @@ def own_memory(site: Site, writer: Writer, content: str, category: str = "fact")
 
 
 def status_of(site: Site, writer: Writer, memory_id: str) -> str:
-    """The memory's status as the service sees it: active, deleted or superseded."""
-    for status in (None, "deleted", "superseded"):
+    """The memory's status as the service sees it: active, archived, deleted or superseded."""
+    for status in (None, "archived", "deleted", "superseded"):
         listed = site.memory.list_memories(writer.principal, limit=100, status=status)
         if any(m["id"] == memory_id for m in listed["memories"]):
             return status or "active"
@@ -384,7 +388,16 @@ def test_every_page_renders(signed_in: Page, site: Site, writer: Writer) -> None
     screenshot(page, "not-found")
     # each page is reachable from the navigation bar
     page.goto(site.ui)
-    for link in ("Browse", "Duplicates", "Contexts", "Stats", "Injections", "Capture", "Search"):
+    for link in (
+        "Browse",
+        "Verify",
+        "Duplicates",
+        "Contexts",
+        "Stats",
+        "Injections",
+        "Capture",
+        "Search",
+    ):
         page.get_by_role("navigation", name="Dashboard").get_by_role("link", name=link).click()
         expect(page.get_by_role("link", name=link)).to_have_attribute("aria-current", "page")
 
@@ -464,6 +477,77 @@ def test_rename_a_context_and_set_its_priority(signed_in: Page, site: Site, writ
     expect(page.locator("#contexts tbody tr").filter(has_text=f"old-{marker}")).to_have_count(0)
     renamed.get_by_role("link", name=f"new-{marker}").click()
     expect(page.get_by_text(f"The user's ctx{marker} runbooks live in docs/")).to_be_visible()
+
+
+# -- the lifecycle: evidence, importance, rationale, archive, restore, verify ---------------
+
+
+def test_reinforce_edit_archive_restore_and_verify(
+    signed_in: Page, site: Site, writer: Writer, watch: Watch
+) -> None:
+    page = signed_in
+    marker = uuid.uuid4().hex[:8]
+    content = f"The team's CI for project life{marker} runs on Buildkite agents"
+    memory_id = own_memory(site, writer, content)
+    page.goto(f"{site.base}/ui/memories/{memory_id}")
+
+    # evidence, with a payload that must stay text
+    evidence = "<img src=x onerror=\"window.__xss = 'evidence'\"> buildkite.yml at the root"
+    page.locator("#reinforce summary").click()
+    page.get_by_label("Evidence (a quote or where you saw it)").fill(evidence)
+    page.get_by_role("button", name="Add evidence").click()
+    expect(page.get_by_role("status")).to_have_text("Evidence recorded.")
+    newest = page.locator("#evidence > li").first
+    expect(newest.locator("blockquote")).to_have_text(evidence)
+    expect(newest).to_contain_text("reinforce")
+    expect(newest).to_contain_text("new evidence")
+    assert page.locator("img[src=x], [onerror]").count() == 0
+    assert page.evaluate("window.__xss") is None
+    screenshot(page, "memory-reinforced")
+
+    # importance, validity and a rationale with a payload, through the edit form
+    rationale = "Chosen over <script>window.__xss = 'rationale'</script> Jenkins for speed"
+    page.locator("#edit summary").click()
+    page.get_by_label("Importance").select_option("high")
+    page.get_by_label("Valid until (UTC date)").fill("2031-12-31")
+    page.get_by_label("Rationale (why; optional)").fill(rationale)
+    page.get_by_role("button", name="Save a new version").click()
+    expect(page.get_by_role("status")).to_have_text("Saved: the memory has a new version.")
+    expect(page.locator("#memory-importance")).to_have_text("high")
+    expect(page.locator("#memory-rationale")).to_have_text(rationale)
+    expect(page.locator("#memory-validity")).to_contain_text("until 2031-12-31 00:00 (UTC)")
+    assert page.locator("main script").count() == 0
+    assert page.evaluate("window.__xss") is None
+
+    # archive (asks first), then restore
+    page.get_by_label("Reason for archiving (optional)").fill("the team moved to GitHub Actions")
+    page.get_by_role("button", name="Archive").click()
+    expect(page.get_by_role("status")).to_contain_text("Archived")
+    assert watch.confirmed == [
+        "Archive this memory? Recall and injection leave it out until it is restored."
+    ]
+    expect(page.locator(".memory-page h1 .badge")).to_have_text("archived")
+    expect(page.locator("#archive-reason")).to_have_text("the team moved to GitHub Actions")
+    assert status_of(site, writer, memory_id) == "archived"
+    screenshot(page, "memory-archived")
+    page.goto(f"{site.base}/ui/memories?status=archived&text=life{marker}")
+    expect(page.locator("#memory-list > li")).to_have_count(1)
+    expect(page.locator("#memory-list .importance-high")).to_have_text("high importance")
+    screenshot(page, "browse-archived")
+    page.locator("#memory-list a.memory-link").click()
+    page.get_by_role("button", name="Restore").click()
+    expect(page.get_by_role("status")).to_have_text("Restored: the memory is active again.")
+    expect(page.locator(".memory-page h1 .badge")).to_have_text("active")
+    assert status_of(site, writer, memory_id) == "active"
+
+    # verify a claim from the navigation bar
+    page.get_by_role("navigation", name="Dashboard").get_by_role("link", name="Verify").click()
+    page.get_by_label("Claim").fill(content)
+    page.get_by_role("button", name="Verify").click()
+    expect(page.locator("#verdict")).to_have_text("confirmed")
+    expect(page.locator("#verify-matches a.memory-link").first).to_have_text(content)
+    expect(page.locator("#verify-matches .badge").first).to_have_text("confirms")
+    screenshot(page, "verify")
 
 
 # -- what a user or an agent wrote is inert text -------------------------------------------
@@ -662,6 +746,8 @@ def test_pages_fit_a_phone(chromium: Browser, site: Site, writer: Writer, watch:
             "search": "/ui/search?q=tests",
             "browse": "/ui/memories",
             "memory": f"/ui/memories/{writer.ids['edited']}",
+            "browse-archived": "/ui/memories?status=archived&importance=low",
+            "verify": "/ui/verify?claim=The+test+suite+runs+with+pytest",
             "duplicates": "/ui/duplicates",
             "contexts": "/ui/contexts",
             "stats": "/ui/stats",

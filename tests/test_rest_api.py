@@ -14,6 +14,7 @@ import subprocess
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import nullcontext
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from emergent_memory.api import ApiServices, api_routes
+from emergent_memory.app import UNCALIBRATED_VERIFY_POLICY
 from emergent_memory.auth.principal import ADMIN, ANY_PROJECT, READ, WRITE, Principal
 from emergent_memory.auth.service import TokenService
 from emergent_memory.mcp.http import DatabaseTokenVerifier, http_app, token_principal
@@ -32,6 +34,7 @@ from emergent_memory.memory import MemoryService
 from emergent_memory.memory.browse import BrowseService
 from emergent_memory.memory.capture import CaptureConfig, CaptureService
 from emergent_memory.memory.duplicates import DuplicateService
+from emergent_memory.memory.verify import VerifyConfig, VerifyService
 from tests.embedders import EmbeddingServer
 from tests.helpers import make_token, running_http_server
 from tests.test_injection import make_injection
@@ -48,6 +51,7 @@ def api_services(service: MemoryService, capture: CaptureService | None = None) 
         memory=service,
         browse=BrowseService(service.pool),
         duplicates=DuplicateService(service.pool, service),
+        verify=VerifyService(service, None, VerifyConfig(UNCALIBRATED_VERIFY_POLICY)),
     )
 
 
@@ -104,8 +108,8 @@ class Api:
     def _json_headers(self) -> dict[str, str]:
         return self.headers | {"Content-Type": "application/json"}
 
-    def delete(self, path: str) -> Any:
-        return self.client.delete(API + path, headers=self.headers)
+    def delete(self, path: str, **params: Any) -> Any:
+        return self.client.delete(API + path, params=params, headers=self.headers)
 
 
 def _json(body: Any) -> bytes:
@@ -180,6 +184,9 @@ def test_search_finds_by_words_with_the_score_breakdown_and_counts_no_use(
         "vector_rank",
         "similarity",
         "fused",
+        "effective_confidence",
+        "recency",
+        "importance_factor",
         "score",
     }
     assert first["scores"]["lexical_rank"] == 1
@@ -257,10 +264,13 @@ def test_a_read_only_token_reads_but_cannot_change(
     reader = as_(principal, READ)
     assert reader.get("/memories/search", query="tabs").status_code == 200
     before = writes(principal)
+    assert reader.post("/verify", {"claim": "The user prefers tabs"}).status_code == 200
     for response in (
         reader.patch(f"/memories/{memory}", {"content": "spaces"}),
         reader.delete(f"/memories/{memory}"),
         reader.post(f"/memories/{memory}/restore"),
+        reader.post(f"/memories/{memory}/reinforce", {"evidence": "seen in .editorconfig"}),
+        reader.post(f"/memories/{memory}/archive", {"reason": "stale"}),
     ):
         error = error_of(response, 403)
         assert error["code"] == "forbidden"
@@ -295,7 +305,7 @@ def test_global_memories_need_an_admin_token_to_change(
 def test_every_endpoint_needs_a_live_token(client: TestClient, header: str | None) -> None:
     headers = {} if header is None else {"Authorization": header}
     routes = served(client) - {("GET", API + "/openapi.json")}
-    assert len(routes) == 18
+    assert len(routes) == 21
     for method, path in routes:
         url = re.sub(r"\{\w+\}", str(uuid.uuid4()), path)
         response = client.request(method, url, headers=headers, json={})
@@ -318,8 +328,12 @@ def test_another_actors_id_answers_exactly_like_a_missing_one(
     before = writes(principal, other)
     for use in (
         lambda id_: api.patch(f"/memories/{id_}", {"content": "mine now"}),
-        lambda id_: api.delete(f"/memories/{id_}"),
+        lambda id_: api.patch(f"/memories/{id_}", {"importance": "core"}),
+        lambda id_: api.delete(f"/memories/{id_}", reason="not yours"),
         lambda id_: api.post(f"/memories/{id_}/restore"),
+        lambda id_: api.post(f"/memories/{id_}/reinforce", {"evidence": "I saw it too"}),
+        lambda id_: api.post(f"/memories/{id_}/archive", {"reason": "stale"}),
+        lambda id_: api.post(f"/memories/{id_}/archive"),
     ):
         hidden, unknown = use(foreign), use(missing)
         assert hidden.status_code == unknown.status_code == 404
@@ -370,7 +384,48 @@ BAD_INPUT = [
     ("get", "search", {"query": "x", "limit": "5.5"}, "limit: Input should be a valid integer"),
     ("get", "search", {"query": "x", "limit": "ten"}, "limit: Input should be a valid integer"),
     ("get", "search", {"query": "x", "user": "bob"}, "user: is not a field of this request"),
-    ("get", "", {"status": "archived"}, "status: Input should be 'active'"),
+    ("get", "", {"status": "archive"}, "status: Input should be 'active'"),
+    ("get", "", {"importance": "urgent"}, "importance: Input should be 'low'"),
+    ("patch", MINE, {"importance": "urgent"}, "importance: Input should be 'low'"),
+    ("patch", MINE, {"importance": 3}, "importance: Input should be 'low'"),
+    ("patch", MINE, {"valid_from": "soon"}, "valid_from 'soon' is not an ISO 8601 date"),
+    ("patch", MINE, {"valid_until": 20260101}, "valid_until: Input should be a valid string"),
+    (
+        "patch",
+        MINE,
+        {"valid_from": "2026-03-01", "valid_until": "2026-02-01"},
+        "valid_until (2026-02-01T00:00:00Z) must be after valid_from",
+    ),
+    (
+        "patch",
+        MINE,
+        {"rationale": "why " * 300},
+        "rationale is 1199 characters long; the limit is 1000",
+    ),
+    ("patch", MINE, {"rationale": "token=hunter2xyz"}, "refusing to store"),
+    ("post", MINE + "/reinforce", {}, "evidence: Field required"),
+    ("post", MINE + "/reinforce", None, "evidence: Field required"),
+    ("post", MINE + "/reinforce", {"evidence": 5}, "evidence: Input should be a valid string"),
+    ("post", MINE + "/reinforce", {"evidence": "  "}, "evidence is empty"),
+    ("post", MINE + "/reinforce", {"evidence": "e" * 501}, "evidence is 501 characters long"),
+    ("post", MINE + "/reinforce", {"evidence": "password=hunter2xyz"}, "refusing to store"),
+    ("post", MINE + "/reinforce", {"evidence": "ok", "why": "x"}, "why: is not a field"),
+    ("post", MINE + "/archive", {"reason": 5}, "reason: Input should be a valid string"),
+    ("post", MINE + "/archive", {"why": "stale"}, "why: is not a field of this request"),
+    ("delete", MINE, {"reason": "r" * 501}, "reason is 501 characters long"),
+    ("delete", MINE, {"why": "x"}, "why: is not a field of this request"),
+    (
+        "get",
+        "search",
+        {"query": "x", "as_of": "last week"},
+        "as_of 'last week' is not an ISO 8601 date",
+    ),
+    (
+        "get",
+        "search",
+        {"query": "x", "include_archived": "maybe"},
+        "include_archived: Input should be a valid boolean",
+    ),
     ("get", "", {"sort": "random"}, "sort: Input should be 'recent'"),
     ("get", "", {"limit": "201"}, "limit must be from 1 to 200; got 201"),
     ("get", "", {"limit": "0"}, "limit must be from 1 to 200; got 0"),
@@ -414,9 +469,9 @@ def test_bad_input_is_refused_naming_the_field_and_writes_nothing(
     elif method == "patch":
         response = api.patch(path, body)
     elif method == "post":
-        response = api.post(path)
+        response = api.post(path, body)
     else:
-        response = api.delete(path)
+        response = api.delete(path, **(body or {}))
     error = error_of(response, 400)
     assert error["code"] == "invalid_input"
     assert fragment in error["message"]
@@ -448,12 +503,30 @@ def test_the_openapi_document_describes_every_route_without_a_token(client: Test
         "content",
         "category",
         "confidence",
+        "importance",
+        "valid_from",
+        "valid_until",
+        "rationale",
     }
     answer = patch["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
     assert schemas[answer.rsplit("/", 1)[1]]["title"] == "UpdateResult"
     assert set(patch["responses"]) >= {"200", "400", "401", "403", "404"}
     search = document["paths"][API + "/memories/search"]["get"]
-    assert {p["name"] for p in search["parameters"]} == {"query", "category", "scope", "limit"}
+    assert {p["name"] for p in search["parameters"]} == {
+        "query",
+        "category",
+        "scope",
+        "limit",
+        "include_archived",
+        "as_of",
+    }
+    delete = document["paths"][API + "/memories/{memory_id}"]["delete"]
+    assert {p["name"] for p in delete["parameters"]} == {"memory_id", "reason"}
+    verify = document["paths"][API + "/verify"]["post"]
+    verify_body = verify["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+    assert schemas[verify_body.rsplit("/", 1)[1]]["required"] == ["claim"]
+    verify_answer = verify["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+    assert "verdict" in schemas[verify_answer.rsplit("/", 1)[1]]["properties"]
     assert [p["name"] for p in search["parameters"] if p["required"]] == ["query"]
     for ref in _refs(document):  # every reference resolves
         assert ref.rsplit("/", 1)[1] in schemas, ref
@@ -722,7 +795,7 @@ def test_the_doc_examples_run_with_curl_against_serve(
         for command in re.split(r"\n(?=curl )", block)
         if command.startswith("curl ")
     ]
-    assert len(commands) == 17  # the OpenAPI document and 16 endpoints (not the hooks' two)
+    assert len(commands) == 20  # the OpenAPI document and 19 endpoints (not the hooks' two)
     with running_http_server(database_url, embedding_server) as server:
         env = os.environ | {
             "API": server.base + API,
@@ -1034,7 +1107,8 @@ def test_stats_count_the_tokens_memories_only(
     response = api.get("/stats")
     assert response.status_code == 200, response.text
     stats = response.json()
-    assert stats["by_status"] == {"active": 1, "superseded": 0, "deleted": 1}
+    assert stats["by_status"] == {"active": 1, "archived": 0, "superseded": 0, "deleted": 1}
+    assert stats["by_importance"] == {"low": 0, "normal": 1, "high": 0, "core": 0}
     assert stats["by_category"]["preference"] == 1
     assert stats["by_project"] == {str(principal.project_id): 1}
     assert stats["growth"][-1]["created"] == 2
@@ -1133,3 +1207,147 @@ def test_a_bulk_delete_of_a_global_memory_needs_admin(
         "/memories/bulk-delete", {"ids": [memory]}
     )
     assert admin_result.json()["changed"] == 1
+
+
+# -- the lifecycle: evidence, archive, validity, verify -------------------------------------
+
+
+def test_reinforce_archive_restore_and_delete_keep_their_evidence_and_reasons(
+    api: Api, service: MemoryService, principal: Principal
+) -> None:
+    memory = saved(service, principal, "The user prefers pnpm", category="preference")
+    reinforced = api.post(f"/memories/{memory}/reinforce", {"evidence": "pnpm-lock.yaml in CI"})
+    assert reinforced.status_code == 200, reinforced.text
+    page = api.get(f"/memories/{memory}").json()
+    newest = page["evidence"][0]
+    assert (newest["evidence"], newest["origin"], newest["independent"]) == (
+        "pnpm-lock.yaml in CI",
+        "reinforce",
+        True,
+    )
+    assert page["evidence_count"] == len(page["evidence"]) >= 1
+    assert page["last_evidence"]["evidence"] == "pnpm-lock.yaml in CI"
+    assert page["confidence"] >= newest["confidence_before"]
+
+    archived = api.post(f"/memories/{memory}/archive", {"reason": "the team moved to Bun"})
+    assert archived.status_code == 200, archived.text
+    page = api.get(f"/memories/{memory}").json()
+    assert (page["status"], page["archive_reason"]) == ("archived", "the team moved to Bun")
+    assert page["archived_at"] is not None
+    assert [m["id"] for m in api.get("/memories", status="archived").json()["memories"]] == [memory]
+    assert api.get("/memories").json()["memories"] == []
+    assert api.get("/memories/search", query="pnpm").json()["memories"] == []
+    found = api.get("/memories/search", query="pnpm", include_archived="true").json()
+    assert [m["id"] for m in found["memories"]] == [memory]
+
+    restored = api.post(f"/memories/{memory}/restore")
+    assert restored.status_code == 200, restored.text
+    assert restored.json()["restored_from"] == "archived"
+    assert api.get(f"/memories/{memory}").json()["status"] == "active"
+
+    shelved = saved(service, principal, "The office plant is a ficus")
+    assert api.post(f"/memories/{shelved}/archive").status_code == 200  # no body, no reason
+    assert api.get(f"/memories/{shelved}").json()["archive_reason"] is None
+
+    deleted = api.delete(f"/memories/{memory}", reason="a duplicate of the CI note")
+    assert deleted.json() == {"deleted": memory}
+    page = api.get(f"/memories/{memory}").json()
+    assert page["delete_reason"] == "a duplicate of the CI note"
+    assert page["versions"][-1]["change"] == "deleted (a duplicate of the CI note)"
+
+
+def test_patch_sets_and_removes_importance_validity_and_rationale(
+    api: Api, service: MemoryService, principal: Principal
+) -> None:
+    memory = saved(service, principal, "Payments run on the v1 API")
+    changed = api.patch(
+        f"/memories/{memory}",
+        {
+            "importance": "core",
+            "valid_from": "2026-01-01",
+            "valid_until": "2030-03-01T00:00:00Z",
+            "rationale": "the <b>v2</b> migration is planned for March 2030",
+        },
+    )
+    assert changed.status_code == 200, changed.text
+    record = changed.json()["memory"]
+    assert record["importance"] == "core"
+    assert record["valid_from"].startswith("2026-01-01T00:00:00")
+    assert record["valid_until"].startswith("2030-03-01T00:00:00")
+    assert record["rationale"] == "the <b>v2</b> migration is planned for March 2030"
+    listed = api.get("/memories", importance="core").json()["memories"]
+    assert [(m["id"], m["expired"]) for m in listed] == [(memory, False)]
+    removed = api.patch(
+        f"/memories/{memory}", {"importance": None, "valid_until": None, "rationale": None}
+    ).json()["memory"]
+    assert (removed["importance"], removed["valid_until"], removed["rationale"]) == (
+        "normal",
+        None,
+        None,
+    )
+    assert removed["valid_from"].startswith("2026-01-01")
+
+
+def test_search_leaves_out_expired_memories_and_answers_as_of_a_time(
+    api: Api, service: MemoryService, principal: Principal
+) -> None:
+    service.save(principal, "The release freeze is on", "fact", valid_until="2020-02-01")
+    old = saved(service, principal, "The CI runs on Jenkins")
+    between = api.get("/memories/search", query="CI runs").json()["memories"]
+    assert [m["id"] for m in between] == [old]
+    moment = datetime.now(UTC).isoformat()
+    new = saved(service, principal, "The CI runs on GitHub Actions")
+    service.supersede(principal, new, old)
+    assert api.get("/memories/search", query="release freeze").json()["memories"] == []
+    expired = api.get("/memories", text="freeze").json()["memories"]
+    assert [m["expired"] for m in expired] == [True]
+    now = [m["id"] for m in api.get("/memories/search", query="CI runs").json()["memories"]]
+    assert now == [new]
+    then = api.get("/memories/search", query="CI runs", as_of=moment).json()["memories"]
+    assert [m["id"] for m in then] == [old]
+
+
+def test_verify_answers_a_verdict_with_its_matches_and_counts_no_use(
+    api: Api, service: MemoryService, principal: Principal
+) -> None:
+    memory = saved(service, principal, "The staging database listens on port 5433")
+    same = api.post("/verify", {"claim": "The staging database listens on port 5433"})
+    assert same.status_code == 200, same.text
+    body = same.json()
+    assert body["verdict"] == "confirmed"
+    assert body["why"]
+    assert body["matches"][0]["id"] == memory
+    assert body["matches"][0]["relation"] == "confirms"
+    assert body["judge"] == "rules"
+    nothing = api.post("/verify", {"claim": "Bananas are yellow when ripe", "category": "fact"})
+    assert nothing.json()["verdict"] in ("new", "related")
+    assert api.get(f"/memories/{memory}").json()["use_count"] == 0  # verifying is not a use
+
+
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        ({}, "claim: Field required"),
+        ({"claim": "  "}, "claim is empty"),
+        ({"claim": 5}, "claim: Input should be a valid string"),
+        ({"claim": "x", "category": "gossip"}, "category: Input should be"),
+        ({"claim": "x", "scope": "team"}, "scope: Input should be 'user'"),
+        ({"claim": "x", "limit": 0}, "limit must be from 1"),
+        ({"claim": "x", "owner": "bob"}, "owner: is not a field of this request"),
+    ],
+)
+def test_verify_refuses_bad_input_naming_the_field(
+    api: Api, body: dict[str, Any], fragment: str
+) -> None:
+    error = error_of(api.post("/verify", body), 400)
+    assert fragment in error["message"]
+
+
+def test_verify_sees_only_the_tokens_memories(
+    api: Api, service: MemoryService, principal: Principal
+) -> None:
+    other = Principal(uuid.uuid4(), principal.project_id)
+    saved(service, other, "Bob's deploy key lives in the vault", scope="project")
+    answer = api.post("/verify", {"claim": "Bob's deploy key lives in the vault"}).json()
+    assert answer["verdict"] == "new"
+    assert answer["matches"] == []

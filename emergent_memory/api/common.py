@@ -116,9 +116,11 @@ class Endpoint(Generic[Q, B]):
         return Route(self.url, endpoint, methods=[self.method], name=f"{self.method} {self.url}")
 
     async def _body(self, request: Request) -> B:
+        """The JSON body; no body at all is an empty object (enough for a body whose fields
+        are all optional, such as an archive's reason; a required field is named)."""
         raw = await request.body()
-        if self.body is NoInput and not raw.strip():
-            return self.body()
+        if not raw.strip():
+            return _validated(self.body, {})
         return parse_body(self.body, raw)
 
 

@@ -1,8 +1,9 @@
 """The memories' endpoints of /api/v1: the list with filters and cursor pages and one memory's
-page (BrowseService); search, update, deletion and restoration, one by one or in bulk
-(MemoryService: the tools' own methods, with the same checks, scopes and row-level security);
-possible duplicates and a person's decision on each (DuplicateService). Each is one service
-call."""
+page (BrowseService); search, update, evidence (reinforce), archiving, deletion and
+restoration, one by one or in bulk (MemoryService: the tools' own methods, with the same
+checks, scopes and row-level security); verify, a claim against the memories
+(VerifyService); possible duplicates and a person's decision on each (DuplicateService). Each
+is one service call."""
 
 from __future__ import annotations
 
@@ -19,15 +20,19 @@ from emergent_memory.memory.browse import (
 )
 from emergent_memory.memory.duplicates import Decided, Decision, DuplicateService, OpenPairs
 from emergent_memory.memory.models import (
+    ArchiveResult,
     BulkResult,
     Category,
     DeleteResult,
+    Importance,
     MemoryScope,
     RecallResult,
+    ReinforceResult,
     RestoreResult,
     UpdateResult,
 )
 from emergent_memory.memory.service import MemoryService
+from emergent_memory.memory.verify import VerifyResult, VerifyService
 
 TAGS = ("memories",)
 
@@ -38,6 +43,7 @@ class ListQuery(QueryInput):
     status: BrowseStatus = "active"
     category: Category | None = None
     scope: MemoryScope | None = None
+    importance: Importance | None = None
     project_id: str | None = None
     context: str | None = None
     text: str | None = None
@@ -51,18 +57,57 @@ class ListQuery(QueryInput):
 
 
 class SearchQuery(QueryInput):
+    """`include_archived`: archived memories too; `as_of` (ISO 8601 date or time): what was
+    believed true then (memories since superseded or archived included)."""
+
     query: str
     category: Category | None = None
     scope: MemoryScope | None = None
     limit: int | None = None
+    include_archived: bool = False
+    as_of: str | None = None
 
 
 class MemoryChanges(Input):
-    """The fields to change; at least one. A change of content is a new version (same id)."""
+    """The fields to change; at least one. A change of content is a new version (same id);
+    null removes importance (back to normal), a validity bound or the rationale."""
 
     content: str | None = None
     category: Category | None = None
     confidence: float | None = None
+    importance: Importance | None = None
+    valid_from: str | None = None
+    valid_until: str | None = None
+    rationale: str | None = None
+
+
+class DeleteQuery(QueryInput):
+    """Why it is deleted (optional, kept with the deletion)."""
+
+    reason: str | None = None
+
+
+class EvidenceInput(Input):
+    """The evidence that backs the memory: a short quote or where it was seen (1 to 500
+    characters)."""
+
+    evidence: str
+
+
+class ArchiveInput(Input):
+    """Why it is archived (optional, kept with the archived version)."""
+
+    reason: str | None = None
+
+
+class VerifyInput(Input):
+    """A claim to check against the memories the token sees, optionally in one category or
+    scope; `limit` the matches to show (1 to 20, 5 by default)."""
+
+    claim: str
+    category: Category | None = None
+    scope: MemoryScope | None = None
+    limit: int | None = None
 
 
 class Ids(Input):
@@ -86,7 +131,10 @@ class DecisionInput(Input):
 
 
 def memory_endpoints(
-    memory: MemoryService, browse: BrowseService, duplicates: DuplicateService
+    memory: MemoryService,
+    browse: BrowseService,
+    duplicates: DuplicateService,
+    verifier: VerifyService,
 ) -> list[Endpoint[Any, Any]]:
     def listed(call: Call[ListQuery, NoInput]) -> BrowseResult:
         return browse.list(call.principal, **call.query.model_dump())
@@ -98,15 +146,32 @@ def memory_endpoints(
         query = call.query
         # a person looking is not an agent using what it found: no use is recorded
         return memory.recall(
-            call.principal, query.query, query.category, query.scope, query.limit, record_use=False
+            call.principal,
+            query.query,
+            query.category,
+            query.scope,
+            query.limit,
+            record_use=False,
+            include_archived=query.include_archived,
+            as_of=query.as_of,
         )
 
     def update(call: Call[NoInput, MemoryChanges]) -> UpdateResult:
         changes = call.body.model_dump(exclude_unset=True)
         return memory.update(call.principal, call.path["memory_id"], changes)
 
-    def delete(call: Call[NoInput, NoInput]) -> DeleteResult:
-        return memory.delete(call.principal, call.path["memory_id"])
+    def delete(call: Call[DeleteQuery, NoInput]) -> DeleteResult:
+        return memory.delete(call.principal, call.path["memory_id"], reason=call.query.reason)
+
+    def reinforce(call: Call[NoInput, EvidenceInput]) -> ReinforceResult:
+        return memory.reinforce(call.principal, call.path["memory_id"], call.body.evidence)
+
+    def archive(call: Call[NoInput, ArchiveInput]) -> ArchiveResult:
+        return memory.archive(call.principal, call.path["memory_id"], reason=call.body.reason)
+
+    def verify(call: Call[NoInput, VerifyInput]) -> VerifyResult:
+        body = call.body
+        return verifier.verify(call.principal, body.claim, body.category, body.scope, body.limit)
 
     def restore(call: Call[NoInput, NoInput]) -> RestoreResult:
         return memory.restore(call.principal, call.path["memory_id"])
@@ -151,6 +216,17 @@ def memory_endpoints(
         ),
         Endpoint(
             "post",
+            "/verify",
+            "Check a claim against the memories: confirmed, related, conflict or new, with "
+            "the matching memories and why (reads only; no use is counted)",
+            verify,
+            VerifyResult,
+            NoInput,
+            VerifyInput,
+            tags=TAGS,
+        ),
+        Endpoint(
+            "post",
             "/memories/bulk-delete",
             "Delete several memories, each on its own (each id's outcome in results)",
             bulk_delete,
@@ -184,7 +260,8 @@ def memory_endpoints(
         Endpoint(
             "patch",
             one,
-            "Change a memory's content, category or confidence (a new version, same id)",
+            "Change a memory's content, category, confidence, importance, validity or "
+            "rationale (a new version, same id)",
             update,
             UpdateResult,
             NoInput,
@@ -195,10 +272,10 @@ def memory_endpoints(
         Endpoint(
             "delete",
             one,
-            "Delete a memory (kept as history; restore brings it back)",
+            "Delete a memory, with an optional reason (kept as history; restore brings it back)",
             delete,
             DeleteResult,
-            NoInput,
+            DeleteQuery,
             NoInput,
             scope=WRITE,
             tags=TAGS,
@@ -206,11 +283,34 @@ def memory_endpoints(
         Endpoint(
             "post",
             one + "/restore",
-            "Make a deleted or superseded memory active again",
+            "Make a deleted, superseded or archived memory active again",
             restore,
             RestoreResult,
             NoInput,
             NoInput,
+            scope=WRITE,
+            tags=TAGS,
+        ),
+        Endpoint(
+            "post",
+            one + "/reinforce",
+            "Record evidence for a memory (new evidence raises its confidence, never above 1)",
+            reinforce,
+            ReinforceResult,
+            NoInput,
+            EvidenceInput,
+            scope=WRITE,
+            tags=TAGS,
+        ),
+        Endpoint(
+            "post",
+            one + "/archive",
+            "Archive a memory, with an optional reason (recall and injection leave it out; "
+            "restore brings it back)",
+            archive,
+            ArchiveResult,
+            NoInput,
+            ArchiveInput,
             scope=WRITE,
             tags=TAGS,
         ),

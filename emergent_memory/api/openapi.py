@@ -136,8 +136,10 @@ def _operation(endpoint: Endpoint[Any, Any], schemas: dict[str, Any]) -> dict[st
         "parameters": parameters,
     }
     if endpoint.body is not NoInput:
+        # a body whose fields are all optional may be left out (an archive's reason)
+        needed = any(f.is_required() for f in endpoint.body.model_fields.values())
         operation["requestBody"] = {
-            "required": True,
+            "required": needed,
             **_json(_schema(endpoint.body, "validation", schemas)),
         }
     responses = {

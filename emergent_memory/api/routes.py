@@ -39,6 +39,7 @@ from emergent_memory.memory.capture_text import Role
 from emergent_memory.memory.duplicates import DuplicateService
 from emergent_memory.memory.injection import ContextResult, Event, StartSource
 from emergent_memory.memory.service import MemoryService
+from emergent_memory.memory.verify import VerifyService
 
 # Every method a client may send (lowercase: Starlette uppercases them)
 ANY_METHOD = ["get", "head", "post", "put", "patch", "delete", "options"]
@@ -74,13 +75,14 @@ class Capture(Protocol):
 @dataclass(frozen=True)
 class ApiServices:
     """What the API calls: injection, capture (which answers "off" without a key), the memory
-    service, the browsing one and the possible duplicates'."""
+    service, the browsing one, the possible duplicates' and verify."""
 
     injection: ContextService
     capture: Capture
     memory: MemoryService
     browse: BrowseService
     duplicates: DuplicateService
+    verify: VerifyService
 
 
 class _SessionInput(Input):
@@ -163,7 +165,9 @@ def session_endpoints(services: ApiServices) -> list[Endpoint[Any, Any]]:
 def api_endpoints(services: ApiServices) -> list[Endpoint[Any, Any]]:
     """Every endpoint of the API, in the order the router tries them (fixed paths before
     paths with parameters)."""
-    memories = memory_endpoints(services.memory, services.browse, services.duplicates)
+    memories = memory_endpoints(
+        services.memory, services.browse, services.duplicates, services.verify
+    )
     return session_endpoints(services) + memories + browse_endpoints(services.browse)
 
 

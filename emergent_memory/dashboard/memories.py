@@ -1,5 +1,6 @@
 """The dashboard's memory pages: search, the list (filters, sort, pages, bulk changes), global
-memories for admin tokens, and one memory's page with its changes (edit, delete, restore)."""
+memories for admin tokens, one memory's page with its changes (edit, reinforce, archive,
+delete, restore), and verify (a claim against what the memories say)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ from emergent_memory.dashboard.site import Refused, Site, Visit, choice, path_uu
 from emergent_memory.dashboard.views import versions_with_diffs
 from emergent_memory.dashboard.web import UI
 from emergent_memory.errors import InvalidInput
-from emergent_memory.memory.models import CATEGORIES, SCOPES
+from emergent_memory.memory.browse import BROWSE_STATUSES, expired
+from emergent_memory.memory.models import CATEGORIES, IMPORTANCES, SCOPES
 
-STATUSES = ("active", "superseded", "deleted", "all")
+STATUSES = BROWSE_STATUSES
 SORTS = ("recent", "oldest", "most_used", "least_used", "last_used", "confidence")
 DATES = ("created_after", "created_before", "used_after", "used_before")
 PAGE_SIZE = 50
@@ -26,10 +28,16 @@ async def _search_values(site: Site, request: Request, visit: Visit) -> dict[str
     query = (params.get("q") or "").strip()
     category = choice(params.get("category"), CATEGORIES)
     scope = choice(params.get("scope"), SCOPES)
+    include_archived = params.get("archived") == "1"
+    # a date as the browser's date field sends it (YYYY-MM-DD); the service checks it
+    as_of = (params.get("as_of") or "").strip() or None
     values: dict[str, Any] = {
         "q": query,
         "category": category,
         "scope": scope,
+        "categories": CATEGORIES,
+        "include_archived": include_archived,
+        "as_of": as_of,
         "results": None,
         "degraded": False,
     }
@@ -43,9 +51,14 @@ async def _search_values(site: Site, request: Request, visit: Visit) -> dict[str
                 scope=scope,
                 limit=SEARCH_LIMIT,
                 record_use=False,
+                include_archived=include_archived,
+                as_of=as_of,
             )
         )
-        values["results"] = found["memories"]
+        # as of a past day a result may be one whose validity has ended since: marked
+        values["results"] = [
+            {**m, "expired": expired(m.get("valid_until"))} for m in found["memories"]
+        ]
         values["degraded"] = found["degraded"]
     return values
 
@@ -68,6 +81,7 @@ async def browse(
         "status": choice(params.get("status"), STATUSES) or "active",
         "category": choice(params.get("category"), CATEGORIES),
         "scope": scope or choice(params.get("scope"), SCOPES),
+        "importance": choice(params.get("importance"), IMPORTANCES),
         "context": (params.get("context") or "").strip() or None,
         "text": (params.get("text") or "").strip() or None,
         "sort": choice(params.get("sort"), SORTS) or "recent",
@@ -89,6 +103,7 @@ async def browse(
         params=shown,
         categories=CATEGORIES,
         scopes=SCOPES,
+        importances=IMPORTANCES,
         statuses=STATUSES,
         sorts=SORTS,
         fixed_scope=scope,
@@ -111,6 +126,7 @@ async def memory_page(site: Site, request: Request, visit: Visit) -> Response:
         memory=detail,
         versions=versions_with_diffs(detail.get("versions") or []),
         categories=CATEGORIES,
+        importances=IMPORTANCES,
     )
 
 
@@ -130,20 +146,92 @@ async def edit(site: Site, request: Request, visit: Visit) -> Response:
             updates["confidence"] = float(confidence)
         except ValueError:
             raise InvalidInput("confidence must be a number from 0 to 1") from None
+    # the lifecycle's fields only when the form changed them (an empty date or rationale
+    # removes it): a date box shows only the day of a stored time, which stays as it was
+    current = await site.call(lambda: site.browse.get(visit.principal, memory_id))
+    updates.update(lifecycle_changes(form, current))
     await site.call(lambda: site.memory.update(visit.principal, memory_id, updates))
     return RedirectResponse(f"{UI}/memories/{memory_id}?done=updated", status_code=303)
 
 
+def lifecycle_changes(form: Any, current: Any) -> dict[str, Any]:
+    """The importance, validity and rationale the edit form changed from `current` (a field
+    the form does not send is not a change)."""
+    changes: dict[str, Any] = {}
+    importance = text(form.get("importance"))
+    if importance and importance != (current.get("importance") or "normal"):
+        changes["importance"] = importance
+    for name in ("valid_from", "valid_until"):
+        value = text(form.get(name))
+        if value is None:
+            continue
+        value = value.strip()
+        if value != (current.get(name) or "")[:10]:
+            changes[name] = value or None
+    rationale = text(form.get("rationale"))
+    if rationale is not None:
+        rationale = rationale.replace("\r\n", "\n").strip()
+        if rationale != (current.get("rationale") or ""):
+            changes["rationale"] = rationale or None
+    return changes
+
+
+def _reason(form: Any) -> str | None:
+    """A form's optional reason (empty: none)."""
+    reason = (text(form.get("reason")) or "").strip()
+    return reason or None
+
+
 async def delete(site: Site, request: Request, visit: Visit) -> Response:
     memory_id = path_uuid(request, "memory_id", "memory")
-    await site.call(lambda: site.memory.delete(visit.principal, memory_id))
+    reason = _reason(await request.form())
+    await site.call(lambda: site.memory.delete(visit.principal, memory_id, reason=reason))
     return RedirectResponse(f"{UI}/memories/{memory_id}?done=deleted", status_code=303)
+
+
+async def archive(site: Site, request: Request, visit: Visit) -> Response:
+    memory_id = path_uuid(request, "memory_id", "memory")
+    reason = _reason(await request.form())
+    await site.call(lambda: site.memory.archive(visit.principal, memory_id, reason=reason))
+    return RedirectResponse(f"{UI}/memories/{memory_id}?done=archived", status_code=303)
+
+
+async def reinforce(site: Site, request: Request, visit: Visit) -> Response:
+    memory_id = path_uuid(request, "memory_id", "memory")
+    form = await request.form()
+    evidence = (text(form.get("evidence")) or "").replace("\r\n", "\n")
+    await site.call(lambda: site.memory.reinforce(visit.principal, memory_id, evidence))
+    return RedirectResponse(f"{UI}/memories/{memory_id}?done=reinforced", status_code=303)
 
 
 async def restore(site: Site, request: Request, visit: Visit) -> Response:
     memory_id = path_uuid(request, "memory_id", "memory")
     await site.call(lambda: site.memory.restore(visit.principal, memory_id))
     return RedirectResponse(f"{UI}/memories/{memory_id}?done=restored", status_code=303)
+
+
+async def verify(site: Site, request: Request, visit: Visit) -> Response:
+    """A claim checked against the memories (read-only: a GET, and no use is counted)."""
+    params = request.query_params
+    claim = (params.get("claim") or "").strip()
+    category = choice(params.get("category"), CATEGORIES)
+    scope = choice(params.get("scope"), SCOPES)
+    result = None
+    if claim:
+        result = await site.call(
+            lambda: site.verify.verify(visit.principal, claim, category=category, scope=scope)
+        )
+    return site.render(
+        request,
+        "verify.html",
+        visit,
+        claim=claim,
+        category=category,
+        scope=scope,
+        categories=CATEGORIES,
+        scopes=SCOPES,
+        result=result,
+    )
 
 
 async def bulk(site: Site, request: Request, visit: Visit) -> Response:

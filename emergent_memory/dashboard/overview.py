@@ -25,6 +25,7 @@ async def stats(site: Site, request: Request, visit: Visit) -> Response:
         ("Active memories by category", "chart-category", counted(found["by_category"])),
         ("Memories by status", "chart-status", counted(found["by_status"])),
         ("Active memories by scope", "chart-scope", counted(found["by_scope"])),
+        ("Active memories by importance", "chart-importance", counted(found["by_importance"])),
     ]
     used = [m for m in found["most_used"] if m["use_count"]]
     if used:

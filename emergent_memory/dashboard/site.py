@@ -38,6 +38,7 @@ from emergent_memory.errors import (
 from emergent_memory.memory.browse import BrowseService
 from emergent_memory.memory.duplicates import DuplicateService
 from emergent_memory.memory.service import MemoryService
+from emergent_memory.memory.verify import VerifyService
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +46,8 @@ logger = logging.getLogger(__name__)
 NOTICES = {
     "updated": "Saved: the memory has a new version.",
     "deleted": "Deleted. It stays in the history and can be restored.",
+    "archived": "Archived: recall and injection leave it out until it is restored.",
+    "reinforced": "Evidence recorded.",
     "restored": "Restored: the memory is active again.",
     "signed_out": "You are signed out.",
     "decided": "Decision recorded.",
@@ -55,13 +58,14 @@ NOTICES = {
 
 @dataclass(frozen=True)
 class DashboardServices:
-    """What the dashboard calls: the memory service (search, edits, bulk changes), browsing
-    (lists, a memory's page, contexts, stats, the injection log, capture), possible
-    duplicates, and the sign-in sessions."""
+    """What the dashboard calls: the memory service (search, edits, evidence, archive, bulk
+    changes), browsing (lists, a memory's page, contexts, stats, the injection log, capture),
+    possible duplicates, verify, and the sign-in sessions."""
 
     memory: MemoryService
     browse: BrowseService
     duplicates: DuplicateService
+    verify: VerifyService
     sessions: DashboardSessions
 
 
@@ -98,6 +102,7 @@ class Site:
         self.memory = services.memory
         self.browse = services.browse
         self.duplicates = services.duplicates
+        self.verify = services.verify
         self.sessions = services.sessions
         self.env = environment()
 
