@@ -17,6 +17,7 @@ from emergent_memory.auth.service import TokenService
 from emergent_memory.db import migrate as migrations
 from emergent_memory.db.connection import Database, connect, open_database, with_role
 from emergent_memory.db.pool import create_pool, quick_transaction
+from emergent_memory.db.replica import create_replica_pool
 from emergent_memory.db.roles import EMBEDDED_SERVER_ROLE, ensure_login_role
 from emergent_memory.embeddings import jobs as embedding_jobs
 from emergent_memory.embeddings.base import EmbeddingProvider
@@ -35,6 +36,7 @@ from emergent_memory.memory.capture_worker import CaptureWorker
 from emergent_memory.memory.dedup import DedupPolicy
 from emergent_memory.memory.duplicates import DuplicateService
 from emergent_memory.memory.injection import InjectionConfig, InjectionService
+from emergent_memory.memory.lifecycle import ArchiveConfig, ArchiveJob, LifecycleService
 from emergent_memory.memory.maintenance import MaintenanceService
 from emergent_memory.memory.service import MemoryConfig, MemoryService
 from emergent_memory.memory.store import EMBEDDED_TEXT
@@ -170,6 +172,10 @@ def open_memory_service(
     and "owner" as the superuser, for maintenance that sees every row (re-embedding). With a
     configured URL both use it as given; "app" warns when that role bypasses row-level
     security, since isolation then rests on the application's queries alone.
+
+    With EMERGENT_MEMORY_READ_DATABASE_URL, a second pool on the read replica, as the same
+    role, serves the service's reads (db/replica.py: the primary while the replica is down or
+    lags); it does not wait for the replica to start.
     """
     embedder = embedder or build_embedder(settings)
     with open_database(settings.database_url, settings.data_dir) as db:
@@ -201,9 +207,25 @@ def open_memory_service(
             # a request that finds the embedded server gone starts it again
             restart=None if db.server is None else db.server.restart_if_stopped,
         )
+        read_pool = None
         try:
-            yield MemoryService(pool, embedder, memory_config(settings, embedder.model_name))
+            if settings.read_database_url:  # a read replica, as the same role
+                read_url = settings.read_database_url
+                if pool_url != db.url:
+                    read_url = with_role(read_url, EMBEDDED_SERVER_ROLE)
+                read_pool = create_replica_pool(
+                    read_url,
+                    primary=pool,
+                    max_lag=settings.read_max_lag_seconds,
+                    min_size=settings.pool_min_size,
+                    max_size=settings.pool_max_size,
+                    timeout=settings.pool_timeout,
+                )
+            config = memory_config(settings, embedder.model_name)
+            yield MemoryService(pool, embedder, config, read_pool=read_pool)
         finally:
+            if read_pool is not None:
+                read_pool.close()
             pool.close()
             close = getattr(embedder, "close", None)
             if callable(close):
@@ -326,14 +348,13 @@ def open_capture_service(settings: Settings) -> Iterator[CaptureService]:
 # claims of benchmarks/data/verify_claims.json, held-out split kept apart (benchmarks/verify.py).
 VERIFY_POLICIES = {
     LOCAL_MODEL_NAME: VerifyPolicy(
-        related_from=0.5,
-        conflict_from=0.55,
-        confirm_from=0.8,
+        related_from=0.53,
+        conflict_from=0.65,
+        confirm_from=0.74,
         keeps_words_from=0.65,
-        shared_word_from=0.36,
-        conflict_frame=0.3,
-        judge_from=0.36,
-        judge_below=0.5,
+        shared_word_from=0.3,
+        conflict_frame=0.5,
+        judge_bands=((0.4, 0.45), (0.55, 0.65), (0.8, 0.85)),
     )
 }
 # For a model nobody calibrated: close matches only, and no LLM band.
@@ -371,10 +392,44 @@ def verify_service(settings: Settings, memory: MemoryService) -> Iterator[Verify
 
 @dataclass(frozen=True)
 class Workers:
-    """The `worker` command's workers on one pool: embeddings, and capture (None when off)."""
+    """The `worker` command's workers on one pool: embeddings, and capture (None when off);
+    and the archive job on a pool of its own (None when off)."""
 
     embedding: EmbeddingWorker
     capture: CaptureWorker | None
+    archive: ArchiveJob | None = None
+
+
+def archive_config(settings: Settings) -> ArchiveConfig:
+    """The archive job's criteria (its schedule is the worker's: _archive_job)."""
+    return ArchiveConfig(
+        after_days=settings.archive_after_days,
+        below_confidence=settings.archive_below_confidence,
+        max_importance=settings.archive_max_importance,
+    )
+
+
+@contextmanager
+def _archive_job(settings: Settings) -> Iterator[ArchiveJob | None]:
+    """The worker's archive job (None with EMERGENT_MEMORY_ARCHIVE_INTERVAL_HOURS=0), as the
+    database's owner: it looks at every actor's memories (a role that cannot is told so in
+    the log at each run)."""
+    if settings.archive_interval_hours == 0:
+        yield None
+        return
+    with open_database(settings.database_url, settings.data_dir) as db:
+        pool = create_pool(
+            db.url,
+            min_size=1,
+            max_size=1,
+            timeout=settings.pool_timeout,
+            restart=None if db.server is None else db.server.restart_if_stopped,
+        )
+        try:
+            lifecycle = LifecycleService(pool, archive_config(settings))
+            yield ArchiveJob(lifecycle, settings.archive_interval_hours * 3600)
+        finally:
+            pool.close()
 
 
 @contextmanager
@@ -382,13 +437,14 @@ def open_workers(
     settings: Settings, *, load_model: Literal["now", "background", "lazily"] = "now"
 ) -> Iterator[Workers]:
     """The embedding worker, and the capture worker when capture is on (the `worker`
-    command), sharing one pool and one embedder."""
+    command), sharing one pool and one embedder; and the archive job when it is on."""
     telemetry.configure_opentelemetry()  # when OTEL_* configures an exporter
     with (
         _service_and_worker(settings, None, load_model) as (memory, embedding),
         _capture(settings, memory, worker=False) as capture,
+        _archive_job(settings) as archive,
     ):
-        yield Workers(embedding, CaptureWorker(capture) if capture.enabled else None)
+        yield Workers(embedding, CaptureWorker(capture) if capture.enabled else None, archive)
 
 
 # How long /metrics waits for a connection, and for each count, before leaving a gauge out.
@@ -461,7 +517,10 @@ def open_server_services(
         verify_service(settings, memory) as verify,
         ExitStack() as watching,
     ):
-        watching.callback(watch_for_metrics({"primary": memory.pool}))
+        pools: dict[str, ConnectionPool[Any]] = {"primary": memory.pool}
+        if memory.read_pool is not None:
+            pools["read"] = memory.read_pool
+        watching.callback(watch_for_metrics(pools))
         yield ServerServices(
             memory=memory,
             tokens=TokenService(memory.pool),
@@ -472,7 +531,7 @@ def open_server_services(
             dashboard=DashboardSessions(
                 memory.pool, max(1, round(settings.dashboard_session_hours * 3600))
             ),
-            browse=BrowseService(memory.pool),
+            browse=BrowseService(memory.pool, memory.read_pool),
             duplicates=DuplicateService(memory.pool, memory),
             verify=verify,
         )
@@ -482,8 +541,8 @@ def open_server_services(
 class AdminServices:
     """What an operator's commands use, as the database's owner (the configured URL's role;
     on the embedded server its superuser): the whole database's status, export, import and
-    re-embedding, token management, and the capture queue of every actor. `database` and
-    `schema` say which database and revision it is."""
+    re-embedding, token management, the capture queue of every actor, and the archive job.
+    `database` and `schema` say which database and revision it is."""
 
     database: Database
     schema: migrations.SchemaState
@@ -491,6 +550,7 @@ class AdminServices:
     tokens: TokenService
     capture: CaptureAdmin
     dashboard_links: DashboardLinks
+    lifecycle: LifecycleService
 
 
 @contextmanager
@@ -527,6 +587,7 @@ def open_admin_services(
                     TokenService(pool),
                     CaptureAdmin(pool),
                     DashboardLinks(pool),
+                    LifecycleService(pool, archive_config(settings)),
                 )
             finally:
                 pool.close()
