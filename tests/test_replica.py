@@ -12,12 +12,13 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
 import pytest
+from starlette.testclient import TestClient
 
 from emergent_memory import app
 from emergent_memory.app import ServerServices
@@ -34,6 +35,7 @@ from emergent_memory.db.pool import HEALTH_INTERVAL
 from emergent_memory.db.replica import LAG_CHECK_INTERVAL, ReplicaPool
 from emergent_memory.db.roles import ensure_login_role
 from emergent_memory.errors import MemoryNotFound, SettingsError
+from emergent_memory.mcp.server import create_server
 from emergent_memory.memory.service import acting_for
 from emergent_memory.settings import Settings, load_settings
 from tests.embedders import EmbeddingServer
@@ -171,6 +173,14 @@ def found(services: ServerServices, principal: Principal, query: str) -> list[st
     return [hit["content"] for hit in services.memory.recall(principal, query)["memories"]]
 
 
+@contextmanager
+def http_client(services: ServerServices) -> Iterator[TestClient]:
+    """A client of the MCP server's HTTP app (its /health) on these services."""
+    server = create_server(lambda: nullcontext(services.memory), lambda: me())
+    with TestClient(server.http_app()) as client:
+        yield client
+
+
 def on_replica(read_pool: ReplicaPool, principal: Principal) -> bool:
     """Whether a read transaction of the read pool runs on a standby (pg_is_in_recovery)."""
     with acting_for(read_pool, principal) as conn:
@@ -285,11 +295,20 @@ def test_a_replica_that_is_down_sends_reads_to_the_primary(
     cluster: Cluster, embedding_server: EmbeddingServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.WARNING, logger="emergent_memory.db.replica")
-    with server_services(settings_for(cluster, embedding_server)) as (services, read_pool):
+    with (
+        server_services(settings_for(cluster, embedding_server)) as (services, read_pool),
+        http_client(services) as http,
+    ):
         user = me()
         saved = services.memory.save(user, "The cache cluster runs Redis 7", "fact")
         cluster.replayed()
         assert on_replica(read_pool, user)
+        health = http.get("/health")
+        assert health.status_code == 200
+        assert health.json() == {
+            "status": "ok",
+            "read_replica": {"status": "ok", "lag_seconds": 0.0},
+        }
         cluster.replica.stop()
         try:
             # recall, the list and the dashboard's reads go on, on the primary
@@ -302,7 +321,14 @@ def test_a_replica_that_is_down_sends_reads_to_the_primary(
             assert not on_replica(read_pool, user)
             assert read_pool.reads_on_primary >= 4
             assert "the read replica is unavailable" in caplog.text
-            assert read_pool.health() == {"status": "unavailable", "lag_seconds": None}
+            time.sleep(HEALTH_INTERVAL)
+            # /health says so, and stays 200: reads are served
+            health = http.get("/health")
+            assert health.status_code == 200
+            assert health.json() == {
+                "status": "ok",
+                "read_replica": {"status": "unavailable", "lag_seconds": None},
+            }
             # a server that starts while the replica is down serves, on the primary
             with server_services(settings_for(cluster, embedding_server)) as (later, later_pool):
                 assert found(later, user, "cache cluster Redis") == [
@@ -321,7 +347,7 @@ def test_a_replica_that_is_down_sends_reads_to_the_primary(
             cluster.replica.restart_if_stopped()
         time.sleep(HEALTH_INTERVAL)
         # the health check finds it back, and reads go to it again
-        assert read_pool.health()["status"] == "ok"
+        assert http.get("/health").json()["read_replica"]["status"] == "ok"
         assert "reachable again" in caplog.text
         assert on_replica(read_pool, user)
         with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):  # noqa: SIM117

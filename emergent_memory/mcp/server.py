@@ -404,10 +404,17 @@ def create_server(
     @mcp.custom_route("/health", methods=["GET"])
     async def health(request: Request) -> Response:
         """200 when its database answers, 503 while it is down (a probe of at most a few
-        seconds, reused for a second; while one runs, the last answer at once)."""
-        reachable = await anyio.to_thread.run_sync(holder.get().database_reachable)
+        seconds, reused for a second; while one runs, the last answer at once). With a read
+        replica, its state too (`read_replica`); still 200 while it is down or lags, since
+        reads then go to the database."""
+        service = holder.get()
+        reachable = await anyio.to_thread.run_sync(service.database_reachable)
         if not reachable:
             return JSONResponse({"status": "database unavailable"}, status_code=503)
-        return JSONResponse({"status": "ok"})
+        body: dict[str, Any] = {"status": "ok"}
+        replica = await anyio.to_thread.run_sync(service.read_replica_health)
+        if replica is not None:
+            body["read_replica"] = replica
+        return JSONResponse(body)
 
     return mcp

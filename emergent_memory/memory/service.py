@@ -21,6 +21,7 @@ from psycopg import Connection
 from emergent_memory import graph
 from emergent_memory.auth.principal import Principal
 from emergent_memory.db.pool import DatabasePool, transaction
+from emergent_memory.db.replica import ReplicaHealth, ReplicaPool
 from emergent_memory.embeddings import jobs
 from emergent_memory.embeddings.base import EmbeddingProvider
 from emergent_memory.errors import (
@@ -203,6 +204,12 @@ class MemoryService:
         """Whether the database answers, for the health check (DatabasePool.database_reachable:
         a probe of a few seconds at most, its answer reused for a second)."""
         return self._pool.database_reachable()
+
+    def read_replica_health(self) -> ReplicaHealth | None:
+        """The read replica's state for the health check (ReplicaPool.health: a probe of a few
+        seconds at most); None without a replica."""
+        pool = self._read_pool
+        return pool.health() if isinstance(pool, ReplicaPool) else None
 
     # -- save_memory ------------------------------------------------------------------------
 
