@@ -1,0 +1,260 @@
+"""verify_memory's rules: what a memory is to a claim (confirms, conflicts, related) and the
+verdict of the candidates, from save's duplicate rules and calibrated similarity bands.
+
+The rules (`VerifyPolicy.relation`) read each candidate with save's duplicate rules
+(memory/dedup.py's `compare`: values, holders, modifiers, change words) plus two of their own
+that dedup leaves to supersession (two values of one setting, "tabs" / "spaces", and a
+negation one text has and the other not), then the similarity bands calibrated on
+benchmarks/data/verify_claims.json (benchmarks/verify.py; the thresholds are in
+emergent_memory/app.py, per embedding model):
+
+1. below `related_from` a memory is not about the claim's subject, unless from
+   `shared_word_from` it shares a content word with the claim (but GENERIC_WORDS: "prefer",
+   "use", "team", ...): then it is related;
+2. another holder ("the user" / "the user's manager") or another subject of the same kind (a
+   modifier swapped before the same noun: "the *staging* database" / "the *production*
+   database") is related, never a confirmation or a conflict;
+3. a changed value, the other value of a setting, or a negation one side has conflicts from
+   `confirm_from`, and from `conflict_from` when the two keep at least `conflict_frame` of
+   the longer one's words in order (the same sentence with the value swapped, not another
+   sentence about the same thing); closer than `related_from` but not that, related;
+4. from `confirm_from` (or `keeps_words_from` when one text keeps every content word of the
+   other), the same values confirm;
+5. anything else at or above `related_from` is related.
+
+The verdict follows the closest memory that confirms or conflicts (a claim both confirmed and
+contradicted takes the closer one's answer); else related when any memory is; else new.
+
+With no vectors (the embedder is down), similarities are replaced by the share of content
+words the texts have in common (`word_similarity`), judged with the `*_words` thresholds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from emergent_memory.memory import dedup
+
+Verdict = Literal["confirmed", "related", "conflict", "new"]
+Relation = Literal["confirms", "conflicts", "related"]
+
+# Negations that give a sentence the opposite sense ("does not want", "never", "no longer").
+_NEGATION_WORDS = """
+    not never no cannot without nothing nobody neither nor don't doesn't didn't isn't aren't
+    wasn't weren't won't can't shouldn't mustn't"""
+_NEGATIONS = frozenset(_NEGATION_WORDS.split())
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyPolicy:
+    """The similarity bands of the rules (see the module docstring), for one embedding model.
+
+    `judge_bands`: the best candidate's similarity bands (from, below) in which the LLM judge
+    (when configured) decides; none: never. The `*_words` thresholds replace the similarity
+    ones when there are no vectors (the share of content words in common, Dice)."""
+
+    related_from: float
+    conflict_from: float
+    confirm_from: float
+    keeps_words_from: float
+    shared_word_from: float = 1.0
+    conflict_frame: float = 0.0
+    judge_bands: tuple[tuple[float, float], ...] = ()
+    related_from_words: float = 0.25
+    conflict_from_words: float = 0.5
+    confirm_from_words: float = 0.8
+
+    def __post_init__(self) -> None:
+        if not self.related_from <= min(self.conflict_from, self.keeps_words_from):
+            raise ValueError("related_from must not exceed the other thresholds")
+        if self.keeps_words_from > self.confirm_from:
+            raise ValueError("keeps_words_from must not exceed confirm_from")
+        if any(low >= high for low, high in self.judge_bands):
+            raise ValueError("each judge band must go from a lower to a higher similarity")
+
+    def relation(
+        self, similarity: float, memory: str, claim: str, *, words_only: bool = False
+    ) -> tuple[Relation | None, str]:
+        """What the memory is to the claim, and why; None when it is not about its subject.
+        `words_only`: `similarity` is the share of words in common (no vectors)."""
+        return self.judge(similarity, read_pair(memory, claim), words_only=words_only)
+
+    def judge(
+        self, similarity: float, features: PairFeatures, *, words_only: bool = False
+    ) -> tuple[Relation | None, str]:
+        """`relation` for a pair already read (the benchmark judges each pair under many
+        policies with this)."""
+        if words_only:
+            related_from, conflict_from = self.related_from_words, self.conflict_from_words
+            confirm_from, keeps_from = self.confirm_from_words, self.conflict_from_words
+        else:
+            related_from, conflict_from = self.related_from, self.conflict_from
+            confirm_from, keeps_from = self.confirm_from, self.keeps_words_from
+        if similarity < min(related_from, self.shared_word_from):
+            return None, "not about the same subject"
+        if similarity < related_from:
+            if words_only or not features.shared_words:
+                return None, "not about the same subject"
+            shared = ", ".join(features.shared_words[:3])
+            return "related", f"shares the subject's words ({shared})"
+        if features.other_holder:
+            return "related", "about someone else (another holder)"
+        if features.other_subject:
+            return "related", "about another thing of the same kind"
+        difference = features.difference
+        if difference is not None:
+            if similarity >= conflict_from and (
+                features.frame >= self.conflict_frame or similarity >= confirm_from
+            ):
+                return "conflicts", difference
+            return "related", f"same subject, not close enough to conflict ({difference})"
+        if similarity >= confirm_from:
+            return "confirms", "states the same values"
+        if similarity >= keeps_from and features.keeps_words:
+            return "confirms", "one text keeps every content word of the other"
+        return "related", "same subject, neither confirmed nor contradicted"
+
+    def in_judge_band(self, similarity: float | None) -> bool:
+        """Whether the best candidate's similarity is where the LLM judge decides."""
+        if similarity is None:
+            return False
+        return any(low <= similarity < high for low, high in self.judge_bands)
+
+
+@dataclass(frozen=True, slots=True)
+class PairFeatures:
+    """What the rules read of a (memory, claim) pair."""
+
+    other_holder: bool
+    other_subject: bool  # one modifier swapped before the same noun, nothing else changed
+    difference: str | None  # the changed value, opposite setting or negation, in words
+    keeps_words: bool  # one text keeps every content word of the other
+    frame: float  # the share of the longer text's words kept in order by the other
+    shared_words: tuple[str, ...]  # content words both have (but GENERIC_WORDS)
+
+
+def read_pair(memory: str, claim: str) -> PairFeatures:
+    """The pair's features, from dedup.compare (the memory as the existing text, the claim as
+    the new one) and the verify-only ones (opposites, negation)."""
+    compared = dedup.compare(memory, claim)
+    old, new = dedup.statement(memory), dedup.statement(claim)
+    keeps = dedup.keeps_every_word(memory, claim) or dedup.keeps_every_word(claim, memory)
+    other_subject = compared.changes == 1 and compared.modifier_swapped
+    difference: str | None = None
+    if compared.changes and not other_subject:
+        lost = sorted(old.values - new.words)
+        gained = sorted(new.values - old.words)
+        if lost and gained:
+            difference = f"another value: {', '.join(lost)} / {', '.join(gained)}"
+        else:
+            difference = "another value for the same subject"
+    else:
+        opposite = _opposite(memory, claim)
+        if opposite is not None:
+            difference = f"the other value of one setting: {opposite}"
+        elif _negated(memory) != _negated(claim):
+            one = "the claim" if _negated(claim) else "the memory"
+            difference = f"{one} negates what the other states"
+    _, kept = dedup.alignment(memory, claim)
+    frame = kept / max(len(old.tokens), len(new.tokens), 1)
+    shared = tuple(sorted((old.words & new.words) - GENERIC_WORDS))
+    return PairFeatures(compared.other_holder, other_subject, difference, keeps, frame, shared)
+
+
+# Content words too common in memories to say that two are about one subject.
+GENERIC_WORDS = dedup.content_words(
+    "prefer prefers like likes want wants use uses used run runs team project data per "
+    "second this also thing things way work works"
+)
+
+
+def _words(text: str) -> set[str]:
+    return {token.lower for token in dedup.statement(text).tokens}
+
+
+def _opposite(memory: str, claim: str) -> str | None:
+    """Two values of one setting, one in each text only ("tabs" / "spaces")."""
+    a, b = _words(memory), _words(claim)
+    for pair in dedup.OPPOSITES:
+        first, second = sorted(pair)
+        for mine, theirs in ((first, second), (second, first)):
+            if mine in a and mine not in b and theirs in b and theirs not in a:
+                return f"{mine} / {theirs}"
+    return None
+
+
+def _negated(text: str) -> bool:
+    words = _words(text)
+    return bool(words & _NEGATIONS) or any(word.endswith("n't") for word in words)
+
+
+def word_similarity(memory: str, claim: str) -> float:
+    """The share of content words the texts have in common (Dice), for when there are no
+    vectors."""
+    a, b = dedup.content_words(memory), dedup.content_words(claim)
+    if not a or not b:
+        return 0.0
+    return 2 * len(a & b) / (len(a) + len(b))
+
+
+# -- the rules' answer ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """One candidate as judged: its similarity (or word share), relation and why."""
+
+    index: int  # in the candidates given
+    similarity: float
+    relation: Relation
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    verdict: Verdict
+    why: str
+    judged: list[Judged] = field(default_factory=list)
+
+
+def aggregate(judged: Sequence[Judged]) -> tuple[Verdict, Judged | None]:
+    """The verdict of judged candidates, and the one it follows: the closest that confirms
+    or conflicts; else related when any is; else new."""
+    decisive = [j for j in judged if j.relation != "related"]
+    if decisive:
+        best = max(decisive, key=lambda j: j.similarity)
+        return ("confirmed" if best.relation == "confirms" else "conflict"), best
+    if judged:
+        return "related", max(judged, key=lambda j: j.similarity)
+    return "new", None
+
+
+def rules_answer(
+    policy: VerifyPolicy,
+    claim: str,
+    candidates: Sequence[tuple[str, float | None]],
+    features: Sequence[PairFeatures] | None = None,
+) -> Answer:
+    """The rules' answer for candidates given as (content, similarity); a None similarity
+    (no vectors) is judged on the words the texts share. `features`: each candidate's
+    read_pair, when already read."""
+    judged: list[Judged] = []
+    for index, (content, similarity) in enumerate(candidates):
+        words_only = similarity is None
+        score = word_similarity(content, claim) if similarity is None else similarity
+        pair = read_pair(content, claim) if features is None else features[index]
+        relation, why = policy.judge(score, pair, words_only=words_only)
+        if relation is not None:
+            judged.append(Judged(index, score, relation, why))
+    verdict, best = aggregate(judged)
+    if best is None:
+        return Answer("new", "no visible memory is about this subject", judged)
+    summary = {
+        "confirmed": "a memory states the same fact",
+        "conflict": "a memory states something else about the same subject",
+        "related": "memories are about the same subject but neither confirm nor contradict it",
+        "new": "",
+    }[verdict]
+    return Answer(verdict, f"{summary} ({best.why}, similarity {best.similarity:.2f})", judged)
