@@ -7,6 +7,8 @@ deterministic); the local model is exercised by the stdio end-to-end test.
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +22,7 @@ from emergent_memory.db import migrate
 from tests.embedders import EmbeddingServer
 
 Run = Callable[..., Result]
+MEMORY_DOCS = Path(__file__).resolve().parent.parent / "docs" / "memory.md"
 
 
 @pytest.fixture
@@ -221,6 +224,121 @@ def test_list_status_and_restore(run: Run) -> None:
     again = run("restore", memory_id)
     assert again.exit_code == 1
     assert f"memory {memory_id} is active; there is nothing to restore" in again.stderr
-    unknown = run("list", "--status", "archived")
+    unknown = run("list", "--status", "expired")
     assert unknown.exit_code == 2  # click's usage error names the choices
-    assert "'archived' is not one of 'active', 'superseded', 'deleted'" in unknown.output
+    assert "'expired' is not one of 'active', 'superseded', 'deleted', 'archived'" in unknown.output
+
+
+def test_save_with_lifecycle_options_then_reinforce_and_verify(run: Run) -> None:
+    saved = ok(
+        run(
+            "save",
+            "The release branch is cut on Tuesdays",
+            "-c",
+            "decision",
+            "--importance",
+            "high",
+            "--evidence",
+            "release meeting notes",
+            "--valid-from",
+            "2026-01-01",
+            "--valid-until",
+            "2030-01-01",
+            "--rationale",
+            "QA works Wednesdays to Fridays",
+            "--json",
+        )
+    )
+    memory = saved["memory"]
+    memory_id = memory["id"]
+    assert (memory["importance"], memory["rationale"]) == ("high", "QA works Wednesdays to Fridays")
+    assert (memory["valid_from"], memory["valid_until"]) == (
+        "2026-01-01T00:00:00Z",
+        "2030-01-01T00:00:00Z",
+    )
+    assert memory["evidence_count"] == 1
+
+    human = run("reinforce", memory_id, "--evidence", "the user: yes, Tuesdays")
+    assert human.exit_code == 0, human.output
+    assert human.stdout == (
+        f"reinforced {memory_id}: confidence 0.700 -> 0.775; 2 pieces of evidence\n"
+    )
+    again = run("reinforce", memory_id, "--evidence", "The user: yes, Tuesdays", "--json")
+    assert ok(again)["independent"] is False
+    missing = run("reinforce", memory_id)
+    assert missing.exit_code == 2  # click: --evidence is required
+    assert "Missing option '--evidence'" in missing.output
+
+    confirmed = ok(run("verify", "The release branch is cut on Tuesdays", "--json"))
+    assert confirmed["verdict"] == "confirmed"
+    assert confirmed["matches"][0]["id"] == memory_id
+    shown = run("verify", "The release branch is cut on Thursdays")
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout.startswith("conflict: ")
+    assert memory_id in shown.stdout
+    assert ok(run("verify", "The office plant needs water", "--json"))["verdict"] == "new"
+
+    listed = run("list")
+    assert "importance high, valid 2026-01-01T00:00:00Z to 2030-01-01T00:00:00Z" in listed.stdout
+    assert "why: QA works Wednesdays to Fridays" in listed.stdout
+
+
+def test_archive_restore_and_reasons(run: Run) -> None:
+    memory_id = ok(run("save", "The team lunch is on Fridays", "-c", "fact", "--json"))["memory"][
+        "id"
+    ]
+    archived = run("archive", memory_id, "--reason", "the team moved to remote work")
+    assert archived.exit_code == 0, archived.output
+    assert archived.stdout == f"archived {memory_id}\n"
+    assert ok(run("recall", "team lunch", "--json"))["memories"] == []
+    found = ok(run("recall", "team lunch", "--include-archived", "--json"))
+    assert [m["id"] for m in found["memories"]] == [memory_id]
+    listed = run("list", "--status", "archived")
+    assert "(the team moved to remote work)" in listed.stdout
+    assert "1 archived memories" in listed.stdout
+    restored = run("restore", memory_id)
+    assert restored.stdout == f"restored {memory_id} (it was archived)\n"
+    ok(run("forget", memory_id, "--reason", "the user asked"))
+    [deleted] = ok(run("list", "--status", "deleted", "--json"))["memories"]
+    assert deleted["delete_reason"] == "the user asked"
+    both = run("forget", "--all", "--yes", "--reason", "x")
+    assert both.exit_code == 1
+    assert "--reason is kept with one deleted memory" in both.output
+
+
+def test_recall_as_of(run: Run) -> None:
+    memory_id = ok(
+        run(
+            "save", "The API gateway is Kong", "-c", "fact", "--valid-until", "2030-03-01", "--json"
+        )
+    )["memory"]["id"]
+    during = ok(run("recall", "API gateway", "--as-of", "2030-02-01", "--json"))
+    assert [m["id"] for m in during["memories"]] == [memory_id]
+    assert ok(run("recall", "API gateway", "--as-of", "2030-03-01", "--json"))["memories"] == []
+    bad = run("recall", "API gateway", "--as-of", "next week")
+    assert bad.exit_code == 1
+    assert "as_of" in bad.output
+
+
+def test_the_command_line_session_in_the_memory_docs_runs(run: Run) -> None:
+    """docs/memory.md's lifecycle session, command by command, as written (ID: the id the
+    first command saved), each saying what the docs say it does."""
+    [block] = re.findall(r"```sh\n(.*?)```", MEMORY_DOCS.read_text(), flags=re.DOTALL)
+    commands = [shlex.split(line) for line in block.splitlines() if line.strip()]
+    assert all(command[0] == "emergent-memory" for command in commands)
+    memory_id = ok(run(*commands[0][1:], "--json"))["memory"]["id"]
+    expected = [
+        "conflict: ",  # verify
+        f"reinforced {memory_id}: confidence 0.700 -> 0.775",
+        "nothing remembered about that",  # as of the end of its validity
+        f"archived {memory_id}",
+        "1. score",  # recall --include-archived
+        "1 archived memories",
+        f"restored {memory_id} (it was archived)",
+        f"deleted {memory_id}",
+    ]
+    assert len(commands) == 1 + len(expected)
+    for command, output in zip(commands[1:], expected, strict=True):
+        result = run(*[memory_id if arg == "ID" else arg for arg in command[1:]])
+        assert result.exit_code == 0, (command, result.output)
+        assert output in result.stdout, (command, result.stdout)

@@ -119,7 +119,7 @@ def test_every_cli_command_is_in_the_readme() -> None:
 def test_every_tool_and_the_prompt_are_documented() -> None:
     clients = (ROOT / "docs" / "clients.md").read_text()
     memory = (ROOT / "docs" / "memory.md").read_text()
-    for name in ("save_memory", "recall_memories", "manage_memory"):
+    for name in ("save_memory", "recall_memories", "manage_memory", "verify_memory"):
         assert f"`{name}(" in README
         assert f"`{name}`" in clients
         assert f"## {name}" in memory

@@ -1,13 +1,15 @@
-"""Commands on your memories: save, recall, list, restore, forget, stats."""
+"""Commands on your memories: save, recall, verify, reinforce, archive, list, restore, forget."""
 
 from __future__ import annotations
 
 import sys
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 import click
 
+from emergent_memory.app import verify_service
 from emergent_memory.cli.common import (
     ACTOR_OPTION,
     JSON_OPTION,
@@ -24,14 +26,17 @@ from emergent_memory.cli.common import (
 from emergent_memory.errors import InvalidInput
 from emergent_memory.memory.models import (
     CATEGORIES,
+    IMPORTANCES,
     LIST_STATUSES,
     SCOPES,
     SOURCES,
     Category,
+    Importance,
     ListStatus,
     MemoryScope,
     Source,
 )
+from emergent_memory.memory.verify import VERIFY_DEFAULT_LIMIT
 from emergent_memory.settings import Settings
 
 
@@ -42,6 +47,20 @@ from emergent_memory.settings import Settings
 @click.option("--scope", type=click.Choice(list(SCOPES)), default="user", show_default=True)
 @click.option("--context", default=None, help="File it under this named context.")
 @click.option("--related-to", "related_to", multiple=True, help="Id of a related object.")
+@click.option(
+    "--importance",
+    type=click.Choice(list(IMPORTANCES)),
+    default=None,
+    help="normal when not given; core: given at every session start, never fades.",
+)
+@click.option("--evidence", default=None, help="A short quote or source that backs it.")
+@click.option(
+    "--valid-from", default=None, help="ISO 8601 date or date-time (UTC) from which it holds."
+)
+@click.option(
+    "--valid-until", default=None, help="ISO 8601 date or date-time (UTC) when it stops holding."
+)
+@click.option("--rationale", default=None, help="Why (mainly for a decision).")
 @ACTOR_OPTION
 @PROJECT_OPTION
 @MIGRATE_OPTION
@@ -56,6 +75,11 @@ def save(
     scope: MemoryScope,
     context: str | None,
     related_to: tuple[str, ...],
+    importance: Importance | None,
+    evidence: str | None,
+    valid_from: str | None,
+    valid_until: str | None,
+    rationale: str | None,
     actor: uuid.UUID | None,
     project: uuid.UUID | None,
     migrate: bool,
@@ -72,10 +96,16 @@ def save(
             scope=scope,
             context=context,
             related_to=list(related_to) or None,
+            importance=importance,
+            evidence=evidence,
+            valid_from=valid_from,
+            valid_until=valid_until,
+            rationale=rationale,
         )
 
     def human() -> None:
-        click.echo(f"{result['status']}: {result['memory']['id']}")
+        restored = " (restored from the archive)" if result.get("restored") else ""
+        click.echo(f"{result['status']}: {result['memory']['id']}{restored}")
         for old in result["superseded_ids"]:
             click.echo(f"  supersedes {old}")
         for close in result["possible_duplicates"]:
@@ -105,6 +135,14 @@ def save(
     default=None,
     help="With --include-episodes: only the episodes of this client session.",
 )
+@click.option(
+    "--include-archived", is_flag=True, help="Also search archived memories (left out by default)."
+)
+@click.option(
+    "--as-of",
+    default=None,
+    help="ISO 8601 date or date-time: what was believed true then.",
+)
 @ACTOR_OPTION
 @PROJECT_OPTION
 @JSON_OPTION
@@ -118,6 +156,8 @@ def recall(
     limit: int,
     include_episodes: bool,
     session_id: str | None,
+    include_archived: bool,
+    as_of: str | None,
     actor: uuid.UUID | None,
     project: uuid.UUID | None,
     as_json: bool,
@@ -133,6 +173,8 @@ def recall(
             limit=limit,
             include_episodes=include_episodes,
             session_id=session_id,
+            include_archived=include_archived,
+            as_of=as_of,
         )
 
     def human() -> None:
@@ -148,6 +190,7 @@ def recall(
                 + ")"
             )
             show_memory(memory, prefix="   ")
+            show_lifecycle(memory, prefix="   ")
         if not result["memories"]:
             click.echo("nothing remembered about that")
         if "episodes" in result:
@@ -170,7 +213,7 @@ def recall(
     type=click.Choice(list(LIST_STATUSES)),
     default="active",
     show_default=True,
-    help="superseded or deleted: the memories `restore` can bring back, newest first.",
+    help="superseded, archived or deleted: the memories `restore` can bring back, newest first.",
 )
 @ACTOR_OPTION
 @PROJECT_OPTION
@@ -194,11 +237,14 @@ def list_command(
     def human() -> None:
         for memory in result["memories"]:
             show_memory(memory)
+            show_lifecycle(memory)
             replaced_by = memory.get("superseded_by")
             if memory.get("deleted_at"):
-                click.echo(f"  deleted {memory.get('deleted_at')}")
+                click.echo(f"  deleted {memory.get('deleted_at')}{_reason(memory, 'delete')}")
+            elif memory.get("archived_at"):
+                click.echo(f"  archived {memory.get('archived_at')}{_reason(memory, 'archive')}")
             elif replaced_by:
-                click.echo(f"  superseded by {replaced_by}")
+                click.echo(f"  superseded by {replaced_by}{_reason(memory, 'supersede')}")
         click.echo(f"{result['count']} {'' if status == 'active' else status + ' '}memories")
 
     emit(result, as_json, human)
@@ -218,9 +264,10 @@ def restore(
     project: uuid.UUID | None,
     as_json: bool,
 ) -> None:
-    """Make a superseded or deleted memory active again (manage_memory action restore).
+    """Make a superseded, archived or deleted memory active again (manage_memory action
+    restore).
 
-    `emergent-memory list --status superseded` (or deleted) shows their ids.
+    `emergent-memory list --status superseded` (or archived, or deleted) shows their ids.
     """
     principal = cli_principal(settings, actor, project)
     with memory_service(settings, embeds=False) as service:
@@ -240,6 +287,7 @@ def restore(
 @click.argument("memory_id", required=False)
 @click.option("--all", "forget_all", is_flag=True, help="Every memory you saved in this project.")
 @click.option("--yes", is_flag=True, help="With --all: do not ask for confirmation.")
+@click.option("--reason", default=None, help="Why it is deleted (kept with the memory).")
 @ACTOR_OPTION
 @PROJECT_OPTION
 @JSON_OPTION
@@ -250,6 +298,7 @@ def forget(
     memory_id: str | None,
     forget_all: bool,
     yes: bool,
+    reason: str | None,
     actor: uuid.UUID | None,
     project: uuid.UUID | None,
     as_json: bool,
@@ -257,6 +306,8 @@ def forget(
     """Delete one memory, or with --all every memory you saved in this project."""
     if (memory_id is None) == (not forget_all):
         raise InvalidInput("give either a memory id or --all")
+    if forget_all and reason is not None:
+        raise InvalidInput("--reason is kept with one deleted memory; give a memory id")
     principal = cli_principal(settings, actor, project)
     if forget_all and not yes:
         if not sys.stdin.isatty():
@@ -269,9 +320,108 @@ def forget(
             result: Any = service.forget_all(principal, confirm=True)
             message = f"deleted {result['deleted_count']} memories"
         else:
-            result = service.delete(principal, memory_id)
+            result = service.delete(principal, memory_id, reason=reason)
             message = f"deleted {result['deleted']}"
     emit(result, as_json, lambda: click.echo(message))
+
+
+@cli.command()
+@click.argument("claim")
+@click.option("--category", "-c", type=click.Choice(list(CATEGORIES)), default=None)
+@click.option("--scope", type=click.Choice(list(SCOPES)), default=None)
+@click.option("--limit", "-n", type=int, default=VERIFY_DEFAULT_LIMIT, show_default=True)
+@ACTOR_OPTION
+@PROJECT_OPTION
+@JSON_OPTION
+@click.pass_obj
+@reports_errors
+def verify(
+    settings: Settings,
+    claim: str,
+    category: Category | None,
+    scope: MemoryScope | None,
+    limit: int,
+    actor: uuid.UUID | None,
+    project: uuid.UUID | None,
+    as_json: bool,
+) -> None:
+    """Check a claim against your memories: confirmed, related, conflict or new (the
+    verify_memory tool). Read-only."""
+    principal = cli_principal(settings, actor, project)
+    with memory_service(settings) as memory, verify_service(settings, memory) as service:
+        result = service.verify(principal, claim, category=category, scope=scope, limit=limit)
+
+    def human() -> None:
+        judge = " (rules only: the judge failed)" if result["degraded"] else ""
+        click.echo(f"{result['verdict']}: {result['why']}{judge}")
+        for match in result["matches"]:
+            click.echo(
+                f"  {match['relation']} (similarity {match['similarity']:.2f}): {match['why']}"
+            )
+            show_memory(match, prefix="    ")
+
+    emit(result, as_json, human)
+
+
+@cli.command()
+@click.argument("memory_id")
+@click.option("--evidence", required=True, help="A short quote, or where you saw it confirmed.")
+@ACTOR_OPTION
+@PROJECT_OPTION
+@JSON_OPTION
+@click.pass_obj
+@reports_errors
+def reinforce(
+    settings: Settings,
+    memory_id: str,
+    evidence: str,
+    actor: uuid.UUID | None,
+    project: uuid.UUID | None,
+    as_json: bool,
+) -> None:
+    """Record evidence that a memory is still true (manage_memory action reinforce)."""
+    principal = cli_principal(settings, actor, project)
+    with memory_service(settings, embeds=False) as service:
+        result = service.reinforce(principal, memory_id, evidence)
+
+    def human() -> None:
+        change = (
+            f"confidence {result['confidence_before']:.3f} -> {result['confidence_after']:.3f}"
+            if result["independent"]
+            else f"confidence stays {result['confidence_after']:.3f}: this evidence was "
+            "already recorded"
+        )
+        restored = " (restored from the archive)" if result["restored"] else ""
+        click.echo(
+            f"reinforced {result['memory']['id']}{restored}: {change}; "
+            f"{result['evidence_count']} pieces of evidence"
+        )
+
+    emit(result, as_json, human)
+
+
+@cli.command()
+@click.argument("memory_id")
+@click.option("--reason", default=None, help="Why it is archived (kept with the memory).")
+@ACTOR_OPTION
+@PROJECT_OPTION
+@JSON_OPTION
+@click.pass_obj
+@reports_errors
+def archive(
+    settings: Settings,
+    memory_id: str,
+    reason: str | None,
+    actor: uuid.UUID | None,
+    project: uuid.UUID | None,
+    as_json: bool,
+) -> None:
+    """Take a memory out of recall without deleting it (manage_memory action archive);
+    `restore` brings it back."""
+    principal = cli_principal(settings, actor, project)
+    with memory_service(settings, embeds=False) as service:
+        result = service.archive(principal, memory_id, reason=reason)
+    emit(result, as_json, lambda: click.echo(f"archived {result['memory']['id']}"))
 
 
 @cli.command()
@@ -302,3 +452,30 @@ def stats(
             )
 
     emit(result, as_json, human)
+
+
+def show_lifecycle(memory: Mapping[str, Any], prefix: str = "") -> None:
+    """A memory's importance, validity, confidence and evidence on one line, and its rationale;
+    nothing for what is absent or the default."""
+    indent = " " * len(prefix) + "  "
+    parts = []
+    if memory.get("importance") not in (None, "normal"):
+        parts.append(f"importance {memory['importance']}")
+    if memory.get("valid_from") or memory.get("valid_until"):
+        parts.append(
+            f"valid {memory.get('valid_from') or '...'} to {memory.get('valid_until') or '...'}"
+        )
+    effective = memory.get("effective_confidence")
+    if effective is not None and effective != memory["confidence"]:
+        parts.append(f"confidence {memory['confidence']:.2f} (now {effective:.2f})")
+    if memory.get("evidence_count"):
+        parts.append(f"{memory['evidence_count']} evidence")
+    if parts:
+        click.echo(indent + ", ".join(parts))
+    if memory.get("rationale"):
+        click.echo(f"{indent}why: {memory['rationale']}")
+
+
+def _reason(memory: Mapping[str, Any], kind: str) -> str:
+    reason = memory.get(f"{kind}_reason")
+    return f" ({reason})" if reason else ""
