@@ -16,6 +16,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from emergent_memory import app
 from emergent_memory.app import DEDUP_POLICIES, VERIFY_POLICIES
 from emergent_memory.auth.principal import Principal
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME, LocalEmbeddings
@@ -30,6 +31,7 @@ from emergent_memory.memory.verify import (
     VerifyPolicy,
     VerifyService,
 )
+from emergent_memory.settings import load_settings
 from tests.embedders import DownEmbedder
 from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, error, text, tool_use
 
@@ -454,3 +456,32 @@ def test_the_labelled_claims_stay_above_the_accuracy_floor(
     assert sum(right.values()) / len(data["claims"]) >= ACCURACY_FLOOR, right
     for answer, total in counts.items():
         assert right[answer] / total >= PER_ANSWER_FLOOR, (answer, right)
+
+
+def test_the_composition_root_gives_the_judge_only_with_a_key(
+    semantic: MemoryService, make_service: Callable[..., MemoryService], fake: FakeAnthropic
+) -> None:
+    without = load_settings({})
+    with app.verify_service(without, semantic) as verifier:
+        assert not verifier.judge_enabled
+        assert verifier.config.policy == POLICY  # the local model's calibrated bands
+    keyed = load_settings(
+        {
+            "EMERGENT_MEMORY_ANTHROPIC_API_KEY": "test-key",
+            "EMERGENT_MEMORY_ANTHROPIC_BASE_URL": fake.url,
+            "EMERGENT_MEMORY_CAPTURE_GATE_MODEL": "claude-gate",
+            "EMERGENT_MEMORY_CAPTURE_DAILY_TOKEN_BUDGET": "5000",
+            "EMERGENT_MEMORY_MAX_CONTENT_LENGTH": "900",
+        }
+    )
+    with app.verify_service(keyed, semantic) as verifier:
+        assert verifier.judge_enabled
+        config = verifier.config
+        assert (config.judge_model, config.daily_token_budget) == ("claude-gate", 5000)
+        assert config.max_claim_length == 900
+        with pytest.raises(InvalidInput, match="the limit is 900"):
+            verifier.verify(Principal(uuid.uuid4(), uuid.uuid4()), "x" * 901)
+    # a model nobody calibrated: close matches only, and never the judge
+    with app.verify_service(keyed, make_service()) as verifier:
+        assert verifier.config.policy == app.UNCALIBRATED_VERIFY_POLICY
+        assert not verifier.judge_enabled
