@@ -36,7 +36,12 @@ from emergent_memory.memory.capture_worker import CaptureWorker
 from emergent_memory.memory.dedup import DedupPolicy
 from emergent_memory.memory.duplicates import DuplicateService
 from emergent_memory.memory.injection import InjectionConfig, InjectionService
-from emergent_memory.memory.lifecycle import ArchiveConfig, ArchiveJob, LifecycleService
+from emergent_memory.memory.lifecycle import (
+    NEEDS_ADMIN,
+    ArchiveConfig,
+    ArchiveJob,
+    LifecycleService,
+)
 from emergent_memory.memory.maintenance import MaintenanceService
 from emergent_memory.memory.service import MemoryConfig, MemoryService
 from emergent_memory.memory.store import EMBEDDED_TEXT
@@ -276,11 +281,13 @@ def open_memory_service_with_worker(
     embedder: EmbeddingProvider | None = None,
     load_model: Literal["now", "background", "lazily"] = "background",
 ) -> Iterator[MemoryService]:
-    """The service, with its embedding worker in a background thread; the worker stops
-    (finishing its round) before the service closes. `migrate` as for open_memory_service."""
+    """The service, with its embedding worker in a background thread, and the archive job in
+    another (when it is on); they stop (finishing their round or batch) before the service
+    closes. `migrate` as for open_memory_service."""
     with (
         _service_and_worker(settings, embedder, load_model, migrate) as (service, worker),
         worker.running_in_thread(settings.worker_poll_interval_seconds),
+        _archive_in_thread(settings),
     ):
         yield service
 
@@ -406,14 +413,17 @@ def archive_config(settings: Settings) -> ArchiveConfig:
         after_days=settings.archive_after_days,
         below_confidence=settings.archive_below_confidence,
         max_importance=settings.archive_max_importance,
+        decay_floor=settings.decay_floor,
+        decay_grace_days=settings.decay_grace_days,
+        decay_half_life_days=settings.decay_half_life_days,
     )
 
 
 @contextmanager
 def _archive_job(settings: Settings) -> Iterator[ArchiveJob | None]:
-    """The worker's archive job (None with EMERGENT_MEMORY_ARCHIVE_INTERVAL_HOURS=0), as the
-    database's owner: it looks at every actor's memories (a role that cannot is told so in
-    the log at each run)."""
+    """The worker's archive job, as the database's owner: it looks at every actor's memories.
+    None with EMERGENT_MEMORY_ARCHIVE_INTERVAL_HOURS=0, or when the configured URL's role
+    cannot see every actor's memories (said once in the log, at INFO)."""
     if settings.archive_interval_hours == 0:
         yield None
         return
@@ -427,9 +437,24 @@ def _archive_job(settings: Settings) -> Iterator[ArchiveJob | None]:
         )
         try:
             lifecycle = LifecycleService(pool, archive_config(settings))
-            yield ArchiveJob(lifecycle, settings.archive_interval_hours * 3600)
+            if lifecycle.sees_every_actor():
+                yield ArchiveJob(lifecycle, settings.archive_interval_hours * 3600)
+            else:
+                logger.info("the archive job is off here: %s", NEEDS_ADMIN)
+                yield None
         finally:
             pool.close()
+
+
+@contextmanager
+def _archive_in_thread(settings: Settings) -> Iterator[None]:
+    """The archive job in a background thread of the server (serve's worker), when it is on."""
+    with _archive_job(settings) as job:
+        if job is None:
+            yield
+            return
+        with job.running_in_thread():
+            yield
 
 
 @contextmanager

@@ -28,15 +28,17 @@ from click.testing import CliRunner, Result
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
+from emergent_memory import app
 from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
 from emergent_memory.cli import cli
 from emergent_memory.db import migrate
 from emergent_memory.db.connection import with_role
-from emergent_memory.db.pool import create_pool
+from emergent_memory.db.pool import DatabasePool, create_pool
 from emergent_memory.db.roles import ADMIN_ROLE, ensure_login_role
 from emergent_memory.errors import PermissionDenied
 from emergent_memory.memory import MemoryConfig, MemoryService
 from emergent_memory.memory.lifecycle import ArchiveConfig, ArchiveJob, LifecycleService
+from emergent_memory.settings import load_settings
 from tests.embedders import BagOfWordsEmbedder, EmbeddingServer
 
 APP_ROLE = "emergent_memory_test_lifecycle_app"
@@ -69,7 +71,7 @@ def app_url(lifecycle_url: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def app_pool(app_url: str) -> Iterator[ConnectionPool]:
+def app_pool(app_url: str) -> Iterator[DatabasePool]:
     """The application's pool, a member of emergent_memory_app (row-level security)."""
     pool = create_pool(app_url, min_size=1, max_size=6, timeout=20)
     yield pool
@@ -99,7 +101,7 @@ def no_memories(owner: ConnectionPool) -> None:
 
 
 @pytest.fixture
-def service(app_pool: ConnectionPool) -> MemoryService:
+def service(app_pool: DatabasePool) -> MemoryService:
     return MemoryService(app_pool, BagOfWordsEmbedder(), MemoryConfig(dedup_threshold=0.95))
 
 
@@ -490,6 +492,48 @@ def test_the_worker_command_runs_the_archive_job(
     assert "archiving unused memories every 0.001 h" in stderr
     assert "archive job: archived 1 memories of 1 actors" in stderr
     assert "apt.internal" not in stderr  # never content in the log
+
+
+def archive_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "archive-job"]
+
+
+def test_the_server_runs_the_job_in_its_worker_thread(
+    lifecycle_url: str, service: MemoryService, owner: ConnectionPool
+) -> None:
+    memory_id = save(service, someone(), "The artifact registry is Harbor")
+    age(owner, memory_id, 400)
+    settings = load_settings(
+        {
+            "EMERGENT_MEMORY_DATABASE_URL": lifecycle_url,
+            "EMERGENT_MEMORY_ARCHIVE_INTERVAL_HOURS": "0.001",
+        }
+    )
+    with app.open_memory_service_with_worker(settings, embedder=BagOfWordsEmbedder()):
+        assert len(archive_threads()) == 1
+        wait_for(lambda: archived_versions(owner, memory_id) == 1)
+    assert archive_threads() == []
+
+
+def test_the_job_is_off_where_the_role_cannot_see_every_actor(
+    app_url: str, lifecycle_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    def job_of(environment: dict[str, str]) -> ArchiveJob | None:
+        with app._archive_job(load_settings(environment)) as job:
+            return job
+
+    with caplog.at_level(logging.INFO, "emergent_memory.app"):
+        assert job_of({"EMERGENT_MEMORY_DATABASE_URL": app_url}) is None
+    assert "the archive job is off here" in caplog.text
+    assert "emergent_memory_admin" in caplog.text
+    off = {
+        "EMERGENT_MEMORY_DATABASE_URL": lifecycle_url,
+        "EMERGENT_MEMORY_ARCHIVE_INTERVAL_HOURS": "0",
+    }
+    assert job_of(off) is None
+    on = job_of({"EMERGENT_MEMORY_DATABASE_URL": lifecycle_url})
+    assert on is not None
+    assert (on.interval, on.first_delay) == (24 * 3600, 60)
 
 
 # -- the command -------------------------------------------------------------------------------
