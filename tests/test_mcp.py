@@ -194,6 +194,42 @@ async def test_the_memory_guidelines_prompt(client: Client[Any]) -> None:
         assert topic in text
 
 
+async def test_the_guidelines_teach_the_lifecycle(client: Client[Any]) -> None:
+    """When to verify, reinforce, give validity and importance, and the new categories: each
+    taught with the tool, action or parameter that does it, in the words the tools use."""
+    result = await client.get_prompt("memory_guidelines")
+    text = " ".join(result.messages[0].content.text.split())  # type: ignore[union-attr]
+    for teaching in (
+        # verify before acting on a remembered fact, and before saving a possible contradiction
+        "Before acting on a remembered fact that may have changed",
+        "before saving something that may contradict what is remembered, call verify_memory",
+        *(f"**{verdict}**" for verdict in ("confirmed", "conflict", "related", "new")),
+        # reinforce when the user confirms, with evidence
+        'When the user confirms a remembered fact ("yes, still pnpm")',
+        'manage_memory action "reinforce" with its memory_id and evidence',
+        # validity with a known end or start
+        'valid_until "2027-03-01"',
+        "a fact that starts later gets valid_from",
+        # importance: core only for what shapes every session, low for trivia
+        '"core" only for what must shape every session',
+        '"low" for trivia',
+        # the categories coding agents need
+        "a **decision** taken with the user, with its rationale",
+        "a **lesson** learned: what went wrong and what to do instead",
+        "a **risk**, a known pitfall",
+        # archived memories and reasons
+        'status "superseded", "archived" or "deleted"',
+        "with a reason",
+    ):
+        assert teaching in text, teaching
+    tools = {tool.name: tool.description or "" for tool in await client.list_tools()}
+    for name in ("verify_memory", "save_memory", "recall_memories"):
+        assert name in guidelines.INSTRUCTIONS  # the server's instructions name them too
+    assert "reinforce" in tools["manage_memory"]
+    assert "valid_until" in tools["save_memory"]
+    assert "as_of" in tools["recall_memories"]
+
+
 async def test_the_whole_lifecycle_through_the_tools(client: Client[Any]) -> None:
     saved = await call(
         client, "save_memory", content="The user prefers pnpm", category="preference"
