@@ -33,7 +33,7 @@ from emergent_memory.db.embedded import (
 )
 from emergent_memory.db.pool import HEALTH_INTERVAL
 from emergent_memory.db.replica import LAG_CHECK_INTERVAL, ReplicaPool
-from emergent_memory.db.roles import ensure_login_role
+from emergent_memory.db.roles import EMBEDDED_SERVER_ROLE, ensure_login_role
 from emergent_memory.errors import MemoryNotFound, SettingsError
 from emergent_memory.mcp.server import create_server
 from emergent_memory.memory.service import acting_for
@@ -131,7 +131,8 @@ def cluster() -> Iterator[Cluster]:
     root = Path(tempfile.mkdtemp(prefix="emr-", dir="/tmp"))
     with ExitStack() as stack:
         stack.callback(shutil.rmtree, root, ignore_errors=True)
-        primary = stack.enter_context(embedded_server(root / "p").attached())
+        # where the embedded server of EMERGENT_MEMORY_DATA_DIR=root is
+        primary = stack.enter_context(embedded_server(root / "pgdata").attached())
         create_database_if_missing(primary.uri(), DATABASE)
         migrate.upgrade(primary.uri(DATABASE))
         ensure_login_role(primary.uri(DATABASE), APP_ROLE)
@@ -364,6 +365,30 @@ def test_the_read_database_url_is_checked_like_the_database_url() -> None:
     )
     assert "s3cret" not in message
     assert load_settings({}).read_database_url is None
+
+
+def test_with_the_embedded_server_the_replica_is_read_as_the_application_role(
+    cluster: Cluster, embedding_server: EmbeddingServer
+) -> None:
+    """No database URL: the primary is the embedded server of the data directory, and the read
+    URL (its superuser's, as a replica of it gives) is used as the server's login role."""
+    ensure_login_role(cluster.owner_url, EMBEDDED_SERVER_ROLE)
+    cluster.replayed()  # the role reached the replica
+    settings = load_settings(
+        {
+            "EMERGENT_MEMORY_DATA_DIR": str(cluster.primary.pgdata.parent),
+            "EMERGENT_MEMORY_READ_DATABASE_URL": cluster.replica_owner_url,
+            "EMERGENT_MEMORY_EMBEDDING_PROVIDER": "openai",
+            "EMERGENT_MEMORY_EMBEDDING_MODEL": "test-remote",
+            "EMERGENT_MEMORY_EMBEDDING_DIMENSIONS": "384",
+            "EMERGENT_MEMORY_EMBEDDING_BASE_URL": embedding_server.base_url,
+        }
+    )
+    with app.open_memory_service(settings, load_model="lazily") as memory:
+        assert memory.read_pool is not None
+        with acting_for(memory.read_pool, me()) as conn:
+            row = conn.execute("SELECT pg_is_in_recovery(), current_user").fetchone()
+        assert row == (True, EMBEDDED_SERVER_ROLE)
 
 
 def test_the_monitoring_queries_of_the_docs_run(cluster: Cluster) -> None:
