@@ -1239,6 +1239,7 @@ def test_reinforce_archive_restore_and_delete_keep_their_evidence_and_reasons(
     assert api.get("/memories/search", query="pnpm").json()["memories"] == []
     found = api.get("/memories/search", query="pnpm", include_archived="true").json()
     assert [m["id"] for m in found["memories"]] == [memory]
+    assert found["memories"][0]["archived_at"] == page["archived_at"]
 
     restored = api.post(f"/memories/{memory}/restore")
     assert restored.status_code == 200, restored.text
