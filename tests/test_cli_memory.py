@@ -293,6 +293,9 @@ def test_archive_restore_and_reasons(run: Run) -> None:
     assert ok(run("recall", "team lunch", "--json"))["memories"] == []
     found = ok(run("recall", "team lunch", "--include-archived", "--json"))
     assert [m["id"] for m in found["memories"]] == [memory_id]
+    assert found["memories"][0]["archived_at"] is not None
+    shown = run("recall", "team lunch", "--include-archived").stdout
+    assert f"archived {found['memories'][0]['archived_at']}; `restore` brings it back" in shown
     listed = run("list", "--status", "archived")
     assert "(the team moved to remote work)" in listed.stdout
     assert "1 archived memories" in listed.stdout

@@ -540,6 +540,7 @@ async def test_archive_delete_reasons_and_restore_through_the_tools(client: Clie
     assert (await call(client, "recall_memories", query="office printer"))["memories"] == []
     found = await call(client, "recall_memories", query="office printer", include_archived=True)
     assert [m["id"] for m in found["memories"]] == [memory_id]
+    assert found["memories"][0]["archived_at"] is not None  # marked as archived
     listed = await call(client, "manage_memory", action="list", status="archived")
     assert [(m["id"], m["status"], m["archive_reason"]) for m in listed["memories"]] == [
         (memory_id, "archived", "moved offices")

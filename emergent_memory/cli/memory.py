@@ -191,6 +191,8 @@ def recall(
             )
             show_memory(memory, prefix="   ")
             show_lifecycle(memory, prefix="   ")
+            if memory["archived_at"]:  # found with --include-archived
+                click.echo(f"     archived {memory['archived_at']}; `restore` brings it back")
         if not result["memories"]:
             click.echo("nothing remembered about that")
         if "episodes" in result:
