@@ -53,7 +53,9 @@ class VerifyPolicy:
 
     `judge_bands`: the best candidate's similarity bands (from, below) in which the LLM judge
     (when configured) decides; none: never. The `*_words` thresholds replace the similarity
-    ones when there are no vectors (the share of content words in common, Dice)."""
+    ones when there are no vectors (the share of content words in common, Dice; they read no
+    model, and their defaults were chosen on the labelled set's calibration split like the
+    others, benchmarks/verify.py)."""
 
     related_from: float
     conflict_from: float
@@ -64,7 +66,7 @@ class VerifyPolicy:
     judge_bands: tuple[tuple[float, float], ...] = ()
     related_from_words: float = 0.25
     conflict_from_words: float = 0.5
-    confirm_from_words: float = 0.8
+    confirm_from_words: float = 0.65
 
     def __post_init__(self) -> None:
         if not self.related_from <= min(self.conflict_from, self.keeps_words_from):
