@@ -23,7 +23,8 @@ configured, a forced tool call (`record_verification`, capture's gate model) dec
 relations of the candidates instead, within the actor's daily token budget (the one capture
 spends), and the verdict follows them as it follows the rules'. Any failure of that call
 (unavailable, refused, malformed, the budget spent) keeps the rules' answer, with judge
-"rules" and why saying so. With no vectors (the embedder is down: `degraded`), the rules compare words only.
+"rules" and why saying so. With no vectors (the embedder is down: `degraded`), the rules
+compare words only.
 """
 
 from __future__ import annotations
