@@ -53,6 +53,11 @@ def _pages(ids: dict[str, str]) -> list[tuple[str, str, str | None]]:
         ("dashboard-browse", "/ui/memories", None),
         ("dashboard-memory", memory, None),
         ("dashboard-memory-history", memory, "#h-versions"),
+        (
+            "dashboard-verify",
+            "/ui/verify?claim=The+API+gateway+times+out+requests+after+30+seconds",
+            None,
+        ),
         ("dashboard-duplicates", "/ui/duplicates", None),
         ("dashboard-stats", "/ui/stats", None),
     ]

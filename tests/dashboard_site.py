@@ -123,8 +123,9 @@ DEMO_DUPLICATE = (
 
 def seed_demo(memory: MemoryService, principal: Principal) -> dict[str, str]:
     """A small, realistic history for `principal`: the memories above (some used by recalls),
-    one edited (two versions), one deleted, and a possible duplicate. Their ids by name:
-    "edited", "deleted", "duplicate", "first"."""
+    one edited (two versions, then importance and a rationale) and reinforced with evidence,
+    one core, one archived with a reason, one deleted, and a possible duplicate. Their ids by
+    name: "edited", "deleted", "archived", "duplicate", "first"."""
     ids: dict[str, str] = {}
     for content, category, context in DEMO_MEMORIES:
         saved = memory.save(principal, content, category, "explicit", context=context)  # type: ignore[arg-type]
@@ -138,6 +139,17 @@ def seed_demo(memory: MemoryService, principal: Principal) -> dict[str, str]:
         principal, edited, {"content": "The API gateway times out requests after 60 seconds"}
     )
     ids["edited"] = edited
+    memory.update(
+        principal,
+        edited,
+        {"importance": "high", "rationale": "the load balancer closes idle connections at 60 s"},
+    )
+    memory.reinforce(principal, edited, "gateway.yaml: timeout: 60s", session_id="session-demo-1")
+    core = ids["Never push directly to the main branch; open a pull request"]
+    memory.update(principal, core, {"importance": "core"})
+    archived = ids["The nightly backup of the production database finishes around 03:00 UTC"]
+    memory.archive(principal, archived, reason="backups moved to the managed database service")
+    ids["archived"] = archived
     deleted = ids["The user reviews pull requests in the morning, before standup"]
     memory.delete(principal, deleted)
     ids["deleted"] = deleted
