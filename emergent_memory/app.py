@@ -556,7 +556,7 @@ def open_server_services(
             dashboard=DashboardSessions(
                 memory.pool, max(1, round(settings.dashboard_session_hours * 3600))
             ),
-            browse=BrowseService(memory.pool, memory.read_pool),
+            browse=BrowseService(memory.pool, memory.read_pool, decay=memory.decay),
             duplicates=DuplicateService(memory.pool, memory),
             verify=verify,
         )
