@@ -268,11 +268,26 @@ def test_a_change_without_the_csrf_token_or_from_another_site_is_refused(
         ({CSRF_FIELD: token}, {"Origin": "https://evil.example"}),  # the right one, elsewhere
         ({CSRF_FIELD: token}, {"Sec-Fetch-Site": "cross-site"}),
     ]
-    for data, headers in attempts:
-        response = signed_in.post(delete, data=data, headers=headers, follow_redirects=False)
-        assert response.status_code == 403, (data, headers)
-        assert "Content-Security-Policy" in response.headers
+    changes = [
+        (delete, {"reason": "forged"}),
+        (f"/ui/memories/{memory_id}/archive", {"reason": "forged"}),
+        (f"/ui/memories/{memory_id}/reinforce", {"evidence": "forged evidence"}),
+        (f"/ui/memories/{memory_id}/edit", {"importance": "core", "rationale": "forged"}),
+    ]
+    for url, fields in changes:
+        for data, headers in attempts:
+            response = signed_in.post(
+                url, data=data | fields, headers=headers, follow_redirects=False
+            )
+            assert response.status_code == 403, (url, data, headers)
+            assert "Content-Security-Policy" in response.headers
     assert service.list_memories(principal)["count"] == 1  # still there
+    [record] = service.list_memories(principal)["memories"]
+    assert (record["importance"], record["rationale"], record["evidence_count"]) == (
+        "normal",
+        None,
+        1,  # the save's own
+    )
     done = signed_in.post(
         delete, data={CSRF_FIELD: token}, headers=SAME_ORIGIN, follow_redirects=False
     )
@@ -1058,6 +1073,27 @@ def test_reinforce_archive_restore_and_delete_with_a_reason(
     assert 'id="delete-reason"' in page
     assert "a duplicate" in page
     assert "deleted (a duplicate)" in page
+
+
+def test_archived_memories_are_restored_in_bulk_from_the_list(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    ids = [
+        service.save(principal, f"Archived bulk memory {n}", "fact")["memory"]["id"] for n in "ab"
+    ]
+    for memory_id in ids:
+        service.archive(principal, memory_id)
+    page = signed_in.get("/ui/memories?status=archived").text
+    assert 'id="bulk-restore"' in page
+    restored = signed_in.post(
+        "/ui/memories/bulk",
+        data={CSRF_FIELD: csrf_of(page), "action": "restore", "ids": ids},
+        headers=SAME_ORIGIN,
+        follow_redirects=False,
+    )
+    assert restored.status_code == 303
+    assert service.list_memories(principal, status="archived")["count"] == 0
+    assert service.list_memories(principal)["count"] == 2
 
 
 def test_a_core_memory_offers_no_archive(
