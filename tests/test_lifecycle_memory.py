@@ -578,6 +578,12 @@ def test_core_memories_come_first_at_session_start_within_the_budget_and_count_n
     result = injection.context(principal, session_id="s-core", event="session_start")
     ids = [m["id"] for m in result["memories"]]
     assert ids[0] == core["id"]  # first, though a fact
+    first = result["memories"][0]
+    assert (first["importance"], first["confidence"], first["effective_confidence"]) == (
+        "core",
+        0.7,
+        0.7,
+    )
     assert long_core["id"] not in ids  # core, but over the budget: skipped, never cut
     assert result["estimated_tokens"] <= 200
     with owner_pool.connection() as conn:
@@ -588,6 +594,18 @@ def test_core_memories_come_first_at_session_start_within_the_budget_and_count_n
     [listed] = [m for m in service.list_memories(principal)["memories"] if m["id"] == core["id"]]
     assert listed["use_count"] == 0
     assert listed["last_used"] is None
+
+
+def test_injection_shows_the_decayed_confidence(
+    service: MemoryService, principal: Principal, owner_pool: ConnectionPool
+) -> None:
+    saved = service.save(
+        principal, "Always run the linter before pushing", "instruction", source="explicit"
+    )["memory"]
+    idle_for(owner_pool, saved["id"], 2000)
+    result = make_injection(service).context(principal, session_id="s-dec", event="session_start")
+    [shown] = result["memories"]
+    assert (shown["confidence"], shown["effective_confidence"]) == (1.0, 0.3)
 
 
 def test_expired_memories_are_not_injected(service: MemoryService, principal: Principal) -> None:

@@ -18,6 +18,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
 
@@ -86,10 +87,16 @@ def estimate_tokens(text: str) -> int:
 
 
 class InjectedMemory(TypedDict):
+    """An injected memory: its importance ("normal" when it has none), stored confidence and
+    effective (decayed) confidence, besides its text and what it cost."""
+
     id: str
     category: str
     content: str
     estimated_tokens: int
+    importance: str
+    confidence: float
+    effective_confidence: float
 
 
 class ContextResult(TypedDict):
@@ -231,6 +238,16 @@ class InjectionService:
         budget: int,
     ) -> ContextResult:
         chosen, text, used = fit(candidates, shown, budget)
+        # read, never a use: the chosen memories' importance and confidence, decayed as recall
+        # weighs it (the same settings)
+        rows = store.memory_rows(conn, [memory.id for memory, _ in chosen]) if chosen else {}
+        tuning, default = self._config.recall_tuning, store.Decay()
+        decay = store.Decay(
+            tuning.get("decay_floor", default.floor),
+            tuning.get("decay_grace_days", default.grace_days),
+            tuning.get("decay_half_life_days", default.half_life_days),
+        )
+        now = store.now(conn)
         if chosen:
             sessions.log_injection(
                 conn,
@@ -245,12 +262,7 @@ class InjectionService:
         return {
             "context": text,
             "memories": [
-                {
-                    "id": str(memory.id),
-                    "category": memory.category,
-                    "content": memory.content,
-                    "estimated_tokens": tokens,
-                }
+                _injected(memory, tokens, rows.get(memory.id), decay, now)
                 for memory, tokens in chosen
             ],
             "estimated_tokens": used,
@@ -265,6 +277,28 @@ class InjectionService:
         if not MIN_BUDGET <= budget_tokens <= MAX_BUDGET:
             raise InvalidInput(f"budget_tokens must be between {MIN_BUDGET} and {MAX_BUDGET}")
         return budget_tokens
+
+
+def _injected(
+    memory: Candidate,
+    tokens: int,
+    row: store.MemoryRow | None,
+    decay: store.Decay,
+    now: datetime,
+) -> InjectedMemory:
+    confidence = 0.7 if row is None or row.confidence is None else float(row.confidence)
+    importance = None if row is None else row.importance
+    last_active = None if row is None else row.last_active
+    effective = store.effective_confidence(confidence, importance, last_active, now, decay)
+    return {
+        "id": str(memory.id),
+        "category": memory.category,
+        "content": memory.content,
+        "estimated_tokens": tokens,
+        "importance": importance or "normal",
+        "confidence": confidence,
+        "effective_confidence": round(effective, 4),
+    }
 
 
 def line_of(memory: Candidate) -> str:
