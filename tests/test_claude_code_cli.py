@@ -1,11 +1,13 @@
 """The pinned Claude Code CLI, run headless against the fake Messages API, still does what the
 fixtures in tests/data/claude_code/ recorded: the hooks' input fields, the transcript's lines,
-where a hook's additional context goes. The hooks' own unit tests rely on those fixtures."""
+where a hook's additional context goes. The hooks' own unit tests rely on those fixtures. And it
+calls the server's verify_memory tool when the model asks for it."""
 
 from __future__ import annotations
 
 import json
 import subprocess
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,9 @@ from tests.data.claude_code.record import (
     START_CONTEXT,
     Recorder,
 )
-from tests.fake_anthropic import FakeAnthropic, text
+from tests.embedders import EmbeddingServer
+from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, text, tool_use
+from tests.helpers import COMMAND, fake_embedder_env
 
 FIXTURES = Path(__file__).parent / "data" / "claude_code"
 
@@ -77,3 +81,84 @@ def test_a_session_matches_the_recorded_fixtures(tmp_path: Path) -> None:
     [system] = [m["content"] for m in request.json["messages"] if m["role"] == "system"]
     assert f"SessionStart hook additional context: {START_CONTEXT}" in system
     assert system.endswith(f"UserPromptSubmit hook additional context: {PROMPT_CONTEXT}")
+
+
+VERIFY_TOOL = "mcp__emergent-memory__verify_memory"  # Claude Code's name of the server's tool
+CLAIM = "The staging database is db-2"
+
+
+def tool_results(request: RecordedRequest) -> list[str]:
+    """The texts of the tool results the session sent the model in this request."""
+    found = []
+    for turn in request.json["messages"]:
+        content = turn["content"] if isinstance(turn["content"], list) else []
+        for block in content:
+            if block.get("type") == "tool_result":
+                inner = block["content"]
+                texts = [inner] if isinstance(inner, str) else [b.get("text", "") for b in inner]
+                found.append("".join(texts))
+    return found
+
+
+def test_a_session_calls_verify_memory_on_the_real_server(
+    tmp_path: Path, database_url: str, embedding_server: EmbeddingServer
+) -> None:
+    """The model asks verify_memory (an MCP tool of `emergent-memory serve` over stdio, as
+    docs/clients.md configures it); Claude Code calls it and sends the model its answer."""
+    env = fake_embedder_env(
+        embedding_server,
+        EMERGENT_MEMORY_DATABASE_URL=database_url,
+        EMERGENT_MEMORY_ACTOR_ID=str(uuid.uuid4()),
+        EMERGENT_MEMORY_PROJECT_ID=str(uuid.uuid4()),
+    )
+    saved = subprocess.run(
+        [*COMMAND, "save", CLAIM, "-c", "fact", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    memory_id = json.loads(saved.stdout)["memory"]["id"]
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir(parents=True)
+    home.mkdir()
+    server = {"command": COMMAND[0], "args": [*COMMAND[1:], "serve", "--transport", "stdio"]}
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"emergent-memory": server | {"env": env}}}))
+
+    def answer(request: RecordedRequest) -> Reply | None:
+        if VERIFY_TOOL not in request.tool_names:
+            return None  # not the conversation (e.g. a title): the default answer
+        if not tool_results(request):
+            return tool_use(VERIFY_TOOL, {"claim": CLAIM})
+        return text("Memory confirms it: db-2.")
+
+    with FakeAnthropic(handler=answer, default=text("ok")) as fake:
+        session = claude_code.run_session(
+            claude_code.claude_executable(),
+            "Is the staging database still db-2?",
+            home=home,
+            project=project,
+            base_url=fake.url,
+            args=(
+                "--mcp-config",
+                str(config),
+                "--strict-mcp-config",
+                "--allowedTools",
+                VERIFY_TOOL,
+            ),
+            # wait for the server before the first request (by default a headless session
+            # connects in the background, and waits 5 s at most when told to wait): else the
+            # first request can go out without the server's tools
+            env={"MCP_CONNECTION_NONBLOCKING": "false", "MCP_CONNECT_TIMEOUT_MS": "60000"},
+            timeout=180,
+        )
+        conversation = [r for r in fake.message_requests if VERIFY_TOOL in r.tool_names]
+
+    assert session.returncode == 0, session.stderr
+    assert session.result == "Memory confirms it: db-2."
+    [result] = tool_results(conversation[-1])
+    verified = json.loads(result)
+    assert verified["verdict"] == "confirmed"
+    assert [match["id"] for match in verified["matches"]] == [memory_id]
