@@ -28,7 +28,7 @@ from click.testing import CliRunner, Result
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
-from emergent_memory import app
+from emergent_memory import app, telemetry
 from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
 from emergent_memory.cli import cli
 from emergent_memory.db import migrate
@@ -414,6 +414,25 @@ def test_the_job_needs_a_role_that_sees_every_actor(
         LifecycleService(app_pool).archive(dry_run=True)
     report = LifecycleService(admin_pool).archive()
     assert [memory["id"] for memory in report["memories"]] == [memory_id]
+
+
+def test_each_run_is_measured_with_its_outcome(
+    service: MemoryService, owner: ConnectionPool, app_pool: ConnectionPool
+) -> None:
+    def count(operation: str, outcome: str) -> float:
+        sample = telemetry.REGISTRY.get_sample_value(
+            "emergent_memory_operations_total",
+            {"kind": "lifecycle", "operation": operation, "outcome": outcome},
+        )
+        return sample or 0.0
+
+    before = (count("archive", "ok"), count("archive_dry_run", "ok"), count("archive", "denied"))
+    LifecycleService(owner).archive(dry_run=True)
+    LifecycleService(owner).archive()
+    with pytest.raises(PermissionDenied):
+        LifecycleService(app_pool).archive()
+    after = (count("archive", "ok"), count("archive_dry_run", "ok"), count("archive", "denied"))
+    assert [b - a for a, b in zip(before, after, strict=True)] == [1, 1, 1]
 
 
 # -- in the worker -----------------------------------------------------------------------------
