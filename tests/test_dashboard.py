@@ -1167,3 +1167,17 @@ def test_stats_show_archived_memories_and_importance(
     archived = re.search(r'<p id="stats-archived">(.*?)</p>', page, re.S)
     assert archived
     assert archived.group(1).startswith("1 archived (by importance: 1 normal)")
+
+
+def test_an_archived_memory_can_be_deleted_with_a_reason(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    memory_id = service.save(principal, "The old wiki lives on Confluence", "fact")["memory"]["id"]
+    service.archive(principal, memory_id, reason="unused")
+    url = f"/ui/memories/{memory_id}"
+    page = signed_in.get(url).text
+    assert 'id="delete-form"' in page
+    assert 'id="archive-form"' not in page
+    assert post(signed_in, f"{url}/delete", csrf_of(page), reason="wiki retired").status_code == 303
+    deleted = BrowseService(service.pool).get(principal, memory_id)
+    assert (deleted["status"], deleted["delete_reason"]) == ("deleted", "wiki retired")
