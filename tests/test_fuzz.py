@@ -1,4 +1,4 @@
-"""Fuzzing the three tools' arguments: whatever a client sends, the answer is a result or a
+"""Fuzzing the tools' arguments: whatever a client sends, the answer is a result or a
 clear tool error, never an internal error, and an error writes nothing."""
 
 from __future__ import annotations
@@ -17,10 +17,19 @@ from fastmcp import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from emergent_memory.app import UNCALIBRATED_VERIFY_POLICY
 from emergent_memory.auth.principal import Principal
 from emergent_memory.mcp.server import create_server
 from emergent_memory.memory import MemoryService
-from emergent_memory.memory.models import ACTIONS, CATEGORIES, SCOPES, SOURCES
+from emergent_memory.memory.models import (
+    ACTIONS,
+    CATEGORIES,
+    IMPORTANCES,
+    LIST_STATUSES,
+    SCOPES,
+    SOURCES,
+)
+from emergent_memory.memory.verify import VerifyConfig, VerifyService
 
 # What FastMCP answers (mask_error_details) when a tool raises something that is not a
 # ToolError: the call failed for a reason the caller is not told.
@@ -82,6 +91,24 @@ ANY_JSON = st.recursive(
     ),
     max_leaves=8,
 )
+# Moments as the lifecycle parameters take them (valid_from, valid_until, as_of), and ones
+# they refuse: out of range once in UTC, impossible dates, words.
+MOMENTS = st.one_of(
+    st.sampled_from(
+        [
+            "2026-03-01",
+            "2026-03-01T09:30:00Z",
+            "2026-03-01T09:30:00+14:00",
+            "2026-03-01T09:30:00",
+            "9999-12-31T23:59:59-14:00",
+            "0001-01-01T00:00:00+14:00",
+            "2026-02-30",
+            "yesterday",
+        ]
+    ),
+    st.datetimes().map(lambda moment: moment.isoformat()),
+    TEXTS,
+)
 DROP = object()  # a mutation that leaves the parameter out
 
 
@@ -126,6 +153,11 @@ def arguments(tool: str, known: list[str]) -> st.SearchStrategy[dict[str, Any]]:
             "scope": st.sampled_from(SCOPES),
             "context": st.one_of(st.sampled_from(["frontend", " Frontend  "]), TEXTS),
             "related_to": st.lists(id_, max_size=3) | st.lists(st.uuids().map(str), max_size=22),
+            "importance": st.sampled_from(IMPORTANCES),
+            "evidence": TEXTS,
+            "valid_from": MOMENTS,
+            "valid_until": MOMENTS,
+            "rationale": TEXTS,
         }
     elif tool == "recall_memories":
         required = {"query": TEXTS}
@@ -133,6 +165,15 @@ def arguments(tool: str, known: list[str]) -> st.SearchStrategy[dict[str, Any]]:
             "category": category,
             "scope": st.sampled_from(SCOPES),
             "limit": st.integers(1, 50),
+            "include_archived": st.booleans(),
+            "as_of": MOMENTS,
+        }
+    elif tool == "verify_memory":
+        required = {"claim": TEXTS}
+        optional = {
+            "category": category,
+            "scope": st.sampled_from(SCOPES),
+            "limit": st.integers(1, 20),
         }
     else:
         required = {"action": st.sampled_from(ACTIONS)}
@@ -142,6 +183,9 @@ def arguments(tool: str, known: list[str]) -> st.SearchStrategy[dict[str, Any]]:
             "category": category,
             "limit": st.integers(1, 100),
             "confirm": st.booleans(),
+            "status": st.sampled_from(LIST_STATUSES),
+            "evidence": TEXTS,
+            "reason": TEXTS,
         }
     names = [*required, *optional, "actor_id", "project_id", "scopes"]
     mutations = st.lists(
@@ -222,7 +266,13 @@ def test_any_arguments_get_a_result_or_a_clear_error(
     def writes() -> tuple[Any, ...]:
         return tuple(conn.execute(WRITES, params).fetchone() or ())
 
-    server = create_server(lambda: nullcontext(service), lambda: principal)
+    server = create_server(
+        lambda: nullcontext(service),
+        lambda: principal,
+        open_verifier=lambda memory: nullcontext(
+            VerifyService(memory, None, VerifyConfig(UNCALIBRATED_VERIFY_POLICY))
+        ),
+    )
     with (
         start_blocking_portal() as portal,
         portal.wrap_async_context_manager(Client(server)) as client,
