@@ -151,6 +151,8 @@ def test_a_rest_call_is_counted_with_its_route_and_outcome(
     )
     assert refused.status_code == 400
     assert client.get(f"{API}/memories").status_code == 401
+    nowhere = f"nowhere-{uuid.uuid4().hex}"
+    assert client.get(f"{API}/{nowhere}", headers=headers(token)).status_code == 404
     after = scrape(client, admin_token)
     found = samples(after)
 
@@ -163,7 +165,9 @@ def test_a_rest_call_is_counted_with_its_route_and_outcome(
     assert delta("GET /memories/{memory_id}", "not_found") == 1
     assert delta("POST /memories/bulk-delete", "invalid_input") == 1
     assert delta("GET /memories", "unauthorized") == 1
+    assert delta("GET /{path:path}", "not_found") == 1  # the API's catch-all
     assert str(missing) not in after
+    assert nowhere not in after
     duration = value(
         found,
         "emergent_memory_operation_duration_seconds_count",
