@@ -395,8 +395,8 @@ def create_server(
 
     @mcp.prompt(
         name="memory_guidelines",
-        description="When to recall and save memories, how to write good ones, and what "
-        "never to save.",
+        description="When to recall, save, verify and reinforce memories, when to give "
+        "importance and validity, how to write good ones, and what never to save.",
     )
     def memory_guidelines() -> str:
         return guidelines.MEMORY_GUIDELINES
