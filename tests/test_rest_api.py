@@ -1216,10 +1216,15 @@ def test_reinforce_archive_restore_and_delete_keep_their_evidence_and_reasons(
     api: Api, service: MemoryService, principal: Principal
 ) -> None:
     memory = saved(service, principal, "The user prefers pnpm", category="preference")
-    reinforced = api.post(f"/memories/{memory}/reinforce", {"evidence": "pnpm-lock.yaml in CI"})
+    reinforced = api.post(
+        f"/memories/{memory}/reinforce",
+        {"evidence": "pnpm-lock.yaml in CI", "session_id": "ci-review-7"},
+    )
     assert reinforced.status_code == 200, reinforced.text
+    assert reinforced.json()["independent"] is True
     page = api.get(f"/memories/{memory}").json()
     newest = page["evidence"][0]
+    assert newest["session_id"] == "ci-review-7"
     assert (newest["evidence"], newest["origin"], newest["independent"]) == (
         "pnpm-lock.yaml in CI",
         "reinforce",

@@ -89,9 +89,10 @@ class DeleteQuery(QueryInput):
 
 class EvidenceInput(Input):
     """The evidence that backs the memory: a short quote or where it was seen (1 to 500
-    characters)."""
+    characters); `session_id` the client session it came from, if any."""
 
     evidence: str
+    session_id: str | None = None
 
 
 class ArchiveInput(Input):
@@ -164,7 +165,10 @@ def memory_endpoints(
         return memory.delete(call.principal, call.path["memory_id"], reason=call.query.reason)
 
     def reinforce(call: Call[NoInput, EvidenceInput]) -> ReinforceResult:
-        return memory.reinforce(call.principal, call.path["memory_id"], call.body.evidence)
+        body = call.body
+        return memory.reinforce(
+            call.principal, call.path["memory_id"], body.evidence, session_id=body.session_id
+        )
 
     def archive(call: Call[NoInput, ArchiveInput]) -> ArchiveResult:
         return memory.archive(call.principal, call.path["memory_id"], reason=call.body.reason)
