@@ -2,7 +2,7 @@
 
 python -m benchmarks.run                 # all: dedup, secrets, quality, injection, capture,
                                          # hooks, round trips, latency, dashboard, lifecycle,
-                                         # verify
+                                         # verify, telemetry
 python -m benchmarks.run --only dedup,secrets,quality,injection,capture,hooks,roundtrips
 python -m benchmarks.run --scale smoke   # a tiny run of everything (what the tests do)
 """
@@ -23,6 +23,7 @@ from benchmarks import (
     quality,
     roundtrips,
     secrets,
+    telemetry,
     verify,
 )
 
@@ -32,7 +33,7 @@ def main() -> None:
     parser.add_argument(
         "--only",
         default="dedup,secrets,quality,injection,capture,hooks,roundtrips,latency,dashboard,"
-        "lifecycle,verify",
+        "lifecycle,verify,telemetry",
     )
     parser.add_argument("--scale", choices=["smoke", "full"], default="full")
     arguments = parser.parse_args()
@@ -70,6 +71,8 @@ def main() -> None:
             dashboard.run(arguments.scale, calls=5 if smoke else 100)
         elif name == "verify":
             verify.run(limit=40 if smoke else None)
+        elif name == "telemetry":
+            telemetry.run(calls=500 if smoke else 10_000, repeats=2 if smoke else 7)
         else:
             parser.error(f"unknown benchmark {name!r}")
         print(f"{name}: {time.perf_counter() - start:.0f} s")
