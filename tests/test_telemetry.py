@@ -23,6 +23,7 @@ from typing import Any
 
 import httpx
 import pytest
+import yaml
 from fastmcp import Client
 from fastmcp.exceptions import ToolError
 from prometheus_client.parser import text_string_to_metric_families
@@ -552,6 +553,25 @@ def test_every_documented_metric_is_served(
         not in documented
     }
     assert undocumented == set()
+
+
+def test_the_docs_queries_and_configurations_name_only_served_metrics() -> None:
+    """docs/telemetry.md's YAML (alert rules, scrape configuration) parses, and its PromQL
+    and rules name only metrics of the table (a histogram by its _bucket series)."""
+    text = DOC.read_text()
+    documented = set(re.findall(r"^\| `(emergent_memory_[a-z_]+)`", text, re.MULTILINE))
+    blocks = re.findall(r"```(promql|yaml)\n(.*?)```", text, re.DOTALL)
+    assert {kind for kind, _ in blocks} == {"promql", "yaml"}
+    named: set[str] = set()
+    for kind, body in blocks:
+        if kind == "yaml":
+            assert isinstance(yaml.safe_load(body), dict)
+        named.update(re.findall(r"\b(emergent_memory_[a-z_]+)", body))
+    assert named
+    for name in named:
+        assert name in documented or name.removesuffix("_bucket") in documented, name
+    rules = yaml.safe_load(next(body for kind, body in blocks if "groups:" in body))
+    assert all(rule["expr"].strip() for rule in rules["groups"][0]["rules"])
 
 
 # -- OpenTelemetry ---------------------------------------------------------------------------
