@@ -1148,6 +1148,7 @@ def test_search_includes_archived_memories_only_when_asked_and_answers_as_of(
     assert link in page
     assert 'id="search-archived" name="archived" type="checkbox" value="1" checked' in page
     assert 'class="badge status-archived"' in page  # the result says it is archived
+    assert re.search(r"Weighed by: confidence now [01]\.\d\d · recency [01]\.\d\d", page)
     then = signed_in.get("/ui/search?q=hudson+build&as_of=2001-01-01").text
     assert 'id="as-of-note"' in then
     assert link not in then  # recorded after that day
