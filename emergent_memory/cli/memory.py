@@ -1,4 +1,5 @@
-"""Commands on your memories: save, recall, verify, reinforce, archive, list, restore, forget."""
+"""Commands on your memories: save, recall, list, restore, forget, stats (verify, reinforce and
+archive are in memory_lifecycle.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from typing import Any
 
 import click
 
-from emergent_memory.app import verify_service
 from emergent_memory.cli.common import (
     ACTOR_OPTION,
     JSON_OPTION,
@@ -36,7 +36,6 @@ from emergent_memory.memory.models import (
     MemoryScope,
     Source,
 )
-from emergent_memory.memory.verify import VERIFY_DEFAULT_LIMIT
 from emergent_memory.settings import Settings
 
 
@@ -325,105 +324,6 @@ def forget(
             result = service.delete(principal, memory_id, reason=reason)
             message = f"deleted {result['deleted']}"
     emit(result, as_json, lambda: click.echo(message))
-
-
-@cli.command()
-@click.argument("claim")
-@click.option("--category", "-c", type=click.Choice(list(CATEGORIES)), default=None)
-@click.option("--scope", type=click.Choice(list(SCOPES)), default=None)
-@click.option("--limit", "-n", type=int, default=VERIFY_DEFAULT_LIMIT, show_default=True)
-@ACTOR_OPTION
-@PROJECT_OPTION
-@JSON_OPTION
-@click.pass_obj
-@reports_errors
-def verify(
-    settings: Settings,
-    claim: str,
-    category: Category | None,
-    scope: MemoryScope | None,
-    limit: int,
-    actor: uuid.UUID | None,
-    project: uuid.UUID | None,
-    as_json: bool,
-) -> None:
-    """Check a claim against your memories: confirmed, related, conflict or new (the
-    verify_memory tool). Read-only."""
-    principal = cli_principal(settings, actor, project)
-    with memory_service(settings) as memory, verify_service(settings, memory) as service:
-        result = service.verify(principal, claim, category=category, scope=scope, limit=limit)
-
-    def human() -> None:
-        judge = " (rules only: the judge failed)" if result["degraded"] else ""
-        click.echo(f"{result['verdict']}: {result['why']}{judge}")
-        for match in result["matches"]:
-            click.echo(
-                f"  {match['relation']} (similarity {match['similarity']:.2f}): {match['why']}"
-            )
-            show_memory(match, prefix="    ")
-
-    emit(result, as_json, human)
-
-
-@cli.command()
-@click.argument("memory_id")
-@click.option("--evidence", required=True, help="A short quote, or where you saw it confirmed.")
-@ACTOR_OPTION
-@PROJECT_OPTION
-@JSON_OPTION
-@click.pass_obj
-@reports_errors
-def reinforce(
-    settings: Settings,
-    memory_id: str,
-    evidence: str,
-    actor: uuid.UUID | None,
-    project: uuid.UUID | None,
-    as_json: bool,
-) -> None:
-    """Record evidence that a memory is still true (manage_memory action reinforce)."""
-    principal = cli_principal(settings, actor, project)
-    with memory_service(settings, embeds=False) as service:
-        result = service.reinforce(principal, memory_id, evidence)
-
-    def human() -> None:
-        change = (
-            f"confidence {result['confidence_before']:.3f} -> {result['confidence_after']:.3f}"
-            if result["independent"]
-            else f"confidence stays {result['confidence_after']:.3f}: this evidence was "
-            "already recorded"
-        )
-        restored = " (restored from the archive)" if result["restored"] else ""
-        click.echo(
-            f"reinforced {result['memory']['id']}{restored}: {change}; "
-            f"{result['evidence_count']} pieces of evidence"
-        )
-
-    emit(result, as_json, human)
-
-
-@cli.command()
-@click.argument("memory_id")
-@click.option("--reason", default=None, help="Why it is archived (kept with the memory).")
-@ACTOR_OPTION
-@PROJECT_OPTION
-@JSON_OPTION
-@click.pass_obj
-@reports_errors
-def archive(
-    settings: Settings,
-    memory_id: str,
-    reason: str | None,
-    actor: uuid.UUID | None,
-    project: uuid.UUID | None,
-    as_json: bool,
-) -> None:
-    """Take a memory out of recall without deleting it (manage_memory action archive);
-    `restore` brings it back."""
-    principal = cli_principal(settings, actor, project)
-    with memory_service(settings, embeds=False) as service:
-        result = service.archive(principal, memory_id, reason=reason)
-    emit(result, as_json, lambda: click.echo(f"archived {result['memory']['id']}"))
 
 
 @cli.command()
