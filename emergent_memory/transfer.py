@@ -2,12 +2,13 @@
 
 An export is a header record followed by one record per row: every version of every object
 and relationship (same ids, versions, heads, timestamps and embeddings), the pack
-installations of each project and the memory recall log. `export_records` yields them as
+installations of each project, the memory recall log and the memories' evidence (format
+version 2; version 1 files, without evidence, import as before). `export_records` yields them as
 JSON-serializable dicts (one per line once `json.dumps`-ed); `import_records` writes them into
 another database, skipping rows it already holds, so importing a file twice changes nothing.
 
 Like the other store modules, both take a connection and never commit: run an export in one
-transaction (one snapshot; REPEATABLE READ makes it consistent across the four tables) and an
+transaction (one snapshot; REPEATABLE READ makes it consistent across the tables) and an
 import in one transaction, rolled back when it raises.
 """
 
@@ -33,7 +34,8 @@ from emergent_memory.graph.models import Scope
 from emergent_memory.graph.versioning import require_transaction
 
 FORMAT_NAME = "emergent-memory-export"
-FORMAT_VERSION = 1
+# 2: evidence records (kb.memory_evidence, migration 0013)
+FORMAT_VERSION = 2
 
 # rows fetched per round trip by the export's server-side cursors
 BATCH_SIZE = 500
@@ -72,6 +74,16 @@ SELECT canonical_id, actor_id, project_id, recalled_at
 FROM kb.memory_recalls
 WHERE {filter}
 ORDER BY canonical_id, recalled_at, actor_id, project_id
+"""
+
+# The evidence of memories (migration 0013). Its ids are the target's own: an evidence row is
+# already present when an identical one exists (like a recall).
+EXPORT_EVIDENCE = """
+SELECT canonical_id, actor_id, project_id, evidence, origin, session_id, episode_id,
+       independent, confidence_before, confidence_after, created_at
+FROM kb.memory_evidence
+WHERE {filter}
+ORDER BY canonical_id, created_at, id
 """
 
 # The filters' building blocks. `{objects}` is the object filter: with an actor, only the
@@ -144,6 +156,23 @@ WHERE NOT EXISTS (
 RETURNING canonical_id
 """
 
+INSERT_EVIDENCE = """
+INSERT INTO kb.memory_evidence (canonical_id, actor_id, project_id, evidence, origin,
+                                session_id, episode_id, independent, confidence_before,
+                                confidence_after, created_at)
+SELECT %(canonical_id)s::uuid, %(actor_id)s::uuid, %(project_id)s::uuid, %(evidence)s::text,
+       %(origin)s::text, %(session_id)s::text, %(episode_id)s::uuid, %(independent)s::boolean,
+       %(confidence_before)s::float8, %(confidence_after)s::float8,
+       %(created_at)s::timestamptz
+WHERE NOT EXISTS (
+    SELECT FROM kb.memory_evidence
+    WHERE canonical_id = %(canonical_id)s::uuid AND actor_id = %(actor_id)s::uuid
+      AND created_at = %(created_at)s::timestamptz AND origin = %(origin)s::text
+      AND evidence IS NOT DISTINCT FROM %(evidence)s::text
+)
+RETURNING canonical_id
+"""
+
 # The dimension of kb.graph_objects.embedding (pgvector keeps it as the type modifier; -1
 # means the column takes vectors of any dimension).
 EMBEDDING_DIMENSIONS = """
@@ -196,6 +225,7 @@ class ImportCounts:
     relationships: KindCounts
     pack_installations: KindCounts
     recalls: KindCounts
+    evidence: KindCounts = KindCounts()
 
     @property
     def inserted(self) -> int:
@@ -206,20 +236,27 @@ class ImportCounts:
         return sum(counts.already_present for counts in self._kinds())
 
     def _kinds(self) -> tuple[KindCounts, ...]:
-        return (self.objects, self.relationships, self.pack_installations, self.recalls)
+        return (
+            self.objects,
+            self.relationships,
+            self.pack_installations,
+            self.recalls,
+            self.evidence,
+        )
 
 
 def export_records(
     conn: Connection[Any], *, project_id: UUID | None = None, actor_id: UUID | None = None
 ) -> Iterator[dict[str, Any]]:
-    """Yield the header, then every object version, relationship version, pack installation
-    and recall, each as a JSON-serializable dict; objects and relationships are ordered by
-    (canonical_id, version), so the same data always exports the same way.
+    """Yield the header, then every object version, relationship version, pack installation,
+    recall and piece of evidence, each as a JSON-serializable dict; objects and relationships
+    are ordered by (canonical_id, version), so the same data always exports the same way.
 
     `project_id` keeps what belongs to that project. `actor_id` keeps that actor's objects,
-    the relationships between two of them, their recalls and the pack installations of their
-    projects. The rows are streamed through server-side cursors, which live in a transaction:
-    call this inside one (`with conn.transaction():` on an autocommit connection).
+    the relationships between two of them, their recalls and evidence and the pack
+    installations of their projects. The rows are streamed through server-side cursors, which
+    live in a transaction: call this inside one (`with conn.transaction():` on an autocommit
+    connection).
     """
     if conn.autocommit and conn.info.transaction_status == TransactionStatus.IDLE:
         raise RuntimeError(
@@ -234,8 +271,8 @@ def import_records(conn: Connection[Any], records: Iterable[Mapping[str, Any]]) 
 
     The first record must be an export header this version can read (a later header, from
     concatenated exports, is checked the same way). Rows the target already holds (same id;
-    for installations the same project and pack name; for recalls an identical row) are
-    counted as already present and left alone. Any bad record raises `InvalidInput` naming
+    for installations the same project and pack name; for recalls and evidence an identical
+    row) are counted as already present and left alone. Any bad record raises `InvalidInput` naming
     its line (the header is line 1); so does a row that contradicts the target's history of
     the same object or relationship. Run it in one transaction and roll back when it raises.
     """
@@ -274,6 +311,7 @@ def _export(
         "relationship": EXPORT_RELATIONSHIPS,
         "pack_installation": EXPORT_PACK_INSTALLATIONS,
         "recall": EXPORT_RECALLS,
+        "evidence": EXPORT_EVIDENCE,
     }
     filters = _export_filters(by_project=project_id is not None, by_actor=actor_id is not None)
     for kind, statement in statements.items():
@@ -303,6 +341,10 @@ def _export_filters(*, by_project: bool, by_actor: bool) -> dict[str, sql.Compos
             _when(by_actor, of_exported_objects(INSTALLED_IN_PROJECT_OF_EXPORTED_OBJECT)),
         ),
         "recall": _all_of(
+            _when(by_project, IN_PROJECT),
+            _when(by_actor, of_exported_objects(OF_EXPORTED_OBJECT)),
+        ),
+        "evidence": _all_of(
             _when(by_project, IN_PROJECT),
             _when(by_actor, of_exported_objects(OF_EXPORTED_OBJECT)),
         ),
@@ -425,11 +467,27 @@ class RecallRecord(_Record):
     recalled_at: AwareDatetime
 
 
+class EvidenceRecord(_Record):
+    kind: Literal["evidence"]
+    canonical_id: UUID
+    actor_id: UUID
+    project_id: UUID
+    evidence: str | None
+    origin: Literal["save", "repeat", "reinforce", "capture"]
+    session_id: str | None
+    episode_id: UUID | None
+    independent: Flag
+    confidence_before: Annotated[float, Field(ge=0, le=1)]
+    confidence_after: Annotated[float, Field(ge=0, le=1)]
+    created_at: AwareDatetime
+
+
 RECORD_MODELS: dict[str, type[_Record]] = {
     "object": ObjectRecord,
     "relationship": RelationshipRecord,
     "pack_installation": PackInstallationRecord,
     "recall": RecallRecord,
+    "evidence": EvidenceRecord,
 }
 
 
@@ -453,6 +511,8 @@ class _Importer:
             inserted = self._insert(INSERT_RELATIONSHIP, _row(parsed), line)
         elif isinstance(parsed, PackInstallationRecord):
             inserted = self._pack_installation(parsed, line)
+        elif isinstance(parsed, EvidenceRecord):
+            inserted = self._insert(INSERT_EVIDENCE, _row(parsed), line)
         else:
             inserted = self._insert(INSERT_RECALL, _row(parsed), line)
         self._counts[kind, inserted] += 1
@@ -466,6 +526,7 @@ class _Importer:
             relationships=of("relationship"),
             pack_installations=of("pack_installation"),
             recalls=of("recall"),
+            evidence=of("evidence"),
         )
 
     def _object(self, record: ObjectRecord, line: int) -> bool:

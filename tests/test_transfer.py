@@ -42,6 +42,10 @@ SNAPSHOT = {
         SELECT to_jsonb(m) FROM kb.memory_recalls m
         ORDER BY canonical_id, recalled_at, actor_id NULLS FIRST
     """,
+    # ids are each database's own
+    "evidence": """
+        SELECT to_jsonb(e) - 'id' FROM kb.memory_evidence e ORDER BY canonical_id, created_at
+    """,
 }
 
 
@@ -161,6 +165,18 @@ def source(make_database: Callable[[], str]) -> Source:
                 "VALUES (%s, %s, %s, now() - make_interval(days => %s))",
                 (canonical_id, actor, project, days_ago),
             )
+        for canonical_id, actor, project, evidence, days_ago in (
+            (tabs, actor_1, project_a, None, 3),
+            (tabs, actor_1, project_a, "the user said so again", 1),
+            (other, actor_1, project_b, "seen in the README", 2),
+        ):
+            conn.execute(
+                "INSERT INTO kb.memory_evidence (canonical_id, actor_id, project_id, evidence, "
+                "origin, session_id, independent, confidence_before, confidence_after, "
+                "created_at) VALUES (%s, %s, %s, %s, 'reinforce', 's-1', %s, 0.7, 0.775, "
+                "now() - make_interval(days => %s))",
+                (canonical_id, actor, project, evidence, evidence is not None, days_ago),
+            )
     return Source(url, project_a, project_b, actor_1, actor_2, tabs, pnpm, work, shared, other)
 
 
@@ -219,12 +235,14 @@ def test_export_then_import_copies_every_row_exactly(
         "relationships": 5,
         "pack_installations": 2,
         "recalls": 5,
+        "evidence": 3,
     }
     assert counts == ImportCounts(
         objects=KindCounts(inserted=7),
         relationships=KindCounts(inserted=5),
         pack_installations=KindCounts(inserted=2),
         recalls=KindCounts(inserted=5),
+        evidence=KindCounts(inserted=3),
     )
 
 
@@ -261,6 +279,7 @@ def test_importing_twice_reports_everything_present_and_changes_nothing(
     assert second.inserted == 0
     assert second.already_present == first.inserted == len(records) - 1
     assert second.recalls == KindCounts(inserted=0, already_present=5)
+    assert second.evidence == KindCounts(inserted=0, already_present=3)
 
 
 def test_export_is_json_lines_in_a_deterministic_order(connect: Connect, source: Source) -> None:
@@ -275,7 +294,7 @@ def test_export_is_json_lines_in_a_deterministic_order(connect: Connect, source:
     assert header["schema_revision"] == migrate.head_revision()
     assert [record["kind"] for record in records[1:]] == sorted(
         (record["kind"] for record in records[1:]),
-        key=["object", "relationship", "pack_installation", "recall"].index,
+        key=["object", "relationship", "pack_installation", "recall", "evidence"].index,
     )
     for kind in ("object", "relationship"):
         keys = [(r["canonical_id"], r["version"]) for r in of_kind(records, kind)]
