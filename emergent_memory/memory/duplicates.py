@@ -94,8 +94,8 @@ class DuplicateService:
         pairs: list[DuplicatePair] = [
             {
                 "id": str(pair.id),
-                "memory": browsed(rows[pair.memory_id]),
-                "duplicate_of": browsed(rows[pair.duplicate_of]),
+                "memory": browsed(rows[pair.memory_id], self._memory.decay),
+                "duplicate_of": browsed(rows[pair.duplicate_of], self._memory.decay),
                 "similarity": round(pair.similarity, 4),
                 "created_at": pair.created_at.isoformat(),
             }
