@@ -265,8 +265,7 @@ class Settings(BaseSettings):
         default=0.3,
         ge=0,
         le=1,
-        description="Confidence never decays below this (a memory stored with less keeps its "
-        "own).",
+        description="Confidence never decays below this (a memory stored with less keeps its own).",
     )
     decay_grace_days: float = Field(
         default=30,

@@ -288,7 +288,7 @@ class ManageResult(TypedDict, total=False):
     memories: list[InactiveMemory | MemoryRecord]
     count: int
     deleted: str
-    memory: MemoryRecord
+    memory: InactiveMemory | MemoryRecord  # InactiveMemory for archive
     possible_duplicates: list[PossibleDuplicate]
     restored_from: RestoredFrom
     broken_supersession: str | None
