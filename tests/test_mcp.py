@@ -352,6 +352,16 @@ async def test_save_memory_reports_possible_duplicates_for_the_agent_to_judge(
             "evidence is required",
         ),
         ("manage_memory", {"action": "archive"}, "memory_id is required"),
+        (
+            "manage_memory",
+            {"action": "list", "evidence": "seen"},
+            "evidence goes with reinforce; list does not take it",
+        ),
+        (
+            "manage_memory",
+            {"action": "update", "memory_id": str(uuid.uuid4()), "reason": "why"},
+            "reason goes with delete and archive; update does not take it",
+        ),
         ("manage_memory", {"action": "list", "status": "expired"}, "status"),
         (
             "manage_memory",
