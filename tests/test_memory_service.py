@@ -17,6 +17,7 @@ from psycopg_pool import ConnectionPool
 
 from emergent_memory import graph
 from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
+from emergent_memory.db import migrate
 from emergent_memory.db.pool import create_pool
 from emergent_memory.errors import (
     InvalidInput,
@@ -1083,3 +1084,37 @@ def test_a_global_supersession_is_undone_only_by_the_administrator_who_made_it(
         service.restore(first, old["memory"]["id"])
     restored = service.restore(second, old["memory"]["id"])
     assert restored["broken_supersession"] == new["memory"]["id"]
+
+
+def test_reads_go_to_the_read_pool_and_recall_records_its_uses_on_the_primary(
+    pool: ConnectionPool,
+    app_database_url: str,
+    make_database: Callable[[], str],
+    principal: Principal,
+) -> None:
+    """recall's search and list read on the read pool (here read-only: a write there would
+    fail), and recall's record of its uses goes to the primary; a read pool on another,
+    empty database shows that the reads really go there."""
+    separator = "&" if "?" in app_database_url else "?"
+    read_only = app_database_url + separator + "options=-c%20default_transaction_read_only%3Don"
+    with create_pool(read_only, min_size=1, max_size=2) as read_pool:
+        service = MemoryService(
+            pool, BagOfWordsEmbedder(), MemoryConfig(dedup_threshold=0.8), read_pool=read_pool
+        )
+        assert service.read_pool is read_pool
+        saved = service.save(principal, "The staging database is called bluebird", "fact")
+        [listed] = service.list_memories(principal)["memories"]
+        assert listed["id"] == saved["memory"]["id"]
+        [found] = service.recall(principal, "staging database bluebird")["memories"]
+        assert found["use_count"] == 1
+        [listed] = service.list_memories(principal)["memories"]
+        assert listed["use_count"] == 1  # recorded on the primary
+
+    empty = make_database()
+    migrate.upgrade(empty)
+    with create_pool(empty, min_size=1, max_size=2) as elsewhere:
+        service = MemoryService(
+            pool, BagOfWordsEmbedder(), MemoryConfig(dedup_threshold=0.8), read_pool=elsewhere
+        )
+        assert service.list_memories(principal)["memories"] == []
+        assert service.recall(principal, "staging database bluebird")["memories"] == []
