@@ -291,6 +291,96 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def cpu_profile(url: str, calls: int = 300) -> dict[str, Any]:
+    """On a database loaded by `run` (kept: a pg_basebackup copy of its server, started
+    again and migrated to head): wall time and CPU time per call of the recall SQL, recall
+    end to end, list and save. CPU time (the server backend's, plus this process's for
+    end-to-end calls: the query embedding) does not count the time spent waiting for a core,
+    so it says what an operation costs however busy the machine is."""
+    import psycopg
+
+    from emergent_memory.auth.principal import READ, WRITE, Principal
+    from emergent_memory.db.pool import create_pool
+    from emergent_memory.memory import MemoryConfig, MemoryService, store
+
+    embedder = CachedEmbeddings()
+    app_url = latency.app_role_url(url)
+    me = Principal(latency.actor_id(0), latency.project_id(0, 0), frozenset({READ, WRITE}))
+    texts = generate.queries(calls, seed=37)
+    vectors = [Vector(v.tolist()) for v in embedder.vectors(texts, "q")]
+    embedder.save()
+    config = MemoryConfig(dedup_threshold=0.85)
+    client = psutil.Process()
+
+    def cpu(process: psutil.Process) -> float:
+        times = process.cpu_times()
+        return float(times.user + times.system)
+
+    measured: dict[str, Any] = {"calls": calls, "load_average_before": list(os.getloadavg())}
+    with psycopg.connect(app_url, autocommit=True) as conn:
+        from pgvector.psycopg import register_vector
+
+        register_vector(conn)
+        backend = psutil.Process(conn.info.backend_pid)
+        walls: list[float] = []
+        start_cpu = cpu(backend)
+        for i in range(calls):
+            started = time.perf_counter()
+            with conn.transaction():
+                graph.act_as(conn, me.actor_id, me.project_id)
+                store.recall(
+                    conn,
+                    me,
+                    query=texts[i],
+                    embedding=vectors[i],
+                    model=embedder.model_name,
+                    category=None,
+                    scope=None,
+                    limit=10,
+                    **config.recall_tuning,
+                )
+            walls.append((time.perf_counter() - started) * 1000)
+        measured["recall_sql"] = {
+            "wall_ms": latency.percentiles(walls),
+            "server_cpu_ms_per_call": round((cpu(backend) - start_cpu) * 1000 / calls, 2),
+        }
+    pool = create_pool(app_url, min_size=1, max_size=1)
+    try:
+        service = MemoryService(pool, embedder.model, config)
+        service.recall(me, "warm up")
+        with pool.connection() as conn:
+            backend = psutil.Process(conn.info.backend_pid)
+        for name, call, repeat in (
+            ("recall_end_to_end", lambda i: service.recall(me, texts[i]), calls),
+            ("list", lambda i: service.list_memories(me), calls),
+            (
+                "save",
+                lambda i: service.save(me, f"CPU profile memory {i} about the ledger", "fact"),
+                min(calls, 200),
+            ),
+        ):
+            walls = []
+            server, own = cpu(backend), cpu(client)
+            for i in range(repeat):
+                started = time.perf_counter()
+                call(i)
+                walls.append((time.perf_counter() - started) * 1000)
+            measured[name] = {
+                "wall_ms": latency.percentiles(walls),
+                "server_cpu_ms_per_call": round((cpu(backend) - server) * 1000 / repeat, 2),
+                "client_cpu_ms_per_call": round((cpu(client) - own) * 1000 / repeat, 2),
+            }
+    finally:
+        pool.close()
+    measured["load_average_after"] = list(os.getloadavg())
+    return measured
+
+
 if __name__ == "__main__":
-    chosen = SMOKE if sys.argv[1:] == ["smoke"] else MILLION
-    print(markdown(run(chosen, calls=20 if chosen is SMOKE else 500)))
+    if sys.argv[1:2] == ["cpu"]:  # python -m benchmarks.scale cpu URL NAME
+        import json
+
+        print(json.dumps(cpu_profile(sys.argv[2]), indent=2))
+    else:
+        chosen = SMOKE if sys.argv[1:] == ["smoke"] else MILLION
+        print(markdown(run(chosen, calls=20 if chosen is SMOKE else 500)))
