@@ -6,6 +6,7 @@ labelled set's accuracy floor."""
 from __future__ import annotations
 
 import json
+import math
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -32,7 +33,7 @@ from emergent_memory.memory.verify import (
     VerifyService,
 )
 from emergent_memory.settings import load_settings
-from tests.embedders import DownEmbedder
+from tests.embedders import BagOfWordsEmbedder, DownEmbedder
 from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, error, text, tool_use
 
 POLICY = VERIFY_POLICIES[LOCAL_MODEL_NAME]
@@ -485,3 +486,17 @@ def test_the_composition_root_gives_the_judge_only_with_a_key(
     with app.verify_service(keyed, make_service()) as verifier:
         assert verifier.config.policy == app.UNCALIBRATED_VERIFY_POLICY
         assert not verifier.judge_enabled
+
+
+def test_a_claim_the_model_gives_a_zero_vector_gets_an_answer_with_numbers(
+    make_service: Callable[..., MemoryService], principal: Principal
+) -> None:
+    """pgvector answers a zero query vector's cosine similarity with NaN: the answer must
+    still be numbers (MCP clients refuse a null similarity), as for a word-only match."""
+    service = make_service(BagOfWordsEmbedder())
+    service.save(principal, "The user writes { and } on their own lines in C.", "preference")
+    found = VerifyService(service, None, VerifyConfig(policy=RULES_ONLY)).verify(principal, "{")
+    assert found["verdict"] in {"new", "related"}
+    for match in found["matches"]:
+        assert math.isfinite(match["similarity"])
+    assert json.loads(json.dumps(found, allow_nan=False)) == found

@@ -30,6 +30,7 @@ compare words only.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -229,7 +230,9 @@ class VerifyService:
         )
         degraded = recalled["degraded"]
         candidates = recalled["memories"]
-        pairs = [(m["content"], m["scores"]["similarity"]) for m in candidates]
+        # a query without any word the model knows can come back as a zero vector, whose
+        # cosine similarity pgvector answers with NaN: no similarity, like a word-only match
+        pairs = [(m["content"], _finite(m["scores"]["similarity"])) for m in candidates]
         if not degraded:
             # a memory found by its words alone (no similarity) is far from the claim's sense
             pairs = [(content, 0.0 if s is None else s) for content, s in pairs]
@@ -356,3 +359,8 @@ def _relation(value: str) -> Relation:
     if value == "related":
         return "related"
     raise InvalidInput(f"not a relation: {value}")  # the tool's schema allows no other
+
+
+def _finite(similarity: float | None) -> float | None:
+    """The similarity, or None when there is none or it is not a number (NaN, infinite)."""
+    return similarity if similarity is not None and math.isfinite(similarity) else None
