@@ -241,7 +241,7 @@ BAD_INPUT = [
         "save_memory",
         {"content": "ok", "category": "colour"},
         f"{SCHEMA} save_memory: category should be 'preference', 'pattern', 'correction', "
-        "'fact', 'instruction' or 'convention', got 'colour'",
+        "'fact', 'instruction', 'convention', 'decision', 'lesson' or 'risk', got 'colour'",
         id="unknown-category",
     ),
     case(
@@ -272,14 +272,15 @@ BAD_INPUT = [
     case(
         "manage_memory",
         {"action": "purge"},
-        "action should be 'list', 'delete', 'update', 'restore' or 'forget_all', got 'purge'",
+        "action should be 'list', 'delete', 'update', 'restore', 'forget_all', 'reinforce' or "
+        "'archive', got 'purge'",
         id="unknown-action",
     ),
     case(
         "manage_memory",
         update(category="colour"),
         "category must be one of preference, pattern, correction, fact, instruction, "
-        "convention; got 'colour'",
+        "convention, decision, lesson, risk; got 'colour'",
         id="update-unknown-category",
     ),
     # limit 0, negative, huge or a string
@@ -442,7 +443,8 @@ BAD_INPUT = [
     case(
         "manage_memory",
         update(owner="someone else"),
-        "updates cannot change owner; only content, category, confidence can be updated",
+        "updates cannot change owner; only content, category, confidence, importance, "
+        "valid_from, valid_until, rationale can be updated",
         id="updates-unknown-field",
     ),
     case(
