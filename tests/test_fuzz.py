@@ -1,4 +1,4 @@
-"""Fuzzing the tools' arguments: whatever a client sends, the answer is a result or a
+"""Fuzzing the four tools' arguments: whatever a client sends, the answer is a result or a
 clear tool error, never an internal error, and an error writes nothing."""
 
 from __future__ import annotations
@@ -242,7 +242,9 @@ SELECT
 """
 
 
-@pytest.mark.parametrize("tool", ["save_memory", "recall_memories", "manage_memory"])
+@pytest.mark.parametrize(
+    "tool", ["save_memory", "recall_memories", "manage_memory", "verify_memory"]
+)
 def test_any_arguments_get_a_result_or_a_clear_error(
     tool: str,
     service: MemoryService,

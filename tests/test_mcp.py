@@ -547,6 +547,10 @@ async def test_archive_delete_reasons_and_restore_through_the_tools(client: Clie
         client, "manage_memory", action="archive", memory_id=memory_id, reason="moved offices"
     )
     assert (archived["archived"], archived["archive_reason"]) == (memory_id, "moved offices")
+    assert (archived["memory"]["status"], archived["memory"]["archive_reason"]) == (
+        "archived",
+        "moved offices",
+    )
     assert (await call(client, "recall_memories", query="office printer"))["memories"] == []
     found = await call(client, "recall_memories", query="office printer", include_archived=True)
     assert [m["id"] for m in found["memories"]] == [memory_id]
