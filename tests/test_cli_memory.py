@@ -345,3 +345,22 @@ def test_the_command_line_session_in_the_memory_docs_runs(run: Run) -> None:
         result = run(*[memory_id if arg == "ID" else arg for arg in command[1:]])
         assert result.exit_code == 0, (command, result.output)
         assert output in result.stdout, (command, result.stdout)
+
+
+def test_save_keeps_the_reason_of_a_supersession(run: Run) -> None:
+    old = ok(run("save", "Production deploys happen on Fridays", "-c", "fact", "--json"))
+    old = old["memory"]["id"]
+    new = ok(
+        run(
+            "save",
+            "On Fridays production deploys happen",  # the same words: the test model's 1.0
+            "-c",
+            "fact",
+            "--supersede-reason",
+            "more precise",
+            "--json",
+        )
+    )
+    assert new["superseded_ids"] == [old]
+    listed = run("list", "--status", "superseded")
+    assert f"superseded by {new['memory']['id']} (more precise)" in listed.stdout

@@ -85,6 +85,7 @@ async def test_the_four_tools_with_their_annotations_and_schemas(client: Client[
         "valid_from",
         "valid_until",
         "rationale",
+        "supersede_reason",
     }
     assert save["properties"]["importance"]["anyOf"][0]["enum"] == ["low", "normal", "high", "core"]
     assert save["properties"]["category"]["enum"] == [
@@ -628,3 +629,21 @@ async def test_another_actor_cannot_reinforce_or_archive_my_memory(
             assert f"memory {memory_id} not found" in message
         [mine] = (await call(me, "manage_memory", action="list"))["memories"]
         assert (mine["confidence"], mine["evidence_count"]) == (0.7, 1)  # the save's
+
+
+async def test_a_supersession_keeps_the_reason_given_with_the_save(client: Client[Any]) -> None:
+    old = await call(
+        client, "save_memory", content="Deploys to production happen on Fridays", category="fact"
+    )
+    new = await call(
+        client,
+        "save_memory",
+        content="Production deploys happen on Fridays",
+        category="fact",
+        supersede_reason="reworded by the user",
+    )
+    assert new["superseded_ids"] == [old["memory"]["id"]]
+    superseded = await call(client, "manage_memory", action="list", status="superseded")
+    assert [(m["id"], m["supersede_reason"]) for m in superseded["memories"]] == [
+        (old["memory"]["id"], "reworded by the user")
+    ]

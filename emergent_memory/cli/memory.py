@@ -60,6 +60,11 @@ from emergent_memory.settings import Settings
     "--valid-until", default=None, help="ISO 8601 date or date-time (UTC) when it stops holding."
 )
 @click.option("--rationale", default=None, help="Why (mainly for a decision).")
+@click.option(
+    "--supersede-reason",
+    default=None,
+    help="Why the fact changed, kept on the memory this one replaces (if it replaces one).",
+)
 @ACTOR_OPTION
 @PROJECT_OPTION
 @MIGRATE_OPTION
@@ -79,6 +84,7 @@ def save(
     valid_from: str | None,
     valid_until: str | None,
     rationale: str | None,
+    supersede_reason: str | None,
     actor: uuid.UUID | None,
     project: uuid.UUID | None,
     migrate: bool,
@@ -100,6 +106,7 @@ def save(
             valid_from=valid_from,
             valid_until=valid_until,
             rationale=rationale,
+            supersede_reason=supersede_reason,
         )
 
     def human() -> None:

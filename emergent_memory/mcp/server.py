@@ -221,6 +221,13 @@ def create_server(
             str | None,
             Field(description="Optional why (1000 characters), mainly for a decision."),
         ] = None,
+        supersede_reason: Annotated[
+            str | None,
+            Field(
+                description="Optional: why the fact changed (500 characters), kept on the "
+                "memory this one replaces, if it replaces one."
+            ),
+        ] = None,
     ) -> SaveResult:
         return await call(
             holder.get().save,
@@ -235,6 +242,7 @@ def create_server(
             valid_from=valid_from,
             valid_until=valid_until,
             rationale=rationale,
+            supersede_reason=supersede_reason,
         )
 
     @mcp.tool(
