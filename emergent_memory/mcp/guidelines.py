@@ -37,7 +37,7 @@ older one with manage_memory; if it is a different fact, leave both.
 Optional: importance (normal by default; core only for what must shape every session, low
 for trivia), evidence (what backs it: a quote or where you saw it), valid_from/valid_until
 when the fact holds only for a known time ("until the migration on 1 March"), rationale (why;
-for decisions)."""
+for decisions), supersede_reason (why the fact changed, when it replaces an older memory)."""
 
 RECALL_MEMORIES = """\
 Search what you remember about the user and this project, by meaning and by exact words.

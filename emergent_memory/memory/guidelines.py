@@ -103,7 +103,8 @@ KEEPING_MEMORIES_RIGHT = """\
 ## Keeping memories right
 - If a recalled memory is wrong or outdated, update it (manage_memory action "update") or
   save the corrected fact, saying that it changed ("The API now listens on port 9090",
-  "The user switched from npm to pnpm"): it then replaces the old one.
+  "The user switched from npm to pnpm"): it then replaces the old one (give
+  supersede_reason when you know why it changed).
 - When save_memory lists possible_duplicates, read them: if one is the same fact or is now
   wrong, update or delete it (manage_memory); if it is a different fact, keep both.
 - Delete memories the user asks you to forget (manage_memory action "delete"), with a
