@@ -79,6 +79,7 @@ database is on db-2". Answers a verdict: confirmed (a memory states the same fac
 (a memory states a different value for the same subject: find out which is true, then save
 the correction or update the wrong memory), related (memories about the same subject that
 neither confirm nor contradict), or new (nothing relevant). With the matching memories, each
-with its similarity, its relation (confirms, conflicts, related) and why. Read-only: nothing
-is saved and no use is counted. If the user confirms a confirmed fact, reinforce it with
-manage_memory."""
+with its similarity, its relation (confirms, conflicts, related) and why. related is not a
+confirmation: read the matches (a close related match may be a conflict the rules missed).
+Read-only: nothing is saved and no use is counted. If the user confirms a confirmed fact,
+reinforce it with manage_memory."""
