@@ -202,7 +202,7 @@ def test_under_row_level_security_the_duplicate_check_uses_its_index(
         sql.SQL(store.FIND_EXACT).format(
             state=sql.SQL(state), same_scope=sql.SQL(store.SAME_SCOPE["user"])
         )
-        for state in (store.ACTIVE, store.ARCHIVED)  # a repeat of an archived memory too
+        for state in (store.ACTIVE, store.LIVE)  # save's repeat: active or archived
     ]
     params = {
         "actor_id": actor,

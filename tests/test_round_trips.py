@@ -13,12 +13,15 @@ from emergent_memory.memory import MemoryConfig, MemoryService
 from tests.embedders import BagOfWordsEmbedder
 
 # A plain save: the pool's check of the connection, BEGIN, the principal, the save lock, the
-# exact repeat, the nearest memory (and its scan setting), the insert (SAVEPOINT, INSERT,
-# RELEASE), the record, COMMIT. Its validation against the pack costs none (packs.PackValidation).
-PLAIN_SAVE = 12
-SAVE_WITH_A_CONTEXT_THAT_SUPERSEDES = 29
+# exact repeat (active or archived, one statement), the nearest memory (and its scan setting),
+# the insert (SAVEPOINT, INSERT, RELEASE), its evidence row (kb.memory_evidence, migration 0013:
+# one more than before), the record, COMMIT. Its validation against the pack costs none
+# (packs.PackValidation).
+PLAIN_SAVE = 13
+SAVE_WITH_A_CONTEXT_THAT_SUPERSEDES = 30  # 29 before the evidence row
 # A recall: the pool's check, BEGIN, the principal, the recall (each memory's derived_from in the
-# same statement), synchronous_commit off, the use log, COMMIT.
+# same statement), synchronous_commit off, the use log, COMMIT. (With a read replica, the use
+# log is written in a transaction of its own on the primary.)
 RECALL = 7
 
 

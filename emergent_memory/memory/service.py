@@ -282,13 +282,12 @@ class MemoryService:
             # in the save's transaction: a refused save leaves no installation behind
             self.ensure_pack(conn, principal.project_id)
 
-            exact = store.find_exact(conn, principal, scope_, text)
-            restoring = False
-            if exact is None:  # an archived memory said it: the repeat brings it back
-                exact = store.find_exact(conn, principal, scope_, text, archived=True)
-                restoring = exact is not None
-            if exact is not None:
-                repeat = proof if origin == "capture" else store.Evidence("repeat", evidence_)
+            repeated = store.find_repeat(conn, principal, scope_, text)
+            if repeated is not None:  # an exact repeat (of an archived one: it comes back)
+                exact, restoring = repeated
+                repeat = (
+                    proof if origin == "capture" else store.Evidence("repeat", evidence_, session)
+                )
                 result = self._reinforce(
                     conn,
                     principal,
@@ -313,10 +312,12 @@ class MemoryService:
                 if nearest is None
                 else self._dedup.decide(nearest.similarity, nearest.content, text)
             )
+            old_head = None
             if nearest is not None and verdict == "supersede":
                 # hold it: a delete or another supersession of it waits until this commits
                 graph.lock_object(conn, nearest.id)
-                if not store.is_active(graph.get_head(conn, nearest.id)):
+                old_head = graph.get_head(conn, nearest.id)
+                if old_head is None or not store.is_active(old_head):
                     nearest, verdict = None, "distinct"  # gone since it was found
 
             memory = graph.create_object(
@@ -362,7 +363,7 @@ class MemoryService:
                 store.record_possible_duplicate(
                     conn, principal, memory.canonical_id, nearest.id, nearest.similarity
                 )
-            if nearest is not None and verdict == "supersede":
+            if nearest is not None and verdict == "supersede" and old_head is not None:
                 old_id = nearest.id
                 if context_ is None:  # the replacement stays where the old fact was filed
                     context_ids = store.contexts_of(conn, old_id)
@@ -370,7 +371,7 @@ class MemoryService:
                     conn,
                     principal,
                     memory.canonical_id,
-                    old_id,
+                    old_head,
                     reason=reason,
                     new_start=lifecycle.get("valid_from"),
                 )
@@ -577,6 +578,10 @@ class MemoryService:
             vector = Vector(self._embedder.embed_query(text))
         except EmbeddingUnavailable as error:
             logger.warning("recall degraded to full-text search: %s", error)
+        recalled_at = None
+        # with a read pool, the search runs there and the uses are recorded on the primary in
+        # a transaction of their own; without one, both in one transaction (one round trip
+        # for BEGIN and COMMIT fewer)
         with self._read_transaction(principal) as conn:
             rows = store.recall(
                 conn,
@@ -604,8 +609,9 @@ class MemoryService:
                     limit=min(limit_, EPISODES_MAX_LIMIT),
                     **self._config.episode_tuning,
                 )
-        recalled_at = None
-        if record_use and rows:
+            if record_use and rows and self._read_pool is None:
+                recalled_at = store.record_recalls(conn, principal, [row.id for row in rows])
+        if record_use and rows and self._read_pool is not None:
             with self._transaction(principal) as conn:
                 recalled_at = store.record_recalls(conn, principal, [row.id for row in rows])
         memories: list[RecalledMemory] = []
@@ -889,7 +895,7 @@ class MemoryService:
                 conn,
                 principal,
                 keep,
-                other,
+                heads[other],
                 reason=reason_,
                 new_start=heads[keep].properties.get("valid_from"),
             )
@@ -905,24 +911,23 @@ class MemoryService:
         conn: Connection[Any],
         principal: Principal,
         new_id: UUID,
-        old_id: UUID,
+        old: GraphObject,
         *,
         reason: str | None = None,
         new_start: str | None = None,
     ) -> None:
-        """`old_id` is superseded by `new_id`: the edge, and the old one's new version that
-        says by what, why (`reason`, if given), and that its validity ends where the new one's
-        begins (`new_start`, else now) unless it ended earlier (both locked by the caller)."""
-        self._link(conn, principal, store.SUPERSEDES, new_id, old_id)
-        old = graph.get_head(conn, old_id)
-        assert old is not None  # locked and active: the caller checked
+        """`old` (its head, as read under its lock) is superseded by `new_id`: the edge, and
+        the old one's new version that says by what, why (`reason`, if given), and that its
+        validity ends where the new one's begins (`new_start`, else now) unless it ended
+        earlier (both locked by the caller)."""
+        self._link(conn, principal, store.SUPERSEDES, new_id, old.canonical_id)
         patch: dict[str, Any] = {"superseded_by": str(new_id)}
         if reason is not None:
             patch["supersede_reason"] = reason
-        end = _validity_end(old.properties, new_start or validation.iso_utc(store.now(conn)))
+        end = _validity_end(old.properties, new_start or validation.iso_utc(datetime.now(UTC)))
         if end is not None:
             patch["valid_until"] = end
-        graph.update_object(conn, old_id, properties=patch)
+        graph.update_object(conn, old.canonical_id, properties=patch)
 
     def restore(self, principal: Principal, memory_id: str) -> RestoreResult:
         """Make a superseded, deleted or archived memory active again, as a new version (same

@@ -135,13 +135,14 @@ OWN = (
 )
 WRITABLE_BY_ADMIN = VISIBLE
 
-# `exclude`: a memory that does not count (the one being updated or restored).
+# `exclude`: a memory that does not count (the one being updated or restored). With {state}
+# LIVE (a save's repeat), an active memory comes before an archived one.
 FIND_EXACT = """
-SELECT o.canonical_id FROM kb.graph_objects o
+SELECT o.canonical_id, o.properties ? 'archived_at' AS archived FROM kb.graph_objects o
 WHERE {state} AND {same_scope}
   AND o.content_fingerprint = kb.memory_fingerprint(%(content)s)
   AND o.canonical_id IS DISTINCT FROM %(exclude)s::uuid
-ORDER BY o.created_at
+ORDER BY o.properties ? 'archived_at', o.created_at
 LIMIT 1
 """
 
@@ -429,15 +430,27 @@ def find_exact(
     text: str,
     *,
     exclude: UUID | None = None,
-    archived: bool = False,
 ) -> UUID | None:
     """An active visible memory of this scope with the same normalized content (other than
-    `exclude`); with `archived`, an archived one instead."""
+    `exclude`)."""
     statement = sql.SQL(FIND_EXACT).format(
-        state=sql.SQL(ARCHIVED if archived else ACTIVE), same_scope=sql.SQL(SAME_SCOPE[scope])
+        state=sql.SQL(ACTIVE), same_scope=sql.SQL(SAME_SCOPE[scope])
     )
     row = conn.execute(statement, _params(principal, content=text, exclude=exclude)).fetchone()
     return None if row is None else UUID(str(row[0]))
+
+
+def find_repeat(
+    conn: Connection[Any], principal: Principal, scope: str, text: str
+) -> tuple[UUID, bool] | None:
+    """The memory a save repeats exactly: an active visible memory of this scope with the same
+    normalized content, else an archived one (which the repeat brings back); with whether it
+    is archived. One statement."""
+    statement = sql.SQL(FIND_EXACT).format(
+        state=sql.SQL(LIVE), same_scope=sql.SQL(SAME_SCOPE[scope])
+    )
+    row = conn.execute(statement, _params(principal, content=text, exclude=None)).fetchone()
+    return None if row is None else (UUID(str(row[0])), bool(row[1]))
 
 
 @dataclass(frozen=True, slots=True)

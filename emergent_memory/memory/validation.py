@@ -199,9 +199,8 @@ def moment(value: object, field: str) -> datetime:
 def iso_utc(moment_: datetime) -> str:
     """A moment as stored in a memory's properties: ISO 8601 in UTC with a Z
     ('2026-03-01T00:00:00Z'; microseconds only when it has some)."""
-    utc = moment_.astimezone(UTC)
-    pattern = "%Y-%m-%dT%H:%M:%S.%fZ" if utc.microsecond else "%Y-%m-%dT%H:%M:%SZ"
-    return utc.strftime(pattern)
+    utc = moment_.astimezone(UTC).replace(tzinfo=None)
+    return utc.isoformat(timespec="microseconds" if utc.microsecond else "seconds") + "Z"
 
 
 def validity(valid_from: datetime | None, valid_until: datetime | None) -> None:
