@@ -184,6 +184,7 @@ def test_the_python_example_in_the_memory_docs_runs(
     namespace: dict[str, Any] = {"ACTOR_ID": uuid.uuid4(), "PROJECT_ID": uuid.uuid4()}
     exec(compile(block, "docs/memory.md", "exec"), namespace)
     assert namespace["hits"][0]["content"] == "The user prefers pnpm over npm"
+    assert namespace["answer"]["verdict"] == "confirmed"
 
 
 def test_the_sql_examples_in_the_graph_docs_run(database_url: str) -> None:
