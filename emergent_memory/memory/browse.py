@@ -31,7 +31,8 @@ from emergent_memory.db.pool import DatabasePool
 from emergent_memory.errors import InvalidInput, MemoryNotFound, ObjectNotFound, PermissionDenied
 from emergent_memory.memory import browse_store, store, validation
 from emergent_memory.memory.models import CATEGORIES, IMPORTANCES, SCOPES, MemoryRecord
-from emergent_memory.memory.service import acting_for, memory_record
+from emergent_memory.memory.records import memory_record
+from emergent_memory.memory.service import acting_for
 
 BrowseStatus = Literal["active", "archived", "superseded", "deleted", "all"]
 BrowseSort = Literal["recent", "oldest", "most_used", "least_used", "last_used", "confidence"]

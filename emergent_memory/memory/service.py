@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 from uuid import UUID
 
 from pgvector import Vector
@@ -33,7 +33,7 @@ from emergent_memory.errors import (
     PermissionDenied,
 )
 from emergent_memory.graph import Embedding, GraphObject
-from emergent_memory.memory import episodes, store, validation
+from emergent_memory.memory import episodes, store, validation, validity
 from emergent_memory.memory.dedup import DedupPolicy, Verdict
 from emergent_memory.memory.models import (
     CONFIDENCE_BY_SOURCE,
@@ -47,15 +47,11 @@ from emergent_memory.memory.models import (
     ForgetAllResult,
     Importance,
     InactiveMemory,
-    LastEvidence,
     ListResult,
     ListStatus,
     MemoryRecord,
     MemoryScope,
     PossibleDuplicate,
-    ProjectStats,
-    Provenance,
-    RecalledEpisode,
     RecalledMemory,
     RecallResult,
     ReinforceResult,
@@ -66,6 +62,13 @@ from emergent_memory.memory.models import (
     StatsResult,
     SupersedeResult,
     UpdateResult,
+)
+from emergent_memory.memory.records import (
+    episode_record,
+    inactive_record,
+    memory_record,
+    project_stats,
+    rounded,
 )
 
 logger = logging.getLogger(__name__)
@@ -254,7 +257,7 @@ class MemoryService:
         scope_ = validation.scope(scope)
         context_ = validation.context_name(context)
         related = validation.related_ids(related_to)
-        lifecycle = _lifecycle_properties(
+        lifecycle = validity.lifecycle_properties(
             {
                 "importance": importance,
                 "valid_from": valid_from,
@@ -414,7 +417,7 @@ class MemoryService:
         if head is None:  # deleted since it was found; the caller's lock keeps saves apart
             raise MemoryNotFound(f"memory {memory_id} was deleted meanwhile; save it again")
         patch = dict(lifecycle)
-        _check_validity(head.properties, patch)
+        validity.check_validity(head.properties, patch)
         if restoring:
             patch.update(archived_at=None, archive_reason=None)
         self._add_evidence(
@@ -626,9 +629,9 @@ class MemoryService:
                     "score": round(row.score, 6),
                     "scores": {
                         "lexical_rank": row.lexical_rank,
-                        "lexical_score": _rounded(row.lexical_score),
+                        "lexical_score": rounded(row.lexical_score),
                         "vector_rank": row.vector_rank,
-                        "similarity": _rounded(row.similarity),
+                        "similarity": rounded(row.similarity),
                         "fused": round(row.fused, 6),
                         "effective_confidence": round(row.effective_confidence, 4),
                         "recency": round(row.recency, 4),
@@ -640,7 +643,7 @@ class MemoryService:
             )
         result: RecallResult = {"memories": memories, "degraded": vector is None}
         if with_episodes:
-            result["episodes"] = [_episode(row) for row in found]
+            result["episodes"] = [episode_record(row) for row in found]
         return result
 
     # -- manage_memory ----------------------------------------------------------------------
@@ -713,7 +716,7 @@ class MemoryService:
                 ]
             else:
                 rows = store.list_inactive(conn, principal, status_, category_, limit_)
-                memories = [_inactive_record(row, decay) for row in rows]
+                memories = [inactive_record(row, decay) for row in rows]
         return {"memories": memories, "count": len(memories)}
 
     def delete(
@@ -758,7 +761,7 @@ class MemoryService:
             row = store.memory_rows(conn, [id_])[id_]
         return {
             "archived": str(id_),
-            "memory": _inactive_record(row, self._config.decay),
+            "memory": inactive_record(row, self._config.decay),
             "archive_reason": reason_,
         }
 
@@ -775,7 +778,7 @@ class MemoryService:
         as save's (null removes them: normal importance, unbounded validity, no rationale)."""
         id_ = validation.memory_id(memory_id)
         changes = validation.updates(updates)
-        patch: dict[str, Any] = _lifecycle_properties(
+        patch: dict[str, Any] = validity.lifecycle_properties(
             {name: changes[name] for name in validation.REMOVABLE_FIELDS if name in changes},
             removable=True,
         )
@@ -799,7 +802,7 @@ class MemoryService:
                     f"memory {id_} was superseded by {head.properties['superseded_by']}; "
                     "update that one instead"
                 )
-            _check_validity(head.properties, patch)
+            validity.check_validity(head.properties, patch)
             if patch.get("content", head.properties["content"]) != head.properties["content"]:
                 # the same lock as saves of this scope: a racing save cannot slip in a twin
                 store.lock_saves(conn, principal, head.scope)
@@ -924,7 +927,9 @@ class MemoryService:
         patch: dict[str, Any] = {"superseded_by": str(new_id)}
         if reason is not None:
             patch["supersede_reason"] = reason
-        end = _validity_end(old.properties, new_start or validation.iso_utc(datetime.now(UTC)))
+        end = validity.validity_end(
+            old.properties, new_start or validation.iso_utc(datetime.now(UTC))
+        )
         if end is not None:
             patch["valid_until"] = end
         graph.update_object(conn, old.canonical_id, properties=patch)
@@ -977,7 +982,9 @@ class MemoryService:
                 back.update(
                     superseded_by=None,
                     supersede_reason=None,
-                    valid_until=_validity_before_supersession(graph.list_versions(conn, id_)),
+                    valid_until=validity.validity_before_supersession(
+                        graph.list_versions(conn, id_)
+                    ),
                 )
             if archived:
                 back.update(archived_at=None, archive_reason=None)
@@ -1048,7 +1055,7 @@ class MemoryService:
         self._require_read(principal)
         with self._transaction(principal) as conn:
             rows = store.stats_rows(conn, principal)
-        projects = [_project_stats(row) for row in rows]
+        projects = [project_stats(row) for row in rows]
         return {
             "actor_id": str(principal.actor_id),
             "project_id": str(principal.project_id),
@@ -1260,121 +1267,9 @@ def acting_for(
         yield conn
 
 
-def memory_record(
-    row: store.MemoryRow | store.RecallRow,
-    *,
-    use_count: int | None = None,
-    last_used: datetime | None = None,
-    decay: store.Decay | None = None,
-    now: datetime | None = None,
-) -> MemoryRecord:
-    """A row as the tools return a memory; `effective_confidence` decays the stored one with
-    `decay` (the settings' defaults when None) as of `now` (the present when None)."""
-    used = row.last_used if last_used is None else last_used
-    confidence = float(row.confidence if row.confidence is not None else 0.7)
-    effective = store.effective_confidence(
-        confidence,
-        row.importance,
-        row.last_active,
-        now or datetime.now(UTC),
-        decay or store.Decay(),
-    )
-    return {
-        "id": str(row.id),
-        "content": row.content,
-        "category": row.category,
-        "scope": row.scope,
-        "source": row.source or "inferred",
-        "confidence": confidence,
-        "contexts": list(row.contexts),
-        "use_count": row.use_count if use_count is None else use_count,
-        "last_used": None if used is None else used.isoformat(),
-        "created_at": row.created_at.isoformat(),
-        "updated_at": row.updated_at.isoformat(),
-        "derived_from": provenance_record(row.derived_from),
-        "importance": row.importance or "normal",
-        "valid_from": row.valid_from,
-        "valid_until": row.valid_until,
-        "rationale": row.rationale,
-        "effective_confidence": round(effective, 4),
-        "evidence_count": row.evidence_count,
-        "last_evidence": _last_evidence(row.last_evidence),
-    }
-
-
-def _last_evidence(found: Mapping[str, Any] | None) -> LastEvidence | None:
-    if found is None:
-        return None
-    return {
-        "at": str(found["at"]),
-        "evidence": found.get("evidence"),
-        "origin": str(found["origin"]),
-        "session_id": found.get("session_id"),
-    }
-
-
 def _stored_confidence(properties: Mapping[str, Any]) -> float:
     value = properties.get("confidence")
     return 0.7 if value is None else float(value)
-
-
-def _lifecycle_properties(values: Mapping[str, object], *, removable: bool) -> dict[str, Any]:
-    """The checked importance, valid_from, valid_until and rationale among `values`, as
-    stored (dates as ISO 8601 in UTC): a None value is left out, or, when `removable` (an
-    update), kept as None (the property is removed)."""
-    checked: dict[str, Any] = {}
-    for name, value in values.items():
-        if value is None:
-            if removable:
-                checked[name] = None
-            continue
-        if name == "importance":
-            checked[name] = validation.importance(value)
-        elif name in ("valid_from", "valid_until"):
-            checked[name] = validation.iso_utc(validation.moment(value, name))
-        else:
-            checked[name] = validation.note(value, name, validation.MAX_RATIONALE)
-    if checked.get("valid_from") is not None and checked.get("valid_until") is not None:
-        validation.validity(
-            validation.moment(checked["valid_from"], "valid_from"),
-            validation.moment(checked["valid_until"], "valid_until"),
-        )
-    return checked
-
-
-def _check_validity(properties: Mapping[str, Any], patch: Mapping[str, Any]) -> None:
-    """valid_until after valid_from once `patch` is applied to a memory's `properties`."""
-    if "valid_from" not in patch and "valid_until" not in patch:
-        return
-    start = patch["valid_from"] if "valid_from" in patch else properties.get("valid_from")
-    end = patch["valid_until"] if "valid_until" in patch else properties.get("valid_until")
-    if start is not None and end is not None:
-        validation.validity(
-            validation.moment(start, "valid_from"), validation.moment(end, "valid_until")
-        )
-
-
-def _validity_end(properties: Mapping[str, Any], end: str) -> str | None:
-    """Where a superseded memory's validity ends: at `end`, unless it already ends earlier
-    (None: keep it); never before it begins (then it ends where it begins: it never held)."""
-    current = properties.get("valid_until")
-    end_at = validation.moment(end, "valid_until")
-    if current is not None and validation.moment(current, "valid_until") <= end_at:
-        return None
-    start = properties.get("valid_from")
-    if start is not None and end_at < validation.moment(start, "valid_from"):
-        return str(start)
-    return end
-
-
-def _validity_before_supersession(versions: Sequence[GraphObject]) -> str | None:
-    """valid_until as it was before the latest supersession ended it: the newest version that
-    was not superseded (None: the memory had no end)."""
-    for version in reversed(versions):
-        if "superseded_by" not in version.properties:
-            value = version.properties.get("valid_until")
-            return None if value is None else str(value)
-    return None
 
 
 def _refuse_superseded(head: GraphObject, action: str) -> None:
@@ -1383,77 +1278,3 @@ def _refuse_superseded(head: GraphObject, action: str) -> None:
         raise InvalidInput(
             f"memory {head.canonical_id} was superseded by {newer}; {action} that one"
         )
-
-
-def provenance_record(found: Mapping[str, Any] | None) -> Provenance | None:
-    """store.PROVENANCE's JSON as the tools return it."""
-    if found is None:
-        return None
-    turns = found["turns"]
-    return {
-        "episode_id": str(found["episode_id"]),
-        "session_id": str(found["session_id"]),
-        "client": str(found["client"]),
-        "turns": {"first": int(turns["first"]), "last": int(turns["last"])},
-        "captured_at": str(found["captured_at"]),
-    }
-
-
-def _episode(row: episodes.EpisodeRow) -> RecalledEpisode:
-    """A found episode as recall returns it: the excerpt marked with an ellipsis where the
-    text goes on before or after it."""
-    before = "\u2026" if row.excerpt_start > 1 else ""
-    after = "\u2026" if row.excerpt_start - 1 + len(row.excerpt) < row.text_length else ""
-    return {
-        "id": str(row.id),
-        "session_id": row.session_id,
-        "client": row.client,
-        "turns": {"first": row.first_turn, "last": row.last_turn},
-        "captured_at": row.captured_at,
-        "summary": row.summary,
-        "excerpt": before + row.excerpt + after,
-        "score": round(row.score, 6),
-    }
-
-
-def _project_stats(row: store.StatsRow) -> ProjectStats:
-    return {
-        "project_id": str(row.project_id),
-        "active": row.active,
-        "superseded": row.superseded,
-        "deleted": row.deleted,
-        "archived": row.archived,
-        "by_category": {  # in the order of CATEGORIES
-            "preference": row.preferences,
-            "pattern": row.patterns,
-            "correction": row.corrections,
-            "fact": row.facts,
-            "instruction": row.instructions,
-            "convention": row.conventions,
-            "decision": row.decisions,
-            "lesson": row.lessons,
-            "risk": row.risks,
-        },
-    }
-
-
-def _inactive_record(row: store.InactiveRow, decay: store.Decay | None = None) -> InactiveMemory:
-    status: Literal["superseded", "deleted", "archived"] = "archived"
-    if row.deleted_at is not None:
-        status = "deleted"
-    elif row.superseded_by is not None:
-        status = "superseded"
-    return {
-        **memory_record(row, decay=decay),
-        "status": status,
-        "superseded_by": row.superseded_by,
-        "deleted_at": None if row.deleted_at is None else row.deleted_at.isoformat(),
-        "archived_at": None if row.archived_at is None else row.archived_at.isoformat(),
-        "supersede_reason": row.supersede_reason,
-        "delete_reason": row.delete_reason,
-        "archive_reason": row.archive_reason,
-    }
-
-
-def _rounded(value: float | None) -> float | None:
-    return None if value is None else round(value, 6)

@@ -1,0 +1,145 @@
+"""How the memory service shapes rows into the plain-data results the tools return: a memory
+(its lifecycle and provenance), one in another status, a found episode, a project's counts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from emergent_memory.memory import episodes, store
+from emergent_memory.memory.models import (
+    InactiveMemory,
+    LastEvidence,
+    MemoryRecord,
+    ProjectStats,
+    Provenance,
+    RecalledEpisode,
+)
+
+
+def memory_record(
+    row: store.MemoryRow | store.RecallRow,
+    *,
+    use_count: int | None = None,
+    last_used: datetime | None = None,
+    decay: store.Decay | None = None,
+    now: datetime | None = None,
+) -> MemoryRecord:
+    """A row as the tools return a memory; `effective_confidence` decays the stored one with
+    `decay` (the settings' defaults when None) as of `now` (the present when None)."""
+    used = row.last_used if last_used is None else last_used
+    confidence = float(row.confidence if row.confidence is not None else 0.7)
+    effective = store.effective_confidence(
+        confidence,
+        row.importance,
+        row.last_active,
+        now or datetime.now(UTC),
+        decay or store.Decay(),
+    )
+    return {
+        "id": str(row.id),
+        "content": row.content,
+        "category": row.category,
+        "scope": row.scope,
+        "source": row.source or "inferred",
+        "confidence": confidence,
+        "contexts": list(row.contexts),
+        "use_count": row.use_count if use_count is None else use_count,
+        "last_used": None if used is None else used.isoformat(),
+        "created_at": row.created_at.isoformat(),
+        "updated_at": row.updated_at.isoformat(),
+        "derived_from": provenance_record(row.derived_from),
+        "importance": row.importance or "normal",
+        "valid_from": row.valid_from,
+        "valid_until": row.valid_until,
+        "rationale": row.rationale,
+        "effective_confidence": round(effective, 4),
+        "evidence_count": row.evidence_count,
+        "last_evidence": _last_evidence(row.last_evidence),
+    }
+
+
+def _last_evidence(found: Mapping[str, Any] | None) -> LastEvidence | None:
+    if found is None:
+        return None
+    return {
+        "at": str(found["at"]),
+        "evidence": found.get("evidence"),
+        "origin": str(found["origin"]),
+        "session_id": found.get("session_id"),
+    }
+
+
+def provenance_record(found: Mapping[str, Any] | None) -> Provenance | None:
+    """store.PROVENANCE's JSON as the tools return it."""
+    if found is None:
+        return None
+    turns = found["turns"]
+    return {
+        "episode_id": str(found["episode_id"]),
+        "session_id": str(found["session_id"]),
+        "client": str(found["client"]),
+        "turns": {"first": int(turns["first"]), "last": int(turns["last"])},
+        "captured_at": str(found["captured_at"]),
+    }
+
+
+def episode_record(row: episodes.EpisodeRow) -> RecalledEpisode:
+    """A found episode as recall returns it: the excerpt marked with an ellipsis where the
+    text goes on before or after it."""
+    before = "\u2026" if row.excerpt_start > 1 else ""
+    after = "\u2026" if row.excerpt_start - 1 + len(row.excerpt) < row.text_length else ""
+    return {
+        "id": str(row.id),
+        "session_id": row.session_id,
+        "client": row.client,
+        "turns": {"first": row.first_turn, "last": row.last_turn},
+        "captured_at": row.captured_at,
+        "summary": row.summary,
+        "excerpt": before + row.excerpt + after,
+        "score": round(row.score, 6),
+    }
+
+
+def project_stats(row: store.StatsRow) -> ProjectStats:
+    return {
+        "project_id": str(row.project_id),
+        "active": row.active,
+        "superseded": row.superseded,
+        "deleted": row.deleted,
+        "archived": row.archived,
+        "by_category": {  # in the order of CATEGORIES
+            "preference": row.preferences,
+            "pattern": row.patterns,
+            "correction": row.corrections,
+            "fact": row.facts,
+            "instruction": row.instructions,
+            "convention": row.conventions,
+            "decision": row.decisions,
+            "lesson": row.lessons,
+            "risk": row.risks,
+        },
+    }
+
+
+def inactive_record(row: store.InactiveRow, decay: store.Decay | None = None) -> InactiveMemory:
+    status: Literal["superseded", "deleted", "archived"] = "archived"
+    if row.deleted_at is not None:
+        status = "deleted"
+    elif row.superseded_by is not None:
+        status = "superseded"
+    return {
+        **memory_record(row, decay=decay),
+        "status": status,
+        "superseded_by": row.superseded_by,
+        "deleted_at": None if row.deleted_at is None else row.deleted_at.isoformat(),
+        "archived_at": None if row.archived_at is None else row.archived_at.isoformat(),
+        "supersede_reason": row.supersede_reason,
+        "delete_reason": row.delete_reason,
+        "archive_reason": row.archive_reason,
+    }
+
+
+def rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
