@@ -422,34 +422,55 @@ def recency_of_change_only(conn: psycopg.Connection[Any]) -> None:
     conn.execute(definition.replace(RECENCY_OF_USE, RECENCY_OF_CHANGE))
 
 
+# Each (name, wr, wi) is a world; "off" is the ranking before migration 0013.
+WORLDS = [
+    ("off", 0.0, 0.0),
+    ("wr 0.05, wi 0", 0.05, 0.0),
+    ("wr 0.05, wi 0.05", 0.05, 0.05),
+    ("wr 0.1, wi 0.05", 0.1, 0.05),
+    ("wr 0.3, wi 0.1", 0.3, 0.1),
+]
+
+
 def run(
     users: int = 6,
     background: int = 150,
     recalls_per_step: int = 6,
     days: int = DAYS,
     variant: bool = True,
+    worlds: list[tuple[str, float, float]] | None = None,
 ) -> dict[str, Any]:
-    """The simulation with the terms off, at the shipped weights and stronger; then (with
-    `variant`) the same with recency of the last change only, in a database of its own."""
+    """The simulation in each world (WORLDS, and the shipped weights if they are not among
+    them); then (with `variant`) the shipped and a stronger recency of the last change only,
+    in a database of its own."""
     shipped = MemoryConfig(dedup_threshold=1.0)
     weights = (shipped.recall_recency_weight, shipped.recall_importance_weight)
-    result = simulate(
-        users,
-        background,
-        recalls_per_step,
-        [("off", 0.0, 0.0), ("shipped", *weights), ("strong", 0.3, 0.1)],
-        days,
-    )
+    if worlds is None:
+        worlds = list(WORLDS)
+        if weights not in {(wr, wi) for _, wr, wi in worlds}:
+            worlds.append(("shipped", *weights))
+    result = simulate(users, background, recalls_per_step, worlds, days)
+    result["shipped_weights"] = {"recency_weight": weights[0], "importance_weight": weights[1]}
     if variant:
         result["variant"] = simulate(
             users,
             background,
             recalls_per_step,
-            [("shipped, change only", *weights), ("strong, change only", 0.3, 0.1)],
+            [("shipped, change only", *weights), ("wr 0.3, wi 0.1, change only", 0.3, 0.1)],
             days,
             recency_from="change",
         )
     write_result("lifecycle", result, markdown(result))
+    return result
+
+
+def merge(result: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
+    """The worlds of a second run of the same simulation (same users, plan and questions, its
+    own database) added to the first's result."""
+    result["worlds"] |= other["worlds"]
+    for row, extra in zip(result["monthly"], other["monthly"], strict=True):
+        row["worlds"] |= extra["worlds"]
+    result["separate_runs"] = [*result.get("separate_runs", []), *other["worlds"]]
     return result
 
 
@@ -604,15 +625,24 @@ def markdown(result: dict[str, Any]) -> str:
         f"({result['memories_planned_per_world']} saves per world), "
         f"{result['days']} simulated days in steps of {result['step_days']}; each user "
         f"recalls {result['recalls_per_user_per_step']} times per step (every memory "
-        "returned counts as used). Worlds (recency weight wr, importance weight wi): "
+        "returned counts as used). Worlds, by recency weight wr and importance weight wi: "
         + ", ".join(
-            f"{name} (wr {w['recency_weight']}, wi {w['importance_weight']}; saves "
-            + ", ".join(f"{k} {v}" for k, v in sorted(w["saves"].items()))
-            + ")"
+            f"`{name}` (saves " + ", ".join(f"{k} {v}" for k, v in sorted(w["saves"].items())) + ")"
             for name, w in worlds.items()
         )
         + ".",
         "",
+        *(
+            [
+                "Worlds "
+                + "; ".join(f"`{name}`" for name in result["separate_runs"])
+                + " ran in a second run of the same simulation (its own database, the same "
+                "plan and questions).",
+                "",
+            ]
+            if result.get("separate_runs")
+            else []
+        ),
         "## The current value of a changed fact ranks first (hit@1) / in the top 3",
         "",
         "Questions about facts whose value changed at least once by that month; "

@@ -64,7 +64,14 @@ def main() -> None:
             )
         elif name == "lifecycle":
             if smoke:
-                lifecycle.run(users=2, background=10, recalls_per_step=3, days=60, variant=False)
+                lifecycle.run(
+                    users=2,
+                    background=10,
+                    recalls_per_step=3,
+                    days=60,
+                    variant=False,
+                    worlds=lifecycle.WORLDS[:2],
+                )
             else:
                 lifecycle.run()
         elif name == "dashboard":

@@ -182,7 +182,7 @@ def test_a_smoke_run_of_the_lifecycle_benchmark(server_url: str, tmp_path: Path)
     )
     assert result.returncode == 0, result.stdout + result.stderr
     lifecycle = json.loads((tmp_path / "lifecycle.json").read_text())
-    assert set(lifecycle["worlds"]) == {"off", "shipped", "strong"}
+    assert set(lifecycle["worlds"]) == {"off", "wr 0.05, wi 0"}
     assert lifecycle["worlds"]["off"]["recency_weight"] == 0
     assert [row["month"] for row in lifecycle["monthly"]] == [1, 2]  # 60 simulated days
     for row in lifecycle["monthly"]:
