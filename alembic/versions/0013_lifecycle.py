@@ -592,8 +592,8 @@ CREATE FUNCTION kb.recall_memories(
     p_min_similarity double precision DEFAULT 0.15,
     p_include_archived boolean DEFAULT false,
     p_as_of timestamptz DEFAULT NULL,
-    p_recency_weight double precision DEFAULT 0.1,
-    p_importance_weight double precision DEFAULT 0.05,
+    p_recency_weight double precision DEFAULT 0.05,
+    p_importance_weight double precision DEFAULT 0.0,
     p_decay_floor double precision DEFAULT 0.3,
     p_decay_grace_days double precision DEFAULT 30,
     p_decay_half_life_days double precision DEFAULT 180

@@ -107,8 +107,8 @@ class MemoryConfig:
     recall_vector_weight: float = 1.5
     recall_confidence_weight: float = 0.2
     recall_min_similarity: float = 0.15
-    recall_recency_weight: float = 0.1
-    recall_importance_weight: float = 0.05
+    recall_recency_weight: float = 0.05
+    recall_importance_weight: float = 0.0
     decay_floor: float = 0.3
     decay_grace_days: float = 30.0
     decay_half_life_days: float = 180.0
