@@ -477,8 +477,14 @@ async def test_verify_memory_without_a_verify_service_says_so(
 
 
 async def test_save_memory_keeps_the_lifecycle_properties_and_the_evidence(
-    client: Client[Any],
+    make_service: Callable[..., MemoryService], principal: Principal
 ) -> None:
+    weighted = make_service(recall_importance_weight=0.1)  # off by default
+    async with Client(server_for(weighted, principal)) as client:
+        await check_the_lifecycle_properties(client)
+
+
+async def check_the_lifecycle_properties(client: Client[Any]) -> None:
     saved = await call(
         client,
         "save_memory",
@@ -503,7 +509,7 @@ async def test_save_memory_keeps_the_lifecycle_properties_and_the_evidence(
     [recalled] = (await call(client, "recall_memories", query="cursors offsets"))["memories"]
     assert (recalled["id"], recalled["importance"]) == (memory["id"], "high")
     assert recalled["effective_confidence"] == recalled["confidence"]
-    assert recalled["scores"]["importance_factor"] > 1  # high ranks above normal
+    assert recalled["scores"]["importance_factor"] == 1.1  # 1 + 0.1 x high (+1)
     assert {"recency", "effective_confidence"} <= set(recalled["scores"])
 
 
