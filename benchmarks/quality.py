@@ -360,6 +360,47 @@ def run(
     return result
 
 
+def run_lifecycle_terms(background: int = BACKGROUND_PER_USER) -> dict[str, Any]:
+    """The lifecycle terms' part alone (`python -m benchmarks.quality lifecycle`): the
+    labelled set with the background, then `lifecycle_terms` over the whole grid, written to
+    results/quality-lifecycle.*; quicker than the whole run (no channels, no sweep)."""
+    devset = DevSet()
+    embedder = CachedEmbeddings()
+    defaults = MemoryConfig(dedup_threshold=2.0)
+    with bench_database() as url:
+        pool = create_pool(url, min_size=1, max_size=4)
+        try:
+            service = MemoryService(pool, embedder, defaults)
+            load(service, devset)
+            added = add_background(service, embedder, devset, background)
+            vectors = query_vectors(embedder, devset)
+            embedder.save()
+            with pool.connection() as conn:
+                result: dict[str, Any] = {
+                    "defaults": _config_json(defaults),
+                    "memories": len(devset.owner),
+                    "background_memories": added,
+                    "queries": len(devset.queries),
+                    "lifecycle_terms": lifecycle_terms(
+                        conn, devset, vectors, defaults, embedder.model_name
+                    ),
+                }
+        finally:
+            pool.close()
+    lines = [
+        "# Retrieval quality with the lifecycle terms",
+        "",
+        f"The labelled set with its background: {result['memories']} memories, "
+        f"{result['queries']} queries (`python -m benchmarks.quality lifecycle`).",
+    ]
+    write_result(
+        "quality-lifecycle",
+        result,
+        "\n".join(lines + lifecycle_markdown(result["lifecycle_terms"])),
+    )
+    return result
+
+
 def query_vectors(embedder: CachedEmbeddings, devset: DevSet) -> dict[str, Vector]:
     texts = [q["query"] for q in devset.queries]
     return {
@@ -585,4 +626,9 @@ def lifecycle_markdown(terms: dict[str, Any]) -> list[str]:
 
 
 if __name__ == "__main__":
-    print(markdown(run()))
+    import sys
+
+    if sys.argv[1:] == ["lifecycle"]:
+        print("\n".join(lifecycle_markdown(run_lifecycle_terms()["lifecycle_terms"])))
+    else:
+        print(markdown(run()))
