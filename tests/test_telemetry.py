@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
 import yaml
 from fastmcp import Client
@@ -399,11 +400,15 @@ def test_an_embedding_batch_is_measured_with_its_outcome(
 
 
 def test_a_capture_window_and_its_llm_calls_are_measured(
-    service: MemoryService, principal: Principal
+    service: MemoryService,
+    principal: Principal,
+    connect: Callable[[], psycopg.Connection[Any]],
 ) -> None:
     """The gate answers (llm gate: ok, its tokens counted), the extractor is overloaded (llm
     extractor: unavailable), so the window is put back to retry (capture window:
     unavailable)."""
+    with connect() as conn:  # the worker claims any actor's due window: only this one here
+        conn.execute("DELETE FROM kb.capture_windows")
 
     def now(kind: str, operation: str, outcome: str) -> float:
         sample = telemetry.REGISTRY.get_sample_value(
