@@ -128,7 +128,12 @@ def test_supersessions_and_lineage(results: dict[int, list[tuple[Any, ...]]]) ->
 
 
 def test_stats(results: dict[int, list[tuple[Any, ...]]]) -> None:
-    assert (ACTOR, 2, 1, 0) in results[4]
+    # the ten actors with the most active memories, most first: the documented actor, unless
+    # ten actors of other tests in the shared database have more than its two
+    top = results[4]
+    assert len(top) <= 10
+    assert [row[1] for row in top] == sorted((row[1] for row in top), reverse=True)
+    assert (ACTOR, 2, 1, 0) in top or (len(top) == 10 and top[-1][1] >= 2)
     assert results[5] == [(ACTOR, 2, 1, 0, 0, 1, 0, 0)]
 
 
