@@ -107,12 +107,14 @@ def injection_config(settings: Settings, model_name: str) -> InjectionConfig:
     floor = settings.injection_relevance_floor
     if floor is None:
         floor = INJECTION_FLOORS.get(model_name, UNCALIBRATED_INJECTION_FLOOR)
+    recall = memory_config(settings, model_name)
     return InjectionConfig(
         budget_tokens=settings.injection_budget_tokens,
         min_prompt_words=settings.injection_min_prompt_words,
         relevance_floor=floor,
         max_prompt_length=settings.max_content_length,
-        recall_tuning=memory_config(settings, model_name).recall_tuning,
+        recall_tuning=recall.recall_tuning,
+        decay=recall.decay,
     )
 
 

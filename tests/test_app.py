@@ -222,3 +222,20 @@ def test_an_injection_budget_that_cannot_hold_a_memory_or_is_too_large_is_refuse
 ) -> None:
     with pytest.raises(SettingsError, match="EMERGENT_MEMORY_INJECTION_BUDGET_TOKENS"):
         load_settings({"EMERGENT_MEMORY_INJECTION_BUDGET_TOKENS": budget})
+
+
+def test_injection_decays_confidence_with_the_recall_settings() -> None:
+    chosen = load_settings(
+        {
+            "EMERGENT_MEMORY_DECAY_FLOOR": "0.2",
+            "EMERGENT_MEMORY_DECAY_GRACE_DAYS": "7",
+            "EMERGENT_MEMORY_DECAY_HALF_LIFE_DAYS": "60",
+        }
+    )
+    config = app.injection_config(chosen, LOCAL_MODEL_NAME)
+    assert config.decay == app.memory_config(chosen, LOCAL_MODEL_NAME).decay
+    assert (config.decay.floor, config.decay.grace_days, config.decay.half_life_days) == (
+        0.2,
+        7,
+        60,
+    )

@@ -17,7 +17,7 @@ import logging
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
@@ -115,6 +115,8 @@ class InjectionConfig:
     relevance_floor: float
     max_prompt_length: int
     recall_tuning: dict[str, Any]
+    # how confidence decays (the recall's settings): the injected memories' effective confidence
+    decay: store.Decay = field(default_factory=store.Decay)
 
 
 # What injection offers: a memory's id, text and category (the session-start rows, and the
@@ -241,12 +243,7 @@ class InjectionService:
         # read, never a use: the chosen memories' importance and confidence, decayed as recall
         # weighs it (the same settings)
         rows = store.memory_rows(conn, [memory.id for memory, _ in chosen]) if chosen else {}
-        tuning, default = self._config.recall_tuning, store.Decay()
-        decay = store.Decay(
-            tuning.get("decay_floor", default.floor),
-            tuning.get("decay_grace_days", default.grace_days),
-            tuning.get("decay_half_life_days", default.half_life_days),
-        )
+        decay = self._config.decay
         now = store.now(conn)
         if chosen:
             sessions.log_injection(
