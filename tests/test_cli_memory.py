@@ -277,6 +277,15 @@ def test_save_with_lifecycle_options_then_reinforce_and_verify(run: Run) -> None
     assert shown.stdout.startswith("conflict: ")
     assert memory_id in shown.stdout
     assert ok(run("verify", "The office plant needs water", "--json"))["verdict"] == "new"
+    # the embedder down: degraded, only the words compared (the judge is not the cause)
+    degraded = run(
+        "verify",
+        "The release branch is cut on Tuesdays",
+        EMERGENT_MEMORY_EMBEDDING_BASE_URL="http://127.0.0.1:9/v1",
+    )
+    assert degraded.exit_code == 0, degraded.output
+    assert "the embedding model was unavailable, only words were compared" in degraded.stdout
+    assert "judge" not in degraded.stdout
 
     listed = run("list")
     assert "importance high, valid 2026-01-01T00:00:00Z to 2030-01-01T00:00:00Z" in listed.stdout

@@ -51,7 +51,11 @@ def verify(
         result = service.verify(principal, claim, category=category, scope=scope, limit=limit)
 
     def human() -> None:
-        judge = " (rules only: the judge failed)" if result["degraded"] else ""
+        judge = (
+            " (degraded: the embedding model was unavailable, only words were compared)"
+            if result["degraded"]
+            else ""
+        )
         click.echo(f"{result['verdict']}: {result['why']}{judge}")
         for match in result["matches"]:
             click.echo(
