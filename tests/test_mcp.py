@@ -9,13 +9,15 @@ from typing import Any
 
 import pytest
 from fastmcp import Client, FastMCP
+from fastmcp.exceptions import ToolError
 from psycopg_pool import ConnectionPool
 
 from emergent_memory import __version__, graph
 from emergent_memory.app import UNCALIBRATED_VERIFY_POLICY
 from emergent_memory.auth.principal import Principal
 from emergent_memory.mcp import guidelines
-from emergent_memory.mcp.server import create_server
+from emergent_memory.mcp.metrics import tool_outcome
+from emergent_memory.mcp.server import ServiceHolder, create_server
 from emergent_memory.memory import MemoryService, store
 from emergent_memory.memory.verify import VerifyConfig, VerifyService
 
@@ -111,6 +113,9 @@ async def test_the_four_tools_with_their_annotations_and_schemas(client: Client[
         tools["verify_memory"].output_schema["properties"]
     )
     assert "confirmed" in (tools["verify_memory"].description or "")
+    # read-only for memories, but an ambiguous claim may cost an LLM call: said
+    assert "LLM call" in (tools["verify_memory"].description or "")
+    assert "daily token budget" in (tools["verify_memory"].description or "")
     recall = tools["recall_memories"].input_schema
     assert set(recall["properties"]) == {
         "query",
@@ -474,6 +479,24 @@ async def test_verify_memory_without_a_verify_service_says_so(
     async with Client(server) as client:
         message = await error_of(client, "verify_memory", claim="anything")
     assert "verify_memory is not available on this server" in message
+
+
+def test_the_holders_errors_are_counted_unavailable() -> None:
+    """Starting, or verify_memory not offered: the server's state, not the caller's input."""
+    holder = ServiceHolder()
+    errors = []
+    for attempt in (holder.get, holder.verifier):
+        try:
+            attempt()
+        except ToolError as error:
+            errors.append(error)
+    holder.verifies = True
+    try:
+        holder.verifier()
+    except ToolError as error:
+        errors.append(error)
+    assert len(errors) == 3
+    assert [tool_outcome(error) for error in errors] == ["unavailable"] * 3
 
 
 async def test_save_memory_keeps_the_lifecycle_properties_and_the_evidence(

@@ -32,6 +32,7 @@ from emergent_memory.errors import (
     InvalidInput,
     NotFound,
     PermissionDenied,
+    ServiceBusy,
 )
 from emergent_memory.mcp import guidelines
 from emergent_memory.mcp.arguments import ArgumentErrors
@@ -64,6 +65,11 @@ OpenService = Callable[[], AbstractContextManager[MemoryService]]
 # verify_memory's service on the memory service the lifespan opened (app.verify_service)
 OpenVerifier = Callable[[MemoryService], AbstractContextManager[VerifyService]]
 STARTING = "the memory server is still starting; try again in a moment"
+# readOnlyHint holds for memories; the one thing verify_memory may spend is said here
+VERIFY_JUDGE_NOTE = (
+    " With an Anthropic key configured, a claim in the rules' ambiguous band may be judged by"
+    " an LLM call (recorded in kb.llm_calls, counted against the daily token budget)."
+)
 
 
 class ServiceHolder:
@@ -78,14 +84,16 @@ class ServiceHolder:
 
     def get(self) -> MemoryService:
         if self._service is None:
-            raise ToolError(STARTING)
+            # from a domain error, so the metrics count it unavailable (mcp/metrics.py)
+            raise ToolError(STARTING) from ServiceBusy(STARTING)
         return self._service
 
     def verifier(self) -> VerifyService:
         if not self.verifies:
-            raise ToolError("verify_memory is not available on this server")
+            message = "verify_memory is not available on this server"
+            raise ToolError(message) from ServiceBusy(message)  # counted unavailable
         if self._verifier is None:
-            raise ToolError(STARTING)
+            raise ToolError(STARTING) from ServiceBusy(STARTING)
         return self._verifier
 
     def set(self, service: MemoryService | None, verifier: VerifyService | None = None) -> None:
@@ -369,7 +377,7 @@ def create_server(
         return cast(ManageResult, result)
 
     @mcp.tool(
-        description=guidelines.VERIFY_MEMORY,
+        description=guidelines.VERIFY_MEMORY + VERIFY_JUDGE_NOTE,
         annotations={
             "title": "Verify a claim against memory",
             "readOnlyHint": True,
