@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import threading
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -19,6 +20,7 @@ import psycopg
 import pytest
 from psycopg_pool import ConnectionPool
 
+from emergent_memory import graph
 from emergent_memory.auth.principal import Principal
 from emergent_memory.errors import InvalidInput, MemoryNotFound, SecretRejected
 from emergent_memory.memory import MemoryService, store
@@ -704,6 +706,71 @@ def test_reinforcing_an_archived_memory_brings_it_back(
     result = service.reinforce(principal, saved["id"], "mentioned the Kindle today")
     assert result["restored"] is True
     assert service.list_memories(principal)["count"] == 1
+
+
+def test_a_repeat_racing_an_archive_comes_back_restored(
+    service: MemoryService, principal: Principal, pool: ConnectionPool
+) -> None:
+    text = "The user keeps meeting notes in Obsidian"
+    id_ = uuid.UUID(service.save(principal, text, "fact")["memory"]["id"])
+    results: list[Any] = []
+    with pool.connection() as conn, conn.transaction():
+        # the archive job's transaction: the memory locked, a version with archived_at
+        graph.act_as(conn, principal.actor_id, principal.project_id)
+        graph.lock_object(conn, id_)
+        graph.update_object(
+            conn, id_, properties={"archived_at": "2026-01-01T00:00:00Z", "archive_reason": "x"}
+        )
+        saving = threading.Thread(
+            target=lambda: results.append(service.save(principal, text, "fact"))
+        )
+        saving.start()
+        saving.join(timeout=1.0)
+        assert saving.is_alive()  # the repeat waits on the memory's lock
+    saving.join(timeout=30)
+    [again] = results
+    assert again.get("restored") is True
+    assert found(service, principal, "meeting notes Obsidian") == [text]
+
+
+def test_resaving_an_expired_memory_without_dates_makes_it_hold_again(
+    service: MemoryService, principal: Principal
+) -> None:
+    text = "The office canteen is closed for renovation"
+    saved = service.save(principal, text, "fact", valid_until="2020-01-31")["memory"]
+    assert found(service, principal, "canteen renovation") == []
+    again = service.save(principal, text, "fact")
+    assert again["memory"]["id"] == saved["id"]
+    assert again["memory"]["valid_until"] is None
+    assert found(service, principal, "canteen renovation") == [text]
+    # a repeat with dates sets them, checked
+    dated = service.save(principal, text, "fact", valid_until="2099-01-01")
+    assert dated["memory"]["valid_until"] == "2099-01-01T00:00:00Z"
+    with pytest.raises(InvalidInput, match="valid_until"):
+        service.save(principal, text, "fact", valid_from="2099-06-01", valid_until="2099-02-01")
+
+
+def test_reinforcing_an_archived_memory_refuses_a_twin(
+    service: MemoryService, principal: Principal
+) -> None:
+    text = "The user's laptop is a ThinkPad X1"
+    archived = service.save(principal, text, "fact")["memory"]
+    service.archive(principal, archived["id"])
+    other = service.save(principal, "The user's desktop runs Fedora", "fact")["memory"]
+    service.update(principal, other["id"], {"content": text})
+    with pytest.raises(InvalidInput, match="already says exactly this"):
+        service.reinforce(principal, archived["id"], "mentioned the ThinkPad")
+    assert [m["id"] for m in service.list_memories(principal)["memories"]] == [other["id"]]
+
+
+def test_an_archived_memory_cannot_become_core(
+    service: MemoryService, principal: Principal
+) -> None:
+    saved = service.save(principal, "The user plays chess on Sundays", "fact")["memory"]
+    service.archive(principal, saved["id"])
+    with pytest.raises(InvalidInput, match=r"importance.*restore"):
+        service.update(principal, saved["id"], {"importance": "core"})
+    service.update(principal, saved["id"], {"importance": "high"})  # others are fine
 
 
 # -- categories and reasons ------------------------------------------------------------------

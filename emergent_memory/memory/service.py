@@ -287,7 +287,9 @@ class MemoryService:
 
             repeated = store.find_repeat(conn, principal, scope_, text)
             if repeated is not None:  # an exact repeat (of an archived one: it comes back)
-                exact, restoring = repeated
+                # whether it is archived is read again under its lock: an archive committed
+                # meanwhile is undone too
+                exact, _ = repeated
                 repeat = (
                     proof if origin == "capture" else store.Evidence("repeat", evidence_, session)
                 )
@@ -300,7 +302,6 @@ class MemoryService:
                     targets,
                     lifecycle,
                     repeat,
-                    restoring=restoring,
                 )
                 self._link_source(conn, principal, exact, derived_from)
                 return result
@@ -406,17 +407,21 @@ class MemoryService:
         targets: list[UUID],
         lifecycle: Mapping[str, Any],
         evidence: store.Evidence,
-        *,
-        restoring: bool,
     ) -> SaveResult:
         """An exact repeat: the memory's confidence rises to the new source's if that is
         higher, and by new evidence; the repeat's importance, validity and rationale, if any,
-        replace the memory's; an archived memory comes back (`restoring`)."""
+        replace the memory's; an archived memory comes back (`restored`, decided from the
+        head read under the memory's lock); an expired one (valid_until passed) holds again
+        when the repeat gives no valid_until (the agent asserts it once more: valid_until is
+        removed)."""
         graph.lock_object(conn, memory_id)
         head = graph.get_head(conn, memory_id)
         if head is None:  # deleted since it was found; the caller's lock keeps saves apart
             raise MemoryNotFound(f"memory {memory_id} was deleted meanwhile; save it again")
+        restoring = "archived_at" in head.properties
         patch = dict(lifecycle)
+        if "valid_until" not in patch and _expired(head.properties):
+            patch["valid_until"] = None
         validity.check_validity(head.properties, patch)
         if restoring:
             patch.update(archived_at=None, archive_reason=None)
@@ -509,6 +514,9 @@ class MemoryService:
             head = self._writable_memory(conn, principal, id_)
             _refuse_superseded(head, "reinforce")
             restoring = "archived_at" in head.properties
+            if restoring:  # as restore: never two active memories with the same text
+                store.lock_saves(conn, principal, head.scope)
+                self._refuse_a_twin(conn, principal, head.scope, head.properties["content"], id_)
             patch = {"archived_at": None, "archive_reason": None} if restoring else None
             independent, before, after = self._add_evidence(
                 conn,
@@ -801,6 +809,11 @@ class MemoryService:
                 raise InvalidInput(
                     f"memory {id_} was superseded by {head.properties['superseded_by']}; "
                     "update that one instead"
+                )
+            if patch.get("importance") == "core" and "archived_at" in head.properties:
+                raise InvalidInput(
+                    f"importance: memory {id_} is archived and core memories are never "
+                    "archived; restore it first, then make it core"
                 )
             validity.check_validity(head.properties, patch)
             if patch.get("content", head.properties["content"]) != head.properties["content"]:
@@ -1278,3 +1291,9 @@ def _refuse_superseded(head: GraphObject, action: str) -> None:
         raise InvalidInput(
             f"memory {head.canonical_id} was superseded by {newer}; {action} that one"
         )
+
+
+def _expired(properties: Mapping[str, Any]) -> bool:
+    """Whether a memory's validity has ended (valid_until passed)."""
+    end = properties.get("valid_until")
+    return end is not None and validation.moment(end, "valid_until") <= datetime.now(UTC)
