@@ -361,7 +361,7 @@ BAD_INPUT = [
     ("patch", MINE, {"category": "colour"}, "category: Input should be 'preference'"),
     ("patch", MINE, {"owner": "someone"}, "owner: is not a field of this request"),
     ("patch", MINE, {"scope": "global"}, "scope: is not a field of this request"),
-    ("patch", MINE, {}, "updates must be an object with at least one of"),
+    ("patch", MINE, {}, "the body must set at least one of: content, category, confidence"),
     ("patch", MINE, {"confidence": 1.5}, "confidence must be a number from 0 to 1; got 1.5"),
     ("patch", MINE, {"confidence": "high"}, "confidence: Input should be a valid number"),
     ("patch", MINE, {"confidence": True}, "confidence: Input should be a valid number"),
@@ -508,6 +508,10 @@ def test_the_openapi_document_describes_every_route_without_a_token(client: Test
         "valid_until",
         "rationale",
     }
+    # each field optional, yet the body is required (an empty one is refused)
+    assert patch["requestBody"]["required"] is True
+    archive = document["paths"][API + "/memories/{memory_id}/archive"]["post"]
+    assert archive["requestBody"]["required"] is False  # the reason may be left out
     answer = patch["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
     assert schemas[answer.rsplit("/", 1)[1]]["title"] == "UpdateResult"
     assert set(patch["responses"]) >= {"200", "400", "401", "403", "404"}

@@ -94,6 +94,9 @@ class Endpoint(Generic[Q, B]):
     scope: str = READ
     status: int = 200
     tags: tuple[str, ...] = field(default=())
+    # whether the body may be left out (OpenAPI requestBody.required false): only when an
+    # empty object is a whole request, such as an archive without a reason
+    body_optional: bool = False
 
     @property
     def url(self) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 
 from emergent_memory.api.common import Call, Endpoint, Input, NoInput, QueryInput
 from emergent_memory.auth.principal import WRITE
+from emergent_memory.errors import InvalidInput
 from emergent_memory.memory.browse import (
     BrowseResult,
     BrowseService,
@@ -159,6 +160,10 @@ def memory_endpoints(
 
     def update(call: Call[NoInput, MemoryChanges]) -> UpdateResult:
         changes = call.body.model_dump(exclude_unset=True)
+        if not changes:  # the service's message names the tool's argument, not the body
+            raise InvalidInput(
+                "the body must set at least one of: " + ", ".join(MemoryChanges.model_fields)
+            )
         return memory.update(call.principal, call.path["memory_id"], changes)
 
     def delete(call: Call[DeleteQuery, NoInput]) -> DeleteResult:
@@ -317,6 +322,7 @@ def memory_endpoints(
             ArchiveInput,
             scope=WRITE,
             tags=TAGS,
+            body_optional=True,
         ),
         Endpoint(
             "get",

@@ -136,10 +136,9 @@ def _operation(endpoint: Endpoint[Any, Any], schemas: dict[str, Any]) -> dict[st
         "parameters": parameters,
     }
     if endpoint.body is not NoInput:
-        # a body whose fields are all optional may be left out (an archive's reason)
-        needed = any(f.is_required() for f in endpoint.body.model_fields.values())
+        # said by the endpoint: a PATCH's fields are each optional, but its body is not
         operation["requestBody"] = {
-            "required": needed,
+            "required": not endpoint.body_optional,
             **_json(_schema(endpoint.body, "validation", schemas)),
         }
     responses = {
