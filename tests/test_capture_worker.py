@@ -348,6 +348,50 @@ def test_what_the_extractor_proposes_is_saved_through_save_and_derived_from_the_
     assert "What never to save" in request.text  # the guidelines travel with it
 
 
+def test_a_bad_lifecycle_field_is_dropped_and_the_memory_kept(
+    capture: CaptureService,
+    fake: FakeAnthropic,
+    user: Principal,
+    owner: ConnectionPool,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    fake.enqueue(
+        gate(),
+        extracted(
+            proposal("The user indents Python with tabs, never spaces")
+            | {"rationale": "", "valid_until": "1 March", "importance": "high"},
+            proposal("The user's team freezes deploys in December", category="fact")
+            | {"valid_from": "2099-12-01", "valid_until": "2099-11-01", "rationale": "  "},
+            proposal("The user reviews pull requests in the morning", category="fact")
+            | {"valid_from": "2026-01-01", "rationale": "said so twice", "importance": "low"},
+        ),
+    )
+    converse(capture, user, *PREFERENCE)
+    with caplog.at_level("INFO", logger="emergent_memory.memory.extraction"):
+        counts = CaptureWorker(capture).run_once()
+    assert (counts.captured, counts.memories_saved) == (1, 3)
+    saved = {m["content"]: m for m in memories(capture.memory, user)}
+    tabs = saved["The user indents Python with tabs, never spaces"]
+    assert (tabs["importance"], tabs["valid_until"], tabs["rationale"]) == ("high", None, None)
+    freeze = saved["The user's team freezes deploys in December"]
+    assert (freeze["valid_from"], freeze["valid_until"], freeze["rationale"]) == (None, None, None)
+    reviews = saved["The user reviews pull requests in the morning"]
+    assert (reviews["valid_from"], reviews["rationale"], reviews["importance"]) == (
+        "2026-01-01T00:00:00Z",
+        "said so twice",
+        "low",
+    )
+    [window] = windows(owner, user)
+    notes = [entry.get("note") for entry in window["outcome"]["saved"]]
+    assert notes[0] == "valid_until dropped (not a date)"
+    assert notes[1] == "valid_from and valid_until dropped (valid_until not after valid_from)"
+    assert notes[2] is None
+    logged = " ".join(record.getMessage() for record in caplog.records)
+    assert "valid_until dropped" in logged
+    assert "March" not in logged  # which field, never the text
+    assert "tabs" not in logged
+
+
 def test_close_memories_are_offered_by_number_never_by_id_and_reinforced_by_number(
     capture: CaptureService, fake: FakeAnthropic, user: Principal, owner: ConnectionPool
 ) -> None:

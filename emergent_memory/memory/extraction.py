@@ -33,19 +33,24 @@ The rule (memory poisoning: text that came through tools is data, not the user's
 - A proposal may give `importance`, `valid_from` / `valid_until` and a `rationale`; they go to
   the save with `add` and `supersede` (a `reinforce` keeps the target's). Importance `high` or
   `core` (core memories are injected into every session) needs a user-backed proposal: else it
-  is dropped to none, with a note.
+  is dropped to none, with a note. An empty `valid_from`, `valid_until` or `rationale` is not
+  given; one that save would refuse (a date that is not ISO 8601, valid_until not after
+  valid_from, a secret in the rationale) is dropped, with a note and an INFO log naming the
+  field (never its text), and the memory is kept.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from emergent_memory.errors import InvalidInput
 from emergent_memory.llm import AnthropicClient, MalformedOutput, ToolSpec, Usage
-from emergent_memory.memory import guidelines
+from emergent_memory.memory import guidelines, validation, validity
 from emergent_memory.memory.capture_store import CloseMemory
 from emergent_memory.memory.capture_text import Turn, prompt_text
 from emergent_memory.memory.models import (
@@ -56,6 +61,8 @@ from emergent_memory.memory.models import (
     Importance,
     Source,
 )
+
+logger = logging.getLogger(__name__)
 
 CLOSE_MEMORIES = 10  # existing memories offered to the extractor
 MAX_PROPOSALS = 20
@@ -339,6 +346,7 @@ def _decide(
 ) -> Decision:
     verdict: Verdict = proposal.action
     category, source, scope = proposal.category, proposal.source, proposal.scope
+    lifecycle, dropped = _lifecycle(proposal)
     content = proposal.content
     importance = proposal.importance
     target = None
@@ -358,9 +366,9 @@ def _decide(
             target,
             note,
             importance,
-            proposal.valid_from,
-            proposal.valid_until,
-            proposal.rationale,
+            lifecycle["valid_from"],
+            lifecycle["valid_until"],
+            lifecycle["rationale"],
         )
 
     if verdict == "none":
@@ -399,7 +407,43 @@ def _decide(
             verdict = "add"
         else:
             scope = _capture_scope(target.scope)
+    if dropped is not None and verdict != "reinforce":  # a reinforce keeps the target's
+        logger.info("capture: proposal %d kept, %s", index, dropped)
+        notes.append(dropped)
     return decision(verdict, "; ".join(notes) or None)
+
+
+LIFECYCLE_FIELDS = ("valid_from", "valid_until", "rationale")
+
+
+def _lifecycle(proposal: Proposal) -> tuple[dict[str, str | None], str | None]:
+    """The proposal's valid_from, valid_until and rationale as save would take them (an empty
+    one: not given), without any save would refuse; and a note naming what was dropped and
+    why (never the value: it is the model's output)."""
+    kept: dict[str, str | None] = {}
+    reasons: list[str] = []
+    for name in LIFECYCLE_FIELDS:
+        value: str | None = getattr(proposal, name)
+        if value is not None and not value.strip():
+            value = None
+        if value is not None:
+            try:
+                value = validity.lifecycle_properties({name: value}, removable=False)[name]
+            except InvalidInput as error:
+                value = None
+                why = "not a date" if name != "rationale" else type(error).__name__
+                reasons.append(f"{name} dropped ({why})")
+        kept[name] = value
+    start, end = kept["valid_from"], kept["valid_until"]
+    if start is not None and end is not None:
+        try:
+            validation.validity(
+                validation.moment(start, "valid_from"), validation.moment(end, "valid_until")
+            )
+        except InvalidInput:
+            kept["valid_from"] = kept["valid_until"] = None
+            reasons.append("valid_from and valid_until dropped (valid_until not after valid_from)")
+    return kept, "; ".join(reasons) or None
 
 
 def _capture_scope(scope: str) -> CaptureScope:
