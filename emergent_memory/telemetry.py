@@ -316,13 +316,17 @@ def watch(name: str, source: Source) -> Callable[[], None]:
 
 def pool_gauges(pool: str, stats: Mapping[str, int]) -> list[Gauge]:
     """A psycopg_pool ConnectionPool's get_stats() as the pool gauges of `pool` (primary,
-    read)."""
+    read). In use: DatabasePool's own count of the connections it lent (`pool_lent`, db/pool.py),
+    since size - available also counts connections still being opened (a replica that is
+    down would show one in use); a plain ConnectionPool's size - available otherwise. A
+    ReplicaPool's `replica_up` (db/replica.py) is the read_replica_up gauge."""
     size = stats.get("pool_size", 0)
     available = stats.get("pool_available", 0)
+    lent = stats.get("pool_lent")
     values = {
         "size": size,
         "max": stats.get("pool_max", 0),
-        "in_use": max(0, size - available),
+        "in_use": max(0, size - available) if lent is None else lent,
         "waiting": stats.get("requests_waiting", 0),
     }
     help_texts = {
@@ -331,10 +335,21 @@ def pool_gauges(pool: str, stats: Mapping[str, int]) -> list[Gauge]:
         "in_use": "Connections lent to a request or worker now, by pool.",
         "waiting": "Requests waiting for a free connection now, by pool.",
     }
-    return [
+    gauges = [
         Gauge(f"db_pool_{key}", help_texts[key], ("pool",), {(pool,): float(value)})
         for key, value in values.items()
     ]
+    if "replica_up" in stats:
+        gauges.append(
+            Gauge(
+                "read_replica_up",
+                "1 while reads go to the read replica, 0 while they go to the primary "
+                "(the replica down, behind, or not streaming).",
+                (),
+                {(): float(stats["replica_up"])},
+            )
+        )
+    return gauges
 
 
 QUEUES = {

@@ -36,6 +36,7 @@ from emergent_memory.auth.dashboard import DashboardSessions
 from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
 from emergent_memory.auth.service import TokenService
 from emergent_memory.dashboard import DashboardServices, dashboard_routes
+from emergent_memory.db.replica import ReplicaPool
 from emergent_memory.embeddings.worker import EmbeddingWorker, WorkerConfig
 from emergent_memory.llm import AnthropicClient
 from emergent_memory.mcp.http import DatabaseTokenVerifier, http_app, token_principal
@@ -357,6 +358,36 @@ def test_queue_depths_and_pool_usage_are_read_when_scraped(
     ) not in after
 
 
+def test_pool_in_use_counts_lent_connections_and_a_down_replica_is_down(
+    service: MemoryService, client: TestClient, admin_token: str
+) -> None:
+    """A replica that is down: the pool keeps trying to open a connection (size 1, none
+    available), yet none is lent, and read_replica_up says reads go to the primary. A
+    connection of the primary's held by a request is in use."""
+    replica = ReplicaPool(
+        "postgresql://nobody@127.0.0.1:1/none?connect_timeout=1",
+        primary=service.pool,
+        max_lag=5.0,
+        min_size=1,
+        max_size=2,
+        timeout=1.0,
+    )
+    replica.start()
+    stop = watch_for_metrics({"primary": service.pool, "read": replica})
+    try:
+        with service.pool.connection():
+            found = samples(scrape(client, admin_token))
+    finally:
+        stop()
+        replica.close()
+    assert value(found, "emergent_memory_db_pool_size", pool="read") >= 0  # being opened
+    assert found[("emergent_memory_db_pool_in_use", frozenset({("pool", "read")}))] == 0
+    assert found[("emergent_memory_read_replica_up", frozenset())] == 0
+    assert value(found, "emergent_memory_db_pool_in_use", pool="primary") >= 1
+    gauges = telemetry.pool_gauges("read", {"pool_size": 1, "pool_available": 0, "pool_lent": 0})
+    assert {g.name: g.values[("read",)] for g in gauges}["db_pool_in_use"] == 0
+
+
 def test_a_source_that_fails_is_left_out_and_the_scrape_still_answers(
     client: TestClient, admin_token: str
 ) -> None:
@@ -533,7 +564,15 @@ def test_every_documented_metric_is_served(
         pass
     documented = set(re.findall(r"^\| `(emergent_memory_[a-z_]+)`", DOC.read_text(), re.M))
     assert len(documented) >= 10
-    stop = watch_for_metrics({"primary": service.pool})
+    replica = ReplicaPool(  # never opened: its gauges only (read_replica_up)
+        "postgresql://nobody@127.0.0.1:1/none",
+        primary=service.pool,
+        max_lag=5.0,
+        min_size=1,
+        max_size=1,
+        timeout=1.0,
+    )
+    stop = watch_for_metrics({"primary": service.pool, "read": replica})
     try:
         text = scrape(client, admin_token)
     finally:

@@ -134,6 +134,15 @@ class DatabasePool(ConnectionPool[psycopg.Connection[Any]]):
             self._suspect = True
         super().putconn(conn)
 
+    def get_stats(self) -> dict[str, int]:
+        """psycopg_pool's statistics, with `pool_lent`: the connections handed out and not yet
+        given back (pool_size - pool_available would also count those still being opened,
+        such as the attempts on a database that is down)."""
+        stats = super().get_stats()
+        with self._lent_lock:
+            stats["pool_lent"] = max(0, self._lent)
+        return stats
+
     def database_reachable(self) -> bool:
         """Whether the database answers (the health check), never waiting for another probe:
         a probe of at most PROBE_TIMEOUT seconds if none ended in the last HEALTH_INTERVAL

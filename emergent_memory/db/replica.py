@@ -151,6 +151,17 @@ class ReplicaPool(DatabasePool):
             self._record(self._probe())
         self.open(wait=False)
 
+    def get_stats(self) -> dict[str, int]:
+        """DatabasePool's statistics, with `replica_up`: 1 while reads go to the replica as
+        far as this pool knows (the last probe reached it and it was not found behind), 0
+        while they go to the primary. From the state reads and the health check left, never
+        a query of its own."""
+        stats = super().get_stats()
+        with self._route_lock:
+            avoiding = self._avoiding
+        stats["replica_up"] = int(not self._down and avoiding is None)
+        return stats
+
     def health(self) -> ReplicaHealth:
         """The replica's state for the health check: unavailable (reads go to the primary),
         lagging (idem), or ok; with the last lag measured. A probe of at most a few seconds
