@@ -28,7 +28,7 @@ from click.testing import CliRunner, Result
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
-from emergent_memory import app, telemetry
+from emergent_memory import app, graph, telemetry
 from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
 from emergent_memory.cli import cli
 from emergent_memory.db import migrate
@@ -400,6 +400,37 @@ def test_a_memory_a_writer_holds_is_skipped_without_waiting(
     assert [memory["id"] for memory in report["memories"]] == [free]
     assert report["busy"] == 1
     assert lifecycle.archive()["memories"][0]["id"] == held  # the next run takes it
+
+
+@pytest.mark.parametrize("activity", ["use", "evidence"])
+def test_a_memory_used_after_the_candidates_were_read_is_not_archived(
+    service: MemoryService,
+    owner: ConnectionPool,
+    lifecycle: LifecycleService,
+    monkeypatch: pytest.MonkeyPatch,
+    activity: str,
+) -> None:
+    """A use (which writes no version) or a reinforcement committed between the candidate
+    query and the job's lock: the memory is no longer idle, and is skipped as changed."""
+    alice = someone()
+    memory_id = save(service, alice, "The build cache lives on the nfs share")
+    age(owner, memory_id, 400)
+    try_lock = graph.try_lock_object
+
+    def used_first(conn: Any, id_: Any) -> bool:
+        if str(id_) == memory_id:
+            if activity == "use":
+                assert memory_id in {
+                    m["id"] for m in service.recall(alice, "build cache nfs share")["memories"]
+                }
+            else:
+                add_evidence(owner, memory_id, 0)
+        return try_lock(conn, id_)
+
+    monkeypatch.setattr(graph, "try_lock_object", used_first)
+    report = lifecycle.archive()
+    assert (report["archived"], report["changed"]) == (0, 1)
+    assert "archived_at" not in head(owner, memory_id)["properties"]
 
 
 def test_the_job_needs_a_role_that_sees_every_actor(

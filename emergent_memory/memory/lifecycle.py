@@ -61,7 +61,7 @@ NEEDS_ADMIN = (
 # evidence and the head version's time) and its effective confidence, at `now`.
 ARCHIVE_CANDIDATES = """
 SELECT c.canonical_id, c.version, c.actor_id, c.project_id, c.scope, c.category,
-       c.importance, c.confidence, c.effective_confidence,
+       c.importance, c.confidence, c.effective_confidence, c.last_active,
        extract(epoch FROM %(now)s - c.last_active)::float8 / 86400 AS idle_days
 FROM (
     SELECT o.canonical_id, o.version, o.actor_id, o.project_id, o.scope,
@@ -95,6 +95,18 @@ ORDER BY c.canonical_id
 LIMIT %(limit)s
 """
 
+# Whether the memory was used or given evidence after `last_active` (the candidate query's
+# view of it): a use or a reinforcement committed between that query and the job's lock.
+ACTIVE_SINCE = """
+SELECT EXISTS (
+    SELECT 1 FROM kb.memory_recalls
+    WHERE canonical_id = %(id)s AND recalled_at > %(last_active)s
+) OR EXISTS (
+    SELECT 1 FROM kb.memory_evidence
+    WHERE canonical_id = %(id)s AND created_at > %(last_active)s
+)
+"""
+
 
 @dataclass(frozen=True, slots=True)
 class ArchiveConfig:
@@ -122,6 +134,7 @@ class Candidate:
     importance: str
     confidence: float
     effective_confidence: float
+    last_active: datetime
     idle_days: float
 
 
@@ -271,6 +284,11 @@ def _archive_one(
     id_ = candidate.canonical_id
     if not graph.try_lock_object(conn, id_):
         return "busy"
+    # used or reinforced since the candidates were read (the version alone does not say:
+    # a use writes no version); read before act_as, while the role sees every actor's rows
+    row = conn.execute(ACTIVE_SINCE, {"id": id_, "last_active": candidate.last_active}).fetchone()
+    if row is None or row[0]:
+        return "changed"
     graph.act_as(conn, candidate.actor_id, candidate.project_id)
     head = graph.get_head(conn, id_)
     if (
