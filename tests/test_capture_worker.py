@@ -392,6 +392,26 @@ def test_a_bad_lifecycle_field_is_dropped_and_the_memory_kept(
     assert "tabs" not in logged
 
 
+def test_dates_that_conflict_with_the_memory_repeated_are_dropped_and_the_repeat_kept(
+    capture: CaptureService, fake: FakeAnthropic, user: Principal, owner: ConnectionPool
+) -> None:
+    text = "The user's team freezes deploys in April"
+    kept = capture.memory.save(user, text, "fact", valid_until="2099-04-30")["memory"]
+    fake.enqueue(
+        gate(),
+        extracted(proposal(text, category="fact") | {"valid_from": "2099-05-01"}),
+    )
+    converse(capture, user, *PREFERENCE)
+    counts = CaptureWorker(capture).run_once()
+    assert (counts.captured, counts.memories_saved) == (1, 1)
+    [window] = windows(owner, user)
+    [entry] = window["outcome"]["saved"]
+    assert (entry["memory_id"], entry["status"]) == (kept["id"], "unchanged")
+    assert entry["note"] == "valid_from and valid_until dropped (they conflict with the memory)"
+    [memory_] = memories(capture.memory, user)
+    assert (memory_["valid_from"], memory_["valid_until"]) == (None, "2099-04-30T00:00:00Z")
+
+
 def test_close_memories_are_offered_by_number_never_by_id_and_reinforced_by_number(
     capture: CaptureService, fake: FakeAnthropic, user: Principal, owner: ConnectionPool
 ) -> None:

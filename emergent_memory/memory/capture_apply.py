@@ -10,6 +10,7 @@ is linked to it with DERIVED_FROM in the save's own transaction.
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
@@ -19,11 +20,12 @@ from psycopg import Connection
 from emergent_memory import graph
 from emergent_memory.auth.principal import Principal
 from emergent_memory.embeddings import jobs
-from emergent_memory.errors import InvalidInput, PermissionDenied
+from emergent_memory.errors import InvalidInput, PermissionDenied, SecretRejected
 from emergent_memory.graph import Embedding
 from emergent_memory.memory import capture_store, store
 from emergent_memory.memory.capture_text import clean
 from emergent_memory.memory.extraction import Decision
+from emergent_memory.memory.models import SaveResult
 from emergent_memory.memory.service import MemoryService, acting_for
 
 SUMMARY_CHARS = 2000  # the Episode type's limit
@@ -87,7 +89,9 @@ def save_decisions(
 ) -> dict[str, Any]:
     """Save what the rule kept, each through MemoryService.save, linked to the Episode; the
     window's outcome: ids, verdicts and notes, never text. A proposal save refuses (a secret,
-    a text too long) is recorded by the refusal's kind and skipped; the others are saved."""
+    a text too long) is recorded by the refusal's kind and skipped; the others are saved. A
+    proposal with dates save refuses (they conflict with those of the memory it repeats) is
+    saved again without them, with a note."""
     saved: list[dict[str, Any]] = []
     not_saved: list[dict[str, Any]] = []
     for decision in decisions:
@@ -103,18 +107,21 @@ def save_decisions(
             not_saved.append({**entry, "note": "the memory to reinforce is no longer active"})
             continue
         try:
-            result = memory.save(
-                owner,
-                decision.content,
-                decision.category,
-                source=decision.source,
-                scope=decision.scope,
-                importance=decision.importance,
-                valid_from=decision.valid_from,
-                valid_until=decision.valid_until,
-                rationale=decision.rationale,
-                derived_from=episode,
-            )
+            try:
+                result = _save(memory, owner, decision, episode)
+            except InvalidInput as error:
+                dated = decision.valid_from is not None or decision.valid_until is not None
+                if not dated or isinstance(error, SecretRejected):
+                    raise
+                # dates extraction found sound may conflict with the memory this repeats
+                decision = dataclasses.replace(decision, valid_from=None, valid_until=None)
+                result = _save(memory, owner, decision, episode)
+                entry["note"] = "; ".join(
+                    [
+                        *([decision.note] if decision.note else []),
+                        "valid_from and valid_until dropped (they conflict with the memory)",
+                    ]
+                )
         except (InvalidInput, PermissionDenied) as error:  # e.g. SecretRejected
             not_saved.append({**entry, "refused": type(error).__name__})
             continue
@@ -127,6 +134,21 @@ def save_decisions(
             }
         )
     return {"result": "captured", "saved": saved, "not_saved": not_saved}
+
+
+def _save(memory: MemoryService, owner: Principal, decision: Decision, episode: UUID) -> SaveResult:
+    return memory.save(
+        owner,
+        decision.content,
+        decision.category,
+        source=decision.source,
+        scope=decision.scope,
+        importance=decision.importance,
+        valid_from=decision.valid_from,
+        valid_until=decision.valid_until,
+        rationale=decision.rationale,
+        derived_from=episode,
+    )
 
 
 def _still_active(memory: MemoryService, owner: Principal, decision: Decision) -> bool:
