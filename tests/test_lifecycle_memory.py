@@ -169,9 +169,10 @@ def test_as_of_leaves_out_what_was_not_valid_then(
         valid_from="2024-01-01",
         valid_until="2025-01-01",
     )
-    with connect() as conn:  # recorded long ago
+    with connect() as conn:  # recorded long ago (as_of reads the version written by then)
         conn.execute(
-            "UPDATE kb.graph_objects SET created_at = '2023-06-01' WHERE canonical_id = %s",
+            "UPDATE kb.graph_objects SET created_at = '2023-06-01', updated_at = '2023-06-01' "
+            "WHERE canonical_id = %s",
             (saved["memory"]["id"],),
         )
     query = "on-call rota PagerDuty"
@@ -833,3 +834,127 @@ def test_the_reasons_of_a_deletion_a_supersession_and_an_archive_are_kept(
     assert archived["archive_reason"] == "moved offices"  # type: ignore[typeddict-item]
     with pytest.raises(InvalidInput, match="reason goes with delete and archive"):
         service.manage(principal, "restore", memory_id=kept["id"], reason="x")
+
+
+# -- as_of: each memory as its version at that time ------------------------------------------
+
+
+def clock(connect: Callable[[], psycopg.Connection[Any]]) -> str:
+    """The database's clock now, as an as_of."""
+    with connect() as conn:
+        row = conn.execute("SELECT clock_timestamp()").fetchone()
+    assert row is not None
+    return str(row[0].isoformat())
+
+
+def recalled(
+    service: MemoryService, principal: Principal, query: str, **options: Any
+) -> list[dict[str, Any]]:
+    result = service.recall(principal, query, record_use=False, **options)
+    return [dict(memory) for memory in result["memories"]]
+
+
+def test_as_of_before_a_supersession_that_ended_validity_earlier_finds_the_old_memory(
+    service: MemoryService,
+    principal: Principal,
+    connect: Callable[[], psycopg.Connection[Any]],
+    owner_pool: ConnectionPool,
+) -> None:
+    """The reviewer's case: the supersession ends the old memory's validity at the new one's
+    valid_from, before the moment asked about; what was believed at that moment still holds,
+    as that version said it (no end of validity yet)."""
+    old = service.save(principal, "The build runs on Jenkins", "fact")["memory"]["id"]
+    moment = clock(connect)
+    new = service.save(
+        principal, "The build runs on GitHub Actions", "fact", valid_from="2026-05-01"
+    )["memory"]["id"]
+    service.supersede(principal, new, old)
+    [superseded] = [v for v in versions(owner_pool, old) if v.get("superseded_by")]
+    assert superseded["valid_until"] == "2026-05-01T00:00:00Z"
+    assert moment > "2026-05-01"
+    then = recalled(service, principal, "build runs", as_of=moment)
+    assert [(m["id"], m["content"], m["valid_until"]) for m in then] == [
+        (old, "The build runs on Jenkins", None)
+    ]
+    assert found(service, principal, "build runs") == ["The build runs on GitHub Actions"]
+    assert found(service, principal, "build runs", as_of=clock(connect)) == [
+        "The build runs on GitHub Actions"
+    ]
+
+
+def test_as_of_finds_an_updated_memory_with_its_content_at_that_time(
+    service: MemoryService, principal: Principal, connect: Callable[[], psycopg.Connection[Any]]
+) -> None:
+    memory_id = service.save(principal, "The staging database is db-1", "fact")["memory"]["id"]
+    before = clock(connect)
+    service.update(principal, memory_id, {"content": "The staging database is db-2"})
+    after = clock(connect)
+    query = "staging database"
+    then = recalled(service, principal, query, as_of=before)
+    assert [(m["id"], m["content"]) for m in then] == [(memory_id, "The staging database is db-1")]
+    assert found(service, principal, query, as_of=after) == ["The staging database is db-2"]
+    assert found(service, principal, query) == ["The staging database is db-2"]
+
+
+def test_as_of_finds_a_memory_archived_later_before_its_archiving(
+    service: MemoryService, principal: Principal, connect: Callable[[], psycopg.Connection[Any]]
+) -> None:
+    memory_id = service.save(principal, "The wiki lives on Confluence", "fact")["memory"]["id"]
+    before = clock(connect)
+    service.archive(principal, memory_id, reason="moved")
+    after = clock(connect)
+    query = "wiki Confluence"
+    then = recalled(service, principal, query, as_of=before)
+    assert [(m["id"], m["archived_at"]) for m in then] == [(memory_id, None)]
+    assert found(service, principal, query, as_of=after) == []
+    assert found(service, principal, query, as_of=after, include_archived=True) == [
+        "The wiki lives on Confluence"
+    ]
+
+
+def test_as_of_never_finds_a_deleted_memory(
+    service: MemoryService, principal: Principal, connect: Callable[[], psycopg.Connection[Any]]
+) -> None:
+    """A deletion (or forget_all) is the owner's wish: not undone by asking for the past."""
+    deleted = service.save(principal, "The VPN password rotates monthly", "fact")["memory"]
+    service.save(principal, "The VPN gateway is in Frankfurt", "fact")
+    before = clock(connect)
+    service.delete(principal, deleted["id"])
+    assert found(service, principal, "VPN", as_of=before) == ["The VPN gateway is in Frankfurt"]
+    service.forget_all(principal, confirm=True)
+    for moment in (before, clock(connect)):
+        assert found(service, principal, "VPN", as_of=moment) == []
+        assert found(service, principal, "VPN", as_of=moment, include_archived=True) == []
+
+
+def test_as_of_never_finds_another_actors_memory(
+    service: MemoryService, principal: Principal, connect: Callable[[], psycopg.Connection[Any]]
+) -> None:
+    other = Principal(uuid.uuid4(), principal.project_id)
+    service.save(other, "The deploy key is kept in Vault", "fact", scope="user")
+    service.save(other, "The deploy pipeline is in Vault too", "fact", scope="project")
+    moment = clock(connect)
+    assert found(service, principal, "deploy Vault", as_of=moment) == []
+    assert found(service, principal, "deploy Vault", as_of=moment, include_archived=True) == []
+    assert sorted(found(service, other, "deploy Vault", as_of=moment)) == [
+        "The deploy key is kept in Vault",
+        "The deploy pipeline is in Vault too",
+    ]
+
+
+def test_as_of_a_date_alone_is_the_end_of_that_day_in_utc(
+    service: MemoryService, principal: Principal, connect: Callable[[], psycopg.Connection[Any]]
+) -> None:
+    from emergent_memory.memory import validity
+
+    assert validity.as_of("2026-03-01") == datetime(2026, 3, 1, 23, 59, 59, 999999, tzinfo=UTC)
+    assert validity.as_of("2026-03-01T10:00:00+02:00") == datetime(2026, 3, 1, 8, tzinfo=UTC)
+    assert validity.as_of("2026-03-01T10:00:00") == datetime(2026, 3, 1, 10, tzinfo=UTC)
+    service.save(principal, "The linter is Ruff", "fact", valid_until="2099-01-01")
+    today = clock(connect)[:10]
+    # recorded today: believed true on this day (midnight would have been before it)
+    assert found(service, principal, "linter Ruff", as_of=today) == ["The linter is Ruff"]
+    assert found(service, principal, "linter Ruff", as_of=f"{today}T00:00:00Z") == []
+    # a validity that ends on a day does not hold on that day
+    assert found(service, principal, "linter Ruff", as_of="2099-01-01") == []
+    assert found(service, principal, "linter Ruff", as_of="2098-12-31") == ["The linter is Ruff"]

@@ -443,3 +443,46 @@ def test_0013_archived_memories_leave_the_active_ones_and_come_back_after_a_down
         assert conn.execute("SELECT active FROM kb.memory_stats").fetchone() == (1,)
         row = conn.execute("SELECT properties ->> 'archived_at' FROM kb.graph_objects").fetchone()
         assert row == ("2026-01-01T00:00:00Z",)
+
+
+def test_0013_downgrade_counts_only_live_memories_in_the_new_categories(
+    make_database: Callable[[], str],
+) -> None:
+    """A deleted or superseded decision is history: it does not block the downgrade (deleting
+    is what the refusal's hint asks for) and is left as it is; a live one, archived or not,
+    does block it."""
+    url = make_database()
+    migrate.upgrade(url)
+    insert = (
+        "INSERT INTO kb.graph_objects (canonical_id, version, project_id, actor_id, scope, "
+        "type, properties, deleted_at) VALUES (gen_random_uuid(), 1, gen_random_uuid(), "
+        "gen_random_uuid(), 'user', 'Memory', %s::jsonb, %s)"
+    )
+    deleted = '{"content": "We chose Postgres", "category": "decision"}'
+    superseded = (
+        '{"content": "Friday deploys broke", "category": "lesson", '
+        f'"superseded_by": "{uuid.uuid4()}"}}'
+    )
+    archived = (
+        '{"content": "The cache may go stale", "category": "risk", '
+        '"archived_at": "2026-01-01T00:00:00Z"}'
+    )
+    with psycopg.connect(url) as conn:
+        conn.execute(insert, (deleted, "2026-01-01T00:00:00Z"))
+        conn.execute(insert, (superseded, None))
+        conn.execute(insert, (archived, None))
+    with pytest.raises(Exception, match=r"1 memories are in the categories decision"):
+        migrate.downgrade(url, "0012_dashboard")
+    assert migrate.database_revision(url) == "0013_lifecycle"
+    with psycopg.connect(url) as conn:
+        conn.execute(
+            "UPDATE kb.graph_objects SET deleted_at = now() WHERE properties ? 'archived_at'"
+        )
+        history = [row[0] for row in conn.execute(EVERY_ROW)]
+    migrate.downgrade(url, "0012_dashboard")
+    assert migrate.database_revision(url) == "0012_dashboard"
+    with psycopg.connect(url) as conn:
+        assert [row[0] for row in conn.execute(EVERY_ROW)] == history
+        assert conn.execute(
+            "SELECT active, superseded, deleted FROM kb.memory_stats ORDER BY 1, 2, 3"
+        ).fetchall() == [(0, 0, 1), (0, 0, 1), (0, 1, 0)]

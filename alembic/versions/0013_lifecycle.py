@@ -23,8 +23,9 @@ Create Date: 2026-11-24
 - Functions of the lifecycle, each one SQL expression (the planner inlines the first two):
   kb.memory_validity(properties) (the range [valid_from, valid_until) a memory holds in),
   kb.memory_recallable(o, include_archived, as_of) (what recall may return: the live head of a
-  memory, not superseded, not archived unless asked, not expired; or, as of a time, what was
-  believed true then: recorded by then, valid then, not superseded or archived by then),
+  memory, not superseded, not archived unless asked, not expired; or, as of a time, whether a
+  version taken as the memory's head then was believed true then: written and recorded by
+  then, not deleted, superseded or archived, valid then by its own dates),
   kb.memory_half_life(category), kb.memory_recency(category, last_active, now),
   kb.memory_importance_value(importance) and kb.memory_effective_confidence(stored,
   importance, last_active, now, floor, grace_days, half_life_days) (the stored confidence
@@ -35,16 +36,27 @@ Create Date: 2026-11-24
   branches filter with kb.memory_recallable, the new parameters p_include_archived, p_as_of,
   p_recency_weight, p_importance_weight and the decay parameters come last (with defaults),
   the score is multiplied by effective confidence, recency and importance, and the result
-  gains the columns effective_confidence, recency and importance_factor. kb.recall_memories,
+  gains the columns effective_confidence, recency and importance_factor. With p_as_of each
+  memory is judged, and answers, by the version that was its head then (the latest written
+  by then), never when its current head is deleted; those versions are matched without the
+  indexes (which hold live heads only), and without p_as_of that part is skipped. kb.recall_memories,
   its checked wrapper (0006), is written again with the same check and the new parameters.
 - kb.capture_queue_depth(): how many capture windows of every actor are pending, running or
   dead (counts only), a SECURITY DEFINER function like kb.claim_capture_windows (0011), for
   the metrics endpoint, which reads with the application's role.
 
 The downgrade puts back what 0012 had, byte for byte (tests/test_schema_definitions.py), and
-moves projects back to the pack 1.1.0. It refuses, changing nothing, while a memory is in one
+moves projects back to the pack 1.1.0. It refuses, changing nothing, while a live memory (its
+head neither deleted nor superseded; archived ones count, they become active again) is in one
 of the new categories (1.1.0 does not know them: re-categorise or delete those memories
-first). What it cannot keep: the evidence rows (kb.memory_evidence is dropped; the confidence
+first). Deleted and superseded memories in those categories are history and are left as they
+are: the 1.1 code never validates a stored version against the pack when it reads, lists,
+exports or shows the history of memories; it validates only a new version. So under 1.1 its
+restore of such a superseded memory is refused by the pack (the category is not one it knows:
+save it again in a category it knows), and its restore of such a deleted memory (the one
+path that writes a version without validating it) brings it back in that category, counted by
+kb.memory_stats as active but in no category column: give it a known category then
+(manage_memory update validates the new version). What it cannot keep: the evidence rows (kb.memory_evidence is dropped; the confidence
 they raised stays in the memories' versions); archived memories become active again and
 expired ones are recalled again (their properties stay, 1.1.0 ignores them).
 
@@ -367,27 +379,28 @@ RETURN CASE
 END
 """
 
-# What recall may return (besides kb.visible_to): without p_as_of, a live head of a memory
-# that nothing superseded, not archived (unless p_include_archived) and not expired; with
-# p_as_of, what was believed true then: recorded by then, valid then, and neither superseded
-# (the head is the superseding version) nor archived by then.
+# What recall may return (besides kb.visible_to). Without p_as_of: a live head of a memory
+# that nothing superseded, not archived (unless p_include_archived) and not expired. With
+# p_as_of: whether the version o, taken as the memory's head at p_as_of (the caller picks the
+# latest version written by then: kb.recall_memories_for's as_of_versions), was believed true
+# then: written and first recorded by then, not deleted, not superseded, not archived (unless
+# p_include_archived), and valid then by its own valid_from and valid_until.
 MEMORY_RECALLABLE = """
 CREATE FUNCTION kb.memory_recallable(
     o kb.graph_objects, p_include_archived boolean, p_as_of timestamptz)
 RETURNS boolean
 LANGUAGE sql STABLE PARALLEL SAFE
-RETURN o.type = 'Memory' AND o.is_head AND o.deleted_at IS NULL
+RETURN o.type = 'Memory' AND o.deleted_at IS NULL
+   AND NOT (o.properties ? 'superseded_by')
+   AND (p_include_archived OR NOT (o.properties ? 'archived_at'))
    AND CASE
        WHEN p_as_of IS NULL THEN
-           NOT (o.properties ? 'superseded_by')
-           AND (p_include_archived OR NOT (o.properties ? 'archived_at'))
+           o.is_head
            AND coalesce((o.properties ->> 'valid_until')::timestamptz > now(), true)
        ELSE
            o.created_at <= p_as_of
+           AND o.updated_at <= p_as_of
            AND kb.memory_validity(o.properties) @> p_as_of
-           AND NOT (o.properties ? 'superseded_by' AND o.updated_at <= p_as_of)
-           AND (p_include_archived
-                OR coalesce((o.properties ->> 'archived_at')::timestamptz > p_as_of, true))
    END
 """
 
@@ -451,8 +464,10 @@ FUNCTION_COMMENTS = {
     "valid_until), from its properties; unbounded where absent.",
     "kb.memory_recallable(kb.graph_objects, boolean, timestamptz)": "Whether recall may "
     "return the object (visibility apart): without p_as_of an active memory (archived ones "
-    "only with p_include_archived) that has not expired; with p_as_of what was believed "
-    "true then. Inlined by the planner.",
+    "only with p_include_archived) that has not expired; with p_as_of whether this version, "
+    "taken as the memory head at p_as_of (the latest version written by then), was believed "
+    "true then: recorded by then, not deleted, superseded or archived, valid then. Inlined "
+    "by the planner.",
     "kb.memory_half_life(text)": "Days after which the recency of a memory of this "
     "category halves: fact 90, pattern 180, every other category 365.",
     "kb.memory_recency(text, timestamptz, timestamptz)": "Recency of a memory last used or "
@@ -764,8 +779,12 @@ DO $$
 DECLARE
     found bigint;
 BEGIN
+    -- live memories only (archived ones included: the downgrade makes them active again);
+    -- deleted and superseded ones are history and stay as they are
     SELECT count(*) INTO found FROM kb.graph_objects
-    WHERE type = 'Memory' AND is_head AND properties ->> 'category' IN ('decision', 'lesson', 'risk');
+    WHERE type = 'Memory' AND is_head AND deleted_at IS NULL
+      AND NOT (properties ? 'superseded_by')
+      AND properties ->> 'category' IN ('decision', 'lesson', 'risk');
     IF found > 0 THEN
         RAISE EXCEPTION 'cannot downgrade below 0013_lifecycle: % memories are in the categories decision, lesson or risk, which the agent-memory pack 1.1.0 does not know', found
         USING HINT = 'Give them another category (manage_memory update) or delete them, then downgrade again.';

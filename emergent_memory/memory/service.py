@@ -559,10 +559,12 @@ class MemoryService:
         (`category` is a memory's and does not filter them; `scope` does).
 
         Expired memories (valid_until passed) and archived ones are left out, unless
-        `include_archived`; with `as_of` (ISO 8601 date or date-time), the memories believed
-        true then: recorded by then, valid then, not superseded or archived by then (later
-        superseded ones included). Ranking multiplies the fused relevance by effective
-        confidence, recency and importance (MemoryConfig's weights).
+        `include_archived`; with `as_of` (ISO 8601 date-time, or a date: the end of that day
+        in UTC), the memories believed true then, each as its version at that time: recorded
+        by then, valid then, not superseded or archived by then (later superseded or changed
+        ones included, with their content then; deleted ones never). Ranking multiplies the
+        fused relevance by effective confidence, recency and importance (MemoryConfig's
+        weights).
 
         The search runs on the read pool (a replica's, if any). Each memory found counts as
         used (an agent recalled it), recorded on the primary in a short transaction of its own,
@@ -575,7 +577,7 @@ class MemoryService:
         limit_ = validation.limit(limit, default=RECALL_DEFAULT_LIMIT, maximum=RECALL_MAX_LIMIT)
         with_episodes = validation.flag(include_episodes, "include_episodes")
         with_archived = validation.flag(include_archived, "include_archived")
-        at = None if as_of is None else validation.moment(as_of, "as_of")
+        at = None if as_of is None else validity.as_of(as_of)
         session = validation.session_id(session_id)
         if session is not None and not with_episodes:
             raise InvalidInput(

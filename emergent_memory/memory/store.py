@@ -265,7 +265,7 @@ FROM kb.recall_memories(
     p_decay_grace_days => %(decay_grace_days)s,
     p_decay_half_life_days => %(decay_half_life_days)s
 ) WITH ORDINALITY AS r
-JOIN kb.graph_objects h ON h.canonical_id = r.id AND h.is_head
+{version}
 LEFT JOIN LATERAL (
     SELECT count(*) AS evidence_count, max(ev.created_at) AS last_at,
            (array_agg(jsonb_build_object(
@@ -276,6 +276,18 @@ LEFT JOIN LATERAL (
 ) ev ON true
 {provenance}
 ORDER BY r.ordinality
+"""
+
+# The version whose lifecycle properties a recalled memory shows: its head; with as_of, the
+# version that was its head then (the latest written by then), whose content recall returned.
+RECALLED_HEAD = "JOIN kb.graph_objects h ON h.canonical_id = r.id AND h.is_head"
+RECALLED_AS_OF = """
+JOIN LATERAL (
+    SELECT v.* FROM kb.graph_objects v
+    WHERE v.canonical_id = r.id AND v.updated_at <= %(as_of)s
+    ORDER BY v.version DESC
+    LIMIT 1
+) h ON true
 """
 
 LIVE_SUPERSESSION = """
@@ -594,8 +606,12 @@ def recall(
 ) -> list[RecallRow]:
     """kb.recall_memories with `arguments` (query, embedding, model, category, scope, limit
     and the fusion's tuning), archived memories only with `include_archived`, and with `as_of`
-    what was believed true then; ranked with the recency, importance and decay settings."""
-    statement = sql.SQL(RECALL).format(provenance=provenance_join("r.id"))
+    what was believed true then (each memory as its version at that time: its content and
+    lifecycle properties); ranked with the recency, importance and decay settings."""
+    statement = sql.SQL(RECALL).format(
+        version=sql.SQL(RECALLED_HEAD if as_of is None else RECALLED_AS_OF),
+        provenance=provenance_join("r.id"),
+    )
     params = _params(
         principal,
         include_archived=include_archived,

@@ -1,11 +1,12 @@
 """Validity in time and the other lifecycle properties of a memory (migration 0013): their
 checked, stored form (importance, valid_from, valid_until as ISO 8601 in UTC, rationale),
 the order of the bounds, and where a supersession ends a memory's validity (and what restore
-gives back)."""
+gives back), and the moment recall's as_of names."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 from emergent_memory.graph.models import GraphObject
@@ -34,6 +35,16 @@ def lifecycle_properties(values: Mapping[str, object], *, removable: bool) -> di
             validation.moment(checked["valid_until"], "valid_until"),
         )
     return checked
+
+
+def as_of(value: object) -> datetime:
+    """The moment recall's `as_of` names, in UTC: a date-time as given (without a zone: UTC);
+    a date alone (YYYY-MM-DD) the end of that day in UTC (its last microsecond), so that it
+    answers what was believed true on that day, changes made during the day included."""
+    moment_ = validation.moment(value, "as_of")
+    if isinstance(value, str) and len(value.strip()) == 10:  # a date, as validation.moment reads it
+        return moment_ + timedelta(days=1, microseconds=-1)
+    return moment_
 
 
 def check_validity(properties: Mapping[str, Any], patch: Mapping[str, Any]) -> None:

@@ -5,9 +5,15 @@
 -- full text (every word of the query, then each of its rare words, migration 0008) and
 -- vectors (HNSW); they are fused by weighted reciprocal rank. Which memories either branch
 -- may return is kb.memory_recallable (migration 0013: live heads of memories, not superseded,
--- not archived unless p_include_archived, not expired; or, with p_as_of, what was believed
--- true at that time) and kb.visible_to (migration 0010), of the requested category and scope.
--- Row-level security applies on top for callers subject to it.
+-- not archived unless p_include_archived, not expired) and kb.visible_to (migration 0010), of
+-- the requested category and scope. Row-level security applies on top for callers subject to it.
+--
+-- With p_as_of, what was believed true at that time: each memory is judged by the version that
+-- was its head then (the latest version written by p_as_of, as_of_versions below) and answers
+-- with that version's content; a memory deleted since (its current head deleted) never comes
+-- back. The indexes hold live heads only, so these versions are matched exactly, not through
+-- an index (each branch's second half); without p_as_of that half is skipped (a one-time
+-- filter) and the branches plan as before.
 --
 -- The fused score is then multiplied by three factors (migration 0013):
 --   score = fused * (1 - wc + wc * effective_confidence)
@@ -99,19 +105,47 @@ AS $$
         FROM query q, unnest(q.words) AS w(word), phraseto_tsquery('simple', w.word) AS t(tsq)
         WHERE numnode(t.tsq) > 0
     ),
+    -- with p_as_of: the version of each memory that was its head then (the latest written
+    -- by then), when it was recallable then (kb.memory_recallable as of p_as_of) and the
+    -- caller may see it, of the category and scope asked for; only of memories whose current
+    -- head is not deleted (a deletion is never undone by asking for the past)
+    as_of_versions AS MATERIALIZED (
+        SELECT v.id, v.actor_id, v.scope, v.fts, v.embedding, v.embedding_model
+        FROM kb.graph_objects h
+        CROSS JOIN LATERAL (
+            SELECT o.id FROM kb.graph_objects o
+            WHERE o.canonical_id = h.canonical_id AND o.updated_at <= p_as_of
+            ORDER BY o.version DESC
+            LIMIT 1
+        ) t
+        JOIN kb.graph_objects v ON v.id = t.id
+        WHERE p_as_of IS NOT NULL
+          AND h.type = 'Memory' AND h.is_head AND h.deleted_at IS NULL
+          AND kb.visible_to(h, p_actor_id, p_project_id)
+          AND kb.memory_recallable(v, p_include_archived, p_as_of)
+          AND kb.visible_to(v, p_actor_id, p_project_id)
+          AND (p_category IS NULL OR v.labels @> ARRAY[p_category])
+          AND (p_scope IS NULL OR v.scope = p_scope)
+    ),
     -- every word of the query (websearch syntax: "quoted phrases", -excluded, or)
     every_word AS (
         SELECT o.id, ts_rank_cd(o.fts, q.any_word) AS rank
         FROM kb.graph_objects o, query q
         -- (an empty query, all stop words, would be the owner word alone: all of them)
-        WHERE numnode(q.every_word) > 0
+        WHERE p_as_of IS NULL
+          AND numnode(q.every_word) > 0
           AND kb.memory_text_owner(o.actor_id, o.scope, o.fts) @@ (q.every_word && q.owner)
           -- an active memory the caller may see, of the category and scope asked for (the
           -- same in each branch)
-          AND kb.memory_recallable(o, p_include_archived, p_as_of)
+          AND o.is_head AND kb.memory_recallable(o, p_include_archived, NULL)
           AND kb.visible_to(o, p_actor_id, p_project_id)
           AND (p_category IS NULL OR o.labels @> ARRAY[p_category])
           AND (p_scope IS NULL OR o.scope = p_scope)
+        UNION ALL
+        SELECT a.id, ts_rank_cd(a.fts, q.any_word)
+        FROM as_of_versions a, query q
+        WHERE numnode(q.every_word) > 0
+          AND kb.memory_text_owner(a.actor_id, a.scope, a.fts) @@ (q.every_word && q.owner)
     ),
     -- up to p_candidates + 1 visible memories per word: enough to tell a rare word from
     -- a common one, and the work stays bounded however many memories there are. Skipped
@@ -119,15 +153,22 @@ AS $$
     word_hits AS (
         SELECT w.word, h.id, h.rank, count(*) OVER (PARTITION BY w.word) AS found
         FROM words w, query q, LATERAL (
-            SELECT o.id, ts_rank_cd(o.fts, q.any_word) AS rank
-            FROM kb.graph_objects o
-            WHERE kb.memory_text_owner(o.actor_id, o.scope, o.fts) @@ (w.tsq && q.owner)
-              AND (q.excluded IS NULL OR NOT o.fts @@ q.excluded)
-              AND kb.memory_recallable(o, p_include_archived, p_as_of)
-              AND kb.visible_to(o, p_actor_id, p_project_id)
-              AND (p_category IS NULL OR o.labels @> ARRAY[p_category])
-              AND (p_scope IS NULL OR o.scope = p_scope)
-            LIMIT p_candidates + 1
+            (SELECT o.id, ts_rank_cd(o.fts, q.any_word) AS rank
+             FROM kb.graph_objects o
+             WHERE p_as_of IS NULL
+               AND kb.memory_text_owner(o.actor_id, o.scope, o.fts) @@ (w.tsq && q.owner)
+               AND (q.excluded IS NULL OR NOT o.fts @@ q.excluded)
+               AND o.is_head AND kb.memory_recallable(o, p_include_archived, NULL)
+               AND kb.visible_to(o, p_actor_id, p_project_id)
+               AND (p_category IS NULL OR o.labels @> ARRAY[p_category])
+               AND (p_scope IS NULL OR o.scope = p_scope)
+             LIMIT p_candidates + 1)
+            UNION ALL
+            (SELECT a.id, ts_rank_cd(a.fts, q.any_word)
+             FROM as_of_versions a
+             WHERE kb.memory_text_owner(a.actor_id, a.scope, a.fts) @@ (w.tsq && q.owner)
+               AND (q.excluded IS NULL OR NOT a.fts @@ q.excluded)
+             LIMIT p_candidates + 1)
         ) h
         WHERE (SELECT count(*) FROM every_word) < p_candidates
     ),
@@ -165,18 +206,28 @@ AS $$
         LIMIT p_candidates
     ),
     semantic AS (
-        SELECT o.id,
-               1 - (o.embedding <=> p_query_embedding) AS similarity,
-               row_number() OVER (ORDER BY o.embedding <=> p_query_embedding) AS vector_rank
-        FROM kb.graph_objects o
-        WHERE p_query_embedding IS NOT NULL
-          AND o.embedding_model = p_embedding_model
-          AND kb.memory_recallable(o, p_include_archived, p_as_of)
-          AND kb.visible_to(o, p_actor_id, p_project_id)
-          AND (p_category IS NULL OR o.labels @> ARRAY[p_category])
-          AND (p_scope IS NULL OR o.scope = p_scope)
-        ORDER BY o.embedding <=> p_query_embedding
-        LIMIT p_candidates
+        (SELECT o.id,
+                1 - (o.embedding <=> p_query_embedding) AS similarity,
+                row_number() OVER (ORDER BY o.embedding <=> p_query_embedding) AS vector_rank
+         FROM kb.graph_objects o
+         WHERE p_as_of IS NULL
+           AND p_query_embedding IS NOT NULL
+           AND o.embedding_model = p_embedding_model
+           AND o.is_head AND kb.memory_recallable(o, p_include_archived, NULL)
+           AND kb.visible_to(o, p_actor_id, p_project_id)
+           AND (p_category IS NULL OR o.labels @> ARRAY[p_category])
+           AND (p_scope IS NULL OR o.scope = p_scope)
+         ORDER BY o.embedding <=> p_query_embedding
+         LIMIT p_candidates)
+        UNION ALL
+        (SELECT a.id,
+                1 - (a.embedding <=> p_query_embedding),
+                row_number() OVER (ORDER BY a.embedding <=> p_query_embedding)
+         FROM as_of_versions a
+         WHERE p_query_embedding IS NOT NULL
+           AND a.embedding_model = p_embedding_model
+         ORDER BY a.embedding <=> p_query_embedding
+         LIMIT p_candidates)
     ),
     fused AS (
         SELECT coalesce(l.id, s.id) AS id,
