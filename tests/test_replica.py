@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
+import psycopg.sql
 import pytest
 from starlette.testclient import TestClient
 
@@ -32,7 +33,7 @@ from emergent_memory.db.embedded import (
     postgres_bin_dir,
 )
 from emergent_memory.db.pool import HEALTH_INTERVAL
-from emergent_memory.db.replica import LAG_CHECK_INTERVAL, ReplicaPool
+from emergent_memory.db.replica import LAG_CHECK_INTERVAL, ReplicaPool, serves_reads
 from emergent_memory.db.roles import EMBEDDED_SERVER_ROLE, ensure_login_role
 from emergent_memory.errors import MemoryNotFound, SettingsError
 from emergent_memory.mcp.server import create_server
@@ -290,6 +291,57 @@ def test_a_lagging_replica_sends_reads_to_the_primary(
         assert read_pool.reads_on_replica == on_replica_before + 1
         assert read_pool.health()["status"] == "ok"
         assert "caught up" in caplog.text
+
+
+def test_a_replica_serves_reads_only_streaming_and_within_the_lag() -> None:
+    assert serves_reads(0.0, True, 5.0)
+    assert not serves_reads(0.0, False, 5.0)  # cut off: it has replayed all it received
+    assert not serves_reads(7.2, True, 5.0)
+
+
+def test_a_replica_cut_off_from_the_primary_sends_reads_to_the_primary(
+    cluster: Cluster, embedding_server: EmbeddingServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Its WAL receiver stopped (no primary_conninfo): its replay lag reads 0, yet it no
+    longer follows the primary, so reads go to the primary until it streams again."""
+    settings = settings_for(cluster, embedding_server, EMERGENT_MEMORY_READ_MAX_LAG_SECONDS="3600")
+    caplog.set_level(logging.WARNING, logger="emergent_memory.db.replica")
+    with (
+        server_services(settings) as (_services, read_pool),
+        psycopg.connect(cluster.replica_owner_url, autocommit=True) as replica,
+    ):
+        user = me()
+        cluster.replayed()
+        assert on_replica(read_pool, user)  # the app role sees its receiver: it streams
+        row = replica.execute("SHOW primary_conninfo").fetchone()
+        assert row is not None
+        conninfo = row[0]
+        assert conninfo
+
+        def receivers() -> int:
+            found = replica.execute("SELECT count(*) FROM pg_stat_wal_receiver").fetchone()
+            return int(found[0]) if found else 0
+
+        replica.execute("ALTER SYSTEM SET primary_conninfo = ''")
+        replica.execute("SELECT pg_reload_conf()")
+        try:
+            wait_until(lambda: receivers() == 0, timeout=10, what="the WAL receiver stopped")
+            time.sleep(LAG_CHECK_INTERVAL)
+            before = read_pool.reads_on_primary
+            assert not on_replica(read_pool, user)
+            assert read_pool.reads_on_primary == before + 1
+            assert read_pool.health()["status"] == "lagging"
+            assert "not streaming from the primary" in caplog.text
+        finally:
+            replica.execute(
+                psycopg.sql.SQL("ALTER SYSTEM SET primary_conninfo = {}").format(conninfo)
+            )
+            replica.execute("SELECT pg_reload_conf()")
+        wait_until(lambda: receivers() == 1, timeout=30, what="the WAL receiver streams again")
+        cluster.replayed()
+        time.sleep(LAG_CHECK_INTERVAL)
+        assert on_replica(read_pool, user)
+        assert read_pool.health()["status"] == "ok"
 
 
 def test_a_replica_that_is_down_sends_reads_to_the_primary(

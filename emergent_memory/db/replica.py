@@ -30,6 +30,11 @@ LAG_CHECK_INTERVAL = 1.0
 # WAL it received (or is not a standby at all), else the age of the last transaction it
 # replayed. It overstates the lag when the primary had been idle (the last replayed commit is
 # old): reads then go to the primary for a moment, which is safe.
+# And whether it streams from the primary: a standby that stopped receiving has replayed all
+# it received, so its lag alone reads 0 while it serves ever staler reads. Its WAL receiver
+# must be running (a row of pg_stat_wal_receiver) and, where the role may read it (superuser,
+# pg_read_all_stats or pg_monitor), streaming; a role without those privileges sees the
+# receiver's row with its status hidden (NULL), so for it a running receiver counts.
 REPLAY_LAG = """
 SELECT CASE
     WHEN NOT pg_is_in_recovery() THEN 0.0
@@ -37,8 +42,18 @@ SELECT CASE
     ELSE coalesce(
         extract(epoch FROM clock_timestamp() - pg_last_xact_replay_timestamp()), 0.0
     )
-END::float8
+END::float8,
+NOT pg_is_in_recovery() OR EXISTS (
+    SELECT 1 FROM pg_stat_wal_receiver WHERE status IS NULL OR status = 'streaming'
+)
 """
+
+
+def serves_reads(lag: float, streaming: bool, max_lag: float) -> bool:
+    """Whether a replica measured so may serve reads: it streams from the primary and its
+    replay is at most `max_lag` seconds behind."""
+    return streaming and lag <= max_lag
+
 
 ReplicaState = Literal["ok", "unavailable", "lagging"]
 
@@ -62,7 +77,8 @@ class ReplicaPool(DatabasePool):
       finds it back). A read in flight when the replica goes away fails once with "lost the
       database connection" like any other; the next one goes to the primary.
     - The replica behind: at most every LAG_CHECK_INTERVAL seconds a read measures its replay
-      lag (REPLAY_LAG); above `max_lag` seconds, reads go to the primary until a later
+      lag (REPLAY_LAG); above `max_lag` seconds, or when it does not stream from the primary
+      (cut off, it would read 0 behind forever), reads go to the primary until a later
       measure finds it caught up (logged once each way).
     - A busy replica (every connection in use for the pool's timeout) is busy, as for the
       primary: "the memory server is busy".
@@ -90,6 +106,7 @@ class ReplicaPool(DatabasePool):
         self._lag_lock = threading.Lock()  # one lag measure at a time
         self._lag_checked_at = -math.inf
         self._lag: float | None = None  # the last measure
+        self._streaming = True  # ... and whether the replica streamed from the primary then
         self._borrowed: set[int] = set()  # ids of the primary's connections lent by this pool
         self.reads_on_replica = 0  # connections handed out, by where they came from
         self.reads_on_primary = 0
@@ -115,7 +132,7 @@ class ReplicaPool(DatabasePool):
             logger.warning("could not measure the read replica's lag: %s", one_line(error))
             super().putconn(conn)
             return self._from_primary(timeout)
-        if lag is not None and lag > self._max_lag:
+        if lag is not None and not serves_reads(lag, self._streaming, self._max_lag):
             super().putconn(conn)
             self._avoid("lagging", LAG_CHECK_INTERVAL, lag)
             return self._from_primary(timeout)
@@ -186,7 +203,7 @@ class ReplicaPool(DatabasePool):
 
     def _measure_lag(self, conn: psycopg.Connection[Any]) -> float | None:
         """The replica's replay lag in seconds, measured on `conn` if no measure is due
-        (None: not measured now)."""
+        (None: not measured now); with whether it streams (REPLAY_LAG) in `_streaming`."""
         if time.monotonic() - self._lag_checked_at < LAG_CHECK_INTERVAL:
             return None
         if not self._lag_lock.acquire(blocking=False):
@@ -195,6 +212,7 @@ class ReplicaPool(DatabasePool):
             row = conn.execute(REPLAY_LAG).fetchone()
             conn.rollback()
             self._lag = None if row is None else float(row[0])
+            self._streaming = row is None or bool(row[1])
             self._lag_checked_at = time.monotonic()
             return self._lag
         finally:
@@ -208,7 +226,12 @@ class ReplicaPool(DatabasePool):
             started = self._avoiding != reason
             self._avoiding = reason
             self._avoid_until = time.monotonic() + seconds
-        if started and reason == "lagging":
+        if started and reason == "lagging" and not self._streaming:
+            logger.warning(
+                "the read replica is not streaming from the primary (its WAL receiver is not "
+                "running or not streaming): reads go to the primary until it streams again"
+            )
+        elif started and reason == "lagging":
             logger.warning(
                 "the read replica is %.1f s behind the primary (more than %g s): reads go to "
                 "the primary until it catches up",
