@@ -958,3 +958,18 @@ def test_as_of_a_date_alone_is_the_end_of_that_day_in_utc(
     # a validity that ends on a day does not hold on that day
     assert found(service, principal, "linter Ruff", as_of="2099-01-01") == []
     assert found(service, principal, "linter Ruff", as_of="2098-12-31") == ["The linter is Ruff"]
+
+
+def test_as_of_after_forget_all_still_finds_superseded_history_until_it_is_deleted(
+    service: MemoryService, principal: Principal, connect: Callable[[], psycopg.Connection[Any]]
+) -> None:
+    """forget_all deletes active and archived memories; superseded ones stay history (issue
+    13), so as of a time before their supersession they are found, until deleted by id."""
+    old = service.save(principal, "The queue is RabbitMQ", "fact")["memory"]["id"]
+    moment = clock(connect)
+    new = service.save(principal, "The queue is Kafka", "fact")["memory"]["id"]
+    service.supersede(principal, new, old)
+    service.forget_all(principal, confirm=True)
+    assert found(service, principal, "queue", as_of=moment) == ["The queue is RabbitMQ"]
+    service.delete(principal, old)
+    assert found(service, principal, "queue", as_of=moment) == []
