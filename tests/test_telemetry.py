@@ -480,6 +480,8 @@ def test_a_capture_window_and_its_llm_calls_are_measured(
                 extractor_model="claude-sonnet-4-6",
                 backoff_base=0.01,
                 backoff_max=0.05,
+                # other tests' sessions in the shared database are idle: not cut into windows
+                idle_seconds=86400.0,
             )
             capture = CaptureService(service, llm, config)
             capture.enqueue(
