@@ -350,6 +350,18 @@ def test_evidence_already_recorded_is_kept_but_raises_nothing(
     assert len(versions(owner_pool, saved["id"])) == 1  # no version without a change
 
 
+@pytest.mark.parametrize("repeat", ["  EV-3483. ", "ev 3483", "(EV/3483)!"])
+def test_the_same_evidence_with_other_punctuation_is_not_independent(
+    service: MemoryService, principal: Principal, repeat: str
+) -> None:
+    saved = service.save(principal, "The build uses Bazel", "fact", evidence="ev-3483")["memory"]
+    again = service.reinforce(principal, saved["id"], repeat)
+    assert again["independent"] is False
+    assert again["confidence_after"] == again["confidence_before"]
+    other = service.reinforce(principal, saved["id"], "ev-3484")  # another ticket: new
+    assert other["independent"] is True
+
+
 def test_confidence_never_rises_above_one(
     service: MemoryService, principal: Principal, owner_pool: ConnectionPool
 ) -> None:

@@ -784,12 +784,14 @@ def record_possible_duplicate(
 # -- evidence (kb.memory_evidence, migration 0013) -----------------------------------------
 
 # Whether the caller already recorded this evidence for the memory (the same text ignoring
-# case and spacing, kb.memory_fingerprint's normalisation): then it is not independent.
+# case, spacing and punctuation: kb.memory_fingerprint's normalisation of the letters and
+# digits alone, so "EV-3483." repeats "ev 3483"): then it is not independent.
 EVIDENCE_SEEN = """
 SELECT EXISTS (
     SELECT 1 FROM kb.memory_evidence e
     WHERE e.canonical_id = %(id)s AND e.evidence IS NOT NULL
-      AND kb.memory_fingerprint(e.evidence) = kb.memory_fingerprint(%(evidence)s)
+      AND kb.memory_fingerprint(regexp_replace(e.evidence, '[^[:alnum:]]+', ' ', 'g'))
+          = kb.memory_fingerprint(regexp_replace(%(evidence)s, '[^[:alnum:]]+', ' ', 'g'))
 )
 """
 
