@@ -26,7 +26,7 @@ import time
 from collections import Counter
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal, TypedDict
 from uuid import UUID
 
@@ -38,7 +38,7 @@ from emergent_memory import graph, telemetry
 from emergent_memory.db import rounds
 from emergent_memory.db.pool import transaction
 from emergent_memory.errors import InvalidInput, PermissionDenied
-from emergent_memory.memory import store
+from emergent_memory.memory import store, validation
 
 logger = logging.getLogger(__name__)
 
@@ -185,12 +185,6 @@ def archive_reason(candidate: Candidate, config: ArchiveConfig) -> str:
     )
 
 
-def iso_utc(moment: datetime) -> str:
-    """A date-time as the pack's properties hold them: ISO 8601 in UTC, e.g.
-    2026-03-01T00:00:00Z."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 class LifecycleService:
     """The archive job on a pool of a role that sees every actor's memories."""
 
@@ -257,7 +251,7 @@ class LifecycleService:
             by_actor = Counter(memory["actor_id"] for memory in memories)
             return {
                 "dry_run": dry_run,
-                "at": iso_utc(now),
+                "at": validation.iso_utc(now),
                 "criteria": {
                     "after_days": config.after_days,
                     "below_confidence": config.below_confidence,
@@ -303,7 +297,7 @@ def _archive_one(
             conn,
             id_,
             properties={
-                "archived_at": iso_utc(now),
+                "archived_at": validation.iso_utc(now),
                 "archive_reason": archive_reason(candidate, config),
             },
         )
