@@ -290,7 +290,9 @@ def _after(key: SortKey, part: str | None, after: Sequence[Any] | None) -> sql.C
 def rows(conn: Connection[Any], principal: Principal, ids: Sequence[UUID]) -> dict[UUID, BrowseRow]:
     """The memories of `ids` that the principal sees (any status), by id."""
     statement = sql.SQL(ROWS).format(
-        provenance=store.provenance_join("o.canonical_id"), visible=sql.SQL(store.VISIBLE)
+        provenance=store.provenance_join("o.canonical_id"),
+        evidence=store.evidence_join("o.canonical_id"),
+        visible=sql.SQL(store.VISIBLE),
     )
     with conn.cursor(row_factory=class_row(BrowseRow)) as cur:
         cur.execute(statement, _params(principal, ids=list(ids)), prepare=False)

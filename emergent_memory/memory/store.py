@@ -206,6 +206,19 @@ LEFT JOIN LATERAL (
 ) provenance ON true
 """
 
+# How many pieces of evidence a memory has (kb.memory_evidence, migration 0013), when the
+# newest was recorded and what it was; `{memory_id}` is the column of the statement's row.
+EVIDENCE = """
+LEFT JOIN LATERAL (
+    SELECT count(*) AS evidence_count, max(ev.created_at) AS last_at,
+           (array_agg(jsonb_build_object(
+                'at', (to_jsonb(ev.created_at AT TIME ZONE 'UTC') #>> '{{}}') || '+00:00',
+                'evidence', ev.evidence, 'origin', ev.origin, 'session_id', ev.session_id)
+            ORDER BY ev.created_at DESC, ev.id DESC))[1] AS last_evidence
+    FROM kb.memory_evidence ev WHERE ev.canonical_id = {memory_id}
+) ev ON true
+"""
+
 # How often the principal recalled each memory (the recall log holds few rows per memory).
 USES = """
 LEFT JOIN (
@@ -266,14 +279,7 @@ FROM kb.recall_memories(
     p_decay_half_life_days => %(decay_half_life_days)s
 ) WITH ORDINALITY AS r
 {version}
-LEFT JOIN LATERAL (
-    SELECT count(*) AS evidence_count, max(ev.created_at) AS last_at,
-           (array_agg(jsonb_build_object(
-                'at', (to_jsonb(ev.created_at AT TIME ZONE 'UTC') #>> '{{}}') || '+00:00',
-                'evidence', ev.evidence, 'origin', ev.origin, 'session_id', ev.session_id)
-            ORDER BY ev.created_at DESC, ev.id DESC))[1] AS last_evidence
-    FROM kb.memory_evidence ev WHERE ev.canonical_id = r.id
-) ev ON true
+{evidence}
 {provenance}
 ORDER BY r.ordinality
 """
@@ -343,14 +349,7 @@ LEFT JOIN LATERAL (
     WHERE e.src_id = o.canonical_id AND e.type = 'BELONGS_TO_CONTEXT'
       AND e.is_head AND e.deleted_at IS NULL
 ) ctx ON true
-LEFT JOIN LATERAL (
-    SELECT count(*) AS evidence_count, max(ev.created_at) AS last_at,
-           (array_agg(jsonb_build_object(
-                'at', (to_jsonb(ev.created_at AT TIME ZONE 'UTC') #>> '{{}}') || '+00:00',
-                'evidence', ev.evidence, 'origin', ev.origin, 'session_id', ev.session_id)
-            ORDER BY ev.created_at DESC, ev.id DESC))[1] AS last_evidence
-    FROM kb.memory_evidence ev WHERE ev.canonical_id = o.canonical_id
-) ev ON true
+{evidence}
 {provenance}
 """
 
@@ -508,9 +507,16 @@ def provenance_join(memory_id: str) -> sql.Composed:
     return sql.SQL(PROVENANCE).format(memory_id=sql.SQL(memory_id))
 
 
+def evidence_join(memory_id: str) -> sql.Composed:
+    """EVIDENCE joined on the memory id of the statement's row (`memory_id`, a column)."""
+    return sql.SQL(EVIDENCE).format(memory_id=sql.SQL(memory_id))
+
+
 def memory_rows(conn: Connection[Any], ids: list[UUID]) -> dict[UUID, InactiveRow]:
     """The memories of `ids` that the transaction sees, in any status, by id."""
-    statement = sql.SQL(MEMORY_ROWS).format(provenance=provenance_join("o.canonical_id"))
+    statement = sql.SQL(MEMORY_ROWS).format(
+        provenance=provenance_join("o.canonical_id"), evidence=evidence_join("o.canonical_id")
+    )
     with conn.cursor(row_factory=class_row(InactiveRow)) as cur:
         cur.execute(statement, {"ids": ids})
         return {row.id: row for row in cur.fetchall()}
@@ -544,7 +550,9 @@ def list_visible(
         uses=sql.SQL(USES), active=sql.SQL(ACTIVE), visible=sql.SQL(VISIBLE)
     )
     statement = sql.SQL(LIST_VISIBLE).format(
-        page=page, provenance=provenance_join("o.canonical_id")
+        page=page,
+        provenance=provenance_join("o.canonical_id"),
+        evidence=evidence_join("o.canonical_id"),
     )
     with conn.cursor(row_factory=class_row(InactiveRow)) as cur:
         # Never a prepared statement: its generic plan (chosen after a few calls, without the
@@ -579,6 +587,7 @@ def list_inactive(
         writable=sql.SQL(writable),
         state=sql.SQL(INACTIVE_STATES[state]),
         provenance=provenance_join("o.canonical_id"),
+        evidence=evidence_join("o.canonical_id"),
     )
     with conn.cursor(row_factory=class_row(InactiveRow)) as cur:
         cur.execute(statement, _params(principal, category=category, limit=limit), prepare=False)
@@ -611,6 +620,7 @@ def recall(
     statement = sql.SQL(RECALL).format(
         version=sql.SQL(RECALLED_HEAD if as_of is None else RECALLED_AS_OF),
         provenance=provenance_join("r.id"),
+        evidence=evidence_join("r.id"),
     )
     params = _params(
         principal,
