@@ -75,6 +75,7 @@ def test_every_revision_downgrades_one_step_at_a_time(make_database: Callable[[]
         seen.append(revision)
         migrate.downgrade(url, "-1")
     assert seen == [
+        "0014_finite_similarity",
         "0013_lifecycle",
         "0012_dashboard",
         "0011_automatic_memory",
@@ -407,7 +408,7 @@ def test_0013_downgrade_refuses_memories_in_the_new_categories_and_changes_nothi
         )
     with pytest.raises(Exception, match=r"1 memories are in the categories decision"):
         migrate.downgrade(url, "0012_dashboard")
-    assert migrate.database_revision(url) == "0013_lifecycle"
+    assert migrate.database_revision(url) == migrate.head_revision()  # nothing undone
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT to_regclass('kb.memory_evidence')").fetchone() != (None,)
         conn.execute(
@@ -473,7 +474,7 @@ def test_0013_downgrade_counts_only_live_memories_in_the_new_categories(
         conn.execute(insert, (archived, None))
     with pytest.raises(Exception, match=r"1 memories are in the categories decision"):
         migrate.downgrade(url, "0012_dashboard")
-    assert migrate.database_revision(url) == "0013_lifecycle"
+    assert migrate.database_revision(url) == migrate.head_revision()  # nothing undone
     with psycopg.connect(url) as conn:
         conn.execute(
             "UPDATE kb.graph_objects SET deleted_at = now() WHERE properties ? 'archived_at'"

@@ -29,7 +29,7 @@ from emergent_memory import graph
 from emergent_memory.auth.principal import Principal
 from emergent_memory.db.pool import DatabasePool
 from emergent_memory.errors import InvalidInput, MemoryNotFound, ObjectNotFound, PermissionDenied
-from emergent_memory.memory import browse_store, store, validation
+from emergent_memory.memory import answers, browse_store, store, validation
 from emergent_memory.memory.models import CATEGORIES, IMPORTANCES, SCOPES, MemoryRecord
 from emergent_memory.memory.records import memory_record
 from emergent_memory.memory.service import acting_for
@@ -465,7 +465,8 @@ class BrowseService:
                     f"another context is named {new_name!r} ({existing}); choose another name"
                 )
             graph.update_object(conn, id_, properties={"name": new_name})
-            return _context(browse_store.contexts(conn, principal, id_)[0])
+            renamed = _context(browse_store.contexts(conn, principal, id_)[0])
+            return answers.deliverable(renamed, "rename_context")  # before the commit
 
     def set_context_priority(
         self, principal: Principal, context_id: UUID | str, priority: int
@@ -485,7 +486,8 @@ class BrowseService:
         with self._transaction(principal) as conn:
             self._own_context(conn, principal, id_)
             graph.update_object(conn, id_, properties={"priority": priority})
-            return _context(browse_store.contexts(conn, principal, id_)[0])
+            changed = _context(browse_store.contexts(conn, principal, id_)[0])
+            return answers.deliverable(changed, "set_context_priority")  # before the commit
 
     @staticmethod
     def _own_context(conn: Connection[Any], principal: Principal, context_id: UUID) -> None:

@@ -187,7 +187,7 @@ LIMIT 1
 NEAREST_OWN = """
 SELECT o.canonical_id AS id, o.properties ->> 'content' AS content,
        o.properties ->> 'category' AS category, o.scope,
-       1 - (o.embedding <=> %(embedding)s) AS similarity
+       kb.cosine_similarity(o.embedding, %(embedding)s) AS similarity
 FROM kb.graph_objects o
 WHERE {active} AND {own} AND o.embedding_model = %(model)s
 ORDER BY o.embedding <=> %(embedding)s

@@ -22,7 +22,7 @@ from typing_extensions import TypedDict
 from emergent_memory.auth.principal import Principal
 from emergent_memory.db.pool import DatabasePool
 from emergent_memory.errors import InvalidInput, ObjectNotFound
-from emergent_memory.memory import browse_store, validation
+from emergent_memory.memory import answers, browse_store, validation
 from emergent_memory.memory.browse import (
     BrowsedMemory,
     as_uuid,
@@ -135,7 +135,7 @@ class DuplicateService:
             if decision_ == "keep_both":
                 decided_at = browse_store.decide_pair(conn, principal, id_, decision_, None)
                 assert decided_at is not None  # locked and open
-                return {
+                both: Decided = {
                     "id": str(id_),
                     "decision": decision_,
                     "kept_id": None,
@@ -143,6 +143,7 @@ class DuplicateService:
                     "memory": None,
                     "superseded_ids": [],
                 }
+                return answers.deliverable(both, "decide")  # before the commit
         if kept not in (pair.memory_id, pair.duplicate_of):
             raise InvalidInput(
                 f"keep must be one of the pair: {pair.memory_id} or {pair.duplicate_of}"

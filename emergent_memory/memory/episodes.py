@@ -117,7 +117,7 @@ lexical_ranked AS (
     LIMIT %(candidates)s
 ),
 nearest AS (
-    SELECT o.canonical_id, 1 - (o.embedding <=> %(embedding)s::vector) AS similarity
+    SELECT o.canonical_id, kb.cosine_similarity(o.embedding, %(embedding)s::vector) AS similarity
     FROM kb.graph_objects o
     WHERE {own_episodes}
       AND %(embedding)s::vector IS NOT NULL AND o.embedding_model = %(model)s

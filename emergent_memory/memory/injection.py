@@ -29,9 +29,10 @@ from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12 (O
 from emergent_memory.auth.principal import Principal
 from emergent_memory.db.pool import DatabasePool
 from emergent_memory.embeddings.base import EmbeddingProvider
+from emergent_memory.embeddings.vectors import has_direction
 from emergent_memory.errors import EmbeddingUnavailable, InvalidInput, PermissionDenied
 from emergent_memory.markers import MARKER_CLOSE, MARKER_OPEN, defang
-from emergent_memory.memory import sessions, store, validation
+from emergent_memory.memory import answers, sessions, store, validation
 from emergent_memory.memory.service import acting_for
 
 logger = logging.getLogger(__name__)
@@ -197,11 +198,14 @@ class InjectionService:
         if len(_WORD.findall(query)) < self._config.min_prompt_words:
             return _empty(budget)
         try:
-            vector = Vector(self._embedder.embed_query(query))
+            embedded = self._embedder.embed_query(query)
         except EmbeddingUnavailable as error:
             # without similarities there is no floor to hold: inject nothing rather than noise
             logger.warning("no memories injected for a prompt: %s", error)
             return _empty(budget)
+        if not has_direction(embedded):  # similar to nothing (embeddings/vectors.py)
+            return _empty(budget)
+        vector = Vector(embedded)
         with acting_for(self._pool, principal, lost=UNREACHABLE) as conn:
             sessions.touch(conn, principal, session, client)
             shown = sessions.shown(conn, principal, session)
@@ -256,7 +260,7 @@ class InjectionService:
                 estimated_tokens=used,
                 budget_tokens=budget,
             )
-        return {
+        injected: ContextResult = {
             "context": text,
             "memories": [
                 _injected(memory, tokens, rows.get(memory.id), decay, now)
@@ -265,6 +269,8 @@ class InjectionService:
             "estimated_tokens": used,
             "budget_tokens": budget,
         }
+        # in the caller's transaction, which logged the injection: undone if undeliverable
+        return answers.deliverable(injected, "context")
 
     def _budget(self, budget_tokens: int | None) -> int:
         if budget_tokens is None:

@@ -24,6 +24,7 @@ from emergent_memory.db.pool import DatabasePool, transaction
 from emergent_memory.db.replica import ReplicaHealth, ReplicaPool
 from emergent_memory.embeddings import jobs
 from emergent_memory.embeddings.base import EmbeddingProvider
+from emergent_memory.embeddings.vectors import has_direction
 from emergent_memory.errors import (
     EmbeddingUnavailable,
     InvalidInput,
@@ -33,7 +34,7 @@ from emergent_memory.errors import (
     PermissionDenied,
 )
 from emergent_memory.graph import Embedding, GraphObject
-from emergent_memory.memory import episodes, store, validation, validity
+from emergent_memory.memory import answers, episodes, store, validation, validity
 from emergent_memory.memory.dedup import DedupPolicy, Verdict
 from emergent_memory.memory.models import (
     CONFIDENCE_BY_SOURCE,
@@ -304,7 +305,7 @@ class MemoryService:
                     repeat,
                 )
                 self._link_source(conn, principal, exact, derived_from)
-                return result
+                return answers.deliverable(result, "save")
 
             nearest = None
             if embedding is not None:
@@ -386,16 +387,18 @@ class MemoryService:
                 )
             self._link_related(conn, principal, memory.canonical_id, targets)
             self._link_source(conn, principal, memory.canonical_id, derived_from)
-            record = self._records(conn, [memory.canonical_id])[0]
+            saved: SaveResult = {
+                "status": "updated" if superseded_ids else "created",
+                "memory": self._records(conn, [memory.canonical_id])[0],
+                "superseded_ids": superseded_ids,
+                "similarity": None if nearest is None else round(nearest.similarity, 4),
+                "possible_duplicates": possible_duplicates,
+                "degraded": embedding is None,
+            }
+            # the answer is checked before the transaction commits (memory/answers.py)
+            answers.deliverable(saved, "save")
         self._projects_with_pack.add(principal.project_id)  # committed: no need to look again
-        return {
-            "status": "updated" if superseded_ids else "created",
-            "memory": record,
-            "superseded_ids": superseded_ids,
-            "similarity": None if nearest is None else round(nearest.similarity, 4),
-            "possible_duplicates": possible_duplicates,
-            "degraded": embedding is None,
-        }
+        return saved
 
     def _reinforce(
         self,
@@ -526,14 +529,15 @@ class MemoryService:
                 patch=patch,
             )
             record = self._records(conn, [id_])[0]
-        return {
-            "memory": record,
-            "independent": independent,
-            "confidence_before": before,
-            "confidence_after": after,
-            "evidence_count": record["evidence_count"],
-            "restored": restoring,
-        }
+            reinforced: ReinforceResult = {
+                "memory": record,
+                "independent": independent,
+                "confidence_before": before,
+                "confidence_after": after,
+                "evidence_count": record["evidence_count"],
+                "restored": restoring,
+            }
+            return answers.deliverable(reinforced, "reinforce")
 
     # -- recall_memories --------------------------------------------------------------------
 
@@ -587,10 +591,16 @@ class MemoryService:
         self._require_read(principal)
 
         vector: Vector | None = None
+        degraded = False
         try:
-            vector = Vector(self._embedder.embed_query(text))
+            embedded = self._embedder.embed_query(text)
         except EmbeddingUnavailable as error:
             logger.warning("recall degraded to full-text search: %s", error)
+            degraded = True
+        else:
+            # a query without direction (the zero vector: "!!!") is similar to nothing
+            # (embeddings/vectors.py): its words alone are searched, and that is no outage
+            vector = Vector(embedded) if has_direction(embedded) else None
         recalled_at = None
         # with a read pool, the search runs there and the uses are recorded on the primary in
         # a transaction of their own; without one, both in one transaction (one round trip
@@ -622,11 +632,25 @@ class MemoryService:
                     limit=min(limit_, EPISODES_MAX_LIMIT),
                     **self._config.episode_tuning,
                 )
+            # the answer is checked before a use is recorded (memory/answers.py): an answer
+            # that cannot be delivered counts no use
+            answers.deliverable(self._recalled(rows, found, degraded, with_episodes), "recall")
             if record_use and rows and self._read_pool is None:
                 recalled_at = store.record_recalls(conn, principal, [row.id for row in rows])
         if record_use and rows and self._read_pool is not None:
             with self._transaction(principal) as conn:
                 recalled_at = store.record_recalls(conn, principal, [row.id for row in rows])
+        return self._recalled(rows, found, degraded, with_episodes, recalled_at)
+
+    @staticmethod
+    def _recalled(
+        rows: list[store.RecallRow],
+        found: list[episodes.EpisodeRow],
+        degraded: bool,
+        with_episodes: bool,
+        recalled_at: datetime | None = None,
+    ) -> RecallResult:
+        """Recall's answer; each memory's use counted when it was recorded at `recalled_at`."""
         memories: list[RecalledMemory] = []
         for row in rows:
             used = 0 if recalled_at is None else 1
@@ -651,7 +675,7 @@ class MemoryService:
                     "archived_at": None if row.archived_at is None else row.archived_at.isoformat(),
                 }
             )
-        result: RecallResult = {"memories": memories, "degraded": vector is None}
+        result: RecallResult = {"memories": memories, "degraded": degraded}
         if with_episodes:
             result["episodes"] = [episode_record(row) for row in found]
         return result
@@ -740,7 +764,8 @@ class MemoryService:
         with self._transaction(principal) as conn:
             self._writable_memory(conn, principal, id_)
             graph.delete_object(conn, id_, reason=reason_ or "deleted by its owner")
-        return {"deleted": str(id_)}
+            deleted: DeleteResult = {"deleted": str(id_)}
+            return answers.deliverable(deleted, "delete")
 
     def archive(
         self, principal: Principal, memory_id: str, reason: str | None = None
@@ -769,11 +794,12 @@ class MemoryService:
                 patch["archive_reason"] = reason_
             graph.update_object(conn, id_, properties=patch)
             row = store.memory_rows(conn, [id_])[id_]
-        return {
-            "archived": str(id_),
-            "memory": inactive_record(row, self._config.decay),
-            "archive_reason": reason_,
-        }
+            archived: ArchiveResult = {
+                "archived": str(id_),
+                "memory": inactive_record(row, self._config.decay),
+                "archive_reason": reason_,
+            }
+            return answers.deliverable(archived, "archive")
 
     def update(
         self, principal: Principal, memory_id: str, updates: Mapping[str, Any]
@@ -830,8 +856,11 @@ class MemoryService:
                         conn, principal, id_, UUID(close["id"]), close["similarity"]
                     )
             self._write_update(conn, head, patch, embedding)
-            record = self._records(conn, [id_])[0]
-        return {"memory": record, "possible_duplicates": possible_duplicates}
+            updated: UpdateResult = {
+                "memory": self._records(conn, [id_])[0],
+                "possible_duplicates": possible_duplicates,
+            }
+            return answers.deliverable(updated, "update")
 
     def _write_update(
         self,
@@ -921,8 +950,11 @@ class MemoryService:
                 self._link(conn, principal, store.BELONGS_TO_CONTEXT, keep, context_id)
             if within is not None:
                 within(conn)
-            record = self._records(conn, [keep])[0]
-        return {"memory": record, "superseded_ids": [str(other)]}
+            superseded: SupersedeResult = {
+                "memory": self._records(conn, [keep])[0],
+                "superseded_ids": [str(other)],
+            }
+            return answers.deliverable(superseded, "supersede")
 
     def _supersede(
         self,
@@ -1009,11 +1041,15 @@ class MemoryService:
                 restored = graph.update_object(conn, id_, properties=back)
             if restored.embedding is None:  # never embedded (the provider was down): queue it
                 jobs.enqueue(conn, restored)
-            record = self._records(conn, [id_])[0]
-        was: RestoredFrom = "superseded" if superseded_by else "archived"
-        if head.deleted:
-            was = "superseded and deleted" if superseded_by else "deleted"
-        return {"memory": record, "restored_from": was, "broken_supersession": broken}
+            was: RestoredFrom = "superseded" if superseded_by else "archived"
+            if head.deleted:
+                was = "superseded and deleted" if superseded_by else "deleted"
+            answer: RestoreResult = {
+                "memory": self._records(conn, [id_])[0],
+                "restored_from": was,
+                "broken_supersession": broken,
+            }
+            return answers.deliverable(answer, "restore")
 
     def bulk_delete(self, principal: Principal, memory_ids: object) -> BulkResult:
         """Delete each memory of `memory_ids` (at most BULK_MAX_IDS) as `delete` does, each on
@@ -1063,7 +1099,8 @@ class MemoryService:
             memories = store.own_memories_in_project(conn, principal)  # active and archived
             for memory in memories:
                 graph.delete_object(conn, memory.canonical_id, reason="forget_all")
-        return {"deleted_count": len(memories)}
+            forgotten: ForgetAllResult = {"deleted_count": len(memories)}
+            return answers.deliverable(forgotten, "forget_all")
 
     def stats(self, principal: Principal) -> StatsResult:
         """How many memories the caller saved, per project where they were saved."""

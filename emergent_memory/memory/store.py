@@ -147,7 +147,7 @@ LIMIT 1
 """
 
 FIND_NEAREST = """
-SELECT o.canonical_id, 1 - (o.embedding <=> %(embedding)s) AS similarity,
+SELECT o.canonical_id, kb.cosine_similarity(o.embedding, %(embedding)s) AS similarity,
        o.properties ->> 'content' AS content
 FROM kb.graph_objects o
 WHERE {active} AND {same_scope} AND o.embedding_model = %(model)s
