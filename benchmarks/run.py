@@ -5,11 +5,15 @@ python -m benchmarks.run                 # all: dedup, secrets, quality, injecti
                                          # verify, telemetry
 python -m benchmarks.run --only dedup,secrets,quality,injection,capture,hooks,roundtrips
 python -m benchmarks.run --scale smoke   # a tiny run of everything (what the tests do)
+
+A full run exits with status 1 when a timing expectation (a ratio to a baseline measured in
+the same run, e.g. secrets.py's adversarial inputs) did not hold; a smoke run never judges time.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 from benchmarks import (
@@ -38,12 +42,19 @@ def main() -> None:
     parser.add_argument("--scale", choices=["smoke", "full"], default="full")
     arguments = parser.parse_args()
     smoke = arguments.scale == "smoke"
+    # timing expectations (ratios to a baseline of the same run) that did not hold
+    broken: list[str] = []
     for name in arguments.only.split(","):
         start = time.perf_counter()
         if name == "dedup":
             dedup.run(limit=40 if smoke else None)
         elif name == "secrets":
-            secrets.run()
+            timing = secrets.run()["timing_of_ours"]
+            broken += [
+                f"secrets: {e['what']}: {e['measured']} (at most {e['limit']})"
+                for e in timing["expectations"]
+                if not e["held"]
+            ]
         elif name == "quality":
             quality.run(
                 limit_queries=12 if smoke else None,
@@ -83,6 +94,11 @@ def main() -> None:
         else:
             parser.error(f"unknown benchmark {name!r}")
         print(f"{name}: {time.perf_counter() - start:.0f} s")
+    for expectation in broken:
+        print(f"expectation not held: {expectation}", file=sys.stderr)
+    # a smoke run is too small to judge time: it only shows the scripts work
+    if broken and not smoke:
+        sys.exit(1)
 
 
 if __name__ == "__main__":

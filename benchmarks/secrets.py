@@ -205,11 +205,21 @@ def evaluate(
     }
 
 
+# What the timing must show (issue 24: time belongs here, not in the tests). A pattern that
+# backtracked over the whole text made a 2,000-character memory cost 20 to 40 times ordinary
+# text of that length (95 ms for "password machine " and dots, 190 ms for "password is " and
+# spaces) and grew about 25-fold from 2,000 to 10,000 characters; linear is 5-fold.
+MAX_ADVERSARIAL_OVER_ORDINARY = 10.0  # the worst input at 2,000 characters / ordinary text
+MAX_GROWTH_FROM_2000_TO_10000 = 10.0  # each input, 10,000 characters / 2,000
+
+
 def timing_of_ours(secrets: list[tuple[str, str]], benign: list[str]) -> dict[str, Any]:
-    """Our detector's time per memory (the best of REPEAT runs of each memory, so that other
-    processes on a shared machine count less), on the longest memory the service accepts
-    (2,000 characters of corpus text, dense with credentials), and on the inputs built to make
-    a pattern backtrack."""
+    """Our detector's CPU time per memory (the best of REPEAT runs of each memory, so that
+    other processes on a shared machine count less), on the longest memory the service
+    accepts (2,000 characters of corpus text, dense with credentials), and on the inputs built
+    to make a pattern backtrack, each against a baseline measured in the same run: ordinary
+    memories (the benign corpus) joined to the same length. The expectations are ratios to
+    that baseline, so they hold on a slow machine and fail on a pattern that backtracks."""
     from tests.secret_corpus import adversarial
 
     texts = [text for _, text in secrets] + benign
@@ -217,13 +227,23 @@ def timing_of_ours(secrets: list[tuple[str, str]], benign: list[str]) -> dict[st
     def best_ms(text: str, runs: int) -> float:
         best = float("inf")
         for _ in range(runs):
-            start = time.perf_counter()
+            start = time.process_time()
             find_secrets(text)
-            best = min(best, time.perf_counter() - start)
+            best = min(best, time.process_time() - start)
         return best * 1000
 
     samples = sorted(best_ms(text, REPEAT) for text in texts)
+    ordinary = " ".join(benign * (1 + 10_000 // max(1, len(" ".join(benign)))))
+    baseline_2000 = best_ms(ordinary[:2000], 20)
+    baseline_10000 = best_ms(ordinary[:10_000], 5)
+    inputs = list(zip(adversarial(2_000), adversarial(10_000), strict=True))
+    measured = [(best_ms(short, 5), best_ms(long, 3)) for short, long in inputs]
+    worst_2000 = max(short for short, _ in measured)
+    worst_10000 = max(long for _, long in measured)
+    growth = max(long / max(short, 1e-6) for short, long in measured)
+    over_ordinary = worst_2000 / max(baseline_2000, 1e-6)
     return {
+        "clock": "CPU time of this process (time.process_time)",
         "memories": len(texts),
         "runs_per_memory": REPEAT,
         "median_ms": round(statistics.median(samples), 4),
@@ -231,13 +251,29 @@ def timing_of_ours(secrets: list[tuple[str, str]], benign: list[str]) -> dict[st
         "p99_ms": round(samples[int(0.99 * len(samples))], 4),
         "max_ms": round(samples[-1], 4),
         "ms_for_2000_characters": round(best_ms(" ".join(texts)[:2000], 20), 3),
-        "adversarial_inputs": len(adversarial(2_000)),
-        "worst_adversarial_ms_for_2000_characters": round(
-            max(best_ms(text, 5) for text in adversarial(2_000)), 3
-        ),
-        "worst_adversarial_ms_for_10000_characters": round(
-            max(best_ms(text, 3) for text in adversarial(10_000)), 3
-        ),
+        "baseline_ordinary_ms_for_2000_characters": round(baseline_2000, 3),
+        "baseline_ordinary_ms_for_10000_characters": round(baseline_10000, 3),
+        "adversarial_inputs": len(inputs),
+        "worst_adversarial_ms_for_2000_characters": round(worst_2000, 3),
+        "worst_adversarial_ms_for_10000_characters": round(worst_10000, 3),
+        "worst_adversarial_over_ordinary_at_2000": round(over_ordinary, 2),
+        "worst_growth_from_2000_to_10000": round(growth, 2),
+        "expectations": [
+            {
+                "what": "the worst adversarial input of 2,000 characters, over ordinary text "
+                "of that length",
+                "limit": MAX_ADVERSARIAL_OVER_ORDINARY,
+                "measured": round(over_ordinary, 2),
+                "held": over_ordinary <= MAX_ADVERSARIAL_OVER_ORDINARY,
+            },
+            {
+                "what": "the most any adversarial input grows from 2,000 to 10,000 characters "
+                "(linear: 5)",
+                "limit": MAX_GROWTH_FROM_2000_TO_10000,
+                "measured": round(growth, 2),
+                "held": growth <= MAX_GROWTH_FROM_2000_TO_10000,
+            },
+        ],
     }
 
 
@@ -316,6 +352,17 @@ def markdown(result: dict[str, Any]) -> str:
         f"{timing['worst_adversarial_ms_for_2000_characters']} ms at 2,000 characters, "
         f"{timing['worst_adversarial_ms_for_10000_characters']} ms at 10,000. "
         "(The table's times are of one run each.)",
+        "",
+        "Expectations, as ratios to a baseline measured in the same run (ordinary memories "
+        f"joined to the same length: {timing['baseline_ordinary_ms_for_2000_characters']} ms "
+        f"at 2,000 characters, {timing['baseline_ordinary_ms_for_10000_characters']} ms at "
+        "10,000; CPU time, the best of several runs):",
+        "",
+        *(
+            f"- {e['what']}: {e['measured']} (at most {e['limit']}): "
+            + ("held" if e["held"] else "**not held**")
+            for e in timing["expectations"]
+        ),
         "",
         "## What fired on benign memories",
         "",

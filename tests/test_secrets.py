@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import json
 import re
-import time
 
 import pytest
 
@@ -1533,22 +1532,12 @@ def test_an_empty_text_has_no_secrets() -> None:
     assert find_secrets("") == []
 
 
-def best_seconds(text: str, runs: int = 3) -> float:
-    """The time of the fastest of `runs` scans (other processes on the machine count less)."""
-    best = float("inf")
-    for _ in range(runs):
-        start = time.perf_counter()
-        find_secrets(text)
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 # Every save scans its memory; the longest memory the service takes by default has 2,000
-# characters. The adversarial inputs made patterns backtrack before (95 ms for "password
-# machine " and 1,983 dots, 190 ms for "password is " and 1,988 spaces); none takes more than
-# a few milliseconds now (benchmarks/results/secrets.md).
-MAX_SECONDS_FOR_2000_CHARACTERS = 0.020
-MAX_SECONDS_FOR_10000_CHARACTERS = 0.100
+# characters. These inputs made patterns backtrack before (95 ms for "password machine " and
+# 1,983 dots, 190 ms for "password is " and 1,988 spaces). How long a scan takes is measured by
+# `make bench` (benchmarks/secrets.py: the worst input against ordinary text of the same length,
+# and its growth from 2,000 to 10,000 characters, as ratios within one run); a test only says
+# what the scan finds, which does not depend on how busy the machine is.
 ADVERSARIAL = [
     pytest.param(short, long, id=f"{n:02d}-{short[:14]}")
     for n, (short, long) in enumerate(zip(adversarial(2_000), adversarial(10_000), strict=True))
@@ -1556,21 +1545,19 @@ ADVERSARIAL = [
 
 
 @pytest.mark.parametrize(("short", "long"), ADVERSARIAL)
-def test_an_adversarial_memory_of_2000_characters_is_scanned_in_a_few_milliseconds(
+def test_an_adversarial_memory_is_scanned_to_the_end_and_five_times_it_finds_the_same(
     short: str, long: str
 ) -> None:
-    assert len(short) == 2_000
-    assert best_seconds(short) < MAX_SECONDS_FOR_2000_CHARACTERS
-
-
-@pytest.mark.parametrize(("short", "long"), ADVERSARIAL)
-def test_the_scan_time_grows_linearly_with_the_length_of_the_memory(short: str, long: str) -> None:
-    """max_content_length can be raised: five times the text takes about five times as long
-    (at most ten; a pattern that backtracks over the whole text would take 25 times)."""
-    assert len(long) == 10_000
-    seconds = best_seconds(long)
-    assert seconds < max(10 * best_seconds(short), 0.005)
-    assert seconds < MAX_SECONDS_FOR_10000_CHARACTERS
+    """max_content_length can be raised: five times the text finds the same kinds of secret,
+    each finding a span of the text that is not blank, and at most about five times as many."""
+    assert (len(short), len(long)) == (2_000, 10_000)
+    found_short, found_long = find_secrets(short), find_secrets(long)
+    assert {f.kind for f in found_short} == {f.kind for f in found_long}
+    for text, findings in ((short, found_short), (long, found_long)):
+        assert all(0 <= f.start < f.end <= len(text) for f in findings)
+        assert all(text[f.start : f.end].strip() for f in findings)
+    # repeated shapes that hold a finding hold about five times as many in five times the text
+    assert len(found_long) <= 5 * len(found_short) + 5
 
 
 def test_a_documented_test_card_is_allowed_alone_but_not_with_its_expiry_or_code() -> None:
