@@ -25,6 +25,7 @@ help:
 # everything else, then this package itself, without resolving anything.
 # DEPENDENCIES=latest (make test-latest) installs the newest versions pyproject.toml's ranges
 # allow instead, torch's CPU build staying at the locked release.
+# The stamp $(VENV)/.installed says which of the two (tests/test_lock.py reads it).
 LOCK := requirements/lock.txt
 TORCH_LOCK := requirements/torch-cpu.txt
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
@@ -44,7 +45,7 @@ else
 	$(PIP) install --quiet --no-deps --no-build-isolation -e .
 endif
 	$(PIP) check
-	@touch $@
+	@echo $(DEPENDENCIES) > $@
 
 # make run HOST=0.0.0.0 PORT=9000 chooses where the server listens (default 127.0.0.1:8765).
 # Only values given on make's command line count: HOST or PORT in the environment (some

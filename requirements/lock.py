@@ -62,36 +62,40 @@ def covered_pythons_on_linux(text: str) -> list[str]:
     return sorted(set(re.findall(r"python_version == '(3\.\d+)'", text)))
 
 
-def check() -> int:
-    """0 when the lock files cover this interpreter and platform, else 1 with what to do."""
-    version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    system, machine = platform.system(), platform.machine().lower()
-    problem = None
-    # run by the machine's python3, which may be older than the package allows
-    if sys.version_info < (3, 11):  # noqa: UP036
-        problem = f"emergent-memory needs Python 3.11 or newer; this is Python {version}"
-    elif system == "Linux" and machine in ("x86_64", "amd64"):
+def problem(system: str, machine: str, python: tuple[int, int]) -> str | None:
+    """Why the lock files do not cover this platform and Python, or None when they do."""
+    version = f"{python[0]}.{python[1]}"
+    machine = machine.lower()
+    if python < (3, 11):
+        return f"emergent-memory needs Python 3.11 or newer; this is Python {version}"
+    if system == "Linux" and machine in ("x86_64", "amd64"):
         covered = covered_pythons_on_linux(TORCH_LOCK.read_text())
         if version not in covered:
-            problem = (
+            return (
                 f"{TORCH_LOCK.relative_to(ROOT)} has torch's CPU build for Python "
                 f"{', '.join(covered) or 'none'} on Linux x86_64, not for {version}"
             )
-    elif system == "Darwin" and machine == "arm64":
+        return None
+    if system == "Darwin" and machine == "arm64":
         if version not in PYTHONS:
-            problem = f"the lock covers Python {', '.join(PYTHONS)} on macOS arm64, not {version}"
-    else:
-        problem = (
-            f"the lock covers Linux x86_64 and macOS arm64 (where the embedded PostgreSQL has "
-            f"wheels), not {system} {machine}"
-        )
-    if problem is None:
+            return f"the lock covers Python {', '.join(PYTHONS)} on macOS arm64, not {version}"
+        return None
+    return (
+        "the lock covers Linux x86_64 and macOS arm64 (where the embedded PostgreSQL has "
+        f"wheels), not {system} {machine}"
+    )
+
+
+def check() -> int:
+    """0 when the lock files cover this machine, else 1 with what to do (on stderr)."""
+    found = problem(platform.system(), platform.machine(), sys.version_info[:2])
+    if found is None:
         return 0
     print(
-        f"make: {problem}.\n"
+        f"make: {found}.\n"
         "  Run make with another Python (make PYTHON=python3.11 ...), or install the package\n"
-        "  with its version ranges instead of the lock: python -m venv .venv && .venv/bin/pip\n"
-        "  install -e '.[offline,dev]' (README: Reproducible installs).",
+        "  with its version ranges instead of the lock (README: Reproducible installs):\n"
+        "    python3 -m venv .venv && .venv/bin/pip install -e '.[offline,dev]'",
         file=sys.stderr,
     )
     return 1
