@@ -167,8 +167,10 @@ def request_alone(base: str, token: str, body: dict[str, Any]) -> float:
     """The hook's context request sent from this process by the hook's client, on a new
     connection: milliseconds."""
     start = time.perf_counter()
+    # a timeout that only keeps a dead server from hanging the run: a slow answer on a busy
+    # machine is measured (and weighed against the baselines), never a crash of the benchmark
     answer = Server.from_url(base).request(
-        "POST", "/api/v1/context", timeout=5, payload=body, token=token
+        "POST", "/api/v1/context", timeout=120, payload=body, token=token
     )
     elapsed = (time.perf_counter() - start) * 1000
     if answer.status != 200:
