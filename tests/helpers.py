@@ -187,7 +187,7 @@ def http_server_process(env: dict[str, str], *args: str) -> Iterator[HttpServer]
         finally:
             if process.poll() is None:
                 process.terminate()
-            process.wait(timeout=30)
+            process.wait(timeout=60)
             server.log = written()
 
 
@@ -217,9 +217,11 @@ def make_token(
     return new.token, new.info.id
 
 
-def client_for(server: HttpServer, token: str) -> Client[Any]:
+def client_for(server: HttpServer, token: str, *, timeout: float = 30) -> Client[Any]:
+    """An MCP client of the server with this token; it gives up on a call after `timeout`
+    seconds."""
     transport = StreamableHttpTransport(server.url, headers={"Authorization": f"Bearer {token}"})
-    return Client(transport, timeout=30)
+    return Client(transport, timeout=timeout)
 
 
 # -- a database outage -------------------------------------------------------------------------

@@ -307,6 +307,7 @@ def test_what_the_extractor_proposes_is_saved_through_save_and_derived_from_the_
         ),
     )
     converse(capture, user, *PREFERENCE)
+    before = datetime.now(UTC)
     counts = CaptureWorker(capture).run_once()
     assert (counts.captured, counts.memories_saved) == (1, 2)
     saved = {m["content"]: m for m in memories(capture.memory, user)}
@@ -328,9 +329,8 @@ def test_what_the_extractor_proposes_is_saved_through_save_and_derived_from_the_
     assert properties["summary"] == "The user talks about style."
     assert (episode["embedding_model"], episode["jobs"]) == ("test/bag-of-words", 0)
     assert len(properties["digest"]) == 64
-    assert datetime.fromisoformat(properties["captured_at"]) > datetime.now(UTC) - timedelta(
-        minutes=1
-    )
+    # stamped when the worker captured the window (not with a turn's time)
+    assert before <= datetime.fromisoformat(properties["captured_at"]) <= datetime.now(UTC)
     for memory_ in saved.values():
         assert derived_from(owner, memory_["id"]) == [episode["id"]]
     [window] = windows(owner, user)
@@ -514,11 +514,13 @@ def test_rate_limits_and_overload_are_retried_no_earlier_than_retry_after_then_s
     fake.enqueue(error(429, "rate_limit_error", "slow down", retry_after=30))
     converse(capture, user, *PREFERENCE)
     worker = CaptureWorker(capture)
+    before = datetime.now(UTC)
     assert worker.run_once().retried == 1
     [window] = windows(owner, user)
     assert (window["status"], window["attempts"]) == ("pending", 1)
     assert window["last_error"].startswith("gate: HTTP 429 rate_limit_error")
-    assert window["run_after"] > datetime.now(UTC) + timedelta(seconds=25)
+    # no earlier than Retry-After after the attempt, however long the attempt took
+    assert window["run_after"] >= before + timedelta(seconds=30)
     assert worker.run_once().claimed == 0  # not due yet
 
     make_due(owner)
@@ -1071,7 +1073,7 @@ def test_the_server_runs_the_capture_worker_when_a_key_is_set(
         assert services.capture.enabled is True
         assert len(capture_threads()) == 1
         converse(services.capture, who, *PREFERENCE)
-        wait_until(lambda: [w["status"] for w in windows(owner, who)] == ["done"], 20, "captured")
+        wait_until(lambda: [w["status"] for w in windows(owner, who)] == ["done"], 60, "captured")
     assert capture_threads() == []
     headers = fake.message_requests[0].headers  # the configured key reached the API
     assert KEY in (

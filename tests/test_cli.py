@@ -10,11 +10,13 @@ import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 from alembic.script import ScriptDirectory
 
 from emergent_memory.db import migrate
 from emergent_memory.resources import migrations_dir
+from tests.helpers import wait_until
 
 HEAD = migrate.head_revision()
 COMMAND = [sys.executable, "-m", "emergent_memory"]
@@ -166,9 +168,29 @@ def test_version_and_help() -> None:
         assert command in helped.stdout
 
 
+def sleep_is_running(pid_file: Path) -> bool:
+    """Whether the embedded server (its socket named in postmaster.pid) runs the test's
+    `select pg_sleep(60)`: psql is connected and waits on it."""
+    try:
+        lines = pid_file.read_text().splitlines()
+        port, socket_dir = lines[3].strip(), lines[4].strip()
+    except (OSError, IndexError):  # not started yet, or the file is being written
+        return False
+    try:
+        with psycopg.connect(
+            host=socket_dir, port=port, user="postgres", dbname="postgres", connect_timeout=30
+        ) as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE state = 'active' AND query = 'select pg_sleep(60)'"
+            ).fetchone()
+    except psycopg.OperationalError:  # still starting
+        return False
+    return row is not None and row[0] > 0
+
+
 def test_sigterm_stops_the_embedded_server_cleanly(embedded_env: dict[str, str]) -> None:
     import signal
-    import time
 
     pid_file = Path(embedded_env["EMERGENT_MEMORY_DATA_DIR"]) / "pgdata" / "postmaster.pid"
     base = {k: v for k, v in os.environ.items() if not k.startswith("EMERGENT_MEMORY_")}
@@ -179,13 +201,11 @@ def test_sigterm_stops_the_embedded_server_cleanly(embedded_env: dict[str, str])
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 30
-        while not pid_file.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert pid_file.exists(), "the embedded server did not start"
-        time.sleep(0.5)
+        # the signal comes while psql runs its query (not while the server is still being
+        # set up), however long that takes on a loaded machine
+        wait_until(lambda: sleep_is_running(pid_file), 120, "psql runs its query")
         process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=30) == 128 + signal.SIGTERM
+        assert process.wait(timeout=60) == 128 + signal.SIGTERM
     finally:
         process.kill()
         process.wait()

@@ -10,7 +10,6 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -25,6 +24,7 @@ from psycopg_pool import PoolTimeout
 from psycopg_pool.pool import AddConnection
 
 from emergent_memory.auth.principal import Principal
+from emergent_memory.db import pool as pool_module
 from emergent_memory.db.connection import open_database, with_role
 from emergent_memory.db.pool import RECONNECT_DELAY_MAX, DatabasePool, create_pool, lost_connection
 from emergent_memory.errors import DatabaseUnavailable
@@ -93,7 +93,7 @@ def test_an_unusable_data_dir_is_a_clear_error(data_dir: Path) -> None:
 
 
 def test_pool_connections_know_the_vector_type(database_url: str) -> None:
-    pool = create_pool(database_url, min_size=1, max_size=2, timeout=5)
+    pool = create_pool(database_url, min_size=1, max_size=2, timeout=30)
     try:
         with pool.connection() as conn:
             row = conn.execute("SELECT '[1,2,3]'::vector").fetchone()
@@ -188,9 +188,8 @@ def test_a_database_that_is_down_is_reported_at_once_and_used_again_when_back(
 ) -> None:
     """While the database cannot be reached, requests fail at once (none waits in the pool's
     queue for its 30 s timeout) with DatabaseUnavailable, "database unavailable", not "busy";
-    the health probe says so. Once it is back, the next request succeeds (within the issue's
-    recovery bound). The outage is logged once when it starts and once when it ends, and no
-    more."""
+    the health probe says so. Once it is back, the next request succeeds. The outage is logged
+    once when it starts and once when it ends, and no more."""
     pool = create_pool(outage_url, min_size=2, max_size=4, timeout=30)
     service = MemoryService(pool, BagOfWordsEmbedder(), MemoryConfig(dedup_threshold=0.8))
     me = Principal(uuid.uuid4(), uuid.uuid4())
@@ -206,9 +205,10 @@ def test_a_database_that_is_down_is_reported_at_once_and_used_again_when_back(
             assert not pool.database_reachable()
 
             set_login(database_url, OUTAGE_ROLE, allowed=True)
-            started = time.monotonic()
+            # succeeds, not "busy" after the pool's timeout: the pool has a connection again.
+            # How soon it reconnects (the issue's recovery bound) is counted, not timed, by
+            # test_the_pool_tries_to_reconnect_at_most_a_second_apart.
             found = service.recall(me, "outage drill")["memories"]
-            assert time.monotonic() - started < 10  # the issue's recovery bound
             assert [m["content"] for m in found] == ["The outage drill is on Fridays"]
             assert pool.database_reachable()
         messages = [record.getMessage() for record in outage_records(caplog)]
@@ -227,7 +227,7 @@ def test_a_pool_whose_connections_are_all_in_use_is_busy_without_a_probe(
     (PoolTimeout) without probing the database, so that a probe that would fail (here: new
     connections of the role are refused, its open one is kept) does not turn busy into an
     outage."""
-    pool = create_pool(outage_url, min_size=1, max_size=1, timeout=5)
+    pool = create_pool(outage_url, min_size=1, max_size=1, timeout=30)
     try:
         with caplog.at_level(logging.WARNING, logger="emergent_memory.db.pool"):
             with pool.connection() as held:
@@ -246,7 +246,7 @@ def test_a_database_with_too_many_connections_is_busy_not_down(
     """The pool cannot grow because the database refuses more connections (SQLSTATE 53300,
     here the role's connection limit): requests are told busy (PoolTimeout), not "database
     unavailable"; the health check finds it up; no outage is logged."""
-    pool = create_pool(outage_url, min_size=1, max_size=2, timeout=5)
+    pool = create_pool(outage_url, min_size=1, max_size=2, timeout=30)
     try:
         with caplog.at_level(logging.WARNING, logger="emergent_memory.db.pool"):
             with pool.connection():
@@ -259,23 +259,31 @@ def test_a_database_with_too_many_connections_is_busy_not_down(
         pool.close()
 
 
-def test_the_health_check_never_waits_for_a_probe_in_flight() -> None:
-    """While a probe runs (here one that hangs: a port where nothing ever answers), the health
-    check answers at once with the last answer; the probe's own answer (down) is kept."""
-    with socket.socket() as silent:  # the kernel accepts connections; nothing answers them
-        silent.bind(("127.0.0.1", 0))
-        silent.listen()
-        url = f"postgresql://nobody@127.0.0.1:{silent.getsockname()[1]}/nothing"
-        pool = DatabasePool(url, min_size=1, max_size=1, timeout=1)
-        with ThreadPoolExecutor(1) as executor:
+def test_the_health_check_never_waits_for_a_probe_in_flight(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """While a probe runs (here one that hangs: a port where nothing ever answers, until the
+    test closes it), the health check answers at once with the last answer; the probe's own
+    answer (down) is kept."""
+    # The probe ends when the test closes the port, not after its own PROBE_TIMEOUT (2 s),
+    # which a loaded machine could spend before the health check below is even asked (a
+    # health check that waited for the probe would still get its answer, down, in a minute).
+    monkeypatch.setattr(pool_module, "PROBE_TIMEOUT", 60)
+    with ThreadPoolExecutor(1) as executor:
+        with socket.socket() as silent:  # the kernel accepts connections; nothing answers
+            silent.bind(("127.0.0.1", 0))
+            silent.listen()
+            url = f"postgresql://nobody@127.0.0.1:{silent.getsockname()[1]}/nothing"
+            pool = DatabasePool(url, min_size=1, max_size=1, timeout=1)
             probing = executor.submit(pool.database_reachable)
             wait_until(
-                lambda: bool(select.select([silent], [], [], 0)[0]), 10, "the probe connected"
+                lambda: bool(select.select([silent], [], [], 0)[0]), 60, "the probe connected"
             )
             assert pool.database_reachable()  # the answer before the probe: not known down
             assert not probing.done()
-            assert probing.result() is False
-        assert pool.database_reachable() is False  # that probe's answer, reused
+        # closed: the connection the probe waits on is reset, so the probe fails now
+        assert probing.result(timeout=60) is False
+    assert pool.database_reachable() is False  # down: the probe's answer is kept
 
 
 def test_the_pool_tries_to_reconnect_at_most_a_second_apart(data_dir: Path) -> None:
@@ -297,7 +305,7 @@ def test_the_pool_tries_to_reconnect_at_most_a_second_apart(data_dir: Path) -> N
     pool.schedule_task = record  # type: ignore[method-assign]
     pool.open(wait=False)
     try:
-        wait_until(lambda: len(delays) >= 8, 30, "eight attempts to connect failed")
+        wait_until(lambda: len(delays) >= 8, 60, "eight attempts to connect failed")
     finally:
         pool.close()
     assert 0.8 < delays[0] <= RECONNECT_DELAY_MAX  # psycopg_pool's first: 1 s, +-10%

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import sys
 import time
@@ -167,6 +168,10 @@ async def test_http_sessions_are_capped_and_idle_ones_expire(
     sessions (the others get 503 and open none); a session without requests for
     EMERGENT_MEMORY_HTTP_SESSION_IDLE_TIMEOUT seconds is closed (its id then gets 404),
     which makes room for new ones."""
+    # long enough that the 20 calls below (about 0.1 s here) end before the first session
+    # they open is idle that long, even on a loaded machine (a session closed meanwhile would
+    # make room for a sixth); the test then waits that long for the sessions to close
+    idle_timeout = 5
     token, _ = make_token(database_url, uuid.uuid4(), uuid.uuid4())
     headers = {
         "Accept": "application/json, text/event-stream",
@@ -176,7 +181,7 @@ async def test_http_sessions_are_capped_and_idle_ones_expire(
         database_url,
         embedding_server,
         EMERGENT_MEMORY_HTTP_MAX_SESSIONS="5",
-        EMERGENT_MEMORY_HTTP_SESSION_IDLE_TIMEOUT="2",
+        EMERGENT_MEMORY_HTTP_SESSION_IDLE_TIMEOUT=str(idle_timeout),
     ) as server:
         async with httpx.AsyncClient(headers=headers, timeout=30) as http:
             answers = [await http.post(server.url, json=INITIALIZE) for _ in range(20)]
@@ -187,13 +192,27 @@ async def test_http_sessions_are_capped_and_idle_ones_expire(
             assert "Too many open sessions" in refused[0].text
 
             # the sessions stay idle past the timeout (not polled: asking about a session
-            # is a request, which would keep it alive)
-            time.sleep(3)
+            # is a request, which would keep it alive); until they are closed, new ones are
+            # refused, and each one closed makes room for a new one (the deadline only keeps
+            # sessions that are never closed from hanging the test)
+            again: list[str] = []
+            deadline = time.monotonic() + idle_timeout + 120
+            while len(again) < 5:
+                assert time.monotonic() < deadline, f"{5 - len(again)} idle sessions still open"
+                answer = await http.post(server.url, json=INITIALIZE)
+                assert answer.status_code in (200, 503), answer.status_code
+                if answer.status_code == 200:
+                    again.append(answer.headers["mcp-session-id"])
+                else:
+                    await asyncio.sleep(0.2)
             ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
-            expired = await http.post(server.url, json=ping, headers={"mcp-session-id": opened[0]})
-            assert expired.status_code == 404
-            again = [await http.post(server.url, json=INITIALIZE) for _ in range(5)]
-            assert [a.status_code for a in again] == [200] * 5
+            for session in opened:  # every one of them closed
+                expired = await http.post(
+                    server.url, json=ping, headers={"mcp-session-id": session}
+                )
+                assert expired.status_code == 404
+            # the new ones are open, and count against the limit
+            assert (await http.post(server.url, json=INITIALIZE)).status_code == 503
 
 
 def test_http_serve_on_a_port_in_use_fails_with_one_line(database_url: str) -> None:

@@ -14,11 +14,16 @@ from typing import Any
 
 import pytest
 
+from emergent_memory.embeddings import openai as openai_module
 from emergent_memory.embeddings.base import EmbeddingProvider, EmbeddingUnavailable
 from emergent_memory.embeddings.openai import OpenAICompatibleEmbeddings
 
 DIMS = 4
 API_KEY = "sk-test-secret-0123456789"
+# Seconds a hung server keeps a request waiting (the fake ends the wait when it stops): far
+# beyond the providers' timeouts here, so that a provider that waited for the answer instead of
+# giving up fails the test even on a machine many times slower than usual.
+HUNG = 60.0
 
 
 def vector_for(text: str, dims: int = DIMS) -> list[float]:
@@ -232,13 +237,27 @@ def test_429_honours_retry_after(
 
 
 def test_retry_after_that_is_not_seconds_falls_back_to_backoff(
-    server: FakeServer, make_provider: Callable[..., OpenAICompatibleEmbeddings]
+    server: FakeServer,
+    make_provider: Callable[..., OpenAICompatibleEmbeddings],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     when = "Wed, 21 Oct 2015 07:28:00 GMT"
     server.replies = [Reply(status=429, body=b"", headers={"Retry-After": when})]
-    started = time.monotonic()
+    waits: list[float] = []
+
+    class RecordedTime:
+        """The provider module's `time`, each of its waits recorded (and waited)."""
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(time, name)
+
+        def sleep(self, seconds: float) -> None:
+            waits.append(seconds)
+            time.sleep(seconds)
+
+    monkeypatch.setattr(openai_module, "time", RecordedTime())
     assert make_provider(max_retries=1).embed_query("q") == vector_for("q")
-    assert time.monotonic() - started < 1
+    assert waits == [0.001]  # the backoff (make_provider's), not a wait read from the date
 
 
 def test_no_retry_on_400(
@@ -253,11 +272,13 @@ def test_no_retry_on_400(
 def test_timeout(
     server: FakeServer, make_provider: Callable[..., OpenAICompatibleEmbeddings]
 ) -> None:
-    server.replies = [Reply(delay=3)] * 2
+    server.replies = [Reply(delay=HUNG)] * 2
     started = time.monotonic()
     with pytest.raises(EmbeddingUnavailable) as caught:
         make_provider(timeout=0.3, max_retries=1).embed_query("q")
-    assert time.monotonic() - started < 2
+    # two attempts of 0.3 s, not an answer after the server's HUNG seconds (half of that
+    # separates the two however loaded the machine)
+    assert time.monotonic() - started < HUNG / 2
     assert str(caught.value) == (
         f"embedding request to {server.base_url}/embeddings failed after 2 attempts: "
         "timed out after 0.3 s"
@@ -352,7 +373,7 @@ def test_api_key_never_in_error_messages(
         [Reply(status=200, body=echo)],
         [Reply(body=b"not json " + API_KEY.encode())],
         [Reply(dims=DIMS + 1)],
-        [Reply(delay=3)],
+        [Reply(delay=HUNG)],
     ]
     provider = make_provider(api_key=API_KEY, timeout=0.3)
     for replies in failures:

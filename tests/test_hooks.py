@@ -47,7 +47,6 @@ from emergent_memory.hooks.autostart import default_start_command
 from emergent_memory.hooks.capture import MAX_CAPTURE_REQUESTS
 from emergent_memory.hooks.client import Server
 from emergent_memory.hooks.config import data_dir, hooks_file_path, user_config_dir, user_data_dir
-from emergent_memory.hooks.run import BUDGETS, WATCHDOG_GRACE
 from emergent_memory.hooks.state import state_path
 from emergent_memory.hooks.transcript import (
     MAX_BATCH_BYTES,
@@ -68,8 +67,10 @@ CONTEXT = (
     "reference):\n- [3f1c] The user wants pnpm, never npm, in this repository.\n"
     "</emergent-memory>"
 )
-# Python's start and the imports, which the hook's own budget does not count.
-STARTUP_ALLOWANCE = 1.5
+# Seconds the fake server waits before answering in the tests of a slow server: far beyond
+# every hook's budget (SessionStart's, the longest, is 9 s), so that a hook that waited for the
+# answer instead of giving up fails those tests even on a machine many times slower than usual.
+SLOW_SERVER_DELAY = 60.0
 
 
 def recorded_inputs() -> dict[str, dict[str, Any]]:
@@ -148,7 +149,7 @@ class Hooks:
             env=env or self.env,
             cwd=self.project,
             capture_output=True,
-            timeout=60,
+            timeout=120,  # generous: how fast a run is, is asserted only against a slow server
             check=False,
         )
         return Ran(done.stdout.decode(), done.returncode, time.monotonic() - started)
@@ -664,6 +665,12 @@ def test_capture_events_print_nothing_and_ask_for_no_context(
 
 
 # -- bad input, bad servers: always exit 0, print nothing, in time ---------------------------
+#
+# "In time" is asserted against a party much slower than any budget (a server that answers
+# after SLOW_SERVER_DELAY s, stdin never closed, a run that sleeps past its watchdog), never as
+# a stopwatch against the budget itself: Python's start alone may take seconds on a loaded
+# machine. A run that printed its output ended by itself, before its watchdog (which ends the
+# process without printing).
 
 BAD_INPUTS = {
     "empty": b"",
@@ -687,7 +694,6 @@ def test_bad_input_exits_0_prints_nothing_and_is_logged(
     assert (ran.returncode, ran.stdout) == (0, "")
     assert server.requests == []
     assert f"WARNING {event}" in hooks.log
-    assert ran.seconds < BUDGETS[event].total + WATCHDOG_GRACE + STARTUP_ALLOWANCE
 
 
 def test_an_unknown_event_does_nothing(hooks: Hooks, server: FakeMemoryServer) -> None:
@@ -698,7 +704,6 @@ def test_an_unknown_event_does_nothing(hooks: Hooks, server: FakeMemoryServer) -
 
 def test_stdin_left_open_does_not_hold_the_hook(hooks: Hooks, server: FakeMemoryServer) -> None:
     server.context = CONTEXT
-    started = time.monotonic()
     process = subprocess.Popen(
         [sys.executable, "-m", "emergent_memory", "hook", "SessionStart"],
         stdin=subprocess.PIPE,
@@ -711,12 +716,13 @@ def test_stdin_left_open_does_not_hold_the_hook(hooks: Hooks, server: FakeMemory
     process.stdin.write(json.dumps(hooks.payload("SessionStart")).encode())
     process.stdin.flush()  # and never closed
     try:
-        assert process.wait(timeout=30) == 0
+        assert process.wait(timeout=60) == 0  # ended while its stdin is still open
+        # it read its input, asked for the context and printed it without waiting for the end
+        # of stdin: a run held until its watchdog would have printed nothing
         assert json.loads(process.stdout.read()) == hook_output("SessionStart", CONTEXT)
     finally:
         process.stdin.close()
         process.stdout.close()
-    assert time.monotonic() - started < BUDGETS["SessionStart"].total
 
 
 @pytest.mark.parametrize("event", ["UserPromptSubmit", "Stop", "PreCompact", "SessionEnd"])
@@ -726,7 +732,7 @@ def test_a_server_that_is_down_costs_nothing(hooks: Hooks, event: str) -> None:
     ran = hooks.run(event, env=env)
     assert (ran.returncode, ran.stdout) == (0, "")
     assert "is not running" in hooks.log
-    assert ran.seconds < BUDGETS[event].total + WATCHDOG_GRACE + STARTUP_ALLOWANCE
+    assert hooks.log.count("\n") == 1, hooks.log  # one refused attempt and no more: no retry
     assert not (hooks.data / "logs" / "server.log").exists()  # only SessionStart starts it
 
 
@@ -735,24 +741,28 @@ def test_a_slow_server_does_not_hold_the_hook(
     hooks: Hooks, server: FakeMemoryServer, event: str
 ) -> None:
     server.context = CONTEXT
-    server.delay = 20
+    server.delay = SLOW_SERVER_DELAY
     hooks.write_transcript(transcript_lines("preference"))
     ran = hooks.run(event)
     assert (ran.returncode, ran.stdout) == (0, "")
     assert len(server.requests) == 1  # it was asked, and did not answer in time
-    assert ran.seconds < BUDGETS[event].total + WATCHDOG_GRACE + STARTUP_ALLOWANCE
+    # the run's own request timeout gave up on it (not the watchdog, which logs nothing)...
     assert "timed out" in hooks.log
+    # ...and the run ended long before the answer would have come: within its budget, plus
+    # Python's start, however slow the machine; a run that waited for the answer takes longer
+    # than SLOW_SERVER_DELAY
+    assert ran.seconds < SLOW_SERVER_DELAY / 2, ran.seconds
 
 
 def test_the_watchdog_ends_the_process_with_status_0() -> None:
     code = (
         "import time\nfrom emergent_memory.hooks.run import _start_watchdog\n"
-        "_start_watchdog(0.2)\ntime.sleep(30)\nraise SystemExit(3)\n"
+        "_start_watchdog(0.2)\ntime.sleep(60)\nraise SystemExit(3)\n"
     )
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
-    assert (done.returncode, done.stdout) == (0, b"")
-    assert time.monotonic() - started < 30
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120)
+    assert (done.returncode, done.stdout) == (0, b"")  # not the 3 after the sleep
+    assert time.monotonic() - started < 30  # long before the 60 s sleep would have ended
 
 
 @pytest.mark.parametrize("status", [400, 401, 403, 500, 503])
@@ -1105,7 +1115,7 @@ def test_nothing_the_user_wrote_reaches_the_log(hooks: Hooks, server: FakeMemory
     for event in ("SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd"):
         hooks.run(event, hooks.payload(event, prompt=f"use the key {secret} for deploys"))
     hooks.run("Stop", raw=f'{{"session_id": "{secret}", oops'.encode())
-    server.delay = 5
+    server.delay = SLOW_SERVER_DELAY
     hooks.run("UserPromptSubmit", hooks.payload("UserPromptSubmit", prompt=f"{secret} a b c"))
     log = hooks.log
     assert log.count("\n") >= 6  # the problems were logged
@@ -1237,7 +1247,7 @@ def test_a_server_that_cannot_start_is_said_once(hooks: Hooks, stub: dict[str, A
     assert hooks.run("SessionStart", env=env).stdout == ""  # once per session
     assert hooks.run("UserPromptSubmit", env=env).stdout == ""
     assert "stopped at once (it exited with status 1)" in hooks.log
-    assert first.seconds < BUDGETS["SessionStart"].total + WATCHDOG_GRACE + STARTUP_ALLOWANCE
+    # (the notice was printed: the first run ended by itself, before its watchdog)
 
 
 def test_a_server_still_starting_is_said_once(
@@ -1352,7 +1362,7 @@ def _http_client_reads(url: str) -> tuple[int, Any]:
     import http.client
 
     parts = Server.from_url(url)
-    connection = http.client.HTTPConnection(parts.host, parts.port, timeout=5)
+    connection = http.client.HTTPConnection(parts.host, parts.port, timeout=30)
     try:
         connection.request("POST", "/api/v1/context", body=b"{}")
         response = connection.getresponse()
@@ -1391,7 +1401,7 @@ def test_the_socket_client_reads_answers_as_http_client_does(framing: str, piece
     whole or in small pieces: the status and decoded body http.client gives."""
     with ScriptedHTTP(ANSWERS[framing], piece=piece) as scripted:
         answer = Server.from_url(scripted.url).request(
-            "POST", "/api/v1/context", timeout=5, payload={"prompt": "hi"}
+            "POST", "/api/v1/context", timeout=30, payload={"prompt": "hi"}
         )
         expected = _http_client_reads(scripted.url)
     assert (answer.status, answer.body) == expected
@@ -1407,10 +1417,10 @@ def test_the_socket_client_sends_the_request_http_client_sent() -> None:
     payload = {"prompt": "Wir nutzen pnpm – nie npm", "n": 1}
     with ScriptedHTTP(ANSWERS["content-length"]) as scripted:
         Server.from_url(scripted.url + "/base/").request(
-            "POST", "/api/v1/context", timeout=5, payload=payload, token=TOKEN
+            "POST", "/api/v1/context", timeout=30, payload=payload, token=TOKEN
         )
         parts = Server.from_url(scripted.url)
-        connection = http.client.HTTPConnection(parts.host, parts.port, timeout=5)
+        connection = http.client.HTTPConnection(parts.host, parts.port, timeout=30)
         connection.request(
             "POST",
             "/base/api/v1/context",
@@ -1441,7 +1451,9 @@ def test_the_request_body_is_utf8_json_whatever_the_text() -> None:
     escaped), never as bytes a server's UTF-8 decoder refuses."""
     payload = {"prompt": "pnpm \u2013 \u65e5\u672c \U0001f680 \udcff and \ud83d alone"}
     with ScriptedHTTP(ANSWERS["content-length"]) as scripted:
-        Server.from_url(scripted.url).request("POST", "/api/v1/context", timeout=5, payload=payload)
+        Server.from_url(scripted.url).request(
+            "POST", "/api/v1/context", timeout=30, payload=payload
+        )
     [sent] = scripted.requests
     body = sent.partition(b"\r\n\r\n")[2]
     assert body.isascii()
@@ -1459,7 +1471,7 @@ def test_a_body_over_the_limit_is_not_read() -> None:
         b"HTTP/1.1 200 OK\r\n\r\n" + big,
     ):
         with ScriptedHTTP(answer) as scripted:
-            got = Server.from_url(scripted.url).request("GET", "/health", timeout=5)
+            got = Server.from_url(scripted.url).request("GET", "/health", timeout=30)
         assert (got.status, got.body) == (200, None)
 
 
@@ -1481,7 +1493,7 @@ def test_a_broken_answer_is_unreachable_with_http_client_s_reason(
     from emergent_memory.hooks.client import Unreachable
 
     with ScriptedHTTP(answer) as scripted, pytest.raises(Unreachable) as raised:
-        Server.from_url(scripted.url).request("GET", "/health", timeout=5)
+        Server.from_url(scripted.url).request("GET", "/health", timeout=30)
     assert (raised.value.reason, raised.value.refused, raised.value.timed_out) == (
         reason,
         False,
@@ -1494,14 +1506,17 @@ def test_a_stalled_answer_times_out_within_the_request_time(stall: str) -> None:
     from emergent_memory.hooks.client import Unreachable
 
     answer = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{"  # 99 bytes never come
-    before, after = (3.0, 0.0) if stall == "before the answer" else (0.0, 3.0)
+    stalled = SLOW_SERVER_DELAY  # then the server answers, or closes the connection
+    before, after = (stalled, 0.0) if stall == "before the answer" else (0.0, stalled)
     with ScriptedHTTP(answer, delay=before, hold=after) as scripted:
         started = time.monotonic()
         with pytest.raises(Unreachable) as raised:
             Server.from_url(scripted.url).request("GET", "/health", timeout=0.4)
         took = time.monotonic() - started
     assert (raised.value.timed_out, raised.value.refused) == (True, False)
-    assert took < 0.4 + 0.5
+    # given up after its 0.4 s, long before the server's stall ended (half of it tells the two
+    # apart however loaded the machine)
+    assert took < stalled / 2, took
 
 
 def test_nothing_listening_is_refused_and_https_goes_through_http_client() -> None:
@@ -1510,13 +1525,13 @@ def test_nothing_listening_is_refused_and_https_goes_through_http_client() -> No
     closed = f"127.0.0.1:{free_port()}"
     for scheme in ("http", "https"):
         with pytest.raises(Unreachable) as raised:
-            Server.from_url(f"{scheme}://{closed}").request("GET", "/health", timeout=2)
+            Server.from_url(f"{scheme}://{closed}").request("GET", "/health", timeout=30)
         assert (raised.value.refused, raised.value.timed_out) == (True, False)
     # an https:// URL on a server that speaks plain HTTP: TLS fails, it is not "not running"
     with FakeMemoryServer() as scripted:
         plain = Server.from_url(scripted.url.replace("http://", "https://"))
         with pytest.raises(Unreachable) as raised:
-            plain.request("GET", "/health", timeout=2)
+            plain.request("GET", "/health", timeout=30)
     assert (raised.value.refused, raised.value.timed_out) == (False, False)
     assert "SSL" in raised.value.reason
 
@@ -1527,6 +1542,6 @@ def test_a_url_http_client_would_refuse_is_not_sent() -> None:
     with ScriptedHTTP(ANSWERS["content-length"]) as scripted:
         spaced = Server.from_url(scripted.url + "/a b")
         with pytest.raises(Unreachable) as raised:
-            spaced.request("GET", "/health", timeout=2)
+            spaced.request("GET", "/health", timeout=30)
     assert raised.value.reason == "InvalidURL"
     assert scripted.requests == []

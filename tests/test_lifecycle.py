@@ -21,6 +21,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any
 
 import pytest
@@ -388,15 +389,20 @@ def test_a_memory_a_writer_holds_is_skipped_without_waiting(
     free = save(service, alice, "The release notes are written in the CHANGELOG file")
     for memory_id in (held, free):
         age(owner, memory_id, 400)
-    with owner.connection() as writer, writer.transaction():
-        # what every writer of a memory's versions holds until it commits
-        writer.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended('kb.graph_objects:' || %s, 0))",
-            (held,),
-        )
-        started = time.monotonic()
-        report = lifecycle.archive()
-        assert time.monotonic() - started < 10  # did not wait for the writer
+    # the executor outlives the writer: a run that waited for the lock finishes once it goes
+    with ThreadPoolExecutor(1) as executor:
+        with owner.connection() as writer, writer.transaction():
+            # what every writer of a memory's versions holds until it commits
+            writer.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended('kb.graph_objects:' || %s, 0))",
+                (held,),
+            )
+            archiving = executor.submit(lifecycle.archive)
+            # the run ends while the writer still holds the lock: it did not wait for it (the
+            # deadline only keeps a run that waits from hanging the test)
+            finished, _ = wait([archiving], timeout=60)
+            assert finished, "the archive run waits for the writer's lock"
+        report = archiving.result()
     assert [memory["id"] for memory in report["memories"]] == [free]
     assert report["busy"] == 1
     assert lifecycle.archive()["memories"][0]["id"] == held  # the next run takes it
@@ -500,10 +506,10 @@ def test_a_failing_run_is_logged_and_the_job_goes_on(
     assert "emergent_memory_admin" in caplog.text
 
 
-def wait_for(condition: Callable[[], bool], timeout: float = 30) -> None:
+def wait_for(condition: Callable[[], bool], timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
-        assert time.monotonic() < deadline, "timed out"
+        assert time.monotonic() < deadline, f"the condition did not hold within {timeout:g} s"
         time.sleep(0.05)
 
 
@@ -533,9 +539,9 @@ def test_the_worker_command_runs_the_archive_job(
         text=True,
     )
     try:
-        wait_for(lambda: archived_versions(owner, memory_id) == 1, timeout=90)
+        wait_for(lambda: archived_versions(owner, memory_id) == 1, timeout=180)
         process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=30) == 0
+        assert process.wait(timeout=60) == 0
     finally:
         process.kill()
         _, stderr = process.communicate()

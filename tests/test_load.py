@@ -47,6 +47,10 @@ from tests.helpers import (
 )
 
 DURATION = float(os.environ.get("LOAD_TEST_SECONDS", "60"))
+# Seconds a request may wait for one of the server's connections, and a client for an answer:
+# generous, since how fast the server answers 50 clients is not what this test asserts (on a
+# loaded machine requests queue for a while); a request that never ends still fails it.
+POOL_TIMEOUT, CALL_TIMEOUT = 60, 120
 SHARED_ACTORS, CLIENTS_PER_SHARED_ACTOR, SOLO_CLIENTS = 10, 3, 20  # 50 clients
 LOAD_ROLE = "emergent_memory_test_load"  # the server's login role: an application role
 
@@ -268,6 +272,7 @@ async def test_fifty_clients_for_a_minute_keep_the_data_consistent(
         embedding_server,
         EMERGENT_MEMORY_DEDUP_THRESHOLD="0.9",
         EMERGENT_MEMORY_LOG_LEVEL="ERROR",
+        EMERGENT_MEMORY_POOL_TIMEOUT=str(POOL_TIMEOUT),
     ) as server:
         started = time.monotonic()
         deadline = started + DURATION  # connecting the 50 clients is part of the run
@@ -307,7 +312,7 @@ async def run_client(
     rng: random.Random,
     deadline: float,
 ) -> None:
-    async with client_for(server, token) as client:
+    async with client_for(server, token, timeout=CALL_TIMEOUT) as client:
         await LoadClient(client, actor, ledger, rng).run(deadline)
 
 

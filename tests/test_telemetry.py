@@ -828,11 +828,16 @@ async def test_the_server_process_serves_metrics_and_exports_to_a_collector(
             assert value(found, "emergent_memory_metrics_source_up", source=source) == 1, source
         assert ("emergent_memory_capture_windows", frozenset({("status", "dead")})) in found
         assert value(found, "emergent_memory_db_pool_size", pool="primary") >= 1
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
+        deadline = time.monotonic() + 60  # bounds the test only: the exports come sooner
+        while True:
             spans = span_names(otlp_receiver.received.get("/v1/traces", []))
             if "tool save_memory" in spans and "/v1/metrics" in otlp_receiver.received:
                 break
+            if time.monotonic() > deadline:
+                pytest.fail(
+                    f"within 60 s the collector got spans {sorted(spans)} and "
+                    f"{sorted(otlp_receiver.received)}: no span of the save, or no metrics"
+                )
             time.sleep(0.2)
     assert spans["tool save_memory"]["emergent_memory.outcome"] == "ok"
     assert spans["tool save_memory"]["emergent_memory.kind"] == "tool"
