@@ -337,9 +337,18 @@ async def test_a_postgres_restart_under_load_fails_cleanly_and_loses_nothing(
         # the same process serves: health, and a save and a recall of a new client
         assert httpx.get(server.base + "/health", timeout=10).json() == {"status": "ok"}
         async with client_for(server, tokens[0], timeout=CALL_TIMEOUT) as client:
-            await save(client, "Saved after the outages")
+            # on a loaded machine the first call of a new session may still meet the pool's
+            # short timeout (busy): serving again means a save is acknowledged within a minute
+            failed_before = len(log.failures)
+            deadline = time.monotonic() + 60
+            while "Saved after the outages" not in log.acknowledged.values():
+                assert time.monotonic() < deadline, log.failures[failed_before:][-3:]
+                if len(log.failures) > failed_before:
+                    await asyncio.sleep(0.5)
+                await save(client, "Saved after the outages")
             found = await client.call_tool("recall_memories", {"query": "after the outages"})
             assert found.structured_content["memories"][0]["content"] == "Saved after the outages"
+            print(f"the save after the outages failed {len(log.failures) - failed_before} times")
 
     unclean = Counter(text for _, text in log.failures if not clean_outage_error(text))
     print(

@@ -9,6 +9,8 @@ import ast
 import dataclasses
 import email.utils
 import socket
+import subprocess
+import sys
 import threading
 import time
 import traceback
@@ -512,6 +514,21 @@ def test_the_llm_package_imports_nothing_else_of_emergent_memory() -> None:
     assert "anthropic" in imported  # the walk sees the imports
     ours = {name for name in imported if name.split(".")[0] == "emergent_memory"}
     assert {name for name in ours if not name.startswith("emergent_memory.llm.")} == set()
+
+
+def test_the_sdk_is_imported_only_when_a_client_is_made() -> None:
+    """Every command and hook imports the application; the SDK alone took half of that
+    (about 2.5 s of CPU), for the few processes that ever call the API."""
+    code = (
+        "import sys\n"
+        "import emergent_memory.app, emergent_memory.cli\n"
+        "from emergent_memory.llm import AnthropicClient\n"
+        "assert 'anthropic' not in sys.modules, 'imported with the application'\n"
+        "AnthropicClient(api_key='k', base_url='http://127.0.0.1:9', timeout=1, max_retries=0)\n"
+        "assert 'anthropic' in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
 
 
 def test_the_default_capture_models_are_not_deprecated() -> None:

@@ -18,12 +18,16 @@ import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import anthropic
-from anthropic.types import Message, MessageParam, ToolParam, ToolUseBlock
 from jsonschema import exceptions as schema_exceptions
 from jsonschema import validators
+
+# The SDK is imported when a client is made, not with this module: importing it costs about
+# 2.5 s of CPU, which every command and hook would pay though most never call the API.
+if TYPE_CHECKING:
+    import anthropic
+    from anthropic.types import Message, MessageParam, ToolParam
 
 __all__ = [
     "AnthropicClient",
@@ -125,6 +129,8 @@ class AnthropicClient:
             raise ValueError("an Anthropic API key is required")
         if timeout <= 0 or max_retries < 0:
             raise ValueError("timeout must be positive and max_retries not negative")
+        import anthropic
+
         self._api_key = api_key
         self._timeout = timeout
         self._max_retries = max_retries
@@ -143,6 +149,8 @@ class AnthropicClient:
     ) -> ToolCall:
         """The input of the model's call of `tool`, which it is forced to call, once valid
         against `tool.input_schema`. Raises LLMUnavailable, LLMRejected or MalformedOutput."""
+        import anthropic  # loaded by __init__ already
+
         tool_param: ToolParam = {
             "name": tool.name,
             "description": tool.description,
@@ -205,6 +213,8 @@ class AnthropicClient:
 def tool_call(message: Message, tool: ToolSpec) -> ToolCall:
     """The checked input of the message's call of `tool`; raises MalformedOutput (or
     LLMUnavailable when the answer is not a Message at all)."""
+    from anthropic.types import ToolUseBlock
+
     usage = message_usage(message)
     stopped = " (the answer stopped at max_tokens)" if message.stop_reason == "max_tokens" else ""
     calls = [
