@@ -7,6 +7,7 @@ test_memory_semantics.py.
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -28,6 +29,7 @@ from emergent_memory.errors import (
 from emergent_memory.memory import MemoryConfig, MemoryService, store
 from emergent_memory.memory.maintenance import MaintenanceService
 from emergent_memory.memory.models import CATEGORIES
+from tests import helpers
 from tests.embedders import BagOfWordsEmbedder, DownEmbedder
 
 MakeService = Callable[..., MemoryService]
@@ -714,6 +716,59 @@ def test_saves_of_different_actors_do_not_serialize(
         )
         saved = service.save(second, "Unblocked memory", "fact")  # would hang if serialized
         assert saved["status"] == "created"
+
+
+@pytest.mark.parametrize("write", ["update", "reinforce", "restore", "supersede"])
+def test_a_write_that_needs_the_save_lock_takes_it_before_the_memorys_own(
+    service: MemoryService,
+    principal: Principal,
+    owner_pool: ConnectionPool,
+    database_url: str,
+    write: str,
+) -> None:
+    """A save holds its scope's lock, then locks the memory it repeats or supersedes. A write
+    that checks new text for a twin needs both locks and takes them in that order: while a
+    save holds the scope's lock, the write waits without holding the memory, the save gets
+    the memory's lock (no deadlock, which would fail one of the two), and the write then
+    completes. (Found by test_load: an update holding its memory, waiting for the save lock,
+    and a save repeating that memory's text.)"""
+    memory = service.save(principal, "Deploys go out on Tuesdays", "convention")["memory"]["id"]
+    other = service.save(principal, "The on-call rota lives in PagerDuty", "fact")["memory"]["id"]
+    if write in ("reinforce", "restore"):  # the twin check applies to a memory coming back
+        service.archive(principal, memory)
+    calls: dict[str, Callable[[], Any]] = {
+        "update": lambda: service.update(
+            principal, memory, {"content": "Deploys go out on Wednesdays"}
+        ),
+        "reinforce": lambda: service.reinforce(principal, memory, "the release calendar"),
+        "restore": lambda: service.restore(principal, memory),
+        "supersede": lambda: service.supersede(
+            principal, memory, other, content="Deploys go out on Tuesdays, paged via PagerDuty"
+        ),
+    }
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["result"] = calls[write]()
+        except Exception as error:  # shown by the assertion below
+            outcome["error"] = error
+
+    writer = threading.Thread(target=run)
+    with owner_pool.connection() as save, save.transaction():
+        helpers.hold_advisory_lock(save, f"memory-save:user:{principal.actor_id}")
+        writer.start()
+        deadline = time.monotonic() + 60
+        while writer.is_alive() and not helpers.lock_waiters(database_url, save.info.backend_pid):
+            assert time.monotonic() < deadline, f"{write} never waited for the save lock"
+            time.sleep(0.05)
+        assert writer.is_alive(), f"{write} did not wait for the save lock: {outcome}"
+        # what the save does next: lock the memory it repeats
+        helpers.hold_advisory_lock(save, f"{graph.objects.TABLE}:{memory}")
+    writer.join(60)
+    assert not writer.is_alive()
+    assert "error" not in outcome, outcome
+    assert head(owner_pool, memory)["properties"].get("archived_at") is None
 
 
 def test_with_the_embedder_down_saves_queue_a_job_and_recall_degrades(

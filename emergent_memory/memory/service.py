@@ -514,11 +514,12 @@ class MemoryService:
             )
         self._require_write(principal)
         with self._transaction(principal) as conn:
-            head = self._writable_memory(conn, principal, id_)
+            # the save lock too: whether it is archived (and a restore needs the lock) is
+            # known only under the memory's lock, taken after the save lock
+            head = self._writable_memory(conn, principal, id_, saves_lock=True)
             _refuse_superseded(head, "reinforce")
             restoring = "archived_at" in head.properties
             if restoring:  # as restore: never two active memories with the same text
-                store.lock_saves(conn, principal, head.scope)
                 self._refuse_a_twin(conn, principal, head.scope, head.properties["content"], id_)
             patch = {"archived_at": None, "archive_reason": None} if restoring else None
             independent, before, after = self._add_evidence(
@@ -832,7 +833,8 @@ class MemoryService:
         embedding = self._embed_document(patch["content"]) if "content" in patch else None
         possible_duplicates: list[PossibleDuplicate] = []
         with self._transaction(principal) as conn:
-            head = self._writable_memory(conn, principal, id_)
+            # new content is checked for a twin under the save lock, taken first
+            head = self._writable_memory(conn, principal, id_, saves_lock="content" in patch)
             if head.properties.get("superseded_by"):
                 raise InvalidInput(
                     f"memory {id_} was superseded by {head.properties['superseded_by']}; "
@@ -845,8 +847,7 @@ class MemoryService:
                 )
             validity.check_validity(head.properties, patch)
             if patch.get("content", head.properties["content"]) != head.properties["content"]:
-                # the same lock as saves of this scope: a racing save cannot slip in a twin
-                store.lock_saves(conn, principal, head.scope)
+                # under the save lock (taken above): a racing save cannot slip in a twin
                 self._refuse_a_twin(conn, principal, head.scope, patch["content"], id_)
                 possible_duplicates = self._close_memories(
                     conn, principal, head.scope, patch["content"], embedding, id_
@@ -919,6 +920,8 @@ class MemoryService:
         self._require_write(principal)
         embedding = None if text is None else self._embed_document(text)
         with self._transaction(principal) as conn:
+            if text is not None:  # new text is checked for a twin under the save lock
+                self._lock_saves_first(conn, principal, keep)
             heads = {}
             for id_ in sorted((keep, other)):  # one order: two decisions cannot deadlock
                 heads[id_] = self._writable_memory(conn, principal, id_)
@@ -935,7 +938,6 @@ class MemoryService:
                 )
             self.ensure_pack(conn, principal.project_id)
             if text is not None and text != heads[keep].properties["content"]:
-                store.lock_saves(conn, principal, heads[keep].scope)
                 self._refuse_a_twin(conn, principal, heads[keep].scope, text, keep, allow=other)
                 self._write_update(conn, heads[keep], {"content": text}, embedding)
             self._supersede(
@@ -994,6 +996,7 @@ class MemoryService:
         id_ = validation.memory_id(memory_id)
         self._require_write(principal)
         with self._transaction(principal) as conn:
+            self._lock_saves_first(conn, principal, id_)  # the twin check below needs it
             graph.lock_object(conn, id_)
             head = graph.get_head(conn, id_, include_deleted=True)
             if head is None or head.type != store.MEMORY or not store.visible_to(head, principal):
@@ -1006,7 +1009,6 @@ class MemoryService:
             archived = "archived_at" in head.properties
             if not head.deleted and not superseded_by and not archived:
                 raise InvalidInput(f"memory {id_} is active; there is nothing to restore")
-            store.lock_saves(conn, principal, head.scope)
             self._refuse_a_twin(conn, principal, head.scope, head.properties["content"], id_)
             broken: str | None = None
             if superseded_by:
@@ -1234,9 +1236,32 @@ class MemoryService:
                 f"derived_from: no object with id {source} in this project"
             ) from error
 
-    def _writable_memory(
+    def _lock_saves_first(
         self, conn: Connection[Any], principal: Principal, memory_id: UUID
+    ) -> None:
+        """Take the save lock of the memory's scope (store.lock_saves) before its own lock.
+
+        A save holds its scope's lock and then locks the memory it repeats or supersedes;
+        a writer that may need both must take them in that order too, or each of the two
+        waits for the other's (PostgreSQL ends that as a deadlock, failing one of them).
+        The scope is read without the memory's lock: it never changes; a memory that is
+        not there or not visible is refused by the locked read that follows."""
+        peek = graph.get_head(conn, memory_id, include_deleted=True)
+        if peek is not None and peek.type == store.MEMORY and store.visible_to(peek, principal):
+            store.lock_saves(conn, principal, peek.scope)
+
+    def _writable_memory(
+        self,
+        conn: Connection[Any],
+        principal: Principal,
+        memory_id: UUID,
+        *,
+        saves_lock: bool = False,
     ) -> GraphObject:
+        """The memory's head, under its lock, if the principal may change it. `saves_lock`:
+        also the save lock of its scope, taken first (see _lock_saves_first)."""
+        if saves_lock:
+            self._lock_saves_first(conn, principal, memory_id)
         # locked before it is read: a concurrent delete or supersession cannot slip in
         # between the checks below and this transaction's write
         graph.lock_object(conn, memory_id)
