@@ -138,8 +138,14 @@ def test_stats(results: dict[int, list[tuple[Any, ...]]]) -> None:
 
 
 def test_usage_and_queue_examples_run(results: dict[int, list[tuple[Any, ...]]]) -> None:
-    used = {row[0]: row[1] for row in results[6]}
-    assert used["The user prefers short commit messages"] >= 1
+    # the ten most used memories of the shared database, most used first: the recalled one,
+    # unless ten memories of other tests were used at least as often
+    top = results[6]
+    assert [row[1] for row in top] == sorted((row[1] for row in top), reverse=True)
+    used = {row[0]: row[1] for row in top}
+    assert used.get("The user prefers short commit messages", 0) >= 1 or (
+        len(top) == 10 and top[-1][1] >= 1
+    )
     pending = {status: jobs for status, jobs, _ in results[7]}
     assert pending.get("pending", 0) >= 1  # the memory saved while the provider was down
     models = dict(results[8])
