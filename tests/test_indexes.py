@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
 import psycopg
 import pytest
 from psycopg import sql
@@ -15,6 +16,7 @@ from emergent_memory import graph
 from emergent_memory.db import migrate
 from emergent_memory.db.connection import with_database_name
 from emergent_memory.memory import store
+from tests.embedders import BagOfWordsEmbedder
 
 ROWS = 20_000
 CATEGORIES = ["preference", "pattern", "correction", "fact", "instruction", "convention"]
@@ -249,3 +251,27 @@ def test_under_row_level_security_the_nearest_neighbour_search_uses_an_index(
         index in explained for index in actor_indexes
     )
     assert "Seq Scan" not in explained
+
+
+def test_the_test_embedder_never_ties_distances_that_hnsw_would_break_against_a_newcomer() -> None:
+    """pgvector's HNSW drops a newcomer from a full neighbour list when a kept neighbour is
+    exactly as close to it: after 2*m texts that share the same few words with a new one, the
+    new one had no incoming edge and no index scan found it (recall's vector branch missed an
+    exact match in test_mcp after test_authority, a save in test_faults after many alike).
+    The bag-of-words embedder therefore perturbs each bag a little: distances from a new text
+    to texts alike but not identical differ, and identical bags still embed identically."""
+    embedder = BagOfWordsEmbedder()
+    cluster = [f"Deploys of the {name} service happen on Fridays" for name in _names(40)]
+    new = np.array(embedder.embed_query("The staging database is db-2"))
+    distances = {float(np.dot(new, np.array(v))) for v in embedder.embed_documents(cluster)}
+    assert len(distances) == len(cluster)
+    one, same = embedder.embed_documents(
+        ["db-2 is the staging database", "The staging database is db-2"]
+    )
+    assert one == same  # the same bag of words
+    assert embedder.embed_query("!!!") == [0.0] * embedder.dimensions  # no words, no direction
+
+
+def _names(count: int) -> list[str]:
+    """`count` different words: aaa, baa, caa, ..."""
+    return ["".join(chr(ord("a") + n // 26**k % 26) for k in range(3)) for n in range(count)]
