@@ -125,7 +125,7 @@ class _TorchModel:
         from transformers.utils import logging as transformers_logging
 
         # its "Loading weights" bar on stderr
-        transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+        transformers_logging.disable_progress_bar()
         self.st = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True)
 
     def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
@@ -250,7 +250,7 @@ def _export(model_dir: Path, target: Path) -> None:
     network: Any = reference_model.st[0].auto_model
     network.eval()
 
-    class LastHiddenState(torch.nn.Module):
+    class LastHiddenState(torch.nn.Module):  # type: ignore[misc]  # torch is untyped to mypy
         def __init__(self) -> None:
             super().__init__()
             self.network = network
