@@ -17,7 +17,7 @@ help:
 	@echo "make bench  latency, retrieval quality, dedup, secret, injection, capture, hook and round-trip benchmarks (benchmarks/README.md)"
 	@echo "make test   lint, type-check and run the tests"
 	@echo "make test-latest  the same against the newest versions pyproject.toml allows (.venv-latest)"
-	@echo "make lock   pin the newest versions pyproject.toml allows into requirements/ (with hashes)"
+	@echo "make lock   pin what pyproject.toml requires into requirements/ (with hashes; UPGRADE=1: the newest versions it allows)"
 
 # What make installs comes from the lock files in requirements/ (exact versions, with hashes;
 # written by `make lock`, README "Reproducible installs"): torch's CPU build on Linux from
@@ -91,7 +91,9 @@ test-latest:
 	rm -f .venv-latest/.installed
 	$(MAKE) test VENV=.venv-latest DEPENDENCIES=latest
 
-# Refresh the lock files: the newest versions pyproject.toml allows, resolved by uv (which the
-# lock pins) for every platform the README lists. Run make test afterwards, then commit them.
+# Refresh the lock files, resolved by uv (which the lock pins) for every platform the README
+# lists: the locked versions that still satisfy pyproject.toml stay, what changed is resolved;
+# UPGRADE=1 moves every package to the newest version the ranges allow. Run make test
+# afterwards, then commit them.
 lock: $(INSTALLED)
-	$(BIN)/python requirements/lock.py
+	$(BIN)/python requirements/lock.py $(if $(UPGRADE),--upgrade)

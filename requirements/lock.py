@@ -2,6 +2,7 @@
 before every install (standard library only: it runs before the virtual environment exists).
 
     python requirements/lock.py           # write requirements/lock.txt and torch-cpu.txt
+    python requirements/lock.py --upgrade # the same, every package at its newest allowed version
     python requirements/lock.py --check   # is this machine one the lock files cover?
 
 - requirements/lock.txt: every package of the project with its `offline` and `dev` extras,
@@ -156,7 +157,7 @@ def on_linux(requirement: str) -> str:
     return f"{name.strip()} ; {LINUX}" + (f" and ({marker.strip()})" if marker else "")
 
 
-def write(index: str) -> int:
+def write(index: str, *, upgrade: bool = False) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         wheels = {
             python: wheel
@@ -180,7 +181,7 @@ def write(index: str) -> int:
             "--extra", "offline", "--extra", "dev", "--override", str(overrides),
             "--universal", "--python-version", PYTHONS[0], "--generate-hashes",
             "--quiet", "--custom-compile-command", COMMAND,
-            "--output-file", str(LOCK),
+            "--output-file", str(LOCK), *(["--upgrade"] if upgrade else []),
         )  # fmt: skip
         # uv writes the paths of its temporary inputs into the file's comments
         text = (
@@ -219,6 +220,12 @@ def main() -> int:
         "--torch-pin", action="store_true", help="print the pip constraint of the locked torch"
     )
     parser.add_argument(
+        "--upgrade",
+        action="store_true",
+        help="move every package to the newest version the ranges allow (default: keep the "
+        "locked versions that still satisfy pyproject.toml, resolve only what changed)",
+    )
+    parser.add_argument(
         "--torch-index",
         default=os.environ.get("TORCH_INDEX") or DEFAULT_TORCH_INDEX,
         help="the index of PyTorch's CPU builds",
@@ -227,7 +234,7 @@ def main() -> int:
     if arguments.torch_pin:
         print(f"torch=={TORCH}")
         return 0
-    return check() if arguments.check else write(arguments.torch_index)
+    return check() if arguments.check else write(arguments.torch_index, upgrade=arguments.upgrade)
 
 
 if __name__ == "__main__":
