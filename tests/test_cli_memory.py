@@ -373,3 +373,22 @@ def test_save_keeps_the_reason_of_a_supersession(run: Run) -> None:
     assert new["superseded_ids"] == [old]
     listed = run("list", "--status", "superseded")
     assert f"superseded by {new['memory']['id']} (more precise)" in listed.stdout
+
+
+def test_save_says_why_a_close_memory_from_a_stronger_source_was_kept(run: Run) -> None:
+    calibrated = {"EMERGENT_MEMORY_DEDUP_THRESHOLD": "0.8"}
+    said = ok(
+        run(
+            "save", "Deploys to production happen on Fridays", "-c", "fact",
+            "--source", "explicit", "--json", **calibrated,
+        )
+    )  # fmt: skip
+    inferred = run(
+        "save", "Production deploys happen on Fridays", "-c", "fact", "--source", "inferred",
+        **calibrated,
+    )  # fmt: skip
+    assert inferred.exit_code == 0, inferred.output
+    assert f"possibly the same fact as {said['memory']['id']}" in inferred.stdout
+    assert "an inferred memory does not replace an explicit one" in inferred.stdout
+    listed = ok(run("list", "--json"))
+    assert len(listed["memories"]) == 2

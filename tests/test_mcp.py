@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import nullcontext
@@ -676,3 +677,33 @@ async def test_a_supersession_keeps_the_reason_given_with_the_save(client: Clien
     assert [(m["id"], m["supersede_reason"]) for m in superseded["memories"]] == [
         (old["memory"]["id"], "reworded by the user")
     ]
+
+
+async def test_a_weaker_source_does_not_replace_a_stronger_one_through_the_tool(
+    client: Client[Any],
+) -> None:
+    said = await call(
+        client,
+        "save_memory",
+        content="Never push directly to the main branch",
+        category="instruction",
+        source="explicit",
+        importance="high",
+    )
+    inferred = await call(
+        client,
+        "save_memory",
+        content="Never push directly to main branch",
+        category="instruction",
+        source="inferred",
+    )
+    assert inferred["status"] == "created"
+    assert inferred["superseded_ids"] == []
+    [close] = inferred["possible_duplicates"]
+    assert close["id"] == said["memory"]["id"]
+    assert "an inferred memory does not replace an explicit one" in close["kept_because"]
+    listed = await call(client, "manage_memory", action="list")
+    assert {m["id"] for m in listed["memories"]} == {said["memory"]["id"], inferred["memory"]["id"]}
+    [tool] = [t for t in await client.list_tools() if t.name == "save_memory"]
+    assert "kept_because" in json.dumps(tool.output_schema)
+    assert "kept_because" in (tool.description or "")

@@ -46,7 +46,9 @@ def demo(settings: Settings, migrate: bool) -> None:
         step("save the same fact again, and a reworded one")
         again = service.save(me, "the user prefers PNPM over npm", "preference")
         click.echo(f"{again['status']:9} (exact duplicate: nothing new stored)")
-        reworded = service.save(me, "The user likes using pnpm instead of npm", "preference")
+        reworded = service.save(
+            me, "The user likes using pnpm instead of npm", "preference", source="explicit"
+        )
         click.echo(
             f"{reworded['status']:9} similarity {reworded['similarity']}: supersedes "
             f"{', '.join(reworded['superseded_ids']) or 'nothing'}"

@@ -119,6 +119,8 @@ def save(
                 f"  possibly the same fact as {close['id']} (similarity "
                 f"{close['similarity']:.2f}): {close['content']}"
             )
+            if "kept_because" in close:
+                click.echo(f"    {close['kept_because']}")
         if result["degraded"]:
             click.echo("  (stored without an embedding: the provider failed; a job is queued)")
 

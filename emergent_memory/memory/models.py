@@ -144,6 +144,8 @@ class PossibleDuplicate(TypedDict):
     id: str
     content: str
     similarity: float
+    # why a memory the rule would have superseded was kept (memory/authority.py)
+    kept_because: NotRequired[str]
 
 
 class SaveResult(TypedDict):

@@ -34,7 +34,7 @@ from emergent_memory.errors import (
     PermissionDenied,
 )
 from emergent_memory.graph import Embedding, GraphObject
-from emergent_memory.memory import answers, episodes, store, validation, validity
+from emergent_memory.memory import answers, authority, episodes, store, validation, validity
 from emergent_memory.memory.dedup import DedupPolicy, Verdict
 from emergent_memory.memory.models import (
     CONFIDENCE_BY_SOURCE,
@@ -318,33 +318,39 @@ class MemoryService:
                 else self._dedup.decide(nearest.similarity, nearest.content, text)
             )
             old_head = None
+            kept_because = None
             if nearest is not None and verdict == "supersede":
                 # hold it: a delete or another supersession of it waits until this commits
                 graph.lock_object(conn, nearest.id)
                 old_head = graph.get_head(conn, nearest.id)
                 if old_head is None or not store.is_active(old_head):
                     nearest, verdict = None, "distinct"  # gone since it was found
+                elif (kept_because := authority.refusal(old_head.properties, source_)) is not None:
+                    old_head, verdict = None, "possible_duplicate"  # a stronger source holds
 
+            properties: dict[str, Any] = {
+                "content": text,
+                "category": category_,
+                "source": source_,
+                "scope": scope_,
+                "confidence": CONFIDENCE_BY_SOURCE[source_],
+                **lifecycle,
+            }
+            if old_head is not None:  # it supersedes: nothing of the old memory is lost
+                properties = authority.inherited(old_head.properties, properties)
             memory = graph.create_object(
                 conn,
                 project_id=principal.project_id,
                 type=store.MEMORY,
                 actor_id=principal.actor_id,
                 scope=scope_,
-                properties={
-                    "content": text,
-                    "category": category_,
-                    "source": source_,
-                    "scope": scope_,
-                    "confidence": CONFIDENCE_BY_SOURCE[source_],
-                    **lifecycle,
-                },
+                properties=properties,
                 labels=["memory", category_, scope_],
                 embedding=embedding,
             )
             if embedding is None:
                 jobs.enqueue(conn, memory)
-            start = CONFIDENCE_BY_SOURCE[source_]
+            start = properties["confidence"]
             store.record_evidence(
                 conn,
                 principal,
@@ -358,20 +364,24 @@ class MemoryService:
             superseded_ids: list[str] = []
             possible_duplicates: list[PossibleDuplicate] = []
             if nearest is not None and verdict == "possible_duplicate":
-                possible_duplicates.append(
-                    {
-                        "id": str(nearest.id),
-                        "content": nearest.content,
-                        "similarity": round(nearest.similarity, 4),
-                    }
-                )
+                close: PossibleDuplicate = {
+                    "id": str(nearest.id),
+                    "content": nearest.content,
+                    "similarity": round(nearest.similarity, 4),
+                }
+                if kept_because is not None:
+                    close["kept_because"] = kept_because
+                possible_duplicates.append(close)
                 store.record_possible_duplicate(
                     conn, principal, memory.canonical_id, nearest.id, nearest.similarity
                 )
             if nearest is not None and verdict == "supersede" and old_head is not None:
                 old_id = nearest.id
-                if context_ is None:  # the replacement stays where the old fact was filed
-                    context_ids = store.contexts_of(conn, old_id)
+                # the replacement is filed where the old fact was too, and holds its evidence
+                for context_id in store.contexts_of(conn, old_id):
+                    if context_id not in context_ids:
+                        context_ids.append(context_id)
+                store.copy_evidence(conn, principal, old_id, memory.canonical_id)
                 self._supersede(
                     conn,
                     principal,
@@ -422,8 +432,11 @@ class MemoryService:
         if head is None:  # deleted since it was found; the caller's lock keeps saves apart
             raise MemoryNotFound(f"memory {memory_id} was deleted meanwhile; save it again")
         restoring = "archived_at" in head.properties
-        patch = dict(lifecycle)
-        if "valid_until" not in patch and _expired(head.properties):
+        # a repeat from a weaker source (or a core memory's from a source that is not
+        # explicit) is evidence, but changes nothing the stronger source gave
+        weaker = authority.refusal(head.properties, source) is not None
+        patch = {} if weaker else dict(lifecycle)
+        if not weaker and "valid_until" not in patch and _expired(head.properties):
             patch["valid_until"] = None
         validity.check_validity(head.properties, patch)
         if restoring:

@@ -815,6 +815,23 @@ VALUES (%(id)s, %(actor_id)s, %(project_id)s, %(evidence)s, %(origin)s, %(sessio
 
 COUNT_EVIDENCE = "SELECT count(*) FROM kb.memory_evidence WHERE canonical_id = %(id)s"
 
+# The evidence of a memory, recorded again for the memory that supersedes it (its owner's rows:
+# those of another administrator's global memory are not the principal's to see or copy).
+COPY_EVIDENCE = """
+INSERT INTO kb.memory_evidence (canonical_id, actor_id, project_id, evidence, origin,
+                                session_id, episode_id, independent, confidence_before,
+                                confidence_after, created_at)
+SELECT %(to)s, %(actor_id)s, %(project_id)s, evidence, origin, session_id, episode_id,
+       independent, confidence_before, confidence_after, created_at
+FROM kb.memory_evidence
+WHERE canonical_id = %(from)s AND actor_id = %(actor_id)s AND project_id = %(project_id)s
+ORDER BY id
+"""
+
+
+def copy_evidence(conn: Connection[Any], principal: Principal, from_id: UUID, to_id: UUID) -> None:
+    conn.execute(COPY_EVIDENCE, _params(principal, to=to_id, **{"from": from_id}))
+
 
 def evidence_seen(conn: Connection[Any], memory_id: UUID, evidence: str) -> bool:
     row = conn.execute(EVIDENCE_SEEN, {"id": memory_id, "evidence": evidence}).fetchone()
