@@ -25,8 +25,7 @@ from emergent_memory.memory.models import CONFIDENCE_BY_SOURCE
 @pytest.fixture
 def texts() -> tuple[str, str]:
     """A fact and its rewording (which supersedes it under the test embedder), about a service
-    no other test names: hundreds of copies of one vector in the session's shared database
-    leave parts of its HNSW index unreachable, and other tests' vector searches miss."""
+    no other test names, so that each test's pair is its own."""
     name = "".join(random.choices(string.ascii_lowercase, k=10))
     return (
         f"Deploys of the {name} service to production happen on Fridays",
