@@ -196,3 +196,36 @@ def test_the_source_order() -> None:
     assert authority.refusal({"source": "inferred"}, "explicit") is None
     assert authority.refusal({}, "inferred") is None  # no source recorded: inferred
     assert authority.refusal({"source": "explicit", "importance": "core"}, "explicit") is None
+
+
+def test_a_person_superseding_one_memory_by_another_keeps_what_the_other_had(
+    texts: tuple[str, str], service: MemoryService, principal: Principal, owner_pool: ConnectionPool
+) -> None:
+    old_text, reworded = texts
+    other = service.save(
+        principal,
+        old_text,
+        "decision",
+        source="explicit",
+        importance="high",
+        rationale="the release calendar says so",
+        context="ops",
+        evidence="the calendar",
+    )["memory"]
+    # kept beside it: an inferred memory does not replace an explicit one by itself
+    keep = service.save(principal, reworded + " (weekly)", "decision", context="release")
+    keep_id = keep["memory"]["id"]
+    assert keep["superseded_ids"] == []
+    decided = service.supersede(principal, keep_id, other["id"])
+    assert decided["superseded_ids"] == [other["id"]]
+    kept = decided["memory"]
+    assert (kept["importance"], kept["source"], kept["rationale"]) == (
+        "high",
+        "explicit",
+        "the release calendar says so",
+    )
+    assert kept["confidence"] == CONFIDENCE_BY_SOURCE["explicit"]
+    assert sorted(kept["contexts"]) == ["ops", "release"]
+    assert ("the calendar", "save", None) in evidence_of(owner_pool, keep_id)
+    assert active_ids(service, principal) >= {keep_id}
+    assert other["id"] not in active_ids(service, principal)

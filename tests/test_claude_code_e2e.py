@@ -83,7 +83,9 @@ class ScriptedModel:
             [target] = re.findall(rf"^(\d+)\. \[preference, project\] {re.escape(REMEMBERED)}$",
                                   prompt, re.MULTILINE)  # fmt: skip
             proposal = proposed(CORRECTED, prompt, CORRECTION, action="supersede")
-            proposal.update(source="corrected", target=int(target))
+            # the user changes what they said: explicit, as the extractor's prompt says (a
+            # "corrected" memory would not replace the explicit one: memory/authority.py)
+            proposal.update(target=int(target))
         else:
             proposal = proposed(REMEMBERED, prompt, PREFERENCE, action="add")
         summary = "The user says which package manager this repository uses."

@@ -18,7 +18,10 @@ from tests.embedders import BagOfWordsEmbedder
 # one more than before), the record, COMMIT. Its validation against the pack costs none
 # (packs.PackValidation).
 PLAIN_SAVE = 13
-SAVE_WITH_A_CONTEXT_THAT_SUPERSEDES = 30  # 29 before the evidence row
+# One more than before the issue of authority: the superseded memory's contexts are read even
+# when the save names its own (the survivor is filed in both), in the statement that copies
+# its evidence (store.INHERIT).
+SAVE_WITH_A_CONTEXT_THAT_SUPERSEDES = 31  # 29 before the evidence row, 30 before that
 # A recall: the pool's check, BEGIN, the principal, the recall (each memory's derived_from in the
 # same statement), synchronous_commit off, the use log, COMMIT. (With a read replica, the use
 # log is written in a transaction of its own on the primary.)

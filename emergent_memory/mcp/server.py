@@ -181,8 +181,8 @@ def create_server(
         source: Annotated[
             Source,
             Field(
-                description="explicit: the user said it; inferred: you concluded it; "
-                "corrected: it corrects an earlier memory."
+                description="explicit: the user said it (also a change to what they said); "
+                "corrected: the user corrected you; inferred: you concluded it."
             ),
         ] = "inferred",
         scope: Annotated[

@@ -189,8 +189,9 @@ For each memory:
   risk or pitfall).
 - scope: "user" for what holds for the user everywhere, "project" for what holds only in this
   project.
-- source: "explicit" only when the user said it in a user turn; "corrected" when the user
-  corrected the agent or an earlier memory; "inferred" for everything else.
+- source: "explicit" only when the user said it in a user turn (also when the user changes
+  what they said before); "corrected" when the user corrected what the agent believed or did;
+  "inferred" for everything else.
 - confidence: from 0 to 1, how sure you are that it is true and lasting.
 - evidence_turns: the numbers of the turns that show it; at least one of them in the window
   itself, not only in the context before it.

@@ -27,7 +27,8 @@ WHEN_TO_SAVE = """\
 ## When to save
 Save immediately, in the same turn, when you learn:
 - a **preference**: "The user prefers pytest fixtures over setUp methods."
-- a **correction**: the user corrected you; save the right version, source "corrected".
+- a **correction**: the user corrected what you believed or did; save the right version,
+  source "corrected".
 - a **convention** of the project: "API routes are named in kebab-case."
 - a **fact** about the project or the user: "The staging database is stage_db on db-2."
 - an **instruction** that should hold in later sessions: "Always run `make check` before
@@ -39,8 +40,9 @@ Save immediately, in the same turn, when you learn:
   a lock timeout blocked production writes; always set lock_timeout first."
 - a **risk**, a known pitfall: "Deleting a tenant leaves its S3 objects behind."
 
-Use source "explicit" when the user said it, "inferred" when you concluded it, "corrected"
-for corrections. Use scope "user" (the default) for things true of the user everywhere,
+Use source "explicit" when the user said it (also when the user changes what they said
+before: that replaces it), "inferred" when you concluded it, "corrected" when the user
+corrected you. Use scope "user" (the default) for things true of the user everywhere,
 "project" for things true only in this project.
 
 """

@@ -378,10 +378,9 @@ class MemoryService:
             if nearest is not None and verdict == "supersede" and old_head is not None:
                 old_id = nearest.id
                 # the replacement is filed where the old fact was too, and holds its evidence
-                for context_id in store.contexts_of(conn, old_id):
+                for context_id in store.inherit(conn, principal, old_id, memory.canonical_id):
                     if context_id not in context_ids:
                         context_ids.append(context_id)
-                store.copy_evidence(conn, principal, old_id, memory.canonical_id)
                 self._supersede(
                     conn,
                     principal,
@@ -950,9 +949,16 @@ class MemoryService:
                     f"{heads[other].scope} one; only memories of one scope supersede each other"
                 )
             self.ensure_pack(conn, principal.project_id)
+            patch: dict[str, Any] = {}
             if text is not None and text != heads[keep].properties["content"]:
                 self._refuse_a_twin(conn, principal, heads[keep].scope, text, keep, allow=other)
-                self._write_update(conn, heads[keep], {"content": text}, embedding)
+                patch["content"] = text
+            # the kept memory loses nothing the other had (importance, source, confidence,
+            # rationale; its contexts and evidence below)
+            merged = authority.inherited(heads[other].properties, heads[keep].properties)
+            patch.update({k: v for k, v in merged.items() if heads[keep].properties.get(k) != v})
+            if patch:
+                self._write_update(conn, heads[keep], patch, embedding)
             self._supersede(
                 conn,
                 principal,
@@ -961,8 +967,10 @@ class MemoryService:
                 reason=reason_,
                 new_start=heads[keep].properties.get("valid_from"),
             )
-            for context_id in store.contexts_of(conn, other):
-                self._link(conn, principal, store.BELONGS_TO_CONTEXT, keep, context_id)
+            already = store.contexts_of(conn, keep)
+            for context_id in store.inherit(conn, principal, other, keep):
+                if context_id not in already:
+                    self._link(conn, principal, store.BELONGS_TO_CONTEXT, keep, context_id)
             if within is not None:
                 within(conn)
             superseded: SupersedeResult = {

@@ -815,22 +815,30 @@ VALUES (%(id)s, %(actor_id)s, %(project_id)s, %(evidence)s, %(origin)s, %(sessio
 
 COUNT_EVIDENCE = "SELECT count(*) FROM kb.memory_evidence WHERE canonical_id = %(id)s"
 
-# The evidence of a memory, recorded again for the memory that supersedes it (its owner's rows:
-# those of another administrator's global memory are not the principal's to see or copy).
-COPY_EVIDENCE = """
-INSERT INTO kb.memory_evidence (canonical_id, actor_id, project_id, evidence, origin,
-                                session_id, episode_id, independent, confidence_before,
-                                confidence_after, created_at)
-SELECT %(to)s, %(actor_id)s, %(project_id)s, evidence, origin, session_id, episode_id,
-       independent, confidence_before, confidence_after, created_at
-FROM kb.memory_evidence
-WHERE canonical_id = %(from)s AND actor_id = %(actor_id)s AND project_id = %(project_id)s
-ORDER BY id
+# What a memory that supersedes another inherits, in one statement: the old memory's evidence,
+# recorded again for the new one (its owner's rows: those of another administrator's global
+# memory are not the principal's to see or copy), and the contexts the old one is filed in
+# (returned, for the caller to file the new one there too).
+INHERIT = """
+WITH copied AS (
+    INSERT INTO kb.memory_evidence (canonical_id, actor_id, project_id, evidence, origin,
+                                    session_id, episode_id, independent, confidence_before,
+                                    confidence_after, created_at)
+    SELECT %(to)s, %(actor_id)s, %(project_id)s, evidence, origin, session_id, episode_id,
+           independent, confidence_before, confidence_after, created_at
+    FROM kb.memory_evidence
+    WHERE canonical_id = %(from)s AND actor_id = %(actor_id)s AND project_id = %(project_id)s
+    ORDER BY id
+)
+SELECT e.dst_id FROM kb.graph_relationships e
+WHERE e.src_id = %(from)s AND e.type = 'BELONGS_TO_CONTEXT' AND e.is_head AND e.deleted_at IS NULL
 """
 
 
-def copy_evidence(conn: Connection[Any], principal: Principal, from_id: UUID, to_id: UUID) -> None:
-    conn.execute(COPY_EVIDENCE, _params(principal, to=to_id, **{"from": from_id}))
+def inherit(conn: Connection[Any], principal: Principal, from_id: UUID, to_id: UUID) -> list[UUID]:
+    """Copy the evidence of `from_id` to `to_id` and return the contexts `from_id` is in."""
+    rows = conn.execute(INHERIT, _params(principal, to=to_id, **{"from": from_id}))
+    return [UUID(str(row[0])) for row in rows]
 
 
 def evidence_seen(conn: Connection[Any], memory_id: UUID, evidence: str) -> bool:
