@@ -59,7 +59,11 @@ logger = logging.getLogger(__name__)
 # The thresholds are the ones the benchmark chooses on all pairs.
 DEDUP_POLICIES = {
     LOCAL_MODEL_NAME: DedupPolicy(
-        threshold=0.73, text_rule_from=0.64, named_change_from=0.60, latin_only_model=True
+        threshold=0.73,
+        text_rule_from=0.64,
+        named_change_from=0.60,
+        latin_only_model=True,
+        labelled_from=0.84,
     )
 }
 # For a model nobody calibrated: the text rules (which do not depend on the model) and a high
@@ -132,7 +136,7 @@ def dedup_policy(settings: Settings, model_name: str) -> DedupPolicy:
         if policy.named_change_from is None or low is None
         else min(policy.named_change_from, low)
     )
-    return DedupPolicy(threshold, low, named, policy.latin_only_model)
+    return DedupPolicy(threshold, low, named, policy.latin_only_model, policy.labelled_from)
 
 
 def memory_config(settings: Settings, model_name: str) -> MemoryConfig:

@@ -5,7 +5,8 @@ outranks `corrected` (the user corrected the agent), which outranks `inferred` (
 reading, and everything automatic capture takes from a conversation). A memory from a weaker
 source never supersedes, nor changes through an exact repeat, a memory from a stronger one:
 the two are kept side by side and the save reports the older one as a possible duplicate, with
-why. A core memory is changed only by an explicit source.
+why. A core memory is changed only by an explicit source. Nor does a memory of one category
+replace one of another by its wording alone (`other_kind`), unless it is a correction.
 
 A memory that supersedes another loses nothing the other had (`inherited`): it keeps the
 higher importance, the stronger source, the higher confidence and, unless it gives its own,
@@ -47,6 +48,16 @@ def refusal(existing: Mapping[str, Any], source: Source) -> str | None:
     if existing.get("importance") == "core" and source != "explicit":
         return "kept beside it: it is a core memory, which only an explicit one replaces"
     return None
+
+
+def other_kind(held: str | None, category: str) -> str | None:
+    """Why a memory of `category` may not replace, by its text alone, a memory of the `held`
+    category (a lesson is not a restatement of an instruction, nor a decision of a fact); None
+    when they are of one kind. A correction (its category, or its source `corrected`) is not
+    asked: it says by itself what it corrects."""
+    if held is None or held == category:
+        return None
+    return f"kept beside it: {_a(category)} does not replace {_a(held)} by its wording alone"
 
 
 def _a(word: str) -> str:

@@ -60,7 +60,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from difflib import SequenceMatcher
 from functools import lru_cache
 from itertools import pairwise
@@ -139,6 +139,34 @@ _OPPOSITES = """
     minimum:maximum upper:lower uppercase:lowercase sync:async synchronous:asynchronous
     public:private inclusive:exclusive ascending:descending"""
 OPPOSITES = frozenset(frozenset(pair.split(":")) for pair in _OPPOSITES.split())
+
+# Words that name the other value of a feeling or habit, compared as stems ("hates" / "loves").
+_ANTONYMS = "love:hate like:dislike enjoy:hate prefer:avoid want:refuse"
+
+# A short label before a colon that opens a text names who says it or what it is about
+# ("Caroline: ...", "Staging: ..."), unless it is one of these words ("Correction: ...").
+_NOT_LABELS = """
+    correction corrected update updated edit note nb fyi ps reminder important warning todo
+    tip rule lesson decision caveat context btw aside summary example reason rationale status
+    why because heads gotcha fix fixed change changed new old actually also"""
+NOT_LABELS = frozenset(_NOT_LABELS.split())
+# (the colon may be a full-width one, U+FF1A)
+_LABEL = re.compile(r"\s*([^\W\d_][^:\uff1a\n.!?,;]{0,38}?)\s*[:\uff1a]\s+\S")
+
+# When something happens: two texts anchored at different times tell of different occasions
+# ("last Friday" / "next Friday", "in 2019" / "in April", "in March" / "yesterday").
+_MONTHS = """
+    january february march april may june july august september october november december
+    jan feb mar apr jun jul aug sep sept oct nov dec"""
+_WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday"
+CALENDAR = frozenset(_MONTHS.split()) | frozenset(_WEEKDAYS.split())
+_SEASONS = "spring summer autumn fall winter weekend week month year semester night morning"
+_ANCHOR_HEADS = frozenset(["last", "next", "this", "past", "coming", "previous"])
+_ANCHOR_WORDS = frozenset(["yesterday", "today", "tonight", "tomorrow", "ago"])
+_PERIODS = frozenset(_SEASONS.split())
+# A word that says the event happened once more: another occasion, not the same one.
+_ANOTHER_TIME = frozenset({"again"})
+_NEGATION_WORDS = frozenset({"not", "never", "no", "none", "nobody", "nothing", "neither"})
 
 # Names that developers write two ways.
 ALIASES = {
@@ -339,7 +367,7 @@ def _is_value(token: _Token) -> bool:
     if len(text) == 1:
         return text != "I"  # "service A"
     if token.norm in STOPWORDS:
-        return False
+        return token.lower in CALENDAR  # "due in *May*", not the verb
     # an acronym ("API", "CI", "ORMs") is more often what a fact is about than its value
     return not (text.isupper() or (text[:-1].isupper() and text.endswith("s")))
 
@@ -434,6 +462,87 @@ def _known_character(ch: str) -> bool:
     return "LATIN" in unicodedata.name(ch, "")
 
 
+def label(text: str) -> str | None:
+    """Who says the text or what it is about, when it opens with a short label and a colon
+    ("Caroline: I joined ...", "Staging: deploys from main"), lower-cased; None without one
+    (or when the label is a word such as "Correction" or "Note")."""
+    match = _LABEL.match(text)
+    if match is None:
+        return None
+    name = " ".join(match.group(1).lower().split())
+    if len(name.split()) > 3 or name.split()[0] in NOT_LABELS:
+        return None
+    return name
+
+
+def anchors(text: str) -> frozenset[str]:
+    """When the text says something happens: "yesterday", "last friday", "march", "2019",
+    "3 year ago", "in the spring" (as "spring")."""
+    tokens = statement(text).tokens
+    lower = [t.lower.rstrip(".") for t in tokens]
+    norms = [t.norm for t in tokens]
+    found: set[str] = set()
+    for i, word in enumerate(lower):
+        after = lower[i + 1].removesuffix("s") if i + 1 < len(lower) else ""
+        if word == "ago" and i:
+            found.add(f"{' '.join(norms[max(0, i - 2) : i])} ago")
+        elif word in _ANCHOR_WORDS:
+            found.add(word)
+        elif word in _ANCHOR_HEADS and (after in CALENDAR or after in _PERIODS):
+            found.add(f"{word} {after}")
+        elif norms[i] in CALENDAR and (tokens[i].text[:1].isupper() or norms[i] != "may"):
+            if not (i and lower[i - 1] in _ANCHOR_HEADS):
+                found.add(norms[i])
+        elif (word in _PERIODS and lower[max(0, i - 2) : i] == ["in", "the"]) or (
+            len(word) == 4 and word.isdigit() and word[:2] in ("19", "20")
+        ):
+            found.add(word)  # "in the spring", a year
+    return frozenset(found)
+
+
+def labels_differ(existing: str, new: str) -> bool:
+    """Both texts open with a label and not the same ("Audrey: ..." / "Andrew: ...")."""
+    old_label, new_label = label(existing), label(new)
+    return old_label is not None and new_label is not None and old_label != new_label
+
+
+def another_occasion(existing: str, new: str) -> bool:
+    """The texts tell of different occasions: both say when, and not at the same time, or the
+    new one says it happened again."""
+    old_at, new_at = anchors(existing), anchors(new)
+    if old_at and new_at and not old_at & new_at:
+        return True
+    lower = {t.lower for t in statement(new).tokens} - {t.lower for t in statement(existing).tokens}
+    return bool(lower & _ANOTHER_TIME)
+
+
+def _negative(one: Statement) -> bool:
+    return any(t.lower in _NEGATION_WORDS or t.lower.endswith("n't") for t in one.tokens)
+
+
+_ANTONYM_PAIRS = frozenset(
+    frozenset(_stem(word) for word in pair.split(":")) for pair in _ANTONYMS.split()
+)
+
+
+def negates(existing: str, new: str) -> bool:
+    """One text says the other is not so, with nothing in place of it ("I'm allergic to cats" /
+    "I'm not allergic to cats at all"), or swaps a word for its opposite ("hate" / "love",
+    "tabs" / "spaces", "enabled" / "disabled"): a different value of the same thing."""
+    old, new_ = statement(existing), statement(new)
+    if _negative(old) != _negative(new_) and not (new_.words - old.words - new_.negated):
+        return True
+    opcodes, _ = alignment(existing, new)
+    for operation, i1, i2, j1, j2 in opcodes:
+        if operation != "replace":
+            continue
+        gone = {t.text.lower() for t in old.tokens[i1:i2]} | {t.norm for t in old.tokens[i1:i2]}
+        came = {t.text.lower() for t in new_.tokens[j1:j2]} | {t.norm for t in new_.tokens[j1:j2]}
+        if any({a, b} in OPPOSITES or {a, b} in _ANTONYM_PAIRS for a in gone for b in came):
+            return True
+    return False
+
+
 # -- features of a pair ---------------------------------------------------------------------
 
 
@@ -454,7 +563,10 @@ def says_it_changed(existing: str, new: str) -> bool:
     old, new_ = statement(existing), statement(new)
     if new_.markers - old.markers:
         return True
-    return bool((new_.negated - old.negated) & old.words)
+    # a negation names an old value as no longer so only when the text says what is instead
+    # ("not 429" beside "430"); "I'm not allergic to cats" only negates (see negates)
+    instead = new_.words - old.words - new_.negated
+    return bool((new_.negated - old.negated) & old.words) and bool(instead)
 
 
 def keeps_every_word(existing: str, new: str) -> bool:
@@ -732,6 +844,8 @@ Reason = Literal[
     "keeps every word",
     "names the change",
     "not enough evidence",
+    "another occasion",
+    "opposite value",
 ]
 
 
@@ -756,6 +870,9 @@ class Comparison:
     phrase_replaced: bool  # replaces_a_phrase
     keeps_every_word: bool
     names_the_change: bool
+    other_occasion: bool = False  # another_occasion
+    labelled: bool = False  # both open with the same label ("Caroline: ...")
+    opposite: bool = False  # negates
 
 
 @lru_cache(maxsize=256)
@@ -765,13 +882,17 @@ def compare(existing: str, new: str) -> Comparison:
     return Comparison(
         model_knows_both=model_knows(existing) and model_knows(new),
         same_unknown=old.unknown == new_.unknown,
-        other_holder=relations_differ(existing, new) and not corrects_a_relation(existing, new),
+        other_holder=(relations_differ(existing, new) and not corrects_a_relation(existing, new))
+        or labels_differ(existing, new),
         marked=says_it_changed(existing, new),
         changes=changed_values(existing, new),
         modifier_swapped=swaps_a_modifier(existing, new),
         phrase_replaced=replaces_a_phrase(existing, new),
         keeps_every_word=keeps_every_word(existing, new),
         names_the_change=names_the_change(existing, new),
+        other_occasion=another_occasion(existing, new),
+        opposite=negates(existing, new),
+        labelled=label(existing) is not None and label(existing) == label(new),
     )
 
 
@@ -791,6 +912,7 @@ class DedupPolicy:
     text_rule_from: float | None = None
     named_change_from: float | None = None
     latin_only_model: bool = False
+    labelled_from: float | None = None
 
     def __post_init__(self) -> None:
         if self.text_rule_from is not None and self.text_rule_from > self.threshold:
@@ -817,14 +939,23 @@ class DedupPolicy:
         """From here up, a pair that does not supersede is reported as a possible duplicate."""
         return self.text_rule_from if self.text_rule_from is not None else self.threshold
 
-    def decide(self, similarity: float, existing: str, new: str) -> Verdict:
-        """What to do with the nearest existing memory, given its similarity to the new one."""
-        return self.explain(similarity, existing, new).verdict
+    def decide(
+        self, similarity: float, existing: str, new: str, *, corrects: bool = False
+    ) -> Verdict:
+        """What to do with the nearest existing memory, given its similarity to the new one.
+        `corrects`: the new memory says by itself that it corrects (its source is `corrected`
+        or its category `correction`), as a change word would."""
+        return self.explain(similarity, existing, new, corrects=corrects).verdict
 
-    def explain(self, similarity: float, existing: str, new: str) -> Decision:
+    def explain(
+        self, similarity: float, existing: str, new: str, *, corrects: bool = False
+    ) -> Decision:
         if similarity < self.considered_from:
             return Decision("distinct", "not similar")  # no need to read the texts
-        return self.judge(similarity, compare(existing, new))
+        pair = compare(existing, new)
+        if corrects and not pair.marked:
+            pair = replace(pair, marked=True)
+        return self.judge(similarity, pair)
 
     def judge(self, similarity: float, pair: Comparison) -> Decision:
         """The decision for a pair already compared (the benchmark judges each pair under many
@@ -839,6 +970,10 @@ class DedupPolicy:
                 return Decision(close, "unknown to the model")  # differs where it cannot see
         if pair.other_holder:
             return Decision(close, "different holder")
+        if pair.other_occasion and not pair.marked:
+            return Decision(close, "another occasion")
+        if pair.opposite and not pair.marked:
+            return Decision(close, "opposite value")
         if pair.changes and not pair.marked:
             subject = pair.changes == 1 and pair.modifier_swapped
             return Decision(close, "different subject" if subject else "different value")
@@ -846,6 +981,11 @@ class DedupPolicy:
             return Decision(close, "different values")
         if pair.phrase_replaced and not pair.marked:
             return Decision(close, "different phrase")
+        if pair.labelled and self.labelled_from is not None and similarity < self.labelled_from:
+            # chat turns of one speaker: similar topics, often not the same fact
+            if pair.names_the_change:
+                return Decision("supersede", "names the change")
+            return Decision(close, "not enough evidence")
         if similarity >= self.threshold:
             return Decision("supersede", "similar")
         if self.text_rule_from is not None and similarity >= self.text_rule_from:

@@ -312,13 +312,22 @@ class MemoryService:
                 nearest = store.find_nearest(
                     conn, principal, scope_, embedding.vector, embedding.model
                 )
+            # a corrected memory, or a correction, says by itself that it changes what it
+            # corrects, as a change word would
+            corrects = source_ == "corrected" or category_ == "correction"
             verdict: Verdict = (
                 "distinct"
                 if nearest is None
-                else self._dedup.decide(nearest.similarity, nearest.content, text)
+                else self._dedup.decide(
+                    nearest.similarity, nearest.content, text, corrects=corrects
+                )
             )
             old_head = None
             kept_because = None
+            if nearest is not None and verdict == "supersede" and not corrects:
+                kept_because = authority.other_kind(nearest.category, category_)
+                if kept_because is not None:
+                    verdict = "possible_duplicate"
             if nearest is not None and verdict == "supersede":
                 # hold it: a delete or another supersession of it waits until this commits
                 graph.lock_object(conn, nearest.id)

@@ -148,7 +148,7 @@ LIMIT 1
 
 FIND_NEAREST = """
 SELECT o.canonical_id, kb.cosine_similarity(o.embedding, %(embedding)s) AS similarity,
-       o.properties ->> 'content' AS content
+       o.properties ->> 'content' AS content, o.properties ->> 'category' AS category
 FROM kb.graph_objects o
 WHERE {active} AND {same_scope} AND o.embedding_model = %(model)s
   AND o.canonical_id IS DISTINCT FROM %(exclude)s::uuid
@@ -471,6 +471,7 @@ class Nearest:
     id: UUID
     similarity: float
     content: str
+    category: str | None = None
 
 
 def find_nearest(
@@ -490,7 +491,9 @@ def find_nearest(
     )
     params = _params(principal, embedding=embedding, model=model, exclude=exclude)
     row = conn.execute(statement, params).fetchone()
-    return None if row is None else Nearest(UUID(str(row[0])), float(row[1]), str(row[2]))
+    if row is None:
+        return None
+    return Nearest(UUID(str(row[0])), float(row[1]), str(row[2]), row[3])
 
 
 def find_context(conn: Connection[Any], actor_id: UUID, name: str) -> UUID | None:
