@@ -166,6 +166,10 @@ _ANCHOR_WORDS = frozenset(["yesterday", "today", "tonight", "tomorrow", "ago"])
 _PERIODS = frozenset(_SEASONS.split())
 # A word that says the event happened once more: another occasion, not the same one.
 _ANOTHER_TIME = frozenset({"again"})
+# Words that say the same is true of something or someone else as well ("Emma is allergic to
+# shellfish *too*", "never log card numbers in analytics events *either*").
+_ADDITIVE = frozenset({"too", "also", "either"})
+_ADDITIVE_PHRASES = frozenset({("as", "well")})
 _NEGATION_WORDS = frozenset({"not", "never", "no", "none", "nobody", "nothing", "neither"})
 
 # Names that developers write two ways.
@@ -514,6 +518,49 @@ def another_occasion(existing: str, new: str) -> bool:
         return True
     lower = {t.lower for t in statement(new).tokens} - {t.lower for t in statement(existing).tokens}
     return bool(lower & _ANOTHER_TIME)
+
+
+def adds_another(existing: str, new: str) -> bool:
+    """The new text says the same holds of something else as well ("too", "also", "either",
+    "as well", where the existing text has none of them): another holder or thing."""
+    old = [t.lower for t in statement(existing).tokens]
+    new_ = [t.lower for t in statement(new).tokens]
+
+    def additive(words: list[str]) -> bool:
+        return bool(set(words) & _ADDITIVE) or any(p in _ADDITIVE_PHRASES for p in pairwise(words))
+
+    return additive(new_) and not additive(old)
+
+
+def asks(text: str) -> bool:
+    """The text is a question (it ends with a question mark)."""
+    return text.rstrip().rstrip("\"')»”").endswith(("?", "\uff1f"))
+
+
+# Words of other languages written in Latin script that are not English words: a text with
+# several of them is not one the English model reads (its similarities are not evidence).
+_FOREIGN_WORDS = """
+    el los las del que por para con una uno muy pero también está
+    est et les des du une avec sur dans pas sont mais aussi très cette ces
+    der das und ist nicht mit für ein eine auf zu dem wird sind auch oder wir ich
+    il di che della gli sono non nella anche
+    não uma com ao são também está
+    ve bir bu için ile değil çok
+    się nie jest że oraz jak który
+    het een niet ook zijn wordt
+    và là của không có được
+"""
+FOREIGN_WORDS = frozenset(_FOREIGN_WORDS.split())
+# Letters that English words never have (a name may: one such word is not enough).
+FOREIGN_LETTERS = frozenset("\u0131şğñãõßłżźśćńąęőűøåæțșăđ")  # \u0131: the dotless i
+
+
+def reads_foreign(text: str) -> bool:
+    """The text has at least two words of another language (FOREIGN_WORDS, or words with
+    FOREIGN_LETTERS) and more of them than English stopwords."""
+    lower = [t.lower for t in statement(text).tokens]
+    foreign = sum(1 for word in lower if word in FOREIGN_WORDS or FOREIGN_LETTERS & set(word))
+    return foreign >= 2 and foreign > sum(1 for word in lower if word in STOPWORDS)
 
 
 def _negative(one: Statement) -> bool:
@@ -872,6 +919,8 @@ class Comparison:
     names_the_change: bool
     other_occasion: bool = False  # another_occasion
     labelled: bool = False  # both open with the same label ("Caroline: ...")
+    change_word: bool = True  # marked by a change word, not only by a negation ("not X")
+    foreign: bool = False  # either text reads as another language in Latin script
     opposite: bool = False  # negates
 
 
@@ -883,7 +932,9 @@ def compare(existing: str, new: str) -> Comparison:
         model_knows_both=model_knows(existing) and model_knows(new),
         same_unknown=old.unknown == new_.unknown,
         other_holder=(relations_differ(existing, new) and not corrects_a_relation(existing, new))
-        or labels_differ(existing, new),
+        or labels_differ(existing, new)
+        or adds_another(existing, new)
+        or asks(existing) != asks(new),
         marked=says_it_changed(existing, new),
         changes=changed_values(existing, new),
         modifier_swapped=swaps_a_modifier(existing, new),
@@ -893,6 +944,8 @@ def compare(existing: str, new: str) -> Comparison:
         other_occasion=another_occasion(existing, new),
         opposite=negates(existing, new),
         labelled=label(existing) is not None and label(existing) == label(new),
+        change_word=bool(new_.markers - old.markers),
+        foreign=reads_foreign(existing) or reads_foreign(new),
     )
 
 
@@ -968,6 +1021,8 @@ class DedupPolicy:
                 return Decision("distinct", "unknown to the model")
             if not pair.same_unknown:
                 return Decision(close, "unknown to the model")  # differs where it cannot see
+            if pair.foreign:
+                return Decision(close, "unknown to the model")  # another language
         if pair.other_holder:
             return Decision(close, "different holder")
         if pair.other_occasion and not pair.marked:
@@ -989,7 +1044,7 @@ class DedupPolicy:
         if similarity >= self.threshold:
             return Decision("supersede", "similar")
         if self.text_rule_from is not None and similarity >= self.text_rule_from:
-            if pair.marked:
+            if pair.marked and pair.change_word:
                 return Decision("supersede", "says it changed")
             if pair.keeps_every_word:
                 return Decision("supersede", "keeps every word")
