@@ -20,6 +20,7 @@ from benchmarks import (
     capture,
     dashboard,
     dedup,
+    dedup_chat,
     hooks,
     injection,
     latency,
@@ -36,7 +37,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--only",
-        default="dedup,secrets,quality,injection,capture,hooks,roundtrips,latency,dashboard,"
+        default="dedup,dedup_chat,secrets,quality,injection,capture,hooks,roundtrips,latency,dashboard,"
         "lifecycle,verify,telemetry",
     )
     parser.add_argument("--scale", choices=["smoke", "full"], default="full")
@@ -48,6 +49,8 @@ def main() -> None:
         start = time.perf_counter()
         if name == "dedup":
             dedup.run(limit=40 if smoke else None)
+        elif name == "dedup_chat":
+            dedup_chat.run(limit=40 if smoke else None)
         elif name == "secrets":
             timing = secrets.run()["timing_of_ours"]
             broken += [

@@ -30,7 +30,7 @@ def test_a_smoke_run_of_every_benchmark_writes_its_reports(server_url: str, tmp_
     env = {k: v for k, v in os.environ.items() if not k.startswith("EMERGENT_MEMORY_")}
     env |= {"BENCH_DATABASE_URL": server_url, "BENCH_RESULTS_DIR": str(tmp_path)}
     # the dashboard's has a test of its own (below)
-    every_other = "dedup,secrets,quality,injection,capture,hooks,roundtrips,latency"
+    every_other = "dedup,dedup_chat,secrets,quality,injection,capture,hooks,roundtrips,latency"
     result = subprocess.run(
         [sys.executable, "-m", "benchmarks.run", "--scale", "smoke", "--only", every_other],
         cwd=ROOT,
@@ -129,6 +129,7 @@ def test_a_smoke_run_of_every_benchmark_writes_its_reports(server_url: str, tmp_
     assert hooks["baselines"]["python -c pass"]["n"] == hooks["runs"]
     for name in (
         "dedup.md",
+        "dedup_chat.md",
         "secrets.md",
         "quality.md",
         "injection.md",

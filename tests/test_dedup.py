@@ -11,6 +11,7 @@ import pytest
 
 from emergent_memory.app import DEDUP_POLICIES
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME
+from emergent_memory.memory import dedup
 from emergent_memory.memory.dedup import (
     DedupPolicy,
     changed_values,
@@ -222,10 +223,89 @@ def test_a_correction_that_says_the_value_changed_supersedes(
     assert verdict(similarity, existing, new) == "supersede"
 
 
-def test_a_correction_of_an_ordinary_word_supersedes_without_a_change_word() -> None:
-    assert verdict(0.82, TABS, SPACES) == "supersede"
+def test_another_value_of_one_setting_without_a_change_word_is_kept_as_a_conflict() -> None:
+    # the same subject with the other value, and nothing says it changed: both stay, reported
+    assert verdict(0.82, TABS, SPACES) == "possible_duplicate"
     enabled = "The user wants feature flags enabled by default in staging"
-    assert verdict(0.96, enabled, enabled.replace("enabled", "disabled")) == "supersede"
+    assert verdict(0.96, enabled, enabled.replace("enabled", "disabled")) == "possible_duplicate"
+    assert verdict(0.95, "Joanna: I'm allergic to cats", "Joanna: I'm not allergic to cats") == (
+        "possible_duplicate"
+    )
+    assert verdict(0.9, "Leo: I hate sushi", "Leo: I love sushi") == "possible_duplicate"
+    # with a change word, or said to be a correction by its source or category, it corrects
+    assert verdict(0.82, TABS, "The user now prefers spaces in Python files.") == "supersede"
+    assert POLICY.decide(0.82, TABS, SPACES, corrects=True) == "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Audrey: I love making jewelry out of recycled stuff", "Andrew: I love making jewelry"),
+        ("Tim: I'm reading The Name of the Wind", "John: I'm reading The Name of the Wind too"),
+        ("Staging: deploys from main", "Production: deploys from main"),
+        ("Mel: I'm allergic to shellfish", "Mel: Emma is allergic to shellfish too"),
+        ("Never log full card numbers.", "Never log full card numbers in analytics either."),
+        ("Mel: is the BBQ on Saturday?", "Mel: the BBQ is on Saturday"),
+        (
+            "Tom: I went to a concert at the Fillmore last Friday",
+            "Tom: concert at the Fillmore next Friday",
+        ),
+        (
+            "Priya: I took my daughter to the zoo in the spring",
+            "Priya: took my daughter to the zoo again",
+        ),
+        ("Aisha: I went to Tokyo in 2019", "Aisha: I'm going to Tokyo in April"),
+        ("Ravi: our first baby is due in March", "Ravi: our first baby is due in May"),
+    ],
+    ids=[
+        "other-speaker",
+        "other-speaker-too",
+        "other-label",
+        "someone-else-too",
+        "something-else-either",
+        "question-answer",
+        "last-next",
+        "again",
+        "year-month",
+        "months",
+    ],
+)
+def test_what_is_said_of_another_holder_or_occasion_never_supersedes(
+    existing: str, new: str
+) -> None:
+    assert verdict(0.97, existing, new) != "supersede"
+
+
+def test_a_label_that_is_a_word_such_as_correction_is_not_a_speaker() -> None:
+    assert dedup.label("Caroline: I joined a mentorship program") == "caroline"
+    assert dedup.label("Correction: the user edits with Neovim") is None
+    assert dedup.label("The user likes concise answers: code first") is None
+    assert verdict(0.83, "The user edits with Vim", "Correction: the user edits with Neovim") == (
+        "supersede"
+    )
+
+
+def test_one_speakers_turns_supersede_only_when_very_similar() -> None:
+    # chat turns of one speaker share topics more than facts (benchmarks/README.md section 3)
+    assert POLICY.labelled_from is not None
+    below = POLICY.labelled_from - 0.01
+    kenji = ("Kenji: I'm learning to surf this year", "Kenji: my surf instructor is named Hiro")
+    assert verdict(below, *kenji) == "possible_duplicate"
+    three = ("Mia: I have three kids", "Mia: I have 3 kids")
+    assert verdict(below, *three) == "possible_duplicate"
+    assert verdict(POLICY.labelled_from, *three) == "supersede"
+
+
+def test_latin_script_in_another_language_is_no_evidence() -> None:
+    spanish = (
+        "El usuario prefiere respuestas en español.",
+        "El usuario prefiere los comentarios del código en inglés.",
+    )
+    assert dedup.reads_foreign(spanish[1])
+    assert verdict(0.9, *spanish) == "possible_duplicate"
+    turkish = ("Staging ortamı her gece sıfırlanıyor.", "Prod ortamının yedeği her gece alınıyor.")
+    assert verdict(0.9, *turkish) == "possible_duplicate"
+    assert not dedup.reads_foreign("The user lives in São Paulo and works for Łukasz")
 
 
 @pytest.mark.parametrize(

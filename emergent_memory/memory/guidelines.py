@@ -109,8 +109,11 @@ KEEPING_MEMORIES_RIGHT = """\
   supersede_reason when you know why it changed).
 - When save_memory lists possible_duplicates, read them: if one is the same fact or is now
   wrong, update or delete it (manage_memory); if it is a different fact, keep both. One with
-  kept_because comes from a stronger source (explicit > corrected > inferred) or is core:
-  what the user said is never replaced by what you inferred; ask the user before changing it.
+  kept_because comes from a stronger source (explicit > corrected > inferred), is core, or
+  is of another category: what the user said is never replaced by what you inferred; ask
+  the user before changing it. A value that differs without a change word ("now",
+  "switched", ...) is kept beside the old one: say that it changed, or save it as a
+  correction, when it did.
 - Delete memories the user asks you to forget (manage_memory action "delete"), with a
   reason ("the user asked to forget it"); the reason is kept.
 - Archive (action "archive", with a reason) a memory that is still true but no longer
