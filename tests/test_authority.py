@@ -229,3 +229,31 @@ def test_a_person_superseding_one_memory_by_another_keeps_what_the_other_had(
     assert ("the calendar", "save", None) in evidence_of(owner_pool, keep_id)
     assert active_ids(service, principal) >= {keep_id}
     assert other["id"] not in active_ids(service, principal)
+
+
+def test_a_memory_of_another_category_is_kept_beside_and_a_correction_is_not_held_back(
+    texts: tuple[str, str], service: MemoryService, principal: Principal
+) -> None:
+    old_text, reworded = texts
+    instruction = service.save(principal, old_text, "instruction", source="explicit")["memory"]
+    lesson = service.save(principal, reworded, "lesson", source="explicit")
+    assert lesson["superseded_ids"] == []
+    [close] = lesson["possible_duplicates"]
+    assert close["id"] == instruction["id"]
+    assert "a lesson does not replace an instruction" in close["kept_because"]
+    # a correction says by itself that it corrects (no change word needed), whatever the
+    # category of what it corrects: here its nearest, the lesson
+    corrected = service.save(principal, reworded.replace("Fridays", "Thursdays"), "correction",
+                             source="explicit")  # fmt: skip
+    assert corrected["superseded_ids"] == [lesson["memory"]["id"]]
+
+
+def test_another_value_without_a_change_word_is_kept_and_a_corrected_source_replaces_it(
+    service: MemoryService, principal: Principal
+) -> None:
+    name = "".join(random.choices(string.ascii_lowercase, k=10))
+    tabs = service.save(principal, f"The {name} repository is indented with tabs", "convention")
+    spaces = service.save(principal, f"The {name} repository is indented with spaces", "convention")
+    assert spaces["superseded_ids"] == []
+    assert [d["id"] for d in spaces["possible_duplicates"]] == [tabs["memory"]["id"]]
+    assert active_ids(service, principal) >= {tabs["memory"]["id"], spaces["memory"]["id"]}
