@@ -86,8 +86,15 @@ _CHANGE_MARKERS = """
     now instead anymore actually switched moved changed replaced replacing replaces renamed
     upgraded downgraded migrated bumped rewritten relocated retired dropped deprecated
     reassigned transferred resized revoked handed correction corrected formerly previously
-    starting updated stopped since"""
+    starting updated stopped since rescheduled postponed raised lowered increased decreased
+    reduced extended shortened"""
 CHANGE_MARKERS = frozenset(_CHANGE_MARKERS.split())
+# The change words that say a value changed and nothing else: with one of them a correction
+# may change several values at once ("code freeze *moved* to Wednesdays at 15:00").
+_STRONG_WORDS = """
+    switched moved changed replaced renamed migrated relocated reassigned transferred
+    rescheduled postponed correction corrected updated"""
+STRONG_MARKERS = frozenset(_STRONG_WORDS.split()) | {"no longer", "went from"}
 CHANGE_PHRASES = (
     ("no", "longer"),
     ("any", "more"),
@@ -420,9 +427,11 @@ def statement(text: str) -> Statement:
     tokens = _tokens(text)
     values = _values(tokens)
     for quoted in _QUOTED.finditer(text):
-        values.update(_value_key(token) for token in _tokens(quoted.group()[1:-1]))
+        inner = quoted.group()[1:-1]
+        values.update(_value_key(token) for token in _tokens(inner))
+        values.add("q:" + " ".join(inner.lower().split()))  # the quoted text as a whole
     words = {token.norm for token in tokens} | values
-    words.update(part for value in values for part in value.split())
+    words.update(part for value in values if value[:2] != "q:" for part in value.split())
     for token in tokens:
         words.update(_stem(part) for part in re.split(r"[-./:@_]+", token.norm) if part)
     lower = [token.lower for token in tokens]
@@ -504,18 +513,78 @@ def anchors(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+# What joins another statement to a text: marks (a semicolon, dashes, a comma) and words.
+_JOINERS = frozenset({";", "\u2014", "\u2013", "-", ","}) | frozenset(
+    ["and", "but", "with", "plus", "which", "who"]
+)
+
+
+def adds_a_fact(existing: str, new: str) -> bool:
+    """The new text says all the old one says and joins another statement to it ("Prod DB is
+    Postgres 15" / "... with a read replica in eu-west-1b", "... ; property tests use
+    Hypothesis", "potato salad" / "potato salad and a pie"): the old text, in order, then a
+    joining word or mark and content words the old text does not have."""
+    old, new_ = statement(existing), statement(new)
+    if not old.words <= new_.words:
+        return False
+    a, b = [t.norm for t in old.tokens], [t.norm for t in new_.tokens]
+    opcodes, kept = alignment(existing, new)
+    if kept < len(a):
+        return False
+    tail = [op for op in opcodes if op[0] != "equal"]
+    if len(tail) != 1 or tail[0][0] != "insert":
+        return False
+    _, _, _, j1, j2 = tail[0]
+    added = [w for w in b[j1:j2] if w not in STOPWORDS and w not in old.words]
+    if not added:
+        return False
+    if new_.tokens[j1].lower in _JOINERS:
+        return True
+    if j1 == 0:
+        return False
+    between = re.search(
+        re.escape(new_.tokens[j1 - 1].text) + r"([^\w]*)" + re.escape(new_.tokens[j1].text), new
+    )
+    return between is not None and bool(set(between.group(1)) & _JOINERS)
+
+
 def labels_differ(existing: str, new: str) -> bool:
     """Both texts open with a label and not the same ("Audrey: ..." / "Andrew: ...")."""
     old_label, new_label = label(existing), label(new)
     return old_label is not None and new_label is not None and old_label != new_label
 
 
+_ORDINAL_WORDS_ALL = frozenset(_ORDINAL_WORDS.split()) | {"last", "next", "another", "other"}
+# What says a text is about the future: a plan, not what happened.
+_FUTURE = frozenset({"will", "'ll", "gonna", "plan", "planning", "planned", "plans"})
+_FUTURE_PHRASES = frozenset({("going", "to"), ("about", "to")})
+
+
+def _future(one: Statement) -> bool:
+    lower = [t.lower for t in one.tokens]
+    return any(w in _FUTURE or w.endswith("'ll") for w in lower) or any(
+        p in _FUTURE_PHRASES for p in pairwise(lower)
+    )
+
+
 def another_occasion(existing: str, new: str) -> bool:
-    """The texts tell of different occasions: both say when, and not at the same time, or the
-    new one says it happened again."""
+    """The texts tell of different occasions: both say when, and not at the same time; the
+    new one says it happened again, or names another one of the same thing ("the interview"
+    / "the *second* interview"); or one is a plan and the other is not ("I'll bring the
+    speaker" / "I brought the speaker")."""
     old_at, new_at = anchors(existing), anchors(new)
     if old_at and new_at and not old_at & new_at:
         return True
+    old, new_ = statement(existing), statement(new)
+    if _future(old) != _future(new_):
+        return True
+    opcodes, _ = alignment(existing, new)
+    for operation, i1, _, j1, j2 in opcodes:
+        inserted = [t.lower for t in new_.tokens[j1:j2]]
+        if operation == "insert" and i1 < len(old.tokens) and j2 - j1 == 1:
+            word = inserted[0]
+            if word in _ORDINAL_WORDS_ALL or _ORDINAL.fullmatch(word):
+                return True
     lower = {t.lower for t in statement(new).tokens} - {t.lower for t in statement(existing).tokens}
     return bool(lower & _ANOTHER_TIME)
 
@@ -540,7 +609,10 @@ def asks(text: str) -> bool:
 # Words of other languages written in Latin script that are not English words: a text with
 # several of them is not one the English model reads (its similarities are not evidence).
 _FOREIGN_WORDS = """
-    el los las del que por para con una uno muy pero también está
+    el la los las del que por para con una uno muy pero también está esta este
+    da dos das meu minha às em nas nos ele ela eu você
+    le je nous vous leur
+    sie wir ihr mein meine
     est et les des du une avec sur dans pas sont mais aussi très cette ces
     der das und ist nicht mit für ein eine auf zu dem wird sind auch oder wir ich
     il di che della gli sono non nella anche
@@ -577,7 +649,10 @@ def negates(existing: str, new: str) -> bool:
     "I'm not allergic to cats at all"), or swaps a word for its opposite ("hate" / "love",
     "tabs" / "spaces", "enabled" / "disabled"): a different value of the same thing."""
     old, new_ = statement(existing), statement(new)
-    if _negative(old) != _negative(new_) and not (new_.words - old.words - new_.negated):
+    # nothing in place of what is negated, but a verb of the same meaning ("don't like" /
+    # "love")
+    instead = new_.words - old.words - new_.negated - _SAME_MEANING
+    if _negative(old) != _negative(new_) and not instead:
         return True
     opcodes, _ = alignment(existing, new)
     for operation, i1, i2, j1, j2 in opcodes:
@@ -690,7 +765,9 @@ def _lost_values(old: Statement, new: Statement) -> frozenset[str]:
     its parts are there: "single-quoted" / "single quotes")."""
     lost = set()
     for value in old.values - new.words:
-        if not any(c.isdigit() for c in value):
+        if value[:2] != "q:" and {_stem(p) for p in re.split(r"[:/@]", value) if p} <= new.words:
+            continue  # "db-1.internal:5432" / "host db-1.internal, port 5432"
+        if not any(c.isdigit() for c in value) and value[:2] != "q:":
             parts = {_stem(p) for p in re.split(r"[- ]", value) if p}
             if len(parts) > 1 and parts <= new.words:
                 continue
@@ -920,6 +997,7 @@ class Comparison:
     other_occasion: bool = False  # another_occasion
     labelled: bool = False  # both open with the same label ("Caroline: ...")
     change_word: bool = True  # marked by a change word, not only by a negation ("not X")
+    strong_change: bool = False  # one of STRONG_MARKERS
     foreign: bool = False  # either text reads as another language in Latin script
     opposite: bool = False  # negates
 
@@ -934,6 +1012,7 @@ def compare(existing: str, new: str) -> Comparison:
         other_holder=(relations_differ(existing, new) and not corrects_a_relation(existing, new))
         or labels_differ(existing, new)
         or adds_another(existing, new)
+        or adds_a_fact(existing, new)
         or asks(existing) != asks(new),
         marked=says_it_changed(existing, new),
         changes=changed_values(existing, new),
@@ -945,6 +1024,7 @@ def compare(existing: str, new: str) -> Comparison:
         opposite=negates(existing, new),
         labelled=label(existing) is not None and label(existing) == label(new),
         change_word=bool(new_.markers - old.markers),
+        strong_change=bool((new_.markers - old.markers) & STRONG_MARKERS),
         foreign=reads_foreign(existing) or reads_foreign(new),
     )
 
@@ -1032,7 +1112,9 @@ class DedupPolicy:
         if pair.changes and not pair.marked:
             subject = pair.changes == 1 and pair.modifier_swapped
             return Decision(close, "different subject" if subject else "different value")
-        if pair.changes > 1:  # a correction changes one value; "service A, 9001" / "B, 9002 now"
+        # a correction changes one value ("service A, 9001" / "B, 9002 now" is another fact),
+        # or up to three with a word that says the value changed ("moved to Wednesdays at 3pm")
+        if pair.changes > (3 if pair.strong_change else 1):
             return Decision(close, "different values")
         if pair.phrase_replaced and not pair.marked:
             return Decision(close, "different phrase")
