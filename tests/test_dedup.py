@@ -256,6 +256,11 @@ def test_another_value_of_one_setting_without_a_change_word_is_kept_as_a_conflic
         ),
         ("Aisha: I went to Tokyo in 2019", "Aisha: I'm going to Tokyo in April"),
         ("Ravi: our first baby is due in March", "Ravi: our first baby is due in May"),
+        ("Prod DB is Postgres 15", "Prod DB is Postgres 15 with a read replica in eu-west-1b"),
+        ("Carol: I'll bring potato salad", "Carol: I'll bring potato salad and a pie"),
+        ("Jonas: I'll bring the speaker to the picnic", "Jonas: I brought the speaker to it"),
+        ("Ahmed: the interview went well", "Ahmed: the second interview went well"),
+        ("The lint command is `make lint`", "The lint command is `make check`"),
     ],
     ids=[
         "other-speaker",
@@ -268,12 +273,30 @@ def test_another_value_of_one_setting_without_a_change_word_is_kept_as_a_conflic
         "again",
         "year-month",
         "months",
+        "adds-a-fact",
+        "adds-with-and",
+        "plan-and-event",
+        "another-one",
+        "quoted-whole",
     ],
 )
 def test_what_is_said_of_another_holder_or_occasion_never_supersedes(
     existing: str, new: str
 ) -> None:
     assert verdict(0.97, existing, new) != "supersede"
+
+
+def test_a_correction_may_change_several_values_with_a_word_that_says_so() -> None:
+    freeze = "Code freeze starts Thursdays at 17:00."
+    assert verdict(0.8, freeze, "Code freeze moved to Wednesdays at 15:00.") == "supersede"
+    # "now" alone does not make two changed values one correction
+    assert verdict(0.8, "Service A listens on port 9001", "Service B now listens on 9002") != (
+        "supersede"
+    )
+    # nor a host:port written apart a different value
+    assert verdict(0.8, "Redis is at redis-01:6379", "Redis: host redis-01, port 6379") == (
+        "supersede"
+    )
 
 
 def test_a_label_that_is_a_word_such_as_correction_is_not_a_speaker() -> None:
@@ -347,9 +370,13 @@ def test_in_the_band_only_a_change_word_or_every_word_kept_is_enough() -> None:
     assert verdict(band, TABS, "The user switched to spaces for indentation in Python files.") == (
         "supersede"
     )
+    reordered = "For indentation in Python files the user prefers tabs."
+    assert keeps_every_word(TABS, reordered)
+    assert verdict(band, TABS, reordered) == "supersede"
+    # the old text whole, and another statement joined to it: kept beside it, reported
     extended = "The user prefers tabs for indentation in Python files, even in notebooks."
     assert keeps_every_word(TABS, extended)
-    assert verdict(band, TABS, extended) == "supersede"
+    assert verdict(band, TABS, extended) == "possible_duplicate"
 
 
 def test_below_the_named_change_band_nothing_is_suggested() -> None:
@@ -409,7 +436,8 @@ def test_content_words_drop_stopwords_and_stem() -> None:
 
 def test_values_are_numbers_times_identifiers_names_and_quoted_words() -> None:
     text = 'Error E1042 from orders.created in eu-west-1 is handled by Alice with "retry"'
-    assert value_words(text) == {"e1042", "orders.created", "eu-west-1", "alic", "retry"}
+    # a quoted text is also compared whole ("q:")
+    assert value_words(text) == {"e1042", "orders.created", "eu-west-1", "alic", "retry", "q:retry"}
     assert value_words("Deploys happen weekly") == frozenset()  # a capital that starts it
     assert value_words("The new_checkout flag is on") == {"new_checkout"}
     assert value_words("It runs at 2 pm") == value_words("It runs at 14:00") == {"t840"}

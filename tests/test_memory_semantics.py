@@ -151,17 +151,28 @@ def test_a_paraphrase_of_a_saved_fact_supersedes_it(
     assert new["similarity"] >= DEDUP_POLICIES[LOCAL_MODEL_NAME].threshold
 
 
-def test_a_corrected_preference_supersedes_it(
+def test_a_corrected_preference_supersedes_it_and_an_unmarked_other_value_is_kept(
     semantic: MemoryService, principal: Principal
 ) -> None:
     old = semantic.save(
         principal, "The user prefers tabs for indentation in Python files.", "preference"
     )
-    new = semantic.save(
+    # the other value, and nothing says it changed: a conflict, kept beside it and reported
+    other = semantic.save(
         principal, "The user prefers spaces for indentation in Python files.", "preference"
+    )
+    assert other["status"] == "created"
+    assert [d["id"] for d in other["possible_duplicates"]] == [old["memory"]["id"]]
+    semantic.delete(principal, other["memory"]["id"], reason="the test goes on without it")
+    # said to have changed, or saved as a correction: it replaces the old one
+    new = semantic.save(
+        principal, "The user now prefers spaces for indentation in Python files.", "preference"
     )
     assert new["status"] == "updated"
     assert new["superseded_ids"] == [old["memory"]["id"]]
+    [superseded] = semantic.list_memories(principal, status="superseded")["memories"]
+    assert superseded["superseded_because"].startswith("the save rule: ")
+    assert "similarity 0." in superseded["superseded_because"]
 
 
 def test_a_less_similar_correction_supersedes_when_it_says_it_changed(

@@ -31,7 +31,7 @@ from emergent_memory.db.pool import DatabasePool
 from emergent_memory.errors import InvalidInput, MemoryNotFound, ObjectNotFound, PermissionDenied
 from emergent_memory.memory import answers, browse_store, store, validation
 from emergent_memory.memory.models import CATEGORIES, IMPORTANCES, SCOPES, MemoryRecord
-from emergent_memory.memory.records import memory_record
+from emergent_memory.memory.records import memory_record, superseded_because
 from emergent_memory.memory.service import acting_for
 
 BrowseStatus = Literal["active", "archived", "superseded", "deleted", "all"]
@@ -69,6 +69,7 @@ class BrowsedMemory(MemoryRecord):
     deleted_at: str | None
     archived_at: str | None
     supersede_reason: str | None
+    superseded_because: str | None  # the rule and similarity, or the decision, in words
     delete_reason: str | None
     archive_reason: str | None
     expired: bool
@@ -750,6 +751,7 @@ def browsed(row: browse_store.BrowseRow, decay: store.Decay | None = None) -> Br
         "deleted_at": None if row.deleted_at is None else row.deleted_at.isoformat(),
         "archived_at": None if row.archived_at is None else row.archived_at.isoformat(),
         "supersede_reason": row.supersede_reason if status == "superseded" else None,
+        "superseded_because": superseded_because(row) if status == "superseded" else None,
         "delete_reason": row.delete_reason if status == "deleted" else None,
         "archive_reason": row.archive_reason if status == "archived" else None,
         "expired": expired(record["valid_until"]),

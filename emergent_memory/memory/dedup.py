@@ -970,6 +970,7 @@ Reason = Literal[
     "not enough evidence",
     "another occasion",
     "opposite value",
+    "another statement",
 ]
 
 
@@ -994,6 +995,9 @@ class Comparison:
     phrase_replaced: bool  # replaces_a_phrase
     keeps_every_word: bool
     names_the_change: bool
+    # another speaker or subject label, the same said of something else, a fact joined to the
+    # old text, or a question against a statement (save's rule only; verify reads claims)
+    other_statement: bool = False
     other_occasion: bool = False  # another_occasion
     labelled: bool = False  # both open with the same label ("Caroline: ...")
     change_word: bool = True  # marked by a change word, not only by a negation ("not X")
@@ -1009,8 +1013,8 @@ def compare(existing: str, new: str) -> Comparison:
     return Comparison(
         model_knows_both=model_knows(existing) and model_knows(new),
         same_unknown=old.unknown == new_.unknown,
-        other_holder=(relations_differ(existing, new) and not corrects_a_relation(existing, new))
-        or labels_differ(existing, new)
+        other_holder=relations_differ(existing, new) and not corrects_a_relation(existing, new),
+        other_statement=labels_differ(existing, new)
         or adds_another(existing, new)
         or adds_a_fact(existing, new)
         or asks(existing) != asks(new),
@@ -1105,6 +1109,8 @@ class DedupPolicy:
                 return Decision(close, "unknown to the model")  # another language
         if pair.other_holder:
             return Decision(close, "different holder")
+        if pair.other_statement:
+            return Decision(close, "another statement")
         if pair.other_occasion and not pair.marked:
             return Decision(close, "another occasion")
         if pair.opposite and not pair.marked:

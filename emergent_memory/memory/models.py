@@ -196,6 +196,7 @@ class InactiveMemory(MemoryRecord):
     deleted_at: str | None
     archived_at: str | None
     supersede_reason: str | None
+    superseded_because: str | None  # the rule and similarity, or the decision, in words
     delete_reason: str | None
     archive_reason: str | None
 

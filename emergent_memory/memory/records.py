@@ -136,9 +136,40 @@ def inactive_record(row: store.InactiveRow, decay: store.Decay | None = None) ->
         "deleted_at": None if row.deleted_at is None else row.deleted_at.isoformat(),
         "archived_at": None if row.archived_at is None else row.archived_at.isoformat(),
         "supersede_reason": row.supersede_reason,
+        "superseded_because": superseded_because(row) if status == "superseded" else None,
         "delete_reason": row.delete_reason,
         "archive_reason": row.archive_reason,
     }
+
+
+# What each reason of the save rule (memory/dedup.py) means, for a person reading why a memory
+# was replaced.
+RULE_WORDS = {
+    "similar": "the same fact reworded",
+    "says it changed": "it says the value changed",
+    "keeps every word": "it says all the old one said",
+    "names the change": "it names the old value and the new one",
+}
+
+
+def superseded_because(row: store.InactiveRow) -> str | None:
+    """Why a superseded memory was replaced, in words: the save rule that decided and the two
+    memories' similarity ("the save rule: it says the value changed (similarity 0.81)"), or
+    that someone decided; with the reason given, if any. None when nothing was recorded (a
+    memory superseded before this was kept)."""
+    parts = []
+    if row.supersede_rule == "decided":
+        parts.append("someone chose the newer memory (manage_memory, the API or the dashboard)")
+    elif row.supersede_rule is not None:
+        words = RULE_WORDS.get(row.supersede_rule, row.supersede_rule)
+        similarity = row.supersede_similarity
+        parts.append(
+            f"the save rule: {words}"
+            + (f" (similarity {similarity:.2f})" if similarity is not None else "")
+        )
+    if row.supersede_reason:
+        parts.append(f"reason given: {row.supersede_reason}")
+    return "; ".join(parts) or None
 
 
 def rounded(value: float | None) -> float | None:

@@ -92,15 +92,17 @@ BULK_MAX_IDS = 200  # memories one bulk delete or restore changes at most
 class MemoryConfig:
     """The service's tunables (from Settings, in the composition root).
 
-    `dedup_threshold`, `dedup_text_rule_from`, `dedup_named_change_from` and
-    `dedup_latin_only_model` are a DedupPolicy (memory/dedup.py): when a new memory supersedes
-    its nearest one (None bands: the plain threshold, for models it was not calibrated on).
+    `dedup_threshold`, `dedup_text_rule_from`, `dedup_named_change_from`,
+    `dedup_latin_only_model` and `dedup_labelled_from` are a DedupPolicy (memory/dedup.py):
+    when a new memory supersedes its nearest one (None bands: the plain threshold, for models
+    it was not calibrated on).
     """
 
     dedup_threshold: float
     dedup_text_rule_from: float | None = None
     dedup_named_change_from: float | None = None
     dedup_latin_only_model: bool = False
+    dedup_labelled_from: float | None = None
     max_content_length: int = 2000
     recall_candidates: int = 50
     recall_rrf_k: int = 10
@@ -121,6 +123,7 @@ class MemoryConfig:
             self.dedup_text_rule_from,
             self.dedup_named_change_from,
             self.dedup_latin_only_model,
+            self.dedup_labelled_from,
         )
 
     @property
@@ -315,13 +318,14 @@ class MemoryService:
             # a corrected memory, or a correction, says by itself that it changes what it
             # corrects, as a change word would
             corrects = source_ == "corrected" or category_ == "correction"
-            verdict: Verdict = (
-                "distinct"
+            decision = (
+                None
                 if nearest is None
-                else self._dedup.decide(
+                else self._dedup.explain(
                     nearest.similarity, nearest.content, text, corrects=corrects
                 )
             )
+            verdict: Verdict = "distinct" if decision is None else decision.verdict
             old_head = None
             kept_because = None
             if nearest is not None and verdict == "supersede" and not corrects:
@@ -397,6 +401,8 @@ class MemoryService:
                     old_head,
                     reason=reason,
                     new_start=lifecycle.get("valid_from"),
+                    rule=None if decision is None else decision.reason,
+                    similarity=nearest.similarity,
                 )
                 superseded_ids.append(str(old_id))
             for context_id in context_ids:
@@ -975,6 +981,7 @@ class MemoryService:
                 heads[other],
                 reason=reason_,
                 new_start=heads[keep].properties.get("valid_from"),
+                rule="decided",
             )
             already = store.contexts_of(conn, keep)
             for context_id in store.inherit(conn, principal, other, keep):
@@ -997,15 +1004,22 @@ class MemoryService:
         *,
         reason: str | None = None,
         new_start: str | None = None,
+        rule: str | None = None,
+        similarity: float | None = None,
     ) -> None:
         """`old` (its head, as read under its lock) is superseded by `new_id`: the edge, and
-        the old one's new version that says by what, why (`reason`, if given), and that its
+        the old one's new version that says by what, why (`reason`, if given; `rule`, the save
+        rule's reason or "decided", with the two memories' `similarity`), and that its
         validity ends where the new one's begins (`new_start`, else now) unless it ended
         earlier (both locked by the caller)."""
         self._link(conn, principal, store.SUPERSEDES, new_id, old.canonical_id)
         patch: dict[str, Any] = {"superseded_by": str(new_id)}
         if reason is not None:
             patch["supersede_reason"] = reason
+        if rule is not None:
+            patch["supersede_rule"] = rule
+        if similarity is not None:
+            patch["supersede_similarity"] = round(similarity, 4)
         end = validity.validity_end(
             old.properties, new_start or validation.iso_utc(datetime.now(UTC))
         )
@@ -1061,6 +1075,8 @@ class MemoryService:
                 back.update(
                     superseded_by=None,
                     supersede_reason=None,
+                    supersede_rule=None,
+                    supersede_similarity=None,
                     valid_until=validity.validity_before_supersession(
                         graph.list_versions(conn, id_)
                     ),

@@ -336,7 +336,9 @@ SELECT o.canonical_id AS id, o.properties ->> 'content' AS content,
        o.properties ->> 'superseded_by' AS superseded_by, o.deleted_at, o.project_id,
        o.actor_id, (o.properties ->> 'archived_at')::timestamptz AS archived_at,
        o.properties ->> 'archive_reason' AS archive_reason,
-       o.properties ->> 'supersede_reason' AS supersede_reason, o.delete_reason
+       o.properties ->> 'supersede_reason' AS supersede_reason, o.delete_reason,
+       o.properties ->> 'supersede_rule' AS supersede_rule,
+       (o.properties ->> 'supersede_similarity')::double precision AS supersede_similarity
 FROM kb.graph_objects o
 LEFT JOIN LATERAL (
     SELECT count(*) AS use_count, max(m.recalled_at) AS last_used
@@ -578,6 +580,8 @@ class InactiveRow(MemoryRow):
     archive_reason: str | None
     supersede_reason: str | None
     delete_reason: str | None
+    supersede_rule: str | None  # what replaced it: the save rule's reason, or "decided"
+    supersede_similarity: float | None  # the two memories' similarity, when the rule decided
 
 
 def list_inactive(
