@@ -33,8 +33,10 @@ SUPERSEDES = frozenset({"same", "corrects"})
 HOLDOUTS = {
     "chat_holdout.json": "first run against the rule of 3cc0cef; its errors then changed the rule",
     "dedup_holdout_4.json": "agent memories; first run against 3cc0cef, then development data",
-    "chat_holdout_2.json": "first run against the rule as shipped (2827317), unchanged since",
-    "dedup_holdout_5.json": "agent memories; first run against the rule as shipped (2827317)",
+    "chat_holdout_2.json": "first run against 2827317; its errors then changed the rule",
+    "dedup_holdout_5.json": "agent memories; first run against 2827317, then development data",
+    "chat_holdout_3.json": "first run against the rule as shipped (b6ba0ac), unchanged since",
+    "dedup_holdout_6.json": "agent memories; first run against the rule as shipped (b6ba0ac)",
 }
 
 
