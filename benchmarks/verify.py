@@ -329,6 +329,62 @@ def product(
     return summary, results
 
 
+# A second set, written after the rules by a helper who had read neither them nor
+# verify_claims.json: its own actor's memories, another actor's, and claims labelled with the
+# answer and, for conflicts, their class (value, negation, antonym, swapped_order).
+HOLDOUT = "verify_holdout.json"
+
+
+def holdout(memory: MemoryService, policy: VerifyPolicy, limit: int | None) -> dict[str, Any]:
+    """The shipped rules on the held-out set: accuracy per answer and per conflict class, how
+    often a conflict is answered confirmed, leaks, and every wrong answer."""
+    data: dict[str, Any] = json.loads((DATA / HOLDOUT).read_text())
+    claims = data["claims"][: limit or None]
+    owner, other = principal("holdout-owner"), principal("holdout-other")
+    ids: dict[str, str] = {}
+    not_created = []
+    for item in data["memories"]:
+        saved = memory.save(owner, item["content"], item["category"], scope=item["scope"])
+        ids[saved["memory"]["id"]] = item["key"]
+        if saved["status"] != "created" or saved["superseded_ids"]:
+            not_created.append({"key": item["key"], "status": saved["status"]})
+    for content in data["other_actor"]:
+        memory.save(other, content, "fact", scope="project")
+    verifier = VerifyService(memory, None, VerifyConfig(policy=policy))
+    rows, leaks = [], 0
+    for claim in claims:
+        result = verifier.verify(owner, claim["claim"])
+        leaks += sum(1 for match in result["matches"] if match["id"] not in ids)
+        rows.append(
+            {
+                "key": claim["key"],
+                "kind": claim.get("kind"),
+                "claim": claim["claim"],
+                "label": claim["verdict"],
+                "verdict": result["verdict"],
+                "why": result["why"],
+            }
+        )
+    per_kind: dict[str, dict[str, Any]] = {}
+    for kind in sorted({r["kind"] for r in rows if r["label"] == "conflict"}):
+        chosen = [r for r in rows if r["label"] == "conflict" and r["kind"] == kind]
+        right = sum(1 for r in chosen if r["verdict"] == "conflict")
+        per_kind[kind] = {"n": len(chosen), "accuracy": round(right / len(chosen), 4)}
+    conflicts = [r for r in rows if r["label"] == "conflict"]
+    return {
+        "file": HOLDOUT,
+        "memories_not_created": not_created,
+        "leaks": leaks,
+        "all": scores([r["label"] for r in rows], [r["verdict"] for r in rows]),
+        "conflict_classes": per_kind,
+        "confirmed_when_conflict": {
+            "n": sum(1 for r in conflicts if r["verdict"] == "confirmed"),
+            "of": len(conflicts),
+        },
+        "wrong": [r for r in rows if r["label"] != r["verdict"]],
+    }
+
+
 def by_similarity(results: list[dict[str, Any]], split: str) -> list[dict[str, Any]]:
     """The rules' accuracy by the best candidate's similarity (the calibration split): where
     they are least sure is the LLM judge's band."""
@@ -519,6 +575,7 @@ def run(limit: int | None = None) -> dict[str, Any]:
             degraded["shipped_is_the_chosen_one"] = words_json(shipped) == words["chosen"]
             wiring = judge_wiring(memory, data, ids, url)
             wiring["recorded_in_llm_calls"] = llm_calls_recorded(url)
+            held_out_set = holdout(memory, rules_only, limit)
         finally:
             pool.close()
     result = {
@@ -539,6 +596,7 @@ def run(limit: int | None = None) -> dict[str, Any]:
         "wrong": [r for r in results if r["label"] != r["verdict"]],
         "degraded": degraded,
         "llm_judge_wiring": wiring,
+        "holdout": held_out_set,
     }
     write_result("verify", result, markdown(result))
     return result
@@ -671,6 +729,33 @@ def markdown(result: dict[str, Any]) -> str:
         f"- {r['key']} ({r['split']}, {r['kind']}) labelled {r['label']}, answered "
         f'{r["verdict"]}: "{r["claim"]}" ({r["why"]})'
         for r in result["wrong"]
+    ]
+    held = result["holdout"]
+    confirmed = held["confirmed_when_conflict"]
+    lines += [
+        "",
+        f"## Held-out set ({held['file']}, written after the rules by a helper)",
+        "",
+        f"The shipped rules: {_headline(held['all'])}. Conflicts answered confirmed: "
+        f"{confirmed['n']} of {confirmed['of']}. Leaks: {held['leaks']}. Memories the save "
+        f"rule did not keep as new: {len(held['memories_not_created'])}.",
+        "",
+        *_table(held["all"]),
+        "",
+        "| conflict class | claims | accuracy |",
+        "|---|---|---|",
+        *[
+            f"| {kind} | {row['n']} | {row['accuracy']:.2f} |"
+            for kind, row in held["conflict_classes"].items()
+        ],
+        "",
+        "Wrong answers:",
+        "",
+        *[
+            f"- {r['key']} ({r['kind']}) labelled {r['label']}, answered {r['verdict']}: "
+            f'"{r["claim"]}" ({r["why"]})'
+            for r in held["wrong"]
+        ],
     ]
     return "\n".join(lines)
 

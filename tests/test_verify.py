@@ -500,3 +500,26 @@ def test_a_claim_the_model_gives_a_zero_vector_gets_an_answer_with_numbers(
     for match in found["matches"]:
         assert math.isfinite(match["similarity"])
     assert json.loads(json.dumps(found, allow_nan=False)) == found
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim"),
+    [
+        ("User prefers pnpm over npm", "user prefers npm"),
+        ("The project uses pnpm instead of npm for installs", "The project uses npm for installs"),
+        ("The staging DB moved to port 5433", "The staging DB listens on 5432"),
+        ("Never push directly to main", "Always push directly to main"),
+    ],
+    ids=["over", "instead-of", "moved-port", "never-always"],
+)
+def test_a_claim_of_the_value_a_memory_rejects_or_replaced_is_a_conflict(
+    verifier: VerifyService, semantic: MemoryService, principal: Principal, memory: str, claim: str
+) -> None:
+    semantic.save(principal, memory, "preference")
+    result = verifier.verify(principal, claim)
+    assert result["verdict"] == "conflict", result["why"]
+    # the chosen value itself is confirmed, not a conflict
+    if memory == "User prefers pnpm over npm":
+        assert verifier.verify(principal, "The user likes pnpm more than npm")["verdict"] == (
+            "confirmed"
+        )

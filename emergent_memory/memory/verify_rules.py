@@ -154,8 +154,11 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
             difference = "another value for the same subject"
     else:
         opposite = _opposite(memory, claim)
+        rejected = _rejected(memory, claim)
         if opposite is not None:
             difference = f"the other value of one setting: {opposite}"
+        elif rejected is not None:
+            difference = f"the memory prefers another value to {rejected}"
         elif _negated(memory) != _negated(claim):
             one = "the claim" if _negated(claim) else "the memory"
             difference = f"{one} negates what the other states"
@@ -184,6 +187,37 @@ def _opposite(memory: str, claim: str) -> str | None:
         for mine, theirs in ((first, second), (second, first)):
             if mine in a and mine not in b and theirs in b and theirs not in a:
                 return f"{mine} / {theirs}"
+    return None
+
+
+# Words after which a memory names what is NOT chosen: "pnpm *over* npm", "pnpm *instead of*
+# npm", "pnpm *rather than* npm", "pnpm, *not* npm".
+_REJECTING = frozenset({"over", "not"})
+_REJECTING_PHRASES = frozenset({("instead", "of"), ("rather", "than")})
+
+
+def _rejected(memory: str, claim: str) -> str | None:
+    """A value the memory names as not chosen ("prefers pnpm over npm"), stated by the claim
+    without the one chosen ("prefers npm"): the claim states the other value."""
+    tokens = dedup.statement(memory).tokens
+    lower = [t.lower for t in tokens]
+    chosen_words: set[str] = set()
+    rejected_words: dict[str, str] = {}  # its stem: as written
+    for i, word in enumerate(lower):
+        after = None
+        if word in _REJECTING or (i and (lower[i - 1], word) in _REJECTING_PHRASES):
+            after = i + 1
+        if after is not None and after < len(tokens) and tokens[after].norm not in dedup.STOPWORDS:
+            rejected_words[tokens[after].norm] = tokens[after].text
+            if i and tokens[i - 1].norm not in dedup.STOPWORDS and word == "over":
+                chosen_words.add(tokens[i - 1].norm)
+            if i > 1 and word == "of" and tokens[i - 2].norm not in dedup.STOPWORDS:
+                chosen_words.add(tokens[i - 2].norm)
+    claim_words = dedup.statement(claim).words
+    claim_negated = dedup.statement(claim).negated
+    for word, written in sorted(rejected_words.items()):
+        if word in claim_words and word not in claim_negated and not (chosen_words & claim_words):
+            return written
     return None
 
 
