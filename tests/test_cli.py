@@ -76,14 +76,15 @@ def test_db_commands_migrate_report_and_connect(env: dict[str, str]) -> None:
     )
     assert (packs.returncode, packs.stdout) == (
         0,
-        "agent-memory 1.0.0\nagent-memory 1.1.0\nagent-memory 1.2.0\n",
+        "agent-memory 1.0.0\nagent-memory 1.1.0\nagent-memory 1.2.0\nagent-memory 1.3.0\n",
     )
 
     status = run("status", env=env)
     assert status.returncode == 0, status.stderr
     assert f"schema:        {HEAD} (head)" in status.stdout
     assert (
-        "packs:         agent-memory 1.0.0, agent-memory 1.1.0, agent-memory 1.2.0" in status.stdout
+        "packs:         agent-memory 1.0.0, agent-memory 1.1.0, agent-memory 1.2.0, "
+        "agent-memory 1.3.0" in status.stdout
     )
 
     downgraded = run("db", "downgrade", "0002_versioned_graph", env=env)

@@ -75,6 +75,7 @@ def test_every_revision_downgrades_one_step_at_a_time(make_database: Callable[[]
         seen.append(revision)
         migrate.downgrade(url, "-1")
     assert seen == [
+        "0016_conflicts",
         "0015_lookalike_skeleton",
         "0014_finite_similarity",
         "0013_lifecycle",
@@ -391,7 +392,7 @@ def test_0013_keeps_every_memory_of_the_pack_1_1_0_up_down_and_up(
                 "SELECT active, superseded, deleted, facts FROM kb.memory_stats"
             ).fetchall()
             assert stats == stats_before, target
-            version = "1.2.0" if target == "head" else "1.1.0"
+            version = "1.3.0" if target == "head" else "1.1.0"
             assert conn.execute(PACK_OF_PROJECT, (project,)).fetchall() == [(version,)]
 
 

@@ -58,7 +58,7 @@ def test_pack_file_equals_the_pack_seeded_by_the_head_revision(
 
 def test_pack_content_follows_the_product_design() -> None:
     pack = published_pack()
-    assert (pack["name"], pack["version"]) == ("agent-memory", "1.2.0")
+    assert (pack["name"], pack["version"]) == ("agent-memory", "1.3.0")
     memory_type = pack["object_type_schemas"]["Memory"]
     assert set(memory_type["properties"]) == {
         "content",
@@ -76,6 +76,8 @@ def test_pack_content_follows_the_product_design() -> None:
         "archived_at",
         "archive_reason",
         "supersede_reason",
+        "supersede_rule",
+        "supersede_similarity",
     }
     assert memory_type["properties"]["importance"]["enum"] == ["low", "normal", "high", "core"]
     assert memory_type["required"] == ["content", "category"]
@@ -95,7 +97,14 @@ def test_pack_content_follows_the_product_design() -> None:
         pack["object_type_schemas"]["MemoryContext"]["properties"]
     )
     relationships = pack["relationship_type_schemas"]
-    assert set(relationships) == {"BELONGS_TO_CONTEXT", "SUPERSEDES", "DERIVED_FROM", "RELEVANT_TO"}
+    assert set(relationships) == {
+        "BELONGS_TO_CONTEXT",
+        "SUPERSEDES",
+        "DERIVED_FROM",
+        "RELEVANT_TO",
+        "CONFLICTS_WITH",
+    }
+    assert relationships["CONFLICTS_WITH"]["targetTypes"] == ["Memory"]
     assert relationships["BELONGS_TO_CONTEXT"]["targetTypes"] == ["MemoryContext"]
     assert relationships["DERIVED_FROM"]["targetTypes"] == ["Memory", "Episode"]
     episode = pack["object_type_schemas"]["Episode"]
@@ -141,13 +150,13 @@ def test_install_is_idempotent_and_a_new_version_replaces_the_old(
     first = graph.install_pack(conn, project, "agent-memory")
     again = graph.install_pack(conn, project, "agent-memory")
     assert first == again
-    assert first.version == "1.2.0"
+    assert first.version == "1.3.0"
 
-    newer = published_pack() | {"version": "1.3.0"}
+    newer = published_pack() | {"version": "1.4.0"}
     graph.publish_pack(conn, graph.PackDefinition.model_validate(newer))
     upgraded = graph.install_pack(conn, project, "agent-memory")
-    assert upgraded.version == "1.3.0"
-    assert [p.version for p in graph.installed_packs(conn, project)] == ["1.3.0"]
+    assert upgraded.version == "1.4.0"
+    assert [p.version for p in graph.installed_packs(conn, project)] == ["1.4.0"]
     pinned = graph.install_pack(conn, project, "agent-memory", "1.0.0")
     assert pinned.version == "1.0.0"
 

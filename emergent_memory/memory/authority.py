@@ -17,6 +17,7 @@ evidence.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from emergent_memory.memory.models import CONFIDENCE_BY_SOURCE, IMPORTANCES, SOURCES, Source
@@ -48,6 +49,12 @@ def refusal(existing: Mapping[str, Any], source: Source) -> str | None:
     if existing.get("importance") == "core" and source != "explicit":
         return "kept beside it: it is a core memory, which only an explicit one replaces"
     return None
+
+
+def rank_key(source: object, created_at: datetime) -> tuple[int, datetime]:
+    """What decides which side of a conflict is current: the stronger source, then the newer."""
+    held = source if source in SOURCE_ORDER else "inferred"
+    return SOURCE_ORDER.index(held), created_at
 
 
 def other_kind(held: str | None, category: str) -> str | None:

@@ -548,6 +548,15 @@ def adds_a_fact(existing: str, new: str) -> bool:
     return between is not None and bool(set(between.group(1)) & _JOINERS)
 
 
+def changes_late(existing: str, new: str) -> bool:
+    """Every difference of the two texts is in the second half of each (the value said of the
+    subject, not the subject: "Staging deploys ..." / "Prod deploys ..." differ early)."""
+    opcodes, _ = alignment(existing, new)
+    a, b = len(statement(existing).tokens), len(statement(new).tokens)
+    changed = [op for op in opcodes if op[0] != "equal"]
+    return bool(changed) and all(i1 >= a / 2 and j1 >= b / 2 for _, i1, _, j1, _ in changed)
+
+
 def labels_differ(existing: str, new: str) -> bool:
     """Both texts open with a label and not the same ("Audrey: ..." / "Andrew: ...")."""
     old_label, new_label = label(existing), label(new)
@@ -974,6 +983,12 @@ Reason = Literal[
 ]
 
 
+# The reasons that mean: the same subject with another value, nothing says it changed (a
+# conflict to keep and flag); and those that mean the new text says the value changed.
+CONFLICT_REASONS: frozenset[Reason] = frozenset({"different value", "opposite value"})
+CHANGE_REASONS: frozenset[Reason] = frozenset({"says it changed", "names the change"})
+
+
 @dataclass(frozen=True, slots=True)
 class Decision:
     """A verdict and why, for the benchmark and the logs."""
@@ -1000,6 +1015,9 @@ class Comparison:
     other_statement: bool = False
     other_occasion: bool = False  # another_occasion
     labelled: bool = False  # both open with the same label ("Caroline: ...")
+    # the texts differ only in their second half (what is said of the subject), not in what
+    # they are about: "the staging DB listens on *5432*" / "*5433*"
+    changed_late: bool = False
     change_word: bool = True  # marked by a change word, not only by a negation ("not X")
     strong_change: bool = False  # one of STRONG_MARKERS
     foreign: bool = False  # either text reads as another language in Latin script
@@ -1027,6 +1045,7 @@ def compare(existing: str, new: str) -> Comparison:
         other_occasion=another_occasion(existing, new),
         opposite=negates(existing, new),
         labelled=label(existing) is not None and label(existing) == label(new),
+        changed_late=changes_late(existing, new),
         change_word=bool(new_.markers - old.markers),
         strong_change=bool((new_.markers - old.markers) & STRONG_MARKERS),
         foreign=reads_foreign(existing) or reads_foreign(new),
@@ -1116,8 +1135,13 @@ class DedupPolicy:
         if pair.opposite and not pair.marked:
             return Decision(close, "opposite value")
         if pair.changes and not pair.marked:
-            subject = pair.changes == 1 and pair.modifier_swapped
-            return Decision(close, "different subject" if subject else "different value")
+            # one value said of the same subject is a conflict; a changed subject ("staging"
+            # / "prod", "service A" / "B") or several values are another fact
+            if pair.changes > 1:
+                return Decision(close, "different values")
+            if pair.modifier_swapped or not pair.changed_late:
+                return Decision(close, "different subject")
+            return Decision(close, "different value")
         # a correction changes one value ("service A, 9001" / "B, 9002 now" is another fact),
         # or up to three with a word that says the value changed ("moved to Wednesdays at 3pm")
         if pair.changes > (3 if pair.strong_change else 1):

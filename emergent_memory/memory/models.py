@@ -88,7 +88,10 @@ class MemoryRecord(TypedDict):
     UTC) and `rationale` are None when absent. `confidence` is the stored confidence,
     `effective_confidence` that confidence decayed since the memory was last used, reinforced
     or changed (core memories never decay). `evidence_count` / `last_evidence`: the evidence
-    recorded by the caller (kb.memory_evidence)."""
+    recorded by the caller (kb.memory_evidence). `conflicts_with`: the ids of the active
+    memories that state another value of the same subject (CONFLICTS_WITH); `conflict`:
+    "current" when this one has the stronger source, or the same and is newer, than all of
+    them, "outranked" when one of them does, None without conflicts."""
 
     id: str
     content: str
@@ -109,6 +112,8 @@ class MemoryRecord(TypedDict):
     effective_confidence: float
     evidence_count: int
     last_evidence: LastEvidence | None
+    conflicts_with: list[str]  # the active memories it conflicts with (CONFLICTS_WITH)
+    conflict: Literal["current", "outranked"] | None  # which side of its conflicts it is
 
 
 class ScoreBreakdown(TypedDict):
@@ -146,6 +151,8 @@ class PossibleDuplicate(TypedDict):
     similarity: float
     # why a memory the rule would have superseded was kept (memory/authority.py)
     kept_because: NotRequired[str]
+    # it states another value of the same subject: the two are linked by CONFLICTS_WITH
+    conflict: NotRequired[bool]
 
 
 class SaveResult(TypedDict):

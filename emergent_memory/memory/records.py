@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from emergent_memory.memory import episodes, store
+from emergent_memory.memory import authority, episodes, store
 from emergent_memory.memory.models import (
     InactiveMemory,
     LastEvidence,
@@ -57,7 +57,23 @@ def memory_record(
         "effective_confidence": round(effective, 4),
         "evidence_count": row.evidence_count,
         "last_evidence": _last_evidence(row.last_evidence),
+        "conflicts_with": [str(other["id"]) for other in row.conflicts_with or []],
+        "conflict": _conflict(row),
     }
+
+
+def _conflict(row: store.MemoryRow | store.RecallRow) -> Literal["current", "outranked"] | None:
+    """Where the memory stands in its conflicts (CONFLICTS_WITH): "outranked" when a memory it
+    conflicts with has a stronger source, or the same and is newer; "current" when it
+    outranks all of them; None without conflicts."""
+    if not row.conflicts_with:
+        return None
+    mine = authority.rank_key(row.source, row.created_at)
+    others = [
+        authority.rank_key(o["source"], datetime.fromisoformat(o["created_at"]))
+        for o in row.conflicts_with
+    ]
+    return "outranked" if any(other > mine for other in others) else "current"
 
 
 def _last_evidence(found: Mapping[str, Any] | None) -> LastEvidence | None:

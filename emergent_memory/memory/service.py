@@ -34,7 +34,15 @@ from emergent_memory.errors import (
     PermissionDenied,
 )
 from emergent_memory.graph import Embedding, GraphObject
-from emergent_memory.memory import answers, authority, episodes, store, validation, validity
+from emergent_memory.memory import (
+    answers,
+    authority,
+    dedup,
+    episodes,
+    store,
+    validation,
+    validity,
+)
 from emergent_memory.memory.dedup import DedupPolicy, Verdict
 from emergent_memory.memory.models import (
     CONFIDENCE_BY_SOURCE,
@@ -328,6 +336,9 @@ class MemoryService:
             verdict: Verdict = "distinct" if decision is None else decision.verdict
             old_head = None
             kept_because = None
+            # another value of the same subject, kept beside it: the two are linked as a
+            # conflict (a weaker source's correction is one too: memory/authority.py)
+            conflict = decision is not None and decision.reason in dedup.CONFLICT_REASONS
             if nearest is not None and verdict == "supersede" and not corrects:
                 kept_because = authority.other_kind(nearest.category, category_)
                 if kept_because is not None:
@@ -340,6 +351,7 @@ class MemoryService:
                     nearest, verdict = None, "distinct"  # gone since it was found
                 elif (kept_because := authority.refusal(old_head.properties, source_)) is not None:
                     old_head, verdict = None, "possible_duplicate"  # a stronger source holds
+                    conflict = decision is not None and decision.reason in dedup.CHANGE_REASONS
 
             properties: dict[str, Any] = {
                 "content": text,
@@ -384,6 +396,11 @@ class MemoryService:
                 }
                 if kept_because is not None:
                     close["kept_because"] = kept_because
+                if conflict:
+                    close["conflict"] = True
+                    self._link(
+                        conn, principal, store.CONFLICTS_WITH, memory.canonical_id, nearest.id
+                    )
                 possible_duplicates.append(close)
                 store.record_possible_duplicate(
                     conn, principal, memory.canonical_id, nearest.id, nearest.similarity

@@ -28,6 +28,7 @@ CONTEXT = "MemoryContext"
 BELONGS_TO_CONTEXT = "BELONGS_TO_CONTEXT"
 SUPERSEDES = "SUPERSEDES"
 RELEVANT_TO = "RELEVANT_TO"
+CONFLICTS_WITH = "CONFLICTS_WITH"
 # A conversation window automatic capture read, and the edge from each memory it produced or
 # reinforced to it (pack 1.1.0).
 EPISODE = "Episode"
@@ -59,6 +60,7 @@ class MemoryRow:
     created_at: datetime
     updated_at: datetime
     derived_from: dict[str, Any] | None  # PROVENANCE's JSON
+    conflicts_with: list[dict[str, Any]] | None  # CONFLICTS' JSON (active ones only)
     importance: str | None
     valid_from: str | None
     valid_until: str | None
@@ -93,6 +95,7 @@ class RecallRow:
     recency: float
     importance_factor: float
     derived_from: dict[str, Any] | None  # PROVENANCE's JSON
+    conflicts_with: list[dict[str, Any]] | None  # CONFLICTS' JSON (active ones only)
     importance: str | None
     valid_from: str | None
     valid_until: str | None
@@ -206,6 +209,24 @@ LEFT JOIN LATERAL (
 ) provenance ON true
 """
 
+# The active memories a memory conflicts with (CONFLICTS_WITH, either way; migration 0016), as
+# JSON: each one's id, source and creation time, for ranking and marking (row-level security
+# keeps it to what the caller sees). A lateral join on the memory's id, like PROVENANCE.
+CONFLICTS = """
+LEFT JOIN LATERAL (
+    SELECT jsonb_agg(jsonb_build_object(
+               'id', other.canonical_id, 'source', other.properties ->> 'source',
+               'created_at', (to_jsonb(other.created_at AT TIME ZONE 'UTC') #>> '{{}}') || '+00:00')
+           ORDER BY other.created_at, other.canonical_id) AS conflicts_with
+    FROM kb.graph_relationships e
+    JOIN kb.graph_objects other
+      ON other.canonical_id = CASE WHEN e.src_id = {memory_id} THEN e.dst_id ELSE e.src_id END
+     AND other.is_head
+    WHERE (e.src_id = {memory_id} OR e.dst_id = {memory_id}) AND e.type = 'CONFLICTS_WITH'
+      AND e.is_head AND e.deleted_at IS NULL AND kb.is_active_memory(other)
+) conflicts ON true
+"""
+
 # How many pieces of evidence a memory has (kb.memory_evidence, migration 0013), when the
 # newest was recorded and what it was; `{memory_id}` is the column of the statement's row.
 EVIDENCE = """
@@ -249,7 +270,7 @@ RECALL = """
 SELECT r.id, r.content, r.category, r.scope, r.source, r.confidence, r.contexts, r.use_count,
        r.last_used, r.created_at, r.updated_at, r.lexical_rank, r.lexical_score, r.vector_rank,
        r.similarity, r.fused, r.score, r.effective_confidence, r.recency, r.importance_factor,
-       provenance.derived_from,
+       provenance.derived_from, conflicts.conflicts_with,
        h.properties ->> 'importance' AS importance, h.properties ->> 'valid_from' AS valid_from,
        h.properties ->> 'valid_until' AS valid_until, h.properties ->> 'rationale' AS rationale,
        greatest(r.last_used, ev.last_at, h.updated_at) AS last_active,
@@ -328,7 +349,7 @@ SELECT o.canonical_id AS id, o.properties ->> 'content' AS content,
        o.properties ->> 'category' AS category, o.scope, o.properties ->> 'source' AS source,
        (o.properties ->> 'confidence')::double precision AS confidence,
        coalesce(u.use_count, 0) AS use_count, u.last_used, coalesce(ctx.names, '{{}}') AS contexts,
-       o.created_at, o.updated_at, provenance.derived_from,
+       o.created_at, o.updated_at, provenance.derived_from, conflicts.conflicts_with,
        o.properties ->> 'importance' AS importance, o.properties ->> 'valid_from' AS valid_from,
        o.properties ->> 'valid_until' AS valid_until, o.properties ->> 'rationale' AS rationale,
        greatest(u.last_used, ev.last_at, o.updated_at) AS last_active,
@@ -508,8 +529,9 @@ def contexts_of(conn: Connection[Any], memory_id: UUID) -> list[UUID]:
 
 
 def provenance_join(memory_id: str) -> sql.Composed:
-    """PROVENANCE joined on the memory id of the statement's row (`memory_id`, a column)."""
-    return sql.SQL(PROVENANCE).format(memory_id=sql.SQL(memory_id))
+    """PROVENANCE and CONFLICTS joined on the memory id of the statement's row (`memory_id`, a
+    column): where it came from and what it conflicts with."""
+    return sql.SQL(PROVENANCE + CONFLICTS).format(memory_id=sql.SQL(memory_id))
 
 
 def evidence_join(memory_id: str) -> sql.Composed:
