@@ -410,7 +410,16 @@ def test_decide_a_possible_duplicate(signed_in: Page, site: Site, writer: Writer
     pair = page.locator("section.pair").filter(has_text="GCC 14")
     expect(pair).to_have_count(1)
     expect(pair).to_contain_text("GCC 13")
+    # another version of the same compiler, no change word: a conflict, said in the heading
+    expect(pair.get_by_role("heading", level=2)).to_contain_text("Conflict")
+    expect(pair.get_by_role("heading", level=2)).to_contain_text(
+        "The same subject with another value"
+    )
     screenshot(page, "duplicates")
+    page.goto(f"{site.base}/ui/memories/{older}")
+    expect(page.locator("#memory-conflicts")).to_contain_text("outranked by a conflicting memory")
+    page.goto(site.base + "/ui/duplicates")
+    pair = page.locator("section.pair").filter(has_text="GCC 14")
     pair.get_by_label("Supersede (keep one)").check()
     pair.get_by_label("the newer").check()
     pair.get_by_role("button", name="Decide").click()
@@ -420,6 +429,7 @@ def test_decide_a_possible_duplicate(signed_in: Page, site: Site, writer: Writer
     assert status_of(site, writer, older) == "superseded"
     page.goto(f"{site.base}/ui/memories/{older}")
     expect(page.locator(".memory-page h1 .badge")).to_have_text("superseded")
+    expect(page.locator("#supersede-reason")).to_contain_text("Replaced because someone chose")
     screenshot(page, "memory-superseded")
 
 

@@ -410,7 +410,14 @@ def test_the_bands_must_nest() -> None:
 
 def test_every_decision_says_why() -> None:
     decision = POLICY.explain(0.81, "Service A listens on port 9001", "Service B listens on 9002")
-    assert (decision.verdict, decision.reason) == ("possible_duplicate", "different value")
+    assert (decision.verdict, decision.reason) == ("possible_duplicate", "different values")
+    # one value said of the same subject: a conflict; the subject itself changed: not one
+    port = POLICY.explain(0.9, "The staging DB listens on 5432", "The staging DB listens on 5433")
+    assert port.reason == "different value"
+    assert port.reason in dedup.CONFLICT_REASONS
+    subject = POLICY.explain(0.9, "Staging deploys are automatic", "Prod deploys are automatic")
+    assert subject.reason == "different subject"
+    assert subject.reason not in dedup.CONFLICT_REASONS
 
 
 # -- the features -------------------------------------------------------------------------

@@ -303,6 +303,8 @@ async def test_save_memory_reports_possible_duplicates_for_the_agent_to_judge(
             "id": old["memory"]["id"],
             "content": "Deploys to production happen on Fridays",
             "similarity": new["similarity"],
+            # another value of the same subject: linked as a conflict (CONFLICTS_WITH)
+            "conflict": True,
         }
     ]
 

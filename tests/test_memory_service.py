@@ -168,6 +168,8 @@ def test_a_similar_memory_the_rule_does_not_supersede_is_a_possible_duplicate(
             "id": old["memory"]["id"],
             "content": "Deploys to production happen on Fridays",
             "similarity": new["similarity"],
+            # another value of the same subject: linked as a conflict (CONFLICTS_WITH)
+            "conflict": True,
         }
     ]
     assert len(service.list_memories(principal)["memories"]) == 2  # both stay active

@@ -166,7 +166,8 @@ _MONTHS = """
     january february march april may june july august september october november december
     jan feb mar apr jun jul aug sep sept oct nov dec"""
 _WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday"
-CALENDAR = frozenset(_MONTHS.split()) | frozenset(_WEEKDAYS.split())
+_WEEKDAY_NAMES = frozenset(_WEEKDAYS.split())
+CALENDAR = frozenset(_MONTHS.split()) | _WEEKDAY_NAMES
 _SEASONS = "spring summer autumn fall winter weekend week month year semester night morning"
 _ANCHOR_HEADS = frozenset(["last", "next", "this", "past", "coming", "previous"])
 _ANCHOR_WORDS = frozenset(["yesterday", "today", "tonight", "tomorrow", "ago"])
@@ -503,7 +504,11 @@ def anchors(text: str) -> frozenset[str]:
             found.add(word)
         elif word in _ANCHOR_HEADS and (after in CALENDAR or after in _PERIODS):
             found.add(f"{word} {after}")
-        elif norms[i] in CALENDAR and (tokens[i].text[:1].isupper() or norms[i] != "may"):
+        elif (
+            norms[i] in CALENDAR
+            and (tokens[i].text[:1].isupper() or norms[i] != "may")
+            and not (word.endswith("s") and word[:-1] in _WEEKDAY_NAMES)  # "on Fridays": a habit
+        ):
             if not (i and lower[i - 1] in _ANCHOR_HEADS):
                 found.add(norms[i])
         elif (word in _PERIODS and lower[max(0, i - 2) : i] == ["in", "the"]) or (
@@ -984,9 +989,8 @@ Reason = Literal[
 
 
 # The reasons that mean: the same subject with another value, nothing says it changed (a
-# conflict to keep and flag); and those that mean the new text says the value changed.
+# conflict to keep and flag).
 CONFLICT_REASONS: frozenset[Reason] = frozenset({"different value", "opposite value"})
-CHANGE_REASONS: frozenset[Reason] = frozenset({"says it changed", "names the change"})
 
 
 @dataclass(frozen=True, slots=True)

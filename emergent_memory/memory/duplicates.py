@@ -2,7 +2,9 @@
 close but did not supersede (kb.possible_duplicates, recorded in the save's transaction by
 store.record_possible_duplicate), and a person's decision on each.
 
-- keep_both: both stay; the pair is closed.
+- keep_both: both stay; the pair is closed. For a conflict (the two linked by CONFLICTS_WITH:
+  another value of the same subject), that says both are true: the link is removed, and
+  neither is outranked any more.
 - supersede: the other memory becomes superseded by `keep`, as save supersedes an old one.
 - merge: `keep` gets the merged text as a new version (update's checks), then supersedes
   the other; without a text it keeps its own.
@@ -19,10 +21,11 @@ from uuid import UUID
 from psycopg import Connection
 from typing_extensions import TypedDict
 
+from emergent_memory import graph
 from emergent_memory.auth.principal import Principal
 from emergent_memory.db.pool import DatabasePool
 from emergent_memory.errors import InvalidInput, ObjectNotFound
-from emergent_memory.memory import answers, browse_store, validation
+from emergent_memory.memory import answers, browse_store, store, validation
 from emergent_memory.memory.browse import (
     BrowsedMemory,
     as_uuid,
@@ -44,13 +47,16 @@ PAIRS_KEY = ("timestamptz", "uuid")
 
 class DuplicatePair(TypedDict):
     """A pair waiting for a decision: `memory` (the newer, whose save or update found the
-    other) and `duplicate_of`, both active, with their cosine similarity."""
+    other) and `duplicate_of`, both active, with their cosine similarity; `conflict`: the two
+    state different values of the same subject (CONFLICTS_WITH), rather than maybe the same
+    fact."""
 
     id: str
     memory: BrowsedMemory
     duplicate_of: BrowsedMemory
     similarity: float
     created_at: str
+    conflict: bool
 
 
 class OpenPairs(TypedDict):
@@ -98,6 +104,10 @@ class DuplicateService:
                 "duplicate_of": browsed(rows[pair.duplicate_of], self._memory.decay),
                 "similarity": round(pair.similarity, 4),
                 "created_at": pair.created_at.isoformat(),
+                "conflict": any(
+                    str(other["id"]) == str(pair.duplicate_of)
+                    for other in rows[pair.memory_id].conflicts_with or []
+                ),
             }
             for pair in shown
             if pair.memory_id in rows and pair.duplicate_of in rows
@@ -133,6 +143,9 @@ class DuplicateService:
         with acting_for(self._pool, principal) as conn:
             pair = self._open_pair(conn, principal, id_)
             if decision_ == "keep_both":
+                # both true: a conflict between them is resolved
+                for edge in store.live_conflicts(conn, pair.memory_id, pair.duplicate_of):
+                    graph.delete_relationship(conn, edge, reason="both kept: both are true")
                 decided_at = browse_store.decide_pair(conn, principal, id_, decision_, None)
                 assert decided_at is not None  # locked and open
                 both: Decided = {

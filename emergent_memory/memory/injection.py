@@ -33,6 +33,7 @@ from emergent_memory.embeddings.vectors import has_direction
 from emergent_memory.errors import EmbeddingUnavailable, InvalidInput, PermissionDenied
 from emergent_memory.markers import MARKER_CLOSE, MARKER_OPEN, defang
 from emergent_memory.memory import answers, sessions, store, validation
+from emergent_memory.memory.records import conflict_state
 from emergent_memory.memory.service import acting_for
 
 logger = logging.getLogger(__name__)
@@ -221,10 +222,13 @@ class InjectionService:
                 **self._config.recall_tuning,
             )
             floor = self._config.relevance_floor
+            # never the outranked side of a conflict: its current value is what holds
             candidates = [
                 Candidate(row.id, row.content, row.category)
                 for row in rows
-                if row.similarity is not None and row.similarity >= floor
+                if row.similarity is not None
+                and row.similarity >= floor
+                and conflict_state(row) != "outranked"
             ]
             return self._inject(
                 conn, principal, session, client, "prompt", candidates, shown, budget

@@ -58,11 +58,13 @@ def memory_record(
         "evidence_count": row.evidence_count,
         "last_evidence": _last_evidence(row.last_evidence),
         "conflicts_with": [str(other["id"]) for other in row.conflicts_with or []],
-        "conflict": _conflict(row),
+        "conflict": conflict_state(row),
     }
 
 
-def _conflict(row: store.MemoryRow | store.RecallRow) -> Literal["current", "outranked"] | None:
+def conflict_state(
+    row: store.MemoryRow | store.RecallRow,
+) -> Literal["current", "outranked"] | None:
     """Where the memory stands in its conflicts (CONFLICTS_WITH): "outranked" when a memory it
     conflicts with has a stronger source, or the same and is newer; "current" when it
     outranks all of them; None without conflicts."""
@@ -186,6 +188,28 @@ def superseded_because(row: store.InactiveRow) -> str | None:
     if row.supersede_reason:
         parts.append(f"reason given: {row.supersede_reason}")
     return "; ".join(parts) or None
+
+
+def current_first(memories: list[Any]) -> list[Any]:
+    """Memories (records) in their order, but for the outranked side of a conflict that came
+    before the memory that outranks it: moved right after it (the current value first)."""
+    ordered = list(memories)
+    for memory in list(ordered):
+        if memory["conflict"] != "outranked":
+            continue
+        mine = authority.rank_key(memory["source"], datetime.fromisoformat(memory["created_at"]))
+        winners = [
+            i
+            for i, other in enumerate(ordered)
+            if other["id"] in memory["conflicts_with"]
+            and authority.rank_key(other["source"], datetime.fromisoformat(other["created_at"]))
+            > mine
+        ]
+        position = ordered.index(memory)
+        if winners and max(winners) > position:
+            ordered.remove(memory)
+            ordered.insert(max(winners), memory)  # after the winner, which moved up by one
+    return ordered
 
 
 def rounded(value: float | None) -> float | None:

@@ -73,6 +73,7 @@ from emergent_memory.memory.models import (
     UpdateResult,
 )
 from emergent_memory.memory.records import (
+    current_first,
     episode_record,
     inactive_record,
     memory_record,
@@ -351,7 +352,9 @@ class MemoryService:
                     nearest, verdict = None, "distinct"  # gone since it was found
                 elif (kept_because := authority.refusal(old_head.properties, source_)) is not None:
                     old_head, verdict = None, "possible_duplicate"  # a stronger source holds
-                    conflict = decision is not None and decision.reason in dedup.CHANGE_REASONS
+                    # a correction (another value), not a rewording, from the weaker source
+                    compared = dedup.compare(nearest.content, text)
+                    conflict = bool(compared.changes or compared.opposite)
 
             properties: dict[str, Any] = {
                 "content": text,
@@ -720,7 +723,8 @@ class MemoryService:
                     "archived_at": None if row.archived_at is None else row.archived_at.isoformat(),
                 }
             )
-        result: RecallResult = {"memories": memories, "degraded": degraded}
+        # the current side of a conflict before the outranked one (memory/authority.py)
+        result: RecallResult = {"memories": current_first(memories), "degraded": degraded}
         if with_episodes:
             result["episodes"] = [episode_record(row) for row in found]
         return result

@@ -248,16 +248,37 @@ LEFT JOIN (
 ) u ON u.canonical_id = o.canonical_id
 """
 
+# Whether an active memory the row `o` conflicts with (CONFLICTS_WITH, either way) outranks it:
+# a stronger source, or the same and newer (memory/authority.py's rank_key).
+OUTRANKED = """EXISTS (
+    SELECT 1 FROM kb.graph_relationships e
+    JOIN kb.graph_objects w
+      ON w.canonical_id = CASE WHEN e.src_id = o.canonical_id THEN e.dst_id ELSE e.src_id END
+     AND w.is_head
+    WHERE (e.src_id = o.canonical_id OR e.dst_id = o.canonical_id)
+      AND e.type = 'CONFLICTS_WITH' AND e.is_head AND e.deleted_at IS NULL
+      AND kb.is_active_memory(w)
+      AND (array_position(ARRAY['inferred', 'corrected', 'explicit'],
+                          coalesce(w.properties ->> 'source', 'inferred')), w.created_at)
+        > (array_position(ARRAY['inferred', 'corrected', 'explicit'],
+                          coalesce(o.properties ->> 'source', 'inferred')), o.created_at)
+)"""
+
 # The active memories the principal sees that have not expired, best first for a session's
 # start (injection): core memories first, then by the position of their category in
-# %(order)s, then importance, confidence, use and recency.
-START_CANDIDATES = """
+# %(order)s, then importance, confidence, use and recency; never the outranked side of a
+# conflict (OUTRANKED).
+START_CANDIDATES = (
+    """
 SELECT o.canonical_id AS id, o.properties ->> 'content' AS content,
        o.properties ->> 'category' AS category
 FROM kb.graph_objects o
 {uses}
 WHERE {active} AND {visible}
   AND coalesce((o.properties ->> 'valid_until')::timestamptz > now(), true)
+  AND NOT """
+    + OUTRANKED
+    + """
 ORDER BY coalesce(o.properties ->> 'importance' = 'core', false) DESC,
          array_position(%(order)s::text[], o.properties ->> 'category') NULLS LAST,
          kb.memory_importance_value(o.properties ->> 'importance') DESC,
@@ -265,6 +286,7 @@ ORDER BY coalesce(o.properties ->> 'importance' = 'core', false) DESC,
          coalesce(u.uses, 0) DESC, o.updated_at DESC, o.canonical_id
 LIMIT %(limit)s
 """
+)
 
 RECALL = """
 SELECT r.id, r.content, r.category, r.scope, r.source, r.confidence, r.contexts, r.use_count,
@@ -321,6 +343,13 @@ LIVE_SUPERSESSION = """
 SELECT canonical_id FROM kb.graph_relationships
 WHERE src_id = %(new_id)s AND dst_id = %(old_id)s AND type = 'SUPERSEDES'
   AND is_head AND deleted_at IS NULL
+"""
+
+# The live CONFLICTS_WITH edges between two memories, either way.
+LIVE_CONFLICTS = """
+SELECT canonical_id FROM kb.graph_relationships
+WHERE type = 'CONFLICTS_WITH' AND is_head AND deleted_at IS NULL
+  AND ((src_id = %(a)s AND dst_id = %(b)s) OR (src_id = %(b)s AND dst_id = %(a)s))
 """
 
 RECORD_RECALLS = """
@@ -621,6 +650,11 @@ def list_inactive(
     with conn.cursor(row_factory=class_row(InactiveRow)) as cur:
         cur.execute(statement, _params(principal, category=category, limit=limit), prepare=False)
         return cur.fetchall()
+
+
+def live_conflicts(conn: Connection[Any], a: UUID, b: UUID) -> list[UUID]:
+    """The live CONFLICTS_WITH edges between memories `a` and `b`."""
+    return [UUID(str(row[0])) for row in conn.execute(LIVE_CONFLICTS, {"a": a, "b": b})]
 
 
 def live_supersession(conn: Connection[Any], new_id: UUID, old_id: UUID) -> UUID | None:

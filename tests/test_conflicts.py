@@ -1,0 +1,143 @@
+"""Conflicts (CONFLICTS_WITH, migration 0016): a save that states another value of the same
+subject as its nearest memory, without saying that it changed, keeps both and links them. Every
+memory record then names what it conflicts with and whether it is the current side (the
+stronger source, else the newer) or the outranked one; recall puts the current side first and
+injection never shows the outranked side.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+import uuid
+
+import pytest
+from psycopg_pool import ConnectionPool
+
+from emergent_memory.auth.principal import Principal
+from emergent_memory.memory import MemoryService
+from emergent_memory.memory.duplicates import DuplicateService
+from tests.test_injection import make_injection
+
+
+@pytest.fixture
+def name() -> str:
+    return "".join(random.choices(string.ascii_lowercase, k=10))
+
+
+def by_id(service: MemoryService, principal: Principal) -> dict[str, dict[str, object]]:
+    return {m["id"]: dict(m) for m in service.list_memories(principal, limit=100)["memories"]}
+
+
+def test_another_value_without_a_change_word_is_kept_linked_and_ranked(
+    service: MemoryService, principal: Principal, name: str
+) -> None:
+    old = service.save(principal, f"The {name} staging database listens on port 5432", "fact")
+    new = service.save(principal, f"The {name} staging database listens on port 5433", "fact")
+    assert new["status"] == "created"
+    assert new["superseded_ids"] == []
+    [close] = new["possible_duplicates"]
+    assert close["id"] == old["memory"]["id"]
+    assert close["conflict"] is True
+    old_id, new_id = old["memory"]["id"], new["memory"]["id"]
+    memories = by_id(service, principal)
+    assert memories[old_id]["conflicts_with"] == [new_id]
+    assert memories[new_id]["conflicts_with"] == [old_id]
+    assert (memories[new_id]["conflict"], memories[old_id]["conflict"]) == ("current", "outranked")
+    recalled = service.recall(principal, f"which port does the {name} staging database use")
+    order = [m["id"] for m in recalled["memories"]]
+    assert order.index(new_id) < order.index(old_id)
+    assert recalled["memories"][order.index(old_id)]["conflict"] == "outranked"
+
+
+def test_a_memory_without_conflicts_says_so(service: MemoryService, principal: Principal) -> None:
+    saved = service.save(principal, "The user reads on a Kobo Libra", "preference")
+    assert saved["memory"]["conflicts_with"] == []
+    assert saved["memory"]["conflict"] is None
+
+
+def test_a_weaker_sources_correction_is_kept_as_the_outranked_side(
+    service: MemoryService, principal: Principal, name: str
+) -> None:
+    deploys = f"The {name} deploys to the production cluster of the shop"
+    told = service.save(
+        principal, f"{deploys} happen on Fridays at noon", "fact", source="explicit"
+    )
+    inferred = service.save(principal, f"{deploys} now happen on Thursdays at noon", "fact")
+    assert inferred["superseded_ids"] == []
+    [close] = inferred["possible_duplicates"]
+    assert close["kept_because"].startswith("kept beside it")
+    assert close["conflict"] is True
+    memories = by_id(service, principal)
+    # the older memory is current: the user said it, the newer one was inferred
+    assert memories[told["memory"]["id"]]["conflict"] == "current"
+    assert memories[inferred["memory"]["id"]]["conflict"] == "outranked"
+
+
+def test_another_subject_is_not_a_conflict(
+    service: MemoryService, principal: Principal, name: str
+) -> None:
+    service.save(principal, f"Staging {name} deploys are automatic on merge", "fact")
+    other = service.save(principal, f"Production {name} deploys are automatic on merge", "fact")
+    assert all("conflict" not in d for d in other["possible_duplicates"])
+    assert other["memory"]["conflicts_with"] == []
+
+
+def test_injection_never_shows_the_outranked_side(
+    service: MemoryService, principal: Principal, name: str
+) -> None:
+    old = service.save(
+        principal, f"The {name} release train leaves on Tuesdays", "convention", importance="core"
+    )
+    new = service.save(
+        principal, f"The {name} release train leaves on Wednesdays", "convention", importance="core"
+    )
+    assert new["possible_duplicates"][0]["conflict"] is True
+    injection = make_injection(service)
+    started = injection.context(principal, session_id=str(uuid.uuid4()), event="session_start")
+    injected = {m["id"] for m in started["memories"]}
+    assert new["memory"]["id"] in injected
+    assert old["memory"]["id"] not in injected
+    prompted = injection.context(
+        principal,
+        session_id=str(uuid.uuid4()),
+        event="prompt",
+        prompt=f"when does the {name} release train leave",
+    )
+    ids = {m["id"] for m in prompted["memories"]}
+    assert old["memory"]["id"] not in ids
+    # resolved by deleting the current side: the other is no longer outranked
+    service.delete(principal, new["memory"]["id"], reason="the test resolves the conflict")
+    assert by_id(service, principal)[old["memory"]["id"]]["conflict"] is None
+
+
+def test_the_review_queue_resolves_a_conflict(
+    service: MemoryService, principal: Principal, name: str, pool: ConnectionPool
+) -> None:
+    duplicates = DuplicateService(pool, service)
+    old = service.save(principal, f"The {name} staging database listens on port 5432", "fact")
+    new = service.save(principal, f"The {name} staging database listens on port 5433", "fact")
+    [pair] = duplicates.open(principal)["pairs"]
+    assert pair["conflict"] is True
+    assert pair["memory"]["conflict"] == "current"
+    assert pair["duplicate_of"]["conflict"] == "outranked"
+    # both true: the link goes, neither is outranked
+    duplicates.decide(principal, pair["id"], "keep_both")
+    memories = by_id(service, principal)
+    assert memories[old["memory"]["id"]]["conflict"] is None
+    assert memories[new["memory"]["id"]]["conflict"] is None
+    assert memories[new["memory"]["id"]]["conflicts_with"] == []
+
+
+def test_the_older_side_can_win(
+    service: MemoryService, principal: Principal, name: str, pool: ConnectionPool
+) -> None:
+    duplicates = DuplicateService(pool, service)
+    old = service.save(principal, f"The {name} staging database listens on port 5432", "fact")
+    service.save(principal, f"The {name} staging database listens on port 5433", "fact")
+    [pair] = duplicates.open(principal)["pairs"]
+    decided = duplicates.decide(principal, pair["id"], "supersede", keep=old["memory"]["id"])
+    assert decided["kept_id"] == old["memory"]["id"]
+    [active] = service.list_memories(principal)["memories"]
+    assert active["id"] == old["memory"]["id"]
+    assert (active["conflicts_with"], active["conflict"]) == ([], None)
