@@ -372,7 +372,9 @@ def test_save_keeps_the_reason_of_a_supersession(run: Run) -> None:
     )
     assert new["superseded_ids"] == [old]
     listed = run("list", "--status", "superseded")
-    assert f"superseded by {new['memory']['id']} (more precise)" in listed.stdout
+    # what replaced it, in words: the rule and similarity, then the reason given
+    assert f"superseded by {new['memory']['id']}: replaced because the save rule: " in listed.stdout
+    assert "reason given: more precise" in listed.stdout
 
 
 def test_save_says_why_a_close_memory_from_a_stronger_source_was_kept(run: Run) -> None:
@@ -392,3 +394,17 @@ def test_save_says_why_a_close_memory_from_a_stronger_source_was_kept(run: Run) 
     assert "an inferred memory does not replace an explicit one" in inferred.stdout
     listed = ok(run("list", "--json"))
     assert len(listed["memories"]) == 2
+
+
+def test_list_and_save_say_which_memories_conflict(run: Run) -> None:
+    calibrated = {"EMERGENT_MEMORY_DEDUP_THRESHOLD": "0.8"}
+    old = ok(run("save", "The staging database of the shop listens on port 5432", "-c", "fact",
+                 "--json", **calibrated))  # fmt: skip
+    saved = run(
+        "save", "The staging database of the shop listens on port 5433", "-c", "fact", **calibrated
+    )
+    assert saved.exit_code == 0, saved.output
+    assert f"conflicts with {old['memory']['id']}" in saved.stdout
+    listed = run("list")
+    assert "(current value)" in listed.stdout
+    assert "(outranked)" in listed.stdout

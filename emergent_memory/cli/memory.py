@@ -115,8 +115,9 @@ def save(
         for old in result["superseded_ids"]:
             click.echo(f"  supersedes {old}")
         for close in result["possible_duplicates"]:
+            what = "conflicts with" if close.get("conflict") else "possibly the same fact as"
             click.echo(
-                f"  possibly the same fact as {close['id']} (similarity "
+                f"  {what} {close['id']} (similarity "
                 f"{close['similarity']:.2f}): {close['content']}"
             )
             if "kept_because" in close:
@@ -254,7 +255,9 @@ def list_command(
             elif memory.get("archived_at"):
                 click.echo(f"  archived {memory.get('archived_at')}{_reason(memory, 'archive')}")
             elif replaced_by:
-                click.echo(f"  superseded by {replaced_by}{_reason(memory, 'supersede')}")
+                because = memory.get("superseded_because")
+                why = f": replaced because {because}" if because else _reason(memory, "supersede")
+                click.echo(f"  superseded by {replaced_by}{why}")
         click.echo(f"{result['count']} {'' if status == 'active' else status + ' '}memories")
 
     emit(result, as_json, human)
@@ -381,6 +384,9 @@ def show_lifecycle(memory: Mapping[str, Any], prefix: str = "") -> None:
         parts.append(f"confidence {memory['confidence']:.2f} (now {effective:.2f})")
     if memory.get("evidence_count"):
         parts.append(f"{memory['evidence_count']} evidence")
+    if memory.get("conflicts_with"):
+        side = "outranked" if memory.get("conflict") == "outranked" else "current value"
+        parts.append(f"conflicts with {', '.join(memory['conflicts_with'])} ({side})")
     if parts:
         click.echo(indent + ", ".join(parts))
     if memory.get("rationale"):

@@ -112,8 +112,12 @@ KEEPING_MEMORIES_RIGHT = """\
   kept_because comes from a stronger source (explicit > corrected > inferred), is core, or
   is of another category: what the user said is never replaced by what you inferred; ask
   the user before changing it. A value that differs without a change word ("now",
-  "switched", ...) is kept beside the old one: say that it changed, or save it as a
-  correction, when it did.
+  "switched", ...) is kept beside the old one as a conflict ("conflict": true): say that it
+  changed, or save it as a correction, when it did.
+- A recalled memory with conflict "outranked" states another value of the same subject as
+  a memory listed in its conflicts_with, which is current (a stronger source, or newer):
+  trust the current one; when you learn which value holds, delete or update the wrong one,
+  or ask the user.
 - Delete memories the user asks you to forget (manage_memory action "delete"), with a
   reason ("the user asked to forget it"); the reason is kept.
 - Archive (action "archive", with a reason) a memory that is still true but no longer
