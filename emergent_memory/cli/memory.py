@@ -117,8 +117,7 @@ def save(
         for close in result["possible_duplicates"]:
             what = "conflicts with" if close.get("conflict") else "possibly the same fact as"
             click.echo(
-                f"  {what} {close['id']} (similarity "
-                f"{close['similarity']:.2f}): {close['content']}"
+                f"  {what} {close['id']} (similarity {close['similarity']:.2f}): {close['content']}"
             )
             if "kept_because" in close:
                 click.echo(f"    {close['kept_because']}")

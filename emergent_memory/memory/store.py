@@ -248,9 +248,13 @@ LEFT JOIN (
 ) u ON u.canonical_id = o.canonical_id
 """
 
-# Whether an active memory the row `o` conflicts with (CONFLICTS_WITH, either way) outranks it:
-# a stronger source, or the same and newer (memory/authority.py's rank_key).
-OUTRANKED = """EXISTS (
+# Which of the memories `ids` are the outranked side of a conflict: an active memory they
+# conflict with (CONFLICTS_WITH, either way) has a stronger source, or the same and is newer
+# (memory/authority.py's rank_key). Checked for the few candidates of a session's start, not
+# in its ordering over every memory of the actor.
+OUTRANKED_AMONG = """
+SELECT o.canonical_id FROM kb.graph_objects o
+WHERE o.canonical_id = ANY(%(ids)s) AND o.is_head AND EXISTS (
     SELECT 1 FROM kb.graph_relationships e
     JOIN kb.graph_objects w
       ON w.canonical_id = CASE WHEN e.src_id = o.canonical_id THEN e.dst_id ELSE e.src_id END
@@ -262,23 +266,19 @@ OUTRANKED = """EXISTS (
                           coalesce(w.properties ->> 'source', 'inferred')), w.created_at)
         > (array_position(ARRAY['inferred', 'corrected', 'explicit'],
                           coalesce(o.properties ->> 'source', 'inferred')), o.created_at)
-)"""
+)
+"""
 
 # The active memories the principal sees that have not expired, best first for a session's
 # start (injection): core memories first, then by the position of their category in
-# %(order)s, then importance, confidence, use and recency; never the outranked side of a
-# conflict (OUTRANKED).
-START_CANDIDATES = (
-    """
+# %(order)s, then importance, confidence, use and recency.
+START_CANDIDATES = """
 SELECT o.canonical_id AS id, o.properties ->> 'content' AS content,
        o.properties ->> 'category' AS category
 FROM kb.graph_objects o
 {uses}
 WHERE {active} AND {visible}
   AND coalesce((o.properties ->> 'valid_until')::timestamptz > now(), true)
-  AND NOT """
-    + OUTRANKED
-    + """
 ORDER BY coalesce(o.properties ->> 'importance' = 'core', false) DESC,
          array_position(%(order)s::text[], o.properties ->> 'category') NULLS LAST,
          kb.memory_importance_value(o.properties ->> 'importance') DESC,
@@ -286,7 +286,6 @@ ORDER BY coalesce(o.properties ->> 'importance' = 'core', false) DESC,
          coalesce(u.uses, 0) DESC, o.updated_at DESC, o.canonical_id
 LIMIT %(limit)s
 """
-)
 
 RECALL = """
 SELECT r.id, r.content, r.category, r.scope, r.source, r.confidence, r.contexts, r.use_count,
@@ -590,13 +589,22 @@ class StartRow:
 def start_candidates(
     conn: Connection[Any], principal: Principal, order: Sequence[str], limit: int
 ) -> list[StartRow]:
-    """The visible active memories in START_CANDIDATES' order."""
+    """The visible active memories in START_CANDIDATES' order, but the outranked side of a
+    conflict (OUTRANKED_AMONG)."""
     statement = sql.SQL(START_CANDIDATES).format(
         uses=sql.SQL(USES), active=sql.SQL(ACTIVE), visible=sql.SQL(VISIBLE)
     )
     with conn.cursor(row_factory=class_row(StartRow)) as cur:
         cur.execute(statement, _params(principal, order=list(order), limit=limit), prepare=False)
-        return cur.fetchall()
+        rows = cur.fetchall()
+    if not rows:
+        return rows
+    # never the outranked side of a conflict: its current value is what holds
+    outranked = {
+        UUID(str(row[0]))
+        for row in conn.execute(OUTRANKED_AMONG, {"ids": [row.id for row in rows]})
+    }
+    return [row for row in rows if row.id not in outranked]
 
 
 def list_visible(
