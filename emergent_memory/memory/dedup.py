@@ -30,22 +30,31 @@ Then, from the lowest similarity that is considered (`named_change_from`, else
 
 1. What the model cannot see is no evidence (`latin_only_model`): when most of either text
    is not in the Latin script (emoji, symbols, full-width or circled letters, other
-   scripts), or the two differ only in such characters, nothing is superseded.
+   scripts), or the two differ only in such characters, nothing is superseded; nor when
+   either reads as another language in Latin script (reads_foreign).
 2. Different holders never supersede (relations_differ): "the user" / "the user's mother",
-   "the tenant" / "the tenant's guarantor", whatever else the texts say.
+   "the tenant" / "the tenant's guarantor", whatever else the texts say; nor another
+   statement (other_statement): another speaker or subject label ("Audrey: ..." / "Andrew:
+   ..."), the same said of something else ("... too"), a question against a statement, or a
+   fact joined to the old text whole (adds_a_fact). Without a change word, another occasion
+   (another_occasion: other time anchors, "again", a plan against an event) and the other
+   value of a setting or a plain negation (negates) never supersede either.
 3. Changes are counted (changed_values): a value lost while another of its kind is gained
    (PROJ-123 / PROJ-456, port 9001 / 9002), a name in place of a name (Marco / Marta), another
    role (tech lead / hiring manager), a modifier swapped before the same noun ("the *blue*
    pool"), or, all else equal, one place of the sentence refilled ("skips *breakfast*" /
    "skips *dinner*"); two values of one setting (tabs / spaces, enabled / disabled) are not a
-   change. Without a change marker any change is another fact; with one, one change is a
-   correction and two are another fact ("service A on 9001" / "service B now on 9002"). A
+   change. Without a change marker any change is another fact (one value said of the same
+   subject, late in the sentence, is a conflict: CONFLICT_REASONS); with one, one change is a
+   correction and two are another fact ("service A on 9001" / "service B now on 9002"), up to
+   three with a word that only says a value changed (STRONG_MARKERS). A
    closing phrase replaced by other words without a marker is another fact too
    (replaces_a_phrase).
 4. Otherwise the similarity: at or above `threshold` the pair supersedes; from
    `text_rule_from` when it says it changed or keeps every content word of the old text; from
    `named_change_from` when it says it changed and names the old value next to a new one
-   ("switched from unittest to pytest", "Dr Okafor instead of Dr Halvorsen").
+   ("switched from unittest to pytest", "Dr Okafor instead of Dr Halvorsen"). Two turns of
+   one speaker (`labelled_from`) are judged by similarity only from a higher similarity.
 
 Anything at or above `text_rule_from` (or `threshold` for a plain policy) that does not
 supersede is a possible duplicate for the agent to judge. The thresholds belong to the model
