@@ -523,3 +523,17 @@ def test_a_claim_of_the_value_a_memory_rejects_or_replaced_is_a_conflict(
         assert verifier.verify(principal, "The user likes pnpm more than npm")["verdict"] == (
             "confirmed"
         )
+
+
+def test_a_claim_only_the_outranked_side_of_a_conflict_states_is_a_conflict(
+    verifier: VerifyService, semantic: MemoryService, principal: Principal
+) -> None:
+    old = semantic.save(principal, "The staging database listens on port 5432", "fact")
+    new = semantic.save(principal, "The staging database listens on port 5433", "fact")
+    assert new["possible_duplicates"][0]["conflict"] is True
+    stale = verifier.verify(principal, "The staging database listens on port 5432")
+    assert stale["verdict"] == "conflict", stale["why"]
+    assert new["memory"]["id"] in stale["why"]
+    assert stale["matches"][0]["id"] == old["memory"]["id"]
+    current = verifier.verify(principal, "The staging database listens on port 5433")
+    assert current["verdict"] == "confirmed", current["why"]

@@ -31,9 +31,9 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from typing_extensions import TypedDict
 
@@ -242,6 +242,7 @@ class VerifyService:
         best = max((s for _, s in pairs if s is not None), default=None)
         if self.judge_enabled and not degraded and policy.in_judge_band(best):
             answer, judge = self._judged(principal, text, pairs, answer)
+        answer = _stale(answer, candidates)
         ordered = sorted(answer.judged, key=lambda j: -j.similarity)[:limit_]
         matches: list[VerifyMatch] = [
             {
@@ -364,3 +365,21 @@ def _relation(value: str) -> Relation:
 def _finite(similarity: float | None) -> float | None:
     """The similarity, or None when there is none or it is not a number (NaN, infinite)."""
     return similarity if similarity is not None and math.isfinite(similarity) else None
+
+
+def _stale(answer: Answer, candidates: Sequence[Mapping[str, Any]]) -> Answer:
+    """A claim confirmed only by the outranked side of a conflict (a memory that a stronger or
+    newer one contradicts, CONFLICTS_WITH) is a conflict: what it states is not what holds."""
+    if answer.verdict != "confirmed":
+        return answer
+    confirming = [j for j in answer.judged if j.relation == "confirms"]
+    best = max(confirming, key=lambda j: j.similarity)
+    memory = candidates[best.index]
+    if memory.get("conflict") != "outranked":
+        return answer
+    current = ", ".join(memory["conflicts_with"])
+    why = (
+        f"a memory states it, but a memory that conflicts with it is current (a stronger source, "
+        f"or newer): {current} (similarity {best.similarity:.2f})"
+    )
+    return Answer("conflict", why, answer.judged)
