@@ -489,3 +489,24 @@ def test_0013_downgrade_counts_only_live_memories_in_the_new_categories(
         assert conn.execute(
             "SELECT active, superseded, deleted FROM kb.memory_stats ORDER BY 1, 2, 3"
         ).fetchall() == [(0, 0, 1), (0, 0, 1), (0, 1, 0)]
+
+
+def test_0016_downgrade_refuses_live_conflicts_and_changes_nothing(
+    make_database: Callable[[], str],
+) -> None:
+    url = make_database()
+    migrate.upgrade(url)
+    edge = (
+        "INSERT INTO kb.graph_relationships (canonical_id, version, project_id, type, src_id, "
+        "dst_id) VALUES (gen_random_uuid(), 1, gen_random_uuid(), 'CONFLICTS_WITH', "
+        "gen_random_uuid(), gen_random_uuid())"
+    )
+    with psycopg.connect(url) as conn:
+        conn.execute(edge)
+    with pytest.raises(Exception, match=r"1 CONFLICTS_WITH relationships are live"):
+        migrate.downgrade(url, "0015_lookalike_skeleton")
+    assert migrate.database_revision(url) == migrate.head_revision()  # nothing undone
+    with psycopg.connect(url) as conn:
+        conn.execute("UPDATE kb.graph_relationships SET deleted_at = now()")
+    migrate.downgrade(url, "0015_lookalike_skeleton")
+    assert migrate.database_revision(url) == "0015_lookalike_skeleton"

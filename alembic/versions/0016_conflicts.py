@@ -13,9 +13,10 @@ Create Date: 2026-11-29
 - Every project with the pack installed moves to 1.3.0 (1.2.0 stays published).
 
 The downgrade refuses while live CONFLICTS_WITH edges exist (the pack 1.2.0 does not know the
-type; deleting them would silently forget which values disagree): resolve the conflicts
-(manage_memory resolve_conflict) or delete the edges first. It leaves the two properties on
-the versions that have them (1.2.0 ignores properties it does not declare).
+type; deleting them would silently forget which values disagree): resolve the conflicts (the
+dashboard's duplicates page, or POST /api/v1/duplicates/{id}/decision) or delete the edges
+first. It leaves the two properties on the versions that have them (1.2.0 ignores properties
+it does not declare).
 
 Released revisions are frozen: change the schema with a new revision, never by editing this one.
 """
@@ -311,7 +312,7 @@ BEGIN
     WHERE type = 'CONFLICTS_WITH' AND is_head AND deleted_at IS NULL;
     IF found > 0 THEN
         RAISE EXCEPTION 'cannot downgrade below 0016_conflicts: % CONFLICTS_WITH relationships are live, which the agent-memory pack 1.2.0 does not know', found
-        USING HINT = 'Resolve the conflicts (manage_memory resolve_conflict) or delete the relationships, then downgrade again.';
+        USING HINT = 'Resolve the conflicts (the dashboard duplicates page, or POST /api/v1/duplicates/{id}/decision: keep both, or supersede one) or delete the relationships, then downgrade again.';
     END IF;
 END
 $$
