@@ -399,7 +399,7 @@ class MemoryService:
                 }
                 if kept_because is not None:
                     close["kept_because"] = kept_because
-                if conflict:
+                if conflict and self._still_active(conn, nearest.id):
                     close["conflict"] = True
                     self._link(
                         conn, principal, store.CONFLICTS_WITH, memory.canonical_id, nearest.id
@@ -1266,6 +1266,14 @@ class MemoryService:
             labels=["memory-context"],
         )
         return [context.canonical_id]
+
+    @staticmethod
+    def _still_active(conn: Connection[Any], memory_id: UUID) -> bool:
+        """Lock a memory found earlier in the transaction and say whether it is still active (a
+        delete or supersession of it meanwhile waits for this transaction, or came first)."""
+        graph.lock_object(conn, memory_id)
+        head = graph.get_head(conn, memory_id)
+        return head is not None and store.is_active(head)
 
     def _link(
         self, conn: Connection[Any], principal: Principal, type_: str, src: UUID, dst: UUID
