@@ -17,6 +17,7 @@ from psycopg_pool import ConnectionPool
 from emergent_memory.auth.principal import Principal
 from emergent_memory.memory import MemoryService
 from emergent_memory.memory.duplicates import DuplicateService
+from emergent_memory.memory.records import current_first
 from tests.test_injection import make_injection
 
 
@@ -105,6 +106,7 @@ def test_injection_never_shows_the_outranked_side(
         prompt=f"when does the {name} release train leave",
     )
     ids = {m["id"] for m in prompted["memories"]}
+    assert new["memory"]["id"] in ids
     assert old["memory"]["id"] not in ids
     # resolved by deleting the current side: the other is no longer outranked
     service.delete(principal, new["memory"]["id"], reason="the test resolves the conflict")
@@ -141,3 +143,36 @@ def test_the_older_side_can_win(
     [active] = service.list_memories(principal)["memories"]
     assert active["id"] == old["memory"]["id"]
     assert (active["conflicts_with"], active["conflict"]) == ([], None)
+
+
+def test_current_first_moves_the_outranked_side_below_the_one_that_outranks_it() -> None:
+    def record(id_: str, source: str, day: int, conflict: str | None, others: list[str]) -> dict:
+        return {"id": id_, "source": source, "created_at": f"2026-11-{day:02d}T10:00:00+00:00",
+                "conflict": conflict, "conflicts_with": others}  # fmt: skip
+
+    stale = record("a", "inferred", 1, "outranked", ["b"])
+    other = record("x", "inferred", 5, None, [])
+    current = record("b", "inferred", 2, "current", ["a"])
+    assert [m["id"] for m in current_first([stale, other, current])] == ["x", "b", "a"]
+    # the stronger source is current although older
+    told = record("t", "explicit", 1, "current", ["i"])
+    inferred = record("i", "inferred", 9, "outranked", ["t"])
+    assert [m["id"] for m in current_first([inferred, told])] == ["t", "i"]
+    assert [m["id"] for m in current_first([told, inferred])] == ["t", "i"]
+
+
+def test_session_start_keeps_the_stronger_older_side_of_a_conflict(
+    service: MemoryService, principal: Principal, name: str
+) -> None:
+    deploys = f"The {name} deploys to the production cluster of the shop"
+    told = service.save(principal, f"{deploys} happen on Fridays at noon", "fact",
+                        source="explicit", importance="core")  # fmt: skip
+    inferred = service.save(principal, f"{deploys} now happen on Thursdays at noon", "fact",
+                            importance="core")  # fmt: skip
+    assert inferred["possible_duplicates"][0]["conflict"] is True
+    started = make_injection(service).context(
+        principal, session_id=str(uuid.uuid4()), event="session_start"
+    )
+    injected = {m["id"] for m in started["memories"]}
+    assert told["memory"]["id"] in injected
+    assert inferred["memory"]["id"] not in injected

@@ -32,9 +32,8 @@ is recognised as replacing the old fact.
 
 When a close memory was not replaced, it is listed in possible_duplicates (id, content,
 similarity): if it is the same fact, or the new memory makes it wrong, update or delete the
-older one with manage_memory; if it is a different fact, leave both. A weaker source never
-replaces a stronger one (explicit > corrected > inferred; core only by explicit), nor one of
-another category: such a memory comes with kept_because; ask the user before changing it.
+older one with manage_memory; if it is a different fact, leave both. One with kept_because
+comes from a stronger source or another category: ask the user before changing it.
 
 Optional: importance (normal by default; core only for what must shape every session, low
 for trivia), evidence (what backs it: a quote or where you saw it), valid_from/valid_until
