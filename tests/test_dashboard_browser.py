@@ -418,6 +418,7 @@ def test_decide_a_possible_duplicate(signed_in: Page, site: Site, writer: Writer
     screenshot(page, "duplicates")
     page.goto(f"{site.base}/ui/memories/{older}")
     expect(page.locator("#memory-conflicts")).to_contain_text("outranked by a conflicting memory")
+    screenshot(page, "memory-conflict")
     page.goto(site.base + "/ui/duplicates")
     pair = page.locator("section.pair").filter(has_text="GCC 14")
     pair.get_by_label("Supersede (keep one)").check()
