@@ -34,6 +34,7 @@ from emergent_memory.memory.capture import CaptureConfig, CaptureService
 from emergent_memory.memory.capture_admin import CaptureAdmin
 from emergent_memory.memory.capture_worker import CaptureWorker
 from emergent_memory.memory.dedup import DedupPolicy
+from emergent_memory.memory.dedup_judge import DedupJudge, DedupJudgeConfig
 from emergent_memory.memory.duplicates import DuplicateService
 from emergent_memory.memory.injection import InjectionConfig, InjectionService
 from emergent_memory.memory.lifecycle import (
@@ -162,6 +163,29 @@ def memory_config(settings: Settings, model_name: str) -> MemoryConfig:
     )
 
 
+# seconds: a save in the judge's band waits for its answer (and an agent for the save)
+DEDUP_JUDGE_TIMEOUT = 20.0
+
+
+def dedup_judge(settings: Settings) -> DedupJudge | None:
+    """The save's LLM judge (memory/dedup_judge.py): with an Anthropic key, unless turned
+    off; capture's gate model and daily budget, a shorter timeout and one retry. Its client
+    is made on its first question."""
+    key = settings.anthropic_api_key
+    if key is None or not settings.dedup_judge:
+        return None
+    return DedupJudge(
+        DedupJudgeConfig(
+            api_key=key.get_secret_value(),
+            base_url=settings.anthropic_base_url,
+            model=settings.capture_gate_model,
+            daily_token_budget=settings.capture_daily_token_budget,
+            timeout=min(settings.llm_timeout, DEDUP_JUDGE_TIMEOUT),
+            max_retries=min(settings.llm_max_retries, 1),
+        )
+    )
+
+
 @contextmanager
 def open_memory_service(
     settings: Settings,
@@ -220,6 +244,7 @@ def open_memory_service(
             restart=None if db.server is None else db.server.restart_if_stopped,
         )
         read_pool = None
+        judge = None
         try:
             if settings.read_database_url:  # a read replica, as the same role
                 read_url = settings.read_database_url
@@ -234,8 +259,11 @@ def open_memory_service(
                     timeout=settings.pool_timeout,
                 )
             config = memory_config(settings, embedder.model_name)
-            yield MemoryService(pool, embedder, config, read_pool=read_pool)
+            judge = dedup_judge(settings)
+            yield MemoryService(pool, embedder, config, read_pool=read_pool, judge=judge)
         finally:
+            if judge is not None:
+                judge.close()
             if read_pool is not None:
                 read_pool.close()
             pool.close()

@@ -218,6 +218,13 @@ class Settings(BaseSettings):
             "the value calibrated for the embedding model."
         ),
     )
+    dedup_judge: bool = Field(
+        default=True,
+        description="With an Anthropic API key: a new memory and its nearest one that the "
+        "save rules cannot tell apart (kept both, reported) are judged by the gate model "
+        "(same, corrects, conflicts, distinct), within capture's daily token budget. false: "
+        "the rules alone decide.",
+    )
     recall_candidates: int = Field(
         default=50,
         ge=10,

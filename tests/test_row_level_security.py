@@ -264,6 +264,10 @@ AUTOMATIC_MEMORY_ROWS = {
         "INSERT INTO kb.llm_calls (actor_id, purpose, model, outcome) "
         "VALUES (%(actor)s, 'gate', 'm', 'ok')"
     ),
+    "pair_judgments": (
+        "INSERT INTO kb.pair_judgments (actor_id, pair_key, model, verdict) "
+        "VALUES (%(actor)s, repeat('a', 64), 'm', 'same')"
+    ),
 }
 
 

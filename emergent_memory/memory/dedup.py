@@ -746,6 +746,17 @@ def _other_possession(one: Statement, other: Statement) -> bool:
     return False
 
 
+def holders_differ(existing: str, new: str) -> bool:
+    """The two texts are said of, or by, different holders: other relations ("the user's
+    manager"), other chat speakers ("Audrey: ..." / "Andrew: ..."), or the same said of
+    something else too. No reading of them makes one the same fact as the other."""
+    return (
+        (relations_differ(existing, new) and not corrects_a_relation(existing, new))
+        or labels_differ(existing, new)
+        or adds_another(existing, new)
+    )
+
+
 def corrects_a_relation(existing: str, new: str) -> bool:
     """The new text says that a relation of the existing one was wrong ("... their wife, not
     their brother", "the sister, not the sister-in-law", "instead of their cousin")."""

@@ -169,6 +169,13 @@ RULE_WORDS = {
     "names the change": "it names the old value and the new one",
 }
 
+# the LLM judge's verdicts that supersede (memory/dedup_judge.py; supersede_rule "judge: ...")
+JUDGED = "judge: "
+JUDGE_WORDS = {
+    "same": "the same fact reworded",
+    "corrects": "it corrects the old value",
+}
+
 
 def superseded_because(row: store.InactiveRow) -> str | None:
     """Why a superseded memory was replaced, in words: the save rule that decided and the two
@@ -179,12 +186,14 @@ def superseded_because(row: store.InactiveRow) -> str | None:
     if row.supersede_rule == "decided":
         parts.append("someone chose the newer memory (manage_memory, the API or the dashboard)")
     elif row.supersede_rule is not None:
-        words = RULE_WORDS.get(row.supersede_rule, row.supersede_rule)
+        rule = row.supersede_rule
+        if rule.startswith(JUDGED):
+            verdict = rule.removeprefix(JUDGED)
+            said = f"the LLM judge: {JUDGE_WORDS.get(verdict, verdict)}"
+        else:
+            said = f"the save rule: {RULE_WORDS.get(rule, rule)}"
         similarity = row.supersede_similarity
-        parts.append(
-            f"the save rule: {words}"
-            + (f" (similarity {similarity:.2f})" if similarity is not None else "")
-        )
+        parts.append(said + (f" (similarity {similarity:.2f})" if similarity is not None else ""))
     if row.supersede_reason:
         parts.append(f"reason given: {row.supersede_reason}")
     return "; ".join(parts) or None

@@ -38,12 +38,14 @@ from emergent_memory.memory import (
     answers,
     authority,
     dedup,
+    dedup_judge,
     episodes,
     store,
     validation,
     validity,
 )
 from emergent_memory.memory.dedup import DedupPolicy, Verdict
+from emergent_memory.memory.dedup_judge import DedupJudge
 from emergent_memory.memory.models import (
     CONFIDENCE_BY_SOURCE,
     REINFORCEMENT_STEP,
@@ -180,12 +182,15 @@ class MemoryService:
         embedder: EmbeddingProvider,
         config: MemoryConfig,
         read_pool: DatabasePool | None = None,
+        *,
+        judge: DedupJudge | None = None,
     ) -> None:
         self._pool = pool
         self._read_pool = read_pool
         self._embedder = embedder
         self._config = config
         self._dedup = config.dedup_policy
+        self._judge = judge
         self._projects_with_pack: set[UUID] = set()
 
     @property
@@ -292,6 +297,11 @@ class MemoryService:
         proof = store.Evidence(origin, evidence_, session, derived_from)
 
         embedding = self._embed_document(text)
+        # a corrected memory, or a correction, says by itself that it changes what it
+        # corrects, as a change word would
+        corrects = source_ == "corrected" or category_ == "correction"
+        # a pair the rules cannot decide may be judged by an LLM, before the save's lock
+        second_opinion = self._second_opinion(principal, scope_, text, embedding, corrects)
         with self._transaction(principal) as conn:
             store.lock_saves(conn, principal, scope_)
             targets = self._related_targets(conn, principal, related)
@@ -324,9 +334,6 @@ class MemoryService:
                 nearest = store.find_nearest(
                     conn, principal, scope_, embedding.vector, embedding.model
                 )
-            # a corrected memory, or a correction, says by itself that it changes what it
-            # corrects, as a change word would
-            corrects = source_ == "corrected" or category_ == "correction"
             decision = (
                 None
                 if nearest is None
@@ -340,7 +347,29 @@ class MemoryService:
             # another value of the same subject, kept beside it: the two are linked as a
             # conflict (a weaker source's correction is one too: memory/authority.py)
             conflict = decision is not None and decision.reason in dedup.CONFLICT_REASONS
-            if nearest is not None and verdict == "supersede" and not corrects:
+            rule: str | None = None if decision is None else decision.reason
+            judged = None
+            if (
+                second_opinion is not None
+                and nearest is not None
+                and decision is not None
+                and self._judgeable(decision, nearest.content, text)
+                and second_opinion.old_id == nearest.id
+                and second_opinion.old_content == nearest.content
+            ):  # the memory judged is still the nearest, as the judge read it
+                judged = second_opinion.verdict
+                rule = dedup_judge.RULE_PREFIX + judged
+                conflict = judged in ("corrects", "conflicts")
+                if judged in ("same", "corrects"):
+                    verdict = "supersede"
+                elif judged == "distinct":
+                    verdict = "distinct"
+            if (
+                nearest is not None
+                and verdict == "supersede"
+                and not corrects
+                and (judged != "corrects")
+            ):
                 kept_because = authority.other_kind(nearest.category, category_)
                 if kept_because is not None:
                     verdict = "possible_duplicate"
@@ -353,8 +382,9 @@ class MemoryService:
                 elif (kept_because := authority.refusal(old_head.properties, source_)) is not None:
                     old_head, verdict = None, "possible_duplicate"  # a stronger source holds
                     # a correction (another value), not a rewording, from the weaker source
-                    compared = dedup.compare(nearest.content, text)
-                    conflict = bool(compared.changes or compared.opposite)
+                    if judged is None:
+                        compared = dedup.compare(nearest.content, text)
+                        conflict = bool(compared.changes or compared.opposite)
 
             properties: dict[str, Any] = {
                 "content": text,
@@ -421,7 +451,7 @@ class MemoryService:
                     old_head,
                     reason=reason,
                     new_start=lifecycle.get("valid_from"),
-                    rule=None if decision is None else decision.reason,
+                    rule=rule,
                     similarity=nearest.similarity,
                 )
                 superseded_ids.append(str(old_id))
@@ -443,6 +473,43 @@ class MemoryService:
             answers.deliverable(saved, "save")
         self._projects_with_pack.add(principal.project_id)  # committed: no need to look again
         return saved
+
+    def _second_opinion(
+        self,
+        principal: Principal,
+        scope: MemoryScope,
+        text: str,
+        embedding: Embedding | None,
+        corrects: bool,
+    ) -> dedup_judge.JudgedPair | None:
+        """The LLM judge's verdict on the new text and its nearest memory, when there is a
+        judge and the rules alone would keep both and report them (memory/dedup_judge.py).
+        Read before the save's transaction, which applies it only if the nearest memory is
+        still the one judged."""
+        if self._judge is None or embedding is None:
+            return None
+        with self._transaction(principal) as conn:
+            if store.find_repeat(conn, principal, scope, text) is not None:
+                return None
+            nearest = store.find_nearest(conn, principal, scope, embedding.vector, embedding.model)
+        if nearest is None:
+            return None
+        decision = self._dedup.explain(nearest.similarity, nearest.content, text, corrects=corrects)
+        if not self._judgeable(decision, nearest.content, text):
+            return None
+        return self._judge.judge(
+            lambda: acting_for(self._pool, principal),
+            principal.actor_id,
+            nearest.id,
+            nearest.content,
+            text,
+        )
+
+    @staticmethod
+    def _judgeable(decision: dedup.Decision, existing: str, new: str) -> bool:
+        """Whether the rules left the pair undecided (kept both, reported) and it is not
+        said of two holders (chat speakers, relations), which are never the same fact."""
+        return decision.verdict == "possible_duplicate" and not dedup.holders_differ(existing, new)
 
     def _reinforce(
         self,
