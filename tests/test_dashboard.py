@@ -649,9 +649,36 @@ def test_a_possible_duplicate_is_decided_from_its_page(
         follow_redirects=False,
     )
     assert decided.status_code == 303, decided.text
-    assert decided.headers["location"] == "/ui/duplicates?done=decided"
+    assert decided.headers["location"] == f"/ui/duplicates?done=decided&undo={pair_id}"
     assert [m["id"] for m in close_service.list_memories(principal)["memories"]] == [new]
-    assert 'id="no-duplicates"' in dup_client.get("/ui/duplicates").text
+    after = dup_client.get(decided.headers["location"]).text
+    assert 'id="no-duplicates"' in after
+    assert 'id="pending-pairs"' not in after  # nothing waits: no count in the navigation
+    assert "Decision recorded." in after
+    # one click takes it back: the superseded memory is active again, the pair waits again
+    undo = re.search(r'action="(/ui/duplicates/[0-9a-f-]{36}/undo)"', after)
+    assert undo is not None, after
+    assert undo.group(1) == f"/ui/duplicates/{pair_id}/undo"
+    undone = dup_client.post(
+        undo.group(1),
+        data={CSRF_FIELD: csrf_of(after)},
+        headers=SAME_ORIGIN,
+        follow_redirects=False,
+    )
+    assert undone.status_code == 303, undone.text
+    assert undone.headers["location"] == "/ui/duplicates?done=undone"
+    again = dup_client.get(undone.headers["location"]).text
+    assert "Decision undone" in again
+    assert 'id="undo-decision"' not in again
+    assert open_pair(dup_client)[0] == pair_id
+    assert {m["id"] for m in close_service.list_memories(principal)["memories"]} == {new, old}
+    # the count in every page's navigation, and why the pair waits
+    assert re.search(r'id="pending-pairs"[^>]*>1</span>', again), again
+    assert 'Why it is here: <bdi dir="auto">the same subject with another value' in again
+    # an undo of what is no longer decided says so, and changes nothing
+    twice = dup_client.post(undo.group(1), data={CSRF_FIELD: csrf_of(again)}, headers=SAME_ORIGIN)
+    assert twice.status_code == 400
+    assert "nothing to undo" in twice.text
 
 
 def test_keep_both_closes_the_pair_whatever_the_form_sends_along(

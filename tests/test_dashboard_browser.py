@@ -415,6 +415,14 @@ def test_decide_a_possible_duplicate(signed_in: Page, site: Site, writer: Writer
     expect(pair.get_by_role("heading", level=2)).to_contain_text(
         "The same subject with another value"
     )
+    expect(pair.locator(".why")).to_contain_text(
+        "Why it is here: the same subject with another value, and neither says it changed"
+    )
+    # the navigation says how many pairs wait (other tests' pairs of this writer count too)
+    waiting = page.locator("#pending-pairs")
+    expect(waiting).to_be_visible()
+    before = int(waiting.inner_text())
+    assert before >= 1
     screenshot(page, "duplicates")
     page.goto(f"{site.base}/ui/memories/{older}")
     expect(page.locator("#memory-conflicts")).to_contain_text("outranked by a conflicting memory")
@@ -427,6 +435,22 @@ def test_decide_a_possible_duplicate(signed_in: Page, site: Site, writer: Writer
     expect(page.get_by_role("status")).to_have_text("Decision recorded.")
     expect(page.locator("section.pair").filter(has_text="GCC 14")).to_have_count(0)
     assert status_of(site, writer, newer) == "active"
+    assert status_of(site, writer, older) == "superseded"
+    # one click undoes it: the older memory is back and the pair waits again
+    screenshot(page, "duplicates-undo")
+    page.get_by_role("button", name="Undo this decision").click()
+    expect(page.get_by_role("status")).to_have_text(
+        "Decision undone: the pair waits for a decision again."
+    )
+    expect(page.locator("section.pair").filter(has_text="GCC 14")).to_have_count(1)
+    expect(page.locator("#pending-pairs")).to_have_text(str(before))
+    assert status_of(site, writer, older) == "active"
+    # and decided again, for good
+    pair = page.locator("section.pair").filter(has_text="GCC 14")
+    pair.get_by_label("Supersede (keep one)").check()
+    pair.get_by_label("the newer").check()
+    pair.get_by_role("button", name="Decide").click()
+    expect(page.get_by_role("status")).to_have_text("Decision recorded.")
     assert status_of(site, writer, older) == "superseded"
     page.goto(f"{site.base}/ui/memories/{older}")
     expect(page.locator(".memory-page h1 .badge")).to_have_text("superseded")

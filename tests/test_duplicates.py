@@ -11,11 +11,12 @@ from typing import Any
 import pytest
 from psycopg_pool import ConnectionPool
 
+from emergent_memory import graph
 from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
 from emergent_memory.errors import InvalidInput, MemoryNotFound, ObjectNotFound, PermissionDenied
 from emergent_memory.memory import MemoryService
 from emergent_memory.memory.browse import BrowseService
-from emergent_memory.memory.duplicates import DuplicateService
+from emergent_memory.memory.duplicates import DuplicateService, pair_why
 
 MakeService = Callable[..., MemoryService]
 FRIDAYS = "Deploys to production happen on Fridays"
@@ -400,3 +401,128 @@ def test_bulk_needs_write(service: MemoryService, principal: Principal) -> None:
     reader = Principal(principal.actor_id, principal.project_id, frozenset({READ}))
     with pytest.raises(PermissionDenied, match="memory:write"):
         service.bulk_delete(reader, [str(uuid.uuid4())])
+
+
+# -- why a pair waits, how many wait, and undo -------------------------------------------
+
+
+def test_each_pair_says_why_it_waits_and_the_count_is_what_open_lists(
+    service: MemoryService,
+    duplicates: DuplicateService,
+    principal: Principal,
+    pool: ConnectionPool,
+) -> None:
+    assert duplicates.pending(principal) == 0
+    a_pair(service, principal)  # another day, no change word: a conflict
+    told = "The user prefers pnpm over npm in this repository"
+    service.save(principal, told, "preference", source="explicit")
+    inferred = service.save(
+        principal, "In this repository the user prefers pnpm over npm", "preference"
+    )
+    assert inferred["possible_duplicates"][0]["kept_because"].startswith("kept beside it")
+    cat = service.save(principal, "The office cat is called Miso", "fact")["memory"]["id"]
+    service.update(principal, cat, {"content": "Deploys to production happen on Mondays"})
+    pairs = duplicates.open(principal)["pairs"]
+    assert duplicates.pending(principal) == len(pairs) == 3
+    why = {p["memory"]["content"]: p["why"] for p in pairs}
+    assert why[THURSDAYS] == pair_why("different value")
+    assert why[THURSDAYS].startswith("the same subject with another value")
+    assert why["In this repository the user prefers pnpm over npm"].startswith(
+        "kept beside it: an inferred memory does not replace an explicit one"
+    )
+    assert why["Deploys to production happen on Mondays"] == "an edit made it close to the other"
+    # another actor's count, and a credential that may not read
+    assert duplicates.pending(Principal(uuid.uuid4(), principal.project_id)) == 0
+    blind = Principal(principal.actor_id, principal.project_id, frozenset())
+    assert duplicates.pending(blind) == 0
+    duplicates.decide(principal, pairs[0]["id"], "keep_both")
+    assert duplicates.pending(principal) == 2
+
+
+def test_a_pair_recorded_before_reasons_were_kept_says_so(
+    service: MemoryService, duplicates: DuplicateService, principal: Principal, pool: ConnectionPool
+) -> None:
+    a_pair(service, principal)
+    with pool.connection() as conn:
+        graph.act_as(conn, principal.actor_id, principal.project_id)
+        conn.execute("UPDATE kb.possible_duplicates SET reason = NULL")
+    [pair] = duplicates.open(principal)["pairs"]
+    assert pair["why"] == "close in meaning; the save could not tell whether it is the same fact"
+
+
+def test_undo_of_keep_both_makes_the_conflict_link_again_and_reopens_the_pair(
+    service: MemoryService, duplicates: DuplicateService, principal: Principal
+) -> None:
+    old, new = a_pair(service, principal)
+    [pair] = duplicates.open(principal)["pairs"]
+    assert pair["conflict"] is True
+    duplicates.decide(principal, pair["id"], "keep_both")
+    assert service.list_memories(principal)["memories"][0]["conflicts_with"] == []
+    undone = duplicates.undo(principal, pair["id"])
+    assert undone == {
+        "id": pair["id"],
+        "undone": "keep_both",
+        "restored_id": None,
+        "relinked": True,
+    }
+    [again] = duplicates.open(principal)["pairs"]
+    assert (again["id"], again["conflict"]) == (pair["id"], True)
+    records = {m["id"]: m for m in service.list_memories(principal)["memories"]}
+    assert records[new]["conflicts_with"] == [old]
+    with pytest.raises(InvalidInput, match="waits for a decision; there is nothing to undo"):
+        duplicates.undo(principal, pair["id"])
+    # decided and undone again: the same pair, the same link, once
+    duplicates.decide(principal, pair["id"], "keep_both")
+    assert duplicates.undo(principal, pair["id"])["relinked"] is True
+    records = {m["id"]: m for m in service.list_memories(principal)["memories"]}
+    assert records[old]["conflicts_with"] == [new]
+
+
+def test_undo_of_supersede_restores_the_other_and_reopens_the_pair(
+    service: MemoryService,
+    duplicates: DuplicateService,
+    browse: BrowseService,
+    principal: Principal,
+) -> None:
+    old, new = a_pair(service, principal)
+    [pair] = duplicates.open(principal)["pairs"]
+    duplicates.decide(principal, pair["id"], "supersede", keep=old)
+    assert browse.get(principal, new)["status"] == "superseded"
+    undone = duplicates.undo(principal, pair["id"])
+    assert undone == {
+        "id": pair["id"],
+        "undone": "supersede",
+        "restored_id": new,
+        "relinked": False,
+    }
+    assert browse.get(principal, new)["status"] == "active"
+    assert browse.get(principal, old)["status"] == "active"
+    assert [p["id"] for p in duplicates.open(principal)["pairs"]] == [pair["id"]]
+
+
+def test_undo_refuses_a_merge_an_open_pair_and_other_actors_pairs_changing_nothing(
+    service: MemoryService,
+    duplicates: DuplicateService,
+    principal: Principal,
+    owner_pool: ConnectionPool,
+) -> None:
+    old, _new = a_pair(service, principal)
+    [pair] = duplicates.open(principal)["pairs"]
+    with pytest.raises(InvalidInput, match="nothing to undo"):
+        duplicates.undo(principal, pair["id"])
+    stranger = Principal(uuid.uuid4(), principal.project_id)
+    duplicates.decide(principal, pair["id"], "merge", keep=old)
+    before = snapshot(owner_pool, principal)
+    with pytest.raises(InvalidInput, match="a merge is undone on the memories' pages"):
+        duplicates.undo(principal, pair["id"])
+    with pytest.raises(ObjectNotFound, match=f"possible duplicate {pair['id']} not found"):
+        duplicates.undo(stranger, pair["id"])
+    missing = str(uuid.uuid4())
+    with pytest.raises(ObjectNotFound, match=f"possible duplicate {missing} not found"):
+        duplicates.undo(principal, missing)
+    reader = Principal(principal.actor_id, principal.project_id, frozenset({READ}))
+    with pytest.raises(PermissionDenied):
+        duplicates.undo(reader, pair["id"])
+    with pytest.raises(InvalidInput, match="pair_id"):
+        duplicates.undo(principal, "not-an-id")
+    assert snapshot(owner_pool, principal) == before

@@ -305,7 +305,7 @@ def test_global_memories_need_an_admin_token_to_change(
 def test_every_endpoint_needs_a_live_token(client: TestClient, header: str | None) -> None:
     headers = {} if header is None else {"Authorization": header}
     routes = served(client) - {("GET", API + "/openapi.json")}
-    assert len(routes) == 21
+    assert len(routes) == 22
     for method, path in routes:
         url = re.sub(r"\{\w+\}", str(uuid.uuid4()), path)
         response = client.request(method, url, headers=headers, json={})
@@ -799,7 +799,7 @@ def test_the_doc_examples_run_with_curl_against_serve(
         for command in re.split(r"\n(?=curl )", block)
         if command.startswith("curl ")
     ]
-    assert len(commands) == 20  # the OpenAPI document and 19 endpoints (not the hooks' two)
+    assert len(commands) == 21  # the OpenAPI document and 20 endpoints (not the hooks' two)
     with running_http_server(database_url, embedding_server) as server:
         env = os.environ | {
             "API": server.base + API,

@@ -1,4 +1,4 @@
-"""The LLM judge's verdicts on pairs of memories the save rules could not decide.
+"""Why a pair of memories is waiting for a decision, and the LLM judge's verdicts on pairs.
 
 Revision ID: 0017_pair_judgments
 Revises: 0016_conflicts
@@ -8,10 +8,13 @@ Create Date: 2026-11-29
   and a new save's) that the save's LLM judge decided: same, corrects, conflicts or distinct.
   The pair is a SHA-256 of the model and the two texts, never the texts; the verdict is read
   back instead of asking the model again for the same pair.
+- kb.possible_duplicates.reason: why the save kept the pair and reported it (the rule's
+  reason, the authority that kept a weaker source's memory beside a stronger one, the
+  judge's verdict, or an edit), for the review queue to say; NULL for pairs recorded before.
 
 The table has row-level security like kb.llm_calls: a row is visible to, and writable by, the
-actor it belongs to (and emergent_memory_admin). The downgrade drops it (the verdicts are a
-cache: the rules decide without them).
+actor it belongs to (and emergent_memory_admin). The downgrade drops the table (the verdicts
+are a cache: the rules decide without them) and the column (the pairs stay).
 
 Released revisions are frozen: change the schema with a new revision, never by editing this one.
 """
@@ -50,6 +53,15 @@ COMMENT = (
 
 
 def upgrade() -> None:
+    op.execute(
+        "ALTER TABLE kb.possible_duplicates ADD COLUMN reason text "
+        "CHECK (reason IS NULL OR char_length(reason) <= 300)"
+    )
+    op.execute(
+        "COMMENT ON COLUMN kb.possible_duplicates.reason IS 'Why the save kept both and "
+        "reported the pair: the rule''s reason, authority''s, the LLM judge''s verdict, or an "
+        "edit.'"
+    )
     op.execute(TABLE)
     op.execute(COMMENT)
     op.execute("ALTER TABLE kb.pair_judgments ENABLE ROW LEVEL SECURITY")
@@ -67,3 +79,4 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.execute("DROP TABLE kb.pair_judgments")
+    op.execute("ALTER TABLE kb.possible_duplicates DROP COLUMN reason")

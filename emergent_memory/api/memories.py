@@ -19,7 +19,13 @@ from emergent_memory.memory.browse import (
     BrowseStatus,
     MemoryDetail,
 )
-from emergent_memory.memory.duplicates import Decided, Decision, DuplicateService, OpenPairs
+from emergent_memory.memory.duplicates import (
+    Decided,
+    Decision,
+    DuplicateService,
+    OpenPairs,
+    Undone,
+)
 from emergent_memory.memory.models import (
     ArchiveResult,
     BulkResult,
@@ -200,6 +206,9 @@ def memory_endpoints(
             call.principal, call.path["pair_id"], body.decision, body.keep, body.content
         )
 
+    def undo(call: Call[NoInput, NoInput]) -> Undone:
+        return duplicates.undo(call.principal, call.path["pair_id"])
+
     one = "/memories/{memory_id}"
     return [
         Endpoint(
@@ -342,6 +351,18 @@ def memory_endpoints(
             Decided,
             NoInput,
             DecisionInput,
+            scope=WRITE,
+            tags=("duplicates",),
+        ),
+        Endpoint(
+            "post",
+            "/duplicates/{pair_id}/undo",
+            "Take back a keep-both or supersede decision: the pair waits again (a removed "
+            "conflict link is made again, a superseded memory restored)",
+            undo,
+            Undone,
+            NoInput,
+            NoInput,
             scope=WRITE,
             tags=("duplicates",),
         ),

@@ -4,6 +4,7 @@ letters, model usage and cost), contexts (rename, priority) and possible duplica
 from __future__ import annotations
 
 from typing import Any
+from uuid import UUID
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -113,7 +114,17 @@ async def change_context(site: Site, request: Request, visit: Visit) -> Response
 async def duplicates(site: Site, request: Request, visit: Visit) -> Response:
     cursor = request.query_params.get("cursor") or None
     found = await site.call(lambda: site.duplicates.open(visit.principal, cursor=cursor))
-    return site.render(request, "duplicates.html", visit, found=found)
+    # right after a keep-both or supersede decision: a button that takes it back
+    params = request.query_params
+    undo = _uuid_or_none(params.get("undo")) if params.get("done") == "decided" else None
+    return site.render(request, "duplicates.html", visit, found=found, undo=undo)
+
+
+def _uuid_or_none(value: str | None) -> str | None:
+    try:
+        return None if value is None else str(UUID(value))
+    except ValueError:
+        return None
 
 
 async def decide(site: Site, request: Request, visit: Visit) -> Response:
@@ -130,4 +141,12 @@ async def decide(site: Site, request: Request, visit: Visit) -> Response:
             visit.principal, pair_id, decision, keep=keep, content=merged
         )
     )
-    return RedirectResponse(f"{UI}/duplicates?done=decided", status_code=303)
+    if decision == "merge":  # undone on the memories' pages, not with one button
+        return RedirectResponse(f"{UI}/duplicates?done=decided", status_code=303)
+    return RedirectResponse(f"{UI}/duplicates?done=decided&undo={pair_id}", status_code=303)
+
+
+async def undo(site: Site, request: Request, visit: Visit) -> Response:
+    pair_id = path_uuid(request, "pair_id", "pair")
+    await site.call(lambda: site.duplicates.undo(visit.principal, pair_id))
+    return RedirectResponse(f"{UI}/duplicates?done=undone", status_code=303)

@@ -122,6 +122,7 @@ def dashboard_routes(services: DashboardServices) -> list[BaseRoute]:
         Route("/contexts/{context_id}", change(overview.change_context), methods=["POST"]),
         Route("/duplicates", page(overview.duplicates), methods=["GET"]),
         Route("/duplicates/{pair_id}", change(overview.decide), methods=["POST"]),
+        Route("/duplicates/{pair_id}/undo", change(overview.undo), methods=["POST"]),
         Mount("/static", app=StaticFiles(directory=HERE / "static"), name="dashboard-static"),
         Route("/{rest:path}", page(no_such_page), methods=["GET", "POST"]),
     ]

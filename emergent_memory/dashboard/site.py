@@ -51,6 +51,7 @@ NOTICES = {
     "restored": "Restored: the memory is active again.",
     "signed_out": "You are signed out.",
     "decided": "Decision recorded.",
+    "undone": "Decision undone: the pair waits for a decision again.",
     "context": "Context saved.",
     "bulk": "Done: every selected memory was changed.",
 }
@@ -75,6 +76,7 @@ class Visit:
 
     secret: str
     session: DashboardSession
+    pending_pairs: int = 0  # possible duplicates waiting for a decision (the navigation's)
 
     @property
     def principal(self) -> Principal:
@@ -143,8 +145,16 @@ class Site:
         secret = request.cookies.get(COOKIE)
         if not secret:
             return None
-        session = await self.call(lambda: self.sessions.live(secret))
-        return None if session is None else Visit(secret, session)
+        count = request.method == "GET"  # a page shows it; a form's POST redirects
+
+        def look() -> tuple[DashboardSession | None, int]:
+            session = self.sessions.live(secret)
+            if session is None or not count:
+                return session, 0
+            return session, self.duplicates.pending(session.principal)
+
+        session, pending = await self.call(look)
+        return None if session is None else Visit(secret, session, pending)
 
     def signed_in(self, started: StartedSession, request: Request) -> Response:
         """To the search page with the new session's cookie: HttpOnly, SameSite=Strict, for

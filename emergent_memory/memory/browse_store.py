@@ -445,22 +445,27 @@ def versions(conn: Connection[Any], memory_id: UUID) -> list[VersionRow]:
 # -- possible duplicates (kb.possible_duplicates, the principal's own rows) ------------------
 
 # Pairs still waiting for a decision whose two memories are active and visible, newest first.
-OPEN_PAIRS = """
-SELECT d.id, d.memory_id, d.duplicate_of, d.similarity, d.created_at
+# the principal's pairs waiting for a decision whose two memories are active and visible
+OPEN = """
 FROM kb.possible_duplicates d
 WHERE d.actor_id = %(actor_id)s AND d.decision IS NULL
   AND EXISTS (SELECT 1 FROM kb.graph_objects o
               WHERE o.canonical_id = d.memory_id AND {active} AND {visible})
   AND EXISTS (SELECT 1 FROM kb.graph_objects o
               WHERE o.canonical_id = d.duplicate_of AND {active} AND {visible})
-  {after}
+"""
+OPEN_PAIRS = f"""
+SELECT d.id, d.memory_id, d.duplicate_of, d.similarity, d.created_at, d.reason
+{OPEN}
+  {{after}}
 ORDER BY d.created_at DESC, d.id DESC
 LIMIT %(limit)s
 """
+COUNT_OPEN_PAIRS = f"SELECT count(*) {OPEN}"
 OPEN_PAIRS_AFTER = "AND (d.created_at, d.id) < (%(after_time)s, %(after_id)s)"
 
 LOCK_PAIR = """
-SELECT id, memory_id, duplicate_of, similarity, created_at, decision
+SELECT id, memory_id, duplicate_of, similarity, created_at, decision, reason, kept_id
 FROM kb.possible_duplicates
 WHERE id = %(id)s AND actor_id = %(actor_id)s
 FOR UPDATE
@@ -473,6 +478,20 @@ WHERE id = %(id)s AND actor_id = %(actor_id)s AND decision IS NULL
 RETURNING decided_at
 """
 
+# An undo: the pair waits for a decision again
+REOPEN_PAIR = """
+UPDATE kb.possible_duplicates SET decision = NULL, kept_id = NULL, decided_at = NULL
+WHERE id = %(id)s AND actor_id = %(actor_id)s AND decision IS NOT NULL
+"""
+
+# The CONFLICTS_WITH edges between two memories that keep_both removed ("both are true")
+KEPT_BOTH_CONFLICTS = """
+SELECT r.canonical_id FROM kb.graph_relationships r
+WHERE r.type = 'CONFLICTS_WITH' AND r.is_head AND r.deleted_at IS NOT NULL
+  AND r.delete_reason = %(reason)s
+  AND ((r.src_id = %(a)s AND r.dst_id = %(b)s) OR (r.src_id = %(b)s AND r.dst_id = %(a)s))
+"""
+
 
 @dataclass(frozen=True, slots=True)
 class PairRow:
@@ -482,6 +501,8 @@ class PairRow:
     similarity: float
     created_at: datetime
     decision: str | None = None
+    reason: str | None = None
+    kept_id: UUID | None = None
 
 
 def open_pairs(
@@ -501,6 +522,25 @@ def open_pairs(
     with conn.cursor(row_factory=class_row(PairRow)) as cur:
         cur.execute(statement, params, prepare=False)
         return cur.fetchall()
+
+
+def count_open_pairs(conn: Connection[Any], principal: Principal) -> int:
+    """How many of the principal's pairs wait for a decision (open_pairs, all pages)."""
+    statement = sql.SQL(COUNT_OPEN_PAIRS).format(
+        active=sql.SQL(store.ACTIVE), visible=sql.SQL(store.VISIBLE)
+    )
+    row = conn.execute(statement, _params(principal), prepare=False).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def reopen_pair(conn: Connection[Any], principal: Principal, pair_id: UUID) -> None:
+    conn.execute(REOPEN_PAIR, _params(principal, id=pair_id))
+
+
+def kept_both_conflicts(conn: Connection[Any], a: UUID, b: UUID, reason: str) -> list[UUID]:
+    """The CONFLICTS_WITH edges between `a` and `b` deleted with this reason (by keep_both)."""
+    rows = conn.execute(KEPT_BOTH_CONFLICTS, {"a": a, "b": b, "reason": reason})
+    return [UUID(str(row[0])) for row in rows]
 
 
 def lock_pair(conn: Connection[Any], principal: Principal, pair_id: UUID) -> PairRow | None:

@@ -9,6 +9,11 @@ store.record_possible_duplicate), and a person's decision on each.
 - merge: `keep` gets the merged text as a new version (update's checks), then supersedes
   the other; without a text it keeps its own.
 
+`undo` takes a keep_both or supersede decision back: the pair waits again, a conflict link
+that keep_both removed is made again, and the memory a supersede replaced is restored (as
+`restore` does). A merge is undone from the memories' pages (the kept memory's earlier text is
+a version to restore; the other memory is restored like any superseded one).
+
 The supersession and the new version are MemoryService.supersede's; the decision is
 recorded in its transaction.
 """
@@ -39,6 +44,7 @@ from emergent_memory.memory.models import MemoryRecord
 from emergent_memory.memory.service import MemoryService, acting_for
 
 Decision = Literal["keep_both", "supersede", "merge"]
+KEPT_BOTH = "both kept: both are true"  # the delete reason of a conflict link keep_both removes
 DECISIONS: tuple[Decision, ...] = get_args(Decision)
 OPEN_DEFAULT_LIMIT, OPEN_MAX_LIMIT = 50, 200
 PAIRS_CURSOR = "possible_duplicates"
@@ -49,7 +55,7 @@ class DuplicatePair(TypedDict):
     """A pair waiting for a decision: `memory` (the newer, whose save or update found the
     other) and `duplicate_of`, both active, with their cosine similarity; `conflict`: the two
     state different values of the same subject (CONFLICTS_WITH), rather than maybe the same
-    fact."""
+    fact; `why`: why the save kept both and asks (pair_why)."""
 
     id: str
     memory: BrowsedMemory
@@ -57,6 +63,38 @@ class DuplicatePair(TypedDict):
     similarity: float
     created_at: str
     conflict: bool
+    why: str
+
+
+# Why a save kept both memories of a pair and asks a person: the save rule's reasons
+# (memory/dedup.py), the LLM judge's verdict (memory/dedup_judge.py), an edit; authority's
+# reasons are sentences already ("kept beside it: ...").
+PAIR_WHY = {
+    "not enough evidence": "close in meaning, but nothing in the words shows it is the same fact",
+    "different value": "the same subject with another value, and neither says it changed",
+    "opposite value": "the opposite value of the same thing, and neither says it changed",
+    "different values": "close in meaning, but several values differ",
+    "different subject": "close in meaning, but about another subject (another service, "
+    "place, role or kind)",
+    "different phrase": "close in meaning, but one part of the sentence says something else",
+    "different holder": "close in meaning, but about another person or thing",
+    "another statement": "close in meaning, but another speaker or holder, a question, or a "
+    "statement that adds a fact",
+    "another occasion": "close in meaning, but about another occasion or time",
+    "unknown to the model": "text the embedding model cannot read (another language or "
+    "script), so closeness in meaning proves nothing",
+    "judge: conflicts": "the LLM judge: another value of the same subject, and neither says "
+    "which holds",
+    "edited": "an edit made it close to the other",
+}
+PAIR_WHY_UNKNOWN = "close in meaning; the save could not tell whether it is the same fact"
+
+
+def pair_why(reason: str | None) -> str:
+    """Why a pair waits for a decision, in words (None: recorded before reasons were kept)."""
+    if reason is None:
+        return PAIR_WHY_UNKNOWN
+    return PAIR_WHY.get(reason, reason)
 
 
 class OpenPairs(TypedDict):
@@ -74,6 +112,16 @@ class Decided(TypedDict):
     decided_at: str
     memory: MemoryRecord | None
     superseded_ids: list[str]
+
+
+class Undone(TypedDict):
+    """The decision taken back; `restored_id`: the memory a supersede had replaced, active
+    again; `relinked`: a conflict link keep_both had removed was made again."""
+
+    id: str
+    undone: Decision
+    restored_id: str | None
+    relinked: bool
 
 
 class DuplicateService:
@@ -108,6 +156,7 @@ class DuplicateService:
                     str(other["id"]) == str(pair.duplicate_of)
                     for other in rows[pair.memory_id].conflicts_with or []
                 ),
+                "why": pair_why(pair.reason),
             }
             for pair in shown
             if pair.memory_id in rows and pair.duplicate_of in rows
@@ -117,6 +166,14 @@ class DuplicateService:
             last = shown[-1]
             next_cursor = encode_cursor(PAIRS_CURSOR, "", (last.created_at, last.id))
         return {"pairs": pairs, "next_cursor": next_cursor}
+
+    def pending(self, principal: Principal) -> int:
+        """How many pairs wait for the principal's decision (what `open` lists, all pages);
+        0 for a credential that may not read memories."""
+        if not principal.can_read:
+            return 0
+        with acting_for(self._pool, principal) as conn:
+            return browse_store.count_open_pairs(conn, principal)
 
     def decide(
         self,
@@ -145,7 +202,7 @@ class DuplicateService:
             if decision_ == "keep_both":
                 # both true: a conflict between them is resolved
                 for edge in store.live_conflicts(conn, pair.memory_id, pair.duplicate_of):
-                    graph.delete_relationship(conn, edge, reason="both kept: both are true")
+                    graph.delete_relationship(conn, edge, reason=KEPT_BOTH)
                 decided_at = browse_store.decide_pair(conn, principal, id_, decision_, None)
                 assert decided_at is not None  # locked and open
                 both: Decided = {
@@ -179,6 +236,63 @@ class DuplicateService:
             "memory": result["memory"],
             "superseded_ids": result["superseded_ids"],
         }
+
+    def undo(self, principal: Principal, pair_id: UUID | str) -> Undone:
+        """Take back the decision on a pair (see the module docstring): it waits again."""
+        id_ = as_uuid(pair_id, "pair_id")
+        require_write(principal)
+        with acting_for(self._pool, principal) as conn:
+            pair = self._decided_pair(conn, principal, id_)
+            if pair.decision == "merge":
+                raise InvalidInput(
+                    f"possible duplicate {id_} was merged; a merge is undone on the memories' "
+                    f"pages: restore the earlier version of {pair.kept_id}, and restore the "
+                    "memory it superseded"
+                )
+            if pair.decision == "keep_both":
+                removed = browse_store.kept_both_conflicts(
+                    conn, pair.memory_id, pair.duplicate_of, KEPT_BOTH
+                )
+                if removed:  # both are still active: the queue lists only such pairs
+                    graph.create_relationship(
+                        conn,
+                        project_id=principal.project_id,
+                        type=store.CONFLICTS_WITH,
+                        src_id=pair.memory_id,
+                        dst_id=pair.duplicate_of,
+                        actor_id=principal.actor_id,
+                    )
+                browse_store.reopen_pair(conn, principal, id_)
+                both: Undone = {
+                    "id": str(id_),
+                    "undone": "keep_both",
+                    "restored_id": None,
+                    "relinked": bool(removed),
+                }
+                return answers.deliverable(both, "undo")
+        other = pair.duplicate_of if pair.kept_id == pair.memory_id else pair.memory_id
+
+        def reopen(conn: Connection[Any]) -> None:
+            again = self._decided_pair(conn, principal, id_)  # locked; undone meanwhile?
+            if again.decision != "supersede":
+                raise InvalidInput(f"possible duplicate {id_} changed meanwhile; reload")
+            browse_store.reopen_pair(conn, principal, id_)
+
+        self._memory.restore(principal, str(other), within=reopen)
+        return {"id": str(id_), "undone": "supersede", "restored_id": str(other), "relinked": False}
+
+    @staticmethod
+    def _decided_pair(
+        conn: Connection[Any], principal: Principal, pair_id: UUID
+    ) -> browse_store.PairRow:
+        pair = browse_store.lock_pair(conn, principal, pair_id)
+        if pair is None:
+            raise ObjectNotFound(f"possible duplicate {pair_id} not found")
+        if pair.decision is None:
+            raise InvalidInput(
+                f"possible duplicate {pair_id} waits for a decision; there is nothing to undo"
+            )
+        return pair
 
     @staticmethod
     def _open_pair(

@@ -436,7 +436,12 @@ class MemoryService:
                     )
                 possible_duplicates.append(close)
                 store.record_possible_duplicate(
-                    conn, principal, memory.canonical_id, nearest.id, nearest.similarity
+                    conn,
+                    principal,
+                    memory.canonical_id,
+                    nearest.id,
+                    nearest.similarity,
+                    kept_because or rule,
                 )
             if nearest is not None and verdict == "supersede" and old_head is not None:
                 old_id = nearest.id
@@ -969,7 +974,7 @@ class MemoryService:
                 )
                 for close in possible_duplicates:
                     store.record_possible_duplicate(
-                        conn, principal, id_, UUID(close["id"]), close["similarity"]
+                        conn, principal, id_, UUID(close["id"]), close["similarity"], "edited"
                     )
             self._write_update(conn, head, patch, embedding)
             updated: UpdateResult = {
@@ -1115,7 +1120,13 @@ class MemoryService:
             patch["valid_until"] = end
         graph.update_object(conn, old.canonical_id, properties=patch)
 
-    def restore(self, principal: Principal, memory_id: str) -> RestoreResult:
+    def restore(
+        self,
+        principal: Principal,
+        memory_id: str,
+        *,
+        within: Callable[[Connection[Any]], None] | None = None,
+    ) -> RestoreResult:
         """Make a superseded, deleted or archived memory active again, as a new version (same
         id), without archived_at and archive_reason.
 
@@ -1123,7 +1134,8 @@ class MemoryService:
         replaced it gets a tombstone version (delete_reason says it was restored), and that
         memory stays active; the restored memory's validity ends where it did before the
         supersession ended it. Refused when another active memory already says exactly the
-        same (the error names it), as for save and update.
+        same (the error names it), as for save and update. `within`, if given, runs in the
+        same transaction before it commits (the undo of a duplicates decision).
         """
         id_ = validation.memory_id(memory_id)
         self._require_write(principal)
@@ -1180,6 +1192,8 @@ class MemoryService:
             was: RestoredFrom = "superseded" if superseded_by else "archived"
             if head.deleted:
                 was = "superseded and deleted" if superseded_by else "deleted"
+            if within is not None:
+                within(conn)
             answer: RestoreResult = {
                 "memory": self._records(conn, [id_])[0],
                 "restored_from": was,

@@ -831,8 +831,10 @@ def stats_rows(conn: Connection[Any], principal: Principal) -> list[StatsRow]:
 # person to decide (kb.possible_duplicates, migration 0012); a pair already recorded, either
 # way round, keeps its row and its decision.
 RECORD_POSSIBLE_DUPLICATE = """
-INSERT INTO kb.possible_duplicates (actor_id, project_id, memory_id, duplicate_of, similarity)
-SELECT %(actor_id)s, %(project_id)s, %(memory_id)s, %(duplicate_of)s, %(similarity)s
+INSERT INTO kb.possible_duplicates (actor_id, project_id, memory_id, duplicate_of, similarity,
+                                    reason)
+SELECT %(actor_id)s, %(project_id)s, %(memory_id)s, %(duplicate_of)s, %(similarity)s,
+       %(reason)s
 WHERE NOT EXISTS (
     SELECT 1 FROM kb.possible_duplicates d
     WHERE d.actor_id = %(actor_id)s AND d.memory_id = %(duplicate_of)s
@@ -848,9 +850,11 @@ def record_possible_duplicate(
     memory_id: UUID,
     duplicate_of: UUID,
     similarity: float,
+    reason: str | None = None,
 ) -> None:
     """Keep a pair the duplicate check found close, for a person to decide (in the caller's
-    transaction: the pair is kept when the save or update commits)."""
+    transaction: the pair is kept when the save or update commits), with why it was kept
+    (memory/duplicates.py says it in words)."""
     conn.execute(
         RECORD_POSSIBLE_DUPLICATE,
         _params(
@@ -858,6 +862,7 @@ def record_possible_duplicate(
             memory_id=memory_id,
             duplicate_of=duplicate_of,
             similarity=max(-1.0, min(1.0, similarity)),
+            reason=None if reason is None else reason[:300],
         ),
     )
 
