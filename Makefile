@@ -79,11 +79,10 @@ browser: $(INSTALLED)
 	$(BIN)/python -m tests.browser
 
 # pytest-xdist: one worker per core, at most four, each given whole files (a file's
-# module-scoped servers start once) in the order collected (tests/conftest.py starts the
-# slowest first); PYTEST_WORKERS=0 runs the suite in this one process.
+# module-scoped servers start once); PYTEST_WORKERS=0 runs the suite in this one process.
 PYTEST_WORKERS ?= auto
 test: lint claude-code browser
-	$(BIN)/pytest --numprocesses $(PYTEST_WORKERS) --maxprocesses 4 --dist loadfile --no-loadscope-reorder
+	$(BIN)/pytest --numprocesses $(PYTEST_WORKERS) --maxprocesses 4 --dist loadfile
 
 # The whole suite against the newest versions pyproject.toml's ranges allow, in a virtual
 # environment of its own that is brought up to date on every run: an upstream release that

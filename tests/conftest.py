@@ -33,32 +33,6 @@ from emergent_memory.embeddings.local import LocalEmbeddings
 from emergent_memory.memory import MemoryConfig, MemoryService
 from tests.embedders import BagOfWordsEmbedder, EmbeddingServer
 
-# The test modules that take longest, slowest first (`make test` with --durations, 2 cores,
-# 2026-11-29: the benchmarks' smoke runs about 200 s, the load test, the embedded server's
-# process tests, the CLI's migrations, the local model's exports about 60-110 s each). The
-# suite runs whole modules per worker (--dist loadfile, without xdist's reordering by test
-# count), in the order collected: started first, none of them runs alone at the end.
-SLOW_FIRST = (
-    "test_benchmarks.py",
-    "test_embedded_server.py",
-    "test_cli.py",
-    "test_load.py",
-    "test_embeddings_local.py",
-    "test_faults.py",
-    "test_claude_code_e2e.py",
-    "test_claude_code_cli.py",
-    "test_logging.py",
-    "test_dashboard_browser.py",
-    "test_e2e.py",
-    "test_bad_input.py",
-)
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The slow modules first, in SLOW_FIRST's order; the rest as collected."""
-    rank = {name: position for position, name in enumerate(SLOW_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
-
 
 @pytest.fixture(scope="session")
 def server_url() -> Iterator[str]:
