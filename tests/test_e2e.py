@@ -95,7 +95,7 @@ async def test_http_refuses_missing_bad_and_revoked_tokens(
 
 
 async def test_http_identity_comes_from_the_token(
-    http_server: HttpServer, database_url: str
+    http_server: HttpServer, database_url: str, global_memories_cleanup: None
 ) -> None:
     project = uuid.uuid4()
     alice, _ = make_token(database_url, uuid.uuid4(), project)
@@ -145,7 +145,7 @@ async def test_http_identity_comes_from_the_token(
         async with client_for(http_server, token) as client:
             found = await client.call_tool("recall_memories", {"query": "timestamps UTC"})
             assert shared_id in {m["id"] for m in found.structured_content["memories"]}
-    async with client_for(http_server, admin) as client:  # leave no global memory behind
+    async with client_for(http_server, admin) as client:  # removed for good by the fixture
         await client.call_tool("manage_memory", {"action": "delete", "memory_id": shared_id})
 
 
