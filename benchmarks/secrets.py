@@ -26,6 +26,7 @@ python -m benchmarks.secrets     # writes benchmarks/results/secrets.{json,md}
 from __future__ import annotations
 
 import importlib.util
+import random
 import statistics
 import subprocess
 import sys
@@ -277,10 +278,16 @@ def timing_of_ours(secrets: list[tuple[str, str]], benign: list[str]) -> dict[st
     }
 
 
-def run() -> dict[str, Any]:
+def run(limit: int | None = None) -> dict[str, Any]:
+    """Every detector on the corpora; `limit`: a sample of that many memories of each corpus
+    (the smoke run's, which only shows the script works)."""
     from importlib.metadata import version
 
     secrets, benign = corpora()
+    if limit is not None:
+        rng = random.Random(7)
+        secrets = rng.sample(secrets, min(limit, len(secrets)))
+        benign = rng.sample(benign, min(limit, len(benign)))
     results: dict[str, dict[str, Any]] = {}
     before = detector_before()
     if before is not None:

@@ -125,10 +125,13 @@ async def save_and_recall(client: Client[Any], content: str) -> None:
     assert saved.structured_content["memory"]["id"] in found
 
 
+HANDOVERS = 5  # each a server's start (about 5 s of CPU): ten took 55 s of the suite
+
+
 async def test_stdio_servers_one_after_another_all_find_the_database(
     data_dir: Path, embedding_server: EmbeddingServer, tmp_path: Path
 ) -> None:
-    """Agent sessions in a row, each with its own stdio server (the common case), ten times:
+    """Agent sessions in a row, each with its own stdio server (the common case), five times:
     a session's server is up before the previous session's server exits (a client restarting
     a session does not wait for the old one), then the previous one exits, then the session
     works. Every call of every server succeeds on the PostgreSQL the first one started: since
@@ -137,7 +140,7 @@ async def test_stdio_servers_one_after_another_all_find_the_database(
     env = server_env(data_dir, embedding_server)
     log = tmp_path / "servers.log"
     starts_before = starts_logged(data_dir)
-    sessions = [stdio_client(env, log) for _ in range(11)]
+    sessions = [stdio_client(env, log) for _ in range(HANDOVERS + 1)]
     running: list[Client[Any]] = []
 
     async def start(client: Client[Any]) -> None:
@@ -153,9 +156,9 @@ async def test_stdio_servers_one_after_another_all_find_the_database(
         await save_and_recall(sessions[0], "Session 0 took notes about the release")
         postgres = postmaster_pid(data_dir)
         assert postgres is not None
-        for number in range(1, 11):
+        for number in range(1, HANDOVERS + 1):
             # the previous session's server exits while the next session's server starts
-            following = [start(sessions[number + 1])] if number < 10 else []
+            following = [start(sessions[number + 1])] if number < HANDOVERS else []
             await asyncio.gather(stop(sessions[number - 1]), *following)
             await save_and_recall(sessions[number], f"Session {number} took notes")
             assert postmaster_pid(data_dir) == postgres, f"PostgreSQL restarted by session {number}"
