@@ -332,15 +332,19 @@ def product(
 # A second set, written after the rules by a helper who had read neither them nor
 # verify_claims.json: its own actor's memories, another actor's, and claims labelled with the
 # answer and, for conflicts, their class (value, negation, antonym, swapped_order).
-HOLDOUT = "verify_holdout.json"
+# The held-out sets, each written by a helper that had not read the rules, in the order they
+# were written; each became development data after its first run (benchmarks/README.md).
+HOLDOUTS = ("verify_holdout.json", "verify_holdout_2.json")
 
 
-def holdout(memory: MemoryService, policy: VerifyPolicy, limit: int | None) -> dict[str, Any]:
-    """The shipped rules on the held-out set: accuracy per answer and per conflict class, how
+def holdout(
+    memory: MemoryService, policy: VerifyPolicy, limit: int | None, file: str = HOLDOUTS[0]
+) -> dict[str, Any]:
+    """The shipped rules on a held-out set: accuracy per answer and per conflict class, how
     often a conflict is answered confirmed, leaks, and every wrong answer."""
-    data: dict[str, Any] = json.loads((DATA / HOLDOUT).read_text())
+    data: dict[str, Any] = json.loads((DATA / file).read_text())
     claims = data["claims"][: limit or None]
-    owner, other = principal("holdout-owner"), principal("holdout-other")
+    owner, other = principal(f"{file}-owner"), principal(f"{file}-other")
     ids: dict[str, str] = {}
     not_created = []
     for item in data["memories"]:
@@ -372,7 +376,7 @@ def holdout(memory: MemoryService, policy: VerifyPolicy, limit: int | None) -> d
         per_kind[kind] = {"n": len(chosen), "accuracy": round(right / len(chosen), 4)}
     conflicts = [r for r in rows if r["label"] == "conflict"]
     return {
-        "file": HOLDOUT,
+        "file": file,
         "memories_not_created": not_created,
         "leaks": leaks,
         "all": scores([r["label"] for r in rows], [r["verdict"] for r in rows]),
@@ -575,7 +579,7 @@ def run(limit: int | None = None) -> dict[str, Any]:
             degraded["shipped_is_the_chosen_one"] = words_json(shipped) == words["chosen"]
             wiring = judge_wiring(memory, data, ids, url)
             wiring["recorded_in_llm_calls"] = llm_calls_recorded(url)
-            held_out_set = holdout(memory, rules_only, limit)
+            held_out = [holdout(memory, rules_only, limit, file) for file in HOLDOUTS]
         finally:
             pool.close()
     result = {
@@ -596,7 +600,7 @@ def run(limit: int | None = None) -> dict[str, Any]:
         "wrong": [r for r in results if r["label"] != r["verdict"]],
         "degraded": degraded,
         "llm_judge_wiring": wiring,
-        "holdout": held_out_set,
+        "holdouts": held_out,
     }
     write_result("verify", result, markdown(result))
     return result
@@ -730,11 +734,16 @@ def markdown(result: dict[str, Any]) -> str:
         f'{r["verdict"]}: "{r["claim"]}" ({r["why"]})'
         for r in result["wrong"]
     ]
-    held = result["holdout"]
+    for held in result["holdouts"]:
+        lines += _holdout_section(held)
+    return "\n".join(lines)
+
+
+def _holdout_section(held: dict[str, Any]) -> list[str]:
     confirmed = held["confirmed_when_conflict"]
-    lines += [
+    return [
         "",
-        f"## Held-out set ({held['file']}, written after the rules by a helper)",
+        f"## Held-out set ({held['file']}, written by a helper that had not read the rules)",
         "",
         f"The shipped rules: {_headline(held['all'])}. Conflicts answered confirmed: "
         f"{confirmed['n']} of {confirmed['of']}. Leaks: {held['leaks']}. Memories the save "
@@ -757,7 +766,6 @@ def markdown(result: dict[str, Any]) -> str:
             for r in held["wrong"]
         ],
     ]
-    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -501,3 +501,98 @@ def test_the_users_someone_is_not_the_user() -> None:
     new = "The user's co-parent has a parent-teacher meeting on Thursday evening."
     assert relations_differ(old, new)
     assert verdict(0.94, old, new) == "possible_duplicate"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new", "items"),
+    [
+        (
+            "The user prefers tabs over spaces",
+            "The user prefers spaces over tabs",
+            ("tabs", "spaces"),
+        ),
+        (
+            "New feature flags default to off in production and on in staging",
+            "New feature flags default to on in production and off in staging",
+            ("off", "on"),
+        ),
+        (
+            "Daily backups are kept for 30 days and monthly backups for 12 months",
+            "Daily backups are kept for 12 months and monthly backups for 30 days",
+            ("30 days", "12 months"),
+        ),
+        (
+            "The user uses VS Code and Leo uses Neovim",
+            "The user uses Neovim and Leo uses VS Code",
+            ("VS Code", "Neovim"),
+        ),
+        (
+            "Lint with ruff, then run mypy",
+            "Run mypy, then lint with ruff",
+            ("Lint ruff", "run mypy"),
+        ),
+        (
+            "Prod runs Postgres 16 on RDS in eu-west-1; staging runs Postgres 15 on one EC2 box",
+            "Prod runs Postgres 15 and staging runs Postgres 16",
+            ("16", "15"),
+        ),
+    ],
+)
+def test_values_in_swapped_places_are_a_conflict_until_a_change_word_says_so(
+    existing: str, new: str, items: tuple[str, str]
+) -> None:
+    assert dedup.swapped(existing, new) == items
+    decision = POLICY.explain(0.95, existing, new)
+    assert decision.verdict == "possible_duplicate"
+    # swapped values, or (for the two values of one setting) the other value
+    assert decision.reason in {"swapped values", "opposite value"}
+    assert decision.reason in dedup.CONFLICT_REASONS
+    # with a change word it is a correction of the same fact
+    assert POLICY.decide(0.95, existing, "From now on: " + new) == "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("We use Python, Go and Rust", "We use Rust, Go and Python"),  # a list in any order
+        ("Maya likes cats and dogs", "Maya likes dogs and cats"),
+        ("Tests and docs are required", "Docs and tests are required"),
+        # a phrase moved to the other end
+        (
+            "In this repository the user prefers pnpm over npm",
+            "The user prefers pnpm over npm in this repository",
+        ),
+        ("On Fridays we deploy the API", "We deploy the API on Fridays"),
+        # a sentence turned around
+        (
+            "Bob is the on-call engineer for the search cluster this week.",
+            "This week the on-call person for the search cluster is Bob.",
+        ),
+        # another language orders its own words: not read
+        (
+            "O usuário prefere commits pequenos e atômicos.",
+            "Usuário quer commits atômicos e pequenos.",
+        ),
+        ("Daan: Ik ben morgen de hele dag vrij.", "Daan: morgen heb ik de hele dag vrij"),
+    ],
+)
+def test_the_same_items_in_an_order_that_means_nothing_are_not_swapped(
+    existing: str, new: str
+) -> None:
+    assert dedup.swapped(existing, new) is None
+    assert POLICY.explain(0.95, existing, new).reason != "swapped values"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Direct pushes to main are forbidden", "Direct pushes to main are allowed"),
+        ("The payments tests run sequentially", "The payments tests run in parallel"),
+        ("Staging deploys are triggered automatically", "Staging deploys are triggered manually"),
+        ("The docs site is public", "The docs site is private"),
+        ("The export endpoint is fast", "The export endpoint is slow"),
+    ],
+)
+def test_the_other_value_of_a_setting_is_a_conflict(existing: str, new: str) -> None:
+    decision = POLICY.explain(0.9, existing, new)
+    assert (decision.verdict, decision.reason) == ("possible_duplicate", "opposite value")

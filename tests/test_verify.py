@@ -525,6 +525,51 @@ def test_a_claim_of_the_value_a_memory_rejects_or_replaced_is_a_conflict(
         )
 
 
+@pytest.mark.parametrize(
+    ("memory", "claim", "why"),
+    [
+        (
+            "New feature flags default to off in production and on in staging.",
+            "New feature flags default to on in production and off in staging.",
+            "off",
+        ),
+        (
+            "The team chose Celery over RQ for background jobs.",
+            "The team chose RQ over Celery for background jobs.",
+            "the same values in swapped places: Celery / RQ",
+        ),
+        (
+            "The user uses VS Code and Leo uses Neovim.",
+            "The user uses Neovim and Leo uses VS Code.",
+            "the same values in swapped places: VS Code / Neovim",
+        ),
+        (
+            "Direct pushes to the main branch are forbidden.",
+            "Direct pushes to the main branch are allowed.",
+            "the other value of one setting",
+        ),
+        (
+            "The payments tests run sequentially.",
+            "The payments tests run in parallel.",
+            "the other value of one setting",
+        ),
+    ],
+)
+def test_swapped_values_and_antonyms_are_conflicts(
+    verifier: VerifyService,
+    semantic: MemoryService,
+    principal: Principal,
+    memory: str,
+    claim: str,
+    why: str,
+) -> None:
+    semantic.save(principal, memory, "fact")
+    result = verifier.verify(principal, claim)
+    assert result["verdict"] == "conflict", result["why"]
+    assert why in result["why"]
+    assert verifier.verify(principal, memory)["verdict"] == "confirmed"
+
+
 def test_a_claim_only_the_outranked_side_of_a_conflict_states_is_a_conflict(
     verifier: VerifyService, semantic: MemoryService, principal: Principal
 ) -> None:

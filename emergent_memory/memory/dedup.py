@@ -153,7 +153,19 @@ _OPPOSITES = """
     enabled:disabled enable:disable on:off always:never single:double tabs:spaces tab:space
     light:dark add:omit allow:deny allowed:forbidden true:false yes:no before:after min:max
     minimum:maximum upper:lower uppercase:lowercase sync:async synchronous:asynchronous
-    public:private inclusive:exclusive ascending:descending"""
+    public:private inclusive:exclusive ascending:descending open:closed include:exclude
+    included:excluded accept:reject accepted:rejected local:remote online:offline
+    mutable:immutable optional:required manual:automatic manually:automatically
+    increase:decrease increased:decreased high:low higher:lower fast:slow faster:slower
+    start:stop started:stopped internal:external inbound:outbound pass:fail passed:failed
+    show:hide shown:hidden visible:hidden horizontal:vertical left:right top:bottom
+    early:late earlier:later cheap:expensive large:small big:small long:short
+    temporary:permanent static:dynamic stateless:stateful lazy:eager lazily:eagerly
+    secure:insecure valid:invalid safe:unsafe allowlist:denylist whitelist:blacklist
+    approve:reject approved:rejected serial:parallel sequential:parallel sequentially:parallel
+    nullable:non-nullable strict:lenient verbose:quiet mandatory:optional compressed:uncompressed
+    encrypted:unencrypted signed:unsigned blocking:non-blocking monolith:microservices
+    centralized:decentralized shared:separate"""
 OPPOSITES = frozenset(frozenset(pair.split(":")) for pair in _OPPOSITES.split())
 
 # Words that name the other value of a feeling or habit, compared as stems ("hates" / "loves").
@@ -746,6 +758,120 @@ def _other_possession(one: Statement, other: Statement) -> bool:
     return False
 
 
+_SETTING_VALUES = frozenset(word for pair in OPPOSITES for word in pair)
+_SWAP_CHUNK = 3  # the longest run of content words exchanged as one item ("12 months")
+_SWAP_COVERED = 0.8  # the share of the new text's content words the old one must have
+
+
+def swapped(existing: str, new: str) -> tuple[str, str] | None:
+    """The two items that exchanged places between the texts, all else in order: "prefers
+    *tabs* over *spaces*" / "prefers *spaces* over *tabs*", "on in *staging* and off in
+    *production*" / "on in *production* and off in *staging*", "the user uses *VS Code* and
+    Leo uses *Neovim*" / "... *Neovim* ... *VS Code*" (None when they did not). The new text
+    may state part of the old one (its content words nearly all in the old). Each item must
+    take the other's place (a word beside it stays): a sentence turned around ("Bob is on call
+    this week" / "This week the on-call person is Bob") or a phrase moved to the other end
+    ("In this repository the user prefers pnpm" / "The user prefers pnpm in this repository")
+    says the same."""
+    old, new_ = statement(existing), statement(new)
+    if not (_reads_english(old) and _reads_english(new_)):
+        return None  # word order is read by English words (another language orders its own)
+    # the values of a setting count though they are stopwords ("on in staging, off in prod")
+    a = [t.norm for t in old.tokens if t.lower not in STOPWORDS or t.lower in _SETTING_VALUES]
+    b = [t.norm for t in new_.tokens if t.lower not in STOPWORDS or t.lower in _SETTING_VALUES]
+    shared = set(a) & set(b)
+    if not b or len([w for w in b if w in shared]) < _SWAP_COVERED * len(b):
+        return None
+    a_shared = [w for w in a if w in shared]
+    b_shared = [w for w in b if w in shared]
+    if a_shared == b_shared or sorted(a_shared) != sorted(b_shared):
+        return None
+    start = next(i for i, (x, y) in enumerate(zip(a_shared, b_shared, strict=True)) if x != y)
+    end = len(a_shared) - next(
+        i for i, (x, y) in enumerate(zip(a_shared[::-1], b_shared[::-1], strict=True)) if x != y
+    )
+    span, other = a_shared[start:end], b_shared[start:end]
+    for first in range(1, min(_SWAP_CHUNK, len(span) - 1) + 1):
+        for last in range(1, min(_SWAP_CHUNK, len(span) - first) + 1):
+            head, middle, tail = span[:first], span[first : len(span) - last], span[-last:]
+            if head != tail and other == tail + middle + head and _ordered(old, new_, head, tail):
+                written = {t.norm: t.text for t in reversed(old.tokens)}  # the first as written
+                return " ".join(written[w] for w in head), " ".join(written[w] for w in tail)
+    return None
+
+
+def _reads_english(text: Statement) -> bool:
+    """An English function word ("the", "is", "over", "and", ...), and no word of another
+    language (FOREIGN_WORDS, or a letter English does not use: see reads_foreign)."""
+    lower = [t.lower for t in text.tokens]
+    foreign = any(word in FOREIGN_WORDS or FOREIGN_LETTERS & set(word) for word in lower)
+    return any(word in STOPWORDS for word in lower) and not foreign
+
+
+def _ordered(old: Statement, new: Statement, head: list[str], tail: list[str]) -> bool:
+    """Whether the items changed places and nothing else did (see swapped): each item's place
+    keeps a word beside it ("prefers [tabs] over" / "prefers [spaces] over"), which a sentence
+    turned around does not ("[Bob] is on call this week" / "This week ... is [Bob]")."""
+    return (
+        _same_place(old, head, new, tail)
+        and _same_place(old, tail, new, head)
+        and not _listed(old, head, tail)
+    )
+
+
+# Words that join the items of a list without ordering them ("cats and dogs").
+_JOINING = frozenset({"and", "or", "nor", "plus", "both", "either", "&"})
+
+
+def _listed(old: Statement, head: list[str], tail: list[str]) -> bool:
+    """Whether only "and", "or" and other content words stand between the two items: items
+    of one list ("Python, Go and Rust" / "Rust, Go and Python") say the same in any order."""
+    norms = [t.norm for t in old.tokens]
+    if head[-1] not in norms or tail[0] not in norms:
+        return False
+    first = norms.index(head[0])
+    start, end = norms.index(head[-1]) + 1, len(norms) - 1 - norms[::-1].index(tail[0])
+    between = old.tokens[start:end]
+    # two clauses alike are not a list: "uses VS Code and Leo *uses* Neovim"
+    lead = old.tokens[first - 1].norm if first > 0 else None
+    if lead is not None and lead not in STOPWORDS and lead in {t.norm for t in between}:
+        return False
+    return any(t.lower in _JOINING for t in between) and all(
+        t.lower in _JOINING or t.lower not in STOPWORDS for t in between
+    )
+
+
+# Words too common beside an item to say that it stands in the same place.
+_PLACELESS = frozenset({"the", "a", "an", "this", "that", "my", "our", "their", "his", "her"})
+
+
+def _same_place(old: Statement, item: list[str], new: Statement, other: list[str]) -> bool:
+    """Whether `other` stands in the new text where `item` stood in the old one: the same
+    word (not an article) right before or right after it."""
+    before, after = _beside(old.tokens, item)
+    new_before, new_after = _beside(new.tokens, other)
+    return (before is not None and before == new_before and before not in _PLACELESS) or (
+        after is not None and after == new_after and after not in _PLACELESS
+    )
+
+
+def _beside(tokens: Sequence[_Token], item: list[str]) -> tuple[str | None, str | None]:
+    """The words right before and right after the first place the item stands in the text."""
+    norms = [t.norm for t in tokens]
+    for start in (i for i, norm in enumerate(norms) if norm == item[0]):
+        end = start
+        for word in item[1:]:  # the item's words in order, stopwords between them allowed
+            found = next((j for j in range(end + 1, len(norms)) if norms[j] == word), None)
+            if found is None:
+                break
+            end = found
+        else:
+            before = tokens[start - 1].lower if start > 0 else None
+            after = tokens[end + 1].lower if end + 1 < len(tokens) else None
+            return before, after
+    return None, None
+
+
 def holders_differ(existing: str, new: str) -> bool:
     """The two texts are said of, or by, different holders: other relations ("the user's
     manager"), other chat speakers ("Audrey: ..." / "Andrew: ..."), or the same said of
@@ -1005,12 +1131,15 @@ Reason = Literal[
     "another occasion",
     "opposite value",
     "another statement",
+    "swapped values",
 ]
 
 
 # The reasons that mean: the same subject with another value, nothing says it changed (a
 # conflict to keep and flag).
-CONFLICT_REASONS: frozenset[Reason] = frozenset({"different value", "opposite value"})
+CONFLICT_REASONS: frozenset[Reason] = frozenset(
+    {"different value", "opposite value", "swapped values"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1046,6 +1175,7 @@ class Comparison:
     strong_change: bool = False  # one of STRONG_MARKERS
     foreign: bool = False  # either text reads as another language in Latin script
     opposite: bool = False  # negates
+    swapped: bool = False  # two items exchanged places (swapped)
 
 
 @lru_cache(maxsize=256)
@@ -1068,6 +1198,7 @@ def compare(existing: str, new: str) -> Comparison:
         names_the_change=names_the_change(existing, new),
         other_occasion=another_occasion(existing, new),
         opposite=negates(existing, new),
+        swapped=swapped(existing, new) is not None,
         labelled=label(existing) is not None and label(existing) == label(new),
         changed_late=changes_late(existing, new),
         change_word=bool(new_.markers - old.markers),
@@ -1158,6 +1289,8 @@ class DedupPolicy:
             return Decision(close, "another occasion")
         if pair.opposite and not pair.marked:
             return Decision(close, "opposite value")
+        if pair.swapped and not pair.marked:
+            return Decision(close, "swapped values")
         if pair.changes and not pair.marked:
             # one value said of the same subject is a conflict; a changed subject ("staging"
             # / "prod", "service A" / "B") or several values are another fact

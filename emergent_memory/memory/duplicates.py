@@ -73,6 +73,7 @@ PAIR_WHY = {
     "not enough evidence": "close in meaning, but nothing in the words shows it is the same fact",
     "different value": "the same subject with another value, and neither says it changed",
     "opposite value": "the opposite value of the same thing, and neither says it changed",
+    "swapped values": "the same values in swapped places, and neither says it changed",
     "different values": "close in meaning, but several values differ",
     "different subject": "close in meaning, but about another subject (another service, "
     "place, role or kind)",

@@ -155,7 +155,10 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
     else:
         opposite = _opposite(memory, claim)
         rejected = _rejected(memory, claim)
-        if opposite is not None:
+        exchanged = dedup.swapped(memory, claim)
+        if exchanged is not None:
+            difference = f"the same values in swapped places: {exchanged[0]} / {exchanged[1]}"
+        elif opposite is not None:
             difference = f"the other value of one setting: {opposite}"
         elif rejected is not None:
             difference = f"the memory prefers another value to {rejected}"
