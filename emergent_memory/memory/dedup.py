@@ -154,18 +154,18 @@ _OPPOSITES = """
     light:dark add:omit allow:deny allowed:forbidden true:false yes:no before:after min:max
     minimum:maximum upper:lower uppercase:lowercase sync:async synchronous:asynchronous
     public:private inclusive:exclusive ascending:descending open:closed include:exclude
-    included:excluded accept:reject accepted:rejected local:remote online:offline
-    mutable:immutable optional:required manual:automatic manually:automatically
-    increase:decrease increased:decreased high:low higher:lower fast:slow faster:slower
-    start:stop started:stopped internal:external inbound:outbound pass:fail passed:failed
-    show:hide shown:hidden visible:hidden horizontal:vertical left:right top:bottom
-    early:late earlier:later cheap:expensive large:small big:small long:short
-    temporary:permanent static:dynamic stateless:stateful lazy:eager lazily:eagerly
+    included:excluded accept:reject accepted:rejected online:offline mutable:immutable
+    optional:required mandatory:optional manual:automatic manually:automatically
+    increase:decrease increased:decreased fast:slow faster:slower start:stop
+    started:stopped pass:fail passed:failed show:hide shown:hidden visible:hidden
+    cheap:expensive temporary:permanent stateless:stateful lazy:eager lazily:eagerly
     secure:insecure valid:invalid safe:unsafe allowlist:denylist whitelist:blacklist
     approve:reject approved:rejected serial:parallel sequential:parallel sequentially:parallel
-    nullable:non-nullable strict:lenient verbose:quiet mandatory:optional compressed:uncompressed
+    nullable:non-nullable strict:lenient verbose:quiet compressed:uncompressed
     encrypted:unencrypted signed:unsigned blocking:non-blocking monolith:microservices
-    centralized:decentralized shared:separate"""
+    centralized:decentralized"""
+# (not words that pick one thing of a kind, as a modifier before a noun: "the *left* knee" /
+# "the *right* knee", "*inbound* / *outbound* queue", "*high* / *low* priority" are two things)
 OPPOSITES = frozenset(frozenset(pair.split(":")) for pair in _OPPOSITES.split())
 
 # Words that name the other value of a feeling or habit, compared as stems ("hates" / "loves").
