@@ -282,13 +282,11 @@ class DuplicateService:
         self._memory.restore(principal, str(other), within=reopen)
         return {"id": str(id_), "undone": "supersede", "restored_id": str(other), "relinked": False}
 
-    @staticmethod
+    @classmethod
     def _decided_pair(
-        conn: Connection[Any], principal: Principal, pair_id: UUID
+        cls, conn: Connection[Any], principal: Principal, pair_id: UUID
     ) -> browse_store.PairRow:
-        pair = browse_store.lock_pair(conn, principal, pair_id)
-        if pair is None:
-            raise ObjectNotFound(f"possible duplicate {pair_id} not found")
+        pair = cls._pair(conn, principal, pair_id)
         if pair.decision is None:
             raise InvalidInput(
                 f"possible duplicate {pair_id} waits for a decision; there is nothing to undo"
@@ -296,12 +294,18 @@ class DuplicateService:
         return pair
 
     @staticmethod
-    def _open_pair(
-        conn: Connection[Any], principal: Principal, pair_id: UUID
-    ) -> browse_store.PairRow:
+    def _pair(conn: Connection[Any], principal: Principal, pair_id: UUID) -> browse_store.PairRow:
+        """The principal's pair, locked until the transaction ends."""
         pair = browse_store.lock_pair(conn, principal, pair_id)
         if pair is None:
             raise ObjectNotFound(f"possible duplicate {pair_id} not found")
+        return pair
+
+    @classmethod
+    def _open_pair(
+        cls, conn: Connection[Any], principal: Principal, pair_id: UUID
+    ) -> browse_store.PairRow:
+        pair = cls._pair(conn, principal, pair_id)
         if pair.decision is not None:
             raise InvalidInput(
                 f"possible duplicate {pair_id} was decided already ({pair.decision})"

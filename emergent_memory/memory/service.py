@@ -368,7 +368,7 @@ class MemoryService:
                 nearest is not None
                 and verdict == "supersede"
                 and not corrects
-                and (judged != "corrects")
+                and judged != "corrects"
             ):
                 kept_because = authority.other_kind(nearest.category, category_)
                 if kept_because is not None:
