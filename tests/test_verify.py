@@ -570,6 +570,26 @@ def test_swapped_values_and_antonyms_are_conflicts(
     assert verifier.verify(principal, memory)["verdict"] == "confirmed"
 
 
+def test_one_part_of_a_longer_memory_restated_with_another_number_is_a_conflict(
+    verifier: VerifyService, semantic: MemoryService, principal: Principal
+) -> None:
+    semantic.save(
+        principal,
+        "The shop's admin dashboard is a Django 4.2 app served by gunicorn with 4 workers "
+        "behind nginx, deployed from the main branch.",
+        "fact",
+    )
+    result = verifier.verify(principal, "The admin dashboard runs Django 5.0.")
+    assert result["verdict"] == "conflict", result["why"]
+    assert "one part of the memory gives another value: django 4.2 / 5.0" in result["why"]
+    # a claim about something the memory does not name is not contradicted by it
+    other = verifier.verify(principal, "The analytics service runs Django 5.0.")
+    assert other["verdict"] != "conflict", other["why"]
+    # the same number beside the same word confirms, or at least does not conflict
+    same = verifier.verify(principal, "The admin dashboard runs Django 4.2.")
+    assert same["verdict"] != "conflict", same["why"]
+
+
 def test_a_claim_only_the_outranked_side_of_a_conflict_states_is_a_conflict(
     verifier: VerifyService, semantic: MemoryService, principal: Principal
 ) -> None:

@@ -31,6 +31,7 @@ words the texts have in common (`word_similarity`), judged with the `*_words` th
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -105,13 +106,18 @@ class VerifyPolicy:
             return "related", "about someone else (another holder)"
         if features.other_subject:
             return "related", "about another thing of the same kind"
+        part = features.part_difference
         difference = features.difference
         if difference is not None:
             if similarity >= conflict_from and (
                 features.frame >= self.conflict_frame or similarity >= confirm_from
             ):
                 return "conflicts", difference
+            if part is not None and not words_only:
+                return "conflicts", f"one part of the memory gives another value: {part}"
             return "related", f"same subject, not close enough to conflict ({difference})"
+        if part is not None and not words_only and similarity < confirm_from:
+            return "conflicts", f"one part of the memory gives another value: {part}"
         if similarity >= confirm_from:
             return "confirms", "states the same values"
         if similarity >= keeps_from and features.keeps_words:
@@ -135,6 +141,9 @@ class PairFeatures:
     keeps_words: bool  # one text keeps every content word of the other
     frame: float  # the share of the longer text's words kept in order by the other
     shared_words: tuple[str, ...]  # content words both have (but GENERIC_WORDS)
+    # another value beside the same word in one part of the memory ("PostgreSQL *14*" /
+    # "PostgreSQL *16*", "every *30* days" / "every *60* days"), in words
+    part_difference: str | None = None
 
 
 def read_pair(memory: str, claim: str) -> PairFeatures:
@@ -168,7 +177,57 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
     _, kept = dedup.alignment(memory, claim)
     frame = kept / max(len(old.tokens), len(new.tokens), 1)
     shared = tuple(sorted((old.words & new.words) - GENERIC_WORDS))
-    return PairFeatures(compared.other_holder, other_subject, difference, keeps, frame, shared)
+    part = None if compared.other_holder or other_subject else _part_difference(old, new)
+    return PairFeatures(
+        compared.other_holder, other_subject, difference, keeps, frame, shared, part
+    )
+
+
+def _slots(text: dedup.Statement) -> set[tuple[str, str]]:
+    """(word, value): each value of the text with the content word right before it (skipping
+    stopwords: "PostgreSQL 16", "cluster 'orca'") and the one right after it ("30 days")."""
+    tokens = text.tokens
+    slots: set[tuple[str, str]] = set()
+    for i, token in enumerate(tokens):
+        if token.norm not in text.values:
+            continue
+        before = [t.norm for t in tokens[max(0, i - 3) : i] if t.lower not in dedup.STOPWORDS]
+        if before and not _NUMBER.fullmatch(before[-1]):  # a name is a word to stand beside
+            slots.add((before[-1], token.norm))
+        if i + 1 < len(tokens):
+            after = tokens[i + 1]
+            if after.lower not in dedup.STOPWORDS and not _NUMBER.fullmatch(after.norm):
+                slots.add((after.norm, token.norm))
+    return {(word, value) for word, value in slots if word not in GENERIC_WORDS}
+
+
+def _part_difference(memory: dedup.Statement, claim: dedup.Statement) -> str | None:
+    """Another value beside the same word in the memory as in the claim, where the memory
+    does not also state the claim's value there and the claim says nothing the memory does
+    not (but its values): one part of a longer memory, restated with
+    another value ("The dashboard is a Django 4.2 app served by gunicorn" / "The dashboard runs
+    on Django 5.0")."""
+    mine, theirs = _slots(memory), _slots(claim)
+    said = claim.words - memory.words - claim.values - GENERIC_WORDS
+    if any(not word.isdigit() for word in said):  # (the digits of a value's parts aside)
+        return None  # the claim says something the memory does not: maybe another thing
+    for word, value in sorted(theirs):
+        if (word, value) in mine or not _NUMBER.fullmatch(value):
+            continue
+        # the claim's other values are the memory's: the same thing ("RabbitMQ on port 5673"
+        # is not about the memory's "Postgres on port 5433")
+        if claim.values - {value} - memory.values:
+            continue
+        others = sorted(
+            v for w, v in mine if w == word and (word, v) not in theirs and _NUMBER.fullmatch(v)
+        )
+        if others:
+            return f"{word} {others[0]} / {value}"
+    return None
+
+
+# A number, version or time written in digits ("16", "4.2", "2x250", "03:00", "v3").
+_NUMBER = re.compile(r"v?\d[\d.,:x/-]*")
 
 
 # Content words too common in memories to say that two are about one subject.
