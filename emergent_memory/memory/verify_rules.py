@@ -14,10 +14,13 @@ emergent_memory/app.py, per embedding model):
 2. another holder ("the user" / "the user's manager") or another subject of the same kind (a
    modifier swapped before the same noun: "the *staging* database" / "the *production*
    database") is related, never a confirmation or a conflict;
-3. a changed value, the other value of a setting, or a negation one side has conflicts from
-   `confirm_from`, and from `conflict_from` when the two keep at least `conflict_frame` of
-   the longer one's words in order (the same sentence with the value swapped, not another
-   sentence about the same thing); closer than `related_from` but not that, related;
+3. a changed value, the other value of a setting, the same values in swapped places, or a
+   negation one side has conflicts from `confirm_from`, and from `conflict_from` when the two
+   keep at least `conflict_frame` of the longer one's words in order (the same sentence with
+   the value swapped, not another sentence about the same thing); so does, from
+   `related_from`, one part of a longer memory restated with another number beside the same
+   word when the claim says nothing the memory does not ("a Django 4.2 app served by
+   gunicorn" / "runs Django 5.0"); closer than `related_from` but not that, related;
 4. from `confirm_from` (or `keeps_words_from` when one text keeps every content word of the
    other), the same values confirm;
 5. anything else at or above `related_from` is related.
@@ -185,7 +188,7 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
 
 def _slots(text: dedup.Statement) -> set[tuple[str, str]]:
     """(word, value): each value of the text with the content word right before it (skipping
-    stopwords: "PostgreSQL 16", "cluster 'orca'") and the one right after it ("30 days")."""
+    stopwords: "PostgreSQL 16", "port of 5432") and the one right after it ("30 days")."""
     tokens = text.tokens
     slots: set[tuple[str, str]] = set()
     for i, token in enumerate(tokens):
@@ -202,11 +205,10 @@ def _slots(text: dedup.Statement) -> set[tuple[str, str]]:
 
 
 def _part_difference(memory: dedup.Statement, claim: dedup.Statement) -> str | None:
-    """Another value beside the same word in the memory as in the claim, where the memory
-    does not also state the claim's value there and the claim says nothing the memory does
-    not (but its values): one part of a longer memory, restated with
-    another value ("The dashboard is a Django 4.2 app served by gunicorn" / "The dashboard runs
-    on Django 5.0")."""
+    """Another number beside the same word in the memory as in the claim, where the memory
+    does not also state the claim's number there and the claim says nothing the memory does
+    not (but its values): one part of a longer memory restated with another value ("The
+    dashboard is a Django 4.2 app served by gunicorn" / "The dashboard runs Django 5.0")."""
     mine, theirs = _slots(memory), _slots(claim)
     said = claim.words - memory.words - claim.values - GENERIC_WORDS
     if any(not word.isdigit() for word in said):  # (the digits of a value's parts aside)
