@@ -19,6 +19,7 @@ import pytest
 from fastmcp import Client
 from psycopg_pool import ConnectionPool
 
+from emergent_memory import telemetry
 from emergent_memory.app import dedup_judge
 from emergent_memory.auth.principal import Principal
 from emergent_memory.llm import AnthropicClient
@@ -30,6 +31,7 @@ from emergent_memory.memory.dedup_judge import (
     DedupJudgeConfig,
     pair_key,
 )
+from emergent_memory.memory.duplicates import DuplicateService
 from emergent_memory.settings import load_settings
 from tests.embedders import BagOfWordsEmbedder
 from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, error, tool_use
@@ -126,6 +128,7 @@ def test_same_supersedes_records_why_and_caches_the_verdict(
     connect: Callable[[], psycopg.Connection[Any]],
 ) -> None:
     fake.handler = answer_with("same")
+    answered = judge_calls("ok")
     old = judged.save(principal, ADDS_OLD.format(name=name), "convention", importance="high")
     new = judged.save(principal, ADDS_NEW.format(name=name), "convention")
     assert new["status"] == "updated"
@@ -141,6 +144,7 @@ def test_same_supersedes_records_why_and_caches_the_verdict(
         "the LLM judge: the same fact reworded (similarity 0."
     )
     assert llm_calls(connect, principal) == [(JUDGE_PURPOSE, "claude-judge", 90, 12, "ok", None)]
+    assert judge_calls("ok") == answered + 1
     key = pair_key("claude-judge", ADDS_OLD.format(name=name), ADDS_NEW.format(name=name))
     with connect() as conn:
         rows = conn.execute(
@@ -173,6 +177,10 @@ def test_conflicts_links_a_pair_the_rules_only_reported(
     assert (close["id"], close.get("conflict")) == (old["memory"]["id"], True)
     assert new["memory"]["conflicts_with"] == [old["memory"]["id"]]
     assert new["memory"]["conflict"] == "current"
+    # the review queue says who decided it
+    [pair] = DuplicateService(judged.pool, judged).open(principal)["pairs"]
+    assert pair["conflict"] is True
+    assert pair["why"].startswith("the LLM judge: another value of the same subject")
 
 
 def test_corrects_supersedes_another_value(
@@ -245,13 +253,26 @@ def test_the_judge_is_asked_only_about_undecided_pairs_of_one_holder(
     also = judged.save(principal, f"The {name} backend team also deploys on Tuesdays", "fact")
     assert also["superseded_ids"] == []
     assert fake.message_requests == []
+    # and a pair the rules leave undecided is asked about, once
+    judged.save(principal, ADDS_OLD.format(name=name), "convention")
+    judged.save(principal, ADDS_NEW.format(name=name), "convention")
+    assert len(fake.message_requests) == 1
+
+
+def judge_calls(outcome: str) -> float:
+    """The judge's model calls measured with this outcome (/metrics)."""
+    sample = telemetry.REGISTRY.get_sample_value(
+        "emergent_memory_operations_total",
+        {"kind": "llm", "operation": "dedup_judge", "outcome": outcome},
+    )
+    return sample or 0.0
 
 
 @pytest.mark.parametrize(
-    "reply",
+    ("reply", "outcome"),
     [
-        error(500, "api_error", "internal error"),
-        tool_use(JUDGE_TOOL.name, {"verdict": "maybe", "why": "not a verdict"}),
+        (error(500, "api_error", "internal error"), "unavailable"),
+        (tool_use(JUDGE_TOOL.name, {"verdict": "maybe", "why": "not a verdict"}), "error"),
     ],
     ids=["server error", "malformed"],
 )
@@ -262,10 +283,13 @@ def test_a_failed_call_leaves_the_rules_answer(
     fake: FakeAnthropic,
     connect: Callable[[], psycopg.Connection[Any]],
     reply: Reply,
+    outcome: str,
 ) -> None:
     fake.enqueue(reply)
+    before = judge_calls(outcome)
     old = judged.save(principal, PORT_OLD.format(name=name), "fact")
     new = judged.save(principal, PORT_NEW.format(name=name), "fact")
+    assert judge_calls(outcome) == before + 1  # measured as what it was
     [close] = new["possible_duplicates"]  # what the rules say: a conflict, kept and reported
     assert (close["id"], close["conflict"]) == (old["memory"]["id"], True)
     [(purpose, _, _, _, outcome, reason)] = llm_calls(connect, principal)

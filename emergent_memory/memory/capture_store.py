@@ -13,7 +13,8 @@ counts this claim), `done` (with its Episode and an outcome of counts and ids, n
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -26,6 +27,7 @@ from psycopg.types.json import Jsonb
 
 from emergent_memory import telemetry
 from emergent_memory.auth.principal import Principal
+from emergent_memory.llm import LLMUnavailable
 from emergent_memory.memory import store
 from emergent_memory.memory.capture_text import Turn
 
@@ -378,6 +380,19 @@ def spent_today(conn: Connection[Any], actor_id: UUID) -> int:
     """The tokens (input and output) the actor's LLM calls spent since midnight UTC."""
     row = conn.execute(SPENT_TODAY, {"actor_id": actor_id}).fetchone()
     return 0 if row is None else int(row[0])
+
+
+@contextmanager
+def measured_call(name: str) -> Iterator[None]:
+    """One model call (with the SDK's retries) measured as the telemetry operation
+    ("llm", `name`): LLMUnavailable counts as outcome "unavailable", any other error as
+    "error", no error as "ok". `name` is one of a fixed few ("gate", "verify_judge", ...)."""
+    with telemetry.operation("llm", name) as operation:
+        try:
+            yield
+        except LLMUnavailable:
+            operation.outcome = "unavailable"
+            raise
 
 
 def record_call(

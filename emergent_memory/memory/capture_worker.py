@@ -236,12 +236,8 @@ class CaptureWorker:
         """One model call, recorded; a failure puts the window back or dead-letters it."""
         model = self._extractor.gate_model if purpose == "gate" else self._extractor.extractor_model
         try:
-            with telemetry.operation("llm", purpose) as measured:
-                try:
-                    answer, usage = call()
-                except LLMUnavailable:
-                    measured.outcome = "unavailable"
-                    raise
+            with capture_store.measured_call(purpose):
+                answer, usage = call()
         except LLMError as error:
             self._record(window, purpose, model, error.usage, error.reason)
             reason = f"{purpose}: {error.reason}"

@@ -40,8 +40,7 @@ from uuid import UUID
 
 from psycopg import Connection
 
-from emergent_memory import telemetry
-from emergent_memory.llm import AnthropicClient, LLMError, LLMUnavailable, ToolSpec, Usage
+from emergent_memory.llm import AnthropicClient, LLMError, ToolSpec, Usage
 from emergent_memory.memory import capture_store
 
 __all__ = [
@@ -188,18 +187,14 @@ class DedupJudge:
             logger.info("dedup: the daily LLM token budget (%d) is spent; the rules decide", budget)
             return None
         try:
-            with telemetry.operation("llm", "dedup_judge") as measured:
-                try:
-                    call = self.client().call_tool(
-                        model=model,
-                        system=JUDGE_SYSTEM,
-                        messages=[{"role": "user", "content": judge_prompt(old, new)}],
-                        tool=JUDGE_TOOL,
-                        max_tokens=JUDGE_MAX_TOKENS,
-                    )
-                except LLMUnavailable:
-                    measured.outcome = "unavailable"
-                    raise
+            with capture_store.measured_call("dedup_judge"):
+                call = self.client().call_tool(
+                    model=model,
+                    system=JUDGE_SYSTEM,
+                    messages=[{"role": "user", "content": judge_prompt(old, new)}],
+                    tool=JUDGE_TOOL,
+                    max_tokens=JUDGE_MAX_TOKENS,
+                )
         except LLMError as error:
             with conn() as c:
                 self._record(c, actor_id, error.usage, error.reason)

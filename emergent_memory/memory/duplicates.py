@@ -40,6 +40,7 @@ from emergent_memory.memory.browse import (
     require_read,
     require_write,
 )
+from emergent_memory.memory.dedup_judge import RULE_PREFIX
 from emergent_memory.memory.models import MemoryRecord
 from emergent_memory.memory.service import MemoryService, acting_for
 
@@ -84,7 +85,7 @@ PAIR_WHY = {
     "another occasion": "close in meaning, but about another occasion or time",
     "unknown to the model": "text the embedding model cannot read (another language or "
     "script), so closeness in meaning proves nothing",
-    "judge: conflicts": "the LLM judge: another value of the same subject, and neither says "
+    RULE_PREFIX + "conflicts": "the LLM judge: another value of the same subject, and neither says "
     "which holds",
     "edited": "an edit made it close to the other",
 }

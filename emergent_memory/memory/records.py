@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from emergent_memory.memory import authority, episodes, store
+from emergent_memory.memory.dedup_judge import RULE_PREFIX
 from emergent_memory.memory.models import (
     InactiveMemory,
     LastEvidence,
@@ -169,8 +170,7 @@ RULE_WORDS = {
     "names the change": "it names the old value and the new one",
 }
 
-# the LLM judge's verdicts that supersede (memory/dedup_judge.py; supersede_rule "judge: ...")
-JUDGED = "judge: "
+# the LLM judge's verdicts that supersede (supersede_rule "judge: same", "judge: corrects")
 JUDGE_WORDS = {
     "same": "the same fact reworded",
     "corrects": "it corrects the old value",
@@ -187,8 +187,8 @@ def superseded_because(row: store.InactiveRow) -> str | None:
         parts.append("someone chose the newer memory (manage_memory, the API or the dashboard)")
     elif row.supersede_rule is not None:
         rule = row.supersede_rule
-        if rule.startswith(JUDGED):
-            verdict = rule.removeprefix(JUDGED)
+        if rule.startswith(RULE_PREFIX):
+            verdict = rule.removeprefix(RULE_PREFIX)
             said = f"the LLM judge: {JUDGE_WORDS.get(verdict, verdict)}"
         else:
             said = f"the save rule: {RULE_WORDS.get(rule, rule)}"

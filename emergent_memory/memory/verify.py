@@ -37,10 +37,9 @@ from typing import Any, Literal
 
 from typing_extensions import TypedDict
 
-from emergent_memory import telemetry
 from emergent_memory.auth.principal import Principal
 from emergent_memory.errors import InvalidInput, PermissionDenied, SecretRejected
-from emergent_memory.llm import AnthropicClient, LLMError, LLMUnavailable, ToolSpec, Usage
+from emergent_memory.llm import AnthropicClient, LLMError, ToolSpec, Usage
 from emergent_memory.memory import capture_store, validation
 from emergent_memory.memory.models import Category, MemoryScope, RecalledMemory
 from emergent_memory.memory.secrets import describe_secret, find_secrets
@@ -288,23 +287,19 @@ class VerifyService:
             return _fallback(rules, f"the daily LLM token budget ({budget}) is spent"), "rules"
         model = self._config.judge_model
         try:
-            with telemetry.operation("llm", "verify_judge") as measured:
-                try:
-                    call = self._llm.call_tool(
-                        model=model,
-                        system=JUDGE_SYSTEM,
-                        messages=[
-                            {
-                                "role": "user",
-                                "content": judge_prompt(claim, [pairs[i][0] for i in shown]),
-                            }
-                        ],
-                        tool=JUDGE_TOOL,
-                        max_tokens=JUDGE_MAX_TOKENS,
-                    )
-                except LLMUnavailable:
-                    measured.outcome = "unavailable"
-                    raise
+            with capture_store.measured_call("verify_judge"):
+                call = self._llm.call_tool(
+                    model=model,
+                    system=JUDGE_SYSTEM,
+                    messages=[
+                        {
+                            "role": "user",
+                            "content": judge_prompt(claim, [pairs[i][0] for i in shown]),
+                        }
+                    ],
+                    tool=JUDGE_TOOL,
+                    max_tokens=JUDGE_MAX_TOKENS,
+                )
         except LLMError as error:
             self._record(principal, model, error.usage, error.reason)
             logger.warning("verify: the LLM judge failed, the rules answer: %s", error.reason)
