@@ -1175,7 +1175,7 @@ class Comparison:
     strong_change: bool = False  # one of STRONG_MARKERS
     foreign: bool = False  # either text reads as another language in Latin script
     opposite: bool = False  # negates
-    swapped: bool = False  # two items exchanged places (swapped)
+    swapped: tuple[str, str] | None = None  # the two items that exchanged places (swapped)
 
 
 @lru_cache(maxsize=256)
@@ -1198,7 +1198,7 @@ def compare(existing: str, new: str) -> Comparison:
         names_the_change=names_the_change(existing, new),
         other_occasion=another_occasion(existing, new),
         opposite=negates(existing, new),
-        swapped=swapped(existing, new) is not None,
+        swapped=swapped(existing, new),
         labelled=label(existing) is not None and label(existing) == label(new),
         changed_late=changes_late(existing, new),
         change_word=bool(new_.markers - old.markers),

@@ -167,7 +167,7 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
     else:
         opposite = _opposite(memory, claim)
         rejected = _rejected(memory, claim)
-        exchanged = dedup.swapped(memory, claim)
+        exchanged = compared.swapped
         if exchanged is not None:
             difference = f"the same values in swapped places: {exchanged[0]} / {exchanged[1]}"
         elif opposite is not None:
