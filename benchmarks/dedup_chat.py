@@ -35,8 +35,12 @@ HOLDOUTS = {
     "dedup_holdout_4.json": "agent memories; first run against 3cc0cef, then development data",
     "chat_holdout_2.json": "first run against 2827317; its errors then changed the rule",
     "dedup_holdout_5.json": "agent memories; first run against 2827317, then development data",
-    "chat_holdout_3.json": "first run against the rule as shipped (b6ba0ac), unchanged since",
-    "dedup_holdout_6.json": "agent memories; first run against the rule as shipped (b6ba0ac)",
+    "chat_holdout_3.json": "first run against b6ba0ac; the rule changed since (swapped values, "
+    "more values of a setting), no verdict of this set with it",
+    "dedup_holdout_6.json": "agent memories; first run against b6ba0ac; the rule changed since, "
+    "no verdict of this set with it",
+    "dedup_holdout_7.json": "agent and chat memories; first run against the rule with swapped "
+    "values and more values of a setting",
 }
 
 
