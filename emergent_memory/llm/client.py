@@ -47,11 +47,15 @@ RETRYABLE_STATUSES = frozenset({408, 409, 429})
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """A tool the model is made to call; `input_schema` is a JSON schema of `type: object`."""
+    """A tool the model is made to call; `input_schema` is a JSON schema of `type: object`.
+    `answer_schema`, when given, is what the answer is checked against instead: a looser
+    schema, for a caller that checks parts of the answer on its own (the extractor drops one
+    proposal that does not fit and keeps the others)."""
 
     name: str
     description: str
     input_schema: dict[str, Any]
+    answer_schema: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.input_schema.get("type") != "object":
@@ -233,7 +237,8 @@ def tool_call(message: Message, tool: ToolSpec) -> ToolCall:
             f"the input of tool {tool.name!r} is {json_type(arguments)}, not an object{stopped}",
             usage=usage,
         )
-    validator = validators.validator_for(tool.input_schema)(tool.input_schema)
+    schema = tool.input_schema if tool.answer_schema is None else tool.answer_schema
+    validator = validators.validator_for(schema)(schema)
     error = schema_exceptions.best_match(validator.iter_errors(arguments))
     if error is not None:
         raise MalformedOutput(

@@ -7,16 +7,20 @@
    call of `record_memories` returning `{summary, memories: [...]}`.
 
 Both answers are untrusted input. The LLM client checks them against the tools' JSON schemas
-and `Extraction` checks them again (pydantic, strict); anything that does not fit is
-`MalformedOutput`. `review` then applies the rule below to each proposal, and the caller saves
-what it keeps through `MemoryService.save`, exactly as a tool call would.
+and this module checks them again (pydantic, strict). A gate answer, or an extractor answer
+whose summary or list does not fit, is `MalformedOutput`; one proposal that does not fit is
+dropped alone (`Unfit`, with the fields that fail, never their values) and the others go on.
+`review` then applies the rule below to each proposal, and the caller saves what it keeps
+through `MemoryService.save`, exactly as a tool call would.
 
 The rule (memory poisoning: text that came through tools is data, not the user's word):
 
 - A proposal's evidence is the turns it cites that were shown to the model; it is dropped when
   none is, or when none is in the window itself (the turns before it are context, already
   read in the previous window).
-- It is *user-backed* when its evidence includes a user turn and no tool result.
+- It is *user-backed* when its evidence includes a user turn and no tool result, and the
+  server's check of those user turns (memory/provenance.py) finds its words there rather than
+  only in tool or assistant turns: the model's citation alone is not enough.
 - A proposal that is not user-backed and claims the user's word (source `explicit` or
   `corrected`, or category `instruction`, `correction` or `preference`) is dropped. Any other
   proposal that is not user-backed is kept as an `inferred` `fact` at most, and may not
@@ -41,8 +45,9 @@ The rule (memory poisoning: text that came through tools is data, not the user's
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -50,7 +55,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from emergent_memory.errors import InvalidInput
 from emergent_memory.llm import AnthropicClient, MalformedOutput, ToolSpec, Usage
-from emergent_memory.memory import guidelines, validation, validity
+from emergent_memory.memory import guidelines, provenance, validation, validity
 from emergent_memory.memory.capture_store import CloseMemory
 from emergent_memory.memory.capture_text import Turn, prompt_text
 from emergent_memory.memory.models import (
@@ -145,6 +150,19 @@ EXTRACT_TOOL = ToolSpec(
         },
         "required": ["summary", "memories"],
         "additionalProperties": False,
+    },
+)
+
+# What the client checks the extractor's answer against: each proposal only as an object (this
+# module checks each one on its own and drops only those that do not fit).
+EXTRACT_TOOL = dataclasses.replace(
+    EXTRACT_TOOL,
+    answer_schema={
+        **EXTRACT_TOOL.input_schema,
+        "properties": {
+            **EXTRACT_TOOL.input_schema["properties"],
+            "memories": {"type": "array", "maxItems": MAX_PROPOSALS},
+        },
     },
 )
 
@@ -244,11 +262,30 @@ class Proposal(BaseModel):
     rationale: str | None = Field(default=None, max_length=1000)
 
 
-class Extraction(BaseModel):
+class _Answer(BaseModel):
+    """The extractor's answer around its proposals, each checked on its own (`Extraction`)."""
+
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
     summary: str
-    memories: list[Proposal] = Field(max_length=MAX_PROPOSALS)
+    memories: list[Any] = Field(max_length=MAX_PROPOSALS)
+
+
+@dataclass(frozen=True, slots=True)
+class Unfit:
+    """A proposal that does not fit the tool's schema: `problem` names its fields and how
+    they fail (never a value, nor a property name the model made up)."""
+
+    problem: str
+
+
+@dataclass(frozen=True, slots=True)
+class Extraction:
+    """The extractor's summary and proposals, in its order; one that does not fit is Unfit and
+    is dropped alone, with its reason."""
+
+    summary: str
+    memories: tuple[Proposal | Unfit, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,7 +341,16 @@ class Extractor:
             tool=EXTRACT_TOOL,
             max_tokens=EXTRACTOR_MAX_TOKENS,
         )
-        return _validated(Extraction, call.input, call.usage, EXTRACT_TOOL.name), call.usage
+        answer = _validated(_Answer, call.input, call.usage, EXTRACT_TOOL.name)
+        memories: list[Proposal | Unfit] = []
+        for index, item in enumerate(answer.memories):
+            try:
+                memories.append(Proposal.model_validate(item))
+            except ValidationError as error:
+                problem = _problems(error)
+                logger.info("capture: proposal %d does not fit: %s", index, problem)
+                memories.append(Unfit(problem))
+        return Extraction(answer.summary, tuple(memories)), call.usage
 
 
 def extractor_prompt(turns: Sequence[Turn], window_start: int, close: Sequence[CloseMemory]) -> str:
@@ -330,17 +376,20 @@ def review(
     close: Sequence[CloseMemory],
 ) -> list[Decision]:
     """What may be saved of each proposal (the module's docstring states the rule)."""
-    roles = {turn.index: turn.role for turn in turns}
     decisions: list[Decision] = []
     for index, proposal in enumerate(extraction.memories):
-        decisions.append(_decide(index, proposal, roles, window_start, window_end, close))
+        if isinstance(proposal, Unfit):
+            note = f"does not fit the tool's schema: {proposal.problem}"
+            decisions.append(Decision(index, "drop", "", "fact", "user", "inferred", None, note))
+            continue
+        decisions.append(_decide(index, proposal, turns, window_start, window_end, close))
     return decisions
 
 
 def _decide(
     index: int,
     proposal: Proposal,
-    roles: Mapping[int, str],
+    turns: Sequence[Turn],
     window_start: int,
     window_end: int,
     close: Sequence[CloseMemory],
@@ -374,6 +423,7 @@ def _decide(
 
     if verdict == "none":
         return decision("none", None)
+    roles = {turn.index: turn.role for turn in turns}
     evidence = {turn for turn in proposal.evidence_turns if turn in roles}
     if not evidence:
         return decision("drop", "cites no turn that was read")
@@ -382,11 +432,10 @@ def _decide(
     if proposal.confidence < MIN_CONFIDENCE:
         return decision("drop", f"confidence below {MIN_CONFIDENCE}")
     notes: list[str] = []
-    from_tool = any(roles[turn] == "tool" for turn in evidence)
-    user_backed = any(roles[turn] == "user" for turn in evidence) and not from_tool
+    why = not_users_word(content, turns, evidence)
+    user_backed = why is None
     if not user_backed:
         if source in USERS_WORD_SOURCES or category in USERS_WORD_CATEGORIES:
-            why = "a tool result" if from_tool else "no user turn"
             return decision("drop", f"claims the user's word ({source} {category}) from {why}")
         if (category, source) != ("fact", "inferred"):
             notes.append(f"not user-backed: {source} {category} kept as an inferred fact")
@@ -412,6 +461,21 @@ def _decide(
         logger.info("capture: proposal %d kept, %s", index, dropped)
         notes.append(dropped)
     return decision(verdict, "; ".join(notes) or None)
+
+
+def not_users_word(content: str, turns: Sequence[Turn], evidence: set[int]) -> str | None:
+    """Why a proposal saying `content`, citing the turns `evidence` (all of them shown), is not
+    backed by the user ("a tool result", "no user turn", or where the server found its words
+    instead), or None when it is: it cites a user turn and no tool result, and the cited user
+    turns have its words (memory/provenance.py)."""
+    roles = {turn.index: turn.role for turn in turns}
+    if not any(roles.get(turn) == "user" for turn in evidence):
+        return "a tool result" if any(roles.get(t) == "tool" for t in evidence) else "no user turn"
+    backed = provenance.backing(content, turns, evidence)
+    if backed.by == "user":
+        return None
+    where = "a tool result" if backed.by == "tool" else "the agent's turns"
+    return f"its words found in {where}, not in the user turns cited"
 
 
 LIFECYCLE_FIELDS = ("valid_from", "valid_until", "rationale")
@@ -467,13 +531,29 @@ def _validated(model: type[Model], value: dict[str, Any], usage: Usage, tool: st
     try:
         return model.model_validate(value)
     except ValidationError as error:
-        problems = sorted(
-            {
-                f"{'.'.join(str(part) for part in detail['loc']) or '(input)'}: {detail['type']}"
-                for detail in error.errors()
-            }
-        )
-        shown = "; ".join(problems[:5]) + ("; ..." if len(problems) > 5 else "")
         raise MalformedOutput(
-            f"the input of tool {tool!r} does not fit: {shown}", usage=usage
+            f"the input of tool {tool!r} does not fit: {_problems(error)}", usage=usage
         ) from None
+
+
+# The names a location in the answer may show: the tools' own properties. Anything else is a
+# property the model made up, and its name is the model's text.
+_KNOWN_NAMES = frozenset({*_Answer.model_fields, *Proposal.model_fields, *GateVerdict.model_fields})
+
+
+def _problems(error: ValidationError) -> str:
+    """Where and how an answer fails its schema: known property names, list positions and
+    pydantic's error types, never a value or a made-up name."""
+    problems = sorted(
+        {
+            f"{'.'.join(_place(part) for part in detail['loc']) or '(input)'}: {detail['type']}"
+            for detail in error.errors()
+        }
+    )
+    return "; ".join(problems[:5]) + ("; ..." if len(problems) > 5 else "")
+
+
+def _place(part: str | int) -> str:
+    if isinstance(part, int) or part in _KNOWN_NAMES:
+        return str(part)
+    return "(a property not in the schema)"
