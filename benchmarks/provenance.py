@@ -116,9 +116,7 @@ def markdown(measured: Sequence[dict[str, Any]], cases: dict[str, dict[str, Any]
 def run(paths: Sequence[Path] | None = None) -> list[dict[str, Any]]:
     chosen = list(paths) if paths else [DATA / name for name in SETS if (DATA / name).exists()]
     measured = [measure(path) for path in chosen]
-    cases = {
-        case["id"]: case for path in chosen for case in json.loads(path.read_text())
-    }
+    cases = {case["id"]: case for path in chosen for case in json.loads(path.read_text())}
     write_result("provenance", {"sets": measured}, markdown(measured, cases))
     return measured
 

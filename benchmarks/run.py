@@ -2,7 +2,7 @@
 
 python -m benchmarks.run                 # all: dedup, secrets, quality, injection, capture,
                                          # hooks, round trips, latency, dashboard, lifecycle,
-                                         # verify, telemetry
+                                         # verify, telemetry, provenance
 python -m benchmarks.run --only dedup,secrets,quality,injection,capture,hooks,roundtrips
 python -m benchmarks.run --scale smoke   # a tiny run of everything (what the tests do)
 
@@ -25,6 +25,7 @@ from benchmarks import (
     injection,
     latency,
     lifecycle,
+    provenance,
     quality,
     roundtrips,
     secrets,
@@ -38,7 +39,7 @@ def main() -> None:
     parser.add_argument(
         "--only",
         default="dedup,dedup_chat,secrets,quality,injection,capture,hooks,roundtrips,latency,dashboard,"
-        "lifecycle,verify,telemetry",
+        "lifecycle,verify,telemetry,provenance",
     )
     parser.add_argument("--scale", choices=["smoke", "full"], default="full")
     arguments = parser.parse_args()
@@ -92,6 +93,8 @@ def main() -> None:
             dashboard.run(arguments.scale, calls=5 if smoke else 100)
         elif name == "verify":
             verify.run(limit=40 if smoke else None)
+        elif name == "provenance":
+            provenance.run()  # no model, no database: the whole sets take about a second
         elif name == "telemetry":
             telemetry.run(calls=500 if smoke else 10_000, repeats=2 if smoke else 7)
         else:

@@ -30,7 +30,9 @@ def test_a_smoke_run_of_every_benchmark_writes_its_reports(server_url: str, tmp_
     env = {k: v for k, v in os.environ.items() if not k.startswith("EMERGENT_MEMORY_")}
     env |= {"BENCH_DATABASE_URL": server_url, "BENCH_RESULTS_DIR": str(tmp_path)}
     # the dashboard's has a test of its own (below)
-    every_other = "dedup,dedup_chat,secrets,quality,injection,capture,hooks,roundtrips,latency"
+    every_other = (
+        "dedup,dedup_chat,secrets,quality,injection,capture,hooks,roundtrips,latency,provenance"
+    )
     result = subprocess.run(
         [sys.executable, "-m", "benchmarks.run", "--scale", "smoke", "--only", every_other],
         cwd=ROOT,
@@ -43,6 +45,10 @@ def test_a_smoke_run_of_every_benchmark_writes_its_reports(server_url: str, tmp_
     assert result.returncode == 0, result.stdout + result.stderr
     dedup = json.loads((tmp_path / "dedup.json").read_text())
     assert 0.5 <= dedup["chosen"]["threshold"] <= 0.99
+    # capture's provenance check keeps the labelled set's honest proposals (issue target 0.95)
+    provenance = json.loads((tmp_path / "provenance.json").read_text())
+    [labelled] = [s for s in provenance["sets"] if s["set"] == "provenance_labelled.json"]
+    assert labelled["honest_kept_rate"] >= 0.95
     quality = json.loads((tmp_path / "quality.json").read_text())
     for stage in ("labelled", "with_background"):
         for channel in ("hybrid", "hybrid_before_0008", "vector_only", "fulltext_only"):
