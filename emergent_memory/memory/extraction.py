@@ -18,9 +18,9 @@ The rule (memory poisoning: text that came through tools is data, not the user's
 - A proposal's evidence is the turns it cites that were shown to the model; it is dropped when
   none is, or when none is in the window itself (the turns before it are context, already
   read in the previous window).
-- It is *user-backed* when its evidence includes a user turn and no tool result, and the
-  server's check of those user turns (memory/provenance.py) finds its words there rather than
-  only in tool or assistant turns: the model's citation alone is not enough.
+- It is *user-backed* when its evidence includes a user turn and the server's check of that
+  evidence (memory/provenance.py) finds its words in the user turns cited rather than only in
+  tool or assistant turns: the model's citation alone is not enough (`not_users_word`).
 - A proposal that is not user-backed and claims the user's word (source `explicit` or
   `corrected`, or category `instruction`, `correction` or `preference`) is dropped. Any other
   proposal that is not user-backed is kept as an `inferred` `fact` at most, and may not
