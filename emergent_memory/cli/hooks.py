@@ -67,7 +67,8 @@ def hook(event: str) -> None:
     {"hookSpecificOutput": {"hookEventName", "additionalContext"}}; Stop, PreCompact and
     SessionEnd send the new part of the transcript for capture. Always exits 0, prints
     nothing else, and logs problems to <data dir>/logs/hooks.log. Installed by `hooks
-    install`.
+    install`. (`hook Backlog` is the run SessionStart starts detached to send the turns
+    that earlier runs left unsent; input {"project_id": ...}.)
     """
     from emergent_memory.hooks.run import main as run_hook
 

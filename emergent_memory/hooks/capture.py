@@ -27,7 +27,6 @@ from emergent_memory.hooks.state import (
     locked,
     mark_sent,
     mark_unsent,
-    remember_capture,
     remembered_capture,
     state_path,
     unsent_sessions,
@@ -73,8 +72,8 @@ class TranscriptCapture:
             if project is None:
                 return
             backlog = MAX_BACKLOG_REQUESTS.get(run.event, 0)
-            said = remembered_capture(run.config.data_dir)
-            if backlog and not (said is not None and said["capture"] == "off"):
+            said = remembered_capture(run.config.data_dir) or {}
+            if backlog and (said.get("url"), said.get("capture")) != (run.config.url, "off"):
                 self.send_backlog(project, backlog, skip=run.session_id)
             state.ended = state.ended or run.event == "SessionEnd"
             transcript = run.payload.get("transcript_path")
@@ -222,19 +221,11 @@ class TranscriptCapture:
             self.stopped = True
             return False
         off = _capture(answer) == "off"
-        self._remember("off" if off else "on")
+        self.run.note_capture("off" if off else "on")
         if off:
             self.log.info("capture is off on the server: the transcript waits until it is on")
             self.stopped = True
         return not off
-
-    def _remember(self, capture: str) -> None:
-        run = self.run
-        assert run.config is not None
-        try:
-            remember_capture(run.config.data_dir, run.config.url, capture)
-        except OSError as error:
-            self.log.warning(f"cannot note what the server said of capture: {error.strerror}")
 
     def _send(
         self,

@@ -295,7 +295,7 @@ class HookRun:
             state.notice_shown = True
             context = f"{MARKER_OPEN}\n{notice}\n{MARKER_CLOSE}"
         if self.capture is not None:
-            self._remember_capture(self.capture)
+            self.note_capture(self.capture)
         if self.capture == "off" and not state.capture_off_said:
             state.capture_off_said = True
             context = with_line(context, CAPTURE_OFF_LINE)
@@ -304,7 +304,9 @@ class HookRun:
         self.save(path, state)
         return self._output(context)
 
-    def _remember_capture(self, capture: str) -> None:
+    def note_capture(self, capture: str) -> None:
+        """Keep what the server said of capture ("on" or "off") for `hooks status` and the
+        next runs."""
         assert self.config is not None
         try:
             remember_capture(self.config.data_dir, self.config.url, capture)
