@@ -947,7 +947,7 @@ def test_a_session_left_unsent_is_sent_first_by_the_next_stop_of_its_project(
     assert hooks.unsent() == {}
 
 
-def test_the_next_session_start_sends_the_backlog_without_waiting_for_it(
+def test_the_next_session_start_leaves_the_backlog_to_a_detached_run(
     hooks: Hooks, server: FakeMemoryServer
 ) -> None:
     """SessionStart prints its context and leaves; a detached `hook Backlog` run sends the
