@@ -1,7 +1,8 @@
 """A stand-in for the emergent-memory HTTP server, for the Claude Code hooks' tests: it
 answers GET /health, POST /api/v1/context and POST /api/v1/capture as scripted (an answer,
 a status, garbage, a delay), accepts captures like the real server (indices it already has
-are dropped, a gap is refused, capture "off" stores nothing), and records every request
+are dropped, a gap is refused, capture "off" stores and acknowledges nothing, and the
+context answer says whether capture is on), and records every request
 with its headers and JSON body.
 
     with FakeMemoryServer() as server:
@@ -87,6 +88,7 @@ class FakeMemoryServer:
                         "memories": [],
                         "estimated_tokens": len(fake.context) // 3,
                         "budget_tokens": 500,
+                        "capture": "off" if fake.capture == "off" else "on",
                     },
                 )
 
@@ -106,7 +108,7 @@ class FakeMemoryServer:
                             "capture": "off",
                             "accepted": 0,
                             "already_received": 0,
-                            "next_index": first + len(body["messages"]),
+                            "next_index": first,  # nothing received
                             "windows_queued": 0,
                         },
                     )

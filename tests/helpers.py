@@ -153,10 +153,13 @@ class HttpServer:
 
 
 @contextmanager
-def http_server_process(env: dict[str, str], *args: str) -> Iterator[HttpServer]:
-    """`emergent-memory serve --transport http ARGS` on a free port, with this environment,
-    until /health answers 200; terminated at the end (unless the test killed it)."""
-    port = free_port()
+def http_server_process(
+    env: dict[str, str], *args: str, port: int | None = None
+) -> Iterator[HttpServer]:
+    """`emergent-memory serve --transport http ARGS` on `port` (default: a free one), with this
+    environment, until /health answers 200; terminated at the end (unless the test killed
+    it)."""
+    port = free_port() if port is None else port
     # stderr goes to a file, not a pipe nobody reads while it runs (a full pipe would block
     # the server)
     with tempfile.TemporaryFile(mode="w+") as log:

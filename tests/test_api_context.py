@@ -52,7 +52,8 @@ def test_the_context_of_a_session_start_over_http(
     response = post(app_client, token, {"session_id": "s-1", "event": "session_start"})
     assert response.status_code == 200
     body = response.json()
-    assert set(body) == {"context", "memories", "estimated_tokens", "budget_tokens"}
+    assert set(body) == {"context", "memories", "estimated_tokens", "budget_tokens", "capture"}
+    assert body["capture"] == "off"  # these services have no Anthropic key
     assert [m["id"] for m in body["memories"]] == [saved["memory"]["id"]]
     assert body["context"].startswith("<emergent-memory>")
     assert "The user prefers pnpm over npm" in body["context"]
@@ -224,7 +225,13 @@ def test_the_documented_context_requests_work_and_the_answer_has_the_documented_
     for example in examples:
         response = post(app_client, token, example)
         assert response.status_code == 200, response.text
-        assert set(response.json()) == {"context", "memories", "estimated_tokens", "budget_tokens"}
+        assert set(response.json()) == {
+            "context",
+            "memories",
+            "estimated_tokens",
+            "budget_tokens",
+            "capture",
+        }
         answers.append(response.json())
     start, prompt = answers
     assert [m["id"] for m in start["memories"]] == [saved]

@@ -388,11 +388,11 @@ def test_with_capture_off_nothing_is_stored_but_input_is_still_checked(
         first_index=None,
         final=True,
     )
-    assert receipt == {
+    assert receipt == {  # nothing acknowledged: the client sends from index 0 again
         "capture": "off",
         "accepted": 0,
         "already_received": 0,
-        "next_index": 2,
+        "next_index": 0,
         "windows_queued": 0,
     }
     with owner_pool.connection() as conn:
@@ -484,6 +484,12 @@ def test_the_capture_endpoint_queues_turns_and_refuses_a_gap(
         ],
     }
     with capture_app(service, capture) as client:
+        context = client.post(
+            "/api/v1/context",
+            json={"session_id": "http-start", "event": "session_start"},
+            headers=headers,
+        )
+        assert context.json()["capture"] == "on"
         queued = client.post("/api/v1/capture", json=body, headers=headers)
         assert queued.status_code == 202
         assert queued.json() == {
@@ -513,13 +519,23 @@ def test_the_capture_endpoint_queues_turns_and_refuses_a_gap(
 def test_the_capture_endpoint_says_when_capture_is_off(
     service: MemoryService, principal: Principal, database_url: str, owner_pool: ConnectionPool
 ) -> None:
+    """202 with "capture": "off" and nothing acknowledged (next_index is where the request
+    started, so a client sends it again once capture is on); the context answer says so too,
+    for a client to tell the session."""
     token = make_token(database_url, principal.actor_id, principal.project_id)[0]
+    headers = {"Authorization": f"Bearer {token}"}
     off = CaptureService(service, None, CaptureConfig(**MODELS))
     body = {"session_id": "http-off", "messages": [{"role": "user", "content": "hello"}]}
     with capture_app(service, off) as client:
-        answer = client.post(
-            "/api/v1/capture", json=body, headers={"Authorization": f"Bearer {token}"}
+        answer = client.post("/api/v1/capture", json=body, headers=headers)
+        later = client.post("/api/v1/capture", json=body | {"first_index": 7}, headers=headers)
+        context = client.post(
+            "/api/v1/context",
+            json={"session_id": "http-off", "event": "session_start"},
+            headers=headers,
         )
     assert answer.status_code == 202
-    assert answer.json()["capture"] == "off"
+    assert (answer.json()["capture"], answer.json()["next_index"]) == ("off", 0)
+    assert (later.json()["accepted"], later.json()["next_index"]) == (0, 7)
+    assert context.json()["capture"] == "off"
     assert turns_of(owner_pool, principal, "http-off") == []

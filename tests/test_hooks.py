@@ -47,7 +47,7 @@ from emergent_memory.hooks.autostart import default_start_command
 from emergent_memory.hooks.capture import MAX_CAPTURE_REQUESTS
 from emergent_memory.hooks.client import Server
 from emergent_memory.hooks.config import data_dir, hooks_file_path, user_config_dir, user_data_dir
-from emergent_memory.hooks.state import state_path
+from emergent_memory.hooks.state import state_path, unsent_counts, unsent_sessions
 from emergent_memory.hooks.transcript import (
     MAX_BATCH_BYTES,
     MAX_LINE_BYTES,
@@ -56,7 +56,7 @@ from emergent_memory.hooks.transcript import (
     read_batches,
 )
 from tests.fake_memory_server import FakeMemoryServer
-from tests.helpers import free_port
+from tests.helpers import free_port, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "emergent_memory"
@@ -163,6 +163,12 @@ class Hooks:
 
     def state(self, session: str = "session-1") -> dict[str, Any]:
         return json.loads(state_path(self.data, session).read_text())
+
+    def unsent(self) -> dict[str, list[str]]:
+        """The sessions waiting to be sent, by project."""
+        return {
+            project: unsent_sessions(self.data, project) for project in unsent_counts(self.data)
+        }
 
 
 @pytest.fixture
@@ -882,25 +888,83 @@ def test_a_refused_capture_is_sent_again(hooks: Hooks, server: FakeMemoryServer)
     assert "answered 503 (code503) to Stop" in hooks.log
 
 
-def test_after_capture_was_off_the_transcript_is_sent_again(
+def test_what_was_sent_while_capture_was_off_is_sent_once_it_is_on(
     hooks: Hooks, server: FakeMemoryServer
 ) -> None:
-    """While capture is off the server accepts (202) and stores nothing; once it is on, the
-    next messages leave a gap it refuses (400), and the hook sends the session again from its
-    start."""
+    """While capture is off the server answers 202 "off" and keeps nothing: the hook does not
+    count the turns as sent (the session waits in its project's backlog), and the first Stop
+    after capture is back sends them from the session's start."""
     lines = transcript_lines("tool_call")
     server.capture = "off"
     hooks.write_transcript(lines[:10])
     hooks.run("Stop")
-    assert hooks.state()["next_index"] == 3
+    assert (hooks.state()["offset"], hooks.state()["next_index"]) == (0, 0)
+    assert hooks.unsent() == {str(derived_project_id(hooks.project.resolve())): ["session-1"]}
+    assert "capture is off on the server" in hooks.log
     server.capture = "queued"
     hooks.write_transcript(lines)
     hooks.run("Stop")
-    assert hooks.state()["next_index"] == 0
-    assert "refused messages from index 3" in hooks.log
-    hooks.run("Stop")
     assert server.received["session-1"] == TOOL_CALL_MESSAGES
-    assert [r.body["first_index"] for r in server.api_requests("/api/v1/capture")] == [0, 3, 0]
+    assert [r.body["first_index"] for r in server.api_requests("/api/v1/capture")] == [0, 0]
+    assert hooks.unsent() == {}
+
+
+def test_capture_off_is_said_once_per_session(hooks: Hooks, server: FakeMemoryServer) -> None:
+    """The session start's context says capture is off, in one line inside the marker block
+    (so capture never reads it), once per session; not when capture is on."""
+    server.context, server.capture = CONTEXT, "off"
+    said = json.loads(hooks.run("SessionStart").stdout)
+    context = said["hookSpecificOutput"]["additionalContext"]
+    assert context == CONTEXT.removesuffix("</emergent-memory>") + (
+        f"{hook_run.CAPTURE_OFF_LINE}\n</emergent-memory>"
+    )
+    assert json.loads(hooks.run("SessionStart").stdout) == hook_output("SessionStart", CONTEXT)
+    server.context = ""  # nothing to inject: the line alone, in a block of its own
+    alone = json.loads(hooks.run("SessionStart", session="session-2").stdout)
+    assert alone == hook_output(
+        "SessionStart", f"<emergent-memory>\n{hook_run.CAPTURE_OFF_LINE}\n</emergent-memory>"
+    )
+    server.capture = "queued"
+    assert hooks.run("SessionStart", session="session-3").stdout == ""
+
+
+def test_a_session_left_unsent_is_sent_first_by_the_next_stop_of_its_project(
+    hooks: Hooks, server: FakeMemoryServer
+) -> None:
+    """A session whose Stop and SessionEnd found no server waits in its project's backlog; the
+    next Stop of another session of the project sends it (with final: it ended) before its own
+    turns."""
+    down = hooks.env | {"EMERGENT_MEMORY_HOOK_URL": f"http://127.0.0.1:{free_port()}"}
+    hooks.write_transcript(transcript_lines("tool_call"))
+    hooks.run("Stop", env=down)
+    hooks.run("SessionEnd", env=down)
+    assert list(hooks.unsent().values()) == [["session-1"]]
+    hooks.run("Stop", session="session-2")
+    earlier, own = server.api_requests("/api/v1/capture")
+    assert (earlier.body["session_id"], earlier.body["final"]) == ("session-1", True)
+    assert (own.body["session_id"], own.body["final"]) == ("session-2", False)
+    assert server.received["session-1"] == TOOL_CALL_MESSAGES
+    assert hooks.unsent() == {}
+
+
+def test_the_next_session_start_leaves_the_backlog_to_a_detached_run(
+    hooks: Hooks, server: FakeMemoryServer
+) -> None:
+    """SessionStart prints its context and leaves; a detached `hook Backlog` run sends the
+    project's waiting sessions. A session start that hears capture is off starts none."""
+    down = hooks.env | {"EMERGENT_MEMORY_HOOK_URL": f"http://127.0.0.1:{free_port()}"}
+    hooks.write_transcript(transcript_lines("tool_call"))
+    hooks.run("SessionEnd", env=down)
+    server.context, server.capture = CONTEXT, "off"
+    hooks.run("SessionStart", session="session-2")
+    server.capture = "queued"
+    started = hooks.run("SessionStart", session="session-3")
+    assert json.loads(started.stdout) == hook_output("SessionStart", CONTEXT)
+    wait_until(lambda: hooks.unsent() == {}, 60, "the backlog is sent")
+    [request] = server.api_requests("/api/v1/capture")  # none while capture was off
+    assert request.body["session_id"] == "session-1"
+    assert (request.body["messages"], request.body["final"]) == (TOOL_CALL_MESSAGES, True)
+    assert "INFO Backlog" in hooks.log
 
 
 def test_a_lost_state_file_costs_only_a_resend(hooks: Hooks, server: FakeMemoryServer) -> None:

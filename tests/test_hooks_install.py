@@ -28,8 +28,17 @@ from emergent_memory.cli import cli
 from emergent_memory.cli.hooks import hook_program
 from emergent_memory.hooks import run
 from emergent_memory.hooks.claude_settings import EVENTS, HOOK_TIMEOUTS, is_ours, with_our_hooks
+from emergent_memory.hooks.config import write_hooks_file
+from emergent_memory.hooks.state import mark_unsent, remember_capture
 from tests.embedders import EmbeddingServer
-from tests.helpers import client_for, free_port, running_http_server
+from tests.helpers import (
+    client_for,
+    fake_embedder_env,
+    free_port,
+    http_server_process,
+    running_http_server,
+    wait_until,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "data" / "claude_code"
@@ -386,6 +395,31 @@ def test_status_says_where_and_whether_the_server_answers(install: Installer) ->
     assert f"user     {install.home / '.claude' / 'settings.json'}: " in human.output
 
 
+def test_status_says_capture_is_off_and_what_waits_to_be_sent(install: Installer) -> None:
+    """What the hooks last heard of capture (for the hooks' URL), and the sessions whose
+    turns wait to be sent."""
+    url = f"http://127.0.0.1:{free_port()}"
+    assert install("install", "--scope", "user", "--url", url).exit_code == 0
+    data = Path(install.env["EMERGENT_MEMORY_DATA_DIR"] or "")
+    unknown = json.loads(install("status", "--json").output)
+    assert (unknown["capture"], unknown["unsent_sessions"]) == (None, 0)
+    remember_capture(data, url, "off")
+    for session in ("s-1", "s-2"):
+        mark_unsent(data, str(uuid.uuid4()), session)
+    status = json.loads(install("status", "--json").output)
+    assert (status["capture"], status["unsent_sessions"], status["unsent_projects"]) == (
+        "off",
+        2,
+        2,
+    )
+    human = install("status").output
+    assert "capture  off (the server has said so since " in human
+    assert "memories are saved only when the agent calls save_memory" in human
+    assert "unsent   2 session(s) of 2 project(s) wait to be sent" in human
+    other = json.loads(install("status", "--json", EMERGENT_MEMORY_HOOK_URL=url + "0").output)
+    assert other["capture"] is None  # what another server said is not this one's
+
+
 def test_the_docs_show_what_install_writes() -> None:
     text = (ROOT / "docs" / "clients.md").read_text()
     section = text.split("## Claude Code hooks\n")[1].split("\n## ")[0]
@@ -491,6 +525,59 @@ def test_installed_hooks_against_the_real_server(
     assert "automatic capture: on (gate claude-haiku-4-5, extractor claude-sonnet-4-6)" in (
         server.log
     )
+
+
+def test_a_session_that_ends_before_the_server_is_up_is_sent_by_the_next_start(
+    install: Installer, database_url: str, embedding_server: EmbeddingServer, tmp_path: Path
+) -> None:
+    """The first session starts while its server cannot start yet, and ends before it is up:
+    its Stop and SessionEnd find nothing listening. Once the real server runs on the hooks'
+    URL, the next session's SessionStart prints its context at once and a detached run sends
+    the first session's turns, whole and final, so the server stores and windows them."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    assert install("install", "--url", url).exit_code == 0
+    stored = install.hooks_file_content()
+    cannot_start = [sys.executable, "-c", "raise SystemExit(3)"]  # the server is not up yet
+    write_hooks_file(install.hooks_file, stored | {"start_command": cannot_start})
+    run = _hook_runner(install)
+    first = str(uuid.uuid4())
+    transcript = tmp_path / "transcript.jsonl"
+    transcript.write_text((FIXTURES / "tool_call.jsonl").read_text())
+    notice = json.loads(run("SessionStart", first))["hookSpecificOutput"]["additionalContext"]
+    assert "could not be started" in notice
+    assert run("Stop", first, transcript) == ""
+    assert run("SessionEnd", first, transcript) == ""
+    settings = {
+        "EMERGENT_MEMORY_DATABASE_URL": database_url,
+        "EMERGENT_MEMORY_ANTHROPIC_API_KEY": "sk-ant-test-not-a-key",
+        "EMERGENT_MEMORY_ANTHROPIC_BASE_URL": f"http://127.0.0.1:{free_port()}",
+        "EMERGENT_MEMORY_CAPTURE_DAILY_TOKEN_BUDGET": "0",  # no model is asked
+    }
+    with http_server_process(fake_embedder_env(embedding_server, **settings), port=port):
+        second = run("SessionStart", str(uuid.uuid4()))  # did not wait for the backlog
+        assert "could not be started" not in second
+        assert "capture is off" not in second
+
+        def sent() -> bool:
+            with psycopg.connect(database_url) as conn:
+                row = conn.execute(
+                    "SELECT count(*) FROM kb.capture_turns WHERE session_id = %s", (first,)
+                ).fetchone()
+            return row is not None and row[0] == 4
+
+        wait_until(sent, 60, "the first session's turns reach the server")
+    with psycopg.connect(database_url) as conn:
+        turns = conn.execute(
+            "SELECT turn_index, role FROM kb.capture_turns WHERE session_id = %s "
+            "ORDER BY turn_index",
+            (first,),
+        ).fetchall()
+        [window_end] = conn.execute(
+            "SELECT max(end_turn) FROM kb.capture_windows WHERE session_id = %s", (first,)
+        ).fetchone() or [None]
+    assert turns == [(0, "user"), (1, "tool"), (2, "tool"), (3, "assistant")]
+    assert window_end == 4  # sent with final: the session had ended
 
 
 def test_install_on_a_new_database(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import Field
 from starlette.requests import Request
@@ -60,6 +60,9 @@ class ContextService(Protocol):
 
 
 class Capture(Protocol):
+    @property
+    def enabled(self) -> bool: ...
+
     def enqueue(
         self,
         principal: Principal,
@@ -83,6 +86,13 @@ class ApiServices:
     browse: BrowseService
     duplicates: DuplicateService
     verify: VerifyService
+
+
+class SessionContext(ContextResult):
+    """The context answer: what to inject, and whether automatic capture is on (a client
+    says so in the session when it is off, and keeps what it would have sent)."""
+
+    capture: Literal["on", "off"]
 
 
 class _SessionInput(Input):
@@ -112,9 +122,9 @@ class CaptureRequest(_SessionInput):
 def session_endpoints(services: ApiServices) -> list[Endpoint[Any, Any]]:
     """The hooks' endpoints: what to inject into a session, and its conversation to capture."""
 
-    def context(call: Call[NoInput, ContextRequest]) -> ContextResult:
+    def context(call: Call[NoInput, ContextRequest]) -> SessionContext:
         body = call.body
-        return services.injection.context(
+        result = services.injection.context(
             in_project(call.principal, body.project_id),
             session_id=body.session_id,
             event=body.event,
@@ -123,6 +133,7 @@ def session_endpoints(services: ApiServices) -> list[Endpoint[Any, Any]]:
             prompt=body.prompt,
             budget_tokens=body.budget_tokens,
         )
+        return {**result, "capture": "on" if services.capture.enabled else "off"}
 
     def capture(call: Call[NoInput, CaptureRequest]) -> dict[str, Any]:
         body = call.body
@@ -142,7 +153,7 @@ def session_endpoints(services: ApiServices) -> list[Endpoint[Any, Any]]:
             "/context",
             "The memories to inject into a session, at its start or with a prompt",
             context,
-            ContextResult,
+            SessionContext,
             NoInput,
             ContextRequest,
             tags=("sessions",),

@@ -17,6 +17,7 @@ import os
 import shlex
 import shutil
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,7 @@ from emergent_memory.hooks.config import (
     read_hooks_file,
     write_hooks_file,
 )
+from emergent_memory.hooks.state import remembered_capture, unsent_counts
 from emergent_memory.settings import Settings
 
 # The scopes of the hooks' token: injection reads, capture writes, each in its session's
@@ -65,7 +67,8 @@ def hook(event: str) -> None:
     {"hookSpecificOutput": {"hookEventName", "additionalContext"}}; Stop, PreCompact and
     SessionEnd send the new part of the transcript for capture. Always exits 0, prints
     nothing else, and logs problems to <data dir>/logs/hooks.log. Installed by `hooks
-    install`.
+    install`. (`hook Backlog` is the run SessionStart starts detached to send the turns
+    that earlier runs left unsent; input {"project_id": ...}.)
     """
     from emergent_memory.hooks.run import main as run_hook
 
@@ -215,6 +218,45 @@ def hooks_install(
     )
 
 
+def _capture_status(settings: Settings, url: str) -> dict[str, Any]:
+    """What the server at `url` last told the hooks of capture ("on", "off"; None: no hook
+    has heard it yet) and since when, and the sessions whose turns wait to be sent."""
+    said = remembered_capture(settings.data_dir)
+    known = said is not None and said["url"] == url
+    since = said["since"] if known and said is not None else None
+    waiting = unsent_counts(settings.data_dir)
+    return {
+        "capture": said["capture"] if known and said is not None else None,
+        "capture_since": None
+        if not isinstance(since, int | float)
+        else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(since)),
+        "unsent_sessions": sum(waiting.values()),
+        "unsent_projects": len(waiting),
+    }
+
+
+def _capture_line(data: dict[str, Any]) -> str:
+    if data["capture"] == "off":
+        return (
+            f"off (the server has said so since {data['capture_since']}): memories are saved "
+            "only when the agent calls save_memory; the hooks keep the turns and send them "
+            "once capture is on"
+        )
+    if data["capture"] == "on":
+        return f"on (the server has said so since {data['capture_since']})"
+    return "not known yet (no hook has heard the server say)"
+
+
+def _unsent_line(data: dict[str, Any]) -> str:
+    sessions, projects = data["unsent_sessions"], data["unsent_projects"]
+    if not sessions:
+        return "none: every session's turns were sent"
+    return (
+        f"{sessions} session(s) of {projects} project(s) wait to be sent: the next session "
+        "start (capture on) or Stop in their project sends them"
+    )
+
+
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
@@ -274,7 +316,9 @@ def hooks_uninstall(scope: str, dry_run: bool) -> None:
 @click.pass_obj
 @reports_errors
 def hooks_status(settings: Settings, as_json: bool) -> None:
-    """Where the hooks are installed, the hooks file, whether the server answers, the logs."""
+    """Where the hooks are installed, the hooks file, whether the server answers, whether
+    capture is on (as the server last told the hooks), the turns waiting to be sent, the
+    logs."""
     environ = _environ(settings)
     hooks_file = hooks_file_path(environ)
     problem = None
@@ -306,6 +350,7 @@ def hooks_status(settings: Settings, as_json: bool) -> None:
         "url": url,
         "token": None if token is None else token[:12] + "...",
         "server_answering": answering,
+        **_capture_status(settings, url),
         "hooks_log": _text((stored or {}).get("log_file")) or str(default_log_file(environ)),
         "server_log": str(server_log_path(settings.data_dir)),
     }
@@ -320,6 +365,8 @@ def hooks_status(settings: Settings, as_json: bool) -> None:
             click.echo(f"problem: {problem}")
         click.echo(f"server   {url}: {'answering' if answering else 'not answering'}")
         click.echo(f"token    {data['token'] or 'none'}")
+        click.echo(f"capture  {_capture_line(data)}")
+        click.echo(f"unsent   {_unsent_line(data)}")
         click.echo(
             f"logs     {data['hooks_log']} (hooks), {data['server_log']} (a server the "
             "hooks started)"

@@ -7,6 +7,7 @@ spoken over a socket), dataclasses (plain classes with __slots__ instead of the 
 frozen dataclasses), typing (under TYPE_CHECKING only), uuid or hashlib (tests/test_hooks.py
 checks both lists; benchmarks/README.md section 8 has what each cost). `run.main` is the
 entry point; `config` finds the server and the token, `transcript` turns Claude Code's JSONL
-transcript into messages, `state` remembers how far a session was sent, `client` speaks
-HTTP, `autostart` starts a server that is not running.
+transcript into messages, `state` remembers how far a session was sent and which sessions
+wait to be sent, `capture` sends them, `client` speaks HTTP, `autostart` starts a server that
+is not running.
 """

@@ -4,6 +4,7 @@ The server is started detached (a session of its own, standard input from /dev/n
 output appended to `<data dir>/logs/server.log`), so it outlives the hook and Claude Code's
 timeout cannot kill it. A lock file and a marker of the last start keep two sessions that
 start at once from starting two servers. Then the hook waits a bounded time for /health.
+`spawn_detached` starts the run that sends a project's backlog the same way.
 """
 
 from __future__ import annotations
@@ -132,6 +133,33 @@ def _spawn(command: list[str], data_dir: Path) -> subprocess.Popen[bytes]:
         os.close(output)
     STARTED.append(process)
     return process
+
+
+def spawn_detached(
+    command: list[str], data_dir: Path, environ: Mapping[str, str], payload: bytes
+) -> int:
+    """Start `command` detached as the server is (a session of its own, in the data
+    directory, never holding the hook's output), `payload` on its standard input and its
+    output discarded; its pid. Raises OSError."""
+    data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    process = subprocess.Popen(  # noqa: S603 - our own hook command, no shell
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=data_dir,
+        env=dict(environ),
+        start_new_session=True,
+        close_fds=True,
+    )
+    STARTED.append(process)
+    assert process.stdin is not None
+    try:
+        process.stdin.write(payload)  # a few bytes: the pipe holds them at once
+        process.stdin.close()
+    except OSError:  # it ended already: its log says why
+        pass
+    return process.pid
 
 
 def _recent_start(marker: Path) -> bool:

@@ -7,6 +7,12 @@ nothing when there is nothing to add. Stop, PreCompact and SessionEnd send the p
 transcript not sent yet (POST /api/v1/capture) and print nothing (additionalContext on Stop
 would make the conversation go on).
 
+Turns the server did not take wait in the project's backlog (hooks/capture.py). When the
+context answer says capture is on and the project has a backlog, SessionStart starts
+`hook Backlog` detached once its output is written, so that the session's start never waits
+for it; that run sends the backlog within its own budget. When the answer says capture is
+off, the session's first SessionStart says so in the context, in one short line.
+
 Whatever happens (malformed input, no server, a slow or failing server, a bug) the hook
 exits 0, prints nothing but that JSON, and finishes within its event's time budget: a
 watchdog ends the process when the budget is spent. Problems go to the hooks' log file.
@@ -39,9 +45,12 @@ from emergent_memory.hooks.state import (
     SessionState,
     hooks_dir,
     load_state,
+    locked,
+    remember_capture,
     remove_stale_states,
     save_state,
     state_path,
+    unsent_sessions,
     write_atomically,
 )
 from emergent_memory.markers import MARKER_CLOSE, MARKER_OPEN
@@ -52,7 +61,10 @@ if TYPE_CHECKING:
     from typing import Any, BinaryIO, TextIO
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd")
+BACKLOG_EVENT = "Backlog"  # not Claude Code's: the detached run that sends a project's backlog
 CONTEXT_PATH = "/api/v1/context"
+# Said once per session, at its start, when the server answers that capture is off.
+CAPTURE_OFF_LINE = "Automatic capture is off: memories are saved only when you call save_memory."
 
 
 class Budget:
@@ -75,6 +87,9 @@ BUDGETS = {
     "PreCompact": Budget(total=8.0, request=2.0, stdin=0.5),
     "SessionEnd": Budget(total=1.2, request=1.0, stdin=0.2),
 }
+# The detached backlog run's: no one waits for it (capture.MAX_BACKLOG_REQUESTS bounds its
+# requests).
+BACKLOG_BUDGET = Budget(total=60.0, request=5.0, stdin=0.5)
 UNKNOWN_EVENT_BUDGET = Budget(total=1.0, request=1.0, stdin=0.2)
 WATCHDOG_GRACE = 0.3  # the watchdog ends the process this long after the budget
 AUTOSTART_WAIT = 5.0  # how long SessionStart waits for a server it (or another) started
@@ -97,7 +112,7 @@ def main(
     """Run the hook for argv[0] (the event); always returns 0."""
     started = time.monotonic()
     event = argv[0] if argv else ""
-    budget = BUDGETS.get(event, UNKNOWN_EVENT_BUDGET)
+    budget = BACKLOG_BUDGET if event == BACKLOG_EVENT else BUDGETS.get(event, UNKNOWN_EVENT_BUDGET)
     if watchdog:
         _start_watchdog(budget.total + WATCHDOG_GRACE)
     environ = os.environ if environ is None else environ
@@ -117,6 +132,10 @@ def main(
             stdout.flush()
         except (OSError, ValueError) as error:  # a closed pipe, a closed stream
             run.log.error(f"the hook's output could not be written ({type(error).__name__})")
+    try:
+        run.after_output()
+    except Exception as error:
+        run.log.error(f"internal error: {type(error).__name__} at {error_location(error)}")
     return 0
 
 
@@ -148,12 +167,14 @@ class HookRun:
         self.session_id = ""
         self.payload: dict[str, Any] = {}
         self.problem = ""  # why the hooks cannot work, for the session start's notice
+        self.capture: str | None = None  # "on" or "off", as the context answer said
+        self.backlog_project: str | None = None  # whose backlog to send once output is out
 
     def left(self) -> float:
         return self.deadline - time.monotonic()
 
     def execute(self, stdin: BinaryIO) -> str:
-        if self.event not in EVENTS:
+        if self.event not in EVENTS and self.event != BACKLOG_EVENT:
             self.log.warning(f"unknown hook event {self.event[:40]!r}; nothing done")
             return ""
         raw = read_input(stdin, min(self.budget.stdin, self.left()))
@@ -166,6 +187,10 @@ class HookRun:
             payload = None
         if not isinstance(payload, dict):
             self.log.warning(f"the hook input is not a JSON object ({len(raw)} bytes); ignored")
+            return ""
+        if self.event == BACKLOG_EVENT:
+            self.payload = payload
+            self.send_backlog()
             return ""
         session_id = payload.get("session_id")
         if not isinstance(session_id, str) or not 1 <= len(session_id) <= 200:
@@ -269,8 +294,60 @@ class HookRun:
         if context is None and notice and not state.notice_shown:
             state.notice_shown = True
             context = f"{MARKER_OPEN}\n{notice}\n{MARKER_CLOSE}"
+        if self.capture is not None:
+            self.note_capture(self.capture)
+        if self.capture == "off" and not state.capture_off_said:
+            state.capture_off_said = True
+            context = with_line(context, CAPTURE_OFF_LINE)
+        if self.capture == "on" and unsent_sessions(self.config.data_dir, project):
+            self.backlog_project = project  # sent by a detached run, once the output is out
         self.save(path, state)
         return self._output(context)
+
+    def note_capture(self, capture: str) -> None:
+        """Keep what the server said of capture ("on" or "off") for `hooks status` and the
+        next runs."""
+        assert self.config is not None
+        try:
+            remember_capture(self.config.data_dir, self.config.url, capture)
+        except OSError as error:
+            self.log.warning(f"cannot note what the server said of capture: {error.strerror}")
+
+    def after_output(self) -> None:
+        """What a run does once its output is written: SessionStart starts the detached run
+        that sends the project's backlog (no session's start waits for it)."""
+        if self.backlog_project is None or self.config is None:
+            return
+        from emergent_memory.hooks import autostart
+
+        command = [sys.executable, "-m", "emergent_memory", "hook", BACKLOG_EVENT]
+        payload = json.dumps({"project_id": self.backlog_project}).encode()
+        try:
+            pid = autostart.spawn_detached(command, self.config.data_dir, self.environ, payload)
+        except OSError as error:
+            self.log.warning(f"cannot start the run that sends the backlog: {error.strerror}")
+            return
+        self.log.info(f"sending the project's unsent turns in the background (pid {pid})")
+
+    def send_backlog(self) -> None:
+        """The detached run (`hook Backlog`, input {"project_id"}): send the project's
+        backlog; one such run per project at a time."""
+        try:
+            project = canonical_uuid(str(self.payload.get("project_id")))
+        except ValueError:
+            self.log.warning("the backlog run's input has no valid project_id; nothing sent")
+            return
+        if not self._configure():
+            return
+        assert self.config is not None
+        from emergent_memory.hooks.capture import MAX_BACKLOG_REQUESTS, TranscriptCapture
+
+        lock = hooks_dir(self.config.data_dir) / "locks" / f"backlog-{project}.lock"
+        with locked(lock, wait=0) as have:
+            if not have:
+                self.log.info("another run is sending this project's backlog; left to it")
+                return
+            TranscriptCapture(self).send_backlog(project, MAX_BACKLOG_REQUESTS[BACKLOG_EVENT])
 
     def _context_with_autostart(self, body: dict[str, Any]) -> tuple[str | None, str]:
         """The context, or None and a notice for the user when there is none to be had."""
@@ -363,6 +440,8 @@ class HookRun:
         if answer.status != 200:
             raise _Refused(self.refusal(answer))
         context = answer.body.get("context") if isinstance(answer.body, dict) else None
+        capture = answer.body.get("capture") if isinstance(answer.body, dict) else None
+        self.capture = capture if capture in ("on", "off") else None
         if not isinstance(context, str):
             self.log.warning("the server's context answer has no context string")
             raise _Refused("")
@@ -409,6 +488,16 @@ class HookRun:
             save_state(path, state)
         except OSError as error:
             self.log.warning(f"cannot save the session's state in {path}: {error.strerror}")
+
+
+def with_line(context: str | None, line: str) -> str:
+    """The context with one more line inside its last marker block (in a block of its own
+    when it has none)."""
+    if context and context.rstrip().endswith(MARKER_CLOSE):
+        head = context.rstrip()[: -len(MARKER_CLOSE)].rstrip("\n")
+        return f"{head}\n{line}\n{MARKER_CLOSE}"
+    block = f"{MARKER_OPEN}\n{line}\n{MARKER_CLOSE}"
+    return f"{context}\n{block}" if context else block
 
 
 class _Refused(Exception):

@@ -1,8 +1,13 @@
-"""What the hooks remember between runs: per session, how far its transcript was sent.
+"""What the hooks remember between runs: per session, how far its transcript was sent; per
+project, the sessions whose turns still wait to be sent; what the server last said of capture.
 
 One small JSON file per session in `<data dir>/hooks/sessions/`, named by a hash of the
 session id, written atomically (a temporary file renamed over it). Losing it costs only a
-resend: the server drops message indices it already has. Locks (`locked`) keep two runs of
+resend: the server drops message indices it already has. A session whose turns were left
+unsent (no server, an error answer, capture off, out of time) has a marker holding its id in
+`<data dir>/hooks/unsent/<project id>/` until they are sent, so that a later run of any
+session of the project sends them. `capture.json` holds the last "on" or "off" the server
+answered (for the session start's line and `hooks status`). Locks (`locked`) keep two runs of
 one session, or two sessions starting the server, from racing.
 """
 
@@ -32,7 +37,16 @@ class SessionState:
     """One session's state (a plain class: dataclasses would cost every hook several ms to
     import)."""
 
-    __slots__ = ("next_index", "notice_shown", "offset", "project_dir", "project_id", "transcript")
+    __slots__ = (
+        "capture_off_said",
+        "ended",
+        "next_index",
+        "notice_shown",
+        "offset",
+        "project_dir",
+        "project_id",
+        "transcript",
+    )
 
     def __init__(
         self,
@@ -43,6 +57,8 @@ class SessionState:
         notice_shown: bool = False,
         project_dir: str | None = None,
         project_id: str | None = None,
+        ended: bool = False,
+        capture_off_said: bool = False,
     ) -> None:
         self.transcript = transcript  # the transcript path the offset belongs to
         self.offset = offset  # bytes of the transcript already sent (always at a line's end)
@@ -50,6 +66,8 @@ class SessionState:
         self.notice_shown = notice_shown  # the "server is not running" notice was injected
         self.project_dir = project_dir  # the directory the project id below was derived from
         self.project_id = project_id
+        self.ended = ended  # SessionEnd ran: its unsent turns are sent with final
+        self.capture_off_said = capture_off_said  # the "capture is off" line was injected
 
     def as_dict(self) -> dict[str, object]:
         """The state as saved, its fields in the order above."""
@@ -60,6 +78,8 @@ class SessionState:
             "notice_shown": self.notice_shown,
             "project_dir": self.project_dir,
             "project_id": self.project_id,
+            "ended": self.ended,
+            "capture_off_said": self.capture_off_said,
         }
 
 
@@ -92,6 +112,8 @@ def load_state(path: Path) -> SessionState:
         notice_shown=data.get("notice_shown") is True,
         project_dir=_text(data.get("project_dir")),
         project_id=_text(data.get("project_id")),
+        ended=data.get("ended") is True,
+        capture_off_said=data.get("capture_off_said") is True,
     )
 
 
@@ -174,13 +196,14 @@ class locked:  # lower case as contextlib.suppress: `with locked(path, wait) as 
 
 
 def remove_stale_states(data_dir: Path, now: float | None = None) -> int:
-    """Remove the state files of sessions untouched for STATE_MAX_AGE_SECONDS."""
+    """Remove the state files of sessions untouched for STATE_MAX_AGE_SECONDS, and the
+    unsent markers of sessions that have no state file left."""
     now = time.time() if now is None else now
     removed = 0
     try:
         entries = list(os.scandir(hooks_dir(data_dir) / "sessions"))
     except OSError:
-        return 0
+        entries = []
     for entry in entries:
         try:
             if now - entry.stat().st_mtime > STATE_MAX_AGE_SECONDS:
@@ -188,4 +211,101 @@ def remove_stale_states(data_dir: Path, now: float | None = None) -> int:
                 removed += 1
         except OSError:
             continue
+    for project in _listing(unsent_dir(data_dir)):
+        for marker in _listing(Path(project.path)):
+            if not (hooks_dir(data_dir) / "sessions" / f"{marker.name}.json").exists():
+                _unlink(Path(marker.path))
     return removed
+
+
+# -- sessions whose turns wait to be sent ---------------------------------------------------------
+
+
+def unsent_dir(data_dir: Path) -> Path:
+    return hooks_dir(data_dir) / "unsent"
+
+
+def _marker(data_dir: Path, project: str, session_id: str) -> Path:
+    return unsent_dir(data_dir) / project / text_digest(session_id)
+
+
+def mark_unsent(data_dir: Path, project: str, session_id: str) -> None:
+    """Put the session in its project's backlog (kept where it was when it is there already,
+    so that the backlog is sent oldest first). Raises OSError."""
+    marker = _marker(data_dir, project, session_id)
+    if not marker.exists():
+        write_atomically(marker, session_id.encode("utf-8", "surrogatepass"))
+
+
+def mark_sent(data_dir: Path, project: str, session_id: str) -> None:
+    """Take the session out of its project's backlog."""
+    _unlink(_marker(data_dir, project, session_id))
+
+
+def unsent_sessions(data_dir: Path, project: str) -> list[str]:
+    """The ids of the project's sessions whose turns wait to be sent, oldest first."""
+    found: list[tuple[float, str]] = []
+    for marker in _listing(unsent_dir(data_dir) / project):
+        try:
+            session_id = Path(marker.path).read_bytes().decode("utf-8", "surrogatepass")
+            found.append((marker.stat().st_mtime, session_id))
+        except (OSError, ValueError):
+            continue
+    return [session_id for _, session_id in sorted(found)]
+
+
+def unsent_counts(data_dir: Path) -> dict[str, int]:
+    """How many sessions wait to be sent, by project id."""
+    counts = {}
+    for project in _listing(unsent_dir(data_dir)):
+        waiting = sum(1 for marker in _listing(Path(project.path)) if marker.is_file())
+        if waiting:
+            counts[project.name] = waiting
+    return counts
+
+
+def _listing(folder: Path) -> list[os.DirEntry[str]]:
+    """The folder's entries without the temporary files of atomic writes (none when it
+    cannot be read)."""
+    try:
+        return [entry for entry in os.scandir(folder) if not entry.name.startswith(".")]
+    except OSError:
+        return []
+
+
+def _unlink(path: Path) -> None:
+    try:  # noqa: SIM105 - contextlib would be imported for this alone
+        path.unlink()
+    except OSError:
+        pass
+
+
+# -- what the server last said of capture ---------------------------------------------------------
+
+
+def capture_path(data_dir: Path) -> Path:
+    return hooks_dir(data_dir) / "capture.json"
+
+
+def remember_capture(data_dir: Path, url: str, capture: str) -> None:
+    """Keep what the server at `url` answered of capture ("on" or "off"), and since when;
+    written only when it changes. Raises OSError."""
+    known = remembered_capture(data_dir)
+    if known is not None and (known["url"], known["capture"]) == (url, capture):
+        return
+    said = {"capture": capture, "url": url, "since": time.time()}
+    write_atomically(capture_path(data_dir), json.dumps(said).encode())
+
+
+def remembered_capture(data_dir: Path) -> dict[str, object] | None:
+    """{"capture": "on" or "off", "url", "since": seconds since the epoch}, or None when no
+    hook has heard it (or the file is unreadable)."""
+    try:
+        said = json.loads(capture_path(data_dir).read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(said, dict) or said.get("capture") not in ("on", "off"):
+        return None
+    if not isinstance(said.get("url"), str) or not isinstance(said.get("since"), int | float):
+        return None
+    return said

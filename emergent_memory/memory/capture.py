@@ -4,7 +4,9 @@
 (cleaned first: memory/capture_text.py; a secret is never stored, not even in the queue) and
 cuts them into windows for the capture worker (memory/capture_worker.py), which asks the gate
 and extractor models and saves through `MemoryService.save`. Capture is off until an Anthropic
-API key is configured: then `enqueue` checks its input and stores nothing.
+API key is configured: then `enqueue` checks its input, stores nothing, and acknowledges
+nothing (its receipt says "off", with nothing received), so a client keeps what it sent and
+sends it again once capture is on.
 
 `dry_run` runs the same models on a conversation and says what would be saved, storing
 nothing (memory/capture_dry_run.py); memory/capture_admin.py is the operator's view of the
@@ -63,7 +65,9 @@ class CapturedMessage:
 class CaptureReceipt(TypedDict):
     """What `enqueue` did: `accepted` new turns stored, `already_received` ones the server had,
     `next_index` the index the next message of the session will have, `windows_queued` new
-    windows for the worker; `capture` "off" when nothing is stored."""
+    windows for the worker; `capture` "off" when nothing is stored: then nothing counts as
+    received, and `next_index` is the index the request started at (0 without one), where a
+    client sends from again once capture is on."""
 
     capture: Literal["queued", "off"]
     accepted: int
@@ -171,7 +175,7 @@ class CaptureService:
                 "capture": "off",
                 "accepted": 0,
                 "already_received": 0,
-                "next_index": (start or 0) + len(checked),
+                "next_index": start or 0,  # nothing was received: send these again
                 "windows_queued": 0,
             }
         # cleaned before the transaction, which holds the session's row (the secret scan of a
