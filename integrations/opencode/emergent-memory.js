@@ -330,6 +330,11 @@ export const EmergentMemoryPlugin = async (input) => {
       log.write("warn", `capture: the server answered ${answer.status} (${apiCode(answer)})`);
       return false;
     }
+    if (answer.data?.capture === "off") {
+      // the server took nothing: the messages wait until capture is on (an Anthropic key)
+      log.once("info", "capture: automatic capture is off on the server; the messages wait");
+      return false;
+    }
     return true;
   }
 

@@ -294,6 +294,31 @@ test("messages the server did not accept (503) are sent again on the next idle",
   ]);
 });
 
+test("messages sent while capture is off are kept and sent again once it is on", async () => {
+  const { client, messages } = fakeOpenCode();
+  messages.ses_off = firstTurn("ses_off");
+  const hooks = await makePlugin({ server, folder: temp.folder, client });
+  server.respond = (request) => ({
+    status: 202,
+    body: {
+      capture: "off",
+      accepted: 0,
+      already_received: 0,
+      next_index: request.body.first_index ?? 0,
+      windows_queued: 0,
+    },
+  });
+  await hooks.event(idle("ses_off"));
+  server.respond = () => ({});
+
+  await hooks.event(idle("ses_off"));
+
+  const sent = server.of("/api/v1/capture").map((request) => request.body);
+  assert.equal(sent.length, 2);
+  assert.equal(sent[1].first_index, 0);
+  assert.deepEqual(sent[1].messages, sent[0].messages);
+});
+
 test("a server that is down keeps the messages for the next idle", async () => {
   const later = await fakeServer();
   await later.close(); // nothing listens at its address now
