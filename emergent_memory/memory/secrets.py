@@ -2706,12 +2706,6 @@ _LOGIN_PAIR_NEEDS = (
     "u/p",
     " pass ",
 )
-# Where a bare login pair may be: a name, then " / ", "/" or ":" and a character.
-_LOGIN_PAIR_SEPARATOR = re.compile(r"[\w.@+-](?:[ \t]/[ \t]|[/:][^\s/])")
-
-
-def _login_pair_separator(text: str) -> object:
-    return _LOGIN_PAIR_SEPARATOR.search(text)
 
 
 def _colons(text: str) -> bool:
@@ -2745,7 +2739,11 @@ _RULES: tuple[_Rule, ...] = (
     _rule("BitLocker recovery key", _BITLOCKER_RECOVERY_KEY, _unchecked, gate=_dashes),
     _rule("card security code", _CARD_SECURITY_CODE, _card_security_code, needs=_CARD_CODE_NEEDS),
     _rule(
-        "card security code", _CODE_AFTER_EXPIRY, _code_after_expiry, gate=_THIRTEEN_DIGITS.search
+        "card security code",
+        _CODE_AFTER_EXPIRY,
+        _code_after_expiry,
+        needs=("/",),
+        gate=_THIRTEEN_DIGITS.search,
     ),
     _Rule(_US_TAXPAYER_NUMBER, _us_taxpayer_number, gate=_NINE_DIGITS.search),
     _rule("2FA recovery code list", _RECOVERY_CODES, _recovery_codes, needs=("code",)),
@@ -2859,7 +2857,7 @@ _RULES: tuple[_Rule, ...] = (
         needs=_LOGIN_PAIR_NEEDS,
     ),
     _rule("password in prose", _LOG_IN_WITH, _password_in_prose, needs=("log", "sign")),
-    _rule("password in prose", _BARE_LOGIN_PAIR, _bare_login_pair, gate=_login_pair_separator),
+    _rule("password in prose", _BARE_LOGIN_PAIR, _bare_login_pair, needs=("/", ":")),
     _Rule(_PASSWORD_WITHOUT_VERB, _prose_password, needs=("pass",)),
     _rule(
         "password in prose", _PLAIN_WORD_PASSWORD, _plain_word_password, needs=_PROSE_PASSWORD_NEEDS
