@@ -1318,13 +1318,14 @@ _LOGIN_PAIR = re.compile(
     rf"""
     | (?<![\w-])(?:creds|credentials|login)(?:[ \t]*+:)?[ \t]++{_USER}[ \t]++
       (?P<secret4>{_BARE_VALUE})(?=[ \t]*+(?:$|[.,;)(\n]))
-    """
-    # "... and the pass is S3cret!": "pass" as a noun, after a determiner
-    rf"""
-    | (?<![\w-])(?:the|my|its|his|her|their|our|your)[ \t]++pass[ \t]++(?:is|was)(?![\w-])
-      [ \t]*+:?[ \t]*+(?P<secret5>{_BARE_VALUE})
     """,
     re.VERBOSE | re.IGNORECASE,
+)
+# "... and the pass is S3cret!": "pass" as a noun, after a determiner.
+_THE_PASS_IS = re.compile(
+    rf"(?<![\w-])(?:the|my|its|his|her|their|our|your)[ \t]++pass[ \t]++(?:is|was)(?![\w-])"
+    rf"[ \t]*+:?[ \t]*+(?P<secret>{_BARE_VALUE})",
+    re.IGNORECASE,
 )
 # A user and a password with no word for either: "admin / Winter2024!", "root:Toor#123",
 # "ops@acme.dev / Gr4fana#Stg"; judged in _bare_login_pair.
@@ -2671,14 +2672,18 @@ _CARD_CODE_NEEDS = (
     "card",
     "cid",
     "csc",
-    "code",
+    "security",
+    "sec code",
+    "on the back",
     "kartenpr",
     "cryptogramme",
-    "digit",
     "prüfnummer",
     "pruefnummer",
     "sicherheitscode",
     "digo de",
+    "code de",
+    "beveiligingscode",
+    "verificatiecode",
 )
 # What every US SSN or ITIN holds: nine digits, in groups of three, two and four.
 _NINE_DIGITS = re.compile(r"[0-9]{3}[ -]?[0-9]{2}[ -]?[0-9]{4}")
@@ -2704,7 +2709,6 @@ _LOGIN_PAIR_NEEDS = (
     "anmeldedaten",
     "inloggegevens",
     "u/p",
-    " pass ",
 )
 
 
@@ -2857,6 +2861,7 @@ _RULES: tuple[_Rule, ...] = (
         needs=_LOGIN_PAIR_NEEDS,
     ),
     _rule("password in prose", _LOG_IN_WITH, _password_in_prose, needs=("log", "sign")),
+    _rule("password in prose", _THE_PASS_IS, _password_in_prose, needs=(" pass is", " pass was")),
     _rule("password in prose", _BARE_LOGIN_PAIR, _bare_login_pair, needs=("/", ":")),
     _Rule(_PASSWORD_WITHOUT_VERB, _prose_password, needs=("pass",)),
     _rule(
