@@ -53,8 +53,8 @@ the most specific kind wins (`GITHUB_TOKEN=ghp_...` is a "GitHub token", not an 
   follows the number (an ITIN starts with 9, its middle digits 50-65, 70-88, 90-92 or 94-99).
   Numbers never issued (area 000, 666 or 9xx, group 00, serial 0000), the SSA's public
   examples (078-05-1120, 219-09-9999, 987-65-4320 to 4329), masked ones (`***-**-6789`), a
-  dashed number named as something else (an order, a part, a lot, a phone) or shaped like a
-  day, a month and a year (202-11-2024), and phone numbers, ISBNs, dates, versions and nine
+  dashed number named as something else (an order, a part, a lot, a phone) or ending in a
+  month and a year (202-11-2024), and phone numbers, ISBNs, dates, versions and nine
   digits without the name are not;
 - 2FA material: recovery or backup code lists ("GitHub 2FA recovery codes: 4f2a1-9c8e3 ...",
   "backup codes: 8142 0937, ..."), TOTP seeds in base32, grouped by four or not, after "2FA
@@ -1343,10 +1343,10 @@ _ACCOUNT_NAMES = frozenset(_ACCOUNT_NAMES_TEXT.split())
 _USER_NAME_SHAPE = re.compile(r"^[a-z][a-z0-9._-]{0,31}$")
 _MIN_PAIR_PASSWORD = 6  # after a system account and " / ": "guest / guest2024"
 _MIN_STRONG_PASSWORD = 8  # after any other name, or right after "/" or ":"
-# What a value with a symbol may be instead of a password: an issue (acme/api#1234), a pinned
-# version (actions/checkout@v4).
 # A word after a number that makes it a count ("100000 users"), not a password ("123456 for").
 _NOUN_AFTER_NUMBER = re.compile(r"[ \t]++(?!(?:for|to|on|at|in|and|or|but|until)(?![\w-]))[A-Za-z]")
+# What a value with a symbol may be instead of a password: an issue (acme/api#1234), a pinned
+# version (actions/checkout@v4).
 _REFERENCE_WITH_SYMBOL = re.compile(r"^[A-Za-z][\w.-]*(?:#[0-9]+|@v?[0-9][\w.]*)$")
 
 
@@ -2091,6 +2091,9 @@ _PUBLIC_SSNS = frozenset({"078051120", "219099999", *(f"98765432{n}" for n in ra
 
 
 def _us_taxpayer_number(match: re.Match[str]) -> _Found | None:
+    """An SSN or an ITIN, as its digits say, of the ranges ever issued; with spaces or none
+    only after its name, and with dashes unless it is named as something else or ends in a
+    month and a year."""
     area, group, serial = (int(match.group(name)) for name in ("area", "group", "serial"))
     digits = match.group("area") + match.group("group") + match.group("serial")
     if group == 0 or serial == 0 or digits in _PUBLIC_SSNS:
@@ -2105,7 +2108,7 @@ def _us_taxpayer_number(match: re.Match[str]) -> _Found | None:
     named = _TAXPAYER_NUMBER_NAME.search(text, max(0, start - 60), start)
     if named is None and (
         match.group("separator") != "-"
-        or (group <= 12 and 1900 <= serial <= 2099)  # 202-11-2024: a day, a month and a year
+        or (group <= 12 and 1900 <= serial <= 2099)  # 202-11-2024: ends in a month and a year
         or _NOT_A_TAXPAYER_NUMBER_BEFORE.search(text, max(0, start - 30), start)
     ):
         return None
