@@ -1309,6 +1309,11 @@ _LOGIN_PAIR = re.compile(
     | (?<![\w-])(?:{_USER_WORD})[ \t]*+[:=]?[ \t]*+{_USER}[ \t]*+[,;/]?[ \t]*+
       (?:{_LOGIN_NOUN_AFTER_USER})(?:[ \t]*+[:=])?[ \t]++(?P<secret2>{_BARE_VALUE})
     """
+    # "U: admin P: S3cret!"
+    rf"""
+    | (?<![\w-])u[ \t]*+:[ \t]*+{_USER}[ \t]*+[,;/]?[ \t]*+p[ \t]*+:[ \t]*+
+      (?P<secret5>{_BARE_VALUE})
+    """
     # "basic auth staging:S3cret!"
     rf"""
     | (?<![\w-])(?:basic|http)[ \t]++auth(?:entication)?[ \t]++(?:with[ \t]++)?["'`]?
@@ -1328,10 +1333,12 @@ _THE_PASS_IS = re.compile(
     re.IGNORECASE,
 )
 # A user and a password with no word for either: "admin / Winter2024!", "root:Toor#123",
-# "ops@acme.dev / Gr4fana#Stg"; judged in _bare_login_pair.
+# "ops@acme.dev / Gr4fana#Stg", "| admin | Adm1n!Lobby |"; judged in _bare_login_pair.
 _BARE_LOGIN_PAIR = re.compile(
     r"(?<![\w./:@+#*-])(?P<user>[A-Za-z][\w.@+-]{0,63}+)"
-    r"(?P<separator>[ \t]++/[ \t]++|/|:)(?P<secret>[^\s\"'`/]{4,101}+)"
+    # the value is looked ahead at, not taken: it may be the user of the next pair (a table's
+    # "| router | admin | Rtr#2291x |")
+    r"(?P<separator>[ \t]++[/|][ \t]++|/|:)(?=(?P<secret>[^\s\"'`/|]{4,101}+))"
 )
 # Names of accounts that come with a system (and "user"): after one of them, "/" or ":" and a
 # value that looks like a password are a login pair.
@@ -1560,17 +1567,17 @@ def _bare_login_pair(match: re.Match[str]) -> _Span | None:
     """A user and a password with no word for either. After a system account ("admin",
     "root", "guest", ...) or an email address and " / ", a value that looks like a password
     and has six characters or more ("guest / guest2024"); right after such a user and "/" or
-    ":", or after any other lower case user name and " / ", only a strong password
-    ("admin/J3nk!ns2024", "root:Toor#123", "jdoe / Vend0r#Portal8"). So "linux/amd64",
-    "postgres:16-alpine", "actions/checkout@v4", "acme / api#1234", "MySQL8 / PostgreSQL16"
-    and "admin / settings" are not pairs."""
+    ":" or in a table's next cell, or after any other lower case user name and " / ", only a
+    strong password ("admin/J3nk!ns2024", "root:Toor#123", "| admin | Adm1n!Lobby |", "jdoe /
+    Vend0r#Portal8"). So "linux/amd64", "postgres:16-alpine", "actions/checkout@v4", "acme /
+    api#1234", "MySQL8 / PostgreSQL16" and "admin / settings" are not pairs."""
     user, separator = match.group("user"), match.group("separator")
     value = _trim_bare_value(match.group("secret").rstrip(",;)"))
     if not _is_password_like(value, quoted=False):
         return None
     known = user.lower() in _ACCOUNT_NAMES or _EMAIL.match(user) is not None
     span = _span(match.start("secret"), value)
-    if separator.strip() == separator:  # "user/password", "user:password"
+    if separator == "/" or separator.strip() != "/":  # "admin/pw", "admin:pw", "| admin | pw |"
         return span if known and _is_strong_password(value) else None
     if known:
         if value.isdigit() and _NOUN_AFTER_NUMBER.match(match.string, span[1]):
@@ -1992,13 +1999,14 @@ def _card_number(match: re.Match[str]) -> _Span | None:
 # alone; names other things share ("CID" is also a customer or a content id, "CSC", "security
 # code") need a card in the sentence, or three digits after "security code".
 _CARD_CODE_NAME = r"""
-    cvv2?|cvc2?|cvn2?|cav2|cvd|card[ \t]++(?:verification|validation|security)[ \t]++
-      (?:value|code|number)|card[ \t]++code|kartenpr(?:ü|ue)f(?:nummer|ziffer|code)
+    (?:cvv2?|cvc2?|cvn2?|cav2|cvd)(?:[ \t]++(?:code|number|no\.?))?
+    |card[ \t]++(?:verification|validation|security)[ \t]++(?:value|code|number)|card[ \t]++code
+    |kartenpr(?:ü|ue)f(?:nummer|ziffer|code)
     |cryptogramme(?:[ \t]++visuel)?|(?:[34]|three|four)[ \t-]digits?(?:[ \t]++code)?[ \t]++
       on[ \t]++the[ \t]++back|code[ \t]++on[ \t]++the[ \t]++back
 """
 _SHARED_CODE_NAME = r"""
-    cid|csc|(?:card[ \t]++)?security[ \t]++code|sec[ \t]++code|sicherheitscode|pr(?:ü|ue)fnummer
+    cid|csc|(?:card[ \t]++)?security[ \t]++code|sec\.?[ \t]++code|sicherheitscode|pr(?:ü|ue)fnummer
     |c(?:ó|o)digo[ \t]++de[ \t]++(?:seguridad|seguran(?:ç|c)a|verificaci(?:ó|o)n)
     |code[ \t]++de[ \t]++s(?:é|e)curit(?:é|e)|beveiligingscode|verificatiecode
 """
@@ -2074,7 +2082,7 @@ _TAXPAYER_NUMBER_NAME = re.compile(
       |(?:us-?)?sozialversicherungsnummer)
     (?:[ \t]*+\([^()\n]{1,20}\))?
     (?:[ \t]++(?:for|of|von|de|du|del|da|do|van)[ \t]++[\w.'\u2019-]{1,30}+)?
-    ["']?[ \t]*+(?:(?:is|was|are|es|est|ist|é)(?![\w-])[ \t]*+:?|[:=\#]|->)?[ \t]*+["']?$
+    ["']?[ \t]*+(?:(?:is|was|are|es|est|ist|é)(?![\w-])[ \t]*+:?|[:=\#]|->|-)?[ \t]*+["']?$
     """,
     re.VERBOSE | re.IGNORECASE,
 )
@@ -2677,6 +2685,7 @@ _CARD_CODE_NEEDS = (
     "csc",
     "security",
     "sec code",
+    "sec. code",
     "on the back",
     "kartenpr",
     "cryptogramme",
@@ -2712,6 +2721,7 @@ _LOGIN_PAIR_NEEDS = (
     "anmeldedaten",
     "inloggegevens",
     "u/p",
+    "u:",
 )
 
 
@@ -2865,7 +2875,7 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _rule("password in prose", _LOG_IN_WITH, _password_in_prose, needs=("log", "sign")),
     _rule("password in prose", _THE_PASS_IS, _password_in_prose, needs=(" pass is", " pass was")),
-    _rule("password in prose", _BARE_LOGIN_PAIR, _bare_login_pair, needs=("/", ":")),
+    _rule("password in prose", _BARE_LOGIN_PAIR, _bare_login_pair, needs=("/", ":", " | ")),
     _Rule(_PASSWORD_WITHOUT_VERB, _prose_password, needs=("pass",)),
     _rule(
         "password in prose", _PLAIN_WORD_PASSWORD, _plain_word_password, needs=_PROSE_PASSWORD_NEEDS
