@@ -91,25 +91,25 @@ the most specific kind wins (`GITHUB_TOKEN=ghp_...` is a "GitHub token", not an 
   password for the NAS is Winter2024!", 'the password for the "Ops" vault is ...', "the vault
   password file contains: ...", "the Wi-Fi key is ...", "Password: Tr0ub4dor&3 (staging)", "the
   login is admin / S3cret!", "the basic auth for staging is user / S3cret!", "user admin, pass
-  S3cret!", "login: admin  pw S3cret!", "u/p: admin / S3cret!", "... and the pass is S3cret!",
-  the same with the words of German, French, Spanish, Portuguese and Dutch ("Zugangsdaten:
-  admin / S3cret!", "Benutzer admin, Kennwort S3cret!", "utilisateur admin, mdp S3cret!",
-  "usuario admin clave S3cret!", "gebruiker admin wachtwoord S3cret!"), with a value that
-  looks like a password (letters with digits or symbols, six or more digits, or a quoted
+  S3cret!", "login: admin  pw S3cret!", "u/p: admin / S3cret!", "U: admin P: S3cret!", "... and
+  the pass is S3cret!", the same with the words of German, French, Spanish, Portuguese and Dutch
+  ("Zugangsdaten: admin / S3cret!", "Benutzer admin, Kennwort S3cret!", "utilisateur admin, mdp
+  S3cret!", "usuario admin clave S3cret!", "gebruiker admin wachtwoord S3cret!"), with a value
+  that looks like a password (letters with digits or symbols, six or more digits, or a quoted
   value); also one plain word ending the clause ("my password is letmein", "the guest wifi
-  password is sunflower.") unless it is a word sentences say about
-  passwords ("required", "incorrect", "there", anything ending in -ed, -ing, -able, ...) or a
-  vendor's default ("the default password is admin"); and PIN or passcode ("my PIN is 4821",
-  "the door code for the office is 4417#", "the alarm security code is 4821");
+  password is sunflower.") unless it is a word sentences say about passwords ("required",
+  "incorrect", "there", anything ending in -ed, -ing, -able, ...) or a vendor's default ("the
+  default password is admin"); and PIN or passcode ("my PIN is 4821", "the door code for the
+  office is 4417#", "the alarm security code is 4821");
 - a user and a password with no word for either: "admin / Winter2024!", "guest / guest2024",
-  "ops@acme.dev / Gr4fana#Stg", "jdoe / Vend0r#Portal8", "admin/J3nk!ns2024", "root:Toor#123".
-  After an account that comes with a system (admin, root, sa, guest, ...) or an email address
-  and " / ", a value that looks like a password, of six characters or more; after another lower
-  case name and " / ", or right after "/" or ":", only a password with letters, digits and a
-  symbol, of eight or more: so "admin / settings page", "yes / no", "read/write", "client /
-  server", "linux/amd64", "ubuntu/jammy64", "postgres:16-alpine", "actions/checkout@v4",
-  "acme/api#1234", "MySQL8 / PostgreSQL16", "admin/admin" and "admin / 100000 users" are not
-  pairs. The kind is "password in prose";
+  "ops@acme.dev / Gr4fana#Stg", "jdoe / Vend0r#Portal8", "admin/J3nk!ns2024", "root:Toor#123", a
+  table row "| admin | Adm1n!Lobby |". After an account that comes with a system (admin, root, sa,
+  guest, ...) or an email address and " / ", a value that looks like a password, of six characters
+  or more; after another lower case name and " / ", or right after "/", ":" or a table's " | ",
+  only a password with letters, digits and a symbol, of eight or more: so "admin / settings page",
+  "yes / no", "read/write", "client / server", "linux/amd64", "ubuntu/jammy64",
+  "postgres:16-alpine", "actions/checkout@v4", "acme/api#1234", "MySQL8 / PostgreSQL16",
+  "admin/admin" and "admin / 100000 users" are not pairs. The kind is "password in prose";
 - a provider's credential stated in prose: "Twilio auth token 8d3f...", "the Heroku API key
   is <uuid>", "the HMAC key is <hex>" (a UUID, 20 or more hex digits, a long mixed-case token,
   or letters of one case mixed with digits, `k3v9xq2m8w7z...`, after a credential noun); the
