@@ -8,8 +8,8 @@ memories refused (false positives, with the plugin or kind that fired), and the 
 memory. Detectors:
 
 - ours: `emergent_memory.memory.secrets.find_secrets`, as the service runs it;
-- ours before issue 13: the same module at commit BEFORE (read with `git show`), if the
-  repository's history is at hand;
+- ours before issue 13 and before issue 26: the same module at the commits of BEFORE (read
+  with `git show`), if the repository's history is at hand;
 - detect-secrets, default plugins, as `detect-secrets scan --string` scans a string
   (`detect_secrets.core.scan.scan_line`, every plugin, its default filters; a high-entropy
   string counts when its entropy reaches the plugin's limit, as the CLI reports it);
@@ -43,8 +43,9 @@ from typing import Any
 from benchmarks.common import ROOT, write_result
 from emergent_memory.memory.secrets import find_secrets
 
-# The last commit before issue 13's changes to the detector.
-BEFORE = "d8dca0c"
+# The last commit before the changes of an issue to the detector (issue 26: login pairs
+# without the word "password", US SSNs and ITINs, card security codes).
+BEFORE = {"issue 13": "d8dca0c", "issue 26": "ae3137b"}
 REPEAT = 5  # runs of each memory when timing our detector alone
 # detect-secrets plugins that judge a value by its name or its entropy, not a provider's format
 NOT_PROVIDER_PLUGINS = {
@@ -82,11 +83,11 @@ def ours(text: str) -> list[str]:
     return [finding.kind for finding in find_secrets(text)]
 
 
-def detector_before() -> Detector | None:
-    """Our detector as it was at commit BEFORE, or None without the repository's history."""
+def detector_before(commit: str) -> Detector | None:
+    """Our detector as it was at `commit`, or None without the repository's history."""
     try:
         source = subprocess.run(  # noqa: S603 (a fixed git command)
-            ["git", "show", f"{BEFORE}:emergent_memory/memory/secrets.py"],  # noqa: S607
+            ["git", "show", f"{commit}:emergent_memory/memory/secrets.py"],  # noqa: S607
             cwd=ROOT.parent,
             capture_output=True,
             text=True,
@@ -95,13 +96,14 @@ def detector_before() -> Detector | None:
     except (OSError, subprocess.CalledProcessError):
         return None
     with tempfile.TemporaryDirectory() as directory:
-        path = Path(directory) / "secrets_before.py"
+        name = f"secrets_before_{commit}"
+        path = Path(directory) / f"{name}.py"
         path.write_text(source)
-        spec = importlib.util.spec_from_file_location("secrets_before", path)
+        spec = importlib.util.spec_from_file_location(name, path)
         assert spec is not None
         assert spec.loader is not None
         module: ModuleType = importlib.util.module_from_spec(spec)
-        sys.modules["secrets_before"] = module  # dataclasses look the module up
+        sys.modules[name] = module  # dataclasses look the module up
         spec.loader.exec_module(module)
 
     def before(text: str) -> list[str]:
@@ -212,15 +214,25 @@ def evaluate(
 # spaces) and grew about 25-fold from 2,000 to 10,000 characters; linear is 5-fold.
 MAX_ADVERSARIAL_OVER_ORDINARY = 10.0  # the worst input at 2,000 characters / ordinary text
 MAX_GROWTH_FROM_2000_TO_10000 = 10.0  # each input, 10,000 characters / 2,000
+# A full run also scans each adversarial input at 1,000,000 characters, once (issue 26): far
+# past any memory or captured turn, where a scan that is quadratic in anything (a pattern, or
+# work repeated per finding over the whole text) shows. Linear is 100-fold from 10,000;
+# quadratic about 10,000-fold. Before issue 26, tokens made the public-block check search the
+# whole text once per token: 17 s for 1 MB of random-looking words, 415 times its 10,000.
+MEGABYTE = 1_000_000
+MAX_GROWTH_FROM_10000_TO_MEGABYTE = 200.0  # each input, 1,000,000 characters / 10,000
 
 
-def timing_of_ours(secrets: list[tuple[str, str]], benign: list[str]) -> dict[str, Any]:
+def timing_of_ours(
+    secrets: list[tuple[str, str]], benign: list[str], *, megabyte: bool = True
+) -> dict[str, Any]:
     """Our detector's CPU time per memory (the best of REPEAT runs of each memory, so that
     other processes on a shared machine count less), on the longest memory the service
     accepts (2,000 characters of corpus text, dense with credentials), and on the inputs built
     to make a pattern backtrack, each against a baseline measured in the same run: ordinary
     memories (the benign corpus) joined to the same length. The expectations are ratios to
-    that baseline, so they hold on a slow machine and fail on a pattern that backtracks."""
+    that baseline, so they hold on a slow machine and fail on a pattern that backtracks.
+    `megabyte`: also scan each of those inputs at 1,000,000 characters (about two minutes)."""
     from tests.secret_corpus import adversarial
 
     texts = [text for _, text in secrets] + benign
@@ -243,6 +255,45 @@ def timing_of_ours(secrets: list[tuple[str, str]], benign: list[str]) -> dict[st
     worst_10000 = max(long for _, long in measured)
     growth = max(long / max(short, 1e-6) for short, long in measured)
     over_ordinary = worst_2000 / max(baseline_2000, 1e-6)
+    expectations = [
+        {
+            "what": "the worst adversarial input of 2,000 characters, over ordinary text "
+            "of that length",
+            "limit": MAX_ADVERSARIAL_OVER_ORDINARY,
+            "measured": round(over_ordinary, 2),
+            "held": over_ordinary <= MAX_ADVERSARIAL_OVER_ORDINARY,
+        },
+        {
+            "what": "the most any adversarial input grows from 2,000 to 10,000 characters "
+            "(linear: 5)",
+            "limit": MAX_GROWTH_FROM_2000_TO_10000,
+            "measured": round(growth, 2),
+            "held": growth <= MAX_GROWTH_FROM_2000_TO_10000,
+        },
+    ]
+    at_megabyte: dict[str, Any] = {}
+    if megabyte:
+        huge = [best_ms(text, 1) for text in adversarial(MEGABYTE)]
+        growths = [big / max(long, 1e-6) for big, (_, long) in zip(huge, measured, strict=True)]
+        worst_at = max(range(len(huge)), key=huge.__getitem__)
+        at_megabyte = {
+            "baseline_ordinary_ms_for_1000000_characters": round(
+                best_ms((ordinary * (1 + MEGABYTE // len(ordinary)))[:MEGABYTE], 1), 1
+            ),
+            "worst_adversarial_ms_for_1000000_characters": round(huge[worst_at], 1),
+            "worst_adversarial_input_at_1000000": worst_at,
+            "adversarial_seconds_for_1000000_characters_in_all": round(sum(huge) / 1000, 1),
+            "worst_growth_from_10000_to_1000000": round(max(growths), 1),
+        }
+        expectations.append(
+            {
+                "what": "the most any adversarial input grows from 10,000 to 1,000,000 "
+                "characters (linear: 100)",
+                "limit": MAX_GROWTH_FROM_10000_TO_MEGABYTE,
+                "measured": round(max(growths), 1),
+                "held": max(growths) <= MAX_GROWTH_FROM_10000_TO_MEGABYTE,
+            }
+        )
     return {
         "clock": "CPU time of this process (time.process_time)",
         "memories": len(texts),
@@ -259,22 +310,8 @@ def timing_of_ours(secrets: list[tuple[str, str]], benign: list[str]) -> dict[st
         "worst_adversarial_ms_for_10000_characters": round(worst_10000, 3),
         "worst_adversarial_over_ordinary_at_2000": round(over_ordinary, 2),
         "worst_growth_from_2000_to_10000": round(growth, 2),
-        "expectations": [
-            {
-                "what": "the worst adversarial input of 2,000 characters, over ordinary text "
-                "of that length",
-                "limit": MAX_ADVERSARIAL_OVER_ORDINARY,
-                "measured": round(over_ordinary, 2),
-                "held": over_ordinary <= MAX_ADVERSARIAL_OVER_ORDINARY,
-            },
-            {
-                "what": "the most any adversarial input grows from 2,000 to 10,000 characters "
-                "(linear: 5)",
-                "limit": MAX_GROWTH_FROM_2000_TO_10000,
-                "measured": round(growth, 2),
-                "held": growth <= MAX_GROWTH_FROM_2000_TO_10000,
-            },
-        ],
+        **at_megabyte,
+        "expectations": expectations,
     }
 
 
@@ -289,9 +326,10 @@ def run(limit: int | None = None) -> dict[str, Any]:
         secrets = rng.sample(secrets, min(limit, len(secrets)))
         benign = rng.sample(benign, min(limit, len(benign)))
     results: dict[str, dict[str, Any]] = {}
-    before = detector_before()
-    if before is not None:
-        results[f"ours before issue 13 ({BEFORE})"] = evaluate(before, secrets, benign)
+    for issue, commit in BEFORE.items():
+        before = detector_before(commit)
+        if before is not None:
+            results[f"ours before {issue} ({commit})"] = evaluate(before, secrets, benign)
     results["ours"] = evaluate(ours, secrets, benign)
     with detect_secrets_settings() as plugins:
         adhoc = detect_secrets_adhoc(plugins)
@@ -319,7 +357,7 @@ def run(limit: int | None = None) -> dict[str, Any]:
         "secret_kinds": len(KINDS),
         "benign_memories": len(benign),
         "detectors": results,
-        "timing_of_ours": timing_of_ours(secrets, benign),
+        "timing_of_ours": timing_of_ours(secrets, benign, megabyte=limit is None),
     }
     write_result("secrets", result, markdown(result))
     return result
@@ -357,8 +395,16 @@ def markdown(result: dict[str, Any]) -> str:
         f"{timing['adversarial_inputs']} inputs built to make a pattern backtrack "
         "(`tests/secret_corpus.py`): "
         f"{timing['worst_adversarial_ms_for_2000_characters']} ms at 2,000 characters, "
-        f"{timing['worst_adversarial_ms_for_10000_characters']} ms at 10,000. "
-        "(The table's times are of one run each.)",
+        f"{timing['worst_adversarial_ms_for_10000_characters']} ms at 10,000"
+        + (
+            f", {timing['worst_adversarial_ms_for_1000000_characters']} ms at 1,000,000 (one "
+            f"run; all {timing['adversarial_inputs']} at 1,000,000 characters: "
+            f"{timing['adversarial_seconds_for_1000000_characters_in_all']} s; ordinary text "
+            f"of that length: {timing['baseline_ordinary_ms_for_1000000_characters']} ms)"
+            if "worst_adversarial_ms_for_1000000_characters" in timing
+            else ""
+        )
+        + ". (The table's times are of one run each.)",
         "",
         "Expectations, as ratios to a baseline measured in the same run (ordinary memories "
         f"joined to the same length: {timing['baseline_ordinary_ms_for_2000_characters']} ms "

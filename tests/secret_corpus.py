@@ -25,7 +25,8 @@ DATA = Path(__file__).parent / "data"
 LINE = re.compile(r"\[(?P<kinds>[^\]]+)\] (?P<template>.+)")
 FIELD = re.compile(
     r"\{(?P<name>alnum|upper|lower|hex|digits|b64|b64url|bech32|base32|b32lower|basic|pemb64"
-    r"|dockercfg|card|carddash|cardplain|bip39):(?P<length>[0-9]+)\}"
+    r"|dockercfg|card|carddash|cardplain|bip39|ssn|ssnspace|ssnplain|itin|itinplain)"
+    r":(?P<length>[0-9]+)\}"
     r"|\{jwt\}"
 )
 ALPHABETS = {
@@ -92,8 +93,27 @@ def card_number(rng: random.Random, length: int) -> str:
     )
 
 
+# The middle two digits of an ITIN: 50 to 65, 70 to 88, 90 to 92, 94 to 99.
+ITIN_GROUPS = (*range(50, 66), *range(70, 89), 90, 91, 92, *range(94, 100))
+
+
+def us_taxpayer_number(rng: random.Random, name: str) -> str:
+    """A fake US SSN of the ranges ever issued (area not 000, 666 or 9xx, group not 00, serial
+    not 0000) or an ITIN (9xx, a group of ITIN_GROUPS), written with dashes (123-45-6789), with
+    spaces (`ssnspace`) or as nine digits (`ssnplain`, `itinplain`)."""
+    if name.startswith("itin"):
+        area, group = 900 + rng.randrange(100), rng.choice(ITIN_GROUPS)
+    else:
+        area, group = rng.choice([n for n in range(1, 900) if n != 666]), rng.randrange(1, 100)
+    parts = (f"{area:03d}", f"{group:02d}", f"{rng.randrange(1, 10_000):04d}")
+    separator = {"ssnspace": " ", "ssnplain": "", "itinplain": ""}.get(name, "-")
+    return separator.join(parts)
+
+
 def random_text(rng: random.Random, name: str, length: int) -> str:
     """Random characters of an alphabet; letters-and-digits ones mix cases and digits."""
+    if name in ("ssn", "ssnspace", "ssnplain", "itin", "itinplain"):
+        return us_taxpayer_number(rng, name)
     if name == "basic":  # base64 of "user:password", as in an Authorization: Basic header
         password = random_text(rng, "alnum", length)
         return base64.b64encode(f"svc-{rng.randrange(100)}:{password}".encode()).decode()
@@ -260,6 +280,22 @@ _ADVERSARIAL_SHAPES: tuple[tuple[str, str, str], ...] = (
     ("", "a:b@c.de ", ""),
     ("", "htpasswd -b ", ""),
     ("", "IDENTIFIED BY ", ""),
+    # issue 26: login pairs without a word for them, US SSNs and ITINs, card security codes
+    ("", "admin / ", ""),
+    ("", "root:", ""),
+    ("", "a@b.co / ", ""),
+    ("", "user a pass ", ""),
+    ("", "the pass is ", ""),
+    ("", "123-45-", ""),
+    ("SSN ", " ", ""),
+    ("", "ssn 123 ", ""),
+    ("", "cvv ", ""),
+    ("CVV of the ", "x ", ""),
+    ("security code ", "(", ""),
+    ("4111 1111 1111 1111 ", "12/27 ", ""),
+    ("", "4539148803436467 12/27 ", ""),
+    ("", "admin | ", ""),
+    ("", "u: a p: ", ""),
 )
 
 

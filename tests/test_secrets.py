@@ -18,6 +18,7 @@ import pytest
 from emergent_memory.auth.principal import Principal
 from emergent_memory.errors import SecretRejected
 from emergent_memory.memory import MemoryService
+from emergent_memory.memory.capture_text import clean
 from emergent_memory.memory.secrets import SecretFinding, describe_secret, find_secrets
 from emergent_memory.memory.validation import no_secrets
 from tests.secret_corpus import (
@@ -655,33 +656,9 @@ POSITIVES = [
     # --- the held-out check's classes ---------------------------------------------------------
     case(
         "payment card number",
-        f"Corporate Visa {CARD_VISA_SPACED}, exp 08/27, CVV 123",
-        CARD_VISA_SPACED,
-        name="card-with-expiry-and-cvv",
-    ),
-    case(
-        "payment card number",
-        f"Amex {CARD_AMEX_SPACED} valid thru 03/28, CID 4417",
-        CARD_AMEX_SPACED,
-        name="card-amex-grouped",
-    ),
-    case(
-        "payment card number",
-        f"card {CARD_VISA} 09/27 321",
-        CARD_VISA,
-        name="card-plain-with-expiry-after",
-    ),
-    case(
-        "payment card number",
         f"My debit card number is {CARD_MASTERCARD_DASHED}; it is the blue one.",
         CARD_MASTERCARD_DASHED,
         name="card-in-prose-about-a-card",
-    ),
-    case(
-        "payment card number",
-        "Visa ending 4242 full number 4111 1111 1111 1111, exp 12/26, CVV 737",
-        "4111 1111 1111 1111",
-        name="card-test-number-with-cvv-is-refused",
     ),
     case(
         "2FA recovery code list",
@@ -875,12 +852,6 @@ POSITIVES = [
         f"{CARD_VISA_SPACED} 09/27",
         CARD_VISA_SPACED,
         name="card-with-expiry-right-after-and-no-card-word",
-    ),
-    case(
-        "payment card number",
-        f"charge {CARD_VISA_SPACED} 09/27 737",
-        CARD_VISA_SPACED,
-        name="card-charge-with-expiry-and-code",
     ),
     case(
         "password in a SQL statement",
@@ -1080,6 +1051,37 @@ POSITIVES = [
         BASE64_44,
         name="private-after-public-in-the-sentence",
     ),
+    # --- issue 26: login pairs without the word "password", US SSNs and ITINs, card codes ---
+    case("password in prose", "The NAS: admin / Winter2024!", "Winter2024!", name="bare-pair"),
+    case("password in prose", "try root:Toor#123 on it", "Toor#123", name="bare-pair-colon"),
+    case(
+        "password in prose", "jdoe / Vend0r#Portal8 for the portal", "Vend0r#Portal8", name="pair"
+    ),
+    case("password in prose", "login: admin  pw Winter2024!", "Winter2024!", name="login-pw"),
+    case("password in prose", "utilisateur admin, mdp Soleil#2024", "Soleil#2024", name="mdp"),
+    case("password in prose", "inloggegevens: beheer / Zomer#24", "Zomer#24", name="dutch-pair"),
+    case(
+        "password in prose",
+        "the login is editor and the pass is Edit0r!Cms",
+        "Edit0r!Cms",
+        name="the-pass-is",
+    ),
+    case("US social security number", "My SSN is 317-77-0641.", "317-77-0641", name="ssn"),
+    case("US social security number", "SSN: 317 77 0641", "317 77 0641", name="ssn-spaced"),
+    case("US social security number", '"ssn": "317770641"', "317770641", name="ssn-json"),
+    case(
+        "US social security number",
+        "Die US-Sozialversicherungsnummer von John ist 317770641.",
+        "317770641",
+        name="ssn-german",
+    ),
+    case("US ITIN", "Her ITIN is 912-70-1234, for the W-7.", "912-70-1234", name="itin"),
+    case("card security code", "CVV 737", "737", name="cvv-alone"),
+    case("card security code", "the card's security code is 737", "737", name="security-code"),
+    case("card security code", "Amex CID 4417", "4417", name="cid-with-a-card"),
+    case("card security code", "cryptogramme visuel : 737", "737", name="cvv-french"),
+    case("card security code", '{"cvv": "737"}', "737", name="cvv-json"),
+    case("PIN or passcode", "the alarm security code is 4821", "4821", name="security-code-pin"),
 ]
 
 
@@ -1440,6 +1442,30 @@ NEGATIVES = [
         f"Gift card {grouped(with_check_digit('901234567890123'), (4, 4, 4, 4))} for the lunch",
         id="luhn-valid-number-of-no-card-scheme",
     ),
+    # --- issue 26: pairs that are not logins, numbers that are not SSNs, codes that are not CVVs
+    pytest.param("Release builds target linux/amd64 and linux/arm64.", id="platform-pair"),
+    pytest.param("Base images: postgres:16-alpine and node:20-slim.", id="image-tags"),
+    pytest.param("CI pins actions/checkout@v4; see acme/api#1234.", id="pinned-action-and-issue"),
+    pytest.param("We benchmarked MySQL8 / PostgreSQL16 on one box.", id="products-pair"),
+    pytest.param("The RBAC matrix toggles admin / settings page access.", id="admin-slash-word"),
+    pytest.param("The ratio admin / 100000 users is fine.", id="admin-slash-count"),
+    pytest.param("Default login is admin / admin; the wizard forces a change.", id="default-pair"),
+    pytest.param("Call 555-123-4567 or fax 415-555-0199.", id="phone-numbers"),
+    pytest.param("ISBN 978-0-306-40615-7, ISBN-10 0-306-40615-2", id="isbns"),
+    pytest.param("Order 123-45-6789 shipped; lot 123-45-6790 recalled.", id="named-numbers"),
+    pytest.param("The migration 202-11-2024 ran twice.", id="day-month-year"),
+    pytest.param(
+        "Invalid: 000-12-3456, 666-12-3456, 123-00-4567, 123-45-0000", id="ssn-never-issued"
+    ),
+    pytest.param("Example SSNs 078-05-1120 and 987-65-4321 are public.", id="public-ssns"),
+    pytest.param("Area 9xx with group 40: 912-40-1234 is no ITIN.", id="itin-wrong-group"),
+    pytest.param("Routing number 021000021, story points 123 45 6789", id="unnamed-nine-digits"),
+    pytest.param("Masked SSNs look like ***-**-6789 or XXX-XX-6789.", id="masked-ssn"),
+    pytest.param("cvv: str = Field(min_length=3, max_length=4)", id="cvv-in-code"),
+    pytest.param("HTTP 404 on port 443; CVV length is 4 for Amex.", id="three-digit-numbers"),
+    pytest.param("Customer CID 4821 and CSC 1234 opened tickets.", id="shared-code-names"),
+    pytest.param("cvc-elt.1: Cannot find the declaration of element 'config'", id="xerces-cvc"),
+    pytest.param("The corporate card expires 04/27; renew it before then.", id="expiry-alone"),
 ]
 
 
@@ -1469,6 +1495,40 @@ MULTIPLE = [
         f"card {CARD_VISA_SPACED} exp 09/27, PIN 4821",
         [("payment card number", CARD_VISA_SPACED), ("PIN or passcode", "4821")],
         id="card-and-pin",
+    ),
+    # a card's security code is a finding of its own, so that capture removes it too (issue 26)
+    pytest.param(
+        f"Corporate Visa {CARD_VISA_SPACED}, exp 08/27, CVV 123",
+        [("payment card number", CARD_VISA_SPACED), ("card security code", "123")],
+        id="card-with-expiry-and-cvv",
+    ),
+    pytest.param(
+        f"Amex {CARD_AMEX_SPACED} valid thru 03/28, CID 4417",
+        [("payment card number", CARD_AMEX_SPACED), ("card security code", "4417")],
+        id="card-amex-grouped-with-cid",
+    ),
+    pytest.param(
+        f"card {CARD_VISA} 09/27 321",
+        [("payment card number", CARD_VISA), ("card security code", "321")],
+        id="card-plain-with-expiry-and-code-after",
+    ),
+    pytest.param(
+        f"charge {CARD_VISA_SPACED} 09/27 737",
+        [("payment card number", CARD_VISA_SPACED), ("card security code", "737")],
+        id="card-charge-with-expiry-and-code",
+    ),
+    pytest.param(
+        "Visa ending 4242 full number 4111 1111 1111 1111, exp 12/26, CVV 737",
+        [("payment card number", "4111 1111 1111 1111"), ("card security code", "737")],
+        id="card-test-number-with-cvv-is-refused",
+    ),
+    pytest.param(
+        "SSNs for the two new hires: 317-77-0641 and 200-40-3158.",
+        [
+            ("US social security number", "317-77-0641"),
+            ("US social security number", "200-40-3158"),
+        ],
+        id="two-ssns",
     ),
 ]
 
@@ -1568,9 +1628,26 @@ def test_a_documented_test_card_is_allowed_alone_but_not_with_its_expiry_or_code
     for text in (
         "card 4242 4242 4242 4242 exp 12/34 cvc 123",
         "card 4111111111111111 cvv 737",
-        f"The card is {CARD_VISA_SPACED}.",
     ):
-        assert [finding.kind for finding in find_secrets(text)] == ["payment card number"]
+        kinds = [finding.kind for finding in find_secrets(text)]
+        assert kinds == ["payment card number", "card security code"]
+    assert [f.kind for f in find_secrets(f"The card is {CARD_VISA_SPACED}.")] == [
+        "payment card number"
+    ]
+
+
+def test_capture_removes_a_login_pair_an_ssn_and_a_card_code_before_the_llm_reads_a_turn() -> None:
+    """Issue 26: what capture sends to the LLM kept "admin / Winter2024!", an SSN and a CVV."""
+    turn = (
+        "ok the NAS is admin / Winter2024!, my SSN is 317-77-0641 and the card is "
+        f"{CARD_VISA_SPACED} exp 04/27 cvv 737"
+    )
+    cleaned = clean("user", turn, tool_output_chars=1_500)
+    assert cleaned.content == (
+        "ok the NAS is admin / [secret removed], my SSN is [secret removed] and the card is "
+        "[secret removed] exp 04/27 cvv [secret removed]"
+    )
+    assert cleaned.secrets_removed == 4
 
 
 def test_only_the_exact_documented_aws_example_keys_are_exempt() -> None:

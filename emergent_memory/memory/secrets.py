@@ -37,6 +37,25 @@ the most specific kind wins (`GITHUB_TOKEN=ghp_...` is a "GitHub token", not an 
   any card, as a memory cannot tell where a full card came from. The last four digits alone,
   Luhn-invalid numbers, and numbers named as something else (an order, an IMEI, a tracking
   number) are not cards;
+- card security code: the 3 or 4 digits after a name only card codes have ("CVV 737", "cvc:
+  4417", "CVV2", "CVV/CVC", "card verification value", "the 3 digits on the back",
+  `"cvv": "737"`, "cryptogramme visuel", "Kartenprüfnummer"), after a name other things share
+  ("CID", "CSC", "security code", "código de seguridad", "beveiligingscode") when a card is
+  named within 80 characters or, for "security code", with three digits; and the digits right
+  after a card number and its expiry date ("4111... 09/27 737"). A security code is a finding
+  of its own beside the card number, so that capture removes both. An expiry date is not a
+  finding: without the number it identifies no card. "cvv" in code without a value
+  (`card.cvv`, `cvv: str`), XML schema errors (`cvc-elt.1`) and three-digit numbers without
+  the name (HTTP 404, port 443) are not codes;
+- US social security number and US ITIN: 123-45-6789 with dashes anywhere, and with spaces
+  or as nine digits after its name ("SSN 123456789", "my social is ...", `"ssn": "..."`,
+  "ITIN", "TIN", "tax id", "número de seguro social", "Sozialversicherungsnummer"); the kind
+  follows the number (an ITIN starts with 9, its middle digits 50-65, 70-88, 90-92 or 94-99).
+  Numbers never issued (area 000, 666 or 9xx, group 00, serial 0000), the SSA's public
+  examples (078-05-1120, 219-09-9999, 987-65-4320 to 4329), masked ones (`***-**-6789`), a
+  dashed number named as something else (an order, a part, a lot, a phone) or ending in a
+  month and a year (202-11-2024), and phone numbers, ISBNs, dates, versions and nine
+  digits without the name are not;
 - 2FA material: recovery or backup code lists ("GitHub 2FA recovery codes: 4f2a1-9c8e3 ...",
   "backup codes: 8142 0937, ..."), TOTP seeds in base32, grouped by four or not, after "2FA
   secret", "TOTP", "MFA seed", "authenticator key", "setup key", and `otpauth://` URIs;
@@ -72,12 +91,25 @@ the most specific kind wins (`GITHUB_TOKEN=ghp_...` is a "GitHub token", not an 
   password for the NAS is Winter2024!", 'the password for the "Ops" vault is ...', "the vault
   password file contains: ...", "the Wi-Fi key is ...", "Password: Tr0ub4dor&3 (staging)", "the
   login is admin / S3cret!", "the basic auth for staging is user / S3cret!", "user admin, pass
-  S3cret!", with a value that looks like a password (letters with digits or symbols, six or
-  more digits, or a quoted value); also one plain word ending the clause ("my password is
-  letmein", "the guest wifi password is sunflower.") unless it is a word sentences say about
-  passwords ("required", "incorrect", "there", anything ending in -ed, -ing, -able, ...) or a
-  vendor's default ("the default password is admin"); and PIN or passcode ("my PIN is 4821",
-  "the door code for the office is 4417#");
+  S3cret!", "login: admin  pw S3cret!", "u/p: admin / S3cret!", "U: admin P: S3cret!", "... and
+  the pass is S3cret!", the same with the words of German, French, Spanish, Portuguese and Dutch
+  ("Zugangsdaten: admin / S3cret!", "Benutzer admin, Kennwort S3cret!", "utilisateur admin, mdp
+  S3cret!", "usuario admin clave S3cret!", "gebruiker admin wachtwoord S3cret!"), with a value
+  that looks like a password (letters with digits or symbols, six or more digits, or a quoted
+  value); also one plain word ending the clause ("my password is letmein", "the guest wifi
+  password is sunflower.") unless it is a word sentences say about passwords ("required",
+  "incorrect", "there", anything ending in -ed, -ing, -able, ...) or a vendor's default ("the
+  default password is admin"); and PIN or passcode ("my PIN is 4821", "the door code for the
+  office is 4417#", "the alarm security code is 4821");
+- a user and a password with no word for either: "admin / Winter2024!", "guest / guest2024",
+  "ops@acme.dev / Gr4fana#Stg", "jdoe / Vend0r#Portal8", "admin/J3nk!ns2024", "root:Toor#123", a
+  table row "| admin | Adm1n!Lobby |". After an account that comes with a system (admin, root, sa,
+  guest, ...) or an email address and " / ", a value that looks like a password, of six characters
+  or more; after another lower case name and " / ", or right after "/", ":" or a table's " | ",
+  only a password with letters, digits and a symbol, of eight or more: so "admin / settings page",
+  "yes / no", "read/write", "client / server", "linux/amd64", "ubuntu/jammy64",
+  "postgres:16-alpine", "actions/checkout@v4", "acme/api#1234", "MySQL8 / PostgreSQL16",
+  "admin/admin" and "admin / 100000 users" are not pairs. The kind is "password in prose";
 - a provider's credential stated in prose: "Twilio auth token 8d3f...", "the Heroku API key
   is <uuid>", "the HMAC key is <hex>" (a UUID, 20 or more hex digits, a long mixed-case token,
   or letters of one case mixed with digits, `k3v9xq2m8w7z...`, after a credential noun); the
@@ -1246,24 +1278,85 @@ _PASSWORD_WITHOUT_VERB = re.compile(
 )
 # A user name in prose: bounded, so that a run of names is not scanned again from each.
 _USER = r"[\w.@+-]{1,64}+"
+# Words that name a login and password pair, in the languages of _LOGIN_NOUN: "login",
+# "credentials", "Zugangsdaten", "identifiants", "credenciales", "inloggegevens", "u/p".
+_PAIR_WORD = r"""
+    login|credentials?|creds|(?:u|user|login)[ \t]*+/[ \t]*+p(?:ass(?:word)?|w|wd)?
+    |(?:basic|http|htaccess)[ \t]++auth(?:entication)?|htpasswd|wi-?fi|wlan
+    |zugangsdaten|anmeldedaten|identifiants|credenciales|credenciais|inloggegevens
+"""
+# The word for a user before its name ("user admin", "Benutzer admin", "usuario admin") and
+# the word for its password after it ("pass", "pw", "Kennwort", "mdp", "clave", "senha").
+_USER_WORD = r"""
+    user(?:name)?|login|account|benutzer(?:name)?|nutzer|utilisateur|identifiant|usuario
+    |usu(?:á|a)rio|utilizador|gebruiker(?:snaam)?
+"""
+_LOGIN_NOUN_AFTER_USER = r"""
+    pass|pw|pwd|password|passwort|kennwort|mdp|mot[ \t]de[ \t]passe|contrase(?:ñ|n)a|clave
+    |senha|wachtwoord
+"""
 # "the staging login is admin / S3cret!", "credentials: admin:S3cret!", "Wi-Fi: Guest / S3cret!"
 _LOGIN_PAIR = re.compile(
-    r"(?<![\w-])(?:login|credentials?|creds|user[ \t]*+/[ \t]*+pass(?:word)?"
-    r"|(?:basic|http|htaccess)[ \t]++auth(?:entication)?|htpasswd|wi-?fi|wlan)"
-    rf"(?:[ \t]++(?:for|of|on|to)[ \t]++(?:(?:the|my|our)[ \t]++)?{_USER}(?:[ \t]++{_USER})?)?"
-    r"[ \t]*+(?:(?:is|are)(?![\w-])|:|=|->|→)[ \t]*+[\"'`]?"
-    rf"{_USER}(?:[ \t]*+/[ \t]*+|:)(?P<secret>{_BARE_VALUE})"
-    # "user admin, pass S3cret!", "user=report pw S3cret!"
-    rf"|(?<![\w-])user(?:name)?[ \t]*+[:=]?[ \t]*+{_USER}[ \t]*+[,;/]?[ \t]*+"
-    rf"(?:pass|pw|pwd)(?:[ \t]*+[:=])?[ \t]++(?P<secret2>{_BARE_VALUE})"
+    rf"""
+    (?<![\w-])(?:{_PAIR_WORD})
+    (?:[ \t]++(?:for|of|on|to|für|pour|para|voor)[ \t]++
+       (?:(?:the|my|our|das|den|die|der|le|la|les|el|het|de)[ \t]++)?{_USER}(?:[ \t]++{_USER})?)?
+    [ \t]*+(?:(?:is|are|sind|sont|son|são|zijn)(?![\w-])|:|=|->|→)[ \t]*+["'`]?
+    {_USER}(?:[ \t]*+/[ \t]*+|:)(?P<secret>{_BARE_VALUE})
+    """
+    # "user admin, pass S3cret!", "user=report pw S3cret!", "Benutzer admin, Kennwort S3cret!"
+    rf"""
+    | (?<![\w-])(?:{_USER_WORD})[ \t]*+[:=]?[ \t]*+{_USER}[ \t]*+[,;/]?[ \t]*+
+      (?:{_LOGIN_NOUN_AFTER_USER})(?:[ \t]*+[:=])?[ \t]++(?P<secret2>{_BARE_VALUE})
+    """
+    # "U: admin P: S3cret!"
+    rf"""
+    | (?<![\w-])u[ \t]*+:[ \t]*+{_USER}[ \t]*+[,;/]?[ \t]*+p[ \t]*+:[ \t]*+
+      (?P<secret5>{_BARE_VALUE})
+    """
     # "basic auth staging:S3cret!"
-    r"|(?<![\w-])(?:basic|http)[ \t]++auth(?:entication)?[ \t]++(?:with[ \t]++)?[\"'`]?"
-    rf"{_USER}:(?P<secret3>{_BARE_VALUE})"
+    rf"""
+    | (?<![\w-])(?:basic|http)[ \t]++auth(?:entication)?[ \t]++(?:with[ \t]++)?["'`]?
+      {_USER}:(?P<secret3>{_BARE_VALUE})
+    """
     # "creds admin S3cret!" (the user and the password end the clause)
-    rf"|(?<![\w-])(?:creds|credentials|login)(?:[ \t]*+:)?[ \t]++{_USER}[ \t]++"
-    rf"(?P<secret4>{_BARE_VALUE})(?=[ \t]*+(?:$|[.,;)(\n]))",
+    rf"""
+    | (?<![\w-])(?:creds|credentials|login)(?:[ \t]*+:)?[ \t]++{_USER}[ \t]++
+      (?P<secret4>{_BARE_VALUE})(?=[ \t]*+(?:$|[.,;)(\n]))
+    """,
+    re.VERBOSE | re.IGNORECASE,
+)
+# "... and the pass is S3cret!": "pass" as a noun, after a determiner.
+_THE_PASS_IS = re.compile(
+    rf"(?<![\w-])(?:the|my|its|his|her|their|our|your)[ \t]++pass[ \t]++(?:is|was)(?![\w-])"
+    rf"[ \t]*+:?[ \t]*+(?P<secret>{_BARE_VALUE})",
     re.IGNORECASE,
 )
+# A user and a password with no word for either: "admin / Winter2024!", "root:Toor#123",
+# "ops@acme.dev / Gr4fana#Stg", "| admin | Adm1n!Lobby |"; judged in _bare_login_pair.
+_BARE_LOGIN_PAIR = re.compile(
+    r"(?<![\w./:@+#*-])(?P<user>[A-Za-z][\w.@+-]{0,63}+)"
+    # the value is looked ahead at, not taken: it may be the user of the next pair (a table's
+    # "| router | admin | Rtr#2291x |")
+    r"(?P<separator>[ \t]++[/|][ \t]++|/|:)(?=(?P<secret>[^\s\"'`/|]{4,101}+))"
+)
+# Names of accounts that come with a system (and "user"): after one of them, "/" or ":" and a
+# value that looks like a password are a login pair.
+_ACCOUNT_NAMES_TEXT = """
+    admin administrator root sa guest user superuser sysadmin operator
+"""
+_ACCOUNT_NAMES = frozenset(_ACCOUNT_NAMES_TEXT.split())
+# A user name as people write one: lower case letters first, at most 32 characters.
+_USER_NAME_SHAPE = re.compile(r"^[a-z][a-z0-9._-]{0,31}$")
+_MIN_PAIR_PASSWORD = 6  # after a system account and " / ": "guest / guest2024"
+_MIN_STRONG_PASSWORD = 8  # after any other name, or right after "/" or ":"
+# A word after a number that makes it a count ("100000 users"), not a password ("123456 for").
+_NOUN_AFTER_NUMBER = re.compile(r"[ \t]++(?!(?:for|to|on|at|in|and|or|but|until)(?![\w-]))[A-Za-z]")
+# What a value with a symbol may be instead of a password: an issue (acme/api#1234), a pinned
+# version (actions/checkout@v4).
+_REFERENCE_WITH_SYMBOL = re.compile(r"^[A-Za-z][\w.-]*(?:#[0-9]+|@v?[0-9][\w.]*)$")
+
+
 # "log in as root with S3cret!", "log in with admin/S3cret!", "use admin/S3cret! to log in".
 _LOG_IN_WITH = re.compile(
     rf"""
@@ -1459,6 +1552,42 @@ def _password_in_prose(match: re.Match[str]) -> _Span | None:
     return _span(start, value) if _is_password_like(value, quoted=False) else None
 
 
+def _is_strong_password(value: str) -> bool:
+    """A password that no other word of a sentence looks like: at least eight characters, with
+    letters, digits and a symbol ("Winter2024!", "Toor#123")."""
+    return (
+        len(value) >= _MIN_STRONG_PASSWORD
+        and any(c.isalpha() for c in value)
+        and any(c.isdigit() for c in value)
+        and any(c in _PASSWORD_SYMBOLS or c == "!" for c in value)
+    )
+
+
+def _bare_login_pair(match: re.Match[str]) -> _Span | None:
+    """A user and a password with no word for either. After a system account ("admin",
+    "root", "guest", ...) or an email address and " / ", a value that looks like a password
+    and has six characters or more ("guest / guest2024"); right after such a user and "/" or
+    ":" or in a table's next cell, or after any other lower case user name and " / ", only a
+    strong password ("admin/J3nk!ns2024", "root:Toor#123", "| admin | Adm1n!Lobby |", "jdoe /
+    Vend0r#Portal8"). So "linux/amd64", "postgres:16-alpine", "actions/checkout@v4", "acme /
+    api#1234", "MySQL8 / PostgreSQL16" and "admin / settings" are not pairs."""
+    user, separator = match.group("user"), match.group("separator")
+    value = _trim_bare_value(match.group("secret").rstrip(",;)"))
+    if not _is_password_like(value, quoted=False):
+        return None
+    known = user.lower() in _ACCOUNT_NAMES or _EMAIL.match(user) is not None
+    span = _span(match.start("secret"), value)
+    if separator == "/" or separator.strip() != "/":  # "admin/pw", "admin:pw", "| admin | pw |"
+        return span if known and _is_strong_password(value) else None
+    if known:
+        if value.isdigit() and _NOUN_AFTER_NUMBER.match(match.string, span[1]):
+            return None  # "admin / 100000 users": a ratio
+        return span if len(value) >= _MIN_PAIR_PASSWORD else None
+    if not _USER_NAME_SHAPE.match(user) or _REFERENCE_WITH_SYMBOL.match(value):
+        return None
+    return span if _is_strong_password(value) else None
+
+
 def _wifi_passphrase(match: re.Match[str]) -> _Span | None:
     value = match.group("secret")
     return match.span("secret") if any(c.isdigit() for c in value) else None
@@ -1467,7 +1596,8 @@ def _wifi_passphrase(match: re.Match[str]) -> _Span | None:
 # "my PIN is 4821", "the door code for the office is 4417#", "phone passcode: 284619", "card
 # pin: 4821"; a PIN in capitals also without a verb ("PIN 4821 for the corporate card").
 _PIN_NOUN = r"""(?:pin(?:[ \t]++(?:code|number))?|pass[ \t]?code
-    |(?:door|gate|alarm|lock|safe|locker|garage|entry|keypad|unlock|building)[ \t]++code)"""
+    |(?:door|gate|alarm|lock|safe|locker|garage|entry|keypad|unlock|building|security)[ \t]++code
+    )"""
 _PIN_VALUE = r"""
     (?P<quote>["'`]?)(?P<secret>[0-9]{4,8}\#?)(?P=quote)
     (?![0-9A-Za-z.,:/-][0-9A-Za-z])
@@ -1861,6 +1991,136 @@ def _card_number(match: re.Match[str]) -> _Span | None:
     if digits in _TEST_CARD_NUMBERS or _NOT_A_CARD_BEFORE.search(text, max(0, start - 30), start):
         return None
     return (start, end) if _CARD_WORD.search(around) else None
+
+
+# A card's security code (CVV, CVC, CID, ...): after its name, or right after a card number and
+# its expiry date ("4111... 09/27 737"). Names only cards have ("CVV", "card verification
+# value", "cryptogramme visuel", "Kartenprüfnummer", "the 3 digits on the back") are enough
+# alone; names other things share ("CID" is also a customer or a content id, "CSC", "security
+# code") need a card in the sentence, or three digits after "security code".
+_CARD_CODE_NAME = r"""
+    (?:cvv2?|cvc2?|cvn2?|cav2|cvd)(?:[ \t]++(?:code|number|no\.?))?
+    |card[ \t]++(?:verification|validation|security)[ \t]++(?:value|code|number)|card[ \t]++code
+    |kartenpr(?:ü|ue)f(?:nummer|ziffer|code)
+    |cryptogramme(?:[ \t]++visuel)?|(?:[34]|three|four)[ \t-]digits?(?:[ \t]++code)?[ \t]++
+      on[ \t]++the[ \t]++back|code[ \t]++on[ \t]++the[ \t]++back
+"""
+_SHARED_CODE_NAME = r"""
+    cid|csc|(?:card[ \t]++)?security[ \t]++code|sec\.?[ \t]++code|sicherheitscode|pr(?:ü|ue)fnummer
+    |c(?:ó|o)digo[ \t]++de[ \t]++(?:seguridad|seguran(?:ç|c)a|verificaci(?:ó|o)n)
+    |code[ \t]++de[ \t]++s(?:é|e)curit(?:é|e)|beveiligingscode|verificatiecode
+"""
+_CARD_SECURITY_CODE = re.compile(
+    rf"""
+    (?<![\w-])(?:(?P<card_name>{_CARD_CODE_NAME})|(?P<shared_name>{_SHARED_CODE_NAME}))(?![\w-])
+    (?:[ \t]*+/[ \t]*+(?:cvv2?|cvc2?|cid|csc)(?![\w-]))?     # CVV/CVC
+    (?:[ \t]*+\([^()\n]{{1,20}}\))?                          # security code (CVV)
+    (?:[ \t]++(?:of|for|on|van|de|do|da|del|der|des|du|für)[ \t]++
+       (?:(?:the|my|our|this|that|la|le|el|de|het|der|die|das)[ \t]++)?
+       [\w'\u2019-]{{1,20}}+(?:[ \t]++[\w'\u2019-]{{1,20}}+)?)?       # of the corporate card
+    ["']?[ \t]*+(?:(?:is|was|are|were|es|est|ist|é)(?![\w-])[ \t]*+:?|[:=\#]|->|→|-(?=[ \t]))?
+    [ \t]*+(?P<quote>["'`]?)(?P<secret>[0-9]{{3,4}})(?P=quote)
+    (?![0-9A-Za-z]|[.,:/-][0-9])
+    (?![ \t]*+(?:digits?|characters?|chars?|numbers?|attempts?|tries|times|transactions?|ms|%))
+    """,
+    re.VERBOSE | re.IGNORECASE,
+)
+_CODE_AFTER_EXPIRY = re.compile(
+    r"(?<![\w/])(?:0[1-9]|1[0-2])/(?:20)?[0-9]{2}[ \t]*+,?[ \t]*+(?P<secret>[0-9]{3,4})"
+    r"(?![0-9A-Za-z]|[.,:/-][0-9])"
+)
+# A card named in a sentence, in the languages of _LOGIN_NOUN.
+_CARD_IN_SENTENCE = re.compile(
+    r"""(?<![a-z])(?:credit|kredit|debit|creditcard)
+    | (?<![a-z])(?:cards?|visa|master[ \t]?card|amex|american[ \t]+express|jcb|diners|maestro
+      |unionpay|tarjeta|carte|karte|cart(?:ão|ao)|kaart|payment|billing|checkout)(?![a-z])""",
+    re.VERBOSE | re.IGNORECASE,
+)
+_CARD_NUMBER_BEFORE = re.compile(r"[0-9](?:[ -]?[0-9]){12,18}[ \t]*+,?[ \t]*+$")
+
+
+def _card_security_code(match: re.Match[str]) -> _Span | None:
+    """The code after a card's name for it; after a name other things share, only with a card
+    within 80 characters or, for "security code", three digits."""
+    if match.group("shared_name") is not None:
+        name = match.group("shared_name").lower()
+        text, start, end = match.string, match.start(), match.end()
+        around = text[max(0, start - 80) : end + 80]
+        card = _CARD_IN_SENTENCE.search(around) or _THIRTEEN_DIGITS.search(around)
+        three_digits = len(match.group("secret")) == 3 and name not in ("cid", "csc")
+        if not (card or three_digits):
+            return None
+    return match.span("secret")
+
+
+def _code_after_expiry(match: re.Match[str]) -> _Span | None:
+    """Three or four digits after a card number and its expiry date ("4111... 09/27 737")."""
+    start = match.start()
+    if _CARD_NUMBER_BEFORE.search(match.string, max(0, start - 30), start) is None:
+        return None
+    return match.span("secret")
+
+
+# A US social security number (123-45-6789) or ITIN (9xx-7x-xxxx): written with dashes
+# anywhere; with spaces or as nine digits only after its name ("SSN 123456789", "my social is
+# 123 45 6789", `"ssn": "123456789"`). Numbers never issued are not one: area 000, 666 or 9xx
+# (ITINs start with 9, their middle digits 50-65, 70-88, 90-92 or 94-99), group 00, serial
+# 0000; nor are the numbers the SSA made public (the Woolworth wallet's 078-05-1120, 219-09-9999,
+# 987-65-4320 to 4329 for advertising), or a number named as something else ("order
+# 123-45-6789", "part number", "lot").
+_US_TAXPAYER_NUMBER = re.compile(
+    r"(?<![\w.+/:#*-])(?P<area>[0-9]{3})(?P<separator>[ -]?)(?P<group>[0-9]{2})(?P=separator)"
+    r"(?P<serial>[0-9]{4})(?![0-9A-Za-z*_-]|[.,:/][0-9])"
+)
+_TAXPAYER_NUMBER_NAME = re.compile(
+    r"""
+    (?<![\w])(?:ssns?|ss\#|ss[ \t]++no\.?|soc(?:ial)?[ \t]++sec(?:urity)?
+        (?:[ \t]++(?:number|no\.?|num|\#))?|social|i?tins?|tax(?:payer)?[ \t]++id(?:entification)?
+        (?:[ \t]++(?:number|no\.?))?|taxpayer[ \t]++identification[ \t]++number
+      |n(?:ú|u)mero[ \t]++de[ \t]++(?:seguro|seguran(?:ç|c)a)[ \t]++social|seguro[ \t]++social
+      |num(?:é|e)ro[ \t]++de[ \t]++s(?:é|e)curit(?:é|e)[ \t]++sociale(?:[ \t]++am(?:é|e)ricain)?
+      |(?:us-?)?sozialversicherungsnummer)
+    (?:[ \t]*+\([^()\n]{1,20}\))?
+    (?:[ \t]++(?:for|of|von|de|du|del|da|do|van)[ \t]++[\w.'\u2019-]{1,30}+)?
+    ["']?[ \t]*+(?:(?:is|was|are|es|est|ist|é)(?![\w-])[ \t]*+:?|[:=\#]|->|-)?[ \t]*+["']?$
+    """,
+    re.VERBOSE | re.IGNORECASE,
+)
+_NOT_A_TAXPAYER_NUMBER_BEFORE = re.compile(
+    r"""(?<![a-z])(?:order|invoice|ticket|case|ref|reference|part|sku|model|serial|isbn|lot
+    |batch|build|version|po|issue|bug|zip|postal|phone|tel|fax|mobile|cell|call|hotline|booking
+    |confirmation|tracking|account|acct|routing|customer|member|policy|claim|id|item|product
+    |room|flight|train|license|licence|permit|badge|employee)
+    (?:[ \t]++(?:number|no\.?|num|\#|id))?[ \t]*+[:#=]?[ \t]*+(?:is[ \t]++)?$""",
+    re.VERBOSE | re.IGNORECASE,
+)
+_ITIN_GROUPS = frozenset((*range(50, 66), *range(70, 89), 90, 91, 92, *range(94, 100)))
+_PUBLIC_SSNS = frozenset({"078051120", "219099999", *(f"98765432{n}" for n in range(10))})
+
+
+def _us_taxpayer_number(match: re.Match[str]) -> _Found | None:
+    """An SSN or an ITIN, as its digits say, of the ranges ever issued; with spaces or none
+    only after its name, and with dashes unless it is named as something else or ends in a
+    month and a year."""
+    area, group, serial = (int(match.group(name)) for name in ("area", "group", "serial"))
+    digits = match.group("area") + match.group("group") + match.group("serial")
+    if group == 0 or serial == 0 or digits in _PUBLIC_SSNS:
+        return None
+    if area >= 900:
+        kind = "US ITIN" if group in _ITIN_GROUPS else None
+    else:
+        kind = "US social security number" if area not in (0, 666) else None
+    if kind is None:
+        return None
+    text, start = match.string, match.start()
+    named = _TAXPAYER_NUMBER_NAME.search(text, max(0, start - 60), start)
+    if named is None and (
+        match.group("separator") != "-"
+        or (group <= 12 and 1900 <= serial <= 2099)  # 202-11-2024: ends in a month and a year
+        or _NOT_A_TAXPAYER_NUMBER_BEFORE.search(text, max(0, start - 30), start)
+    ):
+        return None
+    return match.span(), kind
 
 
 # "GitHub 2FA recovery codes: 4f2a1-9c8e3 7b6d0-e15f4 ...", "backup codes: 8142 0937, ..."
@@ -2350,9 +2610,9 @@ def _is_public_value(match: re.Match[str]) -> bool:
     if _is_ssh_public_key(token) or _IPFS_CID.match(token) or _is_bitcoin_address(token):
         return True
     text = match.string
-    if "-----BEGIN" in text and any(
-        start < match.start() < end for start, end in _public_block_spans(text)
-    ):
+    spans = _public_block_spans(text)  # found once per scan, in order, not overlapping
+    at = bisect.bisect_left(spans, (match.start(),)) - 1
+    if at >= 0 and spans[at][0] < match.start() < spans[at][1]:
         return True
     window = _clause_before(text, match.start(), 40)
     public = list(_PUBLIC_CONTEXT.finditer(window))
@@ -2414,6 +2674,57 @@ _COMMAND_NEEDS = (
 )
 
 
+_CARD_CODE_NEEDS = (
+    "cvv",
+    "cvc",
+    "cvn",
+    "cav2",
+    "cvd",
+    "card",
+    "cid",
+    "csc",
+    "security",
+    "sec code",
+    "sec. code",
+    "on the back",
+    "kartenpr",
+    "cryptogramme",
+    "prüfnummer",
+    "pruefnummer",
+    "sicherheitscode",
+    "digo de",
+    "code de",
+    "beveiligingscode",
+    "verificatiecode",
+)
+# What every US SSN or ITIN holds: nine digits, in groups of three, two and four.
+_NINE_DIGITS = re.compile(r"[0-9]{3}[ -]?[0-9]{2}[ -]?[0-9]{4}")
+_LOGIN_PAIR_NEEDS = (
+    "login",
+    "cred",
+    "user",
+    "auth",
+    "htpasswd",
+    "wi-fi",
+    "wifi",
+    "wlan",
+    "account",
+    "benutzer",
+    "nutzer",
+    "utilisateur",
+    "identifiant",
+    "usuario",
+    "usuário",
+    "utilizador",
+    "gebruiker",
+    "zugangsdaten",
+    "anmeldedaten",
+    "inloggegevens",
+    "u/p",
+    "u:",
+)
+
+
 def _colons(text: str) -> bool:
     return text.count(":") >= 4  # host:port:database:user:password
 
@@ -2443,6 +2754,15 @@ _RULES: tuple[_Rule, ...] = (
     _rule("JSON web token", _JWT, _unchecked, needs=("eyj",)),
     _rule("payment card number", _CARD_NUMBER, _card_number, gate=_THIRTEEN_DIGITS.search),
     _rule("BitLocker recovery key", _BITLOCKER_RECOVERY_KEY, _unchecked, gate=_dashes),
+    _rule("card security code", _CARD_SECURITY_CODE, _card_security_code, needs=_CARD_CODE_NEEDS),
+    _rule(
+        "card security code",
+        _CODE_AFTER_EXPIRY,
+        _code_after_expiry,
+        needs=("/",),
+        gate=_THIRTEEN_DIGITS.search,
+    ),
+    _Rule(_US_TAXPAYER_NUMBER, _us_taxpayer_number, gate=_NINE_DIGITS.search),
     _rule("2FA recovery code list", _RECOVERY_CODES, _recovery_codes, needs=("code",)),
     _rule("TOTP secret", _TOTP_SECRET, _totp_secret, needs=_TOTP_NEEDS),
     _rule("TOTP secret", _OTPAUTH_URI, _secret_group, needs=("otpauth:",)),
@@ -2551,9 +2871,11 @@ _RULES: tuple[_Rule, ...] = (
         "password in prose",
         _LOGIN_PAIR,
         _password_in_prose,
-        needs=("login", "cred", "user", "auth", "htpasswd", "wi-fi", "wifi", "wlan"),
+        needs=_LOGIN_PAIR_NEEDS,
     ),
     _rule("password in prose", _LOG_IN_WITH, _password_in_prose, needs=("log", "sign")),
+    _rule("password in prose", _THE_PASS_IS, _password_in_prose, needs=(" pass is", " pass was")),
+    _rule("password in prose", _BARE_LOGIN_PAIR, _bare_login_pair, needs=("/", ":", " | ")),
     _Rule(_PASSWORD_WITHOUT_VERB, _prose_password, needs=("pass",)),
     _rule(
         "password in prose", _PLAIN_WORD_PASSWORD, _plain_word_password, needs=_PROSE_PASSWORD_NEEDS
