@@ -36,6 +36,7 @@ from tests.fake_anthropic import (
     FakeAnthropic,
     RecordedRequest,
     Reply,
+    dripped,
     error,
     message,
     raw,
@@ -213,6 +214,16 @@ def test_the_deadline_bounds_the_whole_call_not_each_attempt(fake: FakeAnthropic
     assert isinstance(failure, LLMUnavailable)
     assert failure.reason == "no answer within the call's deadline of 0.3 s"
     assert len(fake.message_requests) == 1
+
+
+def test_the_deadline_bounds_an_answer_that_drips_in_without_pause(fake: FakeAnthropic) -> None:
+    """A byte every 0.2 s never trips the SDK's read timeout (10 s): the body would take
+    minutes. The call gives up on it after its deadline."""
+    failure = failure_of(
+        fake, dripped(0.2, tool_use("gate", GATE_INPUT)), max_retries=0, deadline=0.5
+    )
+    assert isinstance(failure, LLMUnavailable)
+    assert failure.reason == "no answer within the call's deadline of 0.5 s"
 
 
 def test_overload_is_retried_by_the_client(fake: FakeAnthropic) -> None:

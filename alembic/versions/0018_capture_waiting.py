@@ -42,8 +42,10 @@ APP = "emergent_memory_app"
 ADMIN = "emergent_memory_admin"
 
 # Each actor's due windows ranked by age; the claim takes rank 1 of every actor (oldest
-# first), then rank 2, ... (FOR UPDATE cannot sit beside a window function: the ranking is a
-# subquery of the due windows, locked in the outer query).
+# first), then rank 2, ... The ranking is a CTE of a few candidates (FOR UPDATE cannot sit
+# beside a window function), locked by their primary key: a join of every due window with its
+# ranking was planned as a nested loop, quadratic in the queue's length. Candidates another
+# claim holds are skipped; four times the limit leaves enough for concurrent claims.
 FAIR_CLAIM = """
 CREATE OR REPLACE FUNCTION kb.claim_capture_windows(p_limit integer,
                                                     p_lock_timeout double precision)
@@ -60,16 +62,18 @@ BEGIN
     WHERE w.status = 'running'
       AND w.locked_at < now() - make_interval(secs => p_lock_timeout);
     RETURN QUERY
-    WITH due AS (
-        SELECT w.id FROM kb.capture_windows w
-        JOIN (
-            SELECT r.id, row_number() OVER (PARTITION BY r.actor_id ORDER BY r.run_after, r.id)
-                AS turn
-            FROM kb.capture_windows r
-            WHERE r.status = 'pending' AND r.run_after <= now()
-        ) ranked ON ranked.id = w.id
+    WITH ranked AS MATERIALIZED (
+        SELECT r.id, r.run_after,
+               row_number() OVER (PARTITION BY r.actor_id ORDER BY r.run_after, r.id) AS turn
+        FROM kb.capture_windows r
+        WHERE r.status = 'pending' AND r.run_after <= now()
+        ORDER BY turn, r.run_after, r.id
+        LIMIT 4 * p_limit
+    ), due AS (
+        SELECT w.id FROM ranked
+        JOIN kb.capture_windows w ON w.id = ranked.id
         WHERE w.status = 'pending' AND w.run_after <= now()
-        ORDER BY ranked.turn, w.run_after, w.id
+        ORDER BY ranked.turn, ranked.run_after, ranked.id
         LIMIT p_limit
         FOR UPDATE OF w SKIP LOCKED
     )

@@ -12,7 +12,10 @@ a day if the API says so); this client retries an unavailable answer up to `max_
 times, waiting the API's `retry-after` (else 0.5 s doubling) only when that wait is at most
 RETRY_WAIT_MAX seconds and fits in what is left of the call's `deadline`; otherwise it gives
 up at once with the `retry_after`, for the caller to schedule. `timeout` bounds each attempt
-and `deadline` the whole call: every attempt is given at most the time left.
+and `deadline` the whole call: every attempt is given at most the time left. The SDK's
+timeout bounds each wait for the server's next bytes, not an answer dripped slowly; so each
+attempt runs in a daemon thread that the call stops waiting for once the time left (and
+ATTEMPT_GRACE) has passed, leaving it to end by itself.
 
 A failure's `reason` is built from what the API's envelope classifies, never from text it
 echoes: the HTTP status, the error type (`rate_limit_error`), the `request-id` header and the
@@ -29,8 +32,9 @@ import logging
 import math
 import random
 import re
+import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -58,6 +62,9 @@ __all__ = [
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
 RETRY_WAIT_MAX = 8.0  # seconds: the longest wait between two attempts inside one call
 FIRST_RETRY_WAIT = 0.5  # seconds before the second attempt when the API said nothing
+# seconds an attempt's thread is waited for beyond the time left, so that the SDK's own
+# timeout (a clearer reason) normally ends it first
+ATTEMPT_GRACE = 1.0
 # what the API's own vocabulary looks like; anything else in these places is not shown
 ERROR_TYPE = re.compile(r"[a-z][a-z_]{0,59}")
 REQUEST_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
@@ -250,7 +257,7 @@ class AnthropicClient:
                 # allows it, which only later attempts cut short
                 first = attempts == 1 and self._deadline >= self._timeout
                 timeout = self._timeout if first else min(self._timeout, left)
-                message = self._attempt(request, timeout, attempts)
+                message = self._attempt(request, timeout, max(left, timeout), attempts)
             except LLMUnavailable as failure:
                 wait = _retry_wait(failure, attempts)
                 if (
@@ -263,12 +270,22 @@ class AnthropicClient:
                 continue
             return tool_call(message, tool, asked=model)
 
-    def _attempt(self, request: dict[str, Any], timeout: float, attempt: int) -> Message:
-        """One request with `timeout` seconds; a failure as an LLMError of its kind."""
+    def _attempt(
+        self, request: dict[str, Any], timeout: float, left: float, attempt: int
+    ) -> Message:
+        """One request with `timeout` seconds, given up after `left` seconds (and the grace)
+        however the server answers; a failure as an LLMError of its kind."""
         import anthropic  # loaded by __init__ already
 
-        try:
+        def create() -> Message:
             return cast("Message", self._client.messages.create(**request, timeout=timeout))
+
+        try:
+            return _within(create, left + ATTEMPT_GRACE)
+        except TimeoutError:
+            raise LLMUnavailable(
+                f"no answer within the call's deadline of {self._deadline:g} s{_after(attempt)}"
+            ) from None
         except anthropic.APITimeoutError:
             within = (
                 f"{timeout:g} s"
@@ -293,6 +310,29 @@ class AnthropicClient:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _within(call: Callable[[], Message], seconds: float) -> Message:
+    """`call()` in a daemon thread, its answer or its exception; TimeoutError when it has not
+    ended after `seconds` (the thread is left to end by itself)."""
+    outcome: list[Message | BaseException] = []
+    ended = threading.Event()
+
+    def run() -> None:
+        try:
+            outcome.append(call())
+        except BaseException as error:  # handed to the caller's thread
+            outcome.append(error)
+        finally:
+            ended.set()
+
+    threading.Thread(target=run, name="llm-attempt", daemon=True).start()
+    if not ended.wait(seconds):
+        raise TimeoutError
+    result = outcome[0]
+    if isinstance(result, BaseException):
+        raise result
+    return result
 
 
 def _after(attempts: int) -> str:

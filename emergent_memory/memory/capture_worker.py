@@ -175,7 +175,7 @@ class CaptureWorker:
         """Rounds until `stop` is set; a database error is logged and retried later."""
 
         def report(counts: CaptureCounts) -> None:
-            if counts.claimed or counts.cut:
+            if counts.claimed or counts.cut or counts.expired:
                 logger.info("capture windows: %s", counts.as_dict())
 
         rounds.run_rounds(
