@@ -337,13 +337,14 @@ def build_llm(settings: Settings) -> AnthropicClient | None:
         base_url=settings.anthropic_base_url,
         timeout=settings.llm_timeout,
         max_retries=settings.llm_max_retries,
+        deadline=settings.llm_deadline,
     )
 
 
 def capture_config(settings: Settings) -> CaptureConfig:
     """Capture's settings; its worker backs off like the embedding worker, and holds a window
-    at least as long as its two model calls may take with all their retries."""
-    calls = 2 * settings.llm_timeout * (settings.llm_max_retries + 1)
+    at least as long as its two model calls may take (their deadlines)."""
+    calls = 2 * settings.llm_deadline
     return CaptureConfig(
         gate_model=settings.capture_gate_model,
         extractor_model=settings.capture_extractor_model,
@@ -356,6 +357,8 @@ def capture_config(settings: Settings) -> CaptureConfig:
         backoff_base=settings.worker_backoff_base_seconds,
         backoff_max=settings.worker_backoff_max_seconds,
         lock_timeout=max(settings.worker_lock_timeout_seconds, calls + 60.0),
+        retry_after_cap=settings.capture_retry_after_cap_seconds,
+        dead_retention=settings.capture_dead_retention_days * 86400.0,
     )
 
 

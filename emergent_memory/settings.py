@@ -422,15 +422,32 @@ class Settings(BaseSettings):
         description="Attempts of a capture window (rate limits, overload, timeouts) before it "
         "is dead-lettered with the reason.",
     )
+    capture_retry_after_cap_seconds: float = Field(
+        default=900.0,
+        ge=0,
+        description="The longest retry-after a capture window is retried after as an attempt; "
+        "the API asking for longer parks the window until then, the attempt given back.",
+    )
+    capture_dead_retention_days: float = Field(
+        default=7.0,
+        gt=0,
+        description="Days a dead capture window keeps its turns (so that capture retry can "
+        "revive it); then they are deleted and only the reason is kept.",
+    )
     llm_timeout: float = Field(
-        default=60.0, gt=0, description="Seconds before an LLM request gives up."
+        default=60.0, gt=0, description="Seconds an LLM request's attempt waits for an answer."
     )
     llm_max_retries: int = Field(
         default=2,
         ge=0,
         le=10,
-        description="Retries of a failed LLM request within one attempt (honouring "
-        "retry-after), before the window is retried later.",
+        description="Retries of an unavailable LLM request within one call, each after at most "
+        "8 s (the API's retry-after, else a backoff) and within the call's deadline.",
+    )
+    llm_deadline: float = Field(
+        default=120.0,
+        gt=0,
+        description="Seconds one LLM call may take at most, its retries and waits included.",
     )
 
     # -- automatic memory: Claude Code hooks (read by `emergent-memory hook`) ---------------

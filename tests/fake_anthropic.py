@@ -39,8 +39,10 @@ its result sent back): it probes `HEAD /` first, then streams `POST /v1/messages
 
 Reply builders: `text`, `tool_use` (the input may be anything, e.g. a list or a value that
 breaks the tool's schema, to test malformed output), `message` (several content blocks),
-`error`, `raw` (a body sent verbatim) and `slow` (the same reply after a delay; delays end
-at once when the server stops). `requests` (and `message_requests`, only those to
+`error`, `raw` (a body sent verbatim), `slow` (the same reply after a delay) and `dripped`
+(the same reply's JSON body one byte at a time, a pause before each: a server that never
+goes quiet long enough for a read timeout); delays and drips end at once when the server
+stops. `requests` (and `message_requests`, only those to
 `/v1/messages`) hold `RecordedRequest`s: method, path, query, headers, the decoded `json` body,
 and the shortcuts `model`, `stream`, `forced_tool`, `tool_names` and `text` (every text of the
 system prompt and messages, to match on). `pending` counts unused queued replies;
@@ -143,6 +145,7 @@ class Reply:
     content_type: str = "application/json"
     headers: tuple[tuple[str, str], ...] = ()
     delay: float = 0.0  # seconds before anything is sent
+    drip: float = 0.0  # seconds before each byte of a JSON body (0: the body at once)
 
 
 def text(answer: str, *, input_tokens: int = 10, output_tokens: int = 5) -> Reply:
@@ -217,6 +220,11 @@ def raw(status: int, body: bytes | str, content_type: str = "application/json") 
 def slow(seconds: float, reply: Reply) -> Reply:
     """`reply`, sent after `seconds` of silence."""
     return dataclasses.replace(reply, delay=seconds)
+
+
+def dripped(seconds: float, reply: Reply) -> Reply:
+    """`reply` as JSON, its headers at once and then its body one byte every `seconds`."""
+    return dataclasses.replace(reply, drip=seconds)
 
 
 class FakeAnthropic:
@@ -384,8 +392,17 @@ class FakeAnthropic:
                 self.send_header("content-type", reply.content_type)
                 self.send_header("content-length", str(len(body)))
                 self._common_headers(reply)
-                if self.command != "HEAD":
+                if self.command == "HEAD":
+                    return
+                if not reply.drip:
                     self.wfile.write(body)
+                    return
+                for index in range(len(body)):
+                    if fake._stopping.wait(reply.drip):
+                        self.close_connection = True
+                        return
+                    self.wfile.write(body[index : index + 1])
+                    self.wfile.flush()
 
             def _stream(self, reply: Reply, request: RecordedRequest) -> None:
                 self.send_response(200)

@@ -1,8 +1,11 @@
 """The capture worker, driven through the real `anthropic` SDK against the local fake Messages
 API (tests/fake_anthropic.py): the gate and the extractor, proposals saved through
 MemoryService.save with their Episode, close memories offered by number, reinforce and
-supersede, malformed answers, rate limits and overload, the dead letter, the daily budget,
-idempotence, memory poisoning, the LLM call log, and row-level security.
+supersede, malformed answers, rate limits and overload (a day-long retry-after parks one
+actor's windows and never holds another's), claims fair across actors, the dead letter and
+how long a dead window keeps its turns, errors recorded and shown without text of the
+conversation or the answer, the daily budget, idempotence, memory poisoning, the LLM call log,
+and row-level security.
 
 The tests run in a database of their own (the queue is shared by everything in a database),
 with the application pool connected as a role subject to row-level security, as in
@@ -12,6 +15,7 @@ production: the worker acts for each window's owner.
 from __future__ import annotations
 
 import json
+import logging
 import re
 import secrets
 import threading
@@ -106,8 +110,8 @@ def make_capture(
 ) -> Iterator[Callable[..., CaptureService]]:
     clients: list[AnthropicClient] = []
 
-    def make(**config: Any) -> CaptureService:
-        llm = AnthropicClient(api_key=KEY, base_url=fake.url, timeout=10, max_retries=0)
+    def make(*, max_retries: int = 0, **config: Any) -> CaptureService:
+        llm = AnthropicClient(api_key=KEY, base_url=fake.url, timeout=10, max_retries=max_retries)
         clients.append(llm)
         settings = {
             **MODELS,
@@ -553,12 +557,12 @@ def test_repeated_failures_dead_letter_the_window_and_retry_revives_it(
     assert worker.run_once().dead == 1
     [window] = windows(owner, user)
     assert (window["status"], window["attempts"]) == ("dead", 2)
-    assert window["last_error"] == "gate: HTTP 500 api_error: boom"
+    assert re.fullmatch(r"gate: HTTP 500 api_error, request req_fake\d+", window["last_error"])
 
     admin = CaptureAdmin(owner)
     status = admin.status()
     assert status["windows"]["dead"] == 1
-    assert status["dead"][0]["last_error"] == "gate: HTTP 500 api_error: boom"
+    assert status["dead"][0]["last_error"] == window["last_error"]
     assert admin.retry_dead() == 1
     fake.enqueue(gate(False))
     assert worker.run_once().captured == 1
@@ -573,6 +577,66 @@ def test_a_refused_request_is_dead_at_once(
     [window] = windows(owner, user)
     assert (window["status"], window["attempts"]) == ("dead", 1)
     assert "invalid_request_error" in window["last_error"]
+
+
+@pytest.mark.parametrize("batch_size", [1, 4])
+def test_a_day_long_rate_limit_parks_one_actor_and_the_same_worker_captures_another(
+    make_capture: Callable[..., CaptureService],
+    fake: FakeAnthropic,
+    owner: ConnectionPool,
+    batch_size: int,
+) -> None:
+    """Actor A's call answers 429 with retry-after 86400: the SDK used to sleep a day in the
+    only capture thread. A's windows are parked until then (one call, no attempt counted, the
+    other window not asked), and B's window is captured by the same worker thread.
+    batch_size 1: A's other window is deferred in the queue; 4: it was claimed in the same
+    round and is put back without a call."""
+    capture = make_capture(max_retries=2, batch_size=batch_size)
+    alice = Principal(uuid.uuid4(), uuid.uuid4(), frozenset({READ, WRITE}))
+    bob = Principal(uuid.uuid4(), uuid.uuid4(), frozenset({READ, WRITE}))
+
+    def answer(request: RecordedRequest) -> Reply:
+        if "Alice" in request.text:
+            return error(429, "rate_limit_error", "Rate limited", retry_after=86400)
+        return gate(False)
+
+    fake.handler = answer
+    converse(capture, alice, ("user", "Alice here, first session"), session_id="a-1")
+    converse(capture, alice, ("user", "Alice again, second session"), session_id="a-2")
+    converse(capture, bob, *PREFERENCE)
+    before = datetime.now(UTC)
+    with CaptureWorker(capture).running_in_thread(poll_interval=0.05):
+        wait_until(lambda: [w["status"] for w in windows(owner, bob)] == ["done"], 60, "Bob")
+    asked = [r for r in fake.message_requests if "Alice" in r.text]
+    assert len(asked) == 1
+    parked = windows(owner, alice)
+    assert [(w["status"], w["attempts"]) for w in parked] == [("pending", 0), ("pending", 0)]
+    assert all(w["run_after"] >= before + timedelta(seconds=86400) for w in parked)
+    limited = re.compile(
+        r"gate: HTTP 429 rate_limit_error, request req_fake\d+; parked until the API's "
+        r"retry-after"
+    )
+    reasons = [w["last_error"] for w in parked]
+    [asked_window] = [reason for reason in reasons if reason and limited.fullmatch(reason)]
+    reasons.remove(asked_window)
+    waiting = "waiting: this actor's model calls are rate limited"
+    assert reasons == [None if batch_size == 1 else waiting]
+
+
+def test_a_claim_takes_each_actors_oldest_window_before_anyones_second(
+    capture: CaptureService, owner: ConnectionPool
+) -> None:
+    busy = Principal(uuid.uuid4(), uuid.uuid4(), frozenset({READ, WRITE}))
+    quiet = Principal(uuid.uuid4(), uuid.uuid4(), frozenset({READ, WRITE}))
+    for n in range(3):  # the busy actor's windows are all older
+        converse(capture, busy, ("user", f"session {n}"), session_id=f"busy-{n}")
+    converse(capture, quiet, ("user", "one session"), session_id="quiet")
+    with owner.connection() as conn:
+        claimed = capture_store.claim(conn, 2, 300)
+    assert sorted(str(w.actor_id) for w in claimed) == sorted(
+        [str(busy.actor_id), str(quiet.actor_id)]
+    )
+    assert [w.session_id for w in claimed if w.actor_id == busy.actor_id] == ["busy-0"]
 
 
 def test_a_spent_budget_makes_windows_wait_for_the_next_utc_day_without_an_attempt(
@@ -1051,6 +1115,71 @@ def test_turns_are_deleted_once_no_window_will_read_them(
     assert stored_turns(owner, user) == []
 
 
+def session_turns(owner: ConnectionPool, who: Principal, session_id: str) -> list[int]:
+    with owner.connection() as conn:
+        rows = conn.execute(
+            "SELECT turn_index FROM kb.capture_turns WHERE actor_id = %s AND session_id = %s "
+            "ORDER BY turn_index",
+            (who.actor_id, session_id),
+        ).fetchall()
+    return [row[0] for row in rows]
+
+
+def test_a_dead_window_keeps_its_turns_for_the_retention_period_then_only_its_reason(
+    make_capture: Callable[..., CaptureService],
+    fake: FakeAnthropic,
+    user: Principal,
+    owner: ConnectionPool,
+) -> None:
+    """Windows of 4, overlap 1. Session "old": window 0-3 dead (refused), 4-5 done; its turns
+    stay while the dead window may be retried, and go once it has been dead longer than the
+    retention period. Session "young": its dead window is within the period and keeps them."""
+    from emergent_memory.memory.capture_admin import CaptureAdmin
+
+    capture = make_capture(dead_retention=3600)
+
+    def answer(request: RecordedRequest) -> Reply:
+        if "[0] user: old 0" in request.text or "young" in request.text:
+            return error(400, "invalid_request_error", "refused")
+        return gate(False)
+
+    fake.handler = answer
+    converse(capture, user, *[("user", f"old {n}") for n in range(6)], session_id="old")
+    converse(capture, user, ("user", "young 0"), session_id="young")
+    CaptureWorker(capture).drain()
+    statuses = [(w["first_turn"], w["status"]) for w in windows(owner, user)]
+    assert sorted(statuses) == [(0, "dead"), (0, "dead"), (4, "done")]
+    assert session_turns(owner, user, "old") == [0, 1, 2, 3, 4, 5]  # kept for a retry
+    with owner.connection() as conn:  # the window of "old" died two hours ago
+        conn.execute(
+            "UPDATE kb.capture_windows SET updated_at = now() - interval '2 hours' "
+            "WHERE actor_id = %s AND session_id = 'old' AND status = 'dead'",
+            (user.actor_id,),
+        )
+    assert CaptureWorker(capture).run_once().expired == 1
+    assert session_turns(owner, user, "old") == []
+    assert session_turns(owner, user, "young") == [0]
+    with owner.connection() as conn:
+        old = conn.execute(
+            "SELECT status, last_error, turns_deleted_at IS NOT NULL FROM kb.capture_windows "
+            "WHERE actor_id = %s AND session_id = 'old' AND first_turn = 0",
+            (user.actor_id,),
+        ).fetchone()
+    assert old is not None
+    assert old[0] == "dead"
+    assert old[1].startswith("gate: HTTP 400 invalid_request_error")  # the reason is kept
+    assert old[2]
+    admin = CaptureAdmin(owner)
+    [deleted] = [w for w in admin.status()["dead"] if w["turns_deleted_at"] is not None]
+    assert deleted["session_id"] == "old"
+    assert admin.retry_dead() == 1  # only the young one: the old one has nothing to read
+    assert sorted((w["first_turn"], w["status"]) for w in windows(owner, user)) == [
+        (0, "dead"),
+        (0, "pending"),
+        (4, "done"),
+    ]
+
+
 def test_a_quiet_session_has_the_rest_of_its_turns_captured(
     make_capture: Callable[..., CaptureService],
     fake: FakeAnthropic,
@@ -1316,10 +1445,102 @@ def test_capture_status_and_retry(
     status = run("capture", "status")
     assert status.exit_code == 0, status.output
     assert "capture is on; windows: 0 pending, 0 running, 0 done, 1 dead" in status.stdout
-    assert "400 invalid_request_error: model: unknown model" in status.stdout
+    assert "gate: HTTP 400 invalid_request_error, request req_fake" in status.stdout
+    assert "unknown model" not in status.stdout  # the API's message is never shown
     assert "today (UTC) claude-haiku-4-5: " in status.stdout
     as_json = json.loads(run("capture", "status", "--json").stdout)
     assert as_json["windows"]["dead"] == 1
     retried = run("capture", "retry", "--json")
     assert json.loads(retried.stdout) == {"revived": 1}
     assert windows(owner, user)[0]["status"] == "pending"
+
+
+# -- no text of the conversation or the answer in any error surface ----------------------------
+
+PRIVATE = ("BLUEBIRD-7731", "Zx9!qLmP")  # not secrets to the scanner: they reach the API
+INVENTED = "locker_code_Zx9!qLmP"  # a property name the model makes up
+
+
+def test_errors_are_recorded_and_shown_without_the_conversation_or_the_answer(
+    capture: CaptureService,
+    fake: FakeAnthropic,
+    user: Principal,
+    owner: ConnectionPool,
+    memory: MemoryService,
+    capture_url: str,
+    run: Callable[..., Result],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The API echoes the prompt in its error envelopes (a refusal, a rate limit) and the
+    extractor answers with a property it invented, named after and holding private text.
+    None of it is in the windows' reasons, the LLM call log, `capture status` (text and
+    JSON), the dashboard's capture page, or any log record of any level."""
+    from starlette.testclient import TestClient
+
+    from emergent_memory.auth.dashboard import DashboardSessions
+    from tests.helpers import make_token
+    from tests.test_dashboard import BASE, build_app, sign_in
+
+    said = f"Our private project codename is {PRIVATE[0]}, my locker code is {PRIVATE[1]}."
+
+    def answer(request: RecordedRequest) -> Reply:
+        echo = f"could not read the request: {request.text[-300:]}"
+        if "refused" in request.text:
+            return error(400, "invalid_request_error", echo)
+        if "limited" in request.text:
+            return error(429, "rate_limit_error", echo, retry_after=1)
+        if request.forced_tool == GATE:
+            return gate()
+        invented = proposal("The user keeps a locker") | {INVENTED: said}
+        return tool_use(EXTRACT, {"summary": said, "memories": [invented], INVENTED: said})
+
+    fake.handler = answer
+    caplog.set_level(logging.DEBUG)
+    for session in ("refused", "invented", "limited"):  # a rate limit defers what follows
+        converse(capture, user, ("user", f"{said} ({session})"), session_id=session)
+    CaptureWorker(capture).drain()
+    assert all(any(p in r.text for r in fake.message_requests) for p in PRIVATE)  # sent
+
+    with owner.connection() as conn:
+        stored = conn.execute(
+            "SELECT session_id, status, last_error, coalesce(outcome::text, '') "
+            "FROM kb.capture_windows WHERE actor_id = %s ORDER BY session_id",
+            (user.actor_id,),
+        ).fetchall()
+        errors = conn.execute(
+            "SELECT error, model FROM kb.llm_calls WHERE actor_id = %s AND error IS NOT NULL",
+            (user.actor_id,),
+        ).fetchall()
+    assert [row[:2] for row in stored] == [
+        ("invented", "dead"),
+        ("limited", "pending"),
+        ("refused", "dead"),
+    ]
+    assert stored[0][2] == (
+        "extractor: the input of tool 'record_memories' does not match its schema at $: "
+        "an unexpected property"
+    )
+    assert len(errors) == 3
+    status = run("capture", "status")
+    as_json = run("capture", "status", "--json")
+    assert "HTTP 400 invalid_request_error" in status.stdout
+    sessions = DashboardSessions(memory.pool, 3600)
+    token = make_token(capture_url, user.actor_id, user.project_id)[0]
+    with TestClient(build_app(memory, sessions), base_url=BASE) as client:
+        assert sign_in(client, token).status_code == 303
+        page = client.get("/ui/capture").text
+    assert "an unexpected property" in page
+    logged = caplog.text
+    assert "is dead: gate: HTTP 400 invalid_request_error" in logged
+
+    surfaces = {
+        "windows": repr(stored),
+        "llm_calls": repr(errors),
+        "capture status": status.stdout + status.stderr,
+        "capture status --json": as_json.stdout,
+        "dashboard": page,
+        "log": logged,
+    }
+    for where, shown in surfaces.items():
+        for text_ in (*PRIVATE, INVENTED, "could not read the request"):
+            assert text_ not in shown, f"{text_!r} in {where}"

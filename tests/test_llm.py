@@ -1,13 +1,15 @@
 """The LLM client (emergent_memory/llm) drives the real `anthropic` SDK against the local fake
-Messages API (tests/fake_anthropic.py): forced tool calls, the SDK's retries, the three kinds of
-failure and what they carry; and the fake's SSE, JSON and other endpoints are what the SDK
-expects."""
+Messages API (tests/fake_anthropic.py): forced tool calls, its own bounded retries (the SDK's
+are off) and deadline, the three kinds of failure and what they carry (never echoed text);
+and the fake's SSE, JSON and other endpoints are what the SDK expects."""
 
 from __future__ import annotations
 
 import ast
 import dataclasses
 import email.utils
+import logging
+import re
 import socket
 import subprocess
 import sys
@@ -34,6 +36,7 @@ from tests.fake_anthropic import (
     FakeAnthropic,
     RecordedRequest,
     Reply,
+    dripped,
     error,
     message,
     raw,
@@ -84,6 +87,7 @@ GATE_INPUT = {"worth_remembering": True, "reason": "a stated preference"}
 # timeout it is tested against, so that a client that waited for it fails however loaded the
 # machine, rather than passing or failing by how fast the client's thread is scheduled.
 SLOW = 60.0
+REQUEST_ID = r"req_fake\d{6}"  # the fake's request-id header
 
 
 @pytest.fixture
@@ -159,17 +163,70 @@ def test_a_tool_spec_must_take_an_object_and_be_a_valid_schema() -> None:
 # -- retries and unavailability
 
 
-def test_a_rate_limit_is_retried_by_the_sdk_after_its_retry_after(fake: FakeAnthropic) -> None:
+def test_a_rate_limit_is_retried_by_the_client_after_its_retry_after(fake: FakeAnthropic) -> None:
     fake.enqueue(
         error(429, "rate_limit_error", "Number of requests has exceeded your rate limit", 0.01),
         tool_use("gate", GATE_INPUT),
     )
     with client_of(fake, max_retries=2) as client:
         assert call_gate(client).input == GATE_INPUT
-    assert [r.headers["x-stainless-retry-count"] for r in fake.message_requests] == ["0", "1"]
+    # two requests, neither a retry of the SDK's (its retries are off)
+    assert [r.headers["x-stainless-retry-count"] for r in fake.message_requests] == ["0", "0"]
 
 
-def test_overload_is_retried_by_the_sdk(fake: FakeAnthropic) -> None:
+def test_a_long_retry_after_ends_the_call_at_once_instead_of_sleeping(fake: FakeAnthropic) -> None:
+    """The SDK would sleep a day inside the call (the only capture thread); the client gives
+    the wait back to its caller. Run in a thread, so that a client that sleeps fails here
+    instead of hanging the suite."""
+    fake.enqueue(error(429, "rate_limit_error", "Too many", retry_after=86400))
+    caught: list[BaseException] = []
+
+    def call() -> None:
+        with client_of(fake, max_retries=2) as client:
+            try:
+                call_gate(client)
+            except LLMError as failure:
+                caught.append(failure)
+
+    thread = threading.Thread(target=call, daemon=True)
+    thread.start()
+    thread.join(SLOW)
+    assert not thread.is_alive(), "the client slept the API's retry-after"
+    [failure] = caught
+    assert isinstance(failure, LLMUnavailable)
+    assert failure.retry_after == 86400
+    assert failure.rate_limited
+    assert len(fake.message_requests) == 1
+
+
+def test_a_wait_that_does_not_fit_in_the_deadline_ends_the_call(fake: FakeAnthropic) -> None:
+    busy = error(529, "overloaded_error", "Overloaded", headers={"retry-after-ms": "5000"})
+    failure = failure_of(fake, busy, busy, max_retries=2, deadline=1.0)
+    assert isinstance(failure, LLMUnavailable)
+    assert failure.retry_after == 5.0  # short enough to wait, but not within 1 s
+    assert len(fake.message_requests) == 1
+
+
+def test_the_deadline_bounds_the_whole_call_not_each_attempt(fake: FakeAnthropic) -> None:
+    failure = failure_of(
+        fake, slow(SLOW, tool_use("gate", GATE_INPUT)), timeout=30.0, max_retries=2, deadline=0.3
+    )
+    assert isinstance(failure, LLMUnavailable)
+    assert failure.reason == "no answer within the call's deadline of 0.3 s"
+    assert len(fake.message_requests) == 1
+
+
+def test_the_deadline_bounds_an_answer_that_drips_in_without_pause(fake: FakeAnthropic) -> None:
+    """A byte every 0.2 s never trips the SDK's read timeout (10 s): the body would take
+    minutes. The call gives up on it after its deadline."""
+    failure = failure_of(
+        fake, dripped(0.2, tool_use("gate", GATE_INPUT)), max_retries=0, deadline=0.5
+    )
+    assert isinstance(failure, LLMUnavailable)
+    assert failure.reason == "no answer within the call's deadline of 0.5 s"
+
+
+def test_overload_is_retried_by_the_client(fake: FakeAnthropic) -> None:
     fake.enqueue(
         error(529, "overloaded_error", "Overloaded", headers={"retry-after-ms": "10"}),
         tool_use("gate", GATE_INPUT),
@@ -196,7 +253,9 @@ def test_a_rate_limit_without_retries_left_is_unavailable_with_its_retry_after(
     assert isinstance(failure, LLMUnavailable)
     assert failure.retryable
     assert failure.retry_after == expected
-    assert failure.reason == "HTTP 429 rate_limit_error: Too many"
+    assert re.fullmatch(f"HTTP 429 rate_limit_error, request {REQUEST_ID}", failure.reason)
+    assert failure.request_id is not None
+    assert failure.request_id in failure.reason
     assert failure.usage is None
 
 
@@ -217,7 +276,7 @@ def test_server_errors_are_unavailable(fake: FakeAnthropic, status: int, error_t
     failure = failure_of(fake, error(status, error_type, "Something went wrong"))
     assert isinstance(failure, LLMUnavailable)
     assert failure.retryable
-    assert failure.reason == f"HTTP {status} {error_type}: Something went wrong"
+    assert re.fullmatch(f"HTTP {status} {error_type}, request {REQUEST_ID}", failure.reason)
     assert failure.retry_after is None
 
 
@@ -227,7 +286,9 @@ def test_exhausted_retries_say_how_many_attempts_and_the_last_retry_after(
     busy = error(529, "overloaded_error", "Overloaded", headers={"retry-after-ms": "20"})
     failure = failure_of(fake, busy, busy, busy, max_retries=2)
     assert isinstance(failure, LLMUnavailable)
-    assert failure.reason == "HTTP 529 overloaded_error: Overloaded (after 3 attempts)"
+    assert re.fullmatch(
+        f"HTTP 529 overloaded_error, request {REQUEST_ID} \\(after 3 attempts\\)", failure.reason
+    )
     assert failure.retry_after == 0.02
     assert len(fake.message_requests) == 3
 
@@ -266,7 +327,10 @@ def test_a_wrong_key_is_rejected_without_retrying_and_never_shown() -> None:
         assert len(fake.requests) == 1
     assert isinstance(failure, LLMRejected)
     assert not failure.retryable
-    assert failure.reason == "HTTP 401 authentication_error: invalid x-api-key"
+    assert re.fullmatch(
+        f"HTTP 401 authentication_error, request {REQUEST_ID}: the API key was refused",
+        failure.reason,
+    )
     assert KEY not in "".join(traceback.format_exception(failure)) + repr(failure)
 
 
@@ -284,19 +348,26 @@ def test_refused_requests_are_rejected_and_not_retried(
 ) -> None:
     failure = failure_of(fake, error(status, error_type, detail), max_retries=2)
     assert isinstance(failure, LLMRejected)
-    assert failure.reason == f"HTTP {status} {error_type}: {detail}"
+    assert failure.reason.startswith(f"HTTP {status} {error_type}, request req_fake")
+    assert detail not in failure.reason  # the API's message may quote the request
+    assert failure.status == status
     assert len(fake.message_requests) == 1
 
 
-def test_a_key_the_api_quotes_back_is_masked(fake: FakeAnthropic) -> None:
-    failure = failure_of(fake, error(400, "invalid_request_error", f"bad header {KEY}"))
-    assert failure.reason == "HTTP 400 invalid_request_error: bad header ***"
-
-
-def test_a_long_error_message_is_cut(fake: FakeAnthropic) -> None:
-    failure = failure_of(fake, error(400, "invalid_request_error", "x" * 5000))
-    assert len(failure.reason) < 400
-    assert failure.reason.endswith("...")
+def test_the_apis_message_is_never_shown_only_what_classifies_it(fake: FakeAnthropic) -> None:
+    """An error envelope that echoes the prompt (or the key) keeps none of it; an error type
+    or a request id that does not look like one is left out too."""
+    echo = f"prompt was: {MESSAGES[0]['content']} with key {KEY}"
+    failure = failure_of(fake, error(400, "invalid_request_error", echo))
+    assert re.fullmatch(
+        f"HTTP 400 invalid_request_error, request {REQUEST_ID}: the API refused the request "
+        "\\(too long, or an option it does not accept\\)",
+        failure.reason,
+    )
+    odd = error(429, "tabs, never spaces", echo, headers={"request-id": "I always use tabs"})
+    failure = failure_of(fake, odd)
+    assert failure.reason == "HTTP 429 error"
+    assert failure.request_id is None
 
 
 # -- malformed output
@@ -351,6 +422,43 @@ def test_a_missing_property_is_named(fake: FakeAnthropic) -> None:
     )
 
 
+def test_a_property_the_model_invented_is_never_named(fake: FakeAnthropic) -> None:
+    invented = {**GATE_INPUT, "my password is Zx9!qLmP": "Zx9!qLmP"}
+    failure = failure_of(fake, tool_use("gate", invented))
+    assert isinstance(failure, MalformedOutput)
+    assert failure.reason == (
+        "the input of tool 'gate' does not match its schema at $: an unexpected property"
+    )
+    nested = {"memories": [{"content": "ok", "action": "add"}], "Zx9!qLmP": {"action": 1}}
+    schema = {**EXTRACT.input_schema, "additionalProperties": {"type": "object"}}
+    loose = ToolSpec("extract", "", {**schema, "properties": {**schema["properties"]}})
+    fake.enqueue(tool_use("extract", {**nested, "Zx9!qLmP": [1]}))
+    with client_of(fake) as client, pytest.raises(MalformedOutput) as caught:
+        call_gate(client, loose)
+    where = "the input of tool 'extract' does not match its schema at $.*"
+    assert caught.value.reason == f"{where}: an array fails type 'object'"
+
+
+def test_an_answer_naming_a_strange_model_is_recorded_as_the_model_asked(
+    fake: FakeAnthropic,
+) -> None:
+    reply = dataclasses.replace(tool_use("gate", GATE_INPUT), model="I always use tabs")
+    fake.enqueue(reply)
+    with client_of(fake) as client:
+        assert call_gate(client).usage.model == "claude-gate"
+
+
+def test_the_sdks_debug_log_never_holds_the_prompt(
+    fake: FakeAnthropic, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake.enqueue(error(529, "overloaded_error", "Overloaded"), tool_use("gate", GATE_INPUT))
+    with caplog.at_level(logging.DEBUG), client_of(fake, max_retries=1) as client:
+        call_gate(client)
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert MESSAGES[0]["content"] not in logged
+    assert SYSTEM not in logged
+
+
 def test_an_answer_cut_at_max_tokens_says_so(fake: FakeAnthropic) -> None:
     cut = {"type": "tool_use", "id": "toolu_cut", "name": "gate", "input": {}}
     failure = failure_of(fake, message(cut, stop_reason="max_tokens"))
@@ -365,8 +473,10 @@ def test_an_answer_cut_at_max_tokens_says_so(fake: FakeAnthropic) -> None:
         error(401, "authentication_error", "invalid x-api-key"),
         error(529, "overloaded_error", "Overloaded"),
         slow(SLOW, tool_use("gate", GATE_INPUT)),
+        error(400, "invalid_request_error", f"{SYSTEM} {MESSAGES[0]['content']} {KEY}"),
+        error(429, "rate_limit_error", f"{SYSTEM} {MESSAGES[0]['content']}", retry_after=9),
     ],
-    ids=["malformed", "rejected", "unavailable", "timeout"],
+    ids=["malformed", "rejected", "unavailable", "timeout", "echoed", "echoed-rate-limit"],
 )
 def test_no_failure_shows_the_key_or_the_prompt(fake: FakeAnthropic, reply: Reply) -> None:
     failure = failure_of(fake, reply, timeout=0.3)
@@ -456,7 +566,7 @@ def test_a_failing_handler_answers_500_and_is_recorded(fake: FakeAnthropic) -> N
     fake.handler = broken
     failure = failure_of(fake)
     assert isinstance(failure, LLMUnavailable)
-    assert "fake handler failed" in failure.reason
+    assert failure.reason.startswith("HTTP 500 api_error")  # the message is never shown
     assert [str(e) for e in fake.handler_errors] == ["scripted bug"]
 
 

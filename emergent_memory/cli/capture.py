@@ -92,7 +92,8 @@ def capture_status(settings: Settings, as_json: bool) -> None:
 @click.pass_obj
 @reports_errors
 def capture_retry(settings: Settings, as_json: bool) -> None:
-    """Give dead capture windows a new set of attempts (after fixing what killed them)."""
+    """Give dead capture windows a new set of attempts (after fixing what killed them); not
+    those whose turns were deleted after EMERGENT_MEMORY_CAPTURE_DEAD_RETENTION_DAYS."""
     with open_admin_services(settings) as admin:
         revived = admin.capture.retry_dead()
     emit({"revived": revived}, as_json, lambda: click.echo(f"{revived} dead windows revived"))
@@ -165,9 +166,12 @@ def _show_status(data: Mapping[str, Any]) -> None:
         f"{windows['running']} running, {windows['done']} done, {windows['dead']} dead"
     )
     for dead in data["dead"]:
+        deleted = dead["turns_deleted_at"]
         click.echo(
             f"  dead {dead['id']} (session {dead['session_id']}, turns {dead['first_turn']}-"
-            f"{dead['end_turn'] - 1}, {dead['attempts']} attempts): {dead['last_error']}"
+            f"{dead['end_turn'] - 1}, {dead['attempts']} attempts"
+            + (f"; turns deleted {deleted}" if deleted else "")
+            + f"): {dead['last_error']}"
         )
     if data["dead"]:
         click.echo("  emergent-memory capture retry gives them new attempts")

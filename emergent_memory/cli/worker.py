@@ -125,7 +125,8 @@ def _describe_capture(counts: Mapping[str, Any]) -> str:
     return (
         f"capture: claimed {counts['claimed']} windows: {counts['captured']} captured, "
         f"{counts['memories_saved']} memories saved, {counts['retried']} to retry, "
-        f"{counts['postponed']} waiting for the budget, {counts['dead']} dead"
+        f"{counts['parked']} parked until the API's retry-after, {counts['postponed']} waiting "
+        f"(the budget, or their actor's rate limit), {counts['dead']} dead"
     )
 
 

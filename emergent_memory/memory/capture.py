@@ -80,7 +80,9 @@ class CaptureReceipt(TypedDict):
 class CaptureConfig:
     """Capture's tunables (from Settings, in the composition root: app.capture_config). The
     models have no default here (Settings has them); the worker's backoff and lock timeout
-    are the embedding worker's settings."""
+    are the embedding worker's settings. `retry_after_cap`: the longest `retry-after` (s) a
+    window is retried after as an attempt; a longer one parks it until then, the attempt given
+    back. `dead_retention`: seconds a dead window keeps its turns (for `capture retry`)."""
 
     gate_model: str
     extractor_model: str
@@ -94,6 +96,8 @@ class CaptureConfig:
     backoff_max: float = 600.0
     lock_timeout: float = 300.0
     batch_size: int = 4
+    retry_after_cap: float = 900.0
+    dead_retention: float = 7 * 86400.0
 
     def __post_init__(self) -> None:
         if self.window_turns < 1 or not 0 <= self.window_overlap < self.window_turns:
@@ -106,6 +110,8 @@ class CaptureConfig:
             raise ValueError("backoff_base must not be negative nor exceed backoff_max")
         if self.lock_timeout <= 0 or self.idle_seconds <= 0:
             raise ValueError("lock_timeout and idle_seconds must be positive")
+        if self.retry_after_cap < 0 or self.dead_retention <= 0:
+            raise ValueError("retry_after_cap must not be negative, dead_retention positive")
 
     def backoff(self, attempts: int) -> float:
         """Seconds before the next attempt of a window that failed `attempts` times."""

@@ -3,6 +3,8 @@
 
 It runs on a pool of a role that sees every row (the database's owner, or a member of
 emergent_memory_admin) and refuses a role under row-level security, which would see nothing.
+A dead window's reason names the failure (status, error type, request id), never text of the
+conversation; a dead window whose turns the retention period deleted cannot be retried.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ class DeadWindow:
     attempts: int
     last_error: str | None
     updated_at: datetime
+    turns_deleted_at: datetime | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +52,8 @@ class ModelTokens:
 COUNTS = "SELECT status, count(*) FROM kb.capture_windows GROUP BY status"
 
 DEAD_WINDOWS = """
-SELECT id, actor_id, session_id, first_turn, end_turn, attempts, last_error, updated_at
+SELECT id, actor_id, session_id, first_turn, end_turn, attempts, last_error, updated_at,
+       turns_deleted_at
 FROM kb.capture_windows WHERE status = 'dead'
 ORDER BY updated_at DESC
 LIMIT %(limit)s
@@ -69,7 +73,7 @@ RETRY_DEAD = """
 UPDATE kb.capture_windows
 SET status = 'pending', attempts = 0, run_after = now(), last_error = NULL, locked_at = NULL,
     updated_at = now()
-WHERE status = 'dead'
+WHERE status = 'dead' AND turns_deleted_at IS NULL
 """
 
 
@@ -106,6 +110,9 @@ class CaptureAdmin:
                     "attempts": w.attempts,
                     "last_error": w.last_error,
                     "updated_at": w.updated_at.isoformat(),
+                    "turns_deleted_at": (
+                        None if w.turns_deleted_at is None else w.turns_deleted_at.isoformat()
+                    ),
                 }
                 for w in dead
             ],
@@ -122,7 +129,8 @@ class CaptureAdmin:
         }
 
     def retry_dead(self) -> int:
-        """Move dead windows back to pending with fresh attempts; returns how many."""
+        """Move dead windows back to pending with fresh attempts (not those whose turns were
+        deleted after the retention period); returns how many."""
         with transaction(self._pool) as conn:
             _require_every_row(conn)
             return _retry_dead(conn)

@@ -8,7 +8,13 @@ The operator's queries (every actor's rows) are memory/capture_admin.py's.
 
 Window states: `pending` (due at `run_after`), `running` (claimed at `locked_at`; `attempts`
 counts this claim), `done` (with its Episode and an outcome of counts and ids, never text),
-`dead` (`last_error` says why; `emergent-memory capture retry` makes it pending again).
+`dead` (`last_error` says why; `emergent-memory capture retry` makes it pending again, until
+the retention period deletes its turns: `turns_deleted_at`, kb.expire_dead_capture_windows of
+migration 0018). `last_error` is never text of the conversation or of the model's answer.
+
+`claim` takes due windows round-robin across actors (0018); a window whose actor is rate
+limited is parked (`park`: due again when the API said, the attempt given back) and the
+actor's other pending windows wait as long (`defer_actor`).
 """
 
 from __future__ import annotations
@@ -85,6 +91,8 @@ ORDER BY turn_index
 
 CLAIM = "SELECT * FROM kb.claim_capture_windows(%(limit)s, %(lock_timeout)s)"
 CUT_IDLE = "SELECT kb.cut_idle_capture_windows(%(idle)s)"
+# Dead windows older than the retention period lose their turns (SECURITY DEFINER, 0018)
+EXPIRE_DEAD = "SELECT kb.expire_dead_capture_windows(%(age)s, %(overlap)s)"
 # Windows not done of every actor, per status (/metrics; SECURITY DEFINER, migration 0013)
 QUEUE_DEPTH = "SELECT status, windows FROM kb.capture_queue_depth()"
 
@@ -122,15 +130,33 @@ SET status = CASE WHEN attempts >= %(max_attempts)s THEN 'dead' ELSE 'pending' E
     run_after = now() + make_interval(secs => %(delay)s), last_error = %(error)s,
     outcome = coalesce(%(outcome)s, outcome), locked_at = NULL, updated_at = now()
 WHERE id = %(id)s AND status = 'running' AND attempts = %(attempts)s
-RETURNING status
+RETURNING status, run_after
 """
 
-# Not a failure (the budget is spent): due again at `until`, the attempt given back.
+# Not a failure (the budget is spent, the actor is rate limited): due again at `until`, the
+# attempt given back.
 POSTPONE = """
 UPDATE kb.capture_windows
 SET status = 'pending', attempts = greatest(attempts - 1, 0), run_after = %(until)s,
     last_error = %(note)s, locked_at = NULL, updated_at = now()
 WHERE id = %(id)s AND status = 'running' AND attempts = %(attempts)s
+"""
+
+# The API asked for a wait longer than the worker retries after: due again then, the attempt
+# given back (a window does not die of waiting for the API).
+PARK = """
+UPDATE kb.capture_windows
+SET status = 'pending', attempts = greatest(attempts - 1, 0),
+    run_after = now() + make_interval(secs => %(delay)s), last_error = %(note)s,
+    locked_at = NULL, updated_at = now()
+WHERE id = %(id)s AND status = 'running' AND attempts = %(attempts)s
+RETURNING run_after
+"""
+
+# The actor's calls are rate limited: its other pending windows are not due before `until`.
+DEFER_ACTOR = """
+UPDATE kb.capture_windows SET run_after = %(until)s, updated_at = now()
+WHERE actor_id = %(actor_id)s AND status = 'pending' AND run_after < %(until)s
 """
 
 # Turns no window needs any more: before every window of the session that is not done, and
@@ -149,6 +175,7 @@ WITH bound AS (
     CROSS JOIN LATERAL (
         SELECT min(first_turn) AS waiting FROM kb.capture_windows
         WHERE actor_id = s.actor_id AND session_id = s.session_id AND status <> 'done'
+          AND turns_deleted_at IS NULL
     ) w
     WHERE s.actor_id = %(actor_id)s AND s.session_id = %(session_id)s
 )
@@ -275,6 +302,13 @@ def cut_idle(conn: Connection[Any], idle_seconds: float) -> int:
     return 0 if row is None else int(row[0])
 
 
+def expire_dead(conn: Connection[Any], age: float, overlap: int) -> int:
+    """Delete the turns of windows dead for more than `age` seconds (and those their sessions
+    kept only for them); how many windows lost their turns."""
+    row = conn.execute(EXPIRE_DEAD, {"age": float(age), "overlap": overlap}).fetchone()
+    return 0 if row is None else int(row[0])
+
+
 def read_turns(
     conn: Connection[Any], actor_id: UUID, session_id: str, first: int, end: int
 ) -> list[Turn]:
@@ -342,9 +376,10 @@ def fail(
     delay: float,
     max_attempts: int,
     outcome: dict[str, Any] | None = None,
-) -> str | None:
+) -> tuple[str, datetime] | None:
     """Put the window back to wait `delay` seconds, or dead-letter it after its last attempt
-    (max_attempts 0: at once); the new status, or None when the claim is no longer this one."""
+    (max_attempts 0: at once); the new status and due time, or None when the claim is no
+    longer this one."""
     row = conn.execute(
         FAIL,
         {
@@ -356,7 +391,28 @@ def fail(
             "outcome": None if outcome is None else Jsonb(outcome),
         },
     ).fetchone()
-    return None if row is None else str(row[0])
+    return None if row is None else (str(row[0]), row[1])
+
+
+def park(conn: Connection[Any], window: ClaimedWindow, delay: float, note: str) -> datetime | None:
+    """Make the window due again in `delay` seconds without counting the attempt; its new due
+    time, or None when the claim is no longer this one."""
+    row = conn.execute(
+        PARK, {"id": window.id, "attempts": window.attempts, "delay": float(delay), "note": note}
+    ).fetchone()
+    return None if row is None else row[0]
+
+
+def postpone(conn: Connection[Any], window: ClaimedWindow, until: datetime, note: str) -> None:
+    """Make the window due again at `until`, without counting the attempt."""
+    conn.execute(
+        POSTPONE, {"id": window.id, "attempts": window.attempts, "until": until, "note": note}
+    )
+
+
+def defer_actor(conn: Connection[Any], actor_id: UUID, until: datetime) -> int:
+    """Make the actor's pending windows due no earlier than `until`; how many moved."""
+    return conn.execute(DEFER_ACTOR, {"actor_id": actor_id, "until": until}).rowcount
 
 
 def postpone_to_next_day(conn: Connection[Any], window: ClaimedWindow, note: str) -> datetime:
@@ -364,9 +420,7 @@ def postpone_to_next_day(conn: Connection[Any], window: ClaimedWindow, note: str
     row = conn.execute(NEXT_UTC_DAY).fetchone()
     assert row is not None
     until: datetime = row[0]
-    conn.execute(
-        POSTPONE, {"id": window.id, "attempts": window.attempts, "until": until, "note": note}
-    )
+    postpone(conn, window, until, note)
     return until
 
 

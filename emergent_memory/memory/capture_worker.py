@@ -2,31 +2,45 @@
 worker's retries, backoff, dead letter and SKIP LOCKED, alone (`emergent-memory worker`) or in
 a thread of the server.
 
-A round (`run_once`) cuts the rest of sessions quiet for `idle_seconds` into windows and
-claims up to `batch_size` due windows of any actor (SECURITY DEFINER functions of migration
-0011; a window held longer than `lock_timeout` is due again). Per window, acting as its owner:
-read its turns and the `window_overlap` before it (context); if its Episode exists (same
-session, turns and text digest), it is done without a model; if the owner spent the daily
-token budget, it waits for the next UTC day (the attempt not counted); else ask the gate, and
-if the gate says yes the extractor (with the owner's closest memories labelled 1..10), apply
-the rule of memory/extraction.py, keep the window as an Episode, and save what the rule keeps
-through `MemoryService.save` with `derived_from` the Episode (memory/capture_apply.py).
+A round (`run_once`) cuts the rest of sessions quiet for `idle_seconds` into windows, deletes
+the turns of windows dead for longer than `dead_retention` (at most once a minute), and claims
+up to `batch_size` due windows, round-robin across actors (SECURITY DEFINER functions of
+migrations 0011 and 0018; a window held longer than `lock_timeout` is due again). Per
+window, acting as its owner: read its turns and the `window_overlap` before it (context); if
+its Episode exists (same session, turns and text digest), it is done without a model; if the
+owner spent the daily token budget, it waits for the next UTC day (the attempt not counted);
+else ask the gate, and if the gate says yes the extractor (with the owner's closest memories
+labelled 1..10), apply the rule of memory/extraction.py, keep the window as an Episode, and
+save what the rule keeps through `MemoryService.save` with `derived_from` the Episode
+(memory/capture_apply.py).
 
 Every LLM call, answered or not, is recorded in kb.llm_calls (never text). An unavailable
 model (rate limit, overload, 5xx, timeout) makes the window wait `min(backoff_max,
 backoff_base * 2 ** (attempts - 1))` seconds plus up to 10% jitter, never less than the API's
-retry-after; after `max_attempts` it is dead with the reason. A refused request or an answer
-that is not a valid tool call dead-letters it at once, and nothing of that answer is saved.
+retry-after; after `max_attempts` it is dead with the reason. A retry-after longer than
+`retry_after_cap` parks the window until then instead, the attempt given back. A rate limit
+(429) also makes the actor's other pending windows wait as long, and the actor's windows
+claimed in the same round are put back without a call: one actor's rate limit costs the
+worker one call, never a wait, and never holds another actor's windows. A refused request or
+an answer that is not a valid tool call dead-letters the window at once, and nothing of that
+answer is saved.
+
+What is stored or logged of a failure is the LLM client's reason (status, error type, request
+id: llm/client.py) or an exception's class, never its message: an exception raised while
+working on a window may quote the conversation.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
+import traceback
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, NoReturn, TypeVar
 
 from pgvector import Vector
@@ -51,21 +65,26 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+EXPIRE_INTERVAL = 60.0  # seconds between two deletions of expired dead windows' turns
+
 
 @dataclass(slots=True)
 class CaptureCounts(rounds.Counts):
     """What rounds of the worker did: windows cut from idle sessions, claimed, captured (an
     Episode kept by this attempt), found already captured (not counted as captured), put back
-    to wait (retried, or postponed by the budget), dead-lettered; memories saved or
-    reinforced."""
+    to wait (retried; parked until a long retry-after; postponed by the budget or because
+    their actor's calls are rate limited), dead-lettered, dead windows whose turns were
+    deleted after the retention period; memories saved or reinforced."""
 
     cut: int = 0
     claimed: int = 0
     captured: int = 0
     already_captured: int = 0
     retried: int = 0
+    parked: int = 0
     postponed: int = 0
     dead: int = 0
+    expired: int = 0
     memories_saved: int = 0
 
 
@@ -85,6 +104,8 @@ class CaptureWorker:
         self._config = capture.config
         self._extractor = capture.extractor
         self.worker_id = rounds.default_worker_id()  # names its thread
+        self._next_expiry = 0.0  # time.monotonic() of the next deletion of expired turns
+        self._limited: dict[uuid.UUID, datetime] = {}  # actor -> due again, in this round
 
     # -- rounds ---------------------------------------------------------------------------
 
@@ -92,11 +113,22 @@ class CaptureWorker:
         """Cut idle sessions, claim due windows and work them. Database errors propagate (the
         windows in hand are due again once their lock times out)."""
         counts = CaptureCounts()
+        config = self._config
         with transaction(self._pool) as conn:
-            counts.cut = capture_store.cut_idle(conn, self._config.idle_seconds)
-            claimed = capture_store.claim(conn, self._config.batch_size, self._config.lock_timeout)
+            counts.cut = capture_store.cut_idle(conn, config.idle_seconds)
+            if time.monotonic() >= self._next_expiry:
+                counts.expired = capture_store.expire_dead(
+                    conn, config.dead_retention, config.window_overlap
+                )
+                self._next_expiry = time.monotonic() + EXPIRE_INTERVAL
+            claimed = capture_store.claim(conn, config.batch_size, config.lock_timeout)
         counts.claimed = len(claimed)
+        self._limited = {}
         for window in claimed:
+            until = self._limited.get(window.actor_id)
+            if until is not None:  # its actor was rate limited in this round: no call
+                self._postpone(window, until, counts)
+                continue
             with telemetry.operation("capture", "window") as measured:
                 self._work_measured(window, counts, measured)
         return counts
@@ -107,7 +139,7 @@ class CaptureWorker:
         """One window; its outcome: ok (captured, nothing worth keeping, or waiting for the
         budget), unavailable (put back to retry), error (dead-lettered, or the worker
         raised)."""
-        dead, retried = counts.dead, counts.retried
+        dead, waiting = counts.dead, counts.retried + counts.parked
         try:
             self._work(window, counts)
         except _Stop:
@@ -115,13 +147,19 @@ class CaptureWorker:
         except Exception as error:
             if rounds.database_trouble(error):
                 raise
-            logger.exception("capture window %s failed", window.id)
+            # the class and where, not the message: it may quote the conversation
+            logger.error(
+                "capture window %s failed: the worker raised %s\n%s",
+                window.id,
+                type(error).__name__,
+                "".join(traceback.format_tb(error.__traceback__)).rstrip(),
+            )
             self._retry(window, f"the worker raised {type(error).__name__}", None, counts)
             measured.outcome = "error"
             return
         if counts.dead > dead:
             measured.outcome = "error"
-        elif counts.retried > retried:
+        elif counts.retried + counts.parked > waiting:
             measured.outcome = "unavailable"
 
     def drain(self) -> CaptureCounts:
@@ -137,7 +175,7 @@ class CaptureWorker:
         """Rounds until `stop` is set; a database error is logged and retried later."""
 
         def report(counts: CaptureCounts) -> None:
-            if counts.claimed or counts.cut:
+            if counts.claimed or counts.cut or counts.expired:
                 logger.info("capture windows: %s", counts.as_dict())
 
         rounds.run_rounds(
@@ -242,7 +280,7 @@ class CaptureWorker:
             self._record(window, purpose, model, error.usage, error.reason)
             reason = f"{purpose}: {error.reason}"
             if isinstance(error, LLMUnavailable):
-                self._retry(window, reason, error.retry_after, counts)
+                self._retry(window, reason, error.retry_after, counts, error.rate_limited)
                 raise _Stop from None
             # refused, or an answer that is not a valid call of the tool
             self._dead(window, reason, counts)
@@ -338,18 +376,33 @@ class CaptureWorker:
         reason: str,
         retry_after: float | None,
         counts: CaptureCounts,
+        rate_limited: bool = False,
     ) -> None:
-        delay = rounds.with_jitter(self._config.backoff(window.attempts))
-        if retry_after is not None:
-            delay = max(delay, retry_after)
+        """Put the window back after its backoff (never before `retry_after`), or park it
+        until a `retry_after` beyond the cap; a rate limit makes the actor's other windows
+        wait as long."""
+        reason = rounds.short_reason(reason)
+        until: datetime | None = None
         with self._acting_as_owner(window) as conn:
-            status = capture_store.fail(
-                conn,
-                window,
-                error=rounds.short_reason(reason),
-                delay=delay,
-                max_attempts=self._config.max_attempts,
-            )
+            if retry_after is not None and retry_after > self._config.retry_after_cap:
+                note = rounds.short_reason(f"{reason}; parked until the API's retry-after")
+                until = capture_store.park(conn, window, retry_after, note)
+                status = None if until is None else "parked"
+            else:
+                delay = rounds.with_jitter(self._config.backoff(window.attempts))
+                if retry_after is not None:
+                    delay = max(delay, retry_after)
+                failed = capture_store.fail(
+                    conn,
+                    window,
+                    error=reason,
+                    delay=delay,
+                    max_attempts=self._config.max_attempts,
+                )
+                status, until = (None, None) if failed is None else failed
+            if rate_limited and until is not None and status != "dead":
+                capture_store.defer_actor(conn, window.actor_id, until)
+                self._limited[window.actor_id] = until
         if status == "dead":
             logger.warning(
                 "capture window %s is dead after %d attempts: %s",
@@ -357,10 +410,19 @@ class CaptureWorker:
                 window.attempts,
                 reason,
             )
-        if status == "dead":
             counts.dead += 1
+        elif status == "parked":
+            logger.info("capture window %s parked until %s: %s", window.id, until, reason)
+            counts.parked += 1
         elif status == "pending":
             counts.retried += 1
+
+    def _postpone(self, window: ClaimedWindow, until: datetime, counts: CaptureCounts) -> None:
+        """Put back, without a call or an attempt, a window whose actor was rate limited."""
+        note = "waiting: this actor's model calls are rate limited"
+        with self._acting_as_owner(window) as conn:
+            capture_store.postpone(conn, window, until, note)
+        counts.postponed += 1
 
     def _dead(self, window: ClaimedWindow, reason: str, counts: CaptureCounts) -> NoReturn:
         with self._acting_as_owner(window) as conn:
