@@ -63,17 +63,18 @@ BEGIN
       AND w.locked_at < now() - make_interval(secs => p_lock_timeout);
     RETURN QUERY
     WITH ranked AS MATERIALIZED (
-        SELECT r.id, r.run_after,
-               row_number() OVER (PARTITION BY r.actor_id ORDER BY r.run_after, r.id) AS turn
+        SELECT r.id, r.run_after, r.first_turn,
+               row_number() OVER (PARTITION BY r.actor_id
+                                  ORDER BY r.run_after, r.first_turn, r.id) AS turn
         FROM kb.capture_windows r
         WHERE r.status = 'pending' AND r.run_after <= now()
-        ORDER BY turn, r.run_after, r.id
+        ORDER BY turn, r.run_after, r.first_turn, r.id
         LIMIT 4 * p_limit
     ), due AS (
         SELECT w.id FROM ranked
         JOIN kb.capture_windows w ON w.id = ranked.id
         WHERE w.status = 'pending' AND w.run_after <= now()
-        ORDER BY ranked.turn, ranked.run_after, ranked.id
+        ORDER BY ranked.turn, ranked.run_after, ranked.first_turn, ranked.id
         LIMIT p_limit
         FOR UPDATE OF w SKIP LOCKED
     )
