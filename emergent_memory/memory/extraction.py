@@ -45,7 +45,6 @@ The rule (memory poisoning: text that came through tools is data, not the user's
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -97,70 +96,68 @@ GATE_TOOL = ToolSpec(
     },
 )
 
+_EXTRACT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "summary": {
+            "type": "string",
+            "description": "What the window is about, in one or two sentences.",
+        },
+        "memories": {
+            "type": "array",
+            "maxItems": MAX_PROPOSALS,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "content": {"type": "string", "minLength": 1},
+                    "category": {"type": "string", "enum": list(CATEGORIES)},
+                    "scope": {"type": "string", "enum": ["user", "project"]},
+                    "source": {"type": "string", "enum": list(SOURCES)},
+                    "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+                    "action": {
+                        "type": "string",
+                        "enum": ["add", "reinforce", "supersede", "none"],
+                    },
+                    "target": {"type": ["integer", "null"], "minimum": 1},
+                    "reason": {"type": "string"},
+                    "evidence_turns": {
+                        "type": "array",
+                        "items": {"type": "integer", "minimum": 0},
+                    },
+                    "importance": {"type": "string", "enum": list(IMPORTANCES)},
+                    "valid_from": {"type": "string"},
+                    "valid_until": {"type": "string"},
+                    "rationale": {"type": "string", "maxLength": 1000},
+                },
+                "required": [
+                    "content",
+                    "category",
+                    "scope",
+                    "source",
+                    "confidence",
+                    "action",
+                    "target",
+                    "reason",
+                    "evidence_turns",
+                ],
+                "additionalProperties": False,
+            },
+        },
+    },
+    "required": ["summary", "memories"],
+    "additionalProperties": False,
+}
+
 EXTRACT_TOOL = ToolSpec(
     name="record_memories",
     description="Record what the conversation window shows that is worth remembering.",
-    input_schema={
-        "type": "object",
-        "properties": {
-            "summary": {
-                "type": "string",
-                "description": "What the window is about, in one or two sentences.",
-            },
-            "memories": {
-                "type": "array",
-                "maxItems": MAX_PROPOSALS,
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "content": {"type": "string", "minLength": 1},
-                        "category": {"type": "string", "enum": list(CATEGORIES)},
-                        "scope": {"type": "string", "enum": ["user", "project"]},
-                        "source": {"type": "string", "enum": list(SOURCES)},
-                        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-                        "action": {
-                            "type": "string",
-                            "enum": ["add", "reinforce", "supersede", "none"],
-                        },
-                        "target": {"type": ["integer", "null"], "minimum": 1},
-                        "reason": {"type": "string"},
-                        "evidence_turns": {
-                            "type": "array",
-                            "items": {"type": "integer", "minimum": 0},
-                        },
-                        "importance": {"type": "string", "enum": list(IMPORTANCES)},
-                        "valid_from": {"type": "string"},
-                        "valid_until": {"type": "string"},
-                        "rationale": {"type": "string", "maxLength": 1000},
-                    },
-                    "required": [
-                        "content",
-                        "category",
-                        "scope",
-                        "source",
-                        "confidence",
-                        "action",
-                        "target",
-                        "reason",
-                        "evidence_turns",
-                    ],
-                    "additionalProperties": False,
-                },
-            },
-        },
-        "required": ["summary", "memories"],
-        "additionalProperties": False,
-    },
-)
-
-# What the client checks the extractor's answer against: each proposal only as an object (this
-# module checks each one on its own and drops only those that do not fit).
-EXTRACT_TOOL = dataclasses.replace(
-    EXTRACT_TOOL,
+    input_schema=_EXTRACT_SCHEMA,
+    # what the client checks the answer against: each proposal only as an object (this module
+    # checks each one on its own and drops only those that do not fit)
     answer_schema={
-        **EXTRACT_TOOL.input_schema,
+        **_EXTRACT_SCHEMA,
         "properties": {
-            **EXTRACT_TOOL.input_schema["properties"],
+            **_EXTRACT_SCHEMA["properties"],
             "memories": {"type": "array", "maxItems": MAX_PROPOSALS},
         },
     },
