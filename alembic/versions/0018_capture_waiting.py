@@ -71,18 +71,24 @@ BEGIN
         ORDER BY turn, r.run_after, r.first_turn, r.id
         LIMIT 4 * p_limit
     ), due AS (
-        SELECT w.id FROM ranked
+        SELECT w.id, ranked.turn, ranked.run_after, ranked.first_turn FROM ranked
         JOIN kb.capture_windows w ON w.id = ranked.id
         WHERE w.status = 'pending' AND w.run_after <= now()
         ORDER BY ranked.turn, ranked.run_after, ranked.first_turn, ranked.id
         LIMIT p_limit
         FOR UPDATE OF w SKIP LOCKED
+    ), claimed AS (
+        UPDATE kb.capture_windows w
+        SET status = 'running', locked_at = now(), attempts = w.attempts + 1, updated_at = now()
+        FROM due WHERE w.id = due.id
+        RETURNING w.id, w.actor_id, w.project_id, w.session_id, w.client, w.first_turn,
+                  w.end_turn, w.attempts, due.turn, due.run_after
     )
-    UPDATE kb.capture_windows w
-    SET status = 'running', locked_at = now(), attempts = w.attempts + 1, updated_at = now()
-    FROM due WHERE w.id = due.id
-    RETURNING w.id, w.actor_id, w.project_id, w.session_id, w.client, w.first_turn,
-              w.end_turn, w.attempts;
+    -- in the order to run them (an UPDATE returns its rows in no set order)
+    SELECT c.id, c.actor_id, c.project_id, c.session_id, c.client, c.first_turn, c.end_turn,
+           c.attempts
+    FROM claimed c
+    ORDER BY c.turn, c.run_after, c.first_turn, c.id;
 END
 $$
 """

@@ -293,21 +293,10 @@ def insert_window(
 
 def claim(conn: Connection[Any], limit: int, lock_timeout: float) -> list[ClaimedWindow]:
     """Up to `limit` due windows, claimed fairly across actors (migration 0018), in the order
-    to run them: each actor's windows oldest turns first, the actors taking turns (an UPDATE
-    returns its rows in no set order)."""
+    to run them: every actor's oldest first, then every actor's second, ..."""
     with conn.cursor(row_factory=class_row(ClaimedWindow)) as cur:
         cur.execute(CLAIM, {"limit": limit, "lock_timeout": float(lock_timeout)})
-        claimed = cur.fetchall()
-    by_actor: dict[UUID, list[ClaimedWindow]] = {}
-    for window in sorted(claimed, key=lambda w: (w.first_turn, w.session_id, str(w.id))):
-        by_actor.setdefault(window.actor_id, []).append(window)
-    queues = list(by_actor.values())
-    return [
-        queue[i]
-        for i in range(max(map(len, queues), default=0))
-        for queue in queues
-        if i < len(queue)
-    ]
+        return cur.fetchall()
 
 
 def cut_idle(conn: Connection[Any], idle_seconds: float) -> int:
