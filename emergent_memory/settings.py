@@ -186,8 +186,8 @@ class Settings(BaseSettings):
         default=1000,
         ge=1,
         description="HTTP server: most MCP sessions open at once. At the limit a new session "
-        "closes an idle one (first of the actor holding the most); only when none is idle is it "
-        "refused, with 503 and Retry-After.",
+        "closes an idle one (first of the actor holding the most), else the oldest of the actor "
+        "holding the most; it is refused (503, Retry-After) only when that actor is its own.",
     )
     http_max_sessions_per_token: int = Field(
         default=20,

@@ -10,8 +10,10 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 
 import httpx
+import psycopg
 import pytest
 
+from emergent_memory.auth.dashboard import digest
 from emergent_memory.auth.principal import READ
 from tests.embedders import EmbeddingServer
 from tests.helpers import HttpServer, client_for, make_token, running_http_server
@@ -57,6 +59,15 @@ def new_token(database_url: str, *scopes: str, actor: uuid.UUID | None = None) -
     return make_token(database_url, actor or uuid.uuid4(), uuid.uuid4(), *scopes)[0]
 
 
+def actor_of(database_url: str, token: str) -> uuid.UUID:
+    with psycopg.connect(database_url) as conn:
+        row = conn.execute(
+            "SELECT actor_id FROM kb.api_tokens WHERE token_hash = %s", (digest(token),)
+        ).fetchone()
+    assert row is not None
+    return uuid.UUID(str(row[0]))
+
+
 def initialize(server: HttpServer, token: str) -> httpx.Response:
     """An `initialize` without a session id: it opens a session."""
     body = {
@@ -100,6 +111,29 @@ class Sessions:
         body = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
         headers = self.headers(token, session)
         return httpx.post(self.server.url, json=body, headers=headers, timeout=30).status_code
+
+    def open_busy(self, token: str, streams: ExitStack) -> str:
+        """A session with a request in flight for as long as `streams` is open: its event
+        stream (GET)."""
+        session = self.open(token)
+        headers = self.headers(token, session)
+        notified = httpx.post(
+            self.server.url,
+            json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+            headers=headers,
+            timeout=30,
+        )
+        assert notified.status_code == 202
+        stream = streams.enter_context(
+            httpx.stream(
+                "GET",
+                self.server.url,
+                headers=headers | {"Accept": "text/event-stream"},
+                timeout=30,
+            )
+        )
+        assert stream.status_code == 200
+        return session
 
     def end_all(self) -> None:
         for token, session in self.opened:
@@ -167,23 +201,7 @@ def test_when_every_session_of_the_token_is_busy_the_refusal_says_when_to_retry(
     token = new_token(database_url)
     with ExitStack() as streams:
         for _ in range(PER_TOKEN):
-            headers = sessions.headers(token, sessions.open(token))
-            notified = httpx.post(
-                server.url,
-                json={"jsonrpc": "2.0", "method": "notifications/initialized"},
-                headers=headers,
-                timeout=30,
-            )
-            assert notified.status_code == 202
-            stream = streams.enter_context(
-                httpx.stream(
-                    "GET",
-                    server.url,
-                    headers=headers | {"Accept": "text/event-stream"},
-                    timeout=30,
-                )
-            )
-            assert stream.status_code == 200
+            sessions.open_busy(token, streams)
         refused = initialize(server, token)
         assert refused.status_code == 429
         assert refused.headers["retry-after"] == "10"
@@ -194,6 +212,34 @@ def test_when_every_session_of_the_token_is_busy_the_refusal_says_when_to_retry(
         assert "retry in 10 seconds" in message
         other = new_token(database_url)  # another actor is not refused
         sessions.open(other)
+
+
+def test_at_the_servers_limit_with_no_idle_session_the_biggest_holder_gives_way(
+    sessions: Sessions, server: HttpServer, database_url: str
+) -> None:
+    """Every session busy, the server full: the actor holding the most is refused (503), and
+    an actor holding fewer gets in, in place of that actor's oldest session."""
+    first, second, third = (new_token(database_url) for _ in range(3))
+    with ExitStack() as streams:
+        oldest = sessions.open_busy(first, streams)
+        for _ in range(TOTAL // 2 - 1):
+            sessions.open_busy(first, streams)
+        for _ in range(TOTAL // 2):
+            sessions.open_busy(second, streams)
+        sessions.open_busy(third, streams)  # a third actor, holding fewer: room is made
+        assert sessions.ping(first, oldest) == 404  # the first actor's oldest gave way
+
+        # now the second actor holds the most (with another of its tokens, under its token's
+        # and its actor's limits): refused, with when to retry
+        another_of_second = new_token(database_url, actor=actor_of(database_url, second))
+        refused = initialize(server, another_of_second)
+        assert refused.status_code == 503
+        assert refused.headers["retry-after"] == "10"
+        message = refused.json()["error"]["message"]
+        assert "the server has 6 open, the limit set by EMERGENT_MEMORY_HTTP_MAX_SESSIONS" in (
+            message
+        )
+        assert "this token's actor holds the most of them" in message
 
 
 def test_dashboard_sign_ins_per_token_are_capped_the_least_used_signed_out(

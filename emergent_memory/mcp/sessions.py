@@ -91,19 +91,21 @@ class SessionRefused(Exception):
 
     def __init__(self, share: Share, limit: int) -> None:
         self.share, self.limit = share, limit
-        whose = {"token": "this token has", "actor": "this token's actor has"}.get(
-            share, "the server has"
-        )
-        advice = (
-            "end a session you no longer use (an HTTP delete request to /mcp with its "
-            "Mcp-Session-Id header)"
-            if share != "server"
-            else "this is the server's limit; its operator may raise it"
-        )
+        if share == "server":
+            why = (
+                f"the server has {limit} open, the limit set by {SETTINGS[share]}; none is "
+                "idle, and this token's actor holds the most of them"
+            )
+        else:
+            whose = "this token has" if share == "token" else "this token's actor has"
+            why = (
+                f"{whose} {limit} open, the limit set by {SETTINGS[share]}, and every one of "
+                "them has a request in flight, so none can be closed to make room"
+            )
         super().__init__(
-            f"too many open MCP sessions: {whose} {limit} open, the limit set by "
-            f"{SETTINGS[share]}, and every one of them has a request in flight, so none can "
-            f"be closed to make room; {advice}, or retry in {RETRY_AFTER_SECONDS} seconds"
+            f"too many open MCP sessions: {why}; end a session you no longer use (an HTTP "
+            "delete request to /mcp with its Mcp-Session-Id header), or retry in "
+            f"{RETRY_AFTER_SECONDS} seconds"
         )
 
     @property
