@@ -12,7 +12,7 @@ from typing import Any, Literal
 from psycopg_pool import ConnectionPool
 
 from emergent_memory import telemetry
-from emergent_memory.auth.dashboard import DashboardLinks, DashboardSessions
+from emergent_memory.auth.dashboard import DashboardLinks, DashboardSessions, SignInLimits
 from emergent_memory.auth.service import TokenService
 from emergent_memory.db import migrate as migrations
 from emergent_memory.db.connection import Database, connect, open_database, with_role
@@ -592,7 +592,11 @@ def open_server_services(
             ),
             capture=capture,
             dashboard=DashboardSessions(
-                memory.pool, max(1, round(settings.dashboard_session_hours * 3600))
+                memory.pool,
+                max(1, round(settings.dashboard_session_hours * 3600)),
+                SignInLimits(
+                    settings.dashboard_sessions_per_token, settings.dashboard_sessions_per_actor
+                ),
             ),
             browse=BrowseService(memory.pool, memory.read_pool, decay=memory.decay),
             duplicates=DuplicateService(memory.pool, memory),

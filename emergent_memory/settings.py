@@ -185,8 +185,21 @@ class Settings(BaseSettings):
     http_max_sessions: int = Field(
         default=1000,
         ge=1,
-        description="HTTP server: most MCP sessions open at once; a client that would open "
-        "another gets 503 until one ends or expires.",
+        description="HTTP server: most MCP sessions open at once. At the limit a new session "
+        "closes an idle one (first of the actor holding the most), else the oldest of the actor "
+        "holding the most; it is refused (503, Retry-After) only when that actor is its own.",
+    )
+    http_max_sessions_per_token: int = Field(
+        default=20,
+        ge=1,
+        description="HTTP server: most MCP sessions one token holds open; a new one closes the "
+        "token's oldest idle session, or is refused with 429 and Retry-After when none is idle.",
+    )
+    http_max_sessions_per_actor: int = Field(
+        default=50,
+        ge=1,
+        description="HTTP server: most MCP sessions one actor holds open over all its tokens; "
+        "as for a token, its oldest idle session is closed, or the new one refused with 429.",
     )
     http_session_idle_timeout: float = Field(
         default=1800.0,
@@ -202,6 +215,18 @@ class Settings(BaseSettings):
         allow_inf_nan=False,
         description="HTTP server: hours a dashboard sign-in lasts (never longer than its "
         "token); then the browser signs in again.",
+    )
+    dashboard_sessions_per_token: int = Field(
+        default=10,
+        ge=1,
+        description="HTTP server: most dashboard sign-ins one token holds; another signs out "
+        "the one unused the longest.",
+    )
+    dashboard_sessions_per_actor: int = Field(
+        default=20,
+        ge=1,
+        description="HTTP server: most dashboard sign-ins one actor holds (tokens and sign-in "
+        "links together); another signs out the one unused the longest.",
     )
     metrics_public: bool = Field(
         default=False,

@@ -22,6 +22,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -163,11 +164,14 @@ def chromium_executable(*, install: bool = True) -> Path:
     raise ChromiumUnavailable(WHAT_TO_INSTALL + "\n" + "\n".join(reasons))
 
 
-def launch(playwright: Playwright, executable: Path | None = None) -> Browser:
-    """A headless Chromium (the one chromium_executable finds, unless given)."""
+def launch(
+    playwright: Playwright, executable: Path | None = None, extra_args: Sequence[str] = ()
+) -> Browser:
+    """A headless Chromium (the one chromium_executable finds, unless given), with
+    `extra_args` on its command line."""
     return playwright.chromium.launch(
         executable_path=str(executable or chromium_executable()),
-        args=LAUNCH_ARGS,
+        args=[*LAUNCH_ARGS, *extra_args],
         headless=True,
     )
 

@@ -907,11 +907,27 @@ async def test_half_a_surrogate_pair_is_a_tool_error_in_a_session_of_an_older_pr
     assert memories_of(database_url, project) == 1
 
 
-def test_half_a_surrogate_pair_over_stdio_is_answered_with_a_tool_error(
-    database_url: str, embedding_server: EmbeddingServer
-) -> None:
-    """The MCP SDK's stdio reader could not parse such a line and sent no answer at all: the
-    client waited for ever."""
+@dataclass
+class StdioServer:
+    """`emergent-memory serve --transport stdio`, one JSON-RPC message a line."""
+
+    process: subprocess.Popen[bytes]
+
+    def send(self, line: bytes) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(line + b"\n")
+        self.process.stdin.flush()
+
+    def answer(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        ready, _, _ = select.select([self.process.stdout], [], [], 60)
+        assert ready, "no answer within 60 s"
+        return dict(json.loads(self.process.stdout.readline()))
+
+
+@pytest.fixture
+def stdio_server(database_url: str, embedding_server: EmbeddingServer) -> Iterator[StdioServer]:
+    """A stdio server, initialized (protocol 2025-06-18)."""
     env = fake_embedder_env(
         embedding_server,
         EMERGENT_MEMORY_DATABASE_URL=database_url,
@@ -925,50 +941,73 @@ def test_half_a_surrogate_pair_over_stdio_is_answered_with_a_tool_error(
         stderr=subprocess.DEVNULL,
         env=env,
     )
+    server = StdioServer(process)
     assert process.stdin is not None
     assert process.stdout is not None
-    stdin, stdout = process.stdin, process.stdout
-
-    def send(line: bytes) -> None:
-        stdin.write(line + b"\n")
-        stdin.flush()
-
-    def answer() -> dict[str, Any]:
-        ready, _, _ = select.select([stdout], [], [], 60)
-        assert ready, "no answer within 60 s"
-        return dict(json.loads(stdout.readline()))
-
     try:
-        send(
+        server.send(
             b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":'
             b'"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}'
         )
-        assert answer()["id"] == 1
-        send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
-        send(
-            b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"save_memory",'
-            b'"arguments":{"content":"half \\ud83d a pair","category":"fact"}}}'
-        )
-        refused = answer()
-        assert refused["id"] == 2
-        assert refused["result"]["isError"] is True
-        assert (
-            "content contains U+D83D, half of a UTF-16 surrogate pair"
-            in (refused["result"]["content"][0]["text"])
-        )
-        send(
-            b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"save_memory",'
-            b'"arguments":{"content":"a whole pair \\ud83d\\ude00 is text","category":"fact"}}}'
-        )
-        saved = answer()
-        assert saved["result"]["structuredContent"]["memory"]["content"] == (
-            "a whole pair 😀 is text"
-        )
+        assert server.answer()["id"] == 1
+        server.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        yield server
     finally:
-        stdin.close()
+        process.stdin.close()
         process.wait(timeout=60)
-        stdout.close()
+        process.stdout.close()
     assert process.returncode == 0
+
+
+def test_half_a_surrogate_pair_over_stdio_is_answered_with_a_tool_error(
+    stdio_server: StdioServer,
+) -> None:
+    """The MCP SDK's stdio reader could not parse such a line and sent no answer at all: the
+    client waited for ever."""
+    stdio_server.send(
+        b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"save_memory",'
+        b'"arguments":{"content":"half \\ud83d a pair","category":"fact"}}}'
+    )
+    refused = stdio_server.answer()
+    assert refused["id"] == 2
+    assert refused["result"]["isError"] is True
+    assert (
+        "content contains U+D83D, half of a UTF-16 surrogate pair"
+        in (refused["result"]["content"][0]["text"])
+    )
+    stdio_server.send(
+        b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"save_memory",'
+        b'"arguments":{"content":"a whole pair \\ud83d\\ude00 is text","category":"fact"}}}'
+    )
+    saved = stdio_server.answer()
+    assert saved["result"]["structuredContent"]["memory"]["content"] == ("a whole pair 😀 is text")
+
+
+def test_a_line_that_is_not_a_json_rpc_message_over_stdio_gets_a_json_rpc_error(
+    stdio_server: StdioServer,
+) -> None:
+    """The SDK dropped such a line: no answer at all. Now -32700 (not JSON) or -32600 (JSON,
+    not a message), id null, a message that names neither the line nor its text, and the
+    server keeps serving."""
+    for line, code in [
+        (b'{"jsonrpc":"2.0","id":2,"method":"tools/list"', -32700),  # cut short
+        (b"[" * 5000, -32700),  # nested deeper than any parser reads
+        (b"caf\xe9 secret-word", -32700),  # not UTF-8, not JSON
+        (b'{"hello": "secret-word"}', -32600),
+    ]:
+        stdio_server.send(line)
+        answer = stdio_server.answer()
+        assert answer["id"] is None
+        assert answer["error"]["code"] == code
+        assert "secret-word" not in answer["error"]["message"]
+        assert "one JSON-RPC message per line" in answer["error"]["message"] or (
+            "not a JSON-RPC 2.0 message" in answer["error"]["message"]
+        )
+    stdio_server.send(b"")  # a blank line is no message: no answer
+    stdio_server.send(b'{"jsonrpc":"2.0","id":7,"method":"tools/list"}')
+    listed = stdio_server.answer()
+    assert listed["id"] == 7
+    assert {tool["name"] for tool in listed["result"]["tools"]} >= {"save_memory"}
 
 
 @pytest.mark.parametrize(

@@ -127,6 +127,12 @@ def test_reembed(run: Run) -> None:
     assert "the local provider has one model" in wrong.output
     # put the shared database back on the model the other tests use
     ok(run("reembed", "--model", "test-remote"))
+    # with the model in use, nothing to do: a vector already from it is kept, and it says so
+    again = run("reembed", "--model", "test-remote")
+    assert again.exit_code == 0
+    assert "re-embedded 0 memories: every memory already has a vector from test-remote" in (
+        again.stdout
+    )
 
 
 def test_tokens(run: Run) -> None:

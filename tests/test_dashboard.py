@@ -450,7 +450,7 @@ def assert_secure_headers(response: Any, *, page: bool = True) -> None:
     assert "unsafe-inline" not in csp
     assert "frame-ancestors 'none'" in csp
     assert response.headers["x-content-type-options"] == "nosniff"
-    assert response.headers["referrer-policy"] == "no-referrer"
+    assert response.headers["referrer-policy"] == "same-origin"
     if page:
         assert response.headers["cache-control"] == "no-store"
 

@@ -487,8 +487,14 @@ def test_lifecycle_save_recall_update_delete(
     assert service.manage(principal, "delete", memory_id=memory_id) == {"deleted": memory_id}
     assert service.recall(principal, "Svelte")["memories"] == []
     assert service.list_memories(principal)["memories"] == []
-    with pytest.raises(MemoryNotFound, match=f"memory {memory_id} not found"):
+    # its owner may know it was deleted: said so, with the way back
+    with pytest.raises(InvalidInput, match=f"memory {memory_id} is already deleted; "):
         service.delete(principal, memory_id)
+    with pytest.raises(InvalidInput, match=f"memory {memory_id} is deleted; restore it first"):
+        service.update(principal, memory_id, {"category": "fact"})
+    stranger = Principal(uuid.uuid4(), principal.project_id)  # to another actor: not found
+    with pytest.raises(MemoryNotFound, match=f"memory {memory_id} not found"):
+        service.update(stranger, memory_id, {"category": "fact"})
 
 
 def test_update_changes_category_and_confidence(

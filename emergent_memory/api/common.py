@@ -193,14 +193,49 @@ def in_project(principal: Principal, project_id: uuid.UUID | None) -> Principal:
     return Principal(principal.actor_id, project_id, principal.scopes)
 
 
+# No request of the API nests deeper than a few levels; a body nested deeper than this is
+# refused before it is validated (JSON nested a few thousand levels deep is more than
+# Python's parser can read at all: RecursionError).
+MAX_JSON_DEPTH = 32
+
+
 def parse_body(model: type[B], raw: bytes) -> B:
+    """The JSON object of a request's body, validated by `model`. Every endpoint with a body
+    reads it here: a body that is not JSON, or JSON nested deeper than MAX_JSON_DEPTH levels,
+    is a 400 invalid_json."""
     try:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as error:
         raise Problem(400, "invalid_json", f"the body is not JSON: {error}") from None
+    except RecursionError:
+        raise Problem(400, "invalid_json", _TOO_DEEP) from None
+    if _depth_over(data, MAX_JSON_DEPTH):
+        raise Problem(400, "invalid_json", _TOO_DEEP)
     if not isinstance(data, dict):
         raise Problem(400, "invalid_input", "the body must be a JSON object")
     return _validated(model, data)
+
+
+_TOO_DEEP = (
+    f"the body is JSON nested more than {MAX_JSON_DEPTH} levels deep; no request of this API "
+    "needs more than a few levels: send the fields the endpoint takes"
+)
+
+
+def _depth_over(value: object, limit: int) -> bool:
+    """Whether `value` (parsed JSON) nests arrays and objects more than `limit` levels deep
+    (walked without recursion)."""
+    level: list[object] = [value]  # the values at one nesting level, from the top
+    for _ in range(limit):
+        level = [
+            item
+            for container in level
+            if isinstance(container, dict | list)
+            for item in (container.values() if isinstance(container, dict) else container)
+        ]
+        if not level:
+            return False
+    return any(isinstance(item, dict | list) for item in level)
 
 
 def parse_query(model: type[Q], request: Request) -> Q:

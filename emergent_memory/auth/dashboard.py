@@ -5,15 +5,25 @@ The browser holds a random secret in a cookie; the database holds only its sha25
 functions kb.start_dashboard_session, kb.redeem_dashboard_link, kb.dashboard_session and
 kb.end_dashboard_session; links are written by the database's owner (`emergent-memory ui`,
 on the administrator's pool).
+
+Sign-ins are shared out: a token holds at most `per_token` live sessions and an actor
+`per_actor` (SignInLimits); one more signs out the session unused the longest. The SQL
+functions give the application role no count of sessions, so the server counts those it
+opened itself (SignIns, in memory): sessions opened before it started, or by another server
+process, are not counted, and end when they expire.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import secrets
-from dataclasses import dataclass
-from datetime import datetime
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
@@ -25,6 +35,8 @@ from emergent_memory.auth.principal import SCOPES, Principal
 from emergent_memory.auth.tokens import TOKEN_PREFIX
 from emergent_memory.db.pool import transaction
 from emergent_memory.errors import InvalidInput
+
+logger = logging.getLogger(__name__)
 
 # 256 random bits, url-safe: the cookie's value and a link's last path segment.
 SECRET_BYTES = 32
@@ -95,14 +107,93 @@ def _plausible(secret: str) -> bool:
     return 0 < len(secret) <= MAX_SECRET_LENGTH and secret.isascii()
 
 
-class DashboardSessions:
-    """Sessions on the application's pool (through the SQL functions only)."""
+@dataclass(frozen=True, slots=True)
+class SignInLimits:
+    """Most live dashboard sessions per token and per actor (settings
+    dashboard_sessions_per_token, dashboard_sessions_per_actor)."""
 
-    def __init__(self, pool: ConnectionPool[psycopg.Connection[Any]], lifetime_seconds: int):
+    per_token: int = 10
+    per_actor: int = 20
+
+    def __post_init__(self) -> None:
+        if min(self.per_token, self.per_actor) < 1:
+            raise InvalidInput("dashboard session limits must be at least 1")
+
+
+@dataclass(slots=True)
+class _SignIn:
+    token_hash: bytes | None  # None: opened with a one-time link
+    actor_id: UUID
+    expires_at: datetime
+    last_used: float = field(default_factory=time.monotonic)
+
+
+class SignIns:
+    """The sessions this server opened, by the sha256 of their secret, and which of them to
+    sign out when a token or an actor holds more than its limits allow (thread-safe: the
+    dashboard calls the sessions from worker threads)."""
+
+    def __init__(self, limits: SignInLimits) -> None:
+        self.limits = limits
+        self._held: dict[bytes, _SignIn] = {}
+        self._lock = threading.Lock()
+
+    def opened(
+        self, session_hash: bytes, token_hash: bytes | None, session: DashboardSession
+    ) -> list[bytes]:
+        """Count a new session; the sessions to sign out to stay within the limits, each
+        the one of its token (then its actor) unused the longest."""
+        with self._lock:
+            now = datetime.now(UTC)
+            for expired in [h for h, s in self._held.items() if s.expires_at <= now]:
+                del self._held[expired]
+            self._held[session_hash] = _SignIn(token_hash, session.actor_id, session.expires_at)
+            ended = []
+            if token_hash is not None:
+                ended += self._beyond(
+                    lambda s: s.token_hash == token_hash, self.limits.per_token, session_hash
+                )
+            ended += self._beyond(
+                lambda s: s.actor_id == session.actor_id, self.limits.per_actor, session_hash
+            )
+            return ended
+
+    def _beyond(self, theirs: Callable[[_SignIn], bool], limit: int, new: bytes) -> list[bytes]:
+        held = sorted(
+            (h for h, s in self._held.items() if theirs(s) and h != new),
+            key=lambda h: self._held[h].last_used,
+        )
+        over = held[: max(0, len(held) + 1 - limit)]
+        for session_hash in over:
+            del self._held[session_hash]
+        return over
+
+    def used(self, session_hash: bytes) -> None:
+        with self._lock:
+            held = self._held.get(session_hash)
+            if held is not None:
+                held.last_used = time.monotonic()
+
+    def ended(self, session_hash: bytes) -> None:
+        with self._lock:
+            self._held.pop(session_hash, None)
+
+
+class DashboardSessions:
+    """Sessions on the application's pool (through the SQL functions only), shared out by
+    token and actor (SignIns)."""
+
+    def __init__(
+        self,
+        pool: ConnectionPool[psycopg.Connection[Any]],
+        lifetime_seconds: int,
+        limits: SignInLimits | None = None,
+    ):
         if lifetime_seconds <= 0:
             raise InvalidInput("a dashboard session's lifetime must be positive")
         self._pool = pool
         self._lifetime = lifetime_seconds
+        self._sign_ins = SignIns(limits or SignInLimits())
 
     @property
     def lifetime_seconds(self) -> int:
@@ -115,7 +206,7 @@ class DashboardSessions:
             return None
         secret = secrets.token_urlsafe(SECRET_BYTES)
         params = {"token_hash": digest(token), "session_hash": digest(secret)}
-        return self._open(START, params, secret)
+        return self._open(START, params, secret, token_hash=params["token_hash"])
 
     def redeem(self, link_secret: str) -> StartedSession | None:
         """A session for a one-time link not used yet and not expired, or None."""
@@ -125,14 +216,35 @@ class DashboardSessions:
         params = {"link_hash": digest(link_secret), "session_hash": digest(secret)}
         return self._open(REDEEM, params, secret)
 
-    def _open(self, statement: str, params: dict[str, Any], secret: str) -> StartedSession | None:
+    def _open(
+        self,
+        statement: str,
+        params: dict[str, Any],
+        secret: str,
+        *,
+        token_hash: bytes | None = None,
+    ) -> StartedSession | None:
         with (
             transaction(self._pool) as conn,
             conn.cursor(row_factory=class_row(DashboardSession)) as cur,
         ):
             cur.execute(statement, params | {"lifetime": self._lifetime})
             session = cur.fetchone()
-        return None if session is None else StartedSession(secret, session)
+        if session is None:
+            return None
+        beyond = self._sign_ins.opened(params["session_hash"], token_hash, session)
+        if beyond:
+            with transaction(self._pool) as conn:
+                for session_hash in beyond:
+                    conn.execute(END, {"session_hash": session_hash})
+            logger.info(
+                "signed out %d dashboard session(s) unused the longest: a token holds at "
+                "most %d, an actor %d",
+                len(beyond),
+                self._sign_ins.limits.per_token,
+                self._sign_ins.limits.per_actor,
+            )
+        return StartedSession(secret, session)
 
     def live(self, secret: str) -> DashboardSession | None:
         """The live session whose secret this is: not ended, not expired, and its token (if it
@@ -144,7 +256,10 @@ class DashboardSessions:
             conn.cursor(row_factory=class_row(DashboardSession)) as cur,
         ):
             cur.execute(LIVE, {"session_hash": digest(secret)})
-            return cur.fetchone()
+            session = cur.fetchone()
+        if session is not None:
+            self._sign_ins.used(digest(secret))
+        return session
 
     def end(self, secret: str) -> bool:
         """Sign out: whether a session was ended."""
@@ -152,6 +267,7 @@ class DashboardSessions:
             return False
         with transaction(self._pool) as conn:
             row = conn.execute(END, {"session_hash": digest(secret)}).fetchone()
+        self._sign_ins.ended(digest(secret))
         return bool(row and row[0])
 
 

@@ -64,8 +64,8 @@ def serve(
     stderr). http: streamable HTTP on --host/--port; every request needs
     `Authorization: Bearer <token>` (see `emergent-memory token create`).
     """
-    from emergent_memory.mcp.arguments import stdin_with_marked_surrogates
     from emergent_memory.mcp.server import create_server
+    from emergent_memory.mcp.stdio import run_stdio
 
     if transport == "http" and (actor is not None or project is not None):
         raise InvalidInput(
@@ -91,9 +91,9 @@ def serve(
             lambda: local.principal,
             open_verifier=lambda memory: nullcontext(services.verify),
         )
-        # half a surrogate pair in a message gets a tool error, not silence (mcp/arguments.py)
-        with stdin_with_marked_surrogates():
-            server.run(transport="stdio", show_banner=False)
+        # every line gets an answer: half a surrogate pair a tool error, a line that is not
+        # a JSON-RPC message a JSON-RPC error (mcp/stdio.py)
+        run_stdio(server)
 
 
 def _serve_http(
@@ -165,6 +165,8 @@ def build_http_app(settings: Settings, services: ServerServices) -> Starlette:
         server,
         max_request_bytes=settings.max_request_bytes,
         max_sessions=settings.http_max_sessions,
+        max_sessions_per_token=settings.http_max_sessions_per_token,
+        max_sessions_per_actor=settings.http_max_sessions_per_actor,
         session_idle_timeout=settings.http_session_idle_timeout,
         metrics_public=settings.metrics_public,
         routes=[

@@ -137,7 +137,10 @@ def _describe_capture(counts: Mapping[str, Any]) -> str:
 @click.pass_obj
 @reports_errors
 def reembed(settings: Settings, model: str | None, batch_size: int, as_json: bool) -> None:
-    """Give every memory a vector from the configured (or given) embedding model."""
+    """Give every memory a vector from the configured (or given) embedding model: those
+    without one from it (no vector, or another model's) are embedded; a vector already from
+    it is kept, so a second run, or a run with the model in use, embeds nothing, and an
+    interrupted run goes on where it stopped."""
     if model is not None:
         if settings.embedding_provider == "local":
             if model != LOCAL_MODEL_NAME:
@@ -152,8 +155,13 @@ def reembed(settings: Settings, model: str | None, batch_size: int, as_json: boo
     emit(
         result,
         as_json,
-        lambda: click.echo(
-            f"re-embedded {result['reembedded']} memories with {result['model']}; "
-            f"{result['remaining']} left"
-        ),
+        lambda: click.echo(_describe_reembed(result)),
     )
+
+
+def _describe_reembed(result: Mapping[str, Any]) -> str:
+    done, model, left = result["reembedded"], result["model"], result["remaining"]
+    kept = f"memories that already had a vector from {model} keep it"
+    if done == 0 and left == 0:
+        return f"re-embedded 0 memories: every memory already has a vector from {model} ({kept})"
+    return f"re-embedded {done} memories that had no vector from {model} ({kept}); {left} left"

@@ -32,7 +32,10 @@ CONTENT_SECURITY_POLICY = (
 SECURITY_HEADERS = {
     "content-security-policy": CONTENT_SECURITY_POLICY,
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    # same-origin, not no-referrer: under no-referrer a browser sends "Origin: null" on the
+    # pages' own form posts, which over plain HTTP on a hostname (no Sec-Fetch-Site there)
+    # cannot be told from another site's post; other sites still get no Referer
+    "referrer-policy": "same-origin",
     "x-frame-options": "DENY",
     "cross-origin-opener-policy": "same-origin",
 }
@@ -40,7 +43,7 @@ SECURITY_HEADERS = {
 
 class SecurityHeaders:
     """ASGI middleware of every /ui response: CSP without inline scripts, nosniff, no
-    referrer, no framing; pages are never cached (static files are revalidated)."""
+    referrer to other sites, no framing; pages are never cached (static files are revalidated)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -75,16 +78,36 @@ def csrf_valid(secret: str, presented: str | None) -> bool:
 
 
 def same_origin(request: Request) -> bool:
-    """Whether a POST comes from a page of this server: its Origin is this server's, or, with
-    no Origin (or "null": under Referrer-Policy no-referrer browsers send that on their own
-    pages' form posts), the browser's Sec-Fetch-Site says it is not cross-site. A client that
-    is not a browser sends neither; it needs the session's CSRF token anyway."""
-    origin = request.headers.get("origin")
-    if origin is not None and origin != "null":
-        host = request.headers.get("host", "")
-        return origin in {f"{request.url.scheme}://{host}", f"http://{host}", f"https://{host}"}
-    fetch_site = request.headers.get("sec-fetch-site")
-    return fetch_site is None or fetch_site in {"same-origin", "none"}
+    """Whether a POST comes from a page of this server, as the browser tells it.
+
+    A browser sends Origin on every POST. It proves the post same-origin with an Origin that is
+    this server's, or, when it sends "Origin: null", with Sec-Fetch-Site: same-origin or a
+    Referer of this server; "null" alone proves nothing, since a page of any site can make its
+    posts send it (a no-referrer policy, a sandboxed frame), and over plain HTTP on a hostname
+    browsers send no Sec-Fetch-Site. (The dashboard's pages use Referrer-Policy same-origin,
+    so their own posts carry their Origin.) Sec-Fetch-Site cross-site or same-site refuses the
+    post whatever else it says. A client that is not a browser sends neither Origin nor
+    Sec-Fetch-Site: it is let through, and needs the session's CSRF token (or, to sign in, a
+    token) anyway."""
+    headers = request.headers
+    fetch_site = headers.get("sec-fetch-site")
+    if fetch_site is not None and fetch_site not in {"same-origin", "none"}:
+        return False
+    origin = headers.get("origin")
+    if origin is None:
+        return True
+    if origin != "null":
+        return origin in _origins_of(request)
+    referer = headers.get("referer", "")
+    return fetch_site == "same-origin" or any(
+        referer.startswith(ours + "/") for ours in _origins_of(request)
+    )
+
+
+def _origins_of(request: Request) -> set[str]:
+    """This server's origin, as the browser names it (the Host it was reached by)."""
+    host = request.headers.get("host", "")
+    return {f"{request.url.scheme}://{host}", f"http://{host}", f"https://{host}"}
 
 
 def is_https(request: Request) -> bool:

@@ -61,6 +61,33 @@ class ArgumentErrors(Middleware):
             ) from error
 
 
+# FastMCP logs each call whose arguments do not fit the tool's schema at WARNING, before
+# ArgumentErrors answers it; it is the caller's mistake, which is INFO here (log_level_of).
+FASTMCP_SERVER_LOGGER = "fastmcp.server.server"
+INVALID_ARGUMENTS_RECORD = "Invalid arguments for tool"
+
+
+class InvalidArgumentsAtInfo(logging.Filter):
+    """A filter of FastMCP's server logger: its "Invalid arguments for tool ..." records (the
+    tool's name and error counts, never the arguments) become INFO records, dropped where INFO
+    is not logged."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno <= logging.INFO or not str(record.msg).startswith(
+            INVALID_ARGUMENTS_RECORD
+        ):
+            return True
+        record.levelno, record.levelname = logging.INFO, logging.getLevelName(logging.INFO)
+        return logging.getLogger(record.name).isEnabledFor(logging.INFO)
+
+
+def log_invalid_arguments_at_info() -> None:
+    """Install InvalidArgumentsAtInfo on FastMCP's server logger (once)."""
+    fastmcp_server = logging.getLogger(FASTMCP_SERVER_LOGGER)
+    if not any(isinstance(f, InvalidArgumentsAtInfo) for f in fastmcp_server.filters):
+        fastmcp_server.addFilter(InvalidArgumentsAtInfo())
+
+
 def unpaired_surrogate(arguments: Mapping[str, Any]) -> str | None:
     """What names the first string (argument, key or value, at any depth) that holds an
     unpaired surrogate, as an error message; None when there is none."""

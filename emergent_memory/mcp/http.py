@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import codecs
 import errno
-import inspect
 import logging
 import socket
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -23,7 +22,6 @@ from fastmcp.server.dependencies import get_access_token
 from fastmcp.server.http import StreamableHTTPASGIApp
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
 from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.applications import Starlette
 from starlette.authentication import AuthenticationError
 from starlette.datastructures import Headers
@@ -39,6 +37,13 @@ from emergent_memory.auth.service import TokenInfo
 from emergent_memory.errors import AddressUnavailable, DatabaseUnavailable, ServiceBusy
 from emergent_memory.mcp.arguments import mark_lone_surrogates
 from emergent_memory.mcp.metrics import RequestMetrics, metrics_route
+from emergent_memory.mcp.refusals import TokenRefusals
+from emergent_memory.mcp.sessions import (
+    FairSessions,
+    SessionLimits,
+    SessionRefused,
+    refusal_response,
+)
 from emergent_memory.settings import ENV_PREFIX
 
 MCP_PATH = "/mcp"
@@ -93,46 +98,45 @@ def http_app(
     max_request_bytes: int,
     max_sessions: int,
     session_idle_timeout: float,
+    max_sessions_per_token: int = 20,
+    max_sessions_per_actor: int = 50,
     routes: Sequence[BaseRoute] = (),
     metrics_public: bool = False,
 ) -> Starlette:
     """The ASGI app: MCP at /mcp (each MCP session ends after `session_idle_timeout` seconds
-    without a request; at most `max_sessions` are open at once, a client that would open
-    another gets 503 until one ends), the custom routes (/health), `routes` (the REST API)
-    behind the same bearer check, the body guard, /metrics (for a token with memory:admin, or
-    anyone when `metrics_public`), and the measure of every REST, hook and dashboard request
-    (mcp/metrics.py)."""
+    without a request; sessions are shared fairly, mcp/sessions.py: at most
+    `max_sessions_per_token` per token, `max_sessions_per_actor` per actor, `max_sessions` in
+    all), the custom routes (/health), `routes` (the REST API) behind the same bearer check,
+    the body guard, the answers to a missing or invalid token, /metrics (for a token with
+    memory:admin, or anyone when `metrics_public`), and the measure of every REST, hook and
+    dashboard request (mcp/metrics.py)."""
     app = server.http_app(
         path=MCP_PATH,
         middleware=http_middleware(max_request_bytes),
         session_idle_timeout=session_idle_timeout,
     )
     app.router.routes.extend([metrics_route(public=metrics_public), *routes])
-    _limit_sessions(app, max_sessions)
+    limits = SessionLimits(max_sessions_per_token, max_sessions_per_actor, max_sessions)
+    _share_sessions(app, FairSessions(limits))
     return app
 
 
-def _limit_sessions(app: Starlette, max_sessions: int) -> None:
-    """FastMCP builds the MCP SDK's session manager in the app's lifespan, without a way to
-    pass its `max_sessions`: set it there, before the first request. (pyproject.toml requires
-    an MCP SDK that has it; an older one is refused here, before the server starts.)"""
-    if "max_sessions" not in inspect.signature(StreamableHTTPSessionManager).parameters:
-        raise RuntimeError(
-            "the installed MCP SDK (package mcp) cannot limit the number of sessions "
-            "(StreamableHTTPSessionManager has no max_sessions): install mcp>=2.3"
-        )
+def _share_sessions(app: Starlette, sessions: FairSessions) -> None:
+    """FastMCP builds the MCP SDK's session manager in the app's lifespan: `sessions` admits
+    its new sessions from then on, before the first request; a refusal is its own answer."""
     endpoint = _mcp_endpoint(app)
     lifespan = app.router.lifespan_context
 
     @asynccontextmanager
-    async def limited(app: Starlette) -> AsyncIterator[Any]:
+    async def shared(app: Starlette) -> AsyncIterator[Any]:
         async with lifespan(app) as state:
             manager = endpoint.session_manager
             assert manager is not None
-            manager.max_sessions = max_sessions
+            sessions.install(manager)
             yield state
 
-    app.router.lifespan_context = limited
+    app.router.lifespan_context = shared
+    app.add_exception_handler(SessionRefused, refusal_response)
 
 
 def _mcp_endpoint(app: Starlette) -> StreamableHTTPASGIApp:
@@ -356,5 +360,6 @@ def http_middleware(max_request_bytes: int) -> list[ASGIMiddleware]:
     """The ASGI middleware of the streamable HTTP server (http_app, above)."""
     return [
         ASGIMiddleware(RequestMetrics),  # outermost: counts the guard's refusals too
+        ASGIMiddleware(TokenRefusals, path=MCP_PATH),
         ASGIMiddleware(RequestBodyGuard, max_bytes=max_request_bytes),
     ]

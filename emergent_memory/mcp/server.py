@@ -35,7 +35,7 @@ from emergent_memory.errors import (
     ServiceBusy,
 )
 from emergent_memory.mcp import guidelines
-from emergent_memory.mcp.arguments import ArgumentErrors
+from emergent_memory.mcp.arguments import ArgumentErrors, log_invalid_arguments_at_info
 from emergent_memory.mcp.metrics import ToolMetrics
 from emergent_memory.memory import MemoryService
 from emergent_memory.memory.models import (
@@ -124,6 +124,7 @@ def create_server(
     current request."""
     holder = ServiceHolder()
     holder.verifies = open_verifier is not None
+    log_invalid_arguments_at_info()
 
     @asynccontextmanager
     async def lifespan(server: FastMCP) -> AsyncIterator[dict[str, Any]]:

@@ -883,7 +883,7 @@ class MemoryService:
         reason_ = validation.optional_note(reason, "reason", validation.MAX_REASON)
         self._require_write(principal)
         with self._transaction(principal) as conn:
-            self._writable_memory(conn, principal, id_)
+            self._writable_memory(conn, principal, id_, deleting=True)
             graph.delete_object(conn, id_, reason=reason_ or "deleted by its owner")
             deleted: DeleteResult = {"deleted": str(id_)}
             return answers.deliverable(deleted, "delete")
@@ -1413,19 +1413,31 @@ class MemoryService:
         memory_id: UUID,
         *,
         saves_lock: bool = False,
+        deleting: bool = False,
     ) -> GraphObject:
         """The memory's head, under its lock, if the principal may change it. `saves_lock`:
-        also the save lock of its scope, taken first (see _lock_saves_first)."""
+        also the save lock of its scope, taken first (see _lock_saves_first). A deleted memory
+        the principal sees is refused as deleted (restore first); one it does not see answers
+        exactly like a missing one. `deleting`: the change is a delete (already done)."""
         if saves_lock:
             self._lock_saves_first(conn, principal, memory_id)
         # locked before it is read: a concurrent delete or supersession cannot slip in
         # between the checks below and this transaction's write
         graph.lock_object(conn, memory_id)
-        head = graph.get_head(conn, memory_id)
+        head = graph.get_head(conn, memory_id, include_deleted=True)
         if head is None or head.type != store.MEMORY or not store.visible_to(head, principal):
             raise MemoryNotFound(f"memory {memory_id} not found")
         if head.scope == "global" and not principal.is_admin:
             raise PermissionDenied("only an administrator credential can change global memories")
+        if head.deleted:  # the caller's own (or a global one): it may know it was deleted
+            restore = (
+                f"manage_memory action 'restore', or POST /api/v1/memories/{memory_id}/restore"
+            )
+            raise InvalidInput(
+                f"memory {memory_id} is already deleted; {restore} brings it back"
+                if deleting
+                else f"memory {memory_id} is deleted; restore it first ({restore}), then change it"
+            )
         return head
 
     def _refuse_a_twin(

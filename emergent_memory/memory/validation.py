@@ -256,7 +256,13 @@ def context_name(value: object) -> str | None:
     if any(char in LINE_BREAKS for char in value.strip()):
         raise InvalidInput("context is a name on one line, e.g. 'frontend'; remove the line break")
     name = content(" ".join(value.split()), max_length=MAX_CONTEXT_NAME, field="context")
-    no_secrets(name)
+    findings = find_secrets(name)
+    if findings:
+        raise SecretRejected(
+            f"context: the context name {describe_secret(findings[0]).removeprefix('it ')}; a "
+            "context is a short label such as 'frontend' or 'deploy', never a credential: "
+            "choose a name without it"
+        )
     return name
 
 
