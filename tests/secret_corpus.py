@@ -301,6 +301,19 @@ _ADVERSARIAL_SHAPES: tuple[tuple[str, str, str], ...] = (
     ("", "4539148803436467 12/27 ", ""),
     ("", "admin | ", ""),
     ("", "u: a p: ", ""),
+    # issue 26, second round: words between a login's name and its user, other languages' names,
+    # tables, "and" after an account, en dashes
+    ("", "login for a ", ""),
+    ("", "utente a e ", ""),
+    ("账号：", "a ", ""),
+    ("", "| pass ", "|"),
+    ("| pass | user |\n", "| a | b |\n", ""),
+    ("name,ssn\n", "a,123 45 6789\n", ""),
+    ("password\n", "|", ""),
+    ("", "root and ", ""),
+    ("", "cvv della ", ""),
+    ("", "安全码", ""),
+    ("", "123\u201345\u2013", ""),
 )
 
 
