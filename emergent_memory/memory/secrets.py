@@ -38,23 +38,31 @@ the most specific kind wins (`GITHUB_TOKEN=ghp_...` is a "GitHub token", not an 
   Luhn-invalid numbers, and numbers named as something else (an order, an IMEI, a tracking
   number) are not cards;
 - card security code: the 3 or 4 digits after a name only card codes have ("CVV 737", "cvc:
-  4417", "CVV2", "CVV/CVC", "card verification value", "the 3 digits on the back",
-  `"cvv": "737"`, "cryptogramme visuel", "Kartenprüfnummer"), after a name other things share
-  ("CID", "CSC", "security code", "código de seguridad", "beveiligingscode") when a card is
-  named within 80 characters or, for "security code", with three digits; and the digits right
-  after a card number and its expiry date ("4111... 09/27 737"). A security code is a finding
+  4417", "CVV2", "CVV/CVC", "CVC-koden", "card verification value", "the 3 digits on the
+  back", `"cvv": "737"`, "cryptogramme visuel", "Kartenprüfnummer"), after a name other things
+  share ("CID", "CSC", "security code", "código de seguridad", "beveiligingscode", "codice di
+  sicurezza", "セキュリティコード", "安全码", ...) when a card is named within 80 characters
+  or, for a name of a security code, with three digits ("Prüfziffer" and "the 4 digits on the
+  front", Amex's code, only with a card), also with a phrase and "is" in the name's language
+  between ("il codice CVV della mia carta è 821"); under a table column named "cvv", "cvc" or
+  "security code"; and the digits right after a card number and its expiry date ("4111...
+  09/27 737"). A security code is a finding
   of its own beside the card number, so that capture removes both. An expiry date is not a
   finding: without the number it identifies no card. "cvv" in code without a value
   (`card.cvv`, `cvv: str`), XML schema errors (`cvc-elt.1`) and three-digit numbers without
   the name (HTTP 404, port 443) are not codes;
-- US social security number and US ITIN: 123-45-6789 with dashes anywhere, and with spaces
-  or as nine digits after its name ("SSN 123456789", "my social is ...", `"ssn": "..."`,
-  "ITIN", "TIN", "tax id", "número de seguro social", "Sozialversicherungsnummer"); the kind
+- US social security number and US ITIN: 123-45-6789 with dashes (or en dashes) anywhere, and
+  with spaces or as nine digits after its name ("SSN 123456789", "my social is ...", `"ssn":
+  "..."`, `tax_id=`, "ITIN", "TIN", "tax id", "número de seguro social",
+  "Sozialversicherungsnummer", "社会安全号码", with up to three words and "is" in the
+  sentence's language between: "le SSN du client Martin est ...") or under a table column
+  named "ssn", "tax_id" or "itin" (Markdown, CSV, TSV); the kind
   follows the number (an ITIN starts with 9, its middle digits 50-65, 70-88, 90-92 or 94-99).
   Numbers never issued (area 000, 666 or 9xx, group 00, serial 0000), the SSA's public
   examples (078-05-1120, 219-09-9999, 987-65-4320 to 4329), masked ones (`***-**-6789`), a
-  dashed number named as something else (an order, a part, a lot, a phone) or ending in a
-  month and a year (202-11-2024), and phone numbers, ISBNs, dates, versions and nine
+  dashed number named as something else (an order, a part, a lot, a phone, also in other
+  languages: "Bestellnummer", "commande", "pedido", "订单号") or ending in a month and a year
+  up to 2039 (202-11-2024), and phone numbers, ISBNs, dates, versions and nine
   digits without the name are not;
 - 2FA material: recovery or backup code lists ("GitHub 2FA recovery codes: 4f2a1-9c8e3 ...",
   "backup codes: 8142 0937, ..."), TOTP seeds in base32, grouped by four or not, after "2FA
@@ -94,7 +102,12 @@ the most specific kind wins (`GITHUB_TOKEN=ghp_...` is a "GitHub token", not an 
   S3cret!", "login: admin  pw S3cret!", "u/p: admin / S3cret!", "U: admin P: S3cret!", "... and
   the pass is S3cret!", the same with the words of German, French, Spanish, Portuguese and Dutch
   ("Zugangsdaten: admin / S3cret!", "Benutzer admin, Kennwort S3cret!", "utilisateur admin, mdp
-  S3cret!", "usuario admin clave S3cret!", "gebruiker admin wachtwoord S3cret!"), with a value
+  S3cret!", "usuario admin clave S3cret!", "gebruiker admin wachtwoord S3cret!"), and with the
+  words of Italian, Polish, Russian, Swedish, Danish, Norwegian, Finnish, Turkish, Japanese,
+  Chinese and Korean ("utente X e chiave S3cret!", "логин: X, пароль: S3cret!", "账号 X
+  密码 S3cret!"), with words and "is" between a login's name and the user and a link word
+  before the password's name ("the login for the wifi page is admin, pass is S3cret!", "the
+  Jenkins account is X with pw S3cret!"), with a value
   that looks like a password (letters with digits or symbols, six or more digits, or a quoted
   value); also one plain word ending the clause ("my password is letmein", "the guest wifi
   password is sunflower.") unless it is a word sentences say about passwords ("required",
@@ -103,13 +116,16 @@ the most specific kind wins (`GITHUB_TOKEN=ghp_...` is a "GitHub token", not an 
   office is 4417#", "the alarm security code is 4821");
 - a user and a password with no word for either: "admin / Winter2024!", "guest / guest2024",
   "ops@acme.dev / Gr4fana#Stg", "jdoe / Vend0r#Portal8", "admin/J3nk!ns2024", "root:Toor#123", a
-  table row "| admin | Adm1n!Lobby |". After an account that comes with a system (admin, root, sa,
-  guest, ...) or an email address and " / ", a value that looks like a password, of six characters
-  or more; after another lower case name and " / ", or right after "/", ":" or a table's " | ",
-  only a password with letters, digits and a symbol, of eight or more: so "admin / settings page",
-  "yes / no", "read/write", "client / server", "linux/amd64", "ubuntu/jammy64",
-  "postgres:16-alpine", "actions/checkout@v4", "acme/api#1234", "MySQL8 / PostgreSQL16",
-  "admin/admin" and "admin / 100000 users" are not pairs. The kind is "password in prose";
+  table row "| admin | Adm1n!Lobby |", "root and hunter2" (a system account, "and", a value
+  with letters and digits that is not another account and no noun follows), a value under a
+  table column named as a password or a secret ("| env | user | secret |"). After an account
+  that comes with a system (admin, root, sa, guest, ...) or an email address and " / ", a value
+  that looks like a password, of six characters or more; after another lower case name and
+  " / ", or right after "/", ":" or a table's " | ", only a password with letters, digits and
+  a symbol, of eight or more: so "admin / settings page", "yes / no", "read/write", "client /
+  server", "linux/amd64", "ubuntu/jammy64", "postgres:16-alpine", "actions/checkout@v4",
+  "acme/api#1234", "MySQL8 / PostgreSQL16", "admin/admin" and "admin / 100000 users" are not
+  pairs. The kind is "password in prose";
 - a provider's credential stated in prose: "Twilio auth token 8d3f...", "the Heroku API key
   is <uuid>", "the HMAC key is <hex>" (a UUID, 20 or more hex digits, a long mixed-case token,
   or letters of one case mixed with digits, `k3v9xq2m8w7z...`, after a credential noun); the
