@@ -25,7 +25,7 @@ DATA = Path(__file__).parent / "data"
 LINE = re.compile(r"\[(?P<kinds>[^\]]+)\] (?P<template>.+)")
 FIELD = re.compile(
     r"\{(?P<name>alnum|upper|lower|hex|digits|b64|b64url|bech32|base32|b32lower|basic|pemb64"
-    r"|dockercfg|card|carddash|cardplain|bip39|ssn|ssnspace|ssnplain|itin|itinplain)"
+    r"|dockercfg|card|carddash|cardplain|bip39|ssn|ssnspace|ssnplain|ssnendash|itin|itinplain)"
     r":(?P<length>[0-9]+)\}"
     r"|\{jwt\}"
 )
@@ -100,19 +100,22 @@ ITIN_GROUPS = (*range(50, 66), *range(70, 89), 90, 91, 92, *range(94, 100))
 def us_taxpayer_number(rng: random.Random, name: str) -> str:
     """A fake US SSN of the ranges ever issued (area not 000, 666 or 9xx, group not 00, serial
     not 0000) or an ITIN (9xx, a group of ITIN_GROUPS), written with dashes (123-45-6789), with
-    spaces (`ssnspace`) or as nine digits (`ssnplain`, `itinplain`)."""
+    en dashes (`ssnendash`), with spaces (`ssnspace`) or as nine digits (`ssnplain`,
+    `itinplain`)."""
     if name.startswith("itin"):
         area, group = 900 + rng.randrange(100), rng.choice(ITIN_GROUPS)
     else:
         area, group = rng.choice([n for n in range(1, 900) if n != 666]), rng.randrange(1, 100)
     parts = (f"{area:03d}", f"{group:02d}", f"{rng.randrange(1, 10_000):04d}")
-    separator = {"ssnspace": " ", "ssnplain": "", "itinplain": ""}.get(name, "-")
+    separator = {"ssnspace": " ", "ssnplain": "", "ssnendash": "\u2013", "itinplain": ""}.get(
+        name, "-"
+    )
     return separator.join(parts)
 
 
 def random_text(rng: random.Random, name: str, length: int) -> str:
     """Random characters of an alphabet; letters-and-digits ones mix cases and digits."""
-    if name in ("ssn", "ssnspace", "ssnplain", "itin", "itinplain"):
+    if name in ("ssn", "ssnspace", "ssnplain", "ssnendash", "itin", "itinplain"):
         return us_taxpayer_number(rng, name)
     if name == "basic":  # base64 of "user:password", as in an Authorization: Basic header
         password = random_text(rng, "alnum", length)
@@ -203,7 +206,9 @@ def secret_memories() -> list[SecretMemory]:
 
 
 def benign_memories() -> list[str]:
-    return corpus_lines("benign_memories.txt")
+    """The benign corpus; as in the secret corpus, a backslash and an n stand for a line break
+    (a table or a CSV file of several lines)."""
+    return [line.replace("\\n", "\n") for line in corpus_lines("benign_memories.txt")]
 
 
 # Inputs built to make a pattern backtrack: a rule's words followed by a long run of what its
@@ -296,6 +301,19 @@ _ADVERSARIAL_SHAPES: tuple[tuple[str, str, str], ...] = (
     ("", "4539148803436467 12/27 ", ""),
     ("", "admin | ", ""),
     ("", "u: a p: ", ""),
+    # issue 26, second round: words between a login's name and its user, other languages' names,
+    # tables, "and" after an account, en dashes
+    ("", "login for a ", ""),
+    ("", "utente a e ", ""),
+    ("账号：", "a ", ""),
+    ("", "| pass ", "|"),
+    ("| pass | user |\n", "| a | b |\n", ""),
+    ("name,ssn\n", "a,123 45 6789\n", ""),
+    ("password\n", "|", ""),
+    ("", "root and ", ""),
+    ("", "cvv della ", ""),
+    ("", "安全码", ""),
+    ("", "123\u201345\u2013", ""),
 )
 
 

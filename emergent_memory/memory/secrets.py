@@ -38,23 +38,31 @@ the most specific kind wins (`GITHUB_TOKEN=ghp_...` is a "GitHub token", not an 
   Luhn-invalid numbers, and numbers named as something else (an order, an IMEI, a tracking
   number) are not cards;
 - card security code: the 3 or 4 digits after a name only card codes have ("CVV 737", "cvc:
-  4417", "CVV2", "CVV/CVC", "card verification value", "the 3 digits on the back",
-  `"cvv": "737"`, "cryptogramme visuel", "Kartenprüfnummer"), after a name other things share
-  ("CID", "CSC", "security code", "código de seguridad", "beveiligingscode") when a card is
-  named within 80 characters or, for "security code", with three digits; and the digits right
-  after a card number and its expiry date ("4111... 09/27 737"). A security code is a finding
+  4417", "CVV2", "CVV/CVC", "CVC-koden", "card verification value", "the 3 digits on the
+  back", `"cvv": "737"`, "cryptogramme visuel", "Kartenprüfnummer"), after a name other things
+  share ("CID", "CSC", "security code", "código de seguridad", "beveiligingscode", "codice di
+  sicurezza", "セキュリティコード", "安全码", ...) when a card is named within 80 characters
+  or, for a name of a security code, with three digits ("Prüfziffer" and "the 4 digits on the
+  front", Amex's code, only with a card), also with a phrase and "is" in the name's language
+  between ("il codice CVV della mia carta è 821"); under a table column named "cvv", "cvc" or
+  "security code"; and the digits right after a card number and its expiry date ("4111...
+  09/27 737"). A security code is a finding
   of its own beside the card number, so that capture removes both. An expiry date is not a
   finding: without the number it identifies no card. "cvv" in code without a value
   (`card.cvv`, `cvv: str`), XML schema errors (`cvc-elt.1`) and three-digit numbers without
   the name (HTTP 404, port 443) are not codes;
-- US social security number and US ITIN: 123-45-6789 with dashes anywhere, and with spaces
-  or as nine digits after its name ("SSN 123456789", "my social is ...", `"ssn": "..."`,
-  "ITIN", "TIN", "tax id", "número de seguro social", "Sozialversicherungsnummer"); the kind
+- US social security number and US ITIN: 123-45-6789 with dashes (or en dashes) anywhere, and
+  with spaces or as nine digits after its name ("SSN 123456789", "my social is ...", `"ssn":
+  "..."`, `tax_id=`, "ITIN", "TIN", "tax id", "número de seguro social",
+  "Sozialversicherungsnummer", "社会安全号码", with up to three words and "is" in the
+  sentence's language between: "le SSN du client Martin est ...") or under a table column
+  named "ssn", "tax_id" or "itin" (Markdown, CSV, TSV); the kind
   follows the number (an ITIN starts with 9, its middle digits 50-65, 70-88, 90-92 or 94-99).
   Numbers never issued (area 000, 666 or 9xx, group 00, serial 0000), the SSA's public
   examples (078-05-1120, 219-09-9999, 987-65-4320 to 4329), masked ones (`***-**-6789`), a
-  dashed number named as something else (an order, a part, a lot, a phone) or ending in a
-  month and a year (202-11-2024), and phone numbers, ISBNs, dates, versions and nine
+  dashed number named as something else (an order, a part, a lot, a phone, also in other
+  languages: "Bestellnummer", "commande", "pedido", "订单号") or ending in a month and a year
+  up to 2039 (202-11-2024), and phone numbers, ISBNs, dates, versions and nine
   digits without the name are not;
 - 2FA material: recovery or backup code lists ("GitHub 2FA recovery codes: 4f2a1-9c8e3 ...",
   "backup codes: 8142 0937, ..."), TOTP seeds in base32, grouped by four or not, after "2FA
@@ -94,7 +102,12 @@ the most specific kind wins (`GITHUB_TOKEN=ghp_...` is a "GitHub token", not an 
   S3cret!", "login: admin  pw S3cret!", "u/p: admin / S3cret!", "U: admin P: S3cret!", "... and
   the pass is S3cret!", the same with the words of German, French, Spanish, Portuguese and Dutch
   ("Zugangsdaten: admin / S3cret!", "Benutzer admin, Kennwort S3cret!", "utilisateur admin, mdp
-  S3cret!", "usuario admin clave S3cret!", "gebruiker admin wachtwoord S3cret!"), with a value
+  S3cret!", "usuario admin clave S3cret!", "gebruiker admin wachtwoord S3cret!"), and with the
+  words of Italian, Polish, Russian, Swedish, Danish, Norwegian, Finnish, Turkish, Japanese,
+  Chinese and Korean ("utente X e chiave S3cret!", "логин: X, пароль: S3cret!", "账号 X
+  密码 S3cret!"), with words and "is" between a login's name and the user and a link word
+  before the password's name ("the login for the wifi page is admin, pass is S3cret!", "the
+  Jenkins account is X with pw S3cret!"), with a value
   that looks like a password (letters with digits or symbols, six or more digits, or a quoted
   value); also one plain word ending the clause ("my password is letmein", "the guest wifi
   password is sunflower.") unless it is a word sentences say about passwords ("required",
@@ -103,13 +116,16 @@ the most specific kind wins (`GITHUB_TOKEN=ghp_...` is a "GitHub token", not an 
   office is 4417#", "the alarm security code is 4821");
 - a user and a password with no word for either: "admin / Winter2024!", "guest / guest2024",
   "ops@acme.dev / Gr4fana#Stg", "jdoe / Vend0r#Portal8", "admin/J3nk!ns2024", "root:Toor#123", a
-  table row "| admin | Adm1n!Lobby |". After an account that comes with a system (admin, root, sa,
-  guest, ...) or an email address and " / ", a value that looks like a password, of six characters
-  or more; after another lower case name and " / ", or right after "/", ":" or a table's " | ",
-  only a password with letters, digits and a symbol, of eight or more: so "admin / settings page",
-  "yes / no", "read/write", "client / server", "linux/amd64", "ubuntu/jammy64",
-  "postgres:16-alpine", "actions/checkout@v4", "acme/api#1234", "MySQL8 / PostgreSQL16",
-  "admin/admin" and "admin / 100000 users" are not pairs. The kind is "password in prose";
+  table row "| admin | Adm1n!Lobby |", "root and hunter2" (a system account, "and", a value
+  with letters and digits that is not another account and no noun follows), a value under a
+  table column named as a password or a secret ("| env | user | secret |"). After an account
+  that comes with a system (admin, root, sa, guest, ...) or an email address and " / ", a value
+  that looks like a password, of six characters or more; after another lower case name and
+  " / ", or right after "/", ":" or a table's " | ", only a password with letters, digits and
+  a symbol, of eight or more: so "admin / settings page", "yes / no", "read/write", "client /
+  server", "linux/amd64", "ubuntu/jammy64", "postgres:16-alpine", "actions/checkout@v4",
+  "acme/api#1234", "MySQL8 / PostgreSQL16", "admin/admin" and "admin / 100000 users" are not
+  pairs. The kind is "password in prose";
 - a provider's credential stated in prose: "Twilio auth token 8d3f...", "the Heroku API key
   is <uuid>", "the HMAC key is <hex>" (a UUID, 20 or more hex digits, a long mixed-case token,
   or letters of one case mixed with digits, `k3v9xq2m8w7z...`, after a credential noun); the
@@ -159,10 +175,11 @@ import html
 import math
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import Protocol
 
 __all__ = ["SecretFinding", "describe_secret", "find_secrets"]
 
@@ -290,13 +307,19 @@ def _has_mixed_classes(value: str) -> bool:
 # --- rules ----------------------------------------------------------------------------------------
 
 
+class _Finder(Protocol):
+    """What a rule runs over a text: a compiled pattern, or a finder of table cells."""
+
+    def finditer(self, string: str, /) -> Iterator[re.Match[str]]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class _Rule:
     """A kind of secret: a pattern, and a judge that gives the span of the secret in a match
     and its kind, or None when the match holds no secret. Kinds are names from fixed lists (a
     provider's token format, a provider named in a sentence), never text of the match."""
 
-    pattern: re.Pattern[str]
+    pattern: _Finder
     judge: Callable[[re.Match[str]], _Found | None]
     # The rule runs only on texts holding one of these (in lower case), and for which `gate`
     # (a test cheaper than the pattern, such as "13 digits in a row" for cards) holds: quick
@@ -307,7 +330,7 @@ class _Rule:
 
 def _rule(
     kind: str,
-    pattern: re.Pattern[str],
+    pattern: _Finder,
     secret: Callable[[re.Match[str]], _Span | None] | None = None,
     *,
     needs: tuple[str, ...] = (),
@@ -1278,36 +1301,74 @@ _PASSWORD_WITHOUT_VERB = re.compile(
 )
 # A user name in prose: bounded, so that a run of names is not scanned again from each.
 _USER = r"[\w.@+-]{1,64}+"
-# Words that name a login and password pair, in the languages of _LOGIN_NOUN: "login",
-# "credentials", "Zugangsdaten", "identifiants", "credenciales", "inloggegevens", "u/p".
+# Letters of the languages written without spaces between words (Japanese kana, Chinese and
+# Japanese ideographs, Korean hangul): a word of theirs starts and ends where it is written
+# ("数据库账号", "カードのセキュリティコードは"), not where a letter of \w stops.
+_CJK = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af"
+_WORD_START = rf"(?:(?<![\w-])|(?=[{_CJK}]))"
+_WORD_END = rf"(?:(?![\w-])|(?<=[{_CJK}]))"
+# A colon as ASCII and CJK text write it.
+_COLON = ":\uff1a"
+# Words that name a login and password pair, in the languages of _LOGIN_NOUN and others:
+# "login", "credentials", "Zugangsdaten", "identifiants", "credenciales", "inloggegevens",
+# "u/p", an access ("Zugang", "accès", "acceso", "доступ").
 _PAIR_WORD = r"""
     login|credentials?|creds|(?:u|user|login)[ \t]*+/[ \t]*+p(?:ass(?:word)?|w|wd)?
     |(?:basic|http|htaccess)[ \t]++auth(?:entication)?|htpasswd|wi-?fi|wlan
-    |zugangsdaten|anmeldedaten|identifiants|credenciales|credenciais|inloggegevens
+    |zugangsdaten|anmeldedaten|identifiants|credenciales|credenciais|inloggegevens|inlog
+    |zugang|acc(?:è|e)s|acceso|accesso|acesso|toegang|dost(?:ę|e)p|доступ|(?:å|a)tkomst
+    |eri(?:ş|s)im|credenziali|dane[ \t]++logowania|inloggning|учётные[ \t]++данные
 """
-# The word for a user before its name ("user admin", "Benutzer admin", "usuario admin") and
-# the word for its password after it ("pass", "pw", "Kennwort", "mdp", "clave", "senha").
+# The word for a user before its name ("user admin", "Benutzer admin", "usuario admin",
+# "utente", "użytkownik", "логин", "användare", Turkish "kullanici adi", "ユーザー名", "账号")
+# and the word for its password after it ("pass", "pw", "Kennwort", "mdp", "clave", "chiave",
+# "hasło", "пароль", "lösen", "şifre", "パス", "密码", "비밀번호").
 _USER_WORD = r"""
     user(?:name)?|login|account|benutzer(?:name)?|nutzer|utilisateur|identifiant|usuario
-    |usu(?:á|a)rio|utilizador|gebruiker(?:snaam)?
+    |usu(?:á|a)rio|utilizador|gebruiker(?:snaam)?|inlog|(?:nome[ \t]++)?utente
+    |u(?:ż|z)ytkownik|логин|пользователь|учётная[ \t]++запись|anv(?:ä|a)ndar(?:e|namn)
+    |kullan(?:\u0131|i)c(?:\u0131|i)(?:[ \t]++ad(?:\u0131|i))?|brugernavn|brukernavn
+    |k(?:ä|a)ytt(?:ä|a)j(?:ä|a)tunnus
+    |ユーザー(?:名|ID|id)?|ログインID|用户名?|用戶名?|账号|帳號|账户|帳戶|아이디|계정|사용자
 """
 _LOGIN_NOUN_AFTER_USER = r"""
     pass|pw|pwd|password|passwort|kennwort|mdp|mot[ \t]de[ \t]passe|contrase(?:ñ|n)a|clave
-    |senha|wachtwoord
+    |senha|wachtwoord|chiave|has(?:ł|l)o|пароль|l(?:ö|o)sen(?:ord)?|(?:ş|s)ifre|parola
+    |adgangskode|passord|salasana|heslo|パスワード|パス|密码|密碼|口令|비밀번호|암호
 """
+# What may stand between a user and its password: "utente X e chiave Y", "account X with pw Y".
+_LINK_WORD = r"""
+    and|with|und|mit|et|avec|e|con|y|com|en|met|och|med|og|i|ve|ile|и
+"""
+# "is" before a user or a password, in the languages of the words above.
+_PAIR_VERB = r"""
+    (?:is|was|are|ist|est|es|(?:è|é)|(?:ä|a)r|er|jest|zijn|sind|sont|son|são)(?![\w-])|是|は
+"""
+# Words between the name of a login and its verb: "login for the wifi admin page is ...",
+# "inlog voor de NAS is ...", "Accès FTP du client : ...". At most four, each possessive.
+_PAIR_QUALIFIER = r"(?:[ \t]++[\w.@'\u2019()-]{1,40}+){0,4}?"
+# An unquoted password after a user name in CJK text, which ends at CJK punctuation.
+_PAIR_VALUE = r"[^\s\"'`\u3001\u3002\uff0c\uff1a\uff1b\uff08\uff09\u300c\u300d]{1,101}+"
 # "the staging login is admin / S3cret!", "credentials: admin:S3cret!", "Wi-Fi: Guest / S3cret!"
 _LOGIN_PAIR = re.compile(
     rf"""
     (?<![\w-])(?:{_PAIR_WORD})
-    (?:[ \t]++(?:for|of|on|to|für|pour|para|voor)[ \t]++
-       (?:(?:the|my|our|das|den|die|der|le|la|les|el|het|de)[ \t]++)?{_USER}(?:[ \t]++{_USER})?)?
-    [ \t]*+(?:(?:is|are|sind|sont|son|são|zijn)(?![\w-])|:|=|->|→)[ \t]*+["'`]?
+    {_PAIR_QUALIFIER}
+    [ \t]*+(?:{_PAIR_VERB}|[{_COLON}]|=|->|→)[ \t]*+["'`]?
     {_USER}(?:[ \t]*+/[ \t]*+|:)(?P<secret>{_BARE_VALUE})
     """
-    # "user admin, pass S3cret!", "user=report pw S3cret!", "Benutzer admin, Kennwort S3cret!"
+    # "user admin, pass S3cret!", "user=report pw S3cret!", "Benutzer admin, Kennwort S3cret!",
+    # "utente X e chiave Y", "login for the wifi page is admin, pass is Y", "账号 X 密码 Y"
     rf"""
-    | (?<![\w-])(?:{_USER_WORD})[ \t]*+[:=]?[ \t]*+{_USER}[ \t]*+[,;/]?[ \t]*+
-      (?:{_LOGIN_NOUN_AFTER_USER})(?:[ \t]*+[:=])?[ \t]++(?P<secret2>{_BARE_VALUE})
+    | {_WORD_START}(?:{_USER_WORD})
+      (?:[ \t]++(?:for|of|on|to|at|in|für|zum|zur|pour|du|de|para|del|per|voor|van|för|для|do|dla)
+         {_PAIR_QUALIFIER}[ \t]++(?:{_PAIR_VERB}))?
+      (?:[ \t]++(?:{_PAIR_VERB}))?
+      [ \t]*+[=:{_COLON}]?[ \t]*+{_USER}[ \t]*+[,;/\u3001\uff0c]?[ \t]*+
+      (?:(?:{_LINK_WORD})[ \t]++)?
+      {_WORD_START}(?:{_LOGIN_NOUN_AFTER_USER}){_WORD_END}
+      (?:[ \t]++(?:{_PAIR_VERB}))?
+      (?:[ \t]*+[=:{_COLON}][ \t]*+|[ \t]++)(?P<secret2>{_PAIR_VALUE})
     """
     # "U: admin P: S3cret!"
     rf"""
@@ -1346,6 +1407,14 @@ _ACCOUNT_NAMES_TEXT = """
     admin administrator root sa guest user superuser sysadmin operator
 """
 _ACCOUNT_NAMES = frozenset(_ACCOUNT_NAMES_TEXT.split())
+# "root and hunter2 for the box": a system account (not "user", which sentences join to
+# "group"), "and", and a password of letters with digits or symbols; judged in
+# _account_and_password.
+_ACCOUNT_AND_PASSWORD = re.compile(
+    r"(?<![\w./:@+#*-])(?P<user>admin|administrator|root|sa|guest|superuser|sysadmin|operator)"
+    r"[ \t]++and[ \t]++(?P<secret>[^\s\"'`/|]{6,101}+)",
+    re.IGNORECASE,
+)
 # A user name as people write one: lower case letters first, at most 32 characters.
 _USER_NAME_SHAPE = re.compile(r"^[a-z][a-z0-9._-]{0,31}$")
 _MIN_PAIR_PASSWORD = 6  # after a system account and " / ": "guest / guest2024"
@@ -1583,9 +1652,26 @@ def _bare_login_pair(match: re.Match[str]) -> _Span | None:
         if value.isdigit() and _NOUN_AFTER_NUMBER.match(match.string, span[1]):
             return None  # "admin / 100000 users": a ratio
         return span if len(value) >= _MIN_PAIR_PASSWORD else None
-    if not _USER_NAME_SHAPE.match(user) or _REFERENCE_WITH_SYMBOL.match(value):
+    if not _USER_NAME_SHAPE.match(user):
         return None
+    if _REFERENCE_WITH_SYMBOL.match(value) and not value[0].isupper():
+        return None  # "acme / api#1234" is an issue; "hbecker / Apfelbaum#77" a password
     return span if _is_strong_password(value) else None
+
+
+def _account_and_password(match: re.Match[str]) -> _Span | None:
+    """A system account, "and" and a password ("root and hunter2 for the box"): letters with
+    digits or symbols, not another account ("root and admin2") nor a word a noun follows
+    ("admin and node18 images")."""
+    value = _trim_bare_value(match.group("secret").rstrip(",;)"))
+    if not _is_password_like(value, quoted=False) or value.isdigit():
+        return None
+    if value.rstrip("0123456789").lower() in _ACCOUNT_NAMES:
+        return None
+    span = _span(match.start("secret"), value)
+    if _NOUN_AFTER_NUMBER.match(match.string, span[1]):
+        return None
+    return span
 
 
 def _wifi_passphrase(match: re.Match[str]) -> _Span | None:
@@ -1994,31 +2080,48 @@ def _card_number(match: re.Match[str]) -> _Span | None:
 
 
 # A card's security code (CVV, CVC, CID, ...): after its name, or right after a card number and
-# its expiry date ("4111... 09/27 737"). Names only cards have ("CVV", "card verification
-# value", "cryptogramme visuel", "Kartenprüfnummer", "the 3 digits on the back") are enough
-# alone; names other things share ("CID" is also a customer or a content id, "CSC", "security
-# code") need a card in the sentence, or three digits after "security code".
+# its expiry date ("4111... 09/27 737"). Names only cards have ("CVV", "CVC-koden", "CVV-код",
+# "card verification value", "cryptogramme visuel", "Kartenprüfnummer", "the 3 digits on the
+# back") are enough alone; names other things share ("CID" is also a customer or a content id,
+# "CSC", "security code", "codice di sicurezza", "セキュリティコード", "安全码") need a card in the
+# sentence, or three digits after a name of a security code; "Prüfziffer" (also an ISBN's or an
+# IBAN's check digit) and the digits "on the front" (Amex's four) need a card. Between the name
+# and the value, a phrase ("on the back", "della mia carta", "auf der Rückseite") and "is" in
+# the languages of the names ("è", "c'est", "är", "to", "是", "は").
 _CARD_CODE_NAME = r"""
-    (?:cvv2?|cvc2?|cvn2?|cav2|cvd)(?:[ \t]++(?:code|number|no\.?))?
+    (?:cvv2?|cvc2?|cvn2?|cav2|cvd)
+      (?:[ \t]++(?:code|number|no\.?)|-(?:code|kod|koden|kode|koodi|код|nummer))?
+    |(?:cvv2?|cvc2?)(?:码|碼|コード)
     |card[ \t]++(?:verification|validation|security)[ \t]++(?:value|code|number)|card[ \t]++code
     |kartenpr(?:ü|ue)f(?:nummer|ziffer|code)
-    |cryptogramme(?:[ \t]++visuel)?|(?:[34]|three|four)[ \t-]digits?(?:[ \t]++code)?[ \t]++
-      on[ \t]++the[ \t]++back|code[ \t]++on[ \t]++the[ \t]++back
+    |cryptogramme(?:[ \t]++visuel)?|(?:[34]|three|four)[ \t-]digits?(?:[ \t]++(?:code|number))?
+      [ \t]++on[ \t]++the[ \t]++back|code[ \t]++on[ \t]++the[ \t]++back
 """
 _SHARED_CODE_NAME = r"""
     cid|csc|(?:card[ \t]++)?security[ \t]++code|sec\.?[ \t]++code|sicherheitscode|pr(?:ü|ue)fnummer
     |c(?:ó|o)digo[ \t]++de[ \t]++(?:seguridad|seguran(?:ç|c)a|verificaci(?:ó|o)n)
     |code[ \t]++de[ \t]++s(?:é|e)curit(?:é|e)|beveiligingscode|verificatiecode
+    |codice[ \t]++di[ \t]++sicurezza|s(?:ä|a)kerhetskod(?:en)?|sikkerheds?kode(?:n)?
+    |g(?:ü|u)venlik[ \t]++kodu|kod[ \t]++zabezpieczaj(?:ą|a)cy|код[ \t]++безопасности|turvakoodi
+    |セキュリティー?・?コード|安全码|安全碼|보안[ \t]?코드
+    |pr(?:ü|ue)fziffer|(?:[34]|four|three)[ \t-]digits?(?:[ \t]++(?:code|number))?
+      [ \t]++on[ \t]++the[ \t]++front|code[ \t]++on[ \t]++the[ \t]++front
 """
+# Shared names after which a code is taken only with a card in the sentence.
+_CODE_NAME_NEEDING_A_CARD = re.compile(r"cid|csc|pr(?:ü|ue)fziffer|.*front", re.IGNORECASE)
 _CARD_SECURITY_CODE = re.compile(
     rf"""
-    (?<![\w-])(?:(?P<card_name>{_CARD_CODE_NAME})|(?P<shared_name>{_SHARED_CODE_NAME}))(?![\w-])
+    {_WORD_START}(?:(?P<card_name>{_CARD_CODE_NAME})|(?P<shared_name>{_SHARED_CODE_NAME})){_WORD_END}
     (?:[ \t]*+/[ \t]*+(?:cvv2?|cvc2?|cid|csc)(?![\w-]))?     # CVV/CVC
     (?:[ \t]*+\([^()\n]{{1,20}}\))?                          # security code (CVV)
-    (?:[ \t]++(?:of|for|on|van|de|do|da|del|der|des|du|für)[ \t]++
-       (?:(?:the|my|our|this|that|la|le|el|de|het|der|die|das)[ \t]++)?
+    (?:[ \t]++(?:of|for|on|van|de|do|da|del|della|di|der|des|du|für|auf|op|sur|sul|na|на|på|w|i)
+       [ \t]++(?:(?:the|my|our|this|that|la|le|el|de|het|der|die|das|mia|mio|ma|mon|mein|meiner
+          |mijn|min|mitt)[ \t]++)?
        [\w'\u2019-]{{1,20}}+(?:[ \t]++[\w'\u2019-]{{1,20}}+)?)?       # of the corporate card
-    ["']?[ \t]*+(?:(?:is|was|are|were|es|est|ist|é)(?![\w-])[ \t]*+:?|[:=\#]|->|→|-(?=[ \t]))?
+    ["']?[ \t]*+
+    (?:(?:is|was|are|were|es|est|c['\u2019]est|ist|lautet|(?:é|è)|(?:ä|a)r|er|jest|to)(?![\w-])
+         [ \t]*+:?
+      |是|为|為|は|[:=\#\uff1a]|->|→|-(?=[ \t]))?
     [ \t]*+(?P<quote>["'`]?)(?P<secret>[0-9]{{3,4}})(?P=quote)
     (?![0-9A-Za-z]|[.,:/-][0-9])
     (?![ \t]*+(?:digits?|characters?|chars?|numbers?|attempts?|tries|times|transactions?|ms|%))
@@ -2029,11 +2132,13 @@ _CODE_AFTER_EXPIRY = re.compile(
     r"(?<![\w/])(?:0[1-9]|1[0-2])/(?:20)?[0-9]{2}[ \t]*+,?[ \t]*+(?P<secret>[0-9]{3,4})"
     r"(?![0-9A-Za-z]|[.,:/-][0-9])"
 )
-# A card named in a sentence, in the languages of _LOGIN_NOUN.
+# A card named in a sentence, in the languages of _LOGIN_NOUN and of the code names.
 _CARD_IN_SENTENCE = re.compile(
     r"""(?<![a-z])(?:credit|kredit|debit|creditcard)
     | (?<![a-z])(?:cards?|visa|master[ \t]?card|amex|american[ \t]+express|jcb|diners|maestro
-      |unionpay|tarjeta|carte|karte|cart(?:ão|ao)|kaart|payment|billing|checkout)(?![a-z])""",
+      |unionpay|tarjeta|carte|karte|cart(?:ão|ao)|kaart|payment|billing|checkout|carta|karta
+      |karty|kort|kortet|kart|kart\u0131n?|карта|карты|карте|карту)(?![a-z])
+    | 卡|カード|카드""",
     re.VERBOSE | re.IGNORECASE,
 )
 _CARD_NUMBER_BEFORE = re.compile(r"[0-9](?:[ -]?[0-9]){12,18}[ \t]*+,?[ \t]*+$")
@@ -2041,13 +2146,15 @@ _CARD_NUMBER_BEFORE = re.compile(r"[0-9](?:[ -]?[0-9]){12,18}[ \t]*+,?[ \t]*+$")
 
 def _card_security_code(match: re.Match[str]) -> _Span | None:
     """The code after a card's name for it; after a name other things share, only with a card
-    within 80 characters or, for "security code", three digits."""
+    within 80 characters or, for a name of a security code, three digits."""
     if match.group("shared_name") is not None:
-        name = match.group("shared_name").lower()
+        name = match.group("shared_name")
         text, start, end = match.string, match.start(), match.end()
         around = text[max(0, start - 80) : end + 80]
         card = _CARD_IN_SENTENCE.search(around) or _THIRTEEN_DIGITS.search(around)
-        three_digits = len(match.group("secret")) == 3 and name not in ("cid", "csc")
+        three_digits = len(match.group("secret")) == 3 and not _CODE_NAME_NEEDING_A_CARD.fullmatch(
+            name
+        )
         if not (card or three_digits):
             return None
     return match.span("secret")
@@ -2061,28 +2168,39 @@ def _code_after_expiry(match: re.Match[str]) -> _Span | None:
     return match.span("secret")
 
 
-# A US social security number (123-45-6789) or ITIN (9xx-7x-xxxx): written with dashes
-# anywhere; with spaces or as nine digits only after its name ("SSN 123456789", "my social is
-# 123 45 6789", `"ssn": "123456789"`). Numbers never issued are not one: area 000, 666 or 9xx
-# (ITINs start with 9, their middle digits 50-65, 70-88, 90-92 or 94-99), group 00, serial
+# A US social security number (123-45-6789) or ITIN (9xx-7x-xxxx): written with dashes (or en
+# dashes, as word processors print them) anywhere; with spaces or as nine digits only after its
+# name ("SSN 123456789", "my social is 123 45 6789", `"ssn": "123456789"`, `tax_id=`, "le SSN
+# du client X est ...", "社会安全号码 ..."). Numbers never issued are not one: area 000, 666 or
+# 9xx (ITINs start with 9, their middle digits 50-65, 70-88, 90-92 or 94-99), group 00, serial
 # 0000; nor are the numbers the SSA made public (the Woolworth wallet's 078-05-1120, 219-09-9999,
 # 987-65-4320 to 4329 for advertising), or a number named as something else ("order
-# 123-45-6789", "part number", "lot").
+# 123-45-6789", "part number", "lot", "Bestellnummer", "commande", "pedido", "订单号").
+_TAXPAYER_DASHES = r"\-\u2010\u2011\u2012\u2013"  # a dash, as typed and as word processors print it
 _US_TAXPAYER_NUMBER = re.compile(
-    r"(?<![\w.+/:#*-])(?P<area>[0-9]{3})(?P<separator>[ -]?)(?P<group>[0-9]{2})(?P=separator)"
-    r"(?P<serial>[0-9]{4})(?![0-9A-Za-z*_-]|[.,:/][0-9])"
+    rf"(?<![\w.+/:#*{_TAXPAYER_DASHES}])(?P<area>[0-9]{{3}})(?P<separator>[ {_TAXPAYER_DASHES}]?)"
+    rf"(?P<group>[0-9]{{2}})(?P=separator)(?P<serial>[0-9]{{4}})"
+    rf"(?![0-9A-Za-z*_{_TAXPAYER_DASHES}]|[.,:/][0-9])"
 )
 _TAXPAYER_NUMBER_NAME = re.compile(
     r"""
-    (?<![\w])(?:ssns?|ss\#|ss[ \t]++no\.?|soc(?:ial)?[ \t]++sec(?:urity)?
-        (?:[ \t]++(?:number|no\.?|num|\#))?|social|i?tins?|tax(?:payer)?[ \t]++id(?:entification)?
-        (?:[ \t]++(?:number|no\.?))?|taxpayer[ \t]++identification[ \t]++number
+    (?<![A-Za-z0-9])(?:ssns?|ss\#|ss[ \t]++no\.?|soc(?:ial)?[ \t_-]++sec(?:urity)?|social
+      |i?tins?|tax(?:payer)?[ \t_-]*+id(?:entification)?|taxpayer[ \t]++identification
       |n(?:ú|u)mero[ \t]++de[ \t]++(?:seguro|seguran(?:ç|c)a)[ \t]++social|seguro[ \t]++social
       |num(?:é|e)ro[ \t]++de[ \t]++s(?:é|e)curit(?:é|e)[ \t]++sociale(?:[ \t]++am(?:é|e)ricain)?
-      |(?:us-?)?sozialversicherungsnummer)
+      |(?:us-?)?sozialversicherungsnummer|numero[ \t]++di[ \t]++previdenza[ \t]++sociale
+      |numer[ \t]++ubezpieczenia[ \t]++spo(?:ł|l)ecznego|номер[ \t]++социального[ \t]++страхования
+      |sosyal[ \t]++g(?:ü|u)venlik[ \t]++numaras(?:\u0131|i)
+      |社会安全号码?|社會安全號碼?|社会保障番号
+      |ソーシャル・?セキュリティ・?(?:ナンバー|番号)|사회보장번호)
+    (?:[ \t_-]*+(?:number|no\.?|num|nr\.?|\#))?
     (?:[ \t]*+\([^()\n]{1,20}\))?
-    (?:[ \t]++(?:for|of|von|de|du|del|da|do|van)[ \t]++[\w.'\u2019-]{1,30}+)?
-    ["']?[ \t]*+(?:(?:is|was|are|es|est|ist|é)(?![\w-])[ \t]*+:?|[:=\#]|->|-)?[ \t]*+["']?$
+    (?:[ \t]++(?:for|of|von|de|du|del|della|di|da|do|van|des|dla|для|för)[ \t]++
+       [\w.'\u2019-]{1,30}+(?:[ \t]++[\w.'\u2019-]{1,30}+){0,2})?
+    ["']?[ \t]*+
+    (?:(?:is|was|are|es|est|c['\u2019]est|ist|lautet|(?:é|è)|(?:ä|a)r|er|jest)(?![\w-])[ \t]*+:?
+      |[:=\#\uff1a]|是|为|は|->|-)?
+    [ \t]*+["']?$
     """,
     re.VERBOSE | re.IGNORECASE,
 )
@@ -2090,37 +2208,186 @@ _NOT_A_TAXPAYER_NUMBER_BEFORE = re.compile(
     r"""(?<![a-z])(?:order|invoice|ticket|case|ref|reference|part|sku|model|serial|isbn|lot
     |batch|build|version|po|issue|bug|zip|postal|phone|tel|fax|mobile|cell|call|hotline|booking
     |confirmation|tracking|account|acct|routing|customer|member|policy|claim|id|item|product
-    |room|flight|train|license|licence|permit|badge|employee)
-    (?:[ \t]++(?:number|no\.?|num|\#|id))?[ \t]*+[:#=]?[ \t]*+(?:is[ \t]++)?$""",
+    |room|flight|train|license|licence|permit|badge|employee
+    |bestell(?:nummer|ung)|auftrag(?:snummer)?|rechnung(?:snummer)?|kundennummer|artikelnummer
+    |sendungsnummer|lieferschein(?:nummer)?|commande|facture|r(?:é|e)f(?:(?:é|e)rence)?|colis
+    |pedido|factura|fatura|referencia|encomenda|albar(?:á|a)n|ordine|fattura|riferimento
+    |spedizione|ordernummer|bestelnummer|bestelling|factuur|zam(?:ó|o)wieni[ae]|faktura
+    |przesy(?:ł|l)ka|заказ\w*|сч(?:ё|\u0435)т\w*|накладн\w*|best(?:ä|a)llning|sipari(?:ş|s)
+    |订单编?号?|訂單編?號?|单号|單號|发票|發票|运单号|注文番号|注文|伝票番号|請求書番号|주문번호|송장번호)
+    (?:[ \t]*+(?:number|no\.?|num|\#|id|nr\.?|n[°º.]|numéro|número|numero|numer|номер
+       |numaras(?:\u0131|i)))?
+    [ \t]*+[:#=\uff1a]?[ \t]*+(?:is[ \t]++)?$""",
     re.VERBOSE | re.IGNORECASE,
 )
 _ITIN_GROUPS = frozenset((*range(50, 66), *range(70, 89), 90, 91, 92, *range(94, 100)))
 _PUBLIC_SSNS = frozenset({"078051120", "219099999", *(f"98765432{n}" for n in range(10))})
 
 
+def _taxpayer_kind(area: str, group: str, serial: str) -> str | None:
+    """The kind, "US ITIN" or "US social security number", of a number of the ranges ever
+    issued and not made public; None for any other."""
+    if int(group) == 0 or int(serial) == 0 or area + group + serial in _PUBLIC_SSNS:
+        return None
+    if int(area) >= 900:
+        return "US ITIN" if int(group) in _ITIN_GROUPS else None
+    return "US social security number" if int(area) not in (0, 666) else None
+
+
 def _us_taxpayer_number(match: re.Match[str]) -> _Found | None:
     """An SSN or an ITIN, as its digits say, of the ranges ever issued; with spaces or none
     only after its name, and with dashes unless it is named as something else or ends in a
     month and a year."""
-    area, group, serial = (int(match.group(name)) for name in ("area", "group", "serial"))
-    digits = match.group("area") + match.group("group") + match.group("serial")
-    if group == 0 or serial == 0 or digits in _PUBLIC_SSNS:
-        return None
-    if area >= 900:
-        kind = "US ITIN" if group in _ITIN_GROUPS else None
-    else:
-        kind = "US social security number" if area not in (0, 666) else None
+    group, serial = int(match.group("group")), int(match.group("serial"))
+    kind = _taxpayer_kind(match.group("area"), match.group("group"), match.group("serial"))
     if kind is None:
         return None
     text, start = match.string, match.start()
     named = _TAXPAYER_NUMBER_NAME.search(text, max(0, start - 60), start)
     if named is None and (
-        match.group("separator") != "-"
-        or (group <= 12 and 1900 <= serial <= 2099)  # 202-11-2024: ends in a month and a year
+        not match.group("separator")
+        or match.group("separator") == " "
+        or (group <= 12 and 1900 <= serial <= 2039)  # 202-11-2024: ends in a month and a year
         or _NOT_A_TAXPAYER_NUMBER_BEFORE.search(text, max(0, start - 30), start)
     ):
         return None
     return match.span(), kind
+
+
+# --- tables: a column named as a password, an SSN or a card's code ------------------------------
+
+# A table of lines: Markdown ("| user | password |"), CSV, TSV or ";"-separated. A line whose
+# cells name a column (the whole cell) heads a table; the lines after it with as many cells are
+# its rows (a Markdown rule line "|---|---|" is skipped), and their cells in the named column
+# are values of that name: "| prod | app_rw | Marigold$8812 |" under "| env | user | secret |",
+# "Marsh,Colin,448 19 7702,43215" under "last,first,ssn,zip".
+_TABLE_DELIMITERS = ("|", "\t", ";", ",")
+_TABLE_RULE_LINE = re.compile(r"^[ \t]*+\|?(?:[ \t]*+:?-++:?[ \t]*+\|?)++[ \t]*+$")
+# A cell's value (matched over the cell without its spaces).
+_CELL = re.compile(r"[^\n]++")
+_PASSWORD_COLUMN = re.compile(
+    r"""password|passwort|pass|passwd|pw|pwd|secret|kennwort|mot[ ]de[ ]passe|mdp
+    |contrase(?:ñ|n)a|senha|wachtwoord|has(?:ł|l)o|пароль|密码|密碼|パスワード|l(?:ö|o)senord
+    |(?:ş|s)ifre|parola|clave|chiave|adgangskode|passord|salasana|비밀번호""",
+    re.VERBOSE | re.IGNORECASE,
+)
+_TAXPAYER_NUMBER_COLUMN = re.compile(
+    r"""ssns?|ssn[ _-]?(?:number|no\.?)|social[ _-]security(?:[ _-](?:number|no\.?))?|i?tin
+    |tax[ _-]?id|taxpayer[ _-]?id|ssn/itin""",
+    re.VERBOSE | re.IGNORECASE,
+)
+_CARD_CODE_COLUMN = re.compile(
+    r"cvv2?|cvc2?|cvn|(?:card[ _-])?security[ _-]code|card[ _-]code", re.IGNORECASE
+)
+
+
+def _cells(line: str, delimiter: str) -> list[tuple[int, int]]:
+    """The spans of a line's cells (a Markdown line's outer "|" open and close no cell)."""
+    start, end = 0, len(line)
+    if delimiter == "|":
+        stripped = line.strip()
+        if not (stripped.startswith("|") and stripped.endswith("|") and len(stripped) > 1):
+            return []
+        start, end = line.index("|") + 1, line.rindex("|")
+    spans, cell_start = [], start
+    for at in range(start, end + 1):
+        if at == end or line[at] == delimiter:
+            spans.append((cell_start, at))
+            cell_start = at + 1
+    return spans
+
+
+@dataclass(frozen=True, slots=True)
+class _NamedColumn:
+    """The cells of the columns a table's header names by `name` (a whole cell), each as a match
+    of _CELL over the cell's text without its spaces, for a rule's judge."""
+
+    name: re.Pattern[str]
+
+    def finditer(self, string: str, /) -> Iterator[re.Match[str]]:
+        lines: list[tuple[int, str]] = []  # each line and where it starts
+        offset = 0
+        for line in string.split("\n"):
+            lines.append((offset, line))
+            offset += len(line) + 1
+        index = 0
+        while index < len(lines):
+            found: list[re.Match[str]] = []
+            index = self._table(string, lines, index, found)
+            yield from found
+
+    def _table(
+        self, text: str, lines: list[tuple[int, str]], index: int, found: list[re.Match[str]]
+    ) -> int:
+        """The named cells of the table headed by line `index`, if it heads one, into `found`;
+        the index of the line after the table (or after line `index`)."""
+        _, header = lines[index]
+        for delimiter in _TABLE_DELIMITERS:
+            if delimiter not in header:
+                continue
+            cells = _cells(header, delimiter)
+            columns = [
+                n for n, (a, b) in enumerate(cells) if self.name.fullmatch(header[a:b].strip())
+            ]
+            if len(cells) < 2 or not columns:
+                continue
+            row = index + 1
+            while row < len(lines):
+                start, line = lines[row]
+                if delimiter == "|" and _TABLE_RULE_LINE.match(line):
+                    row += 1
+                    continue
+                spans = _cells(line, delimiter)
+                if len(spans) != len(cells):
+                    break
+                for column in columns:
+                    a, b = spans[column]
+                    value = line[a:b].strip()
+                    if value:
+                        at = start + a + line[a:b].index(value)
+                        cell = _CELL.match(text, at, at + len(value))
+                        if cell is not None:
+                            found.append(cell)
+                row += 1
+            return row
+        return index + 1
+
+
+def _password_cell(match: re.Match[str]) -> _Span | None:
+    """A password under a column named as one: it looks like a password, and is not a name of
+    words joined by dashes ("db-credentials-2", a Kubernetes secret's name) unless strong."""
+    value, offset, quoted = _unquote(match.group())
+    if not _is_password_like(value, quoted=quoted) or _REFERENCE_VALUE.search(value):
+        return None
+    if not quoted and _JOINED_WORDS.match(value) and not _is_strong_password(value):
+        return None
+    return _span(match.start() + offset, value)
+
+
+# Lower case words and numbers joined by "-", "_" or ".": a name, not a password.
+_JOINED_WORDS = re.compile(r"^[a-z0-9]++(?:[-_.][a-z0-9]++)++$")
+_TAXPAYER_CELL = re.compile(
+    rf"(?P<area>[0-9]{{3}})(?P<separator>[ {_TAXPAYER_DASHES}]?)(?P<group>[0-9]{{2}})"
+    rf"(?P=separator)(?P<serial>[0-9]{{4}})"
+)
+
+
+def _taxpayer_number_cell(match: re.Match[str]) -> _Found | None:
+    """An SSN or an ITIN under a column named as one, with dashes, spaces or none."""
+    value, offset, _ = _unquote(match.group())
+    number = _TAXPAYER_CELL.fullmatch(value)
+    if number is None:
+        return None
+    kind = _taxpayer_kind(number.group("area"), number.group("group"), number.group("serial"))
+    return None if kind is None else (_span(match.start() + offset, value), kind)
+
+
+def _card_code_cell(match: re.Match[str]) -> _Span | None:
+    """Three or four digits under a column named as a card's security code."""
+    value, offset, _ = _unquote(match.group())
+    if not (value.isdigit() and len(value) in (3, 4)):
+        return None
+    return _span(match.start() + offset, value)
 
 
 # "GitHub 2FA recovery codes: 4f2a1-9c8e3 7b6d0-e15f4 ...", "backup codes: 8142 0937, ..."
@@ -2696,9 +2963,27 @@ _CARD_CODE_NEEDS = (
     "code de",
     "beveiligingscode",
     "verificatiecode",
+    "prüfziffer",
+    "pruefziffer",
+    "front",
+    "sicurezza",
+    "säkerhetskod",
+    "sakerhetskod",
+    "sikkerhe",
+    "güvenlik",
+    "guvenlik",
+    "zabezpiecz",
+    "безопасност",
+    "turvakoodi",
+    "セキュリティ",
+    "安全码",
+    "安全碼",
+    "보안",
 )
 # What every US SSN or ITIN holds: nine digits, in groups of three, two and four.
-_NINE_DIGITS = re.compile(r"[0-9]{3}[ -]?[0-9]{2}[ -]?[0-9]{4}")
+_NINE_DIGITS = re.compile(
+    rf"[0-9]{{3}}[ {_TAXPAYER_DASHES}]?[0-9]{{2}}[ {_TAXPAYER_DASHES}]?[0-9]{{4}}"
+)
 _LOGIN_PAIR_NEEDS = (
     "login",
     "cred",
@@ -2722,7 +3007,85 @@ _LOGIN_PAIR_NEEDS = (
     "inloggegevens",
     "u/p",
     "u:",
+    "inlog",
+    "zugang",
+    "accè",
+    "acces",
+    "acceso",
+    "accesso",
+    "acesso",
+    "toegang",
+    "dostęp",
+    "dostep",
+    "доступ",
+    "åtkomst",
+    "atkomst",
+    "erişim",
+    "erisim",
+    "credenziali",
+    "logowania",
+    "utente",
+    "użytkownik",
+    "uzytkownik",
+    "логин",
+    "пользовател",
+    "учётн",
+    "använd",
+    "anvand",
+    "kullan\u0131c\u0131",
+    "kullanici",
+    "brugernavn",
+    "brukernavn",
+    "käyttäjä",
+    "kayttaja",
+    "ユーザー",
+    "ログイン",
+    "用户",
+    "用戶",
+    "账号",
+    "帳號",
+    "账户",
+    "帳戶",
+    "아이디",
+    "계정",
+    "사용자",
 )
+
+
+_PASSWORD_COLUMN_NEEDS = (
+    "pass",
+    "pw",
+    "secret",
+    "kennwort",
+    "mdp",
+    "contrase",
+    "senha",
+    "wachtwoord",
+    "hasło",
+    "haslo",
+    "пароль",
+    "密码",
+    "密碼",
+    "パスワード",
+    "lösenord",
+    "losenord",
+    "şifre",
+    "sifre",
+    "parola",
+    "clave",
+    "chiave",
+    "adgangskode",
+    "salasana",
+    "비밀번호",
+)
+
+
+def _lines(text: str) -> bool:
+    return "\n" in text  # a table has a header and a row
+
+
+def _table_with_nine_digits(text: str) -> bool:
+    return "\n" in text and _NINE_DIGITS.search(text) is not None
 
 
 def _colons(text: str) -> bool:
@@ -2763,6 +3126,19 @@ _RULES: tuple[_Rule, ...] = (
         gate=_THIRTEEN_DIGITS.search,
     ),
     _Rule(_US_TAXPAYER_NUMBER, _us_taxpayer_number, gate=_NINE_DIGITS.search),
+    _Rule(
+        _NamedColumn(_TAXPAYER_NUMBER_COLUMN),
+        _taxpayer_number_cell,
+        needs=("ssn", "tin", "tax", "social"),
+        gate=_table_with_nine_digits,
+    ),
+    _rule(
+        "card security code",
+        _NamedColumn(_CARD_CODE_COLUMN),
+        _card_code_cell,
+        needs=("cvv", "cvc", "cvn", "security", "card"),
+        gate=_lines,
+    ),
     _rule("2FA recovery code list", _RECOVERY_CODES, _recovery_codes, needs=("code",)),
     _rule("TOTP secret", _TOTP_SECRET, _totp_secret, needs=_TOTP_NEEDS),
     _rule("TOTP secret", _OTPAUTH_URI, _secret_group, needs=("otpauth:",)),
@@ -2876,6 +3252,14 @@ _RULES: tuple[_Rule, ...] = (
     _rule("password in prose", _LOG_IN_WITH, _password_in_prose, needs=("log", "sign")),
     _rule("password in prose", _THE_PASS_IS, _password_in_prose, needs=(" pass is", " pass was")),
     _rule("password in prose", _BARE_LOGIN_PAIR, _bare_login_pair, needs=("/", ":", " | ")),
+    _rule("password in prose", _ACCOUNT_AND_PASSWORD, _account_and_password, needs=(" and ",)),
+    _rule(
+        "password in prose",
+        _NamedColumn(_PASSWORD_COLUMN),
+        _password_cell,
+        needs=_PASSWORD_COLUMN_NEEDS,
+        gate=_lines,
+    ),
     _Rule(_PASSWORD_WITHOUT_VERB, _prose_password, needs=("pass",)),
     _rule(
         "password in prose", _PLAIN_WORD_PASSWORD, _plain_word_password, needs=_PROSE_PASSWORD_NEEDS
