@@ -13,7 +13,7 @@ from psycopg_pool import ConnectionPool
 
 from emergent_memory import graph
 from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
-from emergent_memory.errors import InvalidInput, MemoryNotFound, ObjectNotFound, PermissionDenied
+from emergent_memory.errors import InvalidInput, ObjectNotFound, PermissionDenied
 from emergent_memory.memory import MemoryService
 from emergent_memory.memory.browse import BrowseService
 from emergent_memory.memory.duplicates import DuplicateService, pair_why
@@ -322,7 +322,7 @@ def test_supersede_a_memory_gone_meanwhile_is_refused(
     old, new = a_pair(service, principal)
     [pair] = duplicates.open(principal)["pairs"]
     service.delete(principal, old)
-    with pytest.raises(MemoryNotFound):
+    with pytest.raises(InvalidInput, match="is deleted; restore it first"):
         duplicates.decide(principal, pair["id"], "supersede", keep=new)
     # the pair stays undecided (hidden while a memory is deleted)
     service.restore(principal, old)

@@ -212,9 +212,11 @@ def test_no_operation_crosses_actors(
             owner, before = self.owners[memory], stored(memory)
             outcome = attempt(service.update, who, memory, {"content": " ".join(words) + " x"})
             self.check_refusal(outcome, memory, owner, who, before)
-            if isinstance(outcome, InvalidInput):  # superseded: said only to who may change it
+            if isinstance(outcome, InvalidInput):  # said only to who may change it
                 assert writable(owner, who), f"{who} learnt {outcome} of a hidden memory"
-                assert "superseded" in str(outcome)
+                assert before is not None
+                deleted = "is deleted; restore it first" in str(outcome)
+                assert deleted if before[1] else "superseded" in str(outcome)
             elif not isinstance(outcome, Exception):
                 assert writable(owner, who), f"{who} updated {owner}'s memory"
                 assert outcome["memory"]["id"] == memory
@@ -225,7 +227,12 @@ def test_no_operation_crosses_actors(
             owner, before = self.owners[memory], stored(memory)
             outcome = attempt(service.delete, who, memory)
             self.check_refusal(outcome, memory, owner, who, before)
-            if not isinstance(outcome, Exception):
+            if isinstance(outcome, InvalidInput):  # said only to who may change it
+                assert writable(owner, who), f"{who} learnt {outcome} of a hidden memory"
+                assert before is not None
+                assert before[1]
+                assert "is already deleted" in str(outcome)
+            elif not isinstance(outcome, Exception):
                 assert writable(owner, who), f"{who} deleted {owner}'s memory"
 
         @precondition(lambda self: len(self.owners) > 3)

@@ -67,6 +67,11 @@ ALLOWED_ERRORS: dict[str, dict[str, str]] = {
     },
     "manage_memory": {
         "not found": rf"memory {UUID} not found",
+        # another client of the actor deleted it first (the actor may know it was deleted)
+        "deleted": rf"memory {UUID} is deleted; restore it first \(manage_memory action "
+        rf"'restore', or POST /api/v1/memories/{UUID}/restore\), then change it",
+        "already deleted": rf"memory {UUID} is already deleted; manage_memory action "
+        rf"'restore', or POST /api/v1/memories/{UUID}/restore brings it back",
         "superseded": rf"memory {UUID} was superseded by {UUID}; update that one instead",
         # an update to the exact text of another memory of the actor (the load repeats texts)
         "twin": rf"memory {UUID} already says exactly this; keep that one \(and delete {UUID} "
@@ -439,7 +444,7 @@ def owner_deletes(memory_id: str) -> Callable[[psycopg.Connection[Any]], None]:
 
 
 @pytest.mark.parametrize("action", ["delete", "update"])
-def test_deleting_or_updating_a_memory_deleted_meanwhile_is_not_found(
+def test_deleting_or_updating_a_memory_deleted_meanwhile_says_it_is_deleted(
     service: MemoryService,
     principal: Principal,
     database_url: str,
@@ -447,7 +452,8 @@ def test_deleting_or_updating_a_memory_deleted_meanwhile_is_not_found(
     action: str,
 ) -> None:
     """Another client of the actor deletes the memory after this request found it and before
-    it wrote: the answer is the tool's own "memory <id> not found", not the graph's wording."""
+    it wrote: the answer is the tool's own "is deleted" (the actor's own memory: it may know),
+    with how to restore it, not the graph's wording."""
     memory_id = service.save(principal, "The wiki lives in Confluence", "fact")["memory"]["id"]
 
     def request() -> Any:
@@ -462,7 +468,8 @@ def test_deleting_or_updating_a_memory_deleted_meanwhile_is_not_found(
         request,
         owner_deletes(memory_id),
     )
-    with pytest.raises(MemoryNotFound, match=f"^memory {memory_id} not found$"):
+    said = "is already deleted; " if action == "delete" else "is deleted; restore it first "
+    with pytest.raises(InvalidInput, match=f"^memory {memory_id} {said}"):
         future.result()
 
 
