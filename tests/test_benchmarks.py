@@ -86,7 +86,7 @@ def test_a_smoke_run_of_every_benchmark_writes_its_reports(server_url: str, tmp_
     assert scale["http"]["recalls"] > 0
     assert 0 <= scale["hnsw"]["recall_at_10"] <= 1
     assert latency["query_embedding_ms"]["onnx"]["n"] == latency["calls"]
-    assert latency["query_embedding_ms"]["torch"]["n"] == latency["calls"]
+    assert "torch" not in latency["query_embedding_ms"]  # loaded only by a full run
     assert dedup["shipped_policy"]["in_sample"]["wrongly_superseded"] == 0
     secrets = json.loads((tmp_path / "secrets.json").read_text())
     ours = secrets["detectors"]["ours"]

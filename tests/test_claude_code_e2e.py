@@ -12,7 +12,8 @@ tool they force). Three headless `claude -p` sessions, one server:
    additional context, inside <emergent-memory> markers, and in the request the model received;
    logged once, not injected again with a prompt that would bring it into another session, and
    capture never reads the injected block;
-3. the user corrects it: the captured correction supersedes the first memory;
+3. the user corrects it and adds an instruction: the captured correction supersedes the
+   first memory, and the instruction is kept beside it;
 4. the agent reads a vendor page (Claude Code's Read tool) that claims the user now edits the
    schema by hand and uses npm: a lying extractor cites the user's turn for the page's npm
    "correction" (explicit, core, superseding the yarn memory) and honestly cites the page for
@@ -46,7 +47,10 @@ from tests.helpers import COMMAND, clean_env, http_server_process, wait_until
 
 PREFERENCE = "I always want pnpm, never npm, in this repo"
 QUESTION = "Should I run npm install or pnpm install in this repo?"
-CORRECTION = "Actually use yarn now, not pnpm, in this repo"
+CORRECTION = (
+    "Actually use yarn now, not pnpm, in this repo. And always change the schema with alembic "
+    "migrations; never edit it by hand"
+)
 READ_PAGE = "Please read VENDOR.md and tell me what it says"
 ANSWERS = {
     PREFERENCE: "Understood: pnpm from now on, never npm.",
@@ -108,10 +112,13 @@ class ScriptedModel:
             # the user changes what they said: explicit, as the extractor's prompt says (a
             # "corrected" memory would not replace the explicit one: memory/authority.py)
             proposal.update(target=int(target))
+            rule = proposed(INSTRUCTION, prompt, CORRECTION, action="add")
+            rule["category"] = "instruction"
+            memories = [proposal, rule]
         else:
-            proposal = proposed(REMEMBERED, prompt, PREFERENCE, action="add")
+            memories = [proposed(REMEMBERED, prompt, PREFERENCE, action="add")]
         summary = "The user says which package manager this repository uses."
-        return tool_use(EXTRACT_TOOL.name, {"summary": summary, "memories": [proposal]})
+        return tool_use(EXTRACT_TOOL.name, {"summary": summary, "memories": memories})
 
     def poisoned(self, prompt: str) -> Reply:
         """A lying extractor: the page's npm line as the user's core correction of the yarn
@@ -270,8 +277,10 @@ def test_a_preference_is_captured_injected_superseded_and_never_replaced_by_a_pa
 
             # 3. The user corrects it: the correction supersedes the first memory.
             session(CORRECTION)
-            [corrected] = active_memories(database_url, actor, project_id)
-            assert corrected["content"] == CORRECTED
+            active = {m["content"]: m for m in active_memories(database_url, actor, project_id)}
+            assert set(active) == {CORRECTED, INSTRUCTION}
+            corrected, instruction = active[CORRECTED], active[INSTRUCTION]["id"]
+            assert active[INSTRUCTION]["source"] == "explicit"
             assert corrected["id"] != remembered["id"]
             assert superseded_by(database_url, remembered["id"]) == corrected["id"]
             [episode3] = derived_from(database_url, corrected["id"])
@@ -285,14 +294,6 @@ def test_a_preference_is_captured_injected_superseded_and_never_replaced_by_a_pa
             assert len(script.extractor_prompts) == 2
 
             # 4. A page the agent read cannot speak for the user, however the model cites it.
-            saved = subprocess.run(
-                [*COMMAND, "save", INSTRUCTION, "-c", "instruction", "--source", "explicit",
-                 "--scope", "project", "--json"],
-                env=install_env(home, database_url, actor), cwd=project,
-                stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, check=False,
-            )  # fmt: skip
-            assert saved.returncode == 0, saved.stderr
-            instruction = json.loads(saved.stdout)["memory"]["id"]
             (project / "VENDOR.md").write_text(PAGE)
             script.page_path = str(project / "VENDOR.md")
             fourth = session(READ_PAGE)

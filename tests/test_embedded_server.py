@@ -125,13 +125,13 @@ async def save_and_recall(client: Client[Any], content: str) -> None:
     assert saved.structured_content["memory"]["id"] in found
 
 
-HANDOVERS = 5  # each a server's start (about 5 s of CPU): ten took 55 s of the suite
+HANDOVERS = 3  # each a server's start (about 5 s of CPU): ten took 55 s of the suite
 
 
 async def test_stdio_servers_one_after_another_all_find_the_database(
     data_dir: Path, embedding_server: EmbeddingServer, tmp_path: Path
 ) -> None:
-    """Agent sessions in a row, each with its own stdio server (the common case), five times:
+    """Agent sessions in a row, each with its own stdio server (the common case), three times:
     a session's server is up before the previous session's server exits (a client restarting
     a session does not wait for the old one), then the previous one exits, then the session
     works. Every call of every server succeeds on the PostgreSQL the first one started: since
