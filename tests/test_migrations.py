@@ -260,6 +260,25 @@ def test_0011_moves_installed_projects_to_the_pack_1_1_0_and_back(
         assert conn.execute("SELECT to_regclass('kb.capture_windows')").fetchone() == (None,)
 
 
+def test_the_head_read_without_alembic_is_alembics_and_a_check_at_head_imports_none() -> None:
+    """The head check reads the revision files' headers (a command's start skips importing
+    Alembic); what it reads is what Alembic reads, and it falls back to Alembic otherwise."""
+    from alembic.script import ScriptDirectory
+
+    from emergent_memory.resources import migrations_dir
+
+    scripts = ScriptDirectory(str(migrations_dir()))
+    assert migrate._revision_files() is not None
+    assert migrate.head_revision() == scripts.get_current_head()
+    assert migrate.known_revisions() == {s.revision for s in scripts.walk_revisions()}
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys; from emergent_memory.db import migrate; "
+         "migrate.head_revision(); migrate.known_revisions(); print('alembic' in sys.modules)"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert loaded.stdout.strip() == "False"
+
+
 def test_head_check_refuses_an_unmigrated_database_and_says_what_to_run(
     make_database: Callable[[], str],
 ) -> None:
