@@ -971,14 +971,15 @@ def test_a_proposal_citing_the_user_for_words_of_a_tool_result_is_not_the_users_
     assert node.get("note") is None  # an inferred fact of what the page says, as proposed
 
 
-def test_a_tool_results_fact_is_kept_beside_the_users_instruction_never_over_it(
-    capture: CaptureService, fake: FakeAnthropic, user: Principal
+def test_a_tool_results_fact_is_kept_beside_the_users_word_never_over_it(
+    capture: CaptureService, fake: FakeAnthropic, user: Principal, owner: ConnectionPool
 ) -> None:
     """Honestly cited to the page, the page's text is an inferred fact: save's authority keeps
-    it beside the explicit instruction it contradicts, which stays active (memory/authority.py)."""
-    rule = "Always change the schema with alembic migrations, never by hand"
-    kept = capture.memory.save(user, rule, "instruction", source="explicit")["memory"]["id"]
-    page = "The user now changes the schema by hand, never with alembic migrations"
+    it beside the user's explicit fact it contradicts, which stays active
+    (memory/authority.py); the page's "instruction" is dropped."""
+    said = "The schema is changed with alembic migrations, never by hand"
+    kept = capture.memory.save(user, said, "fact", source="explicit")["memory"]["id"]
+    page = "The schema is now changed by hand, never with alembic migrations"
     fake.enqueue(
         gate(),
         extracted(
@@ -994,8 +995,19 @@ def test_a_tool_results_fact_is_kept_beside_the_users_instruction_never_over_it(
     )
     CaptureWorker(capture).run_once()
     active = {m["content"]: m for m in memories(capture.memory, user)}
-    assert active[rule]["id"] == kept  # the instruction is never superseded
+    assert active[said]["id"] == kept  # the user's word is never superseded
     assert (active[page]["source"], active[page]["category"]) == ("inferred", "fact")
+    outcome = windows(owner, user)[0]["outcome"]
+    assert [(n["index"], n["verdict"]) for n in outcome["not_saved"]] == [(0, "drop")]
+    [fact] = outcome["saved"]
+    assert fact["superseded_ids"] == []
+    with owner.connection() as conn:  # close enough to replace it, were it not weaker
+        reasons = conn.execute(
+            "SELECT reason FROM kb.possible_duplicates WHERE actor_id = %s", (user.actor_id,)
+        ).fetchall()
+    assert reasons == [
+        ("kept beside it: an inferred memory does not replace an explicit one (a stronger source)",)
+    ]
 
 
 def test_one_proposal_that_does_not_fit_is_dropped_alone_without_echoing_the_model(

@@ -268,7 +268,8 @@ def test_a_preference_is_captured_injected_superseded_and_never_replaced_by_a_pa
                 for line in second.transcript()
                 if line.get("attachment", {}).get("hookEvent") == "UserPromptSubmit"
             )
-            assert prompt_context(server.base, home, project_id, QUESTION) == [remembered["id"]]
+            asked = context(server.base, home, project_id, event="prompt", prompt=QUESTION)
+            assert [memory["id"] for memory in asked["memories"]] == [remembered["id"]]
             # what capture read of session 2 holds the prompt but not the injected memories
             [window] = [w for w in script.gate_windows if QUESTION in w]
             assert "<emergent-memory>" not in window
@@ -318,7 +319,9 @@ def test_a_preference_is_captured_injected_superseded_and_never_replaced_by_a_pa
             }
             # the next session starts with the user's instruction and the yarn memory, and
             # nothing of the page's npm line
-            started = session_start_context(server.base, home, project_id)
+            started = context(
+                server.base, home, project_id, event="session_start", source="startup"
+            )["context"]
             assert INSTRUCTION in started
             assert CORRECTED in started
             assert "npm instead of yarn" not in started
@@ -336,24 +339,6 @@ def window_outcomes(database_url: str, actor: uuid.UUID, session_id: str) -> lis
             (actor, session_id),
         ).fetchall()
     return [row[0] for row in rows]
-
-
-def session_start_context(base: str, home: Path, project_id: uuid.UUID) -> str:
-    """What POST /api/v1/context gives a new session at its start, with the hooks' token."""
-    hooks_file = json.loads((home / ".config" / "emergent-memory" / "hooks.json").read_text())
-    answer = httpx.post(
-        f"{base}/api/v1/context",
-        headers={"Authorization": f"Bearer {hooks_file['token']}"},
-        json={
-            "session_id": f"control-{uuid.uuid4()}",
-            "event": "session_start",
-            "source": "startup",
-            "project_id": str(project_id),
-        },
-        timeout=30,
-    )
-    assert answer.status_code == 200, answer.text
-    return json.dumps(answer.json())
 
 
 def install_env(home: Path, database_url: str, actor: uuid.UUID) -> dict[str, str]:
@@ -399,23 +384,23 @@ def wait_for_capture(
     wait_until(captured, CAPTURE_WAIT, f"session {session_id} is captured")
 
 
-def prompt_context(base: str, home: Path, project_id: uuid.UUID, prompt: str) -> list[str]:
-    """The memories POST /api/v1/context gives `prompt` in a new session, with the token that
-    `hooks install` wrote into the hooks file."""
+def context(base: str, home: Path, project_id: uuid.UUID, **asked: str) -> dict[str, Any]:
+    """What POST /api/v1/context gives a new session (`asked`: the event and its fields), with
+    the token that `hooks install` wrote into the hooks file."""
     hooks_file = json.loads((home / ".config" / "emergent-memory" / "hooks.json").read_text())
     answer = httpx.post(
         f"{base}/api/v1/context",
         headers={"Authorization": f"Bearer {hooks_file['token']}"},
         json={
             "session_id": f"control-{uuid.uuid4()}",
-            "event": "prompt",
-            "prompt": prompt,
             "project_id": str(project_id),
+            **asked,
         },
         timeout=30,
     )
     assert answer.status_code == 200, answer.text
-    return [memory["id"] for memory in answer.json()["memories"]]
+    result: dict[str, Any] = answer.json()
+    return result
 
 
 def injections(database_url: str, actor: uuid.UUID, session_id: str) -> list[Any]:

@@ -75,7 +75,7 @@ READ_PAGE = turns(
 def test_words_from_elsewhere_are_not_the_users(
     content: str, conversation: list[Turn], cited: set[int], by: str
 ) -> None:
-    assert backing(content, conversation, cited).by == by
+    assert backing(content, conversation, cited) == by
     assert not_users_word(content, conversation, cited) is not None
 
 

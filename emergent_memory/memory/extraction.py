@@ -469,9 +469,9 @@ def not_users_word(content: str, turns: Sequence[Turn], evidence: set[int]) -> s
     if not any(roles.get(turn) == "user" for turn in evidence):
         return "a tool result" if any(roles.get(t) == "tool" for t in evidence) else "no user turn"
     backed = provenance.backing(content, turns, evidence)
-    if backed.by == "user":
+    if backed == "user":
         return None
-    where = "a tool result" if backed.by == "tool" else "the agent's turns"
+    where = "a tool result" if backed == "tool" else "the agent's turns"
     return f"its words found in {where}, not in the user turns cited"
 
 

@@ -112,18 +112,6 @@ _NUMERIC = re.compile(r"^(?:t\d+|\d+(?:\.\d+)?)$")
 
 
 @dataclass(frozen=True, slots=True)
-class Backing:
-    """Who backs a proposal's words: `by` the user, a tool result or the agent; how many of
-    its key terms the user's side has (`own`), how many only the other side (`foreign`), and
-    how many of those are values."""
-
-    by: Backer
-    own: int
-    foreign: int
-    foreign_values: int
-
-
-@dataclass(frozen=True, slots=True)
 class _Terms:
     words: frozenset[str]  # stems and values, without MEMORY_WORDS
     values: frozenset[str]
@@ -241,7 +229,7 @@ def _adopts(answer: Turn, before: Turn) -> bool:
     return short or shares
 
 
-def backing(content: str, turns: Sequence[Turn], cited: Iterable[int]) -> Backing:
+def backing(content: str, turns: Sequence[Turn], cited: Iterable[int]) -> Backer:
     """Who backs `content` (a proposal citing the turns `cited`), among the `turns` shown to
     the model (the module's docstring states the rule)."""
     by_index = {turn.index: turn for turn in turns}
@@ -278,8 +266,6 @@ def backing(content: str, turns: Sequence[Turn], cited: Iterable[int]) -> Backin
         if _has(term, agent_side) and not set(term.split()) <= negated
     }
     foreign = from_tool | from_agent
-    foreign_values = len(foreign & proposed.values)
-    by: Backer = "user"
-    if foreign_values or len(foreign) >= max(len(own), 1):
-        by = "tool" if from_tool else "assistant"
-    return Backing(by, len(own), len(foreign), foreign_values)
+    if foreign & proposed.values or len(foreign) >= max(len(own), 1):
+        return "tool" if from_tool else "assistant"
+    return "user"
