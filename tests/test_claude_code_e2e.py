@@ -268,7 +268,7 @@ def test_a_preference_is_captured_injected_superseded_and_never_replaced_by_a_pa
                 for line in second.transcript()
                 if line.get("attachment", {}).get("hookEvent") == "UserPromptSubmit"
             )
-            asked = context(server.base, home, project_id, event="prompt", prompt=QUESTION)
+            asked = context_answer(server.base, home, project_id, event="prompt", prompt=QUESTION)
             assert [memory["id"] for memory in asked["memories"]] == [remembered["id"]]
             # what capture read of session 2 holds the prompt but not the injected memories
             [window] = [w for w in script.gate_windows if QUESTION in w]
@@ -319,7 +319,7 @@ def test_a_preference_is_captured_injected_superseded_and_never_replaced_by_a_pa
             }
             # the next session starts with the user's instruction and the yarn memory, and
             # nothing of the page's npm line
-            started = context(
+            started = context_answer(
                 server.base, home, project_id, event="session_start", source="startup"
             )["context"]
             assert INSTRUCTION in started
@@ -384,7 +384,7 @@ def wait_for_capture(
     wait_until(captured, CAPTURE_WAIT, f"session {session_id} is captured")
 
 
-def context(base: str, home: Path, project_id: uuid.UUID, **asked: str) -> dict[str, Any]:
+def context_answer(base: str, home: Path, project_id: uuid.UUID, **asked: str) -> dict[str, Any]:
     """What POST /api/v1/context gives a new session (`asked`: the event and its fields), with
     the token that `hooks install` wrote into the hooks file."""
     hooks_file = json.loads((home / ".config" / "emergent-memory" / "hooks.json").read_text())
