@@ -837,7 +837,7 @@ class MemoryService:
             return self.list_memories(principal, category=category, limit=limit, status=status)
         if action_ == "forget_all":
             return self.forget_all(principal, confirm=confirm)
-        id_ = str(validation.memory_id(memory_id))
+        id_ = self.resolve_memory_id(principal, memory_id)
         if action_ == "delete":
             return self.delete(principal, id_, reason=reason)
         if action_ == "update":
@@ -847,6 +847,26 @@ class MemoryService:
         if action_ == "archive":
             return self.archive(principal, id_, reason=reason)
         return self.restore(principal, id_)
+
+    def resolve_memory_id(self, principal: Principal, memory_id: object) -> str:
+        """A memory id as manage takes it: a whole id, or the beginning of one as the tools show
+        it (at least 8 hex digits) that names exactly one memory the principal sees, in any
+        status. A prefix no visible memory has (another user's only) answers like an unknown
+        id; one that begins several of them is refused."""
+        prefix = validation.id_prefix(memory_id)
+        if prefix is None:
+            return str(validation.memory_id(memory_id))
+        self._require_read(principal)
+        with self._transaction(principal) as conn:  # the primary: a memory just saved counts
+            found = store.ids_with_prefix(conn, principal, prefix)
+        if not found:
+            raise MemoryNotFound(f"memory {prefix} not found")
+        if len(found) > 1:
+            raise InvalidInput(
+                f"memory_id {prefix} is the beginning of more than one of your memories: "
+                "give more of it, or the whole id (detail: true shows whole ids)"
+            )
+        return str(found[0])
 
     def list_memories(
         self,
