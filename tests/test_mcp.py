@@ -761,3 +761,56 @@ async def test_a_weaker_source_does_not_replace_a_stronger_one_through_the_tool(
     [_, kept] = inferred["text"].splitlines()
     assert kept.startswith(f"[{said['memory']['id'][:8]}] kept beside it: an inferred memory")
     assert "ask the user" in kept
+
+
+def memory_with_id(pool: ConnectionPool, owner: Principal, canonical_id: uuid.UUID) -> None:
+    """A user-scope memory of `owner` with a chosen id (ids are random otherwise)."""
+    with pool.connection() as conn, conn.transaction():
+        graph.act_as(conn, owner.actor_id, owner.project_id)
+        graph.install_pack(conn, owner.project_id, "agent-memory")
+        graph.create_object(
+            conn,
+            project_id=owner.project_id,
+            type=store.MEMORY,
+            actor_id=owner.actor_id,
+            scope="user",
+            properties={"content": f"memory {canonical_id}", "category": "fact"},
+            labels=["fact"],
+            canonical_id=canonical_id,
+        )
+
+
+async def test_a_memory_is_named_by_the_short_id_the_answers_show(
+    client: Client[Any], principal: Principal, pool: ConnectionPool
+) -> None:
+    saved = await client.call_tool(
+        "save_memory", {"content": "The user's locker is number 214", "category": "fact"}
+    )
+    [line] = saved.structured_content["text"].splitlines()
+    short = line.removeprefix("Saved [").split("]")[0]
+    assert len(short) == 8
+    reinforced = await call(
+        client, "manage_memory", action="reinforce", memory_id=short, evidence="the user: 214"
+    )
+    assert reinforced["memory"]["content"] == "The user's locker is number 214"
+    assert "memory 0000000000 not found" in await error_of(
+        client, "manage_memory", action="delete", memory_id="0000000000"
+    )
+    # another user's memory that begins alike is neither matched nor counted
+    prefix = uuid.uuid4().hex[:8]
+    mine, theirs, also_mine = (uuid.UUID(prefix + digit + uuid.uuid4().hex[9:]) for digit in "012")
+    memory_with_id(pool, principal, mine)
+    memory_with_id(pool, Principal(uuid.uuid4(), principal.project_id), theirs)
+    archived = await call(client, "manage_memory", action="archive", memory_id=prefix)
+    assert archived["archived"] == str(mine)
+    assert f"memory {prefix}1 not found" in await error_of(
+        client, "manage_memory", action="delete", memory_id=prefix + "1"
+    )
+    # two of mine: the prefix is refused, one more digit names one
+    memory_with_id(pool, principal, also_mine)
+    assert (
+        f"memory_id {prefix} is the beginning of more than one of your memories"
+        in await error_of(client, "manage_memory", action="restore", memory_id=prefix)
+    )
+    restored = await call(client, "manage_memory", action="restore", memory_id=prefix + "0")
+    assert restored["memory"]["id"] == str(mine)

@@ -853,7 +853,7 @@ class MemoryService:
         it (at least 8 hex digits) that names exactly one memory the principal sees, in any
         status. A prefix no visible memory has (another user's only) answers like an unknown
         id; one that begins several of them is refused."""
-        prefix = validation.id_prefix(memory_id)
+        prefix = store.id_prefix(memory_id)
         if prefix is None:
             return str(validation.memory_id(memory_id))
         self._require_read(principal)

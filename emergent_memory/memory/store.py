@@ -7,6 +7,7 @@ see (DESIGN.md 5) is always part of the SQL, never a filter applied afterwards.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -669,6 +670,20 @@ def list_inactive(
     with conn.cursor(row_factory=class_row(InactiveRow)) as cur:
         cur.execute(statement, _params(principal, category=category, limit=limit), prepare=False)
         return cur.fetchall()
+
+
+# The beginning of a memory id as the tools show it (mcp/compact.py): 8 to 31 of its hex
+# digits, without dashes (a whole id, or a cut one with dashes, is not a prefix).
+SHORTEST_ID_PREFIX = 8
+_ID_PREFIX = re.compile(rf"[0-9a-fA-F]{{{SHORTEST_ID_PREFIX},31}}")
+
+
+def id_prefix(value: object) -> str | None:
+    """`value` in lower case when it is the beginning of an id as the tools show it, else
+    None."""
+    if isinstance(value, str) and _ID_PREFIX.fullmatch(value):
+        return value.lower()
+    return None
 
 
 def ids_with_prefix(conn: Connection[Any], principal: Principal, prefix: str) -> list[UUID]:

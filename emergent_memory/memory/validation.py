@@ -278,21 +278,6 @@ def memory_id(value: object, field: str = "memory_id") -> UUID:
         ) from None
 
 
-# The beginning of a memory id as the tools show it (mcp/compact.py): 8 or more of its hex
-# digits, dashes where the id has them or none; a whole id is not a prefix.
-_ID_PREFIX = re.compile(r"[0-9a-fA-F]{8}(?:-?[0-9a-fA-F]{1,4}){0,6}")
-SHORTEST_ID_PREFIX = 8
-
-
-def id_prefix(value: object) -> str | None:
-    """The lower-case hex digits of `value` when it is the beginning of an id (at least
-    SHORTEST_ID_PREFIX hex digits, fewer than a whole id's 32), else None."""
-    if not isinstance(value, str) or not _ID_PREFIX.fullmatch(value):
-        return None
-    digits = value.replace("-", "").lower()
-    return digits if len(digits) < 32 else None
-
-
 def related_ids(value: object) -> list[UUID]:
     if value is None:
         return []
