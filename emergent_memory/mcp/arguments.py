@@ -306,13 +306,13 @@ def lean_schema(schema: dict[str, Any]) -> dict[str, Any]:
     properties = {}
     for name, spec in schema.get("properties", {}).items():
         spec = {key: value for key, value in spec.items() if key != "title"}
-        if spec.get("additionalProperties") is True:  # an object's default
-            del spec["additionalProperties"]
         variants = spec.get("anyOf")
         if isinstance(variants, list) and {"type": "null"} in variants and len(variants) == 2:
             [kept] = [variant for variant in variants if variant != {"type": "null"}]
             spec = {key: value for key, value in spec.items() if key != "anyOf"} | kept
             if spec.get("default", ...) is None:
                 del spec["default"]
+        if spec.get("additionalProperties") is True:  # an object's default
+            del spec["additionalProperties"]
         properties[name] = spec
     return {**schema, "properties": properties}

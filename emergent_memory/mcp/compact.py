@@ -5,13 +5,18 @@ same answer share them), category, age (since it last changed), flags, then its 
 
     [3f2a9c1e] preference, 3d, core: The user prefers pnpm over npm
 
-Flags: `core`, `conflict` (it states another value of the same subject as another active
-memory) or `outranked` (the other side has the stronger source), `low confidence`
-(effective confidence below 0.5), `archived`, `expired` (valid_until passed), `superseded`,
-`deleted`. Content is shown as written, but no text of a memory can break the format: line
-breaks are folded to " ⏎ " and other control characters written as `\\xNN`, so every line of
-an answer is one the server wrote. The full records (ids, scores, provenance, evidence) are in
-the structured content when a tool is asked with `detail: true`.
+Flags, three at most: `core`, `conflict` (it states another value of the same subject as
+another active memory) or `outranked` (the other side has the stronger source); `low
+confidence` (effective confidence below 0.5); and the first of `superseded`, `deleted`,
+`archived`, `expired` (valid_until passed) that holds. So a line costs about 15 tokens
+beside its content, 24 at most (tests/test_tool_budget.py).
+
+Content is shown as written, but no text of a memory can break the format: line breaks are
+folded to " ⏎ " and other control characters written as `\\xNN`, so every line of an answer
+is one the server wrote. The full records (ids, scores, provenance, evidence) are in the
+structured content when a tool is asked with `detail: true`. Claude Code shows the model a
+tool's structured content rather than its text, so without `detail` the structured content
+is the text alone (`answer`).
 """
 
 from __future__ import annotations
@@ -80,13 +85,14 @@ def flags(memory: Mapping[str, Any], now: datetime) -> list[str]:
         found.append("conflict")
     if memory.get("effective_confidence", 1.0) < LOW_CONFIDENCE:
         found.append("low confidence")
+    # one word for where it stands, the first that holds: out of recall for one reason
     status = memory.get("status")
+    until = memory.get("valid_until")
     if status in ("superseded", "deleted"):
         found.append(str(status))
     elif memory.get("archived_at"):
         found.append("archived")
-    until = memory.get("valid_until")
-    if until and _before(until, now):
+    elif until and _before(until, now):
         found.append("expired")
     return found
 
