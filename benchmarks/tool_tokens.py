@@ -13,6 +13,7 @@ the anthropic SDK until 0.38; give it with `--tokenizer FILE`): an approximation
 current models' tokenizer is not public. Without it, characters / 3.5, said in the results.
 
     .venv/bin/python -m benchmarks.tool_tokens --tokenizer /path/to/tokenizer.json
+    BENCH_TOKENIZER=/path/to/tokenizer.json .venv/bin/python -m benchmarks.run --only tools
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import uuid
 from collections.abc import Callable, Sequence
@@ -137,7 +139,11 @@ async def measure(service: MemoryService, principal: Principal, count: Count) ->
     }
 
 
-def run(tokenizer: Path | None) -> dict[str, Any]:
+def run(tokenizer: Path | None = None, name: str = "tool_tokens") -> dict[str, Any]:
+    """Measure, and write results/<name>.json and .md. `tokenizer`: the tokenizer.json to
+    count with (else BENCH_TOKENIZER's, else characters / 3.5)."""
+    if tokenizer is None and os.environ.get("BENCH_TOKENIZER"):
+        tokenizer = Path(os.environ["BENCH_TOKENIZER"])
     count, counted = counter(tokenizer)
     with bench_database() as url:
         pool = create_pool(url, min_size=1, max_size=2)
@@ -147,7 +153,9 @@ def run(tokenizer: Path | None) -> dict[str, Any]:
             result = asyncio.run(measure(service, principal, count))
         finally:
             pool.close()
-    return {"counted_with": counted, **result}
+    measured = {"counted_with": counted, **result}
+    write_result(name, measured, markdown(measured))
+    return measured
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -181,10 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--tokenizer", type=Path, help="the tokenizer.json to count with")
     parser.add_argument("--name", default="tool_tokens", help="the results' file name")
     args = parser.parse_args(argv)
-    result = run(args.tokenizer)
-    summary = markdown(result)
-    write_result(args.name, result, summary)
-    print(summary)
+    print(markdown(run(args.tokenizer, args.name)))
     return 0
 
 

@@ -229,6 +229,12 @@ async def test_the_guidelines_teach_the_lifecycle(client: Client[Any]) -> None:
         # archived memories and reasons
         'status "superseded", "archived" or "deleted"',
         "with a reason",
+        # the answers and the options the tools' definitions leave to this prompt
+        "[id] category, age, flags: content",
+        "pass it as memory_id to manage_memory as shown",
+        'recall with options {"include_episodes": true}',
+        "These go in save_memory's options",
+        "A conflict is settled only that way: update or delete one side",
     ):
         assert teaching in text, teaching
     tools = {tool.name: tool.description or "" for tool in await client.list_tools()}
