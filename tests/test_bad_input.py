@@ -280,8 +280,8 @@ BAD_INPUT = [
     case(
         "manage_memory",
         {"action": "purge"},
-        "action should be 'list', 'delete', 'update', 'restore', 'forget_all', 'reinforce' or "
-        "'archive', got 'purge'",
+        "action should be 'list', 'delete', 'update', 'restore', 'forget_all', 'reinforce', "
+        "'archive' or 'supersede', got 'purge'",
         id="unknown-action",
     ),
     case(

@@ -138,6 +138,7 @@ async def test_the_four_tools_with_their_annotations_and_schemas(client: Client[
         "status",
         "evidence",
         "reason",
+        "replaces",
         "detail",
     }
     manage = tools["manage_memory"].input_schema["properties"]
@@ -234,7 +235,7 @@ async def test_the_guidelines_teach_the_lifecycle(client: Client[Any]) -> None:
         "pass it as memory_id to manage_memory as shown",
         'recall with options {"include_episodes": true}',
         "These go in save_memory's options",
-        "A conflict is settled only that way: update or delete one side",
+        'supersede the wrong one with the right one (manage_memory action "supersede"',
     ):
         assert teaching in text, teaching
     tools = {tool.name: tool.description or "" for tool in await client.list_tools()}
@@ -411,9 +412,24 @@ async def test_save_memory_reports_possible_duplicates_for_the_agent_to_judge(
         (
             "manage_memory",
             {"action": "update", "memory_id": str(uuid.uuid4()), "reason": "why"},
-            "reason goes with delete and archive; update does not take it",
+            "reason goes with delete, archive and supersede; update does not take it",
         ),
         ("manage_memory", {"action": "list", "status": "expired"}, "status"),
+        (
+            "manage_memory",
+            {"action": "supersede", "memory_id": str(uuid.uuid4())},
+            "supersede needs replaces: the id of the memory that memory_id replaces",
+        ),
+        (
+            "manage_memory",
+            {"action": "delete", "memory_id": str(uuid.uuid4()), "replaces": str(uuid.uuid4())},
+            "replaces goes with supersede; delete does not take it",
+        ),
+        (
+            "manage_memory",
+            {"action": "supersede", "memory_id": str(uuid.uuid4()), "replaces": "nope"},
+            "replaces 'nope' is not a memory id",
+        ),
         (
             "manage_memory",
             {"action": "delete", "memory_id": str(uuid.uuid4()), "reason": "r" * 501},
@@ -820,3 +836,38 @@ async def test_a_memory_is_named_by_the_short_id_the_answers_show(
     )
     restored = await call(client, "manage_memory", action="restore", memory_id=prefix + "0")
     assert restored["memory"]["id"] == str(mine)
+
+
+async def test_a_conflict_is_settled_by_superseding_one_side_with_the_other(
+    client: Client[Any],
+) -> None:
+    """Through MCP, as through the REST API's decision on a pair: the memory that stays
+    supersedes the wrong one, both named by the short ids the answers show."""
+    old = await call(client, "save_memory", content="The staging database is db-2", category="fact")
+    new = await call(
+        client,
+        "save_memory",
+        content="The staging database is db-3",
+        category="fact",
+        source="explicit",
+    )
+    assert [close.get("conflict") for close in new["possible_duplicates"]] == [True]
+    stays, wrong = new["memory"]["id"], old["memory"]["id"]
+    answer = await client.call_tool(
+        "manage_memory",
+        {
+            "action": "supersede",
+            "memory_id": stays[:8],
+            "replaces": wrong[:8],
+            "reason": "the user moved it",
+        },
+    )
+    head, line = answer.structured_content["text"].splitlines()
+    assert head == f"Superseded [{wrong[:8]}]; this one stays:"
+    assert line == f"[{stays[:8]}] fact, now: The staging database is db-3"
+    listed = await call(client, "manage_memory", action="list", status="superseded")
+    assert [(m["id"], m["superseded_by"], m["supersede_reason"]) for m in listed["memories"]] == [
+        (wrong, stays, "the user moved it")
+    ]
+    [current] = (await call(client, "manage_memory", action="list"))["memories"]
+    assert (current["id"], current["conflicts_with"]) == (stays, [])

@@ -214,6 +214,7 @@ def manage_text(action: str, result: Mapping[str, Any], now: datetime | None = N
     memory = result["memory"]
     own = str(memory["id"])
     others = [str(close["id"]) for close in result.get("possible_duplicates", [])]
+    others += [str(id_) for id_ in result.get("superseded_ids", [])]
     if result.get("broken_supersession"):
         others.append(str(result["broken_supersession"]))
     shown = short_ids([own, *others])
@@ -230,6 +231,9 @@ def manage_text(action: str, result: Mapping[str, Any], now: datetime | None = N
         head = f"Restored (was {result['restored_from']})"
         if result.get("broken_supersession"):
             head += f"; [{shown[str(result['broken_supersession'])]}] stays active"
+    elif action == "supersede":
+        replaced = ", ".join(f"[{shown[str(id_)]}]" for id_ in result["superseded_ids"])
+        head = f"Superseded {replaced}; this one stays"
     else:
         head = {"update": "Updated", "archive": "Archived"}.get(action, action.capitalize())
     lines = [f"{head}:", line, *duplicate_lines(result.get("possible_duplicates", []), shown)]

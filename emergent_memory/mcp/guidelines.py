@@ -50,16 +50,18 @@ RECALL_OPTIONS = (
 )
 
 MANAGE_MEMORY = """\
-List, update, reinforce (the user confirmed it; evidence required), archive, delete or
-restore memories; forget_all deletes this project's. To settle a conflict, update or delete
-the wrong side."""
+List, update, reinforce (the user confirmed it), archive, delete or restore memories;
+forget_all deletes this project's. Settle a conflict by superseding, updating or deleting the
+wrong side."""
 
 MEMORY_ID = "Its id as shown (8+ characters)."
 UPDATES = (
     "For update: content, category, confidence, importance, valid_from, valid_until, rationale."
 )
 STATUS = "For list: active (default), superseded, archived or deleted."
-EVIDENCE = "For reinforce: a quote, or where you saw it confirmed."
+EVIDENCE = "For reinforce (required): a quote, or where you saw it."
+REASON = "For delete, archive, supersede: why."
+REPLACES = "For supersede: the id memory_id replaces."
 
 VERIFY_MEMORY = """\
 Check a claim against memory before acting on it or saving it. Verdict: confirmed, conflict

@@ -260,7 +260,8 @@ def create_server(
         status: Annotated[ListStatus | None, Field(description=guidelines.STATUS)] = None,
         confirm: Annotated[bool, Field(description="For forget_all: must be true.")] = False,
         evidence: Annotated[str | None, Field(description=guidelines.EVIDENCE)] = None,
-        reason: Annotated[str | None, Field(description="For delete, archive: why.")] = None,
+        reason: Annotated[str | None, Field(description=guidelines.REASON)] = None,
+        replaces: Annotated[str | None, Field(description=guidelines.REPLACES)] = None,
         detail: Annotated[bool, Field(description=guidelines.DETAIL)] = False,
     ) -> ToolResult:
         result = await call(
@@ -274,6 +275,7 @@ def create_server(
             status=status,
             evidence=evidence,
             reason=reason,
+            replaces=replaces,
         )
         return answer(compact.manage_text(action, result), result, detail)
 

@@ -119,8 +119,9 @@ KEEPING_MEMORIES_RIGHT = """\
   changed, or save it as a correction, when it did.
 - A recalled memory flagged "outranked" states another value of the same subject as another
   memory, which is current (a stronger source, or newer): trust the current one; when you
-  learn which value holds, delete or update the wrong one, or ask the user. A conflict is
-  settled only that way: update or delete one side.
+  learn which value holds, supersede the wrong one with the right one (manage_memory action
+  "supersede", memory_id the one that stays, replaces the wrong one, reason why), or update
+  or delete it, or ask the user.
 - Delete memories the user asks you to forget (manage_memory action "delete"), with a
   reason ("the user asked to forget it"); the reason is kept.
 - Archive (action "archive", with a reason) a memory that is still true but no longer
