@@ -3,9 +3,11 @@
 Tools are thin: they name the principal (from the server's configuration or the caller's
 token, never from an argument), call the memory service (verify_memory: the verify service)
 in a worker thread, and turn domain errors into tool errors. Internal errors are logged and
-masked. Arguments the tools cannot take are refused with one clear error each
-(mcp/arguments.py); the HTTP server (mcp/http.py) checks bearer tokens and refuses oversized
-bodies.
+masked. Arguments the tools cannot take are refused with one clear error each, the rarely
+used ones come in an `options` object, and the input schemas are told to clients in few
+tokens (mcp/arguments.py); each answer is a few lines of text, the full result beside it
+only with `detail` (mcp/compact.py). The HTTP server (mcp/http.py) checks bearer tokens and
+refuses oversized bodies.
 """
 
 from __future__ import annotations
