@@ -2,7 +2,7 @@
 
 python -m benchmarks.run                 # all: dedup, secrets, quality, injection, capture,
                                          # hooks, round trips, latency, dashboard, lifecycle,
-                                         # verify, telemetry, provenance
+                                         # verify, telemetry, provenance, tools
 python -m benchmarks.run --only dedup,secrets,quality,injection,capture,hooks,roundtrips
 python -m benchmarks.run --scale smoke   # a tiny run of everything (what the tests do)
 
@@ -30,6 +30,7 @@ from benchmarks import (
     roundtrips,
     secrets,
     telemetry,
+    tool_tokens,
     verify,
 )
 
@@ -39,7 +40,7 @@ def main() -> None:
     parser.add_argument(
         "--only",
         default="dedup,dedup_chat,secrets,quality,injection,capture,hooks,roundtrips,latency,dashboard,"
-        "lifecycle,verify,telemetry,provenance",
+        "lifecycle,verify,telemetry,provenance,tools",
     )
     parser.add_argument("--scale", choices=["smoke", "full"], default="full")
     arguments = parser.parse_args()
@@ -95,6 +96,8 @@ def main() -> None:
             verify.run(limit=40 if smoke else None)
         elif name == "provenance":
             provenance.run()  # no model, no database: the whole sets take about a second
+        elif name == "tools":
+            tool_tokens.run()  # tokens by BENCH_TOKENIZER's file, else characters / 3.5
         elif name == "telemetry":
             telemetry.run(calls=500 if smoke else 10_000, repeats=2 if smoke else 7)
         else:

@@ -293,7 +293,11 @@ def test_through_mcp_a_failed_answer_is_an_error_and_the_retry_saves_once(
         start_blocking_portal() as portal,
         portal.wrap_async_context_manager(Client(server)) as client,
     ):
-        call = partial(client.call_tool, "save_memory", {"content": text, "category": "preference"})
+        call = partial(
+            client.call_tool,
+            "save_memory",
+            {"content": text, "category": "preference", "detail": True},
+        )
         before = writes()
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(answers, "deliverable", _raise)

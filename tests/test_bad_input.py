@@ -50,6 +50,11 @@ class Ref:
 
 
 @dataclass(frozen=True)
+class Short(Ref):
+    """The same id as the tools' answers show it: its first 8 hex digits."""
+
+
+@dataclass(frozen=True)
 class World:
     """The caller and the memories around it."""
 
@@ -57,6 +62,8 @@ class World:
     ids: dict[str, str]
 
     def resolve(self, value: Any) -> Any:
+        if isinstance(value, Short):
+            return self.ids[value.name][:8]
         if isinstance(value, Ref):
             return self.ids[value.name]
         if isinstance(value, dict):
@@ -130,7 +137,8 @@ def writes(
 
 
 async def result_of(client: Client[Any], tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    result = await client.call_tool(tool, arguments, raise_on_error=False)
+    """The tool's full result (asked with detail)."""
+    result = await client.call_tool(tool, {**arguments, "detail": True}, raise_on_error=False)
     assert not result.is_error, result.content
     assert isinstance(result.structured_content, dict)
     return result.structured_content
@@ -180,7 +188,7 @@ BAD_INPUT = [
     ),
     case(
         "save_memory",
-        {"content": "ok", "category": "fact", "context": "c" * 201},
+        {"content": "ok", "category": "fact", "options": {"context": "c" * 201}},
         "context is 201 characters long; the limit is 200",
         id="context-too-long",
     ),
@@ -220,7 +228,7 @@ BAD_INPUT = [
     ),
     case(
         "save_memory",
-        {"content": "ok", "category": "fact", "context": "front\x00end"},
+        {"content": "ok", "category": "fact", "options": {"context": "front\x00end"}},
         "context contains a NUL character",
         id="context-nul",
     ),
@@ -258,8 +266,8 @@ BAD_INPUT = [
     ),
     case(
         "recall_memories",
-        {"query": "tabs", "scope": "everyone"},
-        "scope should be 'user', 'project' or 'global'",
+        {"query": "tabs", "options": {"scope": "everyone"}},
+        "options.scope should be 'user', 'project' or 'global'",
         id="recall-unknown-scope",
     ),
     case(
@@ -272,8 +280,8 @@ BAD_INPUT = [
     case(
         "manage_memory",
         {"action": "purge"},
-        "action should be 'list', 'delete', 'update', 'restore', 'forget_all', 'reinforce' or "
-        "'archive', got 'purge'",
+        "action should be 'list', 'delete', 'update', 'restore', 'forget_all', 'reinforce', "
+        "'archive' or 'supersede', got 'purge'",
         id="unknown-action",
     ),
     case(
@@ -396,20 +404,32 @@ BAD_INPUT = [
     # related_to pointing nowhere or to another project
     case(
         "save_memory",
-        {"content": "Tabs are 4 wide", "category": "fact", "related_to": [Ref("nowhere")]},
+        {
+            "content": "Tabs are 4 wide",
+            "category": "fact",
+            "options": {"related_to": [Ref("nowhere")]},
+        },
         "related_to: no object with id",
         "in this project",
         id="related-nowhere",
     ),
     case(
         "save_memory",
-        {"content": "Tabs are 4 wide", "category": "fact", "related_to": [Ref("elsewhere")]},
+        {
+            "content": "Tabs are 4 wide",
+            "category": "fact",
+            "options": {"related_to": [Ref("elsewhere")]},
+        },
         "related_to: no object with id",
         id="related-other-project",
     ),
     case(
         "save_memory",
-        {"content": "Tabs are 4 wide", "category": "fact", "related_to": [Ref("foreign")]},
+        {
+            "content": "Tabs are 4 wide",
+            "category": "fact",
+            "options": {"related_to": [Ref("foreign")]},
+        },
         "related_to: no object with id",
         id="related-foreign",
     ),
@@ -418,14 +438,14 @@ BAD_INPUT = [
         {
             "content": "Tabs are 4 wide",
             "category": "fact",
-            "related_to": [Ref("mine"), Ref("elsewhere_project")],
+            "options": {"related_to": [Ref("mine"), Ref("elsewhere_project")]},
         },
         "related_to: no object with id",
         id="related-one-of-two-elsewhere",
     ),
     case(
         "save_memory",
-        {"content": "Tabs are 4 wide", "category": "fact", "related_to": ["tabs"]},
+        {"content": "Tabs are 4 wide", "category": "fact", "options": {"related_to": ["tabs"]}},
         f"related_to id 'tabs' {NOT_AN_ID}",
         id="related-malformed",
     ),
@@ -434,7 +454,7 @@ BAD_INPUT = [
         {
             "content": "Tabs are 4 wide",
             "category": "fact",
-            "related_to": [str(uuid.uuid4()) for _ in range(21)],
+            "options": {"related_to": [str(uuid.uuid4()) for _ in range(21)]},
         },
         "related_to holds 21 ids; the limit is 20",
         id="related-too-many",
@@ -561,20 +581,20 @@ BAD_INPUT = [
     ),
     case(
         "save_memory",
-        {"content": "ok", "category": "fact", "related_to": Ref("mine")},
-        "related_to should be a valid array, got '",
+        {"content": "ok", "category": "fact", "options": {"related_to": Ref("mine")}},
+        "options.related_to should be a valid list, got '",
         id="related-to-string",
     ),
     case(
         "save_memory",
-        {"content": "ok", "category": "fact", "related_to": [7]},
-        "related_to[0] should be a valid string, got 7",
+        {"content": "ok", "category": "fact", "options": {"related_to": [7]}},
+        "options.related_to[0] should be a valid string, got 7",
         id="related-to-number",
     ),
     case(
         "save_memory",
-        {"content": "ok", "category": "fact", "context": 5},
-        "context should be a valid string, got 5",
+        {"content": "ok", "category": "fact", "options": {"context": 5}},
+        "options.context should be a valid string, got 5",
         id="context-number",
     ),
     case(
@@ -597,7 +617,7 @@ BAD_INPUT = [
     ),
     case(
         "save_memory",
-        {"content": 1, "category": 2, "source": 3, "scope": 4, "context": 5, "related_to": 6},
+        {"content": 1, "category": 2, "source": 3, "scope": 4, "options": 5, "detail": 6},
         "content should be a valid string, got 1",
         "category should be 'preference'",
         "and 1 more",
@@ -627,6 +647,11 @@ async def test_bad_input_is_refused_clearly_and_writes_nothing(
 TARGET = Ref("target")
 USES_OF_AN_ID = {
     "delete": ("manage_memory", {"action": "delete", "memory_id": TARGET}),
+    "delete-short-id": ("manage_memory", {"action": "delete", "memory_id": Short("target")}),
+    "reinforce-short-id": (
+        "manage_memory",
+        {"action": "reinforce", "memory_id": Short("target"), "evidence": "seen"},
+    ),
     "update-content": (
         "manage_memory",
         {"action": "update", "memory_id": TARGET, "updates": {"content": "x"}},
@@ -637,7 +662,7 @@ USES_OF_AN_ID = {
     ),
     "related_to": (
         "save_memory",
-        {"content": "Tabs are 4 wide", "category": "fact", "related_to": [TARGET]},
+        {"content": "Tabs are 4 wide", "category": "fact", "options": {"related_to": [TARGET]}},
     ),
 }
 # Ids the caller may not use: another actor's memory; the caller's own memories kept in
@@ -668,7 +693,9 @@ async def test_an_id_the_caller_may_not_use_answers_exactly_like_an_unknown_one(
     for_hidden = await error_of(
         client, tool, World(world.principal, {"target": hidden_id}).resolve(arguments)
     )
-    assert for_hidden.replace(hidden_id, "<id>") == for_unknown.replace(unknown, "<id>")
+    assert for_hidden.replace(hidden_id, "<id>").replace(hidden_id[:8], "<id>") == (
+        for_unknown.replace(unknown, "<id>").replace(unknown[:8], "<id>")
+    )
     assert writes() == before
 
 
@@ -900,7 +927,8 @@ async def test_half_a_surrogate_pair_is_a_tool_error_in_a_session_of_an_older_pr
         assert expected in result["content"][0]["text"]
     whole = (
         b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"save_memory",'
-        b'"arguments":{"content":"a whole pair \\ud83d\\ude00 is text","category":"fact"}}}'
+        b'"arguments":{"content":"a whole pair \\ud83d\\ude00 is text","category":"fact",'
+        b'"detail":true}}}'
     )
     saved = sse_or_json(httpx.post(small_http_server.url, content=whole, headers=session))
     assert saved["result"]["structuredContent"]["memory"]["content"] == "a whole pair 😀 is text"
@@ -977,7 +1005,8 @@ def test_half_a_surrogate_pair_over_stdio_is_answered_with_a_tool_error(
     )
     stdio_server.send(
         b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"save_memory",'
-        b'"arguments":{"content":"a whole pair \\ud83d\\ude00 is text","category":"fact"}}}'
+        b'"arguments":{"content":"a whole pair \\ud83d\\ude00 is text","category":"fact",'
+        b'"detail":true}}}'
     )
     saved = stdio_server.answer()
     assert saved["result"]["structuredContent"]["memory"]["content"] == ("a whole pair 😀 is text")

@@ -31,7 +31,8 @@ def test_a_smoke_run_of_every_benchmark_writes_its_reports(server_url: str, tmp_
     env |= {"BENCH_DATABASE_URL": server_url, "BENCH_RESULTS_DIR": str(tmp_path)}
     # the dashboard's has a test of its own (below)
     every_other = (
-        "dedup,dedup_chat,secrets,quality,injection,capture,hooks,roundtrips,latency,provenance"
+        "dedup,dedup_chat,secrets,quality,injection,capture,hooks,roundtrips,latency,provenance,"
+        "tools"
     )
     result = subprocess.run(
         [sys.executable, "-m", "benchmarks.run", "--scale", "smoke", "--only", every_other],
@@ -43,6 +44,9 @@ def test_a_smoke_run_of_every_benchmark_writes_its_reports(server_url: str, tmp_
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+    tools = json.loads((tmp_path / "tool_tokens.json").read_text())
+    assert tools["counted_with"] == "characters / 3.5"  # no tokenizer file here
+    assert tools["per_memory"]["recall"]["memories"] == 4
     dedup = json.loads((tmp_path / "dedup.json").read_text())
     assert 0.5 <= dedup["chosen"]["threshold"] <= 0.99
     # capture's provenance check keeps the labelled set's honest proposals (issue target 0.95)

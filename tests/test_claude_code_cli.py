@@ -1,10 +1,12 @@
 """The pinned Claude Code CLI, run headless against the fake Messages API, still does what the
 fixtures in tests/data/claude_code/ recorded: the hooks' input fields, the transcript's lines,
 where a hook's additional context goes. The hooks' own unit tests rely on those fixtures. And it
-calls the server's verify_memory tool when the model asks for it."""
+calls the server's recall_memories and verify_memory tools when the model asks for them, with
+the tool definitions and answers the budgets hold."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import uuid
@@ -21,6 +23,7 @@ from tests.data.claude_code.record import (
 from tests.embedders import EmbeddingServer
 from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, text, tool_use
 from tests.helpers import COMMAND, fake_embedder_env
+from tests.test_tool_budget import ALL_TOOLS_CHARACTERS, TOOL_NAMES, compact_json, tools_as_sent
 
 FIXTURES = Path(__file__).parent / "data" / "claude_code"
 
@@ -83,7 +86,9 @@ def test_a_session_matches_the_recorded_fixtures(tmp_path: Path) -> None:
     assert system.endswith(f"UserPromptSubmit hook additional context: {PROMPT_CONTEXT}")
 
 
-VERIFY_TOOL = "mcp__emergent-memory__verify_memory"  # Claude Code's name of the server's tool
+SERVER_TOOLS = "mcp__emergent-memory__"  # Claude Code's prefix of the server's tools
+RECALL_TOOL = SERVER_TOOLS + "recall_memories"
+VERIFY_TOOL = SERVER_TOOLS + "verify_memory"
 CLAIM = "The staging database is db-2"
 
 
@@ -100,11 +105,14 @@ def tool_results(request: RecordedRequest) -> list[str]:
     return found
 
 
-def test_a_session_calls_verify_memory_on_the_real_server(
+def test_a_session_recalls_and_verifies_on_the_real_server(
     tmp_path: Path, database_url: str, embedding_server: EmbeddingServer
 ) -> None:
-    """The model asks verify_memory (an MCP tool of `emergent-memory serve` over stdio, as
-    docs/clients.md configures it); Claude Code calls it and sends the model its answer."""
+    """The model asks recall_memories, then verify_memory (MCP tools of `emergent-memory
+    serve` over stdio, as docs/clients.md configures it); Claude Code calls them and sends the
+    model their answers. What it sent the model is what the budgets hold
+    (tests/test_tool_budget.py): the tools' definitions, and each answer as the compact text
+    (Claude Code sends a tool's structured content, which without detail is that text)."""
     env = fake_embedder_env(
         embedding_server,
         EMERGENT_MEMORY_DATABASE_URL=database_url,
@@ -130,7 +138,10 @@ def test_a_session_calls_verify_memory_on_the_real_server(
     def answer(request: RecordedRequest) -> Reply | None:
         if VERIFY_TOOL not in request.tool_names:
             return None  # not the conversation (e.g. a title): the default answer
-        if not tool_results(request):
+        done = tool_results(request)
+        if not done:
+            return tool_use(RECALL_TOOL, {"query": "staging database"})
+        if len(done) == 1:
             return tool_use(VERIFY_TOOL, {"claim": CLAIM})
         return text("Memory confirms it: db-2.")
 
@@ -146,7 +157,7 @@ def test_a_session_calls_verify_memory_on_the_real_server(
                 str(config),
                 "--strict-mcp-config",
                 "--allowedTools",
-                VERIFY_TOOL,
+                f"{RECALL_TOOL},{VERIFY_TOOL}",
             ),
             # wait for the server before the first request (by default a headless session
             # connects in the background, and waits 5 s at most when told to wait): else the
@@ -158,7 +169,18 @@ def test_a_session_calls_verify_memory_on_the_real_server(
 
     assert session.returncode == 0, session.stderr
     assert session.result == "Memory confirms it: db-2."
-    [result] = tool_results(conversation[-1])
-    verified = json.loads(result)
-    assert verified["verdict"] == "confirmed"
-    assert [match["id"] for match in verified["matches"]] == [memory_id]
+    # the tools as the model got them: within the budget, and what tools/list says
+    sent = [t for t in conversation[0].json["tools"] if t["name"].startswith(SERVER_TOOLS)]
+    assert sorted(t["name"].removeprefix(SERVER_TOOLS) for t in sent) == sorted(TOOL_NAMES)
+    assert all(set(t) == {"name", "description", "input_schema"} for t in sent)
+    assert len(compact_json(sent)) <= ALL_TOOLS_CHARACTERS
+    listed = sorted(asyncio.run(tools_as_sent()), key=lambda tool: tool["name"])
+    assert sorted(sent, key=lambda tool: tool["name"]) == listed  # keys in another order
+    recalled, verified = (json.loads(result) for result in tool_results(conversation[-1]))
+    # each answer as the model read it: the compact text alone, one line per memory
+    short = memory_id.replace("-", "")[:8]
+    assert recalled == {"text": f"[{short}] fact, now: {CLAIM}"}
+    assert list(verified) == ["text"]
+    confirmed, match = verified["text"].splitlines()
+    assert confirmed.startswith("confirmed: ")
+    assert match.startswith(f"[{short}] confirms 1.00, fact, now: {CLAIM} (")

@@ -381,7 +381,8 @@ def test_through_mcp_and_rest_a_judged_supersession_says_why(
             saved = []
             for content in (PORT_OLD, PORT_NEW):
                 result = await client.call_tool(
-                    "save_memory", {"content": content.format(name=name), "category": "fact"}
+                    "save_memory",
+                    {"content": content.format(name=name), "category": "fact", "detail": True},
                 )
                 assert not result.is_error
                 saved.append(result.structured_content)

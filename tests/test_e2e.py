@@ -50,14 +50,21 @@ async def test_stdio_server_with_the_local_model(database_url: str) -> None:
         assert names == {"save_memory", "recall_memories", "manage_memory", "verify_memory"}
         saved = await client.call_tool(
             "save_memory",
-            {"content": "network configuration problems on the office router", "category": "fact"},
+            {
+                "content": "network configuration problems on the office router",
+                "category": "fact",
+                "detail": True,
+            },
         )
         assert saved.structured_content["status"] == "created"
-        recalled = await client.call_tool("recall_memories", {"query": "WiFi issue"})
+        recalled = await client.call_tool(
+            "recall_memories", {"query": "WiFi issue", "detail": True}
+        )
         [hit] = recalled.structured_content["memories"]
         assert hit["id"] == saved.structured_content["memory"]["id"]
         verified = await client.call_tool(  # serve's verify service, on the real model
-            "verify_memory", {"claim": "network configuration problems on the office router"}
+            "verify_memory",
+            {"claim": "network configuration problems on the office router", "detail": True},
         )
         assert verified.structured_content["verdict"] == "confirmed"
         assert verified.structured_content["matches"][0]["id"] == hit["id"]
@@ -106,12 +113,13 @@ async def test_http_identity_comes_from_the_token(
     )
     async with client_for(http_server, alice) as client:
         mine = await client.call_tool(
-            "save_memory", {"content": "Alice keeps her notes in Obsidian", "category": "fact"}
+            "save_memory",
+            {"content": "Alice keeps her notes in Obsidian", "category": "fact", "detail": True},
         )
         alice_id = mine.structured_content["memory"]["id"]
     async with client_for(http_server, bob) as client:
         seen = await client.call_tool("recall_memories", {"query": "Obsidian notes"})
-        assert seen.structured_content["memories"] == []
+        assert seen.structured_content["text"] == "Nothing relevant remembered."
         gone = await client.call_tool(
             "manage_memory", {"action": "delete", "memory_id": alice_id}, raise_on_error=False
         )
@@ -138,12 +146,15 @@ async def test_http_identity_comes_from_the_token(
                 "content": "All timestamps are stored in UTC",
                 "category": "convention",
                 "scope": "global",
+                "detail": True,
             },
         )
         shared_id = shared.structured_content["memory"]["id"]
     for token in (alice, bob):
         async with client_for(http_server, token) as client:
-            found = await client.call_tool("recall_memories", {"query": "timestamps UTC"})
+            found = await client.call_tool(
+                "recall_memories", {"query": "timestamps UTC", "detail": True}
+            )
             assert shared_id in {m["id"] for m in found.structured_content["memories"]}
     async with client_for(http_server, admin) as client:  # removed for good by the fixture
         await client.call_tool("manage_memory", {"action": "delete", "memory_id": shared_id})

@@ -116,10 +116,14 @@ def stdio_client(env: dict[str, str], log: Path) -> Client[Any]:
 async def save_and_recall(client: Client[Any], content: str) -> None:
     """A save and a recall that finds it: both succeed, or the test fails with their error."""
     saved = await client.call_tool(
-        "save_memory", {"content": content, "category": "fact"}, raise_on_error=False
+        "save_memory",
+        {"content": content, "category": "fact", "detail": True},
+        raise_on_error=False,
     )
     assert not saved.is_error, saved.content
-    recalled = await client.call_tool("recall_memories", {"query": content}, raise_on_error=False)
+    recalled = await client.call_tool(
+        "recall_memories", {"query": content, "detail": True}, raise_on_error=False
+    )
     assert not recalled.is_error, recalled.content
     found = [m["id"] for m in recalled.structured_content["memories"]]
     assert saved.structured_content["memory"]["id"] in found

@@ -167,7 +167,11 @@ async def test_an_exhausted_pool_over_http_answers_busy_and_recovers(
             blocked = asyncio.create_task(
                 me.call_tool(
                     "save_memory",
-                    {"content": "Saved while the pool was exhausted", "category": "fact"},
+                    {
+                        "content": "Saved while the pool was exhausted",
+                        "category": "fact",
+                        "detail": True,
+                    },
                 )
             )
             try:
@@ -188,8 +192,10 @@ async def test_an_exhausted_pool_over_http_answers_busy_and_recovers(
                 saved = await asyncio.wait_for(blocked, timeout=60)
             assert saved.structured_content["status"] == "created"
             recalled = await other.call_tool("recall_memories", {"query": "anything"})
-            assert recalled.structured_content["memories"] == []
-            again = await me.call_tool("recall_memories", {"query": "pool exhausted"})
+            assert recalled.structured_content["text"] == "Nothing relevant remembered."
+            again = await me.call_tool(
+                "recall_memories", {"query": "pool exhausted", "detail": True}
+            )
             assert [m["id"] for m in again.structured_content["memories"]] == [
                 saved.structured_content["memory"]["id"]
             ]
@@ -292,7 +298,9 @@ async def test_a_postgres_restart_under_load_fails_cleanly_and_loses_nothing(
             started = time.monotonic()
             result, text = await outcome(
                 client.call_tool(
-                    "save_memory", {"content": content, "category": "fact"}, raise_on_error=False
+                    "save_memory",
+                    {"content": content, "category": "fact", "detail": True},
+                    raise_on_error=False,
                 )
             )
             ended = time.monotonic()
@@ -346,7 +354,9 @@ async def test_a_postgres_restart_under_load_fails_cleanly_and_loses_nothing(
                 if len(log.failures) > failed_before:
                     await asyncio.sleep(0.5)
                 await save(client, "Saved after the outages")
-            found = await client.call_tool("recall_memories", {"query": "after the outages"})
+            found = await client.call_tool(
+                "recall_memories", {"query": "after the outages", "detail": True}
+            )
             assert found.structured_content["memories"][0]["content"] == "Saved after the outages"
             print(f"the save after the outages failed {len(log.failures) - failed_before} times")
 

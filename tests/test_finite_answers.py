@@ -507,7 +507,8 @@ class Mcp:
         for a tool error: a clear one, never a masked internal error nor FastMCP's refusal of
         an answer holding NaN, and none at all when the arguments are `valid`."""
         self.logged.records.clear()
-        result = self.portal.call(partial(self.client.call_tool, tool, args, raise_on_error=False))
+        asked = {**args, "detail": True}  # the full answer, every number in it
+        result = self.portal.call(partial(self.client.call_tool, tool, asked, raise_on_error=False))
         where = f"{tool}({_shown(args)})"
         assert not self.logged.records, f"{where}: {self.logged.records[0].getMessage()}"
         texts = [getattr(block, "text", None) for block in result.content]
@@ -518,11 +519,9 @@ class Mcp:
             assert not any(sign in message for sign in UNDELIVERABLE), f"{where}: {message}"
             assert not valid, f"{where}: an error for valid arguments: {message}"
             return None
-        for text in texts:
-            if text is not None:
-                finite_json(text, where)
         assert isinstance(result.structured_content, dict), where
         assert_finite(result.structured_content, where)
+        assert texts == [result.structured_content["text"]], where  # the same answer, in words
         return result.structured_content
 
 
@@ -722,7 +721,7 @@ def test_no_answer_holds_a_number_that_is_not_finite(
                     valid=text in store.sure,
                     content=text,
                     category=category,
-                    context=context,
+                    options={"context": context},
                 )
                 if saved is not None:
                     ids.append(saved["memory"]["id"])
@@ -735,7 +734,12 @@ def test_no_answer_holds_a_number_that_is_not_finite(
             # the tools
             for query in store.queries:
                 mcp.call("recall_memories", valid=query == sure, query=query)
-                mcp.call("recall_memories", valid=query == sure, query=query, include_episodes=True)
+                mcp.call(
+                    "recall_memories",
+                    valid=query == sure,
+                    query=query,
+                    options={"include_episodes": True},
+                )
                 mcp.call("verify_memory", valid=query == sure, claim=query)
             mcp.call("manage_memory", valid=True, action="list")
             first, last = ids[0], ids[-1]
@@ -747,7 +751,12 @@ def test_no_answer_holds_a_number_that_is_not_finite(
             mcp.call("manage_memory", action="reinforce", memory_id=last, evidence=store.evidence)
             mcp.call("manage_memory", valid=True, action="archive", memory_id=last, reason="fuzz")
             for query in store.queries:
-                mcp.call("recall_memories", valid=query == sure, query=query, include_archived=True)
+                mcp.call(
+                    "recall_memories",
+                    valid=query == sure,
+                    query=query,
+                    options={"include_archived": True},
+                )
             mcp.call("manage_memory", valid=True, action="list", status="archived")
             mcp.call("manage_memory", valid=True, action="restore", memory_id=last)
             mcp.call("manage_memory", valid=True, action="list", status="superseded")

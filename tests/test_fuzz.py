@@ -151,22 +151,36 @@ def arguments(tool: str, known: list[str]) -> st.SearchStrategy[dict[str, Any]]:
         optional = {
             "source": st.sampled_from(SOURCES),
             "scope": st.sampled_from(SCOPES),
-            "context": st.one_of(st.sampled_from(["frontend", " Frontend  "]), TEXTS),
-            "related_to": st.lists(id_, max_size=3) | st.lists(st.uuids().map(str), max_size=22),
-            "importance": st.sampled_from(IMPORTANCES),
-            "evidence": TEXTS,
-            "valid_from": MOMENTS,
-            "valid_until": MOMENTS,
-            "rationale": TEXTS,
+            "options": st.fixed_dictionaries(
+                {},
+                optional={
+                    "context": st.one_of(st.sampled_from(["frontend", " Frontend  "]), TEXTS),
+                    "related_to": st.lists(id_, max_size=3)
+                    | st.lists(st.uuids().map(str), max_size=22),
+                    "importance": st.sampled_from(IMPORTANCES),
+                    "evidence": TEXTS,
+                    "valid_from": MOMENTS,
+                    "valid_until": MOMENTS,
+                    "rationale": TEXTS,
+                },
+            ),
+            "detail": st.booleans(),
         }
     elif tool == "recall_memories":
         required = {"query": TEXTS}
         optional = {
             "category": category,
-            "scope": st.sampled_from(SCOPES),
             "limit": st.integers(1, 50),
-            "include_archived": st.booleans(),
-            "as_of": MOMENTS,
+            "options": st.fixed_dictionaries(
+                {},
+                optional={
+                    "scope": st.sampled_from(SCOPES),
+                    "include_archived": st.booleans(),
+                    "include_episodes": st.booleans(),
+                    "as_of": MOMENTS,
+                },
+            ),
+            "detail": st.booleans(),
         }
     elif tool == "verify_memory":
         required = {"claim": TEXTS}
@@ -174,6 +188,7 @@ def arguments(tool: str, known: list[str]) -> st.SearchStrategy[dict[str, Any]]:
             "category": category,
             "scope": st.sampled_from(SCOPES),
             "limit": st.integers(1, 20),
+            "detail": st.booleans(),
         }
     else:
         required = {"action": st.sampled_from(ACTIONS)}
@@ -186,6 +201,7 @@ def arguments(tool: str, known: list[str]) -> st.SearchStrategy[dict[str, Any]]:
             "status": st.sampled_from(LIST_STATUSES),
             "evidence": TEXTS,
             "reason": TEXTS,
+            "detail": st.booleans(),
         }
     names = [*required, *optional, "actor_id", "project_id", "scopes"]
     mutations = st.lists(

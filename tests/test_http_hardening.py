@@ -341,7 +341,8 @@ async def test_changing_a_deleted_memory_says_restore_it_first_but_not_to_anothe
     token = make_token(database_url, actor, project)[0]
     async with client_for(server, token) as client:
         saved = await client.call_tool(
-            "save_memory", {"content": "The user keeps notes in Obsidian", "category": "fact"}
+            "save_memory",
+            {"content": "The user keeps notes in Obsidian", "category": "fact", "detail": True},
         )
     memory_id = saved.structured_content["memory"]["id"]  # type: ignore[index]
     api = server.base + "/api/v1/memories"
@@ -375,7 +376,7 @@ async def test_a_context_name_holding_a_secret_is_refused_as_a_context_name(
             {
                 "content": "The deploy runs on Fridays",
                 "category": "fact",
-                "context": "password=hunter2hunter2",
+                "options": {"context": "password=hunter2hunter2"},
             },
             raise_on_error=False,
         )

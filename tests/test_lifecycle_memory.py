@@ -844,7 +844,7 @@ def test_the_reasons_of_a_deletion_a_supersession_and_an_archive_are_kept(
     service.archive(principal, kept["id"], reason="moved offices")
     [archived] = service.list_memories(principal, status="archived")["memories"]
     assert archived["archive_reason"] == "moved offices"  # type: ignore[typeddict-item]
-    with pytest.raises(InvalidInput, match="reason goes with delete and archive"):
+    with pytest.raises(InvalidInput, match="reason goes with delete, archive and supersede"):
         service.manage(principal, "restore", memory_id=kept["id"], reason="x")
 
 

@@ -132,7 +132,9 @@ class LoadClient:
         as unexpected)."""
         started = time.monotonic()
         try:
-            result = await self.client.call_tool(tool, arguments, raise_on_error=False)
+            result = await self.client.call_tool(
+                tool, {**arguments, "detail": True}, raise_on_error=False
+            )
         except Exception as error:  # a JSON-RPC error, a timeout, a broken session
             self.ledger.unexpected.append(f"{label}: {type(error).__name__}: {error}")
             self.ledger.calls[f"{label}: exception"] += 1
@@ -163,10 +165,10 @@ class LoadClient:
             "scope": "project" if self.rng.random() < 0.2 else "user",
         }
         if self.rng.random() < 0.25:
-            arguments["context"] = f"{self.rng.choice(TOPICS)} operations"
+            arguments["options"] = {"context": f"{self.rng.choice(TOPICS)} operations"}
         related = self.some_known_id()
         if related is not None and self.rng.random() < 0.15:
-            arguments["related_to"] = [related]
+            arguments["options"] = {**arguments.get("options", {}), "related_to": [related]}
         result = await self.call("save_memory", "save", arguments)
         if result is not None:
             memory_id = result["memory"]["id"]

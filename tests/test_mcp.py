@@ -54,9 +54,11 @@ async def client(server: FastMCP) -> AsyncIterator[Client[Any]]:
 
 
 async def call(client: Client[Any], tool: str, **arguments: Any) -> Any:
-    result = await client.call_tool(tool, arguments)
+    """The tool's full result: its structured content with detail, but for the text."""
+    result = await client.call_tool(tool, {**arguments, "detail": True})
     assert not result.is_error
-    return result.structured_content
+    assert isinstance(result.structured_content["text"], str)
+    return {k: v for k, v in result.structured_content.items() if k != "text"}
 
 
 async def error_of(client: Client[Any], tool: str, **arguments: Any) -> str:
@@ -81,6 +83,11 @@ async def test_the_four_tools_with_their_annotations_and_schemas(client: Client[
         "category",
         "source",
         "scope",
+        "options",
+        "detail",
+    }
+    # the rarely used ones, in options: named there, checked by the tool (SaveOptions)
+    for option in (
         "context",
         "related_to",
         "importance",
@@ -89,8 +96,8 @@ async def test_the_four_tools_with_their_annotations_and_schemas(client: Client[
         "valid_until",
         "rationale",
         "supersede_reason",
-    }
-    assert save["properties"]["importance"]["anyOf"][0]["enum"] == ["low", "normal", "high", "core"]
+    ):
+        assert option in save["properties"]["options"]["description"]
     assert save["properties"]["category"]["enum"] == [
         "preference",
         "pattern",
@@ -104,7 +111,7 @@ async def test_the_four_tools_with_their_annotations_and_schemas(client: Client[
     ]
     verify = tools["verify_memory"].input_schema
     assert verify["required"] == ["claim"]
-    assert set(verify["properties"]) == {"claim", "category", "scope", "limit"}
+    assert set(verify["properties"]) == {"claim", "category", "scope", "limit", "detail"}
     assert (verify["properties"]["limit"]["minimum"], verify["properties"]["limit"]["maximum"]) == (
         1,
         20,
@@ -118,18 +125,9 @@ async def test_the_four_tools_with_their_annotations_and_schemas(client: Client[
     assert "LLM call" in (tools["verify_memory"].description or "")
     assert "daily token budget" in (tools["verify_memory"].description or "")
     recall = tools["recall_memories"].input_schema
-    assert set(recall["properties"]) == {
-        "query",
-        "category",
-        "scope",
-        "limit",
-        "include_episodes",
-        "include_archived",
-        "as_of",
-    }
-    assert recall["properties"]["include_episodes"]["type"] == "boolean"
-    assert recall["properties"]["include_episodes"]["default"] is False
-    assert "conversations" in recall["properties"]["include_episodes"]["description"]
+    assert set(recall["properties"]) == {"query", "category", "limit", "options", "detail"}
+    for option in ("include_episodes", "include_archived", "as_of", "scope", "conversations"):
+        assert option in recall["properties"]["options"]["description"]
     assert set(tools["manage_memory"].input_schema["properties"]) == {
         "action",
         "memory_id",
@@ -140,12 +138,16 @@ async def test_the_four_tools_with_their_annotations_and_schemas(client: Client[
         "status",
         "evidence",
         "reason",
+        "replaces",
+        "detail",
     }
     manage = tools["manage_memory"].input_schema["properties"]
     assert {"reinforce", "archive"} <= set(manage["action"]["enum"])
-    assert "archived" in manage["status"]["anyOf"][0]["enum"]
+    assert "archived" in manage["status"]["enum"]
     assert "start of every task" in (tools["recall_memories"].description or "")
-    assert "immediately" in (tools["save_memory"].description or "")
+    assert "as soon as you learn it" in (tools["save_memory"].description or "")
+    assert "Never save secrets" in " ".join((tools["save_memory"].description or "").split())
+    assert "by meaning" in (tools["recall_memories"].description or "")
     assert tools["save_memory"].output_schema is not None
 
 
@@ -155,8 +157,7 @@ async def test_recall_memories_searches_episodes_only_when_asked(
     """include_episodes: the caller's captured conversations in their own list, described in
     the tool's description and output schema; memories show derived_from."""
     [tool] = [t for t in await client.list_tools() if t.name == "recall_memories"]
-    assert "include_episodes" in (tool.description or "")
-    assert "derived_from" in (tool.description or "")
+    assert "include_episodes" in tool.input_schema["properties"]["options"]["description"]
     assert tool.output_schema is not None
     assert "episodes" in tool.output_schema["properties"]
     assert "episodes" not in tool.output_schema.get("required", [])
@@ -180,14 +181,16 @@ async def test_recall_memories_searches_episodes_only_when_asked(
 
     plain = await call(client, "recall_memories", query="session cache")
     assert plain == {"memories": [], "degraded": False}
-    found = await call(client, "recall_memories", query="session cache", include_episodes=True)
+    found = await call(
+        client, "recall_memories", query="session cache", options={"include_episodes": True}
+    )
     assert [item["id"] for item in found["episodes"]] == [str(episode.canonical_id)]
     assert found["episodes"][0]["turns"] == {"first": 0, "last": 3}
     assert "Redis" in found["episodes"][0]["excerpt"]
     saved = await call(client, "save_memory", content="The user likes Redis", category="fact")
     assert saved["memory"]["derived_from"] is None
-    assert "include_episodes" in await error_of(
-        client, "recall_memories", query="x", include_episodes="yes"
+    assert "options.include_episodes should be a valid boolean" in await error_of(
+        client, "recall_memories", query="x", options={"include_episodes": "yes"}
     )
 
 
@@ -227,14 +230,24 @@ async def test_the_guidelines_teach_the_lifecycle(client: Client[Any]) -> None:
         # archived memories and reasons
         'status "superseded", "archived" or "deleted"',
         "with a reason",
+        # the answers and the options the tools' definitions leave to this prompt
+        "[id] category, age, flags: content",
+        "pass it as memory_id to manage_memory as shown",
+        'recall with options {"include_episodes": true}',
+        "These go in save_memory's options",
+        'supersede the wrong one with the right one (manage_memory action "supersede"',
     ):
         assert teaching in text, teaching
     tools = {tool.name: tool.description or "" for tool in await client.list_tools()}
     for name in ("verify_memory", "save_memory", "recall_memories"):
         assert name in guidelines.INSTRUCTIONS  # the server's instructions name them too
     assert "reinforce" in tools["manage_memory"]
-    assert "valid_until" in tools["save_memory"]
-    assert "as_of" in tools["recall_memories"]
+    assert "valid_until" in tools["save_memory"] + json.dumps(await input_schemas(client))
+    assert "as_of" in json.dumps(await input_schemas(client))
+
+
+async def input_schemas(client: Client[Any]) -> dict[str, Any]:
+    return {tool.name: tool.input_schema for tool in await client.list_tools()}
 
 
 async def test_the_whole_lifecycle_through_the_tools(client: Client[Any]) -> None:
@@ -282,7 +295,7 @@ async def test_save_memory_reports_possible_duplicates_for_the_agent_to_judge(
         [tool] = [t for t in await client.list_tools() if t.name == "save_memory"]
         assert tool.output_schema is not None
         assert "possible_duplicates" in tool.output_schema["properties"]
-        assert "possible_duplicates" in (tool.description or "")
+        assert "close or conflicting memories" in (tool.description or "")
         assert "manage_memory" in (tool.description or "")
         old = await call(
             client,
@@ -322,7 +335,7 @@ async def test_save_memory_reports_possible_duplicates_for_the_agent_to_judge(
         ),
         (
             "save_memory",
-            {"content": "x", "category": "fact", "related_to": ["nope"]},
+            {"content": "x", "category": "fact", "options": {"related_to": ["nope"]}},
             "not a memory id",
         ),
         ("recall_memories", {"query": ""}, "query is empty"),
@@ -335,10 +348,24 @@ async def test_save_memory_reports_possible_duplicates_for_the_agent_to_judge(
         ("verify_memory", {"claim": "x", "scope": "everyone"}, "scope"),
         ("verify_memory", {"claim": "password=hunter2hunter2"}, "refusing to verify"),
         ("verify_memory", {}, "claim is required"),
-        ("save_memory", {"content": "x", "category": "fact", "importance": "urgent"}, "importance"),
         (
             "save_memory",
-            {"content": "x", "category": "fact", "valid_from": "yesterday"},
+            {"content": "x", "category": "fact", "options": {"importance": "urgent"}},
+            "options.importance should be 'low', 'normal', 'high' or 'core', got 'urgent'",
+        ),
+        (
+            "save_memory",
+            {"content": "x", "category": "fact", "importance": "high"},
+            'importance goes in options: {"options": {"importance": ...}}',
+        ),
+        (
+            "save_memory",
+            {"content": "x", "category": "fact", "options": {"colour": "red"}},
+            "options.colour is not a parameter of save_memory",
+        ),
+        (
+            "save_memory",
+            {"content": "x", "category": "fact", "options": {"valid_from": "yesterday"}},
             "valid_from 'yesterday' is not an ISO 8601 date or date-time",
         ),
         (
@@ -346,15 +373,31 @@ async def test_save_memory_reports_possible_duplicates_for_the_agent_to_judge(
             {
                 "content": "x",
                 "category": "fact",
-                "valid_from": "2026-03-01",
-                "valid_until": "2026-02-01",
+                "options": {"valid_from": "2026-03-01", "valid_until": "2026-02-01"},
             },
             "valid_until (2026-02-01T00:00:00Z) must be after valid_from",
         ),
-        ("save_memory", {"content": "x", "category": "fact", "rationale": "r" * 1001}, "rationale"),
-        ("save_memory", {"content": "x", "category": "fact", "evidence": "e" * 501}, "evidence"),
-        ("recall_memories", {"query": "x", "as_of": "soon"}, "as_of 'soon' is not an ISO 8601"),
-        ("recall_memories", {"query": "x", "include_archived": "yes"}, "include_archived"),
+        (
+            "save_memory",
+            {"content": "x", "category": "fact", "options": {"rationale": "r" * 1001}},
+            "rationale",
+        ),
+        (
+            "save_memory",
+            {"content": "x", "category": "fact", "options": {"evidence": "e" * 501}},
+            "evidence",
+        ),
+        (
+            "recall_memories",
+            {"query": "x", "options": {"as_of": "soon"}},
+            "as_of 'soon' is not an ISO 8601",
+        ),
+        (
+            "recall_memories",
+            {"query": "x", "options": {"include_archived": "yes"}},
+            "options.include_archived",
+        ),
+        ("recall_memories", {"query": "x", "options": "yes"}, "options should be"),
         (
             "manage_memory",
             {"action": "reinforce", "memory_id": str(uuid.uuid4())},
@@ -369,9 +412,24 @@ async def test_save_memory_reports_possible_duplicates_for_the_agent_to_judge(
         (
             "manage_memory",
             {"action": "update", "memory_id": str(uuid.uuid4()), "reason": "why"},
-            "reason goes with delete and archive; update does not take it",
+            "reason goes with delete, archive and supersede; update does not take it",
         ),
         ("manage_memory", {"action": "list", "status": "expired"}, "status"),
+        (
+            "manage_memory",
+            {"action": "supersede", "memory_id": str(uuid.uuid4())},
+            "supersede needs replaces: the id of the memory that memory_id replaces",
+        ),
+        (
+            "manage_memory",
+            {"action": "delete", "memory_id": str(uuid.uuid4()), "replaces": str(uuid.uuid4())},
+            "replaces goes with supersede; delete does not take it",
+        ),
+        (
+            "manage_memory",
+            {"action": "supersede", "memory_id": str(uuid.uuid4()), "replaces": "nope"},
+            "replaces 'nope' is not a memory id",
+        ),
         (
             "manage_memory",
             {"action": "delete", "memory_id": str(uuid.uuid4()), "reason": "r" * 501},
@@ -516,11 +574,13 @@ async def check_the_lifecycle_properties(client: Client[Any]) -> None:
         "save_memory",
         content="The API paginates with cursors, not offsets",
         category="decision",
-        importance="high",
-        evidence="design review of 3 March",
-        valid_from="2026-03-01",
-        valid_until="2030-01-01T12:00:00+02:00",
-        rationale="offsets skip rows when items are added while paging",
+        options={
+            "importance": "high",
+            "evidence": "design review of 3 March",
+            "valid_from": "2026-03-01",
+            "valid_until": "2030-01-01T12:00:00+02:00",
+            "rationale": "offsets skip rows when items are added while paging",
+        },
     )
     memory = saved["memory"]
     assert (memory["category"], memory["importance"]) == ("decision", "high")
@@ -585,7 +645,9 @@ async def test_archive_delete_reasons_and_restore_through_the_tools(client: Clie
         "moved offices",
     )
     assert (await call(client, "recall_memories", query="office printer"))["memories"] == []
-    found = await call(client, "recall_memories", query="office printer", include_archived=True)
+    found = await call(
+        client, "recall_memories", query="office printer", options={"include_archived": True}
+    )
     assert [m["id"] for m in found["memories"]] == [memory_id]
     assert found["memories"][0]["archived_at"] is not None  # marked as archived
     listed = await call(client, "manage_memory", action="list", status="archived")
@@ -610,7 +672,7 @@ async def test_update_changes_importance_validity_and_rationale(client: Client[A
         "save_memory",
         content="Releases are frozen during the audit",
         category="instruction",
-        valid_until="2030-06-01",
+        options={"valid_until": "2030-06-01"},
     )
     updated = await call(
         client,
@@ -633,14 +695,20 @@ async def test_recall_as_of_answers_what_held_at_that_time(client: Client[Any]) 
         "save_memory",
         content="The staging database is db-2",
         category="fact",
-        valid_until="2030-03-01",
+        options={"valid_until": "2030-03-01"},
     )
     memory_id = saved["memory"]["id"]
-    during = await call(client, "recall_memories", query="staging database", as_of="2030-02-28")
+    during = await call(
+        client, "recall_memories", query="staging database", options={"as_of": "2030-02-28"}
+    )
     assert [m["id"] for m in during["memories"]] == [memory_id]
-    after = await call(client, "recall_memories", query="staging database", as_of="2030-03-01")
+    after = await call(
+        client, "recall_memories", query="staging database", options={"as_of": "2030-03-01"}
+    )
     assert after["memories"] == []  # valid_until is the first moment it no longer holds
-    before = await call(client, "recall_memories", query="staging database", as_of="2001-01-01")
+    before = await call(
+        client, "recall_memories", query="staging database", options={"as_of": "2001-01-01"}
+    )
     assert before["memories"] == []  # not yet recorded then
 
 
@@ -672,7 +740,7 @@ async def test_a_supersession_keeps_the_reason_given_with_the_save(client: Clien
         "save_memory",
         content="Production deploys happen on Fridays",
         category="fact",
-        supersede_reason="reworded by the user",
+        options={"supersede_reason": "reworded by the user"},
     )
     assert new["superseded_ids"] == [old["memory"]["id"]]
     superseded = await call(client, "manage_memory", action="list", status="superseded")
@@ -690,15 +758,18 @@ async def test_a_weaker_source_does_not_replace_a_stronger_one_through_the_tool(
         content="Never push directly to the main branch",
         category="instruction",
         source="explicit",
-        importance="high",
+        options={"importance": "high"},
     )
-    inferred = await call(
-        client,
+    answered = await client.call_tool(
         "save_memory",
-        content="Never push directly to main branch",
-        category="instruction",
-        source="inferred",
+        {
+            "content": "Never push directly to main branch",
+            "category": "instruction",
+            "source": "inferred",
+            "detail": True,
+        },
     )
+    inferred = answered.structured_content
     assert inferred["status"] == "created"
     assert inferred["superseded_ids"] == []
     [close] = inferred["possible_duplicates"]
@@ -708,4 +779,95 @@ async def test_a_weaker_source_does_not_replace_a_stronger_one_through_the_tool(
     assert {m["id"] for m in listed["memories"]} == {said["memory"]["id"], inferred["memory"]["id"]}
     [tool] = [t for t in await client.list_tools() if t.name == "save_memory"]
     assert "kept_because" in json.dumps(tool.output_schema)
-    assert "kept_because" in (tool.description or "")
+    # the agent reads why it was kept beside, and that it asks the user (compact.save_text)
+    [_, kept] = inferred["text"].splitlines()
+    assert kept.startswith(f"[{said['memory']['id'][:8]}] kept beside it: an inferred memory")
+    assert "ask the user" in kept
+
+
+def memory_with_id(pool: ConnectionPool, owner: Principal, canonical_id: uuid.UUID) -> None:
+    """A user-scope memory of `owner` with a chosen id (ids are random otherwise)."""
+    with pool.connection() as conn, conn.transaction():
+        graph.act_as(conn, owner.actor_id, owner.project_id)
+        graph.install_pack(conn, owner.project_id, "agent-memory")
+        graph.create_object(
+            conn,
+            project_id=owner.project_id,
+            type=store.MEMORY,
+            actor_id=owner.actor_id,
+            scope="user",
+            properties={"content": f"memory {canonical_id}", "category": "fact"},
+            labels=["fact"],
+            canonical_id=canonical_id,
+        )
+
+
+async def test_a_memory_is_named_by_the_short_id_the_answers_show(
+    client: Client[Any], principal: Principal, pool: ConnectionPool
+) -> None:
+    saved = await client.call_tool(
+        "save_memory", {"content": "The user's locker is number 214", "category": "fact"}
+    )
+    [line] = saved.structured_content["text"].splitlines()
+    short = line.removeprefix("Saved [").split("]")[0]
+    assert len(short) == 8
+    reinforced = await call(
+        client, "manage_memory", action="reinforce", memory_id=short, evidence="the user: 214"
+    )
+    assert reinforced["memory"]["content"] == "The user's locker is number 214"
+    assert "memory 0000000000 not found" in await error_of(
+        client, "manage_memory", action="delete", memory_id="0000000000"
+    )
+    # another user's memory that begins alike is neither matched nor counted
+    prefix = uuid.uuid4().hex[:8]
+    mine, theirs, also_mine = (uuid.UUID(prefix + digit + uuid.uuid4().hex[9:]) for digit in "012")
+    memory_with_id(pool, principal, mine)
+    memory_with_id(pool, Principal(uuid.uuid4(), principal.project_id), theirs)
+    archived = await call(client, "manage_memory", action="archive", memory_id=prefix)
+    assert archived["archived"] == str(mine)
+    assert f"memory {prefix}1 not found" in await error_of(
+        client, "manage_memory", action="delete", memory_id=prefix + "1"
+    )
+    # two of mine: the prefix is refused, one more digit names one
+    memory_with_id(pool, principal, also_mine)
+    assert (
+        f"memory_id {prefix} is the beginning of more than one of your memories"
+        in await error_of(client, "manage_memory", action="restore", memory_id=prefix)
+    )
+    restored = await call(client, "manage_memory", action="restore", memory_id=prefix + "0")
+    assert restored["memory"]["id"] == str(mine)
+
+
+async def test_a_conflict_is_settled_by_superseding_one_side_with_the_other(
+    client: Client[Any],
+) -> None:
+    """Through MCP, as through the REST API's decision on a pair: the memory that stays
+    supersedes the wrong one, both named by the short ids the answers show."""
+    old = await call(client, "save_memory", content="The staging database is db-2", category="fact")
+    new = await call(
+        client,
+        "save_memory",
+        content="The staging database is db-3",
+        category="fact",
+        source="explicit",
+    )
+    assert [close.get("conflict") for close in new["possible_duplicates"]] == [True]
+    stays, wrong = new["memory"]["id"], old["memory"]["id"]
+    answer = await client.call_tool(
+        "manage_memory",
+        {
+            "action": "supersede",
+            "memory_id": stays[:8],
+            "replaces": wrong[:8],
+            "reason": "the user moved it",
+        },
+    )
+    head, line = answer.structured_content["text"].splitlines()
+    assert head == f"Superseded [{wrong[:8]}]; this one stays:"
+    assert line == f"[{stays[:8]}] fact, now: The staging database is db-3"
+    listed = await call(client, "manage_memory", action="list", status="superseded")
+    assert [(m["id"], m["superseded_by"], m["supersede_reason"]) for m in listed["memories"]] == [
+        (wrong, stays, "the user moved it")
+    ]
+    [current] = (await call(client, "manage_memory", action="list"))["memories"]
+    assert (current["id"], current["conflicts_with"]) == (stays, [])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import asyncio
 import json
 import re
 import uuid
@@ -15,7 +16,10 @@ import yaml
 from click import Group
 
 from emergent_memory.cli import cli
+from emergent_memory.mcp.arguments import OPTIONS
+from emergent_memory.mcp.guidelines import MEMORY_GUIDELINES
 from emergent_memory.settings import NON_SETTING_VARIABLES, setting_variables
+from tests.test_tool_budget import tools_as_sent
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "emergent_memory"
@@ -125,6 +129,26 @@ def test_every_tool_and_the_prompt_are_documented() -> None:
         assert f"## {name}" in memory
     assert "memory_guidelines" in README
     assert "memory_guidelines" in clients
+
+
+def test_every_tool_argument_and_option_is_documented() -> None:
+    """Each tool's arguments in the README's signature of it and in docs/clients.md; each
+    field of its options in both, and in the memory_guidelines prompt."""
+    clients = (ROOT / "docs" / "clients.md").read_text()
+    tools = asyncio.run(tools_as_sent())
+    for tool in tools:
+        name = tool["name"].rsplit("__", 1)[1]
+        [signature] = re.findall(rf"`{name}\(([^)]*)\)`", README)
+        [row] = [line for line in clients.splitlines() if line.startswith(f"| `{name}` |")]
+        for argument in tool["input_schema"]["properties"]:
+            assert argument in signature.replace("?", "").split(", "), (name, argument)
+            assert f"`{argument}`" in row, (name, argument)
+    for name, options in OPTIONS.items():
+        [row] = [line for line in clients.splitlines() if line.startswith(f"| `{name}` |")]
+        for field in options.model_fields:
+            assert f"`{field}`" in row, (name, field)
+            assert f"`{field}`" in README, (name, field)
+            assert field in MEMORY_GUIDELINES, (name, field)
 
 
 def test_the_client_configuration_snippets_are_valid_json() -> None:

@@ -10,14 +10,17 @@ import re
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from fastmcp.exceptions import ToolError, ValidationError
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools import ToolResult
 from mcp.types import CallToolRequestParams
+from pydantic import BaseModel, ConfigDict
 from pydantic import ValidationError as PydanticValidationError
 from pydantic_core import ErrorDetails
+
+from emergent_memory.memory.models import Importance, MemoryScope
 
 logger = logging.getLogger(__name__)
 
@@ -151,9 +154,14 @@ def _marker(match: re.Match[bytes]) -> bytes:
     return (SURROGATE_MARK + chr(MARK_BASE + int(half, 16) - 0xD800)).encode("utf-8")
 
 
-def describe_invalid_arguments(tool: str, error: PydanticValidationError) -> str:
-    """Pydantic's errors for a tool's arguments as one line naming each field and the fix."""
+def describe_invalid_arguments(
+    tool: str, error: PydanticValidationError, *, within: str | None = None
+) -> str:
+    """Pydantic's errors for a tool's arguments (`within`: for the fields of that argument)
+    as one line naming each field and the fix."""
     details = error.errors(include_url=False, include_context=False)
+    if within is not None:
+        details = [{**detail, "loc": (within, *detail["loc"])} for detail in details]
     problems = [_describe_problem(tool, detail) for detail in details[:MAX_REPORTED_PROBLEMS]]
     if len(details) > MAX_REPORTED_PROBLEMS:
         problems.append(f"and {len(details) - MAX_REPORTED_PROBLEMS} more")
@@ -170,6 +178,9 @@ def _describe_problem(tool: str, detail: ErrorDetails) -> str:
     if kind in ("missing_argument", "missing"):
         return f"{field} is required"
     if kind in ("unexpected_keyword_argument", "extra_forbidden"):
+        options = OPTIONS.get(tool)
+        if len(detail["loc"]) == 1 and options is not None and field in options.model_fields:
+            return f'{field} goes in options: {{"options": {{"{field}": ...}}}}'
         return f"{field} is not a parameter of {tool}"
     message = detail["msg"]
     if message.startswith("Input should "):
@@ -238,3 +249,70 @@ def stdin_with_marked_surrogates() -> Iterator[None]:
     finally:
         os.dup2(saved, 0)
         os.close(saved)
+
+
+# -- options: the tools' rarely used arguments, in one object -------------------------------
+
+
+class SaveOptions(BaseModel):
+    """save_memory's `options` (what each means: memory_guidelines and docs/memory.md)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    importance: Importance | None = None
+    evidence: str | None = None
+    rationale: str | None = None
+    valid_from: str | None = None
+    valid_until: str | None = None
+    context: str | None = None
+    related_to: list[str] | None = None
+    supersede_reason: str | None = None
+
+
+class RecallOptions(BaseModel):
+    """recall_memories' `options`."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    include_episodes: bool = False
+    include_archived: bool = False
+    as_of: str | None = None
+    scope: MemoryScope | None = None
+
+
+OPTIONS: dict[str, type[BaseModel]] = {
+    "save_memory": SaveOptions,
+    "recall_memories": RecallOptions,
+}
+
+Options = TypeVar("Options", bound=BaseModel)
+
+
+def parse_options(model: type[Options], tool: str, options: Mapping[str, Any] | None) -> Options:
+    """A tool's `options` object, or one clear tool error naming each field to fix."""
+    try:
+        return model.model_validate(options or {})
+    except PydanticValidationError as error:
+        raise ToolError(
+            describe_invalid_arguments(tool, error, within="options"), log_level=logging.INFO
+        ) from None
+
+
+def lean_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A tool's input schema as clients are told it, in fewer tokens: an optional argument's
+    `anyOf [X, null]` with `default: null` becomes X (null is still accepted: leaving the
+    argument out says the same); titles and an object's `additionalProperties: true` go.
+    What the tool accepts is unchanged."""
+    properties = {}
+    for name, spec in schema.get("properties", {}).items():
+        spec = {key: value for key, value in spec.items() if key != "title"}
+        variants = spec.get("anyOf")
+        if isinstance(variants, list) and {"type": "null"} in variants and len(variants) == 2:
+            [kept] = [variant for variant in variants if variant != {"type": "null"}]
+            spec = {key: value for key, value in spec.items() if key != "anyOf"} | kept
+            if spec.get("default", ...) is None:
+                del spec["default"]
+        if spec.get("additionalProperties") is True:  # an object's default
+            del spec["additionalProperties"]
+        properties[name] = spec
+    return {**schema, "properties": properties}

@@ -3,9 +3,11 @@
 Tools are thin: they name the principal (from the server's configuration or the caller's
 token, never from an argument), call the memory service (verify_memory: the verify service)
 in a worker thread, and turn domain errors into tool errors. Internal errors are logged and
-masked. Arguments the tools cannot take are refused with one clear error each
-(mcp/arguments.py); the HTTP server (mcp/http.py) checks bearer tokens and refuses oversized
-bodies.
+masked. Arguments the tools cannot take are refused with one clear error each, the rarely
+used ones come in an `options` object, and the input schemas are told to clients in few
+tokens (mcp/arguments.py); each answer is a few lines of text, the full result beside it
+only with `detail` (mcp/compact.py). The HTTP server (mcp/http.py) checks bearer tokens and
+refuses oversized bodies.
 """
 
 from __future__ import annotations
@@ -14,12 +16,13 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager, ExitStack, asynccontextmanager
 from functools import partial
-from typing import Annotated, Any, TypeVar, cast
+from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.server.auth import AuthProvider
+from fastmcp.tools import FunctionTool, ToolResult
 from pydantic import Field
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -34,14 +37,21 @@ from emergent_memory.errors import (
     PermissionDenied,
     ServiceBusy,
 )
-from emergent_memory.mcp import guidelines
-from emergent_memory.mcp.arguments import ArgumentErrors, log_invalid_arguments_at_info
+from emergent_memory.mcp import compact, guidelines
+from emergent_memory.mcp.arguments import (
+    ArgumentErrors,
+    RecallOptions,
+    SaveOptions,
+    lean_schema,
+    log_invalid_arguments_at_info,
+    parse_options,
+)
+from emergent_memory.mcp.compact import answer, answer_schema
 from emergent_memory.mcp.metrics import ToolMetrics
 from emergent_memory.memory import MemoryService
 from emergent_memory.memory.models import (
     Action,
     Category,
-    Importance,
     ListStatus,
     ManageResult,
     MemoryScope,
@@ -66,10 +76,7 @@ OpenService = Callable[[], AbstractContextManager[MemoryService]]
 OpenVerifier = Callable[[MemoryService], AbstractContextManager[VerifyService]]
 STARTING = "the memory server is still starting; try again in a moment"
 # readOnlyHint holds for memories; the one thing verify_memory may spend is said here
-VERIFY_JUDGE_NOTE = (
-    " With an Anthropic key configured, a claim in the rules' ambiguous band may be judged by"
-    " an LLM call (recorded in kb.llm_calls, counted against the daily token budget)."
-)
+VERIFY_JUDGE_NOTE = " An unclear claim may cost one LLM call (counted in the daily token budget)."
 
 
 class ServiceHolder:
@@ -164,7 +171,16 @@ def create_server(
             logger.exception("internal error in %s", getattr(method, "__name__", method))
             raise
 
-    @mcp.tool(
+    def tool(**settings: Any) -> Callable[[Callable[..., Any]], None]:
+        """Register a tool, its input schema told to clients in few tokens (lean_schema)."""
+
+        def register(function: Callable[..., Any]) -> None:
+            made = FunctionTool.from_function(function, **settings)
+            mcp.add_tool(made.model_copy(update={"parameters": lean_schema(made.parameters)}))
+
+        return register
+
+    @tool(
         description=guidelines.SAVE_MEMORY,
         annotations={
             "title": "Save a memory",
@@ -173,88 +189,30 @@ def create_server(
             "idempotentHint": True,
             "openWorldHint": False,
         },
+        output_schema=answer_schema(SaveResult),
     )
     async def save_memory(
-        content: Annotated[
-            str, Field(description="The memory: one specific, self-contained sentence.")
-        ],
-        category: Annotated[Category, Field(description="What kind of memory this is.")],
-        source: Annotated[
-            Source,
-            Field(
-                description="explicit: the user said it (also a change to what they said); "
-                "corrected: the user corrected you; inferred: you concluded it."
-            ),
-        ] = "inferred",
-        scope: Annotated[
-            MemoryScope,
-            Field(
-                description="user: true for the user in every project (default); project: "
-                "only in this project; global: for everyone (administrators only)."
-            ),
-        ] = "user",
-        context: Annotated[
-            str | None,
-            Field(description="Optional name of a group to file it under, e.g. 'frontend'."),
+        content: Annotated[str, Field(description="One specific, self-contained fact.")],
+        category: Category,
+        source: Annotated[Source, Field(description=guidelines.SOURCE)] = "inferred",
+        scope: Annotated[MemoryScope, Field(description=guidelines.SCOPE)] = "user",
+        options: Annotated[
+            dict[str, Any] | None, Field(description=guidelines.SAVE_OPTIONS)
         ] = None,
-        related_to: Annotated[
-            list[str] | None,
-            Field(description="Optional ids (at most 20) of objects this memory is about."),
-        ] = None,
-        importance: Annotated[
-            Importance | None,
-            Field(
-                description="normal when not given; high: matters in many tasks; core: must "
-                "shape every session (given at every session start, never fades); low: trivia."
-            ),
-        ] = None,
-        evidence: Annotated[
-            str | None,
-            Field(description="Optional short quote or source that backs it (500 characters)."),
-        ] = None,
-        valid_from: Annotated[
-            str | None,
-            Field(
-                description="Optional ISO 8601 date or date-time (UTC) from which it holds, "
-                "e.g. '2026-03-01'."
-            ),
-        ] = None,
-        valid_until: Annotated[
-            str | None,
-            Field(
-                description="Optional ISO 8601 date or date-time (UTC) from which it no longer "
-                "holds: 'until the migration on 1 March' is '2026-03-01'."
-            ),
-        ] = None,
-        rationale: Annotated[
-            str | None,
-            Field(description="Optional why (1000 characters), mainly for a decision."),
-        ] = None,
-        supersede_reason: Annotated[
-            str | None,
-            Field(
-                description="Optional: why the fact changed (500 characters), kept on the "
-                "memory this one replaces, if it replaces one."
-            ),
-        ] = None,
-    ) -> SaveResult:
-        return await call(
+        detail: Annotated[bool, Field(description=guidelines.DETAIL)] = False,
+    ) -> ToolResult:
+        more = parse_options(SaveOptions, "save_memory", options)
+        result = await call(
             holder.get().save,
             content,
             category,
             source=source,
             scope=scope,
-            context=context,
-            related_to=related_to,
-            importance=importance,
-            evidence=evidence,
-            valid_from=valid_from,
-            valid_until=valid_until,
-            rationale=rationale,
-            supersede_reason=supersede_reason,
+            **more.model_dump(),
         )
+        return answer(compact.save_text(result), result, detail)
 
-    @mcp.tool(
+    @tool(
         description=guidelines.RECALL_MEMORIES,
         annotations={
             "title": "Recall memories",
@@ -263,52 +221,28 @@ def create_server(
             "idempotentHint": True,
             "openWorldHint": False,
         },
+        output_schema=answer_schema(RecallResult),
     )
     async def recall_memories(
         query: Annotated[str, Field(description="What to look for, in a few words.")],
-        category: Annotated[
-            Category | None, Field(description="Only memories of this category.")
+        category: Annotated[Category | None, Field(description="Only this category.")] = None,
+        limit: Annotated[int, Field(ge=1, le=50)] = 10,
+        options: Annotated[
+            dict[str, Any] | None, Field(description=guidelines.RECALL_OPTIONS)
         ] = None,
-        scope: Annotated[
-            MemoryScope | None,
-            Field(description="Only memories of this scope."),
-        ] = None,
-        limit: Annotated[
-            int, Field(ge=1, le=50, description="How many memories at most (1 to 50).")
-        ] = 10,
-        include_episodes: Annotated[
-            bool,
-            Field(
-                description="Also search the conversations automatic capture recorded "
-                "(yours only): matching ones come back in a separate list, episodes, with "
-                "their session, turns, date, summary and an excerpt. Use it for what was "
-                "said or decided in an earlier session when no memory has it."
-            ),
-        ] = False,
-        include_archived: Annotated[
-            bool,
-            Field(description="Also search archived memories (left out by default)."),
-        ] = False,
-        as_of: Annotated[
-            str | None,
-            Field(
-                description="An ISO 8601 date or date-time: what was believed true then "
-                "(memories recorded by then, valid then, not yet replaced or archived then)."
-            ),
-        ] = None,
-    ) -> RecallResult:
-        return await call(
+        detail: Annotated[bool, Field(description=guidelines.DETAIL)] = False,
+    ) -> ToolResult:
+        more = parse_options(RecallOptions, "recall_memories", options)
+        result = await call(
             holder.get().recall,
             query,
             category=category,
-            scope=scope,
             limit=limit,
-            include_episodes=include_episodes,
-            include_archived=include_archived,
-            as_of=as_of,
+            **more.model_dump(),
         )
+        return answer(compact.recall_text(result), result, detail)
 
-    @mcp.tool(
+    @tool(
         description=guidelines.MANAGE_MEMORY,
         annotations={
             "title": "Manage memories",
@@ -317,52 +251,21 @@ def create_server(
             "idempotentHint": False,
             "openWorldHint": False,
         },
+        output_schema=answer_schema(ManageResult),
     )
     async def manage_memory(
-        action: Annotated[
-            Action,
-            Field(description="What to do."),
-        ],
-        memory_id: Annotated[
-            str | None,
-            Field(
-                description="The memory's id (for delete, update, restore, reinforce and archive)."
-            ),
-        ] = None,
-        updates: Annotated[
-            dict[str, Any] | None,
-            Field(
-                description="For update: new values of content, category, confidence (0 to "
-                "1), importance, valid_from, valid_until, rationale (null removes the last "
-                "four)."
-            ),
-        ] = None,
-        category: Annotated[
-            Category | None, Field(description="For list: only this category.")
-        ] = None,
-        limit: Annotated[
-            int | None, Field(ge=1, le=100, description="For list: how many (default 20).")
-        ] = None,
+        action: Action,
+        memory_id: Annotated[str | None, Field(description=guidelines.MEMORY_ID)] = None,
+        updates: Annotated[dict[str, Any] | None, Field(description=guidelines.UPDATES)] = None,
+        category: Annotated[Category | None, Field(description="For list.")] = None,
+        limit: Annotated[int | None, Field(ge=1, le=100, description="For list.")] = None,
+        status: Annotated[ListStatus | None, Field(description=guidelines.STATUS)] = None,
         confirm: Annotated[bool, Field(description="For forget_all: must be true.")] = False,
-        status: Annotated[
-            ListStatus | None,
-            Field(
-                description="For list: active memories (default), or the superseded, archived "
-                "or deleted ones that restore can bring back."
-            ),
-        ] = None,
-        evidence: Annotated[
-            str | None,
-            Field(
-                description="For reinforce (required): a short quote, or where you saw the "
-                "memory confirmed (500 characters)."
-            ),
-        ] = None,
-        reason: Annotated[
-            str | None,
-            Field(description="For delete and archive: why, kept with the memory."),
-        ] = None,
-    ) -> ManageResult:
+        evidence: Annotated[str | None, Field(description=guidelines.EVIDENCE)] = None,
+        reason: Annotated[str | None, Field(description=guidelines.REASON)] = None,
+        replaces: Annotated[str | None, Field(description=guidelines.REPLACES)] = None,
+        detail: Annotated[bool, Field(description=guidelines.DETAIL)] = False,
+    ) -> ToolResult:
         result = await call(
             holder.get().manage,
             action,
@@ -374,10 +277,11 @@ def create_server(
             status=status,
             evidence=evidence,
             reason=reason,
+            replaces=replaces,
         )
-        return cast(ManageResult, result)
+        return answer(compact.manage_text(action, result), result, detail)
 
-    @mcp.tool(
+    @tool(
         description=guidelines.VERIFY_MEMORY + VERIFY_JUDGE_NOTE,
         annotations={
             "title": "Verify a claim against memory",
@@ -386,29 +290,19 @@ def create_server(
             "idempotentHint": True,
             "openWorldHint": False,
         },
+        output_schema=answer_schema(VerifyResult),
     )
     async def verify_memory(
-        claim: Annotated[
-            str, Field(description="The statement to check, as one self-contained sentence.")
-        ],
-        category: Annotated[
-            Category | None, Field(description="Only compare with memories of this category.")
-        ] = None,
-        scope: Annotated[
-            MemoryScope | None, Field(description="Only compare with memories of this scope.")
-        ] = None,
-        limit: Annotated[
-            int,
-            Field(
-                ge=1,
-                le=VERIFY_MAX_LIMIT,
-                description=f"How many matching memories at most (1 to {VERIFY_MAX_LIMIT}).",
-            ),
-        ] = VERIFY_DEFAULT_LIMIT,
-    ) -> VerifyResult:
-        return await call(
+        claim: Annotated[str, Field(description="One self-contained sentence.")],
+        category: Annotated[Category | None, Field(description="Only this category.")] = None,
+        scope: Annotated[MemoryScope | None, Field(description="Only this scope.")] = None,
+        limit: Annotated[int, Field(ge=1, le=VERIFY_MAX_LIMIT)] = VERIFY_DEFAULT_LIMIT,
+        detail: Annotated[bool, Field(description=guidelines.DETAIL)] = False,
+    ) -> ToolResult:
+        result = await call(
             holder.verifier().verify, claim, category=category, scope=scope, limit=limit
         )
+        return answer(compact.verify_text(result), result, detail)
 
     @mcp.prompt(
         name="memory_guidelines",

@@ -16,10 +16,12 @@ WHEN_TO_RECALL = """\
   project's conventions for what you are about to do.
 - When the user refers to the past ("like last time", "as I said", "our usual setup").
 - When the user asks what was said or decided in an earlier conversation and no memory has
-  it: recall with include_episodes, which also searches the captured conversations.
+  it: recall with options {"include_episodes": true}, which also searches the captured
+  conversations.
 - Before making a choice the user may have an opinion on (tools, style, structure).
 - When the user asks what was true at an earlier time ("which database did we use in
-  June?"): recall with as_of (a date), which answers what was believed true then.
+  June?"): recall with options {"as_of": "2026-06-15"}, which answers what was believed
+  true then.
 
 """
 
@@ -88,6 +90,7 @@ VERIFY_AND_REINFORCE = """\
 
 IMPORTANCE_AND_TIME = """\
 ## Importance and time
+These go in save_memory's options: {"importance": "high", "valid_until": "2027-03-01"}.
 - importance: leave "normal" for most memories. "high" for what matters in many tasks.
   "core" only for what must shape every session ("Never push to main; open a pull request"):
   core memories are given at the start of every session and never fade. "low" for trivia.
@@ -106,18 +109,19 @@ KEEPING_MEMORIES_RIGHT = """\
 - If a recalled memory is wrong or outdated, update it (manage_memory action "update") or
   save the corrected fact, saying that it changed ("The API now listens on port 9090",
   "The user switched from npm to pnpm"): it then replaces the old one (give
-  supersede_reason when you know why it changed).
-- When save_memory lists possible_duplicates, read them: if one is the same fact or is now
-  wrong, update or delete it (manage_memory); if it is a different fact, keep both. One with
-  kept_because comes from a stronger source (explicit > corrected > inferred), is core, or
-  is of another category: what the user said is never replaced by what you inferred; ask
-  the user before changing it. A value that differs without a change word ("now",
-  "switched", ...) is kept beside the old one as a conflict ("conflict": true): say that it
+  supersede_reason in options when you know why it changed).
+- When save_memory lists close memories it kept beside the new one, read them: if one is the
+  same fact or is now wrong, update or delete it (manage_memory); if it is a different fact,
+  keep both. One "kept beside it" comes from a stronger source (explicit > corrected >
+  inferred), is core, or is of another category: what the user said is never replaced by
+  what you inferred; ask the user before changing it. A value that differs without a change
+  word ("now", "switched", ...) is kept beside the old one as a conflict: say that it
   changed, or save it as a correction, when it did.
-- A recalled memory with conflict "outranked" states another value of the same subject as
-  a memory listed in its conflicts_with, which is current (a stronger source, or newer):
-  trust the current one; when you learn which value holds, delete or update the wrong one,
-  or ask the user.
+- A recalled memory flagged "outranked" states another value of the same subject as another
+  memory, which is current (a stronger source, or newer): trust the current one; when you
+  learn which value holds, supersede the wrong one with the right one (manage_memory action
+  "supersede", memory_id the one that stays, replaces the wrong one, reason why), or update
+  or delete it, or ask the user.
 - Delete memories the user asks you to forget (manage_memory action "delete"), with a
   reason ("the user asked to forget it"); the reason is kept.
 - Archive (action "archive", with a reason) a memory that is still true but no longer
@@ -126,6 +130,21 @@ KEEPING_MEMORIES_RIGHT = """\
   archived or deleted: look with manage_memory action "list" and status "superseded",
   "archived" or "deleted" (or recall with include_archived), and bring it back with action
   "restore".
+"""
+
+READING_ANSWERS = """\
+
+## Reading the tools' answers
+- Each memory is one line: [id] category, age, flags: content. The id is short (the first 8
+  or more characters of the whole id); pass it as memory_id to manage_memory as shown.
+- Flags: core; conflict (another memory states another value of the same subject) or
+  outranked (that other memory is the one to trust); low confidence (it faded, or was weak);
+  superseded, deleted, archived or expired. Line breaks inside a memory show as " ⏎ ".
+- "Nothing relevant remembered." means no memory matched: do not guess one.
+- detail: true gives every field (whole ids, scores, provenance, evidence) when you need it.
+- Rarely used arguments go in options: save_memory's importance, evidence, rationale,
+  valid_from, valid_until, context (a group name), related_to (ids), supersede_reason;
+  recall_memories' include_episodes, include_archived, as_of, scope.
 """
 
 MEMORY_GUIDELINES = TITLE + "".join(
@@ -137,5 +156,6 @@ MEMORY_GUIDELINES = TITLE + "".join(
         VERIFY_AND_REINFORCE,
         IMPORTANCE_AND_TIME,
         KEEPING_MEMORIES_RIGHT,
+        READING_ANSWERS,
     )
 )

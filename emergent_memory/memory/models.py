@@ -25,7 +25,9 @@ Category = Literal[
 ]
 Source = Literal["explicit", "inferred", "corrected"]
 MemoryScope = Scope  # a memory's scope is its graph object's
-Action = Literal["list", "delete", "update", "restore", "forget_all", "reinforce", "archive"]
+Action = Literal[
+    "list", "delete", "update", "restore", "forget_all", "reinforce", "archive", "supersede"
+]
 # How much a memory matters (absent: normal). Core memories are injected at every session's
 # start (within the budget), never decay and are never archived.
 Importance = Literal["low", "normal", "high", "core"]
@@ -293,7 +295,7 @@ class ManageResult(TypedDict, total=False):
     """What manage_memory returns: the keys of the action's own result (ListResult for list,
     DeleteResult for delete, UpdateResult for update, RestoreResult for restore,
     ForgetAllResult for forget_all, ReinforceResult for reinforce, ArchiveResult for
-    archive)."""
+    archive, SupersedeResult for supersede)."""
 
     memories: list[InactiveMemory | MemoryRecord]
     count: int
@@ -310,6 +312,7 @@ class ManageResult(TypedDict, total=False):
     restored: bool
     archived: str
     archive_reason: str | None
+    superseded_ids: list[str]
 
 
 class ProjectStats(TypedDict):

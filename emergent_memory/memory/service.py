@@ -815,6 +815,7 @@ class MemoryService:
         status: ListStatus | None = None,
         evidence: str | None = None,
         reason: str | None = None,
+        replaces: str | None = None,
     ) -> (
         ListResult
         | DeleteResult
@@ -823,21 +824,32 @@ class MemoryService:
         | ForgetAllResult
         | ReinforceResult
         | ArchiveResult
+        | SupersedeResult
     ):
         """The manage_memory tool: one of list, delete, update, restore, forget_all,
-        reinforce (with `evidence`), archive (`reason` optional, as for delete)."""
+        reinforce (with `evidence`), archive (`reason` optional, as for delete), supersede
+        (memory_id stays, `replaces` is superseded by it; `reason` kept on that one).
+        Memory ids may be short (resolve_memory_id)."""
         action_ = validation.action(action)
         if status is not None and action_ != "list":
             raise InvalidInput(f"status is a filter of list; {action_} does not take it")
         if evidence is not None and action_ != "reinforce":
             raise InvalidInput(f"evidence goes with reinforce; {action_} does not take it")
-        if reason is not None and action_ not in ("delete", "archive"):
-            raise InvalidInput(f"reason goes with delete and archive; {action_} does not take it")
+        if reason is not None and action_ not in ("delete", "archive", "supersede"):
+            raise InvalidInput(
+                f"reason goes with delete, archive and supersede; {action_} does not take it"
+            )
+        if (replaces is not None) != (action_ == "supersede"):
+            raise InvalidInput(
+                "supersede needs replaces: the id of the memory that memory_id replaces"
+                if replaces is None
+                else f"replaces goes with supersede; {action_} does not take it"
+            )
         if action_ == "list":
             return self.list_memories(principal, category=category, limit=limit, status=status)
         if action_ == "forget_all":
             return self.forget_all(principal, confirm=confirm)
-        id_ = str(validation.memory_id(memory_id))
+        id_ = self.resolve_memory_id(principal, memory_id)
         if action_ == "delete":
             return self.delete(principal, id_, reason=reason)
         if action_ == "update":
@@ -846,7 +858,32 @@ class MemoryService:
             return self.reinforce(principal, id_, evidence)  # type: ignore[arg-type]
         if action_ == "archive":
             return self.archive(principal, id_, reason=reason)
+        if action_ == "supersede":
+            other = self.resolve_memory_id(principal, replaces, "replaces")
+            return self.supersede(principal, id_, other, reason=reason)
         return self.restore(principal, id_)
+
+    def resolve_memory_id(
+        self, principal: Principal, memory_id: object, field: str = "memory_id"
+    ) -> str:
+        """A memory id as manage takes it: a whole id, or the beginning of one as the tools show
+        it (at least 8 hex digits) that names exactly one memory the principal sees, in any
+        status. A prefix no visible memory has (another user's only) answers like an unknown
+        id; one that begins several of them is refused."""
+        prefix = store.id_prefix(memory_id)
+        if prefix is None:
+            return str(validation.memory_id(memory_id, field))
+        self._require_read(principal)
+        with self._transaction(principal) as conn:  # the primary: a memory just saved counts
+            found = store.ids_with_prefix(conn, principal, prefix)
+        if not found:
+            raise MemoryNotFound(f"memory {prefix} not found")
+        if len(found) > 1:
+            raise InvalidInput(
+                f"{field} {prefix} is the beginning of more than one of your memories: "
+                "give more of it, or the whole id (detail: true shows whole ids)"
+            )
+        return str(found[0])
 
     def list_memories(
         self,

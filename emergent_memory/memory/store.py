@@ -7,6 +7,7 @@ see (DESIGN.md 5) is always part of the SQL, never a filter applied afterwards.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -449,6 +450,17 @@ INACTIVE_STATES = {
     "archived": ARCHIVED,
 }
 
+# The memories whose id begins with a prefix (the range of ids that share it), among those
+# the principal sees, in any status: what a short id the tools showed may name. Two at most
+# (more than one: the prefix is ambiguous).
+ID_PREFIX = """
+SELECT o.canonical_id FROM kb.graph_objects o
+WHERE o.type = 'Memory' AND o.is_head AND {visible}
+  AND o.canonical_id BETWEEN %(lowest)s AND %(highest)s
+ORDER BY o.canonical_id
+LIMIT 2
+"""
+
 # Live objects of the embedded types (EMBEDDED_TEXT) whose text property holds some text
 # and that have no vector from the model: memories, and episodes with a summary
 # (compatibility.LACKING_VECTOR, which the start-up check counts too).
@@ -658,6 +670,29 @@ def list_inactive(
     with conn.cursor(row_factory=class_row(InactiveRow)) as cur:
         cur.execute(statement, _params(principal, category=category, limit=limit), prepare=False)
         return cur.fetchall()
+
+
+# The beginning of a memory id as the tools show it (mcp/compact.py): 8 to 31 of its hex
+# digits, without dashes (a whole id, or a cut one with dashes, is not a prefix).
+SHORTEST_ID_PREFIX = 8
+_ID_PREFIX = re.compile(rf"[0-9a-fA-F]{{{SHORTEST_ID_PREFIX},31}}")
+
+
+def id_prefix(value: object) -> str | None:
+    """`value` in lower case when it is the beginning of an id as the tools show it, else
+    None."""
+    if isinstance(value, str) and _ID_PREFIX.fullmatch(value):
+        return value.lower()
+    return None
+
+
+def ids_with_prefix(conn: Connection[Any], principal: Principal, prefix: str) -> list[UUID]:
+    """At most two visible memories (any status) whose id's hex digits begin with `prefix`
+    (lower-case hex, at most 32 digits)."""
+    statement = sql.SQL(ID_PREFIX).format(visible=sql.SQL(VISIBLE))
+    lowest, highest = UUID(prefix.ljust(32, "0")), UUID(prefix.ljust(32, "f"))
+    rows = conn.execute(statement, _params(principal, lowest=lowest, highest=highest)).fetchall()
+    return [row[0] for row in rows]
 
 
 def live_conflicts(conn: Connection[Any], a: UUID, b: UUID) -> list[UUID]:
