@@ -296,6 +296,15 @@ def create_server(
                 "(memories recorded by then, valid then, not yet replaced or archived then)."
             ),
         ] = None,
+        min_relevance: Annotated[
+            float | None,
+            Field(
+                ge=0,
+                le=1,
+                description="Least relevance (0 to 1) of what comes back; lower finds more. "
+                "Default: the calibrated floor.",
+            ),
+        ] = None,
     ) -> RecallResult:
         return await call(
             holder.get().recall,
@@ -306,6 +315,7 @@ def create_server(
             include_episodes=include_episodes,
             include_archived=include_archived,
             as_of=as_of,
+            min_relevance=min_relevance,
         )
 
     @mcp.tool(
