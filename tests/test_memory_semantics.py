@@ -113,10 +113,12 @@ def test_min_relevance_asks_for_more_or_for_less(
     every = [m["id"] for m in everything["memories"]]
     assert ids == [target["id"]]
     # the floor only removes: what it keeps is in the recall's own order
-    assert len(ids) < len(every) and ids == [i for i in every if i in ids]
+    assert len(ids) < len(every)
+    assert ids == [i for i in every if i in ids]
     assert all(m["relevance"] >= LOCAL.recall_floor for m in default["memories"])
     assert min(m["relevance"] for m in everything["memories"]) < LOCAL.recall_floor
-    assert strict["memories"] == [] and strict["nothing_relevant"] is True
+    assert strict["memories"] == []
+    assert strict["nothing_relevant"] is True
     assert strict["min_relevance"] == 0.99
 
 
