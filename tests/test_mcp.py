@@ -126,6 +126,7 @@ async def test_the_four_tools_with_their_annotations_and_schemas(client: Client[
         "include_episodes",
         "include_archived",
         "as_of",
+        "min_relevance",
     }
     assert recall["properties"]["include_episodes"]["type"] == "boolean"
     assert recall["properties"]["include_episodes"]["default"] is False
@@ -179,7 +180,12 @@ async def test_recall_memories_searches_episodes_only_when_asked(
         )
 
     plain = await call(client, "recall_memories", query="session cache")
-    assert plain == {"memories": [], "degraded": False}
+    assert plain == {
+        "memories": [],
+        "degraded": False,
+        "min_relevance": 0.0,
+        "nothing_relevant": True,
+    }
     found = await call(client, "recall_memories", query="session cache", include_episodes=True)
     assert [item["id"] for item in found["episodes"]] == [str(episode.canonical_id)]
     assert found["episodes"][0]["turns"] == {"first": 0, "last": 3}
@@ -355,6 +361,7 @@ async def test_save_memory_reports_possible_duplicates_for_the_agent_to_judge(
         ("save_memory", {"content": "x", "category": "fact", "evidence": "e" * 501}, "evidence"),
         ("recall_memories", {"query": "x", "as_of": "soon"}, "as_of 'soon' is not an ISO 8601"),
         ("recall_memories", {"query": "x", "include_archived": "yes"}, "include_archived"),
+        ("recall_memories", {"query": "x", "min_relevance": 1.5}, "min_relevance"),
         (
             "manage_memory",
             {"action": "reinforce", "memory_id": str(uuid.uuid4())},

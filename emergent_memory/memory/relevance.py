@@ -120,7 +120,7 @@ LOCAL = RelevanceModel(
 # Per embedding model; a model nobody calibrated gets the local model's weights, with no floor
 # on recall and the local injection floor (its similarities are on another scale: what it
 # injects is not measured).
-CALIBRATED = {"all-MiniLM-L6-v2": LOCAL}
+CALIBRATED = {"sentence-transformers/all-MiniLM-L6-v2": LOCAL}
 DEFAULT = LOCAL
 
 
