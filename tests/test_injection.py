@@ -366,6 +366,37 @@ def test_the_relevance_floor_holds_with_the_real_model(
     assert ids(result) == [wifi]
 
 
+def test_a_rare_word_matched_by_full_text_is_injected_where_the_model_reads_little(
+    make_service: Callable[..., MemoryService],
+    local_embedder: LocalEmbeddings,
+    principal: Principal,
+) -> None:
+    service = make_service(local_embedder)
+    injection = make_injection(service, local_embedder, floor=relevance.LOCAL.injection_floor)
+    code = save(
+        service,
+        principal,
+        "Error E5178 from reporting means the upstream auth call timed out",
+        "fact",
+    )
+    # Portuguese: the local model reads English only
+    pix = save(
+        service,
+        principal,
+        "Na feirinha-api o webhook do Pix valida a assinatura com PIX_HMAC_KEY",
+        "fact",
+    )
+    save(service, principal, "The user's favourite pizza is margherita", "preference")
+    save(service, principal, "Staging runs on Kubernetes in eu-west", "fact")
+    # each similarity is far under the cosine floor injection had (0.59)
+    for prompt, memory in (
+        ("E5178 in the reporting job", code),
+        ("rotate PIX_HMAC_KEY on staging", pix),
+    ):
+        result = injection.context(principal, session_id=session(), event="prompt", prompt=prompt)
+        assert ids(result) == [memory]
+
+
 # -- isolation -----------------------------------------------------------------------------
 
 
