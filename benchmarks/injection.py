@@ -804,6 +804,9 @@ def run(
                     "no_floor": recall_quality(shipped, recalled, 0.0),
                 },
                 "cosine_floor_before": cosine_before(injected),
+                "cosine_floor_before_by_set": {
+                    s.name: cosine_before([p for p in injected if p.set == s.name]) for s in sets
+                },
                 "wrong_verdicts": wrong_verdicts(shipped, injected, shipped.injection_floor),
             }
             injecting = injection_config(settings, embedder.model_name)
@@ -877,6 +880,10 @@ def markdown(result: dict[str, Any]) -> str:
     lines.append(
         f"| the product end to end (InjectionService) | {_pr(result['product']['injection'])} |"
     )
+    for name, row in on_sets["cosine_floor_before_by_set"].items():
+        shipped_row = on_sets["by_regime"][f"set: {name}"]
+        lines.append(f"| `{name}`: the shipped model | {_pr(shipped_row)} |")
+        lines.append(f"| `{name}`: before, cosine >= {COSINE_FLOOR_BEFORE} | {_pr(row)} |")
     if "cross_validated" in result:
         cross = result["cross_validated"]
         lines += [
