@@ -151,13 +151,7 @@ def save(
     default=None,
     help="ISO 8601 date or date-time: what was believed true then.",
 )
-@click.option(
-    "--min-relevance",
-    type=float,
-    default=None,
-    help="Least relevance (0 to 1) of what is shown; lower finds more. Default: the "
-    "calibrated floor.",
-)
+@click.option("--min-relevance", type=float, help="Least relevance shown (0-1; lower: more).")
 @ACTOR_OPTION
 @PROJECT_OPTION
 @JSON_OPTION
@@ -201,9 +195,8 @@ def recall(
             scores = memory["scores"]
             similarity = scores["similarity"]
             click.echo(
-                f"{rank}. relevance {memory['relevance']:.3f}  score {memory['score']:.4f}  "
-                f"(text rank {scores['lexical_rank'] or '-'}"
-                f", vector rank {scores['vector_rank'] or '-'}"
+                f"{rank}. relevance {memory['relevance']:.3f}  score {memory['score']:.4f}  (text "
+                f"rank {scores['lexical_rank'] or '-'}, vector rank {scores['vector_rank'] or '-'}"
                 + (f", similarity {similarity:.2f}" if similarity is not None else "")
                 + ")"
             )

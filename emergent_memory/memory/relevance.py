@@ -34,6 +34,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from emergent_memory.errors import InvalidInput
+
 
 class Evidence(Protocol):
     """What relevance reads of a recall row (store.RecallRow)."""
@@ -100,6 +102,19 @@ def relevances(rows: Sequence[Evidence], fusion: Fusion, model: RelevanceModel) 
     """Each row's relevance to the query (rows: one recall's, which holds the closest memory:
     read RELEVANCE_WINDOW rows or more)."""
     return [model.of(*values) for values in features(rows, fusion)]
+
+
+def caller_floor(value: object) -> float | None:
+    """A caller's relevance floor (`min_relevance`): a number from 0 to 1; None: the
+    calibrated one."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        shown = repr(value) if isinstance(value, int | float) else type(value).__name__
+        raise InvalidInput(
+            f"min_relevance must be a number from 0 to 1 (lower finds more); got {shown}"
+        )
+    return float(value)
 
 
 # Rows a recall reads to judge relevance, however few it returns: the query's closest memory

@@ -717,7 +717,7 @@ class MemoryService:
         with_archived = validation.flag(include_archived, "include_archived")
         at = None if as_of is None else validity.as_of(as_of)
         session = validation.session_id(session_id)
-        floor = validation.min_relevance(min_relevance)
+        floor = relevance.caller_floor(min_relevance)
         if floor is None:
             floor = self._config.recall_min_relevance
         if session is not None and not with_episodes:

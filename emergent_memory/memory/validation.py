@@ -247,18 +247,6 @@ def confidence(value: object) -> float:
     return float(value)
 
 
-def min_relevance(value: object) -> float | None:
-    """A caller's relevance floor: a number from 0 to 1 (None: the calibrated one)."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-        shown = _number(value) if isinstance(value, int | float) else _json_type(value)
-        raise InvalidInput(
-            f"min_relevance must be a number from 0 to 1 (lower finds more); got {shown}"
-        )
-    return float(value)
-
-
 def context_name(value: object) -> str | None:
     """A context's name: one line; runs of spaces and tabs become one space."""
     if value is None:
