@@ -25,6 +25,9 @@ injection) and benchmarks/data/injection_prompts.json (coding-agent prompts, at 
 no answer, chat-like and non-English prompts and memories). In the second format a memory of
 scope "global" is the user's in every project (the product's scope "user"); in retrieval.json
 it is everyone's (detected by the memories' `importance` field; --global-means overrides).
+The sets share one database, each with its own users and projects: retrieval.json's global
+memories (everyone's) are visible to the other set's users too, as memories that never answer
+their prompts (with --data one set runs alone).
 
 Cross-validation: 5 folds stratified by set and kind, fixed seed; for each held-out fold the
 weights and both floors are chosen on the other four, and counted on the held-out prompts.
