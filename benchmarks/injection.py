@@ -318,7 +318,7 @@ def fit_weights(prompts: Sequence[Prompt]) -> np.ndarray:
 
 
 def model_of(
-    w: np.ndarray, recall_floor: float, injection_floor: float
+    w: np.ndarray, recall_floor: float, injection_floor: float, wordless: float = 0.0
 ) -> relevance.RelevanceModel:
     return relevance.RelevanceModel(
         intercept=round(float(w[0]), 3),
@@ -327,11 +327,27 @@ def model_of(
         gap=round(float(w[3]), 3),
         recall_floor=recall_floor,
         injection_floor=injection_floor,
+        wordless_similarity=wordless,
     )
 
 
 def scored(model: relevance.RelevanceModel, prompt: Prompt) -> list[float]:
-    return [model.of(p.similarity, p.coverage, p.gap) for p in prompt.pairs]
+    return relevance.scores([(p.similarity, p.coverage, p.gap) for p in prompt.pairs], model)
+
+
+def choose_wordless_similarity(prompts: Sequence[Prompt]) -> float:
+    """The highest similarity (0.00, 0.01, ... 0.50) below which a query sharing no word with
+    its candidates may be called unanchored without emptying any answerable query (its
+    filters applied) whose answer recall finds in its first 10."""
+    found = [
+        max(pair.similarity for pair in prompt.pairs)
+        for prompt in prompts
+        if prompt.pairs
+        and any(pair.relevant for pair in prompt.pairs[:10])
+        and all(pair.coverage <= 0 for pair in prompt.pairs)
+    ]
+    lowest = min(found, default=0.5)
+    return max((s / 100 for s in range(51) if s / 100 <= lowest), default=0.0)
 
 
 def injection_counts(
@@ -448,11 +464,13 @@ def calibrate_on(
     injected: Sequence[Prompt], recalled: Sequence[Prompt]
 ) -> relevance.RelevanceModel:
     weights = fit_weights(injected)
-    unfloored = model_of(weights, 0.0, 0.0)
+    wordless = choose_wordless_similarity(recalled)
+    unfloored = model_of(weights, 0.0, 0.0, wordless)
     return model_of(
         weights,
         choose_recall_floor(unfloored, recalled),
         choose_injection_floor(unfloored, injected),
+        wordless,
     )
 
 
@@ -841,6 +859,7 @@ def _model_json(model: relevance.RelevanceModel) -> dict[str, float]:
         "gap": model.gap,
         "recall_floor": model.recall_floor,
         "injection_floor": model.injection_floor,
+        "wordless_similarity": model.wordless_similarity,
     }
 
 

@@ -100,6 +100,30 @@ def test_a_query_about_nothing_remembered_finds_nothing_relevant_and_says_so(
     assert result["min_relevance"] == LOCAL.recall_floor
 
 
+def test_a_query_sharing_no_word_and_near_nothing_is_nothing_relevant(
+    floored: MemoryService, principal: Principal
+) -> None:
+    # the class: a nonsense query's nearest memory sits above the old similarity cut
+    # (0.15) in a store of many memories; it shares no word with any of them
+    seed(floored, principal)
+    floored.save(
+        principal,
+        "Tomás: ojo, el índice de Meilisearch ahora es `products_v3`; `products_v2` queda solo "
+        "de lectura",
+        "fact",
+    )
+    result = floored.recall(principal, "xyzzy frobnicate")
+    assert result["memories"] == []
+    assert result["nothing_relevant"] is True
+    # they are there for a caller who asks for everything, with no word in common, and each
+    # of relevance 0
+    everything = floored.recall(principal, "xyzzy frobnicate", min_relevance=0)["memories"]
+    similarities = [m["scores"]["similarity"] for m in everything]
+    assert 0.15 <= max(similarities) < LOCAL.wordless_similarity
+    assert all(m["scores"]["lexical_rank"] is None for m in everything)
+    assert {m["relevance"] for m in everything} == {0.0}
+
+
 def test_min_relevance_asks_for_more_or_for_less(
     floored: MemoryService, principal: Principal
 ) -> None:

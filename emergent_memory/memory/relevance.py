@@ -20,6 +20,12 @@ a logistic function of three pieces of evidence the recall row already holds:
 
 relevance = 1 / (1 + exp(-(intercept + a * similarity + b * coverage + c * gap)))
 
+except that a query with nothing in common with the memories has relevance 0 for every one of
+them: when no candidate shares a word with it (coverage 0 for all) and even the closest is
+less similar than `wordless_similarity` ("xyzzy frobnicate", "how do I bake sourdough bread"
+in a store about code). That floor is calibrated too: the highest similarity below which no
+labelled query whose answer recall finds shares no word with its candidates.
+
 The weights are fitted per embedding model by logistic regression on the labelled prompt sets
 (benchmarks/injection.py, benchmarks/README.md section 6), so a relevance of 0.8 means that
 about 8 in 10 memories scored so were relevant there. Two floors are calibrated on them: what
@@ -60,6 +66,9 @@ class RelevanceModel:
     gap: float
     recall_floor: float
     injection_floor: float
+    # below this similarity of the closest memory, a query that shares no word with any
+    # candidate has nothing relevant (see above)
+    wordless_similarity: float = 0.0
 
     def of(self, similarity: float, coverage: float, gap: float) -> float:
         z = self.intercept + self.similarity * similarity + self.coverage * coverage
@@ -101,7 +110,23 @@ def features(rows: Sequence[Evidence], fusion: Fusion) -> list[tuple[float, floa
 def relevances(rows: Sequence[Evidence], fusion: Fusion, model: RelevanceModel) -> list[float]:
     """Each row's relevance to the query (rows: one recall's, which holds the closest memory:
     read RELEVANCE_WINDOW rows or more)."""
-    return [model.of(*values) for values in features(rows, fusion)]
+    return scores(features(rows, fusion), model)
+
+
+def scores(values: Sequence[tuple[float, float, float]], model: RelevanceModel) -> list[float]:
+    """The relevance of each (similarity, coverage, gap) of one query's candidates: 0 for all
+    when the query has nothing in common with them (no shared word, none close enough)."""
+    if unanchored(values, model):
+        return [0.0] * len(values)
+    return [model.of(*value) for value in values]
+
+
+def unanchored(values: Sequence[tuple[float, float, float]], model: RelevanceModel) -> bool:
+    """No candidate shares a word with the query, and the closest is less similar than the
+    model's wordless_similarity."""
+    closest = max((similarity for similarity, _, _ in values), default=0.0)
+    no_word = all(coverage <= 0 for _, coverage, _ in values)
+    return no_word and closest < model.wordless_similarity
 
 
 def caller_floor(value: object) -> float | None:
@@ -131,6 +156,7 @@ LOCAL = RelevanceModel(
     gap=10.715,
     recall_floor=0.004,
     injection_floor=0.449,
+    wordless_similarity=0.2,
 )
 # Per embedding model; a model nobody calibrated gets the local model's weights, with no floor
 # on recall and the local injection floor (its similarities are on another scale: what it
