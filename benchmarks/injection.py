@@ -1,48 +1,63 @@
-"""Injection: the relevance floor of UserPromptSubmit, calibrated, and the precision of what
-the product injects.
+"""Injection and recall's relevance: the weights of relevance and its two floors, calibrated
+and cross-validated on labelled prompt sets, and what the product injects.
 
-A memory injected into a prompt that does not need it costs the user's context and the
-model's attention, so the floor is chosen for **precision first**: the lowest cosine
-similarity (prompt against memory, the local model all-MiniLM-L6-v2) at which at least
-TARGET_PRECISION of the injected memories are relevant; the lowest such floor keeps the most
-recall.
+Relevance (emergent_memory/memory/relevance.py) is a logistic function of three pieces of
+evidence the product's recall row holds for a (prompt, memory) pair: cosine similarity, the
+idf-weighted coverage of the prompt's words by the memory's full text, and the gap between the
+memory's similarity and the closest memory's. Its weights are fitted by logistic regression
+(L2 1e-2) on the pairs the product's recall returns (its 20 candidates, the injection's own
+call); what recall never returns is never injected and counts as missed.
 
-Calibration, on the labelled retrieval set (benchmarks/data/retrieval.json): each query is a
-prompt; its candidates are the memories the product could inject for it (visible to its user
-in its project, not superseded), labelled relevant when the set says they answer it. The
-floor alone decides (no rank or budget cut: those come after it in the product, and the
-second part measures them). Queries whose labels assume a recall filter (category_filter,
-scope_filter: without the filter, a memory of another category may answer them too) and
-queries shorter than the product's minimum prompt (they are never injected into) are left
-out. 5-fold cross-validation over queries, stratified by kind: for each held-out fold the
-floor is chosen on the other four and counted on the held-out queries; the shipped floor is
-the one chosen on all queries. Precision and recall are pooled over (query, memory) pairs.
+Two floors, each by a stated criterion and never by hand:
 
-The labels are strict: the set plants near misses (a neighbouring port, host, date or
-teammate) among each user's memories, and a near miss counts as irrelevant even where a
-person might find it useful. The precision here is a lower bound of the useful share.
+- injection (UserPromptSubmit): **precision first**, the lowest floor at which at least
+  TARGET_PRECISION of the injected memories are relevant, pooled over (prompt, memory) pairs;
+  the lowest such floor keeps the most recall;
+- recall (MCP, REST, dashboard): the highest floor at which recall's hit@10 and MRR@10 over
+  the answerable queries (with their category and scope filters, as benchmarks/quality.py
+  counts them) stay within RECALL_TOLERANCE of recall without a floor: the floor removes what
+  has no evidence, never an answer the quality benchmark counts.
 
-Then the product, end to end: the set's memories saved through the memory service (each
-user's as that user, as benchmarks/quality.py loads them, so that every label holds), and for
-each of the same prompts the real InjectionService (the configuration emergent_memory/app.py
-builds: the calibrated floor, the default budget of 500 tokens) injecting for the event
-"prompt" in a fresh session: the share of injected memories that are relevant (precision),
-the share of relevant ones injected (recall), the tokens used. Baselines in the same run, on
-the same database: the product's hybrid recall's top k (k = 1, 3, 5) with no floor and no
-budget, and its 20 candidates above the floor with no budget. And SessionStart: what one
-injection holds for each user in each of their projects (categories, tokens, how much of what
-the user sees).
+Labelled sets (the retrieval.json format: users, memories, queries with `relevant` keys and a
+`kind`): benchmarks/data/retrieval.json (section 2's set; prompts whose labels assume a
+category or scope filter, and those under the product's minimum of 3 words, are left out of
+injection) and benchmarks/data/injection_prompts.json (coding-agent prompts, at least 40% with
+no answer, chat-like and non-English prompts and memories). In the second format a memory of
+scope "global" is the user's in every project (the product's scope "user"); in retrieval.json
+it is everyone's (detected by the memories' `importance` field; --global-means overrides).
+The sets share one database, each with its own users and projects: retrieval.json's global
+memories (everyone's) are visible to the other set's users too, as memories that never answer
+their prompts (with --data one set runs alone).
+
+Cross-validation: 5 folds stratified by set and kind, fixed seed; for each held-out fold the
+weights and both floors are chosen on the other four, and counted on the held-out prompts.
+Reported per regime: each kind of prompt, English against other languages, prompts with no
+answer (how many got anything injected), and every wrong verdict of the shipped model.
+
+    python -m benchmarks.injection                      # calibrate on the shipped sets, report
+    python -m benchmarks.injection --data PATH [--data PATH2]   # calibrate on other sets
+    python -m benchmarks.injection --data PATH --data-only-eval # the shipped weights and
+                                                        # floors on PATH, once, no fitting
+
+Then the product, end to end, on the same database: InjectionService (the configuration
+emergent_memory/app.py builds: the calibrated floor, budget 500 tokens) for every prompt in a
+fresh session, against baselines from the same run (the cosine floor 0.59 shipped before, the
+recall's top k); and SessionStart for each user in each project: what each category gets, by
+turns, against the order before (corrections and instructions first).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
+import re
 import time
 import uuid
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -50,101 +65,319 @@ from pgvector import Vector
 
 from benchmarks import quality
 from benchmarks.common import DATA, CachedEmbeddings, bench_database, percentiles, write_result
-from emergent_memory.app import injection_config
+from emergent_memory import graph
+from emergent_memory.app import injection_config, memory_config
 from emergent_memory.db.pool import create_pool
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME
-from emergent_memory.memory import MemoryConfig, MemoryService, store
+from emergent_memory.errors import InvalidInput, SecretRejected
+from emergent_memory.memory import MemoryService, relevance, store
 from emergent_memory.memory.injection import (
     _WORD,  # the words the product counts in a prompt
     PROMPT_CANDIDATES,
-    Candidate,
-    InjectionConfig,
+    START_CANDIDATES,
+    START_ORDER,
     InjectionService,
     fit,
 )
+from emergent_memory.memory.records import conflict_state
 from emergent_memory.settings import Settings
 
 TARGET_PRECISION = 0.8
+RECALL_TOLERANCE = 0.005
 FOLDS, SEED = 5, 20240611
-# Floors tried, lowest first: 0.20, 0.21, ... 0.90.
-FLOORS = [round(0.20 + step / 100, 2) for step in range(71)]
+L2 = 1e-2
+# Floors tried: 0.000, 0.001, ... 1.000 (relevance is a probability; the recall floor is low).
+FLOORS = [step / 1000 for step in range(1001)]
 # Kinds whose labels assume a recall filter that injection does not apply.
 FILTERED_KINDS = frozenset({"category_filter", "scope_filter"})
+SETS = [DATA / "retrieval.json", DATA / "injection_prompts.json"]
+# The cosine floor shipped before relevance (all-MiniLM-L6-v2), measured as a baseline.
+COSINE_FLOOR_BEFORE = 0.59
+# Queries of no meaning, asked of every user's store: recall should find nothing relevant.
+NONSENSE = ("xyzzy frobnicate", "qwpoeiru zxmcnvb lkjasd", "blorft wibble snargle")
+_LETTER = re.compile(r"[^\W\d_]")
 
 
-@dataclass(frozen=True)
-class Labelled:
-    """Per query (a prompt), its candidates' similarities and which of them are relevant."""
-
-    keys: list[str]
-    kinds: list[str]
-    similarities: list[np.ndarray]
-    relevant: list[np.ndarray]
-    left_out: dict[str, int]
+# -- the labelled sets --------------------------------------------------------------------
 
 
-def visible(memory: dict[str, Any], query: dict[str, Any]) -> bool:
-    """The retrieval set's visibility rule (its description; the product's kb.visible_to)."""
-    if memory["scope"] == "global":
-        return True
-    if memory["user"] != query["user"]:
-        return False
-    return bool(memory["scope"] == "user" or memory["project"] == query["project"])
+@dataclass
+class LabelledSet:
+    """One labelled file: its users, memories and queries, and how its scopes map to the
+    product's."""
+
+    name: str
+    users: list[dict[str, Any]]
+    memories: list[dict[str, Any]]
+    queries: list[dict[str, Any]]
+    global_means: str  # "everyone" (retrieval.json) or "user" (the prompt-set format)
+    ids: dict[str, uuid.UUID] = field(default_factory=dict)
+    refused: list[str] = field(default_factory=list)
+
+    def uid(self, key: str) -> str:
+        return f"{self.name}:{key}"
+
+    def scope_of(self, memory: dict[str, Any]) -> str:
+        if memory["scope"] == "global" and self.global_means == "user":
+            return "user"
+        return str(memory["scope"])
 
 
-def prompts_of(queries: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    """The queries that are prompts injection would answer, and how many were left out why."""
-    min_words = Settings.model_fields["injection_min_prompt_words"].default
-    left_out: Counter[str] = Counter()
-    kept = []
-    for query in queries:
-        if query["kind"] in FILTERED_KINDS:
-            left_out["labels assume a recall filter"] += 1
-        elif len(_WORD.findall(query["query"])) < min_words:
-            left_out[f"fewer than {min_words} words (never injected into)"] += 1
-        else:
-            kept.append(query)
-    return kept, dict(left_out)
-
-
-def labelled_prompts(embedder: CachedEmbeddings, limit: int | None = None) -> Labelled:
-    data = json.loads((DATA / "retrieval.json").read_text())
-    memories = [m for m in data["memories"] if not m.get("superseded_by")]
-    queries, left_out = prompts_of(data["queries"])
-    if limit:
-        queries = queries[:: max(1, len(queries) // limit)][:limit]
-    # query and document vectors are computed alike by the local model (no prefixes), and
-    # normalised: the dot product is the cosine similarity the product's recall reports
-    documents = np.stack(embedder.vectors([m["content"] for m in memories], "d"))
-    prompts = np.stack(embedder.vectors([q["query"] for q in queries], "q"))
-    embedder.save()
-    similarity = prompts @ documents.T
-    sims, relevant = [], []
-    for row, query in zip(similarity, queries, strict=True):
-        seen = [i for i, m in enumerate(memories) if visible(m, query)]
-        sims.append(row[seen])
-        relevant.append(np.asarray([memories[i]["key"] in query["relevant"] for i in seen]))
-    return Labelled(
-        keys=[q["key"] for q in queries],
-        kinds=[q["kind"] for q in queries],
-        similarities=sims,
-        relevant=relevant,
-        left_out=left_out,
+def read_set(path: Path, global_means: str | None = None) -> LabelledSet:
+    data = json.loads(path.read_text())
+    if global_means is None:
+        prompt_format = any("importance" in m for m in data["memories"])
+        global_means = "user" if prompt_format else "everyone"
+    return LabelledSet(
+        name=path.stem,
+        users=data["users"],
+        memories=data["memories"],
+        queries=data["queries"],
+        global_means=global_means,
     )
 
 
-def counts(data: Labelled, members: list[int], floor: float) -> dict[str, int]:
-    """Pooled over the member queries: injected, relevant among them, relevant in all."""
-    injected = hits = relevant = 0
-    for i in members:
-        chosen = data.similarities[i] >= floor
-        injected += int(chosen.sum())
-        hits += int((chosen & data.relevant[i]).sum())
-        relevant += int(data.relevant[i].sum())
-    return {"injected": injected, "relevant_injected": hits, "relevant": relevant}
+def principal_of(labelled: LabelledSet, user: str, project: str, admin: bool = False) -> Any:
+    # each set's users are its own: the set's name keeps them apart in one database
+    return quality.principal_of(labelled.uid(user), labelled.uid(project), admin)
 
 
-def scores(counted: dict[str, int]) -> dict[str, float]:
+def load(service: MemoryService, labelled: LabelledSet) -> None:
+    """Save the set's memories through the memory service, each as its user in its project;
+    then mark the superseded ones (the set says what supersedes what: no dedup)."""
+    for memory in labelled.memories:
+        principal = principal_of(labelled, memory["user"], memory["project"], admin=True)
+        importance = memory.get("importance")
+        try:
+            saved = service.save(
+                principal,
+                memory["content"],
+                memory["category"],
+                source=memory.get("source", "inferred"),
+                scope=labelled.scope_of(memory),
+                importance=None if importance in (None, "normal") else importance,
+            )
+        except (InvalidInput, SecretRejected):
+            labelled.refused.append(memory["key"])
+            continue
+        labelled.ids[memory["key"]] = uuid.UUID(saved["memory"]["id"])
+    with service.pool.connection() as conn, conn.transaction():
+        for memory in labelled.memories:
+            newer = memory.get("superseded_by")
+            if newer and newer in labelled.ids and memory["key"] in labelled.ids:
+                old_id, new_id = labelled.ids[memory["key"]], labelled.ids[newer]
+                graph.create_relationship(
+                    conn,
+                    project_id=quality.ident("project", labelled.uid(memory["project"])),
+                    type="SUPERSEDES",
+                    src_id=new_id,
+                    dst_id=old_id,
+                    actor_id=quality.ident("user", labelled.uid(memory["user"])),
+                )
+                graph.update_object(conn, old_id, properties={"superseded_by": str(new_id)})
+
+
+def is_other_language(text: str) -> bool:
+    """Text the local model reads poorly: many letters outside ASCII (accents, CJK, Cyrillic)."""
+    letters = _LETTER.findall(text)
+    return bool(letters) and sum(ch > "\x7f" for ch in letters) / len(letters) >= 0.1
+
+
+def foreign(item: dict[str, Any], text: str) -> bool:
+    """Not English: by the item's `lang` (ISO 639-1) when the set gives it, else by its
+    letters."""
+    lang = item.get("lang")
+    return is_other_language(text) if lang is None else lang != "en"
+
+
+def regimes(labelled: LabelledSet, query: dict[str, Any]) -> list[str]:
+    """The regimes a prompt belongs to: its kind, its language, whether it has an answer and
+    in which language that is written."""
+    by_key = {m["key"]: m for m in labelled.memories}
+    answers = [by_key[k] for k in query["relevant"] if k in by_key]
+    names = [
+        f"kind: {query['kind']}",
+        "prompt: other language" if foreign(query, query["query"]) else "prompt: English",
+    ]
+    if not answers:
+        return [*names, "answer: none"]
+    if any(foreign(m, m["content"]) for m in answers):
+        return [*names, "answer: some", "answer: a memory in another language"]
+    return [*names, "answer: some"]
+
+
+# -- what recall returns for each prompt ------------------------------------------------------
+
+
+@dataclass
+class Pair:
+    memory: str  # the memory's key, with its set's name ("retrieval:m001")
+    similarity: float
+    coverage: float
+    gap: float
+    relevant: bool
+    outranked: bool
+
+
+@dataclass
+class Prompt:
+    """A prompt (or query) of a set, with what the product's recall returned for it."""
+
+    key: str
+    set: str
+    kind: str
+    text: str
+    regimes: list[str]
+    relevant: int  # how many memories answer it (labelled, found or not)
+    pairs: list[Pair]  # recall's rows in its order (injection: no filter; recall: its filter)
+    injectable: bool  # injection would answer it (no filter assumed, at least 3 words)
+
+    @property
+    def uid(self) -> str:
+        return f"{self.set}:{self.key}"
+
+
+def collect(
+    memory: MemoryService, embedder: CachedEmbeddings, sets: Sequence[LabelledSet]
+) -> tuple[list[Prompt], list[Prompt]]:
+    """For every query: recall's candidates as injection reads them (no filter) and as recall
+    reads them (the query's filters): each row's evidence and label."""
+    config = memory_config(Settings(), embedder.model_name)
+    min_words = Settings.model_fields["injection_min_prompt_words"].default
+    injected: list[Prompt] = []
+    recalled: list[Prompt] = []
+    keys = {uid: labelled.uid(key) for labelled in sets for key, uid in labelled.ids.items()}
+    with memory.pool.connection() as conn:
+        for labelled in sets:
+            vectors = embedder.vectors([q["query"] for q in labelled.queries], "q")
+            for query, vector in zip(labelled.queries, vectors, strict=True):
+                wanted = {labelled.uid(k) for k in query["relevant"]}
+                principal = principal_of(labelled, query["user"], query["project"])
+                injectable = (
+                    query["kind"] not in FILTERED_KINDS
+                    and len(_WORD.findall(query["query"])) >= min_words
+                )
+                for filtered, into in ((False, injected), (True, recalled)):
+                    if not filtered and not injectable:
+                        continue
+                    rows = store.recall(
+                        conn,
+                        principal,
+                        query=query["query"],
+                        embedding=Vector(vector.tolist()),
+                        model=embedder.model_name,
+                        category=query.get("category") if filtered else None,
+                        scope=query.get("scope") if filtered else None,
+                        limit=PROMPT_CANDIDATES,
+                        **config.recall_tuning,
+                    )
+                    conn.rollback()
+                    values = relevance.features(rows, config.fusion)
+                    pairs = [
+                        Pair(keys[row.id], s, c, g, keys[row.id] in wanted,
+                             conflict_state(row) == "outranked")
+                        for row, (s, c, g) in zip(rows, values, strict=True)
+                    ]  # fmt: skip
+                    into.append(
+                        Prompt(
+                            query["key"],
+                            labelled.name,
+                            query["kind"],
+                            query["query"],
+                            regimes(labelled, query),
+                            len(wanted),
+                            pairs,
+                            injectable,
+                        )
+                    )
+    return injected, recalled
+
+
+# -- the model: fitting and floors ----------------------------------------------------------
+
+
+def design(pairs: Sequence[Pair]) -> np.ndarray:
+    return np.asarray([[1.0, p.similarity, p.coverage, p.gap] for p in pairs]).reshape(-1, 4)
+
+
+def fit_weights(prompts: Sequence[Prompt]) -> np.ndarray:
+    """Logistic regression (Newton's method, L2) of relevant on the evidence."""
+    pairs = [pair for prompt in prompts for pair in prompt.pairs]
+    x = design(pairs)
+    y = np.asarray([pair.relevant for pair in pairs], dtype=float)
+    w = np.zeros(x.shape[1])
+    for _ in range(100):
+        p = 1 / (1 + np.exp(-np.clip(x @ w, -60, 60)))
+        gradient = x.T @ (p - y) + L2 * w
+        hessian = (x * (p * (1 - p))[:, None]).T @ x + L2 * np.eye(len(w))
+        step = np.linalg.solve(hessian, gradient)
+        w -= step
+        if np.abs(step).max() < 1e-9:
+            break
+    return w
+
+
+def model_of(
+    w: np.ndarray, recall_floor: float, injection_floor: float, wordless: float = 0.0
+) -> relevance.RelevanceModel:
+    return relevance.RelevanceModel(
+        intercept=round(float(w[0]), 3),
+        similarity=round(float(w[1]), 3),
+        coverage=round(float(w[2]), 3),
+        gap=round(float(w[3]), 3),
+        recall_floor=recall_floor,
+        injection_floor=injection_floor,
+        wordless_similarity=wordless,
+    )
+
+
+def scored(model: relevance.RelevanceModel, prompt: Prompt) -> list[float]:
+    return relevance.scores([(p.similarity, p.coverage, p.gap) for p in prompt.pairs], model)
+
+
+def choose_wordless_similarity(prompts: Sequence[Prompt]) -> float:
+    """The highest similarity (0.00, 0.01, ... 0.50) below which a query sharing no word with
+    its candidates may be called unanchored without emptying any answerable query (its
+    filters applied) whose answer recall finds in its first 10."""
+    found = [
+        max(pair.similarity for pair in prompt.pairs)
+        for prompt in prompts
+        if prompt.pairs
+        and any(pair.relevant for pair in prompt.pairs[:10])
+        and all(pair.coverage <= 0 for pair in prompt.pairs)
+    ]
+    lowest = min(found, default=0.5)
+    return max((s / 100 for s in range(51) if s / 100 <= lowest), default=0.0)
+
+
+def injection_counts(
+    model: relevance.RelevanceModel, prompts: Sequence[Prompt], floor: float
+) -> dict[str, int]:
+    """Pooled over the prompts: injected, relevant among them, relevant in all; no-answer
+    prompts and how many got anything."""
+    injected = hits = relevant = empty = empty_into = 0
+    for prompt in prompts:
+        chosen = [
+            pair
+            for pair, value in zip(prompt.pairs, scored(model, prompt), strict=True)
+            if value >= floor and not pair.outranked
+        ]
+        injected += len(chosen)
+        hits += sum(pair.relevant for pair in chosen)
+        relevant += prompt.relevant
+        if not prompt.relevant:
+            empty += 1
+            empty_into += bool(chosen)
+    return {
+        "injected": injected,
+        "relevant_injected": hits,
+        "relevant": relevant,
+        "no_answer_prompts": empty,
+        "no_answer_injected_into": empty_into,
+    }
+
+
+def scores(counted: dict[str, int]) -> dict[str, Any]:
     injected, hits = counted["injected"], counted["relevant_injected"]
     relevant = counted["relevant"]
     return {
@@ -154,574 +387,655 @@ def scores(counted: dict[str, int]) -> dict[str, float]:
     }
 
 
-def choose(data: Labelled, members: list[int]) -> float:
-    """The lowest floor whose pooled precision over the members reaches TARGET_PRECISION (the
-    most recall at that precision); if none does, the floor of highest precision."""
-    rows = [(floor, scores(counts(data, members, floor))) for floor in FLOORS]
-    for floor, row in rows:
-        if row["injected"] and row["precision"] >= TARGET_PRECISION:
-            return floor
-    return max(rows, key=lambda r: (r[1]["precision"], r[1]["recall"]))[0]
+def choose_injection_floor(model: relevance.RelevanceModel, prompts: Sequence[Prompt]) -> float:
+    """The lowest floor whose pooled precision reaches TARGET_PRECISION; if none does, 1."""
+    values = sorted(
+        (
+            (value, pair.relevant)
+            for prompt in prompts
+            for pair, value in zip(prompt.pairs, scored(model, prompt), strict=True)
+            if not pair.outranked
+        ),
+        reverse=True,
+    )
+    # precision of "value >= floor" for each floor, from the counts above it
+    best = 1.0
+    hits = taken = 0
+    index = 0
+    for floor in reversed(FLOORS):
+        while index < len(values) and values[index][0] >= floor:
+            hits += values[index][1]
+            taken += 1
+            index += 1
+        if taken and hits >= TARGET_PRECISION * taken:
+            best = floor
+    return best
 
 
-def folds(kinds: list[str]) -> list[int]:
-    """A fold number per query: each kind shuffled with a fixed seed, dealt round robin."""
+def recall_quality(
+    model: relevance.RelevanceModel, prompts: Sequence[Prompt], floor: float
+) -> dict[str, Any]:
+    """hit@10, MRR@10 over the answerable queries (their filters applied), the share of the
+    relevant memories in the top 10 that the floor keeps, and the queries without an answer
+    that come back empty."""
+    hit = mrr = kept = found = 0.0
+    answerable = empty = emptied = returned = 0
+    for prompt in prompts:
+        top = list(zip(prompt.pairs[:10], scored(model, prompt)[:10], strict=True))
+        shown = [pair for pair, value in top if value >= floor]
+        returned += len(shown)
+        found += sum(pair.relevant for pair, _ in top)
+        kept += sum(pair.relevant for pair in shown)
+        if prompt.relevant:
+            answerable += 1
+            rank = next((i + 1 for i, pair in enumerate(shown) if pair.relevant), None)
+            hit += rank is not None
+            mrr += 1 / rank if rank else 0.0
+        else:
+            empty += 1
+            emptied += not shown
+    return {
+        "hit@10": round(hit / answerable, 4) if answerable else 0.0,
+        "mrr@10": round(mrr / answerable, 4) if answerable else 0.0,
+        "relevant_kept": round(kept / found, 4) if found else 1.0,
+        "returned_per_query": round(returned / len(prompts), 2) if prompts else 0.0,
+        "no_answer_queries": empty,
+        "no_answer_emptied": emptied,
+    }
+
+
+def choose_recall_floor(model: relevance.RelevanceModel, prompts: Sequence[Prompt]) -> float:
+    """The highest floor at which hit@10 and MRR@10 stay within RECALL_TOLERANCE of no floor."""
+    base = recall_quality(model, prompts, 0.0)
+    best = 0.0
+    for floor in FLOORS[:200]:  # 0 to 0.199: beyond, answers are cut
+        row = recall_quality(model, prompts, floor)
+        if (
+            row["hit@10"] >= base["hit@10"] - RECALL_TOLERANCE
+            and row["mrr@10"] >= base["mrr@10"] - RECALL_TOLERANCE
+        ):
+            best = floor
+        else:
+            break
+    return best
+
+
+def calibrate_on(
+    injected: Sequence[Prompt], recalled: Sequence[Prompt]
+) -> relevance.RelevanceModel:
+    weights = fit_weights(injected)
+    wordless = choose_wordless_similarity(recalled)
+    unfloored = model_of(weights, 0.0, 0.0, wordless)
+    return model_of(
+        weights,
+        choose_recall_floor(unfloored, recalled),
+        choose_injection_floor(unfloored, injected),
+        wordless,
+    )
+
+
+def folds(prompts: Sequence[Prompt]) -> dict[str, int]:
+    """A fold per query (by set and key): each (set, kind) shuffled with a fixed seed, dealt
+    round robin; a query's injection and recall rows share its fold."""
     rng = random.Random(SEED)
-    fold = [0] * len(kinds)
-    for kind in sorted(set(kinds)):
-        members = [i for i, k in enumerate(kinds) if k == kind]
+    fold: dict[str, int] = {}
+    groups: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for prompt in prompts:
+        groups[(prompt.set, prompt.kind)].append(prompt.uid)
+    for group in sorted(groups):
+        members = sorted(set(groups[group]))
         rng.shuffle(members)
-        for position, i in enumerate(members):
-            fold[i] = position % FOLDS
+        for position, uid in enumerate(members):
+            fold[uid] = position % FOLDS
     return fold
 
 
-def calibrate(data: Labelled) -> dict[str, Any]:
-    everyone = list(range(len(data.keys)))
-    fold = folds(data.kinds)
+def by_regime(
+    model: relevance.RelevanceModel, prompts: Sequence[Prompt], floor: float
+) -> dict[str, dict[str, Any]]:
+    names = sorted({name for prompt in prompts for name in prompt.regimes})
+    table = {}
+    for name in names:
+        members = [p for p in prompts if name in p.regimes]
+        table[name] = scores(injection_counts(model, members, floor)) | {"prompts": len(members)}
+    for labelled in sorted({p.set for p in prompts}):
+        members = [p for p in prompts if p.set == labelled]
+        table[f"set: {labelled}"] = scores(injection_counts(model, members, floor)) | {
+            "prompts": len(members)
+        }
+    return table
+
+
+def cross_validate(injected: Sequence[Prompt], recalled: Sequence[Prompt]) -> dict[str, Any]:
+    fold = folds([*injected, *recalled])
     per_fold = []
-    pooled = Counter[str]()
+    pooled: Counter[str] = Counter()
+    held_out: list[tuple[relevance.RelevanceModel, Prompt]] = []
+    recall_rows = []
     for k in range(FOLDS):
-        train = [i for i in everyone if fold[i] != k]
-        test = [i for i in everyone if fold[i] == k]
-        floor = choose(data, train)
-        counted = counts(data, test, floor)
+        train_i = [p for p in injected if fold[p.uid] != k]
+        train_r = [p for p in recalled if fold[p.uid] != k]
+        test_i = [p for p in injected if fold[p.uid] == k]
+        test_r = [p for p in recalled if fold[p.uid] == k]
+        model = calibrate_on(train_i, train_r)
+        counted = injection_counts(model, test_i, model.injection_floor)
         pooled.update(counted)
+        held_out += [(model, p) for p in test_i]
+        recall_rows.append(
+            {
+                "with_floor": recall_quality(model, test_r, model.recall_floor),
+                "no_floor": recall_quality(model, test_r, 0.0),
+                "queries": len(test_r),
+            }
+        )
         per_fold.append(
             {
                 "fold": k,
-                "queries": len(test),
-                "floor": floor,
-                "train": scores(counts(data, train, floor)),
+                "prompts": len(test_i),
+                "weights": [model.intercept, model.similarity, model.coverage, model.gap],
+                "injection_floor": model.injection_floor,
+                "recall_floor": model.recall_floor,
+                "train": scores(injection_counts(model, train_i, model.injection_floor)),
                 "test": scores(counted),
             }
         )
-    floor = choose(data, everyone)
-    relevant = np.concatenate([s[r] for s, r in zip(data.similarities, data.relevant, strict=True)])
-    other = np.concatenate([s[~r] for s, r in zip(data.similarities, data.relevant, strict=True)])
-    by_kind: dict[str, dict[str, Any]] = {}
-    for kind in sorted(set(data.kinds)):
-        members = [i for i in everyone if data.kinds[i] == kind]
-        with_any = sum(bool((data.similarities[i] >= floor).any()) for i in members)
-        by_kind[kind] = scores(counts(data, members, floor)) | {
-            "queries": len(members),
-            "queries_injected_into": with_any,
-        }
+    # per regime, each prompt judged by the model of the folds it was held out of
+    regime_counts: dict[str, Counter[str]] = defaultdict(Counter)
+    for model, prompt in held_out:
+        counted = injection_counts(model, [prompt], model.injection_floor)
+        for name in [*prompt.regimes, f"set: {prompt.set}"]:
+            regime_counts[name].update(counted | {"prompts": 1})
     return {
-        "floor": floor,
-        "in_sample": scores(counts(data, everyone, floor)),
-        "cross_validated": scores(dict(pooled)),
+        "injection": scores(dict(pooled)),
         "folds": per_fold,
-        "by_kind": by_kind,
-        "sweep": [{"floor": f} | scores(counts(data, everyone, f)) for f in FLOORS],
-        "similarity": {
-            "relevant": _spread(relevant),
-            "irrelevant": _spread(other),
+        "by_regime": {name: scores(dict(c)) for name, c in sorted(regime_counts.items())},
+        "recall": {
+            name: {
+                metric: round(
+                    sum(r[name][metric] * r["queries"] for r in recall_rows)
+                    / max(1, sum(r["queries"] for r in recall_rows)),
+                    4,
+                )
+                for metric in ("hit@10", "mrr@10", "relevant_kept", "returned_per_query")
+            }
+            | {
+                "no_answer_emptied": sum(r[name]["no_answer_emptied"] for r in recall_rows),
+                "no_answer_queries": sum(r[name]["no_answer_queries"] for r in recall_rows),
+            }
+            for name in ("with_floor", "no_floor")
         },
     }
 
 
-def _spread(values: np.ndarray) -> dict[str, float]:
-    points = {"p05": 5, "p25": 25, "p50": 50, "p75": 75, "p95": 95, "p99": 99}
-    return {"n": len(values)} | {
-        name: round(float(np.percentile(values, p)), 3) for name, p in points.items()
-    }
+def wrong_verdicts(
+    model: relevance.RelevanceModel, prompts: Sequence[Prompt], floor: float
+) -> list[dict[str, Any]]:
+    """Every (prompt, memory) the model judges wrongly at `floor`: injected but not relevant,
+    or relevant and recalled but not injected; and relevant memories recall never returned."""
+    wrong = []
+    for prompt in prompts:
+        seen = set()
+        for pair, value in zip(prompt.pairs, scored(model, prompt), strict=True):
+            seen.add(pair.memory)
+            injected = value >= floor and not pair.outranked
+            if injected != pair.relevant:
+                wrong.append(
+                    {
+                        "prompt": prompt.uid,
+                        "memory": pair.memory,
+                        "relevance": round(value, 4),
+                        "verdict": "injected, not relevant"
+                        if injected
+                        else "relevant, not injected",
+                        "kind": prompt.kind,
+                    }
+                )
+        missing = prompt.relevant - sum(pair.relevant for pair in prompt.pairs)
+        if missing > 0:
+            wrong.append(
+                {
+                    "prompt": prompt.uid,
+                    "memory": f"{missing} not among recall's {PROMPT_CANDIDATES} candidates",
+                    "relevance": None,
+                    "verdict": "relevant, not recalled",
+                    "kind": prompt.kind,
+                }
+            )
+    return wrong
+
+
+def cosine_before(injected: Sequence[Prompt]) -> dict[str, Any]:
+    """Today's rule measured on the same rows: cosine >= 0.59 (no outranked side)."""
+    injected_n = hits = relevant = empty = empty_into = 0
+    for prompt in injected:
+        chosen = [
+            p for p in prompt.pairs if p.similarity >= COSINE_FLOOR_BEFORE and not p.outranked
+        ]
+        injected_n += len(chosen)
+        hits += sum(p.relevant for p in chosen)
+        relevant += prompt.relevant
+        if not prompt.relevant:
+            empty += 1
+            empty_into += bool(chosen)
+    return scores(
+        {
+            "injected": injected_n,
+            "relevant_injected": hits,
+            "relevant": relevant,
+            "no_answer_prompts": empty,
+            "no_answer_injected_into": empty_into,
+        }
+    )
 
 
 # -- the product, end to end ----------------------------------------------------------------
 
-TOP_K = (1, 3, 5)
-# Candidates the baselines read from the product's recall: as many as the injection reads.
-CANDIDATES = PROMPT_CANDIDATES
-
-
-def tally(
-    devset: quality.DevSet,
-    prompts: Sequence[dict[str, Any]],
-    chosen: dict[str, list[Candidate]],
-) -> dict[str, Any]:
-    """Pooled precision and recall of what was chosen per prompt; the tokens it costs as an
-    injection (the product's estimator and text); leaks: another user's memories (must be 0)."""
-    injected = hits = relevant = leaks = 0
-    tokens: list[float] = []
-    for prompt in prompts:
-        memories = chosen[prompt["key"]]
-        wanted = {devset.ids[key] for key in prompt["relevant"]}
-        injected += len(memories)
-        hits += sum(memory.id in wanted for memory in memories)
-        relevant += len(wanted)
-        for memory in memories:
-            owner = devset.owner[memory.id]
-            leaks += owner["scope"] != "global" and owner["user"] != prompt["user"]
-        if memories:
-            tokens.append(fit(memories, set(), 10**9)[2])
-    return scores({"injected": injected, "relevant_injected": hits, "relevant": relevant}) | {
-        "prompts": len(prompts),
-        "prompts_injected_into": len(tokens),
-        "memories_per_injection": round(injected / len(tokens), 2) if tokens else 0.0,
-        "tokens_per_injection": percentiles(tokens) if tokens else None,
-        "leaks": leaks,
-    }
-
-
-def by_kind(
-    devset: quality.DevSet,
-    prompts: Sequence[dict[str, Any]],
-    chosen: dict[str, list[Candidate]],
-) -> dict[str, dict[str, Any]]:
-    kinds = sorted({p["kind"] for p in prompts})
-    return {
-        kind: tally(devset, [p for p in prompts if p["kind"] == kind], chosen) for kind in kinds
-    }
-
 
 def prompt_injections(
-    service: InjectionService, devset: quality.DevSet, prompts: Sequence[dict[str, Any]]
-) -> tuple[dict[str, list[Candidate]], list[float], int]:
-    """The product's injection for each prompt, each in a fresh session; its wall times; the
-    largest estimated tokens it reported."""
-    chosen: dict[str, list[Candidate]] = {}
-    times: list[float] = []
-    reported = 0
+    service: InjectionService, labelled: LabelledSet, prompts: Sequence[Prompt]
+) -> dict[str, list[str]]:
+    """The memory keys the product injects for each prompt, each in a fresh session."""
+    keys = {uid: key for key, uid in labelled.ids.items()}
+    by_key = {q["key"]: q for q in labelled.queries}
+    others = "another set's memory"
+    chosen: dict[str, list[str]] = {}
     for prompt in prompts:
-        principal = quality.principal_of(prompt["user"], prompt["project"])
-        start = time.perf_counter()
+        if prompt.set != labelled.name:
+            continue
+        query = by_key[prompt.key]
         result = service.context(
-            principal,
-            session_id=f"benchmark-{prompt['key']}-{uuid.uuid4()}",
+            principal_of(labelled, query["user"], query["project"]),
+            session_id=f"benchmark-{prompt.key}-{uuid.uuid4()}",
             event="prompt",
             client="benchmark",
-            prompt=prompt["query"],
+            prompt=query["query"],
         )
-        times.append((time.perf_counter() - start) * 1000)
-        reported = max(reported, result["estimated_tokens"])
-        chosen[prompt["key"]] = [
-            Candidate(uuid.UUID(m["id"]), m["content"], m["category"]) for m in result["memories"]
-        ]
-    return chosen, times, reported
-
-
-Recalled = dict[str, list[tuple[Candidate, float | None]]]
-
-
-def recalled(
-    service: MemoryService,
-    embedder: CachedEmbeddings,
-    config: InjectionConfig,
-    prompts: Sequence[dict[str, Any]],
-) -> Recalled:
-    """The product's hybrid recall of each prompt (the injection's own call, CANDIDATES
-    long): the candidates in its order, each with its cosine similarity to the prompt."""
-    vectors = embedder.vectors([p["query"] for p in prompts], "q")
-    found: Recalled = {}
-    with service.pool.connection() as conn:
-        for prompt, vector in zip(prompts, vectors, strict=True):
-            rows = store.recall(
-                conn,
-                quality.principal_of(prompt["user"], prompt["project"]),
-                query=prompt["query"],
-                embedding=Vector(vector.tolist()),
-                model=embedder.model_name,
-                category=None,
-                scope=None,
-                limit=CANDIDATES,
-                **config.recall_tuning,
-            )
-            conn.rollback()
-            found[prompt["key"]] = [
-                (Candidate(row.id, row.content, row.category), row.similarity) for row in rows
-            ]
-    return found
-
-
-def baselines(found: Recalled, floor: float) -> dict[str, dict[str, list[Candidate]]]:
-    """The recall's top k with no floor and no budget; its candidates above the floor with no
-    budget."""
-    chosen: dict[str, dict[str, list[Candidate]]] = {f"top {k}": {} for k in TOP_K}
-    chosen["floor, no budget"] = {}
-    for key, rows in found.items():
-        for k in TOP_K:
-            chosen[f"top {k}"][key] = [candidate for candidate, _ in rows[:k]]
-        chosen["floor, no budget"][key] = [
-            candidate
-            for candidate, similarity in rows
-            if similarity is not None and similarity >= floor
-        ]
+        chosen[prompt.uid] = [keys.get(uuid.UUID(m["id"]), others) for m in result["memories"]]
     return chosen
 
 
-# -- an alternative rule: the recall's first result from a lower floor --------------------------
-
-FIRST_FLOORS = [round(0.20 + step / 100, 2) for step in range(41)]  # 0.20 .. 0.60
-REST_FLOORS = [round(0.50 + step / 100, 2) for step in range(41)]  # 0.50 .. 0.90
-
-
-def first_result_rule(
-    devset: quality.DevSet, prompts: Sequence[dict[str, Any]], found: Recalled
+def product_tally(
+    sets: Sequence[LabelledSet], prompts: Sequence[Prompt], chosen: dict[str, list[str]]
 ) -> dict[str, Any]:
-    """Cross-validates "the recall's first result from floor `first`, every other from floor
-    `rest`" (first <= rest) like the single floor: on the training folds the pair of most
-    recall at precision >= TARGET_PRECISION (ties: the higher floors), counted on the held-out
-    fold. The hybrid rank carries what the similarity misses (a paraphrase's answer is often
-    the first result with a similarity near 0.3)."""
-    none = -2.0
-    first_sim, first_rel, rest_sims, rest_rels, relevant = [], [], [], [], []
+    queries = {f"{s.name}:{q['key']}": q for s in sets for q in s.queries}
+    owners = {f"{s.name}:{m['key']}": (s, m) for s in sets for m in s.memories}
+    injected = hits = relevant = leaks = into = empty_into = empty = 0
     for prompt in prompts:
-        wanted = {devset.ids[key] for key in prompt["relevant"]}
-        rows = [(none if s is None else s, c.id in wanted) for c, s in found[prompt["key"]]]
-        first_sim.append(rows[0][0] if rows else none)
-        first_rel.append(bool(rows and rows[0][1]))
-        rest_sims.append(np.asarray([s for s, _ in rows[1:]]))
-        rest_rels.append(np.asarray([r for _, r in rows[1:]], dtype=bool))
-        relevant.append(len(wanted))
-    firsts, rests = np.asarray(FIRST_FLOORS), np.asarray(REST_FLOORS)
-    allowed = firsts[:, None] <= rests[None, :]
-
-    def grid(members: list[int]) -> tuple[np.ndarray, np.ndarray, int]:
-        """Injected and relevant injected for every (first, rest) pair; relevant in all."""
-        s1 = np.asarray([first_sim[i] for i in members])
-        r1 = np.asarray([first_rel[i] for i in members], dtype=bool)
-        taken = s1[None, :] >= firsts[:, None]
-        injected_first, hits_first = taken.sum(axis=1), (taken & r1).sum(axis=1)
-        sims = np.concatenate([rest_sims[i] for i in members] + [np.zeros(0)])
-        rels = np.concatenate([rest_rels[i] for i in members] + [np.zeros(0, dtype=bool)])
-        above = sims[None, :] >= rests[:, None]
-        injected_rest, hits_rest = above.sum(axis=1), (above & rels).sum(axis=1)
-        injected = injected_first[:, None] + injected_rest[None, :]
-        hits = hits_first[:, None] + hits_rest[None, :]
-        return injected, hits, sum(relevant[i] for i in members)
-
-    def choose_pair(members: list[int]) -> tuple[int, int]:
-        injected, hits, _ = grid(members)
-        precise = allowed & (injected > 0) & (hits >= TARGET_PRECISION * injected)
-        if not precise.any():
-            return len(FIRST_FLOORS) - 1, len(REST_FLOORS) - 1
-        best = hits[precise].max()
-        # ties go to the higher floors: the last such pair in row-major order
-        options = np.argwhere(precise & (hits == best))
-        i, j = max(map(tuple, options))
-        return int(i), int(j)
-
-    def counted(members: list[int], pair: tuple[int, int]) -> dict[str, int]:
-        injected, hits, relevant_all = grid(members)
-        i, j = pair
-        return {
-            "injected": int(injected[i, j]),
-            "relevant_injected": int(hits[i, j]),
-            "relevant": relevant_all,
+        query = queries[prompt.uid]
+        memories = chosen.get(prompt.uid, [])
+        injected += len(memories)
+        hits += sum(key in query["relevant"] for key in memories)
+        relevant += len(query["relevant"])
+        into += bool(memories)
+        if not query["relevant"]:
+            empty += 1
+            empty_into += bool(memories)
+        for key in memories:
+            if f"{prompt.set}:{key}" not in owners:  # another set's global memory
+                continue
+            labelled, memory = owners[f"{prompt.set}:{key}"]
+            shared = labelled.scope_of(memory) == "global"
+            leaks += not shared and memory["user"] != query["user"]
+    return scores(
+        {
+            "injected": injected,
+            "relevant_injected": hits,
+            "relevant": relevant,
+            "no_answer_prompts": empty,
+            "no_answer_injected_into": empty_into,
         }
-
-    everyone = list(range(len(prompts)))
-    fold = folds([p["kind"] for p in prompts])
-    per_fold, pooled = [], Counter[str]()
-    for k in range(FOLDS):
-        train = [i for i in everyone if fold[i] != k]
-        test = [i for i in everyone if fold[i] == k]
-        pair = choose_pair(train)
-        result = counted(test, pair)
-        pooled.update(result)
-        per_fold.append(
-            {
-                "fold": k,
-                "prompts": len(test),
-                "first": FIRST_FLOORS[pair[0]],
-                "rest": REST_FLOORS[pair[1]],
-                "test": scores(result),
-            }
-        )
-    pair = choose_pair(everyone)
-    other_user = [i for i in everyone if prompts[i]["kind"] == "other_user"]
-    return {
-        "first": FIRST_FLOORS[pair[0]],
-        "rest": REST_FLOORS[pair[1]],
-        "in_sample": scores(counted(everyone, pair)),
-        "cross_validated": scores(dict(pooled)),
-        "folds": per_fold,
-        "other_user_prompts_injected_into": sum(
-            first_sim[i] >= FIRST_FLOORS[pair[0]]
-            or bool((rest_sims[i] >= REST_FLOORS[pair[1]]).any())
-            for i in other_user
-        ),
-        "other_user_prompts": len(other_user),
-    }
+    ) | {"prompts": len(prompts), "prompts_injected_into": into, "leaks": leaks}
 
 
-def session_starts(service: InjectionService, devset: quality.DevSet) -> dict[str, Any]:
-    """One SessionStart injection for each user in each of their projects, in a fresh session:
-    what it holds, against what the user sees there."""
-    current = [m for m in devset.memories if not m.get("superseded_by") and m["key"] in devset.ids]
+def session_starts(
+    service: InjectionService, memory: MemoryService, sets: Sequence[LabelledSet], budget: int
+) -> dict[str, Any]:
+    """One SessionStart injection per user and project: what each category gets, by turns
+    (the product), and by the order before (core, then corrections and instructions first,
+    then each category in START_ORDER: the same candidates sorted so, fitted to the budget)."""
     injected: Counter[str] = Counter()
+    before: Counter[str] = Counter()
     seen: Counter[str] = Counter()
     tokens: list[float] = []
-    counts: list[int] = []
-    directing_seen = directing_injected = 0
-    for user in devset.users:
-        for project in user["projects"]:
-            principal = quality.principal_of(user["key"], project)
-            result = service.context(
-                principal,
-                session_id=f"benchmark-start-{uuid.uuid4()}",
-                event="session_start",
-                client="benchmark",
-            )
-            where = {"user": user["key"], "project": project}
-            visible_here = [m for m in current if visible(m, where)]
-            seen.update(m["category"] for m in visible_here)
-            injected.update(m["category"] for m in result["memories"])
-            tokens.append(result["estimated_tokens"])
-            counts.append(len(result["memories"]))
-            directing = {
-                str(devset.ids[m["key"]])
-                for m in visible_here
-                if m["category"] in ("correction", "instruction")
-            }
-            directing_seen += len(directing)
-            directing_injected += len(directing & {m["id"] for m in result["memories"]})
+    sessions = 0
+    for labelled in sets:
+        current = {
+            labelled.ids[m["key"]]: m
+            for m in labelled.memories
+            if not m.get("superseded_by") and m["key"] in labelled.ids
+        }
+        for user in labelled.users:
+            for project in user["projects"]:
+                principal = principal_of(labelled, user["key"], project)
+                result = service.context(
+                    principal,
+                    session_id=f"benchmark-start-{uuid.uuid4()}",
+                    event="session_start",
+                    client="benchmark",
+                )
+                sessions += 1
+                tokens.append(result["estimated_tokens"])
+                injected.update(m["category"] for m in result["memories"])
+                with memory.pool.connection() as conn:
+                    candidates = store.start_candidates(
+                        conn, principal, START_ORDER, START_CANDIDATES
+                    )
+                    conn.rollback()
+                seen.update(c.category for c in candidates)
+                order = {name: i for i, name in enumerate(START_ORDER)}
+                core = {
+                    c.id for c in candidates if current.get(c.id, {}).get("importance") == "core"
+                }
+                old = sorted(
+                    candidates,
+                    key=lambda c: (c.id not in core, order.get(c.category, len(order))),
+                )
+                chosen, _, _ = fit(old, set(), budget)
+                before.update(c.category for c, _ in chosen)
     return {
-        "sessions": len(tokens),
-        "memories_per_injection": percentiles(counts) if counts else None,
+        "sessions": sessions,
         "tokens_per_injection": percentiles(tokens) if tokens else None,
-        "categories_injected": dict(injected.most_common()),
-        "categories_visible": dict(seen.most_common()),
-        "corrections_and_instructions": {
-            "visible": directing_seen,
-            "injected": directing_injected,
+        "categories": {
+            category: {
+                "visible": seen[category],
+                "injected_by_turns": injected[category],
+                "injected_before": before[category],
+            }
+            for category in [*START_ORDER, *sorted(set(seen) - set(START_ORDER))]
+            if seen[category]
         },
     }
 
 
-def product(embedder: CachedEmbeddings, limit: int | None = None) -> dict[str, Any]:
-    devset = quality.DevSet(limit)
-    prompts, left_out = prompts_of(devset.queries)
-    config = injection_config(Settings(), embedder.model_name)
+def nonsense(memory: MemoryService, sets: Sequence[LabelledSet]) -> dict[str, Any]:
+    """NONSENSE asked of every user's store in each project: how many memories recall returns
+    (its default floor), against no floor."""
+    returned = unfloored = asked = 0
+    for labelled in sets:
+        for user in labelled.users:
+            for project in user["projects"][:1]:
+                principal = principal_of(labelled, user["key"], project)
+                for query in NONSENSE:
+                    asked += 1
+                    found = memory.recall(principal, query, record_use=False)
+                    returned += len(found["memories"])
+                    unfloored += len(
+                        memory.recall(principal, query, record_use=False, min_relevance=0)[
+                            "memories"
+                        ]
+                    )
+    return {"queries": asked, "returned": returned, "returned_without_floor": unfloored}
+
+
+# -- the run --------------------------------------------------------------------------------
+
+
+def run(
+    paths: Sequence[Path] | None = None,
+    evaluate_only: bool = False,
+    global_means: str | None = None,
+    limit: int | None = None,
+) -> dict[str, Any]:
+    chosen_paths = [p for p in (paths or SETS) if p.exists()]
+    sets = [read_set(path, global_means) for path in chosen_paths]
+    if limit:  # the smoke test: a slice of each set's queries
+        for labelled in sets:
+            labelled.queries = labelled.queries[:: max(1, len(labelled.queries) // limit)][:limit]
+    embedder = CachedEmbeddings()
+    settings = Settings()
     with bench_database() as url:
         pool = create_pool(url, min_size=1, max_size=4)
         try:
-            # the set says what supersedes what: no dedup while loading
-            memory = MemoryService(pool, embedder, MemoryConfig(dedup_threshold=2.0))
-            quality.load(memory, devset)
+            config = memory_config(settings, embedder.model_name)
+            memory = MemoryService(pool, embedder, config)
+            for labelled in sets:
+                load(memory, labelled)
             embedder.save()
-            service = InjectionService(pool, embedder, config)
-            chosen, times, reported = prompt_injections(service, devset, prompts)
-            found = recalled(memory, embedder, config, prompts)
-            starts = session_starts(service, devset)
+            injected, recalled = collect(memory, embedder, sets)
+            embedder.save()
+            shipped = config.relevance
+            result: dict[str, Any] = {
+                "model": LOCAL_MODEL_NAME,
+                "sets": {
+                    s.name: {
+                        "memories": len(s.memories),
+                        "queries": len(s.queries),
+                        "injectable_prompts": sum(p.set == s.name for p in injected),
+                        "no_answer_prompts": sum(
+                            p.set == s.name and not p.relevant for p in injected
+                        ),
+                        "memories_refused_on_save": s.refused,
+                        "global_means": s.global_means,
+                    }
+                    for s in sets
+                },
+                "target_precision": TARGET_PRECISION,
+                "recall_tolerance": RECALL_TOLERANCE,
+                "shipped": _model_json(shipped),
+                "evaluate_only": evaluate_only,
+            }
+            if not evaluate_only:
+                result["cross_validated"] = cross_validate(injected, recalled)
+                result["fitted_on_all"] = _model_json(calibrate_on(injected, recalled))
+            result["shipped_on_these_sets"] = {
+                "injection": scores(injection_counts(shipped, injected, shipped.injection_floor)),
+                "by_regime": by_regime(shipped, injected, shipped.injection_floor),
+                "recall": {
+                    "with_floor": recall_quality(shipped, recalled, shipped.recall_floor),
+                    "no_floor": recall_quality(shipped, recalled, 0.0),
+                },
+                "cosine_floor_before": cosine_before(injected),
+                "cosine_floor_before_by_set": {
+                    s.name: cosine_before([p for p in injected if p.set == s.name]) for s in sets
+                },
+                "wrong_verdicts": wrong_verdicts(shipped, injected, shipped.injection_floor),
+            }
+            injecting = injection_config(settings, embedder.model_name)
+            service = InjectionService(pool, embedder, injecting)
+            started = time.perf_counter()
+            chosen: dict[str, list[str]] = {}
+            for labelled in sets:
+                chosen |= prompt_injections(service, labelled, injected)
+            result["product"] = {
+                "injection": product_tally(sets, injected, chosen),
+                "wall_ms_per_prompt": round(
+                    (time.perf_counter() - started) * 1000 / max(1, len(injected)), 2
+                ),
+                "session_start": session_starts(service, memory, sets, injecting.budget_tokens),
+                "nonsense": nonsense(memory, sets),
+            }
         finally:
             pool.close()
-    return {
-        "floor": config.relevance_floor,
-        "budget_tokens": config.budget_tokens,
-        "memories": len(devset.ids),
-        "left_out": left_out,
-        "injection": tally(devset, prompts, chosen)
-        | {
-            "largest_reported_tokens": reported,
-            "wall_ms": percentiles(times),
-            "by_kind": by_kind(devset, prompts, chosen),
-        },
-        "baselines": {
-            name: tally(devset, prompts, picked)
-            for name, picked in baselines(found, config.relevance_floor).items()
-        },
-        "first_result_rule": first_result_rule(devset, prompts, found),
-        "session_start": starts,
-    }
-
-
-def run(limit: int | None = None) -> dict[str, Any]:
-    embedder = CachedEmbeddings()
-    data = labelled_prompts(embedder, limit)
-    result: dict[str, Any] = {
-        "model": LOCAL_MODEL_NAME,
-        "target_precision": TARGET_PRECISION,
-        "queries": len(data.keys),
-        "left_out": data.left_out,
-        "candidates": sum(len(s) for s in data.similarities),
-        "cross_validation": {"folds": FOLDS, "seed": SEED, "stratified_by": "kind"},
-        "calibration": calibrate(data),
-        "product": product(embedder, limit),
-    }
-    write_result("injection", result, markdown(result))
+    name = "injection" if not paths else "injection-" + "-".join(s.name for s in sets)
+    write_result(name, result, markdown(result))
     return result
 
 
+def _model_json(model: relevance.RelevanceModel) -> dict[str, float]:
+    return {
+        "intercept": model.intercept,
+        "similarity": model.similarity,
+        "coverage": model.coverage,
+        "gap": model.gap,
+        "recall_floor": model.recall_floor,
+        "injection_floor": model.injection_floor,
+        "wordless_similarity": model.wordless_similarity,
+    }
+
+
+def _pr(row: dict[str, Any]) -> str:
+    return (
+        f"{row['precision']} | {row['recall']} | {row['injected']} | "
+        f"{row['relevant_injected']} / {row['relevant']} | "
+        f"{row['no_answer_injected_into']} / {row['no_answer_prompts']}"
+    )
+
+
 def markdown(result: dict[str, Any]) -> str:
-    calibration = result["calibration"]
-    cross, inside = calibration["cross_validated"], calibration["in_sample"]
-    left_out = ", ".join(f"{n} {why}" for why, n in result["left_out"].items()) or "none"
+    shipped = result["shipped"]
+    sets = ", ".join(
+        f"`{name}` ({s['memories']} memories, {s['injectable_prompts']} prompts, "
+        f"{s['no_answer_prompts']} with no answer)"
+        for name, s in result["sets"].items()
+    )
     lines = [
-        "# Injection",
+        "# Injection and recall relevance",
         "",
-        "## The relevance floor of UserPromptSubmit",
+        f"Model `{result['model']}`. Sets: {sets}. Relevance = logistic(intercept + a * "
+        "similarity + b * coverage + c * gap). Shipped (emergent_memory/memory/relevance.py): "
+        f"`{json.dumps(shipped)}`. Injection criterion: the lowest floor with pooled precision "
+        f">= {result['target_precision']}; recall criterion: the highest floor keeping hit@10 "
+        f"and MRR@10 within {result['recall_tolerance']} of no floor.",
         "",
-        f"Model `{result['model']}`; {result['queries']} prompts of the labelled retrieval set "
-        f"(left out: {left_out}), each against every memory it could be shown "
-        f"({result['candidates']} pairs). Criterion: the lowest floor at which at least "
-        f"{result['target_precision']} of the injected memories are relevant (precision "
-        "first, then as much recall as that allows). Precision and recall pooled over "
-        "(prompt, memory) pairs; the floor alone decides (no rank or budget cut).",
-        "",
-        f"**Floor {calibration['floor']:.2f}**, chosen on all prompts: precision "
-        f"{inside['precision']}, recall {inside['recall']} ({inside['relevant_injected']} of "
-        f"{inside['relevant']} relevant injected; {inside['injected']} injected). "
-        f"{result['cross_validation']['folds']}-fold cross-validated (floor chosen on four "
-        f"folds, counted on the fifth, pooled): precision {cross['precision']}, recall "
-        f"{cross['recall']}.",
-        "",
-        "| fold | prompts | floor chosen on the others | held out: precision | recall | "
-        "injected | relevant injected / relevant |",
-        "|---|---|---|---|---|---|---|",
+        "| | precision | recall | injected | relevant injected / relevant | "
+        "no-answer prompts injected into |",
+        "|---|---|---|---|---|---|",
     ]
-    for row in calibration["folds"]:
-        test = row["test"]
-        lines.append(
-            f"| {row['fold']} | {row['queries']} | {row['floor']:.2f} | {test['precision']} | "
-            f"{test['recall']} | {test['injected']} | {test['relevant_injected']} / "
-            f"{test['relevant']} |"
-        )
-    spread = calibration["similarity"]
-    lines += [
-        "",
-        "Cosine similarity of a prompt to its relevant memories and to the others it could be "
-        "shown:",
-        "",
-        "| memories | n | p05 | p25 | p50 | p75 | p95 | p99 |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for name, row in spread.items():
-        lines.append(
-            f"| {name} | {row['n']} | {row['p05']} | {row['p25']} | {row['p50']} | "
-            f"{row['p75']} | {row['p95']} | {row['p99']} |"
-        )
-    lines += [
-        "",
-        "Every floor, all prompts:",
-        "",
-        "| floor | injected | relevant injected | precision | recall |",
-        "|---|---|---|---|---|",
-    ]
-    for row in calibration["sweep"]:
-        if round(row["floor"] * 100) % 5 == 0 or row["floor"] == calibration["floor"]:
+    if "cross_validated" in result:
+        cross = result["cross_validated"]
+        lines.append(f"| 5-fold cross-validated (held out, pooled) | {_pr(cross['injection'])} |")
+    on_sets = result["shipped_on_these_sets"]
+    lines.append(f"| the shipped model on these sets | {_pr(on_sets['injection'])} |")
+    lines.append(
+        f"| before: cosine >= {COSINE_FLOOR_BEFORE} | {_pr(on_sets['cosine_floor_before'])} |"
+    )
+    lines.append(
+        f"| the product end to end (InjectionService) | {_pr(result['product']['injection'])} |"
+    )
+    for name, row in on_sets["cosine_floor_before_by_set"].items():
+        shipped_row = on_sets["by_regime"][f"set: {name}"]
+        lines.append(f"| `{name}`: the shipped model | {_pr(shipped_row)} |")
+        lines.append(f"| `{name}`: before, cosine >= {COSINE_FLOOR_BEFORE} | {_pr(row)} |")
+    if "cross_validated" in result:
+        cross = result["cross_validated"]
+        lines += [
+            "",
+            f"Fitted on all prompts: `{json.dumps(result['fitted_on_all'])}`.",
+            "",
+            "| fold | prompts | weights (intercept, similarity, coverage, gap) | injection floor "
+            "| recall floor | held out: precision | recall | no-answer injected into |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for row in cross["folds"]:
+            test = row["test"]
             lines.append(
-                f"| {row['floor']:.2f} | {row['injected']} | {row['relevant_injected']} | "
-                f"{row['precision']} | {row['recall']} |"
+                f"| {row['fold']} | {row['prompts']} | {row['weights']} | "
+                f"{row['injection_floor']} | {row['recall_floor']} | {test['precision']} | "
+                f"{test['recall']} | {test['no_answer_injected_into']} / "
+                f"{test['no_answer_prompts']} |"
+            )
+        lines += [
+            "",
+            "Held out, per regime (each prompt judged by the model of the folds it was held "
+            "out of):",
+            "",
+            "| regime | prompts | precision | recall | injected | relevant injected / relevant "
+            "| no-answer injected into |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for name, row in cross["by_regime"].items():
+            lines.append(f"| {name} | {row['prompts']} | {_pr(row)} |")
+        rec = cross["recall"]
+        lines += [
+            "",
+            "Recall's floor, held out (queries with their filters, top 10):",
+            "",
+            "| | hit@10 | MRR@10 | relevant kept | returned per query | no-answer queries "
+            "emptied |",
+            "|---|---|---|---|---|---|",
+        ]
+        for name in ("no_floor", "with_floor"):
+            row = rec[name]
+            lines.append(
+                f"| {name.replace('_', ' ')} | {row['hit@10']} | {row['mrr@10']} | "
+                f"{row['relevant_kept']} | {row['returned_per_query']} | "
+                f"{row['no_answer_emptied']} / {row['no_answer_queries']} |"
             )
     lines += [
         "",
-        f"By kind of prompt at {calibration['floor']:.2f} (other_user: only another user's "
-        "memory answers, so anything injected is irrelevant):",
+        "The shipped model on these sets, per regime:",
         "",
-        "| kind | prompts | injected into | injected | precision | recall |",
-        "|---|---|---|---|---|---|",
-    ]
-    for kind, row in calibration["by_kind"].items():
-        lines.append(
-            f"| {kind} | {row['queries']} | {row['queries_injected_into']} | {row['injected']} "
-            f"| {row['precision']} | {row['recall']} |"
-        )
-    return "\n".join(lines + product_markdown(result["product"]))
-
-
-def _tokens(row: dict[str, Any]) -> str:
-    spread = row["tokens_per_injection"]
-    return "-" if spread is None else f"{spread['p50']:.0f} / {spread['mean']:.0f}"
-
-
-def product_markdown(result: dict[str, Any]) -> list[str]:
-    injection = result["injection"]
-    left_out = ", ".join(f"{n} {why}" for why, n in result["left_out"].items()) or "none"
-    lines = [
-        "",
-        "## What the product injects on a prompt",
-        "",
-        f"The set's {result['memories']} memories saved through the memory service (each "
-        f"user's as that user); {injection['prompts']} prompts (left out as above: "
-        f"{left_out}), each as its user in its project, in a fresh session, through "
-        f"InjectionService (event prompt, floor {result['floor']}, budget "
-        f"{result['budget_tokens']} tokens). Baselines on the same database in the same run: "
-        "the product's hybrid recall of the prompt (the injection's own call), its top k with "
-        f"no floor and no budget, and its {CANDIDATES} candidates above the floor with no "
-        "budget. Tokens: the product's estimate of the injected text (marker and header "
-        "included), p50 / mean over the prompts that got any.",
-        "",
-        f"**Injection: precision {injection['precision']}, recall {injection['recall']}** "
-        f"({injection['relevant_injected']} of {injection['relevant']} relevant memories "
-        f"injected, {injection['injected']} injected into {injection['prompts_injected_into']} "
-        f"of {injection['prompts']} prompts); largest injection "
-        f"{injection['largest_reported_tokens']} tokens; another user's memories injected: "
-        f"{injection['leaks']}. Wall time per injection (embedding, recall, session, log) p50 "
-        f"{injection['wall_ms']['p50']:.1f} ms, p95 {injection['wall_ms']['p95']:.1f} ms.",
-        "",
-        "| what is injected | precision | recall | injected | prompts injected into | "
-        "memories per injection | tokens p50 / mean |",
+        "| regime | prompts | precision | recall | injected | relevant injected / relevant "
+        "| no-answer injected into |",
         "|---|---|---|---|---|---|---|",
     ]
-    rows = [("**the product (floor and budget)**", injection)]
-    rows += [(f"baseline: {name}", row) for name, row in result["baselines"].items()]
-    for name, row in rows:
-        lines.append(
-            f"| {name} | {row['precision']} | {row['recall']} | {row['injected']} | "
-            f"{row['prompts_injected_into']} | {row['memories_per_injection']} | "
-            f"{_tokens(row)} |"
-        )
+    for name, row in on_sets["by_regime"].items():
+        lines.append(f"| {name} | {row['prompts']} | {_pr(row)} |")
+    rec = on_sets["recall"]
     lines += [
         "",
-        "The product by kind of prompt:",
-        "",
-        "| kind | prompts | injected into | injected | precision | recall |",
+        "| recall, shipped | hit@10 | MRR@10 | relevant kept | returned per query | "
+        "no-answer queries emptied |",
         "|---|---|---|---|---|---|",
     ]
-    for kind, row in injection["by_kind"].items():
+    for name in ("no_floor", "with_floor"):
+        row = rec[name]
         lines.append(
-            f"| {kind} | {row['prompts']} | {row['prompts_injected_into']} | {row['injected']} "
-            f"| {row['precision']} | {row['recall']} |"
+            f"| {name.replace('_', ' ')} | {row['hit@10']} | {row['mrr@10']} | "
+            f"{row['relevant_kept']} | {row['returned_per_query']} | "
+            f"{row['no_answer_emptied']} / {row['no_answer_queries']} |"
         )
-    rule = result["first_result_rule"]
-    cross, inside = rule["cross_validated"], rule["in_sample"]
+    product = result["product"]
+    start = product["session_start"]
     lines += [
         "",
-        "An alternative rule, not shipped: the recall's first result from a lower floor, every "
-        "other from a higher one (the hybrid rank knows what the similarity misses: a "
-        "paraphrase's answer is often the recall's first result at a similarity far below "
-        "the floor). Cross-validated the "
-        f"same way: **first from {rule['first']:.2f}, the rest from {rule['rest']:.2f}**, "
-        f"in sample precision {inside['precision']}, recall {inside['recall']}; held out "
-        f"precision {cross['precision']}, recall {cross['recall']}. But it injects into "
-        f"{rule['other_user_prompts_injected_into']} of the {rule['other_user_prompts']} "
-        "prompts that have no answer (other_user), where the single floor injects into none; "
-        "and this set's prompts nearly all have an answer, while most prompts of a coding "
-        "session ask nothing of memory. Calibrating it needs a set of prompts without an "
-        "answer first.",
+        f"Nonsense queries ({', '.join(NONSENSE)}) asked of each user's store: "
+        f"{product['nonsense']['returned']} memories returned in {product['nonsense']['queries']} "
+        f"recalls ({product['nonsense']['returned_without_floor']} without a floor). "
+        f"Another user's memories injected: {product['injection']['leaks']}. Wall time per "
+        f"prompt injection: {product['wall_ms_per_prompt']} ms.",
         "",
-        "| fold | prompts | first / rest chosen on the others | held out: precision | recall |",
+        f"SessionStart ({start['sessions']} sessions, budget 500): tokens p50 "
+        f"{start['tokens_per_injection']['p50']:.0f}.",
+        "",
+        "| category | visible (summed) | injected by turns | injected before (corrections first) |",
+        "|---|---|---|---|",
+    ]
+    for category, row in start["categories"].items():
+        lines.append(
+            f"| {category} | {row['visible']} | {row['injected_by_turns']} | "
+            f"{row['injected_before']} |"
+        )
+    wrong = on_sets["wrong_verdicts"]
+    lines += [
+        "",
+        f"Every wrong verdict of the shipped model ({len(wrong)}):",
+        "",
+        "| prompt | memory | relevance | verdict | kind |",
         "|---|---|---|---|---|",
     ]
-    for row in rule["folds"]:
+    for row in wrong:
+        value = "-" if row["relevance"] is None else row["relevance"]
         lines.append(
-            f"| {row['fold']} | {row['prompts']} | {row['first']:.2f} / {row['rest']:.2f} | "
-            f"{row['test']['precision']} | {row['test']['recall']} |"
+            f"| {row['prompt']} | {row['memory']} | {value} | {row['verdict']} | {row['kind']} |"
         )
-    start = result["session_start"]
-    directing = start["corrections_and_instructions"]
-    count, tokens = start["memories_per_injection"], start["tokens_per_injection"]
-    lines += [
-        "",
-        "## What the product injects at session start",
-        "",
-        f"One SessionStart injection (budget {result['budget_tokens']}) for each user in each "
-        f"of their projects ({start['sessions']} sessions): memories per injection p50 "
-        f"{count['p50']:.0f} (mean {count['mean']:.1f}), tokens p50 {tokens['p50']:.0f} (max "
-        f"{max(tokens['p99'], tokens['p95']):.0f}). Of the corrections and instructions "
-        f"visible there, {directing['injected']} of {directing['visible']} were injected.",
-        "",
-        "| category | injected | visible (summed over the sessions) |",
-        "|---|---|---|",
-    ]
-    for category, visible_count in start["categories_visible"].items():
-        lines.append(
-            f"| {category} | {start['categories_injected'].get(category, 0)} | {visible_count} |"
-        )
-    return lines
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--data",
+        action="append",
+        type=Path,
+        help="a labelled set in the retrieval.json format (repeat for several); default: "
+        "the shipped sets",
+    )
+    parser.add_argument(
+        "--data-only-eval",
+        action="store_true",
+        help="no fitting or calibration: the shipped weights and floors, evaluated once",
+    )
+    parser.add_argument(
+        "--global-means",
+        choices=("user", "everyone"),
+        default=None,
+        help="what a memory of scope global is (default: detected from the file)",
+    )
+    args = parser.parse_args()
+    result = run(args.data, args.data_only_eval, args.global_means)
+    print(markdown(result))
 
 
 if __name__ == "__main__":
-    print(markdown(run()))
+    main()

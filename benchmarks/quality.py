@@ -42,7 +42,7 @@ from emergent_memory import graph
 from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
 from emergent_memory.db import migrate
 from emergent_memory.db.pool import create_pool
-from emergent_memory.memory import MemoryConfig, MemoryService, store
+from emergent_memory.memory import MemoryConfig, MemoryService, relevance, store
 
 NAMESPACE = uuid.UUID("3b1f0e52-7a4c-4f0e-9a43-6f1d2c7b8e90")
 K = 10
@@ -217,6 +217,10 @@ def ranked_ids(
         limit=100,
         **config.recall_tuning,
     )
+    if mode == "relevance_floor":  # the product's recall: its top K, then the floor
+        judged = relevance.relevances(rows, config.fusion, config.relevance)
+        floor = config.relevance.recall_floor
+        return [row.id for row, value in zip(rows[:K], judged[:K], strict=True) if value >= floor]
     if mode == "vector":
         rows = sorted((r for r in rows if r.vector_rank), key=lambda r: r.vector_rank or 0)
     elif mode == "lexical":
@@ -326,6 +330,9 @@ def run(
                         "memories": len(devset.owner),
                         "queries": len(devset.queries),
                         "hybrid": evaluate(conn, devset, vectors, defaults, model),
+                        "hybrid_relevance_floor": evaluate(
+                            conn, devset, vectors, defaults, model, "relevance_floor"
+                        ),
                         "vector_only": evaluate(
                             conn, devset, vectors, channels_config, model, "vector"
                         ),
@@ -524,6 +531,7 @@ def _config_json(config: MemoryConfig) -> dict[str, Any]:
 
 CHANNELS = (
     "hybrid",
+    "hybrid_relevance_floor",
     "hybrid_before_0008",
     "vector_only",
     "fulltext_only",
@@ -538,7 +546,9 @@ def markdown(result: dict[str, Any]) -> str:
         "# Retrieval quality",
         "",
         "Metrics over the queries that have an answer; leaks = memories of another user "
-        "returned (must be 0). fulltext_only is the product's full-text branch (rare words "
+        "returned (must be 0). hybrid_relevance_floor is the product's recall as it answers: "
+        "the hybrid top 10, less what is under the calibrated relevance floor (it only "
+        "removes, never reorders). fulltext_only is the product's full-text branch (rare words "
         "weighted, since 0008); hybrid_before_0008 is the product at the revision before, "
         "whose full-text branch required every word; every_word_* require every word of the "
         "query, with the `english` or `simple` text search configuration.",

@@ -28,7 +28,7 @@ from emergent_memory.embeddings.worker import EmbeddingWorker, WorkerConfig
 from emergent_memory.errors import EmbeddingUnavailable
 from emergent_memory.graph import bypasses_row_security
 from emergent_memory.llm import AnthropicClient
-from emergent_memory.memory import capture_store
+from emergent_memory.memory import capture_store, relevance
 from emergent_memory.memory.browse import BrowseService
 from emergent_memory.memory.capture import CaptureConfig, CaptureService
 from emergent_memory.memory.capture_admin import CaptureAdmin
@@ -97,22 +97,16 @@ def build_embedder(settings: Settings) -> EmbeddingProvider:
     )
 
 
-# The least cosine similarity between a prompt and a memory for the memory to be injected, per
-# embedding model. all-MiniLM-L6-v2: the lowest floor at which at least 80% of the memories it
-# lets through are relevant, on the labelled retrieval set (265 prompts; 5-fold
-# cross-validated: held-out precision 0.81, recall 0.38; benchmarks/injection.py,
-# benchmarks/results/injection.md). An irrelevant injection costs the user's context; what
-# the floor keeps out the agent can still recall.
-INJECTION_FLOORS = {LOCAL_MODEL_NAME: 0.59}
-# For a model nobody calibrated: only close matches.
-UNCALIBRATED_INJECTION_FLOOR = 0.6
-
-
 def injection_config(settings: Settings, model_name: str) -> InjectionConfig:
+    """Injection's configuration: the relevance floor of a prompt's memories is the one
+    calibrated for the embedding model (memory/relevance.py: precision first, at least 80% of
+    what is injected relevant on the labelled prompt sets), unless
+    EMERGENT_MEMORY_INJECTION_RELEVANCE_FLOOR sets another. An irrelevant injection costs the
+    user's context; what the floor keeps out the agent can still recall."""
+    recall = memory_config(settings, model_name)
     floor = settings.injection_relevance_floor
     if floor is None:
-        floor = INJECTION_FLOORS.get(model_name, UNCALIBRATED_INJECTION_FLOOR)
-    recall = memory_config(settings, model_name)
+        floor = recall.relevance.injection_floor
     return InjectionConfig(
         budget_tokens=settings.injection_budget_tokens,
         min_prompt_words=settings.injection_min_prompt_words,
@@ -120,6 +114,8 @@ def injection_config(settings: Settings, model_name: str) -> InjectionConfig:
         max_prompt_length=settings.max_content_length,
         recall_tuning=recall.recall_tuning,
         decay=recall.decay,
+        relevance=recall.relevance,
+        fusion=recall.fusion,
     )
 
 
@@ -141,7 +137,14 @@ def dedup_policy(settings: Settings, model_name: str) -> DedupPolicy:
 
 
 def memory_config(settings: Settings, model_name: str) -> MemoryConfig:
+    """The service's configuration. Recall returns memories of the relevance calibrated for
+    the embedding model (memory/relevance.py; none for a model nobody calibrated) unless
+    EMERGENT_MEMORY_RECALL_MIN_RELEVANCE sets another."""
     policy = dedup_policy(settings, model_name)
+    model, calibrated = relevance.model_for(model_name)
+    floor = settings.recall_min_relevance
+    if floor is None:
+        floor = model.recall_floor if calibrated else 0.0
     return MemoryConfig(
         dedup_threshold=policy.threshold,
         dedup_text_rule_from=policy.text_rule_from,
@@ -160,6 +163,8 @@ def memory_config(settings: Settings, model_name: str) -> MemoryConfig:
         decay_floor=settings.decay_floor,
         decay_grace_days=settings.decay_grace_days,
         decay_half_life_days=settings.decay_half_life_days,
+        relevance=model,
+        recall_min_relevance=floor,
     )
 
 

@@ -270,7 +270,18 @@ class Settings(BaseSettings):
         default=0.15,
         ge=-1,
         le=1,
-        description="Vector matches below this cosine similarity are not returned.",
+        description="Recall's vector branch finds nothing when even the closest memory is "
+        "below this cosine similarity, and no memory below half of it. What recall returns is "
+        "decided by relevance (EMERGENT_MEMORY_RECALL_MIN_RELEVANCE).",
+    )
+    recall_min_relevance: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Least relevance (0-1: the estimated chance a memory answers the query, "
+        "docs/memory.md) of what recall, REST search and the dashboard return; a caller's "
+        "min_relevance replaces it. Unset: the floor calibrated for the embedding model (none "
+        "for a model nobody calibrated).",
     )
     recall_confidence_weight: float = Field(
         default=0.2,
@@ -384,10 +395,10 @@ class Settings(BaseSettings):
     )
     injection_relevance_floor: float | None = Field(
         default=None,
-        ge=-1,
+        ge=0,
         le=1,
-        description="Least cosine similarity between a prompt and a memory for the memory to "
-        "be injected. Unset: the value calibrated for the embedding model.",
+        description="Least relevance (0-1, docs/memory.md) of a memory to a prompt for the "
+        "memory to be injected. Unset: the floor calibrated for the embedding model.",
     )
 
     # -- automatic memory: capture ---------------------------------------------------------

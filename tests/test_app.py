@@ -15,6 +15,7 @@ from emergent_memory.auth.principal import Principal
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME, LocalEmbeddings
 from emergent_memory.embeddings.openai import OpenAICompatibleEmbeddings
 from emergent_memory.errors import EmbeddingMismatch, SchemaNotCurrent, SettingsError
+from emergent_memory.memory import relevance
 from emergent_memory.memory.dedup import DedupPolicy
 from emergent_memory.settings import Settings, load_settings
 from tests.embedders import BagOfWordsEmbedder, EmbeddingServer
@@ -195,14 +196,20 @@ def test_a_server_role_that_bypasses_row_level_security_is_warned_about(
         assert "bypasses row-level security" not in caplog.text
 
 
-def test_the_injection_floor_follows_the_model_unless_it_is_set() -> None:
+def test_the_relevance_floors_follow_the_model_unless_they_are_set() -> None:
     defaults = Settings()
     calibrated = app.injection_config(defaults, LOCAL_MODEL_NAME)
-    assert calibrated.relevance_floor == app.INJECTION_FLOORS[LOCAL_MODEL_NAME] == 0.59
+    assert calibrated.relevance_floor == relevance.LOCAL.injection_floor
+    assert app.memory_config(defaults, LOCAL_MODEL_NAME).recall_min_relevance == (
+        relevance.LOCAL.recall_floor
+    )
+    # a model nobody calibrated: the local weights, its injection floor, no floor on recall
     other = app.injection_config(defaults, "someone/else")
-    assert other.relevance_floor == app.UNCALIBRATED_INJECTION_FLOOR == 0.6
+    assert other.relevance_floor == relevance.LOCAL.injection_floor
+    assert app.memory_config(defaults, "someone/else").recall_min_relevance == 0.0
     chosen = load_settings(
         {
+            "EMERGENT_MEMORY_RECALL_MIN_RELEVANCE": "0.25",
             "EMERGENT_MEMORY_INJECTION_RELEVANCE_FLOOR": "0.42",
             "EMERGENT_MEMORY_INJECTION_BUDGET_TOKENS": "250",
             "EMERGENT_MEMORY_INJECTION_MIN_PROMPT_WORDS": "5",
@@ -218,6 +225,7 @@ def test_the_injection_floor_follows_the_model_unless_it_is_set() -> None:
             900,
         )
         assert config.recall_tuning == app.memory_config(chosen, model).recall_tuning
+        assert app.memory_config(chosen, model).recall_min_relevance == 0.25
 
 
 @pytest.mark.parametrize("budget", ["99", "3001"])

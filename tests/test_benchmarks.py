@@ -106,17 +106,16 @@ def test_a_smoke_run_of_every_benchmark_writes_its_reports(server_url: str, tmp_
     for counted in roundtrips["scenarios"].values():
         assert counted["round_trips"] > 0
     injection = json.loads((tmp_path / "injection.json").read_text())
-    assert 0.2 <= injection["calibration"]["floor"] <= 0.9
-    assert len(injection["calibration"]["folds"]) == 5
+    fitted = injection["fitted_on_all"]
+    assert 0 <= fitted["recall_floor"] <= fitted["injection_floor"] <= 1
+    assert len(injection["cross_validated"]["folds"]) == 5
+    assert set(injection["sets"]) == {"retrieval", "injection_prompts"}
     product = injection["product"]
     injected = product["injection"]
     assert injected["prompts"] > 0
     assert injected["leaks"] == 0  # never another user's memory
-    assert injected["largest_reported_tokens"] <= product["budget_tokens"]
-    for baseline in ("top 1", "top 3", "top 5", "floor, no budget"):
-        assert product["baselines"][baseline]["prompts"] == injected["prompts"]
     assert product["session_start"]["sessions"] > 0
-    assert product["session_start"]["tokens_per_injection"]["p99"] <= product["budget_tokens"]
+    assert product["session_start"]["tokens_per_injection"]["p99"] <= 500
     capture = json.loads((tmp_path / "capture.json").read_text())
     for phase in ("gate yes/no mix", "gate always no (baseline)"):
         counted = capture[phase]

@@ -68,7 +68,7 @@ def test_save_recall_list_forget(run: Run) -> None:
 
     human = run("recall", "tabs")
     assert human.exit_code == 0
-    assert "1. score" in human.stdout
+    assert "1. relevance " in human.stdout
     assert "The user prefers tabs" in human.stdout
     recalled = ok(run("recall", "tabs", "--json"))
     assert [m["id"] for m in recalled["memories"]] == [memory_id]
@@ -348,9 +348,9 @@ def test_the_command_line_session_in_the_memory_docs_runs(run: Run) -> None:
     expected = [
         "conflict: ",  # verify
         f"reinforced {memory_id}: confidence 0.700 -> 0.775",
-        "nothing remembered about that",  # as of the end of its validity
+        "nothing relevant (no memory reaches relevance",  # as of the end of its validity
         f"archived {memory_id}",
-        "1. score",  # recall --include-archived
+        "1. relevance ",  # recall --include-archived
         "1 archived memories",
         f"restored {memory_id} (it was archived)",
         f"deleted {memory_id}",

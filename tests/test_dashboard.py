@@ -963,6 +963,17 @@ def test_a_search_in_the_dashboard_is_not_a_use(
     assert (record["use_count"], record["last_used"]) == (0, None)
 
 
+def test_a_search_with_nothing_relevant_says_so_and_a_result_shows_its_relevance(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    service.save(principal, "The release branch is called stable", "fact")
+    found = signed_in.get("/ui/search/results?q=release+branch").text
+    assert re.search(r"relevance 0\.\d{3}", found)
+    nothing = signed_in.get("/ui/search/results?q=zebra+quantum+paint").text
+    assert 'Nothing relevant to <q><bdi dir="auto">zebra quantum paint</bdi></q>' in nothing
+    assert "no memory reaches the relevance floor (0.000)" in nothing
+
+
 def test_signing_in_again_ends_the_session_the_browser_held(
     signed_in: TestClient,
     principal: Principal,

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from emergent_memory.auth.principal import READ, WRITE, Principal
 from emergent_memory.embeddings.local import LocalEmbeddings
 from emergent_memory.errors import InvalidInput, PermissionDenied
-from emergent_memory.memory import MemoryService
+from emergent_memory.memory import MemoryService, relevance
 from emergent_memory.memory.injection import (
     HEADER,
     MARKER_CLOSE,
@@ -146,7 +146,7 @@ def test_a_memory_that_does_not_fit_is_skipped_and_a_later_one_that_fits_is_kept
 # -- session start -------------------------------------------------------------------------
 
 
-def test_session_start_brings_corrections_and_instructions_first_then_conventions_and_preferences(
+def test_session_start_takes_turns_one_memory_of_each_category_in_order(
     service: MemoryService, injection: InjectionService, principal: Principal
 ) -> None:
     fact = save(service, principal, "The staging database is called orca", "fact")
@@ -164,10 +164,11 @@ def test_session_start_brings_corrections_and_instructions_first_then_convention
     )
     result = injection.context(principal, session_id=session(), event="session_start")
     order = ids(result)
-    assert order[:3] == [correction, instruction, convention]
+    # the first turn: the best of each category, in START_ORDER; then the next turn
+    assert order[:5] == [correction, instruction, convention, explicit, fact]
     # within a category, by confidence: explicit (1.0) before inferred (0.7)
     assert order.index(explicit) < order.index(inferred)
-    assert order.index(convention) < order.index(preference) < order.index(fact)
+    assert order.index(fact) < order.index(preference)
     text = result["context"]
     assert text.startswith(MARKER_OPEN + "\n")
     assert text.endswith("\n" + MARKER_CLOSE)
@@ -176,6 +177,31 @@ def test_session_start_brings_corrections_and_instructions_first_then_convention
     )
     assert estimate_tokens(text) <= result["estimated_tokens"] <= 500
     assert result["budget_tokens"] == 500
+
+
+def test_many_corrections_leave_their_share_of_the_budget_to_preferences_and_facts(
+    service: MemoryService, injection: InjectionService, principal: Principal
+) -> None:
+    corrections = [
+        save(
+            service,
+            principal,
+            f"Correction {n}: the service called svc{n} listens on port {8000 + n}, not "
+            f"{9000 + n}, and its health check is /healthz{n} on the same port",
+            "correction",
+        )
+        for n in range(12)
+    ]
+    preference = save(service, principal, "The user likes short commit messages", "preference")
+    fact = save(service, principal, "The staging database is called orca", "fact")
+    result = injection.context(
+        principal, session_id=session(), event="session_start", budget_tokens=300
+    )
+    order = ids(result)
+    # the corrections alone would fill the budget; by turns, one of each category comes first
+    assert order[:3] == [corrections[-1], preference, fact]
+    assert 1 < len(order) < len(corrections) + 2
+    assert result["estimated_tokens"] <= 300
 
 
 def test_session_start_within_budget_skips_what_does_not_fit(
@@ -325,12 +351,8 @@ def test_the_relevance_floor_holds_with_the_real_model(
     local_embedder: LocalEmbeddings,
     principal: Principal,
 ) -> None:
-    from emergent_memory.app import INJECTION_FLOORS
-
     service = make_service(local_embedder)
-    injection = make_injection(
-        service, local_embedder, floor=INJECTION_FLOORS[local_embedder.model_name]
-    )
+    injection = make_injection(service, local_embedder, floor=relevance.LOCAL.injection_floor)
     wifi = save(
         service, principal, "The office WiFi drops laptops when the VPN client is on", "fact"
     )
@@ -342,6 +364,37 @@ def test_the_relevance_floor_holds_with_the_real_model(
         prompt="my WiFi connection keeps dropping at the office",
     )
     assert ids(result) == [wifi]
+
+
+def test_a_rare_word_matched_by_full_text_is_injected_where_the_model_reads_little(
+    make_service: Callable[..., MemoryService],
+    local_embedder: LocalEmbeddings,
+    principal: Principal,
+) -> None:
+    service = make_service(local_embedder)
+    injection = make_injection(service, local_embedder, floor=relevance.LOCAL.injection_floor)
+    code = save(
+        service,
+        principal,
+        "Error E5178 from reporting means the upstream auth call timed out",
+        "fact",
+    )
+    # Portuguese: the local model reads English only
+    pix = save(
+        service,
+        principal,
+        "Na feirinha-api o webhook do Pix valida a assinatura com PIX_HMAC_KEY",
+        "fact",
+    )
+    save(service, principal, "The user's favourite pizza is margherita", "preference")
+    save(service, principal, "Staging runs on Kubernetes in eu-west", "fact")
+    # each similarity is far under the cosine floor injection had (0.59)
+    for prompt, memory in (
+        ("E5178 in the reporting job", code),
+        ("rotate PIX_HMAC_KEY on staging", pix),
+    ):
+        result = injection.context(principal, session_id=session(), event="prompt", prompt=prompt)
+        assert ids(result) == [memory]
 
 
 # -- isolation -----------------------------------------------------------------------------

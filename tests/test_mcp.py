@@ -126,7 +126,8 @@ async def test_the_four_tools_with_their_annotations_and_schemas(client: Client[
     assert "daily token budget" in (tools["verify_memory"].description or "")
     recall = tools["recall_memories"].input_schema
     assert set(recall["properties"]) == {"query", "category", "limit", "options", "detail"}
-    for option in ("include_episodes", "include_archived", "as_of", "scope", "conversations"):
+    options = ("include_episodes", "include_archived", "as_of", "scope", "min_relevance")
+    for option in (*options, "conversations"):
         assert option in recall["properties"]["options"]["description"]
     assert set(tools["manage_memory"].input_schema["properties"]) == {
         "action",
@@ -180,7 +181,12 @@ async def test_recall_memories_searches_episodes_only_when_asked(
         )
 
     plain = await call(client, "recall_memories", query="session cache")
-    assert plain == {"memories": [], "degraded": False}
+    assert plain == {
+        "memories": [],
+        "degraded": False,
+        "min_relevance": 0.0,
+        "nothing_relevant": True,
+    }
     found = await call(
         client, "recall_memories", query="session cache", options={"include_episodes": True}
     )
@@ -398,6 +404,11 @@ async def test_save_memory_reports_possible_duplicates_for_the_agent_to_judge(
             "options.include_archived",
         ),
         ("recall_memories", {"query": "x", "options": "yes"}, "options should be"),
+        (
+            "recall_memories",
+            {"query": "x", "options": {"min_relevance": 1.5}},
+            "options.min_relevance",
+        ),
         (
             "manage_memory",
             {"action": "reinforce", "memory_id": str(uuid.uuid4())},

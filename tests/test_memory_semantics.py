@@ -11,6 +11,7 @@ from emergent_memory.app import DEDUP_POLICIES
 from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME, LocalEmbeddings
 from emergent_memory.memory import MemoryService
+from emergent_memory.memory.relevance import LOCAL
 
 DISTRACTORS = [
     ("The user prefers dark mode in every editor", "preference"),
@@ -79,6 +80,97 @@ def test_a_keyword_match_is_recalled_even_when_the_vector_branch_misses_it(
     assert result["degraded"] is False
     assert [m["id"] for m in result["memories"]] == [target["memory"]["id"]]
     assert result["memories"][0]["scores"]["vector_rank"] is None
+
+
+@pytest.fixture
+def floored(
+    make_service: Callable[..., MemoryService], local_embedder: LocalEmbeddings
+) -> MemoryService:
+    """Recall as the application configures it for the local model: its relevance floor."""
+    return make_service(local_embedder, recall_min_relevance=LOCAL.recall_floor)
+
+
+def test_a_query_about_nothing_remembered_finds_nothing_relevant_and_says_so(
+    floored: MemoryService, principal: Principal
+) -> None:
+    seed(floored, principal)
+    result = floored.recall(principal, "xyzzy frobnicate")
+    assert result["memories"] == []
+    assert result["nothing_relevant"] is True
+    assert result["min_relevance"] == LOCAL.recall_floor
+
+
+def test_a_query_sharing_no_word_and_near_nothing_is_nothing_relevant(
+    floored: MemoryService, principal: Principal
+) -> None:
+    # the issue's class: a nonsense query's nearest memory sits above the old similarity cut
+    # (0.15) in a store of many memories; it shares no word with any of them
+    seed(floored, principal)
+    floored.save(
+        principal,
+        "Tomás: ojo, el índice de Meilisearch ahora es `products_v3`; `products_v2` queda solo "
+        "de lectura",
+        "fact",
+    )
+    result = floored.recall(principal, "xyzzy frobnicate")
+    assert result["memories"] == []
+    assert result["nothing_relevant"] is True
+    # they are there for a caller who asks for everything, with no word in common, and each
+    # of relevance 0
+    everything = floored.recall(principal, "xyzzy frobnicate", min_relevance=0)["memories"]
+    similarities = [m["scores"]["similarity"] for m in everything]
+    assert 0.15 <= max(similarities) < LOCAL.wordless_similarity
+    assert all(m["scores"]["lexical_rank"] is None for m in everything)
+    assert {m["relevance"] for m in everything} == {0.0}
+
+
+def test_min_relevance_asks_for_more_or_for_less(
+    floored: MemoryService, principal: Principal
+) -> None:
+    seed(floored, principal)
+    target = floored.recall(principal, "The user prefers dark mode")["memories"][0]
+    question = "which editor theme does the user like"
+    default = floored.recall(principal, question)
+    everything = floored.recall(principal, question, min_relevance=0)
+    strict = floored.recall(principal, question, min_relevance=0.99)
+    ids = [m["id"] for m in default["memories"]]
+    every = [m["id"] for m in everything["memories"]]
+    assert ids == [target["id"]]
+    # the floor only removes: what it keeps is in the recall's own order
+    assert len(ids) < len(every)
+    assert ids == [i for i in every if i in ids]
+    assert all(m["relevance"] >= LOCAL.recall_floor for m in default["memories"])
+    assert min(m["relevance"] for m in everything["memories"]) < LOCAL.recall_floor
+    assert strict["memories"] == []
+    assert strict["nothing_relevant"] is True
+    assert strict["min_relevance"] == 0.99
+
+
+def test_a_rare_identifier_matched_by_full_text_is_relevant_at_a_low_similarity(
+    floored: MemoryService, principal: Principal
+) -> None:
+    seed(floored, principal)
+    target = floored.save(
+        principal, "Error E5178 from reporting means the upstream auth call timed out", "fact"
+    )
+    [best, *_] = floored.recall(principal, "E5178 in the reporting job")["memories"]
+    assert best["id"] == target["memory"]["id"]
+    # far under the cosine floor injection had (0.59), yet relevant enough to be injected
+    assert best["scores"]["similarity"] < 0.59
+    assert best["relevance"] >= LOCAL.injection_floor
+
+
+def test_a_memory_the_model_cannot_read_is_found_by_its_rare_word(
+    floored: MemoryService, principal: Principal
+) -> None:
+    seed(floored, principal)
+    target = floored.save(
+        principal, "Na feirinha-api o webhook do Pix valida a assinatura com PIX_HMAC_KEY", "fact"
+    )
+    [best, *_] = floored.recall(principal, "rotate PIX_HMAC_KEY on staging")["memories"]
+    assert best["id"] == target["memory"]["id"]
+    assert best["scores"]["similarity"] < 0.59
+    assert best["relevance"] >= LOCAL.injection_floor
 
 
 @pytest.fixture

@@ -201,6 +201,19 @@ def test_search_finds_by_words_with_the_score_breakdown_and_counts_no_use(
     assert (again["use_count"], again["last_used"] is not None) == (1, True)
 
 
+def test_search_says_when_nothing_is_relevant_and_min_relevance_sets_the_floor(
+    api: Api, service: MemoryService, principal: Principal
+) -> None:
+    tabs = saved(service, principal, "The user prefers tabs over spaces", category="preference")
+    found = api.get("/memories/search", query="tabs or spaces", min_relevance="0.2").json()
+    assert [m["id"] for m in found["memories"]] == [tabs]
+    assert found["memories"][0]["relevance"] >= 0.2
+    assert (found["nothing_relevant"], found["min_relevance"]) == (False, 0.2)
+    nothing = api.get("/memories/search", query="tabs or spaces", min_relevance="1").json()
+    assert nothing["memories"] == []
+    assert (nothing["nothing_relevant"], nothing["min_relevance"]) == (True, 1.0)
+
+
 def test_search_sees_only_the_tokens_memories(
     as_: Callable[..., Api], service: MemoryService, principal: Principal
 ) -> None:
@@ -385,6 +398,8 @@ BAD_INPUT = [
     ("get", "search", {"query": "x", "limit": "5.5"}, "limit: Input should be a valid integer"),
     ("get", "search", {"query": "x", "limit": "ten"}, "limit: Input should be a valid integer"),
     ("get", "search", {"query": "x", "user": "bob"}, "user: is not a field of this request"),
+    ("get", "search", {"query": "x", "min_relevance": "2"}, "min_relevance must be a number"),
+    ("get", "search", {"query": "x", "min_relevance": "high"}, "min_relevance: Input should be"),
     ("get", "", {"status": "archive"}, "status: Input should be 'active'"),
     ("get", "", {"importance": "urgent"}, "importance: Input should be 'low'"),
     ("patch", MINE, {"importance": "urgent"}, "importance: Input should be 'low'"),
@@ -524,6 +539,7 @@ def test_the_openapi_document_describes_every_route_without_a_token(client: Test
         "limit",
         "include_archived",
         "as_of",
+        "min_relevance",
     }
     delete = document["paths"][API + "/memories/{memory_id}"]["delete"]
     assert {p["name"] for p in delete["parameters"]} == {"memory_id", "reason"}
@@ -800,7 +816,8 @@ def test_the_doc_examples_run_with_curl_against_serve(
         for command in re.split(r"\n(?=curl )", block)
         if command.startswith("curl ")
     ]
-    assert len(commands) == 21  # the OpenAPI document and 20 endpoints (not the hooks' two)
+    # the OpenAPI document, 20 endpoints (not the hooks' two) and search with min_relevance
+    assert len(commands) == 22
     with running_http_server(database_url, embedding_server) as server:
         env = os.environ | {
             "API": server.base + API,

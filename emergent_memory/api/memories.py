@@ -65,7 +65,8 @@ class ListQuery(QueryInput):
 
 class SearchQuery(QueryInput):
     """`include_archived`: archived memories too; `as_of` (ISO 8601 date or time): what was
-    believed true then (memories since superseded or archived included)."""
+    believed true then (memories since superseded or archived included); `min_relevance`
+    (0 to 1): the least relevance of what comes back (default: the calibrated floor)."""
 
     query: str
     category: Category | None = None
@@ -73,6 +74,7 @@ class SearchQuery(QueryInput):
     limit: int | None = None
     include_archived: bool = False
     as_of: str | None = None
+    min_relevance: float | None = None
 
 
 class MemoryChanges(Input):
@@ -162,6 +164,7 @@ def memory_endpoints(
             record_use=False,
             include_archived=query.include_archived,
             as_of=query.as_of,
+            min_relevance=query.min_relevance,
         )
 
     def update(call: Call[NoInput, MemoryChanges]) -> UpdateResult:

@@ -151,6 +151,7 @@ def save(
     default=None,
     help="ISO 8601 date or date-time: what was believed true then.",
 )
+@click.option("--min-relevance", type=float, help="Least relevance shown (0-1; lower: more).")
 @ACTOR_OPTION
 @PROJECT_OPTION
 @JSON_OPTION
@@ -166,6 +167,7 @@ def recall(
     session_id: str | None,
     include_archived: bool,
     as_of: str | None,
+    min_relevance: float | None,
     actor: uuid.UUID | None,
     project: uuid.UUID | None,
     as_json: bool,
@@ -183,6 +185,7 @@ def recall(
             session_id=session_id,
             include_archived=include_archived,
             as_of=as_of,
+            min_relevance=min_relevance,
         )
 
     def human() -> None:
@@ -192,8 +195,8 @@ def recall(
             scores = memory["scores"]
             similarity = scores["similarity"]
             click.echo(
-                f"{rank}. score {memory['score']:.4f}  (text rank {scores['lexical_rank'] or '-'}"
-                f", vector rank {scores['vector_rank'] or '-'}"
+                f"{rank}. relevance {memory['relevance']:.3f}  score {memory['score']:.4f}  (text "
+                f"rank {scores['lexical_rank'] or '-'}, vector rank {scores['vector_rank'] or '-'}"
                 + (f", similarity {similarity:.2f}" if similarity is not None else "")
                 + ")"
             )
@@ -202,7 +205,7 @@ def recall(
             if memory["archived_at"]:  # found with --include-archived
                 click.echo(f"     archived {memory['archived_at']}; `restore` brings it back")
         if not result["memories"]:
-            click.echo("nothing remembered about that")
+            click.echo(f"nothing relevant (no memory reaches relevance {result['min_relevance']})")
         if "episodes" in result:
             click.echo(f"{len(result['episodes'])} matching conversations")
             for rank, episode in enumerate(result["episodes"], 1):

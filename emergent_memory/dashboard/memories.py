@@ -60,6 +60,7 @@ async def _search_values(site: Site, request: Request, visit: Visit) -> dict[str
             {**m, "expired": expired(m.get("valid_until"))} for m in found["memories"]
         ]
         values["degraded"] = found["degraded"]
+        values["min_relevance"] = found["min_relevance"]
     return values
 
 

@@ -16,7 +16,7 @@ from fastmcp.exceptions import ToolError, ValidationError
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools import ToolResult
 from mcp.types import CallToolRequestParams
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic import ValidationError as PydanticValidationError
 from pydantic_core import ErrorDetails
 
@@ -278,6 +278,7 @@ class RecallOptions(BaseModel):
     include_archived: bool = False
     as_of: str | None = None
     scope: MemoryScope | None = None
+    min_relevance: float | None = Field(default=None, ge=0, le=1)
 
 
 OPTIONS: dict[str, type[BaseModel]] = {

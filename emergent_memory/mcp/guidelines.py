@@ -46,7 +46,7 @@ earlier work or their preferences. One line per memory, most relevant first:
 
 RECALL_OPTIONS = (
     "include_episodes (also search past conversations), include_archived, as_of (a date: "
-    "what was believed then), scope."
+    "what was believed then), scope, min_relevance (0-1, lower finds more)."
 )
 
 MANAGE_MEMORY = """\

@@ -1,9 +1,12 @@
 """Injection: the memories a session should have in front of it, under a hard token budget.
 
-At session start, the memories most worth having before any prompt (core memories first,
-then corrections and instructions, then conventions and preferences, then the rest, each by
-importance, confidence and use; expired ones never); on a prompt, the hybrid recall of the
-prompt, keeping only memories whose similarity to it reaches a calibrated floor. A memory
+At session start, the memories most worth having before any prompt: core memories first,
+then every category its fair share, by turns (each turn the next best memory of each category,
+in START_ORDER: corrections, instructions, conventions, preferences, then the rest; the best
+by importance, confidence and use), so that many corrections never crowd out the preferences;
+expired ones never. On a prompt, the hybrid recall of the prompt, keeping only memories whose
+relevance to it (memory/relevance.py: similarity and rare words matched by full text) reaches
+the calibrated injection floor. A memory
 already shown in the session (since its last /clear or compaction) is not shown again; a
 memory that does not fit the budget is skipped, never cut. The text is plain statements with
 their ids inside an <emergent-memory> marker, so that capture can strip it and never
@@ -32,8 +35,10 @@ from emergent_memory.embeddings.base import EmbeddingProvider
 from emergent_memory.embeddings.vectors import has_direction
 from emergent_memory.errors import EmbeddingUnavailable, InvalidInput, PermissionDenied
 from emergent_memory.markers import MARKER_CLOSE, MARKER_OPEN, defang
-from emergent_memory.memory import answers, sessions, store, validation
+from emergent_memory.memory import answers, relevance, sessions, store, validation
 from emergent_memory.memory.records import conflict_state
+from emergent_memory.memory.relevance import DEFAULT as DEFAULT_RELEVANCE
+from emergent_memory.memory.relevance import Fusion, RelevanceModel
 from emergent_memory.memory.service import acting_for
 
 logger = logging.getLogger(__name__)
@@ -52,8 +57,9 @@ HEADER = (
 _WORD = re.compile(r"\w+")
 _SPACE = re.compile(r"\s+")
 
-# Order of categories at session start (after core memories, which come first): what
-# corrects or directs the agent first, then what it learned (lessons, risks, decisions).
+# Order of categories in each turn of a session's start (after core memories, which come
+# first): what corrects or directs the agent first, then what it learned (lessons, risks,
+# decisions).
 START_ORDER = (
     "correction",
     "instruction",
@@ -119,6 +125,9 @@ class InjectionConfig:
     recall_tuning: dict[str, Any]
     # how confidence decays (the recall's settings): the injected memories' effective confidence
     decay: store.Decay = field(default_factory=store.Decay)
+    # how relevance is judged (memory/relevance.py): relevance_floor is on its scale
+    relevance: RelevanceModel = DEFAULT_RELEVANCE
+    fusion: Fusion = field(default_factory=lambda: Fusion(10, 1.0, 1.5))
 
 
 # What injection offers: a memory's id, text and category (the session-start rows, and the
@@ -222,13 +231,12 @@ class InjectionService:
                 **self._config.recall_tuning,
             )
             floor = self._config.relevance_floor
+            judged = relevance.relevances(rows, self._config.fusion, self._config.relevance)
             # never the outranked side of a conflict: its current value is what holds
             candidates = [
                 Candidate(row.id, row.content, row.category)
-                for row in rows
-                if row.similarity is not None
-                and row.similarity >= floor
-                and conflict_state(row) != "outranked"
+                for row, value in zip(rows, judged, strict=True)
+                if value >= floor and conflict_state(row) != "outranked"
             ]
             return self._inject(
                 conn, principal, session, client, "prompt", candidates, shown, budget

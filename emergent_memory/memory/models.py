@@ -142,6 +142,8 @@ class RecalledMemory(MemoryRecord):
     score: float
     scores: ScoreBreakdown
     archived_at: str | None
+    # the estimated chance it answers the query (memory/relevance.py), 0 to 1
+    relevance: float
 
 
 class PossibleDuplicate(TypedDict):
@@ -188,10 +190,13 @@ class RecalledEpisode(TypedDict):
 
 class RecallResult(TypedDict):
     """`episodes` only when the recall asked for them (include_episodes), never mixed with
-    the memories."""
+    the memories. `min_relevance`: the floor the memories reached (the caller's, or the
+    calibrated one); `nothing_relevant`: no memory reached it (`memories` is empty)."""
 
     memories: list[RecalledMemory]
     degraded: bool
+    min_relevance: float
+    nothing_relevant: bool
     episodes: NotRequired[list[RecalledEpisode]]
 
 

@@ -40,6 +40,7 @@ from emergent_memory.memory import (
     dedup,
     dedup_judge,
     episodes,
+    relevance,
     store,
     validation,
     validity,
@@ -82,6 +83,8 @@ from emergent_memory.memory.records import (
     project_stats,
     rounded,
 )
+from emergent_memory.memory.relevance import DEFAULT as DEFAULT_RELEVANCE
+from emergent_memory.memory.relevance import Fusion, RelevanceModel
 
 logger = logging.getLogger(__name__)
 
@@ -126,6 +129,14 @@ class MemoryConfig:
     decay_floor: float = 0.3
     decay_grace_days: float = 30.0
     decay_half_life_days: float = 180.0
+    # how relevance is judged (memory/relevance.py), and the least relevance recall returns
+    # unless the caller asks for another (app.py gives the model's calibrated floor)
+    relevance: RelevanceModel = DEFAULT_RELEVANCE
+    recall_min_relevance: float = 0.0
+
+    @property
+    def fusion(self) -> Fusion:
+        return Fusion(self.recall_rrf_k, self.recall_lexical_weight, self.recall_vector_weight)
 
     @property
     def dedup_policy(self) -> DedupPolicy:
@@ -674,8 +685,11 @@ class MemoryService:
         include_archived: bool = False,
         as_of: str | None = None,
         record_use: bool = True,
+        min_relevance: float | None = None,
     ) -> RecallResult:
-        """The visible active memories that best match the query, by meaning and by words.
+        """The visible active memories that best match the query, by meaning and by words,
+        of relevance `min_relevance` or more (memory/relevance.py; None: the calibrated
+        floor, MemoryConfig.recall_min_relevance): none when nothing is relevant.
 
         With `include_episodes`, also the caller's captured conversation windows (Episodes)
         that match, in `episodes` (at most `limit`, and EPISODES_MAX_LIMIT), never among the
@@ -703,6 +717,9 @@ class MemoryService:
         with_archived = validation.flag(include_archived, "include_archived")
         at = None if as_of is None else validity.as_of(as_of)
         session = validation.session_id(session_id)
+        floor = relevance.caller_floor(min_relevance)
+        if floor is None:
+            floor = self._config.recall_min_relevance
         if session is not None and not with_episodes:
             raise InvalidInput(
                 "session_id chooses the conversation whose episodes are searched; "
@@ -734,11 +751,15 @@ class MemoryService:
                 model=self._embedder.model_name,
                 category=category_,
                 scope=scope_,
-                limit=limit_,
+                # enough rows to hold the query's closest memory, which relevance measures
+                # from; the ranking of the first `limit` is the same
+                limit=max(limit_, relevance.RELEVANCE_WINDOW),
                 include_archived=with_archived,
                 as_of=at,
                 **self._config.recall_tuning,
             )
+            judged = relevance.relevances(rows, self._config.fusion, self._config.relevance)
+            rows, scored = _relevant(rows, judged, floor, limit_)
             found: list[episodes.EpisodeRow] = []
             if with_episodes:  # read only: an episode has no use count
                 found = episodes.search(
@@ -754,17 +775,21 @@ class MemoryService:
                 )
             # the answer is checked before a use is recorded (memory/answers.py): an answer
             # that cannot be delivered counts no use
-            answers.deliverable(self._recalled(rows, found, degraded, with_episodes), "recall")
+            answers.deliverable(
+                self._recalled(rows, scored, floor, found, degraded, with_episodes), "recall"
+            )
             if record_use and rows and self._read_pool is None:
                 recalled_at = store.record_recalls(conn, principal, [row.id for row in rows])
         if record_use and rows and self._read_pool is not None:
             with self._transaction(principal) as conn:
                 recalled_at = store.record_recalls(conn, principal, [row.id for row in rows])
-        return self._recalled(rows, found, degraded, with_episodes, recalled_at)
+        return self._recalled(rows, scored, floor, found, degraded, with_episodes, recalled_at)
 
     @staticmethod
     def _recalled(
         rows: list[store.RecallRow],
+        scored: list[float],
+        floor: float,
         found: list[episodes.EpisodeRow],
         degraded: bool,
         with_episodes: bool,
@@ -772,7 +797,7 @@ class MemoryService:
     ) -> RecallResult:
         """Recall's answer; each memory's use counted when it was recorded at `recalled_at`."""
         memories: list[RecalledMemory] = []
-        for row in rows:
+        for row, relevant in zip(rows, scored, strict=True):
             used = 0 if recalled_at is None else 1
             record = memory_record(row, use_count=row.use_count + used, last_used=recalled_at)
             # as ranked: the confidence the search weighed, before this use restored it
@@ -793,10 +818,16 @@ class MemoryService:
                         "score": round(row.score, 6),
                     },
                     "archived_at": None if row.archived_at is None else row.archived_at.isoformat(),
+                    "relevance": round(relevant, 4),
                 }
             )
         # the current side of a conflict before the outranked one (memory/authority.py)
-        result: RecallResult = {"memories": current_first(memories), "degraded": degraded}
+        result: RecallResult = {
+            "memories": current_first(memories),
+            "degraded": degraded,
+            "min_relevance": floor,
+            "nothing_relevant": not memories,
+        }
         if with_episodes:
             result["episodes"] = [episode_record(row) for row in found]
         return result
@@ -1566,3 +1597,13 @@ def _expired(properties: Mapping[str, Any]) -> bool:
     """Whether a memory's validity has ended (valid_until passed)."""
     end = properties.get("valid_until")
     return end is not None and validation.moment(end, "valid_until") <= datetime.now(UTC)
+
+
+def _relevant(
+    rows: list[store.RecallRow], judged: list[float], floor: float, limit: int
+) -> tuple[list[store.RecallRow], list[float]]:
+    """Of the recall's first `limit` rows, in its order, those whose relevance reaches
+    `floor`, and their relevances: the floor only removes."""
+    pairs = zip(rows[:limit], judged[:limit], strict=True)
+    kept = [(row, value) for row, value in pairs if value >= floor]
+    return [row for row, _ in kept], [value for _, value in kept]

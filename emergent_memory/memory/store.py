@@ -271,20 +271,31 @@ WHERE o.canonical_id = ANY(%(ids)s) AND o.is_head AND EXISTS (
 """
 
 # The active memories the principal sees that have not expired, best first for a session's
-# start (injection): core memories first, then by the position of their category in
-# %(order)s, then importance, confidence, use and recency.
+# start (injection), each category getting its fair share: core memories first, then the
+# others in turns, each turn taking the next best memory of every category in the order of
+# %(order)s (a category with none left is passed over). Within a category (and among core
+# memories) the best is the most important, then confident, used and recent. So a user with
+# many corrections still sees their preferences and facts: the budget fills by turns.
 START_CANDIDATES = """
-SELECT o.canonical_id AS id, o.properties ->> 'content' AS content,
-       o.properties ->> 'category' AS category
-FROM kb.graph_objects o
-{uses}
-WHERE {active} AND {visible}
-  AND coalesce((o.properties ->> 'valid_until')::timestamptz > now(), true)
-ORDER BY coalesce(o.properties ->> 'importance' = 'core', false) DESC,
-         array_position(%(order)s::text[], o.properties ->> 'category') NULLS LAST,
-         kb.memory_importance_value(o.properties ->> 'importance') DESC,
-         coalesce((o.properties ->> 'confidence')::float8, 0.7) DESC,
-         coalesce(u.uses, 0) DESC, o.updated_at DESC, o.canonical_id
+SELECT c.id, c.content, c.category
+FROM (
+    SELECT o.canonical_id AS id, o.properties ->> 'content' AS content,
+           o.properties ->> 'category' AS category,
+           coalesce(o.properties ->> 'importance' = 'core', false) AS core,
+           row_number() OVER (
+               PARTITION BY coalesce(o.properties ->> 'importance' = 'core', false),
+                            o.properties ->> 'category'
+               ORDER BY kb.memory_importance_value(o.properties ->> 'importance') DESC,
+                        coalesce((o.properties ->> 'confidence')::float8, 0.7) DESC,
+                        coalesce(u.uses, 0) DESC, o.updated_at DESC, o.canonical_id
+           ) AS turn
+    FROM kb.graph_objects o
+    {uses}
+    WHERE {active} AND {visible}
+      AND coalesce((o.properties ->> 'valid_until')::timestamptz > now(), true)
+) c
+ORDER BY c.core DESC, c.turn, array_position(%(order)s::text[], c.category) NULLS LAST,
+         c.category, c.id
 LIMIT %(limit)s
 """
 

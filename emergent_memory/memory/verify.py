@@ -226,6 +226,9 @@ class VerifyService:
             scope=scope_,
             limit=max(CANDIDATES, limit_),
             record_use=False,
+            # verify judges the candidates by its own rules (memory/verify_rules.py): none is
+            # left out by recall's relevance floor
+            min_relevance=0.0,
         )
         degraded = recalled["degraded"]
         candidates = recalled["memories"]
