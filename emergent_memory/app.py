@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -25,7 +24,6 @@ from emergent_memory.embeddings.compatibility import check_compatible
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME, LocalEmbeddings
 from emergent_memory.embeddings.openai import OpenAICompatibleEmbeddings
 from emergent_memory.embeddings.worker import EmbeddingWorker, WorkerConfig
-from emergent_memory.errors import EmbeddingUnavailable
 from emergent_memory.graph import bypasses_row_security
 from emergent_memory.llm import AnthropicClient
 from emergent_memory.memory import capture_store
@@ -200,8 +198,9 @@ def open_memory_service(
     Refuses a database that is not at the schema head (unless `migrate`; None: the caller has
     no --migrate option for the refusal to suggest) and an embedding
     model whose vectors do not fit it. The local model is loaded off the request path: here
-    ("now"), in a thread while the caller goes on ("background": the first request that
-    needs it waits), or on first use ("lazily", for commands that may not embed at all).
+    ("now"), in a thread started before the database opens, while the caller goes on
+    ("background": a request that needs it waits, at most LocalEmbeddings' LOAD_WAIT_SECONDS),
+    or on first use ("lazily", for commands that may not embed at all).
 
     `role`: on the embedded server, "app" connects the pool as the login role
     emergent_memory_server (a member of emergent_memory_app, subject to row-level security)
@@ -214,6 +213,8 @@ def open_memory_service(
     lags); it does not wait for the replica to start.
     """
     embedder = embedder or build_embedder(settings)
+    if isinstance(embedder, LocalEmbeddings) and load_model == "background":
+        embedder.load_in_background()  # while the database starts and its schema is checked
     with open_database(settings.database_url, settings.data_dir) as db:
         migrations.require_current_schema(db.url, migrate=migrate)
         with connect(db.url) as conn:
@@ -233,8 +234,6 @@ def open_memory_service(
                     )
         if isinstance(embedder, LocalEmbeddings) and load_model == "now":
             embedder.load()
-        elif isinstance(embedder, LocalEmbeddings) and load_model == "background":
-            threading.Thread(target=_load_quietly, args=(embedder,), daemon=True).start()
         pool = create_pool(
             pool_url,
             min_size=settings.pool_min_size,
@@ -270,13 +269,6 @@ def open_memory_service(
             close = getattr(embedder, "close", None)
             if callable(close):
                 close()
-
-
-def _load_quietly(embedder: LocalEmbeddings) -> None:
-    try:
-        embedder.load()
-    except EmbeddingUnavailable as error:  # requests degrade to full text and say so
-        logger.error("%s", error)
 
 
 def worker_config(settings: Settings) -> WorkerConfig:

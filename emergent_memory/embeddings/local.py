@@ -82,6 +82,9 @@ EXPORT_FORMAT = 1  # bump when the export procedure changes: old exports are the
 # A model that could not be loaded is not tried again for this long: requests in between fail
 # at once (and degrade to full text) instead of each trying a download or an export.
 LOAD_RETRY_SECONDS = 60.0
+# How long a request waits for the model a server is loading at its start (load_in_background):
+# a later start loads it in a few seconds, a first start downloads it.
+LOAD_WAIT_SECONDS = 30.0
 
 
 class _Model(Protocol):
@@ -498,6 +501,7 @@ class LocalEmbeddings:
         self._source: LocalModelSource = source
         self._cache_dir = cache_dir or default_model_cache_dir()
         self._hub_url = hub_url.rstrip("/")
+        self._loading: threading.Event | None = None  # set when a background load ends
 
     @property
     def model_name(self) -> str:
@@ -516,6 +520,23 @@ class LocalEmbeddings:
         """Load the model now (at start-up) rather than on the first request."""
         self._model()
 
+    def load_in_background(self) -> None:
+        """Start loading the model in a thread (a server, at its start). A request that needs
+        it meanwhile waits for it at most LOAD_WAIT_SECONDS, then gets EmbeddingUnavailable
+        (recall answers by full text and says so; a save queues its embedding)."""
+        loading = threading.Event()
+        self._loading = loading
+
+        def load() -> None:
+            try:
+                _load(self._runtime, self._source, self._cache_dir, self._hub_url)
+            except EmbeddingUnavailable as error:  # a request meets it again, and says so
+                logger.error("%s", error)
+            finally:
+                loading.set()
+
+        threading.Thread(target=load, name="emergent-memory-model", daemon=True).start()
+
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
@@ -525,6 +546,12 @@ class LocalEmbeddings:
         return self._encode([text])[0]
 
     def _model(self) -> _Model:
+        loading = self._loading
+        if loading is not None and not loading.is_set() and not loading.wait(LOAD_WAIT_SECONDS):
+            raise EmbeddingUnavailable(
+                f"the local embedding model is still loading after {LOAD_WAIT_SECONDS:.0f} s "
+                "(the server loads it at its start)"
+            )
         return _load(self._runtime, self._source, self._cache_dir, self._hub_url)
 
     def _encode(self, texts: list[str]) -> list[list[float]]:

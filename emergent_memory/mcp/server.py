@@ -11,15 +11,19 @@ bodies.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager, ExitStack, asynccontextmanager
 from functools import partial
-from typing import Annotated, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 import anyio.to_thread
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.server.auth import AuthProvider
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+from fastmcp.tools import ToolResult
+from mcp.types import CallToolRequestParams
 from pydantic import Field
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -37,7 +41,6 @@ from emergent_memory.errors import (
 from emergent_memory.mcp import guidelines
 from emergent_memory.mcp.arguments import ArgumentErrors, log_invalid_arguments_at_info
 from emergent_memory.mcp.metrics import ToolMetrics
-from emergent_memory.memory import MemoryService
 from emergent_memory.memory.models import (
     Action,
     Category,
@@ -53,18 +56,30 @@ from emergent_memory.memory.verify import (
     VERIFY_DEFAULT_LIMIT,
     VERIFY_MAX_LIMIT,
     VerifyResult,
-    VerifyService,
 )
+
+if TYPE_CHECKING:  # the service layers load in the background (ServiceHolder)
+    from emergent_memory.memory import MemoryService
+    from emergent_memory.memory.verify import VerifyService
 
 logger = logging.getLogger(__name__)
 
 R = TypeVar("R")
 
 Identify = Callable[[], Principal]
-OpenService = Callable[[], AbstractContextManager[MemoryService]]
+OpenService = Callable[[], AbstractContextManager["MemoryService"]]
 # verify_memory's service on the memory service the lifespan opened (app.verify_service)
-OpenVerifier = Callable[[MemoryService], AbstractContextManager[VerifyService]]
-STARTING = "the memory server is still starting; try again in a moment"
+OpenVerifier = Callable[["MemoryService"], AbstractContextManager["VerifyService"]]
+# Seconds a tool call waits for the services the server opens in the background (the
+# database, its schema checked, the pool): a fresh embedded database takes a few seconds, a
+# busy machine more.
+STARTUP_WAIT = 60.0
+SETTLED_POLL = 0.05  # seconds between looks while waiting
+STARTING = (
+    f"the memory server is still starting after {STARTUP_WAIT:.0f} s (starting the database "
+    "or checking its schema); try again in a moment, and see the server's log if it goes on"
+)
+STOPPING = "the memory server is stopping"
 # readOnlyHint holds for memories; the one thing verify_memory may spend is said here
 VERIFY_JUDGE_NOTE = (
     " With an Anthropic key configured, a claim in the rules' ambiguous band may be judged by"
@@ -73,19 +88,27 @@ VERIFY_JUDGE_NOTE = (
 
 
 class ServiceHolder:
-    """The services the lifespan opened, for the tools to use. The
-    server serves only once the lifespan has opened them: `serve` opens the services before
-    either transport starts."""
+    """The services the lifespan opens, for the tools to use.
+
+    The lifespan opens them in a thread of their own (`open_in_background`), so that the
+    server answers `initialize` and `tools/list` at once, while the database starts and the
+    heavy modules load. A tool call waits for them (`wait`, in WaitForServices) at most
+    STARTUP_WAIT seconds; then, or when opening them failed, it gets a tool error that says
+    so (the failure's own message: a database behind the schema, one that cannot be reached).
+    """
 
     def __init__(self) -> None:
         self._service: MemoryService | None = None
         self._verifier: VerifyService | None = None
+        self._failure: str | None = None
+        self._settled = threading.Event()  # opened, or failed
         self.verifies = False  # whether the server was given a verify service
 
     def get(self) -> MemoryService:
         if self._service is None:
+            message = self._unavailable()
             # from a domain error, so the metrics count it unavailable (mcp/metrics.py)
-            raise ToolError(STARTING) from ServiceBusy(STARTING)
+            raise ToolError(message) from ServiceBusy(message)
         return self._service
 
     def verifier(self) -> VerifyService:
@@ -93,12 +116,66 @@ class ServiceHolder:
             message = "verify_memory is not available on this server"
             raise ToolError(message) from ServiceBusy(message)  # counted unavailable
         if self._verifier is None:
-            raise ToolError(STARTING) from ServiceBusy(STARTING)
+            message = self._unavailable()
+            raise ToolError(message) from ServiceBusy(message)
         return self._verifier
+
+    def _unavailable(self) -> str:
+        if self._failure is not None:
+            return f"the memory server could not start: {self._failure}"
+        if self._settled.is_set():  # opened, then closed: the server is stopping
+            return STOPPING
+        return STARTING
 
     def set(self, service: MemoryService | None, verifier: VerifyService | None = None) -> None:
         self._service = service
         self._verifier = verifier
+
+    async def wait(self, timeout: float = STARTUP_WAIT) -> None:
+        """Until the services are open (or failed to open), at most `timeout` seconds."""
+        deadline = anyio.current_time() + timeout
+        while not self._settled.is_set() and anyio.current_time() < deadline:
+            await anyio.sleep(SETTLED_POLL)
+
+    def open_in_background(
+        self, stack: ExitStack, open_service: OpenService, open_verifier: OpenVerifier | None
+    ) -> threading.Thread:
+        """Start opening the services on `stack` in a thread; returns the thread."""
+
+        def open_all() -> None:
+            try:
+                service = stack.enter_context(open_service())
+                verifier = None
+                if open_verifier is not None:
+                    verifier = stack.enter_context(open_verifier(service))
+                self.set(service, verifier)
+            except EmergentMemoryError as error:
+                self._failure = str(error)
+                logger.error("the memory server could not start: %s", error)
+            except Exception as error:  # logged whole here; the caller sees its kind
+                self._failure = f"internal error ({type(error).__name__}); see the server's log"
+                logger.exception("the memory server could not start")
+            finally:
+                self._settled.set()
+
+        opener = threading.Thread(target=open_all, name="emergent-memory-start", daemon=True)
+        opener.start()
+        return opener
+
+
+class WaitForServices(Middleware):
+    """A tool call waits (bounded) for the services the server is still opening."""
+
+    def __init__(self, holder: ServiceHolder) -> None:
+        self._holder = holder
+
+    async def on_call_tool(
+        self,
+        context: MiddlewareContext[CallToolRequestParams],
+        call_next: CallNext[CallToolRequestParams, ToolResult],
+    ) -> ToolResult:
+        await self._holder.wait()
+        return await call_next(context)
 
 
 def log_level_of(error: EmergentMemoryError) -> int:
@@ -118,8 +195,9 @@ def create_server(
     auth: AuthProvider | None = None,
     open_verifier: OpenVerifier | None = None,
 ) -> FastMCP:
-    """The FastMCP server. `open_service` is entered once by the lifespan and closed at exit,
-    and `open_verifier` (verify_memory's service) on the service it opened; without it,
+    """The FastMCP server. `open_service` is entered once by the lifespan, in the background
+    (ServiceHolder), and closed at exit, and `open_verifier` (verify_memory's service) on the
+    service it opened; without it,
     verify_memory answers that it is not available. `identify` gives the principal of the
     current request."""
     holder = ServiceHolder()
@@ -129,14 +207,11 @@ def create_server(
     @asynccontextmanager
     async def lifespan(server: FastMCP) -> AsyncIterator[dict[str, Any]]:
         stack = ExitStack()
-        service = await anyio.to_thread.run_sync(stack.enter_context, open_service())
-        verifier = None
-        if open_verifier is not None:
-            verifier = await anyio.to_thread.run_sync(stack.enter_context, open_verifier(service))
-        holder.set(service, verifier)
+        opener = holder.open_in_background(stack, open_service, open_verifier)
         try:
             yield {}
         finally:
+            await anyio.to_thread.run_sync(opener.join)  # what it opened is closed below
             holder.set(None)
             await anyio.to_thread.run_sync(stack.close)
 
@@ -150,7 +225,7 @@ def create_server(
         # no coercion: confirm must be the boolean true, limit a number, not "5" or "yes"
         strict_input_validation=True,
         # each tool call measured (mcp/metrics.py), then its arguments checked
-        middleware=[ToolMetrics(), ArgumentErrors()],
+        middleware=[ToolMetrics(), WaitForServices(holder), ArgumentErrors()],
     )
 
     async def call(method: Callable[..., R], *args: Any, **kwargs: Any) -> R:

@@ -33,17 +33,15 @@ import logging
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from typing_extensions import TypedDict
 
 from emergent_memory.auth.principal import Principal
 from emergent_memory.errors import InvalidInput, PermissionDenied, SecretRejected
 from emergent_memory.llm import AnthropicClient, LLMError, ToolSpec, Usage
-from emergent_memory.memory import capture_store, validation
+from emergent_memory.memory import validation
 from emergent_memory.memory.models import Category, MemoryScope, RecalledMemory
-from emergent_memory.memory.secrets import describe_secret, find_secrets
-from emergent_memory.memory.service import MemoryService, acting_for
 from emergent_memory.memory.verify_rules import (
     GENERIC_WORDS,
     Answer,
@@ -57,6 +55,11 @@ from emergent_memory.memory.verify_rules import (
     rules_answer,
     word_similarity,
 )
+
+# the service, the store and the secret scanner where they are used: the MCP server imports
+# this module for verify_memory's result type before they are needed
+if TYPE_CHECKING:
+    from emergent_memory.memory.service import MemoryService
 
 __all__ = [
     "CANDIDATES",
@@ -211,6 +214,8 @@ class VerifyService:
         limit_ = validation.limit(limit, default=VERIFY_DEFAULT_LIMIT, maximum=VERIFY_MAX_LIMIT)
         if not principal.can_read:
             raise PermissionDenied("this credential may not read memories (needs memory:read)")
+        from emergent_memory.memory.secrets import describe_secret, find_secrets
+
         findings = find_secrets(text)
         if findings:
             raise SecretRejected(
@@ -274,6 +279,9 @@ class VerifyService:
     ) -> tuple[Answer, Judge]:
         """The judge's answer on the candidates near the claim, or the rules' (with why
         saying so) when it cannot be had."""
+        from emergent_memory.memory import capture_store
+        from emergent_memory.memory.service import acting_for
+
         assert self._llm is not None  # judge_enabled
         policy = self._config.policy
         floor = min([policy.related_from, policy.shared_word_from])
@@ -330,6 +338,9 @@ class VerifyService:
     def _record(
         self, principal: Principal, model: str, usage: Usage | None, error: str | None
     ) -> None:
+        from emergent_memory.memory import capture_store
+        from emergent_memory.memory.service import acting_for
+
         with acting_for(self._memory.pool, principal) as conn:
             capture_store.record_call(
                 conn,
