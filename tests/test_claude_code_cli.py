@@ -162,3 +162,46 @@ def test_a_session_calls_verify_memory_on_the_real_server(
     verified = json.loads(result)
     assert verified["verdict"] == "confirmed"
     assert [match["id"] for match in verified["matches"]] == [memory_id]
+
+
+MEMORY_TOOLS = {
+    f"mcp__emergent-memory__{name}"
+    for name in ("save_memory", "recall_memories", "manage_memory", "verify_memory")
+}
+
+
+def test_the_memory_tools_are_in_the_first_request_of_a_session_started_cold(
+    tmp_path: Path, database_url: str, embedding_server: EmbeddingServer
+) -> None:
+    """Claude Code starts `emergent-memory serve --transport stdio` itself, with its default
+    settings (headless sessions connect MCP servers in the background and do not wait long
+    for them): the server answers initialize and tools/list before it opens its services, so
+    the session's first request to the model already offers the memory tools."""
+    env = fake_embedder_env(
+        embedding_server,
+        EMERGENT_MEMORY_DATABASE_URL=database_url,
+        EMERGENT_MEMORY_ACTOR_ID=str(uuid.uuid4()),
+        EMERGENT_MEMORY_PROJECT_ID=str(uuid.uuid4()),
+    )
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir(parents=True)
+    home.mkdir()
+    server = {"command": COMMAND[0], "args": [*COMMAND[1:], "serve", "--transport", "stdio"]}
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"emergent-memory": server | {"env": env}}}))
+    with FakeAnthropic(default=text("Hello.")) as fake:
+        session = claude_code.run_session(
+            claude_code.claude_executable(),
+            "Hello, what can you do?",
+            home=home,
+            project=project,
+            base_url=fake.url,
+            args=("--mcp-config", str(config), "--strict-mcp-config"),
+            timeout=180,
+        )
+        # the conversation's requests offer tools (Claude Code's own at least); a title or
+        # other side request offers none
+        conversation = [r for r in fake.message_requests if r.tool_names]
+    assert session.returncode == 0, session.stderr
+    assert conversation, [r.json.get("model") for r in fake.message_requests]
+    assert set(conversation[0].tool_names) >= MEMORY_TOOLS, conversation[0].tool_names

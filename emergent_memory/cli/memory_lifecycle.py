@@ -20,7 +20,7 @@ from emergent_memory.cli.common import (
     show_memory,
 )
 from emergent_memory.memory.models import CATEGORIES, SCOPES, Category, MemoryScope
-from emergent_memory.memory.verify import VERIFY_DEFAULT_LIMIT
+from emergent_memory.memory.verify_result import VERIFY_DEFAULT_LIMIT
 
 if TYPE_CHECKING:
     from emergent_memory.settings import Settings

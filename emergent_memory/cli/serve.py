@@ -114,6 +114,7 @@ def _serve_stdio(
         open_memory,
         lambda: local.principal,
         open_verifier=lambda memory: nullcontext(opened[0].verify),
+        open_when_listed=True,
     )
     # every line gets an answer: half a surrogate pair a tool error, a line that is not a
     # JSON-RPC message a JSON-RPC error (mcp/stdio.py)

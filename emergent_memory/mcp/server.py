@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractContextManager, ExitStack, asynccontextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
@@ -22,8 +22,8 @@ from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.server.auth import AuthProvider
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
-from fastmcp.tools import ToolResult
-from mcp.types import CallToolRequestParams
+from fastmcp.tools import Tool, ToolResult
+from mcp.types import CallToolRequestParams, ListToolsRequest
 from pydantic import Field
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -52,7 +52,7 @@ from emergent_memory.memory.models import (
     SaveResult,
     Source,
 )
-from emergent_memory.memory.verify import (
+from emergent_memory.memory.verify_result import (
     VERIFY_DEFAULT_LIMIT,
     VERIFY_MAX_LIMIT,
     VerifyResult,
@@ -75,6 +75,10 @@ OpenVerifier = Callable[["MemoryService"], AbstractContextManager["VerifyService
 # busy machine more.
 STARTUP_WAIT = 60.0
 SETTLED_POLL = 0.05  # seconds between looks while waiting
+# With open_when_listed (stdio), the services start opening once the client has the tool list
+# (which it asks for right after initialize), or after this many seconds at the latest: the
+# first answers do not share the CPU with the imports and the database's start.
+OPEN_WHEN_LISTED = 1.0
 STARTING = (
     f"the memory server is still starting after {STARTUP_WAIT:.0f} s (starting the database "
     "or checking its schema); try again in a moment, and see the server's log if it goes on"
@@ -102,7 +106,9 @@ class ServiceHolder:
         self._verifier: VerifyService | None = None
         self._failure: str | None = None
         self._settled = threading.Event()  # opened, or failed
+        self.listed = threading.Event()  # the client has been sent the tool list
         self.verifies = False  # whether the server was given a verify service
+        self.open_when_listed = False  # open once the tools are listed (OPEN_WHEN_LISTED)
 
     def get(self) -> MemoryService:
         if self._service is None:
@@ -143,6 +149,8 @@ class ServiceHolder:
         """Start opening the services on `stack` in a thread; returns the thread."""
 
         def open_all() -> None:
+            if self.open_when_listed:  # the answers first: their CPU is not shared with this
+                self.listed.wait(OPEN_WHEN_LISTED)
             try:
                 service = stack.enter_context(open_service())
                 verifier = None
@@ -164,16 +172,27 @@ class ServiceHolder:
 
 
 class WaitForServices(Middleware):
-    """A tool call waits (bounded) for the services the server is still opening."""
+    """A tool call waits (bounded) for the services the server is still opening; a tool list
+    sent lets them open (ServiceHolder.open_when_listed)."""
 
     def __init__(self, holder: ServiceHolder) -> None:
         self._holder = holder
+
+    async def on_list_tools(
+        self,
+        context: MiddlewareContext[ListToolsRequest],
+        call_next: CallNext[ListToolsRequest, Sequence[Tool]],
+    ) -> Sequence[Tool]:
+        tools = await call_next(context)
+        self._holder.listed.set()
+        return tools
 
     async def on_call_tool(
         self,
         context: MiddlewareContext[CallToolRequestParams],
         call_next: CallNext[CallToolRequestParams, ToolResult],
     ) -> ToolResult:
+        self._holder.listed.set()
         await self._holder.wait()
         return await call_next(context)
 
@@ -194,14 +213,17 @@ def create_server(
     *,
     auth: AuthProvider | None = None,
     open_verifier: OpenVerifier | None = None,
+    open_when_listed: bool = False,
 ) -> FastMCP:
     """The FastMCP server. `open_service` is entered once by the lifespan, in the background
     (ServiceHolder), and closed at exit, and `open_verifier` (verify_memory's service) on the
     service it opened; without it,
     verify_memory answers that it is not available. `identify` gives the principal of the
-    current request."""
+    current request. `open_when_listed`: start opening once the tools are listed (stdio,
+    where opening imports the application and starts the database: OPEN_WHEN_LISTED)."""
     holder = ServiceHolder()
     holder.verifies = open_verifier is not None
+    holder.open_when_listed = open_when_listed
     log_invalid_arguments_at_info()
 
     @asynccontextmanager

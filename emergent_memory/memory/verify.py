@@ -33,15 +33,20 @@ import logging
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
-
-from typing_extensions import TypedDict
+from typing import TYPE_CHECKING, Any
 
 from emergent_memory.auth.principal import Principal
 from emergent_memory.errors import InvalidInput, PermissionDenied, SecretRejected
 from emergent_memory.llm import AnthropicClient, LLMError, ToolSpec, Usage
 from emergent_memory.memory import validation
-from emergent_memory.memory.models import Category, MemoryScope, RecalledMemory
+from emergent_memory.memory.models import Category, MemoryScope
+from emergent_memory.memory.verify_result import (
+    VERIFY_DEFAULT_LIMIT,
+    VERIFY_MAX_LIMIT,
+    Judge,
+    VerifyMatch,
+    VerifyResult,
+)
 from emergent_memory.memory.verify_rules import (
     GENERIC_WORDS,
     Answer,
@@ -83,35 +88,10 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-Judge = Literal["rules", "llm"]
-
-VERIFY_DEFAULT_LIMIT, VERIFY_MAX_LIMIT = 5, 20
 CANDIDATES = 10  # memories recalled at least, whatever the limit: the rules read them all
 JUDGE_PURPOSE = "verify"  # kb.llm_calls.purpose of the judge's calls
 JUDGE_MAX_TOKENS = 800
 WHY_CHARS = 300  # the longest reason kept from the judge's answer
-
-
-class VerifyMatch(RecalledMemory):
-    """A memory the claim was compared with, as recall returns it, and what it is to the
-    claim: `similarity` (cosine, or the share of words in common when `degraded`),
-    `relation` and `why`."""
-
-    similarity: float
-    relation: Relation
-    why: str
-
-
-class VerifyResult(TypedDict):
-    """verify_memory's answer: the verdict and why; the memories that confirm, conflict or
-    relate (the closest first, at most `limit`); who decided (the rules or the LLM judge);
-    `degraded` when the embedder was down (words only)."""
-
-    verdict: Verdict
-    why: str
-    matches: list[VerifyMatch]
-    judge: Judge
-    degraded: bool
 
 
 # -- the LLM judge --------------------------------------------------------------------------
