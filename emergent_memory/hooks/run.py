@@ -81,7 +81,7 @@ class Budget:
 # same: an entry without that timeout (written by hand) gets Claude Code's default for
 # SessionEnd, about 1.5 s. The context requests may wait a few seconds: a server that has just
 # started (the hook's own autostart, or `serve` a moment before) answers once its embedding
-# model, which it starts loading at its start, is loaded (2-3 s on two cores).
+# model, which it starts loading at its start, is loaded (a second or two on two cores).
 BUDGETS = {
     "SessionStart": Budget(total=9.0, request=4.0, stdin=0.5),
     "UserPromptSubmit": Budget(total=4.0, request=3.0, stdin=0.5),
