@@ -79,6 +79,9 @@ SETTLED_POLL = 0.05  # seconds between looks while waiting
 # (which it asks for right after initialize), or after this many seconds at the latest: the
 # first answers do not share the CPU with the imports and the database's start.
 OPEN_WHEN_LISTED = 1.0
+# Seconds the server, stopping, waits for services still opening before it leaves them (their
+# thread ends with the process).
+SHUTDOWN_WAIT = 10.0
 STARTING = (
     f"the memory server is still starting after {STARTUP_WAIT:.0f} s (starting the database "
     "or checking its schema); try again in a moment, and see the server's log if it goes on"
@@ -109,6 +112,7 @@ class ServiceHolder:
         self.listed = threading.Event()  # the client has been sent the tool list
         self.verifies = False  # whether the server was given a verify service
         self.open_when_listed = False  # open once the tools are listed (OPEN_WHEN_LISTED)
+        self.stopping = False  # the server stops: nothing more is opened
 
     def get(self) -> MemoryService:
         if self._service is None:
@@ -151,6 +155,9 @@ class ServiceHolder:
         def open_all() -> None:
             if self.open_when_listed:  # the answers first: their CPU is not shared with this
                 self.listed.wait(OPEN_WHEN_LISTED)
+            if self.stopping:
+                self._settled.set()
+                return
             try:
                 service = stack.enter_context(open_service())
                 verifier = None
@@ -233,9 +240,14 @@ def create_server(
         try:
             yield {}
         finally:
-            await anyio.to_thread.run_sync(opener.join)  # what it opened is closed below
-            holder.set(None)
-            await anyio.to_thread.run_sync(stack.close)
+            holder.stopping = True
+            holder.listed.set()  # an opening still waiting for the tool list ends at once
+            await anyio.to_thread.run_sync(opener.join, SHUTDOWN_WAIT)
+            if opener.is_alive():  # a database that does not answer: the process ends anyway
+                logger.warning("stopping while the services are still opening")
+            else:
+                holder.set(None)
+                await anyio.to_thread.run_sync(stack.close)
 
     mcp: FastMCP = FastMCP(
         "emergent-memory",
