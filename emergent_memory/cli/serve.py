@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -86,11 +87,13 @@ def serve(
     if transport == "http":
         _serve_http(settings, open_services, host, port)
         return
-    _serve_stdio(identity(settings, actor, project), open_services)
+    _serve_stdio(settings, identity(settings, actor, project), open_services)
 
 
 def _serve_stdio(
-    local: LocalIdentity, open_services: Callable[[], AbstractContextManager[ServerServices]]
+    settings: Settings,
+    local: LocalIdentity,
+    open_services: Callable[[], AbstractContextManager[ServerServices]],
 ) -> None:
     """The stdio server. It answers `initialize` and `tools/list` at once; the services (the
     database started, its schema checked, the application's modules imported, the embedding
@@ -98,23 +101,32 @@ def _serve_stdio(
     (mcp/server.py ServiceHolder): a client's connection timeout never runs while they open,
     and a failure to open them (a database behind the schema, one that cannot be reached) is
     logged as one line and is each tool call's answer."""
-    from emergent_memory.mcp.server import create_server
+    from emergent_memory.mcp.server import OPEN_WHEN_LISTED, create_server
     from emergent_memory.mcp.stdio import run_stdio
 
     click.echo(f"emergent-memory: {local.describe()}", err=True)
     opened: list[ServerServices] = []
 
+    listed = threading.Event()
+
     @contextmanager
     def open_memory() -> Iterator[MemoryService]:
-        with open_services() as services:
-            opened.append(services)
-            yield services.memory
+        from emergent_memory.db.connection import open_database
+
+        # the embedded server joined first (a moment, when it runs), so that a server that
+        # exits meanwhile (the previous session's) does not stop it under this one; then,
+        # once the client has the tool list, the application and its services
+        with open_database(settings.database_url, settings.data_dir):
+            listed.wait(OPEN_WHEN_LISTED)
+            with open_services() as services:
+                opened.append(services)
+                yield services.memory
 
     server = create_server(
         open_memory,
         lambda: local.principal,
         open_verifier=lambda memory: nullcontext(opened[0].verify),
-        open_when_listed=True,
+        listed=listed,
     )
     # every line gets an answer: half a surrogate pair a tool error, a line that is not a
     # JSON-RPC message a JSON-RPC error (mcp/stdio.py)

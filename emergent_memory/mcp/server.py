@@ -75,9 +75,9 @@ OpenVerifier = Callable[["MemoryService"], AbstractContextManager["VerifyService
 # busy machine more.
 STARTUP_WAIT = 60.0
 SETTLED_POLL = 0.05  # seconds between looks while waiting
-# With open_when_listed (stdio), the services start opening once the client has the tool list
-# (which it asks for right after initialize), or after this many seconds at the latest: the
-# first answers do not share the CPU with the imports and the database's start.
+# The stdio server imports the application and opens its services once the client has the
+# tool list (which it asks for right after initialize), or after this many seconds at the
+# latest: the first answers do not share the CPU with that work.
 OPEN_WHEN_LISTED = 1.0
 # Seconds the server, stopping, waits for services still opening before it leaves them (their
 # thread ends with the process).
@@ -111,8 +111,6 @@ class ServiceHolder:
         self._settled = threading.Event()  # opened, or failed
         self.listed = threading.Event()  # the client has been sent the tool list
         self.verifies = False  # whether the server was given a verify service
-        self.open_when_listed = False  # open once the tools are listed (OPEN_WHEN_LISTED)
-        self.stopping = False  # the server stops: nothing more is opened
 
     def get(self) -> MemoryService:
         if self._service is None:
@@ -153,11 +151,6 @@ class ServiceHolder:
         """Start opening the services on `stack` in a thread; returns the thread."""
 
         def open_all() -> None:
-            if self.open_when_listed:  # the answers first: their CPU is not shared with this
-                self.listed.wait(OPEN_WHEN_LISTED)
-            if self.stopping:
-                self._settled.set()
-                return
             try:
                 service = stack.enter_context(open_service())
                 verifier = None
@@ -180,7 +173,7 @@ class ServiceHolder:
 
 class WaitForServices(Middleware):
     """A tool call waits (bounded) for the services the server is still opening; a tool list
-    sent lets them open (ServiceHolder.open_when_listed)."""
+    sent is what `listed` says (create_server)."""
 
     def __init__(self, holder: ServiceHolder) -> None:
         self._holder = holder
@@ -220,17 +213,19 @@ def create_server(
     *,
     auth: AuthProvider | None = None,
     open_verifier: OpenVerifier | None = None,
-    open_when_listed: bool = False,
+    listed: threading.Event | None = None,
 ) -> FastMCP:
     """The FastMCP server. `open_service` is entered once by the lifespan, in the background
     (ServiceHolder), and closed at exit, and `open_verifier` (verify_memory's service) on the
     service it opened; without it,
     verify_memory answers that it is not available. `identify` gives the principal of the
-    current request. `open_when_listed`: start opening once the tools are listed (stdio,
-    where opening imports the application and starts the database: OPEN_WHEN_LISTED)."""
+    current request. `listed`, when given, is set once the client has been sent the tool
+    list (or calls a tool): `open_service` may wait for it before its heavy work, so that
+    the first answers do not share the CPU with it (stdio: OPEN_WHEN_LISTED)."""
     holder = ServiceHolder()
     holder.verifies = open_verifier is not None
-    holder.open_when_listed = open_when_listed
+    if listed is not None:
+        holder.listed = listed
     log_invalid_arguments_at_info()
 
     @asynccontextmanager
@@ -240,8 +235,6 @@ def create_server(
         try:
             yield {}
         finally:
-            holder.stopping = True
-            holder.listed.set()  # an opening still waiting for the tool list ends at once
             await anyio.to_thread.run_sync(opener.join, SHUTDOWN_WAIT)
             if opener.is_alive():  # a database that does not answer: the process ends anyway
                 logger.warning("stopping while the services are still opening")
