@@ -141,9 +141,10 @@ async def test_stdio_servers_one_after_another_all_find_the_database(
     """Agent sessions in a row, each with its own stdio server (the common case), three times:
     a session's server is up (its database opened) before the previous session's server
     exits (a client restarting a session does not wait for the old one), then the previous
-    one exits, then the session works. Every call of every server succeeds on the PostgreSQL the first one started: since
-    their lives overlap, no exiting server stopped it under another (same process, one start
-    in its log, no server had to start it again); the last one to exit stops it."""
+    one exits, then the session works. Every call of every server succeeds on the PostgreSQL
+    the first one started: since their lives overlap, no exiting server stopped it under
+    another (same process, one start in its log, no server had to start it again); the last
+    one to exit stops it."""
     env = server_env(data_dir, embedding_server)
     log = tmp_path / "servers.log"
     starts_before = starts_logged(data_dir)
