@@ -3,51 +3,45 @@
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from psycopg_pool import ConnectionPool
 
-from emergent_memory import telemetry
-from emergent_memory.auth.dashboard import DashboardLinks, DashboardSessions, SignInLimits
-from emergent_memory.auth.service import TokenService
 from emergent_memory.db import migrate as migrations
 from emergent_memory.db.connection import Database, connect, open_database, with_role
 from emergent_memory.db.pool import create_pool, quick_transaction
-from emergent_memory.db.replica import create_replica_pool
 from emergent_memory.db.roles import EMBEDDED_SERVER_ROLE, ensure_login_role
-from emergent_memory.embeddings import jobs as embedding_jobs
 from emergent_memory.embeddings.base import EmbeddingProvider
 from emergent_memory.embeddings.compatibility import check_compatible
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME, LocalEmbeddings
-from emergent_memory.embeddings.openai import OpenAICompatibleEmbeddings
-from emergent_memory.embeddings.worker import EmbeddingWorker, WorkerConfig
-from emergent_memory.errors import EmbeddingUnavailable
 from emergent_memory.graph import bypasses_row_security
-from emergent_memory.llm import AnthropicClient
-from emergent_memory.memory import capture_store, relevance
-from emergent_memory.memory.browse import BrowseService
-from emergent_memory.memory.capture import CaptureConfig, CaptureService
-from emergent_memory.memory.capture_admin import CaptureAdmin
-from emergent_memory.memory.capture_worker import CaptureWorker
+from emergent_memory.memory import relevance
 from emergent_memory.memory.dedup import DedupPolicy
-from emergent_memory.memory.dedup_judge import DedupJudge, DedupJudgeConfig
-from emergent_memory.memory.duplicates import DuplicateService
-from emergent_memory.memory.injection import InjectionConfig, InjectionService
-from emergent_memory.memory.lifecycle import (
-    NEEDS_ADMIN,
-    ArchiveConfig,
-    ArchiveJob,
-    LifecycleService,
-)
-from emergent_memory.memory.maintenance import MaintenanceService
 from emergent_memory.memory.service import MemoryConfig, MemoryService
 from emergent_memory.memory.store import EMBEDDED_TEXT
-from emergent_memory.memory.verify import VerifyConfig, VerifyPolicy, VerifyService
+from emergent_memory.memory.verify_rules import VerifyPolicy
 from emergent_memory.settings import Settings
+
+# The services and workers each path uses are imported where it opens them: a command that
+# recalls does not import capture, the dashboard or the LLM client.
+if TYPE_CHECKING:
+    from emergent_memory.auth.dashboard import DashboardLinks, DashboardSessions
+    from emergent_memory.auth.service import TokenService
+    from emergent_memory.embeddings.worker import EmbeddingWorker, WorkerConfig
+    from emergent_memory.llm import AnthropicClient
+    from emergent_memory.memory.browse import BrowseService
+    from emergent_memory.memory.capture import CaptureConfig, CaptureService
+    from emergent_memory.memory.capture_admin import CaptureAdmin
+    from emergent_memory.memory.capture_worker import CaptureWorker
+    from emergent_memory.memory.dedup_judge import DedupJudge
+    from emergent_memory.memory.duplicates import DuplicateService
+    from emergent_memory.memory.injection import InjectionConfig, InjectionService
+    from emergent_memory.memory.lifecycle import ArchiveConfig, ArchiveJob, LifecycleService
+    from emergent_memory.memory.maintenance import MaintenanceService
+    from emergent_memory.memory.verify import VerifyService
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +67,8 @@ UNCALIBRATED_DEDUP_THRESHOLD = 0.95
 
 
 def build_embedder(settings: Settings) -> EmbeddingProvider:
+    from emergent_memory.embeddings.openai import OpenAICompatibleEmbeddings
+
     if settings.embedding_provider == "local":
         return LocalEmbeddings(
             runtime=settings.local_runtime,
@@ -103,6 +99,8 @@ def injection_config(settings: Settings, model_name: str) -> InjectionConfig:
     what is injected relevant on the labelled prompt sets), unless
     EMERGENT_MEMORY_INJECTION_RELEVANCE_FLOOR sets another. An irrelevant injection costs the
     user's context; what the floor keeps out the agent can still recall."""
+    from emergent_memory.memory.injection import InjectionConfig
+
     recall = memory_config(settings, model_name)
     floor = settings.injection_relevance_floor
     if floor is None:
@@ -176,6 +174,8 @@ def dedup_judge(settings: Settings) -> DedupJudge | None:
     """The save's LLM judge (memory/dedup_judge.py): with an Anthropic key, unless turned
     off; capture's gate model and daily budget, a shorter timeout and one retry. Its client
     is made on its first question."""
+    from emergent_memory.memory.dedup_judge import DedupJudge, DedupJudgeConfig
+
     key = settings.anthropic_api_key
     if key is None or not settings.dedup_judge:
         return None
@@ -205,8 +205,9 @@ def open_memory_service(
     Refuses a database that is not at the schema head (unless `migrate`; None: the caller has
     no --migrate option for the refusal to suggest) and an embedding
     model whose vectors do not fit it. The local model is loaded off the request path: here
-    ("now"), in a thread while the caller goes on ("background": the first request that
-    needs it waits), or on first use ("lazily", for commands that may not embed at all).
+    ("now"), in a thread started before the database opens, while the caller goes on
+    ("background": a request that needs it waits, at most LocalEmbeddings' LOAD_WAIT_SECONDS),
+    or on first use ("lazily", for commands that may not embed at all).
 
     `role`: on the embedded server, "app" connects the pool as the login role
     emergent_memory_server (a member of emergent_memory_app, subject to row-level security)
@@ -218,7 +219,11 @@ def open_memory_service(
     role, serves the service's reads (db/replica.py: the primary while the replica is down or
     lags); it does not wait for the replica to start.
     """
+    from emergent_memory.db.replica import create_replica_pool
+
     embedder = embedder or build_embedder(settings)
+    if isinstance(embedder, LocalEmbeddings) and load_model == "background":
+        embedder.load_in_background()  # while the database starts and its schema is checked
     with open_database(settings.database_url, settings.data_dir) as db:
         migrations.require_current_schema(db.url, migrate=migrate)
         with connect(db.url) as conn:
@@ -238,8 +243,6 @@ def open_memory_service(
                     )
         if isinstance(embedder, LocalEmbeddings) and load_model == "now":
             embedder.load()
-        elif isinstance(embedder, LocalEmbeddings) and load_model == "background":
-            threading.Thread(target=_load_quietly, args=(embedder,), daemon=True).start()
         pool = create_pool(
             pool_url,
             min_size=settings.pool_min_size,
@@ -277,14 +280,9 @@ def open_memory_service(
                 close()
 
 
-def _load_quietly(embedder: LocalEmbeddings) -> None:
-    try:
-        embedder.load()
-    except EmbeddingUnavailable as error:  # requests degrade to full text and say so
-        logger.error("%s", error)
-
-
 def worker_config(settings: Settings) -> WorkerConfig:
+    from emergent_memory.embeddings.worker import WorkerConfig
+
     return WorkerConfig(
         batch_size=settings.worker_batch_size,
         max_attempts=settings.worker_max_attempts,
@@ -303,6 +301,8 @@ def _service_and_worker(
 ) -> Iterator[tuple[MemoryService, EmbeddingWorker]]:
     """The service and an embedding worker sharing its pool (the application role: the
     worker acts for each job's owner under row-level security) and its embedder."""
+    from emergent_memory.embeddings.worker import EmbeddingWorker
+
     embedder = embedder or build_embedder(settings)
     with open_memory_service(
         settings, migrate=migrate, embedder=embedder, load_model=load_model
@@ -334,6 +334,8 @@ def open_memory_service_with_worker(
 
 def build_llm(settings: Settings) -> AnthropicClient | None:
     """The Anthropic client of automatic capture; None (capture off) without an API key."""
+    from emergent_memory.llm import AnthropicClient
+
     key = settings.anthropic_api_key
     if key is None:
         return None
@@ -349,6 +351,8 @@ def build_llm(settings: Settings) -> AnthropicClient | None:
 def capture_config(settings: Settings) -> CaptureConfig:
     """Capture's settings; its worker backs off like the embedding worker, and holds a window
     at least as long as its two model calls may take (their deadlines)."""
+    from emergent_memory.memory.capture import CaptureConfig
+
     calls = 2 * settings.llm_deadline
     return CaptureConfig(
         gate_model=settings.capture_gate_model,
@@ -373,6 +377,9 @@ def _capture(
 ) -> Iterator[CaptureService]:
     """The capture service on the memory service's pool (off without an API key); with
     `worker`, and capture on, the capture worker runs in a thread until the block ends."""
+    from emergent_memory.memory.capture import CaptureService
+    from emergent_memory.memory.capture_worker import CaptureWorker
+
     llm = build_llm(settings)
     with ExitStack() as stack:
         if llm is not None:
@@ -418,6 +425,9 @@ VERIFY_JUDGE_TIMEOUT = 20.0  # seconds: an agent waits for verify_memory's answe
 def verify_service(settings: Settings, memory: MemoryService) -> Iterator[VerifyService]:
     """verify_memory's service on the memory service; with an Anthropic key, its LLM judge
     (capture's gate model and daily token budget, a shorter timeout, one retry)."""
+    from emergent_memory.llm import AnthropicClient
+    from emergent_memory.memory.verify import VerifyConfig, VerifyService
+
     key = settings.anthropic_api_key
     llm = None
     if key is not None:
@@ -452,6 +462,8 @@ class Workers:
 
 def archive_config(settings: Settings) -> ArchiveConfig:
     """The archive job's criteria (its schedule is the worker's: _archive_job)."""
+    from emergent_memory.memory.lifecycle import ArchiveConfig
+
     return ArchiveConfig(
         after_days=settings.archive_after_days,
         below_confidence=settings.archive_below_confidence,
@@ -467,6 +479,8 @@ def _archive_job(settings: Settings) -> Iterator[ArchiveJob | None]:
     """The worker's archive job, as the database's owner: it looks at every actor's memories.
     None with EMERGENT_MEMORY_ARCHIVE_INTERVAL_HOURS=0, or when the configured URL's role
     cannot see every actor's memories (said once in the log, at INFO)."""
+    from emergent_memory.memory.lifecycle import NEEDS_ADMIN, ArchiveJob, LifecycleService
+
     if settings.archive_interval_hours == 0:
         yield None
         return
@@ -506,6 +520,9 @@ def open_workers(
 ) -> Iterator[Workers]:
     """The embedding worker, and the capture worker when capture is on (the `worker`
     command), sharing one pool and one embedder; and the archive job when it is on."""
+    from emergent_memory import telemetry
+    from emergent_memory.memory.capture_worker import CaptureWorker
+
     telemetry.configure_opentelemetry()  # when OTEL_* configures an exporter
     with (
         _service_and_worker(settings, None, load_model) as (memory, embedding),
@@ -523,6 +540,10 @@ def watch_for_metrics(pools: Mapping[str, ConnectionPool[Any]]) -> Callable[[], 
     """What /metrics (and OpenTelemetry) read when they collect: each pool's usage by name
     (primary, read), and the depths of the embedding and capture queues of every actor, on
     the primary pool, within SCRAPE_TIMEOUT. Returns what stops watching them."""
+    from emergent_memory import telemetry
+    from emergent_memory.embeddings import jobs as embedding_jobs
+    from emergent_memory.memory import capture_store
+
     primary = pools["primary"]
 
     def embedding_queue() -> list[telemetry.Gauge]:
@@ -576,6 +597,13 @@ def open_server_services(
     """The services of `serve`, opened once before the transport starts; with `worker`, the
     embedding worker (and, when capture is on, the capture worker) runs in a thread beside
     them. `migrate` as for open_memory_service."""
+    from emergent_memory import telemetry
+    from emergent_memory.auth.dashboard import DashboardSessions, SignInLimits
+    from emergent_memory.auth.service import TokenService
+    from emergent_memory.memory.browse import BrowseService
+    from emergent_memory.memory.duplicates import DuplicateService
+    from emergent_memory.memory.injection import InjectionService
+
     opener = open_memory_service_with_worker if worker else open_memory_service
     embedder = build_embedder(settings)
     telemetry.configure_opentelemetry()  # when OTEL_* configures an exporter
@@ -640,6 +668,12 @@ def open_admin_services(
     With `embeds` (the configured model) or an `embedder`, the maintenance service can
     re-embed: the model is refused, as in open_memory_service, when its vectors do not fit
     the database, and the local model is loaded here. Without, no model is loaded."""
+    from emergent_memory.auth.dashboard import DashboardLinks
+    from emergent_memory.auth.service import TokenService
+    from emergent_memory.memory.capture_admin import CaptureAdmin
+    from emergent_memory.memory.lifecycle import LifecycleService
+    from emergent_memory.memory.maintenance import MaintenanceService
+
     if embedder is None and embeds:
         embedder = build_embedder(settings)
     try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import subprocess
 import uuid
 from pathlib import Path
@@ -166,8 +167,10 @@ def test_a_session_recalls_and_verifies_on_the_real_server(
             timeout=180,
         )
         conversation = [r for r in fake.message_requests if VERIFY_TOOL in r.tool_names]
+        first = next(r for r in fake.message_requests if r.tool_names)
 
     assert session.returncode == 0, session.stderr
+    assert first is conversation[0]  # the tool was there from the session's first request
     assert session.result == "Memory confirms it: db-2."
     # the tools as the model got them: within the budget, and what tools/list says
     sent = [t for t in conversation[0].json["tools"] if t["name"].startswith(SERVER_TOOLS)]
@@ -184,3 +187,53 @@ def test_a_session_recalls_and_verifies_on_the_real_server(
     confirmed, match = verified["text"].splitlines()
     assert confirmed.startswith("confirmed: ")
     assert match.startswith(f"[{short}] confirms 1.00, fact, now: {CLAIM} (")
+
+
+MEMORY_TOOLS = {
+    f"mcp__emergent-memory__{name}"
+    for name in ("save_memory", "recall_memories", "manage_memory", "verify_memory")
+}
+
+
+def test_the_memory_tools_are_in_the_first_request_whatever_the_database_is_doing(
+    tmp_path: Path, embedding_server: EmbeddingServer
+) -> None:
+    """Claude Code starts `emergent-memory serve --transport stdio` itself and waits for it
+    (as an interactive session does; headless: MCP_CONNECTION_NONBLOCKING=false) within its
+    default 30 s connection timeout, on a database that takes the connection and never
+    answers (a server still starting, on a busy machine): the server answers initialize and
+    tools/list before it opens the database, so the session's first request to the model
+    offers the memory tools (a server that opened its database first never connected)."""
+    with socket.socket() as silent_database:
+        silent_database.bind(("127.0.0.1", 0))
+        silent_database.listen()  # connections wait in the backlog: never an answer
+        port = silent_database.getsockname()[1]
+        env = fake_embedder_env(
+            embedding_server,
+            EMERGENT_MEMORY_DATABASE_URL=f"postgresql://app@127.0.0.1:{port}/memory",
+            EMERGENT_MEMORY_ACTOR_ID=str(uuid.uuid4()),
+            EMERGENT_MEMORY_PROJECT_ID=str(uuid.uuid4()),
+        )
+        home, project = tmp_path / "home", tmp_path / "project"
+        project.mkdir(parents=True)
+        home.mkdir()
+        server = {"command": COMMAND[0], "args": [*COMMAND[1:], "serve", "--transport", "stdio"]}
+        config = tmp_path / "mcp.json"
+        config.write_text(json.dumps({"mcpServers": {"emergent-memory": server | {"env": env}}}))
+        with FakeAnthropic(default=text("Hello.")) as fake:
+            session = claude_code.run_session(
+                claude_code.claude_executable(),
+                "Hello, what can you do?",
+                home=home,
+                project=project,
+                base_url=fake.url,
+                args=("--mcp-config", str(config), "--strict-mcp-config"),
+                env={"MCP_CONNECTION_NONBLOCKING": "false"},
+                timeout=180,
+            )
+            # the conversation's requests offer tools (Claude Code's own at least); a title or
+            # other side request offers none
+            conversation = [r for r in fake.message_requests if r.tool_names]
+    assert session.returncode == 0, session.stderr
+    assert conversation, [r.json.get("model") for r in fake.message_requests]
+    assert set(conversation[0].tool_names) >= MEMORY_TOOLS, conversation[0].tool_names

@@ -129,6 +129,13 @@ async def save_and_recall(client: Client[Any], content: str) -> None:
     assert saved.structured_content["memory"]["id"] in found
 
 
+async def opened(client: Client[Any]) -> None:
+    """Once the server has opened its database: it answers initialize before it does
+    (mcp/server.py ServiceHolder), and a tool call waits for it."""
+    answer = await client.call_tool("recall_memories", {"query": "anything"}, raise_on_error=False)
+    assert not answer.is_error, answer.content
+
+
 HANDOVERS = 3  # each a server's start (about 5 s of CPU): ten took 55 s of the suite
 
 
@@ -136,11 +143,12 @@ async def test_stdio_servers_one_after_another_all_find_the_database(
     data_dir: Path, embedding_server: EmbeddingServer, tmp_path: Path
 ) -> None:
     """Agent sessions in a row, each with its own stdio server (the common case), three times:
-    a session's server is up before the previous session's server exits (a client restarting
-    a session does not wait for the old one), then the previous one exits, then the session
-    works. Every call of every server succeeds on the PostgreSQL the first one started: since
-    their lives overlap, no exiting server stopped it under another (same process, one start
-    in its log, no server had to start it again); the last one to exit stops it."""
+    a session's server is up (its database opened) before the previous session's server
+    exits (a client restarting a session does not wait for the old one), then the previous
+    one exits, then the session works. Every call of every server succeeds on the PostgreSQL
+    the first one started: since their lives overlap, no exiting server stopped it under
+    another (same process, one start in its log, no server had to start it again); the last
+    one to exit stops it."""
     env = server_env(data_dir, embedding_server)
     log = tmp_path / "servers.log"
     starts_before = starts_logged(data_dir)
@@ -149,6 +157,7 @@ async def test_stdio_servers_one_after_another_all_find_the_database(
 
     async def start(client: Client[Any]) -> None:
         await client.__aenter__()
+        await opened(client)
         running.append(client)
 
     async def stop(client: Client[Any]) -> None:
@@ -177,9 +186,10 @@ async def test_stdio_servers_one_after_another_all_find_the_database(
 async def test_a_server_keeps_the_database_when_an_earlier_one_exits(
     data_dir: Path, embedding_server: EmbeddingServer, tmp_path: Path
 ) -> None:
-    """Two stdio servers at once, the first one started first and closed first: the second
-    keeps working on the same PostgreSQL (the first did not stop it: same process, one start
-    in its log, nobody had to start it again), which stops only when the second exits too."""
+    """Two stdio servers at once, the first one started first (and its database opened) and
+    closed first: the second keeps working on the same PostgreSQL (the first did not stop it:
+    same process, one start in its log, nobody had to start it again), which stops only when
+    the second exits too."""
     env = server_env(data_dir, embedding_server)
     log = tmp_path / "servers.log"
     starts_before = starts_logged(data_dir)
@@ -189,6 +199,7 @@ async def test_a_server_keeps_the_database_when_an_earlier_one_exits(
         assert postgres is not None
         second = stdio_client(env, log)
         await second.__aenter__()
+        await opened(second)
     try:
         assert postmaster_pid(data_dir) == postgres  # the second server still uses it
         for number in range(3):

@@ -10,6 +10,7 @@ import logging
 import socket
 import subprocess
 import sys
+import threading
 import weakref
 from pathlib import Path
 from typing import Any
@@ -372,3 +373,34 @@ def test_settings_choose_the_runtime_source_hub_and_cache(tmp_path: Path) -> Non
         load_settings({"EMERGENT_MEMORY_LOCAL_MODEL_SOURCE": "s3"})
     with pytest.raises(SettingsError, match="EMERGENT_MEMORY_MODEL_HUB_URL"):
         load_settings({"EMERGENT_MEMORY_MODEL_HUB_URL": "huggingface.co"})
+
+
+def test_a_request_waits_for_the_model_loading_in_the_background_and_no_longer(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A server loads the model at its start (load_in_background): a request meanwhile waits
+    for it, and past LOAD_WAIT_SECONDS gets EmbeddingUnavailable saying so (recall then answers
+    by full text), never hangs; once loaded, requests get vectors."""
+    loaded = threading.Event()
+    model = _FixedModel()
+
+    def slow_resolve(*args: Any) -> Any:
+        loaded.wait(30)
+        return model
+
+    monkeypatch.setattr(local, "_resolve", slow_resolve)
+    monkeypatch.setattr(local, "LOAD_WAIT_SECONDS", 0.2)
+    embedder = LocalEmbeddings(runtime="onnx", cache_dir=tmp_path / "slow", source="hub")
+    embedder.load_in_background()
+    with pytest.raises(EmbeddingUnavailable, match="still loading after"):
+        embedder.embed_query("which port")
+    loaded.set()
+    monkeypatch.setattr(local, "LOAD_WAIT_SECONDS", 30.0)
+    assert embedder.embed_query("which port") == [1.0] + [0.0] * 383
+
+
+class _FixedModel:
+    def encode(self, texts: list[str], batch_size: int) -> np.ndarray:
+        vectors = np.zeros((len(texts), 384), np.float32)
+        vectors[:, 0] = 1.0
+        return vectors

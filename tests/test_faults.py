@@ -27,7 +27,10 @@ import anyio.to_thread
 import httpx
 import psycopg
 import pytest
+from fastmcp import Client
+from fastmcp.client.transports import StdioTransport
 from mcp.shared.exceptions import MCPError
+from mcp.types import TextContent
 from psycopg import sql
 
 from emergent_memory.auth.principal import Principal
@@ -40,6 +43,7 @@ from emergent_memory.errors import ServiceBusy
 from emergent_memory.memory import MemoryConfig, MemoryService
 from tests.embedders import BagOfWordsEmbedder, DownEmbedder, EmbeddingServer
 from tests.helpers import (
+    COMMAND,
     clean_env,
     client_for,
     free_port,
@@ -566,17 +570,17 @@ def test_a_save_failing_half_way_leaves_nothing_behind(
 # -- a database behind the schema head ------------------------------------------------------
 
 
-@pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_serve_refuses_a_database_behind_head_with_one_clear_line(
-    make_database: Callable[[], str], transport: str
+    make_database: Callable[[], str],
 ) -> None:
-    """`serve` on a database migrated only to 0005_api_tokens: exit status 1 and one line
-    naming the revision and the command to run, no traceback, and the database untouched."""
+    """`serve --transport http` on a database migrated only to 0005_api_tokens: exit status 1
+    and one line naming the revision and the command to run, no traceback, and the database
+    untouched."""
     url = make_database()
     migrate.upgrade(url, "0005_api_tokens")
-    port = ["--port", str(free_port())] if transport == "http" else []
+    port = ["--port", str(free_port())]
     refused = run_cli(
-        "serve", "--transport", transport, *port, env=clean_env(EMERGENT_MEMORY_DATABASE_URL=url)
+        "serve", "--transport", "http", *port, env=clean_env(EMERGENT_MEMORY_DATABASE_URL=url)
     )
     assert refused.returncode == 1
     assert refused.stdout == ""
@@ -585,4 +589,39 @@ def test_serve_refuses_a_database_behind_head_with_one_clear_line(
     assert "run `emergent-memory db upgrade`" in refused.stderr
     assert "Traceback" not in refused.stderr
     assert len(refused.stderr.splitlines()) == 1, refused.stderr
+    assert migrate.database_revision(url) == "0005_api_tokens"
+
+
+@pytest.mark.anyio
+async def test_the_stdio_server_answers_every_tool_call_with_why_it_could_not_start(
+    make_database: Callable[[], str], tmp_path: Path
+) -> None:
+    """Over stdio the server answers initialize and tools/list before it opens the database
+    (mcp/server.py ServiceHolder); on a database behind the schema head each tool call gets
+    the refusal (the revision and the command to run), its log says it in one line, and the
+    database is untouched."""
+    url = make_database()
+    migrate.upgrade(url, "0005_api_tokens")
+    log = tmp_path / "server.log"
+    transport = StdioTransport(
+        command=COMMAND[0],
+        args=[*COMMAND[1:], "serve", "--transport", "stdio", "--no-worker"],
+        env=clean_env(EMERGENT_MEMORY_DATABASE_URL=url),
+        keep_alive=False,
+        log_file=log,
+    )
+    async with Client(transport, timeout=120) as client:
+        assert len(await client.list_tools()) == 4
+        answer = await client.call_tool(
+            "recall_memories", {"query": "which port"}, raise_on_error=False
+        )
+    assert answer.is_error
+    [said] = [block.text for block in answer.content if isinstance(block, TextContent)]
+    assert said.startswith(
+        "the memory server could not start: the database is at revision 0005_api_tokens, "
+    )
+    assert "run `emergent-memory db upgrade`" in said
+    logged = log.read_text()
+    assert "Traceback" not in logged
+    assert len([line for line in logged.splitlines() if "could not start" in line]) == 1
     assert migrate.database_revision(url) == "0005_api_tokens"

@@ -13,7 +13,7 @@ from typing import Any
 import psycopg
 import pytest
 import yaml
-from click import Group
+from click import Context, Group
 
 from emergent_memory.cli import cli
 from emergent_memory.mcp.arguments import OPTIONS
@@ -107,7 +107,10 @@ def test_every_setting_is_in_the_readme_configuration_table() -> None:
 def test_every_cli_command_is_in_the_readme() -> None:
     def commands(group: Group, prefix: str) -> list[str]:
         found = []
-        for name, command in group.commands.items():
+        context = Context(group)
+        for name in group.list_commands(context):  # the CLI loads its commands lazily
+            command = group.get_command(context, name)
+            assert command is not None, name
             if isinstance(command, Group):
                 found += commands(command, f"{prefix}{name} ")
             else:

@@ -1,6 +1,7 @@
 """The `emergent-memory` command: a thin layer over the services that `app.py` builds.
 
-One module per command group; importing them registers their commands on `cli`.
+One module per command group; the group (cli.common.cli) imports a command's module only when
+that command is run or its help is asked for (cli.common.COMMANDS).
 """
 
 from __future__ import annotations
@@ -8,38 +9,9 @@ from __future__ import annotations
 import signal
 from typing import Any
 
-from emergent_memory.cli import (
-    capture,
-    db,
-    demo,
-    hooks,
-    lifecycle,
-    memory,
-    memory_lifecycle,
-    serve,
-    tokens,
-    transfer,
-    ui,
-    worker,
-)
 from emergent_memory.cli.common import cli
 
-__all__ = [
-    "capture",
-    "cli",
-    "db",
-    "demo",
-    "hooks",
-    "lifecycle",
-    "main",
-    "memory",
-    "memory_lifecycle",
-    "serve",
-    "tokens",
-    "transfer",
-    "ui",
-    "worker",
-]
+__all__ = ["cli", "main"]
 
 
 def _exit_on_sigterm(signum: int, frame: Any) -> None:

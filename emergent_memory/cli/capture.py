@@ -7,11 +7,10 @@ import json
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from emergent_memory.app import open_admin_services, open_capture_service
 from emergent_memory.cli.common import (
     ACTOR_OPTION,
     JSON_OPTION,
@@ -22,9 +21,10 @@ from emergent_memory.cli.common import (
     reports_errors,
 )
 from emergent_memory.errors import InvalidInput
-from emergent_memory.hooks.transcript import entry_messages
-from emergent_memory.memory.capture import CapturedMessage, checked_messages
-from emergent_memory.settings import Settings
+
+if TYPE_CHECKING:
+    from emergent_memory.memory.capture import CapturedMessage
+    from emergent_memory.settings import Settings
 
 SYMBOLS = {"add": "+", "reinforce": "=", "supersede": ">", "none": ".", "drop": "-"}
 
@@ -58,6 +58,8 @@ def capture(
     reinforce or supersede) for the actor and project (--actor/--project, or the derived
     defaults); it saves nothing and stores nothing, but the models' tokens are spent.
     """
+    from emergent_memory.app import open_capture_service
+
     if ctx.invoked_subcommand is not None:
         if dry_run is not None:
             raise InvalidInput("--dry-run runs on its own: drop the command after it")
@@ -81,6 +83,8 @@ def capture(
 def capture_status(settings: Settings, as_json: bool) -> None:
     """The capture queue of every actor: windows per status, dead windows with the reason,
     and today's (UTC) model calls and tokens per model."""
+    from emergent_memory.app import open_admin_services
+
     with open_admin_services(settings) as admin:
         status = admin.capture.status()
     data = {"capture": "on" if settings.anthropic_api_key is not None else "off", **status}
@@ -94,6 +98,8 @@ def capture_status(settings: Settings, as_json: bool) -> None:
 def capture_retry(settings: Settings, as_json: bool) -> None:
     """Give dead capture windows a new set of attempts (after fixing what killed them); not
     those whose turns were deleted after EMERGENT_MEMORY_CAPTURE_DEAD_RETENTION_DAYS."""
+    from emergent_memory.app import open_admin_services
+
     with open_admin_services(settings) as admin:
         revived = admin.capture.retry_dead()
     emit({"revived": revived}, as_json, lambda: click.echo(f"{revived} dead windows revived"))
@@ -102,6 +108,9 @@ def capture_retry(settings: Settings, as_json: bool) -> None:
 def read_conversation(path: Path) -> list[CapturedMessage]:
     """The messages of a file: a JSON list of {role, content}, or a Claude Code transcript
     (JSONL), converted as the hooks convert it; checked as capture checks what it receives."""
+    from emergent_memory.hooks.transcript import entry_messages
+    from emergent_memory.memory.capture import checked_messages
+
     text = path.read_text(encoding="utf-8", errors="replace")
     try:
         whole = json.loads(text)

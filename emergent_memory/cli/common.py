@@ -1,4 +1,12 @@
-"""What every command shares: the command group, its options, error reporting and output."""
+"""What every command shares: the command group, its options, error reporting and output.
+
+The group loads its commands lazily: COMMANDS names each command's module and its one-line
+help, so that `emergent-memory --help` and `--version` import no command module, and a
+command's module (with what it imports: the application, the database layers, the models)
+is imported only when that command runs or its own help is asked for. A command's module
+imports the heavy layers inside its functions, so that its `--help` stays quick as well.
+tests/test_cli.py keeps COMMANDS equal to the commands the modules define.
+"""
 
 from __future__ import annotations
 
@@ -11,20 +19,20 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from functools import wraps
-from typing import Any, NoReturn, ParamSpec, TypeVar
+from importlib import import_module
+from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
 
 import click
 
 from emergent_memory import __version__
-from emergent_memory.app import (
-    open_memory_service,
-)
-from emergent_memory.auth.identity import LocalIdentity, local_identity
-from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
-from emergent_memory.db.connection import Database, open_database
 from emergent_memory.errors import EmergentMemoryError
-from emergent_memory.memory import MemoryService
-from emergent_memory.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from emergent_memory.auth.identity import LocalIdentity
+    from emergent_memory.auth.principal import Principal
+    from emergent_memory.db.connection import Database
+    from emergent_memory.memory import MemoryService
+    from emergent_memory.settings import Settings
 
 logger = logging.getLogger("emergent_memory")
 
@@ -59,6 +67,8 @@ def reports_errors(command: Callable[P, R]) -> Callable[P, R]:
 
 @contextmanager
 def database(settings: Settings) -> Iterator[Database]:
+    from emergent_memory.db.connection import open_database
+
     with open_database(settings.database_url, settings.data_dir) as db:
         yield db
 
@@ -69,7 +79,135 @@ def describe(db: Database) -> str:
     return re.sub(r"(://[^:/@]*:)[^@]*@", r"\1***@", db.url)  # never print a password
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+HELP_OPTIONS = ("-h", "--help")
+HELP_ONLY = "emergent_memory.help_only"  # ctx.meta: the command line only asks for help
+
+# command -> (its module in emergent_memory.cli, its one-line help as the command gives it)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "archive": (
+        "memory_lifecycle",
+        "Take a memory out of recall without deleting it (manage_memory action archive); "
+        "`restore` brings it back.",
+    ),
+    "capture": ("capture", "Automatic capture of conversations (docs/automatic-memory.md)."),
+    "db": ("db", "Migrate the database and connect to it."),
+    "demo": (
+        "demo",
+        "A short scripted session: save, dedup and supersede, a different fact kept apart, "
+        "recall with scores, update, restore, forget.",
+    ),
+    "export": (
+        "transfer",
+        "Write everything (every version, relationship, context, embedding) as JSON Lines.",
+    ),
+    "forget": (
+        "memory",
+        "Delete one memory, or with --all every memory you saved in this project.",
+    ),
+    "hook": (
+        "hooks",
+        "Run one Claude Code hook: EVENT is SessionStart, UserPromptSubmit, Stop, PreCompact "
+        "or SessionEnd, and the hook's JSON comes on stdin.",
+    ),
+    "hooks": (
+        "hooks",
+        "Install, remove and check the Claude Code hooks (docs/clients.md).",
+    ),
+    "import": (
+        "transfer",
+        "Load an export (JSON Lines), keeping ids; importing twice changes nothing.",
+    ),
+    "lifecycle": (
+        "lifecycle",
+        "The memory lifecycle's jobs, as an administrator (every actor's memories).",
+    ),
+    "list": ("memory", "List your memories, most used first (manage_memory action list)."),
+    "recall": ("memory", "Search memories by meaning and words (the recall_memories tool)."),
+    "reembed": (
+        "worker",
+        "Give every memory a vector from the configured (or given) embedding model: those "
+        "without one from it (no vector, or another model's) are embedded; a vector already "
+        "from it is kept, so a second run, or a run with the model in use, embeds nothing, and "
+        "an interrupted run goes on where it stopped.",
+    ),
+    "reinforce": (
+        "memory_lifecycle",
+        "Record evidence that a memory is still true (manage_memory action reinforce).",
+    ),
+    "restore": (
+        "memory",
+        "Make a superseded, archived or deleted memory active again (manage_memory action "
+        "restore).",
+    ),
+    "save": ("memory", "Save a memory (the save_memory tool)."),
+    "serve": (
+        "serve",
+        "Run the MCP server (tools save_memory, recall_memories, manage_memory, verify_memory).",
+    ),
+    "stats": ("memory", "How many memories you saved, per project."),
+    "status": (
+        "db",
+        "Start the database if needed and show its schema revision, packs and contents.",
+    ),
+    "token": ("tokens", "Create, list and revoke API tokens of the HTTP server."),
+    "ui": ("ui", "Open the dashboard, signed in as the local user."),
+    "verify": (
+        "memory_lifecycle",
+        "Check a claim against your memories: confirmed, related, conflict or new (the "
+        "verify_memory tool).",
+    ),
+    "worker": (
+        "worker",
+        "Compute the embeddings still queued (memories saved while the provider failed), and, "
+        "when capture is on (EMERGENT_MEMORY_ANTHROPIC_API_KEY), capture queued conversations; "
+        "every EMERGENT_MEMORY_ARCHIVE_INTERVAL_HOURS (24; 0: never), archive the memories "
+        "nobody used for long (`emergent-memory lifecycle archive`; not with --once).",
+    ),
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose commands are imported from their modules (COMMANDS) when asked for."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta[HELP_ONLY] = asks_for_help(args)  # the callback runs after args are consumed
+        return super().parse_args(ctx, args)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            # importing the module registers its commands on this group
+            import_module(f"emergent_memory.cli.{COMMANDS[cmd_name][0]}")
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list as click writes it, from COMMANDS: no module is imported."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            loaded = self.commands.get(name)
+            if loaded is not None and loaded.hidden:
+                continue
+            text = (
+                COMMANDS[name][1]
+                if name in COMMANDS
+                else (loaded.get_short_help_str(10**6) if loaded is not None else "")
+            )
+            rows.append((name, click.Command(name, help=text).get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+def asks_for_help(arguments: list[str]) -> bool:
+    """Whether a command's own --help is among its arguments (before any `--`)."""
+    before = arguments[: arguments.index("--")] if "--" in arguments else arguments
+    return any(argument in HELP_OPTIONS for argument in before)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": list(HELP_OPTIONS)})
 @click.version_option(__version__, prog_name="emergent-memory")
 @click.pass_context
 def cli(ctx: click.Context) -> None:
@@ -78,6 +216,10 @@ def cli(ctx: click.Context) -> None:
     With EMERGENT_MEMORY_DATABASE_URL unset, commands use an embedded PostgreSQL kept in
     EMERGENT_MEMORY_DATA_DIR (default: the user data directory), started when needed.
     """
+    if ctx.meta.get(HELP_ONLY):
+        return  # the command only prints its help: no settings read, nothing configured
+    from emergent_memory.settings import load_settings
+
     try:
         settings = load_settings()
     except EmergentMemoryError as error:
@@ -129,6 +271,8 @@ MIGRATE_OPTION = click.option(
 def identity(
     settings: Settings, actor: uuid.UUID | None, project: uuid.UUID | None
 ) -> LocalIdentity:
+    from emergent_memory.auth.identity import local_identity
+
     return local_identity(actor or settings.actor_id, project or settings.project_id)
 
 
@@ -136,6 +280,8 @@ def cli_principal(
     settings: Settings, actor: uuid.UUID | None, project: uuid.UUID | None
 ) -> Principal:
     """The CLI acts with full rights: whoever runs it holds the database's credentials."""
+    from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
+
     local = identity(settings, actor, project).principal
     return Principal(local.actor_id, local.project_id, frozenset({READ, WRITE, ADMIN}))
 
@@ -148,6 +294,8 @@ def memory_service(
 ) -> AbstractContextManager[MemoryService]:
     """The service, as the application role. `migrate`: the command's --migrate flag, or
     None for commands without one."""
+    from emergent_memory.app import open_memory_service
+
     return open_memory_service(settings, migrate=migrate, load_model="now" if embeds else "lazily")
 
 

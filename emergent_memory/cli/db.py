@@ -8,21 +8,20 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import click
 
-from emergent_memory.app import open_admin_services
 from emergent_memory.cli.common import (
     cli,
     database,
     describe,
     reports_errors,
 )
-from emergent_memory.db import migrate as migrations
-from emergent_memory.db.embedded import psql_path
-from emergent_memory.db.roles import ADMIN_ROLE, APP_ROLE, ensure_login_role
 from emergent_memory.errors import InvalidInput
-from emergent_memory.settings import Settings
+
+if TYPE_CHECKING:
+    from emergent_memory.settings import Settings
 
 
 @cli.command()
@@ -34,6 +33,8 @@ def status(settings: Settings, migrate: bool) -> None:
 
     Refuses a database that is not at the schema head unless --migrate is given.
     """
+    from emergent_memory.app import open_admin_services
+
     with open_admin_services(settings, migrate=migrate) as admin:
         status = admin.maintenance.status()
     summary, queue = status.graph, status.jobs
@@ -62,6 +63,8 @@ def db() -> None:
 @reports_errors
 def upgrade(settings: Settings, revision: str) -> None:
     """Upgrade the schema to REVISION (default: head)."""
+    from emergent_memory.db import migrate as migrations
+
     _migrate(settings, migrations.upgrade, revision, "upgraded")
 
 
@@ -72,12 +75,16 @@ def upgrade(settings: Settings, revision: str) -> None:
 def downgrade(settings: Settings, revision: str) -> None:
     """Downgrade the schema to REVISION ('base' removes everything emergent-memory created,
     except the database-wide `vector` extension)."""
+    from emergent_memory.db import migrate as migrations
+
     _migrate(settings, migrations.downgrade, revision, "downgraded")
 
 
 def _migrate(
     settings: Settings, operation: Callable[[str, str], None], revision: str, done: str
 ) -> None:
+    from emergent_memory.db import migrate as migrations
+
     with database(settings) as db:
         before = migrations.database_revision(db.url) or "base"
         operation(db.url, revision)
@@ -93,6 +100,8 @@ def _migrate(
 @reports_errors
 def current(settings: Settings) -> None:
     """Show the schema revision of the database and whether it is the head."""
+    from emergent_memory.db import migrate as migrations
+
     with database(settings) as db:
         state = migrations.schema_state(db.url)
     if state.current is None:
@@ -129,6 +138,8 @@ def psql(settings: Settings, psql_args: tuple[str, ...]) -> None:
 
     Example: emergent-memory db psql -- -At -c "select count(*) from kb.graph_objects"
     """
+    from emergent_memory.db.embedded import psql_path
+
     with database(settings) as db:
         returncode = _run_foreground([str(psql_path()), db.url, *psql_args])
     sys.exit(returncode)
@@ -157,6 +168,9 @@ def create_role(settings: Settings, name: str, admin: bool, password_env: str | 
     as an application role: the database then shows it only the rows of the principal of each
     transaction (docs/security.md).
     """
+    from emergent_memory.db import migrate as migrations
+    from emergent_memory.db.roles import ADMIN_ROLE, APP_ROLE, ensure_login_role
+
     if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", name):
         raise InvalidInput(
             f"role name {name!r}: use lower-case letters, digits and underscores (at most 63)"

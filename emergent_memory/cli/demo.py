@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING
 
 import click
 
-from emergent_memory.auth.principal import READ, WRITE, Principal
 from emergent_memory.cli.common import (
     MIGRATE_OPTION,
     cli,
@@ -14,7 +14,9 @@ from emergent_memory.cli.common import (
     reports_errors,
 )
 from emergent_memory.memory.models import Category
-from emergent_memory.settings import Settings
+
+if TYPE_CHECKING:
+    from emergent_memory.settings import Settings
 
 
 @cli.command()
@@ -27,6 +29,8 @@ def demo(settings: Settings, migrate: bool) -> None:
 
     It runs as a throw-away actor in a throw-away project and forgets everything at the end.
     """
+    from emergent_memory.auth.principal import READ, WRITE, Principal
+
     me = Principal(uuid.uuid4(), uuid.uuid4(), frozenset({READ, WRITE}))
 
     def step(title: str) -> None:

@@ -19,11 +19,10 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from emergent_memory.app import open_admin_services
 from emergent_memory.auth.local_ids import local_user, project_root
 from emergent_memory.auth.principal import ANY_PROJECT, READ, WRITE, Principal
 from emergent_memory.cli.common import JSON_OPTION, cli, emit, fail, identity, reports_errors
@@ -42,7 +41,9 @@ from emergent_memory.hooks.config import (
     write_hooks_file,
 )
 from emergent_memory.hooks.state import remembered_capture, unsent_counts
-from emergent_memory.settings import Settings
+
+if TYPE_CHECKING:
+    from emergent_memory.settings import Settings
 
 # The scopes of the hooks' token: injection reads, capture writes, each in its session's
 # project.
@@ -266,6 +267,8 @@ def _hook_token(
 ) -> tuple[str, str]:
     """The hooks file's token while it is live, of the local actor, with the hooks' scopes;
     else a new one."""
+    from emergent_memory.app import open_admin_services
+
     with open_admin_services(settings, migrate=migrate) as admin:
         if stored is not None:
             info = admin.tokens.verify(stored)

@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
-from emergent_memory.app import open_admin_services
 from emergent_memory.cli.common import JSON_OPTION, cli, emit, reports_errors
-from emergent_memory.memory.lifecycle import ArchiveReport, summary
-from emergent_memory.settings import Settings
+
+if TYPE_CHECKING:
+    from emergent_memory.memory.lifecycle import ArchiveReport
+    from emergent_memory.settings import Settings
 
 
 @cli.group()
@@ -46,12 +49,16 @@ def archive(
     job. Prints each memory's id, owner, category, importance, effective confidence and idle
     days, never its content.
     """
+    from emergent_memory.app import open_admin_services
+
     with open_admin_services(settings) as admin:
         report = admin.lifecycle.archive(dry_run=dry_run, after_days=after_days, limit=limit)
     emit(report, as_json, lambda: _show(report))
 
 
 def _show(report: ArchiveReport) -> None:
+    from emergent_memory.memory.lifecycle import summary
+
     memories = report["memories"]
     if not memories:
         click.echo("nothing to archive" + (" (dry run)" if report["dry_run"] else ""))

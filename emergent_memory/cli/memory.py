@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -36,7 +36,9 @@ from emergent_memory.memory.models import (
     MemoryScope,
     Source,
 )
-from emergent_memory.settings import Settings
+
+if TYPE_CHECKING:
+    from emergent_memory.settings import Settings
 
 
 @cli.command()

@@ -4,10 +4,10 @@ with evidence, archive one (restore and forget are in memory.py)."""
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING
 
 import click
 
-from emergent_memory.app import verify_service
 from emergent_memory.cli.common import (
     ACTOR_OPTION,
     JSON_OPTION,
@@ -20,8 +20,10 @@ from emergent_memory.cli.common import (
     show_memory,
 )
 from emergent_memory.memory.models import CATEGORIES, SCOPES, Category, MemoryScope
-from emergent_memory.memory.verify import VERIFY_DEFAULT_LIMIT
-from emergent_memory.settings import Settings
+from emergent_memory.memory.verify_result import VERIFY_DEFAULT_LIMIT
+
+if TYPE_CHECKING:
+    from emergent_memory.settings import Settings
 
 
 @cli.command()
@@ -46,6 +48,8 @@ def verify(
 ) -> None:
     """Check a claim against your memories: confirmed, related, conflict or new (the
     verify_memory tool). Read-only."""
+    from emergent_memory.app import verify_service
+
     principal = cli_principal(settings, actor, project)
     with memory_service(settings) as memory, verify_service(settings, memory) as service:
         result = service.verify(principal, claim, category=category, scope=scope, limit=limit)

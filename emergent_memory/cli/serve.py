@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import ipaddress
+import threading
 import uuid
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TYPE_CHECKING
 
 import click
 
-from emergent_memory.app import ServerServices, open_server_services
 from emergent_memory.cli.common import (
     ACTOR_OPTION,
     MIGRATE_OPTION,
@@ -20,7 +20,12 @@ from emergent_memory.cli.common import (
     reports_errors,
 )
 from emergent_memory.errors import InvalidInput
-from emergent_memory.settings import Settings
+
+if TYPE_CHECKING:
+    from emergent_memory.app import ServerServices
+    from emergent_memory.auth.identity import LocalIdentity
+    from emergent_memory.memory import MemoryService
+    from emergent_memory.settings import Settings
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -64,8 +69,6 @@ def serve(
     stderr). http: streamable HTTP on --host/--port; every request needs
     `Authorization: Bearer <token>` (see `emergent-memory token create`).
     """
-    from emergent_memory.mcp.server import create_server
-    from emergent_memory.mcp.stdio import run_stdio
 
     if transport == "http" and (actor is not None or project is not None):
         raise InvalidInput(
@@ -74,26 +77,60 @@ def serve(
 
     def open_services() -> AbstractContextManager[ServerServices]:
         """The services (the database, its schema checked or migrated, the pool), opened once
-        before the transport starts, so that a failure is one line, and held until the server
-        stops (one use of the embedded server). With --worker, queued embeddings (and, with
-        an Anthropic key, captured conversations) are worked here, not only by `emergent-memory
-        worker`."""
+        and held until the server stops (one use of the embedded server). With --worker,
+        queued embeddings (and, with an Anthropic key, captured conversations) are worked
+        here, not only by `emergent-memory worker`."""
+        from emergent_memory.app import open_server_services
+
         return open_server_services(settings, migrate=migrate, worker=worker)
 
     if transport == "http":
         _serve_http(settings, open_services, host, port)
         return
-    local = identity(settings, actor, project)
-    with open_services() as services:
-        click.echo(f"emergent-memory: {local.describe()}", err=True)
-        server = create_server(
-            lambda: nullcontext(services.memory),
-            lambda: local.principal,
-            open_verifier=lambda memory: nullcontext(services.verify),
-        )
-        # every line gets an answer: half a surrogate pair a tool error, a line that is not
-        # a JSON-RPC message a JSON-RPC error (mcp/stdio.py)
-        run_stdio(server)
+    _serve_stdio(settings, identity(settings, actor, project), open_services)
+
+
+def _serve_stdio(
+    settings: Settings,
+    local: LocalIdentity,
+    open_services: Callable[[], AbstractContextManager[ServerServices]],
+) -> None:
+    """The stdio server. It answers `initialize` and `tools/list` at once; the services (the
+    database started, its schema checked, the application's modules imported, the embedding
+    model loading) open in the background, and a tool call waits for them
+    (mcp/server.py ServiceHolder): a client's connection timeout never runs while they open,
+    and a failure to open them (a database behind the schema, one that cannot be reached) is
+    logged as one line and is each tool call's answer."""
+    from emergent_memory.mcp.server import OPEN_WHEN_LISTED, create_server
+    from emergent_memory.mcp.stdio import run_stdio
+
+    click.echo(f"emergent-memory: {local.describe()}", err=True)
+    opened: list[ServerServices] = []
+
+    listed = threading.Event()
+
+    @contextmanager
+    def open_memory() -> Iterator[MemoryService]:
+        from emergent_memory.db.connection import open_database
+
+        # the embedded server joined first (a moment, when it runs), so that a server that
+        # exits meanwhile (the previous session's) does not stop it under this one; then,
+        # once the client has the tool list, the application and its services
+        with open_database(settings.database_url, settings.data_dir):
+            listed.wait(OPEN_WHEN_LISTED)
+            with open_services() as services:
+                opened.append(services)
+                yield services.memory
+
+    server = create_server(
+        open_memory,
+        lambda: local.principal,
+        open_verifier=lambda memory: nullcontext(opened[0].verify),
+        listed=listed,
+    )
+    # every line gets an answer: half a surrogate pair a tool error, a line that is not a
+    # JSON-RPC message a JSON-RPC error (mcp/stdio.py)
+    run_stdio(server)
 
 
 def _serve_http(

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import uuid
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from emergent_memory.app import open_admin_services
 from emergent_memory.auth.principal import READ, SCOPES, WRITE
-from emergent_memory.auth.service import TokenInfo
 from emergent_memory.cli.common import (
     ACTOR_OPTION,
     JSON_OPTION,
@@ -20,7 +18,10 @@ from emergent_memory.cli.common import (
     identity,
     reports_errors,
 )
-from emergent_memory.settings import Settings
+
+if TYPE_CHECKING:
+    from emergent_memory.auth.service import TokenInfo
+    from emergent_memory.settings import Settings
 
 
 @cli.group()
@@ -53,6 +54,8 @@ def token_create(
     as_json: bool,
 ) -> None:
     """Create a token; it is shown once and only its hash is stored."""
+    from emergent_memory.app import open_admin_services
+
     local = identity(settings, actor, project).principal
     with open_admin_services(settings) as admin:
         new = admin.tokens.create(
@@ -82,6 +85,8 @@ def token_create(
 @reports_errors
 def token_list(settings: Settings, as_json: bool) -> None:
     """List tokens (never the tokens themselves)."""
+    from emergent_memory.app import open_admin_services
+
     with open_admin_services(settings) as admin:
         infos = admin.tokens.list()
 
@@ -105,6 +110,8 @@ def token_list(settings: Settings, as_json: bool) -> None:
 @reports_errors
 def token_revoke(settings: Settings, token_id: uuid.UUID) -> None:
     """Revoke a token at once, for good."""
+    from emergent_memory.app import open_admin_services
+
     with open_admin_services(settings) as admin:
         info = admin.tokens.revoke(token_id)
     click.echo(f"revoked token {info.id} ({info.name})")

@@ -6,11 +6,10 @@ import dataclasses
 import json
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from emergent_memory.app import open_admin_services
 from emergent_memory.cli.common import (
     JSON_OPTION,
     MIGRATE_OPTION,
@@ -19,7 +18,9 @@ from emergent_memory.cli.common import (
     reports_errors,
 )
 from emergent_memory.errors import InvalidInput
-from emergent_memory.settings import Settings
+
+if TYPE_CHECKING:
+    from emergent_memory.settings import Settings
 
 
 @cli.command("export")
@@ -32,6 +33,8 @@ def export_command(
     settings: Settings, path: str, project: uuid.UUID | None, actor: uuid.UUID | None
 ) -> None:
     """Write everything (every version, relationship, context, embedding) as JSON Lines."""
+    from emergent_memory.app import open_admin_services
+
     count = 0
     with (
         open_admin_services(settings) as admin,
@@ -52,6 +55,8 @@ def export_command(
 @reports_errors
 def import_command(settings: Settings, path: str, migrate: bool, as_json: bool) -> None:
     """Load an export (JSON Lines), keeping ids; importing twice changes nothing."""
+    from emergent_memory.app import open_admin_services
+
     with (
         open_admin_services(settings, migrate=migrate) as admin,
         click.open_file(path, "r", encoding="utf-8") as source,

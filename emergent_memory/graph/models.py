@@ -1,15 +1,20 @@
-"""Rows of the graph store, as frozen dataclasses (one per table the store reads)."""
+"""Rows of the graph store, as frozen dataclasses (one per table the store reads).
+
+pgvector and psycopg are imported where they are used: the memory models (and through them
+the CLI's option lists and the MCP server's tool types) import this module without them.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from datetime import datetime
 from enum import Enum
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from uuid import UUID
 
-from pgvector import Vector
-from psycopg import sql
+if TYPE_CHECKING:
+    from pgvector import Vector
+    from psycopg import sql
 
 
 class Unset(Enum):
@@ -30,6 +35,8 @@ class Embedding:
 
     @classmethod
     def of(cls, values: list[float], model: str) -> Embedding:
+        from pgvector import Vector
+
         return cls(Vector(values), model)
 
 
@@ -121,4 +128,6 @@ Scope = Literal["user", "project", "global"]
 
 def select_list(row_type: type[Any]) -> sql.Composed:
     """The columns of a row dataclass, as a SELECT / RETURNING list."""
+    from psycopg import sql
+
     return sql.SQL(", ").join(sql.Identifier(field.name) for field in fields(row_type))

@@ -79,10 +79,12 @@ class Budget:
 # Each budget, with the watchdog's grace, is under the `timeout` that `hooks install` writes
 # for its event (claude_settings.HOOK_TIMEOUTS; tested). SessionEnd's stays short all the
 # same: an entry without that timeout (written by hand) gets Claude Code's default for
-# SessionEnd, about 1.5 s.
+# SessionEnd, about 1.5 s. The context requests may wait a few seconds: a server that has just
+# started (the hook's own autostart, or `serve` a moment before) answers once its embedding
+# model, which it starts loading at its start, is loaded (a second or two on two cores).
 BUDGETS = {
-    "SessionStart": Budget(total=9.0, request=1.5, stdin=0.5),
-    "UserPromptSubmit": Budget(total=2.5, request=1.5, stdin=0.5),
+    "SessionStart": Budget(total=9.0, request=4.0, stdin=0.5),
+    "UserPromptSubmit": Budget(total=4.0, request=3.0, stdin=0.5),
     "Stop": Budget(total=8.0, request=2.0, stdin=0.5),
     "PreCompact": Budget(total=8.0, request=2.0, stdin=0.5),
     "SessionEnd": Budget(total=1.2, request=1.0, stdin=0.2),
@@ -357,7 +359,10 @@ class HookRun:
             return self._context(body), ""
         except Unreachable as error:
             if error.timed_out:  # it runs, but slowly: no notice for a moment's slowness
-                self.log.warning(f"the server at {self.config.url} timed out; no context")
+                self.log.warning(
+                    f"the server at {self.config.url} did not answer within "
+                    f"{self.budget.request:g} s (timed out); no context"
+                )
                 return None, ""
             if not (error.refused and self.server.is_loopback):
                 self.log.warning(f"the server at {self.config.url} is unreachable: {error.reason}")
@@ -421,6 +426,11 @@ class HookRun:
             return self._output(self._context(body))
         except Unreachable as error:
             what = "is not running" if error.refused else f"is unreachable ({error.reason})"
+            if error.timed_out:
+                what = (
+                    f"did not answer within {self.budget.request:g} s (timed out; a server that "
+                    "has just started may still be loading its embedding model)"
+                )
             self.log.warning(f"the server at {self.config.url} {what}; no context")
         except _Refused:
             pass

@@ -38,14 +38,12 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from jsonschema import exceptions as schema_exceptions
-from jsonschema import validators
-
 # The SDK is imported when a client is made, not with this module: importing it costs about
 # 2.5 s of CPU, which every command and hook would pay though most never call the API.
 if TYPE_CHECKING:
     import anthropic
     from anthropic.types import Message, MessageParam, ToolParam
+    from jsonschema import exceptions as schema_exceptions
 
 __all__ = [
     "AnthropicClient",
@@ -97,6 +95,9 @@ class ToolSpec:
     def __post_init__(self) -> None:
         if self.input_schema.get("type") != "object":
             raise ValueError(f"tool {self.name!r}: input_schema must have type 'object'")
+        from jsonschema import exceptions as schema_exceptions
+        from jsonschema import validators
+
         try:
             validators.validator_for(self.input_schema).check_schema(self.input_schema)
         except schema_exceptions.SchemaError as exc:
@@ -397,6 +398,9 @@ def tool_call(message: Message, tool: ToolSpec, *, asked: str | None = None) -> 
             usage=usage,
         )
     schema = tool.input_schema if tool.answer_schema is None else tool.answer_schema
+    from jsonschema import exceptions as schema_exceptions
+    from jsonschema import validators
+
     validator = validators.validator_for(schema)(schema)
     error = schema_exceptions.best_match(validator.iter_errors(arguments))
     if error is not None:

@@ -13,16 +13,19 @@ refuses oversized bodies.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+import threading
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractContextManager, ExitStack, asynccontextmanager
 from functools import partial
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import anyio.to_thread
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.server.auth import AuthProvider
-from fastmcp.tools import FunctionTool, ToolResult
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+from fastmcp.tools import FunctionTool, Tool, ToolResult
+from mcp.types import CallToolRequestParams, ListToolsRequest
 from pydantic import Field
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -48,7 +51,6 @@ from emergent_memory.mcp.arguments import (
 )
 from emergent_memory.mcp.compact import answer, answer_schema
 from emergent_memory.mcp.metrics import ToolMetrics
-from emergent_memory.memory import MemoryService
 from emergent_memory.memory.models import (
     Action,
     Category,
@@ -59,40 +61,68 @@ from emergent_memory.memory.models import (
     SaveResult,
     Source,
 )
-from emergent_memory.memory.verify import (
+from emergent_memory.memory.verify_result import (
     VERIFY_DEFAULT_LIMIT,
     VERIFY_MAX_LIMIT,
     VerifyResult,
-    VerifyService,
 )
+
+if TYPE_CHECKING:  # the service layers load in the background (ServiceHolder)
+    from emergent_memory.memory import MemoryService
+    from emergent_memory.memory.verify import VerifyService
 
 logger = logging.getLogger(__name__)
 
 R = TypeVar("R")
 
 Identify = Callable[[], Principal]
-OpenService = Callable[[], AbstractContextManager[MemoryService]]
+OpenService = Callable[[], AbstractContextManager["MemoryService"]]
 # verify_memory's service on the memory service the lifespan opened (app.verify_service)
-OpenVerifier = Callable[[MemoryService], AbstractContextManager[VerifyService]]
-STARTING = "the memory server is still starting; try again in a moment"
+OpenVerifier = Callable[["MemoryService"], AbstractContextManager["VerifyService"]]
+# Seconds a tool call waits for the services the server opens in the background (the
+# database, its schema checked, the pool): a fresh embedded database takes a few seconds, a
+# busy machine more.
+STARTUP_WAIT = 60.0
+SETTLED_POLL = 0.05  # seconds between looks while waiting
+# The stdio server imports the application and opens its services once the client has the
+# tool list (which it asks for right after initialize), or after this many seconds at the
+# latest: the first answers do not share the CPU with that work.
+OPEN_WHEN_LISTED = 1.0
+# Seconds the server, stopping, waits for services still opening before it leaves them (their
+# thread ends with the process).
+SHUTDOWN_WAIT = 10.0
+STARTING = (
+    f"the memory server is still starting after {STARTUP_WAIT:.0f} s (starting the database "
+    "or checking its schema); try again in a moment, and see the server's log if it goes on"
+)
+STOPPING = "the memory server is stopping"
 # readOnlyHint holds for memories; the one thing verify_memory may spend is said here
 VERIFY_JUDGE_NOTE = " An unclear claim may cost one LLM call (counted in the daily token budget)."
 
 
 class ServiceHolder:
-    """The services the lifespan opened, for the tools to use. The
-    server serves only once the lifespan has opened them: `serve` opens the services before
-    either transport starts."""
+    """The services the lifespan opens, for the tools to use.
+
+    The lifespan opens them in a thread of their own (`open_in_background`), so that the
+    server answers `initialize` and `tools/list` at once, while the database starts and the
+    heavy modules load. A tool call waits for them (`wait`, in WaitForServices) at most
+    STARTUP_WAIT seconds; then, or when opening them failed, it gets a tool error that says
+    so (the failure's own message: a database behind the schema, one that cannot be reached).
+    """
 
     def __init__(self) -> None:
         self._service: MemoryService | None = None
         self._verifier: VerifyService | None = None
+        self._failure: str | None = None
+        self._settled = threading.Event()  # opened, or failed
+        self.listed = threading.Event()  # the client has been sent the tool list
         self.verifies = False  # whether the server was given a verify service
 
     def get(self) -> MemoryService:
         if self._service is None:
+            message = self._unavailable()
             # from a domain error, so the metrics count it unavailable (mcp/metrics.py)
-            raise ToolError(STARTING) from ServiceBusy(STARTING)
+            raise ToolError(message) from ServiceBusy(message)
         return self._service
 
     def verifier(self) -> VerifyService:
@@ -100,12 +130,77 @@ class ServiceHolder:
             message = "verify_memory is not available on this server"
             raise ToolError(message) from ServiceBusy(message)  # counted unavailable
         if self._verifier is None:
-            raise ToolError(STARTING) from ServiceBusy(STARTING)
+            message = self._unavailable()
+            raise ToolError(message) from ServiceBusy(message)
         return self._verifier
+
+    def _unavailable(self) -> str:
+        if self._failure is not None:
+            return f"the memory server could not start: {self._failure}"
+        if self._settled.is_set():  # opened, then closed: the server is stopping
+            return STOPPING
+        return STARTING
 
     def set(self, service: MemoryService | None, verifier: VerifyService | None = None) -> None:
         self._service = service
         self._verifier = verifier
+
+    async def wait(self, timeout: float = STARTUP_WAIT) -> None:
+        """Until the services are open (or failed to open), at most `timeout` seconds."""
+        deadline = anyio.current_time() + timeout
+        while not self._settled.is_set() and anyio.current_time() < deadline:
+            await anyio.sleep(SETTLED_POLL)
+
+    def open_in_background(
+        self, stack: ExitStack, open_service: OpenService, open_verifier: OpenVerifier | None
+    ) -> threading.Thread:
+        """Start opening the services on `stack` in a thread; returns the thread."""
+
+        def open_all() -> None:
+            try:
+                service = stack.enter_context(open_service())
+                verifier = None
+                if open_verifier is not None:
+                    verifier = stack.enter_context(open_verifier(service))
+                self.set(service, verifier)
+            except EmergentMemoryError as error:
+                self._failure = str(error)
+                logger.error("the memory server could not start: %s", error)
+            except Exception as error:  # logged whole here; the caller sees its kind
+                self._failure = f"internal error ({type(error).__name__}); see the server's log"
+                logger.exception("the memory server could not start")
+            finally:
+                self._settled.set()
+
+        opener = threading.Thread(target=open_all, name="emergent-memory-start", daemon=True)
+        opener.start()
+        return opener
+
+
+class WaitForServices(Middleware):
+    """A tool call waits (bounded) for the services the server is still opening; a tool list
+    sent is what `listed` says (create_server)."""
+
+    def __init__(self, holder: ServiceHolder) -> None:
+        self._holder = holder
+
+    async def on_list_tools(
+        self,
+        context: MiddlewareContext[ListToolsRequest],
+        call_next: CallNext[ListToolsRequest, Sequence[Tool]],
+    ) -> Sequence[Tool]:
+        tools = await call_next(context)
+        self._holder.listed.set()
+        return tools
+
+    async def on_call_tool(
+        self,
+        context: MiddlewareContext[CallToolRequestParams],
+        call_next: CallNext[CallToolRequestParams, ToolResult],
+    ) -> ToolResult:
+        self._holder.listed.set()
+        await self._holder.wait()
+        return await call_next(context)
 
 
 def log_level_of(error: EmergentMemoryError) -> int:
@@ -124,28 +219,34 @@ def create_server(
     *,
     auth: AuthProvider | None = None,
     open_verifier: OpenVerifier | None = None,
+    listed: threading.Event | None = None,
 ) -> FastMCP:
-    """The FastMCP server. `open_service` is entered once by the lifespan and closed at exit,
-    and `open_verifier` (verify_memory's service) on the service it opened; without it,
+    """The FastMCP server. `open_service` is entered once by the lifespan, in the background
+    (ServiceHolder), and closed at exit, and `open_verifier` (verify_memory's service) on the
+    service it opened; without it,
     verify_memory answers that it is not available. `identify` gives the principal of the
-    current request."""
+    current request. `listed`, when given, is set once the client has been sent the tool
+    list (or calls a tool): `open_service` may wait for it before its heavy work, so that
+    the first answers do not share the CPU with it (stdio: OPEN_WHEN_LISTED)."""
     holder = ServiceHolder()
     holder.verifies = open_verifier is not None
+    if listed is not None:
+        holder.listed = listed
     log_invalid_arguments_at_info()
 
     @asynccontextmanager
     async def lifespan(server: FastMCP) -> AsyncIterator[dict[str, Any]]:
         stack = ExitStack()
-        service = await anyio.to_thread.run_sync(stack.enter_context, open_service())
-        verifier = None
-        if open_verifier is not None:
-            verifier = await anyio.to_thread.run_sync(stack.enter_context, open_verifier(service))
-        holder.set(service, verifier)
+        opener = holder.open_in_background(stack, open_service, open_verifier)
         try:
             yield {}
         finally:
-            holder.set(None)
-            await anyio.to_thread.run_sync(stack.close)
+            await anyio.to_thread.run_sync(opener.join, SHUTDOWN_WAIT)
+            if opener.is_alive():  # a database that does not answer: the process ends anyway
+                logger.warning("stopping while the services are still opening")
+            else:
+                holder.set(None)
+                await anyio.to_thread.run_sync(stack.close)
 
     mcp: FastMCP = FastMCP(
         "emergent-memory",
@@ -157,7 +258,7 @@ def create_server(
         # no coercion: confirm must be the boolean true, limit a number, not "5" or "yes"
         strict_input_validation=True,
         # each tool call measured (mcp/metrics.py), then its arguments checked
-        middleware=[ToolMetrics(), ArgumentErrors()],
+        middleware=[ToolMetrics(), WaitForServices(holder), ArgumentErrors()],
     )
 
     async def call(method: Callable[..., R], *args: Any, **kwargs: Any) -> R:

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 from emergent_memory.markers import strip_markers
-from emergent_memory.memory.secrets import find_secrets
 from emergent_memory.memory.validation import storable
 
 Role = Literal["user", "assistant", "tool"]
@@ -77,6 +76,8 @@ def clean(role: Role, content: str, *, tool_output_chars: int) -> CleanTurn:
 
 def redact_secrets(text: str) -> tuple[str, int]:
     """The text with every secret the detector finds replaced; how many were."""
+    from emergent_memory.memory.secrets import find_secrets
+
     findings = find_secrets(text)
     if not findings:
         return text, 0

@@ -25,7 +25,6 @@ from emergent_memory.memory.models import (
     MemoryScope,
     Source,
 )
-from emergent_memory.memory.secrets import describe_secret, find_secrets
 
 _SURROGATES = re.compile("[\ud800-\udfff]")
 
@@ -127,6 +126,8 @@ def _invisible_character(text: str) -> str | None:
 
 
 def no_secrets(text: str) -> None:
+    from emergent_memory.memory.secrets import describe_secret, find_secrets
+
     findings = find_secrets(text)
     if findings:
         raise SecretRejected(
@@ -215,6 +216,8 @@ def validity(valid_from: datetime | None, valid_until: datetime | None) -> None:
 def note(value: object, field: str, maximum: int) -> str:
     """A short text that goes with a memory (rationale, evidence, a reason): checked like a
     memory's content (controls, invisible characters, secrets), at most `maximum` characters."""
+    from emergent_memory.memory.secrets import describe_secret, find_secrets
+
     text = content(value, max_length=maximum, field=field)
     findings = find_secrets(text)
     if findings:
@@ -249,6 +252,8 @@ def confidence(value: object) -> float:
 
 def context_name(value: object) -> str | None:
     """A context's name: one line; runs of spaces and tabs become one space."""
+    from emergent_memory.memory.secrets import describe_secret, find_secrets
+
     if value is None:
         return None
     if not isinstance(value, str) or not value.strip():

@@ -33,17 +33,20 @@ import logging
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
-
-from typing_extensions import TypedDict
+from typing import TYPE_CHECKING, Any
 
 from emergent_memory.auth.principal import Principal
 from emergent_memory.errors import InvalidInput, PermissionDenied, SecretRejected
 from emergent_memory.llm import AnthropicClient, LLMError, ToolSpec, Usage
-from emergent_memory.memory import capture_store, validation
-from emergent_memory.memory.models import Category, MemoryScope, RecalledMemory
-from emergent_memory.memory.secrets import describe_secret, find_secrets
-from emergent_memory.memory.service import MemoryService, acting_for
+from emergent_memory.memory import validation
+from emergent_memory.memory.models import Category, MemoryScope
+from emergent_memory.memory.verify_result import (
+    VERIFY_DEFAULT_LIMIT,
+    VERIFY_MAX_LIMIT,
+    Judge,
+    VerifyMatch,
+    VerifyResult,
+)
 from emergent_memory.memory.verify_rules import (
     GENERIC_WORDS,
     Answer,
@@ -57,6 +60,11 @@ from emergent_memory.memory.verify_rules import (
     rules_answer,
     word_similarity,
 )
+
+# the service, the store and the secret scanner where they are used: the MCP server imports
+# this module for verify_memory's result type before they are needed
+if TYPE_CHECKING:
+    from emergent_memory.memory.service import MemoryService
 
 __all__ = [
     "CANDIDATES",
@@ -80,35 +88,10 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-Judge = Literal["rules", "llm"]
-
-VERIFY_DEFAULT_LIMIT, VERIFY_MAX_LIMIT = 5, 20
 CANDIDATES = 10  # memories recalled at least, whatever the limit: the rules read them all
 JUDGE_PURPOSE = "verify"  # kb.llm_calls.purpose of the judge's calls
 JUDGE_MAX_TOKENS = 800
 WHY_CHARS = 300  # the longest reason kept from the judge's answer
-
-
-class VerifyMatch(RecalledMemory):
-    """A memory the claim was compared with, as recall returns it, and what it is to the
-    claim: `similarity` (cosine, or the share of words in common when `degraded`),
-    `relation` and `why`."""
-
-    similarity: float
-    relation: Relation
-    why: str
-
-
-class VerifyResult(TypedDict):
-    """verify_memory's answer: the verdict and why; the memories that confirm, conflict or
-    relate (the closest first, at most `limit`); who decided (the rules or the LLM judge);
-    `degraded` when the embedder was down (words only)."""
-
-    verdict: Verdict
-    why: str
-    matches: list[VerifyMatch]
-    judge: Judge
-    degraded: bool
 
 
 # -- the LLM judge --------------------------------------------------------------------------
@@ -211,6 +194,8 @@ class VerifyService:
         limit_ = validation.limit(limit, default=VERIFY_DEFAULT_LIMIT, maximum=VERIFY_MAX_LIMIT)
         if not principal.can_read:
             raise PermissionDenied("this credential may not read memories (needs memory:read)")
+        from emergent_memory.memory.secrets import describe_secret, find_secrets
+
         findings = find_secrets(text)
         if findings:
             raise SecretRejected(
@@ -277,6 +262,9 @@ class VerifyService:
     ) -> tuple[Answer, Judge]:
         """The judge's answer on the candidates near the claim, or the rules' (with why
         saying so) when it cannot be had."""
+        from emergent_memory.memory import capture_store
+        from emergent_memory.memory.service import acting_for
+
         assert self._llm is not None  # judge_enabled
         policy = self._config.policy
         floor = min([policy.related_from, policy.shared_word_from])
@@ -333,6 +321,9 @@ class VerifyService:
     def _record(
         self, principal: Principal, model: str, usage: Usage | None, error: str | None
     ) -> None:
+        from emergent_memory.memory import capture_store
+        from emergent_memory.memory.service import acting_for
+
         with acting_for(self._memory.pool, principal) as conn:
             capture_store.record_call(
                 conn,

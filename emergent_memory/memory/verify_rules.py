@@ -37,12 +37,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 from emergent_memory.memory import dedup
-
-Verdict = Literal["confirmed", "related", "conflict", "new"]
-Relation = Literal["confirms", "conflicts", "related"]
+from emergent_memory.memory.verify_result import Relation as Relation
+from emergent_memory.memory.verify_result import Verdict as Verdict
 
 # Negations that give a sentence the opposite sense ("does not want", "never", "no longer").
 _NEGATION_WORDS = """

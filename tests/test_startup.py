@@ -1,0 +1,155 @@
+"""Start-up: the CLI's lazy command table matches its commands, and what `--help`,
+`--version` and the stdio server (up to answering `initialize` and `tools/list`) import
+leaves out the heavy layers (the Anthropic SDK, Alembic and SQLAlchemy, torch)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib import import_module
+
+import click
+from click.testing import CliRunner
+
+from emergent_memory.cli.common import COMMANDS, cli
+
+# never imported until the path that needs them runs (capture with a key, migrations, the
+# torch runtime); the database layers and the model runtime are not needed by --help either
+NEVER_AT_START = ("anthropic", "alembic", "sqlalchemy", "torch", "sentence_transformers")
+NOT_FOR_HELP = (*NEVER_AT_START, "psycopg", "psycopg_pool", "numpy", "httpx", "jsonschema")
+
+# the child: run the command line given, then print which of the modules it imported
+CHILD = """
+import json, sys
+watched = json.loads(sys.argv[1])
+sys.argv = ["emergent-memory", *sys.argv[2:]]
+from emergent_memory.entry import main
+try:
+    main()
+except SystemExit:
+    pass
+print(json.dumps(sorted(m for m in watched if m in sys.modules)))
+"""
+
+
+def imported_by(*arguments: str) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, json.dumps(NOT_FOR_HELP), *arguments],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    imported: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return imported
+
+
+def test_the_command_table_is_the_commands_the_modules_define() -> None:
+    """Every module's commands are in COMMANDS with their own one-line help, and nothing
+    else is: a new command cannot be left out of `emergent-memory --help`."""
+    for module in {module for module, _ in COMMANDS.values()}:
+        import_module(f"emergent_memory.cli.{module}")
+    defined = {name: command.get_short_help_str(10**6) for name, command in cli.commands.items()}
+    assert {name: text for name, (_, text) in COMMANDS.items()} == defined
+    modules = {name: command.callback.__module__ for name, command in cli.commands.items()}
+    for name, (module, _) in COMMANDS.items():
+        assert modules[name] == f"emergent_memory.cli.{module}", name
+
+
+def test_every_command_answers_its_help() -> None:
+    runner = CliRunner()
+    context = click.Context(cli)
+    for name in COMMANDS:
+        command = cli.get_command(context, name)
+        assert command is not None, name
+        shown = runner.invoke(cli, [name, "--help"])
+        assert shown.exit_code == 0, (name, shown.output)
+        assert f"Usage: cli {name}" in shown.output, name
+
+
+def test_help_and_version_import_no_heavy_layer() -> None:
+    for arguments in (["--help"], ["--version"], ["serve", "--help"], ["recall", "--help"]):
+        assert imported_by(*arguments) == [], arguments
+    assert (
+        "recall"
+        in subprocess.run(
+            [sys.executable, "-m", "emergent_memory", "--help"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        ).stdout
+    )
+
+
+# the child: `serve --transport stdio` with the services' opening (the background thread
+# that imports the application and starts the database) left out, so that what it imports
+# is what answering initialize and tools/list takes; printed on stderr as it exits
+STDIO_CHILD = """
+import atexit, json, sys, threading
+from emergent_memory.mcp.server import ServiceHolder
+
+def not_opening(self, stack, open_service, open_verifier):
+    thread = threading.Thread(target=lambda: None)
+    thread.start()
+    return thread
+
+ServiceHolder.open_in_background = not_opening
+watched = json.loads(sys.argv[1])
+def report():
+    imported = sorted(m for m in watched if m in sys.modules)
+    print("IMPORTED " + json.dumps(imported), file=sys.stderr)
+atexit.register(report)
+sys.argv = ["emergent-memory", "serve", "--transport", "stdio", "--no-worker"]
+from emergent_memory.entry import main
+main()
+"""
+
+
+def test_the_stdio_server_answers_initialize_and_tools_list_without_the_heavy_layers() -> None:
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]
+    with subprocess.Popen(
+        [sys.executable, "-c", STDIO_CHILD, json.dumps(NEVER_AT_START)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as server:
+        assert server.stdin is not None
+        assert server.stdout is not None
+        assert server.stderr is not None
+        answers = {}
+        for message in messages:
+            server.stdin.write(json.dumps(message) + "\n")
+            server.stdin.flush()
+            while "id" in message and message["id"] not in answers:
+                line = server.stdout.readline()
+                assert line, "the server ended before answering"
+                answer = json.loads(line)
+                answers[answer.get("id")] = answer
+        server.stdin.close()  # the server stops at the end of its input
+        server.wait(timeout=60)
+        stderr = server.stderr.read()
+    assert answers[1]["result"]["serverInfo"]["name"] == "emergent-memory", stderr
+    assert {tool["name"] for tool in answers[2]["result"]["tools"]} == {
+        "save_memory",
+        "recall_memories",
+        "manage_memory",
+        "verify_memory",
+    }
+    [imported] = [line for line in stderr.splitlines() if line.startswith("IMPORTED ")]
+    assert json.loads(imported.removeprefix("IMPORTED ")) == []
