@@ -20,7 +20,7 @@ from emergent_memory import graph
 from emergent_memory.auth.principal import READ, Principal
 from emergent_memory.errors import InvalidInput, PermissionDenied
 from emergent_memory.llm import AnthropicClient
-from emergent_memory.memory import MemoryService, capture_text, store
+from emergent_memory.memory import MemoryService, capture_text, secrets, store
 from emergent_memory.memory import capture as capture_module
 from emergent_memory.memory.capture import (
     CaptureConfig,
@@ -301,13 +301,14 @@ def test_a_turn_is_scanned_again_only_when_cleaning_changed_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     scanned: list[str] = []
-    find_secrets = capture_text.find_secrets
+    find_secrets = secrets.find_secrets
 
     def scan(text: str) -> Any:
         scanned.append(text)
         return find_secrets(text)
 
-    monkeypatch.setattr(capture_text, "find_secrets", scan)
+    # capture_text imports the scanner where it scans (start-up: tests/test_startup.py)
+    monkeypatch.setattr(secrets, "find_secrets", scan)
     assert capture_text.clean("user", "plain words", tool_output_chars=1500).content == (
         "plain words"
     )

@@ -136,8 +136,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "restore": (
         "memory",
-        "Make a superseded, archived or deleted memory active again (manage_memory action "
-        "restore).",
+        "Make a superseded, archived or deleted memory active again (manage_memory restore).",
     ),
     "save": ("memory", "Save a memory (the save_memory tool)."),
     "serve": (

@@ -281,11 +281,9 @@ def restore(
     project: uuid.UUID | None,
     as_json: bool,
 ) -> None:
-    """Make a superseded, archived or deleted memory active again (manage_memory action
-    restore).
+    """Make a superseded, archived or deleted memory active again (manage_memory restore).
 
-    `emergent-memory list --status superseded` (or archived, or deleted) shows their ids.
-    """
+    `emergent-memory list --status superseded` (or archived, or deleted) shows their ids."""
     principal = cli_principal(settings, actor, project)
     with memory_service(settings, embeds=False) as service:
         result = service.restore(principal, memory_id)
