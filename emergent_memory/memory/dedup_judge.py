@@ -42,6 +42,7 @@ from psycopg import Connection
 
 from emergent_memory.llm import AnthropicClient, LLMError, ToolSpec, Usage
 from emergent_memory.memory import capture_store
+from emergent_memory.memory.records import RULE_PREFIX
 
 __all__ = [
     "JUDGE_PURPOSE",
@@ -61,8 +62,6 @@ logger = logging.getLogger(__name__)
 PairVerdict = Literal["same", "corrects", "conflicts", "distinct"]
 VERDICTS: tuple[PairVerdict, ...] = ("same", "corrects", "conflicts", "distinct")
 
-# a superseded memory's supersede_rule when the judge decided: "judge: same", "judge: corrects"
-RULE_PREFIX = "judge: "
 JUDGE_PURPOSE = "dedup"  # kb.llm_calls.purpose of the judge's calls
 JUDGE_MAX_TOKENS = 300
 ERROR_CHARS = 300

@@ -40,8 +40,8 @@ from emergent_memory.memory.browse import (
     require_read,
     require_write,
 )
-from emergent_memory.memory.dedup_judge import RULE_PREFIX
 from emergent_memory.memory.models import MemoryRecord
+from emergent_memory.memory.records import RULE_PREFIX
 from emergent_memory.memory.service import MemoryService, acting_for
 
 Decision = Literal["keep_both", "supersede", "merge"]

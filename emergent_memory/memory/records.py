@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from emergent_memory.memory import authority, episodes, store
-from emergent_memory.memory.dedup_judge import RULE_PREFIX
 from emergent_memory.memory.models import (
     InactiveMemory,
     LastEvidence,
@@ -17,6 +16,10 @@ from emergent_memory.memory.models import (
     Provenance,
     RecalledEpisode,
 )
+
+# a superseded memory's supersede_rule when the LLM judge decided (memory/dedup_judge.py):
+# "judge: same", "judge: corrects"; here, so that shaping a record does not import the judge
+RULE_PREFIX = "judge: "
 
 
 def memory_record(

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from pgvector import Vector
@@ -38,15 +38,14 @@ from emergent_memory.memory import (
     answers,
     authority,
     dedup,
-    dedup_judge,
     episodes,
+    records,
     relevance,
     store,
     validation,
     validity,
 )
 from emergent_memory.memory.dedup import DedupPolicy, Verdict
-from emergent_memory.memory.dedup_judge import DedupJudge
 from emergent_memory.memory.models import (
     CONFIDENCE_BY_SOURCE,
     REINFORCEMENT_STEP,
@@ -85,6 +84,10 @@ from emergent_memory.memory.records import (
 )
 from emergent_memory.memory.relevance import DEFAULT as DEFAULT_RELEVANCE
 from emergent_memory.memory.relevance import Fusion, RelevanceModel
+
+if TYPE_CHECKING:  # the judge (and the LLM client, capture's call log) only when configured
+    from emergent_memory.memory import dedup_judge
+    from emergent_memory.memory.dedup_judge import DedupJudge
 
 logger = logging.getLogger(__name__)
 
@@ -369,7 +372,7 @@ class MemoryService:
                 and second_opinion.old_content == nearest.content
             ):  # the memory judged is still the nearest, as the judge read it
                 judged = second_opinion.verdict
-                rule = dedup_judge.RULE_PREFIX + judged
+                rule = records.RULE_PREFIX + judged
                 conflict = judged in ("corrects", "conflicts")
                 if judged in ("same", "corrects"):
                     verdict = "supersede"
