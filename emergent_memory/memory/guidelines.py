@@ -140,11 +140,13 @@ READING_ANSWERS = """\
 - Flags: core; conflict (another memory states another value of the same subject) or
   outranked (that other memory is the one to trust); low confidence (it faded, or was weak);
   superseded, deleted, archived or expired. Line breaks inside a memory show as " ⏎ ".
-- "Nothing relevant remembered." means no memory matched: do not guess one.
+- "Nothing relevant remembered." means no memory matched well enough: do not guess one
+  (recall with options {"min_relevance": 0} shows the weaker matches when you must look).
 - detail: true gives every field (whole ids, scores, provenance, evidence) when you need it.
 - Rarely used arguments go in options: save_memory's importance, evidence, rationale,
   valid_from, valid_until, context (a group name), related_to (ids), supersede_reason;
-  recall_memories' include_episodes, include_archived, as_of, scope.
+  recall_memories' include_episodes, include_archived, as_of, scope, min_relevance (0-1:
+  lower finds more; default the calibrated floor).
 """
 
 MEMORY_GUIDELINES = TITLE + "".join(
