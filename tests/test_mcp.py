@@ -847,6 +847,28 @@ async def test_a_memory_is_named_by_the_short_id_the_answers_show(
     )
     restored = await call(client, "manage_memory", action="restore", memory_id=prefix + "0")
     assert restored["memory"]["id"] == str(mine)
+    # save's related_to takes short ids too, under the same rule
+    related = await call(
+        client,
+        "save_memory",
+        content="The locker key is kept at the front desk",
+        category="fact",
+        options={"related_to": [short]},
+    )
+    with pool.connection() as conn, conn.transaction():
+        graph.act_as(conn, principal.actor_id, principal.project_id)
+        edge = conn.execute(
+            "SELECT type FROM kb.graph_relationships WHERE src_id = %s AND dst_id = %s",
+            (related["memory"]["id"], reinforced["memory"]["id"]),
+        ).fetchall()
+    assert edge == [("RELEVANT_TO",)]
+    assert f"memory {prefix}1 not found" in await error_of(
+        client,
+        "save_memory",
+        content="The spare locker key is at reception",
+        category="fact",
+        options={"related_to": [prefix + "1"]},
+    )
 
 
 async def test_a_conflict_is_settled_by_superseding_one_side_with_the_other(

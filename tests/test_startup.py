@@ -5,11 +5,15 @@ leaves out the heavy layers (the Anthropic SDK, Alembic and SQLAlchemy, torch)."
 from __future__ import annotations
 
 import json
+import os
+import socket
 import subprocess
 import sys
 from importlib import import_module
+from pathlib import Path
 
 import click
+import pytest
 from click.testing import CliRunner
 
 from emergent_memory.cli.common import COMMANDS, cli
@@ -66,6 +70,18 @@ def test_every_command_answers_its_help() -> None:
         shown = runner.invoke(cli, [name, "--help"])
         assert shown.exit_code == 0, (name, shown.output)
         assert f"Usage: cli {name}" in shown.output, name
+
+
+def test_a_help_flag_given_as_an_option_value_still_runs_the_command_with_its_settings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # "-h" here is --as-of's value, not a request for help: the command runs, with its
+    # settings, and fails as it should (no database there), never as an internal error
+    monkeypatch.setenv("EMERGENT_MEMORY_DATABASE_URL", "postgresql://nobody@127.0.0.1:1/x")
+    ran = CliRunner().invoke(cli, ["recall", "--as-of", "-h", "x"])
+    assert ran.exit_code == 1, ran.output
+    assert "could not connect to the database" in ran.output
+    assert "internal error" not in ran.output
 
 
 def test_help_and_version_import_no_heavy_layer() -> None:
@@ -153,3 +169,53 @@ def test_the_stdio_server_answers_initialize_and_tools_list_without_the_heavy_la
     }
     [imported] = [line for line in stderr.splitlines() if line.startswith("IMPORTED ")]
     assert json.loads(imported.removeprefix("IMPORTED ")) == []
+
+
+# the child: `serve --transport stdio`, waiting long for the tool list before it opens
+# anything (OPEN_WHEN_LISTED), so that the client's leaving comes first on any machine
+LEAVING_CHILD = """
+import sys
+import emergent_memory.mcp.server as server
+server.OPEN_WHEN_LISTED = 120.0
+sys.argv = ["emergent-memory", "serve", "--transport", "stdio"]
+from emergent_memory.entry import main
+main()
+"""
+
+
+def test_a_client_that_leaves_before_the_tool_list_opens_nothing(tmp_path: Path) -> None:
+    """A client that initializes and leaves: the server stops without opening its services
+    (before, it opened them anyway once its wait for the tool list ran out, and the exit
+    waited for them: against a database that never answers, until it gave up on them)."""
+    with socket.socket() as silent_database:
+        silent_database.bind(("127.0.0.1", 0))
+        silent_database.listen()  # connections wait in the backlog: never an answer
+        port = silent_database.getsockname()[1]
+        env = {
+            **os.environ,
+            "EMERGENT_MEMORY_DATABASE_URL": f"postgresql://app@127.0.0.1:{port}/memory",
+            "EMERGENT_MEMORY_DATA_DIR": str(tmp_path),
+        }
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"},
+            },
+        }
+        done = subprocess.run(
+            [sys.executable, "-c", LEAVING_CHILD],
+            input=json.dumps(initialize) + "\n",
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+    assert json.loads(done.stdout.splitlines()[0])["result"]["serverInfo"]["name"] == (
+        "emergent-memory"
+    )
+    assert "still opening" not in done.stderr
+    assert "could not start" not in done.stderr

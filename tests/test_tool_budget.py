@@ -95,6 +95,7 @@ def test_a_memory_line_costs_few_characters_beside_its_content() -> None:
     assert len(line) + 1 - len(content) <= USUAL_LINE_OVERHEAD  # with its line break
     longest = usual | {
         "category": "instruction",
+        "importance": "core",  # four flags hold: core is left out
         "updated_at": (now - timedelta(days=330)).isoformat(),
         "conflict": "outranked",
         "conflicts_with": [str(uuid.uuid4())],

@@ -215,13 +215,15 @@ def cli(ctx: click.Context) -> None:
     With EMERGENT_MEMORY_DATABASE_URL unset, commands use an embedded PostgreSQL kept in
     EMERGENT_MEMORY_DATA_DIR (default: the user data directory), started when needed.
     """
-    if ctx.meta.get(HELP_ONLY):
-        return  # the command only prints its help: no settings read, nothing configured
     from emergent_memory.settings import load_settings
 
     try:
         settings = load_settings()
     except EmergentMemoryError as error:
+        # a command's help is printed even when the settings are wrong; the guess that it was
+        # asked for (a -h anywhere, perhaps an option's value) never skips the settings
+        if ctx.meta.get(HELP_ONLY):
+            return
         fail(str(error))
     _configure_logging(settings.log_level)
     ctx.obj = settings

@@ -101,13 +101,13 @@ def _serve_stdio(
     (mcp/server.py ServiceHolder): a client's connection timeout never runs while they open,
     and a failure to open them (a database behind the schema, one that cannot be reached) is
     logged as one line and is each tool call's answer."""
-    from emergent_memory.mcp.server import OPEN_WHEN_LISTED, create_server
+    from emergent_memory.mcp.server import OPEN_WHEN_LISTED, Stopped, create_server
     from emergent_memory.mcp.stdio import run_stdio
 
     click.echo(f"emergent-memory: {local.describe()}", err=True)
     opened: list[ServerServices] = []
 
-    listed = threading.Event()
+    listed, stopping = threading.Event(), threading.Event()
 
     @contextmanager
     def open_memory() -> Iterator[MemoryService]:
@@ -118,6 +118,8 @@ def _serve_stdio(
         # once the client has the tool list, the application and its services
         with open_database(settings.database_url, settings.data_dir):
             listed.wait(OPEN_WHEN_LISTED)
+            if stopping.is_set():  # the client left before it asked for the tools
+                raise Stopped
             with open_services() as services:
                 opened.append(services)
                 yield services.memory
@@ -127,6 +129,7 @@ def _serve_stdio(
         lambda: local.principal,
         open_verifier=lambda memory: nullcontext(opened[0].verify),
         listed=listed,
+        stopping=stopping,
     )
     # every line gets an answer: half a surrogate pair a tool error, a line that is not a
     # JSON-RPC message a JSON-RPC error (mcp/stdio.py)

@@ -8,7 +8,8 @@ same answer share them), category, age (since it last changed), flags, then its 
 Flags, three at most: `core`, `conflict` (it states another value of the same subject as
 another active memory) or `outranked` (the other side has the stronger source); `low
 confidence` (effective confidence below 0.5); and the first of `superseded`, `deleted`,
-`archived`, `expired` (valid_until passed) that holds. So a line costs about 15 tokens
+`archived`, `expired` (valid_until passed) that holds; when all four would be shown, `core`
+is left out (the rest say why not to trust the line). So a line costs about 15 tokens
 beside its content, 24 at most (tests/test_tool_budget.py).
 
 Content is shown as written, but no text of a memory can break the format: line breaks are
@@ -94,7 +95,7 @@ def flags(memory: Mapping[str, Any], now: datetime) -> list[str]:
         found.append("archived")
     elif until and _before(until, now):
         found.append("expired")
-    return found
+    return found[-3:]  # three at most: core is the one left out
 
 
 def _before(iso: str, now: datetime) -> bool:

@@ -116,6 +116,7 @@ class ServiceHolder:
         self._failure: str | None = None
         self._settled = threading.Event()  # opened, or failed
         self.listed = threading.Event()  # the client has been sent the tool list
+        self.stopping = threading.Event()  # the server is stopping: open nothing more
         self.verifies = False  # whether the server was given a verify service
 
     def get(self) -> MemoryService:
@@ -163,6 +164,8 @@ class ServiceHolder:
                 if open_verifier is not None:
                     verifier = stack.enter_context(open_verifier(service))
                 self.set(service, verifier)
+            except Stopped:  # stopped before it opened anything: nothing to report
+                self._failure = STOPPING
             except EmergentMemoryError as error:
                 self._failure = str(error)
                 logger.error("the memory server could not start: %s", error)
@@ -175,6 +178,11 @@ class ServiceHolder:
         opener = threading.Thread(target=open_all, name="emergent-memory-start", daemon=True)
         opener.start()
         return opener
+
+
+class Stopped(Exception):
+    """Raised by an `open_service` that finds the server stopping before its heavy work (the
+    client left before it asked for the tool list): nothing is opened."""
 
 
 class WaitForServices(Middleware):
@@ -220,6 +228,7 @@ def create_server(
     auth: AuthProvider | None = None,
     open_verifier: OpenVerifier | None = None,
     listed: threading.Event | None = None,
+    stopping: threading.Event | None = None,
 ) -> FastMCP:
     """The FastMCP server. `open_service` is entered once by the lifespan, in the background
     (ServiceHolder), and closed at exit, and `open_verifier` (verify_memory's service) on the
@@ -227,11 +236,15 @@ def create_server(
     verify_memory answers that it is not available. `identify` gives the principal of the
     current request. `listed`, when given, is set once the client has been sent the tool
     list (or calls a tool): `open_service` may wait for it before its heavy work, so that
-    the first answers do not share the CPU with it (stdio: OPEN_WHEN_LISTED)."""
+    the first answers do not share the CPU with it (stdio: OPEN_WHEN_LISTED). `stopping`,
+    when given, is set (and `listed` with it, to wake a wait) when the server stops: an
+    `open_service` still waiting then raises Stopped instead of opening anything."""
     holder = ServiceHolder()
     holder.verifies = open_verifier is not None
     if listed is not None:
         holder.listed = listed
+    if stopping is not None:
+        holder.stopping = stopping
     log_invalid_arguments_at_info()
 
     @asynccontextmanager
@@ -241,6 +254,8 @@ def create_server(
         try:
             yield {}
         finally:
+            holder.stopping.set()
+            holder.listed.set()  # wakes an opener still waiting for the tool list
             await anyio.to_thread.run_sync(opener.join, SHUTDOWN_WAIT)
             if opener.is_alive():  # a database that does not answer: the process ends anyway
                 logger.warning("stopping while the services are still opening")

@@ -288,7 +288,7 @@ class MemoryService:
         source_ = validation.source(source)
         scope_ = validation.scope(scope)
         context_ = validation.context_name(context)
-        related = validation.related_ids(related_to)
+        related = validation.related_ids(self._whole_ids(principal, related_to))
         lifecycle = validity.lifecycle_properties(
             {
                 "importance": importance,
@@ -896,6 +896,22 @@ class MemoryService:
             other = self.resolve_memory_id(principal, replaces, "replaces")
             return self.supersede(principal, id_, other, reason=reason)
         return self.restore(principal, id_)
+
+    def _whole_ids(self, principal: Principal, related_to: object) -> object:
+        """related_to with each short id (as the tools show it) made whole; anything else as
+        given, for validation.related_ids to judge."""
+        if (
+            isinstance(related_to, str)
+            or not isinstance(related_to, Sequence)
+            or len(related_to) > validation.MAX_RELATED
+        ):
+            return related_to
+        return [
+            self.resolve_memory_id(principal, item, "related_to id")
+            if store.id_prefix(item) is not None
+            else item
+            for item in related_to
+        ]
 
     def resolve_memory_id(
         self, principal: Principal, memory_id: object, field: str = "memory_id"
