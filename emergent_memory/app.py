@@ -67,8 +67,6 @@ UNCALIBRATED_DEDUP_THRESHOLD = 0.95
 
 
 def build_embedder(settings: Settings) -> EmbeddingProvider:
-    from emergent_memory.embeddings.openai import OpenAICompatibleEmbeddings
-
     if settings.embedding_provider == "local":
         return LocalEmbeddings(
             runtime=settings.local_runtime,
@@ -76,6 +74,8 @@ def build_embedder(settings: Settings) -> EmbeddingProvider:
             source=settings.local_model_source,
             hub_url=settings.model_hub_url,
         )
+    from emergent_memory.embeddings.openai import OpenAICompatibleEmbeddings  # httpx with it
+
     # both are required with the openai provider (Settings checks it)
     assert settings.embedding_model is not None
     assert settings.embedding_dimensions is not None
@@ -174,11 +174,11 @@ def dedup_judge(settings: Settings) -> DedupJudge | None:
     """The save's LLM judge (memory/dedup_judge.py): with an Anthropic key, unless turned
     off; capture's gate model and daily budget, a shorter timeout and one retry. Its client
     is made on its first question."""
-    from emergent_memory.memory.dedup_judge import DedupJudge, DedupJudgeConfig
-
     key = settings.anthropic_api_key
     if key is None or not settings.dedup_judge:
         return None
+    from emergent_memory.memory.dedup_judge import DedupJudge, DedupJudgeConfig
+
     return DedupJudge(
         DedupJudgeConfig(
             api_key=key.get_secret_value(),

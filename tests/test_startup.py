@@ -99,6 +99,35 @@ def test_help_and_version_import_no_heavy_layer() -> None:
     )
 
 
+# the child: what a recall builds before it opens the database (settings, the local model's
+# provider, no LLM judge without a key), then which of the watched modules it imported
+RECALL_CHILD = """
+import json, sys
+from emergent_memory.app import build_embedder, dedup_judge
+from emergent_memory.settings import Settings
+settings = Settings()
+build_embedder(settings)
+assert dedup_judge(settings) is None
+print(json.dumps(sorted(m for m in json.loads(sys.argv[1]) if m in sys.modules)))
+"""
+
+
+def test_a_recall_with_the_local_model_and_no_key_imports_no_http_or_llm_client() -> None:
+    """httpx comes with the OpenAI-compatible provider and the LLM judge with a key: a recall
+    on the local model without a key imports neither (about 0.2 s of a CLI recall)."""
+    watched = ["httpx", "anthropic", "jsonschema", "emergent_memory.memory.dedup_judge"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EMERGENT_MEMORY_")}
+    done = subprocess.run(
+        [sys.executable, "-c", RECALL_CHILD, json.dumps(watched)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=True,
+    )
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+
+
 # the child: `serve --transport stdio` with the services' opening (the background thread
 # that imports the application and starts the database) left out, so that what it imports
 # is what answering initialize and tools/list takes; printed on stderr as it exits
