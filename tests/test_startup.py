@@ -23,6 +23,18 @@ from emergent_memory.cli.common import COMMANDS, cli
 NEVER_AT_START = ("anthropic", "alembic", "sqlalchemy", "torch", "sentence_transformers")
 NOT_FOR_HELP = (*NEVER_AT_START, "psycopg", "psycopg_pool", "numpy", "httpx", "jsonschema")
 
+# what an MCP client sends first
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"},
+    },
+}
+
 # the child: run the command line given, then print which of the modules it imported
 CHILD = """
 import json, sys
@@ -154,16 +166,7 @@ main()
 
 def test_the_stdio_server_answers_initialize_and_tools_list_without_the_heavy_layers() -> None:
     messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "test", "version": "0"},
-            },
-        },
+        INITIALIZE,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     ]
@@ -225,19 +228,9 @@ def test_a_client_that_leaves_before_the_tool_list_opens_nothing(tmp_path: Path)
             "EMERGENT_MEMORY_DATABASE_URL": f"postgresql://app@127.0.0.1:{port}/memory",
             "EMERGENT_MEMORY_DATA_DIR": str(tmp_path),
         }
-        initialize = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "test", "version": "0"},
-            },
-        }
         done = subprocess.run(
             [sys.executable, "-c", LEAVING_CHILD],
-            input=json.dumps(initialize) + "\n",
+            input=json.dumps(INITIALIZE) + "\n",
             capture_output=True,
             text=True,
             env=env,
