@@ -130,6 +130,12 @@ def _diff(path: Path, before: dict[str, Any], after: dict[str, Any]) -> str:
 @SCOPE_OPTION
 @click.option("--dry-run", is_flag=True, help="Show what would change; write nothing.")
 @click.option(
+    "--no-settings",
+    is_flag=True,
+    help="Write the hooks file (URL, token) only and leave Claude Code's settings alone: "
+    "what the Claude Code plugin's first session start does, its hooks coming from the plugin.",
+)
+@click.option(
     "--url",
     default=None,
     help="The server's URL (default: EMERGENT_MEMORY_HOOK_URL, else the hooks file's, "
@@ -154,6 +160,7 @@ def hooks_install(
     settings: Settings,
     scope: str,
     dry_run: bool,
+    no_settings: bool,
     url: str | None,
     token: str | None,
     migrate: bool | None,
@@ -165,8 +172,8 @@ def hooks_install(
     JSON.
     """
     path = settings_path(scope)
-    before = _read(path)
-    after = claude_settings.with_our_hooks(before, hook_program())
+    before = {} if no_settings else _read(path)
+    after = before if no_settings else claude_settings.with_our_hooks(before, hook_program())
     environ = _environ(settings)
     hooks_file = hooks_file_path(environ)
     try:
@@ -179,8 +186,9 @@ def hooks_install(
         fail(f"--url must start with http:// or https:// (got {url!r})")
     url = url.rstrip("/")
     if dry_run:
-        changes = _diff(path, before, after) if after != before else ""
-        click.echo(changes or f"{path}: no change (the hooks are installed)")
+        if not no_settings:
+            changes = _diff(path, before, after) if after != before else ""
+            click.echo(changes or f"{path}: no change (the hooks are installed)")
         how = (
             "the given token"
             if token
@@ -209,9 +217,10 @@ def hooks_install(
     backup = None
     if after != before:
         backup = claude_settings.write_settings(path, after)
-    where = f" (the previous file is kept as {backup})" if backup else ""
-    done = "installed" if after != before else "already installed (nothing changed)"
-    click.echo(f"hooks {done} in {path}{where}: {', '.join(EVENTS)}")
+    if not no_settings:
+        where = f" (the previous file is kept as {backup})" if backup else ""
+        done = "installed" if after != before else "already installed (nothing changed)"
+        click.echo(f"hooks {done} in {path}{where}: {', '.join(EVENTS)}")
     click.echo(f"hooks file {hooks_file}: server {url}, token {token[:12]}... ({token_note})")
     click.echo(
         "start the server with `emergent-memory serve --transport http` (SessionStart "

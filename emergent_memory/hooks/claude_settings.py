@@ -34,6 +34,11 @@ HOOK_TIMEOUTS = {
 EXECUTABLE_NAMES = frozenset({"emergent-memory", "emergent-memory.exe"})
 
 
+# The Claude Code plugin's command (integrations/claude-code/hooks/hooks.json): its launcher,
+# which finds the emergent-memory executable (integrations/claude-code/scripts/emergent-memory).
+PLUGIN_PROGRAM = '"${CLAUDE_PLUGIN_ROOT}/scripts/emergent-memory"'
+
+
 class SettingsFileError(Exception):
     """The settings file cannot be used as it is; the message says what to fix."""
 
@@ -100,6 +105,12 @@ def is_ours(hook: object, event: str | None = None) -> bool:
 def our_group(program: str, event: str) -> dict[str, Any]:
     hook = {"type": "command", "command": hook_command(program, event)}
     return {"hooks": [hook | {"timeout": HOOK_TIMEOUTS[event]}]}
+
+
+def plugin_hooks() -> dict[str, Any]:
+    """The plugin's hooks/hooks.json: the same entries as `hooks install` writes, run by the
+    plugin's launcher (tests/test_claude_plugin.py keeps the file equal to this)."""
+    return {"hooks": {event: [our_group(PLUGIN_PROGRAM, event)] for event in EVENTS}}
 
 
 def with_our_hooks(settings: dict[str, Any], program: str) -> dict[str, Any]:

@@ -41,6 +41,7 @@ from emergent_memory.hooks.config import (
 )
 from emergent_memory.hooks.hook_input import MAX_INPUT_BYTES, read_input
 from emergent_memory.hooks.log import HookLog, error_location
+from emergent_memory.hooks.setup import SETUP_EVENT
 from emergent_memory.hooks.state import (
     SessionState,
     hooks_dir,
@@ -92,6 +93,9 @@ BUDGETS = {
 # The detached backlog run's: no one waits for it (capture.MAX_BACKLOG_REQUESTS bounds its
 # requests).
 BACKLOG_BUDGET = Budget(total=60.0, request=5.0, stdin=0.5)
+# `hook Setup`, the plugin's first-time setup (hooks/setup.py): a first start of the embedded
+# database and its migration, then the server's start
+SETUP_BUDGET = Budget(total=300.0, request=5.0, stdin=0.5)
 UNKNOWN_EVENT_BUDGET = Budget(total=1.0, request=1.0, stdin=0.2)
 WATCHDOG_GRACE = 0.3  # the watchdog ends the process this long after the budget
 AUTOSTART_WAIT = 5.0  # how long SessionStart waits for a server it (or another) started
@@ -114,7 +118,9 @@ def main(
     """Run the hook for argv[0] (the event); always returns 0."""
     started = time.monotonic()
     event = argv[0] if argv else ""
-    budget = BACKLOG_BUDGET if event == BACKLOG_EVENT else BUDGETS.get(event, UNKNOWN_EVENT_BUDGET)
+    budget = {BACKLOG_EVENT: BACKLOG_BUDGET, SETUP_EVENT: SETUP_BUDGET}.get(event) or BUDGETS.get(
+        event, UNKNOWN_EVENT_BUDGET
+    )
     if watchdog:
         _start_watchdog(budget.total + WATCHDOG_GRACE)
     environ = os.environ if environ is None else environ
@@ -169,6 +175,7 @@ class HookRun:
         self.session_id = ""
         self.payload: dict[str, Any] = {}
         self.problem = ""  # why the hooks cannot work, for the session start's notice
+        self.setting_up = False  # the plugin's first-time setup runs (hooks/setup.py)
         self.capture: str | None = None  # "on" or "off", as the context answer said
         self.backlog_project: str | None = None  # whose backlog to send once output is out
 
@@ -176,6 +183,11 @@ class HookRun:
         return self.deadline - time.monotonic()
 
     def execute(self, stdin: BinaryIO) -> str:
+        if self.event == SETUP_EVENT:
+            from emergent_memory.hooks import setup
+
+            setup.run(self.environ, data_dir(self.environ), self.log)
+            return ""
         if self.event not in EVENTS and self.event != BACKLOG_EVENT:
             self.log.warning(f"unknown hook event {self.event[:40]!r}; nothing done")
             return ""
@@ -220,7 +232,11 @@ class HookRun:
             self.problem = str(problem)
             return False
         self.log = HookLog(config.log_file, self.event)
+        if not config.token and self.event == "SessionStart" and self._set_up():
+            config = load_config(self.environ)
         if not config.token:
+            if self.setting_up:
+                return False
             self.problem = (
                 f"no token for the server: run emergent-memory hooks install (or set "
                 f"EMERGENT_MEMORY_HOOK_TOKEN); hooks file {config.hooks_file}"
@@ -235,6 +251,21 @@ class HookRun:
             return False
         self.config = config
         return True
+
+    def _set_up(self) -> bool:
+        """The plugin's first session (hooks/setup.py): start the setup that writes the hooks
+        file, and wait for it while the context request still fits in this hook's time.
+        False, with the session's notice in `problem`, when it is not done in that time."""
+        from emergent_memory.hooks import setup
+
+        if not setup.wanted(self.environ):
+            return False
+        if not setup.start(self.environ, data_dir(self.environ), self.log):
+            return False
+        if setup.wait_for_token(self.environ, self.deadline - self.budget.request - 1.0):
+            return True
+        self.setting_up = True
+        return False
 
     def _log_once(self, problem: str) -> None:
         """Log a configuration problem once, not on every prompt of every session."""
@@ -473,6 +504,13 @@ class HookRun:
         return ""
 
     def _setup_notice(self) -> str:
+        if self.setting_up:
+            return (
+                f"{MARKER_OPEN}\nemergent-memory is setting itself up for its first session "
+                "(starting its database, making the hooks' token) in the background, so no "
+                "memories were loaded at this session's start; they will be from the next "
+                f"session. The hooks' log is {self.log.path}.\n{MARKER_CLOSE}"
+            )
         return (
             f"{MARKER_OPEN}\nemergent-memory's hooks cannot reach the memory server, so no "
             f"memories were loaded for this session: {self.problem}. `emergent-memory hooks "

@@ -1,0 +1,209 @@
+"""The Claude Code plugin (integrations/claude-code/, listed by .claude-plugin/marketplace.json)
+with the real, pinned Claude Code CLI, offline: validated, added as a local marketplace,
+installed, used by headless sessions against the fake Messages API, uninstalled.
+
+One install gives the MCP tools (in the session's first request) and every hook; the first
+session start writes the hooks file by itself (no token copied by hand: hooks/setup.py), and
+from then on the memories are injected. Uninstalling takes the tools and the hooks away.
+The files the plugin ships are what the code says they are: hooks.json is `hooks install`'s
+entries run by the plugin's launcher, and the versions are the package's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+from emergent_memory import __version__
+from emergent_memory.hooks.claude_settings import EVENTS, plugin_hooks
+from tests import claude_code
+from tests.embedders import EmbeddingServer
+from tests.fake_anthropic import FakeAnthropic, RecordedRequest, text
+from tests.helpers import fake_embedder_env, free_port, http_server_process, run_cli, wait_until
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+PLUGIN = REPOSITORY / "integrations" / "claude-code"
+NAME = "emergent-memory"  # the plugin's and the marketplace's
+INSTALLED = f"{NAME}@{NAME}"
+# Claude Code names a plugin's MCP tools mcp__plugin_<plugin>_<server>__<tool>
+PLUGIN_TOOLS = {
+    f"mcp__plugin_{NAME}_{NAME}__{tool}"
+    for tool in ("save_memory", "recall_memories", "manage_memory", "verify_memory")
+}
+REMEMBERED = "The user wants pnpm, never npm, in every repository"
+PROMPT = "Which package manager should I use for this change?"
+
+
+def load(path: Path) -> Any:
+    return json.loads(path.read_text())
+
+
+def test_the_plugin_files_say_what_the_code_does() -> None:
+    """hooks.json holds `hooks install`'s entry for every event, run by the launcher; the
+    plugin's version is the package's, as the launcher's uvx fallback pins it."""
+    assert load(PLUGIN / "hooks" / "hooks.json") == plugin_hooks()
+    assert set(plugin_hooks()["hooks"]) == set(EVENTS)
+    assert load(PLUGIN / ".claude-plugin" / "plugin.json")["version"] == __version__
+    launcher = PLUGIN / "scripts" / "emergent-memory"
+    assert f"VERSION={__version__}\n" in launcher.read_text()
+    assert launcher.stat().st_mode & stat.S_IXUSR
+    servers = load(PLUGIN / ".mcp.json")["mcpServers"]
+    assert servers == {
+        NAME: {"command": "${CLAUDE_PLUGIN_ROOT}/scripts/emergent-memory", "args": ["serve"]}
+    }
+    [listed] = load(REPOSITORY / ".claude-plugin" / "marketplace.json")["plugins"]
+    assert (REPOSITORY / listed["source"]).resolve() == PLUGIN
+
+
+def test_the_launcher_says_what_to_install_when_nothing_is_there(tmp_path: Path) -> None:
+    """With no emergent-memory to run (no clone's .venv, none on PATH, no uvx), the launcher
+    tells the session how to install it and a hook still exits 0; `serve` fails."""
+    copy = tmp_path / "claude-code" / "scripts"
+    copy.mkdir(parents=True)
+    (copy / "emergent-memory").write_bytes((PLUGIN / "scripts" / "emergent-memory").read_bytes())
+    (copy / "emergent-memory").chmod(0o755)
+    env = {"PATH": f"{copy}:/usr/bin:/bin", "HOME": str(tmp_path)}  # itself on PATH: skipped
+    start = subprocess.run(
+        [str(copy / "emergent-memory"), "hook", "SessionStart"],
+        env=env,
+        input="{}",
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert start.returncode == 0
+    context = json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "uv tool install emergent-memory" in context
+    assert "emergent-memory is not installed" in start.stderr
+    serve = subprocess.run(
+        [str(copy / "emergent-memory"), "serve"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert serve.returncode == 1
+    assert serve.stdout == ""
+
+
+def claude(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [str(claude_code.claude_executable()), *args],
+        env=claude_code.session_env(home, "http://127.0.0.1:9"),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+def injected(lines: list[dict[str, Any]]) -> list[str]:
+    """The hooks' additional context in a transcript."""
+    return [
+        "".join(line["attachment"]["content"])
+        for line in lines
+        if line.get("attachment", {}).get("type") == "hook_additional_context"
+    ]
+
+
+def first_with_tools(requests: list[RecordedRequest]) -> RecordedRequest:
+    return next(r for r in requests if r.tool_names)
+
+
+def test_install_a_session_and_uninstall_with_the_real_claude_code(
+    tmp_path: Path, database_url: str, embedding_server: EmbeddingServer
+) -> None:
+    home, project, data = tmp_path / "home", tmp_path / "project", tmp_path / "data"
+    for folder in (home, project, data):
+        folder.mkdir()
+    port = free_port()
+    settings = fake_embedder_env(
+        embedding_server,
+        EMERGENT_MEMORY_DATABASE_URL=database_url,
+        EMERGENT_MEMORY_ACTOR_ID=str(uuid.uuid4()),
+        EMERGENT_MEMORY_DATA_DIR=str(data),
+        EMERGENT_MEMORY_HOOK_URL=f"http://127.0.0.1:{port}",
+    )
+    saved = run_cli(
+        "save", REMEMBERED, "-c", "preference", "--source", "explicit", "--importance", "core",
+        env=settings | {"HOME": str(home)},
+    )  # fmt: skip
+    assert saved.returncode == 0, saved.stderr
+    # the session's environment: ours, the venv's `emergent-memory` on PATH (the launcher's
+    # third choice; a clone with .venv/ gets its second), the code under test on PYTHONPATH
+    ours = {k: v for k, v in settings.items() if k.startswith("EMERGENT_MEMORY_")}
+    ours["PATH"] = f"{Path(sys.executable).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}"
+    ours["PYTHONPATH"] = os.environ.get("PYTHONPATH", str(REPOSITORY))
+    ours["MCP_CONNECTION_NONBLOCKING"] = "false"  # wait for the MCP server, as a user's does
+    ours["MCP_CONNECT_TIMEOUT_MS"] = "60000"
+
+    assert "Validation passed" in claude(home, "plugin", "validate", str(REPOSITORY)).stdout
+    assert "Validation passed" in claude(home, "plugin", "validate", str(PLUGIN)).stdout
+    claude(home, "plugin", "marketplace", "add", str(REPOSITORY))
+    claude(home, "plugin", "install", INSTALLED)
+    assert INSTALLED in load(home / ".claude" / "plugins" / "installed_plugins.json")["plugins"]
+    hooks_file = home / ".config" / "emergent-memory" / "hooks.json"
+    assert not hooks_file.exists()
+
+    def session(fake: FakeAnthropic) -> claude_code.Session:
+        done = claude_code.run_session(
+            claude_code.claude_executable(),
+            PROMPT,
+            home=home,
+            project=project,
+            base_url=fake.url,
+            env=ours,
+            timeout=180,
+        )
+        assert done.returncode == 0, done.stderr
+        return done
+
+    with http_server_process(settings, port=port):
+        with FakeAnthropic(default=text("Use pnpm.")) as fake:
+            first = session(fake)
+            requests = fake.message_requests
+        # the tools were there from the first request of the first session
+        assert set(first_with_tools(requests).tool_names) >= PLUGIN_TOOLS
+        # its start either waited for the setup or said it runs: never silent
+        said = injected(first.transcript())
+        assert said, "the first session start said nothing"
+        assert REMEMBERED in said[0] or "setting itself up for its first session" in said[0]
+        # the first session start made the hooks file itself: a token, private to the user
+        wait_until(hooks_file.exists, 120, "the plugin's first-time setup wrote the hooks file")
+        assert stat.S_IMODE(hooks_file.stat().st_mode) == 0o600
+        assert load(hooks_file)["token"].startswith("emt_")
+        assert load(hooks_file)["url"] == f"http://127.0.0.1:{port}"
+
+        with FakeAnthropic(default=text("Use pnpm.")) as fake:
+            second = session(fake)
+            [system] = [
+                m["content"]
+                for m in first_with_tools(fake.message_requests).json["messages"]
+                if m["role"] == "system"
+            ]
+        start_context = injected(second.transcript())[0]
+        assert REMEMBERED in start_context
+        assert "<emergent-memory>" in start_context
+        assert REMEMBERED in system  # what the model received
+
+        claude(home, "plugin", "uninstall", INSTALLED)
+        assert (
+            INSTALLED
+            not in load(home / ".claude" / "plugins" / "installed_plugins.json")["plugins"]
+        )
+        with FakeAnthropic(default=text("Use pnpm.")) as fake:
+            after = session(fake)
+            tools = set(first_with_tools(fake.message_requests).tool_names)
+        assert not tools & PLUGIN_TOOLS
+        assert not any(REMEMBERED in context for context in injected(after.transcript()))
