@@ -207,3 +207,18 @@ def test_install_a_session_and_uninstall_with_the_real_claude_code(
             tools = set(first_with_tools(fake.message_requests).tool_names)
         assert not tools & PLUGIN_TOOLS
         assert not any(REMEMBERED in context for context in injected(after.transcript()))
+
+
+def test_only_a_plugin_hook_without_any_token_sets_itself_up(tmp_path: Path) -> None:
+    """The first-time setup runs for a plugin's hook (CLAUDE_PLUGIN_ROOT) that has no token
+    anywhere; a hooks file that exists, whatever it holds, or a token in the environment
+    means someone configured the hooks, and nothing of theirs is replaced."""
+    from emergent_memory.hooks import setup
+
+    hooks_file = tmp_path / "hooks.json"
+    plugin = {"CLAUDE_PLUGIN_ROOT": str(PLUGIN), "EMERGENT_MEMORY_HOOK_CONFIG": str(hooks_file)}
+    assert setup.wanted(plugin)
+    assert not setup.wanted({"EMERGENT_MEMORY_HOOK_CONFIG": str(hooks_file)})  # settings' hook
+    assert not setup.wanted(plugin | {"EMERGENT_MEMORY_HOOK_TOKEN": "emt_given"})
+    hooks_file.write_text("{}")  # no token in it: still the user's file
+    assert not setup.wanted(plugin)
