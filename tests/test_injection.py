@@ -72,6 +72,11 @@ def ids(result: Any) -> list[str]:
     return [m["id"] for m in result["memories"]]
 
 
+def short(memory_id: str) -> str:
+    """A memory's id as the injected text shows it."""
+    return memory_id.replace("-", "")[:8]
+
+
 def save(
     service: MemoryService, principal: Principal, content: str, category: str, **kw: Any
 ) -> str:
@@ -120,7 +125,7 @@ def test_a_fitted_injection_never_exceeds_its_budget_and_never_cuts_a_memory(
     # so the largest budget (3,000) stays under Claude Code's 10,000-character cut
     assert len(text) <= 3 * budget
     for memory, _ in chosen:
-        assert f"(id {memory.id})" in text
+        assert f"(id {memory.id.hex[:8]})" in text
     if not chosen:
         assert (text, used) == ("", 0)
 
@@ -173,7 +178,8 @@ def test_session_start_takes_turns_one_memory_of_each_category_in_order(
     assert text.startswith(MARKER_OPEN + "\n")
     assert text.endswith("\n" + MARKER_CLOSE)
     assert (
-        f"- [correction] The deploy script is deploy.sh, not release.sh (id {correction})" in text
+        f"- [correction] The deploy script is deploy.sh, not release.sh (id {short(correction)})"
+        in text
     )
     assert estimate_tokens(text) <= result["estimated_tokens"] <= 500
     assert result["budget_tokens"] == 500

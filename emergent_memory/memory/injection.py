@@ -316,11 +316,16 @@ def _injected(
     }
 
 
+SHORT_ID = 8  # hex digits of a memory's id in the injected text: manage_memory takes them
+
+
 def line_of(memory: Candidate) -> str:
-    """One memory as the session reads it: a plain statement, its category and id."""
+    """One memory as the session reads it: a plain statement, its category and short id (the
+    first SHORT_ID hex digits, as the MCP tools' answers show it; manage_memory takes it, and
+    says so when a prefix is the beginning of more than one memory)."""
     # the marker's words are defanged: no memory can close the block early or open another
     content = defang(_SPACE.sub(" ", memory.content).strip())
-    return f"- [{memory.category}] {content} (id {memory.id})"
+    return f"- [{memory.category}] {content} (id {memory.id.hex[:SHORT_ID]})"
 
 
 def fit(
