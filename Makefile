@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run demo bench test test-latest lock lint claude-code browser help
+.PHONY: run demo bench test test-latest lock lint claude-code browser uvx-cache help
 .DEFAULT_GOAL := help
 
 help:
@@ -78,10 +78,16 @@ claude-code: $(INSTALLED)
 browser: $(INSTALLED)
 	$(BIN)/python -m tests.browser
 
+# The one-line install's test (tests/test_one_line_install.py) runs the wheel with
+# `uvx --offline`: this fills uv's cache under .cache/uv/ with the wheel's dependencies, at the
+# versions the lock pins, the first time (then it is one offline run of about a second).
+uvx-cache: $(INSTALLED)
+	$(BIN)/python -m tests.uvx_install
+
 # pytest-xdist: one worker per core, at most four, each given whole files (a file's
 # module-scoped servers start once); PYTEST_WORKERS=0 runs the suite in this one process.
 PYTEST_WORKERS ?= auto
-test: lint claude-code browser
+test: lint claude-code browser uvx-cache
 	$(BIN)/pytest --numprocesses $(PYTEST_WORKERS) --maxprocesses 4 --dist loadfile
 
 # The whole suite against the newest versions pyproject.toml's ranges allow, in a virtual
