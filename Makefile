@@ -24,7 +24,8 @@ help:
 # PyTorch's index (TORCH_INDEX; a local copy of its wheels that pip finds serves too), then
 # everything else, then this package itself, without resolving anything.
 # DEPENDENCIES=latest (make test-latest) installs the newest versions pyproject.toml's ranges
-# allow instead, torch's CPU build staying at the locked release.
+# allow instead, torch's CPU build staying at the locked release, and the newest hatchling and
+# uv (the one-line install's test builds the wheel and runs it with uvx).
 # The stamp $(VENV)/.installed says which of the two (tests/test_lock.py reads it).
 LOCK := requirements/lock.txt
 TORCH_LOCK := requirements/torch-cpu.txt
@@ -39,7 +40,7 @@ $(INSTALLED): pyproject.toml $(LOCK) $(TORCH_LOCK)
 ifeq ($(DEPENDENCIES),latest)
 	$(PIP) install --quiet --upgrade pip
 	$(BIN)/python requirements/lock.py --torch-pin > $(VENV)/torch-pin.txt
-	$(PIP) install --quiet --upgrade --upgrade-strategy eager --constraint $(VENV)/torch-pin.txt -e '.[offline,dev]'
+	$(PIP) install --quiet --upgrade --upgrade-strategy eager --constraint $(VENV)/torch-pin.txt -e '.[offline,dev]' hatchling uv
 else
 	$(PIP) install --quiet --require-hashes --no-deps -r $(LOCK)
 	$(PIP) install --quiet --no-deps --no-build-isolation -e .
