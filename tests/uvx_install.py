@@ -66,13 +66,10 @@ def build_wheel(directory: Path) -> Path:
 
 def uvx_env() -> dict[str, str]:
     """This process's environment without what would leak this checkout or this virtual
-    environment into the run (PYTHONPATH, VIRTUAL_ENV, uv's own settings), with uv's cache
-    under `.cache/uv/` and no Python downloads."""
-    env = {
-        name: value
-        for name, value in os.environ.items()
-        if name not in {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV"} and not name.startswith("UV_")
-    }
+    environment into the run (PYTHONPATH, VIRTUAL_ENV) or keep uv from its cache, with uv's
+    cache under `.cache/uv/` and no Python downloads. uv's index settings (a mirror) stay."""
+    dropped = {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "UV_NO_CACHE", "UV_OFFLINE", "UV_PYTHON"}
+    env = {name: value for name, value in os.environ.items() if name not in dropped}
     env["UV_CACHE_DIR"] = str(CACHE)
     env["UV_PYTHON_DOWNLOADS"] = "never"
     return env
