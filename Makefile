@@ -7,7 +7,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: run demo bench test test-latest lock lint claude-code browser help
+.PHONY: run demo bench test test-latest lock lint claude-code browser uvx-cache help
 .DEFAULT_GOAL := help
 
 help:
@@ -24,7 +24,8 @@ help:
 # PyTorch's index (TORCH_INDEX; a local copy of its wheels that pip finds serves too), then
 # everything else, then this package itself, without resolving anything.
 # DEPENDENCIES=latest (make test-latest) installs the newest versions pyproject.toml's ranges
-# allow instead, torch's CPU build staying at the locked release.
+# allow instead, torch's CPU build staying at the locked release, and the newest hatchling and
+# uv (the one-line install's test builds the wheel and runs it with uvx).
 # The stamp $(VENV)/.installed says which of the two (tests/test_lock.py reads it).
 LOCK := requirements/lock.txt
 TORCH_LOCK := requirements/torch-cpu.txt
@@ -39,7 +40,7 @@ $(INSTALLED): pyproject.toml $(LOCK) $(TORCH_LOCK)
 ifeq ($(DEPENDENCIES),latest)
 	$(PIP) install --quiet --upgrade pip
 	$(BIN)/python requirements/lock.py --torch-pin > $(VENV)/torch-pin.txt
-	$(PIP) install --quiet --upgrade --upgrade-strategy eager --constraint $(VENV)/torch-pin.txt -e '.[offline,dev]'
+	$(PIP) install --quiet --upgrade --upgrade-strategy eager --constraint $(VENV)/torch-pin.txt -e '.[offline,dev]' hatchling uv
 else
 	$(PIP) install --quiet --require-hashes --no-deps -r $(LOCK)
 	$(PIP) install --quiet --no-deps --no-build-isolation -e .
@@ -78,10 +79,16 @@ claude-code: $(INSTALLED)
 browser: $(INSTALLED)
 	$(BIN)/python -m tests.browser
 
+# The one-line install's test (tests/test_one_line_install.py) runs the wheel with
+# `uvx --offline`: this fills uv's cache under .cache/uv/ with the wheel's dependencies, at the
+# versions the lock pins, the first time (then it is one offline run of about a second).
+uvx-cache: $(INSTALLED)
+	$(BIN)/python -m tests.uvx_install
+
 # pytest-xdist: one worker per core, at most four, each given whole files (a file's
 # module-scoped servers start once); PYTEST_WORKERS=0 runs the suite in this one process.
 PYTEST_WORKERS ?= auto
-test: lint claude-code browser
+test: lint claude-code browser uvx-cache
 	$(BIN)/pytest --numprocesses $(PYTEST_WORKERS) --maxprocesses 4 --dist loadfile
 
 # The whole suite against the newest versions pyproject.toml's ranges allow, in a virtual
