@@ -11,6 +11,7 @@ import re
 import shlex
 import uuid
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,11 @@ def run(env: dict[str, str]) -> Run:
     return invoke
 
 
+def short(memory_id: str) -> str:
+    """A memory's id as the tables show it (alone among the ids shown: 8 hex digits)."""
+    return memory_id.replace("-", "")[:8]
+
+
 def ok(result: Result) -> Any:
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout) if result.stdout.lstrip().startswith(("{", "[")) else None
@@ -68,8 +74,11 @@ def test_save_recall_list_forget(run: Run) -> None:
 
     human = run("recall", "tabs")
     assert human.exit_code == 0
-    assert "1. relevance " in human.stdout
-    assert "The user prefers tabs" in human.stdout
+    assert re.search(
+        rf"^1  0\.\d{{3}}  +{short(memory_id)}  preference  now  +The user prefers tabs$",
+        human.stdout,
+        flags=re.MULTILINE,
+    ), human.stdout
     recalled = ok(run("recall", "tabs", "--json"))
     assert [m["id"] for m in recalled["memories"]] == [memory_id]
 
@@ -221,7 +230,7 @@ def test_list_status_and_restore(run: Run) -> None:
     ok(run("forget", memory_id, "--json"))
     human = run("list", "--status", "deleted")
     assert human.exit_code == 0, human.output
-    assert memory_id in human.stdout
+    assert f"{short(memory_id)}  fact" in human.stdout
     assert "1 deleted memories" in human.stdout
     restored = run("restore", memory_id)
     assert restored.exit_code == 0, restored.output
@@ -281,7 +290,7 @@ def test_save_with_lifecycle_options_then_reinforce_and_verify(run: Run) -> None
     shown = run("verify", "The release branch is cut on Thursdays")
     assert shown.exit_code == 0, shown.output
     assert shown.stdout.startswith("conflict: ")
-    assert memory_id in shown.stdout
+    assert re.search(rf"^conflicts  0\.\d\d  +{short(memory_id)}  decision ", shown.stdout, re.M)
     assert ok(run("verify", "The office plant needs water", "--json"))["verdict"] == "new"
     # the embedder down: degraded, only the words compared (the judge is not the cause)
     degraded = run(
@@ -310,7 +319,8 @@ def test_archive_restore_and_reasons(run: Run) -> None:
     assert [m["id"] for m in found["memories"]] == [memory_id]
     assert found["memories"][0]["archived_at"] is not None
     shown = run("recall", "team lunch", "--include-archived").stdout
-    assert f"archived {found['memories'][0]['archived_at']}; `restore` brings it back" in shown
+    at = datetime.fromisoformat(found["memories"][0]["archived_at"])
+    assert f"archived {at:%Y-%m-%d %H:%M} UTC; `restore` brings it back" in shown
     listed = run("list", "--status", "archived")
     assert "(the team moved to remote work)" in listed.stdout
     assert "1 archived memories" in listed.stdout
@@ -350,7 +360,7 @@ def test_the_command_line_session_in_the_memory_docs_runs(run: Run) -> None:
         f"reinforced {memory_id}: confidence 0.700 -> 0.775",
         "nothing relevant (no memory reaches relevance",  # as of the end of its validity
         f"archived {memory_id}",
-        "1. relevance ",  # recall --include-archived
+        f"{short(memory_id)}  fact      now  archived  The staging",  # recall --include-archived
         "1 archived memories",
         f"restored {memory_id} (it was archived)",
         f"deleted {memory_id}",
@@ -379,7 +389,8 @@ def test_save_keeps_the_reason_of_a_supersession(run: Run) -> None:
     assert new["superseded_ids"] == [old]
     listed = run("list", "--status", "superseded")
     # what replaced it, in words: the rule and similarity, then the reason given
-    assert f"superseded by {new['memory']['id']}: replaced because the save rule: " in listed.stdout
+    replaced_by = short(new["memory"]["id"])
+    assert f"superseded by {replaced_by}: replaced because the save rule: " in listed.stdout
     assert "reason given: more precise" in listed.stdout
 
 

@@ -16,7 +16,7 @@ import os
 import re
 import sys
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from functools import wraps
 from importlib import import_module
@@ -142,6 +142,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": (
         "serve",
         "Run the MCP server (tools save_memory, recall_memories, manage_memory, verify_memory).",
+    ),
+    "show": (
+        "show",
+        "Show one memory in full: versions, why it was replaced, conflicts, provenance.",
     ),
     "stats": ("memory", "How many memories you saved, per project."),
     "status": (
@@ -305,21 +309,3 @@ def emit(data: Any, as_json: bool, human: Callable[[], None]) -> None:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         human()
-
-
-def show_memory(memory: Mapping[str, Any], prefix: str = "") -> None:
-    contexts = f"  [{', '.join(memory['contexts'])}]" if memory["contexts"] else ""
-    click.echo(f"{prefix}{memory['id']}  {memory['category']}/{memory['scope']}{contexts}")
-    click.echo(f"{' ' * len(prefix)}  {memory['content']}")
-    source = memory.get("derived_from")
-    if source:
-        click.echo(f"{' ' * len(prefix)}  captured from {describe_episode(source)}")
-
-
-def describe_episode(episode: Mapping[str, Any]) -> str:
-    """A captured conversation window in a few words: session, client, turns, when."""
-    turns = episode["turns"]
-    return (
-        f"session {episode['session_id']} ({episode['client']}), turns {turns['first']}"
-        f"-{turns['last']}, {episode['captured_at']}"
-    )
