@@ -6,9 +6,17 @@ deterministic); the local model is exercised by the stdio end-to-end test.
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import pty
 import re
 import shlex
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
 import uuid
 from collections.abc import Callable
 from datetime import datetime
@@ -17,9 +25,13 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from psycopg_pool import ConnectionPool
 
+from emergent_memory import graph
 from emergent_memory.cli import cli
 from emergent_memory.db import migrate
+from emergent_memory.memory import store
+from emergent_memory.memory.browse import MemoryDetail
 from tests.embedders import EmbeddingServer
 
 Run = Callable[..., Result]
@@ -425,3 +437,181 @@ def test_list_and_save_say_which_memories_conflict(run: Run) -> None:
     listed = run("list")
     assert "(current value)" in listed.stdout
     assert "(outranked)" in listed.stdout
+
+
+# -- output for people: show, short ids, tables on a terminal and piped (issue 28) --------
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def stored(
+    pool: ConnectionPool, env: dict[str, str], content: str, canonical_id: uuid.UUID | None = None
+) -> str:
+    """A fact of `env`'s actor, written straight to the graph (no embedding): quick, and with a
+    chosen id when the test needs two ids that begin alike."""
+    actor, project = (
+        uuid.UUID(env["EMERGENT_MEMORY_ACTOR_ID"]),
+        uuid.UUID(env["EMERGENT_MEMORY_PROJECT_ID"]),
+    )
+    with pool.connection() as conn, conn.transaction():
+        graph.act_as(conn, actor, project)
+        graph.install_pack(conn, project, "agent-memory")
+        made = graph.create_object(
+            conn,
+            project_id=project,
+            type=store.MEMORY,
+            actor_id=actor,
+            scope="user",
+            properties={"content": content, "category": "fact"},
+            labels=["fact"],
+            canonical_id=canonical_id,
+        )
+    return str(made.canonical_id)
+
+
+def test_show_says_why_a_memory_was_replaced_its_versions_and_its_conflicts(run: Run) -> None:
+    old = ok(run("save", "Production deploys happen on Fridays", "-c", "fact", "--json"))
+    old_id = old["memory"]["id"]
+    new_id = ok(
+        run("save", "On Fridays production deploys happen", "-c", "fact",
+            "--supersede-reason", "more precise", "--json")
+    )["memory"]["id"]  # fmt: skip
+    shown = run("show", short(old_id))  # piped: plain text
+    assert shown.exit_code == 0, shown.output
+    page = shown.stdout
+    assert "\x1b" not in page
+    assert page.startswith(f"{old_id}\nProduction deploys happen on Fridays\n")
+    assert re.search(r"^status +superseded$", page, re.M)
+    assert f"superseded by {short(new_id)}: replaced because the save rule: " in page
+    assert "reason given: more precise" in page
+    assert re.search(r"^  1  \d{4}-\d\d-\d\d \d\d:\d\d UTC  created$", page, re.M)
+    assert re.search(
+        rf"^  2  [-\d: ]+UTC  superseded by {short(new_id)} \(more precise\)$", page, re.M
+    ), page
+    assert f"  {short(new_id)}  active  On Fridays production deploys happen" in page
+    assert re.search(rf"^  SUPERSEDES  <-  {short(new_id)}  Memory  On Fridays", page, re.M)
+    # --json is the REST API's memory page, whole
+    detail = ok(run("show", old_id, "--json"))
+    assert set(detail) == MemoryDetail.__required_keys__
+    assert detail["superseded_by"] == new_id
+    assert [version["change"] for version in detail["versions"]] == [
+        "created",
+        f"superseded by {new_id} (more precise)",
+    ]
+
+    calibrated = {"EMERGENT_MEMORY_DEDUP_THRESHOLD": "0.8"}
+    said = ok(run("save", "The staging database of the shop listens on port 5432", "-c", "fact",
+                  "--source", "explicit", "--json", **calibrated))["memory"]["id"]  # fmt: skip
+    guessed = ok(run("save", "The staging database of the shop listens on port 5433", "-c",
+                     "fact", "--json", **calibrated))["memory"]["id"]  # fmt: skip
+    conflict = run("show", guessed).stdout
+    assert re.search(r"^status +active, outranked$", conflict, re.M), conflict
+    assert re.search(rf"^conflicts +with {short(said)} \(this one is outranked\)$", conflict, re.M)
+    assert re.search(rf"^  CONFLICTS_WITH  [-<>]+  {short(said)}  Memory ", conflict, re.M)
+
+
+def test_short_ids_name_one_of_your_memories_and_never_another_users(
+    run: Run, env: dict[str, str], pool: ConnectionPool
+) -> None:
+    prefix = uuid.uuid4().hex[:8]
+    first, second, theirs = (uuid.UUID(prefix + digit + uuid.uuid4().hex[9:]) for digit in "012")
+    stored(pool, env, "The office plant is a ficus", first)
+    # unique: forget, restore, archive, reinforce and show take it
+    assert run("forget", prefix).stdout == f"deleted {first}\n"
+    assert run("restore", prefix).stdout == f"restored {first} (it was deleted)\n"
+    assert run("archive", prefix).stdout == f"archived {first}\n"
+    reinforced = run("reinforce", prefix, "--evidence", "seen on the desk")
+    assert reinforced.stdout.startswith(f"reinforced {first} (restored from the archive)")
+    assert run("show", prefix).stdout.startswith(f"{first}\nThe office plant is a ficus\n")
+    # another user's memory that begins alike is not found, as a prefix nobody has
+    other = {**env, "EMERGENT_MEMORY_ACTOR_ID": str(uuid.uuid4())}
+    stored(pool, other, "Someone else's plant is a cactus", theirs)
+    for command in (["show"], ["forget"], ["restore"], ["archive"]):
+        hidden = run(*command, f"{prefix}2")
+        nobody = run(*command, "00000000ff")
+        assert (hidden.exit_code, nobody.exit_code) == (1, 1)
+        assert hidden.stderr == f"error: memory {prefix}2 not found\n"
+        assert nobody.stderr == "error: memory 00000000ff not found\n"
+    # two of mine: refused, and nothing changes; one more digit names one
+    stored(pool, env, "The office plant needs water on Mondays", second)
+    ambiguous = run("forget", prefix)
+    assert ambiguous.exit_code == 1
+    assert ambiguous.stderr == (
+        f"error: MEMORY_ID {prefix} is the beginning of more than one of your memories: give "
+        "more of it, or the whole id (--json shows whole ids)\n"
+    )
+    assert ok(run("list", "--json"))["count"] == 2
+    assert run("forget", f"{prefix}1").stdout == f"deleted {second}\n"
+
+
+def on_terminal(
+    env: dict[str, str], *args: str, rows: int = 12, columns: int = 64, **more_env: str
+) -> tuple[int, str]:
+    """Run the real command on a pseudo-terminal of `rows` x `columns` (stdin and stdout a
+    tty), and return its exit status and what the terminal received."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("EMERGENT_MEMORY_")}
+    for variable in ("COLUMNS", "LINES", "NO_COLOR", "PAGER", "LESS"):
+        base.pop(variable, None)
+    primary, secondary = pty.openpty()
+    fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+    with tempfile.TemporaryFile() as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "emergent_memory", *args],
+            stdin=secondary,
+            stdout=secondary,
+            stderr=stderr,
+            env=base | {"TERM": "xterm-256color"} | env | more_env,
+        )
+        os.close(secondary)
+        received = b""
+        while True:
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:  # EIO: every writer of the terminal is gone
+                break
+            if not chunk:
+                break
+            received += chunk
+        os.close(primary)
+        status = process.wait(timeout=120)
+    return status, received.decode().replace("\r\n", "\n")
+
+
+def test_tables_are_coloured_cut_and_paged_on_a_terminal_and_plain_when_piped(
+    run: Run, env: dict[str, str], pool: ConnectionPool
+) -> None:
+    long = "The deploy pipeline runs lint, unit tests, integration tests and a canary " * 2
+    ids = [stored(pool, env, f"Fact number {n} about the build") for n in range(12)]
+    ids.append(stored(pool, env, long.strip()))
+    piped = run("list", "--limit", "50")
+    assert piped.exit_code == 0, piped.output
+    assert "\x1b" not in piped.stdout
+    plain_rows = piped.stdout.splitlines()[1:-1]
+    assert len(plain_rows) == 13  # one line each, the long one uncut
+    assert f"{short(ids[-1])}  fact      now         {long.strip()}" in plain_rows
+
+    # a terminal 12 rows high: 15 lines are paged (a fake pager marks each line it shows),
+    # coloured, each row cut to the 64 columns
+    status, paged = on_terminal(env, "list", "--limit", "50", PAGER="sed -e s/^/paged:/")
+    assert status == 0, paged
+    lines = paged.splitlines()
+    assert all(line.startswith("paged:") for line in lines), paged
+    assert "\x1b[" in paged
+    shown = [ANSI.sub("", line.removeprefix("paged:")) for line in lines]
+    assert shown[0].split() == ["ID", "CATEGORY", "AGE", "FLAGS", "CONTENT"]
+    assert [row.split()[0] for row in shown[1:-1]] == [row.split()[0] for row in plain_rows]
+    assert all(len(line) <= 64 for line in shown), shown
+    cut = next(line for line in shown if short(ids[-1]) in line)
+    assert cut.endswith("…")
+    assert cut.index("The deploy") == shown[0].index("CONTENT")
+
+    # --no-pager and NO_COLOR: the same lines, at once, without colour
+    status, unpaged = on_terminal(env, "list", "--limit", "50", "--no-pager", NO_COLOR="1",
+                                  PAGER="sed -e s/^/paged:/")  # fmt: skip
+    assert status == 0, unpaged
+    assert unpaged.splitlines() == shown
+
+    # --json on a terminal: the bytes a pipe gets, never coloured nor paged
+    status, as_json = on_terminal(env, "list", "--limit", "50", "--json", PAGER="false")
+    assert status == 0, as_json
+    assert as_json == run("list", "--limit", "50", "--json").stdout

@@ -309,3 +309,10 @@ def emit(data: Any, as_json: bool, human: Callable[[], None]) -> None:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         human()
+
+
+def whole_memory_id(service: MemoryService, principal: Principal, memory_id: str) -> str:
+    """MEMORY_ID as a command takes it: a whole id or a short one, as the tables show it
+    (MemoryService.resolve_memory_id: at least 8 hex digits that begin exactly one memory
+    the principal sees; another user's memory is not found)."""
+    return service.resolve_memory_id(principal, memory_id, "MEMORY_ID", "--json shows whole ids")

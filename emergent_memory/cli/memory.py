@@ -20,6 +20,7 @@ from emergent_memory.cli.common import (
     emit,
     memory_service,
     reports_errors,
+    whole_memory_id,
 )
 from emergent_memory.cli.memory_rows import describe_episode, memory_table
 from emergent_memory.cli.output import Cell, Styled, cell, output_options, screen
@@ -278,7 +279,7 @@ def restore(
     MEMORY_ID may be the short id it shows (at least 8 hex digits)."""
     principal = cli_principal(settings, actor, project)
     with memory_service(settings, embeds=False) as service:
-        result = service.restore(principal, service.resolve_memory_id(principal, memory_id))
+        result = service.restore(principal, whole_memory_id(service, principal, memory_id))
 
     def human() -> None:
         click.echo(f"restored {result['memory']['id']} (it was {result['restored_from']})")
@@ -329,7 +330,7 @@ def forget(
             result: Any = service.forget_all(principal, confirm=True)
             message = f"deleted {result['deleted_count']} memories"
         else:
-            whole = service.resolve_memory_id(principal, memory_id)
+            whole = whole_memory_id(service, principal, memory_id)
             result = service.delete(principal, whole, reason=reason)
             message = f"deleted {result['deleted']}"
     emit(result, as_json, lambda: click.echo(message))

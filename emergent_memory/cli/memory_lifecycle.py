@@ -18,6 +18,7 @@ from emergent_memory.cli.common import (
     emit,
     memory_service,
     reports_errors,
+    whole_memory_id,
 )
 from emergent_memory.cli.memory_rows import memory_notes, memory_table
 from emergent_memory.cli.output import Cell, cell, output_options, screen
@@ -105,7 +106,7 @@ def reinforce(
     MEMORY_ID may be a short id, as `list` shows it (at least 8 hex digits)."""
     principal = cli_principal(settings, actor, project)
     with memory_service(settings, embeds=False) as service:
-        whole = service.resolve_memory_id(principal, memory_id)
+        whole = whole_memory_id(service, principal, memory_id)
         result = service.reinforce(principal, whole, evidence)
 
     def human() -> None:
@@ -146,7 +147,7 @@ def archive(
     MEMORY_ID may be a short id, as `list` shows it (at least 8 hex digits)."""
     principal = cli_principal(settings, actor, project)
     with memory_service(settings, embeds=False) as service:
-        whole = service.resolve_memory_id(principal, memory_id)
+        whole = whole_memory_id(service, principal, memory_id)
         result = service.archive(principal, whole, reason=reason)
     emit(result, as_json, lambda: click.echo(f"archived {result['memory']['id']}"))
 

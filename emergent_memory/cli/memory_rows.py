@@ -92,7 +92,7 @@ def lifecycle_text(memory: Mapping[str, Any], shown: Mapping[str, str]) -> str:
     """A memory's importance, validity, decayed confidence and conflicts, on one line;
     nothing for what is absent or the default (its evidence is on its page: `show`)."""
     parts = []
-    if memory.get("importance") not in (None, "normal"):
+    if memory.get("importance") not in (None, "normal", "core"):  # core: a flag
         parts.append(f"importance {memory['importance']}")
     if memory.get("valid_from") or memory.get("valid_until"):
         parts.append(

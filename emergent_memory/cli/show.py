@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ from emergent_memory.cli.common import (
     emit,
     memory_service,
     reports_errors,
+    whole_memory_id,
 )
 from emergent_memory.cli.memory_rows import describe_episode, moment, status_text
 from emergent_memory.cli.output import Cell, Screen, Styled, cell, output_options, screen
@@ -35,6 +37,7 @@ from emergent_memory.memory.lines import age, flags, short_ids
 if TYPE_CHECKING:
     from emergent_memory.settings import Settings
 
+INDENT = "  "  # a section's table, under its title
 STATUS_COLOURS = {"active": "green", "superseded": "magenta", "archived": "magenta"}
 
 
@@ -63,7 +66,7 @@ def show(
 
     principal = cli_principal(settings, actor, project)
     with memory_service(settings, embeds=False) as service:
-        whole = service.resolve_memory_id(principal, memory_id)
+        whole = whole_memory_id(service, principal, memory_id)
         detail = browse_service(service).get(principal, whole)
     emit(detail, as_json, lambda: screen().show(page(screen(), detail)))
 
@@ -78,10 +81,12 @@ def page(out: Screen, memory: Mapping[str, Any]) -> list[str]:
         "",
     ]
     lines += out.table(None, [(Styled(k, dim=True), v) for k, v in _fields(memory, shown, now)])
-    for title, headers, rows in _sections(memory, shown, now):
+    indented = replace(out, width=None if out.width is None else out.width - len(INDENT))
+    for title, headers, rows, notes in _sections(memory, shown):
         if rows:
             lines += ["", out.style(Styled(title, bold=True))]
-            lines += ["  " + line for line in out.table(headers, rows)]
+            table = indented.table(headers, rows, notes, note_column=2)
+            lines += [INDENT + line for line in table]
     return lines
 
 
@@ -134,22 +139,25 @@ def _confidence(memory: Mapping[str, Any]) -> str:
 
 
 def _sections(
-    memory: Mapping[str, Any], shown: Mapping[str, str], now: datetime
-) -> list[tuple[str, Sequence[str], list[list[Cell]]]]:
+    memory: Mapping[str, Any], shown: Mapping[str, str]
+) -> list[tuple[str, Sequence[str], list[list[Cell]], list[list[Cell]]]]:
+    """Each history of the memory: its title, headers, rows and the notes under them."""
+
     def link(other: Mapping[str, Any]) -> list[Cell]:
         return [Styled(shown[other["id"]], "yellow"), other["status"], cell(other["content"])]
 
     return [
         (
-            "versions",
-            ("V", "WHEN", "CHANGE", "CONTENT"),
+            "versions (oldest first)",
+            ("V", "WHEN", "CHANGE"),
             [
-                [
-                    str(v["version"]),
-                    _when(v["created_at"], now),
-                    cell(v["change"]),
-                    cell(v["content"]),
-                ]
+                [str(v["version"]), moment(v["created_at"]), cell(_shorten(v["change"], shown))]
+                for v in memory["versions"]
+            ],
+            [
+                [cell(v["content"], dim=True)]
+                if v["version"] == 1 or "content" in v["changed"]
+                else []
                 for v in memory["versions"]
             ],
         ),
@@ -157,25 +165,28 @@ def _sections(
             "replaced by (nearest first)",
             ("ID", "STATUS", "CONTENT"),
             [link(other) for other in memory["superseded_by_chain"]],
+            [],
         ),
         (
             "replaces (nearest first)",
             ("ID", "STATUS", "CONTENT"),
             [link(other) for other in memory["supersedes"]],
+            [],
         ),
         (
             "evidence (newest first)",
             ("WHEN", "ORIGIN", "CONFIDENCE", "SESSION", "EVIDENCE"),
             [
                 [
-                    _when(e["at"], now),
+                    moment(e["at"]),
                     cell(e["origin"]),
                     _change(e["confidence_before"], e["confidence_after"]),
                     cell(e["session_id"] or "-"),
-                    cell(e["evidence"] if e["evidence"] is not None else "(a repeat)"),
+                    cell(e["evidence"] if e["evidence"] is not None else "-"),
                 ]
                 for e in memory["evidence"]
             ],
+            [],
         ),
         (
             "relationships",
@@ -190,6 +201,7 @@ def _sections(
                 ]
                 for r in memory["relationships"]
             ],
+            [],
         ),
     ]
 
@@ -201,6 +213,13 @@ def _named_ids(memory: Mapping[str, Any]) -> list[str]:
     ids += [other["id"] for other in (*memory["superseded_by_chain"], *memory["supersedes"])]
     ids += [r["other_id"] for r in memory["relationships"]]
     return list(dict.fromkeys(ids))
+
+
+def _shorten(text: str, shown: Mapping[str, str]) -> str:
+    """`text` with each whole id it names written as its short id."""
+    for whole, short in shown.items():
+        text = text.replace(whole, short)
+    return text
 
 
 def _change(before: float | None, after: float | None) -> str:
