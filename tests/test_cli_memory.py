@@ -19,6 +19,7 @@ import tempfile
 import termios
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from psycopg_pool import ConnectionPool
 
 from emergent_memory import graph
 from emergent_memory.cli import cli
+from emergent_memory.cli.output import Screen, cell
 from emergent_memory.db import migrate
 from emergent_memory.memory import store
 from emergent_memory.memory.browse import MemoryDetail
@@ -615,3 +617,18 @@ def test_tables_are_coloured_cut_and_paged_on_a_terminal_and_plain_when_piped(
     status, as_json = on_terminal(env, "list", "--limit", "50", "--json", PAGER="false")
     assert status == 0, as_json
     assert as_json == run("list", "--limit", "50", "--json").stdout
+
+
+def test_a_list_cuts_a_page_wraps_and_neither_lets_text_reach_the_terminal_raw() -> None:
+    wide = Screen(colour=False, width=32, height=None, pager=False)
+    rows = [["1", cell("a note\x1b[2J that clears\nthe screen")], ["22", cell("日本語のメモです")]]
+    assert wide.table(("N", "TEXT"), rows) == [
+        "N   TEXT",
+        "1   a note\\x1b[2J that clears ⏎…",  # 32 columns, the escape shown, not sent
+        "22  日本語のメモです",  # wide characters take two columns each: 20 of 32
+    ]
+    assert [len(line) for line in wide.table(None, rows[:1])] == [32]
+    page = replace(wide, wraps=True).table(None, rows[:1], [[cell("under it")]])
+    assert page == ["1  a note\\x1b[2J that clears ⏎\n   the screen", "   under it"]
+    piped = Screen(colour=False, width=None, height=None, pager=False)
+    assert piped.table(None, rows[:1]) == ["1  a note\\x1b[2J that clears ⏎ the screen"]

@@ -2,12 +2,12 @@
 
 A command that prints for people builds its lines (`Screen.table`, `Screen.style`) and hands
 them to `Screen.show`. On a terminal (stdout a tty) a table's last column is cut to the
-terminal's width and the output is coloured; colour is off with --no-color, with NO_COLOR set
-to anything but the empty string (no-color.org) and with TERM=dumb. Output longer than the
-terminal goes through the pager, as git does it: PAGER (empty or `cat`: no pager), else
-`less`, with LESS=FRX and LV=-c when they are unset; --no-pager prints it all at once. Piped
-(stdout not a tty), the same lines come out without colour, uncut and never paged; --json
-output never passes here.
+terminal's width (wrapped, on a page read whole) and the output is coloured; colour is off
+with --no-color, with NO_COLOR set to anything but the empty string (no-color.org) and with
+TERM=dumb. Output longer than the terminal goes through the pager, as git does it: PAGER
+(empty or `cat`: no pager), else `less`, with LESS=FRX and LV=-c when they are unset;
+--no-pager prints it all at once. Piped (stdout not a tty), the same lines come out without
+colour, uncut and never paged; --json output never passes here.
 
 Cells are text a user, an agent or a model may have written: `cell` puts it on one line with
 every control character made visible (memory.lines.one_line), so no memory can move the
@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import textwrap
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -106,12 +107,14 @@ def cut(text: str, columns: int) -> str:
 class Screen:
     """Where the output goes: `colour` whether to colour it; `width` and `height` the
     terminal's (None: piped, so nothing is cut or paged); `pager` whether a long output may
-    be paged."""
+    be paged; `wraps` whether a last column too long for the width is wrapped (a page that
+    must be read whole, as `show`) rather than cut (a list)."""
 
     colour: bool
     width: int | None
     height: int | None
     pager: bool
+    wraps: bool = False
 
     def style(self, value: Cell) -> str:
         if isinstance(value, str):
@@ -158,14 +161,16 @@ class Screen:
         text = _text(value)
         if width_of(text) <= room:
             return self.style(value)
-        shortened = cut(text, room)
-        if isinstance(value, str):
-            return shortened
-        return self.style(Styled(shortened, value.fg, value.bold, value.dim))
+        parts = textwrap.wrap(text, room, break_on_hyphens=False) if self.wraps else []
+        parts = parts or [cut(text, room)]
+        if isinstance(value, Styled):
+            parts = [self.style(Styled(part, value.fg, value.bold, value.dim)) for part in parts]
+        return ("\n" + " " * start).join(parts)
 
     def show(self, lines: Sequence[str]) -> None:
         """Print the lines; through the pager when it may page and they do not fit."""
-        if self.pager and self.height is not None and len(lines) >= self.height:
+        rows = sum(line.count("\n") + 1 for line in lines)
+        if self.pager and self.height is not None and rows >= self.height:
             _set_pager_defaults()
             click.echo_via_pager("\n".join(lines), color=self.colour)
             return

@@ -68,7 +68,12 @@ def show(
     with memory_service(settings, embeds=False) as service:
         whole = whole_memory_id(service, principal, memory_id)
         detail = browse_service(service).get(principal, whole)
-    emit(detail, as_json, lambda: screen().show(page(screen(), detail)))
+
+    def human() -> None:
+        out = replace(screen(), wraps=True)  # a page is read whole: nothing is cut
+        out.show(page(out, detail))
+
+    emit(detail, as_json, human)
 
 
 def page(out: Screen, memory: Mapping[str, Any]) -> list[str]:
@@ -86,7 +91,7 @@ def page(out: Screen, memory: Mapping[str, Any]) -> list[str]:
         if rows:
             lines += ["", out.style(Styled(title, bold=True))]
             table = indented.table(headers, rows, notes, note_column=2)
-            lines += [INDENT + line for line in table]
+            lines += [INDENT + line.replace("\n", "\n" + INDENT) for line in table]
     return lines
 
 

@@ -19,7 +19,7 @@ from emergent_memory.cli.common import (
     reports_errors,
 )
 from emergent_memory.cli.output import Cell, Styled, cell, output_options, screen
-from emergent_memory.memory.lines import SHORT_ID
+from emergent_memory.memory.lines import SHORT_ID, one_line
 
 if TYPE_CHECKING:
     from emergent_memory.auth.service import TokenInfo
@@ -72,8 +72,8 @@ def token_create(
     def human() -> None:
         click.echo(new.token)
         click.echo(
-            f"token {new.info.id} ({new.info.name}) for actor {new.info.actor_id} in project "
-            f"{new.info.project_id}, scopes {' '.join(new.info.scopes)}; it is shown only "
+            f"token {new.info.id} ({one_line(new.info.name)}) for actor {new.info.actor_id} in "
+            f"project {new.info.project_id}, scopes {' '.join(new.info.scopes)}; it is shown only "
             "once: store it now",
             err=True,
         )
@@ -129,7 +129,7 @@ def token_revoke(settings: Settings, token_id: uuid.UUID) -> None:
 
     with open_admin_services(settings) as admin:
         info = admin.tokens.revoke(token_id)
-    click.echo(f"revoked token {info.id} ({info.name})")
+    click.echo(f"revoked token {info.id} ({one_line(info.name)})")
 
 
 def _token_json(info: TokenInfo) -> dict[str, Any]:
