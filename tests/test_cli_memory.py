@@ -632,3 +632,34 @@ def test_a_list_cuts_a_page_wraps_and_neither_lets_text_reach_the_terminal_raw()
     assert page == ["1  a note\\x1b[2J that clears ⏎\n   the screen", "   under it"]
     piped = Screen(colour=False, width=None, height=None, pager=False)
     assert piped.table(None, rows[:1]) == ["1  a note\\x1b[2J that clears ⏎ the screen"]
+
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+HEADER = re.compile(r"^\s*(?:[A-Z#]{1,}(?: +|$)){3,}$")  # a table's header: 3 capitalised words
+
+
+def test_the_readme_session_has_the_headers_and_sections_the_commands_print(run: Run) -> None:
+    """The README's session (a real run, pasted) against what the same commands print now:
+    the same table headers and the same sections of `show`."""
+    session = README.read_text().split("A session, piped")[1].split("```text\n")[1]
+    blocks = session.split("```")[0].split("$ emergent-memory ")[1:]
+    old = ok(run("save", "Production deploys happen on Fridays", "-c", "fact", "--json"))
+    ok(run("save", "On Fridays production deploys happen", "-c", "fact"))  # supersedes it
+    ok(run("save", "The staging database listens on port 5432", "-c", "fact"))
+    for block in blocks:
+        command, printed = block.split("\n", 1)
+        args = shlex.split(command)
+        if args[0] == "show":  # the README's memory is the one superseded, as here
+            args[1] = short(old["memory"]["id"])
+        now = run(*args)
+        assert now.exit_code == 0, (command, now.output)
+
+        def shape(text: str) -> list[str]:
+            return [
+                " ".join(line.split())
+                for line in text.splitlines()
+                if HEADER.match(line) or re.match(r"^[a-z ]+ \((?:oldest|nearest|newest)", line)
+            ]
+
+        assert shape(printed), command
+        assert shape(now.stdout) == shape(printed), command
