@@ -600,7 +600,6 @@ def open_server_services(
     from emergent_memory import telemetry
     from emergent_memory.auth.dashboard import DashboardSessions, SignInLimits
     from emergent_memory.auth.service import TokenService
-    from emergent_memory.memory.browse import BrowseService
     from emergent_memory.memory.duplicates import DuplicateService
     from emergent_memory.memory.injection import InjectionService
 
@@ -631,10 +630,18 @@ def open_server_services(
                     settings.dashboard_sessions_per_token, settings.dashboard_sessions_per_actor
                 ),
             ),
-            browse=BrowseService(memory.pool, memory.read_pool, decay=memory.decay),
+            browse=browse_service(memory),
             duplicates=DuplicateService(memory.pool, memory),
             verify=verify,
         )
+
+
+def browse_service(memory: MemoryService) -> BrowseService:
+    """What the REST API, the dashboard and `emergent-memory show` read a memory's page with,
+    on the memory service's pools."""
+    from emergent_memory.memory.browse import BrowseService
+
+    return BrowseService(memory.pool, memory.read_pool, decay=memory.decay)
 
 
 @dataclass(frozen=True)

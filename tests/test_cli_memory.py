@@ -6,19 +6,34 @@ deterministic); the local model is exercised by the stdio end-to-end test.
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import pty
 import re
 import shlex
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from psycopg_pool import ConnectionPool
 
+from emergent_memory import graph
 from emergent_memory.cli import cli
+from emergent_memory.cli.output import Screen, cell
 from emergent_memory.db import migrate
+from emergent_memory.memory import store
+from emergent_memory.memory.browse import MemoryDetail
 from tests.embedders import EmbeddingServer
 
 Run = Callable[..., Result]
@@ -54,6 +69,11 @@ def run(env: dict[str, str]) -> Run:
     return invoke
 
 
+def short(memory_id: str) -> str:
+    """A memory's id as the tables show it (alone among the ids shown: 8 hex digits)."""
+    return memory_id.replace("-", "")[:8]
+
+
 def ok(result: Result) -> Any:
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout) if result.stdout.lstrip().startswith(("{", "[")) else None
@@ -68,8 +88,11 @@ def test_save_recall_list_forget(run: Run) -> None:
 
     human = run("recall", "tabs")
     assert human.exit_code == 0
-    assert "1. relevance " in human.stdout
-    assert "The user prefers tabs" in human.stdout
+    assert re.search(
+        rf"^1  0\.\d{{3}}  +{short(memory_id)}  preference  now  +The user prefers tabs$",
+        human.stdout,
+        flags=re.MULTILINE,
+    ), human.stdout
     recalled = ok(run("recall", "tabs", "--json"))
     assert [m["id"] for m in recalled["memories"]] == [memory_id]
 
@@ -221,7 +244,7 @@ def test_list_status_and_restore(run: Run) -> None:
     ok(run("forget", memory_id, "--json"))
     human = run("list", "--status", "deleted")
     assert human.exit_code == 0, human.output
-    assert memory_id in human.stdout
+    assert f"{short(memory_id)}  fact" in human.stdout
     assert "1 deleted memories" in human.stdout
     restored = run("restore", memory_id)
     assert restored.exit_code == 0, restored.output
@@ -281,7 +304,7 @@ def test_save_with_lifecycle_options_then_reinforce_and_verify(run: Run) -> None
     shown = run("verify", "The release branch is cut on Thursdays")
     assert shown.exit_code == 0, shown.output
     assert shown.stdout.startswith("conflict: ")
-    assert memory_id in shown.stdout
+    assert re.search(rf"^conflicts  0\.\d\d  +{short(memory_id)}  decision ", shown.stdout, re.M)
     assert ok(run("verify", "The office plant needs water", "--json"))["verdict"] == "new"
     # the embedder down: degraded, only the words compared (the judge is not the cause)
     degraded = run(
@@ -310,7 +333,8 @@ def test_archive_restore_and_reasons(run: Run) -> None:
     assert [m["id"] for m in found["memories"]] == [memory_id]
     assert found["memories"][0]["archived_at"] is not None
     shown = run("recall", "team lunch", "--include-archived").stdout
-    assert f"archived {found['memories'][0]['archived_at']}; `restore` brings it back" in shown
+    at = datetime.fromisoformat(found["memories"][0]["archived_at"])
+    assert f"archived {at:%Y-%m-%d %H:%M} UTC; `restore` brings it back" in shown
     listed = run("list", "--status", "archived")
     assert "(the team moved to remote work)" in listed.stdout
     assert "1 archived memories" in listed.stdout
@@ -350,7 +374,7 @@ def test_the_command_line_session_in_the_memory_docs_runs(run: Run) -> None:
         f"reinforced {memory_id}: confidence 0.700 -> 0.775",
         "nothing relevant (no memory reaches relevance",  # as of the end of its validity
         f"archived {memory_id}",
-        "1. relevance ",  # recall --include-archived
+        f"{short(memory_id)}  fact      now  archived  The staging",  # recall --include-archived
         "1 archived memories",
         f"restored {memory_id} (it was archived)",
         f"deleted {memory_id}",
@@ -379,7 +403,8 @@ def test_save_keeps_the_reason_of_a_supersession(run: Run) -> None:
     assert new["superseded_ids"] == [old]
     listed = run("list", "--status", "superseded")
     # what replaced it, in words: the rule and similarity, then the reason given
-    assert f"superseded by {new['memory']['id']}: replaced because the save rule: " in listed.stdout
+    replaced_by = short(new["memory"]["id"])
+    assert f"superseded by {replaced_by}: replaced because the save rule: " in listed.stdout
     assert "reason given: more precise" in listed.stdout
 
 
@@ -414,3 +439,227 @@ def test_list_and_save_say_which_memories_conflict(run: Run) -> None:
     listed = run("list")
     assert "(current value)" in listed.stdout
     assert "(outranked)" in listed.stdout
+
+
+# -- output for people: show, short ids, tables on a terminal and piped (issue 28) --------
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def stored(
+    pool: ConnectionPool, env: dict[str, str], content: str, canonical_id: uuid.UUID | None = None
+) -> str:
+    """A fact of `env`'s actor, written straight to the graph (no embedding): quick, and with a
+    chosen id when the test needs two ids that begin alike."""
+    actor, project = (
+        uuid.UUID(env["EMERGENT_MEMORY_ACTOR_ID"]),
+        uuid.UUID(env["EMERGENT_MEMORY_PROJECT_ID"]),
+    )
+    with pool.connection() as conn, conn.transaction():
+        graph.act_as(conn, actor, project)
+        graph.install_pack(conn, project, "agent-memory")
+        made = graph.create_object(
+            conn,
+            project_id=project,
+            type=store.MEMORY,
+            actor_id=actor,
+            scope="user",
+            properties={"content": content, "category": "fact"},
+            labels=["fact"],
+            canonical_id=canonical_id,
+        )
+    return str(made.canonical_id)
+
+
+def test_show_says_why_a_memory_was_replaced_its_versions_and_its_conflicts(run: Run) -> None:
+    old = ok(run("save", "Production deploys happen on Fridays", "-c", "fact", "--json"))
+    old_id = old["memory"]["id"]
+    new_id = ok(
+        run("save", "On Fridays production deploys happen", "-c", "fact",
+            "--supersede-reason", "more precise", "--json")
+    )["memory"]["id"]  # fmt: skip
+    shown = run("show", short(old_id))  # piped: plain text
+    assert shown.exit_code == 0, shown.output
+    page = shown.stdout
+    assert "\x1b" not in page
+    assert page.startswith(f"{old_id}\nProduction deploys happen on Fridays\n")
+    assert re.search(r"^status +superseded$", page, re.M)
+    assert f"superseded by {short(new_id)}: replaced because the save rule: " in page
+    assert "reason given: more precise" in page
+    assert re.search(r"^  1  \d{4}-\d\d-\d\d \d\d:\d\d UTC  created$", page, re.M)
+    assert re.search(
+        rf"^  2  [-\d: ]+UTC  superseded by {short(new_id)} \(more precise\)$", page, re.M
+    ), page
+    assert f"  {short(new_id)}  active  On Fridays production deploys happen" in page
+    assert re.search(rf"^  SUPERSEDES  <-  {short(new_id)}  Memory  On Fridays", page, re.M)
+    # --json is the REST API's memory page, whole
+    detail = ok(run("show", old_id, "--json"))
+    assert set(detail) == MemoryDetail.__required_keys__
+    assert detail["superseded_by"] == new_id
+    assert [version["change"] for version in detail["versions"]] == [
+        "created",
+        f"superseded by {new_id} (more precise)",
+    ]
+
+    calibrated = {"EMERGENT_MEMORY_DEDUP_THRESHOLD": "0.8"}
+    said = ok(run("save", "The staging database of the shop listens on port 5432", "-c", "fact",
+                  "--source", "explicit", "--json", **calibrated))["memory"]["id"]  # fmt: skip
+    guessed = ok(run("save", "The staging database of the shop listens on port 5433", "-c",
+                     "fact", "--json", **calibrated))["memory"]["id"]  # fmt: skip
+    conflict = run("show", guessed).stdout
+    assert re.search(r"^status +active, outranked$", conflict, re.M), conflict
+    assert re.search(rf"^conflicts +with {short(said)} \(this one is outranked\)$", conflict, re.M)
+    assert re.search(rf"^  CONFLICTS_WITH  [-<>]+  {short(said)}  Memory ", conflict, re.M)
+
+
+def test_short_ids_name_one_of_your_memories_and_never_another_users(
+    run: Run, env: dict[str, str], pool: ConnectionPool
+) -> None:
+    prefix = uuid.uuid4().hex[:8]
+    first, second, theirs = (uuid.UUID(prefix + digit + uuid.uuid4().hex[9:]) for digit in "012")
+    stored(pool, env, "The office plant is a ficus", first)
+    # unique: forget, restore, archive, reinforce and show take it
+    assert run("forget", prefix).stdout == f"deleted {first}\n"
+    assert run("restore", prefix).stdout == f"restored {first} (it was deleted)\n"
+    assert run("archive", prefix).stdout == f"archived {first}\n"
+    reinforced = run("reinforce", prefix, "--evidence", "seen on the desk")
+    assert reinforced.stdout.startswith(f"reinforced {first} (restored from the archive)")
+    assert run("show", prefix).stdout.startswith(f"{first}\nThe office plant is a ficus\n")
+    # another user's memory that begins alike is not found, as a prefix nobody has
+    other = {**env, "EMERGENT_MEMORY_ACTOR_ID": str(uuid.uuid4())}
+    stored(pool, other, "Someone else's plant is a cactus", theirs)
+    for command in (["show"], ["forget"], ["restore"], ["archive"]):
+        hidden = run(*command, f"{prefix}2")
+        nobody = run(*command, "00000000ff")
+        assert (hidden.exit_code, nobody.exit_code) == (1, 1)
+        assert hidden.stderr == f"error: memory {prefix}2 not found\n"
+        assert nobody.stderr == "error: memory 00000000ff not found\n"
+    # two of mine: refused, and nothing changes; one more digit names one
+    stored(pool, env, "The office plant needs water on Mondays", second)
+    ambiguous = run("forget", prefix)
+    assert ambiguous.exit_code == 1
+    assert ambiguous.stderr == (
+        f"error: MEMORY_ID {prefix} is the beginning of more than one of your memories: give "
+        "more of it, or the whole id (--json shows whole ids)\n"
+    )
+    assert ok(run("list", "--json"))["count"] == 2
+    assert run("forget", f"{prefix}1").stdout == f"deleted {second}\n"
+
+
+def on_terminal(
+    env: dict[str, str], *args: str, rows: int = 12, columns: int = 64, **more_env: str
+) -> tuple[int, str]:
+    """Run the real command on a pseudo-terminal of `rows` x `columns` (stdin and stdout a
+    tty), and return its exit status and what the terminal received."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("EMERGENT_MEMORY_")}
+    for variable in ("COLUMNS", "LINES", "NO_COLOR", "PAGER", "LESS"):
+        base.pop(variable, None)
+    primary, secondary = pty.openpty()
+    fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+    with tempfile.TemporaryFile() as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "emergent_memory", *args],
+            stdin=secondary,
+            stdout=secondary,
+            stderr=stderr,
+            env=base | {"TERM": "xterm-256color"} | env | more_env,
+        )
+        os.close(secondary)
+        received = b""
+        while True:
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:  # EIO: every writer of the terminal is gone
+                break
+            if not chunk:
+                break
+            received += chunk
+        os.close(primary)
+        status = process.wait(timeout=120)
+    return status, received.decode().replace("\r\n", "\n")
+
+
+def test_tables_are_coloured_cut_and_paged_on_a_terminal_and_plain_when_piped(
+    run: Run, env: dict[str, str], pool: ConnectionPool
+) -> None:
+    long = "The deploy pipeline runs lint, unit tests, integration tests and a canary " * 2
+    ids = [stored(pool, env, f"Fact number {n} about the build") for n in range(12)]
+    ids.append(stored(pool, env, long.strip()))
+    piped = run("list", "--limit", "50")
+    assert piped.exit_code == 0, piped.output
+    assert "\x1b" not in piped.stdout
+    plain_rows = piped.stdout.splitlines()[1:-1]
+    assert len(plain_rows) == 13  # one line each, the long one uncut
+    assert f"{short(ids[-1])}  fact      now         {long.strip()}" in plain_rows
+
+    # a terminal 12 rows high: 15 lines are paged (a fake pager marks each line it shows),
+    # coloured, each row cut to the 64 columns
+    status, paged = on_terminal(env, "list", "--limit", "50", PAGER="sed -e s/^/paged:/")
+    assert status == 0, paged
+    lines = paged.splitlines()
+    assert all(line.startswith("paged:") for line in lines), paged
+    assert "\x1b[" in paged
+    shown = [ANSI.sub("", line.removeprefix("paged:")) for line in lines]
+    assert shown[0].split() == ["ID", "CATEGORY", "AGE", "FLAGS", "CONTENT"]
+    assert [row.split()[0] for row in shown[1:-1]] == [row.split()[0] for row in plain_rows]
+    assert all(len(line) <= 64 for line in shown), shown
+    cut = next(line for line in shown if short(ids[-1]) in line)
+    assert cut.endswith("…")
+    assert cut.index("The deploy") == shown[0].index("CONTENT")
+
+    # --no-pager and NO_COLOR: the same lines, at once, without colour
+    status, unpaged = on_terminal(env, "list", "--limit", "50", "--no-pager", NO_COLOR="1",
+                                  PAGER="sed -e s/^/paged:/")  # fmt: skip
+    assert status == 0, unpaged
+    assert unpaged.splitlines() == shown
+
+    # --json on a terminal: the bytes a pipe gets, never coloured nor paged
+    status, as_json = on_terminal(env, "list", "--limit", "50", "--json", PAGER="false")
+    assert status == 0, as_json
+    assert as_json == run("list", "--limit", "50", "--json").stdout
+
+
+def test_a_list_cuts_a_page_wraps_and_neither_lets_text_reach_the_terminal_raw() -> None:
+    wide = Screen(colour=False, width=32, height=None, pager=False)
+    rows = [["1", cell("a note\x1b[2J that clears\nthe screen")], ["22", cell("日本語のメモです")]]
+    assert wide.table(("N", "TEXT"), rows) == [
+        "N   TEXT",
+        "1   a note\\x1b[2J that clears ⏎…",  # 32 columns, the escape shown, not sent
+        "22  日本語のメモです",  # wide characters take two columns each: 20 of 32
+    ]
+    assert [len(line) for line in wide.table(None, rows[:1])] == [32]
+    page = replace(wide, wraps=True).table(None, rows[:1], [[cell("under it")]])
+    assert page == ["1  a note\\x1b[2J that clears ⏎\n   the screen", "   under it"]
+    piped = Screen(colour=False, width=None, height=None, pager=False)
+    assert piped.table(None, rows[:1]) == ["1  a note\\x1b[2J that clears ⏎ the screen"]
+
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+HEADER = re.compile(r"^\s*(?:[A-Z#]{1,}(?: +|$)){3,}$")  # a table's header: 3 capitalised words
+
+
+def test_the_readme_session_has_the_headers_and_sections_the_commands_print(run: Run) -> None:
+    """The README's session (a real run, pasted) against what the same commands print now:
+    the same table headers and the same sections of `show`."""
+    session = README.read_text().split("A session, piped")[1].split("```text\n")[1]
+    blocks = session.split("```")[0].split("$ emergent-memory ")[1:]
+    old = ok(run("save", "Production deploys happen on Fridays", "-c", "fact", "--json"))
+    ok(run("save", "On Fridays production deploys happen", "-c", "fact"))  # supersedes it
+    ok(run("save", "The staging database listens on port 5432", "-c", "fact"))
+    for block in blocks:
+        command, printed = block.split("\n", 1)
+        args = shlex.split(command)
+        if args[0] == "show":  # the README's memory is the one superseded, as here
+            args[1] = short(old["memory"]["id"])
+        now = run(*args)
+        assert now.exit_code == 0, (command, now.output)
+
+        def shape(text: str) -> list[str]:
+            return [
+                " ".join(line.split())
+                for line in text.splitlines()
+                if HEADER.match(line) or re.match(r"^[a-z ]+ \((?:oldest|nearest|newest)", line)
+            ]
+
+        assert shape(printed), command
+        assert shape(now.stdout) == shape(printed), command

@@ -16,7 +16,7 @@ import os
 import re
 import sys
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from functools import wraps
 from importlib import import_module
@@ -142,6 +142,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": (
         "serve",
         "Run the MCP server (tools save_memory, recall_memories, manage_memory, verify_memory).",
+    ),
+    "show": (
+        "show",
+        "Show one memory in full: versions, why it was replaced, conflicts, provenance.",
     ),
     "stats": ("memory", "How many memories you saved, per project."),
     "status": (
@@ -307,19 +311,8 @@ def emit(data: Any, as_json: bool, human: Callable[[], None]) -> None:
         human()
 
 
-def show_memory(memory: Mapping[str, Any], prefix: str = "") -> None:
-    contexts = f"  [{', '.join(memory['contexts'])}]" if memory["contexts"] else ""
-    click.echo(f"{prefix}{memory['id']}  {memory['category']}/{memory['scope']}{contexts}")
-    click.echo(f"{' ' * len(prefix)}  {memory['content']}")
-    source = memory.get("derived_from")
-    if source:
-        click.echo(f"{' ' * len(prefix)}  captured from {describe_episode(source)}")
-
-
-def describe_episode(episode: Mapping[str, Any]) -> str:
-    """A captured conversation window in a few words: session, client, turns, when."""
-    turns = episode["turns"]
-    return (
-        f"session {episode['session_id']} ({episode['client']}), turns {turns['first']}"
-        f"-{turns['last']}, {episode['captured_at']}"
-    )
+def whole_memory_id(service: MemoryService, principal: Principal, memory_id: str) -> str:
+    """MEMORY_ID as a command takes it: a whole id or a short one, as the tables show it
+    (MemoryService.resolve_memory_id: at least 8 hex digits that begin exactly one memory
+    the principal sees; another user's memory is not found)."""
+    return service.resolve_memory_id(principal, memory_id, "MEMORY_ID", "--json shows whole ids")

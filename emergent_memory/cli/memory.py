@@ -17,12 +17,13 @@ from emergent_memory.cli.common import (
     PROJECT_OPTION,
     cli,
     cli_principal,
-    describe_episode,
     emit,
     memory_service,
     reports_errors,
-    show_memory,
+    whole_memory_id,
 )
+from emergent_memory.cli.memory_rows import describe_episode, memory_table
+from emergent_memory.cli.output import Cell, Styled, cell, output_options, screen
 from emergent_memory.errors import InvalidInput
 from emergent_memory.memory.models import (
     CATEGORIES,
@@ -157,6 +158,7 @@ def save(
 @ACTOR_OPTION
 @PROJECT_OPTION
 @JSON_OPTION
+@output_options
 @click.pass_obj
 @reports_errors
 def recall(
@@ -191,31 +193,29 @@ def recall(
         )
 
     def human() -> None:
-        if result["degraded"]:
-            click.echo("(full-text only: the embedding provider failed)")
-        for rank, memory in enumerate(result["memories"], 1):
-            scores = memory["scores"]
-            similarity = scores["similarity"]
-            click.echo(
-                f"{rank}. relevance {memory['relevance']:.3f}  score {memory['score']:.4f}  (text "
-                f"rank {scores['lexical_rank'] or '-'}, vector rank {scores['vector_rank'] or '-'}"
-                + (f", similarity {similarity:.2f}" if similarity is not None else "")
-                + ")"
+        out = screen()
+        lines = ["(full-text only: the embedding provider failed)"] if result["degraded"] else []
+        if result["memories"]:
+            ranks = {memory["id"]: rank for rank, memory in enumerate(result["memories"], 1)}
+            ranked = (("#", "RELEVANCE"), lambda memory: _ranked(ranks[memory["id"]], memory))
+            lines += memory_table(out, result["memories"], first=ranked)
+        else:
+            lines.append(
+                f"nothing relevant (no memory reaches relevance {result['min_relevance']})"
             )
-            show_memory(memory, prefix="   ")
-            show_lifecycle(memory, prefix="   ")
-            if memory["archived_at"]:  # found with --include-archived
-                click.echo(f"     archived {memory['archived_at']}; `restore` brings it back")
-        if not result["memories"]:
-            click.echo(f"nothing relevant (no memory reaches relevance {result['min_relevance']})")
         if "episodes" in result:
-            click.echo(f"{len(result['episodes'])} matching conversations")
-            for rank, episode in enumerate(result["episodes"], 1):
-                click.echo(f"{rank}. score {episode['score']:.4f}  {episode['id']}")
-                click.echo(f"   {describe_episode(episode)}")
-                if episode["summary"]:
-                    click.echo(f"   {episode['summary']}")
-                click.echo(f"   > {' '.join(episode['excerpt'].split())}")
+            lines.append(f"{len(result['episodes'])} matching conversations")
+            if result["episodes"]:
+                lines += out.table(
+                    ("#", "SCORE", "CONVERSATION"),
+                    [
+                        _episode_row(rank, episode)
+                        for rank, episode in enumerate(result["episodes"], 1)
+                    ],
+                    [_episode_notes(episode) for episode in result["episodes"]],
+                    note_column=2,
+                )
+        out.show(lines)
 
     emit(result, as_json, human)
 
@@ -233,6 +233,7 @@ def recall(
 @ACTOR_OPTION
 @PROJECT_OPTION
 @JSON_OPTION
+@output_options
 @click.pass_obj
 @reports_errors
 def list_command(
@@ -250,19 +251,10 @@ def list_command(
         result = service.list_memories(principal, category=category, limit=limit, status=status)
 
     def human() -> None:
-        for memory in result["memories"]:
-            show_memory(memory)
-            show_lifecycle(memory)
-            replaced_by = memory.get("superseded_by")
-            if memory.get("deleted_at"):
-                click.echo(f"  deleted {memory.get('deleted_at')}{_reason(memory, 'delete')}")
-            elif memory.get("archived_at"):
-                click.echo(f"  archived {memory.get('archived_at')}{_reason(memory, 'archive')}")
-            elif replaced_by:
-                because = memory.get("superseded_because")
-                why = f": replaced because {because}" if because else _reason(memory, "supersede")
-                click.echo(f"  superseded by {replaced_by}{why}")
-        click.echo(f"{result['count']} {'' if status == 'active' else status + ' '}memories")
+        out = screen()
+        lines = memory_table(out, result["memories"]) if result["memories"] else []
+        lines.append(f"{result['count']} {'' if status == 'active' else status + ' '}memories")
+        out.show(lines)
 
     emit(result, as_json, human)
 
@@ -283,10 +275,11 @@ def restore(
 ) -> None:
     """Make a superseded, archived or deleted memory active again (manage_memory restore).
 
-    `emergent-memory list --status superseded` (or archived, or deleted) shows their ids."""
+    `emergent-memory list --status superseded` (or archived, or deleted) shows their ids;
+    MEMORY_ID may be the short id it shows (at least 8 hex digits)."""
     principal = cli_principal(settings, actor, project)
     with memory_service(settings, embeds=False) as service:
-        result = service.restore(principal, memory_id)
+        result = service.restore(principal, whole_memory_id(service, principal, memory_id))
 
     def human() -> None:
         click.echo(f"restored {result['memory']['id']} (it was {result['restored_from']})")
@@ -318,7 +311,9 @@ def forget(
     project: uuid.UUID | None,
     as_json: bool,
 ) -> None:
-    """Delete one memory, or with --all every memory you saved in this project."""
+    """Delete one memory, or with --all every memory you saved in this project.
+
+    MEMORY_ID may be a short id, as `list` shows it (at least 8 hex digits)."""
     if (memory_id is None) == (not forget_all):
         raise InvalidInput("give either a memory id or --all")
     if forget_all and reason is not None:
@@ -335,7 +330,8 @@ def forget(
             result: Any = service.forget_all(principal, confirm=True)
             message = f"deleted {result['deleted_count']} memories"
         else:
-            result = service.delete(principal, memory_id, reason=reason)
+            whole = whole_memory_id(service, principal, memory_id)
+            result = service.delete(principal, whole, reason=reason)
             message = f"deleted {result['deleted']}"
     emit(result, as_json, lambda: click.echo(message))
 
@@ -344,6 +340,7 @@ def forget(
 @ACTOR_OPTION
 @PROJECT_OPTION
 @JSON_OPTION
+@output_options
 @click.pass_obj
 @reports_errors
 def stats(
@@ -355,46 +352,35 @@ def stats(
         result = service.stats(principal)
 
     def human() -> None:
-        click.echo(
+        out = screen()
+        lines = [
             f"actor {result['actor_id']}: {result['active']} active, {result['superseded']} "
-            f"superseded, {result['deleted']} deleted"
-        )
-        for row in result["projects"]:
-            here = " (current)" if row["project_id"] == result["project_id"] else ""
-            categories = ", ".join(f"{n} {c}" for c, n in row["by_category"].items() if n)
-            click.echo(
-                f"  project {row['project_id']}{here}: {row['active']} active"
-                + (f" ({categories})" if categories else "")
-            )
+            f"superseded, {result['archived']} archived, {result['deleted']} deleted"
+        ]
+        rows = [
+            [
+                Styled(row["project_id"], "yellow"),
+                Styled("current", "green") if row["project_id"] == result["project_id"] else "",
+                str(row["active"]),
+                cell(", ".join(f"{n} {c}" for c, n in row["by_category"].items() if n)),
+            ]
+            for row in result["projects"]
+        ]
+        if rows:
+            lines += out.table(("PROJECT", "", "ACTIVE", "BY CATEGORY"), rows)
+        out.show(lines)
 
     emit(result, as_json, human)
 
 
-def show_lifecycle(memory: Mapping[str, Any], prefix: str = "") -> None:
-    """A memory's importance, validity, confidence and evidence on one line, and its rationale;
-    nothing for what is absent or the default."""
-    indent = " " * len(prefix) + "  "
-    parts = []
-    if memory.get("importance") not in (None, "normal"):
-        parts.append(f"importance {memory['importance']}")
-    if memory.get("valid_from") or memory.get("valid_until"):
-        parts.append(
-            f"valid {memory.get('valid_from') or '...'} to {memory.get('valid_until') or '...'}"
-        )
-    effective = memory.get("effective_confidence")
-    if effective is not None and effective != memory["confidence"]:
-        parts.append(f"confidence {memory['confidence']:.2f} (now {effective:.2f})")
-    if memory.get("evidence_count"):
-        parts.append(f"{memory['evidence_count']} evidence")
-    if memory.get("conflicts_with"):
-        side = "outranked" if memory.get("conflict") == "outranked" else "current value"
-        parts.append(f"conflicts with {', '.join(memory['conflicts_with'])} ({side})")
-    if parts:
-        click.echo(indent + ", ".join(parts))
-    if memory.get("rationale"):
-        click.echo(f"{indent}why: {memory['rationale']}")
+def _ranked(rank: int, memory: Mapping[str, Any]) -> list[Cell]:
+    return [str(rank), Styled(f"{memory['relevance']:.3f}", bold=True)]
 
 
-def _reason(memory: Mapping[str, Any], kind: str) -> str:
-    reason = memory.get(f"{kind}_reason")
-    return f" ({reason})" if reason else ""
+def _episode_row(rank: int, episode: Mapping[str, Any]) -> list[Cell]:
+    return [str(rank), f"{episode['score']:.4f}", cell(describe_episode(episode), "yellow")]
+
+
+def _episode_notes(episode: Mapping[str, Any]) -> list[Cell]:
+    said = [cell(episode["summary"])] if episode["summary"] else []
+    return [*said, cell(f"> {' '.join(str(episode['excerpt']).split())}", dim=True)]

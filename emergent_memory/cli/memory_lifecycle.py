@@ -4,7 +4,8 @@ with evidence, archive one (restore and forget are in memory.py)."""
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -17,10 +18,14 @@ from emergent_memory.cli.common import (
     emit,
     memory_service,
     reports_errors,
-    show_memory,
+    whole_memory_id,
 )
+from emergent_memory.cli.memory_rows import memory_notes, memory_table
+from emergent_memory.cli.output import Cell, cell, output_options, screen
 from emergent_memory.memory.models import CATEGORIES, SCOPES, Category, MemoryScope
 from emergent_memory.memory.verify_result import VERIFY_DEFAULT_LIMIT
+
+VERDICT_COLOURS = {"confirmed": "green", "related": "yellow", "conflict": "red", "new": "cyan"}
 
 if TYPE_CHECKING:
     from emergent_memory.settings import Settings
@@ -34,6 +39,7 @@ if TYPE_CHECKING:
 @ACTOR_OPTION
 @PROJECT_OPTION
 @JSON_OPTION
+@output_options
 @click.pass_obj
 @reports_errors
 def verify(
@@ -55,17 +61,26 @@ def verify(
         result = service.verify(principal, claim, category=category, scope=scope, limit=limit)
 
     def human() -> None:
+        out = screen()
         judge = (
             " (degraded: the embedding model was unavailable, only words were compared)"
             if result["degraded"]
             else ""
         )
-        click.echo(f"{result['verdict']}: {result['why']}{judge}")
-        for match in result["matches"]:
-            click.echo(
-                f"  {match['relation']} (similarity {match['similarity']:.2f}): {match['why']}"
+        verdict = cell(
+            f"{result['verdict']}: {result['why']}{judge}",
+            VERDICT_COLOURS.get(result["verdict"]),
+            bold=True,
+        )
+        lines = [out.style(verdict)]
+        if result["matches"]:
+            lines += memory_table(
+                out,
+                result["matches"],
+                first=(("RELATION", "SIMILARITY"), _relation),
+                notes=_match_notes,
             )
-            show_memory(match, prefix="    ")
+        out.show(lines)
 
     emit(result, as_json, human)
 
@@ -86,10 +101,13 @@ def reinforce(
     project: uuid.UUID | None,
     as_json: bool,
 ) -> None:
-    """Record evidence that a memory is still true (manage_memory action reinforce)."""
+    """Record evidence that a memory is still true (manage_memory action reinforce).
+
+    MEMORY_ID may be a short id, as `list` shows it (at least 8 hex digits)."""
     principal = cli_principal(settings, actor, project)
     with memory_service(settings, embeds=False) as service:
-        result = service.reinforce(principal, memory_id, evidence)
+        whole = whole_memory_id(service, principal, memory_id)
+        result = service.reinforce(principal, whole, evidence)
 
     def human() -> None:
         change = (
@@ -124,8 +142,19 @@ def archive(
     as_json: bool,
 ) -> None:
     """Take a memory out of recall without deleting it (manage_memory action archive);
-    `restore` brings it back."""
+    `restore` brings it back.
+
+    MEMORY_ID may be a short id, as `list` shows it (at least 8 hex digits)."""
     principal = cli_principal(settings, actor, project)
     with memory_service(settings, embeds=False) as service:
-        result = service.archive(principal, memory_id, reason=reason)
+        whole = whole_memory_id(service, principal, memory_id)
+        result = service.archive(principal, whole, reason=reason)
     emit(result, as_json, lambda: click.echo(f"archived {result['memory']['id']}"))
+
+
+def _relation(match: Mapping[str, Any]) -> list[Cell]:
+    return [cell(match["relation"], bold=True), f"{match['similarity']:.2f}"]
+
+
+def _match_notes(match: Mapping[str, Any], shown: Mapping[str, str]) -> list[Cell]:
+    return [cell(match["why"], dim=True), *memory_notes(match, shown)]

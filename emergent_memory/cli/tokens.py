@@ -18,6 +18,8 @@ from emergent_memory.cli.common import (
     identity,
     reports_errors,
 )
+from emergent_memory.cli.output import Cell, Styled, cell, output_options, screen
+from emergent_memory.memory.lines import SHORT_ID, one_line
 
 if TYPE_CHECKING:
     from emergent_memory.auth.service import TokenInfo
@@ -70,8 +72,8 @@ def token_create(
     def human() -> None:
         click.echo(new.token)
         click.echo(
-            f"token {new.info.id} ({new.info.name}) for actor {new.info.actor_id} in project "
-            f"{new.info.project_id}, scopes {' '.join(new.info.scopes)}; it is shown only "
+            f"token {new.info.id} ({one_line(new.info.name)}) for actor {new.info.actor_id} in "
+            f"project {new.info.project_id}, scopes {' '.join(new.info.scopes)}; it is shown only "
             "once: store it now",
             err=True,
         )
@@ -81,25 +83,38 @@ def token_create(
 
 @token.command("list")
 @JSON_OPTION
+@output_options
 @click.pass_obj
 @reports_errors
 def token_list(settings: Settings, as_json: bool) -> None:
-    """List tokens (never the tokens themselves)."""
+    """List tokens (never the tokens themselves): each token's id (what `token revoke`
+    takes), the first characters of the token, whether it is active, when it expires, the
+    first characters of its actor's and project's ids, its scopes and its name."""
     from emergent_memory.app import open_admin_services
 
     with open_admin_services(settings) as admin:
         infos = admin.tokens.list()
 
     def human() -> None:
-        for info in infos:
-            state = "revoked" if info.revoked_at else "active"
-            expiry = f", expires {info.expires_at:%Y-%m-%d}" if info.expires_at else ""
-            click.echo(
-                f"{info.id}  {info.token_prefix}...  {info.name}  {state}{expiry}  "
-                f"actor {info.actor_id} project {info.project_id}  {' '.join(info.scopes)}"
-            )
         if not infos:
             click.echo("no tokens")
+            return
+        out = screen()
+        rows: list[list[Cell]] = [
+            [
+                Styled(str(info.id), "yellow"),
+                f"{info.token_prefix}...",
+                Styled("revoked", "red") if info.revoked_at else Styled("active", "green"),
+                f"{info.expires_at:%Y-%m-%d}" if info.expires_at else "never",
+                str(info.actor_id)[:SHORT_ID],
+                str(info.project_id)[:SHORT_ID],
+                " ".join(info.scopes),
+                cell(info.name),
+            ]
+            for info in infos
+        ]
+        headers = ("ID", "PREFIX", "STATE", "EXPIRES", "ACTOR", "PROJECT", "SCOPES", "NAME")
+        out.show(out.table(headers, rows))
 
     emit([_token_json(info) for info in infos], as_json, human)
 
@@ -114,7 +129,7 @@ def token_revoke(settings: Settings, token_id: uuid.UUID) -> None:
 
     with open_admin_services(settings) as admin:
         info = admin.tokens.revoke(token_id)
-    click.echo(f"revoked token {info.id} ({info.name})")
+    click.echo(f"revoked token {info.id} ({one_line(info.name)})")
 
 
 def _token_json(info: TokenInfo) -> dict[str, Any]:

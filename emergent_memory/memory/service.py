@@ -914,12 +914,17 @@ class MemoryService:
         ]
 
     def resolve_memory_id(
-        self, principal: Principal, memory_id: object, field: str = "memory_id"
+        self,
+        principal: Principal,
+        memory_id: object,
+        field: str = "memory_id",
+        whole_ids: str = "detail: true shows whole ids",
     ) -> str:
         """A memory id as manage takes it: a whole id, or the beginning of one as the tools show
         it (at least 8 hex digits) that names exactly one memory the principal sees, in any
         status. A prefix no visible memory has (another user's only) answers like an unknown
-        id; one that begins several of them is refused."""
+        id; one that begins several of them is refused, saying where the edge shows whole ids
+        (`whole_ids`)."""
         prefix = store.id_prefix(memory_id)
         if prefix is None:
             return str(validation.memory_id(memory_id, field))
@@ -931,7 +936,7 @@ class MemoryService:
         if len(found) > 1:
             raise InvalidInput(
                 f"{field} {prefix} is the beginning of more than one of your memories: "
-                "give more of it, or the whole id (detail: true shows whole ids)"
+                f"give more of it, or the whole id ({whole_ids})"
             )
         return str(found[0])
 
