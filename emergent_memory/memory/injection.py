@@ -36,6 +36,7 @@ from emergent_memory.embeddings.vectors import has_direction
 from emergent_memory.errors import EmbeddingUnavailable, InvalidInput, PermissionDenied
 from emergent_memory.markers import MARKER_CLOSE, MARKER_OPEN, defang
 from emergent_memory.memory import answers, relevance, sessions, store, validation
+from emergent_memory.memory.lines import SHORT_ID
 from emergent_memory.memory.records import conflict_state
 from emergent_memory.memory.relevance import DEFAULT as DEFAULT_RELEVANCE
 from emergent_memory.memory.relevance import Fusion, RelevanceModel
@@ -314,9 +315,6 @@ def _injected(
         "confidence": confidence,
         "effective_confidence": round(effective, 4),
     }
-
-
-SHORT_ID = 8  # hex digits of a memory's id in the injected text: manage_memory takes them
 
 
 def line_of(memory: Candidate) -> str:
