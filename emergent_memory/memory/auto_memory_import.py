@@ -26,15 +26,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired
 from uuid import UUID
 
 from psycopg import Connection
+from typing_extensions import TypedDict
 
 from emergent_memory import graph
 from emergent_memory.auth.principal import Principal
 from emergent_memory.db.pool import DatabasePool
-from emergent_memory.errors import InvalidInput, ObjectNotFound
+from emergent_memory.errors import InvalidInput, ObjectNotFound, PermissionDenied
 from emergent_memory.graph import GraphObject
 from emergent_memory.memory import auto_memory_store as keys
 from emergent_memory.memory import store, validation
@@ -101,6 +102,8 @@ class AutoMemoryImport:
         gone since the last import; `complete`: `files` is the whole folder, so a file
         imported before and absent now is gone too. `project_problem`: why the folder's
         project is not known (its project-typed files are skipped with it)."""
+        if not principal.can_write:  # a dry run too: it answers what only a writer may do
+            raise PermissionDenied("this credential may not change memories (needs memory:write)")
         folder = _folder_name(folder)
         if len(files) + len(deleted) > MAX_FILES:
             raise InvalidInput(f"too many files: at most {MAX_FILES} in one import")

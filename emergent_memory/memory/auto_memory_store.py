@@ -12,12 +12,13 @@ carries every property.
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any
 from uuid import UUID
 
 from psycopg import Connection, sql
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
+from typing_extensions import TypedDict
 
 from emergent_memory.graph.models import GraphObject, select_list
 
