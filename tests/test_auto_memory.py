@@ -331,3 +331,43 @@ def test_human_output_names_each_file(run_import: Callable[..., Result]) -> None
     assert "not UTF-8 text" in shown.output
     assert "dry run: nothing was written" in shown.output
     assert SECRET not in shown.output
+
+
+def test_replace_auto_memory_turns_it_off_once_a_folder_is_imported_whole(
+    run_import: Callable[..., Result], tree: dict[str, Path]
+) -> None:
+    for bad in ("token.md", "latin1.md", "diary.md"):
+        (tree["shop"] / "memory" / bad).unlink()
+    local = tree["shop_dir"] / ".claude" / "settings.local.json"
+    local.parent.mkdir()
+    mine = {"permissions": {"allow": ["Bash(ls)"]}, "autoMemoryEnabled": True}
+    local.write_text(json.dumps(mine))
+
+    dry = run_import("--dry-run", "--replace-auto-memory", "--json", str(tree["shop"]))
+    assert dry.exit_code == 0, dry.output
+    assert json.loads(dry.stdout)[0]["auto_memory"]["turned_off"] is False
+    assert json.loads(local.read_text()) == mine  # a dry run writes nothing
+
+    done = run_import("--replace-auto-memory", "--json")
+    assert done.exit_code == 0, done.output
+    reports = {report["folder"]: report for report in json.loads(done.stdout)}
+    shop, api = reports[SHOP], reports[API]
+    assert shop["auto_memory"]["turned_off"] is True
+    assert json.loads(local.read_text()) == mine | {"autoMemoryEnabled": False}
+    assert json.loads(Path(shop["auto_memory"]["backup"]).read_text()) == mine
+    # api's project file was skipped (its project is unknown): its auto memory stays on
+    assert api["auto_memory"]["turned_off"] is False
+    assert "unknown" in api["auto_memory"]["note"]
+
+    export = CliRunner().invoke(cli, ["import", "--replace-auto-memory", "x.jsonl"])
+    assert export.exit_code == 1
+    assert "go with --from claude-code only" in export.output
+
+
+def test_replace_auto_memory_leaves_it_on_when_a_file_was_skipped(
+    run_import: Callable[..., Result], tree: dict[str, Path]
+) -> None:
+    shown = run_import("--replace-auto-memory", str(tree["shop"]))
+    assert shown.exit_code == 0, shown.output
+    assert "left on: 3 file(s) skipped; fix them and import again" in shown.output
+    assert not (tree["shop_dir"] / ".claude").exists()

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from emergent_memory.memory.auto_memory_import import AutoMemoryImport, FolderReport
     from emergent_memory.settings import Settings
 
+AUTO_MEMORY_SETTING = "autoMemoryEnabled"
 UNKNOWN_PROJECT = (
     "project-typed, and the folder's project is unknown: no session transcript beside it "
     "records the project's directory (give it: import --from claude-code DIR --project-dir PATH)"
@@ -41,6 +42,8 @@ def import_claude_code(
     project_dir: Path | None,
     migrate: bool,
     as_json: bool,
+    *,
+    replace: bool = False,
 ) -> None:
     from emergent_memory.app import open_auto_memory_import
 
@@ -53,6 +56,9 @@ def import_claude_code(
             import_folder(importer, settings, base, project, memory, project_dir, dry_run)
             for project, memory in folders
         ]
+    if replace:
+        for report in reports:
+            report["auto_memory"] = replace_auto_memory(report)
     emit(reports, as_json, lambda: show(reports))
 
 
@@ -132,8 +138,46 @@ def show(reports: list[dict[str, Any]]) -> None:
         counts = report["counts"]
         total = ", ".join(f"{counts[status]} {status}" for status in counts)
         click.echo(f"  {total}; {report['links']} links")
+        replaced = report.get("auto_memory")
+        if replaced is not None:
+            click.echo(f"  Claude Code's auto memory: {plain(replaced['note'])}")
     if reports and reports[0]["dry_run"]:
         click.echo("dry run: nothing was written")
+
+
+def replace_auto_memory(report: dict[str, Any]) -> dict[str, Any]:
+    """--replace-auto-memory for one imported folder: autoMemoryEnabled false in the project's
+    .claude/settings.local.json (everything else kept, the previous file backed up), only
+    when every file of the folder was imported (none skipped: its note would be lost from
+    both memories) and the project's directory is known. {"turned_off", "settings", "backup",
+    "note"}."""
+    from emergent_memory.hooks.claude_settings import (
+        SettingsFileError,
+        read_settings,
+        write_settings,
+    )
+
+    directory = report["directory"]
+    result: dict[str, Any] = {"turned_off": False, "settings": None, "backup": None}
+    skipped = report["counts"]["skipped"]
+    if directory is None or not Path(directory).is_dir():
+        return result | {"note": "left on: the project's directory is unknown or gone"}
+    path = Path(directory) / ".claude" / "settings.local.json"
+    result["settings"] = str(path)
+    if skipped:
+        return result | {"note": f"left on: {skipped} file(s) skipped; fix them and import again"}
+    try:
+        current = read_settings(path)
+    except SettingsFileError as error:
+        return result | {"note": f"left on: {error}"}
+    if current.get(AUTO_MEMORY_SETTING) is False:
+        return result | {"turned_off": True, "note": f"off already in {path}"}
+    if report["dry_run"]:
+        return result | {"note": f"would be turned off in {path}"}
+    backup = write_settings(path, current | {AUTO_MEMORY_SETTING: False})
+    result |= {"turned_off": True, "backup": None if backup is None else str(backup)}
+    kept = f" (previous file: {backup})" if backup is not None else ""
+    return result | {"note": f"turned off in {path}{kept}"}
 
 
 def plain(text: str) -> str:

@@ -69,6 +69,13 @@ def export_command(
     help="With --from claude-code and a PATH: the project's directory, when no session "
     "transcript beside the folder records it.",
 )
+@click.option(
+    "--replace-auto-memory",
+    is_flag=True,
+    help="With --from claude-code: once a project's folder is imported whole, turn Claude "
+    "Code's auto memory off for that project (autoMemoryEnabled false in its "
+    ".claude/settings.local.json, with a backup), so that there is one memory.",
+)
 @MIGRATE_OPTION
 @JSON_OPTION
 @click.pass_obj
@@ -79,6 +86,7 @@ def import_command(
     source: str,
     dry_run: bool,
     project_dir: Path | None,
+    replace_auto_memory: bool,
     migrate: bool,
     as_json: bool,
 ) -> None:
@@ -89,10 +97,14 @@ def import_command(
     if source == "claude-code":
         from emergent_memory.cli.auto_memory import import_claude_code
 
-        import_claude_code(settings, path, dry_run, project_dir, migrate, as_json)
+        import_claude_code(
+            settings, path, dry_run, project_dir, migrate, as_json, replace=replace_auto_memory
+        )
         return
-    if dry_run or project_dir is not None:
-        raise InvalidInput("--dry-run and --project-dir go with --from claude-code only")
+    if dry_run or project_dir is not None or replace_auto_memory:
+        raise InvalidInput(
+            "--dry-run, --project-dir and --replace-auto-memory go with --from claude-code only"
+        )
     if path is None:
         raise InvalidInput(
             "give the export to import (a JSON Lines file, - for stdin), or --from claude-code"
