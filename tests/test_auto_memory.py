@@ -197,12 +197,20 @@ FIRST_IMPORT = {
 
 
 def test_a_dry_run_says_what_the_import_does_and_writes_nothing(
-    run_import: Callable[..., Result], connect: Connect
+    run_import: Callable[..., Result], connect: Connect, tree: dict[str, Path]
 ) -> None:
     dry = run_import("--dry-run", "--json")
     assert statuses(dry) == FIRST_IMPORT
     assert memory_rows(connect, run_import.actor) == []  # type: ignore[attr-defined]
     assert statuses(run_import("--json")) == FIRST_IMPORT
+    # the same note in another project's folder: the save would find it remembered already
+    role = (tree["shop"] / "memory" / "user_role.md").read_text()
+    (tree["api"] / "memory" / "user_copy.md").write_text(role)
+    copy = outcomes(run_import("--dry-run", "--json", str(tree["api"])))[f"{API}/user_copy.md"]
+    assert copy["status"] == "unchanged"
+    assert copy["reason"] == "the same text is remembered already"
+    real = outcomes(run_import("--json", str(tree["api"])))[f"{API}/user_copy.md"]
+    assert real == copy
 
 
 def test_the_import_maps_each_file_and_a_second_run_changes_nothing(

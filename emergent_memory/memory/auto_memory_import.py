@@ -174,11 +174,7 @@ class AutoMemoryImport:
             outcome["memory_id"] = str(memory.canonical_id)
             return outcome, note, memory.canonical_id
         if dry_run:
-            editable = memory is not None and _editable(memory, note)
-            outcome["status"] = "updated" if editable else "saved"
-            if memory is not None and editable:
-                outcome["memory_id"] = str(memory.canonical_id)
-            return outcome, note, memory.canonical_id if memory is not None else None
+            return self._dry_run(principal, note, memory, outcome)
         try:
             if memory is not None and _editable(memory, note):
                 memory_id = self._update(principal, memory, note)
@@ -198,6 +194,24 @@ class AutoMemoryImport:
             self._forget_if_unheld(principal, memory.canonical_id)
         outcome["memory_id"] = str(memory_id)
         return outcome, note, memory_id
+
+    def _dry_run(
+        self, principal: Principal, note: Note, memory: GraphObject | None, outcome: FileOutcome
+    ) -> tuple[FileOutcome, Note, UUID | None]:
+        """What the import would do with a new or changed file: update its memory, or save
+        it (unchanged when the same text is remembered already, as save would find)."""
+        if memory is not None and _editable(memory, note):
+            outcome["status"] = "updated"
+            outcome["memory_id"] = str(memory.canonical_id)
+            return outcome, note, memory.canonical_id
+        with acting_for(self._pool, principal) as conn:
+            repeated = store.find_repeat(conn, principal, note.scope, note.text)
+        if repeated is not None:
+            outcome["status"] = "unchanged"
+            outcome["reason"] = "the same text is remembered already"
+            outcome["memory_id"] = str(repeated[0])
+            return outcome, note, repeated[0]
+        return outcome, note, memory.canonical_id if memory is not None else None
 
     def _note(self, file: FolderFile, project_problem: str | None) -> Note:
         check_file_name(file.name)
