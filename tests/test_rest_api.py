@@ -321,7 +321,7 @@ def test_global_memories_need_an_admin_token_to_change(
 def test_every_endpoint_needs_a_live_token(client: TestClient, header: str | None) -> None:
     headers = {} if header is None else {"Authorization": header}
     routes = served(client) - {("GET", API + "/openapi.json")}
-    assert len(routes) == 22
+    assert len(routes) == 23
     for method, path in routes:
         url = re.sub(r"\{\w+\}", str(uuid.uuid4()), path)
         response = client.request(method, url, headers=headers, json={})
