@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from emergent_memory.auth.service import TokenService
     from emergent_memory.embeddings.worker import EmbeddingWorker, WorkerConfig
     from emergent_memory.llm import AnthropicClient
+    from emergent_memory.memory.auto_memory_import import AutoMemoryImport
     from emergent_memory.memory.browse import BrowseService
     from emergent_memory.memory.capture import CaptureConfig, CaptureService
     from emergent_memory.memory.capture_admin import CaptureAdmin
@@ -278,6 +279,18 @@ def open_memory_service(
             close = getattr(embedder, "close", None)
             if callable(close):
                 close()
+
+
+@contextmanager
+def open_auto_memory_import(
+    settings: Settings, *, migrate: bool | None = None
+) -> Iterator[AutoMemoryImport]:
+    """The import of Claude Code's auto memory (`import --from claude-code`), on the memory
+    service it saves through. `migrate` as for open_memory_service."""
+    from emergent_memory.memory.auto_memory_import import AutoMemoryImport
+
+    with open_memory_service(settings, migrate=migrate) as memory:
+        yield AutoMemoryImport(memory.pool, memory)
 
 
 def worker_config(settings: Settings) -> WorkerConfig:
@@ -584,6 +597,7 @@ class ServerServices:
     browse: BrowseService
     duplicates: DuplicateService
     verify: VerifyService
+    auto_memory: AutoMemoryImport
 
 
 @contextmanager
@@ -600,6 +614,7 @@ def open_server_services(
     from emergent_memory import telemetry
     from emergent_memory.auth.dashboard import DashboardSessions, SignInLimits
     from emergent_memory.auth.service import TokenService
+    from emergent_memory.memory.auto_memory_import import AutoMemoryImport
     from emergent_memory.memory.duplicates import DuplicateService
     from emergent_memory.memory.injection import InjectionService
 
@@ -633,6 +648,7 @@ def open_server_services(
             browse=browse_service(memory),
             duplicates=DuplicateService(memory.pool, memory),
             verify=verify,
+            auto_memory=AutoMemoryImport(memory.pool, memory),
         )
 
 

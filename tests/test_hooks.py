@@ -703,9 +703,9 @@ def test_bad_input_exits_0_prints_nothing_and_is_logged(
 
 
 def test_an_unknown_event_does_nothing(hooks: Hooks, server: FakeMemoryServer) -> None:
-    ran = hooks.run("PostToolUse", hooks.payload("Stop"))
+    ran = hooks.run("PermissionRequest", hooks.payload("Stop"))
     assert (ran.returncode, ran.stdout, server.requests) == (0, "", [])
-    assert "unknown hook event 'PostToolUse'" in hooks.log
+    assert "unknown hook event 'PermissionRequest'" in hooks.log
 
 
 def test_stdin_left_open_does_not_hold_the_hook(hooks: Hooks, server: FakeMemoryServer) -> None:

@@ -27,7 +27,13 @@ from emergent_memory.auth.identity import local_identity
 from emergent_memory.cli import cli
 from emergent_memory.cli.hooks import hook_program
 from emergent_memory.hooks import run
-from emergent_memory.hooks.claude_settings import EVENTS, HOOK_TIMEOUTS, is_ours, with_our_hooks
+from emergent_memory.hooks.claude_settings import (
+    EVENTS,
+    HOOK_MATCHERS,
+    HOOK_TIMEOUTS,
+    is_ours,
+    with_our_hooks,
+)
 from emergent_memory.hooks.config import write_hooks_file
 from emergent_memory.hooks.state import mark_unsent, remember_capture
 from tests.embedders import EmbeddingServer
@@ -141,7 +147,8 @@ def test_install_writes_our_hooks_and_the_hooks_file(install: Installer) -> None
     assert written == with_our_hooks({}, hook_program())
     for event in EVENTS:
         [group] = written["hooks"][event]
-        assert group == {
+        matcher = {"matcher": HOOK_MATCHERS[event]} if event in HOOK_MATCHERS else {}
+        assert group == matcher | {
             "hooks": [
                 {
                     "type": "command",

@@ -31,6 +31,7 @@ from emergent_memory.auth.service import TokenService
 from emergent_memory.mcp.http import DatabaseTokenVerifier, http_app, token_principal
 from emergent_memory.mcp.server import create_server
 from emergent_memory.memory import MemoryService
+from emergent_memory.memory.auto_memory_import import AutoMemoryImport
 from emergent_memory.memory.browse import BrowseService
 from emergent_memory.memory.capture import CaptureConfig, CaptureService
 from emergent_memory.memory.duplicates import DuplicateService
@@ -52,6 +53,7 @@ def api_services(service: MemoryService, capture: CaptureService | None = None) 
         browse=BrowseService(service.pool),
         duplicates=DuplicateService(service.pool, service),
         verify=VerifyService(service, None, VerifyConfig(UNCALIBRATED_VERIFY_POLICY)),
+        auto_memory=AutoMemoryImport(service.pool, service),
     )
 
 
@@ -319,7 +321,7 @@ def test_global_memories_need_an_admin_token_to_change(
 def test_every_endpoint_needs_a_live_token(client: TestClient, header: str | None) -> None:
     headers = {} if header is None else {"Authorization": header}
     routes = served(client) - {("GET", API + "/openapi.json")}
-    assert len(routes) == 22
+    assert len(routes) == 23
     for method, path in routes:
         url = re.sub(r"\{\w+\}", str(uuid.uuid4()), path)
         response = client.request(method, url, headers=headers, json={})
@@ -791,7 +793,7 @@ def test_every_curl_example_of_the_doc_runs(
                 re.sub(r"\\\{\w+\\\}", "[^/]+", re.escape(path)), response.request.url.path
             ), (path, response.request.url.path)
             ran += 1
-    assert ran >= len(documented_sections()) - 2  # the hooks' endpoints are in another doc
+    assert ran >= len(documented_sections()) - 2  # two hooks' endpoints are in another doc
 
 
 def test_the_doc_examples_run_with_curl_against_serve(
@@ -816,8 +818,9 @@ def test_the_doc_examples_run_with_curl_against_serve(
         for command in re.split(r"\n(?=curl )", block)
         if command.startswith("curl ")
     ]
-    # the OpenAPI document, 20 endpoints (not the hooks' two) and search with min_relevance
-    assert len(commands) == 22
+    # the OpenAPI document, 21 endpoints (the Claude Code import; not the hooks' other two)
+    # and search with min_relevance
+    assert len(commands) == 23
     with running_http_server(database_url, embedding_server) as server:
         env = os.environ | {
             "API": server.base + API,

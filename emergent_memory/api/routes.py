@@ -33,6 +33,12 @@ from emergent_memory.api.common import (
 from emergent_memory.api.memories import memory_endpoints
 from emergent_memory.api.openapi import OPENAPI, openapi_route
 from emergent_memory.auth.principal import WRITE, Principal
+from emergent_memory.memory.auto_memory_import import (
+    MAX_FILES,
+    AutoMemoryImport,
+    FolderFile,
+    FolderReport,
+)
 from emergent_memory.memory.browse import BrowseService
 from emergent_memory.memory.capture import CaptureReceipt
 from emergent_memory.memory.capture_text import Role
@@ -78,7 +84,8 @@ class Capture(Protocol):
 @dataclass(frozen=True)
 class ApiServices:
     """What the API calls: injection, capture (which answers "off" without a key), the memory
-    service, the browsing one, the possible duplicates' and verify."""
+    service, the browsing one, the possible duplicates', verify, and the import of Claude
+    Code's auto memory."""
 
     injection: ContextService
     capture: Capture
@@ -86,6 +93,7 @@ class ApiServices:
     browse: BrowseService
     duplicates: DuplicateService
     verify: VerifyService
+    auto_memory: AutoMemoryImport
 
 
 class SessionContext(ContextResult):
@@ -119,8 +127,25 @@ class CaptureRequest(_SessionInput):
     final: bool = False
 
 
+class AutoMemoryFileBody(Input):
+    name: str
+    text: str
+
+
+class AutoMemoryRequest(Input):
+    """One memory folder's changed files and the ones deleted, as the PostToolUse hook and
+    the SessionStart catch-up send them (AutoMemoryImport.import_folder)."""
+
+    folder: str
+    project_id: uuid.UUID | None = Field(default=None, strict=False)
+    files: list[AutoMemoryFileBody] = Field(default_factory=list, max_length=MAX_FILES)
+    deleted: list[str] = Field(default_factory=list, max_length=MAX_FILES)
+    dry_run: bool = False
+
+
 def session_endpoints(services: ApiServices) -> list[Endpoint[Any, Any]]:
-    """The hooks' endpoints: what to inject into a session, and its conversation to capture."""
+    """The hooks' endpoints: what to inject into a session, its conversation to capture, and
+    the files Claude Code writes in its auto memory folder."""
 
     def context(call: Call[NoInput, ContextRequest]) -> SessionContext:
         body = call.body
@@ -147,7 +172,28 @@ def session_endpoints(services: ApiServices) -> list[Endpoint[Any, Any]]:
         )
         return dict(receipt)
 
+    def import_claude_code(call: Call[NoInput, AutoMemoryRequest]) -> FolderReport:
+        body = call.body
+        return services.auto_memory.import_folder(
+            in_project(call.principal, body.project_id),
+            body.folder,
+            [FolderFile(file.name, file.text) for file in body.files],
+            deleted=body.deleted,
+            dry_run=body.dry_run,
+        )
+
     return [
+        Endpoint(
+            "post",
+            "/import/claude-code",
+            "Claude Code auto memory files, saved, updated or forgotten as memories",
+            import_claude_code,
+            FolderReport,
+            NoInput,
+            AutoMemoryRequest,
+            scope=WRITE,
+            tags=("sessions",),
+        ),
         Endpoint(
             "post",
             "/context",

@@ -106,8 +106,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "hook": (
         "hooks",
-        "Run one Claude Code hook: EVENT is SessionStart, UserPromptSubmit, Stop, PreCompact "
-        "or SessionEnd, and the hook's JSON comes on stdin.",
+        "Run one Claude Code hook: EVENT is SessionStart, UserPromptSubmit, Stop, PreCompact, "
+        "SessionEnd or PostToolUse, and the hook's JSON comes on stdin.",
     ),
     "hooks": (
         "hooks",

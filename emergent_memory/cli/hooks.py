@@ -61,15 +61,17 @@ SCOPE_OPTION = click.option(
 @cli.command(context_settings={"ignore_unknown_options": True})
 @click.argument("event")
 def hook(event: str) -> None:
-    """Run one Claude Code hook: EVENT is SessionStart, UserPromptSubmit, Stop, PreCompact
-    or SessionEnd, and the hook's JSON comes on stdin.
+    """Run one Claude Code hook: EVENT is SessionStart, UserPromptSubmit, Stop, PreCompact,
+    SessionEnd or PostToolUse, and the hook's JSON comes on stdin.
 
     SessionStart and UserPromptSubmit print the memories to inject as Claude Code's
     {"hookSpecificOutput": {"hookEventName", "additionalContext"}}; Stop, PreCompact and
-    SessionEnd send the new part of the transcript for capture. Always exits 0, prints
-    nothing else, and logs problems to <data dir>/logs/hooks.log. Installed by `hooks
-    install`. (`hook Backlog` is the run SessionStart starts detached to send the turns
-    that earlier runs left unsent; input {"project_id": ...}.)
+    SessionEnd send the new part of the transcript for capture; PostToolUse sends the files
+    Claude wrote or deleted in its auto memory folder. Always exits 0, prints nothing else,
+    and logs problems to <data dir>/logs/hooks.log. Installed by `hooks install`. (`hook
+    Backlog` is the run SessionStart starts detached to send the turns that earlier runs
+    left unsent; input {"project_id": ...}; `hook AutoMemorySync` the one that sends the
+    auto memory folder's changes; input {"memory_folder": ..., "project_id": ...}.)
     """
     from emergent_memory.hooks.run import main as run_hook
 

@@ -218,6 +218,7 @@ def build_http_app(settings: Settings, services: ServerServices) -> Starlette:
                     browse=services.browse,
                     duplicates=services.duplicates,
                     verify=services.verify,
+                    auto_memory=services.auto_memory,
                 )
             ),
             *dashboard_routes(

@@ -6,6 +6,7 @@ import dataclasses
 import json
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -48,20 +49,78 @@ def export_command(
 
 
 @cli.command("import")
-@click.argument("path", type=click.Path(dir_okay=False, allow_dash=True, exists=False))
+@click.argument("path", required=False, type=click.Path(allow_dash=True, exists=False))
+@click.option(
+    "--from",
+    "source",
+    type=click.Choice(["export", "claude-code"]),
+    default="export",
+    show_default=True,
+    help="What PATH is: an export (JSON Lines), or Claude Code's auto memory (PATH: one "
+    "memory folder or project folder; none: every project under ~/.claude/projects).",
+)
+@click.option(
+    "--dry-run", is_flag=True, help="With --from claude-code: say what would happen, write nothing."
+)
+@click.option(
+    "--project-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="With --from claude-code and a PATH: the project's directory, when no session "
+    "transcript beside the folder records it.",
+)
+@click.option(
+    "--replace-auto-memory",
+    is_flag=True,
+    help="With --from claude-code: once a project's folder is imported whole, turn Claude "
+    "Code's auto memory off for that project (autoMemoryEnabled false in its "
+    ".claude/settings.local.json, with a backup), so that there is one memory.",
+)
 @MIGRATE_OPTION
 @JSON_OPTION
 @click.pass_obj
 @reports_errors
-def import_command(settings: Settings, path: str, migrate: bool, as_json: bool) -> None:
-    """Load an export (JSON Lines), keeping ids; importing twice changes nothing."""
+def import_command(
+    settings: Settings,
+    path: str | None,
+    source: str,
+    dry_run: bool,
+    project_dir: Path | None,
+    replace_auto_memory: bool,
+    migrate: bool,
+    as_json: bool,
+) -> None:
+    """Load an export (JSON Lines), keeping ids; importing twice changes nothing.
+
+    With --from claude-code, import Claude Code's auto memory instead (docs/clients.md).
+    """
+    if source == "claude-code":
+        from emergent_memory.cli.auto_memory import import_claude_code
+
+        import_claude_code(
+            settings, path, dry_run, project_dir, migrate, as_json, replace=replace_auto_memory
+        )
+        return
+    if dry_run or project_dir is not None or replace_auto_memory:
+        raise InvalidInput(
+            "--dry-run, --project-dir and --replace-auto-memory go with --from claude-code only"
+        )
+    if path is None:
+        raise InvalidInput(
+            "give the export to import (a JSON Lines file, - for stdin), or --from claude-code"
+        )
+    if path != "-" and Path(path).is_dir():
+        raise InvalidInput(
+            f"{path} is a folder: an export is one JSON Lines file; to import Claude Code's "
+            "memory folder, add --from claude-code"
+        )
     from emergent_memory.app import open_admin_services
 
     with (
         open_admin_services(settings, migrate=migrate) as admin,
-        click.open_file(path, "r", encoding="utf-8") as source,
+        click.open_file(path, "r", encoding="utf-8") as source_file,
     ):
-        counts = admin.maintenance.import_records(_json_lines(source))
+        counts = admin.maintenance.import_records(_json_lines(source_file))
     data = dataclasses.asdict(counts)
     emit(data, as_json, lambda: click.echo(_describe_counts(data)))
 

@@ -1,7 +1,8 @@
 """Our entries in Claude Code's settings.json: merged in, recognised, removed.
 
 `hooks install` adds one hook per event, {"type": "command", "command": "<emergent-memory>
-hook <Event>", "timeout": N}, in a matcher group of its own, and keeps every other key and
+hook <Event>", "timeout": N}, in a matcher group of its own (with the event's HOOK_MATCHERS
+entry as its "matcher", if any), and keeps every other key and
 hook as it is. An entry is ours when its command is our executable (`emergent-memory`, or
 `python -m emergent_memory`) followed by `hook <Event>`, so `hooks uninstall` removes ours
 and nothing else. A file that is not valid JSON (or not shaped as settings) is refused,
@@ -30,7 +31,13 @@ HOOK_TIMEOUTS = {
     "Stop": 15,
     "PreCompact": 15,
     "SessionEnd": 5,
+    "PostToolUse": 5,
 }
+# The tools each event's hook runs after (its matcher group's "matcher"; none: every time).
+# PostToolUse: Claude Code writes its auto memory with Write, Edit and MultiEdit, and deletes
+# with Bash (hooks/auto_memory.py; the hook does nothing for a call that does not touch the
+# memory folder).
+HOOK_MATCHERS = {"PostToolUse": "Write|Edit|MultiEdit|Bash"}
 EXECUTABLE_NAMES = frozenset({"emergent-memory", "emergent-memory.exe"})
 
 
@@ -104,7 +111,10 @@ def is_ours(hook: object, event: str | None = None) -> bool:
 
 def our_group(program: str, event: str) -> dict[str, Any]:
     hook = {"type": "command", "command": hook_command(program, event)}
-    return {"hooks": [hook | {"timeout": HOOK_TIMEOUTS[event]}]}
+    group: dict[str, Any] = {"hooks": [hook | {"timeout": HOOK_TIMEOUTS[event]}]}
+    if event in HOOK_MATCHERS:
+        group = {"matcher": HOOK_MATCHERS[event], **group}
+    return group
 
 
 def plugin_hooks() -> dict[str, Any]:

@@ -5,13 +5,16 @@ SessionStart and UserPromptSubmit ask the server for the context to inject
 {"hookSpecificOutput": {"hookEventName": EVENT, "additionalContext": "..."}}; they print
 nothing when there is nothing to add. Stop, PreCompact and SessionEnd send the part of the
 transcript not sent yet (POST /api/v1/capture) and print nothing (additionalContext on Stop
-would make the conversation go on).
+would make the conversation go on). PostToolUse sends the files Claude wrote, edited or
+deleted in the session's auto memory folder (hooks/auto_memory.py) and prints nothing.
 
 Turns the server did not take wait in the project's backlog (hooks/capture.py). When the
 context answer says capture is on and the project has a backlog, SessionStart starts
 `hook Backlog` detached once its output is written, so that the session's start never waits
 for it; that run sends the backlog within its own budget. When the answer says capture is
-off, the session's first SessionStart says so in the context, in one short line.
+off, the session's first SessionStart says so in the context, in one short line. Likewise,
+when the session's auto memory folder changed since it was last sent, SessionStart starts
+`hook AutoMemorySync` detached once its output is written (the catch-up).
 
 Whatever happens (malformed input, no server, a slow or failing server, a bug) the hook
 exits 0, prints nothing but that JSON, and finishes within its event's time budget: a
@@ -61,8 +64,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, BinaryIO, TextIO
 
-EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd")
+EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd", "PostToolUse")
 BACKLOG_EVENT = "Backlog"  # not Claude Code's: the detached run that sends a project's backlog
+# not Claude Code's either: the detached run that sends a session's auto memory folder
+AUTO_MEMORY_EVENT = "AutoMemorySync"
+DETACHED_EVENTS = (BACKLOG_EVENT, AUTO_MEMORY_EVENT)
 CONTEXT_PATH = "/api/v1/context"
 # Said once per session, at its start, when the server answers that capture is off.
 CAPTURE_OFF_LINE = "Automatic capture is off: memories are saved only when you call save_memory."
@@ -89,13 +95,22 @@ BUDGETS = {
     "Stop": Budget(total=8.0, request=2.0, stdin=0.5),
     "PreCompact": Budget(total=8.0, request=2.0, stdin=0.5),
     "SessionEnd": Budget(total=1.2, request=1.0, stdin=0.2),
+    # after a tool call: Claude waits for it, so it stays short; a file not sent in time is
+    # sent by the next sync
+    "PostToolUse": Budget(total=4.0, request=3.0, stdin=0.5),
 }
 # The detached backlog run's: no one waits for it (capture.MAX_BACKLOG_REQUESTS bounds its
 # requests).
 BACKLOG_BUDGET = Budget(total=60.0, request=5.0, stdin=0.5)
+AUTO_MEMORY_BUDGET = Budget(total=30.0, request=20.0, stdin=0.5)
 # `hook Setup`, the plugin's first-time setup (hooks/setup.py): a first start of the embedded
 # database and its migration, then the server's start
 SETUP_BUDGET = Budget(total=300.0, request=5.0, stdin=0.5)
+DETACHED_BUDGETS = {
+    BACKLOG_EVENT: BACKLOG_BUDGET,
+    AUTO_MEMORY_EVENT: AUTO_MEMORY_BUDGET,
+    SETUP_EVENT: SETUP_BUDGET,
+}
 UNKNOWN_EVENT_BUDGET = Budget(total=1.0, request=1.0, stdin=0.2)
 WATCHDOG_GRACE = 0.3  # the watchdog ends the process this long after the budget
 AUTOSTART_WAIT = 5.0  # how long SessionStart waits for a server it (or another) started
@@ -118,9 +133,7 @@ def main(
     """Run the hook for argv[0] (the event); always returns 0."""
     started = time.monotonic()
     event = argv[0] if argv else ""
-    budget = {BACKLOG_EVENT: BACKLOG_BUDGET, SETUP_EVENT: SETUP_BUDGET}.get(event) or BUDGETS.get(
-        event, UNKNOWN_EVENT_BUDGET
-    )
+    budget = DETACHED_BUDGETS.get(event) or BUDGETS.get(event, UNKNOWN_EVENT_BUDGET)
     if watchdog:
         _start_watchdog(budget.total + WATCHDOG_GRACE)
     environ = os.environ if environ is None else environ
@@ -178,6 +191,8 @@ class HookRun:
         self.setting_up = False  # the plugin's first-time setup runs (hooks/setup.py)
         self.capture: str | None = None  # "on" or "off", as the context answer said
         self.backlog_project: str | None = None  # whose backlog to send once output is out
+        # the auto memory folder (and its project) to send once output is out
+        self.auto_memory: tuple[Path, str] | None = None
 
     def left(self) -> float:
         return self.deadline - time.monotonic()
@@ -188,7 +203,7 @@ class HookRun:
 
             setup.run(self.environ, data_dir(self.environ), self.log)
             return ""
-        if self.event not in EVENTS and self.event != BACKLOG_EVENT:
+        if self.event not in EVENTS and self.event not in DETACHED_EVENTS:
             self.log.warning(f"unknown hook event {self.event[:40]!r}; nothing done")
             return ""
         raw = read_input(stdin, min(self.budget.stdin, self.left()))
@@ -206,6 +221,10 @@ class HookRun:
             self.payload = payload
             self.send_backlog()
             return ""
+        if self.event == AUTO_MEMORY_EVENT:
+            self.payload = payload
+            self.sync_auto_memory()
+            return ""
         session_id = payload.get("session_id")
         if not isinstance(session_id, str) or not 1 <= len(session_id) <= 200:
             self.log.warning("the hook input has no valid session_id; ignored")
@@ -217,6 +236,9 @@ class HookRun:
             return self.session_start()
         if self.event == "UserPromptSubmit":
             return self.prompt_submit()
+        if self.event == "PostToolUse":
+            self.after_tool()
+            return ""
         from emergent_memory.hooks.capture import TranscriptCapture
 
         TranscriptCapture(self).send(final=self.event in FINAL_EVENTS)
@@ -335,7 +357,55 @@ class HookRun:
         if self.capture == "on" and unsent_sessions(self.config.data_dir, project):
             self.backlog_project = project  # sent by a detached run, once the output is out
         self.save(path, state)
+        self.auto_memory = self._auto_memory_pending(project)
         return self._output(context)
+
+    def _auto_memory_pending(self, project: str) -> tuple[Path, str] | None:
+        """The session's auto memory folder when it changed since it was last sent (the
+        detached catch-up sends it); else None."""
+        from emergent_memory.hooks.auto_memory import AutoMemorySync, session_memory_folder
+
+        folder = session_memory_folder(self.payload)
+        if folder is None or not AutoMemorySync(self, folder, project).pending():
+            return None
+        return folder, project
+
+    def after_tool(self) -> None:
+        """PostToolUse: a sync of the session's auto memory folder when the tool call may
+        have changed it."""
+        from emergent_memory.hooks.auto_memory import AutoMemorySync, session_memory_folder, touches
+
+        folder = session_memory_folder(self.payload)
+        if folder is None or not touches(self.payload, folder):
+            return
+        assert self.config is not None
+        path = state_path(self.config.data_dir, self.session_id)
+        state = load_state(path)
+        cached = (state.project_dir, state.project_id)
+        project = self.project_id(state)
+        if project is None:
+            return
+        if (state.project_dir, state.project_id) != cached:
+            self.save(path, state)
+        AutoMemorySync(self, folder, project).sync()
+
+    def sync_auto_memory(self) -> None:
+        """The detached catch-up (`hook AutoMemorySync`, input {"memory_folder",
+        "project_id"}): send what changed in the folder."""
+        from emergent_memory.hooks.auto_memory import AutoMemorySync
+
+        folder = self.payload.get("memory_folder")
+        try:
+            project = canonical_uuid(str(self.payload.get("project_id")))
+        except ValueError:
+            self.log.warning("the auto memory run's input has no valid project_id; nothing sent")
+            return
+        if not isinstance(folder, str) or not Path(folder).is_dir():
+            self.log.warning("the auto memory run's input has no memory folder; nothing sent")
+            return
+        if not self._configure():
+            return
+        AutoMemorySync(self, Path(folder), project).sync()
 
     def note_capture(self, capture: str) -> None:
         """Keep what the server said of capture ("on" or "off") for `hooks status` and the
@@ -347,20 +417,31 @@ class HookRun:
             self.log.warning(f"cannot note what the server said of capture: {error.strerror}")
 
     def after_output(self) -> None:
-        """What a run does once its output is written: SessionStart starts the detached run
-        that sends the project's backlog (no session's start waits for it)."""
-        if self.backlog_project is None or self.config is None:
+        """What a run does once its output is written: SessionStart starts the detached runs
+        that send the project's backlog and the session's auto memory folder (no session's
+        start waits for them)."""
+        if self.backlog_project is not None:
+            payload = {"project_id": self.backlog_project}
+            self._detached(BACKLOG_EVENT, payload, "the project's unsent turns")
+        if self.auto_memory is not None:
+            folder, project = self.auto_memory
+            payload = {"memory_folder": str(folder), "project_id": project}
+            self._detached(AUTO_MEMORY_EVENT, payload, "the auto memory folder's changes")
+
+    def _detached(self, event: str, payload: dict[str, str], what: str) -> None:
+        if self.config is None:
             return
         from emergent_memory.hooks import autostart
 
-        command = [sys.executable, "-m", "emergent_memory", "hook", BACKLOG_EVENT]
-        payload = json.dumps({"project_id": self.backlog_project}).encode()
+        command = [sys.executable, "-m", "emergent_memory", "hook", event]
         try:
-            pid = autostart.spawn_detached(command, self.config.data_dir, self.environ, payload)
+            pid = autostart.spawn_detached(
+                command, self.config.data_dir, self.environ, json.dumps(payload).encode()
+            )
         except OSError as error:
-            self.log.warning(f"cannot start the run that sends the backlog: {error.strerror}")
+            self.log.warning(f"cannot start the run that sends {what}: {error.strerror}")
             return
-        self.log.info(f"sending the project's unsent turns in the background (pid {pid})")
+        self.log.info(f"sending {what} in the background (pid {pid})")
 
     def send_backlog(self) -> None:
         """The detached run (`hook Backlog`, input {"project_id"}): send the project's

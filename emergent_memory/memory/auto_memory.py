@@ -1,0 +1,221 @@
+"""Claude Code's auto memory files read as memories: the file format and the mapping rule.
+
+Claude Code keeps one Markdown file per fact in a project's memory folder
+(`~/.claude/projects/<project>/memory/`), with a frontmatter of `name`, `description` and
+`metadata.type` (`type` at the top level is accepted too), `[[name]]` links to other files,
+and an index `MEMORY.md` that is not a memory. The frontmatter is a small YAML subset, read
+permissively here: `key: value` (quoted or not), one level of nesting (`metadata:` then
+indented keys) and block scalars (`>` folds, `|` keeps lines). A file without frontmatter is a
+fact.
+
+The mapping (docs/clients.md "Claude Code's own memory"):
+
+| type        | category                                    | scope                   |
+|-------------|---------------------------------------------|-------------------------|
+| `user`      | preference                                  | user                    |
+| `feedback`  | correction if it says something was wrong   | user                    |
+|             | (CORRECTION_WORDS), else instruction        |                         |
+| `project`   | fact                                        | project (of the folder) |
+| `reference` | fact                                        | user                    |
+
+The memory's text is the file's body, after the description when the body does not already
+say it; the stored text keeps the file's words (links included) as written. A file's key is
+`<project folder>/<file name>`: the import finds the memory it made from it by that key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from emergent_memory.memory.models import Category, MemoryScope
+
+INDEX_FILE = "MEMORY.md"
+NOTE_SUFFIX = ".md"
+TYPES = ("user", "feedback", "project", "reference")
+NoteType = Literal["user", "feedback", "project", "reference"]
+
+# Words with which a feedback note says that something was wrong (a correction, rather than a
+# standing instruction), matched as whole lower-cased words or phrases. Labelled examples:
+# tests/test_auto_memory.py FEEDBACK_CASES.
+_CORRECTION_WORDS = """
+wrong wrongly incorrect incorrectly mistake mistakes mistaken mistakenly actually
+corrected correction erroneous erroneously misunderstood misread
+"""
+CORRECTION_WORDS = frozenset(_CORRECTION_WORDS.split())
+CORRECTION_PHRASES = ("not true", "no longer", "should have", "instead of what")
+
+LINK = re.compile(r"\[\[([^\[\]\n|#]{1,200})(?:[|#][^\[\]\n]*)?\]\]")
+_WORD = re.compile(r"[a-z']+")
+_KEY_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)\s*:\s*(.*)$")
+FILE_NAME = re.compile(r"^[^/\\\x00]{1,255}$")
+
+
+class NoteProblem(Exception):
+    """A file that cannot become a memory; the message says why, and never quotes the file."""
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """One memory file as the import reads it."""
+
+    file_name: str
+    name: str
+    type: NoteType
+    description: str
+    body: str
+    sha256: str  # of the file's text: the same text imports once
+
+    @property
+    def stem(self) -> str:
+        return self.file_name.removesuffix(NOTE_SUFFIX)
+
+    @property
+    def links(self) -> list[str]:
+        """The names the file links to ([[name]]), each once, in order."""
+        found = dict.fromkeys(match.strip() for match in LINK.findall(self.body))
+        return [name for name in found if name]
+
+    @property
+    def category(self) -> Category:
+        if self.type == "user":
+            return "preference"
+        if self.type == "feedback":
+            return "correction" if says_correction(self.text) else "instruction"
+        return "fact"
+
+    @property
+    def scope(self) -> MemoryScope:
+        return "project" if self.type == "project" else "user"
+
+    @property
+    def text(self) -> str:
+        """The memory's text: the body, after the description when the body does not
+        already hold it."""
+        body, description = self.body.strip(), self.description.strip()
+        if not description or description.casefold() in body.casefold():
+            return body
+        if not body:
+            return description
+        return f"{description}\n\n{body}"
+
+
+def is_note_file(file_name: str) -> bool:
+    """Whether a file of a memory folder is a memory (a Markdown file other than the index)."""
+    return file_name.endswith(NOTE_SUFFIX) and file_name != INDEX_FILE
+
+
+def check_file_name(file_name: str) -> str:
+    """A memory file's name: no folder in it, a Markdown file, not the index."""
+    if not FILE_NAME.match(file_name) or file_name in (".", ".."):
+        raise NoteProblem("not a file name (a name without folders, at most 255 characters)")
+    if not is_note_file(file_name):
+        raise NoteProblem(f"not a memory file (a .md file other than {INDEX_FILE})")
+    return file_name
+
+
+def text_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def decode(raw: bytes) -> str:
+    """The file's text; raises NoteProblem when it is not UTF-8."""
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise NoteProblem("not UTF-8 text") from None
+
+
+def parse_note(file_name: str, text: str) -> Note:
+    """The note a memory file holds. Raises NoteProblem (an unknown type, nothing to save)."""
+    check_file_name(file_name)
+    fields, body = split_frontmatter(text)
+    metadata = fields.get("metadata")
+    kind = metadata.get("type") if isinstance(metadata, dict) else None
+    if not kind:
+        top = fields.get("type")
+        kind = top if isinstance(top, str) else None
+    kind = (kind or "reference").strip().lower()
+    if kind not in TYPES:
+        raise NoteProblem(f"unknown type (expected one of {', '.join(TYPES)})")
+    name = fields.get("name")
+    description = fields.get("description")
+    note = Note(
+        file_name=file_name,
+        name=name.strip() if isinstance(name, str) and name.strip() else file_name[:-3],
+        type=kind,  # type: ignore[arg-type]  # checked against TYPES above
+        description=description if isinstance(description, str) else "",
+        body=body,
+        sha256=text_sha256(text),
+    )
+    if not note.text:
+        raise NoteProblem("empty: neither a description nor a body")
+    return note
+
+
+def split_frontmatter(text: str) -> tuple[dict[str, str | dict[str, str]], str]:
+    """The frontmatter's fields and the body; ({}, text) when the file has none."""
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        return {}, text
+    for end in range(1, len(lines)):
+        if lines[end].strip() in ("---", "..."):
+            return _fields(lines[1:end]), "\n".join(lines[end + 1 :])
+    return {}, text  # no closing line: not a frontmatter
+
+
+def _fields(lines: list[str]) -> dict[str, str | dict[str, str]]:
+    fields: dict[str, str | dict[str, str]] = {}
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        index += 1
+        match = _KEY_LINE.match(line)
+        if not match or line[:1].isspace():
+            continue
+        key, value = match.group(1), match.group(2).strip()
+        block = []
+        while index < len(lines) and (not lines[index].strip() or lines[index][:1].isspace()):
+            block.append(lines[index])
+            index += 1
+        if value[:1] in (">", "|"):
+            fields[key] = _block_scalar(value[0], block)
+        elif value:
+            fields[key] = _scalar(value)
+        else:
+            fields[key] = _nested(block)
+    return fields
+
+
+def _nested(lines: list[str]) -> dict[str, str]:
+    nested: dict[str, str] = {}
+    for line in lines:
+        match = _KEY_LINE.match(line.strip())
+        if match and match.group(2).strip()[:1] not in (">", "|"):
+            nested[match.group(1)] = _scalar(match.group(2).strip())
+    return nested
+
+
+def _block_scalar(style: str, lines: list[str]) -> str:
+    stripped = [line.strip() for line in lines]
+    while stripped and not stripped[-1]:
+        stripped.pop()
+    if style == "|":
+        return "\n".join(stripped)
+    return " ".join(part for part in stripped if part)
+
+
+def _scalar(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value.split(" #", 1)[0].strip()
+
+
+def says_correction(text: str) -> bool:
+    """Whether a feedback note says that something was wrong (CORRECTION_WORDS)."""
+    lowered = text.lower()
+    if any(word in CORRECTION_WORDS for word in _WORD.findall(lowered)):
+        return True
+    return any(phrase in lowered for phrase in CORRECTION_PHRASES)

@@ -1,0 +1,270 @@
+"""Claude Code's auto memory kept in sync: POST /api/v1/import/claude-code (auth, scope, bad
+input, isolation) in process, and the PostToolUse hook with Claude Code's own input shape and
+the SessionStart catch-up, as processes against the real HTTP server and database."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from starlette.testclient import TestClient
+
+from emergent_memory.auth.local_ids import derived_project_id, project_root
+from emergent_memory.auth.principal import ANY_PROJECT, READ, WRITE, Principal
+from emergent_memory.hooks.claude_settings import HOOK_MATCHERS, our_group
+from emergent_memory.hooks.run import EVENTS
+from emergent_memory.memory import MemoryService
+from tests.embedders import EmbeddingServer
+from tests.helpers import HttpServer, make_token, running_http_server
+from tests.test_rest_api import api_client, api_services
+
+PATH = "/api/v1/import/claude-code"
+ROLE = "---\nname: user_role\nmetadata:\n  type: user\n---\nThe user is a data engineer.\n"
+
+
+@pytest.fixture
+def client(service: MemoryService) -> Iterator[TestClient]:
+    with api_client(service, api_services(service)) as connected:
+        yield connected
+
+
+def post(client: TestClient, token: str | None, body: Any) -> Any:
+    headers = {"Content-Type": "application/json"}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    return client.post(PATH, content=json.dumps(body).encode(), headers=headers)
+
+
+def imported(database_url: str, actor: uuid.UUID) -> list[tuple[str, int, bool, str]]:
+    """(id, version, deleted, content) of the actor's memories, oldest first."""
+    with psycopg.connect(database_url) as conn:
+        rows = conn.execute(
+            "SELECT canonical_id::text, version, deleted_at IS NOT NULL, properties->>'content' "
+            "FROM kb.graph_objects WHERE actor_id = %s AND type = 'Memory' AND is_head "
+            "ORDER BY created_at",
+            (actor,),
+        ).fetchall()
+    return [(row[0], row[1], row[2], row[3]) for row in rows]
+
+
+def test_the_endpoint_imports_a_folder_and_forgets_a_deleted_file(
+    client: TestClient, principal: Principal, database_url: str
+) -> None:
+    token = make_token(database_url, principal.actor_id, principal.project_id)[0]
+    body = {"folder": "-home-dev-src-shop", "files": [{"name": "user_role.md", "text": ROLE}]}
+    first = post(client, token, body)
+    assert first.status_code == 200, first.text
+    answer = first.json()
+    assert answer["counts"]["saved"] == 1
+    assert answer["project_id"] == str(principal.project_id)
+    [(memory_id, _, _, content)] = imported(database_url, principal.actor_id)
+    assert answer["files"] == [
+        {
+            "file": "user_role.md",
+            "status": "saved",
+            "category": "preference",
+            "scope": "user",
+            "memory_id": memory_id,
+        }
+    ]
+    assert content == "The user is a data engineer."
+    assert post(client, token, body).json()["files"][0]["status"] == "unchanged"
+    dry = post(
+        client, token, {"folder": body["folder"], "deleted": ["user_role.md"], "dry_run": True}
+    )
+    assert dry.json()["files"] == [
+        {"file": "user_role.md", "status": "forgotten", "memory_id": memory_id}
+    ]
+    assert imported(database_url, principal.actor_id)[0][2] is False  # the dry run wrote nothing
+    gone = post(client, token, {"folder": body["folder"], "deleted": ["user_role.md"]})
+    assert gone.json()["counts"]["forgotten"] == 1
+    assert imported(database_url, principal.actor_id)[0][2] is True
+
+
+def test_the_endpoint_needs_a_token_with_write_and_refuses_bad_input(
+    client: TestClient, principal: Principal, database_url: str
+) -> None:
+    body = {"folder": "-p", "files": [{"name": "user_role.md", "text": ROLE}]}
+    assert post(client, None, body).status_code == 401
+    reader = make_token(database_url, principal.actor_id, principal.project_id, READ)[0]
+    refused = post(client, reader, body)
+    assert refused.status_code == 403
+    assert "memory:write" in refused.json()["error"]["message"]
+    writer = make_token(database_url, principal.actor_id, principal.project_id)[0]
+    for bad, field in [
+        ({"folder": "a/b", "files": []}, "folder"),
+        ({"folder": "-p", "files": [{"name": "x.md"}]}, "files.0.text"),
+        ({"folder": "-p", "files": [], "extra": 1}, "extra"),
+        ({"folder": "-p", "files": "x"}, "files"),
+    ]:
+        answer = post(client, writer, bad)
+        assert answer.status_code == 400, bad
+        assert field in answer.json()["error"]["message"]
+    elsewhere = post(client, writer, body | {"project_id": str(uuid.uuid4())})
+    assert elsewhere.status_code == 403  # this token acts in its own project only
+    assert imported(database_url, principal.actor_id) == []
+
+
+def test_another_actor_never_reaches_the_first_ones_memories(
+    client: TestClient, database_url: str
+) -> None:
+    project = uuid.uuid4()
+    first, second = uuid.uuid4(), uuid.uuid4()
+    body = {"folder": "-shared", "files": [{"name": "user_role.md", "text": ROLE}]}
+    assert post(client, make_token(database_url, first, project)[0], body).status_code == 200
+    theirs = make_token(database_url, second, project)[0]
+    gone = post(client, theirs, {"folder": "-shared", "deleted": ["user_role.md"]})
+    assert gone.json()["files"] == [
+        {"file": "user_role.md", "status": "skipped", "reason": "no memory came from it"}
+    ]
+    assert imported(database_url, first)[0][2] is False
+    assert post(client, theirs, body).json()["files"][0]["status"] == "saved"  # its own
+
+
+# -- the hooks ----------------------------------------------------------------------------------
+
+
+def test_post_tool_use_is_installed_with_its_matcher() -> None:
+    assert "PostToolUse" in EVENTS
+    group = our_group("emergent-memory", "PostToolUse")
+    assert group["matcher"] == HOOK_MATCHERS["PostToolUse"] == "Write|Edit|MultiEdit|Bash"
+    assert group["hooks"][0]["command"] == "emergent-memory hook PostToolUse"
+    assert "matcher" not in our_group("emergent-memory", "SessionStart")
+
+
+class Session:
+    """A Claude Code session in a temporary ~/.claude, its hooks run as Claude Code runs them,
+    against the real server."""
+
+    def __init__(self, tmp: Path, server: HttpServer, token: str) -> None:
+        self.project_dir = tmp / "src" / "shop"
+        self.project_dir.mkdir(parents=True)
+        self.session_id = str(uuid.uuid4())
+        folder = tmp / ".claude" / "projects" / "-tmp-src-shop"
+        self.memory = folder / "memory"
+        self.memory.mkdir(parents=True)
+        self.transcript = folder / f"{self.session_id}.jsonl"
+        self.transcript.write_text(
+            json.dumps({"type": "user", "cwd": str(self.project_dir)}) + "\n"
+        )
+        self.data = tmp / "data"
+        base = {
+            k: v for k, v in os.environ.items() if not k.startswith(("EMERGENT_MEMORY_", "CLAUDE"))
+        }
+        self.env = base | {
+            "EMERGENT_MEMORY_DATA_DIR": str(self.data),
+            "EMERGENT_MEMORY_HOOK_CONFIG": str(tmp / "hooks.json"),
+            "EMERGENT_MEMORY_HOOK_URL": server.base,
+            "EMERGENT_MEMORY_HOOK_TOKEN": token,
+        }
+
+    def tool(self, tool_name: str, tool_input: dict[str, Any]) -> None:
+        """Claude Code's PostToolUse input (2.1), as the hooks reference gives it."""
+        payload = {
+            "session_id": self.session_id,
+            "transcript_path": str(self.transcript),
+            "cwd": str(self.project_dir),
+            "permission_mode": "default",
+            "hook_event_name": "PostToolUse",
+            "tool_name": tool_name,
+            "tool_input": tool_input,
+            "tool_response": {"filePath": tool_input.get("file_path"), "success": True},
+            "tool_use_id": "toolu_01" + uuid.uuid4().hex[:20],
+        }
+        self.hook("PostToolUse", payload)
+
+    def hook(self, event: str, payload: dict[str, Any]) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "emergent_memory", "hook", event],
+            input=json.dumps(payload).encode(),
+            env=self.env,
+            cwd=self.project_dir,
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0
+        return done.stdout.decode()
+
+    def write(self, name: str, text: str) -> None:
+        path = self.memory / name
+        path.write_text(text)
+        self.tool("Write", {"file_path": str(path), "content": text})
+
+    @property
+    def log(self) -> str:
+        path = self.data / "logs" / "hooks.log"
+        return path.read_text() if path.exists() else ""
+
+
+def note(kind: str, body: str) -> str:
+    return f"---\nname: n\nmetadata:\n  type: {kind}\n---\n{body}\n"
+
+
+def test_the_hooks_send_what_claude_writes_edits_and_deletes(
+    tmp_path: Path, database_url: str, embedding_server: EmbeddingServer
+) -> None:
+    actor = uuid.uuid4()
+    with running_http_server(database_url, embedding_server) as server:
+        token = make_token(database_url, actor, uuid.uuid4(), READ, WRITE, ANY_PROJECT)[0]
+        session = Session(tmp_path, server, token)
+        session.write("project_freeze.md", note("project", "Merge freeze from March 5."))
+        [(freeze, version, deleted, _)] = imported(database_url, actor)
+        assert (version, deleted) == (1, False)
+        with psycopg.connect(database_url) as conn:
+            where = conn.execute(
+                "SELECT project_id FROM kb.graph_objects WHERE canonical_id = %s AND is_head",
+                (freeze,),
+            ).fetchone()
+        # the session's project, as the hooks derive it for injection
+        assert where == (derived_project_id(project_root(session.project_dir)),)
+
+        edited = note("project", "Merge freeze from March 9.")
+        (session.memory / "project_freeze.md").write_text(edited)
+        session.tool(
+            "Edit",
+            {
+                "file_path": str(session.memory / "project_freeze.md"),
+                "old_string": "March 5",
+                "new_string": "March 9",
+            },
+        )
+        assert imported(database_url, actor) == [(freeze, 2, False, "Merge freeze from March 9.")]
+
+        # a tool call elsewhere does nothing, even with a file changed meanwhile by hand
+        (session.memory / "user_editor.md").write_text(note("user", "The user edits in Helix."))
+        other = session.project_dir / "main.py"
+        other.write_text("print(1)\n")
+        session.tool("Write", {"file_path": str(other), "content": "print(1)\n"})
+        assert len(imported(database_url, actor)) == 1
+
+        (session.memory / "project_freeze.md").unlink()
+        session.tool("Bash", {"command": f"rm {session.memory}/project_freeze.md"})
+        assert imported(database_url, actor)[0][2] is True  # forgotten: deleted, restorable
+
+        # SessionStart prints its context and leaves the catch-up to a detached run
+        start = {
+            "session_id": session.session_id,
+            "transcript_path": str(session.transcript),
+            "cwd": str(session.project_dir),
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+        }
+        session.hook("SessionStart", start)
+        deadline = time.monotonic() + 60
+        while len(imported(database_url, actor)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        contents = [row[3] for row in imported(database_url, actor)]
+        assert contents[-1] == "The user edits in Helix."
+    assert "Helix" not in session.log
+    assert "March" not in session.log
+    assert "auto memory synced" in session.log
