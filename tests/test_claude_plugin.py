@@ -24,8 +24,15 @@ from emergent_memory import __version__
 from emergent_memory.hooks.claude_settings import EVENTS, plugin_hooks
 from tests import claude_code
 from tests.embedders import EmbeddingServer
-from tests.fake_anthropic import FakeAnthropic, RecordedRequest, text
-from tests.helpers import fake_embedder_env, free_port, http_server_process, run_cli, wait_until
+from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, text, tool_use
+from tests.helpers import (
+    COMMAND,
+    fake_embedder_env,
+    free_port,
+    http_server_process,
+    run_cli,
+    wait_until,
+)
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 PLUGIN = REPOSITORY / "integrations" / "claude-code"
@@ -38,6 +45,12 @@ PLUGIN_TOOLS = {
 }
 REMEMBERED = "The user wants pnpm, never npm, in every repository"
 PROMPT = "Which package manager should I use for this change?"
+# what the model writes into Claude Code's own auto memory in the second session
+NOTE = "The user indents Python with tabs, never spaces"
+NOTE_FILE = (
+    "---\nname: indentation\ndescription: how the user indents\nmetadata:\n  type: user\n---\n"
+    f"{NOTE}\n"
+)
 
 
 def load(path: Path) -> Any:
@@ -121,6 +134,14 @@ def first_with_tools(requests: list[RecordedRequest]) -> RecordedRequest:
     return next(r for r in requests if r.tool_names)
 
 
+def has_tool_result(request: RecordedRequest) -> bool:
+    return any(
+        isinstance(turn["content"], list)
+        and any(block.get("type") == "tool_result" for block in turn["content"])
+        for turn in request.json["messages"]
+    )
+
+
 def test_install_a_session_and_uninstall_with_the_real_claude_code(
     tmp_path: Path, database_url: str, embedding_server: EmbeddingServer
 ) -> None:
@@ -163,6 +184,7 @@ def test_install_a_session_and_uninstall_with_the_real_claude_code(
             home=home,
             project=project,
             base_url=fake.url,
+            args=("--permission-mode", "acceptEdits"),
             env=ours,
             timeout=180,
         )
@@ -185,7 +207,19 @@ def test_install_a_session_and_uninstall_with_the_real_claude_code(
         assert load(hooks_file)["token"].startswith("emt_")
         assert load(hooks_file)["url"] == f"http://127.0.0.1:{port}"
 
-        with FakeAnthropic(default=text("Use pnpm.")) as fake:
+        # the second session: the model keeps a note in Claude Code's own memory, as its system
+        # prompt tells it to (its Write tool); the plugin's PostToolUse hook saves it
+        memory_folder = home / ".claude" / "projects" / claude_code.project_folder(project)
+        note_path = memory_folder / "memory" / "indentation.md"
+
+        def writes_a_note(request: RecordedRequest) -> Reply | None:
+            if "Write" not in request.tool_names:
+                return None  # a side request (a title): the default answer
+            if has_tool_result(request):
+                return text("Use pnpm.")
+            return tool_use("Write", {"file_path": str(note_path), "content": NOTE_FILE})
+
+        with FakeAnthropic(handler=writes_a_note, default=text("Use pnpm.")) as fake:
             second = session(fake)
             [system] = [
                 m["content"]
@@ -196,6 +230,24 @@ def test_install_a_session_and_uninstall_with_the_real_claude_code(
         assert REMEMBERED in start_context
         assert "<emergent-memory>" in start_context
         assert REMEMBERED in system  # what the model received
+        assert NOTE in note_path.read_text()  # Claude Code wrote it (rewriting its frontmatter)
+        # in another project of the same user, recall finds the note: a user-scoped memory
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        recalled = subprocess.run(
+            [*COMMAND, "recall", NOTE, "--json"],
+            cwd=elsewhere,
+            env=settings | {"HOME": str(home)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert recalled.returncode == 0, recalled.stderr
+        found = [r for r in json.loads(recalled.stdout)["memories"] if NOTE in r["content"]]
+        assert found, recalled.stdout
+        assert found[0]["scope"] == "user"
+        assert found[0]["category"] == "preference"
 
         claude(home, "plugin", "uninstall", INSTALLED)
         assert (
