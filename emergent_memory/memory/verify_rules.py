@@ -42,12 +42,6 @@ from emergent_memory.memory import dedup
 from emergent_memory.memory.verify_result import Relation as Relation
 from emergent_memory.memory.verify_result import Verdict as Verdict
 
-# Negations that give a sentence the opposite sense ("does not want", "never", "no longer").
-_NEGATION_WORDS = """
-    not never no cannot without nothing nobody neither nor don't doesn't didn't isn't aren't
-    wasn't weren't won't can't shouldn't mustn't"""
-_NEGATIONS = frozenset(_NEGATION_WORDS.split())
-
 
 @dataclass(frozen=True, slots=True)
 class VerifyPolicy:
@@ -172,8 +166,8 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
             difference = f"the other value of one setting: {opposite}"
         elif rejected is not None:
             difference = f"the memory prefers another value to {rejected}"
-        elif _negated(memory) != _negated(claim):
-            one = "the claim" if _negated(claim) else "the memory"
+        elif (side := dedup.negating_side(memory, claim)) is not None:
+            one = "the claim" if side == "new" else "the memory"
             difference = f"{one} negates what the other states"
     _, kept = dedup.alignment(memory, claim)
     frame = kept / max(len(old.tokens), len(new.tokens), 1)
@@ -281,11 +275,6 @@ def _rejected(memory: str, claim: str) -> str | None:
         if word in claim_words and word not in claim_negated and not (chosen_words & claim_words):
             return written
     return None
-
-
-def _negated(text: str) -> bool:
-    words = _words(text)
-    return bool(words & _NEGATIONS) or any(word.endswith("n't") for word in words)
 
 
 def word_similarity(memory: str, claim: str) -> float:
