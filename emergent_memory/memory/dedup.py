@@ -773,6 +773,21 @@ def negating_side(existing: str, new: str) -> Literal["existing", "new"] | None:
     return "existing" if _negated_heads(old) & _stated(new_) else None
 
 
+# Words after a negator that are part of the negation, not what it negates ("no *longer*
+# needed", "not *even* close", "haven't *ever* been").
+_NEGATION_TAILS = frozenset({"longer", "more", "ever", "even", "yet", "really"})
+_NOT_A_HEAD = STOPWORDS | _POLARITY_WORDS | _NEGATION_TAILS
+
+
+def polarity_opposite(pair: frozenset[str], existing: str, new: str) -> bool:
+    """Whether two values of one setting (OPPOSITES) are opposite in these texts: always, but
+    a pair with a negator ("always" / "never") only when the texts' polarity differs ("never
+    run it without the plan" / "always run it with the plan" say the same)."""
+    if not pair & NEGATORS:
+        return True
+    return statement(existing).negations != statement(new).negations
+
+
 def _stated(one: Statement) -> frozenset[str]:
     """The text's words, and every verb of preference when it has one ("love sushi" states
     what "don't like sushi" negates)."""
@@ -785,7 +800,7 @@ def _negated_heads(one: Statement) -> set[str]:
     for i in range(len(one.tokens)):
         if _negates_at(one.tokens, i):
             following = [t.norm for t in one.tokens[i + 1 : i + 4]]
-            head = next((w for w in following if w not in STOPWORDS | _POLARITY_WORDS), None)
+            head = next((w for w in following if w not in _NOT_A_HEAD), None)
             if head is not None:
                 heads.add(head)
     return heads
@@ -811,8 +826,11 @@ def negates(existing: str, new: str) -> bool:
             continue
         gone = {t.text.lower() for t in old.tokens[i1:i2]} | {t.norm for t in old.tokens[i1:i2]}
         came = {t.text.lower() for t in new_.tokens[j1:j2]} | {t.norm for t in new_.tokens[j1:j2]}
-        if any({a, b} in OPPOSITES or {a, b} in _ANTONYM_PAIRS for a in gone for b in came):
-            return True
+        for a, b in ((a, b) for a in gone for b in came):
+            if {a, b} in _ANTONYM_PAIRS or (
+                {a, b} in OPPOSITES and polarity_opposite(frozenset({a, b}), existing, new)
+            ):
+                return True
     return False
 
 
