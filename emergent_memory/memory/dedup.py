@@ -38,7 +38,12 @@ Then, from the lowest similarity that is considered (`named_change_from`, else
    ..."), the same said of something else ("... too"), a question against a statement, or a
    fact joined to the old text whole (adds_a_fact). Without a change word, another occasion
    (another_occasion: other time anchors, "again", a plan against an event) and the other
-   value of a setting or a plain negation (negates) never supersede either.
+   value of a setting or a plain negation (negates) never supersede either. A negation is
+   read as polarity, not as words (negating_side): "not", "never", "no", "without", "don't",
+   "isn't" (a curly apostrophe too), "dont", ... (NEGATORS) counted per clause, two in one
+   clause and "not only" cancelling, the negator and its auxiliary ("does not want" /
+   "wants") no new words; one negator in place of another ("never" / "don't") keeps the
+   polarity, a rewording.
 3. Changes are counted (changed_values): a value lost while another of its kind is gained
    (PROJ-123 / PROJ-456, port 9001 / 9002), a name in place of a name (Marco / Marta), another
    role (tech lead / hiring manager), a modifier swapped before the same noun ("the *blue*

@@ -4,8 +4,8 @@ verdict of the candidates, from save's duplicate rules and calibrated similarity
 The rules (`VerifyPolicy.relation`) read each candidate with save's duplicate rules
 (memory/dedup.py's `compare`: values, holders, modifiers, change words) plus two of their own
 that dedup leaves to supersession (two values of one setting, "tabs" / "spaces", and a
-negation one text has and the other not), then the similarity bands calibrated on
-benchmarks/data/verify_claims.json (benchmarks/verify.py; the thresholds are in
+negated clause one text has and the other not, as dedup counts them), then the similarity bands
+calibrated on benchmarks/data/verify_claims.json (benchmarks/verify.py; the thresholds are in
 emergent_memory/app.py, per embedding model):
 
 1. below `related_from` a memory is not about the claim's subject, unless from
@@ -15,12 +15,13 @@ emergent_memory/app.py, per embedding model):
    modifier swapped before the same noun: "the *staging* database" / "the *production*
    database") is related, never a confirmation or a conflict;
 3. a changed value, the other value of a setting, the same values in swapped places, or a
-   negation one side has conflicts from `confirm_from`, and from `conflict_from` when the two
-   keep at least `conflict_frame` of the longer one's words in order (the same sentence with
-   the value swapped, not another sentence about the same thing); so does, from
-   `related_from`, one part of a longer memory restated with another number beside the same
-   word when the claim says nothing the memory does not ("a Django 4.2 app served by
-   gunicorn" / "runs Django 5.0"); closer than `related_from` but not that, related;
+   negation one side has (dedup's negated clauses) conflicts from `confirm_from`, and from
+   `conflict_from` when the two keep at least `conflict_frame` of the longer one's words in
+   order (the same sentence with the value swapped, not another sentence about the same
+   thing); so does, from `related_from`, one part of a longer memory restated with another
+   number beside the same word when the claim says nothing the memory does not ("a Django
+   4.2 app served by gunicorn" / "runs Django 5.0"); closer than `related_from` but not
+   that, related;
 4. from `confirm_from` (or `keeps_words_from` when one text keeps every content word of the
    other), the same values confirm;
 5. anything else at or above `related_from` is related.
@@ -166,8 +167,11 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
             difference = f"the other value of one setting: {opposite}"
         elif rejected is not None:
             difference = f"the memory prefers another value to {rejected}"
-        elif (side := dedup.negating_side(memory, claim)) is not None:
-            one = "the claim" if side == "new" else "the memory"
+        elif (old.negations > 0) != (new.negations > 0):
+            # a claim paraphrases: any negated clause on one side only (dedup's count of them:
+            # "not only" and two negations in one clause are none), not save's stricter
+            # negating_side, which asks for the negated word in the other text
+            one = "the claim" if new.negations else "the memory"
             difference = f"{one} negates what the other states"
     _, kept = dedup.alignment(memory, claim)
     frame = kept / max(len(old.tokens), len(new.tokens), 1)
