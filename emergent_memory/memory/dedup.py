@@ -535,14 +535,17 @@ def statement(text: str) -> Statement:
 
 def _negates_at(tokens: Sequence[_Token], i: int) -> bool:
     """Whether the word at i negates (NEGATORS, or a contraction in "n't"): not in a phrase
-    that does not negate ("not only"), and not "no" before a pause ("no, that's all")."""
+    that does not negate ("not only"), and not "no" that answers ("no, that's all")."""
     word = tokens[i].lower
     if word not in NEGATORS and not word.endswith("n't"):
         return False
     following = tokens[i + 1].lower if i + 1 < len(tokens) else None
     if (word, following) in _NOT_NEGATING:
         return False
-    return not (word == "no" and (tokens[i].pause or following is None))
+    # "no" alone before a pause, opening its clause, answers ("no, that's all"); "dashboard
+    # repo no." negates
+    opens = i == 0 or tokens[i].first or tokens[i - 1].pause
+    return not (word == "no" and tokens[i].pause and opens)
 
 
 def _negations(tokens: Sequence[_Token]) -> int:
@@ -797,6 +800,11 @@ def _stated(one: Statement) -> frozenset[str]:
     """The text's words, and every verb of preference when it has one ("love sushi" states
     what "don't like sushi" negates)."""
     return one.words | _SAME_MEANING if one.words & _SAME_MEANING else one.words
+
+
+def negated_words(text: str) -> frozenset[str]:
+    """What the text negates: the first content word after each of its negators."""
+    return frozenset(_negated_heads(statement(text)))
 
 
 def _negated_heads(one: Statement) -> set[str]:

@@ -148,6 +148,9 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
     compared = dedup.compare(memory, claim)
     old, new = dedup.statement(memory), dedup.statement(claim)
     keeps = dedup.keeps_every_word(memory, claim) or dedup.keeps_every_word(claim, memory)
+    # a negator is no word of its own: keeping every word says the same only if both negate
+    # the same words ("Marta isn't vegetarian" / "Marta is vegetarian and doesn't eat fish")
+    keeps = keeps and dedup.negated_words(memory) == dedup.negated_words(claim)
     other_subject = compared.changes == 1 and compared.modifier_swapped
     difference: str | None = None
     if compared.changes and not other_subject:
