@@ -596,3 +596,69 @@ def test_the_same_items_in_an_order_that_means_nothing_are_not_swapped(
 def test_the_other_value_of_a_setting_is_a_conflict(existing: str, new: str) -> None:
     decision = POLICY.explain(0.9, existing, new)
     assert (decision.verdict, decision.reason) == ("possible_duplicate", "opposite value")
+
+
+# -- negation: a negator and its auxiliary are not words said in place of what is negated ----
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("The nightly job sends a summary email.", "The nightly job doesn't send a summary email."),
+        ("The user wants type hints in tests.", "The user does not want type hints in tests."),
+        ("The staging bucket is versioned.", "The staging bucket isn\u2019t versioned."),
+        ("The team uses feature branches.", "The team dont use feature branches."),
+        ("The importer will retry failed rows.", "The importer won't retry failed rows."),
+        ("Contractors can open the billing page.", "Contractors can't open the billing page."),
+        ("Contractors can open the billing page.", "Contractors cannot open the billing page."),
+        ("The service writes audit logs to disk.", "The service never writes audit logs to disk."),
+        ("The CI image ships with Chromium.", "The CI image ships without Chromium."),
+        ("Omar: the CLI runs without a config file.", "Omar: the CLI runs with a config file."),
+    ],
+    ids=[
+        "doesnt",
+        "does-not",
+        "curly-isnt",
+        "no-apostrophe",
+        "wont",
+        "cant",
+        "cannot",
+        "never",
+        "without",
+        "the-old-one-negates",
+    ],
+)
+def test_a_negation_of_the_same_statement_is_a_conflict_never_a_supersession(
+    existing: str, new: str
+) -> None:
+    decision = POLICY.explain(0.93, existing, new)
+    assert (decision.verdict, decision.reason) == ("possible_duplicate", "opposite value")
+    assert decision.reason in dedup.CONFLICT_REASONS
+
+
+def test_a_rewording_that_keeps_the_polarity_still_supersedes() -> None:
+    for existing, new in [
+        ("Never merge on Fridays.", "Don't merge on Fridays."),
+        ("The exporter doesn't follow redirects.", "The exporter does not follow redirects."),
+        ("The exporter doesn\u2019t follow redirects.", "The exporter doesnt follow redirects."),
+        ("The cron job won't run on weekends.", "The cron job will not run on weekends."),
+        ("Guests can't bring pets.", "Guests cannot bring pets."),
+    ]:
+        assert POLICY.explain(0.9, existing, new) == dedup.Decision("supersede", "similar"), new
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("The cache is fast and cheap.", "The cache is not only fast but also cheap."),
+        ("Run migrations with a backup.", "Never run migrations without a backup."),
+        ("Mia: I'm vegetarian.", "Mia: no, I'm vegetarian."),
+        ("The user prefers pnpm.", "The user prefers pnpm, not npm."),
+    ],
+    ids=["not-only", "double-negation", "no-as-an-answer", "names-what-is-not"],
+)
+def test_what_only_looks_like_a_negation_does_not_flip_the_statement(
+    existing: str, new: str
+) -> None:
+    assert not dedup.negates(existing, new)
+    assert not dedup.negates(new, existing)

@@ -602,3 +602,47 @@ def test_a_claim_only_the_outranked_side_of_a_conflict_states_is_a_conflict(
     assert stale["matches"][0]["id"] == old["memory"]["id"]
     current = verifier.verify(principal, "The staging database listens on port 5433")
     assert current["verdict"] == "confirmed", current["why"]
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim"),
+    [
+        (
+            "The nightly export includes archived projects.",
+            "The nightly export doesnt include archived projects.",
+        ),
+        (
+            "The test suites share the fixtures.",
+            "The test suites share none of the fixtures.",
+        ),
+        (
+            "The partner API accepts requests without a certificate.",
+            "The partner API doesn't accept requests without a certificate.",
+        ),
+    ],
+    ids=["no-apostrophe", "none", "two-in-one-clause"],
+)
+def test_a_negation_of_what_the_memory_states_is_a_conflict(
+    verifier: VerifyService, semantic: MemoryService, principal: Principal, memory: str, claim: str
+) -> None:
+    semantic.save(principal, memory, "fact")
+    result = verifier.verify(principal, claim)
+    assert result["verdict"] == "conflict", result["why"]
+    assert "negates what the other states" in result["why"]
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim"),
+    [
+        ("Never merge on Fridays.", "Don't merge on Fridays."),
+        ("The cache is not only fast but also cheap.", "The cache is fast and cheap."),
+        ("Never run migrations without a backup.", "Always run migrations with a backup."),
+    ],
+    ids=["same-polarity", "not-only", "double-negation"],
+)
+def test_what_keeps_the_polarity_is_confirmed_not_a_conflict(
+    verifier: VerifyService, semantic: MemoryService, principal: Principal, memory: str, claim: str
+) -> None:
+    semantic.save(principal, memory, "fact")
+    result = verifier.verify(principal, claim)
+    assert result["verdict"] == "confirmed", result["why"]

@@ -38,7 +38,12 @@ Then, from the lowest similarity that is considered (`named_change_from`, else
    ..."), the same said of something else ("... too"), a question against a statement, or a
    fact joined to the old text whole (adds_a_fact). Without a change word, another occasion
    (another_occasion: other time anchors, "again", a plan against an event) and the other
-   value of a setting or a plain negation (negates) never supersede either.
+   value of a setting or a plain negation (negates) never supersede either. A negation is
+   read as polarity, not as words (negating_side): "not", "never", "no", "without", "don't",
+   "isn't" (a curly apostrophe too), "dont", ... (NEGATORS) counted per clause, two in one
+   clause and "not only" cancelling, the negator and its auxiliary ("does not want" /
+   "wants") no new words; one negator in place of another ("never" / "don't") keeps the
+   polarity, a rewording.
 3. Changes are counted (changed_values): a value lost while another of its kind is gained
    (PROJ-123 / PROJ-456, port 9001 / 9002), a name in place of a name (Marco / Marta), another
    role (tech lead / hiring manager), a modifier swapped before the same noun ("the *blue*
@@ -140,8 +145,41 @@ _RELATIONS = """
 RELATIONS = frozenset(_RELATIONS.split())
 _POSSESSIVE_WORDS = "my our your his her their its whose"
 _POSSESSIVES = frozenset(_POSSESSIVE_WORDS.split())
-# What names an old value as no longer so: "..., *not* 429", "*instead of* Fridays".
-_NEGATIONS = frozenset({"not", "never"})
+# What negates a clause, as lower-cased words (a typographic apostrophe read as a plain one):
+# these, and every contraction in "n't" ("don't", "doesn't", "isn't", "won't", "can't", ...).
+# "without" is the negation of "with", "no X" of "X"; "nor" only continues a negation
+# ("neither ... nor", "don't smoke, nor drink") and is not one of its own. English only: a
+# negation in another language is not read (Latin-script text in another language is no
+# evidence anyway, see reads_foreign).
+_NEGATOR_WORDS = """
+    not never no none nobody nothing nowhere neither cannot without
+    dont doesnt didnt isnt arent wasnt werent wont cant couldnt shouldnt wouldnt mustnt
+    havent hasnt hadnt neednt aint"""
+NEGATORS = frozenset(_NEGATOR_WORDS.split())
+# Negators that say "not" and nothing else: one in place of another keeps the polarity ("never
+# deploy on Fridays" / "don't deploy on Fridays"), so they read as "not" (a stopword). The
+# others ("no", "nobody", "without", ...) keep their own word.
+_LIKE_NOT = NEGATORS - frozenset(
+    {"no", "none", "nobody", "nothing", "nowhere", "neither", "without"}
+)
+# A negator followed by one of these words does not negate: "*not only* X but also Y", "*no
+# doubt*", "*never mind*".
+_NOT_NEGATING = frozenset(
+    {
+        ("not", "only"),
+        ("not", "just"),
+        ("not", "merely"),
+        ("no", "doubt"),
+        ("no", "matter"),
+        ("never", "mind"),
+    }
+)
+# Words that open another clause: a negation counts in its own clause ("I don't smoke *and*
+# never drink" negates two), and two in one clause cancel ("never apply without the plan").
+_CLAUSE_WORDS = "and but or so because while whereas although though if when"
+_CLAUSE_STARTS = frozenset(_CLAUSE_WORDS.split())
+# What names an old value as no longer so: "..., *not* 429", "*instead of* Fridays" (and the
+# words right after any negator: NEGATORS).
 _NEGATION_PHRASES = frozenset({("instead", "of"), ("rather", "than"), ("no", "longer")})
 # Words that make a relation another one: "the user's *former* employer".
 _QUALIFIER_WORDS = "former previous ex late old new future current step"
@@ -199,7 +237,6 @@ _ANOTHER_TIME = frozenset({"again"})
 # shellfish *too*", "never log card numbers in analytics events *either*").
 _ADDITIVE = frozenset({"too", "also", "either"})
 _ADDITIVE_PHRASES = frozenset({("as", "well")})
-_NEGATION_WORDS = frozenset({"not", "never", "no", "none", "nobody", "nothing", "neither"})
 
 # Names that developers write two ways.
 ALIASES = {
@@ -249,6 +286,7 @@ _VERSION = re.compile(r"\d+(?:\.\d+)*")
 _CLOCK = re.compile(r"(\d{1,2})(?::(\d{2}))?(am|pm|a\.m|p\.m)?")
 _MERIDIEM = frozenset({"am", "pm", "a.m", "p.m"})
 _SENTENCE_END = frozenset(".!?:;")
+_PAUSES = _SENTENCE_END | frozenset(",\u2014\u2013()")
 _SUFFIXES = (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
 
 
@@ -301,6 +339,7 @@ class _Token:
     text: str  # as written
     norm: str  # lower-cased, stemmed, numbers normalised
     first: bool  # starts a sentence
+    pause: bool = False  # a mark follows it: a comma, a dash, the end of a sentence
 
     @property
     def lower(self) -> str:
@@ -311,21 +350,25 @@ class _Token:
 def _tokens(text: str) -> list[_Token]:
     text = _THOUSANDS.sub("", text)
     tokens: list[_Token] = []
-    previous_end = 0
-    for match in _TOKEN.finditer(text):
-        between = text[previous_end : match.start()]
+    matches = list(_TOKEN.finditer(text))
+    for index, match in enumerate(matches):
+        between = text[matches[index - 1].end() if index else 0 : match.start()]
+        after = text[match.end() : matches[index + 1].start() if index + 1 < len(matches) else None]
         first = not tokens or any(mark in between for mark in _SENTENCE_END)
+        pause = any(mark in after for mark in _PAUSES)
         raw = match.group()
         lower = raw.lower().replace("\u2019", "'")
         head, dash, rest = raw.partition("-")
         if dash and rest and (head.replace(".", "", 1).isdigit() or head.lower() in NUMBERS):
             # "two-bedroom" is "two" and "bedroom"; "15-minute" is "15" and "minute"
             tokens.append(_Token(head, _number(head.lower()) or head, first))
-            tokens.append(_Token(rest, _stem(rest.lower()), False))
+            tokens.append(_Token(rest, _stem(rest.lower()), False, pause))
+        elif lower in _LIKE_NOT or lower.endswith("n't"):
+            tokens.append(_Token(raw, "not", first, pause))  # "don't", "never": see _LIKE_NOT
         else:
             number = _number(lower)
-            tokens.append(_Token(raw, number if number is not None else _stem(lower), first))
-        previous_end = match.end()
+            norm = number if number is not None else _stem(lower)
+            tokens.append(_Token(raw, norm, first, pause))
     return _with_times(tokens)
 
 
@@ -343,7 +386,9 @@ def _with_times(tokens: list[_Token]) -> list[_Token]:
             result.append(tokens[i])
             i += 1
             continue
-        result.append(_Token(tokens[i].text, f"t{time}", tokens[i].first))
+        result.append(
+            _Token(tokens[i].text, f"t{time}", tokens[i].first, tokens[i + used - 1].pause)
+        )
         i += used
     return result
 
@@ -419,7 +464,8 @@ class Statement:
     values: frozenset[str]
     relations: tuple[str, ...]  # relation nouns after a possessive, with repeats
     markers: frozenset[str]
-    negated: frozenset[str]  # words right after "not", "instead of", "rather than", ...
+    negated: frozenset[str]  # words right after a negator, "instead of", "rather than", ...
+    negations: int  # how many of its clauses are negated (see _negations)
     latin_share: float  # of its letters, digits and symbols, those an English model knows
     unknown: str  # the others (emoji, other scripts), in order
 
@@ -472,7 +518,7 @@ def statement(text: str) -> Statement:
     unknown = [ch for ch in relevant if not _known_character(ch)]
     negated: set[str] = set()
     for i, word in enumerate(lower):
-        if word in _NEGATIONS or (i > 0 and (lower[i - 1], word) in _NEGATION_PHRASES):
+        if _negates_at(tokens, i) or (i > 0 and (lower[i - 1], word) in _NEGATION_PHRASES):
             negated.update(t.norm for t in tokens[i + 1 : i + 4])
     return Statement(
         tokens=tuple(tokens),
@@ -481,9 +527,39 @@ def statement(text: str) -> Statement:
         relations=tuple(sorted(relations)),
         markers=frozenset(markers),
         negated=frozenset(negated - STOPWORDS),
+        negations=_negations(tokens),
         latin_share=1 - len(unknown) / len(relevant) if relevant else 0.0,
         unknown="".join(unknown),
     )
+
+
+def _negates_at(tokens: Sequence[_Token], i: int) -> bool:
+    """Whether the word at i negates (NEGATORS, or a contraction in "n't"): not in a phrase
+    that does not negate ("not only"), and not "no" that answers ("no, that's all")."""
+    word = tokens[i].lower
+    if word not in NEGATORS and not word.endswith("n't"):
+        return False
+    following = tokens[i + 1].lower if i + 1 < len(tokens) else None
+    if (word, following) in _NOT_NEGATING:
+        return False
+    # "no" alone before a pause, opening its clause, answers ("no, that's all"); "dashboard
+    # repo no." negates
+    opens = i == 0 or tokens[i].first or tokens[i - 1].pause
+    return not (word == "no" and tokens[i].pause and opens)
+
+
+def _negations(tokens: Sequence[_Token]) -> int:
+    """How many clauses of the text are negated: clauses end at a mark (a comma, a dash, the
+    end of a sentence) and begin at a joining word ("and", "but", "because", ...); a clause
+    with two negations says yes ("never apply *without* the plan", "*not* that I *don't*
+    like it")."""
+    negated, odd = 0, False
+    for i, token in enumerate(tokens):
+        if i and (token.first or token.lower in _CLAUSE_STARTS or tokens[i - 1].pause):
+            negated, odd = negated + odd, False
+        if _negates_at(tokens, i):
+            odd = not odd
+    return negated + odd
 
 
 def _known_character(ch: str) -> bool:
@@ -591,7 +667,9 @@ def labels_differ(existing: str, new: str) -> bool:
 
 _ORDINAL_WORDS_ALL = frozenset(_ORDINAL_WORDS.split()) | {"last", "next", "another", "other"}
 # What says a text is about the future: a plan, not what happened.
-_FUTURE = frozenset({"will", "'ll", "gonna", "plan", "planning", "planned", "plans"})
+_FUTURE = frozenset(
+    {"will", "'ll", "won't", "wont", "gonna", "plan", "planning", "planned", "plans"}
+)
 _FUTURE_PHRASES = frozenset({("going", "to"), ("about", "to")})
 
 
@@ -670,8 +748,75 @@ def reads_foreign(text: str) -> bool:
     return foreign >= 2 and foreign > sum(1 for word in lower if word in STOPWORDS)
 
 
-def _negative(one: Statement) -> bool:
-    return any(t.lower in _NEGATION_WORDS or t.lower.endswith("n't") for t in one.tokens)
+# The words a negation brings with it, compared as stems: the negators themselves and the
+# auxiliaries ("does *not* want" / "wants", "is*n't* heated" / "is heated", "*without* sugar"
+# / "with sugar"); not words said in place of what is negated.
+_AUXILIARY_WORDS = """
+    do does did is are was were be been will would can could shall should may might must have
+    has had"""
+_POLARITY_WORDS = frozenset(_stem(word) for word in NEGATORS | set(_AUXILIARY_WORDS.split()))
+_POLARITY_WORDS |= {"not"}
+
+
+def _said_instead(old: Statement, new: Statement) -> frozenset[str]:
+    """The content words the new text says that the old does not, but what it negates and the
+    words of a negation."""
+    return new.words - old.words - new.negated - _POLARITY_WORDS
+
+
+def negating_side(existing: str, new: str) -> Literal["existing", "new"] | None:
+    """Which text negates what the other states: it has more negated clauses (see _negations:
+    "not", "never", "no", "without", "don't", "isn't", ...; "not only" and two negations in one
+    clause are not one), and the first content word after one of its negators is a word of
+    the other text or a verb of the same preference ("require an API key" / "don't *require*
+    an API key", "love sushi" / "don't *like* sushi"; not "pnpm" / "pnpm,
+    not *npm*", nor "a gluten intolerance" / "can't *tolerate* gluten"). None when neither
+    does, or both as often ("never deploy on Fridays" / "don't deploy on Fridays": a
+    rewording)."""
+    old, new_ = statement(existing), statement(new)
+    if old.negations == new_.negations:
+        return None
+    if new_.negations > old.negations:
+        return "new" if _negated_heads(new_) & _stated(old) else None
+    return "existing" if _negated_heads(old) & _stated(new_) else None
+
+
+# Words after a negator that are part of the negation, not what it negates ("no *longer*
+# needed", "not *even* close", "haven't *ever* been").
+_NEGATION_TAILS = frozenset({"longer", "more", "ever", "even", "yet", "really"})
+_NOT_A_HEAD = STOPWORDS | _POLARITY_WORDS | _NEGATION_TAILS
+
+
+def polarity_opposite(pair: frozenset[str], existing: str, new: str) -> bool:
+    """Whether two values of one setting (OPPOSITES) are opposite in these texts: always, but
+    a pair with a negator ("always" / "never") only when the texts' polarity differs ("never
+    run it without the plan" / "always run it with the plan" say the same)."""
+    if not pair & NEGATORS:
+        return True
+    return statement(existing).negations != statement(new).negations
+
+
+def _stated(one: Statement) -> frozenset[str]:
+    """The text's words, and every verb of preference when it has one ("love sushi" states
+    what "don't like sushi" negates)."""
+    return one.words | _SAME_MEANING if one.words & _SAME_MEANING else one.words
+
+
+def negated_words(text: str) -> frozenset[str]:
+    """What the text negates: the first content word after each of its negators."""
+    return frozenset(_negated_heads(statement(text)))
+
+
+def _negated_heads(one: Statement) -> set[str]:
+    """The first content word after each negator, within the three words after it."""
+    heads: set[str] = set()
+    for i in range(len(one.tokens)):
+        if _negates_at(one.tokens, i):
+            following = [t.norm for t in one.tokens[i + 1 : i + 4]]
+            head = next((w for w in following if w not in _NOT_A_HEAD), None)
+            if head is not None:
+                heads.add(head)
+    return heads
 
 
 _ANTONYM_PAIRS = frozenset(
@@ -686,8 +831,7 @@ def negates(existing: str, new: str) -> bool:
     old, new_ = statement(existing), statement(new)
     # nothing in place of what is negated, but a verb of the same meaning ("don't like" /
     # "love")
-    instead = new_.words - old.words - new_.negated - _SAME_MEANING
-    if _negative(old) != _negative(new_) and not instead:
+    if negating_side(existing, new) and not _said_instead(old, new_) - _SAME_MEANING:
         return True
     opcodes, _ = alignment(existing, new)
     for operation, i1, i2, j1, j2 in opcodes:
@@ -695,8 +839,11 @@ def negates(existing: str, new: str) -> bool:
             continue
         gone = {t.text.lower() for t in old.tokens[i1:i2]} | {t.norm for t in old.tokens[i1:i2]}
         came = {t.text.lower() for t in new_.tokens[j1:j2]} | {t.norm for t in new_.tokens[j1:j2]}
-        if any({a, b} in OPPOSITES or {a, b} in _ANTONYM_PAIRS for a in gone for b in came):
-            return True
+        for a, b in ((a, b) for a in gone for b in came):
+            if {a, b} in _ANTONYM_PAIRS or (
+                {a, b} in OPPOSITES and polarity_opposite(frozenset({a, b}), existing, new)
+            ):
+                return True
     return False
 
 
@@ -722,8 +869,7 @@ def says_it_changed(existing: str, new: str) -> bool:
         return True
     # a negation names an old value as no longer so only when the text says what is instead
     # ("not 429" beside "430"); "I'm not allergic to cats" only negates (see negates)
-    instead = new_.words - old.words - new_.negated
-    return bool((new_.negated - old.negated) & old.words) and bool(instead)
+    return bool((new_.negated - old.negated) & old.words) and bool(_said_instead(old, new_))
 
 
 def keeps_every_word(existing: str, new: str) -> bool:

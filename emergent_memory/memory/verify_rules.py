@@ -4,8 +4,8 @@ verdict of the candidates, from save's duplicate rules and calibrated similarity
 The rules (`VerifyPolicy.relation`) read each candidate with save's duplicate rules
 (memory/dedup.py's `compare`: values, holders, modifiers, change words) plus two of their own
 that dedup leaves to supersession (two values of one setting, "tabs" / "spaces", and a
-negation one text has and the other not), then the similarity bands calibrated on
-benchmarks/data/verify_claims.json (benchmarks/verify.py; the thresholds are in
+negated clause one text has and the other not, as dedup counts them), then the similarity bands
+calibrated on benchmarks/data/verify_claims.json (benchmarks/verify.py; the thresholds are in
 emergent_memory/app.py, per embedding model):
 
 1. below `related_from` a memory is not about the claim's subject, unless from
@@ -15,12 +15,13 @@ emergent_memory/app.py, per embedding model):
    modifier swapped before the same noun: "the *staging* database" / "the *production*
    database") is related, never a confirmation or a conflict;
 3. a changed value, the other value of a setting, the same values in swapped places, or a
-   negation one side has conflicts from `confirm_from`, and from `conflict_from` when the two
-   keep at least `conflict_frame` of the longer one's words in order (the same sentence with
-   the value swapped, not another sentence about the same thing); so does, from
-   `related_from`, one part of a longer memory restated with another number beside the same
-   word when the claim says nothing the memory does not ("a Django 4.2 app served by
-   gunicorn" / "runs Django 5.0"); closer than `related_from` but not that, related;
+   negation one side has (dedup's negated clauses) conflicts from `confirm_from`, and from
+   `conflict_from` when the two keep at least `conflict_frame` of the longer one's words in
+   order (the same sentence with the value swapped, not another sentence about the same
+   thing); so does, from `related_from`, one part of a longer memory restated with another
+   number beside the same word when the claim says nothing the memory does not ("a Django
+   4.2 app served by gunicorn" / "runs Django 5.0"); closer than `related_from` but not
+   that, related;
 4. from `confirm_from` (or `keeps_words_from` when one text keeps every content word of the
    other), the same values confirm;
 5. anything else at or above `related_from` is related.
@@ -41,12 +42,6 @@ from dataclasses import dataclass, field
 from emergent_memory.memory import dedup
 from emergent_memory.memory.verify_result import Relation as Relation
 from emergent_memory.memory.verify_result import Verdict as Verdict
-
-# Negations that give a sentence the opposite sense ("does not want", "never", "no longer").
-_NEGATION_WORDS = """
-    not never no cannot without nothing nobody neither nor don't doesn't didn't isn't aren't
-    wasn't weren't won't can't shouldn't mustn't"""
-_NEGATIONS = frozenset(_NEGATION_WORDS.split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +148,9 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
     compared = dedup.compare(memory, claim)
     old, new = dedup.statement(memory), dedup.statement(claim)
     keeps = dedup.keeps_every_word(memory, claim) or dedup.keeps_every_word(claim, memory)
+    # a negator is no word of its own: keeping every word says the same only if both negate
+    # the same words ("Marta isn't vegetarian" / "Marta is vegetarian and doesn't eat fish")
+    keeps = keeps and dedup.negated_words(memory) == dedup.negated_words(claim)
     other_subject = compared.changes == 1 and compared.modifier_swapped
     difference: str | None = None
     if compared.changes and not other_subject:
@@ -172,8 +170,11 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
             difference = f"the other value of one setting: {opposite}"
         elif rejected is not None:
             difference = f"the memory prefers another value to {rejected}"
-        elif _negated(memory) != _negated(claim):
-            one = "the claim" if _negated(claim) else "the memory"
+        elif (old.negations > 0) != (new.negations > 0):
+            # a claim paraphrases: any negated clause on one side only (dedup's count of them:
+            # "not only" and two negations in one clause are none), not save's stricter
+            # negating_side, which asks for the negated word in the other text
+            one = "the claim" if new.negations else "the memory"
             difference = f"{one} negates what the other states"
     _, kept = dedup.alignment(memory, claim)
     frame = kept / max(len(old.tokens), len(new.tokens), 1)
@@ -245,6 +246,8 @@ def _opposite(memory: str, claim: str) -> str | None:
     """Two values of one setting, one in each text only ("tabs" / "spaces")."""
     a, b = _words(memory), _words(claim)
     for pair in dedup.OPPOSITES:
+        if not dedup.polarity_opposite(pair, memory, claim):
+            continue  # "never ... without" / "always ... with"
         first, second = sorted(pair)
         for mine, theirs in ((first, second), (second, first)):
             if mine in a and mine not in b and theirs in b and theirs not in a:
@@ -281,11 +284,6 @@ def _rejected(memory: str, claim: str) -> str | None:
         if word in claim_words and word not in claim_negated and not (chosen_words & claim_words):
             return written
     return None
-
-
-def _negated(text: str) -> bool:
-    words = _words(text)
-    return bool(words & _NEGATIONS) or any(word.endswith("n't") for word in words)
 
 
 def word_similarity(memory: str, claim: str) -> float:
