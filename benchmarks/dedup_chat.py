@@ -41,6 +41,8 @@ HOLDOUTS = {
     "no verdict of this set with it",
     "dedup_holdout_7.json": "agent and chat memories; first run against the rule with swapped "
     "values and more values of a setting",
+    "dedup_holdout_8.json": "agent and chat memories; first run against the rule that reads "
+    "negation as polarity (every English negator, per clause)",
 }
 
 
