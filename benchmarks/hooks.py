@@ -87,9 +87,11 @@ def hook_command() -> tuple[list[str], str]:
 
 def recorded_inputs() -> dict[str, dict[str, Any]]:
     """The hook input Claude Code sent for each event: the first of its kind in the recorded
-    session with a preference (PreCompact: in the one that was compacted)."""
+    session with a preference (PreCompact: in the one that was compacted; PostToolUse: the
+    model's Write of a note into Claude Code's auto memory folder)."""
     inputs: dict[str, dict[str, Any]] = {}
-    for name in ("preference.hooks.json", "resume_compact.hooks.json"):
+    recorded = ("preference", "resume_compact", "auto_memory_write")
+    for name in (f"{scenario}.hooks.json" for scenario in recorded):
         for entry in json.loads((FIXTURES / name).read_text()):
             inputs.setdefault(entry["event"], entry["input"])
     return inputs

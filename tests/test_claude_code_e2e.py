@@ -253,7 +253,7 @@ def test_a_preference_is_captured_injected_superseded_and_never_replaced_by_a_pa
             assert context.startswith("<emergent-memory>")
             assert context.rstrip().endswith("</emergent-memory>")
             assert REMEMBERED in context
-            assert remembered["id"] in context
+            assert f"(id {remembered['id'].replace('-', '')[:8]})" in context  # its short id
             [asked] = [
                 r for r in fake.message_requests
                 if r.stream and QUESTION in last_user_text(r)
