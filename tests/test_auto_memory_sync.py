@@ -23,6 +23,7 @@ from emergent_memory.auth.principal import ANY_PROJECT, READ, WRITE, Principal
 from emergent_memory.hooks.claude_settings import HOOK_MATCHERS, our_group
 from emergent_memory.hooks.run import EVENTS
 from emergent_memory.memory import MemoryService
+from emergent_memory.memory.auto_memory_import import AutoMemoryImport, FolderFile
 from tests.embedders import EmbeddingServer
 from tests.helpers import HttpServer, make_token, running_http_server
 from tests.test_rest_api import api_client, api_services
@@ -88,6 +89,45 @@ def test_the_endpoint_imports_a_folder_and_forgets_a_deleted_file(
     gone = post(client, token, {"folder": body["folder"], "deleted": ["user_role.md"]})
     assert gone.json()["counts"]["forgotten"] == 1
     assert imported(database_url, principal.actor_id)[0][2] is True
+
+
+def test_what_the_agent_writes_never_changes_or_deletes_what_the_user_imported(
+    client: TestClient, service: MemoryService, principal: Principal, database_url: str
+) -> None:
+    """The hooks sync files the agent wrote (source inferred: a web page may have put the
+    words there); `import --from claude-code` takes the user's own notes (explicit). An edit
+    or a deletion the agent makes never changes or deletes the explicit memory (authority):
+    the edit is kept beside it, and the deletion keeps it."""
+    folder = "-home-dev-src-api"
+    rule = "---\nname: push\nmetadata:\n  type: feedback\n---\nNever push directly to main.\n"
+    report = AutoMemoryImport(service.pool, service).import_folder(
+        principal, folder, [FolderFile("push.md", rule)]
+    )
+    assert report["counts"]["saved"] == 1
+    [(users, _, _, _)] = imported(database_url, principal.actor_id)
+    token = make_token(database_url, principal.actor_id, principal.project_id)[0]
+    edited = rule.replace("Never push directly to main.", "Push every change directly to main.")
+    answer = post(client, token, {"folder": folder, "files": [{"name": "push.md", "text": edited}]})
+    [outcome] = answer.json()["files"]
+    assert outcome["status"] == "saved"
+    assert "an inferred memory does not replace an explicit one" in outcome["reason"]
+    rows = imported(database_url, principal.actor_id)
+    assert rows[0] == (users, 1, False, "Never push directly to main.")  # as it was
+    assert rows[1][1:] == (1, False, "Push every change directly to main.")
+    sources = {m["id"]: m["source"] for m in service.list_memories(principal)["memories"]}
+    assert sources == {users: "explicit", rows[1][0]: "inferred"}
+    # a file of the user's import that the agent deletes: the memory stays
+    other = "-home-dev-src-web"
+    AutoMemoryImport(service.pool, service).import_folder(
+        principal, other, [FolderFile("role.md", ROLE)]
+    )
+    gone = post(client, token, {"folder": other, "deleted": ["role.md"]}).json()["files"]
+    assert gone[0]["status"] == "skipped"
+    assert "its memory is kept" in gone[0]["reason"]
+    assert [row[2:] for row in imported(database_url, principal.actor_id)][2] == (
+        False,
+        "The user is a data engineer.",
+    )
 
 
 def test_the_endpoint_needs_a_token_with_write_and_refuses_bad_input(

@@ -180,6 +180,7 @@ def session_endpoints(services: ApiServices) -> list[Endpoint[Any, Any]]:
             [FolderFile(file.name, file.text) for file in body.files],
             deleted=body.deleted,
             dry_run=body.dry_run,
+            source="inferred",  # the hooks' sync: files the agent wrote in a session
         )
 
     return [

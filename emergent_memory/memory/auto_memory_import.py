@@ -4,8 +4,11 @@ One call takes one folder's files (as text: the CLI reads them from disk, the Po
 sends them over the REST API) and, for each, says what became of it:
 
 - `saved`: a new memory, made by MemoryService.save as save_memory makes one (validation,
-  secrets, dedup, authority), with source `explicit` (the files are the user's own notes,
-  which the user reads and edits) and filed under the context `claude-code`;
+  secrets, dedup, authority), filed under the context `claude-code`, with the caller's
+  source: `explicit` for `import --from claude-code`, which the user runs on the folders they
+  chose (the files are their own notes, which they read and edit), `inferred` for what the
+  hooks sync while a session runs (the agent wrote those files: a tool result or a web page
+  may have put the words there, so they never outrank what the user said);
 - `updated`: the file changed since it was imported: a new version of its memory
   (MemoryService.update, with update's checks), the same memory id;
 - `unchanged`: the file's text is the one imported last time (or the save found the same
@@ -13,6 +16,11 @@ sends them over the REST API) and, for each, says what became of it:
   superseded stays so while its file is unchanged;
 - `forgotten`: the file is gone (`deleted`, or absent from a `complete` folder): its memory
   is deleted (soft, restorable) unless another file still holds it;
+
+Authority holds for files as for saves (memory/authority.py): a file from a weaker source than
+its memory's never changes or deletes that memory. Its new text is saved beside it (as a new
+memory, which the save reports as a conflict when it states another value), and a file of it
+that is deleted lets the memory go from the folder's keys but keeps it.
 - `skipped`, with the reason: unreadable, not UTF-8, an unknown type, empty, too long, a
   secret, a project-typed file whose project is unknown. Nothing of it is written.
 
@@ -37,8 +45,8 @@ from emergent_memory.auth.principal import Principal
 from emergent_memory.db.pool import DatabasePool
 from emergent_memory.errors import InvalidInput, ObjectNotFound, PermissionDenied
 from emergent_memory.graph import GraphObject
+from emergent_memory.memory import authority, store, validation
 from emergent_memory.memory import auto_memory_store as keys
-from emergent_memory.memory import store, validation
 from emergent_memory.memory.auto_memory import Note, NoteProblem, check_file_name, parse_note
 from emergent_memory.memory.models import Source
 from emergent_memory.memory.service import MemoryService, acting_for
@@ -46,7 +54,6 @@ from emergent_memory.memory.service import MemoryService, acting_for
 Status = Literal["saved", "updated", "unchanged", "forgotten", "skipped"]
 STATUSES: tuple[Status, ...] = ("saved", "updated", "unchanged", "forgotten", "skipped")
 CONTEXT = "claude-code"
-SOURCE: Source = "explicit"
 FORGET_REASON = "its Claude Code memory file was deleted"
 MAX_FOLDER_NAME = 255
 MAX_FILES = 500  # files one call takes at most
@@ -97,11 +104,13 @@ class AutoMemoryImport:
         complete: bool = False,
         project_problem: str | None = None,
         dry_run: bool = False,
+        source: Source = "explicit",
     ) -> FolderReport:
         """Import a folder's files for the principal (in its project). `deleted`: files
         gone since the last import; `complete`: `files` is the whole folder, so a file
         imported before and absent now is gone too. `project_problem`: why the folder's
-        project is not known (its project-typed files are skipped with it)."""
+        project is not known (its project-typed files are skipped with it). `source`: who
+        wrote the files (the module's docstring)."""
         if not principal.can_write:  # a dry run too: it answers what only a writer may do
             raise PermissionDenied("this credential may not change memories (needs memory:write)")
         folder = _folder_name(folder)
@@ -113,7 +122,9 @@ class AutoMemoryImport:
         outcomes: list[FileOutcome] = []
         notes: dict[str, tuple[Note, UUID | None]] = {}
         for file in files:
-            outcome, note, memory_id = self._one(principal, folder, file, project_problem, dry_run)
+            outcome, note, memory_id = self._one(
+                principal, folder, file, project_problem, dry_run, source
+            )
             outcomes.append(outcome)
             if note is not None:
                 notes[file.name] = (note, memory_id)
@@ -127,7 +138,7 @@ class AutoMemoryImport:
                     if item["folder"] == folder and item["file"] not in present:
                         gone.append(item["file"])
         for name in dict.fromkeys(gone):
-            outcomes.append(self._forget(principal, folder, name, dry_run))
+            outcomes.append(self._forget(principal, folder, name, dry_run, source))
         links = self._link(principal, folder, notes, dry_run)
         counts: dict[str, int] = {status: 0 for status in STATUSES}
         for outcome in outcomes:
@@ -150,6 +161,7 @@ class AutoMemoryImport:
         file: FolderFile,
         project_problem: str | None,
         dry_run: bool,
+        source: Source,
     ) -> tuple[FileOutcome, Note | None, UUID | None]:
         try:
             note = self._note(file, project_problem)
@@ -173,14 +185,16 @@ class AutoMemoryImport:
             outcome["status"] = "unchanged"
             outcome["memory_id"] = str(memory.canonical_id)
             return outcome, note, memory.canonical_id
+        # a weaker source than the memory's never changes it: the new text goes beside it
+        outranked = memory is not None and authority.refusal(memory.properties, source)
         if dry_run:
-            return self._dry_run(principal, note, memory, outcome)
+            return self._dry_run(principal, note, memory, outcome, source)
         try:
-            if memory is not None and _editable(memory, note):
+            if memory is not None and _editable(memory, note, source):
                 memory_id = self._update(principal, memory, note)
                 outcome["status"] = "updated"
             else:
-                memory_id, repeated = self._save(principal, note)
+                memory_id, repeated = self._save(principal, note, source)
                 if repeated:
                     outcome["status"] = "unchanged"
                     outcome["reason"] = "the same text is remembered already"
@@ -191,16 +205,24 @@ class AutoMemoryImport:
                 self._detach(conn, memory.canonical_id, folder, file.name)
             self._attach(conn, memory_id, keys.entry(folder, file.name, note.sha256))
         if memory is not None and memory.canonical_id != memory_id:
-            self._forget_if_unheld(principal, memory.canonical_id)
+            if outranked:
+                outcome["reason"] = f"{outranked}; that memory is kept as it was"
+            else:
+                self._forget_if_unheld(principal, memory.canonical_id)
         outcome["memory_id"] = str(memory_id)
         return outcome, note, memory_id
 
     def _dry_run(
-        self, principal: Principal, note: Note, memory: GraphObject | None, outcome: FileOutcome
+        self,
+        principal: Principal,
+        note: Note,
+        memory: GraphObject | None,
+        outcome: FileOutcome,
+        source: Source,
     ) -> tuple[FileOutcome, Note, UUID | None]:
         """What the import would do with a new or changed file: update its memory, or save
         it (unchanged when the same text is remembered already, as save would find)."""
-        if memory is not None and _editable(memory, note):
+        if memory is not None and _editable(memory, note, source):
             outcome["status"] = "updated"
             outcome["memory_id"] = str(memory.canonical_id)
             return outcome, note, memory.canonical_id
@@ -225,12 +247,12 @@ class AutoMemoryImport:
         validation.no_secrets(note.text)
         return note
 
-    def _save(self, principal: Principal, note: Note) -> tuple[UUID, bool]:
+    def _save(self, principal: Principal, note: Note, source: Source) -> tuple[UUID, bool]:
         saved = self._memory.save(
             principal,
             note.text,
             note.category,
-            source=SOURCE,
+            source=source,
             scope=note.scope,
             context=CONTEXT,
         )
@@ -270,7 +292,9 @@ class AutoMemoryImport:
         keys.set_entries(conn, memory_id, kept)
         return kept
 
-    def _forget(self, principal: Principal, folder: str, name: str, dry_run: bool) -> FileOutcome:
+    def _forget(
+        self, principal: Principal, folder: str, name: str, dry_run: bool, source: Source
+    ) -> FileOutcome:
         outcome: FileOutcome = {"file": _shown(name), "status": "forgotten"}
         try:
             check_file_name(name)
@@ -282,9 +306,18 @@ class AutoMemoryImport:
                 return {"file": name, "status": "skipped", "reason": "no memory came from it"}
             memory = found[0]
             outcome["memory_id"] = str(memory.canonical_id)
+            outranked = store.is_active(memory) and authority.refusal(memory.properties, source)
+            if outranked:
+                outcome["status"] = "skipped"
+                outcome["reason"] = (
+                    f"{outranked.replace('kept beside it', 'its memory is kept')}: delete it "
+                    "yourself if it is wrong"
+                )
             if dry_run:
                 return outcome
             left = self._detach(conn, memory.canonical_id, folder, name)
+        if outranked:
+            return outcome
         if left:
             outcome["reason"] = "another file still holds its memory: kept"
         elif not self._forget_if_unheld(principal, memory.canonical_id):
@@ -363,10 +396,15 @@ def _entry_of(memory: GraphObject, folder: str, file: str) -> keys.ImportEntry |
     return None
 
 
-def _editable(memory: GraphObject, note: Note) -> bool:
+def _editable(memory: GraphObject, note: Note, source: Source) -> bool:
     """Whether an edited file changes its memory in place (a new version): the memory is
-    active, and the file keeps its scope. Otherwise the edited file is saved anew."""
-    return store.is_active(memory) and memory.scope == note.scope
+    active, the file keeps its scope, and its source may change the memory (authority).
+    Otherwise the edited file is saved anew."""
+    return (
+        store.is_active(memory)
+        and memory.scope == note.scope
+        and authority.refusal(memory.properties, source) is None
+    )
 
 
 def _folder_name(folder: object) -> str:
