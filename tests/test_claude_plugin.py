@@ -107,6 +107,33 @@ def test_the_launcher_says_what_to_install_when_nothing_is_there(tmp_path: Path)
     assert serve.stdout == ""
 
 
+def test_the_launcher_runs_the_configured_executable_and_migrates_only_the_embedded_database(
+    tmp_path: Path,
+) -> None:
+    """EMERGENT_MEMORY_BIN wins; `serve` gets --migrate on the embedded database (the user's
+    own, so a first session on a fresh machine has working tools), never on a configured
+    EMERGENT_MEMORY_DATABASE_URL (maybe shared); other commands pass as they are."""
+    echo = tmp_path / "echo-args"
+    echo.write_text('#!/bin/sh\necho "$@"\n')
+    echo.chmod(0o755)
+    launcher = str(PLUGIN / "scripts" / "emergent-memory")
+
+    def said(*args: str, **env: str) -> str:
+        done = subprocess.run(
+            [launcher, *args],
+            env={"PATH": "/usr/bin:/bin", "EMERGENT_MEMORY_BIN": str(echo), **env},
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        )
+        return done.stdout.strip()
+
+    assert said("serve") == "serve --migrate"
+    assert said("serve", EMERGENT_MEMORY_DATABASE_URL="postgresql://db/memory") == "serve"
+    assert said("hook", "SessionStart") == "hook SessionStart"
+
+
 def claude(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(
         [str(claude_code.claude_executable()), *args],
