@@ -58,11 +58,12 @@ def test_the_frontmatter_forms_claude_code_writes() -> None:
         "project",
         "fact",
     )
-    assert (
-        nested.text
-        == "How releases go out\n\nTag, then run [[ci-pipeline]] and [[notes|the notes]]."
-    )
+    # the body, as written; the description (a folded block) is read but not prepended
+    assert nested.text == "Tag, then run [[ci-pipeline]] and [[notes|the notes]]."
+    assert nested.description.split() == ["How", "releases", "go", "out"]
     assert nested.links == ["ci-pipeline", "notes"]
+    label_only = parse_note("l.md", "---\ndescription: The user works in UTC\n---\n\n")
+    assert label_only.text == "The user works in UTC"  # no body: the description
     top = parse_note("u.md", '---\nname: "role"\ntype: user\ndescription: a role\n---\nA role\n')
     assert (top.type, top.category, top.scope, top.text) == ("user", "preference", "user", "A role")
     bare = parse_note("plain.md", "Just a fact with no frontmatter.")

@@ -92,14 +92,11 @@ class Note:
 
     @property
     def text(self) -> str:
-        """The memory's text: the body, after the description when the body does not
-        already hold it."""
-        body, description = self.body.strip(), self.description.strip()
-        if not description or description.casefold() in body.casefold():
-            return body
-        if not body:
-            return description
-        return f"{description}\n\n{body}"
+        """The memory's text: the body; the description only when there is no body. The
+        description is Claude Code's one-line label of the note for its index (often a
+        heading such as "indentation", or the body again), which would only make the memory
+        read worse and match other notes' labels."""
+        return self.body.strip() or self.description.strip()
 
 
 def is_note_file(file_name: str) -> bool:
