@@ -30,7 +30,10 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from emergent_memory.errors import InvalidInput
 from emergent_memory.memory.models import Category, MemoryScope
+
+MAX_FOLDER_NAME = 255
 
 INDEX_FILE = "MEMORY.md"
 NOTE_SUFFIX = ".md"
@@ -111,6 +114,28 @@ def check_file_name(file_name: str) -> str:
     if not is_note_file(file_name):
         raise NoteProblem(f"not a memory file (a .md file other than {INDEX_FILE})")
     return file_name
+
+
+def check_folder_name(folder: object) -> str:
+    """A project folder's name, as under ~/.claude/projects/: no slashes, not . or .."""
+    if (
+        not isinstance(folder, str)
+        or not 1 <= len(folder) <= MAX_FOLDER_NAME
+        or "/" in folder
+        or "\\" in folder
+        or "\x00" in folder
+        or folder in (".", "..")
+    ):
+        raise InvalidInput(
+            "folder: the name of the memory folder's project folder (as under "
+            f"~/.claude/projects/), without slashes, 1 to {MAX_FOLDER_NAME} characters"
+        )
+    return folder
+
+
+def shown_name(name: str) -> str:
+    """A file name as an answer may show it: at most 255 characters."""
+    return name[:255]
 
 
 def text_sha256(text: str) -> str:

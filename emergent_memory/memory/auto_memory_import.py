@@ -4,11 +4,10 @@ One call takes one folder's files (as text: the CLI reads them from disk, the Po
 sends them over the REST API) and, for each, says what became of it:
 
 - `saved`: a new memory, made by MemoryService.save as save_memory makes one (validation,
-  secrets, dedup, authority), filed under the context `claude-code`, with the caller's
-  source: `explicit` for `import --from claude-code`, which the user runs on the folders they
-  chose (the files are their own notes, which they read and edit), `inferred` for what the
-  hooks sync while a session runs (the agent wrote those files: a tool result or a web page
-  may have put the words there, so they never outrank what the user said);
+  secrets, dedup, authority), in the context `claude-code`, with the caller's source:
+  `explicit` for `import --from claude-code` (the user's own notes, imported by the user),
+  `inferred` for the hooks' sync (the agent wrote them in a session: a page it read may have
+  put the words there);
 - `updated`: the file changed since it was imported: a new version of its memory
   (MemoryService.update, with update's checks), the same memory id;
 - `unchanged`: the file's text is the one imported last time (or the save found the same
@@ -16,13 +15,12 @@ sends them over the REST API) and, for each, says what became of it:
   superseded stays so while its file is unchanged;
 - `forgotten`: the file is gone (`deleted`, or absent from a `complete` folder): its memory
   is deleted (soft, restorable) unless another file still holds it;
-
-Authority holds for files as for saves (memory/authority.py): a file from a weaker source than
-its memory's never changes or deletes that memory. Its new text is saved beside it (as a new
-memory, which the save reports as a conflict when it states another value), and a file of it
-that is deleted lets the memory go from the folder's keys but keeps it.
 - `skipped`, with the reason: unreadable, not UTF-8, an unknown type, empty, too long, a
   secret, a project-typed file whose project is unknown. Nothing of it is written.
+
+Authority holds as for saves (memory/authority.py): a file from a weaker source than its
+memory's never changes or deletes it; its new text is saved beside it, and its deletion only
+drops the file's key.
 
 A file is found again by its key, the folder's name and the file's (auto_memory_store); the
 key is the actor's, so another actor's files and memories are never touched or seen.
@@ -47,7 +45,14 @@ from emergent_memory.errors import InvalidInput, ObjectNotFound, PermissionDenie
 from emergent_memory.graph import GraphObject
 from emergent_memory.memory import authority, store, validation
 from emergent_memory.memory import auto_memory_store as keys
-from emergent_memory.memory.auto_memory import Note, NoteProblem, check_file_name, parse_note
+from emergent_memory.memory.auto_memory import (
+    Note,
+    NoteProblem,
+    check_file_name,
+    check_folder_name,
+    parse_note,
+    shown_name,
+)
 from emergent_memory.memory.models import Source
 from emergent_memory.memory.service import MemoryService, acting_for
 
@@ -55,7 +60,6 @@ Status = Literal["saved", "updated", "unchanged", "forgotten", "skipped"]
 STATUSES: tuple[Status, ...] = ("saved", "updated", "unchanged", "forgotten", "skipped")
 CONTEXT = "claude-code"
 FORGET_REASON = "its Claude Code memory file was deleted"
-MAX_FOLDER_NAME = 255
 MAX_FILES = 500  # files one call takes at most
 
 
@@ -113,7 +117,7 @@ class AutoMemoryImport:
         wrote the files (the module's docstring)."""
         if not principal.can_write:  # a dry run too: it answers what only a writer may do
             raise PermissionDenied("this credential may not change memories (needs memory:write)")
-        folder = _folder_name(folder)
+        folder = check_folder_name(folder)
         if len(files) + len(deleted) > MAX_FILES:
             raise InvalidInput(f"too many files: at most {MAX_FILES} in one import")
         names = [file.name for file in files]
@@ -167,7 +171,7 @@ class AutoMemoryImport:
             note = self._note(file, project_problem)
         except (NoteProblem, InvalidInput) as problem:
             return (
-                {"file": _shown(file.name), "status": "skipped", "reason": str(problem)},
+                {"file": shown_name(file.name), "status": "skipped", "reason": str(problem)},
                 None,
                 None,
             )
@@ -180,7 +184,7 @@ class AutoMemoryImport:
         with acting_for(self._pool, principal) as conn:
             found = keys.find_imported(conn, principal.actor_id, folder, file.name)
         memory = found[0] if found else None
-        entry = _entry_of(memory, folder, file.name) if memory is not None else None
+        entry = keys.entry_for(memory, folder, file.name) if memory is not None else None
         if memory is not None and entry is not None and entry["sha256"] == note.sha256:
             outcome["status"] = "unchanged"
             outcome["memory_id"] = str(memory.canonical_id)
@@ -204,11 +208,10 @@ class AutoMemoryImport:
             if memory is not None and memory.canonical_id != memory_id:
                 self._detach(conn, memory.canonical_id, folder, file.name)
             self._attach(conn, memory_id, keys.entry(folder, file.name, note.sha256))
-        if memory is not None and memory.canonical_id != memory_id:
-            if outranked:
-                outcome["reason"] = f"{outranked}; that memory is kept as it was"
-            else:
-                self._forget_if_unheld(principal, memory.canonical_id)
+        if memory is not None and memory.canonical_id != memory_id and outranked:
+            outcome["reason"] = f"{outranked}; that memory is kept as it was"
+        elif memory is not None and memory.canonical_id != memory_id:
+            self._forget_if_unheld(principal, memory.canonical_id)
         outcome["memory_id"] = str(memory_id)
         return outcome, note, memory_id
 
@@ -295,11 +298,11 @@ class AutoMemoryImport:
     def _forget(
         self, principal: Principal, folder: str, name: str, dry_run: bool, source: Source
     ) -> FileOutcome:
-        outcome: FileOutcome = {"file": _shown(name), "status": "forgotten"}
+        outcome: FileOutcome = {"file": shown_name(name), "status": "forgotten"}
         try:
             check_file_name(name)
         except NoteProblem as problem:
-            return {"file": _shown(name), "status": "skipped", "reason": str(problem)}
+            return {"file": shown_name(name), "status": "skipped", "reason": str(problem)}
         with acting_for(self._pool, principal) as conn:
             found = keys.find_imported(conn, principal.actor_id, folder, name)
             if not found:
@@ -308,11 +311,8 @@ class AutoMemoryImport:
             outcome["memory_id"] = str(memory.canonical_id)
             outranked = store.is_active(memory) and authority.refusal(memory.properties, source)
             if outranked:
-                outcome["status"] = "skipped"
-                outcome["reason"] = (
-                    f"{outranked.replace('kept beside it', 'its memory is kept')}: delete it "
-                    "yourself if it is wrong"
-                )
+                kept = outranked.replace("kept beside it", "its memory is kept")
+                outcome |= {"status": "skipped", "reason": f"{kept}: delete it if it is wrong"}
             if dry_run:
                 return outcome
             left = self._detach(conn, memory.canonical_id, folder, name)
@@ -389,13 +389,6 @@ class AutoMemoryImport:
         return found[0].canonical_id if found else None
 
 
-def _entry_of(memory: GraphObject, folder: str, file: str) -> keys.ImportEntry | None:
-    for item in keys.entries_of(memory):
-        if (item.get("folder"), item.get("file")) == (folder, file):
-            return item
-    return None
-
-
 def _editable(memory: GraphObject, note: Note, source: Source) -> bool:
     """Whether an edited file changes its memory in place (a new version): the memory is
     active, the file keeps its scope, and its source may change the memory (authority).
@@ -405,24 +398,3 @@ def _editable(memory: GraphObject, note: Note, source: Source) -> bool:
         and memory.scope == note.scope
         and authority.refusal(memory.properties, source) is None
     )
-
-
-def _folder_name(folder: object) -> str:
-    if (
-        not isinstance(folder, str)
-        or not 1 <= len(folder) <= MAX_FOLDER_NAME
-        or "/" in folder
-        or "\\" in folder
-        or "\x00" in folder
-        or folder in (".", "..")
-    ):
-        raise InvalidInput(
-            "folder: the name of the memory folder's project folder (as under "
-            f"~/.claude/projects/), without slashes, 1 to {MAX_FOLDER_NAME} characters"
-        )
-    return folder
-
-
-def _shown(name: str) -> str:
-    """A file name as an answer may show it: at most 255 characters."""
-    return name[:255]

@@ -63,6 +63,14 @@ def entries_of(memory: GraphObject) -> list[ImportEntry]:
     return [item for item in found if isinstance(item, dict)]  # type: ignore[misc]
 
 
+def entry_for(memory: GraphObject, folder: str, file: str) -> ImportEntry | None:
+    """The memory's key for that folder's file, if it has one."""
+    for item in entries_of(memory):
+        if (item.get("folder"), item.get("file")) == (folder, file):
+            return item
+    return None
+
+
 def find_imported(
     conn: Connection[Any], actor_id: UUID, folder: str, file: str | None = None
 ) -> list[GraphObject]:
