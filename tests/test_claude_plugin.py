@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -81,7 +82,15 @@ def test_the_launcher_says_what_to_install_when_nothing_is_there(tmp_path: Path)
     copy.mkdir(parents=True)
     (copy / "emergent-memory").write_bytes((PLUGIN / "scripts" / "emergent-memory").read_bytes())
     (copy / "emergent-memory").chmod(0o755)
-    env = {"PATH": f"{copy}:/usr/bin:/bin", "HOME": str(tmp_path)}  # itself on PATH: skipped
+    # PATH: the launcher itself (skipped) and the two tools it uses, so that no uvx or
+    # emergent-memory of this machine is found
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    for tool in ("dirname", "basename"):
+        found = shutil.which(tool)
+        assert found is not None
+        (tools / tool).symlink_to(found)
+    env = {"PATH": f"{copy}:{tools}", "HOME": str(tmp_path)}
     start = subprocess.run(
         [str(copy / "emergent-memory"), "hook", "SessionStart"],
         env=env,
@@ -107,31 +116,40 @@ def test_the_launcher_says_what_to_install_when_nothing_is_there(tmp_path: Path)
     assert serve.stdout == ""
 
 
-def test_the_launcher_runs_the_configured_executable_and_migrates_only_the_embedded_database(
+def test_the_launcher_runs_the_configured_executable_and_a_hook_never_fails(
     tmp_path: Path,
 ) -> None:
-    """EMERGENT_MEMORY_BIN wins; `serve` gets --migrate on the embedded database (the user's
-    own, so a first session on a fresh machine has working tools), never on a configured
-    EMERGENT_MEMORY_DATABASE_URL (maybe shared); other commands pass as they are."""
+    """EMERGENT_MEMORY_BIN wins, with the arguments as given; a hook exits 0 even when the
+    program fails (and SessionStart says so in the session), while `serve` passes the
+    program's exit status on."""
     echo = tmp_path / "echo-args"
     echo.write_text('#!/bin/sh\necho "$@"\n')
-    echo.chmod(0o755)
+    failing = tmp_path / "failing"
+    failing.write_text("#!/bin/sh\nexit 3\n")
+    for script in (echo, failing):
+        script.chmod(0o755)
     launcher = str(PLUGIN / "scripts" / "emergent-memory")
 
-    def said(*args: str, **env: str) -> str:
-        done = subprocess.run(
+    def run(program: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
             [launcher, *args],
-            env={"PATH": "/usr/bin:/bin", "EMERGENT_MEMORY_BIN": str(echo), **env},
+            env={"PATH": "/usr/bin:/bin", "EMERGENT_MEMORY_BIN": str(program)},
+            stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
             timeout=30,
-            check=True,
+            check=False,
         )
-        return done.stdout.strip()
 
-    assert said("serve") == "serve --migrate"
-    assert said("serve", EMERGENT_MEMORY_DATABASE_URL="postgresql://db/memory") == "serve"
-    assert said("hook", "SessionStart") == "hook SessionStart"
+    assert run(echo, "serve").stdout == "serve\n"
+    assert run(echo, "hook", "Stop").stdout == "hook Stop\n"
+    start = run(failing, "hook", "SessionStart")
+    assert start.returncode == 0
+    context = json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "could not run the hook (exit status 3)" in context
+    quiet = run(failing, "hook", "UserPromptSubmit")
+    assert (quiet.returncode, quiet.stdout) == (0, "")
+    assert run(failing, "serve").returncode == 3
 
 
 def claude(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -170,28 +188,28 @@ def has_tool_result(request: RecordedRequest) -> bool:
 
 
 def test_install_a_session_and_uninstall_with_the_real_claude_code(
-    tmp_path: Path, database_url: str, embedding_server: EmbeddingServer
+    tmp_path: Path, embedding_server: EmbeddingServer
 ) -> None:
+    """On the embedded database, as a user's machine has it: the HTTP server (the hooks'
+    server, which the test starts on a port of its own) creates and migrates it, the plugin's
+    MCP server and first-time setup share it."""
     home, project, data = tmp_path / "home", tmp_path / "project", tmp_path / "data"
     for folder in (home, project, data):
         folder.mkdir()
     port = free_port()
     settings = fake_embedder_env(
         embedding_server,
-        EMERGENT_MEMORY_DATABASE_URL=database_url,
         EMERGENT_MEMORY_ACTOR_ID=str(uuid.uuid4()),
         EMERGENT_MEMORY_DATA_DIR=str(data),
         EMERGENT_MEMORY_HOOK_URL=f"http://127.0.0.1:{port}",
     )
-    saved = run_cli(
-        "save", REMEMBERED, "-c", "preference", "--source", "explicit", "--importance", "core",
-        env=settings | {"HOME": str(home)},
-    )  # fmt: skip
-    assert saved.returncode == 0, saved.stderr
-    # the session's environment: ours, the venv's `emergent-memory` on PATH (the launcher's
-    # third choice; a clone with .venv/ gets its second), the code under test on PYTHONPATH
+    # the session's environment: ours; the clone's .venv (the launcher's second choice) or,
+    # in a checkout without one (a worktree), this venv's `emergent-memory` on PATH (its
+    # third); the code under test on PYTHONPATH
     ours = {k: v for k, v in settings.items() if k.startswith("EMERGENT_MEMORY_")}
-    ours["PATH"] = f"{Path(sys.executable).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}"
+    ours["PATH"] = os.environ.get("PATH", "/usr/bin:/bin")
+    if not (REPOSITORY / ".venv" / "bin" / "emergent-memory").exists():
+        ours["PATH"] = f"{Path(sys.executable).parent}:{ours['PATH']}"
     ours["PYTHONPATH"] = os.environ.get("PYTHONPATH", str(REPOSITORY))
     ours["MCP_CONNECTION_NONBLOCKING"] = "false"  # wait for the MCP server, as a user's does
     ours["MCP_CONNECT_TIMEOUT_MS"] = "60000"
@@ -219,6 +237,11 @@ def test_install_a_session_and_uninstall_with_the_real_claude_code(
         return done
 
     with http_server_process(settings, port=port):
+        saved = run_cli(
+            "save", REMEMBERED, "-c", "preference", "--source", "explicit", "--importance",
+            "core", env=settings | {"HOME": str(home)},
+        )  # fmt: skip
+        assert saved.returncode == 0, saved.stderr
         with FakeAnthropic(default=text("Use pnpm.")) as fake:
             first = session(fake)
             requests = fake.message_requests
@@ -301,3 +324,37 @@ def test_only_a_plugin_hook_without_any_token_sets_itself_up(tmp_path: Path) -> 
     assert not setup.wanted(plugin | {"EMERGENT_MEMORY_HOOK_TOKEN": "emt_given"})
     hooks_file.write_text("{}")  # no token in it: still the user's file
     assert not setup.wanted(plugin)
+
+
+def test_a_failed_first_time_setup_is_said_at_once_and_not_retried_at_every_start(
+    tmp_path: Path,
+) -> None:
+    """A setup that failed (its marker, less than 10 minutes old) is not started again: the
+    session start says it failed and what to run, without waiting for it."""
+    import io
+
+    from emergent_memory.hooks import setup
+    from emergent_memory.hooks.run import main as run_hook
+
+    data = tmp_path / "data"
+    environ = {
+        "CLAUDE_PLUGIN_ROOT": str(PLUGIN),
+        "EMERGENT_MEMORY_HOOK_CONFIG": str(tmp_path / "hooks.json"),
+        "EMERGENT_MEMORY_DATA_DIR": str(data),
+        "HOME": str(tmp_path),
+    }
+    setup._note_failure(data, 1)
+    assert setup.failed_recently(data) is not None
+    out = io.StringIO()
+    payload = json.dumps({"session_id": "s1", "hook_event_name": "SessionStart", "cwd": "/"})
+    run_hook(
+        ["SessionStart"],
+        stdin=io.BytesIO(payload.encode()),
+        stdout=out,
+        environ=environ,
+        watchdog=False,
+    )
+    context = json.loads(out.getvalue())["hookSpecificOutput"]["additionalContext"]
+    assert "first-time setup failed (exit status 1)" in context
+    assert "hooks install --no-settings" in context
+    assert not (data / "hooks" / "setup.lock").exists()  # no setup was started

@@ -82,7 +82,10 @@ def serve(
         here, not only by `emergent-memory worker`."""
         from emergent_memory.app import open_server_services
 
-        return open_server_services(settings, migrate=migrate, worker=worker)
+        # the embedded database is the user's own: a first `serve` (uvx, the plugin, a
+        # client's configuration) makes and migrates it; a configured one only with --migrate
+        embedded = settings.database_url is None
+        return open_server_services(settings, migrate=migrate or embedded, worker=worker)
 
     if transport == "http":
         _serve_http(settings, open_services, host, port)

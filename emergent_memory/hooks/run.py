@@ -257,7 +257,7 @@ class HookRun:
         if not config.token and self.event == "SessionStart" and self._set_up():
             config = load_config(self.environ)
         if not config.token:
-            if self.setting_up:
+            if self.setting_up or self.problem:  # the setup runs, or failed: said already
                 return False
             self.problem = (
                 f"no token for the server: run emergent-memory hooks install (or set "
@@ -281,6 +281,10 @@ class HookRun:
         from emergent_memory.hooks import setup
 
         if not setup.wanted(self.environ):
+            return False
+        failure = setup.failed_recently(data_dir(self.environ))
+        if failure is not None:
+            self.problem = failure
             return False
         if not setup.start(self.environ, data_dir(self.environ), self.log):
             return False

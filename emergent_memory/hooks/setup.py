@@ -15,6 +15,7 @@ the user wrote or `hooks install` wrote is never replaced here, whatever it hold
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -28,11 +29,12 @@ from emergent_memory.hooks.config import (
     load_config,
 )
 from emergent_memory.hooks.log import HookLog
-from emergent_memory.hooks.state import hooks_dir, locked
+from emergent_memory.hooks.state import hooks_dir, locked, write_atomically
 
 SETUP_EVENT = "Setup"  # not Claude Code's: the detached run that writes the hooks file
 PLUGIN_VARIABLE = "CLAUDE_PLUGIN_ROOT"  # set by Claude Code for a plugin's hooks
 INSTALL_SECONDS = 240.0  # `hooks install --no-settings`, a first initdb and migration included
+RETRY_SECONDS = 600.0  # a failed setup is not tried again before this
 
 
 def wanted(environ: Mapping[str, str]) -> bool:
@@ -46,6 +48,27 @@ def wanted(environ: Mapping[str, str]) -> bool:
 
 def _lock(data_dir: Path) -> Path:
     return hooks_dir(data_dir) / "setup.lock"
+
+
+def _failure(data_dir: Path) -> Path:
+    return hooks_dir(data_dir) / "setup-failed.json"
+
+
+def failed_recently(data_dir: Path) -> str | None:
+    """Why the last setup failed, when it failed less than RETRY_SECONDS ago (the session
+    says so at once, instead of waiting for a setup that fails again); None otherwise."""
+    try:
+        failed = json.loads(_failure(data_dir).read_bytes())
+        at, status = float(failed["at"]), int(failed["status"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not 0 <= time.time() - at < RETRY_SECONDS:
+        return None
+    return (
+        f"emergent-memory's first-time setup failed (exit status {status}); run `emergent-memory "
+        "hooks install --no-settings` to see why (it is tried again at a session start 10 "
+        "minutes after it failed)"
+    )
 
 
 def start(environ: Mapping[str, str], data_dir: Path, log: HookLog) -> bool:
@@ -100,15 +123,27 @@ def run(environ: Mapping[str, str], data_dir: Path, log: HookLog) -> None:
             )
         except (OSError, subprocess.TimeoutExpired) as error:
             log.error(f"first-time setup failed: {type(error).__name__}")
+            _note_failure(data_dir, -1)
             return
         if done.returncode != 0:
             log.error(
                 f"first-time setup failed (exit status {done.returncode}): run "
                 "`emergent-memory hooks install --no-settings` to see why"
             )
+            _note_failure(data_dir, done.returncode)
             return
         log.warning("first-time setup wrote the hooks file")
+        _failure(data_dir).unlink(missing_ok=True)
     _start_server(environ, data_dir, log)
+
+
+def _note_failure(data_dir: Path, status: int) -> None:
+    try:  # noqa: SIM105 - contextlib would be imported for this alone
+        write_atomically(
+            _failure(data_dir), json.dumps({"at": time.time(), "status": status}).encode()
+        )
+    except OSError:
+        pass
 
 
 def _start_server(environ: Mapping[str, str], data_dir: Path, log: HookLog) -> None:
