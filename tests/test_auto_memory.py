@@ -74,6 +74,9 @@ FEEDBACK_CASES = [
     ("The old build script is no longer used; run make instead.", True),
     ("Tests pass. Actually, the flaky one was skipped, so check the log.", True),
     ("The migration should have been reversible; it was not.", True),
+    ("I shouldn’t have deleted the lock file without asking.", True),
+    ("The keys shouldn't have been committed; rotate them.", True),
+    ("Functions shouldn't have side effects at import time.", False),
 ]
 
 
