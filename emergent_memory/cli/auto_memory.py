@@ -5,8 +5,8 @@ Without DIR, every project folder under `<Claude's config dir>/projects/` that h
 folder (or the project folder holding it). Each folder is imported whole
 (AutoMemoryImport.import_folder with `complete` and the folder's `origin`: a file imported
 before from this machine's folder and gone now forgets its memory; the same folder's files
-imported on another machine are not this folder's), as the local user, in the folder's project: the
-project id is derived from the directory its session transcripts record (`cwd`), as the
+imported on another machine are not this folder's), as the local user, in the folder's
+project: the project id is derived from the directory its session transcripts record (`cwd`), as the
 stdio server and the hooks derive it for a session there, unless EMERGENT_MEMORY_PROJECT_ID
 sets one project for every session, as it does for them. A folder whose directory no
 transcript records has its project-typed files skipped (or given with --project-dir).

@@ -11,16 +11,16 @@ could not reach the server is done again by the next one.
 
 - PostToolUse (matcher Write|Edit|MultiEdit|Bash): after a Write, Edit or MultiEdit of a file
   in the folder, or a Bash command that names a memory folder (an `rm`, a `mv`), one sync.
+- SessionStart: once its context is printed, when the folder differs from what was sent, a
+  detached `hook AutoMemorySync` run does the sync (the catch-up of what changed while no
+  hook ran: before the hooks were installed, or while the server was down), so that the
+  session's start never waits for it.
+
 A request carries the folder's name and its `origin` (auto_memory_files.origin: this
 machine and the `projects` directory), so that the same folder name elsewhere is another
 folder, and at most MAX_REQUEST_BYTES of JSON as the client encodes it (ASCII: a non-ASCII
 character costs up to 12 bytes), well under the server's default limit of 1 MiB; the rest goes
 with the next sync. A file too large to go alone is not sent (its count is logged).
-
-- SessionStart: once its context is printed, when the folder differs from what was sent, a
-  detached `hook AutoMemorySync` run does the sync (the catch-up of what changed while no
-  hook ran: before the hooks were installed, or while the server was down), so that the
-  session's start never waits for it.
 
 No file's content, nor its name, is ever logged: counts and statuses only.
 """
