@@ -7,6 +7,7 @@ touched), on the real database through the real command."""
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -18,10 +19,17 @@ from click.testing import CliRunner, Result
 
 from emergent_memory.auth.local_ids import derived_project_id, project_root
 from emergent_memory.cli import cli
-from emergent_memory.memory.auto_memory import NoteProblem, parse_note, says_correction
+from emergent_memory.hooks.auto_memory_files import origin
+from emergent_memory.memory.auto_memory import (
+    CORRECTION_TERMS,
+    NoteProblem,
+    parse_note,
+    says_correction,
+)
 from tests.embedders import EmbeddingServer
 
 Connect = Callable[[], psycopg.Connection[Any]]
+ROOT = Path(__file__).resolve().parent.parent
 
 # feedback notes as Claude Code writes them, and what they are: a correction says that
 # something was wrong; anything else is a standing instruction
@@ -34,6 +42,41 @@ FEEDBACK_CASES = [
     ("The user corrected me: the API version is v3.", True),
     ("Mistake to avoid: I mistakenly ran migrations on production once.", True),
     ("The cache is no longer used by the billing service.", True),
+    # instructions that use a correction word's neighbours
+    ("Tests should have a docstring.", False),
+    ("Every public function should have type hints.", False),
+    ("Pull requests should have a linked issue and a short description.", False),
+    ("Keep commit subjects no longer than 72 characters.", False),
+    ("Use git switch instead of git checkout for branches.", False),
+    ("Check that the tests actually ran before saying they pass.", False),
+    ("Files should not have trailing whitespace.", False),
+    ("Error messages should say what to fix.", False),
+    ("Always ask before running database migrations.", False),
+    ("Write commit subjects in the imperative mood.", False),
+    ("Prefer the standard library over new dependencies.", False),
+    ("Never commit directly to main; open a pull request.", False),
+    ("Run only the touched test files locally; CI runs the whole suite.", False),
+    ("When a test fails, explain why before changing it.", False),
+    # corrections
+    ("I should have been running the linter before each commit.", True),
+    ("Those tests should not have been skipped: the user wants every one of them run.", True),
+    ("I should not have force-pushed to the shared branch.", True),
+    ("I was wrong to assume the repository uses npm; it uses pnpm.", True),
+    ("The user corrected the release date: it is June 3, not May 30.", True),
+    ("Correction: the staging database moved to db-stage-3.", True),
+    ("It is not true that the cache is shared between tenants.", True),
+    ("The docs I followed were incorrect: the flag is --dry-run, not --dryrun.", True),
+    ("I misread the config: the timeout is in seconds, not milliseconds.", True),
+    ("My summary was mistaken about who owns payments: it is the core team.", True),
+    ("I wrongly assumed the tests run in parallel; they run one after another.", True),
+    ("The benchmark numbers I reported were erroneous: the cache was warm.", True),
+    ("I misunderstood the request: the user wanted a draft, not a merged change.", True),
+    ("The old build script is no longer used; run make instead.", True),
+    ("Tests pass. Actually, the flaky one was skipped, so check the log.", True),
+    ("The migration should have been reversible; it was not.", True),
+    ("I shouldn’t have deleted the lock file without asking.", True),
+    ("The keys shouldn't have been committed; rotate them.", True),
+    ("Functions shouldn't have side effects at import time.", False),
 ]
 
 
@@ -44,6 +87,23 @@ def test_a_feedback_note_is_a_correction_when_it_says_something_was_wrong(
     assert says_correction(text) is correction
     note = parse_note("f.md", f"---\nname: f\nmetadata:\n  type: feedback\n---\n{text}\n")
     assert note.category == ("correction" if correction else "instruction")
+
+
+def test_the_docs_list_exactly_the_correction_words_the_rule_uses() -> None:
+    row = next(
+        line
+        for line in (ROOT / "docs" / "clients.md").read_text().splitlines()
+        if line.startswith("| `feedback` |")
+    )
+    listed = {
+        key: tuple(term.strip() for term in found.split(","))
+        for key, found in zip(
+            CORRECTION_TERMS,
+            re.findall(r"\*([^*]+)\*", row),
+            strict=True,
+        )
+    }
+    assert listed == CORRECTION_TERMS
 
 
 def test_the_frontmatter_forms_claude_code_writes() -> None:
@@ -241,6 +301,7 @@ def test_the_import_maps_each_file_and_a_second_run_changes_nothing(
     assert freeze["properties"]["imported_from"] == [
         {
             "client": "claude-code",
+            "origin": origin(tree["shop"]),
             "folder": SHOP,
             "file": "project_freeze.md",
             "sha256": freeze["properties"]["imported_from"][0]["sha256"],
@@ -380,3 +441,98 @@ def test_replace_auto_memory_leaves_it_on_when_a_file_was_skipped(
     assert shown.exit_code == 0, shown.output
     assert "left on: 3 file(s) skipped; fix them and import again" in shown.output
     assert not (tree["shop_dir"] / ".claude").exists()
+
+
+def test_a_folder_of_the_same_name_elsewhere_forgets_nothing_of_this_one(
+    run_import: Callable[..., Result], connect: Connect, tree: dict[str, Path], tmp_path: Path
+) -> None:
+    """The same project folder name under another config dir (as on another machine) is
+    another folder: importing it whole forgets none of the first one's files, and the same
+    note in both is one memory, held by both keys until both files are gone."""
+    actor = run_import.actor  # type: ignore[attr-defined]
+    first = outcomes(run_import("--json", str(tree["shop"])))
+    elsewhere = tmp_path / "other" / ".claude" / "projects" / SHOP
+    (elsewhere / "memory").mkdir(parents=True)
+    role = (tree["shop"] / "memory" / "user_role.md").read_text()
+    (elsewhere / "memory" / "user_role.md").write_text(role)
+    (elsewhere / "memory" / "feedback_mocks.md").write_text(
+        note("feedback", "feedback_mocks", "Mock nothing but the clock.")
+    )
+    second = outcomes(run_import("--json", str(elsewhere)))
+    assert {name: item["status"] for name, item in second.items()} == {
+        f"{SHOP}/user_role.md": "unchanged",  # the same text: the same memory
+        f"{SHOP}/feedback_mocks.md": "saved",  # another file than the first folder's
+    }
+    rows = {str(row["id"]): row for row in memory_rows(connect, actor)}
+    mocks = rows[first[f"{SHOP}/feedback_mocks.md"]["memory_id"]]
+    assert mocks["deleted_at"] is None
+    assert mocks["properties"]["content"] == "Integration tests hit a real database, not mocks."
+    shared = rows[first[f"{SHOP}/user_role.md"]["memory_id"]]
+    origins = {item["origin"] for item in shared["properties"]["imported_from"]}
+    assert origins == {origin(tree["shop"]), origin(elsewhere)}
+    assert len(origins) == 2
+
+    (elsewhere / "memory" / "user_role.md").unlink()
+    gone = outcomes(run_import("--json", str(elsewhere)))[f"{SHOP}/user_role.md"]
+    assert gone["status"] == "forgotten"
+    assert gone["reason"] == "another file still holds its memory: kept"
+    assert {str(row["id"]): row for row in memory_rows(connect, actor)}[gone["memory_id"]][
+        "deleted_at"
+    ] is None
+    again = statuses(run_import("--json", str(tree["shop"])))
+    assert again[f"{SHOP}/user_role.md"] == again[f"{SHOP}/feedback_mocks.md"] == "unchanged"
+
+
+def test_symbolic_links_in_a_memory_folder_are_not_followed(
+    run_import: Callable[..., Result], connect: Connect, tree: dict[str, Path], tmp_path: Path
+) -> None:
+    secret = tmp_path / "netrc"
+    secret.write_text("machine example.com login me password hunter2-secret\n")
+    (tree["shop"] / "memory" / "netrc.md").symlink_to(secret)
+    away = tmp_path / "away"
+    away.mkdir()
+    (away / "user_pet.md").write_text(note("user", "user_pet", "The user has a cat."))
+    linked = tree["home"] / ".claude" / "projects" / "-home-dev-src-linked"
+    linked.mkdir()
+    (linked / "memory").symlink_to(away, target_is_directory=True)
+    result = run_import("--json")
+    found = outcomes(result)
+    assert found[f"{SHOP}/netrc.md"] == {
+        "file": "netrc.md",
+        "status": "skipped",
+        "reason": "a symbolic link",
+    }
+    assert found["-home-dev-src-linked/user_pet.md"]["reason"] == "a symbolic link"
+    assert "hunter2" not in result.output
+    contents = [row["properties"]["content"] for row in memory_rows(connect, run_import.actor)]  # type: ignore[attr-defined]
+    assert not any("hunter2" in text or "cat" in text for text in contents)
+
+
+@pytest.mark.parametrize("given", [".", "memory", "./memory/../memory"])
+def test_a_relative_dir_is_the_folder_it_names(
+    run_import: Callable[..., Result],
+    tree: dict[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    given: str,
+) -> None:
+    monkeypatch.chdir(tree["shop"])
+    result = run_import("--dry-run", "--json", given)
+    assert result.exit_code == 0, result.output
+    [report] = json.loads(result.stdout)
+    assert (report["folder"], report["origin"]) == (SHOP, origin(tree["shop"]))
+    assert report["counts"]["saved"] == 4
+
+
+def test_replace_auto_memory_says_when_it_creates_the_settings_file(
+    run_import: Callable[..., Result], tree: dict[str, Path]
+) -> None:
+    for bad in ("token.md", "latin1.md", "diary.md"):
+        (tree["shop"] / "memory" / bad).unlink()
+    done = run_import("--replace-auto-memory", "--json", str(tree["shop"]))
+    assert done.exit_code == 0, done.output
+    [report] = json.loads(done.stdout)
+    local = tree["shop_dir"] / ".claude" / "settings.local.json"
+    assert json.loads(local.read_text()) == {"autoMemoryEnabled": False}
+    assert report["auto_memory"]["note"] == (
+        f"turned off in {local} (a new file: add .claude/settings.local.json to .gitignore)"
+    )

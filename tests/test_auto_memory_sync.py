@@ -20,6 +20,7 @@ from starlette.testclient import TestClient
 
 from emergent_memory.auth.local_ids import derived_project_id, project_root
 from emergent_memory.auth.principal import ANY_PROJECT, READ, WRITE, Principal
+from emergent_memory.hooks.auto_memory_files import origin
 from emergent_memory.hooks.claude_settings import HOOK_MATCHERS, our_group
 from emergent_memory.hooks.run import EVENTS
 from emergent_memory.memory import MemoryService
@@ -145,6 +146,8 @@ def test_the_endpoint_needs_a_token_with_write_and_refuses_bad_input(
         ({"folder": "-p", "files": [{"name": "x.md"}]}, "files.0.text"),
         ({"folder": "-p", "files": [], "extra": 1}, "extra"),
         ({"folder": "-p", "files": "x"}, "files"),
+        ({"folder": "-p", "origin": "../../etc", "files": []}, "origin"),
+        ({"folder": "-p", "origin": "ABCDEF0123456789", "files": []}, "origin"),
     ]:
         answer = post(client, writer, bad)
         assert answer.status_code == 400, bad
@@ -152,6 +155,33 @@ def test_the_endpoint_needs_a_token_with_write_and_refuses_bad_input(
     elsewhere = post(client, writer, body | {"project_id": str(uuid.uuid4())})
     assert elsewhere.status_code == 403  # this token acts in its own project only
     assert imported(database_url, principal.actor_id) == []
+
+
+def test_the_same_folder_name_from_another_origin_is_another_folder(
+    client: TestClient, principal: Principal, database_url: str
+) -> None:
+    """Machine B's sync of a file named as one of machine A's never changes or forgets A's
+    memory: the origin is part of the key."""
+    token = make_token(database_url, principal.actor_id, principal.project_id)[0]
+    here, there = "0123456789abcdef", "fedcba9876543210"
+    rule = "---\nname: push\nmetadata:\n  type: feedback\n---\n{}\n"
+    files = [{"name": "push.md", "text": rule.format("Push to the fork, never upstream.")}]
+    body = {"folder": "-home-dev-src-shop", "origin": here, "files": files}
+    first = post(client, token, body).json()
+    assert first["origin"] == here
+    [mine] = imported(database_url, principal.actor_id)
+    theirs = [{"name": "push.md", "text": rule.format("Push straight to upstream.")}]
+    second = post(client, token, body | {"origin": there, "files": theirs}).json()
+    assert second["files"][0]["status"] == "saved"  # not an update of this origin's memory
+    assert second["files"][0]["memory_id"] != mine[0]
+    gone = post(client, token, {"folder": body["folder"], "origin": there, "deleted": ["push.md"]})
+    assert gone.json()["counts"]["forgotten"] == 1
+    rows = imported(database_url, principal.actor_id)
+    assert rows[0] == mine  # version 1, not deleted, its own text
+    assert rows[1][2] is True
+    # no origin at all (a caller that sends none) is a key of its own as well
+    none = post(client, token, {"folder": body["folder"], "deleted": ["push.md"]}).json()
+    assert none["files"][0]["reason"] == "no memory came from it"
 
 
 def test_another_actor_never_reaches_the_first_ones_memories(
@@ -308,3 +338,36 @@ def test_the_hooks_send_what_claude_writes_edits_and_deletes(
     assert "Helix" not in session.log
     assert "March" not in session.log
     assert "auto memory synced" in session.log
+
+
+def test_the_hooks_send_at_most_what_the_server_takes_and_say_where_the_folder_is(
+    tmp_path: Path, database_url: str, embedding_server: EmbeddingServer
+) -> None:
+    """Requests are budgeted by their encoded size (the client escapes non-ASCII: an emoji
+    costs 12 bytes), so no sync sticks on a 413: a file too large to go alone is left out
+    (counted in the log), the rest goes over several syncs."""
+    actor = uuid.uuid4()
+    with running_http_server(database_url, embedding_server) as server:
+        token = make_token(database_url, actor, uuid.uuid4(), READ, WRITE, ANY_PROJECT)[0]
+        session = Session(tmp_path, server, token)
+        for name in ("big_a.md", "big_b.md"):  # 240 KB on disk, 720 KB as the request's JSON
+            (session.memory / name).write_text(note("user", "\U0001f600" * 60_000))
+        for name in ("c.md", "d.md", "e.md"):  # 240 KB each in the request: two fit in one
+            (session.memory / name).write_text(note("user", "\u4e2d" * 40_000))
+        session.write("user_role.md", ROLE)
+        assert imported(database_url, actor) == []  # c and d went first (too long to save)
+        session.tool("Edit", {"file_path": str(session.memory / "user_role.md")})
+        [(memory_id, _, _, content)] = imported(database_url, actor)
+        assert content == "The user is a data engineer."
+        with psycopg.connect(database_url) as conn:
+            row = conn.execute(
+                "SELECT properties->'imported_from' FROM kb.graph_objects "
+                "WHERE canonical_id = %s AND is_head",
+                (memory_id,),
+            ).fetchone()
+    assert row is not None
+    keys = row[0]
+    assert keys[0]["origin"] == origin(session.memory.parent)
+    assert keys[0]["folder"] == "-tmp-src-shop"
+    assert session.log.count("2 auto memory file(s) too large to send") == 2
+    assert "413" not in session.log

@@ -137,6 +137,7 @@ class AutoMemoryRequest(Input):
     the SessionStart catch-up send them (AutoMemoryImport.import_folder)."""
 
     folder: str
+    origin: str | None = None
     project_id: uuid.UUID | None = Field(default=None, strict=False)
     files: list[AutoMemoryFileBody] = Field(default_factory=list, max_length=MAX_FILES)
     deleted: list[str] = Field(default_factory=list, max_length=MAX_FILES)
@@ -178,6 +179,7 @@ def session_endpoints(services: ApiServices) -> list[Endpoint[Any, Any]]:
             in_project(call.principal, body.project_id),
             body.folder,
             [FolderFile(file.name, file.text) for file in body.files],
+            origin=body.origin,
             deleted=body.deleted,
             dry_run=body.dry_run,
             source="inferred",  # the hooks' sync: files the agent wrote in a session

@@ -1,10 +1,12 @@
 """`emergent-memory import --from claude-code [DIR]`: Claude Code's auto memory as memories.
 
 Without DIR, every project folder under `<Claude's config dir>/projects/` that has a
-`memory/` folder; with DIR, that memory folder (or the project folder holding it). Each
-folder is imported whole (AutoMemoryImport.import_folder with `complete`: a file imported
-before and gone now forgets its memory), as the local user, in the folder's project: the
-project id is derived from the directory its session transcripts record (`cwd`), as the
+`memory/` folder; with DIR (relative to the working directory, or absolute), that memory
+folder (or the project folder holding it). Each folder is imported whole
+(AutoMemoryImport.import_folder with `complete` and the folder's `origin`: a file imported
+before from this machine's folder and gone now forgets its memory; the same folder's files
+imported on another machine are not this folder's), as the local user, in the folder's
+project: the project id is derived from the directory its session transcripts record (`cwd`), as the
 stdio server and the hooks derive it for a session there, unless EMERGENT_MEMORY_PROJECT_ID
 sets one project for every session, as it does for them. A folder whose directory no
 transcript records has its project-typed files skipped (or given with --project-dir).
@@ -29,6 +31,8 @@ if TYPE_CHECKING:
     from emergent_memory.settings import Settings
 
 AUTO_MEMORY_SETTING = "autoMemoryEnabled"
+# Claude Code has git ignore the file when it creates it; when we create it, nothing does
+NEW_SETTINGS_FILE = "a new file: add .claude/settings.local.json to .gitignore"
 UNKNOWN_PROJECT = (
     "project-typed, and the folder's project is unknown: no session transcript beside it "
     "records the project's directory (give it: import --from claude-code DIR --project-dir PATH)"
@@ -65,7 +69,7 @@ def import_claude_code(
 def memory_folders(path: str | None) -> list[tuple[Path, Path]]:
     """(project folder, memory folder) pairs to import. Raises InvalidInput."""
     if path is not None:
-        found = files_on_disk.locate(Path(path).expanduser())
+        found = files_on_disk.locate(resolved(path))
         if found is None:
             raise InvalidInput(
                 f"{path} is neither a Claude Code memory folder (a folder named memory) nor a "
@@ -80,6 +84,13 @@ def memory_folders(path: str | None) -> list[tuple[Path, Path]]:
             "CLAUDE_CONFIG_DIR, or give the folder: import --from claude-code DIR)"
         )
     return [(folder, folder / files_on_disk.MEMORY_FOLDER) for folder in folders]
+
+
+def resolved(path: str) -> Path:
+    """The absolute path DIR names (`.`, `memory`, `~/...` and `..` resolved), its last part
+    kept as it is: a memory folder that is a symbolic link stays one (read_note skips it)."""
+    given = Path(os.path.abspath(Path(path).expanduser()))
+    return given.parent.resolve() / given.name if given.name else given
 
 
 def import_folder(
@@ -112,6 +123,7 @@ def import_folder(
         Principal(base.actor_id, project, base.scopes),
         project_folder.name,
         files,
+        origin=files_on_disk.origin(project_folder),
         complete=True,
         project_problem=problem,
         dry_run=dry_run,
@@ -176,7 +188,7 @@ def replace_auto_memory(report: dict[str, Any]) -> dict[str, Any]:
         return result | {"note": f"would be turned off in {path}"}
     backup = write_settings(path, current | {AUTO_MEMORY_SETTING: False})
     result |= {"turned_off": True, "backup": None if backup is None else str(backup)}
-    kept = f" (previous file: {backup})" if backup is not None else ""
+    kept = f" (previous file: {backup})" if backup is not None else f" ({NEW_SETTINGS_FILE})"
     return result | {"note": f"turned off in {path}{kept}"}
 
 

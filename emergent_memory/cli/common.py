@@ -115,7 +115,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "import": (
         "transfer",
-        "Load an export (JSON Lines), keeping ids; importing twice changes nothing.",
+        "Load an export (JSON Lines, ids kept), or Claude Code's auto memory (--from claude-code).",
     ),
     "lifecycle": (
         "lifecycle",

@@ -90,9 +90,11 @@ def import_command(
     migrate: bool,
     as_json: bool,
 ) -> None:
-    """Load an export (JSON Lines), keeping ids; importing twice changes nothing.
+    """Load an export (JSON Lines, ids kept), or Claude Code's auto memory (--from claude-code).
 
-    With --from claude-code, import Claude Code's auto memory instead (docs/clients.md).
+    An export imported twice changes nothing. With --from claude-code, PATH is one memory
+    folder or the project folder holding it (none: every project's), imported as
+    docs/clients.md says.
     """
     if source == "claude-code":
         from emergent_memory.cli.auto_memory import import_claude_code

@@ -16,6 +16,12 @@ could not reach the server is done again by the next one.
   hook ran: before the hooks were installed, or while the server was down), so that the
   session's start never waits for it.
 
+A request carries the folder's name and its `origin` (auto_memory_files.origin: this
+machine and the `projects` directory), so that the same folder name elsewhere is another
+folder, and at most MAX_REQUEST_BYTES of JSON as the client encodes it (ASCII: a non-ASCII
+character costs up to 12 bytes), well under the server's default limit of 1 MiB; the rest goes
+with the next sync. A file too large to go alone is not sent (its count is logged).
+
 No file's content, nor its name, is ever logged: counts and statuses only.
 """
 
@@ -26,7 +32,7 @@ import os
 from pathlib import Path
 
 from emergent_memory.auth.local_ids import text_digest
-from emergent_memory.hooks.auto_memory_files import MEMORY_FOLDER, note_names, read_note
+from emergent_memory.hooks.auto_memory_files import MEMORY_FOLDER, note_names, origin, read_note
 from emergent_memory.hooks.client import Unreachable, error_code
 from emergent_memory.hooks.state import hooks_dir, locked, write_atomically
 
@@ -38,17 +44,19 @@ if TYPE_CHECKING:
 
 IMPORT_PATH = "/api/v1/import/claude-code"
 WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit"})
-MAX_REQUEST_TEXT = 400_000  # characters of file text one request carries at most
+MAX_REQUEST_BYTES = 600_000  # of the request's JSON (ASCII-escaped, as the client sends it)
 MAX_REQUEST_FILES = 200
+REQUEST_OVERHEAD = 4_096  # the body but its files, at most (a folder name: 255 characters)
 
 
 def session_memory_folder(payload: dict[str, Any]) -> Path | None:
-    """The session's auto memory folder, when it exists: `memory/` beside its transcript."""
+    """The session's auto memory folder, when it exists and is not a symbolic link:
+    `memory/` beside its transcript."""
     transcript = payload.get("transcript_path")
     if not isinstance(transcript, str) or not os.path.isabs(transcript):
         return None
     folder = Path(transcript).parent / MEMORY_FOLDER
-    return folder if folder.is_dir() else None
+    return folder if folder.is_dir() and not folder.is_symlink() else None
 
 
 def touches(payload: dict[str, Any], folder: Path) -> bool:
@@ -85,15 +93,19 @@ def sent_files(path: Path) -> dict[str, str]:
 
 
 class Changes:
-    """What differs between a folder and what was sent: texts to send, names deleted."""
+    """What differs between a folder and what was sent: texts to send (and the bytes each
+    costs in the request), names deleted; the count of files unreadable, and of files too
+    large to send."""
 
-    __slots__ = ("deleted", "digests", "texts", "unreadable")
+    __slots__ = ("deleted", "digests", "sizes", "texts", "too_large", "unreadable")
 
     def __init__(self) -> None:
         self.texts: dict[str, str] = {}
+        self.sizes: dict[str, int] = {}
         self.digests: dict[str, str] = {}
         self.deleted: list[str] = []
         self.unreadable = 0
+        self.too_large = 0
 
     def __bool__(self) -> bool:
         return bool(self.texts or self.deleted)
@@ -108,9 +120,15 @@ def changes(folder: Path, sent: dict[str, str]) -> Changes:
             found.unreadable += 1  # `import --from claude-code` says why it is skipped
             continue
         digest = text_digest(text)
-        if sent.get(name) != digest:
-            found.texts[name] = text
-            found.digests[name] = digest
+        if sent.get(name) == digest:
+            continue
+        size = len(json.dumps({"name": name, "text": text})) + 2  # ", " between files
+        if size > MAX_REQUEST_BYTES - REQUEST_OVERHEAD:
+            found.too_large += 1  # never fits: not sent, and not pending
+            continue
+        found.texts[name] = text
+        found.sizes[name] = size
+        found.digests[name] = digest
     present = set(names)
     found.deleted = sorted(name for name in sent if name not in present)
     return found
@@ -125,6 +143,7 @@ class AutoMemorySync:
         self.folder = folder
         self.project = project
         self.state = state_file(run.config.data_dir, folder)
+        self.origin = origin(folder.parent)
 
     def pending(self) -> bool:
         return bool(changes(self.folder, sent_files(self.state)))
@@ -142,22 +161,11 @@ class AutoMemorySync:
         found = changes(self.folder, sent)
         if found.unreadable:
             self.run.log.warning(f"{found.unreadable} auto memory file(s) could not be read")
+        if found.too_large:
+            self.run.log.warning(f"{found.too_large} auto memory file(s) too large to send")
         if not found:
             return
-        body: dict[str, Any] = {
-            "folder": self.folder.parent.name,
-            "project_id": self.project,
-            "files": [],
-            "deleted": found.deleted[:MAX_REQUEST_FILES],
-        }
-        size = 0
-        for name, text in found.texts.items():
-            if len(body["files"]) + len(body["deleted"]) >= MAX_REQUEST_FILES:
-                break
-            if body["files"] and size + len(text) > MAX_REQUEST_TEXT:
-                break  # the rest goes with the next sync
-            body["files"].append({"name": name, "text": text})
-            size += len(text)
+        body, names = self._request(found)
         try:
             answer = self.run.post(IMPORT_PATH, body)
         except Unreachable as error:
@@ -168,8 +176,8 @@ class AutoMemorySync:
                 f"auto memory not sent: the server answered {answer.status} ({error_code(answer)})"
             )
             return
-        for item in body["files"]:
-            sent[item["name"]] = found.digests[item["name"]]
+        for name in names:
+            sent[name] = found.digests[name]
         for name in body["deleted"]:
             sent.pop(name, None)
         self._save(sent)
@@ -177,6 +185,34 @@ class AutoMemorySync:
         if isinstance(counts, dict):
             shown = ", ".join(f"{counts[key]} {key}" for key in counts if counts[key])
             self.run.log.info(f"auto memory synced: {shown or 'nothing'}")
+
+    def _request(self, found: Changes) -> tuple[dict[str, Any], list[str]]:
+        """The request's body (at most MAX_REQUEST_BYTES of JSON, MAX_REQUEST_FILES names),
+        and the names of the files it carries."""
+        body: dict[str, Any] = {
+            "folder": self.folder.parent.name,
+            "origin": self.origin,
+            "project_id": self.project,
+            "files": [],
+            "deleted": [],
+        }
+        size = len(json.dumps(body))
+        for name in found.deleted[:MAX_REQUEST_FILES]:
+            cost = len(json.dumps(name)) + 2  # ", " between items
+            if size + cost > MAX_REQUEST_BYTES - REQUEST_OVERHEAD:
+                break
+            body["deleted"].append(name)
+            size += cost
+        names: list[str] = []
+        for name, cost in found.sizes.items():
+            if len(names) + len(body["deleted"]) >= MAX_REQUEST_FILES:
+                break
+            if size + cost > MAX_REQUEST_BYTES:
+                break  # the rest goes with the next sync
+            names.append(name)
+            size += cost
+        body["files"] = [{"name": name, "text": found.texts[name]} for name in names]
+        return body, names
 
     def _save(self, sent: dict[str, str]) -> None:
         data = {"folder": str(self.folder), "files": sent}

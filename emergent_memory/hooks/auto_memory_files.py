@@ -6,14 +6,25 @@ transcripts (`<project folder>/<session id>.jsonl`). The project folder's name i
 project's directory with `/` (and other characters) turned into `-`, which cannot be turned
 back: the directory is read from the `cwd` the transcripts record instead.
 
+A folder is known by its `origin` and its name: the same project folder name on two
+machines (or under two config dirs) is two folders, whose files are other files.
+
+Symbolic links are never followed into: a memory file that is one, or a memory folder that is
+one, is not read (`a symbolic link`), so that a link planted in the folder (`x.md ->
+~/.netrc`) never sends what it points to.
+
 Standard library only: `import --from claude-code` reads folders with it, and so do the
 hooks (PostToolUse, the SessionStart catch-up), which must start fast.
 """
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import json
 import os
+import socket
+import stat
 from pathlib import Path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (a hook does not need it)
@@ -25,6 +36,8 @@ MEMORY_FOLDER = "memory"
 MAX_FILE_BYTES = 256_000  # a larger file is not read (no memory is that long)
 MAX_TRANSCRIPT_LINES = 200  # lines of each transcript read to find its cwd
 MAX_TRANSCRIPTS = 20  # the newest ones, read to find a cwd
+SYMBOLIC_LINK = "a symbolic link"
+_NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)  # 0 on Windows
 
 
 def claude_config_dir(environ: Mapping[str, str]) -> Path:
@@ -56,8 +69,18 @@ def locate(directory: Path) -> tuple[Path, Path] | None:
     return None
 
 
+def origin(project_folder: Path) -> str:
+    """Where a project folder is: the first 16 hex digits of the SHA-256 of `<host
+    name>\n<absolute path (symbolic links resolved) of the directory holding it>`, the
+    `projects` directory. The import and the hooks' sync compute it alike."""
+    holder = os.path.realpath(os.path.dirname(os.path.abspath(project_folder)))
+    where = f"{socket.gethostname()}\n{holder}"
+    return hashlib.sha256(where.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
 def note_names(memory_folder: Path) -> list[str]:
-    """The memory files of a folder: its `.md` files but the index, sorted."""
+    """The memory files of a folder: its `.md` files but the index (symbolic links included,
+    for read_note to say why it does not read them), sorted."""
     try:
         entries = list(os.scandir(memory_folder))
     except OSError:
@@ -65,23 +88,50 @@ def note_names(memory_folder: Path) -> list[str]:
     return sorted(
         entry.name
         for entry in entries
-        if entry.name.endswith(".md") and entry.name != INDEX_FILE and entry.is_file()
+        if entry.name.endswith(".md")
+        and entry.name != INDEX_FILE
+        and (entry.is_symlink() or entry.is_file())
     )
 
 
 def read_note(path: Path) -> tuple[str | None, str | None]:
-    """(text, None), or (None, why it cannot be read): unreadable, too large, not UTF-8."""
+    """(text, None), or (None, why it cannot be read): a symbolic link (the file, or its
+    memory folder), not a regular file, unreadable, too large, not UTF-8."""
+    if path.is_symlink() or path.parent.is_symlink():
+        return None, SYMBOLIC_LINK
     try:
-        with path.open("rb") as file:
-            raw = file.read(MAX_FILE_BYTES + 1)
+        descriptor = _open_no_follow(path)
     except OSError as error:
-        return None, f"unreadable ({error.strerror or type(error).__name__})"
+        return None, SYMBOLIC_LINK if error.errno == errno.ELOOP else _unreadable(error)
+    with os.fdopen(descriptor, "rb") as file:
+        try:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                return None, "not a regular file"
+            raw = file.read(MAX_FILE_BYTES + 1)
+        except OSError as error:
+            return None, _unreadable(error)
     if len(raw) > MAX_FILE_BYTES:
-        return None, f"too large (over {MAX_FILE_BYTES} bytes)"
+        return None, f"too large (over {MAX_FILE_BYTES:,} bytes)"
     try:
         return raw.decode("utf-8-sig"), None
     except UnicodeDecodeError:
         return None, "not UTF-8 text"
+
+
+def _open_no_follow(path: Path) -> int:
+    """The file's descriptor, following no symbolic link at the folder or the file (a link
+    swapped in after the check above: ELOOP), nor blocking on a FIFO."""
+    if not _NO_FOLLOW or os.open not in os.supports_dir_fd:  # Windows: the check above
+        return os.open(path, os.O_RDONLY)
+    folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | _NO_FOLLOW)
+    try:
+        return os.open(path.name, os.O_RDONLY | _NO_FOLLOW | os.O_NONBLOCK, dir_fd=folder)
+    finally:
+        os.close(folder)
+
+
+def _unreadable(error: OSError) -> str:
+    return f"unreadable ({error.strerror or type(error).__name__})"
 
 
 def recorded_cwd(project_folder: Path) -> str | None:

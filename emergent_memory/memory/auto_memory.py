@@ -14,13 +14,15 @@ The mapping (docs/clients.md "Claude Code's own memory"):
 |-------------|---------------------------------------------|-------------------------|
 | `user`      | preference                                  | user                    |
 | `feedback`  | correction if it says something was wrong   | user                    |
-|             | (CORRECTION_WORDS), else instruction        |                         |
+|             | (CORRECTION_TERMS), else instruction        |                         |
 | `project`   | fact                                        | project (of the folder) |
 | `reference` | fact                                        | user                    |
 
-The memory's text is the file's body, after the description when the body does not already
-say it; the stored text keeps the file's words (links included) as written. A file's key is
-`<project folder>/<file name>`: the import finds the memory it made from it by that key.
+The memory's text is the file's body, as written (links included); the description (Claude
+Code's one-line label of the note for its index) only when there is no body. A file's key is
+(origin, project folder, file name), the origin being where the folder is (the machine and
+the `projects` directory holding it): the import finds the memory it made from a file by that
+key (auto_memory_store).
 """
 
 from __future__ import annotations
@@ -40,20 +42,45 @@ NOTE_SUFFIX = ".md"
 TYPES = ("user", "feedback", "project", "reference")
 NoteType = Literal["user", "feedback", "project", "reference"]
 
-# Words with which a feedback note says that something was wrong (a correction, rather than a
-# standing instruction), matched as whole lower-cased words or phrases. Labelled examples:
-# tests/test_auto_memory.py FEEDBACK_CASES.
-_CORRECTION_WORDS = """
-wrong wrongly incorrect incorrectly mistake mistakes mistaken mistakenly actually
-corrected correction erroneous erroneously misunderstood misread
-"""
-CORRECTION_WORDS = frozenset(_CORRECTION_WORDS.split())
-CORRECTION_PHRASES = ("not true", "no longer", "should have", "instead of what")
+# Words and phrases with which a feedback note says that something was wrong (a correction,
+# rather than a standing instruction), matched on the lower-cased words: "anywhere", as whole
+# words or phrases; "opening a sentence", as its first word; "never in", phrases in which the
+# words above say nothing was wrong ("no longer than 72 characters"). docs/clients.md lists
+# them (tests/test_auto_memory.py keeps it so); labelled examples: FEEDBACK_CASES there.
+CORRECTION_TERMS: dict[str, tuple[str, ...]] = {
+    "anywhere": (
+        "wrong",
+        "wrongly",
+        "incorrect",
+        "incorrectly",
+        "mistake",
+        "mistakes",
+        "mistaken",
+        "mistakenly",
+        "corrected",
+        "correction",
+        "erroneous",
+        "erroneously",
+        "misunderstood",
+        "misread",
+        "not true",
+        "no longer",
+        "should have been",
+        "should not have been",
+        "shouldn't have been",
+        "i should not have",
+        "i shouldn't have",
+        "instead of what",
+    ),
+    "opening a sentence": ("actually",),
+    "never in": ("no longer than",),
+}
 
 LINK = re.compile(r"\[\[([^\[\]\n|#]{1,200})(?:[|#][^\[\]\n]*)?\]\]")
-_WORD = re.compile(r"[a-z']+")
+_WORD = re.compile(r"[a-z']+|[.!?;:\n]")  # words, and the ends of sentences
 _KEY_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)\s*:\s*(.*)$")
 FILE_NAME = re.compile(r"^[^/\\\x00]{1,255}$")
+ORIGIN = re.compile(r"^[0-9a-f]{16}$")
 
 
 class NoteProblem(Exception):
@@ -131,6 +158,18 @@ def check_folder_name(folder: object) -> str:
             f"~/.claude/projects/), without slashes, 1 to {MAX_FOLDER_NAME} characters"
         )
     return folder
+
+
+def check_origin(origin: object) -> str | None:
+    """Where a folder is, as hooks/auto_memory_files.origin computes it: 16 hex digits."""
+    if origin is None:
+        return None
+    if not isinstance(origin, str) or not ORIGIN.fullmatch(origin):
+        raise InvalidInput(
+            "origin: where the folder is, 16 lower-case hexadecimal digits (the start of the "
+            "SHA-256 of the host name, a newline and the path of the projects directory)"
+        )
+    return origin
 
 
 def shown_name(name: str) -> str:
@@ -236,8 +275,12 @@ def _scalar(value: str) -> str:
 
 
 def says_correction(text: str) -> bool:
-    """Whether a feedback note says that something was wrong (CORRECTION_WORDS)."""
-    lowered = text.lower()
-    if any(word in CORRECTION_WORDS for word in _WORD.findall(lowered)):
+    """Whether a feedback note says that something was wrong (CORRECTION_TERMS)."""
+    tokens = _WORD.findall(text.lower().replace("\u2019", "'"))
+    sentences = " ".join(token if token[0].isalpha() else "." for token in tokens)
+    words = f" . {sentences} "
+    for phrase in CORRECTION_TERMS["never in"]:
+        words = words.replace(f" {phrase} ", " ")
+    if any(f" {term} " in words for term in CORRECTION_TERMS["anywhere"]):
         return True
-    return any(phrase in lowered for phrase in CORRECTION_PHRASES)
+    return any(f" . {term} " in words for term in CORRECTION_TERMS["opening a sentence"])

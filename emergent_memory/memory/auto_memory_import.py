@@ -22,8 +22,12 @@ Authority holds as for saves (memory/authority.py): a file from a weaker source 
 memory's never changes or deletes it; its new text is saved beside it, and its deletion only
 drops the file's key.
 
-A file is found again by its key, the folder's name and the file's (auto_memory_store); the
-key is the actor's, so another actor's files and memories are never touched or seen.
+A file is found again by its key (auto_memory_store): where its folder is (`origin`: the
+machine and the `projects` directory holding it), the folder's name and the file's. A folder
+of the same name elsewhere (another machine, another config dir) is another folder: its
+files never change or forget this one's memories, and `complete` forgets only the files of
+this origin. The key is the actor's, so another actor's files and memories are never touched
+or seen.
 `[[name]]` links become RELEVANT_TO relationships between the memories of the linked files.
 With `dry_run` the answer is the same, and nothing is written.
 """
@@ -50,6 +54,7 @@ from emergent_memory.memory.auto_memory import (
     NoteProblem,
     check_file_name,
     check_folder_name,
+    check_origin,
     parse_note,
     shown_name,
 )
@@ -86,6 +91,7 @@ class FolderReport(TypedDict):
     dry_run: that would be)."""
 
     folder: str
+    origin: str | None
     project_id: str
     dry_run: bool
     files: list[FileOutcome]
@@ -104,6 +110,7 @@ class AutoMemoryImport:
         folder: str,
         files: Sequence[FolderFile],
         *,
+        origin: str | None = None,
         deleted: Sequence[str] = (),
         complete: bool = False,
         project_problem: str | None = None,
@@ -112,12 +119,15 @@ class AutoMemoryImport:
     ) -> FolderReport:
         """Import a folder's files for the principal (in its project). `deleted`: files
         gone since the last import; `complete`: `files` is the whole folder, so a file
-        imported before and absent now is gone too. `project_problem`: why the folder's
+        imported before (from this origin) and absent now is gone too. `origin`: where the
+        folder is (hooks/auto_memory_files.origin). `project_problem`: why the folder's
         project is not known (its project-typed files are skipped with it). `source`: who
         wrote the files (the module's docstring)."""
         if not principal.can_write:  # a dry run too: it answers what only a writer may do
             raise PermissionDenied("this credential may not change memories (needs memory:write)")
         folder = check_folder_name(folder)
+        origin = check_origin(origin)
+        where = (origin, folder)
         if len(files) + len(deleted) > MAX_FILES:
             raise InvalidInput(f"too many files: at most {MAX_FILES} in one import")
         names = [file.name for file in files]
@@ -127,7 +137,7 @@ class AutoMemoryImport:
         notes: dict[str, tuple[Note, UUID | None]] = {}
         for file in files:
             outcome, note, memory_id = self._one(
-                principal, folder, file, project_problem, dry_run, source
+                principal, where, file, project_problem, dry_run, source
             )
             outcomes.append(outcome)
             if note is not None:
@@ -135,20 +145,21 @@ class AutoMemoryImport:
         gone = [name for name in deleted if name not in set(names)]
         if complete:
             with acting_for(self._pool, principal) as conn:
-                known = keys.find_imported(conn, principal.actor_id, folder)
+                known = keys.find_imported(conn, principal.actor_id, origin, folder)
             present = set(names)
             for memory in known:
                 for item in keys.entries_of(memory):
-                    if item["folder"] == folder and item["file"] not in present:
+                    if keys.is_of(item, origin, folder) and item["file"] not in present:
                         gone.append(item["file"])
         for name in dict.fromkeys(gone):
-            outcomes.append(self._forget(principal, folder, name, dry_run, source))
-        links = self._link(principal, folder, notes, dry_run)
+            outcomes.append(self._forget(principal, where, name, dry_run, source))
+        links = self._link(principal, where, notes, dry_run)
         counts: dict[str, int] = {status: 0 for status in STATUSES}
         for outcome in outcomes:
             counts[outcome["status"]] += 1
         return {
             "folder": folder,
+            "origin": origin,
             "project_id": str(principal.project_id),
             "dry_run": dry_run,
             "files": outcomes,
@@ -161,7 +172,7 @@ class AutoMemoryImport:
     def _one(
         self,
         principal: Principal,
-        folder: str,
+        where: tuple[str | None, str],
         file: FolderFile,
         project_problem: str | None,
         dry_run: bool,
@@ -182,9 +193,9 @@ class AutoMemoryImport:
             "scope": note.scope,
         }
         with acting_for(self._pool, principal) as conn:
-            found = keys.find_imported(conn, principal.actor_id, folder, file.name)
+            found = keys.find_imported(conn, principal.actor_id, *where, file.name)
         memory = found[0] if found else None
-        entry = keys.entry_for(memory, folder, file.name) if memory is not None else None
+        entry = keys.entry_for(memory, *where, file.name) if memory is not None else None
         if memory is not None and entry is not None and entry["sha256"] == note.sha256:
             outcome["status"] = "unchanged"
             outcome["memory_id"] = str(memory.canonical_id)
@@ -206,8 +217,8 @@ class AutoMemoryImport:
             return {"file": file.name, "status": "skipped", "reason": str(problem)}, None, None
         with acting_for(self._pool, principal) as conn:
             if memory is not None and memory.canonical_id != memory_id:
-                self._detach(conn, memory.canonical_id, folder, file.name)
-            self._attach(conn, memory_id, keys.entry(folder, file.name, note.sha256))
+                keys.detach(conn, memory.canonical_id, *where, file.name)
+            keys.attach(conn, memory_id, keys.entry(*where, file.name, note.sha256))
         if memory is not None and memory.canonical_id != memory_id and outranked:
             outcome["reason"] = f"{outranked}; that memory is kept as it was"
         elif memory is not None and memory.canonical_id != memory_id:
@@ -269,34 +280,13 @@ class AutoMemoryImport:
 
     # -- keys -----------------------------------------------------------------------------------
 
-    @staticmethod
-    def _attach(conn: Connection[Any], memory_id: UUID, item: keys.ImportEntry) -> None:
-        head = graph.get_head(conn, memory_id, include_deleted=True)
-        if head is None:
-            return
-        kept = [
-            old
-            for old in keys.entries_of(head)
-            if (old["folder"], old["file"]) != (item["folder"], item["file"])
-        ]
-        keys.set_entries(conn, memory_id, [*kept, item])
-
-    @staticmethod
-    def _detach(
-        conn: Connection[Any], memory_id: UUID, folder: str, file: str
-    ) -> list[keys.ImportEntry]:
-        """Take the file's entry off the memory; the entries left."""
-        head = graph.get_head(conn, memory_id, include_deleted=True)
-        if head is None:
-            return []
-        kept = [
-            old for old in keys.entries_of(head) if (old["folder"], old["file"]) != (folder, file)
-        ]
-        keys.set_entries(conn, memory_id, kept)
-        return kept
-
     def _forget(
-        self, principal: Principal, folder: str, name: str, dry_run: bool, source: Source
+        self,
+        principal: Principal,
+        where: tuple[str | None, str],
+        name: str,
+        dry_run: bool,
+        source: Source,
     ) -> FileOutcome:
         outcome: FileOutcome = {"file": shown_name(name), "status": "forgotten"}
         try:
@@ -304,7 +294,7 @@ class AutoMemoryImport:
         except NoteProblem as problem:
             return {"file": shown_name(name), "status": "skipped", "reason": str(problem)}
         with acting_for(self._pool, principal) as conn:
-            found = keys.find_imported(conn, principal.actor_id, folder, name)
+            found = keys.find_imported(conn, principal.actor_id, *where, name)
             if not found:
                 return {"file": name, "status": "skipped", "reason": "no memory came from it"}
             memory = found[0]
@@ -315,7 +305,7 @@ class AutoMemoryImport:
                 outcome |= {"status": "skipped", "reason": f"{kept}: delete it if it is wrong"}
             if dry_run:
                 return outcome
-            left = self._detach(conn, memory.canonical_id, folder, name)
+            left = keys.detach(conn, memory.canonical_id, *where, name)
         if outranked:
             return outcome
         if left:
@@ -340,7 +330,7 @@ class AutoMemoryImport:
     def _link(
         self,
         principal: Principal,
-        folder: str,
+        where: tuple[str | None, str],
         notes: dict[str, tuple[Note, UUID | None]],
         dry_run: bool,
     ) -> int:
@@ -351,7 +341,7 @@ class AutoMemoryImport:
         with acting_for(self._pool, principal) as conn:
             for note, source in notes.values():
                 for name in note.links:
-                    target = self._linked(conn, principal, folder, name, notes, by_name)
+                    target = self._linked(conn, principal, where, name, notes, by_name)
                     if target is None or target == source:
                         continue
                     if source is None or dry_run:
@@ -375,7 +365,7 @@ class AutoMemoryImport:
     def _linked(
         conn: Connection[Any],
         principal: Principal,
-        folder: str,
+        where: tuple[str | None, str],
         name: str,
         notes: dict[str, tuple[Note, UUID | None]],
         by_name: dict[str, UUID | None],
@@ -385,7 +375,7 @@ class AutoMemoryImport:
             return notes[file][1]
         if name in by_name:
             return by_name[name]
-        found = keys.find_imported(conn, principal.actor_id, folder, file)
+        found = keys.find_imported(conn, principal.actor_id, *where, file)
         return found[0].canonical_id if found else None
 
 
