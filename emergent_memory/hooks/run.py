@@ -193,6 +193,7 @@ class HookRun:
         self.backlog_project: str | None = None  # whose backlog to send once output is out
         # the auto memory folder (and its project) to send once output is out
         self.auto_memory: tuple[Path, str] | None = None
+        self.auto_memory_project: str | None = None  # SessionStart's, for the catch-up
 
     def left(self) -> float:
         return self.deadline - time.monotonic()
@@ -361,7 +362,7 @@ class HookRun:
         if self.capture == "on" and unsent_sessions(self.config.data_dir, project):
             self.backlog_project = project  # sent by a detached run, once the output is out
         self.save(path, state)
-        self.auto_memory = self._auto_memory_pending(project)
+        self.auto_memory_project = project  # its folder is looked at once the output is out
         return self._output(context)
 
     def _auto_memory_pending(self, project: str) -> tuple[Path, str] | None:
@@ -427,6 +428,10 @@ class HookRun:
         if self.backlog_project is not None:
             payload = {"project_id": self.backlog_project}
             self._detached(BACKLOG_EVENT, payload, "the project's unsent turns")
+        # reading the folder's notes comes after the output: a slow disk or an unreadable
+        # file never costs the session its context
+        if self.auto_memory_project is not None:
+            self.auto_memory = self._auto_memory_pending(self.auto_memory_project)
         if self.auto_memory is not None:
             folder, project = self.auto_memory
             payload = {"memory_folder": str(folder), "project_id": project}
