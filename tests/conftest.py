@@ -198,6 +198,24 @@ def local_embedder() -> LocalEmbeddings:
     return embedder
 
 
+@pytest.fixture
+def semantic(
+    make_service: Callable[..., MemoryService], local_embedder: LocalEmbeddings
+) -> MemoryService:
+    """The service with the real model and the dedup policy calibrated on it."""
+    from emergent_memory.app import DEDUP_POLICIES
+    from emergent_memory.embeddings.local import LOCAL_MODEL_NAME
+
+    policy = DEDUP_POLICIES[LOCAL_MODEL_NAME]
+    return make_service(
+        local_embedder,
+        dedup_threshold=policy.threshold,
+        dedup_text_rule_from=policy.text_rule_from,
+        dedup_named_change_from=policy.named_change_from,
+        dedup_latin_only_model=policy.latin_only_model,
+    )
+
+
 GLOBAL_MEMORIES_CLEANUP = """
 WITH globals AS (
     SELECT canonical_id FROM kb.graph_objects WHERE scope = 'global' AND type = 'Memory'

@@ -99,6 +99,17 @@ def internal_errors(server_log: str) -> list[str]:
 # -- the real emergent-memory process --------------------------------------------------------
 
 COMMAND = [sys.executable, "-m", "emergent_memory"]
+# what an MCP client sends first (over stdio: one JSON line)
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"},
+    },
+}
 
 
 def clean_env(**settings: str) -> dict[str, str]:

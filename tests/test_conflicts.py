@@ -10,14 +10,11 @@ from __future__ import annotations
 import random
 import string
 import uuid
-from collections.abc import Callable
 
 import pytest
 from psycopg_pool import ConnectionPool
 
-from emergent_memory.app import DEDUP_POLICIES
 from emergent_memory.auth.principal import Principal
-from emergent_memory.embeddings.local import LOCAL_MODEL_NAME, LocalEmbeddings
 from emergent_memory.memory import MemoryService
 from emergent_memory.memory.duplicates import DuplicateService
 from emergent_memory.memory.records import current_first
@@ -179,21 +176,6 @@ def test_session_start_keeps_the_stronger_older_side_of_a_conflict(
     injected = {m["id"] for m in started["memories"]}
     assert told["memory"]["id"] in injected
     assert inferred["memory"]["id"] not in injected
-
-
-@pytest.fixture
-def semantic(
-    make_service: Callable[..., MemoryService], local_embedder: LocalEmbeddings
-) -> MemoryService:
-    """The service with the real model and the policy calibrated on it."""
-    policy = DEDUP_POLICIES[LOCAL_MODEL_NAME]
-    return make_service(
-        local_embedder,
-        dedup_threshold=policy.threshold,
-        dedup_text_rule_from=policy.text_rule_from,
-        dedup_named_change_from=policy.named_change_from,
-        dedup_latin_only_model=policy.latin_only_model,
-    )
 
 
 def test_a_contracted_negation_is_kept_beside_the_statement_and_linked_as_a_conflict(

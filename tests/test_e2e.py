@@ -18,6 +18,7 @@ from fastmcp.client.transports import StdioTransport
 from emergent_memory.auth import tokens
 from tests.embedders import EmbeddingServer
 from tests.helpers import (
+    INITIALIZE,
     HttpServer,
     clean_env,
     client_for,
@@ -158,18 +159,6 @@ async def test_http_identity_comes_from_the_token(
             assert shared_id in {m["id"] for m in found.structured_content["memories"]}
     async with client_for(http_server, admin) as client:  # removed for good by the fixture
         await client.call_tool("manage_memory", {"action": "delete", "memory_id": shared_id})
-
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "session-counter", "version": "1"},
-    },
-}
 
 
 async def test_http_sessions_are_capped_and_idle_ones_expire(

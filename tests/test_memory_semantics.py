@@ -23,20 +23,6 @@ DISTRACTORS = [
 ]
 
 
-@pytest.fixture
-def semantic(
-    make_service: Callable[..., MemoryService], local_embedder: LocalEmbeddings
-) -> MemoryService:
-    policy = DEDUP_POLICIES[LOCAL_MODEL_NAME]
-    return make_service(
-        local_embedder,
-        dedup_threshold=policy.threshold,
-        dedup_text_rule_from=policy.text_rule_from,
-        dedup_named_change_from=policy.named_change_from,
-        dedup_latin_only_model=policy.latin_only_model,
-    )
-
-
 def seed(service: MemoryService, principal: Principal) -> None:
     for content, category in DISTRACTORS:
         service.save(principal, content, category)

@@ -17,23 +17,13 @@ import pytest
 from click.testing import CliRunner
 
 from emergent_memory.cli.common import COMMANDS, cli
+from tests.helpers import INITIALIZE
 
 # never imported until the path that needs them runs (capture with a key, migrations, the
 # torch runtime); the database layers and the model runtime are not needed by --help either
 NEVER_AT_START = ("anthropic", "alembic", "sqlalchemy", "torch", "sentence_transformers")
 NOT_FOR_HELP = (*NEVER_AT_START, "psycopg", "psycopg_pool", "numpy", "httpx", "jsonschema")
 
-# what an MCP client sends first
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "0"},
-    },
-}
 
 # the child: run the command line given, then print which of the modules it imported
 CHILD = """

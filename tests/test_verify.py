@@ -18,9 +18,9 @@ import pytest
 from psycopg import sql
 
 from emergent_memory import app
-from emergent_memory.app import DEDUP_POLICIES, VERIFY_POLICIES
+from emergent_memory.app import VERIFY_POLICIES
 from emergent_memory.auth.principal import Principal
-from emergent_memory.embeddings.local import LOCAL_MODEL_NAME, LocalEmbeddings
+from emergent_memory.embeddings.local import LOCAL_MODEL_NAME
 from emergent_memory.errors import InvalidInput, PermissionDenied, SecretRejected
 from emergent_memory.llm import AnthropicClient
 from emergent_memory.memory import MemoryService
@@ -58,20 +58,6 @@ MEMORIES: list[tuple[str, Category]] = [
 # Its best candidate (the editor memory) is at 0.56, in a judge band (0.55 to 0.65), where
 # the rules call it related: the LLM judge decides there.
 IN_A_BAND = "The user's editor is VS Code."
-
-
-@pytest.fixture
-def semantic(
-    make_service: Callable[..., MemoryService], local_embedder: LocalEmbeddings
-) -> MemoryService:
-    policy = DEDUP_POLICIES[LOCAL_MODEL_NAME]
-    return make_service(
-        local_embedder,
-        dedup_threshold=policy.threshold,
-        dedup_text_rule_from=policy.text_rule_from,
-        dedup_named_change_from=policy.named_change_from,
-        dedup_latin_only_model=policy.latin_only_model,
-    )
 
 
 @pytest.fixture
