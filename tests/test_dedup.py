@@ -662,3 +662,77 @@ def test_what_only_looks_like_a_negation_does_not_flip_the_statement(
 ) -> None:
     assert not dedup.negates(existing, new)
     assert not dedup.negates(new, existing)
+
+
+# -- other kinds of statement, titles, capitals, persons, other languages (issue 25, set 8) --
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # a reported question, or a request, against the answer or the deed
+        ("The user asked how long the test suite takes.", "The test suite takes 15 minutes."),
+        ("The user asked me to pin numpy to 1.26.", "I pinned numpy to 1.26 for the user."),
+        ("User wants to know which queue we use for emails.", "We use SQS for emails."),
+        # a lesson against the rule it led to
+        (
+            "Lesson learned: skipping the smoke test let a broken migration reach production.",
+            "Never skip the smoke test before a migration.",
+        ),
+        # a plan against what happened, whatever change word the event uses
+        ("We will move CI to Buildkite next month.", "CI was moved to Buildkite."),
+        ("Plan: switch the docs site to Astro.", "Switched the docs site to Astro last week."),
+        # the old text word for word with three words of its own: narrower, or more
+        (
+            "The user prefers dark mode.",
+            "The user prefers dark mode in the editor, light in the terminal.",
+        ),
+        (
+            "Staging deploys from main.",
+            "Staging deploys from main after the nightly integration suite passes.",
+        ),
+        # the user and someone else in the same place; a speaker with a title
+        ("The user wants weekly status summaries.", "The manager wants weekly status summaries."),
+        ("Dr. Lee: the clinic opens at 8 on Mondays", "Ms. Park: the clinic opens at 8 on Mondays"),
+        # two words in capitals for one setting, two persons in swapped places
+        ("Default log level: DEBUG", "The default logging level is ERROR"),
+        ("Logs are shipped to ELK.", "The logs ship to GCP."),
+        ("The team's timezone is UTC.", "Our team's timezone is EST."),
+        ("Sam: i drive there and she drives back", "Sam: she drives there and i drive back"),
+        # another language in Latin script, with its accents
+        (
+            "O usuário prefere mensagens de commit em inglês.",
+            "O usuário prefere comentários no código em inglês.",
+        ),
+    ],
+)
+def test_another_kind_of_statement_holder_or_value_is_never_superseded(
+    existing: str, new: str
+) -> None:
+    assert verdict(0.9, existing, new) != "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # a change from now on is a correction, not a plan against an event
+        ("Deploys run at 2am.", "From now on deploys will run at 3am."),
+        # a word in capitals exchanged, with a change word
+        ("The database runs on AWS.", "The database now runs on GCP."),
+        # capitals for emphasis are not values
+        ("NEVER force-push to main.", "Never force-push to main!"),
+        # one or two words of its own, or a question asked again, are the same statement
+        ("Aaron: running late", "Aaron: running a bit late, sorry"),
+        (
+            "The user asked how long the suite takes.",
+            "The user asked how long the test suite takes.",
+        ),
+        # a mistake owned is a correction
+        (
+            "Jon: the venue is the Blue Note",
+            "Jon: I had that wrong, the venue is the Jazz Standard",
+        ),
+    ],
+)
+def test_rewordings_and_corrections_of_those_kinds_still_supersede(existing: str, new: str) -> None:
+    assert verdict(0.9, existing, new) == "supersede"

@@ -35,8 +35,11 @@ Then, from the lowest similarity that is considered (`named_change_from`, else
 2. Different holders never supersede (relations_differ): "the user" / "the user's mother",
    "the tenant" / "the tenant's guarantor", whatever else the texts say; nor another
    statement (other_statement): another speaker or subject label ("Audrey: ..." / "Andrew:
-   ..."), the same said of something else ("... too"), a question against a statement, or a
-   fact joined to the old text whole (adds_a_fact). Without a change word, another occasion
+   ..."), the same said of something else ("... too"), a fact joined to the old text whole
+   (adds_a_fact) or three words of its own put before or after it (elaborates), another
+   kind of statement (speech: a question, asked or reported, against a statement; a request
+   against the deed), a lesson against the instruction it led to (lesson_and_rule), or a
+   plan against what happened (plan_and_event). Without a change word, another occasion
    (another_occasion: other time anchors, "again", a plan against an event) and the other
    value of a setting or a plain negation (negates) never supersede either. A negation is
    read as polarity, not as words (negating_side): "not", "never", "no", "without", "don't",
@@ -45,7 +48,8 @@ Then, from the lowest similarity that is considered (`named_change_from`, else
    "wants") no new words; one negator in place of another ("never" / "don't") keeps the
    polarity, a rewording.
 3. Changes are counted (changed_values): a value lost while another of its kind is gained
-   (PROJ-123 / PROJ-456, port 9001 / 9002), a name in place of a name (Marco / Marta), another
+   (PROJ-123 / PROJ-456, port 9001 / 9002, a word in capitals for another: CET / PST), a
+   name in place of a name (Marco / Marta), another
    role (tech lead / hiring manager), a modifier swapped before the same noun ("the *blue*
    pool"), or, all else equal, one place of the sentence refilled ("skips *breakfast*" /
    "skips *dinner*"); two values of one setting (tabs / spaces, enabled / disabled) are not a
@@ -101,7 +105,7 @@ _CHANGE_MARKERS = """
     upgraded downgraded migrated bumped rewritten relocated retired dropped deprecated
     reassigned transferred resized revoked handed correction corrected formerly previously
     starting updated stopped since rescheduled postponed raised lowered increased decreased
-    reduced extended shortened"""
+    reduced extended shortened wrong mistake typo misspoke"""
 CHANGE_MARKERS = frozenset(_CHANGE_MARKERS.split())
 # The change words that say a value changed and nothing else: with one of them a correction
 # may change several values at once ("code freeze *moved* to Wednesdays at 15:00").
@@ -201,7 +205,8 @@ _OPPOSITES = """
     approve:reject approved:rejected serial:parallel sequential:parallel sequentially:parallel
     nullable:non-nullable strict:lenient verbose:quiet compressed:uncompressed
     encrypted:unencrypted signed:unsigned blocking:non-blocking monolith:microservices
-    centralized:decentralized"""
+    centralized:decentralized terse:verbose concise:verbose brief:detailed
+    weekdays:weekends weekday:weekend weeknights:weekends"""
 # (not words that pick one thing of a kind, as a modifier before a noun: "the *left* knee" /
 # "the *right* knee", "*inbound* / *outbound* queue", "*high* / *low* priority" are two things)
 OPPOSITES = frozenset(frozenset(pair.split(":")) for pair in _OPPOSITES.split())
@@ -216,8 +221,12 @@ _NOT_LABELS = """
     tip rule lesson decision caveat context btw aside summary example reason rationale status
     why because heads gotcha fix fixed change changed new old actually also"""
 NOT_LABELS = frozenset(_NOT_LABELS.split())
-# (the colon may be a full-width one, U+FF1A)
-_LABEL = re.compile(r"\s*([^\W\d_][^:\uff1a\n.!?,;]{0,38}?)\s*[:\uff1a]\s+\S")
+# (the colon may be a full-width one, U+FF1A; a title with its dot may open the name:
+# "Mrs. Okafor: ...", "Dr. Lee: ...")
+_LABEL = re.compile(
+    r"\s*((?:(?i:mr|mrs|ms|mx|dr|prof|st)\.\s*)?[^\W\d_][^:\uff1a\n.!?,;]{0,38}?)"
+    r"\s*[:\uff1a]\s+\S"
+)
 
 # When something happens: two texts anchored at different times tell of different occasions
 # ("last Friday" / "next Friday", "in 2019" / "in April", "in March" / "yesterday").
@@ -719,12 +728,139 @@ def asks(text: str) -> bool:
     return text.rstrip().rstrip("\"')»”").endswith(("?", "\uff1f"))
 
 
+_ASKING = frozenset({"asked", "asks", "asking", "wondered", "wonders", "wondering"})
+_QUESTION_WORDS = frozenset(
+    {"whether", "why", "if", "how", "what", "which", "when", "where", "who"}
+)
+_ADDRESSED = frozenset({"me", "us", "you", "him", "her", "them"})
+
+
+def speech(text: str) -> Literal["question", "request", "statement"]:
+    """What the text does: asks ("...?", "the user *asked why* the build is slow", "*wants to
+    know* ..."), reports a request ("the user *asked me to* bump lodash"), or states. A
+    question or a request is not the answer or the deed ("The build takes 12 minutes", "I
+    bumped lodash")."""
+    if asks(text):
+        return "question"
+    lower = [t.lower for t in statement(text).tokens]
+    for i, word in enumerate(lower):
+        following = lower[i + 1 : i + 4]
+        if word in _ASKING and any(w in _QUESTION_WORDS for w in following[:2]):
+            return "question"
+        if word == "know" and lower[max(0, i - 2) : i] == ["wants", "to"]:
+            return "question"
+        addressed = following[:1] and following[0] in _ADDRESSED
+        if word in _ASKING and addressed and following[1:2] == ["to"]:
+            return "request"
+    return "statement"
+
+
+# Words that open a lesson: what happened and what it taught, not the rule it led to
+# ("Lesson: renaming a function without an alias broke two packages" / "Always keep an
+# alias ...").
+_LESSON_WORDS = frozenset({"lesson", "lessons", "learned", "learnt", "til", "postmortem"})
+
+
+def tells_a_lesson(text: str) -> bool:
+    """The text is a lesson: one of _LESSON_WORDS among its first three words (after a
+    speaker's label), or "lesson learned" / "learned the hard way" in it."""
+    lower = [t.lower for t in statement(text).tokens]
+    if (name := label(text)) is not None:
+        lower = lower[len(statement(name).tokens) :]
+    if any(w in _LESSON_WORDS for w in lower[:3]):
+        return True
+    phrases = set(pairwise(lower))
+    return ("lesson", "learned") in phrases or ("hard", "way") in phrases
+
+
+# How an instruction opens: "Always ...", "Never ...", "Don't ...", "Mock the clock ...".
+_INSTRUCTION_WORDS = """
+    always never don't dont do avoid please make keep use run mock bring carry book prefer
+    remember ensure check write add put pin set stop start test deploy commit push pull merge
+    rebase squash review update bump install call wrap pass wait read skip"""
+_INSTRUCTION_STARTS = frozenset(_INSTRUCTION_WORDS.split())
+
+
+def instructs(text: str) -> bool:
+    """The text opens (after a speaker's label) with a word that gives an instruction."""
+    lower = [t.lower for t in statement(text).tokens]
+    if (name := label(text)) is not None:
+        lower = lower[len(statement(name).tokens) :]
+    return bool(lower) and lower[0] in _INSTRUCTION_STARTS
+
+
+def lesson_and_rule(existing: str, new: str) -> bool:
+    """One text tells a lesson and the other gives an instruction ("Lesson: renaming a public
+    function without an alias broke two packages" / "Always keep an alias when renaming a
+    public function"): what happened and the rule it led to are two memories."""
+    old_lesson, new_lesson = tells_a_lesson(existing), tells_a_lesson(new)
+    if old_lesson == new_lesson:
+        return False
+    return instructs(new if old_lesson else existing)
+
+
+# Words on a plan's side that make it a change from now on ("*from now on* deploys will run
+# at 3am"), not a plan against what happened.
+_FROM_NOW = frozenset({"now", "instead", "henceforth", "onwards", "forward"})
+
+
+def plan_and_event(existing: str, new: str) -> bool:
+    """One text is a plan and the other says it happened ("Plan: migrate auth to Clerk next
+    quarter" / "Auth migrated to Clerk last week": a past change word, "was", "did", "last
+    ...", "... ago"): what was planned and what happened are two facts, whatever change word
+    the event uses, unless the plan says it holds from now on ("from now on deploys will run
+    at 3am")."""
+    old, new_ = statement(existing), statement(new)
+    if _future(old) == _future(new_):
+        return False
+    (plan, event), event_text = ((old, new_), new) if _future(old) else ((new_, old), existing)
+    if any(t.lower in _FROM_NOW for t in plan.tokens):
+        return False
+    return any(_happened(t.lower) for t in event.tokens) or any(
+        a.endswith("ago") or a.startswith("last") or a == "yesterday" for a in anchors(event_text)
+    )
+
+
+# Words that say something happened: with a change word in the past ("migrated", "moved").
+_PAST = frozenset({"was", "were", "did", "had", "went", "done", "finished", "completed"})
+
+
+def _happened(word: str) -> bool:
+    return word in _PAST or (word in CHANGE_MARKERS and word.endswith("ed"))
+
+
+def elaborates(existing: str, new: str) -> bool:
+    """The new text is the old one, word for word and in order, with words of its own before
+    or after it ("prefers pnpm over npm" / "... over npm *for the frontend; the backend uses
+    uv*", "my son plays the violin" / "... the violin *in the school orchestra on
+    Wednesdays*"): it narrows or adds to the old fact, and is not the same statement (see
+    adds_a_fact, which needs a joining word for one added word)."""
+    old, new_ = statement(existing), statement(new)
+    if not old.words or not old.words <= new_.words:
+        return False
+    opcodes, kept = alignment(existing, new)
+    if kept < len(old.tokens) or any(op[0] not in ("equal", "insert") for op in opcodes):
+        return False
+    inserts = [op for op in opcodes if op[0] == "insert"]
+    if any(0 < i1 < len(old.tokens) for _, i1, _, _, _ in inserts):
+        return False  # words put inside the old text change it; see changed_values
+    added = {new_.tokens[j].norm for _, _, _, j1, j2 in inserts for j in range(j1, j2)}
+    # what the new text says is not so only names the value again ("main (not master)")
+    return len(added - STOPWORDS - old.words - new_.negated) >= _ELABORATION_WORDS
+
+
+# How many content words of its own a text adds at either end of the old one to say more
+# than it ("... the violin *in the school orchestra on Wednesdays*"; "running late" /
+# "running a bit late, sorry" adds two and says the same).
+_ELABORATION_WORDS = 3
+
+
 # Words of other languages written in Latin script that are not English words: a text with
 # several of them is not one the English model reads (its similarities are not evidence).
 _FOREIGN_WORDS = """
     el la los las del que por para con una uno muy pero también está esta este
     da dos das meu minha às em nas nos ele ela eu você
-    le je nous vous leur
+    le je nous vous leur de en un
     sie wir ihr mein meine
     est et les des du une avec sur dans pas sont mais aussi très cette ces
     der das und ist nicht mit für ein eine auf zu dem wird sind auch oder wir ich
@@ -738,13 +874,17 @@ _FOREIGN_WORDS = """
 FOREIGN_WORDS = frozenset(_FOREIGN_WORDS.split())
 # Letters that English words never have (a name may: one such word is not enough).
 FOREIGN_LETTERS = frozenset("\u0131şğñãõßłżźśćńąęőűøåæțșăđ")  # \u0131: the dotless i
+# The accented letters of French, Spanish, Portuguese, Italian and German, which English has
+# only in a few borrowed words and names ("café", "José"): reads_foreign counts them, against
+# the text's English function words.
+_ACCENTED = FOREIGN_LETTERS | frozenset("éèêëàâáíìîïóòôúùûüöäçœ")
 
 
 def reads_foreign(text: str) -> bool:
     """The text has at least two words of another language (FOREIGN_WORDS, or words with
-    FOREIGN_LETTERS) and more of them than English stopwords."""
+    FOREIGN_LETTERS or accented letters) and more of them than English stopwords."""
     lower = [t.lower for t in statement(text).tokens]
-    foreign = sum(1 for word in lower if word in FOREIGN_WORDS or FOREIGN_LETTERS & set(word))
+    foreign = sum(1 for word in lower if word in FOREIGN_WORDS or _ACCENTED & set(word))
     return foreign >= 2 and foreign > sum(1 for word in lower if word in STOPWORDS)
 
 
@@ -905,6 +1045,9 @@ def _other_possession(one: Statement, other: Statement) -> bool:
 
 
 _SETTING_VALUES = frozenset(word for pair in OPPOSITES for word in pair)
+_PERSON_WORDS = "i me you he him she her we us they them"
+_PERSONS = frozenset(_PERSON_WORDS.split())
+_SWAP_ITEMS = _SETTING_VALUES | _PERSONS
 _SWAP_CHUNK = 3  # the longest run of content words exchanged as one item ("12 months")
 _SWAP_COVERED = 0.8  # the share of the new text's content words the old one must have
 
@@ -922,9 +1065,10 @@ def swapped(existing: str, new: str) -> tuple[str, str] | None:
     old, new_ = statement(existing), statement(new)
     if not (_reads_english(old) and _reads_english(new_)):
         return None  # word order is read by English words (another language orders its own)
-    # the values of a setting count though they are stopwords ("on in staging, off in prod")
-    a = [t.norm for t in old.tokens if t.lower not in STOPWORDS or t.lower in _SETTING_VALUES]
-    b = [t.norm for t in new_.tokens if t.lower not in STOPWORDS or t.lower in _SETTING_VALUES]
+    # the values of a setting count though they are stopwords ("on in staging, off in prod"),
+    # and so do the persons ("*me* on drums, *alex* on bass" / "*alex* on drums, *me* on bass")
+    a = [t.norm for t in old.tokens if t.lower not in STOPWORDS or t.lower in _SWAP_ITEMS]
+    b = [t.norm for t in new_.tokens if t.lower not in STOPWORDS or t.lower in _SWAP_ITEMS]
     shared = set(a) & set(b)
     if not b or len([w for w in b if w in shared]) < _SWAP_COVERED * len(b):
         return None
@@ -1081,6 +1225,27 @@ def _lost_values(old: Statement, new: Statement) -> frozenset[str]:
     return frozenset(lost)
 
 
+def _acronyms(one: Statement) -> frozenset[str]:
+    """The text's words in capitals ("CET", "INFO", "AWS"). They are not values (see _is_value:
+    an acronym is more often what a fact is about), but one exchanged for another is a value
+    changed."""
+    return frozenset(
+        t.norm
+        for t in one.tokens
+        if t.text.isalpha() and len(t.text) > 1 and t.text.isupper() and t.norm not in _SHOUTED
+    )
+
+
+# Words written in capitals for emphasis ("NEVER push", "NO cleats"), not as a value.
+_SHOUTED = (
+    STOPWORDS
+    | NEGATORS
+    | frozenset(
+        {"not", "always", "must", "important", "critical", "warning", "note", "only", "please"}
+    )
+)
+
+
 def changed_values(existing: str, new: str) -> int:
     """How many values of the existing text the new one states differently: of each kind,
     as many as it both loses and gains (PROJ-123 / PROJ-456, port 9001 / 9002, "Casa Lola"
@@ -1095,6 +1260,9 @@ def changed_values(existing: str, new: str) -> int:
     changes = sum(min(lost.count(kind), gained.count(kind)) for kind in set(lost))
     if not changes and _swapped(old, new_, opcodes, names=True):
         changes = 1
+    old_norms, new_norms = {t.norm for t in old.tokens}, {t.norm for t in new_.tokens}
+    if not changes and _acronyms(old) - new_norms and _acronyms(new_) - old_norms:
+        changes = 1  # "timezone is *CET*" / "*PST*", "log level *INFO*" / "*WARN*"
     modifier = _swapped(old, new_, opcodes, names=False)
     slot = not modifier and not changes and _refilled_slot(old, new_, opcodes)
     return changes + modifier + slot + _swapped_role(old, new_)
@@ -1115,6 +1283,9 @@ def alignment(existing: str, new: str) -> tuple[_Opcodes, int]:
     return matcher.get_opcodes(), kept
 
 
+_SLOT_STOPWORDS = STOPWORDS - {"user"}
+
+
 def _refilled_slot(old: Statement, new: Statement, opcodes: _Opcodes) -> bool:
     """The same sentence with one place filled with other words, all else equal ("skips
     *breakfast* on weekdays" / "skips *dinner* on weekdays", "keeps the *winter coats* in the
@@ -1125,8 +1296,9 @@ def _refilled_slot(old: Statement, new: Statement, opcodes: _Opcodes) -> bool:
     if len(different) != 1 or different[0][0] != "replace":
         return False
     _, i1, i2, j1, j2 = different[0]
-    gone = [t for t in old.tokens[i1:i2] if t.norm not in STOPWORDS]
-    came = [t for t in new.tokens[j1:j2] if t.norm not in STOPWORDS]
+    # "the *user* wants ..." / "the *client* wants ...": the user is a holder here
+    gone = [t for t in old.tokens[i1:i2] if t.norm not in _SLOT_STOPWORDS]
+    came = [t for t in new.tokens[j1:j2] if t.norm not in _SLOT_STOPWORDS]
     if not gone or not came:
         return False
     if {t.norm for t in gone} & new.words or {t.norm for t in came} & old.words:
@@ -1335,7 +1507,10 @@ def compare(existing: str, new: str) -> Comparison:
         other_statement=labels_differ(existing, new)
         or adds_another(existing, new)
         or adds_a_fact(existing, new)
-        or asks(existing) != asks(new),
+        or speech(existing) != speech(new)
+        or lesson_and_rule(existing, new)
+        or plan_and_event(existing, new)
+        or (elaborates(existing, new) and not says_it_changed(existing, new)),
         marked=says_it_changed(existing, new),
         changes=changed_values(existing, new),
         modifier_swapped=swaps_a_modifier(existing, new),
