@@ -43,11 +43,15 @@ HOLDOUTS = {
     "values and more values of a setting",
     "dedup_holdout_8.json": "agent and chat memories; first run against the rule that reads "
     "negation as polarity (every English negator, per clause)",
+    "dedup_holdout_9.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "that tells plans, lessons, questions and elaborations apart (d239174)",
 }
 
 
 def _regime(pair: dict[str, Any]) -> str:
-    return "English" if pair.get("language", "en") == "en" else "other language"
+    """English or not, and agent or chat memories for the sets that label it (8 onwards)."""
+    language = "English" if pair.get("language", "en") == "en" else "other language"
+    return f"{pair['regime']}, {language}" if "regime" in pair else language
 
 
 def _count(policy: dedup.DedupPolicy, rows: list[tuple[float, Any, dict[str, Any]]]) -> list[int]:
