@@ -44,7 +44,7 @@ HOLDOUTS = {
     "dedup_holdout_8.json": "agent and chat memories; first run against the rule that reads "
     "negation as polarity (every English negator, per clause)",
     "dedup_holdout_9.json": "agent and chat memories, 480 pairs; first run against the rule "
-    "that tells plans, lessons, questions and elaborations apart (d239174)",
+    "that tells plans, lessons, questions and elaborations apart (d239174); then development data",
 }
 
 
