@@ -699,6 +699,15 @@ def test_what_only_looks_like_a_negation_does_not_flip_the_statement(
         ("Logs are shipped to ELK.", "The logs ship to GCP."),
         ("The team's timezone is UTC.", "Our team's timezone is EST."),
         ("Sam: i drive there and she drives back", "Sam: she drives there and i drive back"),
+        # the same sentence with its places filled anew
+        ("The primary replicates to the standby.", "The standby replicates to the primary."),
+        (
+            "Review every diff before a table is dropped.",
+            "Review every diff before a branch is deleted.",
+        ),
+        # two sides exchanged, the second one closing the text
+        ("The cache sits in front of the database.", "The database sits in front of the cache."),
+        ("Mia: my sister is taller than my brother", "Mia: my brother is taller than my sister"),
         # another language in Latin script, with its accents
         (
             "O usuário prefere mensagens de commit em inglês.",
@@ -727,6 +736,13 @@ def test_another_kind_of_statement_holder_or_value_is_never_superseded(
             "The user asked how long the suite takes.",
             "The user asked how long the test suite takes.",
         ),
+        # a sentence turned around, a name written the other way, the two sides of "is"
+        ("Tomás: I work in Lisbon.", "Tomás: Lisbon is where I work."),
+        (
+            "Staging URL is https://staging.example.com",
+            "https://staging.example.com is the staging URL.",
+        ),
+        ("Noor: I drive a 2019 Toyota Corolla", "Noor: my car is a 2019 Corolla (Toyota)"),
         # a mistake owned is a correction
         (
             "Jon: the venue is the Blue Note",

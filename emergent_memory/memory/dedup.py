@@ -52,7 +52,8 @@ Then, from the lowest similarity that is considered (`named_change_from`, else
    name in place of a name (Marco / Marta), another
    role (tech lead / hiring manager), a modifier swapped before the same noun ("the *blue*
    pool"), or, all else equal, one place of the sentence refilled ("skips *breakfast*" /
-   "skips *dinner*"); two values of one setting (tabs / spaces, enabled / disabled) are not a
+   "skips *dinner*"), or several with 70% of the words in place (_refilled_template); two
+   values of one setting (tabs / spaces, enabled / disabled) are not a
    change. Without a change marker any change is another fact (one value said of the same
    subject, late in the sentence, is a conflict: CONFLICT_REASONS); with one, one change is a
    correction and two are another fact ("service A on 9001" / "service B now on 9002"), up to
@@ -1106,7 +1107,23 @@ def _ordered(old: Statement, new: Statement, head: list[str], tail: list[str]) -
         _same_place(old, head, new, tail)
         and _same_place(old, tail, new, head)
         and not _listed(old, head, tail)
+        and not _joined_by_nothing(old, head, tail)
     )
+
+
+# What may stand between the two sides of a sentence that says the same turned around ("the
+# base URL *is* https://..." / "https://... *is* the base URL").
+_COPULAS = frozenset({"is", "are", "was", "were", "="})
+
+
+def _joined_by_nothing(old: Statement, head: list[str], tail: list[str]) -> bool:
+    """Whether nothing but a copula stands between the items in the old text: a name written
+    the other way ("Ford Mustang" / "Mustang (Ford)") or the two sides of "is"."""
+    norms = [t.norm for t in old.tokens]
+    if head[-1] not in norms or tail[0] not in norms:
+        return False
+    start, end = norms.index(head[-1]) + 1, norms.index(tail[0])
+    return all(t.lower in _COPULAS for t in old.tokens[start:end])
 
 
 # Words that join the items of a list without ordering them ("cats and dogs").
@@ -1145,6 +1162,15 @@ def _same_place(old: Statement, item: list[str], new: Statement, other: list[str
     )
 
 
+_END = "\x00end"
+
+
+def _label_length(tokens: Sequence[_Token]) -> int:
+    """How many tokens open the text before a colon or a sentence's end, up to three (a
+    label: "Valeria: ..." takes one), 0 when none does."""
+    return next((i + 1 for i in range(min(3, len(tokens) - 1)) if tokens[i + 1].first), 0)
+
+
 def _beside(tokens: Sequence[_Token], item: list[str]) -> tuple[str | None, str | None]:
     """The words right before and right after the first place the item stands in the text."""
     norms = [t.norm for t in tokens]
@@ -1156,8 +1182,12 @@ def _beside(tokens: Sequence[_Token], item: list[str]) -> tuple[str | None, str 
                 break
             end = found
         else:
-            before = tokens[start - 1].lower if start > 0 else None
-            after = tokens[end + 1].lower if end + 1 < len(tokens) else None
+            # a speaker's label opens the text: what follows it is at the start
+            label_end = _label_length(tokens)
+            before = tokens[start - 1].norm if start > label_end else None
+            # the end of the text is a place too ("the beach over *the mountains*" / "the
+            # mountains over *the beach*"); its start is not (a sentence turned around)
+            after = tokens[end + 1].norm if end + 1 < len(tokens) else _END
             return before, after
     return None, None
 
@@ -1265,6 +1295,7 @@ def changed_values(existing: str, new: str) -> int:
         changes = 1  # "timezone is *CET*" / "*PST*", "log level *INFO*" / "*WARN*"
     modifier = _swapped(old, new_, opcodes, names=False)
     slot = not modifier and not changes and _refilled_slot(old, new_, opcodes)
+    slot = slot or (not modifier and not changes and _refilled_template(old, new_, opcodes))
     return changes + modifier + slot + _swapped_role(old, new_)
 
 
@@ -1284,6 +1315,13 @@ def alignment(existing: str, new: str) -> tuple[_Opcodes, int]:
 
 
 _SLOT_STOPWORDS = STOPWORDS - {"user"}
+# (and for a template refilled, a pronoun's contraction: "*I'm* reading X" / "*currently*
+# reading X")
+_TEMPLATE_STOPWORDS = _SLOT_STOPWORDS | frozenset(
+    f"{pronoun}'{verb}"
+    for pronoun in ("i", "you", "we", "they", "he", "she", "it", "that", "there")
+    for verb in ("m", "re", "s", "ve", "d", "ll")
+)
 
 
 def _refilled_slot(old: Statement, new: Statement, opcodes: _Opcodes) -> bool:
@@ -1315,6 +1353,45 @@ def _refilled_slot(old: Statement, new: Statement, opcodes: _Opcodes) -> bool:
         if {gone[0].norm, came[0].norm} <= _SAME_MEANING:
             return False
     return True
+
+
+# The share of each text's words that must stand in the same places for a text to be read as
+# the other's sentence with parts filled anew (see _refilled_template).
+_TEMPLATE_KEPT = 0.7
+
+
+def _refilled_template(old: Statement, new: Statement, opcodes: _Opcodes) -> bool:
+    """The same sentence, at least half of each text's words in place, with one or more of its
+    places filled with other words ("*Maven artifacts* are stored in Artifactory" / "*npm
+    packages* are stored in Artifactory", "the migration *failed* on *staging*" / "...
+    *succeeded* on *production*"): another fact. Each place filled anew holds content words
+    on both sides that the other text does not have anywhere (not words moved), and a single
+    word for a single word is not a setting's other value, an abbreviation or a verb of
+    preference (see _refilled_slot)."""
+    kept = sum(i2 - i1 for op, i1, i2, _, _ in opcodes if op == "equal")
+    if kept < _TEMPLATE_KEPT * len(old.tokens) or kept < _TEMPLATE_KEPT * len(new.tokens):
+        return False
+    refilled = False
+    for op, i1, i2, j1, j2 in opcodes:
+        if op != "replace":
+            continue
+        gone = [t for t in old.tokens[i1:i2] if t.norm not in _TEMPLATE_STOPWORDS]
+        came = [t for t in new.tokens[j1:j2] if t.norm not in _TEMPLATE_STOPWORDS]
+        if not gone or not came:
+            continue
+        if {t.norm for t in gone} & new.words or {t.norm for t in came} & old.words:
+            continue  # words moved, not replaced
+        if all(_is_value(t) for t in gone + came):
+            continue  # compared as values
+        if len(gone) == len(came) == 1:
+            before, after = gone[0].text.lower(), came[0].text.lower()
+            short, long = sorted((before, after), key=len)
+            if {before, after} in OPPOSITES or long.startswith(short):
+                continue
+            if {gone[0].norm, came[0].norm} <= _SAME_MEANING:
+                continue
+        refilled = True
+    return refilled
 
 
 def _noun(token: _Token) -> str:
