@@ -45,6 +45,8 @@ HOLDOUTS = {
     "negation as polarity (every English negator, per clause)",
     "dedup_holdout_9.json": "agent and chat memories, 480 pairs; first run against the rule "
     "that tells plans, lessons, questions and elaborations apart (d239174); then development data",
+    "dedup_holdout_10.json": "agent and chat memories, 480 pairs; first run against the rule that "
+    "reads sentences refilled in several places and swaps that close the text (d2c494d)",
 }
 
 
