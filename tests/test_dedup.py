@@ -752,3 +752,48 @@ def test_another_kind_of_statement_holder_or_value_is_never_superseded(
 )
 def test_rewordings_and_corrections_of_those_kinds_still_supersede(existing: str, new: str) -> None:
     assert verdict(0.9, existing, new) == "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new", "expected"),
+    [
+        # a duration is compared in seconds, its unit part of the value
+        (
+            "Session cookies expire after 30 minutes.",
+            "Session cookies expire after 1800 seconds.",
+            "supersede",
+        ),
+        (
+            "The deploy lock times out after 2 hours.",
+            "The deploy lock times out after 120min.",
+            "supersede",
+        ),
+        ("Audit logs are kept for 12 months.", "Audit logs are kept for 1 year.", "supersede"),
+        (
+            "Audit logs are kept for 90 days.",
+            "Audit logs are kept for 90 weeks.",
+            "possible_duplicate",
+        ),
+        ("Backups are kept for 30 days.", "Backups are kept for 30.", "supersede"),
+        (
+            "The smoke test takes 40 minutes.",
+            "The smoke test starts at 01:00.",
+            "possible_duplicate",
+        ),
+        # "Room 4D" is not four days; "a month" is a rate
+        (
+            "Room 4B is booked for the review.",
+            "Room 4D is booked for the review.",
+            "possible_duplicate",
+        ),
+        ("The user's rent is 1,450 a month.", "The user's rent is 1,450 per month.", "supersede"),
+        # "Revised:" says the value changed
+        (
+            "The sprint demo is on the 12th.",
+            "Revised: the sprint demo is on the 14th.",
+            "supersede",
+        ),
+    ],
+)
+def test_durations_are_compared_in_seconds(existing: str, new: str, expected: str) -> None:
+    assert verdict(0.9, existing, new) == expected

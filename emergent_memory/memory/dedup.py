@@ -48,7 +48,8 @@ Then, from the lowest similarity that is considered (`named_change_from`, else
    "wants") no new words; one negator in place of another ("never" / "don't") keeps the
    polarity, a rewording.
 3. Changes are counted (changed_values): a value lost while another of its kind is gained
-   (PROJ-123 / PROJ-456, port 9001 / 9002, a word in capitals for another: CET / PST), a
+   (PROJ-123 / PROJ-456, port 9001 / 9002, 30 days / 60 days compared in seconds, a word in
+   capitals for another: CET / PST), a
    name in place of a name (Marco / Marta), another
    role (tech lead / hiring manager), a modifier swapped before the same noun ("the *blue*
    pool"), or, all else equal, one place of the sentence refilled ("skips *breakfast*" /
@@ -106,13 +107,13 @@ _CHANGE_MARKERS = """
     upgraded downgraded migrated bumped rewritten relocated retired dropped deprecated
     reassigned transferred resized revoked handed correction corrected formerly previously
     starting updated stopped since rescheduled postponed raised lowered increased decreased
-    reduced extended shortened wrong mistake typo misspoke"""
+    reduced extended shortened wrong mistake typo misspoke revised amended"""
 CHANGE_MARKERS = frozenset(_CHANGE_MARKERS.split())
 # The change words that say a value changed and nothing else: with one of them a correction
 # may change several values at once ("code freeze *moved* to Wednesdays at 15:00").
 _STRONG_WORDS = """
     switched moved changed replaced renamed migrated relocated reassigned transferred
-    rescheduled postponed correction corrected updated"""
+    rescheduled postponed correction corrected updated revised amended"""
 STRONG_MARKERS = frozenset(_STRONG_WORDS.split()) | {"no longer", "went from"}
 CHANGE_PHRASES = (
     ("no", "longer"),
@@ -220,7 +221,7 @@ _ANTONYMS = "love:hate like:dislike enjoy:hate prefer:avoid want:refuse"
 _NOT_LABELS = """
     correction corrected update updated edit note nb fyi ps reminder important warning todo
     tip rule lesson decision caveat context btw aside summary example reason rationale status
-    why because heads gotcha fix fixed change changed new old actually also"""
+    why because heads gotcha fix fixed change changed new old actually also revised amended"""
 NOT_LABELS = frozenset(_NOT_LABELS.split())
 # (the colon may be a full-width one, U+FF1A; a title with its dot may open the name:
 # "Mrs. Okafor: ...", "Dr. Lee: ...")
@@ -379,7 +380,81 @@ def _tokens(text: str) -> list[_Token]:
             number = _number(lower)
             norm = number if number is not None else _stem(lower)
             tokens.append(_Token(raw, norm, first, pause))
-    return _with_times(tokens)
+    return _with_durations(_with_times(tokens))
+
+
+# Units of time, in seconds: a duration is compared in seconds ("30 minutes" = "1800
+# seconds" = "30min"; "half an hour" is not read).
+_DURATION_UNITS = {
+    "ms": 0.001,
+    "millisecond": 0.001,
+    "milliseconds": 0.001,
+    "sec": 1,
+    "secs": 1,
+    "second": 1,
+    "seconds": 1,
+    "min": 60,
+    "mins": 60,
+    "minute": 60,
+    "minutes": 60,
+    "h": 3600,
+    "hr": 3600,
+    "hrs": 3600,
+    "hour": 3600,
+    "hours": 3600,
+    "day": 86400,
+    "days": 86400,
+    "week": 604800,
+    "weeks": 604800,
+    "month": 2628000,  # a twelfth of a year: "12 months" = "a year"
+    "months": 2628000,
+    "year": 31536000,
+    "years": 31536000,
+    "yr": 31536000,
+    "yrs": 31536000,
+}
+# "500ms", "30min", "24h", "7d", "30s" (up to three digits: "1990s" is a decade), in lower case
+_COMPACT_DURATION = re.compile(
+    r"(\d+(?:\.\d+)?)(ms|sec|secs|min|mins|h|hr|hrs|d)|(\d{1,3}(?:\.\d+)?)(s)"
+)
+_COMPACT_UNITS = {"d": "day", "s": "sec"}
+
+
+_DURATION_NORM = re.compile(r"\d+(?:\.\d+)?s")
+
+
+def _seconds(amount: float, unit: str) -> str:
+    """The duration's norm: its seconds, written out ("1800s", "0.5s", "2592000s")."""
+    return f"{amount * _DURATION_UNITS[unit]:.3f}".rstrip("0").rstrip(".") + "s"
+
+
+def _with_durations(tokens: list[_Token]) -> list[_Token]:
+    """A number with a unit of time as one value, in seconds ("30 minutes", "30min" and "1800
+    seconds" read alike; "a month" is not read, it is more often a rate): the unit is part of
+    the value."""
+    result: list[_Token] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        # written in lower case only: "Room *4D*" is a room
+        compact = _COMPACT_DURATION.fullmatch(token.text)
+        if compact:
+            amount = float(compact.group(1) or compact.group(3))
+            unit = compact.group(2) or compact.group(4)
+            norm = _seconds(amount, _COMPACT_UNITS.get(unit, unit))
+            result.append(_Token(token.text, norm, token.first, token.pause))
+            i += 1
+            continue
+        after = tokens[i + 1].lower if i + 1 < len(tokens) else ""
+        if after in _DURATION_UNITS and re.fullmatch(r"\d+(?:\.\d+)?", token.norm):
+            norm = _seconds(float(token.norm), after)
+            text = f"{token.text} {tokens[i + 1].text}"
+            result.append(_Token(text, norm, token.first, tokens[i + 1].pause))
+            i += 2
+            continue
+        result.append(token)
+        i += 1
+    return result
 
 
 def _with_times(tokens: list[_Token]) -> list[_Token]:
@@ -444,6 +519,8 @@ def _is_value(token: _Token) -> bool:
     text = token.text
     if token.norm.startswith("t") and token.norm[1:].isdigit():
         return True  # a time
+    if _DURATION_NORM.fullmatch(token.norm):
+        return True  # a duration
     if any(ch.isdigit() for ch in text) or token.norm in NUMBERS.values():
         return True
     if any(ch in "._:/+#@" for ch in text[1:]) or "_" in text:
@@ -478,6 +555,9 @@ class Statement:
     negations: int  # how many of its clauses are negated (see _negations)
     latin_share: float  # of its letters, digits and symbols, those an English model knows
     unknown: str  # the others (emoji, other scripts), in order
+    # each duration's value (its seconds) and the number written with it: "7 years old" states
+    # the age "seven" too
+    amounts: tuple[tuple[str, str], ...] = ()
 
 
 def _values(tokens: list[_Token]) -> set[str]:
@@ -508,7 +588,12 @@ def statement(text: str) -> Statement:
         inner = quoted.group()[1:-1]
         values.update(_value_key(token) for token in _tokens(inner))
         values.add("q:" + " ".join(inner.lower().split()))  # the quoted text as a whole
-    words = {token.norm for token in tokens} | values
+    amounts = {
+        t.norm: _number(t.text.split()[0].lower()) or t.text
+        for t in tokens
+        if _DURATION_NORM.fullmatch(t.norm)
+    }
+    words = {token.norm for token in tokens} | values | set(amounts.values())
     words.update(part for value in values if value[:2] != "q:" for part in value.split())
     for token in tokens:
         words.update(_stem(part) for part in re.split(r"[-./:@_]+", token.norm) if part)
@@ -540,6 +625,7 @@ def statement(text: str) -> Statement:
         negations=_negations(tokens),
         latin_share=1 - len(unknown) / len(relevant) if relevant else 0.0,
         unknown="".join(unknown),
+        amounts=tuple(amounts.items()),
     )
 
 
@@ -1231,8 +1317,8 @@ def _kind(value: str) -> str:
     more often a rewording ("the Kafka topic ..." / "... three days")."""
     if value.startswith("letter:"):
         return "name"
-    if value[:1] == "t" and value[1:].isdigit():
-        return "number"
+    if (value[:1] == "t" and value[1:].isdigit()) or _DURATION_NORM.fullmatch(value):
+        return "number"  # a time of day or a duration
     if _VERSION.fullmatch(value):
         return "number"
     if value.replace(" ", "").isalpha():
@@ -1244,7 +1330,10 @@ def _lost_values(old: Statement, new: Statement) -> frozenset[str]:
     """Values of `old` that `new` does not state (a name or a compound of words counts if all
     its parts are there: "single-quoted" / "single quotes")."""
     lost = set()
+    amounts = dict(old.amounts)
     for value in old.values - new.words:
+        if value in amounts and amounts[value] in new.values:
+            continue  # "7 years old" / "seven"
         if value[:2] != "q:" and {_stem(p) for p in re.split(r"[:/@]", value) if p} <= new.words:
             continue  # "db-1.internal:5432" / "host db-1.internal, port 5432"
         if not any(c.isdigit() for c in value) and value[:2] != "q:":
