@@ -147,6 +147,7 @@ _RELATIONS = """
     solicitor barrister notary realtor co-parent coparent godparent godmother godfather godson
     goddaughter godchild stepparent stepbrother stepsister half-brother half-sister
     ex-wife ex-husband ex-partner widow widower twin
+    bf gf bff bestie hubby wifey bro sis sibs mil fil inlaws grandparents gran nan granny
     """
 RELATIONS = frozenset(_RELATIONS.split())
 _POSSESSIVE_WORDS = "my our your his her their its whose"
@@ -358,6 +359,24 @@ class _Token:
         return self.text.lower().replace("\u2019", "'")
 
 
+# Contractions written without their apostrophe, as chat writes them ("im", "ive", "youre");
+# not "its", "id", "well", "were", "hell", "shell": words of their own.
+_APOSTROPHE_LESS = {
+    "im": "i'm",
+    "ive": "i've",
+    "youre": "you're",
+    "youve": "you've",
+    "theyre": "they're",
+    "theyve": "they've",
+    "weve": "we've",
+    "thats": "that's",
+    "whats": "what's",
+    "theres": "there's",
+    "hes": "he's",
+    "shes": "she's",
+}
+
+
 def _tokens(text: str) -> list[_Token]:
     text = _THOUSANDS.sub("", text)
     tokens: list[_Token] = []
@@ -374,6 +393,9 @@ def _tokens(text: str) -> list[_Token]:
             # "two-bedroom" is "two" and "bedroom"; "15-minute" is "15" and "minute"
             tokens.append(_Token(head, _number(head.lower()) or head, first))
             tokens.append(_Token(rest, _stem(rest.lower()), False, pause))
+        elif lower in _APOSTROPHE_LESS:
+            # "im" is "i'm" (chat leaves the apostrophe out)
+            tokens.append(_Token(raw, _APOSTROPHE_LESS[lower], first, pause))
         elif lower in _LIKE_NOT or lower.endswith("n't"):
             tokens.append(_Token(raw, "not", first, pause))  # "don't", "never": see _LIKE_NOT
         else:
@@ -936,6 +958,23 @@ def elaborates(existing: str, new: str) -> bool:
     return len(added - STOPWORDS - old.words - new_.negated) >= _ELABORATION_WORDS
 
 
+def narrows_a_noun(existing: str, new: str) -> bool:
+    """The new text is the old one with a word put between a determiner or possessive and
+    what followed it ("my lease" / "my *car* lease", "the API" / "the *public* API"): another,
+    narrower thing. Everything else stays in place and in order."""
+    old, new_ = statement(existing), statement(new)
+    opcodes, kept = alignment(existing, new)
+    if kept < len(old.tokens) or any(op[0] not in ("equal", "insert") for op in opcodes):
+        return False
+    for _, i1, _, j1, j2 in (op for op in opcodes if op[0] == "insert"):
+        if not 0 < i1 < len(old.tokens) or old.tokens[i1 - 1].lower not in _DETERMINERS:
+            continue
+        inserted = new_.tokens[j1:j2]
+        if len(inserted) <= 2 and all(t.norm not in STOPWORDS for t in inserted):
+            return True
+    return False
+
+
 # How many content words of its own a text adds at either end of the old one to say more
 # than it ("... the violin *in the school orchestra on Wednesdays*"; "running late" /
 # "running a bit late, sorry" adds two and says the same).
@@ -1403,7 +1442,7 @@ def alignment(existing: str, new: str) -> tuple[_Opcodes, int]:
     return matcher.get_opcodes(), kept
 
 
-_SLOT_STOPWORDS = STOPWORDS - {"user"}
+_SLOT_STOPWORDS = STOPWORDS - {"user", "i", "we", "you", "he", "she", "they"}
 # (and for a template refilled, a pronoun's contraction: "*I'm* reading X" / "*currently*
 # reading X")
 _TEMPLATE_STOPWORDS = _SLOT_STOPWORDS | frozenset(
@@ -1676,7 +1715,10 @@ def compare(existing: str, new: str) -> Comparison:
         or speech(existing) != speech(new)
         or lesson_and_rule(existing, new)
         or plan_and_event(existing, new)
-        or (elaborates(existing, new) and not says_it_changed(existing, new)),
+        or (
+            (elaborates(existing, new) or narrows_a_noun(existing, new))
+            and not says_it_changed(existing, new)
+        ),
         marked=says_it_changed(existing, new),
         changes=changed_values(existing, new),
         modifier_swapped=swaps_a_modifier(existing, new),
