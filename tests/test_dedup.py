@@ -750,6 +750,8 @@ def test_another_kind_of_statement_holder_or_value_is_never_superseded(
             "https://staging.example.com is the staging URL.",
         ),
         ("Noor: I drive a 2019 Toyota Corolla", "Noor: my car is a 2019 Corolla (Toyota)"),
+        # short forms of common words
+        ("Prod DB backups run nightly.", "Production database backups run nightly."),
         # the apostrophe left out, chat style
         ("Zoe: i'm vegetarian", "Zoe: im vegetarian"),
         # a mistake owned is a correction
@@ -806,3 +808,13 @@ def test_rewordings_and_corrections_of_those_kinds_still_supersede(existing: str
 )
 def test_durations_are_compared_in_seconds(existing: str, new: str, expected: str) -> None:
     assert verdict(0.9, existing, new) == expected
+
+
+def test_a_kind_of_memory_before_the_colon_is_not_a_speaker() -> None:
+    # two turns of one speaker need a higher similarity; "Risk:" is not a speaker
+    risk = ("Risk: the payments cron has no tests.", "Risk: the payments cron job has no tests.")
+    assert dedup.label(risk[0]) is None
+    assert verdict(0.8, *risk) == "supersede"
+    assert verdict(0.8, "Kim: the payments cron has no tests.", "Kim: the cron has no tests.") != (
+        "supersede"
+    )

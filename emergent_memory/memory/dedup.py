@@ -222,7 +222,9 @@ _ANTONYMS = "love:hate like:dislike enjoy:hate prefer:avoid want:refuse"
 _NOT_LABELS = """
     correction corrected update updated edit note nb fyi ps reminder important warning todo
     tip rule lesson decision caveat context btw aside summary example reason rationale status
-    why because heads gotcha fix fixed change changed new old actually also revised amended"""
+    why because heads gotcha fix fixed change changed new old actually also revised amended
+    risk risks convention preference fact instruction pattern constraint assumption
+    requirement goal incident"""
 NOT_LABELS = frozenset(_NOT_LABELS.split())
 # (the colon may be a full-width one, U+FF1A; a title with its dot may open the name:
 # "Mrs. Okafor: ...", "Dr. Lee: ...")
@@ -260,6 +262,25 @@ ALIASES = {
     "node.js": "node",
     "nodejs": "node",
     "elasticsearch": "es",
+    "production": "prod",
+    "database": "db",
+    "databases": "db",
+    "repository": "repo",
+    "repositories": "repo",
+    "configuration": "config",
+    "environment": "env",
+    "environments": "env",
+    "documentation": "docs",
+    "application": "app",
+    "applications": "app",
+    "development": "dev",
+    "dependencies": "deps",
+    "dependency": "deps",
+    "authentication": "auth",
+    "maximum": "max",
+    "minimum": "min",
+    "directory": "dir",
+    "directories": "dir",
 }
 
 _NUMBER_WORDS = """
