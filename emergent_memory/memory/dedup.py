@@ -1386,6 +1386,11 @@ def _kind(value: str) -> str:
     return "identifier"
 
 
+def value_kind(value: str) -> str:
+    """A value's kind (see _kind): values of one kind compete for one place."""
+    return _kind(value)
+
+
 def _lost_values(old: Statement, new: Statement) -> frozenset[str]:
     """Values of `old` that `new` does not state (a name or a compound of words counts if all
     its parts are there: "single-quoted" / "single quotes")."""
