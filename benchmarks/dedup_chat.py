@@ -46,7 +46,10 @@ HOLDOUTS = {
     "dedup_holdout_9.json": "agent and chat memories, 480 pairs; first run against the rule "
     "that tells plans, lessons, questions and elaborations apart (d239174); then development data",
     "dedup_holdout_10.json": "agent and chat memories, 480 pairs; first run against the rule that "
-    "reads sentences refilled in several places and swaps that close the text (d2c494d)",
+    "reads sentences refilled in several places and swaps that close the text (d2c494d); then "
+    "development data",
+    "dedup_holdout_11.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "with durations, chat holders and narrowed nouns (6e65c40)",
 }
 
 
