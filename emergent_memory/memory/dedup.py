@@ -49,18 +49,16 @@ Then, from the lowest similarity that is considered (`named_change_from`, else
    polarity, a rewording.
 3. Changes are counted (changed_values): a value lost while another of its kind is gained
    (PROJ-123 / PROJ-456, port 9001 / 9002, 30 days / 60 days compared in seconds, a word in
-   capitals for another: CET / PST), a
-   name in place of a name (Marco / Marta), another
-   role (tech lead / hiring manager), a modifier swapped before the same noun ("the *blue*
+   capitals for another: CET / PST), a name in place of a name (Marco / Marta), another role
+   (tech lead / hiring manager), a modifier swapped before the same noun ("the *blue*
    pool"), or, all else equal, one place of the sentence refilled ("skips *breakfast*" /
    "skips *dinner*"), or several with 70% of the words in place (_refilled_template); two
-   values of one setting (tabs / spaces, enabled / disabled) are not a
-   change. Without a change marker any change is another fact (one value said of the same
-   subject, late in the sentence, is a conflict: CONFLICT_REASONS); with one, one change is a
-   correction and two are another fact ("service A on 9001" / "service B now on 9002"), up to
-   three with a word that only says a value changed (STRONG_MARKERS). A
-   closing phrase replaced by other words without a marker is another fact too
-   (replaces_a_phrase).
+   values of one setting (tabs / spaces, enabled / disabled) are not a change. Without a
+   change marker any change is another fact (one value said of the same subject, late in
+   the sentence, is a conflict: CONFLICT_REASONS); with one, one change is a correction and
+   two are another fact ("service A on 9001" / "service B now on 9002"), up to three with a
+   word that only says a value changed (STRONG_MARKERS). A closing phrase replaced by other
+   words without a marker is another fact too (replaces_a_phrase).
 4. Otherwise the similarity: at or above `threshold` the pair supersedes; from
    `text_rule_from` when it says it changed or keeps every content word of the old text; from
    `named_change_from` when it says it changed and names the old value next to a new one
