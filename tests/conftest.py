@@ -13,6 +13,7 @@ import shutil
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -242,8 +243,24 @@ def global_memories_cleanup(connect: Callable[[], psycopg.Connection[Any]]) -> I
 
 @pytest.fixture
 def embedding_server() -> Iterator[EmbeddingServer]:
+    with _running_embedding_server() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def module_embedding_server() -> Iterator[EmbeddingServer]:
+    """An embedding server for the servers a module's tests share (a test that switches its
+    failure modes takes one of its own, embedding_server)."""
+    with _running_embedding_server() as server:
+        yield server
+
+
+@contextmanager
+def _running_embedding_server() -> Iterator[EmbeddingServer]:
     server = EmbeddingServer()
     server.thread.start()
-    yield server
-    server.httpd.shutdown()
-    server.httpd.server_close()
+    try:
+        yield server
+    finally:
+        server.httpd.shutdown()
+        server.httpd.server_close()

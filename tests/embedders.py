@@ -18,6 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from emergent_memory.errors import EmbeddingUnavailable
+from tests.serving import serving_thread
 
 
 class BagOfWordsEmbedder:
@@ -127,7 +128,7 @@ class EmbeddingServer:
                 pass
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = serving_thread(self.httpd)
 
     @property
     def base_url(self) -> str:

@@ -66,8 +66,9 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from tests.serving import serving_thread
+
 CHUNK = 24  # characters of text or of tool input JSON per content_block_delta
-POLL_SECONDS = 0.02  # how often the server checks that it should stop (the stdlib's is 0.5 s)
 
 
 @dataclass(frozen=True)
@@ -247,9 +248,7 @@ class FakeAnthropic:
         self._stopping = threading.Event()
         self._ids = itertools.count(1)
         self._server = _Server(("127.0.0.1", 0), self._handler_class())
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(POLL_SECONDS,), daemon=True
-        )
+        self._thread = serving_thread(self._server)
 
     @property
     def url(self) -> str:

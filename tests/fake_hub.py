@@ -5,12 +5,12 @@ the X-Repo-Commit, ETag and Content-Length headers it reads)."""
 from __future__ import annotations
 
 import hashlib
-import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from urllib.parse import unquote, urlsplit
 
 from emergent_memory.embeddings.local import HUB_REPOSITORY, HUB_REVISION
+from tests.serving import serving_thread
 
 
 class FakeHub:
@@ -30,7 +30,7 @@ class FakeHub:
         self.status: int | None = None
         self.requests: list[tuple[str, str]] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = serving_thread(self._server)
 
     @property
     def url(self) -> str:

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.serving import serving_thread
+
 
 @dataclass
 class Recorded:
@@ -157,7 +159,7 @@ class FakeMemoryServer:
         self.url = f"http://127.0.0.1:{self.port}"
 
     def __enter__(self) -> FakeMemoryServer:
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = serving_thread(self._server)
         self._thread.start()
         return self
 

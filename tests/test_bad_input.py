@@ -745,10 +745,14 @@ META = (
 )
 
 
-@pytest.fixture
-def small_http_server(database_url: str, embedding_server: EmbeddingServer) -> Iterator[HttpServer]:
+@pytest.fixture(scope="module")
+def small_http_server(
+    database_url: str, module_embedding_server: EmbeddingServer
+) -> Iterator[HttpServer]:
+    """A server with a small request limit, shared by the module's tests (each has a token and
+    project of its own)."""
     with running_http_server(
-        database_url, embedding_server, EMERGENT_MEMORY_MAX_REQUEST_BYTES=str(LIMIT)
+        database_url, module_embedding_server, EMERGENT_MEMORY_MAX_REQUEST_BYTES=str(LIMIT)
     ) as server:
         yield server
 
@@ -953,11 +957,14 @@ class StdioServer:
         return dict(json.loads(self.process.stdout.readline()))
 
 
-@pytest.fixture
-def stdio_server(database_url: str, embedding_server: EmbeddingServer) -> Iterator[StdioServer]:
-    """A stdio server, initialized (protocol 2025-06-18)."""
+@pytest.fixture(scope="module")
+def stdio_server(
+    database_url: str, module_embedding_server: EmbeddingServer
+) -> Iterator[StdioServer]:
+    """A stdio server, initialized (protocol 2025-06-18), shared by the module's tests: each
+    reads every answer it asks for, so the next finds none left over."""
     env = fake_embedder_env(
-        embedding_server,
+        module_embedding_server,
         EMERGENT_MEMORY_DATABASE_URL=database_url,
         EMERGENT_MEMORY_ACTOR_ID=str(uuid.uuid4()),
         EMERGENT_MEMORY_PROJECT_ID=str(uuid.uuid4()),

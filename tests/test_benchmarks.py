@@ -1,5 +1,10 @@
 """The benchmark scripts keep working: a tiny run of each (numbers are not asserted:
-benchmarks are not tests), and the labelled data sets pass their own checks."""
+benchmarks are not tests), and the labelled data sets pass their own checks.
+
+The smoke runs are made once for the module (`smoke_reports`), as two processes at once (each
+benchmark makes a database of its own, so they do not meet), and each test reads the reports
+of its benchmarks: one process start (about 6 s of imports) per half instead of per test, and
+two halves of about the same length."""
 
 from __future__ import annotations
 
@@ -12,6 +17,35 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# The benchmarks the smoke runs cover (all of benchmarks.run's but verify and telemetry, as
+# before), in two processes of about the same length.
+SMOKE_HALVES = [
+    "quality,injection,dedup,dedup_chat,provenance,tools,lifecycle,roundtrips,capture",
+    "latency,hooks,secrets,dashboard",
+]
+
+
+@pytest.fixture(scope="module")
+def smoke_reports(server_url: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The directory of the smoke runs' reports (JSON and markdown, one pair per benchmark)."""
+    reports = tmp_path_factory.mktemp("bench-results")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EMERGENT_MEMORY_")}
+    env |= {"BENCH_DATABASE_URL": server_url, "BENCH_RESULTS_DIR": str(reports)}
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "benchmarks.run", "--scale", "smoke", "--only", names],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for names in SMOKE_HALVES
+    ]
+    for run in runs:
+        output, _ = run.communicate(timeout=600)
+        assert run.returncode == 0, output
+    return reports
 
 
 @pytest.mark.parametrize("checker", ["retrieval_check.py", "dedup_check.py"])
@@ -26,29 +60,8 @@ def test_the_labelled_data_sets_are_consistent(checker: str) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_a_smoke_run_of_every_benchmark_writes_its_reports(server_url: str, tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EMERGENT_MEMORY_")}
-    env |= {"BENCH_DATABASE_URL": server_url, "BENCH_RESULTS_DIR": str(tmp_path)}
-    # the dashboard's has a test of its own (below); the others run as two processes at once
-    # (each benchmark makes a database of its own), which halves this test's wall time
-    every_other = [
-        "quality,injection,dedup,dedup_chat,provenance,tools",
-        "latency,hooks,secrets,roundtrips,capture",
-    ]
-    runs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "benchmarks.run", "--scale", "smoke", "--only", names],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        for names in every_other
-    ]
-    for run in runs:
-        output, _ = run.communicate(timeout=600)
-        assert run.returncode == 0, output
+def test_a_smoke_run_of_every_benchmark_writes_its_reports(smoke_reports: Path) -> None:
+    tmp_path = smoke_reports
     tools = json.loads((tmp_path / "tool_tokens.json").read_text())
     assert tools["counted_with"] == "characters / 3.5"  # no tokenizer file here
     assert tools["per_memory"]["recall"]["memories"] == 4
@@ -155,19 +168,8 @@ def test_a_smoke_run_of_every_benchmark_writes_its_reports(server_url: str, tmp_
         assert (tmp_path / name).read_text().startswith("# ")
 
 
-def test_a_smoke_run_of_the_dashboard_benchmark(server_url: str, tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EMERGENT_MEMORY_")}
-    env |= {"BENCH_DATABASE_URL": server_url, "BENCH_RESULTS_DIR": str(tmp_path)}
-    result = subprocess.run(
-        [sys.executable, "-m", "benchmarks.run", "--scale", "smoke", "--only", "dashboard"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
+def test_a_smoke_run_of_the_dashboard_benchmark(smoke_reports: Path) -> None:
+    tmp_path = smoke_reports
     dashboard = json.loads((tmp_path / "dashboard-smoke.json").read_text())
     counts = dashboard["seed"]["counts"]
     assert counts["memory_heads_first_actor"] == 600
@@ -183,19 +185,8 @@ def test_a_smoke_run_of_the_dashboard_benchmark(server_url: str, tmp_path: Path)
     assert (tmp_path / "dashboard-smoke.md").read_text().startswith("# ")
 
 
-def test_a_smoke_run_of_the_lifecycle_benchmark(server_url: str, tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EMERGENT_MEMORY_")}
-    env |= {"BENCH_DATABASE_URL": server_url, "BENCH_RESULTS_DIR": str(tmp_path)}
-    result = subprocess.run(
-        [sys.executable, "-m", "benchmarks.run", "--scale", "smoke", "--only", "lifecycle"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
+def test_a_smoke_run_of_the_lifecycle_benchmark(smoke_reports: Path) -> None:
+    tmp_path = smoke_reports
     lifecycle = json.loads((tmp_path / "lifecycle.json").read_text())
     assert set(lifecycle["worlds"]) == {"off", "wr 0.05, wi 0"}
     assert lifecycle["worlds"]["off"]["recency_weight"] == 0

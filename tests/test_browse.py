@@ -40,28 +40,24 @@ FROM generate_series(1, %(n)s) i
 Bulk = Callable[[Principal, int], None]
 
 
-@pytest.fixture
-def bulk(owner_pool: ConnectionPool) -> Iterator[Bulk]:
-    """Adds `n` memories of an actor in one statement (BULK_MEMORIES); they are removed when
-    the test ends, with their recalls: they have no vector, and the session's database is
-    shared with the tests of re-embedding and of the embedding worker."""
-    actors: list[Principal] = []
+def add_bulk(owner_pool: ConnectionPool, principal: Principal, n: int) -> None:
+    """Adds `n` memories of an actor in one statement (BULK_MEMORIES)."""
+    with owner_pool.connection() as conn:
+        conn.execute(
+            BULK_MEMORIES,
+            {
+                "actor_id": principal.actor_id,
+                "project_id": principal.project_id,
+                "categories": list(CATEGORIES),
+                "start": datetime.now(UTC),
+                "n": n,
+            },
+        )
 
-    def add(principal: Principal, n: int) -> None:
-        actors.append(principal)
-        with owner_pool.connection() as conn:
-            conn.execute(
-                BULK_MEMORIES,
-                {
-                    "actor_id": principal.actor_id,
-                    "project_id": principal.project_id,
-                    "categories": list(CATEGORIES),
-                    "start": datetime.now(UTC),
-                    "n": n,
-                },
-            )
 
-    yield add
+def remove_bulk(owner_pool: ConnectionPool, actors: list[Principal]) -> None:
+    """Removes the actors' bulk memories, with their recalls: they have no vector, and the
+    session's database is shared with the tests of re-embedding and of the embedding worker."""
     with owner_pool.connection() as conn:
         for actor in actors:
             conn.execute("DELETE FROM kb.memory_recalls WHERE actor_id = %s", (actor.actor_id,))
@@ -70,6 +66,39 @@ def bulk(owner_pool: ConnectionPool) -> Iterator[Bulk]:
                 "AND properties ->> 'content' LIKE 'bulk memory %%'",
                 (actor.actor_id,),
             )
+
+
+@pytest.fixture
+def bulk(owner_pool: ConnectionPool) -> Iterator[Bulk]:
+    """Adds `n` memories of an actor (add_bulk); they are removed when the test ends."""
+    actors: list[Principal] = []
+
+    def add(principal: Principal, n: int) -> None:
+        actors.append(principal)
+        add_bulk(owner_pool, principal, n)
+
+    yield add
+    remove_bulk(owner_pool, actors)
+
+
+@pytest.fixture(scope="module")
+def ten_thousand(owner_pool: ConnectionPool) -> Iterator[Principal]:
+    """An actor with 10,000 bulk memories, some of them used, shared by the module's tests
+    that only read them (seeding and removing them takes longer than walking them)."""
+    principal = Principal(actor_id=uuid.uuid4(), project_id=uuid.uuid4())
+    add_bulk(owner_pool, principal, 10_000)
+    with owner_pool.connection() as conn:  # some uses, so that both parts of a use sort show
+        conn.execute(
+            "INSERT INTO kb.memory_recalls (canonical_id, actor_id, project_id, recalled_at) "
+            "SELECT canonical_id, actor_id, project_id, now() - make_interval(secs => n) "
+            "FROM kb.graph_objects, generate_series(1, 2) n "
+            "WHERE actor_id = %s AND right(canonical_id::text, 1) IN ('0', '1')",
+            (principal.actor_id,),
+        )
+    with owner_pool.connection() as conn:  # statistics, as autovacuum keeps them
+        conn.execute("ANALYZE kb.graph_objects, kb.memory_recalls")
+    yield principal
+    remove_bulk(owner_pool, [principal])
 
 
 def count_rows(owner_pool: ConnectionPool, actor: Principal) -> tuple[int, int, int]:
@@ -216,23 +245,9 @@ def test_each_sort(service: MemoryService, browse: BrowseService, principal: Pri
     "sort", ["recent", "oldest", "most_used", "least_used", "last_used", "confidence"]
 )
 def test_cursor_pages_cover_ten_thousand_memories_once_each(
-    bulk: Bulk,
-    browse: BrowseService,
-    principal: Principal,
-    owner_pool: ConnectionPool,
-    sort: str,
+    ten_thousand: Principal, browse: BrowseService, sort: str
 ) -> None:
-    bulk(principal, 10_000)
-    with owner_pool.connection() as conn:  # some uses, so that both parts of a use sort show
-        conn.execute(
-            "INSERT INTO kb.memory_recalls (canonical_id, actor_id, project_id, recalled_at) "
-            "SELECT canonical_id, actor_id, project_id, now() - make_interval(secs => n) "
-            "FROM kb.graph_objects, generate_series(1, 2) n "
-            "WHERE actor_id = %s AND right(canonical_id::text, 1) IN ('0', '1')",
-            (principal.actor_id,),
-        )
-    with owner_pool.connection() as conn:  # statistics, as autovacuum keeps them
-        conn.execute("ANALYZE kb.graph_objects, kb.memory_recalls")
+    principal = ten_thousand
     seen: list[str] = []
     cursor = None
     pages = 0

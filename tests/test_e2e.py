@@ -77,9 +77,12 @@ async def test_stdio_server_with_the_local_model(database_url: str) -> None:
     assert row == (actor, project)  # the identity came from the configuration
 
 
-@pytest.fixture
-def http_server(database_url: str, embedding_server: EmbeddingServer) -> Iterator[HttpServer]:
-    with running_http_server(database_url, embedding_server) as server:
+@pytest.fixture(scope="module")
+def http_server(
+    database_url: str, module_embedding_server: EmbeddingServer
+) -> Iterator[HttpServer]:
+    """A server shared by the module's tests that take it (each with tokens of its own)."""
+    with running_http_server(database_url, module_embedding_server) as server:
         yield server
 
 

@@ -1,17 +1,22 @@
 """The local model's ONNX file, from either source, gives sentence-transformers' vectors: exported
 once from the offline extra's weights, or downloaded once from the hub (a local stand-in here);
-it is checked against reference vectors on every load, and a bad file never produces vectors."""
+it is checked against reference vectors on every load, and a bad file never produces vectors.
+
+An export takes several seconds of CPU, so the module makes one (`first_export`, which the tests
+of the export itself read) and the other tests copy or damage that file."""
 
 from __future__ import annotations
 
 import gc
 import json
 import logging
+import shutil
 import socket
 import subprocess
 import sys
 import threading
 import weakref
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +41,50 @@ TEXTS = [
 ]
 
 
+@dataclass(frozen=True)
+class FirstExport:
+    """The module's one export: what a process with the offline extra does on its first start
+    (runtime and source "auto", an empty cache, a hub that cannot be reached), and what it
+    left behind in the process."""
+
+    directory: Path
+    runtime: str
+    torch_models: list[weakref.ref[Any]]  # every torch model made while exporting
+    process_torch_model_set: bool  # whether the export became the torch runtime's model
+
+
 @pytest.fixture(scope="module")
-def export_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    directory = tmp_path_factory.mktemp("model-cache")
-    LocalEmbeddings(runtime="onnx", source="bundled", cache_dir=directory).load()
-    return directory
+def first_export(tmp_path_factory: pytest.TempPathFactory) -> FirstExport:
+    directory = tmp_path_factory.mktemp("model") / "new" / "cache"
+    made: list[weakref.ref[Any]] = []
+    original = local._TorchModel
+
+    def tracked(model_dir: Path) -> Any:
+        model = original(model_dir)
+        made.append(weakref.ref(model))
+        return model
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(local, "_TorchModel", tracked)
+        patch.setattr(local, "_torch_model", None)
+        # the hub is not asked: a closed port would make the download fail
+        embedder = LocalEmbeddings(
+            cache_dir=directory, hub_url=f"http://127.0.0.1:{_closed_port()}"
+        )
+        runtime = embedder.runtime
+        kept = local._torch_model is not None
+    return FirstExport(directory, runtime, made, kept)
+
+
+@pytest.fixture(scope="module")
+def export_dir(first_export: FirstExport) -> Path:
+    return first_export.directory
+
+
+@pytest.fixture(scope="module")
+def wrong_model(export_dir: Path) -> bytes:
+    (export,) = export_dir.glob("*.onnx")
+    return _wrong_model(export.read_bytes())
 
 
 @pytest.fixture(scope="module")
@@ -118,26 +162,13 @@ def test_onnx_vectors_match_sentence_transformers(
     assert np.allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
 
 
-def test_the_export_frees_the_torch_model_it_exported_from(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_export_frees_the_torch_model_it_exported_from(first_export: FirstExport) -> None:
     """The torch model (hundreds of MB) is needed only to export; the process then serves
     with onnxruntime and must not keep it."""
-    made: list[weakref.ref[Any]] = []
-    original = local._TorchModel
-
-    def tracked(model_dir: Path) -> Any:
-        model = original(model_dir)
-        made.append(weakref.ref(model))
-        return model
-
-    monkeypatch.setattr(local, "_TorchModel", tracked)
-    monkeypatch.setattr(local, "_torch_model", None)
-    LocalEmbeddings(runtime="onnx", source="bundled", cache_dir=tmp_path).load()
     gc.collect()
-    assert len(made) == 1
-    assert made[0]() is None
-    assert local._torch_model is None
+    assert len(first_export.torch_models) == 1
+    assert first_export.torch_models[0]() is None
+    assert not first_export.process_torch_model_set
 
 
 def test_the_export_is_made_once_and_later_loads_need_no_torch(export_dir: Path) -> None:
@@ -160,20 +191,33 @@ def test_the_export_is_made_once_and_later_loads_need_no_torch(export_dir: Path)
 
 
 def test_a_bad_export_in_the_cache_is_made_again(
-    export_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    export_dir: Path,
+    wrong_model: bytes,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     (export,) = export_dir.glob("*.onnx")
     bad = tmp_path / export.name
-    wrong = _wrong_model(export.read_bytes())
-    bad.write_bytes(wrong)
+    bad.write_bytes(wrong_model)
+    # the export itself is `first_export`'s; here it stands in for one, as a copy of that file
+    exported: list[Path] = []
+
+    def export_again(model_dir: Path, target: Path) -> None:
+        assert not target.exists()  # the bad file was deleted first
+        exported.append(target)
+        shutil.copyfile(export, target)
+
+    monkeypatch.setattr(local, "_export", export_again)
     embedder = LocalEmbeddings(runtime="onnx", source="bundled", cache_dir=tmp_path)
     with caplog.at_level(logging.WARNING, logger=local.__name__):
         vector = embedder.embed_query("User prefers tabs for indentation")
     assert "does not give the vectors" in caplog.text
     assert "exporting it again" in caplog.text
+    assert exported == [bad]
     expected = LocalEmbeddings(runtime="torch").embed_query("User prefers tabs for indentation")
     assert np.abs(np.array(vector) - np.array(expected)).max() < 1e-6
-    assert bad.read_bytes() != wrong
+    assert bad.read_bytes() != wrong_model
     assert [path.name for path in tmp_path.iterdir()] == [export.name]
 
 
@@ -202,15 +246,11 @@ def test_auto_falls_back_to_torch_with_a_warning(
 
 
 def test_auto_exports_into_an_empty_cache_when_the_offline_extra_is_installed(
-    tmp_path: Path,
+    first_export: FirstExport,
 ) -> None:
     assert local.offline_extra_installed()
-    # the hub is not asked: a closed port would make the download fail
-    embedder = LocalEmbeddings(
-        cache_dir=tmp_path / "new" / "cache", hub_url=f"http://127.0.0.1:{_closed_port()}"
-    )
-    assert embedder.runtime == "onnx"
-    assert len(list((tmp_path / "new" / "cache").glob("*.onnx"))) == 1
+    assert first_export.runtime == "onnx"
+    assert len(list(first_export.directory.glob("*.onnx"))) == 1
 
 
 # ---- hub: the file the model's repository publishes ----------------------------------------
@@ -252,9 +292,9 @@ def test_the_hub_download_gives_sentence_transformers_vectors_and_is_kept(
 
 
 def test_a_wrong_model_from_the_hub_is_refused_and_deleted(
-    hub_files: dict[str, bytes], tmp_path: Path
+    hub_files: dict[str, bytes], wrong_model: bytes, tmp_path: Path
 ) -> None:
-    wrong = {**hub_files, "onnx/model.onnx": _wrong_model(hub_files["onnx/model.onnx"])}
+    wrong = {**hub_files, "onnx/model.onnx": wrong_model}
     with FakeHub(wrong) as hub:
         embedder = LocalEmbeddings(
             runtime="onnx", source="hub", hub_url=hub.url, cache_dir=tmp_path
@@ -280,11 +320,14 @@ def test_a_file_that_is_not_a_model_is_refused_and_deleted(
 
 
 def test_a_damaged_download_in_the_cache_is_downloaded_again(
-    hub_files: dict[str, bytes], tmp_path: Path, caplog: pytest.LogCaptureFixture
+    hub_files: dict[str, bytes],
+    wrong_model: bytes,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     kept = local._hub_dir(tmp_path)
     kept.mkdir()
-    (kept / "model.onnx").write_bytes(_wrong_model(hub_files["onnx/model.onnx"]))
+    (kept / "model.onnx").write_bytes(wrong_model)
     (kept / "tokenizer.json").write_bytes(hub_files["tokenizer.json"])
     with FakeHub(hub_files) as hub, caplog.at_level(logging.WARNING, logger=local.__name__):
         embedder = LocalEmbeddings(

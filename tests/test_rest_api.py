@@ -6,6 +6,7 @@ the API's routes) on the real database, driven in process."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import re
@@ -21,6 +22,7 @@ from typing import Any
 import psycopg
 import pytest
 from jsonschema import Draft202012Validator
+from pydantic import TypeAdapter
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
@@ -28,6 +30,7 @@ from emergent_memory.api import ApiServices, api_routes
 from emergent_memory.app import UNCALIBRATED_VERIFY_POLICY
 from emergent_memory.auth.principal import ADMIN, ANY_PROJECT, READ, WRITE, Principal
 from emergent_memory.auth.service import TokenService
+from emergent_memory.mcp.compact import answer_schema
 from emergent_memory.mcp.http import DatabaseTokenVerifier, http_app, token_principal
 from emergent_memory.mcp.server import create_server
 from emergent_memory.memory import MemoryService
@@ -35,6 +38,7 @@ from emergent_memory.memory.auto_memory_import import AutoMemoryImport
 from emergent_memory.memory.browse import BrowseService
 from emergent_memory.memory.capture import CaptureConfig, CaptureService
 from emergent_memory.memory.duplicates import DuplicateService
+from emergent_memory.memory.models import SaveResult
 from emergent_memory.memory.verify import VerifyConfig, VerifyService
 from tests.embedders import EmbeddingServer
 from tests.helpers import make_token, running_http_server
@@ -560,6 +564,31 @@ def test_the_openapi_document_describes_every_route_without_a_token(client: Test
     for operation in operations:
         public = operation is document["paths"][API + "/openapi.json"]["get"]
         assert public or re.match(r"Needs the scope memory:(read|write)", operation["description"])
+
+
+def test_building_the_app_again_derives_no_json_schema(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The OpenAPI document's schemas and the tools' output schemas are those of fixed types:
+    derived once per process, not at every build of the app (about 0.3 s each: the tests
+    build it hundreds of times); each build still gets a document and schemas of its own.
+    (FastMCP derives each tool's input schema from its function when it is registered.)"""
+    first = api_client(service, api_services(service))  # derives what is not derived yet
+    derived: list[object] = []
+    original = TypeAdapter.json_schema
+
+    def counted(self: TypeAdapter[Any], *args: Any, **kwargs: Any) -> dict[str, Any]:
+        if not inspect.isfunction(self._type):
+            derived.append(self._type)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(TypeAdapter, "json_schema", counted)
+    second = api_client(service, api_services(service))
+    assert derived == []
+    with first, second:
+        documents = [c.get(API + "/openapi.json").json() for c in (first, second)]
+    assert documents[0] == documents[1]
+    assert answer_schema(SaveResult) is not answer_schema(SaveResult)
 
 
 def served(client: TestClient) -> set[tuple[str, str]]:

@@ -48,6 +48,7 @@ from emergent_memory.memory.store import EMBEDDED_TEXT
 from tests.embedders import BagOfWordsEmbedder, DownEmbedder, EmbeddingServer
 from tests.fake_anthropic import FakeAnthropic, error, tool_use
 from tests.helpers import client_for, make_token, running_http_server
+from tests.serving import serving_thread
 from tests.test_rest_api import api_services, saved
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -655,7 +656,7 @@ class _ReceiverHandler(BaseHTTPRequestHandler):
 @pytest.fixture
 def otlp_receiver() -> Iterator[Receiver]:
     server = Receiver()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = serving_thread(server)
     thread.start()
     try:
         yield server

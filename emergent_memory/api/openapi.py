@@ -5,8 +5,10 @@ describes the API and holds no one's data."""
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Sequence
+from functools import cache
 from typing import Any, Literal
 
 from pydantic import TypeAdapter
@@ -119,7 +121,7 @@ def _operation(endpoint: Endpoint[Any, Any], schemas: dict[str, Any]) -> dict[st
         }
         for name in names
     ]
-    query = TypeAdapter(endpoint.query).json_schema(ref_template=REF, mode="validation")
+    query = _type_schema(endpoint.query, "validation")
     schemas.update(query.pop("$defs", {}))
     required = set(query.get("required", ()))
     for name, schema in query.get("properties", {}).items():
@@ -162,13 +164,26 @@ def _schema(
 ) -> dict[str, Any]:
     """The type's JSON schema: named types (models, TypedDicts) go to the components and are
     referred to; others are inline."""
-    schema = TypeAdapter(type_).json_schema(ref_template=REF, mode=mode)
+    schema = _type_schema(type_, mode)
     schemas.update(schema.pop("$defs", {}))
     title = schema.get("title")
     if schema.get("type") == "object" and isinstance(title, str) and title.isidentifier():
         schemas[title] = schema
         return {"$ref": REF.format(model=title)}
     return schema
+
+
+def _type_schema(type_: Any, mode: Literal["validation", "serialization"]) -> dict[str, Any]:
+    """pydantic's JSON schema of the type (references as REF), a copy of one computed once per
+    process: the types are fixed, and deriving a schema is most of the time it takes to build
+    the app (about 0.2 s), which a process building it more than once (the tests) would pay
+    each time."""
+    return copy.deepcopy(_derived_schema(type_, mode))
+
+
+@cache
+def _derived_schema(type_: Any, mode: Literal["validation", "serialization"]) -> dict[str, Any]:
+    return TypeAdapter(type_).json_schema(ref_template=REF, mode=mode)
 
 
 def _json(schema: dict[str, Any]) -> dict[str, Any]:

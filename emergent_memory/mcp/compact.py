@@ -22,8 +22,10 @@ is the text alone (`answer`).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any
 
 from fastmcp.tools import ToolResult
@@ -181,10 +183,18 @@ def answer(text: str, result: Mapping[str, Any], detail: bool) -> ToolResult:
     return ToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
 
 
+@cache
+def _result_schema(result: Any) -> dict[str, Any]:
+    """pydantic's JSON schema of a result type, derived once per process (the types are fixed;
+    a process that builds the server more than once, as the tests do, would derive it each
+    time); answer_schema works on a copy."""
+    return TypeAdapter(result).json_schema()
+
+
 def answer_schema(result: Any) -> dict[str, Any]:
     """The output schema of a tool whose full result has the type `result`: that result's
     schema plus `text`, the one key always present (the others come with `detail`)."""
-    schema = TypeAdapter(result).json_schema()
+    schema = copy.deepcopy(_result_schema(result))
     schema["properties"] = {
         "text": {"type": "string", "description": "The answer as the model reads it."},
         **schema["properties"],
