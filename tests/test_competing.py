@@ -88,6 +88,16 @@ def test_memories_that_do_not_compete_keep_their_order(first: str, second: str, 
     assert ids(newer_value_first([a, b], query)) == ["a", "b"]
 
 
+def test_rules_hold_side_by_side() -> None:
+    query = "who to ask about billing schema changes"
+    older = record("a", "Ask Nadia before changing the billing schema.", 1, category="instruction")
+    newer = record("b", "Ask Ivo before changing the billing schema.", 9, category="instruction")
+    assert ids(newer_value_first([older, newer], query)) == ["a", "b"]
+    # the same two as facts compete
+    older, newer = dict(older, category="fact"), dict(newer, category="fact")
+    assert ids(newer_value_first([older, newer], query)) == ["b", "a"]
+
+
 def test_a_weaker_source_or_another_category_does_not_move_up() -> None:
     query = "who is on call for billing"
     told = record("told", "Ivo is on call for billing this rotation.", 1, source="explicit")

@@ -9,7 +9,9 @@ section 12). A question names the slot the save could not see: recall reads its 
 memories that compete for it and puts the newer one first.
 
 Two memories returned for one query compete when
-- they have the same category;
+- they have the same category, one that states what is so now (a fact, a preference, a
+  convention, a decision: not an instruction, correction, lesson, risk or pattern, which
+  hold side by side);
 - they share the content words of the query that either holds (the subject the question
   asks about: "on call" and "billing" for "who is on call for billing"): all of them, or
   two thirds of three or more;
@@ -60,9 +62,15 @@ def _values(one: dedup.Statement) -> frozenset[str]:
     return one.values
 
 
+# The categories that state what is so now, one value at a time. Instructions, corrections,
+# lessons, risks and patterns hold side by side ("ask Nadia before changing the schema" and
+# "ask Ivo to review migrations"): a newer one does not replace an older one.
+STATE_CATEGORIES = frozenset({"fact", "preference", "convention", "decision"})
+
+
 def compete(first: dict[str, Any], second: dict[str, Any], subject: frozenset[str]) -> bool:
     """Whether the two memories answer the question about `subject` with different values."""
-    if first["category"] != second["category"]:
+    if first["category"] != second["category"] or first["category"] not in STATE_CATEGORIES:
         return False
     a, b = dedup.statement(first["content"]), dedup.statement(second["content"])
     asked = subject & (a.words | b.words)
