@@ -42,7 +42,7 @@ from emergent_memory import graph
 from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
 from emergent_memory.db import migrate
 from emergent_memory.db.pool import create_pool
-from emergent_memory.memory import MemoryConfig, MemoryService, competing, relevance, store
+from emergent_memory.memory import MemoryConfig, MemoryService, relevance, store
 
 NAMESPACE = uuid.UUID("3b1f0e52-7a4c-4f0e-9a43-6f1d2c7b8e90")
 K = 10
@@ -217,23 +217,10 @@ def ranked_ids(
         limit=100,
         **config.recall_tuning,
     )
-    if mode == "relevance_floor":
-        # the product's recall: its top K, then the floor, then competing answers ordered
-        # (memory/competing.py)
+    if mode == "relevance_floor":  # the product's recall: its top K, then the floor
         judged = relevance.relevances(rows, config.fusion, config.relevance)
         floor = config.relevance.recall_floor
-        kept = [row for row, value in zip(rows[:K], judged[:K], strict=True) if value >= floor]
-        records = [
-            {
-                "id": row.id,
-                "content": row.content,
-                "category": row.category,
-                "source": row.source,
-                "created_at": row.created_at.isoformat(),
-            }
-            for row in kept
-        ]
-        return [r["id"] for r in competing.newer_value_first(records, query["query"])]
+        return [row.id for row, value in zip(rows[:K], judged[:K], strict=True) if value >= floor]
     if mode == "vector":
         rows = sorted((r for r in rows if r.vector_rank), key=lambda r: r.vector_rank or 0)
     elif mode == "lexical":

@@ -37,7 +37,6 @@ from emergent_memory.graph import Embedding, GraphObject
 from emergent_memory.memory import (
     answers,
     authority,
-    competing,
     dedup,
     episodes,
     records,
@@ -780,21 +779,17 @@ class MemoryService:
             # the answer is checked before a use is recorded (memory/answers.py): an answer
             # that cannot be delivered counts no use
             answers.deliverable(
-                self._recalled(text, rows, scored, floor, found, degraded, with_episodes),
-                "recall",
+                self._recalled(rows, scored, floor, found, degraded, with_episodes), "recall"
             )
             if record_use and rows and self._read_pool is None:
                 recalled_at = store.record_recalls(conn, principal, [row.id for row in rows])
         if record_use and rows and self._read_pool is not None:
             with self._transaction(principal) as conn:
                 recalled_at = store.record_recalls(conn, principal, [row.id for row in rows])
-        return self._recalled(
-            text, rows, scored, floor, found, degraded, with_episodes, recalled_at
-        )
+        return self._recalled(rows, scored, floor, found, degraded, with_episodes, recalled_at)
 
     @staticmethod
     def _recalled(
-        query: str,
         rows: list[store.RecallRow],
         scored: list[float],
         floor: float,
@@ -803,8 +798,7 @@ class MemoryService:
         with_episodes: bool,
         recalled_at: datetime | None = None,
     ) -> RecallResult:
-        """Recall's answer to `query`; each memory's use counted when it was recorded at
-        `recalled_at`."""
+        """Recall's answer; each memory's use counted when it was recorded at `recalled_at`."""
         memories: list[RecalledMemory] = []
         for row, relevant in zip(rows, scored, strict=True):
             used = 0 if recalled_at is None else 1
@@ -830,11 +824,9 @@ class MemoryService:
                     "relevance": round(relevant, 4),
                 }
             )
-        # the current side of a conflict before the outranked one (memory/authority.py), and
-        # the newer of two memories that answer the query with different values
-        # (memory/competing.py)
+        # the current side of a conflict before the outranked one (memory/authority.py)
         result: RecallResult = {
-            "memories": current_first(competing.newer_value_first(memories, query)),
+            "memories": current_first(memories),
             "degraded": degraded,
             "min_relevance": floor,
             "nothing_relevant": not memories,
