@@ -49,7 +49,7 @@ HOLDOUTS = {
     "reads sentences refilled in several places and swaps that close the text (d2c494d); then "
     "development data",
     "dedup_holdout_11.json": "agent and chat memories, 480 pairs; first run against the rule "
-    "with durations, chat holders and narrowed nouns (6e65c40)",
+    "with durations, chat holders and narrowed nouns (fd79c24); then development data",
 }
 
 

@@ -752,6 +752,12 @@ def test_another_kind_of_statement_holder_or_value_is_never_superseded(
         ("Noor: I drive a 2019 Toyota Corolla", "Noor: my car is a 2019 Corolla (Toyota)"),
         # short forms of common words
         ("Prod DB backups run nightly.", "Production database backups run nightly."),
+        # a standing schedule said with "will", corrected; a name with accents
+        (
+            "The standup will be at 9:30 every day.",
+            "The standup was moved to 10:00.",
+        ),
+        ("Team lunch is at Café Olé on Fridays.", "Team lunch is on Fridays at Café Olé."),
         # the apostrophe left out, chat style
         ("Zoe: i'm vegetarian", "Zoe: im vegetarian"),
         # a mistake owned is a correction
@@ -798,6 +804,14 @@ def test_rewordings_and_corrections_of_those_kinds_still_supersede(existing: str
             "possible_duplicate",
         ),
         ("The user's rent is 1,450 a month.", "The user's rent is 1,450 per month.", "supersede"),
+        # exact to the microsecond; an ordinal, a decade or a printer is no duration
+        (
+            "The p99 latency budget is 1.5ms.",
+            "The p99 latency budget is 2ms.",
+            "possible_duplicate",
+        ),
+        ("The p50 budget is 0.1ms.", "The p50 budget is 0.4ms.", "possible_duplicate"),
+        ("Leo prints parts on the 3d printer.", "Leo prints parts on the 3D printer.", "supersede"),
         # "Revised:" says the value changed
         (
             "The sprint demo is on the 12th.",

@@ -79,6 +79,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from difflib import SequenceMatcher
 from functools import lru_cache
 from itertools import pairwise
@@ -454,19 +455,21 @@ _DURATION_UNITS = {
     "yr": 31536000,
     "yrs": 31536000,
 }
-# "500ms", "30min", "24h", "7d", "30s" (up to three digits: "1990s" is a decade), in lower case
-_COMPACT_DURATION = re.compile(
-    r"(\d+(?:\.\d+)?)(ms|sec|secs|min|mins|h|hr|hrs|d)|(\d{1,3}(?:\.\d+)?)(s)"
-)
-_COMPACT_UNITS = {"d": "day", "s": "sec"}
-
+# "500ms", "30min", "24h", in lower case ("7d", "30s", "4s" are not read: a 3d printer, the
+# 90s, an iPhone 4s)
+_COMPACT_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|sec|secs|min|mins|h|hr|hrs)")
+# units that are a duration only in lower case ("4 H" is not four hours)
+_LOWER_CASE_UNITS = frozenset({"ms", "h", "hr", "hrs", "min", "mins", "sec", "secs"})
+_CARDINAL = re.compile(r"\d+(?:\.\d+)?")
+_CARDINAL_WORDS = frozenset(_NUMBER_WORDS.split()) | {"thirty", "forty", "fifty", "sixty"}
 
 _DURATION_NORM = re.compile(r"\d+(?:\.\d+)?s")
 
 
-def _seconds(amount: float, unit: str) -> str:
-    """The duration's norm: its seconds, written out ("1800s", "0.5s", "2592000s")."""
-    return f"{amount * _DURATION_UNITS[unit]:.3f}".rstrip("0").rstrip(".") + "s"
+def _seconds(amount: str, unit: str) -> str:
+    """The duration's norm: its exact seconds, written out ("1800s", "0.0015s")."""
+    value = Decimal(amount) * Decimal(str(_DURATION_UNITS[unit]))
+    return f"{value.normalize():f}s"
 
 
 def _with_durations(tokens: list[_Token]) -> list[_Token]:
@@ -477,18 +480,26 @@ def _with_durations(tokens: list[_Token]) -> list[_Token]:
     i = 0
     while i < len(tokens):
         token = tokens[i]
-        # written in lower case only: "Room *4D*" is a room
+        # written in lower case only: "Room *4H*" is a room
         compact = _COMPACT_DURATION.fullmatch(token.text)
         if compact:
-            amount = float(compact.group(1) or compact.group(3))
-            unit = compact.group(2) or compact.group(4)
-            norm = _seconds(amount, _COMPACT_UNITS.get(unit, unit))
+            norm = _seconds(compact.group(1), compact.group(2))
             result.append(_Token(token.text, norm, token.first, token.pause))
             i += 1
             continue
-        after = tokens[i + 1].lower if i + 1 < len(tokens) else ""
-        if after in _DURATION_UNITS and re.fullmatch(r"\d+(?:\.\d+)?", token.norm):
-            norm = _seconds(float(token.norm), after)
+        unit = tokens[i + 1] if i + 1 < len(tokens) else None
+        # a cardinal number, not an ordinal ("the *first* day", "the 3rd day")
+        cardinal = (
+            _CARDINAL.fullmatch(token.text) or token.lower in _CARDINAL_WORDS
+        ) and _CARDINAL.fullmatch(token.norm)
+        if (
+            unit is not None
+            and unit.lower in _DURATION_UNITS
+            and (unit.lower not in _LOWER_CASE_UNITS or unit.text == unit.lower)
+            and cardinal
+        ):
+            after = unit.lower
+            norm = _seconds(token.norm, after)
             text = f"{token.text} {tokens[i + 1].text}"
             result.append(_Token(text, norm, token.first, tokens[i + 1].pause))
             i += 2
@@ -937,13 +948,22 @@ def plan_and_event(existing: str, new: str) -> bool:
     quarter" / "Auth migrated to Clerk last week": a past change word, "was", "did", "last
     ...", "... ago"): what was planned and what happened are two facts, whatever change word
     the event uses, unless the plan says it holds from now on ("from now on deploys will run
-    at 3am")."""
+    at 3am"), or is a standing fact said with "will" (no "plan", no time anchor) that the
+    other corrects with a word that says a value changed ("the standup will be at 9:30 every
+    day" / "the standup was moved to 10:00")."""
     old, new_ = statement(existing), statement(new)
     if _future(old) == _future(new_):
         return False
     (plan, event), event_text = ((old, new_), new) if _future(old) else ((new_, old), existing)
+    plan_text = existing if plan is old else new
     if any(t.lower in _FROM_NOW for t in plan.tokens):
         return False
+    if (
+        not anchors(plan_text)
+        and not any(t.lower.startswith("plan") for t in plan.tokens)
+        and event.markers & STRONG_MARKERS
+    ):
+        return False  # "the standup *will be* at 9:30 every day" / "the standup *was moved* to 10"
     return any(_happened(t.lower) for t in event.tokens) or any(
         a.endswith("ago") or a.startswith("last") or a == "yesterday" for a in anchors(event_text)
     )
@@ -1026,10 +1046,18 @@ _ACCENTED = FOREIGN_LETTERS | frozenset("éèêëàâáíìîïóòôúùûüö�
 
 
 def reads_foreign(text: str) -> bool:
-    """The text has at least two words of another language (FOREIGN_WORDS, or words with
-    FOREIGN_LETTERS or accented letters) and more of them than English stopwords."""
+    """The text has at least two words of another language (FOREIGN_WORDS, words with
+    FOREIGN_LETTERS, or words in lower case with accented letters: "Café Olé" is a name) and
+    more of them than English stopwords."""
     lower = [t.lower for t in statement(text).tokens]
-    foreign = sum(1 for word in lower if word in FOREIGN_WORDS or _ACCENTED & set(word))
+    words = [(t.lower, t.text[:1].isupper()) for t in statement(text).tokens]
+    foreign = sum(
+        1
+        for word, capital in words
+        if word in FOREIGN_WORDS
+        or (FOREIGN_LETTERS & set(word))
+        or (not capital and _ACCENTED & set(word))
+    )
     return foreign >= 2 and foreign > sum(1 for word in lower if word in STOPWORDS)
 
 
@@ -1264,9 +1292,12 @@ def _joined_by_nothing(old: Statement, head: list[str], tail: list[str]) -> bool
     """Whether nothing but a copula stands between the items in the old text: a name written
     the other way ("Ford Mustang" / "Mustang (Ford)") or the two sides of "is"."""
     norms = [t.norm for t in old.tokens]
-    if head[-1] not in norms or tail[0] not in norms:
+    if head[-1] not in norms:
         return False
-    start, end = norms.index(head[-1]) + 1, norms.index(tail[0])
+    start = norms.index(head[-1]) + 1
+    if tail[0] not in norms[start:]:
+        return False
+    end = norms.index(tail[0], start)
     return all(t.lower in _COPULAS for t in old.tokens[start:end])
 
 
@@ -1293,7 +1324,9 @@ def _listed(old: Statement, head: list[str], tail: list[str]) -> bool:
 
 
 # Words too common beside an item to say that it stands in the same place.
-_PLACELESS = frozenset({"the", "a", "an", "this", "that", "my", "our", "their", "his", "her"})
+_PLACELESS_WORDS = "the a an this that my our their his her"
+# as the texts' norms (_beside reads norms: "this" is "thi")
+_PLACELESS = frozenset(_stem(word) for word in _PLACELESS_WORDS.split())
 
 
 def _same_place(old: Statement, item: list[str], new: Statement, other: list[str]) -> bool:
@@ -1382,11 +1415,6 @@ def _kind(value: str) -> str:
     if value.replace(" ", "").isalpha():
         return "name"
     return "identifier"
-
-
-def value_kind(value: str) -> str:
-    """A value's kind (see _kind): values of one kind compete for one place."""
-    return _kind(value)
 
 
 def _lost_values(old: Statement, new: Statement) -> frozenset[str]:
@@ -1481,22 +1509,42 @@ def _refilled_slot(old: Statement, new: Statement, opcodes: _Opcodes) -> bool:
     *breakfast* on weekdays" / "skips *dinner* on weekdays", "keeps the *winter coats* in the
     hall cupboard" / "... the *summer clothes* ..."): unless the words are opposites of one
     setting ("tabs" / "spaces"), an abbreviation, verbs of preference, or values (compared as
-    values)."""
+    values); see _refills."""
     different = [op for op in opcodes if op[0] != "equal"]
     if len(different) != 1 or different[0][0] != "replace":
         return False
     _, i1, i2, j1, j2 = different[0]
     # "the *user* wants ..." / "the *client* wants ...": the user is a holder here
-    gone = [t for t in old.tokens[i1:i2] if t.norm not in _SLOT_STOPWORDS]
-    came = [t for t in new.tokens[j1:j2] if t.norm not in _SLOT_STOPWORDS]
+    return _refills(old, new, (i1, i2, j1, j2), _SLOT_STOPWORDS, at_start=False)
+
+
+def _refills(
+    old: Statement,
+    new: Statement,
+    place: tuple[int, int, int, int],
+    stopwords: frozenset[str],
+    *,
+    at_start: bool,
+) -> bool:
+    """Whether the words of `old` at place[0:2] are replaced by other words at place[2:4] in
+    `new`: content words on both sides that the other text does not have anywhere (not words
+    moved), not all of them values (compared as values), unless `at_start` counts them not
+    several words at the start (a rewording often starts differently: "Clients may make 1,000
+    ..." / "Any caller can make 1,000 ..."), and a single word for a single word not a
+    setting's other value, an abbreviation or a verb of preference. A sentence refilled in
+    several places (at_start) may start differently: "*Access tokens* from the auth service
+    expire after 15 minutes" / "*Password reset links* from ..." are two things."""
+    i1, i2, j1, j2 = place
+    gone = [t for t in old.tokens[i1:i2] if t.norm not in stopwords]
+    came = [t for t in new.tokens[j1:j2] if t.norm not in stopwords]
     if not gone or not came:
         return False
     if {t.norm for t in gone} & new.words or {t.norm for t in came} & old.words:
         return False  # words moved, not replaced
     if all(_is_value(t) for t in gone + came):
         return False
-    if i1 == 0 and (len(gone) > 1 or len(came) > 1):
-        return False  # a rewording often starts differently: "Clients may make 1,000 ..."
+    if not at_start and i1 == 0 and (len(gone) > 1 or len(came) > 1):
+        return False
     if len(gone) == len(came) == 1:
         before, after = gone[0].text.lower(), came[0].text.lower()
         short, long = sorted((before, after), key=len)
@@ -1513,37 +1561,19 @@ _TEMPLATE_KEPT = 0.7
 
 
 def _refilled_template(old: Statement, new: Statement, opcodes: _Opcodes) -> bool:
-    """The same sentence, at least half of each text's words in place, with one or more of its
-    places filled with other words ("*Maven artifacts* are stored in Artifactory" / "*npm
-    packages* are stored in Artifactory", "the migration *failed* on *staging*" / "...
-    *succeeded* on *production*"): another fact. Each place filled anew holds content words
-    on both sides that the other text does not have anywhere (not words moved), and a single
-    word for a single word is not a setting's other value, an abbreviation or a verb of
-    preference (see _refilled_slot)."""
+    """The same sentence, 70% of each text's words in place (_TEMPLATE_KEPT), with one or
+    more of its places filled with other words ("*Maven artifacts* are stored in
+    Artifactory" / "*npm packages* are stored in Artifactory", "the migration *failed* on
+    *staging*" / "... *succeeded* on *production*"): another fact (each place as
+    _refills reads it)."""
     kept = sum(i2 - i1 for op, i1, i2, _, _ in opcodes if op == "equal")
     if kept < _TEMPLATE_KEPT * len(old.tokens) or kept < _TEMPLATE_KEPT * len(new.tokens):
         return False
-    refilled = False
-    for op, i1, i2, j1, j2 in opcodes:
-        if op != "replace":
-            continue
-        gone = [t for t in old.tokens[i1:i2] if t.norm not in _TEMPLATE_STOPWORDS]
-        came = [t for t in new.tokens[j1:j2] if t.norm not in _TEMPLATE_STOPWORDS]
-        if not gone or not came:
-            continue
-        if {t.norm for t in gone} & new.words or {t.norm for t in came} & old.words:
-            continue  # words moved, not replaced
-        if all(_is_value(t) for t in gone + came):
-            continue  # compared as values
-        if len(gone) == len(came) == 1:
-            before, after = gone[0].text.lower(), came[0].text.lower()
-            short, long = sorted((before, after), key=len)
-            if {before, after} in OPPOSITES or long.startswith(short):
-                continue
-            if {gone[0].norm, came[0].norm} <= _SAME_MEANING:
-                continue
-        refilled = True
-    return refilled
+    return any(
+        _refills(old, new, (i1, i2, j1, j2), _TEMPLATE_STOPWORDS, at_start=True)
+        for op, i1, i2, j1, j2 in opcodes
+        if op == "replace"
+    )
 
 
 def _noun(token: _Token) -> str:
