@@ -648,6 +648,8 @@ def statement(text: str) -> Statement:
     words = {token.norm for token in tokens} | values | set(amounts.values())
     words.update(part for value in values if value[:2] != "q:" for part in value.split())
     for token in tokens:
+        if token.norm in amounts:
+            continue  # a duration's seconds are no word of the text ("1209600")
         words.update(_stem(part) for part in re.split(r"[-./:@_]+", token.norm) if part)
     lower = [token.lower for token in tokens]
     relations = []
