@@ -437,8 +437,8 @@ def test_list_and_save_say_which_memories_conflict(run: Run) -> None:
     assert saved.exit_code == 0, saved.output
     assert f"conflicts with {old['memory']['id']}" in saved.stdout
     listed = run("list")
-    assert "(current value)" in listed.stdout
-    assert "(outranked)" in listed.stdout
+    assert "(this one is the current value)" in listed.stdout
+    assert "(this one is outranked)" in listed.stdout
 
 
 # -- output for people: show, short ids, tables on a terminal and piped (issue 28) --------

@@ -102,7 +102,11 @@ def lifecycle_text(memory: Mapping[str, Any], shown: Mapping[str, str]) -> str:
     if effective is not None and effective != memory["confidence"]:
         parts.append(f"confidence {memory['confidence']:.2f} (now {effective:.2f})")
     if memory.get("conflicts_with"):
-        side = "outranked" if memory.get("conflict") == "outranked" else "current value"
+        side = (
+            "this one is outranked"
+            if memory.get("conflict") == "outranked"
+            else "this one is the current value"
+        )
         others = ", ".join(shown.get(str(i), str(i)) for i in memory["conflicts_with"])
         parts.append(f"conflicts with {others} ({side})")
     return ", ".join(parts)

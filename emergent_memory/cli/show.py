@@ -128,7 +128,11 @@ def _fields(
     if memory.get("rationale"):
         fields.append(("why", cell(memory["rationale"])))
     if memory["conflicts_with"]:
-        side = "this one is outranked" if memory["conflict"] == "outranked" else "current value"
+        side = (
+            "this one is outranked"
+            if memory["conflict"] == "outranked"
+            else "this one is the current value"
+        )
         others = ", ".join(shown[str(other)] for other in memory["conflicts_with"])
         fields.append(("conflicts", Styled(f"with {others} ({side})", "red")))
     source = memory.get("derived_from")
