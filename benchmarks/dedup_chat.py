@@ -50,6 +50,8 @@ HOLDOUTS = {
     "development data",
     "dedup_holdout_11.json": "agent and chat memories, 480 pairs; first run against the rule "
     "with durations, chat holders and narrowed nouns (fd79c24); then development data",
+    "dedup_holdout_12.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "after its review (adc43cf)",
 }
 
 
