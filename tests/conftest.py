@@ -34,6 +34,30 @@ from emergent_memory.embeddings.local import LocalEmbeddings
 from emergent_memory.memory import MemoryConfig, MemoryService
 from tests.embedders import BagOfWordsEmbedder, EmbeddingServer
 
+# The longest test files (whole seconds on one worker, measured with --durations), run first:
+# pytest-xdist's --dist loadfile hands files to the workers in collection order, so a long file
+# collected last keeps one worker busy while the other has finished (longest first evens the
+# two out). The rest keep their order.
+LONGEST_FIRST = (
+    "test_benchmarks.py",
+    "test_embedded_server.py",
+    "test_hooks.py",
+    "test_dashboard_browser.py",
+    "test_cli.py",
+    "test_claude_plugin.py",
+    "test_embeddings_local.py",
+    "test_bad_input.py",
+    "test_faults.py",
+    "test_rest_api.py",
+    "test_load.py",
+    "test_e2e.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
 
 @pytest.fixture(scope="session")
 def server_url() -> Iterator[str]:
