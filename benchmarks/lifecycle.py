@@ -486,13 +486,7 @@ def simulate(
     embedder = CachedEmbeddings()
     shipped = MemoryConfig(dedup_threshold=1.0)
     policy = DEDUP_POLICIES[embedder.model_name]
-    base = replace(
-        shipped,
-        dedup_threshold=policy.threshold,
-        dedup_text_rule_from=policy.text_rule_from,
-        dedup_named_change_from=policy.named_change_from,
-        dedup_latin_only_model=policy.latin_only_model,
-    )
+    base = replace(shipped, **MemoryConfig.dedup_fields(policy))
     decay = {
         "floor": shipped.decay_floor,
         "grace": shipped.decay_grace_days,

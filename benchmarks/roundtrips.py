@@ -215,13 +215,7 @@ def run(rounds: int = 5, timed: int = 50, warm_up: int = 6) -> dict[str, Any]:
     model time) and the product's dedup policy, as the application role through a pool of one
     connection, on an empty database."""
     embedder = CachedEmbeddings()
-    policy = DEDUP_POLICIES[embedder.model_name]
-    config = MemoryConfig(
-        dedup_threshold=policy.threshold,
-        dedup_text_rule_from=policy.text_rule_from,
-        dedup_named_change_from=policy.named_change_from,
-        dedup_latin_only_model=policy.latin_only_model,
-    )
+    config = MemoryConfig(**MemoryConfig.dedup_fields(DEDUP_POLICIES[embedder.model_name]))
     with bench_database() as url:
         pool = create_pool(app_role_url(url), min_size=1, max_size=1)
         try:

@@ -94,13 +94,7 @@ def principal(name: str) -> Principal:
 
 
 def memory_config() -> MemoryConfig:
-    policy = DEDUP_POLICIES[LOCAL_MODEL_NAME]
-    return MemoryConfig(
-        dedup_threshold=policy.threshold,
-        dedup_text_rule_from=policy.text_rule_from,
-        dedup_named_change_from=policy.named_change_from,
-        dedup_latin_only_model=policy.latin_only_model,
-    )
+    return MemoryConfig(**MemoryConfig.dedup_fields(DEDUP_POLICIES[LOCAL_MODEL_NAME]))
 
 
 def seed(memory: MemoryService, data: dict[str, Any]) -> dict[str, str]:

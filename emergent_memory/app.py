@@ -145,11 +145,7 @@ def memory_config(settings: Settings, model_name: str) -> MemoryConfig:
     if floor is None:
         floor = model.recall_floor if calibrated else 0.0
     return MemoryConfig(
-        dedup_threshold=policy.threshold,
-        dedup_text_rule_from=policy.text_rule_from,
-        dedup_named_change_from=policy.named_change_from,
-        dedup_latin_only_model=policy.latin_only_model,
-        dedup_labelled_from=policy.labelled_from,
+        **MemoryConfig.dedup_fields(policy),
         max_content_length=settings.max_content_length,
         recall_candidates=settings.recall_candidates,
         recall_rrf_k=settings.recall_rrf_k,

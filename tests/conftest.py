@@ -231,13 +231,8 @@ def semantic(
     from emergent_memory.app import DEDUP_POLICIES
     from emergent_memory.embeddings.local import LOCAL_MODEL_NAME
 
-    policy = DEDUP_POLICIES[LOCAL_MODEL_NAME]
     return make_service(
-        local_embedder,
-        dedup_threshold=policy.threshold,
-        dedup_text_rule_from=policy.text_rule_from,
-        dedup_named_change_from=policy.named_change_from,
-        dedup_latin_only_model=policy.latin_only_model,
+        local_embedder, **MemoryConfig.dedup_fields(DEDUP_POLICIES[LOCAL_MODEL_NAME])
     )
 
 

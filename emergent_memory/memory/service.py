@@ -151,6 +151,18 @@ class MemoryConfig:
             self.dedup_labelled_from,
         )
 
+    @staticmethod
+    def dedup_fields(policy: DedupPolicy) -> dict[str, Any]:
+        """The config's fields that are `policy` (the inverse of dedup_policy), so that every
+        config built from a policy carries all of it."""
+        return {
+            "dedup_threshold": policy.threshold,
+            "dedup_text_rule_from": policy.text_rule_from,
+            "dedup_named_change_from": policy.named_change_from,
+            "dedup_latin_only_model": policy.latin_only_model,
+            "dedup_labelled_from": policy.labelled_from,
+        }
+
     @property
     def decay(self) -> store.Decay:
         return store.Decay(self.decay_floor, self.decay_grace_days, self.decay_half_life_days)
