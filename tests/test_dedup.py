@@ -768,7 +768,97 @@ def test_another_kind_of_statement_holder_or_value_is_never_superseded(
     ],
 )
 def test_rewordings_and_corrections_of_those_kinds_still_supersede(existing: str, new: str) -> None:
-    assert verdict(0.9, existing, new) == "supersede"
+    # two turns of one speaker are judged by similarity only from labelled_from (0.95)
+    assert verdict(0.96, existing, new) == "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new", "items"),
+    [
+        # a comparison turned around, the speaker however written
+        ("kat: my sister's older than me", "kat: i'm older than my sister", ("sister's", "me")),
+        (
+            "Noah: I'm two years older than my cousin Mark",
+            "Noah: my cousin Mark is two years older than me",
+            ("I'm", "cousin Mark"),
+        ),
+        ("Priya reports to me.", "I report to Priya.", ("Priya", "me")),
+        ("jo: im faster than my dad", "jo: my dad is faster than me", ("im", "dad")),
+        # the holder and the possessor of one relation exchanged
+        ("gina: dave is my boss", "gina: i'm dave's boss", ("dave", "my")),
+        ("Lena is Tom's mentor.", "Tom is Lena's mentor.", ("Lena", "Tom's")),
+    ],
+)
+def test_persons_in_exchanged_places_are_a_conflict(
+    existing: str, new: str, items: tuple[str, str]
+) -> None:
+    assert dedup.swapped(existing, new) == items
+    assert POLICY.explain(0.98, existing, new).reason == "swapped values"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("gina: dave is my boss", "gina: my boss is dave"),  # the two sides of "is"
+        ("Our tech lead is Ana.", "Ana is our tech lead."),
+        ("I report to Mark.", "Mark is who I report to."),
+        ("Marco: I don't drink coffee, only tea", "Marco: tea only for me, no coffee"),
+        ("I'm older than my sister.", "My sister is younger than me."),
+    ],
+)
+def test_persons_said_the_other_way_round_are_not_exchanged(existing: str, new: str) -> None:
+    assert dedup.swapped(existing, new) is None
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("rosa: i'm a morning person", "rosa: i'm def not a morning person"),
+        ("The user likes dark mode.", "The user honestly does not like dark mode."),
+        ("ken: i'm a cat person", "ken: im literally not a cat person lol"),
+    ],
+)
+def test_a_negation_with_only_emphasis_added_is_a_conflict(existing: str, new: str) -> None:
+    decision = POLICY.explain(0.97, existing, new)
+    assert (decision.verdict, decision.reason) == ("possible_duplicate", "opposite value")
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("ana: my birthday is march 3rd", "ana: my birthday is may 3rd"),
+        ("The release is due on 3 March.", "The release is due on 3 May."),
+        ("Release day is Wednesday.", "Release day is Friday."),
+        ("tom: i work from home on mondays", "tom: i work from home on tuesdays"),
+        ("Our wedding is in june", "Our wedding is in july"),
+    ],
+)
+def test_another_day_or_month_is_another_value_in_any_case(existing: str, new: str) -> None:
+    assert dedup.changed_values(existing, new) == 1
+    assert verdict(0.97, existing, new) == "possible_duplicate"
+
+
+def test_a_month_is_read_by_any_of_its_names_and_may_only_beside_a_number() -> None:
+    assert value_words("due Jan 5") == value_words("due January 5") == {"month:january", "5"}
+    assert value_words("I may go in march") == set()  # the modal, the verb
+    assert value_words("She may be back in May 2026") == {"month:may", "2026"}
+    assert content_words("Standup is on Fridays") == {"standup", "friday"}
+    # a day with its time is one value: a correction may change it with "now"
+    assert (
+        dedup.changed_values(
+            "Deploy window: Fridays 14:00-16:00 CET",
+            "Deploy window is now Wednesdays 10:00-12:00 CET",
+        )
+        == 1
+    )
+    assert (
+        verdict(0.8, "Standup is on Mondays at 9:30.", "Standup is now on Tuesdays at 9:30.")
+        == "supersede"
+    )
+    assert (
+        verdict(0.8, "Standup is on Mondays at 9:30.", "Standup moved to Tuesday, not Monday.")
+        == "supersede"
+    )
 
 
 @pytest.mark.parametrize(

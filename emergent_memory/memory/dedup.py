@@ -46,19 +46,24 @@ Then, from the lowest similarity that is considered (`named_change_from`, else
    "isn't" (a curly apostrophe too), "dont", ... (NEGATORS) counted per clause, two in one
    clause and "not only" cancelling, the negator and its auxiliary ("does not want" /
    "wants") no new words; one negator in place of another ("never" / "don't") keeps the
-   polarity, a rewording.
+   polarity, a rewording; a word of emphasis added ("I'm *def* not a morning person",
+   _EMPHASIS) is no value said instead.
 3. Changes are counted (changed_values): a value lost while another of its kind is gained
    (PROJ-123 / PROJ-456, port 9001 / 9002, 30 days / 60 days compared in seconds, a word in
    capitals for another: CET / PST), a name in place of a name (Marco / Marta), another role
    (tech lead / hiring manager), a modifier swapped before the same noun ("the *blue*
    pool"), or, all else equal, one place of the sentence refilled ("skips *breakfast*" /
    "skips *dinner*"), or several with 70% of the words in place (_refilled_template); two
-   values of one setting (tabs / spaces, enabled / disabled) are not a change. Without a
-   change marker any change is another fact (one value said of the same subject, late in
-   the sentence, is a conflict: CONFLICT_REASONS); with one, one change is a correction and
-   two are another fact ("service A on 9001" / "service B now on 9002"), up to three with a
-   word that only says a value changed (STRONG_MARKERS). A closing phrase replaced by other
-   words without a marker is another fact too (replaces_a_phrase).
+   values of one setting (tabs / spaces, enabled / disabled) are not a change; a weekday or
+   a month (in any case, "May" and "March" beside a number) for another is a change, but
+   one "when" with a time changed beside it ("Fridays 14:00" / "Wednesdays 10:00"). Two
+   persons exchanged are swapped values, the speaker however written ("*I'm* older than *my
+   sister*" / "*my sister* is older than *me*", "dave is *my* boss" / "*I'm* dave's boss").
+   Without a change marker any change is another fact (one value said of the same subject,
+   late in the sentence, is a conflict: CONFLICT_REASONS); with one, one change is a
+   correction and two are another fact ("service A on 9001" / "service B now on 9002"), up to
+   three with a word that only says a value changed (STRONG_MARKERS). A closing phrase
+   replaced by other words without a marker is another fact too (replaces_a_phrase).
 4. Otherwise the similarity: at or above `threshold` the pair supersedes; from
    `text_rule_from` when it says it changed or keeps every content word of the old text; from
    `named_change_from` when it says it changed and names the old value next to a new one
@@ -612,12 +617,43 @@ class Statement:
     amounts: tuple[tuple[str, str], ...] = ()
 
 
+# The months by every name a text gives them ("Sept", "sep", "September"): a month is a value
+# in any case, "May" and "March" (a modal and a verb too) only beside a number ("may 3rd",
+# "3 March", "May 2025").
+_MONTH_NAMES = {
+    name: full
+    for full in _MONTHS.split()[:12]
+    for name in (full, full[:3], "sept" if full == "september" else full)
+}
+_MONTH_ONLY_BESIDE_A_NUMBER = frozenset({"may", "march", "mar"})
+
+
+def _month(tokens: list[_Token], i: int) -> str | None:
+    """The value "month:<name>" of the token at i when it names a month (see _MONTH_NAMES)."""
+    token = tokens[i]
+    full = _MONTH_NAMES.get(token.lower.rstrip("."))
+    if full is None:
+        return None
+    if token.lower != full and not token.text[0].isupper():
+        return None  # "jan", "dec", "sep" in lower case are words of their own
+    if token.lower in _MONTH_ONLY_BESIDE_A_NUMBER:
+        beside = [tokens[j].norm for j in (i - 1, i + 1) if 0 <= j < len(tokens)]
+        if not any(norm.isdigit() for norm in beside):
+            return None
+    return "month:" + full
+
+
 def _values(tokens: list[_Token]) -> set[str]:
     """The values of a text; a name of several capitalised words is one value ("Casa
-    Lola", "Nori House")."""
+    Lola", "Nori House"); a month is "month:<name>" (see _month)."""
     values: list[str] = []
     previous_was_name = False
-    for token in tokens:
+    for i, token in enumerate(tokens):
+        date = _month(tokens, i) or (f"day:{token.norm}" if token.norm in _WEEKDAY_NAMES else None)
+        if date is not None:
+            values.append(date)  # "on monday", "Tuesdays", in any case
+            previous_was_name = False
+            continue
         if not _is_value(token):
             previous_was_name = False
             continue
@@ -645,8 +681,10 @@ def statement(text: str) -> Statement:
         for t in tokens
         if _DURATION_NORM.fullmatch(t.norm)
     }
-    words = {token.norm for token in tokens} | values | set(amounts.values())
-    words.update(part for value in values if value[:2] != "q:" for part in value.split())
+    # a date's value is no word ("day:friday"): its word is the token's ("friday")
+    dates = {value for value in values if value.startswith(("month:", "day:"))}
+    words = {token.norm for token in tokens} | (values - dates) | set(amounts.values())
+    words.update(part for value in values - dates if value[:2] != "q:" for part in value.split())
     for token in tokens:
         if token.norm in amounts:
             continue  # a duration's seconds are no word of the text ("1209600")
@@ -1073,10 +1111,18 @@ _POLARITY_WORDS = frozenset(_stem(word) for word in NEGATORS | set(_AUXILIARY_WO
 _POLARITY_WORDS |= {"not"}
 
 
+# Words that only stress what a text says ("i'm *def* not a morning person", "*honestly*
+# never again"): no value said instead of what is negated.
+_EMPHASIS_WORDS = """
+    def definitely really totally absolutely honestly literally seriously certainly truly
+    lol lmao tbh ngl fr btw whatsoever kinda sorta super"""
+_EMPHASIS = frozenset(_stem(word) for word in _EMPHASIS_WORDS.split())
+
+
 def _said_instead(old: Statement, new: Statement) -> frozenset[str]:
-    """The content words the new text says that the old does not, but what it negates and the
-    words of a negation."""
-    return new.words - old.words - new.negated - _POLARITY_WORDS
+    """The content words the new text says that the old does not, but what it negates, the
+    words of a negation and of emphasis."""
+    return new.words - old.words - new.negated - _POLARITY_WORDS - _EMPHASIS
 
 
 def negating_side(existing: str, new: str) -> Literal["existing", "new"] | None:
@@ -1240,10 +1286,24 @@ def swapped(existing: str, new: str) -> tuple[str, str] | None:
     old, new_ = statement(existing), statement(new)
     if not (_reads_english(old) and _reads_english(new_)):
         return None  # word order is read by English words (another language orders its own)
+    found = _exchanged(old, new_)
+    if found is None and _speaks_of_self(old) and _speaks_of_self(new_):
+        # the speaker as one person however written, copulas aside: "*i'm* older than *my
+        # sister*" / "*my sister* is older than *me*", "*Mark* reports to *me*" / "*I*
+        # report to *Mark*"
+        found = _exchanged(_as_persons(old), _as_persons(new_), holding=_SELF)
+    return found or _possessor_swapped(old, new_)
+
+
+def _exchanged(
+    old: Statement, new_: Statement, holding: str | None = None
+) -> tuple[str, str] | None:
+    """The two items that exchanged places between the statements (see swapped), one of them
+    `holding` that word when it is given."""
     # the values of a setting count though they are stopwords ("on in staging, off in prod"),
     # and so do the persons ("*me* on drums, *alex* on bass" / "*alex* on drums, *me* on bass")
-    a = [t.norm for t in old.tokens if t.lower not in STOPWORDS or t.lower in _SWAP_ITEMS]
-    b = [t.norm for t in new_.tokens if t.lower not in STOPWORDS or t.lower in _SWAP_ITEMS]
+    a = [t.norm for t in old.tokens if _swap_item(t)]
+    b = [t.norm for t in new_.tokens if _swap_item(t)]
     shared = set(a) & set(b)
     if not b or len([w for w in b if w in shared]) < _SWAP_COVERED * len(b):
         return None
@@ -1259,10 +1319,75 @@ def swapped(existing: str, new: str) -> tuple[str, str] | None:
     for first in range(1, min(_SWAP_CHUNK, len(span) - 1) + 1):
         for last in range(1, min(_SWAP_CHUNK, len(span) - first) + 1):
             head, middle, tail = span[:first], span[first : len(span) - last], span[-last:]
+            if holding is not None and [holding] not in (head, tail):
+                continue
             if head != tail and other == tail + middle + head and _ordered(old, new_, head, tail):
                 written = {t.norm: t.text for t in reversed(old.tokens)}  # the first as written
                 return " ".join(written[w] for w in head), " ".join(written[w] for w in tail)
     return None
+
+
+def _swap_item(token: _Token) -> bool:
+    return token.lower not in STOPWORDS or token.lower in _SWAP_ITEMS or token.norm == _SELF
+
+
+# The speaker, however the text names them ("I", "I'm", "me", "myself"; "my" too where a
+# possessor is read), and the copulas that a contraction ("I'm") hides.
+_SELF = "\x00self"
+_SELF_WORDS = frozenset({"i", "i'm", "im", "me", "myself", "i've", "i'd"})
+_SELF_COPULAS = frozenset({"am", "is", "are", "'m"})
+
+
+def _speaks_of_self(one: Statement) -> bool:
+    return any(t.lower in _SELF_WORDS or t.lower == "my" for t in one.tokens)
+
+
+def _as_persons(one: Statement, *, possessive: bool = False) -> Statement:
+    """The statement with the speaker as one token (see _SELF_WORDS), "X's" as X, and no
+    copula: the places persons stand in, compared however the sentence is contracted."""
+    tokens = []
+    for token in one.tokens:
+        if token.lower in _SELF_COPULAS:
+            continue
+        if token.lower in _SELF_WORDS or (possessive and token.lower == "my"):
+            tokens.append(replace(token, norm=_SELF))
+        elif token.lower.endswith("'s") and len(token.lower) > 2:
+            tokens.append(replace(token, norm=_stem(token.lower[:-2])))
+        else:
+            tokens.append(token)
+    return replace(one, tokens=tuple(tokens))
+
+
+def _possessor_swapped(old: Statement, new: Statement) -> tuple[str, str] | None:
+    """The holder and the possessor of one relation exchanged: "dave is *my* boss" / "*I'm*
+    dave's boss", "Ana is Bo's mentor" / "Bo is Ana's mentor" (None otherwise)."""
+    one, other = _possession(old), _possession(new)
+    if one is None or other is None:
+        return None
+    holder, possessor, noun = (t.norm for t in one)
+    new_holder, new_possessor, new_noun = (t.norm for t in other)
+    if noun != new_noun or holder == possessor:
+        return None
+    if (holder, possessor) != (new_possessor, new_holder):
+        return None
+    return one[0].text, one[1].text
+
+
+def _possession(one: Statement) -> tuple[_Token, _Token, _Token] | None:
+    """(holder, possessor, noun) of a text that says "<holder> is <possessor>'s <noun>" and
+    nothing after it, the speaker as _SELF ("I'm dave's boss": self, dave, boss)."""
+    tokens = list(_as_persons(one, possessive=True).tokens)[_label_length(one.tokens) :]
+    words = [t for t in tokens if t.norm == _SELF or t.lower not in STOPWORDS]
+    # the copula was left out by _as_persons: the holder is the first word, the possessor the
+    # word that owns the last one
+    if len(words) != 3 or words[1] is words[0]:
+        return None
+    holder, possessor, noun = words
+    owner = possessor.lower.endswith("'s") or possessor.norm == _SELF
+    joined = any(t.lower in _SELF_COPULAS for t in one.tokens) or holder.lower in {"i'm", "im"}
+    if not owner or not joined or noun.norm in (holder.norm, possessor.norm):
+        return None
+    return holder, possessor, noun
 
 
 def _reads_english(text: Statement) -> bool:
@@ -1270,7 +1395,7 @@ def _reads_english(text: Statement) -> bool:
     language (FOREIGN_WORDS, or a letter English does not use: see reads_foreign)."""
     lower = [t.lower for t in text.tokens]
     foreign = any(word in FOREIGN_WORDS or FOREIGN_LETTERS & set(word) for word in lower)
-    return any(word in STOPWORDS for word in lower) and not foreign
+    return any(word in STOPWORDS or word in _SELF_WORDS for word in lower) and not foreign
 
 
 def _ordered(old: Statement, new: Statement, head: list[str], tail: list[str]) -> bool:
@@ -1300,7 +1425,12 @@ def _joined_by_nothing(old: Statement, head: list[str], tail: list[str]) -> bool
     if tail[0] not in norms[start:]:
         return False
     end = norms.index(tail[0], start)
-    return all(t.lower in _COPULAS for t in old.tokens[start:end])
+    # an article or a possessive may open the second side ("dave is *my* boss" / "my boss
+    # is dave")
+    between = [t.lower for t in old.tokens[start:end]]
+    if any(word not in _COPULAS for word in between) and not any(w in _COPULAS for w in between):
+        return False
+    return all(word in _COPULAS or word in _PLACELESS_WORDS.split() for word in between)
 
 
 # Words that join the items of a list without ordering them ("cats and dogs").
@@ -1404,12 +1534,19 @@ def _more_relations(one: Statement, other: Statement) -> bool:
     return False
 
 
+def _bare(value: str) -> str:
+    """A value as its words: a date's name without its kind ("day:friday" is "friday")."""
+    return value.partition(":")[2] if value.startswith(("month:", "day:")) else value
+
+
 def _kind(value: str) -> str:
     """number (versions and times too), name, or identifier: a value replaced by another of
     its kind is a different fact ("9001" / "9002"); a name lost while a number is gained is
     more often a rewording ("the Kafka topic ..." / "... three days")."""
     if value.startswith("letter:"):
         return "name"
+    if value.startswith(("month:", "day:")):
+        return "date"  # a weekday or a month for another ("on Friday" / "in January")
     if (value[:1] == "t" and value[1:].isdigit()) or _DURATION_NORM.fullmatch(value):
         return "number"  # a time of day or a duration
     if _VERSION.fullmatch(value):
@@ -1424,7 +1561,7 @@ def _lost_values(old: Statement, new: Statement) -> frozenset[str]:
     its parts are there: "single-quoted" / "single quotes")."""
     lost = set()
     amounts = dict(old.amounts)
-    for value in old.values - new.words:
+    for value in old.values - new.words - new.values:
         if value in amounts and amounts[value] in new.values:
             continue  # "7 years old" / "seven"
         if value[:2] != "q:" and {_stem(p) for p in re.split(r"[:/@]", value) if p} <= new.words:
@@ -1469,7 +1606,11 @@ def changed_values(existing: str, new: str) -> int:
     opcodes, _ = alignment(existing, new)
     lost = [_kind(value) for value in _lost_values(old, new_)]
     gained = [_kind(value) for value in _lost_values(new_, old)]
-    changes = sum(min(lost.count(kind), gained.count(kind)) for kind in set(lost))
+    per_kind = {kind: min(lost.count(kind), gained.count(kind)) for kind in set(lost)}
+    if per_kind.get("date") and any(n for kind, n in per_kind.items() if kind != "date"):
+        # a day with its time is one "when": "Fridays 14:00-16:00" / "now Wednesdays 10:00"
+        per_kind["date"] = 0
+    changes = sum(per_kind.values())
     if not changes and _swapped(old, new_, opcodes, names=True):
         changes = 1
     old_norms, new_norms = {t.norm for t in old.tokens}, {t.norm for t in new_.tokens}
@@ -1682,9 +1823,9 @@ def names_the_change(existing: str, new: str) -> bool:
     old, new_ = statement(existing), statement(new)
     if not says_it_changed(existing, new) or not old.values:
         return False
-    if old.values & new_.negated or any(set(value.split()) <= new_.negated for value in old.values):
+    if any(set(_bare(value).split()) <= new_.negated for value in old.values):
         return True  # "... Dr Okafor instead of Dr Halvorsen", "no longer Mrs Okonjo"
-    return old.values <= new_.words and bool(new_.values - old.words)
+    return old.values <= new_.words | new_.values and bool(new_.values - old.words - old.values)
 
 
 def model_knows(text: str, share: float = 0.5) -> bool:
