@@ -922,3 +922,40 @@ def test_a_kind_of_memory_before_the_colon_is_not_a_speaker() -> None:
     assert verdict(0.8, "Kim: the payments cron has no tests.", "Kim: the cron has no tests.") != (
         "supersede"
     )
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("raj: the hike is about 10 km", "raj: hike's roughly 10k"),
+        ("ollie: i was born in manchester", "ollie: manchester's where i was born"),
+        ("ella: my daughter is 6", "ella: my daughter's six years old"),
+        ("The build is green again.", "The build's finally green again."),
+        ("tom: the party is on saturday", "tom: party's saturday"),
+    ],
+)
+def test_an_s_that_says_is_names_no_other_holder(existing: str, new: str) -> None:
+    assert not relations_differ(existing, new)
+    assert not dedup.compare(existing, new).other_holder
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("mia: my sister is a nurse", "mia: my sis works as a nurse"),
+        ("Theo: my mom is a teacher", "Theo: my mother is a teacher"),
+        ("Ada: my dad fixes bikes", "Ada: my father fixes bikes"),
+        ("Kim: my bf is a chef", "Kim: my boyfriend is a chef"),
+    ],
+)
+def test_a_short_name_of_a_relation_is_the_same_holder(existing: str, new: str) -> None:
+    assert not relations_differ(existing, new)
+    # still another holder than the speaker, and than another relation
+    assert relations_differ(existing, existing.replace("my ", "my friend's ", 1))
+
+
+def test_whose_something_is_still_another_holder() -> None:
+    assert relations_differ("The tenant pays the rent", "The tenant's guarantor pays the rent")
+    assert relations_differ(
+        "Zoe: my sister lives in toronto", "Zoe: my sister's friend lives in toronto"
+    )

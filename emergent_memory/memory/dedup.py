@@ -285,6 +285,19 @@ ALIASES = {
     "minimum": "min",
     "directory": "dir",
     "directories": "dir",
+    # chat's short names of relations ("my sis" is "my sister")
+    "sis": "sister",
+    "bro": "brother",
+    "mom": "mother",
+    "mum": "mother",
+    "dad": "father",
+    "grandma": "grandmother",
+    "grandpa": "grandfather",
+    "hubby": "husband",
+    "wifey": "wife",
+    "bf": "boyfriend",
+    "gf": "girlfriend",
+    "sibs": "sibling",
 }
 
 _NUMBER_WORDS = """
@@ -1260,9 +1273,31 @@ def _other_possession(one: Statement, other: Statement) -> bool:
     for owner, owned in pairwise(one.tokens):
         if not owner.lower.endswith(("'s", "s'")) or owned.norm in STOPWORDS:
             continue
+        if owner.lower.endswith("'s") and _contracted(owned):
+            continue  # "the hike's *roughly* 10k", "manchester's *where* i was born": "is"
         if owner.norm in other.words and owned.norm not in other.words:
             return True
     return False
+
+
+# Words that follow "X's" when it says "X is" or "X has", not whose something is.
+_AFTER_IS_WORDS = """
+    where when how what who why now still always never usually also just gonna going been
+    getting got done over back here there not finally already ~"""
+_AFTER_IS = frozenset(_AFTER_IS_WORDS.split())
+
+
+def _contracted(following: _Token) -> bool:
+    """Whether the word after "X's" shows that it is "X is" (see _other_possession): one of
+    _AFTER_IS, an adverb in "-ly", a number, a duration, a day or a month."""
+    word = following.lower
+    return (
+        word in _AFTER_IS
+        or (word.endswith("ly") and len(word) > 4)
+        or any(ch.isdigit() for ch in following.norm)
+        or following.norm in CALENDAR
+        or _MONTH_NAMES.get(word) is not None
+    )
 
 
 _SETTING_VALUES = frozenset(word for pair in OPPOSITES for word in pair)
