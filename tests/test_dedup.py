@@ -816,6 +816,11 @@ def test_persons_said_the_other_way_round_are_not_exchanged(existing: str, new: 
         ("rosa: i'm a morning person", "rosa: i'm def not a morning person"),
         ("The user likes dark mode.", "The user honestly does not like dark mode."),
         ("ken: i'm a cat person", "ken: im literally not a cat person lol"),
+        # "need" is said with the negator, as an auxiliary is
+        (
+            "Code owners must approve changes to the billing folder.",
+            "Code owners don't need to approve changes to the billing folder.",
+        ),
     ],
 )
 def test_a_negation_with_only_emphasis_added_is_a_conflict(existing: str, new: str) -> None:

@@ -1119,7 +1119,7 @@ def reads_foreign(text: str) -> bool:
 # / "with sugar"); not words said in place of what is negated.
 _AUXILIARY_WORDS = """
     do does did is are was were be been will would can could shall should may might must have
-    has had"""
+    has had need needs needed"""
 _POLARITY_WORDS = frozenset(_stem(word) for word in NEGATORS | set(_AUXILIARY_WORDS.split()))
 _POLARITY_WORDS |= {"not"}
 
