@@ -964,3 +964,24 @@ def test_whose_something_is_still_another_holder() -> None:
     assert relations_differ(
         "Zoe: my sister lives in toronto", "Zoe: my sister's friend lives in toronto"
     )
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "Config for the worker is in config/worker.yaml.",
+            "Config for the scheduler is in config/worker.yaml.",
+        ),
+        (
+            "Grafana dashboards are kept in ops/dashboards/.",
+            "Grafana alert rules are kept in ops/dashboards/.",
+        ),
+    ],
+)
+def test_a_place_refilled_is_another_fact_though_the_old_word_is_part_of_a_value(
+    existing: str, new: str
+) -> None:
+    # the old word is still there, but only inside a path: it was not moved
+    assert dedup.changed_values(existing, new) == 1
+    assert verdict(0.9, existing, new) == "possible_duplicate"

@@ -1717,8 +1717,11 @@ def _refills(
     came = [t for t in new.tokens[j1:j2] if t.norm not in stopwords]
     if not gone or not came:
         return False
-    if {t.norm for t in gone} & new.words or {t.norm for t in came} & old.words:
-        return False  # words moved, not replaced
+    # words moved, not replaced; a plain word only inside a value of the other text
+    # ("config/*worker*.yaml") was not moved there, a value out of one was ("redis-01:6379" /
+    # "host redis-01, port 6379")
+    if any(_moved(t, new) for t in gone) or any(_moved(t, old) for t in came):
+        return False
     if all(_is_value(t) for t in gone + came):
         return False
     if not at_start and i1 == 0 and (len(gone) > 1 or len(came) > 1):
@@ -1731,6 +1734,23 @@ def _refills(
         if {gone[0].norm, came[0].norm} <= _SAME_MEANING:
             return False
     return True
+
+
+def _moved(token: _Token, other: Statement) -> bool:
+    """Whether the word is in the other text: a value anywhere, a plain word as a word of its
+    own (not a part of a path or an address: "config/worker.yaml" has no word "worker")."""
+    if token.norm not in other.words:
+        return False
+    if _is_value(token) or token.norm in {t.norm for t in other.tokens}:
+        return True
+    parts = {
+        _stem(part)
+        for t in other.tokens
+        if re.search(r"[./:@_]", t.norm[1:])
+        for part in re.split(r"[-./:@_]+", t.norm)
+        if part
+    }
+    return token.norm not in parts
 
 
 # The share of each text's words that must stand in the same places for a text to be read as
