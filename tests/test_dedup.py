@@ -985,3 +985,24 @@ def test_a_place_refilled_is_another_fact_though_the_old_word_is_part_of_a_value
     # the old word is still there, but only inside a path: it was not moved
     assert dedup.changed_values(existing, new) == 1
     assert verdict(0.9, existing, new) == "possible_duplicate"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("The API returns dates in RFC 3339.", "The API accepts dates in RFC 3339 or epoch ms."),
+        ("The ingest worker reads events from Kafka.", "The ingest worker writes events to Kafka."),
+        ("Users upload avatars through the CDN.", "Users download avatars through the CDN."),
+        (
+            "The billing service publishes invoice events.",
+            "The billing service subscribes to invoice events.",
+        ),
+    ],
+)
+def test_the_other_direction_of_an_exchange_is_another_statement(existing: str, new: str) -> None:
+    assert dedup.changes_direction(existing, new)
+    decision = POLICY.explain(0.93, existing, new)
+    assert (decision.verdict, decision.reason) == ("possible_duplicate", "another statement")
+    # both directions said in both texts: no direction changed
+    both = existing.rstrip(".") + " and " + new[0].lower() + new[1:]
+    assert not dedup.changes_direction(both, both.replace(" and ", " as well as "))

@@ -38,8 +38,9 @@ Then, from the lowest similarity that is considered (`named_change_from`, else
    ..."), the same said of something else ("... too"), a fact joined to the old text whole
    (adds_a_fact) or three words of its own put before or after it (elaborates), another
    kind of statement (speech: a question, asked or reported, against a statement; a request
-   against the deed), a lesson against the instruction it led to (lesson_and_rule), or a
-   plan against what happened (plan_and_event). Without a change word, another occasion
+   against the deed), a lesson against the instruction it led to (lesson_and_rule), a
+   plan against what happened (plan_and_event), or the other direction of one exchange
+   ("returns" / "accepts", "reads" / "writes": changes_direction). Without a change word, another occasion
    (another_occasion: other time anchors, "again", a plan against an event) and the other
    value of a setting or a plain negation (negates) never supersede either. A negation is
    read as polarity, not as words (negating_side): "not", "never", "no", "without", "don't",
@@ -214,6 +215,14 @@ _OPPOSITES = """
     encrypted:unencrypted signed:unsigned blocking:non-blocking monolith:microservices
     centralized:decentralized terse:verbose concise:verbose brief:detailed
     weekdays:weekends weekday:weekend weeknights:weekends"""
+# Two directions of one exchange: what a text says in one is another statement than the same
+# said in the other ("the API *returns* timestamps in UTC" / "the API *accepts* timestamps
+# with any offset", "the worker *reads* jobs from the queue" / "*writes* results to it").
+_DIRECTION_PAIRS = """
+    return:accept read:write send:receive request:response import:export upload:download
+    push:pull produce:consume producer:consumer publish:subscribe publisher:subscriber
+    encode:decode encrypt:decrypt serialize:deserialize input:output incoming:outgoing
+    ingress:egress inbound:outbound import:export upstream:downstream"""
 # (not words that pick one thing of a kind, as a modifier before a noun: "the *left* knee" /
 # "the *right* knee", "*inbound* / *outbound* queue", "*high* / *low* priority" are two things)
 OPPOSITES = frozenset(frozenset(pair.split(":")) for pair in _OPPOSITES.split())
@@ -901,6 +910,23 @@ def another_occasion(existing: str, new: str) -> bool:
                 return True
     lower = {t.lower for t in statement(new).tokens} - {t.lower for t in statement(existing).tokens}
     return bool(lower & _ANOTHER_TIME)
+
+
+DIRECTIONS = frozenset(
+    frozenset(_stem(word) for word in pair.split(":")) for pair in _DIRECTION_PAIRS.split()
+)
+
+
+def changes_direction(existing: str, new: str) -> bool:
+    """One text says one direction of an exchange and the other the other, each alone
+    (DIRECTIONS: "returns" / "accepts", "reads" / "writes", "upload" / "download")."""
+    old, new_ = statement(existing), statement(new)
+    for pair in DIRECTIONS:
+        one, other = sorted(pair)
+        for mine, theirs in ((one, other), (other, one)):
+            if mine in old.words - new_.words and theirs in new_.words - old.words:
+                return True
+    return False
 
 
 def adds_another(existing: str, new: str) -> bool:
@@ -1967,6 +1993,7 @@ def compare(existing: str, new: str) -> Comparison:
         or speech(existing) != speech(new)
         or lesson_and_rule(existing, new)
         or plan_and_event(existing, new)
+        or changes_direction(existing, new)
         or (
             (elaborates(existing, new) or narrows_a_noun(existing, new))
             and not says_it_changed(existing, new)
