@@ -1006,3 +1006,23 @@ def test_the_other_direction_of_an_exchange_is_another_statement(existing: str, 
     # both directions said in both texts: no direction changed
     both = existing.rstrip(".") + " and " + new[0].lower() + new[1:]
     assert not dedup.changes_direction(both, both.replace(" and ", " as well as "))
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("The user is learning Elixir.", "The user taught an Elixir workshop last year."),
+        ("fin: my fantasy team is in first place", "fin: my team was in last place last season"),
+        ("kai: i'm training for the boston marathon", "kai: i ran the boston marathon 2 years ago"),
+    ],
+)
+def test_how_things_are_and_what_happened_at_a_past_time_are_two_occasions(
+    existing: str, new: str
+) -> None:
+    assert dedup.another_occasion(existing, new)
+    assert verdict(0.93, existing, new) == "possible_duplicate"
+
+
+def test_a_past_event_said_twice_is_one_occasion() -> None:
+    said = "The deploy failed yesterday because of a missing secret."
+    assert not dedup.another_occasion(said, "Yesterday's deploy failed: a secret was missing.")

@@ -40,10 +40,11 @@ Then, from the lowest similarity that is considered (`named_change_from`, else
    kind of statement (speech: a question, asked or reported, against a statement; a request
    against the deed), a lesson against the instruction it led to (lesson_and_rule), a
    plan against what happened (plan_and_event), or the other direction of one exchange
-   ("returns" / "accepts", "reads" / "writes": changes_direction). Without a change word, another occasion
-   (another_occasion: other time anchors, "again", a plan against an event) and the other
-   value of a setting or a plain negation (negates) never supersede either. A negation is
-   read as polarity, not as words (negating_side): "not", "never", "no", "without", "don't",
+   ("returns" / "accepts", "reads" / "writes": changes_direction). Without a change word,
+   another occasion (another_occasion: other time anchors, "again", a plan against an event,
+   a present state against a past event with its time) and the other value of a setting or
+   a plain negation (negates) never supersede either. A negation is read as polarity, not as
+   words (negating_side): "not", "never", "no", "without", "don't",
    "isn't" (a curly apostrophe too), "dont", ... (NEGATORS) counted per clause, two in one
    clause and "not only" cancelling, the negator and its auxiliary ("does not want" /
    "wants") no new words; one negator in place of another ("never" / "don't") keeps the
@@ -254,7 +255,9 @@ _MONTHS = """
 _WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday"
 _WEEKDAY_NAMES = frozenset(_WEEKDAYS.split())
 CALENDAR = frozenset(_MONTHS.split()) | _WEEKDAY_NAMES
-_SEASONS = "spring summer autumn fall winter weekend week month year semester night morning"
+_SEASONS = """
+    spring summer autumn fall winter weekend week month year semester night morning season
+    quarter sprint term"""
 _ANCHOR_HEADS = frozenset(["last", "next", "this", "past", "coming", "previous"])
 _ANCHOR_WORDS = frozenset(["yesterday", "today", "tonight", "tomorrow", "ago"])
 _PERIODS = frozenset(_SEASONS.split())
@@ -909,7 +912,31 @@ def another_occasion(existing: str, new: str) -> bool:
             if word in _ORDINAL_WORDS_ALL or _ORDINAL.fullmatch(word):
                 return True
     lower = {t.lower for t in statement(new).tokens} - {t.lower for t in statement(existing).tokens}
-    return bool(lower & _ANOTHER_TIME)
+    return bool(lower & _ANOTHER_TIME) or _state_and_past(existing, new)
+
+
+# Words that say a text tells of the present ("is", "I'm", "we're").
+_PRESENT = frozenset({"is", "are", "am", "i'm", "im", "we're", "you're", "they're", "it's"})
+_PAST_TENSE = frozenset({"ran", "taught", "got", "made", "took", "became", "left"})
+
+
+def _state_and_past(existing: str, new: str) -> bool:
+    """One text says how things are now and the other what happened at a past time ("the user
+    *is* learning Elixir" / "the user *taught* an Elixir workshop *last year*", "my team *is*
+    in first place" / "my team *was* in last place *last season*"): two occasions."""
+    texts = (existing, new)
+    past = [
+        any(a.startswith("last") or a.endswith("ago") or a == "yesterday" for a in anchors(t))
+        and any(
+            w.lower in _PAST or w.lower in _PAST_TENSE or w.lower.endswith("ed")
+            for w in statement(t).tokens
+        )
+        for t in texts
+    ]
+    present = [
+        not anchors(t) and any(w.lower in _PRESENT for w in statement(t).tokens) for t in texts
+    ]
+    return (past[0] and present[1]) or (past[1] and present[0])
 
 
 DIRECTIONS = frozenset(
