@@ -53,7 +53,11 @@ HOLDOUTS = {
     "dedup_holdout_12.json": "agent and chat memories, 480 pairs; first run against the rule "
     "after its review (adc43cf); then development data",
     "dedup_holdout_13.json": "agent and chat memories, 480 pairs; first run against the rule "
-    "with persons exchanged, dates in any case and labelled_from fitted on every spent chat set",
+    "with persons exchanged, dates in any case and labelled_from fitted on every spent chat set; "
+    "then development data",
+    "dedup_holdout_14.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "with the other direction of an exchange, a state against a past event, an 's that says "
+    "is, and a place refilled inside a path",
 }
 
 
