@@ -223,7 +223,7 @@ _DIRECTION_PAIRS = """
     return:accept read:write send:receive request:response import:export upload:download
     push:pull produce:consume producer:consumer publish:subscribe publisher:subscriber
     encode:decode encrypt:decrypt serialize:deserialize input:output incoming:outgoing
-    ingress:egress inbound:outbound import:export upstream:downstream"""
+    ingress:egress inbound:outbound upstream:downstream"""
 # (not words that pick one thing of a kind, as a modifier before a noun: "the *left* knee" /
 # "the *right* knee", "*inbound* / *outbound* queue", "*high* / *low* priority" are two things)
 OPPOSITES = frozenset(frozenset(pair.split(":")) for pair in _OPPOSITES.split())
@@ -1336,7 +1336,7 @@ def _other_possession(one: Statement, other: Statement) -> bool:
 # Words that follow "X's" when it says "X is" or "X has", not whose something is.
 _AFTER_IS_WORDS = """
     where when how what who why now still always never usually also just gonna going been
-    getting got done over back here there not finally already ~"""
+    getting got done over back here there not finally already"""
 _AFTER_IS = frozenset(_AFTER_IS_WORDS.split())
 
 
@@ -1423,7 +1423,7 @@ def _swap_item(token: _Token) -> bool:
 # possessor is read), and the copulas that a contraction ("I'm") hides.
 _SELF = "\x00self"
 _SELF_WORDS = frozenset({"i", "i'm", "im", "me", "myself", "i've", "i'd"})
-_SELF_COPULAS = frozenset({"am", "is", "are", "'m"})
+_SELF_COPULAS = frozenset({"am", "is", "are"})
 
 
 def _speaks_of_self(one: Statement) -> bool:
@@ -1431,16 +1431,14 @@ def _speaks_of_self(one: Statement) -> bool:
 
 
 def _as_persons(one: Statement, *, possessive: bool = False) -> Statement:
-    """The statement with the speaker as one token (see _SELF_WORDS), "X's" as X, and no
-    copula: the places persons stand in, compared however the sentence is contracted."""
+    """The statement with the speaker as one token (see _SELF_WORDS) and no copula ("X's" is
+    X already: see _stem): the places persons stand in, however the sentence is contracted."""
     tokens = []
     for token in one.tokens:
         if token.lower in _SELF_COPULAS:
             continue
         if token.lower in _SELF_WORDS or (possessive and token.lower == "my"):
             tokens.append(replace(token, norm=_SELF))
-        elif token.lower.endswith("'s") and len(token.lower) > 2:
-            tokens.append(replace(token, norm=_stem(token.lower[:-2])))
         else:
             tokens.append(token)
     return replace(one, tokens=tuple(tokens))
@@ -1468,7 +1466,7 @@ def _possession(one: Statement) -> tuple[_Token, _Token, _Token] | None:
     words = [t for t in tokens if t.norm == _SELF or t.lower not in STOPWORDS]
     # the copula was left out by _as_persons: the holder is the first word, the possessor the
     # word that owns the last one
-    if len(words) != 3 or words[1] is words[0]:
+    if len(words) != 3:
         return None
     holder, possessor, noun = words
     owner = possessor.lower.endswith("'s") or possessor.norm == _SELF
