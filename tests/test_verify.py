@@ -539,6 +539,17 @@ def test_a_claim_of_the_value_a_memory_rejects_or_replaced_is_a_conflict(
             "The payments tests run in parallel.",
             "the other value of one setting",
         ),
+        # one clause of a memory holding both values of a setting (verify_features)
+        (
+            "Caching is enabled for the web app but disabled for the admin app.",
+            "Caching is disabled for the web app.",
+            "the other value of one setting: enabled / disabled",
+        ),
+        (
+            "Run the database migrations before restarting the API workers.",
+            "Restart the API workers first, then run the database migrations.",
+            "the same things in the other order",
+        ),
     ],
 )
 def test_swapped_values_and_antonyms_are_conflicts(

@@ -18,10 +18,13 @@ emergent_memory/app.py, per embedding model):
    negation one side has (dedup's negated clauses) conflicts from `confirm_from`, and from
    `conflict_from` when the two keep at least `conflict_frame` of the longer one's words in
    order (the same sentence with the value swapped, not another sentence about the same
-   thing); so does, from `related_from`, one part of a longer memory restated with another
-   number beside the same word when the claim says nothing the memory does not ("a Django
-   4.2 app served by gunicorn" / "runs Django 5.0"); closer than `related_from` but not
-   that, related;
+   thing); so does, from `conflict_from` whatever the frame, a difference between a claim
+   clause and the memory clause about the same thing (verify_features.clause_difference: a
+   negation, another value of one setting, a value moved to another clause, an order turned
+   around), and such a pair never confirms; so does, from `related_from`, one part of a
+   longer memory restated with another number beside the same word when the claim says
+   nothing the memory does not ("a Django 4.2 app served by gunicorn" / "runs Django 5.0");
+   closer than `related_from` but not that, related;
 4. from `confirm_from` (or `keeps_words_from` when one text keeps every content word of the
    other), the same values confirm;
 5. anything else at or above `related_from` is related.
@@ -39,7 +42,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from emergent_memory.memory import dedup
+from emergent_memory.memory import dedup, verify_features
 from emergent_memory.memory.verify_result import Relation as Relation
 from emergent_memory.memory.verify_result import Verdict as Verdict
 
@@ -112,6 +115,12 @@ class VerifyPolicy:
             if part is not None and not words_only:
                 return "conflicts", f"one part of the memory gives another value: {part}"
             return "related", f"same subject, not close enough to conflict ({difference})"
+        clause = features.clause_difference
+        if clause is not None:
+            if similarity >= conflict_from and not words_only:
+                return "conflicts", clause
+            if part is None or words_only:
+                return "related", f"same subject, not close enough to conflict ({clause})"
         if part is not None and not words_only and similarity < confirm_from:
             return "conflicts", f"one part of the memory gives another value: {part}"
         if similarity >= confirm_from:
@@ -140,6 +149,9 @@ class PairFeatures:
     # another value beside the same word in one part of the memory ("PostgreSQL *14*" /
     # "PostgreSQL *16*", "every *30* days" / "every *60* days"), in words
     part_difference: str | None = None
+    # a difference between a claim clause and the memory clause about the same thing
+    # (verify_features.clause_difference), in words
+    clause_difference: str | None = None
 
 
 def read_pair(memory: str, claim: str) -> PairFeatures:
@@ -180,8 +192,11 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
     frame = kept / max(len(old.tokens), len(new.tokens), 1)
     shared = tuple(sorted((old.words & new.words) - GENERIC_WORDS))
     part = None if compared.other_holder or other_subject else _part_difference(old, new)
+    clause = None
+    if difference is None and not compared.other_holder and not other_subject:
+        clause = verify_features.clause_difference(memory, claim)
     return PairFeatures(
-        compared.other_holder, other_subject, difference, keeps, frame, shared, part
+        compared.other_holder, other_subject, difference, keeps, frame, shared, part, clause
     )
 
 

@@ -1,0 +1,254 @@
+"""verify_memory's clause features: what one part of a memory says against a claim.
+
+A memory often states several things ("Unit tests run on the host; integration tests run on
+the HIL rack"), and a claim restates one of them. These features split both texts into
+clauses, pair each claim clause with the memory clause about the same thing (the one sharing
+most of its non-value words), and read that pair alone: the claim clause negates it, says the
+other value of one setting (`VERIFY_OPPOSITES`), takes a value or word that the memory gives
+another clause (the values in swapped places), or turns an order around ("A before B" / "B
+before A", "X over Y" / "Y instead of X"). Words and pairs are data (this module's constants);
+the texts are read with save's tokens and stems (memory/dedup.py's `statement`).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from emergent_memory.memory import dedup
+
+# Where a clause ends: a sentence's end, a semicolon, a colon or a dash, and a comma or a
+# joining word that opens another clause.
+_JOINING = r"(?:and|but|while|whereas|although|though|then|so|except)"
+_CLAUSE_BREAK = re.compile(
+    rf"[.;!?:](?:\s+|$)|\s[\u2014\u2013-]\s|,\s*(?:{_JOINING}\s+)?|\s+{_JOINING}\s+",
+    re.IGNORECASE,
+)
+
+# Words that name two values of one setting, beyond save's `dedup.OPPOSITES` (verify reads
+# them within a clause pair, never across a whole memory): "above" / "below", "first" /
+# "last", "at most" / "at least", "amateur" / "professional", ...
+_VERIFY_OPPOSITES = """
+    above:below exceeds:below over:under first:last earliest:latest most:least
+    larger:smaller bigger:smaller big:small long:short longer:shorter older:newer
+    higher:lower high:low more:less fewer:more amateur:professional same:different
+    shared:dedicated shared:separate single:several single:multiple one:several
+    allowed:blocked allow:block allowed:disallowed permitted:forbidden blocked:permitted
+    enabled:off disabled:on static:dynamic statically:dynamically stable:flaky
+    stable:drift early:late earlier:later morning:afternoon mornings:afternoons
+    start:end beginning:end top:bottom internal:external local:remote inside:outside
+    increase:reduce raise:lower grow:shrink add:remove added:removed adds:removes
+    deprecated:recommended deprecated:current mandatory:forbidden required:forbidden
+    must:mustnt always:rarely often:rarely never:always lowest:highest smallest:largest
+    minimum:max min:maximum ascending:lowest descending:lowest ascending:highest
+    synchronously:asynchronously sync:asynchronous synchronous:async
+    automated:manual automatically:manually automatic:manually
+    private:public
+"""
+VERIFY_OPPOSITES = (
+    frozenset(frozenset(pair.split(":")) for pair in _VERIFY_OPPOSITES.split()) | dedup.OPPOSITES
+)
+
+# Connectives that order two things, and which side comes first (chosen, or earlier):
+# "pnpm over npm", "pnpm instead of npm", "pnpm rather than npm", "pnpm to npm" (after
+# "prefer"), "better than", "tests before the fix", "the fix after the tests", "first the
+# tests, then the fix", "from BAM to CRAM" (the second is the one now).
+_FIRST_SIDE = ("over", "before", "than", "then", "instead of", "rather than")
+_SECOND_SIDE = ("after", "to")  # "to" only after "from" or "prefer"
+_ORDER = re.compile(r"\b(over|before|after|then|instead of|rather than|than|to)\b", re.IGNORECASE)
+_FROM_OR_PREFER = re.compile(r"\b(from|prefers?|preferred)\b", re.IGNORECASE)
+_ORDER_WINDOW = 4  # content words read on each side of the connective
+
+
+# A negation, or a word (not a value) moved between clauses, counts in a clause pair sharing
+# at least this many non-value words; an opposite or a value moved, in any pair.
+_SURE_ALIGNMENT = 2
+_QUOTED = re.compile(r"`[^`]*`|\"[^\"]*\"|'[^']*'|“[^”]*”")
+
+
+@lru_cache(maxsize=4096)
+def clauses(text: str) -> tuple[str, ...]:
+    """The text's clauses (see _CLAUSE_BREAK), quoted text left out; an opening clause of one
+    content word ("In staging, ...") joins the next."""
+    parts = [p.strip() for p in _CLAUSE_BREAK.split(_QUOTED.sub(" ", text)) if p.strip()]
+    parts = [part for part in parts if dedup.content_words(part)]
+    if len(parts) > 1 and len(dedup.content_words(parts[0])) < 2:
+        parts[:2] = [f"{parts[0]} {parts[1]}"]
+    return tuple(parts)
+
+
+def _slot_words(text: str) -> frozenset[str]:
+    """The content words that are no value nor part of one."""
+    one = dedup.statement(text)
+    parts = " ".join(re.split(r"[-./:@_]+", " ".join(one.values)))
+    return frozenset(one.words - one.values - dedup.content_words(parts))
+
+
+def _aligned(claim_clause: str, memory_clauses: tuple[str, ...]) -> tuple[int, int] | None:
+    """The memory clause about the same thing as a claim clause: the one sharing the most
+    non-value words with it, then the most words; None when none shares one or two tie.
+    With it, how many non-value words they share."""
+    slots, words = _slot_words(claim_clause), dedup.content_words(claim_clause)
+    scored = sorted(
+        (
+            (len(slots & _slot_words(part)), len(words & dedup.content_words(part)), index)
+            for index, part in enumerate(memory_clauses)
+        ),
+        reverse=True,
+    )
+    if not scored or scored[0][0] < 1:
+        return None
+    if len(scored) > 1 and scored[1][:2] == scored[0][:2]:
+        return None
+    return scored[0][2], scored[0][0]
+
+
+def _lower_words(text: str) -> set[str]:
+    """The text's words, lower-cased, adverbs also as their adjective ("synchronously")."""
+    words = {token.lower for token in dedup.statement(text).tokens}
+    return words | {word.removesuffix("ly") for word in words if word.endswith("ly")}
+
+
+def _opposite_in(memory_clause: str, claim_clause: str) -> str | None:
+    mine, theirs = _lower_words(memory_clause), _lower_words(claim_clause)
+    mine |= {w.removesuffix("n't") + "nt" for w in mine if w.endswith("n't")}
+    theirs |= {w.removesuffix("n't") + "nt" for w in theirs if w.endswith("n't")}
+    for pair in VERIFY_OPPOSITES:
+        if not dedup.polarity_opposite(pair, memory_clause, claim_clause):
+            continue  # "never ... without" / "always ... with"
+        first, second = sorted(pair)
+        for a, b in ((first, second), (second, first)):
+            if a in mine and a not in theirs and b in theirs and b not in mine:
+                return f"{a} / {b}"
+    return None
+
+
+def clause_difference(memory: str, claim: str) -> str | None:
+    """A difference between a claim clause and the memory clause about the same thing: a
+    negation one has, the other value of one setting, or a value (or word) the memory gives
+    another of its clauses; in words, None when there is none."""
+    if _names_another(memory, claim):
+        return None  # the claim names something the memory does not: maybe another thing
+    parts = clauses(memory)
+    claim_parts = clauses(claim)
+    for claim_clause in claim_parts:
+        aligned = _aligned(claim_clause, parts)
+        if aligned is None:
+            continue
+        index, shared = aligned
+        own = parts[index]
+        old, new = dedup.statement(own), dedup.statement(claim_clause)
+        if shared >= _SURE_ALIGNMENT and (old.negations > 0) != (new.negations > 0):
+            one = "the claim" if new.negations else "the memory"
+            return f"{one} negates what the other states: {own}"
+        opposite = _opposite_in(own, claim_clause)
+        if opposite is not None and not _said_elsewhere(parts, index, claim):
+            return f"the other value of one setting: {opposite}"
+        moved = _moved(parts, index, claim_clause, claim_parts, sure=shared >= _SURE_ALIGNMENT)
+        if moved is not None:
+            return moved
+    return _order_turned(memory, claim)
+
+
+def _names_another(memory: str, claim: str) -> bool:
+    """The claim states a value, or names someone or something (a capitalised word inside
+    the sentence, or one with 's), that the memory does not ("Acme's team picked ...")."""
+    words = dedup.content_words(memory)
+    # a number read from a word ("first": 1) is no name
+    named = {v for v in dedup.value_words(claim) if not (v.isdigit() and v not in claim)}
+    for token in dedup.statement(claim).tokens:
+        if token.text[:1].isupper() and (not token.first or token.text.endswith("'s")):
+            named.add(token.norm.removesuffix("'s"))
+    return bool(named - words - dedup.STOPWORDS)
+
+
+def _said_elsewhere(parts: tuple[str, ...], index: int, claim: str) -> bool:
+    """Another clause of the memory whose own words the claim all has: what the claim says
+    may be that clause's ("New flags are off in production and on in staging" / "In
+    staging, new flags are on")."""
+    words = dedup.content_words(claim)
+    own = dedup.content_words(parts[index])
+    return any(
+        (dedup.content_words(part) - own) <= words
+        for i, part in enumerate(parts)
+        if i != index and dedup.content_words(part) - own
+    )
+
+
+def _moved(
+    parts: tuple[str, ...],
+    index: int,
+    claim_clause: str,
+    claim_parts: tuple[str, ...],
+    *,
+    sure: bool,
+) -> str | None:
+    """A word of the claim clause that the memory says in another clause only, where the
+    memory's clause has a word the claim clause lacks of the same sort (both values, or the
+    claim says it in another clause): the two exchanged places."""
+    own = dedup.statement(parts[index])
+    new = dedup.statement(claim_clause)
+    others = [dedup.statement(p) for i, p in enumerate(parts) if i != index]
+    elsewhere = frozenset().union(*(o.words for o in others)) if others else frozenset()
+    claim_rest = frozenset().union(
+        *(dedup.content_words(p) for p in claim_parts if p != claim_clause)
+    )
+    came = sorted((new.words - own.words) & elsewhere)
+    gone = sorted(own.words - new.words - elsewhere)
+    for a in came:
+        for b in gone:
+            both_values = a in new.values and b in own.values and _digits(a) == _digits(b)
+            if both_values or (sure and b in claim_rest and a not in claim_rest):
+                return f"the same values in swapped places: {b} / {a}"
+    return None
+
+
+def _digits(value: str) -> bool:
+    return any(ch.isdigit() for ch in value)
+
+
+def _ordered_pairs(text: str) -> set[tuple[str, str]]:
+    """(first, second) for content words around each ordering connective of the text."""
+    pairs: set[tuple[str, str]] = set()
+    for part in re.split(r"[.;!?]\s+", text):
+        for match in _ORDER.finditer(part):
+            word = match.group(1).lower()
+            before = list(dedup.content_words(part[: match.start()]))
+            after_text = part[match.end() :]
+            head = part[: match.start()]
+            if word == "to" and not _FROM_OR_PREFER.search(head):
+                continue
+            left = _near(part[: match.start()], last=True)
+            right = _near(after_text, last=False)
+            if not before or not left or not right:
+                continue
+            first_side = word in _FIRST_SIDE
+            if word == "to":  # "from A to B": B is the one now; "prefer A to B": A
+                first_side = not re.search(r"\bfrom\b", part[: match.start()], re.IGNORECASE)
+            left, right = left - right, right - left
+            for a in left:
+                for b in right:
+                    if a != b:
+                        pairs.add((a, b) if first_side else (b, a))
+    return pairs
+
+
+def _near(text: str, *, last: bool) -> set[str]:
+    """The content words nearest the connective on one side, up to a clause's end."""
+    pieces = [p for p in _CLAUSE_BREAK.split(text) if p.strip()]
+    if not pieces:
+        return set()
+    piece = pieces[-1] if last else pieces[0]
+    tokens = [t for t in dedup.statement(piece).tokens if t.norm in dedup.content_words(piece)]
+    chosen = tokens[-_ORDER_WINDOW:] if last else tokens[:_ORDER_WINDOW]
+    return {t.norm for t in chosen}
+
+
+def _order_turned(memory: str, claim: str) -> str | None:
+    """The texts put two things in the other order (see _ordered_pairs), each side keeping
+    a word the other side does not."""
+    mine, theirs = _ordered_pairs(memory), _ordered_pairs(claim)
+    for a, b in sorted(theirs):
+        if (b, a) in mine and (a, b) not in mine:
+            return f"the same things in the other order: {b} before {a}"
+    return None

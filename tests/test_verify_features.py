@@ -1,0 +1,107 @@
+"""verify_features: a claim clause read against the memory clause about the same thing."""
+
+from __future__ import annotations
+
+import pytest
+
+from emergent_memory.memory.verify_features import clause_difference, clauses
+from emergent_memory.memory.verify_rules import VerifyPolicy, read_pair
+
+POLICY = VerifyPolicy(
+    related_from=0.53, conflict_from=0.65, confirm_from=0.74, keeps_words_from=0.65
+)
+
+
+def test_a_memory_is_split_into_clauses_and_an_opening_phrase_joins_the_next() -> None:
+    assert clauses("Unit tests run locally; integration tests run in CI.") == (
+        "Unit tests run locally",
+        "integration tests run in CI",
+    )
+    assert clauses("In staging, new flags are on by default.") == (
+        "In staging new flags are on by default",
+    )
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim", "why"),
+    [
+        # a negation in the clause the claim restates, though the memory negates elsewhere
+        (
+            "Every exported function needs a docstring; private helpers don't need one.",
+            "Exported functions don't need docstrings.",
+            "the claim negates",
+        ),
+        # the other value of one setting, in one of two clauses that hold both values
+        (
+            "Caching is enabled for the web app but disabled for the admin app.",
+            "Caching is disabled for the web app.",
+            "the other value of one setting",
+        ),
+        # an antonym verify reads beyond save's list
+        (
+            "Uploads are rejected when the file is above 20 MB.",
+            "Uploads are rejected when the file is below 20 MB.",
+            "the other value of one setting: above / below",
+        ),
+        # two values that exchanged clauses
+        (
+            "The staging cache is redis-a.internal; the production cache is redis-b.internal.",
+            "redis-b.internal is the staging cache.",
+            "the same values in swapped places",
+        ),
+        # an order turned around with other connectives
+        (
+            "Run the migrations before restarting the workers.",
+            "Restart the workers first, then run the migrations.",
+            "in the other order",
+        ),
+        (
+            "The team picked Flask over Django for the admin tool.",
+            "For the admin tool the team went with Django rather than Flask.",
+            "in the other order",
+        ),
+    ],
+)
+def test_a_clause_difference_is_found(memory: str, claim: str, why: str) -> None:
+    found = clause_difference(memory, claim)
+    assert found is not None
+    assert why in found, found
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim"),
+    [
+        ("Run the migrations before restarting the workers.", "Migrations run before a restart."),
+        (
+            "Caching is enabled for the web app but disabled for the admin app.",
+            "The web app has caching enabled.",
+        ),
+        # what another clause of the memory says (the qualifier moved to the front)
+        (
+            "New flags default to off in production and on in staging.",
+            "In staging, new flags are on by default.",
+        ),
+        # a claim naming something the memory does not is not contradicted by it
+        (
+            "The team picked Flask over Django for the admin tool.",
+            "Acme's team picked Django over Flask for its admin tool.",
+        ),
+        # a negation inside quoted text is no negation
+        (
+            "Jobs on the old runner fail about once a week.",
+            "About once a week a job on the old runner fails with 'file not found'.",
+        ),
+    ],
+)
+def test_no_clause_difference_where_the_claim_says_the_same(memory: str, claim: str) -> None:
+    assert clause_difference(memory, claim) is None
+
+
+def test_a_clause_difference_is_never_a_confirmation() -> None:
+    memory = "Caching is enabled for the web app but disabled for the admin app."
+    pair = read_pair(memory, "Caching is disabled for the web app.")
+    assert pair.clause_difference is not None
+    relation, why = POLICY.judge(0.95, pair)
+    assert relation == "conflicts", why
+    # below conflict_from it is related, never confirmed
+    assert POLICY.judge(0.6, pair)[0] == "related"
