@@ -64,9 +64,9 @@ class VerifyPolicy:
     shared_word_from: float = 1.0
     conflict_frame: float = 0.0
     judge_bands: tuple[tuple[float, float], ...] = ()
-    related_from_words: float = 0.25
+    related_from_words: float = 0.2
     conflict_from_words: float = 0.5
-    confirm_from_words: float = 0.65
+    confirm_from_words: float = 0.6
 
     def __post_init__(self) -> None:
         if not self.related_from <= min(self.conflict_from, self.keeps_words_from):
