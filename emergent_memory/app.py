@@ -422,7 +422,7 @@ VERIFY_POLICIES = {
         keeps_words_from=0.7,
         shared_word_from=0.3,
         conflict_frame=0.5,
-        judge_bands=((0.4, 0.45), (0.55, 0.65), (0.8, 0.85)),
+        judge_bands=((0.4, 0.45), (0.55, 0.65)),
     )
 }
 # For a model nobody calibrated: close matches only, and no LLM band.
