@@ -84,6 +84,13 @@ def server_url() -> Iterator[str]:
     data_dir = Path(tempfile.mkdtemp(prefix="emt-", dir="/tmp"))
     try:
         with open_database(None, data_dir) as db:
+            # a throwaway server: its commits need not wait for the disk (fdatasync). Only a
+            # crash of the machine could lose what it wrote, not one of PostgreSQL, which the
+            # tests that kill it do to servers of their own; synchronous_commit stays on
+            # (test_memory_service checks that only recording uses turns it off).
+            with psycopg.connect(db.url, autocommit=True) as conn:
+                conn.execute("ALTER SYSTEM SET fsync = off")
+                conn.execute("SELECT pg_reload_conf()")
             yield db.url
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
