@@ -85,10 +85,14 @@ browser: $(INSTALLED)
 uvx-cache: $(INSTALLED)
 	$(BIN)/python -m tests.uvx_install
 
+# Lint and the three preparations run at the same time (a second make, four jobs, each one's
+# output printed whole when it ends): on a fresh clone the installs wait on the network while
+# mypy, cold, takes about 30 s of CPU. Any of them failing stops make before pytest.
 # pytest-xdist: one worker per core, at most four, each given whole files (a file's
 # module-scoped servers start once); PYTEST_WORKERS=0 runs the suite in this one process.
 PYTEST_WORKERS ?= auto
-test: lint claude-code browser uvx-cache
+test: $(INSTALLED)
+	$(MAKE) --no-print-directory --jobs=4 --output-sync=target lint claude-code browser uvx-cache
 	$(BIN)/pytest --numprocesses $(PYTEST_WORKERS) --maxprocesses 4 --dist loadfile
 
 # The whole suite against the newest versions pyproject.toml's ranges allow, in a virtual

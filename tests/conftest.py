@@ -37,21 +37,35 @@ from tests.embedders import BagOfWordsEmbedder, EmbeddingServer
 # The longest test files (whole seconds on one worker, measured with --durations), run first:
 # pytest-xdist's --dist loadfile hands files to the workers in collection order, so a long file
 # collected last keeps one worker busy while the other has finished (longest first evens the
-# two out). The rest keep their order.
+# two out). The rest keep their order. pytest-xdist (3.x) would otherwise reorder the files by
+# how many tests each has (its --loadscope-reorder, on by default), which put the longest file
+# here (five tests) near the end: pytest_configure turns that off.
 LONGEST_FIRST = (
-    "test_benchmarks.py",
-    "test_embedded_server.py",
-    "test_hooks.py",
-    "test_dashboard_browser.py",
-    "test_cli.py",
-    "test_claude_plugin.py",
-    "test_embeddings_local.py",
-    "test_bad_input.py",
-    "test_faults.py",
-    "test_rest_api.py",
-    "test_load.py",
-    "test_e2e.py",
+    "test_benchmarks.py",  # 91 s
+    "test_embedded_server.py",  # 66 s
+    "test_cli.py",  # 52 s
+    "test_faults.py",  # 47 s
+    "test_claude_plugin.py",  # 40 s
+    "test_load.py",  # 38 s
+    "test_dashboard_browser.py",  # 37 s
+    "test_hooks.py",  # 30 s
+    "test_embeddings_local.py",  # 30 s
+    "test_logging.py",  # 28 s
+    "test_e2e.py",  # 23 s
+    "test_finite_answers.py",  # 19 s
+    "test_replica.py",  # 19 s
+    "test_rest_api.py",  # 18 s
+    "test_cli_memory.py",  # 15 s
+    "test_claude_code_cli.py",  # 15 s
+    "test_bad_input.py",  # 14 s
+    "test_isolation_property.py",  # 14 s
 )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # the files' order is LONGEST_FIRST's, not pytest-xdist's by number of tests
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -70,6 +84,13 @@ def server_url() -> Iterator[str]:
     data_dir = Path(tempfile.mkdtemp(prefix="emt-", dir="/tmp"))
     try:
         with open_database(None, data_dir) as db:
+            # a throwaway server: its commits need not wait for the disk (fdatasync). Only a
+            # crash of the machine could lose what it wrote, not one of PostgreSQL, which the
+            # tests that kill it do to servers of their own; synchronous_commit stays on
+            # (test_memory_service checks that only recording uses turns it off).
+            with psycopg.connect(db.url, autocommit=True) as conn:
+                conn.execute("ALTER SYSTEM SET fsync = off")
+                conn.execute("SELECT pg_reload_conf()")
             yield db.url
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
