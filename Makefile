@@ -91,8 +91,11 @@ uvx-cache: $(INSTALLED)
 # pytest-xdist: one worker per core, at most four, each given whole files (a file's
 # module-scoped servers start once); PYTEST_WORKERS=0 runs the suite in this one process.
 PYTEST_WORKERS ?= auto
+# (GNU make 4.0 and later print each job's output whole; an older make, as macOS ships,
+# interleaves it)
+OUTPUT_SYNC := $(if $(filter output-sync,$(.FEATURES)),--output-sync=target)
 test: $(INSTALLED)
-	$(MAKE) --no-print-directory --jobs=4 --output-sync=target lint claude-code browser uvx-cache
+	$(MAKE) --no-print-directory --jobs=4 $(OUTPUT_SYNC) lint claude-code browser uvx-cache
 	$(BIN)/pytest --numprocesses $(PYTEST_WORKERS) --maxprocesses 4 --dist loadfile
 
 # The whole suite against the newest versions pyproject.toml's ranges allow, in a virtual

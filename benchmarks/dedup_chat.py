@@ -147,8 +147,9 @@ def _rate(counter: dict[str, int], labels: tuple[str, ...]) -> str:
     return f"{k}/{n}" + (f" ({k / n:.1%})" if n else "")
 
 
-# The chat turns `labelled_from` is fitted on: the labelled set and the chat turns of every
-# held-out set already run once (spent, so development data now).
+# The chat turns `labelled_from` is fitted on: the labelled set and the chat turns of the
+# held-out sets run once before it was fitted on them (spent, development data); sets 13 and
+# 14 were run after it, and are not in it.
 DEVELOPMENT = [
     "chat_pairs.json",
     "chat_holdout.json",

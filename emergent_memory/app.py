@@ -53,8 +53,9 @@ logger = logging.getLogger(__name__)
 # then a similarity of at least `threshold`, or `text_rule_from` with a change marker or every
 # word kept, or `named_change_from` with a change that names old and new values, supersedes.
 # The thresholds are the ones the benchmark chooses on all pairs; `labelled_from` (two chat
-# turns of one speaker) the one benchmarks/dedup_chat.py chooses on every chat turn of the
-# labelled and spent held-out sets (2,551 pairs: no wrong supersession at 0.95).
+# turns of one speaker) the one benchmarks/dedup_chat.py chooses on the chat turns of the
+# labelled set and of the held-out sets spent before it (DEVELOPMENT: 2,551 pairs, no wrong
+# supersession at 0.95).
 DEDUP_POLICIES = {
     LOCAL_MODEL_NAME: DedupPolicy(
         threshold=0.73,

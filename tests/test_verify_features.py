@@ -8,7 +8,7 @@ from emergent_memory.memory.verify_features import clause_difference, clauses
 from emergent_memory.memory.verify_rules import VerifyPolicy, read_pair
 
 POLICY = VerifyPolicy(
-    related_from=0.53, conflict_from=0.65, confirm_from=0.74, keeps_words_from=0.65
+    related_from=0.53, conflict_from=0.65, confirm_from=0.74, keeps_words_from=0.7
 )
 
 
@@ -105,3 +105,44 @@ def test_a_clause_difference_is_never_a_confirmation() -> None:
     assert relation == "conflicts", why
     # below conflict_from it is related, never confirmed
     assert POLICY.judge(0.6, pair)[0] == "related"
+
+
+def test_an_apostrophe_is_no_quote() -> None:
+    # two apostrophes do not make the words between them a quotation to leave out
+    assert clauses("The team's CI doesn't run on Fridays; builds are cached.") == (
+        "The team's CI doesn't run on Fridays",
+        "builds are cached",
+    )
+    why = clause_difference(
+        "The team's CI doesn't run on Fridays; builds are cached.", "The team's CI runs on Fridays."
+    )
+    assert why is not None
+    assert "negates" in why
+    assert clauses("Use 'main' as the default branch.") == ("Use   as the default branch",)
+
+
+def test_a_day_the_memory_names_too_is_no_other_thing() -> None:
+    memory = "Deploys run before the standup on Friday; hotfixes run after it."
+    assert clause_difference(memory, "Deploys run after the standup on Friday.") == (
+        "the other value of one setting: before / after"
+    )
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim"),
+    [
+        ("Feature flags are off in production.", "Feature flags only exist in production."),
+        ("Sort results in ascending order of price.", "Sort results with the lowest price first."),
+    ],
+)
+def test_words_that_only_look_opposite_are_no_conflict(memory: str, claim: str) -> None:
+    assert clause_difference(memory, claim) is None
+
+
+def test_a_changed_value_is_named_as_written() -> None:
+    difference = read_pair(
+        "The standup is on Thursday at 14:00.", "The standup is on Thursday at 15:00."
+    ).difference
+    assert difference == "another value: 14:00 / 15:00"
+    moved = read_pair("Releases go out on Tuesday.", "Releases go out on Friday.").difference
+    assert moved == "another value: tuesday / friday"

@@ -200,6 +200,8 @@ _RELATION_QUALIFIERS = frozenset(_QUALIFIER_WORDS.split())
 
 # Pairs of words that name two values of one setting: a swap between them is a correction of
 # the same thing ("double quotes" / "single quotes"), not a different thing.
+# (not words that pick one thing of a kind, as a modifier before a noun: "the *left* knee" /
+# "the *right* knee", "*inbound* / *outbound* queue", "*high* / *low* priority" are two things)
 _OPPOSITES = """
     enabled:disabled enable:disable on:off always:never single:double tabs:spaces tab:space
     light:dark add:omit allow:deny allowed:forbidden true:false yes:no before:after min:max
@@ -224,8 +226,6 @@ _DIRECTION_PAIRS = """
     push:pull produce:consume producer:consumer publish:subscribe publisher:subscriber
     encode:decode encrypt:decrypt serialize:deserialize input:output incoming:outgoing
     ingress:egress inbound:outbound upstream:downstream"""
-# (not words that pick one thing of a kind, as a modifier before a noun: "the *left* knee" /
-# "the *right* knee", "*inbound* / *outbound* queue", "*high* / *low* priority" are two things)
 OPPOSITES = frozenset(frozenset(pair.split(":")) for pair in _OPPOSITES.split())
 
 # Words that name the other value of a feeling or habit, compared as stems ("hates" / "loves").
@@ -257,7 +257,7 @@ _WEEKDAY_NAMES = frozenset(_WEEKDAYS.split())
 CALENDAR = frozenset(_MONTHS.split()) | _WEEKDAY_NAMES
 _SEASONS = """
     spring summer autumn fall winter weekend week month year semester night morning season
-    quarter sprint term"""
+    quarter sprint"""
 _ANCHOR_HEADS = frozenset(["last", "next", "this", "past", "coming", "previous"])
 _ANCHOR_WORDS = frozenset(["yesterday", "today", "tonight", "tomorrow", "ago"])
 _PERIODS = frozenset(_SEASONS.split())
@@ -651,6 +651,11 @@ _MONTH_NAMES = {
     for name in (full, full[:3], "sept" if full == "september" else full)
 }
 _MONTH_ONLY_BESIDE_A_NUMBER = frozenset({"may", "march", "mar"})
+# Months that are given names too ("April leads QA"): a month beside a number or after a word
+# that says when ("in June", "until August").
+_MONTH_OR_NAME = frozenset({"april", "june", "august"})
+_WHEN_WORDS = frozenset({"in", "on", "by", "until", "till", "since", "from", "before", "after"})
+_WHEN_WORDS |= frozenset({"during", "through", "of", "last", "next", "this", "early", "late"})
 
 
 def _month(tokens: list[_Token], i: int) -> str | None:
@@ -661,9 +666,10 @@ def _month(tokens: list[_Token], i: int) -> str | None:
         return None
     if token.lower != full and not token.text[0].isupper():
         return None  # "jan", "dec", "sep" in lower case are words of their own
-    if token.lower in _MONTH_ONLY_BESIDE_A_NUMBER:
+    if token.lower in _MONTH_ONLY_BESIDE_A_NUMBER | _MONTH_OR_NAME:
         beside = [tokens[j].norm for j in (i - 1, i + 1) if 0 <= j < len(tokens)]
-        if not any(norm.isdigit() for norm in beside):
+        when = i > 0 and tokens[i - 1].lower in _WHEN_WORDS and token.lower in _MONTH_OR_NAME
+        if not when and not any(norm.isdigit() for norm in beside):
             return None
     return "month:" + full
 
@@ -1620,9 +1626,18 @@ def _more_relations(one: Statement, other: Statement) -> bool:
     return False
 
 
-def _bare(value: str) -> str:
-    """A value as its words: a date's name without its kind ("day:friday" is "friday")."""
+def _as_words(value: str) -> str:
+    """A value as the words (norms) of the text: a date without its kind ("day:friday" is
+    "friday")."""
     return value.partition(":")[2] if value.startswith(("month:", "day:")) else value
+
+
+def bare_value(value: str) -> str:
+    """A value as a person reads it: a date's name without its kind ("day:friday" is
+    "friday"), a time of day on the clock ("t840" is "14:00")."""
+    if value[:1] == "t" and value[1:].isdigit():
+        return f"{int(value[1:]) // 60:02d}:{int(value[1:]) % 60:02d}"
+    return _as_words(value)
 
 
 def _kind(value: str) -> str:
@@ -1690,10 +1705,13 @@ def changed_values(existing: str, new: str) -> int:
     "hiring manager")."""
     old, new_ = statement(existing), statement(new)
     opcodes, _ = alignment(existing, new)
-    lost = [_kind(value) for value in _lost_values(old, new_)]
-    gained = [_kind(value) for value in _lost_values(new_, old)]
+    lost_values, gained_values = _lost_values(old, new_), _lost_values(new_, old)
+    lost = [_kind(value) for value in lost_values]
+    gained = [_kind(value) for value in gained_values]
     per_kind = {kind: min(lost.count(kind), gained.count(kind)) for kind in set(lost)}
-    if per_kind.get("date") and any(n for kind, n in per_kind.items() if kind != "date"):
+    if any(map(_TIME_VALUE.fullmatch, lost_values)) and any(
+        map(_TIME_VALUE.fullmatch, gained_values)
+    ):
         # a day with its time is one "when": "Fridays 14:00-16:00" / "now Wednesdays 10:00"
         per_kind["date"] = 0
     changes = sum(per_kind.values())
@@ -1707,6 +1725,9 @@ def changed_values(existing: str, new: str) -> int:
     slot = slot or (not modifier and not changes and _refilled_template(old, new_, opcodes))
     return changes + modifier + slot + _swapped_role(old, new_)
 
+
+# A time of day, or a range of them, as values hold it ("t840", "14:00-16:00").
+_TIME_VALUE = re.compile(r"t\d+|\d{1,2}:\d{2}(?:-\d{1,2}:\d{2})?")
 
 # difflib's opcodes: (operation, old start, old end, new start, new end)
 _Opcodes = Sequence[tuple[str, int, int, int, int]]
@@ -1771,7 +1792,7 @@ def _refills(
     # words moved, not replaced; a plain word only inside a value of the other text
     # ("config/*worker*.yaml") was not moved there, a value out of one was ("redis-01:6379" /
     # "host redis-01, port 6379")
-    if any(_moved(t, new) for t in gone) or any(_moved(t, old) for t in came):
+    if any(_stands_in(t, new) for t in gone) or any(_stands_in(t, old) for t in came):
         return False
     if all(_is_value(t) for t in gone + came):
         return False
@@ -1787,7 +1808,7 @@ def _refills(
     return True
 
 
-def _moved(token: _Token, other: Statement) -> bool:
+def _stands_in(token: _Token, other: Statement) -> bool:
     """Whether the word is in the other text: a value anywhere, a plain word as a word of its
     own (not a part of a path or an address: "config/worker.yaml" has no word "worker")."""
     if token.norm not in other.words:
@@ -1929,7 +1950,7 @@ def names_the_change(existing: str, new: str) -> bool:
     old, new_ = statement(existing), statement(new)
     if not says_it_changed(existing, new) or not old.values:
         return False
-    if any(set(_bare(value).split()) <= new_.negated for value in old.values):
+    if any(set(_as_words(value).split()) <= new_.negated for value in old.values):
         return True  # "... Dr Okafor instead of Dr Halvorsen", "no longer Mrs Okonjo"
     return old.values <= new_.words | new_.values and bool(new_.values - old.words - old.values)
 
@@ -2018,9 +2039,12 @@ def compare(existing: str, new: str) -> Comparison:
         or speech(existing) != speech(new)
         or lesson_and_rule(existing, new)
         or plan_and_event(existing, new)
-        or changes_direction(existing, new)
         or (
-            (elaborates(existing, new) or narrows_a_noun(existing, new))
+            (
+                elaborates(existing, new)
+                or narrows_a_noun(existing, new)
+                or changes_direction(existing, new)
+            )
             and not says_it_changed(existing, new)
         ),
         marked=says_it_changed(existing, new),

@@ -40,7 +40,7 @@ _VERIFY_OPPOSITES = """
     increase:reduce raise:lower grow:shrink add:remove added:removed adds:removes
     deprecated:recommended deprecated:current mandatory:forbidden required:forbidden
     must:mustnt always:rarely often:rarely never:always lowest:highest smallest:largest
-    minimum:max min:maximum ascending:lowest descending:lowest ascending:highest
+    minimum:max min:maximum descending:lowest ascending:highest
     synchronously:asynchronously sync:asynchronous synchronous:async
     automated:manual automatically:manually automatic:manually
     private:public
@@ -54,7 +54,6 @@ VERIFY_OPPOSITES = (
 # "prefer"), "better than", "tests before the fix", "the fix after the tests", "first the
 # tests, then the fix", "from BAM to CRAM" (the second is the one now).
 _FIRST_SIDE = ("over", "before", "than", "then", "instead of", "rather than")
-_SECOND_SIDE = ("after", "to")  # "to" only after "from" or "prefer"
 _ORDER = re.compile(r"\b(over|before|after|then|instead of|rather than|than|to)\b", re.IGNORECASE)
 _FROM_OR_PREFER = re.compile(r"\b(from|prefers?|preferred)\b", re.IGNORECASE)
 _ORDER_WINDOW = 4  # content words read on each side of the connective
@@ -63,7 +62,9 @@ _ORDER_WINDOW = 4  # content words read on each side of the connective
 # A negation, or a word (not a value) moved between clauses, counts in a clause pair sharing
 # at least this many non-value words; an opposite or a value moved, in any pair.
 _SURE_ALIGNMENT = 2
-_QUOTED = re.compile(r"`[^`]*`|\"[^\"]*\"|'[^']*'|“[^”]*”")
+# (a single quote only where no letter touches it from outside: "the team's CI doesn't run"
+# holds no quoted text)
+_QUOTED = re.compile(r"`[^`]*`|\"[^\"]*\"|(?<!\w)'[^']*'(?!\w)|“[^”]*”")
 
 
 @lru_cache(maxsize=4096)
@@ -104,9 +105,11 @@ def _aligned(claim_clause: str, memory_clauses: tuple[str, ...]) -> tuple[int, i
 
 
 def _lower_words(text: str) -> set[str]:
-    """The text's words, lower-cased, adverbs also as their adjective ("synchronously")."""
+    """The text's words, lower-cased, adverbs also as their adjective ("synchronously"; not
+    a short word that only ends so: "only" is no "on")."""
     words = {token.lower for token in dedup.statement(text).tokens}
-    return words | {word.removesuffix("ly") for word in words if word.endswith("ly")}
+    adverbs = {word for word in words if word.endswith("ly") and len(word) > 6}
+    return words | {word.removesuffix("ly") for word in adverbs}
 
 
 def _opposite_in(memory_clause: str, claim_clause: str) -> str | None:
@@ -125,8 +128,9 @@ def _opposite_in(memory_clause: str, claim_clause: str) -> str | None:
 
 def clause_difference(memory: str, claim: str) -> str | None:
     """A difference between a claim clause and the memory clause about the same thing: a
-    negation one has, the other value of one setting, or a value (or word) the memory gives
-    another of its clauses; in words, None when there is none."""
+    negation one has, the other value of one setting, a value (or word) the memory gives
+    another of its clauses, or two things in the other order; in words, None when there is
+    none."""
     if _names_another(memory, claim):
         return None  # the claim names something the memory does not: maybe another thing
     parts = clauses(memory)
@@ -153,7 +157,7 @@ def clause_difference(memory: str, claim: str) -> str | None:
 def _names_another(memory: str, claim: str) -> bool:
     """The claim states a value, or names someone or something (a capitalised word inside
     the sentence, or one with 's), that the memory does not ("Acme's team picked ...")."""
-    words = dedup.content_words(memory)
+    words = dedup.content_words(memory) | dedup.value_words(memory)
     # a number read from a word ("first": 1) is no name
     named = {v for v in dedup.value_words(claim) if not (v.isdigit() and v not in claim)}
     for token in dedup.statement(claim).tokens:

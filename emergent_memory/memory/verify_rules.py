@@ -21,7 +21,8 @@ emergent_memory/app.py, per embedding model):
    thing); so does, from `conflict_from` whatever the frame, a difference between a claim
    clause and the memory clause about the same thing (verify_features.clause_difference: a
    negation, another value of one setting, a value moved to another clause, an order turned
-   around), and such a pair never confirms; so does, from `related_from`, one part of a
+   around; with vectors only: without them the words alone cannot place a clause), and such
+   a pair never confirms; so does, from `related_from`, one part of a
    longer memory restated with another number beside the same word when the claim says
    nothing the memory does not ("a Django 4.2 app served by gunicorn" / "runs Django 5.0");
    closer than `related_from` but not that, related;
@@ -166,8 +167,8 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
     other_subject = compared.changes == 1 and compared.modifier_swapped
     difference: str | None = None
     if compared.changes and not other_subject:
-        lost = sorted(old.values - new.words)
-        gained = sorted(new.values - old.words)
+        lost = sorted(dedup.bare_value(v) for v in old.values - new.words - new.values)
+        gained = sorted(dedup.bare_value(v) for v in new.values - old.words - old.values)
         if lost and gained:
             difference = f"another value: {', '.join(lost)} / {', '.join(gained)}"
         else:
