@@ -116,9 +116,21 @@ def _opposite_in(memory_clause: str, claim_clause: str) -> str | None:
     mine, theirs = _lower_words(memory_clause), _lower_words(claim_clause)
     mine |= {w.removesuffix("n't") + "nt" for w in mine if w.endswith("n't")}
     theirs |= {w.removesuffix("n't") + "nt" for w in theirs if w.endswith("n't")}
-    for pair in VERIFY_OPPOSITES:
-        if not dedup.polarity_opposite(pair, memory_clause, claim_clause):
-            continue  # "never ... without" / "always ... with"
+    return one_each(VERIFY_OPPOSITES, (memory_clause, mine), (claim_clause, theirs))
+
+
+def one_each(
+    pairs: frozenset[frozenset[str]],
+    memory: tuple[str, set[str]],
+    claim: tuple[str, set[str]],
+) -> str | None:
+    """ "a / b" for the first pair of values of one setting with one value in each text only
+    (each text given with its words), unless their polarity says the same ("never ...
+    without" / "always ... with")."""
+    (memory_text, mine), (claim_text, theirs) = memory, claim
+    for pair in pairs:
+        if not dedup.polarity_opposite(pair, memory_text, claim_text):
+            continue
         first, second = sorted(pair)
         for a, b in ((first, second), (second, first)):
             if a in mine and a not in theirs and b in theirs and b not in mine:

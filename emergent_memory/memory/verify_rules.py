@@ -260,15 +260,9 @@ def _words(text: str) -> set[str]:
 
 def _opposite(memory: str, claim: str) -> str | None:
     """Two values of one setting, one in each text only ("tabs" / "spaces")."""
-    a, b = _words(memory), _words(claim)
-    for pair in dedup.OPPOSITES:
-        if not dedup.polarity_opposite(pair, memory, claim):
-            continue  # "never ... without" / "always ... with"
-        first, second = sorted(pair)
-        for mine, theirs in ((first, second), (second, first)):
-            if mine in a and mine not in b and theirs in b and theirs not in a:
-                return f"{mine} / {theirs}"
-    return None
+    return verify_features.one_each(
+        dedup.OPPOSITES, (memory, _words(memory)), (claim, _words(claim))
+    )
 
 
 # Words after which a memory names what is NOT chosen: "pnpm *over* npm", "pnpm *instead of*
