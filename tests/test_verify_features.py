@@ -146,3 +146,11 @@ def test_a_changed_value_is_named_as_written() -> None:
     assert difference == "another value: 14:00 / 15:00"
     moved = read_pair("Releases go out on Tuesday.", "Releases go out on Friday.").difference
     assert moved == "another value: tuesday / friday"
+
+
+def test_the_other_direction_of_an_exchange_is_related_not_confirmed() -> None:
+    features = read_pair(
+        "The API accepts timestamps with any UTC offset.", "The API returns timestamps in UTC."
+    )
+    assert features.other_subject
+    assert POLICY.judge(0.9, features)[0] == "related"

@@ -164,7 +164,11 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
     # a negator is no word of its own: keeping every word says the same only if both negate
     # the same words ("Marta isn't vegetarian" / "Marta is vegetarian and doesn't eat fish")
     keeps = keeps and dedup.negated_words(memory) == dedup.negated_words(claim)
-    other_subject = compared.changes == 1 and compared.modifier_swapped
+    # another thing of the same kind, or the other direction of one exchange ("returns" /
+    # "accepts", "reads" / "writes": dedup.changes_direction)
+    other_subject = (compared.changes == 1 and compared.modifier_swapped) or (
+        dedup.changes_direction(memory, claim)
+    )
     difference: str | None = None
     if compared.changes and not other_subject:
         lost = sorted(dedup.bare_value(v) for v in old.values - new.words - new.values)
