@@ -1052,3 +1052,51 @@ def test_a_month_that_is_also_a_name_is_a_month_only_where_it_says_when() -> Non
     assert value_words("June 5") == {"month:june", "5"}
     assert dedup.bare_value("t840") == "14:00"
     assert dedup.bare_value("day:friday") == "friday"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("All services log in JSON.", "The payments service logs in JSON."),
+        (
+            "The search team reviews pull requests within a day.",
+            "Every team reviews PRs within a day.",
+        ),
+        (
+            "All dashboards are read-only for guests.",
+            "The billing dashboards are read-only for guests.",
+        ),
+    ],
+)
+def test_said_of_all_against_said_of_one_is_another_statement(existing: str, new: str) -> None:
+    assert dedup.one_or_all(existing, new)
+    assert verdict(0.93, existing, new) == "possible_duplicate"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # how often, not of what
+        ("Deploys run every Tuesday at 14:00.", "Deploys happen on Tuesdays at 2pm."),
+        ("Secrets are rotated every 90 days.", "Secrets get rotated every ninety days."),
+        ("Sprint planning is every other Monday.", "Sprint planning: Mondays, every two weeks."),
+        # the same words in another form, and "any" for "all"
+        (
+            "The user pins all dependency versions exactly.",
+            "The user pins every dependency to an exact version.",
+        ),
+        ("Ask before adding any new dependency.", "Don't add new dependencies without asking."),
+    ],
+)
+def test_every_one_said_the_other_way_is_the_same_statement(existing: str, new: str) -> None:
+    assert not dedup.one_or_all(existing, new)
+
+
+def test_we_and_us_are_the_speakers_in_exchanged_places() -> None:
+    kim = (
+        "kim: we got to the venue before the others",
+        "kim: the others got to the venue before us",
+    )
+    assert dedup.swapped(*kim) == ("we", "others")
+    assert dedup.swapped("We report to Dana.", "Dana reports to us.") == ("We", "Dana")
+    assert dedup.swapped("We report to Dana.", "Dana is who we report to.") is None

@@ -39,12 +39,13 @@ Then, from the lowest similarity that is considered (`named_change_from`, else
    (adds_a_fact) or three words of its own put before or after it (elaborates), another
    kind of statement (speech: a question, asked or reported, against a statement; a request
    against the deed), a lesson against the instruction it led to (lesson_and_rule), a
-   plan against what happened (plan_and_event), or the other direction of one exchange
-   ("returns" / "accepts", "reads" / "writes": changes_direction). Without a change word,
-   another occasion (another_occasion: other time anchors, "again", a plan against an event,
-   a present state against a past event with its time) and the other value of a setting or
-   a plain negation (negates) never supersede either. A negation is read as polarity, not as
-   words (negating_side): "not", "never", "no", "without", "don't",
+   plan against what happened (plan_and_event), the other direction of one exchange
+   ("returns" / "accepts", "reads" / "writes": changes_direction), or what is said of all of
+   a kind against one of them ("all services" / "the payments service": one_or_all).
+   Without a change word, another occasion (another_occasion: other time anchors, "again", a
+   plan against an event, a present state against a past event with its time) and the other
+   value of a setting or a plain negation (negates) never supersede either. A negation is
+   read as polarity, not as words (negating_side): "not", "never", "no", "without", "don't",
    "isn't" (a curly apostrophe too), "dont", ... (NEGATORS) counted per clause, two in one
    clause and "not only" cancelling, the negator and its auxiliary ("does not want" /
    "wants") no new words; one negator in place of another ("never" / "don't") keeps the
@@ -1126,6 +1127,53 @@ def narrows_a_noun(existing: str, new: str) -> bool:
     return False
 
 
+# Words that say a statement holds of every one of a kind ("*all* services log in JSON"; not
+# "any", which rewordings use for "all": "ask before adding *any* dependency").
+_UNIVERSAL = frozenset({"all", "every"})
+
+
+def _said_of_all(one: Statement) -> frozenset[str]:
+    """The nouns the text says something of every one of: the content words within two words
+    after "all" or "every" ("*all* services", "*every* team"), but a time ("every Tuesday",
+    "every other week", "every 90 days": how often, not of what)."""
+    nouns: set[str] = set()
+    for i, token in enumerate(one.tokens):
+        if token.lower in _UNIVERSAL:
+            following = [t for t in one.tokens[i + 1 : i + 3] if t.norm not in STOPWORDS]
+            if any(_is_time(t) for t in following):
+                continue
+            nouns.update(t.norm for t in following)
+    return frozenset(nouns)
+
+
+def _is_time(token: _Token) -> bool:
+    return (
+        token.norm in CALENDAR
+        or token.lower.removesuffix("s") in CALENDAR | _PERIODS
+        or token.lower in _DURATION_UNITS
+        or any(ch.isdigit() for ch in token.norm)
+        or token.lower in _ORDINAL_WORDS_ALL
+    )
+
+
+def one_or_all(existing: str, new: str) -> bool:
+    """One text says it of every one of a kind and the other of one of them, named by a word
+    before the noun that the first text does not have ("*all* services log in JSON" / "*the
+    payments* service logs in JSON", "the *payments* team reviews within 24 hours" / "*every*
+    team ..."): a wider or a narrower statement, not the same."""
+    old, new_ = statement(existing), statement(new)
+    for one, other in ((old, new_), (new_, old)):
+        for noun in _said_of_all(one) - _said_of_all(other):
+            for before, token in pairwise(other.tokens):
+                if token.norm != noun or before.norm in STOPWORDS:
+                    continue
+                # a word of its own ("the *payments* service"), not one the first text says
+                # in another form ("exactly" / "an *exact* version")
+                if not any(word.startswith(before.norm) for word in one.words):
+                    return True
+    return False
+
+
 # How many content words of its own a text adds at either end of the old one to say more
 # than it ("... the violin *in the school orchestra on Wednesdays*"; "running late" /
 # "running a bit late, sorry" adds two and says the same).
@@ -1385,15 +1433,15 @@ def swapped(existing: str, new: str) -> tuple[str, str] | None:
         # the speaker as one person however written, copulas aside: "*i'm* older than *my
         # sister*" / "*my sister* is older than *me*", "*Mark* reports to *me*" / "*I*
         # report to *Mark*"
-        found = _exchanged(_as_persons(old), _as_persons(new_), holding=_SELF)
+        found = _exchanged(_as_persons(old), _as_persons(new_), holding=_SPEAKERS)
     return found or _possessor_swapped(old, new_)
 
 
 def _exchanged(
-    old: Statement, new_: Statement, holding: str | None = None
+    old: Statement, new_: Statement, holding: frozenset[str] | None = None
 ) -> tuple[str, str] | None:
     """The two items that exchanged places between the statements (see swapped), one of them
-    `holding` that word when it is given."""
+    one of the `holding` words alone when they are given."""
     # the values of a setting count though they are stopwords ("on in staging, off in prod"),
     # and so do the persons ("*me* on drums, *alex* on bass" / "*alex* on drums, *me* on bass")
     a = [t.norm for t in old.tokens if _swap_item(t)]
@@ -1413,7 +1461,7 @@ def _exchanged(
     for first in range(1, min(_SWAP_CHUNK, len(span) - 1) + 1):
         for last in range(1, min(_SWAP_CHUNK, len(span) - first) + 1):
             head, middle, tail = span[:first], span[first : len(span) - last], span[-last:]
-            if holding is not None and [holding] not in (head, tail):
+            if holding is not None and not any([w] in (head, tail) for w in holding):
                 continue
             if head != tail and other == tail + middle + head and _ordered(old, new_, head, tail):
                 written = {t.norm: t.text for t in reversed(old.tokens)}  # the first as written
@@ -1422,18 +1470,22 @@ def _exchanged(
 
 
 def _swap_item(token: _Token) -> bool:
-    return token.lower not in STOPWORDS or token.lower in _SWAP_ITEMS or token.norm == _SELF
+    return token.lower not in STOPWORDS or token.lower in _SWAP_ITEMS or token.norm in _SPEAKERS
 
 
 # The speaker, however the text names them ("I", "I'm", "me", "myself"; "my" too where a
-# possessor is read), and the copulas that a contraction ("I'm") hides.
+# possessor is read), the speaker with others ("we", "us"; "our"), and the copulas that a
+# contraction ("I'm", "we're") hides.
 _SELF = "\x00self"
 _SELF_WORDS = frozenset({"i", "i'm", "im", "me", "myself", "i've", "i'd"})
+_WE = "\x00we"
+_WE_WORDS = frozenset({"we", "we're", "us", "ourselves", "we've", "we'd"})
+_SPEAKERS = frozenset({_SELF, _WE})
 _SELF_COPULAS = frozenset({"am", "is", "are"})
 
 
 def _speaks_of_self(one: Statement) -> bool:
-    return any(t.lower in _SELF_WORDS or t.lower == "my" for t in one.tokens)
+    return any(t.lower in _SELF_WORDS | _WE_WORDS | {"my", "our"} for t in one.tokens)
 
 
 def _as_persons(one: Statement, *, possessive: bool = False) -> Statement:
@@ -1445,6 +1497,8 @@ def _as_persons(one: Statement, *, possessive: bool = False) -> Statement:
             continue
         if token.lower in _SELF_WORDS or (possessive and token.lower == "my"):
             tokens.append(replace(token, norm=_SELF))
+        elif token.lower in _WE_WORDS or (possessive and token.lower == "our"):
+            tokens.append(replace(token, norm=_WE))
         else:
             tokens.append(token)
     return replace(one, tokens=tuple(tokens))
@@ -1469,14 +1523,18 @@ def _possession(one: Statement) -> tuple[_Token, _Token, _Token] | None:
     """(holder, possessor, noun) of a text that says "<holder> is <possessor>'s <noun>" and
     nothing after it, the speaker as _SELF ("I'm dave's boss": self, dave, boss)."""
     tokens = list(_as_persons(one, possessive=True).tokens)[_label_length(one.tokens) :]
-    words = [t for t in tokens if t.norm == _SELF or t.lower not in STOPWORDS]
+    words = [t for t in tokens if t.norm in _SPEAKERS or t.lower not in STOPWORDS]
     # the copula was left out by _as_persons: the holder is the first word, the possessor the
     # word that owns the last one
     if len(words) != 3:
         return None
     holder, possessor, noun = words
-    owner = possessor.lower.endswith("'s") or possessor.norm == _SELF
-    joined = any(t.lower in _SELF_COPULAS for t in one.tokens) or holder.lower in {"i'm", "im"}
+    owner = possessor.lower.endswith("'s") or possessor.norm in _SPEAKERS
+    joined = any(t.lower in _SELF_COPULAS for t in one.tokens) or holder.lower in {
+        "i'm",
+        "im",
+        "we're",
+    }
     if not owner or not joined or noun.norm in (holder.norm, possessor.norm):
         return None
     return holder, possessor, noun
@@ -2044,6 +2102,7 @@ def compare(existing: str, new: str) -> Comparison:
                 elaborates(existing, new)
                 or narrows_a_noun(existing, new)
                 or changes_direction(existing, new)
+                or one_or_all(existing, new)
             )
             and not says_it_changed(existing, new)
         ),
