@@ -148,8 +148,7 @@ def _rate(counter: dict[str, int], labels: tuple[str, ...]) -> str:
 
 
 # The chat turns `labelled_from` is fitted on: the labelled set and the chat turns of the
-# held-out sets run once before it was fitted on them (spent, development data); sets 13 and
-# 14 were run after it, and are not in it.
+# held-out sets run once before it was fitted on them (spent, development data).
 DEVELOPMENT = [
     "chat_pairs.json",
     "chat_holdout.json",
@@ -160,6 +159,8 @@ DEVELOPMENT = [
     "dedup_holdout_10.json",
     "dedup_holdout_11.json",
     "dedup_holdout_12.json",
+    "dedup_holdout_13.json",
+    "dedup_holdout_14.json",
 ]
 
 
