@@ -57,7 +57,9 @@ HOLDOUTS = {
     "then development data",
     "dedup_holdout_14.json": "agent and chat memories, 480 pairs; first run against the rule "
     "with the other direction of an exchange, a state against a past event, an 's that says "
-    "is, and a place refilled inside a path",
+    "is, and a place refilled inside a path; then development data",
+    "dedup_holdout_15.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "after its review, with all / one of a kind, we and us, and labelled_from 0.97",
 }
 
 
