@@ -1086,6 +1086,10 @@ def test_said_of_all_against_said_of_one_is_another_statement(existing: str, new
             "The user pins every dependency to an exact version.",
         ),
         ("Ask before adding any new dependency.", "Don't add new dependencies without asking."),
+        (
+            "The user prefers dark mode in every code editor they use.",
+            "Whatever code editor it is, the user wants the dark theme.",
+        ),
     ],
 )
 def test_every_one_said_the_other_way_is_the_same_statement(existing: str, new: str) -> None:

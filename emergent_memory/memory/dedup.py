@@ -1130,6 +1130,8 @@ def narrows_a_noun(existing: str, new: str) -> bool:
 # Words that say a statement holds of every one of a kind ("*all* services log in JSON"; not
 # "any", which rewordings use for "all": "ask before adding *any* dependency").
 _UNIVERSAL = frozenset({"all", "every"})
+# and words that say as much before the other text's noun ("*whatever* code editor it is")
+_ANY = frozenset({"whatever", "whichever", "each", "any", "every", "all"})
 
 
 def _said_of_all(one: Statement) -> frozenset[str]:
@@ -1165,7 +1167,7 @@ def one_or_all(existing: str, new: str) -> bool:
     for one, other in ((old, new_), (new_, old)):
         for noun in _said_of_all(one) - _said_of_all(other):
             for before, token in pairwise(other.tokens):
-                if token.norm != noun or before.norm in STOPWORDS:
+                if token.norm != noun or before.norm in STOPWORDS or before.lower in _ANY:
                     continue
                 # a word of its own ("the *payments* service"), not one the first text says
                 # in another form ("exactly" / "an *exact* version")
