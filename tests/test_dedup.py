@@ -1104,3 +1104,55 @@ def test_we_and_us_are_the_speakers_in_exchanged_places() -> None:
     assert dedup.swapped(*kim) == ("we", "others")
     assert dedup.swapped("We report to Dana.", "Dana reports to us.") == ("We", "Dana")
     assert dedup.swapped("We report to Dana.", "Dana is who we report to.") is None
+
+
+@pytest.mark.parametrize(
+    ("existing", "new", "items"),
+    [
+        # a phrase moved to the other end as well
+        (
+            "Marco reports to Lena on the data team.",
+            "On the data team, Lena reports to Marco.",
+            ("Marco", "Lena"),
+        ),
+        (
+            "ryan: karen manages steve at my work",
+            "ryan: at my work steve manages karen",
+            ("karen", "steve"),
+        ),
+        # two items sharing a word, "user" among them
+        (
+            "The auth service depends on the user service.",
+            "The user service depends on the auth service.",
+            ("auth", "user"),
+        ),
+    ],
+)
+def test_items_exchanged_with_a_phrase_moved_or_a_word_shared_are_swapped(
+    existing: str, new: str, items: tuple[str, str]
+) -> None:
+    assert dedup.swapped(existing, new) == items
+    assert POLICY.explain(0.98, existing, new).reason == "swapped values"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Marco reports to Lena on the data team.", "On the data team, Marco reports to Lena."),
+        (
+            "The user's apartment is at 12 Harbour Road, flat 3B.",
+            "Flat 3B at 12 Harbour Road is the user's apartment.",
+        ),
+        (
+            "The repository's default branch is main, protected by two required reviews.",
+            "Two required reviews protect main, the repository's default branch.",
+        ),
+        # two words inside the sentence exchanged by a rewording, a phrase moved as well
+        (
+            "The user climbs at an indoor bouldering gym twice a week.",
+            "Twice a week, the user goes bouldering at an indoor climbing gym.",
+        ),
+    ],
+)
+def test_a_phrase_moved_and_a_sentence_turned_around_are_no_swap(existing: str, new: str) -> None:
+    assert dedup.swapped(existing, new) is None

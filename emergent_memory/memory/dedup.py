@@ -1412,7 +1412,7 @@ def _contracted(following: _Token) -> bool:
 _SETTING_VALUES = frozenset(word for pair in OPPOSITES for word in pair)
 _PERSON_WORDS = "i me you he him she her we us they them"
 _PERSONS = frozenset(_PERSON_WORDS.split())
-_SWAP_ITEMS = _SETTING_VALUES | _PERSONS
+_SWAP_ITEMS = _SETTING_VALUES | _PERSONS | {"user"}
 _SWAP_CHUNK = 3  # the longest run of content words exchanged as one item ("12 months")
 _SWAP_COVERED = 0.8  # the share of the new text's content words the old one must have
 
@@ -1436,14 +1436,47 @@ def swapped(existing: str, new: str) -> tuple[str, str] | None:
         # sister*" / "*my sister* is older than *me*", "*Mark* reports to *me*" / "*I*
         # report to *Mark*"
         found = _exchanged(_as_persons(old), _as_persons(new_), holding=_SPEAKERS)
+    if found is None and (moved := _without_moved_phrase(old, new_)) is not None:
+        # a phrase moved to the other end as well ("Marco reports to Lena *on the data
+        # team*" / "*On the data team*, Lena reports to Marco"): the rest is read
+        found = _exchanged(*moved, joined=True)
     return found or _possessor_swapped(old, new_)
 
 
+def _without_moved_phrase(old: Statement, new: Statement) -> tuple[Statement, Statement] | None:
+    """Both statements without the phrase one has at its end and the other at its start
+    (after a speaker's label), with the words that lead into it ("on the", "at my"); None
+    when there is no such phrase."""
+    for first, second in ((old, new), (new, old)):
+        start = _label_length(second.tokens)
+        lead = [t.norm for t in first.tokens]
+        for size in range(4, 0, -1):
+            phrase = [t.norm for t in second.tokens[start : start + size]]
+            if len(phrase) < size or lead[-size:] != phrase or size >= len(lead) - start:
+                continue
+            if not any(norm not in STOPWORDS for norm in phrase):
+                continue
+            end = len(first.tokens) - size
+            while end > 0 and first.tokens[end - 1].lower in STOPWORDS:
+                end -= 1  # the words that lead into the phrase: "on the", "at my"
+            shortened = replace(first, tokens=first.tokens[:end])
+            rest = replace(second, tokens=second.tokens[:start] + second.tokens[start + size :])
+            return (shortened, rest) if first is old else (rest, shortened)
+    return None
+
+
 def _exchanged(
-    old: Statement, new_: Statement, holding: frozenset[str] | None = None
+    old: Statement,
+    new_: Statement,
+    holding: frozenset[str] | None = None,
+    *,
+    joined: bool = False,
 ) -> tuple[str, str] | None:
     """The two items that exchanged places between the statements (see swapped), one of them
-    one of the `holding` words alone when they are given."""
+    one of the `holding` words alone when they are given; with `joined`, the two ends of the
+    sentence (after a speaker's label) that a content word joins ("*Marco* reports to
+    *Lena*"; not "the apartment is at 12 Harbour Road", a sentence that may be turned
+    around, nor two words inside it)."""
     # the values of a setting count though they are stopwords ("on in staging, off in prod"),
     # and so do the persons ("*me* on drums, *alex* on bass" / "*alex* on drums, *me* on bass")
     a = [t.norm for t in old.tokens if _swap_item(t)]
@@ -1460,15 +1493,29 @@ def _exchanged(
         i for i, (x, y) in enumerate(zip(a_shared[::-1], b_shared[::-1], strict=True)) if x != y
     )
     span, other = a_shared[start:end], b_shared[start:end]
+    if joined and (end != len(a_shared) or start > _label_length(old.tokens)):
+        return None
     for first in range(1, min(_SWAP_CHUNK, len(span) - 1) + 1):
         for last in range(1, min(_SWAP_CHUNK, len(span) - first) + 1):
             head, middle, tail = span[:first], span[first : len(span) - last], span[-last:]
             if holding is not None and not any([w] in (head, tail) for w in holding):
                 continue
+            if joined and not _content_between(old, head, tail):
+                continue
             if head != tail and other == tail + middle + head and _ordered(old, new_, head, tail):
                 written = {t.norm: t.text for t in reversed(old.tokens)}  # the first as written
                 return " ".join(written[w] for w in head), " ".join(written[w] for w in tail)
     return None
+
+
+def _content_between(old: Statement, head: list[str], tail: list[str]) -> bool:
+    """Whether a content word stands between the end of `head` and the start of `tail`."""
+    norms = [t.norm for t in old.tokens]
+    if head[-1] not in norms or tail[0] not in norms:
+        return False
+    start = norms.index(head[-1]) + 1
+    end = norms.index(tail[0], start) if tail[0] in norms[start:] else start
+    return any(t.lower not in STOPWORDS for t in old.tokens[start:end])
 
 
 def _swap_item(token: _Token) -> bool:
