@@ -59,7 +59,11 @@ HOLDOUTS = {
     "with the other direction of an exchange, a state against a past event, an 's that says "
     "is, and a place refilled inside a path; then development data",
     "dedup_holdout_15.json": "agent and chat memories, 480 pairs; first run against the rule "
-    "after its review, with all / one of a kind, we and us, and labelled_from 0.97",
+    "after its review, with all / one of a kind, we and us, and labelled_from 0.97; then "
+    "development data",
+    "dedup_holdout_16.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "with exchanges read past a moved phrase or a shared word, labelled_from fitted with sets "
+    "13 to 15",
 }
 
 
@@ -163,6 +167,7 @@ DEVELOPMENT = [
     "dedup_holdout_12.json",
     "dedup_holdout_13.json",
     "dedup_holdout_14.json",
+    "dedup_holdout_15.json",
 ]
 
 
