@@ -641,6 +641,9 @@ class Statement:
     # each duration's value (its seconds) and the number written with it: "7 years old" states
     # the age "seven" too
     amounts: tuple[tuple[str, str], ...] = ()
+    # the words that are parts of a path or an address ("config/worker.yaml": config, worker,
+    # yaml), not words of their own
+    in_paths: frozenset[str] = frozenset()
 
 
 # The months by every name a text gives them ("Sept", "sep", "September"): a month is a value
@@ -657,6 +660,7 @@ _MONTH_ONLY_BESIDE_A_NUMBER = frozenset({"may", "march", "mar"})
 _MONTH_OR_NAME = frozenset({"april", "june", "august"})
 _WHEN_WORDS = frozenset({"in", "on", "by", "until", "till", "since", "from", "before", "after"})
 _WHEN_WORDS |= frozenset({"during", "through", "of", "last", "next", "this", "early", "late"})
+_MONTH_AS_WHEN = _MONTH_ONLY_BESIDE_A_NUMBER | _MONTH_OR_NAME
 
 
 def _month(tokens: list[_Token], i: int) -> str | None:
@@ -667,7 +671,7 @@ def _month(tokens: list[_Token], i: int) -> str | None:
         return None
     if token.lower != full and not token.text[0].isupper():
         return None  # "jan", "dec", "sep" in lower case are words of their own
-    if token.lower in _MONTH_ONLY_BESIDE_A_NUMBER | _MONTH_OR_NAME:
+    if token.lower in _MONTH_AS_WHEN:
         beside = [tokens[j].norm for j in (i - 1, i + 1) if 0 <= j < len(tokens)]
         when = i > 0 and tokens[i - 1].lower in _WHEN_WORDS and token.lower in _MONTH_OR_NAME
         if not when and not any(norm.isdigit() for norm in beside):
@@ -717,10 +721,14 @@ def statement(text: str) -> Statement:
     dates = {value for value in values if value.startswith(("month:", "day:"))}
     words = {token.norm for token in tokens} | (values - dates) | set(amounts.values())
     words.update(part for value in values - dates if value[:2] != "q:" for part in value.split())
+    in_paths: set[str] = set()
     for token in tokens:
         if token.norm in amounts:
             continue  # a duration's seconds are no word of the text ("1209600")
-        words.update(_stem(part) for part in re.split(r"[-./:@_]+", token.norm) if part)
+        parts = {_stem(part) for part in re.split(r"[-./:@_]+", token.norm) if part}
+        words.update(parts)
+        if re.search(r"[./:@_]", token.norm[1:]):
+            in_paths.update(parts)
     lower = [token.lower for token in tokens]
     relations = []
     for i, word in enumerate(lower):
@@ -750,6 +758,7 @@ def statement(text: str) -> Statement:
         latin_share=1 - len(unknown) / len(relevant) if relevant else 0.0,
         unknown="".join(unknown),
         amounts=tuple(amounts.items()),
+        in_paths=frozenset(in_paths),
     )
 
 
@@ -1148,10 +1157,13 @@ def _said_of_all(one: Statement) -> frozenset[str]:
     return frozenset(nouns)
 
 
+_TIME_WORDS = CALENDAR | _PERIODS
+
+
 def _is_time(token: _Token) -> bool:
     return (
         token.norm in CALENDAR
-        or token.lower.removesuffix("s") in CALENDAR | _PERIODS
+        or token.lower.removesuffix("s") in _TIME_WORDS
         or token.lower in _DURATION_UNITS
         or any(ch.isdigit() for ch in token.norm)
         or token.lower in _ORDINAL_WORDS_ALL
@@ -1533,8 +1545,11 @@ _SPEAKERS = frozenset({_SELF, _WE})
 _SELF_COPULAS = frozenset({"am", "is", "are"})
 
 
+_SPEAKER_WORDS = _SELF_WORDS | _WE_WORDS | {"my", "our"}
+
+
 def _speaks_of_self(one: Statement) -> bool:
-    return any(t.lower in _SELF_WORDS | _WE_WORDS | {"my", "our"} for t in one.tokens)
+    return any(t.lower in _SPEAKER_WORDS for t in one.tokens)
 
 
 def _as_persons(one: Statement, *, possessive: bool = False) -> Statement:
@@ -1627,9 +1642,10 @@ def _joined_by_nothing(old: Statement, head: list[str], tail: list[str]) -> bool
     # an article or a possessive may open the second side ("dave is *my* boss" / "my boss
     # is dave")
     between = [t.lower for t in old.tokens[start:end]]
-    if any(word not in _COPULAS for word in between) and not any(w in _COPULAS for w in between):
-        return False
-    return all(word in _COPULAS or word in _PLACELESS_WORDS.split() for word in between)
+    return not between or (
+        any(word in _COPULAS for word in between)
+        and all(word in _COPULAS or word in _PLACELESS_LOWER for word in between)
+    )
 
 
 # Words that join the items of a list without ordering them ("cats and dogs").
@@ -1657,7 +1673,8 @@ def _listed(old: Statement, head: list[str], tail: list[str]) -> bool:
 # Words too common beside an item to say that it stands in the same place.
 _PLACELESS_WORDS = "the a an this that my our their his her"
 # as the texts' norms (_beside reads norms: "this" is "thi")
-_PLACELESS = frozenset(_stem(word) for word in _PLACELESS_WORDS.split())
+_PLACELESS_LOWER = frozenset(_PLACELESS_WORDS.split())
+_PLACELESS = frozenset(_stem(word) for word in _PLACELESS_LOWER)
 
 
 def _same_place(old: Statement, item: list[str], new: Statement, other: list[str]) -> bool:
@@ -1899,7 +1916,10 @@ def _refills(
     # words moved, not replaced; a plain word only inside a value of the other text
     # ("config/*worker*.yaml") was not moved there, a value out of one was ("redis-01:6379" /
     # "host redis-01, port 6379")
-    if any(_stands_in(t, new) for t in gone) or any(_stands_in(t, old) for t in came):
+    old_norms, new_norms = {t.norm for t in old.tokens}, {t.norm for t in new.tokens}
+    if any(_stands_in(t, new, new_norms) for t in gone):
+        return False
+    if any(_stands_in(t, old, old_norms) for t in came):
         return False
     if all(_is_value(t) for t in gone + came):
         return False
@@ -1915,21 +1935,13 @@ def _refills(
     return True
 
 
-def _stands_in(token: _Token, other: Statement) -> bool:
-    """Whether the word is in the other text: a value anywhere, a plain word as a word of its
-    own (not a part of a path or an address: "config/worker.yaml" has no word "worker")."""
+def _stands_in(token: _Token, other: Statement, norms: set[str]) -> bool:
+    """Whether the word is in the other text (whose tokens' norms are `norms`): a value
+    anywhere, a plain word as a word of its own (not a part of a path or an address:
+    "config/worker.yaml" has no word "worker")."""
     if token.norm not in other.words:
         return False
-    if _is_value(token) or token.norm in {t.norm for t in other.tokens}:
-        return True
-    parts = {
-        _stem(part)
-        for t in other.tokens
-        if re.search(r"[./:@_]", t.norm[1:])
-        for part in re.split(r"[-./:@_]+", t.norm)
-        if part
-    }
-    return token.norm not in parts
+    return _is_value(token) or token.norm in norms or token.norm not in other.in_paths
 
 
 # The share of each text's words that must stand in the same places for a text to be read as

@@ -124,8 +124,8 @@ def one_each(
     memory: tuple[str, set[str]],
     claim: tuple[str, set[str]],
 ) -> str | None:
-    """ "a / b" for the first pair of values of one setting with one value in each text only
-    (each text given with its words), unless their polarity says the same ("never ...
+    """The first pair of values of one setting with one value in each text only (each text
+    given with its words), as "a / b", unless their polarity says the same ("never ...
     without" / "always ... with")."""
     (memory_text, mine), (claim_text, theirs) = memory, claim
     for pair in pairs:
@@ -205,7 +205,7 @@ def _moved(
     own = dedup.statement(parts[index])
     new = dedup.statement(claim_clause)
     others = [dedup.statement(p) for i, p in enumerate(parts) if i != index]
-    elsewhere = frozenset().union(*(o.words for o in others)) if others else frozenset()
+    elsewhere = frozenset().union(*(o.words for o in others))
     claim_rest = frozenset().union(
         *(dedup.content_words(p) for p in claim_parts if p != claim_clause)
     )
@@ -229,18 +229,16 @@ def _ordered_pairs(text: str) -> set[tuple[str, str]]:
     for part in re.split(r"[.;!?]\s+", text):
         for match in _ORDER.finditer(part):
             word = match.group(1).lower()
-            before = list(dedup.content_words(part[: match.start()]))
-            after_text = part[match.end() :]
             head = part[: match.start()]
             if word == "to" and not _FROM_OR_PREFER.search(head):
                 continue
-            left = _near(part[: match.start()], last=True)
-            right = _near(after_text, last=False)
-            if not before or not left or not right:
+            left = _near(head, last=True)
+            right = _near(part[match.end() :], last=False)
+            if not left or not right:
                 continue
             first_side = word in _FIRST_SIDE
             if word == "to":  # "from A to B": B is the one now; "prefer A to B": A
-                first_side = not re.search(r"\bfrom\b", part[: match.start()], re.IGNORECASE)
+                first_side = not re.search(r"\bfrom\b", head, re.IGNORECASE)
             left, right = left - right, right - left
             for a in left:
                 for b in right:

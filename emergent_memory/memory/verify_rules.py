@@ -22,10 +22,10 @@ emergent_memory/app.py, per embedding model):
    clause and the memory clause about the same thing (verify_features.clause_difference: a
    negation, another value of one setting, a value moved to another clause, an order turned
    around; with vectors only: without them the words alone cannot place a clause), and such
-   a pair never confirms; so does, from `related_from`, one part of a
-   longer memory restated with another number beside the same word when the claim says
-   nothing the memory does not ("a Django 4.2 app served by gunicorn" / "runs Django 5.0");
-   closer than `related_from` but not that, related;
+   a pair never confirms; so does, from `related_from`, one part of a longer memory restated
+   with another number beside the same word when the claim says nothing the memory does not
+   ("a Django 4.2 app served by gunicorn" / "runs Django 5.0"); closer than `related_from`
+   but not that, related;
 4. from `confirm_from` (or `keeps_words_from` when one text keeps every content word of the
    other), the same values confirm;
 5. anything else at or above `related_from` is related.
