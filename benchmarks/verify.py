@@ -333,6 +333,7 @@ HOLDOUTS = (
     "verify_holdout_2.json",
     "verify_holdout_3.json",
     "verify_holdout_4.json",
+    "verify_holdout_5.json",
 )
 
 
