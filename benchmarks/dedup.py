@@ -391,11 +391,12 @@ def run(limit: int | None = None) -> dict[str, Any]:
         rule["stress_superseded"] = int(candidate.grid[rule.pop("chosen_index")][1].sum())
     shipped = shipped_policy(pairs, scores, stress, stress_scores)
     [family] = [r for r in rules if r["name"] == SHIPPED_RULE]
-    shipped["matches_the_rule_chosen_on_all_pairs"] = family["parameters"] == {
-        "high": shipped["threshold"],
-        "low": shipped["text_rule_from"],
-        "named": shipped["named_change_from"],
-    }
+    # the bands are chosen here; the threshold (similarity alone) on more data, the agent
+    # memories of every spent held-out set too (benchmarks/dedup_chat.py)
+    shipped["matches_the_rule_chosen_on_all_pairs"] = (
+        family["parameters"]["low"],
+        family["parameters"]["named"],
+    ) == (shipped["text_rule_from"], shipped["named_change_from"])
     held_out = [] if limit else [holdout(embedder, name) for name in HOLDOUTS]
     embedder.save()
     result = {
@@ -517,8 +518,9 @@ def rules_markdown(result: dict[str, Any]) -> list[str]:
         "",
         "Run through the product's code (DedupPolicy.explain) on all pairs: "
         f"{shipped['in_sample']['wrongly_superseded']} wrongly superseded, recall "
-        f"{shipped['in_sample']['recall']} (in sample; cross-validated above). Same parameters "
-        "as chosen on all pairs: "
+        f"{shipped['in_sample']['recall']} (in sample; cross-validated above). The bands as chosen "
+        "on all pairs (the threshold is fitted on the held-out sets' agent memories too: "
+        "results/dedup_chat.md): "
         f"{'yes' if shipped['matches_the_rule_chosen_on_all_pairs'] else 'NO'}. "
         f"{shipped['microseconds_per_pair']} microseconds per pair in pure Python (texts not "
         f"yet analysed). Stress: {stress['superseded']} of {stress['pairs']} superseded (the "

@@ -9,6 +9,11 @@ are judged by the similarity rules (DedupPolicy.labelled_from), is chosen by 5-f
 cross-validation (folds stratified by kind, fixed seed; on the training folds the lowest value
 with no wrong supersession, ties to the more conservative) and counted on the held-out folds.
 
+The similarity from which the similarity alone supersedes (DedupPolicy.threshold) is fitted
+the same way on the agent memories of the labelled agent set and of every held-out set spent
+(AGENT_DEVELOPMENT): the lowest value at which the similarity adds no wrong supersession to
+what the text rules do on the training folds.
+
 Then the shipped policy runs once over each held-out set of HOLDOUTS (written by helpers who had
 read neither the rule nor the labelled sets), per regime: English, and text the English model
 cannot read (other scripts, other languages). Every wrong verdict is listed in the report.
@@ -85,16 +90,28 @@ def _count(policy: dedup.DedupPolicy, rows: list[tuple[float, Any, dict[str, Any
     return [caught, wrong, missed]
 
 
-def choose(rows: list[tuple[float, Any, dict[str, Any]]]) -> float:
-    """The lowest `labelled_from` of GRID with no wrong supersession on these rows (the most
-    rewordings and corrections caught; ties to the more conservative)."""
+def _with(policy: dedup.DedupPolicy, field: str, value: float) -> dedup.DedupPolicy:
+    if field == "threshold":
+        return dataclasses.replace(policy, threshold=value)
+    return dataclasses.replace(policy, labelled_from=value)
+
+
+def choose(rows: list[tuple[float, Any, dict[str, Any]]], field: str = "labelled_from") -> float:
+    """The lowest value of GRID for `field` (`labelled_from` or `threshold`) at which the
+    similarity adds no wrong supersession on these rows: as few as at the top of the grid,
+    where the text rules alone decide (zero for the chat turns); of those, the one that
+    catches the most rewordings and corrections, ties to the more conservative."""
     base = DEDUP_POLICIES[LOCAL_MODEL_NAME]
-    counts = {v: _count(dataclasses.replace(base, labelled_from=v), rows) for v in GRID}
-    safe = [v for v in GRID if counts[v][1] == 0] or GRID[:1]
+    counts = {v: _count(_with(base, field, v), rows) for v in GRID}
+    fewest = min(count[1] for count in counts.values())
+    safe = [v for v in GRID if counts[v][1] == fewest]
     return max(safe, key=lambda v: (counts[v][0], -GRID.index(v)))
 
 
-def cross_validate(rows: list[tuple[float, Any, dict[str, Any]]]) -> dict[str, Any]:
+def cross_validate(
+    rows: list[tuple[float, Any, dict[str, Any]]], field: str = "labelled_from"
+) -> dict[str, Any]:
+    """5 folds stratified by kind, fixed seed: `field` chosen on four, counted on the fifth."""
     base = DEDUP_POLICIES[LOCAL_MODEL_NAME]
     rng = random.Random(SEED)
     by_kind: dict[str, list[Any]] = collections.defaultdict(list)
@@ -111,9 +128,9 @@ def cross_validate(rows: list[tuple[float, Any, dict[str, Any]]]) -> dict[str, A
     per_fold, total = [], [0, 0, 0]
     for held in range(FOLDS):
         train = [row for f in range(FOLDS) if f != held for row in folds[f]]
-        chosen = choose(train)
-        tested = _count(dataclasses.replace(base, labelled_from=chosen), folds[held])
-        per_fold.append({"fold": held, "labelled_from": chosen, "test": tested})
+        chosen = choose(train, field)
+        tested = _count(_with(base, field, chosen), folds[held])
+        per_fold.append({"fold": held, field: chosen, "test": tested})
         total = [a + b for a, b in zip(total, tested, strict=True)]
     distinct = sum(1 for row in rows if row[2]["verdict"] not in SUPERSEDES)
     return {"folds": per_fold, "caught_wrong_missed": total, "not_to_supersede": distinct}
@@ -171,41 +188,103 @@ DEVELOPMENT = [
 ]
 
 
+# The agent memories `threshold` (the similarity from which similarity alone supersedes) is
+# fitted on: the labelled agent set and every held-out set of agent memories run before.
+AGENT_DEVELOPMENT = [
+    "dedup_pairs.json",
+    *(f"dedup_holdout_{n}.json" for n in range(4, 17)),
+]
+
+
+def _rows(
+    embedder: CachedEmbeddings, pairs: list[dict[str, Any]]
+) -> list[tuple[float, Any, dict[str, Any]]]:
+    scores = similarities(pairs, embedder)
+    return [
+        (s, dedup.compare(p["existing"], p["new"]), p) for p, s in zip(pairs, scores, strict=True)
+    ]
+
+
 def development_rows(
     embedder: CachedEmbeddings, limit: int | None
 ) -> list[tuple[float, Any, dict[str, Any]]]:
     rows = []
     for name in DEVELOPMENT:
         pairs = [p for p in load_pairs(name, limit) if p.get("regime", "chat") == "chat"]
-        scores = similarities(pairs, embedder)
-        rows += [
-            (s, dedup.compare(p["existing"], p["new"]), p)
-            for p, s in zip(pairs, scores, strict=True)
-        ]
+        rows += _rows(embedder, pairs)
     return rows
+
+
+def agent_rows(
+    embedder: CachedEmbeddings, limit: int | None
+) -> list[tuple[float, Any, dict[str, Any]]]:
+    """The agent memories of AGENT_DEVELOPMENT; the labelled set's `supersede` read as a
+    verdict (`same` or `distinct`: only whether it may supersede counts here)."""
+    rows = []
+    for name in AGENT_DEVELOPMENT:
+        pairs = [
+            p if "verdict" in p else {**p, "verdict": "same" if p["supersede"] else "distinct"}
+            for p in load_pairs(name, limit)
+            if p.get("regime", "agent") == "agent"
+        ]
+        rows += _rows(embedder, pairs)
+    return rows
+
+
+def _fit_line(
+    what: str,
+    on: str,
+    n: int,
+    cv: dict[str, Any],
+    field: str,
+    on_all: float,
+    shipped: float | None,
+) -> str:
+    caught, wrong, missed = cv["caught_wrong_missed"]
+    return (
+        f"5-fold CV of {what} on {on} ({n} pairs): caught {caught} of {caught + missed} "
+        f"rewordings and corrections, {wrong} wrong supersessions of {cv['not_to_supersede']} "
+        "distinct or conflicting pairs; chosen per fold: "
+        + ", ".join(str(f[field]) for f in cv["folds"])
+        + f"; on all of them: {on_all} (shipped: {shipped})."
+    )
 
 
 def run(limit: int | None = None) -> dict[str, Any]:
     embedder = CachedEmbeddings()
     rows = development_rows(embedder, limit)
+    agents = agent_rows(embedder, limit)
     result: dict[str, Any] = {
         "cross_validation": cross_validate(rows),
         "chosen_on_all": choose(rows),
+        "threshold_cross_validation": cross_validate(agents, "threshold"),
+        "threshold_chosen_on_all": choose(agents, "threshold"),
         "sets": [judge_set(embedder, name, limit) for name in ["chat_pairs.json", *HOLDOUTS]],
     }
     embedder.save()
-    cv = result["cross_validation"]
-    caught, wrong, missed = cv["caught_wrong_missed"]
+    shipped = DEDUP_POLICIES[LOCAL_MODEL_NAME]
     lines = [
         "# Supersession on chat-like text and the four-verdict held-out sets",
         "",
-        f"5-fold CV of `labelled_from` on the chat turns of {', '.join(DEVELOPMENT)} "
-        f"({len(rows)} pairs): caught {caught} of {caught + missed} "
-        f"rewordings and corrections, {wrong} wrong supersessions of {cv['not_to_supersede']} "
-        "distinct or conflicting pairs; chosen per fold: "
-        + ", ".join(str(f["labelled_from"]) for f in cv["folds"])
-        + f"; on all of them: {result['chosen_on_all']} (shipped: "
-        + f"{DEDUP_POLICIES[LOCAL_MODEL_NAME].labelled_from}).",
+        _fit_line(
+            "`labelled_from`",
+            f"the chat turns of {', '.join(DEVELOPMENT)}",
+            len(rows),
+            result["cross_validation"],
+            "labelled_from",
+            result["chosen_on_all"],
+            shipped.labelled_from,
+        ),
+        "",
+        _fit_line(
+            "`threshold` (similarity alone)",
+            f"the agent memories of {', '.join(AGENT_DEVELOPMENT)}",
+            len(agents),
+            result["threshold_cross_validation"],
+            "threshold",
+            result["threshold_chosen_on_all"],
+            shipped.threshold,
+        ),
         "",
         "| set | regime | distinct superseded | conflicts superseded | same caught "
         "| corrects caught |",

@@ -28,6 +28,8 @@ from emergent_memory.memory.dedup import (
 POLICY = DEDUP_POLICIES[LOCAL_MODEL_NAME]
 TABS = "The user prefers tabs for indentation in Python files."
 SPACES = "The user prefers spaces for indentation in Python files."
+# from here the similarity alone supersedes a pair in which the rule reads no difference
+SIMILAR = POLICY.threshold
 
 
 def verdict(similarity: float, existing: str, new: str) -> str:
@@ -235,6 +237,7 @@ def test_another_value_of_one_setting_without_a_change_word_is_kept_as_a_conflic
     # with a change word, or said to be a correction by its source or category, it corrects
     assert verdict(0.82, TABS, "The user now prefers spaces in Python files.") == "supersede"
     assert POLICY.decide(0.82, TABS, SPACES, corrects=True) == "supersede"
+    assert POLICY.decide(POLICY.text_rule_from or 0.0, TABS, SPACES, corrects=True) == ("supersede")
 
 
 @pytest.mark.parametrize(
@@ -294,7 +297,7 @@ def test_a_correction_may_change_several_values_with_a_word_that_says_so() -> No
         "supersede"
     )
     # nor a host:port written apart a different value
-    assert verdict(0.8, "Redis is at redis-01:6379", "Redis: host redis-01, port 6379") == (
+    assert verdict(SIMILAR, "Redis is at redis-01:6379", "Redis: host redis-01, port 6379") == (
         "supersede"
     )
 
@@ -360,7 +363,9 @@ def test_a_rewording_with_the_same_values_supersedes(
     similarity: float, existing: str, new: str
 ) -> None:
     assert changed_values(existing, new) == 0
-    assert verdict(similarity, existing, new) == "supersede"
+    assert verdict(SIMILAR, existing, new) == "supersede"
+    # at the model's own similarity it supersedes only with more evidence; never lost
+    assert verdict(similarity, existing, new) in ("supersede", "possible_duplicate")
 
 
 def test_in_the_band_only_a_change_word_or_every_word_kept_is_enough() -> None:
@@ -679,7 +684,7 @@ def test_a_rewording_that_keeps_the_polarity_still_supersedes() -> None:
         ("The cron job won't run on weekends.", "The cron job will not run on weekends."),
         ("Guests can't bring pets.", "Guests cannot bring pets."),
     ]:
-        assert POLICY.explain(0.9, existing, new) == dedup.Decision("supersede", "similar"), new
+        assert POLICY.explain(SIMILAR, existing, new) == dedup.Decision("supersede", "similar"), new
 
 
 @pytest.mark.parametrize(
@@ -945,7 +950,7 @@ def test_a_month_is_read_by_any_of_its_names_and_may_only_beside_a_number() -> N
     ],
 )
 def test_durations_are_compared_in_seconds(existing: str, new: str, expected: str) -> None:
-    assert verdict(0.9, existing, new) == expected
+    assert verdict(SIMILAR, existing, new) == expected
 
 
 def test_a_kind_of_memory_before_the_colon_is_not_a_speaker() -> None:

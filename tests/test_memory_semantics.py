@@ -218,15 +218,30 @@ def test_a_word_in_more_memories_than_the_candidate_pool_weighs_nothing(
     assert [m["id"] for m in ranked] == [target["memory"]["id"]]
 
 
-def test_a_paraphrase_of_a_saved_fact_supersedes_it(
+def test_a_paraphrase_supersedes_on_evidence_and_is_otherwise_kept_and_reported(
     semantic: MemoryService, principal: Principal
 ) -> None:
+    threshold = DEDUP_POLICIES[LOCAL_MODEL_NAME].threshold
     old = semantic.save(principal, "The user prefers pnpm over npm", "preference")
-    new = semantic.save(principal, "The user likes using pnpm instead of npm", "preference")
-    assert new["status"] == "updated"
-    assert new["superseded_ids"] == [old["memory"]["id"]]
-    assert new["similarity"] is not None
-    assert new["similarity"] >= DEDUP_POLICIES[LOCAL_MODEL_NAME].threshold
+    # other words, nothing that says it is the same fact (similarity 0.91): both stay
+    looser = semantic.save(principal, "The user likes pnpm more than npm", "preference")
+    assert looser["status"] == "created"
+    assert looser["similarity"] is not None
+    assert looser["similarity"] < threshold
+    assert [d["id"] for d in looser["possible_duplicates"]] == [old["memory"]["id"]]
+    semantic.delete(principal, looser["memory"]["id"], reason="the test goes on without it")
+    # at the threshold the similarity alone is enough (0.99)
+    again = semantic.save(principal, "User prefers pnpm over npm", "preference")
+    assert again["status"] == "updated"
+    assert again["superseded_ids"] == [old["memory"]["id"]]
+    assert again["similarity"] is not None
+    assert again["similarity"] >= threshold
+    # every word of the old one, nothing added: the same statement (similarity 0.93)
+    reordered = semantic.save(principal, "pnpm over npm is what the user prefers", "preference")
+    assert reordered["status"] == "updated"
+    assert reordered["superseded_ids"] == [again["memory"]["id"]]
+    assert reordered["similarity"] is not None
+    assert reordered["similarity"] < threshold
 
 
 def test_a_corrected_preference_supersedes_it_and_an_unmarked_other_value_is_kept(

@@ -67,11 +67,13 @@ Then, from the lowest similarity that is considered (`named_change_from`, else
    correction and two are another fact ("service A on 9001" / "service B now on 9002"), up to
    three with a word that only says a value changed (STRONG_MARKERS). A closing phrase
    replaced by other words without a marker is another fact too (replaces_a_phrase).
-4. Otherwise the similarity: at or above `threshold` the pair supersedes; from
-   `text_rule_from` when it says it changed or keeps every content word of the old text; from
-   `named_change_from` when it says it changed and names the old value next to a new one
-   ("switched from unittest to pytest", "Dr Okafor instead of Dr Halvorsen"). Two turns of
-   one speaker (`labelled_from`) are judged by similarity only from a higher similarity.
+4. Otherwise the similarity: at or above `threshold` the pair supersedes on the similarity
+   alone (0.98 for all-MiniLM-L6-v2: below it the model scores different facts as high as
+   rewordings); from `text_rule_from` when it says it changed, or keeps every content word
+   of the old text and adds no value and no negation (restates); from `named_change_from`
+   when it says it changed and names the old value next to a new one ("switched from
+   unittest to pytest", "Dr Okafor instead of Dr Halvorsen"). Two turns of one speaker
+   (`labelled_from`) are judged by similarity only from a higher similarity.
 
 Anything at or above `text_rule_from` (or `threshold` for a plain policy) that does not
 supersede is a possible duplicate for the agent to judge. The thresholds belong to the model
@@ -1373,6 +1375,17 @@ def keeps_every_word(existing: str, new: str) -> bool:
     return statement(existing).words <= statement(new).words
 
 
+def restates(existing: str, new: str) -> bool:
+    """The new text keeps every content word of the existing one and adds no value and no
+    negation: the same statement in more words ("Feature flags are managed with
+    LaunchDarkly" / "We manage feature flags through LaunchDarkly"). A value added
+    ("Python" / "Python 3.12 with pandas 2.2", "a code owner" / "two code owners") narrows
+    or changes the fact, and a negation added ("reachable only through the VPN" / "publicly
+    reachable without the VPN") states its opposite."""
+    old, new_ = statement(existing), statement(new)
+    return old.words <= new_.words and new_.values <= old.values and new_.negations == old.negations
+
+
 def relations_differ(existing: str, new: str) -> bool:
     """The texts are about different holders: a relation one of them names after a
     possessive ("the user's *mother*", "the user's *former* employer", "the manager's
@@ -2127,7 +2140,7 @@ class Comparison:
     changes: int  # changed_values
     modifier_swapped: bool  # swaps_a_modifier
     phrase_replaced: bool  # replaces_a_phrase
-    keeps_every_word: bool
+    restates: bool
     names_the_change: bool
     # another speaker or subject label, the same said of something else, a fact joined to the
     # old text, or a question against a statement (save's rule only; verify reads claims)
@@ -2171,7 +2184,7 @@ def compare(existing: str, new: str) -> Comparison:
         changes=changed_values(existing, new),
         modifier_swapped=swaps_a_modifier(existing, new),
         phrase_replaced=replaces_a_phrase(existing, new),
-        keeps_every_word=keeps_every_word(existing, new),
+        restates=restates(existing, new),
         names_the_change=names_the_change(existing, new),
         other_occasion=another_occasion(existing, new),
         opposite=negates(existing, new),
@@ -2241,8 +2254,8 @@ class DedupPolicy:
         if similarity < self.considered_from:
             return Decision("distinct", "not similar")  # no need to read the texts
         pair = compare(existing, new)
-        if corrects and not pair.marked:
-            pair = replace(pair, marked=True)
+        if corrects:  # says by itself that it corrects, as a change word would
+            pair = replace(pair, marked=True, change_word=True)
         return self.judge(similarity, pair)
 
     def judge(self, similarity: float, pair: Comparison) -> Decision:
@@ -2292,7 +2305,7 @@ class DedupPolicy:
         if self.text_rule_from is not None and similarity >= self.text_rule_from:
             if pair.marked and pair.change_word:
                 return Decision("supersede", "says it changed")
-            if pair.keeps_every_word:
+            if pair.restates:
                 return Decision("supersede", "keeps every word")
         if pair.names_the_change:
             return Decision("supersede", "names the change")
