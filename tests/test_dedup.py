@@ -114,9 +114,9 @@ def test_a_different_value_is_a_different_fact_reported_as_a_possible_duplicate(
 )
 def test_a_different_holder_is_a_different_fact(existing: str, new: str) -> None:
     assert relations_differ(existing, new)
-    assert verdict(0.95, existing, new) == "possible_duplicate"
+    assert verdict(SIMILAR, existing, new) == "possible_duplicate"
     # a change word does not make the user's mother the user
-    assert verdict(0.95, existing, new.rstrip(".") + " now") == "possible_duplicate"
+    assert verdict(SIMILAR, existing, new.rstrip(".") + " now") == "possible_duplicate"
 
 
 def test_texts_the_model_does_not_know_are_no_evidence_of_sameness() -> None:
@@ -143,7 +143,7 @@ def test_a_modifier_swapped_before_the_same_noun_is_another_thing_even_with_a_ch
         ("The staging database uses Postgres 15", "The production database uses Postgres 16 now"),
     ):
         assert swaps_a_modifier(existing, new)
-        assert verdict(0.95, existing, new) == "possible_duplicate"
+        assert verdict(SIMILAR, existing, new) == "possible_duplicate"
     # opposites of one setting, an abbreviation and a moved word are not another thing
     assert not swaps_a_modifier(
         "The user wants the single quote style", "... the double quote style"
@@ -157,7 +157,7 @@ def test_a_phrase_replaced_in_the_same_sentence_is_another_fact() -> None:
     old = "Eve does security reviews for new internal services."
     new = "Eve does security reviews for new third-party vendor integrations."
     assert replaces_a_phrase(old, new)
-    assert verdict(0.87, old, new) == "possible_duplicate"
+    assert verdict(SIMILAR, old, new) == "possible_duplicate"
     # a rewording that starts differently is not
     rewording = "When you see E1042, it means the upstream provider has timed out."
     assert not replaces_a_phrase(
@@ -169,7 +169,7 @@ def test_two_values_changed_at_once_are_another_fact_even_with_a_change_word() -
     old, new = "Service A listens on port 9001", "Service B now listens on port 9002"
     assert says_it_changed(old, new)
     assert changed_values(old, new) == 2
-    assert verdict(0.80, old, new) == "possible_duplicate"
+    assert verdict(SIMILAR, old, new) == "possible_duplicate"
 
 
 def test_a_distinct_fact_below_the_duplicate_band_is_not_even_suggested() -> None:
@@ -227,13 +227,13 @@ def test_a_correction_that_says_the_value_changed_supersedes(
 
 def test_another_value_of_one_setting_without_a_change_word_is_kept_as_a_conflict() -> None:
     # the same subject with the other value, and nothing says it changed: both stay, reported
-    assert verdict(0.82, TABS, SPACES) == "possible_duplicate"
+    assert verdict(SIMILAR, TABS, SPACES) == "possible_duplicate"
     enabled = "The user wants feature flags enabled by default in staging"
-    assert verdict(0.96, enabled, enabled.replace("enabled", "disabled")) == "possible_duplicate"
-    assert verdict(0.95, "Joanna: I'm allergic to cats", "Joanna: I'm not allergic to cats") == (
+    assert verdict(SIMILAR, enabled, enabled.replace("enabled", "disabled")) == "possible_duplicate"
+    assert verdict(SIMILAR, "Joanna: I'm allergic to cats", "Joanna: I'm not allergic to cats") == (
         "possible_duplicate"
     )
-    assert verdict(0.9, "Leo: I hate sushi", "Leo: I love sushi") == "possible_duplicate"
+    assert verdict(SIMILAR, "Leo: I hate sushi", "Leo: I love sushi") == "possible_duplicate"
     # with a change word, or said to be a correction by its source or category, it corrects
     assert verdict(0.82, TABS, "The user now prefers spaces in Python files.") == "supersede"
     assert POLICY.decide(0.82, TABS, SPACES, corrects=True) == "supersede"
@@ -264,6 +264,9 @@ def test_another_value_of_one_setting_without_a_change_word_is_kept_as_a_conflic
         ("Jonas: I'll bring the speaker to the picnic", "Jonas: I brought the speaker to it"),
         ("Ahmed: the interview went well", "Ahmed: the second interview went well"),
         ("The lint command is `make lint`", "The lint command is `make check`"),
+        ("sky: my uber is 5 min away", "sky: your uber is 5 min away"),
+        ("Noor: I passed my driving test!", "Noor: Sam passed his driving test!"),
+        ("Your flight lands at 6pm.", "Her flight lands at 6pm."),
     ],
     ids=[
         "other-speaker",
@@ -281,12 +284,15 @@ def test_another_value_of_one_setting_without_a_change_word_is_kept_as_a_conflic
         "plan-and-event",
         "another-one",
         "quoted-whole",
+        "my-your",
+        "my-his",
+        "your-her",
     ],
 )
 def test_what_is_said_of_another_holder_or_occasion_never_supersedes(
     existing: str, new: str
 ) -> None:
-    assert verdict(0.97, existing, new) != "supersede"
+    assert verdict(SIMILAR, existing, new) != "supersede"
 
 
 def test_a_correction_may_change_several_values_with_a_word_that_says_so() -> None:
@@ -300,6 +306,15 @@ def test_a_correction_may_change_several_values_with_a_word_that_says_so() -> No
     assert verdict(SIMILAR, "Redis is at redis-01:6379", "Redis: host redis-01, port 6379") == (
         "supersede"
     )
+
+
+def test_a_possessive_of_the_same_person_names_the_same_holder() -> None:
+    # "their" / "his" may name the same user, "my" / "our" the same speaker's team
+    blood = "The user checks their blood sugar before meals."
+    assert not relations_differ(blood, blood.replace("their", "his"))
+    assert verdict(SIMILAR, blood, blood.replace("their", "his")) == "supersede"
+    assert not relations_differ("Joe: my team won", "Joe: our team won")
+    assert relations_differ("Joe: my team won", "Joe: your team won")
 
 
 def test_a_label_that_is_a_word_such_as_correction_is_not_a_speaker() -> None:
@@ -328,9 +343,9 @@ def test_latin_script_in_another_language_is_no_evidence() -> None:
         "El usuario prefiere los comentarios del código en inglés.",
     )
     assert dedup.reads_foreign(spanish[1])
-    assert verdict(0.9, *spanish) == "possible_duplicate"
+    assert verdict(SIMILAR, *spanish) == "possible_duplicate"
     turkish = ("Staging ortamı her gece sıfırlanıyor.", "Prod ortamının yedeği her gece alınıyor.")
-    assert verdict(0.9, *turkish) == "possible_duplicate"
+    assert verdict(SIMILAR, *turkish) == "possible_duplicate"
     assert not dedup.reads_foreign("The user lives in São Paulo and works for Łukasz")
 
 
@@ -481,7 +496,7 @@ def test_one_place_filled_with_other_words_is_another_fact() -> None:
         ("Unit tests run on every push.", "Integration tests run on every push."),
     ):
         assert changed_values(existing, new) == 1
-        assert verdict(0.88, existing, new) == "possible_duplicate"
+        assert verdict(SIMILAR, existing, new) == "possible_duplicate"
         # saying that it changed makes it a correction of that one thing
         marked = new.rstrip(".") + " now."
         assert verdict(0.88, existing, marked) == "supersede"
@@ -505,7 +520,7 @@ def test_the_users_someone_is_not_the_user() -> None:
     old = "The user has a parent-teacher meeting on Thursday evening."
     new = "The user's co-parent has a parent-teacher meeting on Thursday evening."
     assert relations_differ(old, new)
-    assert verdict(0.94, old, new) == "possible_duplicate"
+    assert verdict(SIMILAR, old, new) == "possible_duplicate"
 
 
 @pytest.mark.parametrize(
@@ -765,7 +780,7 @@ def test_what_only_looks_like_a_negation_does_not_flip_the_statement(
 def test_another_kind_of_statement_holder_or_value_is_never_superseded(
     existing: str, new: str
 ) -> None:
-    assert verdict(0.9, existing, new) != "supersede"
+    assert verdict(SIMILAR, existing, new) != "supersede"
 
 
 @pytest.mark.parametrize(
@@ -874,7 +889,7 @@ def test_persons_and_things_in_exchanged_places_are_a_conflict(
 )
 def test_another_day_or_month_is_another_value_in_any_case(existing: str, new: str) -> None:
     assert dedup.changed_values(existing, new) == 1
-    assert verdict(0.97, existing, new) == "possible_duplicate"
+    assert verdict(SIMILAR, existing, new) == "possible_duplicate"
 
 
 def test_a_month_is_read_by_any_of_its_names_and_may_only_beside_a_number() -> None:
@@ -1018,7 +1033,7 @@ def test_a_place_refilled_is_another_fact_though_the_old_word_is_part_of_a_value
 ) -> None:
     # the old word is still there, but only inside a path: it was not moved
     assert dedup.changed_values(existing, new) == 1
-    assert verdict(0.9, existing, new) == "possible_duplicate"
+    assert verdict(SIMILAR, existing, new) == "possible_duplicate"
 
 
 @pytest.mark.parametrize(
@@ -1062,7 +1077,7 @@ def test_how_things_are_and_what_happened_at_a_past_time_are_two_occasions(
     existing: str, new: str
 ) -> None:
     assert dedup.another_occasion(existing, new)
-    assert verdict(0.93, existing, new) == "possible_duplicate"
+    assert verdict(SIMILAR, existing, new) == "possible_duplicate"
 
 
 def test_a_past_event_said_twice_is_one_occasion() -> None:
@@ -1073,7 +1088,7 @@ def test_a_past_event_said_twice_is_one_occasion() -> None:
 def test_a_day_changed_with_a_name_is_two_values_and_with_a_time_one() -> None:
     talk = "The talk by Marco is on Friday."
     assert dedup.changed_values(talk, "Now the talk by Marta is on Monday.") == 2
-    assert verdict(0.9, talk, "Now the talk by Marta is on Monday.") == "possible_duplicate"
+    assert verdict(SIMILAR, talk, "Now the talk by Marta is on Monday.") == "possible_duplicate"
     standup = "Standup is on Mondays at 9:30."
     assert dedup.changed_values(standup, "Standup is now on Tuesdays at 10:00.") == 1
 
@@ -1102,7 +1117,7 @@ def test_a_month_that_is_also_a_name_is_a_month_only_where_it_says_when() -> Non
 )
 def test_said_of_all_against_said_of_one_is_another_statement(existing: str, new: str) -> None:
     assert dedup.one_or_all(existing, new)
-    assert verdict(0.93, existing, new) == "possible_duplicate"
+    assert verdict(SIMILAR, existing, new) == "possible_duplicate"
 
 
 @pytest.mark.parametrize(

@@ -1389,14 +1389,41 @@ def restates(existing: str, new: str) -> bool:
 def relations_differ(existing: str, new: str) -> bool:
     """The texts are about different holders: a relation one of them names after a
     possessive ("the user's *mother*", "the user's *former* employer", "the manager's
-    *manager*") is not named as often in the other ("the user", "the user's employer")."""
+    *manager*") is not named as often in the other ("the user", "the user's employer"), or
+    a possessive of another person stands in the same place ("*my* uber is 5 min away" /
+    "*your* uber ...")."""
     old, new_ = statement(existing), statement(new)
     return (
         _more_relations(old, new_)
         or _more_relations(new_, old)
         or _other_possession(old, new_)
         or _other_possession(new_, old)
+        or _other_possessor(old, new_)
     )
+
+
+# Possessives by grammatical person: one of another person in the same place is another
+# holder ("my" / "your" / "his"); within one person they may name the same one ("my team" /
+# "our team", "the user checks *their* blood sugar" / "*his* blood sugar").
+_POSSESSOR_PERSON = {
+    **dict.fromkeys(("my", "our"), 1),
+    "your": 2,
+    **dict.fromkeys(("his", "her", "their", "its"), 3),
+}
+
+
+def _other_possessor(old: Statement, new: Statement) -> bool:
+    """One possessive replaced by a possessive of another person, everything around it in
+    place ("i passed *my* driving test" / "gabe passed *his* driving test")."""
+    a = [t.lower for t in old.tokens]
+    b = [t.lower for t in new.tokens]
+    matcher = SequenceMatcher(None, a, b, autojunk=False)
+    for operation, i1, i2, j1, j2 in matcher.get_opcodes():
+        if operation == "replace" and i2 - i1 == 1 and j2 - j1 == 1:
+            one, other = _POSSESSOR_PERSON.get(a[i1]), _POSSESSOR_PERSON.get(b[j1])
+            if one is not None and other is not None and one != other:
+                return True
+    return False
 
 
 def _other_possession(one: Statement, other: Statement) -> bool:
