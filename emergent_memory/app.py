@@ -70,7 +70,7 @@ DEDUP_POLICIES = {
 }
 # For a model nobody calibrated: the text rules (which do not depend on the model) and a high
 # similarity; nothing is superseded below it.
-UNCALIBRATED_DEDUP_THRESHOLD = 0.95
+UNCALIBRATED_DEDUP_THRESHOLD = 0.98
 
 
 def build_embedder(settings: Settings) -> EmbeddingProvider:

@@ -34,7 +34,7 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPOSITORY / "tests" / "artifacts"  # gitignored
 
 # The bag-of-words vectors of the fake provider are far from a real model's: a lower dedup
-# threshold than the uncalibrated 0.95, so that two memories differing in one value of a
+# threshold than the uncalibrated 0.98, so that two memories differing in one value of a
 # dozen words are flagged as possible duplicates (and the same threshold seeds and serves).
 DEDUP_THRESHOLD = "0.8"
 

@@ -83,7 +83,7 @@ def test_the_dedup_policy_follows_the_model_unless_the_threshold_is_set() -> Non
         labelled_from=0.97,
     )
     # a model nobody calibrated: the plain threshold, no bands
-    assert app.dedup_policy(load_settings({}), "some/other-model") == DedupPolicy.plain(0.95)
+    assert app.dedup_policy(load_settings({}), "some/other-model") == DedupPolicy.plain(0.98)
     chosen = load_settings({"EMERGENT_MEMORY_DEDUP_THRESHOLD": "0.9"})
     assert app.dedup_policy(chosen, LOCAL_MODEL_NAME) == DedupPolicy(0.9, 0.64, 0.60, True, 0.97)
     assert app.dedup_policy(chosen, "some/other-model") == DedupPolicy.plain(0.9)

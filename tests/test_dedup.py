@@ -315,6 +315,10 @@ def test_a_possessive_of_the_same_person_names_the_same_holder() -> None:
     assert verdict(SIMILAR, blood, blood.replace("their", "his")) == "supersede"
     assert not relations_differ("Joe: my team won", "Joe: our team won")
     assert relations_differ("Joe: my team won", "Joe: your team won")
+    # "his" and "her" are two people; "their" may be either
+    pto = "The user's manager approved his PTO"
+    assert relations_differ(pto, pto.replace("his", "her"))
+    assert not relations_differ(pto, pto.replace("his", "their"))
 
 
 def test_a_label_that_is_a_word_such_as_correction_is_not_a_speaker() -> None:
@@ -350,37 +354,110 @@ def test_latin_script_in_another_language_is_no_evidence() -> None:
 
 
 @pytest.mark.parametrize(
-    ("similarity", "existing", "new"),
+    ("similarity", "existing", "new", "reason"),
     [
-        (0.94, "The user prefers pnpm over npm", "The user likes using pnpm instead of npm"),
-        (0.87, "The nightly backup runs at 02:00 UTC", "Every night at 2 am UTC the backup runs"),
-        (0.92, "The CLI is pinned to v2.3.1 in the lockfile", "The lockfile pins the CLI at 2.3.1"),
-        (0.76, "The cluster has three master nodes", "There are 3 master nodes in the cluster"),
+        (
+            0.94,
+            "The user prefers pnpm over npm",
+            "The user likes using pnpm instead of npm",
+            "says it changed",
+        ),
+        (
+            0.87,
+            "The nightly backup runs at 02:00 UTC",
+            "Every night at 2 am UTC the backup runs",
+            "not enough evidence",
+        ),
+        (
+            0.92,
+            "The CLI is pinned to v2.3.1 in the lockfile",
+            "The lockfile pins the CLI at 2.3.1",
+            "not enough evidence",
+        ),
+        (
+            0.76,
+            "The cluster has three master nodes",
+            "There are 3 master nodes in the cluster",
+            "keeps every word",
+        ),
         (
             0.88,
             "The API rate limit is 1000 requests a minute",
             "Clients may make 1,000 requests a minute",
+            "not enough evidence",
         ),
         (
             0.91,
             "The user prefers Makefiles for commands",
             "Commands go in a Makefile, as the user prefers",
+            "keeps every word",
         ),
         (
             0.88,
             "The user prefers PostgreSQL over MySQL",
             "For new projects the user picks Postgres, not MySQL",
+            "names the change",
         ),
     ],
     ids=["synonyms", "clock", "version", "number-word", "thousands", "plural", "alias"],
 )
-def test_a_rewording_with_the_same_values_supersedes(
-    similarity: float, existing: str, new: str
+def test_a_rewording_with_the_same_values_supersedes_from_the_threshold_or_with_evidence(
+    similarity: float, existing: str, new: str, reason: str
 ) -> None:
     assert changed_values(existing, new) == 0
     assert verdict(SIMILAR, existing, new) == "supersede"
-    # at the model's own similarity it supersedes only with more evidence; never lost
-    assert verdict(similarity, existing, new) in ("supersede", "possible_duplicate")
+    # at the model's own similarity, below the threshold: only with evidence in the words
+    # (every word kept and nothing added, a change word, a named change); else kept, reported
+    decision = POLICY.explain(similarity, existing, new)
+    assert decision.reason == reason
+    assert decision.verdict == (
+        "possible_duplicate" if reason == "not enough evidence" else "supersede"
+    )
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "The user uses Python for data scripts.",
+            "The user uses Python 3.12 with pandas 2.2 for data scripts.",
+        ),
+        (
+            "Merge requests need approval from a code owner.",
+            "Merge requests touching the infra folder need approval from two code owners.",
+        ),
+        (
+            "The admin dashboard is reachable only through the VPN.",
+            "The admin dashboard is publicly reachable without the VPN.",
+        ),
+        ("Backups go to the S3 bucket.", "Backups go to the S3 bucket in eu-west-1."),
+    ],
+    ids=["versions-added", "number-added", "negation-added", "region-added"],
+)
+def test_every_word_kept_with_a_value_or_a_negation_added_is_no_rewording(
+    existing: str, new: str
+) -> None:
+    assert keeps_every_word(existing, new)
+    assert not dedup.restates(existing, new)
+    band = (POLICY.duplicates_from + POLICY.threshold) / 2
+    assert verdict(band, existing, new) == "possible_duplicate"
+    # the same words said again, nothing added: the same statement
+    restated = "We manage feature flags through LaunchDarkly."
+    assert dedup.restates("Feature flags are managed with LaunchDarkly.", restated)
+    assert not dedup.restates("", restated)  # nothing to keep is no evidence
+
+
+def test_a_save_marked_as_a_correction_corrects_only_a_value_the_rule_reads() -> None:
+    # one value read as changed (another setting, a negation): the marked save corrects it
+    band_low = POLICY.duplicates_from
+    assert POLICY.decide(band_low, TABS, SPACES, corrects=True) == "supersede"
+    emails = ("The user wants weekly emails", "The user does not want weekly emails")
+    assert POLICY.decide(band_low, *emails, corrects=True) == "supersede"
+    # nothing the rule reads changed: saying "correction" is no evidence of the same fact
+    push = ("Never push directly to main.", "Never force-push to main.")
+    assert POLICY.explain(0.93, *push, corrects=True) == dedup.Decision(
+        "possible_duplicate", "not enough evidence"
+    )
 
 
 def test_in_the_band_only_a_change_word_or_every_word_kept_is_enough() -> None:

@@ -72,8 +72,8 @@ Then, from the lowest similarity that is considered (`named_change_from`, else
    rewordings); from `text_rule_from` when it says it changed, or keeps every content word
    of the old text and adds no value and no negation (restates); from `named_change_from`
    when it says it changed and names the old value next to a new one ("switched from
-   unittest to pytest", "Dr Okafor instead of Dr Halvorsen"). Two turns of one speaker
-   (`labelled_from`) are judged by similarity only from a higher similarity.
+   unittest to pytest", "Dr Okafor instead of Dr Halvorsen"). For two turns of one speaker
+   the band's text rules start at `labelled_from`; below it only a named change supersedes.
 
 Anything at or above `text_rule_from` (or `threshold` for a plain policy) that does not
 supersede is a possible duplicate for the agent to judge. The thresholds belong to the model
@@ -1383,7 +1383,12 @@ def restates(existing: str, new: str) -> bool:
     or changes the fact, and a negation added ("reachable only through the VPN" / "publicly
     reachable without the VPN") states its opposite."""
     old, new_ = statement(existing), statement(new)
-    return old.words <= new_.words and new_.values <= old.values and new_.negations == old.negations
+    return (
+        bool(old.words)
+        and old.words <= new_.words
+        and new_.values <= old.values
+        and new_.negations == old.negations
+    )
 
 
 def relations_differ(existing: str, new: str) -> bool:
@@ -1406,24 +1411,37 @@ def relations_differ(existing: str, new: str) -> bool:
 # holder ("my" / "your" / "his"); within one person they may name the same one ("my team" /
 # "our team", "the user checks *their* blood sugar" / "*his* blood sugar").
 _POSSESSOR_PERSON = {
-    **dict.fromkeys(("my", "our"), 1),
-    "your": 2,
-    **dict.fromkeys(("his", "her", "their", "its"), 3),
+    **dict.fromkeys(("my", "our"), "first"),
+    "your": "second",
+    "his": "he",
+    "her": "she",
+    "its": "it",
 }
+# "their" may stand for any one third person ("the user checks *their* / *his* blood sugar")
+_ANY_THIRD = frozenset({"he", "she", "it"})
 
 
 def _other_possessor(old: Statement, new: Statement) -> bool:
     """One possessive replaced by a possessive of another person, everything around it in
-    place ("i passed *my* driving test" / "gabe passed *his* driving test")."""
+    place ("i passed *my* driving test" / "gabe passed *his* driving test", "approved *his*
+    PTO" / "approved *her* PTO")."""
     a = [t.lower for t in old.tokens]
     b = [t.lower for t in new.tokens]
     matcher = SequenceMatcher(None, a, b, autojunk=False)
     for operation, i1, i2, j1, j2 in matcher.get_opcodes():
         if operation == "replace" and i2 - i1 == 1 and j2 - j1 == 1:
-            one, other = _POSSESSOR_PERSON.get(a[i1]), _POSSESSOR_PERSON.get(b[j1])
-            if one is not None and other is not None and one != other:
+            one, other = _possessor_person(a[i1]), _possessor_person(b[j1])
+            if one and other and not one & other:
                 return True
     return False
+
+
+def _possessor_person(word: str) -> frozenset[str]:
+    """Who a possessive may stand for (empty for a word that is not one)."""
+    if word == "their":
+        return _ANY_THIRD
+    person = _POSSESSOR_PERSON.get(word)
+    return frozenset() if person is None else frozenset({person})
 
 
 def _other_possession(one: Statement, other: Statement) -> bool:
@@ -2282,7 +2300,10 @@ class DedupPolicy:
             return Decision("distinct", "not similar")  # no need to read the texts
         pair = compare(existing, new)
         if corrects:  # says by itself that it corrects, as a change word would
-            pair = replace(pair, marked=True, change_word=True)
+            # of a value the rule reads as changed; one that changes nothing the rule reads
+            # ("Never push directly to main" / "Never force-push to main") is no evidence
+            says_what = bool(pair.changes or pair.opposite or pair.swapped)
+            pair = replace(pair, marked=True, change_word=pair.change_word or says_what)
         return self.judge(similarity, pair)
 
     def judge(self, similarity: float, pair: Comparison) -> Decision:
