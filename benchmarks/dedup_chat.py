@@ -71,7 +71,10 @@ HOLDOUTS = {
     "13 to 15; then development data",
     "dedup_holdout_17.json": "agent and chat memories, 480 pairs; first run against the rule "
     "that supersedes on the similarity alone only from 0.98 (fitted on the agent memories of "
-    "sets 4 to 16) and on every word kept only with no value or negation added",
+    "sets 4 to 16) and on every word kept only with no value or negation added; then "
+    "development data",
+    "dedup_holdout_18.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "after its review (possessives of another person, a correction only of a value read)",
 }
 
 
