@@ -110,6 +110,11 @@ def test_a_different_value_is_a_different_fact_reported_as_a_possible_duplicate(
             "The user's team owns the notifications service",
             "The user owns the notifications service",
         ),
+        (
+            "The user said the migration window should be Sunday night.",
+            "The user's DBA said the migration window should be Sunday night.",
+        ),
+        ("Our CTO approved the budget.", "Our CEO approved the budget."),
     ],
 )
 def test_a_different_holder_is_a_different_fact(existing: str, new: str) -> None:
@@ -453,11 +458,16 @@ def test_a_save_marked_as_a_correction_corrects_only_a_value_the_rule_reads() ->
     assert POLICY.decide(band_low, TABS, SPACES, corrects=True) == "supersede"
     emails = ("The user wants weekly emails", "The user does not want weekly emails")
     assert POLICY.decide(band_low, *emails, corrects=True) == "supersede"
+    port = ("The staging DB listens on port 5432.", "The staging DB listens on port 5433.")
+    assert POLICY.decide(band_low, *port, corrects=True) == "supersede"
     # nothing the rule reads changed: saying "correction" is no evidence of the same fact
     push = ("Never push directly to main.", "Never force-push to main.")
     assert POLICY.explain(0.93, *push, corrects=True) == dedup.Decision(
         "possible_duplicate", "not enough evidence"
     )
+    # nor is it when what changed is what the text is about (another service)
+    services = ("The billing service runs on port 3100.", "The search service runs on port 3100.")
+    assert POLICY.decide(band_low, *services, corrects=True) == "possible_duplicate"
 
 
 def test_in_the_band_only_a_change_word_or_every_word_kept_is_enough() -> None:
@@ -805,6 +815,8 @@ def test_what_only_looks_like_a_negation_does_not_flip_the_statement(
         # a reported question, or a request, against the answer or the deed
         ("The user asked how long the test suite takes.", "The test suite takes 15 minutes."),
         ("The user asked me to pin numpy to 1.26.", "I pinned numpy to 1.26 for the user."),
+        ("The user asked the agent to bump the timeout.", "The agent bumped the timeout."),
+        ("Asked our SRE to rotate the keys.", "The keys were rotated by our SRE."),
         ("User wants to know which queue we use for emails.", "We use SQS for emails."),
         # a lesson against the rule it led to
         (

@@ -157,6 +157,7 @@ _RELATIONS = """
     goddaughter godchild stepparent stepbrother stepsister half-brother half-sister
     ex-wife ex-husband ex-partner widow widower twin
     bf gf bff bestie hubby wifey bro sis sibs mil fil inlaws grandparents gran nan granny
+    dba cto ceo cfo coo vp sre recruiter supervisor approver
     """
 RELATIONS = frozenset(_RELATIONS.split())
 _POSSESSIVE_WORDS = "my our your his her their its whose"
@@ -998,6 +999,20 @@ _QUESTION_WORDS = frozenset(
 _ADDRESSED = frozenset({"me", "us", "you", "him", "her", "them"})
 
 
+# Who a request is addressed to, before its "to": a pronoun ("asked *me* to"), or a noun
+# after one of these ("asked *the agent* to", "asked *our* DBA to").
+_ADDRESSEE_DETERMINERS = frozenset({"the", "a", "an", "my", "our", "your", "his", "her", "their"})
+
+
+def _asks_someone_to(following: Sequence[str]) -> bool:
+    """The words after an asking word name someone and then "to"."""
+    if following[:1] and following[0] in _ADDRESSED:
+        return list(following[1:2]) == ["to"]
+    if following[:1] and following[0] in _ADDRESSEE_DETERMINERS:
+        return list(following[2:3]) == ["to"]
+    return False
+
+
 def speech(text: str) -> Literal["question", "request", "statement"]:
     """What the text does: asks ("...?", "the user *asked why* the build is slow", "*wants to
     know* ..."), reports a request ("the user *asked me to* bump lodash"), or states. A
@@ -1012,8 +1027,7 @@ def speech(text: str) -> Literal["question", "request", "statement"]:
             return "question"
         if word == "know" and lower[max(0, i - 2) : i] == ["wants", "to"]:
             return "question"
-        addressed = following[:1] and following[0] in _ADDRESSED
-        if word in _ASKING and addressed and following[1:2] == ["to"]:
+        if word in _ASKING and _asks_someone_to(following):
             return "request"
     return "statement"
 
@@ -2300,9 +2314,12 @@ class DedupPolicy:
             return Decision("distinct", "not similar")  # no need to read the texts
         pair = compare(existing, new)
         if corrects:  # says by itself that it corrects, as a change word would
-            # of a value the rule reads as changed; one that changes nothing the rule reads
-            # ("Never push directly to main" / "Never force-push to main") is no evidence
-            says_what = bool(pair.changes or pair.opposite or pair.swapped)
+            # of the one value the rule reads as changed of the same subject (a conflict's
+            # reasons: CONFLICT_REASONS); one that changes nothing the rule reads ("Never
+            # push directly to main" / "Never force-push to main") or changes what the text
+            # is about ("Nadia owns *payments*" / "Farah owns *webhooks*") is no evidence
+            one_value = pair.changes == 1 and pair.changed_late and not pair.modifier_swapped
+            says_what = one_value or pair.opposite or bool(pair.swapped)
             pair = replace(pair, marked=True, change_word=pair.change_word or says_what)
         return self.judge(similarity, pair)
 
