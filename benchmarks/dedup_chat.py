@@ -194,6 +194,9 @@ DEVELOPMENT = [
     "dedup_holdout_13.json",
     "dedup_holdout_14.json",
     "dedup_holdout_15.json",
+    "dedup_holdout_16.json",
+    "dedup_holdout_17.json",
+    "dedup_holdout_18.json",
 ]
 
 
@@ -201,7 +204,7 @@ DEVELOPMENT = [
 # fitted on: the labelled agent set and every held-out set of agent memories run before.
 AGENT_DEVELOPMENT = [
     "dedup_pairs.json",
-    *(f"dedup_holdout_{n}.json" for n in range(4, 17)),
+    *(f"dedup_holdout_{n}.json" for n in range(4, 19)),
 ]
 
 
