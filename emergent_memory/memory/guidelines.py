@@ -112,7 +112,8 @@ KEEPING_MEMORIES_RIGHT = """\
   supersede_reason in options when you know why it changed).
 - When save_memory lists close memories it kept beside the new one, read them: if one is the
   same fact or is now wrong, update or delete it (manage_memory); if it is a different fact,
-  keep both. One "kept beside it" comes from a stronger source (explicit > corrected >
+  keep both. A fact saved again in other words is kept beside the old one unless it says it
+  changed or repeats all the old one's words: to reword a memory, update it instead. One "kept beside it" comes from a stronger source (explicit > corrected >
   inferred), is core, or is of another category: what the user said is never replaced by
   what you inferred; ask the user before changing it. A value that differs without a change
   word ("now", "switched", ...) is kept beside the old one as a conflict: say that it
