@@ -107,14 +107,14 @@ def _with(policy: dedup.DedupPolicy, field: str, value: float) -> dedup.DedupPol
 
 
 def choose(rows: list[tuple[float, Any, dict[str, Any]]], field: str = "labelled_from") -> float:
-    """The lowest value of GRID for `field` (`labelled_from` or `threshold`) at which the
-    similarity adds no wrong supersession on these rows: as few as at the top of the grid
-    (for the threshold 1.0, where the text rules alone decide; zero for the chat turns); of
-    those, the one that catches the most rewordings and corrections, ties to the more
-    conservative."""
+    """The lowest value of 1.0 and GRID for `field` (`labelled_from` or `threshold`) at
+    which the similarity adds no wrong supersession on these rows: as few as at 1.0, where
+    the text rules alone decide; of those, the one that catches the most rewordings and
+    corrections, ties to the more conservative."""
     base = DEDUP_POLICIES[LOCAL_MODEL_NAME]
-    # for the threshold, 1.0 too: never on the similarity alone
-    grid = [1.0, *GRID] if field == "threshold" else GRID
+    # 1.0 too: never on the similarity alone (the threshold), never for two turns of one
+    # speaker (labelled_from)
+    grid = [1.0, *GRID]
     counts = {v: _count(_with(base, field, v), rows) for v in grid}
     fewest = min(count[1] for count in counts.values())
     safe = [v for v in grid if counts[v][1] == fewest]

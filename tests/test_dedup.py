@@ -467,7 +467,12 @@ def test_a_save_marked_as_a_correction_corrects_only_a_value_the_rule_reads() ->
     )
     # nor is it when what changed is what the text is about (another service)
     services = ("The billing service runs on port 3100.", "The search service runs on port 3100.")
-    assert POLICY.decide(band_low, *services, corrects=True) == "possible_duplicate"
+    for similarity in (band_low, SIMILAR, 0.99):
+        assert POLICY.decide(similarity, *services, corrects=True) == "possible_duplicate"
+    # a correction it reads says so, however similar (a person reads why it was replaced)
+    assert POLICY.explain(0.99, *port, corrects=True) == dedup.Decision(
+        "supersede", "says it changed"
+    )
 
 
 def test_in_the_band_only_a_change_word_or_every_word_kept_is_enough() -> None:
@@ -817,6 +822,9 @@ def test_what_only_looks_like_a_negation_does_not_flip_the_statement(
         ("The user asked me to pin numpy to 1.26.", "I pinned numpy to 1.26 for the user."),
         ("The user asked the agent to bump the timeout.", "The agent bumped the timeout."),
         ("Asked our SRE to rotate the keys.", "The keys were rotated by our SRE."),
+        ("The user asked her manager to approve the PTO.", "Her manager approved the PTO."),
+        ("Asked the new DBA to rotate the keys.", "The new DBA rotated the keys."),
+        ("The user asked Priya to review the PR.", "Priya reviewed the PR."),
         ("User wants to know which queue we use for emails.", "We use SQS for emails."),
         # a lesson against the rule it led to
         (

@@ -1004,13 +1004,18 @@ _ADDRESSED = frozenset({"me", "us", "you", "him", "her", "them"})
 _ADDRESSEE_DETERMINERS = frozenset({"the", "a", "an", "my", "our", "your", "his", "her", "their"})
 
 
-def _asks_someone_to(following: Sequence[str]) -> bool:
-    """The words after an asking word name someone and then "to"."""
-    if following[:1] and following[0] in _ADDRESSED:
-        return list(following[1:2]) == ["to"]
-    if following[:1] and following[0] in _ADDRESSEE_DETERMINERS:
-        return list(following[2:3]) == ["to"]
-    return False
+def _asks_someone_to(following: Sequence[_Token]) -> bool:
+    """The words after an asking word name someone and then "to": a pronoun ("asked *her*
+    to"), a name ("asked *Priya* to"), or one or two words after a determiner ("asked *the
+    agent* to", "asked *her manager* to", "asked *the new DBA* to")."""
+    words = [t.lower for t in following]
+    if not words:
+        return False
+    if words[0] in _ADDRESSED and words[1:2] == ["to"]:
+        return True
+    if words[0] in _ADDRESSEE_DETERMINERS:
+        return "to" in words[2:4]
+    return following[0].text[:1].isupper() and words[1:2] == ["to"]
 
 
 def speech(text: str) -> Literal["question", "request", "statement"]:
@@ -1020,14 +1025,15 @@ def speech(text: str) -> Literal["question", "request", "statement"]:
     bumped lodash")."""
     if asks(text):
         return "question"
-    lower = [t.lower for t in statement(text).tokens]
+    tokens = statement(text).tokens
+    lower = [t.lower for t in tokens]
     for i, word in enumerate(lower):
         following = lower[i + 1 : i + 4]
         if word in _ASKING and any(w in _QUESTION_WORDS for w in following[:2]):
             return "question"
         if word == "know" and lower[max(0, i - 2) : i] == ["wants", "to"]:
             return "question"
-        if word in _ASKING and _asks_someone_to(following):
+        if word in _ASKING and _asks_someone_to(tokens[i + 1 : i + 5]):
             return "request"
     return "statement"
 
@@ -2320,7 +2326,12 @@ class DedupPolicy:
             # is about ("Nadia owns *payments*" / "Farah owns *webhooks*") is no evidence
             one_value = pair.changes == 1 and pair.changed_late and not pair.modifier_swapped
             says_what = one_value or pair.opposite or bool(pair.swapped)
-            pair = replace(pair, marked=True, change_word=pair.change_word or says_what)
+            # otherwise the other guards (another subject, occasion, value) still hold
+            pair = replace(
+                pair,
+                marked=pair.marked or says_what,
+                change_word=pair.change_word or says_what,
+            )
         return self.judge(similarity, pair)
 
     def judge(self, similarity: float, pair: Comparison) -> Decision:
@@ -2366,6 +2377,9 @@ class DedupPolicy:
                 return Decision("supersede", "names the change")
             return Decision(close, "not enough evidence")
         if similarity >= self.threshold:
+            # a text that says it changed is a correction however similar, and says so
+            if pair.marked and pair.change_word:
+                return Decision("supersede", "says it changed")
             return Decision("supersede", "similar")
         if self.text_rule_from is not None and similarity >= self.text_rule_from:
             if pair.marked and pair.change_word:

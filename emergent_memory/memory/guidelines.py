@@ -112,12 +112,13 @@ KEEPING_MEMORIES_RIGHT = """\
   supersede_reason in options when you know why it changed).
 - When save_memory lists close memories it kept beside the new one, read them: if one is the
   same fact or is now wrong, update or delete it (manage_memory); if it is a different fact,
-  keep both. A fact saved again in other words is kept beside the old one unless it says it
-  changed or repeats all the old one's words: to reword a memory, update it instead. One "kept beside it" comes from a stronger source (explicit > corrected >
-  inferred), is core, or is of another category: what the user said is never replaced by
-  what you inferred; ask the user before changing it. A value that differs without a change
-  word ("now", "switched", ...) is kept beside the old one as a conflict: say that it
-  changed, or save it as a correction, when it did.
+  keep both. A fact saved again in other words is usually kept beside the old one (unless
+  it says it changed, or repeats all the old one's words and adds no value or negation): to
+  reword a memory, update it instead. One "kept beside it" comes from a stronger source
+  (explicit > corrected > inferred), is core, or is of another category: what the user said
+  is never replaced by what you inferred; ask the user before changing it. A value that
+  differs without a change word ("now", "switched", ...) is kept beside the old one as a
+  conflict: say that it changed, or save it as a correction, when it did.
 - A recalled memory flagged "outranked" states another value of the same subject as another
   memory, which is current (a stronger source, or newer): trust the current one; when you
   learn which value holds, supersede the wrong one with the right one (manage_memory action
