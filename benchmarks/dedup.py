@@ -393,7 +393,7 @@ def run(limit: int | None = None) -> dict[str, Any]:
     [family] = [r for r in rules if r["name"] == SHIPPED_RULE]
     # the bands are chosen here; the threshold (similarity alone) on more data, the agent
     # memories of every spent held-out set too (benchmarks/dedup_chat.py)
-    shipped["matches_the_rule_chosen_on_all_pairs"] = (
+    shipped["bands_as_chosen_on_all_pairs"] = (
         family["parameters"]["low"],
         family["parameters"]["named"],
     ) == (shipped["text_rule_from"], shipped["named_change_from"])
@@ -526,7 +526,7 @@ def rules_markdown(result: dict[str, Any]) -> list[str]:
         f"{shipped['in_sample']['recall']} (in sample; cross-validated above). The bands as chosen "
         "on all pairs (the threshold is fitted on the held-out sets' agent memories too: "
         "results/dedup_chat.md): "
-        f"{'yes' if shipped['matches_the_rule_chosen_on_all_pairs'] else 'NO'}. "
+        f"{'yes' if shipped['bands_as_chosen_on_all_pairs'] else 'NO'}. "
         f"{shipped['microseconds_per_pair']} microseconds per pair in pure Python (texts not "
         f"yet analysed). Stress: {stress['superseded']} of {stress['pairs']} superseded (the "
         f"threshold alone: {stress['superseded_by_threshold_alone']}).",

@@ -54,11 +54,11 @@ logger = logging.getLogger(__name__)
 # word kept, or `named_change_from` with a change that names old and new values, supersedes.
 # `threshold` (similarity alone supersedes) is the one benchmarks/dedup_chat.py chooses on the
 # agent memories of the labelled set and of every held-out set spent before it
-# (AGENT_DEVELOPMENT: 4,520 pairs, the lowest value at which the similarity adds no wrong
-# supersession); the bands below it are the ones benchmarks/dedup.py chooses on the labelled
-# set; `labelled_from` (two chat turns of one speaker) the one benchmarks/dedup_chat.py
-# chooses on the chat turns of the labelled set and of the held-out sets spent before it
-# (DEVELOPMENT: 3,991 pairs, no wrong supersession at 0.99).
+# (AGENT_DEVELOPMENT: the lowest value at which the similarity adds no wrong supersession);
+# the bands below it are the ones benchmarks/dedup.py chooses on the labelled set;
+# `labelled_from` (two chat turns of one speaker) the one benchmarks/dedup_chat.py chooses on
+# the chat turns of the labelled set and of the held-out sets spent before it (DEVELOPMENT).
+# benchmarks/README.md section 3 has the sets, the folds and the counts.
 DEDUP_POLICIES = {
     LOCAL_MODEL_NAME: DedupPolicy(
         threshold=0.98,

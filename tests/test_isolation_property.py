@@ -217,10 +217,11 @@ def test_no_operation_crosses_actors(
                 assert writable(owner, who), f"{who} learnt {outcome} of a hidden memory"
                 assert before is not None
                 deleted = "is deleted; restore it first" in str(outcome)
-                twin = re.match(r"memory (\S+) already says exactly this", str(outcome))
-                if twin is not None:  # the new text is another memory's, which who sees
+                twin = re.match(r"memory ([0-9a-f-]{36}) already says exactly this", str(outcome))
+                if twin is not None:  # the new text is another memory's of its scope, who sees
                     assert not before[1]
                     assert visible(self.owners[twin.group(1)], who)
+                    assert self.owners[twin.group(1)].scope == owner.scope
                 else:
                     assert deleted if before[1] else "superseded" in str(outcome)
             elif not isinstance(outcome, Exception):

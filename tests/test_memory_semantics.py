@@ -236,6 +236,10 @@ def test_a_paraphrase_supersedes_on_evidence_and_is_otherwise_kept_and_reported(
     assert again["superseded_ids"] == [old["memory"]["id"]]
     assert again["similarity"] is not None
     assert again["similarity"] >= threshold
+    # by the similarity alone (it also keeps every word: the rule's reason says which decided)
+    [replaced] = semantic.list_memories(principal, status="superseded")["memories"]
+    assert replaced["id"] == old["memory"]["id"]
+    assert "the same fact reworded" in replaced["superseded_because"]
     # every word of the old one, nothing added: the same statement (similarity 0.93)
     reordered = semantic.save(principal, "pnpm over npm is what the user prefers", "preference")
     assert reordered["status"] == "updated"

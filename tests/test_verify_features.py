@@ -20,6 +20,11 @@ def test_a_memory_is_split_into_clauses_and_an_opening_phrase_joins_the_next() -
     assert clauses("In staging, new flags are on by default.") == (
         "In staging new flags are on by default",
     )
+    # a thousands separator is no clause's end
+    assert clauses("The limit is 1,000 requests a minute, and bursts go to 5,000.") == (
+        "The limit is 1,000 requests a minute",
+        "bursts go to 5,000",
+    )
 
 
 @pytest.mark.parametrize(
@@ -68,6 +73,19 @@ def test_a_clause_difference_is_found(memory: str, claim: str, why: str) -> None
     assert why in found, found
 
 
+def test_an_order_turned_around_is_named_by_the_words_beside_its_connective() -> None:
+    assert clause_difference(
+        "The user prefers pnpm over npm.", "The user prefers npm over pnpm."
+    ) == ("the same things in the other order: pnpm before npm")
+    assert (
+        clause_difference(
+            "Run the database migrations before restarting the API workers.",
+            "Restart the API workers first, then run the database migrations.",
+        )
+        == "the same things in the other order: run before worker"
+    )
+
+
 @pytest.mark.parametrize(
     ("memory", "claim"),
     [
@@ -105,6 +123,8 @@ def test_a_clause_difference_is_never_a_confirmation() -> None:
     assert relation == "conflicts", why
     # below conflict_from it is related, never confirmed
     assert POLICY.judge(0.6, pair)[0] == "related"
+    # without vectors (the share of words in common) a clause difference is only related
+    assert POLICY.judge(0.95, pair, words_only=True)[0] == "related"
 
 
 def test_an_apostrophe_is_no_quote() -> None:
@@ -133,6 +153,12 @@ def test_a_day_the_memory_names_too_is_no_other_thing() -> None:
     [
         ("Feature flags are off in production.", "Feature flags only exist in production."),
         ("Sort results in ascending order of price.", "Sort results with the lowest price first."),
+        # "on" is a preposition as often as a setting's value
+        (
+            "Autoscaling is disabled for the batch cluster.",
+            "The batch cluster runs on spot instances.",
+        ),
+        ("The limit is 1,000 requests a minute.", "The limit is 1,000 requests each minute."),
     ],
 )
 def test_words_that_only_look_opposite_are_no_conflict(memory: str, claim: str) -> None:

@@ -17,11 +17,13 @@ from functools import lru_cache
 
 from emergent_memory.memory import dedup
 
-# Where a clause ends: a sentence's end, a semicolon, a colon or a dash, and a comma or a
-# joining word that opens another clause.
+# Where a clause ends: a sentence's end, a semicolon, a colon or a dash, and a comma (not a
+# thousands separator: "1,000 requests", as dedup._THOUSANDS) or a joining word that opens
+# another clause.
 _JOINING = r"(?:and|but|while|whereas|although|though|then|so|except)"
 _CLAUSE_BREAK = re.compile(
-    rf"[.;!?:](?:\s+|$)|\s[\u2014\u2013-]\s|,\s*(?:{_JOINING}\s+)?|\s+{_JOINING}\s+",
+    rf"[.;!?:](?:\s+|$)|\s[\u2014\u2013-]\s|,(?!(?<=\d,)\d{{3}}(?!\d))\s*(?:{_JOINING}\s+)?"
+    rf"|\s+{_JOINING}\s+",
     re.IGNORECASE,
 )
 
@@ -34,7 +36,7 @@ _VERIFY_OPPOSITES = """
     higher:lower high:low more:less fewer:more amateur:professional same:different
     shared:dedicated shared:separate single:several single:multiple one:several
     allowed:blocked allow:block allowed:disallowed permitted:forbidden blocked:permitted
-    enabled:off disabled:on static:dynamic statically:dynamically stable:flaky
+    enabled:off static:dynamic statically:dynamically stable:flaky
     stable:drift early:late earlier:later morning:afternoon mornings:afternoons
     start:end beginning:end top:bottom internal:external local:remote inside:outside
     increase:reduce raise:lower grow:shrink add:remove added:removed adds:removes
@@ -131,10 +133,8 @@ def one_each(
     for pair in pairs:
         if not dedup.polarity_opposite(pair, memory_text, claim_text):
             continue
-        first, second = sorted(pair)
-        for a, b in ((first, second), (second, first)):
-            if a in mine and a not in theirs and b in theirs and b not in mine:
-                return f"{a} / {b}"
+        if (found := dedup.one_in_each((pair,), mine, theirs)) is not None:
+            return " / ".join(found)
     return None
 
 
@@ -223,9 +223,10 @@ def _digits(value: str) -> bool:
     return any(ch.isdigit() for ch in value)
 
 
-def _ordered_pairs(text: str) -> set[tuple[str, str]]:
-    """(first, second) for content words around each ordering connective of the text."""
-    pairs: set[tuple[str, str]] = set()
+def _ordered_pairs(text: str) -> dict[tuple[str, str], int]:
+    """(first, second) for content words around each ordering connective of the text, each
+    with how far its words stand from the connective (0 for the two words beside it)."""
+    pairs: dict[tuple[str, str], int] = {}
     for part in re.split(r"[.;!?]\s+", text):
         for match in _ORDER.finditer(part):
             word = match.group(1).lower()
@@ -239,30 +240,36 @@ def _ordered_pairs(text: str) -> set[tuple[str, str]]:
             first_side = word in _FIRST_SIDE
             if word == "to":  # "from A to B": B is the one now; "prefer A to B": A
                 first_side = not re.search(r"\bfrom\b", head, re.IGNORECASE)
-            left, right = left - right, right - left
-            for a in left:
-                for b in right:
-                    if a != b:
-                        pairs.add((a, b) if first_side else (b, a))
+            for i, a in enumerate(w for w in left if w not in right):
+                for j, b in enumerate(w for w in right if w not in left):
+                    pair = (a, b) if first_side else (b, a)
+                    pairs[pair] = min(pairs.get(pair, i + j), i + j)
     return pairs
 
 
-def _near(text: str, *, last: bool) -> set[str]:
-    """The content words nearest the connective on one side, up to a clause's end."""
+def _near(text: str, *, last: bool) -> list[str]:
+    """The content words nearest the connective on one side, up to a clause's end, the
+    nearest first."""
     pieces = [p for p in _CLAUSE_BREAK.split(text) if p.strip()]
     if not pieces:
-        return set()
+        return []
     piece = pieces[-1] if last else pieces[0]
-    tokens = [t for t in dedup.statement(piece).tokens if t.norm in dedup.content_words(piece)]
-    chosen = tokens[-_ORDER_WINDOW:] if last else tokens[:_ORDER_WINDOW]
-    return {t.norm for t in chosen}
+    content = dedup.content_words(piece)
+    tokens = [t.norm for t in dedup.statement(piece).tokens if t.norm in content]
+    chosen = tokens[::-1] if last else tokens
+    return list(dict.fromkeys(chosen[:_ORDER_WINDOW]))
 
 
 def _order_turned(memory: str, claim: str) -> str | None:
     """The texts put two things in the other order (see _ordered_pairs), each side keeping
-    a word the other side does not."""
+    a word the other side does not; named by the words nearest the claim's connective."""
     mine, theirs = _ordered_pairs(memory), _ordered_pairs(claim)
-    for a, b in sorted(theirs):
-        if (b, a) in mine and (a, b) not in mine:
-            return f"the same things in the other order: {b} before {a}"
-    return None
+    turned = [
+        (distance, pair)
+        for pair, distance in theirs.items()
+        if pair[::-1] in mine and pair not in mine
+    ]
+    if not turned:
+        return None
+    _, (a, b) = min(turned)
+    return f"the same things in the other order: {b} before {a}"
