@@ -334,6 +334,7 @@ HOLDOUTS = (
     "verify_holdout_3.json",
     "verify_holdout_4.json",
     "verify_holdout_5.json",
+    "verify_holdout_6.json",
 )
 
 
