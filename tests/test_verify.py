@@ -10,6 +10,7 @@ import math
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,6 @@ from emergent_memory.memory.secrets import describe_secret, find_secrets
 from emergent_memory.memory.verify import (
     JUDGE_TOOL,
     VerifyConfig,
-    VerifyPolicy,
     VerifyService,
 )
 from emergent_memory.settings import load_settings
@@ -37,14 +37,7 @@ from tests.embedders import BagOfWordsEmbedder, DownEmbedder
 from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, error, text, tool_use
 
 POLICY = VERIFY_POLICIES[LOCAL_MODEL_NAME]
-RULES_ONLY = VerifyPolicy(
-    related_from=POLICY.related_from,
-    conflict_from=POLICY.conflict_from,
-    confirm_from=POLICY.confirm_from,
-    keeps_words_from=POLICY.keeps_words_from,
-    shared_word_from=POLICY.shared_word_from,
-    conflict_frame=POLICY.conflict_frame,
-)
+RULES_ONLY = replace(POLICY, judge_bands=())
 LABELLED = Path(__file__).resolve().parent.parent / "benchmarks" / "data" / "verify_claims.json"
 
 MEMORIES: list[tuple[str, Category]] = [
@@ -109,6 +102,36 @@ def test_each_answer_names_the_memory_it_follows(
     assert [m["similarity"] for m in result["matches"]] == sorted(
         (m["similarity"] for m in result["matches"]), reverse=True
     )
+
+
+# Negations in other words than the memory's: few of its words in its order, so the general
+# rule (conflict_from with conflict_frame) called them related; a negation conflicts from its
+# own threshold (benchmarks/verify.py, calibrate_kinds).
+@pytest.mark.parametrize(
+    ("claim", "memory"),
+    [
+        ("GitHub Actions isn't where our CI runs.", 3),
+        ("Production deploys never happen on Tuesdays.", 4),
+        ("The project doesn't use pgvector.", 1),
+        ("The user does not edit code in Neovim.", 5),
+    ],
+)
+def test_a_negation_in_other_words_conflicts(
+    verifier: VerifyService,
+    semantic: MemoryService,
+    principal: Principal,
+    claim: str,
+    memory: int,
+) -> None:
+    ids = seed(semantic, principal)
+    result = verifier.verify(principal, claim)
+    assert result["verdict"] == "conflict", result["why"]
+    [best, *_] = result["matches"]
+    assert best["id"] == ids[MEMORIES[memory][0]]
+    assert "negates" in best["why"]
+    general = replace(RULES_ONLY, conflict_from_kind=())
+    before = VerifyService(semantic, None, VerifyConfig(policy=general)).verify(principal, claim)
+    assert before["verdict"] == "related", before["why"]
 
 
 def test_a_conflict_says_which_values_differ(

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from emergent_memory.memory.verify_features import clause_difference, clauses
-from emergent_memory.memory.verify_rules import VerifyPolicy, read_pair
+from emergent_memory.memory.verify_rules import DIFFERENCE_KINDS, VerifyPolicy, read_pair
 
 POLICY = VerifyPolicy(
     related_from=0.53, conflict_from=0.65, confirm_from=0.74, keeps_words_from=0.7
@@ -180,3 +182,81 @@ def test_the_other_direction_of_an_exchange_is_related_not_confirmed() -> None:
     )
     assert features.other_subject
     assert POLICY.judge(0.9, features)[0] == "related"
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim", "kind"),
+    [
+        (
+            "The staging database listens on port 5432.",
+            "Staging Postgres is on port 5433 now.",
+            "value",
+        ),
+        (
+            "Migrations run before the workers restart.",
+            "The workers restart before migrations run.",
+            "exchange",
+        ),
+        ("The user indents with tabs.", "The user indents with spaces.", "opposite"),
+        ("The user prefers pnpm over npm.", "The user prefers npm.", "rejected"),
+        (
+            "Production deploys need approval from the on-call engineer.",
+            "Deploys to production don't need any approval.",
+            "negation",
+        ),
+        (
+            "Caching is enabled for the web app but disabled for the admin app.",
+            "Caching is disabled for the web app.",
+            "clause",
+        ),
+    ],
+)
+def test_each_difference_is_read_as_its_kind(memory: str, claim: str, kind: str) -> None:
+    assert read_pair(memory, claim).difference_kind == kind
+    assert kind in DIFFERENCE_KINDS
+
+
+def test_no_kind_where_nothing_differs() -> None:
+    features = read_pair("The CI pipeline runs on GitHub Actions.", "CI runs on GitHub Actions.")
+    assert (features.difference, features.clause_difference, features.difference_kind) == (
+        None,
+        None,
+        None,
+    )
+
+
+# A claim that negates the memory in other words: few of its words in the memory's order
+# (frame 0.38), so the general rule wants the similarity of a confirmation to call it a
+# conflict; the negation's own threshold (here 0.58) calls it one from there.
+NEGATED = (
+    "Production deploys need approval from the on-call engineer.",
+    "Deploys to production don't need any approval.",
+)
+KINDS = replace(POLICY, conflict_frame=0.5, conflict_from_kind=(("negation", 0.58),))
+
+
+def test_a_kind_conflicts_from_its_own_threshold_whatever_the_frame() -> None:
+    features = read_pair(*NEGATED)
+    assert features.frame < KINDS.conflict_frame
+    general = replace(KINDS, conflict_from_kind=())
+    assert general.judge(0.6, features)[0] == "related"
+    relation, why = KINDS.judge(0.6, features)
+    assert (relation, why) == ("conflicts", "the claim negates what the other states")
+    # below its threshold, the general rule decides; and only kinds named have one
+    assert KINDS.judge(0.55, features)[0] == "related"
+    valued = read_pair("The staging database listens on port 5432.", "Staging Postgres is on 5433.")
+    assert valued.difference_kind == "value"
+    assert KINDS.judge(0.6, valued)[0] == general.judge(0.6, valued)[0] == "related"
+
+
+def test_a_kind_never_conflicts_across_holders_or_without_vectors() -> None:
+    features = read_pair(*NEGATED)
+    other = replace(features, other_holder=True)
+    assert KINDS.judge(0.6, other) == ("related", "about someone else (another holder)")
+    kind_only = replace(KINDS, conflict_from_words=0.9)
+    assert kind_only.judge(0.6, features, words_only=True)[0] != "conflicts"
+
+
+def test_an_unknown_kind_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown difference kinds: antonym"):
+        replace(POLICY, conflict_from_kind=(("antonym", 0.5),))

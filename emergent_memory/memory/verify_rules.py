@@ -68,6 +68,10 @@ class VerifyPolicy:
     related_from_words: float = 0.2
     conflict_from_words: float = 0.5
     confirm_from_words: float = 0.6
+    # (kind, from): a difference of this kind (DIFFERENCE_KINDS) conflicts from this
+    # similarity whatever the frame, with vectors; fitted on the development sets
+    # (benchmarks/verify.py, calibrate_kinds)
+    conflict_from_kind: tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.related_from <= min(self.conflict_from, self.keeps_words_from):
@@ -76,6 +80,9 @@ class VerifyPolicy:
             raise ValueError("keeps_words_from must not exceed confirm_from")
         if any(low >= high for low, high in self.judge_bands):
             raise ValueError("each judge band must go from a lower to a higher similarity")
+        unknown = {kind for kind, _ in self.conflict_from_kind} - set(DIFFERENCE_KINDS)
+        if unknown:
+            raise ValueError(f"unknown difference kinds: {', '.join(sorted(unknown))}")
 
     def relation(
         self, similarity: float, memory: str, claim: str, *, words_only: bool = False
@@ -97,6 +104,16 @@ class VerifyPolicy:
             confirm_from, keeps_from = self.confirm_from, self.keeps_words_from
         if similarity < min(related_from, self.shared_word_from):
             return None, "not about the same subject"
+        kind_from = dict(self.conflict_from_kind).get(features.difference_kind or "")
+        if (
+            kind_from is not None
+            and similarity >= kind_from
+            and not words_only
+            and not (features.other_holder or features.other_subject)
+        ):
+            if features.part_difference is not None:  # the value named beside its word
+                return "conflicts", f"{_PART} {features.part_difference}"
+            return "conflicts", features.difference or features.clause_difference or ""
         if similarity < related_from:
             if words_only or not features.shared_words:
                 return None, "not about the same subject"
@@ -114,7 +131,7 @@ class VerifyPolicy:
             ):
                 return "conflicts", difference
             if part is not None and not words_only:
-                return "conflicts", f"one part of the memory gives another value: {part}"
+                return "conflicts", f"{_PART} {part}"
             return "related", f"same subject, not close enough to conflict ({difference})"
         clause = features.clause_difference
         if clause is not None:
@@ -123,7 +140,7 @@ class VerifyPolicy:
             if part is None or words_only:
                 return "related", f"same subject, not close enough to conflict ({clause})"
         if part is not None and not words_only and similarity < confirm_from:
-            return "conflicts", f"one part of the memory gives another value: {part}"
+            return "conflicts", f"{_PART} {part}"
         if similarity >= confirm_from:
             return "confirms", "states the same values"
         if similarity >= keeps_from and features.keeps_words:
@@ -135,6 +152,9 @@ class VerifyPolicy:
         if similarity is None:
             return False
         return any(low <= similarity < high for low, high in self.judge_bands)
+
+
+_PART = "one part of the memory gives another value:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +173,15 @@ class PairFeatures:
     # a difference between a claim clause and the memory clause about the same thing
     # (verify_features.clause_difference), in words
     clause_difference: str | None = None
+    # what `difference` (or else `clause_difference`) is, of DIFFERENCE_KINDS
+    difference_kind: str | None = None
+
+
+# The kinds of difference the rules read: another value for the same subject, the same
+# values in swapped places, the other value of one setting ("tabs" / "spaces"), a value the
+# memory names as not chosen ("pnpm over npm" / "npm"), a negation one side has, and a
+# difference between two clauses about the same thing.
+DIFFERENCE_KINDS = ("value", "exchange", "opposite", "rejected", "negation", "clause")
 
 
 def read_pair(memory: str, claim: str) -> PairFeatures:
@@ -170,7 +199,9 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
         dedup.changes_direction(memory, claim)
     )
     difference: str | None = None
+    kind: str | None = None
     if compared.changes and not other_subject:
+        kind = "value"
         lost = sorted(dedup.bare_value(v) for v in old.values - new.words - new.values)
         gained = sorted(dedup.bare_value(v) for v in new.values - old.words - old.values)
         if lost and gained:
@@ -182,12 +213,16 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
         rejected = _rejected(memory, claim)
         exchanged = compared.swapped
         if exchanged is not None:
+            kind = "exchange"
             difference = f"the same values in swapped places: {exchanged[0]} / {exchanged[1]}"
         elif opposite is not None:
+            kind = "opposite"
             difference = f"the other value of one setting: {opposite}"
         elif rejected is not None:
+            kind = "rejected"
             difference = f"the memory prefers another value to {rejected}"
         elif (old.negations > 0) != (new.negations > 0):
+            kind = "negation"
             # a claim paraphrases: any negated clause on one side only (dedup's count of them:
             # "not only" and two negations in one clause are none), not save's stricter
             # negating_side, which asks for the negated word in the other text
@@ -200,8 +235,9 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
     clause = None
     if difference is None and not compared.other_holder and not other_subject:
         clause = verify_features.clause_difference(memory, claim)
+        kind = "clause" if clause is not None else None
     return PairFeatures(
-        compared.other_holder, other_subject, difference, keeps, frame, shared, part, clause
+        compared.other_holder, other_subject, difference, keeps, frame, shared, part, clause, kind
     )
 
 
