@@ -428,7 +428,7 @@ VERIFY_POLICIES = {
         keeps_words_from=0.7,
         shared_word_from=0.3,
         conflict_frame=0.5,
-        judge_bands=((0.4, 0.45), (0.55, 0.65)),
+        judge_bands=((0.4, 0.45), (0.55, 0.7)),
         conflict_from_kind=(
             ("value", 0.65),
             ("exchange", 0.55),
