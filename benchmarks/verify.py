@@ -469,6 +469,7 @@ KIND_SETS = (
     "verify_holdout_4.json",
     "verify_holdout_5.json",
     "verify_holdout_6.json",
+    "verify_holdout_7.json",
 )
 
 # A second set, written after the rules by a helper who had read neither them nor

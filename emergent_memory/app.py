@@ -428,14 +428,14 @@ VERIFY_POLICIES = {
         keeps_words_from=0.7,
         shared_word_from=0.3,
         conflict_frame=0.5,
-        judge_bands=((0.4, 0.45), (0.55, 0.7)),
+        judge_bands=((0.4, 0.45), (0.55, 0.65)),
         conflict_from_kind=(
-            ("value", 0.65),
+            ("value", 0.7),
             ("exchange", 0.55),
             ("opposite", 0.55),
             ("rejected", 0.5),
             ("negation", 0.5),
-            ("clause", 0.45),
+            ("clause", 0.55),
         ),
     )
 }

@@ -48,7 +48,7 @@ MEMORIES: list[tuple[str, Category]] = [
     ("Deploys to production happen on Tuesdays after the standup.", "convention"),
     ("The user's editor is Neovim with the LazyVim distribution.", "preference"),
 ]
-# Its best candidate (the editor memory) is at 0.56, in a judge band (0.55 to 0.70), where
+# Its best candidate (the editor memory) is at 0.56, in a judge band (0.55 to 0.65), where
 # the rules call it related: the LLM judge decides there.
 IN_A_BAND = "The user's editor is VS Code."
 

@@ -260,3 +260,52 @@ def test_a_kind_never_conflicts_across_holders_or_without_vectors() -> None:
 def test_an_unknown_kind_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown difference kinds: antonym"):
         replace(POLICY, conflict_from_kind=(("antonym", 0.5),))
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim", "pair"),
+    [
+        # the two values of a setting, inflected in either text
+        (
+            "The nightly batch starts at 01:30 and usually finishes within 5 hours.",
+            "The nightly batch finishes at 01:30.",
+            "start / finish",
+        ),
+        ("The user likes fish shell.", "The user dislikes fish shell.", "like / dislike"),
+        ("Noor joined Brightwater in 2019.", "Noor left Brightwater in 2019.", "joined / left"),
+        (
+            "The backup job runs daily at 03:00.",
+            "The backup job runs weekly at 03:00.",
+            "daily / weekly",
+        ),
+        (
+            "The deploy job enables the maintenance page.",
+            "The deploy job disables the maintenance page.",
+            "enable / disable",
+        ),
+        (
+            "The exporter pushes metrics to the gateway.",
+            "The gateway polls the exporter for metrics.",
+            "push / poll",
+        ),
+    ],
+)
+def test_opposites_are_read_in_any_inflection(memory: str, claim: str, pair: str) -> None:
+    difference = clause_difference(memory, claim)
+    assert difference is not None
+    assert difference.startswith("the other value of one setting: ")
+    assert difference.endswith(pair)
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim"),
+    [
+        # a word that only ends like an inflection is read as itself
+        ("The status page lists each service.", "The status page lists every service."),
+        ("The process runs as a daemon.", "The processes run as daemons."),
+        # both values in the memory, in the clause the claim restates: nothing to compare
+        ("Jobs start and finish within the window.", "Jobs finish within the window."),
+    ],
+)
+def test_no_opposite_where_the_inflections_say_the_same(memory: str, claim: str) -> None:
+    assert clause_difference(memory, claim) is None

@@ -40,6 +40,7 @@ from emergent_memory.errors import InvalidInput, PermissionDenied, SecretRejecte
 from emergent_memory.llm import AnthropicClient, LLMError, ToolSpec, Usage
 from emergent_memory.memory import validation
 from emergent_memory.memory.models import Category, MemoryScope
+from emergent_memory.memory.verify_features import GENERIC_WORDS
 from emergent_memory.memory.verify_result import (
     VERIFY_DEFAULT_LIMIT,
     VERIFY_MAX_LIMIT,
@@ -48,7 +49,6 @@ from emergent_memory.memory.verify_result import (
     VerifyResult,
 )
 from emergent_memory.memory.verify_rules import (
-    GENERIC_WORDS,
     Answer,
     Judged,
     PairFeatures,

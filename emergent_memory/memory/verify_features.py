@@ -6,8 +6,10 @@ clauses, pair each claim clause with the memory clause about the same thing (the
 most of its non-value words), and read that pair alone: the claim clause negates it, says the
 other value of one setting (`VERIFY_OPPOSITES`), takes a value or word that the memory gives
 another clause (the values in swapped places), or turns an order around ("A before B" / "B
-before A", "X over Y" / "Y instead of X"). Words and pairs are data (this module's constants);
-the texts are read with save's tokens and stems (memory/dedup.py's `statement`).
+before A", "X over Y" / "Y instead of X"). Opposites are read in any inflection ("starts" /
+"finishes"). Also here: one part of a longer memory restated with another number
+(`part_difference`). Words and pairs are data (this module's constants); the texts are read
+with save's tokens and stems (memory/dedup.py's `statement`).
 """
 
 from __future__ import annotations
@@ -45,7 +47,12 @@ _VERIFY_OPPOSITES = """
     minimum:max min:maximum descending:lowest ascending:highest
     synchronously:asynchronously sync:asynchronous synchronous:async
     automated:manual automatically:manually automatic:manually
-    private:public
+    private:public start:finish begin:end begin:finish open:close fine:coarse
+    robust:fragile hourly:daily daily:weekly weekly:monthly daily:monthly monthly:yearly
+    succeed:fail add:drop introduce:drop introduce:remove join:leave joined:left
+    like:dislike prefer:dislike bright:dark singular:plural remote:onsite remotely:onsite
+    push:poll pinned:unpinned pinned:floating lock:unlock locked:unlocked grant:revoke
+    install:uninstall keep:delete retain:delete expand:collapse
 """
 VERIFY_OPPOSITES = (
     frozenset(frozenset(pair.split(":")) for pair in _VERIFY_OPPOSITES.split()) | dedup.OPPOSITES
@@ -114,11 +121,40 @@ def _lower_words(text: str) -> set[str]:
     return words | {word.removesuffix("ly") for word in adverbs}
 
 
+def _with_bases(words: set[str]) -> set[str]:
+    """The words and, for each inflected one, its base (`_bases`: "starts" as "start",
+    "finishes" as "finish", "disables" as "disable")."""
+    return words | {base for word in words for base in _bases(word)}
+
+
+def _bases(word: str) -> set[str]:
+    """What an inflected English word may be the form of (a verb's third person, past or
+    gerund, a noun's plural): every candidate, since only the words of VERIFY_OPPOSITES are
+    looked up among them ("finishes": "finishe", "finish"; "closed": "close", "clos")."""
+    bases = set()
+    if len(word) > 4 and word.endswith("ies"):
+        bases.add(word[:-3] + "y")
+    if len(word) > 4 and word.endswith("es"):
+        bases |= {word[:-2], word[:-1]}
+    elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        bases.add(word[:-1])
+    if len(word) > 4 and word.endswith("ed"):
+        bases |= {word[:-2], word[:-1]}
+    if len(word) > 5 and word.endswith("ing"):
+        bases |= {word[:-3], word[:-3] + "e"}
+    return bases
+
+
 def _opposite_in(memory_clause: str, claim_clause: str) -> str | None:
     mine, theirs = _lower_words(memory_clause), _lower_words(claim_clause)
     mine |= {w.removesuffix("n't") + "nt" for w in mine if w.endswith("n't")}
     theirs |= {w.removesuffix("n't") + "nt" for w in theirs if w.endswith("n't")}
-    return one_each(VERIFY_OPPOSITES, (memory_clause, mine), (claim_clause, theirs))
+    # the words as written first, so that the answer names them so ("enabled / disabled")
+    return one_each(VERIFY_OPPOSITES, (memory_clause, mine), (claim_clause, theirs)) or one_each(
+        VERIFY_OPPOSITES,
+        (memory_clause, _with_bases(mine)),
+        (claim_clause, _with_bases(theirs)),
+    )
 
 
 def one_each(
@@ -273,3 +309,59 @@ def _order_turned(memory: str, claim: str) -> str | None:
         return None
     _, (a, b) = min(turned)
     return f"the same things in the other order: {b} before {a}"
+
+
+# -- one part of a longer memory restated with another number ----------------------------
+
+
+def _slots(text: dedup.Statement) -> set[tuple[str, str]]:
+    """(word, value): each value of the text with the content word right before it (skipping
+    stopwords: "PostgreSQL 16", "port of 5432") and the one right after it ("30 days")."""
+    tokens = text.tokens
+    slots: set[tuple[str, str]] = set()
+    for i, token in enumerate(tokens):
+        if token.norm not in text.values:
+            continue
+        before = [t.norm for t in tokens[max(0, i - 3) : i] if t.lower not in dedup.STOPWORDS]
+        if before and not _NUMBER.fullmatch(before[-1]):  # a name is a word to stand beside
+            slots.add((before[-1], token.norm))
+        if i + 1 < len(tokens):
+            after = tokens[i + 1]
+            if after.lower not in dedup.STOPWORDS and not _NUMBER.fullmatch(after.norm):
+                slots.add((after.norm, token.norm))
+    return {(word, value) for word, value in slots if word not in GENERIC_WORDS}
+
+
+def part_difference(memory: dedup.Statement, claim: dedup.Statement) -> str | None:
+    """Another number beside the same word in the memory as in the claim, where the memory
+    does not also state the claim's number there and the claim says nothing the memory does
+    not (but its values): one part of a longer memory restated with another value ("The
+    dashboard is a Django 4.2 app served by gunicorn" / "The dashboard runs Django 5.0")."""
+    mine, theirs = _slots(memory), _slots(claim)
+    said = claim.words - memory.words - claim.values - GENERIC_WORDS
+    if any(not word.isdigit() for word in said):  # (the digits of a value's parts aside)
+        return None  # the claim says something the memory does not: maybe another thing
+    for word, value in sorted(theirs):
+        if (word, value) in mine or not _NUMBER.fullmatch(value):
+            continue
+        # the claim's other values are the memory's: the same thing ("RabbitMQ on port 5673"
+        # is not about the memory's "Postgres on port 5433")
+        if claim.values - {value} - memory.values:
+            continue
+        others = sorted(
+            v for w, v in mine if w == word and (word, v) not in theirs and _NUMBER.fullmatch(v)
+        )
+        if others:
+            return f"{word} {others[0]} / {value}"
+    return None
+
+
+# A number, version or time written in digits ("16", "4.2", "2x250", "03:00", "v3").
+_NUMBER = re.compile(r"v?\d[\d.,:x/-]*")
+
+
+# Content words too common in memories to say that two are about one subject.
+GENERIC_WORDS = dedup.content_words(
+    "prefer prefers like likes want wants use uses used run runs team project data per "
+    "second this also thing things way work works"
+)

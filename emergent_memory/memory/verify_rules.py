@@ -39,11 +39,11 @@ words the texts have in common (`word_similarity`), judged with the `*_words` th
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from emergent_memory.memory import dedup, verify_features
+from emergent_memory.memory.verify_features import GENERIC_WORDS, part_difference
 from emergent_memory.memory.verify_result import Relation as Relation
 from emergent_memory.memory.verify_result import Verdict as Verdict
 
@@ -231,7 +231,7 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
     _, kept = dedup.alignment(memory, claim)
     frame = kept / max(len(old.tokens), len(new.tokens), 1)
     shared = tuple(sorted((old.words & new.words) - GENERIC_WORDS))
-    part = None if compared.other_holder or other_subject else _part_difference(old, new)
+    part = None if compared.other_holder or other_subject else part_difference(old, new)
     clause = None
     if difference is None and not compared.other_holder and not other_subject:
         clause = verify_features.clause_difference(memory, claim)
@@ -239,59 +239,6 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
     return PairFeatures(
         compared.other_holder, other_subject, difference, keeps, frame, shared, part, clause, kind
     )
-
-
-def _slots(text: dedup.Statement) -> set[tuple[str, str]]:
-    """(word, value): each value of the text with the content word right before it (skipping
-    stopwords: "PostgreSQL 16", "port of 5432") and the one right after it ("30 days")."""
-    tokens = text.tokens
-    slots: set[tuple[str, str]] = set()
-    for i, token in enumerate(tokens):
-        if token.norm not in text.values:
-            continue
-        before = [t.norm for t in tokens[max(0, i - 3) : i] if t.lower not in dedup.STOPWORDS]
-        if before and not _NUMBER.fullmatch(before[-1]):  # a name is a word to stand beside
-            slots.add((before[-1], token.norm))
-        if i + 1 < len(tokens):
-            after = tokens[i + 1]
-            if after.lower not in dedup.STOPWORDS and not _NUMBER.fullmatch(after.norm):
-                slots.add((after.norm, token.norm))
-    return {(word, value) for word, value in slots if word not in GENERIC_WORDS}
-
-
-def _part_difference(memory: dedup.Statement, claim: dedup.Statement) -> str | None:
-    """Another number beside the same word in the memory as in the claim, where the memory
-    does not also state the claim's number there and the claim says nothing the memory does
-    not (but its values): one part of a longer memory restated with another value ("The
-    dashboard is a Django 4.2 app served by gunicorn" / "The dashboard runs Django 5.0")."""
-    mine, theirs = _slots(memory), _slots(claim)
-    said = claim.words - memory.words - claim.values - GENERIC_WORDS
-    if any(not word.isdigit() for word in said):  # (the digits of a value's parts aside)
-        return None  # the claim says something the memory does not: maybe another thing
-    for word, value in sorted(theirs):
-        if (word, value) in mine or not _NUMBER.fullmatch(value):
-            continue
-        # the claim's other values are the memory's: the same thing ("RabbitMQ on port 5673"
-        # is not about the memory's "Postgres on port 5433")
-        if claim.values - {value} - memory.values:
-            continue
-        others = sorted(
-            v for w, v in mine if w == word and (word, v) not in theirs and _NUMBER.fullmatch(v)
-        )
-        if others:
-            return f"{word} {others[0]} / {value}"
-    return None
-
-
-# A number, version or time written in digits ("16", "4.2", "2x250", "03:00", "v3").
-_NUMBER = re.compile(r"v?\d[\d.,:x/-]*")
-
-
-# Content words too common in memories to say that two are about one subject.
-GENERIC_WORDS = dedup.content_words(
-    "prefer prefers like likes want wants use uses used run runs team project data per "
-    "second this also thing things way work works"
-)
 
 
 def _words(text: str) -> set[str]:
