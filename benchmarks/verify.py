@@ -486,6 +486,7 @@ HOLDOUTS = (
     "verify_holdout_5.json",
     "verify_holdout_6.json",
     "verify_holdout_7.json",
+    "verify_holdout_8.json",
 )
 
 
