@@ -62,6 +62,7 @@ def test_a_weaker_source_is_kept_beside_a_stronger_one_and_reported(
     [close] = new["possible_duplicates"]
     assert close["id"] == old["id"]
     assert close["kept_because"].startswith("kept beside it")
+    assert close["why"] == close["kept_because"]  # authority's reason is the pair's
     assert weaker in close["kept_because"]
     assert held in close["kept_because"]
     # the pair waits on the duplicates page for a person to decide

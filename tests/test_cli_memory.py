@@ -421,7 +421,7 @@ def test_save_says_why_a_close_memory_from_a_stronger_source_was_kept(run: Run) 
         **calibrated,
     )  # fmt: skip
     assert inferred.exit_code == 0, inferred.output
-    assert f"possibly the same fact as {said['memory']['id']}" in inferred.stdout
+    assert f"kept beside {said['memory']['id']}" in inferred.stdout
     assert "an inferred memory does not replace an explicit one" in inferred.stdout
     listed = ok(run("list", "--json"))
     assert len(listed["memories"]) == 2

@@ -16,7 +16,8 @@ from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
 from emergent_memory.errors import InvalidInput, ObjectNotFound, PermissionDenied
 from emergent_memory.memory import MemoryService
 from emergent_memory.memory.browse import BrowseService
-from emergent_memory.memory.duplicates import DuplicateService, pair_why
+from emergent_memory.memory.duplicates import DuplicateService
+from emergent_memory.memory.records import pair_why
 
 MakeService = Callable[..., MemoryService]
 FRIDAYS = "Deploys to production happen on Fridays"

@@ -14,8 +14,9 @@ from fastmcp.exceptions import ToolError
 from psycopg_pool import ConnectionPool
 
 from emergent_memory import __version__, graph
-from emergent_memory.app import UNCALIBRATED_VERIFY_POLICY
+from emergent_memory.app import UNCALIBRATED_VERIFY_POLICY, VERIFY_POLICIES
 from emergent_memory.auth.principal import Principal
+from emergent_memory.embeddings.local import LOCAL_MODEL_NAME
 from emergent_memory.mcp import guidelines
 from emergent_memory.mcp.metrics import tool_outcome
 from emergent_memory.mcp.server import ServiceHolder, create_server
@@ -322,6 +323,7 @@ async def test_save_memory_reports_possible_duplicates_for_the_agent_to_judge(
             "id": old["memory"]["id"],
             "content": "Deploys to production happen on Fridays",
             "similarity": new["similarity"],
+            "why": "the same subject with another value, and neither says it changed",
             # another value of the same subject: linked as a conflict (CONFLICTS_WITH)
             "conflict": True,
         }
@@ -542,6 +544,38 @@ async def test_verify_memory_sees_only_the_callers_memories(
         assert [m["id"] for m in mine["matches"]] == [saved["memory"]["id"]]
         theirs = await call(them, "verify_memory", claim=claim)
         assert (theirs["verdict"], theirs["matches"]) == ("new", [])
+
+
+async def test_verify_memory_calls_a_negation_in_other_words_a_conflict(
+    semantic: MemoryService, principal: Principal
+) -> None:
+    """The local model and its calibrated policy, as the server runs them: a negation that
+    keeps few of the memory's words conflicts from its own threshold (verify_rules)."""
+    policy = VERIFY_POLICIES[LOCAL_MODEL_NAME]
+    server = create_server(
+        lambda: nullcontext(semantic),
+        lambda: principal,
+        open_verifier=lambda memory: nullcontext(
+            VerifyService(memory, None, VerifyConfig(policy=policy))
+        ),
+    )
+    async with Client(server) as client:
+        saved = await call(
+            client,
+            "save_memory",
+            content="The CI pipeline runs on GitHub Actions.",
+            category="fact",
+        )
+        claim = "GitHub Actions isn't where our CI runs."
+        result = await call(client, "verify_memory", claim=claim)
+        text = await client.call_tool("verify_memory", {"claim": claim})
+    assert result["verdict"] == "conflict", result["why"]
+    [best, *_] = result["matches"]
+    assert (best["id"], best["relation"]) == (saved["memory"]["id"], "conflicts")
+    assert "the claim negates what the other states" in best["why"]
+    # what the model reads: the verdict and why on the first line
+    first = text.structured_content["text"].splitlines()[0]
+    assert first.startswith("conflict: a memory states something else about the same subject")
 
 
 async def test_verify_memory_without_a_verify_service_says_so(

@@ -229,6 +229,10 @@ def test_a_paraphrase_supersedes_on_evidence_and_is_otherwise_kept_and_reported(
     assert looser["similarity"] is not None
     assert looser["similarity"] < threshold
     assert [d["id"] for d in looser["possible_duplicates"]] == [old["memory"]["id"]]
+    # and the answer says why both were kept
+    assert looser["possible_duplicates"][0]["why"] == (
+        "close in meaning, but nothing in the words shows it is the same fact"
+    )
     semantic.delete(principal, looser["memory"]["id"], reason="the test goes on without it")
     # at the threshold the similarity alone is enough (0.99)
     again = semantic.save(principal, "User prefers pnpm over npm", "preference")

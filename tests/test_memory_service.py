@@ -168,6 +168,7 @@ def test_a_similar_memory_the_rule_does_not_supersede_is_a_possible_duplicate(
             "id": old["memory"]["id"],
             "content": "Deploys to production happen on Fridays",
             "similarity": new["similarity"],
+            "why": "the same subject with another value, and neither says it changed",
             # another value of the same subject: linked as a conflict (CONFLICTS_WITH)
             "conflict": True,
         }
@@ -963,6 +964,7 @@ def test_an_update_reports_close_memories_and_supersedes_none(
         {"content": "Deploys to production happen on Fridays at noon sharp"},
     )
     assert [d["id"] for d in result["possible_duplicates"]] == [near["memory"]["id"]]
+    assert result["possible_duplicates"][0]["why"] == "an edit made it close to the other"
     assert {m["id"] for m in service.list_memories(principal)["memories"]} == {
         near["memory"]["id"],
         edited["memory"]["id"],

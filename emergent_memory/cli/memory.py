@@ -118,12 +118,11 @@ def save(
         for old in result["superseded_ids"]:
             click.echo(f"  supersedes {old}")
         for close in result["possible_duplicates"]:
-            what = "conflicts with" if close.get("conflict") else "possibly the same fact as"
+            what = "conflicts with" if close.get("conflict") else "kept beside"
             click.echo(
                 f"  {what} {close['id']} (similarity {close['similarity']:.2f}): {close['content']}"
             )
-            if "kept_because" in close:
-                click.echo(f"    {close['kept_because']}")
+            click.echo(f"    {close['why']}")
         if result["degraded"]:
             click.echo("  (stored without an embedding: the provider failed; a job is queued)")
 

@@ -153,6 +153,8 @@ class PossibleDuplicate(TypedDict):
     id: str
     content: str
     similarity: float
+    # why the two were kept beside each other, in words (records.pair_why, or kept_because)
+    why: str
     # why a memory the rule would have superseded was kept (memory/authority.py)
     kept_because: NotRequired[str]
     # it states another value of the same subject: the two are linked by CONFLICTS_WITH

@@ -22,6 +22,38 @@ from emergent_memory.memory.models import (
 RULE_PREFIX = "judge: "
 
 
+# Why a save kept both memories of a pair and asks a person: the save rule's reasons
+# (memory/dedup.py), the LLM judge's verdict (memory/dedup_judge.py), an edit; authority's
+# reasons are sentences already ("kept beside it: ...").
+PAIR_WHY = {
+    "not enough evidence": "close in meaning, but nothing in the words shows it is the same fact",
+    "different value": "the same subject with another value, and neither says it changed",
+    "opposite value": "the opposite value of the same thing, and neither says it changed",
+    "swapped values": "the same values in swapped places, and neither says it changed",
+    "different values": "close in meaning, but several values differ",
+    "different subject": "close in meaning, but about another subject (another service, "
+    "place, role or kind)",
+    "different phrase": "close in meaning, but one part of the sentence says something else",
+    "different holder": "close in meaning, but about another person or thing",
+    "another statement": "close in meaning, but another speaker or holder, a question, or a "
+    "statement that adds a fact",
+    "another occasion": "close in meaning, but about another occasion or time",
+    "unknown to the model": "text the embedding model cannot read (another language or "
+    "script), so closeness in meaning proves nothing",
+    RULE_PREFIX + "conflicts": "the LLM judge: another value of the same subject, and neither says "
+    "which holds",
+    "edited": "an edit made it close to the other",
+}
+PAIR_WHY_UNKNOWN = "close in meaning; the save could not tell whether it is the same fact"
+
+
+def pair_why(reason: str | None) -> str:
+    """Why a pair waits for a decision, in words (None: recorded before reasons were kept)."""
+    if reason is None:
+        return PAIR_WHY_UNKNOWN
+    return PAIR_WHY.get(reason, reason)
+
+
 def memory_record(
     row: store.MemoryRow | store.RecallRow,
     *,

@@ -99,6 +99,7 @@ UNREACHABLE = (
 
 PACK = "agent-memory"
 DEFAULT_CONTEXT_PRIORITY = 50
+EDITED = "edited"  # the reason an update records for a memory its new text came close to
 RECALL_DEFAULT_LIMIT, RECALL_MAX_LIMIT = 10, 50
 EPISODES_MAX_LIMIT = 10  # episodes a recall returns at most (each with a summary and excerpt)
 LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT = 20, 100
@@ -452,6 +453,7 @@ class MemoryService:
                     "id": str(nearest.id),
                     "content": nearest.content,
                     "similarity": round(nearest.similarity, 4),
+                    "why": kept_because or records.pair_why(rule),
                 }
                 if kept_because is not None:
                     close["kept_because"] = kept_because
@@ -1078,7 +1080,7 @@ class MemoryService:
                 )
                 for close in possible_duplicates:
                     store.record_possible_duplicate(
-                        conn, principal, id_, UUID(close["id"]), close["similarity"], "edited"
+                        conn, principal, id_, UUID(close["id"]), close["similarity"], EDITED
                     )
             self._write_update(conn, head, patch, embedding)
             updated: UpdateResult = {
@@ -1586,6 +1588,7 @@ class MemoryService:
                 "id": str(nearest.id),
                 "content": nearest.content,
                 "similarity": round(nearest.similarity, 4),
+                "why": records.pair_why(EDITED),
             }
         ]
 
