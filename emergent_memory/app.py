@@ -433,9 +433,8 @@ VERIFY_POLICIES = {
             ("value", 0.7),
             ("exchange", 0.55),
             ("opposite", 0.55),
-            ("rejected", 0.5),
-            ("negation", 0.5),
-            ("clause", 0.55),
+            ("negation", 0.5),  # from related_from (0.53): no kind conflicts below it
+            ("clause", 0.6),
         ),
     )
 }

@@ -370,4 +370,5 @@ def test_the_hooks_send_at_most_what_the_server_takes_and_say_where_the_folder_i
     assert keys[0]["origin"] == origin(session.memory.parent)
     assert keys[0]["folder"] == "-tmp-src-shop"
     assert session.log.count("2 auto memory file(s) too large to send") == 2
-    assert "413" not in session.log
+    # no request was refused as too large (a process id such as [4130] may hold the digits)
+    assert "answered 413" not in session.log

@@ -563,10 +563,10 @@ async def test_verify_memory_calls_a_negation_in_other_words_a_conflict(
         saved = await call(
             client,
             "save_memory",
-            content="The CI pipeline runs on GitHub Actions.",
-            category="fact",
+            content="Deploys to production happen on Tuesdays after the standup.",
+            category="convention",
         )
-        claim = "GitHub Actions isn't where our CI runs."
+        claim = "Production deploys never happen on Tuesdays."
         result = await call(client, "verify_memory", claim=claim)
         text = await client.call_tool("verify_memory", {"claim": claim})
     assert result["verdict"] == "conflict", result["why"]

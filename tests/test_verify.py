@@ -110,7 +110,6 @@ def test_each_answer_names_the_memory_it_follows(
 @pytest.mark.parametrize(
     ("claim", "memory"),
     [
-        ("GitHub Actions isn't where our CI runs.", 3),
         ("Production deploys never happen on Tuesdays.", 4),
         ("The project doesn't use pgvector.", 1),
         ("The user does not edit code in Neovim.", 5),

@@ -22,6 +22,9 @@ from emergent_memory.memory.models import (
 RULE_PREFIX = "judge: "
 
 
+# the reason an update records for a memory its new text came close to
+EDITED = "edited"
+
 # Why a save kept both memories of a pair and asks a person: the save rule's reasons
 # (memory/dedup.py), the LLM judge's verdict (memory/dedup_judge.py), an edit; authority's
 # reasons are sentences already ("kept beside it: ...").
@@ -42,7 +45,7 @@ PAIR_WHY = {
     "script), so closeness in meaning proves nothing",
     RULE_PREFIX + "conflicts": "the LLM judge: another value of the same subject, and neither says "
     "which holds",
-    "edited": "an edit made it close to the other",
+    EDITED: "an edit made it close to the other",
 }
 PAIR_WHY_UNKNOWN = "close in meaning; the save could not tell whether it is the same fact"
 

@@ -99,7 +99,6 @@ UNREACHABLE = (
 
 PACK = "agent-memory"
 DEFAULT_CONTEXT_PRIORITY = 50
-EDITED = "edited"  # the reason an update records for a memory its new text came close to
 RECALL_DEFAULT_LIMIT, RECALL_MAX_LIMIT = 10, 50
 EPISODES_MAX_LIMIT = 10  # episodes a recall returns at most (each with a summary and excerpt)
 LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT = 20, 100
@@ -449,11 +448,12 @@ class MemoryService:
             superseded_ids: list[str] = []
             possible_duplicates: list[PossibleDuplicate] = []
             if nearest is not None and verdict == "possible_duplicate":
+                kept_for = kept_because or rule  # the pair's reason, as recorded below
                 close: PossibleDuplicate = {
                     "id": str(nearest.id),
                     "content": nearest.content,
                     "similarity": round(nearest.similarity, 4),
-                    "why": kept_because or records.pair_why(rule),
+                    "why": records.pair_why(kept_for),
                 }
                 if kept_because is not None:
                     close["kept_because"] = kept_because
@@ -469,7 +469,7 @@ class MemoryService:
                     memory.canonical_id,
                     nearest.id,
                     nearest.similarity,
-                    kept_because or rule,
+                    kept_for,
                 )
             if nearest is not None and verdict == "supersede" and old_head is not None:
                 old_id = nearest.id
@@ -1080,7 +1080,7 @@ class MemoryService:
                 )
                 for close in possible_duplicates:
                     store.record_possible_duplicate(
-                        conn, principal, id_, UUID(close["id"]), close["similarity"], EDITED
+                        conn, principal, id_, UUID(close["id"]), close["similarity"], records.EDITED
                     )
             self._write_update(conn, head, patch, embedding)
             updated: UpdateResult = {
@@ -1588,7 +1588,7 @@ class MemoryService:
                 "id": str(nearest.id),
                 "content": nearest.content,
                 "similarity": round(nearest.similarity, 4),
-                "why": records.pair_why(EDITED),
+                "why": records.pair_why(records.EDITED),
             }
         ]
 

@@ -122,15 +122,27 @@ def _lower_words(text: str) -> set[str]:
 
 
 def _with_bases(words: set[str]) -> set[str]:
-    """The words and, for each inflected one, its base (`_bases`: "starts" as "start",
-    "finishes" as "finish", "disables" as "disable")."""
-    return words | {base for word in words for base in _bases(word)}
+    """The words and, for each verb of one setting inflected ("starts", "finished",
+    "disables"), its base (`_INFLECTED_VERBS`); other words as written, since stripping an
+    ending can make another listed word ("lasted": "last", "ones": "one")."""
+    return words | {base for word in words for base in _bases(word) if base in _INFLECTED_VERBS}
+
+
+# Verbs of VERIFY_OPPOSITES read in any inflection (not as a gerund: "opening hours" is no
+# "open").
+_INFLECTED_VERB_WORDS = """
+    start finish begin end open close enable disable push poll join leave like dislike
+    prefer add drop remove introduce accept reject allow block deny increase decrease reduce
+    raise lower grow shrink include exclude lock unlock grant revoke install uninstall keep
+    delete retain expand collapse succeed fail pass show hide approve permit forbid stop
+"""
+_INFLECTED_VERBS = frozenset(_INFLECTED_VERB_WORDS.split())
 
 
 def _bases(word: str) -> set[str]:
-    """What an inflected English word may be the form of (a verb's third person, past or
-    gerund, a noun's plural): every candidate, since only the words of VERIFY_OPPOSITES are
-    looked up among them ("finishes": "finishe", "finish"; "closed": "close", "clos")."""
+    """What an inflected English word may be the form of (a third person or a past):
+    every candidate, the listed verbs are looked up among them ("finishes": "finishe",
+    "finish"; "closed": "close", "clos")."""
     bases = set()
     if len(word) > 4 and word.endswith("ies"):
         bases.add(word[:-3] + "y")
@@ -140,8 +152,6 @@ def _bases(word: str) -> set[str]:
         bases.add(word[:-1])
     if len(word) > 4 and word.endswith("ed"):
         bases |= {word[:-2], word[:-1]}
-    if len(word) > 5 and word.endswith("ing"):
-        bases |= {word[:-3], word[:-3] + "e"}
     return bases
 
 
@@ -150,11 +160,13 @@ def _opposite_in(memory_clause: str, claim_clause: str) -> str | None:
     mine |= {w.removesuffix("n't") + "nt" for w in mine if w.endswith("n't")}
     theirs |= {w.removesuffix("n't") + "nt" for w in theirs if w.endswith("n't")}
     # the words as written first, so that the answer names them so ("enabled / disabled")
-    return one_each(VERIFY_OPPOSITES, (memory_clause, mine), (claim_clause, theirs)) or one_each(
-        VERIFY_OPPOSITES,
-        (memory_clause, _with_bases(mine)),
-        (claim_clause, _with_bases(theirs)),
-    )
+    found = one_each(VERIFY_OPPOSITES, (memory_clause, mine), (claim_clause, theirs))
+    inflected = _with_bases(mine), _with_bases(theirs)
+    if found is None and inflected != (mine, theirs):
+        found = one_each(
+            VERIFY_OPPOSITES, (memory_clause, inflected[0]), (claim_clause, inflected[1])
+        )
+    return found
 
 
 def one_each(

@@ -25,7 +25,11 @@ emergent_memory/app.py, per embedding model):
    a pair never confirms; so does, from `related_from`, one part of a longer memory restated
    with another number beside the same word when the claim says nothing the memory does not
    ("a Django 4.2 app served by gunicorn" / "runs Django 5.0"); closer than `related_from`
-   but not that, related;
+   but not that, related; and whatever the frame, each kind of difference (DIFFERENCE_KINDS:
+   another value, an exchange, the other value of a setting, a value named as not chosen, a
+   negation, a clause difference) conflicts from its own threshold (`conflict_from_kind`,
+   never below `related_from`, with vectors only; fitted on every development set by
+   benchmarks/verify.py's calibrate_kinds);
 4. from `confirm_from` (or `keeps_words_from` when one text keeps every content word of the
    other), the same values confirm;
 5. anything else at or above `related_from` is related.
@@ -41,6 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cache
 
 from emergent_memory.memory import dedup, verify_features
 from emergent_memory.memory.verify_features import GENERIC_WORDS, part_difference
@@ -104,16 +109,17 @@ class VerifyPolicy:
             confirm_from, keeps_from = self.confirm_from, self.keeps_words_from
         if similarity < min(related_from, self.shared_word_from):
             return None, "not about the same subject"
-        kind_from = dict(self.conflict_from_kind).get(features.difference_kind or "")
+        kind = features.difference_kind
+        kind_from = _thresholds(self.conflict_from_kind).get(kind or "")
         if (
             kind_from is not None
-            and similarity >= kind_from
+            and similarity >= max(kind_from, related_from)  # about the claim's subject
             and not words_only
             and not (features.other_holder or features.other_subject)
         ):
-            if features.part_difference is not None:  # the value named beside its word
-                return "conflicts", f"{_PART} {features.part_difference}"
-            return "conflicts", features.difference or features.clause_difference or ""
+            if kind == "value" and features.part_difference is not None:
+                return "conflicts", f"{_PART} {features.part_difference}"  # beside its word
+            return "conflicts", features.difference or features.clause_difference or kind or ""
         if similarity < related_from:
             if words_only or not features.shared_words:
                 return None, "not about the same subject"
@@ -155,6 +161,12 @@ class VerifyPolicy:
 
 
 _PART = "one part of the memory gives another value:"
+
+
+@cache
+def _thresholds(kinds: tuple[tuple[str, float], ...]) -> dict[str, float]:
+    """VerifyPolicy.conflict_from_kind as a mapping (read once per policy)."""
+    return dict(kinds)
 
 
 @dataclass(frozen=True, slots=True)
