@@ -77,8 +77,9 @@ VERIFY_AND_REINFORCE = """\
   version, a date, who owns what), and before saving something that may contradict what is
   remembered, call verify_memory with the claim as one sentence. It answers:
   - **confirmed**: the same fact is remembered; do not save it again.
-  - **conflict**: a memory states a different value. Ask the user or check which is true;
-    then save the true fact saying it changed ("now", "instead of"), or update the wrong one.
+  - **conflict**: a memory states a different value, or says the opposite. Ask the user or
+    check which is true; then save the true fact saying it changed ("now", "instead of"), or
+    update the wrong one.
   - **related**: memories on the same subject that neither confirm nor contradict; read them.
   - **new**: nothing relevant is remembered; save it if it is worth keeping.
 - When the user confirms a remembered fact ("yes, still pnpm"), or you see it confirmed (a
