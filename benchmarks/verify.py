@@ -475,6 +475,7 @@ HOLDOUTS = (
     "verify_holdout_6.json",
     "verify_holdout_7.json",
     "verify_holdout_8.json",
+    "verify_holdout_9.json",
 )
 # The sets the difference kinds' thresholds are fitted on besides the labelled one: the
 # held-out sets after their first runs (a set written later is added here after its own).
