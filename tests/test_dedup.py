@@ -557,6 +557,24 @@ def test_change_markers_are_words_or_phrases_new_to_the_new_text() -> None:
     assert not says_it_changed("Deploys are on Fridays.", "Deploys are not on weekends.")
 
 
+def test_since_says_a_change_only_beside_a_changed_value() -> None:
+    # a reason, or how long a state has held: nothing of the old text changed (a held-out
+    # verify set's memory superseded the user's role this way: "has been at ... since 2019")
+    role = "Tomasz Wrona works as a site reliability engineer at Nordwind Meteo in Gdańsk."
+    tenure = "Tomasz has been at Nordwind Meteo since 2019; before that he was at a telecom."
+    assert not says_it_changed(role, tenure)
+    cron = "The cleanup cron job runs on the worker node."
+    assert not says_it_changed(cron, "Keep the cleanup cron job there since it is less loaded.")
+    wants = "The user wants error messages to include a request ID."
+    assert not says_it_changed(wants, "Error messages include a request ID since v2.3.")
+    # beside a value that changed, it says when
+    old, new = "The data warehouse is Redshift.", "The data warehouse is Snowflake since May."
+    assert changed_values(old, new) == 1
+    assert says_it_changed(old, new)
+    # a strong marker needs no changed value
+    assert says_it_changed("The team uses Jira.", "The team moved off that tracker.")
+
+
 def test_content_words_drop_stopwords_and_stem() -> None:
     assert content_words("The user's deploys are deployed on Fridays") == {"deploy", "friday"}
     assert content_words("Makefiles") == content_words("Makefile")

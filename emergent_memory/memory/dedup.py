@@ -22,8 +22,8 @@ what the two texts state (`Statement`):
   "the client's *former* lawyer"): who the statement is about.
 - **A change marker**: words the new text has and the old does not, saying the old value
   changed ("now", "instead", "no longer", "switched", "moved", "renamed", "went from",
-  "used to", "as of", "since", ...), or a word of the old text negated in the new one
-  ("..., not 429", "instead of Shantanu").
+  "used to", "as of", "since" beside a changed value, ...), or a word of the old text
+  negated in the new one ("..., not 429", "instead of Shantanu").
 
 Then, from the lowest similarity that is considered (`named_change_from`, else
 `text_rule_from`, else `threshold`) up:
@@ -118,6 +118,10 @@ _CHANGE_MARKERS = """
     starting updated stopped since rescheduled postponed raised lowered increased decreased
     reduced extended shortened wrong mistake typo misspoke revised amended"""
 CHANGE_MARKERS = frozenset(_CHANGE_MARKERS.split())
+# Markers that also say something else: "since" gives a reason ("since it is less loaded") or
+# how long a state has held ("has been at Nordwind since 2019"): it says a change only beside
+# a value that changed ("is Snowflake since the Q2 migration").
+WEAK_MARKERS = frozenset({"since"})
 # The change words that say a value changed and nothing else: with one of them a correction
 # may change several values at once ("code freeze *moved* to Wednesdays at 15:00").
 _STRONG_WORDS = """
@@ -1392,7 +1396,8 @@ def says_it_changed(existing: str, new: str) -> bool:
     existing one does not, or says that a word of the existing text is no longer so ("...,
     not 429", "instead of Fridays", "rather than the sister-in-law")."""
     old, new_ = statement(existing), statement(new)
-    if new_.markers - old.markers:
+    added = new_.markers - old.markers
+    if added - WEAK_MARKERS or (added and changed_values(existing, new)):
         return True
     # a negation names an old value as no longer so only when the text says what is instead
     # ("not 429" beside "430"); "I'm not allergic to cats" only negates (see negates)
