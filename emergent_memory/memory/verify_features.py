@@ -179,9 +179,8 @@ def one_each(
     without" / "always ... with")."""
     (memory_text, mine), (claim_text, theirs) = memory, claim
     for pair in pairs:
-        if not dedup.polarity_opposite(pair, memory_text, claim_text):
-            continue
-        if (found := dedup.one_in_each((pair,), mine, theirs)) is not None:
+        found = dedup.one_in_each((pair,), mine, theirs)  # the cheap test first
+        if found is not None and dedup.polarity_opposite(pair, memory_text, claim_text):
             return " / ".join(found)
     return None
 
