@@ -318,40 +318,28 @@ def development_set(memory: MemoryService, file: str, limit: int | None) -> Deve
     return DevelopmentSet(file, data, candidates(memory, data, ids, owner))
 
 
-def confusion(policy: VerifyPolicy, dev: DevelopmentSet) -> np.ndarray:
-    """labelled answer x answered, counts (ANSWERS' order)."""
-    matrix = np.zeros((len(ANSWERS), len(ANSWERS)), dtype=int)
-    everything = list(range(len(dev.data["claims"])))
-    labels = [c["verdict"] for c in dev.data["claims"]]
-    for label, guess in zip(labels, verdicts(policy, dev.data, dev.found, everything), strict=True):
-        matrix[ANSWERS.index(label), ANSWERS.index(guess)] += 1
-    return matrix
+def answers(policy: VerifyPolicy, dev: DevelopmentSet) -> list[str]:
+    """The policy's answer to each of the set's claims."""
+    return verdicts(policy, dev.data, dev.found, list(range(len(dev.data["claims"]))))
 
 
-def matrix_scores(matrix: np.ndarray) -> dict[str, Any]:
-    """scores() of a confusion matrix."""
-    labels = [a for i, a in enumerate(ANSWERS) for _ in range(int(matrix[i].sum()))]
-    guesses = [
-        ANSWERS[j]
-        for i in range(len(ANSWERS))
-        for j in range(len(ANSWERS))
-        for _ in range(int(matrix[i, j]))
-    ]
-    return scores(labels, guesses)
+def labels_of(sets: Sequence[DevelopmentSet]) -> list[str]:
+    return [claim["verdict"] for dev in sets for claim in dev.data["claims"]]
 
 
 def fit_kinds(base: VerifyPolicy, sets: list[DevelopmentSet]) -> dict[str, float]:
     """Each difference kind's threshold, by coordinate search (KIND_ROUNDS rounds over
     DIFFERENCE_KINDS, each tried at none and KIND_FROM): the highest macro accuracy over the
     sets' claims pooled; a kind keeps its value unless another is strictly better."""
+    labels = labels_of(sets)
     cache: dict[tuple[tuple[str, float], ...], float] = {}
 
     def macro(kinds: dict[str, float]) -> float:
         key = tuple(sorted(kinds.items()))
         if key not in cache:
             policy = replace(base, conflict_from_kind=key)
-            pooled = sum((confusion(policy, dev) for dev in sets), np.zeros((4, 4), dtype=int))
-            cache[key] = float(matrix_scores(pooled)["macro_accuracy"] or 0.0)
+            guessed = [answer for dev in sets for answer in answers(policy, dev)]
+            cache[key] = float(scores(labels, guessed)["macro_accuracy"] or 0.0)
         return cache[key]
 
     chosen: dict[str, float] = {}
@@ -372,47 +360,40 @@ def calibrate_kinds(base: VerifyPolicy, sets: list[DevelopmentSet]) -> dict[str,
     the general rule alone); then the kinds fitted on every set (what ships). `sets[0]` is
     the labelled set: its fold is reported, not pooled with the written-after sets'."""
     folds = []
-    pooled = {"with": np.zeros((4, 4), dtype=int), "without": np.zeros((4, 4), dtype=int)}
-    classes: dict[str, Counter[str]] = {"with": Counter(), "without": Counter(), "n": Counter()}
+    pooled: dict[str, list[str]] = {"labels": [], "kinds": [], "with": [], "without": []}
     for left_out in sets:
         kinds = fit_kinds(base, [dev for dev in sets if dev is not left_out])
-        policy = replace(base, conflict_from_kind=tuple(kinds.items()))
-        matrix, before = confusion(policy, left_out), confusion(base, left_out)
+        labels = labels_of([left_out])
+        with_kinds = answers(replace(base, conflict_from_kind=tuple(kinds.items())), left_out)
+        without = answers(base, left_out)
         folds.append(
             {
                 "left_out": left_out.name,
                 "kinds": kinds,
-                "with": matrix_scores(matrix),
-                "without": matrix_scores(before),
+                "with": scores(labels, with_kinds),
+                "without": scores(labels, without),
             }
         )
         if left_out is sets[0]:
             continue  # the labelled set: the written-after sets are the folds reported pooled
-        pooled["with"] += matrix
-        pooled["without"] += before
-        everything = list(range(len(left_out.data["claims"])))
-        for name, chosen in (("with", policy), ("without", base)):
-            answers = verdicts(chosen, left_out.data, left_out.found, everything)
-            for claim, answer in zip(left_out.data["claims"], answers, strict=True):
-                if claim["verdict"] == "conflict":
-                    classes[name][claim.get("kind") or "-"] += answer == "conflict"
-        for claim in left_out.data["claims"]:
-            if claim["verdict"] == "conflict":
-                classes["n"][claim.get("kind") or "-"] += 1
-    per_class = {
-        kind: {
-            "n": n,
-            "with": round(classes["with"][kind] / n, 4),
-            "without": round(classes["without"][kind] / n, 4),
+        pooled["labels"] += labels
+        pooled["kinds"] += [claim.get("kind") or "-" for claim in left_out.data["claims"]]
+        pooled["with"] += with_kinds
+        pooled["without"] += without
+    conflicts = [i for i, label in enumerate(pooled["labels"]) if label == "conflict"]
+    per_class: dict[str, dict[str, Any]] = {}
+    for kind in sorted({pooled["kinds"][i] for i in conflicts}):
+        mine = [i for i in conflicts if pooled["kinds"][i] == kind]
+        per_class[kind] = {"n": len(mine)} | {
+            name: round(sum(pooled[name][i] == "conflict" for i in mine) / len(mine), 4)
+            for name in ("with", "without")
         }
-        for kind, n in sorted(classes["n"].items())
-    }
     return {
         "sets": [dev.name for dev in sets],
         "folds": folds,
         "held_out_folds_pooled": {
-            "with": matrix_scores(pooled["with"]),
-            "without": matrix_scores(pooled["without"]),
+            "with": scores(pooled["labels"], pooled["with"]),
+            "without": scores(pooled["labels"], pooled["without"]),
             "conflict_classes": per_class,
         },
         "chosen": fit_kinds(base, sets),
