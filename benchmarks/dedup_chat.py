@@ -23,11 +23,14 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import json
 import random
 from typing import Any
 
+import numpy as np
+
 from benchmarks.common import CachedEmbeddings, write_result
-from benchmarks.dedup import load_pairs, similarities
+from benchmarks.dedup import DATA, load_pairs, similarities
 from emergent_memory.app import DEDUP_POLICIES
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME
 from emergent_memory.memory import dedup
@@ -178,6 +181,76 @@ def judge_set(embedder: CachedEmbeddings, name: str, limit: int | None) -> dict[
     return {"file": name, "regimes": {k: dict(v) for k, v in regimes.items()}, "wrong": wrong}
 
 
+# The texts of the store in which the stated-change band (DedupPolicy.change_from) is read
+# against each text's nearest memory: every set's texts, the retrieval benchmark's memories and
+# the verify sets' memories.
+STORE_SOURCES = ["retrieval.json", *(p.name for p in sorted(DATA.glob("verify_*.json")))]
+STATED = "keeps the subject"  # the band's reason (memory/dedup.py)
+
+
+def stated_change(
+    embedder: CachedEmbeddings, names: list[str], limit: int | None
+) -> dict[str, Any]:
+    """What the stated-change band decides, two ways. On every set's pairs: the pairs it
+    supersedes, by label. In a store of every text of those sets and of STORE_SOURCES, as a
+    save meets it: each text that has a change word, against its nearest other text (not the
+    other text of its own pair, nor a copy at 0.98 or more): how many of those nearest pairs
+    reach the band and how many it supersedes. Those pairs were written as parts of other
+    pairs, so a supersession there is wrong unless a reader finds both about one fact; all
+    are listed for reading."""
+    policy = DEDUP_POLICIES[LOCAL_MODEL_NAME]
+    assert policy.change_from is not None
+    labelled: collections.Counter[str] = collections.Counter()
+    in_sets = []
+    texts: dict[str, None] = {}
+    partners: dict[str, set[str]] = collections.defaultdict(set)
+    for name in names:
+        pairs = load_pairs(name, limit)
+        for pair, similarity in zip(pairs, similarities(pairs, embedder), strict=True):
+            old, new = pair["existing"], pair["new"]
+            texts.update({old: None, new: None})
+            partners[old].add(new)
+            partners[new].add(old)
+            if policy.explain(similarity, old, new).reason == STATED:
+                label = pair.get("verdict") or ("same" if pair["supersede"] else "distinct")
+                labelled[label] += 1
+                in_sets.append(f"{pair['key']} {label} ({similarity:.3f}): `{old}` / `{new}`")
+    for source in STORE_SOURCES:
+        memories = json.loads((DATA / source).read_text())["memories"]
+        texts.update({m["content"]: None for m in memories[: limit or None]})
+    store = list(texts)
+    index = {text: i for i, text in enumerate(store)}
+    vectors = np.asarray(embedder.vectors(store))
+    reached = superseded = changing = 0
+    in_store = []
+    for i, text in enumerate(store):
+        if not dedup.statement(text).markers:
+            continue
+        changing += 1
+        row = vectors @ vectors[i]
+        row[i] = -1.0
+        row[row >= 0.98] = -1.0
+        row[[index[other] for other in partners[text]]] = -1.0
+        j = int(np.argmax(row))
+        similarity = float(row[j])
+        if not policy.change_from <= similarity < policy.duplicates_from:
+            continue
+        reached += 1
+        if policy.explain(similarity, store[j], text).reason == STATED:
+            superseded += 1
+            in_store.append(f"({similarity:.3f}) `{store[j]}` / `{text}`")
+    return {
+        "sets": names,
+        "superseded_by_label": dict(labelled),
+        "in_sets": in_sets,
+        "store_texts": len(store),
+        "store_with_a_change_word": changing,
+        "store_nearest_in_band": reached,
+        "store_superseded": superseded,
+        "in_store": in_store,
+    }
+
+
 def _rate(counter: dict[str, int], labels: tuple[str, ...]) -> str:
     n = sum(counter.get(label, 0) for label in labels)
     k = sum(counter.get(f"{label} superseded", 0) for label in labels)
@@ -280,6 +353,9 @@ def run(limit: int | None = None) -> dict[str, Any]:
         "threshold_chosen_on_all": choose(agents, "threshold"),
         "sets": [judge_set(embedder, name, limit) for name in ["chat_pairs.json", *HOLDOUTS]],
     }
+    result["stated_change"] = stated_change(
+        embedder, ["dedup_pairs.json", "chat_pairs.json", *HOLDOUTS], limit
+    )
     embedder.save()
     shipped = DEDUP_POLICIES[LOCAL_MODEL_NAME]
     lines = [
@@ -316,8 +392,31 @@ def run(limit: int | None = None) -> dict[str, Any]:
                 f"| {_rate(counter, ('conflicts',))} | {_rate(counter, ('same',))} "
                 f"| {_rate(counter, ('corrects',))} |"
             )
+    stated = result["stated_change"]
+    lines += [
+        "",
+        f"## The stated-change band (from {shipped.change_from} to {shipped.duplicates_from})",
+        "",
+        f"On the pairs of {len(stated['sets'])} sets (the labelled sets and every held-out "
+        "set), the band superseded: "
+        + (
+            ", ".join(f"{k} {v}" for k, v in sorted(stated["superseded_by_label"].items()))
+            or "none"
+        )
+        + ".",
+        "",
+        *(f"- {line}" for line in stated["in_sets"]),
+        "",
+        f"In a store of {stated['store_texts']} texts (those sets' and "
+        f"{', '.join(STORE_SOURCES)}), {stated['store_with_a_change_word']} have a change "
+        f"word; the nearest other text of {stated['store_nearest_in_band']} of them is in the "
+        f"band, and the band superseded {stated['store_superseded']} of those:",
+        "",
+        *(f"- {line}" for line in stated["in_store"]),
+    ]
     for judged in result["sets"]:
         note = HOLDOUTS.get(judged["file"], "the labelled set (development data)")
+
         lines += ["", f"## Wrong verdicts: {judged['file']} ({note})", ""]
         lines += [
             f"- {w['key']} {w['label']} -> {w['verdict']} ({w['reason']}, {w['similarity']}): "

@@ -51,11 +51,14 @@ logger = logging.getLogger(__name__)
 # benchmarks/data/dedup_pairs.json (benchmarks/results/dedup.md), 5-fold cross-validated with
 # the target of no distinct fact superseded: the value, holder, subject and script rules veto,
 # then a similarity of at least `threshold`, or `text_rule_from` with a change marker or every
-# word kept, or `named_change_from` with a change that names old and new values, supersedes.
+# word kept, or `named_change_from` with a change that names old and new values, supersedes;
+# `change_from` (below all of these) with a stated change that keeps the subject's words.
 # `threshold` (similarity alone supersedes) is the one benchmarks/dedup_chat.py chooses on the
 # agent memories of the labelled set and of every held-out set spent before it
 # (AGENT_DEVELOPMENT: the lowest value at which the similarity adds no wrong supersession);
-# the bands below it are the ones benchmarks/dedup.py chooses on the labelled set;
+# the bands below it are the ones benchmarks/dedup.py chooses on the labelled set, but
+# `change_from`, measured on every spent set's pairs and on the nearest memories of a store
+# of their texts (benchmarks/dedup_chat.py, stated_change);
 # `labelled_from` (two chat turns of one speaker) the one benchmarks/dedup_chat.py chooses on
 # the chat turns of the labelled set and of the held-out sets spent before it (DEVELOPMENT).
 # benchmarks/README.md section 3 has the sets, the folds and the counts.
@@ -66,6 +69,7 @@ DEDUP_POLICIES = {
         named_change_from=0.60,
         latin_only_model=True,
         labelled_from=0.99,
+        change_from=0.40,
     )
 }
 # For a model nobody calibrated: the text rules (which do not depend on the model) and a high
@@ -138,7 +142,11 @@ def dedup_policy(settings: Settings, model_name: str) -> DedupPolicy:
         if policy.named_change_from is None or low is None
         else min(policy.named_change_from, low)
     )
-    return DedupPolicy(threshold, low, named, policy.latin_only_model, policy.labelled_from)
+    lowest = named if named is not None else low
+    change = (
+        None if policy.change_from is None or lowest is None else min(policy.change_from, lowest)
+    )
+    return DedupPolicy(threshold, low, named, policy.latin_only_model, policy.labelled_from, change)
 
 
 def memory_config(settings: Settings, model_name: str) -> MemoryConfig:

@@ -81,15 +81,20 @@ def test_the_dedup_policy_follows_the_model_unless_the_threshold_is_set() -> Non
         named_change_from=0.60,
         latin_only_model=True,
         labelled_from=0.99,
+        change_from=0.40,
     )
     # a model nobody calibrated: the plain threshold, no bands
     assert app.dedup_policy(load_settings({}), "some/other-model") == DedupPolicy.plain(0.98)
     chosen = load_settings({"EMERGENT_MEMORY_DEDUP_THRESHOLD": "0.9"})
-    assert app.dedup_policy(chosen, LOCAL_MODEL_NAME) == DedupPolicy(0.9, 0.64, 0.60, True, 0.99)
+    assert app.dedup_policy(chosen, LOCAL_MODEL_NAME) == DedupPolicy(
+        0.9, 0.64, 0.60, True, 0.99, 0.40
+    )
     assert app.dedup_policy(chosen, "some/other-model") == DedupPolicy.plain(0.9)
     low = load_settings({"EMERGENT_MEMORY_DEDUP_THRESHOLD": "0.5"})
-    # no band left above the threshold
-    assert app.dedup_policy(low, LOCAL_MODEL_NAME) == DedupPolicy(0.5, 0.5, 0.5, True, 0.99)
+    # no band left above the threshold; the stated change's band starts at 0.40 still
+    assert app.dedup_policy(low, LOCAL_MODEL_NAME) == DedupPolicy(0.5, 0.5, 0.5, True, 0.99, 0.40)
+    lower = load_settings({"EMERGENT_MEMORY_DEDUP_THRESHOLD": "0.3"})
+    assert app.dedup_policy(lower, LOCAL_MODEL_NAME) == DedupPolicy(0.3, 0.3, 0.3, True, 0.99, 0.3)
     config = app.memory_config(load_settings({}), LOCAL_MODEL_NAME)
     assert config.dedup_policy == calibrated
 

@@ -1267,3 +1267,79 @@ def test_said_of_all_against_said_of_one_is_another_statement(existing: str, new
 )
 def test_every_one_said_the_other_way_is_the_same_statement(existing: str, new: str) -> None:
     assert not dedup.one_or_all(existing, new)
+
+
+# -- a stated change of the same subject, below the other rules' band ------------------------
+
+
+@pytest.mark.parametrize(
+    ("similarity", "existing", "new"),
+    [
+        (0.516, "The user's manager is Elena.", "The user's manager is now Kwame after the reorg."),
+        (0.48, "The user works from the Porto office.", "The user relocated to the Braga office."),
+        (0.55, "The API is written in Go 1.21.", "API was bumped to Go 1.22."),
+    ],
+)
+def test_a_stated_change_that_keeps_the_subject_corrects_far_below_the_band(
+    similarity: float, existing: str, new: str
+) -> None:
+    assert POLICY.change_from is not None
+    assert POLICY.change_from <= similarity < POLICY.duplicates_from
+    decision = POLICY.explain(similarity, existing, new)
+    assert (decision.verdict, decision.reason) == ("supersede", "keeps the subject")
+
+
+@pytest.mark.parametrize(
+    ("similarity", "existing", "new"),
+    [
+        # nothing says it changed: another value this far apart is not even reported
+        (0.52, "The user's manager is Elena.", "The user's manager is Kwame."),
+        # the subject's words not kept on either side
+        (0.512, "The team uses Slack for incident chat.", "Team moved standups to Slack huddles."),
+        (
+            0.55,
+            "The search service caches results for 10 minutes.",
+            "The search service now caches for 2 minutes; the index is rebuilt nightly from "
+            "the warehouse snapshot and pushed to every replica.",
+        ),
+        # another holder: another owner of the same thing, a chat speaker against a memory
+        (0.404, "The user's manager is Elena.", "Lena's manager is now Kwame."),
+        (0.55, "matt: my phone plan has 50gb of data", "My phone plan now has 20gb of data."),
+        # no value replaced and no old value named
+        (
+            0.5,
+            "Ask before upgrading any dependency.",
+            "The user now lets bots upgrade any dependency.",
+        ),
+    ],
+)
+def test_below_the_band_nothing_else_supersedes_or_is_reported(
+    similarity: float, existing: str, new: str
+) -> None:
+    assert POLICY.change_from is not None
+    assert similarity >= POLICY.change_from
+    assert POLICY.explain(similarity, existing, new) == dedup.Decision("distinct", "not similar")
+
+
+def test_below_change_from_nothing_is_read() -> None:
+    assert POLICY.change_from is not None
+    manager, changed = "The user's manager is Elena.", "The user's manager is now Kwame."
+    assert verdict(POLICY.change_from + 0.01, manager, changed) == "supersede"
+    assert verdict(POLICY.change_from - 0.01, manager, changed) == "distinct"
+
+
+def test_another_owner_of_the_same_thing_is_another_holder_at_any_similarity() -> None:
+    assert relations_differ("The user's manager is Elena.", "Lena's manager is Kwame.")
+    assert relations_differ("Alice's laptop runs Fedora.", "Bob's laptop runs Fedora.")
+    assert not relations_differ("The app's minSdk is 24.", "The app's minSdk is now 26.")
+    assert verdict(0.9, "Alice's laptop runs Fedora.", "Bob's laptop now runs Fedora.") != (
+        "supersede"
+    )
+
+
+def test_change_from_must_lie_below_the_other_bands() -> None:
+    with pytest.raises(ValueError, match="change_from"):
+        DedupPolicy(threshold=0.8, text_rule_from=0.7, named_change_from=0.6, change_from=0.65)
+    with pytest.raises(ValueError, match="change_from"):
+        DedupPolicy(threshold=0.8, change_from=0.5)
+    assert DedupPolicy(0.8, 0.7, None, change_from=0.5).considered_from == 0.5

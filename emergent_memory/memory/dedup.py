@@ -1410,6 +1410,25 @@ def keeps_every_word(existing: str, new: str) -> bool:
     return statement(existing).words <= statement(new).words
 
 
+def keeps_the_subject(existing: str, new: str) -> bool:
+    """The two texts share at least half of each one's subject words, their content words
+    that are neither values nor change words ("The user's *manager* is Elena" / "The user's
+    *manager* is now Kwame"; "*Staging* is hosted on Heroku" / "*Staging* moved to Fly.io"),
+    and open with the same label or none. Below the text rule's band, a text that says it
+    changed needs this to correct the memory (DedupPolicy.change_from): there the model's
+    similarity alone does not say that the two are about one thing ("The team uses Slack for
+    incident chat" / "Team moved standups to Slack huddles", 0.51)."""
+    old, new_ = statement(existing), statement(new)
+    subject = old.words - old.values - CHANGE_MARKERS
+    other = new_.words - new_.values - CHANGE_MARKERS
+    kept = subject & other
+    return (
+        bool(kept)
+        and 2 * len(kept) >= max(len(subject), len(other))
+        and label(existing) == label(new)
+    )
+
+
 def restates(existing: str, new: str) -> bool:
     """The new text keeps every content word of the existing one and adds no value and no
     negation: the same statement in more words ("Feature flags are managed with
@@ -1439,6 +1458,31 @@ def relations_differ(existing: str, new: str) -> bool:
         or _other_possession(old, new_)
         or _other_possession(new_, old)
         or _other_possessor(existing, new)
+        or _other_owner(old, new_)
+    )
+
+
+def _owners(one: Statement) -> dict[str, str]:
+    """What each "X's Y" of the text says: Y (its stem) -> X."""
+    found = {}
+    for owner, owned in pairwise(one.tokens):
+        if not owner.lower.endswith(("'s", "s'")) or owned.norm in STOPWORDS:
+            continue
+        if owner.lower.endswith("'s") and _contracted(owned):
+            continue  # "X's" that says "X is"
+        found[owned.norm] = owner.norm
+    return found
+
+
+def _other_owner(old: Statement, new: Statement) -> bool:
+    """The same thing of another owner, neither owner named in the other text: "the
+    *user's* manager" / "*Lena's* manager" (not "Lena is *Tom's* mentor" / "Tom is *Lena's*
+    mentor": two persons exchanged, see swapped)."""
+    mine, theirs = _owners(old), _owners(new)
+    return any(
+        other not in (owner, *old.words) and owner not in new.words
+        for owned, owner in mine.items()
+        if (other := theirs.get(owned)) is not None
     )
 
 
@@ -2186,6 +2230,7 @@ Reason = Literal[
     "similar",
     "says it changed",
     "keeps every word",
+    "keeps the subject",
     "names the change",
     "not enough evidence",
     "another occasion",
@@ -2223,6 +2268,7 @@ class Comparison:
     phrase_replaced: bool  # replaces_a_phrase
     restates: bool
     names_the_change: bool
+    keeps_subject: bool = False  # keeps_the_subject
     # another speaker or subject label, the same said of something else, a fact joined to the
     # old text, or a question against a statement (save's rule only; verify reads claims)
     other_statement: bool = False
@@ -2275,6 +2321,7 @@ def compare(existing: str, new: str) -> Comparison:
         phrase_replaced=replaces_a_phrase(existing, new),
         restates=restates(existing, new),
         names_the_change=names_the_change(existing, new),
+        keeps_subject=keeps_the_subject(existing, new),
         other_occasion=another_occasion(existing, new),
         opposite=negates(existing, new),
         swapped=swapped(existing, new),
@@ -2295,7 +2342,9 @@ class DedupPolicy:
     value and relation rules, nothing below the threshold); otherwise the band below the
     threshold where a change marker or every word kept is enough. `named_change_from`: lower
     still, where a change that names the old and new values is enough. `latin_only_model`:
-    the model knows English text only (rule 1).
+    the model knows English text only (rule 1). `change_from`: lowest of all, where a text
+    that says its value changed, replaces a value (or names the old one) and keeps the
+    subject's words corrects the memory (rule 5); nothing else is read there.
     """
 
     threshold: float
@@ -2303,6 +2352,7 @@ class DedupPolicy:
     named_change_from: float | None = None
     latin_only_model: bool = False
     labelled_from: float | None = None
+    change_from: float | None = None
 
     def __post_init__(self) -> None:
         if self.text_rule_from is not None and self.text_rule_from > self.threshold:
@@ -2311,6 +2361,12 @@ class DedupPolicy:
             self.text_rule_from is None or self.named_change_from > self.text_rule_from
         ):
             raise ValueError("named_change_from needs text_rule_from, and must not exceed it")
+        if self.change_from is not None and (
+            self.text_rule_from is None or self.change_from > self._rules_from
+        ):
+            raise ValueError(
+                "change_from needs text_rule_from, and must not exceed it or named_change_from"
+            )
 
     @classmethod
     def plain(cls, threshold: float) -> DedupPolicy:
@@ -2318,11 +2374,16 @@ class DedupPolicy:
         return cls(threshold=threshold)
 
     @property
-    def considered_from(self) -> float:
-        """Below this similarity a pair is distinct: not even a possible duplicate."""
+    def _rules_from(self) -> float:
+        """From here up every rule reads the pair; below it, only a stated change (rule 5)."""
         if self.named_change_from is not None:
             return self.named_change_from
         return self.text_rule_from if self.text_rule_from is not None else self.threshold
+
+    @property
+    def considered_from(self) -> float:
+        """Below this similarity a pair is distinct: not even a possible duplicate."""
+        return self._rules_from if self.change_from is None else self.change_from
 
     @property
     def duplicates_from(self) -> float:
@@ -2362,6 +2423,8 @@ class DedupPolicy:
         policies with this)."""
         if similarity < self.considered_from:
             return Decision("distinct", "not similar")
+        if similarity < self._rules_from:
+            return self._stated_change(pair)
         close: Verdict = "possible_duplicate" if similarity >= self.duplicates_from else "distinct"
         if self.latin_only_model:
             if not pair.model_knows_both:
@@ -2409,4 +2472,34 @@ class DedupPolicy:
             return Decision("supersede", "keeps every word")
         if pair.names_the_change:
             return Decision("supersede", "names the change")
+        if self.change_from is not None and _states_a_change(pair):
+            return Decision("supersede", "keeps the subject")
         return Decision(close, "not enough evidence")
+
+    def _stated_change(self, pair: Comparison) -> Decision:
+        """Below the other rules' band (from `change_from`): only a stated change of the same
+        subject (_states_a_change) supersedes, with the guards of script, holder, statement
+        and speaker as above; anything else here is distinct, as no other rule reads a pair
+        this far apart."""
+        readable = not self.latin_only_model or (
+            pair.model_knows_both and pair.same_unknown and not pair.foreign
+        )
+        if (
+            readable
+            and not (pair.other_holder or pair.other_statement or pair.labelled)
+            and _states_a_change(pair)
+        ):
+            return Decision("supersede", "keeps the subject")
+        return Decision("distinct", "not similar")
+
+
+def _states_a_change(pair: Comparison) -> bool:
+    """The new text says that a value changed, replaces one value (up to three with a word
+    that only says a change) or names the old one, and keeps the subject's words (rule 5)."""
+    return (
+        pair.marked
+        and pair.change_word
+        and pair.keeps_subject
+        and bool(pair.changes or pair.names_the_change)
+        and pair.changes <= (3 if pair.strong_change else 1)
+    )

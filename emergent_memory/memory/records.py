@@ -205,6 +205,7 @@ RULE_WORDS = {
     "similar": "the same fact reworded",
     "says it changed": "it says the value changed",
     "keeps every word": "it says all the old one said",
+    "keeps the subject": "it says the value changed and keeps the old one's subject",
     "names the change": "it names the old value and the new one",
 }
 
