@@ -82,6 +82,9 @@ HOLDOUTS = {
     "dedup_holdout_19.json": "agent and chat memories, 480 pairs; first run against the rule "
     "refitted with sets 17 and 18 (labelled_from 0.99), with requests to someone named and "
     "titles as holders",
+    "dedup_holdout_20.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "with the stated-change band from 0.40 (keeps the subject) and another owner as another "
+    "holder (cf2c558)",
 }
 
 

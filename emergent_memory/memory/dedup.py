@@ -25,8 +25,8 @@ what the two texts state (`Statement`):
   "used to", "as of", "since" beside a changed value, ...), or a word of the old text
   negated in the new one ("..., not 429", "instead of Shantanu").
 
-Then, from the lowest similarity that is considered (`named_change_from`, else
-`text_rule_from`, else `threshold`) up:
+Then, from `named_change_from` (else `text_rule_from`, else `threshold`) up (below it,
+rule 5 alone):
 
 1. What the model cannot see is no evidence (`latin_only_model`): when most of either text
    is not in the Latin script (emoji, symbols, full-width or circled letters, other
@@ -74,6 +74,13 @@ Then, from the lowest similarity that is considered (`named_change_from`, else
    when it says it changed and names the old value next to a new one ("switched from
    unittest to pytest", "Dr Okafor instead of Dr Halvorsen"). For two turns of one speaker
    the band's text rules start at `labelled_from`; below it only a named change supersedes.
+5. From `change_from` (0.40 for all-MiniLM-L6-v2) up, anywhere a pair does not supersede
+   otherwise: a text that says it changed, replaces one value (up to three with a word that
+   only says a change) or names the old one, and shares at least half of each text's subject
+   words under the same label (keeps_the_subject) supersedes, with the guards of rules 1 and
+   2. Below `named_change_from` nothing else is read: a correction in other words is often
+   that far from the old text ("The user's manager is Elena" / "... is now Kwame after the
+   reorg", 0.52), and other texts that far apart are rarely about one thing.
 
 Anything at or above `text_rule_from` (or `threshold` for a plain policy) that does not
 supersede is a possible duplicate for the agent to judge. The thresholds belong to the model
@@ -1450,7 +1457,8 @@ def relations_differ(existing: str, new: str) -> bool:
     possessive ("the user's *mother*", "the user's *former* employer", "the manager's
     *manager*") is not named as often in the other ("the user", "the user's employer"), or
     a possessive of another person stands in the same place ("*my* uber is 5 min away" /
-    "*your* uber ...")."""
+    "*your* uber ..."), or another owner has the same thing ("the *user's* manager" /
+    "*Lena's* manager")."""
     old, new_ = statement(existing), statement(new)
     return (
         _more_relations(old, new_)
