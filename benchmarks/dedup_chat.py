@@ -188,19 +188,19 @@ def judge_set(embedder: CachedEmbeddings, name: str, limit: int | None) -> dict[
 # against each text's nearest memory: every set's texts, the retrieval benchmark's memories and
 # the verify sets' memories.
 STORE_SOURCES = ["retrieval.json", *(p.name for p in sorted(DATA.glob("verify_*.json")))]
-STATED = "keeps the subject"  # the band's reason (memory/dedup.py)
+STATED = "keeps the subject"  # the band's reason (memory/dedup.py): a conflict
 
 
 def stated_change(
     embedder: CachedEmbeddings, names: list[str], limit: int | None
 ) -> dict[str, Any]:
-    """What the stated-change band decides, two ways. On every set's pairs: the pairs it
-    supersedes, by label. In a store of every text of those sets and of STORE_SOURCES, as a
-    save meets it: each text that has a change word, against its nearest other text (not the
-    other text of its own pair, nor a copy at 0.98 or more): how many of those nearest pairs
-    reach the band and how many it supersedes. Those pairs were written as parts of other
-    pairs, so a supersession there is wrong unless a reader finds both about one fact; all
-    are listed for reading."""
+    """What the stated-change band decides (it keeps a pair as a conflict: linked, the newer
+    first), two ways. On every set's pairs: the pairs it links, by label. In a store of every
+    text of those sets and of STORE_SOURCES, as a save meets it: each text that has a change
+    word, against its nearest other text (not the other text of its own pair, nor a copy at
+    0.98 or more): how many of those nearest pairs reach the band and how many it links.
+    Those pairs were written as parts of other pairs, so a link there is wrong unless a
+    reader finds both about one fact; all are listed for reading."""
     policy = DEDUP_POLICIES[LOCAL_MODEL_NAME]
     assert policy.change_from is not None
     labelled: collections.Counter[str] = collections.Counter()
@@ -244,12 +244,12 @@ def stated_change(
             in_store.append(f"({similarity:.3f}) `{store[j]}` / `{text}`")
     return {
         "sets": names,
-        "superseded_by_label": dict(labelled),
+        "linked_by_label": dict(labelled),
         "in_sets": in_sets,
         "store_texts": len(store),
         "store_with_a_change_word": changing,
         "store_nearest_in_band": reached,
-        "store_superseded": superseded,
+        "store_linked": superseded,
         "in_store": in_store,
     }
 
@@ -401,11 +401,8 @@ def run(limit: int | None = None) -> dict[str, Any]:
         f"## The stated-change band (from {shipped.change_from} to {shipped.duplicates_from})",
         "",
         f"On the pairs of {len(stated['sets'])} sets (the labelled sets and every held-out "
-        "set), the band superseded: "
-        + (
-            ", ".join(f"{k} {v}" for k, v in sorted(stated["superseded_by_label"].items()))
-            or "none"
-        )
+        "set), the band kept as conflicts: "
+        + (", ".join(f"{k} {v}" for k, v in sorted(stated["linked_by_label"].items())) or "none")
         + ".",
         "",
         *(f"- {line}" for line in stated["in_sets"]),
@@ -413,7 +410,7 @@ def run(limit: int | None = None) -> dict[str, Any]:
         f"In a store of {stated['store_texts']} texts (those sets' and "
         f"{', '.join(STORE_SOURCES)}), {stated['store_with_a_change_word']} have a change "
         f"word; the nearest other text of {stated['store_nearest_in_band']} of them is in the "
-        f"band, and the band superseded {stated['store_superseded']} of those:",
+        f"band, and the band kept {stated['store_linked']} of those as conflicts:",
         "",
         *(f"- {line}" for line in stated["in_store"]),
     ]

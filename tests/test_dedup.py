@@ -1280,13 +1280,15 @@ def test_every_one_said_the_other_way_is_the_same_statement(existing: str, new: 
         (0.55, "The API is written in Go 1.21.", "API was bumped to Go 1.22."),
     ],
 )
-def test_a_stated_change_that_keeps_the_subject_corrects_far_below_the_band(
+def test_a_stated_change_that_keeps_the_subject_is_a_conflict_far_below_the_band(
     similarity: float, existing: str, new: str
 ) -> None:
     assert POLICY.change_from is not None
     assert POLICY.change_from <= similarity < POLICY.duplicates_from
     decision = POLICY.explain(similarity, existing, new)
-    assert (decision.verdict, decision.reason) == ("supersede", "keeps the subject")
+    # kept beside it as a conflict (linked, the newer first), never superseded this far apart
+    assert (decision.verdict, decision.reason) == ("possible_duplicate", "keeps the subject")
+    assert decision.reason in dedup.CONFLICT_REASONS
 
 
 @pytest.mark.parametrize(
@@ -1324,7 +1326,7 @@ def test_below_the_band_nothing_else_supersedes_or_is_reported(
 def test_below_change_from_nothing_is_read() -> None:
     assert POLICY.change_from is not None
     manager, changed = "The user's manager is Elena.", "The user's manager is now Kwame."
-    assert verdict(POLICY.change_from + 0.01, manager, changed) == "supersede"
+    assert verdict(POLICY.change_from + 0.01, manager, changed) == "possible_duplicate"
     assert verdict(POLICY.change_from - 0.01, manager, changed) == "distinct"
 
 

@@ -416,3 +416,29 @@ def test_a_correction_that_says_so_supersedes(
     restored = semantic.restore(principal, old["memory"]["id"])
     assert restored["broken_supersession"] == new["memory"]["id"]
     assert len(semantic.list_memories(principal)["memories"]) == 2
+
+
+def test_a_stated_change_in_other_words_is_kept_as_a_conflict_with_the_new_value_first(
+    semantic: MemoryService, principal: Principal
+) -> None:
+    seed(semantic, principal)
+    old = semantic.save(principal, "The user's manager is Elena.", "fact")
+    new = semantic.save(principal, "The user's manager is now Kwame after the reorg.", "fact")
+    policy = DEDUP_POLICIES[LOCAL_MODEL_NAME]
+    assert new["similarity"] is not None
+    assert policy.change_from is not None
+    assert policy.change_from <= new["similarity"] < policy.duplicates_from
+    # too far in meaning to hide the old one on: both kept, linked, reported, newer first
+    assert new["status"] == "created"
+    assert new["superseded_ids"] == []
+    [close] = new["possible_duplicates"]
+    assert close["id"] == old["memory"]["id"]
+    assert close["conflict"] is True
+    assert "kept beside it as a conflict" in close["why"]
+    recalled = semantic.recall(principal, "who is the user's manager")["memories"]
+    order = [m["id"] for m in recalled]
+    assert order.index(new["memory"]["id"]) < order.index(old["memory"]["id"])
+    assert recalled[order.index(old["memory"]["id"])]["conflict"] == "outranked"
+    # another owner's manager is another holder: not linked to the user's
+    other = semantic.save(principal, "Lena's manager is now Tomasz.", "fact")
+    assert all(not d.get("conflict") for d in other["possible_duplicates"])

@@ -77,10 +77,12 @@ rule 5 alone):
 5. From `change_from` (0.40 for all-MiniLM-L6-v2) up, anywhere a pair does not supersede
    otherwise: a text that says it changed, replaces one value (up to three with a word that
    only says a change) or names the old one, and shares at least half of each text's subject
-   words under the same label (keeps_the_subject) supersedes, with the guards of rules 1 and
-   2. Below `named_change_from` nothing else is read: a correction in other words is often
-   that far from the old text ("The user's manager is Elena" / "... is now Kwame after the
-   reorg", 0.52), and other texts that far apart are rarely about one thing.
+   words under the same label (keeps_the_subject) is kept beside the old memory as a
+   conflict (CONFLICT_REASONS: linked, the newer first, reported), with the guards of rules
+   1 and 2. It does not supersede: a correction in other words is often that far from the
+   old text ("The user's manager is Elena" / "... is now Kwame after the reorg", 0.52), but
+   so is another fact now and then ("The user's onboarding buddy was Hiroshi" / "The user
+   is now the onboarding buddy for Ines"). Below `named_change_from` nothing else is read.
 
 Anything at or above `text_rule_from` (or `threshold` for a plain policy) that does not
 supersede is a possible duplicate for the agent to judge. The thresholds belong to the model
@@ -2248,10 +2250,10 @@ Reason = Literal[
 ]
 
 
-# The reasons that mean: the same subject with another value, nothing says it changed (a
-# conflict to keep and flag).
+# The reasons that mean: the same subject with another value, nothing says it changed, or a
+# stated change too far in meaning to supersede on (a conflict to keep and flag).
 CONFLICT_REASONS: frozenset[Reason] = frozenset(
-    {"different value", "opposite value", "swapped values"}
+    {"different value", "opposite value", "swapped values", "keeps the subject"}
 )
 
 
@@ -2352,7 +2354,8 @@ class DedupPolicy:
     still, where a change that names the old and new values is enough. `latin_only_model`:
     the model knows English text only (rule 1). `change_from`: lowest of all, where a text
     that says its value changed, replaces a value (or names the old one) and keeps the
-    subject's words corrects the memory (rule 5); nothing else is read there.
+    subject's words is kept beside the memory as a conflict (rule 5); nothing else is read
+    there.
     """
 
     threshold: float
@@ -2481,14 +2484,14 @@ class DedupPolicy:
         if pair.names_the_change:
             return Decision("supersede", "names the change")
         if self.change_from is not None and _states_a_change(pair):
-            return Decision("supersede", "keeps the subject")
+            return Decision("possible_duplicate", "keeps the subject")
         return Decision(close, "not enough evidence")
 
     def _stated_change(self, pair: Comparison) -> Decision:
         """Below the other rules' band (from `change_from`): only a stated change of the same
-        subject (_states_a_change) supersedes, with the guards of script, holder, statement
-        and speaker as above; anything else here is distinct, as no other rule reads a pair
-        this far apart."""
+        subject (_states_a_change), with the guards of script, holder, statement and speaker
+        as above, is kept beside the memory as a conflict; anything else here is distinct, as
+        no other rule reads a pair this far apart."""
         readable = not self.latin_only_model or (
             pair.model_knows_both and pair.same_unknown and not pair.foreign
         )
@@ -2497,7 +2500,7 @@ class DedupPolicy:
             and not (pair.other_holder or pair.other_statement or pair.labelled)
             and _states_a_change(pair)
         ):
-            return Decision("supersede", "keeps the subject")
+            return Decision("possible_duplicate", "keeps the subject")
         return Decision("distinct", "not similar")
 
 

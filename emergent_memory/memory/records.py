@@ -33,6 +33,8 @@ PAIR_WHY = {
     "different value": "the same subject with another value, and neither says it changed",
     "opposite value": "the opposite value of the same thing, and neither says it changed",
     "swapped values": "the same values in swapped places, and neither says it changed",
+    "keeps the subject": "it says the value of the same subject changed, in words far from the "
+    "old one's: kept beside it as a conflict, the newer first",
     "different values": "close in meaning, but several values differ",
     "different subject": "close in meaning, but about another subject (another service, "
     "place, role or kind)",
@@ -205,7 +207,6 @@ RULE_WORDS = {
     "similar": "the same fact reworded",
     "says it changed": "it says the value changed",
     "keeps every word": "it says all the old one said",
-    "keeps the subject": "it says the value changed and keeps the old one's subject",
     "names the change": "it names the old value and the new one",
 }
 
