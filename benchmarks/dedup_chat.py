@@ -83,8 +83,10 @@ HOLDOUTS = {
     "refitted with sets 17 and 18 (labelled_from 0.99), with requests to someone named and "
     "titles as holders",
     "dedup_holdout_20.json": "agent and chat memories, 480 pairs; first run against the rule "
-    "with the stated-change band from 0.40 (keeps the subject) and another owner as another "
-    "holder (cf2c558)",
+    "with the stated-change band from 0.40 superseding (keeps the subject) and another owner "
+    "as another holder (9d7e70c); the band keeps a conflict since (9efccbb)",
+    "dedup_holdout_21.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "whose stated-change band from 0.40 keeps a conflict (9efccbb)",
 }
 
 
@@ -169,6 +171,10 @@ def judge_set(embedder: CachedEmbeddings, name: str, limit: int | None) -> dict[
         counter = regimes[_regime(pair)]
         counter[pair["verdict"]] += 1
         counter[f"{pair['verdict']} superseded"] += superseded
+        # kept both and linked as a conflict (the save links these: the newer first)
+        counter[f"{pair['verdict']} linked"] += (
+            decision.verdict == "possible_duplicate" and decision.reason in dedup.CONFLICT_REASONS
+        )
         if superseded != should:
             wrong.append(
                 {
@@ -254,9 +260,9 @@ def stated_change(
     }
 
 
-def _rate(counter: dict[str, int], labels: tuple[str, ...]) -> str:
+def _rate(counter: dict[str, int], labels: tuple[str, ...], what: str = "superseded") -> str:
     n = sum(counter.get(label, 0) for label in labels)
-    k = sum(counter.get(f"{label} superseded", 0) for label in labels)
+    k = sum(counter.get(f"{label} {what}", 0) for label in labels)
     return f"{k}/{n}" + (f" ({k / n:.1%})" if n else "")
 
 
@@ -394,6 +400,21 @@ def run(limit: int | None = None) -> dict[str, Any]:
                 f"| {judged['file']} | {regime} | {_rate(counter, ('distinct',))} "
                 f"| {_rate(counter, ('conflicts',))} | {_rate(counter, ('same',))} "
                 f"| {_rate(counter, ('corrects',))} |"
+            )
+    lines += [
+        "",
+        "Kept both and linked as a conflict (the newer first; CONFLICT_REASONS), of each label:",
+        "",
+        "| set | regime | distinct linked | conflicts linked | same linked | corrects linked |",
+        "|---|---|---|---|---|---|",
+    ]
+    for judged in result["sets"]:
+        for regime, counter in sorted(judged["regimes"].items()):
+            lines.append(
+                f"| {judged['file']} | {regime} | {_rate(counter, ('distinct',), 'linked')} "
+                f"| {_rate(counter, ('conflicts',), 'linked')} "
+                f"| {_rate(counter, ('same',), 'linked')} "
+                f"| {_rate(counter, ('corrects',), 'linked')} |"
             )
     stated = result["stated_change"]
     lines += [
