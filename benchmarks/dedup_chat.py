@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common import CachedEmbeddings, write_result
-from benchmarks.dedup import DATA, load_pairs, similarities
+from benchmarks.common import DATA, CachedEmbeddings, write_result
+from benchmarks.dedup import load_pairs, similarities
 from emergent_memory.app import DEDUP_POLICIES
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME
 from emergent_memory.memory import dedup

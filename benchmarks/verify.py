@@ -152,7 +152,7 @@ def scores(labels: Sequence[str], predicted: Sequence[str]) -> dict[str, Any]:
     matrix = {a: {b: 0 for b in ANSWERS} for a in ANSWERS}
     for label, guess in zip(labels, predicted, strict=True):
         matrix[label][guess] += 1
-    per = {}
+    per: dict[str, dict[str, Any]] = {}
     for answer in ANSWERS:
         total = sum(matrix[answer].values())
         per[answer] = {
@@ -218,7 +218,7 @@ def smoothed(values: np.ndarray) -> np.ndarray:
         present = ~np.isnan(window)
         total += np.where(present, window, 0.0)
         count += present
-    return total / count
+    return np.asarray(total / count)
 
 
 def judge_bands(results: list[dict[str, Any]]) -> tuple[tuple[float, float], ...]:
@@ -632,7 +632,7 @@ def oracle_judge(data: dict[str, Any]) -> Iterator[tuple[Any, str]]:
         for number, content in listed:
             relation = "unrelated"
             target = None if labelled is None else labelled["memory"]
-            if target is not None and contents[target] == content:
+            if labelled is not None and target is not None and contents[target] == content:
                 relation = RELATION_OF[labelled["verdict"]]
             entries.append({"number": int(number), "relation": relation, "why": "the label"})
         return tool_use(JUDGE_TOOL.name, {"memories": entries})
