@@ -230,7 +230,7 @@ def stated_change(
     store = list(texts)
     index = {text: i for i, text in enumerate(store)}
     vectors = np.asarray(embedder.vectors(store))
-    reached = superseded = changing = 0
+    reached = linked = changing = 0
     in_store = []
     for i, text in enumerate(store):
         if not dedup.statement(text).markers:
@@ -246,7 +246,7 @@ def stated_change(
             continue
         reached += 1
         if policy.explain(similarity, store[j], text).reason == STATED:
-            superseded += 1
+            linked += 1
             in_store.append(f"({similarity:.3f}) `{store[j]}` / `{text}`")
     return {
         "sets": names,
@@ -255,7 +255,7 @@ def stated_change(
         "store_texts": len(store),
         "store_with_a_change_word": changing,
         "store_nearest_in_band": reached,
-        "store_linked": superseded,
+        "store_linked": linked,
         "in_store": in_store,
     }
 
@@ -437,7 +437,6 @@ def run(limit: int | None = None) -> dict[str, Any]:
     ]
     for judged in result["sets"]:
         note = HOLDOUTS.get(judged["file"], "the labelled set (development data)")
-
         lines += ["", f"## Wrong verdicts: {judged['file']} ({note})", ""]
         lines += [
             f"- {w['key']} {w['label']} -> {w['verdict']} ({w['reason']}, {w['similarity']}): "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from psycopg_pool import ConnectionPool
@@ -146,7 +146,9 @@ def dedup_policy(settings: Settings, model_name: str) -> DedupPolicy:
     change = (
         None if policy.change_from is None or lowest is None else min(policy.change_from, lowest)
     )
-    return DedupPolicy(threshold, low, named, policy.latin_only_model, policy.labelled_from, change)
+    return replace(
+        policy, threshold=threshold, text_rule_from=low, named_change_from=named, change_from=change
+    )
 
 
 def memory_config(settings: Settings, model_name: str) -> MemoryConfig:

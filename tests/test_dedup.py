@@ -1345,3 +1345,81 @@ def test_change_from_must_lie_below_the_other_bands() -> None:
     with pytest.raises(ValueError, match="change_from"):
         DedupPolicy(threshold=0.8, change_from=0.5)
     assert DedupPolicy(0.8, 0.7, None, change_from=0.5).considered_from == 0.5
+
+
+# a similarity in the band below the other rules (from change_from to named_change_from), and
+# one between named_change_from and text_rule_from, where the band reaches too
+IN_BAND = 0.5
+BELOW_THE_TEXT_RULES = 0.62
+
+
+@pytest.mark.parametrize("similarity", [IN_BAND, BELOW_THE_TEXT_RULES])
+def test_the_band_reaches_up_to_the_text_rules(similarity: float) -> None:
+    assert POLICY.named_change_from is not None
+    assert POLICY.text_rule_from is not None
+    assert POLICY.named_change_from <= BELOW_THE_TEXT_RULES < POLICY.text_rule_from
+    old, new = "The team's standup bot is Geekbot.", "The team switched its standup bot to Range."
+    assert POLICY.explain(similarity, old, new) == dedup.Decision(
+        "possible_duplicate", "keeps the subject"
+    )
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # what the model cannot see differs (another emoji), or another language
+        (
+            "The team channel is 🚀-launch and standup is at 9:00.",
+            "The team channel is now 🐢-launch and standup is at 9:30.",
+        ),
+        (
+            "Der Build läuft auf Jenkins mit 4 Agents.",
+            "Der Build läuft now auf Jenkins mit 8 Agents.",
+        ),
+        # two turns of one chat speaker
+        ("kenji: my gym is FitPlus downtown", "kenji: my gym is now Iron Works"),
+        # another statement: a question
+        ("The user's manager is Elena.", "Is the user's manager now Kwame?"),
+        # two values changed with a word that only says "now"
+        (
+            "The nightly build uses 3 threads and 2 GB of memory.",
+            "The nightly build now uses 8 threads and 6 GB of memory.",
+        ),
+    ],
+)
+def test_the_band_keeps_the_guards_of_script_speaker_statement_and_values(
+    existing: str, new: str
+) -> None:
+    assert POLICY.explain(IN_BAND, existing, new).reason != "keeps the subject"
+    assert POLICY.explain(IN_BAND, existing, new).verdict == "distinct"
+    assert POLICY.explain(BELOW_THE_TEXT_RULES, existing, new).reason != "keeps the subject"
+
+
+def test_the_band_takes_up_to_three_values_with_a_word_that_only_says_a_change() -> None:
+    old = "The nightly build uses 3 threads and 2 GB of memory."
+    changed = "The nightly build was changed to 8 threads and 6 GB of memory."
+    assert POLICY.explain(IN_BAND, old, changed).reason == "keeps the subject"
+
+
+def test_a_correction_by_category_is_a_conflict_in_the_band_without_a_change_word() -> None:
+    old, new = "The user's manager is Elena.", "The user's manager is Kwame."
+    assert POLICY.explain(IN_BAND, old, new) == dedup.Decision("distinct", "not similar")
+    # saved as a correction (source `corrected` or category `correction`): it says by itself
+    # that it corrects, so it is read as a stated change of the same subject
+    assert POLICY.explain(IN_BAND, old, new, corrects=True) == dedup.Decision(
+        "possible_duplicate", "keeps the subject"
+    )
+    # another subject ("owns payments" / "owns webhooks") is no correction of it
+    assert POLICY.explain(
+        IN_BAND,
+        "Nadia owns the payments service.",
+        "Farah owns the webhooks service.",
+        corrects=True,
+    ) == dedup.Decision("distinct", "not similar")
+
+
+def test_a_contraction_is_no_owner() -> None:
+    # "it's" / "that's" say "is": the same box, not two owners'
+    assert not relations_differ(
+        "Our staging box, it's running Ubuntu 20.04", "Our staging box, that's running Ubuntu 22.04"
+    )

@@ -79,7 +79,8 @@ rule 5 alone):
    only says a change) or names the old one, and shares at least half of each text's subject
    words under the same label (keeps_the_subject) is kept beside the old memory as a
    conflict (CONFLICT_REASONS: linked, the newer first, reported), with the guards of rules
-   1 and 2. It does not supersede: a correction in other words is often that far from the
+   1 and 2. The rule does not supersede on it (the LLM judge, when configured, may decide
+   the pair, as any it reports): a correction in other words is often that far from the
    old text ("The user's manager is Elena" / "... is now Kwame after the reorg", 0.52), but
    so is another fact now and then ("The user's onboarding buddy was Hiroshi" / "The user
    is now the onboarding buddy for Ines"). Below `named_change_from` nothing else is read.
@@ -96,7 +97,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence, Set
+from collections.abc import Iterable, Iterator, Sequence, Set
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from difflib import SequenceMatcher
@@ -1424,9 +1425,9 @@ def keeps_the_subject(existing: str, new: str) -> bool:
     that are neither values nor change words ("The user's *manager* is Elena" / "The user's
     *manager* is now Kwame"; "*Staging* is hosted on Heroku" / "*Staging* moved to Fly.io"),
     and open with the same label or none. Below the text rule's band, a text that says it
-    changed needs this to correct the memory (DedupPolicy.change_from): there the model's
-    similarity alone does not say that the two are about one thing ("The team uses Slack for
-    incident chat" / "Team moved standups to Slack huddles", 0.51)."""
+    changed needs this to be kept beside the memory as a conflict (DedupPolicy.change_from):
+    there the model's similarity alone does not say that the two are about one thing ("The
+    team uses Slack for incident chat" / "Team moved standups to Slack huddles", 0.51)."""
     old, new_ = statement(existing), statement(new)
     subject = old.words - old.values - CHANGE_MARKERS
     other = new_.words - new_.values - CHANGE_MARKERS
@@ -1472,16 +1473,27 @@ def relations_differ(existing: str, new: str) -> bool:
     )
 
 
-def _owners(one: Statement) -> dict[str, str]:
-    """What each "X's Y" of the text says: Y (its stem) -> X."""
-    found = {}
+# Words before "'s" that say "is" or "us", never whose something is ("it's running", "let's").
+_NOT_OWNER_WORDS = """
+    it that this there here what who where when how why let he she everything something
+    nothing everyone someone"""
+_NOT_OWNERS = frozenset(_NOT_OWNER_WORDS.split())
+
+
+def _possessives(one: Statement) -> Iterator[tuple[_Token, _Token]]:
+    """Each "X's Y" of the text, as (X, Y): not "X's" that says "X is" ("the hike's *roughly*
+    10k", "manchester's *where* i was born", "it's running"), nor a Y that is a stopword."""
     for owner, owned in pairwise(one.tokens):
         if not owner.lower.endswith(("'s", "s'")) or owned.norm in STOPWORDS:
             continue
-        if owner.lower.endswith("'s") and _contracted(owned):
-            continue  # "X's" that says "X is"
-        found[owned.norm] = owner.norm
-    return found
+        if owner.lower.endswith("'s") and (_contracted(owned) or owner.norm in _NOT_OWNERS):
+            continue
+        yield owner, owned
+
+
+def _owners(one: Statement) -> dict[str, str]:
+    """What each "X's Y" of the text says: Y (its stem) -> X."""
+    return {owned.norm: owner.norm for owner, owned in _possessives(one)}
 
 
 def _other_owner(old: Statement, new: Statement) -> bool:
@@ -1540,14 +1552,10 @@ def _other_possession(one: Statement, other: Statement) -> bool:
     pays" / "the tenant pays"): about someone or something of X's, not X."""
     # Not for "the user's ...": memories name the user's attributes that way ("the user's
     # main laptop" / "the user's primary machine"); the user's people are RELATIONS.
-    for owner, owned in pairwise(one.tokens):
-        if not owner.lower.endswith(("'s", "s'")) or owned.norm in STOPWORDS:
-            continue
-        if owner.lower.endswith("'s") and _contracted(owned):
-            continue  # "the hike's *roughly* 10k", "manchester's *where* i was born": "is"
-        if owner.norm in other.words and owned.norm not in other.words:
-            return True
-    return False
+    return any(
+        owner.norm in other.words and owned.norm not in other.words
+        for owner, owned in _possessives(one)
+    )
 
 
 # Words that follow "X's" when it says "X is" or "X has", not whose something is.
