@@ -351,6 +351,21 @@ def _fit_line(
     )
 
 
+def _label_rows(sets: list[dict[str, Any]], what: str) -> list[str]:
+    """One table row per set and regime: of each label, the pairs `what` (superseded or
+    linked)."""
+    return [
+        f"| {judged['file']} | {regime} | "
+        + " | ".join(_rate(counter, (label,), what) for label in LABEL_ORDER)
+        + " |"
+        for judged in sets
+        for regime, counter in sorted(judged["regimes"].items())
+    ]
+
+
+LABEL_ORDER = ("distinct", "conflicts", "same", "corrects")
+
+
 def run(limit: int | None = None) -> dict[str, Any]:
     embedder = CachedEmbeddings()
     rows = development_rows(embedder, limit)
@@ -394,28 +409,15 @@ def run(limit: int | None = None) -> dict[str, Any]:
         "| corrects caught |",
         "|---|---|---|---|---|---|",
     ]
-    for judged in result["sets"]:
-        for regime, counter in sorted(judged["regimes"].items()):
-            lines.append(
-                f"| {judged['file']} | {regime} | {_rate(counter, ('distinct',))} "
-                f"| {_rate(counter, ('conflicts',))} | {_rate(counter, ('same',))} "
-                f"| {_rate(counter, ('corrects',))} |"
-            )
+    lines += _label_rows(result["sets"], "superseded")
     lines += [
         "",
         "Kept both and linked as a conflict (the newer first; CONFLICT_REASONS), of each label:",
         "",
         "| set | regime | distinct linked | conflicts linked | same linked | corrects linked |",
         "|---|---|---|---|---|---|",
+        *_label_rows(result["sets"], "linked"),
     ]
-    for judged in result["sets"]:
-        for regime, counter in sorted(judged["regimes"].items()):
-            lines.append(
-                f"| {judged['file']} | {regime} | {_rate(counter, ('distinct',), 'linked')} "
-                f"| {_rate(counter, ('conflicts',), 'linked')} "
-                f"| {_rate(counter, ('same',), 'linked')} "
-                f"| {_rate(counter, ('corrects',), 'linked')} |"
-            )
     stated = result["stated_change"]
     lines += [
         "",
