@@ -899,6 +899,8 @@ def test_what_only_looks_like_a_negation_does_not_flip_the_statement(
         ("The user asked her manager to approve the PTO.", "Her manager approved the PTO."),
         ("Asked the new DBA to rotate the keys.", "The new DBA rotated the keys."),
         ("The user asked Priya to review the PR.", "Priya reviewed the PR."),
+        # a request with nobody named: "asked to" and a verb
+        ("The user asked to archive the old wiki space.", "The old wiki space was archived today."),
         ("User wants to know which queue we use for emails.", "We use SQS for emails."),
         # a lesson against the rule it led to
         (

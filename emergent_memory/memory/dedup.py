@@ -1031,12 +1031,15 @@ _ADDRESSEE_DETERMINERS = frozenset({"the", "a", "an", "my", "our", "your", "his"
 
 
 def _asks_someone_to(following: Sequence[_Token]) -> bool:
-    """The words after an asking word name someone and then "to": a pronoun ("asked *her*
-    to"), a name ("asked *Priya* to"), or one or two words after a determiner ("asked *the
-    agent* to", "asked *her manager* to", "asked *the new DBA* to")."""
+    """The words after an asking word are "to" and a verb ("asked *to* rename the folder"), or
+    name someone and then "to": a pronoun ("asked *her* to"), a name ("asked *Priya* to"), or
+    one or two words after a determiner ("asked *the agent* to", "asked *her manager* to",
+    "asked *the new DBA* to")."""
     words = [t.lower for t in following]
     if not words:
         return False
+    if words[0] == "to" and len(words) > 1 and words[1] not in STOPWORDS:
+        return True
     if words[0] in _ADDRESSED and words[1:2] == ["to"]:
         return True
     if words[0] in _ADDRESSEE_DETERMINERS:
