@@ -86,7 +86,9 @@ HOLDOUTS = {
     "with the stated-change band from 0.40 superseding (keeps the subject) and another owner "
     "as another holder (9d7e70c); the band keeps a conflict since (9efccbb)",
     "dedup_holdout_21.json": "agent and chat memories, 480 pairs; first run against the rule "
-    "whose stated-change band from 0.40 keeps a conflict (9efccbb)",
+    "whose stated-change band from 0.40 keeps a conflict (9efccbb); then development data",
+    "dedup_holdout_22.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "with 'asked to' as a request and no pronoun as an owner (6451b2f)",
 }
 
 
