@@ -134,7 +134,7 @@ _INFLECTED_VERB_WORDS = """
     start finish begin end open close enable disable push poll join leave like dislike
     prefer add drop remove introduce accept reject allow block deny increase decrease reduce
     raise lower grow shrink include exclude lock unlock grant revoke install uninstall keep
-    delete retain expand collapse succeed fail pass show hide approve permit forbid stop
+    delete retain expand collapse succeed fail pass show hide approve stop
 """
 _INFLECTED_VERBS = frozenset(_INFLECTED_VERB_WORDS.split())
 
