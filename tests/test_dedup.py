@@ -541,6 +541,60 @@ def test_every_decision_says_why() -> None:
     assert subject.reason not in dedup.CONFLICT_REASONS
 
 
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # the subject in other words or order, a label, a unit: all else is the value
+        ("The cache TTL is 5 minutes.", "Cache TTL: 10 minutes."),
+        ("The team's timezone is Europe/Berlin.", "Team timezone: America/New_York."),
+        ("Max upload size is 10 MB.", "The maximum upload size is 25 MB."),
+        ("The worker pool size is 16.", "Worker pool size: 4."),
+        ("Refresh tokens expire after 30 days.", "The refresh tokens expire after 15 days."),
+        ("kai: the game starts at 7", "kai: game starts at 8:30"),
+    ],
+)
+def test_the_same_subject_words_with_another_value_last_is_a_conflict(
+    existing: str, new: str
+) -> None:
+    decision = POLICY.explain(0.9, existing, new)
+    assert decision == dedup.Decision("possible_duplicate", "different value")
+    assert decision.reason in dedup.CONFLICT_REASONS
+    # said to be a correction, it replaces the old value (a chat turn needs more: the old
+    # value named, below `labelled_from`)
+    corrected = POLICY.decide(0.9, existing, new, corrects=True)
+    assert corrected == ("supersede" if dedup.label(existing) is None else "possible_duplicate")
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # the value that differs names which thing (before the words said of it)
+        (
+            "Kafka topic orders.created has 12 partitions.",
+            "Kafka topic orders.cancelled has 12 partitions.",
+        ),
+        (
+            "Ticket PROJ-2231 waits on a security review.",
+            "Ticket PROJ-2213 waits on a security review.",
+        ),
+        ("Evan: I ran the Boston marathon in 2021", "Evan: I ran the New York marathon in 2021"),
+        ("Terraform modules live in infra/modules.", "Terraform environments live in infra/envs."),
+        # other subject words
+        ("Staging deploys from the main branch.", "Prod deploys from the main branch."),
+        ("Lena owns the search service.", "Lena owns the billing service."),
+        # other labels
+        ("Ana: the game starts at 7", "Ben: the game starts at 8"),
+    ],
+)
+def test_a_value_that_names_the_thing_or_other_subject_words_is_no_conflict(
+    existing: str, new: str
+) -> None:
+    assert not dedup.same_subject_words(existing, new)
+    decision = POLICY.explain(0.9, existing, new)
+    assert decision.verdict == "possible_duplicate"
+    assert decision.reason not in dedup.CONFLICT_REASONS
+
+
 # -- the features -------------------------------------------------------------------------
 
 

@@ -63,7 +63,8 @@ rule 5 alone):
    persons exchanged are swapped values, the speaker however written ("*I'm* older than *my
    sister*" / "*my sister* is older than *me*", "dave is *my* boss" / "*I'm* dave's boss").
    Without a change marker any change is another fact (one value said of the same subject,
-   late in the sentence, is a conflict: CONFLICT_REASONS); with one, one change is a
+   late in the sentence or after the same subject words, is a conflict: CONFLICT_REASONS,
+   same_subject_words); with one, one change is a
    correction and two are another fact ("service A on 9001" / "service B now on 9002"), up to
    three with a word that only says a value changed (STRONG_MARKERS). A closing phrase
    replaced by other words without a marker is another fact too (replaces_a_phrase).
@@ -1442,6 +1443,48 @@ def keeps_the_subject(existing: str, new: str) -> bool:
     )
 
 
+def _subject_words(one: Statement) -> frozenset[str]:
+    """The words a text says its values of: its content words that are neither values, nor
+    parts or amounts of one, nor numbers, nor change words."""
+    parts = {_stem(part) for value in one.values for part in re.split(r"[-./:@_ ]+", value) if part}
+    return frozenset(
+        word
+        for word in one.words - one.values - CHANGE_MARKERS
+        if word not in parts and not any(ch.isdigit() for ch in word)
+    )
+
+
+def same_subject_words(existing: str, new: str) -> bool:
+    """Both texts have the same subject words (_subject_words), at least two: all they differ
+    in is values and words without content ("The cache TTL is 5 minutes" / "Cache TTL: 10
+    minutes", "The team's timezone is Europe/Berlin" / "Team timezone: America/New_York").
+    One value changed there is another value of the same subject wherever it stands in the
+    sentence, not another subject ("*Staging* deploys from main" / "*Prod* deploys ..." differ
+    in a subject word), when the values that differ come after the subject words (_said_last).
+    A label counts as words ("Cache TTL: ..."); two labels must agree."""
+    old, new_ = statement(existing), statement(new)
+    subject = _subject_words(old)
+    if len(subject) < 2 or subject != _subject_words(new_) or labels_differ(existing, new):
+        return False
+    # the values that differ come after every subject word in both texts: a value before
+    # them names which thing ("Kafka topic *orders.created* has 12 partitions" / "*orders.
+    # cancelled*"), one after them is what is said of it ("Cache TTL: *10 minutes*")
+    return _said_last(old, old.values - new_.values, subject) and _said_last(
+        new_, new_.values - old.values, subject
+    )
+
+
+def _said_last(one: Statement, values: Set[str], subject: frozenset[str]) -> bool:
+    """Every token of `values` comes after every token of `subject` in the text."""
+    parts = {_stem(part) for value in values for part in re.split(r"[-./:@_ ]+", value) if part}
+    keys = set(values) | parts
+    at_value = [i for i, t in enumerate(one.tokens) if t.norm in keys or _value_key(t) in keys]
+    # (a word right after a number is its unit: "10 *MB*", "300 *lines*")
+    numbers = {i for i in at_value if any(ch.isdigit() for ch in one.tokens[i].text)}
+    at_subject = [i for i, t in enumerate(one.tokens) if t.norm in subject and i - 1 not in numbers]
+    return bool(at_value) and bool(at_subject) and min(at_value) > max(at_subject)
+
+
 def restates(existing: str, new: str) -> bool:
     """The new text keeps every content word of the existing one and adds no value and no
     negation: the same statement in more words ("Feature flags are managed with
@@ -2290,6 +2333,7 @@ class Comparison:
     restates: bool
     names_the_change: bool
     keeps_subject: bool = False  # keeps_the_subject
+    same_subject: bool = False  # same_subject_words
     # another speaker or subject label, the same said of something else, a fact joined to the
     # old text, or a question against a statement (save's rule only; verify reads claims)
     other_statement: bool = False
@@ -2307,9 +2351,14 @@ class Comparison:
     @property
     def one_value_of_one_subject(self) -> bool:
         """What the rule reads as another value of the same subject: one value changed late in
-        the sentence, a negation, or two items exchanged (what DedupPolicy.judge keeps as a
-        conflict, CONFLICT_REASONS, when nothing says it changed)."""
-        one_value = self.changes == 1 and self.changed_late and not self.modifier_swapped
+        the sentence or after the same subject words, a negation, or two items exchanged
+        (what DedupPolicy.judge keeps as a conflict, CONFLICT_REASONS, when nothing says it
+        changed)."""
+        one_value = (
+            self.changes == 1
+            and (self.changed_late or self.same_subject)
+            and not self.modifier_swapped
+        )
         return one_value or self.opposite or self.swapped is not None
 
 
@@ -2343,6 +2392,7 @@ def compare(existing: str, new: str) -> Comparison:
         restates=restates(existing, new),
         names_the_change=names_the_change(existing, new),
         keeps_subject=keeps_the_subject(existing, new),
+        same_subject=same_subject_words(existing, new),
         other_occasion=another_occasion(existing, new),
         opposite=negates(existing, new),
         swapped=swapped(existing, new),
@@ -2470,7 +2520,7 @@ class DedupPolicy:
             # / "prod", "service A" / "B") or several values are another fact
             if pair.changes > 1:
                 return Decision(close, "different values")
-            if pair.modifier_swapped or not pair.changed_late:
+            if pair.modifier_swapped or not (pair.changed_late or pair.same_subject):
                 return Decision(close, "different subject")
             return Decision(close, "different value")
         # a correction changes one value ("service A, 9001" / "B, 9002 now" is another fact),
