@@ -663,3 +663,23 @@ def test_the_readme_session_has_the_headers_and_sections_the_commands_print(run:
 
         assert shape(printed), command
         assert shape(now.stdout) == shape(printed), command
+
+
+def test_another_value_of_the_same_subject_far_apart_is_kept_as_a_conflict(
+    run: Run, local_embedder: object
+) -> None:
+    """The real model puts "Heroku" and "Fly.io" far apart (0.57): with the same subject words
+    and one value replaced after them, the second save is still linked as a conflict, and
+    recall lists the newer value first and flags the older one."""
+    real = {"EMERGENT_MEMORY_EMBEDDING_PROVIDER": "local"}
+    old = ok(run("save", "The app is deployed to Heroku.", "-c", "fact", "--json", **real))
+    new = ok(run("save", "The app is deployed to Fly.io.", "-c", "fact", "--json", **real))
+    assert new["status"] == "created"
+    assert new["superseded_ids"] == []
+    [close] = new["possible_duplicates"]
+    assert (close["id"], close["conflict"]) == (old["memory"]["id"], True)
+    recalled = ok(run("recall", "where is the app deployed", "--json", **real))
+    order = [m["id"] for m in recalled["memories"]]
+    assert order.index(new["memory"]["id"]) < order.index(old["memory"]["id"])
+    flags = {m["id"]: m["conflict"] for m in recalled["memories"]}
+    assert flags[old["memory"]["id"]] == "outranked"

@@ -551,6 +551,8 @@ def test_every_decision_says_why() -> None:
         ("The worker pool size is 16.", "Worker pool size: 4."),
         ("Refresh tokens expire after 30 days.", "The refresh tokens expire after 15 days."),
         ("kai: the game starts at 7", "kai: game starts at 8:30"),
+        ("The app is deployed to Heroku.", "The app is deployed to Fly.io."),
+        ("The mobile team lead is Daniel.", "The mobile team lead is Fatima."),
     ],
 )
 def test_the_same_subject_words_with_another_value_last_is_a_conflict(
@@ -559,6 +561,11 @@ def test_the_same_subject_words_with_another_value_last_is_a_conflict(
     decision = POLICY.explain(0.9, existing, new)
     assert decision == dedup.Decision("possible_duplicate", "different value")
     assert decision.reason in dedup.CONFLICT_REASONS
+    if dedup.label(existing) is None:  # as far down as the stated-change band
+        assert POLICY.change_from is not None
+        low = POLICY.explain(POLICY.change_from + 0.01, existing, new)
+        assert low == dedup.Decision("possible_duplicate", "different value")
+        assert POLICY.decide(POLICY.change_from - 0.01, existing, new) == "distinct"
     # said to be a correction, it replaces the old value (a chat turn needs more: the old
     # value named, below `labelled_from`)
     corrected = POLICY.decide(0.9, existing, new, corrects=True)
@@ -593,6 +600,22 @@ def test_a_value_that_names_the_thing_or_other_subject_words_is_no_conflict(
     decision = POLICY.explain(0.9, existing, new)
     assert decision.verdict == "possible_duplicate"
     assert decision.reason not in dedup.CONFLICT_REASONS
+    assert POLICY.change_from is not None
+    assert POLICY.decide(POLICY.change_from + 0.01, existing, new) == "distinct"
+
+
+def test_below_the_rules_band_one_value_kept_in_place_is_not_enough() -> None:
+    """Between change_from and the text rules, the same subject words and one other value
+    after them, nothing else: a value that is also a new occasion, or more words changed,
+    is not read there."""
+    assert POLICY.change_from is not None
+    low = POLICY.change_from + 0.05
+    for existing, new in [
+        ("Monitoring uses Datadog.", "Monitoring is done with Grafana Cloud."),
+        ("Lint runs with eslint.", "We lint with biome."),
+        ("The release ships on Friday.", "The release ships on Friday and Monday."),
+    ]:
+        assert POLICY.decide(low, existing, new) == "distinct", (existing, new)
 
 
 # -- the features -------------------------------------------------------------------------

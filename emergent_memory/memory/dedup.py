@@ -84,7 +84,10 @@ rule 5 alone):
    the pair, as any it reports): a correction in other words is often that far from the
    old text ("The user's manager is Elena" / "... is now Kwame after the reorg", 0.52), but
    so is another fact now and then ("The user's onboarding buddy was Hiroshi" / "The user
-   is now the onboarding buddy for Ines"). Below `named_change_from` nothing else is read.
+   is now the onboarding buddy for Ines"). So is, there, a text with the same subject words
+   and one value after them in place of another, nothing else changed ("The app is deployed
+   to *Heroku*" / "*Fly.io*", 0.57: _one_value_after_the_subject). Below `named_change_from`
+   nothing else is read.
 
 Anything at or above `text_rule_from` (or `threshold` for a plain policy) that does not
 supersede is a possible duplicate for the agent to judge. The thresholds belong to the model
@@ -2550,19 +2553,31 @@ class DedupPolicy:
 
     def _stated_change(self, pair: Comparison) -> Decision:
         """Below the other rules' band (from `change_from`): only a stated change of the same
-        subject (_states_a_change), with the guards of script, holder, statement and speaker
-        as above, is kept beside the memory as a conflict; anything else here is distinct, as
-        no other rule reads a pair this far apart."""
+        subject (_states_a_change) or one value after the same subject words in place of
+        another (_one_value_after_the_subject), with the guards of script, holder, statement
+        and speaker as above, is kept beside the memory as a conflict; anything else here is
+        distinct, as no other rule reads a pair this far apart."""
         readable = not self.latin_only_model or (
             pair.model_knows_both and pair.same_unknown and not pair.foreign
         )
-        if (
-            readable
-            and not (pair.other_holder or pair.other_statement or pair.labelled)
-            and _states_a_change(pair)
-        ):
+        if not readable or pair.other_holder or pair.other_statement or pair.labelled:
+            return Decision("distinct", "not similar")
+        if _states_a_change(pair):
             return Decision("possible_duplicate", "keeps the subject")
+        if _one_value_after_the_subject(pair):
+            return Decision("possible_duplicate", "different value")
         return Decision("distinct", "not similar")
+
+
+def _one_value_after_the_subject(pair: Comparison) -> bool:
+    """The same subject words, and one value after them in place of another, nothing else
+    ("The app is deployed to *Heroku*" / "*Fly.io*", 0.57): another value of the same subject
+    however far apart the model puts the two values."""
+    return (
+        pair.same_subject
+        and pair.changes == 1
+        and not (pair.modifier_swapped or pair.other_occasion or pair.phrase_replaced)
+    )
 
 
 def _states_a_change(pair: Comparison) -> bool:
