@@ -322,3 +322,22 @@ def test_opposites_are_read_in_any_inflection(memory: str, claim: str, pair: str
 )
 def test_no_opposite_where_the_inflections_say_the_same(memory: str, claim: str) -> None:
     assert clause_difference(memory, claim) is None
+
+
+def test_another_value_after_the_same_subject_words_conflicts_from_the_related_threshold() -> None:
+    """The same subject words and one value after them in place of another (as the save rule
+    reads it, dedup.same_subject_words): a conflict from related_from, however far apart the
+    model puts the two values; not without vectors, nor when the value names which thing."""
+    general = replace(KINDS, conflict_from_kind=())
+    moved = read_pair("Noor's manager is Callum Reid.", "Noor's manager is Callum Reyes.")
+    assert moved.in_place
+    assert general.judge(POLICY.related_from, moved)[0] == "conflicts"
+    assert general.judge(POLICY.related_from - 0.01, moved)[0] != "conflicts"
+    assert general.judge(0.3, moved, words_only=True)[0] == "related"  # its own thresholds
+    # the value before the words said of it names another thing: not in place
+    topic = read_pair(
+        "Kafka topic orders.created has 12 partitions.",
+        "Kafka topic orders.cancelled has 12 partitions.",
+    )
+    assert not topic.in_place
+    assert general.judge(0.6, topic)[0] == "related"

@@ -120,6 +120,14 @@ class VerifyPolicy:
             if kind == "value" and features.part_difference is not None:
                 return "conflicts", f"{_PART} {features.part_difference}"  # beside its word
             return "conflicts", features.difference or features.clause_difference or kind or ""
+        if (
+            features.in_place
+            and similarity >= related_from
+            and not (words_only or features.other_holder)
+        ):
+            # another value after the same subject words, however far apart the model puts
+            # the two values ("Noor's manager is Callum *Reid*" / "*Reyes*")
+            return "conflicts", features.difference or ""
         if similarity < related_from:
             if words_only or not features.shared_words:
                 return None, "not about the same subject"
@@ -187,6 +195,9 @@ class PairFeatures:
     clause_difference: str | None = None
     # what `difference` (or else `clause_difference`) is, of DIFFERENCE_KINDS
     difference_kind: str | None = None
+    # the same subject words in both, and the value that differs after them
+    # (dedup.same_subject_words): another value of the same subject, however far apart
+    in_place: bool = False
 
 
 # The kinds of difference the rules read: another value for the same subject, the same
@@ -248,8 +259,18 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
     if difference is None and not compared.other_holder and not other_subject:
         clause = verify_features.clause_difference(memory, claim)
         kind = "clause" if clause is not None else None
+    in_place = kind == "value" and compared.changes == 1 and compared.same_subject
     return PairFeatures(
-        compared.other_holder, other_subject, difference, keeps, frame, shared, part, clause, kind
+        compared.other_holder,
+        other_subject,
+        difference,
+        keeps,
+        frame,
+        shared,
+        part,
+        clause,
+        kind,
+        in_place,
     )
 
 
