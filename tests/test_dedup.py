@@ -1357,6 +1357,9 @@ def test_every_one_said_the_other_way_is_the_same_statement(existing: str, new: 
         (0.516, "The user's manager is Elena.", "The user's manager is now Kwame after the reorg."),
         (0.48, "The user works from the Porto office.", "The user relocated to the Braga office."),
         (0.55, "The API is written in Go 1.21.", "API was bumped to Go 1.22."),
+        # a person replaced in another sentence order: the first word is a name
+        (0.57, "Lena owns the search service.", "The search service is now owned by Kofi."),
+        (0.63, "Dara owns the payments service.", "The payments service is now owned by Omar."),
     ],
 )
 def test_a_stated_change_that_keeps_the_subject_is_a_conflict_far_below_the_band(
@@ -1386,6 +1389,8 @@ def test_a_stated_change_that_keeps_the_subject_is_a_conflict_far_below_the_band
         # another holder: another owner of the same thing, a chat speaker against a memory
         (0.404, "The user's manager is Elena.", "Lena's manager is now Kwame."),
         (0.55, "matt: my phone plan has 50gb of data", "My phone plan now has 20gb of data."),
+        # a first word in capitals that is no name: the old text's person is kept
+        (0.59, "Payments team lead is Aisha", "Marco stepped down; the team lead is now Aisha."),
         # no value replaced and no old value named
         (
             0.5,

@@ -77,7 +77,8 @@ rule 5 alone):
    the band's text rules start at `labelled_from`; below it only a named change supersedes.
 5. From `change_from` (0.40 for all-MiniLM-L6-v2) up, anywhere a pair does not supersede
    otherwise: a text that says it changed, replaces one value (up to three with a word that
-   only says a change) or names the old one, and shares at least half of each text's subject
+   only says a change; a name that opens the old text counts, replaces_an_opening_name) or
+   names the old one, and shares at least half of each text's subject
    words under the same label (keeps_the_subject) is kept beside the old memory as a
    conflict (CONFLICT_REASONS: linked, the newer first, reported), with the guards of rules
    1 and 2. The rule does not supersede on it (the LLM judge, when configured, may decide
@@ -2337,6 +2338,7 @@ class Comparison:
     names_the_change: bool
     keeps_subject: bool = False  # keeps_the_subject
     same_subject: bool = False  # same_subject_words
+    opening_name_replaced: bool = False  # replaces_an_opening_name
     # another speaker or subject label, the same said of something else, a fact joined to the
     # old text, or a question against a statement (save's rule only; verify reads claims)
     other_statement: bool = False
@@ -2396,6 +2398,7 @@ def compare(existing: str, new: str) -> Comparison:
         names_the_change=names_the_change(existing, new),
         keeps_subject=keeps_the_subject(existing, new),
         same_subject=same_subject_words(existing, new),
+        opening_name_replaced=replaces_an_opening_name(existing, new),
         other_occasion=another_occasion(existing, new),
         opposite=negates(existing, new),
         swapped=swapped(existing, new),
@@ -2569,6 +2572,35 @@ class DedupPolicy:
         return Decision("distinct", "not similar")
 
 
+def _opening_name(one: Statement) -> str | None:
+    """The text's first word when it may be a name ("*Lena* owns the search service"): one
+    word in capitals, not a stopword; the value reading leaves every first word out, as any
+    word opens a sentence in capitals."""
+    first = one.tokens[0] if one.tokens else None
+    if first is None or not (first.text.isalpha() and first.text[1:].islower()):
+        return None
+    if not first.text[:1].isupper() or first.norm in STOPWORDS or first.lower in STOPWORDS:
+        return None
+    return first.norm
+
+
+def replaces_an_opening_name(existing: str, new: str) -> bool:
+    """The old text opens with a name the new one does not have, and the new one gains a
+    name the old one does not ("*Lena* owns the search service" / "The search service is now
+    owned by *Kofi*"): a person replaced in another sentence order."""
+    old, new_ = statement(existing), statement(new)
+    name = _opening_name(old)
+    if name is None or name in new_.words:
+        return False
+    if any(_kind(value) == "name" for value in old.values & new_.words):
+        return False  # another name of the old text is kept: the first word was none
+    gained = new_.values - old.words
+    opening = _opening_name(new_)
+    if opening is not None and opening not in old.words:
+        gained = gained | {opening}
+    return any(_kind(value) == "name" and " " not in value for value in gained)
+
+
 def _one_value_after_the_subject(pair: Comparison) -> bool:
     """The same subject words, and one value after them in place of another, nothing else
     ("The app is deployed to *Heroku*" / "*Fly.io*", 0.57): another value of the same subject
@@ -2587,6 +2619,6 @@ def _states_a_change(pair: Comparison) -> bool:
         pair.marked
         and pair.change_word
         and pair.keeps_subject
-        and bool(pair.changes or pair.names_the_change)
+        and bool(pair.changes or pair.names_the_change or pair.opening_name_replaced)
         and pair.changes <= (3 if pair.strong_change else 1)
     )
