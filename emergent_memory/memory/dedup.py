@@ -375,10 +375,16 @@ _PAUSES = _SENTENCE_END | frozenset(",\u2014\u2013()")
 _SUFFIXES = (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
 
 
+# A consonant doubled before "-ing" or "-ed" (not l, s, z, f: "calling", "passed", "buzzed",
+# "staffed" keep theirs), after at least two letters.
+_DOUBLED = re.compile(r"(?<=[a-z]{2})([bcdgkmnprt])\1$")
+
+
 def _stem(word: str) -> str:
     """A crude stem of a lower-cased word, so that "deploys", "deployed", "Makefiles" and
-    "Makefile" match: strips a possessive, one common suffix and a final "e" from words of
-    letters; anything else is kept as is (but "A100s" is "a100")."""
+    "Makefile" match: strips a possessive, one common suffix (and a consonant it doubled:
+    "formatting" is "format") and a final "e" from words of letters; anything else is kept
+    as is (but "A100s" is "a100")."""
     word = word.replace("\u2019", "'")
     if word.endswith("'s"):
         word = word[:-2]
@@ -392,6 +398,8 @@ def _stem(word: str) -> str:
     for suffix, replacement in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
             word = word[: -len(suffix)] + replacement
+            if suffix in ("ing", "ed") and _DOUBLED.search(word):
+                return word[:-1]  # "formatting", "shipped", "planned": format, ship, plan
             break
     return word[:-1] if word.endswith("e") and len(word) >= 4 else word
 
