@@ -89,6 +89,9 @@ HOLDOUTS = {
     "whose stated-change band from 0.40 keeps a conflict (9efccbb); then development data",
     "dedup_holdout_22.json": "agent and chat memories, 480 pairs; first run against the rule "
     "with 'asked to' as a request and no pronoun as an owner (6451b2f)",
+    "dedup_holdout_23.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "with the same subject words' conflicts, a person opening the old text, and doubled "
+    "consonants stemmed (2d4fee2)",
 }
 
 
