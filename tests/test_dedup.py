@@ -1520,3 +1520,47 @@ def test_a_contraction_is_no_owner() -> None:
     assert not relations_differ(
         "Our staging box, it's running Ubuntu 20.04", "Our staging box, that's running Ubuntu 22.04"
     )
+
+
+# -- a past state against a present one; roles --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("The user is on the mobile team.", "Before mobile, the user was on the web team."),
+        ("The billing job is hosted on the EU cluster.", "The billing job was hosted on Heroku."),
+        ("Our staging database is Postgres 16.", "Our staging database was MySQL 5.7."),
+    ],
+)
+def test_how_things_were_never_replaces_how_they_are_without_a_change_word(
+    existing: str, new: str
+) -> None:
+    """One text only in the past tense, the other only in the present: two occasions, kept
+    beside each other (with a change word it is a correction, as always)."""
+    assert dedup.another_occasion(existing, new)
+    assert POLICY.explain(0.9, existing, new) == dedup.Decision(
+        "possible_duplicate", "another occasion"
+    )
+    assert not dedup.another_occasion(existing, "The user is on the mobile team now.")
+
+
+def test_a_role_of_the_users_is_another_holder() -> None:
+    # "the user's reviewer" is someone else, as "the user's manager" is
+    away = (
+        "The user is out of office until March 3.",
+        "The user's reviewer is out of office until March 3.",
+    )
+    assert relations_differ(*away)
+    assert POLICY.explain(0.9, *away) == dedup.Decision("possible_duplicate", "different holder")
+
+
+def test_a_role_named_by_one_text_only_is_no_role_exchanged() -> None:
+    """Each text must name a role the other does not for a role to count as changed: one
+    that names fewer roles says less, not something else."""
+    both = "The release manager for 4.2 is Ines and the reviewer is Ravi."
+    one = "The release manager for 4.2 is Ines."
+    assert not dedup._swapped_role(dedup.statement(both), dedup.statement(one))
+    assert changed_values(both, one) == 0
+    lead, manager = "Heidi is the tech lead.", "Heidi is the hiring manager."
+    assert dedup._swapped_role(dedup.statement(lead), dedup.statement(manager))

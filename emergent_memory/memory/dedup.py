@@ -43,7 +43,8 @@ rule 5 alone):
    ("returns" / "accepts", "reads" / "writes": changes_direction), or what is said of all of
    a kind against one of them ("all services" / "the payments service": one_or_all).
    Without a change word, another occasion (another_occasion: other time anchors, "again", a
-   plan against an event, a present state against a past event with its time) and the other
+   plan against an event, a present state against a past event with its time or a text only
+   in the past tense) and the other
    value of a setting or a plain negation (negates) never supersede either. A negation is
    read as polarity, not as words (negating_side): "not", "never", "no", "without", "don't",
    "isn't" (a curly apostrophe too), "dont", ... (NEGATORS) counted per clause, two in one
@@ -176,7 +177,8 @@ _RELATIONS = """
     goddaughter godchild stepparent stepbrother stepsister half-brother half-sister
     ex-wife ex-husband ex-partner widow widower twin
     bf gf bff bestie hubby wifey bro sis sibs mil fil inlaws grandparents gran nan granny
-    dba cto ceo cfo coo vp sre recruiter supervisor approver
+    dba cto ceo cfo coo vp sre recruiter supervisor approver reviewer reviewers buddy
+    maintainer maintainers assignee successor predecessor sponsor stakeholder
     """
 RELATIONS = frozenset(_RELATIONS.split())
 _POSSESSIVE_WORDS = "my our your his her their its whose"
@@ -980,7 +982,24 @@ def _state_and_past(existing: str, new: str) -> bool:
     present = [
         not anchors(t) and any(w.lower in _PRESENT for w in statement(t).tokens) for t in texts
     ]
-    return (past[0] and present[1]) or (past[1] and present[0])
+    if (past[0] and present[1]) or (past[1] and present[0]):
+        return True
+    # or one says only how things were, the other only how they are ("the user *is* on the
+    # payments team" / "before payments, the user *was* on the search team")
+    tenses = [_tense(t) for t in texts]
+    return None not in tenses and tenses[0] != tenses[1]
+
+
+# Words that say a text tells of the past state of things, and of the present one (with
+# _PRESENT): a text that has words of one and none of the other is in that tense.
+_WAS = frozenset({"was", "were", "had", "previously", "formerly", "used"})
+_NOW_TOO = _PRESENT | frozenset({"has", "have", "'s", "'re", "we've", "i've", "they've"})
+
+
+def _tense(text: str) -> str | None:
+    words = {t.lower for t in statement(text).tokens}
+    was, now = bool(words & _WAS), bool(words & _NOW_TOO)
+    return "past" if was and not now else "present" if now and not was else None
 
 
 def _in_the_past(found: Set[str]) -> bool:
@@ -2184,11 +2203,13 @@ def _noun(token: _Token) -> str:
 
 
 def _swapped_role(old: Statement, new: Statement) -> bool:
-    """Both texts name a role and not the same ("Heidi is the *tech lead*" / "Heidi is the
+    """Each text names a role the other does not ("Heidi is the *tech lead*" / "Heidi is the
     *hiring manager*"); a text that names none may abbreviate it ("the team's TL")."""
-    roles_old = sorted(t.norm for t in old.tokens if _noun(t) in RELATIONS)
-    roles_new = sorted(t.norm for t in new.tokens if _noun(t) in RELATIONS)
-    return bool(roles_old and roles_new) and roles_old != roles_new
+    roles_old = {t.norm for t in old.tokens if _noun(t) in RELATIONS}
+    roles_new = {t.norm for t in new.tokens if _noun(t) in RELATIONS}
+    # each names one the other does not ("the release manager is Priya and the reviewer is
+    # Tom" / "the release manager is Priya" names one role fewer, none other)
+    return bool(roles_old - roles_new) and bool(roles_new - roles_old)
 
 
 def swaps_a_modifier(existing: str, new: str) -> bool:
