@@ -1564,3 +1564,25 @@ def test_a_role_named_by_one_text_only_is_no_role_exchanged() -> None:
     assert changed_values(both, one) == 0
     lead, manager = "Heidi is the tech lead.", "Heidi is the hiring manager."
     assert dedup._swapped_role(dedup.statement(lead), dedup.statement(manager))
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "The request timeout for the search API is 8 seconds.",
+            "The request timeout for the admin API is 8 seconds.",
+        ),
+        ("The monorepo has 37 packages.", "The monorepo has 37 contributors."),
+        ("Nightly exports run at 01:15 UTC.", "Nightly reindexing runs at 01:15 UTC."),
+    ],
+)
+def test_the_same_value_said_of_something_else_is_another_subject(existing: str, new: str) -> None:
+    """The same number, time or date in both, words changed around it: what the value is said
+    of changed, not the value; kept and reported, never linked as a conflict."""
+    assert dedup.keeps_the_values(existing, new)
+    decision = POLICY.explain(0.9, existing, new)
+    assert decision == dedup.Decision("possible_duplicate", "different subject")
+    assert POLICY.decide(0.9, existing, new, corrects=True) == "possible_duplicate"
+    # a word in capitals exchanged beside it is a value
+    assert not dedup.keeps_the_values("Standup is at 09:30 CET.", "Standup is at 09:30 EST.")

@@ -1516,6 +1516,25 @@ def _said_last(one: Statement, values: Set[str], subject: frozenset[str]) -> boo
     return bool(at_value) and bool(at_subject) and min(at_value) > max(at_subject)
 
 
+def keeps_the_values(existing: str, new: str) -> bool:
+    """Both texts state the same values, at least one a number, a time or a date, and differ
+    in words only: what changed is what the value is said of, not the value ("The cache TTL
+    for *product* pages is 10 minutes" / "... for *category* pages is 10 minutes", "The
+    GitHub org has 42 *repositories*" / "42 *members*"), another subject rather than another
+    value."""
+    old, new_ = statement(existing), statement(new)
+    shared = old.values & new_.values
+    old_norms, new_norms = {t.norm for t in old.tokens}, {t.norm for t in new_.tokens}
+    return (
+        any(_kind(value) in ("number", "date") or value[:1].isdigit() for value in shared)
+        and not _lost_values(old, new_)
+        and not _lost_values(new_, old)
+        and old.words != new_.words
+        # a word in capitals exchanged is a value ("10:00 *CET*" / "10:00 *EST*")
+        and not (_acronyms(old) - new_norms and _acronyms(new_) - old_norms)
+    )
+
+
 def restates(existing: str, new: str) -> bool:
     """The new text keeps every content word of the existing one and adds no value and no
     negation: the same statement in more words ("Feature flags are managed with
@@ -2368,6 +2387,7 @@ class Comparison:
     keeps_subject: bool = False  # keeps_the_subject
     same_subject: bool = False  # same_subject_words
     opening_name_replaced: bool = False  # replaces_an_opening_name
+    said_of_another: bool = False  # the same value said of something else (keeps_the_values)
     # another speaker or subject label, the same said of something else, a fact joined to the
     # old text, or a question against a statement (save's rule only; verify reads claims)
     other_statement: bool = False
@@ -2391,7 +2411,7 @@ class Comparison:
         one_value = (
             self.changes == 1
             and (self.changed_late or self.same_subject)
-            and not self.modifier_swapped
+            and not (self.modifier_swapped or self.said_of_another)
         )
         return one_value or self.opposite or self.swapped is not None
 
@@ -2428,6 +2448,7 @@ def compare(existing: str, new: str) -> Comparison:
         keeps_subject=keeps_the_subject(existing, new),
         same_subject=same_subject_words(existing, new),
         opening_name_replaced=replaces_an_opening_name(existing, new),
+        said_of_another=keeps_the_values(existing, new),
         other_occasion=another_occasion(existing, new),
         opposite=negates(existing, new),
         swapped=swapped(existing, new),
@@ -2555,7 +2576,9 @@ class DedupPolicy:
             # / "prod", "service A" / "B") or several values are another fact
             if pair.changes > 1:
                 return Decision(close, "different values")
-            if pair.modifier_swapped or not (pair.changed_late or pair.same_subject):
+            if pair.modifier_swapped or pair.said_of_another:
+                return Decision(close, "different subject")
+            if not (pair.changed_late or pair.same_subject):
                 return Decision(close, "different subject")
             return Decision(close, "different value")
         # a correction changes one value ("service A, 9001" / "B, 9002 now" is another fact),
