@@ -91,7 +91,10 @@ HOLDOUTS = {
     "with 'asked to' as a request and no pronoun as an owner (6451b2f)",
     "dedup_holdout_23.json": "agent and chat memories, 480 pairs; first run against the rule "
     "with the same subject words' conflicts, a person opening the old text, and doubled "
-    "consonants stemmed (2d4fee2)",
+    "consonants stemmed (2d4fee2); then development data",
+    "dedup_holdout_24.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "after set 23 (past against present tense, a person's role as a holder, the same value "
+    "said of another thing; 130f747)",
 }
 
 
