@@ -462,7 +462,7 @@ HOLDOUTS = (
 )
 # The sets the difference kinds' thresholds are fitted on besides the labelled one: the
 # held-out sets after their first runs (a set written later is added here after its own).
-KIND_SETS = HOLDOUTS[:9]
+KIND_SETS = HOLDOUTS[:11]
 
 
 def holdout(

@@ -442,7 +442,8 @@ VERIFY_POLICIES = {
         conflict_from_kind=(
             ("value", 0.7),
             ("exchange", 0.55),
-            ("opposite", 0.55),
+            ("opposite", 0.6),
+            ("rejected", 0.6),
             ("negation", 0.5),  # from related_from (0.53): no kind conflicts below it
             ("clause", 0.6),
         ),
