@@ -1474,10 +1474,16 @@ def keeps_the_subject(existing: str, new: str) -> bool:
     )
 
 
+def _value_parts(values: Set[str]) -> set[str]:
+    """The stems of the words the values are written with ("america/new_york": america, new,
+    york)."""
+    return {_stem(part) for value in values for part in re.split(r"[-./:@_ ]+", value) if part}
+
+
 def _subject_words(one: Statement) -> frozenset[str]:
     """The words a text says its values of: its content words that are neither values, nor
     parts or amounts of one, nor numbers, nor change words."""
-    parts = {_stem(part) for value in one.values for part in re.split(r"[-./:@_ ]+", value) if part}
+    parts = _value_parts(one.values)
     return frozenset(
         word
         for word in one.words - one.values - CHANGE_MARKERS
@@ -1507,8 +1513,7 @@ def same_subject_words(existing: str, new: str) -> bool:
 
 def _said_last(one: Statement, values: Set[str], subject: frozenset[str]) -> bool:
     """Every token of `values` comes after every token of `subject` in the text."""
-    parts = {_stem(part) for value in values for part in re.split(r"[-./:@_ ]+", value) if part}
-    keys = set(values) | parts
+    keys = set(values) | _value_parts(values)
     at_value = [i for i, t in enumerate(one.tokens) if t.norm in keys or _value_key(t) in keys]
     # (a word right after a number is its unit: "10 *MB*", "300 *lines*")
     numbers = {i for i in at_value if any(ch.isdigit() for ch in one.tokens[i].text)}
@@ -2576,9 +2581,11 @@ class DedupPolicy:
             # / "prod", "service A" / "B") or several values are another fact
             if pair.changes > 1:
                 return Decision(close, "different values")
-            if pair.modifier_swapped or pair.said_of_another:
-                return Decision(close, "different subject")
-            if not (pair.changed_late or pair.same_subject):
+            if (
+                pair.modifier_swapped
+                or pair.said_of_another
+                or not (pair.changed_late or pair.same_subject)
+            ):
                 return Decision(close, "different subject")
             return Decision(close, "different value")
         # a correction changes one value ("service A, 9001" / "B, 9002 now" is another fact),
