@@ -1586,3 +1586,16 @@ def test_the_same_value_said_of_something_else_is_another_subject(existing: str,
     assert POLICY.decide(0.9, existing, new, corrects=True) == "possible_duplicate"
     # a word in capitals exchanged beside it is a value
     assert not dedup.keeps_the_values("Standup is at 09:30 CET.", "Standup is at 09:30 EST.")
+
+
+def test_a_possessive_belongs_to_the_person_it_names_when_persons_exchange_places() -> None:
+    """ "*my brother* lent *me* the car" / "*I* lent *my brother* the car": "my" is part of the
+    person, so the place of each is read beside the verb, not beside "my" or the article."""
+    lent = (
+        "my brother lent me the car for the weekend",
+        "i lent my brother the car for the weekend",
+    )
+    assert dedup.swapped(*lent) == ("brother", "me")
+    assert POLICY.explain(0.99, *lent) == dedup.Decision("possible_duplicate", "swapped values")
+    keys = ("Our landlord gave me the spare keys.", "I gave our landlord the spare keys.")
+    assert dedup.swapped(*keys) is not None

@@ -1964,8 +1964,11 @@ def _beside(tokens: Sequence[_Token], item: list[str]) -> tuple[str | None, str 
                 break
             end = found
         else:
-            # a speaker's label opens the text: what follows it is at the start
+            # a speaker's label opens the text: what follows it is at the start; a possessive
+            # right before the item is part of it ("lent *my sister* the car")
             label_end = _label_length(tokens)
+            if start > label_end and tokens[start - 1].lower in _POSSESSIVES:
+                start -= 1
             before = tokens[start - 1].norm if start > label_end else None
             # the end of the text is a place too ("the beach over *the mountains*" / "the
             # mountains over *the beach*"); its start is not (a sentence turned around)
