@@ -94,7 +94,9 @@ HOLDOUTS = {
     "consonants stemmed (2d4fee2); then development data",
     "dedup_holdout_24.json": "agent and chat memories, 480 pairs; first run against the rule "
     "after set 23 (past against present tense, a person's role as a holder, the same value "
-    "said of another thing; 130f747)",
+    "said of another thing; 130f747); then development data",
+    "dedup_holdout_25.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "after set 24 (a possessive part of a person who exchanges places; 65703ab)",
 }
 
 
