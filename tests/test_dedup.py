@@ -566,6 +566,10 @@ def test_the_same_subject_words_with_another_value_last_is_a_conflict(
         low = POLICY.explain(POLICY.change_from + 0.01, existing, new)
         assert low == dedup.Decision("possible_duplicate", "different value")
         assert POLICY.decide(POLICY.change_from - 0.01, existing, new) == "distinct"
+        # and between the text rules and the duplicate band (0.60 to 0.64) too
+        assert POLICY.named_change_from is not None
+        gap = (POLICY.named_change_from + POLICY.duplicates_from) / 2
+        assert POLICY.explain(gap, existing, new) == low
     # said to be a correction, it replaces the old value (a chat turn needs more: the old
     # value named, below `labelled_from`)
     corrected = POLICY.decide(0.9, existing, new, corrects=True)
@@ -614,6 +618,8 @@ def test_below_the_rules_band_one_value_kept_in_place_is_not_enough() -> None:
         ("Monitoring uses Datadog.", "Monitoring is done with Grafana Cloud."),
         ("Lint runs with eslint.", "We lint with biome."),
         ("The release ships on Friday.", "The release ships on Friday and Monday."),
+        # the same subject words, but another occasion
+        ("The daily standup is at 9:30.", "The daily standup was at 10:00."),
     ]:
         assert POLICY.decide(low, existing, new) == "distinct", (existing, new)
 
@@ -1404,6 +1410,8 @@ def test_a_stated_change_that_keeps_the_subject_is_a_conflict_far_below_the_band
         (0.55, "matt: my phone plan has 50gb of data", "My phone plan now has 20gb of data."),
         # a first word in capitals that is no name: the old text's person is kept
         (0.59, "Payments team lead is Aisha", "Marco stepped down; the team lead is now Aisha."),
+        # a first word in capitals against another one: no name inside the new text
+        (0.5, "Staging runs on Kubernetes.", "Prod now runs on Kubernetes."),
         # no value replaced and no old value named
         (
             0.5,
@@ -1531,6 +1539,9 @@ def test_a_contraction_is_no_owner() -> None:
         ("The user is on the mobile team.", "Before mobile, the user was on the web team."),
         ("The billing job is hosted on the EU cluster.", "The billing job was hosted on Heroku."),
         ("Our staging database is Postgres 16.", "Our staging database was MySQL 5.7."),
+        ("The deploy bot is named Hermes.", "The deploy bot had the name Atlas."),
+        ("Ingest is handled by the Go service.", "Ingest was handled by Airflow in the pilot."),
+        ("The build cache has two tiers.", "The build cache had one tier for a while."),
     ],
 )
 def test_how_things_were_never_replaces_how_they_are_without_a_change_word(
@@ -1543,6 +1554,8 @@ def test_how_things_were_never_replaces_how_they_are_without_a_change_word(
         "possible_duplicate", "another occasion"
     )
     assert not dedup.another_occasion(existing, "The user is on the mobile team now.")
+    # "used" alone is a participle as often as a past tense ("the queue used by billing")
+    assert dedup._tense("The orders DB (used by billing) has three replicas.") == "present"
 
 
 def test_a_role_of_the_users_is_another_holder() -> None:
@@ -1553,6 +1566,13 @@ def test_a_role_of_the_users_is_another_holder() -> None:
     )
     assert relations_differ(*away)
     assert POLICY.explain(0.9, *away) == dedup.Decision("possible_duplicate", "different holder")
+    # a qualifier makes it another person: the user's backup reviewer is not the reviewer
+    assert relations_differ(
+        "The user's reviewer this sprint is Tom.", "The user's backup reviewer this sprint is Tom."
+    )
+    # a relation word written as a name inside the sentence is a name ("my dog Buddy")
+    assert dedup.statement("I walk my dog Buddy every morning.").relations == ()
+    assert dedup.statement("I walk with my buddy every morning.").relations == ("buddy",)
 
 
 def test_a_role_named_by_one_text_only_is_no_role_exchanged() -> None:

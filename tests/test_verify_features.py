@@ -334,6 +334,13 @@ def test_another_value_after_the_same_subject_words_conflicts_from_the_related_t
     assert general.judge(POLICY.related_from, moved)[0] == "conflicts"
     assert general.judge(POLICY.related_from - 0.01, moved)[0] != "conflicts"
     assert general.judge(0.3, moved, words_only=True)[0] == "related"  # its own thresholds
+    # one value only, and one holder
+    two = read_pair(
+        "Noor's manager is Callum Reid.", "Noor's manager is Callum Reyes, in Leeds since 2021."
+    )
+    assert not two.in_place
+    other = read_pair("Noor's manager is Callum Reid.", "Sam's manager is Callum Reyes.")
+    assert general.judge(0.6, other)[0] != "conflicts"
     # the value before the words said of it names another thing: not in place
     topic = read_pair(
         "Kafka topic orders.created has 12 partitions.",

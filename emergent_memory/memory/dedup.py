@@ -88,7 +88,7 @@ rule 5 alone):
    so is another fact now and then ("The user's onboarding buddy was Hiroshi" / "The user
    is now the onboarding buddy for Ines"). So is, there, a text with the same subject words
    and one value after them in place of another, nothing else changed ("The app is deployed
-   to *Heroku*" / "*Fly.io*", 0.57: _one_value_after_the_subject). Below `named_change_from`
+   to *Heroku*" / "*Fly.io*", 0.57: Comparison.value_after_the_subject). Below `named_change_from`
    nothing else is read.
 
 Anything at or above `text_rule_from` (or `threshold` for a plain policy) that does not
@@ -220,7 +220,7 @@ _CLAUSE_STARTS = frozenset(_CLAUSE_WORDS.split())
 # words right after any negator: NEGATORS).
 _NEGATION_PHRASES = frozenset({("instead", "of"), ("rather", "than"), ("no", "longer")})
 # Words that make a relation another one: "the user's *former* employer".
-_QUALIFIER_WORDS = "former previous ex late old new future current step"
+_QUALIFIER_WORDS = "former previous ex late old new future current step backup interim acting"
 _RELATION_QUALIFIERS = frozenset(_QUALIFIER_WORDS.split())
 
 # Pairs of words that name two values of one setting: a swap between them is a correction of
@@ -763,7 +763,9 @@ def statement(text: str) -> Statement:
     relations = []
     for i, word in enumerate(lower):
         noun = word.removesuffix("'s")
-        if noun in RELATIONS:
+        written = tokens[i].text
+        if noun in RELATIONS and not (i and written[:1].isupper() and written[1:].islower()):
+            # (a word in capitals inside the sentence is a name: "my dog *Buddy*")
             before = lower[max(0, i - 3) : i]
             if any(w in _POSSESSIVES or w.endswith(("'s", "s'")) for w in before):
                 qualifiers = [w for w in before if w in _RELATION_QUALIFIERS]
@@ -990,15 +992,19 @@ def _state_and_past(existing: str, new: str) -> bool:
     return None not in tenses and tenses[0] != tenses[1]
 
 
-# Words that say a text tells of the past state of things, and of the present one (with
-# _PRESENT): a text that has words of one and none of the other is in that tense.
-_WAS = frozenset({"was", "were", "had", "previously", "formerly", "used"})
-_NOW_TOO = _PRESENT | frozenset({"has", "have", "'s", "'re", "we've", "i've", "they've"})
+# Words that say a text tells of the past state of things ("used to" too), and of the present
+# one (with _PRESENT): a text that has words of one and none of the other is in that tense.
+_WAS = frozenset({"was", "were", "had", "previously", "formerly"})
+_NOW_TOO = _PRESENT | frozenset(
+    {"has", "have", "we've", "i've", "they've", "he's", "she's", "that's", "there's"}
+)
 
 
 def _tense(text: str) -> str | None:
-    words = {t.lower for t in statement(text).tokens}
-    was, now = bool(words & _WAS), bool(words & _NOW_TOO)
+    lower = [t.lower for t in statement(text).tokens]
+    words = set(lower)
+    was = bool(words & _WAS) or ("used", "to") in pairwise(lower)
+    now = bool(words & _NOW_TOO)
     return "past" if was and not now else "present" if now and not was else None
 
 
@@ -1476,17 +1482,23 @@ def keeps_the_subject(existing: str, new: str) -> bool:
 
 def _value_parts(values: Set[str]) -> set[str]:
     """The stems of the words the values are written with ("america/new_york": america, new,
-    york)."""
-    return {_stem(part) for value in values for part in re.split(r"[-./:@_ ]+", value) if part}
+    york; "day:friday": friday)."""
+    return {
+        _stem(part)
+        for value in values
+        for part in re.split(r"[-./:@_ ]+", _as_words(value))
+        if part
+    }
 
 
 def _subject_words(one: Statement) -> frozenset[str]:
     """The words a text says its values of: its content words that are neither values, nor
     parts or amounts of one, nor numbers, nor change words."""
     parts = _value_parts(one.values)
+    norms = {t.norm for t in one.tokens} - STOPWORDS  # each word once, as the text has it
     return frozenset(
         word
-        for word in one.words - one.values - CHANGE_MARKERS
+        for word in norms - one.values - CHANGE_MARKERS
         if word not in parts and not any(ch.isdigit() for ch in word)
     )
 
@@ -1529,14 +1541,13 @@ def keeps_the_values(existing: str, new: str) -> bool:
     value."""
     old, new_ = statement(existing), statement(new)
     shared = old.values & new_.values
-    old_norms, new_norms = {t.norm for t in old.tokens}, {t.norm for t in new_.tokens}
     return (
         any(_kind(value) in ("number", "date") or value[:1].isdigit() for value in shared)
         and not _lost_values(old, new_)
         and not _lost_values(new_, old)
         and old.words != new_.words
         # a word in capitals exchanged is a value ("10:00 *CET*" / "10:00 *EST*")
-        and not (_acronyms(old) - new_norms and _acronyms(new_) - old_norms)
+        and not _acronym_exchanged(old, new_)
     )
 
 
@@ -2080,6 +2091,12 @@ _SHOUTED = (
 )
 
 
+def _acronym_exchanged(old: Statement, new: Statement) -> bool:
+    """Each text has a word in capitals the other does not (_acronyms): a value exchanged."""
+    old_norms, new_norms = {t.norm for t in old.tokens}, {t.norm for t in new.tokens}
+    return bool(_acronyms(old) - new_norms) and bool(_acronyms(new) - old_norms)
+
+
 def changed_values(existing: str, new: str) -> int:
     """How many values of the existing text the new one states differently: of each kind,
     as many as it both loses and gains (PROJ-123 / PROJ-456, port 9001 / 9002, "Casa Lola"
@@ -2101,8 +2118,7 @@ def changed_values(existing: str, new: str) -> int:
     changes = sum(per_kind.values())
     if not changes and _swapped(old, new_, opcodes, names=True):
         changes = 1
-    old_norms, new_norms = {t.norm for t in old.tokens}, {t.norm for t in new_.tokens}
-    if not changes and _acronyms(old) - new_norms and _acronyms(new_) - old_norms:
+    if not changes and _acronym_exchanged(old, new_):
         changes = 1  # "timezone is *CET*" / "*PST*", "log level *INFO*" / "*WARN*"
     modifier = _swapped(old, new_, opcodes, names=False)
     slot = not modifier and not changes and _refilled_slot(old, new_, opcodes)
@@ -2416,12 +2432,29 @@ class Comparison:
         the sentence or after the same subject words, a negation, or two items exchanged
         (what DedupPolicy.judge keeps as a conflict, CONFLICT_REASONS, when nothing says it
         changed)."""
-        one_value = (
+        late = (
             self.changes == 1
-            and (self.changed_late or self.same_subject)
+            and self.changed_late
             and not (self.modifier_swapped or self.said_of_another)
         )
-        return one_value or self.opposite or self.swapped is not None
+        return late or self.value_after_the_subject or self.opposite or self.swapped is not None
+
+    @property
+    def value_after_the_subject(self) -> bool:
+        """The same subject words, and one value after them in place of another, nothing else
+        ("The app is deployed to *Heroku*" / "*Fly.io*", however far apart the model puts the
+        two: same_subject_words); not the same value said of another thing, another occasion,
+        nor a closing phrase replaced."""
+        return (
+            self.same_subject
+            and self.changes == 1
+            and not (
+                self.modifier_swapped
+                or self.said_of_another
+                or self.other_occasion
+                or self.phrase_replaced
+            )
+        )
 
 
 @lru_cache(maxsize=256)
@@ -2584,11 +2617,11 @@ class DedupPolicy:
             # / "prod", "service A" / "B") or several values are another fact
             if pair.changes > 1:
                 return Decision(close, "different values")
-            if (
-                pair.modifier_swapped
-                or pair.said_of_another
-                or not (pair.changed_late or pair.same_subject)
-            ):
+            if pair.value_after_the_subject and self.change_from is not None:
+                # kept as a conflict from change_from up, as in the band below (a close pair
+                # under duplicates_from is otherwise not even reported)
+                return Decision("possible_duplicate", "different value")
+            if pair.modifier_swapped or pair.said_of_another or not pair.changed_late:
                 return Decision(close, "different subject")
             return Decision(close, "different value")
         # a correction changes one value ("service A, 9001" / "B, 9002 now" is another fact),
@@ -2619,7 +2652,7 @@ class DedupPolicy:
     def _stated_change(self, pair: Comparison) -> Decision:
         """Below the other rules' band (from `change_from`): only a stated change of the same
         subject (_states_a_change) or one value after the same subject words in place of
-        another (_one_value_after_the_subject), with the guards of script, holder, statement
+        another (Comparison.value_after_the_subject), with the guards of script, holder, statement
         and speaker as above, is kept beside the memory as a conflict; anything else here is
         distinct, as no other rule reads a pair this far apart."""
         readable = not self.latin_only_model or (
@@ -2629,7 +2662,7 @@ class DedupPolicy:
             return Decision("distinct", "not similar")
         if _states_a_change(pair):
             return Decision("possible_duplicate", "keeps the subject")
-        if _one_value_after_the_subject(pair):
+        if pair.value_after_the_subject:
             return Decision("possible_duplicate", "different value")
         return Decision("distinct", "not similar")
 
@@ -2656,22 +2689,10 @@ def replaces_an_opening_name(existing: str, new: str) -> bool:
         return False
     if any(_kind(value) == "name" for value in old.values & new_.words):
         return False  # another name of the old text is kept: the first word was none
+    # a name inside the new text: its first word may be anything in capitals ("*Prod* now
+    # runs on ...")
     gained = new_.values - old.words
-    opening = _opening_name(new_)
-    if opening is not None and opening not in old.words:
-        gained = gained | {opening}
     return any(_kind(value) == "name" and " " not in value for value in gained)
-
-
-def _one_value_after_the_subject(pair: Comparison) -> bool:
-    """The same subject words, and one value after them in place of another, nothing else
-    ("The app is deployed to *Heroku*" / "*Fly.io*", 0.57): another value of the same subject
-    however far apart the model puts the two values."""
-    return (
-        pair.same_subject
-        and pair.changes == 1
-        and not (pair.modifier_swapped or pair.other_occasion or pair.phrase_replaced)
-    )
 
 
 def _states_a_change(pair: Comparison) -> bool:

@@ -127,7 +127,7 @@ class VerifyPolicy:
         ):
             # another value after the same subject words, however far apart the model puts
             # the two values ("Noor's manager is Callum *Reid*" / "*Reyes*")
-            return "conflicts", features.difference or ""
+            return "conflicts", features.difference or "another value for the same subject"
         if similarity < related_from:
             if words_only or not features.shared_words:
                 return None, "not about the same subject"
