@@ -1619,3 +1619,28 @@ def test_a_possessive_belongs_to_the_person_it_names_when_persons_exchange_place
     assert POLICY.explain(0.99, *lent) == dedup.Decision("possible_duplicate", "swapped values")
     keys = ("Our landlord gave me the spare keys.", "I gave our landlord the spare keys.")
     assert dedup.swapped(*keys) is not None
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Ingest is handled by the Go service.", "Ingest was formerly handled by Airflow."),
+        ("The team's CI is GitHub Actions.", "The team used to run CI on Jenkins."),
+        ("The docs site is built with Astro.", "The docs site was previously built with Hugo."),
+    ],
+)
+def test_a_text_that_only_tells_how_things_were_never_replaces_how_they_are(
+    existing: str, new: str
+) -> None:
+    """ "formerly", "used to", "previously" say a value changed, but a text that says only how
+    things were (past tense, no present) tells history: it is kept beside the present state,
+    never superseding it nor ranked above it as a conflict's current side."""
+    assert dedup.tells_history(existing, new)
+    for similarity in (0.5, 0.7, 0.9):
+        assert POLICY.decide(similarity, existing, new) != "supersede"
+        assert POLICY.explain(similarity, existing, new).reason not in dedup.CONFLICT_REASONS
+    assert POLICY.decide(0.9, existing, new, corrects=True) != "supersede"
+    # a change told in the past tense still corrects, and so does history with the present
+    assert not dedup.tells_history("The DB is Postgres 14.", "The DB was upgraded to Postgres 16.")
+    now = "Ingest was previously handled by Airflow; it is handled by the Go service now."
+    assert not dedup.tells_history("Ingest is handled by Airflow.", now)

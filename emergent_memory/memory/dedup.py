@@ -44,7 +44,8 @@ rule 5 alone):
    a kind against one of them ("all services" / "the payments service": one_or_all).
    Without a change word, another occasion (another_occasion: other time anchors, "again", a
    plan against an event, a present state against a past event with its time or a text only
-   in the past tense) and the other
+   in the past tense; with a change word too when it only tells how things were,
+   tells_history) and the other
    value of a setting or a plain negation (negates) never supersede either. A negation is
    read as polarity, not as words (negating_side): "not", "never", "no", "without", "don't",
    "isn't" (a curly apostrophe too), "dont", ... (NEGATORS) counted per clause, two in one
@@ -998,6 +999,24 @@ _WAS = frozenset({"was", "were", "had", "previously", "formerly"})
 _NOW_TOO = _PRESENT | frozenset(
     {"has", "have", "we've", "i've", "they've", "he's", "she's", "that's", "there's"}
 )
+
+
+# Change words that tell how things were, not that they changed now ("*formerly* handled by
+# Airflow", "*used to* run on Jenkins"): a text in the past tense with no other tells history.
+_HISTORY_MARKERS = frozenset({"previously", "formerly", "used to", "originally"})
+
+
+def tells_history(existing: str, new: str) -> bool:
+    """The new text is only in the past tense, the old one only in the present, and the new
+    one's change words only say how things were ("Ingest is handled by the Go service" /
+    "Ingest was formerly handled by Airflow"): it tells what was, and cannot replace what is."""
+    added = statement(new).markers - statement(existing).markers
+    return (
+        bool(added)
+        and added <= _HISTORY_MARKERS
+        and _tense(new) == "past"
+        and _tense(existing) == "present"
+    )
 
 
 def _tense(text: str) -> str | None:
@@ -2412,6 +2431,7 @@ class Comparison:
     same_subject: bool = False  # same_subject_words
     opening_name_replaced: bool = False  # replaces_an_opening_name
     said_of_another: bool = False  # the same value said of something else (keeps_the_values)
+    history: bool = False  # tells_history: the new text says only how things were
     # another speaker or subject label, the same said of something else, a fact joined to the
     # old text, or a question against a statement (save's rule only; verify reads claims)
     other_statement: bool = False
@@ -2490,6 +2510,7 @@ def compare(existing: str, new: str) -> Comparison:
         same_subject=same_subject_words(existing, new),
         opening_name_replaced=replaces_an_opening_name(existing, new),
         said_of_another=keeps_the_values(existing, new),
+        history=tells_history(existing, new),
         other_occasion=another_occasion(existing, new),
         opposite=negates(existing, new),
         swapped=swapped(existing, new),
@@ -2606,7 +2627,7 @@ class DedupPolicy:
             return Decision(close, "different holder")
         if pair.other_statement:
             return Decision(close, "another statement")
-        if pair.other_occasion and not pair.marked:
+        if pair.other_occasion and (not pair.marked or pair.history):
             return Decision(close, "another occasion")
         if pair.opposite and not pair.marked:
             return Decision(close, "opposite value")
@@ -2659,6 +2680,8 @@ class DedupPolicy:
             pair.model_knows_both and pair.same_unknown and not pair.foreign
         )
         if not readable or pair.other_holder or pair.other_statement or pair.labelled:
+            return Decision("distinct", "not similar")
+        if pair.history:  # how things were: never the current side of a conflict
             return Decision("distinct", "not similar")
         if _states_a_change(pair):
             return Decision("possible_duplicate", "keeps the subject")
