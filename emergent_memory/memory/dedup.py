@@ -179,7 +179,8 @@ _RELATIONS = """
     ex-wife ex-husband ex-partner widow widower twin
     bf gf bff bestie hubby wifey bro sis sibs mil fil inlaws grandparents gran nan granny
     dba cto ceo cfo coo vp sre recruiter supervisor approver reviewer reviewers buddy
-    maintainer maintainers assignee successor predecessor sponsor stakeholder
+    maintainer maintainers assignee assignees successor predecessor sponsor sponsors
+    stakeholder stakeholders buddies
     """
 RELATIONS = frozenset(_RELATIONS.split())
 _POSSESSIVE_WORDS = "my our your his her their its whose"
