@@ -1489,9 +1489,7 @@ def keeps_the_subject(existing: str, new: str) -> bool:
     changed needs this to be kept beside the memory as a conflict (DedupPolicy.change_from):
     there the model's similarity alone does not say that the two are about one thing ("The
     team uses Slack for incident chat" / "Team moved standups to Slack huddles", 0.51)."""
-    old, new_ = statement(existing), statement(new)
-    subject = old.words - old.values - CHANGE_MARKERS
-    other = new_.words - new_.values - CHANGE_MARKERS
+    subject, other = _subject_words(statement(existing)), _subject_words(statement(new))
     kept = subject & other
     return (
         bool(kept)
