@@ -100,7 +100,9 @@ HOLDOUTS = {
     "development data",
     "dedup_holdout_26.json": "agent and chat memories, 480 pairs; first run against the rule "
     "after the stop's review (same-subject conflicts from 0.60 to 0.64, names and relations "
-    "read closer; a5143e0)",
+    "read closer; a5143e0); then development data",
+    "dedup_holdout_27.json": "agent and chat memories, 480 pairs; first run against the final "
+    "rule of stop 42 (history is no correction, plural roles, one definition of subject words)",
 }
 
 
