@@ -73,7 +73,9 @@ rule 5 alone):
 4. Otherwise the similarity: at or above `threshold` the pair supersedes on the similarity
    alone (0.98 for all-MiniLM-L6-v2: below it the model scores different facts as high as
    rewordings); from `text_rule_from` when it says it changed, or keeps every content word
-   of the old text and adds no value and no negation (restates); from `named_change_from`
+   of the old text and adds no value and no negation (restates); from `reworded_from` (0.85)
+   when it exchanges one plain word for another and keeps the rest (rewords); from
+   `named_change_from`
    when it says it changed and names the old value next to a new one ("switched from
    unittest to pytest", "Dr Okafor instead of Dr Halvorsen"). For two turns of one speaker
    the band's text rules start at `labelled_from`; below it only a named change supersedes.
@@ -125,6 +127,11 @@ _STOPWORDS = """
     down out off again further once user
 """
 STOPWORDS = frozenset(_STOPWORDS.split())
+# Stopwords whose stem is another string ("were", "wer"), dropped as stems too; not "same",
+# "before", "during", "once", whose stems the rules have always read as words of meaning.
+_FUNCTION_WORDS = frozenset(
+    ["were", "there", "these", "those", "does", "having", "have", "here", "this", "done", "some"]
+)
 
 # Words with which a text says that a fact changed, matched as whole lower-cased words; the
 # phrases as consecutive words.
@@ -338,6 +345,31 @@ ALIASES = {
     "gf": "girlfriend",
     "sibs": "sibling",
 }
+# The past forms of irregular verbs, and of verbs too short for the suffix rule ("used"), as
+# the verb: "built" matches "builds", "kept" matches "keeps" ("The CI pipeline builds the
+# image" / "the image is built by the CI pipeline").
+_IRREGULAR_VERBS = """
+    build:built,builded keep:kept run:ran write:wrote,written make:made hold:held send:sent
+    spend:spent take:took,taken give:gave,given go:went,gone choose:chose,chosen
+    break:broke,broken begin:began,begun know:knew,known show:shown grow:grew,grown
+    find:found get:got,gotten leave:left lead:led lose:lost meet:met pay:paid say:said
+    sell:sold tell:told think:thought buy:bought bring:brought teach:taught catch:caught
+    fight:fought win:won drive:drove,driven ride:rode,ridden rise:rose,risen speak:spoke,spoken
+    steal:stole,stolen wake:woke,woken freeze:froze,frozen forget:forgot,forgotten
+    hide:hid,hidden bite:bit,bitten eat:ate,eaten fall:fell,fallen draw:drew,drawn
+    fly:flew,flown throw:threw,thrown wear:wore,worn tear:tore,torn swear:swore,sworn
+    sing:sang,sung drink:drank,drunk swim:swam,swum ring:rang,rung come:came
+    become:became feel:felt sleep:slept sweep:swept bend:bent lend:lent
+    lay:laid understand:understood stand:stood sit:sat bind:bound seek:sought
+    use:used age:aged owe:owed tie:tied die:died lie:lied"""
+ALIASES.update(
+    {
+        past: verb
+        for entry in _IRREGULAR_VERBS.split()
+        for verb, forms in [entry.split(":")]
+        for past in forms.split(",")
+    }
+)
 
 _NUMBER_WORDS = """
     zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen
@@ -781,9 +813,14 @@ def statement(text: str) -> Statement:
     for i, word in enumerate(lower):
         if _negates_at(tokens, i) or (i > 0 and (lower[i - 1], word) in _NEGATION_PHRASES):
             negated.update(t.norm for t in tokens[i + 1 : i + 4])
+    # the stem of a function word is no word either ("were" is "wer", "there" is "ther"),
+    # unless another word of the text has it
+    stopped = {t.norm for t in tokens if t.lower in _FUNCTION_WORDS} - {
+        t.norm for t in tokens if t.lower not in _FUNCTION_WORDS
+    }
     return Statement(
         tokens=tuple(tokens),
-        words=frozenset(words - STOPWORDS),
+        words=frozenset(words - STOPWORDS - stopped),
         values=frozenset(values - STOPWORDS),
         relations=tuple(sorted(relations)),
         markers=frozenset(markers),
@@ -1569,6 +1606,106 @@ def keeps_the_values(existing: str, new: str) -> bool:
     )
 
 
+# Words of opposite meaning that OPPOSITES does not hold as two values of one setting (a
+# modifier's "high" / "low" names two things there), nor _ANTONYMS as feelings: a text that
+# exchanges one for the other is never a rewording ("Risk level is *low*" / "*high*").
+_OTHER_OPPOSITES = """
+    low:high keep:delete kept:deleted same:separate same:different more:less first:last
+    old:new small:large short:long early:late good:bad better:worse up:down in:out
+    internal:external local:remote disabled:on enabled:off"""
+_REWORDING_OPPOSITES = (
+    frozenset(frozenset(_stem(word) for word in pair) for pair in OPPOSITES)
+    | frozenset(
+        frozenset(_stem(word) for word in pair.split(":")) for pair in _OTHER_OPPOSITES.split()
+    )
+    | _ANTONYM_PAIRS
+)
+# Names of environments and branches: one in place of another is another thing, not another
+# word for it ("Merging to *develop* triggers a staging deploy" / "Merging to *main* ...").
+_ENVIRONMENT_WORDS = frozenset(
+    [
+        *("main", "master", "develop", "dev", "trunk", "release", "staging", "stage"),
+        *("production", "prod", "test", "qa", "uat", "sandbox", "preview", "local"),
+    ]
+)
+_REWORDING_OPPOSITE_FORMS = frozenset(
+    frozenset(pair.split(":")) for pair in _OTHER_OPPOSITES.split() + _ANTONYMS.split()
+) | frozenset(pair for pair in OPPOSITES)
+_NEGATING_PREFIXES = ("dis", "un", "in", "im", "ir", "il", "non", "non-")
+# At most this many content words of each text missing from the other in a rewording.
+REWORDED_WORDS = 1
+
+
+def _opposite_words(one: str, other: str) -> bool:
+    """The two words have opposite meanings: a pair of _REWORDING_OPPOSITES, or one is the
+    other with a negating prefix ("likes" / "dislikes", "secure" / "insecure")."""
+    if frozenset({one, other}) in _REWORDING_OPPOSITES | _REWORDING_OPPOSITE_FORMS:
+        return True
+    short, long = sorted((one, other), key=len)
+    return any(long == prefix + short for prefix in _NEGATING_PREFIXES)
+
+
+def _exchanged_forms(one: Statement, words: Set[str]) -> set[str]:
+    """The words of `words` as written and as stems, and what a phrase of them says ("turned
+    *on*" is "enabled")."""
+    forms: set[str] = set()
+    for token, following in zip(one.tokens, [*one.tokens[1:], None], strict=False):
+        if token.norm in words:
+            forms |= {token.lower, token.norm}
+            if token.norm in ("turn", "switch") and following is not None:
+                forms |= {_SWITCHED.get(following.lower, token.lower)}
+    return forms
+
+
+_SWITCHED = {"on": "enabled", "off": "disabled"}
+
+
+def _plain_words(one: Statement, text: str, words: Set[str]) -> bool:
+    """Every word of `words` is written in the text as a word of the language, not as a value:
+    letters only (a hyphen or an apostrophe inside), in lower case unless it opens a sentence,
+    not after a sign that makes a handle or a tag of it ("@mkowalski", "#ops"), and not the
+    name of an environment or a branch ("*develop*" / "*main*")."""
+    for token in one.tokens:
+        if token.norm not in words:
+            continue
+        letters = token.text.replace("-", "").replace("'", "").replace("\u2019", "")
+        if not letters.isalpha() or token.lower in _ENVIRONMENT_WORDS:
+            return False
+        if not (token.first or token.text.islower()):
+            return False
+        if re.search(r"[@#$/\\]" + re.escape(token.text) + r"\b", text):
+            return False
+    return True
+
+
+def rewords(existing: str, new: str) -> bool:
+    """The new text states the same values with the same negations, and each text has at most
+    REWORDED_WORDS content words the other lacks, the new one no fewer than the old one (a
+    word dropped with none in its place is a detail lost), each a plain word (_plain_words),
+    none a holder ("user", a person, a relation) and none the opposite of one of the other's
+    ("The metrics cluster *keeps* raw samples in S3" / "Raw samples are *stored* in S3 by the
+    metrics cluster"). Read only at a high similarity (DedupPolicy.reworded_from), after every
+    other guard (one word replaced in place is a changed value, changed_values; the same
+    number said with other words, keeps_the_values): a word exchanged there is most often
+    another word for the same thing."""
+    old, new_ = statement(existing), statement(new)
+    if old.values != new_.values or old.negations != new_.negations:
+        return False
+    gone, came = old.words - new_.words, new_.words - old.words
+    if len(came) > REWORDED_WORDS or len(came) < len(gone):
+        return False
+    if not (_plain_words(old, existing, gone) and _plain_words(new_, new, came)):
+        return False
+    holders = ({t.norm for t in old.tokens} ^ {t.norm for t in new_.tokens}) & {"user"}
+    if (gone | came | holders) & _HOLDER_WORDS:
+        return False  # another holder ("The *user* wants ..." / "*Marco* wants ...")
+    before = _exchanged_forms(old, gone)
+    before |= {t.lower for t in old.tokens} - {t.lower for t in new_.tokens}
+    after = _exchanged_forms(new_, came)
+    after |= {t.lower for t in new_.tokens} - {t.lower for t in old.tokens}
+    return not any(_opposite_words(a, b) for a in before for b in after)
+
+
 def restates(existing: str, new: str) -> bool:
     """The new text keeps every content word of the existing one and adds no value and no
     negation: the same statement in more words ("Feature flags are managed with
@@ -1711,6 +1848,7 @@ _SETTING_VALUES = frozenset(word for pair in OPPOSITES for word in pair)
 _PERSON_WORDS = "i me you he him she her we us they them"
 _PERSONS = frozenset(_PERSON_WORDS.split())
 _SWAP_ITEMS = _SETTING_VALUES | _PERSONS | {"user"}
+_HOLDER_WORDS = _PERSONS | RELATIONS | {"user"}
 _SWAP_CHUNK = 3  # the longest run of content words exchanged as one item ("12 months")
 _SWAP_COVERED = 0.8  # the share of the new text's content words the old one must have
 
@@ -2388,6 +2526,7 @@ Reason = Literal[
     "similar",
     "says it changed",
     "keeps every word",
+    "reworded",
     "keeps the subject",
     "names the change",
     "not enough evidence",
@@ -2426,6 +2565,7 @@ class Comparison:
     phrase_replaced: bool  # replaces_a_phrase
     restates: bool
     names_the_change: bool
+    reworded: bool = False  # rewords
     keeps_subject: bool = False  # keeps_the_subject
     same_subject: bool = False  # same_subject_words
     opening_name_replaced: bool = False  # replaces_an_opening_name
@@ -2504,6 +2644,7 @@ def compare(existing: str, new: str) -> Comparison:
         modifier_swapped=swaps_a_modifier(existing, new),
         phrase_replaced=replaces_a_phrase(existing, new),
         restates=restates(existing, new),
+        reworded=rewords(existing, new),
         names_the_change=names_the_change(existing, new),
         keeps_subject=keeps_the_subject(existing, new),
         same_subject=same_subject_words(existing, new),
@@ -2533,7 +2674,8 @@ class DedupPolicy:
     the model knows English text only (rule 1). `change_from`: lowest of all, where a text
     that says its value changed, replaces a value (or names the old one) and keeps the
     subject's words is kept beside the memory as a conflict (rule 5); nothing else is read
-    there.
+    there. `reworded_from`: within the text rule's band, where a text that exchanges one word
+    for another and keeps the rest (rewords) supersedes.
     """
 
     threshold: float
@@ -2542,6 +2684,7 @@ class DedupPolicy:
     latin_only_model: bool = False
     labelled_from: float | None = None
     change_from: float | None = None
+    reworded_from: float | None = None
 
     def __post_init__(self) -> None:
         if self.text_rule_from is not None and self.text_rule_from > self.threshold:
@@ -2550,6 +2693,13 @@ class DedupPolicy:
             self.text_rule_from is None or self.named_change_from > self.text_rule_from
         ):
             raise ValueError("named_change_from needs text_rule_from, and must not exceed it")
+        if self.reworded_from is not None and (
+            self.text_rule_from is None
+            or not self.text_rule_from <= self.reworded_from <= self.threshold
+        ):
+            raise ValueError(
+                "reworded_from needs text_rule_from, and must lie between it and threshold"
+            )
         if self.change_from is not None and (
             self.text_rule_from is None or self.change_from > self._rules_from
         ):
@@ -2663,6 +2813,8 @@ class DedupPolicy:
         in_band = self.text_rule_from is not None and similarity >= self.text_rule_from
         if in_band and pair.restates:
             return Decision("supersede", "keeps every word")
+        if self.reworded_from is not None and similarity >= self.reworded_from and pair.reworded:
+            return Decision("supersede", "reworded")
         if pair.names_the_change:
             return Decision("supersede", "names the change")
         if self.change_from is not None and _states_a_change(pair):

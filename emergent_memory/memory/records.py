@@ -207,6 +207,7 @@ RULE_WORDS = {
     "similar": "the same fact reworded",
     "says it changed": "it says the value changed",
     "keeps every word": "it says all the old one said",
+    "reworded": "the same fact with one word exchanged for another",
     "names the change": "it names the old value and the new one",
 }
 

@@ -110,7 +110,8 @@ class MemoryConfig:
     """The service's tunables (from Settings, in the composition root).
 
     `dedup_threshold`, `dedup_text_rule_from`, `dedup_named_change_from`,
-    `dedup_latin_only_model`, `dedup_labelled_from` and `dedup_change_from` are a DedupPolicy
+    `dedup_latin_only_model`, `dedup_labelled_from`, `dedup_change_from` and
+    `dedup_reworded_from` are a DedupPolicy
     (memory/dedup.py): when a new memory supersedes its nearest one (None bands: the plain
     threshold, for models it was not calibrated on).
     """
@@ -121,6 +122,7 @@ class MemoryConfig:
     dedup_latin_only_model: bool = False
     dedup_labelled_from: float | None = None
     dedup_change_from: float | None = None
+    dedup_reworded_from: float | None = None
     max_content_length: int = 2000
     recall_candidates: int = 50
     recall_rrf_k: int = 10
@@ -151,6 +153,7 @@ class MemoryConfig:
             self.dedup_latin_only_model,
             self.dedup_labelled_from,
             self.dedup_change_from,
+            self.dedup_reworded_from,
         )
 
     @staticmethod
@@ -164,6 +167,7 @@ class MemoryConfig:
             "dedup_latin_only_model": policy.latin_only_model,
             "dedup_labelled_from": policy.labelled_from,
             "dedup_change_from": policy.change_from,
+            "dedup_reworded_from": policy.reworded_from,
         }
 
     @property
