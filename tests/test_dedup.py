@@ -1760,3 +1760,14 @@ def test_one_word_replaced_in_place_is_read_as_a_value_not_a_rewording() -> None
     assert dedup.rewords(existing, new)
     assert changed_values(existing, new) == 1
     assert POLICY.explain(POLICY.threshold - 0.01, existing, new).verdict == "possible_duplicate"
+
+
+def test_a_name_that_opens_one_sentence_is_the_same_value_inside_the_other() -> None:
+    # a word in capitals that opens a sentence is read as a word, the same name inside the
+    # other sentence as a value: the same value either way
+    existing = "Buildkite runs the nightly integration suite."
+    new = "The nightly integration suite is run by Buildkite."
+    assert dedup.restates(existing, new)
+    assert POLICY.explain(0.90, existing, new).verdict == "supersede"
+    # but a name the old text does not have at all is still a value added
+    assert not dedup.restates(existing, "The nightly integration suite is run by Jenkins.")

@@ -1689,7 +1689,7 @@ def rewords(existing: str, new: str) -> bool:
     number said with other words, keeps_the_values): a word exchanged there is most often
     another word for the same thing."""
     old, new_ = statement(existing), statement(new)
-    if old.values != new_.values or old.negations != new_.negations:
+    if not _same_values(old, new_) or old.negations != new_.negations:
         return False
     gone, came = old.words - new_.words, new_.words - old.words
     if len(came) > REWORDED_WORDS or len(came) < len(gone):
@@ -1706,6 +1706,16 @@ def rewords(existing: str, new: str) -> bool:
     return not any(_opposite_words(a, b) for a in before for b in after)
 
 
+def _same_values(old: Statement, new: Statement, *, both: bool = True) -> bool:
+    """The new text states no value the old one does not (nor the old one a value the new one
+    does not, with `both`), where a value of one that the other has as a word counts as had:
+    a name that opens a sentence is read as a word ("*Renovate* opens update PRs" / "update
+    PRs are opened by *Renovate*")."""
+    if not (new.values - old.values) <= old.words:
+        return False
+    return not both or (old.values - new.values) <= new.words
+
+
 def restates(existing: str, new: str) -> bool:
     """The new text keeps every content word of the existing one and adds no value and no
     negation: the same statement in more words ("Feature flags are managed with
@@ -1717,7 +1727,7 @@ def restates(existing: str, new: str) -> bool:
     return (
         bool(old.words)
         and old.words <= new_.words
-        and new_.values <= old.values
+        and _same_values(old, new_, both=False)
         and new_.negations == old.negations
     )
 
