@@ -1771,3 +1771,28 @@ def test_a_name_that_opens_one_sentence_is_the_same_value_inside_the_other() -> 
     assert POLICY.explain(0.90, existing, new).verdict == "supersede"
     # but a name the old text does not have at all is still a value added
     assert not dedup.restates(existing, "The nightly integration suite is run by Jenkins.")
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("The staging VM has 4 vCPUs.", "Scratch that, the staging VM has 8 vCPUs."),
+        (
+            "Sprint demos are on Fridays at 14:00.",
+            "Strike that: sprint demos are on Thursdays at 11:00.",
+        ),
+        (
+            "Decision: keep the wiki in Notion.",
+            "Reversed: the wiki moves to Confluence, not Notion.",
+        ),
+        (
+            "Hotfixes are reviewed by one engineer.",
+            "Going forward, hotfixes are reviewed by two engineers.",
+        ),
+    ],
+    ids=["scratch-that", "strike-that-two-values", "reversed", "going-forward"],
+)
+def test_retractions_say_the_value_changed(existing: str, new: str) -> None:
+    assert dedup.says_it_changed(existing, new)
+    decision = POLICY.explain(0.80, existing, new)
+    assert (decision.verdict, decision.reason) == ("supersede", "says it changed")

@@ -140,7 +140,7 @@ _CHANGE_MARKERS = """
     upgraded downgraded migrated bumped rewritten relocated retired dropped deprecated
     reassigned transferred resized revoked handed correction corrected formerly previously
     starting updated stopped since rescheduled postponed raised lowered increased decreased
-    reduced extended shortened wrong mistake typo misspoke revised amended"""
+    reduced extended shortened wrong mistake typo misspoke revised amended reversed"""
 CHANGE_MARKERS = frozenset(_CHANGE_MARKERS.split())
 # Markers that also say something else: "since" gives a reason ("since it is less loaded") or
 # how long a state has held ("has been at Nordwind since 2019"): it says a change only beside
@@ -151,7 +151,12 @@ WEAK_MARKERS = frozenset({"since"})
 _STRONG_WORDS = """
     switched moved changed replaced renamed migrated relocated reassigned transferred
     rescheduled postponed correction corrected updated revised amended"""
-STRONG_MARKERS = frozenset(_STRONG_WORDS.split()) | {"no longer", "went from"}
+STRONG_MARKERS = frozenset(_STRONG_WORDS.split()) | {
+    "no longer",
+    "went from",
+    "scratch that",
+    "strike that",
+}
 CHANGE_PHRASES = (
     ("no", "longer"),
     ("any", "more"),
@@ -163,6 +168,9 @@ CHANGE_PHRASES = (
     ("in", "favour"),
     ("in", "favor"),
     ("took", "over"),
+    ("scratch", "that"),
+    ("strike", "that"),
+    ("going", "forward"),
 )
 
 # Who a statement is about, when one of these follows a possessive.
