@@ -1621,13 +1621,6 @@ _OTHER_OPPOSITES = """
     low:high keep:delete kept:deleted same:separate same:different more:less first:last
     old:new small:large short:long early:late good:bad better:worse up:down in:out
     internal:external local:remote disabled:on enabled:off"""
-_REWORDING_OPPOSITES = (
-    frozenset(frozenset(_stem(word) for word in pair) for pair in OPPOSITES)
-    | frozenset(
-        frozenset(_stem(word) for word in pair.split(":")) for pair in _OTHER_OPPOSITES.split()
-    )
-    | _ANTONYM_PAIRS
-)
 # Names of environments and branches: one in place of another is another thing, not another
 # word for it ("Merging to *develop* triggers a staging deploy" / "Merging to *main* ...").
 _ENVIRONMENT_WORDS = frozenset(
@@ -1636,9 +1629,13 @@ _ENVIRONMENT_WORDS = frozenset(
         *("production", "prod", "test", "qa", "uat", "sandbox", "preview", "local"),
     ]
 )
-_REWORDING_OPPOSITE_FORMS = frozenset(
-    frozenset(pair.split(":")) for pair in _OTHER_OPPOSITES.split() + _ANTONYMS.split()
-) | frozenset(pair for pair in OPPOSITES)
+# (each pair as written and as stems, compared with the words as written and as stems)
+_WRITTEN_OPPOSITES = OPPOSITES | frozenset(
+    frozenset(pair.split(":")) for pair in (_OTHER_OPPOSITES + _ANTONYMS).split()
+)
+_REWORDING_OPPOSITES = _WRITTEN_OPPOSITES | frozenset(
+    frozenset(_stem(word) for word in pair) for pair in _WRITTEN_OPPOSITES
+)
 _NEGATING_PREFIXES = ("dis", "un", "in", "im", "ir", "il", "non", "non-")
 # At most this many content words of each text missing from the other in a rewording.
 REWORDED_WORDS = 1
@@ -1647,10 +1644,13 @@ REWORDED_WORDS = 1
 def _opposite_words(one: str, other: str) -> bool:
     """The two words have opposite meanings: a pair of _REWORDING_OPPOSITES, or one is the
     other with a negating prefix ("likes" / "dislikes", "secure" / "insecure")."""
-    if frozenset({one, other}) in _REWORDING_OPPOSITES | _REWORDING_OPPOSITE_FORMS:
+    if frozenset({one, other}) in _REWORDING_OPPOSITES:
         return True
     short, long = sorted((one, other), key=len)
     return any(long == prefix + short for prefix in _NEGATING_PREFIXES)
+
+
+_SWITCHED = {"on": "enabled", "off": "disabled"}
 
 
 def _exchanged_forms(one: Statement, words: Set[str]) -> set[str]:
@@ -1663,9 +1663,6 @@ def _exchanged_forms(one: Statement, words: Set[str]) -> set[str]:
             if token.norm in ("turn", "switch") and following is not None:
                 forms |= {_SWITCHED.get(following.lower, token.lower)}
     return forms
-
-
-_SWITCHED = {"on": "enabled", "off": "disabled"}
 
 
 def _plain_words(one: Statement, text: str, words: Set[str]) -> bool:
