@@ -102,7 +102,10 @@ HOLDOUTS = {
     "after the stop's review (same-subject conflicts from 0.60 to 0.64, names and relations "
     "read closer; a5143e0); then development data",
     "dedup_holdout_27.json": "agent and chat memories, 480 pairs; first run against the final "
-    "rule of stop 42 (history is no correction, plural roles, one definition of subject words)",
+    "rule of stop 42 (history is no correction, plural roles, one definition of subject words); "
+    "then development data",
+    "dedup_holdout_28.json": "agent and chat memories, 480 pairs; first run against the rule of "
+    "stop 43 (one word exchanged for another from 0.85, irregular verbs, retractions)",
 }
 
 
