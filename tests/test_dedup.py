@@ -1796,3 +1796,23 @@ def test_retractions_say_the_value_changed(existing: str, new: str) -> None:
     assert dedup.says_it_changed(existing, new)
     decision = POLICY.explain(0.80, existing, new)
     assert (decision.verdict, decision.reason) == ("supersede", "says it changed")
+
+
+def test_a_change_word_is_no_subject_word_whatever_its_stem() -> None:
+    # "moved" is the stem "mov": still a change word, not a word of the subject
+    existing = "The user works from Berlin."
+    new = "Update: the user relocated and now works from Lisbon."
+    assert dedup.keeps_the_subject(existing, new)
+    assert POLICY.explain(0.45, existing, new) == dedup.Decision(
+        "possible_duplicate", "keeps the subject"
+    )
+    assert dedup.keeps_the_subject(
+        "ingest releases moved to Tuesday.", "ingest releases moved to Friday now."
+    )
+
+
+def test_a_short_month_name_without_a_date_is_a_name() -> None:
+    assert "month:june" not in dedup.value_words("Ownership of billing moved to Jun.")
+    assert "month:june" in dedup.value_words("The freeze starts in Jun.")
+    assert "month:june" in dedup.value_words("Jun 3 is the cut-off.")
+    assert "month:january" not in dedup.value_words("Jan owns the payments service.")

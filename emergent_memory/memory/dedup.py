@@ -727,9 +727,9 @@ _MONTH_NAMES = {name: full for full in _MONTHS.split()[:12] for name in (full, f
     "sept": "september"
 }
 _MONTH_ONLY_BESIDE_A_NUMBER = frozenset({"may", "march", "mar"})
-# Months that are given names too ("April leads QA"): a month beside a number or after a word
-# that says when ("in June", "until August").
-_MONTH_OR_NAME = frozenset({"april", "june", "august"})
+# Months that are given names too ("April leads QA", "moved to Jun"): a month beside a number
+# or after a word that says when ("in June", "until August").
+_MONTH_OR_NAME = frozenset({"april", "june", "august", "jan", "jun"})
 _WHEN_WORDS = frozenset({"in", "on", "by", "until", "till", "since", "from", "before", "after"})
 _WHEN_WORDS |= frozenset({"during", "through", "of", "last", "next", "this", "early", "late"})
 _MONTH_AS_WHEN = _MONTH_ONLY_BESIDE_A_NUMBER | _MONTH_OR_NAME
@@ -1559,9 +1559,11 @@ def _subject_words(one: Statement) -> frozenset[str]:
     parts or amounts of one, nor numbers, nor change words."""
     parts = _value_parts(one.values)
     norms = {t.norm for t in one.tokens} - STOPWORDS  # each word once, as the text has it
+    # a change word by its written form ("moved" is the stem "mov")
+    changes = {t.norm for t in one.tokens if t.lower in CHANGE_MARKERS} | CHANGE_MARKERS
     return frozenset(
         word
-        for word in norms - one.values - CHANGE_MARKERS
+        for word in norms - one.values - changes
         if word not in parts and not any(ch.isdigit() for ch in word)
     )
 

@@ -70,7 +70,7 @@ class VerifyPolicy:
     shared_word_from: float = 1.0
     conflict_frame: float = 0.0
     judge_bands: tuple[tuple[float, float], ...] = ()
-    related_from_words: float = 0.2
+    related_from_words: float = 0.25
     conflict_from_words: float = 0.5
     confirm_from_words: float = 0.6
     # (kind, from): a difference of this kind (DIFFERENCE_KINDS) conflicts from this
