@@ -1580,6 +1580,8 @@ def same_subject_words(existing: str, new: str) -> bool:
     subject = _subject_words(old)
     if len(subject) < 2 or subject != _subject_words(new_) or labels_differ(existing, new):
         return False
+    if len(new_.values - old.values) > len(old.values - new_.values):
+        return False  # values in place of others, not more said ("..., in Leeds since 2021")
     # the values that differ come after every subject word in both texts: a value before
     # them names which thing ("Kafka topic *orders.created* has 12 partitions" / "*orders.
     # cancelled*"), one after them is what is said of it ("Cache TTL: *10 minutes*")
