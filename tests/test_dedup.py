@@ -1816,3 +1816,44 @@ def test_a_short_month_name_without_a_date_is_a_name() -> None:
     assert "month:june" in dedup.value_words("The freeze starts in Jun.")
     assert "month:june" in dedup.value_words("Jun 3 is the cut-off.")
     assert "month:january" not in dedup.value_words("Jan owns the payments service.")
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("The company's fiscal year starts in April.", "The company's fiscal year starts in July."),
+        ("Backlog grooming happens on Tuesday.", "Backlog grooming happens on Thursday."),
+        ("Our lease on the office ends in March.", "Our lease on the office ends in September."),
+    ],
+    ids=["month", "weekday", "month-2"],
+)
+def test_a_day_or_month_of_what_is_so_now_is_its_value(existing: str, new: str) -> None:
+    assert not dedup.another_occasion(existing, new)
+    assert POLICY.explain(0.9, existing, new) == dedup.Decision(
+        "possible_duplicate", "different value"
+    )
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("I went to the climbing gym on Tuesday.", "I went to the climbing gym on Saturday."),
+        ("The mobile release shipped in March.", "The mobile release shipped in May."),
+    ],
+    ids=["went", "shipped"],
+)
+def test_a_day_or_month_of_what_happened_is_another_occasion(existing: str, new: str) -> None:
+    assert dedup.another_occasion(existing, new)
+    assert POLICY.explain(0.9, existing, new).reason == "another occasion"
+
+
+def test_a_verb_of_where_is_no_subject_word() -> None:
+    # "runs on" / "uses": the same subject with another value, a conflict
+    existing, new = (
+        "The billing worker runs on Python 3.11.",
+        "The billing worker uses Python 3.12.",
+    )
+    assert dedup.same_subject_words(existing, new)
+    assert POLICY.explain(0.9, existing, new).reason == "different value"
+    # but a subject of one word keeps its verb ("CI runs on Jenkins")
+    assert not dedup.same_subject_words("CI runs on Jenkins.", "CI uses CircleCI.")

@@ -995,7 +995,12 @@ def another_occasion(existing: str, new: str) -> bool:
     speaker" / "I brought the speaker")."""
     old_at, new_at = anchors(existing), anchors(new)
     if old_at and new_at and not old_at & new_at:
-        return True
+        # a day or a month alone is the value of what is so now ("The fiscal year starts in
+        # *April*" / "*October*", "Sprint planning happens on *Monday*"), the time of an
+        # occasion when either text tells what happened ("I went to the movies on *Tuesday*")
+        calendar = (old_at | new_at) <= CALENDAR
+        if not calendar or _tells_the_past(existing) or _tells_the_past(new):
+            return True
     old, new_ = statement(existing), statement(new)
     if _future(old) != _future(new_):
         return True
@@ -1013,6 +1018,22 @@ def another_occasion(existing: str, new: str) -> bool:
 # Words that say a text tells of the present ("is", "I'm", "we're").
 _PRESENT = frozenset({"is", "are", "am", "i'm", "im", "we're", "you're", "they're", "it's"})
 _PAST_TENSE = frozenset({"ran", "taught", "got", "made", "took", "became", "left"})
+
+
+_PAST_FORMS = frozenset(
+    past for entry in _IRREGULAR_VERBS.split() for past in entry.split(":")[1].split(",")
+) - {"used"}
+
+
+def _tells_the_past(text: str) -> bool:
+    """The text tells what happened: a verb in the past ("went", "launched", "was") and no
+    word of the present ("is", "has")."""
+    words = [t.lower for t in statement(text).tokens]
+    past = any(
+        w in _WAS or w in _PAST_TENSE or w in _PAST_FORMS or (w.endswith("ed") and len(w) > 4)
+        for w in words
+    )
+    return past and not set(words) & _NOW_TOO
 
 
 def _state_and_past(existing: str, new: str) -> bool:
@@ -1554,6 +1575,13 @@ def _value_parts(values: Set[str]) -> set[str]:
     }
 
 
+# Verbs that say only where or with what a thing is, or when it happens: the subject is what
+# they are said of ("The data pipeline *runs on* Python 3.11" / "The data pipeline *uses*
+# Python 3.9"; "The fiscal year *starts* in April" / "*begins* in October").
+_PLAIN_VERB_WORDS = "run use go send live sit host store keep stay start begin happen take"
+_PLAIN_VERBS = frozenset(_stem(word) for word in _PLAIN_VERB_WORDS.split())
+
+
 def _subject_words(one: Statement) -> frozenset[str]:
     """The words a text says its values of: its content words that are neither values, nor
     parts or amounts of one, nor numbers, nor change words."""
@@ -1561,11 +1589,13 @@ def _subject_words(one: Statement) -> frozenset[str]:
     norms = {t.norm for t in one.tokens} - STOPWORDS  # each word once, as the text has it
     # a change word by its written form ("moved" is the stem "mov")
     changes = {t.norm for t in one.tokens if t.lower in CHANGE_MARKERS} | CHANGE_MARKERS
-    return frozenset(
+    words = frozenset(
         word
         for word in norms - one.values - changes
         if word not in parts and not any(ch.isdigit() for ch in word)
     )
+    # (but a verb stays when the subject would be one word without it: "CI *runs* on Jenkins")
+    return words - _PLAIN_VERBS if len(words - _PLAIN_VERBS) >= 2 else words
 
 
 def same_subject_words(existing: str, new: str) -> bool:
