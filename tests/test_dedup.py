@@ -1857,3 +1857,11 @@ def test_a_verb_of_where_is_no_subject_word() -> None:
     assert POLICY.explain(0.9, existing, new).reason == "different value"
     # but a subject of one word keeps its verb ("CI runs on Jenkins")
     assert not dedup.same_subject_words("CI runs on Jenkins.", "CI uses CircleCI.")
+
+
+def test_a_level_in_capitals_is_a_value() -> None:
+    existing, new = "Log level for the billing worker is WARN.", "Billing worker log level: ERROR."
+    assert dedup.value_words(existing) == frozenset({"warn"})
+    assert POLICY.explain(0.85, existing, new).reason == "different value"
+    # an acronym in capitals stays a word of the subject
+    assert dedup.value_words("The API log level is INFO.") == frozenset({"info"})

@@ -684,6 +684,8 @@ def _is_value(token: _Token) -> bool:
         return True
     if "-" in text:
         return True  # an identifier or a compound; compounds are matched by their parts
+    if token.lower in _LEVEL_WORDS and text.isupper():
+        return True  # a level in capitals ("log level is *WARN*", "log level: *ERROR*")
     if not text[0].isupper() or token.first:
         return False
     if len(text) == 1:
@@ -692,6 +694,11 @@ def _is_value(token: _Token) -> bool:
         return token.lower in CALENDAR  # "due in *May*", not the verb
     # an acronym ("API", "CI", "ORMs") is more often what a fact is about than its value
     return not (text.isupper() or (text[:-1].isupper() and text.endswith("s")))
+
+
+# Levels that are written in capitals and are values all the same (log and alert levels).
+_LEVELS = "trace debug info notice warn warning error fatal critical alert emergency"
+_LEVEL_WORDS = frozenset(_LEVELS.split())
 
 
 def _value_key(token: _Token) -> str:
