@@ -1865,3 +1865,20 @@ def test_a_level_in_capitals_is_a_value() -> None:
     assert POLICY.explain(0.85, existing, new).reason == "different value"
     # an acronym in capitals stays a word of the subject
     assert dedup.value_words("The API log level is INFO.") == frozenset({"info"})
+
+
+def test_a_count_with_its_unit_before_the_subject_is_what_is_said_of_it() -> None:
+    # "2-space" / "4-space": an amount, a conflict wherever it stands
+    existing = "The user prefers 2-space indentation in Lua files."
+    new = "The user prefers 4-space indentation in Lua files."
+    assert dedup.same_subject_words(existing, new)
+    assert POLICY.explain(0.97, existing, new).reason == "different value"
+    # a number that names which thing is no amount ("p95" / "p99", "Year 4" / "Year 5")
+    assert not dedup.same_subject_words(
+        "The p95 latency of the export API is 240 ms.",
+        "The p99 latency of the export API is 240 ms.",
+    )
+    assert not dedup.same_subject_words(
+        "The Year 4 trip to the aquarium is on 3 June.",
+        "The Year 5 trip to the aquarium is on 3 June.",
+    )

@@ -1634,7 +1634,37 @@ def _said_last(one: Statement, values: Set[str], subject: frozenset[str]) -> boo
     # (a word right after a number is its unit: "10 *MB*", "300 *lines*")
     numbers = {i for i in at_value if any(ch.isdigit() for ch in one.tokens[i].text)}
     at_subject = [i for i, t in enumerate(one.tokens) if t.norm in subject and i - 1 not in numbers]
-    return bool(at_value) and bool(at_subject) and min(at_value) > max(at_subject)
+    if not (at_value and at_subject):
+        return False
+    # a number with its unit is an amount, what is said of the subject wherever it stands
+    # ("*2-space* indentation in YAML" / "*4-space* ..."); a name or an identifier before the
+    # subject words names which thing ("Kafka topic *orders.created* has ...")
+    amounts = {i for i in numbers if _amount(one.tokens, i) and one.tokens[i + 1].norm in subject}
+    named = [i for i in at_value if i not in amounts]
+    return not named or min(named) > max(at_subject)
+
+
+def _amount(tokens: Sequence[_Token], i: int) -> bool:
+    """The token at i is a count with its unit after it ("*3* replicas", "*2*-space", "*20*
+    mg"): a cardinal in digits or words, not a name's number ("p95", "Q3", "v1", "*Year* 4",
+    "the 3rd grade")."""
+    token = tokens[i]
+    if i + 1 >= len(tokens):
+        return False
+    cardinal = token.lower in _CARDINAL_WORDS or bool(_CARDINAL.fullmatch(token.text))
+    before = tokens[i - 1] if i else None
+    named = before is not None and (
+        (before.text[:1].isupper() and not before.first) or before.lower in _NUMBERED
+    )
+    return cardinal and not named
+
+
+# Words whose number names which one ("*Year* 4", "*room* 6", "*sprint* 12").
+_NUMBERED_WORDS = """
+    year grade class room floor level tier phase stage version release week day sprint
+    building gate terminal platform track lane zone team group batch wave round part chapter
+    step"""
+_NUMBERED = frozenset(_NUMBERED_WORDS.split())
 
 
 def keeps_the_values(existing: str, new: str) -> bool:
