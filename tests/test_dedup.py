@@ -1882,3 +1882,17 @@ def test_a_count_with_its_unit_before_the_subject_is_what_is_said_of_it() -> Non
         "The Year 4 trip to the aquarium is on 3 June.",
         "The Year 5 trip to the aquarium is on 3 June.",
     )
+
+
+def test_several_values_after_the_same_subject_words_conflict() -> None:
+    # all that changed is what is said of the subject: a conflict, not another fact
+    existing = "The analytics database is MySQL 8."
+    new = "The analytics database is PostgreSQL 15."
+    assert changed_values(existing, new) > 1
+    assert POLICY.explain(0.85, existing, new).reason == "different value"
+    # a name's number before the subject words names which one: another fact
+    sla = (
+        "The SLA for P1 tickets is a 15-minute response.",
+        "The SLA for P2 tickets is a 4-hour response.",
+    )
+    assert POLICY.explain(0.85, *sla).reason != "different value"

@@ -1632,7 +1632,7 @@ def _said_last(one: Statement, values: Set[str], subject: frozenset[str]) -> boo
     keys = set(values) | _value_parts(values)
     at_value = [i for i, t in enumerate(one.tokens) if t.norm in keys or _value_key(t) in keys]
     # (a word right after a number is its unit: "10 *MB*", "300 *lines*")
-    numbers = {i for i in at_value if any(ch.isdigit() for ch in one.tokens[i].text)}
+    numbers = {i for i in at_value if _counts(one.tokens[i])}
     at_subject = [i for i, t in enumerate(one.tokens) if t.norm in subject and i - 1 not in numbers]
     if not (at_value and at_subject):
         return False
@@ -1642,6 +1642,16 @@ def _said_last(one: Statement, values: Set[str], subject: frozenset[str]) -> boo
     amounts = {i for i in numbers if _amount(one.tokens, i) and one.tokens[i + 1].norm in subject}
     named = [i for i in at_value if i not in amounts]
     return not named or min(named) > max(at_subject)
+
+
+def _counts(token: _Token) -> bool:
+    """The token has a number that is its own ("10", "4th", "30 minutes", "9:30", "t3.large"),
+    not a name's number written with it ("p95", "Q3", "v2", "P1", "U12")."""
+    return any(ch.isdigit() for ch in token.text) and not _NAME_NUMBER.fullmatch(token.text)
+
+
+# letters and then digits, nothing else: a code that names which one
+_NAME_NUMBER = re.compile(r"[A-Za-z]{1,3}\d+")
 
 
 def _amount(tokens: Sequence[_Token], i: int) -> bool:
@@ -1663,7 +1673,8 @@ def _amount(tokens: Sequence[_Token], i: int) -> bool:
 _NUMBERED_WORDS = """
     year grade class room floor level tier phase stage version release week day sprint
     building gate terminal platform track lane zone team group batch wave round part chapter
-    step"""
+    step number no migration ticket issue incident service node port shard partition host
+    server bus route line channel episode season page item task job build pr"""
 _NUMBERED = frozenset(_NUMBERED_WORDS.split())
 
 
@@ -2685,6 +2696,18 @@ class Comparison:
         return late or self.value_after_the_subject or self.opposite or self.swapped is not None
 
     @property
+    def values_after_the_subject(self) -> bool:
+        """As value_after_the_subject, for two values or more replaced at once ("The primary
+        database is *MySQL 8*" / "*PostgreSQL 15*", "supported regions are *us-east-1* and
+        *eu-west-1*" / "*us-west-2* and *ap-southeast-1*"): the subject words are the same, so
+        all that changed is what is said of it."""
+        return (
+            self.same_subject
+            and self.changes > 1
+            and not (self.modifier_swapped or self.said_of_another or self.other_occasion)
+        )
+
+    @property
     def value_after_the_subject(self) -> bool:
         """The same subject words, and one value after them in place of another, nothing else
         ("The app is deployed to *Heroku*" / "*Fly.io*", however far apart the model puts the
@@ -2872,6 +2895,8 @@ class DedupPolicy:
             # one value said of the same subject is a conflict; a changed subject ("staging"
             # / "prod", "service A" / "B") or several values are another fact
             if pair.changes > 1:
+                if pair.values_after_the_subject and self.change_from is not None:
+                    return Decision("possible_duplicate", "different value")
                 return Decision(close, "different values")
             if pair.value_after_the_subject and self.change_from is not None:
                 # kept as a conflict from change_from up, as in the band below (a close pair
