@@ -1896,3 +1896,10 @@ def test_several_values_after_the_same_subject_words_conflict() -> None:
         "The SLA for P2 tickets is a 4-hour response.",
     )
     assert POLICY.explain(0.85, *sla).reason != "different value"
+
+
+def test_a_duration_or_time_before_the_subject_words_is_what_is_said_of_it() -> None:
+    existing = "The support SLA for P1 tickets is 4 hours."
+    new = "P1 tickets have a 1-hour support SLA."
+    assert dedup.same_subject_words(existing, new)
+    assert POLICY.explain(0.9, existing, new).reason == "different value"

@@ -1593,7 +1593,9 @@ def _subject_words(one: Statement) -> frozenset[str]:
     """The words a text says its values of: its content words that are neither values, nor
     parts or amounts of one, nor numbers, nor change words."""
     parts = _value_parts(one.values)
-    norms = {t.norm for t in one.tokens} - STOPWORDS  # each word once, as the text has it
+    # each word once, as the text has it, but no stopword, by its stem or as written ("have"
+    # is the stem "hav")
+    norms = {t.norm for t in one.tokens if t.lower not in STOPWORDS} - STOPWORDS
     # a change word by its written form ("moved" is the stem "mov")
     changes = {t.norm for t in one.tokens if t.lower in CHANGE_MARKERS} | CHANGE_MARKERS
     words = frozenset(
@@ -1619,12 +1621,18 @@ def same_subject_words(existing: str, new: str) -> bool:
         return False
     if len(new_.values - old.values) > len(old.values - new_.values):
         return False  # values in place of others, not more said ("..., in Leeds since 2021")
+    lost, gained = old.values - new_.values, new_.values - old.values
+    if lost and gained and all(_measure(v) for v in lost | gained):
+        return True  # a duration or a time of day, what is said of a thing wherever it stands
     # the values that differ come after every subject word in both texts: a value before
     # them names which thing ("Kafka topic *orders.created* has 12 partitions" / "*orders.
     # cancelled*"), one after them is what is said of it ("Cache TTL: *10 minutes*")
-    return _said_last(old, old.values - new_.values, subject) and _said_last(
-        new_, new_.values - old.values, subject
-    )
+    return _said_last(old, lost, subject) and _said_last(new_, gained, subject)
+
+
+def _measure(value: str) -> bool:
+    """A duration ("3600s") or a time of day ("t570"): never the name of a thing."""
+    return bool(_DURATION_NORM.fullmatch(value)) or (value[:1] == "t" and value[1:].isdigit())
 
 
 def _said_last(one: Statement, values: Set[str], subject: frozenset[str]) -> bool:
