@@ -114,10 +114,11 @@ KEEPING_MEMORIES_RIGHT = """\
 - When save_memory lists close memories it kept beside the new one, read them: if one is the
   same fact or is now wrong, update or delete it (manage_memory); if it is a different fact,
   keep both. A fact saved again in other words is usually kept beside the old one (unless
-  it says it changed, or repeats all the old one's words and adds no value or negation): to
-  reword a memory, update it instead. One "kept beside it" comes from a stronger source
-  (explicit > corrected > inferred), is core, or is of another category: what the user said
-  is never replaced by what you inferred; ask the user before changing it. A value that
+  it says it changed, or repeats all the old one's words or all but one exchanged for
+  another, adding no value or negation): to reword a memory, update it instead. One "kept
+  beside it" comes from a stronger source (explicit > corrected > inferred), is core, or is
+  of another category: what the user said is never replaced by what you inferred; ask the
+  user before changing it. A value that
   differs without a change word ("now", "switched", ...) is kept beside the old one as a
   conflict: say that it changed, or save it as a correction, when it did.
 - A recalled memory flagged "outranked" states another value of the same subject as another
