@@ -1903,3 +1903,22 @@ def test_a_duration_or_time_before_the_subject_words_is_what_is_said_of_it() -> 
     new = "P1 tickets have a 1-hour support SLA."
     assert dedup.same_subject_words(existing, new)
     assert POLICY.explain(0.9, existing, new).reason == "different value"
+
+
+def test_a_lesson_is_never_replaced_by_a_text_that_tells_none() -> None:
+    lesson = "Lesson: retrying the webhook without a backoff got us rate-limited."
+    state = "The webhook client now retries with exponential backoff."
+    assert dedup.lesson_and_rule(lesson, state)
+    assert POLICY.explain(0.8, lesson, state).verdict != "supersede"
+    # a lesson corrected by a lesson still supersedes
+    corrected = "Lesson, corrected: retrying the webhook without a backoff got us banned."
+    assert not dedup.lesson_and_rule(lesson, corrected)
+
+
+def test_what_happened_and_what_is_planned_are_two_occasions_whatever_changed() -> None:
+    plan = "Migrate the billing database to Postgres 16 next month."
+    done = "The billing database was migrated from Postgres 13 to 15 last month."
+    assert dedup.past_and_plan(plan, done)
+    assert POLICY.explain(0.8, plan, done) == dedup.Decision(
+        "possible_duplicate", "another occasion"
+    )

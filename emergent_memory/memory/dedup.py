@@ -1101,6 +1101,21 @@ def _tense(text: str) -> str | None:
     return "past" if was and not now else "present" if now and not was else None
 
 
+def past_and_plan(existing: str, new: str) -> bool:
+    """One text says when something happened and the other when it will happen ("Upgrade
+    Django to 5.0 *next quarter*" / "Django was upgraded to 4.2 *last quarter*"): two
+    occasions, whatever change word one of them has."""
+    old_at, new_at = anchors(existing), anchors(new)
+    return (_in_the_past(old_at) and _in_the_future(new_at)) or (
+        _in_the_future(old_at) and _in_the_past(new_at)
+    )
+
+
+def _in_the_future(found: Set[str]) -> bool:
+    """Whether one of a text's time anchors is to come: "next ...", "tomorrow"."""
+    return any(a.startswith(("next", "coming")) or a == "tomorrow" for a in found)
+
+
 def _in_the_past(found: Set[str]) -> bool:
     """Whether one of a text's time anchors (see anchors) is in the past: "last ...", "...
     ago", "yesterday"."""
@@ -1235,11 +1250,14 @@ def instructs(text: str) -> bool:
 def lesson_and_rule(existing: str, new: str) -> bool:
     """One text tells a lesson and the other gives an instruction ("Lesson: renaming a public
     function without an alias broke two packages" / "Always keep an alias when renaming a
-    public function"): what happened and the rule it led to are two memories."""
+    public function"): what happened and the rule it led to are two memories; nor does any
+    text that tells no lesson replace an older one that does."""
     old_lesson, new_lesson = tells_a_lesson(existing), tells_a_lesson(new)
     if old_lesson == new_lesson:
         return False
-    return instructs(new if old_lesson else existing)
+    # what a lesson tells happened, and a text that is no lesson never undoes it ("Lesson:
+    # mocking the clock hid a timezone bug" / "Scheduler tests now run against a real clock")
+    return old_lesson or instructs(existing)
 
 
 # Words on a plan's side that make it a change from now on ("*from now on* deploys will run
@@ -2676,6 +2694,7 @@ class Comparison:
     opening_name_replaced: bool = False  # replaces_an_opening_name
     said_of_another: bool = False  # the same value said of something else (keeps_the_values)
     history: bool = False  # tells_history: the new text says only how things were
+    past_and_plan: bool = False  # past_and_plan: one says when it was, the other when it will be
     # another speaker or subject label, the same said of something else, a fact joined to the
     # old text, or a question against a statement (save's rule only; verify reads claims)
     other_statement: bool = False
@@ -2768,6 +2787,7 @@ def compare(existing: str, new: str) -> Comparison:
         opening_name_replaced=replaces_an_opening_name(existing, new),
         said_of_another=keeps_the_values(existing, new),
         history=tells_history(existing, new),
+        past_and_plan=past_and_plan(existing, new),
         other_occasion=another_occasion(existing, new),
         opposite=negates(existing, new),
         swapped=swapped(existing, new),
@@ -2893,7 +2913,7 @@ class DedupPolicy:
             return Decision(close, "different holder")
         if pair.other_statement:
             return Decision(close, "another statement")
-        if pair.other_occasion and (not pair.marked or pair.history):
+        if pair.other_occasion and (not pair.marked or pair.history or pair.past_and_plan):
             return Decision(close, "another occasion")
         if pair.opposite and not pair.marked:
             return Decision(close, "opposite value")
