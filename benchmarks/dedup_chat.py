@@ -109,7 +109,7 @@ HOLDOUTS = {
     "development data",
     "dedup_holdout_29.json": "agent and chat memories, 480 pairs; first run against the final "
     "rule of stop 43 (days and months of what is so now, verbs of where, several values, "
-    "levels and counts read as values)",
+    "levels and counts read as values; f967c45); then development data",
 }
 
 
