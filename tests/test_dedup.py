@@ -1922,3 +1922,10 @@ def test_what_happened_and_what_is_planned_are_two_occasions_whatever_changed() 
     assert POLICY.explain(0.8, plan, done) == dedup.Decision(
         "possible_duplicate", "another occasion"
     )
+
+
+def test_a_change_word_corrects_several_values_after_the_same_subject_words() -> None:
+    existing = "The export worker runs 2 replicas on t3.small."
+    new = "The export worker now runs 6 replicas on t3.large."
+    assert changed_values(existing, new) == 2
+    assert POLICY.explain(0.85, existing, new) == dedup.Decision("supersede", "says it changed")

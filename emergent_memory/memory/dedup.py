@@ -2935,7 +2935,10 @@ class DedupPolicy:
             return Decision(close, "different value")
         # a correction changes one value ("service A, 9001" / "B, 9002 now" is another fact),
         # or up to three with a word that says the value changed ("moved to Wednesdays at 3pm")
-        if pair.changes > (3 if pair.strong_change else 1):
+        # (any change word, when the values all come after the same subject words: "Reporting
+        # DB is *now* Postgres 16 on a t3.large")
+        several = 3 if pair.strong_change or pair.values_after_the_subject else 1
+        if pair.changes > several:
             return Decision(close, "different values")
         if pair.phrase_replaced and not pair.marked:
             return Decision(close, "different phrase")
