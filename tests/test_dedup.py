@@ -1929,3 +1929,12 @@ def test_a_change_word_corrects_several_values_after_the_same_subject_words() ->
     new = "The export worker now runs 6 replicas on t3.large."
     assert changed_values(existing, new) == 2
     assert POLICY.explain(0.85, existing, new) == dedup.Decision("supersede", "says it changed")
+
+
+def test_was_then_is_names_the_change() -> None:
+    existing = "The nightly export batch size is 500."
+    new = "Nightly export batch size: was 500, is 2000."
+    assert dedup.says_it_changed(existing, new)
+    assert POLICY.explain(0.85, existing, new).verdict == "supersede"
+    # a past state of another value is no change named ("was 500" and nothing that is)
+    assert not dedup.says_it_changed(existing, "The nightly export batch size was 500 in 2023.")

@@ -1561,9 +1561,27 @@ def says_it_changed(existing: str, new: str) -> bool:
     added = new_.markers - old.markers
     if added - WEAK_MARKERS or (added and changed_values(existing, new)):
         return True
+    if _was_then_is(old, new_):
+        return True
     # a negation names an old value as no longer so only when the text says what is instead
     # ("not 429" beside "430"); "I'm not allergic to cats" only negates (see negates)
     return bool((new_.negated - old.negated) & old.words) and bool(_said_instead(old, new_))
+
+
+def _was_then_is(old: Statement, new: Statement) -> bool:
+    """The new text says an old value was so and another one is ("Embedding job batch size:
+    *was* 64, *is* 128", "Data warehouse *was* Redshift, *is* Snowflake"): a change named."""
+    lower = [t.lower for t in new.tokens]
+    past = next((i for i, w in enumerate(lower) if w in ("was", "were")), None)
+    now = max((i for i, w in enumerate(lower) if w in ("is", "are")), default=None)
+    if past is None or now is None or past > now:
+        return False
+    was, is_ = past, now
+    before = {t.norm for t in new.tokens[was + 1 : is_]} | {
+        _value_key(t) for t in new.tokens[was + 1 : is_]
+    }
+    after = {t.norm for t in new.tokens[is_ + 1 :]} | {_value_key(t) for t in new.tokens[is_ + 1 :]}
+    return bool(old.values & before) and bool((new.values - old.values) & after)
 
 
 def keeps_every_word(existing: str, new: str) -> bool:
