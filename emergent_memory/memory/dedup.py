@@ -171,6 +171,8 @@ CHANGE_PHRASES = (
     ("scratch", "that"),
     ("strike", "that"),
     ("going", "forward"),
+    ("scaled", "up"),
+    ("scaled", "down"),
 )
 
 # Who a statement is about, when one of these follows a possessive.
