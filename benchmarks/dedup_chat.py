@@ -110,6 +110,9 @@ HOLDOUTS = {
     "dedup_holdout_29.json": "agent and chat memories, 480 pairs; first run against the final "
     "rule of stop 43 (days and months of what is so now, verbs of where, several values, "
     "levels and counts read as values; f967c45); then development data",
+    "dedup_holdout_30.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "at the end of stop 43 (lessons, past against plan, several values with any change word, "
+    "'was X, is Y', scaled up/down)",
 }
 
 
