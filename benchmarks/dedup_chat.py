@@ -112,7 +112,7 @@ HOLDOUTS = {
     "levels and counts read as values; f967c45); then development data",
     "dedup_holdout_30.json": "agent and chat memories, 480 pairs; first run against the rule "
     "at the end of stop 43 (lessons, past against plan, several values with any change word, "
-    "'was X, is Y', scaled up/down)",
+    "'was X, is Y', scaled up/down; c95b0dc); then development data",
 }
 
 

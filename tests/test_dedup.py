@@ -1910,9 +1910,11 @@ def test_a_lesson_is_never_replaced_by_a_text_that_tells_none() -> None:
     state = "The webhook client now retries with exponential backoff."
     assert dedup.lesson_and_rule(lesson, state)
     assert POLICY.explain(0.8, lesson, state).verdict != "supersede"
-    # a lesson corrected by a lesson still supersedes
+    # a lesson corrected by a lesson, or by a text that names it, still supersedes
     corrected = "Lesson, corrected: retrying the webhook without a backoff got us banned."
     assert not dedup.lesson_and_rule(lesson, corrected)
+    named = "Correction to that lesson: it was the missing jitter, not the backoff."
+    assert not dedup.lesson_and_rule(lesson, named)
 
 
 def test_what_happened_and_what_is_planned_are_two_occasions_whatever_changed() -> None:

@@ -1257,9 +1257,12 @@ def lesson_and_rule(existing: str, new: str) -> bool:
     old_lesson, new_lesson = tells_a_lesson(existing), tells_a_lesson(new)
     if old_lesson == new_lesson:
         return False
-    # what a lesson tells happened, and a text that is no lesson never undoes it ("Lesson:
-    # mocking the clock hid a timezone bug" / "Scheduler tests now run against a real clock")
-    return old_lesson or instructs(existing)
+    if old_lesson:
+        # what a lesson tells happened, and a text that is no lesson never undoes it ("Lesson:
+        # mocking the clock hid a timezone bug" / "Scheduler tests now run against a real
+        # clock"); one that names the lesson may correct it ("Correction to that lesson: ...")
+        return "lesson" not in {t.norm for t in statement(new).tokens}
+    return instructs(existing)
 
 
 # Words on a plan's side that make it a change from now on ("*from now on* deploys will run
