@@ -1940,3 +1940,12 @@ def test_was_then_is_names_the_change() -> None:
     assert POLICY.explain(0.85, existing, new).verdict == "supersede"
     # a past state of another value is no change named ("was 500" and nothing that is)
     assert not dedup.says_it_changed(existing, "The nightly export batch size was 500 in 2023.")
+
+
+def test_a_word_put_before_the_opening_noun_narrows_it() -> None:
+    wide = "Deploys need a green build on main."
+    narrow = "Hotfix deploys need a green build on main."
+    assert dedup.narrows_a_noun(wide, narrow)
+    assert POLICY.explain(0.9, wide, narrow).verdict != "supersede"
+    # a category label put before it is no narrower thing
+    assert not dedup.narrows_a_noun(wide, "Decision: deploys need a green build on main.")

@@ -1331,9 +1331,20 @@ def narrows_a_noun(existing: str, new: str) -> bool:
     if kept < len(old.tokens) or any(op[0] not in ("equal", "insert") for op in opcodes):
         return False
     for _, i1, _, j1, j2 in (op for op in opcodes if op[0] == "insert"):
-        if not 0 < i1 < len(old.tokens) or old.tokens[i1 - 1].lower not in _DETERMINERS:
-            continue
         inserted = new_.tokens[j1:j2]
+        # (or before the noun that opens the old text: "Deploys ..." / "*Hotfix* deploys ...")
+        # (not a label: "*Decision:* the event bus is RabbitMQ")
+        opening = (
+            i1 == 0 == j1
+            and bool(old.tokens)
+            and not inserted[-1].pause
+            and not (
+                {t.lower for t in inserted} & (CHANGE_MARKERS | _INSTRUCTION_STARTS | NEGATORS)
+            )
+        )
+        before_noun = 0 < i1 < len(old.tokens) and old.tokens[i1 - 1].lower in _DETERMINERS
+        if not (opening or before_noun):
+            continue
         if len(inserted) <= 2 and all(t.norm not in STOPWORDS for t in inserted):
             return True
     return False
