@@ -1949,3 +1949,10 @@ def test_a_word_put_before_the_opening_noun_narrows_it() -> None:
     assert POLICY.explain(0.9, wide, narrow).verdict != "supersede"
     # a category label put before it is no narrower thing
     assert not dedup.narrows_a_noun(wide, "Decision: deploys need a green build on main.")
+
+
+def test_a_past_event_against_a_habit_is_another_occasion() -> None:
+    event = "The demo cluster was wiped on Friday."
+    habit = "The demo cluster gets wiped every Friday."
+    assert dedup.another_occasion(event, habit)
+    assert POLICY.explain(0.9, event, habit).verdict != "supersede"

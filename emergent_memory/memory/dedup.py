@@ -1077,6 +1077,10 @@ _NOW_TOO = _PRESENT | frozenset(
 )
 
 
+# Words that say a text tells of a habit, how things go now ("gets reset *every* Monday").
+_HABIT = frozenset({"every", "gets", "usually", "always", "daily", "weekly", "nightly"})
+
+
 # Change words that tell how things were, not that they changed now ("*formerly* handled by
 # Airflow", "*used to* run on Jenkins"): a text in the past tense with no other tells history.
 _HISTORY_MARKERS = frozenset({"previously", "formerly", "used to", "originally"})
@@ -1099,7 +1103,7 @@ def _tense(text: str) -> str | None:
     lower = [t.lower for t in statement(text).tokens]
     words = set(lower)
     was = bool(words & _WAS) or ("used", "to") in pairwise(lower)
-    now = bool(words & _NOW_TOO)
+    now = bool(words & (_NOW_TOO | _HABIT))
     return "past" if was and not now else "present" if now and not was else None
 
 
