@@ -1078,7 +1078,7 @@ _NOW_TOO = _PRESENT | frozenset(
 
 
 # Words that say a text tells of a habit, how things go now ("gets reset *every* Monday").
-_HABIT = frozenset({"every", "gets", "usually", "always", "daily", "weekly", "nightly"})
+_HABIT = frozenset({"every", "gets", "usually", "always"})
 
 
 # Change words that tell how things were, not that they changed now ("*formerly* handled by
