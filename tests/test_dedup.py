@@ -1956,3 +1956,12 @@ def test_a_past_event_against_a_habit_is_another_occasion() -> None:
     habit = "The demo cluster gets wiped every Friday."
     assert dedup.another_occasion(event, habit)
     assert POLICY.explain(0.9, event, habit).verdict != "supersede"
+
+
+def test_a_number_that_counts_another_thing_is_no_restatement() -> None:
+    old = "The build farm has 8 runner machines."
+    new = "The build farm has 8 GB of disk per runner machine."
+    assert not dedup.restates(old, new)
+    assert POLICY.explain(0.8, old, new).verdict != "supersede"
+    # the same count said again with more words still restates
+    assert dedup.restates(old, "The build farm has 8 runner machines in the basement.")

@@ -1880,6 +1880,30 @@ def restates(existing: str, new: str) -> bool:
         and old.words <= new_.words
         and _same_values(old, new_, both=False)
         and new_.negations == old.negations
+        and not _other_units(old, new_)
+    )
+
+
+def _other_units(old: Statement, new: Statement) -> bool:
+    """A number of both texts counts another thing in the new one: the word right after it
+    differs ("Staging uses *4 worker* nodes" / "Staging uses *4 GB* of memory per worker
+    node")."""
+
+    def units(one: Statement) -> dict[str, set[str]]:
+        found: dict[str, set[str]] = {}
+        for token, following in pairwise(one.tokens):
+            if (
+                _CARDINAL.fullmatch(token.text)
+                and following.text.isalpha()
+                and following.lower not in STOPWORDS
+                and not token.pause
+            ):
+                found.setdefault(token.norm, set()).add(following.norm)
+        return found
+
+    old_units, new_units = units(old), units(new)
+    return any(
+        number in new_units and not old_units[number] & new_units[number] for number in old_units
     )
 
 
