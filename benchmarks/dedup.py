@@ -132,8 +132,7 @@ def shipped_rule(
     each pair's comparison: the rule itself, not a copy of it)."""
     # (the shipped band of one word exchanged, within these bands: it is measured on more
     # data than this set, benchmarks/README.md section 3)
-    shipped = DEDUP_POLICIES[LOCAL_MODEL_NAME].reworded_from
-    reworded = None if shipped is None else min(max(shipped, low), high)
+    reworded = DEDUP_POLICIES[LOCAL_MODEL_NAME].reworded_from
     policy = dedup.DedupPolicy(high, low, named, latin_only_model=True, reworded_from=reworded)
     return np.asarray(
         [

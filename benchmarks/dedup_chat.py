@@ -136,11 +136,7 @@ def _count(policy: dedup.DedupPolicy, rows: list[tuple[float, Any, dict[str, Any
 
 def _with(policy: dedup.DedupPolicy, field: str, value: float) -> dedup.DedupPolicy:
     if field == "threshold":
-        # (the band of one word exchanged lies under the threshold, as app.dedup_policy puts it)
-        reworded = policy.reworded_from
-        if reworded is not None and policy.text_rule_from is not None:
-            reworded = max(min(reworded, value), policy.text_rule_from)
-        return dataclasses.replace(policy, threshold=value, reworded_from=reworded)
+        return dataclasses.replace(policy, threshold=value)
     if field == "labelled_from":
         return dataclasses.replace(policy, labelled_from=value)
     raise ValueError(f"no such field to fit: {field}")

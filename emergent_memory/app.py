@@ -53,9 +53,9 @@ logger = logging.getLogger(__name__)
 # then a similarity of at least `threshold`, or `text_rule_from` with a change marker or every
 # word kept, or `named_change_from` with a change that names old and new values, supersedes;
 # `change_from` (below all of these) with a stated change that keeps the subject's words;
-# `reworded_from` (between text_rule_from and the threshold) with one word exchanged for
-# another, measured on every spent set's pairs and the store's nearest pairs (benchmarks/
-# README.md section 3, stop 43).
+# `reworded_from` (within text_rule_from's band) with one word exchanged for another,
+# measured on every spent set's pairs and the store's nearest pairs (benchmarks/README.md
+# section 3, stop 43).
 # `threshold` (similarity alone supersedes) is the one benchmarks/dedup_chat.py chooses on the
 # agent memories of the labelled set and of every held-out set spent before it
 # (AGENT_DEVELOPMENT: the lowest value at which the similarity adds no wrong supersession);
@@ -150,18 +150,8 @@ def dedup_policy(settings: Settings, model_name: str) -> DedupPolicy:
     change = (
         None if policy.change_from is None or lowest is None else min(policy.change_from, lowest)
     )
-    reworded = (
-        None
-        if policy.reworded_from is None or low is None
-        else min(policy.reworded_from, threshold)
-    )
     return replace(
-        policy,
-        threshold=threshold,
-        text_rule_from=low,
-        named_change_from=named,
-        change_from=change,
-        reworded_from=None if reworded is None or low is None else max(reworded, low),
+        policy, threshold=threshold, text_rule_from=low, named_change_from=named, change_from=change
     )
 
 

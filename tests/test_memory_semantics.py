@@ -442,3 +442,18 @@ def test_a_stated_change_in_other_words_is_kept_as_a_conflict_with_the_new_value
     # another owner's manager is another holder: not linked to the user's
     other = semantic.save(principal, "Lena's manager is now Tomasz.", "fact")
     assert all(not d.get("conflict") for d in other["possible_duplicates"])
+
+
+def test_one_word_exchanged_supersedes_and_says_why(
+    semantic: MemoryService, principal: Principal
+) -> None:
+    old = semantic.save(principal, "The metrics cluster keeps raw samples in S3.", "fact")
+    new = semantic.save(principal, "Raw samples are stored in S3 by the metrics cluster.", "fact")
+    assert new["status"] == "updated"
+    assert new["superseded_ids"] == [old["memory"]["id"]]
+    assert new["similarity"] is not None
+    assert new["similarity"] < DEDUP_POLICIES[LOCAL_MODEL_NAME].threshold
+    [replaced] = semantic.list_memories(principal, status="superseded")["memories"]
+    assert replaced["superseded_because"].startswith(
+        "the save rule: the same fact with one word exchanged for another (similarity 0."
+    )

@@ -127,11 +127,6 @@ _STOPWORDS = """
     down out off again further once user
 """
 STOPWORDS = frozenset(_STOPWORDS.split())
-# Stopwords whose stem is another string ("were", "wer"), dropped as stems too; not "same",
-# "before", "during", "once", whose stems the rules have always read as words of meaning.
-_FUNCTION_WORDS = frozenset(
-    ["were", "there", "these", "those", "does", "having", "have", "here", "this", "done", "some"]
-)
 
 # Words with which a text says that a fact changed, matched as whole lower-cased words; the
 # phrases as consecutive words.
@@ -448,6 +443,16 @@ def _stem(word: str) -> str:
                 return word[:-1]  # "formatting", "shipped", "planned": format, ship, plan
             break
     return word[:-1] if word.endswith("e") and len(word) >= 4 else word
+
+
+# Stopwords whose stem is another string ("were" is "wer"), dropped as stems too; not "same",
+# "before", "during", "once", whose stems the rules have always read as words of meaning.
+_FUNCTION_WORDS = frozenset(word for word in STOPWORDS if _stem(word) != word) - {
+    "same",
+    "before",
+    "during",
+    "once",
+}
 
 
 # Verbs with which memories say the same thing of a preference: one in place of another is a
@@ -1038,10 +1043,7 @@ def _tells_the_past(text: str) -> bool:
     """The text tells what happened: a verb in the past ("went", "launched", "was") and no
     word of the present ("is", "has")."""
     words = [t.lower for t in statement(text).tokens]
-    past = any(
-        w in _WAS or w in _PAST_TENSE or w in _PAST_FORMS or (w.endswith("ed") and len(w) > 4)
-        for w in words
-    )
+    past = any(w in _WAS or w in _PAST_FORMS or (w.endswith("ed") and len(w) > 4) for w in words)
     return past and not set(words) & _NOW_TOO
 
 
@@ -1592,15 +1594,15 @@ def _was_then_is(old: Statement, new: Statement) -> bool:
     """The new text says an old value was so and another one is ("Embedding job batch size:
     *was* 64, *is* 128", "Data warehouse *was* Redshift, *is* Snowflake"): a change named."""
     lower = [t.lower for t in new.tokens]
-    past = next((i for i, w in enumerate(lower) if w in ("was", "were")), None)
-    now = max((i for i, w in enumerate(lower) if w in ("is", "are")), default=None)
-    if past is None or now is None or past > now:
+    was = next((i for i, w in enumerate(lower) if w in ("was", "were")), None)
+    is_ = max((i for i, w in enumerate(lower) if w in ("is", "are")), default=None)
+    if was is None or is_ is None or was > is_:
         return False
-    was, is_ = past, now
-    before = {t.norm for t in new.tokens[was + 1 : is_]} | {
-        _value_key(t) for t in new.tokens[was + 1 : is_]
-    }
-    after = {t.norm for t in new.tokens[is_ + 1 :]} | {_value_key(t) for t in new.tokens[is_ + 1 :]}
+
+    def keys(tokens: Sequence[_Token]) -> set[str]:
+        return {t.norm for t in tokens} | {_value_key(t) for t in tokens}
+
+    before, after = keys(new.tokens[was + 1 : is_]), keys(new.tokens[is_ + 1 :])
     return bool(old.values & before) and bool((new.values - old.values) & after)
 
 
@@ -1766,7 +1768,7 @@ def keeps_the_values(existing: str, new: str) -> bool:
 _OTHER_OPPOSITES = """
     low:high keep:delete kept:deleted same:separate same:different more:less first:last
     old:new small:large short:long early:late good:bad better:worse up:down in:out
-    internal:external local:remote disabled:on enabled:off"""
+    internal:external local:remote"""
 # Names of environments and branches: one in place of another is another thing, not another
 # word for it ("Merging to *develop* triggers a staging deploy" / "Merging to *main* ...").
 _ENVIRONMENT_WORDS = frozenset(
@@ -1847,8 +1849,8 @@ def rewords(existing: str, new: str) -> bool:
         return False
     if not (_plain_words(old, existing, gone) and _plain_words(new_, new, came)):
         return False
-    holders = ({t.norm for t in old.tokens} ^ {t.norm for t in new_.tokens}) & {"user"}
-    if (gone | came | holders) & _HOLDER_WORDS:
+    user_in = ["user" in {t.norm for t in one.tokens} for one in (old, new_)]
+    if (gone | came) & _HOLDER_WORDS or user_in[0] != user_in[1]:
         return False  # another holder ("The *user* wants ..." / "*Marco* wants ...")
     before = _exchanged_forms(old, gone)
     before |= {t.lower for t in old.tokens} - {t.lower for t in new_.tokens}
@@ -2790,27 +2792,21 @@ class Comparison:
         database is *MySQL 8*" / "*PostgreSQL 15*", "supported regions are *us-east-1* and
         *eu-west-1*" / "*us-west-2* and *ap-southeast-1*"): the subject words are the same, so
         all that changed is what is said of it."""
-        return (
-            self.same_subject
-            and self.changes > 1
-            and not (self.modifier_swapped or self.said_of_another or self.other_occasion)
-        )
+        return self._said_of_the_subject and self.changes > 1
 
     @property
     def value_after_the_subject(self) -> bool:
         """The same subject words, and one value after them in place of another, nothing else
         ("The app is deployed to *Heroku*" / "*Fly.io*", however far apart the model puts the
-        two: same_subject_words); not the same value said of another thing, another occasion,
-        nor a closing phrase replaced."""
-        return (
-            self.same_subject
-            and self.changes == 1
-            and not (
-                self.modifier_swapped
-                or self.said_of_another
-                or self.other_occasion
-                or self.phrase_replaced
-            )
+        two: same_subject_words); not a closing phrase replaced."""
+        return self._said_of_the_subject and self.changes == 1 and not self.phrase_replaced
+
+    @property
+    def _said_of_the_subject(self) -> bool:
+        """The same subject words (same_subject_words), and neither the same value said of
+        another thing, another occasion, nor a modifier swapped."""
+        return self.same_subject and not (
+            self.modifier_swapped or self.said_of_another or self.other_occasion
         )
 
 
@@ -2873,8 +2869,8 @@ class DedupPolicy:
     the model knows English text only (rule 1). `change_from`: lowest of all, where a text
     that says its value changed, replaces a value (or names the old one) and keeps the
     subject's words is kept beside the memory as a conflict (rule 5); nothing else is read
-    there. `reworded_from`: within the text rule's band, where a text that exchanges one word
-    for another and keeps the rest (rewords) supersedes.
+    there. `reworded_from`: within the text rule's band (never below `text_rule_from`), where a
+    text that exchanges one word for another and keeps the rest (rewords) supersedes.
     """
 
     threshold: float
@@ -2892,13 +2888,8 @@ class DedupPolicy:
             self.text_rule_from is None or self.named_change_from > self.text_rule_from
         ):
             raise ValueError("named_change_from needs text_rule_from, and must not exceed it")
-        if self.reworded_from is not None and (
-            self.text_rule_from is None
-            or not self.text_rule_from <= self.reworded_from <= self.threshold
-        ):
-            raise ValueError(
-                "reworded_from needs text_rule_from, and must lie between it and threshold"
-            )
+        if self.reworded_from is not None and self.text_rule_from is None:
+            raise ValueError("reworded_from needs text_rule_from")
         if self.change_from is not None and (
             self.text_rule_from is None or self.change_from > self._rules_from
         ):
@@ -3017,7 +3008,9 @@ class DedupPolicy:
         in_band = self.text_rule_from is not None and similarity >= self.text_rule_from
         if in_band and pair.restates:
             return Decision("supersede", "keeps every word")
-        if self.reworded_from is not None and similarity >= self.reworded_from and pair.reworded:
+        # (never below the text rule's band: a lower threshold leaves reworded_from as it is)
+        reworded_band = self.reworded_from is not None and similarity >= self.reworded_from
+        if in_band and reworded_band and pair.reworded:
             return Decision("supersede", "reworded")
         if pair.names_the_change:
             return Decision("supersede", "names the change")
