@@ -67,7 +67,7 @@ logger = logging.getLogger(__name__)
 # benchmarks/README.md section 3 has the sets, the folds and the counts.
 DEDUP_POLICIES = {
     LOCAL_MODEL_NAME: DedupPolicy(
-        threshold=0.98,
+        threshold=0.95,
         text_rule_from=0.64,
         named_change_from=0.60,
         latin_only_model=True,

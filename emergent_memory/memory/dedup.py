@@ -474,7 +474,8 @@ def _number(token: str) -> str | None:
         if match:
             return match.group(1)
     if _VERSION.fullmatch(token):
-        return token
+        # "16.0" is 16 ("iOS 16" / "iOS 16.0"); "1.10" stays itself
+        return re.sub(r"^(\d+)\.0+$", r"\1", token)
     return None
 
 
@@ -1559,7 +1560,60 @@ def negates(existing: str, new: str) -> bool:
                 {a, b} in OPPOSITES and polarity_opposite(frozenset({a, b}), existing, new)
             ):
                 return True
+    return _exchanges_an_opposite(old, new_)
+
+
+# Opposites of _OTHER_OPPOSITES that say what a thing is, whatever the sentence order ("the
+# risk level is *low*" / "the migration's risk level is *high*"); not those that more often
+# pick one of two things ("the *old* / *new* billing system", "*local* / *remote* cache").
+_SAID = """
+    low:high same:separate same:different keep:delete kept:deleted more:less first:last
+    early:late good:bad better:worse short:long"""
+_SAID_OPPOSITES = frozenset(frozenset(pair.split(":")) for pair in _SAID.split())
+# A new text that drops more content words than this (with none in their place) says less
+# than the old one: the similarity alone does not supersede on it.
+SHORTER_BY = 1
+# At most this many other content words exchanged on each side around an opposite read in
+# any order (_exchanges_an_opposite).
+OPPOSITE_OTHER_WORDS = 2
+
+
+def _exchanges_an_opposite(old: Statement, new: Statement) -> bool:
+    """A word of one text and its opposite in the other wherever they stand ("Dark mode is
+    *enabled* by default" / "The admin panel has dark mode *disabled* by default"), with at
+    most OPPOSITE_OTHER_WORDS other content words exchanged on each side, the same polarity
+    for a pair without a negator, and neither word before a noun both texts have (a modifier
+    that picks one thing of a kind: "the *old* billing system" / "the *new* billing
+    system")."""
+    gone, came = old.words - new.words, new.words - old.words
+    if not gone or not came:
+        return False
+    shared = old.words & new.words
+    for a, b in ((a, b) for a in _exchanged_forms(old, gone) for b in _exchanged_forms(new, came)):
+        pair = frozenset({a, b})
+        if pair in OPPOSITES and pair & NEGATORS:
+            continue  # "always" / "never": read with the polarity by the alignment above
+        if pair not in OPPOSITES and pair not in _ANTONYM_PAIRS and pair not in _SAID_OPPOSITES:
+            continue
+        if old.negations != new.negations:
+            continue  # "dislikes emojis" / "doesn't like emojis"
+        modifier = _before_a_shared_noun(old, a, shared) or _before_a_shared_noun(new, b, shared)
+        if modifier and "same" not in pair:  # "the *same* / a *separate* database" picks none
+            continue
+        others_gone = {w for w in gone if a not in _exchanged_forms(old, {w})}
+        others_came = {w for w in came if b not in _exchanged_forms(new, {w})}
+        if max(len(others_gone), len(others_came)) <= OPPOSITE_OTHER_WORDS:
+            return True
     return False
+
+
+def _before_a_shared_noun(one: Statement, word: str, shared: Set[str]) -> bool:
+    """The word (as written or as a stem) stands right before a content word of `shared`."""
+    tokens = one.tokens
+    return any(
+        word in (token.lower, token.norm) and following.norm in shared
+        for token, following in pairwise(tokens)
+    )
 
 
 # -- features of a pair ---------------------------------------------------------------------
@@ -2400,6 +2454,10 @@ def _lost_values(old: Statement, new: Statement) -> frozenset[str]:
     its parts are there: "single-quoted" / "single quotes")."""
     lost = set()
     amounts = dict(old.amounts)
+    # a number the old text states alone and as a duration's must be stated alone in the new
+    # one too ("down for *3* hours on June *3*" / "down for 3 hours on June 17")
+    bare = new.values | {t.norm for t in new.tokens}
+    lost.update(v for v in old.values & set(amounts.values()) if v not in bare)
     for value in old.values - new.words - new.values:
         if value in amounts and amounts[value] in new.values:
             continue  # "7 years old" / "seven"
@@ -2411,6 +2469,24 @@ def _lost_values(old: Statement, new: Statement) -> frozenset[str]:
                 continue
         lost.add(value)
     return frozenset(lost)
+
+
+def _loses_a_value(old: Statement, new: Statement) -> bool:
+    """The new text leaves out a value of the old one (_lost_values), other than one written
+    otherwise with the same parts:
+    quoted or not ("`moment.js`" / "moment.js"), joined or apart ("Apache-2.0" / "Apache
+    2.0"), but not inside a longer one ("tf-locks" / "tf-locks-core")."""
+    gained = [_parts_of(v) for v in new.values - old.values]
+    for value in _lost_values(old, new):
+        parts = _parts_of(value)
+        if not parts <= new.words | new.values or any(parts < more for more in gained):
+            return True
+    return False
+
+
+def _parts_of(value: str) -> frozenset[str]:
+    inner = value[2:] if value[:2] == "q:" else value
+    return frozenset(_number(p) or _stem(p) for p in re.split(r"[-\s]+", inner) if p)
 
 
 def _acronyms(one: Statement) -> frozenset[str]:
@@ -2700,6 +2776,31 @@ def model_knows(text: str, share: float = 0.5) -> bool:
     return statement(text).latin_share >= share
 
 
+def reads_english(text: str) -> bool:
+    """Whether the text reads as English, as far as a similarity alone may be trusted: most of
+    it in Latin script, and no word of another language (FOREIGN_WORDS, or a letter English
+    does not use, as reads_foreign counts them) or more English function words (stopwords,
+    negators, a few words that open terse notes: _ENGLISH_WORDS) than such words. Stricter
+    than not reads_foreign, which needs two foreign words: "Der Nutzer bevorzugt kurze
+    Funktionsnamen" is no English; "Redis: host redis-01, port 6379" is."""
+    if not model_knows(text):
+        return False
+    tokens = statement(text).tokens
+    english = sum(1 for t in tokens if t.lower in _ENGLISH_WORDS)
+    foreign = sum(
+        1
+        for t in tokens
+        if (t.lower in FOREIGN_WORDS and not t.text[:1].isupper())
+        or FOREIGN_LETTERS & set(t.lower)
+        or (_ACCENTED & set(t.lower) and not t.text[:1].isupper())
+    )
+    return foreign == 0 or english > foreign
+
+
+_TERSE_OPENERS = "when always never use uses must should every each via per after before"
+_ENGLISH_WORDS = STOPWORDS | NEGATORS | _TEMPLATE_STOPWORDS | frozenset(_TERSE_OPENERS.split())
+
+
 # -- the decision ---------------------------------------------------------------------------
 
 Reason = Literal[
@@ -2770,6 +2871,10 @@ class Comparison:
     change_word: bool = True  # marked by a change word, not only by a negation ("not X")
     strong_change: bool = False  # one of STRONG_MARKERS
     foreign: bool = False  # either text reads as another language in Latin script
+    english: bool = True  # both texts read as English (reads_english)
+    # the new text does not state a value of the old one (_loses_a_value), negates otherwise
+    # or drops more than SHORTER_BY words with none in their place
+    loses_a_value: bool = False
     opposite: bool = False  # negates
     swapped: tuple[str, str] | None = None  # the two items that exchanged places (swapped)
 
@@ -2854,6 +2959,10 @@ def compare(existing: str, new: str) -> Comparison:
         change_word=bool(new_.markers - old.markers),
         strong_change=bool((new_.markers - old.markers) & STRONG_MARKERS),
         foreign=reads_foreign(existing) or reads_foreign(new),
+        english=reads_english(existing) and reads_english(new),
+        loses_a_value=_loses_a_value(old, new_)
+        or old.negations != new_.negations
+        or len(old.words - new_.words) - len(new_.words - old.words) > SHORTER_BY,
     )
 
 
@@ -3003,7 +3112,9 @@ class DedupPolicy:
         # a text that says it changed is a correction however similar, and says so
         if similarity >= self.duplicates_from and pair.marked and pair.change_word:
             return Decision("supersede", "says it changed")
-        if similarity >= self.threshold:
+        readable = pair.english or not self.latin_only_model
+        if similarity >= self.threshold and readable and not pair.loses_a_value:
+            # the similarity alone: of text the model reads, losing no value, negation or words
             return Decision("supersede", "similar")
         in_band = self.text_rule_from is not None and similarity >= self.text_rule_from
         if in_band and pair.restates:
