@@ -2452,7 +2452,7 @@ def _kind(value: str) -> str:
 def _lost_values(old: Statement, new: Statement) -> frozenset[str]:
     """Values of `old` that `new` does not state (a name or a compound of words counts if all
     its parts are there: "single-quoted" / "single quotes")."""
-    lost = set()
+    lost: set[str] = set()
     amounts = dict(old.amounts)
     # a number the old text states alone and as a duration's must be stated alone in the new
     # one too ("down for *3* hours on June *3*" / "down for 3 hours on June 17")
