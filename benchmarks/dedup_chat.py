@@ -113,6 +113,9 @@ HOLDOUTS = {
     "dedup_holdout_30.json": "agent and chat memories, 480 pairs; first run against the rule "
     "at the end of stop 43 (lessons, past against plan, several values with any change word, "
     "'was X, is Y', scaled up/down; c95b0dc); then development data",
+    "dedup_holdout_31.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "of stop 44 (the similarity alone from 0.95 for English text that loses no value, negation "
+    "or word; opposites in any order; 602ba4b)",
 }
 
 

@@ -71,8 +71,9 @@ rule 5 alone):
    three with a word that only says a value changed (STRONG_MARKERS). A closing phrase
    replaced by other words without a marker is another fact too (replaces_a_phrase).
 4. Otherwise the similarity: at or above `threshold` the pair supersedes on the similarity
-   alone (0.98 for all-MiniLM-L6-v2: below it the model scores different facts as high as
-   rewordings); from `text_rule_from` when it says it changed, or keeps every content word
+   alone (0.95 for all-MiniLM-L6-v2: below it the model scores different facts as high as
+   rewordings), when both texts read as English and the new one loses no value, negation or
+   word of the old one (Comparison.english, loses_a_value); from `text_rule_from` when it says it changed, or keeps every content word
    of the old text and adds no value and no negation (restates); from `reworded_from` (0.85)
    when it exchanges one plain word for another and keeps the rest (rewords); from
    `named_change_from`
