@@ -459,6 +459,7 @@ HOLDOUTS = (
     "verify_holdout_9.json",
     "verify_holdout_10.json",
     "verify_holdout_11.json",
+    "verify_holdout_12.json",
 )
 # The sets the difference kinds' thresholds are fitted on besides the labelled one: the
 # held-out sets after their first runs (a set written later is added here after its own).
