@@ -322,7 +322,7 @@ DEVELOPMENT = [
 # without saying which, so it is left out).
 AGENT_DEVELOPMENT = [
     "dedup_pairs.json",
-    *(f"dedup_holdout_{n}.json" for n in (4, 5, 6, *range(8, 31))),
+    *(f"dedup_holdout_{n}.json" for n in (4, 5, 6, *range(8, 32))),
 ]
 
 

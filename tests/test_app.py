@@ -76,7 +76,7 @@ def test_settings_choose_the_embedder() -> None:
 def test_the_dedup_policy_follows_the_model_unless_the_threshold_is_set() -> None:
     calibrated = app.dedup_policy(load_settings({}), LOCAL_MODEL_NAME)
     assert calibrated == DedupPolicy(
-        threshold=0.98,
+        threshold=0.95,
         text_rule_from=0.64,
         named_change_from=0.60,
         latin_only_model=True,

@@ -1966,3 +1966,156 @@ def test_a_number_that_counts_another_thing_is_no_restatement() -> None:
     assert POLICY.explain(0.8, old, new).verdict != "supersede"
     # the same count said again with more words still restates
     assert dedup.restates(old, "The build farm has 8 runner machines in the basement.")
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "Dark mode is enabled by default in the admin panel.",
+            "The admin panel has dark mode disabled by default.",
+        ),
+        ("Risk level for the migration is low.", "The migration's risk level is high."),
+        (
+            "Staging uses the same database as production.",
+            "Staging uses a separate database from production.",
+        ),
+        ("Feature branches are deleted after merge.", "Feature branches are kept after merge."),
+        ("The export job is fast on weekdays.", "On weekdays the export job is slow."),
+    ],
+    ids=["enabled", "low-high", "same-separate", "deleted-kept", "fast-slow"],
+)
+def test_an_opposite_in_another_sentence_order_is_a_conflict(existing: str, new: str) -> None:
+    assert dedup.negates(existing, new)
+    decision = POLICY.explain(0.9, existing, new)
+    assert decision == dedup.Decision("possible_duplicate", "opposite value")
+    assert decision.reason in dedup.CONFLICT_REASONS
+    # a word that says it changed makes it a correction
+    assert verdict(0.9, existing, "Now " + new[0].lower() + new[1:]) == "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # a word that picks one of two things before a noun both texts have
+        ("The old billing system ran on Oracle.", "The new billing system runs on Oracle."),
+        ("The high priority queue has 8 workers.", "The low priority queue has 8 workers."),
+        # other words exchanged beside it: another statement
+        (
+            "Errors are low in the nightly import job logs.",
+            "Alert volume from the payments webhook retry worker is high.",
+        ),
+        # the polarity differs: "doesn't like" says what "dislikes" says
+        ("The user dislikes emojis in code comments.", "The user doesn't like emojis in comments."),
+    ],
+    ids=["old-new", "priority", "far", "polarity"],
+)
+def test_an_opposite_that_picks_a_thing_or_stands_among_other_words_is_none(
+    existing: str, new: str
+) -> None:
+    assert not dedup._exchanges_an_opposite(dedup.statement(existing), dedup.statement(new))
+
+
+def test_text_in_another_language_is_not_read_as_english() -> None:
+    for text in [
+        "Der Nutzer bevorzugt kurze Funktionsnamen.",
+        "Tüm servisler metriklerini Prometheus'a gönderir.",
+        "Les déploiements en production se font uniquement le mardi.",
+        "ユーザーはコードレビューのコメントを日本語で書いてほしい。",
+    ]:
+        assert not dedup.reads_english(text), text
+    for text in [
+        "The EU production cluster runs in AWS region eu-west-1.",
+        "Redis: host redis-01, port 6379",
+        "Always squash commits when merging PRs.",
+        "The project's license is MIT, according to the repository root.",
+    ]:
+        assert dedup.reads_english(text), text
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # a value dropped
+        (
+            "The web app supports Chrome, Firefox and Safari.",
+            "The web app supports Chrome and Firefox.",
+        ),
+        # a value inside a longer one
+        (
+            "Terraform state locking uses the DynamoDB table tf-locks.",
+            "Terraform state locks live in the DynamoDB table tf-locks-core.",
+        ),
+        # a negation more
+        (
+            "Lint warnings block merges in the web repo.",
+            "Lint warnings do not block merges in the web repo.",
+        ),
+        # words dropped with none in their place
+        (
+            "Risk: the legacy billing cron has no tests and touches real money.",
+            "Risk: the legacy billing cron has no tests.",
+        ),
+        # another language
+        (
+            "Der Nutzer bevorzugt kurze Funktionsnamen.",
+            "Die Kollegin des Nutzers bevorzugt kurze Funktionsnamen.",
+        ),
+        # a number both bare and a duration's
+        (
+            "The analytics pipeline was down for 3 hours on June 3.",
+            "The analytics pipeline was down for 3 hours on June 17.",
+        ),
+    ],
+    ids=["dropped-value", "longer-value", "negation", "shorter", "german", "bare-number"],
+)
+def test_the_similarity_alone_does_not_supersede_what_loses_something(
+    existing: str, new: str
+) -> None:
+    decision = POLICY.explain(POLICY.threshold, existing, new)
+    assert decision.verdict != "supersede", decision
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Don't use `moment.js`; use `date-fns`.", "Don't use moment.js; use date-fns"),
+        ("The project's license is Apache-2.0.", "The project's license is Apache 2.0."),
+        (
+            "The user prefers dark mode in code editors.",
+            "The user prefers dark mode in the editor.",
+        ),
+        ("Redis is at redis-01:6379", "Redis: host redis-01, port 6379"),
+    ],
+    ids=["quoted", "joined", "one-word-fewer", "terse"],
+)
+def test_the_similarity_alone_supersedes_a_rewording_that_loses_nothing(
+    existing: str, new: str
+) -> None:
+    assert POLICY.explain(POLICY.threshold, existing, new).verdict == "supersede"
+    # and never below it on the similarity alone
+    assert POLICY.explain(POLICY.threshold - 0.01, existing, new).reason != "similar"
+
+
+def test_what_is_joined_beside_the_old_text_is_another_statement() -> None:
+    old = "The admin panel requires 2FA."
+    assert dedup.adds_alongside(old, "The admin panel requires VPN access in addition to 2FA.")
+    assert dedup.adds_alongside(old, "The admin panel requires 2FA as well as a hardware key.")
+    assert not dedup.adds_alongside(
+        old, "The admin panel requires two-factor authentication (2FA)."
+    )
+    assert verdict(0.84, old, "The admin panel requires VPN access in addition to 2FA.") != (
+        "supersede"
+    )
+
+
+def test_owning_is_a_word_of_what_a_text_says() -> None:
+    owns = "The user's team owns the notification service."
+    assert "own" in dedup.content_words(owns)
+    assert verdict(
+        0.86, owns, "The user's team consumes events from the notification service."
+    ) != ("supersede")
+    # "owner" says the same
+    assert (
+        verdict(0.89, "Tom owns the billing service", "Billing service owner: Tom") == "supersede"
+    )

@@ -73,12 +73,12 @@ rule 5 alone):
 4. Otherwise the similarity: at or above `threshold` the pair supersedes on the similarity
    alone (0.95 for all-MiniLM-L6-v2: below it the model scores different facts as high as
    rewordings), when both texts read as English and the new one loses no value, negation or
-   word of the old one (Comparison.english, loses_a_value); from `text_rule_from` when it says it changed, or keeps every content word
-   of the old text and adds no value and no negation (restates); from `reworded_from` (0.85)
-   when it exchanges one plain word for another and keeps the rest (rewords); from
-   `named_change_from`
-   when it says it changed and names the old value next to a new one ("switched from
-   unittest to pytest", "Dr Okafor instead of Dr Halvorsen"). For two turns of one speaker
+   word of the old one (Comparison.english, loses_a_value); from `text_rule_from` when it
+   says it changed, or keeps every content word of the old text and adds no value and no
+   negation (restates); from `reworded_from` (0.85) when it exchanges one plain word for
+   another and keeps the rest (rewords); from `named_change_from` when it says it changed
+   and names the old value next to a new one ("switched from unittest to pytest", "Dr
+   Okafor instead of Dr Halvorsen"). For two turns of one speaker
    the band's text rules start at `labelled_from`; below it only a named change supersedes.
 5. From `change_from` (0.40 for all-MiniLM-L6-v2) up, anywhere a pair does not supersede
    otherwise: a text that says it changed, replaces one value (up to three with a word that
@@ -475,8 +475,7 @@ def _number(token: str) -> str | None:
         if match:
             return match.group(1)
     if _VERSION.fullmatch(token):
-        # "16.0" is 16 ("iOS 16" / "iOS 16.0"); "1.10" stays itself
-        return re.sub(r"^(\d+)\.0+$", r"\1", token)
+        return token
     return None
 
 
@@ -791,6 +790,9 @@ def _values(tokens: list[_Token]) -> set[str]:
     return set(values)
 
 
+_OWNING = frozenset({"owns", "owned", "owning", "owner", "owners"})
+
+
 @lru_cache(maxsize=1024)
 def statement(text: str) -> Statement:
     """The Statement of a text (cached: a save compares the same texts several times)."""
@@ -842,9 +844,12 @@ def statement(text: str) -> Statement:
     stopped = {t.norm for t in tokens if t.lower in _FUNCTION_WORDS} - {
         t.norm for t in tokens if t.lower not in _FUNCTION_WORDS
     }
+    # "owns" is a verb of what a text says ("owner" the same), though "own" ("my own") is a
+    # stopword
+    owning = {"own" for t in tokens if t.lower in _OWNING}
     return Statement(
         tokens=tuple(tokens),
-        words=frozenset(words - STOPWORDS - stopped),
+        words=frozenset(words - STOPWORDS - stopped) | owning,
         values=frozenset(values - STOPWORDS),
         relations=tuple(sorted(relations)),
         markers=frozenset(markers),
@@ -943,6 +948,29 @@ def anchors(text: str) -> frozenset[str]:
 _JOINERS = frozenset({";", "\u2014", "\u2013", "-", ","}) | frozenset(
     ["and", "but", "with", "plus", "which", "who"]
 )
+
+
+# Words that join another thing to what a text names ("requires VPN access *in addition to*
+# 2FA"): a new text that keeps every word of the old one and adds one with these says more.
+_ADDITIVE_PHRASES = frozenset(
+    {("in", "addition"), ("as", "well"), ("along", "with"), ("on", "top")}
+)
+
+
+def adds_alongside(existing: str, new: str) -> bool:
+    """The new text keeps every content word of the old one and joins others to them with a
+    phrase that adds ("in addition to", "as well as", "along with", "on top of") the old text
+    does not have: another thing said beside what the old one says ("The
+    admin panel requires 2FA" / "... requires VPN access in addition to 2FA")."""
+    old, new_ = statement(existing), statement(new)
+    if not old.words < new_.words:
+        return False
+
+    def phrases(one: Statement) -> set[tuple[str, str]]:
+        lower = [t.lower for t in one.tokens]
+        return {pair for pair in pairwise(lower) if pair in _ADDITIVE_PHRASES}
+
+    return bool(phrases(new_) - phrases(old))
 
 
 def adds_a_fact(existing: str, new: str) -> bool:
@@ -2474,20 +2502,34 @@ def _lost_values(old: Statement, new: Statement) -> frozenset[str]:
 
 def _loses_a_value(old: Statement, new: Statement) -> bool:
     """The new text leaves out a value of the old one (_lost_values), other than one written
-    otherwise with the same parts:
-    quoted or not ("`moment.js`" / "moment.js"), joined or apart ("Apache-2.0" / "Apache
-    2.0"), but not inside a longer one ("tf-locks" / "tf-locks-core")."""
-    gained = [_parts_of(v) for v in new.values - old.values]
-    for value in _lost_values(old, new):
+    otherwise with the same parts: quoted or not ("`moment.js`" / "moment.js"), joined or
+    apart ("Apache-2.0" / "Apache 2.0"); or it states a value only inside a longer one
+    ("tf-locks" / "tf-locks-core")."""
+    gained = [_parts_of(v) for v in new.values - old.values if " " not in v]
+    for value in old.values - new.values:
         parts = _parts_of(value)
-        if not parts <= new.words | new.values or any(parts < more for more in gained):
-            return True
-    return False
+        if " " in value:
+            continue
+        if any(parts < more and not _stated_in(more - parts, old.words) for more in gained):
+            return True  # "tf-locks" / "tf-locks-core"
+    stated = new.words | new.values | {p for v in new.values for p in _parts_of(v)}
+    return any(not _stated_in(_parts_of(value), stated) for value in _lost_values(old, new))
+
+
+def _plain(words: Set[str]) -> set[str]:
+    """The words that are not a quoted text as a whole ("q:make lint": its words count)."""
+    return {w for w in words if w[:2] != "q:"}
+
+
+def _stated_in(parts: Set[str], words: Set[str]) -> bool:
+    """Every part is one of the words, as written, as a stem or as a number."""
+    return all(words & {p, _stem(p), _number(p)} for p in parts)
 
 
 def _parts_of(value: str) -> frozenset[str]:
+    """A value's parts as written, lower-cased (a quoted text's words, a compound's parts)."""
     inner = value[2:] if value[:2] == "q:" else value
-    return frozenset(_number(p) or _stem(p) for p in re.split(r"[-\s]+", inner) if p)
+    return frozenset(p for p in re.split(r"[-\s]+", inner.lower()) if p)
 
 
 def _acronyms(one: Statement) -> frozenset[str]:
@@ -2791,9 +2833,9 @@ def reads_english(text: str) -> bool:
     foreign = sum(
         1
         for t in tokens
-        if (t.lower in FOREIGN_WORDS and not t.text[:1].isupper())
+        if (t.lower in FOREIGN_WORDS and (t.first or not t.text[:1].isupper()))
         or FOREIGN_LETTERS & set(t.lower)
-        or (_ACCENTED & set(t.lower) and not t.text[:1].isupper())
+        or (_ACCENTED & set(t.lower) and (t.first or not t.text[:1].isupper()))
     )
     return foreign == 0 or english > foreign
 
@@ -2927,6 +2969,7 @@ def compare(existing: str, new: str) -> Comparison:
         other_statement=labels_differ(existing, new)
         or adds_another(existing, new)
         or adds_a_fact(existing, new)
+        or adds_alongside(existing, new)
         or speech(existing) != speech(new)
         or lesson_and_rule(existing, new)
         or plan_and_event(existing, new)
@@ -2963,7 +3006,7 @@ def compare(existing: str, new: str) -> Comparison:
         english=reads_english(existing) and reads_english(new),
         loses_a_value=_loses_a_value(old, new_)
         or old.negations != new_.negations
-        or len(old.words - new_.words) - len(new_.words - old.words) > SHORTER_BY,
+        or len(_plain(old.words - new_.words)) - len(_plain(new_.words - old.words)) > SHORTER_BY,
     )
 
 
