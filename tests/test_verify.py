@@ -665,3 +665,69 @@ def test_what_keeps_the_polarity_is_confirmed_not_a_conflict(
     semantic.save(principal, memory, "fact")
     result = verifier.verify(principal, claim)
     assert result["verdict"] == "confirmed", result["why"]
+
+
+def test_a_claim_one_sentence_of_a_longer_memory_states_word_for_word_is_confirmed(
+    verifier: VerifyService, semantic: MemoryService, principal: Principal
+) -> None:
+    semantic.save(
+        principal,
+        "The tile renderer is written in Rust and is faster than the old Python renderer by "
+        "about a factor of eight; tiles are cached in Redis for 10 minutes.",
+        "fact",
+    )
+    result = verifier.verify(principal, "The tile renderer is written in Rust.")
+    assert result["verdict"] == "confirmed", result["why"]
+    assert "one sentence of the memory states it word for word" in result["why"]
+    # the words in another order, the other polarity or an opposite are no confirmation
+    for claim in [
+        "Rust is written in the tile renderer.",
+        "The tile renderer is not written in Rust.",
+        "The tile renderer is slower than the old Python renderer.",
+    ]:
+        answer = verifier.verify(principal, claim)
+        assert answer["verdict"] != "confirmed", (claim, answer["why"])
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim", "stated"),
+    [
+        (
+            "CI runs on GitHub Actions; the full test suite takes about 14 minutes.",
+            "CI is on GitHub Actions.",
+            True,
+        ),
+        (
+            "Deploys run from the release branch via GitLab CI; nobody deploys from a laptop.",
+            "Nobody deploys from their laptop.",
+            True,
+        ),
+        # the words, but spread over two sentences
+        (
+            "Jonas Weber is the product owner; Aiko Tanaka is the hardware lead.",
+            "Jonas is the hardware lead.",
+            False,
+        ),
+        # the same words in another order
+        (
+            "The web app calls the backend REST API, and the backend never calls the web app.",
+            "The backend calls the web app.",
+            False,
+        ),
+        # an opposite in place of one word
+        (
+            "The ingestion cluster scales up to 15 nodes during model-run peaks.",
+            "The ingestion cluster scales down during model-run peaks.",
+            False,
+        ),
+        # the claim negates what the memory states
+        ("The frontend uses HTMX, not React.", "The frontend doesn't use HTMX.", False),
+        # another language
+        ("Der Nutzer bevorzugt kurze Funktionsnamen.", "Der Nutzer bevorzugt kurze Namen.", False),
+    ],
+    ids=["part", "negated-both", "two-sentences", "order", "opposite", "negation", "german"],
+)
+def test_what_one_sentence_states_word_for_word(memory: str, claim: str, stated: bool) -> None:
+    from emergent_memory.memory import verify_features
+
+    assert verify_features.stated_word_for_word(memory, claim) is stated

@@ -376,3 +376,48 @@ GENERIC_WORDS = dedup.content_words(
     "prefer prefers like likes want wants use uses used run runs team project data per "
     "second this also thing things way work works"
 )
+
+
+# A memory's sentences, for a claim read word for word (stated_word_for_word).
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|;\s*")
+
+
+def stated_word_for_word(memory: str, claim: str) -> bool:
+    """One sentence of the memory states the claim word for word: every content word and value
+    of the claim, in the claim's order, at least two; the same polarity (a negated claim
+    negates what the sentence negates; a plain one negates nothing the sentence negates); no
+    word of the claim whose opposite the sentence has instead ("scales *down*" / "scaling
+    *up*", VERIFY_OPPOSITES and save's); both read as English ("Jonas is the hardware lead"
+    is not stated by "Jonas Weber is the product owner; Aiko Tanaka is the hardware lead")."""
+    if not dedup.reads_english(claim):
+        return False
+    return any(
+        _word_for_word(sentence, claim)
+        for sentence in _SENTENCE_BREAK.split(memory)
+        if sentence.strip() and dedup.reads_english(sentence)
+    )
+
+
+def _word_for_word(sentence: str, claim: str) -> bool:
+    said, asked = dedup.statement(sentence), dedup.statement(claim)
+    words = {w for w in asked.words if w[:2] != "q:"}
+    if len(words) < 2 or not words <= said.words or not asked.values <= said.values | said.words:
+        return False
+    if asked.negations and not asked.negated & said.negated:
+        return False
+    if not asked.negations and said.negated & words:
+        return False
+    if dedup.negates(sentence, claim):
+        return False
+    first: dict[str, int] = {}
+    for i, token in enumerate(said.tokens):
+        first.setdefault(token.norm, i)
+    order = [first[t.norm] for t in asked.tokens if t.norm in words and t.norm in first]
+    if order != sorted(order):
+        return False
+    mine = _lower_words(claim) | {t.norm for t in asked.tokens}
+    theirs = _lower_words(sentence) | {t.norm for t in said.tokens}
+    return not any(
+        len(pair) == 2 and bool(pair & (mine - theirs)) and bool(pair & (theirs - mine))
+        for pair in VERIFY_OPPOSITES | dedup._REWORDING_OPPOSITES
+    )

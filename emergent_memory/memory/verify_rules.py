@@ -128,6 +128,9 @@ class VerifyPolicy:
             # another value after the same subject words, however far apart the model puts
             # the two values ("Noor's manager is Callum *Reid*" / "*Reyes*")
             return "conflicts", features.difference or "another value for the same subject"
+        if features.word_for_word and not words_only:
+            # whatever the similarity: a long memory is far from a claim of one of its parts
+            return "confirms", "one sentence of the memory states it word for word"
         if similarity < related_from:
             if words_only or not features.shared_words:
                 return None, "not about the same subject"
@@ -198,6 +201,9 @@ class PairFeatures:
     # the same subject words in both, and the value that differs after them
     # (dedup.same_subject_words): another value of the same subject, however far apart
     in_place: bool = False
+    # one sentence of the memory states the claim word for word, in order, with the same
+    # polarity and no opposite (verify_features.stated_word_for_word)
+    word_for_word: bool = False
 
 
 # The kinds of difference the rules read: another value for the same subject, the same
@@ -260,6 +266,12 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
         clause = verify_features.clause_difference(memory, claim)
         kind = "clause" if clause is not None else None
     in_place = kind == "value" and compared.changes == 1 and compared.same_subject
+    word_for_word = (
+        kind is None
+        and part is None
+        and not (compared.other_holder or other_subject)
+        and verify_features.stated_word_for_word(memory, claim)
+    )
     return PairFeatures(
         compared.other_holder,
         other_subject,
@@ -271,6 +283,7 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
         clause,
         kind,
         in_place,
+        word_for_word,
     )
 
 
