@@ -73,7 +73,7 @@ rule 5 alone):
 4. Otherwise the similarity: at or above `threshold` the pair supersedes on the similarity
    alone (0.95 for all-MiniLM-L6-v2: below it the model scores different facts as high as
    rewordings), when both texts read as English and the new one loses no value, negation or
-   word of the old one (Comparison.english, loses_a_value); from `text_rule_from` when it
+   word of the old one (Comparison.english, says_less); from `text_rule_from` when it
    says it changed, or keeps every content word of the old text and adds no value and no
    negation (restates); from `reworded_from` (0.85) when it exchanges one plain word for
    another and keeps the rest (rewords); from `named_change_from` when it says it changed
@@ -2507,9 +2507,9 @@ def _loses_a_value(old: Statement, new: Statement) -> bool:
     ("tf-locks" / "tf-locks-core")."""
     gained = [_parts_of(v) for v in new.values - old.values if " " not in v]
     for value in old.values - new.values:
-        parts = _parts_of(value)
         if " " in value:
             continue
+        parts = _parts_of(value)
         if any(parts < more and not _stated_in(more - parts, old.words) for more in gained):
             return True  # "tf-locks" / "tf-locks-core"
     stated = new.words | new.values | {p for v in new.values for p in _parts_of(v)}
@@ -2915,9 +2915,10 @@ class Comparison:
     strong_change: bool = False  # one of STRONG_MARKERS
     foreign: bool = False  # either text reads as another language in Latin script
     english: bool = True  # both texts read as English (reads_english)
-    # the new text does not state a value of the old one (_loses_a_value), negates otherwise
-    # or drops more than SHORTER_BY words with none in their place
-    loses_a_value: bool = False
+    # the new text says less than the old one: it does not state one of its values
+    # (_loses_a_value), negates otherwise, or drops more than SHORTER_BY words with none in
+    # their place
+    says_less: bool = False
     opposite: bool = False  # negates
     swapped: tuple[str, str] | None = None  # the two items that exchanged places (swapped)
 
@@ -3004,7 +3005,7 @@ def compare(existing: str, new: str) -> Comparison:
         strong_change=bool((new_.markers - old.markers) & STRONG_MARKERS),
         foreign=reads_foreign(existing) or reads_foreign(new),
         english=reads_english(existing) and reads_english(new),
-        loses_a_value=_loses_a_value(old, new_)
+        says_less=_loses_a_value(old, new_)
         or old.negations != new_.negations
         or len(_plain(old.words - new_.words)) - len(_plain(new_.words - old.words)) > SHORTER_BY,
     )
@@ -3157,7 +3158,7 @@ class DedupPolicy:
         if similarity >= self.duplicates_from and pair.marked and pair.change_word:
             return Decision("supersede", "says it changed")
         readable = pair.english or not self.latin_only_model
-        if similarity >= self.threshold and readable and not pair.loses_a_value:
+        if similarity >= self.threshold and readable and not pair.says_less:
             # the similarity alone: of text the model reads, losing no value, negation or words
             return Decision("supersede", "similar")
         in_band = self.text_rule_from is not None and similarity >= self.text_rule_from
