@@ -731,3 +731,24 @@ def test_what_one_sentence_states_word_for_word(memory: str, claim: str, stated:
     from emergent_memory.memory import verify_features
 
     assert verify_features.stated_word_for_word(memory, claim) is stated
+
+
+def test_a_close_similarity_confirms_nothing_in_a_language_the_model_does_not_read(
+    verifier: VerifyService, semantic: MemoryService, principal: Principal
+) -> None:
+    semantic.save(
+        principal,
+        "Il modulo di fatturazione applica l'IVA al 25% sui servizi veterinari e al 15% sul "
+        "cibo per animali.",
+        "fact",
+    )
+    swapped = verifier.verify(
+        principal,
+        "Il modulo di fatturazione applica l'IVA al 15% sui servizi veterinari e al 25% sul "
+        "cibo per animali.",
+    )
+    assert swapped["verdict"] != "confirmed", swapped["why"]
+    # in English the same closeness still confirms
+    semantic.save(principal, "The billing module rounds VAT to the nearest cent.", "fact")
+    same = verifier.verify(principal, "Billing rounds VAT to the nearest cent.")
+    assert same["verdict"] == "confirmed", same["why"]

@@ -158,9 +158,9 @@ class VerifyPolicy:
                 return "related", f"same subject, not close enough to conflict ({clause})"
         if part is not None and not words_only and similarity < confirm_from:
             return "conflicts", f"{_PART} {part}"
-        if similarity >= confirm_from:
+        if similarity >= confirm_from and (features.english or words_only):
             return "confirms", "states the same values"
-        if similarity >= keeps_from and features.keeps_words:
+        if similarity >= keeps_from and features.keeps_words and (features.english or words_only):
             return "confirms", "one text keeps every content word of the other"
         return "related", "same subject, neither confirmed nor contradicted"
 
@@ -204,6 +204,9 @@ class PairFeatures:
     # one sentence of the memory states the claim word for word, in order, with the same
     # polarity and no opposite (verify_features.stated_word_for_word)
     word_for_word: bool = False
+    # both texts read as English (dedup.reads_english): only then is a close similarity
+    # evidence that they state the same (the model reads no other language)
+    english: bool = True
 
 
 # The kinds of difference the rules read: another value for the same subject, the same
@@ -284,6 +287,7 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
         kind,
         in_place,
         word_for_word,
+        dedup.reads_english(memory) and dedup.reads_english(claim),
     )
 
 
