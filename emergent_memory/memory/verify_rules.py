@@ -201,11 +201,8 @@ class PairFeatures:
     # the same subject words in both, and the value that differs after them
     # (dedup.same_subject_words): another value of the same subject, however far apart
     in_place: bool = False
-    # one sentence of the memory states the claim word for word, in order, with the same
-    # polarity and no opposite (verify_features.stated_word_for_word)
-    word_for_word: bool = False
-    # both texts read as English (dedup.reads_english): only then is a close similarity
-    # evidence that they state the same (the model reads no other language)
+    word_for_word: bool = False  # verify_features.stated_word_for_word
+    # both read as English (dedup.reads_english): else closeness is no evidence of sameness
     english: bool = True
 
 
