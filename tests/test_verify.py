@@ -724,8 +724,50 @@ def test_a_claim_one_sentence_of_a_longer_memory_states_word_for_word_is_confirm
         ("The frontend uses HTMX, not React.", "The frontend doesn't use HTMX.", False),
         # another language
         ("Der Nutzer bevorzugt kurze Funktionsnamen.", "Der Nutzer bevorzugt kurze Namen.", False),
+        # the words spread over two clauses joined by "and", a comma or a list
+        (
+            "Jonas Weber is the product owner and Aiko Tanaka is the hardware lead.",
+            "Jonas is the hardware lead.",
+            False,
+        ),
+        (
+            "Alice owns billing, Bob owns search, and Carol owns mobile.",
+            "Alice owns search.",
+            False,
+        ),
+        ("Service owners:\n- Alice owns billing\n- Bob owns search", "Alice owns search.", False),
+        # a condition, a hedge, what someone thinks, a past state, a change, a preference
+        ("If the cache is full, requests are rejected.", "Requests are rejected.", False),
+        ("The user might be allergic to peanuts.", "The user is allergic to peanuts.", False),
+        ("Alice thinks Bob is the tech lead.", "Bob is the tech lead.", False),
+        (
+            "New hires used to get admin access to production on day one.",
+            "New hires get admin access to production.",
+            False,
+        ),
+        ("The old staging cluster ran on GKE.", "The staging cluster runs on GKE.", False),
+        ("The release moved from Friday to Monday.", "The release is on Friday.", False),
+        ("The user prefers coffee to tea.", "The user prefers tea.", False),
     ],
-    ids=["part", "negated-both", "two-sentences", "order", "opposite", "negation", "german"],
+    ids=[
+        "part",
+        "negated-both",
+        "two-sentences",
+        "order",
+        "opposite",
+        "negation",
+        "german",
+        "and",
+        "commas",
+        "list",
+        "condition",
+        "hedge",
+        "thinks",
+        "used-to",
+        "past",
+        "change",
+        "preference",
+    ],
 )
 def test_what_one_sentence_states_word_for_word(memory: str, claim: str, stated: bool) -> None:
     from emergent_memory.memory import verify_features

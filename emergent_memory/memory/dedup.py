@@ -72,8 +72,8 @@ rule 5 alone):
    replaced by other words without a marker is another fact too (replaces_a_phrase).
 4. Otherwise the similarity: at or above `threshold` the pair supersedes on the similarity
    alone (0.95 for all-MiniLM-L6-v2: below it the model scores different facts as high as
-   rewordings), when both texts read as English and the new one loses no value, negation or
-   word of the old one (Comparison.english, says_less); from `text_rule_from` when it
+   rewordings), when both texts read as English and the new one drops no value or content
+   word of the old one and negates as often (Comparison.english, says_less); from `text_rule_from` when it
    says it changed, or keeps every content word of the old text and adds no value and no
    negation (restates); from `reworded_from` (0.85) when it exchanges one plain word for
    another and keeps the rest (rewords); from `named_change_from` when it says it changed
@@ -1601,7 +1601,7 @@ _SAID = """
 _SAID_OPPOSITES = frozenset(frozenset(pair.split(":")) for pair in _SAID.split())
 # A new text that drops more content words than this (with none in their place) says less
 # than the old one: the similarity alone does not supersede on it.
-SHORTER_BY = 1
+SHORTER_BY = 0
 # At most this many other content words exchanged on each side around an opposite read in
 # any order (_exchanges_an_opposite).
 OPPOSITE_OTHER_WORDS = 2
@@ -1618,7 +1618,8 @@ def _exchanges_an_opposite(old: Statement, new: Statement) -> bool:
     if not gone or not came:
         return False
     shared = old.words & new.words
-    for a, b in ((a, b) for a in _exchanged_forms(old, gone) for b in _exchanged_forms(new, came)):
+    gone_forms, came_forms = _exchanged_forms(old, gone), _exchanged_forms(new, came)
+    for a, b in ((a, b) for a in gone_forms for b in came_forms):
         pair = frozenset({a, b})
         if pair in OPPOSITES and pair & NEGATORS:
             continue  # "always" / "never": read with the polarity by the alignment above
@@ -2512,13 +2513,22 @@ def _loses_a_value(old: Statement, new: Statement) -> bool:
         parts = _parts_of(value)
         if any(parts < more and not _stated_in(more - parts, old.words) for more in gained):
             return True  # "tf-locks" / "tf-locks-core"
+    lost = _lost_values(old, new)
+    bare = new.values | {t.norm for t in new.tokens}
+    if any(v in lost and v not in bare for v in set(dict(old.amounts).values())):
+        return True  # "down for 3 hours on June *3*" / "down for 3 hours in June"
     stated = new.words | new.values | {p for v in new.values for p in _parts_of(v)}
-    return any(not _stated_in(_parts_of(value), stated) for value in _lost_values(old, new))
+    return any(not _stated_in(_parts_of(value), stated) for value in lost)
 
 
 def _plain(words: Set[str]) -> set[str]:
-    """The words that are not a quoted text as a whole ("q:make lint": its words count)."""
-    return {w for w in words if w[:2] != "q:"}
+    """The words counted one by one: not a quoted text or a name of several words as a whole
+    ("q:make lint", "github action": their words count), nor a word that only joins clauses
+    ("when", "while")."""
+    return {w for w in words if w[:2] != "q:" and " " not in w and w not in _JOINING_WORDS}
+
+
+_JOINING_WORDS = frozenset({"when", "whenever", "while", "where", "wherever"})
 
 
 def _stated_in(parts: Set[str], words: Set[str]) -> bool:
@@ -2820,12 +2830,15 @@ def model_knows(text: str, share: float = 0.5) -> bool:
 
 
 def reads_english(text: str) -> bool:
-    """Whether the text reads as English, as far as a similarity alone may be trusted: most of
-    it in Latin script, and no word of another language (FOREIGN_WORDS, or a letter English
-    does not use, as reads_foreign counts them) or more English function words (stopwords,
-    negators, a few words that open terse notes: _ENGLISH_WORDS) than such words. Stricter
-    than not reads_foreign, which needs two foreign words: "Der Nutzer bevorzugt kurze
-    Funktionsnamen" is no English; "Redis: host redis-01, port 6379" is."""
+    """Whether the text reads as English as far as these word lists tell, for trusting a
+    similarity alone: most of it in Latin script, and no word of another language
+    (FOREIGN_WORDS, a function word even opening the text; a word in lower case with a letter
+    English does not use: a name in capitals may have one, "José", "Søren") or more English
+    function words (stopwords, negators, a few words that open terse notes: _ENGLISH_WORDS)
+    than such words. Stricter than not reads_foreign, which needs two foreign words: "Der
+    Nutzer bevorzugt kurze Funktionsnamen" is no English; "Redis: host redis-01, port 6379"
+    is. A language without such words or letters in the lists (Indonesian, romanised Hindi)
+    reads as English here."""
     if not model_knows(text):
         return False
     tokens = statement(text).tokens
@@ -2834,8 +2847,7 @@ def reads_english(text: str) -> bool:
         1
         for t in tokens
         if (t.lower in FOREIGN_WORDS and (t.first or not t.text[:1].isupper()))
-        or FOREIGN_LETTERS & set(t.lower)
-        or (_ACCENTED & set(t.lower) and (t.first or not t.text[:1].isupper()))
+        or (_ACCENTED & set(t.lower) and not t.text[:1].isupper())
     )
     return foreign == 0 or english > foreign
 

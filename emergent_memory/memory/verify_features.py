@@ -378,28 +378,46 @@ GENERIC_WORDS = dedup.content_words(
 )
 
 
-# A memory's sentences, for a claim read word for word (stated_word_for_word).
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|;\s*")
+# Words after which a memory says less than its words ("*If* the cache is full, requests are
+# rejected", "new hires *used to* get admin access", "Alice *thinks* Bob leads QA"): a claim
+# of those words is not stated word for word by it.
+_NOT_STATED = frozenset(
+    """
+    if unless whether might may could would maybe perhaps possibly probably think thinks
+    thought believe believes believed consider considers considered considering plan plans
+    planned planning propose proposes proposed proposal used formerly previously asked asks
+    wondered until hope hopes hoped want wants wanted
+    """.split()
+)
+# Words that order or compare two things ("prefers coffee *to* tea", "*over*", "*than*"): a
+# clause with one the claim lacks states more than the claim's words.
+_ORDERING = frozenset("to over than instead rather versus vs before after then".split())
+# At most this many of the clause's content words stand between the claim's first and last.
+_WORD_FOR_WORD_GAP = 1
 
 
 def stated_word_for_word(memory: str, claim: str) -> bool:
-    """One sentence of the memory states the claim word for word: every content word and value
-    of the claim, in the claim's order, at least two; the same polarity (a negated claim
-    negates what the sentence negates; a plain one negates nothing the sentence negates); no
-    word of the claim whose opposite the sentence has instead ("scales *down*" / "scaling
-    *up*", VERIFY_OPPOSITES and save's); both read as English ("Jonas is the hardware lead"
-    is not stated by "Jonas Weber is the product owner; Aiko Tanaka is the hardware lead")."""
-    if not dedup.reads_english(claim):
+    """One clause of the memory (clauses: split at sentence ends, semicolons, colons, commas,
+    dashes and joining words) states the claim word for word: every content word and value of
+    the claim, at least two, in the claim's order, with at most _WORD_FOR_WORD_GAP other
+    content words among them; the same polarity (a negated claim negates what the clause
+    negates; a plain one negates nothing the clause negates); no word of the claim whose
+    opposite the clause has instead ("scales *down*" / "scaling *up*", VERIFY_OPPOSITES and
+    save's); no change word or ordering word ("to", "over", "than", ...) the claim lacks, and
+    not the past against a claim in the present; no word in the memory that says less than
+    it states (_NOT_STATED: a condition, a hedge, a past state, what someone thinks or
+    asked); both read as English. "Jonas is the
+    hardware lead" is not stated by "Jonas Weber is the product owner and Aiko Tanaka is the
+    hardware lead"."""
+    if not (dedup.reads_english(claim) and dedup.reads_english(memory)):
         return False
-    return any(
-        _word_for_word(sentence, claim)
-        for sentence in _SENTENCE_BREAK.split(memory)
-        if sentence.strip() and dedup.reads_english(sentence)
-    )
+    if {t.lower for t in dedup.statement(memory).tokens} & _NOT_STATED:
+        return False
+    return any(_word_for_word(clause, claim) for clause in clauses(memory))
 
 
-def _word_for_word(sentence: str, claim: str) -> bool:
-    said, asked = dedup.statement(sentence), dedup.statement(claim)
+def _word_for_word(clause: str, claim: str) -> bool:
+    said, asked = dedup.statement(clause), dedup.statement(claim)
     words = {w for w in asked.words if w[:2] != "q:"}
     if len(words) < 2 or not words <= said.words or not asked.values <= said.values | said.words:
         return False
@@ -407,16 +425,21 @@ def _word_for_word(sentence: str, claim: str) -> bool:
         return False
     if not asked.negations and said.negated & words:
         return False
-    if dedup.negates(sentence, claim):
+    if dedup.negates(clause, claim):
         return False
-    first: dict[str, int] = {}
-    for i, token in enumerate(said.tokens):
-        first.setdefault(token.norm, i)
+    if said.markers - asked.markers or _ORDERING & _lower_words(clause) - _lower_words(claim):
+        return False  # "moved from Friday to Monday", "prefers coffee to tea": not the claim's
+    if dedup._tells_the_past(clause) and not dedup._tells_the_past(claim):
+        return False  # "the old staging cluster ran on GKE" / "... runs on GKE"
+    content = [t.norm for t in said.tokens if t.norm in said.words]
+    first = {word: i for i, word in reversed(list(enumerate(content)))}
     order = [first[t.norm] for t in asked.tokens if t.norm in words and t.norm in first]
-    if order != sorted(order):
+    if not order or order != sorted(order):
+        return False
+    if order[-1] - order[0] + 1 - len(set(order)) > _WORD_FOR_WORD_GAP:
         return False
     mine = _lower_words(claim) | {t.norm for t in asked.tokens}
-    theirs = _lower_words(sentence) | {t.norm for t in said.tokens}
+    theirs = _lower_words(clause) | {t.norm for t in said.tokens}
     return not any(
         len(pair) == 2 and bool(pair & (mine - theirs)) and bool(pair & (theirs - mine))
         for pair in VERIFY_OPPOSITES | dedup._REWORDING_OPPOSITES
