@@ -678,7 +678,7 @@ def test_a_claim_one_sentence_of_a_longer_memory_states_word_for_word_is_confirm
     )
     result = verifier.verify(principal, "The tile renderer is written in Rust.")
     assert result["verdict"] == "confirmed", result["why"]
-    assert "one sentence of the memory states it word for word" in result["why"]
+    assert "one clause of the memory states it word for word" in result["why"]
     # the words in another order, the other polarity or an opposite are no confirmation
     for claim in [
         "Rust is written in the tile renderer.",

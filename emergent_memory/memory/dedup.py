@@ -73,10 +73,11 @@ rule 5 alone):
 4. Otherwise the similarity: at or above `threshold` the pair supersedes on the similarity
    alone (0.95 for all-MiniLM-L6-v2: below it the model scores different facts as high as
    rewordings), when both texts read as English and the new one drops no value or content
-   word of the old one and negates as often (Comparison.english, says_less); from `text_rule_from` when it
-   says it changed, or keeps every content word of the old text and adds no value and no
-   negation (restates); from `reworded_from` (0.85) when it exchanges one plain word for
-   another and keeps the rest (rewords); from `named_change_from` when it says it changed
+   word of the old one and negates as often (Comparison.english, says_less); from
+   `text_rule_from` when it says it changed, or keeps every content word of the old text
+   and adds no value and no negation (restates); from `reworded_from` (0.85) when it
+   exchanges one plain word for another and keeps the rest (rewords); from
+   `named_change_from` when it says it changed
    and names the old value next to a new one ("switched from unittest to pytest", "Dr
    Okafor instead of Dr Halvorsen"). For two turns of one speaker
    the band's text rules start at `labelled_from`; below it only a named change supersedes.

@@ -381,17 +381,16 @@ GENERIC_WORDS = dedup.content_words(
 # Words after which a memory says less than its words ("*If* the cache is full, requests are
 # rejected", "new hires *used to* get admin access", "Alice *thinks* Bob leads QA"): a claim
 # of those words is not stated word for word by it.
-_NOT_STATED = frozenset(
-    """
+_HEDGES = """
     if unless whether might may could would maybe perhaps possibly probably think thinks
     thought believe believes believed consider considers considered considering plan plans
     planned planning propose proposes proposed proposal used formerly previously asked asks
-    wondered until hope hopes hoped want wants wanted
-    """.split()
-)
+    wondered until hope hopes hoped want wants wanted"""
+_NOT_STATED = frozenset(_HEDGES.split())
 # Words that order or compare two things ("prefers coffee *to* tea", "*over*", "*than*"): a
 # clause with one the claim lacks states more than the claim's words.
-_ORDERING = frozenset("to over than instead rather versus vs before after then".split())
+_ORDERING_WORDS = "to over than instead rather versus vs before after then"
+_ORDERING = frozenset(_ORDERING_WORDS.split())
 # At most this many of the clause's content words stand between the claim's first and last.
 _WORD_FOR_WORD_GAP = 1
 

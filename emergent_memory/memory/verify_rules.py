@@ -130,7 +130,7 @@ class VerifyPolicy:
             return "conflicts", features.difference or "another value for the same subject"
         if features.word_for_word and not words_only:
             # whatever the similarity: a long memory is far from a claim of one of its parts
-            return "confirms", "one sentence of the memory states it word for word"
+            return "confirms", "one clause of the memory states it word for word"
         if similarity < related_from:
             if words_only or not features.shared_words:
                 return None, "not about the same subject"
