@@ -115,7 +115,10 @@ HOLDOUTS = {
     "'was X, is Y', scaled up/down; c95b0dc); then development data",
     "dedup_holdout_31.json": "agent and chat memories, 480 pairs; first run against the rule "
     "of stop 44 (the similarity alone from 0.95 for English text that loses no value, negation "
-    "or word; opposites in any order; 602ba4b)",
+    "or word; opposites in any order; 602ba4b); then development data",
+    "dedup_holdout_32.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "at the end of stop 44 (after set 31 and the review: nothing dropped for the similarity "
+    "alone, additions beside the old text, owning; d3af519)",
 }
 
 
