@@ -305,17 +305,7 @@ DEVELOPMENT = [
     "chat_holdout.json",
     "chat_holdout_2.json",
     "chat_holdout_3.json",
-    "dedup_holdout_8.json",
-    "dedup_holdout_9.json",
-    "dedup_holdout_10.json",
-    "dedup_holdout_11.json",
-    "dedup_holdout_12.json",
-    "dedup_holdout_13.json",
-    "dedup_holdout_14.json",
-    "dedup_holdout_15.json",
-    "dedup_holdout_16.json",
-    "dedup_holdout_17.json",
-    "dedup_holdout_18.json",
+    *(f"dedup_holdout_{n}.json" for n in range(8, 33)),
 ]
 
 
@@ -325,7 +315,7 @@ DEVELOPMENT = [
 # without saying which, so it is left out).
 AGENT_DEVELOPMENT = [
     "dedup_pairs.json",
-    *(f"dedup_holdout_{n}.json" for n in (4, 5, 6, *range(8, 32))),
+    *(f"dedup_holdout_{n}.json" for n in (4, 5, 6, *range(8, 33))),
 ]
 
 

@@ -71,7 +71,7 @@ DEDUP_POLICIES = {
         text_rule_from=0.64,
         named_change_from=0.60,
         latin_only_model=True,
-        labelled_from=0.99,
+        labelled_from=1.0,
         change_from=0.40,
         reworded_from=0.85,
     )
