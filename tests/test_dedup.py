@@ -2152,3 +2152,18 @@ def test_owning_is_a_word_of_what_a_text_says() -> None:
     assert (
         verdict(0.89, "Tom owns the billing service", "Billing service owner: Tom") == "supersede"
     )
+
+
+def test_in_a_language_the_rule_cannot_read_every_word_kept_needs_no_word_added() -> None:
+    # "nicht" is no negation to the rule: the added words may say the opposite
+    german = (
+        "Die Integrationstests laufen parallel.",
+        "Die Integrationstests laufen nacheinander, nicht parallel.",
+    )
+    assert dedup.restates(*german)
+    assert verdict(0.87, *german) != "supersede"
+    assert verdict(0.87, "Vi kör Postgres 13.", "Vi kör Postgres 13 i produktion.") != "supersede"
+    # the same words written otherwise still supersede
+    assert verdict(0.98, "Niemals direkt auf main pushen", "Niemals direkt auf main pushen.") == (
+        "supersede"
+    )

@@ -2928,6 +2928,7 @@ class Comparison:
     strong_change: bool = False  # one of STRONG_MARKERS
     foreign: bool = False  # either text reads as another language in Latin script
     english: bool = True  # both texts read as English (reads_english)
+    same_words: bool = False  # the same content words, only the writing differs
     # the new text says less than the old one: it does not state one of its values
     # (_loses_a_value), negates otherwise, or drops more than SHORTER_BY words with none in
     # their place
@@ -3018,6 +3019,7 @@ def compare(existing: str, new: str) -> Comparison:
         strong_change=bool((new_.markers - old.markers) & STRONG_MARKERS),
         foreign=reads_foreign(existing) or reads_foreign(new),
         english=reads_english(existing) and reads_english(new),
+        same_words=old.words == new_.words and old.negations == new_.negations,
         says_less=_loses_a_value(old, new_)
         or old.negations != new_.negations
         or len(_plain(old.words - new_.words)) - len(_plain(new_.words - old.words)) > SHORTER_BY,
@@ -3175,11 +3177,14 @@ class DedupPolicy:
             # the similarity alone: of text the model reads, losing no value, negation or words
             return Decision("supersede", "similar")
         in_band = self.text_rule_from is not None and similarity >= self.text_rule_from
-        if in_band and pair.restates:
+        # in a language the rule cannot read ("nicht" is no negation to it), every word kept
+        # is evidence only when no word was added either
+        readable = readable or pair.same_words
+        if in_band and pair.restates and readable:
             return Decision("supersede", "keeps every word")
         # (never below the text rule's band: a lower threshold leaves reworded_from as it is)
         reworded_band = self.reworded_from is not None and similarity >= self.reworded_from
-        if in_band and reworded_band and pair.reworded:
+        if in_band and reworded_band and pair.reworded and readable:
             return Decision("supersede", "reworded")
         if pair.names_the_change:
             return Decision("supersede", "names the change")
