@@ -118,7 +118,10 @@ HOLDOUTS = {
     "or word; opposites in any order; 602ba4b); then development data",
     "dedup_holdout_32.json": "agent and chat memories, 480 pairs; first run against the rule "
     "at the end of stop 44 (after set 31 and the review: nothing dropped for the similarity "
-    "alone, additions beside the old text, owning; d3af519)",
+    "alone, additions beside the old text, owning; d3af519); then development data",
+    "dedup_holdout_33.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "at the end of stop 44 (labelled_from 1.0; text not read as English superseded only "
+    "with no word added; 3779f8b)",
 }
 
 
