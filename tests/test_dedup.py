@@ -346,6 +346,9 @@ def test_one_speakers_turns_supersede_only_when_very_similar() -> None:
     three = ("Mia: I have three kids", "Mia: I have 3 kids")
     assert verdict(below, *three) == "possible_duplicate"
     assert verdict(POLICY.labelled_from, *three) == "supersede"
+    # names in lower case the rule does not read as values: at 0.99 this was superseded
+    swapped = ("tara: ella texted jon first", "tara: jon texted ella first")
+    assert verdict(0.993, *swapped) != "supersede"
 
 
 def test_latin_script_in_another_language_is_no_evidence() -> None:

@@ -790,6 +790,7 @@ def test_a_close_similarity_confirms_nothing_in_a_language_the_model_does_not_re
         "cibo per animali.",
     )
     assert swapped["verdict"] != "confirmed", swapped["why"]
+    assert "in a language the model does not read" in swapped["why"]
     # in English the same closeness still confirms
     semantic.save(principal, "The billing module rounds VAT to the nearest cent.", "fact")
     same = verifier.verify(principal, "Billing rounds VAT to the nearest cent.")

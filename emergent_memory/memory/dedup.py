@@ -1600,9 +1600,6 @@ _SAID = """
     low:high same:separate same:different keep:delete kept:deleted more:less first:last
     early:late good:bad better:worse short:long"""
 _SAID_OPPOSITES = frozenset(frozenset(pair.split(":")) for pair in _SAID.split())
-# A new text that drops more content words than this (with none in their place) says less
-# than the old one: the similarity alone does not supersede on it.
-SHORTER_BY = 0
 # At most this many other content words exchanged on each side around an opposite read in
 # any order (_exchanges_an_opposite).
 OPPOSITE_OTHER_WORDS = 2
@@ -1616,8 +1613,8 @@ def _exchanges_an_opposite(old: Statement, new: Statement) -> bool:
     that picks one thing of a kind: "the *old* billing system" / "the *new* billing
     system")."""
     gone, came = old.words - new.words, new.words - old.words
-    if not gone or not came:
-        return False
+    if not gone or not came or old.negations != new.negations:
+        return False  # (another polarity: "dislikes emojis" / "doesn't like emojis")
     shared = old.words & new.words
     gone_forms, came_forms = _exchanged_forms(old, gone), _exchanged_forms(new, came)
     for a, b in ((a, b) for a in gone_forms for b in came_forms):
@@ -1626,8 +1623,6 @@ def _exchanges_an_opposite(old: Statement, new: Statement) -> bool:
             continue  # "always" / "never": read with the polarity by the alignment above
         if pair not in OPPOSITES and pair not in _ANTONYM_PAIRS and pair not in _SAID_OPPOSITES:
             continue
-        if old.negations != new.negations:
-            continue  # "dislikes emojis" / "doesn't like emojis"
         modifier = _before_a_shared_noun(old, a, shared) or _before_a_shared_noun(new, b, shared)
         if modifier and "same" not in pair:  # "the *same* / a *separate* database" picks none
             continue
@@ -1866,7 +1861,7 @@ _ENVIRONMENT_WORDS = frozenset(
 _WRITTEN_OPPOSITES = OPPOSITES | frozenset(
     frozenset(pair.split(":")) for pair in (_OTHER_OPPOSITES + _ANTONYMS).split()
 )
-_REWORDING_OPPOSITES = _WRITTEN_OPPOSITES | frozenset(
+REWORDING_OPPOSITES = _WRITTEN_OPPOSITES | frozenset(
     frozenset(_stem(word) for word in pair) for pair in _WRITTEN_OPPOSITES
 )
 _NEGATING_PREFIXES = ("dis", "un", "in", "im", "ir", "il", "non", "non-")
@@ -1875,9 +1870,9 @@ REWORDED_WORDS = 1
 
 
 def _opposite_words(one: str, other: str) -> bool:
-    """The two words have opposite meanings: a pair of _REWORDING_OPPOSITES, or one is the
+    """The two words have opposite meanings: a pair of REWORDING_OPPOSITES, or one is the
     other with a negating prefix ("likes" / "dislikes", "secure" / "insecure")."""
-    if frozenset({one, other}) in _REWORDING_OPPOSITES:
+    if frozenset({one, other}) in REWORDING_OPPOSITES:
         return True
     short, long = sorted((one, other), key=len)
     return any(long == prefix + short for prefix in _NEGATING_PREFIXES)
@@ -2514,22 +2509,34 @@ def _loses_a_value(old: Statement, new: Statement) -> bool:
         parts = _parts_of(value)
         if any(parts < more and not _stated_in(more - parts, old.words) for more in gained):
             return True  # "tf-locks" / "tf-locks-core"
-    lost = _lost_values(old, new)
-    bare = new.values | {t.norm for t in new.tokens}
-    if any(v in lost and v not in bare for v in set(dict(old.amounts).values())):
-        return True  # "down for 3 hours on June *3*" / "down for 3 hours in June"
     stated = new.words | new.values | {p for v in new.values for p in _parts_of(v)}
-    return any(not _stated_in(_parts_of(value), stated) for value in lost)
+    # a number _lost_values finds lost is lost, though the new text has it in a duration ("down
+    # for 3 hours on June *3*" / "down for 3 hours in June")
+    return any(
+        value.isdigit() or not _stated_in(_parts_of(value), stated)
+        for value in _lost_values(old, new)
+    )
+
+
+# A new text that drops more content words than this (with none in their place) says less
+# than the old one: the similarity alone does not supersede on it.
+SHORTER_BY = 0
+# Words that only join clauses ("when", "while"), not counted as words dropped or added.
+_JOINING_WORDS = frozenset({"when", "whenever", "while", "where", "wherever"})
+
+
+def says_less(old: Statement, new: Statement) -> bool:
+    """The new text says less than the old one: it leaves out one of its values
+    (_loses_a_value), negates more or less often, or drops more than SHORTER_BY content words
+    with none in their place (_plain words)."""
+    dropped = len(_plain(old.words - new.words)) - len(_plain(new.words - old.words))
+    return _loses_a_value(old, new) or old.negations != new.negations or dropped > SHORTER_BY
 
 
 def _plain(words: Set[str]) -> set[str]:
     """The words counted one by one: not a quoted text or a name of several words as a whole
-    ("q:make lint", "github action": their words count), nor a word that only joins clauses
-    ("when", "while")."""
+    ("q:make lint", "github action": their words count), nor a word that only joins clauses."""
     return {w for w in words if w[:2] != "q:" and " " not in w and w not in _JOINING_WORDS}
-
-
-_JOINING_WORDS = frozenset({"when", "whenever", "while", "where", "wherever"})
 
 
 def _stated_in(parts: Set[str], words: Set[str]) -> bool:
@@ -2929,10 +2936,7 @@ class Comparison:
     foreign: bool = False  # either text reads as another language in Latin script
     english: bool = True  # both texts read as English (reads_english)
     same_words: bool = False  # the same content words, only the writing differs
-    # the new text says less than the old one: it does not state one of its values
-    # (_loses_a_value), negates otherwise, or drops more than SHORTER_BY words with none in
-    # their place
-    says_less: bool = False
+    says_less: bool = False  # says_less
     opposite: bool = False  # negates
     swapped: tuple[str, str] | None = None  # the two items that exchanged places (swapped)
 
@@ -3020,9 +3024,7 @@ def compare(existing: str, new: str) -> Comparison:
         foreign=reads_foreign(existing) or reads_foreign(new),
         english=reads_english(existing) and reads_english(new),
         same_words=old.words == new_.words and old.negations == new_.negations,
-        says_less=_loses_a_value(old, new_)
-        or old.negations != new_.negations
-        or len(_plain(old.words - new_.words)) - len(_plain(new_.words - old.words)) > SHORTER_BY,
+        says_less=says_less(old, new_),
     )
 
 

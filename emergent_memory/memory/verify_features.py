@@ -391,6 +391,11 @@ _NOT_STATED = frozenset(_HEDGES.split())
 # clause with one the claim lacks states more than the claim's words.
 _ORDERING_WORDS = "to over than instead rather versus vs before after then"
 _ORDERING = frozenset(_ORDERING_WORDS.split())
+# Opposites of a claim's word the clause may not have instead: verify's and save's, as written
+# and as stems.
+_WORD_FOR_WORD_OPPOSITES = frozenset(
+    pair for pair in VERIFY_OPPOSITES | dedup.REWORDING_OPPOSITES if len(pair) == 2
+)
 # At most this many of the clause's content words stand between the claim's first and last.
 _WORD_FOR_WORD_GAP = 1
 
@@ -439,7 +444,4 @@ def _word_for_word(clause: str, claim: str) -> bool:
         return False
     mine = _lower_words(claim) | {t.norm for t in asked.tokens}
     theirs = _lower_words(clause) | {t.norm for t in said.tokens}
-    return not any(
-        len(pair) == 2 and bool(pair & (mine - theirs)) and bool(pair & (theirs - mine))
-        for pair in VERIFY_OPPOSITES | dedup._REWORDING_OPPOSITES
-    )
+    return dedup.one_in_each(_WORD_FOR_WORD_OPPOSITES, mine, theirs) is None

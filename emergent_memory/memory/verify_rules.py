@@ -158,9 +158,12 @@ class VerifyPolicy:
                 return "related", f"same subject, not close enough to conflict ({clause})"
         if part is not None and not words_only and similarity < confirm_from:
             return "conflicts", f"{_PART} {part}"
-        if similarity >= confirm_from and (features.english or words_only):
+        close = similarity >= confirm_from or (similarity >= keeps_from and features.keeps_words)
+        if close and not (features.english or words_only):
+            return "related", "close, but in a language the model does not read"
+        if similarity >= confirm_from:
             return "confirms", "states the same values"
-        if similarity >= keeps_from and features.keeps_words and (features.english or words_only):
+        if similarity >= keeps_from and features.keeps_words:
             return "confirms", "one text keeps every content word of the other"
         return "related", "same subject, neither confirmed nor contradicted"
 
@@ -202,8 +205,7 @@ class PairFeatures:
     # (dedup.same_subject_words): another value of the same subject, however far apart
     in_place: bool = False
     word_for_word: bool = False  # verify_features.stated_word_for_word
-    # both read as English (dedup.reads_english): else closeness is no evidence of sameness
-    english: bool = True
+    english: bool = True  # both read as English (dedup.reads_english)
 
 
 # The kinds of difference the rules read: another value for the same subject, the same
@@ -266,12 +268,8 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
         clause = verify_features.clause_difference(memory, claim)
         kind = "clause" if clause is not None else None
     in_place = kind == "value" and compared.changes == 1 and compared.same_subject
-    word_for_word = (
-        kind is None
-        and part is None
-        and not (compared.other_holder or other_subject)
-        and verify_features.stated_word_for_word(memory, claim)
-    )
+    plain = kind is None and part is None and not (compared.other_holder or other_subject)
+    word_for_word = plain and verify_features.stated_word_for_word(memory, claim)
     return PairFeatures(
         compared.other_holder,
         other_subject,
