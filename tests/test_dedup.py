@@ -1196,6 +1196,39 @@ def test_durations_are_compared_in_seconds(existing: str, new: str, expected: st
     assert verdict(SIMILAR, existing, new) == expected
 
 
+@pytest.mark.parametrize(
+    ("existing", "new", "expected"),
+    [
+        # the order of magnitude is part of the value, written on it or after it
+        (
+            "The test suite has about 4,200 tests.",
+            "The test suite has about 4.2k tests.",
+            "supersede",
+        ),
+        ("The orders table has 40 million rows.", "The orders table has 40M rows.", "supersede"),
+        ("The cloud budget is $12,000 a month.", "The cloud budget is $12k a month.", "supersede"),
+        ("We serve two million users.", "We serve 2,000,000 users.", "supersede"),
+        ("The grant is 1.5 billion euros.", "The grant is 1.5bn euros.", "supersede"),
+        # another number of the same magnitude, or another magnitude, is another value
+        (
+            "The orders table has 40 million rows.",
+            "The orders table has 40k rows.",
+            "possible_duplicate",
+        ),
+        (
+            "The test suite has about 4.2k tests.",
+            "The test suite has about 4.8k tests.",
+            "possible_duplicate",
+        ),
+        ("We serve 2 million users.", "We serve 2 thousand users.", "possible_duplicate"),
+        # a lower-case "m" is metres or minutes, never a million
+        ("The mast is 40m tall.", "The mast is 40000000 tall.", "possible_duplicate"),
+    ],
+)
+def test_orders_of_magnitude_are_part_of_the_value(existing: str, new: str, expected: str) -> None:
+    assert verdict(SIMILAR, existing, new) == expected
+
+
 def test_a_kind_of_memory_before_the_colon_is_not_a_speaker() -> None:
     # two turns of one speaker need a higher similarity; "Risk:" is not a speaker
     risk = ("Risk: the payments cron has no tests.", "Risk: the payments cron job has no tests.")

@@ -13,8 +13,8 @@ correction ("prefers tabs" / "prefers spaces") can be 0.82 and a correction that
 values ("migrated from Elasticsearch 7.17 to OpenSearch 2.11") 0.64. So the decision looks at
 what the two texts state (`Statement`):
 
-- **Values**: numbers (digits or words, ordinals, with units and thousands separators
-  normalised), times ("02:00" = "2 am" = "two o'clock", "half past six" = "6:30"), versions,
+- **Values**: numbers (digits or words, ordinals, with units, thousands separators and
+  orders of magnitude normalised: "4.2k" = "4,200", "40M" = "40 million"), times ("02:00" = "2 am" = "two o'clock", "half past six" = "6:30"), versions,
   identifiers (anything with inner `.`, `_`, `:`, `/`, `@`, `#`, `+`, or a hyphen), names
   after the first word (several capitalised words are one name), a lone capital letter
   ("service A"), quoted and backticked words.
@@ -536,7 +536,49 @@ def _tokens(text: str) -> list[_Token]:
             number = _number(lower)
             norm = number if number is not None else _stem(lower)
             tokens.append(_Token(raw, norm, first, pause))
-    return _with_durations(_with_times(tokens))
+    return _with_durations(_with_times(_with_magnitudes(tokens)))
+
+
+# A number's order of magnitude, written after it ("40 million") or on it ("40M", "4.2k",
+# "$1.5bn"): the value is the whole number ("40000000"), so "4.2k tests" and "4,200 tests"
+# state one value. A lower-case "m" is not read (metres, minutes), nor "B" (bytes).
+_MAGNITUDE_WORDS = {"thousand": 1000, "million": 10**6, "billion": 10**9}
+_MAGNITUDE_SUFFIXES = {"k": 1000, "K": 1000, "M": 10**6, "bn": 10**9}
+_COMPACT_MAGNITUDE = re.compile(r"[$€£¥]?(\d+(?:\.\d+)?)(k|K|M|bn)")
+
+
+def _whole(amount: str, magnitude: int) -> str:
+    """The number `amount` times `magnitude`, written out ("4.2", 1000 -> "4200")."""
+    return f"{(Decimal(amount) * magnitude).normalize():f}"
+
+
+def _with_magnitudes(tokens: list[_Token]) -> list[_Token]:
+    """A number with its order of magnitude as one value (see _MAGNITUDE_WORDS)."""
+    result: list[_Token] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        compact = _COMPACT_MAGNITUDE.fullmatch(token.text)
+        if compact:
+            norm = _whole(compact.group(1), _MAGNITUDE_SUFFIXES[compact.group(2)])
+            result.append(_Token(token.text, norm, token.first, token.pause))
+            i += 1
+            continue
+        after = tokens[i + 1] if i + 1 < len(tokens) else None
+        if (
+            after is not None
+            and after.lower in _MAGNITUDE_WORDS
+            and _CARDINAL.fullmatch(token.norm)
+            and not token.pause
+        ):
+            norm = _whole(token.norm, _MAGNITUDE_WORDS[after.lower])
+            text = f"{token.text} {after.text}"
+            result.append(_Token(text, norm, token.first, after.pause))
+            i += 2
+            continue
+        result.append(token)
+        i += 1
+    return result
 
 
 # Units of time, in seconds: a duration is compared in seconds ("30 minutes" = "1800
@@ -689,6 +731,8 @@ def _is_value(token: _Token) -> bool:
         return True  # a duration
     if any(ch.isdigit() for ch in text) or token.norm in NUMBERS.values():
         return True
+    if text.rpartition(" ")[2].lower() in _MAGNITUDE_WORDS:
+        return True  # "two million"
     if any(ch in "._:/+#@" for ch in text[1:]) or "_" in text:
         return True
     if "-" in text:
