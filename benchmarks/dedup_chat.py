@@ -122,6 +122,8 @@ HOLDOUTS = {
     "dedup_holdout_33.json": "agent and chat memories, 480 pairs; first run against the rule "
     "at the end of stop 44 (labelled_from 1.0; text not read as English superseded only "
     "with no word added; 3779f8b)",
+    "dedup_holdout_34.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "of stop 45 (orders of magnitude read as part of a value; 29d0130)",
 }
 
 
