@@ -1229,6 +1229,41 @@ def test_orders_of_magnitude_are_part_of_the_value(existing: str, new: str, expe
     assert verdict(SIMILAR, existing, new) == expected
 
 
+@pytest.mark.parametrize(
+    ("existing", "new", "of_the_same_thing"),
+    [
+        # set 34's pd383, and others of its class
+        (
+            "The admin panel requires two-factor authentication.",
+            "The customer portal does not require two-factor authentication.",
+            "The admin panel no longer requires two-factor authentication.",
+        ),
+        (
+            "The billing service uses Redis.",
+            "The search service does not use Redis.",
+            "The billing service does not use Redis anymore.",
+        ),
+        (
+            "The staging cluster runs on Kubernetes.",
+            "The reporting cluster does not run on Kubernetes.",
+            "The staging cluster no longer runs on Kubernetes.",
+        ),
+        (
+            "The iOS app supports dark mode.",
+            "The Android app does not support dark mode.",
+            "The iOS app no longer supports dark mode.",
+        ),
+    ],
+)
+def test_a_value_negated_of_another_thing_is_no_change(
+    existing: str, new: str, of_the_same_thing: str
+) -> None:
+    for similarity in (0.62, 0.72, 0.82):
+        assert verdict(similarity, existing, new) != "supersede"
+    # said of the same thing, it is a change
+    assert verdict(0.72, existing, of_the_same_thing) == "supersede"
+
+
 def test_a_kind_of_memory_before_the_colon_is_not_a_speaker() -> None:
     # two turns of one speaker need a higher similarity; "Risk:" is not a speaker
     risk = ("Risk: the payments cron has no tests.", "Risk: the payments cron job has no tests.")

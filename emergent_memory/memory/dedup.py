@@ -3232,7 +3232,11 @@ class DedupPolicy:
         reworded_band = self.reworded_from is not None and similarity >= self.reworded_from
         if in_band and reworded_band and pair.reworded and readable:
             return Decision("supersede", "reworded")
-        if pair.names_the_change:
+        # a value negated of another thing of the same kind is no change of it ("The *admin
+        # panel* requires 2FA" / "The *customer portal* does not require 2FA")
+        if pair.names_the_change and not (
+            pair.changes and (pair.said_of_another or pair.modifier_swapped)
+        ):
             return Decision("supersede", "names the change")
         if self.change_from is not None and _states_a_change(pair):
             return Decision("possible_duplicate", "keeps the subject")
