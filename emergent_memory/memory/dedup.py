@@ -14,9 +14,10 @@ values ("migrated from Elasticsearch 7.17 to OpenSearch 2.11") 0.64. So the deci
 what the two texts state (`Statement`):
 
 - **Values**: numbers (digits or words, ordinals, with units, thousands separators and
-  orders of magnitude normalised: "4.2k" = "4,200", "40M" = "40 million"), times ("02:00" = "2 am" = "two o'clock", "half past six" = "6:30"), versions,
-  identifiers (anything with inner `.`, `_`, `:`, `/`, `@`, `#`, `+`, or a hyphen), names
-  after the first word (several capitalised words are one name), a lone capital letter
+  orders of magnitude normalised: "4.2k" = "4,200", "40M" = "40 million"), times ("02:00" =
+  "2 am" = "two o'clock", "half past six" = "6:30"), versions, identifiers (anything with
+  inner `.`, `_`, `:`, `/`, `@`, `#`, `+`, or a hyphen), names after the first word (several
+  capitalised words are one name), a lone capital letter
   ("service A"), quoted and backticked words.
 - **Relations**: a relation noun after a possessive ("the user's *mother*", "my *sister*",
   "the client's *former* lawyer"): who the statement is about.
