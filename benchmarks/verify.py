@@ -58,10 +58,11 @@ from emergent_memory.memory.verify import (
     VerifyConfig,
     VerifyPolicy,
     VerifyService,
+    closest_clauses,
     read_pair,
     rules_answer,
 )
-from emergent_memory.memory.verify_rules import DIFFERENCE_KINDS
+from emergent_memory.memory.verify_rules import DIFFERENCE_KINDS, Clause
 
 ANSWERS = ("confirmed", "conflict", "related", "new")
 RELATION_OF = {"confirmed": "confirms", "conflict": "conflicts", "related": "related"}
@@ -120,6 +121,7 @@ class Candidates:
     pairs: list[tuple[str, float | None]]
     keys: list[str | None]
     features: list[PairFeatures]
+    clauses: list[Clause | None] | None = None  # each one's clause closest to the claim
 
 
 def candidates(
@@ -136,11 +138,13 @@ def candidates(
         pairs: list[tuple[str, float | None]] = [
             (m["content"], m["scores"]["similarity"] or 0.0) for m in rows
         ]
+        contents = [content for content, _ in pairs]
         found.append(
             Candidates(
                 pairs,
                 [ids.get(m["id"]) for m in rows],
-                [read_pair(content, claim["claim"]) for content, _ in pairs],
+                [read_pair(content, claim["claim"]) for content in contents],
+                closest_clauses(memory.embedder, claim["claim"], contents),
             )
         )
     return found
@@ -200,7 +204,9 @@ def verdicts(
 ) -> list[str]:
     claims = data["claims"]
     return [
-        rules_answer(policy, claims[i]["claim"], found[i].pairs, found[i].features).verdict
+        rules_answer(
+            policy, claims[i]["claim"], found[i].pairs, found[i].features, found[i].clauses
+        ).verdict
         for i in indexes
     ]
 

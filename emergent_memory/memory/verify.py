@@ -36,9 +36,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from emergent_memory.auth.principal import Principal
-from emergent_memory.errors import InvalidInput, PermissionDenied, SecretRejected
+from emergent_memory.errors import (
+    EmbeddingUnavailable,
+    InvalidInput,
+    PermissionDenied,
+    SecretRejected,
+)
 from emergent_memory.llm import AnthropicClient, LLMError, ToolSpec, Usage
-from emergent_memory.memory import validation
+from emergent_memory.memory import validation, verify_features
 from emergent_memory.memory.models import Category, MemoryScope
 from emergent_memory.memory.verify_features import GENERIC_WORDS
 from emergent_memory.memory.verify_result import (
@@ -50,6 +55,7 @@ from emergent_memory.memory.verify_result import (
 )
 from emergent_memory.memory.verify_rules import (
     Answer,
+    Clause,
     Judged,
     PairFeatures,
     Relation,
@@ -64,6 +70,7 @@ from emergent_memory.memory.verify_rules import (
 # the service, the store and the secret scanner where they are used: the MCP server imports
 # this module for verify_memory's result type before they are needed
 if TYPE_CHECKING:
+    from emergent_memory.embeddings.base import EmbeddingProvider
     from emergent_memory.memory.service import MemoryService
 
 __all__ = [
@@ -81,6 +88,7 @@ __all__ = [
     "VerifyPolicy",
     "VerifyResult",
     "VerifyService",
+    "closest_clauses",
     "read_pair",
     "rules_answer",
     "word_similarity",
@@ -223,8 +231,15 @@ class VerifyService:
         if not degraded:
             # a memory found by its words alone (no similarity) is far from the claim's sense
             pairs = [(content, 0.0 if s is None else s) for content, s in pairs]
+        clauses: list[Clause | None] | None = None
+        if not degraded:
+            try:
+                contents = [content for content, _ in pairs]
+                clauses = closest_clauses(self._memory.embedder, text, contents)
+            except EmbeddingUnavailable as error:
+                logger.warning("verify compares whole memories only: %s", error)
         policy = self._config.policy
-        answer = rules_answer(policy, text, pairs)
+        answer = rules_answer(policy, text, pairs, clauses=clauses)
         judge: Judge = "rules"
         best = max((s for _, s in pairs if s is not None), default=None)
         if self.judge_enabled and not degraded and policy.in_judge_band(best):
@@ -335,6 +350,34 @@ class VerifyService:
                 output_tokens=0 if usage is None else usage.output_tokens,
                 error=None if error is None else error[:WHY_CHARS],
             )
+
+
+def closest_clauses(
+    embedder: EmbeddingProvider, claim: str, contents: Sequence[str]
+) -> list[Clause | None]:
+    """Each memory's clause closest to the claim (verify_features.clauses; None for a memory
+    of one clause), with its cosine similarity to the claim and the pair read, for
+    rules_answer. One call of the embedder for all of them; raises EmbeddingUnavailable."""
+    parts = [verify_features.clauses(content) for content in contents]
+    texts = sorted({part for found in parts if len(found) > 1 for part in found})
+    if not texts:
+        return [None] * len(contents)
+    vectors = embedder.embed_documents([claim, *texts])
+    query, of_text = vectors[0], dict(zip(texts, vectors[1:], strict=True))
+    closest: list[Clause | None] = []
+    for found in parts:
+        if len(found) < 2:
+            closest.append(None)
+            continue
+        similarity, clause = max((_cosine(query, of_text[part]), part) for part in found)
+        closest.append((similarity, read_pair(clause, claim)))
+    return closest
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """The cosine similarity of two vectors; 0 when either has no direction."""
+    norms = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return sum(x * y for x, y in zip(a, b, strict=True)) / norms if norms else 0.0
 
 
 def _fallback(rules: Answer, reason: str) -> Answer:

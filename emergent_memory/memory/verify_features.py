@@ -445,3 +445,34 @@ def _word_for_word(clause: str, claim: str) -> bool:
     mine = _lower_words(claim) | {t.norm for t in asked.tokens}
     theirs = _lower_words(clause) | {t.norm for t in said.tokens}
     return dedup.one_in_each(_WORD_FOR_WORD_OPPOSITES, mine, theirs) is None
+
+
+# Words after which a memory names what is NOT chosen: "pnpm *over* npm", "pnpm *instead of*
+# npm", "pnpm *rather than* npm", "pnpm, *not* npm".
+_REJECTING = frozenset({"over", "not"})
+_REJECTING_PHRASES = frozenset({("instead", "of"), ("rather", "than")})
+
+
+def rejected(memory: str, claim: str) -> str | None:
+    """A value the memory names as not chosen ("prefers pnpm over npm"), stated by the claim
+    without the one chosen ("prefers npm"): the claim states the other value."""
+    tokens = dedup.statement(memory).tokens
+    lower = [t.lower for t in tokens]
+    chosen_words: set[str] = set()
+    rejected_words: dict[str, str] = {}  # its stem: as written
+    for i, word in enumerate(lower):
+        after = None
+        if word in _REJECTING or (i and (lower[i - 1], word) in _REJECTING_PHRASES):
+            after = i + 1
+        if after is not None and after < len(tokens) and tokens[after].norm not in dedup.STOPWORDS:
+            rejected_words[tokens[after].norm] = tokens[after].text
+            if i and tokens[i - 1].norm not in dedup.STOPWORDS and word == "over":
+                chosen_words.add(tokens[i - 1].norm)
+            if i > 1 and word == "of" and tokens[i - 2].norm not in dedup.STOPWORDS:
+                chosen_words.add(tokens[i - 2].norm)
+    claim_words = dedup.statement(claim).words
+    claim_negated = dedup.statement(claim).negated
+    for word, written in sorted(rejected_words.items()):
+        if word in claim_words and word not in claim_negated and not (chosen_words & claim_words):
+            return written
+    return None

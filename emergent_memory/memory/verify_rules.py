@@ -241,7 +241,7 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
             difference = "another value for the same subject"
     else:
         opposite = _opposite(memory, claim)
-        rejected = _rejected(memory, claim)
+        rejected = verify_features.rejected(memory, claim)
         exchanged = compared.swapped
         if exchanged is not None:
             kind = "exchange"
@@ -297,37 +297,6 @@ def _opposite(memory: str, claim: str) -> str | None:
     )
 
 
-# Words after which a memory names what is NOT chosen: "pnpm *over* npm", "pnpm *instead of*
-# npm", "pnpm *rather than* npm", "pnpm, *not* npm".
-_REJECTING = frozenset({"over", "not"})
-_REJECTING_PHRASES = frozenset({("instead", "of"), ("rather", "than")})
-
-
-def _rejected(memory: str, claim: str) -> str | None:
-    """A value the memory names as not chosen ("prefers pnpm over npm"), stated by the claim
-    without the one chosen ("prefers npm"): the claim states the other value."""
-    tokens = dedup.statement(memory).tokens
-    lower = [t.lower for t in tokens]
-    chosen_words: set[str] = set()
-    rejected_words: dict[str, str] = {}  # its stem: as written
-    for i, word in enumerate(lower):
-        after = None
-        if word in _REJECTING or (i and (lower[i - 1], word) in _REJECTING_PHRASES):
-            after = i + 1
-        if after is not None and after < len(tokens) and tokens[after].norm not in dedup.STOPWORDS:
-            rejected_words[tokens[after].norm] = tokens[after].text
-            if i and tokens[i - 1].norm not in dedup.STOPWORDS and word == "over":
-                chosen_words.add(tokens[i - 1].norm)
-            if i > 1 and word == "of" and tokens[i - 2].norm not in dedup.STOPWORDS:
-                chosen_words.add(tokens[i - 2].norm)
-    claim_words = dedup.statement(claim).words
-    claim_negated = dedup.statement(claim).negated
-    for word, written in sorted(rejected_words.items()):
-        if word in claim_words and word not in claim_negated and not (chosen_words & claim_words):
-            return written
-    return None
-
-
 def word_similarity(memory: str, claim: str) -> float:
     """The share of content words the texts have in common (Dice), for when there are no
     vectors."""
@@ -369,21 +338,34 @@ def aggregate(judged: Sequence[Judged]) -> tuple[Verdict, Judged | None]:
     return "new", None
 
 
+# A memory's clause closest to the claim: its similarity to the claim, and the pair read
+Clause = tuple[float, PairFeatures]
+
+
 def rules_answer(
     policy: VerifyPolicy,
     claim: str,
     candidates: Sequence[tuple[str, float | None]],
     features: Sequence[PairFeatures] | None = None,
+    clauses: Sequence[Clause | None] | None = None,
 ) -> Answer:
     """The rules' answer for candidates given as (content, similarity); a None similarity
     (no vectors) is judged on the words the texts share. `features`: each candidate's
-    read_pair, when already read."""
+    read_pair, when already read. `clauses`: each candidate's clause closest to the claim
+    (verify.closest_clauses), None for a memory of one clause: a long memory is far from a
+    claim about one of its clauses, so a clause closer to the claim than its memory is judged
+    alone too, and conflicts when it does (never confirms: benchmarks/README.md section 5)."""
     judged: list[Judged] = []
     for index, (content, similarity) in enumerate(candidates):
         words_only = similarity is None
         score = word_similarity(content, claim) if similarity is None else similarity
         pair = read_pair(content, claim) if features is None else features[index]
         relation, why = policy.judge(score, pair, words_only=words_only)
+        clause = None if clauses is None or words_only else clauses[index]
+        if clause is not None and relation in (None, "related") and clause[0] > score:
+            alone, its_why = policy.judge(clause[0], clause[1])
+            if alone == "conflicts":
+                relation, why = alone, f"one clause of it, {clause[0]:.2f} close: {its_why}"
         if relation is not None:
             judged.append(Judged(index, score, relation, why))
     verdict, best = aggregate(judged)
