@@ -31,6 +31,8 @@ from emergent_memory.memory.verify import (
     JUDGE_TOOL,
     VerifyConfig,
     VerifyService,
+    read_pair,
+    rules_answer,
 )
 from emergent_memory.settings import load_settings
 from tests.embedders import BagOfWordsEmbedder, DownEmbedder
@@ -607,6 +609,76 @@ def test_one_part_of_a_longer_memory_restated_with_another_number_is_a_conflict(
     # the same number beside the same word confirms, or at least does not conflict
     same = verifier.verify(principal, "The admin dashboard runs Django 4.2.")
     assert same["verdict"] != "conflict", same["why"]
+
+
+@pytest.mark.parametrize(
+    ("memory", "conflicting", "agreeing", "elsewhere"),
+    [
+        (
+            "Nightly backups go to an S3 bucket in eu-west-1 and are kept for 35 days. "
+            "Restores are tested every quarter by the platform team.",
+            [
+                "Restores are tested every month by the platform team.",
+                "Restores are never tested.",
+                "Nightly backups go to a bucket in us-east-1.",
+            ],
+            "Restores are tested every quarter by the platform team.",
+            "The platform team tests the dashboards every month.",
+        ),
+        (
+            "The mobile app is built with Flutter and ships every two weeks. Crash reports "
+            "go to Sentry, and feature flags live in LaunchDarkly.",
+            ["Crash reports go to Bugsnag.", "Feature flags live in Unleash."],
+            "Crash reports go to Sentry.",
+            "Server errors go to Rollbar.",
+        ),
+    ],
+)
+def test_a_claim_one_clause_of_a_longer_memory_contradicts_is_a_conflict(
+    verifier: VerifyService,
+    semantic: MemoryService,
+    principal: Principal,
+    memory: str,
+    conflicting: list[str],
+    agreeing: str,
+    elsewhere: str,
+) -> None:
+    # the whole memory is far from a claim about one of its clauses (0.31 to 0.62 here);
+    # the clause closest to the claim, judged alone, contradicts it
+    semantic.save(principal, memory, "fact")
+    for claim in conflicting:
+        result = verifier.verify(principal, claim)
+        assert result["verdict"] == "conflict", (claim, result["why"])
+        assert "in one clause of the memory" in result["why"]
+        assert result["matches"][0]["relation"] == "conflicts"
+    # the clause that states the claim confirms it; a claim about something else is no
+    # conflict
+    assert verifier.verify(principal, agreeing)["verdict"] == "confirmed"
+    assert verifier.verify(principal, elsewhere)["verdict"] in ("related", "new")
+
+
+def test_a_clause_never_confirms_what_its_memory_does_not() -> None:
+    memory = (
+        "Nightly backups go to an S3 bucket in eu-west-1 and are kept for 35 days. Restores "
+        "are tested every quarter by the platform team."
+    )
+    claim = "Restore tests happen every quarter."
+    clause = "Restores are tested every quarter by the platform team."
+    # a clause that would confirm, judged alone, leaves the memory's own answer
+    assert RULES_ONLY.relation(0.9, clause, claim)[0] == "confirms"
+    alone = rules_answer(RULES_ONLY, claim, [(memory, 0.4)])
+    with_clause = rules_answer(
+        RULES_ONLY, claim, [(memory, 0.4)], clauses=[(0.9, read_pair(clause, claim))]
+    )
+    assert with_clause.verdict == alone.verdict != "confirmed"
+    # and with no vectors (the embedder down) the clauses are not read
+    words = rules_answer(
+        RULES_ONLY,
+        "Restores are tested every month.",
+        [(memory, None)],
+        clauses=[(0.95, read_pair(clause, "Restores are tested every month."))],
+    )
+    assert "clause" not in words.why
 
 
 def test_a_claim_only_the_outranked_side_of_a_conflict_states_is_a_conflict(

@@ -354,7 +354,7 @@ def rules_answer(
     read_pair, when already read. `clauses`: each candidate's clause closest to the claim
     (verify.closest_clauses), None for a memory of one clause: a long memory is far from a
     claim about one of its clauses, so a clause closer to the claim than its memory is judged
-    alone too, and conflicts when it does (never confirms: benchmarks/README.md section 5)."""
+    alone too, and conflicts when it does (never confirms: benchmarks/README.md section 10)."""
     judged: list[Judged] = []
     for index, (content, similarity) in enumerate(candidates):
         words_only = similarity is None
@@ -365,7 +365,10 @@ def rules_answer(
         if clause is not None and relation in (None, "related") and clause[0] > score:
             alone, its_why = policy.judge(clause[0], clause[1])
             if alone == "conflicts":
-                relation, why = alone, f"one clause of it, {clause[0]:.2f} close: {its_why}"
+                relation, why = (
+                    alone,
+                    f"in one clause of the memory ({clause[0]:.2f} close): {its_why}",
+                )
         if relation is not None:
             judged.append(Judged(index, score, relation, why))
     verdict, best = aggregate(judged)
