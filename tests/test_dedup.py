@@ -1264,6 +1264,50 @@ def test_a_value_negated_of_another_thing_is_no_change(
     assert verdict(0.72, existing, of_the_same_thing) == "supersede"
 
 
+@pytest.mark.parametrize(
+    ("habit", "occasion"),
+    [
+        # set 34's pd395, and others of its class: the habit still holds
+        (
+            "The backlog grooming meeting is on Wednesdays.",
+            "The backlog grooming meeting is cancelled this Wednesday.",
+        ),
+        ("The standup is at 9:30 every day.", "The standup is at 10:00 tomorrow."),
+        (
+            "The grooming meeting is on Wednesdays.",
+            "The grooming meeting is moved to Thursday this week.",
+        ),
+        ("Deploys happen every Tuesday.", "There is no deploy this Tuesday."),
+        ("The user usually works from the Berlin office.", "The user works from home today."),
+    ],
+)
+def test_one_occasion_near_now_does_not_replace_a_habit(habit: str, occasion: str) -> None:
+    assert dedup.one_off(habit, occasion)
+    for similarity in (0.72, 0.85, 0.97):
+        assert verdict(similarity, habit, occasion) == "possible_duplicate"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # from when: the habit changed
+        (
+            "The grooming meeting is on Wednesdays.",
+            "Starting next week, the grooming meeting is on Thursdays.",
+        ),
+        (
+            "The grooming meeting is on Wednesdays.",
+            "As of today, the grooming meeting is on Thursdays.",
+        ),
+        # no habit: one occasion moved to another
+        ("The demo is scheduled for the 12th.", "The demo moved to next Tuesday."),
+    ],
+)
+def test_a_change_from_now_on_or_of_one_occasion_is_a_correction(existing: str, new: str) -> None:
+    assert not dedup.one_off(existing, new)
+    assert verdict(0.8, existing, new) == "supersede"
+
+
 def test_a_kind_of_memory_before_the_colon_is_not_a_speaker() -> None:
     # two turns of one speaker need a higher similarity; "Risk:" is not a speaker
     risk = ("Risk: the payments cron has no tests.", "Risk: the payments cron job has no tests.")

@@ -990,6 +990,35 @@ def anchors(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+# A habit ("on *Wednesdays*", "*every* sprint", "*daily*") and the time of one occasion near
+# now ("*this* Wednesday", "*tomorrow*"), unless a word says from when ("*starting* next week").
+_HABIT = frozenset(
+    {"every", "each", "daily", "weekly", "monthly", "nightly", "always", "usually", "normally"}
+)
+_NEAR_NOW = frozenset({"today", "tonight", "tomorrow", "this", "next"})
+_FROM_WHEN = frozenset({"starting", "from", "beginning", "effective", "since", "after"})
+
+
+def one_off(existing: str, new: str) -> bool:
+    """The new text tells of one occasion near now of a habit the existing one states ("The
+    grooming meeting is on Wednesdays" / "The grooming meeting is cancelled this Wednesday",
+    "Deploys happen every Tuesday" / "No deploy tomorrow"): the habit still holds."""
+    old = [t.lower for t in statement(existing).tokens]
+    habit = any(w in _HABIT or (w[:-1] in _WEEKDAY_NAMES and w[-1] == "s") for w in old)
+    # "every Tuesday" is the habit's day, not an occasion's
+    days = {w for i, w in enumerate(old) if i and old[i - 1] in ("every", "each")}
+    if not habit or anchors(existing) - days:
+        return False
+    if not any(at.split()[0] in _NEAR_NOW for at in anchors(new)):
+        return False
+    lower = [t.lower for t in statement(new).tokens]
+    said_from = [
+        (i and lower[i - 1] in _FROM_WHEN) or lower[max(0, i - 2) : i] == ["as", "of"]
+        for i in range(len(lower))
+    ]
+    return not any(word in _NEAR_NOW and said_from[i] for i, word in enumerate(lower))
+
+
 # What joins another statement to a text: marks (a semicolon, dashes, a comma) and words.
 _JOINERS = frozenset({";", "\u2014", "\u2013", "-", ","}) | frozenset(
     ["and", "but", "with", "plus", "which", "who"]
@@ -2972,6 +3001,7 @@ class Comparison:
     # old text, or a question against a statement (save's rule only; verify reads claims)
     other_statement: bool = False
     other_occasion: bool = False  # another_occasion
+    one_off: bool = False  # one_off: one occasion near now of a habit the old text states
     labelled: bool = False  # both open with the same label ("Caroline: ...")
     # the texts differ only in their second half (what is said of the subject), not in what
     # they are about: "the staging DB listens on *5432*" / "*5433*"
@@ -3060,6 +3090,7 @@ def compare(existing: str, new: str) -> Comparison:
         history=tells_history(existing, new),
         past_and_plan=past_and_plan(existing, new),
         other_occasion=another_occasion(existing, new),
+        one_off=one_off(existing, new),
         opposite=negates(existing, new),
         swapped=swapped(existing, new),
         labelled=label(existing) is not None and label(existing) == label(new),
@@ -3182,6 +3213,8 @@ class DedupPolicy:
             return Decision(close, "different holder")
         if pair.other_statement:
             return Decision(close, "another statement")
+        if pair.one_off:
+            return Decision(close, "another occasion")
         if pair.other_occasion and (not pair.marked or pair.history or pair.past_and_plan):
             return Decision(close, "another occasion")
         if pair.opposite and not pair.marked:
