@@ -439,16 +439,16 @@ VERIFY_POLICIES = {
         related_from=0.53,
         conflict_from=0.65,
         confirm_from=0.74,
-        keeps_words_from=0.7,
+        keeps_words_from=0.65,
         shared_word_from=0.3,
         conflict_frame=0.5,
         judge_bands=((0.4, 0.45), (0.55, 0.65)),
         conflict_from_kind=(
             ("value", 0.7),
             ("exchange", 0.55),
-            ("opposite", 0.6),
-            ("rejected", 0.6),
-            ("negation", 0.5),  # from related_from (0.53): no kind conflicts below it
+            ("opposite", 0.65),
+            ("rejected", 0.65),
+            ("negation", 0.55),
             ("clause", 0.6),
         ),
     )
