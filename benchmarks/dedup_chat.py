@@ -310,7 +310,7 @@ DEVELOPMENT = [
     "chat_holdout.json",
     "chat_holdout_2.json",
     "chat_holdout_3.json",
-    *(f"dedup_holdout_{n}.json" for n in range(8, 33)),
+    *(f"dedup_holdout_{n}.json" for n in range(8, 35)),
 ]
 
 
@@ -320,7 +320,7 @@ DEVELOPMENT = [
 # without saying which, so it is left out).
 AGENT_DEVELOPMENT = [
     "dedup_pairs.json",
-    *(f"dedup_holdout_{n}.json" for n in (4, 5, 6, *range(8, 33))),
+    *(f"dedup_holdout_{n}.json" for n in (4, 5, 6, *range(8, 35))),
 ]
 
 
