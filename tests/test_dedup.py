@@ -1184,6 +1184,22 @@ def test_a_month_is_read_by_any_of_its_names_and_may_only_beside_a_number() -> N
         ),
         ("The p50 budget is 0.1ms.", "The p50 budget is 0.4ms.", "possible_duplicate"),
         ("Leo prints parts on the 3d printer.", "Leo prints parts on the 3D printer.", "supersede"),
+        # the numbers exchanged between a count and a duration: the durations differ
+        (
+            "The billing job retries a failed charge up to 3 times, 24 hours apart.",
+            "The billing job retries a failed charge up to 24 times, 3 hours apart.",
+            "possible_duplicate",
+        ),
+        (
+            "Backups run 4 times a day and are kept for 30 days.",
+            "Backups run 30 times a day and are kept for 4 days.",
+            "possible_duplicate",
+        ),
+        (
+            "The cache holds 10 entries for 5 minutes.",
+            "The cache holds 5 entries for 10 minutes.",
+            "possible_duplicate",
+        ),
         # "Revised:" says the value changed
         (
             "The sprint demo is on the 12th.",

@@ -657,6 +657,17 @@ def test_a_claim_one_clause_of_a_longer_memory_contradicts_is_a_conflict(
     assert verifier.verify(principal, elsewhere)["verdict"] in ("related", "new")
 
 
+def test_numbers_exchanged_between_a_count_and_a_duration_conflict() -> None:
+    memory = "The billing job retries a failed charge up to 3 times, 24 hours apart."
+    claim = "The billing job retries a failed charge up to 24 times, 3 hours apart."
+    relation, why = RULES_ONLY.relation(0.95, memory, claim)
+    assert relation == "conflicts", why
+    assert "86400s / 10800s" in why
+    # the same count and duration in other words confirm
+    same = "The billing job retries a failed charge up to three times, 24 hours apart."
+    assert RULES_ONLY.relation(0.95, memory, same)[0] == "confirms"
+
+
 def test_a_clause_never_confirms_what_its_memory_does_not() -> None:
     memory = (
         "Nightly backups go to an S3 bucket in eu-west-1 and are kept for 35 days. Restores "

@@ -2558,9 +2558,13 @@ def _lost_values(old: Statement, new: Statement) -> frozenset[str]:
     # one too ("down for *3* hours on June *3*" / "down for 3 hours on June 17")
     bare = new.values | {t.norm for t in new.tokens}
     lost.update(v for v in old.values & set(amounts.values()) if v not in bare)
+    # a duration stated by its number alone is stated ("7 years old" / "seven"), unless the
+    # new text gives a duration of its own instead ("3 times, *24 hours* apart" / "24 times,
+    # *3 hours* apart": the numbers exchanged between a count and a duration)
+    another_duration = bool(set(dict(new.amounts)) - set(amounts))
     for value in old.values - new.words - new.values:
-        if value in amounts and amounts[value] in new.values:
-            continue  # "7 years old" / "seven"
+        if value in amounts and amounts[value] in new.values and not another_duration:
+            continue
         if value[:2] != "q:" and {_stem(p) for p in re.split(r"[:/@]", value) if p} <= new.words:
             continue  # "db-1.internal:5432" / "host db-1.internal, port 5432"
         if not any(c.isdigit() for c in value) and value[:2] != "q:":
