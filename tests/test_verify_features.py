@@ -348,3 +348,15 @@ def test_another_value_after_the_same_subject_words_conflicts_from_the_related_t
     )
     assert not topic.in_place
     assert general.judge(0.6, topic)[0] == "related"
+
+
+def test_a_clause_that_ties_on_words_is_aligned_by_its_subject() -> None:
+    # both clauses share two words with the claim; the one about the claim's subject (its
+    # first content word) is the clause compared
+    memory = (
+        "Staging is deployed automatically on every merge; production is deployed manually "
+        "from a tagged release."
+    )
+    difference = clause_difference(memory, "Staging is deployed manually.")
+    assert difference is not None and "automatically / manually" in difference
+    assert clause_difference(memory, "Production is deployed manually.") is None

@@ -99,18 +99,33 @@ def _aligned(claim_clause: str, memory_clauses: tuple[str, ...]) -> tuple[int, i
     non-value words with it, then the most words; None when none shares one or two tie.
     With it, how many non-value words they share."""
     slots, words = _slot_words(claim_clause), dedup.content_words(claim_clause)
+    subject = _first_word(claim_clause)
     scored = sorted(
         (
-            (len(slots & _slot_words(part)), len(words & dedup.content_words(part)), index)
+            (
+                len(slots & _slot_words(part)),
+                len(words & dedup.content_words(part)),
+                # then the clause about the same subject, its first content word
+                # ("*Staging* is deployed manually": "*staging* is deployed automatically",
+                # not "*production* is deployed manually")
+                subject is not None and _first_word(part) == subject,
+                index,
+            )
             for index, part in enumerate(memory_clauses)
         ),
         reverse=True,
     )
     if not scored or scored[0][0] < 1:
         return None
-    if len(scored) > 1 and scored[1][:2] == scored[0][:2]:
+    if len(scored) > 1 and scored[1][:3] == scored[0][:3]:
         return None
-    return scored[0][2], scored[0][0]
+    return scored[0][3], scored[0][0]
+
+
+def _first_word(text: str) -> str | None:
+    """The text's first content word (its subject, most often)."""
+    content = dedup.content_words(text)
+    return next((t.norm for t in dedup.statement(text).tokens if t.norm in content), None)
 
 
 def _lower_words(text: str) -> set[str]:
