@@ -43,8 +43,9 @@ from emergent_memory.errors import (
     SecretRejected,
 )
 from emergent_memory.llm import AnthropicClient, LLMError, ToolSpec, Usage
-from emergent_memory.memory import validation, verify_features
+from emergent_memory.memory import validation
 from emergent_memory.memory.models import Category, MemoryScope
+from emergent_memory.memory.verify_clauses import closest_clauses
 from emergent_memory.memory.verify_features import GENERIC_WORDS
 from emergent_memory.memory.verify_result import (
     VERIFY_DEFAULT_LIMIT,
@@ -70,7 +71,6 @@ from emergent_memory.memory.verify_rules import (
 # the service, the store and the secret scanner where they are used: the MCP server imports
 # this module for verify_memory's result type before they are needed
 if TYPE_CHECKING:
-    from emergent_memory.embeddings.base import EmbeddingProvider
     from emergent_memory.memory.service import MemoryService
 
 __all__ = [
@@ -350,34 +350,6 @@ class VerifyService:
                 output_tokens=0 if usage is None else usage.output_tokens,
                 error=None if error is None else error[:WHY_CHARS],
             )
-
-
-def closest_clauses(
-    embedder: EmbeddingProvider, claim: str, contents: Sequence[str]
-) -> list[Clause | None]:
-    """Each memory's clause closest to the claim (verify_features.clauses; None for a memory
-    of one clause), with its cosine similarity to the claim and the pair read, for
-    rules_answer. One call of the embedder for all of them; raises EmbeddingUnavailable."""
-    parts = [verify_features.clauses(content) for content in contents]
-    texts = sorted({part for found in parts if len(found) > 1 for part in found})
-    if not texts:
-        return [None] * len(contents)
-    vectors = embedder.embed_documents([claim, *texts])
-    query, of_text = vectors[0], dict(zip(texts, vectors[1:], strict=True))
-    closest: list[Clause | None] = []
-    for found in parts:
-        if len(found) < 2:
-            closest.append(None)
-            continue
-        similarity, clause = max((_cosine(query, of_text[part]), part) for part in found)
-        closest.append((similarity, read_pair(clause, claim)))
-    return closest
-
-
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    """The cosine similarity of two vectors; 0 when either has no direction."""
-    norms = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return sum(x * y for x, y in zip(a, b, strict=True)) / norms if norms else 0.0
 
 
 def _fallback(rules: Answer, reason: str) -> Answer:
