@@ -1225,6 +1225,10 @@ def test_durations_are_compared_in_seconds(existing: str, new: str, expected: st
         ("The cloud budget is $12,000 a month.", "The cloud budget is $12k a month.", "supersede"),
         ("We serve two million users.", "We serve 2,000,000 users.", "supersede"),
         ("The grant is 1.5 billion euros.", "The grant is 1.5bn euros.", "supersede"),
+        ("The grant is 1.5Bn euros.", "The grant is 1.5bn euros.", "supersede"),
+        # after a currency sign a lower-case m is a million
+        ("The seed round was $40m.", "The seed round was $40 million.", "supersede"),
+        ("The seed round was $40m.", "The seed round was $40M.", "supersede"),
         # another number of the same magnitude, or another magnitude, is another value
         (
             "The orders table has 40 million rows.",
@@ -1243,6 +1247,11 @@ def test_durations_are_compared_in_seconds(existing: str, new: str, expected: st
 )
 def test_orders_of_magnitude_are_part_of_the_value(existing: str, new: str, expected: str) -> None:
     assert verdict(SIMILAR, existing, new) == expected
+
+
+def test_a_magnitude_word_alone_is_no_value() -> None:
+    assert dedup.statement("Thanks a million for the review.").values == frozenset()
+    assert dedup.statement("We serve two million users.").values == {"2000000"}
 
 
 @pytest.mark.parametrize(
@@ -1295,12 +1304,25 @@ def test_a_value_negated_of_another_thing_is_no_change(
         ),
         ("Deploys happen every Tuesday.", "There is no deploy this Tuesday."),
         ("The user usually works from the Berlin office.", "The user works from home today."),
+        ("The standup is daily at 9:30.", "The standup is moved to 10:00 tomorrow."),
+        ("Backups run nightly at 02:00.", "Backups are moved to 03:00 tonight."),
+        ("Backups run every night at 02:00.", "Tonight's backup runs at 03:00 instead."),
     ],
 )
 def test_one_occasion_near_now_does_not_replace_a_habit(habit: str, occasion: str) -> None:
     assert dedup.one_off(habit, occasion)
     for similarity in (0.72, 0.85, 0.97):
         assert verdict(similarity, habit, occasion) == "possible_duplicate"
+
+
+def test_a_new_habit_is_no_one_occasion() -> None:
+    # the new text states a habit of its own: a change of the habit, not one occasion of it
+    assert not dedup.one_off(
+        "Deploys happen every Tuesday.", "Next month deploys move to Thursdays."
+    )
+    assert not dedup.one_off(
+        "The standup is daily at 9:30.", "From tomorrow the standup is daily at 10."
+    )
 
 
 @pytest.mark.parametrize(
@@ -1315,6 +1337,8 @@ def test_one_occasion_near_now_does_not_replace_a_habit(habit: str, occasion: st
             "The grooming meeting is on Wednesdays.",
             "As of today, the grooming meeting is on Thursdays.",
         ),
+        # a change this week or from next month on: the new text names no one occasion
+        ("The user always uses vim.", "The user switched to VS Code this week."),
         # no habit: one occasion moved to another
         ("The demo is scheduled for the 12th.", "The demo moved to next Tuesday."),
     ],

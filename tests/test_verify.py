@@ -19,12 +19,17 @@ import pytest
 from psycopg import sql
 
 from emergent_memory import app
-from emergent_memory.app import VERIFY_POLICIES
+from emergent_memory.app import DEDUP_POLICIES, VERIFY_POLICIES
 from emergent_memory.auth.principal import Principal
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME
-from emergent_memory.errors import InvalidInput, PermissionDenied, SecretRejected
+from emergent_memory.errors import (
+    EmbeddingUnavailable,
+    InvalidInput,
+    PermissionDenied,
+    SecretRejected,
+)
 from emergent_memory.llm import AnthropicClient
-from emergent_memory.memory import MemoryService
+from emergent_memory.memory import MemoryConfig, MemoryService
 from emergent_memory.memory.models import Category
 from emergent_memory.memory.secrets import describe_secret, find_secrets
 from emergent_memory.memory.verify import (
@@ -649,12 +654,67 @@ def test_a_claim_one_clause_of_a_longer_memory_contradicts_is_a_conflict(
     for claim in conflicting:
         result = verifier.verify(principal, claim)
         assert result["verdict"] == "conflict", (claim, result["why"])
-        assert "in one clause of the memory" in result["why"]
+        assert 'in its clause "' in result["why"]
+        assert "clause similarity" in result["why"]
         assert result["matches"][0]["relation"] == "conflicts"
     # the clause that states the claim confirms it; a claim about something else is no
     # conflict
     assert verifier.verify(principal, agreeing)["verdict"] == "confirmed"
     assert verifier.verify(principal, elsewhere)["verdict"] in ("related", "new")
+
+
+class _ClausesDown:
+    """The real model for the claim (recall), down when the clauses are embedded."""
+
+    def __init__(self, model: Any) -> None:
+        self._model = model
+
+    @property
+    def model_name(self) -> str:
+        return str(self._model.model_name)
+
+    @property
+    def dimensions(self) -> int:
+        return int(self._model.dimensions)
+
+    def embed_query(self, text: str) -> list[float]:
+        return list(self._model.embed_query(text))
+
+    def embed_documents(self, texts: Any) -> list[list[float]]:
+        raise EmbeddingUnavailable("embedding request failed (down for the test)")
+
+
+def test_when_the_clauses_cannot_be_embedded_whole_memories_are_compared(
+    semantic: MemoryService,
+    make_service: Callable[..., MemoryService],
+    local_embedder: Any,
+    principal: Principal,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    semantic.save(
+        principal,
+        "Nightly backups go to an S3 bucket in eu-west-1 and are kept for 35 days. Restores "
+        "are tested every quarter by the platform team.",
+        "fact",
+    )
+    claim = "Restores are tested every month by the platform team."
+    assert (
+        VerifyService(semantic, None, VerifyConfig(policy=POLICY)).verify(principal, claim)[
+            "verdict"
+        ]
+        == "conflict"
+    )
+    half_down = make_service(
+        _ClausesDown(local_embedder), **MemoryConfig.dedup_fields(DEDUP_POLICIES[LOCAL_MODEL_NAME])
+    )
+    with caplog.at_level("WARNING"):
+        result = VerifyService(half_down, None, VerifyConfig(policy=POLICY)).verify(
+            principal, claim
+        )
+    # the answer of the whole memory, not an error, and said in the log
+    assert result["verdict"] == "related"
+    assert result["degraded"] is False
+    assert "verify compares whole memories only" in caplog.text
 
 
 def test_numbers_exchanged_between_a_count_and_a_duration_conflict() -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 import pytest
 
+from emergent_memory.memory.verify_clauses import MAX_CLAUSES, closest_clauses
 from emergent_memory.memory.verify_features import clause_difference, clauses
 from emergent_memory.memory.verify_rules import DIFFERENCE_KINDS, VerifyPolicy, read_pair
+from tests.embedders import BagOfWordsEmbedder
 
 POLICY = VerifyPolicy(
     related_from=0.53, conflict_from=0.65, confirm_from=0.74, keeps_words_from=0.7
@@ -358,5 +361,50 @@ def test_a_clause_that_ties_on_words_is_aligned_by_its_subject() -> None:
         "from a tagged release."
     )
     difference = clause_difference(memory, "Staging is deployed manually.")
-    assert difference is not None and "automatically / manually" in difference
+    assert difference is not None
+    assert "automatically / manually" in difference
     assert clause_difference(memory, "Production is deployed manually.") is None
+
+
+class _Recording(BagOfWordsEmbedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.documents: list[list[str]] = []
+        self.queries: list[str] = []
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        self.documents.append(list(texts))
+        return super().embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        self.queries.append(text)
+        return super().embed_query(text)
+
+
+def test_each_memory_s_closest_clause_is_found_in_two_calls() -> None:
+    embedder = _Recording()
+    claim = "Feature flags live in Unleash."
+    long_memory = "; ".join(f"service {n} writes logs to bucket {n}" for n in range(40))
+    contents = [
+        "Feature flags live in LaunchDarkly.",  # one clause: nothing to find
+        "",  # a memory not to read
+        "The app ships every two weeks; feature flags live in LaunchDarkly.",
+        long_memory + "; feature flags live in LaunchDarkly",
+    ]
+    found = closest_clauses(embedder, claim, contents)
+    assert found[0] is None
+    assert found[1] is None
+    assert found[2] is not None
+    assert found[2][2] == "feature flags live in LaunchDarkly"
+    assert found[3] is not None
+    assert found[3][2] == "feature flags live in LaunchDarkly"
+    assert found[2][1].difference is not None  # the pair read: another value
+    # the claim as a query, then every clause at once; of the long memory at most MAX_CLAUSES
+    assert embedder.queries == [claim]
+    assert len(embedder.documents) == 1
+    assert len(embedder.documents[0]) <= 2 + MAX_CLAUSES
+    # nothing to read: no call at all
+    quiet = _Recording()
+    assert closest_clauses(quiet, claim, ["One clause only.", ""]) == [None, None]
+    assert quiet.queries == []
+    assert quiet.documents == []

@@ -111,7 +111,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence, Set
 from dataclasses import dataclass, replace
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from difflib import SequenceMatcher
 from functools import lru_cache
 from itertools import pairwise
@@ -308,7 +308,6 @@ _ANOTHER_TIME = frozenset({"again"})
 # Words that say the same is true of something or someone else as well ("Emma is allergic to
 # shellfish *too*", "never log card numbers in analytics events *either*").
 _ADDITIVE = frozenset({"too", "also", "either"})
-_ADDITIVE_PHRASES = frozenset({("as", "well")})
 
 # Names that developers write two ways.
 ALIASES = {
@@ -533,6 +532,9 @@ def _tokens(text: str) -> list[_Token]:
             tokens.append(_Token(raw, _APOSTROPHE_LESS[lower], first, pause))
         elif lower in _LIKE_NOT or lower.endswith("n't"):
             tokens.append(_Token(raw, "not", first, pause))  # "don't", "never": see _LIKE_NOT
+        elif between[-1:] in _CURRENCIES and _IN_MILLIONS.fullmatch(raw):
+            # "$40m": after a currency sign a lower-case "m" is a million, not metres
+            tokens.append(_Token(raw, _whole(raw[:-1], 10**6), first, pause))
         else:
             number = _number(lower)
             norm = number if number is not None else _stem(lower)
@@ -544,13 +546,18 @@ def _tokens(text: str) -> list[_Token]:
 # "$1.5bn"): the value is the whole number ("40000000"), so "4.2k tests" and "4,200 tests"
 # state one value. A lower-case "m" is not read (metres, minutes), nor "B" (bytes).
 _MAGNITUDE_WORDS = {"thousand": 1000, "million": 10**6, "billion": 10**9}
-_MAGNITUDE_SUFFIXES = {"k": 1000, "K": 1000, "M": 10**6, "bn": 10**9}
-_COMPACT_MAGNITUDE = re.compile(r"[$€£¥]?(\d+(?:\.\d+)?)(k|K|M|bn)")
+_MAGNITUDE_SUFFIXES = {"k": 1000, "m": 10**6, "bn": 10**9}
+_COMPACT_MAGNITUDE = re.compile(r"(\d+(?:\.\d+)?)(?:k|K|M|(?i:bn))")
+# a lower-case "m" is a million only after a currency sign ("$40m"; "40m" is metres): _tokens
+_CURRENCIES = frozenset("$€£¥")
+_IN_MILLIONS = re.compile(r"\d+(?:\.\d+)?m")
 
 
 def _whole(amount: str, magnitude: int) -> str:
-    """The number `amount` times `magnitude`, written out ("4.2", 1000 -> "4200")."""
-    return f"{(Decimal(amount) * magnitude).normalize():f}"
+    """The number `amount` times `magnitude`, written out ("4.2", 1000 -> "4200"), exactly."""
+    with localcontext() as exact:
+        exact.prec = len(amount) + 12
+        return f"{(Decimal(amount) * magnitude).normalize():f}"
 
 
 def _with_magnitudes(tokens: list[_Token]) -> list[_Token]:
@@ -561,7 +568,9 @@ def _with_magnitudes(tokens: list[_Token]) -> list[_Token]:
         token = tokens[i]
         compact = _COMPACT_MAGNITUDE.fullmatch(token.text)
         if compact:
-            norm = _whole(compact.group(1), _MAGNITUDE_SUFFIXES[compact.group(2)])
+            amount = compact.group(1)
+            suffix = token.text[len(token.text.rstrip("kKmMbBnN")) :].lower()
+            norm = _whole(amount, _MAGNITUDE_SUFFIXES[suffix])
             result.append(_Token(token.text, norm, token.first, token.pause))
             i += 1
             continue
@@ -732,8 +741,8 @@ def _is_value(token: _Token) -> bool:
         return True  # a duration
     if any(ch.isdigit() for ch in text) or token.norm in NUMBERS.values():
         return True
-    if text.rpartition(" ")[2].lower() in _MAGNITUDE_WORDS:
-        return True  # "two million"
+    if " " in text and text.rpartition(" ")[2].lower() in _MAGNITUDE_WORDS:
+        return True  # "two million" (a number and its magnitude, one token)
     if any(ch in "._:/+#@" for ch in text[1:]) or "_" in text:
         return True
     if "-" in text:
@@ -991,32 +1000,47 @@ def anchors(text: str) -> frozenset[str]:
 
 
 # A habit ("on *Wednesdays*", "*every* sprint", "*daily*") and the time of one occasion near
-# now ("*this* Wednesday", "*tomorrow*"), unless a word says from when ("*starting* next week").
-_HABIT = frozenset(
+# now ("*this* Wednesday", "*tomorrow*", "*tonight's*"), unless a word says from when
+# ("*starting* next Monday")
+_HABITUAL = frozenset(
     {"every", "each", "daily", "weekly", "monthly", "nightly", "always", "usually", "normally"}
 )
-_NEAR_NOW = frozenset({"today", "tonight", "tomorrow", "this", "next"})
+_NEAR_NOW_WORDS = frozenset({"today", "tonight", "tomorrow"})
+_NEAR_NOW_HEADS = frozenset({"this", "next"})
+_DAY_PARTS_NEAR = _WEEKDAY_NAMES | {"morning", "afternoon", "evening", "night", "weekend"}
 _FROM_WHEN = frozenset({"starting", "from", "beginning", "effective", "since", "after"})
+
+
+def _states_a_habit(words: Sequence[str]) -> bool:
+    return any(w in _HABITUAL or (w[:-1] in _WEEKDAY_NAMES and w[-1] == "s") for w in words)
 
 
 def one_off(existing: str, new: str) -> bool:
     """The new text tells of one occasion near now of a habit the existing one states ("The
     grooming meeting is on Wednesdays" / "The grooming meeting is cancelled this Wednesday",
-    "Deploys happen every Tuesday" / "No deploy tomorrow"): the habit still holds."""
+    "Deploys happen every Tuesday" / "No deploy tomorrow"), and states no habit itself: the
+    habit still holds."""
     old = [t.lower for t in statement(existing).tokens]
-    habit = any(w in _HABIT or (w[:-1] in _WEEKDAY_NAMES and w[-1] == "s") for w in old)
     # "every Tuesday" is the habit's day, not an occasion's
     days = {w for i, w in enumerate(old) if i and old[i - 1] in ("every", "each")}
-    if not habit or anchors(existing) - days:
+    if not _states_a_habit(old) or anchors(existing) - days:
         return False
-    if not any(at.split()[0] in _NEAR_NOW for at in anchors(new)):
-        return False
-    lower = [t.lower for t in statement(new).tokens]
+    lower = [t.lower.removesuffix("'s").removesuffix("\u2019s") for t in statement(new).tokens]
+    if _states_a_habit(lower):
+        return False  # "Next month deploys move to Thursdays"
+    # "this week" of a weekly habit when a day of it is named ("moved to Thursday this week";
+    # not "switched to VS Code this week")
+    parts = _DAY_PARTS_NEAR | ({"week"} if _WEEKDAY_NAMES & set(lower) else set())
+    near = [
+        word in _NEAR_NOW_WORDS
+        or (word in _NEAR_NOW_HEADS and i + 1 < len(lower) and lower[i + 1] in parts)
+        for i, word in enumerate(lower)
+    ]
     said_from = [
         (i and lower[i - 1] in _FROM_WHEN) or lower[max(0, i - 2) : i] == ["as", "of"]
         for i in range(len(lower))
     ]
-    return not any(word in _NEAR_NOW and said_from[i] for i, word in enumerate(lower))
+    return any(near) and not any(n and f for n, f in zip(near, said_from, strict=True))
 
 
 # What joins another statement to a text: marks (a semicolon, dashes, a comma) and words.
@@ -1027,9 +1051,7 @@ _JOINERS = frozenset({";", "\u2014", "\u2013", "-", ","}) | frozenset(
 
 # Words that join another thing to what a text names ("requires VPN access *in addition to*
 # 2FA"): a new text that keeps every word of the old one and adds one with these says more.
-_ADDITIVE_PHRASES = frozenset(
-    {("in", "addition"), ("as", "well"), ("along", "with"), ("on", "top")}
-)
+_ADDING_PHRASES = frozenset({("in", "addition"), ("as", "well"), ("along", "with"), ("on", "top")})
 
 
 def adds_alongside(existing: str, new: str) -> bool:
@@ -1043,7 +1065,7 @@ def adds_alongside(existing: str, new: str) -> bool:
 
     def phrases(one: Statement) -> set[tuple[str, str]]:
         lower = [t.lower for t in one.tokens]
-        return {pair for pair in pairwise(lower) if pair in _ADDITIVE_PHRASES}
+        return {pair for pair in pairwise(lower) if pair in _ADDING_PHRASES}
 
     return bool(phrases(new_) - phrases(old))
 
@@ -1267,7 +1289,7 @@ def adds_another(existing: str, new: str) -> bool:
     new_ = [t.lower for t in statement(new).tokens]
 
     def additive(words: list[str]) -> bool:
-        return bool(set(words) & _ADDITIVE) or any(p in _ADDITIVE_PHRASES for p in pairwise(words))
+        return bool(set(words) & _ADDITIVE) or any(p in _ADDING_PHRASES for p in pairwise(words))
 
     return additive(new_) and not additive(old)
 
@@ -2561,7 +2583,9 @@ def _lost_values(old: Statement, new: Statement) -> frozenset[str]:
     # a duration stated by its number alone is stated ("7 years old" / "seven"), unless the
     # new text gives a duration of its own instead ("3 times, *24 hours* apart" / "24 times,
     # *3 hours* apart": the numbers exchanged between a count and a duration)
-    another_duration = bool(set(dict(new.amounts)) - set(amounts))
+    another_duration = any(
+        duration not in amounts and number in old.values for duration, number in new.amounts
+    )
     for value in old.values - new.words - new.values:
         if value in amounts and amounts[value] in new.values and not another_duration:
             continue

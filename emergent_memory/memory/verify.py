@@ -24,7 +24,9 @@ relations of the candidates instead, within the actor's daily token budget (the 
 spends), and the verdict follows them as it follows the rules'. Any failure of that call
 (unavailable, refused, malformed, the budget spent) keeps the rules' answer, with judge
 "rules" and why saying so. With no vectors (the embedder is down: `degraded`), the rules
-compare words only.
+compare words only. A memory found neither to confirm nor to conflict is also read by its
+clause closest to the claim (memory/verify_clauses.py: the claim and those memories' clauses
+embedded, one more call of the embedder; skipped, with a warning, when that call fails).
 """
 
 from __future__ import annotations
@@ -56,7 +58,6 @@ from emergent_memory.memory.verify_result import (
 )
 from emergent_memory.memory.verify_rules import (
     Answer,
-    Clause,
     Judged,
     PairFeatures,
     Relation,
@@ -231,15 +232,20 @@ class VerifyService:
         if not degraded:
             # a memory found by its words alone (no similarity) is far from the claim's sense
             pairs = [(content, 0.0 if s is None else s) for content, s in pairs]
-        clauses: list[Clause | None] | None = None
-        if not degraded:
+        policy = self._config.policy
+        answer = rules_answer(policy, text, pairs)
+        # a memory found neither to confirm nor to conflict is also read by its clause
+        # closest to the claim (verify_clauses): one more embedding call, for those only
+        undecided = {j.index for j in answer.judged if j.relation == "related"}
+        undecided |= set(range(len(pairs))) - {j.index for j in answer.judged}
+        if not degraded and undecided:
             try:
-                contents = [content for content, _ in pairs]
+                contents = [c if i in undecided else "" for i, (c, _) in enumerate(pairs)]
                 clauses = closest_clauses(self._memory.embedder, text, contents)
             except EmbeddingUnavailable as error:
                 logger.warning("verify compares whole memories only: %s", error)
-        policy = self._config.policy
-        answer = rules_answer(policy, text, pairs, clauses=clauses)
+            else:
+                answer = rules_answer(policy, text, pairs, clauses=clauses)
         judge: Judge = "rules"
         best = max((s for _, s in pairs if s is not None), default=None)
         if self.judge_enabled and not degraded and policy.in_judge_band(best):
@@ -327,6 +333,9 @@ class VerifyService:
                     "LLM judge: " + " ".join(str(entry["why"]).split())[:WHY_CHARS],
                 )
             )
+        # what the rules found of a memory the judge was not shown (one far from the claim
+        # as a whole, contradicted by one of its clauses) stands
+        judged += [j for j in rules.judged if j.index not in shown and j.relation != "related"]
         verdict, best = aggregate(judged)
         why = "the LLM judge found no memory about this subject"
         if best is not None:

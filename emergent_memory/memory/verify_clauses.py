@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from emergent_memory.embeddings.vectors import cosine_similarity
+from emergent_memory.memory.dedup import content_words
 from emergent_memory.memory.verify_features import clauses
 from emergent_memory.memory.verify_rules import Clause, read_pair
 
@@ -17,23 +18,39 @@ if TYPE_CHECKING:
 __all__ = ["closest_clauses"]
 
 
+# The clauses of one memory compared at most: those sharing the most content words with the
+# claim (a memory of a thousand clauses costs no more than one of eight)
+MAX_CLAUSES = 8
+
+
 def closest_clauses(
     embedder: EmbeddingProvider, claim: str, contents: Sequence[str]
 ) -> list[Clause | None]:
     """Each memory's clause closest to the claim (verify_features.clauses; None for a memory
-    of one clause), with its cosine similarity to the claim (as recall measures it) and the
-    pair read. One call of the embedder for all of them; raises EmbeddingUnavailable."""
-    parts = [clauses(content) for content in contents]
+    of one clause, or an empty content: one not to read), with its cosine similarity to the
+    claim (the claim embedded as a query, as recall does), the pair read and the clause; of a
+    memory of more than MAX_CLAUSES clauses, only those sharing most words. Two calls of the
+    embedder for all of them (the claim, then every clause); raises EmbeddingUnavailable."""
+    words = content_words(claim)
+    parts = [_likeliest(clauses(content), words) for content in contents]
     texts = sorted({part for found in parts if len(found) > 1 for part in found})
     if not texts:
         return [None] * len(contents)
-    vectors = embedder.embed_documents([claim, *texts])
-    query, of_text = vectors[0], dict(zip(texts, vectors[1:], strict=True))
+    query = embedder.embed_query(claim)
+    of_text = dict(zip(texts, embedder.embed_documents(texts), strict=True))
     closest: list[Clause | None] = []
     for found in parts:
         if len(found) < 2:
             closest.append(None)
             continue
         similarity, clause = max((cosine_similarity(query, of_text[p]), p) for p in found)
-        closest.append((similarity, read_pair(clause, claim)))
+        closest.append((similarity, read_pair(clause, claim), clause))
     return closest
+
+
+def _likeliest(found: tuple[str, ...], words: frozenset[str] | set[str]) -> tuple[str, ...]:
+    """The MAX_CLAUSES clauses sharing the most content words with the claim, in order."""
+    if len(found) <= MAX_CLAUSES:
+        return found
+    ranked = sorted(range(len(found)), key=lambda i: (-len(content_words(found[i]) & words), i))
+    return tuple(found[i] for i in sorted(ranked[:MAX_CLAUSES]))

@@ -338,8 +338,8 @@ def aggregate(judged: Sequence[Judged]) -> tuple[Verdict, Judged | None]:
     return "new", None
 
 
-# A memory's clause closest to the claim: its similarity to the claim, and the pair read
-Clause = tuple[float, PairFeatures]
+# A memory's clause closest to the claim: its similarity, the pair read, the clause
+Clause = tuple[float, PairFeatures, str]
 
 
 def rules_answer(
@@ -352,7 +352,7 @@ def rules_answer(
     """The rules' answer for candidates given as (content, similarity); a None similarity
     (no vectors) is judged on the words the texts share. `features`: each candidate's
     read_pair, when already read. `clauses`: each candidate's clause closest to the claim
-    (verify.closest_clauses), None for a memory of one clause: a long memory is far from a
+    (verify_clauses.closest_clauses), None for a memory of one clause: a long memory is far from a
     claim about one of its clauses, so a clause closer to the claim than its memory is judged
     alone too, and conflicts when it does (never confirms: benchmarks/README.md section 10)."""
     judged: list[Judged] = []
@@ -365,10 +365,9 @@ def rules_answer(
         if clause is not None and relation in (None, "related") and clause[0] > score:
             alone, its_why = policy.judge(clause[0], clause[1])
             if alone == "conflicts":
-                relation, why = (
-                    alone,
-                    f"in one clause of the memory ({clause[0]:.2f} close): {its_why}",
-                )
+                quoted = clause[2] if len(clause[2]) <= 80 else clause[2][:79] + "\u2026"
+                relation = alone
+                why = f'in its clause "{quoted}": {its_why} (clause similarity {clause[0]:.2f})'
         if relation is not None:
             judged.append(Judged(index, score, relation, why))
     verdict, best = aggregate(judged)
