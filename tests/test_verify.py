@@ -369,6 +369,34 @@ def test_in_a_band_the_llm_judge_decides_and_its_call_is_recorded(
     ]
 
 
+def test_the_judge_keeps_the_rules_conflicts_of_memories_it_was_not_shown(
+    judged: VerifyService, principal: Principal, fake: FakeAnthropic
+) -> None:
+    # a memory too far from the claim as a whole to be shown to the judge (0.20), whose
+    # clause the rules found to contradict the claim: that conflict stands beside the judge's
+    fake.handler = lambda _request: tool_use(
+        JUDGE_TOOL.name, {"memories": [{"number": 1, "relation": "related", "why": "same app"}]}
+    )
+    claim = "Feature flags live in Unleash."
+    pairs = [
+        ("The mobile app is built with Flutter.", 0.6),
+        ("The app ships every two weeks; feature flags live in LaunchDarkly.", 0.2),
+    ]
+    rules = rules_answer(
+        RULES_ONLY,
+        claim,
+        pairs,
+        clauses=[None, (0.72, read_pair("feature flags live in LaunchDarkly", claim), "...")],
+    )
+    assert rules.verdict == "conflict"
+    answer, judge = judged._judged(principal, claim, pairs, rules)
+    assert judge == "llm"
+    assert answer.verdict == "conflict"
+    assert {(j.index, j.relation) for j in answer.judged} == {(0, "related"), (1, "conflicts")}
+    [request] = fake.message_requests
+    assert "LaunchDarkly" not in request.text  # not shown to the judge
+
+
 def test_outside_the_bands_the_judge_is_not_asked(
     judged: VerifyService,
     semantic: MemoryService,
