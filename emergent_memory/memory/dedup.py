@@ -109,7 +109,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator, Sequence, Set
+from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 from dataclasses import dataclass, replace
 from decimal import Decimal, localcontext
 from difflib import SequenceMatcher
@@ -562,28 +562,41 @@ def _whole(amount: str, magnitude: int) -> str:
 
 def _with_magnitudes(tokens: list[_Token]) -> list[_Token]:
     """A number with its order of magnitude as one value (see _MAGNITUDE_WORDS)."""
+
+    def on_it(token: _Token) -> str | None:
+        if not _COMPACT_MAGNITUDE.fullmatch(token.text):
+            return None
+        amount = token.text.rstrip("kKmMbBnN")
+        return _whole(amount, _MAGNITUDE_SUFFIXES[token.text[len(amount) :].lower()])
+
+    def after_it(token: _Token, word: _Token) -> str | None:
+        if word.lower not in _MAGNITUDE_WORDS or token.pause or not _CARDINAL.fullmatch(token.norm):
+            return None
+        return _whole(token.norm, _MAGNITUDE_WORDS[word.lower])
+
+    return _with_units(tokens, on_it, after_it)
+
+
+def _with_units(
+    tokens: list[_Token],
+    on_it: Callable[[_Token], str | None],
+    after_it: Callable[[_Token, _Token], str | None],
+) -> list[_Token]:
+    """Each number with its unit as one token whose norm is the value: the unit written on
+    the number (`on_it`: the token's norm, or None) or as the next word (`after_it`)."""
     result: list[_Token] = []
     i = 0
     while i < len(tokens):
         token = tokens[i]
-        compact = _COMPACT_MAGNITUDE.fullmatch(token.text)
-        if compact:
-            amount = compact.group(1)
-            suffix = token.text[len(token.text.rstrip("kKmMbBnN")) :].lower()
-            norm = _whole(amount, _MAGNITUDE_SUFFIXES[suffix])
+        norm = on_it(token)
+        if norm is not None:
             result.append(_Token(token.text, norm, token.first, token.pause))
             i += 1
             continue
-        after = tokens[i + 1] if i + 1 < len(tokens) else None
-        if (
-            after is not None
-            and after.lower in _MAGNITUDE_WORDS
-            and _CARDINAL.fullmatch(token.norm)
-            and not token.pause
-        ):
-            norm = _whole(token.norm, _MAGNITUDE_WORDS[after.lower])
-            text = f"{token.text} {after.text}"
-            result.append(_Token(text, norm, token.first, after.pause))
+        unit = tokens[i + 1] if i + 1 < len(tokens) else None
+        norm = None if unit is None else after_it(token, unit)
+        if unit is not None and norm is not None:
+            result.append(_Token(f"{token.text} {unit.text}", norm, token.first, unit.pause))
             i += 2
             continue
         result.append(token)
@@ -642,37 +655,26 @@ def _with_durations(tokens: list[_Token]) -> list[_Token]:
     """A number with a unit of time as one value, in seconds ("30 minutes", "30min" and "1800
     seconds" read alike; "a month" is not read, it is more often a rate): the unit is part of
     the value."""
-    result: list[_Token] = []
-    i = 0
-    while i < len(tokens):
-        token = tokens[i]
+
+    def on_it(token: _Token) -> str | None:
         # written in lower case only: "Room *4H*" is a room
         compact = _COMPACT_DURATION.fullmatch(token.text)
-        if compact:
-            norm = _seconds(compact.group(1), compact.group(2))
-            result.append(_Token(token.text, norm, token.first, token.pause))
-            i += 1
-            continue
-        unit = tokens[i + 1] if i + 1 < len(tokens) else None
+        return None if compact is None else _seconds(compact.group(1), compact.group(2))
+
+    def after_it(token: _Token, unit: _Token) -> str | None:
         # a cardinal number, not an ordinal ("the *first* day", "the 3rd day")
         cardinal = (
             _CARDINAL.fullmatch(token.text) or token.lower in _CARDINAL_WORDS
         ) and _CARDINAL.fullmatch(token.norm)
         if (
-            unit is not None
-            and unit.lower in _DURATION_UNITS
+            unit.lower in _DURATION_UNITS
             and (unit.lower not in _LOWER_CASE_UNITS or unit.text == unit.lower)
             and cardinal
         ):
-            after = unit.lower
-            norm = _seconds(token.norm, after)
-            text = f"{token.text} {tokens[i + 1].text}"
-            result.append(_Token(text, norm, token.first, tokens[i + 1].pause))
-            i += 2
-            continue
-        result.append(token)
-        i += 1
-    return result
+            return _seconds(token.norm, unit.lower)
+        return None
+
+    return _with_units(tokens, on_it, after_it)
 
 
 def _with_times(tokens: list[_Token]) -> list[_Token]:
