@@ -544,7 +544,8 @@ def _tokens(text: str) -> list[_Token]:
 
 # A number's order of magnitude, written after it ("40 million") or on it ("40M", "4.2k",
 # "$1.5bn"): the value is the whole number ("40000000"), so "4.2k tests" and "4,200 tests"
-# state one value. A lower-case "m" is not read (metres, minutes), nor "B" (bytes).
+# state one value. A lower-case "m" is a million only after a currency sign (else metres or
+# minutes), and "B" is never a billion (bytes).
 _MAGNITUDE_WORDS = {"thousand": 1000, "million": 10**6, "billion": 10**9}
 _MAGNITUDE_SUFFIXES = {"k": 1000, "m": 10**6, "bn": 10**9}
 _COMPACT_MAGNITUDE = re.compile(r"(\d+(?:\.\d+)?)(?:k|K|M|(?i:bn))")
@@ -1014,6 +1015,7 @@ _FROM_WHEN = frozenset({"starting", "from", "beginning", "effective", "since", "
 
 
 def _states_a_habit(words: Sequence[str]) -> bool:
+    """A habit word among the lower-cased words, or a day in the plural ("on Fridays")."""
     return any(w in _HABITUAL or (w[:-1] in _WEEKDAY_NAMES and w[-1] == "s") for w in words)
 
 
