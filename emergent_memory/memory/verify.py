@@ -20,8 +20,9 @@ rules and similarity bands calibrated on benchmarks/data/verify_claims.json
 When the best candidate's similarity falls in an ambiguous band (`judge_bands`: where the
 rules answered below 0.9 on the labelled set's calibration split) and an Anthropic key is
 configured, a forced tool call (`record_verification`, capture's gate model) decides the
-relations of the candidates instead, within the actor's daily token budget (the one capture
-spends), and the verdict follows them as it follows the rules'. Any failure of that call
+relations of the candidates it is shown instead (the rules' answer stands for the others),
+within the actor's daily token budget (the one capture spends), and the verdict follows them
+as it follows the rules'. Any failure of that call
 (unavailable, refused, malformed, the budget spent) keeps the rules' answer, with judge
 "rules" and why saying so. With no vectors (the embedder is down: `degraded`), the rules
 compare words only. A memory found neither to confirm nor to conflict is also read by its
