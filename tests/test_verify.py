@@ -39,6 +39,7 @@ from emergent_memory.memory.verify import (
     read_pair,
     rules_answer,
 )
+from emergent_memory.memory.verify_rules import Clause
 from emergent_memory.settings import load_settings
 from tests.embedders import BagOfWordsEmbedder, DownEmbedder
 from tests.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, error, text, tool_use
@@ -386,7 +387,10 @@ def test_the_judge_keeps_the_rules_conflicts_of_memories_it_was_not_shown(
         RULES_ONLY,
         claim,
         pairs,
-        clauses=[None, (0.72, read_pair("feature flags live in LaunchDarkly", claim), "...")],
+        clauses=[
+            None,
+            Clause(0.72, read_pair("feature flags live in LaunchDarkly", claim), "..."),
+        ],
     )
     assert rules.verdict == "conflict"
     answer, judge = judged._judged(principal, claim, pairs, rules)
@@ -767,7 +771,7 @@ def test_a_clause_never_confirms_what_its_memory_does_not() -> None:
     assert RULES_ONLY.relation(0.9, clause, claim)[0] == "confirms"
     alone = rules_answer(RULES_ONLY, claim, [(memory, 0.4)])
     with_clause = rules_answer(
-        RULES_ONLY, claim, [(memory, 0.4)], clauses=[(0.9, read_pair(clause, claim))]
+        RULES_ONLY, claim, [(memory, 0.4)], clauses=[Clause(0.9, read_pair(clause, claim), clause)]
     )
     assert with_clause.verdict == alone.verdict != "confirmed"
     # and with no vectors (the embedder down) the clauses are not read
@@ -775,7 +779,7 @@ def test_a_clause_never_confirms_what_its_memory_does_not() -> None:
         RULES_ONLY,
         "Restores are tested every month.",
         [(memory, None)],
-        clauses=[(0.95, read_pair(clause, "Restores are tested every month."))],
+        clauses=[Clause(0.95, read_pair(clause, "Restores are tested every month."), clause)],
     )
     assert "clause" not in words.why
 

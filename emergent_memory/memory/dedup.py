@@ -407,6 +407,9 @@ del NUMBERS["second"]  # more often the unit ("a 30 second timeout") than the or
 # "python:3.11-slim", "/v2/webhooks", "ops@example.com") and a trailing "+" or "#" ("C++").
 _TOKEN = re.compile(r"[^\W_]+(?:(?:['\u2019._:/+#@-]|_+)[^\W_]+)*[+#]*")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+# a lower-case "m" after a currency sign is a million ("$40m"), as "M" is (_with_magnitudes);
+# elsewhere "40m" is metres or minutes
+_CURRENCY_MILLIONS = re.compile(r"(?<=[$€£¥])(\d+(?:\.\d+)?)m\b")
 _QUOTED = re.compile(r"`[^`]+`|\"[^\"]+\"|“[^”]+”")
 _UNIT = re.compile(r"(\d+(?:\.\d+)?)(?:ms|sec|secs|min|mins|hr|hrs|kb|mb|gb|tb|kib|mib|gib|px)")
 _ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)")
@@ -512,7 +515,7 @@ _APOSTROPHE_LESS = {
 
 
 def _tokens(text: str) -> list[_Token]:
-    text = _THOUSANDS.sub("", text)
+    text = _CURRENCY_MILLIONS.sub(r"\1M", _THOUSANDS.sub("", text))
     tokens: list[_Token] = []
     matches = list(_TOKEN.finditer(text))
     for index, match in enumerate(matches):
@@ -532,9 +535,6 @@ def _tokens(text: str) -> list[_Token]:
             tokens.append(_Token(raw, _APOSTROPHE_LESS[lower], first, pause))
         elif lower in _LIKE_NOT or lower.endswith("n't"):
             tokens.append(_Token(raw, "not", first, pause))  # "don't", "never": see _LIKE_NOT
-        elif between[-1:] in _CURRENCIES and _IN_MILLIONS.fullmatch(raw):
-            # "$40m": after a currency sign a lower-case "m" is a million, not metres
-            tokens.append(_Token(raw, _whole(raw[:-1], 10**6), first, pause))
         else:
             number = _number(lower)
             norm = number if number is not None else _stem(lower)
@@ -548,10 +548,7 @@ def _tokens(text: str) -> list[_Token]:
 # minutes), and "B" is never a billion (bytes).
 _MAGNITUDE_WORDS = {"thousand": 1000, "million": 10**6, "billion": 10**9}
 _MAGNITUDE_SUFFIXES = {"k": 1000, "m": 10**6, "bn": 10**9}
-_COMPACT_MAGNITUDE = re.compile(r"(\d+(?:\.\d+)?)(?:k|K|M|(?i:bn))")
-# a lower-case "m" is a million only after a currency sign ("$40m"; "40m" is metres): _tokens
-_CURRENCIES = frozenset("$€£¥")
-_IN_MILLIONS = re.compile(r"\d+(?:\.\d+)?m")
+_COMPACT_MAGNITUDE = re.compile(r"(\d+(?:\.\d+)?)(k|K|M|(?i:bn))")
 
 
 def _whole(amount: str, magnitude: int) -> str:
@@ -565,10 +562,10 @@ def _with_magnitudes(tokens: list[_Token]) -> list[_Token]:
     """A number with its order of magnitude as one value (see _MAGNITUDE_WORDS)."""
 
     def on_it(token: _Token) -> str | None:
-        if not _COMPACT_MAGNITUDE.fullmatch(token.text):
+        compact = _COMPACT_MAGNITUDE.fullmatch(token.text)
+        if compact is None:
             return None
-        amount = token.text.rstrip("kKmMbBnN")
-        return _whole(amount, _MAGNITUDE_SUFFIXES[token.text[len(amount) :].lower()])
+        return _whole(compact.group(1), _MAGNITUDE_SUFFIXES[compact.group(2).lower()])
 
     def after_it(token: _Token, word: _Token) -> str | None:
         if word.lower not in _MAGNITUDE_WORDS or token.pause or not _CARDINAL.fullmatch(token.norm):

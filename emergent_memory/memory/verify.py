@@ -234,19 +234,19 @@ class VerifyService:
             # a memory found by its words alone (no similarity) is far from the claim's sense
             pairs = [(content, 0.0 if s is None else s) for content, s in pairs]
         policy = self._config.policy
-        answer = rules_answer(policy, text, pairs)
+        features = [read_pair(content, text) for content, _ in pairs]
+        answer = rules_answer(policy, text, pairs, features)
         # a memory found neither to confirm nor to conflict is also read by its clause
         # closest to the claim (verify_clauses): one more embedding call, for those only
-        undecided = {j.index for j in answer.judged if j.relation == "related"}
-        undecided |= set(range(len(pairs))) - {j.index for j in answer.judged}
-        if not degraded and undecided:
+        decided = {j.index for j in answer.judged if j.relation != "related"}
+        if not degraded and len(decided) < len(pairs):
             try:
-                contents = [c if i in undecided else "" for i, (c, _) in enumerate(pairs)]
+                contents = [c if i not in decided else "" for i, (c, _) in enumerate(pairs)]
                 clauses = closest_clauses(self._memory.embedder, text, contents)
             except EmbeddingUnavailable as error:
                 logger.warning("verify compares whole memories only: %s", error)
             else:
-                answer = rules_answer(policy, text, pairs, clauses=clauses)
+                answer = rules_answer(policy, text, pairs, features, clauses)
         judge: Judge = "rules"
         best = max((s for _, s in pairs if s is not None), default=None)
         if self.judge_enabled and not degraded and policy.in_judge_band(best):

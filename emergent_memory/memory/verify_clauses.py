@@ -44,7 +44,7 @@ def closest_clauses(
             closest.append(None)
             continue
         similarity, clause = max((cosine_similarity(query, of_text[p]), p) for p in found)
-        closest.append((similarity, read_pair(clause, claim), clause))
+        closest.append(Clause(similarity, read_pair(clause, claim), clause))
     return closest
 
 

@@ -46,6 +46,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from typing import NamedTuple
 
 from emergent_memory.memory import dedup, verify_features
 from emergent_memory.memory.verify_features import GENERIC_WORDS, part_difference
@@ -338,8 +339,12 @@ def aggregate(judged: Sequence[Judged]) -> tuple[Verdict, Judged | None]:
     return "new", None
 
 
-# A memory's clause closest to the claim: its similarity, the pair read, the clause
-Clause = tuple[float, PairFeatures, str]
+class Clause(NamedTuple):
+    """A memory's clause closest to the claim (verify_clauses.closest_clauses)."""
+
+    similarity: float  # to the claim
+    features: PairFeatures  # the clause and the claim, read_pair
+    text: str
 
 
 def rules_answer(
@@ -362,12 +367,14 @@ def rules_answer(
         pair = read_pair(content, claim) if features is None else features[index]
         relation, why = policy.judge(score, pair, words_only=words_only)
         clause = None if clauses is None or words_only else clauses[index]
-        if clause is not None and relation in (None, "related") and clause[0] > score:
-            alone, its_why = policy.judge(clause[0], clause[1])
+        if clause is not None and relation in (None, "related") and clause.similarity > score:
+            alone, its_why = policy.judge(clause.similarity, clause.features)
             if alone == "conflicts":
-                quoted = clause[2] if len(clause[2]) <= 80 else clause[2][:79] + "\u2026"
+                text = clause.text if len(clause.text) <= 80 else clause.text[:79] + "\u2026"
                 relation = alone
-                why = f'in its clause "{quoted}": {its_why} (clause similarity {clause[0]:.2f})'
+                why = (
+                    f'in its clause "{text}": {its_why} (clause similarity {clause.similarity:.2f})'
+                )
         if relation is not None:
             judged.append(Judged(index, score, relation, why))
     verdict, best = aggregate(judged)
