@@ -124,6 +124,9 @@ HOLDOUTS = {
     "with no word added; 3779f8b)",
     "dedup_holdout_34.json": "agent and chat memories, 480 pairs; first run against the rule "
     "of stop 45 (orders of magnitude read as part of a value; 29d0130)",
+    "dedup_holdout_35.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "at the end of stop 45 (one occasion of a habit, a negation of another thing, a count "
+    "and a duration exchanged; f41565b)",
 }
 
 
