@@ -408,3 +408,14 @@ def test_each_memory_s_closest_clause_is_found_in_two_calls() -> None:
     assert closest_clauses(quiet, claim, ["One clause only.", ""]) == [None, None]
     assert quiet.queries == []
     assert quiet.documents == []
+
+
+def test_a_difference_names_the_values_as_a_person_reads_them() -> None:
+    # no internal kinds ("letter:", "q:") in what the agent and the dashboard show
+    assert read_pair(
+        "Service B listens on port 9001.", "Service C listens on port 9001."
+    ).difference == ("another value: B / C")
+    why = read_pair(
+        "Run `make lint` before pushing.", "Run `make check` before pushing."
+    ).difference
+    assert why == 'another value: "make lint", lint / "make check", check'

@@ -2549,9 +2549,14 @@ def _as_words(value: str) -> str:
 
 def bare_value(value: str) -> str:
     """A value as a person reads it: a date's name without its kind ("day:friday" is
-    "friday"), a time of day on the clock ("t840" is "14:00")."""
+    "friday"), a time of day on the clock ("t840" is "14:00"), a lone capital letter without
+    its kind ("letter:B" is "B"), a quoted text in quotes ("q:make lint" is '"make lint"')."""
     if value[:1] == "t" and value[1:].isdigit():
         return f"{int(value[1:]) // 60:02d}:{int(value[1:]) % 60:02d}"
+    if value.startswith("letter:"):
+        return value.removeprefix("letter:")
+    if value.startswith("q:"):
+        return f'"{value.removeprefix("q:")}"'
     return _as_words(value)
 
 

@@ -234,8 +234,8 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
     kind: str | None = None
     if compared.changes and not other_subject:
         kind = "value"
-        lost = sorted(dedup.bare_value(v) for v in old.values - new.words - new.values)
-        gained = sorted(dedup.bare_value(v) for v in new.values - old.words - old.values)
+        lost = _readable(old.values - new.words - new.values)
+        gained = _readable(new.values - old.words - old.values)
         if lost and gained:
             difference = f"another value: {', '.join(lost)} / {', '.join(gained)}"
         else:
@@ -296,6 +296,13 @@ def _opposite(memory: str, claim: str) -> str | None:
     return verify_features.one_each(
         dedup.OPPOSITES, (memory, _words(memory)), (claim, _words(claim))
     )
+
+
+def _readable(values: frozenset[str]) -> list[str]:
+    """Values as a person reads them (dedup.bare_value), sorted; a quoted text whose words
+    are also one of the values is left out ("refund-bot", not also '"refund-bot"')."""
+    shown = {dedup.bare_value(v) for v in values}
+    return sorted(v for v in shown if not (v[:1] == '"' and v.strip('"') in shown))
 
 
 def word_similarity(memory: str, claim: str) -> float:
