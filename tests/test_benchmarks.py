@@ -206,3 +206,44 @@ def test_a_smoke_run_of_the_lifecycle_benchmark(smoke_reports: Path) -> None:
     assert idle[("normal", 0.9, 1)] == 0.9  # within the grace period
     assert idle[("normal", 0.9, 12)] == lifecycle["decay"]["floor"]
     assert (tmp_path / "lifecycle.md").read_text().startswith("# ")
+
+
+def test_the_antonym_list_is_written_from_wordnet_s_adjectives_and_adverbs(
+    tmp_path: Path,
+) -> None:
+    from benchmarks.antonyms import lines
+
+    # WordNet's database format: offset, lexicographer file, type, words (hex count, each
+    # with a lexical id), pointers ("!" an antonym: offset, type, source and target word)
+    (tmp_path / "data.adj").write_text(
+        "  1 This software and database is being provided ... (the license)\n"
+        "00000001 00 a 01 large 0 001 ! 00000002 a 0101 | above average in size\n"
+        "00000002 00 a 01 small 0 001 ! 00000001 a 0101 | limited in size\n"
+        "00000003 00 a 02 good 0 well 0 001 ! 00000004 a 0101 | having desirable qualities\n"
+        "00000004 00 a 01 bad 0 001 ! 00000003 a 0101 | having undesirable qualities\n"
+        "00000005 00 a 01 all 0 001 ! 00000006 a 0101 | every one\n"
+        "00000006 00 a 01 some 0 001 ! 00000005 a 0101 | an unspecified quantity\n"
+        "00000007 00 a 01 well-known 0 001 ! 00000008 a 0101 | widely known\n"
+        "00000008 00 a 01 unknown 0 001 ! 00000007 a 0101 | not known\n"
+        "00000009 00 a 01 expensive 0 001 ! 00000010 a 0101 | high in price\n"
+        "00000010 00 a 01 cheap 0 001 ! 00000009 a 0101 | low in price\n",
+        encoding="latin-1",
+    )
+    (tmp_path / "data.adv").write_text(
+        "00000001 02 r 01 above 0 001 ! 00000002 r 0101 | at a higher place\n"
+        "00000002 02 r 01 below 0 001 ! 00000001 r 0101 | at a lower place\n",
+        encoding="latin-1",
+    )
+    (tmp_path / "adj.exc").write_text(
+        "better good\nbest good\nworse bad\nworst bad\n", encoding="latin-1"
+    )
+    assert lines(tmp_path) == [
+        "above below",
+        "bad good",
+        "best worst",
+        "better worse",
+        "cheap expensive",  # graded with "more" / "most": no "expensiver"
+        "large small",
+        "larger smaller",
+        "largest smallest",
+    ]

@@ -695,6 +695,43 @@ def test_a_claim_one_clause_of_a_longer_memory_contradicts_is_a_conflict(
     assert verifier.verify(principal, elsewhere)["verdict"] in ("related", "new")
 
 
+@pytest.mark.parametrize(
+    ("memory", "swapped", "stated"),
+    [
+        (
+            "The router forwards requests to the auth service, which issues a session token "
+            "valid for 8 hours.",
+            "The auth service forwards requests to the router.",
+            "The router forwards requests to the auth service.",
+        ),
+        (
+            "The scheduler wakes the indexer every 5 minutes and the indexer then notifies "
+            "the search API.",
+            "The indexer wakes the scheduler every 5 minutes.",
+            "The scheduler wakes the indexer every 5 minutes.",
+        ),
+    ],
+)
+def test_a_claim_with_the_items_of_one_clause_swapped_is_a_conflict_not_a_confirmation(
+    verifier: VerifyService,
+    semantic: MemoryService,
+    principal: Principal,
+    memory: str,
+    swapped: str,
+    stated: str,
+) -> None:
+    # the whole memory keeps every word of the claim (or is close to it): only its clause
+    # says the two items stand the other way round
+    semantic.save(principal, memory, "fact")
+    whole = rules_answer(RULES_ONLY, swapped, [(memory, 0.9)])
+    assert whole.verdict == "confirmed", whole.why
+    result = verifier.verify(principal, swapped)
+    assert result["verdict"] == "conflict", result["why"]
+    assert "the same values in swapped places" in result["why"]
+    assert 'in its clause "' in result["why"]
+    assert verifier.verify(principal, stated)["verdict"] == "confirmed"
+
+
 class _ClausesDown:
     """The real model for the claim (recall), down when the clauses are embedded."""
 

@@ -8,7 +8,14 @@ from dataclasses import replace
 import pytest
 
 from emergent_memory.memory.verify_clauses import MAX_CLAUSES, closest_clauses
-from emergent_memory.memory.verify_features import clause_difference, clauses
+from emergent_memory.memory.dedup import STOPWORDS
+from emergent_memory.memory.verify_features import (
+    ANTONYMS_PATH,
+    VERIFY_OPPOSITES,
+    _lexicon,
+    clause_difference,
+    clauses,
+)
 from emergent_memory.memory.verify_rules import DIFFERENCE_KINDS, VerifyPolicy, read_pair
 from tests.embedders import BagOfWordsEmbedder
 
@@ -308,6 +315,53 @@ def test_opposites_are_read_in_any_inflection(memory: str, claim: str, pair: str
     assert difference is not None
     assert difference.startswith("the other value of one setting: ")
     assert difference.endswith(pair)
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim", "pair"),
+    [
+        # the antonyms of English adjectives and adverbs (antonyms.txt, from WordNet), beyond
+        # verify's own list, and their comparatives and superlatives
+        (
+            "The integration suite is flaky on narrow terminals because of line wrapping.",
+            "The integration suite is flaky on wide terminals.",
+            "narrow / wide",
+        ),
+        (
+            "The ingest workers are idle most of the night, so the batch jobs run then.",
+            "The ingest workers are busy most of the night.",
+            "idle / busy",
+        ),
+        (
+            "The thickest cable in the rack carries the uplink; the patch leads are thin.",
+            "The thinnest cable in the rack carries the uplink.",
+            "thickest / thinnest",
+        ),
+        (
+            "Release notes are written in a formal tone, and commit messages are terse.",
+            "Release notes are written in an informal tone.",
+            "formal / informal",
+        ),
+    ],
+)
+def test_the_antonyms_of_english_adjectives_are_other_values(
+    memory: str, claim: str, pair: str
+) -> None:
+    difference = clause_difference(memory, claim)
+    assert difference == f"the other value of one setting: {pair}"
+    # the same word in both says nothing else
+    assert clause_difference(memory, memory.split(";")[0].split(",")[0] + ".") is None
+
+
+def test_the_antonym_list_is_data_of_one_word_pairs() -> None:
+    pairs = _lexicon(ANTONYMS_PATH)
+    assert len(pairs) > 2000
+    assert all(len(pair) == 2 for pair in pairs)
+    assert all(word.isalpha() and word.islower() for pair in pairs for word in pair)
+    for pair in ({"large", "small"}, {"larger", "smaller"}, {"best", "worst"}):
+        assert frozenset(pair) in pairs and frozenset(pair) in VERIFY_OPPOSITES
+    # no stopword ("all" / "some"): those of a setting are in verify's own list
+    assert not any(pair & STOPWORDS for pair in pairs)
 
 
 @pytest.mark.parametrize(

@@ -25,9 +25,9 @@ within the actor's daily token budget (the one capture spends), and the verdict 
 as it follows the rules'. Any failure of that call
 (unavailable, refused, malformed, the budget spent) keeps the rules' answer, with judge
 "rules" and why saying so. With no vectors (the embedder is down: `degraded`), the rules
-compare words only. A memory found neither to confirm nor to conflict is also read by its
-clause closest to the claim (memory/verify_clauses.py: the claim and those memories' clauses
-embedded, one more call of the embedder; skipped, with a warning, when that call fails).
+compare words only. A memory not found to conflict is also read by its clause closest to the
+claim (memory/verify_clauses.py, verify_rules.rules_answer: one more call of the embedder;
+skipped, with a warning, when that call fails).
 """
 
 from __future__ import annotations
@@ -236,9 +236,9 @@ class VerifyService:
         policy = self._config.policy
         features = [read_pair(content, text) for content, _ in pairs]
         answer = rules_answer(policy, text, pairs, features)
-        # a memory found neither to confirm nor to conflict is also read by its clause
-        # closest to the claim (verify_clauses): one more embedding call, for those only
-        decided = {j.index for j in answer.judged if j.relation != "related"}
+        # a memory not found to conflict is also read by its clause closest to the claim
+        # (verify_clauses, verify_rules.rules_answer): one more embedding call, for those only
+        decided = {j.index for j in answer.judged if j.relation == "conflicts"}
         if not degraded and len(decided) < len(pairs):
             try:
                 contents = [c if i not in decided else "" for i, (c, _) in enumerate(pairs)]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from pathlib import Path
 
 from emergent_memory.memory import dedup
 
@@ -54,8 +55,23 @@ _VERIFY_OPPOSITES = """
     push:poll pinned:unpinned pinned:floating lock:unlock locked:unlocked grant:revoke
     install:uninstall keep:delete retain:delete expand:collapse
 """
+# and the direct antonyms of English adjectives and adverbs from WordNet 3.0, with their
+# comparatives and superlatives ("large" / "small", "larger" / "smaller"), as data
+# (antonyms.txt, written by benchmarks/antonyms.py)
+ANTONYMS_PATH = Path(__file__).with_name("antonyms.txt")
+
+
+def _lexicon(path: Path) -> frozenset[frozenset[str]]:
+    """The pairs of a file of one "word word" pair a line ("#" opens a comment)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    pairs = (line.split() for line in lines if line.strip() and not line.startswith("#"))
+    return frozenset(frozenset(words) for words in pairs if len(words) == 2)
+
+
 VERIFY_OPPOSITES = (
-    frozenset(frozenset(pair.split(":")) for pair in _VERIFY_OPPOSITES.split()) | dedup.OPPOSITES
+    frozenset(frozenset(pair.split(":")) for pair in _VERIFY_OPPOSITES.split())
+    | dedup.OPPOSITES
+    | _lexicon(ANTONYMS_PATH)
 )
 
 # Connectives that order two things, and which side comes first (chosen, or earlier):
@@ -193,9 +209,8 @@ def one_each(
     given with its words), as "a / b", unless their polarity says the same ("never ...
     without" / "always ... with")."""
     (memory_text, mine), (claim_text, theirs) = memory, claim
-    for pair in pairs:
-        found = dedup.one_in_each((pair,), mine, theirs)  # the cheap test first
-        if found is not None and dedup.polarity_opposite(pair, memory_text, claim_text):
+    for found in dedup.each_in_each(pairs, mine, theirs):
+        if dedup.polarity_opposite(frozenset(found), memory_text, claim_text):
             return " / ".join(found)
     return None
 

@@ -374,7 +374,11 @@ def rules_answer(
         pair = read_pair(content, claim) if features is None else features[index]
         relation, why = policy.judge(score, pair, words_only=words_only)
         clause = None if clauses is None or words_only else clauses[index]
-        if clause is not None and relation in (None, "related") and clause.similarity > score:
+        # of a memory that confirms, only items its clause swaps ("A calls B; ..." / "B calls A")
+        swapped = (
+            relation == "confirms" and clause and clause.features.difference_kind == "exchange"
+        )
+        if clause and clause.similarity > score and (relation in (None, "related") or swapped):
             alone, its_why = policy.judge(clause.similarity, clause.features)
             if alone == "conflicts":
                 text = clause.text if len(clause.text) <= 80 else clause.text[:79] + "\u2026"
