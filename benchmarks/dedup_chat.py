@@ -127,6 +127,8 @@ HOLDOUTS = {
     "dedup_holdout_35.json": "agent and chat memories, 480 pairs; first run against the rule "
     "at the end of stop 45 (one occasion of a habit, a negation of another thing, a count "
     "and a duration exchanged; f41565b)",
+    "dedup_holdout_36.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "of stop 46 (unchanged since f41565b: only verify's rules changed; d273621)",
 }
 
 
