@@ -1328,6 +1328,44 @@ def test_a_new_habit_is_no_one_occasion() -> None:
 @pytest.mark.parametrize(
     ("existing", "new"),
     [
+        # how long it is kept / how often it runs, whatever the change word
+        ("Database backups are kept for 14 days.", "Database backups are now taken every 6 hours."),
+        (
+            "Audit logs are retained for 90 days.",
+            "Audit logs are now shipped to S3 every 5 minutes.",
+        ),
+        ("The cache holds entries for 10 minutes.", "The cache is now flushed each 15 minutes."),
+        # a text about an interval gives periods only
+        ("Sessions expire after 30 minutes.", "The heartbeat interval changed to 30 seconds."),
+    ],
+)
+def test_a_period_and_a_duration_are_two_attributes(existing: str, new: str) -> None:
+    assert dedup.period_and_duration(existing, new)
+    for similarity in (0.45, 0.72, 0.97):
+        assert verdict(similarity, existing, new) != "supersede"
+    decision = POLICY.explain(0.8, existing, new)
+    assert decision.reason == "different subject"  # not linked as a conflict either
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Database backups are kept for 14 days.", "Database backups are now kept for 30 days."),
+        ("Backups run every 6 hours.", "Backups now run every 12 hours."),
+        ("The sync interval is 30 seconds.", "The sync now runs every 60 seconds."),
+        ("Logs are kept for 7 days.", "Log retention changed to 30 days."),
+    ],
+)
+def test_a_period_or_a_duration_changed_to_another_of_its_kind_is_a_correction(
+    existing: str, new: str
+) -> None:
+    assert not dedup.period_and_duration(existing, new)
+    assert verdict(0.8, existing, new) == "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
         # from when: the habit changed
         (
             "The grooming meeting is on Wednesdays.",

@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from emergent_memory.memory.verify_clauses import MAX_CLAUSES, closest_clauses
 from emergent_memory.memory.dedup import STOPWORDS
+from emergent_memory.memory.verify_clauses import MAX_CLAUSES, closest_clauses
 from emergent_memory.memory.verify_features import (
     ANTONYMS_PATH,
     VERIFY_OPPOSITES,
@@ -359,7 +359,8 @@ def test_the_antonym_list_is_data_of_one_word_pairs() -> None:
     assert all(len(pair) == 2 for pair in pairs)
     assert all(word.isalpha() and word.islower() for pair in pairs for word in pair)
     for pair in ({"large", "small"}, {"larger", "smaller"}, {"best", "worst"}):
-        assert frozenset(pair) in pairs and frozenset(pair) in VERIFY_OPPOSITES
+        assert frozenset(pair) in pairs
+        assert frozenset(pair) in VERIFY_OPPOSITES
     # no stopword ("all" / "some"): those of a setting are in verify's own list
     assert not any(pair & STOPWORDS for pair in pairs)
 

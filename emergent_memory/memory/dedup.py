@@ -3042,6 +3042,7 @@ class Comparison:
     other_statement: bool = False
     other_occasion: bool = False  # another_occasion
     one_off: bool = False  # one_off: one occasion near now of a habit the old text states
+    period_and_duration: bool = False  # how often in one text, how long in the other
     labelled: bool = False  # both open with the same label ("Caroline: ...")
     # the texts differ only in their second half (what is said of the subject), not in what
     # they are about: "the staging DB listens on *5432*" / "*5433*"
@@ -3092,6 +3093,36 @@ class Comparison:
         )
 
 
+# Words before a duration that make it a period, how often something happens ("*every* 6
+# hours", "*each* week", "*per* day"), and words that make every duration of a text one
+# ("the batch *interval* is 30 seconds").
+_PERIOD_BEFORE = frozenset({"every", "each", "per"})
+_PERIOD_NOUNS = frozenset({"interval", "intervals", "frequency", "cadence"})
+
+
+def period_and_duration(existing: str, new: str) -> bool:
+    """The durations that differ are a period in one text and a length of time in the other
+    ("Backups are kept for *14 days*" / "Backups are now taken *every 6 hours*": how long
+    they are kept, how often they are taken): two attributes of one thing, not one value
+    changed."""
+    lost = _durations(statement(existing))
+    gained = _durations(statement(new))
+    old_kinds = {period for value, period in lost.items() if value not in gained}
+    new_kinds = {period for value, period in gained.items() if value not in lost}
+    return len(old_kinds) == 1 and len(new_kinds) == 1 and old_kinds != new_kinds
+
+
+def _durations(one: Statement) -> dict[str, bool]:
+    """The text's durations (their norms, in seconds), each True when it is a period."""
+    every = any(token.lower in _PERIOD_NOUNS for token in one.tokens)
+    found: dict[str, bool] = {}
+    for before, token in pairwise((None, *one.tokens)):
+        if token is not None and _DURATION_NORM.fullmatch(token.norm):
+            after = before is not None and before.lower in _PERIOD_BEFORE
+            found[token.norm] = found.get(token.norm, False) or every or after
+    return found
+
+
 @lru_cache(maxsize=256)
 def compare(existing: str, new: str) -> Comparison:
     """Every feature of the pair the rule reads, computed once."""
@@ -3130,6 +3161,7 @@ def compare(existing: str, new: str) -> Comparison:
         history=tells_history(existing, new),
         past_and_plan=past_and_plan(existing, new),
         other_occasion=another_occasion(existing, new),
+        period_and_duration=period_and_duration(existing, new),
         one_off=one_off(existing, new),
         opposite=negates(existing, new),
         swapped=swapped(existing, new),
@@ -3255,6 +3287,8 @@ class DedupPolicy:
             return Decision(close, "another statement")
         if pair.one_off:
             return Decision(close, "another occasion")
+        if pair.period_and_duration:  # how often / how long: two attributes
+            return Decision(close, "different subject")
         if pair.other_occasion and (not pair.marked or pair.history or pair.past_and_plan):
             return Decision(close, "another occasion")
         if pair.opposite and not pair.marked:
@@ -3327,7 +3361,7 @@ class DedupPolicy:
         )
         if not readable or pair.other_holder or pair.other_statement or pair.labelled:
             return Decision("distinct", "not similar")
-        if pair.history:  # how things were: never the current side of a conflict
+        if pair.history or pair.period_and_duration:  # how things were; another attribute
             return Decision("distinct", "not similar")
         if _states_a_change(pair):
             return Decision("possible_duplicate", "keeps the subject")
