@@ -797,6 +797,26 @@ def test_numbers_exchanged_between_a_count_and_a_duration_conflict() -> None:
     assert RULES_ONLY.relation(0.95, memory, same)[0] == "confirms"
 
 
+def test_a_word_many_memories_share_is_no_evidence_of_a_claims_subject() -> None:
+    memories = [
+        ("Lena prefers tabs over spaces in Go code.", 0.41),
+        ("Lena lives in Vienna and works from home on Fridays.", 0.39),
+        ("Lena's laptop is a ThinkPad running Fedora.", 0.36),
+        ("Nightly exports go to the archive bucket.", 0.31),
+    ]
+    # far from every memory (below the related threshold), and its only word in common with
+    # them is one most of them have: the store's common vocabulary
+    unknown = rules_answer(RULES_ONLY, "Lena grows tomatoes on her balcony.", memories)
+    assert unknown.verdict == "new", unknown.why
+    # a word only one memory has still makes that memory related
+    archive = rules_answer(RULES_ONLY, "The archive bucket is in Frankfurt.", memories)
+    assert archive.verdict == "related", archive.why
+    assert "shares the subject's words (archiv" in archive.why
+    # alone, the common word is one memory's: related, as before
+    alone = rules_answer(RULES_ONLY, "Lena grows tomatoes on her balcony.", memories[:1])
+    assert alone.verdict == "related", alone.why
+
+
 def test_a_clause_never_confirms_what_its_memory_does_not() -> None:
     memory = (
         "Nightly backups go to an S3 bucket in eu-west-1 and are kept for 35 days. Restores "

@@ -15,6 +15,8 @@ constants); the texts are read with save's tokens and stems (memory/dedup.py's `
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -406,6 +408,17 @@ GENERIC_WORDS = dedup.content_words(
     "prefer prefers like likes want wants use uses used run runs team project data per "
     "second this also thing things way work works"
 )
+# A word shared with the claim is evidence of its subject only when no other memory recalled
+# for the claim has it: one that several have is the store's common vocabulary (the user's
+# name, the project's, "service", "test"), fitted on the development sets
+# (benchmarks/README.md section 10: "no other" was chosen in every fold).
+COMMON_FROM = 2
+
+
+def common_words(contents: Sequence[str]) -> frozenset[str]:
+    """The content words at least COMMON_FROM of the memories have."""
+    counts = Counter(word for content in contents for word in dedup.content_words(content))
+    return frozenset(word for word, count in counts.items() if count >= COMMON_FROM)
 
 
 # Words after which a memory says less than its words ("*If* the cache is full, requests are

@@ -9,8 +9,8 @@ calibrated on benchmarks/data/verify_claims.json (benchmarks/verify.py; the thre
 emergent_memory/app.py, per embedding model):
 
 1. below `related_from` a memory is not about the claim's subject, unless from
-   `shared_word_from` it shares a content word with the claim (but GENERIC_WORDS: "prefer",
-   "use", "team", ...): then it is related;
+   `shared_word_from` it shares a content word with the claim that no other candidate has
+   (verify_features.common_words; not GENERIC_WORDS, "prefer", "use", ...): then it is related;
 2. another holder ("the user" / "the user's manager") or another subject of the same kind (a
    modifier swapped before the same noun: "the *staging* database" / "the *production*
    database") is related, never a confirmation or a conflict;
@@ -44,7 +44,7 @@ words the texts have in common (`word_similarity`), judged with the `*_words` th
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import NamedTuple
 
@@ -361,17 +361,17 @@ def rules_answer(
     features: Sequence[PairFeatures] | None = None,
     clauses: Sequence[Clause | None] | None = None,
 ) -> Answer:
-    """The rules' answer for candidates given as (content, similarity); a None similarity
-    (no vectors) is judged on the words the texts share. `features`: each candidate's
-    read_pair, when already read. `clauses`: each candidate's clause closest to the claim
-    (verify_clauses.closest_clauses), None for a memory of one clause: a long memory is far from a
-    claim about one of its clauses, so a clause closer to the claim than its memory is judged
-    alone too, and conflicts when it does (never confirms: benchmarks/README.md section 10)."""
+    """The rules' answer for candidates given as (content, similarity; None: judged on the
+    words shared). `features`: each one's read_pair, if read. `clauses`: each one's clause
+    closest to the claim (verify_clauses.closest_clauses; None for one clause), judged alone
+    too (a long memory is far from a claim of one of its clauses): conflicts when it does."""
     judged: list[Judged] = []
+    common = verify_features.common_words([content for content, _ in candidates])
     for index, (content, similarity) in enumerate(candidates):
         words_only = similarity is None
         score = word_similarity(content, claim) if similarity is None else similarity
         pair = read_pair(content, claim) if features is None else features[index]
+        pair = replace(pair, shared_words=tuple(w for w in pair.shared_words if w not in common))
         relation, why = policy.judge(score, pair, words_only=words_only)
         clause = None if clauses is None or words_only else clauses[index]
         # of a memory that confirms, only items its clause swaps ("A calls B; ..." / "B calls A")
