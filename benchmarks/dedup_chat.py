@@ -129,6 +129,8 @@ HOLDOUTS = {
     "and a duration exchanged; f41565b)",
     "dedup_holdout_36.json": "agent and chat memories, 480 pairs; first run against the rule "
     "of stop 46 (unchanged since f41565b: only verify's rules changed; d273621)",
+    "dedup_holdout_37.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "at the end of stop 46 (a period and a duration are two attributes; 3cc0578)",
 }
 
 
