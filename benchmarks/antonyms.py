@@ -8,9 +8,9 @@ also in its comparative and superlative forms ("large" / "small", "larger" / "sm
 "largest" / "smallest": words of one syllable, and of two ending in "y", "ow" or "le";
 irregular ones from adj.exc, "better" / "worse"); left out: nouns and
 verbs (on the development sets they added one wrong conflict and no right one: "breaks" /
-"makes"), and pairs with a stopword ("all" / "some", "out" / "safe"; the ones that matter,
-"up" / "down", "on" / "off", are in verify_features' own list). benchmarks/README.md section
-10 says what the list changed.
+"makes"), and pairs with a stopword ("all" / "some", "up" / "down", "out" / "safe"; "on" /
+"off" is in save's own list, dedup.OPPOSITES). benchmarks/README.md section 10 says what the
+list changed.
 """
 
 from __future__ import annotations
