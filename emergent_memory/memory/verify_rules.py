@@ -375,10 +375,9 @@ def rules_answer(
         relation, why = policy.judge(score, pair, words_only=words_only)
         clause = None if clauses is None or words_only else clauses[index]
         # of a memory that confirms, only items its clause swaps ("A calls B; ..." / "B calls A")
-        swapped = (
-            relation == "confirms" and clause and clause.features.difference_kind == "exchange"
-        )
-        if clause and clause.similarity > score and (relation in (None, "related") or swapped):
+        kind = None if clause is None else clause.features.difference_kind
+        undecided = relation in (None, "related") or (relation == "confirms" and kind == "exchange")
+        if clause is not None and clause.similarity > score and undecided:
             alone, its_why = policy.judge(clause.similarity, clause.features)
             if alone == "conflicts":
                 text = clause.text if len(clause.text) <= 80 else clause.text[:79] + "\u2026"
