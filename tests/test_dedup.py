@@ -1354,6 +1354,17 @@ def test_a_period_and_a_duration_are_two_attributes(existing: str, new: str) -> 
         ("Backups run every 6 hours.", "Backups now run every 12 hours."),
         ("The sync interval is 30 seconds.", "The sync now runs every 60 seconds."),
         ("Logs are kept for 7 days.", "Log retention changed to 30 days."),
+        # "period" may say how often or how long: not read
+        (
+            "The database password rotation period is 90 days.",
+            "Password rotation for the database is now every 30 days.",
+        ),
+        # "30 days before expiry" says when, neither how often nor how long
+        (
+            "edge-gateway TLS certificates are renewed manually every 90 days.",
+            "edge-gateway certificates are now renewed automatically by cert-manager 30 days "
+            "before expiry.",
+        ),
     ],
 )
 def test_a_period_or_a_duration_changed_to_another_of_its_kind_is_a_correction(

@@ -3095,31 +3095,45 @@ class Comparison:
 
 # Words before a duration that make it a period, how often something happens ("*every* 6
 # hours", "*each* week", "*per* day"), and words that make every duration of a text one
-# ("the batch *interval* is 30 seconds").
+# ("the batch *interval* is 30 seconds"); words after one that make it a point in time
+# ("30 days *before* expiry": when, neither how often nor how long); and a word that may
+# say either ("the *rotation period*" is how often, "the *retention period*" how long).
 _PERIOD_BEFORE = frozenset({"every", "each", "per"})
 _PERIOD_NOUNS = frozenset({"interval", "intervals", "frequency", "cadence"})
+_OFFSET_AFTER = frozenset({"before", "after", "ago", "earlier", "later", "prior"})
+_EITHER_NOUNS = frozenset({"period", "periods"})
 
 
 def period_and_duration(existing: str, new: str) -> bool:
     """The durations that differ are a period in one text and a length of time in the other
     ("Backups are kept for *14 days*" / "Backups are now taken *every 6 hours*": how long
     they are kept, how often they are taken): two attributes of one thing, not one value
-    changed."""
+    changed. Never when a text says "period", which may be either."""
     lost = _durations(statement(existing))
     gained = _durations(statement(new))
+    if lost is None or gained is None:
+        return False
     old_kinds = {period for value, period in lost.items() if value not in gained}
     new_kinds = {period for value, period in gained.items() if value not in lost}
     return len(old_kinds) == 1 and len(new_kinds) == 1 and old_kinds != new_kinds
 
 
-def _durations(one: Statement) -> dict[str, bool]:
-    """The text's durations (their norms, in seconds), each True when it is a period."""
-    every = any(token.lower in _PERIOD_NOUNS for token in one.tokens)
+def _durations(one: Statement) -> dict[str, bool] | None:
+    """The text's durations (their norms, in seconds) but points in time, each True when it
+    is a period; None when the text says "period"."""
+    words = {token.lower for token in one.tokens}
+    if words & _EITHER_NOUNS:
+        return None
+    every = bool(words & _PERIOD_NOUNS)
     found: dict[str, bool] = {}
-    for before, token in pairwise((None, *one.tokens)):
-        if token is not None and _DURATION_NORM.fullmatch(token.norm):
-            after = before is not None and before.lower in _PERIOD_BEFORE
-            found[token.norm] = found.get(token.norm, False) or every or after
+    tokens = one.tokens
+    for i, token in enumerate(tokens):
+        if not _DURATION_NORM.fullmatch(token.norm):
+            continue
+        if i + 1 < len(tokens) and tokens[i + 1].lower in _OFFSET_AFTER:
+            continue  # "30 days before expiry": when
+        period = i > 0 and tokens[i - 1].lower in _PERIOD_BEFORE
+        found[token.norm] = found.get(token.norm, False) or every or period
     return found
 
 
