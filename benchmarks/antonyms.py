@@ -9,8 +9,8 @@ also in its comparative and superlative forms ("large" / "small", "larger" / "sm
 irregular ones from adj.exc, "better" / "worse"); left out: nouns and
 verbs (on the development sets they added one wrong conflict and no right one: "breaks" /
 "makes"), and pairs with a stopword ("all" / "some", "up" / "down", "out" / "safe"; "on" /
-"off" is in save's own list, dedup.OPPOSITES). benchmarks/README.md section 10 says what the
-list changed.
+"off" is in save's own list, dedup.OPPOSITES, and "up" / "down" in verify_features' own).
+benchmarks/README.md section 10 says what the list changed.
 """
 
 from __future__ import annotations

@@ -308,6 +308,11 @@ def test_an_unknown_kind_is_refused() -> None:
             "The gateway polls the exporter for metrics.",
             "push / poll",
         ),
+        (
+            "The render farm runs on 4 nodes and scales up to 12 during launches.",
+            "The render farm scales down during launches.",
+            "up / down",
+        ),
     ],
 )
 def test_opposites_are_read_in_any_inflection(memory: str, claim: str, pair: str) -> None:

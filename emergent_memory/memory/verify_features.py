@@ -55,7 +55,7 @@ _VERIFY_OPPOSITES = """
     succeed:fail add:drop introduce:drop introduce:remove join:leave joined:left
     like:dislike prefer:dislike bright:dark singular:plural remote:onsite remotely:onsite
     push:poll pinned:unpinned pinned:floating lock:unlock locked:unlocked grant:revoke
-    install:uninstall keep:delete retain:delete expand:collapse
+    install:uninstall keep:delete retain:delete expand:collapse up:down
 """
 # and the direct antonyms of English adjectives and adverbs from WordNet 3.0, with their
 # comparatives and superlatives ("large" / "small", "larger" / "smaller"), as data
