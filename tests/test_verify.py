@@ -753,6 +753,40 @@ class _ClausesDown:
         raise EmbeddingUnavailable("embedding request failed (down for the test)")
 
 
+class _CountingQueries(_ClausesDown):
+    """The real model, counting the queries it embeds."""
+
+    def __init__(self, model: Any) -> None:
+        super().__init__(model)
+        self.queries: list[str] = []
+
+    def embed_query(self, text: str) -> list[float]:
+        self.queries.append(text)
+        return super().embed_query(text)
+
+    def embed_documents(self, texts: Any) -> list[list[float]]:
+        return [list(vector) for vector in self._model.embed_documents(texts)]
+
+
+def test_the_claim_is_embedded_once_for_recall_and_the_clauses(
+    make_service: Callable[..., MemoryService], local_embedder: Any, principal: Principal
+) -> None:
+    counting = _CountingQueries(local_embedder)
+    service = make_service(counting, **MemoryConfig.dedup_fields(DEDUP_POLICIES[LOCAL_MODEL_NAME]))
+    service.save(
+        principal,
+        "The mobile app is built with Flutter and ships every two weeks. Crash reports go to "
+        "Sentry, and feature flags live in LaunchDarkly.",
+        "fact",
+    )
+    claim = "Feature flags live in Unleash."
+    counting.queries.clear()
+    result = VerifyService(service, None, VerifyConfig(policy=POLICY)).verify(principal, claim)
+    # the clauses were read (the conflict is in one of them), with the claim's one embedding
+    assert 'in its clause "' in result["why"]
+    assert counting.queries == [claim]
+
+
 def test_when_the_clauses_cannot_be_embedded_whole_memories_are_compared(
     semantic: MemoryService,
     make_service: Callable[..., MemoryService],

@@ -12,9 +12,9 @@ from emergent_memory.memory.verify_clauses import MAX_CLAUSES, closest_clauses
 from emergent_memory.memory.verify_features import (
     ANTONYMS_PATH,
     VERIFY_OPPOSITES,
-    _lexicon,
     clause_difference,
     clauses,
+    pairs_in,
 )
 from emergent_memory.memory.verify_rules import DIFFERENCE_KINDS, VerifyPolicy, read_pair
 from tests.embedders import BagOfWordsEmbedder
@@ -359,7 +359,7 @@ def test_the_antonyms_of_english_adjectives_are_other_values(
 
 
 def test_the_antonym_list_is_data_of_one_word_pairs() -> None:
-    pairs = _lexicon(ANTONYMS_PATH)
+    pairs = pairs_in(ANTONYMS_PATH)
     assert len(pairs) > 2000
     assert all(len(pair) == 2 for pair in pairs)
     assert all(word.isalpha() and word.islower() for pair in pairs for word in pair)

@@ -710,6 +710,7 @@ class MemoryService:
         as_of: str | None = None,
         record_use: bool = True,
         min_relevance: float | None = None,
+        query_embedding: Sequence[float] | None = None,
     ) -> RecallResult:
         """The visible active memories that best match the query, by meaning and by words,
         of relevance `min_relevance` or more (memory/relevance.py; None: the calibrated
@@ -732,6 +733,8 @@ class MemoryService:
         used (an agent recalled it), recorded on the primary in a short transaction of its own,
         unless `record_use` is False (a person searching from the REST API or the dashboard,
         verify_memory): then nothing is written and the use counts and last uses are as stored.
+        `query_embedding`: the query's embedding, when the caller already has it (verify_memory
+        reads the claim's clauses with it too); None: embedded here.
         """
         text = validation.content(query, max_length=self._config.max_content_length, field="query")
         category_ = None if category is None else validation.category(category)
@@ -754,7 +757,11 @@ class MemoryService:
         vector: Vector | None = None
         degraded = False
         try:
-            embedded = self._embedder.embed_query(text)
+            embedded = (
+                self._embedder.embed_query(text)
+                if query_embedding is None
+                else list(query_embedding)
+            )
         except EmbeddingUnavailable as error:
             logger.warning("recall degraded to full-text search: %s", error)
             degraded = True

@@ -22,12 +22,11 @@ rules answered below 0.9 on the labelled set's calibration split) and an Anthrop
 configured, a forced tool call (`record_verification`, capture's gate model) decides the
 relations of the candidates it is shown instead (the rules' answer stands for the others),
 within the actor's daily token budget (the one capture spends), and the verdict follows them
-as it follows the rules'. Any failure of that call
-(unavailable, refused, malformed, the budget spent) keeps the rules' answer, with judge
-"rules" and why saying so. With no vectors (the embedder is down: `degraded`), the rules
-compare words only. A memory not found to conflict is also read by its clause closest to the
-claim (memory/verify_clauses.py, verify_rules.rules_answer: one more call of the embedder;
-skipped, with a warning, when that call fails).
+as it follows the rules'. Any failure of that call (unavailable, refused, malformed, the
+budget spent) keeps the rules' answer, with judge "rules" and why saying so. With no vectors
+(the embedder is down: `degraded`), the rules compare words only. The claim is embedded once,
+for recall and for the clause closest to it of each memory not found to conflict
+(memory/verify_clauses.py: one more call of the embedder; skipped, with a warning, if it fails).
 """
 
 from __future__ import annotations
@@ -35,6 +34,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -214,6 +214,9 @@ class VerifyService:
                 "lives instead (for example 'the deploy token is in the DEPLOY_TOKEN "
                 "environment variable')"
             )
+        query = None  # the claim embedded once, for recall and the clauses
+        with suppress(EmbeddingUnavailable):  # recall tries again, and says why it cannot
+            query = self._memory.embedder.embed_query(text)
         recalled = self._memory.recall(
             principal,
             text,
@@ -221,9 +224,8 @@ class VerifyService:
             scope=scope_,
             limit=max(CANDIDATES, limit_),
             record_use=False,
-            # verify judges the candidates by its own rules (memory/verify_rules.py): none is
-            # left out by recall's relevance floor
-            min_relevance=0.0,
+            min_relevance=0.0,  # verify's rules judge every candidate: no relevance floor
+            query_embedding=query,
         )
         degraded = recalled["degraded"]
         candidates = recalled["memories"]
@@ -237,12 +239,11 @@ class VerifyService:
         features = [read_pair(content, text) for content, _ in pairs]
         answer = rules_answer(policy, text, pairs, features)
         # a memory not found to conflict is also read by its clause closest to the claim
-        # (verify_clauses, verify_rules.rules_answer): one more embedding call, for those only
         decided = {j.index for j in answer.judged if j.relation == "conflicts"}
         if not degraded and len(decided) < len(pairs):
             try:
                 contents = [c if i not in decided else "" for i, (c, _) in enumerate(pairs)]
-                clauses = closest_clauses(self._memory.embedder, text, contents)
+                clauses = closest_clauses(self._memory.embedder, text, contents, query)
             except EmbeddingUnavailable as error:
                 logger.warning("verify compares whole memories only: %s", error)
             else:

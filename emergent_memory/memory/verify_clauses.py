@@ -24,19 +24,24 @@ MAX_CLAUSES = 8
 
 
 def closest_clauses(
-    embedder: EmbeddingProvider, claim: str, contents: Sequence[str]
+    embedder: EmbeddingProvider,
+    claim: str,
+    contents: Sequence[str],
+    query: Sequence[float] | None = None,
 ) -> list[Clause | None]:
     """Each memory's clause closest to the claim (verify_features.clauses; None for a memory
     of one clause, or an empty content: one not to read), with its cosine similarity to the
     claim (the claim embedded as a query, as recall does), the pair read and the clause; of a
-    memory of more than MAX_CLAUSES clauses, only those sharing most words. Two calls of the
-    embedder for all of them (the claim, then every clause); raises EmbeddingUnavailable."""
+    memory of more than MAX_CLAUSES clauses, only those sharing most words. One call of the
+    embedder for every clause, and one for the claim unless `query` is its embedding already;
+    raises EmbeddingUnavailable."""
     words = content_words(claim)
     parts = [_likeliest(clauses(content), words) for content in contents]
     texts = sorted({part for found in parts if len(found) > 1 for part in found})
     if not texts:
         return [None] * len(contents)
-    query = embedder.embed_query(claim)
+    if query is None:
+        query = embedder.embed_query(claim)
     of_text = dict(zip(texts, embedder.embed_documents(texts), strict=True))
     closest: list[Clause | None] = []
     for found in parts:

@@ -63,7 +63,7 @@ _VERIFY_OPPOSITES = """
 ANTONYMS_PATH = Path(__file__).with_name("antonyms.txt")
 
 
-def _lexicon(path: Path) -> frozenset[frozenset[str]]:
+def pairs_in(path: Path) -> frozenset[frozenset[str]]:
     """The pairs of a file of one "word word" pair a line ("#" opens a comment)."""
     lines = path.read_text(encoding="utf-8").splitlines()
     pairs = (line.split() for line in lines if line.strip() and not line.startswith("#"))
@@ -73,7 +73,7 @@ def _lexicon(path: Path) -> frozenset[frozenset[str]]:
 VERIFY_OPPOSITES = (
     frozenset(frozenset(pair.split(":")) for pair in _VERIFY_OPPOSITES.split())
     | dedup.OPPOSITES
-    | _lexicon(ANTONYMS_PATH)
+    | pairs_in(ANTONYMS_PATH)
 )
 
 # Connectives that order two things, and which side comes first (chosen, or earlier):
