@@ -479,3 +479,10 @@ def test_a_difference_names_the_values_as_a_person_reads_them() -> None:
         "Run `make lint` before pushing.", "Run `make check` before pushing."
     ).difference
     assert why == 'another value: "make lint", lint / "make check", check'
+    # a duration in its largest whole unit, as a person says it
+    assert read_pair(
+        "Database backups are kept for 14 days.", "Database backups are kept for 30 days."
+    ).difference == ("another value: 14 days / 30 days")
+    assert read_pair(
+        "The API times out after 500ms.", "The API times out after 2 seconds."
+    ).difference == ("another value: 500 ms / 2 seconds")

@@ -2556,14 +2556,40 @@ def _as_words(value: str) -> str:
 def bare_value(value: str) -> str:
     """A value as a person reads it: a date's name without its kind ("day:friday" is
     "friday"), a time of day on the clock ("t840" is "14:00"), a lone capital letter without
-    its kind ("letter:B" is "B"), a quoted text in quotes ("q:make lint" is '"make lint"')."""
+    its kind ("letter:B" is "B"), a quoted text in quotes ("q:make lint" is '"make lint"'), a
+    duration in its largest whole unit ("1209600s" is "14 days")."""
     if value[:1] == "t" and value[1:].isdigit():
         return f"{int(value[1:]) // 60:02d}:{int(value[1:]) % 60:02d}"
     if value.startswith("letter:"):
         return value.removeprefix("letter:")
     if value.startswith("q:"):
         return f'"{value.removeprefix("q:")}"'
+    if _DURATION_NORM.fullmatch(value):
+        return _duration_words(Decimal(value[:-1]))
     return _as_words(value)
+
+
+# The units a duration is said in, the largest that holds it whole ("1209600s" is "14 days",
+# "21600s" "6 hours"; a week is said in days, as often written, a month or a year as such)
+_SAID_UNITS = (
+    ("year", 31536000),
+    ("month", 2628000),
+    ("day", 86400),
+    ("hour", 3600),
+    ("minute", 60),
+    ("second", 1),
+)
+
+
+def _duration_words(seconds: Decimal) -> str:
+    """A duration in seconds as a person says it ("14 days", "1 hour", "0.5 seconds")."""
+    for unit, size in _SAID_UNITS:
+        amount = seconds / size
+        if amount >= 1 and amount == amount.to_integral_value():
+            return f"{amount:f} {unit}{'' if amount == 1 else 's'}"
+    if seconds < 1:
+        return f"{(seconds * 1000).normalize():f} ms"
+    return f"{seconds.normalize():f} seconds"
 
 
 def _kind(value: str) -> str:
@@ -2987,6 +3013,7 @@ Reason = Literal[
     "different value",
     "different values",
     "different subject",
+    "different attribute",
     "different phrase",
     "similar",
     "says it changed",
@@ -3302,7 +3329,7 @@ class DedupPolicy:
         if pair.one_off:
             return Decision(close, "another occasion")
         if pair.period_and_duration:  # how often / how long: two attributes
-            return Decision(close, "different subject")
+            return Decision(close, "different attribute")
         if pair.other_occasion and (not pair.marked or pair.history or pair.past_and_plan):
             return Decision(close, "another occasion")
         if pair.opposite and not pair.marked:
