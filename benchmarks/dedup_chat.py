@@ -132,7 +132,8 @@ HOLDOUTS = {
     "dedup_holdout_37.json": "agent and chat memories, 480 pairs; first run against the rule "
     "at the end of stop 46 (a period and a duration are two attributes; 3cc0578)",
     "dedup_holdout_38.json": "agent and chat memories, 480 pairs; first run against the rule "
-    "after stop 46's review (the period rule's exceptions for 'before/after' and 'period'; 05a1803)",
+    "after stop 46's review (the period rule's exceptions for 'before/after' and 'period'; "
+    "05a1803)",
 }
 
 
