@@ -1940,6 +1940,105 @@ def test_a_word_exchanged_that_changes_the_fact_is_no_rewording(existing: str, n
 @pytest.mark.parametrize(
     ("existing", "new"),
     [
+        ("The reports worker runs with 4 GB of memory.", "Reports worker memory: four gigabytes."),
+        (
+            "Invoices are archived to the fin-archive bucket every 12 hours.",
+            "Every twelve hours the invoices get archived into fin-archive.",
+        ),
+        (
+            "The Slack bot answers within 3 seconds.",
+            "Replies from the Slack bot arrive in under 3 seconds.",
+        ),
+        (
+            "The ledger database holds roughly 2 million entries.",
+            "There are about 2M entries in the ledger DB.",
+        ),
+    ],
+    ids=["units", "number-word", "other-verbs", "alias-and-magnitude"],
+)
+def test_the_same_values_and_terms_in_other_words_supersede_in_the_rewording_band(
+    existing: str, new: str
+) -> None:
+    # several words exchanged: no rewording of one word, no text that keeps every word
+    assert not dedup.rewords(existing, new)
+    assert not dedup.restates(existing, new)
+    assert dedup.restates_the_values(existing, new)
+    decision = POLICY.explain(0.88, existing, new)
+    assert (decision.verdict, decision.reason) == ("supersede", "same values")
+    # below the rewording band the words are no evidence
+    assert POLICY.explain(0.80, existing, new).verdict != "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # a detail dropped, with nothing in its place
+        (
+            "The sync job copies invoices to the fin-archive bucket for the accounting team.",
+            "The sync job copies invoices to the fin-archive bucket.",
+        ),
+        # a term the other lacks (a region in capitals, a handle)
+        (
+            "Alerts for EU and APAC go to PagerDuty after 5 minutes.",
+            "Alerts for EU go to PagerDuty after 5 minutes.",
+        ),
+        (
+            "Release notes are posted by @shipitbot every Friday at 5.",
+            "Every Friday at 5, @deploybot posts the release notes.",
+        ),
+        # an open question or a plan, against a decision
+        (
+            "Decision pending: whether to run CI on 4 Buildkite agents.",
+            "Decision: run CI on 4 Buildkite agents.",
+        ),
+        ("Maybe move the 3 cron jobs to Airflow.", "Move the 3 cron jobs to Airflow."),
+        # the other direction of one exchange
+        (
+            "The orders service publishes order events to the orders.v1 topic.",
+            "The orders service consumes order events from the orders.v1 topic.",
+        ),
+        ("Lena learns Rust on Fridays at 4.", "Lena teaches Rust on Fridays at 4."),
+        # a negation on one side
+        (
+            "The nightly export skips the audit table since v2.1.",
+            "The nightly export does not skip the audit table since v2.1.",
+        ),
+        # no value at all: nothing to hold the two wordings together
+        (
+            "The user likes terse commit messages.",
+            "Commit messages should be short, says the user.",
+        ),
+    ],
+    ids=[
+        "detail-dropped",
+        "acronym",
+        "handle",
+        "question",
+        "plan",
+        "publish-consume",
+        "learn-teach",
+        "negation",
+        "no-value",
+    ],
+)
+def test_the_same_values_with_another_fact_around_them_do_not_supersede(
+    existing: str, new: str
+) -> None:
+    assert not dedup.restates_the_values(existing, new)
+    assert POLICY.explain(0.90, existing, new).verdict != "supersede"
+
+
+def test_two_chat_turns_with_the_same_values_are_not_superseded_by_them() -> None:
+    # a speaker's values recur in other facts of theirs ("my flight to Rome is at 9am" / "my
+    # flight back from Rome is at 9am")
+    existing, new = "mia: my flight lands at 6pm", "mia: landing at 6pm, that's my flight"
+    assert dedup.restates_the_values(existing, new)
+    assert POLICY.explain(0.90, existing, new).reason != "same values"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
         (
             "The CI pipeline builds the image on every merge.",
             "On every merge the image is built by the CI pipeline.",

@@ -267,7 +267,8 @@ _DIRECTION_PAIRS = """
     return:accept read:write send:receive request:response import:export upload:download
     push:pull produce:consume producer:consumer publish:subscribe publisher:subscriber
     encode:decode encrypt:decrypt serialize:deserialize input:output incoming:outgoing
-    ingress:egress inbound:outbound upstream:downstream"""
+    ingress:egress inbound:outbound upstream:downstream publish:consume publisher:consumer
+    learn:teach buy:sell lend:borrow"""
 OPPOSITES = frozenset(frozenset(pair.split(":")) for pair in _OPPOSITES.split())
 
 # Words that name the other value of a feeling or habit, compared as stems ("hates" / "loves").
@@ -334,6 +335,14 @@ ALIASES = {
     "dependencies": "deps",
     "dependency": "deps",
     "authentication": "auth",
+    "megabyte": "mb",
+    "megabytes": "mb",
+    "gigabyte": "gb",
+    "gigabytes": "gb",
+    "kilobyte": "kb",
+    "kilobytes": "kb",
+    "terabyte": "tb",
+    "terabytes": "tb",
     "maximum": "max",
     "minimum": "min",
     "directory": "dir",
@@ -2052,6 +2061,73 @@ def _same_values(old: Statement, new: Statement, *, both: bool = True) -> bool:
     return not both or (old.values - new.values) <= new.words
 
 
+# Words that say a text is not (yet) a fact: a question, a plan, a condition, a possibility,
+# how things were ("Decision *deferred*: *whether* to adopt OpenTelemetry" / "Decision: adopt
+# OpenTelemetry").
+_MOOD_WORDS = """
+    whether might may could maybe perhaps possibly probably plan plans planned planning
+    propose proposes proposed proposal intend intends intended deferred consider considers
+    considering if unless until used formerly previously wondered hope hopes"""
+_MOOD = frozenset(_MOOD_WORDS.split())
+# A text that says the same values in other words drops fewer than this many content words
+# more than it adds (more is a detail lost: "... exports reports to acme-reports *and emails a
+# summary to finance*" / "... exports reports to acme-reports").
+SAME_VALUES_DROPPED = 1
+# Words that carry no detail of their own, dropped freely in a rewording: verbs that only
+# link a thing to its value ("The API server *listens* on port 8080" / "API server port:
+# 8080", "The monorepo *uses* Bazel for builds" / "Builds in the monorepo are done with
+# Bazel") and words that say a number is rounded ("*roughly* 2 million rows" / "about 2M").
+_NO_DETAIL_WORDS = """
+    use run set get go call name listen happen work do make take have keep live handle
+    manage mean indicate serve hold contain involve roughly approximately around about
+    circa"""
+_NO_DETAIL = frozenset(_stem(word) for word in _NO_DETAIL_WORDS.split())
+
+
+def restates_the_values(existing: str, new: str) -> bool:
+    """The same fact in other words: both texts state the same values (numbers, versions,
+    names, identifiers; at least one) and the same terms (_terms: "@kvasquez", "APAC", "p95"),
+    each of one text's terms a term or word of the other ("DB" / "database"), negate as often,
+    say it in the same mood (_MOOD: neither a plan, a question or a possibility where the
+    other is not), say no direction of an exchange the other does not, and the new one drops
+    fewer than SAME_VALUES_DROPPED content words more than it adds ("The search service runs
+    with a 10 GB heap" / "Search service heap size: ten gigabytes"). Read only in the
+    rewording band (DedupPolicy.reworded_from), for text read as English, never for two chat
+    turns of one speaker, and after every other guard (a changed value, subject, holder,
+    occasion, attribute or phrase has decided before)."""
+    old, new_ = statement(existing), statement(new)
+    if not old.values or old.values != new_.values or old.negations != new_.negations:
+        return False
+    mine, theirs = _terms(old, existing), _terms(new_, new)
+    if not (mine <= theirs | new_.words | new_.values and theirs <= mine | old.words | old.values):
+        return False
+    if {t.lower for t in old.tokens} & _MOOD != {t.lower for t in new_.tokens} & _MOOD:
+        return False
+    if changes_direction(existing, new):
+        return False
+    dropped = len(old.words - new_.words - new_.values - _NO_DETAIL)
+    added = len(new_.words - old.words - old.values)
+    return dropped - added < SAME_VALUES_DROPPED
+
+
+def _terms(one: Statement, text: str) -> frozenset[str]:
+    """What names a thing in the text besides its values: words in capitals (_acronyms),
+    words written with a digit or a mark other than an apostrophe ("p95", "new_checkout",
+    "read-only"), after a sign that makes a handle or a tag of them ("@kvasquez", "#ops"),
+    names of an environment or a branch ("staging", "develop") and words in capitals inside
+    a sentence ("Kafka")."""
+    found = set(one.values) | _acronyms(one)
+    for token in one.tokens:
+        if token.norm in STOPWORDS:
+            continue
+        marked = any(not (c.isalpha() or c in "'\u2019") for c in token.text)
+        named = token.text[:1].isupper() and not token.first
+        tagged = re.search(r"[@#$/\\]" + re.escape(token.text) + r"\b", text) is not None
+        if marked or named or tagged or token.lower in _ENVIRONMENT_WORDS:
+            found.add(token.norm)
+    return frozenset(found)
+
+
 def restates(existing: str, new: str) -> bool:
     """The new text keeps every content word of the existing one and adds no value and no
     negation: the same statement in more words ("Feature flags are managed with
@@ -3019,6 +3095,7 @@ Reason = Literal[
     "says it changed",
     "keeps every word",
     "reworded",
+    "same values",
     "keeps the subject",
     "names the change",
     "not enough evidence",
@@ -3058,6 +3135,7 @@ class Comparison:
     restates: bool
     names_the_change: bool
     reworded: bool = False  # rewords
+    same_values: bool = False  # restates_the_values
     keeps_subject: bool = False  # keeps_the_subject
     same_subject: bool = False  # same_subject_words
     opening_name_replaced: bool = False  # replaces_an_opening_name
@@ -3194,6 +3272,7 @@ def compare(existing: str, new: str) -> Comparison:
         phrase_replaced=replaces_a_phrase(existing, new),
         restates=restates(existing, new),
         reworded=rewords(existing, new),
+        same_values=restates_the_values(existing, new),
         names_the_change=names_the_change(existing, new),
         keeps_subject=keeps_the_subject(existing, new),
         same_subject=same_subject_words(existing, new),
@@ -3381,6 +3460,10 @@ class DedupPolicy:
         reworded_band = self.reworded_from is not None and similarity >= self.reworded_from
         if in_band and reworded_band and pair.reworded and readable:
             return Decision("supersede", "reworded")
+        # the same values and terms in other words (not two chat turns of one speaker, whose
+        # values recur in other facts)
+        if in_band and reworded_band and pair.same_values and pair.english and not pair.labelled:
+            return Decision("supersede", "same values")
         # a value negated of another thing of the same kind is no change of it ("The *admin
         # panel* requires 2FA" / "The *customer portal* does not require 2FA")
         if pair.names_the_change and not (

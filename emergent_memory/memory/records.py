@@ -210,6 +210,7 @@ RULE_WORDS = {
     "says it changed": "it says the value changed",
     "keeps every word": "it says all the old one said",
     "reworded": "the same fact with one word exchanged for another",
+    "same values": "the same values and names in other words",
     "names the change": "it names the old value and the new one",
 }
 
