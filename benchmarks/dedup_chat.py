@@ -134,6 +134,9 @@ HOLDOUTS = {
     "dedup_holdout_38.json": "agent and chat memories, 480 pairs; first run against the rule "
     "after stop 46's review (the period rule's exceptions for 'before/after' and 'period'; "
     "05a1803)",
+    "dedup_holdout_39.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "of stop 47 (the same values and terms in other words supersede in the rewording band; "
+    "71aab7e)",
 }
 
 
