@@ -442,8 +442,13 @@ def test_a_rewording_with_the_same_values_supersedes_from_the_threshold_or_with_
             "The admin dashboard is publicly reachable without the VPN.",
         ),
         ("Backups go to the S3 bucket.", "Backups go to the S3 bucket in eu-west-1."),
+        # a word in capitals added to a list: one more item
+        (
+            "The mobile app ships in the UK and DE stores.",
+            "The mobile app ships in the UK, DE and FR stores.",
+        ),
     ],
-    ids=["versions-added", "number-added", "negation-added", "region-added"],
+    ids=["versions-added", "number-added", "negation-added", "region-added", "item-added"],
 )
 def test_every_word_kept_with_a_value_or_a_negation_added_is_no_rewording(
     existing: str, new: str

@@ -2132,14 +2132,16 @@ def restates(existing: str, new: str) -> bool:
     """The new text keeps every content word of the existing one and adds no value and no
     negation: the same statement in more words ("Feature flags are managed with
     LaunchDarkly" / "We manage feature flags through LaunchDarkly"). A value added
-    ("Python" / "Python 3.12 with pandas 2.2", "a code owner" / "two code owners") narrows
-    or changes the fact, and a negation added ("reachable only through the VPN" / "publicly
+    ("Python" / "Python 3.12 with pandas 2.2", "a code owner" / "two code owners"; a word in
+    capitals too, "US and EU" / "US, EU and APAC": one more item of a list) narrows or
+    changes the fact, and a negation added ("reachable only through the VPN" / "publicly
     reachable without the VPN") states its opposite."""
     old, new_ = statement(existing), statement(new)
     return (
         bool(old.words)
         and old.words <= new_.words
         and _same_values(old, new_, both=False)
+        and _acronyms(new_) <= _acronyms(old) | old.words
         and new_.negations == old.negations
         and not _other_units(old, new_)
     )
