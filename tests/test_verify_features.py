@@ -127,6 +127,19 @@ def test_no_clause_difference_where_the_claim_says_the_same(memory: str, claim: 
     assert clause_difference(memory, claim) is None
 
 
+def test_a_clause_both_texts_share_does_not_hide_the_other_value_of_a_setting() -> None:
+    # the shared opening clause says nothing of the setting: the pool's size still differs
+    memory = (
+        "Postmortem of the June outage: the Redis pool was too small at 20 connections; "
+        "it is now 80."
+    )
+    claim = "Postmortem of the June outage: the Redis pool was too large at 20 connections."
+    assert clause_difference(memory, claim) == "the other value of one setting: small / large"
+    # a clause that says the claim's value still hides it (the claim may be that clause's)
+    flags = "New flags default to off in production and on in staging."
+    assert clause_difference(flags, "In staging, new flags are on by default.") is None
+
+
 def test_a_clause_difference_is_never_a_confirmation() -> None:
     memory = "Caching is enabled for the web app but disabled for the admin app."
     pair = read_pair(memory, "Caching is disabled for the web app.")

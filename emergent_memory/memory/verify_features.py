@@ -237,7 +237,8 @@ def clause_difference(memory: str, claim: str) -> str | None:
             one = "the claim" if new.negations else "the memory"
             return f"{one} negates what the other states: {own}"
         opposite = _opposite_in(own, claim_clause)
-        if opposite is not None and not _said_elsewhere(parts, index, claim):
+        said = None if opposite is None else opposite.split(" / ")[-1]
+        if opposite is not None and not _said_elsewhere(parts, index, claim, said):
             return f"the other value of one setting: {opposite}"
         moved = _moved(parts, index, claim_clause, claim_parts, sure=shared >= _SURE_ALIGNMENT)
         if moved is not None:
@@ -257,14 +258,17 @@ def _names_another(memory: str, claim: str) -> bool:
     return bool(named - words - dedup.STOPWORDS)
 
 
-def _said_elsewhere(parts: tuple[str, ...], index: int, claim: str) -> bool:
-    """Another clause of the memory whose own words the claim all has: what the claim says
-    may be that clause's ("New flags are off in production and on in staging" / "In
-    staging, new flags are on")."""
+def _said_elsewhere(parts: tuple[str, ...], index: int, claim: str, said: str | None) -> bool:
+    """Another clause of the memory whose own words the claim all has, and which says the
+    claim's value `said`: what the claim says may be that clause's ("New flags are off in
+    production and on in staging" / "In staging, new flags are on"); not a clause the two
+    merely share ("*Lesson from the March outage*: the pool was too small" / "*Lesson from
+    the March outage*: the pool was too large")."""
     words = dedup.content_words(claim)
     own = dedup.content_words(parts[index])
     return any(
         (dedup.content_words(part) - own) <= words
+        and (said is None or said.lower() in _with_bases(_lower_words(part)))
         for i, part in enumerate(parts)
         if i != index and dedup.content_words(part) - own
     )
