@@ -137,6 +137,8 @@ HOLDOUTS = {
     "dedup_holdout_39.json": "agent and chat memories, 480 pairs; first run against the rule "
     "of stop 47 (the same values and terms in other words supersede in the rewording band; "
     "71aab7e)",
+    "dedup_holdout_40.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "after set 39 (a word in capitals added to a list is one more item; 834c795)",
 }
 
 
