@@ -14,6 +14,7 @@ from emergent_memory.memory.verify_features import (
     VERIFY_OPPOSITES,
     clause_difference,
     clauses,
+    numbers_exchanged,
     pairs_in,
 )
 from emergent_memory.memory.verify_rules import DIFFERENCE_KINDS, VerifyPolicy, read_pair
@@ -138,6 +139,42 @@ def test_a_clause_both_texts_share_does_not_hide_the_other_value_of_a_setting() 
     # a clause that says the claim's value still hides it (the claim may be that clause's)
     flags = "New flags default to off in production and on in staging."
     assert clause_difference(flags, "In staging, new flags are on by default.") is None
+
+
+def test_numbers_said_of_each_other_s_things_are_swapped_values() -> None:
+    memory = "The search cluster has 5 data nodes and 3 master nodes, all in eu-west-1."
+    claim = "The search cluster has 3 data nodes and 5 master nodes."
+    assert numbers_exchanged(memory, claim) == "5 data / 3 data"
+    pair = read_pair(memory, claim)
+    assert pair.difference_kind == "exchange"
+    relation, why = POLICY.judge(0.9, pair)
+    assert relation == "conflicts"
+    assert why == "the same values in swapped places: 5 data / 3 data"
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim"),
+    [
+        # the same numbers beside the same things, a detail added
+        (
+            "The search cluster has 5 data nodes and 3 master nodes.",
+            "The search cluster has 5 data nodes and 3 master nodes in eu-west-1.",
+        ),
+        # one number in common: nothing to exchange it with
+        (
+            "The image service runs 6 replicas in production and 2 in staging.",
+            "The image service has six production replicas.",
+        ),
+        # numbers inside a date or a version are no numbers of their own
+        (
+            "API v1 is switched off on 30 June 2025; v2 shipped in May 2024.",
+            "API v1 will be turned off on 2025-06-30.",
+        ),
+    ],
+    ids=["detail-added", "one-number", "date-and-version"],
+)
+def test_no_numbers_exchanged_where_each_stays_beside_its_thing(memory: str, claim: str) -> None:
+    assert numbers_exchanged(memory, claim) is None
 
 
 def test_a_clause_difference_is_never_a_confirmation() -> None:

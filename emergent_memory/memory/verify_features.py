@@ -523,3 +523,58 @@ def rejected(memory: str, claim: str) -> str | None:
         if word in claim_words and word not in claim_negated and not (chosen_words & claim_words):
             return written
     return None
+
+
+# Where a text's parts about different things begin: a mark, or a word that joins two of them
+# ("3 shards *with* 2 replicas each", "iOS 15 *and* Android 9").
+_PARTS = re.compile(r"[,;:.()]\s|\s(?:and|with|while|but|whereas)\s|;")
+_PLAIN_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def numbers_exchanged(memory: str, claim: str) -> str | None:
+    """Two numbers of both texts said of each other's things: a word only the claim's part
+    with one number has is only in the memory's part with the other ("The warehouse runs on
+    *3* shards with *2 replicas* each" / "... runs on 2 shards with *3 replicas* each"), as
+    "2 replicas / 3 replicas"; None when there is no such pair. Only numbers written in digits
+    alone count (not "v2", "2025-06-30")."""
+    mine, theirs = _numbered_parts(memory), _numbered_parts(claim)
+    common = sorted(set().union(*mine) & set().union(*theirs))
+    for a in common:
+        said = _only_beside(theirs, a)
+        if not said or said & _only_beside(mine, a):
+            continue
+        for b in common:
+            shared = said & _only_beside(mine, b) if b != a else set()
+            if shared:
+                word = _nearest(claim, a, shared)
+                return f"{b} {word} / {a} {word}"
+    return None
+
+
+def _nearest(text: str, number: str, words: set[str]) -> str:
+    """Of `words`, the one written nearest to `number` in the text."""
+    lower = [t.lower for t in dedup.statement(text).tokens]
+    at = [i for i, w in enumerate(lower) if w == number]
+    return min(
+        sorted(words),
+        key=lambda w: min(abs(i - j) for i in at for j, x in enumerate(lower) if x == w),
+    )
+
+
+def _numbered_parts(text: str) -> dict[frozenset[str], set[str]]:
+    """Each part of the text (_PARTS) as its plain numbers and its content words."""
+    parts: dict[frozenset[str], set[str]] = {}
+    for part in _PARTS.split(text + " "):
+        tokens = dedup.statement(part).tokens
+        numbers = frozenset(t.text for t in tokens if _PLAIN_NUMBER.fullmatch(t.text))
+        words = {t.lower for t in tokens if t.norm in dedup.statement(part).words}
+        words = {w for w in words if not _PLAIN_NUMBER.fullmatch(w)}
+        parts.setdefault(numbers, set()).update(words)
+    return parts
+
+
+def _only_beside(parts: dict[frozenset[str], set[str]], number: str) -> set[str]:
+    """The words of the parts with `number` that no part without it has."""
+    beside = set().union(*(words for numbers, words in parts.items() if number in numbers))
+    rest = set().union(*(words for numbers, words in parts.items() if number not in numbers))
+    return beside - rest

@@ -74,9 +74,8 @@ class VerifyPolicy:
     related_from_words: float = 0.25
     conflict_from_words: float = 0.5
     confirm_from_words: float = 0.6
-    # (kind, from): a difference of this kind (DIFFERENCE_KINDS) conflicts from this
-    # similarity whatever the frame, with vectors; fitted on the development sets
-    # (benchmarks/verify.py, calibrate_kinds)
+    # (kind, from): a difference of this kind (DIFFERENCE_KINDS) conflicts from this similarity
+    # whatever the frame, with vectors; fitted on the development sets (calibrate_kinds)
     conflict_from_kind: tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self) -> None:
@@ -197,8 +196,7 @@ class PairFeatures:
     # another value beside the same word in one part of the memory ("PostgreSQL *14*" /
     # "PostgreSQL *16*", "every *30* days" / "every *60* days"), in words
     part_difference: str | None = None
-    # a difference between a claim clause and the memory clause about the same thing
-    # (verify_features.clause_difference), in words
+    # a difference between a claim clause and the memory clause about the same thing, in words
     clause_difference: str | None = None
     # what `difference` (or else `clause_difference`) is, of DIFFERENCE_KINDS
     difference_kind: str | None = None
@@ -210,9 +208,9 @@ class PairFeatures:
 
 
 # The kinds of difference the rules read: another value for the same subject, the same
-# values in swapped places, the other value of one setting ("tabs" / "spaces"), a value the
-# memory names as not chosen ("pnpm over npm" / "npm"), a negation one side has, and a
-# difference between two clauses about the same thing.
+# values in swapped places (or numbers said of each other's things), the other value of one
+# setting ("tabs" / "spaces"), a value the memory names as not chosen ("pnpm over npm" /
+# "npm"), a negation one side has, and a difference between two clauses about the same thing.
 DIFFERENCE_KINDS = ("value", "exchange", "opposite", "rejected", "negation", "clause")
 
 
@@ -260,6 +258,8 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
             # negating_side, which asks for the negated word in the other text
             one = "the claim" if new.negations else "the memory"
             difference = f"{one} negates what the other states"
+        elif (numbers := verify_features.numbers_exchanged(memory, claim)) is not None:
+            kind, difference = "exchange", f"the same values in swapped places: {numbers}"
     _, kept = dedup.alignment(memory, claim)
     frame = kept / max(len(old.tokens), len(new.tokens), 1)
     shared = tuple(sorted((old.words & new.words) - GENERIC_WORDS))
