@@ -2067,7 +2067,7 @@ def _same_values(old: Statement, new: Statement, *, both: bool = True) -> bool:
 _MOOD_WORDS = """
     whether might may could maybe perhaps possibly probably plan plans planned planning
     propose proposes proposed proposal intend intends intended deferred consider considers
-    considering if unless until used formerly previously wondered hope hopes"""
+    considering if unless until formerly previously wondered hope hopes"""
 _MOOD = frozenset(_MOOD_WORDS.split())
 # A text that says the same values in other words drops fewer than this many content words
 # more than it adds (more is a detail lost: "... exports reports to acme-reports *and emails a

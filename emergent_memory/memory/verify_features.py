@@ -534,9 +534,9 @@ _PLAIN_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 def numbers_exchanged(memory: str, claim: str) -> str | None:
     """Two numbers of both texts said of each other's things: a word only the claim's part
     with one number has is only in the memory's part with the other ("The warehouse runs on
-    *3* shards with *2 replicas* each" / "... runs on 2 shards with *3 replicas* each"), as
-    "2 replicas / 3 replicas"; None when there is no such pair. Only numbers written in digits
-    alone count (not "v2", "2025-06-30")."""
+    *3 shards* with 2 replicas each" / "... runs on *2 shards* with 3 replicas each"), as the
+    memory's number and the claim's beside that word, "3 shards / 2 shards"; None when there
+    is no such pair. Only numbers written in digits alone count (not "v2", "2025-06-30")."""
     mine, theirs = _numbered_parts(memory), _numbered_parts(claim)
     common = sorted(set().union(*mine) & set().union(*theirs))
     for a in common:
@@ -555,6 +555,8 @@ def _nearest(text: str, number: str, words: set[str]) -> str:
     """Of `words`, the one written nearest to `number` in the text."""
     lower = [t.lower for t in dedup.statement(text).tokens]
     at = [i for i, w in enumerate(lower) if w == number]
+    if not at:
+        return min(words)
     return min(
         sorted(words),
         key=lambda w: min(abs(i - j) for i in at for j, x in enumerate(lower) if x == w),
@@ -565,9 +567,9 @@ def _numbered_parts(text: str) -> dict[frozenset[str], set[str]]:
     """Each part of the text (_PARTS) as its plain numbers and its content words."""
     parts: dict[frozenset[str], set[str]] = {}
     for part in _PARTS.split(text + " "):
-        tokens = dedup.statement(part).tokens
-        numbers = frozenset(t.text for t in tokens if _PLAIN_NUMBER.fullmatch(t.text))
-        words = {t.lower for t in tokens if t.norm in dedup.statement(part).words}
+        read = dedup.statement(part)
+        numbers = frozenset(t.text for t in read.tokens if _PLAIN_NUMBER.fullmatch(t.text))
+        words = {t.lower for t in read.tokens if t.norm in read.words}
         words = {w for w in words if not _PLAIN_NUMBER.fullmatch(w)}
         parts.setdefault(numbers, set()).update(words)
     return parts
