@@ -150,6 +150,13 @@ def test_numbers_said_of_each_other_s_things_are_swapped_values() -> None:
     relation, why = POLICY.judge(0.9, pair)
     assert relation == "conflicts"
     assert why == "the same values in swapped places: 5 data / 3 data"
+    # a duration's number, and parts joined by "or"
+    webhooks = "Failed webhooks are retried 3 times, waiting 30 seconds between attempts."
+    swapped = "Failed webhooks are retried 30 times, waiting 3 seconds between attempts."
+    assert numbers_exchanged(webhooks, swapped) == "3 times / 30 times"
+    tanks = "Cold room alarms trigger above 8 °C for cheese or above 4 °C for fish."
+    turned = "Cold room alarms trigger above 4 °C for cheese and above 8 °C for fish."
+    assert numbers_exchanged(tanks, turned) == "8 cheese / 4 cheese"
 
 
 @pytest.mark.parametrize(

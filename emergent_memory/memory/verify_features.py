@@ -527,8 +527,10 @@ def rejected(memory: str, claim: str) -> str | None:
 
 # Where a text's parts about different things begin: a mark, or a word that joins two of them
 # ("3 shards *with* 2 replicas each", "iOS 15 *and* Android 9").
-_PARTS = re.compile(r"[,;:.()]\s|\s(?:and|with|while|but|whereas)\s|;")
+_PARTS = re.compile(r"[,;:.()]\s|\s(?:and|or|with|while|but|whereas)\s|;")
 _PLAIN_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+# a duration read as one token ("5 seconds", norm "5s"): its number as written
+_DURATION_NUMBER = re.compile(r"(\d+(?:\.\d+)?) [a-z]+")
 
 
 def numbers_exchanged(memory: str, claim: str) -> str | None:
@@ -538,7 +540,11 @@ def numbers_exchanged(memory: str, claim: str) -> str | None:
     memory's number and the claim's beside that word, "3 shards / 2 shards"; None when there
     is no such pair. Only numbers written in digits alone count (not "v2", "2025-06-30")."""
     mine, theirs = _numbered_parts(memory), _numbered_parts(claim)
-    common = sorted(set().union(*mine) & set().union(*theirs))
+    in_order = [t.text for t in dedup.statement(claim).tokens]  # the claim's order
+    common = sorted(
+        set().union(*mine) & set().union(*theirs),
+        key=lambda n: (in_order.index(n) if n in in_order else len(in_order), n),
+    )
     for a in common:
         said = _only_beside(theirs, a)
         if not said or said & _only_beside(mine, a):
@@ -552,15 +558,19 @@ def numbers_exchanged(memory: str, claim: str) -> str | None:
 
 
 def _nearest(text: str, number: str, words: set[str]) -> str:
-    """Of `words`, the one written nearest to `number` in the text."""
+    """Of `words`, the one written nearest after `number` in the text, else nearest before it
+    ("10 *times*", "above 8 °C for *cheese*", not "*retry* 10")."""
     lower = [t.lower for t in dedup.statement(text).tokens]
     at = [i for i, w in enumerate(lower) if w == number]
     if not at:
         return min(words)
-    return min(
-        sorted(words),
-        key=lambda w: min(abs(i - j) for i in at for j, x in enumerate(lower) if x == w),
-    )
+
+    def distance(word: str) -> tuple[int, int, str]:
+        return min(
+            (int(j < i), abs(i - j), word) for i in at for j, x in enumerate(lower) if x == word
+        )
+
+    return min(words, key=distance)
 
 
 def _numbered_parts(text: str) -> dict[frozenset[str], set[str]]:
@@ -568,11 +578,21 @@ def _numbered_parts(text: str) -> dict[frozenset[str], set[str]]:
     parts: dict[frozenset[str], set[str]] = {}
     for part in _PARTS.split(text + " "):
         read = dedup.statement(part)
-        numbers = frozenset(t.text for t in read.tokens if _PLAIN_NUMBER.fullmatch(t.text))
+        found = (_plain_number(t.text, t.norm) for t in read.tokens)
+        numbers = frozenset(n for n in found if n is not None)
         words = {t.lower for t in read.tokens if t.norm in read.words}
         words = {w for w in words if not _PLAIN_NUMBER.fullmatch(w)}
         parts.setdefault(numbers, set()).update(words)
     return parts
+
+
+def _plain_number(text: str, norm: str) -> str | None:
+    """The number a token (as written, as normalised) is, in digits alone or as a duration
+    ("5 seconds", "5s"); None for anything else (a version, a date, a number word)."""
+    if _PLAIN_NUMBER.fullmatch(text):
+        return text
+    duration = _DURATION_NUMBER.fullmatch(text.lower())
+    return duration.group(1) if duration and norm.endswith("s") else None
 
 
 def _only_beside(parts: dict[frozenset[str], set[str]], number: str) -> set[str]:
