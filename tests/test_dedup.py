@@ -649,6 +649,24 @@ def test_change_markers_are_words_or_phrases_new_to_the_new_text() -> None:
     assert not says_it_changed("Deploys are on Fridays.", "Deploys are not on weekends.")
 
 
+def test_a_change_word_before_a_condition_states_a_rule_not_a_change() -> None:
+    # what happens when something is so: another fact of the same thing, not a change of it
+    upload = "Uploads to the media bucket are resized to 2048 px."
+    assert not says_it_changed(upload, "Uploads to the media bucket are dropped if over 20 MB.")
+    assert not says_it_changed(
+        "Webhook calls time out after 5 seconds.",
+        "Webhook deliveries are stopped when they time out after 5 seconds.",
+    )
+    band = (POLICY.duplicates_from + POLICY.threshold) / 2
+    queue = "Jobs in the export queue are processed in order."
+    assert verdict(band, queue, "Jobs in the export queue are dropped if they wait an hour.") != (
+        "supersede"
+    )
+    # the same word as a change still says one
+    assert says_it_changed(queue, "Jobs in the export queue are now dropped after an hour.")
+    assert says_it_changed("The limit is 10 MB.", "The limit was raised to 20 MB.")
+
+
 def test_since_says_a_change_only_beside_a_changed_value() -> None:
     # a reason, or how long a state has held: nothing of the old text changed (a held-out
     # verify set's memory superseded the user's role this way: "has been at ... since 2019")

@@ -140,6 +140,9 @@ _CHANGE_MARKERS = """
     starting updated stopped since rescheduled postponed raised lowered increased decreased
     reduced extended shortened wrong mistake typo misspoke revised amended reversed"""
 CHANGE_MARKERS = frozenset(_CHANGE_MARKERS.split())
+# Words that open a condition: a change word right before one says what happens, not what
+# changed.
+_CONDITIONS = frozenset({"if", "when", "whenever", "unless"})
 # Markers that also say something else: "since" gives a reason ("since it is less loaded") or
 # how long a state has held ("has been at Nordwind since 2019"): it says a change only beside
 # a value that changed ("is Snowflake since the Q2 migration").
@@ -894,7 +897,13 @@ def statement(text: str) -> Statement:
             if any(w in _POSSESSIVES or w.endswith(("'s", "s'")) for w in before):
                 qualifiers = [w for w in before if w in _RELATION_QUALIFIERS]
                 relations.append(" ".join([*qualifiers, noun]))
-    markers = {word for word in lower if word in CHANGE_MARKERS}
+    # a change word before a condition states a rule, not a change ("events are *dropped if*
+    # a batch exceeds 10 MB")
+    markers = {
+        word
+        for i, word in enumerate(lower)
+        if word in CHANGE_MARKERS and not (i + 1 < len(lower) and lower[i + 1] in _CONDITIONS)
+    }
     markers.update(" ".join(pair) for pair in pairwise(lower) if pair in CHANGE_PHRASES)
     # letters, digits and symbols, and those an English model does not know
     relevant = [ch for ch in text if unicodedata.category(ch)[0] in "LNS"]
