@@ -139,6 +139,8 @@ HOLDOUTS = {
     "71aab7e)",
     "dedup_holdout_40.json": "agent and chat memories, 480 pairs; first run against the rule "
     "after set 39 (a word in capitals added to a list is one more item; 834c795)",
+    "dedup_holdout_41.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "at the end of stop 47 (a change word before a condition states a rule; d322e12)",
 }
 
 
