@@ -265,15 +265,30 @@ def test_a_credential_without_read_may_not_verify(verifier: VerifyService) -> No
         verifier.verify(nobody, "The API service listens on port 8080.")
 
 
+class _CountedDown(DownEmbedder):
+    """An unreachable provider that counts the queries it was asked to embed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.queries = 0
+
+    def embed_query(self, text: str) -> list[float]:
+        self.queries += 1
+        return super().embed_query(text)
+
+
 def test_without_vectors_the_words_are_compared_and_it_says_so(
     semantic: MemoryService,
     make_service: Callable[..., MemoryService],
     principal: Principal,
 ) -> None:
     seed(semantic, principal)
-    down = VerifyService(make_service(DownEmbedder()), None, VerifyConfig(policy=POLICY))
+    embedder = _CountedDown()
+    down = VerifyService(make_service(embedder), None, VerifyConfig(policy=POLICY))
     confirmed = down.verify(principal, "The CI pipeline runs on GitHub Actions.")
     assert confirmed["degraded"] is True
+    # the claim's embedding is tried once: recall does not wait for the outage a second time
+    assert embedder.queries == 1
     assert confirmed["verdict"] == "confirmed"
     assert "only the words were compared" in confirmed["why"]
     conflict = down.verify(principal, "The API service listens on port 3000 in local development.")

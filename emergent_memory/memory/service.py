@@ -710,7 +710,7 @@ class MemoryService:
         as_of: str | None = None,
         record_use: bool = True,
         min_relevance: float | None = None,
-        query_embedding: Sequence[float] | None = None,
+        query_embedding: Sequence[float] | EmbeddingUnavailable | None = None,
     ) -> RecallResult:
         """The visible active memories that best match the query, by meaning and by words,
         of relevance `min_relevance` or more (memory/relevance.py; None: the calibrated
@@ -734,7 +734,8 @@ class MemoryService:
         unless `record_use` is False (a person searching from the REST API or the dashboard,
         verify_memory): then nothing is written and the use counts and last uses are as stored.
         `query_embedding`: the query's embedding, when the caller already has it (verify_memory
-        reads the claim's clauses with it too); None: embedded here.
+        reads the claim's clauses with it too), or the error its embedding raised (recall then
+        searches by words without trying again); None: embedded here.
         """
         text = validation.content(query, max_length=self._config.max_content_length, field="query")
         category_ = None if category is None else validation.category(category)
@@ -757,6 +758,8 @@ class MemoryService:
         vector: Vector | None = None
         degraded = False
         try:
+            if isinstance(query_embedding, EmbeddingUnavailable):
+                raise query_embedding
             embedded = (
                 self._embedder.embed_query(text)
                 if query_embedding is None

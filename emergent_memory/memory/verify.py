@@ -34,7 +34,6 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping, Sequence
-from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -214,9 +213,14 @@ class VerifyService:
                 "lives instead (for example 'the deploy token is in the DEPLOY_TOKEN "
                 "environment variable')"
             )
-        query = None  # the claim embedded once, for recall and the clauses
-        with suppress(EmbeddingUnavailable):  # recall tries again, and says why it cannot
+        # the claim embedded once, for recall and the clauses; when that fails, recall searches
+        # by words (and logs why) without trying again
+        query: list[float] | None = None
+        failed: EmbeddingUnavailable | None = None
+        try:
             query = self._memory.embedder.embed_query(text)
+        except EmbeddingUnavailable as error:
+            failed = error
         recalled = self._memory.recall(
             principal,
             text,
@@ -225,7 +229,7 @@ class VerifyService:
             limit=max(CANDIDATES, limit_),
             record_use=False,
             min_relevance=0.0,  # verify's rules judge every candidate: no relevance floor
-            query_embedding=query,
+            query_embedding=query if failed is None else failed,
         )
         degraded = recalled["degraded"]
         candidates = recalled["memories"]
