@@ -7,6 +7,8 @@ same cases through the service with the real model.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from emergent_memory.app import DEDUP_POLICIES
@@ -1976,8 +1978,13 @@ def test_a_word_exchanged_that_changes_the_fact_is_no_rewording(existing: str, n
             "The ledger database holds roughly 2 million entries.",
             "There are about 2M entries in the ledger DB.",
         ),
+        # a passive "used" is no mood word ("used to" is another matter)
+        (
+            "The /readyz endpoint is used for the readiness probe of the 3 API pods.",
+            "The readiness probe of the 3 API pods checks /readyz.",
+        ),
     ],
-    ids=["units", "number-word", "other-verbs", "alias-and-magnitude"],
+    ids=["units", "number-word", "other-verbs", "alias-and-magnitude", "passive-used"],
 )
 def test_the_same_values_and_terms_in_other_words_supersede_in_the_rewording_band(
     existing: str, new: str
@@ -2053,10 +2060,16 @@ def test_the_same_values_with_another_fact_around_them_do_not_supersede(
 
 def test_two_chat_turns_with_the_same_values_are_not_superseded_by_them() -> None:
     # a speaker's values recur in other facts of theirs ("my flight to Rome is at 9am" / "my
-    # flight back from Rome is at 9am")
-    existing, new = "mia: my flight lands at 6pm", "mia: landing at 6pm, that's my flight"
+    # flight back from Rome is at 9am"); read without the chat band (labelled_from), so that
+    # this rule's own guard decides
+    existing, new = "sam: my gym session is at 7", "sam: working out at 7 tonight"
     assert dedup.restates_the_values(existing, new)
-    assert POLICY.explain(0.90, existing, new).reason != "same values"
+    no_chat_band = replace(POLICY, labelled_from=None)
+    decision = no_chat_band.explain(0.90, existing, new)
+    assert (decision.verdict, decision.reason) == ("possible_duplicate", "not enough evidence")
+    # the same two texts without the speaker's label are one statement in other words
+    unlabelled = no_chat_band.explain(0.90, "My gym session is at 7", "Working out at 7 tonight")
+    assert (unlabelled.verdict, unlabelled.reason) == ("supersede", "same values")
 
 
 @pytest.mark.parametrize(

@@ -2120,21 +2120,13 @@ def restates_the_values(existing: str, new: str) -> bool:
 
 
 def _terms(one: Statement, text: str) -> frozenset[str]:
-    """What names a thing in the text besides its values: words in capitals (_acronyms),
-    words written with a digit or a mark other than an apostrophe ("p95", "new_checkout",
-    "read-only"), after a sign that makes a handle or a tag of them ("@kvasquez", "#ops"),
-    names of an environment or a branch ("staging", "develop") and words in capitals inside
-    a sentence ("Kafka")."""
-    found = set(one.values) | _acronyms(one)
-    for token in one.tokens:
-        if token.norm in STOPWORDS:
-            continue
-        marked = any(not (c.isalpha() or c in "'\u2019") for c in token.text)
-        named = token.text[:1].isupper() and not token.first
-        tagged = re.search(r"[@#$/\\]" + re.escape(token.text) + r"\b", text) is not None
-        if marked or named or tagged or token.lower in _ENVIRONMENT_WORDS:
-            found.add(token.norm)
-    return frozenset(found)
+    """What names a thing in the text besides its values: its words in capitals (_acronyms)
+    and every content word not written as a plain word of the language (_plain_words: a handle
+    or tag, "@kvasquez"; a word with a digit or a mark, "p95", "new_checkout"; a name in
+    capitals inside a sentence, "Kafka"; an environment or a branch, "staging")."""
+    words = {token.norm for token in one.tokens} - STOPWORDS
+    named = {word for word in words if not _plain_words(one, text, {word})}
+    return frozenset(one.values | _acronyms(one) | named)
 
 
 def restates(existing: str, new: str) -> bool:
