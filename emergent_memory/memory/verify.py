@@ -3,19 +3,16 @@
 `VerifyService.verify(principal, claim)` compares a statement with the caller's visible
 memories and answers one verdict:
 
-- `confirmed`: a memory states the same fact;
-- `conflict`: a memory states another value of the same subject (another port, version, name,
-  the opposite setting, or the claim negates it);
-- `related`: memories about the same subject that neither confirm nor contradict it;
-- `new`: nothing relevant.
+`confirmed` (a memory states the same fact), `conflict` (another value of the same subject:
+another port, version or name, the opposite setting, a negation), `related` (the same subject,
+neither) or `new` (nothing relevant).
 
 Read-only: the candidates come from `MemoryService.recall(..., record_use=False)` (visibility
 and row-level security as recall's; no use is counted), and nothing is written but, when the
 LLM judge is asked, its call in kb.llm_calls (tokens, never text).
 
-The rules are memory/verify_rules.py's (`VerifyPolicy`, `rules_answer`): save's duplicate
-rules and similarity bands calibrated on benchmarks/data/verify_claims.json
-(benchmarks/verify.py; the thresholds are in emergent_memory/app.py, per embedding model).
+The rules are memory/verify_rules.py's: save's duplicate rules and similarity bands calibrated
+on benchmarks/data/verify_claims.json (thresholds per model in emergent_memory/app.py).
 
 When the best candidate's similarity falls in an ambiguous band (`judge_bands`: where the
 rules answered below 0.9 on the labelled set's calibration split) and an Anthropic key is
@@ -24,9 +21,9 @@ relations of the candidates it is shown instead (the rules' answer stands for th
 within the actor's daily token budget (the one capture spends), and the verdict follows them
 as it follows the rules'. Any failure of that call (unavailable, refused, malformed, the
 budget spent) keeps the rules' answer, with judge "rules" and why saying so. With no vectors
-(the embedder is down: `degraded`), the rules compare words only. The claim is embedded once,
-for recall and for the clause closest to it of each memory not found to conflict
-(memory/verify_clauses.py: one more call of the embedder; skipped, with a warning, if it fails).
+(the embedder is down: `degraded`), the rules compare words only. The claim is embedded (or
+tried) once, for recall and for each unconflicting memory's clause closest to it
+(memory/verify_clauses.py: one more embedder call, skipped with a warning if it fails).
 """
 
 from __future__ import annotations
@@ -69,8 +66,7 @@ from emergent_memory.memory.verify_rules import (
     word_similarity,
 )
 
-# the service, the store and the secret scanner where they are used: the MCP server imports
-# this module for verify_memory's result type before they are needed
+# the service, store and secret scanner where used: the MCP server imports this module early
 if TYPE_CHECKING:
     from emergent_memory.memory.service import MemoryService
 
@@ -213,14 +209,13 @@ class VerifyService:
                 "lives instead (for example 'the deploy token is in the DEPLOY_TOKEN "
                 "environment variable')"
             )
-        # the claim embedded once, for recall and the clauses; when that fails, recall searches
-        # by words (and logs why) without trying again
-        query: list[float] | None = None
-        failed: EmbeddingUnavailable | None = None
+        # the claim embedded once, for recall and the clauses (if that fails, recall searches by
+        # words and says why, without trying again)
+        query: list[float] | EmbeddingUnavailable
         try:
             query = self._memory.embedder.embed_query(text)
         except EmbeddingUnavailable as error:
-            failed = error
+            query = error
         recalled = self._memory.recall(
             principal,
             text,
@@ -229,12 +224,12 @@ class VerifyService:
             limit=max(CANDIDATES, limit_),
             record_use=False,
             min_relevance=0.0,  # verify's rules judge every candidate: no relevance floor
-            query_embedding=query if failed is None else failed,
+            query_embedding=query,
         )
         degraded = recalled["degraded"]
         candidates = recalled["memories"]
-        # a query without any word the model knows can come back as a zero vector, whose
-        # cosine similarity pgvector answers with NaN: no similarity, like a word-only match
+        # a claim without a word the model knows can be a zero vector, whose cosine similarity
+        # is NaN in pgvector: no similarity, like a word-only match
         pairs = [(m["content"], _finite(m["scores"]["similarity"])) for m in candidates]
         if not degraded:
             # a memory found by its words alone (no similarity) is far from the claim's sense
@@ -247,7 +242,8 @@ class VerifyService:
         if not degraded and len(decided) < len(pairs):
             try:
                 contents = [c if i not in decided else "" for i, (c, _) in enumerate(pairs)]
-                clauses = closest_clauses(self._memory.embedder, text, contents, query)
+                vector = None if isinstance(query, EmbeddingUnavailable) else query
+                clauses = closest_clauses(self._memory.embedder, text, contents, vector)
             except EmbeddingUnavailable as error:
                 logger.warning("verify compares whole memories only: %s", error)
             else:
@@ -339,8 +335,8 @@ class VerifyService:
                     "LLM judge: " + " ".join(str(entry["why"]).split())[:WHY_CHARS],
                 )
             )
-        # what the rules found of a memory the judge was not shown (one far from the claim
-        # as a whole, contradicted by one of its clauses) stands
+        # what the rules found of a memory the judge was not shown (far from the claim, but
+        # contradicted by one of its clauses) stands
         judged += [j for j in rules.judged if j.index not in shown and j.relation != "related"]
         verdict, best = aggregate(judged)
         why = "the LLM judge found no memory about this subject"
