@@ -204,3 +204,46 @@ def test_a_negation_reworded_with_the_same_polarity_supersedes(
     new = semantic.save(principal, "Don't deploy the billing service on Fridays", "instruction")
     assert new["superseded_ids"] == [old["memory"]["id"]]
     assert new["memory"]["conflicts_with"] == []
+
+
+def test_a_stated_change_of_a_memory_that_is_not_the_nearest_is_linked_as_a_conflict(
+    semantic: MemoryService, principal: Principal, pool: ConnectionPool
+) -> None:
+    old = semantic.save(principal, "The recommendations service listens on port 4607.", "fact")
+    other = semantic.save(principal, "payments moved to port 9539.", "fact")
+    new = semantic.save(principal, "recommendations moved to port 9539.", "fact")
+    # the nearest memory is the payments one (another service): neither is superseded
+    assert new["status"] == "created"
+    assert new["superseded_ids"] == []
+    old_id, other_id, new_id = old["memory"]["id"], other["memory"]["id"], new["memory"]["id"]
+    close = {c["id"]: c for c in new["possible_duplicates"]}
+    assert close[old_id]["conflict"] is True
+    assert close.get(other_id, {}).get("conflict") is not True
+    memories = by_id(semantic, principal)
+    assert memories[new_id]["conflicts_with"] == [old_id]
+    assert memories[other_id]["conflicts_with"] == []
+    assert (memories[new_id]["conflict"], memories[old_id]["conflict"]) == ("current", "outranked")
+    order = [
+        m["id"]
+        for m in semantic.recall(principal, "which port does the recommendations service use")[
+            "memories"
+        ]
+    ]
+    assert order.index(new_id) < order.index(old_id)
+    # recorded for the review queue, as the nearest memory's conflicts are
+    pairs = DuplicateService(pool, semantic).open(principal)["pairs"]
+    [linked] = [p for p in pairs if p["duplicate_of"]["id"] == old_id]
+    assert (linked["memory"]["id"], linked["conflict"]) == (new_id, True)
+
+
+def test_a_next_nearest_memory_with_another_value_and_no_change_word_is_not_linked(
+    semantic: MemoryService, principal: Principal
+) -> None:
+    billing = semantic.save(principal, "The billing service listens on port 8306.", "fact")
+    reporting = semantic.save(principal, "The reporting service listens on port 8306.", "fact")
+    new = semantic.save(principal, "The reporting service listens on port 9265.", "fact")
+    memories = by_id(semantic, principal)
+    # the nearest (reporting, another port) is a conflict; billing is another service
+    assert memories[new["memory"]["id"]]["conflicts_with"] == [reporting["memory"]["id"]]
+    assert memories[billing["memory"]["id"]]["conflicts_with"] == []
+    assert new["superseded_ids"] == []

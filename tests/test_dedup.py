@@ -2507,3 +2507,64 @@ def test_in_a_language_the_rule_cannot_read_every_word_kept_needs_no_word_added(
     assert verdict(0.98, "Niemals direkt auf main pushen", "Niemals direkt auf main pushen.") == (
         "supersede"
     )
+
+
+def test_a_change_said_of_another_thing_of_the_same_kind_does_not_supersede() -> None:
+    node = ("The production API moved to Node 22.", "The staging API was upgraded to Node 22.")
+    decision = POLICY.explain(0.80, *node)
+    assert (decision.verdict, decision.reason) == ("possible_duplicate", "different subject")
+    backups = (
+        "The nightly backup job now runs at 02:00.",
+        "The weekly backup job now runs at 03:00.",
+    )
+    assert POLICY.decide(0.80, *backups) == "possible_duplicate"
+    # the same thing's change still supersedes
+    same = ("The staging API runs Node 20.", "The staging API moved to Node 22.")
+    decision = POLICY.explain(0.80, *same)
+    assert (decision.verdict, decision.reason) == ("supersede", "says it changed")
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "The recommendations service listens on port 4607.",
+            "recommendations moved to port 9539.",
+        ),
+        ("Lena owns the search service.", "The search service is now owned by Kofi."),
+        ("The user's editor is Vim.", "The user switched their editor to Neovim."),
+    ],
+)
+def test_a_next_nearest_memory_is_only_ever_linked_when_the_new_text_states_its_change(
+    existing: str, new: str
+) -> None:
+    for similarity in (0.45, 0.70, 0.90):
+        assert POLICY.beside(similarity, existing, new) == dedup.Decision(
+            "possible_duplicate", "keeps the subject"
+        )
+    # below the rules' floor nothing is read
+    assert POLICY.beside(POLICY.considered_from - 0.01, existing, new) is None
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # another value with no change word: a conflict of the nearest memory, not of the next
+        (
+            "The reporting service listens on port 8306.",
+            "The reporting service listens on port 9265.",
+        ),
+        # a change of another thing of the same kind
+        ("The prod DB listens on 5433.", "The test DB now listens on 5440."),
+        # a change of another subject
+        ("The billing service listens on port 8306.", "The reporting service moved to port 9265."),
+        # a rewording: never superseded as a next nearest memory, nor linked
+        ("The user prefers pnpm over npm.", "The user likes pnpm more than npm."),
+        ("The staging API runs Node 20.", "The staging API runs Node 20 on Linux."),
+    ],
+)
+def test_a_next_nearest_memory_is_left_alone_without_a_stated_change_of_it(
+    existing: str, new: str
+) -> None:
+    for similarity in (0.45, 0.70, 0.90, 0.99):
+        assert POLICY.beside(similarity, existing, new) is None

@@ -1,7 +1,11 @@
 """Whether a new memory supersedes its nearest existing one, or states a different fact.
 
-save_memory embeds the new memory and finds the most similar visible memory of the same scope
-(store.find_nearest). Superseding hides the old memory from recall and list (it stays as
+save_memory embeds the new memory and finds the most similar visible memories of the same
+scope (store.find_near): the nearest one is decided by the rules below; each of the next few
+(service.NEARBY) may only be linked as a conflict, never superseded, and only when the new text
+states a change of its subject (DedupPolicy.beside), as when the nearest memory is another
+thing's ("search moved to port 9539" / "*recommendations* moved to port 9539") and the old
+value is the second nearest. Superseding hides the old memory from recall and list (it stays as
 history, and `manage_memory restore` brings it back), so a wrong supersession hides a fact
 the user gave: far worse than a duplicate. The rule therefore only supersedes on positive
 evidence, and reports a close memory it leaves alone as a possible duplicate.
@@ -69,7 +73,10 @@ rule 5 alone):
    late in the sentence or after the same subject words, is a conflict: CONFLICT_REASONS,
    same_subject_words); with one, one change is a
    correction and two are another fact ("service A on 9001" / "service B now on 9002"), up to
-   three with a word that only says a value changed (STRONG_MARKERS). A closing phrase
+   three with a word that only says a value changed (STRONG_MARKERS); a change said of
+   another thing of the same kind is another fact too, one modifier swapped before the same
+   noun ("The *production* API moved to Node 22" / "The *staging* API was upgraded to Node
+   22"). A closing phrase
    replaced by other words without a marker is another fact too (replaces_a_phrase).
 4. Otherwise the similarity: at or above `threshold` the pair supersedes on the similarity
    alone (0.95 for all-MiniLM-L6-v2: below it the model scores different facts as high as
@@ -3374,20 +3381,30 @@ class DedupPolicy:
     ) -> Decision:
         if similarity < self.considered_from:
             return Decision("distinct", "not similar")  # no need to read the texts
-        pair = compare(existing, new)
-        if corrects:  # says by itself that it corrects, as a change word would
-            # of the one value the rule reads as changed of the same subject (a conflict's
-            # reasons: CONFLICT_REASONS); one that changes nothing the rule reads ("Never
-            # push directly to main" / "Never force-push to main") or changes what the text
-            # is about ("Nadia owns *payments*" / "Farah owns *webhooks*") is no evidence
-            # otherwise the other guards (another subject, occasion, value) still hold
-            says_what = pair.one_value_of_one_subject
-            pair = replace(
-                pair,
-                marked=pair.marked or says_what,
-                change_word=pair.change_word or says_what,
-            )
-        return self.judge(similarity, pair)
+        return self.judge(similarity, _compared(existing, new, corrects))
+
+    def beside(
+        self, similarity: float, existing: str, new: str, *, corrects: bool = False
+    ) -> Decision | None:
+        """The decision for one of the next nearest memories (after the nearest one, which
+        `explain` decides): a conflict or nothing, never a supersession, which is for the
+        nearest memory alone. A conflict only when the new text states a change of this
+        memory's subject (_states_a_change, said of no other thing: "*Prod* DB listens on
+        5433" / "The *test* DB now listens on 5440") and the rules would supersede it or
+        keep it as a conflict were it the nearest: the nearest memory was then another
+        thing's ("search moved to port 9539" / "*recommendations* moved to port 9539"), and
+        this one holds the old value ("The recommendations service listens on port 4607").
+        Another value with no change word (a conflict of the nearest memory) is not enough
+        here: among the next nearest, it is as often another fact of the same shape."""
+        if similarity < self.considered_from:
+            return None
+        pair = _compared(existing, new, corrects)
+        if not _states_a_change(pair) or pair.said_of_another or pair.modifier_swapped:
+            return None
+        decision = self.judge(similarity, pair)
+        if decision.verdict == "supersede" or decision.reason == "keeps the subject":
+            return Decision("possible_duplicate", "keeps the subject")
+        return None
 
     def judge(self, similarity: float, pair: Comparison) -> Decision:
         """The decision for a pair already compared (the benchmark judges each pair under many
@@ -3446,8 +3463,12 @@ class DedupPolicy:
             if pair.names_the_change:
                 return Decision("supersede", "names the change")
             return Decision(close, "not enough evidence")
-        # a text that says it changed is a correction however similar, and says so
+        # a text that says it changed is a correction however similar, and says so; unless
+        # the change is said of another thing of the same kind ("The *production* API moved
+        # to Node 22" / "The *staging* API was upgraded to Node 22")
         if similarity >= self.duplicates_from and pair.marked and pair.change_word:
+            if pair.modifier_swapped:
+                return Decision(close, "different subject")
             return Decision("supersede", "says it changed")
         readable = pair.english or not self.latin_only_model
         if similarity >= self.threshold and readable and not pair.says_less:
@@ -3523,6 +3544,21 @@ def replaces_an_opening_name(existing: str, new: str) -> bool:
     # runs on ...")
     gained = new_.values - old.words
     return any(_kind(value) == "name" and " " not in value for value in gained)
+
+
+def _compared(existing: str, new: str, corrects: bool) -> Comparison:
+    """The pair compared; `corrects`: the new memory says by itself that it corrects (its
+    source is `corrected` or its category `correction`), as a change word would: of the one
+    value the rule reads as changed of the same subject (a conflict's reasons:
+    CONFLICT_REASONS); one that changes nothing the rule reads ("Never push directly to main"
+    / "Never force-push to main") or changes what the text is about ("Nadia owns *payments*"
+    / "Farah owns *webhooks*") is no evidence; otherwise the other guards (another subject,
+    occasion, value) still hold."""
+    pair = compare(existing, new)
+    if not corrects:
+        return pair
+    says_what = pair.one_value_of_one_subject
+    return replace(pair, marked=pair.marked or says_what, change_word=pair.change_word or says_what)
 
 
 def _states_a_change(pair: Comparison) -> bool:

@@ -99,6 +99,9 @@ UNREACHABLE = (
 
 PACK = "agent-memory"
 DEFAULT_CONTEXT_PRIORITY = 50
+# the memories a save reads: the nearest one, which it may supersede, and the next ones, which
+# it may only link as conflicts (DedupPolicy.beside)
+NEARBY = 5
 RECALL_DEFAULT_LIMIT, RECALL_MAX_LIMIT = 10, 50
 EPISODES_MAX_LIMIT = 10  # episodes a recall returns at most (each with a summary and excerpt)
 LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT = 20, 100
@@ -362,11 +365,12 @@ class MemoryService:
                 self._link_source(conn, principal, exact, derived_from)
                 return answers.deliverable(result, "save")
 
-            nearest = None
+            nearby: list[store.Nearest] = []
             if embedding is not None:
-                nearest = store.find_nearest(
-                    conn, principal, scope_, embedding.vector, embedding.model
+                nearby = store.find_near(
+                    conn, principal, scope_, embedding.vector, embedding.model, limit=NEARBY
                 )
+            nearest = nearby[0] if nearby else None
             decision = (
                 None
                 if nearest is None
@@ -477,6 +481,25 @@ class MemoryService:
                     nearest.id,
                     nearest.similarity,
                     kept_for,
+                )
+            for other in nearby[1:]:  # the next nearest: a conflict or nothing
+                beside = self._dedup.beside(
+                    other.similarity, other.content, text, corrects=corrects
+                )
+                if beside is None or not self._still_active(conn, other.id):
+                    continue
+                self._link(conn, principal, store.CONFLICTS_WITH, memory.canonical_id, other.id)
+                possible_duplicates.append(
+                    {
+                        "id": str(other.id),
+                        "content": other.content,
+                        "similarity": round(other.similarity, 4),
+                        "why": records.pair_why(beside.reason),
+                        "conflict": True,
+                    }
+                )
+                store.record_possible_duplicate(
+                    conn, principal, memory.canonical_id, other.id, other.similarity, beside.reason
                 )
             if nearest is not None and verdict == "supersede" and old_head is not None:
                 old_id = nearest.id

@@ -157,7 +157,7 @@ FROM kb.graph_objects o
 WHERE {active} AND {same_scope} AND o.embedding_model = %(model)s
   AND o.canonical_id IS DISTINCT FROM %(exclude)s::uuid
 ORDER BY o.embedding <=> %(embedding)s
-LIMIT 1
+LIMIT %(limit)s
 """
 
 # Let the HNSW scan keep going until enough rows pass the filters (pgvector 0.8).
@@ -540,7 +540,7 @@ def find_repeat(
 
 @dataclass(frozen=True, slots=True)
 class Nearest:
-    """The memory most similar to a new one, for the dedup decision."""
+    """A memory similar to a new one, with its similarity, for the dedup decision."""
 
     id: UUID
     similarity: float
@@ -559,15 +559,31 @@ def find_nearest(
 ) -> Nearest | None:
     """The most similar active visible memory of this scope embedded by the same model (other
     than `exclude`)."""
+    found = find_near(conn, principal, scope, embedding, model, limit=1, exclude=exclude)
+    return found[0] if found else None
+
+
+def find_near(
+    conn: Connection[Any],
+    principal: Principal,
+    scope: str,
+    embedding: Vector,
+    model: str,
+    *,
+    limit: int,
+    exclude: UUID | None = None,
+) -> list[Nearest]:
+    """The `limit` most similar active visible memories of this scope embedded by the same
+    model (other than `exclude`), the most similar first."""
     conn.execute(ITERATIVE_SCAN)
     statement = sql.SQL(FIND_NEAREST).format(
         active=sql.SQL(ACTIVE), same_scope=sql.SQL(SAME_SCOPE[scope])
     )
-    params = _params(principal, embedding=embedding, model=model, exclude=exclude)
-    row = conn.execute(statement, params).fetchone()
-    if row is None:
-        return None
-    return Nearest(UUID(str(row[0])), float(row[1]), str(row[2]), row[3])
+    params = _params(principal, embedding=embedding, model=model, exclude=exclude, limit=limit)
+    return [
+        Nearest(UUID(str(row[0])), float(row[1]), str(row[2]), row[3])
+        for row in conn.execute(statement, params).fetchall()
+    ]
 
 
 def find_context(conn: Connection[Any], actor_id: UUID, name: str) -> UUID | None:
