@@ -16,6 +16,7 @@ from emergent_memory import graph
 from emergent_memory.db import migrate
 from emergent_memory.db.connection import with_database_name
 from emergent_memory.memory import store
+from emergent_memory.memory.service import NEARBY
 from tests.embedders import BagOfWordsEmbedder
 
 ROWS = 20_000
@@ -236,6 +237,7 @@ def test_under_row_level_security_the_nearest_neighbour_search_uses_an_index(
         "model": "m",
         "embedding": "[" + ",".join(["0.2"] * 384) + "]",
         "exclude": None,
+        "limit": NEARBY,  # as a save reads them
     }
     explained = plan(
         conn, query.as_string(conn).replace("%(embedding)s", "%(embedding)s::vector"), params
