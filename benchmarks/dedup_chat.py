@@ -141,6 +141,9 @@ HOLDOUTS = {
     "after set 39 (a word in capitals added to a list is one more item; 834c795)",
     "dedup_holdout_41.json": "agent and chat memories, 480 pairs; first run against the rule "
     "at the end of stop 47 (a change word before a condition states a rule; d322e12)",
+    "dedup_holdout_42.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "of stop 48 (a change of another thing of the same kind; the next nearest memories "
+    "linked on a stated change)",
 }
 
 
@@ -229,6 +232,10 @@ def judge_set(embedder: CachedEmbeddings, name: str, limit: int | None) -> dict[
         counter[f"{pair['verdict']} linked"] += (
             decision.verdict == "possible_duplicate" and decision.reason in dedup.CONFLICT_REASONS
         )
+        # linked as a conflict were the old text one of the next nearest memories (a save
+        # reads four more: DedupPolicy.beside)
+        beside = policy.beside(similarity, pair["existing"], pair["new"])
+        counter[f"{pair['verdict']} linked beside"] += beside is not None
         if superseded != should:
             wrong.append(
                 {
@@ -461,6 +468,13 @@ def run(limit: int | None = None) -> dict[str, Any]:
         "| set | regime | distinct linked | conflicts linked | same linked | corrects linked |",
         "|---|---|---|---|---|---|",
         *_label_rows(result["sets"], "linked"),
+        "",
+        "Linked as a conflict were the old text one of the next nearest memories (not the "
+        "nearest: DedupPolicy.beside, never a supersession), of each label:",
+        "",
+        "| set | regime | distinct linked | conflicts linked | same linked | corrects linked |",
+        "|---|---|---|---|---|---|",
+        *_label_rows(result["sets"], "linked beside"),
     ]
     stated = result["stated_change"]
     lines += [
