@@ -143,7 +143,7 @@ HOLDOUTS = {
     "at the end of stop 47 (a change word before a condition states a rule; d322e12)",
     "dedup_holdout_42.json": "agent and chat memories, 480 pairs; first run against the rule "
     "of stop 48 (a change of another thing of the same kind; the next nearest memories "
-    "linked on a stated change)",
+    "linked on a stated change; a87a036)",
 }
 
 
