@@ -2568,3 +2568,46 @@ def test_a_next_nearest_memory_is_left_alone_without_a_stated_change_of_it(
 ) -> None:
     for similarity in (0.45, 0.70, 0.90, 0.99):
         assert POLICY.beside(similarity, existing, new) is None
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("The user formats Python code with black.", "The user switched to ruff for formatting."),
+        ("Tests run with jest.", "We migrated the tests to vitest."),
+        ("The user's preferred shell is zsh.", "The user has switched to fish as their shell."),
+    ],
+)
+def test_below_the_band_a_lower_case_thing_changed_to_after_a_change_word_is_a_conflict(
+    existing: str, new: str
+) -> None:
+    assert dedup.replaces_the_object(existing, new)
+    assert POLICY.named_change_from is not None
+    for similarity in (POLICY.considered_from, 0.5, POLICY.named_change_from - 0.01):
+        assert POLICY.explain(similarity, existing, new) == dedup.Decision(
+            "possible_duplicate", "keeps the subject"
+        )
+        # the nearest memory alone: a next nearest one is not linked on it
+        assert POLICY.beside(similarity, existing, new) is None
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # the word before the change word: another thing ("checkout" / "auth")
+        (
+            "The checkout service was moved to Kubernetes.",
+            "The auth service was migrated to Kubernetes.",
+        ),
+        # no change word
+        ("The user formats Python code with black.", "The user formats Python code with ruff."),
+        # the same value said again is no change of it
+        ("Cron jobs are scheduled in UTC.", "Updated: the cron scheduler uses UTC."),
+        # another subject
+        ("The user types on a split keyboard.", "The user switched to a standing desk at work."),
+    ],
+)
+def test_no_object_is_replaced_without_a_change_word_before_one_new_word(
+    existing: str, new: str
+) -> None:
+    assert not dedup.replaces_the_object(existing, new)

@@ -101,8 +101,11 @@ rule 5 alone):
    so is another fact now and then ("The user's onboarding buddy was Hiroshi" / "The user
    is now the onboarding buddy for Ines"). So is, there, a text with the same subject words
    and one value after them in place of another, nothing else changed ("The app is deployed
-   to *Heroku*" / "*Fly.io*", 0.57: Comparison.value_after_the_subject). Below `named_change_from`
-   nothing else is read.
+   to *Heroku*" / "*Fly.io*", 0.57: Comparison.value_after_the_subject), and a text whose
+   change word comes before one word of its own in place of one or two of the old text's,
+   sharing no value ("The user formats gateway code with *prettier*" / "For gateway, the
+   user switched to *yapf* for formatting", 0.58: replaces_the_object; the nearest memory
+   only, up to `text_rule_from`). Below `named_change_from` nothing else is read.
 
 Anything at or above `text_rule_from` (or `threshold` for a plain policy) that does not
 supersede is a possible duplicate for the agent to judge. The thresholds belong to the model
@@ -3149,6 +3152,7 @@ class Comparison:
     keeps_subject: bool = False  # keeps_the_subject
     same_subject: bool = False  # same_subject_words
     opening_name_replaced: bool = False  # replaces_an_opening_name
+    object_replaced: bool = False  # replaces_the_object
     said_of_another: bool = False  # the same value said of something else (keeps_the_values)
     history: bool = False  # tells_history: the new text says only how things were
     past_and_plan: bool = False  # past_and_plan: one says when it was, the other when it will be
@@ -3287,6 +3291,7 @@ def compare(existing: str, new: str) -> Comparison:
         keeps_subject=keeps_the_subject(existing, new),
         same_subject=same_subject_words(existing, new),
         opening_name_replaced=replaces_an_opening_name(existing, new),
+        object_replaced=replaces_the_object(existing, new),
         said_of_another=keeps_the_values(existing, new),
         history=tells_history(existing, new),
         past_and_plan=past_and_plan(existing, new),
@@ -3399,6 +3404,8 @@ class DedupPolicy:
         if similarity < self.considered_from:
             return None
         pair = _compared(existing, new, corrects)
+        # (not the object replaced, which the nearest memory alone is read for below the
+        # band: among the next nearest it links as many other facts as changes)
         if not _states_a_change(pair) or pair.said_of_another or pair.modifier_swapped:
             return None
         decision = self.judge(similarity, pair)
@@ -3494,7 +3501,9 @@ class DedupPolicy:
             pair.changes and (pair.said_of_another or pair.modifier_swapped)
         ):
             return Decision("supersede", "names the change")
-        if self.change_from is not None and _states_a_change(pair):
+        # (below duplicates_from, as in the band below: the object replaced too)
+        far = similarity < self.duplicates_from
+        if self.change_from is not None and _states_a_change(pair, far=far):
             return Decision("possible_duplicate", "keeps the subject")
         return Decision(close, "not enough evidence")
 
@@ -3511,11 +3520,40 @@ class DedupPolicy:
             return Decision("distinct", "not similar")
         if pair.history or pair.period_and_duration:  # how things were; another attribute
             return Decision("distinct", "not similar")
-        if _states_a_change(pair):
+        if _states_a_change(pair, far=True):
             return Decision("possible_duplicate", "keeps the subject")
         if pair.value_after_the_subject:
             return Decision("possible_duplicate", "different value")
         return Decision("distinct", "not similar")
+
+
+def replaces_the_object(existing: str, new: str) -> bool:
+    """The new text has a change word the old one lacks, and one subject word of its own
+    (_subject_words), after that change word, in place of one or two of the old text's:
+    the thing it changed to ("The user formats gateway code with *prettier*" / "For gateway,
+    the user switched to *yapf* for formatting"; "Tests run with *jest*" / "We migrated the
+    tests to *vitest*"), a tool's name in lower case being no value to the rule. The two
+    keep at least half of their other subject words, share no value nor word in capitals
+    (the same value said again is no change of it: "Cron jobs are scheduled in *UTC*" /
+    "Updated: the cron scheduler uses *UTC*") and open with the same label or none."""
+    old, new_ = statement(existing), statement(new)
+    added = new_.markers - old.markers
+    if not added or label(existing) != label(new):
+        return False
+    if (old.values | _acronyms(old)) & (new_.values | _acronyms(new_)):
+        return False
+    subject, other = _subject_words(old), _subject_words(new_)
+    gained, lost = other - subject, subject - other
+    if len(gained) != 1 or not 1 <= len(lost) <= 2:
+        return False
+    kept = subject & other
+    if not kept or 2 * len(kept) < max(len(subject), len(other)) - 1:
+        return False
+    (word,) = gained
+    at = next(i for i, t in enumerate(new_.tokens) if t.norm == word)
+    return any(
+        t.lower in added or t.norm in added or t.lower in CHANGE_MARKERS for t in new_.tokens[:at]
+    )
 
 
 def _opening_name(one: Statement) -> str | None:
@@ -3561,9 +3599,15 @@ def _compared(existing: str, new: str, corrects: bool) -> Comparison:
     return replace(pair, marked=pair.marked or says_what, change_word=pair.change_word or says_what)
 
 
-def _states_a_change(pair: Comparison) -> bool:
+def _states_a_change(pair: Comparison, *, far: bool = False) -> bool:
     """The new text says that a value changed, replaces one value (up to three with a word
-    that only says a change) or names the old one, and keeps the subject's words (rule 5)."""
+    that only says a change) or names the old one, and keeps the subject's words (rule 5);
+    `far` (below the text rules' band), also when it puts one word of its own after its
+    change word in place of one or two of the old text's, the same values and subject
+    words kept besides (replaces_the_object: "The user formats gateway code with
+    *prettier*" / "For gateway, the user switched to *yapf* for formatting", 0.58)."""
+    if far and pair.marked and pair.change_word and not pair.changes and pair.object_replaced:
+        return True
     return (
         pair.marked
         and pair.change_word
