@@ -144,6 +144,9 @@ HOLDOUTS = {
     "dedup_holdout_42.json": "agent and chat memories, 480 pairs; first run against the rule "
     "of stop 48 (a change of another thing of the same kind; the next nearest memories "
     "linked on a stated change; a87a036)",
+    "dedup_holdout_43.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "after set 42 (the thing a text switched to, below 0.64, a conflict of the nearest "
+    "memory)",
 }
 
 
