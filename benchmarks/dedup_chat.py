@@ -146,7 +146,7 @@ HOLDOUTS = {
     "linked on a stated change; a87a036)",
     "dedup_holdout_43.json": "agent and chat memories, 480 pairs; first run against the rule "
     "after set 42 (the thing a text switched to, below 0.64, a conflict of the nearest "
-    "memory)",
+    "memory; 0cefb84)",
 }
 
 
