@@ -17,7 +17,7 @@ from psycopg_pool import ConnectionPool
 from emergent_memory.auth.principal import Principal
 from emergent_memory.memory import MemoryService
 from emergent_memory.memory.duplicates import DuplicateService
-from emergent_memory.memory.records import current_first
+from emergent_memory.memory.records import current_first, pair_why
 from tests.test_injection import make_injection
 
 
@@ -218,6 +218,8 @@ def test_a_stated_change_of_a_memory_that_is_not_the_nearest_is_linked_as_a_conf
     old_id, other_id, new_id = old["memory"]["id"], other["memory"]["id"], new["memory"]["id"]
     close = {c["id"]: c for c in new["possible_duplicates"]}
     assert close[old_id]["conflict"] is True
+    assert close[old_id]["why"] == pair_why("next nearest changed")
+    assert "another memory is closer in meaning" in close[old_id]["why"]
     assert close.get(other_id, {}).get("conflict") is not True
     memories = by_id(semantic, principal)
     assert memories[new_id]["conflicts_with"] == [old_id]

@@ -2540,7 +2540,7 @@ def test_a_next_nearest_memory_is_only_ever_linked_when_the_new_text_states_its_
 ) -> None:
     for similarity in (0.45, 0.70, 0.90):
         assert POLICY.beside(similarity, existing, new) == dedup.Decision(
-            "possible_duplicate", "keeps the subject"
+            "possible_duplicate", "next nearest changed"
         )
     # below the rules' floor nothing is read
     assert POLICY.beside(POLICY.considered_from - 0.01, existing, new) is None

@@ -3110,6 +3110,7 @@ Reason = Literal[
     "reworded",
     "same values",
     "keeps the subject",
+    "next nearest changed",
     "names the change",
     "not enough evidence",
     "another occasion",
@@ -3122,7 +3123,13 @@ Reason = Literal[
 # The reasons that mean: the same subject with another value, nothing says it changed, or a
 # stated change too far in meaning to supersede on (a conflict to keep and flag).
 CONFLICT_REASONS: frozenset[Reason] = frozenset(
-    {"different value", "opposite value", "swapped values", "keeps the subject"}
+    {
+        "different value",
+        "opposite value",
+        "swapped values",
+        "keeps the subject",
+        "next nearest changed",
+    }
 )
 
 
@@ -3410,7 +3417,7 @@ class DedupPolicy:
             return None
         decision = self.judge(similarity, pair)
         if decision.verdict == "supersede" or decision.reason == "keeps the subject":
-            return Decision("possible_duplicate", "keeps the subject")
+            return Decision("possible_duplicate", "next nearest changed")
         return None
 
     def judge(self, similarity: float, pair: Comparison) -> Decision:

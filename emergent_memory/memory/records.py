@@ -35,6 +35,8 @@ PAIR_WHY = {
     "swapped values": "the same values in swapped places, and neither says it changed",
     "keeps the subject": "it says the value of the same subject changed, in words far from the "
     "old one's: kept beside it as a conflict, the newer first",
+    "next nearest changed": "it says the value of this memory's subject changed, "
+    "though another memory is closer in meaning: kept beside it as a conflict, the newer first",
     "different values": "close in meaning, but several values differ",
     "different subject": "close in meaning, but about another subject (another service, "
     "place, role or kind)",
