@@ -3401,7 +3401,7 @@ class DedupPolicy:
         """The decision for one of the next nearest memories (after the nearest one, which
         `explain` decides): a conflict or nothing, never a supersession, which is for the
         nearest memory alone. A conflict only when the new text states a change of this
-        memory's subject (_states_a_change, said of no other thing: "*Prod* DB listens on
+        memory's subject (_states_a_change, said of no other thing: "The *prod* DB listens on
         5433" / "The *test* DB now listens on 5440") and the rules would supersede it or
         keep it as a conflict were it the nearest: the nearest memory was then another
         thing's ("search moved to port 9539" / "*recommendations* moved to port 9539"), and
