@@ -2611,3 +2611,25 @@ def test_no_object_is_replaced_without_a_change_word_before_one_new_word(
     existing: str, new: str
 ) -> None:
     assert not dedup.replaces_the_object(existing, new)
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Staging deploys use Helm.", "Production deploys do not use Helm."),
+        ("Prod DB listens on 5433.", "Test DB now listens on 5440."),
+        ("The dev cluster runs Kafka 3.5.", "The QA cluster was upgraded to Kafka 3.7."),
+    ],
+)
+def test_two_environments_that_open_the_texts_are_two_things(existing: str, new: str) -> None:
+    assert swaps_a_modifier(existing, new)
+    for similarity in (0.45, 0.70, 0.90):
+        assert POLICY.decide(similarity, existing, new) != "supersede"
+        assert POLICY.beside(similarity, existing, new) is None
+    # the same environment's change is still one
+    assert not swaps_a_modifier("Staging runs Node 20.", "Staging now runs Node 22.")
+    assert POLICY.explain(0.90, "Staging runs Node 20.", "Staging now runs Node 22.") == (
+        dedup.Decision("supersede", "says it changed")
+    )
+    # an environment the other text names too is no swap ("staging and prod")
+    assert not swaps_a_modifier("Staging uses Helm.", "Production now uses Helm too, like staging.")

@@ -2967,9 +2967,29 @@ def _swapped_role(old: Statement, new: Statement) -> bool:
 def swaps_a_modifier(existing: str, new: str) -> bool:
     """One word of a noun phrase is replaced by another before the same noun ("the *blue*
     pool" / "the *green* pool", "the *staging* database" / "the *production* database"): a
-    different thing of the same kind, unless the two are opposites ("single" / "double")."""
+    different thing of the same kind, unless the two are opposites ("single" / "double"); or
+    the two texts open with two environments or branches, neither of which the other text
+    names ("*Staging* uses Let's Encrypt certificates" / "*Production* was switched to
+    DigiCert certificates"), where no noun follows to align them on."""
+    old, new_ = statement(existing), statement(new)
     opcodes, _ = alignment(existing, new)
-    return _swapped(statement(existing), statement(new), opcodes, names=False)
+    if _swapped(old, new_, opcodes, names=False):
+        return True
+    first, second = _opening_environment(old), _opening_environment(new_)
+    if first is None or second is None or first == second:
+        return False
+    return first not in {t.lower for t in new_.tokens} and second not in {
+        t.lower for t in old.tokens
+    }
+
+
+def _opening_environment(one: Statement) -> str | None:
+    """The environment or branch a text opens with, after a determiner or not ("*Prod* DB
+    listens on 5433", "The *test* DB ..."), as written in lower case."""
+    at = 1 if one.tokens and one.tokens[0].lower in _DETERMINERS else 0
+    if len(one.tokens) > at and one.tokens[at].lower in _ENVIRONMENT_WORDS:
+        return one.tokens[at].lower
+    return None
 
 
 _DETERMINER_WORDS = (
@@ -3413,7 +3433,7 @@ class DedupPolicy:
         pair = _compared(existing, new, corrects)
         # (not the object replaced, which the nearest memory alone is read for below the
         # band: among the next nearest it links as many other facts as changes)
-        if not _states_a_change(pair) or pair.said_of_another or pair.modifier_swapped:
+        if not _states_a_change(pair) or pair.said_of_another:
             return None
         decision = self.judge(similarity, pair)
         if decision.verdict == "supersede" or decision.reason == "keeps the subject":
@@ -3608,11 +3628,14 @@ def _compared(existing: str, new: str, corrects: bool) -> Comparison:
 
 def _states_a_change(pair: Comparison, *, far: bool = False) -> bool:
     """The new text says that a value changed, replaces one value (up to three with a word
-    that only says a change) or names the old one, and keeps the subject's words (rule 5);
+    that only says a change) or names the old one, and keeps the subject's words (rule 5), a
+    thing of the same kind not swapped for another (swaps_a_modifier);
     `far` (below the text rules' band), also when it puts one word of its own after its
     change word in place of one or two of the old text's, the same values and subject
     words kept besides (replaces_the_object: "The user formats gateway code with
     *prettier*" / "For gateway, the user switched to *yapf* for formatting", 0.58)."""
+    if pair.modifier_swapped:  # said of another thing of the same kind
+        return False
     if far and pair.marked and pair.change_word and not pair.changes and pair.object_replaced:
         return True
     return (
