@@ -148,7 +148,7 @@ HOLDOUTS = {
     "after set 42 (the thing a text switched to, below 0.64, a conflict of the nearest "
     "memory; 0cefb84)",
     "dedup_holdout_44.json": "agent and chat memories, 480 pairs; first run against the rule "
-    "at the end of stop 48 (two environments that open the texts are two things)",
+    "at the end of stop 48 (two environments that open the texts are two things; c6d3370)",
 }
 
 
