@@ -2633,3 +2633,46 @@ def test_two_environments_that_open_the_texts_are_two_things(existing: str, new:
     )
     # an environment the other text names too is no swap ("staging and prod")
     assert not swaps_a_modifier("Staging uses Helm.", "Production now uses Helm too, like staging.")
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "Run the unit tests first, then the integration suite, then deploy to staging.",
+            "Deploy to staging first, then run the unit tests, then the integration suite.",
+        ),
+        (
+            "Priority order: security, performance, readability.",
+            "Priority order: performance, security, readability.",
+        ),
+        (
+            "Keep config in environment variables rather than in checked-in YAML files.",
+            "Keep config in checked-in YAML files rather than in environment variables.",
+        ),
+    ],
+)
+def test_the_same_words_in_another_order_around_an_order_word_are_a_conflict(
+    existing: str, new: str
+) -> None:
+    assert dedup.compare(existing, new).reordered
+    for similarity in (0.90, 0.99):
+        assert POLICY.explain(similarity, existing, new) == dedup.Decision(
+            "possible_duplicate", "swapped values"
+        )
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("First, run the linter, then the tests.", "Run the linter first, then the tests."),
+        (
+            "The unit tests are run first, then the deploy.",
+            "Run the unit tests first, then the deploy.",
+        ),
+        ("The frontend is built with Vite.", "Vite builds the frontend."),
+        ("Don't call me after 10pm.", "No calls after 10pm, please."),
+    ],
+)
+def test_a_sentence_turned_around_keeps_its_order(existing: str, new: str) -> None:
+    assert not dedup.compare(existing, new).reordered

@@ -68,7 +68,9 @@ rule 5 alone):
    a month (in any case, "May" and "March" beside a number) for another is a change, but
    one "when" with a time changed beside it ("Fridays 14:00" / "Wednesdays 10:00"). Two
    persons exchanged are swapped values, the speaker however written ("*I'm* older than *my
-   sister*" / "*my sister* is older than *me*", "dave is *my* boss" / "*I'm* dave's boss").
+   sister*" / "*my sister* is older than *me*", "dave is *my* boss" / "*I'm* dave's boss");
+   so are the same words in another order around a word that orders them ("tag, build,
+   publish" / "build, tag, publish" after "order": reorders).
    Without a change marker any change is another fact (one value said of the same subject,
    late in the sentence or after the same subject words, is a conflict: CONFLICT_REASONS,
    same_subject_words); with one, one change is a
@@ -2338,6 +2340,42 @@ def swapped(existing: str, new: str) -> tuple[str, str] | None:
     return found or _possessor_swapped(old, new_)
 
 
+# Words that say in which order things come, or which of two is preferred: the same words
+# around them in another order say another thing ("tag, build, publish" / "build, tag,
+# publish"; "... first, then ..."; "next to the source files *rather* than in a tests
+# directory" / the other way round). Not "before", "after" or "next", which also say when.
+_ORDER_WORDS = frozenset({"first", "then", "rather", "instead", "over", "order", "followed"})
+
+
+def reorders(old: Statement, new: Statement) -> bool:
+    """An order word both texts have (_ORDER_WORDS) has other content words before it in one
+    than in the other, or the same ones after it in another order: items exchanged that
+    `swapped` does not read, several words each or more than two ("deploy the database
+    migrations *first*, then the backend services, and ... roll out the frontend bundle" /
+    "roll out the frontend bundle *first*, then ..."). For two texts of the same content
+    words (compare); a sentence turned around without such a word ("The frontend is built
+    with Vite" / "Vite builds the frontend") is no exchange."""
+    if (moved := _without_moved_phrase(old, new)) is not None:
+        # a phrase moved to the other end says the same ("*In this repository* the user
+        # prefers pnpm over npm" / "The user prefers pnpm over npm *in this repository*")
+        old, new = moved
+    # (not a word that opens the text, which orders nothing before it: "*First*, run the
+    # linter, then the tests" / "Run the linter first, then the tests")
+    old_lower = ["", *(t.lower for t in old.tokens[1:])]
+    new_lower = ["", *(t.lower for t in new.tokens[1:])]
+
+    def content(statement_: Statement, tokens: Sequence[_Token]) -> list[str]:
+        return [t.norm for t in tokens if t.norm in statement_.words]
+
+    for word in sorted(_ORDER_WORDS & set(old_lower) & set(new_lower)):
+        i, j = old_lower.index(word), new_lower.index(word)
+        if set(content(old, old.tokens[:i])) != set(content(new, new.tokens[:j])):
+            return True
+        if content(old, old.tokens[i + 1 :]) != content(new, new.tokens[j + 1 :]):
+            return True
+    return False
+
+
 def _without_moved_phrase(old: Statement, new: Statement) -> tuple[Statement, Statement] | None:
     """Both statements without the phrase one has at its end and the other at its start
     (after a speaker's label), with the words that lead into it ("on the", "at my"); None
@@ -3201,6 +3239,7 @@ class Comparison:
     says_less: bool = False  # says_less
     opposite: bool = False  # negates
     swapped: tuple[str, str] | None = None  # the two items that exchanged places (swapped)
+    reordered: bool = False  # the same words ordered otherwise around an order word (reorders)
 
     @property
     def one_value_of_one_subject(self) -> bool:
@@ -3327,6 +3366,7 @@ def compare(existing: str, new: str) -> Comparison:
         one_off=one_off(existing, new),
         opposite=negates(existing, new),
         swapped=swapped(existing, new),
+        reordered=old.words == new_.words and reorders(old, new_),
         labelled=label(existing) is not None and label(existing) == label(new),
         changed_late=changes_late(existing, new),
         change_word=bool(new_.markers - old.markers),
@@ -3467,7 +3507,7 @@ class DedupPolicy:
             return Decision(close, "another occasion")
         if pair.opposite and not pair.marked:
             return Decision(close, "opposite value")
-        if pair.swapped and not pair.marked:
+        if (pair.swapped or pair.reordered) and not pair.marked:
             return Decision(close, "swapped values")
         if pair.changes and not pair.marked:
             # one value said of the same subject is a conflict; a changed subject ("staging"
