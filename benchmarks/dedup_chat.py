@@ -150,7 +150,7 @@ HOLDOUTS = {
     "dedup_holdout_44.json": "agent and chat memories, 480 pairs; first run against the rule "
     "at the end of stop 48 (two environments that open the texts are two things; c6d3370)",
     "dedup_holdout_45.json": "agent and chat memories, 480 pairs; first run against the rule "
-    "after set 44 (the same words in another order around an order word)",
+    "after set 44 (the same words in another order around an order word; 0b39a8f)",
 }
 
 
