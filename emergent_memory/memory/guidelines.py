@@ -120,7 +120,9 @@ KEEPING_MEMORIES_RIGHT = """\
   of another category: what the user said is never replaced by what you inferred; ask the
   user before changing it. A value that
   differs without a change word ("now", "switched", ...) is kept beside the old one as a
-  conflict: say that it changed, or save it as a correction, when it did.
+  conflict: say that it changed, or save it as a correction, when it did. A change of a
+  memory that is not the closest one is kept beside it as a conflict too, never replacing
+  it: when both are about the same thing, supersede the old one.
 - A recalled memory flagged "outranked" states another value of the same subject as another
   memory, which is current (a stronger source, or newer): trust the current one; when you
   learn which value holds, supersede the wrong one with the right one (manage_memory action
