@@ -2605,6 +2605,8 @@ def test_below_the_band_a_lower_case_thing_changed_to_after_a_change_word_is_a_c
         ("Cron jobs are scheduled in UTC.", "Updated: the cron scheduler uses UTC."),
         # another subject
         ("The user types on a split keyboard.", "The user switched to a standing desk at work."),
+        # what follows "used to" is how things were, not the new value
+        ("The user works on the data platform team.", "The user used to work on the mobile team."),
     ],
 )
 def test_no_object_is_replaced_without_a_change_word_before_one_new_word(

@@ -3594,6 +3594,9 @@ class DedupPolicy:
         return Decision("distinct", "not similar")
 
 
+_PAST_MARKERS = frozenset({"used to", "formerly", "previously"})
+
+
 def replaces_the_object(existing: str, new: str) -> bool:
     """The new text has a change word the old one lacks, and one subject word of its own
     (_subject_words), after that change word, in place of one or two of the old text's:
@@ -3604,7 +3607,8 @@ def replaces_the_object(existing: str, new: str) -> bool:
     (the same value said again is no change of it: "Cron jobs are scheduled in *UTC*" /
     "Updated: the cron scheduler uses *UTC*") and open with the same label or none."""
     old, new_ = statement(existing), statement(new)
-    added = new_.markers - old.markers
+    # (not a word that tells how things were: what follows "used to" is the old value)
+    added = new_.markers - old.markers - _PAST_MARKERS
     if not added or label(existing) != label(new):
         return False
     if (old.values | _acronyms(old)) & (new_.values | _acronyms(new_)):
@@ -3617,10 +3621,10 @@ def replaces_the_object(existing: str, new: str) -> bool:
     if not kept or 2 * len(kept) < max(len(subject), len(other)) - 1:
         return False
     (word,) = gained
+    lower = [t.lower for t in new_.tokens]
     at = next(i for i, t in enumerate(new_.tokens) if t.norm == word)
-    return any(
-        t.lower in added or t.norm in added or t.lower in CHANGE_MARKERS for t in new_.tokens[:at]
-    )
+    # a change word of its own before it, alone or opening a phrase ("*took over*")
+    return any(lower[i] in added or " ".join(lower[i : i + 2]) in added for i in range(at))
 
 
 def _opening_name(one: Statement) -> str | None:
