@@ -152,7 +152,7 @@ HOLDOUTS = {
     "dedup_holdout_45.json": "agent and chat memories, 480 pairs; first run against the rule "
     "after set 44 (the same words in another order around an order word; 0b39a8f)",
     "dedup_holdout_46.json": "agent and chat memories, 480 pairs; first run against the rule "
-    "after stop 48's review (the thing switched to follows a change word of its own)",
+    "after stop 48's review (the thing switched to follows a change word of its own; a6f1266)",
 }
 
 
