@@ -2678,3 +2678,117 @@ def test_the_same_words_in_another_order_around_an_order_word_are_a_conflict(
 )
 def test_a_sentence_turned_around_keeps_its_order(existing: str, new: str) -> None:
     assert not dedup.compare(existing, new).reordered
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("The upload timeout is 45 seconds.", "Upload timeout: 45s."),
+        ("Sessions expire after ninety minutes.", "Sessions expire after 90 minutes."),
+        ("Snapshots are pruned after seventy days.", "Snapshots are pruned after 70 days."),
+        ("The index node has 8 GB of memory.", "Index node: 8192 MB of memory."),
+        ("The index node has eight gigabytes of memory.", "Index node memory: 8GB."),
+        ("The archive volume is 0.5 TB.", "The archive volume is 500 GB."),
+        ("The render box has 32 gigs of RAM.", "The render box has 32 GB of RAM."),
+        ("The body limit is 1 MiB.", "The body limit is 1024 KiB."),
+        ("The licence renews on 2027-02-09.", "The licence renews on February 9, 2027."),
+        ("The minimum macOS version is 14.0.", "The minimum macOS version is 14."),
+        ("Always rebase-merge feature branches.", "Feature branches are rebase-merged."),
+    ],
+    ids=[
+        "seconds on the number",
+        "ninety",
+        "seventy",
+        "megabytes",
+        "gigabytes in words",
+        "terabyte",
+        "gigs",
+        "binary units",
+        "date year first",
+        "version .0",
+        "compound inflected",
+    ],
+)
+def test_a_value_written_two_ways_is_one_value(one: str, other: str) -> None:
+    assert dedup.statement(one).values == dedup.statement(other).values
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("She loves music from the 90s.", "She loves music from the 90 seconds."),
+        ("He is in his 40s.", "He waits 40 seconds."),
+        ("The box has 100Mb uplink.", "The box has 100MB uplink."),
+        ("The cache holds 512 MB.", "The cache holds 512 GB."),
+        ("Version 3.10 is required.", "Version 3.1 is required."),
+        ("The subnet is 10.0.0.0.", "The subnet is 10."),
+        ("The launch is on 2027-02-09.", "The launch is on February 19, 2027."),
+    ],
+    ids=["decade", "age", "bits", "other unit", "version", "address", "other day"],
+)
+def test_values_that_only_look_alike_stay_apart(one: str, other: str) -> None:
+    assert dedup.statement(one).values != dedup.statement(other).values
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [("8 GB", "8 GB"), ("8192 MB", "8 GB"), ("1.5 MB", "1.5 MB"), ("0.5 TB", "500 GB")],
+)
+def test_a_size_is_said_in_its_largest_unit(text: str, said: str) -> None:
+    (value,) = dedup.statement(text).values
+    assert dedup.bare_value(value) == said
+
+
+@pytest.mark.parametrize(
+    ("text", "ordinal"),
+    [
+        ("Ask the reviewer first.", False),
+        ("First, run the formatter.", False),
+        ("Show the diff first and the summary below it.", False),
+        ("Show the diff first and the summary after it.", True),
+        ("Warm the cache first, then roll out the app.", True),
+        ("Standups are on the first Monday of the month.", True),
+        ("Stop on first failure.", True),
+        ("Meet on the last Friday instead of the first.", True),
+        ("The team's first release shipped.", True),
+    ],
+)
+def test_first_is_a_value_only_as_an_ordinal(text: str, ordinal: bool) -> None:
+    assert ("1" in dedup.statement(text).values) is ordinal
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("The billing API's read timeout is 20 seconds.", "Billing API read timeout: 20s."),
+        ("The search pods get 6 GB of memory.", "Search pods are capped at 6144 MB of memory."),
+        (
+            "Run the migrations before restarting the workers.",
+            "Before restarting the workers, run the migrations first.",
+        ),
+        (
+            "Raw events are kept for ninety days in the warehouse.",
+            "The warehouse keeps raw events for 90 days.",
+        ),
+    ],
+    ids=["seconds", "megabytes", "first as an adverb", "ninety"],
+)
+def test_a_rewording_with_a_value_written_otherwise_supersedes(existing: str, new: str) -> None:
+    assert POLICY.explain(0.92, existing, new).verdict == "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("The search pods get 6 GB of memory.", "The search pods get 4096 MB of memory."),
+        ("The build cache is 2 TB.", "The build cache is 200 GB."),
+        (
+            "The vendor API times out after 20 seconds.",
+            "The vendor API times out after 2 minutes.",
+        ),
+    ],
+)
+def test_another_size_or_duration_of_the_same_thing_is_a_conflict(existing: str, new: str) -> None:
+    decision = POLICY.explain(0.92, existing, new)
+    assert decision.verdict == "possible_duplicate"
+    assert decision.reason in dedup.CONFLICT_REASONS

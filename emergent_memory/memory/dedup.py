@@ -438,6 +438,8 @@ _QUOTED = re.compile(r"`[^`]+`|\"[^\"]+\"|“[^”]+”")
 _UNIT = re.compile(r"(\d+(?:\.\d+)?)(?:ms|sec|secs|min|mins|hr|hrs|kb|mb|gb|tb|kib|mib|gib|px)")
 _ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)")
 _VERSION = re.compile(r"\d+(?:\.\d+)*")
+_WHOLE_VERSION = re.compile(r"(?:\.0+)+$")
+_ZERO_VERSION = re.compile(r"(\d+)(?:\.0+)+(?!\.?\d)")
 _CLOCK = re.compile(r"(\d{1,2})(?::(\d{2}))?(am|pm|a\.m|p\.m)?")
 _MERIDIEM = frozenset({"am", "pm", "a.m", "p.m"})
 _SENTENCE_END = frozenset(".!?:;")
@@ -503,7 +505,8 @@ def _number(token: str) -> str | None:
         if match:
             return match.group(1)
     if _VERSION.fullmatch(token):
-        return token
+        # "16.0" is 16, "2.0.0" is 2 (not "10.0.0.0", an address)
+        return _WHOLE_VERSION.sub("", token) if token.count(".") <= 2 else token
     return None
 
 
@@ -538,6 +541,32 @@ _APOSTROPHE_LESS = {
 }
 
 
+# A date written year first ("2025-03-14"), read as the same date in words.
+_ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+# Words after which "first" is the ordinal ("the first", "its first", "every first").
+_BEFORE_AN_ORDINAL = frozenset({"the", "a", "an", "every", "each", "this", "next"}) | _POSSESSIVES
+
+
+# Words that make "first" a place in a sequence ("the cache is warmed first, then ...").
+_SEQUENCE_WORDS = frozenset({"then", "last", "next", "second", "finally", "after", "afterwards"})
+
+
+def _adverb(tokens: list[_Token], matches: list[re.Match[str]], index: int, pause: bool) -> bool:
+    """The word at `index` ("first") closes a clause (a mark, the end or "and" after it),
+    follows no determiner or possessive, and the text tells no sequence (_SEQUENCE_WORDS):
+    "ask the user first" says when, "first, then" which place."""
+    following = matches[index + 1].group().lower() if index + 1 < len(matches) else None
+    before = tokens[-1].lower if tokens else ""
+    if any(match.group().lower() in _SEQUENCE_WORDS for match in matches):
+        return False
+    closes = pause or following in (None, "and")
+    return closes and before not in _BEFORE_AN_ORDINAL and not before.endswith(("'s", "s'"))
+
+
+# A compound of words of letters ("squash-merge", "force-pushing").
+_COMPOUND = re.compile(r"[a-z]+(?:-[a-z]+)+")
+
+
 def _tokens(text: str) -> list[_Token]:
     text = _CURRENCY_MILLIONS.sub(r"\1M", _THOUSANDS.sub("", text))
     tokens: list[_Token] = []
@@ -550,7 +579,14 @@ def _tokens(text: str) -> list[_Token]:
         raw = match.group()
         lower = raw.lower().replace("\u2019", "'")
         head, dash, rest = raw.partition("-")
-        if dash and rest and (head.replace(".", "", 1).isdigit() or head.lower() in NUMBERS):
+        iso = _ISO_DATE.fullmatch(raw)
+        if iso and 1 <= int(iso.group(2)) <= 12 and 1 <= int(iso.group(3)) <= 31:
+            # "2025-03-14" as "March 14 2025", as the date is also written
+            month = _MONTHS.split()[int(iso.group(2)) - 1]
+            tokens.append(_Token(month.title(), month, first))
+            tokens.append(_Token(iso.group(3), str(int(iso.group(3))), False))
+            tokens.append(_Token(iso.group(1), iso.group(1), False, pause))
+        elif dash and rest and (head.replace(".", "", 1).isdigit() or head.lower() in NUMBERS):
             # "two-bedroom" is "two" and "bedroom"; "15-minute" is "15" and "minute"
             tokens.append(_Token(head, _number(head.lower()) or head, first))
             tokens.append(_Token(rest, _stem(rest.lower()), False, pause))
@@ -559,11 +595,20 @@ def _tokens(text: str) -> list[_Token]:
             tokens.append(_Token(raw, _APOSTROPHE_LESS[lower], first, pause))
         elif lower in _LIKE_NOT or lower.endswith("n't"):
             tokens.append(_Token(raw, "not", first, pause))  # "don't", "never": see _LIKE_NOT
+        elif lower == "first" and _adverb(tokens, matches, index, pause):
+            # an adverb that closes a clause ("ask the user *first*", "*First*, run the
+            # linter"), not the ordinal ("the first Monday", "stop on first failure",
+            # "instead of the first.") nor a place in a sequence ("first, then ...")
+            tokens.append(_Token(raw, lower, first, pause))
+        elif _COMPOUND.fullmatch(lower):
+            # a compound of words, each part stemmed ("squash-merged" / "squash-merge")
+            norm = "-".join(_stem(part) for part in lower.split("-"))
+            tokens.append(_Token(raw, norm, first, pause))
         else:
             number = _number(lower)
             norm = number if number is not None else _stem(lower)
             tokens.append(_Token(raw, norm, first, pause))
-    return _with_durations(_with_times(_with_magnitudes(tokens)))
+    return _with_sizes(_with_durations(_with_seconds(_with_times(_with_magnitudes(tokens)))))
 
 
 # A number's order of magnitude, written after it ("40 million") or on it ("40M", "4.2k",
@@ -663,14 +708,81 @@ _COMPACT_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|sec|secs|min|mins|h|hr|hrs)"
 _LOWER_CASE_UNITS = frozenset({"ms", "h", "hr", "hrs", "min", "mins", "sec", "secs"})
 _CARDINAL = re.compile(r"\d+(?:\.\d+)?")
 _CARDINAL_WORDS = frozenset(_NUMBER_WORDS.split()) | {"thirty", "forty", "fifty", "sixty"}
+_CARDINAL_WORDS |= {"seventy", "eighty", "ninety", "hundred"}
 
-_DURATION_NORM = re.compile(r"\d+(?:\.\d+)?s")
+# The norm of an amount with its unit: a duration in seconds ("1800s") or a size in bytes
+# ("4294967296bytes")
+_AMOUNT_NORM = re.compile(r"\d+(?:\.\d+)?(?:s|bytes)")
 
 
 def _seconds(amount: str, unit: str) -> str:
     """The duration's norm: its exact seconds, written out ("1800s", "0.0015s")."""
     value = Decimal(amount) * Decimal(str(_DURATION_UNITS[unit]))
     return f"{value.normalize():f}s"
+
+
+# "30s" read as seconds ("timeout: 30s"), but not after a determiner or a possessive ("the
+# 90s", "in her 30s"), nor after a word in mixed case ("iPhone 4s"), nor as a decade ("1990s")
+_SECONDS_ON_IT = re.compile(r"(\d{1,3}(?:\.\d+)?)s")
+_NOT_SECONDS_AFTER = frozenset({"the", "early", "late", "mid"}) | _POSSESSIVES
+
+
+def _with_seconds(tokens: list[_Token]) -> list[_Token]:
+    """A number with "s" written on it as a duration in seconds, where nothing says it is a
+    decade, an age or a model (_SECONDS_ON_IT)."""
+    result: list[_Token] = []
+    for i, token in enumerate(tokens):
+        match = _SECONDS_ON_IT.fullmatch(token.text)
+        before = tokens[i - 1].text if i else ""
+        mixed_case = before[1:] != before[1:].lower() and before != before.upper()
+        if match and before.lower() not in _NOT_SECONDS_AFTER and not mixed_case:
+            token = _Token(token.text, _seconds(match.group(1), "sec"), token.first, token.pause)
+        result.append(token)
+    return result
+
+
+# Units of size, in bytes, as people convert them: in binary multiples up to gigabytes ("4 GB"
+# = "4096 MB"), a terabyte a thousand gigabytes ("0.5 TB" = "500 GB"); "Mb" and "Gb" are bits.
+_SIZE_UNITS = {
+    unit: 1024**power
+    for power, names in enumerate(
+        (
+            ("kb", "kib", "kilobyte", "kilobytes"),
+            ("mb", "mib", "megabyte", "megabytes", "meg", "megs"),
+            ("gb", "gib", "gigabyte", "gigabytes", "gig", "gigs"),
+            ("tb", "tib", "terabyte", "terabytes"),
+        ),
+        start=1,
+    )
+    for unit in names
+} | {"tb": 1000 * 1024**3, "terabyte": 1000 * 1024**3, "terabytes": 1000 * 1024**3}
+_COMPACT_SIZE = re.compile(r"(\d+(?:\.\d+)?)((?i:[kmgt]i?b))")
+
+
+def _bytes(amount: str, unit: str) -> str | None:
+    """A size's norm: its exact bytes ("4294967296bytes"); None for bits ("100Mb")."""
+    if len(unit) == 2 and unit[0].isupper() and unit[1] == "b":
+        return None  # "Mb", "Gb": bits
+    return f"{(Decimal(amount) * _SIZE_UNITS[unit.lower()]).normalize():f}bytes"
+
+
+def _with_sizes(tokens: list[_Token]) -> list[_Token]:
+    """A number with a unit of size as one value, in bytes ("4 GB", "4GB", "4096 MB" and "four
+    gigabytes" read alike)."""
+
+    def on_it(token: _Token) -> str | None:
+        compact = _COMPACT_SIZE.fullmatch(token.text)
+        return None if compact is None else _bytes(compact.group(1), compact.group(2))
+
+    def after_it(token: _Token, unit: _Token) -> str | None:
+        cardinal = (
+            _CARDINAL.fullmatch(token.text) or token.lower in _CARDINAL_WORDS
+        ) and _CARDINAL.fullmatch(token.norm)
+        if cardinal and unit.lower in _SIZE_UNITS:
+            return _bytes(token.norm, unit.text)
+        return None
+
+    return _with_units(tokens, on_it, after_it)
 
 
 def _with_durations(tokens: list[_Token]) -> list[_Token]:
@@ -761,7 +873,7 @@ def _is_value(token: _Token) -> bool:
     text = token.text
     if token.norm.startswith("t") and token.norm[1:].isdigit():
         return True  # a time
-    if _DURATION_NORM.fullmatch(token.norm):
+    if _AMOUNT_NORM.fullmatch(token.norm):
         return True  # a duration
     if any(ch.isdigit() for ch in text) or token.norm in NUMBERS.values():
         return True
@@ -873,6 +985,16 @@ _OWNING = frozenset({"owns", "owned", "owning", "owner", "owners"})
 
 
 @lru_cache(maxsize=1024)
+def _amount_number(text: str) -> str:
+    """The number written with a duration or a size ("30 minutes", "30s", "4GB": "30", "30",
+    "4")."""
+    first = text.split()[0].lower()
+    number = _number(first)
+    if number is None and (digits := _CARDINAL.match(first)):
+        number = digits.group()
+    return number or text
+
+
 def statement(text: str) -> Statement:
     """The Statement of a text (cached: a save compares the same texts several times)."""
     tokens = _tokens(text)
@@ -881,11 +1003,7 @@ def statement(text: str) -> Statement:
         inner = quoted.group()[1:-1]
         values.update(_value_key(token) for token in _tokens(inner))
         values.add("q:" + " ".join(inner.lower().split()))  # the quoted text as a whole
-    amounts = {
-        t.norm: _number(t.text.split()[0].lower()) or t.text
-        for t in tokens
-        if _DURATION_NORM.fullmatch(t.norm)
-    }
+    amounts = {t.norm: _amount_number(t.text) for t in tokens if _AMOUNT_NORM.fullmatch(t.norm)}
     # a date's value is no word ("day:friday"): its word is the token's ("friday")
     dates = {value for value in values if value.startswith(("month:", "day:"))}
     words = {token.norm for token in tokens} | (values - dates) | set(amounts.values())
@@ -894,7 +1012,8 @@ def statement(text: str) -> Statement:
     for token in tokens:
         if token.norm in amounts:
             continue  # a duration's seconds are no word of the text ("1209600")
-        parts = {_stem(part) for part in re.split(r"[-./:@_]+", token.norm) if part}
+        whole = _ZERO_VERSION.sub(r"\1", token.norm)  # "apache-2.0": apache, 2 (as "2.0")
+        parts = {_stem(part) for part in re.split(r"[-./:@_]+", whole) if part}
         words.update(parts)
         if re.search(r"[./:@_]", token.norm[1:]):
             in_paths.update(parts)
@@ -1874,6 +1993,10 @@ def _subject_words(one: Statement) -> frozenset[str]:
         for word in norms - one.values - changes
         if word not in parts and not any(ch.isdigit() for ch in word)
     )
+    # a size says what it measures by its unit, as the word "GB" did before sizes were read
+    # as one value ("... with *500 GB* storage" / "... with *100 GB* storage")
+    if any(t.norm.endswith("bytes") and _AMOUNT_NORM.fullmatch(t.norm) for t in one.tokens):
+        words |= {"unit:size"}
     # (but a verb stays when the subject would be one word without it: "CI *runs* on Jenkins")
     return words - _PLAIN_VERBS if len(words - _PLAIN_VERBS) >= 2 else words
 
@@ -1903,7 +2026,7 @@ def same_subject_words(existing: str, new: str) -> bool:
 
 def _measure(value: str) -> bool:
     """A duration ("3600s") or a time of day ("t570"): never the name of a thing."""
-    return bool(_DURATION_NORM.fullmatch(value)) or (value[:1] == "t" and value[1:].isdigit())
+    return bool(_AMOUNT_NORM.fullmatch(value)) or (value[:1] == "t" and value[1:].isdigit())
 
 
 def _said_last(one: Statement, values: Set[str], subject: frozenset[str]) -> bool:
@@ -2684,16 +2807,29 @@ def bare_value(value: str) -> str:
     """A value as a person reads it: a date's name without its kind ("day:friday" is
     "friday"), a time of day on the clock ("t840" is "14:00"), a lone capital letter without
     its kind ("letter:B" is "B"), a quoted text in quotes ("q:make lint" is '"make lint"'), a
-    duration in its largest whole unit ("1209600s" is "14 days")."""
+    duration in its largest whole unit ("1209600s" is "14 days"), a size in its largest unit
+    ("8589934592bytes" is "8 GB")."""
     if value[:1] == "t" and value[1:].isdigit():
         return f"{int(value[1:]) // 60:02d}:{int(value[1:]) % 60:02d}"
     if value.startswith("letter:"):
         return value.removeprefix("letter:")
     if value.startswith("q:"):
         return f'"{value.removeprefix("q:")}"'
-    if _DURATION_NORM.fullmatch(value):
+    if _AMOUNT_NORM.fullmatch(value) and value.endswith("bytes"):
+        return _size_words(Decimal(value.removesuffix("bytes")))
+    if _AMOUNT_NORM.fullmatch(value):
         return _duration_words(Decimal(value[:-1]))
     return _as_words(value)
+
+
+def _size_words(size: Decimal) -> str:
+    """A size in bytes in the largest unit that holds it ("8589934592" is "8 GB", "1572864"
+    "1.5 MB"), as _SIZE_UNITS reads them."""
+    for unit in ("TB", "GB", "MB", "KB"):
+        amount = size / _SIZE_UNITS[unit.lower()]
+        if amount >= 1 and amount == amount.quantize(Decimal("0.01")):
+            return f"{amount.normalize():f} {unit}"
+    return f"{size.normalize():f} bytes"
 
 
 # The units a duration is said in, the largest that holds it whole ("1209600s" is "14 days",
@@ -2727,7 +2863,7 @@ def _kind(value: str) -> str:
         return "name"
     if value.startswith(("month:", "day:")):
         return "date"  # a weekday or a month for another ("on Friday" / "in January")
-    if (value[:1] == "t" and value[1:].isdigit()) or _DURATION_NORM.fullmatch(value):
+    if (value[:1] == "t" and value[1:].isdigit()) or _AMOUNT_NORM.fullmatch(value):
         return "number"  # a time of day or a duration
     if _VERSION.fullmatch(value):
         return "number"
@@ -2796,8 +2932,21 @@ def says_less(old: Statement, new: Statement) -> bool:
     """The new text says less than the old one: it leaves out one of its values
     (_loses_a_value), negates more or less often, or drops more than SHORTER_BY content words
     with none in their place (_plain words)."""
-    dropped = len(_plain(old.words - new.words)) - len(_plain(new.words - old.words))
+    # (a value written otherwise with the same parts is neither dropped nor added: "Apache-2.0"
+    # / "Apache 2.0")
+    dropped = len(_plain(_unstated(old, new))) - len(_plain(_unstated(new, old)))
     return _loses_a_value(old, new) or old.negations != new.negations or dropped > SHORTER_BY
+
+
+def _unstated(one: Statement, other: Statement) -> set[str]:
+    """The words of `one` that `other` lacks, but for a value of `one` whose parts `other`
+    states ("Apache-2.0" / "Apache 2.0")."""
+    stated = other.words | other.values
+    return {
+        w
+        for w in one.words - other.words
+        if not (w in one.values and " " not in w and _stated_in(_parts_of(w), stated))
+    }
 
 
 def _plain(words: Set[str]) -> set[str]:
@@ -3313,7 +3462,7 @@ def _durations(one: Statement) -> dict[str, bool] | None:
     found: dict[str, bool] = {}
     tokens = one.tokens
     for i, token in enumerate(tokens):
-        if not _DURATION_NORM.fullmatch(token.norm):
+        if not _AMOUNT_NORM.fullmatch(token.norm):
             continue
         if i + 1 < len(tokens) and tokens[i + 1].lower in _OFFSET_AFTER:
             continue  # "30 days before expiry": when
