@@ -153,6 +153,9 @@ HOLDOUTS = {
     "after set 44 (the same words in another order around an order word; 0b39a8f)",
     "dedup_holdout_46.json": "agent and chat memories, 480 pairs; first run against the rule "
     "after stop 48's review (the thing switched to follows a change word of its own; a6f1266)",
+    "dedup_holdout_47.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "of stop 49 (a value written two ways is one value: seconds on the number, sizes in "
+    "bytes, dates year first, trailing zeros, 'first' as an adverb; 8d1b191)",
 }
 
 
