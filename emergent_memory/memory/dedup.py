@@ -874,7 +874,7 @@ def _is_value(token: _Token) -> bool:
     if token.norm.startswith("t") and token.norm[1:].isdigit():
         return True  # a time
     if _AMOUNT_NORM.fullmatch(token.norm):
-        return True  # a duration
+        return True  # a duration or a size
     if any(ch.isdigit() for ch in text) or token.norm in NUMBERS.values():
         return True
     if " " in text and text.rpartition(" ")[2].lower() in _MAGNITUDE_WORDS:
@@ -984,7 +984,6 @@ def _values(tokens: list[_Token]) -> set[str]:
 _OWNING = frozenset({"owns", "owned", "owning", "owner", "owners"})
 
 
-@lru_cache(maxsize=1024)
 def _amount_number(text: str) -> str:
     """The number written with a duration or a size ("30 minutes", "30s", "4GB": "30", "30",
     "4")."""
@@ -995,6 +994,7 @@ def _amount_number(text: str) -> str:
     return number or text
 
 
+@lru_cache(maxsize=1024)
 def statement(text: str) -> Statement:
     """The Statement of a text (cached: a save compares the same texts several times)."""
     tokens = _tokens(text)
@@ -1011,7 +1011,7 @@ def statement(text: str) -> Statement:
     in_paths: set[str] = set()
     for token in tokens:
         if token.norm in amounts:
-            continue  # a duration's seconds are no word of the text ("1209600")
+            continue  # a duration's seconds are no word of the text ("1209600"), nor a size's bytes
         whole = _ZERO_VERSION.sub(r"\1", token.norm)  # "apache-2.0": apache, 2 (as "2.0")
         parts = {_stem(part) for part in re.split(r"[-./:@_]+", whole) if part}
         words.update(parts)
@@ -2025,7 +2025,8 @@ def same_subject_words(existing: str, new: str) -> bool:
 
 
 def _measure(value: str) -> bool:
-    """A duration ("3600s") or a time of day ("t570"): never the name of a thing."""
+    """A duration ("3600s"), a size ("1024bytes") or a time of day ("t570"): never the name
+    of a thing."""
     return bool(_AMOUNT_NORM.fullmatch(value)) or (value[:1] == "t" and value[1:].isdigit())
 
 
@@ -2864,7 +2865,7 @@ def _kind(value: str) -> str:
     if value.startswith(("month:", "day:")):
         return "date"  # a weekday or a month for another ("on Friday" / "in January")
     if (value[:1] == "t" and value[1:].isdigit()) or _AMOUNT_NORM.fullmatch(value):
-        return "number"  # a time of day or a duration
+        return "number"  # a time of day, a duration or a size
     if _VERSION.fullmatch(value):
         return "number"
     if value.replace(" ", "").isalpha():
