@@ -766,6 +766,13 @@ def _bytes(amount: str, unit: str) -> str | None:
     return f"{(Decimal(amount) * _SIZE_UNITS[unit.lower()]).normalize():f}bytes"
 
 
+def _cardinal(token: _Token) -> bool:
+    """A cardinal number in digits or words, not an ordinal ("the *first* day", "the 3rd
+    day")."""
+    written = _CARDINAL.fullmatch(token.text) or token.lower in _CARDINAL_WORDS
+    return bool(written and _CARDINAL.fullmatch(token.norm))
+
+
 def _with_sizes(tokens: list[_Token]) -> list[_Token]:
     """A number with a unit of size as one value, in bytes ("4 GB", "4GB", "4096 MB" and "four
     gigabytes" read alike)."""
@@ -775,10 +782,7 @@ def _with_sizes(tokens: list[_Token]) -> list[_Token]:
         return None if compact is None else _bytes(compact.group(1), compact.group(2))
 
     def after_it(token: _Token, unit: _Token) -> str | None:
-        cardinal = (
-            _CARDINAL.fullmatch(token.text) or token.lower in _CARDINAL_WORDS
-        ) and _CARDINAL.fullmatch(token.norm)
-        if cardinal and unit.lower in _SIZE_UNITS:
+        if _cardinal(token) and unit.lower in _SIZE_UNITS:
             return _bytes(token.norm, unit.text)
         return None
 
@@ -796,14 +800,10 @@ def _with_durations(tokens: list[_Token]) -> list[_Token]:
         return None if compact is None else _seconds(compact.group(1), compact.group(2))
 
     def after_it(token: _Token, unit: _Token) -> str | None:
-        # a cardinal number, not an ordinal ("the *first* day", "the 3rd day")
-        cardinal = (
-            _CARDINAL.fullmatch(token.text) or token.lower in _CARDINAL_WORDS
-        ) and _CARDINAL.fullmatch(token.norm)
         if (
             unit.lower in _DURATION_UNITS
             and (unit.lower not in _LOWER_CASE_UNITS or unit.text == unit.lower)
-            and cardinal
+            and _cardinal(token)
         ):
             return _seconds(token.norm, unit.lower)
         return None
