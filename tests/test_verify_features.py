@@ -241,6 +241,14 @@ def test_a_changed_value_is_named_as_written() -> None:
     assert difference == "another value: 14:00 / 15:00"
     moved = read_pair("Releases go out on Tuesday.", "Releases go out on Friday.").difference
     assert moved == "another value: tuesday / friday"
+    # a name or a compound as the text writes it, not its stem
+    named = read_pair(
+        "The reports database runs Postgres on pytest-style fixtures.",
+        "The reports database runs MySQL on pytest-style fixtures.",
+    ).difference
+    assert named == "another value: Postgres / MySQL"
+    sized = read_pair("The log volume is 500 GB.", "The log volume is 2 TB.").difference
+    assert sized == "another value: 500 GB / 2 TB"
 
 
 def test_the_other_direction_of_an_exchange_is_related_not_confirmed() -> None:

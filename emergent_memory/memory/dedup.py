@@ -2804,12 +2804,13 @@ def _as_words(value: str) -> str:
     return value.partition(":")[2] if value.startswith(("month:", "day:")) else value
 
 
-def bare_value(value: str) -> str:
+def bare_value(value: str, one: Statement | None = None) -> str:
     """A value as a person reads it: a date's name without its kind ("day:friday" is
     "friday"), a time of day on the clock ("t840" is "14:00"), a lone capital letter without
     its kind ("letter:B" is "B"), a quoted text in quotes ("q:make lint" is '"make lint"'), a
     duration in its largest whole unit ("1209600s" is "14 days"), a size in its largest unit
-    ("8589934592bytes" is "8 GB")."""
+    ("8589934592bytes" is "8 GB"); otherwise as the text `one` writes it, if given
+    ("pytest-style", not its stem)."""
     if value[:1] == "t" and value[1:].isdigit():
         return f"{int(value[1:]) // 60:02d}:{int(value[1:]) % 60:02d}"
     if value.startswith("letter:"):
@@ -2820,7 +2821,8 @@ def bare_value(value: str) -> str:
         return _size_words(Decimal(value.removesuffix("bytes")))
     if _AMOUNT_NORM.fullmatch(value):
         return _duration_words(Decimal(value[:-1]))
-    return _as_words(value)
+    written = [t.text for t in one.tokens if _value_key(t) == value] if one else []
+    return written[0] if written and not value.startswith(("month:", "day:")) else _as_words(value)
 
 
 def _size_words(size: Decimal) -> str:

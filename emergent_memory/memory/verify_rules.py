@@ -232,8 +232,8 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
     kind: str | None = None
     if compared.changes and not other_subject:
         kind = "value"
-        lost = _readable(old.values - new.words - new.values)
-        gained = _readable(new.values - old.words - old.values)
+        lost = _readable(old.values - new.words - new.values, old)
+        gained = _readable(new.values - old.words - old.values, new)
         if lost and gained:
             difference = f"another value: {', '.join(lost)} / {', '.join(gained)}"
         else:
@@ -298,10 +298,10 @@ def _opposite(memory: str, claim: str) -> str | None:
     )
 
 
-def _readable(values: frozenset[str]) -> list[str]:
-    """Values as a person reads them (dedup.bare_value), sorted; a quoted text whose words
-    are also one of the values is left out ("refund-bot", not also '"refund-bot"')."""
-    shown = {dedup.bare_value(v) for v in values}
+def _readable(values: frozenset[str], one: dedup.Statement) -> list[str]:
+    """Values as a person reads them in `one` (dedup.bare_value), sorted; a quoted text whose
+    words are also one of the values is left out ("refund-bot", not also '"refund-bot"')."""
+    shown = {dedup.bare_value(v, one) for v in values}
     return sorted(v for v in shown if not (v[:1] == '"' and v.strip('"') in shown))
 
 
