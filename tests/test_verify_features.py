@@ -247,8 +247,8 @@ def test_a_changed_value_is_named_as_written() -> None:
         "The reports database runs MySQL on pytest-style fixtures.",
     ).difference
     assert named == "another value: Postgres / MySQL"
-    sized = read_pair("The log volume is 500 GB.", "The log volume is 2 TB.").difference
-    assert sized == "another value: 500 GB / 2 TB"
+    sized = read_pair("The log volume is 512000 MB.", "The log volume is 2 TB.").difference
+    assert sized == "another value: 512000 MB / 2 TB"
 
 
 def test_the_other_direction_of_an_exchange_is_related_not_confirmed() -> None:

@@ -2808,20 +2808,20 @@ def bare_value(value: str, one: Statement | None = None) -> str:
     """A value as a person reads it: a date's name without its kind ("day:friday" is
     "friday"), a time of day on the clock ("t840" is "14:00"), a lone capital letter without
     its kind ("letter:B" is "B"), a quoted text in quotes ("q:make lint" is '"make lint"'), a
-    duration in its largest whole unit ("1209600s" is "14 days"), a size in its largest unit
-    ("8589934592bytes" is "8 GB"); otherwise as the text `one` writes it, if given
-    ("pytest-style", not its stem)."""
+    duration in its largest whole unit ("1209600s" is "14 days"); otherwise as the text `one`
+    writes it, if given ("pytest-style", not its stem; "6144 MB"), a size without it in its
+    largest unit ("8589934592bytes" is "8 GB")."""
     if value[:1] == "t" and value[1:].isdigit():
         return f"{int(value[1:]) // 60:02d}:{int(value[1:]) % 60:02d}"
     if value.startswith("letter:"):
         return value.removeprefix("letter:")
     if value.startswith("q:"):
         return f'"{value.removeprefix("q:")}"'
+    written = [t.text for t in one.tokens if _value_key(t) == value] if one else []
     if _AMOUNT_NORM.fullmatch(value) and value.endswith("bytes"):
-        return _size_words(Decimal(value.removesuffix("bytes")))
+        return written[0] if written else _size_words(Decimal(value.removesuffix("bytes")))
     if _AMOUNT_NORM.fullmatch(value):
         return _duration_words(Decimal(value[:-1]))
-    written = [t.text for t in one.tokens if _value_key(t) == value] if one else []
     return written[0] if written and not value.startswith(("month:", "day:")) else _as_words(value)
 
 
