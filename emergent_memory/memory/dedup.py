@@ -19,7 +19,9 @@ what the two texts state (`Statement`):
 
 - **Values**: numbers (digits or words, ordinals, with units, thousands separators and
   orders of magnitude normalised: "4.2k" = "4,200", "40M" = "40 million"), times ("02:00" =
-  "2 am" = "two o'clock", "half past six" = "6:30"), versions, identifiers (anything with
+  "2 am" = "two o'clock", "half past six" = "6:30"), durations in seconds and sizes in bytes
+  ("30s" = "30 seconds", "4 GB" = "4096 MB"), dates ("2025-03-14" = "March 14, 2025"),
+  versions (without trailing zeros: "16.0" = "16"), identifiers (anything with
   inner `.`, `_`, `:`, `/`, `@`, `#`, `+`, or a hyphen), names after the first word (several
   capitalised words are one name), a lone capital letter
   ("service A"), quoted and backticked words.
@@ -438,7 +440,7 @@ _QUOTED = re.compile(r"`[^`]+`|\"[^\"]+\"|“[^”]+”")
 _UNIT = re.compile(r"(\d+(?:\.\d+)?)(?:ms|sec|secs|min|mins|hr|hrs|kb|mb|gb|tb|kib|mib|gib|px)")
 _ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)")
 _VERSION = re.compile(r"\d+(?:\.\d+)*")
-_WHOLE_VERSION = re.compile(r"(?:\.0+)+$")
+# a version's trailing zeros ("16.0", "2.0.0", "apache-2.0"; not "1.0.5")
 _ZERO_VERSION = re.compile(r"(\d+)(?:\.0+)+(?!\.?\d)")
 _CLOCK = re.compile(r"(\d{1,2})(?::(\d{2}))?(am|pm|a\.m|p\.m)?")
 _MERIDIEM = frozenset({"am", "pm", "a.m", "p.m"})
@@ -506,7 +508,7 @@ def _number(token: str) -> str | None:
             return match.group(1)
     if _VERSION.fullmatch(token):
         # "16.0" is 16, "2.0.0" is 2 (not "10.0.0.0", an address)
-        return _WHOLE_VERSION.sub("", token) if token.count(".") <= 2 else token
+        return _ZERO_VERSION.sub(r"\1", token) if token.count(".") <= 2 else token
     return None
 
 
@@ -701,8 +703,8 @@ _DURATION_UNITS = {
     "yr": 31536000,
     "yrs": 31536000,
 }
-# "500ms", "30min", "24h", in lower case ("7d", "30s", "4s" are not read: a 3d printer, the
-# 90s, an iPhone 4s)
+# "500ms", "30min", "24h", in lower case ("7d" is not read: a 3d printer; "30s" is read in
+# context, _with_seconds)
 _COMPACT_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|sec|secs|min|mins|h|hr|hrs)")
 # units that are a duration only in lower case ("4 H" is not four hours)
 _LOWER_CASE_UNITS = frozenset({"ms", "h", "hr", "hrs", "min", "mins", "sec", "secs"})
@@ -744,18 +746,16 @@ def _with_seconds(tokens: list[_Token]) -> list[_Token]:
 # Units of size, in bytes, as people convert them: in binary multiples up to gigabytes ("4 GB"
 # = "4096 MB"), a terabyte a thousand gigabytes ("0.5 TB" = "500 GB"); "Mb" and "Gb" are bits.
 _SIZE_UNITS = {
-    unit: 1024**power
-    for power, names in enumerate(
-        (
-            ("kb", "kib", "kilobyte", "kilobytes"),
-            ("mb", "mib", "megabyte", "megabytes", "meg", "megs"),
-            ("gb", "gib", "gigabyte", "gigabytes", "gig", "gigs"),
-            ("tb", "tib", "terabyte", "terabytes"),
-        ),
-        start=1,
+    unit: size
+    for names, size in (
+        ("kb kib kilobyte kilobytes", 1024),
+        ("mb mib megabyte megabytes meg megs", 1024**2),
+        ("gb gib gigabyte gigabytes gig gigs", 1024**3),
+        ("tb terabyte terabytes", 1000 * 1024**3),
+        ("tib", 1024**4),
     )
-    for unit in names
-} | {"tb": 1000 * 1024**3, "terabyte": 1000 * 1024**3, "terabytes": 1000 * 1024**3}
+    for unit in names.split()
+}
 _COMPACT_SIZE = re.compile(r"(\d+(?:\.\d+)?)((?i:[kmgt]i?b))")
 
 
@@ -2817,12 +2817,13 @@ def bare_value(value: str, one: Statement | None = None) -> str:
         return value.removeprefix("letter:")
     if value.startswith("q:"):
         return f'"{value.removeprefix("q:")}"'
-    written = [t.text for t in one.tokens if _value_key(t) == value] if one else []
-    if _AMOUNT_NORM.fullmatch(value) and value.endswith("bytes"):
-        return written[0] if written else _size_words(Decimal(value.removesuffix("bytes")))
-    if _AMOUNT_NORM.fullmatch(value):
+    size = _AMOUNT_NORM.fullmatch(value) and value.endswith("bytes")
+    if _AMOUNT_NORM.fullmatch(value) and not size:
         return _duration_words(Decimal(value[:-1]))
-    return written[0] if written and not value.startswith(("month:", "day:")) else _as_words(value)
+    written = [t.text for t in one.tokens if _value_key(t) == value] if one else []
+    if written and not value.startswith(("month:", "day:")):
+        return written[0]
+    return _size_words(Decimal(value.removesuffix("bytes"))) if size else _as_words(value)
 
 
 def _size_words(size: Decimal) -> str:
