@@ -408,7 +408,7 @@ def test_latin_script_in_another_language_is_no_evidence() -> None:
             0.88,
             "The user prefers PostgreSQL over MySQL",
             "For new projects the user picks Postgres, not MySQL",
-            "names the change",
+            "same values",  # "not MySQL" rejects what "over MySQL" does
         ),
     ],
     ids=["synonyms", "clock", "version", "number-word", "thousands", "plural", "alias"],
@@ -2792,3 +2792,137 @@ def test_another_size_or_duration_of_the_same_thing_is_a_conflict(existing: str,
     decision = POLICY.explain(0.92, existing, new)
     assert decision.verdict == "possible_duplicate"
     assert decision.reason in dedup.CONFLICT_REASONS
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Användaren bor i Umeå.",
+        "Brukeren bor i Oslo og jobber hjemme.",
+        "Pengguna tidak suka rapat di pagi hari.",
+        "Käyttäjä ja hän olen Helsingissä.",
+        "Uživatel není doma, jsem v práci.",
+        "priya: kal office nahi aa rahi, doctor ka appointment hai",
+    ],
+)
+def test_latin_script_languages_beyond_the_first_lists_are_not_read_as_english(text: str) -> None:
+    assert not dedup.reads_english(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Dan owns the billing service.",
+        "Kami reviews every PR touching the auth module.",
+        "Ask Hana before merging on a Friday.",
+        "The till service prints receipts.",
+    ],
+)
+def test_english_with_names_that_look_foreign_stays_english(text: str) -> None:
+    assert dedup.reads_english(text)
+
+
+def test_a_possessive_in_another_latin_language_does_not_supersede() -> None:
+    # "the user lives in Umeå" / "the user's brother lives in Umeå": every word kept, one added
+    decision = POLICY.explain(0.93, "Användaren bor i Umeå.", "Användarens bror bor i Umeå.")
+    assert decision.verdict != "supersede"
+    decision = POLICY.explain(0.96, "Brukeren bor i Oslo.", "Brukerens bror bor i Oslo.")
+    assert decision.verdict != "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Never force-push to main.", "Never force-push to release branches."),
+        ("The billing service does not use Redis.", "The billing service does not use Memcached."),
+        ("Don't run the seed script against staging.", "Don't run the seed script in CI."),
+        ("Never log full card numbers.", "Never log full email addresses."),
+        ("Maya: i don't drink coffee", "Maya: i don't drink alcohol"),
+        (
+            "The user doesn't want emojis in commit messages.",
+            "The user doesn't want emojis in code comments.",
+        ),
+    ],
+)
+def test_two_prohibitions_of_different_things_hold_together(existing: str, new: str) -> None:
+    decision = POLICY.explain(0.8, existing, new)
+    assert decision.verdict != "supersede"
+    assert decision.reason not in dedup.CONFLICT_REASONS
+    assert dedup.rules_out_both(existing, new)
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # a limit or an exception: another value of one setting
+        ("No more than 3 retries per job.", "No more than 5 retries per job."),
+        ("Never deploy except on Tuesdays.", "Never deploy except on Thursdays."),
+        # a number ruled out is a limit too
+        ("Never run more than 4 workers.", "Never run 8 workers."),
+        # the same negation, one thing negated and the other stated
+        ("Never force-push to main.", "Always force-push to release branches."),
+        # text not read as English: its negators are not read either
+        ("Ana: no vivo en el tercer piso", "Ana: no vivo en el quinto piso"),
+    ],
+)
+def test_what_is_not_two_prohibitions(existing: str, new: str) -> None:
+    assert not dedup.rules_out_both(existing, new)
+
+
+def test_a_prohibition_changed_with_a_change_word_is_still_a_correction() -> None:
+    decision = POLICY.explain(
+        0.8, "Don't deploy the API on Fridays.", "From now on, don't deploy the API on Mondays."
+    )
+    assert decision.verdict == "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Use pnpm, not npm, in this repo.", "This repo uses pnpm rather than npm."),
+        ("Use pnpm rather than npm.", "Use pnpm, not npm."),
+        ("The user prefers tabs, not spaces.", "The user prefers tabs over spaces."),
+        (
+            "Decision: REST, not gRPC, for the public API.",
+            "For the public API we decided on REST rather than gRPC.",
+        ),
+        (
+            "The user tracks tasks in Linear rather than Jira.",
+            "The user's tasks are tracked in Linear, not in Jira.",
+        ),
+    ],
+)
+def test_a_rejection_said_with_not_or_rather_than_is_one_statement(existing: str, new: str) -> None:
+    decision = POLICY.explain(0.92, existing, new)
+    assert decision.verdict == "supersede", decision
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Tests are written with pytest.", "Tests are written with unittest, not pytest."),
+        (
+            "The user wants answers in bullet points.",
+            "The user wants answers as prose, not bullet points.",
+        ),
+        ("The user prefers tabs, not spaces.", "The user prefers spaces, not tabs."),
+    ],
+)
+def test_rejecting_what_the_other_states_is_never_a_rewording(existing: str, new: str) -> None:
+    decision = POLICY.explain(0.9, existing, new)
+    assert decision.verdict != "supersede", decision
+    assert decision.reason not in {"keeps every word", "reworded", "same values", "similar"}
+
+
+@pytest.mark.parametrize(
+    ("text", "negations"),
+    [
+        ("Use pnpm, not npm, in this repo.", 0),
+        ("The user uses Neovim, not Vim.", 0),
+        ("The cache is fast, not a store we can rely on in production.", 1),
+        ("Is it tabs? Not really.", 1),
+        ("Do not use ORMs.", 1),
+    ],
+)
+def test_a_contrastive_not_rejects_and_negates_no_clause(text: str, negations: int) -> None:
+    assert dedup.statement(text).negations == negations

@@ -253,6 +253,8 @@ _CLAUSE_STARTS = frozenset(_CLAUSE_WORDS.split())
 # What names an old value as no longer so: "..., *not* 429", "*instead of* Fridays" (and the
 # words right after any negator: NEGATORS).
 _NEGATION_PHRASES = frozenset({("instead", "of"), ("rather", "than"), ("no", "longer")})
+# The first words of those phrases that reject one thing for another (not "no longer")
+_REJECTING = frozenset({"instead", "rather"})
 # Words that make a relation another one: "the user's *former* employer".
 _QUALIFIER_WORDS = "former previous ex late old new future current step backup interim acting"
 _RELATION_QUALIFIERS = frozenset(_QUALIFIER_WORDS.split())
@@ -1048,6 +1050,13 @@ def statement(text: str) -> Statement:
     stopped = {t.norm for t in tokens if t.lower in _FUNCTION_WORDS} - {
         t.norm for t in tokens if t.lower not in _FUNCTION_WORDS
     }
+    # "rather", "instead" and "better" only join a rejection ("pnpm *rather than* npm" says
+    # what "pnpm, not npm" and "likes pnpm *better than* npm" say)
+    stopped |= {
+        tokens[i].norm
+        for i, pair in enumerate(pairwise(lower))
+        if (pair in _NEGATION_PHRASES and pair[0] in _REJECTING) or pair == ("better", "than")
+    }
     # "owns" is a verb of what a text says ("owner" the same), though "own" ("my own") is a
     # stopword
     owning = {"own" for t in tokens if t.lower in _OWNING}
@@ -1090,9 +1099,28 @@ def _negations(tokens: Sequence[_Token]) -> int:
     for i, token in enumerate(tokens):
         if i and (token.first or token.lower in _CLAUSE_STARTS or tokens[i - 1].pause):
             negated, odd = negated + odd, False
-        if _negates_at(tokens, i):
+        if _negates_at(tokens, i) and not _contrasts_at(tokens, i):
             odd = not odd
     return negated + odd
+
+
+def _contrasts_at(tokens: Sequence[_Token], i: int) -> bool:
+    """Whether the word at i is a "not" or "never" that rejects one thing for another, as
+    "rather than" does: it opens a clause of at most four words after a pause, which ends
+    the text or another pause ("use pnpm*, not npm,* in this repo", "stored in Vault*, never
+    in env files*"); not a clause of its own ("fast*, not reliable enough for prod*")."""
+    word = tokens[i].lower
+    if word not in ("not", "never") or not i or not tokens[i - 1].pause or tokens[i].first:
+        return False
+    if word == "never" and (i + 1 == len(tokens) or tokens[i + 1].lower not in _PLACE):
+        return False  # "never in env files" rejects; "never drink it" negates
+    rest = tokens[i + 1 : i + 5]
+    for n, token in enumerate(rest):
+        if token.first:  # the next sentence
+            return n > 0
+        if token.pause:
+            return True
+    return bool(rest) and i + 1 + len(rest) == len(tokens)
 
 
 def _known_character(ch: str) -> bool:
@@ -1697,8 +1725,60 @@ def one_or_all(existing: str, new: str) -> bool:
 _ELABORATION_WORDS = 3
 
 
+# Words that make a negation a limit or an exception ("*no more than* 3 retries", "never
+# deploy *except* on Tuesdays", "don't use any ORM *other than* SQLAlchemy"): what follows
+# them is allowed, and another value of it is a conflict.
+_LIMITS = frozenset({"than", "except", "unless", "only", "besides", "other", "but"})
+
+
+def rules_out_both(existing: str, new: str) -> bool:
+    """Both texts rule something out, and what one rules out the other does not: two
+    prohibitions or denials of two things, which hold together ("*Never* force-push to
+    *main*" / "*Never* force-push to *release branches*", "The service does *not* use
+    *Redis*" / "... does *not* use *Memcached*"). A value replaced (changed_values) in text
+    read as English ("no" is no negation in Portuguese: "moro *no* terceiro andar"); each
+    text negates as many clauses; every word one has and the other lacks comes after a
+    negator in its own clause; none is a number; and neither text states a limit or an
+    exception (_LIMITS: "no more than 3 retries" / "no more than 5 retries" is another value
+    of one limit)."""
+    old, new_ = statement(existing), statement(new)
+    if not old.negations or old.negations != new_.negations:
+        return False
+    if not (reads_english(existing) and reads_english(new)) or not changed_values(existing, new):
+        return False
+    if any(t.lower in _LIMITS for one in (old, new_) for t in one.tokens):
+        return False
+    mine, theirs = _content_norms(old), _content_norms(new_)
+    gone, came = mine - theirs, theirs - mine
+    if not gone or not came or any(ch.isdigit() for word in gone | came for ch in word):
+        return False
+    return gone <= _ruled_out(old) and came <= _ruled_out(new_)
+
+
+def _content_norms(one: Statement) -> frozenset[str]:
+    return frozenset(t.norm for t in one.tokens if t.norm not in STOPWORDS and t.text.isalnum())
+
+
+def _ruled_out(one: Statement) -> frozenset[str]:
+    """The words after each negator of the text, to the end of its clause (_negations)."""
+    found: set[str] = set()
+    inside = False
+    for i, token in enumerate(one.tokens):
+        if i and (token.first or token.lower in _CLAUSE_STARTS or one.tokens[i - 1].pause):
+            inside = False
+        if inside:
+            found.add(token.norm)
+        if _negates_at(one.tokens, i):
+            inside = True
+    return frozenset(found)
+
+
 # Words of other languages written in Latin script that are not English words: a text with
 # several of them is not one the English model reads (its similarities are not evidence).
+# Line by line: Spanish, Portuguese, French, German, French, German, Italian, Portuguese,
+# Turkish, Polish, Dutch, Vietnamese, Swedish, Norwegian and Danish, Finnish, Indonesian and
+# Malay, Czech, Romanian, Hungarian, Tagalog, Hindi in Latin letters ("bor", "vill", "ikke",
+# "yang", "hai": a word English also has, "till", "men", "van", "den", is left out).
 _FOREIGN_WORDS = """
     el la los las del que por para con una uno muy pero también está esta este
     da dos das meu minha às em nas nos ele ela eu você
@@ -1712,6 +1792,15 @@ _FOREIGN_WORDS = """
     się nie jest że oraz jak który
     het een niet ook zijn wordt
     và là của không có được
+    och att som det bor eller vill hos ett alltid aldrig ingen mycket hon efter utan sig använder
+    og ikke jeg aldri meget hun bruker
+    että hän minä olen käyttää
+    yang dari untuk dengan tidak itu saya kami adalah akan sudah juga pengguna
+    jsou není jsem také používá
+    este sunt pentru
+    egy nem hogy
+    mga
+    hai hain nahi aur kya bhi
 """
 FOREIGN_WORDS = frozenset(_FOREIGN_WORDS.split())
 # Letters that English words never have (a name may: one such word is not enough).
@@ -1805,6 +1894,64 @@ def negated_words(text: str) -> frozenset[str]:
     return frozenset(_negated_heads(statement(text)))
 
 
+def _rejected(one: Statement) -> frozenset[str]:
+    """The content words a text rejects for another thing: the words of the phrase after a
+    contrastive "not" (_contrasts_at), "rather than", "instead of", or "over" and "than" in a
+    text of preference ("prefers pytest *over* unittest", "would rather use pnpm *than*
+    npm"), up to the next function word after them or the end of the clause ("instead of
+    *grep* for searching code", "not in *environment files*"); not a number ("over 1,000,000
+    rows"), nor a word the text also states outside such a phrase ("Postgres advisory *locks*
+    instead of Redis *locks*")."""
+    tokens = one.tokens
+    preferring = bool(one.words & _SAME_MEANING - {"use"}) or any(
+        t.lower in _COMPARING for t in tokens
+    )
+    inside: set[int] = set()
+    for i, token in enumerate(tokens):
+        joined = i + 1 < len(tokens) and (token.lower, tokens[i + 1].lower) in _NEGATION_PHRASES
+        if _contrasts_at(tokens, i) or (token.lower in ("over", "than") and preferring):
+            start = i + 1
+        elif joined and token.lower in _REJECTING:
+            start = i + 2
+        else:
+            continue
+        seen = False
+        for n in range(start, min(start + 4, len(tokens))):
+            following = tokens[n]
+            if following.norm in STOPWORDS or following.lower in _CLAUSE_STARTS:
+                if seen or following.lower in _CLAUSE_STARTS:
+                    break
+                continue
+            if any(ch.isdigit() for ch in following.text):
+                break
+            inside.add(n)
+            seen = True
+            if following.pause:
+                break
+    elsewhere = {t.norm for n, t in enumerate(tokens) if n not in inside}
+    return frozenset(tokens[n].norm for n in inside) - elsewhere
+
+
+# Words that open a phrase of where or with what ("*in* env files", "*on* Fridays")
+_PLACE = frozenset({"in", "on", "at", "into", "onto", "with", "via", "through", "from", "for"})
+# Words that make "than" reject what follows it ("would *rather* use pnpm than npm", "likes
+# tabs *better* than spaces")
+_COMPARING = frozenset({"rather", "better"})
+
+
+def _stated_plainly(one: Statement) -> frozenset[str]:
+    """The text's words but those it negates or rejects, and but a word after "over" in any
+    text ("use Postgres *over* MongoDB": no verb of preference, still no statement of it)."""
+    after_over = {b.norm for a, b in pairwise(one.tokens) if a.lower == "over"}
+    return one.words - one.negated - _rejected(one) - after_over
+
+
+def rejects_the_other(old: Statement, new: Statement) -> bool:
+    """One text rejects a word the other states plainly ("Tests are written with pytest" /
+    "... with unittest*, not pytest*"): not the same statement, whatever else they share."""
+    return bool(_rejected(new) & _stated_plainly(old) or _rejected(old) & _stated_plainly(new))
+
+
 def _negated_heads(one: Statement) -> set[str]:
     """The first content word after each negator, within the three words after it."""
     heads: set[str] = set()
@@ -1829,7 +1976,10 @@ def negates(existing: str, new: str) -> bool:
     old, new_ = statement(existing), statement(new)
     # nothing in place of what is negated, but a verb of the same meaning ("don't like" /
     # "love")
-    if negating_side(existing, new) and not _said_instead(old, new_) - _SAME_MEANING:
+    # (not when what one negates the other rejects: "Do *not* use ORMs" / "raw SQL *rather
+    # than* an ORM" agree)
+    agree = old.negated & _rejected(new_) or new_.negated & _rejected(old)
+    if negating_side(existing, new) and not _said_instead(old, new_) - _SAME_MEANING and not agree:
         return True
     opcodes, _ = alignment(existing, new)
     for operation, i1, i2, j1, j2 in opcodes:
@@ -3285,8 +3435,8 @@ def reads_english(text: str) -> bool:
     function words (stopwords, negators, a few words that open terse notes: _ENGLISH_WORDS)
     than such words. Stricter than not reads_foreign, which needs two foreign words: "Der
     Nutzer bevorzugt kurze Funktionsnamen" is no English; "Redis: host redis-01, port 6379"
-    is. A language without such words or letters in the lists (Indonesian, romanised Hindi)
-    reads as English here."""
+    is. A language with neither such words nor such letters in the lists reads as English
+    here."""
     if not model_knows(text):
         return False
     tokens = statement(text).tokens
@@ -3479,6 +3629,7 @@ def _durations(one: Statement) -> dict[str, bool] | None:
 def compare(existing: str, new: str) -> Comparison:
     """Every feature of the pair the rule reads, computed once."""
     old, new_ = statement(existing), statement(new)
+    rejects = rejects_the_other(old, new_)
     return Comparison(
         model_knows_both=model_knows(existing) and model_knows(new),
         same_unknown=old.unknown == new_.unknown,
@@ -3496,6 +3647,7 @@ def compare(existing: str, new: str) -> Comparison:
                 or narrows_a_noun(existing, new)
                 or changes_direction(existing, new)
                 or one_or_all(existing, new)
+                or rules_out_both(existing, new)
             )
             and not says_it_changed(existing, new)
         ),
@@ -3503,9 +3655,9 @@ def compare(existing: str, new: str) -> Comparison:
         changes=changed_values(existing, new),
         modifier_swapped=swaps_a_modifier(existing, new),
         phrase_replaced=replaces_a_phrase(existing, new),
-        restates=restates(existing, new),
-        reworded=rewords(existing, new),
-        same_values=restates_the_values(existing, new),
+        restates=restates(existing, new) and not rejects,
+        reworded=rewords(existing, new) and not rejects,
+        same_values=restates_the_values(existing, new) and not rejects,
         names_the_change=names_the_change(existing, new),
         keeps_subject=keeps_the_subject(existing, new),
         same_subject=same_subject_words(existing, new),
