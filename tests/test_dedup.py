@@ -2926,3 +2926,46 @@ def test_rejecting_what_the_other_states_is_never_a_rewording(existing: str, new
 )
 def test_a_contrastive_not_rejects_and_negates_no_clause(text: str, negations: int) -> None:
     assert dedup.statement(text).negations == negations
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("The user likes dark mode in the editor.", "The user likes light mode in the terminal."),
+        (
+            "Staging deploys are automatic after CI passes.",
+            "Production deploys need a manual approval after CI passes.",
+        ),
+        (
+            "The S3 bucket for uploads has versioning enabled.",
+            "The S3 bucket for logs has versioning disabled.",
+        ),
+        ("kenji: our main repo is public", "kenji: our infra repo is private"),
+    ],
+)
+def test_an_opposite_said_of_another_thing_is_no_conflict(existing: str, new: str) -> None:
+    assert not dedup.negates(existing, new)
+    decision = POLICY.explain(0.85, existing, new)
+    assert decision.verdict != "supersede"
+    assert decision.reason not in dedup.CONFLICT_REASONS
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("The user likes dark mode in the editor.", "The user likes light mode in the editor."),
+        ("The staging bucket is public.", "The staging bucket is private."),
+        # a time beside the opposite says when, not of what
+        ("The office opens early, before 8am.", "The office opens late, after 10am."),
+        # an exchange that is itself an opposite
+        (
+            "Staging uses the same database as production.",
+            "Staging uses a separate database from production.",
+        ),
+    ],
+)
+def test_an_opposite_of_the_same_thing_stays_a_conflict(existing: str, new: str) -> None:
+    assert dedup.negates(existing, new)
+    decision = POLICY.explain(0.9, existing, new)
+    assert decision.verdict == "possible_duplicate"
+    assert decision.reason in dedup.CONFLICT_REASONS

@@ -1972,7 +1972,8 @@ _ANTONYM_PAIRS = frozenset(
 def negates(existing: str, new: str) -> bool:
     """One text says the other is not so, with nothing in place of it ("I'm allergic to cats" /
     "I'm not allergic to cats at all"), or swaps a word for its opposite ("hate" / "love",
-    "tabs" / "spaces", "enabled" / "disabled"): a different value of the same thing."""
+    "tabs" / "spaces", "enabled" / "disabled"): a different value of the same thing (not
+    with a word naming a thing exchanged beside it: opposite_of_another_thing)."""
     old, new_ = statement(existing), statement(new)
     # nothing in place of what is negated, but a verb of the same meaning ("don't like" /
     # "love")
@@ -1981,18 +1982,52 @@ def negates(existing: str, new: str) -> bool:
     agree = old.negated & _rejected(new_) or new_.negated & _rejected(old)
     if negating_side(existing, new) and not _said_instead(old, new_) - _SAME_MEANING and not agree:
         return True
+    return _opposite_exchanged(existing, new) is True
+
+
+def opposite_of_another_thing(existing: str, new: str) -> bool:
+    """An opposite exchanged ("enabled" / "disabled") while a word naming a thing is exchanged
+    elsewhere ("dark mode in the *editor*" / "light mode in the *terminal*"): what is said
+    of another thing, another statement."""
+    return _opposite_exchanged(existing, new) == "of another thing"
+
+
+def _opposite_exchanged(existing: str, new: str) -> bool | Literal["of another thing"]:
+    """Whether the texts exchange a word for its opposite (negates), and "of another thing"
+    when a word naming a thing is exchanged beside it."""
+    old, new_ = statement(existing), statement(new)
     opcodes, _ = alignment(existing, new)
+    found, others = False, []
     for operation, i1, i2, j1, j2 in opcodes:
         if operation != "replace":
             continue
         gone = {t.text.lower() for t in old.tokens[i1:i2]} | {t.norm for t in old.tokens[i1:i2]}
         came = {t.text.lower() for t in new_.tokens[j1:j2]} | {t.norm for t in new_.tokens[j1:j2]}
-        for a, b in ((a, b) for a in gone for b in came):
-            if {a, b} in _ANTONYM_PAIRS or (
-                {a, b} in OPPOSITES and polarity_opposite(frozenset({a, b}), existing, new)
-            ):
-                return True
-    return _exchanges_an_opposite(old, new_)
+        pairs = [frozenset({a, b}) for a in gone for b in came]
+        if any(
+            pair in _ANTONYM_PAIRS or (pair in OPPOSITES and polarity_opposite(pair, existing, new))
+            for pair in pairs
+        ):
+            found = True
+        elif not any(pair in OPPOSITES or pair in _SAID_OPPOSITES for pair in pairs):
+            others.append((old.tokens[i1:i2], new_.tokens[j1:j2]))
+    if not (found or _exchanges_an_opposite(old, new_)):
+        return False
+    # the opposite said of another thing: a word of a thing exchanged elsewhere ("dark mode in
+    # the *editor*" / "light mode in the *terminal*", "*Staging* deploys are automatic" /
+    # "*Production* deploys need a manual approval")
+    if any(_names_a_thing(a, new_) and _names_a_thing(b, old) for a, b in others):
+        return "of another thing"
+    return True
+
+
+def _names_a_thing(span: Sequence[_Token], other: Statement) -> bool:
+    """A content word of the span that the other text does not have, in a span with no number
+    ("before *9am*" / "after *10pm*" says when)."""
+    if any(ch.isdigit() for t in span for ch in t.text):
+        return False
+    theirs = {t.norm for t in other.tokens}
+    return any(t.norm not in STOPWORDS and t.norm not in theirs and t.text.isalpha() for t in span)
 
 
 # Opposites of _OTHER_OPPOSITES that say what a thing is, whatever the sentence order ("the
@@ -3648,6 +3683,7 @@ def compare(existing: str, new: str) -> Comparison:
                 or changes_direction(existing, new)
                 or one_or_all(existing, new)
                 or rules_out_both(existing, new)
+                or opposite_of_another_thing(existing, new)
             )
             and not says_it_changed(existing, new)
         ),
