@@ -155,7 +155,11 @@ HOLDOUTS = {
     "after stop 48's review (the thing switched to follows a change word of its own; a6f1266)",
     "dedup_holdout_47.json": "agent and chat memories, 480 pairs; first run against the rule "
     "of stop 49 (a value written two ways is one value: seconds on the number, sizes in "
-    "bytes, dates year first, trailing zeros, 'first' as an adverb; 8d1b191)",
+    "bytes, dates year first, trailing zeros, 'first' as an adverb; 8d1b191); then development "
+    "data",
+    "dedup_holdout_48.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "of stop 50 (two prohibitions hold together, a contrastive 'not' rejects, an opposite said "
+    "of another thing, more languages' function words; dfd9086)",
 }
 
 
