@@ -2969,3 +2969,27 @@ def test_an_opposite_of_the_same_thing_stays_a_conflict(existing: str, new: str)
     decision = POLICY.explain(0.9, existing, new)
     assert decision.verdict == "possible_duplicate"
     assert decision.reason in dedup.CONFLICT_REASONS
+
+
+@pytest.mark.parametrize(
+    ("text", "marked"),
+    [
+        ("The user wants each PR to stay under 200 changed lines.", False),
+        ("Review the updated rows before the import.", False),
+        ("Each moved file keeps its history.", False),
+        ("The port changed to 5433.", True),
+        ("The staging DB was moved to eu-west-1.", True),
+        ("The user changed their editor to Zed.", True),
+    ],
+)
+def test_a_change_word_that_describes_a_noun_says_no_change(text: str, marked: bool) -> None:
+    assert bool(dedup.statement(text).markers) is marked
+
+
+def test_a_rate_raised_for_another_tier_is_not_a_correction() -> None:
+    decision = POLICY.explain(
+        0.69,
+        "The API rate limit for free accounts is 60 requests per minute.",
+        "The rate limit for enterprise accounts was raised to 600 requests per minute.",
+    )
+    assert decision.verdict != "supersede"

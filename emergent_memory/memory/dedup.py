@@ -1035,7 +1035,9 @@ def statement(text: str) -> Statement:
     markers = {
         word
         for i, word in enumerate(lower)
-        if word in CHANGE_MARKERS and not (i + 1 < len(lower) and lower[i + 1] in _CONDITIONS)
+        if word in CHANGE_MARKERS
+        and not (i + 1 < len(lower) and lower[i + 1] in _CONDITIONS)
+        and not _describes(tokens, i)
     }
     markers.update(" ".join(pair) for pair in pairwise(lower) if pair in CHANGE_PHRASES)
     # letters, digits and symbols, and those an English model does not know
@@ -1073,6 +1075,17 @@ def statement(text: str) -> Statement:
         amounts=tuple(amounts.items()),
         in_paths=frozenset(in_paths),
     )
+
+
+def _describes(tokens: Sequence[_Token], i: int) -> bool:
+    """Whether the change word at i describes the noun after it, after a number or a
+    determiner ("under 200 *changed* lines", "the *updated* rows", "each *moved* file"): no
+    change said."""
+    if not i or i + 1 >= len(tokens) or tokens[i].pause:
+        return False
+    before, after = tokens[i - 1], tokens[i + 1]
+    counted = before.lower in _DETERMINERS or _CARDINAL.fullmatch(before.text) is not None
+    return counted and after.norm not in STOPWORDS and after.text.isalpha()
 
 
 def _negates_at(tokens: Sequence[_Token], i: int) -> bool:
@@ -3408,7 +3421,10 @@ def _swapped(
             continue  # "prefers" / "likes"
         follows = a[i2] if i2 < len(a) else None
         preceding = old.tokens[i1 - 1].lower if i1 > 0 else ""
-        determined = preceding in _DETERMINERS or preceding.endswith(("'s", "s'"))
+        # (after "for" or "of" too: "the rate limit *for free* accounts" / "*for enterprise*
+        # accounts")
+        determined = preceding in _DETERMINERS or preceding in ("for", "of")
+        determined = determined or preceding.endswith(("'s", "s'"))
         if (
             determined
             and follows is not None
