@@ -2993,3 +2993,15 @@ def test_a_rate_raised_for_another_tier_is_not_a_correction() -> None:
         "The rate limit for enterprise accounts was raised to 600 requests per minute.",
     )
     assert decision.verdict != "supersede"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Service A now listens on port 9002.",
+        "Plan B moved to Thursday.",
+        "Cluster 2 migrated to ARM.",
+    ],
+)
+def test_a_change_word_after_a_name_or_a_number_in_a_name_still_says_a_change(text: str) -> None:
+    assert dedup.statement(text).markers

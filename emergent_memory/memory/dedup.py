@@ -1081,10 +1081,14 @@ def _describes(tokens: Sequence[_Token], i: int) -> bool:
     """Whether the change word at i describes the noun after it, after a number or a
     determiner ("under 200 *changed* lines", "the *updated* rows", "each *moved* file"): no
     change said."""
-    if not i or i + 1 >= len(tokens) or tokens[i].pause:
-        return False
+    if not i or i + 1 >= len(tokens) or tokens[i].pause or not tokens[i].lower.endswith("ed"):
+        return False  # (a participle: "Service A *now* listens" says a change)
     before, after = tokens[i - 1], tokens[i + 1]
-    counted = before.lower in _DETERMINERS or _CARDINAL.fullmatch(before.text) is not None
+    # (not a letter naming a thing: "Service *A* now ...")
+    determiner = before.lower in _DETERMINERS and (
+        before.text.islower() or (before.first and len(before.text) > 1)
+    )
+    counted = determiner or _CARDINAL.fullmatch(before.text) is not None
     return counted and after.norm not in STOPWORDS and after.text.isalpha()
 
 
