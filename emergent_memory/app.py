@@ -448,7 +448,7 @@ VERIFY_POLICIES = {
             ("exchange", 0.55),
             ("opposite", 0.65),
             ("rejected", 0.65),
-            ("negation", 0.55),
+            ("negation", 0.5),
             ("clause", 0.6),
         ),
     )

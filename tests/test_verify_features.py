@@ -291,6 +291,43 @@ def test_each_difference_is_read_as_its_kind(memory: str, claim: str, kind: str)
     assert kind in DIFFERENCE_KINDS
 
 
+@pytest.mark.parametrize(
+    ("memory", "claim", "rejects"),
+    [
+        ("Tests run in CI, not locally.", "Tests run locally.", "locally"),
+        (
+            "Tomasz uses docker compose v2.",
+            "Tomasz uses docker-compose v1, not compose v2.",
+            "compose",
+        ),
+        (
+            "Drivers use a separate app.",
+            "Drivers use the web portal rather than a separate app.",
+            "separate",
+        ),
+        ("The user prefers pnpm over npm.", "The user prefers npm.", "npm"),
+    ],
+)
+def test_what_one_text_rejects_and_the_other_states_is_a_rejection(
+    memory: str, claim: str, rejects: str
+) -> None:
+    features = read_pair(memory, claim)
+    assert features.difference_kind == "rejected"
+    assert features.difference is not None
+    assert rejects in features.difference
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim"),
+    [
+        ("Use pnpm, not npm.", "Use pnpm rather than npm."),
+        ("The user prefers tabs over spaces.", "The user prefers tabs, not spaces."),
+    ],
+)
+def test_a_rejection_said_two_ways_is_no_difference(memory: str, claim: str) -> None:
+    assert read_pair(memory, claim).difference_kind is None
+
+
 def test_no_kind_where_nothing_differs() -> None:
     features = read_pair("The CI pipeline runs on GitHub Actions.", "CI runs on GitHub Actions.")
     assert (features.difference, features.clause_difference, features.difference_kind) == (

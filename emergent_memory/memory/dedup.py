@@ -1911,7 +1911,7 @@ def negated_words(text: str) -> frozenset[str]:
     return frozenset(_negated_heads(statement(text)))
 
 
-def _rejected(one: Statement) -> frozenset[str]:
+def rejected_words(one: Statement) -> frozenset[str]:
     """The content words a text rejects for another thing: the words of the phrase after a
     contrastive "not" (_contrasts_at), "rather than", "instead of", or "over" and "than" in a
     text of preference ("prefers pytest *over* unittest", "would rather use pnpm *than*
@@ -1956,17 +1956,19 @@ _PLACE = frozenset({"in", "on", "at", "into", "onto", "with", "via", "through", 
 _COMPARING = frozenset({"rather", "better"})
 
 
-def _stated_plainly(one: Statement) -> frozenset[str]:
-    """The text's words but those it negates or rejects, and but a word after "over" in any
-    text ("use Postgres *over* MongoDB": no verb of preference, still no statement of it)."""
+def stated_plainly(one: Statement) -> frozenset[str]:
+    """The text's words, less those it negates or rejects and any word right after "over"
+    ("use Postgres *over* MongoDB": no verb of preference, and still no statement of it)."""
     after_over = {b.norm for a, b in pairwise(one.tokens) if a.lower == "over"}
-    return one.words - one.negated - _rejected(one) - after_over
+    return one.words - one.negated - rejected_words(one) - after_over
 
 
 def rejects_the_other(old: Statement, new: Statement) -> bool:
     """One text rejects a word the other states plainly ("Tests are written with pytest" /
     "... with unittest*, not pytest*"): not the same statement, whatever else they share."""
-    return bool(_rejected(new) & _stated_plainly(old) or _rejected(old) & _stated_plainly(new))
+    return bool(
+        rejected_words(new) & stated_plainly(old) or rejected_words(old) & stated_plainly(new)
+    )
 
 
 def _negated_heads(one: Statement) -> set[str]:
@@ -1996,7 +1998,7 @@ def negates(existing: str, new: str) -> bool:
     # "love")
     # (not when what one negates the other rejects: "Do *not* use ORMs" / "raw SQL *rather
     # than* an ORM" agree)
-    agree = old.negated & _rejected(new_) or new_.negated & _rejected(old)
+    agree = old.negated & rejected_words(new_) or new_.negated & rejected_words(old)
     if negating_side(existing, new) and not _said_instead(old, new_) - _SAME_MEANING and not agree:
         return True
     return _opposite_exchanged(existing, new) is True
@@ -2009,6 +2011,7 @@ def opposite_of_another_thing(existing: str, new: str) -> bool:
     return _opposite_exchanged(existing, new) == "of another thing"
 
 
+@lru_cache(maxsize=256)
 def _opposite_exchanged(existing: str, new: str) -> bool | Literal["of another thing"]:
     """Whether the texts exchange a word for its opposite (negates), and "of another thing"
     when a word naming a thing is exchanged beside it."""

@@ -503,8 +503,24 @@ _REJECTING_PHRASES = frozenset({("instead", "of"), ("rather", "than")})
 
 
 def rejected(memory: str, claim: str) -> str | None:
-    """A value the memory names as not chosen ("prefers pnpm over npm"), stated by the claim
-    without the one chosen ("prefers npm"): the claim states the other value."""
+    """How one text rejects what the other states, said for the answer: a value the memory
+    names as not chosen ("prefers pnpm over npm"), stated by the claim without the one chosen
+    ("prefers npm"); or a value the claim rejects for another ("docker-compose v1*, not
+    docker compose v2*", "the web app *rather than* a separate app") that the memory states
+    plainly (dedup.rejects_the_other)."""
+    named = _named_as_not_chosen(memory, claim)
+    if named is not None:
+        return f"the memory prefers another value to {named}"
+    old, new = dedup.statement(memory), dedup.statement(claim)
+    words = dedup.rejected_words(new) & dedup.stated_plainly(old)
+    if not words:
+        return None
+    phrase = " ".join(dict.fromkeys(t.text for t in new.tokens if t.norm in words))
+    return f"the claim rejects {phrase}, which the memory states"
+
+
+def _named_as_not_chosen(memory: str, claim: str) -> str | None:
+    """A value the memory names as not chosen, stated by the claim without the one chosen."""
     tokens = dedup.statement(memory).tokens
     lower = [t.lower for t in tokens]
     chosen_words: set[str] = set()

@@ -249,8 +249,7 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
             kind = "opposite"
             difference = f"the other value of one setting: {opposite}"
         elif rejected is not None:
-            kind = "rejected"
-            difference = f"the memory prefers another value to {rejected}"
+            kind, difference = "rejected", rejected
         elif (old.negations > 0) != (new.negations > 0):
             kind = "negation"
             # a claim paraphrases: any negated clause on one side only (dedup's count of them:
