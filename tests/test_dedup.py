@@ -2977,6 +2977,8 @@ def test_an_opposite_of_the_same_thing_stays_a_conflict(existing: str, new: str)
         ("The user wants each PR to stay under 200 changed lines.", False),
         ("Review the updated rows before the import.", False),
         ("Each moved file keeps its history.", False),
+        ("The login endpoint returns 401 for a wrong password.", False),
+        ("Oops, wrong date: it is March 5.", True),
         ("The port changed to 5433.", True),
         ("The staging DB was moved to eu-west-1.", True),
         ("The user changed their editor to Zed.", True),
@@ -3005,3 +3007,22 @@ def test_a_rate_raised_for_another_tier_is_not_a_correction() -> None:
 )
 def test_a_change_word_after_a_name_or_a_number_in_a_name_still_says_a_change(text: str) -> None:
     assert dedup.statement(text).markers
+
+
+@pytest.mark.parametrize(
+    ("dotted", "colon"),
+    [
+        ("aisha: every morning im on the 7.15 train", "aisha: i take the 7:15 train"),
+        ("meet at 7.30", "meet at 7:30"),
+        ("school lets out at 3.15pm", "school lets out at 3:15 pm"),
+    ],
+)
+def test_a_time_written_with_a_dot_is_the_same_time(dotted: str, colon: str) -> None:
+    assert dedup.statement(dotted).values == dedup.statement(colon).values
+
+
+@pytest.mark.parametrize(
+    "text", ["Python 3.12 is used.", "The 3.12 release is out.", "Version 2.10"]
+)
+def test_a_version_with_a_dot_is_no_time(text: str) -> None:
+    assert not any(value.startswith("t") for value in dedup.statement(text).values)

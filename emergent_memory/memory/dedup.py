@@ -445,6 +445,13 @@ _VERSION = re.compile(r"\d+(?:\.\d+)*")
 # a version's trailing zeros ("16.0", "2.0.0", "apache-2.0"; not "1.0.5")
 _ZERO_VERSION = re.compile(r"(\d+)(?:\.0+)+(?!\.?\d)")
 _CLOCK = re.compile(r"(\d{1,2})(?::(\d{2}))?(am|pm|a\.m|p\.m)?")
+# A time written with a dot ("the 7.15 train", "at 7.30", "7.30pm"): a time only beside a word
+# that says so (_DOTTED_BEFORE, _DOTTED_AFTER, am/pm), since "3.12" is as often a version.
+_DOTTED = re.compile(r"(\d{1,2})\.(\d{2})(am|pm|a\.m|p\.m)?")
+_DOTTED_BEFORE = frozenset({"at", "by", "until", "till", "from", "before", "after", "around"})
+_DOTTED_AFTER = frozenset(
+    {"train", "bus", "tram", "ferry", "flight", "boat", "coach", "show", "meeting", "call"}
+)
 _MERIDIEM = frozenset({"am", "pm", "a.m", "p.m"})
 _SENTENCE_END = frozenset(".!?:;")
 _PAUSES = _SENTENCE_END | frozenset(",\u2014\u2013()")
@@ -815,9 +822,9 @@ def _with_durations(tokens: list[_Token]) -> list[_Token]:
 
 def _with_times(tokens: list[_Token]) -> list[_Token]:
     """Clock times as minutes after midnight ("t120"): "02:00", "2 am", "2am", "14:05", "2:05
-    pm", "half past two" and "two o'clock" in the same way. A bare number is a time only with
-    a colon, am/pm, o'clock, "in the morning/afternoon/evening", "at night", or after "half
-    past", "quarter past" or "quarter to"."""
+    pm", "half past two", "two o'clock" and "the 2.05 train" (_DOTTED) in the same way. A bare
+    number is a time only with a colon, am/pm, o'clock, "in the morning/afternoon/evening", "at
+    night", or after "half past", "quarter past" or "quarter to"."""
     lower = [token.lower.rstrip(".") for token in tokens]
     result: list[_Token] = []
     i = 0
@@ -846,6 +853,12 @@ def _clock_time(tokens: list[_Token], lower: list[str], i: int) -> tuple[int | N
         if start >= len(tokens):
             return None, 1
     match = _CLOCK.fullmatch(lower[start]) or _CLOCK.fullmatch(tokens[start].norm)
+    dotted = None if match is not None else _DOTTED.fullmatch(lower[start])
+    if dotted is not None:
+        after = lower[start + 1] if start + 1 < len(lower) else ""
+        before = lower[start - 1] if start > 0 else ""
+        said = bool(dotted.group(3)) or after in _MERIDIEM or after in _DOTTED_AFTER
+        match = dotted if said or before in _DOTTED_BEFORE else None
     if match is None:
         return None, 1
     hours, minutes = int(match.group(1)), int(match.group(2) or 0)
@@ -1079,10 +1092,11 @@ def statement(text: str) -> Statement:
 
 def _describes(tokens: Sequence[_Token], i: int) -> bool:
     """Whether the change word at i describes the noun after it, after a number or a
-    determiner ("under 200 *changed* lines", "the *updated* rows", "each *moved* file"): no
-    change said."""
-    if not i or i + 1 >= len(tokens) or tokens[i].pause or not tokens[i].lower.endswith("ed"):
-        return False  # (a participle: "Service A *now* listens" says a change)
+    determiner ("under 200 *changed* lines", "the *updated* rows", "each *moved* file", "a
+    *wrong* password"): no change said."""
+    describing = tokens[i].lower.endswith("ed") or tokens[i].lower == "wrong"
+    if not i or i + 1 >= len(tokens) or tokens[i].pause or not describing:
+        return False  # (a participle or "wrong": "Service A *now* listens" says a change)
     before, after = tokens[i - 1], tokens[i + 1]
     # (not a letter naming a thing: "Service *A* now ...")
     determiner = before.lower in _DETERMINERS and (
