@@ -3026,3 +3026,24 @@ def test_a_time_written_with_a_dot_is_the_same_time(dotted: str, colon: str) -> 
 )
 def test_a_version_with_a_dot_is_no_time(text: str) -> None:
     assert not any(value.startswith("t") for value in dedup.statement(text).values)
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Always run the linter before pushing.", "Run the linter before every push."),
+        (
+            "Always pin base images to a digest in Dockerfiles.",
+            "Pin the base image digest in every Dockerfile.",
+        ),
+    ],
+)
+def test_always_says_what_every_says(existing: str, new: str) -> None:
+    assert dedup.rewords(existing, new)
+    assert POLICY.explain(0.9, existing, new).verdict == "supersede"
+
+
+def test_always_dropped_without_every_is_still_a_detail_lost() -> None:
+    assert not dedup.rewords(
+        "Always run the linter before pushing.", "Run the linter before pushing to main."
+    )

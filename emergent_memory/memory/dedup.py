@@ -2400,7 +2400,10 @@ def rewords(existing: str, new: str) -> bool:
     old, new_ = statement(existing), statement(new)
     if not _same_values(old, new_) or old.negations != new_.negations:
         return False
-    gone, came = old.words - new_.words, new_.words - old.words
+    # "always" says what "every" or "each" says ("*Always* run the linter before pushing" /
+    # "Run the linter before *every* push")
+    gone = old.words - new_.words - (_ALWAYS if _says_every(new_) else frozenset())
+    came = new_.words - old.words - (_ALWAYS if _says_every(old) else frozenset())
     if len(came) > REWORDED_WORDS or len(came) < len(gone):
         return False
     if not (_plain_words(old, existing, gone) and _plain_words(new_, new, came)):
@@ -2413,6 +2416,14 @@ def rewords(existing: str, new: str) -> bool:
     after = _exchanged_forms(new_, came)
     after |= {t.lower for t in new_.tokens} - {t.lower for t in old.tokens}
     return not any(_opposite_words(a, b) for a in before for b in after)
+
+
+_EVERY = frozenset({"every", "each", "whenever", "any"})
+_ALWAYS = frozenset({"alway"})
+
+
+def _says_every(one: Statement) -> bool:
+    return bool({t.lower for t in one.tokens} & _EVERY)
 
 
 def _same_values(old: Statement, new: Statement, *, both: bool = True) -> bool:
