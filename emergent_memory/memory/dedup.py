@@ -1127,12 +1127,24 @@ def _negations(tokens: Sequence[_Token]) -> int:
     with two negations says yes ("never apply *without* the plan", "*not* that I *don't*
     like it")."""
     negated, odd = 0, False
-    for i, token in enumerate(tokens):
-        if i and (token.first or token.lower in _CLAUSE_STARTS or tokens[i - 1].pause):
+    for i in range(len(tokens)):
+        if _opens_clause(tokens, i):
             negated, odd = negated + odd, False
         if _negates_at(tokens, i) and not _contrasts_at(tokens, i):
             odd = not odd
     return negated + odd
+
+
+def _opens_clause(tokens: Sequence[_Token], i: int) -> bool:
+    """Whether the word at i (not the first) begins a clause: a sentence, a joining word
+    ("and", "but", "because", ...: _CLAUSE_STARTS), or after a mark."""
+    token = tokens[i]
+    return bool(i) and (token.first or token.lower in _CLAUSE_STARTS or tokens[i - 1].pause)
+
+
+# Words that open a phrase of where or with what ("*in* env files", "*on* Fridays"): after
+# them a "never" rejects (_contrasts_at)
+_PLACE = frozenset({"in", "on", "at", "into", "onto", "with", "via", "through", "from", "for"})
 
 
 def _contrasts_at(tokens: Sequence[_Token], i: int) -> bool:
@@ -1787,6 +1799,8 @@ def rules_out_both(existing: str, new: str) -> bool:
 
 
 def _content_norms(one: Statement) -> frozenset[str]:
+    """The text's content words as its tokens have them (not the parts and stems Statement.words
+    adds, which _ruled_out would not find: "release" is "relea" and "releas" there)."""
     return frozenset(t.norm for t in one.tokens if t.norm not in STOPWORDS and t.text.isalnum())
 
 
@@ -1795,7 +1809,7 @@ def _ruled_out(one: Statement) -> frozenset[str]:
     found: set[str] = set()
     inside = False
     for i, token in enumerate(one.tokens):
-        if i and (token.first or token.lower in _CLAUSE_STARTS or one.tokens[i - 1].pause):
+        if _opens_clause(one.tokens, i):
             inside = False
         if inside:
             found.add(token.norm)
@@ -1963,8 +1977,6 @@ def rejected_words(one: Statement) -> frozenset[str]:
     return frozenset(tokens[n].norm for n in inside) - elsewhere
 
 
-# Words that open a phrase of where or with what ("*in* env files", "*on* Fridays")
-_PLACE = frozenset({"in", "on", "at", "into", "onto", "with", "via", "through", "from", "for"})
 # Words that make "than" reject what follows it ("would *rather* use pnpm than npm", "likes
 # tabs *better* than spaces")
 _COMPARING = frozenset({"rather", "better"})
