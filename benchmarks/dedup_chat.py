@@ -159,7 +159,10 @@ HOLDOUTS = {
     "data",
     "dedup_holdout_48.json": "agent and chat memories, 480 pairs; first run against the rule "
     "of stop 50 (two prohibitions hold together, a contrastive 'not' rejects, an opposite said "
-    "of another thing, more languages' function words; dfd9086)",
+    "of another thing, more languages' function words; dfd9086); then development data",
+    "dedup_holdout_49.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "at the end of stop 50 and its review (set 48's guards, times with a dot, 'always' and "
+    "'every')",
 }
 
 
