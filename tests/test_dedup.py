@@ -3048,3 +3048,68 @@ def test_always_dropped_without_every_is_still_a_detail_lost() -> None:
     assert not dedup.rewords(
         "Always run the linter before pushing.", "Run the linter before pushing to main."
     )
+
+
+# -- a text that wonders, and a change word that is the value exchanged (issue 25, set 49) --
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "The Juniper repo uses Poetry.",
+            "Need to check whether the Juniper repo still uses Poetry or has moved to uv.",
+        ),
+        ("Staging runs Postgres 14.", "Not sure if staging still runs Postgres 14 after the move."),
+        ("Ana owns the billing service.", "Unclear whether Ana still owns billing now."),
+        ("The API is on v2.", "I need to find out whether the API moved to v3."),
+    ],
+)
+def test_a_text_that_wonders_whether_replaces_no_statement(existing: str, new: str) -> None:
+    assert dedup.speech(new) == "question"
+    assert dedup.speech(existing) == "statement"
+    assert POLICY.explain(0.86, existing, new).verdict != "supersede"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "If the build fails, rerun it once.",
+        "Deploys go out whether or not the canary is green.",
+        "Check the logs if the job fails twice.",
+    ],
+)
+def test_a_condition_is_still_a_statement(text: str) -> None:
+    assert dedup.speech(text) == "statement"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "Lesson: the Pelican e2e tests only pass when the mock server is started first.",
+            "Lesson: the Pelican e2e tests only pass when the mock server is stopped first.",
+        ),
+        ("The worker is started by systemd.", "The worker is stopped by systemd."),
+        ("Builds are started from the CLI.", "Builds are stopped from the CLI."),
+    ],
+)
+def test_a_change_word_that_is_the_value_exchanged_is_a_conflict(existing: str, new: str) -> None:
+    assert not dedup.says_it_changed(existing, new)
+    decision = POLICY.explain(0.95, existing, new)
+    assert decision.verdict == "possible_duplicate"
+    assert decision.reason in dedup.CONFLICT_REASONS
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # a habit that ended, and a change that brings a value of its own
+        ("We started using Redis for sessions.", "We stopped using Redis for sessions."),
+        ("The worker was started at 9am.", "The worker was stopped at 6pm, for good."),
+    ],
+)
+def test_a_change_word_beside_more_than_its_opposite_still_says_a_change(
+    existing: str, new: str
+) -> None:
+    assert dedup.says_it_changed(existing, new)

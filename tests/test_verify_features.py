@@ -588,3 +588,41 @@ def test_a_difference_names_the_values_as_a_person_reads_them() -> None:
     assert read_pair(
         "The API times out after 500ms.", "The API times out after 2 seconds."
     ).difference == ("another value: 500 ms / 2 seconds")
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim"),
+    [
+        (
+            "At the end of long debugging sessions, the user wants a short summary with the "
+            "open questions listed last.",
+            "The user wants open questions listed first in end-of-session summaries.",
+        ),
+        (
+            "A leak alert fires when a meter shows continuous flow above 2 litres per hour "
+            "for 48 consecutive hours.",
+            "A leak alert fires when continuous flow stays below 2 litres per hour for 48 hours.",
+        ),
+        (
+            "When a payroll run fails, Kofi checks the Temporal UI first, then the Sentry issue.",
+            "Kofi checks the Temporal UI last when a payroll run fails.",
+        ),
+        (
+            "Keep summaries for Marta short: at most five bullet points.",
+            "Marta wants long, detailed summaries.",
+        ),
+    ],
+)
+def test_a_claim_that_says_the_opposite_never_confirms(memory: str, claim: str) -> None:
+    """Where nothing else differs and the rules would confirm, an opposite anywhere in the two
+    texts (one word in each only) is the other value: a conflict, or related when farther."""
+    features = read_pair(memory, claim)
+    assert features.opposite_word is not None
+    assert POLICY.judge(0.8, features)[0] == "conflicts"
+    assert POLICY.judge(POLICY.conflict_from - 0.01, features)[0] != "confirms"
+
+
+def test_an_opposite_the_other_text_negates_still_confirms() -> None:
+    features = read_pair("Never force-push to main.", "Don't ever force-push to the main branch.")
+    assert features.opposite_word is None
+    assert POLICY.judge(0.9, features)[0] == "confirms"

@@ -1531,6 +1531,15 @@ _QUESTION_WORDS = frozenset(
     {"whether", "why", "if", "how", "what", "which", "when", "where", "who"}
 )
 _ADDRESSED = frozenset({"me", "us", "you", "him", "her", "them"})
+# Words that leave a question open before "whether" or "if" ("need to *check whether* the repo
+# still uses Poetry", "*not sure if* staging has the fix", "*unclear whether* ..."): a text
+# that wonders states neither value.
+_WONDERING_WORDS = """
+    check checking recheck double-check verify verifying confirm confirming sure unsure
+    unclear uncertain know knows idea investigate investigating see determine ask"""
+_WONDERING = frozenset(_WONDERING_WORDS.split())
+# ... and "out" after these ("*find out whether*"; "go out whether or not" says no question)
+_FINDING = frozenset({"find", "finding", "figure", "figuring", "work", "working"})
 
 
 # Who a request is addressed to, before its "to": a pronoun ("asked *me* to"), or a noun
@@ -1557,9 +1566,9 @@ def _asks_someone_to(following: Sequence[_Token]) -> bool:
 
 def speech(text: str) -> Literal["question", "request", "statement"]:
     """What the text does: asks ("...?", "the user *asked why* the build is slow", "*wants to
-    know* ..."), reports a request ("the user *asked me to* bump lodash"), or states. A
-    question or a request is not the answer or the deed ("The build takes 12 minutes", "I
-    bumped lodash")."""
+    know* ...", "need to *check whether* ..."), reports a request ("the user *asked me to*
+    bump lodash"), or states. A question or a request is not the answer or the deed ("The
+    build takes 12 minutes", "I bumped lodash")."""
     if asks(text):
         return "question"
     tokens = statement(text).tokens
@@ -1567,6 +1576,9 @@ def speech(text: str) -> Literal["question", "request", "statement"]:
     for i, word in enumerate(lower):
         following = lower[i + 1 : i + 4]
         if word in _ASKING and any(w in _QUESTION_WORDS for w in following[:2]):
+            return "question"
+        wonders = word in _WONDERING or (word == "out" and i and lower[i - 1] in _FINDING)
+        if wonders and following[:1] and following[0] in {"whether", "if"}:
             return "question"
         if word == "know" and lower[max(0, i - 2) : i] == ["wants", "to"]:
             return "question"
@@ -2143,7 +2155,7 @@ def says_it_changed(existing: str, new: str) -> bool:
     existing one does not, or says that a word of the existing text is no longer so ("...,
     not 429", "instead of Fridays", "rather than the sister-in-law")."""
     old, new_ = statement(existing), statement(new)
-    added = new_.markers - old.markers
+    added = new_.markers - old.markers - _exchanged_markers(old, new_)
     if added - WEAK_MARKERS or (added and changed_values(existing, new)):
         return True
     if _was_then_is(old, new_):
@@ -2151,6 +2163,27 @@ def says_it_changed(existing: str, new: str) -> bool:
     # a negation names an old value as no longer so only when the text says what is instead
     # ("not 429" beside "430"); "I'm not allergic to cats" only negates (see negates)
     return bool((new_.negated - old.negated) & old.words) and bool(_said_instead(old, new_))
+
+
+def _exchanged_markers(old: Statement, new: Statement) -> set[str]:
+    """The new text's change words that are the value exchanged, not a change said: each has
+    its opposite in the old text, and they are all that differs ("the e2e tests pass when
+    the mock server is *started* first" / "... is *stopped* first": another value, no change
+    word); but "*stopped* using Redis" after "started using Redis" says that a habit ended."""
+    words = [t.lower for t in new.tokens]
+    gained = {
+        word
+        for word, after in zip(words, [*words[1:], ""], strict=False)
+        if word in new.markers and not after.endswith("ing")
+    } - {t.lower for t in old.tokens}
+    lost = {t.lower for t in old.tokens} - {t.lower for t in new.tokens}
+    exchanged = {m for m in gained if any(frozenset({m, w}) in OPPOSITES for w in lost)}
+    if not exchanged:
+        return set()
+    partners = {w for w in lost if any(frozenset({m, w}) in OPPOSITES for m in exchanged)}
+    kept_new = new.words - {_stem(m) for m in exchanged}
+    kept_old = old.words - {_stem(w) for w in partners}
+    return exchanged if kept_new == kept_old else set()
 
 
 def _was_then_is(old: Statement, new: Statement) -> bool:

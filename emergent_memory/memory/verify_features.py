@@ -217,6 +217,14 @@ def one_each(
     return None
 
 
+def opposite_in(pairs: frozenset[frozenset[str]], memory: str, claim: str) -> str | None:
+    """Two values of one setting of `pairs` anywhere in the two texts, one in each text only
+    ("tabs" / "spaces"), as one_each gives them."""
+    words = {token.lower for token in dedup.statement(memory).tokens}
+    theirs = {token.lower for token in dedup.statement(claim).tokens}
+    return one_each(pairs, (memory, words), (claim, theirs))
+
+
 def clause_difference(memory: str, claim: str) -> str | None:
     """A difference between a claim clause and the memory clause about the same thing: a
     negation one has, the other value of one setting, a value (or word) the memory gives

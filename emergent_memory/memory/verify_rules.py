@@ -49,7 +49,11 @@ from functools import cache
 from typing import NamedTuple
 
 from emergent_memory.memory import dedup, verify_features
-from emergent_memory.memory.verify_features import GENERIC_WORDS, part_difference
+from emergent_memory.memory.verify_features import (
+    GENERIC_WORDS,
+    VERIFY_OPPOSITES,
+    part_difference,
+)
 from emergent_memory.memory.verify_result import Relation as Relation
 from emergent_memory.memory.verify_result import Verdict as Verdict
 
@@ -161,6 +165,9 @@ class VerifyPolicy:
         close = similarity >= confirm_from or (similarity >= keeps_from and features.keeps_words)
         if close and not (features.english or words_only):
             return "related", "close, but in a language the model does not read"
+        if close and features.opposite_word is not None:  # the opposite said never confirms
+            difference = f"the other value of one setting: {features.opposite_word}"
+            return ("conflicts" if similarity >= conflict_from else "related"), difference
         if similarity >= confirm_from:
             return "confirms", "states the same values"
         if similarity >= keeps_from and features.keeps_words:
@@ -205,6 +212,9 @@ class PairFeatures:
     in_place: bool = False
     word_for_word: bool = False  # verify_features.stated_word_for_word
     english: bool = True  # both read as English (dedup.reads_english)
+    # an opposite (VERIFY_OPPOSITES) anywhere in the two texts, one word in each only: read
+    # where the rules would confirm ("questions listed *last*" / "listed *first*")
+    opposite_word: str | None = None
 
 
 # The kinds of difference the rules read: another value for the same subject, the same
@@ -239,7 +249,7 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
         else:
             difference = "another value for the same subject"
     else:
-        opposite = _opposite(memory, claim)
+        opposite = verify_features.opposite_in(dedup.OPPOSITES, memory, claim)
         rejected = verify_features.rejected(memory, claim)
         exchanged = compared.swapped
         if exchanged is not None:
@@ -270,6 +280,7 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
     in_place = kind == "value" and compared.changes == 1 and compared.same_subject
     plain = kind is None and part is None and not (compared.other_holder or other_subject)
     word_for_word = plain and verify_features.stated_word_for_word(memory, claim)
+    opposite_word = verify_features.opposite_in(VERIFY_OPPOSITES, memory, claim) if plain else None
     return PairFeatures(
         compared.other_holder,
         other_subject,
@@ -283,17 +294,7 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
         in_place,
         word_for_word,
         dedup.reads_english(memory) and dedup.reads_english(claim),
-    )
-
-
-def _words(text: str) -> set[str]:
-    return {token.lower for token in dedup.statement(text).tokens}
-
-
-def _opposite(memory: str, claim: str) -> str | None:
-    """Two values of one setting, one in each text only ("tabs" / "spaces")."""
-    return verify_features.one_each(
-        dedup.OPPOSITES, (memory, _words(memory)), (claim, _words(claim))
+        opposite_word,
     )
 
 
