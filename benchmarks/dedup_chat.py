@@ -162,7 +162,10 @@ HOLDOUTS = {
     "of another thing, more languages' function words; dfd9086); then development data",
     "dedup_holdout_49.json": "agent and chat memories, 480 pairs; first run against the rule "
     "at the end of stop 50 and its review (set 48's guards, times with a dot, 'always' and "
-    "'every')",
+    "'every'); then development data",
+    "dedup_holdout_50.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "of stop 51 (a text that wonders whether is a question; a change word that is the value "
+    "exchanged; b7b5782)",
 }
 
 
