@@ -3113,3 +3113,122 @@ def test_a_change_word_beside_more_than_its_opposite_still_says_a_change(
     existing: str, new: str
 ) -> None:
     assert dedup.says_it_changed(existing, new)
+
+
+# -- a rewording's values read as a person reads them; negations that agree (set 50) --
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # a name that opens the sentence is a word there, a value elsewhere
+        (
+            "The Harrow API request timeout is 90 seconds.",
+            "Harrow API requests time out after 1.5 minutes.",
+        ),
+        (
+            "The CI pipeline for Tidepool is run by GitHub Actions.",
+            "GitHub Actions runs Tidepool's CI pipeline.",
+        ),
+        # a quoted value is its text
+        (
+            "The Kafka topic `orders.created` has 12 partitions.",
+            "There are twelve partitions on the orders.created Kafka topic.",
+        ),
+        (
+            "The Coralline image resizer outputs WebP at quality 80.",
+            "Coralline's image resizer emits WebP images with the quality setting at 80.",
+        ),
+    ],
+)
+def test_the_same_values_written_where_a_name_opens_the_sentence_are_a_rewording(
+    existing: str, new: str
+) -> None:
+    assert dedup.restates_the_values(existing, new)
+    assert POLICY.explain(0.9, existing, new).verdict == "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # another name, or another number, is still another value
+        (
+            "The Harrow API request timeout is 90 seconds.",
+            "Tolliver API requests time out after 1.5 minutes.",
+        ),
+        (
+            "The Kafka topic `orders.created` has 12 partitions.",
+            "There are twelve partitions on the orders.deleted Kafka topic.",
+        ),
+        (
+            "The CI pipeline for Tidepool is run by GitHub Actions.",
+            "GitLab CI runs Tidepool's CI pipeline.",
+        ),
+    ],
+)
+def test_a_name_that_opens_the_sentence_is_no_licence_for_another_value(
+    existing: str, new: str
+) -> None:
+    assert not dedup.restates_the_values(existing, new)
+    assert POLICY.explain(0.9, existing, new).verdict != "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # both negate the same thing, one of them twice
+        (
+            "The user doesn't want emojis in commit messages.",
+            "No emojis in commit messages; the user does not want them.",
+        ),
+        ("noor: i don't drink alcohol", "noor: i dont drink, like no alcohol at all"),
+        # a verb that says no, against a negation of what it refuses
+        ("The user dislikes ORMs and prefers raw SQL.", "User prefers raw SQL; doesn't like ORMs."),
+        ("Ruairí: I hate tabs, use spaces", "Ruairí: spaces not tabs, always"),
+    ],
+)
+def test_a_negation_the_other_text_says_too_is_no_opposite(existing: str, new: str) -> None:
+    assert dedup.negating_side(existing, new) is None
+    assert not dedup.negates(existing, new)
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("The user hates tabs.", "The user doesn't hate tabs."),
+        ("Avoid mocks in integration tests.", "Don't avoid mocks in integration tests."),
+        ("The user wants emojis in commit messages.", "No emojis in commit messages."),
+    ],
+)
+def test_a_negation_of_what_the_other_states_is_still_an_opposite(existing: str, new: str) -> None:
+    assert dedup.negating_side(existing, new) == "new"
+
+
+def test_a_hyphen_between_spaces_ends_a_clause() -> None:
+    # two negated clauses, as with a semicolon; a hyphen inside a word ends nothing
+    assert (
+        dedup.statement("No emojis in code comments - the user doesn't like them.").negations == 2
+    )
+    assert dedup.statement("No emojis in code comments; the user doesn't like them.").negations == 2
+    assert dedup.statement("Don't run non-blocking jobs twice.").negations == 1
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "Decision: Ferncast will use SQLite for local development, not Postgres.",
+            "Decision: for local dev, Ferncast uses SQLite rather than Postgres.",
+        ),
+        ("Decision: the event bus will be RabbitMQ.", "Decision: the event bus is RabbitMQ."),
+    ],
+)
+def test_will_in_a_decision_says_what_was_decided_not_a_plan(existing: str, new: str) -> None:
+    assert not dedup.another_occasion(existing, new)
+
+
+def test_will_outside_a_decision_is_still_a_plan() -> None:
+    assert dedup.another_occasion("I'll bring the speaker.", "I brought the speaker.")
+    assert dedup.another_occasion(
+        "Decision: the event bus will be RabbitMQ.", "The event bus is RabbitMQ."
+    )

@@ -455,6 +455,7 @@ _DOTTED_AFTER = frozenset(
 _MERIDIEM = frozenset({"am", "pm", "a.m", "p.m"})
 _SENTENCE_END = frozenset(".!?:;")
 _PAUSES = _SENTENCE_END | frozenset(",\u2014\u2013()")
+_SPACED_HYPHEN = re.compile(r"\s-{1,2}\s")
 _SUFFIXES = (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
 
 
@@ -501,6 +502,9 @@ _FUNCTION_WORDS = frozenset(word for word in STOPWORDS if _stem(word) != word) -
 # rewording ("the user prefers X" / "the user likes X").
 _SAME_MEANING_WORDS = "prefer like favor favour want love enjoy use pick choose"
 _SAME_MEANING = frozenset(_stem(word) for word in _SAME_MEANING_WORDS.split())
+# Verbs that say no as a negation does ("*dislikes* emojis" says "doesn't like emojis").
+_AVERSE_WORDS = "dislike hate avoid refuse detest forbid forbids forbidden ban bans banned"
+_AVERSE = frozenset(_stem(word) for word in _AVERSE_WORDS.split())
 
 
 def _number(token: str) -> str | None:
@@ -586,7 +590,8 @@ def _tokens(text: str) -> list[_Token]:
         between = text[matches[index - 1].end() if index else 0 : match.start()]
         after = text[match.end() : matches[index + 1].start() if index + 1 < len(matches) else None]
         first = not tokens or any(mark in between for mark in _SENTENCE_END)
-        pause = any(mark in after for mark in _PAUSES)
+        # (a hyphen between spaces is a dash: "No emojis in comments - the user hates them")
+        pause = any(mark in after for mark in _PAUSES) or _SPACED_HYPHEN.search(after) is not None
         raw = match.group()
         lower = raw.lower().replace("\u2019", "'")
         head, dash, rest = raw.partition("-")
@@ -1364,7 +1369,10 @@ def another_occasion(existing: str, new: str) -> bool:
         if not calendar or _tells_the_past(existing) or _tells_the_past(new):
             return True
     old, new_ = statement(existing), statement(new)
-    if _future(old) != _future(new_):
+    # (two decisions: "will" says what was decided, no plan: "Decision: Ferncast *will use*
+    # SQLite for local dev" / "Decision: for local dev, Ferncast *uses* SQLite")
+    decisions = all(one.tokens and one.tokens[0].lower == "decision" for one in (old, new_))
+    if _future(old) != _future(new_) and not decisions:
         return True
     opcodes, _ = alignment(existing, new)
     for operation, i1, _, j1, j2 in opcodes:
@@ -1920,9 +1928,17 @@ def negating_side(existing: str, new: str) -> Literal["existing", "new"] | None:
     old, new_ = statement(existing), statement(new)
     if old.negations == new_.negations:
         return None
+    fewer, more = (old, new_) if old.negations < new_.negations else (new_, old)
+    if fewer.words & _AVERSE and not _negated_heads(more) & _AVERSE:
+        # a verb that says no agrees with a negation ("The user *dislikes* emojis" / "*No*
+        # emojis: the user *doesn't* like them"), unless the negation is of that verb ("The
+        # user *doesn't hate* tabs")
+        return None
+    # (what the other text negates as well it does not state: "The user doesn't want emojis
+    # in commits" / "No emojis in commits; the user does not want them")
     if new_.negations > old.negations:
-        return "new" if _negated_heads(new_) & _stated(old) else None
-    return "existing" if _negated_heads(old) & _stated(new_) else None
+        return "new" if _negated_heads(new_) & _stated(old) - old.negated else None
+    return "existing" if _negated_heads(old) & _stated(new_) - new_.negated else None
 
 
 # Words after a negator that are part of the negation, not what it negates ("no *longer*
@@ -2516,18 +2532,39 @@ def restates_the_values(existing: str, new: str) -> bool:
     turns of one speaker, and after every other guard (a changed value, subject, holder,
     occasion, attribute or phrase has decided before)."""
     old, new_ = statement(existing), statement(new)
-    if not old.values or old.values != new_.values or old.negations != new_.negations:
+    if not old.values or not _values_agree(old, new_) or old.negations != new_.negations:
         return False
     mine, theirs = _terms(old, existing), _terms(new_, new)
-    if not (mine <= theirs | new_.words | new_.values and theirs <= mine | old.words | old.values):
+    if not (_named_in(mine, new_, theirs) and _named_in(theirs, old, mine)):
         return False
     if {t.lower for t in old.tokens} & _MOOD != {t.lower for t in new_.tokens} & _MOOD:
         return False
     if changes_direction(existing, new):
         return False
-    dropped = len(old.words - new_.words - new_.values - _NO_DETAIL)
-    added = len(new_.words - old.words - old.values)
-    return dropped - added < SAME_VALUES_DROPPED
+    dropped = [w for w in old.words - new_.words - _NO_DETAIL if not _named_in({w}, new_)]
+    added = [w for w in new_.words - old.words if not _named_in({w}, old)]
+    return len(dropped) - len(added) < SAME_VALUES_DROPPED
+
+
+def _values_agree(old: Statement, new: Statement) -> bool:
+    """Both texts state the same values, where a quoted value is its text ("`orders.created`"
+    / "orders.created") and a value of one that the other has as words counts as had: a name
+    that opens a sentence is read as a word ("The *Harrow* API request timeout ..." /
+    "*Harrow* API requests time out ...", "*GitHub Actions* runs the pipeline")."""
+    mine = {value.removeprefix("q:") for value in old.values}
+    theirs = {value.removeprefix("q:") for value in new.values}
+    return bool(mine & theirs) and _named_in(mine, new) and _named_in(theirs, old)
+
+
+def _named_in(names: Set[str], other: Statement, also: Set[str] = frozenset()) -> bool:
+    """Every one of `names` (values or terms) is one of the other text's values, words or
+    `also`, or all its words are: a quoted one as its text, "github action" in "GitHub Actions
+    runs ..." whose name opens the sentence."""
+    pool = other.words | other.values | also
+    pool = pool | {name.removeprefix("q:") for name in pool}
+    return all(
+        (bare := name.removeprefix("q:")) in pool or set(bare.split()) <= pool for name in names
+    )
 
 
 def _terms(one: Statement, text: str) -> frozenset[str]:
