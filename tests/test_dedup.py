@@ -3232,3 +3232,32 @@ def test_will_outside_a_decision_is_still_a_plan() -> None:
     assert dedup.another_occasion(
         "Decision: the event bus will be RabbitMQ.", "The event bus is RabbitMQ."
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "holdq uses holds_v2; the old holds_v1 schema has been read-only since June.",
+        "The cluster has been on Kubernetes 1.29 since the spring upgrade.",
+        "We have been on call for billing since March.",
+    ],
+)
+def test_since_after_has_been_says_how_long_a_state_held(text: str) -> None:
+    assert "since" not in dedup.statement(text).markers
+
+
+def test_a_state_held_since_a_migration_does_not_replace_another_fact_of_the_thing() -> None:
+    # set 21 of verify: the schema memory had superseded the queue-order one
+    existing = (
+        "Holds queues in holdq are first-come, first-served by placement time. Home-delivery "
+        "patrons do not get moved ahead of other patrons."
+    )
+    new = (
+        "holdq keeps its queues in the holds_v2 database schema; the old holds_v1 schema has "
+        "been read-only since the June migration."
+    )
+    assert POLICY.explain(0.69, existing, new).verdict != "supersede"
+    # "since" beside a value that changed still says the change
+    assert dedup.says_it_changed(
+        "The warehouse is Redshift.", "The warehouse is Snowflake since the Q2 migration."
+    )

@@ -161,6 +161,9 @@ _CONDITIONS = frozenset({"if", "when", "whenever", "unless"})
 # how long a state has held ("has been at Nordwind since 2019"): it says a change only beside
 # a value that changed ("is Snowflake since the Q2 migration").
 WEAK_MARKERS = frozenset({"since"})
+# ... and "since" after "has been" says how long a state has held, never a change ("the old
+# schema *has been* read-only *since* the June migration")
+_HELD = frozenset({("has", "been"), ("have", "been"), ("had", "been"), ("it's", "been")})
 # The change words that say a value changed and nothing else: with one of them a correction
 # may change several values at once ("code freeze *moved* to Wednesdays at 15:00").
 _STRONG_WORDS = """
@@ -1056,6 +1059,7 @@ def statement(text: str) -> Statement:
         if word in CHANGE_MARKERS
         and not (i + 1 < len(lower) and lower[i + 1] in _CONDITIONS)
         and not _describes(tokens, i)
+        and not (word == "since" and _held_before(tokens, i))
     }
     markers.update(" ".join(pair) for pair in pairwise(lower) if pair in CHANGE_PHRASES)
     # letters, digits and symbols, and those an English model does not know
@@ -1093,6 +1097,16 @@ def statement(text: str) -> Statement:
         amounts=tuple(amounts.items()),
         in_paths=frozenset(in_paths),
     )
+
+
+def _held_before(tokens: Sequence[_Token], i: int) -> bool:
+    """Whether "has been" (_HELD) comes before the word at i in its clause, at most eight
+    words back ("the cluster *has been* on Kubernetes 1.29 *since* the spring upgrade")."""
+    start = i
+    while start > max(0, i - 8) and not tokens[start - 1].pause:
+        start -= 1
+    words = [t.lower for t in tokens[start:i]]
+    return bool(_HELD & set(pairwise(words)))
 
 
 def _describes(tokens: Sequence[_Token], i: int) -> bool:
@@ -1935,10 +1949,16 @@ def negating_side(existing: str, new: str) -> Literal["existing", "new"] | None:
         # user *doesn't hate* tabs")
         return None
     # (what the other text negates as well it does not state: "The user doesn't want emojis
-    # in commits" / "No emojis in commits; the user does not want them")
+    # in commits" / "No emojis in commits; the user does not want them"; unless its two
+    # negations in one clause say yes: "must *never* be merged *without* review")
     if new_.negations > old.negations:
-        return "new" if _negated_heads(new_) & _stated(old) - old.negated else None
-    return "existing" if _negated_heads(old) & _stated(new_) - new_.negated else None
+        return "new" if _negated_heads(new_) & _stated(old) - _denied(old) else None
+    return "existing" if _negated_heads(old) & _stated(new_) - _denied(new_) else None
+
+
+def _denied(one: Statement) -> frozenset[str]:
+    """The words the text negates, when it has a negated clause."""
+    return one.negated if one.negations else frozenset()
 
 
 # Words after a negator that are part of the negation, not what it negates ("no *longer*
