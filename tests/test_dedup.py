@@ -3261,3 +3261,33 @@ def test_a_state_held_since_a_migration_does_not_replace_another_fact_of_the_thi
     assert dedup.says_it_changed(
         "The warehouse is Redshift.", "The warehouse is Snowflake since the Q2 migration."
     )
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "The fiscal year for the finance dashboards starts in April.",
+            "The finance dashboards use a fiscal year starting in July.",
+        ),
+        ("Decision: drop support for Python 3.8.", "The user was relieved that 3.8 got dropped."),
+        ("Upgrade Django to 5.0 next quarter.", "The team upgraded the admin panel to Django 5."),
+    ],
+)
+def test_the_old_text_s_own_verb_in_another_form_is_no_change_word(existing: str, new: str) -> None:
+    assert not dedup.says_it_changed(existing, new)
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # a word that says only that a value changed, though its noun is in the old text
+        ("Dependabot opens dependency update PRs weekly.", "Dependabot schedule updated to daily."),
+        (
+            "The user wants long explanations with each change.",
+            "User changed their mind: just make the change, no need to explain up front.",
+        ),
+    ],
+)
+def test_a_strong_change_word_says_a_change_beside_its_noun(existing: str, new: str) -> None:
+    assert dedup.says_it_changed(existing, new)

@@ -2192,6 +2192,10 @@ def says_it_changed(existing: str, new: str) -> bool:
     not 429", "instead of Fridays", "rather than the sister-in-law")."""
     old, new_ = statement(existing), statement(new)
     added = new_.markers - old.markers - _exchanged_markers(old, new_)
+    # (a change word that is the old text's own verb in another form says no change: "The
+    # fiscal year *starts* in April" / "... a fiscal year *starting* in July"; not one that
+    # says only that a value changed, whose noun is as common: "each *change*" / "*changed*")
+    added = {m for m in added if m in STRONG_MARKERS or _stem(m) not in old.words}
     if added - WEAK_MARKERS or (added and changed_values(existing, new)):
         return True
     if _was_then_is(old, new_):
