@@ -2191,7 +2191,7 @@ def says_it_changed(existing: str, new: str) -> bool:
     existing one does not, or says that a word of the existing text is no longer so ("...,
     not 429", "instead of Fridays", "rather than the sister-in-law")."""
     old, new_ = statement(existing), statement(new)
-    added = new_.markers - old.markers - _exchanged_markers(old, new_)
+    added: set[str] = set(new_.markers - old.markers - _exchanged_markers(old, new_))
     # (a change word that is the old text's own verb in another form says no change: "The
     # fiscal year *starts* in April" / "... a fiscal year *starting* in July"; not one that
     # says only that a value changed, whose noun is as common: "each *change*" / "*changed*")
