@@ -3291,3 +3291,38 @@ def test_the_old_text_s_own_verb_in_another_form_is_no_change_word(existing: str
 )
 def test_a_strong_change_word_says_a_change_beside_its_noun(existing: str, new: str) -> None:
     assert dedup.says_it_changed(existing, new)
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "The user wants semicolons in JavaScript.",
+            "The user wants semicolons omitted in JavaScript.",
+        ),
+        ("Production logging is set to DEBUG.", "Debug logging is disabled in production."),
+        (
+            "Force-pushing to your own feature branches is fine.",
+            "Force-pushing to feature branches is forbidden.",
+        ),
+    ],
+)
+def test_a_verb_that_says_no_added_is_no_rewording(existing: str, new: str) -> None:
+    assert not dedup.restates(existing, new)
+    assert not dedup.rewords(existing, new)
+    assert not dedup.restates_the_values(existing, new)
+    assert POLICY.explain(0.92, existing, new).verdict != "supersede"
+
+
+def test_a_verb_that_says_no_in_both_texts_may_reword() -> None:
+    old, new = "Skip the slow tests in CI.", "The slow tests are skipped in CI."
+    assert not dedup._leaves_out(dedup.statement(old), dedup.statement(new))
+    # "removed" is no such verb: "dropped" / "removed" say the same
+    assert (
+        POLICY.explain(
+            0.94,
+            "Decision: we dropped support for Python 3.8.",
+            "Decision: Python 3.8 support was removed.",
+        ).verdict
+        == "supersede"
+    )

@@ -2485,6 +2485,8 @@ def rewords(existing: str, new: str) -> bool:
     old, new_ = statement(existing), statement(new)
     if not _same_values(old, new_) or old.negations != new_.negations:
         return False
+    if _leaves_out(old, new_):
+        return False
     # "always" says what "every" or "each" says ("*Always* run the linter before pushing" /
     # "Run the linter before *every* push")
     gone = old.words - new_.words - (_ALWAYS if _says_every(new_) else frozenset())
@@ -2558,6 +2560,8 @@ def restates_the_values(existing: str, new: str) -> bool:
     old, new_ = statement(existing), statement(new)
     if not old.values or not _values_agree(old, new_) or old.negations != new_.negations:
         return False
+    if _leaves_out(old, new_):
+        return False
     mine, theirs = _terms(old, existing), _terms(new_, new)
     if not (_named_in(mine, new_, theirs) and _named_in(theirs, old, mine)):
         return False
@@ -2617,7 +2621,19 @@ def restates(existing: str, new: str) -> bool:
         and _acronyms(new_) <= _acronyms(old) | old.words
         and new_.negations == old.negations
         and not _other_units(old, new_)
+        and not _leaves_out(old, new_)
     )
+
+
+def _leaves_out(old: Statement, new: Statement) -> bool:
+    """The new text adds a verb that says no, which the old one has none of ("semicolons" /
+    "semicolons *omitted*"): it says the opposite in the old text's words."""
+    return bool((new.words - old.words) & _LEAVING_OUT) and not old.words & _LEAVING_OUT
+
+
+# Verbs that leave a thing out, as a negation would ("semicolons *omitted*").
+_LEAVING_OUT_WORDS = "omit omitted omits skip skipped exclude excluded disable disabled"
+_LEAVING_OUT = _AVERSE | frozenset(_stem(word) for word in _LEAVING_OUT_WORDS.split())
 
 
 def _other_units(old: Statement, new: Statement) -> bool:
