@@ -165,7 +165,11 @@ HOLDOUTS = {
     "'every'); then development data",
     "dedup_holdout_50.json": "agent and chat memories, 480 pairs; first run against the rule "
     "of stop 51 (a text that wonders whether is a question; a change word that is the value "
-    "exchanged; b7b5782)",
+    "exchanged; b7b5782); then development data",
+    "dedup_holdout_51.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "at the end of stop 51 (a rewording's values as a person reads them, negations that "
+    "agree, 'will' in decisions, 'since' after 'has been', the old text's own verb, a verb "
+    "that says no)",
 }
 
 
