@@ -3326,3 +3326,42 @@ def test_a_verb_that_says_no_in_both_texts_may_reword() -> None:
         ).verdict
         == "supersede"
     )
+
+
+@pytest.mark.parametrize(
+    ("existing", "new", "items"),
+    [
+        # a name in capitals is no word of another language ("EU" is Portuguese for "I")
+        (
+            "Customer data for EU users is stored in Frankfurt and US data in Virginia.",
+            "Customer data for EU users is stored in Virginia and US data in Frankfurt.",
+            ("Frankfurt", "Virginia"),
+        ),
+        ("The user reports to Tomasz.", "Tomasz reports to the user.", ("user", "Tomasz")),
+    ],
+)
+def test_values_exchanged_beside_a_name_in_capitals_or_an_article_are_swapped(
+    existing: str, new: str, items: tuple[str, str]
+) -> None:
+    found = dedup.swapped(existing, new)
+    assert found is not None
+    assert {w.lower() for w in found} == {w.lower() for w in items}
+    assert POLICY.explain(0.99, existing, new).verdict == "possible_duplicate"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # "to" dropped: the thing given and who it is given to, said the other way round
+        (
+            "Cookie consent banner must be shown to EU visitors.",
+            "EU visitors must be shown the cookie consent banner.",
+        ),
+        (
+            "The user's preferred package manager for JavaScript is Yarn.",
+            "The user's preferred JavaScript package manager is Yarn.",
+        ),
+    ],
+)
+def test_a_sentence_said_the_other_way_round_is_no_exchange(existing: str, new: str) -> None:
+    assert dedup.swapped(existing, new) is None

@@ -3003,10 +3003,15 @@ def _possession(one: Statement) -> tuple[_Token, _Token, _Token] | None:
 
 def _reads_english(text: Statement) -> bool:
     """An English function word ("the", "is", "over", "and", ...), and no word of another
-    language (FOREIGN_WORDS, or a letter English does not use: see reads_foreign)."""
+    language (FOREIGN_WORDS but one in capitals, or a letter English does not use: see
+    reads_foreign)."""
     lower = [t.lower for t in text.tokens]
-    foreign = any(word in FOREIGN_WORDS or FOREIGN_LETTERS & set(word) for word in lower)
-    return any(word in STOPWORDS or word in _SELF_WORDS for word in lower) and not foreign
+    # (a word in capitals is a name, not a word of another language: "*EU* users", "*US*")
+    foreign = any(
+        (t.lower in FOREIGN_WORDS and not t.text.isupper()) or FOREIGN_LETTERS & set(t.lower)
+        for t in text.tokens
+    )
+    return not foreign and any(word in STOPWORDS or word in _SELF_WORDS for word in lower)
 
 
 def _ordered(old: Statement, new: Statement, head: list[str], tail: list[str]) -> bool:
@@ -3018,7 +3023,24 @@ def _ordered(old: Statement, new: Statement, head: list[str], tail: list[str]) -
         and _same_place(old, tail, new, head)
         and not _listed(old, head, tail)
         and not _joined_by_nothing(old, head, tail)
+        and _dative_kept(old, head, new, tail)
+        and _dative_kept(old, tail, new, head)
     )
+
+
+# Words that make their noun the one something is given to or done for: a sentence that
+# drops one says the same the other way round ("the banner must be shown *to* EU visitors"
+# / "EU visitors must be shown the banner").
+_DATIVE = frozenset({"to", "for"})
+
+
+def _dative_kept(old: Statement, item: list[str], new: Statement, other: list[str]) -> bool:
+    """Whether `other` stands in the new text after the same "to" or "for" as `item` in the
+    old one, when one of them has it."""
+    # (an article between is no word: "reports *to the* user" / "reports *to* Tomasz")
+    before, _ = _beside([t for t in old.tokens if t.lower not in _PLACELESS_LOWER], item)
+    new_before, _ = _beside([t for t in new.tokens if t.lower not in _PLACELESS_LOWER], other)
+    return before == new_before or not {before, new_before} & _DATIVE
 
 
 # What may stand between the two sides of a sentence that says the same turned around ("the
