@@ -3365,3 +3365,39 @@ def test_values_exchanged_beside_a_name_in_capitals_or_an_article_are_swapped(
 )
 def test_a_sentence_said_the_other_way_round_is_no_exchange(existing: str, new: str) -> None:
     assert dedup.swapped(existing, new) is None
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "Contacts sync from HubSpot into the warehouse every 15 minutes.",
+            "Contacts sync from the warehouse back into HubSpot every 15 minutes.",
+        ),
+        (
+            "Traffic fails over from Frankfurt to Dublin.",
+            "Traffic fails back from Dublin to Frankfurt.",
+        ),
+        (
+            "lucy: i need a ride to the airport friday",
+            "lucy: i need a ride back from the airport sunday",
+        ),
+    ],
+)
+def test_the_way_back_is_another_statement(existing: str, new: str) -> None:
+    assert dedup.changes_direction(existing, new)
+    assert POLICY.explain(0.98, existing, new).reason == "another statement"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "The start of the code freeze was pushed to December 20.",
+            "Code freeze was pushed back to December 20.",
+        ),
+        ("The user decided to keep Node.", "The user tried Bun but went back to Node."),
+    ],
+)
+def test_back_that_makes_another_verb_is_no_way_back(existing: str, new: str) -> None:
+    assert not dedup.changes_direction(existing, new)

@@ -1527,8 +1527,30 @@ def each_in_each(
 
 def changes_direction(existing: str, new: str) -> bool:
     """One text says one direction of an exchange and the other the other, each alone
-    (DIRECTIONS: "returns" / "accepts", "reads" / "writes", "upload" / "download")."""
-    return one_in_each(DIRECTIONS, statement(existing).words, statement(new).words) is not None
+    (DIRECTIONS: "returns" / "accepts", "reads" / "writes", "upload" / "download"), or the
+    new one says the way back ("Contacts sync from HubSpot into the warehouse" / "Contacts
+    sync from the warehouse *back into* HubSpot")."""
+    old, new_ = statement(existing), statement(new)
+    if one_in_each(DIRECTIONS, old.words, new_.words) is not None:
+        return True
+    return _says_back(new_) and not _says_back(old)
+
+
+# "back" before one of these says the way back ("syncs *back into* the CRM"), but not after a
+# verb it makes another verb of ("*pushed back* to December 20", "*went back* to Node").
+_BACK_TO = frozenset({"to", "into", "onto", "from", "in"})
+_BACK_VERB_WORDS = """
+    push pushed pushes go goes went gone come comes came roll rolled get got set fall falls
+    fell"""
+_BACK_VERBS = frozenset(_BACK_VERB_WORDS.split())
+
+
+def _says_back(one: Statement) -> bool:
+    words = ["", *(t.lower for t in one.tokens)]
+    return any(
+        b == "back" and c in _BACK_TO and a not in _BACK_VERBS
+        for a, b, c in zip(words, words[1:], words[2:], strict=False)
+    )
 
 
 def adds_another(existing: str, new: str) -> bool:
