@@ -31,7 +31,8 @@ emergent_memory/app.py, per embedding model):
    never below `related_from`, with vectors only; fitted on every development set by
    benchmarks/verify.py's calibrate_kinds);
 4. from `confirm_from` (or `keeps_words_from` when one text keeps every content word of the
-   other), the same values confirm;
+   other), the same values confirm, unless an opposite (VERIFY_OPPOSITES) stands in one text
+   where the other has its pair: that conflicts from `conflict_from`, else is related;
 5. anything else at or above `related_from` is related.
 
 The verdict follows the closest memory that confirms or conflicts (a claim both confirmed and
@@ -49,11 +50,7 @@ from functools import cache
 from typing import NamedTuple
 
 from emergent_memory.memory import dedup, verify_features
-from emergent_memory.memory.verify_features import (
-    GENERIC_WORDS,
-    VERIFY_OPPOSITES,
-    part_difference,
-)
+from emergent_memory.memory.verify_features import GENERIC_WORDS, VERIFY_OPPOSITES, part_difference
 from emergent_memory.memory.verify_result import Relation as Relation
 from emergent_memory.memory.verify_result import Verdict as Verdict
 
