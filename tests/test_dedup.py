@@ -3401,3 +3401,23 @@ def test_the_way_back_is_another_statement(existing: str, new: str) -> None:
 )
 def test_back_that_makes_another_verb_is_no_way_back(existing: str, new: str) -> None:
     assert not dedup.changes_direction(existing, new)
+
+
+def test_an_exchange_between_words_of_where_to_or_from_is_still_a_swap() -> None:
+    # "to" on one side, "from" on the other: both say where, the items exchanged
+    assert dedup.swapped(
+        "Reservoir levels come from the SCADA system through an OPC UA bridge that pushes a "
+        "value every 60 seconds to MQTT.",
+        "Reservoir levels go from MQTT through an OPC UA bridge into the SCADA system.",
+    ) == ("SCADA system", "MQTT")
+
+
+@pytest.mark.parametrize(
+    "new",
+    [
+        "Uncollected hold items are not put back into circulation after their time on the shelf.",
+        "Hold items are sent back to their home branch after 7 days.",
+    ],
+)
+def test_back_after_a_verb_it_belongs_to_is_no_way_back(new: str) -> None:
+    assert not dedup.changes_direction("Uncollected items then go back into circulation.", new)

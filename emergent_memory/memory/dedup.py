@@ -1541,7 +1541,9 @@ def changes_direction(existing: str, new: str) -> bool:
 _BACK_TO = frozenset({"to", "into", "onto", "from", "in"})
 _BACK_VERB_WORDS = """
     push pushed pushes go goes went gone come comes came roll rolled get got set fall falls
-    fell"""
+    fell put puts bring brings brought send sends sent give gives gave pay pays paid read
+    reads write writes wrote call calls called scale scaled hold holds held look looked turn
+    turned move moves moved hand handed"""
 _BACK_VERBS = frozenset(_BACK_VERB_WORDS.split())
 
 
@@ -3058,11 +3060,18 @@ _DATIVE = frozenset({"to", "for"})
 
 def _dative_kept(old: Statement, item: list[str], new: Statement, other: list[str]) -> bool:
     """Whether `other` stands in the new text after the same "to" or "for" as `item` in the
-    old one, when one of them has it."""
+    old one, when one of them has it, or after another word of where to or from ("pushes a
+    value *to* MQTT" / "go *from* MQTT ... into the SCADA system" still exchange)."""
     # (an article between is no word: "reports *to the* user" / "reports *to* Tomasz")
     before, _ = _beside([t for t in old.tokens if t.lower not in _PLACELESS_LOWER], item)
     new_before, _ = _beside([t for t in new.tokens if t.lower not in _PLACELESS_LOWER], other)
-    return before == new_before or not {before, new_before} & _DATIVE
+    if before == new_before or not {before, new_before} & _DATIVE:
+        return True
+    return before in _PLACE_WORDS and new_before in _PLACE_WORDS
+
+
+# Words that say where to or from: an item after one of them on both sides keeps its place.
+_PLACE_WORDS = frozenset({"to", "from", "into", "onto", "through", "via", "toward", "towards"})
 
 
 # What may stand between the two sides of a sentence that says the same turned around ("the
