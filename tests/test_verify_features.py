@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pytest
 
+from emergent_memory.memory import verify_features
 from emergent_memory.memory.dedup import STOPWORDS
 from emergent_memory.memory.verify_clauses import MAX_CLAUSES, closest_clauses
 from emergent_memory.memory.verify_features import (
@@ -626,3 +627,17 @@ def test_an_opposite_the_other_text_negates_still_confirms() -> None:
     features = read_pair("Never force-push to main.", "Don't ever force-push to the main branch.")
     assert features.opposite_word is None
     assert POLICY.judge(0.9, features)[0] == "confirms"
+
+
+def test_more_before_an_adverb_is_its_comparative() -> None:
+    memory = (
+        "Lena learned that a worked example of the dedup rules convinces editors faster than "
+        "links to documentation."
+    )
+    claim = "A worked example of the dedup rules convinces editors more slowly than doc links."
+    features = read_pair(memory, claim)
+    assert features.difference == "the other value of one setting: faster / slower"
+    assert POLICY.judge(0.86, features)[0] == "conflicts"
+    # "more" before a short word or one that is no adverb makes no comparative
+    assert "slower" not in verify_features._compared("Deploys are more likely on Fridays.")
+    assert "onlyer" not in verify_features._compared("It is more only than that.")

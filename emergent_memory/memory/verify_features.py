@@ -18,6 +18,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
+from itertools import pairwise
 from pathlib import Path
 
 from emergent_memory.memory import dedup
@@ -220,9 +221,18 @@ def one_each(
 def opposite_in(pairs: frozenset[frozenset[str]], memory: str, claim: str) -> str | None:
     """Two values of one setting of `pairs` anywhere in the two texts, one in each text only
     ("tabs" / "spaces"), as one_each gives them."""
-    words = {token.lower for token in dedup.statement(memory).tokens}
-    theirs = {token.lower for token in dedup.statement(claim).tokens}
-    return one_each(pairs, (memory, words), (claim, theirs))
+    return one_each(pairs, (memory, _compared(memory)), (claim, _compared(claim)))
+
+
+def _compared(text: str) -> set[str]:
+    """The text's words, lower-cased, and "more" or "less" before an adverb as its
+    comparative ("*more slowly*" is "slower", as "faster" is its opposite)."""
+    words = [token.lower for token in dedup.statement(text).tokens]
+    found = set(words)
+    for first, second in pairwise(words):
+        if first == "more" and second.endswith("ly") and len(second) > 5:
+            found.add(second.removesuffix("ly") + "er")
+    return found
 
 
 def clause_difference(memory: str, claim: str) -> str | None:
