@@ -169,7 +169,10 @@ HOLDOUTS = {
     "dedup_holdout_51.json": "agent and chat memories, 480 pairs; first run against the rule "
     "at the end of stop 51 (a rewording's values as a person reads them, negations that "
     "agree, 'will' in decisions, 'since' after 'has been', the old text's own verb, a verb "
-    "that says no)",
+    "that says no; ba055fd); then development data",
+    "dedup_holdout_52.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "at the end of stop 51 (after set 51: 'EU' in capitals, 'to' dropped, the way back, "
+    "places of where to or from)",
 }
 
 
