@@ -3308,15 +3308,17 @@ def test_a_strong_change_word_says_a_change_beside_its_noun(existing: str, new: 
     ],
 )
 def test_a_verb_that_says_no_added_is_no_rewording(existing: str, new: str) -> None:
-    assert not dedup.restates(existing, new)
-    assert not dedup.rewords(existing, new)
-    assert not dedup.restates_the_values(existing, new)
+    pair = dedup.compare(existing, new)
+    assert not pair.restates
+    assert not pair.reworded
+    assert not pair.same_values
     assert POLICY.explain(0.92, existing, new).verdict != "supersede"
 
 
 def test_a_verb_that_says_no_in_both_texts_may_reword() -> None:
-    old, new = "Skip the slow tests in CI.", "The slow tests are skipped in CI."
-    assert not dedup._leaves_out(dedup.statement(old), dedup.statement(new))
+    pair = dedup.compare("Skip the slow tests in CI.", "The slow tests are skipped in CI.")
+    assert pair.restates
+    assert pair.reworded
     # "removed" is no such verb: "dropped" / "removed" say the same
     assert (
         POLICY.explain(

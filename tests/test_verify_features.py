@@ -638,6 +638,12 @@ def test_more_before_an_adverb_is_its_comparative() -> None:
     features = read_pair(memory, claim)
     assert features.difference == "the other value of one setting: faster / slower"
     assert POLICY.judge(0.86, features)[0] == "conflicts"
-    # "more" before a short word or one that is no adverb makes no comparative
-    assert "slower" not in verify_features._compared("Deploys are more likely on Fridays.")
-    assert "onlyer" not in verify_features._compared("It is more only than that.")
+    # "more" before a word that is no adverb in "-ly" adds nothing to the text's words
+    assert verify_features._compared("The job needs more memory.") == {
+        "the",
+        "job",
+        "needs",
+        "more",
+        "memory",
+    }
+    assert "slower" in verify_features._compared("Builds run more slowly on Fridays.")

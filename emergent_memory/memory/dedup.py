@@ -2237,7 +2237,7 @@ def _exchanged_markers(old: Statement, new: Statement) -> set[str]:
     words = [t.lower for t in new.tokens]
     gained = {
         word
-        for word, after in zip(words, [*words[1:], ""], strict=False)
+        for word, after in pairwise([*words, ""])
         if word in new.markers and not after.endswith("ing")
     } - {t.lower for t in old.tokens}
     lost = {t.lower for t in old.tokens} - {t.lower for t in new.tokens}
@@ -2509,8 +2509,6 @@ def rewords(existing: str, new: str) -> bool:
     old, new_ = statement(existing), statement(new)
     if not _same_values(old, new_) or old.negations != new_.negations:
         return False
-    if _leaves_out(old, new_):
-        return False
     # "always" says what "every" or "each" says ("*Always* run the linter before pushing" /
     # "Run the linter before *every* push")
     gone = old.words - new_.words - (_ALWAYS if _says_every(new_) else frozenset())
@@ -2584,8 +2582,6 @@ def restates_the_values(existing: str, new: str) -> bool:
     old, new_ = statement(existing), statement(new)
     if not old.values or not _values_agree(old, new_) or old.negations != new_.negations:
         return False
-    if _leaves_out(old, new_):
-        return False
     mine, theirs = _terms(old, existing), _terms(new_, new)
     if not (_named_in(mine, new_, theirs) and _named_in(theirs, old, mine)):
         return False
@@ -2645,7 +2641,6 @@ def restates(existing: str, new: str) -> bool:
         and _acronyms(new_) <= _acronyms(old) | old.words
         and new_.negations == old.negations
         and not _other_units(old, new_)
-        and not _leaves_out(old, new_)
     )
 
 
@@ -3887,7 +3882,9 @@ def _durations(one: Statement) -> dict[str, bool] | None:
 def compare(existing: str, new: str) -> Comparison:
     """Every feature of the pair the rule reads, computed once."""
     old, new_ = statement(existing), statement(new)
-    rejects = rejects_the_other(old, new_)
+    # a text that rejects what the other states, or adds a verb that says no, is no rewording
+    # of it, whatever else they share
+    rejects = rejects_the_other(old, new_) or _leaves_out(old, new_)
     return Comparison(
         model_knows_both=model_knows(existing) and model_knows(new),
         same_unknown=old.unknown == new_.unknown,
