@@ -256,8 +256,8 @@ _CLAUSE_STARTS = frozenset(_CLAUSE_WORDS.split())
 # What names an old value as no longer so: "..., *not* 429", "*instead of* Fridays" (and the
 # words right after any negator: NEGATORS).
 _NEGATION_PHRASES = frozenset({("instead", "of"), ("rather", "than"), ("no", "longer")})
-# The first words of those phrases that reject one thing for another (not "no longer")
-_REJECTING = frozenset({"instead", "rather"})
+# Those of them that reject one thing for another (not "no longer"); verify reads them too
+REJECTING_PHRASES = frozenset({("instead", "of"), ("rather", "than")})
 # Words that make a relation another one: "the user's *former* employer".
 _QUALIFIER_WORDS = "former previous ex late old new future current step backup interim acting"
 _RELATION_QUALIFIERS = frozenset(_QUALIFIER_WORDS.split())
@@ -1079,7 +1079,7 @@ def statement(text: str) -> Statement:
     stopped |= {
         tokens[i].norm
         for i, pair in enumerate(pairwise(lower))
-        if (pair in _NEGATION_PHRASES and pair[0] in _REJECTING) or pair == ("better", "than")
+        if pair in REJECTING_PHRASES or pair == ("better", "than")
     }
     # "owns" is a verb of what a text says ("owner" the same), though "own" ("my own") is a
     # stopword
@@ -2025,10 +2025,10 @@ def rejected_words(one: Statement) -> frozenset[str]:
     )
     inside: set[int] = set()
     for i, token in enumerate(tokens):
-        joined = i + 1 < len(tokens) and (token.lower, tokens[i + 1].lower) in _NEGATION_PHRASES
+        joined = i + 1 < len(tokens) and (token.lower, tokens[i + 1].lower) in REJECTING_PHRASES
         if _contrasts_at(tokens, i) or (token.lower in ("over", "than") and preferring):
             start = i + 1
-        elif joined and token.lower in _REJECTING:
+        elif joined:
             start = i + 2
         else:
             continue

@@ -225,7 +225,7 @@ def opposite_in(pairs: frozenset[frozenset[str]], memory: str, claim: str) -> st
 
 
 def _compared(text: str) -> set[str]:
-    """The text's words, lower-cased, and "more" or "less" before an adverb as its
+    """The text's words, lower-cased, and "more" before an adverb as its
     comparative ("*more slowly*" is "slower", as "faster" is its opposite)."""
     words = [token.lower for token in dedup.statement(text).tokens]
     found = set(words)
@@ -517,7 +517,6 @@ def _word_for_word(clause: str, claim: str) -> bool:
 # Words after which a memory names what is NOT chosen: "pnpm *over* npm", "pnpm *instead of*
 # npm", "pnpm *rather than* npm", "pnpm, *not* npm".
 _REJECTING = frozenset({"over", "not"})
-_REJECTING_PHRASES = frozenset({("instead", "of"), ("rather", "than")})
 
 
 def rejected(memory: str, claim: str) -> str | None:
@@ -545,7 +544,7 @@ def _named_as_not_chosen(memory: str, claim: str) -> str | None:
     rejected_words: dict[str, str] = {}  # its stem: as written
     for i, word in enumerate(lower):
         after = None
-        if word in _REJECTING or (i and (lower[i - 1], word) in _REJECTING_PHRASES):
+        if word in _REJECTING or (i and (lower[i - 1], word) in dedup.REJECTING_PHRASES):
             after = i + 1
         if after is not None and after < len(tokens) and tokens[after].norm not in dedup.STOPWORDS:
             rejected_words[tokens[after].norm] = tokens[after].text
