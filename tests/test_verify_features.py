@@ -185,6 +185,73 @@ def test_no_numbers_exchanged_where_each_stays_beside_its_thing(memory: str, cla
     assert numbers_exchanged(memory, claim) is None
 
 
+@pytest.mark.parametrize(
+    ("memory", "claim", "why"),
+    [
+        (
+            "Staging deploys automatically from main; production deploys from v* tags.",
+            "Production deploys from the main branch.",
+            "main / prod",
+        ),
+        (
+            "Staging deploys automatically from main; production deploys from v* tags.",
+            "Staging deploys from v* tags.",
+            "stag / tag",
+        ),
+        ("Alice owns billing and Bob owns search.", "Bob owns billing.", "bill / bob"),
+        ("Maya reviews the iOS code and Omar reviews Android.", "Omar reviews the iOS code.", ""),
+    ],
+    ids=["deploys-from", "deploys-from-other-way", "owners", "reviewers"],
+)
+def test_a_claim_joining_two_parallel_clauses_crosswise_is_a_difference(
+    memory: str, claim: str, why: str
+) -> None:
+    found = clause_difference(memory, claim)
+    assert found is not None
+    assert found.startswith("joins what the memory says of two things")
+    assert found.endswith(why)
+    relation, reason = POLICY.judge(0.9, read_pair(memory, claim))
+    assert relation == "conflicts", reason
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim"),
+    [
+        # each clause restated as it is
+        ("Alice owns billing and Bob owns search.", "Alice owns billing."),
+        (
+            "Staging deploys automatically from main; production deploys from v* tags.",
+            "Production deploys from v* tags.",
+        ),
+        # both clauses' words at one place: something else, not a swap
+        (
+            "Staging deploys automatically from main; production deploys from v* tags.",
+            "Production deploys automatically from v* tags.",
+        ),
+        # the verb the second clause leaves out is no place of its own
+        (
+            "Daily backups are kept for 30 days and monthly backups for 12 months.",
+            "Monthly backups are kept for a year.",
+        ),
+        # the claim is one of the memory's clauses
+        (
+            "Ana is the primary owner of ledger and the backup owner of audit; Raj is audit's "
+            "primary owner.",
+            "Raj is audit's primary owner.",
+        ),
+        # the claim says more that the memory does not: maybe another thing
+        (
+            "Adult cards can borrow 8 e-books at a time; junior cards are capped at 3.",
+            "Junior cards can only borrow e-books from the children's collection.",
+        ),
+    ],
+    ids=["restated", "restated-2", "both-sides", "elided-verb", "one-clause", "says-more"],
+)
+def test_no_crosswise_join_where_the_claim_keeps_each_clause(memory: str, claim: str) -> None:
+    found = clause_difference(memory, claim)
+    assert found is None or not found.startswith("joins"), found
+
+
 def test_a_clause_difference_is_never_a_confirmation() -> None:
     memory = "Caching is enabled for the web app but disabled for the admin app."
     pair = read_pair(memory, "Caching is disabled for the web app.")

@@ -17,8 +17,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
+from difflib import SequenceMatcher
 from functools import lru_cache
-from itertools import pairwise
+from itertools import combinations, pairwise
 from pathlib import Path
 
 from emergent_memory.memory import dedup
@@ -261,7 +262,65 @@ def clause_difference(memory: str, claim: str) -> str | None:
         moved = _moved(parts, index, claim_clause, claim_parts, sure=shared >= _SURE_ALIGNMENT)
         if moved is not None:
             return moved
-    return _order_turned(memory, claim)
+    return _order_turned(memory, claim) or _joined(parts, claim_parts, memory)
+
+
+def _joined(parts: tuple[str, ...], claim_parts: tuple[str, ...], memory: str) -> str | None:
+    """A claim clause that joins two parallel memory clauses crosswise: the memory says "A
+    does X" and "B does Y" (two clauses whose content words line up around the same words),
+    the claim "B does X" ("Alice owns billing and Bob owns search" / "Bob owns billing";
+    "Staging deploys from main; production from v* tags" / "Production deploys from main").
+    Each place where the two clauses differ is taken from one clause alone, at least one
+    from each (see _sides_taken). Not when the claim states a value the memory does not, has
+    more than one content word it does not, or is all in one of its clauses."""
+    if len(parts) < 2:
+        return None
+    whole = dedup.statement(memory)
+    said = [dedup.statement(part) for part in parts]
+    for claim_clause in claim_parts:
+        new = dedup.statement(claim_clause)
+        if new.values - whole.values - whole.words or len(new.words - whole.words) > 1:
+            continue
+        if any(new.words <= one.words for one in said):
+            continue
+        for i, j in combinations(range(len(parts)), 2):
+            elsewhere = frozenset().union(*(o.words for k, o in enumerate(said) if k not in (i, j)))
+            sides = _sides_taken(said[i], said[j], new.words - elsewhere)
+            if sides is not None:
+                return f"joins what the memory says of two things: {sides[0]} / {sides[1]}"
+    return None
+
+
+def _sides_taken(
+    a: dedup.Statement, b: dedup.Statement, claim: frozenset[str]
+) -> tuple[str, str] | None:
+    """Where two clauses' content words differ around words they share (difflib's
+    replacements, numbers for numbers and other words for other words), the claim's words
+    from one side at one place and from the other side at another, never from both sides at
+    one: the words taken, one of each side."""
+    first = [t.norm for t in a.tokens if t.norm in a.words]
+    second = [t.norm for t in b.tokens if t.norm in b.words]
+    opcodes = SequenceMatcher(None, first, second, autojunk=False).get_opcodes()
+    if not any(op == "equal" for op, *_ in opcodes):
+        return None  # nothing in common: not two clauses of one shape
+    taken: dict[str, str] = {}
+    for op, i1, i2, j1, j2 in opcodes:
+        if op != "replace":
+            continue
+        left = set(first[i1:i2]) - b.words
+        right = set(second[j1:j2]) - a.words
+        mine, theirs = left & claim, right & claim
+        if mine and theirs:
+            return None  # both sides at one place: something else
+        for words, other, side in ((mine, right, "a"), (theirs, left, "b")):
+            # a number in place of a number, a word in place of a word (not the verb a
+            # second clause leaves out: "backups are *kept* 30 days and monthly ones 12
+            # months")
+            if any(_digits(w) == any(map(_digits, other)) for w in words):
+                taken.setdefault(side, sorted(words)[0])
+    if "a" in taken and "b" in taken:
+        return taken["a"], taken["b"]
+    return None
 
 
 def _names_another(memory: str, claim: str) -> bool:

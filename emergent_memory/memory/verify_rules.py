@@ -21,14 +21,15 @@ emergent_memory/app.py, per embedding model):
    thing); so does, from `conflict_from` whatever the frame, a difference between a claim
    clause and the memory clause about the same thing (verify_features.clause_difference: a
    negation, another value of one setting, a value moved to another clause, an order turned
-   around; with vectors only: without them the words alone cannot place a clause), and such
-   a pair never confirms; so does, from `related_from`, one part of a longer memory restated
-   with another number beside the same word when the claim says nothing the memory does not
-   ("a Django 4.2 app served by gunicorn" / "runs Django 5.0"); closer than `related_from`
-   but not that, related; and whatever the frame, each kind of difference (DIFFERENCE_KINDS:
-   another value, an exchange, the other value of a setting, a value named as not chosen, a
-   negation, a clause difference) conflicts from its own threshold (`conflict_from_kind`,
-   never below `related_from`, with vectors only; fitted on every development set by
+   around, two parallel clauses joined crosswise; with vectors only: without them the words
+   alone cannot place a clause), and such a pair never confirms; so does, from
+   `related_from`, one part of a longer memory restated with another number beside the same
+   word when the claim says nothing the memory does not ("a Django 4.2 app served by
+   gunicorn" / "runs Django 5.0"); closer than `related_from` but not that, related; and
+   whatever the frame, each kind of difference (DIFFERENCE_KINDS: another value, an
+   exchange, the other value of a setting, a value named as not chosen, a negation, a clause
+   difference) conflicts from its own threshold (`conflict_from_kind`, never below
+   `related_from`, with vectors only; fitted on every development set by
    benchmarks/verify.py's calibrate_kinds);
 4. from `confirm_from` (or `keeps_words_from` when one text keeps every content word of the
    other), the same values confirm, unless an opposite (VERIFY_OPPOSITES) stands in one text
