@@ -252,6 +252,28 @@ def test_no_crosswise_join_where_the_claim_keeps_each_clause(memory: str, claim:
     assert found is None or not found.startswith("joins"), found
 
 
+@pytest.mark.parametrize(
+    ("memory", "claim"),
+    [
+        ("Lena prefers Polars over pandas for new code.", "Lena avoids Polars in new code."),
+        (
+            "Django signals are avoided; side effects are triggered from services.py.",
+            "Django signals are the preferred way to trigger side effects.",
+        ),
+        ("Kenji enjoys code reviews in the morning.", "Kenji hates morning code reviews."),
+        ("The team prefers Terraform over Pulumi.", "The team avoids Terraform."),
+    ],
+    ids=["prefers-avoids", "avoided-preferred", "enjoys-hates", "prefers-over-avoids"],
+)
+def test_a_verb_of_the_opposite_liking_is_a_negation_never_a_confirmation(
+    memory: str, claim: str
+) -> None:
+    pair = read_pair(memory, claim)
+    assert pair.difference_kind == "negation"
+    relation, why = POLICY.judge(0.9, pair)
+    assert relation == "conflicts", why
+
+
 def test_a_clause_difference_is_never_a_confirmation() -> None:
     memory = "Caching is enabled for the web app but disabled for the admin app."
     pair = read_pair(memory, "Caching is disabled for the web app.")

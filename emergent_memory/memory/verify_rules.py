@@ -275,6 +275,8 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
     if difference is None and not compared.other_holder and not other_subject:
         clause = verify_features.clause_difference(memory, claim)
         kind = "clause" if clause is not None else None
+    if kind is None and compared.opposite and not (compared.other_holder or other_subject):
+        kind, difference = "negation", "one text says the opposite of the other"  # "avoids"
     in_place = kind == "value" and compared.changes == 1 and compared.same_subject
     plain = kind is None and part is None and not (compared.other_holder or other_subject)
     word_for_word = plain and verify_features.stated_word_for_word(memory, claim)
