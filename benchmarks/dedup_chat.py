@@ -173,6 +173,8 @@ HOLDOUTS = {
     "dedup_holdout_52.json": "agent and chat memories, 480 pairs; first run against the rule "
     "at the end of stop 51 (after set 51: 'EU' in capitals, 'to' dropped, the way back, "
     "places of where to or from)",
+    "dedup_holdout_53.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "at the end of stop 51, unchanged since (stop 52 changed verify only)",
 }
 
 
