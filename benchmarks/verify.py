@@ -476,6 +476,7 @@ HOLDOUTS = (
     "verify_holdout_20.json",
     "verify_holdout_21.json",
     "verify_holdout_22.json",
+    "verify_holdout_23.json",
 )
 # The sets the difference kinds' thresholds are fitted on besides the labelled one: the
 # held-out sets after their first runs (a set written later is added here after its own).
