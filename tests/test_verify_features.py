@@ -96,7 +96,7 @@ def test_an_order_turned_around_is_named_by_the_words_beside_its_connective() ->
             "Run the database migrations before restarting the API workers.",
             "Restart the API workers first, then run the database migrations.",
         )
-        == "the same things in the other order: run before worker"
+        == "the same things in the other order: run before workers"
     )
 
 
@@ -191,14 +191,14 @@ def test_no_numbers_exchanged_where_each_stays_beside_its_thing(memory: str, cla
         (
             "Staging deploys automatically from main; production deploys from v* tags.",
             "Production deploys from the main branch.",
-            "main / prod",
+            "main / production",
         ),
         (
             "Staging deploys automatically from main; production deploys from v* tags.",
             "Staging deploys from v* tags.",
-            "stag / tag",
+            "Staging / tags",
         ),
-        ("Alice owns billing and Bob owns search.", "Bob owns billing.", "bill / bob"),
+        ("Alice owns billing and Bob owns search.", "Bob owns billing.", "billing / Bob"),
         ("Maya reviews the iOS code and Omar reviews Android.", "Omar reviews the iOS code.", ""),
     ],
     ids=["deploys-from", "deploys-from-other-way", "owners", "reviewers"],

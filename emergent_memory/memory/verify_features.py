@@ -269,7 +269,8 @@ def _joined(parts: tuple[str, ...], claim_parts: tuple[str, ...], memory: str) -
     """A claim clause that joins two parallel memory clauses crosswise: the memory says "A
     does X" and "B does Y" (two clauses whose content words line up around the same words),
     the claim "B does X" ("Alice owns billing and Bob owns search" / "Bob owns billing";
-    "Staging deploys from main; production from v* tags" / "Production deploys from main").
+    "Staging deploys from main; production deploys from v* tags" / "Production deploys from
+    main").
     Each place where the two clauses differ is taken from one clause alone, at least one
     from each (see _sides_taken). Not when the claim states a value the memory does not, has
     more than one content word it does not, or is all in one of its clauses."""
@@ -297,7 +298,7 @@ def _sides_taken(
     """Where two clauses' content words differ around words they share (difflib's
     replacements, numbers for numbers and other words for other words), the claim's words
     from one side at one place and from the other side at another, never from both sides at
-    one: the words taken, one of each side."""
+    one: the words taken, one of each side, as written."""
     first = [t.norm for t in a.tokens if t.norm in a.words]
     second = [t.norm for t in b.tokens if t.norm in b.words]
     opcodes = SequenceMatcher(None, first, second, autojunk=False).get_opcodes()
@@ -317,10 +318,23 @@ def _sides_taken(
             # second clause leaves out: "backups are *kept* 30 days and monthly ones 12
             # months")
             if any(_digits(w) == any(map(_digits, other)) for w in words):
-                taken.setdefault(side, sorted(words)[0])
+                one = a if side == "a" else b
+                taken.setdefault(side, _written(one, sorted(words)[0]))
     if "a" in taken and "b" in taken:
         return taken["a"], taken["b"]
     return None
+
+
+def as_written(text: str, norms: Sequence[str]) -> tuple[str, ...]:
+    """Words of the text by their norms, as the text writes them, lower-cased ("stag":
+    "staging"), for a reason a person reads; a norm the text does not have stays as it is."""
+    one = dedup.statement(text)
+    return tuple(dict.fromkeys(_written(one, norm).lower() for norm in norms))
+
+
+def _written(one: dedup.Statement, norm: str) -> str:
+    """A word of the text as written, from its norm ("stag": "Staging")."""
+    return next((token.text for token in one.tokens if token.norm == norm), norm)
 
 
 def _names_another(memory: str, claim: str) -> bool:
@@ -375,7 +389,7 @@ def _moved(
         for b in gone:
             both_values = a in new.values and b in own.values and _digits(a) == _digits(b)
             if both_values or (sure and b in claim_rest and a not in claim_rest):
-                return f"the same values in swapped places: {b} / {a}"
+                return f"the same values in swapped places: {_written(own, b)} / {_written(new, a)}"
     return None
 
 
@@ -432,7 +446,8 @@ def _order_turned(memory: str, claim: str) -> str | None:
     if not turned:
         return None
     _, (a, b) = min(turned)
-    return f"the same things in the other order: {b} before {a}"
+    said = dedup.statement(claim)
+    return f"the same things in the other order: {_written(said, b)} before {_written(said, a)}"
 
 
 # -- one part of a longer memory restated with another number ----------------------------
