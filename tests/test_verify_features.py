@@ -142,6 +142,17 @@ def test_a_clause_both_texts_share_does_not_hide_the_other_value_of_a_setting() 
     assert clause_difference(flags, "In staging, new flags are on by default.") is None
 
 
+def test_numbers_exchanged_across_a_because_or_so() -> None:
+    memory = (
+        "The kiosks run firmware 2.4, which freezes on receipts longer than 48 lines; as a "
+        "workaround the printer service cuts receipts at 40 lines."
+    )
+    claim = "The printer service cuts receipts at 48 lines because firmware 2.4 freezes above 40."
+    assert numbers_exchanged(memory, claim) == "40 cuts / 48 cuts"
+    turned = "Firmware 2.4 freezes above 40 lines, so the printer service cuts receipts at 48."
+    assert numbers_exchanged(memory, turned) is not None
+
+
 def test_numbers_said_of_each_other_s_things_are_swapped_values() -> None:
     memory = "The search cluster has 5 data nodes and 3 master nodes, all in eu-west-1."
     claim = "The search cluster has 3 data nodes and 5 master nodes."

@@ -636,7 +636,7 @@ def _named_as_not_chosen(memory: str, claim: str) -> str | None:
 
 # Where a text's parts about different things begin: a mark, or a word that joins two of them
 # ("3 shards *with* 2 replicas each", "iOS 15 *and* Android 9").
-_PARTS = re.compile(r"[,:.()]\s|;\s?|\s(?:and|or|with|while|but|whereas)\s")
+_PARTS = re.compile(r"[,:.()]\s|;\s?|\s(?:and|or|with|while|but|whereas|because|so)\s")
 _PLAIN_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 # a duration read as one token ("5 seconds", norm "5s"): its number as written
 _DURATION_NUMBER = re.compile(r"(\d+(?:\.\d+)?) [a-z]+")
