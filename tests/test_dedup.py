@@ -1274,6 +1274,76 @@ def test_orders_of_magnitude_are_part_of_the_value(existing: str, new: str, expe
     assert verdict(SIMILAR, existing, new) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("The fleet has four hundred and twelve buses.", "412"),
+        ("The fleet has four hundred twelve buses.", "412"),
+        ("Messages longer than sixty-four characters crash it.", "64"),
+        ("We invited twenty five people.", "25"),
+        ("About twelve hundred calls a day.", "1200"),
+        ("One hundred requests per minute.", "100"),
+        ("The session lasts half an hour.", "1800s"),
+        ("Refresh every quarter of an hour.", "900s"),
+        ("Refresh every quarter hour.", "900s"),
+        ("A quarter-hour lifetime.", "900s"),
+        ("Drivers rest after four and a half hours.", "16200s"),
+        ("Kofi is thirty-four years old.", "1072224000s"),
+    ],
+)
+def test_a_number_written_in_several_words_is_one_value(text: str, value: str) -> None:
+    assert value in dedup.statement(text).values
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "one or two people",  # two numbers
+        "twenty, five",  # a pause between them
+        "half the team",  # no unit of time
+        "Five engineers and two designers",
+    ],
+)
+def test_number_words_apart_stay_apart(text: str) -> None:
+    values = dedup.statement(text).values
+    assert not any(len(value) >= 2 and value.isdigit() and int(value) > 20 for value in values)
+
+
+@pytest.mark.parametrize(
+    ("existing", "new", "expected"),
+    [
+        (
+            "Max upload size is 25 MB.",
+            "The maximum file upload size is twenty-five megabytes.",
+            "supersede",
+        ),
+        (
+            "Session keys expire after 1800 seconds.",
+            "Session keys expire after half an hour.",
+            "supersede",
+        ),
+        (
+            "The checkpoint is saved every 500 steps.",
+            "A checkpoint is saved every five hundred steps.",
+            "supersede",
+        ),
+        (
+            "The rate limit is 100 requests per minute.",
+            "The rate limit is three hundred requests per minute.",
+            "possible_duplicate",
+        ),
+        (
+            "Responses are cached for 60 seconds.",
+            "Responses are cached for half a minute.",
+            "possible_duplicate",
+        ),
+    ],
+    ids=["size", "half-an-hour", "hundreds", "another-count", "another-duration"],
+)
+def test_numbers_in_words_restate_or_change_a_value(existing: str, new: str, expected: str) -> None:
+    assert verdict(SIMILAR, existing, new) == expected
+
+
 def test_a_magnitude_word_alone_is_no_value() -> None:
     assert dedup.statement("Thanks a million for the review.").values == frozenset()
     assert dedup.statement("We serve two million users.").values == {"2000000"}

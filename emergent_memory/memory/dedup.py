@@ -627,7 +627,8 @@ def _tokens(text: str) -> list[_Token]:
             number = _number(lower)
             norm = number if number is not None else _stem(lower)
             tokens.append(_Token(raw, norm, first, pause))
-    return _with_sizes(_with_durations(_with_seconds(_with_times(_with_magnitudes(tokens)))))
+    tokens = _with_magnitudes(_with_number_words(tokens))
+    return _with_sizes(_with_durations(_with_seconds(_with_times(tokens))))
 
 
 # A number's order of magnitude, written after it ("40 million") or on it ("40M", "4.2k",
@@ -644,6 +645,87 @@ def _whole(amount: str, magnitude: int) -> str:
     with localcontext() as exact:
         exact.prec = len(amount) + 12
         return f"{(Decimal(amount) * magnitude).normalize():f}"
+
+
+# A number written in several words is one value: "four hundred and twelve" is 412,
+# "sixty-four" and "twenty five" 64 and 25, "twelve hundred" 1200, "four and a half" 4.5, and
+# before a unit of time "half an hour" 0.5 hours and "a quarter of an hour" 0.25.
+_UNIT_WORDS = {word: n for n, word in enumerate(_NUMBER_WORDS.split()[:10])}
+_TEEN_WORDS = {word: n + 10 for n, word in enumerate(_NUMBER_WORDS.split()[10:20])}
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety"
+_TENS_WORDS = {word: 10 * n for n, word in enumerate(_TENS.split(), 2)}
+_FRACTION_UNITS = frozenset({"second", "minute", "hour", "day", "week", "month", "year"})
+_PART_OF_A_UNIT = {"quarter-hour": "0.25", "half-hour": "0.5"}
+# the words a number written in words is made of (its text, for _cardinal and _is_value)
+_NUMBER_PHRASE_WORDS = frozenset(
+    [*_UNIT_WORDS, *_TEEN_WORDS, *_TENS_WORDS, "hundred", "and", "a", "an", "half", "quarter"]
+) | {"of", "quarters"}
+
+
+def _number_phrase(text: str) -> bool:
+    """Whether the text is a number written in several words (see _with_number_words)."""
+    words = text.lower().replace("-", " ").split()
+    return len(words) > 1 and all(word in _NUMBER_PHRASE_WORDS for word in words)
+
+
+def _below_hundred(tokens: list[_Token], i: int) -> tuple[int, int] | None:
+    """A number under a hundred written in words at tokens[i] ("twelve", "sixty four"), and
+    how many tokens it takes."""
+    word = tokens[i].lower
+    if word in _UNIT_WORDS or word in _TEEN_WORDS:
+        return (_UNIT_WORDS | _TEEN_WORDS)[word], 1
+    if word not in _TENS_WORDS:
+        return None
+    after = tokens[i + 1].lower if i + 1 < len(tokens) else ""
+    if not tokens[i].pause and after in _UNIT_WORDS and _UNIT_WORDS[after] > 0:
+        return _TENS_WORDS[word] + _UNIT_WORDS[after], 2
+    return _TENS_WORDS[word], 1
+
+
+def _number_in_words(tokens: list[_Token], i: int) -> tuple[Decimal, int] | None:
+    """The number written in words from tokens[i], and how many tokens it takes, when it is
+    more than one word (one word is read as it is)."""
+    lower = [t.lower for t in tokens[i : i + 6]]
+    unit = lower[2] if len(lower) > 2 else ""
+    if lower[:2] in (["half", "an"], ["half", "a"]) and unit.rstrip("s") in _FRACTION_UNITS:
+        return Decimal("0.5"), 2  # "half an hour"
+    quarter = lower[:3] in (["quarter", "of", "an"], ["quarter", "of", "a"])
+    if quarter and len(lower) > 3 and lower[3].rstrip("s") in _FRACTION_UNITS:
+        return Decimal("0.25"), 3  # "a quarter of an hour"
+    found = _below_hundred(tokens, i)
+    if found is None:
+        return None
+    value, size = Decimal(found[0]), found[1]
+    rest = [t.lower for t in tokens[i + size : i + size + 4]]
+    if rest[:1] == ["hundred"] and not tokens[i + size - 1].pause and 0 < value < 100:
+        value, size = value * 100, size + 1
+        after = i + size + (1 if rest[1:2] == ["and"] else 0)
+        more = _below_hundred(tokens, after) if after < len(tokens) else None
+        if more is not None and not tokens[i + size - 1].pause:
+            value, size = value + more[0], after - i + more[1]
+        rest = [t.lower for t in tokens[i + size : i + size + 4]]
+    if rest[:3] == ["and", "a", "half"] and not tokens[i + size - 1].pause:
+        value, size = value + Decimal("0.5"), size + 3  # "four and a half hours"
+    return (value, size) if size > 1 else None
+
+
+def _with_number_words(tokens: list[_Token]) -> list[_Token]:
+    """Each number written in several words as one token whose norm is the number (see
+    _NUMBER_PHRASE_WORDS)."""
+    result: list[_Token] = []
+    i = 0
+    while i < len(tokens):
+        found = _number_in_words(tokens, i)
+        if found is None:
+            result.append(tokens[i])
+            i += 1
+            continue
+        value, size = found
+        taken = tokens[i : i + size]
+        text = " ".join(t.text for t in taken)
+        result.append(_Token(text, f"{value.normalize():f}", taken[0].first, taken[-1].pause))
+        i += size
+    return result
 
 
 def _with_magnitudes(tokens: list[_Token]) -> list[_Token]:
@@ -786,7 +868,11 @@ def _bytes(amount: str, unit: str) -> str | None:
 def _cardinal(token: _Token) -> bool:
     """A cardinal number in digits or words, not an ordinal ("the *first* day", "the 3rd
     day")."""
-    written = _CARDINAL.fullmatch(token.text) or token.lower in _CARDINAL_WORDS
+    written = (
+        _CARDINAL.fullmatch(token.text)
+        or token.lower in _CARDINAL_WORDS
+        or _number_phrase(token.text)
+    )
     return bool(written and _CARDINAL.fullmatch(token.norm))
 
 
@@ -812,11 +898,15 @@ def _with_durations(tokens: list[_Token]) -> list[_Token]:
     the value."""
 
     def on_it(token: _Token) -> str | None:
+        if token.lower in _PART_OF_A_UNIT:  # "a *quarter-hour*", "a *half-hour* slot"
+            return _seconds(_PART_OF_A_UNIT[token.lower], "hour")
         # written in lower case only: "Room *4H*" is a room
         compact = _COMPACT_DURATION.fullmatch(token.text)
         return None if compact is None else _seconds(compact.group(1), compact.group(2))
 
     def after_it(token: _Token, unit: _Token) -> str | None:
+        if token.lower in {"quarter", "half"} and unit.lower in _FRACTION_UNITS:
+            return _seconds("0.25" if token.lower == "quarter" else "0.5", unit.lower)
         if (
             unit.lower in _DURATION_UNITS
             and (unit.lower not in _LOWER_CASE_UNITS or unit.text == unit.lower)
@@ -900,6 +990,8 @@ def _is_value(token: _Token) -> bool:
         return True  # a duration or a size
     if any(ch.isdigit() for ch in text) or token.norm in NUMBERS.values():
         return True
+    if _number_phrase(text):
+        return True  # "four hundred and twelve"
     if " " in text and text.rpartition(" ")[2].lower() in _MAGNITUDE_WORDS:
         return True  # "two million" (a number and its magnitude, one token)
     if any(ch in "._:/+#@" for ch in text[1:]) or "_" in text:
@@ -1009,7 +1101,12 @@ _OWNING = frozenset({"owns", "owned", "owning", "owner", "owners"})
 
 def _amount_number(text: str) -> str:
     """The number written with a duration or a size ("30 minutes", "30s", "4GB": "30", "30",
-    "4")."""
+    "4"; "thirty four years": "34")."""
+    words = text.split()[:-1]
+    if _number_phrase(" ".join(words)):
+        found = _number_in_words([_Token(word, word.lower(), False) for word in words], 0)
+        if found is not None:
+            return f"{found[0].normalize():f}"
     first = text.split()[0].lower()
     number = _number(first)
     if number is None and (digits := _CARDINAL.match(first)):
@@ -2393,6 +2490,7 @@ def _amount(tokens: Sequence[_Token], i: int) -> bool:
     if i + 1 >= len(tokens):
         return False
     cardinal = token.lower in _CARDINAL_WORDS or bool(_CARDINAL.fullmatch(token.text))
+    cardinal = cardinal or _number_phrase(token.text)
     before = tokens[i - 1] if i else None
     named = before is not None and (
         (before.text[:1].isupper() and not before.first) or before.lower in _NUMBERED
