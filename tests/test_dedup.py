@@ -1344,6 +1344,20 @@ def test_numbers_in_words_restate_or_change_a_value(existing: str, new: str, exp
     assert verdict(SIMILAR, existing, new) == expected
 
 
+@pytest.mark.parametrize(
+    ("short", "whole"),
+    [
+        ("Search svc: Rust.", "The search service is written in Rust."),
+        ("User's TZ is Europe/Berlin.", "The user's timezone is Europe/Berlin."),
+        ("wifi pw is sunflower22", "the wifi password is sunflower22"),
+        ("dentist appt on thursday", "dentist appointment on thursday"),
+        ("the billing svc mgr is Ana", "the billing service manager is Ana"),
+    ],
+)
+def test_short_forms_of_a_whole_word_are_the_word(short: str, whole: str) -> None:
+    assert dedup.statement(short).words <= dedup.statement(whole).words
+
+
 def test_a_magnitude_word_alone_is_no_value() -> None:
     assert dedup.statement("Thanks a million for the review.").values == frozenset()
     assert dedup.statement("We serve two million users.").values == {"2000000"}

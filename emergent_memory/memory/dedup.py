@@ -382,6 +382,25 @@ ALIASES = {
     "bf": "boyfriend",
     "gf": "girlfriend",
     "sibs": "sibling",
+    # short forms notes and chat write for a whole word ("wifi pw", "billing svc", "100
+    # req/min", "my bday")
+    "svc": "service",
+    "svcs": "services",
+    "req": "request",
+    "reqs": "requests",
+    "mgr": "manager",
+    "msg": "message",
+    "msgs": "messages",
+    "pw": "password",
+    "appt": "appointment",
+    "bday": "birthday",
+    "thru": "through",
+    "ppl": "people",
+    "tz": "timezone",
+    "approx": "approximately",
+    "info": "information",
+    "dept": "department",
+    "tix": "tickets",
 }
 # The past forms of irregular verbs, and of verbs too short for the suffix rule ("used"), as
 # the verb: "built" matches "builds", "kept" matches "keeps" ("The CI pipeline builds the
