@@ -1358,6 +1358,28 @@ def test_short_forms_of_a_whole_word_are_the_word(short: str, whole: str) -> Non
     assert dedup.statement(short).words <= dedup.statement(whole).words
 
 
+@pytest.mark.parametrize(
+    ("text", "day"),
+    [
+        ("sprint planning: Mon 10am CET", "day:monday"),
+        ("dentist appt thurs at 2", "day:thursday"),
+        ("we meet on Fri.", "day:friday"),
+        ("On Tue the team meets", "day:tuesday"),
+        ("Sat: the gym opens at 8", "day:saturday"),
+    ],
+)
+def test_a_weekday_s_short_name_is_the_weekday(text: str, day: str) -> None:
+    assert day in dedup.statement(text).values
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["mon frère habite à Lyon", "the party next sat", "Sun Microsystems built it", "we wed in May"],
+)
+def test_a_word_that_only_looks_like_a_weekday_is_no_weekday(text: str) -> None:
+    assert not any(value.startswith("day:") for value in dedup.statement(text).values)
+
+
 def test_a_magnitude_word_alone_is_no_value() -> None:
     assert dedup.statement("Thanks a million for the review.").values == frozenset()
     assert dedup.statement("We serve two million users.").values == {"2000000"}

@@ -604,6 +604,32 @@ def _adverb(tokens: list[_Token], matches: list[re.Match[str]], index: int, paus
 _COMPOUND = re.compile(r"[a-z]+(?:-[a-z]+)+")
 
 
+# A weekday's short name is the weekday ("Mon", "Thurs", "fri"): in capitals any of them but
+# "Sun" (a name as often); in lower case only those no English or French word is ("mon",
+# "sat", "wed" are words).
+_DAY_ABBREVIATIONS = {
+    short: day
+    for day, shorts in (
+        ("monday", "mon"),
+        ("tuesday", "tue tues"),
+        ("wednesday", "wed"),
+        ("thursday", "thu thur thurs"),
+        ("friday", "fri"),
+        ("saturday", "sat"),
+    )
+    for short in shorts.split()
+}
+_LOWER_CASE_DAYS = frozenset({"tue", "tues", "thu", "thur", "thurs", "fri"})
+
+
+def _day_abbreviation(raw: str) -> str | None:
+    """The weekday a short name written so stands for (see _DAY_ABBREVIATIONS), else None."""
+    lower = raw.lower().rstrip(".")
+    if lower not in _DAY_ABBREVIATIONS or not (raw[:1].isupper() or lower in _LOWER_CASE_DAYS):
+        return None
+    return _DAY_ABBREVIATIONS[lower]
+
+
 def _tokens(text: str) -> list[_Token]:
     text = _CURRENCY_MILLIONS.sub(r"\1M", _THOUSANDS.sub("", text))
     tokens: list[_Token] = []
@@ -642,6 +668,8 @@ def _tokens(text: str) -> list[_Token]:
             # a compound of words, each part stemmed ("squash-merged" / "squash-merge")
             norm = "-".join(_stem(part) for part in lower.split("-"))
             tokens.append(_Token(raw, norm, first, pause))
+        elif _day_abbreviation(raw) is not None:
+            tokens.append(_Token(raw, _day_abbreviation(raw) or raw, first, pause))
         else:
             number = _number(lower)
             norm = number if number is not None else _stem(lower)
