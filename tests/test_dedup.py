@@ -1380,6 +1380,27 @@ def test_a_word_that_only_looks_like_a_weekday_is_no_weekday(text: str) -> None:
     assert not any(value.startswith("day:") for value in dedup.statement(text).values)
 
 
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Backups are kept for 30 days.", "Backups are retained for 30 days."),
+        ("The API gateway listens on port 8080.", "The API gateway runs on port 8080."),
+        ("Deploys require two approvals.", "Deploys need two approvals."),
+        ("Webhook payloads are capped at 256 KB.", "Webhook payloads are limited to 256 KB."),
+    ],
+)
+def test_a_verb_of_the_same_meaning_is_no_other_value(existing: str, new: str) -> None:
+    assert dedup.changed_values(existing, new) == 0
+    assert verdict(SIMILAR, existing, new) == "supersede"
+
+
+def test_a_verb_of_another_meaning_is_still_another_value() -> None:
+    assert dedup.changed_values(
+        "Backups are kept for 30 days.", "Backups are deleted after 30 days."
+    )
+    assert dedup.changed_values("The user skips breakfast.", "The user skips dinner.")
+
+
 def test_a_magnitude_word_alone_is_no_value() -> None:
     assert dedup.statement("Thanks a million for the review.").values == frozenset()
     assert dedup.statement("We serve two million users.").values == {"2000000"}

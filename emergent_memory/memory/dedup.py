@@ -398,7 +398,6 @@ ALIASES = {
     "ppl": "people",
     "tz": "timezone",
     "approx": "approximately",
-    "info": "information",
     "dept": "department",
     "tix": "tickets",
 }
@@ -524,6 +523,20 @@ _FUNCTION_WORDS = frozenset(word for word in STOPWORDS if _stem(word) != word) -
 # rewording ("the user prefers X" / "the user likes X").
 _SAME_MEANING_WORDS = "prefer like favor favour want love enjoy use pick choose"
 _SAME_MEANING = frozenset(_stem(word) for word in _SAME_MEANING_WORDS.split())
+# Verbs of each group that say the same of a thing, one in place of another ("Backups are
+# *kept* for 7 days" / "... *retained* for 7 days", "runs on port 8080" / "listens on port
+# 8080"); a word of one group in place of another group's is still a refill.
+_SAME_VERBS_GROUPS = (
+    "keep retain",
+    "run listen fire",
+    "require need",
+    "allow permit",
+    "cap limit",
+    "delete purge",
+    "big large",
+    "small little",
+)
+_SAME_VERBS = tuple(frozenset(_stem(w) for w in group.split()) for group in _SAME_VERBS_GROUPS)
 # Verbs that say no as a negation does ("*dislikes* emojis" says "doesn't like emojis").
 _AVERSE_WORDS = "dislike hate avoid refuse detest forbid forbids forbidden ban bans banned"
 _AVERSE = frozenset(_stem(word) for word in _AVERSE_WORDS.split())
@@ -3651,7 +3664,8 @@ def _refills(
         short, long = sorted((before, after), key=len)
         if {before, after} in OPPOSITES or long.startswith(short):
             return False
-        if {gone[0].norm, came[0].norm} <= _SAME_MEANING:
+        pair = {gone[0].norm, came[0].norm}
+        if pair <= _SAME_MEANING or any(pair <= group for group in _SAME_VERBS):
             return False
     return True
 
