@@ -175,6 +175,9 @@ HOLDOUTS = {
     "places of where to or from)",
     "dedup_holdout_53.json": "agent and chat memories, 480 pairs; first run against the rule "
     "at the end of stop 51, unchanged since (stop 52 changed verify only)",
+    "dedup_holdout_54.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "of stop 52 (numbers in words, short forms, weekdays' short names, verbs of the same "
+    "meaning)",
 }
 
 
