@@ -1352,6 +1352,11 @@ def test_numbers_in_words_restate_or_change_a_value(existing: str, new: str, exp
         ("wifi pw is sunflower22", "the wifi password is sunflower22"),
         ("dentist appt on thursday", "dentist appointment on thursday"),
         ("the billing svc mgr is Ana", "the billing service manager is Ana"),
+        ("Build box: 64GB RAM.", "The build box has 64 GB of memory."),
+        ("Target MCU: STM32F4.", "Target microcontroller: STM32F4."),
+        ("Merging to main deploys auto.", "Merging to main deploys automatically."),
+        ("Log retention: 30 days.", "Logs are retained for 30 days."),
+        ("Decision: use Postgres.", "We decided to use Postgres."),
     ],
 )
 def test_short_forms_of_a_whole_word_are_the_word(short: str, whole: str) -> None:
@@ -1387,6 +1392,7 @@ def test_a_word_that_only_looks_like_a_weekday_is_no_weekday(text: str) -> None:
         ("The API gateway listens on port 8080.", "The API gateway runs on port 8080."),
         ("Deploys require two approvals.", "Deploys need two approvals."),
         ("Webhook payloads are capped at 256 KB.", "Webhook payloads are limited to 256 KB."),
+        ("The bucket holds the nightly backups.", "The bucket stores the nightly backups."),
     ],
 )
 def test_a_verb_of_the_same_meaning_is_no_other_value(existing: str, new: str) -> None:

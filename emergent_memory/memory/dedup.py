@@ -400,6 +400,12 @@ ALIASES = {
     "approx": "approximately",
     "dept": "department",
     "tix": "tickets",
+    "ram": "memory",
+    "mcu": "microcontroller",
+    "automatically": "auto",
+    "automatic": "auto",
+    "decision": "decide",
+    "retention": "retain",
 }
 # The past forms of irregular verbs, and of verbs too short for the suffix rule ("used"), as
 # the verb: "built" matches "builds", "kept" matches "keeps" ("The CI pipeline builds the
@@ -528,6 +534,7 @@ _SAME_MEANING = frozenset(_stem(word) for word in _SAME_MEANING_WORDS.split())
 # 8080"); a word of one group in place of another group's is still a refill.
 _SAME_VERBS_GROUPS = (
     "keep retain",
+    "hold store",
     "run listen fire",
     "require need",
     "allow permit",
