@@ -1393,6 +1393,7 @@ def test_a_word_that_only_looks_like_a_weekday_is_no_weekday(text: str) -> None:
         ("Deploys require two approvals.", "Deploys need two approvals."),
         ("Webhook payloads are capped at 256 KB.", "Webhook payloads are limited to 256 KB."),
         ("The bucket holds the nightly backups.", "The bucket stores the nightly backups."),
+        ("The fiscal year starts in October.", "The fiscal year begins in October."),
     ],
 )
 def test_a_verb_of_the_same_meaning_is_no_other_value(existing: str, new: str) -> None:

@@ -535,6 +535,7 @@ _SAME_MEANING = frozenset(_stem(word) for word in _SAME_MEANING_WORDS.split())
 _SAME_VERBS_GROUPS = (
     "keep retain",
     "hold store",
+    "start begin kick",
     "run listen fire",
     "require need",
     "allow permit",
