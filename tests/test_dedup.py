@@ -1357,6 +1357,11 @@ def test_numbers_in_words_restate_or_change_a_value(existing: str, new: str, exp
         ("Merging to main deploys auto.", "Merging to main deploys automatically."),
         ("Log retention: 30 days.", "Logs are retained for 30 days."),
         ("Decision: use Postgres.", "We decided to use Postgres."),
+        ("Unit tests run on every PR.", "Unit tests run on every pull request."),
+        ("PRs need two approvals.", "Pull requests need two approvals."),
+        ("The user wants concise, brief replies.", "The user wants short, short answers."),
+        ("Deployments run locally.", "Deploys run local."),
+        ("The user dislikes lengthy meetings.", "The user dislikes long meetings."),
     ],
 )
 def test_short_forms_of_a_whole_word_are_the_word(short: str, whole: str) -> None:
@@ -2105,8 +2110,8 @@ def test_a_word_exchanged_that_changes_the_fact_is_no_rewording(existing: str, n
             "Every twelve hours the invoices get archived into fin-archive.",
         ),
         (
-            "The Slack bot answers within 3 seconds.",
-            "Replies from the Slack bot arrive in under 3 seconds.",
+            "The Slack bot responds within 3 seconds.",
+            "Responses from the Slack bot arrive in under 3 seconds.",
         ),
         (
             "The ledger database holds roughly 2 million entries.",

@@ -406,6 +406,15 @@ ALIASES = {
     "automatic": "auto",
     "decision": "decide",
     "retention": "retain",
+    "lengthy": "long",
+    "concise": "short",
+    "brief": "short",
+    "reply": "answer",
+    "replies": "answers",
+    "replied": "answered",
+    "deployment": "deploy",
+    "deployments": "deploys",
+    "locally": "local",
 }
 # The past forms of irregular verbs, and of verbs too short for the suffix rule ("used"), as
 # the verb: "built" matches "builds", "kept" matches "keeps" ("The CI pipeline builds the
@@ -695,7 +704,7 @@ def _tokens(text: str) -> list[_Token]:
             number = _number(lower)
             norm = number if number is not None else _stem(lower)
             tokens.append(_Token(raw, norm, first, pause))
-    tokens = _with_magnitudes(_with_number_words(tokens))
+    tokens = _with_magnitudes(_with_number_words(_with_pull_requests(tokens)))
     return _with_sizes(_with_durations(_with_seconds(_with_times(tokens))))
 
 
@@ -713,6 +722,23 @@ def _whole(amount: str, magnitude: int) -> str:
     with localcontext() as exact:
         exact.prec = len(amount) + 12
         return f"{(Decimal(amount) * magnitude).normalize():f}"
+
+
+def _with_pull_requests(tokens: list[_Token]) -> list[_Token]:
+    """ "pull request" as one word, "PR" (its short form), and "pull requests" as "PRs"."""
+    result: list[_Token] = []
+    for token in tokens:
+        previous = result[-1] if result else None
+        if previous is not None and previous.lower == "pull" and token.lower in _REQUESTS:
+            merged = f"{previous.text} {token.text}"
+            norm = "pr" if token.lower == "request" else "prs"
+            result[-1] = _Token(merged, norm, previous.first, token.pause)
+            continue
+        result.append(token)
+    return result
+
+
+_REQUESTS = frozenset({"request", "requests"})
 
 
 # A number written in several words is one value: "four hundred and twelve" is 412,
