@@ -178,6 +178,8 @@ HOLDOUTS = {
     "dedup_holdout_54.json": "agent and chat memories, 480 pairs; first run against the rule "
     "of stop 52 (numbers in words, short forms, weekdays' short names, verbs of the same "
     "meaning)",
+    "dedup_holdout_55.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "of stop 52 after set 54 (words found apart in the spent rewordings read as one)",
 }
 
 
