@@ -1368,6 +1368,14 @@ def test_short_forms_of_a_whole_word_are_the_word(short: str, whole: str) -> Non
     assert dedup.statement(short).words <= dedup.statement(whole).words
 
 
+def test_another_count_in_words_is_another_value_of_the_same_subject() -> None:
+    existing = "The Harrow API allows 400 requests per minute per key."
+    new = "The Harrow API allows five hundred requests per minute per key."
+    decision = POLICY.explain(0.98, existing, new)
+    assert (decision.verdict, decision.reason) == ("possible_duplicate", "different value")
+    assert decision.reason in dedup.CONFLICT_REASONS
+
+
 @pytest.mark.parametrize(
     ("text", "day"),
     [

@@ -2569,6 +2569,8 @@ def _said_last(one: Statement, values: Set[str], subject: frozenset[str]) -> boo
 def _counts(token: _Token) -> bool:
     """The token has a number that is its own ("10", "4th", "30 minutes", "9:30", "t3.large"),
     not a name's number written with it ("p95", "Q3", "v2", "P1", "U12")."""
+    if _number_phrase(token.text):
+        return True  # "five hundred"
     return any(ch.isdigit() for ch in token.text) and not _NAME_NUMBER.fullmatch(token.text)
 
 
