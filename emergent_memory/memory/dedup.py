@@ -698,8 +698,8 @@ def _tokens(text: str) -> list[_Token]:
             # a compound of words, each part stemmed ("squash-merged" / "squash-merge")
             norm = "-".join(_stem(part) for part in lower.split("-"))
             tokens.append(_Token(raw, norm, first, pause))
-        elif _day_abbreviation(raw) is not None:
-            tokens.append(_Token(raw, _day_abbreviation(raw) or raw, first, pause))
+        elif (day := _day_abbreviation(raw)) is not None:
+            tokens.append(_Token(raw, day, first, pause))
         else:
             number = _number(lower)
             norm = number if number is not None else _stem(lower)
@@ -725,7 +725,7 @@ def _whole(amount: str, magnitude: int) -> str:
 
 
 def _with_pull_requests(tokens: list[_Token]) -> list[_Token]:
-    """ "pull request" as one word, "PR" (its short form), and "pull requests" as "PRs"."""
+    """The words "pull request" as one, its short form "PR" ("pull requests": "PRs")."""
     result: list[_Token] = []
     for token in tokens:
         previous = result[-1] if result else None
@@ -2612,7 +2612,7 @@ def keeps_the_values(existing: str, new: str) -> bool:
     old, new_ = statement(existing), statement(new)
     shared = old.values & new_.values
     return (
-        any(value_kind(value) in ("number", "date") or value[:1].isdigit() for value in shared)
+        any(_kind(value) in ("number", "date") or value[:1].isdigit() for value in shared)
         and not _lost_values(old, new_)
         and not _lost_values(new_, old)
         and old.words != new_.words
@@ -3453,7 +3453,7 @@ def _duration_words(seconds: Decimal) -> str:
     return f"{seconds.normalize():f} seconds"
 
 
-def value_kind(value: str) -> str:
+def _kind(value: str) -> str:
     """number (versions and times too), name, or identifier: a value replaced by another of
     its kind is a different fact ("9001" / "9002"); a name lost while a number is gained is
     more often a rewording ("the Kafka topic ..." / "... three days")."""
@@ -3601,8 +3601,8 @@ def changed_values(existing: str, new: str) -> int:
     old, new_ = statement(existing), statement(new)
     opcodes, _ = alignment(existing, new)
     lost_values, gained_values = _lost_values(old, new_), _lost_values(new_, old)
-    lost = [value_kind(value) for value in lost_values]
-    gained = [value_kind(value) for value in gained_values]
+    lost = [_kind(value) for value in lost_values]
+    gained = [_kind(value) for value in gained_values]
     per_kind = {kind: min(lost.count(kind), gained.count(kind)) for kind in set(lost)}
     if any(map(_TIME_VALUE.fullmatch, lost_values)) and any(
         map(_TIME_VALUE.fullmatch, gained_values)
@@ -4403,12 +4403,12 @@ def replaces_an_opening_name(existing: str, new: str) -> bool:
     name = _opening_name(old)
     if name is None or name in new_.words:
         return False
-    if any(value_kind(value) == "name" for value in old.values & new_.words):
+    if any(_kind(value) == "name" for value in old.values & new_.words):
         return False  # another name of the old text is kept: the first word was none
     # a name inside the new text: its first word may be anything in capitals ("*Prod* now
     # runs on ...")
     gained = new_.values - old.words
-    return any(value_kind(value) == "name" and " " not in value for value in gained)
+    return any(_kind(value) == "name" and " " not in value for value in gained)
 
 
 def _compared(existing: str, new: str, corrects: bool) -> Comparison:
