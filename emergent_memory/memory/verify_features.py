@@ -270,10 +270,9 @@ def _joined(parts: tuple[str, ...], claim_parts: tuple[str, ...], memory: str) -
     does X" and "B does Y" (two clauses whose content words line up around the same words),
     the claim "B does X" ("Alice owns billing and Bob owns search" / "Bob owns billing";
     "Staging deploys from main; production deploys from v* tags" / "Production deploys from
-    main").
-    Each place where the two clauses differ is taken from one clause alone, at least one
-    from each (see _sides_taken). Not when the claim states a value the memory does not, has
-    more than one content word it does not, or is all in one of its clauses."""
+    main"). Each place where the two clauses differ is taken from one clause alone, at least
+    one from each (see _sides_taken). Not when the claim states a value the memory does not,
+    has more than one content word it does not, or is all in one of its clauses."""
     if len(parts) < 2:
         return None
     whole = dedup.statement(memory)

@@ -371,8 +371,8 @@ def rules_answer(
         words_only = similarity is None
         score = word_similarity(content, claim) if similarity is None else similarity
         pair = read_pair(content, claim) if features is None else features[index]
-        shared = tuple(w for w in pair.shared_words if w not in common)  # as the claim writes them
-        pair = replace(pair, shared_words=verify_features.as_written(claim, shared))
+        shared = tuple(w for w in pair.shared_words if w not in common)
+        pair = replace(pair, shared_words=verify_features.as_written(claim, shared))  # for a why
         relation, why = policy.judge(score, pair, words_only=words_only)
         clause = None if clauses is None or words_only else clauses[index]
         # of a memory that confirms, only items its clause swaps ("A calls B; ..." / "B calls A")
