@@ -726,6 +726,8 @@ def _whole(amount: str, magnitude: int) -> str:
 
 def _with_pull_requests(tokens: list[_Token]) -> list[_Token]:
     """The words "pull request" as one, its short form "PR" ("pull requests": "PRs")."""
+    if not any(token.lower == "pull" for token in tokens):
+        return tokens
     result: list[_Token] = []
     for token in tokens:
         previous = result[-1] if result else None
@@ -779,6 +781,8 @@ def _below_hundred(tokens: list[_Token], i: int) -> tuple[int, int] | None:
 def _number_in_words(tokens: list[_Token], i: int) -> tuple[Decimal, int] | None:
     """The number written in words from tokens[i], and how many tokens it takes, when it is
     more than one word (one word is read as it is)."""
+    if tokens[i].lower not in _NUMBER_PHRASE_WORDS:
+        return None
     lower = [t.lower for t in tokens[i : i + 6]]
     unit = lower[2] if len(lower) > 2 else ""
     if lower[:2] in (["half", "an"], ["half", "a"]) and unit.rstrip("s") in _FRACTION_UNITS:
