@@ -205,13 +205,11 @@ class PairFeatures:
     clause_difference: str | None = None
     # what `difference` (or else `clause_difference`) is, of DIFFERENCE_KINDS
     difference_kind: str | None = None
-    # the same subject words in both, and the value that differs after them
-    # (dedup.same_subject_words): another value of the same subject, however far apart
+    # the same subject words in both, another value after them (dedup.same_subject_words)
     in_place: bool = False
     word_for_word: bool = False  # verify_features.stated_word_for_word
     english: bool = True  # both read as English (dedup.reads_english)
-    # an opposite (VERIFY_OPPOSITES) anywhere in the two texts, one word in each only: read
-    # where the rules would confirm ("questions listed *last*" / "listed *first*")
+    # an opposite (VERIFY_OPPOSITES) in the two, one word in each ("*last*" / "*first*")
     opposite_word: str | None = None
 
 
@@ -372,7 +370,9 @@ def rules_answer(
         score = word_similarity(content, claim) if similarity is None else similarity
         pair = read_pair(content, claim) if features is None else features[index]
         shared = tuple(w for w in pair.shared_words if w not in common)
-        pair = replace(pair, shared_words=verify_features.as_written(claim, shared))  # for a why
+        if shared and not words_only and score < policy.related_from:  # a why names them
+            shared = verify_features.as_written(claim, shared)
+        pair = replace(pair, shared_words=shared)
         relation, why = policy.judge(score, pair, words_only=words_only)
         clause = None if clauses is None or words_only else clauses[index]
         # of a memory that confirms, only items its clause swaps ("A calls B; ..." / "B calls A")
