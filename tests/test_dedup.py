@@ -1421,6 +1421,26 @@ def test_a_verb_of_another_meaning_is_still_another_value() -> None:
     assert dedup.changed_values("The user skips breakfast.", "The user skips dinner.")
 
 
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Deployments are not allowed on Fridays.", "Deployments are forbidden on Fridays."),
+        ("russ: the store is closed on sundays", "russ: store's not open sundays"),
+        ("The user doesn't like format-on-save.", "The user dislikes format-on-save."),
+    ],
+)
+def test_a_negated_word_against_its_opposite_says_the_same(existing: str, new: str) -> None:
+    assert not dedup.negates(existing, new)
+    assert POLICY.explain(0.95, existing, new).reason not in dedup.CONFLICT_REASONS
+
+
+def test_an_opposite_against_the_same_word_negated_is_still_a_conflict() -> None:
+    assert dedup.negates(
+        "Deployments are allowed on Fridays.", "Deployments are forbidden on Fridays."
+    )
+    assert dedup.negates("The store is open on Sundays.", "The store is not open on Sundays.")
+
+
 def test_a_magnitude_word_alone_is_no_value() -> None:
     assert dedup.statement("Thanks a million for the review.").values == frozenset()
     assert dedup.statement("We serve two million users.").values == {"2000000"}

@@ -2311,11 +2311,17 @@ def _opposite_exchanged(existing: str, new: str) -> bool | Literal["of another t
     old, new_ = statement(existing), statement(new)
     opcodes, _ = alignment(existing, new)
     found, others = False, []
+    denied = negated_words(existing), negated_words(new)
     for operation, i1, i2, j1, j2 in opcodes:
         if operation != "replace":
             continue
         gone = {t.text.lower() for t in old.tokens[i1:i2]} | {t.norm for t in old.tokens[i1:i2]}
         came = {t.text.lower() for t in new_.tokens[j1:j2]} | {t.norm for t in new_.tokens[j1:j2]}
+        # a word negated in one text against its opposite in the other says the same ("not
+        # *allowed*" / "*forbidden*")
+        if bool(gone & denied[0]) != bool(came & denied[1]):
+            others.append((old.tokens[i1:i2], new_.tokens[j1:j2]))
+            continue
         pairs = [frozenset({a, b}) for a in gone for b in came]
         if any(
             pair in _ANTONYM_PAIRS or (pair in OPPOSITES and polarity_opposite(pair, existing, new))
