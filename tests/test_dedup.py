@@ -1434,6 +1434,17 @@ def test_a_negated_word_against_its_opposite_says_the_same(existing: str, new: s
     assert POLICY.explain(0.95, existing, new).reason not in dedup.CONFLICT_REASONS
 
 
+def test_a_liking_negated_against_a_verb_that_says_no_is_no_other_value() -> None:
+    assert not dedup.changed_values(
+        "Keep answers short; the user doesn't want lengthy explanations.",
+        "Keep answers brief, the user dislikes lengthy explanations.",
+    )
+    # but the liking against the verb that says no, neither negated, is the other value
+    assert dedup.changed_values(
+        "The user likes lengthy explanations.", "The user dislikes lengthy explanations."
+    )
+
+
 def test_an_opposite_against_the_same_word_negated_is_still_a_conflict() -> None:
     assert dedup.negates(
         "Deployments are allowed on Fridays.", "Deployments are forbidden on Fridays."

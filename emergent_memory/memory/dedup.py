@@ -3705,6 +3705,8 @@ def _refills(
         return False
     if not at_start and i1 == 0 and (len(gone) > 1 or len(came) > 1):
         return False
+    if len(gone) == len(came) == 1 and _liking_said_both_ways(old, new, place, gone + came):
+        return False  # "doesn't *want* long answers" / "*dislikes* long answers"
     if len(gone) == len(came) == 1:
         before, after = gone[0].text.lower(), came[0].text.lower()
         short, long = sorted((before, after), key=len)
@@ -3714,6 +3716,20 @@ def _refills(
         if pair <= _SAME_MEANING or any(pair <= group for group in _SAME_VERBS):
             return False
     return True
+
+
+def _liking_said_both_ways(
+    old: Statement, new: Statement, place: tuple[int, int, int, int], words: list[_Token]
+) -> bool:
+    """A verb of liking negated on one side, a verb that says no on the other (the two words
+    `words`): the same said two ways ("doesn't want" / "dislikes")."""
+    i1, i2, j1, j2 = place
+    negated = [
+        any(t.norm == "not" or t.lower in NEGATORS for t in span)
+        for span in (old.tokens[i1:i2], new.tokens[j1:j2])
+    ]
+    norms = {t.norm for t in words}
+    return negated[0] != negated[1] and bool(norms & _AVERSE) and bool(norms & _SAME_MEANING)
 
 
 def _stands_in(token: _Token, other: Statement, norms: set[str]) -> bool:
