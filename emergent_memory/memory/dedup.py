@@ -450,15 +450,11 @@ _ORDINAL_WORDS = """
     thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth"""
 NUMBERS = {word: str(n) for n, word in enumerate(_NUMBER_WORDS.split())}
 NUMBERS.update({word: str(n) for n, word in enumerate(_ORDINAL_WORDS.split()) if n})
+# the tens above twenty (twenty is a number word above)
+_TENS = "thirty forty fifty sixty seventy eighty ninety"
+NUMBERS.update({word: str(10 * n) for n, word in enumerate(_TENS.split(), 3)})
 NUMBERS.update(
     {
-        "thirty": "30",
-        "forty": "40",
-        "fifty": "50",
-        "sixty": "60",
-        "seventy": "70",
-        "eighty": "80",
-        "ninety": "90",
         "hundred": "100",
         "thousand": "1000",
         "dozen": "12",
@@ -748,8 +744,7 @@ _REQUESTS = frozenset({"request", "requests"})
 # before a unit of time "half an hour" 0.5 hours and "a quarter of an hour" 0.25.
 _UNIT_WORDS = {word: n for n, word in enumerate(_NUMBER_WORDS.split()[:10])}
 _TEEN_WORDS = {word: n + 10 for n, word in enumerate(_NUMBER_WORDS.split()[10:20])}
-_TENS = "twenty thirty forty fifty sixty seventy eighty ninety"
-_TENS_WORDS = {word: 10 * n for n, word in enumerate(_TENS.split(), 2)}
+_TENS_WORDS = {word: int(NUMBERS[word]) for word in ["twenty", *_TENS.split()]}
 _FRACTION_UNITS = frozenset({"second", "minute", "hour", "day", "week", "month", "year"})
 _PART_OF_A_UNIT = {"quarter-hour": "0.25", "half-hour": "0.5"}
 # the words a number written in words is made of (its text, for _cardinal and _is_value)
@@ -906,8 +901,7 @@ _COMPACT_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|sec|secs|min|mins|h|hr|hrs)"
 # units that are a duration only in lower case ("4 H" is not four hours)
 _LOWER_CASE_UNITS = frozenset({"ms", "h", "hr", "hrs", "min", "mins", "sec", "secs"})
 _CARDINAL = re.compile(r"\d+(?:\.\d+)?")
-_CARDINAL_WORDS = frozenset(_NUMBER_WORDS.split()) | {"thirty", "forty", "fifty", "sixty"}
-_CARDINAL_WORDS |= {"seventy", "eighty", "ninety", "hundred"}
+_CARDINAL_WORDS = frozenset(_NUMBER_WORDS.split()) | frozenset(_TENS.split()) | {"hundred"}
 
 # The norm of an amount with its unit: a duration in seconds ("1800s") or a size in bytes
 # ("4294967296bytes")
