@@ -1287,6 +1287,7 @@ def test_orders_of_magnitude_are_part_of_the_value(existing: str, new: str, expe
         ("Refresh every quarter of an hour.", "900s"),
         ("Refresh every quarter hour.", "900s"),
         ("A quarter-hour lifetime.", "900s"),
+        ("A half-hour slot.", "1800s"),
         ("Drivers rest after four and a half hours.", "16200s"),
         ("Kofi is thirty-four years old.", "1072224000s"),
     ],
@@ -1407,6 +1408,8 @@ def test_a_word_that_only_looks_like_a_weekday_is_no_weekday(text: str) -> None:
         ("Webhook payloads are capped at 256 KB.", "Webhook payloads are limited to 256 KB."),
         ("The bucket holds the nightly backups.", "The bucket stores the nightly backups."),
         ("The fiscal year starts in October.", "The fiscal year begins in October."),
+        ("Guests are allowed in the lab.", "Guests are permitted in the lab."),
+        ("The job deletes rows older than 90 days.", "The job purges rows older than 90 days."),
     ],
 )
 def test_a_verb_of_the_same_meaning_is_no_other_value(existing: str, new: str) -> None:
