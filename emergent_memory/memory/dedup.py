@@ -700,7 +700,7 @@ def _tokens(text: str) -> list[_Token]:
             number = _number(lower)
             norm = number if number is not None else _stem(lower)
             tokens.append(_Token(raw, norm, first, pause))
-    tokens = _with_magnitudes(_with_number_words(_with_pull_requests(tokens)))
+    tokens = _with_magnitudes(_with_number_words(_with_phrases(tokens)))
     return _with_sizes(_with_durations(_with_seconds(_with_times(tokens))))
 
 
@@ -720,23 +720,25 @@ def _whole(amount: str, magnitude: int) -> str:
         return f"{(Decimal(amount) * magnitude).normalize():f}"
 
 
-def _with_pull_requests(tokens: list[_Token]) -> list[_Token]:
-    """The words "pull request" as one, its short form "PR" ("pull requests": "PRs")."""
-    if not any(token.lower == "pull" for token in tokens):
+# Two words written as one word's long form: "pull request" is "PR" ("pull requests" "PRs").
+_PHRASES = {("pull", "request"): "pr", ("pull", "requests"): "prs"}
+_PHRASE_STARTS = frozenset(first for first, _ in _PHRASES)
+
+
+def _with_phrases(tokens: list[_Token]) -> list[_Token]:
+    """Each pair of words of _PHRASES as one token whose norm is the short form."""
+    if not any(token.lower in _PHRASE_STARTS for token in tokens):
         return tokens
     result: list[_Token] = []
     for token in tokens:
         previous = result[-1] if result else None
-        if previous is not None and previous.lower == "pull" and token.lower in _REQUESTS:
+        norm = None if previous is None else _PHRASES.get((previous.lower, token.lower))
+        if previous is not None and norm is not None and not previous.pause:
             merged = f"{previous.text} {token.text}"
-            norm = "pr" if token.lower == "request" else "prs"
             result[-1] = _Token(merged, norm, previous.first, token.pause)
             continue
         result.append(token)
     return result
-
-
-_REQUESTS = frozenset({"request", "requests"})
 
 
 # A number written in several words is one value: "four hundred and twelve" is 412,
