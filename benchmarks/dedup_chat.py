@@ -180,6 +180,9 @@ HOLDOUTS = {
     "meaning)",
     "dedup_holdout_55.json": "agent and chat memories, 480 pairs; first run against the rule "
     "of stop 52 after set 54 (words found apart in the spent rewordings read as one)",
+    "dedup_holdout_56.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "at the end of stop 52 (a negated word against its opposite, a liking negated against a "
+    "verb that says no, after set 55)",
 }
 
 
