@@ -2164,8 +2164,26 @@ def test_a_word_exchanged_that_changes_the_fact_is_no_rewording(existing: str, n
             "The /readyz endpoint is used for the readiness probe of the 3 API pods.",
             "The readiness probe of the 3 API pods checks /readyz.",
         ),
+        # a noun that only names the kind of the value after it ("the bucket s3://...",
+        # "instance class db.t3.medium") is no detail the value lacks
+        (
+            "Nightly dumps are stored in the bucket s3://ledger-dumps.",
+            "Nightly dumps live in s3://ledger-dumps.",
+        ),
+        (
+            "The reports DB runs on the instance class db.r6g.large.",
+            "Reports DB: a db.r6g.large instance.",
+        ),
     ],
-    ids=["units", "number-word", "other-verbs", "alias-and-magnitude", "passive-used"],
+    ids=[
+        "units",
+        "number-word",
+        "other-verbs",
+        "alias-and-magnitude",
+        "passive-used",
+        "kind-noun",
+        "kind-noun-moved",
+    ],
 )
 def test_the_same_values_and_terms_in_other_words_supersede_in_the_rewording_band(
     existing: str, new: str
@@ -2187,6 +2205,11 @@ def test_the_same_values_and_terms_in_other_words_supersede_in_the_rewording_ban
         (
             "The sync job copies invoices to the fin-archive bucket for the accounting team.",
             "The sync job copies invoices to the fin-archive bucket.",
+        ),
+        # a word before the value that is no name of its kind: a detail ("a *real* Postgres")
+        (
+            "Integration tests run against a real Postgres 16 container.",
+            "Integration tests use a Postgres 16 container.",
         ),
         # a term the other lacks (a region in capitals, a handle)
         (
@@ -2222,6 +2245,7 @@ def test_the_same_values_and_terms_in_other_words_supersede_in_the_rewording_ban
     ],
     ids=[
         "detail-dropped",
+        "adjective-before-the-value",
         "acronym",
         "handle",
         "question",

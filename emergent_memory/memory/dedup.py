@@ -2789,9 +2789,32 @@ def restates_the_values(existing: str, new: str) -> bool:
         return False
     if changes_direction(existing, new):
         return False
-    dropped = [w for w in old.words - new_.words - _NO_DETAIL if not _named_in({w}, new_)]
+    kinds = _kind_nouns(old, new_.values)
+    dropped = [w for w in old.words - new_.words - _NO_DETAIL - kinds if not _named_in({w}, new_)]
     added = [w for w in new_.words - old.words if not _named_in({w}, old)]
     return len(dropped) - len(added) < SAME_VALUES_DROPPED
+
+
+def _kind_nouns(one: Statement, kept: Set[str]) -> frozenset[str]:
+    """The nouns of `one` that name what kind of thing the value right after them is, where
+    the other text keeps that value ("the *bucket* s3://builds", "*version* 15", "*port*
+    8443"): the value says it without them (_KIND_NOUNS)."""
+    tokens = one.tokens
+    return frozenset(
+        tokens[i].norm
+        for i in range(len(tokens) - 1)
+        if tokens[i + 1].norm in kept and tokens[i].norm in _KIND_NOUNS
+    )
+
+
+# Nouns that name the kind of the value written after them ("*version* 15", "the *bucket*
+# s3://builds", "*region* eu-west-1", "*namespace* analytics-prod").
+_KIND_NOUN_WORDS = """
+    version release port bucket region zone namespace branch channel repo repository level
+    tag image topic queue table schema database host hostname domain url path directory
+    folder file handle account label prefix suffix header variable field endpoint package
+    library module class instance tier plan"""
+_KIND_NOUNS = frozenset(_stem(word) for word in _KIND_NOUN_WORDS.split())
 
 
 def _values_agree(old: Statement, new: Statement) -> bool:
