@@ -2149,7 +2149,7 @@ def test_a_word_exchanged_that_changes_the_fact_is_no_rewording(existing: str, n
         ("The reports worker runs with 4 GB of memory.", "Reports worker memory: four gigabytes."),
         (
             "Invoices are archived to the fin-archive bucket every 12 hours.",
-            "Every twelve hours the invoices get archived into fin-archive.",
+            "Every twelve hours, fin-archive receives a copy of all invoices.",
         ),
         (
             "The Slack bot responds within 3 seconds.",
@@ -2174,6 +2174,25 @@ def test_a_word_exchanged_that_changes_the_fact_is_no_rewording(existing: str, n
             "The reports DB runs on the instance class db.r6g.large.",
             "Reports DB: a db.r6g.large instance.",
         ),
+        # the only value of the two, a name the other has as the word opening its sentence
+        (
+            "Secrets for the kiosk app are stored with Doppler.",
+            "Doppler is where the kiosk app keeps its secrets.",
+        ),
+        # one name in two orders, a compound in words, a quoted command as plain words
+        (
+            "Secrets for the kiosk app are stored in HashiCorp Vault.",
+            "The kiosk app keeps its secrets in Vault (HashiCorp).",
+        ),
+        (
+            "The webhook endpoint accepts 200 requests per minute.",
+            "Webhook endpoint: accepts 200 req/min.",
+        ),
+        (
+            "The user prefers single quotes for strings in Ruby.",
+            "In Ruby, the user likes single-quoted strings.",
+        ),
+        ("Before each release, run `make dist`.", "Run make dist before every release."),
     ],
     ids=[
         "units",
@@ -2183,6 +2202,11 @@ def test_a_word_exchanged_that_changes_the_fact_is_no_rewording(existing: str, n
         "passive-used",
         "kind-noun",
         "kind-noun-moved",
+        "name-opens-the-sentence",
+        "name-in-other-order",
+        "unit-after-a-slash",
+        "compound-in-words",
+        "quoted-command",
     ],
 )
 def test_the_same_values_and_terms_in_other_words_supersede_in_the_rewording_band(
@@ -2210,6 +2234,22 @@ def test_the_same_values_and_terms_in_other_words_supersede_in_the_rewording_ban
         (
             "Integration tests run against a real Postgres 16 container.",
             "Integration tests use a Postgres 16 container.",
+        ),
+        # two names, each a value on one side only: persons exchanged, not a rewording
+        (
+            "Anya reports to Tomasz in the data team.",
+            "Tomasz, the data lead, reports to Anya.",
+        ),
+        # a compound's parts found apart, or in another order: another name, another format
+        (
+            "Nightly exports go to the acme-exports bucket.",
+            "The acme-archive bucket receives the nightly exports.",
+        ),
+        ("Invoices show dates as DD/MM/YYYY.", "Invoices show dates as MM/DD/YYYY."),
+        # a word exchanged for its opposite
+        (
+            "Feature branches in Quill are deleted after merge.",
+            "Quill keeps feature branches around after they are merged.",
         ),
         # a term the other lacks (a region in capitals, a handle)
         (
@@ -2246,6 +2286,10 @@ def test_the_same_values_and_terms_in_other_words_supersede_in_the_rewording_ban
     ids=[
         "detail-dropped",
         "adjective-before-the-value",
+        "persons-exchanged",
+        "other-compound",
+        "parts-reordered",
+        "opposite",
         "acronym",
         "handle",
         "question",
@@ -2261,6 +2305,19 @@ def test_the_same_values_with_another_fact_around_them_do_not_supersede(
 ) -> None:
     assert not dedup.restates_the_values(existing, new)
     assert POLICY.explain(0.90, existing, new).verdict != "supersede"
+
+
+def test_a_short_word_with_a_negating_prefix_is_no_opposite() -> None:
+    # "into" is no "in-" + "to", as "dislikes" is "dis-" + "likes"
+    existing = "Nightly dumps are copied to the cold-dumps bucket."
+    assert dedup.rewords(existing, "Nightly dumps get copied into the cold-dumps bucket.")
+    assert not dedup.rewords(existing, "Nightly dumps are uncopied to the cold-dumps bucket.")
+
+
+def test_latin_abbreviations_are_no_values() -> None:
+    # "e.g." has a dot inside, as identifiers do; it names nothing
+    one = dedup.statement("Version the API in the URL path, e.g. /v2/, i.e. not in headers.")
+    assert one.values == {"2"}
 
 
 def test_two_chat_turns_with_the_same_values_are_not_superseded_by_them() -> None:

@@ -1088,6 +1088,8 @@ def _is_value(token: _Token) -> bool:
         return True  # "four hundred and twelve"
     if " " in text and text.rpartition(" ")[2].lower() in _MAGNITUDE_WORDS:
         return True  # "two million" (a number and its magnitude, one token)
+    if token.lower.rstrip(".") in _LATIN_ABBREVIATIONS:
+        return False  # "e.g.", "i.e.": no identifier
     if any(ch in "._:/+#@" for ch in text[1:]) or "_" in text:
         return True
     if "-" in text:
@@ -1104,6 +1106,7 @@ def _is_value(token: _Token) -> bool:
     return not (text.isupper() or (text[:-1].isupper() and text.endswith("s")))
 
 
+_LATIN_ABBREVIATIONS = frozenset({"e.g", "i.e", "cf", "etc", "viz"})
 # Levels that are written in capitals and are values all the same (log and alert levels).
 _LEVELS = "trace debug info notice warn warning error fatal critical alert emergency"
 _LEVEL_WORDS = frozenset(_LEVELS.split())
@@ -2660,6 +2663,8 @@ def _opposite_words(one: str, other: str) -> bool:
     if frozenset({one, other}) in REWORDING_OPPOSITES:
         return True
     short, long = sorted((one, other), key=len)
+    if len(short) < 3:
+        return False  # "to" / "into", "do" / "undo" is no opposite said
     return any(long == prefix + short for prefix in _NEGATING_PREFIXES)
 
 
@@ -2720,11 +2725,17 @@ def rewords(existing: str, new: str) -> bool:
     user_in = ["user" in {t.norm for t in one.tokens} for one in (old, new_)]
     if (gone | came) & _HOLDER_WORDS or user_in[0] != user_in[1]:
         return False  # another holder ("The *user* wants ..." / "*Marco* wants ...")
+    return not _opposite_in_its_place(old, new_, gone, came)
+
+
+def _opposite_in_its_place(old: Statement, new: Statement, gone: Set[str], came: Set[str]) -> bool:
+    """A word `old` has and `new` lacks is the opposite of one `new` has in its place, by the
+    words as written or their stems `gone` / `came` ("*deleted*" / "*keeps*")."""
     before = _exchanged_forms(old, gone)
-    before |= {t.lower for t in old.tokens} - {t.lower for t in new_.tokens}
-    after = _exchanged_forms(new_, came)
-    after |= {t.lower for t in new_.tokens} - {t.lower for t in old.tokens}
-    return not any(_opposite_words(a, b) for a in before for b in after)
+    before |= {t.lower for t in old.tokens} - {t.lower for t in new.tokens}
+    after = _exchanged_forms(new, came)
+    after |= {t.lower for t in new.tokens} - {t.lower for t in old.tokens}
+    return any(_opposite_words(a, b) for a in before for b in after)
 
 
 _EVERY = frozenset({"every", "each", "whenever", "any"})
@@ -2780,7 +2791,7 @@ def restates_the_values(existing: str, new: str) -> bool:
     turns of one speaker, and after every other guard (a changed value, subject, holder,
     occasion, attribute or phrase has decided before)."""
     old, new_ = statement(existing), statement(new)
-    if not old.values or not _values_agree(old, new_) or old.negations != new_.negations:
+    if not _values_agree(old, new_) or old.negations != new_.negations:
         return False
     mine, theirs = _terms(old, existing), _terms(new_, new)
     if not (_named_in(mine, new_, theirs) and _named_in(theirs, old, mine)):
@@ -2789,10 +2800,24 @@ def restates_the_values(existing: str, new: str) -> bool:
         return False
     if changes_direction(existing, new):
         return False
+    if _opposite_in_its_place(old, new_, old.words - new_.words, new_.words - old.words):
+        return False  # "Feature branches are *deleted* after merge" / "... *keeps* ..."
+    # the parts of a compound the other text has whole or in words are no words added or
+    # dropped ("start-up" / "startup", "req/min" / "requests per minute")
+    parts = {part for value in new_.values if _named_in({value}, old) for part in _parts(value)}
     kinds = _kind_nouns(old, new_.values)
-    dropped = [w for w in old.words - new_.words - _NO_DETAIL - kinds if not _named_in({w}, new_)]
-    added = [w for w in new_.words - old.words if not _named_in({w}, old)]
+    gone = old.words - new_.words - _NO_DETAIL - kinds - parts
+    dropped = [w for w in gone if not _named_in({w}, new_)]
+    added = [w for w in new_.words - old.words - parts if not _named_in({w}, old)]
     return len(dropped) - len(added) < SAME_VALUES_DROPPED
+
+
+def _parts(value: str) -> frozenset[str]:
+    """The stems of a compound value's parts ("start-up": start, up)."""
+    found = [part for part in _NAME_PARTS.split(value.removeprefix("q:")) if part]
+    if len(found) < 2:
+        return frozenset()
+    return frozenset(_stem(_UNIT_PARTS.get(part, part)) for part in found)
 
 
 def _kind_nouns(one: Statement, kept: Set[str]) -> frozenset[str]:
@@ -2824,18 +2849,53 @@ def _values_agree(old: Statement, new: Statement) -> bool:
     "*Harrow* API requests time out ...", "*GitHub Actions* runs the pipeline")."""
     mine = {value.removeprefix("q:") for value in old.values}
     theirs = {value.removeprefix("q:") for value in new.values}
-    return bool(mine & theirs) and _named_in(mine, new) and _named_in(theirs, old)
+    # one value both state, or the only value of the two, which the other has as words (a
+    # name that opens its sentence: "... managed with *Alembic*" / "*Alembic* handles ..."),
+    # never two names each a value of one side only ("Marco reports to *Priya*" / "Priya ...
+    # reports to *Marco*")
+    shared = any(set(a.split()) == set(b.split()) for a in mine for b in theirs)
+    if not (shared or len(_as_one(old.values) | _as_one(new.values)) == 1):
+        return False
+    return _named_in(mine, new) and _named_in(theirs, old)
+
+
+def _as_one(values: Set[str]) -> set[str]:
+    """The values, a quoted text's words counted in it ("`make dist`": one value, not three)."""
+    quoted = {value[2:] for value in values if value.startswith("q:")}
+    words = {_stem(word) for text in quoted for word in text.split()}
+    return quoted | {value for value in values - words if not value.startswith("q:")}
 
 
 def _named_in(names: Set[str], other: Statement, also: Set[str] = frozenset()) -> bool:
     """Every one of `names` (values or terms) is one of the other text's values, words or
     `also`, or all its words are: a quoted one as its text, "github action" in "GitHub Actions
-    runs ..." whose name opens the sentence."""
+    runs ..." whose name opens the sentence, a compound by its parts or joined ("single-quoted"
+    / "single quotes", "back-end" / "backend", "`make lint`" / "make lint", "req/min" /
+    "requests per minute")."""
     pool = other.words | other.values | also
     pool = pool | {name.removeprefix("q:") for name in pool}
-    return all(
-        (bare := name.removeprefix("q:")) in pool or set(bare.split()) <= pool for name in names
-    )
+    return all(_is_named(name.removeprefix("q:"), pool) for name in names)
+
+
+def _is_named(name: str, pool: Set[str]) -> bool:
+    if name in pool or set(name.split()) <= pool:
+        return True
+    parts = [part for part in _NAME_PARTS.split(name) if part]
+    if len(parts) < 2:
+        return False
+    for other in pool:
+        their_parts = _NAME_PARTS.split(other)
+        if len(their_parts) > 1 and set(their_parts) & set(parts):
+            # the same parts in another order ("DD/MM/YYYY" / "MM/DD/YYYY"), or another name
+            # of the same stem ("acme-builds" / "acme-artifacts")
+            return False
+    stems = {_stem(_UNIT_PARTS.get(part, part)) if part.isalpha() else part for part in parts}
+    return stems <= pool or _stem("".join(parts)) in pool
+
+
+_NAME_PARTS = re.compile(r"[\s/-]+")
+# Short units after a slash ("req/min", "requests/hr"), as their words.
+_UNIT_PARTS = {"min": "minute", "mins": "minute", "sec": "second", "hr": "hour", "hrs": "hour"}
 
 
 def _terms(one: Statement, text: str) -> frozenset[str]:
