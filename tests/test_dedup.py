@@ -2193,6 +2193,18 @@ def test_a_word_exchanged_that_changes_the_fact_is_no_rewording(existing: str, n
             "In Ruby, the user likes single-quoted strings.",
         ),
         ("Before each release, run `make dist`.", "Run make dist before every release."),
+        # a bound said with other words, a size in bytes without the word "size"
+        (
+            "Max attachment size for the helpdesk is 15 MB.",
+            "Helpdesk attachments are capped at fifteen megabytes.",
+        ),
+        # two words the other writes as one; words that only link a thing to its value
+        (
+            "The user works in the America/Denver time zone.",
+            "User timezone: America/Denver.",
+        ),
+        ("The kiosk firmware is written in Zig.", "Kiosk firmware: Zig."),
+        ("The nightly report job runs at 04:15 UTC.", "Nightly report runs at 04:15 UTC."),
     ],
     ids=[
         "units",
@@ -2207,6 +2219,10 @@ def test_a_word_exchanged_that_changes_the_fact_is_no_rewording(existing: str, n
         "unit-after-a-slash",
         "compound-in-words",
         "quoted-command",
+        "bound-in-other-words",
+        "joined-words",
+        "written-in",
+        "job",
     ],
 )
 def test_the_same_values_and_terms_in_other_words_supersede_in_the_rewording_band(
@@ -2246,6 +2262,8 @@ def test_the_same_values_and_terms_in_other_words_supersede_in_the_rewording_ban
             "The acme-archive bucket receives the nightly exports.",
         ),
         ("Invoices show dates as DD/MM/YYYY.", "Invoices show dates as MM/DD/YYYY."),
+        # an upper bound dropped: the value said as exact
+        ("Max attachment size for the helpdesk is 15 MB.", "Helpdesk attachments are 15 MB."),
         # a word exchanged for its opposite
         (
             "Feature branches in Quill are deleted after merge.",
@@ -2289,6 +2307,7 @@ def test_the_same_values_and_terms_in_other_words_supersede_in_the_rewording_ban
         "persons-exchanged",
         "other-compound",
         "parts-reordered",
+        "bound-dropped",
         "opposite",
         "acronym",
         "handle",

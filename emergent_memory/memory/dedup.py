@@ -2774,9 +2774,24 @@ SAME_VALUES_DROPPED = 1
 # Bazel") and words that say a number is rounded ("*roughly* 2 million rows" / "about 2M").
 _NO_DETAIL_WORDS = """
     use run set get go call name listen happen work do make take have keep live handle
-    manage mean indicate serve hold contain involve roughly approximately around about
-    circa"""
+    manage mean indicate serve hold contain involve write per percent job roughly
+    approximately around about circa"""
 _NO_DETAIL = frozenset(_stem(word) for word in _NO_DETAIL_WORDS.split())
+# Words that say a value is an upper bound: one of them dropped is no detail lost when the
+# other text says a bound with another ("*Max* upload size is 25 MB" / "Uploads are *capped
+# at* 25 MB", "*limited to*", "accepts *up to*").
+_UPPER_BOUND = frozenset(_stem(word) for word in ("max", "maximum", "most", "cap", "limit", "upto"))
+
+
+def _joined_words(one: Statement, other: Statement) -> frozenset[str]:
+    """Two words of `one` side by side that `other` writes as one ("time zone" / "timezone",
+    "time out" / "timeout"): the stems of the two and of the one."""
+    tokens = one.tokens
+    found: set[str] = set()
+    for first, second in pairwise(tokens):
+        if (joined := _stem(first.lower + second.lower)) in other.words:
+            found |= {first.norm, second.norm, joined}
+    return frozenset(found)
 
 
 def restates_the_values(existing: str, new: str) -> bool:
@@ -2806,10 +2821,25 @@ def restates_the_values(existing: str, new: str) -> bool:
     # dropped ("start-up" / "startup", "req/min" / "requests per minute")
     parts = {part for value in new_.values if _named_in({value}, old) for part in _parts(value)}
     kinds = _kind_nouns(old, new_.values)
-    gone = old.words - new_.words - _NO_DETAIL - kinds - parts
+    joined = _joined_words(old, new_) | _joined_words(new_, old)
+    gone = old.words - new_.words - _NO_DETAIL - kinds - parts - joined
+    came = new_.words - old.words - parts - joined
+    if _bounded(new_):
+        gone -= _UPPER_BOUND
+    if any(value.endswith("bytes") for value in new_.values):
+        gone -= {"siz"}  # a size in bytes says it is a size ("max size: 25 MB" / "25 MB")
+    if _bounded(old):
+        came -= _UPPER_BOUND
     dropped = [w for w in gone if not _named_in({w}, new_)]
-    added = [w for w in new_.words - old.words - parts if not _named_in({w}, old)]
+    added = [w for w in came if not _named_in({w}, old)]
     return len(dropped) - len(added) < SAME_VALUES_DROPPED
+
+
+def _bounded(one: Statement) -> bool:
+    """The text says its value is an upper bound (_UPPER_BOUND, "up to")."""
+    lowered = [token.lower for token in one.tokens]
+    up_to = any(a == "up" and b == "to" for a, b in pairwise(lowered))
+    return up_to or bool({token.norm for token in one.tokens} & _UPPER_BOUND)
 
 
 def _parts(value: str) -> frozenset[str]:
