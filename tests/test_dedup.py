@@ -2205,6 +2205,16 @@ def test_a_word_exchanged_that_changes_the_fact_is_no_rewording(existing: str, n
         ),
         ("The kiosk firmware is written in Zig.", "Kiosk firmware: Zig."),
         ("The nightly report job runs at 04:15 UTC.", "Nightly report runs at 04:15 UTC."),
+        # a name of two words, one read as a word where it opens the sentence
+        (
+            "Build logs are kept in Grafana Loki for the kiosk fleet.",
+            "Grafana's Loki keeps the kiosk fleet's build logs.",
+        ),
+        # a quoted command with marks, as plain words
+        (
+            "Lint command for Quillpad: `ruff check . --fix`",
+            "To lint Quillpad, run ruff check . --fix",
+        ),
     ],
     ids=[
         "units",
@@ -2223,6 +2233,8 @@ def test_a_word_exchanged_that_changes_the_fact_is_no_rewording(existing: str, n
         "joined-words",
         "written-in",
         "job",
+        "two-word-name",
+        "command-with-marks",
     ],
 )
 def test_the_same_values_and_terms_in_other_words_supersede_in_the_rewording_band(

@@ -2883,7 +2883,11 @@ def _values_agree(old: Statement, new: Statement) -> bool:
     # name that opens its sentence: "... managed with *Alembic*" / "*Alembic* handles ..."),
     # never two names each a value of one side only ("Marco reports to *Priya*" / "Priya ...
     # reports to *Marco*")
-    shared = any(set(a.split()) == set(b.split()) for a in mine for b in theirs)
+    shared = any(
+        set(a.split()) <= set(b.split()) or set(b.split()) <= set(a.split())
+        for a in mine
+        for b in theirs
+    )
     if not (shared or len(_as_one(old.values) | _as_one(new.values)) == 1):
         return False
     return _named_in(mine, new) and _named_in(theirs, old)
@@ -2910,17 +2914,27 @@ def _named_in(names: Set[str], other: Statement, also: Set[str] = frozenset()) -
 def _is_named(name: str, pool: Set[str]) -> bool:
     if name in pool or set(name.split()) <= pool:
         return True
-    parts = [part for part in _NAME_PARTS.split(name) if part]
+    written = [part for part in _NAME_PARTS.split(name) if part]
+    if len(written) > 1 and _stem("".join(written)) in pool:
+        return True  # "start-up" / "startup"
+    parts = [_part_stem(part) for part in written]
+    parts = [part for part in parts if part not in STOPWORDS and any(c.isalnum() for c in part)]
     if len(parts) < 2:
         return False
     for other in pool:
-        their_parts = _NAME_PARTS.split(other)
-        if len(their_parts) > 1 and set(their_parts) & set(parts):
-            # the same parts in another order ("DD/MM/YYYY" / "MM/DD/YYYY"), or another name
-            # of the same stem ("acme-builds" / "acme-artifacts")
-            return False
-    stems = {_stem(_UNIT_PARTS.get(part, part)) if part.isalpha() else part for part in parts}
-    return stems <= pool or _stem("".join(parts)) in pool
+        theirs = [_part_stem(part) for part in _NAME_PARTS.split(other) if part]
+        if len(theirs) < 2 or not set(theirs) & set(parts):
+            continue
+        if sorted(theirs) == sorted(parts) and theirs != parts:
+            return False  # the same parts in another order ("DD/MM/YYYY" / "MM/DD/YYYY")
+        if not set(theirs) <= set(parts):
+            return False  # another name of the same stem ("acme-builds" / "acme-artifacts")
+    return set(parts) <= pool
+
+
+def _part_stem(part: str) -> str:
+    """A part of a compound as the words of a text are read (a short unit as its word)."""
+    return _stem(_UNIT_PARTS.get(part, part)) if part.isalpha() else part
 
 
 _NAME_PARTS = re.compile(r"[\s/-]+")
