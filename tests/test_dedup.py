@@ -2040,7 +2040,18 @@ def test_a_possessive_belongs_to_the_person_it_names_when_persons_exchange_place
         ("Ingest is handled by the Go service.", "Ingest was formerly handled by Airflow."),
         ("The team's CI is GitHub Actions.", "The team used to run CI on Jenkins."),
         ("The docs site is built with Astro.", "The docs site was previously built with Hugo."),
+        # the present said with a verb of its own, a habit of the past ("used to ... every")
+        (
+            "The user reviews pull requests before lunch.",
+            "At their previous company, the user used to review pull requests before lunch.",
+        ),
+        (
+            "The user pairs with a teammate on Thursdays.",
+            "During their first month the user used to pair with a teammate every day.",
+        ),
+        ("Noor: I share a flat with my sister", "Noor: I used to share a flat with my sister"),
     ],
+    ids=["formerly", "used-to", "previously", "own-verb", "habit-of-the-past", "chat"],
 )
 def test_a_text_that_only_tells_how_things_were_never_replaces_how_they_are(
     existing: str, new: str
@@ -2057,6 +2068,10 @@ def test_a_text_that_only_tells_how_things_were_never_replaces_how_they_are(
     assert not dedup.tells_history("The DB is Postgres 14.", "The DB was upgraded to Postgres 16.")
     now = "Ingest was previously handled by Airflow; it is handled by the Go service now."
     assert not dedup.tells_history("Ingest is handled by Airflow.", now)
+    today = "The test runner used to be Jest; the project uses Vitest today."
+    assert not dedup.tells_history("Tests run with Jest.", today)
+    # a passive "is used to" is no habit of the past
+    assert not dedup.tells_history("The frontend is built with Vite.", "Vite is used to build it.")
 
 
 # -- one word for another (reworded) ---------------------------------------------------------

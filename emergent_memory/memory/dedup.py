@@ -1653,24 +1653,37 @@ _HISTORY_MARKERS = frozenset({"previously", "formerly", "used to", "originally"}
 
 
 def tells_history(existing: str, new: str) -> bool:
-    """The new text is only in the past tense, the old one only in the present, and the new
-    one's change words only say how things were ("Ingest is handled by the Go service" /
-    "Ingest was formerly handled by Airflow"): it tells what was, and cannot replace what is."""
+    """The new text is only in the past tense, the old one not in the past (a verb of its own
+    is no tense to this reading: "The user *writes* tests first"), and the new one's change
+    words only say how things were ("Ingest is handled by the Go service" / "Ingest was
+    formerly handled by Airflow", "At their previous job, the user *used to* write tests
+    first"): it tells what was, and cannot replace what is."""
     added = statement(new).markers - statement(existing).markers
     return (
         bool(added)
         and added <= _HISTORY_MARKERS
         and _tense(new) == "past"
-        and _tense(existing) == "present"
+        and _tense(existing) != "past"
     )
 
 
 def _tense(text: str) -> str | None:
     lower = [t.lower for t in statement(text).tokens]
     words = set(lower)
-    was = bool(words & _WAS) or ("used", "to") in pairwise(lower)
-    now = bool(words & (_NOW_TOO | _HABIT))
+    # "used to" after no form of "be" is a habit of the past ("*is used to* build" is not)
+    used_to = any(
+        (lower[i], lower[i + 1]) == ("used", "to") and (i == 0 or lower[i - 1] not in _BE)
+        for i in range(len(lower) - 1)
+    )
+    was = bool(words & _WAS) or used_to
+    # a habit word in a habit of the past is of the past ("*used to* pair *every* day")
+    now = bool(words & (_NOW_TOO | _TODAY)) or (bool(words & _HABIT) and not used_to)
     return "past" if was and not now else "present" if now and not was else None
+
+
+_BE = frozenset({"is", "are", "was", "were", "be", "been", "being", "get", "gets", "got"})
+# Words that say a text tells of the present whatever its verbs ("it uses Vitest *today*").
+_TODAY = frozenset({"now", "today", "currently", "nowadays", "presently", "anymore"})
 
 
 def past_and_plan(existing: str, new: str) -> bool:
@@ -4437,6 +4450,10 @@ class DedupPolicy:
             return Decision(close, "different values")
         if pair.phrase_replaced and not pair.marked:
             return Decision(close, "different phrase")
+        if pair.history:
+            # how things were, said beside how they are: no change of them ("The user writes
+            # tests first" / "At their previous job, the user *used to* write tests first")
+            return Decision(close, "another occasion")
         if pair.labelled and self.labelled_from is not None and similarity < self.labelled_from:
             # chat turns of one speaker: similar topics, often not the same fact
             if pair.names_the_change:
