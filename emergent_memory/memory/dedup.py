@@ -1034,10 +1034,13 @@ def _with_times(tokens: list[_Token]) -> list[_Token]:
 
 
 _DAY_PARTS = {"morning": "am", "afternoon": "pm", "evening": "pm", "night": "pm"}
+_NAMED_TIMES = {"noon": 720, "midday": 720, "midnight": 0}
 
 
 def _clock_time(tokens: list[_Token], lower: list[str], i: int) -> tuple[int | None, int]:
     """The time (minutes after midnight) starting at token i, and how many tokens it takes."""
+    if lower[i] in _NAMED_TIMES:
+        return _NAMED_TIMES[lower[i]], 1  # "at noon" / "at 12:00"
     offset, start = 0, i
     if lower[i : i + 2] in (["half", "past"], ["quarter", "past"], ["quarter", "to"]):
         offset = {"half": 30, "quarter": 15}[lower[i]] * (-1 if lower[i + 1] == "to" else 1)
