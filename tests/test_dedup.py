@@ -2362,6 +2362,27 @@ def test_a_short_word_with_a_negating_prefix_is_no_opposite() -> None:
     assert not dedup.rewords(existing, "Nightly dumps are uncopied to the cold-dumps bucket.")
 
 
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "The ledger repo uses Dependabot for dependency updates.",
+            "The ledger-docs repo uses Dependabot for dependency updates.",
+        ),
+        (
+            "The Vue app uses Pinia for state management.",
+            "The Vue Native app uses Pinia for state management.",
+        ),
+    ],
+)
+def test_a_longer_name_before_the_same_noun_is_another_thing(existing: str, new: str) -> None:
+    assert dedup.extends_a_name(dedup.statement(existing), dedup.statement(new))
+    assert POLICY.decide(0.98, existing, new) != "supersede"
+    # a part that says how names nothing new
+    how = ("Pagination in the API uses cursors.", "Pagination in the API is cursor-based.")
+    assert not dedup.extends_a_name(dedup.statement(how[0]), dedup.statement(how[1]))
+
+
 def test_latin_abbreviations_are_no_values() -> None:
     # "e.g." has a dot inside, as identifiers do; it names nothing
     one = dedup.statement("Version the API in the URL path, e.g. /v2/, i.e. not in headers.")

@@ -3685,6 +3685,41 @@ def says_less(old: Statement, new: Statement) -> bool:
     return _loses_a_value(old, new) or old.negations != new.negations or dropped > SHORTER_BY
 
 
+def extends_a_name(old: Statement, new: Statement) -> bool:
+    """The new text names another thing of the same kind with a word of the old one's name
+    and a part more, before the same noun ("The *quillpad* repo" / "The *quillpad-docs* repo",
+    "The *React* app" / "The *React Native* app"): a thing of its own, however close the two
+    texts are; not a part that only says how ("cursor-*based*", "staff-*level*")."""
+    after_old = _word_after(old)
+    after_new = _word_after(new)
+    for value in new.values - old.values:
+        parts = [_stem(part) for part in _parts_of(value)]
+        if len(parts) < 2 or _stated_in(set(parts), old.words | old.values):
+            continue
+        if set(parts) - old.words <= _HOW_PARTS:
+            continue
+        noun = after_new.get(value) or after_new.get(value.split()[-1])  # "React Native"
+        if noun is None or noun in new.values:
+            continue  # "Apache License, Version *2.0*": the name goes on
+        if any(after_old.get(part) == noun for part in parts):
+            return True
+    return False
+
+
+# Parts of a compound that say how a thing is, not which thing it is.
+_HOW_PARTS = frozenset(_stem(w) for w in ("based", "level", "style", "like", "type", "sized"))
+
+
+def _word_after(one: Statement) -> dict[str, str]:
+    """Each word or value of the text and the content word right after it, where one is."""
+    tokens = one.tokens
+    return {
+        token.norm: after.norm
+        for token, after in pairwise(tokens)
+        if after.norm not in STOPWORDS and not token.pause
+    }
+
+
 def _unstated(one: Statement, other: Statement) -> set[str]:
     """The words of `one` that `other` lacks, but for a value of `one` whose parts `other`
     states ("Apache-2.0" / "Apache 2.0")."""
@@ -4153,6 +4188,7 @@ class Comparison:
     english: bool = True  # both texts read as English (reads_english)
     same_words: bool = False  # the same content words, only the writing differs
     says_less: bool = False  # says_less
+    extends_a_name: bool = False  # extends_a_name
     opposite: bool = False  # negates
     swapped: tuple[str, str] | None = None  # the two items that exchanged places (swapped)
     reordered: bool = False  # the same words ordered otherwise around an order word (reorders)
@@ -4296,6 +4332,7 @@ def compare(existing: str, new: str) -> Comparison:
         english=reads_english(existing) and reads_english(new),
         same_words=old.words == new_.words and old.negations == new_.negations,
         says_less=says_less(old, new_),
+        extends_a_name=extends_a_name(old, new_),
     )
 
 
@@ -4470,7 +4507,11 @@ class DedupPolicy:
                 return Decision(close, "different subject")
             return Decision("supersede", "says it changed")
         readable = pair.english or not self.latin_only_model
-        if similarity >= self.threshold and readable and not pair.says_less:
+        if (
+            similarity >= self.threshold
+            and readable
+            and not (pair.says_less or pair.extends_a_name)
+        ):
             # the similarity alone: of text the model reads, losing no value, negation or words
             return Decision("supersede", "similar")
         in_band = self.text_rule_from is not None and similarity >= self.text_rule_from
