@@ -2383,6 +2383,31 @@ def test_a_longer_name_before_the_same_noun_is_another_thing(existing: str, new:
     assert not dedup.extends_a_name(dedup.statement(how[0]), dedup.statement(how[1]))
 
 
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "Ana reviews backend PRs and Ben reviews frontend PRs on the kestrel team.",
+            "Ben reviews backend PRs and Ana reviews frontend PRs on the kestrel team.",
+        ),
+        (
+            "The primary on-call engineer for search is Ines, with Omar as backup.",
+            "Omar is the primary on-call engineer for search, and Ines is the backup.",
+        ),
+    ],
+)
+def test_values_in_each_others_clauses_are_swapped_however_close(existing: str, new: str) -> None:
+    decision = POLICY.explain(0.99, existing, new)
+    assert decision == dedup.Decision("possible_duplicate", "swapped values")
+    assert decision.reason in dedup.CONFLICT_REASONS
+
+
+def test_the_items_of_one_list_in_another_order_are_no_swap() -> None:
+    existing = "The kiosk app supports Windows and Linux."
+    new = "The kiosk app supports Linux and Windows."
+    assert POLICY.decide(0.99, existing, new) == "supersede"
+
+
 def test_latin_abbreviations_are_no_values() -> None:
     # "e.g." has a dot inside, as identifiers do; it names nothing
     one = dedup.statement("Version the API in the URL path, e.g. /v2/, i.e. not in headers.")

@@ -4131,6 +4131,7 @@ Reason = Literal[
 
 # The reasons that mean: the same subject with another value, nothing says it changed, or a
 # stated change too far in meaning to supersede on (a conflict to keep and flag).
+_AS_REWORDED = frozenset({"similar", "same values", "reworded", "keeps every word"})
 CONFLICT_REASONS: frozenset[Reason] = frozenset(
     {
         "different value",
@@ -4189,6 +4190,8 @@ class Comparison:
     same_words: bool = False  # the same content words, only the writing differs
     says_less: bool = False  # says_less
     extends_a_name: bool = False  # extends_a_name
+    # two things in each other's places, clause by clause (verify_features.exchange)
+    crosswise: bool = False
     opposite: bool = False  # negates
     swapped: tuple[str, str] | None = None  # the two items that exchanged places (swapped)
     reordered: bool = False  # the same words ordered otherwise around an order word (reorders)
@@ -4441,6 +4444,12 @@ class DedupPolicy:
     def judge(self, similarity: float, pair: Comparison) -> Decision:
         """The decision for a pair already compared (the benchmark judges each pair under many
         policies with this)."""
+        decision = self._judge(similarity, pair)
+        if pair.crosswise and decision.reason in _AS_REWORDED:
+            return Decision("possible_duplicate", "swapped values")
+        return decision
+
+    def _judge(self, similarity: float, pair: Comparison) -> Decision:
         if similarity < self.considered_from:
             return Decision("distinct", "not similar")
         if similarity < self._rules_from:
@@ -4630,6 +4639,10 @@ def _compared(existing: str, new: str, corrects: bool) -> Comparison:
     / "Farah owns *webhooks*") is no evidence; otherwise the other guards (another subject,
     occasion, value) still hold."""
     pair = compare(existing, new)
+    # verify's clause-by-clause reading builds on this module, so it is imported here
+    from emergent_memory.memory import verify_features
+
+    pair = replace(pair, crosswise=verify_features.exchange(existing, new) is not None)
     if not corrects:
         return pair
     says_what = pair.one_value_of_one_subject

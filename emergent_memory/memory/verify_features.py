@@ -265,6 +265,30 @@ def clause_difference(memory: str, claim: str) -> str | None:
     return _order_turned(memory, claim) or _joined(parts, claim_parts, memory)
 
 
+def exchange(memory: str, claim: str) -> str | None:
+    """Of clause_difference's readings, those that say two texts put the same things in each
+    other's places: a value moved to another clause, two things in the other order, two
+    parallel clauses joined crosswise, numbers said of each other's things (the save rule's
+    guard on a supersession: "Maria reviews backend PRs and Tom frontend" / "Tom reviews
+    backend PRs and Maria frontend")."""
+    if _names_another(memory, claim):
+        return None
+    parts, claim_parts = clauses(memory), clauses(claim)
+    for claim_clause in claim_parts:
+        aligned = _aligned(claim_clause, parts)
+        if aligned is not None:
+            index, shared = aligned
+            sure = shared >= _SURE_ALIGNMENT
+            moved = _moved(parts, index, claim_clause, claim_parts, sure=sure, values_only=True)
+            if moved is not None:
+                return moved
+    turned = _order_turned(memory, claim) or _joined(parts, claim_parts, memory)
+    if turned is not None:
+        return turned
+    dated = any(v.startswith("month:") for v in dedup.statement(memory + " " + claim).values)
+    return None if dated else numbers_exchanged(memory, claim)  # "September 15, 2025"
+
+
 def _joined(parts: tuple[str, ...], claim_parts: tuple[str, ...], memory: str) -> str | None:
     """A claim clause that joins two parallel memory clauses crosswise: the memory says "A
     does X" and "B does Y" (two clauses whose content words line up around the same words),
@@ -371,10 +395,13 @@ def _moved(
     claim_parts: tuple[str, ...],
     *,
     sure: bool,
+    values_only: bool = False,
 ) -> str | None:
     """A word of the claim clause that the memory says in another clause only, where the
     memory's clause has a word the claim clause lacks of the same sort (both values, or the
-    claim says it in another clause): the two exchanged places."""
+    claim says it in another clause): the two exchanged places. `values_only`: two values,
+    each in a clause that says something of it ("*Maria* reviews backend PRs and *Tom*
+    frontend PRs"; not the items of one list, "iOS and Android")."""
     own = dedup.statement(parts[index])
     new = dedup.statement(claim_clause)
     others = [dedup.statement(p) for i, p in enumerate(parts) if i != index]
@@ -384,9 +411,18 @@ def _moved(
     )
     came = sorted((new.words - own.words) & elsewhere)
     gone = sorted(own.words - new.words - elsewhere)
+    values = frozenset().union(*(o.values for o in others))
+    named = values | own.values | new.values
+    if values_only and any(not (o.words - named) for o in [own, *others]):
+        return None  # a clause that only names a value: an item of a list ("iOS and Android")
     for a in came:
         for b in gone:
             both_values = a in new.values and b in own.values and _digits(a) == _digits(b)
+            if values_only:
+                # (a name that opens the claim is a word there: "*Luis* is the primary ...")
+                if not (b in own.values and a in new.values | values and _digits(a) == _digits(b)):
+                    continue
+                both_values = True
             if both_values or (sure and b in claim_rest and a not in claim_rest):
                 return f"the same values in swapped places: {_written(own, b)} / {_written(new, a)}"
     return None
