@@ -2402,6 +2402,25 @@ def test_values_in_each_others_clauses_are_swapped_however_close(existing: str, 
     assert decision.reason in dedup.CONFLICT_REASONS
 
 
+def test_two_clauses_that_trade_a_word_are_swapped_however_close() -> None:
+    # each claim clause about the other memory clause, a word of each said in the other's
+    existing = "The web UI is deployed on Netlify; the API runs on AWS Lambda."
+    new = "The web UI runs on AWS Lambda and the API is deployed on Netlify."
+    assert POLICY.explain(0.99, existing, new) == dedup.Decision(
+        "possible_duplicate", "swapped values"
+    )
+
+
+def test_a_bound_said_the_other_way_is_no_rewording() -> None:
+    existing = "The user wants functions of under 40 lines."
+    new = "The user wants functions of over 40 lines."
+    assert POLICY.explain(0.99, existing, new) == dedup.Decision(
+        "possible_duplicate", "opposite value"
+    )
+    same = "The user wants functions of fewer than 40 lines."
+    assert POLICY.decide(0.99, existing, same) == "supersede"
+
+
 def test_the_items_of_one_list_in_another_order_are_no_swap() -> None:
     existing = "The kiosk app supports Windows and Linux."
     new = "The kiosk app supports Linux and Windows."

@@ -2312,6 +2312,35 @@ def negates(existing: str, new: str) -> bool:
     return _opposite_exchanged(existing, new) is True
 
 
+# Words right before a number that say it is a bound, and which way: "*under* 300 lines" /
+# "*over* 300 lines", "*at least* 85%" / "*at most* 85%".
+_UPPER_WORDS = ("under", "below", "less than", "fewer than", "at most", "no more than", "within")
+_LOWER_WORDS = ("over", "above", "more than", "greater than", "at least", "no less than")
+_BOUNDS = {words: "upper" for words in _UPPER_WORDS} | {words: "lower" for words in _LOWER_WORDS}
+
+
+def _bounds(one: Statement) -> dict[str, str]:
+    """Each number of the text said as a bound, and which (upper or lower)."""
+    lower = [token.lower for token in one.tokens]
+    found: dict[str, str] = {}
+    for i, token in enumerate(one.tokens):
+        if token.norm not in one.values or not any(ch.isdigit() for ch in token.norm):
+            continue
+        for size in (2, 1):
+            words = " ".join(lower[max(i - size, 0) : i])
+            if i >= size and words in _BOUNDS:
+                found[token.norm] = _BOUNDS[words]
+                break
+    return found
+
+
+def _bound_turned(old: Statement, new: Statement) -> bool:
+    """One number both texts state, said as a bound the other way ("PRs of *under* 300
+    lines" / "PRs of *over* 300 lines")."""
+    mine, theirs = _bounds(old), _bounds(new)
+    return any(theirs.get(value, way) != way for value, way in mine.items())
+
+
 def opposite_of_another_thing(existing: str, new: str) -> bool:
     """An opposite exchanged ("enabled" / "disabled") while a word naming a thing is exchanged
     elsewhere ("dark mode in the *editor*" / "light mode in the *terminal*"): what is said
@@ -4192,6 +4221,7 @@ class Comparison:
     extends_a_name: bool = False  # extends_a_name
     # two things in each other's places, clause by clause (verify_features.exchange)
     crosswise: bool = False
+    bound_turned: bool = False  # _bound_turned
     opposite: bool = False  # negates
     swapped: tuple[str, str] | None = None  # the two items that exchanged places (swapped)
     reordered: bool = False  # the same words ordered otherwise around an order word (reorders)
@@ -4335,6 +4365,7 @@ def compare(existing: str, new: str) -> Comparison:
         english=reads_english(existing) and reads_english(new),
         same_words=old.words == new_.words and old.negations == new_.negations,
         says_less=says_less(old, new_),
+        bound_turned=_bound_turned(old, new_),
         extends_a_name=extends_a_name(old, new_),
     )
 
@@ -4445,8 +4476,12 @@ class DedupPolicy:
         """The decision for a pair already compared (the benchmark judges each pair under many
         policies with this)."""
         decision = self._judge(similarity, pair)
-        if pair.crosswise and decision.reason in _AS_REWORDED:
-            return Decision("possible_duplicate", "swapped values")
+        if decision.reason in _AS_REWORDED:
+            # however close: two values in each other's places, or a bound the other way
+            if pair.crosswise:
+                return Decision("possible_duplicate", "swapped values")
+            if pair.bound_turned:
+                return Decision("possible_duplicate", "opposite value")
         return decision
 
     def _judge(self, similarity: float, pair: Comparison) -> Decision:

@@ -282,11 +282,37 @@ def exchange(memory: str, claim: str) -> str | None:
             moved = _moved(parts, index, claim_clause, claim_parts, sure=sure, values_only=True)
             if moved is not None:
                 return moved
-    turned = _order_turned(memory, claim) or _joined(parts, claim_parts, memory)
+    turned = (
+        _order_turned(memory, claim)
+        or _joined(parts, claim_parts, memory)
+        or _crosswise(parts, claim_parts)
+    )
     if turned is not None:
         return turned
     dated = any(v.startswith("month:") for v in dedup.statement(memory + " " + claim).values)
     return None if dated else numbers_exchanged(memory, claim)  # "September 15, 2025"
+
+
+def _crosswise(parts: tuple[str, ...], claim_parts: tuple[str, ...]) -> str | None:
+    """Two clauses on each side, each claim clause about another memory clause, and a word of
+    each memory clause said in the other one's claim clause instead ("The *frontend* is on
+    Vercel; the *backend* runs on Fargate" / "The *frontend* runs on Fargate and the
+    *backend* is on Vercel")."""
+    if len(parts) != 2 or len(claim_parts) != 2:
+        return None
+    first, second = (_aligned(clause, parts) for clause in claim_parts)
+    if first is None or second is None or first[0] == second[0]:
+        return None
+    mine = [dedup.content_words(parts[found[0]]) for found in (first, second)]  # claim order
+    theirs = [dedup.content_words(clause) for clause in claim_parts]
+    for a in sorted(theirs[0] - mine[0]):
+        if a not in mine[1] or a in theirs[1]:
+            continue
+        for b in sorted(mine[0] - theirs[0]):
+            if b in theirs[1] and b not in mine[1]:
+                said = dedup.statement(claim_parts[0])
+                return f"the same values in swapped places: {b} / {_written(said, a)}"
+    return None
 
 
 def _joined(parts: tuple[str, ...], claim_parts: tuple[str, ...], memory: str) -> str | None:
