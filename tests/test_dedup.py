@@ -728,6 +728,8 @@ def test_times_and_numbers_written_in_words_are_the_same_values() -> None:
     assert value_words("a two-bedroom flat") == value_words("a 2-bed flat") == {"2"}
     assert value_words("the handoff at noon") == value_words("the handoff at 12:00") == {"t720"}
     assert value_words("reset at midnight") == value_words("reset at 00:00") == {"t0"}
+    assert value_words("three quarters of an hour") == value_words("45 minutes") == {"2700s"}
+    assert value_words("times out after 30 s") == value_words("after 30 seconds") == {"30s"}
     old = "The user feeds the cat twice a day, at 7am and 6pm."
     new = "Twice daily, at seven in the morning and six in the evening, the user feeds the cat."
     assert changed_values(old, new) == 0

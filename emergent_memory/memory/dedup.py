@@ -787,6 +787,9 @@ def _number_in_words(tokens: list[_Token], i: int) -> tuple[Decimal, int] | None
     quarter = lower[:3] in (["quarter", "of", "an"], ["quarter", "of", "a"])
     if quarter and len(lower) > 3 and lower[3].rstrip("s") in _FRACTION_UNITS:
         return Decimal("0.25"), 3  # "a quarter of an hour"
+    quarters = lower[:4] in (["three", "quarters", "of", "an"], ["three", "quarters", "of", "a"])
+    if quarters and len(lower) > 4 and lower[4].rstrip("s") in _FRACTION_UNITS:
+        return Decimal("0.75"), 4  # "three quarters of an hour"
     found = _below_hundred(tokens, i)
     if found is None:
         return None
@@ -871,6 +874,7 @@ def _with_units(
 # seconds" = "30min"; "half an hour" is not read).
 _DURATION_UNITS = {
     "ms": 0.001,
+    "s": 1,  # "after 30 s", in lower case
     "millisecond": 0.001,
     "milliseconds": 0.001,
     "sec": 1,
@@ -901,7 +905,7 @@ _DURATION_UNITS = {
 # context, _with_seconds)
 _COMPACT_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|sec|secs|min|mins|h|hr|hrs)")
 # units that are a duration only in lower case ("4 H" is not four hours)
-_LOWER_CASE_UNITS = frozenset({"ms", "h", "hr", "hrs", "min", "mins", "sec", "secs"})
+_LOWER_CASE_UNITS = frozenset({"ms", "s", "h", "hr", "hrs", "min", "mins", "sec", "secs"})
 _CARDINAL = re.compile(r"\d+(?:\.\d+)?")
 _CARDINAL_WORDS = frozenset(_NUMBER_WORDS.split()) | frozenset(_TENS.split()) | {"hundred"}
 
