@@ -183,6 +183,9 @@ HOLDOUTS = {
     "dedup_holdout_56.json": "agent and chat memories, 480 pairs; first run against the rule "
     "at the end of stop 52 (a negated word against its opposite, a liking negated against a "
     "verb that says no, after set 55)",
+    "dedup_holdout_57.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "of stop 53 (the same values in more wordings, history never supersedes, a longer name, "
+    "values in each other's clauses, a bound the other way, noon and midnight)",
 }
 
 
