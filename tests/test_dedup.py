@@ -2367,6 +2367,45 @@ def test_a_short_word_with_a_negating_prefix_is_no_opposite() -> None:
 @pytest.mark.parametrize(
     ("existing", "new"),
     [
+        ("The user used to write notes on paper.", "The user writes notes on paper."),
+        ("The team used to release on Mondays.", "The team releases on Mondays."),
+    ],
+)
+def test_a_past_habit_and_the_present_are_two_occasions(existing: str, new: str) -> None:
+    # the old text only tells how things were, the new one how they are, with no change word
+    assert dedup.tells_history_before(existing, new)
+    assert POLICY.explain(0.96, existing, new) == dedup.Decision(
+        "possible_duplicate", "another occasion"
+    )
+    # with a change word the new one corrects it
+    assert not dedup.tells_history_before(existing, new.replace(" on ", " now on ", 1))
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "The load test shows the Go rewrite of the router is 3x faster.",
+            "The user doubts the load test showing the Go rewrite of the router is 3x faster.",
+        ),
+        (
+            "Priya published the new release checklist on the wiki.",
+            "The user thanked Priya for publishing the new release checklist on the wiki.",
+        ),
+        (
+            "The platform team decided to adopt Bazel.",
+            "The user is skeptical of the platform team's decision to adopt Bazel.",
+        ),
+    ],
+)
+def test_how_someone_takes_a_fact_is_a_statement_of_its_own(existing: str, new: str) -> None:
+    assert dedup.reacts_to(existing, new)
+    assert POLICY.decide(0.96, existing, new) != "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
         (
             "The ledger repo uses Dependabot for dependency updates.",
             "The ledger-docs repo uses Dependabot for dependency updates.",

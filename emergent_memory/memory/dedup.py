@@ -1511,6 +1511,30 @@ def adds_alongside(existing: str, new: str) -> bool:
     return bool(phrases(new_) - phrases(old))
 
 
+# Words with which a text says how someone takes a fact, not the fact ("The user *doubts*
+# the benchmark ...", "... *was annoyed that* ...", "*thanked* Omar for ...").
+_ATTITUDE_WORDS = """
+    doubt doubts doubted skeptical sceptical objected thank thanks thanked annoyed annoys
+    complain complains complained worry worries worried praise praises praised questioned
+    disagree disagrees disagreed frustrated surprised glad
+    happy unhappy upset pleased impressed excited concerned suspicious relieved proud
+    disappointed"""
+_ATTITUDE = frozenset(_ATTITUDE_WORDS.split())
+
+
+def reacts_to(existing: str, new: str) -> bool:
+    """The new text says how someone takes what the old one states, which it keeps ("The
+    benchmark shows the rewrite is 4x faster" / "The user *doubts* the benchmark showing
+    the rewrite is 4x faster", "Omar published the guide" / "The user *thanked* Omar for
+    publishing the guide"): a statement of its own about the first."""
+    old, new_ = statement(existing), statement(new)
+    said = {t.lower for t in new_.tokens} & _ATTITUDE
+    if not said or said & {t.lower for t in old.tokens}:
+        return False
+    kept = old.words - new_.words
+    return len(kept) <= 1 and len(old.words) >= 3
+
+
 def adds_a_fact(existing: str, new: str) -> bool:
     """The new text says all the old one says and joins another statement to it ("Prod DB is
     Postgres 15" / "... with a read replica in eu-west-1b", "... ; property tests use
@@ -1671,6 +1695,20 @@ def tells_history(existing: str, new: str) -> bool:
         and added <= _HISTORY_MARKERS
         and _tense(new) == "past"
         and _tense(existing) != "past"
+    )
+
+
+def tells_history_before(existing: str, new: str) -> bool:
+    """The old text only tells how things were ("The user *used to* keep notes in Obsidian")
+    and the new one says how they are with no word of a change ("The user keeps notes in
+    Obsidian"): the past and the present, two occasions; neither replaces the other."""
+    old, new_ = statement(existing), statement(new)
+    return (
+        bool(old.markers)
+        and old.markers <= _HISTORY_MARKERS
+        and not new_.markers
+        and _tense(existing) == "past"
+        and _tense(new) != "past"
     )
 
 
@@ -4323,6 +4361,7 @@ def compare(existing: str, new: str) -> Comparison:
         same_unknown=old.unknown == new_.unknown,
         other_holder=relations_differ(existing, new) and not corrects_a_relation(existing, new),
         other_statement=labels_differ(existing, new)
+        or reacts_to(existing, new)
         or adds_another(existing, new)
         or adds_a_fact(existing, new)
         or adds_alongside(existing, new)
@@ -4353,7 +4392,7 @@ def compare(existing: str, new: str) -> Comparison:
         opening_name_replaced=replaces_an_opening_name(existing, new),
         object_replaced=replaces_the_object(existing, new),
         said_of_another=keeps_the_values(existing, new),
-        history=tells_history(existing, new),
+        history=tells_history(existing, new) or tells_history_before(existing, new),
         past_and_plan=past_and_plan(existing, new),
         other_occasion=another_occasion(existing, new),
         period_and_duration=period_and_duration(existing, new),
