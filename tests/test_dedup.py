@@ -2462,6 +2462,20 @@ def test_a_bound_said_the_other_way_is_no_rewording() -> None:
     assert POLICY.decide(0.99, existing, same) == "supersede"
 
 
+def test_a_list_with_an_item_added_is_another_value_of_it() -> None:
+    existing = "The lint step runs ruff and mypy."
+    new = "The lint step runs ruff, mypy, and bandit."
+    assert dedup.adds_an_item(existing, new)
+    assert POLICY.explain(0.97, existing, new) == dedup.Decision(
+        "possible_duplicate", "different value"
+    )
+    # the same items after a colon are no item added
+    assert not dedup.adds_an_item(
+        "Supported regions for the product are US and EU.",
+        "Supported regions for the product: US and EU.",
+    )
+
+
 def test_the_items_of_one_list_in_another_order_are_no_swap() -> None:
     existing = "The kiosk app supports Windows and Linux."
     new = "The kiosk app supports Linux and Windows."

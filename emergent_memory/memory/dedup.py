@@ -1535,6 +1535,44 @@ def reacts_to(existing: str, new: str) -> bool:
     return len(kept) <= 1 and len(old.words) >= 3
 
 
+def _lists(one: Statement) -> list[list[str]]:
+    """The text's lists of one-word items: "A, B and C", "A and B", "A, B, or C"."""
+    tokens = one.tokens
+    found: list[list[str]] = []
+    i = 0
+    while i < len(tokens):
+        items, j = [tokens[i].norm], i
+        while j + 1 < len(tokens):
+            if tokens[j].pause and tokens[j + 1].lower not in ("and", "or"):
+                items.append(tokens[j + 1].norm)  # "A, B"
+                j += 1
+            elif tokens[j + 1].lower in ("and", "or") and j + 2 < len(tokens):
+                items.append(tokens[j + 2].norm)  # "A and B", "A, and B"
+                j += 2
+                break
+            else:
+                break
+        if len(items) > 1 and j > i and tokens[j - 1].lower in ("and", "or"):
+            found.append(items)
+        i = max(j, i) + 1
+    return found
+
+
+def adds_an_item(existing: str, new: str) -> bool:
+    """The new text's list has every item of one of the old text's lists and more, the rest
+    of the old text kept ("The pre-commit hooks are black and isort" / "... black, isort, and
+    mypy"): another value of the list, not a rewording."""
+    old, new_ = statement(existing), statement(new)
+    if not old.words <= new_.words:
+        return False
+    # (an item more that the old text has elsewhere is no item added: "offering: US and EU")
+    return any(
+        set(mine) < set(theirs) and not (set(theirs) - set(mine)) & old.words
+        for mine in _lists(old)
+        for theirs in _lists(new_)
+    )
+
+
 def adds_a_fact(existing: str, new: str) -> bool:
     """The new text says all the old one says and joins another statement to it ("Prod DB is
     Postgres 15" / "... with a read replica in eu-west-1b", "... ; property tests use
@@ -4264,6 +4302,7 @@ class Comparison:
     # two things in each other's places, clause by clause (verify_features.exchange)
     crosswise: bool = False
     bound_turned: bool = False  # _bound_turned
+    item_added: bool = False  # adds_an_item
     opposite: bool = False  # negates
     swapped: tuple[str, str] | None = None  # the two items that exchanged places (swapped)
     reordered: bool = False  # the same words ordered otherwise around an order word (reorders)
@@ -4409,6 +4448,7 @@ def compare(existing: str, new: str) -> Comparison:
         same_words=old.words == new_.words and old.negations == new_.negations,
         says_less=says_less(old, new_),
         bound_turned=_bound_turned(old, new_),
+        item_added=adds_an_item(existing, new),
         extends_a_name=extends_a_name(old, new_),
     )
 
@@ -4525,6 +4565,8 @@ class DedupPolicy:
                 return Decision("possible_duplicate", "swapped values")
             if pair.bound_turned:
                 return Decision("possible_duplicate", "opposite value")
+            if pair.item_added:
+                return Decision("possible_duplicate", "different value")
         return decision
 
     def _judge(self, similarity: float, pair: Comparison) -> Decision:
