@@ -4560,7 +4560,8 @@ class DedupPolicy:
         policies with this)."""
         decision = self._judge(similarity, pair)
         if decision.reason in _AS_REWORDED:
-            # however close: two values in each other's places, or a bound the other way
+            # however close: two values in each other's places, a bound the other way, a
+            # list with an item added
             if pair.crosswise:
                 return Decision("possible_duplicate", "swapped values")
             if pair.bound_turned:

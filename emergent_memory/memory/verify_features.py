@@ -310,8 +310,10 @@ def _crosswise(parts: tuple[str, ...], claim_parts: tuple[str, ...]) -> str | No
             continue
         for b in sorted(mine[0] - theirs[0]):
             if b in theirs[1] and b not in mine[1]:
-                said = dedup.statement(claim_parts[0])
-                return f"the same values in swapped places: {b} / {_written(said, a)}"
+                own, said = dedup.statement(parts[first[0]]), dedup.statement(claim_parts[0])
+                return (
+                    f"the same values in swapped places: {_written(own, b)} / {_written(said, a)}"
+                )
     return None
 
 
