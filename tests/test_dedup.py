@@ -2074,8 +2074,10 @@ def test_a_text_that_only_tells_how_things_were_never_replaces_how_they_are(
     assert not dedup.tells_history("Ingest is handled by Airflow.", now)
     today = "The test runner used to be Jest; the project uses Vitest today."
     assert not dedup.tells_history("Tests run with Jest.", today)
-    # a passive "is used to" is no habit of the past
+    # a passive "is used to" is no habit of the past, and says no change
     assert not dedup.tells_history("The frontend is built with Vite.", "Vite is used to build it.")
+    assert not dedup.statement("The deploy job is used to ship hotfixes.").markers
+    assert dedup.statement("The deploy job used to ship hotfixes.").markers == {"used to"}
 
 
 # -- one word for another (reworded) ---------------------------------------------------------

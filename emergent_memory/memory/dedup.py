@@ -1262,7 +1262,13 @@ def statement(text: str) -> Statement:
         and not _describes(tokens, i)
         and not (word == "since" and _held_before(tokens, i))
     }
-    markers.update(" ".join(pair) for pair in pairwise(lower) if pair in CHANGE_PHRASES)
+    markers.update(
+        " ".join(lower[i : i + 2])
+        for i in range(len(lower) - 1)
+        if (lower[i], lower[i + 1]) in CHANGE_PHRASES
+        # a passive "is used to" says no change ("Vite *is used to* build the frontend")
+        and not (lower[i] == "used" and i > 0 and lower[i - 1] in _BE)
+    )
     # letters, digits and symbols, and those an English model does not know
     relevant = [ch for ch in text if unicodedata.category(ch)[0] in "LNS"]
     unknown = [ch for ch in relevant if not _known_character(ch)]
