@@ -2443,6 +2443,10 @@ def test_values_in_each_others_clauses_are_swapped_however_close(existing: str, 
     decision = POLICY.explain(0.99, existing, new)
     assert decision == dedup.Decision("possible_duplicate", "swapped values")
     assert decision.reason in dedup.CONFLICT_REASONS
+    # the comparison itself carries it: a policy judging compared pairs (the benchmarks) decides
+    # as the save path does
+    assert dedup.compare(existing, new).crosswise
+    assert POLICY.judge(0.99, dedup.compare(existing, new)) == decision
 
 
 def test_two_clauses_that_trade_a_word_are_swapped_however_close() -> None:

@@ -1757,13 +1757,10 @@ def tells_history_before(existing: str, new: str) -> bool:
 
 
 def _tense(text: str) -> str | None:
-    lower = [t.lower for t in statement(text).tokens]
-    words = set(lower)
-    # "used to" after no form of "be" is a habit of the past ("*is used to* build" is not)
-    used_to = any(
-        (lower[i], lower[i + 1]) == ("used", "to") and (i == 0 or lower[i - 1] not in _BE)
-        for i in range(len(lower) - 1)
-    )
+    one = statement(text)
+    words = {t.lower for t in one.tokens}
+    # (a passive "is used to" is no marker: "Vite *is used to* build the frontend")
+    used_to = "used to" in one.markers
     was = bool(words & _WAS) or used_to
     # a habit word in a habit of the past is of the past ("*used to* pair *every* day")
     now = bool(words & (_NOW_TOO | _TODAY)) or (bool(words & _HABIT) and not used_to)
@@ -4456,7 +4453,20 @@ def compare(existing: str, new: str) -> Comparison:
         bound_turned=_bound_turned(old, new_),
         item_added=adds_an_item(existing, new),
         extends_a_name=extends_a_name(old, new_),
+        crosswise=_crosswise(existing, new),
     )
+
+
+def _crosswise(existing: str, new: str) -> bool:
+    """Two things in each other's places, clause by clause (verify_features.exchange), read
+    only when one text's words are all the other's: things swapped keep their words."""
+    old, new_ = statement(existing), statement(new)
+    if not (old.words <= new_.words or new_.words <= old.words):
+        return False
+    # verify's clause-by-clause reading builds on this module, so it is imported here
+    from emergent_memory.memory import verify_features
+
+    return verify_features.exchange(existing, new) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -4766,10 +4776,6 @@ def _compared(existing: str, new: str, corrects: bool) -> Comparison:
     / "Farah owns *webhooks*") is no evidence; otherwise the other guards (another subject,
     occasion, value) still hold."""
     pair = compare(existing, new)
-    # verify's clause-by-clause reading builds on this module, so it is imported here
-    from emergent_memory.memory import verify_features
-
-    pair = replace(pair, crosswise=verify_features.exchange(existing, new) is not None)
     if not corrects:
         return pair
     says_what = pair.one_value_of_one_subject

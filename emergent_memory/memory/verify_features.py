@@ -289,7 +289,11 @@ def exchange(memory: str, claim: str) -> str | None:
     )
     if turned is not None:
         return turned
-    dated = any(v.startswith("month:") for v in dedup.statement(memory + " " + claim).values)
+    dated = any(
+        value.startswith("month:")
+        for text in (memory, claim)
+        for value in dedup.statement(text).values
+    )
     return None if dated else numbers_exchanged(memory, claim)  # "September 15, 2025"
 
 
@@ -443,15 +447,15 @@ def _moved(
     named = values | own.values | new.values
     if values_only and any(not (o.words - named) for o in [own, *others]):
         return None  # a clause that only names a value: an item of a list ("iOS and Android")
+    # (with `values_only`, a name that opens the claim, a word there, is a value of the
+    # memory's: "*Luis* is the primary ...")
+    said = new.values | values if values_only else new.values
     for a in came:
         for b in gone:
-            both_values = a in new.values and b in own.values and _digits(a) == _digits(b)
-            if values_only:
-                # (a name that opens the claim is a word there: "*Luis* is the primary ...")
-                if not (b in own.values and a in new.values | values and _digits(a) == _digits(b)):
-                    continue
-                both_values = True
-            if both_values or (sure and b in claim_rest and a not in claim_rest):
+            both_values = a in said and b in own.values and _digits(a) == _digits(b)
+            if both_values or (
+                not values_only and sure and b in claim_rest and a not in claim_rest
+            ):
                 return f"the same values in swapped places: {_written(own, b)} / {_written(new, a)}"
     return None
 
