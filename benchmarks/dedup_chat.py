@@ -186,6 +186,9 @@ HOLDOUTS = {
     "dedup_holdout_57.json": "agent and chat memories, 480 pairs; first run against the rule "
     "of stop 53 (the same values in more wordings, history never supersedes, a longer name, "
     "values in each other's clauses, a bound the other way, noon and midnight)",
+    "dedup_holdout_58.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "at the end of stop 53 (after set 57: the past the other way round, reactions, lists, a "
+    "passive 'is used to'; the review's clause reading in compare)",
 }
 
 
