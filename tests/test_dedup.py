@@ -3859,3 +3859,52 @@ def test_an_exchange_between_words_of_where_to_or_from_is_still_a_swap() -> None
 )
 def test_back_after_a_verb_it_belongs_to_is_no_way_back(new: str) -> None:
     assert not dedup.changes_direction("Uncollected items then go back into circulation.", new)
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "The billing service runs on Node 20.",
+            "The billing service moved to the new cluster, but it still runs on Node 20.",
+        ),
+        (
+            "Nightly backups go to the bucket acme-backups.",
+            "Nightly backups switched to zstd compression; the bucket remains acme-backups.",
+        ),
+        (
+            "The Kite app signs requests with HMAC.",
+            "The Kite app switched to a new HTTP client; requests are still signed with HMAC.",
+        ),
+    ],
+)
+def test_a_change_of_another_attribute_beside_the_old_one_still_holding_is_no_correction(
+    existing: str, new: str
+) -> None:
+    assert dedup.still_holds(existing, new)
+    assert POLICY.explain(0.9, existing, new) == dedup.Decision(
+        "possible_duplicate", "different attribute"
+    )
+    # without the clause that keeps it, the same change corrects it
+    changed = new.split(",")[0].split(";")[0] + "."
+    assert not dedup.still_holds(existing, changed)
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # a value of the old text changed beside the one that holds
+        (
+            "The staging DB is on db-stage-2, port 5432.",
+            "The staging DB moved to db-stage-3; the port is still 5432.",
+        ),
+        # the old text's value is what changed ("from /ping")
+        (
+            "Health checks hit /ping every 30 seconds.",
+            "The health check path changed from /ping to /live, still every 30 seconds.",
+        ),
+    ],
+)
+def test_a_correction_that_says_what_is_still_so_still_corrects(existing: str, new: str) -> None:
+    assert not dedup.still_holds(existing, new)
+    assert POLICY.explain(0.9, existing, new).verdict == "supersede"

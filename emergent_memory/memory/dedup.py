@@ -4309,6 +4309,7 @@ class Comparison:
     opposite: bool = False  # negates
     swapped: tuple[str, str] | None = None  # the two items that exchanged places (swapped)
     reordered: bool = False  # the same words ordered otherwise around an order word (reorders)
+    still_holds: bool = False  # still_holds: another attribute changed, the old one holds
 
     @property
     def one_value_of_one_subject(self) -> bool:
@@ -4454,6 +4455,7 @@ def compare(existing: str, new: str) -> Comparison:
         item_added=adds_an_item(existing, new),
         extends_a_name=extends_a_name(old, new_),
         crosswise=_crosswise(existing, new),
+        still_holds=still_holds(existing, new),
     )
 
 
@@ -4651,6 +4653,8 @@ class DedupPolicy:
         if similarity >= self.duplicates_from and pair.marked and pair.change_word:
             if pair.modifier_swapped:
                 return Decision(close, "different subject")
+            if pair.still_holds:  # another attribute changed; this one, it says, holds
+                return Decision(close, "different attribute")
             return Decision("supersede", "says it changed")
         readable = pair.english or not self.latin_only_model
         if (
@@ -4767,6 +4771,53 @@ def replaces_an_opening_name(existing: str, new: str) -> bool:
     return any(_kind(value) == "name" and " " not in value for value in gained)
 
 
+# Words with which a clause says that a value is as it was ("auth is *still* JWT", "host and
+# user are *unchanged*"); not "stays", which states a rule as often ("PRs should *stay* below
+# 400 lines").
+_STILL = frozenset({"still", "remains", "remain", "unchanged", "unaffected", "untouched"})
+# Words that open a clause of their own (besides a pause: a comma, a semicolon, a dash).
+_CLAUSE_OPENERS = frozenset({"but", "while", "whereas", "although", "though"})
+
+
+def _token_clauses(tokens: Sequence[_Token]) -> list[list[_Token]]:
+    """The tokens cut into clauses at each pause and before each _CLAUSE_OPENERS word."""
+    parts: list[list[_Token]] = [[]]
+    for token in tokens:
+        if token.lower in _CLAUSE_OPENERS and parts[-1]:
+            parts.append([])
+        parts[-1].append(token)
+        if token.pause:
+            parts.append([])
+    return [part for part in parts if part]
+
+
+def still_holds(existing: str, new: str) -> bool:
+    """The new text changes another attribute and says in a clause of its own that what the
+    old text states still holds ("The Heron API uses JWT auth" / "The Heron API switched its
+    response format to JSON:API; auth is *still* JWT"): every value of the old text is in the
+    new one, and each word of the old text the new one has is in that clause or among the
+    words before the other clauses' first change word (the subject: "The Heron API"), one of
+    them in the clause. A value changed beside it ("moved to db-staging-*03*; port is still
+    5432") or an old word after the change word ("changed from */status* to /healthz, still
+    every 10 seconds") is a correction as before."""
+    old, new_ = statement(existing), statement(new)
+    if not _STILL & {token.lower for token in new_.tokens} or not old.values <= new_.words:
+        return False
+    parts = _token_clauses(new_.tokens)
+    kept = [part for part in parts if any(token.lower in _STILL for token in part)]
+    changed = [part for part in parts if not any(token.lower in _STILL for token in part)]
+    if not changed:
+        return False
+    first = changed[0]
+    at = next((i for i, token in enumerate(first) if token.lower in CHANGE_MARKERS), len(first))
+    subject = {token.norm for token in first[:at]}
+    still = {token.norm for part in kept for token in part}
+    elsewhere = {token.norm for part in changed for token in part}
+    if (old.words & elsewhere) - subject - still:
+        return False
+    return bool((old.words & still) - subject)
+
+
 def _compared(existing: str, new: str, corrects: bool) -> Comparison:
     """The pair compared; `corrects`: the new memory says by itself that it corrects (its
     source is `corrected` or its category `correction`), as a change word would: of the one
@@ -4791,6 +4842,8 @@ def _states_a_change(pair: Comparison, *, far: bool = False) -> bool:
     words kept besides (replaces_the_object: "The user formats gateway code with
     *prettier*" / "For gateway, the user switched to *yapf* for formatting", 0.58)."""
     if pair.modifier_swapped:  # said of another thing of the same kind
+        return False
+    if pair.still_holds:  # the change is another attribute's
         return False
     if far and pair.marked and pair.change_word and not pair.changes and pair.object_replaced:
         return True

@@ -41,7 +41,8 @@ PAIR_WHY = {
     "different subject": "close in meaning, but about another subject (another service, "
     "place, role or kind)",
     "different attribute": "close in meaning, but another attribute of the same thing (how "
-    "often against how long)",
+    "often against how long, or another attribute changed while this one, it says, still "
+    "holds)",
     "different phrase": "close in meaning, but one part of the sentence says something else",
     "different holder": "close in meaning, but about another person or thing",
     "another statement": "close in meaning, but another speaker or holder, a question, a "
