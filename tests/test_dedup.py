@@ -3908,3 +3908,31 @@ def test_a_change_of_another_attribute_beside_the_old_one_still_holding_is_no_co
 def test_a_correction_that_says_what_is_still_so_still_corrects(existing: str, new: str) -> None:
     assert not dedup.still_holds(existing, new)
     assert POLICY.explain(0.9, existing, new).verdict == "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Backup alerts go to #ops-backups.", "Restore alerts go to #ops-backups."),
+        (
+            "Build logs for payments are kept in s3://payments-build-logs.",
+            "Test logs for payments are kept in s3://payments-build-logs.",
+        ),
+    ],
+)
+def test_a_word_found_only_in_a_name_both_texts_have_is_not_kept(existing: str, new: str) -> None:
+    old, new_ = dedup.statement(existing), dedup.statement(new)
+    assert dedup._borrowed(old, new_)
+    assert not dedup.restates(existing, new)
+    # under the rewording band (from 0.85), where every word kept was enough
+    assert POLICY.decide(0.82, existing, new) != "supersede"
+    # the word said on its own in the new text too is kept
+    first = existing.split()[0]
+    assert dedup.restates(existing, f"{new} {first} too.")
+
+
+def test_a_word_inside_a_name_in_capitals_is_not_the_same_word_on_its_own() -> None:
+    laptop = "On the work laptop, Docker Desktop gets 8 GB of RAM."
+    desktop = "On the home desktop, Docker Desktop gets 8 GB of RAM."
+    assert dedup._borrowed(dedup.statement(desktop), dedup.statement(laptop)) == {"desktop"}
+    assert not dedup.rewords(laptop, desktop)

@@ -2846,6 +2846,9 @@ def rewords(existing: str, new: str) -> bool:
     # "Run the linter before *every* push")
     gone = old.words - new_.words - (_ALWAYS if _says_every(new_) else frozenset())
     came = new_.words - old.words - (_ALWAYS if _says_every(old) else frozenset())
+    # (a word the other has only inside a name or compound both have is no word of it)
+    gone |= _borrowed(old, new_)
+    came |= _borrowed(new_, old)
     if len(came) > REWORDED_WORDS or len(came) < len(gone):
         return False
     if not (_plain_words(old, existing, gone) and _plain_words(new_, new, came)):
@@ -3092,11 +3095,52 @@ def restates(existing: str, new: str) -> bool:
     return (
         bool(old.words)
         and old.words <= new_.words
+        and not _borrowed(old, new_)
         and _same_values(old, new_, both=False)
         and _acronyms(new_) <= _acronyms(old) | old.words
         and new_.negations == old.negations
         and not _other_units(old, new_)
     )
+
+
+def _borrowed(one: Statement, other: Statement) -> frozenset[str]:
+    """Words `one` has on their own that `other` has only as a part of a compound or a name
+    both texts have ("*Deploy* announcements go in #eng-deploys" / "Rollback announcements
+    go in #eng-deploys": "deploy" is the channel's, which the old text has too; "the work
+    laptop runs Docker Desktop" / "the home *desktop* runs Docker Desktop"): the other text
+    does not have them, though its words do."""
+    own, others = _own_words(one), _own_words(other)
+    missing = (own & other.words) - others - other.values
+    if not missing:
+        return frozenset()
+    shared = _compounds(one) & _compounds(other)
+    elsewhere = _compounds(other) - shared
+    inside = {part for whole in shared for part in _compound_parts(whole)}
+    outside = {part for whole in elsewhere for part in _compound_parts(whole)}
+    return frozenset(word for word in missing if word in inside and word not in outside)
+
+
+def _own_words(one: Statement) -> set[str]:
+    """The words of the text's tokens, less those in capitals inside a name of several words
+    ("Docker *Desktop*"; not the first word, in capitals anyway)."""
+    names = {part for value in one.values if " " in value for part in value.split()}
+    return {
+        token.norm
+        for token in one.tokens
+        if token.first or not (token.text[:1].isupper() and _value_key(token) in names)
+    }
+
+
+def _compounds(one: Statement) -> frozenset[str]:
+    """The text's compounds ("#eng-deploys", "config/worker.yaml") and names of several
+    words ("docker desktop")."""
+    found = {token.norm for token in one.tokens if re.search(r"[-./:@_]", token.norm[1:])}
+    found.update(value for value in one.values if " " in value and value[:2] != "q:")
+    return frozenset(found)
+
+
+def _compound_parts(whole: str) -> set[str]:
+    return {_stem(part) for part in re.split(r"[-./:@_ ]+", whole) if part} | set(whole.split())
 
 
 def _leaves_out(old: Statement, new: Statement) -> bool:
