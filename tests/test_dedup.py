@@ -3936,3 +3936,30 @@ def test_a_word_inside_a_name_in_capitals_is_not_the_same_word_on_its_own() -> N
     desktop = "On the home desktop, Docker Desktop gets 8 GB of RAM."
     assert dedup._borrowed(dedup.statement(desktop), dedup.statement(laptop)) == {"desktop"}
     assert not dedup.rewords(laptop, desktop)
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "The user wants type hints in all Python code.",
+            "The user wants type hints and docstrings in all public Python functions.",
+        ),
+        (
+            "CI runs the unit tests on every pull request.",
+            "CI runs the unit tests and linters on every pull request.",
+        ),
+    ],
+)
+def test_one_item_said_alone_then_with_another_is_an_item_added(existing: str, new: str) -> None:
+    assert dedup.adds_an_item(existing, new)
+    # kept beside it, as a conflict or a fact added, never superseded
+    decision = POLICY.explain(0.9, existing, new)
+    assert decision.verdict == "possible_duplicate"
+    assert decision.reason in {"different value", "another statement"}
+
+
+def test_a_clause_joined_after_an_item_is_no_item_added() -> None:
+    existing = "The service mesh is Istio."
+    assert not dedup.adds_an_item(existing, "The service mesh is Istio and mTLS is turned on.")
+    assert not dedup.adds_an_item(existing, "The service mesh is Istio, as before.")

@@ -1569,6 +1569,8 @@ def adds_an_item(existing: str, new: str) -> bool:
     of the old text kept ("The pre-commit hooks are black and isort" / "... black, isort, and
     mypy"): another value of the list, not a rewording."""
     old, new_ = statement(existing), statement(new)
+    if _item_joined(old, new_, alignment(existing, new)[0]):
+        return True
     if not old.words <= new_.words:
         return False
     # (an item more that the old text has elsewhere is no item added: "offering: US and EU")
@@ -1577,6 +1579,29 @@ def adds_an_item(existing: str, new: str) -> bool:
         for mine in _lists(old)
         for theirs in _lists(new_)
     )
+
+
+def _item_joined(old: Statement, new: Statement, opcodes: _Opcodes) -> bool:
+    """One item said alone in the old text, and in the new one "and" or "or" and one or two
+    words the old text lacks inserted right after it, the old text's next word following
+    ("The user wants type *hints* in all Python code" / "... type *hints and docstrings* in
+    all public Python functions"): a list of it and another in its place; not a clause joined
+    (a verb "is", "are", "has" after it)."""
+    for operation, i1, _, j1, j2 in opcodes:
+        if operation != "insert" or not 0 < i1 < len(old.tokens) or not 2 <= j2 - j1 <= 3:
+            continue
+        joiner, *added = new.tokens[j1:j2]
+        item = old.tokens[i1 - 1]
+        if joiner.lower not in ("and", "or") or item.lower in STOPWORDS or item.pause:
+            continue
+        if any(t.lower in STOPWORDS or t.norm in old.words or t.pause for t in added[:-1]):
+            continue
+        following = new.tokens[j2].lower if j2 < len(new.tokens) else ""
+        if following in _BE or following in ("has", "have"):
+            continue  # a clause joined ("..., and *mTLS is* turned on"): a fact added
+        if added[-1].lower not in STOPWORDS and added[-1].norm not in old.words:
+            return True
+    return False
 
 
 def adds_a_fact(existing: str, new: str) -> bool:
