@@ -564,6 +564,10 @@ def test_every_decision_says_why() -> None:
         ("kai: the game starts at 7", "kai: game starts at 8:30"),
         ("The app is deployed to Heroku.", "The app is deployed to Fly.io."),
         ("The mobile team lead is Daniel.", "The mobile team lead is Fatima."),
+        # a name as a value in one text and a word in the other: a possessive, or the same
+        # word after it when it opens the sentence
+        ("Max retries for Kestrel is 5.", "Kestrel's max retries is 3."),
+        ("The Tern API listens on port 8080.", "Tern API listens on port 9090."),
     ],
 )
 def test_the_same_subject_words_with_another_value_last_is_a_conflict(
@@ -3963,3 +3967,10 @@ def test_a_clause_joined_after_an_item_is_no_item_added() -> None:
     existing = "The service mesh is Istio."
     assert not dedup.adds_an_item(existing, "The service mesh is Istio and mTLS is turned on.")
     assert not dedup.adds_an_item(existing, "The service mesh is Istio, as before.")
+
+
+def test_a_name_said_of_one_text_and_the_others_subject_is_no_subject_word() -> None:
+    # "Felix" is what the old text says (whom the user reports to), the new one's subject
+    existing, new = "The user reports to Felix instead of Greta.", "Felix reports to Nadia."
+    assert not dedup.same_subject_words(existing, new)
+    assert POLICY.explain(0.9, existing, new).reason not in dedup.CONFLICT_REASONS

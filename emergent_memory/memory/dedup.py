@@ -2691,18 +2691,54 @@ def same_subject_words(existing: str, new: str) -> bool:
     in a subject word), when the values that differ come after the subject words (_said_last).
     A label counts as words ("Cache TTL: ..."); two labels must agree."""
     old, new_ = statement(existing), statement(new)
-    subject = _subject_words(old)
-    if len(subject) < 2 or subject != _subject_words(new_) or labels_differ(existing, new):
+    # a name one text has as a value and the other as a word is the same subject word
+    # ("Max upload size for *Paperlane* ..." / "*Paperlane's* max upload size ...", "The
+    # *Heron* API ..." / "*Heron* API ..." opening the sentence)
+    named = _same_name(old, new_, (old.values & new_.words) | (new_.values & old.words))
+    subject = _subject_words(old) | (named - new_.values)
+    if labels_differ(existing, new) or len(subject) < 2:
         return False
-    if len(new_.values - old.values) > len(old.values - new_.values):
+    if subject != _subject_words(new_) | (named - old.values):
+        return False
+    lost, gained = old.values - new_.values - named, new_.values - old.values - named
+    if len(gained) > len(lost):
         return False  # values in place of others, not more said ("..., in Leeds since 2021")
-    lost, gained = old.values - new_.values, new_.values - old.values
     if lost and gained and all(_measure(v) for v in lost | gained):
         return True  # a duration or a time of day, what is said of a thing wherever it stands
     # the values that differ come after every subject word in both texts: a value before
     # them names which thing ("Kafka topic *orders.created* has 12 partitions" / "*orders.
     # cancelled*"), one after them is what is said of it ("Cache TTL: *10 minutes*")
     return _said_last(old, lost, subject) and _said_last(new_, gained, subject)
+
+
+def _same_name(old: Statement, new: Statement, names: Set[str]) -> frozenset[str]:
+    """Of `names` (a value of one text the other has as a word), those written as the
+    same thing's name in both: a possessive in either ("*Paperlane's* max upload size") or
+    the same word after it in both ("The *Heron API*" / "*Heron API*"); not a name that is
+    what one text says and the other's subject ("reports to *Felix*" / "*Felix* reports to
+    Nadia")."""
+
+    def places(one: Statement, name: str) -> list[int]:
+        return [
+            i
+            for i, t in enumerate(one.tokens)
+            if name in (t.norm, _value_key(t), t.norm.removesuffix("'s"))
+        ]
+
+    def after(one: Statement, i: int) -> str | None:
+        return one.tokens[i + 1].norm if i + 1 < len(one.tokens) else None
+
+    found = set()
+    for name in names:
+        mine, theirs = places(old, name), places(new, name)
+        possessive = any(
+            one.tokens[i].lower.endswith("'s")
+            for one, at in ((old, mine), (new, theirs))
+            for i in at
+        )
+        if possessive or {after(old, i) for i in mine} & {after(new, i) for i in theirs} - {None}:
+            found.add(name)
+    return frozenset(found)
 
 
 def _measure(value: str) -> bool:
