@@ -3974,3 +3974,27 @@ def test_a_name_said_of_one_text_and_the_others_subject_is_no_subject_word() -> 
     existing, new = "The user reports to Felix instead of Greta.", "Felix reports to Nadia."
     assert not dedup.same_subject_words(existing, new)
     assert POLICY.explain(0.9, existing, new).reason not in dedup.CONFLICT_REASONS
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "Risk: the export job can time out on large tenants.",
+            "Mitigation: the export job now streams large tenants in pages.",
+        ),
+        (
+            "Lesson: the outage came from an unbounded retry loop in the mailer.",
+            "Rule: the mailer's retry loop must be bounded.",
+        ),
+    ],
+)
+def test_two_kinds_of_statement_are_two_statements(existing: str, new: str) -> None:
+    assert dedup.kinds_differ(existing, new)
+    assert POLICY.explain(0.9, existing, new) == dedup.Decision(
+        "possible_duplicate", "another statement"
+    )
+    # the same kind, or a word that says a change, is no other statement
+    kind = existing.split(": ", 1)[0]
+    assert not dedup.kinds_differ(existing, f"{kind}: " + new.split(": ", 1)[1])
+    assert not dedup.kinds_differ(existing, "Update: " + new.split(": ", 1)[1])

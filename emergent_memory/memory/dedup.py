@@ -1642,6 +1642,31 @@ def changes_late(existing: str, new: str) -> bool:
     return bool(changed) and all(i1 >= a / 2 and j1 >= b / 2 for _, i1, _, j1, _ in changed)
 
 
+# Words that open a memory with what kind of statement it is ("*Risk:* ...", "*Mitigation:*
+# ...", "*Lesson:* ...", "*Plan:* ..."): two texts of two kinds are two statements, however
+# alike ("Risk: only one engineer knows the billing codebase" / "Mitigation: a second
+# engineer is now shadowing the billing codebase owner"). Not the words that say a change
+# ("Correction:", "Update:").
+_KIND_OPENER_WORDS = """
+    risk risks mitigation lesson lessons decision plan proposal incident goal requirement
+    constraint assumption convention preference fact instruction pattern rule caveat context
+    todo tip warning workaround question idea observation hypothesis finding postmortem"""
+_KIND_OPENERS = frozenset(_KIND_OPENER_WORDS.split())
+_OPENER = re.compile(r"\s*([^\W\d_]+)\s*[:\uff1a]\s")
+
+
+def kinds_differ(existing: str, new: str) -> bool:
+    """Both texts open with a word of _KIND_OPENERS and a colon, and not the same word."""
+    kinds = []
+    for text in (existing, new):
+        match = _OPENER.match(text)
+        kind = match.group(1).lower() if match else None
+        if kind not in _KIND_OPENERS:
+            return False
+        kinds.append(kind.removesuffix("s"))
+    return kinds[0] != kinds[1]
+
+
 def labels_differ(existing: str, new: str) -> bool:
     """Both texts open with a label and not the same ("Audrey: ..." / "Andrew: ...")."""
     old_label, new_label = label(existing), label(new)
@@ -4509,6 +4534,7 @@ def compare(existing: str, new: str) -> Comparison:
         same_unknown=old.unknown == new_.unknown,
         other_holder=relations_differ(existing, new) and not corrects_a_relation(existing, new),
         other_statement=labels_differ(existing, new)
+        or kinds_differ(existing, new)
         or reacts_to(existing, new)
         or adds_another(existing, new)
         or adds_a_fact(existing, new)
