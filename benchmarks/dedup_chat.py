@@ -189,6 +189,10 @@ HOLDOUTS = {
     "dedup_holdout_58.json": "agent and chat memories, 480 pairs; first run against the rule "
     "at the end of stop 53 (after set 57: the past the other way round, reactions, lists, a "
     "passive 'is used to'; the review's clause reading in compare)",
+    "dedup_holdout_59.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "of stop 54 (after set 58: a change of another attribute beside 'still', a word only "
+    "inside a name both have, one item then a list of it, a name as a subject word, two kinds "
+    "of statement)",
 }
 
 
