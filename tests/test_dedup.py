@@ -3876,6 +3876,11 @@ def test_back_after_a_verb_it_belongs_to_is_no_way_back(new: str) -> None:
             "Nightly backups go to the bucket acme-backups.",
             "Nightly backups switched to zstd compression; the bucket remains acme-backups.",
         ),
+        # the change word opens the sentence and names the project
+        (
+            "Wren builds run on Ubuntu 22.04.",
+            "Moved Wren CI from CircleCI to Buildkite; builds still run on Ubuntu 22.04.",
+        ),
         (
             "The Kite app signs requests with HMAC.",
             "The Kite app switched to a new HTTP client; requests are still signed with HMAC.",
@@ -3902,10 +3907,14 @@ def test_a_change_of_another_attribute_beside_the_old_one_still_holding_is_no_co
             "The staging DB is on db-stage-2, port 5432.",
             "The staging DB moved to db-stage-3; the port is still 5432.",
         ),
-        # the old text's value is what changed ("from /ping")
+        # the old text's value is what changed ("from /ping", "not Jest")
         (
             "Health checks hit /ping every 30 seconds.",
             "The health check path changed from /ping to /live, still every 30 seconds.",
+        ),
+        (
+            "The web app is tested with Jest and deployed from main.",
+            "The web app is tested with Vitest, not Jest anymore, and still deploys from main.",
         ),
     ],
 )
@@ -3998,3 +4007,22 @@ def test_two_kinds_of_statement_are_two_statements(existing: str, new: str) -> N
     kind = existing.split(": ", 1)[0]
     assert not dedup.kinds_differ(existing, f"{kind}: " + new.split(": ", 1)[1])
     assert not dedup.kinds_differ(existing, "Update: " + new.split(": ", 1)[1])
+
+
+def test_by_mistake_tells_how_it_happened_not_that_a_value_was_wrong() -> None:
+    rule = "Deploys to the ledger service need two approvals."
+    event = "Last night's ledger service deploy went out with one approval by mistake."
+    assert "mistake" not in dedup.statement(event).markers
+    assert POLICY.decide(0.8, rule, event) != "supersede"
+    # what was said by mistake is a value that was wrong
+    said = "Oli: my cats are Miso and Pip, I keep saying Pepper by mistake"
+    assert "mistake" in dedup.statement(said).markers
+
+
+def test_a_bound_added_to_the_same_number_is_no_rewording() -> None:
+    existing = "The Quartz cluster has 8 nodes."
+    bounded = "The Quartz cluster autoscaler maximum is 8 nodes."
+    assert not dedup.restates(existing, bounded)
+    assert POLICY.decide(0.8, existing, bounded) != "supersede"
+    # a bound both state is no bound added
+    assert dedup.restates("Uploads are capped at 8 MB.", "Uploads are capped at 8 MB for users.")

@@ -1261,6 +1261,14 @@ def statement(text: str) -> Statement:
         and not (i + 1 < len(lower) and lower[i + 1] in _CONDITIONS)
         and not _describes(tokens, i)
         and not (word == "since" and _held_before(tokens, i))
+        # "*by mistake*" tells how something happened, not that a value was wrong, unless
+        # it is what was said ("I always *say* Tank by mistake")
+        and not (
+            word == "mistake"
+            and i
+            and lower[i - 1] == "by"
+            and not _SAYING & set(lower[max(0, i - 4) : i])
+        )
     }
     markers.update(
         " ".join(lower[i : i + 2])
@@ -1314,6 +1322,11 @@ def _held_before(tokens: Sequence[_Token], i: int) -> bool:
         start -= 1
     words = [t.lower for t in tokens[start:i]]
     return bool(_HELD & set(pairwise(words)))
+
+
+_SAYING_WORDS = """
+    say says said saying write writes wrote writing type typed typing call called calling"""
+_SAYING = frozenset(_SAYING_WORDS.split())
 
 
 def _describes(tokens: Sequence[_Token], i: int) -> bool:
@@ -3182,6 +3195,9 @@ def restates(existing: str, new: str) -> bool:
         bool(old.words)
         and old.words <= new_.words
         and not _borrowed(old, new_)
+        # a bound added to the same number says something else of it ("The cluster has 12
+        # nodes" / "The cluster autoscaler *maximum* is 12 nodes")
+        and (_bounded(new_) <= _bounded(old) or not old.values)
         and _same_values(old, new_, both=False)
         and _acronyms(new_) <= _acronyms(old) | old.words
         and new_.negations == old.negations
@@ -4925,12 +4941,13 @@ def _token_clauses(tokens: Sequence[_Token]) -> list[list[_Token]]:
 def still_holds(existing: str, new: str) -> bool:
     """The new text changes another attribute and says in a clause of its own that what the
     old text states still holds ("The Heron API uses JWT auth" / "The Heron API switched its
-    response format to JSON:API; auth is *still* JWT"): every value of the old text is in the
-    new one, and each word of the old text the new one has is in that clause or among the
-    words before the other clauses' first change word (the subject: "The Heron API"), one of
-    them in the clause. A value changed beside it ("moved to db-staging-*03*; port is still
-    5432") or an old word after the change word ("changed from */status* to /healthz, still
-    every 10 seconds") is a correction as before."""
+    response format to JSON:API; auth is *still* JWT"; "Osprey tests run on Node 18" /
+    "Switched Osprey CI from Jenkins to GitHub Actions; the test job *still* uses Node 18"):
+    every value of the old text is in the new one, at least one word of the old text is in
+    that clause and not in the others, and none is named as the old value in the others
+    (_named_as_old: "changed *from /status* to /healthz, still every 10 seconds", "built
+    with Astro, *not Gatsby* anymore, and still deploys from main"). A value changed beside
+    it ("moved to db-staging-*03*; the port is still 5432") is a correction as before."""
     old, new_ = statement(existing), statement(new)
     if not _STILL & {token.lower for token in new_.tokens} or not old.values <= new_.words:
         return False
@@ -4939,14 +4956,37 @@ def still_holds(existing: str, new: str) -> bool:
     changed = [part for part in parts if not any(token.lower in _STILL for token in part)]
     if not changed:
         return False
-    first = changed[0]
-    at = next((i for i, token in enumerate(first) if token.lower in CHANGE_MARKERS), len(first))
-    subject = {token.norm for token in first[:at]}
+    if old.words & {token.norm for part in changed for token in _named_as_old(part)}:
+        return False
     still = {token.norm for part in kept for token in part}
     elsewhere = {token.norm for part in changed for token in part}
-    if (old.words & elsewhere) - subject - still:
-        return False
-    return bool((old.words & still) - subject)
+    return bool((old.words & still) - elsewhere)
+
+
+# Words after which a clause names the value it changed from ("from", "not", "instead of",
+# "no longer", "rather than", "off", "replacing"), up to the value it changed to ("to").
+_OLD_VALUE_AFTER = frozenset({"from", "not", "off", "replacing", "replaced", "than", "of"})
+_NEW_VALUE_AFTER = frozenset({"to", "into", "with", "by", "for"})
+
+
+def _named_as_old(part: Sequence[_Token]) -> list[_Token]:
+    """The tokens of a clause that name the value it changed from (_OLD_VALUE_AFTER, up to
+    _NEW_VALUE_AFTER: "from */status* to /healthz", "not *Gatsby* anymore", "no longer
+    *Jenkins*")."""
+    named: list[_Token] = []
+    naming = False
+    for i, token in enumerate(part):
+        if token.lower in _NEW_VALUE_AFTER:
+            naming = False
+        elif naming:
+            named.append(token)
+        if (
+            token.norm == "not"
+            or token.lower in _OLD_VALUE_AFTER
+            or (token.lower == "longer" and i and part[i - 1].lower == "no")
+        ):
+            naming = token.lower != "of" or (i > 0 and part[i - 1].lower == "instead")
+    return named
 
 
 def _compared(existing: str, new: str, corrects: bool) -> Comparison:
