@@ -568,6 +568,10 @@ def test_every_decision_says_why() -> None:
         # word after it when it opens the sentence
         ("Max retries for Kestrel is 5.", "Kestrel's max retries is 3."),
         ("The Tern API listens on port 8080.", "Tern API listens on port 9090."),
+        # a name that opens one text after "in" or "for" in the other; a verb of one group
+        # in place of another ("kept" / "retains"); a count with a name before its unit
+        ("Traces in Plover are kept for 7 days.", "Plover retains traces for 30 days."),
+        ("Wagtail runs 3 Sidekiq workers.", "Wagtail runs 5 Sidekiq workers."),
     ],
 )
 def test_the_same_subject_words_with_another_value_last_is_a_conflict(
@@ -4026,3 +4030,30 @@ def test_a_bound_added_to_the_same_number_is_no_rewording() -> None:
     assert POLICY.decide(0.8, existing, bounded) != "supersede"
     # a bound both state is no bound added
     assert dedup.restates("Uploads are capped at 8 MB.", "Uploads are capped at 8 MB for users.")
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("rafa: the match starts at 7", "rafa: match kicks off at 7pm"),
+        ("The standup is at 10.", "The standup is at 10:00."),
+    ],
+)
+def test_an_hour_said_bare_and_as_a_time_of_day_is_one_value(existing: str, new: str) -> None:
+    assert dedup.changed_values(existing, new) == 0
+    assert POLICY.explain(0.9, existing, new).reason not in dedup.CONFLICT_REASONS
+    # another hour is another value: a conflict
+    other = new.replace("7pm", "9pm").replace("10:00", "11:00")
+    assert dedup.changed_values(existing, other) == 1
+    assert POLICY.explain(0.9, existing, other).reason in dedup.CONFLICT_REASONS
+
+
+def test_a_time_of_day_in_place_of_a_duration_is_another_attribute() -> None:
+    # when backups are taken, how long they are kept: no conflict between them
+    existing = "Nightly backups of the ledger DB are taken at 3 AM."
+    assert not dedup.same_subject_words(existing, "Nightly backups of the ledger DB: kept 30 days.")
+    # two of them changed at once, each in place of its own kind, is one subject's values
+    assert dedup.same_subject_words(
+        "The Gannet job runs at 01:00 UTC with a 2-hour timeout.",
+        "The Gannet job runs at 03:00 UTC with a 4-hour timeout.",
+    )

@@ -2736,17 +2736,36 @@ def same_subject_words(existing: str, new: str) -> bool:
     subject = _subject_words(old) | (named - new_.values)
     if labels_differ(existing, new) or len(subject) < 2:
         return False
-    if subject != _subject_words(new_) | (named - old.values):
+    # (a verb of _SAME_VERBS in place of one of its group: "Logs are *retained* for 14 days" /
+    # "... *kept* for 90 days")
+    mine, theirs = _as_one_verb(subject), _as_one_verb(_subject_words(new_) | (named - old.values))
+    if mine != theirs and not (len(mine - _PLAIN_VERBS) >= 2 and mine ^ theirs <= _PLAIN_VERBS):
         return False
-    lost, gained = old.values - new_.values - named, new_.values - old.values - named
-    if len(gained) > len(lost):
+    # (an hour said bare and as a time of day is one value: "starts at *8*" / "*8pm*")
+    lost, gained = _bare_hours_apart(
+        old.values - new_.values - named, new_.values - old.values - named
+    )
+    if not (lost or gained) or len(gained) > len(lost):
         return False  # values in place of others, not more said ("..., in Leeds since 2021")
-    if lost and gained and all(_measure(v) for v in lost | gained):
-        return True  # a duration or a time of day, what is said of a thing wherever it stands
+    measured = [{_measure(v) for v in values} for values in (lost, gained)]
+    if lost and gained and None not in measured[0] | measured[1]:
+        # a duration, a size or a time of day, what is said of a thing wherever it stands,
+        # each in place of one of its kind (not "taken at 2 AM" / "retained two weeks")
+        return measured[0] == measured[1]
     # the values that differ come after every subject word in both texts: a value before
     # them names which thing ("Kafka topic *orders.created* has 12 partitions" / "*orders.
     # cancelled*"), one after them is what is said of it ("Cache TTL: *10 minutes*")
     return _said_last(old, lost, subject) and _said_last(new_, gained, subject)
+
+
+_OF_A_THING = frozenset({"in", "for", "of"})
+
+
+def _as_one_verb(words: Set[str]) -> frozenset[str]:
+    """The words, each verb of a _SAME_VERBS group as the group's first."""
+    return frozenset(
+        next((min(group) for group in _SAME_VERBS if word in group), word) for word in words
+    )
 
 
 def _same_name(old: Statement, new: Statement, names: Set[str]) -> frozenset[str]:
@@ -2774,15 +2793,42 @@ def _same_name(old: Statement, new: Statement, names: Set[str]) -> frozenset[str
             for one, at in ((old, mine), (new, theirs))
             for i in at
         )
-        if possessive or {after(old, i) for i in mine} & {after(new, i) for i in theirs} - {None}:
+        # a name that opens one text, after "in", "for", "of" in the other ("Logs *in Topaz*
+        # are retained ..." / "*Topaz* keeps logs ...")
+        opens = any(at == [0] and other for at, other in ((mine, theirs), (theirs, mine)))
+        owner = any(
+            one.tokens[i - 1].lower in _OF_A_THING
+            for one, at in ((old, mine), (new, theirs))
+            for i in at
+            if i
+        )
+        followed = {after(old, i) for i in mine} & {after(new, i) for i in theirs} - {None}
+        if possessive or followed or (opens and owner):
             found.add(name)
     return frozenset(found)
 
 
-def _measure(value: str) -> bool:
-    """A duration ("3600s"), a size ("1024bytes") or a time of day ("t570"): never the name
-    of a thing."""
-    return bool(_AMOUNT_NORM.fullmatch(value)) or (value[:1] == "t" and value[1:].isdigit())
+def _measure(value: str) -> str | None:
+    """What a value measures when it is a duration ("3600s"), a size ("1024bytes") or a time
+    of day ("t570"): never the name of a thing; None for any other value."""
+    if value[:1] == "t" and value[1:].isdigit():
+        return "time"
+    if _AMOUNT_NORM.fullmatch(value):
+        return "size" if value.endswith("bytes") else "duration"
+    return None
+
+
+def _bare_hours_apart(lost: Set[str], gained: Set[str]) -> tuple[set[str], set[str]]:
+    """`lost` and `gained` less each bare hour of one (1 to 12) and a time of day of the
+    other on that hour, morning or evening ("8" / "t1200")."""
+    lost, gained = set(lost), set(gained)
+    for one, other in ((lost, gained), (gained, lost)):
+        for hour in [v for v in one if re.fullmatch(r"\d{1,2}", v) and 1 <= int(v) <= 12]:
+            same = {f"t{int(hour) % 12 * 60}", f"t{(int(hour) % 12 + 12) * 60}"} & other
+            if same:
+                one.discard(hour)
+                other.discard(min(same))
+    return lost, gained
 
 
 def _said_last(one: Statement, values: Set[str], subject: frozenset[str]) -> bool:
@@ -2797,7 +2843,21 @@ def _said_last(one: Statement, values: Set[str], subject: frozenset[str]) -> boo
     # a number with its unit is an amount, what is said of the subject wherever it stands
     # ("*2-space* indentation in YAML" / "*4-space* ..."); a name or an identifier before the
     # subject words names which thing ("Kafka topic *orders.created* has ...")
-    amounts = {i for i in numbers if _amount(one.tokens, i) and one.tokens[i + 1].norm in subject}
+    # (or with a name between, "*4* Celery workers")
+    amounts = {
+        i
+        for i in numbers
+        if _amount(one.tokens, i)
+        and (
+            one.tokens[i + 1].norm in subject
+            or (
+                i + 2 < len(one.tokens)
+                and one.tokens[i + 2].norm in subject
+                and one.tokens[i + 1].text[:1].isupper()
+                and not one.tokens[i + 1].pause
+            )
+        )
+    }
     named = [i for i in at_value if i not in amounts]
     return not named or min(named) > max(at_subject)
 
@@ -4042,7 +4102,8 @@ def changed_values(existing: str, new: str) -> int:
     "hiring manager")."""
     old, new_ = statement(existing), statement(new)
     opcodes, _ = alignment(existing, new)
-    lost_values, gained_values = _lost_values(old, new_), _lost_values(new_, old)
+    # (an hour said bare and as a time of day is one value: "at *10*" / "at *10:00*")
+    lost_values, gained_values = _bare_hours_apart(_lost_values(old, new_), _lost_values(new_, old))
     lost = [_kind(value) for value in lost_values]
     gained = [_kind(value) for value in gained_values]
     per_kind = {kind: min(lost.count(kind), gained.count(kind)) for kind in set(lost)}
