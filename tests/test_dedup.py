@@ -4057,3 +4057,10 @@ def test_a_time_of_day_in_place_of_a_duration_is_another_attribute() -> None:
         "The Gannet job runs at 01:00 UTC with a 2-hour timeout.",
         "The Gannet job runs at 03:00 UTC with a 4-hour timeout.",
     )
+
+
+def test_a_bare_number_beside_a_time_of_its_own_is_no_hour() -> None:
+    # the day and the hour exchanged: two values changed, never one value said twice
+    existing = "The monthly report is generated on the 3rd at 05:00 UTC."
+    new = "The monthly report is generated on the 5th at 03:00 UTC."
+    assert dedup.changed_values(existing, new) == 2

@@ -2820,9 +2820,13 @@ def _measure(value: str) -> str | None:
 
 def _bare_hours_apart(lost: Set[str], gained: Set[str]) -> tuple[set[str], set[str]]:
     """`lost` and `gained` less each bare hour of one (1 to 12) and a time of day of the
-    other on that hour, morning or evening ("8" / "t1200")."""
+    other on that hour, morning or evening ("8" / "t1200"), when the one with the bare hour
+    has no time of day besides."""
     lost, gained = set(lost), set(gained)
     for one, other in ((lost, gained), (gained, lost)):
+        if any(_measure(value) == "time" for value in one):
+            continue  # a time of its own besides: the numbers may be exchanged ("the *2nd*
+            # at *06:00*" / "the *6th* at *02:00*")
         for hour in [v for v in one if re.fullmatch(r"\d{1,2}", v) and 1 <= int(v) <= 12]:
             same = {f"t{int(hour) % 12 * 60}", f"t{(int(hour) % 12 + 12) * 60}"} & other
             if same:
