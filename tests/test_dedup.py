@@ -4064,3 +4064,16 @@ def test_a_bare_number_beside_a_time_of_its_own_is_no_hour() -> None:
     existing = "The monthly report is generated on the 3rd at 05:00 UTC."
     new = "The monthly report is generated on the 5th at 03:00 UTC."
     assert dedup.changed_values(existing, new) == 2
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Heron v3 launch: May 6.", "Heron v3 launch slipped to May 20."),
+        ("The checkout p99 target is 400 ms.", "The checkout p99 target was tightened to 250 ms."),
+        ("The search SLO is 99.5%.", "The search SLO was loosened from 99.5% to 99%."),
+    ],
+)
+def test_a_date_that_slipped_and_a_target_tightened_correct(existing: str, new: str) -> None:
+    assert dedup.says_it_changed(existing, new)
+    assert POLICY.decide(0.85, existing, new) == "supersede"

@@ -152,7 +152,8 @@ _CHANGE_MARKERS = """
     upgraded downgraded migrated bumped rewritten relocated retired dropped deprecated
     reassigned transferred resized revoked handed correction corrected formerly previously
     starting updated stopped since rescheduled postponed raised lowered increased decreased
-    reduced extended shortened wrong mistake typo misspoke revised amended reversed"""
+    reduced extended shortened wrong mistake typo misspoke revised amended reversed slipped
+    tightened loosened"""
 CHANGE_MARKERS = frozenset(_CHANGE_MARKERS.split())
 # Words that open a condition: a change word right before one says what happens, not what
 # changed.
