@@ -2724,7 +2724,9 @@ def _subject_words(one: Statement) -> frozenset[str]:
 def same_subject_words(existing: str, new: str) -> bool:
     """Both texts have the same subject words (_subject_words), at least two: all they differ
     in is values and words without content ("The cache TTL is 5 minutes" / "Cache TTL: 10
-    minutes", "The team's timezone is Europe/Berlin" / "Team timezone: America/New_York").
+    minutes", "The team's timezone is Europe/Berlin" / "Team timezone: America/New_York"); a
+    name one has as a value and the other as a word counts as a subject word of both when
+    written as one thing's name (_same_name), and a verb as any of its _SAME_VERBS group.
     One value changed there is another value of the same subject wherever it stands in the
     sentence, not another subject ("*Staging* deploys from main" / "*Prod* deploys ..." differ
     in a subject word), when the values that differ come after the subject words (_said_last).
@@ -5046,12 +5048,13 @@ def _named_as_old(part: Sequence[_Token]) -> list[_Token]:
             naming = False
         elif naming:
             named.append(token)
+        before = part[i - 1].lower if i else ""
         if (
             token.norm == "not"
-            or token.lower in _OLD_VALUE_AFTER
-            or (token.lower == "longer" and i and part[i - 1].lower == "no")
+            or (token.lower in _OLD_VALUE_AFTER and (token.lower != "of" or before == "instead"))
+            or (token.lower == "longer" and before == "no")
         ):
-            naming = token.lower != "of" or (i > 0 and part[i - 1].lower == "instead")
+            naming = True  # ("of" only in "instead of": "from the top *of* X" names on)
     return named
 
 
