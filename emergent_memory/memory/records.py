@@ -45,7 +45,8 @@ PAIR_WHY = {
     "holds)",
     "different phrase": "close in meaning, but one part of the sentence says something else",
     "different holder": "close in meaning, but about another person or thing",
-    "another statement": "close in meaning, but another speaker or holder, a question, a "
+    "another statement": "close in meaning, but another speaker or holder, another kind of "
+    "statement (a risk and its mitigation, a lesson and a rule), a question, a "
     "statement that adds a fact, the other direction (the way back), or the same said of "
     "another thing (two rules against two things, an opposite of another thing)",
     "another occasion": "close in meaning, but about another occasion or time",
