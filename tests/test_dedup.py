@@ -4077,3 +4077,12 @@ def test_a_bare_number_beside_a_time_of_its_own_is_no_hour() -> None:
 def test_a_date_that_slipped_and_a_target_tightened_correct(existing: str, new: str) -> None:
     assert dedup.says_it_changed(existing, new)
     assert POLICY.decide(0.85, existing, new) == "supersede"
+
+
+def test_a_new_value_with_the_old_one_between_marks_names_the_change() -> None:
+    existing = "The Plover export runs at 02:00."
+    new = "Plover export: 04:30 (was 02:00)."
+    assert dedup.says_it_changed(existing, new)
+    assert POLICY.explain(0.85, existing, new).verdict == "supersede"
+    # "was" naming no value of the old text says no change of it
+    assert not dedup.says_it_changed(existing, "Plover export: 04:30 (was 03:00).")

@@ -2644,15 +2644,23 @@ def _exchanged_markers(old: Statement, new: Statement) -> set[str]:
 
 def _was_then_is(old: Statement, new: Statement) -> bool:
     """The new text says an old value was so and another one is ("Embedding job batch size:
-    *was* 64, *is* 128", "Data warehouse *was* Redshift, *is* Snowflake"): a change named."""
+    *was* 64, *is* 128", "Data warehouse *was* Redshift, *is* Snowflake"), or gives a new
+    value and then the old one between marks ("Finch job: 05:00 *(was 01:00)*"): a change
+    named."""
     lower = [t.lower for t in new.tokens]
     was = next((i for i, w in enumerate(lower) if w in ("was", "were")), None)
     is_ = max((i for i, w in enumerate(lower) if w in ("is", "are")), default=None)
-    if was is None or is_ is None or was > is_:
-        return False
 
     def keys(tokens: Sequence[_Token]) -> set[str]:
         return {t.norm for t in tokens} | {_value_key(t) for t in tokens}
+
+    if was is not None and was and new.tokens[was - 1].pause and (is_ is None or is_ < was):
+        # the new value, then the old one between marks ("Finch job: 05:00 *(was 01:00)*")
+        end = next((i for i in range(was, len(lower)) if new.tokens[i].pause), len(lower) - 1)
+        named = keys(new.tokens[was + 1 : end + 1])
+        return bool(old.values & named) and bool(new.values - old.values - named)
+    if was is None or is_ is None or was > is_:
+        return False
 
     before, after = keys(new.tokens[was + 1 : is_]), keys(new.tokens[is_ + 1 :])
     return bool(old.values & before) and bool((new.values - old.values) & after)
