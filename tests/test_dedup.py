@@ -4086,3 +4086,16 @@ def test_a_new_value_with_the_old_one_between_marks_names_the_change() -> None:
     assert POLICY.explain(0.85, existing, new).verdict == "supersede"
     # "was" naming no value of the old text says no change of it
     assert not dedup.says_it_changed(existing, "Plover export: 04:30 (was 03:00).")
+
+
+@pytest.mark.parametrize(
+    "new",
+    [
+        "The release branch is cut on Mondays for the web app only.",
+        "The release branch is cut on Mondays, except in December.",
+    ],
+)
+def test_a_restriction_added_is_no_rewording(new: str) -> None:
+    existing = "The release branch is cut on Mondays."
+    assert not dedup.restates(existing, new)
+    assert POLICY.decide(0.83, existing, new) != "supersede"

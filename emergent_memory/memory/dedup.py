@@ -3273,11 +3273,22 @@ def restates(existing: str, new: str) -> bool:
         # a bound added to the same number says something else of it ("The cluster has 12
         # nodes" / "The cluster autoscaler *maximum* is 12 nodes")
         and (_bounded(new_) <= _bounded(old) or not old.values)
+        # a restriction added narrows the fact ("Code freeze starts Dec 15" / "... for the
+        # mobile apps *only*")
+        and not (_restricted(new_) - _restricted(old))
         and _same_values(old, new_, both=False)
         and _acronyms(new_) <= _acronyms(old) | old.words
         and new_.negations == old.negations
         and not _other_units(old, new_)
     )
+
+
+_RESTRICTING = frozenset({"only", "except", "excluding", "solely", "exclusively"})
+
+
+def _restricted(one: Statement) -> frozenset[str]:
+    """The words of the text that restrict what it says to part of it (_RESTRICTING)."""
+    return frozenset(token.lower for token in one.tokens) & _RESTRICTING
 
 
 def _borrowed(one: Statement, other: Statement) -> frozenset[str]:
