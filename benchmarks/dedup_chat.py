@@ -197,6 +197,9 @@ HOLDOUTS = {
     "at the end of stop 54 (after set 59: a 'still' clause opening with its change word, 'by "
     "mistake', a bound added, conflicts through verbs of one group and bare hours, 'slipped' "
     "and 'tightened')",
+    "dedup_holdout_61.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "at the end of stop 54 after set 60 (a new value with the old one '(was ...)', a "
+    "restriction added)",
 }
 
 
