@@ -3885,6 +3885,11 @@ def test_back_after_a_verb_it_belongs_to_is_no_way_back(new: str) -> None:
             "Wren builds run on Ubuntu 22.04.",
             "Moved Wren CI from CircleCI to Buildkite; builds still run on Ubuntu 22.04.",
         ),
+        # the attribute named as unchanged, its value not said again
+        (
+            "The search cache for the Pika API has a TTL of 10 minutes.",
+            "The search cache for the Pika API moved to a new cluster; TTL unchanged.",
+        ),
         (
             "The Kite app signs requests with HMAC.",
             "The Kite app switched to a new HTTP client; requests are still signed with HMAC.",
@@ -3910,6 +3915,11 @@ def test_a_change_of_another_attribute_beside_the_old_one_still_holding_is_no_co
         (
             "The staging DB is on db-stage-2, port 5432.",
             "The staging DB moved to db-stage-3; the port is still 5432.",
+        ),
+        # another value given beside a clause that says the rest is unchanged
+        (
+            "Main DB: host db-1.internal, user app_rw, pool size 20.",
+            "Pool size for db-1.internal was changed to 40; host and user are unchanged.",
         ),
         # the old text's value is what changed ("from /ping", "not Jest")
         (

@@ -5009,6 +5009,8 @@ def replaces_an_opening_name(existing: str, new: str) -> bool:
 # user are *unchanged*"); not "stays", which states a rule as often ("PRs should *stay* below
 # 400 lines").
 _STILL = frozenset({"still", "remains", "remain", "unchanged", "unaffected", "untouched"})
+# ... of them, those that say it without a value ("TTL *unchanged*")
+_AS_IT_WAS = frozenset({"unchanged", "unaffected", "untouched"})
 # Words that open a clause of their own (besides a pause: a comma, a semicolon, a dash).
 _CLAUSE_OPENERS = frozenset({"but", "while", "whereas", "although", "though"})
 
@@ -5036,12 +5038,22 @@ def still_holds(existing: str, new: str) -> bool:
     with Astro, *not Gatsby* anymore, and still deploys from main"). A value changed beside
     it ("moved to db-staging-*03*; the port is still 5432") is a correction as before."""
     old, new_ = statement(existing), statement(new)
-    if not _STILL & {token.lower for token in new_.tokens} or not old.values <= new_.words:
+    if not _STILL & {token.lower for token in new_.tokens}:
         return False
     parts = _token_clauses(new_.tokens)
     kept = [part for part in parts if any(token.lower in _STILL for token in part)]
     changed = [part for part in parts if not any(token.lower in _STILL for token in part)]
     if not changed:
+        return False
+    # every old value said again, or a clause that names the attribute as unchanged without
+    # a value of its own ("... moved to a new cluster; *TTL unchanged*")
+    as_it_was = any(
+        {token.lower for token in part} & _AS_IT_WAS and not _values(list(part)) for part in kept
+    )
+    # (and no other clause giving a value of its own: "pool size was changed to *40*; host
+    # and user are unchanged" corrects the pool size)
+    gained = {value for part in changed for value in _values(list(part))} - old.values
+    if not (old.values <= new_.words or (as_it_was and not gained)):
         return False
     if old.words & {token.norm for part in changed for token in _named_as_old(part)}:
         return False
