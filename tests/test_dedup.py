@@ -4109,3 +4109,16 @@ def test_a_restriction_added_is_no_rewording(new: str) -> None:
     existing = "The release branch is cut on Mondays."
     assert not dedup.restates(existing, new)
     assert POLICY.decide(0.83, existing, new) != "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Versiones de Node soportadas: 18 y 20.", "Versiones de Node soportadas: 18, 20 y 22."),
+        ("Unterstützte Regionen: EU und US.", "Unterstützte Regionen: EU, US und APAC."),
+    ],
+)
+def test_a_list_joined_in_another_language_is_a_list(existing: str, new: str) -> None:
+    assert dedup.adds_an_item(existing, new)
+    # a short word that is also English joins only numbers ("a" is an article)
+    assert not dedup.adds_an_item("The SDK ships a CLI.", "The SDK ships a CLI, a REST client.")

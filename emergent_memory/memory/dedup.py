@@ -1556,26 +1556,49 @@ def reacts_to(existing: str, new: str) -> bool:
 
 
 def _lists(one: Statement) -> list[list[str]]:
-    """The text's lists of one-word items: "A, B and C", "A and B", "A, B, or C"."""
+    """The text's lists of one-word items: "A, B and C", "A and B", "A, B, or C" (and in
+    other languages, _LIST_JOINERS: "18, 20 *a* 22")."""
     tokens = one.tokens
     found: list[list[str]] = []
     i = 0
     while i < len(tokens):
         items, j = [tokens[i].norm], i
         while j + 1 < len(tokens):
-            if tokens[j].pause and tokens[j + 1].lower not in ("and", "or"):
+            if tokens[j].pause and not _joins(tokens, j + 1):
                 items.append(tokens[j + 1].norm)  # "A, B"
                 j += 1
-            elif tokens[j + 1].lower in ("and", "or") and j + 2 < len(tokens):
+            elif _joins(tokens, j + 1) and j + 2 < len(tokens):
                 items.append(tokens[j + 2].norm)  # "A and B", "A, and B"
                 j += 2
                 break
             else:
                 break
-        if len(items) > 1 and j > i and tokens[j - 1].lower in ("and", "or"):
+        if len(items) > 1 and j > i and _joins(tokens, j - 1):
             found.append(items)
         i = max(j, i) + 1
     return found
+
+
+# Words that join the last item of a list: "and", "or" and their like in other languages;
+# those that are also English words or letters ("a", "i", "e", "o", "y", "en") only
+# between two numbers ("Node 18, 20 *a* 22").
+_LIST_JOINER_WORDS = """
+    and or und oder et ou och eller og ve veya és vagy și sau и или та oraz lub"""
+# (and the Ukrainian "i", a Cyrillic letter that looks like the Latin one)
+_LIST_JOINERS = frozenset(_LIST_JOINER_WORDS.split()) | {"\u0456"}
+_NUMBER_JOINER_WORDS = "a i e o y u en"
+_NUMBER_JOINERS = frozenset(_NUMBER_JOINER_WORDS.split())
+
+
+def _joins(tokens: Sequence[_Token], k: int) -> bool:
+    """The token at k joins the last item of a list (_LIST_JOINERS, _NUMBER_JOINERS)."""
+    if not 0 < k < len(tokens) - 1:
+        return False
+    word = tokens[k].lower
+    if word in _LIST_JOINERS:
+        return True
+    numbers = all(_CARDINAL.fullmatch(tokens[n].text) for n in (k - 1, k + 1))
+    return word in _NUMBER_JOINERS and numbers
 
 
 def adds_an_item(existing: str, new: str) -> bool:
