@@ -5034,20 +5034,16 @@ def replaces_an_opening_name(existing: str, new: str) -> bool:
 _STILL = frozenset({"still", "remains", "remain", "unchanged", "unaffected", "untouched"})
 # ... of them, those that say it without a value ("TTL *unchanged*")
 _AS_IT_WAS = frozenset({"unchanged", "unaffected", "untouched"})
-# Words that open a clause of their own (besides a pause: a comma, a semicolon, a dash).
-_CLAUSE_OPENERS = frozenset({"but", "while", "whereas", "although", "though"})
 
 
 def _token_clauses(tokens: Sequence[_Token]) -> list[list[_Token]]:
-    """The tokens cut into clauses at each pause and before each _CLAUSE_OPENERS word."""
-    parts: list[list[_Token]] = [[]]
-    for token in tokens:
-        if token.lower in _CLAUSE_OPENERS and parts[-1]:
+    """The tokens cut into clauses where _opens_clause says one begins."""
+    parts: list[list[_Token]] = []
+    for i, token in enumerate(tokens):
+        if not parts or _opens_clause(tokens, i):
             parts.append([])
         parts[-1].append(token)
-        if token.pause:
-            parts.append([])
-    return [part for part in parts if part]
+    return parts
 
 
 def still_holds(existing: str, new: str) -> bool:
