@@ -5053,8 +5053,8 @@ def still_holds(existing: str, new: str) -> bool:
     "Switched Osprey CI from Jenkins to GitHub Actions; the test job *still* uses Node 18"):
     every value of the old text is in the new one, at least one word of the old text is in
     that clause and not in the others, and none is named as the old value in the others
-    (_named_as_old: "changed *from /status* to /healthz, still every 10 seconds", "built
-    with Astro, *not Gatsby* anymore, and still deploys from main"). A value changed beside
+    ("changed *from /status* to /healthz, still every 10 seconds", "built with Astro, *not
+    Gatsby* anymore, and still deploys from main"). A value changed beside
     it ("moved to db-staging-*03*; the port is still 5432") is a correction as before."""
     old, new_ = statement(existing), statement(new)
     if not _STILL & {token.lower for token in new_.tokens}:
@@ -5074,37 +5074,35 @@ def still_holds(existing: str, new: str) -> bool:
     gained = {value for part in changed for value in _values(list(part))} - old.values
     if not (old.values <= new_.words or (as_it_was and not gained)):
         return False
-    if old.words & {token.norm for part in changed for token in _named_as_old(part)}:
-        return False
     still = {token.norm for part in kept for token in part}
     elsewhere = {token.norm for part in changed for token in part}
+    # an old word the other clauses name as the value changed from: negated ("*not Gatsby*
+    # anymore", "instead of", "no longer": Statement.negated) or after "from", ...
+    named = (new_.negated & elsewhere) | {
+        token.norm for part in changed for token in _named_as_old(part)
+    }
+    if old.words & named:
+        return False
     return bool((old.words & still) - elsewhere)
 
 
-# Words after which a clause names the value it changed from ("from", "not", "instead of",
-# "no longer", "rather than", "off", "replacing"), up to the value it changed to ("to").
-_OLD_VALUE_AFTER = frozenset({"from", "not", "off", "replacing", "replaced", "than", "of"})
+# Words after which a clause names the value it changed from, up to the value it changed to
+# ("*from* /status *to* /healthz"); a negation names one too (Statement.negated).
+_OLD_VALUE_AFTER = frozenset({"from", "off", "replacing", "replaced"})
 _NEW_VALUE_AFTER = frozenset({"to", "into", "with", "by", "for"})
 
 
 def _named_as_old(part: Sequence[_Token]) -> list[_Token]:
-    """The tokens of a clause that name the value it changed from (_OLD_VALUE_AFTER, up to
-    _NEW_VALUE_AFTER: "from */status* to /healthz", "not *Gatsby* anymore", "no longer
-    *Jenkins*")."""
+    """The tokens of a clause after a word of _OLD_VALUE_AFTER, up to one of
+    _NEW_VALUE_AFTER ("from */status* to /healthz")."""
     named: list[_Token] = []
     naming = False
-    for i, token in enumerate(part):
+    for token in part:
         if token.lower in _NEW_VALUE_AFTER:
             naming = False
         elif naming:
             named.append(token)
-        before = part[i - 1].lower if i else ""
-        if (
-            token.norm == "not"
-            or (token.lower in _OLD_VALUE_AFTER and (token.lower != "of" or before == "instead"))
-            or (token.lower == "longer" and before == "no")
-        ):
-            naming = True  # ("of" only in "instead of": "from the top *of* X" names on)
+        naming = naming or token.lower in _OLD_VALUE_AFTER
     return named
 
 
