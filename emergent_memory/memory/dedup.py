@@ -1689,15 +1689,15 @@ _KIND_OPENER_WORDS = """
     constraint assumption convention preference fact instruction pattern rule caveat context
     todo tip warning workaround question idea observation hypothesis finding postmortem"""
 _KIND_OPENERS = frozenset(_KIND_OPENER_WORDS.split())
-_OPENER = re.compile(r"\s*([^\W\d_]+)\s*[:\uff1a]\s")
 
 
 def kinds_differ(existing: str, new: str) -> bool:
-    """Both texts open with a word of _KIND_OPENERS and a colon, and not the same word."""
+    """Both texts open with a word of _KIND_OPENERS and a colon (as _LABEL reads a label),
+    and not the same word."""
     kinds = []
     for text in (existing, new):
-        match = _OPENER.match(text)
-        kind = match.group(1).lower() if match else None
+        match = _LABEL.match(text)
+        kind = match.group(1).lower().strip() if match else None
         if kind not in _KIND_OPENERS:
             return False
         kinds.append(kind.removesuffix("s"))
