@@ -3043,9 +3043,6 @@ def rewords(existing: str, new: str) -> bool:
     # "Run the linter before *every* push")
     gone = old.words - new_.words - (_ALWAYS if _says_every(new_) else frozenset())
     came = new_.words - old.words - (_ALWAYS if _says_every(old) else frozenset())
-    # (a word the other has only inside a name or compound both have is no word of it)
-    gone |= _borrowed(old, new_)
-    came |= _borrowed(new_, old)
     if len(came) > REWORDED_WORDS or len(came) < len(gone):
         return False
     if not (_plain_words(old, existing, gone) and _plain_words(new_, new, came)):
