@@ -4103,7 +4103,7 @@ def test_a_new_value_with_the_old_one_between_marks_names_the_change() -> None:
     "new",
     [
         "The release branch is cut on Mondays for the web app only.",
-        "The release branch is cut on Mondays, except in December.",
+        "The release branch is cut on Mondays, except for hotfixes.",
     ],
 )
 def test_a_restriction_added_is_no_rewording(new: str) -> None:
