@@ -200,6 +200,9 @@ HOLDOUTS = {
     "dedup_holdout_61.json": "agent and chat memories, 480 pairs; first run against the rule "
     "at the end of stop 54 after set 60 (a new value with the old one '(was ...)', a "
     "restriction added)",
+    "dedup_holdout_62.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "after stop 54's second review (after set 61: an attribute named 'unchanged', lists "
+    "joined in other languages)",
 }
 
 
