@@ -2749,8 +2749,10 @@ def test_a_number_that_counts_another_thing_is_no_restatement() -> None:
     new = "The build farm has 8 GB of disk per runner machine."
     assert not dedup.restates(old, new)
     assert POLICY.explain(0.8, old, new).verdict != "supersede"
-    # the same count said again with more words still restates
-    assert dedup.restates(old, "The build farm has 8 runner machines in the basement.")
+    # the same count said again with more words still restates (where they are narrows it:
+    # test_a_part_or_a_bound_added_narrows_the_statement)
+    assert dedup.restates(old, "The build farm currently has 8 runner machines.")
+    assert not dedup.restates(old, "The build farm has 8 runner machines in the basement.")
 
 
 @pytest.mark.parametrize(
@@ -4110,6 +4112,45 @@ def test_a_restriction_added_is_no_rewording(new: str) -> None:
     existing = "The release branch is cut on Mondays."
     assert not dedup.restates(existing, new)
     assert POLICY.decide(0.83, existing, new) != "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # a part the old statement is narrowed to: for whom, until when, during what
+        (
+            "The search index is rebuilt nightly.",
+            "The search index for the help center is rebuilt nightly.",
+        ),
+        ("Sentry alerts go to #ops.", "Sentry alerts go to #ops until the migration."),
+        ("CI builds use 8 runners.", "CI builds use 8 runners during release week."),
+        # a bound the old number did not have
+        (
+            "The importer handles 2,000 rows per second.",
+            "The importer should handle at least 2,000 rows per second.",
+        ),
+    ],
+)
+def test_a_part_or_a_bound_added_narrows_the_statement(existing: str, new: str) -> None:
+    assert not dedup.restates(existing, new)
+    assert not dedup.rewords(existing, new)
+    assert not dedup.restates_the_values(existing, new)
+    assert POLICY.decide(0.9, existing, new) != "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # a word added inside the old phrase, what kind of thing the value is, this one
+        ("Never log tokens in error messages.", "Never log tokens in raw error messages."),
+        ("The staging cache listens on 6379.", "The staging cache listens on port 6379."),
+        ("Lint runs before every commit.", "Lint runs before every commit in this repo."),
+        ("The weekly report lists 40 customers.", "The weekly report lists 40 customers in total."),
+    ],
+)
+def test_a_phrase_that_narrows_nothing_still_restates(existing: str, new: str) -> None:
+    assert dedup.restates(existing, new)
+    assert POLICY.decide(0.9, existing, new) == "supersede"
 
 
 @pytest.mark.parametrize(

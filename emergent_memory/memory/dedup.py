@@ -3037,7 +3037,7 @@ def rewords(existing: str, new: str) -> bool:
     number said with other words, keeps_the_values): a word exchanged there is most often
     another word for the same thing."""
     old, new_ = statement(existing), statement(new)
-    if not _same_values(old, new_) or old.negations != new_.negations:
+    if not _same_values(old, new_) or old.negations != new_.negations or _narrows(old, new_):
         return False
     # "always" says what "every" or "each" says ("*Always* run the linter before pushing" /
     # "Run the linter before *every* push")
@@ -3138,7 +3138,7 @@ def restates_the_values(existing: str, new: str) -> bool:
         return False
     if {t.lower for t in old.tokens} & _MOOD != {t.lower for t in new_.tokens} & _MOOD:
         return False
-    if changes_direction(existing, new):
+    if changes_direction(existing, new) or _narrows(old, new_):
         return False
     if _opposite_in_its_place(old, new_, old.words - new_.words, new_.words - old.words):
         return False  # "Feature branches are *deleted* after merge" / "... *keeps* ..."
@@ -3296,6 +3296,7 @@ def restates(existing: str, new: str) -> bool:
         # a restriction added narrows the fact ("Code freeze starts Dec 15" / "... for the
         # mobile apps *only*")
         and not (_restricted(new_) - _restricted(old))
+        and not _narrows(old, new_)
         and _same_values(old, new_, both=False)
         and _acronyms(new_) <= _acronyms(old) | old.words
         and new_.negations == old.negations
@@ -3304,6 +3305,67 @@ def restates(existing: str, new: str) -> bool:
 
 
 _RESTRICTING = frozenset({"only", "except", "excluding", "solely", "exclusively"})
+
+
+# Words that open a phrase saying where, when or for whom a statement holds ("for the mobile
+# app", "until the reorg", "after the upgrade", "in staging").
+_SCOPING_WORDS = "for until till except unless after before during when if within outside in on"
+_SCOPING = frozenset(_SCOPING_WORDS.split())
+
+
+def _scope_added(old: Statement, new: Statement) -> bool:
+    """The new text narrows the old one to part of what it said: right after a word of the
+    old text, a word of _SCOPING, then a content word the old text does not have ("Feature
+    flags *for the mobile app* are managed in LaunchDarkly", "25 MB *for free users*", "owned
+    the data pipeline *until the reorg*"); not a phrase of new words ("listens *for
+    connections*")."""
+    tokens = new.tokens
+    # the same word before the same preposition in the old text: the old phrase, a word
+    # added in it ("emojis in *git* commit messages", "OpenTelemetry for *distributed* tracing")
+    kept = {(a.norm, b.lower) for a, b in pairwise(old.tokens)}
+    kinds = _kind_nouns(new, old.values)
+    for i, token in enumerate(tokens[1:-1], start=1):
+        before = tokens[i - 1]
+        if token.lower not in _SCOPING or before.pause or before.norm not in old.words:
+            continue
+        if tokens[i + 1].lower in _NOT_SCOPING or (before.norm, token.lower) in kept:
+            continue  # "in *this* repo", "in *less* than 4 hours", "in *total*"
+        following = [t for t in tokens[i + 1 : i + 5] if t.norm in new.words]
+        if following and following[0].norm not in old.words | kinds:
+            return True  # ("listens on *port* 5432": what kind of thing the value is)
+    return False
+
+
+# Words after a word of _SCOPING that say no part: this one, a bound, an idiom.
+_NOT_SCOPING_WORDS = """
+    this these our here less more fewer under over at all every each any
+    total general practice fact short particular advance"""
+_NOT_SCOPING = frozenset(_NOT_SCOPING_WORDS.split())
+
+
+def _narrows(old: Statement, new: Statement) -> bool:
+    """The new text holds what the old one says only for part of it, or from a bound on
+    (_scope_added, _bound_added): another statement, never a rewording of it."""
+    return _scope_added(old, new) or _bound_added(old, new)
+
+
+def _bound_added(old: Statement, new: Statement) -> bool:
+    """The new text says a number of the old one is a bound the old does not ("processes ~500
+    jobs/min" / "should process *at least* 500 jobs/min"); an upper bound of a maximum or a
+    budget is the same ("Max upload 25 MB" / "uploads of at most 25 MB"), and so is a lower
+    bound of a minimum ("Minimum password length is 12" / "at least twelve characters")."""
+    mine = _bounds(old)
+    said = {token.norm for token in old.tokens}
+    return any(
+        value in old.values
+        and value not in mine
+        and not (way == "upper" and (_bounded(old) or "budget" in said))
+        and not (way == "lower" and said & _LOWER_BOUND)
+        for value, way in _bounds(new).items()
+    )
+
+
+_LOWER_BOUND = frozenset(_stem(word) for word in ("min", "minimum", "least", "floor"))
 
 
 def _restricted(one: Statement) -> frozenset[str]:
