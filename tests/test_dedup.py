@@ -2737,6 +2737,33 @@ def test_a_word_put_before_the_opening_noun_narrows_it() -> None:
     assert not dedup.narrows_a_noun(wide, "Decision: deploys need a green build on main.")
 
 
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Each PR needs 2 approvals.", "Each PR needs 2 reviewers."),
+        ("The queue keeps 30 messages per consumer.", "The queue keeps 30 consumers per message."),
+        ("The importer runs 6 worker processes.", "Each importer worker process runs 6 threads."),
+    ],
+)
+def test_the_same_number_of_another_thing_is_no_rewording(existing: str, new: str) -> None:
+    assert not dedup.rewords(existing, new)
+    assert not dedup.restates_the_values(existing, new)
+    assert POLICY.decide(0.92, existing, new) != "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Password minimum is 12 characters.", "Password minimum is 12 chars."),
+        ("Thumbnails are 320 px wide.", "Thumbnails are 320 pixels wide."),
+        ("Disk alerts fire at 90% usage.", "Disk alerts fire at 90 percent usage."),
+    ],
+)
+def test_a_unit_in_short_or_in_full_counts_the_same_thing(existing: str, new: str) -> None:
+    assert dedup.rewords(existing, new) or dedup.restates_the_values(existing, new)
+    assert POLICY.decide(0.92, existing, new) == "supersede"
+
+
 def test_a_past_event_against_a_habit_is_another_occasion() -> None:
     event = "The demo cluster was wiped on Friday."
     habit = "The demo cluster gets wiped every Friday."

@@ -3039,6 +3039,8 @@ def rewords(existing: str, new: str) -> bool:
     old, new_ = statement(existing), statement(new)
     if not _same_values(old, new_) or old.negations != new_.negations or _narrows(old, new_):
         return False
+    if _other_units(old, new_):
+        return False  # "100 *characters*" / "100 *lines*"
     # "always" says what "every" or "each" says ("*Always* run the linter before pushing" /
     # "Run the linter before *every* push")
     gone = old.words - new_.words - (_ALWAYS if _says_every(new_) else frozenset())
@@ -3138,7 +3140,7 @@ def restates_the_values(existing: str, new: str) -> bool:
         return False
     if {t.lower for t in old.tokens} & _MOOD != {t.lower for t in new_.tokens} & _MOOD:
         return False
-    if changes_direction(existing, new) or _narrows(old, new_):
+    if changes_direction(existing, new) or _narrows(old, new_) or _other_units(old, new_):
         return False
     if _opposite_in_its_place(old, new_, old.words - new_.words, new_.words - old.words):
         return False  # "Feature branches are *deleted* after merge" / "... *keeps* ..."
@@ -3430,21 +3432,42 @@ def _other_units(old: Statement, new: Statement) -> bool:
     node")."""
 
     def units(one: Statement) -> dict[str, set[str]]:
+        # the two words after the number ("4 *worker processes*", "3 *Tern replicas*")
         found: dict[str, set[str]] = {}
-        for token, following in pairwise(one.tokens):
-            if (
-                _CARDINAL.fullmatch(token.text)
-                and following.text.isalpha()
-                and following.lower not in STOPWORDS
-                and not token.pause
-            ):
+        tokens = one.tokens
+        for i, token in enumerate(tokens[:-1]):
+            if not _CARDINAL.fullmatch(token.text) or token.pause:
+                continue
+            for following in tokens[i + 1 : i + 3]:
+                if not following.text.isalpha() or following.lower in STOPWORDS | {"per"}:
+                    break
                 found.setdefault(token.norm, set()).add(following.norm)
+                if following.pause:
+                    break
         return found
 
     old_units, new_units = units(old), units(new)
     return any(
-        number in new_units and not old_units[number] & new_units[number] for number in old_units
+        number in new_units
+        and not any(_same_unit(a, b) for a in old_units[number] for b in new_units[number])
+        for number in old_units
     )
+
+
+def _same_unit(one: str, other: str) -> bool:
+    """Two words after one number that count the same thing: the same stem, a percentage
+    either way ("85% usage" / "85 percent"), or one a short form of the other ("px" /
+    "pixels", "chars" / "characters": its letters in order, from the same first letter)."""
+    if one == other or {one, other} & _PERCENT:
+        return True
+    short, long = sorted((one, other), key=len)
+    if len(short) > 5 or short[:1] != long[:1]:
+        return False
+    rest = iter(long)
+    return all(letter in rest for letter in short)
+
+
+_PERCENT = frozenset({"percent", "perc", "pct"})
 
 
 def relations_differ(existing: str, new: str) -> bool:
@@ -4313,6 +4336,9 @@ def _refills(
         short, long = sorted((before, after), key=len)
         if {before, after} in OPPOSITES or long.startswith(short):
             return False
+        counted = i1 > 0 and _CARDINAL.fullmatch(old.tokens[i1 - 1].text)
+        if counted and _same_unit(before, after):
+            return False  # a unit in short and in full: "320 *px*" / "320 *pixels*"
         pair = {gone[0].norm, came[0].norm}
         if pair <= _SAME_MEANING or any(pair <= group for group in _SAME_VERBS):
             return False
