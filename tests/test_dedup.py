@@ -4119,6 +4119,15 @@ def test_a_date_that_slipped_and_a_target_tightened_correct(existing: str, new: 
     assert POLICY.decide(0.85, existing, new) == "supersede"
 
 
+def test_an_opening_update_label_says_it_changed_several_values() -> None:
+    existing = "The Quartz backup job runs at 01:00 and keeps 10 days of backups."
+    new = "Update: the Quartz backup job runs at 04:00 and keeps 30 days of backups."
+    assert dedup.says_it_changed(existing, new)
+    assert POLICY.explain(0.9, existing, new).verdict == "supersede"
+    # "update" as a word of the text is no change word ("Dependabot opens update PRs")
+    assert "updated" not in dedup.statement("Dependabot opens update PRs weekly.").markers
+
+
 def test_a_new_value_with_the_old_one_between_marks_names_the_change() -> None:
     existing = "The Plover export runs at 02:00."
     new = "Plover export: 04:30 (was 02:00)."

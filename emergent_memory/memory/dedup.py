@@ -1271,6 +1271,8 @@ def statement(text: str) -> Statement:
             and not _SAYING & set(lower[max(0, i - 4) : i])
         )
     }
+    if lower[:1] == ["update"] and tokens[0].pause:
+        markers.add("updated")  # "*Update:* the cron now runs at 03:00"
     markers.update(
         " ".join(lower[i : i + 2])
         for i in range(len(lower) - 1)
