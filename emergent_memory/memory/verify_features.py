@@ -219,6 +219,41 @@ def one_each(
     return None
 
 
+def restated(memory: str, claim: str) -> bool:
+    """One text restates the other as save reads a rewording (dedup.restates_the_values,
+    rewords, restates, either way round): the same values and terms, little else exchanged.
+    Without it a close pair states the same subject, maybe not the same fact ("Rui mentors
+    Joa" / "Joa mentors Rui", "spikes on Mondays" / "drops off on Mondays")."""
+    return _same_choice(memory, claim) or any(
+        rule(one, other)
+        for rule in (dedup.restates_the_values, dedup.rewords, dedup.restates)
+        for one, other in ((memory, claim), (claim, memory))
+    )
+
+
+# Words that say a choice between two things, any of them as good as another ("prefers pnpm
+# over npm" / "likes pnpm more than npm" / "would rather use pnpm than npm").
+_CHOOSING = frozenset(dedup.content_words("prefer like favor want love enjoy choose pick more"))
+_CHOOSING |= frozenset(dedup.content_words("better rather favorite favourite preferred use"))
+
+
+def _chosen(text: str) -> set[tuple[str, str]]:
+    """The two things nearest an ordering connective of the text, words of choosing passed
+    over ("likes *pnpm* more than *npm*")."""
+    pairs = {pair: far for pair, far in _ordered_pairs(text).items() if not set(pair) & _CHOOSING}
+    nearest = min(pairs.values(), default=0)
+    return {pair for pair, far in pairs.items() if far == nearest}
+
+
+def _same_choice(memory: str, claim: str) -> bool:
+    """Both texts put the same two things in the same order beside their connectives
+    (_ordered_pairs) and differ in no other word than a word of choosing."""
+    if not _chosen(memory) & _chosen(claim):
+        return False
+    one, other = dedup.content_words(memory), dedup.content_words(claim)
+    return not ((one ^ other) - _CHOOSING)
+
+
 def opposite_in(pairs: frozenset[frozenset[str]], memory: str, claim: str) -> str | None:
     """Two values of one setting of `pairs` anywhere in the two texts, one in each text only
     ("tabs" / "spaces"), as one_each gives them."""

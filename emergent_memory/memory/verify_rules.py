@@ -17,23 +17,18 @@ emergent_memory/app.py, per embedding model):
 3. a changed value, the other value of a setting, the same values in swapped places, or a
    negation one side has (dedup's negated clauses) conflicts from `confirm_from`, and from
    `conflict_from` when the two keep at least `conflict_frame` of the longer one's words in
-   order (the same sentence with the value swapped, not another sentence about the same
-   thing); so does, from `conflict_from` whatever the frame, a difference between a claim
-   clause and the memory clause about the same thing (verify_features.clause_difference: a
-   negation, another value of one setting, a value moved to another clause, an order turned
-   around, two parallel clauses joined crosswise; with vectors only: without them the words
-   alone cannot place a clause), and such a pair never confirms; so does, from
-   `related_from`, one part of a longer memory restated with another number beside the same
-   word when the claim says nothing the memory does not ("a Django 4.2 app served by
-   gunicorn" / "runs Django 5.0"); closer than `related_from` but not that, related; and
-   whatever the frame, each kind of difference (DIFFERENCE_KINDS: another value, an
-   exchange, the other value of a setting, a value named as not chosen, a negation, a clause
-   difference) conflicts from its own threshold (`conflict_from_kind`, never below
-   `related_from`, with vectors only; fitted on every development set by
-   benchmarks/verify.py's calibrate_kinds);
+   order; so does, from `conflict_from` whatever the frame, a difference between a claim
+   clause and the memory clause about the same thing (verify_features.clause_difference;
+   with vectors only), and such a pair never confirms; so does, from `related_from`, one
+   part of a longer memory restated with another number beside the same word; and each kind
+   of difference (DIFFERENCE_KINDS) conflicts from its own threshold (`conflict_from_kind`,
+   never below `related_from`, with vectors only; fitted by benchmarks/verify.py's
+   calibrate_kinds); docs/memory.md ("How it decides") gives examples of each;
 4. from `confirm_from` (or `keeps_words_from` when one text keeps every content word of the
-   other), the same values confirm, unless an opposite (VERIFY_OPPOSITES) stands in one text
-   where the other has its pair: that conflicts from `conflict_from`, else is related;
+   other), the same values confirm when the words show it (verify_features.restated),
+   unless an opposite (VERIFY_OPPOSITES) stands in one text where the other has its pair:
+   that conflicts from `conflict_from`, else is related; as close without such words is
+   related (the model puts "spike" and "drop off" as close as two wordings of one fact);
 5. anything else at or above `related_from` is related.
 
 The verdict follows the closest memory that confirms or conflicts (a claim both confirmed and
@@ -166,8 +161,10 @@ class VerifyPolicy:
         if close and features.opposite_word is not None:  # the opposite said never confirms
             difference = f"the other value of one setting: {features.opposite_word}"
             return ("conflicts" if similarity >= conflict_from else "related"), difference
-        if similarity >= confirm_from:
+        if similarity >= confirm_from and features.restated:
             return "confirms", "states the same values"
+        if similarity >= confirm_from:  # close, but nothing in the words shows the same fact
+            return "related", "close, but its words do not show the same fact: read it"
         if similarity >= keeps_from and features.keeps_words:
             return "confirms", "one text keeps every content word of the other"
         return "related", "same subject, neither confirmed nor contradicted"
@@ -211,6 +208,7 @@ class PairFeatures:
     english: bool = True  # both read as English (dedup.reads_english)
     # an opposite (VERIFY_OPPOSITES) in the two, one word in each ("*last*" / "*first*")
     opposite_word: str | None = None
+    restated: bool = True  # the words restate the other's values (dedup's rewording rules)
 
 
 # The kinds of difference the rules read: another value for the same subject, the same
@@ -293,6 +291,7 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
         word_for_word,
         dedup.reads_english(memory) and dedup.reads_english(claim),
         opposite_word,
+        verify_features.restated(memory, claim),
     )
 
 
