@@ -2506,13 +2506,13 @@ def test_two_chat_turns_with_the_same_values_are_not_superseded_by_them() -> Non
     # a speaker's values recur in other facts of theirs ("my flight to Rome is at 9am" / "my
     # flight back from Rome is at 9am"); read without the chat band (labelled_from), so that
     # this rule's own guard decides
-    existing, new = "sam: my gym session is at 7", "sam: working out at 7 tonight"
+    existing, new = "sam: my gym session is at 7", "sam: working out at 7 every day"
     assert dedup.restates_the_values(existing, new)
     no_chat_band = replace(POLICY, labelled_from=None)
     decision = no_chat_band.explain(0.90, existing, new)
     assert (decision.verdict, decision.reason) == ("possible_duplicate", "not enough evidence")
     # the same two texts without the speaker's label are one statement in other words
-    unlabelled = no_chat_band.explain(0.90, "My gym session is at 7", "Working out at 7 tonight")
+    unlabelled = no_chat_band.explain(0.90, "My gym session is at 7", "Working out at 7 every day")
     assert (unlabelled.verdict, unlabelled.reason) == ("supersede", "same values")
 
 
@@ -4160,6 +4160,9 @@ def test_a_restriction_added_is_no_rewording(new: str) -> None:
         ),
         ("Sentry alerts go to #ops.", "Sentry alerts go to #ops until the migration."),
         ("CI builds use 8 runners.", "CI builds use 8 runners during release week."),
+        # one occasion near now, of a standing fact
+        ("The data team is six engineers.", "The data team hired six engineers this year."),
+        ("Kofi owns the search service.", "Kofi is on call for the search service this week."),
         # a bound the old number did not have
         (
             "The importer handles 2,000 rows per second.",
@@ -4182,6 +4185,8 @@ def test_a_part_or_a_bound_added_narrows_the_statement(existing: str, new: str) 
         ("The staging cache listens on 6379.", "The staging cache listens on port 6379."),
         ("Lint runs before every commit.", "Lint runs before every commit in this repo."),
         ("The weekly report lists 40 customers.", "The weekly report lists 40 customers in total."),
+        # when an event the old text tells happened
+        ("The user switched to Helix.", "The user switched to Helix last month."),
     ],
 )
 def test_a_phrase_that_narrows_nothing_still_restates(existing: str, new: str) -> None:

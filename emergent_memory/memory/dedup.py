@@ -1435,7 +1435,11 @@ def label(text: str) -> str | None:
 def anchors(text: str) -> frozenset[str]:
     """When the text says something happens: "yesterday", "last friday", "march", "2019",
     "3 year ago", "in the spring" (as "spring")."""
-    tokens = statement(text).tokens
+    return _anchors_of(statement(text).tokens)
+
+
+def _anchors_of(tokens: Sequence[_Token]) -> frozenset[str]:
+    """anchors, of a text's tokens."""
     lower = [t.lower.rstrip(".") for t in tokens]
     norms = [t.norm for t in tokens]
     found: set[str] = set()
@@ -1770,7 +1774,12 @@ _PAST_FORMS = frozenset(
 def _tells_the_past(text: str) -> bool:
     """The text tells what happened: a verb in the past ("went", "launched", "was") and no
     word of the present ("is", "has")."""
-    words = [t.lower for t in statement(text).tokens]
+    return _past_told(statement(text))
+
+
+def _past_told(one: Statement) -> bool:
+    """_tells_the_past, of a text read."""
+    words = [t.lower for t in one.tokens]
     past = any(w in _WAS or w in _PAST_FORMS or (w.endswith("ed") and len(w) > 4) for w in words)
     return past and not set(words) & _NOW_TOO
 
@@ -3348,9 +3357,22 @@ _NOT_SCOPING = frozenset(_NOT_SCOPING_WORDS.split())
 
 
 def _narrows(old: Statement, new: Statement) -> bool:
-    """The new text holds what the old one says only for part of it, or from a bound on
-    (_scope_added, _bound_added): another statement, never a rewording of it."""
-    return _scope_added(old, new) or _bound_added(old, new)
+    """The new text holds what the old one says only for part of it, from a bound on, or on
+    one occasion near now the old text does not name (_scope_added, _bound_added,
+    _near_now): another statement, never a rewording of it."""
+    return _scope_added(old, new) or _bound_added(old, new) or _near_now(old, new)
+
+
+def _near_now(old: Statement, new: Statement) -> bool:
+    """The new text tells when, counted from now ("*this year*", "*this week*", "*last*
+    sprint", "*yesterday*", "two days *ago*"), and the old text tells no when at all and no
+    event either ("The team is five engineers" / "The team hired five engineers *this
+    year*"; not "The user switched to Zed" / "... to Zed *last month*": when it happened)."""
+    if _past_told(old):
+        return False
+    found = _anchors_of(new.tokens)
+    near = {a for a in found if a.split()[0] in _ANCHOR_HEADS or a in _ANCHOR_WORDS}
+    return bool(near | {a for a in found if a.endswith(" ago")}) and not _anchors_of(old.tokens)
 
 
 def _bound_added(old: Statement, new: Statement) -> bool:
