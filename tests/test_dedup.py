@@ -4119,6 +4119,22 @@ def test_a_date_that_slipped_and_a_target_tightened_correct(existing: str, new: 
     assert POLICY.decide(0.85, existing, new) == "supersede"
 
 
+@pytest.mark.parametrize(
+    "new",
+    [
+        "Checkout latency rose to 900 ms during the spring sale.",
+        "Checkout latency was raised to 900 ms during yesterday's incident.",
+    ],
+)
+def test_a_change_during_one_occasion_leaves_the_old_value(new: str) -> None:
+    existing = "Checkout latency is about 300 ms."
+    assert dedup.changed_during(existing, new)
+    assert POLICY.decide(0.75, existing, new) != "supersede"
+    # "during" a period says when the change was made
+    assert not dedup.changed_during(existing, "Checkout latency was cut to 200 ms during Q3.")
+    assert not dedup.changed_during(existing, "Checkout latency was cut to 200 ms during March.")
+
+
 def test_an_opening_update_label_says_it_changed_several_values() -> None:
     existing = "The Quartz backup job runs at 01:00 and keeps 10 days of backups."
     new = "Update: the Quartz backup job runs at 04:00 and keeps 30 days of backups."

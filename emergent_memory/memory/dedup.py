@@ -4675,6 +4675,7 @@ class Comparison:
     swapped: tuple[str, str] | None = None  # the two items that exchanged places (swapped)
     reordered: bool = False  # the same words ordered otherwise around an order word (reorders)
     still_holds: bool = False  # still_holds: another attribute changed, the old one holds
+    during: bool = False  # changed_during: a change that held on one occasion
 
     @property
     def one_value_of_one_subject(self) -> bool:
@@ -4822,6 +4823,7 @@ def compare(existing: str, new: str) -> Comparison:
         extends_a_name=extends_a_name(old, new_),
         crosswise=_crosswise(existing, new),
         still_holds=still_holds(existing, new),
+        during=changed_during(existing, new),
     )
 
 
@@ -5021,6 +5023,8 @@ class DedupPolicy:
                 return Decision(close, "different subject")
             if pair.still_holds:  # another attribute changed; this one, it says, holds
                 return Decision(close, "different attribute")
+            if pair.during:  # it changed for a while; what the old text says holds
+                return Decision(close, "another occasion")
             return Decision("supersede", "says it changed")
         readable = pair.english or not self.latin_only_model
         if (
@@ -5153,6 +5157,26 @@ def _token_clauses(tokens: Sequence[_Token]) -> list[list[_Token]]:
             parts.append([])
         parts[-1].append(token)
     return parts
+
+
+def changed_during(existing: str, new: str) -> bool:
+    """The new text says a change of one occasion: "during" and a word the old text does not
+    have ("Cache hit rate ... *dropped* to 60% *during the Black Friday sale*", "The status
+    page *was updated* at 14:05 *during yesterday's outage*"), which the old one does not
+    say: what the old text states held before and holds after."""
+    old, new_ = statement(existing), statement(new)
+    if "during" in {token.lower for token in old.tokens}:
+        return False
+    for i, token in enumerate(new_.tokens):
+        if token.lower == "during":
+            following = [t for t in new_.tokens[i + 1 : i + 5] if t.norm in new_.words]
+            if not following or following[0].norm in old.words:
+                return False
+            # "during Q3", "during March": when the change was made, not an occasion
+            return not _anchors_of(following[:1]) and not re.fullmatch(
+                r"q[1-4]", following[0].lower
+            )
+    return False
 
 
 def still_holds(existing: str, new: str) -> bool:
