@@ -4135,6 +4135,19 @@ def test_a_change_during_one_occasion_leaves_the_old_value(new: str) -> None:
     assert not dedup.changed_during(existing, "Checkout latency was cut to 200 ms during March.")
 
 
+@pytest.mark.parametrize(
+    "new",
+    [
+        "The Sable docs moved to Docusaurus in May, ahead of plan.",
+        "The Sable docs were moved to Docusaurus in May, as planned.",
+    ],
+)
+def test_a_plan_done_as_planned_is_another_statement_than_the_plan(new: str) -> None:
+    plan = "Plan: move the Sable docs to Docusaurus by the end of Q3."
+    assert dedup.plan_and_event(plan, new)
+    assert POLICY.decide(0.8, plan, new) != "supersede"
+
+
 def test_an_opening_update_label_says_it_changed_several_values() -> None:
     existing = "The Quartz backup job runs at 01:00 and keeps 10 days of backups."
     new = "Update: the Quartz backup job runs at 04:00 and keeps 30 days of backups."

@@ -1726,9 +1726,15 @@ _FUTURE_PHRASES = frozenset({("going", "to"), ("about", "to")})
 
 def _future(one: Statement) -> bool:
     lower = [t.lower for t in one.tokens]
-    return any(w in _FUTURE or w.endswith("'ll") for w in lower) or any(
-        p in _FUTURE_PHRASES for p in pairwise(lower)
-    )
+    # (a plan measured against is no plan: "ahead *of plan*", "*as planned*", "later *than
+    # planned*", "according *to plan*")
+    measured = {i for i, w in enumerate(lower[1:], start=1) if lower[i - 1] in _AGAINST_A_PLAN}
+    return any(
+        (w in _FUTURE and i not in measured) or w.endswith("'ll") for i, w in enumerate(lower)
+    ) or any(p in _FUTURE_PHRASES for p in pairwise(lower))
+
+
+_AGAINST_A_PLAN = frozenset({"of", "to", "as", "than", "behind"})
 
 
 def another_occasion(existing: str, new: str) -> bool:
