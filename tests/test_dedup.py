@@ -2406,11 +2406,24 @@ def test_a_past_habit_and_the_present_are_two_occasions(existing: str, new: str)
             "The platform team decided to adopt Bazel.",
             "The user is skeptical of the platform team's decision to adopt Bazel.",
         ),
+        (
+            "The new settings page was released on Monday.",
+            "The user said the new settings page released on Monday looks much better.",
+        ),
+        (
+            "The cache fix was merged in PR 77.",
+            "The user confirmed the cache fix from PR 77 works on staging.",
+        ),
     ],
 )
 def test_how_someone_takes_a_fact_is_a_statement_of_its_own(existing: str, new: str) -> None:
     assert dedup.reacts_to(existing, new)
     assert POLICY.decide(0.96, existing, new) != "supersede"
+
+
+def test_an_opinion_said_again_is_no_reaction_to_itself() -> None:
+    existing = "The user says the new settings page is too busy."
+    assert not dedup.reacts_to(existing, "The user said the new settings page looks busy.")
 
 
 @pytest.mark.parametrize(

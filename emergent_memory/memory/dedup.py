@@ -1544,18 +1544,25 @@ _ATTITUDE_WORDS = """
     complain complains complained worry worries worried praise praises praised questioned
     disagree disagrees disagreed frustrated surprised glad
     happy unhappy upset pleased impressed excited concerned suspicious relieved proud
-    disappointed"""
+    disappointed looks confirmed liked loved hated"""
 _ATTITUDE = frozenset(_ATTITUDE_WORDS.split())
+
+
+# Words with which a text tells an opinion someone holds ("The user *says* ...").
+_OPINING = frozenset({"say", "says", "said", "think", "thinks", "thought", "feels", "felt"})
 
 
 def reacts_to(existing: str, new: str) -> bool:
     """The new text says how someone takes what the old one states, which it keeps ("The
     benchmark shows the rewrite is 4x faster" / "The user *doubts* the benchmark showing
     the rewrite is 4x faster", "Omar published the guide" / "The user *thanked* Omar for
-    publishing the guide"): a statement of its own about the first."""
+    publishing the guide", "The dashboard shipped on Tuesday" / "The user said the
+    dashboard shipped on Tuesday *looks* great"): a statement of its own about the first."""
     old, new_ = statement(existing), statement(new)
     said = {t.lower for t in new_.tokens} & _ATTITUDE
-    if not said or said & {t.lower for t in old.tokens}:
+    # (an opinion said again in other words is no reaction to it: "The user says the
+    # dashboard is too cluttered" / "The user said the dashboard looks cluttered")
+    if not said or said & {t.lower for t in old.tokens} or _OPINING & {t.lower for t in old.tokens}:
         return False
     kept = old.words - new_.words
     return len(kept) <= 1 and len(old.words) >= 3
