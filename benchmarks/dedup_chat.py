@@ -203,6 +203,9 @@ HOLDOUTS = {
     "dedup_holdout_62.json": "agent and chat memories, 480 pairs; first run against the rule "
     "after stop 54's second review (after set 61: an attribute named 'unchanged', lists "
     "joined in other languages)",
+    "dedup_holdout_63.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "of stop 55 (a part, a bound or an occasion near now added; the same number of another "
+    "thing; 'Update:'; a change during an occasion; 'ahead of plan'; reactions)",
 }
 
 
