@@ -4202,6 +4202,10 @@ def test_a_restriction_added_is_no_rewording(new: str) -> None:
         ),
         ("Sentry alerts go to #ops.", "Sentry alerts go to #ops until the migration."),
         ("CI builds use 8 runners.", "CI builds use 8 runners during release week."),
+        (
+            "The export API allows 60 calls per minute.",
+            "The export API allows 60 calls per minute per token.",
+        ),
         # one occasion near now, of a standing fact
         ("The data team is six engineers.", "The data team hired six engineers this year."),
         ("Kofi owns the search service.", "Kofi is on call for the search service this week."),
@@ -4213,10 +4217,13 @@ def test_a_restriction_added_is_no_rewording(new: str) -> None:
     ],
 )
 def test_a_part_or_a_bound_added_narrows_the_statement(existing: str, new: str) -> None:
+    assert dedup.narrows(existing, new)
     assert not dedup.restates(existing, new)
     assert not dedup.rewords(existing, new)
     assert not dedup.restates_the_values(existing, new)
     assert POLICY.decide(0.9, existing, new) != "supersede"
+    # however close: the similarity alone takes no narrower statement either
+    assert POLICY.decide(0.97, existing, new) != "supersede"
 
 
 @pytest.mark.parametrize(
@@ -4227,11 +4234,14 @@ def test_a_part_or_a_bound_added_narrows_the_statement(existing: str, new: str) 
         ("The staging cache listens on 6379.", "The staging cache listens on port 6379."),
         ("Lint runs before every commit.", "Lint runs before every commit in this repo."),
         ("The weekly report lists 40 customers.", "The weekly report lists 40 customers in total."),
+        # what for, not for whom; where said another way
+        ("The team uses Loki.", "The team uses Loki for collecting logs."),
         # when an event the old text tells happened
         ("The user switched to Helix.", "The user switched to Helix last month."),
     ],
 )
 def test_a_phrase_that_narrows_nothing_still_restates(existing: str, new: str) -> None:
+    assert not dedup.narrows(existing, new)
     assert dedup.restates(existing, new)
     assert POLICY.decide(0.9, existing, new) == "supersede"
 

@@ -3335,7 +3335,7 @@ _RESTRICTING = frozenset({"only", "except", "excluding", "solely", "exclusively"
 
 # Words that open a phrase saying where, when or for whom a statement holds ("for the mobile
 # app", "until the reorg", "after the upgrade", "in staging").
-_SCOPING_WORDS = "for until till except unless after before during when if within outside in on"
+_SCOPING_WORDS = "for until till except unless after before during when if within outside in on per"
 _SCOPING = frozenset(_SCOPING_WORDS.split())
 
 
@@ -3356,7 +3356,10 @@ def _scope_added(old: Statement, new: Statement) -> bool:
             continue
         if tokens[i + 1].lower in _NOT_SCOPING or (before.norm, token.lower) in kept:
             continue  # "in *this* repo", "in *less* than 4 hours", "in *total*"
-        following = [t for t in tokens[i + 1 : i + 5] if t.norm in new.words]
+        # ("in front of the site" says where as "for the site" does)
+        following = [t for t in tokens[i + 1 : i + 5] if t.norm in new.words - {"front"}]
+        if token.lower == "for" and tokens[i + 1].lower.endswith("ing"):
+            continue  # what for, not for whom: "for *testing*", "for *running* tests"
         if following and following[0].norm not in old.words | kinds:
             return True  # ("listens on *port* 5432": what kind of thing the value is)
     return False
@@ -3364,9 +3367,16 @@ def _scope_added(old: Statement, new: Statement) -> bool:
 
 # Words after a word of _SCOPING that say no part: this one, a bound, an idiom.
 _NOT_SCOPING_WORDS = """
-    this these our here less more fewer under over at all every each any
+    this these our here less more fewer under over at all every each any both
     total general practice fact short particular advance"""
 _NOT_SCOPING = frozenset(_NOT_SCOPING_WORDS.split())
+
+
+def narrows(existing: str, new: str) -> bool:
+    """The new text says the old one of a part only (_narrows, or a restricting word of its
+    own: "only", "except", ...): however close, no rewording of it."""
+    old, new_ = statement(existing), statement(new)
+    return _narrows(old, new_) or bool(_restricted(new_) - _restricted(old))
 
 
 def _narrows(old: Statement, new: Statement) -> bool:
@@ -4689,6 +4699,7 @@ class Comparison:
     reordered: bool = False  # the same words ordered otherwise around an order word (reorders)
     still_holds: bool = False  # still_holds: another attribute changed, the old one holds
     during: bool = False  # changed_during: a change that held on one occasion
+    narrows: bool = False  # narrows: a part, a bound, an occasion or a restriction added
 
     @property
     def one_value_of_one_subject(self) -> bool:
@@ -4837,6 +4848,7 @@ def compare(existing: str, new: str) -> Comparison:
         crosswise=_crosswise(existing, new),
         still_holds=still_holds(existing, new),
         during=changed_during(existing, new),
+        narrows=narrows(existing, new),
     )
 
 
@@ -5043,7 +5055,7 @@ class DedupPolicy:
         if (
             similarity >= self.threshold
             and readable
-            and not (pair.says_less or pair.extends_a_name)
+            and not (pair.says_less or pair.extends_a_name or pair.narrows)
         ):
             # the similarity alone: of text the model reads, losing no value, negation or words
             return Decision("supersede", "similar")
