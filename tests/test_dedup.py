@@ -4156,6 +4156,18 @@ def test_a_change_during_one_occasion_leaves_the_old_value(new: str) -> None:
     ],
 )
 def test_a_plan_done_as_planned_is_another_statement_than_the_plan(new: str) -> None:
+    # (an intent or a goal is a plan: "intends to", "goal:", "aims to")
+    assert dedup.plan_and_event(
+        "The user intends to move the wiki to Outline.", "The user moved the wiki to Outline."
+    )
+    assert (
+        POLICY.decide(
+            0.9,
+            "Goal: get the Sable build under 5 minutes.",
+            "The Sable build got under 5 minutes.",
+        )
+        != "supersede"
+    )
     plan = "Plan: move the Sable docs to Docusaurus by the end of Q3."
     assert dedup.plan_and_event(plan, new)
     assert POLICY.decide(0.8, plan, new) != "supersede"

@@ -1727,7 +1727,11 @@ _ORDINAL_WORDS_ALL = frozenset(_ORDINAL_WORDS.split()) | {"last", "next", "anoth
 # What says a text is about the future: a plan, not what happened.
 _FUTURE = frozenset(
     {"will", "'ll", "won't", "wont", "gonna", "plan", "planning", "planned", "plans"}
+    | {"intend", "intends", "intending", "goal"}
+    | {"aim", "aims", "aiming"}
 )
+# Words that open a plan's word of its own (not "will": "the standup will be at 9:30").
+_PLANNING = ("plan", "intend", "goal", "aim")
 _FUTURE_PHRASES = frozenset({("going", "to"), ("about", "to")})
 
 
@@ -2109,7 +2113,7 @@ def plan_and_event(existing: str, new: str) -> bool:
         return False
     if (
         not anchors(plan_text)
-        and not any(t.lower.startswith("plan") for t in plan.tokens)
+        and not any(t.lower.startswith(_PLANNING) for t in plan.tokens)
         and event.markers & STRONG_MARKERS
     ):
         return False  # "the standup *will be* at 9:30 every day" / "the standup *was moved* to 10"
