@@ -4173,6 +4173,26 @@ def test_a_plan_done_as_planned_is_another_statement_than_the_plan(new: str) -> 
     assert POLICY.decide(0.8, plan, new) != "supersede"
 
 
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Mira releases the mobile app on Mondays.", "Mira released the mobile app on Monday."),
+        ("The nightly import fails on large files.", "Last night's import failed on a large file."),
+        (
+            "The user restarts Docker whenever tests hang.",
+            "The user restarted Docker to fix the hang.",
+        ),
+    ],
+)
+def test_one_time_a_habit_happened_leaves_the_habit(existing: str, new: str) -> None:
+    assert dedup.event_of_a_habit(existing, new)
+    assert POLICY.decide(0.9, existing, new) != "supersede"
+    # a rule in the passive is no past ("must be pinned")
+    assert not dedup.event_of_a_habit(
+        "Always pin Actions to a commit SHA.", "Actions must be pinned to a commit SHA."
+    )
+
+
 def test_an_opening_update_label_says_it_changed_several_values() -> None:
     existing = "The Quartz backup job runs at 01:00 and keeps 10 days of backups."
     new = "Update: the Quartz backup job runs at 04:00 and keeps 30 days of backups."

@@ -1510,6 +1510,31 @@ def one_off(existing: str, new: str) -> bool:
     return any(near) and not any(n and f for n, f in zip(near, said_from, strict=True))
 
 
+def event_of_a_habit(existing: str, new: str) -> bool:
+    """The old text states a habit ("*every* night", "on *Fridays*", "*whenever* a build acts
+    weird") and the new one tells, in the past and without a habit or a change word, one time
+    it happened ("Ezra *deploys* Oakhaven on Fridays" / "Ezra *deployed* Oakhaven on Friday",
+    "Nightly builds fail on ARM runners" / "Last night's build *failed* on the ARM runner"):
+    the habit still holds. ("Lesson learned" is a label, not a past.)"""
+    old, new_ = statement(existing), statement(new)
+    before = [t.lower for t in old.tokens]
+    lower = [t.lower for t in new_.tokens]
+    if not (_states_a_habit(before) or "whenever" in before) or _past_told(old):
+        return False
+    if _states_a_habit(lower) or "whenever" in lower or new_.markers - old.markers:
+        return False
+    if set(lower) & (_NOW_TOO | _MODALS | _BE):
+        return False  # "must be *pinned*", "is *built*": a rule or a state, not a past
+    return any(
+        w in _WAS or w in _PAST_FORMS or (w.endswith("ed") and len(w) > 4)
+        for i, w in enumerate(lower)
+        if not (w == "learned" and i and lower[i - 1] == "lesson")
+    )
+
+
+_MODALS = frozenset({"must", "should", "can", "may", "need", "needs", "will", "would"})
+
+
 # What joins another statement to a text: marks (a semicolon, dashes, a comma) and words.
 _JOINERS = frozenset({";", "\u2014", "\u2013", "-", ","}) | frozenset(
     ["and", "but", "with", "plus", "which", "who"]
@@ -4834,7 +4859,7 @@ def compare(existing: str, new: str) -> Comparison:
         past_and_plan=past_and_plan(existing, new),
         other_occasion=another_occasion(existing, new),
         period_and_duration=period_and_duration(existing, new),
-        one_off=one_off(existing, new),
+        one_off=one_off(existing, new) or event_of_a_habit(existing, new),
         opposite=negates(existing, new),
         swapped=swapped(existing, new),
         reordered=old.words == new_.words and reorders(old, new_),
