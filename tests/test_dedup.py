@@ -4193,6 +4193,16 @@ def test_one_time_a_habit_happened_leaves_the_habit(existing: str, new: str) -> 
     )
 
 
+def test_a_name_written_without_its_accents_is_the_same_name() -> None:
+    existing = "Tomasz Zieliński owns the roster service."
+    new = "Tomasz Zielinski owns the roster service."
+    assert dedup.statement(existing).values == dedup.statement(new).values
+    assert dedup.changed_values(existing, new) == 0
+    assert POLICY.decide(0.97, existing, new) == "supersede"
+    # another letter is another name
+    assert dedup.changed_values(existing, "Tomasz Zielonka owns the roster service.") == 1
+
+
 def test_an_opening_update_label_says_it_changed_several_values() -> None:
     existing = "The Quartz backup job runs at 01:00 and keeps 10 days of backups."
     new = "Update: the Quartz backup job runs at 04:00 and keeps 30 days of backups."

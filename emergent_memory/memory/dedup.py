@@ -497,12 +497,29 @@ _SUFFIXES = (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
 _DOUBLED = re.compile(r"(?<=[a-z]{2})([bcdgkmnprt])\1$")
 
 
+@lru_cache(maxsize=65536)
+def _folded(word: str) -> str:
+    """The word without the accents of its Latin letters ("ń" is "n", "é" is "e"); other
+    scripts as they are."""
+    if word.isascii():
+        return word
+    out = []
+    for ch in word:
+        base = unicodedata.normalize("NFD", ch)
+        if base[0].isascii() and base[0].isalpha():
+            out.append(base[0])
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def _stem(word: str) -> str:
     """A crude stem of a lower-cased word, so that "deploys", "deployed", "Makefiles" and
     "Makefile" match: strips a possessive, one common suffix (and a consonant it doubled:
     "formatting" is "format") and a final "e" from words of letters; anything else is kept
-    as is (but "A100s" is "a100")."""
-    word = word.replace("\u2019", "'")
+    as is (but "A100s" is "a100"). Accents on Latin letters are dropped ("Zieliński" is
+    "Zielinski", as people write it on a keyboard without them)."""
+    word = _folded(word.replace("\u2019", "'"))
     if word.endswith("'s"):
         word = word[:-2]
     elif word.endswith("s'"):
