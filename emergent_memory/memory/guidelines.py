@@ -76,11 +76,13 @@ VERIFY_AND_REINFORCE = """\
 - Before acting on a remembered fact that may have changed since it was saved (a host, a
   version, a date, who owns what), and before saving something that may contradict what is
   remembered, call verify_memory with the claim as one sentence. It answers:
-  - **confirmed**: the same fact is remembered; do not save it again.
+  - **confirmed**: a memory states the same fact, in words that show it; do not save it
+    again.
   - **conflict**: a memory states a different value, or says the opposite. Ask the user or
     check which is true; then save the true fact saying it changed ("now", "instead of"), or
     update the wrong one.
-  - **related**: memories on the same subject that neither confirm nor contradict; read them.
+  - **related**: memories on the same subject that neither confirm nor contradict; read them
+    (a close match may say the same in other words, or the opposite).
   - **new**: nothing relevant is remembered; save it if it is worth keeping.
 - When the user confirms a remembered fact ("yes, still pnpm"), or you see it confirmed (a
   config file, a passing run), reinforce it: manage_memory action "reinforce" with its
