@@ -4168,6 +4168,12 @@ def test_a_plan_done_as_planned_is_another_statement_than_the_plan(new: str) -> 
         )
         != "supersede"
     )
+    # a standing goal corrected with a word that says it changed is a correction
+    goal, revised = (
+        "The user's savings goal is 500 euros.",
+        "User revised their savings goal to 400 euros.",
+    )
+    assert POLICY.decide(0.8, goal, revised) == "supersede"
     plan = "Plan: move the Sable docs to Docusaurus by the end of Q3."
     assert dedup.plan_and_event(plan, new)
     assert POLICY.decide(0.8, plan, new) != "supersede"
@@ -4187,9 +4193,13 @@ def test_a_plan_done_as_planned_is_another_statement_than_the_plan(new: str) -> 
 def test_one_time_a_habit_happened_leaves_the_habit(existing: str, new: str) -> None:
     assert dedup.event_of_a_habit(existing, new)
     assert POLICY.decide(0.9, existing, new) != "supersede"
-    # a rule in the passive is no past ("must be pinned")
+    # a rule in the passive is no past ("must be pinned"), nor what someone wants done
     assert not dedup.event_of_a_habit(
         "Always pin Actions to a commit SHA.", "Actions must be pinned to a commit SHA."
+    )
+    assert not dedup.event_of_a_habit(
+        "Always write commit messages in the imperative.",
+        "The user wants commit messages phrased in the imperative.",
     )
 
 
@@ -4278,6 +4288,11 @@ def test_a_part_or_a_bound_added_narrows_the_statement(existing: str, new: str) 
         ("The weekly report lists 40 customers.", "The weekly report lists 40 customers in total."),
         # what for, not for whom; where said another way
         ("The team uses Loki.", "The team uses Loki for collecting logs."),
+        # a number after the word is the value rules' ("per cent", "for five years")
+        (
+            "The loan is fixed at 4.2% for five years.",
+            "The loan is fixed at 4.2 per cent for five years.",
+        ),
         # when an event the old text tells happened
         ("The user switched to Helix.", "The user switched to Helix last month."),
     ],

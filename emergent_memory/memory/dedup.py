@@ -1540,8 +1540,8 @@ def event_of_a_habit(existing: str, new: str) -> bool:
         return False
     if _states_a_habit(lower) or "whenever" in lower or new_.markers - old.markers:
         return False
-    if set(lower) & (_NOW_TOO | _MODALS | _BE):
-        return False  # "must be *pinned*", "is *built*": a rule or a state, not a past
+    if set(lower) & (_NOW_TOO | _MODALS | _BE | _WANTS):
+        return False  # "must be *pinned*", "is *built*", "wants it *phrased*": not a past
     return any(
         w in _WAS or w in _PAST_FORMS or (w.endswith("ed") and len(w) > 4)
         for i, w in enumerate(lower)
@@ -1550,6 +1550,7 @@ def event_of_a_habit(existing: str, new: str) -> bool:
 
 
 _MODALS = frozenset({"must", "should", "can", "may", "need", "needs", "will", "would"})
+_WANTS = frozenset({"want", "wants", "prefer", "prefers", "like", "likes", "expects"})
 
 
 # What joins another statement to a text: marks (a semicolon, dashes, a comma) and words.
@@ -1773,7 +1774,7 @@ _FUTURE = frozenset(
     | {"aim", "aims", "aiming"}
 )
 # Words that open a plan's word of its own (not "will": "the standup will be at 9:30").
-_PLANNING = ("plan", "intend", "goal", "aim")
+_PLANNING = ("plan", "intend")
 _FUTURE_PHRASES = frozenset({("going", "to"), ("about", "to")})
 
 
@@ -3406,6 +3407,8 @@ def _scope_added(old: Statement, new: Statement) -> bool:
         following = [t for t in tokens[i + 1 : i + 5] if t.norm in new.words - {"front"}]
         if token.lower == "for" and tokens[i + 1].lower.endswith("ing"):
             continue  # what for, not for whom: "for *testing*", "for *running* tests"
+        if following and (_AMOUNT_NORM.fullmatch(following[0].norm) or _number(following[0].norm)):
+            continue  # "fixed *for five years*": a number the value rules read
         if following and following[0].norm not in old.words | kinds:
             return True  # ("listens on *port* 5432": what kind of thing the value is)
     return False
@@ -3414,7 +3417,7 @@ def _scope_added(old: Statement, new: Statement) -> bool:
 # Words after a word of _SCOPING that say no part: this one, a bound, an idiom.
 _NOT_SCOPING_WORDS = """
     this these our here less more fewer under over at all every each any both
-    total general practice fact short particular advance"""
+    total general practice fact short particular advance cent"""
 _NOT_SCOPING = frozenset(_NOT_SCOPING_WORDS.split())
 
 
