@@ -4288,6 +4288,10 @@ def test_a_part_or_a_bound_added_narrows_the_statement(existing: str, new: str) 
         ("The weekly report lists 40 customers.", "The weekly report lists 40 customers in total."),
         # what for, not for whom; where said another way
         ("The team uses Loki.", "The team uses Loki for collecting logs."),
+        (
+            "The user avoids global state in code.",
+            "The user avoids global state when writing code.",
+        ),
         # a number after the word is the value rules' ("per cent", "for five years")
         (
             "The loan is fixed at 4.2% for five years.",
@@ -4301,6 +4305,17 @@ def test_a_phrase_that_narrows_nothing_still_restates(existing: str, new: str) -
     assert not dedup.narrows(existing, new)
     assert dedup.restates(existing, new)
     assert POLICY.decide(0.9, existing, new) == "supersede"
+
+
+def test_a_change_from_the_old_value_narrows_nothing() -> None:
+    # "this quarter" tells when it changed, not of which part
+    existing = "The support rotation has five people."
+    new = "The support rotation grew from five people to eight this quarter."
+    assert not dedup.narrows(existing, new)
+    # "cut from" names no old value: "on demand" is a part
+    assert dedup.narrows(
+        "Branches are cut from the release tag.", "Branches are cut from the release tag on demand."
+    )
 
 
 @pytest.mark.parametrize(

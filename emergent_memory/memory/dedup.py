@@ -3405,8 +3405,8 @@ def _scope_added(old: Statement, new: Statement) -> bool:
             continue  # "in *this* repo", "in *less* than 4 hours", "in *total*"
         # ("in front of the site" says where as "for the site" does)
         following = [t for t in tokens[i + 1 : i + 5] if t.norm in new.words - {"front"}]
-        if token.lower == "for" and tokens[i + 1].lower.endswith("ing"):
-            continue  # what for, not for whom: "for *testing*", "for *running* tests"
+        if token.lower in ("for", "when", "while") and tokens[i + 1].lower.endswith("ing"):
+            continue  # what for, not for whom: "for *testing*", "when *writing* code"
         if following and (_AMOUNT_NORM.fullmatch(following[0].norm) or _number(following[0].norm)):
             continue  # "fixed *for five years*": a number the value rules read
         if following and following[0].norm not in old.words | kinds:
@@ -3423,8 +3423,13 @@ _NOT_SCOPING = frozenset(_NOT_SCOPING_WORDS.split())
 
 def narrows(existing: str, new: str) -> bool:
     """The new text says the old one of a part only (_narrows, or a restricting word of its
-    own: "only", "except", ...): however close, no rewording of it."""
+    own: "only", "except", ...): however close, no rewording of it; unless it names an old
+    value as the one it changed from ("grew *from four people* to six this quarter")."""
     old, new_ = statement(existing), statement(new)
+    lower = [t.lower for t in new_.tokens]
+    changed = "from" in lower and "to" in lower[lower.index("from") :]
+    if changed and {t.norm for t in _named_as_old(new_.tokens)} & old.words:
+        return False
     return _narrows(old, new_) or bool(_restricted(new_) - _restricted(old))
 
 
