@@ -4274,8 +4274,9 @@ def test_a_part_or_a_bound_added_narrows_the_statement(existing: str, new: str) 
     assert not dedup.rewords(existing, new)
     assert not dedup.restates_the_values(existing, new)
     assert POLICY.decide(0.9, existing, new) != "supersede"
-    # however close: the similarity alone takes no narrower statement either
+    # however close: the similarity alone takes no narrower statement either, and says why
     assert POLICY.decide(0.97, existing, new) != "supersede"
+    assert POLICY.explain(0.9, existing, new).reason in ("narrower statement", "another statement")
 
 
 @pytest.mark.parametrize(

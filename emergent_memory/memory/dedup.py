@@ -4676,6 +4676,7 @@ Reason = Literal[
     "next nearest changed",
     "names the change",
     "not enough evidence",
+    "narrower statement",
     "another occasion",
     "opposite value",
     "another statement",
@@ -5137,6 +5138,8 @@ class DedupPolicy:
         far = similarity < self.duplicates_from
         if self.change_from is not None and _states_a_change(pair, far=far):
             return Decision("possible_duplicate", "keeps the subject")
+        if pair.narrows and similarity >= self.duplicates_from:
+            return Decision(close, "narrower statement")  # said why: of a part only
         return Decision(close, "not enough evidence")
 
     def _stated_change(self, pair: Comparison) -> Decision:
