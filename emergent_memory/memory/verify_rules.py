@@ -163,7 +163,8 @@ class VerifyPolicy:
             return ("conflicts" if similarity >= conflict_from else "related"), difference
         if similarity >= confirm_from and features.restated:
             return "confirms", "states the same values"
-        if similarity >= confirm_from:  # close, but nothing in the words shows the same fact
+        if similarity >= confirm_from:  # every word kept is no evidence this close (opposites
+            # and swaps keep them all: measured, benchmarks/README.md section 10)
             return "related", "close, but its words do not show the same fact: read it"
         if similarity >= keeps_from and features.keeps_words:
             return "confirms", "one text keeps every content word of the other"
