@@ -4066,6 +4066,17 @@ def test_two_kinds_of_statement_are_two_statements(existing: str, new: str) -> N
     assert not dedup.kinds_differ(existing, "Update: " + new.split(": ", 1)[1])
 
 
+@pytest.mark.parametrize("label", ["Proposal", "Idea", "Question", "TODO"])
+def test_a_proposal_against_a_plain_statement_is_another_statement(label: str) -> None:
+    tentative = f"{label}: move the Larch CI from CircleCI to Buildkite."
+    plain = "The Larch CI runs on Buildkite instead of CircleCI."
+    assert dedup.kinds_differ(tentative, plain)
+    assert dedup.kinds_differ(plain, tentative)
+    assert POLICY.decide(0.9, tentative, plain) != "supersede"
+    # a label of what is ("Decision:") against a plain statement is no other kind
+    assert not dedup.kinds_differ("Decision: the Larch CI runs on Buildkite.", plain)
+
+
 def test_by_mistake_tells_how_it_happened_not_that_a_value_was_wrong() -> None:
     rule = "Deploys to the ledger service need two approvals."
     event = "Last night's ledger service deploy went out with one approval by mistake."

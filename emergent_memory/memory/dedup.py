@@ -1749,15 +1749,22 @@ _KIND_OPENERS = frozenset(_KIND_OPENER_WORDS.split())
 
 def kinds_differ(existing: str, new: str) -> bool:
     """Both texts open with a word of _KIND_OPENERS and a colon (as _LABEL reads a label),
-    and not the same word."""
-    kinds = []
+    and not the same word; or one opens with a word of _TENTATIVE ("*Proposal:* replace
+    Jenkins with GitHub Actions") and the other with no label at all (a statement of what
+    is: "Gullwing CI runs on GitHub Actions instead of Jenkins")."""
+    kinds: list[str | None] = []
     for text in (existing, new):
         match = _LABEL.match(text)
-        kind = match.group(1).lower().strip() if match else None
-        if kind not in _KIND_OPENERS:
-            return False
-        kinds.append(kind.removesuffix("s"))
+        kinds.append(match.group(1).lower().strip().removesuffix("s") if match else None)
+    if None in kinds:
+        return bool(set(kinds) & _TENTATIVE)
+    if not all(kind in _KIND_OPENERS or f"{kind}s" in _KIND_OPENERS for kind in kinds):
+        return False
     return kinds[0] != kinds[1]
+
+
+# Kinds of statement that say what is not (yet) so: against a plain statement, another one.
+_TENTATIVE = frozenset({"proposal", "idea", "question", "hypothesi", "todo"})
 
 
 def labels_differ(existing: str, new: str) -> bool:
