@@ -1543,7 +1543,7 @@ def event_of_a_habit(existing: str, new: str) -> bool:
     if set(lower) & (_NOW_TOO | _MODALS | _BE | _WANTS):
         return False  # "must be *pinned*", "is *built*", "wants it *phrased*": not a past
     return any(
-        w in _WAS or w in _PAST_FORMS or (w.endswith("ed") and len(w) > 4)
+        _in_the_past_word(w)
         for i, w in enumerate(lower)
         if not (w == "learned" and i and lower[i - 1] == "lesson")
     )
@@ -1752,19 +1752,22 @@ def kinds_differ(existing: str, new: str) -> bool:
     and not the same word; or one opens with a word of _TENTATIVE ("*Proposal:* replace
     Jenkins with GitHub Actions") and the other with no label at all (a statement of what
     is: "Gullwing CI runs on GitHub Actions instead of Jenkins")."""
-    kinds: list[str | None] = []
-    for text in (existing, new):
-        match = _LABEL.match(text)
-        kinds.append(match.group(1).lower().strip().removesuffix("s") if match else None)
-    if None in kinds:
-        return bool(set(kinds) & _TENTATIVE)
-    if not all(kind in _KIND_OPENERS or f"{kind}s" in _KIND_OPENERS for kind in kinds):
+    one, other = (_LABEL.match(text) for text in (existing, new))
+    if one is None or other is None:
+        label = one or other
+        return label is not None and _label_kind(label) in _TENTATIVE
+    if _label_kind(one) not in _KIND_OPENERS or _label_kind(other) not in _KIND_OPENERS:
         return False
-    return kinds[0] != kinds[1]
+    return _label_kind(one).removesuffix("s") != _label_kind(other).removesuffix("s")
+
+
+def _label_kind(label: re.Match[str]) -> str:
+    """The word of a label as _LABEL matched it, lower-cased ("Risk: ..." -> "risk")."""
+    return label.group(1).lower().strip()
 
 
 # Kinds of statement that say what is not (yet) so: against a plain statement, another one.
-_TENTATIVE = frozenset({"proposal", "idea", "question", "hypothesi", "todo"})
+_TENTATIVE = frozenset({"proposal", "proposals", "idea", "ideas", "question", "hypothesis", "todo"})
 
 
 def labels_differ(existing: str, new: str) -> bool:
@@ -1847,8 +1850,12 @@ def _tells_the_past(text: str) -> bool:
 def _past_told(one: Statement) -> bool:
     """_tells_the_past, of a text read."""
     words = [t.lower for t in one.tokens]
-    past = any(w in _WAS or w in _PAST_FORMS or (w.endswith("ed") and len(w) > 4) for w in words)
-    return past and not set(words) & _NOW_TOO
+    return any(map(_in_the_past_word, words)) and not set(words) & _NOW_TOO
+
+
+def _in_the_past_word(word: str) -> bool:
+    """A lower-cased word that tells the past: "was", "went", a verb in "-ed"."""
+    return word in _WAS or word in _PAST_FORMS or (word.endswith("ed") and len(word) > 4)
 
 
 def _state_and_past(existing: str, new: str) -> bool:
