@@ -163,8 +163,7 @@ class VerifyPolicy:
             return ("conflicts" if similarity >= conflict_from else "related"), difference
         if similarity >= confirm_from and features.restated:
             return "confirms", "states the same values"
-        if similarity >= confirm_from:  # every word kept is no evidence this close (opposites
-            # and swaps keep them all: measured, benchmarks/README.md section 10)
+        if similarity >= confirm_from:  # every word kept is no evidence this close (section 10)
             return "related", "close, but its words do not show the same fact: read it"
         if similarity >= keeps_from and features.keeps_words:
             return "confirms", "one text keeps every content word of the other"
@@ -209,7 +208,7 @@ class PairFeatures:
     english: bool = True  # both read as English (dedup.reads_english)
     # an opposite (VERIFY_OPPOSITES) in the two, one word in each ("*last*" / "*first*")
     opposite_word: str | None = None
-    restated: bool = True  # the words restate the other's values (dedup's rewording rules)
+    restated: bool = True  # dedup's rewording rules, read only where the rules may confirm
 
 
 # The kinds of difference the rules read: another value for the same subject, the same
@@ -267,15 +266,16 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
     _, kept = dedup.alignment(memory, claim)
     frame = kept / max(len(old.tokens), len(new.tokens), 1)
     shared = tuple(sorted((old.words & new.words) - GENERIC_WORDS))
-    part = None if compared.other_holder or other_subject else part_difference(old, new)
+    other = compared.other_holder or other_subject
+    part = None if other else part_difference(old, new)
     clause = None
-    if difference is None and not compared.other_holder and not other_subject:
+    if difference is None and not other:
         clause = verify_features.clause_difference(memory, claim)
         kind = "clause" if clause is not None else None
-    if kind is None and compared.opposite and not (compared.other_holder or other_subject):
+    if kind is None and compared.opposite and not other:
         kind, difference = "negation", "one text says the opposite of the other"  # "avoids"
     in_place = kind == "value" and compared.changes == 1 and compared.same_subject
-    plain = kind is None and part is None and not (compared.other_holder or other_subject)
+    plain = kind is None and part is None and not other
     word_for_word = plain and verify_features.stated_word_for_word(memory, claim)
     opposite_word = verify_features.opposite_in(VERIFY_OPPOSITES, memory, claim) if plain else None
     return PairFeatures(
@@ -292,7 +292,7 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
         word_for_word,
         dedup.reads_english(memory) and dedup.reads_english(claim),
         opposite_word,
-        verify_features.restated(memory, claim),
+        difference is None and not other and verify_features.restated(memory, claim),
     )
 
 
