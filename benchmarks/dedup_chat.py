@@ -206,6 +206,9 @@ HOLDOUTS = {
     "dedup_holdout_63.json": "agent and chat memories, 480 pairs; first run against the rule "
     "of stop 55 (a part, a bound or an occasion near now added; the same number of another "
     "thing; 'Update:'; a change during an occasion; 'ahead of plan'; reactions)",
+    "dedup_holdout_64.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "at the end of stop 55 (after set 63: narrower statements on the similarity path, 'per', "
+    "plans and goals, one time of a habit, accents, proposals)",
 }
 
 
