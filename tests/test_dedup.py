@@ -4023,10 +4023,11 @@ def test_a_word_inside_a_name_in_capitals_is_not_the_same_word_on_its_own() -> N
 )
 def test_one_item_said_alone_then_with_another_is_an_item_added(existing: str, new: str) -> None:
     assert dedup.adds_an_item(existing, new)
-    # kept beside it, as a conflict or a fact added, never superseded
+    # kept beside it, as a conflict, a fact added or a part ("*public* functions"), never
+    # superseded
     decision = POLICY.explain(0.9, existing, new)
     assert decision.verdict == "possible_duplicate"
-    assert decision.reason in {"different value", "another statement"}
+    assert decision.reason in {"different value", "another statement", "narrower statement"}
 
 
 def test_a_clause_joined_after_an_item_is_no_item_added() -> None:
@@ -4277,6 +4278,21 @@ def test_a_restriction_added_is_no_rewording(new: str) -> None:
             "The importer handles 2,000 rows per second.",
             "The importer should handle at least 2,000 rows per second.",
         ),
+        # a modifier that picks one part out: an environment, who sees it, how old, which side
+        (
+            "The Kestrel DB password rotates every 30 days.",
+            "The Kestrel prod DB password rotates every 30 days.",
+        ),
+        (
+            "Every endpoint of Wren needs an OpenAPI entry.",
+            "Every internal endpoint of Wren needs an OpenAPI entry.",
+        ),
+        ("Services in Plover log in JSON.", "Legacy services in Plover log in JSON."),
+        ("The Quill build uses Node 22.", "The Quill frontend build uses Node 22."),
+        (
+            "Renovate PRs for Tansy are merged on Mondays.",
+            "Renovate major PRs for Tansy are merged on Mondays.",
+        ),
     ],
 )
 def test_a_part_or_a_bound_added_narrows_the_statement(existing: str, new: str) -> None:
@@ -4317,6 +4333,30 @@ def test_a_phrase_that_narrows_nothing_still_restates(existing: str, new: str) -
     assert not dedup.narrows(existing, new)
     assert dedup.restates(existing, new)
     assert POLICY.decide(0.9, existing, new) == "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # a part's modifier in place of the old one's, a word written apart, an event ("a new")
+        (
+            "The legacy billing module is written in Perl.",
+            "Perl is what the old billing module is written in.",
+        ),
+        ("The user prefers dark mode in devtools.", "In dev tools, the user prefers dark mode."),
+        (
+            "The Dace release branch is cut every other Monday.",
+            "Every other Monday a new Dace release branch is cut.",
+        ),
+        # a phone's system names the mobile app already
+        (
+            "The Android app of Marten targets SDK 34.",
+            "The Android mobile app of Marten targets SDK 34.",
+        ),
+    ],
+)
+def test_a_modifier_that_names_no_new_part_narrows_nothing(existing: str, new: str) -> None:
+    assert not dedup.narrows(existing, new)
 
 
 def test_a_change_from_the_old_value_narrows_nothing() -> None:

@@ -3449,9 +3449,62 @@ def narrows(existing: str, new: str) -> bool:
 
 def _narrows(old: Statement, new: Statement) -> bool:
     """The new text holds what the old one says only for part of it, from a bound on, or on
-    one occasion near now the old text does not name (_scope_added, _bound_added,
-    _near_now): another statement, never a rewording of it."""
-    return _scope_added(old, new) or _bound_added(old, new) or _near_now(old, new)
+    one occasion near now the old text does not name (_scope_added, _part_named,
+    _bound_added, _near_now): another statement, never a rewording of it."""
+    return (
+        _scope_added(old, new)
+        or _part_named(old, new)
+        or _bound_added(old, new)
+        or _near_now(old, new)
+    )
+
+
+# Modifiers that pick out one part of a thing: an environment or a branch, who may see it,
+# how old it is, which platform or side, which kind of change ("the *staging* cert", "all
+# *public* functions", "*new* tests", "Dependabot *security* updates", "*untested*
+# migrations").
+# ("release", "test" and "stage" are words of their own too: "on *release* 3.2.0", "*test*
+# logs")
+_PART_MODIFIERS = """
+    public private internal external new legacy old existing mobile web desktop ios android
+    frontend backend untested tested security major minor patch admin premium enterprise
+    primary secondary replica inbound outbound"""
+_PART_WORDS = (_ENVIRONMENT_WORDS - {"release", "test", "stage"}) | frozenset(
+    _PART_MODIFIERS.split()
+)
+# (a phone's system names the mobile app already: "The Android app" / "The Android mobile app")
+_MOBILE_SYSTEMS = frozenset({"android", "ios", "iphone"})
+
+
+def _part_named(old: Statement, new: Statement) -> bool:
+    """The new text puts a modifier of _PART_WORDS the old text lacks before a content word,
+    next to a word of the old text ("Risk: the Saltmarsh cert expires on June 1" / "Risk: the
+    Saltmarsh *staging* cert expires ...", "type hints on all *public* functions"): it says
+    the old statement of one part only. Not where the old text names a part the new one
+    does not (a modifier put in place of another: "legacy" / "old"), a word written apart
+    ("devtools" / "dev tools"), or after "a" ("a *new* release branch gets cut": an event)."""
+    said = {token.lower for token in old.tokens} | old.words
+    written = {token.lower for token in new.tokens}
+    if any(token.lower in _PART_WORDS and token.lower not in written for token in old.tokens):
+        return False
+    tokens = new.tokens
+    for i, token in enumerate(tokens[:-1]):
+        if token.lower not in _PART_WORDS or token.pause:
+            continue
+        if token.lower in said or token.norm in old.words:
+            continue
+        following = tokens[i + 1]
+        if following.lower in STOPWORDS or token.lower + following.lower in said:
+            continue
+        if token.lower == "mobile" and said & _MOBILE_SYSTEMS:
+            continue
+        before = tokens[i - 1] if i else None
+        if before is not None and before.lower in ("a", "an"):
+            continue
+        beside_old = before is not None and not before.pause and before.norm in old.words
+        if following.norm in old.words or beside_old:
+            return True
+    return False
 
 
 def _near_now(old: Statement, new: Statement) -> bool:

@@ -44,8 +44,8 @@ PAIR_WHY = {
     "often against how long, or another attribute changed while this one, it says, still "
     "holds)",
     "different phrase": "close in meaning, but one part of the sentence says something else",
-    "narrower statement": "close in meaning, but the new one says it of a part only (for "
-    "whom, where, until when, from what bound)",
+    "narrower statement": "close in meaning, but the new one says it of a part only (which "
+    "one, for whom, where, until when, from what bound)",
     "different holder": "close in meaning, but about another person or thing",
     "another statement": "close in meaning, but another speaker or holder, another kind of "
     "statement (a risk and its mitigation, a lesson and a rule), a question, a "
