@@ -2109,9 +2109,16 @@ def test_one_word_exchanged_for_another_supersedes_from_its_band(existing: str, 
     assert dedup.rewords(existing, new)
     decision = POLICY.explain(POLICY.reworded_from, existing, new)
     assert (decision.verdict, decision.reason) == ("supersede", "reworded")
-    # below the band the words are no evidence: kept beside it and reported
+    # below the band the word exchanged is no evidence: kept beside it and reported, unless
+    # the values are restated with at most one word changed ("keeps" / "are stored": "keep"
+    # carries no detail)
     below = POLICY.explain(POLICY.reworded_from - 0.01, existing, new)
-    assert below.verdict == "possible_duplicate"
+    assert below.reason != "reworded"
+    if below.verdict == "supersede":
+        assert below.reason == "same values"
+        assert dedup.restates_the_values(existing, new)
+    else:
+        assert below.verdict == "possible_duplicate"
 
 
 @pytest.mark.parametrize(
@@ -2275,8 +2282,46 @@ def test_the_same_values_and_terms_in_other_words_supersede_in_the_rewording_ban
     assert dedup.restates_the_values(existing, new)
     decision = POLICY.explain(0.88, existing, new)
     assert (decision.verdict, decision.reason) == ("supersede", "same values")
-    # below the rewording band the words are no evidence
-    assert POLICY.explain(0.80, existing, new).verdict != "supersede"
+    # below the rewording band the words are evidence only with at most one word added or
+    # dropped (and never below the text rule's band)
+    terse = dedup.compare(existing, new).words_changed <= dedup.TERSE_WORDS_CHANGED
+    assert (POLICY.explain(0.80, existing, new).verdict == "supersede") == terse
+    assert POLICY.text_rule_from is not None
+    assert POLICY.decide(POLICY.text_rule_from - 0.01, existing, new) != "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new", "supersedes"),
+    [
+        # the same values with at most one word added or dropped
+        (
+            "Max request body on Heron is 10 MB.",
+            "Heron caps request bodies at ten megabytes.",
+            True,
+        ),
+        ("Sable runs on Python 3.12.", "Sable: python v3.12", True),
+        # a word exchanged for another, a word found only inside a name both have
+        (
+            "Incident reports go in #ops-incidents.",
+            "Postmortem reports go in #ops-incidents.",
+            False,
+        ),
+        ("The Ibex job retries 3 times.", "The Ibex job backoff factor is 3.", False),
+    ],
+)
+def test_under_the_rewording_band_the_same_values_need_the_same_words(
+    existing: str, new: str, supersedes: bool
+) -> None:
+    assert POLICY.reworded_from is not None
+    assert POLICY.text_rule_from is not None
+    assert POLICY.text_rule_from < 0.78 < POLICY.reworded_from
+    decision = POLICY.explain(0.78, existing, new)
+    assert (decision.verdict == "supersede") == supersedes
+    if supersedes:
+        assert decision.reason == "same values"
+    else:
+        assert decision.verdict == "possible_duplicate"
+        assert dedup.compare(existing, new).words_changed > dedup.TERSE_WORDS_CHANGED
 
 
 @pytest.mark.parametrize(

@@ -3180,6 +3180,11 @@ _MOOD = frozenset(_MOOD_WORDS.split())
 # more than it adds (more is a detail lost: "... exports reports to acme-reports *and emails a
 # summary to finance*" / "... exports reports to acme-reports").
 SAME_VALUES_DROPPED = 1
+# Under the rewording band (down to the text rule's), the same values are a rewording only
+# with at most this many content words added and dropped together ("Max upload size on
+# Fennel is 25 MB" / "Fennel caps uploads at 25 megabytes": "caps"); a word exchanged for
+# another is not ("*Deploy* announcements ..." / "*Rollback* announcements ...").
+TERSE_WORDS_CHANGED = 1
 # Words that carry no detail of their own, dropped freely in a rewording: verbs that only
 # link a thing to its value ("The API server *listens* on port 8080" / "API server port:
 # 8080", "The monorepo *uses* Bazel for builds" / "Builds in the monorepo are done with
@@ -3207,28 +3212,36 @@ def _joined_words(one: Statement, other: Statement) -> frozenset[str]:
 
 
 def restates_the_values(existing: str, new: str) -> bool:
-    """The same fact in other words: both texts state the same values (numbers, versions,
+    """The same fact in other words (_values_restated)."""
+    return _values_restated(existing, new) is not None
+
+
+def _values_restated(existing: str, new: str) -> int | None:
+    """How many content words the new text adds and drops in saying the same fact in other
+    words, or None where it does not say it: both texts state the same values (numbers, versions,
     names, identifiers; at least one) and the same terms (_terms: "@kvasquez", "APAC", "p95"),
     each of one text's terms a term or word of the other ("DB" / "database"), negate as often,
     say it in the same mood (_MOOD: neither a plan, a question or a possibility where the
     other is not), say no direction of an exchange the other does not, and the new one drops
     fewer than SAME_VALUES_DROPPED content words more than it adds ("The search service runs
-    with a 10 GB heap" / "Search service heap size: ten gigabytes"). Read only in the
-    rewording band (DedupPolicy.reworded_from), for text read as English, never for two chat
-    turns of one speaker, and after every other guard (a changed value, subject, holder,
+    with a 10 GB heap" / "Search service heap size: ten gigabytes"; a word the new text has
+    only inside a name both have is dropped, _borrowed). Read in the rewording band
+    (DedupPolicy.reworded_from), and below it in the text rule's band where at most
+    TERSE_WORDS_CHANGED words are added or dropped, for text read as English, never for two
+    chat turns of one speaker, and after every other guard (a changed value, subject, holder,
     occasion, attribute or phrase has decided before)."""
     old, new_ = statement(existing), statement(new)
     if not _values_agree(old, new_) or old.negations != new_.negations:
-        return False
+        return None
     mine, theirs = _terms(old, existing), _terms(new_, new)
     if not (_named_in(mine, new_, theirs) and _named_in(theirs, old, mine)):
-        return False
+        return None
     if {t.lower for t in old.tokens} & _MOOD != {t.lower for t in new_.tokens} & _MOOD:
-        return False
+        return None
     if changes_direction(existing, new) or _narrows(old, new_) or _other_units(old, new_):
-        return False
+        return None
     if _opposite_in_its_place(old, new_, old.words - new_.words, new_.words - old.words):
-        return False  # "Feature branches are *deleted* after merge" / "... *keeps* ..."
+        return None  # "Feature branches are *deleted* after merge" / "... *keeps* ..."
     # the parts of a compound the other text has whole or in words are no words added or
     # dropped ("start-up" / "startup", "req/min" / "requests per minute")
     parts = {part for value in new_.values if _named_in({value}, old) for part in _parts(value)}
@@ -3242,9 +3255,13 @@ def restates_the_values(existing: str, new: str) -> bool:
         gone -= {"siz"}  # a size in bytes says it is a size ("max size: 25 MB" / "25 MB")
     if _bounded(old):
         came -= _UPPER_BOUND
-    dropped = [w for w in gone if not _named_in({w}, new_)]
+    # (a word the other text has only inside a name both have is dropped: "*Deploy*
+    # announcements go in #eng-deploys" / "Rollback announcements go in #eng-deploys")
+    dropped = [w for w in gone if not _named_in({w}, new_)] + sorted(_borrowed(old, new_))
     added = [w for w in came if not _named_in({w}, old)]
-    return len(dropped) - len(added) < SAME_VALUES_DROPPED
+    if len(dropped) - len(added) >= SAME_VALUES_DROPPED:
+        return None
+    return len(added) + len(dropped)
 
 
 def _bounded(one: Statement) -> bool:
@@ -4788,6 +4805,7 @@ class Comparison:
     names_the_change: bool
     reworded: bool = False  # rewords
     same_values: bool = False  # restates_the_values
+    words_changed: int = 0  # content words added and dropped in restating the values
     keeps_subject: bool = False  # keeps_the_subject
     same_subject: bool = False  # same_subject_words
     opening_name_replaced: bool = False  # replaces_an_opening_name
@@ -4911,6 +4929,7 @@ def compare(existing: str, new: str) -> Comparison:
     # a text that rejects what the other states, or adds a verb that says no, is no rewording
     # of it, whatever else they share
     rejects = rejects_the_other(old, new_) or _leaves_out(old, new_)
+    restated = _values_restated(existing, new)
     return Comparison(
         model_knows_both=model_knows(existing) and model_knows(new),
         same_unknown=old.unknown == new_.unknown,
@@ -4941,7 +4960,8 @@ def compare(existing: str, new: str) -> Comparison:
         phrase_replaced=replaces_a_phrase(existing, new),
         restates=restates(existing, new) and not rejects,
         reworded=rewords(existing, new) and not rejects,
-        same_values=restates_the_values(existing, new) and not rejects,
+        same_values=restated is not None and not rejects,
+        words_changed=restated or 0,
         names_the_change=names_the_change(existing, new),
         keeps_subject=keeps_the_subject(existing, new),
         same_subject=same_subject_words(existing, new),
@@ -5194,6 +5214,16 @@ class DedupPolicy:
         # the same values and terms in other words (not two chat turns of one speaker, whose
         # values recur in other facts)
         if in_band and reworded_band and pair.same_values and pair.english and not pair.labelled:
+            return Decision("supersede", "same values")
+        # under the rewording band, the same values with at most one word added or dropped
+        # ("Max upload size on Fennel is 25 MB" / "Fennel caps uploads at 25 megabytes")
+        if (
+            in_band
+            and pair.same_values
+            and pair.words_changed <= TERSE_WORDS_CHANGED
+            and pair.english
+            and not pair.labelled
+        ):
             return Decision("supersede", "same values")
         # a value negated of another thing of the same kind is no change of it ("The *admin
         # panel* requires 2FA" / "The *customer portal* does not require 2FA")
