@@ -2300,6 +2300,13 @@ def test_the_same_values_and_terms_in_other_words_supersede_in_the_rewording_ban
             True,
         ),
         ("Sable runs on Python 3.12.", "Sable: python v3.12", True),
+        # a verb that only links a thing to its value, a number of a value written otherwise
+        ("Corvina's Redis version is 7.", "Corvina runs Redis 7.", True),
+        ("The Tarpon worker has 4 GiB of memory.", "Tarpon worker memory: 4096 MiB", True),
+        # someone says it: a speaker's label naming none of the other text's words
+        ("The Dace replica runs in eu-north-1.", "Keiko: the Dace replica is in eu-north-1", False),
+        # "lives" / "works" are no linking verbs
+        ("The user lives in Lisbon.", "The user works from the Lisbon office.", False),
         # a word exchanged for another, a word found only inside a name both have
         (
             "Incident reports go in #ops-incidents.",
@@ -2320,8 +2327,9 @@ def test_under_the_rewording_band_the_same_values_need_the_same_words(
     if supersedes:
         assert decision.reason == "same values"
     else:
-        assert decision.verdict == "possible_duplicate"
-        assert dedup.compare(existing, new).words_changed > dedup.TERSE_WORDS_CHANGED
+        assert decision.verdict != "supersede"
+        pair = dedup.compare(existing, new)
+        assert pair.words_changed > dedup.TERSE_WORDS_CHANGED or pair.one_labelled
 
 
 @pytest.mark.parametrize(

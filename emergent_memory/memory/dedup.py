@@ -1770,6 +1770,19 @@ def _label_kind(label: re.Match[str]) -> str:
 _TENTATIVE = frozenset({"proposal", "proposals", "idea", "ideas", "question", "hypothesis", "todo"})
 
 
+def _one_speaker(existing: str, new: str) -> bool:
+    """One text opens with a label that names none of the other's words, the other with no
+    label: someone says it ("Staging runs in us-east-1" / "*Ife*: staging is in us-east-1"),
+    not what it is about ("Rowan runs on Node.js version 20" / "*Rowan*: node v20")."""
+    old_label, new_label = label(existing), label(new)
+    if (old_label is None) == (new_label is None):
+        return False
+    said, other = (old_label, new) if old_label is not None else (new_label, existing)
+    assert said is not None
+    written = {form for t in statement(other).tokens for form in (t.lower, t.norm)}
+    return not {form for w in re.findall(r"\w+", said) for form in (w, _stem(w))} & written
+
+
 def labels_differ(existing: str, new: str) -> bool:
     """Both texts open with a label and not the same ("Audrey: ..." / "Andrew: ...")."""
     old_label, new_label = label(existing), label(new)
@@ -3185,6 +3198,11 @@ SAME_VALUES_DROPPED = 1
 # Fennel is 25 MB" / "Fennel caps uploads at 25 megabytes": "caps"); a word exchanged for
 # another is not ("*Deploy* announcements ..." / "*Rollback* announcements ...").
 TERSE_WORDS_CHANGED = 1
+# Verbs that only link a thing to its value, added or dropped ("Starling's Postgres version is
+# 16" / "Starling *runs* PostgreSQL 16"; not "lives" / "works": "The user lives in Toronto" /
+# "The user works from the Toronto office").
+_LINKING_WORDS = "use run have keep hold serve contain get set"
+_LINKING = frozenset(_stem(word) for word in _LINKING_WORDS.split())
 # Words that carry no detail of their own, dropped freely in a rewording: verbs that only
 # link a thing to its value ("The API server *listens* on port 8080" / "API server port:
 # 8080", "The monorepo *uses* Bazel for builds" / "Builds in the monorepo are done with
@@ -3261,7 +3279,9 @@ def _values_restated(existing: str, new: str) -> int | None:
     added = [w for w in came if not _named_in({w}, old)]
     if len(dropped) - len(added) >= SAME_VALUES_DROPPED:
         return None
-    return len(added) + len(dropped)
+    # (what is counted as changed: no verb that only links a thing to its value, "runs", nor
+    # a number, which the values compared already: "*2* GiB" / "*2048* MiB")
+    return sum(1 for word in [*added, *dropped] if word not in _LINKING and not word.isdigit())
 
 
 def _bounded(one: Statement) -> bool:
@@ -4820,6 +4840,7 @@ class Comparison:
     one_off: bool = False  # one_off: one occasion near now of a habit the old text states
     period_and_duration: bool = False  # how often in one text, how long in the other
     labelled: bool = False  # both open with the same label ("Caroline: ...")
+    one_labelled: bool = False  # _one_speaker
     # the texts differ only in their second half (what is said of the subject), not in what
     # they are about: "the staging DB listens on *5432*" / "*5433*"
     changed_late: bool = False
@@ -4977,6 +4998,7 @@ def compare(existing: str, new: str) -> Comparison:
         swapped=swapped(existing, new),
         reordered=old.words == new_.words and reorders(old, new_),
         labelled=label(existing) is not None and label(existing) == label(new),
+        one_labelled=_one_speaker(existing, new),
         changed_late=changes_late(existing, new),
         change_word=bool(new_.markers - old.markers),
         strong_change=bool((new_.markers - old.markers) & STRONG_MARKERS),
@@ -5223,6 +5245,7 @@ class DedupPolicy:
             and pair.words_changed <= TERSE_WORDS_CHANGED
             and pair.english
             and not pair.labelled
+            and not pair.one_labelled
         ):
             return Decision("supersede", "same values")
         # a value negated of another thing of the same kind is no change of it ("The *admin
