@@ -1375,6 +1375,10 @@ def test_numbers_in_words_restate_or_change_a_value(existing: str, new: str, exp
         ("The user wants concise, brief replies.", "The user wants short, short answers."),
         ("Deployments run locally.", "Deploys run local."),
         ("The user dislikes lengthy meetings.", "The user dislikes long meetings."),
+        ("Wren k8s ns: wren-prod", "The Kubernetes namespace for Wren is wren-prod."),
+        ("Env vars in Tansy: UPPER_SNAKE_CASE", "Environment variables in Tansy: UPPER_SNAKE_CASE"),
+        ("Editor pref: Helix; no extra pkgs.", "Editor preference: Helix; no extra packages."),
+        ("Session expiry: 1 hour.", "Session expiration: 1 hour."),
     ],
 )
 def test_short_forms_of_a_whole_word_are_the_word(short: str, whole: str) -> None:

@@ -416,6 +416,23 @@ ALIASES = {
     "deployment": "deploy",
     "deployments": "deploys",
     "locally": "local",
+    "namespace": "ns",
+    "namespaces": "ns",
+    "variable": "var",
+    "variables": "vars",
+    "preference": "pref",
+    "preferences": "prefs",
+    "library": "lib",
+    "libraries": "libs",
+    "package": "pkg",
+    "packages": "pkgs",
+    "permission": "perm",
+    "permissions": "perms",
+    "implementation": "impl",
+    "information": "info",
+    "administrator": "admin",
+    "expiry": "expire",
+    "expiration": "expire",
 }
 # The past forms of irregular verbs, and of verbs too short for the suffix rule ("used"), as
 # the verb: "built" matches "builds", "kept" matches "keeps" ("The CI pipeline builds the
