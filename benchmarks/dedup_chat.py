@@ -209,6 +209,9 @@ HOLDOUTS = {
     "dedup_holdout_64.json": "agent and chat memories, 480 pairs; first run against the rule "
     "at the end of stop 55 (after set 63: narrower statements on the similarity path, 'per', "
     "plans and goals, one time of a habit, accents, proposals)",
+    "dedup_holdout_65.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "of stop 56 (a modifier that picks one part out; the same values with at most one word "
+    "changed under 0.85; a speaker's label; more short forms)",
 }
 
 
