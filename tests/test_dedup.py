@@ -3150,6 +3150,12 @@ def test_below_the_band_a_lower_case_thing_changed_to_after_a_change_word_is_a_c
         ("The user types on a split keyboard.", "The user switched to a standing desk at work."),
         # what follows "used to" is how things were, not the new value
         ("The user works on the data platform team.", "The user used to work on the mobile team."),
+        # a size read as the word "unit:size", which no token is (this raised StopIteration)
+        ("our cache sits on the old ssd", "our cache now sits on a 512 GB ssd"),
+        (
+            "The nightly job writes to the scratch disk.",
+            "The nightly job now writes to a 2 TB disk.",
+        ),
     ],
 )
 def test_no_object_is_replaced_without_a_change_word_before_one_new_word(

@@ -5327,7 +5327,10 @@ def replaces_the_object(existing: str, new: str) -> bool:
         return False
     (word,) = gained
     lower = [t.lower for t in new_.tokens]
-    at = next(i for i, t in enumerate(new_.tokens) if t.norm == word)
+    # (a word the subject reading adds of its own, "unit:size", is written nowhere)
+    at = next((i for i, t in enumerate(new_.tokens) if t.norm == word), None)
+    if at is None:
+        return False
     # a change word of its own before it, alone or opening a phrase ("*took over*")
     return any(lower[i] in added or " ".join(lower[i : i + 2]) in added for i in range(at))
 
