@@ -407,7 +407,7 @@ def test_latin_script_in_another_language_is_no_evidence() -> None:
         (
             0.88,
             "The user prefers PostgreSQL over MySQL",
-            "For new projects the user picks Postgres, not MySQL",
+            "Postgres, not MySQL, is what the user picks",
             "same values",  # "not MySQL" rejects what "over MySQL" does
         ),
     ],
@@ -4444,3 +4444,66 @@ def test_a_list_joined_in_another_language_is_a_list(existing: str, new: str) ->
     assert dedup.adds_an_item(existing, new)
     # a short word that is also English joins only numbers ("a" is an article)
     assert not dedup.adds_an_item("The SDK ships a CLI.", "The SDK ships a CLI, a REST client.")
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "Nightly exports are copied from the warehouse to S3.",
+            "Nightly exports are copied to the warehouse to S3.",
+        ),
+        (
+            "The Heron bot posts release notes for the web team.",
+            "The Heron bot posts release notes from the web team.",
+        ),
+        ("Run the seed script before the migrations.", "Run the seed script after the migrations."),
+        ("Lark builds run with the cache.", "Lark builds run without the cache."),
+    ],
+)
+def test_one_word_that_says_the_other_way_is_another_fact(existing: str, new: str) -> None:
+    assert dedup.exchanges_a_way(existing, new)
+    # however close: every content word is the same, the fact is not
+    assert POLICY.decide(0.99, existing, new) != "supersede"
+    # "in" / "on" say one place two ways
+    assert not dedup.exchanges_a_way("Lark runs in staging.", "Lark runs on staging.")
+
+
+@pytest.mark.parametrize(
+    "new",
+    [
+        "The user is nervous that the Osprey canary sits at 10% of traffic.",
+        "The user was shocked the Osprey canary sits at 10% of traffic.",
+        "The user said 10% of traffic on the Osprey canary is acceptable.",
+    ],
+)
+def test_how_someone_takes_a_fact_is_no_rewording_of_it(new: str) -> None:
+    existing = "The Osprey canary sits at 10% of traffic."
+    assert dedup.reacts_to(existing, new)
+    assert POLICY.decide(0.9, existing, new) != "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # an exception, a restriction read with the same values, a part after "to"
+        (
+            "Every Gull endpoint needs a token.",
+            "Every Gull endpoint needs a token apart from /status.",
+        ),
+        (
+            "The user allows direct pushes to docs branches.",
+            "The user allows direct pushes to docs branches only on Fridays.",
+        ),
+        (
+            "Always tag the image before pushing Gull.",
+            "Always tag the image before pushing Gull to production.",
+        ),
+        ("Never print secrets in logs.", "Never print secrets in logs on public runners."),
+    ],
+)
+def test_an_exception_or_a_part_added_is_never_the_same_fact(existing: str, new: str) -> None:
+    assert dedup.narrows(existing, new)
+    assert not dedup.restates_the_values(existing, new)
+    for similarity in (0.8, 0.9, 0.97):
+        assert POLICY.decide(similarity, existing, new) != "supersede"

@@ -1604,7 +1604,8 @@ _ATTITUDE_WORDS = """
     complain complains complained worry worries worried praise praises praised questioned
     disagree disagrees disagreed frustrated surprised glad
     happy unhappy upset pleased impressed excited concerned suspicious relieved proud
-    disappointed looks confirmed liked loved hated"""
+    disappointed looks confirmed liked loved hated nervous anxious shocked scared afraid
+    angry thrilled delighted acceptable unacceptable"""
 _ATTITUDE = frozenset(_ATTITUDE_WORDS.split())
 
 
@@ -3275,6 +3276,8 @@ def _values_restated(existing: str, new: str) -> int | None:
         return None
     if changes_direction(existing, new) or _narrows(old, new_) or _other_units(old, new_):
         return None
+    if _restricted(new_) - _restricted(old):
+        return None  # "allows force-push on feature branches *only* after a review"
     if _opposite_in_its_place(old, new_, old.words - new_.words, new_.words - old.words):
         return None  # "Feature branches are *deleted* after merge" / "... *keeps* ..."
     # the parts of a compound the other text has whole or in words are no words added or
@@ -3445,7 +3448,7 @@ def restates(existing: str, new: str) -> bool:
     )
 
 
-_RESTRICTING = frozenset({"only", "except", "excluding", "solely", "exclusively"})
+_RESTRICTING = frozenset({"only", "except", "excluding", "solely", "exclusively", "apart"})
 
 
 # Words that open a phrase saying where, when or for whom a statement holds ("for the mobile
@@ -3542,23 +3545,31 @@ def _part_named(old: Statement, new: Statement) -> bool:
     if any(token.lower in _PART_WORDS and token.lower not in written for token in old.tokens):
         return False
     tokens = new.tokens
-    for i, token in enumerate(tokens[:-1]):
-        if token.lower not in _PART_WORDS or token.pause:
-            continue
-        if token.lower in said or token.norm in old.words:
-            continue
-        following = tokens[i + 1]
-        if following.lower in STOPWORDS or token.lower + following.lower in said:
+    for i, token in enumerate(tokens):
+        if token.lower not in _PART_WORDS or token.lower in said or token.norm in old.words:
             continue
         if token.lower == "mobile" and said & _MOBILE_SYSTEMS:
             continue
         before = tokens[i - 1] if i else None
         if before is not None and before.lower in ("a", "an"):
             continue
+        following = tokens[i + 1] if i + 1 < len(tokens) else None
+        if following is not None and token.lower + following.lower in said:
+            continue
+        # where it goes or holds: "before deploying Fathom *to production*", "Never commit
+        # .env files *to public* repos"
+        if before is not None and before.lower in _TOWARDS and not before.pause:
+            return True
+        if following is None or token.pause or following.lower in STOPWORDS:
+            continue
         beside_old = before is not None and not before.pause and before.norm in old.words
         if following.norm in old.words or beside_old:
             return True
     return False
+
+
+# Words after which a modifier of _PART_WORDS says where a statement holds.
+_TOWARDS = frozenset({"to", "in", "on", "for", "from", "into"})
 
 
 def _near_now(old: Statement, new: Statement) -> bool:
@@ -4733,6 +4744,31 @@ def replaces_a_phrase(existing: str, new: str) -> bool:
     return False
 
 
+# Words that say which way a thing goes or stands, each with the one that says the other way
+# ("copied *from* prod" / "copied *to* prod"): not "in" / "on" / "at", which often say one
+# place two ways ("runs in staging" / "runs on staging").
+_OTHER_WAY_WORDS = """
+    from:to from:into from:onto from:for from:towards before:after above:below over:under
+    with:without up:down off:on into:out"""
+_OTHER_WAYS = frozenset(frozenset(pair.split(":")) for pair in _OTHER_WAY_WORDS.split())
+
+
+def exchanges_a_way(existing: str, new: str) -> bool:
+    """The two texts differ in one word only, which says the other way of the same thing
+    (_OTHER_WAYS: "Staging data is copied *from* prod weekly" / "... *to* prod weekly",
+    "signs off PRs *for* the mobile team" / "... *from* the mobile team"): the words are
+    all the same, but not the fact."""
+    old, new_ = statement(existing), statement(new)
+    opcodes, _ = alignment(existing, new)
+    different = [op for op in opcodes if op[0] != "equal"]
+    if len(different) != 1 or different[0][0] != "replace":
+        return False
+    _, i1, i2, j1, j2 = different[0]
+    if i2 - i1 != 1 or j2 - j1 != 1:
+        return False
+    return frozenset({old.tokens[i1].lower, new_.tokens[j1].lower}) in _OTHER_WAYS
+
+
 def names_the_change(existing: str, new: str) -> bool:
     """The new text says it changed and names the old values next to new ones ("switched
     from unittest to pytest", "went from 50051 to 50061"), or says an old value is no longer
@@ -4870,6 +4906,7 @@ class Comparison:
     extends_a_name: bool = False  # extends_a_name
     # two things in each other's places, clause by clause (verify_features.exchange)
     crosswise: bool = False
+    way_exchanged: bool = False  # exchanges_a_way
     bound_turned: bool = False  # _bound_turned
     item_added: bool = False  # adds_an_item
     opposite: bool = False  # negates
@@ -5027,6 +5064,7 @@ def compare(existing: str, new: str) -> Comparison:
         item_added=adds_an_item(existing, new),
         extends_a_name=extends_a_name(old, new_),
         crosswise=_crosswise(existing, new),
+        way_exchanged=exchanges_a_way(existing, new),
         still_holds=still_holds(existing, new),
         during=changed_during(existing, new),
         narrows=narrows(existing, new),
@@ -5160,6 +5198,8 @@ class DedupPolicy:
                 return Decision("possible_duplicate", "opposite value")
             if pair.item_added:
                 return Decision("possible_duplicate", "different value")
+            if pair.way_exchanged:
+                return Decision("possible_duplicate", "different phrase")
         return decision
 
     def _judge(self, similarity: float, pair: Comparison) -> Decision:
