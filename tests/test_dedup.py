@@ -4093,6 +4093,36 @@ def test_one_item_said_alone_then_with_another_is_an_item_added(existing: str, n
     assert decision.reason in {"different value", "another statement", "narrower statement"}
 
 
+@pytest.mark.parametrize(
+    ("existing", "new", "added"),
+    [
+        (
+            "Linters for Tern: ruff, mypy, bandit.",
+            "Linters for Tern: ruff, mypy, bandit, vulture.",
+            True,
+        ),
+        (
+            "Regions: us-east-1, eu-west-1, ap-south-1",
+            "Regions: us-east-1, eu-west-1, ap-south-1, sa-east-1",
+            True,
+        ),
+        # the same items in another order, or other text around the list
+        ("Linters for Tern: ruff, mypy, bandit.", "Linters for Tern: bandit, ruff, mypy.", False),
+        (
+            "Linters for Tern: ruff, mypy, bandit.",
+            "Linters for Wren: ruff, mypy, bandit, vulture.",
+            False,
+        ),
+    ],
+)
+def test_an_item_added_to_a_list_written_with_commas_alone(
+    existing: str, new: str, added: bool
+) -> None:
+    assert dedup.adds_an_item(existing, new) == added
+    if added:
+        assert POLICY.decide(0.98, existing, new) != "supersede"
+
+
 def test_a_clause_joined_after_an_item_is_no_item_added() -> None:
     existing = "The service mesh is Istio."
     assert not dedup.adds_an_item(existing, "The service mesh is Istio and mTLS is turned on.")

@@ -1682,6 +1682,14 @@ def adds_an_item(existing: str, new: str) -> bool:
     old, new_ = statement(existing), statement(new)
     if _item_joined(old, new_, alignment(existing, new)[0]):
         return True
+    # a list of three or more written with commas alone ("Supported browsers: Chrome,
+    # Firefox, Safari" / "... Chrome, Firefox, Safari, Edge"), the text around it the same
+    if any(
+        mine < theirs and around == around_new
+        for mine, around in _comma_items(existing)
+        for theirs, around_new in _comma_items(new)
+    ):
+        return True
     if not old.words <= new_.words:
         return False
     # (an item more that the old text has elsewhere is no item added: "offering: US and EU")
@@ -1690,6 +1698,25 @@ def adds_an_item(existing: str, new: str) -> bool:
         for mine in _lists(old)
         for theirs in _lists(new_)
     )
+
+
+_COMMA_LIST = re.compile(r"[\w.+#/-]+(?:,\s+[\w.+#/-]+){2,}")
+
+
+def _comma_items(text: str) -> list[tuple[frozenset[str], tuple[str, str]]]:
+    """The one-word items of each list of three or more written with commas alone, and the
+    text before and after it (lower-cased, without its marks)."""
+
+    def plain(part: str) -> str:
+        return " ".join(re.findall(r"\w+", part.lower()))
+
+    return [
+        (
+            frozenset(_stem(item.strip().strip(".").lower()) for item in match.group(0).split(",")),
+            (plain(text[: match.start()]), plain(text[match.end() :])),
+        )
+        for match in _COMMA_LIST.finditer(text)
+    ]
 
 
 def _item_joined(old: Statement, new: Statement, opcodes: _Opcodes) -> bool:
