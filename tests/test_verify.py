@@ -867,7 +867,7 @@ def test_a_word_many_memories_share_is_no_evidence_of_a_claims_subject() -> None
     assert alone.verdict == "related", alone.why
 
 
-def test_a_clause_never_confirms_what_its_memory_does_not() -> None:
+def test_a_clause_does_not_confirm_its_words_in_another_order() -> None:
     memory = (
         "Nightly backups go to an S3 bucket in eu-west-1 and are kept for 35 days. Restores "
         "are tested every quarter by the platform team."
@@ -889,6 +889,34 @@ def test_a_clause_never_confirms_what_its_memory_does_not() -> None:
         clauses=[Clause(0.95, read_pair(clause, "Restores are tested every month."), clause)],
     )
     assert "clause" not in words.why
+
+
+@pytest.mark.parametrize(
+    ("claim", "confirms"),
+    [
+        # the clause's words in its order, a linking verb of the claim's own
+        ("Staging database runs Postgres 16.", True),
+        # a word of its own, the same words in another order
+        ("The staging database needs Postgres 16.", False),
+        ("Postgres 16 is what the staging database is.", False),
+    ],
+)
+def test_a_clause_confirms_a_claim_that_says_nothing_of_its_own(claim: str, confirms: bool) -> None:
+    memory = (
+        "The Wren API runs on Go 1.22 in a distroless image; the staging database is "
+        "PostgreSQL 16, and backups run nightly."
+    )
+    clause = "the staging database is PostgreSQL 16"
+    # judged alone the clause states the same values in each case
+    assert RULES_ONLY.relation(0.9, clause, claim)[0] == "confirms"
+    alone = rules_answer(RULES_ONLY, claim, [(memory, 0.4)])
+    assert alone.verdict != "confirmed"
+    answer = rules_answer(
+        RULES_ONLY, claim, [(memory, 0.4)], clauses=[Clause(0.9, read_pair(clause, claim), clause)]
+    )
+    assert (answer.verdict == "confirmed") == confirms
+    if confirms:
+        assert "in its clause" in answer.why
 
 
 def test_a_claim_only_the_outranked_side_of_a_conflict_states_is_a_conflict(

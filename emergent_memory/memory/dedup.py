@@ -3246,8 +3246,8 @@ TERSE_WORDS_CHANGED = 1
 # Verbs that only link a thing to its value, added or dropped ("Starling's Postgres version is
 # 16" / "Starling *runs* PostgreSQL 16"; not "lives" / "works": "The user lives in Toronto" /
 # "The user works from the Toronto office").
-_LINKING_WORDS = "use run have keep hold serve contain get set"
-_LINKING = frozenset(_stem(word) for word in _LINKING_WORDS.split())
+_LINKING_VERB_WORDS = "use run have keep hold serve contain get set"
+LINKING_VERBS = frozenset(_stem(word) for word in _LINKING_VERB_WORDS.split())
 # Words that carry no detail of their own, dropped freely in a rewording: verbs that only
 # link a thing to its value ("The API server *listens* on port 8080" / "API server port:
 # 8080", "The monorepo *uses* Bazel for builds" / "Builds in the monorepo are done with
@@ -3328,7 +3328,7 @@ def _values_restated(existing: str, new: str) -> int | None:
         return None
     # (what is counted as changed: no verb that only links a thing to its value, "runs", nor
     # a number, which the values compared already: "*2* GiB" / "*2048* MiB")
-    return sum(1 for word in [*added, *dropped] if word not in _LINKING and not word.isdigit())
+    return sum(1 for word in [*added, *dropped] if word not in LINKING_VERBS and not word.isdigit())
 
 
 def _bounded(one: Statement) -> bool:

@@ -231,6 +231,28 @@ def restated(memory: str, claim: str) -> bool:
     )
 
 
+def says_no_more(claim: str, clause: str) -> bool:
+    """Every content word and value of the claim is in the memory's clause (as save reads
+    them: stems, short forms, values written otherwise): the claim states one part of the
+    memory and nothing of its own ("Crew need 11 hours of rest between shifts" / "... and
+    needs 11 hours of rest between shifts"; not "Each test file has to be *at least* 5 MB" /
+    "each test file must be under 5 MB")."""
+    mine, theirs = dedup.statement(claim), dedup.statement(clause)
+    # (a verb that only links a thing to its value may be the claim's own: "... *runs*
+    # Postgres 16")
+    own = mine.words - theirs.words - dedup.LINKING_VERBS
+    if not mine.words or own or not mine.values <= theirs.values:
+        return False
+    # in the clause's order: the same words in other places say another fact ("Kofi's
+    # manager is Femke" / "Kofi is Femke's manager", "0.49 EUR plus 2.5%" / "2.5 EUR plus
+    # 0.49%")
+    at: dict[str, int] = {}
+    for i, token in enumerate(theirs.tokens):
+        at.setdefault(token.norm, i)
+    places = [at[t.norm] for t in mine.tokens if t.norm in at and t.lower not in dedup.STOPWORDS]
+    return places == sorted(places)
+
+
 # Words that say a choice between two things, any of them as good as another ("prefers pnpm
 # over npm" / "likes pnpm more than npm" / "would rather use pnpm than npm").
 _CHOOSING = frozenset(dedup.content_words("prefer like favor want love enjoy choose pick more"))

@@ -380,12 +380,12 @@ def rules_answer(
         undecided = relation in (None, "related") or (relation == "confirms" and kind == "exchange")
         if clause is not None and clause.similarity > score and undecided:
             alone, its_why = policy.judge(clause.similarity, clause.features)
-            if alone == "conflicts":
+            # (a clause confirms a claim that says nothing of its own: one part of the memory)
+            says_it = alone == "confirms" and verify_features.says_no_more(claim, clause.text)
+            if alone == "conflicts" or (says_it and relation != "confirms"):
                 text = clause.text if len(clause.text) <= 80 else clause.text[:79] + "\u2026"
-                relation = alone
-                why = (
-                    f'in its clause "{text}": {its_why} (clause similarity {clause.similarity:.2f})'
-                )
+                relation, similar = alone, f"clause similarity {clause.similarity:.2f}"
+                why = f'in its clause "{text}": {its_why} ({similar})'
         if relation is not None:
             judged.append(Judged(index, score, relation, why))
     verdict, best = aggregate(judged)
