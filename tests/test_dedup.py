@@ -2333,7 +2333,7 @@ def test_under_the_rewording_band_the_same_values_need_the_same_words(
     else:
         assert decision.verdict != "supersede"
         pair = dedup.compare(existing, new)
-        assert pair.words_changed > dedup.TERSE_WORDS_CHANGED or pair.one_labelled
+        assert pair.words_changed > dedup.TERSE_WORDS_CHANGED or pair.one_speaker
 
 
 @pytest.mark.parametrize(

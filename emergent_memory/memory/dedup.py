@@ -1820,10 +1820,12 @@ def _one_speaker(existing: str, new: str) -> bool:
     label: someone says it ("Staging runs in us-east-1" / "*Ife*: staging is in us-east-1"),
     not what it is about ("Rowan runs on Node.js version 20" / "*Rowan*: node v20")."""
     old_label, new_label = label(existing), label(new)
-    if (old_label is None) == (new_label is None):
+    if old_label is not None and new_label is None:
+        said, other = old_label, new
+    elif new_label is not None and old_label is None:
+        said, other = new_label, existing
+    else:
         return False
-    said, other = (old_label, new) if old_label is not None else (new_label, existing)
-    assert said is not None
     written = {form for t in statement(other).tokens for form in (t.lower, t.norm)}
     return not {form for w in re.findall(r"\w+", said) for form in (w, _stem(w))} & written
 
@@ -4920,7 +4922,7 @@ class Comparison:
     one_off: bool = False  # one_off: one occasion near now of a habit the old text states
     period_and_duration: bool = False  # how often in one text, how long in the other
     labelled: bool = False  # both open with the same label ("Caroline: ...")
-    one_labelled: bool = False  # _one_speaker
+    one_speaker: bool = False  # _one_speaker
     # the texts differ only in their second half (what is said of the subject), not in what
     # they are about: "the staging DB listens on *5432*" / "*5433*"
     changed_late: bool = False
@@ -5079,7 +5081,7 @@ def compare(existing: str, new: str) -> Comparison:
         swapped=swapped(existing, new),
         reordered=old.words == new_.words and reorders(old, new_),
         labelled=label(existing) is not None and label(existing) == label(new),
-        one_labelled=_one_speaker(existing, new),
+        one_speaker=_one_speaker(existing, new),
         changed_late=changes_late(existing, new),
         change_word=bool(new_.markers - old.markers),
         strong_change=bool((new_.markers - old.markers) & STRONG_MARKERS),
@@ -5329,7 +5331,7 @@ class DedupPolicy:
             and pair.words_changed <= TERSE_WORDS_CHANGED
             and pair.english
             and not pair.labelled
-            and not pair.one_labelled
+            and not pair.one_speaker
         ):
             return Decision("supersede", "same values")
         # a value negated of another thing of the same kind is no change of it ("The *admin
