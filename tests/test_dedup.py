@@ -1379,6 +1379,7 @@ def test_numbers_in_words_restate_or_change_a_value(existing: str, new: str, exp
         ("Env vars in Tansy: UPPER_SNAKE_CASE", "Environment variables in Tansy: UPPER_SNAKE_CASE"),
         ("Editor pref: Helix; no extra pkgs.", "Editor preference: Helix; no extra packages."),
         ("Session expiry: 1 hour.", "Session expiration: 1 hour."),
+        ("Wren API TLS cert: Let's Encrypt.", "Wren API TLS certificate: Let's Encrypt."),
     ],
 )
 def test_short_forms_of_a_whole_word_are_the_word(short: str, whole: str) -> None:

@@ -433,6 +433,12 @@ ALIASES = {
     "administrator": "admin",
     "expiry": "expire",
     "expiration": "expire",
+    "certificate": "cert",
+    "certificates": "certs",
+    "specification": "spec",
+    "specifications": "specs",
+    "credentials": "creds",
+    "statistics": "stats",
 }
 # The past forms of irregular verbs, and of verbs too short for the suffix rule ("used"), as
 # the verb: "built" matches "builds", "kept" matches "keeps" ("The CI pipeline builds the
