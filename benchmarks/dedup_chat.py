@@ -212,6 +212,9 @@ HOLDOUTS = {
     "dedup_holdout_65.json": "agent and chat memories, 480 pairs; first run against the rule "
     "of stop 56 (a modifier that picks one part out; the same values with at most one word "
     "changed under 0.85; a speaker's label; more short forms)",
+    "dedup_holdout_66.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "at the end of stop 56 (after set 65: a word that says the other way, 'only' with the same "
+    "values, a part after 'to', reactions, lists with commas alone)",
 }
 
 
