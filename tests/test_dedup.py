@@ -4309,6 +4309,26 @@ def test_one_time_a_habit_happened_leaves_the_habit(existing: str, new: str) -> 
     )
 
 
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Mira released the mobile app on Monday.", "Mira releases the mobile app on Mondays."),
+        (
+            "The user ran the linter before committing.",
+            "The user always runs the linter before committing.",
+        ),
+    ],
+)
+def test_the_habit_after_one_time_it_happened_is_no_rewording(existing: str, new: str) -> None:
+    assert dedup.habit_of_an_event(existing, new)
+    assert POLICY.decide(0.93, existing, new) != "supersede"
+    # a change word makes it a correction's business, not this rule's
+    assert not dedup.habit_of_an_event(
+        "The QA environment uses a shared Postgres instance.",
+        "QA no longer shares Postgres; each QA stack gets its own database now.",
+    )
+
+
 def test_a_name_written_without_its_accents_is_the_same_name() -> None:
     existing = "Tomasz Zieliński owns the roster service."
     new = "Tomasz Zielinski owns the roster service."
@@ -4506,6 +4526,7 @@ def test_one_word_that_says_the_other_way_is_another_fact(existing: str, new: st
         "The user is nervous that the Osprey canary sits at 10% of traffic.",
         "The user was shocked the Osprey canary sits at 10% of traffic.",
         "The user said 10% of traffic on the Osprey canary is acceptable.",
+        "The user shrugged off that the Osprey canary sits at 10% of traffic.",
     ],
 )
 def test_how_someone_takes_a_fact_is_no_rewording_of_it(new: str) -> None:

@@ -1572,6 +1572,14 @@ def event_of_a_habit(existing: str, new: str) -> bool:
     )
 
 
+def habit_of_an_event(existing: str, new: str) -> bool:
+    """The other way round of event_of_a_habit: the old text tells one time something
+    happened, the new one, with no change word, states the habit ("The user ran the full
+    test suite before pushing to main" / "The user *always runs* the full test suite before
+    pushing to main"): both hold."""
+    return not statement(new).markers and event_of_a_habit(new, existing)
+
+
 _MODALS = frozenset({"must", "should", "can", "may", "need", "needs", "will", "would"})
 _WANTS = frozenset({"want", "wants", "prefer", "prefers", "like", "likes", "expects"})
 
@@ -1611,7 +1619,7 @@ _ATTITUDE_WORDS = """
     disagree disagrees disagreed frustrated surprised glad
     happy unhappy upset pleased impressed excited concerned suspicious relieved proud
     disappointed looks confirmed liked loved hated nervous anxious shocked scared afraid
-    angry thrilled delighted acceptable unacceptable"""
+    angry thrilled delighted acceptable unacceptable laughed shrugged dismissed"""
 _ATTITUDE = frozenset(_ATTITUDE_WORDS.split())
 
 
@@ -5082,7 +5090,9 @@ def compare(existing: str, new: str) -> Comparison:
         past_and_plan=past_and_plan(existing, new),
         other_occasion=another_occasion(existing, new),
         period_and_duration=period_and_duration(existing, new),
-        one_off=one_off(existing, new) or event_of_a_habit(existing, new),
+        one_off=one_off(existing, new)
+        or event_of_a_habit(existing, new)
+        or habit_of_an_event(existing, new),
         opposite=negates(existing, new),
         swapped=swapped(existing, new),
         reordered=old.words == new_.words and reorders(old, new_),
