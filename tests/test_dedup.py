@@ -4329,6 +4329,43 @@ def test_the_habit_after_one_time_it_happened_is_no_rewording(existing: str, new
     )
 
 
+@pytest.mark.parametrize(
+    ("text", "speaker"),
+    [
+        ("Kenji: we moved the demo to Friday", True),
+        ("bea: my anniversary is in august", True),
+        ("Ana (treasurer): season dues are $120 per player", True),
+        ("Mrs. Okafor: the bake sale starts at noon", True),
+        # a subject with words in lower case
+        ("Greystone API version: 2.10.0", False),
+        ("Corvid weekly sync: Wed 15:00", False),
+        ("Owners of Tidewater: Imani (backend), Luca (frontend)", False),
+        ("No label here at all.", False),
+    ],
+)
+def test_a_label_of_words_in_lower_case_names_a_subject_not_a_speaker(
+    text: str, speaker: bool
+) -> None:
+    assert dedup._speaker(text) == speaker
+
+
+def test_two_notes_under_one_subject_label_are_read_as_any_two_texts() -> None:
+    # the same values written otherwise under the same subject label: a rewording
+    assert (
+        POLICY.decide(
+            0.93, "Brackley session timeout: 30 minutes.", "Brackley session timeout: 1800 seconds."
+        )
+        == "supersede"
+    )
+    assert (
+        POLICY.decide(0.99, "Greystone API version: 2.10.0", "Greystone API version: v2.10.0")
+        == "supersede"
+    )
+    # two turns of one speaker still never supersede on their words alone
+    kenji = ("Kenji: the demo is on friday at 3", "Kenji: demo's friday, 3pm")
+    assert POLICY.decide(0.95, *kenji) != "supersede"
+
+
 def test_a_name_written_without_its_accents_is_the_same_name() -> None:
     existing = "Tomasz Zieliński owns the roster service."
     new = "Tomasz Zielinski owns the roster service."

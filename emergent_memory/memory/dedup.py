@@ -1829,6 +1829,19 @@ def _label_kind(label: re.Match[str]) -> str:
 _TENTATIVE = frozenset({"proposal", "proposals", "idea", "ideas", "question", "hypothesis", "todo"})
 
 
+def _speaker(text: str) -> bool:
+    """The text opens with a label that may name who says it (label): one word ("Kenji:",
+    "bea:", "Ana (treasurer):"), or a name of words in capitals ("Mrs. Okafor:"); not a subject
+    with words in lower case ("Greystone API version: 2.10.0", "Corvid weekly sync: Wed
+    15:00", "Owners of Tidewater: ...")."""
+    match = _LABEL.match(text)
+    if match is None or label(text) is None:
+        return False
+    # (a role in brackets goes with the name: "Ana (treasurer):", "Support (Ali):")
+    words = re.sub(r"\([^)]*\)?", " ", match.group(1)).split()
+    return len(words) <= 1 or all(word[:1].isupper() for word in words)
+
+
 def _one_speaker(existing: str, new: str) -> bool:
     """One text opens with a label that names none of the other's words, the other with no
     label: someone says it ("Staging runs in us-east-1" / "*Ife*: staging is in us-east-1"),
@@ -5096,7 +5109,7 @@ def compare(existing: str, new: str) -> Comparison:
         opposite=negates(existing, new),
         swapped=swapped(existing, new),
         reordered=old.words == new_.words and reorders(old, new_),
-        labelled=label(existing) is not None and label(existing) == label(new),
+        labelled=_speaker(existing) and label(existing) == label(new),
         one_speaker=_one_speaker(existing, new),
         changed_late=changes_late(existing, new),
         change_word=bool(new_.markers - old.markers),
