@@ -4349,6 +4349,15 @@ def test_a_label_of_words_in_lower_case_names_a_subject_not_a_speaker(
     assert dedup._speaker(text) == speaker
 
 
+def test_only_a_speakers_label_against_no_label_is_someone_saying_it() -> None:
+    assert dedup._one_speaker("Staging runs in us-east-1.", "Ife: staging is in us-east-1")
+    # a label naming the other's words, or one of words in lower case, says what it is about
+    assert not dedup._one_speaker("Rowan runs on Node.js version 20.", "Rowan: node v20")
+    assert not dedup._one_speaker(
+        "The database is migrated before the API.", "Deploy order: database first, then API."
+    )
+
+
 def test_two_notes_under_one_subject_label_are_read_as_any_two_texts() -> None:
     # the same values written otherwise under the same subject label: a rewording
     assert (

@@ -1813,8 +1813,8 @@ def kinds_differ(existing: str, new: str) -> bool:
     is: "Gullwing CI runs on GitHub Actions instead of Jenkins")."""
     one, other = (_LABEL.match(text) for text in (existing, new))
     if one is None or other is None:
-        label = one or other
-        return label is not None and _label_kind(label) in _TENTATIVE
+        found = one or other
+        return found is not None and _label_kind(found) in _TENTATIVE
     if _label_kind(one) not in _KIND_OPENERS or _label_kind(other) not in _KIND_OPENERS:
         return False
     return _label_kind(one).removesuffix("s") != _label_kind(other).removesuffix("s")
@@ -1843,13 +1843,14 @@ def _speaker(text: str) -> bool:
 
 
 def _one_speaker(existing: str, new: str) -> bool:
-    """One text opens with a label that names none of the other's words, the other with no
-    label: someone says it ("Staging runs in us-east-1" / "*Ife*: staging is in us-east-1"),
-    not what it is about ("Rowan runs on Node.js version 20" / "*Rowan*: node v20")."""
+    """One text opens with a speaker's label (_speaker) that names none of the other's words,
+    the other with no label: someone says it ("Staging runs in us-east-1" / "*Ife*: staging
+    is in us-east-1"), not what it is about ("Rowan runs on Node.js version 20" / "*Rowan*:
+    node v20", "Deploy order: ...")."""
     old_label, new_label = label(existing), label(new)
-    if old_label is not None and new_label is None:
+    if old_label is not None and new_label is None and _speaker(existing):
         said, other = old_label, new
-    elif new_label is not None and old_label is None:
+    elif new_label is not None and old_label is None and _speaker(new):
         said, other = new_label, existing
     else:
         return False
