@@ -5350,19 +5350,12 @@ class DedupPolicy:
         if in_band and reworded_band and pair.reworded and readable:
             return Decision("supersede", "reworded")
         # the same values and terms in other words (not two chat turns of one speaker, whose
-        # values recur in other facts)
-        if in_band and reworded_band and pair.same_values and pair.english and not pair.labelled:
-            return Decision("supersede", "same values")
-        # under the rewording band, the same values with at most one word added or dropped
-        # ("Max upload size on Fennel is 25 MB" / "Fennel caps uploads at 25 megabytes")
-        if (
-            in_band
-            and pair.same_values
-            and pair.words_changed <= TERSE_WORDS_CHANGED
-            and pair.english
-            and not pair.labelled
-            and not pair.one_speaker
-        ):
+        # values recur in other facts); under the rewording band with at most one word added
+        # or dropped, and not said by a speaker against no one ("Max upload size on Fennel is
+        # 25 MB" / "Fennel caps uploads at 25 megabytes")
+        terse = pair.words_changed <= TERSE_WORDS_CHANGED and not pair.one_speaker
+        plain = pair.english and not pair.labelled
+        if in_band and pair.same_values and plain and (reworded_band or terse):
             return Decision("supersede", "same values")
         # a value negated of another thing of the same kind is no change of it ("The *admin
         # panel* requires 2FA" / "The *customer portal* does not require 2FA")
