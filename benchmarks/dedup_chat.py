@@ -215,6 +215,9 @@ HOLDOUTS = {
     "dedup_holdout_66.json": "agent and chat memories, 480 pairs; first run against the rule "
     "at the end of stop 56 (after set 65: a word that says the other way, 'only' with the same "
     "values, a part after 'to', reactions, lists with commas alone)",
+    "dedup_holdout_67.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "at the end of stop 56 after its review (after set 66: a habit after one time, a label "
+    "of words in lower case as a subject, not a speaker)",
 }
 
 
