@@ -8,6 +8,7 @@ same cases through the service with the real model.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import get_args
 
 import pytest
 
@@ -26,6 +27,7 @@ from emergent_memory.memory.dedup import (
     swaps_a_modifier,
     value_words,
 )
+from emergent_memory.memory.records import pair_why
 
 POLICY = DEDUP_POLICIES[LOCAL_MODEL_NAME]
 TABS = "The user prefers tabs for indentation in Python files."
@@ -1102,12 +1104,8 @@ def test_another_kind_of_statement_holder_or_value_is_never_superseded(
         ("The database runs on AWS.", "The database now runs on GCP."),
         # capitals for emphasis are not values
         ("NEVER force-push to main.", "Never force-push to main!"),
-        # one or two words of its own, or a question asked again, are the same statement
+        # a word or two that say nothing of their own are the same statement
         ("Aaron: running late", "Aaron: running a bit late, sorry"),
-        (
-            "The user asked how long the test suite takes.",
-            "The user asked how long the test suite usually takes.",
-        ),
         # a sentence turned around, a name written the other way, the two sides of "is"
         ("Tomás: I work in Lisbon.", "Tomás: Lisbon is where I work."),
         (
@@ -4469,30 +4467,93 @@ def test_a_part_or_a_bound_added_narrows_the_statement(existing: str, new: str) 
 @pytest.mark.parametrize(
     ("existing", "new"),
     [
-        # a word added inside the old phrase, what kind of thing the value is, this one
-        ("Never log tokens in error messages.", "Never log tokens in raw error messages."),
+        # what kind of thing the value is
         ("The staging cache listens on 6379.", "The staging cache listens on port 6379."),
-        ("Lint runs before every commit.", "Lint runs before every commit in this repo."),
-        ("The weekly report lists 40 customers.", "The weekly report lists 40 customers in total."),
-        # what for, not for whom; where said another way
-        ("The team uses Loki.", "The team uses Loki for collecting logs."),
-        (
-            "The user avoids global state in code.",
-            "The user avoids global state when writing code.",
-        ),
+        ("Payments run on Python 3.12.", "Payments run on Python version 3.12."),
         # a number after the word is the value rules' ("per cent", "for five years")
         (
             "The loan is fixed at 4.2% for five years.",
             "The loan is fixed at 4.2 per cent for five years.",
         ),
-        # when an event the old text tells happened
-        ("The user switched to Helix.", "The user switched to Helix last month."),
+        # a bound said in other words
+        ("The user wants functions of under 40 lines.", "... of fewer than 40 lines."),
     ],
 )
 def test_a_phrase_that_narrows_nothing_still_restates(existing: str, new: str) -> None:
+    new = existing.split(" of ")[0] + new[3:] if new.startswith("...") else new
     assert not dedup.narrows(existing, new)
-    assert dedup.restates(existing, new)
+    assert not dedup.says_more(dedup.statement(existing), dedup.statement(new))
     assert POLICY.decide(0.9, existing, new) == "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # a word added inside the old phrase, a place, a total, what for, when
+        ("Never log tokens in error messages.", "Never log tokens in raw error messages."),
+        ("Lint runs before every commit.", "Lint runs before every commit in this repo."),
+        ("The weekly report lists 40 customers.", "The weekly report lists 40 customers in total."),
+        ("The team uses Loki.", "The team uses Loki for collecting logs."),
+        (
+            "The user avoids global state in code.",
+            "The user avoids global state when writing code.",
+        ),
+        ("The user switched to Helix.", "The user switched to Helix last month."),
+        (
+            "The user asked how long the test suite takes.",
+            "The user asked how long the test suite usually takes.",
+        ),
+        # a part, a bound, an exception, a holder's view, a thing of the thing
+        ("Never commit .env files.", "Never commit .env files to public repos."),
+        (
+            "Merges to main in Bellhop require one approval.",
+            "Merges to main in Bellhop require one approval from a code owner.",
+        ),
+        (
+            "Treecreeper encrypts backups with the KMS key.",
+            "Treecreeper encrypts backup manifests with the KMS key.",
+        ),
+        ("The user owns the Phalarope repo.", "The user owns a fork of the Phalarope repo."),
+        (
+            "Risk: Guillemot depends on an unmaintained XML library.",
+            "The user laughed off the risk that Guillemot depends on an unmaintained XML library.",
+        ),
+        ("Sprint planning happens on Mondays.", "Sprint planning happens on Mondays at 10:00."),
+        ("The user reads the Rust docs.", "The user reads the Rust docs on their phone."),
+        ("Deploys need one approval.", "Deploys need one approval from the security team."),
+        ("Max upload size is 25 MB.", "Max upload size is 25 MB for free users."),
+    ],
+)
+def test_a_new_text_that_says_all_the_old_one_says_and_more_is_kept_beside_it(
+    existing: str, new: str
+) -> None:
+    # whether the words added narrow the old statement (a part, a bound, an exception) or only
+    # say more of the same fact, the words do not tell: the old one is kept and the pair
+    # reported, however close (on the fresh held-out sets such pairs were mostly another fact)
+    assert dedup.says_more(dedup.statement(existing), dedup.statement(new))
+    for similarity in (0.8, 0.9, 0.97, 0.99):
+        assert POLICY.decide(similarity, existing, new) == "possible_duplicate", similarity
+    # and says why, where the rules would otherwise have taken it as a rewording
+    for similarity in (0.97, 0.99):
+        reason = POLICY.explain(similarity, existing, new).reason
+        assert reason in ("says more", "narrower statement", "another statement")
+
+
+def test_words_that_say_nothing_of_their_own_are_no_more_said() -> None:
+    for existing, new in (
+        ("Never force-push to main.", "Force-pushing to main is not allowed, ever."),
+        ("The Rookery API port: 7070", "The Rookery API listens on port 7070."),
+        ("Logs are retained for 30 days.", "Log retention period is thirty days."),
+        ("The build takes about 12 minutes.", "A build takes roughly twelve minutes."),
+        ("Never force-push to main.", "Do not force-push to the main branch."),
+    ):
+        assert not dedup.says_more(dedup.statement(existing), dedup.statement(new))
+        assert POLICY.decide(0.9, existing, new) == "supersede", new
+    # the old text's words in another order say no more either: a rewording
+    assert not dedup.says_more(
+        dedup.statement("The auth service is written in Go."),
+        dedup.statement("Go is the language the auth service is written in."),
+    )
 
 
 @pytest.mark.parametrize(
@@ -4605,3 +4666,16 @@ def test_an_exception_or_a_part_added_is_never_the_same_fact(existing: str, new:
     assert not dedup.restates_the_values(existing, new)
     for similarity in (0.8, 0.9, 0.97):
         assert POLICY.decide(similarity, existing, new) != "supersede"
+
+
+def test_a_text_that_says_more_and_says_it_changed_is_a_correction() -> None:
+    existing = "Deploys need one approval."
+    assert (
+        POLICY.decide(0.9, existing, "Deploys now need one approval from the security team.")
+        == "supersede"
+    )
+
+
+def test_a_pair_kept_because_it_says_more_says_why_in_words() -> None:
+    assert "says more" in get_args(dedup.Reason)
+    assert pair_why("says more").startswith("close in meaning, but the new one says all")

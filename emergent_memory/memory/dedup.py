@@ -4445,6 +4445,47 @@ def extends_a_name(old: Statement, new: Statement) -> bool:
     return False
 
 
+def says_more(old: Statement, new: Statement) -> bool:
+    """The new text says all the old one says, its content words in the same order, and adds
+    words of its own among or around them ("Never commit .env files *to public repos*", "the
+    Saltmarsh *staging* cert", "The user *was shocked* the AWS bill ...", "a *fork of* the
+    repo"): a part, a bound, an exception, a detail or someone's view of it, under which the
+    old statement may still hold as it stands. Words that only say how the same thing is
+    said (_NO_DETAIL, _ADDS_NOTHING: "The API *listens on* port 7070", "... is not
+    *allowed*") and the kind of a value or word the old text has (_kind_nouns: "on *port*
+    6379", "the main *branch*") are no words added."""
+    added = new.words - old.words - _NO_DETAIL - _ADDS_NOTHING - _kind_nouns(new, old.values)
+    tokens = new.tokens
+    added -= {  # the kind named after an old word: "to main" / "to the main *branch*"
+        after.norm
+        for before, after in pairwise(tokens)
+        if before.norm in old.words and after.norm in _KIND_NOUNS
+    }
+    if {token.norm for token in old.tokens} & _BOUND_WORDS:
+        added -= _BOUND_WORDS  # "under 40 lines" / "*fewer* than 40 lines"
+    if not added or old.words - new.words:
+        return False
+    old_order = [token.norm for token in old.tokens if token.norm in old.words]
+    new_order = [token.norm for token in new.tokens if token.norm in new.words]
+    remaining = iter(new_order)
+    if not old_order or not all(word in remaining for word in old_order):
+        return False  # reordered: a rewording as often as not
+    return any(word in added for word in new_order)
+
+
+# Words a restatement adds beyond _NO_DETAIL that say nothing of their own: a rule's "not
+# allowed" for "never", "ever", where or with what a thing is ("located in", "equipped
+# with"), what a duration is ("retention period") and chat's "a bit late, sorry".
+_ADDS_NOTHING_WORDS = "allowed forbidden permitted ever onto located equipped period bit sorry cent"
+_ADDS_NOTHING = frozenset(_stem(word) for word in _ADDS_NOTHING_WORDS.split())
+
+
+# Words that say a value is a bound, one said for another ("*under* 40 lines" / "*fewer than*
+# 40", "*max* 25 MB" / "*capped at* 25 MB").
+_BOUND_WORD_LIST = "under below over above fewer less more than within least"
+_BOUND_WORDS = _UPPER_BOUND | frozenset(_stem(word) for word in _BOUND_WORD_LIST.split())
+
+
 # Parts of a compound that say how a thing is, not which thing it is.
 _HOW_PARTS = frozenset(_stem(w) for w in ("based", "level", "style", "like", "type", "sized"))
 
@@ -4891,6 +4932,7 @@ Reason = Literal[
     "names the change",
     "not enough evidence",
     "narrower statement",
+    "says more",
     "another occasion",
     "opposite value",
     "another statement",
@@ -4972,6 +5014,7 @@ class Comparison:
     still_holds: bool = False  # still_holds: another attribute changed, the old one holds
     during: bool = False  # changed_during: a change that held on one occasion
     narrows: bool = False  # narrows: a part, a bound, an occasion or a restriction added
+    says_more: bool = False  # says_more: all the old text says, in order, and words added
 
     @property
     def one_value_of_one_subject(self) -> bool:
@@ -5127,6 +5170,7 @@ def compare(existing: str, new: str) -> Comparison:
         still_holds=still_holds(existing, new),
         during=changed_during(existing, new),
         narrows=narrows(existing, new),
+        says_more=says_more(old, new_),
     )
 
 
@@ -5259,6 +5303,8 @@ class DedupPolicy:
                 return Decision("possible_duplicate", "different value")
             if pair.way_exchanged:
                 return Decision("possible_duplicate", "different phrase")
+            if pair.says_more and not (pair.marked or pair.names_the_change):
+                return Decision("possible_duplicate", "says more")
         return decision
 
     def _judge(self, similarity: float, pair: Comparison) -> Decision:
