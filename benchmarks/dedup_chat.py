@@ -218,6 +218,9 @@ HOLDOUTS = {
     "dedup_holdout_67.json": "agent and chat memories, 480 pairs; first run against the rule "
     "at the end of stop 56 after its review (after set 66: a habit after one time, a label "
     "of words in lower case as a subject, not a speaker)",
+    "dedup_holdout_68.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "of stop 57 (after set 67: a new text that says all the old one says and more is kept "
+    "beside it)",
 }
 
 
