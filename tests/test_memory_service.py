@@ -554,7 +554,7 @@ def test_a_superseded_memory_cannot_be_updated(
     service: MemoryService, principal: Principal
 ) -> None:
     old = service.save(principal, "The build uses webpack and babel", "fact")
-    new = service.save(principal, "The build uses webpack and babel together", "fact")
+    new = service.save(principal, "The build uses babel and webpack.", "fact")
     assert new["status"] == "updated"
     with pytest.raises(InvalidInput, match=f"superseded by {new['memory']['id']}"):
         service.update(principal, old["memory"]["id"], {"confidence": 1.0})
