@@ -4679,3 +4679,76 @@ def test_a_text_that_says_more_and_says_it_changed_is_a_correction() -> None:
 def test_a_pair_kept_because_it_says_more_says_why_in_words() -> None:
     assert "says more" in get_args(dedup.Reason)
     assert pair_why("says more").startswith("close in meaning, but the new one says all")
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "Juniper used MongoDB as its primary store.",
+            "Juniper uses MongoDB as its primary store.",
+        ),
+        ("User lived in Bergen.", "User lives in Bergen."),
+        ("Priya leads the payments migration.", "Priya led the payments migration."),
+        (
+            "The team kept the staging data for a week.",
+            "The team keeps the staging data for a week.",
+        ),
+        (
+            "Kofi maintained the iOS version of catchlog.",
+            "Kofi maintains the iOS version of catchlog.",
+        ),
+    ],
+)
+def test_one_verb_in_the_past_against_the_present_is_another_occasion(
+    existing: str, new: str
+) -> None:
+    # how it was and how it is: two facts however close, kept and reported
+    assert dedup.tense_differs(dedup.statement(existing), dedup.statement(new))
+    for similarity in (0.9, 0.97, 0.99):
+        assert POLICY.explain(similarity, existing, new) == dedup.Decision(
+            "possible_duplicate", "another occasion"
+        )
+
+
+def test_a_participle_or_the_same_tense_is_no_other_occasion() -> None:
+    for existing, new in (
+        ("The image is built by the CI pipeline.", "The CI pipeline builds the image."),
+        ("Merged branches are deleted.", "Merged branches get deleted."),
+        ("The user's preferred editor is Helix.", "The user prefers Helix as editor."),
+        ("The sync is on Wednesdays.", "The sync is on Wed."),
+    ):
+        assert not dedup.tense_differs(dedup.statement(existing), dedup.statement(new)), new
+    # a change word says the change: a correction as before
+    assert POLICY.decide(0.95, "User lived in Bergen.", "User now lives in Bergen.") == "supersede"
+
+
+def test_a_name_added_inside_a_list_of_names_is_another_value_of_the_list() -> None:
+    for existing, new in (
+        (
+            "The on-call rotation is Rasmus, Tobias and the user.",
+            "... Rasmus, Tobias, Kofi and the user.",
+        ),
+        (
+            "Release approvers are Ines, Marek and Lou.",
+            "Release approvers are Ines, Marek, Sol and Lou.",
+        ),
+    ):
+        new = existing.split(" is ")[0] + " is " + new[4:] if new.startswith("...") else new
+        assert dedup.adds_an_item(existing, new), new
+        assert POLICY.decide(0.97, existing, new) != "supersede"
+    # the same items said after a label are no item added
+    assert not dedup.adds_an_item(
+        "Support tiers are Basic, Pro and Enterprise.",
+        "Support tiers offered: Basic, Pro and Enterprise.",
+    )
+
+
+def test_finding_a_fact_annoying_is_a_statement_of_its_own() -> None:
+    existing = "Lena added mandatory 2FA for the admin panel."
+    for new in (
+        "User finds Lena's mandatory 2FA for the admin panel annoying.",
+        "The user finds the mandatory 2FA Lena added for the admin panel tedious.",
+    ):
+        assert dedup.reacts_to(existing, new), new
+        assert POLICY.decide(0.9, existing, new) != "supersede"

@@ -1619,7 +1619,8 @@ _ATTITUDE_WORDS = """
     disagree disagrees disagreed frustrated surprised glad
     happy unhappy upset pleased impressed excited concerned suspicious relieved proud
     disappointed looks confirmed liked loved hated nervous anxious shocked scared afraid
-    angry thrilled delighted acceptable unacceptable laughed shrugged dismissed"""
+    angry thrilled delighted acceptable unacceptable laughed shrugged dismissed finds
+    annoying frustrating confusing painful tedious"""
 _ATTITUDE = frozenset(_ATTITUDE_WORDS.split())
 
 
@@ -1704,11 +1705,18 @@ def adds_an_item(existing: str, new: str) -> bool:
         for theirs, around_new in _comma_items(new)
     ):
         return True
-    if not old.words <= new_.words:
+    # (a name of several words read across the items, "Rasmus, Tobias", is the items, where
+    # the two lists open and close with the same items: "Rasmus, Tobias and the user" /
+    # "Rasmus, Tobias, Kofi and the user")
+    items = {item for found in _lists(new_) for item in found}
+    across = old.words - new_.words
+    if any(" " not in word or not set(word.split()) <= items for word in across):
         return False
     # (an item more that the old text has elsewhere is no item added: "offering: US and EU")
     return any(
-        set(mine) < set(theirs) and not (set(theirs) - set(mine)) & old.words
+        set(mine) < set(theirs)
+        and not (set(theirs) - set(mine)) & old.words
+        and (not across or (mine[0], mine[-1]) == (theirs[0], theirs[-1]))
         for mine in _lists(old)
         for theirs in _lists(new_)
     )
@@ -3924,6 +3932,50 @@ def swapped(existing: str, new: str) -> tuple[str, str] | None:
 _ORDER_WORDS = frozenset({"first", "then", "rather", "instead", "over", "order", "followed"})
 
 
+def tense_differs(old: Statement, new: Statement) -> bool:
+    """The same content words in the same order, and one verb said in the past in one text
+    and in the present in the other ("Juniper *used* MongoDB as its primary store" /
+    "Juniper *uses* ...", "User *lived* in Bergen" / "User *lives* in Bergen"): how it was
+    and how it is, two facts, however close; not a participle after "is", "has" or a
+    determiner ("is *deployed*", "the *merged* PR"), nor one before "by"."""
+    if old.words != new.words or _content_order(old) != _content_order(new):
+        return False
+    was, now = _verb_forms(old), _verb_forms(new)
+    return any({was[word], now[word]} == {"past", "present"} for word in was.keys() & now.keys())
+
+
+def _content_order(one: Statement) -> list[str]:
+    return [token.norm for token in one.tokens if token.norm in one.words]
+
+
+def _verb_forms(one: Statement) -> dict[str, str]:
+    """Each verb's tense as written, past or present, where the text says it one way; not a
+    participle or adjective (_NOT_BEFORE_A_VERB before it, "by" after it), nor a day, a
+    month or a value."""
+    found: dict[str, set[str]] = {}
+    tokens = one.tokens
+    for i, token in enumerate(tokens):
+        low = token.lower
+        before = tokens[i - 1].lower if i else ""
+        after = tokens[i + 1].lower if i + 1 < len(tokens) else ""
+        if before in _NOT_BEFORE_A_VERB or after == "by" or token.norm in one.values:
+            continue
+        if token.norm in STOPWORDS or token.norm in CALENDAR or low == token.norm:
+            continue
+        if low.endswith("ed") or low in _PAST_FORMS or low == "used":
+            found.setdefault(token.norm, set()).add("past")
+        elif low.endswith("s") and not low.endswith("ss"):
+            found.setdefault(token.norm, set()).add("present")
+    return {word: tenses.pop() for word, tenses in found.items() if len(tenses) == 1}
+
+
+# The words after which a past form is a participle or an adjective ("is *deployed*", "has
+# *shipped*", "the *merged* PR").
+_NOT_BEFORE_A_VERB = (
+    _BE | _POSSESSIVES | frozenset({"has", "have", "had", "having", "the", "a", "an"})
+)
+
+
 def reorders(old: Statement, new: Statement) -> bool:
     """An order word both texts have (_ORDER_WORDS) has other content words before it in one
     than in the other, or the same ones after it in another order: items exchanged that
@@ -5015,6 +5067,7 @@ class Comparison:
     during: bool = False  # changed_during: a change that held on one occasion
     narrows: bool = False  # narrows: a part, a bound, an occasion or a restriction added
     says_more: bool = False  # says_more: all the old text says, in order, and words added
+    tense_differs: bool = False  # tense_differs: one verb in the past in one, present in other
 
     @property
     def one_value_of_one_subject(self) -> bool:
@@ -5171,6 +5224,7 @@ def compare(existing: str, new: str) -> Comparison:
         during=changed_during(existing, new),
         narrows=narrows(existing, new),
         says_more=says_more(old, new_),
+        tense_differs=tense_differs(old, new_),
     )
 
 
@@ -5305,6 +5359,8 @@ class DedupPolicy:
                 return Decision("possible_duplicate", "different phrase")
             if pair.says_more and not (pair.marked or pair.names_the_change):
                 return Decision("possible_duplicate", "says more")
+            if pair.tense_differs and not pair.marked:
+                return Decision("possible_duplicate", "another occasion")  # was / is
         return decision
 
     def _judge(self, similarity: float, pair: Comparison) -> Decision:
