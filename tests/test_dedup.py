@@ -4752,3 +4752,46 @@ def test_finding_a_fact_annoying_is_a_statement_of_its_own() -> None:
     ):
         assert dedup.reacts_to(existing, new), new
         assert POLICY.decide(0.9, existing, new) != "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "Tobias is the point of contact for the invoicer database.",
+            "Tobias is the POC for the invoicer DB.",
+        ),
+        (
+            "coldchain-ingest writes to a time-series database.",
+            "coldchain-ingest writes to a TSDB.",
+        ),
+        ("Continuous integration for Whimbrel takes about 8 minutes.", "Whimbrel CI takes ~8 min."),
+        (
+            "Risk: Oakmoss auth has a single point of failure in Redis.",
+            "Risk - Redis is a SPOF for Oakmoss auth.",
+        ),
+        ("Never log personally identifiable information.", "PII must never be written to logs."),
+    ],
+)
+def test_initials_and_the_words_they_stand_for_are_one_term(existing: str, new: str) -> None:
+    spelled = dedup.spelled_out(existing, new)
+    assert spelled != (existing, new)
+    assert POLICY.decide(0.8, existing, new) == "supersede"
+
+
+def test_initials_read_only_where_the_other_text_spells_them_out() -> None:
+    # a unit after a number, words apart or a stopword at either end spell out nothing
+    for existing, new in (
+        ("The user avoids meetings before 10 AM.", "The user avoids meetings on Wednesdays."),
+        ("Staging runs in the cloud, mostly.", "Staging runs in the SM cluster."),
+        ("It runs in the cloud.", "IT runs it."),
+        ("Our API returns JSON.", "Our API returns JSON."),
+    ):
+        assert dedup.spelled_out(existing, new) == (existing, new), new
+    # another product manager is still another holder
+    assert (
+        POLICY.decide(
+            0.9, "Dave is the product manager for checkout.", "Ana is the PM for checkout."
+        )
+        != "supersede"
+    )

@@ -5150,9 +5150,56 @@ def _durations(one: Statement) -> dict[str, bool] | None:
     return found
 
 
+# A word in capitals that may be the initials of words the other text spells out ("POC" /
+# "point of contact", "TSDB" / "time-series database", "PRs" / "pull requests"), and the words
+# of a text with where they stand.
+_ACRONYM = re.compile(r"\b([A-Z]{2,6})(s?)\b")
+_SPELLED = re.compile(r"[A-Za-z][A-Za-z']*(?:-[A-Za-z]+)*")
+
+
+def spelled_out(existing: str, new: str) -> tuple[str, str]:
+    """The two texts with the words one spells out written as the initials the other has
+    ("Tobias is the *point of contact* for the invoicer DB" / "Tobias is the *POC* for ..."
+    read as "Tobias is the *POC* for ..."; "the *time-series database*" / "a *TSDB*"): one
+    term written two ways. Only words side by side, the first and the last no stopword, none
+    of them the initials themselves; "database" gives "DB"."""
+    return _initials_for(existing, new), _initials_for(new, existing)
+
+
+def _initials_for(text: str, other: str) -> str:
+    """`text` with each run of its words that spells out a word in capitals of `other`
+    replaced by that word (spelled_out)."""
+    for found in _ACRONYM.finditer(other):
+        letters, plural = found.group(1), found.group(2)
+        unit = len(letters) == 2 and re.search(r"\d\s?$", other[: found.start()])
+        if unit or re.search(rf"\b{letters}", text):
+            continue  # (nor a unit after a number: "10 *AM*", "8 *GB*")
+        words = list(_SPELLED.finditer(text))
+        for start in range(len(words)):
+            initials, end = "", start
+            while end < len(words) and len(initials) < len(letters):
+                if end > start and text[words[end - 1].end() : words[end].start()].strip():
+                    break  # side by side only
+                word = words[end].group(0).lower()
+                parts = word.split("-")
+                initials += "db" if word == "database" else "".join(p[0] for p in parts)
+                end += 1
+            run = [w.group(0).lower() for w in words[start:end]]
+            if initials != letters.lower() or run[0] in STOPWORDS or run[-1] in STOPWORDS:
+                continue
+            if len(run) < 2 and "-" not in run[0] and run[0] != "database":
+                continue
+            spelled = text[words[start].start() : words[end - 1].end()]
+            text = text.replace(spelled, letters + plural, 1)
+            break
+    return text
+
+
 @lru_cache(maxsize=256)
 def compare(existing: str, new: str) -> Comparison:
-    """Every feature of the pair the rule reads, computed once."""
+    """Every feature of the pair the rule reads, computed once (of the texts with what one
+    spells out written as the other's initials: spelled_out)."""
+    existing, new = spelled_out(existing, new)
     old, new_ = statement(existing), statement(new)
     # a text that rejects what the other states, or adds a verb that says no, is no rewording
     # of it, whatever else they share
