@@ -4795,3 +4795,46 @@ def test_initials_read_only_where_the_other_text_spells_them_out() -> None:
         )
         != "supersede"
     )
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "The Ostrava data migration is scheduled for 2026-04-09.",
+            "Ostrava data migration: April 9th, 2026.",
+        ),
+        (
+            "Mahogany v2 launch deadline: 2025-03-14.",
+            "Mahogany v2 has to launch by March 14, 2025.",
+        ),
+        (
+            "The Glimmer TLS certificate expires on March 3, 2026.",
+            "Glimmer's TLS cert expiry: 3 Mar 2026.",
+        ),
+        ("The Q3 planning offsite is on September 9.", "Q3 planning offsite: Sept. 9th."),
+        (
+            "The Wren security audit is scheduled for 2026-10-02.",
+            "Wren security audit: October 2nd, 2026.",
+        ),
+    ],
+)
+def test_the_same_date_written_otherwise_restates(existing: str, new: str) -> None:
+    # words that only say a date is when ("scheduled for", "deadline", "due") and a month's
+    # name in short are no words changed beside the same date
+    assert dedup.restates_the_values(existing, new)
+    assert POLICY.decide(0.88, existing, new) == "supersede"
+
+
+def test_another_date_or_another_event_on_it_is_no_rewording() -> None:
+    existing = "The Wren security audit is scheduled for 2026-10-02."
+    assert POLICY.decide(0.9, existing, "Wren security audit: October 3rd, 2026.") != "supersede"
+    # under the rewording band, another event on the same date is not the same fact
+    assert (
+        POLICY.decide(
+            0.8,
+            "The Glimmerfen design doc is due on March 14, 2026.",
+            "The Glimmerfen design doc review meeting is on March 14, 2026.",
+        )
+        != "supersede"
+    )

@@ -3356,6 +3356,10 @@ def _values_restated(existing: str, new: str) -> int | None:
         gone -= _UPPER_BOUND
     if any(value.endswith("bytes") for value in new_.values):
         gone -= {"siz"}  # a size in bytes says it is a size ("max size: 25 MB" / "25 MB")
+    if _dated(old) and _dated(new_):
+        # the same date says when: "*scheduled for* 2026-04-09" / ": April 9th, 2026"
+        gone -= _DATE_WORDS
+        came -= _DATE_WORDS
     if _bounded(old):
         came -= _UPPER_BOUND
     # (a word the other text has only inside a name both have is dropped: "*Deploy*
@@ -3367,6 +3371,18 @@ def _values_restated(existing: str, new: str) -> int | None:
     # (what is counted as changed: no verb that only links a thing to its value, "runs", nor
     # a number, which the values compared already: "*2* GiB" / "*2048* MiB")
     return sum(1 for word in [*added, *dropped] if word not in LINKING_VERBS and not word.isdigit())
+
+
+def _dated(one: Statement) -> bool:
+    """The text gives a date (a month with a day or a year)."""
+    return any(value.startswith("month:") for value in one.values)
+
+
+# Words that only say a date is when something is to happen, beside the same date
+# ("*scheduled for* 14 October 2025" / "launches on 2025-10-14", "*deadline*: 2024-09-30" /
+# "*due* on 30 September 2024").
+_DATE_WORD_LIST = "scheduled planned slated due deadline target date"
+_DATE_WORDS = frozenset(_stem(word) for word in _DATE_WORD_LIST.split())
 
 
 def _bounded(one: Statement) -> bool:
@@ -3481,7 +3497,8 @@ def _terms(one: Statement, text: str) -> frozenset[str]:
     and every content word not written as a plain word of the language (_plain_words: a handle
     or tag, "@kvasquez"; a word with a digit or a mark, "p95", "new_checkout"; a name in
     capitals inside a sentence, "Kafka"; an environment or a branch, "staging")."""
-    words = {token.norm for token in one.tokens} - STOPWORDS
+    # (not a month or a day by its name, compared as a value: "*March* 3, 2026" / "3 *Mar*")
+    words = {token.norm for token in one.tokens} - STOPWORDS - CALENDAR
     named = {word for word in words if not _plain_words(one, text, {word})}
     return frozenset(one.values | _acronyms(one) | named)
 
