@@ -4838,3 +4838,41 @@ def test_another_date_or_another_event_on_it_is_no_rewording() -> None:
         )
         != "supersede"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("The daily cod landing cap is 12 tonnes.", "12000000g"),
+        ("The daily cod landing cap is 12,000 kg.", "12000000g"),
+        ("The baby weighed 3500 g at birth.", "3500g"),
+        ("The commute is 6 km each way.", "6000m"),
+        ("The commute is 6000 m each way.", "6000m"),
+        ("The bed is 200cm long.", "2m"),
+        ("Hold temperature must stay below 39.2°F.", "4°c"),
+        ("Hold temperature must stay below 4 °C.", "4°c"),
+        ("The alert fires above twenty-eight degrees Celsius.", "28°c"),
+        ("The server room is kept at 68 degrees Fahrenheit.", "20°c"),
+    ],
+)
+def test_a_mass_a_length_or_a_temperature_is_one_value_in_any_unit(text: str, value: str) -> None:
+    assert value in dedup.statement(text).values
+
+
+def test_measures_written_in_other_units_restate_and_other_amounts_change() -> None:
+    same = [
+        (
+            "The Solvik's daily cod landing cap is 12 tonnes.",
+            "The Solvik's daily cod landing cap is 12,000 kg.",
+        ),
+        ("Hold temperature must stay below 39.2°F.", "Hold temperature must stay below 4°C."),
+        ("The user runs 5 km every morning.", "The user runs 5,000 meters every morning."),
+    ]
+    for existing, new in same:
+        assert POLICY.decide(0.9, existing, new) == "supersede", new
+    assert (
+        POLICY.decide(0.9, same[0][0], "The Solvik's daily cod landing cap is 15,000 kg.")
+        != "supersede"
+    )
+    # a letter after a number that is no unit stays as it is
+    assert "4c" in dedup.statement("Meet in room 4C.").values

@@ -699,6 +699,7 @@ def _day_abbreviation(raw: str) -> str | None:
 
 def _tokens(text: str) -> list[_Token]:
     text = _CURRENCY_MILLIONS.sub(r"\1M", _THOUSANDS.sub("", text))
+    text = _DEGREES.sub(lambda m: f"{m.group(1)} deg{m.group(2)[0].upper()}", text)
     tokens: list[_Token] = []
     matches = list(_TOKEN.finditer(text))
     for index, match in enumerate(matches):
@@ -742,7 +743,7 @@ def _tokens(text: str) -> list[_Token]:
             norm = number if number is not None else _stem(lower)
             tokens.append(_Token(raw, norm, first, pause))
     tokens = _with_magnitudes(_with_number_words(_with_phrases(tokens)))
-    return _with_sizes(_with_durations(_with_seconds(_with_times(tokens))))
+    return _with_measures(_with_sizes(_with_durations(_with_seconds(_with_times(tokens)))))
 
 
 # A number's order of magnitude, written after it ("40 million") or on it ("40M", "4.2k",
@@ -1031,6 +1032,66 @@ def _with_sizes(tokens: list[_Token]) -> list[_Token]:
     return _with_units(tokens, on_it, after_it)
 
 
+# A temperature's unit, written with the degree sign or in words ("4 °C", "39.2°F", "four
+# degrees Celsius"), read as one word ("degC", "degF") before the text is split into words.
+_DEGREES = re.compile(
+    r"(\d(?:[\d.]*\d)?|\b[a-z]+)\s*(?:°\s*|\s+degrees?\s+)(C|F|[Cc]elsius|[Ff]ahrenheit)\b"
+)
+# Units of mass in grams and of length in metres, as people convert them ("12 tonnes" =
+# "12,000 kg", "5 km" = "5,000 meters"; not a bare "m", also minutes or millions; no pounds
+# or miles, whose conversions are rounded).
+_MEASURE_UNITS = {
+    unit: (size, kind)
+    for names, size, kind in (
+        ("mg milligram milligrams", Decimal("0.001"), "g"),
+        ("g gram grams", Decimal(1), "g"),
+        ("kg kgs kilo kilos kilogram kilograms", Decimal(1000), "g"),
+        ("t tonne tonnes", Decimal(1000000), "g"),
+        ("mm millimeter millimeters millimetre millimetres", Decimal("0.001"), "m"),
+        ("cm centimeter centimeters centimetre centimetres", Decimal("0.01"), "m"),
+        ("m meter meters metre metres", Decimal(1), "m"),
+        ("km kms kilometer kilometers kilometre kilometres", Decimal(1000), "m"),
+    )
+    for unit in names.split()
+}
+_MEASURE_NORM = re.compile(r"\d+(?:\.\d+)?(?:g|m|°c)")
+_COMPACT_MEASURE = re.compile(r"(\d+(?:\.\d+)?)(mg|kg|g|mm|cm|km)")
+
+
+def _in_base_units(amount: str, unit: str) -> str:
+    """A mass's norm in grams ("12000000g") or a length's in metres ("5000m")."""
+    size, kind = _MEASURE_UNITS[unit]
+    return f"{(Decimal(amount) * size).normalize():f}{kind}"
+
+
+def _celsius(amount: str, unit: str) -> str:
+    """A temperature's norm in degrees Celsius to a tenth ("39.2°F" and "4 °C": "4°c")."""
+    value = Decimal(amount)
+    if unit == "degf":
+        value = (value - 32) * 5 / 9
+    return f"{value.quantize(Decimal('0.1')).normalize():f}°c"
+
+
+def _with_measures(tokens: list[_Token]) -> list[_Token]:
+    """A number with a unit of mass, length or temperature as one value, the same in any of
+    the units ("12 tonnes" / "12,000 kg", "5 km" / "5,000 meters", "39.2°F" / "4°C")."""
+
+    def on_it(token: _Token) -> str | None:
+        compact = _COMPACT_MEASURE.fullmatch(token.text)
+        return None if compact is None else _in_base_units(compact.group(1), compact.group(2))
+
+    def after_it(token: _Token, unit: _Token) -> str | None:
+        if not _cardinal(token):
+            return None
+        if unit.lower in ("degc", "degf"):
+            return _celsius(token.norm, unit.lower)
+        if unit.lower in _MEASURE_UNITS and unit.text == unit.lower:
+            return _in_base_units(token.norm, unit.lower)
+        return None
+
+    return _with_units(tokens, on_it, after_it)
+
+
 def _with_durations(tokens: list[_Token]) -> list[_Token]:
     """A number with a unit of time as one value, in seconds ("30 minutes", "30min" and "1800
     seconds" read alike; "a month" is not read, it is more often a rate): the unit is part of
@@ -1128,8 +1189,8 @@ def _is_value(token: _Token) -> bool:
     text = token.text
     if token.norm.startswith("t") and token.norm[1:].isdigit():
         return True  # a time
-    if _AMOUNT_NORM.fullmatch(token.norm):
-        return True  # a duration or a size
+    if _AMOUNT_NORM.fullmatch(token.norm) or _MEASURE_NORM.fullmatch(token.norm):
+        return True  # a duration, a size, a mass, a length or a temperature
     if any(ch.isdigit() for ch in text) or token.norm in NUMBERS.values():
         return True
     if _number_phrase(text):
