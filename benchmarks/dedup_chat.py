@@ -221,6 +221,9 @@ HOLDOUTS = {
     "dedup_holdout_68.json": "agent and chat memories, 480 pairs; first run against the rule "
     "of stop 57 (after set 67: a new text that says all the old one says and more is kept "
     "beside it)",
+    "dedup_holdout_69.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "of stop 57 after set 68 (past against present, a name added in a list of names, "
+    "initials spelled out, words of a date, masses, lengths and temperatures in any unit)",
 }
 
 
