@@ -4876,3 +4876,18 @@ def test_measures_written_in_other_units_restate_and_other_amounts_change() -> N
     )
     # a letter after a number that is no unit stays as it is
     assert "4c" in dedup.statement("Meet in room 4C.").values
+
+
+def test_what_someone_thinks_of_a_fact_is_a_statement_of_its_own() -> None:
+    existing = "Merging to main requires two approvals."
+    for new in (
+        "User thinks requiring two approvals to merge to main slows the team down.",
+        "The user believes merging to main with two approvals is too slow.",
+    ):
+        assert dedup.reacts_to(existing, new), new
+        assert POLICY.decide(0.85, existing, new) != "supersede"
+    # an opinion said again in other words is no reaction to itself
+    assert not dedup.reacts_to(
+        "The user thinks the dashboard is cluttered.",
+        "The user thinks the dashboard looks cluttered.",
+    )

@@ -1681,7 +1681,7 @@ _ATTITUDE_WORDS = """
     happy unhappy upset pleased impressed excited concerned suspicious relieved proud
     disappointed looks confirmed liked loved hated nervous anxious shocked scared afraid
     angry thrilled delighted acceptable unacceptable laughed shrugged dismissed finds
-    annoying frustrating confusing painful tedious"""
+    annoying frustrating confusing painful tedious thinks believes feels"""
 _ATTITUDE = frozenset(_ATTITUDE_WORDS.split())
 
 
