@@ -4891,3 +4891,20 @@ def test_what_someone_thinks_of_a_fact_is_a_statement_of_its_own() -> None:
         "The user thinks the dashboard is cluttered.",
         "The user thinks the dashboard looks cluttered.",
     )
+
+
+def test_a_verb_of_one_group_for_another_of_it_restates_the_same_values() -> None:
+    for existing, new in (
+        ("The nightly ETL job starts at 02:00 UTC.", "Nightly ETL kicks off at 2 am UTC."),
+        ("Logs older than two weeks are deleted.", "Logs get purged after 14 days."),
+        ("Pull requests to Orca need 2 approvals.", "Pull requests to Orca require two approvals."),
+    ):
+        assert dedup.restates_the_values(existing, new), new
+        assert POLICY.decide(0.83, existing, new) == "supersede", new
+    # another verb is another fact
+    assert (
+        POLICY.decide(
+            0.83, "The nightly ETL job starts at 02:00 UTC.", "Nightly ETL fails at 2 am UTC."
+        )
+        != "supersede"
+    )
