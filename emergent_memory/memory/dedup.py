@@ -3428,8 +3428,8 @@ def _values_restated(existing: str, new: str) -> int | None:
     # (a verb of a _SAME_VERBS group in place of another of it is no word changed: "need" /
     # "require")
     same = _as_one_verb(gone) & _as_one_verb(came)
-    gone = {w for w in gone if _as_one_verb({w}).isdisjoint(same)}
-    came = {w for w in came if _as_one_verb({w}).isdisjoint(same)}
+    gone = frozenset(w for w in gone if _as_one_verb({w}).isdisjoint(same))
+    came = frozenset(w for w in came if _as_one_verb({w}).isdisjoint(same))
     dropped = [w for w in gone if not _named_in({w}, new_)] + sorted(_borrowed(old, new_))
     added = [w for w in came if not _named_in({w}, old)]
     if len(dropped) - len(added) >= SAME_VALUES_DROPPED:
