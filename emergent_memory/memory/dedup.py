@@ -3423,13 +3423,13 @@ def _values_restated(existing: str, new: str) -> int | None:
         came -= _DATE_WORDS
     if _bounded(old):
         came -= _UPPER_BOUND
-    # (a word the other text has only inside a name both have is dropped: "*Deploy*
-    # announcements go in #eng-deploys" / "Rollback announcements go in #eng-deploys")
     # (a verb of a _SAME_VERBS group in place of another of it is no word changed: "need" /
     # "require")
     same = _as_one_verb(gone) & _as_one_verb(came)
     gone = frozenset(w for w in gone if _as_one_verb({w}).isdisjoint(same))
     came = frozenset(w for w in came if _as_one_verb({w}).isdisjoint(same))
+    # (a word the other text has only inside a name both have is dropped: "*Deploy*
+    # announcements go in #eng-deploys" / "Rollback announcements go in #eng-deploys")
     dropped = [w for w in gone if not _named_in({w}, new_)] + sorted(_borrowed(old, new_))
     added = [w for w in came if not _named_in({w}, old)]
     if len(dropped) - len(added) >= SAME_VALUES_DROPPED:
