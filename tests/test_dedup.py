@@ -4908,3 +4908,30 @@ def test_a_verb_of_one_group_for_another_of_it_restates_the_same_values() -> Non
         )
         != "supersede"
     )
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Billing DB is PG 15.", "The billing database is PostgreSQL 15."),
+        (
+            "vane-ingest p99 latency target: 200 ms.",
+            "vane-ingest 99th-percentile latency target: 200 ms.",
+        ),
+        ("HVR-017 rated power is 4.2 MW.", "HVR-017 rated power is 4,200 kW."),
+        ("On-call wk 14: Kofi.", "Kofi is the on-call engineer for week 14."),
+    ],
+)
+def test_short_forms_percentiles_and_power_restate(existing: str, new: str) -> None:
+    assert POLICY.decide(0.85, existing, new) == "supersede"
+
+
+def test_another_percentile_or_power_is_another_value() -> None:
+    assert (
+        POLICY.decide(0.9, "p99 latency target: 200 ms.", "95th percentile latency target: 200 ms.")
+        != "supersede"
+    )
+    assert (
+        POLICY.decide(0.9, "HVR-017 rated power is 4.2 MW.", "HVR-017 rated power is 4,000 kW.")
+        != "supersede"
+    )

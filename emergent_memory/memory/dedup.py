@@ -336,6 +336,7 @@ _ADDITIVE = frozenset({"too", "also", "either"})
 # Names that developers write two ways.
 ALIASES = {
     "postgresql": "postgres",
+    "pg": "postgres",
     "kubernetes": "k8s",
     "javascript": "js",
     "typescript": "ts",
@@ -386,6 +387,8 @@ ALIASES = {
     # short forms notes and chat write for a whole word ("wifi pw", "billing svc", "100
     # req/min", "my bday")
     "svc": "service",
+    "gw": "gateway",
+    "wk": "week",
     "svcs": "services",
     "req": "request",
     "reqs": "requests",
@@ -700,6 +703,7 @@ def _day_abbreviation(raw: str) -> str | None:
 def _tokens(text: str) -> list[_Token]:
     text = _CURRENCY_MILLIONS.sub(r"\1M", _THOUSANDS.sub("", text))
     text = _DEGREES.sub(lambda m: f"{m.group(1)} deg{m.group(2)[0].upper()}", text)
+    text = _PERCENTILE.sub(r"p\1", text)
     tokens: list[_Token] = []
     matches = list(_TOKEN.finditer(text))
     for index, match in enumerate(matches):
@@ -1054,7 +1058,11 @@ _MEASURE_UNITS = {
     )
     for unit in names.split()
 }
-_MEASURE_NORM = re.compile(r"\d+(?:\.\d+)?(?:g|m|°c)")
+# A percentile in words, written as its short form ("the 99th percentile" / "99th-percentile"
+# is "p99").
+_PERCENTILE = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)[- ]percentile\b", re.IGNORECASE)
+_WATTS = {"W": Decimal(1), "kW": Decimal(1000), "MW": Decimal(10**6), "GW": Decimal(10**9)}
+_MEASURE_NORM = re.compile(r"\d+(?:\.\d+)?(?:g|m|w|°c)")
 _COMPACT_MEASURE = re.compile(r"(\d+(?:\.\d+)?)(mg|kg|g|mm|cm|km)")
 
 
@@ -1087,6 +1095,8 @@ def _with_measures(tokens: list[_Token]) -> list[_Token]:
             return _celsius(token.norm, unit.lower)
         if unit.lower in _MEASURE_UNITS and unit.text == unit.lower:
             return _in_base_units(token.norm, unit.lower)
+        if unit.text in _WATTS:  # "4.2 MW" / "4,200 kW", in their own capitals
+            return f"{(Decimal(token.norm) * _WATTS[unit.text]).normalize():f}w"
         return None
 
     return _with_units(tokens, on_it, after_it)
