@@ -1066,6 +1066,11 @@ _MEASURE_NORM = re.compile(r"\d+(?:\.\d+)?(?:g|m|w|°c)")
 _COMPACT_MEASURE = re.compile(r"(\d+(?:\.\d+)?)(mg|kg|g|mm|cm|km)")
 
 
+def measured(norm: str) -> bool:
+    """The norm is a mass, a length, a temperature or a power with its unit (_with_measures)."""
+    return _MEASURE_NORM.fullmatch(norm) is not None
+
+
 def _in_base_units(amount: str, unit: str) -> str:
     """A mass's norm in grams ("12000000g") or a length's in metres ("5000m")."""
     size, kind = _MEASURE_UNITS[unit]

@@ -794,7 +794,7 @@ def _nearest(text: str, number: str, words: set[str]) -> str:
     """Of `words`, the one written nearest after `number` in the text, else nearest before it
     ("10 *times*", "above 8 °C for *cheese*", not "*retry* 10")."""
     lower = [t.lower for t in dedup.statement(text).tokens]
-    at = [i for i, w in enumerate(lower) if w == number]
+    at = [i for i, w in enumerate(lower) if w.split(" ")[0] == number]  # "8 °C" too
     if not at:
         return min(words)
 
@@ -813,7 +813,12 @@ def _numbered_parts(text: str) -> dict[frozenset[str], set[str]]:
         read = dedup.statement(part)
         found = (_plain_number(t.text, t.norm) for t in read.tokens)
         numbers = frozenset(n for n in found if n is not None)
-        words = {t.lower for t in read.tokens if t.norm in read.words}
+        # (an amount with its unit is its number, no word: "8 °C")
+        words = {
+            t.lower
+            for t in read.tokens
+            if t.norm in read.words and _plain_number(t.text, t.norm) is None
+        }
         words = {w for w in words if not _PLAIN_NUMBER.fullmatch(w)}
         parts.setdefault(numbers, set()).update(words)
     return parts
@@ -821,11 +826,12 @@ def _numbered_parts(text: str) -> dict[frozenset[str], set[str]]:
 
 def _plain_number(text: str, norm: str) -> str | None:
     """The number a token (as written, as normalised) is, in digits alone or as a duration
-    ("5 seconds", "5s"); None for anything else (a version, a date, a number word)."""
+    or another amount with its unit ("5 seconds", "5s", "8 °C", "2,300 m"); None for
+    anything else (a version, a date, a number word)."""
     if _PLAIN_NUMBER.fullmatch(text):
         return text
-    duration = _DURATION_NUMBER.fullmatch(text.lower())
-    return duration.group(1) if duration and norm.endswith("s") else None
+    amount = _DURATION_NUMBER.fullmatch(text.lower())
+    return amount.group(1) if amount and (norm.endswith("s") or dedup.measured(norm)) else None
 
 
 def _only_beside(parts: dict[frozenset[str], set[str]], number: str) -> set[str]:
