@@ -224,6 +224,9 @@ HOLDOUTS = {
     "dedup_holdout_69.json": "agent and chat memories, 480 pairs; first run against the rule "
     "of stop 57 after set 68 (past against present, a name added in a list of names, "
     "initials spelled out, words of a date, masses, lengths and temperatures in any unit)",
+    "dedup_holdout_70.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "at the end of stop 57 (after set 69: what someone thinks of a fact, verbs of one group, "
+    "short forms, percentiles, power)",
 }
 
 
