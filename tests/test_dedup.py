@@ -4935,3 +4935,40 @@ def test_another_percentile_or_power_is_another_value() -> None:
         POLICY.decide(0.9, "HVR-017 rated power is 4.2 MW.", "HVR-017 rated power is 4,000 kW.")
         != "supersede"
     )
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "Rafael wants to move the boothbot agents onto ARM boxes.",
+            "Rafael moved the boothbot agents onto ARM boxes.",
+        ),
+        (
+            "Dependabot should be turned on for marquee-web.",
+            "Dependabot was turned on for marquee-web.",
+        ),
+        ("The team plans to migrate the billing module.", "The team migrated the billing module."),
+    ],
+)
+def test_a_plan_and_what_came_of_it_are_two_occasions(existing: str, new: str) -> None:
+    assert dedup.plan_and_done(dedup.statement(existing), dedup.statement(new))
+    for similarity in (0.9, 0.97):
+        decision = POLICY.explain(similarity, existing, new)
+        assert decision.verdict == "possible_duplicate"
+        assert decision.reason in ("another occasion", "another statement")
+
+
+def test_a_rule_and_the_same_said_as_how_things_are_is_no_plan() -> None:
+    for existing, new in (
+        (
+            "All DB timestamps should be stored in UTC.",
+            "All timestamps in the database are stored in UTC.",
+        ),
+        (
+            "Decision: all new services will be written in Kotlin.",
+            "Decision: all new services are written in Kotlin.",
+        ),
+        ("Deploys run on Jenkins.", "Deploys moved to GitHub Actions."),
+    ):
+        assert not dedup.plan_and_done(dedup.statement(existing), dedup.statement(new)), new

@@ -4074,6 +4074,60 @@ _NOT_BEFORE_A_VERB = (
 )
 
 
+def plan_and_done(old: Statement, new: Statement) -> bool:
+    """One text says a thing is to be done ("Rafael *wants to move* the boothbot agents onto
+    ARM boxes", "Dependabot *should be turned on* for marquee-web") and the other that it was
+    done, the same verb in the past ("Rafael *moved* the boothbot agents ...", "Dependabot
+    *was turned on* ..."), the rest of their content words the same: a plan and what came of
+    it, two occasions, whatever change word the verb itself is."""
+    for plan, done in ((old, new), (new, old)):
+        planned = _planned_verbs(plan)
+        if not planned or _planned_verbs(done):
+            continue
+        if (plan.words - _INTENT) != (done.words - _INTENT):
+            continue
+        if planned & _done_verbs(done):
+            return True
+    return False
+
+
+def _done_verbs(one: Statement) -> set[str]:
+    """The verbs the text says in the past ("*moved*", "*was turned* on"), not a passive of
+    the present ("*are stored* in UTC", "*is written* in Kotlin")."""
+    tokens = one.tokens
+    return {
+        token.norm
+        for i, token in enumerate(tokens)
+        if (token.lower.endswith("ed") or token.lower in _PAST_FORMS)
+        and not (i and tokens[i - 1].lower in _NOW_PASSIVE)
+    }
+
+
+_NOW_PASSIVE = frozenset({"is", "are", "am", "be", "been", "being", "get", "gets"})
+
+
+def _planned_verbs(one: Statement) -> set[str]:
+    """The verbs the text says are to be done: right after "to", "should", "will", "must" or
+    "should be" that follows an intention word (_INTENT) or a modal (_TO_BE_DONE)."""
+    tokens = one.tokens
+    found: set[str] = set()
+    for i, token in enumerate(tokens[:-1]):
+        low = token.lower
+        if low in _TO_BE_DONE or (low == "to" and i and tokens[i - 1].norm in _INTENT):
+            j = i + 1
+            if tokens[j].lower == "be" and j + 1 < len(tokens):
+                j += 1
+            found.add(tokens[j].norm)
+    return found
+
+
+# Words that say what is meant to be done ("*wants to* move", "*plans to* split", "is *going*
+# to"), and modals that say it is still to be done ("*should* be turned on", "*will* ship").
+_INTENT_WORDS = "want plan intend going aim hope need"
+_INTENT = frozenset(_stem(word) for word in _INTENT_WORDS.split())
+_TO_BE_DONE = frozenset({"should", "will", "shall", "must", "ought"})
+
+
 def reorders(old: Statement, new: Statement) -> bool:
     """An order word both texts have (_ORDER_WORDS) has other content words before it in one
     than in the other, or the same ones after it in another order: items exchanged that
@@ -5166,6 +5220,7 @@ class Comparison:
     narrows: bool = False  # narrows: a part, a bound, an occasion or a restriction added
     says_more: bool = False  # says_more: all the old text says, in order, and words added
     tense_differs: bool = False  # tense_differs: one verb in the past in one, present in other
+    plan_done: bool = False  # plan_and_done: to be done in one, done in the other
 
     @property
     def one_value_of_one_subject(self) -> bool:
@@ -5370,6 +5425,7 @@ def compare(existing: str, new: str) -> Comparison:
         narrows=narrows(existing, new),
         says_more=says_more(old, new_),
         tense_differs=tense_differs(old, new_),
+        plan_done=plan_and_done(old, new_),
     )
 
 
@@ -5525,7 +5581,7 @@ class DedupPolicy:
             return Decision(close, "different holder")
         if pair.other_statement:
             return Decision(close, "another statement")
-        if pair.one_off:
+        if pair.one_off or pair.plan_done:  # (a plan and what came of it: two occasions)
             return Decision(close, "another occasion")
         if pair.period_and_duration:  # how often / how long: two attributes
             return Decision(close, "different attribute")
