@@ -4056,6 +4056,9 @@ def _verb_forms(one: Statement) -> dict[str, str]:
         low = token.lower
         before = tokens[i - 1].lower if i else ""
         after = tokens[i + 1].lower if i + 1 < len(tokens) else ""
+        if low.endswith("ing") and before in ("is", "are", "am") and token.norm in one.words:
+            found.setdefault(token.norm, set()).add("present")  # "is *leading*"
+            continue
         if before in _NOT_BEFORE_A_VERB or after == "by" or token.norm in one.values:
             continue
         if token.norm in STOPWORDS or token.norm in CALENDAR or low == token.norm:
