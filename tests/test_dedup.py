@@ -4698,6 +4698,7 @@ def test_a_pair_kept_because_it_says_more_says_why_in_words() -> None:
             "Kofi maintained the iOS version of catchlog.",
             "Kofi maintains the iOS version of catchlog.",
         ),
+        ("Hanne led the reelfeed rewrite.", "Hanne is leading the reelfeed rewrite."),
     ],
 )
 def test_one_verb_in_the_past_against_the_present_is_another_occasion(
