@@ -4973,3 +4973,10 @@ def test_a_rule_and_the_same_said_as_how_things_are_is_no_plan() -> None:
         ("Deploys run on Jenkins.", "Deploys moved to GitHub Actions."),
     ):
         assert not dedup.plan_and_done(dedup.statement(existing), dedup.statement(new)), new
+
+
+def test_a_number_counted_in_place_of_a_duration_is_a_value_lost() -> None:
+    existing = "On-call gets paged if boothbot loses contact with a projector for 5 minutes."
+    new = "On-call gets paged if boothbot loses contact with a projector 5 times in an hour."
+    assert dedup.says_less(dedup.statement(existing), dedup.statement(new))
+    assert POLICY.decide(0.99, existing, new) != "supersede"

@@ -4580,8 +4580,13 @@ def _lost_values(old: Statement, new: Statement) -> frozenset[str]:
     another_duration = any(
         duration not in amounts and number in old.values for duration, number in new.amounts
     )
+    # (nor when the new text counts with that number: "for *5 minutes*" / "*5 times* in an
+    # hour")
+    tokens = new.tokens
+    counted = {a.norm for a, b in pairwise(tokens) if b.lower in ("times", "time", "x")}
     for value in old.values - new.words - new.values:
-        if value in amounts and amounts[value] in new.values and not another_duration:
+        number = amounts.get(value)
+        if number in new.values and number not in counted and not another_duration:
             continue
         if value[:2] != "q:" and {_stem(p) for p in re.split(r"[:/@]", value) if p} <= new.words:
             continue  # "db-1.internal:5432" / "host db-1.internal, port 5432"
