@@ -703,7 +703,6 @@ def _day_abbreviation(raw: str) -> str | None:
 def _tokens(text: str) -> list[_Token]:
     text = _CURRENCY_MILLIONS.sub(r"\1M", _THOUSANDS.sub("", text))
     text = _DEGREES.sub(lambda m: f"{m.group(1)} deg{m.group(2)[0].upper()}", text)
-    text = _PERCENTILE.sub(r"p\1", text)
     tokens: list[_Token] = []
     matches = list(_TOKEN.finditer(text))
     for index, match in enumerate(matches):
@@ -1058,9 +1057,9 @@ _MEASURE_UNITS = {
     )
     for unit in names.split()
 }
-# A percentile in words, written as its short form ("the 99th percentile" / "99th-percentile"
-# is "p99").
-_PERCENTILE = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)[- ]percentile\b", re.IGNORECASE)
+# A percentile in words ("the 99th percentile", "99th-percentile"), read as its short form
+# ("p99").
+_PERCENTILE = re.compile(r"(\d{1,2})(?:st|nd|rd|th)(?:-percentile)?", re.IGNORECASE)
 _WATTS = {"W": Decimal(1), "kW": Decimal(1000), "MW": Decimal(10**6), "GW": Decimal(10**9)}
 _MEASURE_NORM = re.compile(r"\d+(?:\.\d+)?(?:g|m|w|°c)")
 _COMPACT_MEASURE = re.compile(r"(\d+(?:\.\d+)?)(mg|kg|g|mm|cm|km)")
@@ -1090,10 +1089,16 @@ def _with_measures(tokens: list[_Token]) -> list[_Token]:
     the units ("12 tonnes" / "12,000 kg", "5 km" / "5,000 meters", "39.2°F" / "4°C")."""
 
     def on_it(token: _Token) -> str | None:
+        percentile = _PERCENTILE.fullmatch(token.text)
+        if percentile is not None and token.text.lower().endswith("percentile"):
+            return f"p{percentile.group(1)}"  # "99th-percentile"
         compact = _COMPACT_MEASURE.fullmatch(token.text)
         return None if compact is None else _in_base_units(compact.group(1), compact.group(2))
 
     def after_it(token: _Token, unit: _Token) -> str | None:
+        percentile = _PERCENTILE.fullmatch(token.text)
+        if percentile is not None and unit.lower == "percentile":
+            return f"p{percentile.group(1)}"  # "the 99th percentile"
         if not _cardinal(token):
             return None
         if unit.lower in ("degc", "degf"):
@@ -1104,7 +1109,14 @@ def _with_measures(tokens: list[_Token]) -> list[_Token]:
             return f"{(Decimal(token.norm) * _WATTS[unit.text]).normalize():f}w"
         return None
 
-    return _with_units(tokens, on_it, after_it)
+    # (a temperature written as it was, "8 °C", where a reason shows the value)
+    return [
+        replace(token, text=_DEGREES_READ.sub(r" °\1", token.text))
+        for token in _with_units(tokens, on_it, after_it)
+    ]
+
+
+_DEGREES_READ = re.compile(r" deg([CF])$")
 
 
 def _with_durations(tokens: list[_Token]) -> list[_Token]:
@@ -4043,7 +4055,13 @@ def tense_differs(old: Statement, new: Statement) -> bool:
 
 
 def _content_order(one: Statement) -> list[str]:
+    """The text's content words in the order it says them."""
     return [token.norm for token in one.tokens if token.norm in one.words]
+
+
+def _past_form(word: str) -> bool:
+    """A verb written in the past ("moved", "led", "used"), as a word in lower case."""
+    return word.endswith("ed") or word in _PAST_FORMS or word == "used"
 
 
 def _verb_forms(one: Statement) -> dict[str, str]:
@@ -4063,7 +4081,7 @@ def _verb_forms(one: Statement) -> dict[str, str]:
             continue
         if token.norm in STOPWORDS or token.norm in CALENDAR or low == token.norm:
             continue
-        if low.endswith("ed") or low in _PAST_FORMS or low == "used":
+        if _past_form(low):
             found.setdefault(token.norm, set()).add("past")
         elif low.endswith("s") and not low.endswith("ss"):
             found.setdefault(token.norm, set()).add("present")
@@ -4101,12 +4119,13 @@ def _done_verbs(one: Statement) -> set[str]:
     return {
         token.norm
         for i, token in enumerate(tokens)
-        if (token.lower.endswith("ed") or token.lower in _PAST_FORMS)
-        and not (i and tokens[i - 1].lower in _NOW_PASSIVE)
+        if _past_form(token.lower) and not (i and tokens[i - 1].lower in _NOW_PASSIVE)
     }
 
 
-_NOW_PASSIVE = frozenset({"is", "are", "am", "be", "been", "being", "get", "gets"})
+# "is", "are" or "be" before a participle say a passive of the present, "was" and "were" one of
+# the past ("*are stored* in UTC" / "*was turned* on").
+_NOW_PASSIVE = (_BE - {"was", "were", "got"}) | {"am"}
 
 
 def _planned_verbs(one: Statement) -> set[str]:
@@ -4677,8 +4696,7 @@ def says_more(old: Statement, new: Statement) -> bool:
         added -= _BOUND_WORDS  # "under 40 lines" / "*fewer* than 40 lines"
     if not added or old.words - new.words:
         return False
-    old_order = [token.norm for token in old.tokens if token.norm in old.words]
-    new_order = [token.norm for token in new.tokens if token.norm in new.words]
+    old_order, new_order = _content_order(old), _content_order(new)
     remaining = iter(new_order)
     if not old_order or not all(word in remaining for word in old_order):
         return False  # reordered: a rewording as often as not

@@ -763,7 +763,7 @@ def _named_as_not_chosen(memory: str, claim: str) -> str | None:
 _PARTS = re.compile(r"[,:.()]\s|;\s?|\s(?:and|or|with|while|but|whereas|because|so)\s")
 _PLAIN_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 # a duration read as one token ("5 seconds", norm "5s"): its number as written
-_DURATION_NUMBER = re.compile(r"(\d+(?:\.\d+)?) [a-z]+")
+_DURATION_NUMBER = re.compile(r"(\d+(?:\.\d+)?) \S+")
 
 
 def numbers_exchanged(memory: str, claim: str) -> str | None:
