@@ -227,6 +227,9 @@ HOLDOUTS = {
     "dedup_holdout_70.json": "agent and chat memories, 480 pairs; first run against the rule "
     "at the end of stop 57 (after set 69: what someone thinks of a fact, verbs of one group, "
     "short forms, percentiles, power)",
+    "dedup_holdout_71.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "after its review at the end of stop 57 (after set 70: a plan and what came of it, a verb "
+    "in -ing as the present, a number counted in place of a duration)",
 }
 
 
