@@ -4992,3 +4992,113 @@ def test_a_value_in_a_unit_is_shown_as_written_where_a_reason_names_it() -> None
     tokens = [token.text for token in dedup.statement("The API's 99th percentile latency").tokens]
     assert "99th percentile" in tokens
     assert "p99" in dedup.statement("The API's 99th percentile latency").values
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("The crossing takes an hour and a half.", "5400s"),
+        ("Max vehicle length: 5,5 m.", "5.5m"),
+        ("The parcel weighs 2,25 kg.", "2250g"),
+    ],
+)
+def test_a_unit_and_a_half_in_words_and_a_decimal_comma_are_read_as_values(
+    text: str, value: str
+) -> None:
+    assert value in dedup.statement(text).values
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Rooms 1,2 and 3 are booked.",  # a list, not a decimal
+        "The table has 1,250 m of cable.",  # thousands
+    ],
+)
+def test_a_comma_between_numbers_is_no_decimal_comma_there(text: str) -> None:
+    values = dedup.statement(text).values
+    assert not any("." in value for value in values), values
+
+
+@pytest.mark.parametrize(
+    ("existing", "new", "written"),
+    [
+        ("Heartbeat every 60 seconds.", "Heartbeat once a minute.", "every 60 seconds"),
+        ("Heartbeat every 60 seconds.", "Heartbeat every minute.", "every 60 seconds"),
+        ("The export runs every 2 hours.", "The export runs hourly.", "every 3600 seconds"),
+        ("Backups run every 12 hours.", "Backups run twice a day.", "every 43200 seconds"),
+        ("Backups run every 12 hours.", "Backups run 2 times daily.", "every 43200 seconds"),
+        ("The sync runs every 15 minutes.", "The sync runs four times an hour.", "every 900"),
+        ("Invoices go out daily.", "Invoices go out weekly.", "every 604800 seconds"),
+    ],
+)
+def test_how_often_in_words_is_its_period_where_the_other_text_gives_one(
+    existing: str, new: str, written: str
+) -> None:
+    assert written in dedup.rates_written_out(existing, new)[1]
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # the first says nothing of a period: "weekly" stays a word
+        ("The on-call rotation changes every Monday.", "On-call rotates weekly, on Mondays."),
+        # "every second" is no unit before a day, "every other day" no period of one unit,
+        # "a day" and "per month" after an amount are its rate
+        ("The branch is cut every second Thursday.", "Every other Thursday the branch is cut."),
+        ("3 deploys a day.", "Deploys every 8 hours."),
+        ("The error budget is 0.1% per month.", "The error budget is 0.1% every 30 days."),
+    ],
+)
+def test_how_often_in_words_is_left_as_written_where_nothing_else_gives_a_period(
+    existing: str, new: str
+) -> None:
+    assert dedup.rates_written_out(existing, new) == (existing, new)
+
+
+def test_how_often_and_how_long_written_in_words_restate_and_other_periods_conflict() -> None:
+    same = [
+        (
+            "Port gate scanners send a heartbeat every 60 seconds.",
+            "Port gate scanners send a heartbeat once a minute.",
+        ),
+        (
+            "The crossing from Harrowby to Skelness takes 90 minutes.",
+            "The crossing from Harrowby to Skelness takes an hour and a half.",
+        ),
+        ("The backup runs daily.", "The backup runs every 24 hours."),
+        ("The sync job runs every 15 minutes.", "The sync job runs four times an hour."),
+        (
+            "Maximum vehicle length for the standard deck lanes is 5.5 metres.",
+            "Max vehicle length for the standard deck lanes: 5,5 m",
+        ),
+        (
+            "CI for the roster-service repo runs on GitHub Actions.",
+            "CI for the roster-service repo runs on GH Actions.",
+        ),
+    ]
+    for existing, new in same:
+        assert POLICY.decide(0.93, existing, new) == "supersede", new
+    decision = POLICY.explain(0.93, "The backup runs daily.", "The backup runs weekly.")
+    assert (decision.verdict, decision.reason) == ("possible_duplicate", "different value")
+    # the habit is still read: one occasion of a daily habit does not replace it
+    assert (
+        POLICY.decide(0.9, "Standup is every day at 9:30.", "Standup is cancelled today.")
+        != "supersede"
+    )
+
+
+def test_a_noun_of_another_written_before_it_is_no_exchange() -> None:
+    """ "approval *from* two reviewers" is "two reviewer approvals", not two things swapped;
+    two persons exchanged around a verb still are."""
+    same = [
+        (
+            "Pull requests to timetable-core need approval from two reviewers.",
+            "PRs to timetable-core need 2 reviewer approvals.",
+        ),
+        ("The logs of the gateway go to Loki.", "The gateway logs go to Loki."),
+    ]
+    for existing, new in same:
+        assert dedup.swapped(existing, new) is None, new
+        assert POLICY.decide(0.85, existing, new) == "supersede", new
+    assert dedup.swapped("Marco reports to Lena.", "Lena reports to Marco.") is not None

@@ -388,6 +388,9 @@ ALIASES = {
     # req/min", "my bday")
     "svc": "service",
     "gw": "gateway",
+    "gh": "github",
+    "kn": "knots",
+    "kts": "knots",
     "wk": "week",
     "svcs": "services",
     "req": "request",
@@ -494,6 +497,11 @@ del NUMBERS["second"]  # more often the unit ("a 30 second timeout") than the or
 # "python:3.11-slim", "/v2/webhooks", "ops@example.com") and a trailing "+" or "#" ("C++").
 _TOKEN = re.compile(r"[^\W_]+(?:(?:['\u2019._:/+#@-]|_+)[^\W_]+)*[+#]*")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+# a decimal comma before a unit ("5,5 m", "2,25 kg", "0,5 %"; not "1,250 m", "rooms 1,2 and 3")
+_DECIMAL_COMMA = re.compile(
+    r"(?<![\d.,])(\d+),(\d{1,2})(?![\d,])"
+    r"(?=\s?(?:%|°|(?!(?:and|or|to|in|on|at|of|is|by|as|if|so|the|for|an?)\b)[^\W\d_]{1,3}\b))"
+)
 # a lower-case "m" after a currency sign is a million ("$40m"), as "M" is (_with_magnitudes);
 # elsewhere "40m" is metres or minutes
 _CURRENCY_MILLIONS = re.compile(r"(?<=[$€£¥])(\d+(?:\.\d+)?)m\b")
@@ -701,7 +709,8 @@ def _day_abbreviation(raw: str) -> str | None:
 
 
 def _tokens(text: str) -> list[_Token]:
-    text = _CURRENCY_MILLIONS.sub(r"\1M", _THOUSANDS.sub("", text))
+    text = _THOUSANDS.sub("", _DECIMAL_COMMA.sub(r"\1.\2", text))
+    text = _CURRENCY_MILLIONS.sub(r"\1M", text)
     text = _DEGREES.sub(lambda m: f"{m.group(1)} deg{m.group(2)[0].upper()}", text)
     tokens: list[_Token] = []
     matches = list(_TOKEN.finditer(text))
@@ -1119,10 +1128,37 @@ def _with_measures(tokens: list[_Token]) -> list[_Token]:
 _DEGREES_READ = re.compile(r" deg([CF])$")
 
 
+# A unit and a half said in words ("*an hour and a half*" is 90 minutes).
+def _with_rates(tokens: list[_Token]) -> list[_Token]:
+    """ "an hour and a half", "a day and a half", ... as one duration token: its text as
+    written, its norm the seconds."""
+    lower = [token.lower for token in tokens]
+    result: list[_Token] = []
+    i = 0
+    while i < len(tokens):
+        unit = lower[i + 1] if i + 1 < len(tokens) else ""
+        if (
+            lower[i] in ("a", "an")
+            and unit in _FRACTION_UNITS
+            and lower[i + 2 : i + 5] == ["and", "a", "half"]
+            and not tokens[i + 1].pause
+        ):
+            taken = tokens[i : i + 5]
+            text = " ".join(t.text for t in taken)
+            result.append(_Token(text, _seconds("1.5", unit), taken[0].first, taken[-1].pause))
+            i += 5
+            continue
+        result.append(tokens[i])
+        i += 1
+    return result
+
+
 def _with_durations(tokens: list[_Token]) -> list[_Token]:
     """A number with a unit of time as one value, in seconds ("30 minutes", "30min" and "1800
-    seconds" read alike; "a month" is not read, it is more often a rate): the unit is part of
-    the value."""
+    seconds" read alike; "a month" alone is not read, it is more often a rate): the unit is
+    part of the value; "an hour and a half" too (_with_rates). How often said in words
+    ("daily", "once a minute") is read where the other text gives a period too
+    (rates_written_out)."""
 
     def on_it(token: _Token) -> str | None:
         if token.lower in _PART_OF_A_UNIT:  # "a *quarter-hour*", "a *half-hour* slot"
@@ -1142,7 +1178,7 @@ def _with_durations(tokens: list[_Token]) -> list[_Token]:
             return _seconds(token.norm, unit.lower)
         return None
 
-    return _with_units(tokens, on_it, after_it)
+    return _with_units(_with_rates(tokens), on_it, after_it)
 
 
 def _with_times(tokens: list[_Token]) -> list[_Token]:
@@ -4350,6 +4386,7 @@ def _ordered(old: Statement, new: Statement, head: list[str], tail: list[str]) -
         and _same_place(old, tail, new, head)
         and not _listed(old, head, tail)
         and not _joined_by_nothing(old, head, tail)
+        and not _compounded(old, new, head, tail)
         and _dative_kept(old, head, new, tail)
         and _dative_kept(old, tail, new, head)
     )
@@ -4399,6 +4436,30 @@ def _joined_by_nothing(old: Statement, head: list[str], tail: list[str]) -> bool
         any(word in _COPULAS for word in between)
         and all(word in _COPULAS or word in _PLACELESS_LOWER for word in between)
     )
+
+
+# Words that make the noun before them of the one after ("approval *from* two reviewers",
+# "the logs *of* the gateway"), said too as the one before the noun ("two reviewer approvals").
+_OF = frozenset({"of", "from", "by"})
+
+
+def _compounded(old: Statement, new: Statement, head: list[str], tail: list[str]) -> bool:
+    """Whether the old text joins the items with "of", "from" or "by" (and articles) and the
+    new one writes them side by side the other way round, one noun of the other: "approval
+    *from* two reviewers" / "two reviewer approvals", "the logs *of* the gateway" / "the
+    gateway logs"."""
+    norms = [t.norm for t in old.tokens]
+    if head[-1] not in norms or tail[0] not in norms:
+        return False
+    start = norms.index(head[-1]) + 1
+    if tail[0] not in norms[start:]:
+        return False
+    between = [t.lower for t in old.tokens[start : norms.index(tail[0], start)]]
+    if not (set(between) & _OF and all(w in _OF or w in _PLACELESS_LOWER for w in between)):
+        return False
+    new_norms = [t.norm for t in new.tokens]
+    joined = tail + head
+    return any(new_norms[i : i + len(joined)] == joined for i in range(len(new_norms)))
 
 
 # Words that join the items of a list without ordering them ("cats and dogs").
@@ -5374,11 +5435,68 @@ def _initials_for(text: str, other: str) -> str:
     return text
 
 
+# How often, said without a number ("*daily*", "*every* day", "*once a* day", "*twice a* day",
+# "*3 times* daily"; not "every second Monday", "every other day", "four-weekly"), written
+# as the period it is in seconds ("every 86400 seconds") where both texts give a period or a
+# duration: "daily" / "every 24 hours", "once a minute" / "every 60 seconds", "daily" /
+# "weekly".
+_RATE_UNITS = {"minute": 60, "hour": 3600, "day": 86400, "week": 604800, "month": 2628000}
+_RATE_UNITS |= {"year": 31536000}
+_RATE_ADVERBS = {"hourly": "hour", "daily": "day", "weekly": "week", "monthly": "month"}
+_RATE_ADVERBS |= {"yearly": "year", "annually": "year"}
+_RATE_COUNTS = {"once": 1, "twice": 2, "two times": 2, "three times": 3, "four times": 4}
+_RATE = re.compile(
+    r"(?<![\w-])(?:(?P<count>once|twice|(?:two|three|four|\d{1,2}) times)\s+)?"
+    r"(?:(?:a|an|per|every|each)\s+(?P<unit>minute|hour|day|week|month|year)"
+    r"|(?P<adverb>hourly|daily|weekly|monthly|yearly|annually))\b",
+    re.IGNORECASE,
+)
+_ANY_DURATION = re.compile(r"\d+(?:\.\d+)?s")
+
+
+def _rate_seconds(match: re.Match[str]) -> int | None:
+    """The period in seconds a _RATE match says, or None ("a day" alone is no rate)."""
+    count = (match.group("count") or "").lower()
+    unit = match.group("unit") or _RATE_ADVERBS.get((match.group("adverb") or "").lower())
+    opening = match.group(0).split()[len(count.split()) if count else 0].lower()
+    if unit is None or (not count and opening in ("a", "an", "per")):
+        return None  # "a day", "per month": an amount's rate, not how often
+    times = _RATE_COUNTS.get(count) or (int(count.split()[0]) if count else 1)
+    seconds, left = divmod(_RATE_UNITS[unit.lower()], times)
+    return None if left else seconds
+
+
+def _with_rates_written(text: str) -> str:
+    def written(match: re.Match[str]) -> str:
+        seconds = _rate_seconds(match)
+        return match.group(0) if seconds is None else f"every {seconds} seconds"
+
+    return _RATE.sub(written, text)
+
+
+def _has_period(text: str) -> bool:
+    return any(_ANY_DURATION.fullmatch(v) for v in statement(text).values) or any(
+        _rate_seconds(m) is not None for m in _RATE.finditer(text)
+    )
+
+
+def rates_written_out(existing: str, new: str) -> tuple[str, str]:
+    """The two texts with how often each says in words written as its period in seconds
+    (see _RATE), when both give a period or a duration and one says it in words; else as
+    they are ("The on-call rotation changes every Monday" / "On-call rotates weekly, on
+    Mondays" says nothing of a period in the first)."""
+    said = [any(_rate_seconds(m) is not None for m in _RATE.finditer(t)) for t in (existing, new)]
+    if not any(said) or not (_has_period(existing) and _has_period(new)):
+        return existing, new
+    return _with_rates_written(existing), _with_rates_written(new)
+
+
 @lru_cache(maxsize=256)
 def compare(existing: str, new: str) -> Comparison:
     """Every feature of the pair the rule reads, computed once (of the texts with what one
-    spells out written as the other's initials: spelled_out)."""
-    existing, new = spelled_out(existing, new)
+    spells out written as the other's initials, spelled_out, and how often said in words as
+    a period where the other gives one, rates_written_out)."""
+    existing, new = rates_written_out(*spelled_out(existing, new))
     old, new_ = statement(existing), statement(new)
     # a text that rejects what the other states, or adds a verb that says no, is no rewording
     # of it, whatever else they share

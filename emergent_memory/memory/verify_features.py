@@ -223,7 +223,10 @@ def restated(memory: str, claim: str) -> bool:
     """One text restates the other as save reads a rewording (dedup.restates_the_values,
     rewords, restates, either way round): the same values and terms, little else exchanged.
     Without it a close pair states the same subject, maybe not the same fact ("Rui mentors
-    Joa" / "Joa mentors Rui", "spikes on Mondays" / "drops off on Mondays")."""
+    Joa" / "Joa mentors Rui", "spikes on Mondays" / "drops off on Mondays"). How often said
+    in words is read as save reads it ("twice a day" / "every 12 hours":
+    dedup.rates_written_out)."""
+    memory, claim = dedup.rates_written_out(memory, claim)
     return _same_choice(memory, claim) or any(
         rule(one, other)
         for rule in (dedup.restates_the_values, dedup.rewords, dedup.restates)
