@@ -5102,3 +5102,39 @@ def test_a_noun_of_another_written_before_it_is_no_exchange() -> None:
         assert dedup.swapped(existing, new) is None, new
         assert POLICY.decide(0.85, existing, new) == "supersede", new
     assert dedup.swapped("Marco reports to Lena.", "Lena reports to Marco.") is not None
+
+
+def test_the_passive_of_the_same_statement_is_no_exchange_and_a_turned_voice_is_one() -> None:
+    """ "The security team must approve all IAM changes" / "All IAM changes must be approved
+    *by* the security team" say the same; "Ana mentors Bo" / "Ana *is mentored by* Bo" turn
+    who mentors whom, though the names stand in the same order."""
+    same = [
+        (
+            "The security team must approve all IAM changes.",
+            "All IAM changes must be approved by the security team.",
+        ),
+        (
+            "Only the ops team can trigger a manual weather cancellation.",
+            "A manual weather cancellation can be triggered only by the ops team.",
+        ),
+    ]
+    for existing, new in same:
+        assert dedup.swapped(existing, new) is None, new
+        assert dedup.swapped(new, existing) is None, existing
+        assert POLICY.decide(0.93, existing, new) == "supersede", new
+    turned = [
+        ("Ana mentors Bo on the data team.", "Ana is mentored by Bo on the data team."),
+        (
+            "Priya is managed by Jonas in the platform team.",
+            "Priya manages Jonas in the platform team.",
+        ),
+    ]
+    for existing, new in turned:
+        assert dedup.swapped(existing, new) is not None, new
+        decision = POLICY.explain(0.93, existing, new)
+        assert (decision.verdict, decision.reason) == ("possible_duplicate", "swapped values")
+    # the verb without its object right after it is no active voice of the passive one
+    assert (
+        dedup.swapped("Tests are run by CI on every push.", "Tests run on CI on every push.")
+        is None
+    )

@@ -4068,7 +4068,7 @@ def swapped(existing: str, new: str) -> tuple[str, str] | None:
         # a phrase moved to the other end as well ("Marco reports to Lena *on the data
         # team*" / "*On the data team*, Lena reports to Marco"): the rest is read
         found = _exchanged(*moved, joined=True)
-    return found or _possessor_swapped(old, new_)
+    return found or _possessor_swapped(old, new_) or _voice_turned(old, new_)
 
 
 # Words that say in which order things come, or which of two is preferred: the same words
@@ -4387,6 +4387,8 @@ def _ordered(old: Statement, new: Statement, head: list[str], tail: list[str]) -
         and not _listed(old, head, tail)
         and not _joined_by_nothing(old, head, tail)
         and not _compounded(old, new, head, tail)
+        and not _passive_of(new, tail, head)
+        and not _passive_of(old, head, tail)
         and _dative_kept(old, head, new, tail)
         and _dative_kept(old, tail, new, head)
     )
@@ -4460,6 +4462,68 @@ def _compounded(old: Statement, new: Statement, head: list[str], tail: list[str]
     new_norms = [t.norm for t in new.tokens]
     joined = tail + head
     return any(new_norms[i : i + len(joined)] == joined for i in range(len(new_norms)))
+
+
+def _passive_of(one: Statement, first: list[str], second: list[str]) -> bool:
+    """Whether `one` says in the passive what the other text says in the active, `second`
+    being the one who acts: `first` before a form of "be" and a verb, `second` after "by"
+    ("the security team must approve all IAM changes" / "all IAM changes must be approved
+    *by* the security team"; "Ana reviews Bo's PRs" / "Bo's PRs are reviewed *by* Ana")."""
+    norms = [t.norm for t in one.tokens]
+    lower = [t.lower for t in one.tokens]
+    if first[0] not in norms or second[0] not in norms:
+        return False
+    start, end = norms.index(first[0]), norms.index(second[0])
+    if start >= end:
+        return False
+    before = [w for w in lower[start:end] if w not in _PLACELESS_LOWER or w == "by"]
+    return (
+        len(before) >= 3
+        and before[-1] == "by"
+        and any(w in _BE for w in before[:-1])
+        and not any(t.pause for t in one.tokens[start:end])
+    )
+
+
+def _voice_turned(old: Statement, new: Statement) -> tuple[str, str] | None:
+    """The two persons or things of one verb exchanged by its voice, in the same order: "Ana
+    *mentors* Bo" / "Ana *is mentored by* Bo" (who mentors whom turned), as one text says in
+    the passive (a form of "be", the verb, "by") what the other says in the active, the
+    verb's object right after it (not "Tests are run by CI" / "Tests run on CI")."""
+    for passive, active in ((old, new), (new, old)):
+        found = _passive_parts(passive)
+        lower = [t.lower for t in active.tokens]
+        if found is None or "by" in lower:
+            continue
+        subject, verb, agent = found
+        norms = [t.norm for t in active.tokens]
+        if subject.norm not in norms or agent.norm not in norms or verb.norm not in norms:
+            continue
+        at, acts, done = norms.index(subject.norm), norms.index(verb.norm), norms.index(agent.norm)
+        between = [w for w in lower[acts + 1 : done] if w not in _PLACELESS_LOWER]
+        if at < acts < done and not between:
+            return subject.text, agent.text
+    return None
+
+
+def _passive_parts(one: Statement) -> tuple[_Token, _Token, _Token] | None:
+    """(the one done to, the verb, the one who acts) of a text that says "<X> is <verb>ed by
+    <Y>" ("Ana is mentored by Bo": Ana, mentored, Bo), the first such; None otherwise."""
+    tokens = one.tokens
+    for k, token in enumerate(tokens):
+        if token.lower != "by" or k < 3 or k + 1 >= len(tokens):
+            continue
+        verb, be = tokens[k - 1], tokens[k - 2]
+        if be.lower not in _BE or not _past_form(verb.lower) or verb.norm in STOPWORDS:
+            continue
+        agent = next((t for t in tokens[k + 1 :] if t.lower not in _PLACELESS_LOWER), None)
+        subject = next(
+            (t for t in reversed(tokens[: k - 2]) if t.norm in one.words or t.norm in one.values),
+            None,
+        )
+        if agent is not None and subject is not None and agent.norm != subject.norm:
+            return subject, verb, agent
+    return None
 
 
 # Words that join the items of a list without ordering them ("cats and dogs").
