@@ -230,6 +230,9 @@ HOLDOUTS = {
     "dedup_holdout_71.json": "agent and chat memories, 480 pairs; first run against the rule "
     "after its review at the end of stop 57 (after set 70: a plan and what came of it, a verb "
     "in -ing as the present, a number counted in place of a duration)",
+    "dedup_holdout_72.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "of stop 58 (how often said in words, an hour and a half, a decimal comma, the passive "
+    "and a turned voice)",
 }
 
 
