@@ -5138,3 +5138,24 @@ def test_the_passive_of_the_same_statement_is_no_exchange_and_a_turned_voice_is_
         dedup.swapped("Tests are run by CI on every push.", "Tests run on CI on every push.")
         is None
     )
+
+
+def test_a_change_word_done_to_a_thing_in_a_clause_of_when_says_no_change() -> None:
+    """ "... when an appointment *is rescheduled*" is the event the text is about, not a
+    statement that the old value changed; a change said of the text's own fact still is."""
+    for text in (
+        "Burrow sends a confirmation email when an appointment is rescheduled.",
+        "The cache is flushed once the price table is updated.",
+        "Snap service returns 403 when the key is revoked",
+    ):
+        assert not dedup.statement(text).markers, text
+    decision = POLICY.explain(
+        0.946,
+        "Burrow sends a confirmation email when an appointment is booked.",
+        "Burrow sends a confirmation email when an appointment is rescheduled.",
+    )
+    assert decision.verdict != "supersede"
+    # the change said outside the clause of when, or not done to a thing in it, still counts
+    assert dedup.statement("Invoices are now sent when the order is paid.").markers == {"now"}
+    assert "switched" in dedup.statement("When we switched to pnpm, CI got faster.").markers
+    assert "moved" in dedup.statement("The standup was moved to 10:00.").markers

@@ -158,6 +158,26 @@ CHANGE_MARKERS = frozenset(_CHANGE_MARKERS.split())
 # Words that open a condition: a change word right before one says what happens, not what
 # changed.
 _CONDITIONS = frozenset({"if", "when", "whenever", "unless"})
+# Words that open a clause of when something happens: a change word done to a thing in it
+# ("sends an email when an appointment *is rescheduled*") is the event the text is about.
+_OPENS_WHEN = _CONDITIONS | frozenset({"once", "after", "before", "until"})
+_WHEN_REACH = 5  # tokens back from the change word
+
+
+def _in_a_condition(tokens: Sequence[_Token], lower: list[str], i: int) -> bool:
+    """Whether the change word at i is done to a thing in a clause of when (a form of "be"
+    before it, a word of _OPENS_WHEN opening the clause, no pause between): "a confirmation
+    email when an appointment *is rescheduled*", "once the order *gets* updated"."""
+    if i < 2 or lower[i - 1] not in _BE:
+        return False
+    for k in range(i - 2, max(-1, i - 2 - _WHEN_REACH), -1):
+        if tokens[k].pause:
+            return False
+        if lower[k] in _OPENS_WHEN:
+            return True
+    return False
+
+
 # Markers that also say something else: "since" gives a reason ("since it is less loaded") or
 # how long a state has held ("has been at Nordwind since 2019"): it says a change only beside
 # a value that changed ("is Snowflake since the Q2 migration").
@@ -1426,6 +1446,7 @@ def statement(text: str) -> Statement:
         and not (i + 1 < len(lower) and lower[i + 1] in _CONDITIONS)
         and not _describes(tokens, i)
         and not (word == "since" and _held_before(tokens, i))
+        and not _in_a_condition(tokens, lower, i)
         # "*by mistake*" tells how something happened, not that a value was wrong, unless
         # it is what was said ("I always *say* Tank by mistake")
         and not (
