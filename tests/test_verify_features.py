@@ -747,3 +747,31 @@ def test_more_before_an_adverb_is_its_comparative() -> None:
         "memory",
     }
     assert "slower" in verify_features._compared("Builds run more slowly on Fridays.")
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim", "opposite"),
+    [
+        (
+            "Door-fault telemetry alerts spike in winter, and most come from the rear doors.",
+            "Door-fault telemetry alerts drop in winter.",
+            "spike / drop",
+        ),
+        (
+            "Odometer values from older buses must be divided by 10 before storage.",
+            "Odometer values from older buses must be multiplied by 10 before storage.",
+            None,  # (one word exchanged for another: another value, as save reads it)
+        ),
+    ],
+)
+def test_a_rise_against_a_fall_and_a_product_against_a_quotient_are_two_values(
+    memory: str, claim: str, opposite: str | None
+) -> None:
+    """A close claim that keeps the memory's values but says the other direction of a change
+    or of an operation never confirms it (set 29's conflicts answered confirmed)."""
+    relation, why = POLICY.relation(0.85, memory, claim)
+    assert relation == "conflicts", why
+    if opposite is not None:
+        assert why == f"the other value of one setting: {opposite}"
+    # the memory's own clause restated confirms
+    assert POLICY.relation(0.95, memory, memory.split(",")[0])[0] == "confirms"

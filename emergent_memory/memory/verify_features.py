@@ -58,6 +58,7 @@ _VERIFY_OPPOSITES = """
     like:dislike prefer:dislike bright:dark singular:plural remote:onsite remotely:onsite
     push:poll pinned:unpinned pinned:floating lock:unlock locked:unlocked grant:revoke
     install:uninstall keep:delete retain:delete expand:collapse up:down
+    spike:drop spikes:drops spiked:dropped multiply:divide multiplied:divided multiplies:divides
 """
 # and the direct antonyms of English adjectives and adverbs from WordNet 3.0, with their
 # comparatives and superlatives ("large" / "small", "larger" / "smaller"), as data
