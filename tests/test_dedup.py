@@ -5048,6 +5048,9 @@ def test_how_often_in_words_is_its_period_where_the_other_text_gives_one(
         ("The branch is cut every second Thursday.", "Every other Thursday the branch is cut."),
         ("3 deploys a day.", "Deploys every 8 hours."),
         ("The error budget is 0.1% per month.", "The error budget is 0.1% every 30 days."),
+        # no period in "0 times", nor in a count that does not divide the unit
+        ("The job runs 0 times a day.", "The job runs every 24 hours."),
+        ("The job runs 7 times a day.", "The job runs every 24 hours."),
     ],
 )
 def test_how_often_in_words_is_left_as_written_where_nothing_else_gives_a_period(

@@ -1149,7 +1149,7 @@ _DEGREES_READ = re.compile(r" deg([CF])$")
 
 
 # A unit and a half said in words ("*an hour and a half*" is 90 minutes).
-def _with_rates(tokens: list[_Token]) -> list[_Token]:
+def _with_a_unit_and_a_half(tokens: list[_Token]) -> list[_Token]:
     """ "an hour and a half", "a day and a half", ... as one duration token: its text as
     written, its norm the seconds."""
     lower = [token.lower for token in tokens]
@@ -1176,7 +1176,7 @@ def _with_rates(tokens: list[_Token]) -> list[_Token]:
 def _with_durations(tokens: list[_Token]) -> list[_Token]:
     """A number with a unit of time as one value, in seconds ("30 minutes", "30min" and "1800
     seconds" read alike; "a month" alone is not read, it is more often a rate): the unit is
-    part of the value; "an hour and a half" too (_with_rates). How often said in words
+    part of the value; "an hour and a half" too (_with_a_unit_and_a_half). How often said in words
     ("daily", "once a minute") is read where the other text gives a period too
     (rates_written_out)."""
 
@@ -1198,7 +1198,7 @@ def _with_durations(tokens: list[_Token]) -> list[_Token]:
             return _seconds(token.norm, unit.lower)
         return None
 
-    return _with_units(_with_rates(tokens), on_it, after_it)
+    return _with_units(_with_a_unit_and_a_half(tokens), on_it, after_it)
 
 
 def _with_times(tokens: list[_Token]) -> list[_Token]:
@@ -5547,6 +5547,8 @@ def _rate_seconds(match: re.Match[str]) -> int | None:
     if unit is None or (not count and opening in ("a", "an", "per")):
         return None  # "a day", "per month": an amount's rate, not how often
     times = _RATE_COUNTS.get(count) or (int(count.split()[0]) if count else 1)
+    if times == 0:
+        return None  # "0 times a day": never, no period
     seconds, left = divmod(_RATE_UNITS[unit.lower()], times)
     return None if left else seconds
 
