@@ -5082,6 +5082,8 @@ def test_how_often_and_how_long_written_in_words_restate_and_other_periods_confl
     ]
     for existing, new in same:
         assert POLICY.decide(0.93, existing, new) == "supersede", new
+    # a short form is its word ("kn" / "knots")
+    assert dedup.statement("Wind 35 kn.").words == dedup.statement("Wind 35 knots.").words
     decision = POLICY.explain(0.93, "The backup runs daily.", "The backup runs weekly.")
     assert (decision.verdict, decision.reason) == ("possible_duplicate", "different value")
     # the habit is still read: one occasion of a daily habit does not replace it

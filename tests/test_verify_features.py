@@ -750,28 +750,51 @@ def test_more_before_an_adverb_is_its_comparative() -> None:
 
 
 @pytest.mark.parametrize(
-    ("memory", "claim", "opposite"),
+    ("memory", "claim", "opposite", "same"),
     [
         (
             "Door-fault telemetry alerts spike in winter, and most come from the rear doors.",
             "Door-fault telemetry alerts drop in winter.",
             "spike / drop",
+            "Door-fault telemetry alerts spike in winter.",
         ),
         (
             "Odometer values from older buses must be divided by 10 before storage.",
             "Odometer values from older buses must be multiplied by 10 before storage.",
             None,  # (one word exchanged for another: another value, as save reads it)
+            "Odometer values from older buses are divided by 10 before they are stored.",
         ),
     ],
 )
 def test_a_rise_against_a_fall_and_a_product_against_a_quotient_are_two_values(
-    memory: str, claim: str, opposite: str | None
+    memory: str, claim: str, opposite: str | None, same: str
 ) -> None:
     """A close claim that keeps the memory's values but says the other direction of a change
-    or of an operation never confirms it (set 29's conflicts answered confirmed)."""
+    or of an operation never confirms it (set 29's conflicts answered confirmed); the same
+    direction said again does."""
     relation, why = POLICY.relation(0.85, memory, claim)
     assert relation == "conflicts", why
     if opposite is not None:
         assert why == f"the other value of one setting: {opposite}"
-    # the memory's own clause restated confirms
-    assert POLICY.relation(0.95, memory, memory.split(",")[0])[0] == "confirms"
+    assert POLICY.relation(0.9, memory, same)[0] == "confirms"
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim"),
+    [
+        (
+            "Backups of the orders database run every 12 hours.",
+            "Backups of the orders database run twice a day.",
+        ),
+        (
+            "The scanner sends a heartbeat every 60 seconds.",
+            "The scanner sends a heartbeat once a minute.",
+        ),
+    ],
+)
+def test_how_often_said_in_words_confirms_the_same_period(memory: str, claim: str) -> None:
+    """verify reads how often said in words as save does (dedup.rates_written_out)."""
+    assert verify_features.restated(memory, claim)
+    assert POLICY.relation(0.9, memory, claim) == ("confirms", "states the same values")
+    other = claim.replace("twice a day", "daily").replace("once a minute", "every hour")
+    assert POLICY.relation(0.9, memory, other)[0] == "conflicts"

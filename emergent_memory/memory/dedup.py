@@ -4485,38 +4485,65 @@ def _compounded(old: Statement, new: Statement, head: list[str], tail: list[str]
     return any(new_norms[i : i + len(joined)] == joined for i in range(len(new_norms)))
 
 
+def _passives(one: Statement) -> list[tuple[int, int, int]]:
+    """The passives of the text, as token indexes (a form of "be", the verb, "by"): a verb in
+    the past at most two words before "by", a form of "be" at most two words before the verb,
+    no mark between them ("must *be approved by*", "are *personally reviewed by*", "can *be
+    triggered only by*")."""
+    tokens = one.tokens
+    found = []
+    for by, token in enumerate(tokens):
+        if token.lower != "by":
+            continue
+        verb = next(
+            (v for v in range(by - 1, max(by - 3, -1), -1) if _past_form(tokens[v].lower)), None
+        )
+        if verb is None or tokens[verb].norm in STOPWORDS:
+            continue
+        be = next(
+            (b for b in range(verb - 1, max(verb - 3, -1), -1) if tokens[b].lower in _BE), None
+        )
+        if be is not None and not any(t.pause for t in tokens[be:by]):
+            found.append((be, verb, by))
+    return found
+
+
 def _passive_of(one: Statement, first: list[str], second: list[str]) -> bool:
     """Whether `one` says in the passive what the other text says in the active, `second`
-    being the one who acts: `first` before a form of "be" and a verb, `second` after "by"
-    ("the security team must approve all IAM changes" / "all IAM changes must be approved
-    *by* the security team"; "Ana reviews Bo's PRs" / "Bo's PRs are reviewed *by* Ana")."""
+    being the one who acts: `first` before the passive (_passives), `second` right after its
+    "by" ("the security team must approve all IAM changes" / "all IAM changes must be approved
+    *by* the security team")."""
     norms = [t.norm for t in one.tokens]
-    lower = [t.lower for t in one.tokens]
     if first[0] not in norms or second[0] not in norms:
         return False
     start, end = norms.index(first[0]), norms.index(second[0])
-    if start >= end:
-        return False
-    before = [w for w in lower[start:end] if w not in _PLACELESS_LOWER or w == "by"]
-    return (
-        len(before) >= 3
-        and before[-1] == "by"
-        and any(w in _BE for w in before[:-1])
-        and not any(t.pause for t in one.tokens[start:end])
+    lower = [t.lower for t in one.tokens]
+    return not any(t.pause for t in one.tokens[start:end]) and any(
+        start < be and all(w in _PLACELESS_LOWER for w in lower[by + 1 : end])
+        for be, _, by in _passives(one)
+        if by < end
     )
 
 
 def _voice_turned(old: Statement, new: Statement) -> tuple[str, str] | None:
     """The two persons or things of one verb exchanged by its voice, in the same order: "Ana
     *mentors* Bo" / "Ana *is mentored by* Bo" (who mentors whom turned), as one text says in
-    the passive (a form of "be", the verb, "by") what the other says in the active, the
-    verb's object right after it (not "Tests are run by CI" / "Tests run on CI")."""
+    the passive (_passives) what the other says in the active, the verb's object right after
+    it (not "Tests are run by CI" / "Tests run on CI")."""
     for passive, active in ((old, new), (new, old)):
-        found = _passive_parts(passive)
         lower = [t.lower for t in active.tokens]
-        if found is None or "by" in lower:
+        found = _passives(passive)
+        if not found or "by" in lower:
             continue
-        subject, verb, agent = found
+        be, verb_at, by = found[0]
+        tokens = passive.tokens
+        agent = next((t for t in tokens[by + 1 :] if t.lower not in _PLACELESS_LOWER), None)
+        subject = next(
+            (t for t in reversed(tokens[:be]) if t.norm in passive.words | passive.values), None
+        )
+        verb = tokens[verb_at]
+        if agent is None or subject is None or agent.norm == subject.norm:
+            continue
         norms = [t.norm for t in active.tokens]
         if subject.norm not in norms or agent.norm not in norms or verb.norm not in norms:
             continue
@@ -4524,26 +4551,6 @@ def _voice_turned(old: Statement, new: Statement) -> tuple[str, str] | None:
         between = [w for w in lower[acts + 1 : done] if w not in _PLACELESS_LOWER]
         if at < acts < done and not between:
             return subject.text, agent.text
-    return None
-
-
-def _passive_parts(one: Statement) -> tuple[_Token, _Token, _Token] | None:
-    """(the one done to, the verb, the one who acts) of a text that says "<X> is <verb>ed by
-    <Y>" ("Ana is mentored by Bo": Ana, mentored, Bo), the first such; None otherwise."""
-    tokens = one.tokens
-    for k, token in enumerate(tokens):
-        if token.lower != "by" or k < 3 or k + 1 >= len(tokens):
-            continue
-        verb, be = tokens[k - 1], tokens[k - 2]
-        if be.lower not in _BE or not _past_form(verb.lower) or verb.norm in STOPWORDS:
-            continue
-        agent = next((t for t in tokens[k + 1 :] if t.lower not in _PLACELESS_LOWER), None)
-        subject = next(
-            (t for t in reversed(tokens[: k - 2]) if t.norm in one.words or t.norm in one.values),
-            None,
-        )
-        if agent is not None and subject is not None and agent.norm != subject.norm:
-            return subject, verb, agent
     return None
 
 
@@ -5561,20 +5568,18 @@ def _with_rates_written(text: str) -> str:
     return _RATE.sub(written, text)
 
 
-def _has_period(text: str) -> bool:
-    return any(_ANY_DURATION.fullmatch(v) for v in statement(text).values) or any(
-        _rate_seconds(m) is not None for m in _RATE.finditer(text)
-    )
-
-
 def rates_written_out(existing: str, new: str) -> tuple[str, str]:
     """The two texts with how often each says in words written as its period in seconds
     (see _RATE), when both give a period or a duration and one says it in words; else as
     they are ("The on-call rotation changes every Monday" / "On-call rotates weekly, on
     Mondays" says nothing of a period in the first)."""
-    said = [any(_rate_seconds(m) is not None for m in _RATE.finditer(t)) for t in (existing, new)]
-    if not any(said) or not (_has_period(existing) and _has_period(new)):
+    texts = (existing, new)
+    said = [any(_rate_seconds(m) is not None for m in _RATE.finditer(t)) for t in texts]
+    if not any(said):
         return existing, new
+    for text, in_words in zip(texts, said, strict=True):
+        if not in_words and not any(_ANY_DURATION.fullmatch(v) for v in statement(text).values):
+            return existing, new
     return _with_rates_written(existing), _with_rates_written(new)
 
 
