@@ -233,6 +233,9 @@ HOLDOUTS = {
     "dedup_holdout_72.json": "agent and chat memories, 480 pairs; first run against the rule "
     "of stop 58 (how often said in words, an hour and a half, a decimal comma, the passive "
     "and a turned voice)",
+    "dedup_holdout_73.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "of stop 59 (compact notes: days and weeks on the number, a version on its runtime's name, "
+    "weekdays joined by a slash)",
 }
 
 

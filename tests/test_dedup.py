@@ -5164,3 +5164,62 @@ def test_a_change_word_done_to_a_thing_in_a_clause_of_when_says_no_change() -> N
     assert dedup.statement("Invoices are now sent when the order is paid.").markers == {"now"}
     assert "switched" in dedup.statement("When we switched to pnpm, CI got faster.").markers
     assert "moved" in dedup.statement("The standup was moved to 10:00.").markers
+
+
+@pytest.mark.parametrize(
+    ("text", "values"),
+    [
+        ("retention on the topics: 14d.", {"1209600s"}),
+        ("tokens expire after 2w", {"1209600s"}),
+        ("burrow primary DB: PG15", {"15"}),
+        ("ledgerly: node@20.11 (pinned)", {"20.11"}),
+        ("services target python3.12", {"3.12"}),
+        ("on-call Tue/Wed", {"day:tuesday", "day:wednesday"}),
+        ("office days Mon-Thu", {"day:monday", "day:thursday"}),
+    ],
+)
+def test_compact_notes_state_their_values(text: str, values: set[str]) -> None:
+    """Days and weeks on the number, a version on its runtime's name, weekdays joined by a
+    slash or a hyphen: the values the same thing written out states."""
+    assert dedup.statement(text).values >= values
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["prints on the 3d printer", "a 2d array of tiles", "the ec2 fleet", "uploads go to s3"],
+)
+def test_what_only_looks_like_a_compact_value_is_not_read_as_one(text: str) -> None:
+    values = dedup.statement(text).values
+    assert not any(value.endswith("s") and value[:-1].isdigit() for value in values)
+    assert not any(value.isdigit() for value in values)
+
+
+@pytest.mark.parametrize(
+    ("existing", "new", "similarity"),
+    [
+        ("Burrow's primary database is PostgreSQL 15.", "burrow primary DB: PG15", 0.81),
+        ("Ledgerly is pinned to Node 20.11.", "ledgerly: node@20.11 (pinned)", 0.93),
+        ("Log retention for Halcyon is 30 days.", "Halcyon keeps its logs for 30d.", 0.67),
+        (
+            "The monorepo's Python services target Python 3.12.",
+            "Python services in the monorepo target py3.12.",
+            0.91,
+        ),
+    ],
+)
+def test_a_compact_note_restating_a_memory_supersedes_it(
+    existing: str, new: str, similarity: float
+) -> None:
+    assert POLICY.decide(similarity, existing, new) == "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Burrow's primary database is PostgreSQL 15.", "burrow primary DB: PG16"),
+        ("Log retention for Halcyon is 30 days.", "Halcyon keeps its logs for 14d."),
+        ("Ilona is in the office on Tuesdays and Wednesdays.", "Ilona: office Tue/Thu"),
+    ],
+)
+def test_a_compact_note_with_another_value_is_no_rewording(existing: str, new: str) -> None:
+    assert POLICY.decide(0.85, existing, new) != "supersede"

@@ -357,6 +357,7 @@ _ADDITIVE = frozenset({"too", "also", "either"})
 ALIASES = {
     "postgresql": "postgres",
     "pg": "postgres",
+    "py": "python",
     "kubernetes": "k8s",
     "javascript": "js",
     "typescript": "ts",
@@ -728,6 +729,30 @@ def _day_abbreviation(raw: str) -> str | None:
     return _DAY_ABBREVIATIONS[lower]
 
 
+def _day_list(raw: str) -> list[tuple[str, str]] | None:
+    """The weekdays of "Tue/Wed" or "Mon-Thu" (each part a short name _day_abbreviation
+    reads), as (part, weekday); else None."""
+    parts = re.split(r"[/-]", raw)
+    if len(parts) < 2:
+        return None
+    days = [_day_abbreviation(part) for part in parts]
+    if any(day is None for day in days):
+        return None
+    return [(part, day) for part, day in zip(parts, days, strict=True) if day is not None]
+
+
+# A runtime, database or OS written with its version on it ("pg15", "node@20.11",
+# "python3.12", "java17"), read as the name and the version ("PG 15", "Node 20.11").
+_VERSIONED_NAMES = """
+    python py node nodejs java jdk openjdk golang go ruby php perl postgres postgresql pg
+    mysql mariadb redis mongo mongodb kotlin scala swift dotnet gcc clang llvm ubuntu debian
+    alpine centos rhel fedora ios android macos django rails react vue angular spring laravel
+    elixir erlang dart flutter terraform helm"""
+_VERSIONED_NAME = re.compile(
+    rf"({'|'.join(sorted(_VERSIONED_NAMES.split(), key=len, reverse=True))})@?(\d+(?:\.\d+)*)"
+)
+
+
 def _tokens(text: str) -> list[_Token]:
     text = _THOUSANDS.sub("", _DECIMAL_COMMA.sub(r"\1.\2", text))
     text = _CURRENCY_MILLIONS.sub(r"\1M", text)
@@ -764,6 +789,17 @@ def _tokens(text: str) -> list[_Token]:
             # linter"), not the ordinal ("the first Monday", "stop on first failure",
             # "instead of the first.") nor a place in a sequence ("first, then ...")
             tokens.append(_Token(raw, lower, first, pause))
+        elif (days := _day_list(raw)) is not None:
+            # "Tue/Wed", "Mon-Thu": the weekdays, as "Tuesdays and Wednesdays" (and an en dash)
+            for k, (part, weekday) in enumerate(days):
+                tokens.append(_Token(part, weekday, first and not k, pause and k == len(days) - 1))
+        elif (versioned := _VERSIONED_NAME.fullmatch(lower)) is not None:
+            # "pg15", "node@20.11", "python3.12": the name and its version, as "PG 15"
+            name, version = versioned.group(1), versioned.group(2)
+            if name in ("py", "python") and re.fullmatch(r"[23]\d{1,2}", version):
+                version = f"{version[0]}.{version[1:]}"  # tox's "py311" is Python 3.11
+            tokens.append(_Token(raw[: len(name)], _stem(name), first))
+            tokens.append(_Token(version, _number(version) or version, False, pause))
         elif _COMPOUND.fullmatch(lower):
             # a compound of words, each part stemmed ("squash-merged" / "squash-merge")
             norm = "-".join(_stem(part) for part in lower.split("-"))
@@ -975,9 +1011,11 @@ _DURATION_UNITS = {
     "yr": 31536000,
     "yrs": 31536000,
 }
-# "500ms", "30min", "24h", in lower case ("7d" is not read: a 3d printer; "30s" is read in
-# context, _with_seconds)
-_COMPACT_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|sec|secs|min|mins|h|hr|hrs)")
+# "500ms", "30min", "24h", "14d", "2w", in lower case ("2d" and "3d" are not read: a 3d
+# printer; "30s" is read in context, _with_seconds)
+_COMPACT_DURATION = re.compile(
+    r"(\d+(?:\.\d+)?)(ms|sec|secs|min|mins|h|hr|hrs)|(?![23]d)(\d+)(d|w|wk|wks)"
+)
 # units that are a duration only in lower case ("4 H" is not four hours)
 _LOWER_CASE_UNITS = frozenset({"ms", "s", "h", "hr", "hrs", "min", "mins", "sec", "secs"})
 _CARDINAL = re.compile(r"\d+(?:\.\d+)?")
@@ -1185,7 +1223,12 @@ def _with_durations(tokens: list[_Token]) -> list[_Token]:
             return _seconds(_PART_OF_A_UNIT[token.lower], "hour")
         # written in lower case only: "Room *4H*" is a room
         compact = _COMPACT_DURATION.fullmatch(token.text)
-        return None if compact is None else _seconds(compact.group(1), compact.group(2))
+        if compact is None:
+            return None
+        if compact.group(1) is None:  # days or weeks
+            unit = "day" if compact.group(4) == "d" else "week"
+            return _seconds(compact.group(3), unit)
+        return _seconds(compact.group(1), compact.group(2))
 
     def after_it(token: _Token, unit: _Token) -> str | None:
         if token.lower in {"quarter", "half"} and unit.lower in _FRACTION_UNITS:
