@@ -5223,3 +5223,91 @@ def test_a_compact_note_restating_a_memory_supersedes_it(
 )
 def test_a_compact_note_with_another_value_is_no_rewording(existing: str, new: str) -> None:
     assert POLICY.decide(0.85, existing, new) != "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new", "similarity"),
+    [
+        (
+            "Marula's max upload size is 10 MB.",
+            "Since the last release, Marula's upload limit is 25 MB.",
+            0.89,
+        ),
+        (
+            "Charnwood's job scheduler is cron.",
+            "Charnwood's cron scheduler was replaced with Temporal.",
+            0.82,
+        ),
+        (
+            "Quoll's service owner is Lena.",
+            "Quoll's owner is actually Marcus; the note saying Lena was wrong.",
+            0.77,
+        ),
+    ],
+)
+def test_a_change_of_the_same_thing_of_x_s_said_two_ways_supersedes(
+    existing: str, new: str, similarity: float
+) -> None:
+    """ "X's A B" / "X's B C": one thing of X's (they share a word after "X's"), no other
+    holder."""
+    assert POLICY.explain(similarity, existing, new).reason == "says it changed"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # another thing of X's (no word shared after "X's")
+        (
+            "Vireo's training data lives in the gs://vireo-data bucket.",
+            "Vireo's evaluation reports moved to the gs://vireo-reports bucket.",
+        ),
+        # a thing of X's against X itself
+        (
+            "The dev environment uses t3.medium instances.",
+            "The dev environment's bastion host now runs on a t3.small.",
+        ),
+    ],
+)
+def test_another_thing_of_x_s_is_another_holder(existing: str, new: str) -> None:
+    assert POLICY.explain(0.75, existing, new).reason == "different holder"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Markhor log retention: 90 days.", "Markhor log retention was cut to 30 days."),
+        ("Code freeze starts on December 15.", "Code freeze was pushed back to December 20."),
+        ("The launch is on June 3.", "The launch was pushed to the 24th."),
+        (
+            "The weekly review is at 15:00 on Wednesdays.",
+            "The weekly review has been pushed to 16:30, still on Wednesdays.",
+        ),
+        (
+            "Burrow's CI test suite takes about 25 minutes.",
+            "After parallelising, burrow's CI suite is down to about 9 minutes.",
+        ),
+    ],
+)
+def test_cut_pushed_and_down_to_say_a_value_changed(existing: str, new: str) -> None:
+    assert POLICY.explain(0.85, existing, new).reason == "says it changed"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # objecting is no change
+        (
+            "Decision: Larkspur will move to a monorepo.",
+            "Several engineers pushed back on the decision to move Larkspur to a monorepo.",
+        ),
+        # an image pushed to a registry is where it goes, not a date moved
+        ("Release images go to ECR.", "Release images are pushed to GHCR."),
+        # rounding down is a value, not a change of one
+        (
+            "Invoice totals are rounded up to the nearest cent.",
+            "Invoice totals are rounded down to the nearest cent.",
+        ),
+    ],
+)
+def test_pushed_back_on_and_rounded_down_to_say_no_change(existing: str, new: str) -> None:
+    assert POLICY.decide(0.85, existing, new) != "supersede"

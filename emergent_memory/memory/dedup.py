@@ -164,6 +164,19 @@ _OPENS_WHEN = _CONDITIONS | frozenset({"once", "after", "before", "until"})
 _WHEN_REACH = 5  # tokens back from the change word
 
 
+def _a_when(tokens: Sequence[_Token]) -> bool:
+    """Whether the words start with a date, a time or a number ("December 20", "16:30",
+    "next week")."""
+    norms = [token.norm for token in tokens]
+    return bool(norms) and (
+        norms[0] in CALENDAR
+        or norms[0][:1].isdigit()
+        or re.fullmatch(r"t\d+", norms[0]) is not None
+        or (norms[0] in _ANCHOR_HEADS and norms[1:2] != [] and norms[1] in _PERIODS)
+        or (norms[0] == "the" and norms[1:2] != [] and norms[1][:1].isdigit())
+    )
+
+
 def _in_a_condition(tokens: Sequence[_Token], lower: list[str], i: int) -> bool:
     """Whether the change word at i is done to a thing in a clause of when (a form of "be"
     before it, a word of _OPENS_WHEN opening the clause, no pause between): "a confirmation
@@ -212,6 +225,10 @@ CHANGE_PHRASES = (
     ("going", "forward"),
     ("scaled", "up"),
     ("scaled", "down"),
+    ("cut", "to"),
+    ("pushed", "back"),
+    ("pushed", "to"),
+    ("down", "to"),
 )
 
 # Who a statement is about, when one of these follows a possessive.
@@ -1507,6 +1524,15 @@ def statement(text: str) -> Statement:
         if (lower[i], lower[i + 1]) in CHANGE_PHRASES
         # a passive "is used to" says no change ("Vite *is used to* build the frontend")
         and not (lower[i] == "used" and i > 0 and lower[i - 1] in _BE)
+        # nor objecting ("engineers *pushed back on* the decision") nor rounding ("rounds
+        # prices *down to* the nearest 5p")
+        and lower[i : i + 3] != ["pushed", "back", "on"]
+        # "pushed to" moves a date or a time ("was *pushed to* December 20"), not an image
+        # to a registry
+        and not (lower[i : i + 2] == ["pushed", "to"] and not _a_when(tokens[i + 2 : i + 4]))
+        and not (
+            lower[i] == "down" and any(w.startswith("round") for w in lower[max(0, i - 3) : i])
+        )
     )
     # letters, digits and symbols, and those an English model does not know
     relevant = [ch for ch in text if unicodedata.category(ch)[0] in "LNS"]
@@ -4076,9 +4102,31 @@ def _other_possession(one: Statement, other: Statement) -> bool:
     # Not for "the user's ...": memories name the user's attributes that way ("the user's
     # main laptop" / "the user's primary machine"); the user's people are RELATIONS.
     return any(
-        owner.norm in other.words and owned.norm not in other.words
+        owner.norm in other.words
+        and owned.norm not in other.words
+        and not _same_possession(one, other, owner.norm)
         for owner, owned in _possessives(one)
     )
+
+
+_POSSESSION_REACH = 3  # words after "X's" that name what of X's it is
+
+
+def _owned_words(one: Statement, owner: str) -> set[str]:
+    """The words (not stopwords) in the few after each "X's" of `owner` in the text."""
+    norms = [t.norm for t in one.tokens]
+    words: set[str] = set()
+    for i, token in enumerate(one.tokens):
+        if token.norm == owner and token.lower.endswith(("'s", "s'")):
+            words.update(n for n in norms[i + 1 : i + 1 + _POSSESSION_REACH] if n in one.words)
+    return words
+
+
+def _same_possession(one: Statement, other: Statement, owner: str) -> bool:
+    """Both texts say "X's ..." of the same X and share a word in what follows it: the same
+    thing of X's said two ways ("Marula's max *upload* size" / "Marula's *upload* limit"), not
+    another ("Vireo's training data" / "Vireo's evaluation reports")."""
+    return bool(_owned_words(one, owner) & _owned_words(other, owner))
 
 
 # Words that follow "X's" when it says "X is" or "X has", not whose something is.
