@@ -3756,9 +3756,9 @@ def test_a_negation_of_what_the_other_states_is_still_an_opposite(existing: str,
 def test_a_hyphen_between_spaces_ends_a_clause() -> None:
     # two negated clauses, as with a semicolon; a hyphen inside a word ends nothing
     assert (
-        dedup.statement("No emojis in code comments - the user doesn't like them.").negations == 2
+        dedup.statement("No emojis in code comments - the user doesn't want them.").negations == 2
     )
-    assert dedup.statement("No emojis in code comments; the user doesn't like them.").negations == 2
+    assert dedup.statement("No emojis in code comments; the user doesn't want them.").negations == 2
     assert dedup.statement("Don't run non-blocking jobs twice.").negations == 1
 
 
@@ -5311,3 +5311,37 @@ def test_cut_pushed_and_down_to_say_a_value_changed(existing: str, new: str) -> 
 )
 def test_pushed_back_on_and_rounded_down_to_say_no_change(existing: str, new: str) -> None:
     assert POLICY.decide(0.85, existing, new) != "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("The user dislikes long meetings.", "The user isn't a fan of lengthy meetings."),
+        (
+            "The user dislikes emoji in commit messages.",
+            "The user doesn't like emojis in commit messages.",
+        ),
+        ("The user strongly dislikes ORMs.", "User really can't stand ORMs."),
+        ("Sev 1 outages page the duty manager.", "SEV1 outages page the duty manager."),
+    ],
+)
+def test_dislikes_said_with_a_negation_and_a_name_written_apart_are_rewordings(
+    existing: str, new: str
+) -> None:
+    assert POLICY.decide(0.87, existing, new) == "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("The user doesn't like long meetings.", "The user likes long meetings."),
+        ("The user is not a big fan of Jira.", "The user is a fan of Jira."),
+        ("The user can't stand tabs.", "The user likes tabs."),
+        # another number on the same word is another name
+        ("Sev 1 outages page the duty manager.", "SEV2 outages page the duty manager."),
+    ],
+)
+def test_the_opposite_of_dislikes_and_another_number_on_a_name_are_no_rewordings(
+    existing: str, new: str
+) -> None:
+    assert POLICY.decide(0.9, existing, new) != "supersede"

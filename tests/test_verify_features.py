@@ -798,3 +798,36 @@ def test_how_often_said_in_words_confirms_the_same_period(memory: str, claim: st
     assert POLICY.relation(0.9, memory, claim) == ("confirms", "states the same values")
     other = claim.replace("twice a day", "daily").replace("once a minute", "every hour")
     assert POLICY.relation(0.9, memory, other)[0] == "conflicts"
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim"),
+    [
+        ("Tomasz prefers pytest.", "Tomasz doesn't like pytest."),
+        ("Noor uses PostgreSQL for event logs.", "Noor dislikes using PostgreSQL for event logs."),
+        ("Production deploys happen on Tuesdays.", "Production deploys are forbidden on Tuesdays."),
+    ],
+)
+def test_a_verb_that_says_no_negates_as_a_negation_does(memory: str, claim: str) -> None:
+    """ "dislikes", "forbidden" (and "doesn't like", read as "dislikes") against a text that
+    says yes is a negation one side has."""
+    features = read_pair(memory, claim)
+    assert features.difference_kind in ("negation", "value")
+    assert POLICY.judge(0.8, features)[0] == "conflicts"
+    assert read_pair(memory, memory.replace("prefers", "likes")).difference_kind is None
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim"),
+    [
+        ("Lena doesn't like meetings before 10 am.", "Lena dislikes meetings before 10 am."),
+        ("Never deploy on Fridays.", "Deploys are forbidden on Fridays."),
+        # "to avoid" tells a purpose, not a no
+        (
+            "Bulk updates are split into chunks of 500 rows to avoid long table locks.",
+            "Bulk updates run in chunks of 500 rows so table locks stay short.",
+        ),
+    ],
+)
+def test_two_ways_of_saying_no_and_a_purpose_are_no_negation(memory: str, claim: str) -> None:
+    assert read_pair(memory, claim).difference_kind != "negation"

@@ -645,6 +645,20 @@ _AVERSE_WORDS = "dislike hate avoid refuse detest forbid forbids forbidden ban b
 _AVERSE = frozenset(_stem(word) for word in _AVERSE_WORDS.split())
 
 
+def says_no(one: Statement) -> bool:
+    """Whether the text negates a clause or says no with a verb ("dislikes", "avoids",
+    "forbidden"; "doesn't like" and "can't stand" are read as "dislikes"), as verify reads a
+    negation one side has."""
+    if one.negations > 0:
+        return True
+    # (not a purpose: "chunks of 500 rows *to avoid* long locks")
+    lower = [token.lower for token in one.tokens]
+    return any(
+        token.norm in _AVERSE and not (i and lower[i - 1] == "to")
+        for i, token in enumerate(one.tokens)
+    )
+
+
 def _number(token: str) -> str | None:
     """The number a lower-cased token states ("7", "seven", "7th", "50mb", "v2.3" -> "2.3",
     ":8080" -> "8080"), or None."""
@@ -770,7 +784,20 @@ _VERSIONED_NAME = re.compile(
 )
 
 
+# Ways to say "dislikes" with a negation ("doesn't like", "isn't a fan of", "can't stand"),
+# read as it: "The user dislikes long meetings" / "... isn't a fan of lengthy meetings" is
+# one fact, "doesn't like" / "likes" the opposite as "dislikes" / "likes" is.
+_DISLIKES = re.compile(
+    r"\b(?:(?:does|do|did)(?:\s+not|n['\u2019]t)\s+(?:like|enjoy)"
+    r"|(?:is|are|am|'s|'re|'m)(?:\s+not|n['\u2019]t)\s+(?:really\s+)?(?:a\s+|much\s+of\s+a\s+)?"
+    r"(?:big\s+|huge\s+)?fans?\s+of"
+    r"|(?:can['\u2019]t|cannot|can\s+not)\s+stand)\b",
+    re.IGNORECASE,
+)
+
+
 def _tokens(text: str) -> list[_Token]:
+    text = _DISLIKES.sub("dislikes", text)
     text = _THOUSANDS.sub("", _DECIMAL_COMMA.sub(r"\1.\2", text))
     text = _CURRENCY_MILLIONS.sub(r"\1M", text)
     text = _DEGREES.sub(lambda m: f"{m.group(1)} deg{m.group(2)[0].upper()}", text)
@@ -5674,12 +5701,30 @@ def rates_written_out(existing: str, new: str) -> tuple[str, str]:
     return _with_rates_written(existing), _with_rates_written(new)
 
 
+# A word of letters with a number on it ("SEV1", "P2", "ES2022").
+_GLUED = re.compile(r"\b([^\W\d_]+)(\d+)\b")
+
+
+def joined_as_the_other(existing: str, new: str) -> tuple[str, str]:
+    """The two texts with a word and a number written apart in one ("Sev 1", "sev-1") written
+    as the other writes them on one another ("SEV1"): one name written two ways."""
+    return _joined_for(existing, new), _joined_for(new, existing)
+
+
+def _joined_for(text: str, other: str) -> str:
+    for found in _GLUED.finditer(other):
+        apart = rf"\b{re.escape(found.group(1))}[ -]{found.group(2)}\b"
+        text = re.sub(apart, found.group(0), text, flags=re.IGNORECASE)
+    return text
+
+
 @lru_cache(maxsize=256)
 def compare(existing: str, new: str) -> Comparison:
     """Every feature of the pair the rule reads, computed once (of the texts with what one
-    spells out written as the other's initials, spelled_out, and how often said in words as
-    a period where the other gives one, rates_written_out)."""
-    existing, new = rates_written_out(*spelled_out(existing, new))
+    spells out written as the other's initials, spelled_out, a word and a number written
+    apart as the other joins them, joined_as_the_other, and how often said in words as a
+    period where the other gives one, rates_written_out)."""
+    existing, new = rates_written_out(*joined_as_the_other(*spelled_out(existing, new)))
     old, new_ = statement(existing), statement(new)
     # a text that rejects what the other states, or adds a verb that says no, is no rewording
     # of it, whatever else they share

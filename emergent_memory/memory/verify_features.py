@@ -227,7 +227,7 @@ def restated(memory: str, claim: str) -> bool:
     Joa" / "Joa mentors Rui", "spikes on Mondays" / "drops off on Mondays"). How often said
     in words is read as save reads it ("twice a day" / "every 12 hours":
     dedup.rates_written_out)."""
-    memory, claim = dedup.rates_written_out(memory, claim)
+    memory, claim = dedup.rates_written_out(*dedup.joined_as_the_other(memory, claim))
     return _same_choice(memory, claim) or any(
         rule(one, other)
         for rule in (dedup.restates_the_values, dedup.rewords, dedup.restates)
@@ -313,8 +313,15 @@ def clause_difference(memory: str, claim: str) -> str | None:
         index, shared = aligned
         own = parts[index]
         old, new = dedup.statement(own), dedup.statement(claim_clause)
-        if shared >= _SURE_ALIGNMENT and (old.negations > 0) != (new.negations > 0):
-            one = "the claim" if new.negations else "the memory"
+        said_no = dedup.says_no(old) != dedup.says_no(new)
+        # (a verb that says no against its opposite is the other value: "likes" / "dislikes")
+        by_a_verb = not (old.negations or new.negations)
+        if (
+            shared >= _SURE_ALIGNMENT
+            and said_no
+            and (not by_a_verb or _opposite_in(own, claim_clause) is None)
+        ):
+            one = "the claim" if dedup.says_no(new) else "the memory"
             return f"{one} negates what the other states: {own}"
         opposite = _opposite_in(own, claim_clause)
         said = None if opposite is None else opposite.split(" / ")[-1]

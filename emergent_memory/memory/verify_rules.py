@@ -254,12 +254,12 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
             difference = f"the other value of one setting: {opposite}"
         elif rejected is not None:
             kind, difference = "rejected", rejected
-        elif (old.negations > 0) != (new.negations > 0):
+        elif dedup.says_no(old) != dedup.says_no(new):
             kind = "negation"
             # a claim paraphrases: any negated clause on one side only (dedup's count of them:
             # "not only" and two negations in one clause are none), not save's stricter
             # negating_side, which asks for the negated word in the other text
-            one = "the claim" if new.negations else "the memory"
+            one = "the claim" if dedup.says_no(new) else "the memory"
             difference = f"{one} negates what the other states"
         elif (numbers := verify_features.numbers_exchanged(memory, claim)) is not None:
             kind, difference = "exchange", f"the same values in swapped places: {numbers}"
