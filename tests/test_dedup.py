@@ -5345,3 +5345,28 @@ def test_the_opposite_of_dislikes_and_another_number_on_a_name_are_no_rewordings
     existing: str, new: str
 ) -> None:
     assert POLICY.decide(0.9, existing, new) != "supersede"
+
+
+def test_a_text_mostly_in_another_script_is_no_english_whatever_its_names() -> None:
+    """Names in Latin letters in a Chinese text: the rule reads neither the words nor their
+    order, so two names exchanged are never a rewording."""
+    existing = "值班：Teodor 主值班，Astrid 副值班。"
+    new = "值班：Astrid 主值班，Teodor 副值班。"
+    assert not dedup.reads_english(existing)
+    assert POLICY.decide(0.99, existing, new) != "supersede"
+    # the same words in the same order still are one
+    assert POLICY.decide(0.99, existing, existing.replace("。", "")) == "supersede"
+
+
+@pytest.mark.parametrize(
+    ("word", "stem"), [("notes", "note"), ("note", "note"), ("themes", "theme")]
+)
+def test_a_word_whose_stem_would_be_a_function_word_keeps_its_e(word: str, stem: str) -> None:
+    assert dedup._stem(word) == stem
+
+
+def test_a_noun_added_after_the_old_text_s_noun_is_another_thing() -> None:
+    """ "release notes" are not "releases" ("note" once stemmed to "not" and was dropped)."""
+    existing = "Sunniva signs off hive-sync releases."
+    new = "Sunniva signs off hive-sync release notes."
+    assert POLICY.explain(0.95, existing, new).reason == "says more"

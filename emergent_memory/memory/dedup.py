@@ -601,6 +601,16 @@ def _stem(word: str) -> str:
         if word.endswith("s") and word[-2:-1].isdigit():
             return word[:-1]
         return word
+    stem = _stem_letters(word)
+    if stem in STOPWORDS and word in (f"{stem}e", f"{stem}es"):
+        # a word of meaning whose final "e" makes it a function word: "notes" and "note" are
+        # no "not", "themes" no "them"
+        return f"{stem}e"
+    return stem
+
+
+def _stem_letters(word: str) -> str:
+    """_stem of a word of letters: one common suffix and a final "e"."""
     for suffix, replacement in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
             word = word[: -len(suffix)] + replacement
@@ -5395,7 +5405,7 @@ def reads_english(text: str) -> bool:
     Nutzer bevorzugt kurze Funktionsnamen" is no English; "Redis: host redis-01, port 6379"
     is. A language with neither such words nor such letters in the lists reads as English
     here."""
-    if not model_knows(text):
+    if not model_knows(text) or not _mostly_latin(text):
         return False
     tokens = statement(text).tokens
     english = sum(1 for t in tokens if t.lower in _ENGLISH_WORDS)
@@ -5406,6 +5416,24 @@ def reads_english(text: str) -> bool:
         or (_ACCENTED & set(t.lower) and not t.text[:1].isupper())
     )
     return foreign == 0 or english > foreign
+
+
+def _mostly_latin(text: str) -> bool:
+    """Whether at least half the text's letters are Latin ones, a Chinese, Japanese or Korean
+    character counting as three (about a syllable): a Chinese or Russian text with a few
+    names in Latin letters is no English ("值班 Teodor 主值班 Astrid 副值班")."""
+    latin = other = 0
+    for ch in text:
+        if ch.isalpha():
+            name = unicodedata.name(ch, "")
+            if name.startswith("LATIN"):
+                latin += 1
+            else:
+                other += 3 if name.startswith(_SYLLABLE_SCRIPTS) else 1
+    return latin >= other
+
+
+_SYLLABLE_SCRIPTS = ("CJK", "HIRAGANA", "KATAKANA", "HANGUL")
 
 
 _TERSE_OPENERS = "when always never use uses must should every each via per after before"
@@ -5502,6 +5530,7 @@ class Comparison:
     foreign: bool = False  # either text reads as another language in Latin script
     english: bool = True  # both texts read as English (reads_english)
     same_words: bool = False  # the same content words, only the writing differs
+    same_order: bool = False  # ... and in the same order
     says_less: bool = False  # says_less
     extends_a_name: bool = False  # extends_a_name
     # two things in each other's places, clause by clause (verify_features.exchange)
@@ -5786,6 +5815,7 @@ def compare(existing: str, new: str) -> Comparison:
         foreign=reads_foreign(existing) or reads_foreign(new),
         english=reads_english(existing) and reads_english(new),
         same_words=old.words == new_.words and old.negations == new_.negations,
+        same_order=[t.norm for t in old.tokens] == [t.norm for t in new_.tokens],
         says_less=says_less(old, new_),
         bound_turned=_bound_turned(old, new_),
         item_added=adds_an_item(existing, new),
@@ -6016,8 +6046,10 @@ class DedupPolicy:
             return Decision("supersede", "similar")
         in_band = self.text_rule_from is not None and similarity >= self.text_rule_from
         # in a language the rule cannot read ("nicht" is no negation to it), every word kept
-        # is evidence only when no word was added either
-        readable = readable or pair.same_words
+        # is evidence only when no word was added either, and none moved (it cannot tell
+        # two names exchanged in a Chinese text: "Teodor 主值班 Astrid 副值班" / "Astrid 主值班
+        # Teodor 副值班")
+        readable = readable or (pair.same_words and pair.same_order)
         if in_band and pair.restates and readable:
             return Decision("supersede", "keeps every word")
         # (never below the text rule's band: a lower threshold leaves reworded_from as it is)
