@@ -5174,6 +5174,7 @@ def test_a_change_word_done_to_a_thing_in_a_clause_of_when_says_no_change() -> N
         ("burrow primary DB: PG15", {"15"}),
         ("ledgerly: node@20.11 (pinned)", {"20.11"}),
         ("services target python3.12", {"3.12"}),
+        ("the tox env is py311", {"3.11"}),
         ("on-call Tue/Wed", {"day:tuesday", "day:wednesday"}),
         ("office days Mon-Thu", {"day:monday", "day:thursday"}),
     ],

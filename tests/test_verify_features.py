@@ -803,18 +803,18 @@ def test_how_often_said_in_words_confirms_the_same_period(memory: str, claim: st
 @pytest.mark.parametrize(
     ("memory", "claim"),
     [
-        ("Tomasz prefers pytest.", "Tomasz doesn't like pytest."),
-        ("Noor uses PostgreSQL for event logs.", "Noor dislikes using PostgreSQL for event logs."),
-        ("Production deploys happen on Tuesdays.", "Production deploys are forbidden on Tuesdays."),
+        ("Noor works in the terminal all day.", "Noor dislikes working in the terminal."),
+        ("Tomasz uses pytest for every project.", "Tomasz doesn't like pytest for any project."),
+        ("The team squashes commits on merge.", "The team avoids squashing commits on merge."),
     ],
 )
 def test_a_verb_that_says_no_negates_as_a_negation_does(memory: str, claim: str) -> None:
-    """ "dislikes", "forbidden" (and "doesn't like", read as "dislikes") against a text that
-    says yes is a negation one side has."""
+    """ "dislikes", "avoids" (and "doesn't like", read as "dislikes") against a text that says
+    yes is a negation one side has, nothing else differing."""
     features = read_pair(memory, claim)
-    assert features.difference_kind in ("negation", "value")
+    assert features.difference_kind == "negation"
+    assert features.difference == "the claim negates what the other states"
     assert POLICY.judge(0.8, features)[0] == "conflicts"
-    assert read_pair(memory, memory.replace("prefers", "likes")).difference_kind is None
 
 
 @pytest.mark.parametrize(

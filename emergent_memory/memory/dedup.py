@@ -164,19 +164,6 @@ _OPENS_WHEN = _CONDITIONS | frozenset({"once", "after", "before", "until"})
 _WHEN_REACH = 5  # tokens back from the change word
 
 
-def _a_when(tokens: Sequence[_Token]) -> bool:
-    """Whether the words start with a date, a time or a number ("December 20", "16:30",
-    "next week")."""
-    norms = [token.norm for token in tokens]
-    return bool(norms) and (
-        norms[0] in CALENDAR
-        or norms[0][:1].isdigit()
-        or re.fullmatch(r"t\d+", norms[0]) is not None
-        or (norms[0] in _ANCHOR_HEADS and norms[1:2] != [] and norms[1] in _PERIODS)
-        or (norms[0] == "the" and norms[1:2] != [] and norms[1][:1].isdigit())
-    )
-
-
 def _in_a_condition(tokens: Sequence[_Token], lower: list[str], i: int) -> bool:
     """Whether the change word at i is done to a thing in a clause of when (a form of "be"
     before it, a word of _OPENS_WHEN opening the clause, no pause between): "a confirmation
@@ -1564,9 +1551,12 @@ def statement(text: str) -> Statement:
         # nor objecting ("engineers *pushed back on* the decision") nor rounding ("rounds
         # prices *down to* the nearest 5p")
         and lower[i : i + 3] != ["pushed", "back", "on"]
-        # "pushed to" moves a date or a time ("was *pushed to* December 20"), not an image
-        # to a registry
-        and not (lower[i : i + 2] == ["pushed", "to"] and not _a_when(tokens[i + 2 : i + 4]))
+        # "pushed to" moves a date or a time ("was *pushed to* December 20", "... to next
+        # week"), not an image to a registry
+        and not (
+            lower[i : i + 2] == ["pushed", "to"]
+            and not any(_is_time(t) for t in tokens[i + 2 : i + 4])
+        )
         and not (
             lower[i] == "down" and any(w.startswith("round") for w in lower[max(0, i - 3) : i])
         )
