@@ -236,6 +236,9 @@ HOLDOUTS = {
     "dedup_holdout_73.json": "agent and chat memories, 480 pairs; first run against the rule "
     "of stop 59 (compact notes: days and weeks on the number, a version on its runtime's name, "
     "weekdays joined by a slash)",
+    "dedup_holdout_74.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "after stop 59's review (after set 73: another script's text as no English, every word "
+    "kept in the same order only, 'note' stemmed)",
 }
 
 
