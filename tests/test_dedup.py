@@ -5371,3 +5371,43 @@ def test_a_noun_added_after_the_old_text_s_noun_is_another_thing() -> None:
     existing = "Sunniva signs off hive-sync releases."
     new = "Sunniva signs off hive-sync release notes."
     assert POLICY.explain(0.95, existing, new).reason == "says more"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new", "items"),
+    [
+        ("lane-sync calls cardvault.", "cardvault calls lane-sync.", ("lane-sync", "cardvault")),
+        ("Ana mentors Bo.", "Bo mentors Ana.", ("Ana", "Bo")),
+    ],
+)
+def test_a_terse_note_with_its_two_ends_exchanged_is_a_swap(
+    existing: str, new: str, items: tuple[str, str]
+) -> None:
+    """ "A verb B" / "B verb A", the text's start one of the two (set 74's conflict superseded
+    at 0.965): never a rewording however close."""
+    assert dedup.swapped(existing, new) == items
+    assert POLICY.explain(0.97, existing, new).reason == "swapped values"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # a phrase moved to the other end, a list reordered, a symmetric "with", "is"
+        (
+            "The invoice reminder job runs at 6 AM UTC daily.",
+            "Every day at 06:00 UTC the invoice reminder job runs.",
+        ),
+        ("Port 5433, Postgres, Fenwick staging.", "Fenwick staging Postgres: port 5433."),
+        ("Dave is my boss.", "My boss is Dave."),
+    ],
+)
+def test_ends_exchanged_around_no_verb_are_no_swap(existing: str, new: str) -> None:
+    assert dedup._ends_exchanged(dedup.statement(existing), dedup.statement(new)) is None
+
+
+def test_a_text_with_a_word_of_another_script_is_no_english() -> None:
+    """Set 74's "lane-sync вызывает cardvault" / the ends exchanged: the verb is Russian, so
+    the rule reads neither it nor the order, and the pair is never superseded."""
+    existing, new = "lane-sync вызывает cardvault.", "cardvault вызывает lane-sync."
+    assert not dedup.reads_english(existing)
+    assert POLICY.decide(0.99, existing, new) != "supersede"

@@ -4196,7 +4196,11 @@ def swapped(existing: str, new: str) -> tuple[str, str] | None:
     says the same."""
     old, new_ = statement(existing), statement(new)
     if not (_reads_english(old) and _reads_english(new_)):
-        return None  # word order is read by English words (another language orders its own)
+        # word order is read by English words (another language orders its own); a terse
+        # note without them still says who does what to whom by its ends
+        if reads_english(existing) and reads_english(new):
+            return _ends_exchanged(old, new_)
+        return None
     found = _exchanged(old, new_)
     if found is None and _speaks_of_self(old) and _speaks_of_self(new_):
         # the speaker as one person however written, copulas aside: "*i'm* older than *my
@@ -4207,7 +4211,48 @@ def swapped(existing: str, new: str) -> tuple[str, str] | None:
         # a phrase moved to the other end as well ("Marco reports to Lena *on the data
         # team*" / "*On the data team*, Lena reports to Marco"): the rest is read
         found = _exchanged(*moved, joined=True)
-    return found or _possessor_swapped(old, new_) or _voice_turned(old, new_)
+    return (
+        found
+        or _possessor_swapped(old, new_)
+        or _voice_turned(old, new_)
+        or _ends_exchanged(old, new_)
+    )
+
+
+# Words between two things that make their order no matter ("Ana works *with* Bo", "Ana
+# *and* Bo"), or say one is the other ("X *is* Y"): the ends exchanged around them are one fact.
+_ORDERLESS_WORDS = "and or nor plus both either & with vs versus against = am"
+_ORDERLESS_BETWEEN = _BE | frozenset(_ORDERLESS_WORDS.split())
+
+
+def _ends_exchanged(old: Statement, new: Statement) -> tuple[str, str] | None:
+    """The whole text as "A verb B" and "B verb A", the words between them the same and none
+    of them one that makes the order no matter (_ORDERLESS_BETWEEN): "lane-sync calls
+    cardvault" / "cardvault calls lane-sync", "Ana mentors Bo" / "Bo mentors Ana" (where the
+    text's start, which swapped does not count as a place, is one of the two)."""
+    olds, news = [t.norm for t in old.tokens], [t.norm for t in new.tokens]
+    if len(olds) != len(news) or olds == news:
+        return None
+    for a in range(1, len(olds) - 1):
+        for b in range(a + 1, len(olds)):
+            head, middle, tail = olds[:a], olds[a:b], olds[b:]
+            if news != tail + middle + head or head == tail:
+                continue
+            said = old.words | old.values
+            between = old.tokens[a:b]
+            lower = {t.lower for t in between}
+            if lower & _ORDERLESS_BETWEEN or not set(head) & said or not set(tail) & said:
+                continue
+            # the verb right after the first thing, no mark around the words between: not a
+            # phrase moved ("... runs *at 6 AM UTC* daily" / "Daily at 06:00 UTC ... runs")
+            # nor a list reordered ("Port 5433, Postgres, Fenwick staging")
+            ends = (old.tokens[a - 1], old.tokens[b - 1], new.tokens[len(tail) - 1])
+            if between[0].lower in STOPWORDS or any(t.pause for t in ends):
+                continue
+            return " ".join(t.text for t in old.tokens[:a]), " ".join(
+                t.text for t in old.tokens[b:]
+            )
+    return None
 
 
 # Words that say in which order things come, or which of two is preferred: the same words
@@ -5420,7 +5465,15 @@ def _mostly_latin(text: str) -> bool:
                 latin += 1
             else:
                 other += 3 if name.startswith(_SYLLABLE_SCRIPTS) else 1
-    return latin >= other
+    # (nor a text with a whole word of another script: "lane-sync вызывает cardvault")
+    return latin >= other and not any(
+        len(word) > 1 and not any(_is_latin(ch) for ch in word)
+        for word in re.findall(r"[^\W\d_]+", text)
+    )
+
+
+def _is_latin(ch: str) -> bool:
+    return unicodedata.name(ch, "").startswith("LATIN")
 
 
 _SYLLABLE_SCRIPTS = ("CJK", "HIRAGANA", "KATAKANA", "HANGUL")
