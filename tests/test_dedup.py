@@ -2471,11 +2471,29 @@ def test_a_past_habit_and_the_present_are_two_occasions(existing: str, new: str)
             "The cache fix was merged in PR 77.",
             "The user confirmed the cache fix from PR 77 works on staging.",
         ),
+        # a phrase says it as a word does, every word of the fact kept
+        (
+            "The nightly contract tests are flaky.",
+            "Ilse is fed up with the flaky nightly contract tests.",
+        ),
+        (
+            "The release checklist has fourteen manual steps.",
+            "Bo is tired of the release checklist's fourteen manual steps.",
+        ),
     ],
 )
 def test_how_someone_takes_a_fact_is_a_statement_of_its_own(existing: str, new: str) -> None:
     assert dedup.reacts_to(existing, new)
     assert POLICY.decide(0.96, existing, new) != "supersede"
+
+
+def test_an_occasion_of_one_thing_and_a_habit_of_several_are_two() -> None:
+    # "reviewed the PR" / "reviews the PRs": one time and a habit, however close
+    existing, new = "Ines reviewed Dario's billing PR.", "Ines reviews Dario's billing PRs."
+    assert dedup.tense_differs(dedup.statement(existing), dedup.statement(new))
+    assert POLICY.explain(0.95, existing, new).reason == "another occasion"
+    existing, new = "Ola restarted the VM.", "Ola restarts the VMs."
+    assert POLICY.explain(0.95, existing, new).reason == "another occasion"
 
 
 def test_an_opinion_said_again_is_no_reaction_to_itself() -> None:
@@ -2564,6 +2582,13 @@ def test_the_items_of_one_list_in_another_order_are_no_swap() -> None:
     existing = "The kiosk app supports Windows and Linux."
     new = "The kiosk app supports Linux and Windows."
     assert POLICY.decide(0.99, existing, new) == "supersede"
+    # an article before the second item is no word between them
+    existing, new = "Pack a headlamp and a compass.", "Pack a compass and a headlamp."
+    assert dedup.swapped(existing, new) is None
+    assert POLICY.decide(0.99, existing, new) == "supersede"
+    # but two clauses alike still exchange their persons
+    existing = "Ines covers the mornings and Dario the evenings."
+    assert dedup.swapped(existing, "Dario covers the mornings and Ines the evenings.") is not None
 
 
 def test_latin_abbreviations_are_no_values() -> None:
@@ -3065,6 +3090,17 @@ def test_a_change_said_of_another_thing_of_the_same_kind_does_not_supersede() ->
     same = ("The staging API runs Node 20.", "The staging API moved to Node 22.")
     decision = POLICY.explain(0.80, *same)
     assert (decision.verdict, decision.reason) == ("supersede", "says it changed")
+    # and so does a modifier swapped after the change word: the value changed to
+    for existing, new in (
+        (
+            "The ledger worker runs in the on-prem cluster.",
+            "The ledger worker moved to the cloud cluster.",
+        ),
+        ("Exports are written to the cold bucket.", "Exports were switched to the hot bucket."),
+    ):
+        assert dedup.swaps_a_modifier(existing, new)
+        assert dedup.swapped_after_a_change(existing, new)
+        assert POLICY.explain(0.80, existing, new).reason == "says it changed", new
 
 
 @pytest.mark.parametrize(
@@ -4774,6 +4810,12 @@ def test_finding_a_fact_annoying_is_a_statement_of_its_own() -> None:
             "Risk - Redis is a SPOF for Oakmoss auth.",
         ),
         ("Never log personally identifiable information.", "PII must never be written to logs."),
+        # one word's capitals
+        ("Sev-1 incidents page through PagerDuty.", "Sev-1 incidents page through PD."),
+        (
+            "Feature flags for checkout live in LaunchDarkly.",
+            "Feature flags for checkout live in LD.",
+        ),
     ],
 )
 def test_initials_and_the_words_they_stand_for_are_one_term(existing: str, new: str) -> None:
@@ -4789,6 +4831,7 @@ def test_initials_read_only_where_the_other_text_spells_them_out() -> None:
         ("Staging runs in the cloud, mostly.", "Staging runs in the SM cluster."),
         ("It runs in the cloud.", "IT runs it."),
         ("Our API returns JSON.", "Our API returns JSON."),
+        ("Alerts go to PagerDuty.", "Alerts go to OG."),
     ):
         assert dedup.spelled_out(existing, new) == (existing, new), new
     # another product manager is still another holder
@@ -4852,6 +4895,9 @@ def test_another_date_or_another_event_on_it_is_no_rewording() -> None:
         ("The commute is 6 km each way.", "6000m"),
         ("The commute is 6000 m each way.", "6000m"),
         ("The bed is 200cm long.", "2m"),
+        ("The cooler holds 2 litres.", "2l"),
+        ("The cooler holds 2000 ml.", "2l"),
+        ("Each vial is 250ml.", "0.25l"),
         ("Hold temperature must stay below 39.2°F.", "4°c"),
         ("Hold temperature must stay below 4 °C.", "4°c"),
         ("The alert fires above twenty-eight degrees Celsius.", "28°c"),
@@ -4860,6 +4906,23 @@ def test_another_date_or_another_event_on_it_is_no_rewording() -> None:
 )
 def test_a_mass_a_length_or_a_temperature_is_one_value_in_any_unit(text: str, value: str) -> None:
     assert value in dedup.statement(text).values
+
+
+def test_a_short_month_beside_a_number_and_a_currency_word_beside_an_amount() -> None:
+    # "4 Nov 2024" reads as the date 2024-11-04 does; "EUR 12k" as "\u20ac12,000" (a sign
+    # is no word either)
+    same = [
+        ("The pen test starts 2025-02-17.", "The pen test starts 17 Feb 2025."),
+        ("The pen test starts 2025-02-17.", "The pen test starts Feb 17, 2025."),
+        ("Yearly hosting for the wiki: $2,400.", "Yearly hosting for the wiki: 2.4k USD."),
+        ("The grant pays 1,900 NOK a month.", "The grant pays 1900 kroner a month."),
+    ]
+    for existing, new in same:
+        assert POLICY.decide(0.85, existing, new) == "supersede", new
+    assert POLICY.decide(0.85, same[2][0], "Yearly hosting for the wiki: 2.6k USD.") != "supersede"
+    # a short month alone, or a currency word that names no amount, stays a word
+    assert "jan" in dedup.statement("Jan approves the budget.").words
+    assert "eur" in dedup.statement("Send the EUR report to finance.").words
 
 
 def test_measures_written_in_other_units_restate_and_other_amounts_change() -> None:

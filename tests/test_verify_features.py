@@ -407,6 +407,17 @@ def test_each_difference_is_read_as_its_kind(memory: str, claim: str, kind: str)
             "separate",
         ),
         ("The user prefers pnpm over npm.", "The user prefers npm.", "npm"),
+        # the memory rejects, the claim states it plainly
+        (
+            "Build logs are kept in the object store, not on the runners.",
+            "Build logs are kept on the runners.",
+            "memory rejects runners",
+        ),
+        (
+            "Invoices are numbered per tenant, not globally.",
+            "Invoices are numbered globally.",
+            "globally",
+        ),
     ],
 )
 def test_what_one_text_rejects_and_the_other_states_is_a_rejection(

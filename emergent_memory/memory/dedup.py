@@ -381,6 +381,10 @@ ALIASES = {
     "application": "app",
     "applications": "app",
     "development": "dev",
+    "developer": "dev",
+    "developers": "devs",
+    "vaccination": "vax",
+    "vaccinations": "vax",
     "dependencies": "deps",
     "dependency": "deps",
     "authentication": "auth",
@@ -1162,6 +1166,8 @@ _MEASURE_UNITS = {
         ("cm centimeter centimeters centimetre centimetres", Decimal("0.01"), "m"),
         ("m meter meters metre metres", Decimal(1), "m"),
         ("km kms kilometer kilometers kilometre kilometres", Decimal(1000), "m"),
+        ("ml milliliter milliliters millilitre millilitres", Decimal("0.001"), "l"),
+        ("l liter liters litre litres", Decimal(1), "l"),
     )
     for unit in names.split()
 }
@@ -1169,17 +1175,19 @@ _MEASURE_UNITS = {
 # ("p99").
 _PERCENTILE = re.compile(r"(\d{1,2})(?:st|nd|rd|th)(?:-percentile)?", re.IGNORECASE)
 _WATTS = {"W": Decimal(1), "kW": Decimal(1000), "MW": Decimal(10**6), "GW": Decimal(10**9)}
-_MEASURE_NORM = re.compile(r"\d+(?:\.\d+)?(?:g|m|w|°c)")
-_COMPACT_MEASURE = re.compile(r"(\d+(?:\.\d+)?)(mg|kg|g|mm|cm|km)")
+_MEASURE_NORM = re.compile(r"\d+(?:\.\d+)?(?:g|m|l|w|°c)")
+_COMPACT_MEASURE = re.compile(r"(\d+(?:\.\d+)?)(mg|kg|g|mm|cm|km|ml)")
 
 
 def measured(norm: str) -> bool:
-    """The norm is a mass, a length, a temperature or a power with its unit (_with_measures)."""
+    """The norm is a mass, a length, a volume, a temperature or a power with its unit
+    (_with_measures)."""
     return _MEASURE_NORM.fullmatch(norm) is not None
 
 
 def _in_base_units(amount: str, unit: str) -> str:
-    """A mass's norm in grams ("12000000g") or a length's in metres ("5000m")."""
+    """A mass's norm in grams ("12000000g"), a length's in metres ("5000m"), a volume's in
+    litres ("2l")."""
     size, kind = _MEASURE_UNITS[unit]
     return f"{(Decimal(amount) * size).normalize():f}{kind}"
 
@@ -1193,8 +1201,9 @@ def _celsius(amount: str, unit: str) -> str:
 
 
 def _with_measures(tokens: list[_Token]) -> list[_Token]:
-    """A number with a unit of mass, length or temperature as one value, the same in any of
-    the units ("12 tonnes" / "12,000 kg", "5 km" / "5,000 meters", "39.2°F" / "4°C")."""
+    """A number with a unit of mass, length, volume or temperature as one value, the same in
+    any of the units ("12 tonnes" / "12,000 kg", "5 km" / "5,000 meters", "2 litres" / "2000
+    ml", "39.2°F" / "4°C")."""
 
     def on_it(token: _Token) -> str | None:
         percentile = _PERCENTILE.fullmatch(token.text)
@@ -1487,10 +1496,36 @@ def _amount_number(text: str) -> str:
     return number or text
 
 
+# Currencies written as a word beside an amount: no detail of their own, as a sign is none
+# ("EUR 12k" / "\u20ac12,000", "1,900 NOK" / "1900 kroner")
+_CURRENCY_WORD_LIST = "eur euro euros usd dollar dollars gbp chf nok sek dkk kr kroner krone"
+_CURRENCY_WORDS = frozenset(_CURRENCY_WORD_LIST.split()) | {"kronor", "pln", "jpy", "yen"}
+
+
+def _as_written_alike(tokens: list[_Token]) -> list[_Token]:
+    """The tokens with a month's short name beside a number as its name ("4 *Nov* 2024" is
+    "November", as the date 2024-11-04 reads) and without a currency word beside an amount."""
+    kept: list[_Token] = []
+    for i, token in enumerate(tokens):
+        beside = [tokens[j].norm for j in (i - 1, i + 1) if 0 <= j < len(tokens)]
+        if token.lower in _CURRENCY_WORDS and any(_AMOUNT_OF_MONEY.fullmatch(b) for b in beside):
+            if token.pause and kept:
+                kept[-1] = replace(kept[-1], pause=True)
+            continue
+        month = _month(tokens, i)
+        if month is not None and token.norm != (full := month.removeprefix("month:")):
+            token = replace(token, norm=full)
+        kept.append(token)
+    return kept
+
+
+_AMOUNT_OF_MONEY = re.compile(r"\d+(?:\.\d+)?")
+
+
 @lru_cache(maxsize=1024)
 def statement(text: str) -> Statement:
     """The Statement of a text (cached: a save compares the same texts several times)."""
-    tokens = _tokens(text)
+    tokens = _as_written_alike(_tokens(text))
     values = _values(tokens)
     for quoted in _QUOTED.finditer(text):
         inner = quoted.group()[1:-1]
@@ -1678,6 +1713,8 @@ def _contrasts_at(tokens: Sequence[_Token], i: int) -> bool:
     word = tokens[i].lower
     if word not in ("not", "never") or not i or not tokens[i - 1].pause or tokens[i].first:
         return False
+    if i + 1 < len(tokens) and tokens[i + 1].lower == "even":
+        return False  # "not even staging" counts it in
     if word == "never" and (i + 1 == len(tokens) or tokens[i + 1].lower not in _PLACE):
         return False  # "never in env files" rejects; "never drink it" negates
     rest = tokens[i + 1 : i + 5]
@@ -1863,6 +1900,15 @@ _ATTITUDE_WORDS = """
     angry thrilled delighted acceptable unacceptable laughed shrugged dismissed finds
     annoying frustrating confusing painful tedious thinks believes feels"""
 _ATTITUDE = frozenset(_ATTITUDE_WORDS.split())
+# ... and phrases that do the same ("Tobiah is *fed up with* the flaky tests")
+_ATTITUDE_PHRASES = frozenset({("fed", "up"), ("sick", "of"), ("tired", "of")})
+
+
+def _attitudes(one: Statement) -> set[str]:
+    """The words and phrases of _ATTITUDE and _ATTITUDE_PHRASES the text says."""
+    lower = [t.lower for t in one.tokens]
+    phrases = {" ".join(pair) for pair in pairwise(lower) if pair in _ATTITUDE_PHRASES}
+    return (set(lower) & _ATTITUDE) | phrases
 
 
 # Words with which a text tells an opinion someone holds ("The user *says* ...").
@@ -1876,10 +1922,10 @@ def reacts_to(existing: str, new: str) -> bool:
     publishing the guide", "The dashboard shipped on Tuesday" / "The user said the
     dashboard shipped on Tuesday *looks* great"): a statement of its own about the first."""
     old, new_ = statement(existing), statement(new)
-    said = {t.lower for t in new_.tokens} & _ATTITUDE
+    said = _attitudes(new_)
     # (an opinion said again in other words is no reaction to it: "The user says the
     # dashboard is too cluttered" / "The user said the dashboard looks cluttered")
-    if not said or said & {t.lower for t in old.tokens} or _OPINING & {t.lower for t in old.tokens}:
+    if not said or said & _attitudes(old) or _OPINING & {t.lower for t in old.tokens}:
         return False
     kept = old.words - new_.words
     return len(kept) <= 1 and len(old.words) >= 3
@@ -4268,10 +4314,17 @@ def tense_differs(old: Statement, new: Statement) -> bool:
     "Juniper *uses* ...", "User *lived* in Bergen" / "User *lives* in Bergen"): how it was
     and how it is, two facts, however close; not a participle after "is", "has" or a
     determiner ("is *deployed*", "the *merged* PR"), nor one before "by"."""
-    if old.words != new.words or _content_order(old) != _content_order(new):
+    # (one thing or several of it: "reviewed the *PR*" / "reviews the *PRs*")
+    same_words = set(_singular(list(old.words))) == set(_singular(list(new.words)))
+    if not same_words or _singular(_content_order(old)) != _singular(_content_order(new)):
         return False
     was, now = _verb_forms(old), _verb_forms(new)
     return any({was[word], now[word]} == {"past", "present"} for word in was.keys() & now.keys())
+
+
+def _singular(words: list[str]) -> list[str]:
+    """Stems with the plural "s" a short word keeps ("prs") dropped: "pr"."""
+    return [word.removesuffix("s") for word in words]
 
 
 def _content_order(one: Statement) -> list[str]:
@@ -4722,8 +4775,9 @@ _JOINING = frozenset({"and", "or", "nor", "plus", "both", "either", "&"})
 
 
 def _listed(old: Statement, head: list[str], tail: list[str]) -> bool:
-    """Whether only "and", "or" and other content words stand between the two items: items
-    of one list ("Python, Go and Rust" / "Rust, Go and Python") say the same in any order."""
+    """Whether only "and", "or", articles and other content words stand between the two
+    items: items of one list ("Python, Go and Rust" / "Rust, Go and Python", "a desk and a
+    lamp") say the same in any order."""
     norms = [t.norm for t in old.tokens]
     if head[-1] not in norms or tail[0] not in norms:
         return False
@@ -4734,6 +4788,8 @@ def _listed(old: Statement, head: list[str], tail: list[str]) -> bool:
     lead = old.tokens[first - 1].norm if first > 0 else None
     if lead is not None and lead not in STOPWORDS and lead in {t.norm for t in between}:
         return False
+    if len(between) == 2 and between[-1].lower in _PLACELESS_LOWER:
+        between = between[:-1]  # the second item's article: "water and *a* pencil"
     return any(t.lower in _JOINING for t in between) and all(
         t.lower in _JOINING or t.lower not in STOPWORDS for t in between
     )
@@ -5323,6 +5379,37 @@ def _swapped(
 ) -> bool:
     """One word replaced by one other in the same place: both capitalised names (`names`), or
     (not `names`) ordinary words between a determiner and the same following word."""
+    return _swapped_at(old, new, opcodes, names=names) is not None
+
+
+def swapped_after_a_change(existing: str, new: str) -> bool:
+    """The modifier swapped (swaps_a_modifier) stands in the new text after a change word:
+    it is the value changed to, not another thing of the same kind ("rosterd is hosted on
+    the *on-prem* cluster" / "rosterd has been *moved to* the *cloud* cluster"; but "The
+    *production* API moved to Node 22" / "The *staging* API was upgraded ...")."""
+    old, new_ = statement(existing), statement(new)
+    opcodes, _ = alignment(existing, new)
+    found = _swapped_at(old, new_, opcodes, names=False)
+    if found is None or not any(t.lower in new_.markers for t in new_.tokens[: found[1]]):
+        return False
+    # nothing else changed: no value of the old text lost ("pins the *nginx* image to *1.25*"
+    # / "was updated to pin the *redis* image to 7.2"), and no event of the past changed
+    # ("*was* written by the payments team in 2019" / "is now maintained by the platform
+    # team")
+    # (the modifier swapped out may be a value itself: "the *on-prem* cluster")
+    lost = old.values - new_.values - {old.tokens[found[0]].norm}
+    return not lost and _tense(existing) != "past"
+
+
+def _swapped_at(
+    old: Statement,
+    new: Statement,
+    opcodes: _Opcodes,
+    *,
+    names: bool,
+) -> tuple[int, int] | None:
+    """_swapped: where the word swapped out stands in the old text's tokens and the word
+    swapped in in the new one's, or None."""
     a, b = [t.norm for t in old.tokens], [t.norm for t in new.tokens]
     for operation, i1, i2, j1, j2 in opcodes:
         if operation != "replace" or i2 - i1 != 1 or j2 - j1 != 1:
@@ -5340,7 +5427,7 @@ def _swapped(
         is_name = capitalised and not (before.text.isupper() or after.text.isupper())
         if names or is_name:
             if names and is_name:
-                return True
+                return i1, j1
             continue
         if _is_value(before) and _is_value(after):
             continue  # values are compared as values
@@ -5359,8 +5446,8 @@ def _swapped(
             and j2 < len(b)
             and b[j2] == follows
         ):
-            return True
-    return False
+            return i1, j1
+    return None
 
 
 def replaces_a_phrase(existing: str, new: str) -> bool:
@@ -5684,7 +5771,8 @@ def spelled_out(existing: str, new: str) -> tuple[str, str]:
     ("Tobias is the *point of contact* for the invoicer DB" / "Tobias is the *POC* for ..."
     read as "Tobias is the *POC* for ..."; "the *time-series database*" / "a *TSDB*"): one
     term written two ways. Only words side by side, the first and the last no stopword, none
-    of them the initials themselves; "database" gives "DB"."""
+    of them the initials themselves; "database" gives "DB"; one word's capitals are its
+    initials ("PagerDuty" / "PD")."""
     return _initials_for(existing, new), _initials_for(new, existing)
 
 
@@ -5697,6 +5785,18 @@ def _initials_for(text: str, other: str) -> str:
         if unit or re.search(rf"\b{letters}", text):
             continue  # (nor a unit after a number: "10 *AM*", "8 *GB*")
         words = list(_SPELLED.finditer(text))
+        camel = next(
+            (
+                w
+                for w in words
+                if _capitals(w.group(0)) == letters
+                and ALIASES.get(w.group(0).lower()) != letters.lower()  # "TypeScript" is "TS"
+            ),
+            None,
+        )
+        if camel is not None:  # one word's capitals ("*PagerDuty*" / "*PD*", "JavaScript")
+            text = text[: camel.start()] + letters + plural + text[camel.end() :]
+            continue
         for start in range(len(words)):
             initials, end = "", start
             while end < len(words) and len(initials) < len(letters):
@@ -5715,6 +5815,13 @@ def _initials_for(text: str, other: str) -> str:
             text = text.replace(spelled, letters + plural, 1)
             break
     return text
+
+
+def _capitals(word: str) -> str:
+    """The capitals of a word written in capitals and small letters, two or more of them
+    ("PagerDuty": PD); else ""."""
+    capitals = "".join(ch for ch in word if ch.isupper())
+    return capitals if len(capitals) >= 2 and word[:1].isupper() and not word.isupper() else ""
 
 
 # How often, said without a number ("*daily*", "*every* day", "*once a* day", "*twice a* day",
@@ -5828,7 +5935,8 @@ def compare(existing: str, new: str) -> Comparison:
         ),
         marked=says_it_changed(existing, new),
         changes=changed_values(existing, new),
-        modifier_swapped=swaps_a_modifier(existing, new),
+        modifier_swapped=swaps_a_modifier(existing, new)
+        and not swapped_after_a_change(existing, new),
         phrase_replaced=replaces_a_phrase(existing, new),
         restates=restates(existing, new) and not rejects,
         reworded=rewords(existing, new) and not rejects,

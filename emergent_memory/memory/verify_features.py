@@ -261,6 +261,7 @@ def says_no_more(claim: str, clause: str) -> bool:
 # over npm" / "likes pnpm more than npm" / "would rather use pnpm than npm").
 _CHOOSING = frozenset(dedup.content_words("prefer like favor want love enjoy choose pick more"))
 _CHOOSING |= frozenset(dedup.content_words("better rather favorite favourite preferred use"))
+_NO_CHOICE = frozenset(dedup.content_words("use more"))  # said of anything, chosen or not
 
 
 def _chosen(text: str) -> set[tuple[str, str]]:
@@ -743,6 +744,22 @@ def rejected(memory: str, claim: str) -> str | None:
         return None
     phrase = " ".join(dict.fromkeys(t.text for t in new.tokens if t.norm in words))
     return f"the claim rejects {phrase}, which the memory states"
+
+
+def rejected_by_memory(memory: str, claim: str) -> str | None:
+    """The other way round from `rejected`, said for the answer: the claim states plainly what
+    the memory rejects for another thing ("stored in a reference table*, not as free text*" /
+    "stored as free text"); only in a claim that chooses nothing itself, as it may reject the
+    thing in words the rules do not read ("prefers sqlc *to* an ORM", "rather than split into
+    separate *functions*")."""
+    old, new = dedup.statement(memory), dedup.statement(claim)
+    if new.words & _CHOOSING - _NO_CHOICE or dedup.rejected_words(new):
+        return None
+    words = dedup.rejected_words(old) & dedup.stated_plainly(new)
+    if not words:
+        return None
+    phrase = " ".join(dict.fromkeys(t.text for t in old.tokens if t.norm in words))
+    return f"the memory rejects {phrase}, which the claim states"
 
 
 def _named_as_not_chosen(memory: str, claim: str) -> str | None:

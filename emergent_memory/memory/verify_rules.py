@@ -263,6 +263,8 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
             difference = f"{one} negates what the other states"
         elif (numbers := verify_features.numbers_exchanged(memory, claim)) is not None:
             kind, difference = "exchange", f"the same values in swapped places: {numbers}"
+        elif (by_memory := verify_features.rejected_by_memory(memory, claim)) is not None:
+            kind, difference = "rejected", by_memory
     _, kept = dedup.alignment(memory, claim)
     frame = kept / max(len(old.tokens), len(new.tokens), 1)
     shared = tuple(sorted((old.words & new.words) - GENERIC_WORDS))
