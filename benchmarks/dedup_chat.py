@@ -239,6 +239,9 @@ HOLDOUTS = {
     "dedup_holdout_74.json": "agent and chat memories, 480 pairs; first run against the rule "
     "after stop 59's review (after set 73: another script's text as no English, every word "
     "kept in the same order only, 'note' stemmed)",
+    "dedup_holdout_75.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "of stop 60 (amounts written alike, one word's capitals as initials, a modifier swapped "
+    "after a change word as the value changed to)",
 }
 
 
