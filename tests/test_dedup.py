@@ -2487,6 +2487,25 @@ def test_how_someone_takes_a_fact_is_a_statement_of_its_own(existing: str, new: 
     assert POLICY.decide(0.96, existing, new) != "supersede"
 
 
+def test_two_things_a_person_did_are_two_events_whatever_the_verb() -> None:
+    # a change word as the verb of a second deed ("revoked") is no change of the first
+    existing, new = (
+        "Tamsin rotated the Stripe webhook secret.",
+        "Tamsin revoked the old Stripe webhook secret.",
+    )
+    assert dedup.two_events(existing, new)
+    assert POLICY.explain(0.85, existing, new).reason == "another occasion"
+    # a state and its change still supersede, and so does a choice said with "we"
+    assert not dedup.two_events("Tamsin uses the Stripe CLI.", "Tamsin switched to the Stripe API.")
+    assert (
+        POLICY.decide(
+            0.85, "We picked Postgres for the ledger.", "We switched the ledger to CockroachDB."
+        )
+        == "supersede"
+    )
+    assert not dedup.two_events("Node version pinned to 18.", "Node pin changed to 20.")
+
+
 def test_an_occasion_of_one_thing_and_a_habit_of_several_are_two() -> None:
     # "reviewed the PR" / "reviews the PRs": one time and a habit, however close
     existing, new = "Ines reviewed Dario's billing PR.", "Ines reviews Dario's billing PRs."
@@ -4656,6 +4675,9 @@ def test_a_list_joined_in_another_language_is_a_list(existing: str, new: str) ->
         ),
         ("Run the seed script before the migrations.", "Run the seed script after the migrations."),
         ("Lark builds run with the cache.", "Lark builds run without the cache."),
+        # an article changed beside it is no word of its own
+        ("Mette asked for a dark theme.", "Mette asked about the dark theme."),
+        ("The board voted for the rebrand.", "The board voted against the rebrand."),
     ],
 )
 def test_one_word_that_says_the_other_way_is_another_fact(existing: str, new: str) -> None:
@@ -5441,6 +5463,12 @@ def test_a_noun_added_after_the_old_text_s_noun_is_another_thing() -> None:
     [
         ("lane-sync calls cardvault.", "cardvault calls lane-sync.", ("lane-sync", "cardvault")),
         ("Ana mentors Bo.", "Bo mentors Ana.", ("Ana", "Bo")),
+        # what the two own after both ends is no part of them
+        (
+            "Lior audits Ewa's expense reports.",
+            "Ewa audits Lior's expense reports.",
+            ("Lior", "Ewa's"),
+        ),
     ],
 )
 def test_a_terse_note_with_its_two_ends_exchanged_is_a_swap(

@@ -4274,15 +4274,26 @@ _ORDERLESS_BETWEEN = _BE | frozenset(_ORDERLESS_WORDS.split())
 def _ends_exchanged(old: Statement, new: Statement) -> tuple[str, str] | None:
     """The whole text as "A verb B" and "B verb A", the words between them the same and none
     of them one that makes the order no matter (_ORDERLESS_BETWEEN): "lane-sync calls
-    cardvault" / "cardvault calls lane-sync", "Ana mentors Bo" / "Bo mentors Ana" (where the
-    text's start, which swapped does not count as a place, is one of the two)."""
+    cardvault" / "cardvault calls lane-sync", "Ana mentors Bo" / "Bo mentors Ana", "Ana
+    reviews Bo's PRs" / "Bo reviews Ana's PRs" (where the text's start, which swapped does
+    not count as a place, is one of the two)."""
     olds, news = [t.norm for t in old.tokens], [t.norm for t in new.tokens]
     if len(olds) != len(news) or olds == news:
         return None
-    for a in range(1, len(olds) - 1):
-        for b in range(a + 1, len(olds)):
-            head, middle, tail = olds[:a], olds[a:b], olds[b:]
-            if news != tail + middle + head or head == tail:
+    # what both ends own, the same after both, is no part of them ("Tobias reviews
+    # *Marisol's* PRs" / "Marisol reviews *Tobias's* PRs")
+    cut = len(olds)
+    while cut > 1 and olds[cut - 1] == news[cut - 1]:
+        cut -= 1
+    owned = cut < len(olds) and all(
+        one.tokens[cut - 1].lower.endswith(("'s", "s'", "\u2019s")) for one in (old, new)
+    )
+    if not owned:
+        cut = len(olds)
+    for a in range(1, cut - 1):
+        for b in range(a + 1, cut):
+            head, middle, tail = olds[:a], olds[a:b], olds[b:cut]
+            if news[:cut] != tail + middle + head or head == tail:
                 continue
             said = old.words | old.values
             between = old.tokens[a:b]
@@ -4296,7 +4307,7 @@ def _ends_exchanged(old: Statement, new: Statement) -> tuple[str, str] | None:
             if between[0].lower in STOPWORDS or any(t.pause for t in ends):
                 continue
             return " ".join(t.text for t in old.tokens[:a]), " ".join(
-                t.text for t in old.tokens[b:]
+                t.text for t in old.tokens[b:cut]
             )
     return None
 
@@ -4306,6 +4317,32 @@ def _ends_exchanged(old: Statement, new: Statement) -> tuple[str, str] | None:
 # publish"; "... first, then ..."; "next to the source files *rather* than in a tests
 # directory" / the other way round). Not "before", "after" or "next", which also say when.
 _ORDER_WORDS = frozenset({"first", "then", "rather", "instead", "over", "order", "followed"})
+
+
+def two_events(existing: str, new: str) -> bool:
+    """Each text tells something done, its verbs all in the past and none a copula ("Adaeze
+    *rotated* the Postmark API key" / "Adaeze *revoked* the old Postmark API key"): two
+    things that happened, not a state and its change, whatever change word the second one's
+    verb is."""
+    return all(_tells_an_event(statement(text)) for text in (existing, new))
+
+
+def _tells_an_event(one: Statement) -> bool:
+    """The text's verbs are all in the past (_verb_forms), one at least, the first right
+    after a person's name ("*Adaeze* rotated"; not "We picked Postgres" / "We switched to
+    CockroachDB", a choice changed), and it has no form of "be" or "have" (a state: "Node
+    version pinned to 18" is none)."""
+    forms = _verb_forms(one)
+    if set(forms.values()) != {"past"} or {t.lower for t in one.tokens} & (_BE | _HAVE):
+        return False
+    first = next(i for i, t in enumerate(one.tokens) if t.norm in forms)
+    if first == 0:
+        return False
+    doer = one.tokens[first - 1].text
+    return doer[:1].isupper() and doer[1:].islower() and doer.lower() not in STOPWORDS
+
+
+_HAVE = frozenset({"has", "have", "had"})
 
 
 def tense_differs(old: Statement, new: Statement) -> bool:
@@ -5480,24 +5517,31 @@ def replaces_a_phrase(existing: str, new: str) -> bool:
 # place two ways ("runs in staging" / "runs on staging").
 _OTHER_WAY_WORDS = """
     from:to from:into from:onto from:for from:towards before:after above:below over:under
-    with:without up:down off:on into:out"""
+    with:without up:down off:on into:out for:against about:for about:to about:with
+    about:from"""
 _OTHER_WAYS = frozenset(frozenset(pair.split(":")) for pair in _OTHER_WAY_WORDS.split())
 
 
 def exchanges_a_way(existing: str, new: str) -> bool:
     """The two texts differ in one word only, which says the other way of the same thing
     (_OTHER_WAYS: "Staging data is copied *from* prod weekly" / "... *to* prod weekly",
-    "signs off PRs *for* the mobile team" / "... *from* the mobile team"): the words are
-    all the same, but not the fact."""
+    "signs off PRs *for* the mobile team" / "... *from* the mobile team", "asked *for* a
+    page" / "asked *about* the page"): the words are all the same, but not the fact."""
     old, new_ = statement(existing), statement(new)
     opcodes, _ = alignment(existing, new)
     different = [op for op in opcodes if op[0] != "equal"]
     if len(different) != 1 or different[0][0] != "replace":
         return False
     _, i1, i2, j1, j2 = different[0]
-    if i2 - i1 != 1 or j2 - j1 != 1:
+    # (an article changed beside it is no word: "asked *for a* page" / "*about the* page")
+    was = [t.lower for t in old.tokens[i1:i2] if t.lower not in _ARTICLES]
+    now = [t.lower for t in new_.tokens[j1:j2] if t.lower not in _ARTICLES]
+    if len(was) != 1 or len(now) != 1:
         return False
-    return frozenset({old.tokens[i1].lower, new_.tokens[j1].lower}) in _OTHER_WAYS
+    return frozenset({was[0], now[0]}) in _OTHER_WAYS
+
+
+_ARTICLES = frozenset({"the", "a", "an"})
 
 
 def names_the_change(existing: str, new: str) -> bool:
@@ -5673,6 +5717,7 @@ class Comparison:
     reordered: bool = False  # the same words ordered otherwise around an order word (reorders)
     still_holds: bool = False  # still_holds: another attribute changed, the old one holds
     during: bool = False  # changed_during: a change that held on one occasion
+    two_events: bool = False  # two_events: each text tells one thing done, in the past
     narrows: bool = False  # narrows: a part, a bound, an occasion or a restriction added
     says_more: bool = False  # says_more: all the old text says, in order, and words added
     tense_differs: bool = False  # tense_differs: one verb in the past in one, present in other
@@ -5975,6 +6020,7 @@ def compare(existing: str, new: str) -> Comparison:
         way_exchanged=exchanges_a_way(existing, new),
         still_holds=still_holds(existing, new),
         during=changed_during(existing, new),
+        two_events=two_events(existing, new),
         narrows=narrows(existing, new),
         says_more=says_more(old, new_),
         tense_differs=tense_differs(old, new_),
@@ -6185,6 +6231,8 @@ class DedupPolicy:
             if pair.still_holds:  # another attribute changed; this one, it says, holds
                 return Decision(close, "different attribute")
             if pair.during:  # it changed for a while; what the old text says holds
+                return Decision(close, "another occasion")
+            if pair.two_events:  # "rotated the key" / "revoked the old key": no state
                 return Decision(close, "another occasion")
             return Decision("supersede", "says it changed")
         readable = pair.english or not self.latin_only_model
