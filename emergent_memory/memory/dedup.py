@@ -5429,11 +5429,11 @@ def swapped_after_a_change(existing: str, new: str) -> bool:
     found = _swapped_at(old, new_, opcodes, names=False)
     if found is None or not any(t.lower in new_.markers for t in new_.tokens[: found[1]]):
         return False
-    # nothing else changed: no value of the old text lost ("pins the *nginx* image to *1.25*"
-    # / "was updated to pin the *redis* image to 7.2"), and no event of the past changed
-    # ("*was* written by the payments team in 2019" / "is now maintained by the platform
-    # team")
-    # (the modifier swapped out may be a value itself: "the *on-prem* cluster")
+    # nothing else changed: no value of the old text lost but the modifier swapped out,
+    # which may be a value itself ("the *on-prem* cluster"; not "pins the *nginx* image to
+    # *1.25*" / "was updated to pin the *redis* image to 7.2"), and no event of the past
+    # changed ("*was* written by the payments team in 2019" / "is now maintained by the
+    # platform team")
     lost = old.values - new_.values - {old.tokens[found[0]].norm}
     return not lost and _tense(existing) != "past"
 
@@ -5839,7 +5839,7 @@ def _initials_for(text: str, other: str) -> str:
             ),
             None,
         )
-        if camel is not None:  # one word's capitals ("*PagerDuty*" / "*PD*", "JavaScript")
+        if camel is not None:  # one word's capitals ("*PagerDuty*" / "*PD*")
             text = text[: camel.start()] + letters + plural + text[camel.end() :]
             continue
         for start in range(len(words)):

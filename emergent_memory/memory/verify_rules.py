@@ -214,7 +214,9 @@ class PairFeatures:
 # The kinds of difference the rules read: another value for the same subject, the same
 # values in swapped places (or numbers said of each other's things), the other value of one
 # setting ("tabs" / "spaces"), a value the memory names as not chosen ("pnpm over npm" /
-# "npm"), a negation one side has, and a difference between two clauses about the same thing.
+# "npm") or one text rejects for another that the other states ("..., not as free text" /
+# "stored as free text"), a negation one side has, and a difference between two clauses about
+# the same thing.
 DIFFERENCE_KINDS = ("value", "exchange", "opposite", "rejected", "negation", "clause")
 
 
