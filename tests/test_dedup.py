@@ -4930,6 +4930,19 @@ def test_a_mass_a_length_or_a_temperature_is_one_value_in_any_unit(text: str, va
     assert value in dedup.statement(text).values
 
 
+def test_a_number_below_zero_is_another_value_than_the_number_above() -> None:
+    # the minus sign was dropped with the other marks: "-18 °C" read as "18 °C" and superseded
+    existing = "The seed-bank freezer is held at -18 °C."
+    assert "minus:18" in dedup.statement(existing).values
+    assert POLICY.decide(0.97, existing, "The seed-bank freezer is held at 18 °C.") != "supersede"
+    assert POLICY.decide(0.97, "UTC offset: -5 hours.", "UTC offset: 5 hours.") != "supersede"
+    # a hyphen in a name or a range is no sign
+    for text in ("COVID-19 leave is paid.", "Retries wait 5-10 seconds.", "Use pg-15."):
+        assert not any(v.startswith("minus:") for v in dedup.statement(text).values), text
+    # the same negative value written again is no other value
+    assert dedup.statement("kept at -18 °C").values == dedup.statement("kept at -18°C").values
+
+
 def test_a_short_month_beside_a_number_and_a_currency_word_beside_an_amount() -> None:
     # "4 Nov 2024" reads as the date 2024-11-04 does; "EUR 12k" as "\u20ac12,000" (a sign
     # is no word either)

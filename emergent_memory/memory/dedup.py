@@ -1520,6 +1520,7 @@ def _as_written_alike(tokens: list[_Token]) -> list[_Token]:
 
 
 _AMOUNT_OF_MONEY = re.compile(r"\d+(?:\.\d+)?")
+_NEGATIVE = re.compile(r"(?:^|(?<=[\s(\[:=~\u2248]))[-\u2212](\d+(?:[.,]\d+)?)")
 
 
 @lru_cache(maxsize=1024)
@@ -1527,6 +1528,10 @@ def statement(text: str) -> Statement:
     """The Statement of a text (cached: a save compares the same texts several times)."""
     tokens = _as_written_alike(_tokens(text))
     values = _values(tokens)
+    # a number below zero is another value than the same number above it ("-18 °C" / "18
+    # °C"), its minus sign right before it and after a space or a mark, not a hyphen or a
+    # range ("COVID-19", "5-10")
+    values.update(f"minus:{m.group(1).replace(',', '')}" for m in _NEGATIVE.finditer(text))
     for quoted in _QUOTED.finditer(text):
         inner = quoted.group()[1:-1]
         values.update(_value_key(token) for token in _tokens(inner))
