@@ -4410,6 +4410,10 @@ def test_only_a_speakers_label_against_no_label_is_someone_saying_it() -> None:
     assert not dedup._one_speaker(
         "The database is migrated before the API.", "Deploy order: database first, then API."
     )
+    # nor does a label written as one hyphenated word the other text has
+    existing, new = "ledger-sync uses PostgreSQL 16.", "ledger-sync: PG16"
+    assert not dedup._one_speaker(existing, new)
+    assert POLICY.decide(0.83, existing, new) == "supersede"
 
 
 def test_two_notes_under_one_subject_label_are_read_as_any_two_texts() -> None:

@@ -2155,7 +2155,10 @@ def _one_speaker(existing: str, new: str) -> bool:
     else:
         return False
     written = {form for t in statement(other).tokens for form in (t.lower, t.norm)}
-    return not {form for w in re.findall(r"\w+", said) for form in (w, _stem(w))} & written
+    # (a label written as one word with a hyphen is the other text's word: "*seedbank-api*
+    # uses PostgreSQL 16" / "*seedbank-api*: PG16")
+    forms = {form for w in re.findall(r"\w+", said) for form in (w, _stem(w))} | {said}
+    return not forms & written
 
 
 def labels_differ(existing: str, new: str) -> bool:

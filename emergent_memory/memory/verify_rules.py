@@ -96,8 +96,7 @@ class VerifyPolicy:
     def judge(
         self, similarity: float, features: PairFeatures, *, words_only: bool = False
     ) -> tuple[Relation | None, str]:
-        """`relation` for a pair already read (the benchmark judges each pair under many
-        policies with this)."""
+        """`relation` for a pair already read (the benchmark judges pairs with this)."""
         if words_only:
             related_from, conflict_from = self.related_from_words, self.conflict_from_words
             confirm_from, keeps_from = self.confirm_from_words, self.conflict_from_words
@@ -213,10 +212,8 @@ class PairFeatures:
 
 # The kinds of difference the rules read: another value for the same subject, the same
 # values in swapped places (or numbers said of each other's things), the other value of one
-# setting ("tabs" / "spaces"), a value the memory names as not chosen ("pnpm over npm" /
-# "npm") or one text rejects for another that the other states ("..., not as free text" /
-# "stored as free text"), a negation one side has, and a difference between two clauses about
-# the same thing.
+# setting ("tabs" / "spaces"), a value one text rejects that the other states ("pnpm over
+# npm" / "npm"), a negation one side has, and a difference between clauses about one thing.
 DIFFERENCE_KINDS = ("value", "exchange", "opposite", "rejected", "negation", "clause")
 
 
@@ -252,8 +249,7 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
             kind = "exchange"
             difference = f"the same values in swapped places: {exchanged[0]} / {exchanged[1]}"
         elif opposite is not None:
-            kind = "opposite"
-            difference = f"the other value of one setting: {opposite}"
+            kind, difference = "opposite", f"the other value of one setting: {opposite}"
         elif rejected is not None:
             kind, difference = "rejected", rejected
         elif dedup.says_no(old) != dedup.says_no(new):
