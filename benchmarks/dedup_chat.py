@@ -242,6 +242,9 @@ HOLDOUTS = {
     "dedup_holdout_75.json": "agent and chat memories, 480 pairs; first run against the rule "
     "of stop 60 (amounts written alike, one word's capitals as initials, a modifier swapped "
     "after a change word as the value changed to)",
+    "dedup_holdout_76.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "after set 75 (another way said with an article beside it, ends exchanged with what they "
+    "own, two deeds, a number below zero, a hyphenated label as the subject)",
 }
 
 
