@@ -2480,6 +2480,10 @@ def test_a_past_habit_and_the_present_are_two_occasions(existing: str, new: str)
             "The release checklist has fourteen manual steps.",
             "Bo is tired of the release checklist's fourteen manual steps.",
         ),
+        (
+            "Ines built new Grafana boards for the courier fleet.",
+            "User loves the new courier fleet Grafana boards Ines built.",
+        ),
     ],
 )
 def test_how_someone_takes_a_fact_is_a_statement_of_its_own(existing: str, new: str) -> None:
@@ -2518,6 +2522,12 @@ def test_an_occasion_of_one_thing_and_a_habit_of_several_are_two() -> None:
 def test_an_opinion_said_again_is_no_reaction_to_itself() -> None:
     existing = "The user says the new settings page is too busy."
     assert not dedup.reacts_to(existing, "The user said the new settings page looks busy.")
+    # nor a liking said with another word of liking
+    existing, new = (
+        "The user likes dark mode in every editor.",
+        "The user loves dark mode in every editor.",
+    )
+    assert not dedup.reacts_to(existing, new)
 
 
 @pytest.mark.parametrize(

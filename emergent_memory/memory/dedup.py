@@ -1901,7 +1901,7 @@ _ATTITUDE_WORDS = """
     complain complains complained worry worries worried praise praises praised questioned
     disagree disagrees disagreed frustrated surprised glad
     happy unhappy upset pleased impressed excited concerned suspicious relieved proud
-    disappointed looks confirmed liked loved hated nervous anxious shocked scared afraid
+    disappointed looks confirmed liked loved loves hated hates nervous anxious shocked scared afraid
     angry thrilled delighted acceptable unacceptable laughed shrugged dismissed finds
     annoying frustrating confusing painful tedious thinks believes feels"""
 _ATTITUDE = frozenset(_ATTITUDE_WORDS.split())
@@ -1914,6 +1914,9 @@ def _attitudes(one: Statement) -> set[str]:
     lower = [t.lower for t in one.tokens]
     phrases = {" ".join(pair) for pair in pairwise(lower) if pair in _ATTITUDE_PHRASES}
     return (set(lower) & _ATTITUDE) | phrases
+
+
+_HATING = frozenset(_stem(word) for word in ("hate", "dislike", "loathe"))
 
 
 # Words with which a text tells an opinion someone holds ("The user *says* ...").
@@ -1931,6 +1934,9 @@ def reacts_to(existing: str, new: str) -> bool:
     # (an opinion said again in other words is no reaction to it: "The user says the
     # dashboard is too cluttered" / "The user said the dashboard looks cluttered")
     if not said or said & _attitudes(old) or _OPINING & {t.lower for t in old.tokens}:
+        return False
+    # (nor is a liking said again: "The user likes dark mode" / "The user loves dark mode")
+    if old.words & (_SAME_MEANING | _HATING):
         return False
     kept = old.words - new_.words
     return len(kept) <= 1 and len(old.words) >= 3
