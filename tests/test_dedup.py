@@ -2615,9 +2615,18 @@ def test_the_items_of_one_list_in_another_order_are_no_swap() -> None:
     existing, new = "Pack a headlamp and a compass.", "Pack a compass and a headlamp."
     assert dedup.swapped(existing, new) is None
     assert POLICY.decide(0.99, existing, new) == "supersede"
-    # but two clauses alike still exchange their persons
+    # but two clauses alike still exchange their persons, the first at the text's start too
     existing = "Ines covers the mornings and Dario the evenings."
     assert dedup.swapped(existing, "Dario covers the mornings and Ines the evenings.") is not None
+    existing = "Greta owns the till service and Bram owns the loyalty service."
+    new = "Bram owns the till service and Greta owns the loyalty service."
+    assert dedup.swapped(existing, new) == ("Greta", "Bram")
+    assert POLICY.decide(0.99, existing, new) != "supersede"
+    # while a list's items, each of two words, are still a list
+    existing = "Required checks are lint, unit tests and contract tests."
+    assert (
+        dedup.swapped(existing, "Required checks are contract tests, lint and unit tests.") is None
+    )
 
 
 def test_latin_abbreviations_are_no_values() -> None:

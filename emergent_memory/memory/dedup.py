@@ -4835,9 +4835,23 @@ def _listed(old: Statement, head: list[str], tail: list[str]) -> bool:
     first = norms.index(head[0])
     start, end = norms.index(head[-1]) + 1, len(norms) - 1 - norms[::-1].index(tail[0])
     between = old.tokens[start:end]
-    # two clauses alike are not a list: "uses VS Code and Leo *uses* Neovim"
+    # two clauses alike are not a list: "uses VS Code and Leo *uses* Neovim", "Tomasz *owns*
+    # Orderbridge and Aoife *owns* Lectern"
     lead = old.tokens[first - 1].norm if first > 0 else None
     if lead is not None and lead not in STOPWORDS and lead in {t.norm for t in between}:
+        return False
+    follow, after_tail = old.tokens[start].norm, end + len(tail)
+    # (the word after the first a verb with a thing of its own, not an item's last word:
+    # "lint, unit *tests* and contract tests")
+    if (
+        not old.tokens[start].pause
+        and start + 1 < len(norms)
+        and old.tokens[start + 1].lower not in _JOINING
+        and old.tokens[start].lower not in STOPWORDS
+        and after_tail < len(norms)
+        and norms[after_tail] == follow
+        and any(t.lower in _JOINING for t in between)
+    ):
         return False
     if len(between) == 2 and between[-1].lower in _PLACELESS_LOWER:
         between = between[:-1]  # the second item's article: "water and *a* pencil"
