@@ -4304,12 +4304,12 @@ def _ends_exchanged(old: Statement, new: Statement) -> tuple[str, str] | None:
     )
     if not owned:
         cut = len(olds)
+    said = old.words | old.values
     for a in range(1, cut - 1):
         for b in range(a + 1, cut):
             head, middle, tail = olds[:a], olds[a:b], olds[b:cut]
             if news[:cut] != tail + middle + head or head == tail:
                 continue
-            said = old.words | old.values
             between = old.tokens[a:b]
             lower = {t.lower for t in between}
             if lower & _ORDERLESS_BETWEEN or not set(head) & said or not set(tail) & said:
@@ -5618,12 +5618,12 @@ def _mostly_latin(text: str) -> bool:
     names in Latin letters is no English ("值班 Teodor 主值班 Astrid 副值班")."""
     latin = other = 0
     for ch in text:
-        if ch.isalpha():
-            name = unicodedata.name(ch, "")
-            if name.startswith("LATIN"):
-                latin += 1
-            else:
-                other += 3 if name.startswith(_SYLLABLE_SCRIPTS) else 1
+        if not ch.isalpha():
+            continue
+        if _is_latin(ch):
+            latin += 1
+        else:
+            other += 3 if unicodedata.name(ch, "").startswith(_SYLLABLE_SCRIPTS) else 1
     # (nor a text with a whole word of another script: "lane-sync вызывает cardvault")
     return latin >= other and not any(
         len(word) > 1 and not any(_is_latin(ch) for ch in word)
