@@ -245,6 +245,9 @@ HOLDOUTS = {
     "dedup_holdout_76.json": "agent and chat memories, 480 pairs; first run against the rule "
     "after set 75 (another way said with an article beside it, ends exchanged with what they "
     "own, two deeds, a number below zero, a hyphenated label as the subject)",
+    "dedup_holdout_77.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "after its review at the end of stop 60 (after set 76: 'loves' and 'hates' as reactions, "
+    "two clauses alike as no list)",
 }
 
 
