@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # The benchmarks the smoke runs cover (all of benchmarks.run's but verify and telemetry, as
 # before), in two processes of about the same length.
 SMOKE_HALVES = [
-    "quality,injection,dedup,dedup_chat,provenance,tools,lifecycle,roundtrips,capture",
-    "latency,hooks,secrets,dashboard",
+    "quality,injection,dedup,dedup_chat,provenance,tools,lifecycle,capture",
+    "latency,hooks,secrets,dashboard,roundtrips",
 ]
 
 

@@ -2484,6 +2484,11 @@ def test_a_past_habit_and_the_present_are_two_occasions(existing: str, new: str)
             "Ines built new Grafana boards for the courier fleet.",
             "User loves the new courier fleet Grafana boards Ines built.",
         ),
+        # a view of a choice, whose old text says it with a verb of liking or using
+        (
+            "The ingest service uses Kafka.",
+            "The user thinks picking Kafka for the ingest service was a mistake.",
+        ),
     ],
 )
 def test_how_someone_takes_a_fact_is_a_statement_of_its_own(existing: str, new: str) -> None:
@@ -2517,6 +2522,39 @@ def test_an_occasion_of_one_thing_and_a_habit_of_several_are_two() -> None:
     assert POLICY.explain(0.95, existing, new).reason == "another occasion"
     existing, new = "Ola restarted the VM.", "Ola restarts the VMs."
     assert POLICY.explain(0.95, existing, new).reason == "another occasion"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "Members can reserve a bike for 10 minutes.",
+            "Members can extend a bike reservation by 10 minutes.",
+        ),
+        ("The staging timeout is 30 seconds.", "The staging timeout was raised by 30 seconds."),
+        ("Checkout p95 latency is 40 ms.", "The new cache cut checkout p95 latency by 40 ms."),
+    ],
+)
+def test_a_number_a_thing_changed_by_is_no_value_of_it(existing: str, new: str) -> None:
+    # "by 10 minutes" after a verb of change is how much, not how long: two facts
+    assert dedup.by_an_amount(existing, new)
+    assert dedup.by_an_amount(new, existing)
+    assert POLICY.decide(0.9, existing, new) != "supersede"
+
+
+def test_a_change_by_an_amount_to_a_value_still_corrects() -> None:
+    existing, new = (
+        "Sprint length is 2 weeks.",
+        "Sprint length was extended by 2 weeks to 4 weeks.",
+    )
+    assert not dedup.by_an_amount(existing, new)
+    assert POLICY.decide(0.9, existing, new) == "supersede"
+    # both texts say a change by the amount: one fact in other words
+    assert not dedup.by_an_amount(
+        "The launch was delayed by two weeks.", "The launch slipped by 2 weeks."
+    )
+    # "by" a time with no verb of change is a deadline, not an amount
+    assert not dedup.by_an_amount("Reports are due at 5pm.", "Submit reports by 5pm.")
 
 
 def test_an_opinion_said_again_is_no_reaction_to_itself() -> None:

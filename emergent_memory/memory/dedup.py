@@ -124,7 +124,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence, Set
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from decimal import Decimal, localcontext
 from difflib import SequenceMatcher
 from functools import lru_cache
@@ -684,11 +684,12 @@ class _Token:
     norm: str  # lower-cased, stemmed, numbers normalised
     first: bool  # starts a sentence
     pause: bool = False  # a mark follows it: a comma, a dash, the end of a sentence
+    # lower-cased, with a typographic apostrophe as a plain one (kept: the rules read it
+    # millions of times over a benchmark)
+    lower: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def lower(self) -> str:
-        """Lower-cased, with a typographic apostrophe as a plain one."""
-        return self.text.lower().replace("\u2019", "'")
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "lower", self.text.lower().replace("\u2019", "'"))
 
 
 # Contractions written without their apostrophe, as chat writes them ("im", "ive", "youre");
@@ -1935,11 +1936,55 @@ def reacts_to(existing: str, new: str) -> bool:
     # dashboard is too cluttered" / "The user said the dashboard looks cluttered")
     if not said or said & _attitudes(old) or _OPINING & {t.lower for t in old.tokens}:
         return False
-    # (nor is a liking said again: "The user likes dark mode" / "The user loves dark mode")
-    if old.words & (_SAME_MEANING | _HATING):
+    # (nor is a liking said again: "The user likes dark mode" / "The user loves dark mode";
+    # but "thinks" is no liking of what "uses" says: "Dock telemetry uses MQTT" / "User
+    # thinks choosing MQTT ... was a mistake")
+    liking = _SAME_MEANING | _HATING
+    if old.words & liking and {_stem(word) for word in said} & liking:
         return False
     kept = old.words - new_.words
     return len(kept) <= 1 and len(old.words) >= 3
+
+
+# Verbs that say a thing changed by an amount: the number after "by" is how much it changed,
+# no value of the thing ("Members can *extend* a reservation *by* 10 minutes").
+_DELTA_VERB_WORDS = """
+    extend increase raise lower reduce decrease cut shorten lengthen grow drop bump boost
+    trim delay postpone push slip speed slow improve rise fall shrink expand add exceed beat
+    outperform outrun outlast"""
+_DELTA_VERBS = frozenset(_stem(word) for word in _DELTA_VERB_WORDS.split())
+
+
+def _deltas(one: Statement) -> set[str]:
+    """The values the text gives after "by" with a verb of _DELTA_VERBS before it in the
+    same clause: amounts of a change."""
+    tokens, found = one.tokens, set()
+    for i, token in enumerate(tokens[:-1]):
+        if token.lower != "by" or tokens[i + 1].norm not in one.values:
+            continue
+        for k in range(i - 1, -1, -1):
+            if tokens[k].pause:
+                break
+            if _stem(tokens[k].lower) in _DELTA_VERBS:
+                found.add(_value_key(tokens[i + 1]))
+                break
+    return found
+
+
+def by_an_amount(existing: str, new: str) -> bool:
+    """One text gives a number as how much a thing changed ("Members can extend a bike
+    reservation *by* 10 minutes"), the other the same number as a value, with no verb of a
+    change ("Members can reserve a bike *for* 10 minutes"): two facts with one number, unless
+    it names the value the thing changed to as well."""
+    old, new_ = statement(existing), statement(new)
+    for one, other in ((old, new_), (new_, old)):
+        deltas = _deltas(one) & other.values
+        changing = {_stem(t.lower) for t in other.tokens} & _DELTA_VERBS
+        # (not when it gives the new value too: "... extended by 2 weeks *to 4 weeks*")
+        more = one.values - other.values - other.words
+        if deltas and not changing and not _deltas(other) and not more:
+            return True
+    return False
 
 
 def _lists(one: Statement) -> list[list[str]]:
@@ -5989,6 +6034,7 @@ def compare(existing: str, new: str) -> Comparison:
         other_statement=labels_differ(existing, new)
         or kinds_differ(existing, new)
         or reacts_to(existing, new)
+        or by_an_amount(existing, new)
         or adds_another(existing, new)
         or adds_a_fact(existing, new)
         or adds_alongside(existing, new)
