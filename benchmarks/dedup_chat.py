@@ -248,6 +248,9 @@ HOLDOUTS = {
     "dedup_holdout_77.json": "agent and chat memories, 480 pairs; first run against the rule "
     "after its review at the end of stop 60 (after set 76: 'loves' and 'hates' as reactions, "
     "two clauses alike as no list)",
+    "dedup_holdout_78.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "after set 77 (a number a thing changed by as no value of it, a view of a choice as a "
+    "reaction)",
 }
 
 
