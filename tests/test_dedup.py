@@ -1301,6 +1301,9 @@ def test_orders_of_magnitude_are_part_of_the_value(existing: str, new: str, expe
         ("A half-hour slot.", "1800s"),
         ("Drivers rest after four and a half hours.", "16200s"),
         ("Kofi is thirty-four years old.", "1072224000s"),
+        ("The API listens on port eight thousand and eighty.", "8080"),
+        ("The import holds twelve thousand five hundred rows.", "12500"),
+        ("The lab opened in two thousand and nineteen.", "2019"),
     ],
 )
 def test_a_number_written_in_several_words_is_one_value(text: str, value: str) -> None:
@@ -5576,3 +5579,43 @@ def test_a_text_with_a_word_of_another_script_is_no_english() -> None:
     existing, new = "lane-sync вызывает cardvault.", "cardvault вызывает lane-sync."
     assert not dedup.reads_english(existing)
     assert POLICY.decide(0.99, existing, new) != "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Kafka broker: host kafka-01, port 9092", "Kafka broker: kafka-01:9092"),
+        ("Session store: host redis-02, port 6379", "Session store: redis-02:6379"),
+    ],
+)
+def test_a_host_and_its_port_written_together_are_the_same_values(existing: str, new: str) -> None:
+    assert dedup.statement(existing).values == dedup.statement(new).values
+    assert POLICY.decide(0.88, existing, new) == "supersede"
+    # (not a time, nor an address with a scheme)
+    assert "10" not in dedup.statement("at T10:30").values
+    # another port is another value of the same host
+    assert POLICY.decide(0.88, existing, new.replace("9092", "9093").replace("6379", "6380")) != (
+        "supersede"
+    )
+
+
+def test_a_short_form_inside_a_value_keeps_its_word_a_subject_word() -> None:
+    # "stg" is "staging": the same words, and the host written in short forms still differs
+    existing, new = "Staging database for billing: Postgres 15", "stg DB for billing: PG15"
+    assert POLICY.decide(0.77, existing, new) == "supersede"
+    existing, new = "The staging DB host is pg-stg-02.", "staging DB host: pg-stg-07"
+    assert POLICY.explain(0.88, existing, new) == dedup.Decision(
+        "possible_duplicate", "different value"
+    )
+
+
+def test_a_bare_verb_after_we_is_the_present() -> None:
+    # "We deployed ... during the storm" / "We deploy ... during storms": once and a habit
+    existing, new = (
+        "We deployed the billing service from a laptop during the storm.",
+        "We deploy the billing service from a laptop during storms.",
+    )
+    assert dedup.tense_differs(dedup.statement(existing), dedup.statement(new))
+    assert POLICY.explain(0.94, existing, new).reason == "another occasion"
+    # with "now" it says the habit changed: a correction
+    assert POLICY.decide(0.94, existing, new.replace("We deploy", "We now deploy")) == "supersede"

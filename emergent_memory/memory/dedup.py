@@ -416,6 +416,11 @@ ALIASES = {
     # short forms notes and chat write for a whole word ("wifi pw", "billing svc", "100
     # req/min", "my bday")
     "svc": "service",
+    "stg": "staging",
+    "prd": "prod",
+    "cfg": "config",
+    "mgmt": "management",
+    "perf": "performance",
     "gw": "gateway",
     "gh": "github",
     "kn": "knots",
@@ -798,6 +803,11 @@ _DISLIKES = re.compile(
 )
 
 
+# A host and its port written together ("kafka-01:9092", "localhost:5432"): a name of two
+# letters or more, then a port.
+_HOST_PORT = re.compile(r"((?=[\w.-]*[A-Za-z][\w.-]*[A-Za-z])[A-Za-z][\w.-]*\w):(\d{2,5})")
+
+
 def _tokens(text: str) -> list[_Token]:
     text = _DISLIKES.sub("dislikes", text)
     text = _THOUSANDS.sub("", _DECIMAL_COMMA.sub(r"\1.\2", text))
@@ -852,6 +862,11 @@ def _tokens(text: str) -> list[_Token]:
             tokens.append(_Token(raw, norm, first, pause))
         elif (day := _day_abbreviation(raw)) is not None:
             tokens.append(_Token(raw, day, first, pause))
+        elif (address := _HOST_PORT.fullmatch(raw)) is not None:
+            # "kafka-01:9092" is the host and the port, as "host kafka-01, port 9092"
+            host = _tokens(address.group(1))
+            tokens += [replace(host[0], first=first), *host[1:]]
+            tokens.append(_Token(address.group(2), address.group(2), False, pause))
         else:
             number = _number(lower)
             norm = number if number is not None else _stem(lower)
@@ -897,7 +912,8 @@ def _with_phrases(tokens: list[_Token]) -> list[_Token]:
     return result
 
 
-# A number written in several words is one value: "four hundred and twelve" is 412,
+# A number written in several words is one value: "four hundred and twelve" is 412, "eight
+# thousand and eighty" 8080,
 # "sixty-four" and "twenty five" 64 and 25, "twelve hundred" 1200, "four and a half" 4.5, and
 # before a unit of time "half an hour" 0.5 hours and "a quarter of an hour" 0.25.
 _UNIT_WORDS = {word: n for n, word in enumerate(_NUMBER_WORDS.split()[:10])}
@@ -908,7 +924,7 @@ _PART_OF_A_UNIT = {"quarter-hour": "0.25", "half-hour": "0.5"}
 # the words a number written in words is made of (its text, for _cardinal and _is_value)
 _NUMBER_PHRASE_WORDS = frozenset(
     [*_UNIT_WORDS, *_TEEN_WORDS, *_TENS_WORDS, "hundred", "and", "a", "an", "half", "quarter"]
-) | {"of", "quarters"}
+) | {"of", "quarters", "thousand"}
 
 
 def _number_phrase(text: str) -> bool:
@@ -931,6 +947,23 @@ def _below_hundred(tokens: list[_Token], i: int) -> tuple[int, int] | None:
     return _TENS_WORDS[word], 1
 
 
+def _below_thousand(tokens: list[_Token], i: int) -> tuple[Decimal, int] | None:
+    """A number under a thousand written in words at tokens[i] ("twelve", "four hundred and
+    twelve", "twelve hundred"), and how many tokens it takes."""
+    found = _below_hundred(tokens, i)
+    if found is None:
+        return None
+    value, size = Decimal(found[0]), found[1]
+    rest = [t.lower for t in tokens[i + size : i + size + 2]]
+    if rest[:1] == ["hundred"] and not tokens[i + size - 1].pause and 0 < value < 100:
+        value, size = value * 100, size + 1
+        after = i + size + (1 if rest[1:2] == ["and"] else 0)
+        more = _below_hundred(tokens, after) if after < len(tokens) else None
+        if more is not None and not tokens[i + size - 1].pause:
+            value, size = value + more[0], after - i + more[1]
+    return value, size
+
+
 def _number_in_words(tokens: list[_Token], i: int) -> tuple[Decimal, int] | None:
     """The number written in words from tokens[i], and how many tokens it takes, when it is
     more than one word (one word is read as it is)."""
@@ -946,15 +979,16 @@ def _number_in_words(tokens: list[_Token], i: int) -> tuple[Decimal, int] | None
     quarters = lower[:4] in (["three", "quarters", "of", "an"], ["three", "quarters", "of", "a"])
     if quarters and len(lower) > 4 and lower[4].rstrip("s") in _FRACTION_UNITS:
         return Decimal("0.75"), 4  # "three quarters of an hour"
-    found = _below_hundred(tokens, i)
+    found = _below_thousand(tokens, i)
     if found is None:
         return None
-    value, size = Decimal(found[0]), found[1]
+    value, size = found
     rest = [t.lower for t in tokens[i + size : i + size + 4]]
-    if rest[:1] == ["hundred"] and not tokens[i + size - 1].pause and 0 < value < 100:
-        value, size = value * 100, size + 1
+    if rest[:1] == ["thousand"] and not tokens[i + size - 1].pause and 0 < value < 1000:
+        # "eight thousand and eighty", "twelve thousand five hundred"
+        value, size = value * 1000, size + 1
         after = i + size + (1 if rest[1:2] == ["and"] else 0)
-        more = _below_hundred(tokens, after) if after < len(tokens) else None
+        more = _below_thousand(tokens, after) if after < len(tokens) else None
         if more is not None and not tokens[i + size - 1].pause:
             value, size = value + more[0], after - i + more[1]
         rest = [t.lower for t in tokens[i + size : i + size + 4]]
@@ -3239,6 +3273,16 @@ def keeps_the_subject(existing: str, new: str) -> bool:
     )
 
 
+def _own_value_parts(one: Statement, values: Set[str]) -> set[str]:
+    """_value_parts of the text's `values`, but not a word the text writes on its own that a
+    value has in a short form (ALIASES: "*staging* DB host: pg-*stg*-07")."""
+    written = {part for value in values for part in re.split(r"[-./:@_ ]+", _as_words(value))}
+    short = {_stem(part) for part in written if part in ALIASES}
+    return _value_parts(values) - {
+        t.norm for t in one.tokens if t.norm in short and t.lower not in written
+    }
+
+
 def _value_parts(values: Set[str]) -> set[str]:
     """The stems of the words the values are written with ("america/new_york": america, new,
     york; "day:friday": friday)."""
@@ -3260,10 +3304,10 @@ _PLAIN_VERBS = frozenset(_stem(word) for word in _PLAIN_VERB_WORDS.split())
 def _subject_words(one: Statement) -> frozenset[str]:
     """The words a text says its values of: its content words that are neither values, nor
     parts or amounts of one, nor numbers, nor change words."""
-    parts = _value_parts(one.values)
     # each word once, as the text has it, but no stopword, by its stem or as written ("have"
     # is the stem "hav")
     norms = {t.norm for t in one.tokens if t.lower not in STOPWORDS} - STOPWORDS
+    parts = _own_value_parts(one, one.values)
     # a change word by its written form ("moved" is the stem "mov")
     changes = {t.norm for t in one.tokens if t.lower in CHANGE_MARKERS} | CHANGE_MARKERS
     words = frozenset(
@@ -3398,7 +3442,7 @@ def _bare_hours_apart(lost: Set[str], gained: Set[str]) -> tuple[set[str], set[s
 
 def _said_last(one: Statement, values: Set[str], subject: frozenset[str]) -> bool:
     """Every token of `values` comes after every token of `subject` in the text."""
-    keys = set(values) | _value_parts(values)
+    keys = set(values) | _own_value_parts(one, values)
     at_value = [i for i, t in enumerate(one.tokens) if t.norm in keys or _value_key(t) in keys]
     # (a word right after a number is its unit: "10 *MB*", "300 *lines*")
     numbers = {i for i in at_value if _counts(one.tokens[i])}
@@ -4448,7 +4492,12 @@ def _verb_forms(one: Statement) -> dict[str, str]:
             continue
         if before in _NOT_BEFORE_A_VERB or after == "by" or token.norm in one.values:
             continue
-        if token.norm in STOPWORDS or token.norm in CALENDAR or low == token.norm:
+        if token.norm in STOPWORDS or token.norm in CALENDAR:
+            continue
+        if low == token.norm:
+            # a bare verb is present only after a subject pronoun ("*We deploy* ...")
+            if before in _PLAIN_SUBJECTS and token.norm in one.words:
+                found.setdefault(token.norm, set()).add("present")
             continue
         if _past_form(low):
             found.setdefault(token.norm, set()).add("past")
@@ -4457,6 +4506,8 @@ def _verb_forms(one: Statement) -> dict[str, str]:
     return {word: tenses.pop() for word, tenses in found.items() if len(tenses) == 1}
 
 
+# The pronouns after which a verb's bare form is the present ("*we deploy*", "*they use*").
+_PLAIN_SUBJECTS = frozenset({"i", "we", "you", "they"})
 # The words after which a past form is a participle or an adjective ("is *deployed*", "has
 # *shipped*", "the *merged* PR").
 _NOT_BEFORE_A_VERB = (

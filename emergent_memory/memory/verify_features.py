@@ -59,6 +59,8 @@ _VERIFY_OPPOSITES = """
     push:poll pinned:unpinned pinned:floating lock:unlock locked:unlocked grant:revoke
     install:uninstall keep:delete retain:delete expand:collapse up:down
     spike:drop spikes:drops spiked:dropped multiply:divide multiplied:divided multiplies:divides
+    free:charged free:paid verbatim:paraphrased verbatim:paraphrase verbatim:summarised
+    verbatim:summarized
 """
 # and the direct antonyms of English adjectives and adverbs from WordNet 3.0, with their
 # comparatives and superlatives ("large" / "small", "larger" / "smaller"), as data

@@ -248,15 +248,15 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
         if exchanged is not None:
             kind = "exchange"
             difference = f"the same values in swapped places: {exchanged[0]} / {exchanged[1]}"
-        elif opposite is not None:
-            kind, difference = "opposite", f"the other value of one setting: {opposite}"
+        elif opposite is not None or compared.bound_turned:  # or "under 400" / "over 400"
+            setting = opposite or "upper / lower bound"
+            kind, difference = "opposite", f"the other value of one setting: {setting}"
         elif rejected is not None:
             kind, difference = "rejected", rejected
         elif dedup.says_no(old) != dedup.says_no(new):
             kind = "negation"
-            # a claim paraphrases: any negated clause on one side only (dedup's count of them:
-            # "not only" and two negations in one clause are none), not save's stricter
-            # negating_side, which asks for the negated word in the other text
+            # any negated clause on one side only (dedup's count: "not only" and two in one
+            # clause are none), not save's negating_side (the negated word in the other text)
             one = "the claim" if dedup.says_no(new) else "the memory"
             difference = f"{one} negates what the other states"
         elif (numbers := verify_features.numbers_exchanged(memory, claim)) is not None:
