@@ -770,6 +770,24 @@ def nonsense(memory: MemoryService, sets: Sequence[LabelledSet]) -> dict[str, An
 # -- the run --------------------------------------------------------------------------------
 
 
+# A smoke run keeps every SMOKE_BACKGROUND-th memory that answers none of its queries.
+SMOKE_BACKGROUND = 4
+
+
+def _smoke_memories(labelled: LabelledSet) -> list[dict[str, Any]]:
+    """The memories the sliced queries need (their answers and what those supersede or are
+    superseded by) and a share of the rest as background."""
+    needed = {key for query in labelled.queries for key in query["relevant"]}
+    for memory in labelled.memories:
+        if memory.get("superseded_by") in needed or memory["key"] in needed:
+            needed |= {memory["key"], memory.get("superseded_by") or memory["key"]}
+    return [
+        m
+        for i, m in enumerate(labelled.memories)
+        if m["key"] in needed or i % SMOKE_BACKGROUND == 0
+    ]
+
+
 def run(
     paths: Sequence[Path] | None = None,
     evaluate_only: bool = False,
@@ -778,9 +796,10 @@ def run(
 ) -> dict[str, Any]:
     chosen_paths = [p for p in (paths or SETS) if p.exists()]
     sets = [read_set(path, global_means) for path in chosen_paths]
-    if limit:  # the smoke test: a slice of each set's queries
+    if limit:  # the smoke test: a slice of each set's queries, with their answers
         for labelled in sets:
             labelled.queries = labelled.queries[:: max(1, len(labelled.queries) // limit)][:limit]
+            labelled.memories = _smoke_memories(labelled)
     embedder = CachedEmbeddings()
     settings = Settings()
     with bench_database() as url:

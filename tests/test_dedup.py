@@ -5619,3 +5619,31 @@ def test_a_bare_verb_after_we_is_the_present() -> None:
     assert POLICY.explain(0.94, existing, new).reason == "another occasion"
     # with "now" it says the habit changed: a correction
     assert POLICY.decide(0.94, existing, new.replace("We deploy", "We now deploy")) == "supersede"
+
+
+def test_a_correction_that_negates_the_old_value_of_a_thing_of_someone_s_is_one_holder() -> None:
+    # "Kwame's timezone" / "Kwame": one holder when the new text negates the old value and
+    # names another
+    existing, new = "Kwame's timezone is GMT.", "Correction: Kwame is on WAT, not GMT."
+    assert dedup.corrects_a_relation(existing, new)
+    assert POLICY.decide(0.73, existing, new) == "supersede"
+    # a person of the user's stays another holder, whatever the new text negates
+    assert POLICY.explain(0.73, "The user's sister is vegan.", "The user is not vegan.").reason == (
+        "different holder"
+    )
+    # and "X's thing" against X without a negated old value is as before
+    assert not dedup.corrects_a_relation("Kwame's laptop runs Linux.", "Kwame uses macOS.")
+
+
+def test_from_the_old_value_to_another_names_the_change() -> None:
+    existing, new = "User formats Python with Black.", "User switched from Black to ruff format."
+    assert dedup.names_the_change(existing, new)
+    assert POLICY.decide(0.62, existing, new) == "supersede"
+    # "from" a value the old text does not have names no change of it
+    assert not dedup.names_the_change(
+        "User formats Python with Black.", "User switched from flake8 to ruff."
+    )
+    # nor "from X to Y" both of which the old text says
+    assert not dedup.names_the_change(
+        "The team deploys from main to staging.", "The team now deploys from main to staging."
+    )

@@ -5019,9 +5019,34 @@ def holders_differ(existing: str, new: str) -> bool:
 
 def corrects_a_relation(existing: str, new: str) -> bool:
     """The new text says that a relation of the existing one was wrong ("... their wife, not
-    their brother", "the sister, not the sister-in-law", "instead of their cousin")."""
+    their brother", "the sister, not the sister-in-law", "instead of their cousin"), or
+    that the old text's value was, naming another ("Kwame's timezone is GMT" / "Kwame is on
+    WAT, *not GMT*"): one holder either way."""
     old, new_ = statement(existing), statement(new)
+    # (a thing of X's, no person: "the user's *sister*" is another holder whatever is
+    # negated; and only a word rejected for another, not a thing of someone's: "Sumac's tests
+    # run with Vitest, not *Bun's* runner" is about Sumac's tests)
+    things = not (old.relations or new_.relations)
+    if things and _rejects_an_old_word(old, new_) and _said_instead(old, new_) - _CORRECTION_WORDS:
+        return True
     return any(_stem(relation.split()[-1]) in new_.negated for relation in old.relations)
+
+
+def _rejects_an_old_word(old: Statement, new: Statement) -> bool:
+    """The new text rejects a word of the old one for another (", *not* GMT", "*instead of*
+    Friday": _contrasts_at, "instead of", "rather than"), the word no owner of a thing."""
+    tokens = new.tokens
+    for i, token in enumerate(tokens[1:], 1):
+        if token.norm not in old.words or token.lower.endswith(("'s", "s'")):
+            continue
+        before = " ".join(t.lower for t in tokens[max(i - 2, 0) : i])
+        if _contrasts_at(tokens, i - 1) or before in ("instead of", "rather than"):
+            return True
+    return False
+
+
+# Words that only say a text corrects another ("*Correction:* ...", "*actually*").
+_CORRECTION_WORDS = frozenset(_stem(word) for word in ("correction", "actually", "update"))
 
 
 def _more_relations(one: Statement, other: Statement) -> bool:
@@ -5677,7 +5702,24 @@ def names_the_change(existing: str, new: str) -> bool:
         return False
     if any(set(_as_words(value).split()) <= new_.negated for value in old.values):
         return True  # "... Dr Okafor instead of Dr Halvorsen", "no longer Mrs Okonjo"
+    if _from_one_to_another(old, new_):
+        return True  # "User switched *from Black to ruff* format" (Python said no more)
     return old.values <= new_.words | new_.values and bool(new_.values - old.words - old.values)
+
+
+def _from_one_to_another(old: Statement, new: Statement) -> bool:
+    """The new text says "from X to Y", X a value of the old text and Y a word it does not
+    have, in one clause."""
+    tokens = new.tokens
+    for i, token in enumerate(tokens[:-3]):
+        if token.lower != "from" or _value_key(tokens[i + 1]) not in old.values:
+            continue
+        for k in range(i + 1, len(tokens) - 1):
+            if tokens[k].pause:
+                break
+            if tokens[k].lower == "to" and tokens[k + 1].norm not in old.words | STOPWORDS:
+                return True
+    return False
 
 
 def model_knows(text: str, share: float = 0.5) -> bool:
