@@ -36,8 +36,8 @@ from tests.embedders import BagOfWordsEmbedder, EmbeddingServer
 
 # The longest test files (whole seconds on one worker, measured with --durations), run first:
 # pytest-xdist's --dist loadfile hands files to the workers in collection order, so a long file
-# collected last keeps one worker busy while the other has finished (longest first evens the
-# two out). The rest keep their order. pytest-xdist (3.x) would otherwise reorder the files by
+# collected last keeps one worker busy while the others have finished (longest first evens
+# them out). The rest keep their order. pytest-xdist (3.x) would otherwise reorder the files by
 # how many tests each has (its --loadscope-reorder, on by default), which put the longest file
 # here (five tests) near the end: pytest_configure turns that off.
 LONGEST_FIRST = (
