@@ -251,6 +251,10 @@ HOLDOUTS = {
     "dedup_holdout_78.json": "agent and chat memories, 480 pairs; first run against the rule "
     "after set 77 (a number a thing changed by as no value of it, a view of a choice as a "
     "reaction)",
+    "dedup_holdout_79.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "after set 78 (numbers with 'thousand', a host and its port, short forms, a bare verb "
+    "after 'we' as the present, a correction that rejects the old word for another, 'from X "
+    "to Y')",
 }
 
 
