@@ -5647,3 +5647,31 @@ def test_from_the_old_value_to_another_names_the_change() -> None:
     assert not dedup.names_the_change(
         "The team deploys from main to staging.", "The team now deploys from main to staging."
     )
+
+
+def test_an_ed_and_an_ing_form_before_the_same_word_are_two_facts() -> None:
+    existing, new = (
+        "The roster app flags crew with expired medical certificates.",
+        "The roster app flags crew with expiring medical certificates.",
+    )
+    assert dedup.participle_exchanged(existing, new)
+    assert POLICY.decide(0.97, existing, new) != "supersede"
+    # a verb's forms in a clause are no kind of thing ("fixtures *mutating* state" / "fixtures
+    # that *mutated* state")
+    assert not dedup.participle_exchanged(
+        "Flaky tests came from shared fixtures mutating state.",
+        "Shared fixtures that mutated state made tests flaky.",
+    )
+
+
+def test_a_mark_between_capitalised_words_ends_a_name() -> None:
+    # a route list: a place added is another list, not one long name changed
+    existing, new = (
+        "Routes served by MV Puffin: Port Ardgal\u2013Innisbrae, Innisbrae\u2013Carrow Pier.",
+        "Routes served by MV Puffin: Port Ardgal\u2013Innisbrae, Innisbrae\u2013Carrow Pier, "
+        "Carrow Pier\u2013Skellan.",
+    )
+    assert "innisbra" in dedup.statement(existing).values
+    assert POLICY.decide(0.97, existing, new) != "supersede"
+    # a name of several words without a mark stays one value
+    assert "carrow pier" in dedup.statement(existing).values

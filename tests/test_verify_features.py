@@ -849,3 +849,46 @@ def test_a_verb_that_says_no_negates_as_a_negation_does(memory: str, claim: str)
 )
 def test_two_ways_of_saying_no_and_a_purpose_are_no_negation(memory: str, claim: str) -> None:
     assert read_pair(memory, claim).difference_kind != "negation"
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim", "words"),
+    [
+        (
+            "Teodor wants answers short and code first, with the explanation after the code.",
+            "Teodor wants the explanation first, with the code after it.",
+            "code / explanation",
+        ),
+        (
+            "Kiosk updates go to the Majorstua branch first as a pilot, and to all other "
+            "branches a week later.",
+            "Kiosk updates go to all other branches first, and to the Majorstua branch a week "
+            "later.",
+            "majorstua / other",
+        ),
+    ],
+)
+def test_what_comes_first_exchanged_is_a_swap(memory: str, claim: str, words: str) -> None:
+    assert verify_features.first_exchanged(memory, claim) == words
+    assert read_pair(memory, claim).difference_kind == "exchange"
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim"),
+    [
+        ("Run the linter first, then the tests.", "Run the linter first and the tests after."),
+        ("Deploy staging first, then production.", "Deploy to staging first."),
+        ("Teodor wants code first, then the explanation.", "Teodor wants the code first."),
+    ],
+)
+def test_the_same_thing_first_is_no_swap(memory: str, claim: str) -> None:
+    assert verify_features.first_exchanged(memory, claim) is None
+
+
+def test_during_and_outside_are_two_values_of_one_setting() -> None:
+    features = read_pair(
+        "Reindexing in place during opening hours once took search down for 40 minutes.",
+        "Reindexing in place outside opening hours once took search down for 40 minutes.",
+    )
+    assert features.difference_kind is not None or features.opposite_word
+    assert POLICY.judge(0.86, features)[0] == "conflicts"

@@ -1505,7 +1505,9 @@ def _values(tokens: list[_Token]) -> set[str]:
             continue
         key = _value_key(token)
         is_name = key.isalpha() and token.text[:1].isupper()
-        if is_name and previous_was_name:
+        # (a mark between ends a name: "Port Ardgal, Innisbrae" or with a dash between are two
+        # places)
+        if is_name and previous_was_name and not tokens[i - 1].pause:
             values[-1] += " " + key
         else:
             values.append(key)
@@ -2005,6 +2007,36 @@ def _deltas(one: Statement) -> set[str]:
     return found
 
 
+# Words after which a verb's "-ed" or "-ing" form says what kind of thing follows.
+_BEFORE_AN_ADJECTIVE_WORDS = "with the a an of for all any no on to about from every each"
+_BEFORE_AN_ADJECTIVE = frozenset(_BEFORE_AN_ADJECTIVE_WORDS.split())
+
+
+def participle_exchanged(existing: str, new: str) -> bool:
+    """A verb's "-ed" form before a word in one text and its "-ing" form before the same word
+    in the other ("*expired* medical certificates" / "*expiring* medical certificates",
+    "*failed* jobs" / "*failing* jobs"): a state and one coming, two facts."""
+    # (as an adjective: after a word such as "with" or "the", not a verb's: "fixtures
+    # *mutating* state" / "fixtures that *mutated* state")
+    pairs = [
+        {
+            (a.lower, b.norm)
+            for before, a, b in zip(one.tokens, one.tokens[1:], one.tokens[2:], strict=False)
+            if before.lower in _BEFORE_AN_ADJECTIVE and not before.pause
+        }
+        for one in (statement(existing), statement(new))
+    ]
+    for mine, theirs in (pairs, pairs[::-1]):
+        for word, after in mine:
+            if not word.endswith("ed"):
+                continue
+            for other, after_other in theirs:
+                alike = other.endswith("ing") and _stem(other) == _stem(word)
+                if alike and after == after_other:
+                    return True
+    return False
+
+
 def by_an_amount(existing: str, new: str) -> bool:
     """One text gives a number as how much a thing changed ("Members can extend a bike
     reservation *by* 10 minutes"), the other the same number as a value, with no verb of a
@@ -2030,8 +2062,8 @@ def _lists(one: Statement) -> list[list[str]]:
     while i < len(tokens):
         items, j = [tokens[i].norm], i
         while j + 1 < len(tokens):
-            if tokens[j].pause and not _joins(tokens, j + 1):
-                items.append(tokens[j + 1].norm)  # "A, B"
+            if tokens[j].pause and not _joins(tokens, j + 1) and not tokens[j + 1].first:
+                items.append(tokens[j + 1].norm)  # "A, B" (not across a sentence or a colon)
                 j += 1
             elif _joins(tokens, j + 1) and j + 2 < len(tokens):
                 items.append(tokens[j + 2].norm)  # "A and B", "A, and B"
@@ -6128,6 +6160,7 @@ def compare(existing: str, new: str) -> Comparison:
         or kinds_differ(existing, new)
         or reacts_to(existing, new)
         or by_an_amount(existing, new)
+        or participle_exchanged(existing, new)
         or adds_another(existing, new)
         or adds_a_fact(existing, new)
         or adds_alongside(existing, new)

@@ -60,7 +60,8 @@ _VERIFY_OPPOSITES = """
     install:uninstall keep:delete retain:delete expand:collapse up:down
     spike:drop spikes:drops spiked:dropped multiply:divide multiplied:divided multiplies:divides
     free:charged free:paid verbatim:paraphrased verbatim:paraphrase verbatim:summarised
-    verbatim:summarized
+    verbatim:summarized during:outside including:excluding include:exclude
+    included:excluded
 """
 # and the direct antonyms of English adjectives and adverbs from WordNet 3.0, with their
 # comparatives and superlatives ("large" / "small", "larger" / "smaller"), as data
@@ -794,6 +795,47 @@ _PARTS = re.compile(r"[,:.()]\s|;\s?|\s(?:and|or|with|while|but|whereas|because|
 _PLAIN_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 # a duration read as one token ("5 seconds", norm "5s"): its number as written
 _DURATION_NUMBER = re.compile(r"(\d+(?:\.\d+)?) \S+")
+
+
+def exchanged_in_place(memory: str, claim: str) -> str | None:
+    """Two things said in each other's places: numbers (numbers_exchanged) or what comes
+    first (first_exchanged), in words; None when neither is."""
+    return numbers_exchanged(memory, claim) or first_exchanged(memory, claim)
+
+
+_FIRST_REACH = 3  # words read back from "first"
+
+
+def first_exchanged(memory: str, claim: str) -> str | None:
+    """What each text says comes first ("code *first*, with the explanation after" /
+    "the explanation *first*, with the code after it"): read back from "first", the first
+    word in which the two differ, each a word the other text says elsewhere ("the
+    *Majorstua* branch first" / "all *other* branches first"), as "code / explanation";
+    None when both put the same thing first."""
+
+    def before_first(text: str) -> list[tuple[str, str]] | None:
+        tokens = dedup.statement(text).tokens
+        at = [i for i, t in enumerate(tokens) if t.lower == "first" and i]
+        if len(at) != 1:
+            return None
+        words: list[tuple[str, str]] = []
+        for token in reversed(tokens[max(at[0] - _FIRST_REACH, 0) : at[0]]):
+            if token.pause:
+                break
+            words.append((token.norm, token.lower))
+        return words
+
+    mine, theirs = before_first(memory), before_first(claim)
+    if not mine or not theirs:
+        return None
+    norms = [{t.norm for t in dedup.statement(text).tokens} for text in (memory, claim)]
+    for (a, written_a), (b, written_b) in zip(mine, theirs, strict=False):
+        if a != b:
+            words = {a, b}.isdisjoint(dedup.STOPWORDS - {"other"})
+            if words and a in norms[1] and b in norms[0]:
+                return f"{written_a} / {written_b}"
+            return None
+    return None
 
 
 def numbers_exchanged(memory: str, claim: str) -> str | None:

@@ -259,7 +259,7 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
             # clause are none), not save's negating_side (the negated word in the other text)
             one = "the claim" if dedup.says_no(new) else "the memory"
             difference = f"{one} negates what the other states"
-        elif (numbers := verify_features.numbers_exchanged(memory, claim)) is not None:
+        elif (numbers := verify_features.exchanged_in_place(memory, claim)) is not None:
             kind, difference = "exchange", f"the same values in swapped places: {numbers}"
         elif (by_memory := verify_features.rejected_by_memory(memory, claim)) is not None:
             kind, difference = "rejected", by_memory
