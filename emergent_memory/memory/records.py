@@ -52,8 +52,9 @@ PAIR_WHY = {
     "different holder": "close in meaning, but about another person or thing",
     "another statement": "close in meaning, but another speaker or holder, another kind of "
     "statement (a risk and its mitigation, a lesson and a rule), a question, a "
-    "statement that adds a fact, the other direction (the way back), or the same said of "
-    "another thing (two rules against two things, an opposite of another thing)",
+    "statement that adds a fact, how someone takes a fact, a number a thing changed by, "
+    "the other direction (the way back), or the same said of another thing (two rules "
+    "against two things, an opposite of another thing)",
     "another occasion": "close in meaning, but about another occasion or time",
     "unknown to the model": "text the embedding model cannot read (another language or "
     "script), so closeness in meaning proves nothing",
