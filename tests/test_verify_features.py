@@ -892,3 +892,25 @@ def test_during_and_outside_are_two_values_of_one_setting() -> None:
     )
     assert features.difference_kind is not None or features.opposite_word
     assert POLICY.judge(0.86, features)[0] == "conflicts"
+
+
+def test_every_against_only_is_the_other_value_of_one_setting() -> None:
+    memory = "Teodor wants type hints on every new Python function, including the return type."
+    claim = "Teodor wants type hints only on public Python functions."
+    assert verify_features.every_or_only(memory, claim) == "every / only"
+    features = read_pair(memory, claim)
+    assert features.difference_kind == "opposite"
+    assert POLICY.judge(0.92, features)[0] == "conflicts"
+    # "every" said two ways, or "only" in both, is no such difference
+    assert (
+        verify_features.every_or_only(
+            "Type hints go on every new function.", "Type hints go on all new functions."
+        )
+        is None
+    )
+    assert (
+        verify_features.every_or_only(
+            "Only admins can delete branches.", "Deleting branches is for admins only."
+        )
+        is None
+    )

@@ -797,6 +797,40 @@ _PLAIN_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _DURATION_NUMBER = re.compile(r"(\d+(?:\.\d+)?) \S+")
 
 
+def setting_exchanged(memory: str, claim: str) -> str | None:
+    """The other value of one setting (`dedup.OPPOSITES`, opposite_in), or all against only
+    (every_or_only), in words; None when neither is."""
+    return opposite_in(dedup.OPPOSITES, memory, claim) or every_or_only(memory, claim)
+
+
+_EVERY = frozenset({"every", "all", "each", "any"})
+_EVERY_REACH = 4  # tokens read after "every" or "only" for the thing it counts
+
+
+def every_or_only(memory: str, claim: str) -> str | None:
+    """One text says a thing holds for every one of something ("type hints on *every* new
+    Python function") and the other only for some of them ("type hints *only* on public
+    Python functions"): the same thing counted after both, as "every / only"."""
+
+    def counted(text: str, words: frozenset[str]) -> set[str]:
+        tokens = dedup.statement(text).tokens
+        found: set[str] = set()
+        for i, token in enumerate(tokens):
+            if token.lower in words and not token.pause:
+                found |= {
+                    t.norm
+                    for t in tokens[i + 1 : i + 1 + _EVERY_REACH]
+                    if t.lower not in dedup.STOPWORDS
+                }
+        return found
+
+    for one, other in ((memory, claim), (claim, memory)):
+        every, only = counted(one, _EVERY), counted(other, frozenset({"only"}))
+        if every & only and not counted(one, frozenset({"only"})) and not counted(other, _EVERY):
+            return "every / only"
+    return None
+
+
 def exchanged_in_place(memory: str, claim: str) -> str | None:
     """Two things said in each other's places: numbers (numbers_exchanged) or what comes
     first (first_exchanged), in words; None when neither is."""

@@ -242,7 +242,7 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
         else:
             difference = "another value for the same subject"
     else:
-        opposite = verify_features.opposite_in(dedup.OPPOSITES, memory, claim)
+        opposite = verify_features.setting_exchanged(memory, claim)
         rejected = verify_features.rejected(memory, claim)
         exchanged = compared.swapped
         if exchanged is not None:
