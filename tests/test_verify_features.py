@@ -885,13 +885,36 @@ def test_the_same_thing_first_is_no_swap(memory: str, claim: str) -> None:
     assert verify_features.first_exchanged(memory, claim) is None
 
 
-def test_during_and_outside_are_two_values_of_one_setting() -> None:
-    features = read_pair(
-        "Reindexing in place during opening hours once took search down for 40 minutes.",
-        "Reindexing in place outside opening hours once took search down for 40 minutes.",
-    )
-    assert features.difference_kind is not None or features.opposite_word
-    assert POLICY.judge(0.86, features)[0] == "conflicts"
+@pytest.mark.parametrize(
+    ("memory", "claim", "pair"),
+    [
+        (
+            "Reindexing in place during opening hours once took search down for 40 minutes.",
+            "Reindexing in place outside opening hours once took search down for 40 minutes.",
+            "during / outside",
+        ),
+        (
+            "Owners can cancel an appointment free of charge up to 24 hours before it.",
+            "Cancellations made up to 24 hours before the appointment are charged.",
+            "free / charged",
+        ),
+        (
+            "When reporting a failure, quote error messages to Ilse verbatim.",
+            "When a failure is reported, Ilse wants the error messages paraphrased.",
+            "verbatim / paraphrased",
+        ),
+        (
+            "Type hints are written on every function, including the return type.",
+            "Type hints are written on every function, excluding the return type.",
+            "including / excluding",
+        ),
+    ],
+)
+def test_verify_s_own_opposites_are_two_values_of_one_setting(
+    memory: str, claim: str, pair: str
+) -> None:
+    assert verify_features.opposite_in(VERIFY_OPPOSITES, memory, claim) == pair
+    assert POLICY.judge(0.86, read_pair(memory, claim))[0] == "conflicts"
 
 
 def test_every_against_only_is_the_other_value_of_one_setting() -> None:
@@ -914,3 +937,15 @@ def test_every_against_only_is_the_other_value_of_one_setting() -> None:
         )
         is None
     )
+
+
+def test_a_bound_turned_is_named_in_the_memory_s_order() -> None:
+    memory = "Ilse prefers small pull requests, under 400 changed lines."
+    claim = "Ilse prefers pull requests of more than 400 changed lines."
+    assert verify_features.bound_turned(memory, claim) == "upper bound / lower bound"
+    assert verify_features.bound_turned(claim, memory) == "lower bound / upper bound"
+    assert read_pair(memory, claim).difference == (
+        "the other value of one setting: upper bound / lower bound"
+    )
+    # the same bound in other words is none
+    assert verify_features.bound_turned(memory, "PRs stay below 400 changed lines.") is None

@@ -953,14 +953,34 @@ def _below_thousand(tokens: list[_Token], i: int) -> tuple[Decimal, int] | None:
     found = _below_hundred(tokens, i)
     if found is None:
         return None
-    value, size = Decimal(found[0]), found[1]
-    rest = [t.lower for t in tokens[i + size : i + size + 2]]
-    if rest[:1] == ["hundred"] and not tokens[i + size - 1].pause and 0 < value < 100:
-        value, size = value * 100, size + 1
-        after = i + size + (1 if rest[1:2] == ["and"] else 0)
-        more = _below_hundred(tokens, after) if after < len(tokens) else None
-        if more is not None and not tokens[i + size - 1].pause:
-            value, size = value + more[0], after - i + more[1]
+    return _times(tokens, i, (Decimal(found[0]), found[1]), "hundred", _below_hundred)
+
+
+_SCALES = {"hundred": 100, "thousand": 1000}  # the words _times multiplies by
+
+
+def _times(
+    tokens: list[_Token],
+    i: int,
+    found: tuple[Decimal, int],
+    word: str,
+    rest: Callable[[list[_Token], int], tuple[int | Decimal, int] | None],
+) -> tuple[Decimal, int]:
+    """The number `found` at tokens[i] times `word` ("hundred", "thousand") when that word
+    follows it, plus the smaller number `rest` reads after it ("four hundred *and twelve*",
+    "eight thousand *and eighty*"), and how many tokens it all takes."""
+    factor = _SCALES[word]
+    value, size = found
+    end = i + size
+    if end >= len(tokens) or tokens[end].lower != word or tokens[end - 1].pause:
+        return found
+    if not 0 < value < factor:
+        return found
+    value, size = value * factor, size + 1
+    after = i + size + (1 if i + size < len(tokens) and tokens[i + size].lower == "and" else 0)
+    more = rest(tokens, after) if after < len(tokens) else None
+    if more is not None and not tokens[i + size - 1].pause:
+        value, size = value + more[0], after - i + more[1]
     return value, size
 
 
@@ -982,16 +1002,9 @@ def _number_in_words(tokens: list[_Token], i: int) -> tuple[Decimal, int] | None
     found = _below_thousand(tokens, i)
     if found is None:
         return None
-    value, size = found
+    # "eight thousand and eighty", "twelve thousand five hundred"
+    value, size = _times(tokens, i, found, "thousand", _below_thousand)
     rest = [t.lower for t in tokens[i + size : i + size + 4]]
-    if rest[:1] == ["thousand"] and not tokens[i + size - 1].pause and 0 < value < 1000:
-        # "eight thousand and eighty", "twelve thousand five hundred"
-        value, size = value * 1000, size + 1
-        after = i + size + (1 if rest[1:2] == ["and"] else 0)
-        more = _below_thousand(tokens, after) if after < len(tokens) else None
-        if more is not None and not tokens[i + size - 1].pause:
-            value, size = value + more[0], after - i + more[1]
-        rest = [t.lower for t in tokens[i + size : i + size + 4]]
     if rest[:3] == ["and", "a", "half"] and not tokens[i + size - 1].pause:
         value, size = value + Decimal("0.5"), size + 3  # "four and a half hours"
     return (value, size) if size > 1 else None
@@ -3097,6 +3110,11 @@ def _bounds(one: Statement) -> dict[str, str]:
     return found
 
 
+def bound_directions(text: str) -> dict[str, str]:
+    """Each number of the text said as a bound, and which (upper or lower): _bounds."""
+    return _bounds(statement(text))
+
+
 def _bound_turned(old: Statement, new: Statement) -> bool:
     """One number both texts state, said as a bound the other way ("PRs of *under* 300
     lines" / "PRs of *over* 300 lines")."""
@@ -3308,9 +3326,9 @@ def keeps_the_subject(existing: str, new: str) -> bool:
 def _own_value_parts(one: Statement, values: Set[str]) -> set[str]:
     """_value_parts of the text's `values`, but not a word the text writes on its own that a
     value has in a short form (ALIASES: "*staging* DB host: pg-*stg*-07")."""
-    written = {part for value in values for part in re.split(r"[-./:@_ ]+", _as_words(value))}
+    written = _written_parts(values)
     short = {_stem(part) for part in written if part in ALIASES}
-    return _value_parts(values) - {
+    return {_stem(part) for part in written} - {
         t.norm for t in one.tokens if t.norm in short and t.lower not in written
     }
 
@@ -3318,12 +3336,12 @@ def _own_value_parts(one: Statement, values: Set[str]) -> set[str]:
 def _value_parts(values: Set[str]) -> set[str]:
     """The stems of the words the values are written with ("america/new_york": america, new,
     york; "day:friday": friday)."""
-    return {
-        _stem(part)
-        for value in values
-        for part in re.split(r"[-./:@_ ]+", _as_words(value))
-        if part
-    }
+    return {_stem(part) for part in _written_parts(values)}
+
+
+def _written_parts(values: Set[str]) -> set[str]:
+    """The words the values are written with, as written."""
+    return {part for value in values for part in re.split(r"[-./:@_ ]+", _as_words(value)) if part}
 
 
 # Verbs that say only where or with what a thing is, or when it happens: the subject is what
@@ -5059,7 +5077,8 @@ def corrects_a_relation(existing: str, new: str) -> bool:
     # negated; and only a word rejected for another, not a thing of someone's: "Sumac's tests
     # run with Vitest, not *Bun's* runner" is about Sumac's tests)
     things = not (old.relations or new_.relations)
-    if things and _rejects_an_old_word(old, new_) and _said_instead(old, new_) - _CORRECTION_WORDS:
+    said = _said_instead(old, new_) - _CHANGE_STEMS  # not only "Correction:", "actually"
+    if things and said and _rejects_an_old_word(old, new_):
         return True
     return any(_stem(relation.split()[-1]) in new_.negated for relation in old.relations)
 
@@ -5077,8 +5096,8 @@ def _rejects_an_old_word(old: Statement, new: Statement) -> bool:
     return False
 
 
-# Words that only say a text corrects another ("*Correction:* ...", "*actually*").
-_CORRECTION_WORDS = frozenset(_stem(word) for word in ("correction", "actually", "update"))
+# The change words by their stems ("*Correction:*", "*updated*" / "*Update:*", "*actually*").
+_CHANGE_STEMS = frozenset(_stem(word) for word in CHANGE_MARKERS)
 
 
 def _more_relations(one: Statement, other: Statement) -> bool:

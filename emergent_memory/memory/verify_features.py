@@ -798,9 +798,22 @@ _DURATION_NUMBER = re.compile(r"(\d+(?:\.\d+)?) \S+")
 
 
 def setting_exchanged(memory: str, claim: str) -> str | None:
-    """The other value of one setting (`dedup.OPPOSITES`, opposite_in), or all against only
-    (every_or_only), in words; None when neither is."""
-    return opposite_in(dedup.OPPOSITES, memory, claim) or every_or_only(memory, claim)
+    """The other value of one setting (`dedup.OPPOSITES`, opposite_in), all against only
+    (every_or_only), or the same number as a bound the other way (bound_turned), in words;
+    None when none is."""
+    found = opposite_in(dedup.OPPOSITES, memory, claim) or every_or_only(memory, claim)
+    return found or bound_turned(memory, claim)
+
+
+def bound_turned(memory: str, claim: str) -> str | None:
+    """A number both texts state as a bound, upper in one and lower in the other ("PRs
+    *under* 400 lines" / "PRs of *more than* 400 lines"), as "upper bound / lower bound"
+    (the memory's first); None when there is none."""
+    mine, theirs = (dedup.bound_directions(text) for text in (memory, claim))
+    for value, way in mine.items():
+        if theirs.get(value, way) != way:
+            return f"{way} bound / {theirs[value]} bound"
+    return None
 
 
 _EVERY = frozenset({"every", "all", "each", "any"})

@@ -248,9 +248,8 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
         if exchanged is not None:
             kind = "exchange"
             difference = f"the same values in swapped places: {exchanged[0]} / {exchanged[1]}"
-        elif opposite is not None or compared.bound_turned:  # or "under 400" / "over 400"
-            setting = opposite or "upper / lower bound"
-            kind, difference = "opposite", f"the other value of one setting: {setting}"
+        elif opposite is not None:
+            kind, difference = "opposite", f"the other value of one setting: {opposite}"
         elif rejected is not None:
             kind, difference = "rejected", rejected
         elif dedup.says_no(old) != dedup.says_no(new):
