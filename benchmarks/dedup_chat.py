@@ -255,6 +255,9 @@ HOLDOUTS = {
     "after set 78 (numbers with 'thousand', a host and its port, short forms, a bare verb "
     "after 'we' as the present, a correction that rejects the old word for another, 'from X "
     "to Y')",
+    "dedup_holdout_80.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "after set 79 and the stop's review (a mark ends a name, a list stops at a colon, '-ed' / "
+    "'-ing' before the same word)",
 }
 
 
