@@ -184,6 +184,19 @@ def test_two_values_changed_at_once_are_another_fact_even_with_a_change_word() -
     assert verdict(SIMILAR, old, new) == "possible_duplicate"
 
 
+def test_a_count_is_not_stated_by_a_part_of_a_version_both_texts_have() -> None:
+    # "5.3" holds a 5 and a 3, neither of which is a count of nodes: a held-out verify claim
+    # changed "three nodes" to "five nodes" and was read as stating the same values
+    old = "The telemetry broker is EMQX 5.3 running on three nodes in Frankfurt."
+    new = "The telemetry broker is EMQX 5.3 running on five nodes in Frankfurt."
+    assert changed_values(old, new) == 1
+    assert verdict(SIMILAR, old, new) == "possible_duplicate"
+    assert changed_values("Postgres 16.3 runs on 2 hosts.", "Postgres 16.3 runs on 3 hosts.") == 1
+    # a number said in words or inside a decimal only one text has is still the same value
+    assert changed_values("The release is version one point four.", "The release is v1.4.") == 0
+    assert changed_values("Postgres 16.3 runs on three hosts.", "Postgres 16.3 runs on 3 hosts.") == 0
+
+
 def test_a_distinct_fact_below_the_duplicate_band_is_not_even_suggested() -> None:
     marco = "Marco is the on-call engineer for payments this weekend"
     marta = "Marta is the on-call engineer for payments this weekend"

@@ -661,6 +661,15 @@ def test_one_part_of_a_longer_memory_restated_with_another_number_is_a_conflict(
     # the same number beside the same word confirms, or at least does not conflict
     same = verifier.verify(principal, "The admin dashboard runs Django 4.2.")
     assert same["verdict"] != "conflict", same["why"]
+    # a count beside a version both have: the count's word as written ("nodes", not a stem)
+    semantic.save(
+        principal,
+        "The telemetry broker is EMQX 5.3 running on three nodes in the Frankfurt region.",
+        "fact",
+    )
+    nodes = verifier.verify(principal, "The telemetry broker is EMQX 5.3 on five nodes.")
+    assert nodes["verdict"] == "conflict", nodes["why"]
+    assert "nodes three / five" in nodes["why"]
 
 
 @pytest.mark.parametrize(

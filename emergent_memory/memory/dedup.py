@@ -543,6 +543,7 @@ _QUOTED = re.compile(r"`[^`]+`|\"[^\"]+\"|“[^”]+”")
 _UNIT = re.compile(r"(\d+(?:\.\d+)?)(?:ms|sec|secs|min|mins|hr|hrs|kb|mb|gb|tb|kib|mib|gib|px)")
 _ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)")
 _VERSION = re.compile(r"\d+(?:\.\d+)*")
+_DECIMAL = re.compile(r"\d+(?:\.\d+)+")  # a version or a decimal number
 # a version's trailing zeros ("16.0", "2.0.0", "apache-2.0"; not "1.0.5")
 _ZERO_VERSION = re.compile(r"(\d+)(?:\.0+)+(?!\.?\d)")
 _CLOCK = re.compile(r"(\d{1,2})(?::(\d{2}))?(am|pm|a\.m|p\.m)?")
@@ -5212,11 +5213,16 @@ def _lost_values(old: Statement, new: Statement) -> frozenset[str]:
     # hour")
     tokens = new.tokens
     counted = {a.norm for a, b in pairwise(tokens) if b.lower in ("times", "time", "x")}
-    for value in old.values - new.words - new.values:
+    # a number only inside a decimal both texts have is not stated by it ("EMQX 5.3 on
+    # *three* nodes" / "EMQX 5.*3* on five nodes"; but "one point four" / "v1.4")
+    decimals = {t.norm for t in tokens if _DECIMAL.fullmatch(t.norm)} & old.words
+    in_numbers = {part for decimal in decimals for part in decimal.split(".")}
+    words = new.words - (in_numbers - bare)
+    for value in old.values - words - new.values:
         number = amounts.get(value)
         if number in new.values and number not in counted and not another_duration:
             continue
-        if value[:2] != "q:" and {_stem(p) for p in re.split(r"[:/@]", value) if p} <= new.words:
+        if value[:2] != "q:" and {_stem(p) for p in re.split(r"[:/@]", value) if p} <= words:
             continue  # "db-1.internal:5432" / "host db-1.internal, port 5432"
         if not any(c.isdigit() for c in value) and value[:2] != "q:":
             parts = {_stem(p) for p in re.split(r"[- ]", value) if p}

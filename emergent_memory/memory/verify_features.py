@@ -629,10 +629,9 @@ def part_difference(memory: dedup.Statement, claim: dedup.Statement) -> str | No
         others = sorted(
             v for w, v in mine if w == word and (word, v) not in theirs and _NUMBER.fullmatch(v)
         )
-        if others:  # (the numbers as written: "5.0", not its norm "5")
-            return (
-                f"{word} {dedup.bare_value(others[0], memory)} / {dedup.bare_value(value, claim)}"
-            )
+        if others:  # (the word and numbers as written: "nodes", "5.0"; not "nod", "5")
+            was, now = dedup.bare_value(others[0], memory), dedup.bare_value(value, claim)
+            return f"{_written(claim, word).lower()} {was} / {now}"
     return None
 
 
