@@ -842,6 +842,19 @@ def test_the_users_someone_is_not_the_user() -> None:
         # the holder and the possessor of one relation exchanged
         ("gina: dave is my boss", "gina: i'm dave's boss", ("dave", "my")),
         ("Lena is Tom's mentor.", "Tom is Lena's mentor.", ("Lena", "Tom's")),
+        # the relation named first in one text, names of two words, the speaker as "the user"
+        (
+            "Kofi's manager is Femke Jansen, the CTO.",
+            "Kofi is Femke Jansen's manager.",
+            ("Femke Jansen", "Kofi"),
+        ),
+        (
+            "Tomasz is Agnieszka Nowak's manager.",
+            "Tomasz's manager is Agnieszka Nowak.",
+            ("Tomasz", "Agnieszka Nowak"),
+        ),
+        ("Lena's team lead is Marek.", "Lena is Marek's team lead.", ("Marek", "Lena")),
+        ("Priya is my mentor.", "The user is Priya's mentor.", ("Priya", "my")),
         # "we" and "us" are the speakers too
         (
             "kim: we got to the venue before the others",
@@ -916,6 +929,9 @@ def test_values_persons_and_things_in_swapped_places_are_a_conflict(
         # persons said the other way round
         ("gina: dave is my boss", "gina: my boss is dave"),  # the two sides of "is"
         ("Our tech lead is Ana.", "Ana is our tech lead."),
+        ("Kofi's manager is Femke Jansen.", "Femke Jansen is Kofi's manager."),
+        ("The user's mentor is Priya.", "Priya is my mentor."),
+        ("I'm Dave's boss.", "Dave's boss is me."),
         ("I report to Mark.", "Mark is who I report to."),
         ("We report to Dana.", "Dana is who we report to."),
         ("Marco: I don't drink coffee, only tea", "Marco: tea only for me, no coffee"),

@@ -4767,15 +4767,106 @@ def _possessor_swapped(old: Statement, new: Statement) -> tuple[str, str] | None
     """The holder and the possessor of one relation exchanged: "dave is *my* boss" / "*I'm*
     dave's boss", "Ana is Bo's mentor" / "Bo is Ana's mentor" (None otherwise)."""
     one, other = _possession(old), _possession(new)
-    if one is None or other is None:
+    if one is not None and other is not None:
+        holder, possessor, noun = (t.norm for t in one)
+        turned = (holder, possessor) == (other[1].norm, other[0].norm)
+        if noun == other[2].norm and holder != possessor and turned:
+            return one[0].text, one[1].text
+    # either text may name the relation first: "Kofi's manager is Femke Jansen" / "Kofi is
+    # Femke Jansen's manager", "Priya is my mentor" / "The user is Priya's mentor"
+    first, second = _relation(old), _relation(new)
+    if first is None or second is None or first[2] != second[2]:
         return None
-    holder, possessor, noun = (t.norm for t in one)
-    new_holder, new_possessor, new_noun = (t.norm for t in other)
-    if noun != new_noun or holder == possessor:
+    (holders, holder_text), (possessors, possessor_text) = first[0], first[1]
+    if holders & second[1][0] and possessors & second[0][0] and not holders & possessors:
+        return holder_text, possessor_text
+    return None
+
+
+# Words that join a person to a relation ("X *is* Y's manager", "Y's manager *was* X").
+_RELATION_COPULAS = frozenset({"is", "was", "am", "are", "remains"})
+_Named = tuple[frozenset[str], str]  # a person's name words (norms) and the name as written
+
+
+def _relation(one: Statement) -> tuple[_Named, _Named, str] | None:
+    """(holder, possessor, noun) of a text's first clause that names one relation (RELATIONS)
+    of one person to another: "<holder> is <possessor>'s <noun>" or "<possessor>'s <noun> is
+    <holder>", a name being capitalised words or the speaker (I, my, the user: _SELF); a
+    modifier may stand before the noun ("line manager", "team lead"); None otherwise."""
+    tokens = one.tokens[_label_length(one.tokens) :]
+    end = next((i + 1 for i, t in enumerate(tokens) if t.pause), len(tokens))
+    tokens = tokens[:end]
+    for k, token in enumerate(tokens):
+        if _noun(token) not in RELATIONS or token.lower.endswith("'s"):
+            continue
+        if k + 1 < len(tokens) and tokens[k + 1].lower in RELATIONS:
+            continue  # the noun is the last of a compound ("team lead")
+        owner = next((j for j in range(k - 1, max(-1, k - 3), -1) if _owns(tokens[j])), None)
+        if owner is None or not all(t.text[:1].islower() for t in tokens[owner + 1 : k]):
+            continue
+        possessor = _name_before(tokens, owner + 1)
+        if possessor is None:
+            return None
+        start = owner + 1 - len(possessor[1].split())
+        if k + 1 < len(tokens) and tokens[k + 1].lower in _RELATION_COPULAS:
+            holder = _name_after(tokens, k + 2)  # "<possessor>'s <noun> is <holder>"
+            if holder is None or k + 2 + len(holder[1].split()) < len(tokens):
+                return None
+        elif start > 0 and tokens[start - 1].lower in _RELATION_COPULAS and k + 1 == len(tokens):
+            holder = _name_before(tokens, start - 1)  # "<holder> is <possessor>'s <noun>"
+            if holder is None or start - 1 - len(holder[1].split()) > 0:
+                return None
+        else:
+            return None
+        return holder, possessor, token.norm
+    return None
+
+
+def _owns(token: _Token) -> bool:
+    """A possessive: "X's", "X'", "my", "our"."""
+    return token.lower.endswith(("'s", "s'")) or token.lower in ("my", "our")
+
+
+def _name_before(tokens: Sequence[_Token], end: int) -> _Named | None:
+    """The name that ends right before `end` (its last token may be a possessive): the
+    speaker ("I", "my", "the user", "the user's") or a run of capitalised words."""
+    last = tokens[end - 1]
+    if _noun(last) in ("i", "my", "me", "user") or last.lower in _SELF_WORDS:
+        start = end - 2 if end > 1 and tokens[end - 2].lower == "the" else end - 1
+        written = " ".join(t.text for t in tokens[start:end])
+        return frozenset({_SELF}), written.removesuffix("'s").removesuffix("\u2019s")
+    start = end
+    while start > 0 and tokens[start - 1].text[:1].isupper() and not tokens[start - 1].pause:
+        start -= 1
+        if tokens[start].first:
+            break
+    if start == end or (start < end - 1 and tokens[end - 2].pause):
         return None
-    if (holder, possessor) != (new_possessor, new_holder):
+    names = tokens[start:end]
+    written = " ".join(t.text for t in names)
+    return frozenset(_noun(t) for t in names), written.removesuffix("'s").removesuffix("\u2019s")
+
+
+def _name_after(tokens: Sequence[_Token], start: int) -> _Named | None:
+    """The name that starts at `start`: the speaker ("me", "I", "the user") or a run of
+    capitalised words up to a mark."""
+    if start >= len(tokens):
         return None
-    return one[0].text, one[1].text
+    first = tokens[start]
+    if first.lower in _SELF_WORDS or (
+        first.lower == "the" and start + 1 < len(tokens) and tokens[start + 1].lower == "user"
+    ):
+        length = 2 if first.lower == "the" else 1
+        return frozenset({_SELF}), " ".join(t.text for t in tokens[start : start + length])
+    end = start
+    while end < len(tokens) and tokens[end].text[:1].isupper():
+        end += 1
+        if tokens[end - 1].pause:
+            break
+    if end == start:
+        return None
+    names = tokens[start:end]
+    return frozenset(_noun(t) for t in names), " ".join(t.text for t in names)
 
 
 def _possession(one: Statement) -> tuple[_Token, _Token, _Token] | None:
