@@ -194,7 +194,9 @@ def test_a_count_is_not_stated_by_a_part_of_a_version_both_texts_have() -> None:
     assert changed_values("Postgres 16.3 runs on 2 hosts.", "Postgres 16.3 runs on 3 hosts.") == 1
     # a number said in words or inside a decimal only one text has is still the same value
     assert changed_values("The release is version one point four.", "The release is v1.4.") == 0
-    assert changed_values("Postgres 16.3 runs on three hosts.", "Postgres 16.3 runs on 3 hosts.") == 0
+    assert (
+        changed_values("Postgres 16.3 runs on three hosts.", "Postgres 16.3 runs on 3 hosts.") == 0
+    )
 
 
 def test_a_distinct_fact_below_the_duplicate_band_is_not_even_suggested() -> None:

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from emergent_memory.memory import verify_features
-from emergent_memory.memory.dedup import STOPWORDS
+from emergent_memory.memory.dedup import STOPWORDS, statement
 from emergent_memory.memory.verify_clauses import MAX_CLAUSES, closest_clauses
 from emergent_memory.memory.verify_features import (
     ANTONYMS_PATH,
@@ -533,6 +533,16 @@ def test_an_unknown_kind_is_refused() -> None:
             "The render farm scales down during launches.",
             "up / down",
         ),
+        (
+            "The loan row and its outbox event are written in the same transaction.",
+            "The loan row and its outbox event are written in separate transactions.",
+            "same / separate",
+        ),
+        (
+            "The GeoLite2 attribution goes in the dashboard footer.",
+            "The GeoLite2 attribution goes in the dashboard header.",
+            "footer / header",
+        ),
     ],
 )
 def test_opposites_are_read_in_any_inflection(memory: str, claim: str, pair: str) -> None:
@@ -756,11 +766,13 @@ def test_more_before_an_adverb_is_its_comparative() -> None:
     features = read_pair(memory, claim)
     assert features.difference == "the other value of one setting: faster / slower"
     assert POLICY.judge(0.86, features)[0] == "conflicts"
-    # "more" before a word that is no adverb in "-ly" adds nothing to the text's words
+    # "more" before a word that is no adverb in "-ly" adds nothing to the text's words (but
+    # for a word in "-s", also read without it: "mornings" is "morning" too)
     assert verify_features._compared("The job needs more memory.") == {
         "the",
         "job",
         "needs",
+        "need",
         "more",
         "memory",
     }
@@ -849,6 +861,51 @@ def test_a_verb_that_says_no_negates_as_a_negation_does(memory: str, claim: str)
 )
 def test_two_ways_of_saying_no_and_a_purpose_are_no_negation(memory: str, claim: str) -> None:
     assert read_pair(memory, claim).difference_kind != "negation"
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim"),
+    [
+        (
+            "Never run TRUNCATE on production ClickHouse tables; use the partition drop script.",
+            "Running TRUNCATE on production ClickHouse tables is not forbidden.",
+        ),
+        (
+            "Never restart the radar service during a storm warning.",
+            "Restarting the radar service during a storm warning isn't a problem.",
+        ),
+        (
+            "Don't force-push to release branches.",
+            "Force-pushing to release branches is not prohibited.",
+        ),
+    ],
+)
+def test_a_forbidding_word_negated_permits_against_a_rule_that_says_no(
+    memory: str, claim: str
+) -> None:
+    """ "not forbidden", "isn't a problem" say yes: against "never" that is a negation one
+    side has, never a confirmation (both texts hold a negator)."""
+    features = read_pair(memory, claim)
+    assert features.difference_kind == "negation"
+    assert features.difference == "the memory negates what the other states"
+    assert POLICY.judge(0.85, features)[0] == "conflicts"
+
+
+@pytest.mark.parametrize(
+    ("text", "says_no"),
+    [
+        ("Pushing to main is forbidden.", True),
+        ("Pushing to main is not forbidden.", False),
+        ("Pushing to main is not forbidden, but avoid force pushes.", True),  # a no elsewhere
+        ("Restarting it is not a problem.", False),
+        # a report that something had no trouble is a negation as written
+        ("Firmware 4.2 has no problem with large item counts.", True),
+        ("Java 21 worked without problems.", True),
+        ("Never push to main.", True),
+    ],
+)
+def test_only_a_negated_forbidding_word_turns_a_no_into_a_yes(text: str, says_no: bool) -> None:
+    assert verify_features.says_no(statement(text)) is says_no
 
 
 @pytest.mark.parametrize(

@@ -649,7 +649,7 @@ _SAME_VERBS_GROUPS = (
 _SAME_VERBS = tuple(frozenset(_stem(w) for w in group.split()) for group in _SAME_VERBS_GROUPS)
 # Verbs that say no as a negation does ("*dislikes* emojis" says "doesn't like emojis").
 _AVERSE_WORDS = "dislike hate avoid refuse detest forbid forbids forbidden ban bans banned"
-_AVERSE = frozenset(_stem(word) for word in _AVERSE_WORDS.split())
+AVERSE = frozenset(_stem(word) for word in _AVERSE_WORDS.split())
 
 
 def says_no(one: Statement) -> bool:
@@ -661,7 +661,7 @@ def says_no(one: Statement) -> bool:
     # (not a purpose: "chunks of 500 rows *to avoid* long locks")
     lower = [token.lower for token in one.tokens]
     return any(
-        token.norm in _AVERSE and not (i and lower[i - 1] == "to")
+        token.norm in AVERSE and not (i and lower[i - 1] == "to")
         for i, token in enumerate(one.tokens)
     )
 
@@ -2954,7 +2954,7 @@ def negating_side(existing: str, new: str) -> Literal["existing", "new"] | None:
     if old.negations == new_.negations:
         return None
     fewer, more = (old, new_) if old.negations < new_.negations else (new_, old)
-    if fewer.words & _AVERSE and not _negated_heads(more) & _AVERSE:
+    if fewer.words & AVERSE and not _negated_heads(more) & AVERSE:
         # a verb that says no agrees with a negation ("The user *dislikes* emojis" / "*No*
         # emojis: the user *doesn't* like them"), unless the negation is of that verb ("The
         # user *doesn't hate* tabs")
@@ -4184,7 +4184,7 @@ def _leaves_out(old: Statement, new: Statement) -> bool:
 
 # Verbs that leave a thing out, as a negation would ("semicolons *omitted*").
 _LEAVING_OUT_WORDS = "omit omitted omits skip skipped exclude excluded disable disabled"
-_LEAVING_OUT = _AVERSE | frozenset(_stem(word) for word in _LEAVING_OUT_WORDS.split())
+_LEAVING_OUT = AVERSE | frozenset(_stem(word) for word in _LEAVING_OUT_WORDS.split())
 
 
 def _other_units(old: Statement, new: Statement) -> bool:
@@ -5623,7 +5623,7 @@ def _liking_said_both_ways(
         for span in (old.tokens[i1:i2], new.tokens[j1:j2])
     ]
     norms = {t.norm for t in words}
-    return negated[0] != negated[1] and bool(norms & _AVERSE) and bool(norms & _SAME_MEANING)
+    return negated[0] != negated[1] and bool(norms & AVERSE) and bool(norms & _SAME_MEANING)
 
 
 def _stands_in(token: _Token, other: Statement, norms: set[str]) -> bool:

@@ -61,7 +61,9 @@ _VERIFY_OPPOSITES = """
     spike:drop spikes:drops spiked:dropped multiply:divide multiplied:divided multiplies:divides
     free:charged free:paid verbatim:paraphrased verbatim:paraphrase verbatim:summarised
     verbatim:summarized during:outside including:excluding include:exclude
-    included:excluded
+    included:excluded same:separate header:footer headers:footers inbound:outbound
+    opt-in:opt-out upload:download uploads:downloads import:export ingress:egress
+    encrypt:decrypt encrypted:decrypted input:output horizontally:vertically
 """
 # and the direct antonyms of English adjectives and adverbs from WordNet 3.0, with their
 # comparatives and superlatives ("large" / "small", "larger" / "smaller"), as data
@@ -238,6 +240,43 @@ def restated(memory: str, claim: str) -> bool:
     )
 
 
+# Words that forbid, negated they permit ("*not forbidden*", "isn't *off-limits*"), and words
+# of trouble that permit when negated after a copula ("is *not a problem*"; but "has no
+# problem with" reports): a text that says no only to them says yes.
+_FORBIDDING = frozenset(dedup.content_words("forbidden prohibited banned disallowed off-limits"))
+_TROUBLE = frozenset(dedup.content_words("problem issue"))
+_COPULA_NEGATED = frozenset({"isn't", "aren't", "wasn't", "isnt", "arent", "wasnt"})
+_ON = frozenset({"a", "an", "the", "be"})  # words between a negator and the word it negates
+
+
+def says_no(one: dedup.Statement) -> bool:
+    """dedup.says_no, but a text whose every negator is followed by a word that forbids
+    (_FORBIDDING, or _TROUBLE after a copula; an article or "be" between) permits: "Running
+    TRUNCATE on production is *not forbidden*" says yes where "*Never* run TRUNCATE on
+    production" says no."""
+    if not dedup.says_no(one):
+        return False
+    tokens = one.tokens
+    negators = [i for i, t in enumerate(tokens) if t.lower in dedup.NEGATORS or t.norm == "not"]
+    if not negators:
+        return True  # a verb that says no ("forbids", "avoids")
+
+    def permitted(i: int) -> int | None:
+        """The place of the word the negator at i permits, if it does."""
+        after = [j for j in range(i + 1, min(i + 4, len(tokens))) if tokens[j].lower not in _ON]
+        if not after:
+            return None
+        word = tokens[after[0]].norm
+        copula = tokens[i].lower in _COPULA_NEGATED or (i and tokens[i - 1].lower in ("is", "are"))
+        return after[0] if word in _FORBIDDING or (word in _TROUBLE and copula) else None
+
+    places = [permitted(i) for i in negators]
+    if None in places:
+        return True
+    # a verb that says no elsewhere still does ("not forbidden, but *avoid* ...")
+    return any(t.norm in dedup.AVERSE and i not in places for i, t in enumerate(tokens))
+
+
 def says_no_more(claim: str, clause: str) -> bool:
     """Every content word and value of the claim is in the memory's clause (as save reads
     them: stems, short forms, values written otherwise): the claim states one part of the
@@ -291,10 +330,12 @@ def opposite_in(pairs: frozenset[frozenset[str]], memory: str, claim: str) -> st
 
 
 def _compared(text: str) -> set[str]:
-    """The text's words, lower-cased, and "more" before an adverb as its
-    comparative ("*more slowly*" is "slower", as "faster" is its opposite)."""
+    """The text's words, lower-cased, a plural also as its singular ("*mornings*" and
+    "afternoon" are two values, "mornings" and "morning" one), and "more" before an adverb as
+    its comparative ("*more slowly*" is "slower", as "faster" is its opposite)."""
     words = [token.lower for token in dedup.statement(text).tokens]
     found = set(words)
+    found.update(w[:-1] for w in words if len(w) > 4 and w[-1] == "s" and w[-2] not in "su")
     for first, second in pairwise(words):
         if first == "more" and second.endswith("ly") and len(second) > 5:
             found.add(second.removesuffix("ly") + "er")
@@ -317,7 +358,7 @@ def clause_difference(memory: str, claim: str) -> str | None:
         index, shared = aligned
         own = parts[index]
         old, new = dedup.statement(own), dedup.statement(claim_clause)
-        said_no = dedup.says_no(old) != dedup.says_no(new)
+        said_no = says_no(old) != says_no(new)
         # (a verb that says no against its opposite is the other value: "likes" / "dislikes")
         by_a_verb = not (old.negations or new.negations)
         if (
@@ -325,7 +366,7 @@ def clause_difference(memory: str, claim: str) -> str | None:
             and said_no
             and (not by_a_verb or _opposite_in(own, claim_clause) is None)
         ):
-            one = "the claim" if dedup.says_no(new) else "the memory"
+            one = "the claim" if says_no(new) else "the memory"
             return f"{one} negates what the other states: {own}"
         opposite = _opposite_in(own, claim_clause)
         said = None if opposite is None else opposite.split(" / ")[-1]
