@@ -98,6 +98,21 @@ def test_an_order_turned_around_is_named_by_the_words_beside_its_connective() ->
         )
         == "the same things in the other order: run before workers"
     )
+    # a comparison's things beyond the words it compares by ("catch far more bugs than")
+    turned = clause_difference(
+        "Integration tests against a real database container catch far more bugs than mocks.",
+        "Mocks catch far more bugs than integration tests against a real database container.",
+    )
+    assert turned is not None
+    assert turned.startswith("the same things in the other order: ")
+    # "more than" a number is a bound, not two things compared
+    assert (
+        clause_difference(
+            "Subscribing to more than 200 items makes the watchdog restart the gateway.",
+            "The watchdog restarts the gateway when more than 200 items are subscribed.",
+        )
+        is None
+    )
 
 
 @pytest.mark.parametrize(

@@ -92,6 +92,7 @@ _FIRST_SIDE = ("over", "before", "than", "then", "instead of", "rather than")
 _ORDER = re.compile(r"\b(over|before|after|then|instead of|rather than|than|to)\b", re.IGNORECASE)
 _FROM_OR_PREFER = re.compile(r"\b(from|prefers?|preferred)\b", re.IGNORECASE)
 _ORDER_WINDOW = 4  # content words read on each side of the connective
+_COMPARED_WINDOW = 8  # on each side of "than"
 
 
 # A negation, or a word (not a value) moved between clauses, counts in a clause pair sharing
@@ -587,8 +588,13 @@ def _ordered_pairs(text: str) -> dict[tuple[str, str], int]:
             head = part[: match.start()]
             if word == "to" and not _FROM_OR_PREFER.search(head):
                 continue
-            left = _near(head, last=True)
-            right = _near(part[match.end() :], last=False)
+            # (a comparison's things often stand beyond the words it compares by: "*mocks*
+            # catch far more bugs than *integration tests*")
+            window = _COMPARED_WINDOW if word == "than" else _ORDER_WINDOW
+            if word == "than" and re.match(r"\s*\d", part[match.end() :]):
+                continue  # a bound, no two things: "more than 200 items"
+            left = _near(head, last=True, window=window)
+            right = _near(part[match.end() :], last=False, window=window)
             if not left or not right:
                 continue
             first_side = word in _FIRST_SIDE
@@ -601,7 +607,7 @@ def _ordered_pairs(text: str) -> dict[tuple[str, str], int]:
     return pairs
 
 
-def _near(text: str, *, last: bool) -> list[str]:
+def _near(text: str, *, last: bool, window: int = _ORDER_WINDOW) -> list[str]:
     """The content words nearest the connective on one side, up to a clause's end, the
     nearest first."""
     pieces = [p for p in _CLAUSE_BREAK.split(text) if p.strip()]
@@ -611,7 +617,7 @@ def _near(text: str, *, last: bool) -> list[str]:
     content = dedup.content_words(piece)
     tokens = [t.norm for t in dedup.statement(piece).tokens if t.norm in content]
     chosen = tokens[::-1] if last else tokens
-    return list(dict.fromkeys(chosen[:_ORDER_WINDOW]))
+    return list(dict.fromkeys(chosen[:window]))
 
 
 def _order_turned(memory: str, claim: str) -> str | None:
