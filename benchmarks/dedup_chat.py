@@ -258,6 +258,9 @@ HOLDOUTS = {
     "dedup_holdout_80.json": "agent and chat memories, 480 pairs; first run against the rule "
     "after set 79 and the stop's review (a mark ends a name, a list stops at a colon, '-ed' / "
     "'-ing' before the same word)",
+    "dedup_holdout_81.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "after set 80 (a count not stated by a part of a decimal both texts have, a relation's "
+    "holder and possessor exchanged with the relation named first)",
 }
 
 
