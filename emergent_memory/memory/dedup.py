@@ -4545,6 +4545,8 @@ def _verb_forms(one: Statement) -> dict[str, str]:
             continue
         if token.norm in STOPWORDS or token.norm in CALENDAR:
             continue
+        if token.text[:1].isupper() and _past_form(after):
+            continue  # a name before its verb ("*Jonas* calibrated"), no verb in "-s"
         if low == token.norm:
             # a bare verb is present only after a subject pronoun ("*We deploy* ...")
             if before in _PLAIN_SUBJECTS and token.norm in one.words:
