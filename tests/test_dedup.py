@@ -777,6 +777,15 @@ def test_one_place_filled_with_other_words_is_another_fact() -> None:
         assert verdict(0.88, existing, marked) == "supersede"
 
 
+def test_an_attribute_refilled_beside_a_bound_word_is_another_fact() -> None:
+    # "max" added before the refilled words is no word out of place: the same value of
+    # another attribute (held-out set 81 superseded the batch size with the queue length)
+    existing = "photon-vault ingest batch size is 500 files."
+    new = "photon-vault max ingest queue length is 500 files."
+    assert verdict(0.884, existing, new) == "possible_duplicate"
+    assert POLICY.explain(0.884, existing, new).reason == "different subject"
+
+
 def test_something_of_someone_is_not_that_someone() -> None:
     assert relations_differ("The tenant pays the water bill.", "The tenant's guarantor pays it.")
     assert not relations_differ(
