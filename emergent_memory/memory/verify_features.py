@@ -6,10 +6,12 @@ clauses, pair each claim clause with the memory clause about the same thing (the
 most of its non-value words), and read that pair alone: the claim clause negates it, says the
 other value of one setting (`VERIFY_OPPOSITES`), takes a value or word that the memory gives
 another clause (the values in swapped places), or turns an order around ("A before B" / "B
-before A", "X over Y" / "Y instead of X"). The verbs among the opposites are read in any
-inflection but a gerund ("starts" / "finishes"). Also here: one part of a longer memory
-restated with another number (`part_difference`). Words and pairs are data (this module's
-constants); the texts are read with save's tokens and stems (memory/dedup.py's `statement`).
+before A", "X over Y" / "Y instead of X", "A does more than B" / "B does more than A").
+The verbs among the opposites are read in any inflection but a gerund ("starts" /
+"finishes"); a negated word that forbids permits ("*not forbidden*": `says_no`). Also
+here: one part of a longer memory restated with another number (`part_difference`). Words
+and pairs are data (this module's constants); the texts are read with save's tokens and
+stems (memory/dedup.py's `statement`).
 """
 
 from __future__ import annotations

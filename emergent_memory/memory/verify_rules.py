@@ -15,15 +15,15 @@ emergent_memory/app.py, per embedding model):
    modifier swapped before the same noun: "the *staging* database" / "the *production*
    database") is related, never a confirmation or a conflict;
 3. a changed value, the other value of a setting, the same values in swapped places, or a
-   negation one side has (dedup's negated clauses) conflicts from `confirm_from`, and from
-   `conflict_from` when the two keep at least `conflict_frame` of the longer one's words in
-   order; so does, from `conflict_from` whatever the frame, a difference between a claim
-   clause and the memory clause about the same thing (verify_features.clause_difference;
-   with vectors only), and such a pair never confirms; so does, from `related_from`, one
-   part of a longer memory restated with another number beside the same word; and each kind
-   of difference (DIFFERENCE_KINDS) conflicts from its own threshold (`conflict_from_kind`,
-   never below `related_from`, with vectors only; fitted by benchmarks/verify.py's
-   calibrate_kinds); docs/memory.md ("How it decides") gives examples of each;
+   negation one side has (verify_features.says_no: "not forbidden" permits) conflicts from
+   `confirm_from`, and from `conflict_from` when the two keep at least `conflict_frame` of
+   the longer one's words in order; so does, from `conflict_from` whatever the frame, a
+   difference between a claim clause and the memory clause about the same thing
+   (verify_features.clause_difference; with vectors only), and such a pair never confirms;
+   so does, from `related_from`, one part of a longer memory restated with another number
+   beside the same word; and each kind of difference (DIFFERENCE_KINDS) conflicts from its
+   own threshold (`conflict_from_kind`, never below `related_from`, with vectors only;
+   fitted by benchmarks/verify.py); docs/memory.md ("How it decides") gives examples of each;
 4. from `confirm_from` (or `keeps_words_from` when one text keeps every content word of the
    other), the same values confirm when the words show it (verify_features.restated),
    unless an opposite (VERIFY_OPPOSITES) stands in one text where the other has its pair:
