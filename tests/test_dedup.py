@@ -866,6 +866,13 @@ def test_the_users_someone_is_not_the_user() -> None:
         ),
         ("Lena's team lead is Marek.", "Lena is Marek's team lead.", ("Marek", "Lena")),
         ("Priya is my mentor.", "The user is Priya's mentor.", ("Priya", "my")),
+        ("My manager is Femke.", "I'm Femke's manager.", ("Femke", "My")),
+        # one surname shared by two persons is no one person
+        (
+            "Maria Garcia is Lucas Garcia's mentor.",
+            "Maria Garcia's mentor is Lucas Garcia.",
+            ("Maria Garcia", "Lucas Garcia"),
+        ),
         # "we" and "us" are the speakers too
         (
             "kim: we got to the venue before the others",
@@ -943,6 +950,11 @@ def test_values_persons_and_things_in_swapped_places_are_a_conflict(
         ("Kofi's manager is Femke Jansen.", "Femke Jansen is Kofi's manager."),
         ("The user's mentor is Priya.", "Priya is my mentor."),
         ("I'm Dave's boss.", "Dave's boss is me."),
+        # two persons who share a word of their names are not the same person
+        ("Mr Lee is Kofi's manager.", "Kofi is Mr Tan's manager."),
+        ("Femke Jansen is Kofi's manager.", "Kofi is Femke Bakker's manager."),
+        # a capitalised word opening the sentence is no part of a name
+        ("Now Kofi is Femke's manager.", "Now Ana's manager is Femke."),
         ("I report to Mark.", "Mark is who I report to."),
         ("We report to Dana.", "Dana is who we report to."),
         ("Marco: I don't drink coffee, only tea", "Marco: tea only for me, no coffee"),
@@ -1422,6 +1434,9 @@ def test_numbers_in_words_restate_or_change_a_value(existing: str, new: str, exp
         ("Editor pref: Helix; no extra pkgs.", "Editor preference: Helix; no extra packages."),
         ("Session expiry: 1 hour.", "Session expiration: 1 hour."),
         ("Wren API TLS cert: Let's Encrypt.", "Wren API TLS certificate: Let's Encrypt."),
+        ("Dome ctrl: gRPC.", "The dome controller speaks gRPC."),
+        ("Thumbnail imgs: 512px.", "Thumbnail images are 512px."),
+        ("Berth alloc: 99.9% avail.", "Berth allocation has 99.9% availability."),
     ],
 )
 def test_short_forms_of_a_whole_word_are_the_word(short: str, whole: str) -> None:

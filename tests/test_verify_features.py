@@ -105,14 +105,15 @@ def test_an_order_turned_around_is_named_by_the_words_beside_its_connective() ->
     )
     assert turned is not None
     assert turned.startswith("the same things in the other order: ")
-    # "more than" a number is a bound, not two things compared
-    assert (
-        clause_difference(
-            "Subscribing to more than 200 items makes the watchdog restart the gateway.",
-            "The watchdog restarts the gateway when more than 200 items are subscribed.",
+    # "more than" a number is a bound, not two things compared, in digits or in words
+    for number in ("200", "five", "~200"):
+        assert (
+            clause_difference(
+                f"Subscribing to more than {number} items makes the watchdog restart the gateway.",
+                f"The watchdog restarts the gateway when more than {number} items are subscribed.",
+            )
+            is None
         )
-        is None
-    )
 
 
 @pytest.mark.parametrize(
@@ -911,6 +912,15 @@ def test_a_forbidding_word_negated_permits_against_a_rule_that_says_no(
     [
         ("Pushing to main is forbidden.", True),
         ("Pushing to main is not forbidden.", False),
+        # a word that forbids says no of itself, "no" before it is no permission
+        ("Pushing to main is prohibited.", True),
+        ("Pushing to main is not prohibited.", False),
+        ("No prohibited items in carry-on bags.", True),
+        ("Friday deploys are off-limits.", True),
+        ("Uploads are limited to 25 MB.", False),  # a limit is no ban
+        ("It is not forbidden to avoid mocks.", False),  # "to avoid": a purpose
+        ("It was not a problem.", False),
+        ("It's not a problem to restart the job.", False),
         ("Pushing to main is not forbidden, but avoid force pushes.", True),  # a no elsewhere
         ("Restarting it is not a problem.", False),
         # a report that something had no trouble is a negation as written

@@ -443,6 +443,11 @@ ALIASES = {
     "tix": "tickets",
     "ram": "memory",
     "mcu": "microcontroller",
+    "ctrl": "controller",
+    "img": "image",
+    "imgs": "images",
+    "alloc": "allocation",
+    "avail": "availability",
     "automatically": "auto",
     "automatic": "auto",
     "decision": "decide",
@@ -4780,7 +4785,8 @@ def _possessor_swapped(old: Statement, new: Statement) -> tuple[str, str] | None
     if first is None or second is None or first[2] != second[2]:
         return None
     (holders, holder_text), (possessors, possessor_text) = first[0], first[1]
-    if holders & second[1][0] and possessors & second[0][0] and not holders & possessors:
+    turned = _one_person(holders, second[1][0]) and _one_person(possessors, second[0][0])
+    if turned and not _one_person(holders, possessors):
         return holder_text, possessor_text
     return None
 
@@ -4814,6 +4820,8 @@ def _relation(one: Statement) -> tuple[_Named, _Named, str] | None:
             holder = _name_after(tokens, k + 2)  # "<possessor>'s <noun> is <holder>"
             if holder is None or k + 2 + len(holder[1].split()) < len(tokens):
                 return None
+        elif start == 1 and tokens[0].lower in ("i'm", "im") and k + 1 == len(tokens):
+            holder = frozenset({_SELF}), tokens[0].text  # "I'm <possessor>'s <noun>"
         elif start > 0 and tokens[start - 1].lower in _RELATION_COPULAS and k + 1 == len(tokens):
             holder = _name_before(tokens, start - 1)  # "<holder> is <possessor>'s <noun>"
             if holder is None or start - 1 - len(holder[1].split()) > 0:
@@ -4824,9 +4832,15 @@ def _relation(one: Statement) -> tuple[_Named, _Named, str] | None:
     return None
 
 
+def _one_person(one: frozenset[str], other: frozenset[str]) -> bool:
+    """Two names of one person: one's words all in the other's ("Femke" / "Femke Jansen"; not
+    "Femke Jansen" / "Femke Bakker", "Mr Lee" / "Mr Tan")."""
+    return one <= other or other <= one
+
+
 def _owns(token: _Token) -> bool:
-    """A possessive: "X's", "X'", "my", "our"."""
-    return token.lower.endswith(("'s", "s'")) or token.lower in ("my", "our")
+    """A possessive: "X's", "my", "our"."""
+    return token.lower.endswith("'s") or token.lower in ("my", "our")
 
 
 def _name_before(tokens: Sequence[_Token], end: int) -> _Named | None:
@@ -4839,6 +4853,8 @@ def _name_before(tokens: Sequence[_Token], end: int) -> _Named | None:
         return frozenset({_SELF}), written.removesuffix("'s").removesuffix("\u2019s")
     start = end
     while start > 0 and tokens[start - 1].text[:1].isupper() and not tokens[start - 1].pause:
+        if tokens[start - 1].lower in STOPWORDS or tokens[start - 1].lower in _SELF_WORDS:
+            break  # "*Now* Kofi is ...", "*The* CTO", "*I'm* Femke's ..."
         start -= 1
         if tokens[start].first:
             break

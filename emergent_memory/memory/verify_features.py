@@ -243,41 +243,52 @@ def restated(memory: str, claim: str) -> bool:
     )
 
 
-# Words that forbid, negated they permit ("*not forbidden*", "isn't *off-limits*"), and words
-# of trouble that permit when negated after a copula ("is *not a problem*"; but "has no
-# problem with" reports): a text that says no only to them says yes.
-_FORBIDDING = frozenset(dedup.content_words("forbidden prohibited banned disallowed off-limits"))
+# Words that forbid (said alone, a no: "pushing to main is *prohibited*"), negated they
+# permit ("*not forbidden*", "isn't *off-limits*"), and words of trouble that permit when
+# negated after a copula ("is *not a problem*"; but "has no problem with" reports): a text
+# that says no only to them says yes. "No" before them is no permission ("*no* prohibited
+# items": none of them).
+_FORBIDDING = dedup.content_words("forbidden prohibited banned disallowed") | {"off-limit"}
 _TROUBLE = frozenset(dedup.content_words("problem issue"))
-_COPULA_NEGATED = frozenset({"isn't", "aren't", "wasn't", "isnt", "arent", "wasnt"})
+_COPULAS = frozenset({"is", "are", "was", "were", "it's", "that's", "its", "thats"})
+_COPULA_NEGATED = frozenset(
+    {"isn't", "aren't", "wasn't", "weren't", "isnt", "arent", "wasnt", "werent"}
+)
 _ON = frozenset({"a", "an", "the", "be"})  # words between a negator and the word it negates
 
 
 def says_no(one: dedup.Statement) -> bool:
-    """dedup.says_no, but a text whose every negator is followed by a word that forbids
-    (_FORBIDDING, or _TROUBLE after a copula; an article or "be" between) permits: "Running
-    TRUNCATE on production is *not forbidden*" says yes where "*Never* run TRUNCATE on
-    production" says no."""
-    if not dedup.says_no(one):
-        return False
+    """dedup.says_no, or a word that forbids (_FORBIDDING) not negated; but a text whose every
+    negator is followed by a word that forbids (or by _TROUBLE after a copula; an article or
+    "be" between) permits: "Running TRUNCATE on production is *not forbidden*" says yes
+    where "*Never* run TRUNCATE on production" says no."""
     tokens = one.tokens
     negators = [i for i, t in enumerate(tokens) if t.lower in dedup.NEGATORS or t.norm == "not"]
-    if not negators:
-        return True  # a verb that says no ("forbids", "avoids")
 
     def permitted(i: int) -> int | None:
         """The place of the word the negator at i permits, if it does."""
+        if tokens[i].lower in ("no", "none", "without"):
+            return None
         after = [j for j in range(i + 1, min(i + 4, len(tokens))) if tokens[j].lower not in _ON]
         if not after:
             return None
         word = tokens[after[0]].norm
-        copula = tokens[i].lower in _COPULA_NEGATED or (i and tokens[i - 1].lower in ("is", "are"))
+        copula = tokens[i].lower in _COPULA_NEGATED or (i > 0 and tokens[i - 1].lower in _COPULAS)
         return after[0] if word in _FORBIDDING or (word in _TROUBLE and copula) else None
 
     places = [permitted(i) for i in negators]
-    if None in places:
-        return True
-    # a verb that says no elsewhere still does ("not forbidden, but *avoid* ...")
-    return any(t.norm in dedup.AVERSE and i not in places for i, t in enumerate(tokens))
+    # a word that forbids, not negated, says no ("pushing to main is *prohibited*")
+    forbids = any(t.norm in _FORBIDDING and i not in places for i, t in enumerate(tokens))
+    if not dedup.says_no(one):
+        return forbids
+    if not negators or None in places:
+        return True  # a verb that says no ("forbids", "avoids"), or a negation
+    # a verb that says no elsewhere still does ("not forbidden, but *avoid* ..."; not a
+    # purpose: "... *to avoid* mocks")
+    return forbids or any(
+        t.norm in dedup.AVERSE and i not in places and not (i and tokens[i - 1].lower == "to")
+        for i, t in enumerate(tokens)
+    )
 
 
 def says_no_more(claim: str, clause: str) -> bool:
@@ -593,8 +604,8 @@ def _ordered_pairs(text: str) -> dict[tuple[str, str], int]:
             # (a comparison's things often stand beyond the words it compares by: "*mocks*
             # catch far more bugs than *integration tests*")
             window = _COMPARED_WINDOW if word == "than" else _ORDER_WINDOW
-            if word == "than" and re.match(r"\s*\d", part[match.end() :]):
-                continue  # a bound, no two things: "more than 200 items"
+            if word == "than" and _a_number_next(part[match.end() :]):
+                continue  # a bound, no two things: "more than 200 items", "than five"
             left = _near(head, last=True, window=window)
             right = _near(part[match.end() :], last=False, window=window)
             if not left or not right:
@@ -607,6 +618,13 @@ def _ordered_pairs(text: str) -> dict[tuple[str, str], int]:
                     pair = (a, b) if first_side else (b, a)
                     pairs[pair] = min(pairs.get(pair, i + j), i + j)
     return pairs
+
+
+def _a_number_next(text: str) -> bool:
+    """The text starts with a number, in digits, in words or after "~" or a currency sign."""
+    first = text.split(maxsplit=1)[0].lower() if text.strip() else ""
+    first = first.lstrip("~≈$€£")
+    return first[:1].isdigit() or first in dedup.NUMBERS or first in ("hundred", "thousand")
 
 
 def _near(text: str, *, last: bool, window: int = _ORDER_WINDOW) -> list[str]:
