@@ -867,6 +867,8 @@ def test_the_users_someone_is_not_the_user() -> None:
         ("Lena's team lead is Marek.", "Lena is Marek's team lead.", ("Marek", "Lena")),
         ("Priya is my mentor.", "The user is Priya's mentor.", ("Priya", "my")),
         ("My manager is Femke.", "I'm Femke's manager.", ("Femke", "My")),
+        # a chat's names in lower case
+        ("ana: kofi's manager is femke", "ana: kofi is femke's manager", ("femke", "kofi")),
         # one surname shared by two persons is no one person
         (
             "Maria Garcia is Lucas Garcia's mentor.",
@@ -952,6 +954,7 @@ def test_values_persons_and_things_in_swapped_places_are_a_conflict(
         ("I'm Dave's boss.", "Dave's boss is me."),
         # two persons who share a word of their names are not the same person
         ("Mr Lee is Kofi's manager.", "Kofi is Mr Tan's manager."),
+        ("kofi's manager is femke", "femke is kofi's manager"),
         ("Femke Jansen is Kofi's manager.", "Kofi is Femke Bakker's manager."),
         # a capitalised word opening the sentence is no part of a name
         ("Now Kofi is Femke's manager.", "Now Ana's manager is Femke."),

@@ -4858,11 +4858,22 @@ def _name_before(tokens: Sequence[_Token], end: int) -> _Named | None:
         start -= 1
         if tokens[start].first:
             break
+    if start == end and _plain_name(tokens, end - 1):
+        start = end - 1  # a chat's name in lower case ("kofi's manager is femke")
     if start == end or (start < end - 1 and tokens[end - 2].pause):
         return None
     names = tokens[start:end]
     written = " ".join(t.text for t in names)
     return frozenset(_noun(t) for t in names), written.removesuffix("'s").removesuffix("\u2019s")
+
+
+def _plain_name(tokens: Sequence[_Token], i: int) -> bool:
+    """The word at i may be a name written in lower case: a text with no capital letter (a
+    chat's "kofi is femke's manager"), and the word no stopword, no speaker and no value."""
+    word = tokens[i]
+    if any(t.text != t.text.lower() for t in tokens):
+        return False
+    return _noun(word) not in STOPWORDS and word.lower not in _SELF_WORDS and _noun(word).isalpha()
 
 
 def _name_after(tokens: Sequence[_Token], start: int) -> _Named | None:
@@ -4881,6 +4892,8 @@ def _name_after(tokens: Sequence[_Token], start: int) -> _Named | None:
         end += 1
         if tokens[end - 1].pause:
             break
+    if end == start and _plain_name(tokens, start):
+        end = start + 1  # a chat's name in lower case ("... is femke")
     if end == start:
         return None
     names = tokens[start:end]
