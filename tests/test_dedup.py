@@ -852,7 +852,8 @@ def test_the_users_someone_is_not_the_user() -> None:
         ("jo: im faster than my dad", "jo: my dad is faster than me", ("im", "dad")),
         # the holder and the possessor of one relation exchanged
         ("gina: dave is my boss", "gina: i'm dave's boss", ("dave", "my")),
-        ("Lena is Tom's mentor.", "Tom is Lena's mentor.", ("Lena", "Tom's")),
+        ("Lena is Tom's mentor.", "Tom is Lena's mentor.", ("Lena", "Tom")),
+        ("We are Dana's manager.", "Dana is our manager.", ("We", "Dana")),
         # the relation named first in one text, names of two words, the speaker as "the user"
         (
             "Kofi's manager is Femke Jansen, the CTO.",

@@ -847,19 +847,47 @@ def test_how_often_said_in_words_confirms_the_same_period(memory: str, claim: st
 
 
 @pytest.mark.parametrize(
-    ("memory", "claim"),
+    ("memory", "claim", "negating"),
     [
-        ("Noor works in the terminal all day.", "Noor dislikes working in the terminal."),
-        ("Tomasz uses pytest for every project.", "Tomasz doesn't like pytest for any project."),
-        ("The team squashes commits on merge.", "The team avoids squashing commits on merge."),
+        ("Noor works in the terminal all day.", "Noor dislikes working in the terminal.", "claim"),
+        (
+            "Tomasz uses pytest for every project.",
+            "Tomasz doesn't like pytest for any project.",
+            "claim",
+        ),
+        (
+            "The team squashes commits on merge.",
+            "The team avoids squashing commits on merge.",
+            "claim",
+        ),
+        # a word that forbids, negated, says yes: against "never" the memory negates, never a
+        # confirmation though both texts hold a negator
+        (
+            "Never run TRUNCATE on production ClickHouse tables; use the partition drop script.",
+            "Running TRUNCATE on production ClickHouse tables is not forbidden.",
+            "memory",
+        ),
+        (
+            "Never restart the radar service during a storm warning.",
+            "Restarting the radar service during a storm warning isn't a problem.",
+            "memory",
+        ),
+        (
+            "Don't force-push to release branches.",
+            "Force-pushing to release branches is not prohibited.",
+            "memory",
+        ),
     ],
 )
-def test_a_verb_that_says_no_negates_as_a_negation_does(memory: str, claim: str) -> None:
+def test_a_verb_that_says_no_negates_as_a_negation_does(
+    memory: str, claim: str, negating: str
+) -> None:
     """ "dislikes", "avoids" (and "doesn't like", read as "dislikes") against a text that says
-    yes is a negation one side has, nothing else differing."""
+    yes is a negation one side has, nothing else differing; so is "never" against "not
+    forbidden"."""
     features = read_pair(memory, claim)
     assert features.difference_kind == "negation"
-    assert features.difference == "the claim negates what the other states"
+    assert features.difference == f"the {negating} negates what the other states"
     assert POLICY.judge(0.8, features)[0] == "conflicts"
 
 
@@ -877,34 +905,6 @@ def test_a_verb_that_says_no_negates_as_a_negation_does(memory: str, claim: str)
 )
 def test_two_ways_of_saying_no_and_a_purpose_are_no_negation(memory: str, claim: str) -> None:
     assert read_pair(memory, claim).difference_kind != "negation"
-
-
-@pytest.mark.parametrize(
-    ("memory", "claim"),
-    [
-        (
-            "Never run TRUNCATE on production ClickHouse tables; use the partition drop script.",
-            "Running TRUNCATE on production ClickHouse tables is not forbidden.",
-        ),
-        (
-            "Never restart the radar service during a storm warning.",
-            "Restarting the radar service during a storm warning isn't a problem.",
-        ),
-        (
-            "Don't force-push to release branches.",
-            "Force-pushing to release branches is not prohibited.",
-        ),
-    ],
-)
-def test_a_forbidding_word_negated_permits_against_a_rule_that_says_no(
-    memory: str, claim: str
-) -> None:
-    """ "not forbidden", "isn't a problem" say yes: against "never" that is a negation one
-    side has, never a confirmation (both texts hold a negator)."""
-    features = read_pair(memory, claim)
-    assert features.difference_kind == "negation"
-    assert features.difference == "the memory negates what the other states"
-    assert POLICY.judge(0.85, features)[0] == "conflicts"
 
 
 @pytest.mark.parametrize(

@@ -4773,12 +4773,6 @@ def _as_persons(one: Statement, *, possessive: bool = False) -> Statement:
 def _possessor_swapped(old: Statement, new: Statement) -> tuple[str, str] | None:
     """The holder and the possessor of one relation exchanged: "dave is *my* boss" / "*I'm*
     dave's boss", "Ana is Bo's mentor" / "Bo is Ana's mentor" (None otherwise)."""
-    one, other = _possession(old), _possession(new)
-    if one is not None and other is not None:
-        holder, possessor, noun = (t.norm for t in one)
-        turned = (holder, possessor) == (other[1].norm, other[0].norm)
-        if noun == other[2].norm and holder != possessor and turned:
-            return one[0].text, one[1].text
     # either text may name the relation first: "Kofi's manager is Femke Jansen" / "Kofi is
     # Femke Jansen's manager", "Priya is my mentor" / "The user is Priya's mentor"
     first, second = _relation(old), _relation(new)
@@ -4820,8 +4814,9 @@ def _relation(one: Statement) -> tuple[_Named, _Named, str] | None:
             holder = _name_after(tokens, k + 2)  # "<possessor>'s <noun> is <holder>"
             if holder is None or k + 2 + len(holder[1].split()) < len(tokens):
                 return None
-        elif start == 1 and tokens[0].lower in ("i'm", "im") and k + 1 == len(tokens):
-            holder = frozenset({_SELF}), tokens[0].text  # "I'm <possessor>'s <noun>"
+        elif start == 1 and tokens[0].lower in ("i'm", "im", "we're") and k + 1 == len(tokens):
+            # "I'm <possessor>'s <noun>", "we're ..."
+            holder = frozenset({_WE if tokens[0].lower == "we're" else _SELF}), tokens[0].text
         elif start > 0 and tokens[start - 1].lower in _RELATION_COPULAS and k + 1 == len(tokens):
             holder = _name_before(tokens, start - 1)  # "<holder> is <possessor>'s <noun>"
             if holder is None or start - 1 - len(holder[1].split()) > 0:
@@ -4851,9 +4846,11 @@ def _name_before(tokens: Sequence[_Token], end: int) -> _Named | None:
         start = end - 2 if end > 1 and tokens[end - 2].lower == "the" else end - 1
         written = " ".join(t.text for t in tokens[start:end])
         return frozenset({_SELF}), written.removesuffix("'s").removesuffix("\u2019s")
+    if last.lower == "our" or last.lower in _WE_WORDS:
+        return frozenset({_WE}), last.text
     start = end
     while start > 0 and tokens[start - 1].text[:1].isupper() and not tokens[start - 1].pause:
-        if tokens[start - 1].lower in STOPWORDS or tokens[start - 1].lower in _SELF_WORDS:
+        if tokens[start - 1].lower in STOPWORDS | _SELF_WORDS | _WE_WORDS:
             break  # "*Now* Kofi is ...", "*The* CTO", "*I'm* Femke's ..."
         start -= 1
         if tokens[start].first:
@@ -4887,6 +4884,8 @@ def _name_after(tokens: Sequence[_Token], start: int) -> _Named | None:
     ):
         length = 2 if first.lower == "the" else 1
         return frozenset({_SELF}), " ".join(t.text for t in tokens[start : start + length])
+    if first.lower in _WE_WORDS:
+        return frozenset({_WE}), first.text
     end = start
     while end < len(tokens) and tokens[end].text[:1].isupper():
         end += 1
@@ -4898,27 +4897,6 @@ def _name_after(tokens: Sequence[_Token], start: int) -> _Named | None:
         return None
     names = tokens[start:end]
     return frozenset(_noun(t) for t in names), " ".join(t.text for t in names)
-
-
-def _possession(one: Statement) -> tuple[_Token, _Token, _Token] | None:
-    """(holder, possessor, noun) of a text that says "<holder> is <possessor>'s <noun>" and
-    nothing after it, the speaker as _SELF ("I'm dave's boss": self, dave, boss)."""
-    tokens = list(_as_persons(one, possessive=True).tokens)[_label_length(one.tokens) :]
-    words = [t for t in tokens if t.norm in _SPEAKERS or t.lower not in STOPWORDS]
-    # the copula was left out by _as_persons: the holder is the first word, the possessor the
-    # word that owns the last one
-    if len(words) != 3:
-        return None
-    holder, possessor, noun = words
-    owner = possessor.lower.endswith("'s") or possessor.norm in _SPEAKERS
-    joined = any(t.lower in _SELF_COPULAS for t in one.tokens) or holder.lower in {
-        "i'm",
-        "im",
-        "we're",
-    }
-    if not owner or not joined or noun.norm in (holder.norm, possessor.norm):
-        return None
-    return holder, possessor, noun
 
 
 def _reads_english(text: Statement) -> bool:
