@@ -261,6 +261,9 @@ HOLDOUTS = {
     "dedup_holdout_81.json": "agent and chat memories, 480 pairs; first run against the rule "
     "after set 80 (a count not stated by a part of a decimal both texts have, a relation's "
     "holder and possessor exchanged with the relation named first)",
+    "dedup_holdout_82.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "after set 81 and the stop's review (a name before a past verb, a bound word added, short "
+    "forms, one reader of relations)",
 }
 
 
