@@ -4742,6 +4742,20 @@ def test_words_that_say_nothing_of_their_own_are_no_more_said() -> None:
     )
 
 
+def test_a_plural_turned_into_a_modifier_of_a_new_kind_says_more() -> None:
+    # "the CI runners" / "the CI runner images": the images, another thing; the kind of a
+    # word written as before is none ("to main" / "to the main branch")
+    for existing, new in (
+        ("Jonas maintains the CI runners.", "Jonas maintains the CI runner images."),
+        ("Priya manages the release branches.", "Priya manages the release branch labels."),
+    ):
+        assert dedup.says_more(dedup.statement(existing), dedup.statement(new)), new
+        assert POLICY.decide(0.9, existing, new) != "supersede", new
+    assert not dedup.says_more(
+        dedup.statement("Deploy to main."), dedup.statement("Deploy to the main branch.")
+    )
+
+
 @pytest.mark.parametrize(
     ("existing", "new"),
     [
@@ -4931,6 +4945,29 @@ def test_a_name_added_inside_a_list_of_names_is_another_value_of_the_list() -> N
         "Support tiers are Basic, Pro and Enterprise.",
         "Support tiers offered: Basic, Pro and Enterprise.",
     )
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Marisol usa Neovim y tmux.", "Marisol usa Neovim, tmux y lazygit."),
+        ("Il team usa Kafka e Redis.", "Il team usa Kafka, Redis e RabbitMQ."),
+        ("Het team gebruikt Grafana en Loki.", "Het team gebruikt Grafana, Loki en Tempo."),
+        ("Zespół używa Kafki i Redisa.", "Zespół używa Kafki, Redisa i RabbitMQ."),
+    ],
+)
+def test_a_list_joined_by_a_one_letter_word_of_another_language_is_a_list(
+    existing: str, new: str
+) -> None:
+    # "y", "e", "i", "en" join a list's last item in a text that does not read English
+    assert dedup.adds_an_item(existing, new)
+    assert POLICY.decide(0.9, existing, new) != "supersede"
+
+
+def test_a_one_letter_word_of_english_text_joins_no_list() -> None:
+    # chat's lower-case "i" is no joiner in English text
+    one = dedup.statement("ok i think we should use Kafka")
+    assert dedup._lists(one) == []
 
 
 def test_finding_a_fact_annoying_is_a_statement_of_its_own() -> None:

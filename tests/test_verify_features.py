@@ -79,6 +79,18 @@ def test_a_memory_is_split_into_clauses_and_an_opening_phrase_joins_the_next() -
             "For the admin tool the team went with Django rather than Flask.",
             "in the other order",
         ),
+        # the claim negates the word one memory clause states, though another clause of the
+        # memory negates something else
+        (
+            "Do not automatically run tests that hit the real Twilio sandbox; mock Twilio instead.",
+            "Twilio should not be mocked in tests.",
+            "the claim negates",
+        ),
+        (
+            "Never deploy on Fridays; tag the release on Thursday instead.",
+            "Releases are not tagged on Thursday.",
+            "the claim negates",
+        ),
     ],
 )
 def test_a_clause_difference_is_found(memory: str, claim: str, why: str) -> None:
@@ -559,6 +571,22 @@ def test_an_unknown_kind_is_refused() -> None:
             "The GeoLite2 attribution goes in the dashboard header.",
             "footer / header",
         ),
+        # keeping against dropping, and a verb in a progressive form ("is adding")
+        (
+            "The booking app will drop the guest checkout in v4.",
+            "The guest checkout stays in v4 of the booking app.",
+            "drop / stay",
+        ),
+        (
+            "The booking app will drop the guest checkout in v4.",
+            "The booking app is adding a guest checkout in v4.",
+            "drop / add",
+        ),
+        (
+            "We keep the legacy XML export for the auditors.",
+            "We are removing the legacy XML export for the auditors.",
+            "keep / remove",
+        ),
     ],
 )
 def test_opposites_are_read_in_any_inflection(memory: str, claim: str, pair: str) -> None:
@@ -773,6 +801,26 @@ def test_an_opposite_the_other_text_negates_still_confirms() -> None:
     assert POLICY.judge(0.9, features)[0] == "confirms"
 
 
+def test_an_opposite_verb_is_read_in_any_inflection_in_both_texts() -> None:
+    # "dropped" is "drop": a memory that says both "stay" and "dropped" holds both values
+    memory = (
+        "Every migration must stay backward compatible for one release; columns are only "
+        "dropped in a later release."
+    )
+    claim = "Keep each migration backward compatible for a release and drop columns later."
+    assert read_pair(memory, claim).opposite_word is None
+    # and a doubled consonant before "-ed" is read: "stopped", "dropped"
+    stopped = read_pair(
+        "The pipeline stopped using MetaPhlAn.", "The pipeline started using MetaPhlAn."
+    )
+    assert stopped.difference == "the other value of one setting: stop / start"
+    dropped = read_pair(
+        "MetaPhlAn was dropped in 2024 because of its database size.",
+        "MetaPhlAn was added to the pipeline in 2024.",
+    )
+    assert dropped.clause_difference == "the other value of one setting: drop / add"
+
+
 def test_more_before_an_adverb_is_its_comparative() -> None:
     memory = (
         "Lena learned that a worked example of the dedup rules convinces editors faster than "
@@ -915,6 +963,9 @@ def test_two_ways_of_saying_no_and_a_purpose_are_no_negation(memory: str, claim:
         # a word that forbids says no of itself, "no" before it is no permission
         ("Pushing to main is prohibited.", True),
         ("Pushing to main is not prohibited.", False),
+        # an adverb between is read through
+        ("Running TRUNCATE on staging is not explicitly prohibited.", False),
+        ("Force pushes are not strictly forbidden here.", False),
         ("No prohibited items in carry-on bags.", True),
         ("Friday deploys are off-limits.", True),
         ("Uploads are limited to 25 MB.", False),  # a limit is no ban

@@ -2076,21 +2076,23 @@ def _lists(one: Statement) -> list[list[str]]:
     """The text's lists of one-word items: "A, B and C", "A and B", "A, B, or C" (and in
     other languages, _LIST_JOINERS: "18, 20 *a* 22")."""
     tokens = one.tokens
+    foreign = not _reads_english(one)
     found: list[list[str]] = []
     i = 0
     while i < len(tokens):
         items, j = [tokens[i].norm], i
         while j + 1 < len(tokens):
-            if tokens[j].pause and not _joins(tokens, j + 1) and not tokens[j + 1].first:
+            joins = _joins(tokens, j + 1, foreign=foreign)
+            if tokens[j].pause and not joins and not tokens[j + 1].first:
                 items.append(tokens[j + 1].norm)  # "A, B" (not across a sentence or a colon)
                 j += 1
-            elif _joins(tokens, j + 1) and j + 2 < len(tokens):
+            elif joins and j + 2 < len(tokens):
                 items.append(tokens[j + 2].norm)  # "A and B", "A, and B"
                 j += 2
                 break
             else:
                 break
-        if len(items) > 1 and j > i and _joins(tokens, j - 1):
+        if len(items) > 1 and j > i and _joins(tokens, j - 1, foreign=foreign):
             found.append(items)
         i = max(j, i) + 1
     return found
@@ -2098,21 +2100,24 @@ def _lists(one: Statement) -> list[list[str]]:
 
 # Words that join the last item of a list: "and", "or" and their like in other languages;
 # those that are also English words or letters ("a", "i", "e", "o", "y", "en") only
-# between two numbers ("Node 18, 20 *a* 22").
+# between two numbers ("Node 18, 20 *a* 22"), or "y", "e", "i", "en" in a text that does
+# not read English ("Marisol usa Neovim, tmux *y* lazygit").
 _LIST_JOINER_WORDS = """
     and or und oder et ou och eller og ve veya és vagy și sau и или та oraz lub"""
 # (and the Ukrainian "i", a Cyrillic letter that looks like the Latin one)
 _LIST_JOINERS = frozenset(_LIST_JOINER_WORDS.split()) | {"\u0456"}
 _NUMBER_JOINER_WORDS = "a i e o y u en"
 _NUMBER_JOINERS = frozenset(_NUMBER_JOINER_WORDS.split())
+_FOREIGN_JOINERS = frozenset({"y", "e", "i", "en"})
 
 
-def _joins(tokens: Sequence[_Token], k: int) -> bool:
-    """The token at k joins the last item of a list (_LIST_JOINERS, _NUMBER_JOINERS)."""
+def _joins(tokens: Sequence[_Token], k: int, *, foreign: bool = False) -> bool:
+    """The token at k joins the last item of a list (_LIST_JOINERS, _NUMBER_JOINERS,
+    _FOREIGN_JOINERS in a text that does not read English)."""
     if not 0 < k < len(tokens) - 1:
         return False
     word = tokens[k].lower
-    if word in _LIST_JOINERS:
+    if word in _LIST_JOINERS or (foreign and word in _FOREIGN_JOINERS):
         return True
     numbers = all(_CARDINAL.fullmatch(tokens[n].text) for n in (k - 1, k + 1))
     return word in _NUMBER_JOINERS and numbers
@@ -5402,10 +5407,16 @@ def says_more(old: Statement, new: Statement) -> bool:
     6379", "the main *branch*") are no words added."""
     added = new.words - old.words - _NO_DETAIL - _ADDS_NOTHING - _kind_nouns(new, old.values)
     tokens = new.tokens
-    added -= {  # the kind named after an old word: "to main" / "to the main *branch*"
+    # the kind named after an old word: "to main" / "to the main *branch*"; not after a
+    # noun whose plural became its singular, the new thing's kind: "the CI *runners*" /
+    # "the CI *runner images*"
+    written = {token.lower for token in old.tokens}
+    added -= {
         after.norm
         for before, after in pairwise(tokens)
-        if before.norm in old.words and after.norm in _KIND_NOUNS
+        if before.norm in old.words
+        and after.norm in _KIND_NOUNS
+        and not {before.lower + "s", before.lower + "es"} & written
     }
     if {token.norm for token in old.tokens} & _BOUND_WORDS:
         added -= _BOUND_WORDS  # "under 40 lines" / "*fewer* than 40 lines"

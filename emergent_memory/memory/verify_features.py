@@ -66,6 +66,8 @@ _VERIFY_OPPOSITES = """
     included:excluded same:separate header:footer headers:footers inbound:outbound
     opt-in:opt-out upload:download uploads:downloads import:export ingress:egress
     encrypt:decrypt encrypted:decrypted input:output horizontally:vertically
+    keep:drop keep:remove retain:drop retain:remove stay:drop stay:remove remain:drop
+    remain:remove
 """
 # and the direct antonyms of English adjectives and adverbs from WordNet 3.0, with their
 # comparatives and superlatives ("large" / "small", "larger" / "smaller"), as data
@@ -129,11 +131,15 @@ def _aligned(claim_clause: str, memory_clauses: tuple[str, ...]) -> tuple[int, i
     With it, how many non-value words they share."""
     slots, words = _slot_words(claim_clause), dedup.content_words(claim_clause)
     subject = _first_word(claim_clause)
+    negated = dedup.negated_words(claim_clause)
     scored = sorted(
         (
             (
                 len(slots & _slot_words(part)),
                 len(words & dedup.content_words(part)),
+                # then the clause with the word the claim negates ("Twilio should *not* be
+                # *mocked*": "*mock* Twilio instead", not "do not run tests against Twilio")
+                bool(negated & dedup.content_words(part)),
                 # then the clause about the same subject, its first content word
                 # ("*Staging* is deployed manually": "*staging* is deployed automatically",
                 # not "*production* is deployed manually")
@@ -146,9 +152,9 @@ def _aligned(claim_clause: str, memory_clauses: tuple[str, ...]) -> tuple[int, i
     )
     if not scored or scored[0][0] < 1:
         return None
-    if len(scored) > 1 and scored[1][:3] == scored[0][:3]:
+    if len(scored) > 1 and scored[1][:4] == scored[0][:4]:
         return None
-    return scored[0][3], scored[0][0]
+    return scored[0][4], scored[0][0]
 
 
 def _first_word(text: str) -> str | None:
@@ -178,9 +184,26 @@ _INFLECTED_VERB_WORDS = """
     start finish begin end open close enable disable push poll join leave like dislike
     prefer add drop remove introduce accept reject allow block deny increase decrease reduce
     raise lower grow shrink include exclude lock unlock grant revoke install uninstall keep
-    delete retain expand collapse succeed fail pass show hide approve stop
+    delete retain expand collapse succeed fail pass show hide approve stop stay remain
 """
 _INFLECTED_VERBS = frozenset(_INFLECTED_VERB_WORDS.split())
+
+
+def _progressive(text: str) -> set[str]:
+    """The verbs of _INFLECTED_VERBS the text says in a progressive form ("is *adding*",
+    "are *dropping*"): a form of "be" before the "-ing" word, which a gerund lacks ("opening
+    hours")."""
+    tokens = dedup.statement(text).tokens
+    found = set()
+    for before, token in pairwise(tokens):
+        word = token.lower
+        if before.lower in _BE_FORMS and word.endswith("ing") and len(word) > 5:
+            stem = word[:-3]
+            found |= {stem, stem + "e", stem[:-1]} & _INFLECTED_VERBS
+    return found
+
+
+_BE_FORMS = frozenset({"is", "are", "am", "was", "were", "be", "been", "'re", "'s"})
 
 
 def _bases(word: str) -> set[str]:
@@ -196,6 +219,8 @@ def _bases(word: str) -> set[str]:
         bases.add(word[:-1])
     if len(word) > 4 and word.endswith("ed"):
         bases |= {word[:-2], word[:-1]}
+        if word[-3] == word[-4]:
+            bases.add(word[:-3])  # "dropped", "stopped"
     return bases
 
 
@@ -205,7 +230,10 @@ def _opposite_in(memory_clause: str, claim_clause: str) -> str | None:
     theirs |= {w.removesuffix("n't") + "nt" for w in theirs if w.endswith("n't")}
     # the words as written first, so that the answer names them so ("enabled / disabled")
     found = one_each(VERIFY_OPPOSITES, (memory_clause, mine), (claim_clause, theirs))
-    inflected = _with_bases(mine), _with_bases(theirs)
+    inflected = (
+        _with_bases(mine) | _progressive(memory_clause),
+        _with_bases(theirs) | _progressive(claim_clause),
+    )
     if found is None and inflected != (mine, theirs):
         found = one_each(
             VERIFY_OPPOSITES, (memory_clause, inflected[0]), (claim_clause, inflected[1])
@@ -257,6 +285,12 @@ _COPULA_NEGATED = frozenset(
 _ON = frozenset({"a", "an", "the", "be"})  # words between a negator and the word it negates
 
 
+def _between(word: str) -> bool:
+    """A word between a negator and the word it negates: _ON, or an adverb in "-ly" ("not
+    *explicitly* forbidden")."""
+    return word in _ON or (word.endswith("ly") and len(word) > 5)
+
+
 def says_no(one: dedup.Statement) -> bool:
     """dedup.says_no, or a word that forbids (_FORBIDDING) not negated; but a text whose every
     negator is followed by a word that forbids (or by _TROUBLE after a copula; an article or
@@ -269,7 +303,7 @@ def says_no(one: dedup.Statement) -> bool:
         """The place of the word the negator at i permits, if it does."""
         if tokens[i].lower in ("no", "none", "without"):
             return None
-        after = [j for j in range(i + 1, min(i + 4, len(tokens))) if tokens[j].lower not in _ON]
+        after = [j for j in range(i + 1, min(i + 4, len(tokens))) if not _between(tokens[j].lower)]
         if not after:
             return None
         word = tokens[after[0]].norm
@@ -345,15 +379,19 @@ def opposite_in(pairs: frozenset[frozenset[str]], memory: str, claim: str) -> st
 
 def _compared(text: str) -> set[str]:
     """The text's words, lower-cased, a plural also as its singular ("*mornings*" and
-    "afternoon" are two values, "mornings" and "morning" one), and "more" before an adverb as
-    its comparative ("*more slowly*" is "slower", as "faster" is its opposite)."""
+    "afternoon" are two values, "mornings" and "morning" one), a listed verb's form also as
+    the verb (_with_bases: "*dropped*" is "drop"), and "more" before an adverb as its
+    comparative ("*more slowly*" is "slower", as "faster" is its opposite)."""
     words = [token.lower for token in dedup.statement(text).tokens]
-    found = set(words)
+    found = _with_bases(set(words))  # "dropped" is "drop" (_INFLECTED_VERBS)
     found.update(w[:-1] for w in words if len(w) > 4 and w[-1] == "s" and w[-2] not in "su")
     for first, second in pairwise(words):
         if first == "more" and second.endswith("ly") and len(second) > 5:
             found.add(second.removesuffix("ly") + "er")
     return found
+
+
+_COUNTED_IN = re.compile(r"\b(?:not|nor) even\b", re.IGNORECASE)
 
 
 def clause_difference(memory: str, claim: str) -> str | None:
@@ -365,6 +403,9 @@ def clause_difference(memory: str, claim: str) -> str | None:
         return None  # the claim names something the memory does not: maybe another thing
     parts = clauses(memory)
     claim_parts = clauses(claim)
+    rejected_words = dedup.rejected_words(dedup.statement(memory)) | dedup.rejected_words(
+        dedup.statement(claim)
+    )
     for claim_clause in claim_parts:
         aligned = _aligned(claim_clause, parts)
         if aligned is None:
@@ -375,8 +416,16 @@ def clause_difference(memory: str, claim: str) -> str | None:
         said_no = says_no(old) != says_no(new)
         # (a verb that says no against its opposite is the other value: "likes" / "dislikes")
         by_a_verb = not (old.negations or new.negations)
+        # (or one clause negates the very word the other states: "*mock* Twilio instead" /
+        # "Twilio should not be *mocked*")
+        # (not a word rejected for another, "tabs, *not spaces*", nor one counted in, "*not
+        # even* staging")
+        negated = dedup.negated_words(own) | dedup.negated_words(claim_clause)
+        negated -= rejected_words
+        head = bool(negated & dedup.content_words(own) & dedup.content_words(claim_clause))
+        head = head and not _COUNTED_IN.search(f"{own} {claim_clause}")
         if (
-            shared >= _SURE_ALIGNMENT
+            (shared >= _SURE_ALIGNMENT or head)
             and said_no
             and (not by_a_verb or _opposite_in(own, claim_clause) is None)
         ):
