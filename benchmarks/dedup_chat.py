@@ -264,6 +264,9 @@ HOLDOUTS = {
     "dedup_holdout_82.json": "agent and chat memories, 480 pairs; first run against the rule "
     "after set 81 and the stop's review (a name before a past verb, a bound word added, short "
     "forms, one reader of relations)",
+    "dedup_holdout_83.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "after set 82 (a list joined by 'y', 'e', 'i', 'en' in another language, a plural made the "
+    "modifier of a new kind)",
 }
 
 
