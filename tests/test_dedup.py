@@ -1729,6 +1729,23 @@ def test_whose_something_is_still_another_holder() -> None:
     )
 
 
+def test_whose_something_after_a_preposition_is_a_place_or_means_not_a_holder() -> None:
+    # "in Oksana's routine", "via Comarch's API", "on GitLab's runners": where or with what
+    assert not relations_differ(
+        "Oksana reviews pull requests in the morning.",
+        "Mornings are for reviewing pull requests in Oksana's routine.",
+    )
+    assert not relations_differ(
+        "Billing exports CSV files over SFTP, not via Comarch's REST API.",
+        "Billing sends Comarch CSV files over SFTP.",
+    )
+    assert not relations_differ(
+        "CI jobs run on our own runners.", "CI jobs run on GitLab's shared runners."
+    )
+    # as the subject it is still whose something
+    assert relations_differ("Comarch exports CSV files.", "Comarch's partner exports CSV files.")
+
+
 @pytest.mark.parametrize(
     ("existing", "new"),
     [
@@ -2696,6 +2713,37 @@ def test_a_bound_said_the_other_way_is_no_rewording() -> None:
     )
     same = "The user wants functions of fewer than 40 lines."
     assert POLICY.decide(0.99, existing, same) == "supersede"
+    # a comparative with "than" is a bound too
+    assert dedup.bound_directions("Subject lines longer than 72 characters.") == {"72": "lower"}
+    # "no" before a comparative turns it: "no more than", "no longer than"
+    assert dedup.bound_directions("Functions no longer than 40 lines.") == {"40": "upper"}
+    assert dedup.bound_directions("PRs of no more than 400 lines.") == {"400": "upper"}
+    assert dedup.bound_directions("Keep no fewer than 3 replicas.") == {"3": "lower"}
+    # an article between the bound and a number in words
+    assert dedup.bound_directions("Tiles cached for more than a quarter of an hour.") == {
+        "900s": "lower"
+    }
+    assert dedup.bound_directions("Payloads smaller than 2 MB go inline.") == {
+        "2097152bytes": "upper"
+    }
+    assert POLICY.explain(
+        0.99,
+        "Keep subject lines under 72 characters.",
+        "Keep subject lines longer than 72 characters.",
+    ) == dedup.Decision("possible_duplicate", "opposite value")
+
+
+def test_values_traded_between_two_labels_are_swapped_however_close() -> None:
+    # "key: value; key: value" with the two values exchanged
+    existing = "Kiosk staging branch: develop; production branch: main."
+    new = "Kiosk staging branch: main; production branch: develop."
+    assert POLICY.explain(0.999, existing, new) == dedup.Decision(
+        "possible_duplicate", "swapped values"
+    )
+    # the same labels and values in the same places stay one fact
+    assert POLICY.decide(0.99, existing, "Kiosk staging branch: develop; prod branch: main") == (
+        "supersede"
+    )
 
 
 def test_a_list_with_an_item_added_is_another_value_of_it() -> None:

@@ -39,6 +39,23 @@ def test_a_memory_is_split_into_clauses_and_an_opening_phrase_joins_the_next() -
         "The limit is 1,000 requests a minute",
         "bursts go to 5,000",
     )
+    # a label and its short value are one clause; a list after a colon is not a value
+    assert clauses("Kiosk staging branch: develop; production branch: main.") == (
+        "Kiosk staging branch is develop",
+        "production branch is main",
+    )
+    assert clauses("Runtime: Node 20. Package manager: pnpm") == (
+        "Runtime is Node 20",
+        "Package manager is pnpm",
+    )
+    assert clauses("Six labs: Warsaw, Kraków, Gdańsk; Warsaw is the central one.")[:2] == (
+        "Six labs",
+        "Warsaw",
+    )
+    assert clauses("Lesson from the outage: the pool was too small.") == (
+        "Lesson from the outage",
+        "the pool was too small",
+    )
 
 
 @pytest.mark.parametrize(
@@ -571,6 +588,23 @@ def test_an_unknown_kind_is_refused() -> None:
             "The GeoLite2 attribution goes in the dashboard header.",
             "footer / header",
         ),
+        # an irregular past ("kept"), and positions, scopes and duties of one setting
+        (
+            "Feature flags are managed in Unleash; a flag is removed within two sprints of "
+            "its full rollout.",
+            "Feature flags are kept permanently after full rollout.",
+            "remove / keep",
+        ),
+        (
+            "Remind Oksana to update the changelog whenever a change touches a public API.",
+            "Remind Oksana to update the changelog only for internal API changes.",
+            "public / internal",
+        ),
+        (
+            "Always run the fixture suite locally before pushing.",
+            "Running the fixture suite locally before pushing is optional.",
+            "always / optional",
+        ),
         # keeping against dropping, and a verb in a progressive form ("is adding")
         (
             "The booking app will drop the guest checkout in v4.",
@@ -998,6 +1032,17 @@ def test_only_a_negated_forbidding_word_turns_a_no_into_a_yes(text: str, says_no
             "Kiosk updates go to all other branches first, and to the Majorstua branch a week "
             "later.",
             "majorstua / other",
+        ),
+        # a verb against its noun ("explain" / "explanation")
+        (
+            "Oksana prefers short answers with the code first and the explanation after it.",
+            "Explain first, then show the code: that's how Oksana likes it.",
+            "code / explain",
+        ),
+        (
+            "Run the deployment first and the smoke tests after it.",
+            "Smoke tests first, then deploy.",
+            "deployment / tests",
         ),
     ],
 )

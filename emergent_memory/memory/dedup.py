@@ -3100,23 +3100,34 @@ def negates(existing: str, new: str) -> bool:
 
 
 # Words right before a number that say it is a bound, and which way: "*under* 300 lines" /
-# "*over* 300 lines", "*at least* 85%" / "*at most* 85%".
+# "*over* 300 lines", "*at least* 85%" / "*at most* 85%", "*longer than* 72 characters".
 _UPPER_WORDS = ("under", "below", "less than", "fewer than", "at most", "no more than", "within")
 _LOWER_WORDS = ("over", "above", "more than", "greater than", "at least", "no less than")
 _BOUNDS = {words: "upper" for words in _UPPER_WORDS} | {words: "lower" for words in _LOWER_WORDS}
+# and comparatives, which also say what is refused ("rejects uploads *larger than* 25 MB": a
+# maximum), so they turn a bound but add none
+_UPPER_COMPARED = "shorter smaller lower", "no longer, no larger, no bigger, no higher"
+_LOWER_COMPARED = "longer larger bigger higher", "no shorter, no smaller, no lower, no fewer"
+_COMPARED_BOUNDS = _BOUNDS | {
+    f"{words} than": way
+    for way, (single, negated) in (("upper", _UPPER_COMPARED), ("lower", _LOWER_COMPARED))
+    for words in [*single.split(), *negated.split(", ")]
+}
 
 
-def _bounds(one: Statement) -> dict[str, str]:
+def _bounds(one: Statement, bounds: dict[str, str] = _COMPARED_BOUNDS) -> dict[str, str]:
     """Each number of the text said as a bound, and which (upper or lower)."""
     lower = [token.lower for token in one.tokens]
     found: dict[str, str] = {}
     for i, token in enumerate(one.tokens):
         if token.norm not in one.values or not any(ch.isdigit() for ch in token.norm):
             continue
-        for size in (2, 1):
-            words = " ".join(lower[max(i - size, 0) : i])
-            if i >= size and words in _BOUNDS:
-                found[token.norm] = _BOUNDS[words]
+        # (an article between: "more than *a* quarter of an hour")
+        at = i - 1 if i > 1 and lower[i - 1] in ("a", "an") else i
+        for size in (3, 2, 1):  # "no more than" before "more than"
+            words = " ".join(lower[max(at - size, 0) : at])
+            if at >= size and words in bounds:
+                found[token.norm] = bounds[words]
                 break
     return found
 
@@ -4134,7 +4145,7 @@ def _bound_added(old: Statement, new: Statement) -> bool:
         and value not in mine
         and not (way == "upper" and (_bounded(old) or "budget" in said))
         and not (way == "lower" and said & _LOWER_BOUND)
-        for value, way in _bounds(new).items()
+        for value, way in _bounds(new, _BOUNDS).items()
     )
 
 
@@ -4337,13 +4348,25 @@ def _other_possession(one: Statement, other: Statement) -> bool:
     """`one` says "X's Y" where the other text names X but not Y ("the tenant's *guarantor*
     pays" / "the tenant pays"): about someone or something of X's, not X."""
     # Not for "the user's ...": memories name the user's attributes that way ("the user's
-    # main laptop" / "the user's primary machine"); the user's people are RELATIONS.
+    # main laptop" / "the user's primary machine"); the user's people are RELATIONS. Nor
+    # after a preposition, where it says where or with what, not who ("... in *Oksana's
+    # routine*", "not via *Comarch's* REST API").
+    adjuncts = {
+        token.norm
+        for before, token in pairwise(one.tokens)
+        if before.lower in _ADJUNCT_PREPOSITIONS and token.lower.endswith(("'s", "s'"))
+    }
     return any(
         owner.norm in other.words
         and owned.norm not in other.words
         and not _same_possession(one, other, owner.norm)
+        and owner.norm not in adjuncts
         for owner, owned in _possessives(one)
     )
+
+
+# Prepositions before "X's Y" that make it a place or a means, not a holder.
+_ADJUNCT_PREPOSITIONS = frozenset({"in", "into", "via", "through", "from", "on", "at", "inside"})
 
 
 _POSSESSION_REACH = 3  # words after "X's" that name what of X's it is

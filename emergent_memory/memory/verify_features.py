@@ -67,7 +67,8 @@ _VERIFY_OPPOSITES = """
     opt-in:opt-out upload:download uploads:downloads import:export ingress:egress
     encrypt:decrypt encrypted:decrypted input:output horizontally:vertically
     keep:drop keep:remove retain:drop retain:remove stay:drop stay:remove remain:drop
-    remain:remove
+    remain:remove top:end internal:public optional:mandatory optional:required
+    optional:always
 """
 # and the direct antonyms of English adjectives and adverbs from WordNet 3.0, with their
 # comparatives and superlatives ("large" / "small", "larger" / "smaller"), as data
@@ -107,11 +108,19 @@ _SURE_ALIGNMENT = 2
 _QUOTED = re.compile(r"`[^`]*`|\"[^\"]*\"|(?<!\w)'[^']*'(?!\w)|“[^”]*”")
 
 
+# A colon between a label and a value of one or two words, which a semicolon or the
+# sentence's end follows ("staging branch*:* develop; production branch*:* main"): one
+# clause, read as "is" (not a list after the colon: "six labs: Warsaw, Kraków, ...").
+_KEY_VALUE = re.compile(r"(?<=\w):\s+(?=[^\s:;,.]+(?:\s+[^\s:;,.]+)?\s*(?:;|\.(?:\s|$)|$))")
+
+
 @lru_cache(maxsize=4096)
 def clauses(text: str) -> tuple[str, ...]:
-    """The text's clauses (see _CLAUSE_BREAK), quoted text left out; an opening clause of one
-    content word ("In staging, ...") joins the next."""
-    parts = [p.strip() for p in _CLAUSE_BREAK.split(_QUOTED.sub(" ", text)) if p.strip()]
+    """The text's clauses (see _CLAUSE_BREAK), quoted text left out, a label and its short
+    value one clause (_KEY_VALUE); an opening clause of one content word ("In staging, ...")
+    joins the next."""
+    text = _KEY_VALUE.sub(" is ", _QUOTED.sub(" ", text))
+    parts = [p.strip() for p in _CLAUSE_BREAK.split(text) if p.strip()]
     parts = [part for part in parts if dedup.content_words(part)]
     if len(parts) > 1 and len(dedup.content_words(parts[0])) < 2:
         parts[:2] = [f"{parts[0]} {parts[1]}"]
@@ -175,7 +184,13 @@ def _with_bases(words: set[str]) -> set[str]:
     """The words and, for each verb of one setting inflected ("starts", "finished",
     "disables"), its base (`_INFLECTED_VERBS`); other words as written, since stripping an
     ending can make another listed word ("lasted": "last", "ones": "one")."""
-    return words | {base for word in words for base in _bases(word) if base in _INFLECTED_VERBS}
+    # (and an irregular past, dedup.ALIASES: "kept" is "keep")
+    irregular = {dedup.ALIASES.get(word, word) for word in words}
+    return (
+        words
+        | {base for word in words for base in _bases(word) if base in _INFLECTED_VERBS}
+        | (irregular & _INFLECTED_VERBS)
+    )
 
 
 # Verbs of VERIFY_OPPOSITES read in any inflection (not as a gerund: "opening hours" is no
@@ -994,10 +1009,21 @@ def first_exchanged(memory: str, claim: str) -> str | None:
     for (a, written_a), (b, written_b) in zip(mine, theirs, strict=False):
         if a != b:
             words = {a, b}.isdisjoint(dedup.STOPWORDS - {"other"})
-            if words and a in norms[1] and b in norms[0]:
+            if words and _derived_in(a, norms[1]) and _derived_in(b, norms[0]):
                 return f"{written_a} / {written_b}"
             return None
     return None
+
+
+_ROOT = 5  # letters a word and its derivation share ("*expla*in" / "*expla*nation")
+
+
+def _derived_in(norm: str, norms: set[str]) -> bool:
+    """The word, or a word of the same root, is among `norms` ("explain" in "the
+    *explanation* after it", "deploy" in "the *deployment*")."""
+    return norm in norms or (
+        len(norm) >= _ROOT and any(other[:_ROOT] == norm[:_ROOT] for other in norms)
+    )
 
 
 def numbers_exchanged(memory: str, claim: str) -> str | None:
