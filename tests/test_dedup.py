@@ -2733,6 +2733,22 @@ def test_a_bound_said_the_other_way_is_no_rewording() -> None:
     ) == dedup.Decision("possible_duplicate", "opposite value")
 
 
+def test_two_values_each_said_of_its_thing_in_another_order_are_one_fact() -> None:
+    existing = "User prefers tabs in Go and spaces in Kotlin."
+    # the same pairing in another order: a rewording, no opposite exchanged
+    assert POLICY.decide(0.965, existing, "In Kotlin user prefers spaces; in Go, tabs.") == (
+        "supersede"
+    )
+    # the pairing changed: swapped values, whatever the order
+    for new in (
+        "User prefers spaces in Go and tabs in Kotlin.",
+        "In Kotlin user prefers tabs; in Go, spaces.",
+    ):
+        assert POLICY.explain(0.965, existing, new) == dedup.Decision(
+            "possible_duplicate", "swapped values"
+        ), new
+
+
 def test_values_traded_between_two_labels_are_swapped_however_close() -> None:
     # "key: value; key: value" with the two values exchanged
     existing = "Kiosk staging branch: develop; production branch: main."

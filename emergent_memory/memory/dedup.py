@@ -2323,8 +2323,13 @@ _FUTURE_PHRASES = frozenset({("going", "to"), ("about", "to")})
 def _future(one: Statement) -> bool:
     lower = [t.lower for t in one.tokens]
     # (a plan measured against is no plan: "ahead *of plan*", "*as planned*", "later *than
-    # planned*", "according *to plan*")
-    measured = {i for i, w in enumerate(lower[1:], start=1) if lower[i - 1] in _AGAINST_A_PLAN}
+    # planned*", "according *to plan*"; nor "planned" after an article or a possessive, a
+    # thing's kind: "its *planned* route", "the *planned* maintenance window")
+    measured = {
+        i
+        for i, w in enumerate(lower[1:], start=1)
+        if lower[i - 1] in _AGAINST_A_PLAN or (w == "planned" and lower[i - 1] in _DETERMINERS)
+    }
     return any(
         (w in _FUTURE and i not in measured) or w.endswith("'ll") for i, w in enumerate(lower)
     ) or any(p in _FUTURE_PHRASES for p in pairwise(lower))
@@ -3159,6 +3164,8 @@ def _opposite_exchanged(existing: str, new: str) -> bool | Literal["of another t
     opcodes, _ = alignment(existing, new)
     found, others = False, []
     denied = negated_words(existing), negated_words(new)
+    had = {t.norm for t in old.tokens} | {t.text.lower() for t in old.tokens}
+    said = {t.norm for t in new_.tokens} | {t.text.lower() for t in new_.tokens}
     for operation, i1, i2, j1, j2 in opcodes:
         if operation != "replace":
             continue
@@ -3169,7 +3176,10 @@ def _opposite_exchanged(existing: str, new: str) -> bool | Literal["of another t
         if bool(gone & denied[0]) != bool(came & denied[1]):
             others.append((old.tokens[i1:i2], new_.tokens[j1:j2]))
             continue
-        pairs = [frozenset({a, b}) for a in gone for b in came]
+        # (not two values both texts state, each said of its thing in another order: "tabs
+        # in Go and spaces in Kotlin" / "in Kotlin spaces; in Go, tabs", which the swap
+        # readers tell from an exchange)
+        pairs = [frozenset({a, b}) for a in gone for b in came if not (a in said and b in had)]
         if any(
             pair in _ANTONYM_PAIRS or (pair in OPPOSITES and polarity_opposite(pair, existing, new))
             for pair in pairs
