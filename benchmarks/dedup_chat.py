@@ -267,6 +267,9 @@ HOLDOUTS = {
     "dedup_holdout_83.json": "agent and chat memories, 480 pairs; first run against the rule "
     "after set 82 (a list joined by 'y', 'e', 'i', 'en' in another language, a plural made the "
     "modifier of a new kind)",
+    "dedup_holdout_84.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "after set 83 (a label and its short value one clause, comparatives as bounds, two values "
+    "each of its thing in another order)",
 }
 
 
