@@ -187,6 +187,21 @@ def test_a_clause_both_texts_share_does_not_hide_the_other_value_of_a_setting() 
     assert clause_difference(flags, "In staging, new flags are on by default.") is None
 
 
+def test_two_clauses_said_crosswise_are_swapped_in_a_longer_memory_too() -> None:
+    # each claim clause about another memory clause, with a word of each in the other's
+    memory = (
+        "A booking bug came from time zones: the kiosk stored local time while the API "
+        "stored UTC. All bookings are now stored in UTC and shown in the port's local time."
+    )
+    claim = "Bookings are now stored in the port's local time and shown in UTC."
+    found = clause_difference(memory, claim)
+    assert found is not None
+    assert found.startswith("the same values in swapped places: UTC / ")
+    # the same two clauses in the same places are no difference
+    same = "Bookings are now stored in UTC and shown in the port's local time."
+    assert clause_difference(memory, same) is None
+
+
 def test_numbers_exchanged_across_a_because_or_so() -> None:
     memory = (
         "The kiosks run firmware 2.4, which freezes on receipts longer than 48 lines; as a "

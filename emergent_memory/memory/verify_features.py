@@ -453,7 +453,11 @@ def clause_difference(memory: str, claim: str) -> str | None:
         moved = _moved(parts, index, claim_clause, claim_parts, sure=shared >= _SURE_ALIGNMENT)
         if moved is not None:
             return moved
-    return _order_turned(memory, claim) or _joined(parts, claim_parts, memory)
+    return (
+        _order_turned(memory, claim)
+        or _joined(parts, claim_parts, memory)
+        or _crosswise(parts, claim_parts)
+    )
 
 
 def exchange(memory: str, claim: str) -> str | None:
@@ -493,8 +497,8 @@ def _crosswise(parts: tuple[str, ...], claim_parts: tuple[str, ...]) -> str | No
     each memory clause said in the other one's claim clause instead ("The *frontend* is on
     Vercel; the *backend* runs on Fargate" / "The *frontend* runs on Fargate and the
     *backend* is on Vercel")."""
-    if len(parts) != 2 or len(claim_parts) != 2:
-        return None
+    if len(parts) < 2 or len(claim_parts) != 2:
+        return None  # (a memory of more clauses: the two the claim's clauses are about)
     first, second = (_aligned(clause, parts) for clause in claim_parts)
     if first is None or second is None or first[0] == second[0]:
         return None
