@@ -418,7 +418,7 @@ def clause_difference(memory: str, claim: str) -> str | None:
         return None  # the claim names something the memory does not: maybe another thing
     parts = clauses(memory)
     claim_parts = clauses(claim)
-    rejected_words = dedup.rejected_words(dedup.statement(memory)) | dedup.rejected_words(
+    rejected = dedup.rejected_words(dedup.statement(memory)) | dedup.rejected_words(
         dedup.statement(claim)
     )
     for claim_clause in claim_parts:
@@ -436,7 +436,7 @@ def clause_difference(memory: str, claim: str) -> str | None:
         # (not a word rejected for another, "tabs, *not spaces*", nor one counted in, "*not
         # even* staging")
         negated = dedup.negated_words(own) | dedup.negated_words(claim_clause)
-        negated -= rejected_words
+        negated -= rejected
         head = bool(negated & dedup.content_words(own) & dedup.content_words(claim_clause))
         head = head and not _COUNTED_IN.search(f"{own} {claim_clause}")
         if (
@@ -493,10 +493,10 @@ def exchange(memory: str, claim: str) -> str | None:
 
 
 def _crosswise(parts: tuple[str, ...], claim_parts: tuple[str, ...]) -> str | None:
-    """Two clauses on each side, each claim clause about another memory clause, and a word of
-    each memory clause said in the other one's claim clause instead ("The *frontend* is on
-    Vercel; the *backend* runs on Fargate" / "The *frontend* runs on Fargate and the
-    *backend* is on Vercel")."""
+    """Two claim clauses, each about another memory clause (of two or more), and a word of
+    each of those memory clauses said in the other one's claim clause instead ("The
+    *frontend* is on Vercel; the *backend* runs on Fargate" / "The *frontend* runs on Fargate
+    and the *backend* is on Vercel")."""
     if len(parts) < 2 or len(claim_parts) != 2:
         return None  # (a memory of more clauses: the two the claim's clauses are about)
     first, second = (_aligned(clause, parts) for clause in claim_parts)
