@@ -2749,6 +2749,20 @@ def test_two_values_each_said_of_its_thing_in_another_order_are_one_fact() -> No
         ), new
 
 
+def test_a_name_in_capitals_that_is_a_function_word_is_a_name() -> None:
+    # "HERE" (the maps vendor), "IT": names that swap like any other; emphasis is no name
+    existing = "The dispatch app uses Mapbox for maps and HERE for geocoding."
+    new = "The dispatch app uses HERE for maps and Mapbox for geocoding."
+    assert POLICY.explain(0.982, existing, new) == dedup.Decision(
+        "possible_duplicate", "swapped values"
+    )
+    assert "here_" in dedup.statement(existing).values
+    assert POLICY.decide(0.97, "Do NOT push to main.", "Never push to main.") == "supersede"
+    assert not {"not_", "never_"} & dedup.statement("Do NOT push, NEVER force.").words
+    # a text written all in capitals is shouting, not names
+    assert "here_" not in dedup.statement("PUT IT HERE NOW").words
+
+
 def test_values_traded_between_two_labels_are_swapped_however_close() -> None:
     # "key: value; key: value" with the two values exchanged
     existing = "Kiosk staging branch: develop; production branch: main."

@@ -873,12 +873,33 @@ def _tokens(text: str) -> list[_Token]:
             host = _tokens(address.group(1))
             tokens += [replace(host[0], first=first), *host[1:]]
             tokens.append(_Token(address.group(2), address.group(2), False, pause))
+        elif _capital_name(raw, lower, first, text):
+            # a name in capitals that is also a function word ("*HERE* for geocoding", "the
+            # *IT* team"): a word of its own
+            tokens.append(_Token(raw, f"{lower}_", first, pause))
         else:
             number = _number(lower)
             norm = number if number is not None else _stem(lower)
             tokens.append(_Token(raw, norm, first, pause))
     tokens = _with_magnitudes(_with_number_words(_with_phrases(tokens)))
     return _with_measures(_with_sizes(_with_durations(_with_seconds(_with_times(tokens)))))
+
+
+# Function words written in capitals for emphasis ("do *NOT* push", "*NEVER*", "*ONLY* on
+# Fridays"), never a name.
+_CAPITAL_EMPHASIS_WORDS = """
+    not never always must only all any no do does don't should will and or but the a an is
+    are be now before after off on up out in at to of for with without every each from into
+    onto by over under than then very so too also"""
+_CAPITAL_EMPHASIS = frozenset(_CAPITAL_EMPHASIS_WORDS.split())
+
+
+def _capital_name(raw: str, lower: str, first: bool, text: str) -> bool:
+    """A function word in capitals inside a sentence of a text not written in capitals: a name
+    ("HERE", "IT", "US", "WHO"), not emphasis (_CAPITAL_EMPHASIS)."""
+    if first or len(raw) < 2 or not raw.isupper() or lower in _CAPITAL_EMPHASIS:
+        return False
+    return lower in STOPWORDS and any(ch.islower() for ch in text)
 
 
 # A number's order of magnitude, written after it ("40 million") or on it ("40M", "4.2k",
@@ -1441,6 +1462,8 @@ def _is_value(token: _Token) -> bool:
         return text != "I"  # "service A"
     if token.norm in STOPWORDS:
         return token.lower in CALENDAR  # "due in *May*", not the verb
+    if token.norm == f"{token.lower}_":
+        return True  # a name in capitals that is also a function word (_capital_name)
     # an acronym ("API", "CI", "ORMs") is more often what a fact is about than its value
     return not (text.isupper() or (text[:-1].isupper() and text.endswith("s")))
 
@@ -4771,7 +4794,12 @@ def _content_between(old: Statement, head: list[str], tail: list[str]) -> bool:
 
 
 def _swap_item(token: _Token) -> bool:
-    return token.lower not in STOPWORDS or token.lower in _SWAP_ITEMS or token.norm in _SPEAKERS
+    return (
+        token.lower not in STOPWORDS
+        or token.lower in _SWAP_ITEMS
+        or token.norm in _SPEAKERS
+        or token.norm == f"{token.lower}_"  # a name in capitals ("HERE": _capital_name)
+    )
 
 
 # The speaker, however the text names them ("I", "I'm", "me", "myself"; "my" too where a
