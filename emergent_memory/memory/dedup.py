@@ -821,6 +821,7 @@ def _tokens(text: str) -> list[_Token]:
     text = _DEGREES.sub(lambda m: f"{m.group(1)} deg{m.group(2)[0].upper()}", text)
     tokens: list[_Token] = []
     matches = list(_TOKEN.finditer(text))
+    mixed_case = any(ch.islower() for ch in text)  # (not all in capitals: _capital_name)
     for index, match in enumerate(matches):
         between = text[matches[index - 1].end() if index else 0 : match.start()]
         after = text[match.end() : matches[index + 1].start() if index + 1 < len(matches) else None]
@@ -873,10 +874,10 @@ def _tokens(text: str) -> list[_Token]:
             host = _tokens(address.group(1))
             tokens += [replace(host[0], first=first), *host[1:]]
             tokens.append(_Token(address.group(2), address.group(2), False, pause))
-        elif _capital_name(raw, lower, first, text):
+        elif mixed_case and _capital_name(raw, lower, first):
             # a name in capitals that is also a function word ("*HERE* for geocoding", "the
             # *IT* team"): a word of its own
-            tokens.append(_Token(raw, f"{lower}_", first, pause))
+            tokens.append(_Token(raw, lower + _NAMED, first, pause))
         else:
             number = _number(lower)
             norm = number if number is not None else _stem(lower)
@@ -894,12 +895,21 @@ _CAPITAL_EMPHASIS_WORDS = """
 _CAPITAL_EMPHASIS = frozenset(_CAPITAL_EMPHASIS_WORDS.split())
 
 
-def _capital_name(raw: str, lower: str, first: bool, text: str) -> bool:
-    """A function word in capitals inside a sentence of a text not written in capitals: a name
+def _capital_name(raw: str, lower: str, first: bool) -> bool:
+    """A function word in capitals inside a sentence (of a text not all in capitals): a name
     ("HERE", "IT", "US", "WHO"), not emphasis (_CAPITAL_EMPHASIS)."""
     if first or len(raw) < 2 or not raw.isupper() or lower in _CAPITAL_EMPHASIS:
         return False
-    return lower in STOPWORDS and any(ch.islower() for ch in text)
+    return lower in STOPWORDS
+
+
+# The mark on such a name's norm, which keeps it out of STOPWORDS ("HERE": "here_").
+_NAMED = "_"
+
+
+def _named_in_capitals(token: _Token) -> bool:
+    """The token is a name in capitals that is also a function word (_capital_name)."""
+    return token.norm == token.lower + _NAMED
 
 
 # A number's order of magnitude, written after it ("40 million") or on it ("40M", "4.2k",
@@ -1462,8 +1472,8 @@ def _is_value(token: _Token) -> bool:
         return text != "I"  # "service A"
     if token.norm in STOPWORDS:
         return token.lower in CALENDAR  # "due in *May*", not the verb
-    if token.norm == f"{token.lower}_":
-        return True  # a name in capitals that is also a function word (_capital_name)
+    if _named_in_capitals(token):
+        return True  # "Mapbox for maps and *HERE* for geocoding"
     # an acronym ("API", "CI", "ORMs") is more often what a fact is about than its value
     return not (text.isupper() or (text[:-1].isupper() and text.endswith("s")))
 
@@ -4798,7 +4808,7 @@ def _swap_item(token: _Token) -> bool:
         token.lower not in STOPWORDS
         or token.lower in _SWAP_ITEMS
         or token.norm in _SPEAKERS
-        or token.norm == f"{token.lower}_"  # a name in capitals ("HERE": _capital_name)
+        or _named_in_capitals(token)  # "HERE"
     )
 
 
