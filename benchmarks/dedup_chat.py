@@ -270,6 +270,9 @@ HOLDOUTS = {
     "dedup_holdout_84.json": "agent and chat memories, 480 pairs; first run against the rule "
     "after set 83 (a label and its short value one clause, comparatives as bounds, two values "
     "each of its thing in another order)",
+    "dedup_holdout_85.json": "agent and chat memories, 240 pairs (a shorter set, written in the "
+    "stop's last minutes); first run against the rule after set 84 (a name in capitals that is "
+    "also a function word)",
 }
 
 
