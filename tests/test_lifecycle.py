@@ -487,7 +487,9 @@ def test_the_worker_runs_the_job_on_its_interval(
         second = save(service, alice, "The QA database is a copy of production from Sunday")
         age(owner, second, 400)
         wait_for(lambda: archived_versions(owner, second) == 1)
-        assert job.runs >= 2
+        # (a run is counted when it ends: on a loaded machine the first run may still be
+        # going when the second memory is aged, and archive it too; the job runs again anyway)
+        wait_for(lambda: job.runs >= 2)
     assert not thread.is_alive()
     assert archived_versions(owner, first) == 1
 
