@@ -3722,6 +3722,27 @@ def test_rejecting_what_the_other_states_is_never_a_rewording(existing: str, new
 
 
 @pytest.mark.parametrize(
+    ("text", "rejected"),
+    [
+        ("The user prefers pytest over unittest.", {"unittest"}),
+        ("Wir nutzen pnpm anstelle von npm.", {"npm"}),
+        ("Usamos pnpm en vez de npm para todo.", {"npm"}),
+        ("Tomasz woli pisać testy w pytest niż w unittest.", {"unittest"}),
+        # a place, not a rejection ("el lugar de trabajo": the workplace)
+        ("Prefiere trabajar en el lugar de trabajo.", set()),
+        # a bound, in digits or in words, and a verb of "over", reject nothing
+        ("The user prefers PRs with fewer than four hundred changed lines.", set()),
+        ("The user prefers PRs with fewer than 400 changed lines.", set()),
+        ("The team chose Dagster to take over orchestration from Airflow.", set()),
+    ],
+)
+def test_what_a_text_rejects_for_another_thing(text: str, rejected: set[str]) -> None:
+    assert dedup.rejected_words(dedup.statement(text)) == {
+        dedup.statement(word).tokens[0].norm for word in rejected
+    }
+
+
+@pytest.mark.parametrize(
     ("text", "negations"),
     [
         ("Use pnpm, not npm, in this repo.", 0),

@@ -506,6 +506,61 @@ def test_a_rejection_said_two_ways_is_no_difference(memory: str, claim: str) -> 
     assert read_pair(memory, claim).difference_kind is None
 
 
+@pytest.mark.parametrize(
+    ("memory", "claim"),
+    [
+        # the memory does not choose what the claim rejects: disabled, negated, after "over"
+        (
+            "Dependabot is disabled; Renovate opens dependency update PRs every Monday.",
+            "Renovate, not Dependabot, creates the dependency update PRs.",
+        ),
+        (
+            "Never run the pipeline against production from a laptop; always submit through "
+            "helix-submit on the login node.",
+            "Pipeline runs against production go through helix-submit, never from a laptop.",
+        ),
+        (
+            "Marta prefers squash merges over rebase merges for feature branches.",
+            "For feature branches Marta would rather squash than rebase.",
+        ),
+        (
+            "She likes pytest with plain assert statements and dislikes unittest-style classes.",
+            "She writes plain pytest functions, not unittest classes.",
+        ),
+    ],
+)
+def test_what_both_texts_do_not_choose_is_no_rejection(memory: str, claim: str) -> None:
+    assert verify_features.rejected(memory, claim) is None
+    assert verify_features.rejected_by_memory(memory, claim) is None
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim", "rejects"),
+    [
+        (
+            "Dependabot opens the dependency update PRs.",
+            "Renovate, not Dependabot, creates the dependency update PRs.",
+            "the claim rejects Dependabot",
+        ),
+        (
+            "Marta prefers squash merges over rebase merges for feature branches.",
+            "For feature branches Marta rebases.",
+            "another value to rebase",
+        ),
+        # a rejection in another language's words, read in the claim
+        (
+            "The team uses npm for the web app.",
+            "Das Team nutzt pnpm anstelle von npm.",
+            "the claim rejects npm",
+        ),
+    ],
+)
+def test_what_only_one_text_does_not_choose_is_still_a_rejection(
+    memory: str, claim: str, rejects: str
+) -> None:
+    assert rejects in (verify_features.rejected(memory, claim) or "")
+
+
 def test_no_kind_where_nothing_differs() -> None:
     features = read_pair("The CI pipeline runs on GitHub Actions.", "CI runs on GitHub Actions.")
     assert (features.difference, features.clause_difference, features.difference_kind) == (

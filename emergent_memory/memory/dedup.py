@@ -3060,22 +3060,26 @@ def rejected_words(one: Statement) -> frozenset[str]:
     )
     inside: set[int] = set()
     for i, token in enumerate(tokens):
-        joined = i + 1 < len(tokens) and (token.lower, tokens[i + 1].lower) in REJECTING_PHRASES
-        if _contrasts_at(tokens, i) or (token.lower in ("over", "than") and preferring):
+        pair = (token.lower, tokens[i + 1].lower) if i + 1 < len(tokens) else None
+        comparing = token.lower in ("over", "than") and preferring
+        if comparing and token.lower == "over" and i and tokens[i - 1].norm in _OVER_VERBS:
+            comparing = False  # "chose Dagster to *take over* orchestration"
+        if _contrasts_at(tokens, i) or comparing or token.lower in _FOREIGN_REJECTING:
             start = i + 1
-        elif joined:
+        elif pair in REJECTING_PHRASES or pair in _FOREIGN_REJECTING_PHRASES:
             start = i + 2
         else:
             continue
         seen = False
         for n in range(start, min(start + 4, len(tokens))):
             following = tokens[n]
-            if following.norm in STOPWORDS or following.lower in _CLAUSE_STARTS:
+            function = following.norm in STOPWORDS or following.lower in _FOREIGN_FUNCTION
+            if function or following.lower in _CLAUSE_STARTS:
                 if seen or following.lower in _CLAUSE_STARTS:
                     break
                 continue
-            if any(ch.isdigit() for ch in following.text):
-                break
+            if any(ch.isdigit() for ch in following.text + following.norm):
+                break  # a number, in digits or words ("fewer than *four hundred* lines")
             inside.add(n)
             seen = True
             if following.pause:
@@ -3087,6 +3091,22 @@ def rejected_words(one: Statement) -> frozenset[str]:
 # Words that make "than" reject what follows it ("would *rather* use pnpm than npm", "likes
 # tabs *better* than spaces")
 _COMPARING = frozenset({"rather", "better"})
+# Verbs that "over" follows as part of them ("take over", "fail over"): no preference.
+_OVER_VERB_WORDS = "take took taken hand fail switch turn roll"
+_OVER_VERBS = frozenset(_stem(w) for w in _OVER_VERB_WORDS.split())
+# Words and pairs of other languages that reject what follows them, none an English word
+# ("Vim *gegenüber* VS Code", "pytest *zamiast* unittest", "*en vez de* npm", "*in lieu of*"),
+# and the function words of those languages read through after them ("statt *mit* npm").
+_FOREIGN_REJECTING_WORDS = (
+    "gegenüber statt anstatt anstelle plutôt invece piuttosto istället framför zamiast niż än"
+)
+_FOREIGN_REJECTING = frozenset(_FOREIGN_REJECTING_WORDS.split())
+_FOREIGN_REJECTING_PHRASES = frozenset(
+    {("en", "vez"), ("en", "lugar"), ("em", "vez"), ("ao", "invés"), ("in", "plaats")}
+    | {("i", "stedet"), ("au", "lieu"), ("in", "lieu")}
+)
+_FOREIGN_FUNCTION_WORDS = "van för de di del do mit von"
+_FOREIGN_FUNCTION = FOREIGN_WORDS | frozenset(_FOREIGN_FUNCTION_WORDS.split())
 
 
 def stated_plainly(one: Statement) -> frozenset[str]:

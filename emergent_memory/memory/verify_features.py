@@ -876,7 +876,7 @@ def rejected(memory: str, claim: str) -> str | None:
     if named is not None:
         return f"the memory prefers another value to {named}"
     old, new = dedup.statement(memory), dedup.statement(claim)
-    words = dedup.rejected_words(new) & dedup.stated_plainly(old)
+    words = dedup.rejected_words(new) & dedup.stated_plainly(old) - not_chosen(memory)
     if not words:
         return None
     phrase = " ".join(dict.fromkeys(t.text for t in new.tokens if t.norm in words))
@@ -892,7 +892,7 @@ def rejected_by_memory(memory: str, claim: str) -> str | None:
     old, new = dedup.statement(memory), dedup.statement(claim)
     if new.words & _CHOOSING - _NO_CHOICE or dedup.rejected_words(new):
         return None
-    words = dedup.rejected_words(old) & dedup.stated_plainly(new)
+    words = dedup.rejected_words(old) & dedup.stated_plainly(new) - not_chosen(claim)
     if not words:
         return None
     phrase = " ".join(dict.fromkeys(t.text for t in old.tokens if t.norm in words))
@@ -915,12 +915,33 @@ def _named_as_not_chosen(memory: str, claim: str) -> str | None:
                 chosen_words.add(tokens[i - 1].norm)
             if i > 1 and word == "of" and tokens[i - 2].norm not in dedup.STOPWORDS:
                 chosen_words.add(tokens[i - 2].norm)
-    claim_words = dedup.statement(claim).words
-    claim_negated = dedup.statement(claim).negated
+    claim_words = dedup.statement(claim).words - not_chosen(claim)
     for word, written in sorted(rejected_words.items()):
-        if word in claim_words and word not in claim_negated and not (chosen_words & claim_words):
+        if word in claim_words and not (chosen_words & claim_words):
             return written
     return None
+
+
+# Words that say the thing of their clause is not chosen ("Dependabot is *disabled*",
+# "*avoid* another crunch", "*dislikes* unittest-style classes").
+_NOT_CHOSEN = (
+    _FORBIDDING | dedup.AVERSE | dedup.content_words("disabled deprecated removed dropped stop")
+)
+
+
+def not_chosen(text: str) -> frozenset[str]:
+    """The words a text does not choose: those it negates or rejects for another thing
+    (dedup.stated_plainly), and every content word of a clause that negates or holds a word
+    of _NOT_CHOSEN ("*Never* run the pipeline against production from a *laptop*"). A value
+    one text rejects and the other does not choose is no conflict between them ("prefers
+    squash merges *over* rebase merges" / "would rather squash *than* rebase")."""
+    one = dedup.statement(text)
+    words = set(one.words - dedup.stated_plainly(one))
+    for clause in clauses(text):
+        part = dedup.statement(clause)
+        if part.negations or part.words & _NOT_CHOSEN:
+            words |= part.words
+    return frozenset(words)
 
 
 # Where a text's parts about different things begin: a mark, or a word that joins two of them
