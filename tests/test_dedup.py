@@ -2265,6 +2265,54 @@ def test_a_word_exchanged_that_changes_the_fact_is_no_rewording(existing: str, n
 @pytest.mark.parametrize(
     ("existing", "new"),
     [
+        # in decimal multiples as well as binary ones, and in bytes
+        ("Max upload size for menu images is 2 MB.", "Max upload size for menu images: 2,000 kB."),
+        (
+            "Docker images for tidepass must stay under 500 MB.",
+            "tidepass Docker images: 0.5 GB max.",
+        ),
+        (
+            "The firmware image must stay below 384 KB.",
+            "The firmware image must stay below 393,216 bytes.",
+        ),
+    ],
+)
+def test_a_size_written_in_other_units_is_the_same_value(existing: str, new: str) -> None:
+    rewritten = dedup.sizes_as_the_other(existing, new)[1]
+    sizes = [
+        {v for v in dedup.statement(text).values if v.endswith("bytes")}
+        for text in (existing, rewritten)
+    ]
+    assert sizes[0] == sizes[1] != set()
+    assert POLICY.decide(0.9, existing, new) == "supersede"
+    # another size, a binary-only unit against a decimal one, and bits, are not rewritten
+    for other in ("3 MB", "2 Mb"):
+        assert dedup.sizes_as_the_other(existing, f"The limit is {other}.")[1].endswith(f"{other}.")
+    assert dedup.sizes_as_the_other("Cache: 2 MiB.", "Cache: 2,000 kB.")[1] == "Cache: 2,000 kB."
+
+
+def test_a_decimal_number_of_hours_after_a_time_word_is_a_duration() -> None:
+    """ "after 0.25 h" is fifteen minutes, not the clock time 00:25 ("after 12.30" still is)."""
+    assert dedup.statement("Lane holds expire after 0.25 h.").values == {"900s"}
+    assert dedup.statement("Lane holds expire after 15 min.").values == {"900s"}
+    assert dedup.statement("Lunch is after 12.30").values == {"t750"}
+
+
+def test_one_environment_written_short_and_long_is_no_other_thing() -> None:
+    """ "Prod" and "production" opening two texts name one environment (ALIASES); two
+    environments still are two things."""
+    assert not dedup.swaps_a_modifier(
+        "The production database is backed up nightly at 02:00 UTC.",
+        "The prod DB backup runs every night at 2 am UTC.",
+    )
+    assert dedup.swaps_a_modifier(
+        "Staging uses Let's Encrypt certificates.", "Production uses DigiCert certificates."
+    )
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
         ("The reports worker runs with 4 GB of memory.", "Reports worker memory: four gigabytes."),
         (
             "Invoices are archived to the fin-archive bucket every 12 hours.",
@@ -4560,6 +4608,11 @@ def test_a_plan_done_as_planned_is_another_statement_than_the_plan(new: str) -> 
     plan = "Plan: move the Sable docs to Docusaurus by the end of Q3."
     assert dedup.plan_and_event(plan, new)
     assert POLICY.decide(0.8, plan, new) != "supersede"
+    # a goal named by a label is a plan, even against a word that says a value changed
+    goal_for = "Goal for Q3: move CI to self-hosted runners."
+    assert POLICY.decide(0.85, goal_for, "CI was moved to self-hosted runners in Q3.") != (
+        "supersede"
+    )
 
 
 @pytest.mark.parametrize(
@@ -5719,6 +5772,18 @@ def test_a_text_mostly_in_another_script_is_no_english_whatever_its_names() -> N
     assert POLICY.decide(0.99, existing, new) != "supersede"
     # the same words in the same order still are one
     assert POLICY.decide(0.99, existing, existing.replace("。", "")) == "supersede"
+
+
+def test_words_of_another_script_glued_to_latin_names_are_no_english() -> None:
+    """Japanese writes its particles against the names ("はPostgreSQL"): more Latin letters
+    than kana, but the words that say which name goes with which are not read, so names
+    exchanged there are no rewording, however similar."""
+    existing = "tapline はPostgreSQL、dripwatch はClickHouseを使っている。"
+    new = "tapline はClickHouse、dripwatch はPostgreSQLを使っている。"
+    assert not dedup.reads_english(existing)
+    assert POLICY.decide(1.0, existing, new) != "supersede"
+    # a letter of another script alone is a sign or a unit, not a word: still English
+    assert dedup.reads_english("The p99 latency target is 250 µs for the tapline API.")
 
 
 @pytest.mark.parametrize(

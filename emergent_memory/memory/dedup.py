@@ -1420,7 +1420,10 @@ def _clock_time(tokens: list[_Token], lower: list[str], i: int) -> tuple[int | N
         after = lower[start + 1] if start + 1 < len(lower) else ""
         before = lower[start - 1] if start > 0 else ""
         said = bool(dotted.group(3)) or after in _MERIDIEM or after in _DOTTED_AFTER
-        match = dotted if said or before in _DOTTED_BEFORE else None
+        # (a number with a unit of time is a duration: "expire *after 0.25 h*")
+        match = (
+            dotted if said or (before in _DOTTED_BEFORE and after not in _DURATION_UNITS) else None
+        )
     if match is None:
         return None, 1
     hours, minutes = int(match.group(1)), int(match.group(2) or 0)
@@ -2350,6 +2353,9 @@ _FUTURE = frozenset(
 )
 # Words that open a plan's word of its own (not "will": "the standup will be at 9:30").
 _PLANNING = ("plan", "intend")
+# A label that says the text is a plan ("*Goal for Q3:* move CI to self-hosted runners"; not
+# a goal's value: "The user's savings goal is 500 euros").
+_PLAN_LABEL = re.compile(r"\s*(?:goal|aim|objective|plan)s?\b[^:.;]{0,30}:", re.IGNORECASE)
 _FUTURE_PHRASES = frozenset({("going", "to"), ("about", "to")})
 
 
@@ -2741,6 +2747,7 @@ def plan_and_event(existing: str, new: str) -> bool:
     if (
         not anchors(plan_text)
         and not any(t.lower.startswith(_PLANNING) for t in plan.tokens)
+        and not _PLAN_LABEL.match(plan_text)
         and event.markers & STRONG_MARKERS
     ):
         return False  # "the standup *will be* at 9:30 every day" / "the standup *was moved* to 10"
@@ -5815,18 +5822,19 @@ def swaps_a_modifier(existing: str, new: str) -> bool:
         return True
     first, second = _opening_environment(old), _opening_environment(new_)
     if first is None or second is None or first == second:
-        return False
-    return first not in {t.lower for t in new_.tokens} and second not in {
-        t.lower for t in old.tokens
+        return False  # (one environment however written: "*Prod* DB" / "*production* DB")
+    return first not in {ALIASES.get(t.lower, t.lower) for t in new_.tokens} and second not in {
+        ALIASES.get(t.lower, t.lower) for t in old.tokens
     }
 
 
 def _opening_environment(one: Statement) -> str | None:
     """The environment or branch a text opens with, after a determiner or not ("*Prod* DB
-    listens on 5433", "The *test* DB ..."), as written in lower case."""
+    listens on 5433", "The *test* DB ..."), in lower case and in its short form (ALIASES:
+    "production" is "prod")."""
     at = 1 if one.tokens and one.tokens[0].lower in _DETERMINERS else 0
     if len(one.tokens) > at and one.tokens[at].lower in _ENVIRONMENT_WORDS:
-        return one.tokens[at].lower
+        return ALIASES.get(one.tokens[at].lower, one.tokens[at].lower)
     return None
 
 
@@ -6042,11 +6050,17 @@ def _mostly_latin(text: str) -> bool:
             latin += 1
         else:
             other += 3 if unicodedata.name(ch, "").startswith(_SYLLABLE_SCRIPTS) else 1
-    # (nor a text with a whole word of another script: "lane-sync вызывает cardvault")
+    # (nor a text with a word of another script, even one glued to a Latin name as Japanese
+    # writes its particles: "lane-sync вызывает cardvault", "tapline はPostgreSQL、dripwatch
+    # はClickHouse*を使っている*")
     return latin >= other and not any(
-        len(word) > 1 and not any(_is_latin(ch) for ch in word)
-        for word in re.findall(r"[^\W\d_]+", text)
+        len(run) > 1 for word in re.findall(r"[^\W\d_]+", text) for run in _other_script(word)
     )
+
+
+def _other_script(word: str) -> list[str]:
+    """The runs of letters of a script other than Latin in the word."""
+    return "".join(" " if _is_latin(ch) else ch for ch in word).split()
 
 
 def _is_latin(ch: str) -> bool:
@@ -6371,6 +6385,52 @@ def rates_written_out(existing: str, new: str) -> tuple[str, str]:
     return _with_rates_written(existing), _with_rates_written(new)
 
 
+# A size as written: a number (with thousands' commas) and a unit of _SIZE_UNITS or bytes
+# ("2,000 kB", "0.5 GB", "393,216 bytes").
+_WRITTEN_SIZE = re.compile(
+    r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s?"
+    r"((?i:[kmgt]i?b|kilobytes?|megabytes?|gigabytes?|terabytes?|bytes?))\b"
+)
+_DECIMAL_SIZES = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12, "b": 1}
+
+
+def _size_readings(amount: str, unit: str) -> tuple[Decimal | None, frozenset[Decimal]]:
+    """The bytes a size means as _SIZE_UNITS reads it (binary multiples; None for bytes,
+    which it does not read), and all it may mean: in binary multiples and in decimal ones
+    ("2 MB" is 2,097,152 or 2,000,000 bytes; "2 MiB" only the first); none for bits
+    ("100Mb")."""
+    if len(unit) == 2 and unit[0].isupper() and unit[1] == "b":
+        return None, frozenset()
+    number, lower = Decimal(amount.replace(",", "")), unit.lower()
+    if lower.startswith("byte"):
+        return None, frozenset({number})
+    binary = number * _SIZE_UNITS.get(lower, _SIZE_UNITS.get(lower[0] + "b", 1))
+    if len(lower) == 3 and lower[1] == "i":  # KiB, MiB, GiB: binary only
+        return binary, frozenset({binary})
+    return binary, frozenset({binary, number * _DECIMAL_SIZES[lower[0]]})
+
+
+def sizes_as_the_other(existing: str, new: str) -> tuple[str, str]:
+    """The new text with each size that means what a size of the existing text means, read in
+    binary or in decimal multiples, written as the existing text writes it ("Max upload is
+    2,000 kB" / "... 2 MB", "0.5 GB" / "500 MB", "393,216 bytes" / "384 KB"): one value
+    written two ways, which _SIZE_UNITS' one reading (binary) does not see."""
+    olds = [
+        (match.group(0), *_size_readings(match.group(1), match.group(2)))
+        for match in _WRITTEN_SIZE.finditer(existing)
+    ]
+    if not olds:
+        return existing, new
+
+    def as_old(match: re.Match[str]) -> str:
+        read, readings = _size_readings(match.group(1), match.group(2))
+        if read is not None and any(read == old_read for _, old_read, _ in olds):
+            return match.group(0)  # read alike already ("2 GB" / "2048 MB")
+        return next((written for written, _, means in olds if means & readings), match.group(0))
+
+    return existing, _WRITTEN_SIZE.sub(as_old, new)
+
+
 # A word of letters with a number on it ("SEV1", "P2", "ES2022").
 _GLUED = re.compile(r"\b([^\W\d_]+)(\d+)\b")
 
@@ -6393,8 +6453,10 @@ def compare(existing: str, new: str) -> Comparison:
     """Every feature of the pair the rule reads, computed once (of the texts with what one
     spells out written as the other's initials, spelled_out, a word and a number written
     apart as the other joins them, joined_as_the_other, and how often said in words as a
-    period where the other gives one, rates_written_out)."""
+    period where the other gives one, rates_written_out, and a size that means what the
+    other's does written as the other writes it, sizes_as_the_other)."""
     existing, new = rates_written_out(*joined_as_the_other(*spelled_out(existing, new)))
+    existing, new = sizes_as_the_other(existing, new)
     old, new_ = statement(existing), statement(new)
     # a text that rejects what the other states, or adds a verb that says no, is no rewording
     # of it, whatever else they share
