@@ -273,6 +273,9 @@ HOLDOUTS = {
     "dedup_holdout_85.json": "agent and chat memories, 240 pairs (a shorter set, written in the "
     "stop's last minutes); first run against the rule after set 84 (a name in capitals that is "
     "also a function word)",
+    "dedup_holdout_86.json": "agent and chat memories, 480 pairs; first run against the rule "
+    "after set 85 (sizes in decimal multiples, a word of another script glued to a Latin "
+    "name, a goal labelled as a plan)",
 }
 
 
