@@ -187,6 +187,37 @@ def test_a_clause_both_texts_share_does_not_hide_the_other_value_of_a_setting() 
     assert clause_difference(flags, "In staging, new flags are on by default.") is None
 
 
+def test_a_short_quoted_value_stays_in_its_clause_and_what_someone_said_does_not() -> None:
+    # a command or a name in quotes is a value of its clause ...
+    memory = (
+        "Always run `make seedcheck` before pushing and `make e2e-local` before tagging a "
+        "release; seedcheck runs the linters, the unit tests and the fixture validation."
+    )
+    assert clauses(memory)[:2] == (
+        "Always run `make seedcheck` before pushing",
+        "`make e2e-local` before tagging a release",
+    )
+    claim = "Run `make e2e-local` before pushing and `make seedcheck` before tagging a release."
+    found = clause_difference(memory, claim)
+    assert found is not None
+    assert found.startswith("the same values in swapped places")
+    assert clause_difference(memory, "Run `make seedcheck` before pushing.") is None
+    # ... while what someone said, clauses of its own, is left out
+    said = 'Joa in chat: "honestly, I would rather ship fewer biomes than crunch again"'
+    assert clauses(said) == ("Joa in chat",)
+
+
+def test_two_values_said_in_each_other_s_roles_are_swapped() -> None:
+    # names that open the claim's clauses are values of the memory's
+    memory = (
+        "Nadia is on secondary on-call during the first week of every month, with Gus as primary."
+    )
+    claim = "During the first week of every month, Nadia is primary on-call and Gus is secondary."
+    found = clause_difference(memory, claim)
+    assert found is not None
+    assert found.startswith("the same values in swapped places")
+
+
 def test_two_clauses_said_crosswise_are_swapped_in_a_longer_memory_too() -> None:
     # each claim clause about another memory clause, with a word of each in the other's
     memory = (
@@ -368,7 +399,8 @@ def test_an_apostrophe_is_no_quote() -> None:
     )
     assert why is not None
     assert "negates" in why
-    assert clauses("Use 'main' as the default branch.") == ("Use   as the default branch",)
+    # (a short quoted value stays in its clause: it is one value)
+    assert clauses("Use 'main' as the default branch.") == ("Use 'main' as the default branch",)
 
 
 def test_a_day_the_memory_names_too_is_no_other_thing() -> None:

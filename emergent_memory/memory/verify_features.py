@@ -114,12 +114,25 @@ _QUOTED = re.compile(r"`[^`]*`|\"[^\"]*\"|(?<!\w)'[^']*'(?!\w)|“[^”]*”")
 _KEY_VALUE = re.compile(r"(?<=\w):\s+(?=[^\s:;,.]+(?:\s+[^\s:;,.]+)?\s*(?:;|\.(?:\s|$)|$))")
 
 
+def _quoted_value(found: re.Match[str]) -> str:
+    """A quoted text kept in its clause when it is a value, a command or a name of a few
+    words with no clause break nor negator in it ("run *`make seedcheck`* before pushing",
+    "called *'Ms Folkestad'*"); left out otherwise (what someone said, an error message:
+    "fails with *'file not found'*" negates nothing of the text)."""
+    quoted = found.group(0)
+    short = len(quoted.split()) <= _QUOTED_VALUE_WORDS and not _CLAUSE_BREAK.search(quoted[1:-1])
+    return quoted if short and not dedup.statement(quoted[1:-1]).negations else " "
+
+
+_QUOTED_VALUE_WORDS = 3
+
+
 @lru_cache(maxsize=4096)
 def clauses(text: str) -> tuple[str, ...]:
-    """The text's clauses (see _CLAUSE_BREAK), quoted text left out, a label and its short
-    value one clause (_KEY_VALUE); an opening clause of one content word ("In staging, ...")
-    joins the next."""
-    text = _KEY_VALUE.sub(" is ", _QUOTED.sub(" ", text))
+    """The text's clauses (see _CLAUSE_BREAK), quoted text left out but for a short value
+    (_quoted_value), a label and its short value one clause (_KEY_VALUE); an opening clause
+    of one content word ("In staging, ...") joins the next."""
+    text = _KEY_VALUE.sub(" is ", _QUOTED.sub(_quoted_value, text))
     parts = [p.strip() for p in _CLAUSE_BREAK.split(text) if p.strip()]
     parts = [part for part in parts if dedup.content_words(part)]
     if len(parts) > 1 and len(dedup.content_words(parts[0])) < 2:
@@ -451,7 +464,10 @@ def clause_difference(memory: str, claim: str) -> str | None:
         said = None if opposite is None else opposite.split(" / ")[-1]
         if opposite is not None and not _said_elsewhere(parts, index, claim, said):
             return f"the other value of one setting: {opposite}"
-        moved = _moved(parts, index, claim_clause, claim_parts, sure=shared >= _SURE_ALIGNMENT)
+        sure = shared >= _SURE_ALIGNMENT
+        moved = _moved(parts, index, claim_clause, claim_parts, sure=sure) or _moved(
+            parts, index, claim_clause, claim_parts, sure=sure, values_only=True
+        )
         if moved is not None:
             return moved
     return (
