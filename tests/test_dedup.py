@@ -5774,6 +5774,21 @@ def test_a_text_mostly_in_another_script_is_no_english_whatever_its_names() -> N
     assert POLICY.decide(0.99, existing, existing.replace("。", "")) == "supersede"
 
 
+def test_two_values_exchanged_in_a_language_the_rule_does_not_read_are_swapped() -> None:
+    """Every other word where it was and a content word between the two: a swap in any
+    language written in words; two items of one list exchanged around a joiner are not."""
+    existing = "tapline usa PostgreSQL y dripwatch usa ClickHouse."
+    new = "tapline usa ClickHouse y dripwatch usa PostgreSQL."
+    assert dedup.swapped(existing, new) == ("PostgreSQL", "ClickHouse")
+    assert POLICY.decide(0.99, existing, new) != "supersede"
+    assert (
+        dedup.swapped(
+            "tapline usa PostgreSQL y ClickHouse.", "tapline usa ClickHouse y PostgreSQL."
+        )
+        is None
+    )
+
+
 def test_words_of_another_script_glued_to_latin_names_are_no_english() -> None:
     """Japanese writes its particles against the names ("はPostgreSQL"): more Latin letters
     than kana, but the words that say which name goes with which are not read, so names

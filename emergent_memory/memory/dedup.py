@@ -4502,7 +4502,7 @@ def swapped(existing: str, new: str) -> tuple[str, str] | None:
         # word order is read by English words (another language orders its own); a terse
         # note without them still says who does what to whom by its ends
         if reads_english(existing) and reads_english(new):
-            return _ends_exchanged(old, new_)
+            return _ends_exchanged(old, new_) or _two_values_exchanged(old, new_)
         return None
     found = _exchanged(old, new_)
     if found is None and _speaks_of_self(old) and _speaks_of_self(new_):
@@ -4519,7 +4519,31 @@ def swapped(existing: str, new: str) -> tuple[str, str] | None:
         or _possessor_swapped(old, new_)
         or _voice_turned(old, new_)
         or _ends_exchanged(old, new_)
+        or _two_values_exchanged(old, new_)
     )
+
+
+def _two_values_exchanged(old: Statement, new: Statement) -> tuple[str, str] | None:
+    """Two values of the old text in each other's places and every other word where it was,
+    with a content word between them: "tapline usa *PostgreSQL* y dripwatch usa
+    *ClickHouse*" / the two exchanged, read in any language written in words; not two items
+    of one list, with only a joiner between them ("usa PostgreSQL y ClickHouse")."""
+    olds, news = [t.norm for t in old.tokens], [t.norm for t in new.tokens]
+    if len(olds) != len(news):
+        return None
+    moved = [i for i, (a, b) in enumerate(zip(olds, news, strict=True)) if a != b]
+    if len(moved) != 2:
+        return None
+    i, j = moved
+    if (olds[i], olds[j]) != (news[j], news[i]) or not {olds[i], olds[j]} <= old.values:
+        return None
+    between = {t.norm for t in old.tokens[i + 1 : j] if t.lower not in _ANY_JOINER}
+    if not between & (old.words - old.values):
+        return None
+    return old.tokens[i].text, old.tokens[j].text
+
+
+_ANY_JOINER = _LIST_JOINERS | _FOREIGN_JOINERS
 
 
 # Words between two things that make their order no matter ("Ana works *with* Bo", "Ana
