@@ -1198,10 +1198,15 @@ _SIZE_UNITS = {
 _COMPACT_SIZE = re.compile(r"(\d+(?:\.\d+)?)((?i:[kmgt]i?b))")
 
 
+def _bits(unit: str) -> bool:
+    """A unit of bits, not bytes: "Mb", "Gb"."""
+    return len(unit) == 2 and unit[0].isupper() and unit[1] == "b"
+
+
 def _bytes(amount: str, unit: str) -> str | None:
     """A size's norm: its exact bytes ("4294967296bytes"); None for bits ("100Mb")."""
-    if len(unit) == 2 and unit[0].isupper() and unit[1] == "b":
-        return None  # "Mb", "Gb": bits
+    if _bits(unit):
+        return None
     return f"{(Decimal(amount) * _SIZE_UNITS[unit.lower()]).normalize():f}bytes"
 
 
@@ -6415,7 +6420,7 @@ _WRITTEN_SIZE = re.compile(
     r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s?"
     r"((?i:[kmgt]i?b|kilobytes?|megabytes?|gigabytes?|terabytes?|bytes?))\b"
 )
-_DECIMAL_SIZES = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12, "b": 1}
+_DECIMAL_SIZES = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
 
 
 def _size_readings(amount: str, unit: str) -> tuple[Decimal | None, frozenset[Decimal]]:
@@ -6423,12 +6428,12 @@ def _size_readings(amount: str, unit: str) -> tuple[Decimal | None, frozenset[De
     which it does not read), and all it may mean: in binary multiples and in decimal ones
     ("2 MB" is 2,097,152 or 2,000,000 bytes; "2 MiB" only the first); none for bits
     ("100Mb")."""
-    if len(unit) == 2 and unit[0].isupper() and unit[1] == "b":
+    if _bits(unit):
         return None, frozenset()
     number, lower = Decimal(amount.replace(",", "")), unit.lower()
     if lower.startswith("byte"):
         return None, frozenset({number})
-    binary = number * _SIZE_UNITS.get(lower, _SIZE_UNITS.get(lower[0] + "b", 1))
+    binary = number * _SIZE_UNITS[lower]
     if len(lower) == 3 and lower[1] == "i":  # KiB, MiB, GiB: binary only
         return binary, frozenset({binary})
     return binary, frozenset({binary, number * _DECIMAL_SIZES[lower[0]]})

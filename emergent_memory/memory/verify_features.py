@@ -292,7 +292,6 @@ def restated(memory: str, claim: str) -> bool:
     in words is read as save reads it ("twice a day" / "every 12 hours":
     dedup.rates_written_out)."""
     memory, claim = dedup.rates_written_out(*dedup.joined_as_the_other(memory, claim))
-    memory, claim = dedup.sizes_as_the_other(memory, claim)
     return _same_choice(memory, claim) or any(
         rule(one, other)
         for rule in (dedup.restates_the_values, dedup.rewords, dedup.restates)
