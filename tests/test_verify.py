@@ -928,6 +928,48 @@ def test_a_clause_confirms_a_claim_that_says_nothing_of_its_own(claim: str, conf
         assert "in its clause" in answer.why
 
 
+@pytest.mark.parametrize(
+    ("claim", "clause", "verdict"),
+    [
+        # one clause restated, the memory's negation in another clause
+        (
+            "Tide tables are cached for six hours.",
+            "tide tables are cached for six hours",
+            "confirmed",
+        ),
+        (
+            "Berth requests go through the harbour API.",
+            "berth requests go through the harbour API",
+            "confirmed",
+        ),
+        # the claim's own words, or the negated clause itself said yes: still a conflict
+        (
+            "Tide tables are cached for six hours and logged.",
+            "tide tables are cached for six hours",
+            "conflict",
+        ),
+        (
+            "Ferry times may be edited in the database.",
+            "never edit ferry times in the database",
+            "conflict",
+        ),
+    ],
+)
+def test_a_negation_in_a_clause_the_claim_does_not_restate_is_no_conflict(
+    claim: str, clause: str, verdict: str
+) -> None:
+    memory = (
+        "Never edit ferry times in the database; tide tables are cached for six hours, and "
+        "berth requests go through the harbour API."
+    )
+    whole = rules_answer(RULES_ONLY, claim, [(memory, 0.7)])
+    assert whole.verdict == "conflict", whole.why  # the whole memory says no, the claim not
+    answer = rules_answer(
+        RULES_ONLY, claim, [(memory, 0.7)], clauses=[Clause(0.9, read_pair(clause, claim), clause)]
+    )
+    assert answer.verdict == verdict, answer.why
+
+
 def test_a_claim_only_the_outranked_side_of_a_conflict_states_is_a_conflict(
     verifier: VerifyService, semantic: MemoryService, principal: Principal
 ) -> None:

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache
 from typing import NamedTuple
 
 from emergent_memory.memory import dedup, verify_features
@@ -106,7 +105,7 @@ class VerifyPolicy:
         if similarity < min(related_from, self.shared_word_from):
             return None, "not about the same subject"
         kind = features.difference_kind
-        kind_from = _thresholds(self.conflict_from_kind).get(kind or "")
+        kind_from = dict(self.conflict_from_kind).get(kind or "")
         if (
             kind_from is not None
             and similarity >= max(kind_from, related_from)  # about the claim's subject
@@ -176,12 +175,6 @@ class VerifyPolicy:
 
 
 _PART = "one part of the memory gives another value:"
-
-
-@cache
-def _thresholds(kinds: tuple[tuple[str, float], ...]) -> dict[str, float]:
-    """VerifyPolicy.conflict_from_kind as a mapping (read once per policy)."""
-    return dict(kinds)
 
 
 @dataclass(frozen=True, slots=True)
@@ -378,6 +371,8 @@ def rules_answer(
         # of a memory that confirms, only items its clause swaps ("A calls B; ..." / "B calls A")
         kind = None if clause is None else clause.features.difference_kind
         undecided = relation in (None, "related") or (relation == "confirms" and kind == "exchange")
+        # a negation in a clause the claim does not restate: its own clause may confirm it
+        undecided |= relation == "conflicts" and pair.difference_kind == "negation" and not kind
         if clause is not None and clause.similarity > score and undecided:
             alone, its_why = policy.judge(clause.similarity, clause.features)
             # (a clause confirms a claim that says nothing of its own: one part of the memory)
