@@ -5789,6 +5789,61 @@ def test_two_values_exchanged_in_a_language_the_rule_does_not_read_are_swapped()
     )
 
 
+@pytest.mark.parametrize(
+    ("existing", "new", "parts"),
+    [
+        (
+            "Branch names use the pattern qm-<ticket number>-<short-slug>.",
+            "Branch names use the pattern qm-<short-slug>-<ticket number>.",
+            ("ticket number", "short-slug"),
+        ),
+        ("Queue names are {env}.{service}.jobs", "Queue names are {service}.{env}.jobs", None),
+        (
+            "Exports write dates as YYYY-MM-DD.",
+            "Exports write dates as DD-MM-YYYY.",
+            ("YYYY", "DD"),
+        ),
+        (
+            "Log lines start with [level] [service].",
+            "Log lines start with [service] [level].",
+            None,
+        ),
+        (
+            "Die Logzeilen beginnen mit [level] [dienst].",
+            "Die Logzeilen beginnen mit [dienst] [level].",
+            None,
+        ),
+    ],
+)
+def test_the_parts_of_a_pattern_or_format_in_another_order_are_swapped(
+    existing: str, new: str, parts: tuple[str, str] | None
+) -> None:
+    """A placeholder in brackets or a date format's field is a value: the same parts in
+    another order write another pattern, never a rewording, however close, in any language."""
+    found = dedup.swapped(existing, new)
+    assert found is not None
+    if parts is not None:
+        assert found == parts
+    assert POLICY.decide(0.99, existing, new) != "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # the same pattern said in other words: a rewording
+        ("Exports write dates as YYYY-MM-DD.", "Dates in exports are written as YYYY-MM-DD."),
+        # another part, not the same parts reordered: not a swap
+        ("Branch names are <ticket>-<slug>.", "Branch names are <ticket>-<owner>."),
+        # another thing named around the pattern: not the same pattern's order
+        ("Branch names are <ticket>-<slug>.", "Release tags are <slug>-<ticket>."),
+        # capitals that are no format ("MD-DM" is no date)
+        ("The MD signs off, then the DM.", "The DM signs off, then the MD."),
+    ],
+)
+def test_a_pattern_kept_or_changed_otherwise_is_no_reordering(existing: str, new: str) -> None:
+    assert dedup._parts_reordered(existing, new) is None
+
+
 def test_words_of_another_script_glued_to_latin_names_are_no_english() -> None:
     """Japanese writes its particles against the names ("はPostgreSQL"): more Latin letters
     than kana, but the words that say which name goes with which are not read, so names

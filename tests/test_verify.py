@@ -626,6 +626,12 @@ def test_a_claim_of_the_value_a_memory_rejects_or_replaced_is_a_conflict(
             "Restart the API workers first, then run the database migrations.",
             "the same things in the other order",
         ),
+        # the parts of a written pattern in another order (dedup.swapped)
+        (
+            "Release tags are written as rel-<year>.<month>-<build>.",
+            "Release tags are written as rel-<build>.<month>-<year>.",
+            "the same values in swapped places: year / build",
+        ),
     ],
 )
 def test_swapped_values_and_antonyms_are_conflicts(

@@ -4502,6 +4502,8 @@ def swapped(existing: str, new: str) -> tuple[str, str] | None:
     this week" / "This week the on-call person is Bob") or a phrase moved to the other end
     ("In this repository the user prefers pnpm" / "The user prefers pnpm in this repository")
     says the same."""
+    if (parts := _parts_reordered(existing, new)) is not None:
+        return parts  # in any language: "gl-<ticket>-<slug>" / "gl-<slug>-<ticket>"
     old, new_ = statement(existing), statement(new)
     if not (_reads_english(old) and _reads_english(new_)):
         # word order is read by English words (another language orders its own); a terse
@@ -4526,6 +4528,51 @@ def swapped(existing: str, new: str) -> tuple[str, str] | None:
         or _ends_exchanged(old, new_)
         or _two_values_exchanged(old, new_)
     )
+
+
+# The parts of a written pattern or format: a placeholder in brackets ("<ticket number>",
+# "{slug}", "[level]"), or the fields of a date or time format written as one token
+# ("YYYY-MM-DD", "HH:mm").
+_PLACEHOLDER = re.compile(r"<[^<>\n]{1,40}>|\{[^{}\n]{1,40}\}|\[[^\[\]\n]{1,40}\]")
+_FORMAT_FIELD = re.compile(r"Y{2,4}|M{1,2}|D{1,2}|H{1,2}|h{1,2}|m{1,2}|s{1,2}|S{3}")
+_FORMAT_TOKEN = re.compile(r"\b[YMDHhmsS]{1,4}(?:[-/.:_T][YMDHhmsS]{1,4})+\b")
+
+
+def _pattern_parts(text: str) -> tuple[list[str], str]:
+    """A text's pattern parts in order (_PLACEHOLDER, _FORMAT_FIELD of a format token whose
+    every field is one), and the text without them."""
+    parts: list[str] = []
+    rest: list[str] = []
+    at = 0
+    for found in re.finditer(f"{_PLACEHOLDER.pattern}|{_FORMAT_TOKEN.pattern}", text):
+        written = found.group(0)
+        if written[0] in "<{[":
+            parts.append(" ".join(written[1:-1].lower().split()))
+        else:
+            fields = re.split(r"[-/.:_T]", written)
+            if not all(_FORMAT_FIELD.fullmatch(field) for field in fields):
+                continue
+            parts.extend(fields)
+        rest.append(text[at : found.start()])
+        at = found.end()
+    rest.append(text[at:])
+    return parts, " ".join(rest)
+
+
+def _parts_reordered(existing: str, new: str) -> tuple[str, str] | None:
+    """The first two parts of a pattern or format (_pattern_parts) that one text puts in
+    another order than the other, the same parts in both ("gl-<ticket number>-<short-slug>"
+    / "gl-<short-slug>-<ticket number>", "YYYY-MM-DD" / "DD-MM-YYYY"), when the rest of one
+    text has no content word the other lacks; else None."""
+    old_parts, old_rest = _pattern_parts(existing)
+    new_parts, new_rest = _pattern_parts(new)
+    if len(old_parts) < 2 or old_parts == new_parts or sorted(old_parts) != sorted(new_parts):
+        return None
+    old_words, new_words = content_words(old_rest), content_words(new_rest)
+    if not (old_words <= new_words or new_words <= old_words):
+        return None
+    first = next(i for i, (a, b) in enumerate(zip(old_parts, new_parts, strict=True)) if a != b)
+    return old_parts[first], new_parts[first]
 
 
 def _two_values_exchanged(old: Statement, new: Statement) -> tuple[str, str] | None:
