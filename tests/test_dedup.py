@@ -2291,6 +2291,44 @@ def test_a_size_written_in_other_units_is_the_same_value(existing: str, new: str
     assert dedup.sizes_as_the_other("Cache: 2 MiB.", "Cache: 2,000 kB.")[1] == "Cache: 2,000 kB."
 
 
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "Berth-clash alerts fire above a score of 0.65.",
+            "Berth-clash alerts fire above a score of 65%.",
+        ),
+        (
+            "The ferry app aims for 85 percent test coverage.",
+            "The ferry app aims for .85 test coverage.",
+        ),
+        ("Error budget for tidepass: 0.1%.", "Error budget for tidepass: 0.001."),
+    ],
+)
+def test_a_share_written_as_a_decimal_or_a_percentage_is_the_same_value(
+    existing: str, new: str
+) -> None:
+    old, rewritten = dedup.values_as_the_other(existing, new)
+    assert dedup.statement(old).values == dedup.statement(rewritten).values != frozenset()
+    assert POLICY.decide(0.9, existing, new) == "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Berth-clash alerts fire above a score of 0.65.", "Berth-clash alerts fire above 60%."),
+        # a measure before its unit, a version, an amount: no share
+        ("The cache is 50% full.", "The cache is 0.5 GB."),
+        ("80% of crossings use v0.8 of the app.", "Crossings use v0.8 of the app."),
+        ("Refunds keep 50% of the fee.", "Refunds keep $0.50 of the fee."),
+    ],
+)
+def test_another_share_or_a_decimal_that_is_no_share_is_not_rewritten(
+    existing: str, new: str
+) -> None:
+    assert dedup.values_as_the_other(existing, new) == (existing, new)
+
+
 def test_a_decimal_number_of_hours_after_a_time_word_is_a_duration() -> None:
     """ "after 0.25 h" is fifteen minutes, not the clock time 00:25 ("after 12.30" still is)."""
     assert dedup.statement("Lane holds expire after 0.25 h.").values == {"900s"}
@@ -5209,6 +5247,26 @@ def test_the_same_date_written_otherwise_restates(existing: str, new: str) -> No
     # name in short are no words changed beside the same date
     assert dedup.restates_the_values(existing, new)
     assert POLICY.decide(0.88, existing, new) == "supersede"
+
+
+@pytest.mark.parametrize(
+    ("written", "same"),
+    [
+        ("30/06/2026", True),  # day first, the day over 12
+        ("30.06.2026", True),
+        ("06/30/2026", True),  # month first
+        ("06/07/2026", False),  # either could be the month: read as written
+        ("31/13/2026", False),  # no month
+    ],
+)
+def test_a_date_written_day_or_month_first_is_read_when_plain(written: str, same: bool) -> None:
+    iso = "The Quaymark timetable freeze starts 2026-06-30."
+    other = f"The Quaymark timetable freeze starts {written}."
+    assert (dedup.statement(iso).values == dedup.statement(other).values) == same
+    if same:
+        assert POLICY.decide(0.95, iso, other) == "supersede"
+    else:
+        assert POLICY.decide(0.95, iso, other) != "supersede"
 
 
 def test_another_date_or_another_event_on_it_is_no_rewording() -> None:

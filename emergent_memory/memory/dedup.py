@@ -723,6 +723,31 @@ _APOSTROPHE_LESS = {
 
 # A date written year first ("2025-03-14"), read as the same date in words.
 _ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+# A date written day or month first with the year last ("30/06/2025", "30.06.2025",
+# "06/30/2025"), read so when which is the day is plain (see _day_first).
+_DAY_MONTH_YEAR = re.compile(r"(\d{1,2})[/.](\d{1,2})[/.](\d{4})")
+
+
+def _year_first(raw: str) -> re.Match[str] | None:
+    """The date of `raw` as year, month, day (the groups of an _ISO_DATE match): written so,
+    or day or month first where only one of the two can be a month ("30/06/2025" and
+    "06/30/2025" are both 2025-06-30; "03/04/2025" says neither, and is read as written)."""
+    iso = _ISO_DATE.fullmatch(raw)
+    if iso is not None:
+        return iso
+    found = _DAY_MONTH_YEAR.fullmatch(raw)
+    if found is None:
+        return None
+    one, two = int(found.group(1)), int(found.group(2))
+    if one > 12 >= two or one == two:
+        day, month = one, two
+    elif two > 12 >= one:
+        day, month = two, one
+    else:
+        return None
+    return _ISO_DATE.fullmatch(f"{found.group(3)}-{month:02d}-{day:02d}")
+
+
 # Words after which "first" is the ordinal ("the first", "its first", "every first").
 _BEFORE_AN_ORDINAL = frozenset({"the", "a", "an", "every", "each", "this", "next"}) | _POSSESSIVES
 
@@ -831,7 +856,7 @@ def _tokens(text: str) -> list[_Token]:
         raw = match.group()
         lower = raw.lower().replace("\u2019", "'")
         head, dash, rest = raw.partition("-")
-        iso = _ISO_DATE.fullmatch(raw)
+        iso = _year_first(raw)
         if iso and 1 <= int(iso.group(2)) <= 12 and 1 <= int(iso.group(3)) <= 31:
             # "2025-03-14" as "March 14 2025", as the date is also written
             month = _MONTHS.split()[int(iso.group(2)) - 1]
@@ -6507,6 +6532,42 @@ def sizes_as_the_other(existing: str, new: str) -> tuple[str, str]:
     return existing, _WRITTEN_SIZE.sub(as_old, new)
 
 
+# A percentage ("80%", "99.9 percent") and a bare decimal under one (".75", "0.001"; not a
+# version, a path or an amount: "v0.8", "$0.50").
+_PERCENTAGE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(?:%|percent\b|per cent\b)", re.I)
+_SHARE = re.compile(r"(?<![\w.,/:$€£#+-])(0?\.\d+)(?![\w%]|[.,/:-]\d)(?:\s+([A-Za-z]+))?")
+
+
+def values_as_the_other(existing: str, new: str) -> tuple[str, str]:
+    """The two texts with a size written as the existing text writes it
+    (sizes_as_the_other), and a bare decimal under one in either text written as the
+    percentage the other text has for it ("Leak score cutoff is 0.75" / "... 75%", "aims
+    for 80% coverage" / "aims for 0.8 coverage"): one value written two ways. A decimal
+    before a unit ("0.5 GB", "0.75 s") is a measure, not a share."""
+    existing, new = sizes_as_the_other(existing, new)
+    return _shares_for(existing, new), _shares_for(new, existing)
+
+
+def _shares_for(text: str, other: str) -> str:
+    """`text` with each bare decimal under one written as `other`'s percentage of it."""
+    percentages = {
+        Decimal(found.group(1)) / 100: found.group(0) for found in _PERCENTAGE.finditer(other)
+    }
+    if not percentages:
+        return text
+
+    def as_percentage(found: re.Match[str]) -> str:
+        unit = (found.group(2) or "").lower()
+        written = percentages.get(Decimal(found.group(1)))
+        if written is None or unit in _SIZE_UNITS or unit in _DURATION_UNITS:
+            return found.group(0)
+        if unit in _MEASURE_UNITS:
+            return found.group(0)
+        return written + found.group(0)[len(found.group(1)) :]
+
+    return _SHARE.sub(as_percentage, text)
+
+
 # A word of letters with a number on it ("SEV1", "P2", "ES2022").
 _GLUED = re.compile(r"\b([^\W\d_]+)(\d+)\b")
 
@@ -6530,9 +6591,9 @@ def compare(existing: str, new: str) -> Comparison:
     spells out written as the other's initials, spelled_out, a word and a number written
     apart as the other joins them, joined_as_the_other, and how often said in words as a
     period where the other gives one, rates_written_out, and a size that means what the
-    other's does written as the other writes it, sizes_as_the_other)."""
+    other's does written as the other writes it, values_as_the_other)."""
     existing, new = rates_written_out(*joined_as_the_other(*spelled_out(existing, new)))
-    existing, new = sizes_as_the_other(existing, new)
+    existing, new = values_as_the_other(existing, new)
     old, new_ = statement(existing), statement(new)
     # a text that rejects what the other states, or adds a verb that says no, is no rewording
     # of it, whatever else they share

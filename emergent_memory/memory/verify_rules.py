@@ -213,7 +213,7 @@ DIFFERENCE_KINDS = ("value", "exchange", "opposite", "rejected", "negation", "cl
 def read_pair(memory: str, claim: str) -> PairFeatures:
     """The pair's features, from dedup.compare (the memory as the existing text, the claim as
     the new one) and the verify-only ones (opposites, negation)."""
-    memory, claim = dedup.sizes_as_the_other(memory, claim)  # "2,000 kB" as the memory's "2 MB"
+    memory, claim = dedup.values_as_the_other(memory, claim)  # "2,000 kB" as "2 MB", "75%"
     compared = dedup.compare(memory, claim)
     old, new = dedup.statement(memory), dedup.statement(claim)
     keeps = dedup.keeps_every_word(memory, claim) or dedup.keeps_every_word(claim, memory)
