@@ -5867,6 +5867,12 @@ def test_two_values_exchanged_in_a_language_the_rule_does_not_read_are_swapped()
             None,
         ),
         (
+            "Tidepass reviews go Rafe -> Nadia.",
+            "Tidepass reviews go Nadia -> Rafe.",
+            ("rafe", "nadia"),
+        ),
+        ("Escalation: on-call → team-lead → CTO.", "Escalation: team-lead → on-call → CTO.", None),
+        (
             "Die Logzeilen beginnen mit [level] [dienst].",
             "Die Logzeilen beginnen mit [dienst] [level].",
             None,
@@ -5894,6 +5900,8 @@ def test_the_parts_of_a_pattern_or_format_in_another_order_are_swapped(
         ("Branch names are <ticket>-<slug>.", "Branch names are <ticket>-<owner>."),
         # another thing named around the pattern: not the same pattern's order
         ("Branch names are <ticket>-<slug>.", "Release tags are <slug>-<ticket>."),
+        # a step added to a chain: another statement, not the same steps reordered
+        ("Pipeline: lint -> test -> build.", "Pipeline: lint -> test -> build -> deploy."),
         # capitals that are no format ("MD-DM" is no date)
         ("The MD signs off, then the DM.", "The DM signs off, then the MD."),
     ],

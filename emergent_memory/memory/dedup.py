@@ -4556,9 +4556,12 @@ def swapped(existing: str, new: str) -> tuple[str, str] | None:
 
 
 # The parts of a written pattern or format: a placeholder in brackets ("<ticket number>",
-# "{slug}", "[level]"), or the fields of a date or time format written as one token
-# ("YYYY-MM-DD", "HH:mm").
+# "{slug}", "[level]"), the fields of a date or time format written as one token
+# ("YYYY-MM-DD", "HH:mm"), or the steps of a chain of arrows ("Priya -> Tom -> Efua").
 _PLACEHOLDER = re.compile(r"<[^<>\n]{1,40}>|\{[^{}\n]{1,40}\}|\[[^\[\]\n]{1,40}\]")
+_ARROW = re.compile(r"\s*(?:->|→|=>|⇒)\s*")
+_STEP = r"[\w#@]+(?:[./-][\w#@]+)*"
+_ARROW_CHAIN = re.compile(rf"{_STEP}(?:\s*(?:->|→|=>|⇒)\s*{_STEP})+")
 _FORMAT_FIELD = re.compile(r"Y{2,4}|M{1,2}|D{1,2}|H{1,2}|h{1,2}|m{1,2}|s{1,2}|S{3}")
 _FORMAT_TOKEN = re.compile(r"\b[YMDHhmsS]{1,4}(?:[-/.:_T][YMDHhmsS]{1,4})+\b")
 
@@ -4569,10 +4572,13 @@ def _pattern_parts(text: str) -> tuple[list[str], str]:
     parts: list[str] = []
     rest: list[str] = []
     at = 0
-    for found in re.finditer(f"{_PLACEHOLDER.pattern}|{_FORMAT_TOKEN.pattern}", text):
+    readings = f"{_PLACEHOLDER.pattern}|{_ARROW_CHAIN.pattern}|{_FORMAT_TOKEN.pattern}"
+    for found in re.finditer(readings, text):
         written = found.group(0)
         if written[0] in "<{[":
             parts.append(" ".join(written[1:-1].lower().split()))
+        elif _ARROW.search(written):
+            parts.extend(step.lower() for step in _ARROW.split(written))
         else:
             fields = re.split(r"[-/.:_T]", written)
             if not all(_FORMAT_FIELD.fullmatch(field) for field in fields):
