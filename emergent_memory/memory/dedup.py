@@ -724,7 +724,7 @@ _APOSTROPHE_LESS = {
 # A date written year first ("2025-03-14"), read as the same date in words.
 _ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 # A date written day or month first with the year last ("30/06/2025", "30.06.2025",
-# "06/30/2025"), read so when which is the day is plain (see _day_first).
+# "06/30/2025"), read so when which is the day is plain (see _year_first).
 _DAY_MONTH_YEAR = re.compile(r"(\d{1,2})[/.](\d{1,2})[/.](\d{4})")
 
 
@@ -4567,8 +4567,8 @@ _FORMAT_TOKEN = re.compile(r"\b[YMDHhmsS]{1,4}(?:[-/.:_T][YMDHhmsS]{1,4})+\b")
 
 
 def _pattern_parts(text: str) -> tuple[list[str], str]:
-    """A text's pattern parts in order (_PLACEHOLDER, _FORMAT_FIELD of a format token whose
-    every field is one), and the text without them."""
+    """A text's pattern parts in order (each _PLACEHOLDER, each step of an _ARROW_CHAIN, each
+    _FORMAT_FIELD of a format token whose every field is one), and the text without them."""
     parts: list[str] = []
     rest: list[str] = []
     at = 0
@@ -6565,9 +6565,8 @@ def _shares_for(text: str, other: str) -> str:
     def as_percentage(found: re.Match[str]) -> str:
         unit = (found.group(2) or "").lower()
         written = percentages.get(Decimal(found.group(1)))
-        if written is None or unit in _SIZE_UNITS or unit in _DURATION_UNITS:
-            return found.group(0)
-        if unit in _MEASURE_UNITS:
+        units = (_SIZE_UNITS, _DURATION_UNITS, _MEASURE_UNITS)
+        if written is None or any(unit in known for known in units):
             return found.group(0)
         return written + found.group(0)[len(found.group(1)) :]
 
@@ -6597,7 +6596,8 @@ def compare(existing: str, new: str) -> Comparison:
     spells out written as the other's initials, spelled_out, a word and a number written
     apart as the other joins them, joined_as_the_other, and how often said in words as a
     period where the other gives one, rates_written_out, and a size that means what the
-    other's does written as the other writes it, values_as_the_other)."""
+    other's does, or a share the other gives as a percentage, written as the other writes
+    it, values_as_the_other)."""
     existing, new = rates_written_out(*joined_as_the_other(*spelled_out(existing, new)))
     existing, new = values_as_the_other(existing, new)
     old, new_ = statement(existing), statement(new)
