@@ -5894,6 +5894,54 @@ def test_the_parts_of_a_pattern_or_format_in_another_order_are_swapped(
 @pytest.mark.parametrize(
     ("existing", "new"),
     [
+        (
+            "The berth sync retries 4 times with a 20-second delay.",
+            "The berth sync retries 20 times with a 4-second delay.",
+        ),
+        (
+            "The ferry worker retries failed jobs 5 times with a 30-second delay.",
+            "With a 5-second delay, the ferry worker retries failed jobs 30 times.",
+        ),
+        (
+            "Die Fährsynchronisierung läuft 4 Mal mit 20 Sekunden Pause.",
+            "Die Fährsynchronisierung läuft 20 Mal mit 4 Sekunden Pause.",
+        ),
+    ],
+)
+def test_numbers_said_of_each_others_words_are_swapped(existing: str, new: str) -> None:
+    """The same numbers and words, each number now counting the other's word: another
+    setting, however close, in any language."""
+    assert dedup._numbers_exchanged(existing, new) is not None
+    assert POLICY.decide(0.99, existing, new) != "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # each number with its word, in another order: the same
+        (
+            "The berth sync retries 4 times with a 20-second delay.",
+            "With a 20-second delay, the berth sync retries 4 times.",
+        ),
+        # another number: a changed value, not an exchange
+        (
+            "The berth sync retries 4 times with a 20-second delay.",
+            "The berth sync retries 5 times with a 20-second delay.",
+        ),
+        # another thing said around the same numbers
+        (
+            "The berth sync retries 4 times with a 20-second delay.",
+            "The tide feed polls 20 times with a 4-second timeout.",
+        ),
+    ],
+)
+def test_numbers_kept_with_their_words_or_changed_are_no_exchange(existing: str, new: str) -> None:
+    assert dedup._numbers_exchanged(existing, new) is None
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
         # the same pattern said in other words: a rewording
         ("Exports write dates as YYYY-MM-DD.", "Dates in exports are written as YYYY-MM-DD."),
         # another part, not the same parts reordered: not a swap

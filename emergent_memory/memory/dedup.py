@@ -4527,7 +4527,7 @@ def swapped(existing: str, new: str) -> tuple[str, str] | None:
     this week" / "This week the on-call person is Bob") or a phrase moved to the other end
     ("In this repository the user prefers pnpm" / "The user prefers pnpm in this repository")
     says the same."""
-    if (parts := _parts_reordered(existing, new)) is not None:
+    if (parts := _parts_reordered(existing, new) or _numbers_exchanged(existing, new)) is not None:
         return parts  # in any language: "gl-<ticket>-<slug>" / "gl-<slug>-<ticket>"
     old, new_ = statement(existing), statement(new)
     if not (_reads_english(old) and _reads_english(new_)):
@@ -4604,6 +4604,39 @@ def _parts_reordered(existing: str, new: str) -> tuple[str, str] | None:
         return None
     first = next(i for i, (a, b) in enumerate(zip(old_parts, new_parts, strict=True)) if a != b)
     return old_parts[first], new_parts[first]
+
+
+# A number and the word it counts or measures after it ("5 times", "30-second", "4 GB").
+_NUMBER_AND_WORD = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:\s+|-)?([^\W\d_]+)")
+
+
+def _counted(text: str) -> list[tuple[str, str]]:
+    """The text's numbers with the content word each counts or measures, in order."""
+    return [
+        (found.group(1), _stem(found.group(2).lower()))
+        for found in _NUMBER_AND_WORD.finditer(text)
+        if found.group(2).lower() not in STOPWORDS
+    ]
+
+
+def _numbers_exchanged(existing: str, new: str) -> tuple[str, str] | None:
+    """Two numbers each said of the other's word, the same numbers and words in both ("retries
+    *4* times with a *20*-second delay" / "retries *20* times with a *4*-second delay"), when
+    the rest of one text has no content word the other lacks: the two numbers; else None."""
+    old, new_ = _counted(existing), _counted(new)
+    if len(old) < 2 or set(old) == set(new_):
+        return None
+    if sorted(n for n, _ in old) != sorted(n for n, _ in new_):
+        return None
+    if sorted(w for _, w in old) != sorted(w for _, w in new_):
+        return None
+    # (the words but the numbers and the measures made of them: "20s" / "4s")
+    old_words = {w for w in content_words(existing) if not any(c.isdigit() for c in w)}
+    new_words = {w for w in content_words(new) if not any(c.isdigit() for c in w)}
+    if not (old_words <= new_words or new_words <= old_words):
+        return None
+    moved = sorted(set(old) - set(new_))
+    return f"{moved[0][0]} {moved[0][1]}", f"{moved[-1][0]} {moved[-1][1]}"
 
 
 def _two_values_exchanged(old: Statement, new: Statement) -> tuple[str, str] | None:
