@@ -4622,7 +4622,9 @@ def _counted(text: str) -> list[tuple[str, str]]:
 def _numbers_exchanged(existing: str, new: str) -> tuple[str, str] | None:
     """Two numbers each said of the other's word, the same numbers and words in both ("retries
     *4* times with a *20*-second delay" / "retries *20* times with a *4*-second delay"), when
-    the rest of one text has no content word the other lacks: the two numbers; else None."""
+    the rest of one text has no content word the other lacks: one word with its old and new
+    number; else None (the save rule's reading; verify_features.numbers_exchanged also reads
+    a claim that states part of a memory, in English)."""
     old, new_ = _counted(existing), _counted(new)
     if len(old) < 2 or set(old) == set(new_):
         return None
@@ -4635,8 +4637,18 @@ def _numbers_exchanged(existing: str, new: str) -> tuple[str, str] | None:
     new_words = {w for w in content_words(new) if not any(c.isdigit() for c in w)}
     if not (old_words <= new_words or new_words <= old_words):
         return None
-    moved = sorted(set(old) - set(new_))
-    return f"{moved[0][0]} {moved[0][1]}", f"{moved[-1][0]} {moved[-1][1]}"
+    # the first word of the old text whose number changed, with its old and new number (as
+    # verify_features.numbers_exchanged says it: "5 data / 3 data")
+    written = {
+        (found.group(1), _stem(found.group(2).lower())): found.group(2)
+        for found in _NUMBER_AND_WORD.finditer(existing)
+    }
+    for number, word in old:
+        now = next((n for n, w in new_ if w == word and (n, w) not in old), None)
+        if (number, word) not in new_ and now is not None:
+            as_written = written.get((number, word), word)
+            return f"{number} {as_written}", f"{now} {as_written}"
+    return None
 
 
 def _two_values_exchanged(old: Statement, new: Statement) -> tuple[str, str] | None:
