@@ -276,6 +276,9 @@ HOLDOUTS = {
     "dedup_holdout_86.json": "agent and chat memories, 480 pairs; first run against the rule "
     "after set 85 (sizes in decimal multiples, a word of another script glued to a Latin "
     "name, a goal labelled as a plan)",
+    "dedup_holdout_88.json": "agent memories only, 240 pairs; first run against the rule after "
+    "set 86 and the readings of 9afaabd (patterns and arrows in another order, shares and "
+    "dates written otherwise, numbers exchanged)",
 }
 
 
