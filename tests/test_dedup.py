@@ -6124,3 +6124,25 @@ def test_a_mark_between_capitalised_words_ends_a_name() -> None:
     assert POLICY.decide(0.97, existing, new) != "supersede"
     # a name of several words without a mark stays one value
     assert "carrow pier" in dedup.statement(existing).values
+
+
+def test_one_verb_in_the_past_and_in_the_present_is_an_event_and_a_habit() -> None:
+    # the same verb between the same words, once in the past and once in the present
+    event = "Bettina deployed rotation-engine on a Friday evening."
+    habit = "Bettina deploys rotation-engine on Friday evenings."
+    assert POLICY.explain(0.935, event, habit) == dedup.Decision(
+        "possible_duplicate", "another occasion"
+    )
+    assert dedup.another_occasion("Ines led the mobile team.", "Ines leads the mobile team.")
+    # a chat turn that drops its subject
+    assert dedup.another_occasion("Olu: worked nights again", "Olu: i work nights")
+    # a participle, an adjective or a noun is no verb in the past
+    for old, new in [
+        ("The repo is a monorepo managed by Nx.", "Nx manages the repo's monorepo structure."),
+        ("The user's preferred editor is Neovim.", "The user prefers Neovim as editor."),
+        ("User likes database columns named in snake_case.", "Column names use snake_case."),
+        ("Caroline adopted a rescued greyhound.", "Caroline adopted a rescue greyhound."),
+        ("Total came to one thousand two hundred euro", "Total came to €1.2k"),
+    ]:
+        assert not dedup.another_occasion(old, new), (old, new)
+        assert not dedup.another_occasion(new, old), (new, old)

@@ -2434,7 +2434,46 @@ def another_occasion(existing: str, new: str) -> bool:
             if word in _ORDINAL_WORDS_ALL or _ORDINAL.fullmatch(word):
                 return True
     lower = {t.lower for t in statement(new).tokens} - {t.lower for t in statement(existing).tokens}
-    return bool(lower & _ANOTHER_TIME) or _state_and_past(existing, new)
+    if lower & _ANOTHER_TIME or _state_and_past(existing, new):
+        return True
+    return _verb_in_two_tenses(old, new_) or _verb_in_two_tenses(new_, old)
+
+
+def _verb_in_two_tenses(past: Statement, present: Statement) -> bool:
+    """One text tells what happened with a verb in the past and the other what is so with
+    the same verb in the present, between the same words ("Bettina *deployed* rotation-engine
+    on a Friday evening" / "Bettina *deploys* rotation-engine on Friday evenings", "went
+    climbing before work" / "i *go* climbing before work"): an event and a habit, or how
+    things were and are. Between the same words, so that neither is a participle or an
+    adjective ("the user's *preferred* editor is Neovim" / "the user *prefers* Neovim", "a
+    monorepo *managed* by Nx" / "Nx *manages* the repo") nor a noun ("columns *named* in
+    snake_case" / "column *names*")."""
+    mine, theirs = past.tokens, present.tokens
+    told = {t.lower for t in theirs}
+    for i, token in enumerate(mine):
+        past_word = _in_the_past_word(token.lower) and token.lower.isalpha()
+        if not past_word or token.lower in told | _CARDINAL_WORDS:  # ("hundred")
+            continue
+        if i and mine[i - 1].lower in _BE | _HAVE | _DETERMINERS:
+            continue  # a participle or an adjective ("a *rescued* greyhound", "is *used*")
+        for j, other in enumerate(theirs):
+            if other.norm != token.norm or _in_the_past_word(other.lower) or j == 0:
+                continue
+            after = [
+                one[k + 1].norm if k + 1 < len(one) else "" for one, k in ((mine, i), (theirs, j))
+            ]
+            before = theirs[j - 1].lower
+            # (a chat turn drops its subject: "Dani: went climbing" / "Dani: i go climbing")
+            opens = i == 0 or (i == 1 and j == 2 and mine[0].norm == theirs[0].norm)
+            same_before = (i > 0 and mine[i - 1].norm == theirs[j - 1].norm) or (
+                opens and before in _PLURAL_SUBJECTS
+            )
+            if after[0] == after[1] and same_before:
+                return True
+    return False
+
+
+_PLURAL_SUBJECTS = frozenset({"i", "we", "you", "they"})
 
 
 # Words that say a text tells of the present ("is", "I'm", "we're").
