@@ -6146,3 +6146,53 @@ def test_one_verb_in_the_past_and_in_the_present_is_an_event_and_a_habit() -> No
     ]:
         assert not dedup.another_occasion(old, new), (old, new)
         assert not dedup.another_occasion(new, old), (new, old)
+
+
+def test_two_hyphenated_names_of_one_list_in_the_other_order_say_the_same() -> None:
+    # the items of one list, each a name of hyphenated words, in the other order
+    old, new = "Bettina owns lab-sync and compost-calc.", "Bettina owns compost-calc and lab-sync."
+    assert not dedup.compare(old, new).crosswise
+    assert POLICY.decide(0.994, old, new) == "supersede"
+    # each in a clause that says something of it: exchanged
+    crossed = (
+        "Maria reviews backend-api PRs and Tom-B frontend-web PRs",
+        "Tom-B reviews backend-api PRs and Maria frontend-web PRs",
+    )
+    assert dedup.compare(*crossed).crosswise
+    assert POLICY.decide(0.99, *crossed) != "supersede"
+
+
+def test_a_terabyte_read_as_a_thousand_or_as_1024_gigabytes() -> None:
+    for old, new in [("DB volume: 2 TB", "DB volume: 2048 GB"), ("DB volume: 2 TB", "2000 GB")]:
+        read = [dedup.statement(text).values for text in dedup.values_as_the_other(old, new)]
+        assert read[0] == read[1], (old, new)
+    assert dedup.values_as_the_other("DB volume: 2 TB", "DB volume: 2100 GB")[1].endswith("GB")
+
+
+def test_thousands_grouped_by_points_are_the_other_texts_whole_number() -> None:
+    old, new = (
+        "Limite di annunci: 10k per associazione",
+        "Limite di annunci: 10.000 per associazione",
+    )
+    assert dedup.values_as_the_other(old, new)[1] == "Limite di annunci: 10,000 per associazione"
+    assert POLICY.decide(0.984, old, new) == "supersede"
+    # without that whole number in the other text, a point is a decimal point
+    assert dedup.values_as_the_other("Timeout is 10 s", "Timeout is 10.000 s")[1].endswith(
+        "10.000 s"
+    )
+    assert dedup.values_as_the_other("Budget 1,250,000 EUR", "Budget 1.250.000 EUR") == (
+        "Budget 1,250,000 EUR",
+        "Budget 1,250,000 EUR",
+    )
+
+
+def test_a_label_the_other_text_says_names_the_subject() -> None:
+    # a label is what the text is about when the other text, with none, says its words
+    assert dedup.keeps_the_subject(
+        "Coverage threshold: 70%.", "Nadia bumped the coverage threshold to 85%."
+    )
+    assert POLICY.explain(
+        0.567, "Coverage threshold: 70%.", "Nadia bumped the coverage threshold to 85%."
+    ) == (dedup.Decision("possible_duplicate", "keeps the subject"))
+    # a speaker's label is not said by the other text
+    assert not dedup.keeps_the_subject("Kenji: my flat is in Leith", "My flat is in Gorgie now")

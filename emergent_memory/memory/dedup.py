@@ -3480,8 +3480,20 @@ def keeps_the_subject(existing: str, new: str) -> bool:
     return (
         bool(kept)
         and 2 * len(kept) >= max(len(subject), len(other))
-        and label(existing) == label(new)
+        and (label(existing) == label(new) or _label_is_the_subject(existing, new))
     )
+
+
+def _label_is_the_subject(existing: str, new: str) -> bool:
+    """One text opens with a label and the other with none, whose words the other says:
+    the label names what both are about ("*Coverage threshold*: 70%" / "Nadia bumped the
+    *coverage threshold* to 85%"), not who says it ("Kenji: ...")."""
+    labels = [label(existing), label(new)]
+    if (labels[0] is None) == (labels[1] is None):
+        return False
+    said = statement(new if labels[0] is not None else existing).words
+    named = content_words(labels[0] or labels[1] or "")
+    return bool(named) and named <= said
 
 
 def _own_value_parts(one: Statement, values: Set[str]) -> set[str]:
@@ -6598,7 +6610,10 @@ def _size_readings(amount: str, unit: str) -> tuple[Decimal | None, frozenset[De
     binary = number * _SIZE_UNITS[lower]
     if len(lower) == 3 and lower[1] == "i":  # KiB, MiB, GiB: binary only
         return binary, frozenset({binary})
-    return binary, frozenset({binary, number * _DECIMAL_SIZES[lower[0]]})
+    readings = {binary, number * _DECIMAL_SIZES[lower[0]]}
+    if lower[0] == "t":  # read as 1,000 GiB, also 1,024 GiB ("2 TB" / "2048 GB")
+        readings.add(number * 1024**4)
+    return binary, frozenset(readings)
 
 
 def sizes_as_the_other(existing: str, new: str) -> tuple[str, str]:
@@ -6635,7 +6650,27 @@ def values_as_the_other(existing: str, new: str) -> tuple[str, str]:
     for 80% coverage" / "aims for 0.8 coverage"): one value written two ways. A decimal
     before a unit ("0.5 GB", "0.75 s") is a measure, not a share."""
     existing, new = sizes_as_the_other(existing, new)
+    existing, new = _grouped_for(existing, new), _grouped_for(new, existing)
     return _shares_for(existing, new), _shares_for(new, existing)
+
+
+# A number in groups of three digits after a point, as most European languages group
+# thousands ("10.000", "1.250.000"); not a version or a decimal beside more digits.
+_POINT_GROUPED = re.compile(r"(?<![\w.,])(\d{1,3}(?:\.\d{3})+)(?![\w]|[.,]\d)")
+
+
+def _grouped_for(text: str, other: str) -> str:
+    """`text` with each number grouped by points written with commas, when the other text
+    has that whole number ("Limite: 10.000 per associazione" / "Limite: 10k per
+    associazione"); otherwise it stays a decimal ("10.000" is ten in English)."""
+    numbers = statement(other).values
+
+    def as_thousands(found: re.Match[str]) -> str:
+        grouped = found.group(1)
+        whole = grouped.replace(".", "")
+        return grouped.replace(".", ",") if whole in numbers else grouped
+
+    return _POINT_GROUPED.sub(as_thousands, text)
 
 
 def _shares_for(text: str, other: str) -> str:
