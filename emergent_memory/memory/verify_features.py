@@ -353,6 +353,21 @@ def says_no(one: dedup.Statement) -> bool:
     )
 
 
+def negation_reaches(negating: str, other: str) -> bool:
+    """The negating text negates something the other states: a word right after one of its
+    negators (dedup.negated_words) is one of the other's words or values ("Idris does *not
+    use* tabs" / "Idris uses tabs"); a text that says no with a word that forbids, and no
+    negator, always does ("Pushing to main is prohibited"). A negation of a part the other
+    does not state is no answer to it ("Idris wants commit subjects in the imperative mood
+    and *no longer than 72 characters*" / "Idris wants commit subjects written in the
+    imperative mood")."""
+    heads = dedup.negated_words(negating)
+    if not heads:
+        return True
+    theirs = dedup.statement(other)
+    return bool(heads & (theirs.words | theirs.values))
+
+
 def says_no_more(claim: str, clause: str) -> bool:
     """Every content word and value of the claim is in the memory's clause (as save reads
     them: stems, short forms, values written otherwise): the claim states one part of the
@@ -656,12 +671,16 @@ def _moved(
     gone = sorted(own.words - new.words - elsewhere)
     values = frozenset().union(*(o.values for o in others))
     named = values | own.values | new.values
-    if values_only and any(not (o.words - named) for o in [own, *others]):
+    # (a value's parts as words too: "compost-calc" is also "compost" and "calc")
+    bare = named | dedup._value_parts(named)
+    if values_only and any(not (o.words - bare) for o in [own, *others]):
         return None  # a clause that only names a value: an item of a list ("iOS and Android")
     # (with `values_only`, a name that opens the claim, a word there, is a value of the
     # memory's: "*Luis* is the primary ...")
     said = new.values | values if values_only else new.values
     for a in came:
+        if _said_beside(a, new, own, others):
+            continue
         for b in gone:
             both_values = a in said and b in own.values and _digits(a) == _digits(b)
             if both_values or (
@@ -669,6 +688,21 @@ def _moved(
             ):
                 return f"the same values in swapped places: {_written(own, b)} / {_written(new, a)}"
     return None
+
+
+def _said_beside(
+    word: str, claim: dedup.Statement, own: dedup.Statement, others: list[dedup.Statement]
+) -> bool:
+    """The claim says `word` beside a content word of the memory clause that has it, which
+    the aligned clause lacks: it restates that clause, nothing moved ("generated at 16:00
+    and *frozen at 17:30*" / "The night plan is *frozen at 17:30*"; but "Changes to the
+    solver need two approvals, while everything else needs *one*" / "Changes to the solver
+    *need one* approval": "need" is the aligned clause's too)."""
+    tokens = [t for t in claim.tokens if t.norm in claim.words]
+    at = [i for i, t in enumerate(tokens) if t.norm == word]
+    beside = {tokens[j].norm for i in at for j in (i - 1, i + 1) if 0 <= j < len(tokens)}
+    holding = [other.words for other in others if word in other.words]
+    return any(w not in own.words and any(w in h for h in holding) for w in beside - {word})
 
 
 def _digits(value: str) -> bool:
@@ -821,6 +855,7 @@ _NOT_STATED = frozenset(_HEDGES.split())
 # clause with one the claim lacks states more than the claim's words.
 _ORDERING_WORDS = "to over than instead rather versus vs before after then"
 _ORDERING = frozenset(_ORDERING_WORDS.split())
+_IN_TIME = frozenset({"before", "after", "then"})
 # Opposites of a claim's word the clause may not have instead: verify's and save's, as written
 # and as stems.
 _WORD_FOR_WORD_OPPOSITES = frozenset(
@@ -861,7 +896,12 @@ def _word_for_word(clause: str, claim: str) -> bool:
         return False
     if dedup.negates(clause, claim):
         return False
-    if said.markers - asked.markers or _ORDERING & _lower_words(clause) - _lower_words(claim):
+    # (a time after every word of the claim adds to it: "Idris joined the team in September
+    # 2021 *after* 3 years on the archive")
+    last = max((i for i, t in enumerate(said.tokens) if t.norm in words), default=-1)
+    within = {t.lower for t in said.tokens[: last + 1]}
+    ordering = {w for w in _ORDERING & _lower_words(clause) if w in within or w not in _IN_TIME}
+    if said.markers - asked.markers or ordering - _lower_words(claim):
         return False  # "moved from Friday to Monday", "prefers coffee to tea": not the claim's
     if dedup._tells_the_past(clause) and not dedup._tells_the_past(claim):
         return False  # "the old staging cluster ran on GKE" / "... runs on GKE"
