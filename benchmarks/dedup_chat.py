@@ -279,6 +279,9 @@ HOLDOUTS = {
     "dedup_holdout_88.json": "agent memories only, 240 pairs; first run against the rule after "
     "set 86 and the readings of 9afaabd (patterns and arrows in another order, shares and "
     "dates written otherwise, numbers exchanged)",
+    "dedup_holdout_87.json": "agent and chat memories, 480 pairs (written before set 88, "
+    "delivered after it); first run against the rule after set 88 (a verb in two tenses, "
+    "terabytes, thousands grouped by points, a list of hyphenated names reordered)",
 }
 
 
