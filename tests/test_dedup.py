@@ -6196,3 +6196,12 @@ def test_a_label_the_other_text_says_names_the_subject() -> None:
     ) == (dedup.Decision("possible_duplicate", "keeps the subject"))
     # a speaker's label is not said by the other text
     assert not dedup.keeps_the_subject("Kenji: my flat is in Leith", "My flat is in Gorgie now")
+
+
+def test_at_for_the_same_words_is_another_fact() -> None:
+    old = "Invoices are generated at the start of each billing month."
+    new = "Invoices are generated for the start of each billing month."
+    assert dedup.exchanges_a_way(old, new)
+    assert POLICY.decide(0.991, old, new) != "supersede"
+    # "in", "on" and "at" may say one place two ways
+    assert not dedup.exchanges_a_way("The job runs at staging", "The job runs on staging")

@@ -6153,12 +6153,13 @@ def replaces_a_phrase(existing: str, new: str) -> bool:
 
 
 # Words that say which way a thing goes or stands, each with the one that says the other way
-# ("copied *from* prod" / "copied *to* prod"): not "in" / "on" / "at", which often say one
-# place two ways ("runs in staging" / "runs on staging").
+# ("copied *from* prod" / "copied *to* prod", "generated *at* the start" / "*for* the
+# start"): not "in" / "on" / "at" among them, which often say one place two ways ("runs in
+# staging" / "runs on staging").
 _OTHER_WAY_WORDS = """
     from:to from:into from:onto from:for from:towards before:after above:below over:under
     with:without up:down off:on into:out for:against about:for about:to about:with
-    about:from"""
+    about:from at:for at:from at:until from:until until:after since:until by:for"""
 _OTHER_WAYS = frozenset(frozenset(pair.split(":")) for pair in _OTHER_WAY_WORDS.split())
 
 
