@@ -353,21 +353,6 @@ def says_no(one: dedup.Statement) -> bool:
     )
 
 
-def negation_reaches(negating: str, other: str) -> bool:
-    """The negating text negates something the other states: a word right after one of its
-    negators (dedup.negated_words) is one of the other's words or values ("Idris does *not
-    use* tabs" / "Idris uses tabs"); a text that says no with a word that forbids, and no
-    negator, always does ("Pushing to main is prohibited"). A negation of a part the other
-    does not state is no answer to it ("Idris wants commit subjects in the imperative mood
-    and *no longer than 72 characters*" / "Idris wants commit subjects written in the
-    imperative mood")."""
-    heads = dedup.negated_words(negating)
-    if not heads:
-        return True
-    theirs = dedup.statement(other)
-    return bool(heads & (theirs.words | theirs.values))
-
-
 def says_no_more(claim: str, clause: str) -> bool:
     """Every content word and value of the claim is in the memory's clause (as save reads
     them: stems, short forms, values written otherwise): the claim states one part of the
@@ -679,8 +664,6 @@ def _moved(
     # memory's: "*Luis* is the primary ...")
     said = new.values | values if values_only else new.values
     for a in came:
-        if _said_beside(a, new, own, others):
-            continue
         for b in gone:
             both_values = a in said and b in own.values and _digits(a) == _digits(b)
             if both_values or (
@@ -688,21 +671,6 @@ def _moved(
             ):
                 return f"the same values in swapped places: {_written(own, b)} / {_written(new, a)}"
     return None
-
-
-def _said_beside(
-    word: str, claim: dedup.Statement, own: dedup.Statement, others: list[dedup.Statement]
-) -> bool:
-    """The claim says `word` beside a content word of the memory clause that has it, which
-    the aligned clause lacks: it restates that clause, nothing moved ("generated at 16:00
-    and *frozen at 17:30*" / "The night plan is *frozen at 17:30*"; but "Changes to the
-    solver need two approvals, while everything else needs *one*" / "Changes to the solver
-    *need one* approval": "need" is the aligned clause's too)."""
-    tokens = [t for t in claim.tokens if t.norm in claim.words]
-    at = [i for i, t in enumerate(tokens) if t.norm == word]
-    beside = {tokens[j].norm for i in at for j in (i - 1, i + 1) if 0 <= j < len(tokens)}
-    holding = [other.words for other in others if word in other.words]
-    return any(w not in own.words and any(w in h for h in holding) for w in beside - {word})
 
 
 def _digits(value: str) -> bool:

@@ -246,14 +246,10 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
             kind, difference = "opposite", f"the other value of one setting: {opposite}"
         elif rejected is not None:
             kind, difference = "rejected", rejected
-        elif verify_features.says_no(old) != verify_features.says_no(new) and (
-            verify_features.negation_reaches(claim, memory)
-            if verify_features.says_no(new)
-            else verify_features.negation_reaches(memory, claim)
-        ):
+        elif verify_features.says_no(old) != verify_features.says_no(new):
             kind = "negation"
-            # a negated clause on one side only (dedup's count: "not only" and two in one
-            # clause are none) that negates a word the other states (negation_reaches)
+            # any negated clause on one side only (dedup's count: "not only" and two in one
+            # clause are none), not save's negating_side (the negated word in the other text)
             one = "the claim" if verify_features.says_no(new) else "the memory"
             difference = f"{one} negates what the other states"
         elif (numbers := verify_features.exchanged_in_place(memory, claim)) is not None:
