@@ -3471,7 +3471,8 @@ def keeps_the_subject(existing: str, new: str) -> bool:
     """The two texts share at least half of each one's subject words, their content words
     that are neither values nor change words ("The user's *manager* is Elena" / "The user's
     *manager* is now Kwame"; "*Staging* is hosted on Heroku" / "*Staging* moved to Fly.io"),
-    and open with the same label or none. Below the text rule's band, a text that says it
+    and open with the same label or none (or a label only one has, which the other says:
+    _label_is_the_subject). Below the text rule's band, a text that says it
     changed needs this to be kept beside the memory as a conflict (DedupPolicy.change_from):
     there the model's similarity alone does not say that the two are about one thing ("The
     team uses Slack for incident chat" / "Team moved standups to Slack huddles", 0.51)."""
