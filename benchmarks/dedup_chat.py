@@ -282,6 +282,8 @@ HOLDOUTS = {
     "dedup_holdout_87.json": "agent and chat memories, 480 pairs (written before set 88, "
     "delivered after it); first run against the rule after set 88 (a verb in two tenses, "
     "terabytes, thousands grouped by points, a list of hyphenated names reordered)",
+    "dedup_holdout_89.json": "agent memories only, 240 pairs; first run against the rule after "
+    "set 87 (at / for and other ways of a time said with the same words)",
 }
 
 
