@@ -6205,3 +6205,12 @@ def test_at_for_the_same_words_is_another_fact() -> None:
     assert POLICY.decide(0.991, old, new) != "supersede"
     # "in", "on" and "at" may say one place two ways
     assert not dedup.exchanges_a_way("The job runs at staging", "The job runs on staging")
+
+
+def test_two_quoted_texts_in_each_other_s_places_are_swapped_values() -> None:
+    old = "Rafferty marks blocking issues with 'must:' and optional suggestions with 'nit:'."
+    new = "Rafferty marks blocking issues with 'nit:' and optional suggestions with 'must:'."
+    assert dedup.swapped(old, new) == ("must:", "nit:")
+    assert POLICY.decide(0.99, old, new) != "supersede"
+    # an apostrophe of a word opens no quote
+    assert dedup._pattern_parts("Rafferty's handle isn't 'rnb' and the users' files")[0] == ["rnb"]

@@ -545,6 +545,9 @@ _DECIMAL_COMMA = re.compile(
 # elsewhere "40m" is metres or minutes
 _CURRENCY_MILLIONS = re.compile(r"(?<=[$€£¥])(\d+(?:\.\d+)?)m\b")
 _QUOTED = re.compile(r"`[^`]+`|\"[^\"]+\"|“[^”]+”")
+# A short text in single quotes, no apostrophe of a word ("Rafferty's") opening or closing
+# it ("blocking issues with *'must:'*"): a quoted part of a pattern (_pattern_parts).
+_SINGLE_QUOTED = re.compile(r"(?<![\w'])'[^'\s](?:[^'\n]{0,38}[^'\s])?'(?!\w)")
 _UNIT = re.compile(r"(\d+(?:\.\d+)?)(?:ms|sec|secs|min|mins|hr|hrs|kb|mb|gb|tb|kib|mib|gib|px)")
 _ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)")
 _VERSION = re.compile(r"\d+(?:\.\d+)*")
@@ -4620,14 +4623,18 @@ _FORMAT_TOKEN = re.compile(r"\b[YMDHhmsS]{1,4}(?:[-/.:_T][YMDHhmsS]{1,4})+\b")
 
 def _pattern_parts(text: str) -> tuple[list[str], str]:
     """A text's pattern parts in order (each _PLACEHOLDER, each step of an _ARROW_CHAIN, each
-    _FORMAT_FIELD of a format token whose every field is one), and the text without them."""
+    _FORMAT_FIELD of a format token whose every field is one, each quoted text), and the text
+    without them."""
     parts: list[str] = []
     rest: list[str] = []
     at = 0
-    readings = f"{_PLACEHOLDER.pattern}|{_ARROW_CHAIN.pattern}|{_FORMAT_TOKEN.pattern}"
+    readings = (
+        f"{_PLACEHOLDER.pattern}|{_ARROW_CHAIN.pattern}|{_FORMAT_TOKEN.pattern}"
+        f"|{_QUOTED.pattern}|{_SINGLE_QUOTED.pattern}"
+    )
     for found in re.finditer(readings, text):
         written = found.group(0)
-        if written[0] in "<{[":
+        if written[0] in "<{[`\"'\u201c":
             parts.append(" ".join(written[1:-1].lower().split()))
         elif _ARROW.search(written):
             parts.extend(step.lower() for step in _ARROW.split(written))
