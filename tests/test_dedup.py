@@ -6143,6 +6143,8 @@ def test_one_verb_in_the_past_and_in_the_present_is_an_event_and_a_habit() -> No
         ("User likes database columns named in snake_case.", "Column names use snake_case."),
         ("Caroline adopted a rescued greyhound.", "Caroline adopted a rescue greyhound."),
         ("Total came to one thousand two hundred euro", "Total came to €1.2k"),
+        # the same verb after another word: not the same event and habit
+        ("Bettina deployed rotation-engine on Friday.", "CI deploys rotation-engine on Friday."),
     ]:
         assert not dedup.another_occasion(old, new), (old, new)
         assert not dedup.another_occasion(new, old), (new, old)

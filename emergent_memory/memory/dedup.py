@@ -545,9 +545,10 @@ _DECIMAL_COMMA = re.compile(
 # elsewhere "40m" is metres or minutes
 _CURRENCY_MILLIONS = re.compile(r"(?<=[$€£¥])(\d+(?:\.\d+)?)m\b")
 _QUOTED = re.compile(r"`[^`]+`|\"[^\"]+\"|“[^”]+”")
-# A short text in single quotes, no apostrophe of a word ("Rafferty's") opening or closing
-# it ("blocking issues with *'must:'*"): a quoted part of a pattern (_pattern_parts).
-_SINGLE_QUOTED = re.compile(r"(?<![\w'])'[^'\s](?:[^'\n]{0,38}[^'\s])?'(?!\w)")
+# A quoted text in back, double or single quotes, no apostrophe of a word ("Rafferty's")
+# opening or closing it: a part of a pattern (_pattern_parts), and verify's quoted text
+# (verify_features.clauses).
+QUOTED_TEXT = re.compile(r"`[^`]*`|\"[^\"]*\"|(?<!\w)'[^']*'(?!\w)|“[^”]*”")
 _UNIT = re.compile(r"(\d+(?:\.\d+)?)(?:ms|sec|secs|min|mins|hr|hrs|kb|mb|gb|tb|kib|mib|gib|px)")
 _ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)")
 _VERSION = re.compile(r"\d+(?:\.\d+)*")
@@ -4630,7 +4631,7 @@ def _pattern_parts(text: str) -> tuple[list[str], str]:
     at = 0
     readings = (
         f"{_PLACEHOLDER.pattern}|{_ARROW_CHAIN.pattern}|{_FORMAT_TOKEN.pattern}"
-        f"|{_QUOTED.pattern}|{_SINGLE_QUOTED.pattern}"
+        f"|{QUOTED_TEXT.pattern}"
     )
     for found in re.finditer(readings, text):
         written = found.group(0)

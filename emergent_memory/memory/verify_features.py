@@ -105,7 +105,7 @@ _COMPARED_WINDOW = 8  # on each side of "than"
 _SURE_ALIGNMENT = 2
 # (a single quote only where no letter touches it from outside: "the team's CI doesn't run"
 # holds no quoted text)
-_QUOTED = re.compile(r"`[^`]*`|\"[^\"]*\"|(?<!\w)'[^']*'(?!\w)|“[^”]*”")
+_QUOTED = dedup.QUOTED_TEXT
 
 
 # A colon between a label and a value of one or two words, which a semicolon or the
