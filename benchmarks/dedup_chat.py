@@ -284,6 +284,8 @@ HOLDOUTS = {
     "terabytes, thousands grouped by points, a list of hyphenated names reordered)",
     "dedup_holdout_89.json": "agent memories only, 240 pairs; first run against the rule after "
     "set 87 (at / for and other ways of a time said with the same words)",
+    "dedup_holdout_90.json": "agent memories only, 60 pairs each with two or more quoted items "
+    "(written in the stop's last minutes); first run against the quoted-texts reading",
 }
 
 
