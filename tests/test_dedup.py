@@ -6216,3 +6216,19 @@ def test_two_quoted_texts_in_each_other_s_places_are_swapped_values() -> None:
     assert POLICY.decide(0.99, old, new) != "supersede"
     # an apostrophe of a word opens no quote
     assert dedup._pattern_parts("Rafferty's handle isn't 'rnb' and the users' files")[0] == ["rnb"]
+
+
+def test_quoted_items_of_one_list_in_another_order_are_the_same_list() -> None:
+    old = "Deploy targets are 'dev', 'staging' and 'prod'."
+    new = "Deploy targets are 'staging', 'prod' and 'dev'."
+    assert dedup.swapped(old, new) is None
+    assert POLICY.explain(0.97, old, new) == dedup.Decision("supersede", "similar")
+    # each run of quoted items joined by commas, "and", "or", "&" or "/" is read sorted; a
+    # placeholder, a word or a dash ends the run
+    parts, _ = dedup._pattern_parts("Branches: 'b', 'a' or 'c', then <x> 'z' / 'y' & \"w\" - 'p'")
+    assert parts == ["a", "b", "c", "x", "w", "y", "z", "p"]
+    # two lists exchanged between two settings are still swapped values
+    old = "Commit types are 'feat' and 'fix'; scopes are 'api' and 'web'."
+    new = "Commit types are 'api' and 'web'; scopes are 'feat' and 'fix'."
+    assert dedup.swapped(old, new) == ("feat", "api")
+    assert POLICY.decide(0.97, old, new) != "supersede"

@@ -1152,6 +1152,34 @@ def test_a_claim_one_sentence_of_a_longer_memory_states_word_for_word_is_confirm
         ("The old staging cluster ran on GKE.", "The staging cluster runs on GKE.", False),
         ("The release moved from Friday to Monday.", "The release is on Friday.", False),
         ("The user prefers coffee to tea.", "The user prefers tea.", False),
+        # a word said twice in the clause is matched twice, in order
+        (
+            "The frontend is built with the build script and tested with vitest.",
+            "The frontend is built with the build script.",
+            True,
+        ),
+        # a hedge the claim says too holds nothing back; one in another sentence holds back
+        # only that sentence
+        (
+            "Maya wants release notes as a weekly email digest.",
+            "Maya wants release notes as an email digest.",
+            True,
+        ),
+        (
+            "Maya wants release notes as a weekly email digest.",
+            "Release notes go out as an email digest.",
+            False,
+        ),
+        (
+            "Backups run nightly to the S3 bucket; a move to Backblaze might come later.",
+            "Backups run nightly to the S3 bucket.",
+            True,
+        ),
+        (
+            "Backups run nightly to the S3 bucket; a move to Backblaze might come later.",
+            "A move to Backblaze will come later.",
+            False,
+        ),
     ],
     ids=[
         "part",
@@ -1171,6 +1199,11 @@ def test_a_claim_one_sentence_of_a_longer_memory_states_word_for_word_is_confirm
         "past",
         "change",
         "preference",
+        "word-twice",
+        "same-hedge",
+        "hedge-not-claimed",
+        "hedge-other-sentence",
+        "hedge-own-sentence",
     ],
 )
 def test_what_one_sentence_states_word_for_word(memory: str, claim: str, stated: bool) -> None:

@@ -4629,6 +4629,7 @@ def _pattern_parts(text: str) -> tuple[list[str], str]:
     parts: list[str] = []
     rest: list[str] = []
     at = 0
+    listed = -1  # where the run of quoted texts joined as one list begins (in `parts`)
     readings = (
         f"{_PLACEHOLDER.pattern}|{_ARROW_CHAIN.pattern}|{_FORMAT_TOKEN.pattern}"
         f"|{QUOTED_TEXT.pattern}"
@@ -4636,10 +4637,20 @@ def _pattern_parts(text: str) -> tuple[list[str], str]:
     for found in re.finditer(readings, text):
         written = found.group(0)
         if written[0] in "<{[`\"'\u201c":
+            # quoted items of one list ("'dev', 'staging' and 'prod'") in any order are the
+            # same list: each run of them is read sorted
+            quoted = written[0] not in "<{["
+            joined = _QUOTED_LIST_JOIN.fullmatch(text[at : found.start()])
+            if not (quoted and listed >= 0 and parts and joined):
+                listed = len(parts) if quoted else -1
             parts.append(" ".join(written[1:-1].lower().split()))
+            if quoted:
+                parts[listed:] = sorted(parts[listed:])
         elif _ARROW.search(written):
+            listed = -1
             parts.extend(step.lower() for step in _ARROW.split(written))
         else:
+            listed = -1
             fields = re.split(r"[-/.:_T]", written)
             if not all(_FORMAT_FIELD.fullmatch(field) for field in fields):
                 continue
@@ -4648,6 +4659,10 @@ def _pattern_parts(text: str) -> tuple[list[str], str]:
         at = found.end()
     rest.append(text[at:])
     return parts, " ".join(rest)
+
+
+# What joins two quoted items of one list: a comma, "and", "or", "&" or "/" (with a comma).
+_QUOTED_LIST_JOIN = re.compile(r"\s*(?:,\s*(?:and\s+|or\s+)?|and\s+|or\s+|&\s*|/\s*)", re.I)
 
 
 def _parts_reordered(existing: str, new: str) -> tuple[str, str] | None:

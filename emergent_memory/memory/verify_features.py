@@ -835,22 +835,33 @@ _WORD_FOR_WORD_GAP = 1
 
 def stated_word_for_word(memory: str, claim: str) -> bool:
     """One clause of the memory (clauses: split at sentence ends, semicolons, colons, commas,
-    dashes and joining words) states the claim word for word: every content word and value of
-    the claim, at least two, in the claim's order, with at most _WORD_FOR_WORD_GAP other
-    content words among them; the same polarity (a negated claim negates what the clause
-    negates; a plain one negates nothing the clause negates); no word of the claim whose
-    opposite the clause has instead ("scales *down*" / "scaling *up*", VERIFY_OPPOSITES and
-    save's); no change word or ordering word ("to", "over", "than", ...) the claim lacks, and
-    not the past against a claim in the present; no word in the memory that says less than
-    it states (_NOT_STATED: a condition, a hedge, a past state, what someone thinks or
-    asked); both read as English. "Jonas is the
-    hardware lead" is not stated by "Jonas Weber is the product owner and Aiko Tanaka is the
-    hardware lead"."""
+    dashes and joining words) states the claim word for word: every content word and value
+    of the claim, at least two, in the claim's order, with at most _WORD_FOR_WORD_GAP other
+    content words among them (each word at its first place in the clause, or at its next
+    place after the word before: "formatted with ruff format"); the same polarity (a negated
+    claim negates what the clause negates; a plain one negates nothing the clause negates);
+    no word of the claim whose opposite the clause has instead ("scales *down*" / "scaling
+    *up*", VERIFY_OPPOSITES and save's); no change word or ordering word ("to", "over",
+    "than", ...) the claim lacks, and not the past against a claim in the present; no word
+    in the clause's sentence that says less than it states (_NOT_STATED: a condition, a
+    hedge, a past state, what someone thinks or asked) unless the claim says it too; both
+    read as English. "Jonas is the hardware lead" is not stated by "Jonas Weber is the
+    product owner and Aiko Tanaka is the hardware lead"."""
     if not (dedup.reads_english(claim) and dedup.reads_english(memory)):
         return False
-    if {t.lower for t in dedup.statement(memory).tokens} & _NOT_STATED:
-        return False
-    return any(_word_for_word(clause, claim) for clause in clauses(memory))
+    # a hedge the claim says as well holds back nothing ("Idris *wants* ..." / "Idris *wants*
+    # ..."), and one holds back only its own sentence ("...; a move to SSD is *planned*")
+    hedges = _NOT_STATED - {t.lower for t in dedup.statement(claim).tokens}
+    return any(
+        not ({t.lower for t in dedup.statement(sentence).tokens} & hedges)
+        and any(_word_for_word(clause, claim) for clause in clauses(sentence))
+        for sentence in _SENTENCE_BREAK.split(memory)
+        if sentence.strip()
+    )
+
+
+# Where a memory's sentences end: ".", ";", "!" or "?" before a space or the end.
+_SENTENCE_BREAK = re.compile(r"[.;!?](?:\s+|$)")
 
 
 def _word_for_word(clause: str, claim: str) -> bool:
@@ -874,15 +885,34 @@ def _word_for_word(clause: str, claim: str) -> bool:
     if dedup._tells_the_past(clause) and not dedup._tells_the_past(claim):
         return False  # "the old staging cluster ran on GKE" / "... runs on GKE"
     content = [t.norm for t in said.tokens if t.norm in said.words]
-    first = {word: i for i, word in reversed(list(enumerate(content)))}
-    order = [first[t.norm] for t in asked.tokens if t.norm in words and t.norm in first]
-    if not order or order != sorted(order):
-        return False
-    if order[-1] - order[0] + 1 - len(set(order)) > _WORD_FOR_WORD_GAP:
+    claimed = [t.norm for t in asked.tokens if t.norm in words]
+    if not any(
+        order and order[-1] - order[0] + 1 - len(set(order)) <= _WORD_FOR_WORD_GAP
+        for order in (_first_places(content, claimed), _next_places(content, claimed))
+    ):
         return False
     mine = _lower_words(claim) | {t.norm for t in asked.tokens}
     theirs = _lower_words(clause) | {t.norm for t in said.tokens}
     return dedup.one_in_each(_WORD_FOR_WORD_OPPOSITES, mine, theirs) is None
+
+
+def _first_places(content: list[str], claimed: list[str]) -> list[int]:
+    """Where each claimed word is first said in the clause, if in the claim's order."""
+    first = {word: i for i, word in reversed(list(enumerate(content)))}
+    order = [first[word] for word in claimed if word in first]
+    return order if order == sorted(order) else []
+
+
+def _next_places(content: list[str], claimed: list[str]) -> list[int]:
+    """Each claimed word at its next place in the clause after the one before, so a word said
+    twice ("*formatted* with ruff *format*") is matched twice in order; [] when one is not."""
+    order: list[int] = []
+    for word in claimed:
+        start = order[-1] + 1 if order else 0
+        if word not in content[start:]:
+            return []
+        order.append(content.index(word, start))
+    return order
 
 
 # Words after which a memory names what is NOT chosen: "pnpm *over* npm", "pnpm *instead of*
