@@ -5625,8 +5625,20 @@ def test_a_change_word_done_to_a_thing_in_a_clause_of_when_says_no_change() -> N
         "Burrow sends a confirmation email when an appointment is rescheduled.",
         "The cache is flushed once the price table is updated.",
         "Snap service returns 403 when the key is revoked",
+        # the change word ending a clause of if or when, a subject before it
+        "Nadia runs the linter before each commit only if the `api/` folder changed.",
+        "CI rebuilds the image nightly, and whenever the lockfile changed, at once",
     ):
         assert not dedup.statement(text).markers, text
+    decision = POLICY.explain(
+        0.94,
+        "Nadia runs the linter before each commit.",
+        "Nadia runs the linter before each commit only if the `api/` folder changed.",
+    )
+    assert decision.verdict != "supersede"
+    # ... but not a change outside the clause, nor one with its object
+    assert dedup.statement("The port changed to 5433 when we moved").markers == {"changed"}
+    assert "moved" in dedup.statement("If the office moved to Leeds, tell Sam.").markers
     decision = POLICY.explain(
         0.946,
         "Burrow sends a confirmation email when an appointment is booked.",

@@ -165,15 +165,20 @@ _WHEN_REACH = 5  # tokens back from the change word
 
 
 def _in_a_condition(tokens: Sequence[_Token], lower: list[str], i: int) -> bool:
-    """Whether the change word at i is done to a thing in a clause of when (a form of "be"
-    before it, a word of _OPENS_WHEN opening the clause, no pause between): "a confirmation
-    email when an appointment *is rescheduled*", "once the order *gets* updated"."""
-    if i < 2 or lower[i - 1] not in _BE:
+    """Whether the change word at i is done to a thing in a clause of when, no pause
+    between: a form of "be" before it and a word of _OPENS_WHEN opening the clause ("a
+    confirmation email when an appointment *is rescheduled*", "once the order *gets*
+    updated"), or the word ending a clause that a word of _CONDITIONS opens, a subject
+    between ("runs the tests only when the `bidding/` module *changed*", "if the lockfile
+    *changed*, ...")."""
+    passive = i >= 2 and lower[i - 1] in _BE
+    if not passive and not (i + 1 == len(lower) or tokens[i].pause):
         return False
+    openers = _OPENS_WHEN if passive else _CONDITIONS
     for k in range(i - 2, max(-1, i - 2 - _WHEN_REACH), -1):
         if tokens[k].pause:
             return False
-        if lower[k] in _OPENS_WHEN:
+        if lower[k] in openers:
             return True
     return False
 
