@@ -5662,6 +5662,10 @@ def test_a_change_word_done_to_a_thing_in_a_clause_of_when_says_no_change() -> N
         ("the tox env is py311", {"3.11"}),
         ("on-call Tue/Wed", {"day:tuesday", "day:wednesday"}),
         ("office days Mon-Thu", {"day:monday", "day:thursday"}),
+        # a whole number in digits and a half, as in words ("four and a half hours")
+        ("the restore takes 2 and a half hours", {"9000s"}),
+        ("logs are kept for 1 and a half days", {"129600s"}),
+        ("the surcharge is 12 and a half percent", {"12.5"}),
     ],
 )
 def test_compact_notes_state_their_values(text: str, values: set[str]) -> None:
@@ -6244,3 +6248,19 @@ def test_quoted_items_of_one_list_in_another_order_are_the_same_list() -> None:
     new = "Commit types are 'api' and 'web'; scopes are 'feat' and 'fix'."
     assert dedup.swapped(old, new) == ("feat", "api")
     assert POLICY.decide(0.97, old, new) != "supersede"
+
+
+def test_a_number_in_digits_and_a_half_is_one_value() -> None:
+    """ "2 and a half hours" is 150 minutes, not 2 hours: the same duration written another
+    way, and another value than "2 hours"."""
+    assert dedup.statement("Backups are kept 3 and a half days").values == {"302400s"}
+    rewording = POLICY.explain(
+        0.93,
+        "The nightly restore takes 2 and a half hours.",
+        "The nightly restore takes 150 minutes.",
+    )
+    assert rewording.verdict == "supersede"
+    changed = POLICY.explain(
+        0.93, "The nightly restore takes 2 hours.", "The nightly restore takes 2 and a half hours."
+    )
+    assert (changed.verdict, changed.reason) == ("possible_duplicate", "different value")

@@ -1001,7 +1001,8 @@ _NUMBER_PHRASE_WORDS = frozenset(
 def _number_phrase(text: str) -> bool:
     """Whether the text is a number written in several words (see _with_number_words)."""
     words = text.lower().replace("-", " ").split()
-    return len(words) > 1 and all(word in _NUMBER_PHRASE_WORDS for word in words)
+    head = words[1:] if words[:1] and words[0].isdigit() else words  # "2 and a half"
+    return len(words) > 1 and all(word in _NUMBER_PHRASE_WORDS for word in head)
 
 
 def _below_hundred(tokens: list[_Token], i: int) -> tuple[int, int] | None:
@@ -1057,7 +1058,11 @@ def _times(
 
 def _number_in_words(tokens: list[_Token], i: int) -> tuple[Decimal, int] | None:
     """The number written in words from tokens[i], and how many tokens it takes, when it is
-    more than one word (one word is read as it is)."""
+    more than one word (one word is read as it is); a whole number in digits "and a half"
+    too ("2 and a half hours" is 2.5)."""
+    halved = [t.lower for t in tokens[i + 1 : i + 4]] == ["and", "a", "half"]
+    if halved and tokens[i].text.isdigit() and not tokens[i].pause:
+        return Decimal(tokens[i].text) + Decimal("0.5"), 4
     if tokens[i].lower not in _NUMBER_PHRASE_WORDS:
         return None
     lower = [t.lower for t in tokens[i : i + 6]]
