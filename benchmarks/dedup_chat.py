@@ -286,6 +286,9 @@ HOLDOUTS = {
     "set 87 (at / for and other ways of a time said with the same words)",
     "dedup_holdout_90.json": "agent memories only, 60 pairs each with two or more quoted items "
     "(written in the stop's last minutes); first run against the quoted-texts reading",
+    "dedup_holdout_91.json": "chat turns only, 240 pairs (40 in ten other languages); first "
+    "run against the rule of stop 67 (quoted lists, a change word ending a condition, a "
+    "number and a half)",
 }
 
 
