@@ -289,6 +289,8 @@ HOLDOUTS = {
     "dedup_holdout_91.json": "chat turns only, 240 pairs (40 in ten other languages); first "
     "run against the rule of stop 67 (quoted lists, a change word ending a condition, a "
     "number and a half)",
+    "dedup_holdout_92.json": "agent memories only, 240 pairs (38 in ten other languages; "
+    "briefed as set 91's agent half, keys ri); first run against the same rule as set 91",
 }
 
 
