@@ -291,6 +291,8 @@ HOLDOUTS = {
     "number and a half)",
     "dedup_holdout_92.json": "agent memories only, 240 pairs (38 in ten other languages; "
     "briefed as set 91's agent half, keys ri); first run against the same rule as set 91",
+    "dedup_holdout_93.json": "agent memories only, 120 English pairs (briefed as set 92, keys "
+    "rk); first run against the same rule as sets 91 and 92",
 }
 
 
