@@ -1060,9 +1060,10 @@ def _number_in_words(tokens: list[_Token], i: int) -> tuple[Decimal, int] | None
     """The number written in words from tokens[i], and how many tokens it takes, when it is
     more than one word (one word is read as it is); a whole number in digits "and a half"
     too ("2 and a half hours" is 2.5)."""
-    halved = [t.lower for t in tokens[i + 1 : i + 4]] == ["and", "a", "half"]
-    if halved and tokens[i].text.isdigit() and not tokens[i].pause:
-        return Decimal(tokens[i].text) + Decimal("0.5"), 4
+    if tokens[i].text.isdigit() and not tokens[i].pause:
+        if [t.lower for t in tokens[i + 1 : i + 4]] == ["and", "a", "half"]:
+            return Decimal(tokens[i].text) + Decimal("0.5"), 4
+        return None
     if tokens[i].lower not in _NUMBER_PHRASE_WORDS:
         return None
     lower = [t.lower for t in tokens[i : i + 6]]

@@ -908,10 +908,10 @@ def _next_places(content: list[str], claimed: list[str]) -> list[int]:
     twice ("*formatted* with ruff *format*") is matched twice in order; [] when one is not."""
     order: list[int] = []
     for word in claimed:
-        start = order[-1] + 1 if order else 0
-        if word not in content[start:]:
+        try:
+            order.append(content.index(word, order[-1] + 1 if order else 0))
+        except ValueError:
             return []
-        order.append(content.index(word, start))
     return order
 
 
