@@ -6265,3 +6265,161 @@ def test_a_number_in_digits_and_a_half_is_one_value() -> None:
         0.93, "The nightly restore takes 2 hours.", "The nightly restore takes 2 and a half hours."
     )
     assert (changed.verdict, changed.reason) == ("possible_duplicate", "different value")
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "Aiko reviews the backend PRs and Bram the frontend ones.",
+            "Bram reviews backend PRs, Aiko frontend ones.",
+        ),
+        (
+            "The EU replica lives in Frankfurt and the US one in Ohio.",
+            "Ohio hosts the EU replica, Frankfurt the US one.",
+        ),
+        (
+            "Grafana listens on 3000 while Prometheus listens on 9090.",
+            "Prometheus is on 3000; Grafana is on 9090.",
+        ),
+        # in another language, "y" and "e" join its clauses
+        (
+            "Lucía lleva el backend y Mateo el frontend.",
+            "Mateo lleva el backend y Lucía el frontend.",
+        ),
+    ],
+)
+def test_two_things_with_each_other_s_partners_are_swapped_values(existing: str, new: str) -> None:
+    """Each clause's thing (a name or a value) said with the other clause's partner, in a
+    sentence shaped otherwise: the same things, exchanged, however similar."""
+    assert dedup._crosswise(existing, new), new
+    assert POLICY.decide(0.96, existing, new) != "supersede", new
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # the same partners, the clauses in another order or reworded
+        (
+            "Aiko reviews the backend PRs and Bram handles the frontend.",
+            "Bram handles frontend work, and Aiko reviews the backend PRs.",
+        ),
+        (
+            "The API runs on Node 20 and uses Postgres 16.",
+            "The API uses Postgres 16 and runs on Node 20.",
+        ),
+        # a list in another order is one list, not clauses
+        (
+            "dripwatch reads flow, pressure and acoustic data.",
+            "dripwatch reads acoustic, pressure and flow data.",
+        ),
+        # words crosswise, no thing among them: a verb kept in the first clause of a list
+        (
+            "Always run make lint and the unit tests locally before a commit.",
+            "Before a commit, run the unit tests and make lint locally.",
+        ),
+    ],
+)
+def test_the_same_partners_in_other_words_are_no_exchange(existing: str, new: str) -> None:
+    assert not dedup._crosswise(existing, new), new
+
+
+def test_a_text_that_opens_with_a_question_states_nothing() -> None:
+    """A question followed by who asks or why ("... ? Kwame wasn't sure.") is a question: it
+    never supersedes the statement it asks about."""
+    for text in (
+        "Does the nightly export still write to S3? Nadia will check.",
+        "Is every shard on Postgres 16?  Ops wasn't sure.",
+        "¿Sigue el backup en S3? Hay que preguntar a Lucía.",
+        "Läuft der Export noch über S3\uff1f Prüfen.",
+    ):
+        assert dedup.asks(text), text
+    assert not dedup.asks("Why is CI slow. Nobody knows? no.")  # a first sentence that states
+    decision = POLICY.explain(
+        0.93,
+        "The nightly export writes to S3.",
+        "Does the nightly export still write to S3? Nadia will check.",
+    )
+    assert decision == dedup.Decision("possible_duplicate", "another statement")
+
+
+def test_a_change_word_in_an_exception_says_no_change() -> None:
+    """What an exception leaves out is a kind of thing ("*except* renamed files", "*apart
+    from* typo patches"), not a change said; a change said before or after it still is."""
+    for text in (
+        "Reviews are required for every PR, except typo fixes.",
+        "Every file is linted, apart from moved ones.",
+        "All migrations need a second reviewer other than updated seed files.",
+        "Tests run on every push with the exception of renamed docs.",
+    ):
+        assert not dedup.statement(text).markers, text
+    assert dedup.statement("We moved to GitLab, except for the docs repo.").markers == {"moved"}
+    assert dedup.statement("Except for Bob, everyone moved to Berlin.").markers == {"moved"}
+    decision = POLICY.explain(
+        0.93,
+        "Reviews are required for every PR.",
+        "Reviews are required for every PR, except typo fixes.",
+    )
+    assert decision.verdict != "supersede"
+
+
+def test_a_negated_verb_with_its_reason_denies_no_value_said_instead() -> None:
+    """ "X is not idempotent; retries double-insert" denies the old statement and says why:
+    no old value named as replaced (a conflict to keep and flag, not a correction); a
+    negation that rejects a value for another still names the change."""
+    for existing, new in (
+        (
+            "The importer is thread-safe.",
+            "The importer is not thread-safe; two workers corrupt its cache.",
+        ),
+        ("Exports are cached for an hour.", "Exports aren't cached, every request hits the DB."),
+    ):
+        assert not dedup.says_it_changed(existing, new), new
+        assert POLICY.decide(0.9, existing, new) != "supersede", new
+    # the words after a negation stop at a mark
+    assert dedup.statement("It is not idempotent; retries can double-insert.").negated == {
+        "idempotent"
+    }
+    for existing, new in (
+        ("The rate limit is 429 per minute.", "The rate limit is 430 per minute, not 429."),
+        ("Standup is with Dr Halvorsen.", "Standup is with Dr Okafor, not Dr Halvorsen."),
+        ("Lunch is on Fridays.", "Lunch is on Thursdays instead of Fridays."),
+    ):
+        assert dedup.says_it_changed(existing, new), new
+
+
+def test_a_chat_that_corrects_itself_says_it_changed() -> None:
+    """ "my bad", "no wait" and "wait no" are a chat's own words for a mistake made."""
+    for text in (
+        "Ines: my bad, the chair isn't Margaret, it's Noreen",
+        "melanie: no wait, pottery is on tuesdays",
+        "sam: wait no, the party is at 8",
+    ):
+        assert dedup.statement(text).markers & {"my bad", "no wait", "wait no"}, text
+    assert dedup.says_it_changed(
+        "Ines: the committee chair is Margaret", "Ines: my bad, chair isn't Margaret, it's Noreen"
+    )
+
+
+def test_a_part_named_in_an_opening_phrase_narrows_the_statement() -> None:
+    """ "In the dev environment, ..." says the old statement of one part only (another
+    statement, kept beside it); the same place said first, or a rewording of the old
+    text's own scope, does not."""
+    assert dedup.narrows(
+        "We log request bodies in pp-gateway.",
+        "In the dev environment, pp-gateway logs request bodies.",
+    )
+    assert dedup.narrows(
+        "Crash reports go to Sentry.", "For the iOS app, crash reports go to Sentry."
+    )
+    decision = POLICY.explain(
+        0.93, "We log request bodies in pp-gateway.", "In staging, pp-gateway logs request bodies."
+    )
+    assert decision.verdict != "supersede"
+    assert not dedup.narrows(
+        "We log request bodies in pp-gateway.", "In pp-gateway, we log request bodies."
+    )
+    assert not dedup.narrows(
+        "The user prefers the light theme in the browser devtools.",
+        "In browser dev tools, the user prefers the light theme.",
+    )

@@ -221,6 +221,11 @@ CHANGE_PHRASES = (
     ("pushed", "back"),
     ("pushed", "to"),
     ("down", "to"),
+    # what a chat says as it corrects itself ("*my bad*, chair isn't Margaret, it's Noreen",
+    # "*no wait*, pottery is on Tuesdays")
+    ("my", "bad"),
+    ("no", "wait"),
+    ("wait", "no"),
 )
 
 # Who a statement is about, when one of these follows a possessive.
@@ -1708,6 +1713,7 @@ def statement(text: str) -> Statement:
         and not _describes(tokens, i)
         and not (word == "since" and _held_before(tokens, i))
         and not _in_a_condition(tokens, lower, i)
+        and not _in_an_exception(tokens, lower, i)
         # "*by mistake*" tells how something happened, not that a value was wrong, unless
         # it is what was said ("I always *say* Tank by mistake")
         and not (
@@ -1744,7 +1750,8 @@ def statement(text: str) -> Statement:
     negated: set[str] = set()
     for i, word in enumerate(lower):
         if _negates_at(tokens, i) or (i > 0 and (lower[i - 1], word) in _NEGATION_PHRASES):
-            negated.update(t.norm for t in tokens[i + 1 : i + 4])
+            # (up to a mark: "is not idempotent; *retries* can double-insert")
+            negated.update(t.norm for t in _up_to_a_mark(tokens[i + 1 : i + 4]))
     # the stem of a function word is no word either ("were" is "wer", "there" is "ther"),
     # unless another word of the text has it
     stopped = {t.norm for t in tokens if t.lower in _FUNCTION_WORDS} - {
@@ -1790,6 +1797,25 @@ _SAYING_WORDS = """
 _SAYING = frozenset(_SAYING_WORDS.split())
 
 
+# Words that open an exception: what follows in its clause names a kind of thing left out
+# ("a failing test before a fix, *apart from* one-line *typo* patches", "*except* *moved*
+# files"), no change.
+_EXCEPTING = frozenset({"except", "excluding", "besides", "exception"})
+_EXCEPTING_PHRASES = frozenset({("apart", "from"), ("aside", "from"), ("other", "than")})
+_EXCEPTION_REACH = 6  # tokens back from the change word
+
+
+def _in_an_exception(tokens: Sequence[_Token], lower: list[str], i: int) -> bool:
+    """Whether the change word at i stands in an exception (_EXCEPTING, _EXCEPTING_PHRASES)
+    opened earlier in its clause, no mark between."""
+    for k in range(i - 1, max(-1, i - 1 - _EXCEPTION_REACH), -1):
+        if tokens[k].pause:
+            return False
+        if lower[k] in _EXCEPTING or (k and (lower[k - 1], lower[k]) in _EXCEPTING_PHRASES):
+            return True
+    return False
+
+
 def _describes(tokens: Sequence[_Token], i: int) -> bool:
     """Whether the change word at i describes the noun after it, after a number or a
     determiner ("under 200 *changed* lines", "the *updated* rows", "each *moved* file", "a
@@ -1804,6 +1830,14 @@ def _describes(tokens: Sequence[_Token], i: int) -> bool:
     )
     counted = determiner or _CARDINAL.fullmatch(before.text) is not None
     return counted and after.norm not in STOPWORDS and after.text.isalpha()
+
+
+def _up_to_a_mark(tokens: Sequence[_Token]) -> Sequence[_Token]:
+    """The tokens up to the first one a mark follows, that one included."""
+    for k, token in enumerate(tokens):
+        if token.pause:
+            return tokens[: k + 1]
+    return tokens
 
 
 def _negates_at(tokens: Sequence[_Token], i: int) -> bool:
@@ -2693,8 +2727,16 @@ def adds_another(existing: str, new: str) -> bool:
 
 
 def asks(text: str) -> bool:
-    """The text is a question (it ends with a question mark)."""
-    return text.rstrip().rstrip("\"')»”").endswith(("?", "\uff1f"))
+    """The text is a question: it ends with a question mark, or its first sentence does
+    ("Does notify-gw still go through Twilio for SMS? Marisol wants to check.": what follows
+    a question opening a text says who asks or why, no answer to it)."""
+    written = text.rstrip().rstrip("\"')»”")
+    first = _SENTENCE_BREAK.split(written, maxsplit=1)[0]
+    return written.endswith(_QUESTION_MARKS) or first.endswith(_QUESTION_MARKS)
+
+
+_QUESTION_MARKS = ("?", "\uff1f", "\u061f")  # and the full-width and the Arabic ones
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?\uff1f\u061f])\s+")
 
 
 _ASKING = frozenset({"asked", "asks", "asking", "wondered", "wonders", "wondering"})
@@ -3427,8 +3469,29 @@ def says_it_changed(existing: str, new: str) -> bool:
     if _was_then_is(old, new_):
         return True
     # a negation names an old value as no longer so only when the text says what is instead
-    # ("not 429" beside "430"); "I'm not allergic to cats" only negates (see negates)
-    return bool((new_.negated - old.negated) & old.words) and bool(_said_instead(old, new_))
+    # ("not 429" beside "430"); "I'm not allergic to cats" only negates (see negates), as a
+    # verb negated does ("pp-sync *is not* idempotent; retries can double-insert results":
+    # the old statement denied, and why)
+    return bool((_rejected(new_) - old.negated) & old.words) and bool(_said_instead(old, new_))
+
+
+_AUXILIARIES = frozenset(_AUXILIARY_WORDS.split())
+
+
+def _rejected(one: Statement) -> frozenset[str]:
+    """The words the text's negations reject as values, not those of a verb negated: after a
+    negator no auxiliary stands right before ("430, *not 429*", "Dr Okafor, *not* Dr
+    Halvorsen"; not "*is not* idempotent", "*doesn't* fit", "*never* deploys")."""
+    tokens, lower = one.tokens, [t.lower for t in one.tokens]
+    rejected: set[str] = set()
+    for i, word in enumerate(lower):
+        after_auxiliary = i and lower[i - 1] in _AUXILIARIES and not tokens[i - 1].pause
+        of_a_verb = word == "never" or word.endswith("n't") or after_auxiliary
+        rejects = _negates_at(tokens, i) and not of_a_verb
+        # (or a phrase of its own: "*rather than* the sister-in-law", "*instead of* Fridays")
+        if rejects or (i and (lower[i - 1], word) in _NEGATION_PHRASES):
+            rejected.update(t.norm for t in _up_to_a_mark(tokens[i + 1 : i + 4]))
+    return frozenset(rejected) & one.negated
 
 
 def _exchanged_markers(old: Statement, new: Statement) -> set[str]:
@@ -4251,9 +4314,10 @@ _MOBILE_SYSTEMS = frozenset({"android", "ios", "iphone"})
 
 def _part_named(old: Statement, new: Statement) -> bool:
     """The new text puts a modifier of _PART_WORDS the old text lacks before a content word,
-    next to a word of the old text ("Risk: the Saltmarsh cert expires on June 1" / "Risk: the
-    Saltmarsh *staging* cert expires ...", "type hints on all *public* functions"): it says
-    the old statement of one part only. Not where the old text names a part the new one
+    next to a word of the old text or in a phrase of where it opens with ("Risk: the
+    Saltmarsh cert expires on June 1" / "Risk: the Saltmarsh *staging* cert expires ...",
+    "type hints on all *public* functions", "*In the dev environment,* pp-gateway logs ..."):
+    it says the old statement of one part only. Not where the old text names a part the new one
     does not (a modifier put in place of another: "legacy" / "old"), a word written apart
     ("devtools" / "dev tools"), or after "a" ("a *new* release branch gets cut": an event)."""
     said = {token.lower for token in old.tokens} | old.words
@@ -4273,8 +4337,11 @@ def _part_named(old: Statement, new: Statement) -> bool:
         if following is not None and token.lower + following.lower in said:
             continue
         # where it goes or holds: "before deploying Fathom *to production*", "Never commit
-        # .env files *to public* repos"
+        # .env files *to public* repos"; or a phrase of where the text opens with ("*In the
+        # dev environment,* pp-gateway logs request bodies")
         if before is not None and before.lower in _TOWARDS and not before.pause:
+            return True
+        if tokens[0].lower in _SCOPING and not any(t.pause for t in tokens[:i]):
             return True
         if following is None or token.pause or following.lower in STOPWORDS:
             continue
@@ -6838,14 +6905,95 @@ def compare(existing: str, new: str) -> Comparison:
 
 def _crosswise(existing: str, new: str) -> bool:
     """Two things in each other's places, clause by clause (verify_features.exchange), read
-    only when one text's words are all the other's: things swapped keep their words."""
+    only when one text's words are all the other's: things swapped keep their words; or, in
+    other words, two clauses' words said crosswise (_partners_exchanged)."""
     old, new_ = statement(existing), statement(new)
+    if _partners_exchanged(old, new_):
+        return True
     if not (old.words <= new_.words or new_.words <= old.words):
         return False
     # verify's clause-by-clause reading builds on this module, so it is imported here
     from emergent_memory.memory import verify_features
 
     return verify_features.exchange(existing, new) is not None
+
+
+# Words that join two clauses of who does what ("Seun is the primary *and* Tomasz the
+# secondary"), in English and in some other languages ("o Kofi é o dono do pp-imaging *e* a
+# Greta do pp-billing"; "y" and "e" are no English words but letters: "the x *and y* axes").
+_CLAUSE_JOINER_WORDS = "and but while whereas und et och og ve és și и та oraz y e"
+_CLAUSE_JOINERS = frozenset(_CLAUSE_JOINER_WORDS.split())
+
+
+def _clause_of_each(one: Statement) -> dict[str, int]:
+    """The clause each content word said once in the text stands in, the clauses numbered
+    in order: a mark after a word or a joining word (_CLAUSE_JOINERS) starts the next, but
+    within a list ("flow, pressure and acoustic data": a clause of one word joins both its
+    neighbours)."""
+    clauses: list[list[_Token]] = [[]]
+    for token in one.tokens:
+        if token.lower in _CLAUSE_JOINERS:
+            clauses.append([])
+            continue
+        clauses[-1].append(token)
+        if token.pause:
+            clauses.append([])
+    merged: list[list[_Token]] = []
+    lone = False  # the last clause was one word: the next one joins it too
+    for clause in clauses:
+        if len(clause) == 1 and merged:
+            merged[-1].extend(clause)
+            lone = True
+        elif lone:
+            merged[-1].extend(clause)
+            lone = False
+        else:
+            merged.append(list(clause))
+    at: dict[str, int] = {}
+    twice: set[str] = set()
+    for place, clause in enumerate(merged):
+        for token in clause:
+            if token.norm in one.words:
+                if token.norm in at:
+                    twice.add(token.norm)
+                at[token.norm] = place
+    return {word: place for word, place in at.items() if word not in twice}
+
+
+def _things(one: Statement) -> set[str]:
+    """The text's values and the words it writes in capitals inside a sentence (names)."""
+    return set(one.values) | {t.norm for t in one.tokens if t.text[:1].isupper() and not t.first}
+
+
+def _partners_exchanged(old: Statement, new: Statement) -> bool:
+    """Two clauses of one text whose words the other text says crosswise: of each, a thing
+    (a value or a name: _things) alone in one of two clauses of the other and a word in the
+    other ("*Seun* is the *primary* on-call and *Tomasz* the *secondary*" / "*Tomasz* is *primary*
+    on-call, *Seun* *secondary*"; "*Staging* runs on port *8080* and *dev* on *8081*" /
+    "*Dev* uses *8080*, *staging* uses *8081*"): the same things with each other's partners.
+    Read of the words each text says once; a reworded sentence moves a clause whole, or one
+    word of it."""
+    first, second = _clause_of_each(old), _clause_of_each(new)
+    things = _things(old) | _things(new)
+    cells: dict[tuple[int, int], set[str]] = {}
+    for word in first.keys() & second.keys():
+        cells.setdefault((first[word], second[word]), set()).add(word)
+
+    def named(*places: tuple[int, int]) -> bool:
+        # things alone: a thing that kept a partner of its own moved with it, no exchange
+        # ("*Aiko* reviews the *backend* PRs and ..." / "..., and *Aiko* reviews the *backend*
+        # ones")
+        return all(cells[place] <= things for place in places)
+
+    return any(
+        (p, s) in cells
+        and (q, r) in cells
+        and (q, s) in cells
+        and (named((p, r), (q, s)) or named((p, s), (q, r)))
+        for p, r in cells
+        for q, s in cells
+        if p < q and r != s
+    )
 
 
 @dataclass(frozen=True, slots=True)
