@@ -6423,3 +6423,72 @@ def test_a_part_named_in_an_opening_phrase_narrows_the_statement() -> None:
         "The user prefers the light theme in the browser devtools.",
         "In browser dev tools, the user prefers the light theme.",
     )
+
+
+def test_each_text_rejecting_what_the_other_chooses_is_the_choice_turned_round() -> None:
+    old = "For invoices, the user wants tabs in the CSV export, not commas."
+    new = "For invoices, the user wants commas in the CSV export, not tabs."
+    assert dedup._rejections_exchanged(dedup.statement(old), dedup.statement(new))
+    assert POLICY.decide(0.98, old, new) != "supersede"
+    # one rule said twice with its verb negated both times is no choice turned round
+    for old, new in (
+        (
+            "Do not run npm audit fix automatically.",
+            "npm audit fix should never be run automatically.",
+        ),
+        (
+            "Don't use default exports in the web app.",
+            "Default exports are not allowed in the web app.",
+        ),
+    ):
+        assert not dedup._rejections_exchanged(dedup.statement(old), dedup.statement(new)), new
+
+
+def test_two_opening_phrases_of_where_that_share_no_word_are_two_subjects() -> None:
+    """ "On the work laptop, ..." / "On the home desktop, ...": the same statement of two
+    parts, never one superseding the other, however similar."""
+    for old, new in (
+        (
+            "On the user's work laptop, Node is capped at 4 GB of heap.",
+            "On the user's gaming PC, Node is capped at 4 GB of heap.",
+        ),
+        (
+            "For hotfixes, one approving review is enough.",
+            "For dependency bumps, one approving review is enough.",
+        ),
+        (
+            "During the freeze, deploys need Lena's sign-off.",
+            "During normal weeks, deploys need Lena's sign-off.",
+        ),
+    ):
+        assert dedup.scopes_differ(dedup.statement(old), dedup.statement(new)), new
+        assert POLICY.explain(0.97, old, new) == dedup.Decision(
+            "possible_duplicate", "different subject"
+        )
+    # the same place in other words, or a phrase that is the whole text, is no other scope
+    for old, new in (
+        (
+            "In staging, the API listens on 8080.",
+            "In the staging environment, the API listens on 8080.",
+        ),
+        ("In staging, the API listens on 8080.", "The API listens on 8080 in staging."),
+    ):
+        assert not dedup.scopes_differ(dedup.statement(old), dedup.statement(new)), new
+
+
+def test_two_releases_that_did_something_are_two_events() -> None:
+    """ "Version 2.3 introduced X" / "Version 2.4 deprecated X": two things that happened,
+    not a state and its change, whatever change word the second one's verb is."""
+    old, new = "Release 7 added the CSV importer.", "Release 8 deprecated the CSV importer."
+    assert dedup.two_events(old, new)
+    assert POLICY.decide(0.95, old, new) != "supersede"
+    # a release's number with no word of a release before it, or a state, is no event
+    assert not dedup.two_events("Port 8080 served the API.", "Port 8081 replaced it.")
+    assert not dedup.two_events("Version 2.3 is current.", "Version 2.4 deprecated the importer.")
+    # one event told right: the new text rejects the old one's doer
+    old, new = (
+        "Bruno wrote the migration guide.",
+        "Actually, Dana wrote the migration guide, not Bruno.",
+    )
+    assert not dedup.two_events(old, new)
+    assert POLICY.explain(0.9, old, new) == dedup.Decision("supersede", "says it changed")

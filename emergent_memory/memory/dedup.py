@@ -4264,6 +4264,33 @@ def _scope_added(old: Statement, new: Statement) -> bool:
     return False
 
 
+_OPENING_REACH = 6  # tokens after the word of _SCOPING that opens a text, to a mark
+
+
+def _opening_scope(one: Statement) -> frozenset[str] | None:
+    """The content words of the phrase of where, when or for whom the text opens with (a
+    word of _SCOPING, up to a mark within _OPENING_REACH tokens, more of the text after it),
+    or None."""
+    tokens = one.tokens
+    if len(tokens) < 3 or tokens[0].lower not in _SCOPING:
+        return None
+    phrase = _up_to_a_mark(tokens[1 : 1 + _OPENING_REACH])
+    if not phrase[-1].pause or phrase[-1] is tokens[-1]:
+        return None
+    return frozenset(t.norm for t in phrase if t.norm in one.words)
+
+
+def scopes_differ(old: Statement, new: Statement) -> bool:
+    """Both texts open with a phrase of where, when or for whom (_opening_scope), and the two
+    share no content word ("*On the user's work laptop,* Docker Desktop is capped at 8 GB" /
+    "*On the user's home desktop,* ..."; "*For hotfixes,* ..." / "*For regular releases,*
+    ..."): the same statement of two parts, each its own subject."""
+    first, second = _opening_scope(old), _opening_scope(new)
+    if not first or not second:
+        return False
+    return not first & second
+
+
 # Words after a word of _SCOPING that say no part: this one, a bound, an idiom.
 _NOT_SCOPING_WORDS = """
     this these our here less more fewer under over at all every each any both
@@ -4885,15 +4912,18 @@ def two_events(existing: str, new: str) -> bool:
     """Each text tells something done, its verbs all in the past and none a copula ("Adaeze
     *rotated* the Postmark API key" / "Adaeze *revoked* the old Postmark API key"): two
     things that happened, not a state and its change, whatever change word the second one's
-    verb is."""
-    return all(_tells_an_event(statement(text)) for text in (existing, new))
+    verb is; unless the new text rejects a word of the old one."""
+    old, new_ = statement(existing), statement(new)
+    if _rejected(new_) & old.words:
+        return False  # one event told right ("Actually, Saoirse designed it, *not Efua*")
+    return _tells_an_event(old) and _tells_an_event(new_)
 
 
 def _tells_an_event(one: Statement) -> bool:
     """The text's verbs are all in the past (_verb_forms), one at least, the first right
     after a person's name ("*Adaeze* rotated"; not "We picked Postgres" / "We switched to
-    CockroachDB", a choice changed), and it has no form of "be" or "have" (a state: "Node
-    version pinned to 18" is none)."""
+    CockroachDB", a choice changed) or a release's ("*Version 2.4* deprecated"), and it has
+    no form of "be" or "have" (a state: "Node version pinned to 18" is none)."""
     forms = _verb_forms(one)
     if set(forms.values()) != {"past"} or {t.lower for t in one.tokens} & (_BE | _HAVE):
         return False
@@ -4901,7 +4931,14 @@ def _tells_an_event(one: Statement) -> bool:
     if first == 0:
         return False
     doer = one.tokens[first - 1].text
+    if first >= 2 and one.tokens[first - 2].lower in _RELEASE_WORDS:
+        # a release that did it ("*Version 2.3* introduced the bulk import endpoint" /
+        # "*Version 2.4* deprecated ...")
+        return _is_value(one.tokens[first - 1])
     return doer[:1].isupper() and doer[1:].islower() and doer.lower() not in STOPWORDS
+
+
+_RELEASE_WORDS = frozenset({"version", "release", "build", "sprint", "milestone"})
 
 
 _HAVE = frozenset({"has", "have", "had"})
@@ -6475,6 +6512,7 @@ class Comparison:
     extends_a_name: bool = False  # extends_a_name
     # two things in each other's places, clause by clause (verify_features.exchange)
     crosswise: bool = False
+    other_scope: bool = False  # scopes_differ
     way_exchanged: bool = False  # exchanges_a_way
     bound_turned: bool = False  # _bound_turned
     item_added: bool = False  # adds_an_item
@@ -6892,6 +6930,7 @@ def compare(existing: str, new: str) -> Comparison:
         item_added=adds_an_item(existing, new),
         extends_a_name=extends_a_name(old, new_),
         crosswise=_crosswise(existing, new),
+        other_scope=scopes_differ(old, new_),
         way_exchanged=exchanges_a_way(existing, new),
         still_holds=still_holds(existing, new),
         during=changed_during(existing, new),
@@ -6906,9 +6945,10 @@ def compare(existing: str, new: str) -> Comparison:
 def _crosswise(existing: str, new: str) -> bool:
     """Two things in each other's places, clause by clause (verify_features.exchange), read
     only when one text's words are all the other's: things swapped keep their words; or, in
-    other words, two clauses' words said crosswise (_partners_exchanged)."""
+    other words, two clauses' words said crosswise (_partners_exchanged) or what each text
+    rejects chosen by the other (_rejections_exchanged)."""
     old, new_ = statement(existing), statement(new)
-    if _partners_exchanged(old, new_):
+    if _partners_exchanged(old, new_) or _rejections_exchanged(old, new_):
         return True
     if not (old.words <= new_.words or new_.words <= old.words):
         return False
@@ -6958,6 +6998,16 @@ def _clause_of_each(one: Statement) -> dict[str, int]:
                     twice.add(token.norm)
                 at[token.norm] = place
     return {word: place for word, place in at.items() if word not in twice}
+
+
+def _rejections_exchanged(old: Statement, new: Statement) -> bool:
+    """Each text rejects a word the other states (_rejected: "the user wants raw SQL
+    queries, *not an ORM*" / "... queries written through an ORM, *not raw SQL*"): the
+    choice turned round. Not a verb negated ("*Do not run* npm audit fix automatically" /
+    "npm audit fix should *never be run* automatically": one rule said twice)."""
+    return bool(_rejected(old) & (new.words - new.negated)) and bool(
+        _rejected(new) & (old.words - old.negated)
+    )
 
 
 def _things(one: Statement) -> set[str]:
@@ -7134,6 +7184,8 @@ class DedupPolicy:
                 return Decision(close, "unknown to the model")  # another language
         if pair.other_holder:
             return Decision(close, "different holder")
+        if pair.other_scope:
+            return Decision(close, "different subject")
         if pair.other_statement:
             return Decision(close, "another statement")
         if pair.one_off or pair.plan_done:  # (a plan and what came of it: two occasions)
@@ -7243,6 +7295,8 @@ class DedupPolicy:
             pair.model_knows_both and pair.same_unknown and not pair.foreign
         )
         if not readable or pair.other_holder or pair.other_statement or pair.labelled:
+            return Decision("distinct", "not similar")
+        if pair.other_scope:
             return Decision("distinct", "not similar")
         if pair.history or pair.period_and_duration:  # how things were; another attribute
             return Decision("distinct", "not similar")
