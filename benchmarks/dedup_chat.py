@@ -293,6 +293,11 @@ HOLDOUTS = {
     "briefed as set 91's agent half, keys ri); first run against the same rule as set 91",
     "dedup_holdout_93.json": "agent memories only, 120 English pairs (briefed as set 92, keys "
     "rk); first run against the same rule as sets 91 and 92",
+    "dedup_holdout_94.json": "agent memories only, 160 pairs (30 in eight other languages, "
+    "Russian and Chinese among them); first run against the rule of stop 69 (partners "
+    "exchanged, questions, exceptions, negated verbs, opening scopes, releases' events)",
+    "dedup_holdout_95.json": "chat turns only, 160 pairs (30 in eight other languages); first "
+    "run against the same rule as set 94",
 }
 
 
