@@ -247,3 +247,42 @@ def test_the_antonym_list_is_written_from_wordnet_s_adjectives_and_adverbs(
         "larger smaller",
         "largest smallest",
     ]
+
+
+def test_the_verify_replay_answers_as_the_service_did_on_the_recorded_candidates(
+    server_url: str, tmp_path: Path
+) -> None:
+    """benchmarks/verify_replay.py records what verify saw for each claim and judges it again
+    with the rules: on the same code, every answer is the service's own, and two replays of
+    the same records differ on nothing."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EMERGENT_MEMORY_")}
+    env["BENCH_DATABASE_URL"] = server_url
+
+    def replay(*args: str) -> str:
+        result = subprocess.run(
+            [sys.executable, "-m", "benchmarks.verify_replay", *args],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        return result.stdout
+
+    records, answers = tmp_path / "records.json", tmp_path / "answers.json"
+    replay("record", str(records), "--only", "verify_holdout_43.json", "--limit", "24")
+    recorded = json.loads(records.read_text())["verify_holdout_43.json"]
+    assert len(recorded) == 24
+    totals = json.loads(replay("replay", str(records), str(answers)))
+    assert totals["claims"] == 24
+    replayed = json.loads(answers.read_text())["answers"]
+    by_text = {answer["claim"]: answer["verdict"] for answer in replayed.values()}
+    assert by_text == {text: entry["verdict"] for text, entry in recorded.items()}
+    assert len(set(by_text.values())) > 1  # the claims got different answers, not one default
+    assert replay("diff", str(answers), str(answers)).strip() == "no change"
+    # an unknown set is refused, nothing recorded
+    with pytest.raises(AssertionError, match="not a held-out verify set"):
+        replay("record", str(tmp_path / "none.json"), "--only", "verify_nothing.json")
+    assert not (tmp_path / "none.json").exists()

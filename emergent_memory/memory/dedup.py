@@ -3481,7 +3481,8 @@ _AUXILIARIES = frozenset(_AUXILIARY_WORDS.split())
 def _rejected(one: Statement) -> frozenset[str]:
     """The words the text's negations reject as values, not those of a verb negated: after a
     negator no auxiliary stands right before ("430, *not 429*", "Dr Okafor, *not* Dr
-    Halvorsen"; not "*is not* idempotent", "*doesn't* fit", "*never* deploys")."""
+    Halvorsen", "3:30 *not 3*": no mark needed before it, as _contrasts_at needs; not "*is
+    not* idempotent", "*doesn't* fit", "*never* deploys")."""
     tokens, lower = one.tokens, [t.lower for t in one.tokens]
     rejected: set[str] = set()
     for i, word in enumerate(lower):
