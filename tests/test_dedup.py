@@ -6391,13 +6391,13 @@ def test_a_negated_verb_with_its_reason_denies_no_value_said_instead() -> None:
 def test_a_chat_that_corrects_itself_says_it_changed() -> None:
     """ "my bad", "no wait" and "wait no" are a chat's own words for a mistake made."""
     for text in (
-        "Ines: my bad, the chair isn't Margaret, it's Noreen",
+        "Priya: my bad, the venue isn't Hall B, it's Hall D",
         "melanie: no wait, pottery is on tuesdays",
         "sam: wait no, the party is at 8",
     ):
         assert dedup.statement(text).markers & {"my bad", "no wait", "wait no"}, text
     assert dedup.says_it_changed(
-        "Ines: the committee chair is Margaret", "Ines: my bad, chair isn't Margaret, it's Noreen"
+        "Priya: the venue is Hall B", "Priya: my bad, the venue isn't Hall B, it's Hall D"
     )
 
 
