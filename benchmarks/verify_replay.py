@@ -7,9 +7,8 @@ brings back at the margin, and which ones save kept or linked as conflicts), so 
 cannot tell a change of a few answers from chance. This records, once, what verify saw for
 every claim: each candidate's content and similarity, its clause closest to the claim (with
 that clause's similarity) and its conflict flags; then judges those fixed candidates with the
-rules of the code on the path, as VerifyService.verify does (rules_answer on whole memories,
-then on the closest clauses of those not found to conflict, then the outranked side of a
-conflict), so two versions of the rules compare claim by claim.
+rules of the code on the path through the service's own steps (verify.answer_by_rules, then
+the outranked side of a conflict), so two versions of the rules compare claim by claim.
 
     python -m benchmarks.verify_replay record records.json     # about 15 minutes, all sets
     python -m benchmarks.verify_replay replay records.json a.json
@@ -38,8 +37,7 @@ from emergent_memory.db.pool import create_pool
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME
 from emergent_memory.memory import MemoryService
 from emergent_memory.memory import verify as service
-from emergent_memory.memory.verify_clauses import closest_clauses
-from emergent_memory.memory.verify_rules import Answer, Clause, read_pair, rules_answer
+from emergent_memory.memory.verify_rules import Answer, Clause, read_pair
 
 Record = dict[str, Any]  # text, pairs, clauses, flags
 
@@ -58,20 +56,20 @@ def record(
     records: dict[str, dict[str, Record]] = {}
     current: Record = {}
     state = {"file": ""}
-    rules, stale = service.rules_answer, service._stale
+    by_rules, stale = service.answer_by_rules, service._stale
 
-    def recording_rules(policy: Any, text: str, pairs: Any, *args: Any) -> Answer:
-        if len(args) < 2 or args[1] is None:  # the first call: whole memories
-            # every candidate's closest clause, none left out, so the replay can leave out
-            # those its own rules find to conflict
-            found = closest_clauses(embedder, text, [content for content, _ in pairs])
-            current.clear()
-            current.update(
-                text=text,
-                pairs=list(pairs),
-                clauses=[None if c is None else (c.similarity, c.text) for c in found],
-            )
-        return rules(policy, text, pairs, *args)
+    def recording_rules(policy: Any, text: str, pairs: Any, features: Any, closest: Any) -> Answer:
+        # every candidate's closest clause, none left out, so that the replay leaves out
+        # those its own rules find to conflict (None each when verify reads no clause)
+        contents = [content for content, _ in pairs]
+        found = (closest(contents) if closest is not None else None) or [None] * len(pairs)
+        current.clear()
+        current.update(
+            text=text,
+            pairs=list(pairs),
+            clauses=[None if c is None else (c.similarity, c.text) for c in found],
+        )
+        return by_rules(policy, text, pairs, features, closest)
 
     def recording_stale(answer: Answer, candidates: Sequence[dict[str, Any]]) -> Answer:
         current["flags"] = [
@@ -84,7 +82,7 @@ def record(
 
     files = [name for name in bench.HOLDOUTS if not only or name in only]
     with (
-        mock.patch.object(service, "rules_answer", recording_rules),
+        mock.patch.object(service, "answer_by_rules", recording_rules),
         mock.patch.object(service, "_stale", recording_stale),
         bench_database() as url,
     ):
@@ -103,17 +101,18 @@ def record(
 
 
 def judge(entry: Record) -> Answer:
-    """The rules' answer for one recorded claim, as VerifyService.verify reaches it."""
+    """The rules' answer for one recorded claim, through the service's own steps."""
     text, pairs = entry["text"], entry["pairs"]
-    features = [read_pair(content, text) for content, _ in pairs]
-    answer = rules_answer(_policy(), text, pairs, features)
-    decided = {j.index for j in answer.judged if j.relation == "conflicts"}
-    if len(decided) < len(pairs) and any(c is not None for c in entry["clauses"]):
-        clauses = [
-            None if i in decided or c is None else Clause(c[0], read_pair(c[1], text), c[1])
-            for i, c in enumerate(entry["clauses"])
+    recorded = entry["clauses"]
+
+    def closest(contents: list[str]) -> list[Clause | None]:
+        return [
+            None if not content or c is None else Clause(c[0], read_pair(c[1], text), c[1])
+            for content, c in zip(contents, recorded, strict=True)
         ]
-        answer = rules_answer(_policy(), text, pairs, features, clauses)
+
+    features = [read_pair(content, text) for content, _ in pairs]
+    answer = service.answer_by_rules(_policy(), text, pairs, features, closest)
     candidates = [{"conflict": flag, "conflicts_with": ids} for flag, ids in entry["flags"]]
     return service._stale(answer, candidates)
 

@@ -175,10 +175,24 @@ def _in_a_condition(tokens: Sequence[_Token], lower: list[str], i: int) -> bool:
     if not passive and not (i + 1 == len(lower) or tokens[i].pause):
         return False
     openers = _OPENS_WHEN if passive else _CONDITIONS
-    for k in range(i - 2, max(-1, i - 2 - _WHEN_REACH), -1):
+    return _opened_before(tokens, lower, i - 1, _WHEN_REACH, openers)
+
+
+def _opened_before(
+    tokens: Sequence[_Token],
+    lower: list[str],
+    end: int,
+    reach: int,
+    openers: Set[str],
+    phrases: Set[tuple[str, str]] = frozenset(),
+) -> bool:
+    """Whether a word of `openers` (or the second word of a pair of `phrases`) stands among
+    the `reach` tokens before `end`, no mark between it and `end`: the clause it opens holds
+    the word at `end`."""
+    for k in range(end - 1, max(-1, end - 1 - reach), -1):
         if tokens[k].pause:
             return False
-        if lower[k] in openers:
+        if lower[k] in openers or (k and (lower[k - 1], lower[k]) in phrases):
             return True
     return False
 
@@ -1808,12 +1822,7 @@ _EXCEPTION_REACH = 6  # tokens back from the change word
 def _in_an_exception(tokens: Sequence[_Token], lower: list[str], i: int) -> bool:
     """Whether the change word at i stands in an exception (_EXCEPTING, _EXCEPTING_PHRASES)
     opened earlier in its clause, no mark between."""
-    for k in range(i - 1, max(-1, i - 1 - _EXCEPTION_REACH), -1):
-        if tokens[k].pause:
-            return False
-        if lower[k] in _EXCEPTING or (k and (lower[k - 1], lower[k]) in _EXCEPTING_PHRASES):
-            return True
-    return False
+    return _opened_before(tokens, lower, i, _EXCEPTION_REACH, _EXCEPTING, _EXCEPTING_PHRASES)
 
 
 def _describes(tokens: Sequence[_Token], i: int) -> bool:
@@ -4369,7 +4378,7 @@ def _part_named(old: Statement, new: Statement) -> bool:
         # dev environment,* pp-gateway logs request bodies")
         if before is not None and before.lower in _TOWARDS and not before.pause:
             return True
-        if tokens[0].lower in _SCOPING and not any(t.pause for t in tokens[:i]):
+        if token.norm in (_opening_scope(new) or ()):
             return True
         if following is None or token.pause or following.lower in STOPWORDS:
             continue
@@ -6960,10 +6969,13 @@ def _crosswise(existing: str, new: str) -> bool:
 
 
 # Words that join two clauses of who does what ("Seun is the primary *and* Tomasz the
-# secondary"), in English and in some other languages ("o Kofi é o dono do pp-imaging *e* a
-# Greta do pp-billing"; "y" and "e" are no English words but letters: "the x *and y* axes").
-_CLAUSE_JOINER_WORDS = "and but while whereas und et och og ve és și и та oraz y e"
-_CLAUSE_JOINERS = frozenset(_CLAUSE_JOINER_WORDS.split())
+# secondary"), in English and in other languages ("o Kofi é o dono do pp-imaging *e* a Greta
+# do pp-billing"): the list joiners that add, not those of a choice ("or", "oder", ...), and
+# "but", "while", "whereas", "y", "e" ("y" and "e" are letters in English, "the x *and y*
+# axes": a clause split there changes no partner).
+_CHOOSING_WORDS = "or oder ou eller veya vagy sau или lub"
+_CHOOSING = frozenset(_CHOOSING_WORDS.split())
+_CLAUSE_JOINERS = (_LIST_JOINERS - _CHOOSING) | {"but", "while", "whereas"} | {"y", "e"}
 
 
 def _clause_of_each(one: Statement) -> dict[str, int]:
@@ -7002,12 +7014,13 @@ def _clause_of_each(one: Statement) -> dict[str, int]:
 
 
 def _rejections_exchanged(old: Statement, new: Statement) -> bool:
-    """Each text rejects a word the other states (_rejected: "the user wants raw SQL
-    queries, *not an ORM*" / "... queries written through an ORM, *not raw SQL*"): the
-    choice turned round. Not a verb negated ("*Do not run* npm audit fix automatically" /
-    "npm audit fix should *never be run* automatically": one rule said twice)."""
-    return bool(_rejected(old) & (new.words - new.negated)) and bool(
-        _rejected(new) & (old.words - old.negated)
+    """Each text rejects a word the other states plainly (rejects_the_other both ways: "the
+    user wants raw SQL queries, *not an ORM*" / "... queries written through an ORM, *not raw
+    SQL*"): the choice turned round. Not a verb negated ("*Do not run* npm audit fix
+    automatically" / "npm audit fix should *never be run* automatically": one rule said
+    twice)."""
+    return bool(rejected_words(old) & stated_plainly(new)) and bool(
+        rejected_words(new) & stated_plainly(old)
     )
 
 

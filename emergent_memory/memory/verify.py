@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +55,7 @@ from emergent_memory.memory.verify_result import (
 )
 from emergent_memory.memory.verify_rules import (
     Answer,
+    Clause,
     Judged,
     PairFeatures,
     Relation,
@@ -85,6 +86,7 @@ __all__ = [
     "VerifyPolicy",
     "VerifyResult",
     "VerifyService",
+    "answer_by_rules",
     "closest_clauses",
     "read_pair",
     "rules_answer",
@@ -236,18 +238,16 @@ class VerifyService:
             pairs = [(content, 0.0 if s is None else s) for content, s in pairs]
         policy = self._config.policy
         features = [read_pair(content, text) for content, _ in pairs]
-        answer = rules_answer(policy, text, pairs, features)
-        # a memory not found to conflict is also read by its clause closest to the claim
-        decided = {j.index for j in answer.judged if j.relation == "conflicts"}
-        if not degraded and len(decided) < len(pairs):
+        vector = None if isinstance(query, EmbeddingUnavailable) else query
+
+        def closest(contents: list[str]) -> list[Clause | None] | None:
             try:
-                contents = [c if i not in decided else "" for i, (c, _) in enumerate(pairs)]
-                vector = None if isinstance(query, EmbeddingUnavailable) else query
-                clauses = closest_clauses(self._memory.embedder, text, contents, vector)
+                return closest_clauses(self._memory.embedder, text, contents, vector)
             except EmbeddingUnavailable as error:
                 logger.warning("verify compares whole memories only: %s", error)
-            else:
-                answer = rules_answer(policy, text, pairs, features, clauses)
+                return None
+
+        answer = answer_by_rules(policy, text, pairs, features, None if degraded else closest)
         judge: Judge = "rules"
         best = max((s for _, s in pairs if s is not None), default=None)
         if self.judge_enabled and not degraded and policy.in_judge_band(best):
@@ -361,6 +361,28 @@ class VerifyService:
                 output_tokens=0 if usage is None else usage.output_tokens,
                 error=None if error is None else error[:WHY_CHARS],
             )
+
+
+def answer_by_rules(
+    policy: VerifyPolicy,
+    text: str,
+    pairs: Sequence[tuple[str, float | None]],
+    features: Sequence[PairFeatures],
+    closest: Callable[[list[str]], list[Clause | None] | None] | None,
+) -> Answer:
+    """The rules' answer for the candidates: whole memories (rules_answer), then, with
+    `closest` (the memories' contents, "" for one already found to conflict, to each one's
+    clause closest to the claim; None when it cannot tell), every memory not found to
+    conflict also by that clause. benchmarks/verify_replay.py replays this on recorded
+    candidates."""
+    answer = rules_answer(policy, text, pairs, features)
+    decided = {j.index for j in answer.judged if j.relation == "conflicts"}
+    if closest is None or len(decided) == len(pairs):
+        return answer
+    clauses = closest([c if i not in decided else "" for i, (c, _) in enumerate(pairs)])
+    if clauses is None:
+        return answer
+    return rules_answer(policy, text, pairs, features, clauses)
 
 
 def _fallback(rules: Answer, reason: str) -> Answer:
