@@ -298,6 +298,8 @@ HOLDOUTS = {
     "exchanged, questions, exceptions, negated verbs, opening scopes, releases' events)",
     "dedup_holdout_95.json": "chat turns only, 160 pairs (30 in eight other languages); first "
     "run against the same rule as set 94",
+    "dedup_holdout_96.json": "agent memories only, 160 pairs (30 in eight other languages); "
+    "first run against the rule after stop 69's review (4794aba)",
 }
 
 
