@@ -7,7 +7,7 @@ brings back at the margin, and which ones save kept or linked as conflicts), so 
 cannot tell a change of a few answers from chance. This records, once, what verify saw for
 every claim: each candidate's content and similarity, its clause closest to the claim (with
 that clause's similarity) and its conflict flags; then judges those fixed candidates with the
-rules of the code on the path through the service's own steps (verify.answer_by_rules, then
+rules of the code on the path through the service's own steps (verify_clauses.answer_by_rules, then
 the outranked side of a conflict), so two versions of the rules compare claim by claim.
 
     python -m benchmarks.verify_replay record records.json     # about 15 minutes, all sets

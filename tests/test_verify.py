@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import subprocess
+import sys
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -1230,3 +1233,29 @@ def test_a_close_similarity_confirms_nothing_in_a_language_the_model_does_not_re
     semantic.save(principal, "The billing module rounds VAT to the nearest cent.", "fact")
     same = verifier.verify(principal, "Billing rounds VAT to the nearest cent.")
     assert same["verdict"] == "confirmed", same["why"]
+
+
+def test_what_verify_reads_does_not_depend_on_the_process_s_hash_seed() -> None:
+    """The words of a clause that are no value (what aligns a claim's clause with a memory's)
+    were read from the values joined in a set's order, which changes with PYTHONHASHSEED: a
+    date's month was a word in one process and not in another, and one claim was answered
+    confirmed or conflict by chance. Every seed must read the same."""
+    script = (
+        "from emergent_memory.memory import verify_features as vf\n"
+        "from emergent_memory.memory.verify_rules import read_pair\n"
+        "for t in ('shipped on 4 June 2024', 'Build 7.4.0 was cut on 3 March 2025',\n"
+        "          'The nightly job at 02:30 on 5 May 2024 moved to s3://bkt/a-b'):\n"
+        "    print(sorted(vf._slot_words(t)))\n"
+        "print(read_pair('The current build is 7.4.1, cut on 3 March 2025; the one before, "
+        "7.4.0, cut on 17 February 2025.', 'Build 7.4.0 was cut on 3 March 2025 and 7.4.1 on "
+        "17 February 2025.'))\n"
+    )
+    outputs = set()
+    for seed in range(8):
+        env = {**os.environ, "PYTHONHASHSEED": str(seed)}
+        result = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True
+        )
+        outputs.add(result.stdout)
+    assert len(outputs) == 1, outputs
+    assert "ship" in next(iter(outputs))  # it read the words

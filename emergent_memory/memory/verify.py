@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +44,7 @@ from emergent_memory.errors import (
 from emergent_memory.llm import AnthropicClient, LLMError, ToolSpec, Usage
 from emergent_memory.memory import validation
 from emergent_memory.memory.models import Category, MemoryScope
-from emergent_memory.memory.verify_clauses import closest_clauses
+from emergent_memory.memory.verify_clauses import answer_by_rules, closest_clauses
 from emergent_memory.memory.verify_features import GENERIC_WORDS
 from emergent_memory.memory.verify_result import (
     VERIFY_DEFAULT_LIMIT,
@@ -361,28 +361,6 @@ class VerifyService:
                 output_tokens=0 if usage is None else usage.output_tokens,
                 error=None if error is None else error[:WHY_CHARS],
             )
-
-
-def answer_by_rules(
-    policy: VerifyPolicy,
-    text: str,
-    pairs: Sequence[tuple[str, float | None]],
-    features: Sequence[PairFeatures],
-    closest: Callable[[list[str]], list[Clause | None] | None] | None,
-) -> Answer:
-    """The rules' answer for the candidates: whole memories (rules_answer), then, with
-    `closest` (the memories' contents, "" for one already found to conflict, to each one's
-    clause closest to the claim; None when it cannot tell), every memory not found to
-    conflict also by that clause. benchmarks/verify_replay.py replays this on recorded
-    candidates."""
-    answer = rules_answer(policy, text, pairs, features)
-    decided = {j.index for j in answer.judged if j.relation == "conflicts"}
-    if closest is None or len(decided) == len(pairs):
-        return answer
-    clauses = closest([c if i not in decided else "" for i, (c, _) in enumerate(pairs)])
-    if clauses is None:
-        return answer
-    return rules_answer(policy, text, pairs, features, clauses)
 
 
 def _fallback(rules: Answer, reason: str) -> Answer:

@@ -4,18 +4,25 @@ and read against it (memory/verify_rules.py's rules_answer judges it alone)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from emergent_memory.embeddings.vectors import cosine_similarity
 from emergent_memory.memory.dedup import content_words
 from emergent_memory.memory.verify_features import clauses
-from emergent_memory.memory.verify_rules import Clause, read_pair
+from emergent_memory.memory.verify_rules import (
+    Answer,
+    Clause,
+    PairFeatures,
+    VerifyPolicy,
+    read_pair,
+    rules_answer,
+)
 
 if TYPE_CHECKING:
     from emergent_memory.embeddings.base import EmbeddingProvider
 
-__all__ = ["closest_clauses"]
+__all__ = ["answer_by_rules", "closest_clauses"]
 
 
 # The clauses of one memory compared at most: those sharing the most content words with the
@@ -59,3 +66,25 @@ def _likeliest(found: tuple[str, ...], words: frozenset[str] | set[str]) -> tupl
         return found
     ranked = sorted(range(len(found)), key=lambda i: (-len(content_words(found[i]) & words), i))
     return tuple(found[i] for i in sorted(ranked[:MAX_CLAUSES]))
+
+
+def answer_by_rules(
+    policy: VerifyPolicy,
+    text: str,
+    pairs: Sequence[tuple[str, float | None]],
+    features: Sequence[PairFeatures],
+    closest: Callable[[list[str]], list[Clause | None] | None] | None,
+) -> Answer:
+    """The rules' answer for the candidates: whole memories (rules_answer), then, with
+    `closest` (the memories' contents, "" for one already found to conflict, to each one's
+    clause closest to the claim; None when it cannot tell), every memory not found to
+    conflict also by that clause. benchmarks/verify_replay.py replays this on recorded
+    candidates."""
+    answer = rules_answer(policy, text, pairs, features)
+    decided = {j.index for j in answer.judged if j.relation == "conflicts"}
+    if closest is None or len(decided) == len(pairs):
+        return answer
+    clauses = closest([c if i not in decided else "" for i, (c, _) in enumerate(pairs)])
+    if clauses is None:
+        return answer
+    return rules_answer(policy, text, pairs, features, clauses)

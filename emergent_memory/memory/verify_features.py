@@ -143,8 +143,9 @@ def clauses(text: str) -> tuple[str, ...]:
 def _slot_words(text: str) -> frozenset[str]:
     """The content words that are no value nor part of one."""
     one = dedup.statement(text)
-    parts = " ".join(re.split(r"[-./:@_]+", " ".join(one.values)))
-    return frozenset(one.words - one.values - dedup.content_words(parts))
+    # (each value's parts apart, dedup._value_parts: the values joined in a set's order, which
+    # changes from one process to the next, were read as words that depended on it)
+    return frozenset(one.words - one.values - dedup._value_parts(one.values))
 
 
 def _aligned(claim_clause: str, memory_clauses: tuple[str, ...]) -> tuple[int, int] | None:
