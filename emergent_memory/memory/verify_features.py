@@ -143,9 +143,11 @@ def clauses(text: str) -> tuple[str, ...]:
 def _slot_words(text: str) -> frozenset[str]:
     """The content words that are no value nor part of one."""
     one = dedup.statement(text)
-    # (each value's parts apart, dedup._value_parts: the values joined in a set's order, which
-    # changes from one process to the next, were read as words that depended on it)
-    return frozenset(one.words - one.values - dedup._value_parts(one.values))
+    # (each value's parts apart, as written and as stems, "june" and "jun" of "4 June 2024":
+    # the values joined in a set's order, which changes from one process to the next, were
+    # read as words that depended on it)
+    written = {part.lower() for part in dedup._written_parts(one.values)}
+    return frozenset(one.words - one.values - written - dedup._value_parts(one.values))
 
 
 def _aligned(claim_clause: str, memory_clauses: tuple[str, ...]) -> tuple[int, int] | None:
