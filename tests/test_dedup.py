@@ -6492,3 +6492,93 @@ def test_two_releases_that_did_something_are_two_events() -> None:
     )
     assert not dedup.two_events(old, new)
     assert POLICY.explain(0.9, old, new) == dedup.Decision("supersede", "says it changed")
+
+
+def test_the_adverbs_of_two_values_of_a_setting_are_opposite_values() -> None:
+    """ "synchronously" / "asynchronously", "temporarily" / "permanently": the adverbs of a
+    pair of OPPOSITES are two values of one setting too, never a rewording."""
+    assert frozenset({"synchronously", "asynchronously"}) in dedup.OPPOSITES
+    assert frozenset({"temporarily", "permanently"}) in dedup.OPPOSITES
+    assert frozenset({"publicly", "privately"}) in dedup.OPPOSITES
+    for old, new in (
+        (
+            "The exporter writes audit rows synchronously.",
+            "Audit rows are written by the exporter asynchronously.",
+        ),
+        ("Logs are stored temporarily on the node.", "Logs are stored permanently on the node."),
+    ):
+        assert POLICY.decide(0.95, old, new) != "supersede", new
+    # a word and the same word with "a-" before it (long words only: "side" / "aside" is none)
+    assert dedup._opposite_words("symmetric", "asymmetric")
+    assert not dedup._opposite_words("round", "around")
+
+
+def test_a_period_named_by_its_first_day_is_no_change_word() -> None:
+    """ "the week *starting* Oct 14" names a week; "*starting* Monday, ..." still says that
+    something changes from then."""
+    pager = dedup.statement("Priya has the pager for the week starting May 3.")
+    assert "starting" not in pager.markers
+    freeze = dedup.statement("Freeze during the sprint beginning June 2.")
+    assert "beginning" not in freeze.markers
+    assert "starting" in dedup.statement("Starting Monday, standup is at 9:30.").markers
+    decision = POLICY.explain(
+        0.62,
+        "Joao is on call for ledgerd the week of 3 May.",
+        "Priya Natarajan holds the ledgerd pager for the week starting May 3.",
+    )
+    assert decision.verdict != "supersede"
+
+
+def test_a_repository_named_in_an_opening_phrase_narrows_the_statement() -> None:
+    """ "In the kiln-api repo, ..." says the old statement of one repository only; a
+    container without a name ("In our repo, ...") or one the old text names is no narrowing."""
+    old = "Commit messages follow Conventional Commits."
+    for new in (
+        "In the kiln-api repo, commit messages follow Conventional Commits.",
+        "For the billing service, commit messages follow Conventional Commits.",
+        "Within the Atlas team, commit messages follow Conventional Commits.",
+    ):
+        assert dedup.narrows(old, new), new
+        assert POLICY.decide(0.93, old, new) != "supersede", new
+    assert not dedup.narrows(old, "In our repo, commit messages follow Conventional Commits.")
+    assert not dedup.narrows(
+        "kiln-api commit messages follow Conventional Commits.",
+        "In the kiln-api repo, commit messages follow Conventional Commits.",
+    )
+
+
+def test_the_undoing_of_a_thing_is_another_subject_than_the_thing() -> None:
+    """What is said of "the revert of X" (approved, scheduled) is another statement than the
+    same said of X; the undoing said in two ways is not."""
+    for old, new in (
+        (
+            "Mateo approved the index migration for `orders`.",
+            "Mateo approved the rollback of the orders index migration.",
+        ),
+        (
+            "The 3.1 release is scheduled for Friday.",
+            "The withdrawal of 3.1 is scheduled for Friday.",
+        ),
+    ):
+        assert dedup.undoes(old, new), new
+        assert POLICY.decide(0.96, old, new) != "supersede", new
+    assert not dedup.undoes(
+        "The team approved the removal of the legacy importer.",
+        "The team approved removing the legacy importer.",
+    )
+
+
+def test_a_text_that_tells_its_thing_from_the_old_one_is_another_statement() -> None:
+    """ "signed off on the rollout plan, not on the rollout itself" rejects the old text's
+    thing while naming its own with the same word: never a rewording of "signed off on the
+    rollout". A value rejected for another ("room 5, not room 2") or a change word says a
+    correction, as before."""
+    old = "Noor signed off on the kiln-api v3 migration."
+    new = "Noor signed off on the migration checklist for kiln-api v3, not on the migration itself."
+    assert dedup.tells_apart(old, new)
+    assert POLICY.decide(0.95, old, new) != "supersede"
+    assert not dedup.tells_apart("Standup is in room 2.", "Standup is in room 5, not room 2.")
+    assert not dedup.tells_apart(
+        "Alerts go to the #alerts channel.",
+        "Alerts now go to #alerts-prod instead of the #alerts channel.",
+    )

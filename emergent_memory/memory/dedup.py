@@ -340,7 +340,36 @@ _DIRECTION_PAIRS = """
     encode:decode encrypt:decrypt serialize:deserialize input:output incoming:outgoing
     ingress:egress inbound:outbound upstream:downstream publish:consume publisher:consumer
     learn:teach buy:sell lend:borrow"""
-OPPOSITES = frozenset(frozenset(pair.split(":")) for pair in _OPPOSITES.split())
+
+
+def _adverb_of(word: str) -> str | None:
+    """The adverb English makes of an adjective of _OPPOSITES ("synchronous" /
+    "synchronously", "automatic" / "automatically", "temporary" / "temporarily",
+    "mutable" / "mutably"), or None for a word that makes none this way."""
+    if word in ("enable", "disable"):
+        return None  # verbs
+    if word == "public":
+        return "publicly"
+    if word.endswith("ic"):
+        return word + "ally"
+    if word.endswith("ary"):
+        return word[:-1] + "ily"
+    if word.endswith(("able", "ible")):
+        return word[:-1] + "y"
+    if word.endswith(("ous", "al", "ent", "ant", "ive", "ate", "ure", "ict", "ial", "ient")):
+        return word + "ly"
+    return None
+
+
+_SETTING_PAIRS = [pair.split(":") for pair in _OPPOSITES.split()]
+# (and the two adverbs of a pair of adjectives: "sends invoices *synchronously*" /
+# "... *asynchronously*")
+_SETTING_ADVERBS = [
+    (first, second)
+    for first, second in (map(_adverb_of, pair) for pair in _SETTING_PAIRS)
+    if first is not None and second is not None and first != second
+]
+OPPOSITES = frozenset(frozenset(pair) for pair in [*_SETTING_PAIRS, *_SETTING_ADVERBS])
 
 # Words that name the other value of a feeling or habit, compared as stems ("hates" / "loves").
 _ANTONYMS = "love:hate like:dislike enjoy:hate prefer:avoid want:refuse"
@@ -1728,6 +1757,9 @@ def statement(text: str) -> Statement:
         and not (word == "since" and _held_before(tokens, i))
         and not _in_a_condition(tokens, lower, i)
         and not _in_an_exception(tokens, lower, i)
+        # a period named by its first day is a date, not a change ("the week *starting* Oct
+        # 14", "the sprint *beginning* Monday")
+        and not (i and lower[i - 1] in _SPANS and word in _FROM_WHEN)
         # "*by mistake*" tells how something happened, not that a value was wrong, unless
         # it is what was said ("I always *say* Tank by mistake")
         and not (
@@ -1978,6 +2010,10 @@ _NEAR_NOW_WORDS = frozenset({"today", "tonight", "tomorrow"})
 _NEAR_NOW_HEADS = frozenset({"this", "next"})
 _DAY_PARTS_NEAR = _WEEKDAY_NAMES | {"morning", "afternoon", "evening", "night", "weekend"}
 _FROM_WHEN = frozenset({"starting", "from", "beginning", "effective", "since", "after"})
+# Spans of time a text may name by their first day ("the week starting Oct 14")
+_SPANS = frozenset(
+    {"week", "weeks", "month", "sprint", "quarter", "fortnight", "shift", "cycle", "iteration"}
+)
 
 
 def _states_a_habit(words: Sequence[str]) -> bool:
@@ -3188,14 +3224,14 @@ def negated_words(text: str) -> frozenset[str]:
     return frozenset(_negated_heads(statement(text)))
 
 
-def rejected_words(one: Statement) -> frozenset[str]:
+def rejected_words(one: Statement, *, also_stated: bool = False) -> frozenset[str]:
     """The content words a text rejects for another thing: the words of the phrase after a
     contrastive "not" (_contrasts_at), "rather than", "instead of", or "over" and "than" in a
     text of preference ("prefers pytest *over* unittest", "would rather use pnpm *than*
     npm"), up to the next function word after them or the end of the clause ("instead of
     *grep* for searching code", "not in *environment files*"); not a number ("over 1,000,000
     rows"), nor a word the text also states outside such a phrase ("Postgres advisory *locks*
-    instead of Redis *locks*")."""
+    instead of Redis *locks*"): with also_stated, those words only."""
     tokens = one.tokens
     preferring = bool(one.words & _SAME_MEANING - {"use"}) or any(
         t.lower in _COMPARING for t in tokens
@@ -3227,6 +3263,8 @@ def rejected_words(one: Statement) -> frozenset[str]:
             if following.pause:
                 break
     elsewhere = {t.norm for n, t in enumerate(tokens) if n not in inside}
+    if also_stated:
+        return frozenset(tokens[n].norm for n in inside) & elsewhere
     return frozenset(tokens[n].norm for n in inside) - elsewhere
 
 
@@ -3256,6 +3294,31 @@ def stated_plainly(one: Statement) -> frozenset[str]:
     ("use Postgres *over* MongoDB": no verb of preference, and still no statement of it)."""
     after_over = {b.norm for a, b in pairwise(one.tokens) if a.lower == "over"}
     return one.words - one.negated - rejected_words(one) - after_over
+
+
+def tells_apart(existing: str, new: str) -> bool:
+    """The new text rejects a phrase of the old text's words, every word of which it states
+    outside the rejection too ("Thandi signed off on the rollout plan for brinegate v2, *not
+    on the rollout itself*" / "Thandi signed off on the brinegate v2 rollout"): it tells its
+    own thing from the old text's and says the old statement is not so; never a rewording of
+    it. (A rejected word said only there is rejects_the_other's.)"""
+    old, new_ = statement(existing), statement(new)
+    alone = rejected_words(new_) - _REFLEXIVES  # ("... not the rollout *itself*")
+    both = rejected_words(new_, also_stated=True) - _words_of_values(new_)
+    # (not a value rejected for another: "room 5, *not room* 2", "#ci-alerts, not #builds")
+    return bool(both & old.words) and not alone and not new_.markers - old.markers
+
+
+def _words_of_values(one: Statement) -> frozenset[str]:
+    """The words of the text's values and those written beside a number ("*room* 5")."""
+    tokens = one.tokens
+    beside = {
+        a.norm for a, b in pairwise(tokens) if any(ch.isdigit() for ch in b.text) and not a.pause
+    }
+    return frozenset(w for value in one.values for w in _as_words(value).split()) | beside
+
+
+_REFLEXIVES = frozenset({"itself", "themselves", "himself", "herself", "themself"})
 
 
 def rejects_the_other(old: Statement, new: Statement) -> bool:
@@ -3342,6 +3405,40 @@ def _bound_turned(old: Statement, new: Statement) -> bool:
     lines" / "PRs of *over* 300 lines")."""
     mine, theirs = _bounds(old), _bounds(new)
     return any(theirs.get(value, way) != way for value, way in mine.items())
+
+
+# Nouns of undoing a thing: "approved *the revert of* the schema change" is about another act
+# than "approved the schema change".
+_UNDOING_WORDS = """
+    revert reverts reversal reversals rollback rollbacks roll-back undo undoing removal
+    deletion cancellation withdrawal retraction revocation rescission"""
+_UNDOING = frozenset(_UNDOING_WORDS.split())
+
+_UNDOING_VERB_WORDS = """
+    revert reverted reverting remove removed removing delete deleted deleting cancel
+    cancelled canceled cancelling canceling withdraw withdrew withdrawn withdrawing retract
+    retracted retracting revoke revoked revoking undo undid undone rolled rollback"""
+_UNDOING_VERBS = frozenset(_UNDOING_VERB_WORDS.split())
+
+
+def undoes(existing: str, new: str) -> bool:
+    """One text names the undoing of a thing ("the *revert of* the pattern_drafts schema
+    change", "the *rollback of* 4.2") and the other names no undoing: what is said of the
+    undoing (approved, scheduled, owned) is another statement than the same said of the
+    thing ("Ras approved the schema change for `pattern_drafts`")."""
+
+    def undone(text: str) -> bool:
+        lower = [t.lower for t in statement(text).tokens]
+        return any(
+            word in _UNDOING and i + 1 < len(lower) and lower[i + 1] == "of"
+            for i, word in enumerate(lower)
+        )
+
+    def undoing(text: str) -> bool:
+        # (a verb of it too: "approved *removing* the legacy importer")
+        return bool({t.lower for t in statement(text).tokens} & (_UNDOING | _UNDOING_VERBS))
+
+    return (undone(new) and not undoing(existing)) or (undone(existing) and not undoing(new))
 
 
 def opposite_of_another_thing(existing: str, new: str) -> bool:
@@ -3873,6 +3970,8 @@ def _opposite_words(one: str, other: str) -> bool:
     short, long = sorted((one, other), key=len)
     if len(short) < 3:
         return False  # "to" / "into", "do" / "undo" is no opposite said
+    if long == "a" + short and len(short) >= 6:
+        return True  # "symmetric" / "asymmetric" (not "side" / "aside", "round" / "around")
     return any(long == prefix + short for prefix in _NEGATING_PREFIXES)
 
 
@@ -4327,6 +4426,7 @@ def _narrows(old: Statement, new: Statement) -> bool:
     return (
         _scope_added(old, new)
         or _part_named(old, new)
+        or _container_named(old, new)
         or _bound_added(old, new)
         or _near_now(old, new)
     )
@@ -4386,6 +4486,29 @@ def _part_named(old: Statement, new: Statement) -> bool:
         if following.norm in old.words or beside_old:
             return True
     return False
+
+
+# Words that name where something is kept or runs: "*In the drafthall repo,* ..."
+_CONTAINER_WORDS = """
+    repo repos repository repositories project projects codebase monorepo service services
+    package packages module modules app apps crate crates workspace cluster clusters
+    namespace team org organization account directory folder"""
+_CONTAINERS = frozenset(_CONTAINER_WORDS.split())
+
+
+def _container_named(old: Statement, new: Statement) -> bool:
+    """The new text opens with a phrase of where that names a container of _CONTAINERS by a
+    content word the old text does not have ("*In the drafthall repo,* Ras wants PR
+    descriptions in English" / "Ras wants PR descriptions written in English"): the old
+    statement of one repository, service or team only. Not a container alone ("In our
+    repo, ...", "In this project, ...") nor one the old text names too."""
+    scope = _opening_scope(new)
+    if not scope:
+        return False
+    written = {t.lower for t in _up_to_a_mark(new.tokens[1 : 1 + _OPENING_REACH])}
+    if not written & _CONTAINERS:
+        return False
+    return bool(scope - old.words - {_stem(word) for word in _CONTAINERS} - _CONTAINERS)
 
 
 # Words after which a modifier of _PART_WORDS says where a statement holds.
@@ -6890,6 +7013,8 @@ def compare(existing: str, new: str) -> Comparison:
         or speech(existing) != speech(new)
         or lesson_and_rule(existing, new)
         or plan_and_event(existing, new)
+        or undoes(existing, new)
+        or tells_apart(existing, new)
         or (
             (
                 elaborates(existing, new)
