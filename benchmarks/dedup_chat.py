@@ -300,6 +300,11 @@ HOLDOUTS = {
     "run against the same rule as set 94",
     "dedup_holdout_96.json": "agent memories only, 160 pairs (30 in eight other languages); "
     "first run against the rule after stop 69's review (4794aba)",
+    "dedup_holdout_97.json": "agent memories only, 160 pairs (30 in eight other languages); "
+    "first run against the rule of stop 70 (263df63: adverbs of opposites, a repository "
+    "named in an opening phrase, undoing, a text that tells its thing apart)",
+    "dedup_holdout_98.json": "chat turns only, 160 pairs (30 in eight other languages); first "
+    "run against the same rule as set 97",
 }
 
 
