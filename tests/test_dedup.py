@@ -390,7 +390,7 @@ def test_latin_script_in_another_language_is_no_evidence() -> None:
             0.94,
             "The user prefers pnpm over npm",
             "The user likes using pnpm instead of npm",
-            "says it changed",
+            "reworded",  # one choice, npm rejected in both: "instead" names no change
         ),
         (
             0.87,
@@ -426,7 +426,7 @@ def test_latin_script_in_another_language_is_no_evidence() -> None:
             0.88,
             "The user prefers PostgreSQL over MySQL",
             "Postgres, not MySQL, is what the user picks",
-            "same values",  # "not MySQL" rejects what "over MySQL" does
+            "reworded",  # "not MySQL" rejects what "over MySQL" does: one choice
         ),
     ],
     ids=["synonyms", "clock", "version", "number-word", "thousands", "plural", "alias"],
@@ -6582,3 +6582,49 @@ def test_a_text_that_tells_its_thing_from_the_old_one_is_another_statement() -> 
         "Alerts go to the #alerts channel.",
         "Alerts now go to #alerts-prod instead of the #alerts channel.",
     )
+
+
+def test_rejecting_what_the_old_text_rejects_too_says_no_change() -> None:
+    """ "pnpm rather than npm" / "pnpm instead of npm", "tabs over spaces" / "tabs, not
+    spaces": the same choice, not a change named; rejecting another thing still is one."""
+    assert not dedup.says_it_changed(
+        "Build the site with Vite rather than webpack.",
+        "Inside the docs repo, the site is built with Vite instead of webpack.",
+    )
+    assert not dedup.says_it_changed(
+        "Mina prefers squash merges over rebase merges.",
+        "Squash merges, not rebase merges, for the API repo.",
+    )
+    assert dedup.says_it_changed(
+        "Build the site with Vite rather than webpack.",
+        "Build the site with Vite instead of Parcel.",
+    )
+
+
+def test_a_restriction_to_all_but_one_part_narrows() -> None:
+    """ "applies to everything but hotfixes" restricts as "except hotfixes" does; a rule
+    said the other way round with "only" ("never X without Y" / "only X once Y") does not."""
+    old = "Deploys are blocked on Fridays after 15:00."
+    assert dedup.narrows(old, "The Friday 15:00 deploy block covers everything but hotfixes.")
+    assert not dedup.narrows(
+        "The bot must never merge without a green build.",
+        "The bot may only merge once the build is green.",
+    )
+
+
+def test_a_part_opening_the_text_without_a_mark_narrows() -> None:
+    """ "In the dev cluster hivepulse logs at debug level" says the old statement of one part,
+    a comma after the phrase or not."""
+    old = "hivepulse log level: debug"
+    new = "In the dev cluster hivepulse logs at debug level."
+    assert dedup.narrows(old, new)
+    assert POLICY.decide(0.8, old, new) != "supersede"
+    assert not dedup.narrows("We use Postgres in prod.", "In prod we use Postgres.")
+
+
+def test_a_switch_said_to_be_on_is_a_state_not_a_change() -> None:
+    """ "the flag is switched on" says "enabled"; "was switched on" or "switched to" may
+    still tell a change."""
+    assert "switched" not in dedup.statement("The `beta-ui` flag is switched on.").markers
+    assert "switched" in dedup.statement("The `beta-ui` flag was switched on today.").markers
+    assert "switched" in dedup.statement("We switched to Podman.").markers

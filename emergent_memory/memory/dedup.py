@@ -1757,6 +1757,14 @@ def statement(text: str) -> Statement:
         and not (word == "since" and _held_before(tokens, i))
         and not _in_a_condition(tokens, lower, i)
         and not _in_an_exception(tokens, lower, i)
+        # a state said of a switch, in the present: "the flag *is switched on*" says
+        # "enabled" ("was switched on" may tell the change)
+        and not (
+            word == "switched"
+            and 0 < i < len(lower) - 1
+            and lower[i - 1] in ("is", "are")
+            and lower[i + 1] in ("on", "off")
+        )
         # a period named by its first day is a date, not a change ("the week *starting* Oct
         # 14", "the sprint *beginning* Monday")
         and not (i and lower[i - 1] in _SPANS and word in _FROM_WHEN)
@@ -3570,6 +3578,10 @@ def says_it_changed(existing: str, new: str) -> bool:
     # fiscal year *starts* in April" / "... a fiscal year *starting* in July"; not one that
     # says only that a value changed, whose noun is as common: "each *change*" / "*changed*")
     added = {m for m in added if m in STRONG_MARKERS or _stem(m) not in old.words}
+    # ("instead of npm" where the old text rejects npm too, "rather than npm": no change)
+    rejected_before = rejected_words(old)
+    if rejected_before and rejected_words(new_) and rejected_words(new_) <= rejected_before:
+        added -= {"instead"}
     if added - WEAK_MARKERS or (added and changed_values(existing, new)):
         return True
     if _was_then_is(old, new_):
@@ -3578,7 +3590,10 @@ def says_it_changed(existing: str, new: str) -> bool:
     # ("not 429" beside "430"); "I'm not allergic to cats" only negates (see negates), as a
     # verb negated does ("pp-sync *is not* idempotent; retries can double-insert results":
     # the old statement denied, and why)
-    return bool((_rejected(new_) - old.negated) & old.words) and bool(_said_instead(old, new_))
+    # (nor one the old text rejects too: "tabs *over spaces*" / "Tabs, *not spaces*")
+    rejected = _rejected(new_) - old.negated
+    rejected -= rejected_words(old) | rejected_words(old, also_stated=True)
+    return bool(rejected & old.words) and bool(_said_instead(old, new_))
 
 
 _AUXILIARIES = frozenset(_AUXILIARY_WORDS.split())
@@ -4027,6 +4042,10 @@ def rewords(existing: str, new: str) -> bool:
     # "Run the linter before *every* push")
     gone = old.words - new_.words - (_ALWAYS if _says_every(new_) else frozenset())
     came = new_.words - old.words - (_ALWAYS if _says_every(old) else frozenset())
+    if rejected_words(old) and rejected_words(old) == rejected_words(new_):
+        # one choice, the same thing rejected: a verb of choosing for another says nothing
+        # ("prefers pnpm over npm" / "likes using pnpm instead of npm")
+        gone, came = gone - _SAME_MEANING, came - _SAME_MEANING
     if len(came) > REWORDED_WORDS or len(came) < len(gone):
         return False
     if not (_plain_words(old, existing, gone) and _plain_words(new_, new, came)):
@@ -4416,7 +4435,12 @@ def narrows(existing: str, new: str) -> bool:
     changed = "from" in lower and "to" in lower[lower.index("from") :]
     if changed and {t.norm for t in _named_as_old(new_.tokens)} & old.words:
         return False
-    return _narrows(old, new_) or bool(_restricted(new_) - _restricted(old))
+    restricted = _restricted(new_) - _restricted(old)
+    if restricted == {"only"} and {t.lower for t in old.tokens} & NEGATORS:
+        # a rule said the other way round: "must *never* start a show *without* a confirmed
+        # KDM" / "may *only* start a show once the KDM is confirmed"
+        restricted = frozenset()
+    return _narrows(old, new_) or bool(restricted)
 
 
 def _narrows(old: Statement, new: Statement) -> bool:
@@ -4473,6 +4497,11 @@ def _part_named(old: Statement, new: Statement) -> bool:
         following = tokens[i + 1] if i + 1 < len(tokens) else None
         if following is not None and token.lower + following.lower in said:
             continue
+        # a phrase of where the text opens with, no mark after it ("*In the dev* cluster
+        # hivepulse logs at debug level")
+        opening = i and tokens[0].lower in _SCOPING and not tokens[0].pause
+        if opening and all(t.lower in _OPENING_ARTICLES for t in tokens[1:i]):
+            return True
         # where it goes or holds: "before deploying Fathom *to production*", "Never commit
         # .env files *to public* repos"; or a phrase of where the text opens with ("*In the
         # dev environment,* pp-gateway logs request bodies")
@@ -4511,6 +4540,7 @@ def _container_named(old: Statement, new: Statement) -> bool:
     return bool(scope - old.words - {_stem(word) for word in _CONTAINERS} - _CONTAINERS)
 
 
+_OPENING_ARTICLES = frozenset({"the", "our", "its", "their"})
 # Words after which a modifier of _PART_WORDS says where a statement holds.
 _TOWARDS = frozenset({"to", "in", "on", "for", "from", "into"})
 
@@ -4547,8 +4577,14 @@ _LOWER_BOUND = frozenset(_stem(word) for word in ("min", "minimum", "least", "fl
 
 
 def _restricted(one: Statement) -> frozenset[str]:
-    """The words of the text that restrict what it says to part of it (_RESTRICTING)."""
-    return frozenset(token.lower for token in one.tokens) & _RESTRICTING
+    """The words of the text that restrict what it says to part of it (_RESTRICTING), and
+    "but" after a word of all ("applies to *everything but* hotfixes", "*all but* one")."""
+    lower = [token.lower for token in one.tokens]
+    but = {b for a, b in pairwise(lower) if b == "but" and a in _ALL_OF}
+    return frozenset(lower) & _RESTRICTING | but
+
+
+_ALL_OF = frozenset({"everything", "anything", "everyone", "anyone", "everybody", "all"})
 
 
 def _borrowed(one: Statement, other: Statement) -> frozenset[str]:
@@ -7304,6 +7340,8 @@ class DedupPolicy:
                 return Decision("possible_duplicate", "different phrase")
             if pair.says_more and not (pair.marked or pair.names_the_change):
                 return Decision("possible_duplicate", "says more")
+            if pair.narrows and not (pair.marked or pair.names_the_change):
+                return Decision("possible_duplicate", "narrower statement")
             if pair.tense_differs and not pair.marked:
                 return Decision("possible_duplicate", "another occasion")  # was / is
         return decision
