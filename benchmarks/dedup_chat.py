@@ -305,6 +305,8 @@ HOLDOUTS = {
     "named in an opening phrase, undoing, a text that tells its thing apart)",
     "dedup_holdout_98.json": "chat turns only, 160 pairs (30 in eight other languages); first "
     "run against the same rule as set 97",
+    "dedup_holdout_99.json": "agent memories only, 160 pairs (30 in eight other languages); "
+    "first run against the rule after set 97's fixes (9506955)",
 }
 
 
