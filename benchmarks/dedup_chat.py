@@ -307,6 +307,8 @@ HOLDOUTS = {
     "run against the same rule as set 97",
     "dedup_holdout_99.json": "agent memories only, 160 pairs (30 in eight other languages); "
     "first run against the rule after set 97's fixes (9506955)",
+    "dedup_holdout_100.json": "agent memories only, 160 pairs (30 in eight other languages); "
+    "first run against the same rule as set 99",
 }
 
 
