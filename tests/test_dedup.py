@@ -6628,3 +6628,30 @@ def test_a_switch_said_to_be_on_is_a_state_not_a_change() -> None:
     assert "switched" not in dedup.statement("The `beta-ui` flag is switched on.").markers
     assert "switched" in dedup.statement("The `beta-ui` flag was switched on today.").markers
     assert "switched" in dedup.statement("We switched to Podman.").markers
+
+
+def test_a_part_of_a_day_in_the_plural_states_a_habit() -> None:
+    """ "Friday afternoons are when ..." is a habit as "on Fridays" is; one afternoon in the
+    past against it is one occasion of it."""
+    old = "Noor triaged the kiln-api issues on Monday morning."
+    new = "Monday mornings are when Noor triages kiln-api issues."
+    assert dedup.habit_of_an_event(old, new)
+    assert POLICY.decide(0.85, old, new) != "supersede"
+
+
+def test_a_part_named_after_of_the_narrows() -> None:
+    """ "the feature flags *of the mobile* booking app" says the old statement of one part."""
+    old = "Secrets are stored in Vault."
+    new = "Vault stores the secrets of the legacy billing service."
+    assert dedup.narrows(old, new)
+    assert POLICY.decide(0.8, old, new) != "supersede"
+
+
+def test_a_change_word_in_what_someone_else_thinks_says_no_change() -> None:
+    """ "Kay thinks X is a mistake" is an opinion of X, not a correction of it; the same
+    word said plainly still is one."""
+    assert "mistake" not in dedup.statement("Omar thinks moving to Kafka was a mistake.").markers
+    assert "mistake" in dedup.statement("Moving to Kafka was a mistake; we use NATS.").markers
+    old = "Lena decided to move the queue to Kafka."
+    new = "Omar thinks moving the queue to Kafka is a mistake."
+    assert POLICY.decide(0.75, old, new) != "supersede"

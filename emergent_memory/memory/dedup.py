@@ -164,6 +164,22 @@ _OPENS_WHEN = _CONDITIONS | frozenset({"once", "after", "before", "until"})
 _WHEN_REACH = 5  # tokens back from the change word
 
 
+# Verbs of what someone else thinks (the third person: "I think" may hedge a correction).
+_OPINION_WORDS = "thinks believes feels argues reckons worries fears suspects"
+_OPINION = frozenset(_OPINION_WORDS.split())
+
+
+def _in_an_opinion(tokens: Sequence[_Token], lower: list[str], i: int) -> bool:
+    """Whether the word at i is in a clause that a verb of _OPINION opens before it, no mark
+    between."""
+    for j in range(i - 1, -1, -1):
+        if tokens[j].pause:
+            return False
+        if lower[j] in _OPINION:
+            return True
+    return False
+
+
 def _in_a_condition(tokens: Sequence[_Token], lower: list[str], i: int) -> bool:
     """Whether the change word at i is done to a thing in a clause of when, no pause
     between: a form of "be" before it and a word of _OPENS_WHEN opening the clause ("a
@@ -1757,6 +1773,9 @@ def statement(text: str) -> Statement:
         and not (word == "since" and _held_before(tokens, i))
         and not _in_a_condition(tokens, lower, i)
         and not _in_an_exception(tokens, lower, i)
+        # what someone thinks of a thing, not a change of it ("Kay *thinks* rewriting
+        # berthline pricing in Go is a *mistake*")
+        and not _in_an_opinion(tokens, lower, i)
         # a state said of a switch, in the present: "the flag *is switched on*" says
         # "enabled" ("was switched on" may tell the change)
         and not (
@@ -2025,8 +2044,9 @@ _SPANS = frozenset(
 
 
 def _states_a_habit(words: Sequence[str]) -> bool:
-    """A habit word among the lower-cased words, or a day in the plural ("on Fridays")."""
-    return any(w in _HABITUAL or (w[:-1] in _WEEKDAY_NAMES and w[-1] == "s") for w in words)
+    """A habit word among the lower-cased words, or a day or a part of one in the plural
+    ("on Fridays", "Friday afternoons")."""
+    return any(w in _HABITUAL or (w[:-1] in _DAY_PARTS_NEAR and w[-1] == "s") for w in words)
 
 
 def one_off(existing: str, new: str) -> bool:
@@ -4506,6 +4526,15 @@ def _part_named(old: Statement, new: Statement) -> bool:
         # .env files *to public* repos"; or a phrase of where the text opens with ("*In the
         # dev environment,* pp-gateway logs request bodies")
         if before is not None and before.lower in _TOWARDS and not before.pause:
+            return True
+        # or after one and "the" ("the feature flags *of the mobile* booking app")
+        if (
+            i >= 2
+            and before is not None
+            and before.lower == "the"
+            and tokens[i - 2].lower in _TOWARDS | {"of"}
+            and not (before.pause or tokens[i - 2].pause)
+        ):
             return True
         if token.norm in (_opening_scope(new) or ()):
             return True
