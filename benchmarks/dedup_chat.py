@@ -311,6 +311,8 @@ HOLDOUTS = {
     "first run against the same rule as set 99",
     "dedup_holdout_102.json": "agent memories only, 160 pairs (30 in eight other languages); "
     "first run against the rule after sets 99 and 100 (06eb16e)",
+    "dedup_holdout_101.json": "agent memories only, 160 pairs (30 in eight other languages); "
+    "first run against the same rule as set 102",
 }
 
 
