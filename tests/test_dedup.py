@@ -6655,3 +6655,58 @@ def test_a_change_word_in_what_someone_else_thinks_says_no_change() -> None:
     old = "Lena decided to move the queue to Kafka."
     new = "Omar thinks moving the queue to Kafka is a mistake."
     assert POLICY.decide(0.75, old, new) != "supersede"
+
+
+def test_what_a_thing_or_a_person_has_named_in_the_other_text_is_no_other_holder() -> None:
+    """ "X's Y" where the other text names X and says Y's words of it ("the payments squad's
+    technical lead" / "... is the tech lead for the payments squad"), or Y is what X wants or
+    keeps to ("Omar's rule", "Lena's preference"), is X itself; another person named before
+    "X's" ("Ilona agreed with Hedda's suggestion") still holds it, as does a relation ("the
+    tenant's guarantor")."""
+    for old, new in (
+        ("Omar likes commit messages in the imperative mood.", "Imperative mood, per Omar's rule."),
+        (
+            "kiln-api's container base image is alpine:3.20.",
+            "kiln-api moved its base image to distroless.",
+        ),
+        (
+            "Lena is the tech lead for the payments squad.",
+            "The payments squad's tech lead is Lena.",
+        ),
+    ):
+        assert not dedup.relations_differ(old, new), new
+    for old, new in (
+        (
+            "Hedda proposed dropping the XML export.",
+            "Ilona agreed with Hedda's proposal to drop the XML export.",
+        ),
+        ("The tenant pays the deposit.", "The tenant's guarantor pays the deposit."),
+    ):
+        assert dedup.relations_differ(old, new), new
+
+
+def test_a_past_over_years_against_the_present_is_how_it_was() -> None:
+    """ "Omar used Emacs for years" / "Omar's editor is Emacs": how it was for a while and how
+    it is, never a rewording."""
+    old, new = "Omar used Emacs for years.", "Omar's editor is Emacs."
+    assert dedup.tense_differs(dedup.statement(old), dedup.statement(new))
+    assert POLICY.decide(0.9, old, new) != "supersede"
+    assert not dedup.tense_differs(
+        dedup.statement("Omar used Emacs for years."), dedup.statement("For years Omar used Emacs.")
+    )
+
+
+def test_a_value_as_it_is_against_a_bound_for_it_is_another_fact() -> None:
+    """ "Minimum test coverage: 80%" / "current test coverage: 80%": a bound and a measure."""
+    old, new = "Minimum test coverage for kiln-api: 85%.", "kiln-api's current test coverage: 85%."
+    assert POLICY.decide(0.92, old, new) != "supersede"
+
+
+def test_a_list_that_ends_each_text_after_a_mark_with_an_item_more_adds_an_item() -> None:
+    """ "hooks: ruff, mypy" / "hooks Omar insists on — ruff, mypy, and codespell": an item
+    added to the list, whatever else the two texts say around it."""
+    old = "Omar's required CI checks: lint, typecheck."
+    new = "CI checks Omar insists on — lint, typecheck, and e2e."
+    assert dedup.adds_an_item(old, new)
+    assert POLICY.decide(0.9, old, new) != "supersede"
+    assert not dedup.adds_an_item(old, "CI checks Omar insists on: typecheck, lint.")

@@ -2326,6 +2326,17 @@ def adds_an_item(existing: str, new: str) -> bool:
         for theirs, around_new in _comma_items(new)
     ):
         return True
+    # a list that ends each text after a colon or a dash ("hooks: ruff, mypy" / "hooks Tam
+    # insists on — ruff, mypy, and codespell")
+    # (of the same things: "Linters for *Tern*: ..." / "Linters for *Wren*: ..." are two)
+    mine_tail, theirs_tail = _tail_items(existing), _tail_items(new)
+    if len(mine_tail) >= 2 and set(mine_tail) < set(theirs_tail):
+        heads = [statement(_TAIL_MARK.split(text)[0]) for text in (existing, new)]
+        first, second = heads
+        if not (first.values - second.values - second.words) | (
+            second.values - first.values - first.words
+        ):
+            return True
     # (a name of several words read across the items, "Rasmus, Tobias", is the items, where
     # the two lists open and close with the same items: "Rasmus, Tobias and the user" /
     # "Rasmus, Tobias, Kofi and the user")
@@ -2344,6 +2355,21 @@ def adds_an_item(existing: str, new: str) -> bool:
 
 
 _COMMA_LIST = re.compile(r"[\w.+#/-]+(?:,\s+[\w.+#/-]+){2,}")
+_TAIL_MARK = re.compile(r"(?::|\u2014|\u2013|\s-\s)")
+_TAIL_ITEM_JOINERS = re.compile(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
+
+
+def _tail_items(text: str) -> list[str]:
+    """The items of a list of one-word items that ends the text after its last colon or
+    dash ("Tam's required pre-commit hooks*: ruff, mypy*"), lower-cased; none when what
+    follows the mark is no such list."""
+    parts = _TAIL_MARK.split(text.strip().rstrip("."))
+    if len(parts) < 2:
+        return []
+    items = [item.strip().lower() for item in _TAIL_ITEM_JOINERS.split(parts[-1])]
+    if len(items) < 2 or any(not item or " " in item for item in items):
+        return []
+    return items
 
 
 def _comma_items(text: str) -> list[tuple[frozenset[str], tuple[str, str]]]:
@@ -3972,11 +3998,15 @@ def keeps_the_values(existing: str, new: str) -> bool:
 
 # Words of opposite meaning that OPPOSITES does not hold as two values of one setting (a
 # modifier's "high" / "low" names two things there), nor _ANTONYMS as feelings: a text that
-# exchanges one for the other is never a rewording ("Risk level is *low*" / "*high*").
+# exchanges one for the other is never a rewording ("Risk level is *low*" / "*high*"), nor a
+# value as it is against a bound or a target for it ("*Minimum* test coverage: 80%" /
+# "*current* test coverage: 80%").
 _OTHER_OPPOSITES = """
     low:high keep:delete kept:deleted same:separate same:different more:less first:last
     old:new small:large short:long early:late good:bad better:worse up:down in:out
-    internal:external local:remote"""
+    internal:external local:remote
+    current:minimum current:maximum current:target current:required current:goal
+    actual:minimum actual:maximum actual:target actual:required actual:goal"""
 # Names of environments and branches: one in place of another is another thing, not another
 # word for it ("Merging to *develop* triggers a staging deploy" / "Merging to *main* ...").
 _ENVIRONMENT_WORDS = frozenset(
@@ -4820,8 +4850,60 @@ def _other_possession(one: Statement, other: Statement) -> bool:
         and owned.norm not in other.words
         and not _same_possession(one, other, owner.norm)
         and owner.norm not in adjuncts
+        # what of X's is named by a word the other text says of X ("*duskcalc's* container
+        # base image" / "duskcalc switched its base image"), or is what X wants, keeps to or
+        # runs by ("*Ingi's* rule", "*Bea's* preference", "*Renovate's* schedule"): X itself
+        and not (
+            _owned_phrase(one, owner.norm) & other.words
+            and not _names_another(one, other, owner.norm)
+        )
+        and owned.lower not in _OWN_WAYS
         for owner, owned in _possessives(one)
     )
+
+
+def _owned_phrase(one: Statement, owner: str) -> set[str]:
+    """The content words of the first two after each "X's" of `owner`, up to a mark, a
+    function word or a verb ("the tenant's *guarantor* pays the rent": a word in "-s" before
+    a function word is read as one)."""
+    tokens = one.tokens
+    words: set[str] = set()
+    for i, token in enumerate(tokens):
+        if token.norm != owner or not token.lower.endswith(("'s", "s'")) or token.pause:
+            continue
+        for n in range(i + 1, min(i + 3, len(tokens))):
+            following = tokens[n]
+            after = tokens[n + 1].norm if n + 1 < len(tokens) else ""
+            if following.norm in STOPWORDS:
+                break
+            if following.lower.endswith("s") and after in STOPWORDS and n > i + 1:
+                break  # "... guarantor *pays* the rent"
+            words.add(following.norm)
+            if following.pause:
+                break
+    return words & one.words
+
+
+def _names_another(one: Statement, other: Statement, owner: str) -> bool:
+    """Before "X's", `one` names someone or something in capitals the other text does not
+    ("*Ilona* agreed with Hedda's suggestion", "*Hana* said Priya's rewritten module ..."):
+    what of X's it says is another's view of it."""
+    for token in one.tokens:
+        if token.norm == owner:
+            return False
+        if token.text[:1].isupper() and token.norm not in other.words | STOPWORDS:
+            return True
+    return False
+
+
+# What a person or a thing has that says what it is, wants or does: "X's *rule*" is a
+# statement of X, not of someone of X's.
+_OWN_WAY_WORDS = """
+    preference preferences preferred favourite favorite favourites favorites rule rules
+    choice choices opinion opinions view views habit habits style schedule order orders
+    setting settings config configuration default defaults dependencies dependency
+    requirement requirements wish wishes call decision policy convention conventions"""
+_OWN_WAYS = frozenset(_OWN_WAY_WORDS.split())
 
 
 # Prepositions before "X's Y" that make it a place or a means, not a holder.
@@ -5148,12 +5230,32 @@ def tense_differs(old: Statement, new: Statement) -> bool:
     "Juniper *uses* ...", "User *lived* in Bergen" / "User *lives* in Bergen"): how it was
     and how it is, two facts, however close; not a participle after "is", "has" or a
     determiner ("is *deployed*", "the *merged* PR"), nor one before "by"."""
+    if _over_a_past_span(old) != _over_a_past_span(new):
+        # "Ingi *used* Vim *for years*" / "Ingi's editor is Vim": how it was, for a while
+        return not any(_past_form(t.lower) for t in (new if _over_a_past_span(old) else old).tokens)
     # (one thing or several of it: "reviewed the *PR*" / "reviews the *PRs*")
     same_words = set(_singular(list(old.words))) == set(_singular(list(new.words)))
     if not same_words or _singular(_content_order(old)) != _singular(_content_order(new)):
         return False
     was, now = _verb_forms(old), _verb_forms(new)
     return any({was[word], now[word]} == {"past", "present"} for word in was.keys() & now.keys())
+
+
+_SPANS_OF_YEARS = frozenset({"years", "months", "decades", "ages", "decade", "year"})
+
+
+def _over_a_past_span(one: Statement) -> bool:
+    """A verb in the past and "for" a span of months or years after it ("*used* Vim *for
+    years*", "*worked* at Nordwind *for two years*")."""
+    lower = [t.lower for t in one.tokens]
+    for i, word in enumerate(lower):
+        if not _past_form(word):
+            continue
+        rest = lower[i + 1 :]
+        for j, following in enumerate(rest):
+            if following == "for" and set(rest[j + 1 : j + 4]) & _SPANS_OF_YEARS:
+                return True
+    return False
 
 
 def _singular(words: list[str]) -> list[str]:
