@@ -223,8 +223,10 @@ def test_a_paraphrase_supersedes_on_evidence_and_is_otherwise_kept_and_reported(
 ) -> None:
     threshold = DEDUP_POLICIES[LOCAL_MODEL_NAME].threshold
     old = semantic.save(principal, "The user prefers pnpm over npm", "preference")
-    # other words, nothing that says it is the same fact (similarity 0.91): both stay
-    looser = semantic.save(principal, "The user likes pnpm more than npm", "preference")
+    # other words, nothing that says it is the same fact: both stay
+    looser = semantic.save(
+        principal, "pnpm is the package manager the user reaches for", "preference"
+    )
     assert looser["status"] == "created"
     assert looser["similarity"] is not None
     assert looser["similarity"] < threshold
@@ -250,6 +252,20 @@ def test_a_paraphrase_supersedes_on_evidence_and_is_otherwise_kept_and_reported(
     assert reordered["superseded_ids"] == [again["memory"]["id"]]
     assert reordered["similarity"] is not None
     assert reordered["similarity"] < threshold
+
+
+def test_one_choice_said_again_with_another_verb_of_choosing_supersedes(
+    semantic: MemoryService, principal: Principal
+) -> None:
+    """ "prefers pnpm over npm" / "likes pnpm more than npm": the same thing chosen and the
+    same rejected, through the service with the real model."""
+    old = semantic.save(principal, "The user prefers pnpm over npm", "preference")
+    again = semantic.save(principal, "The user likes pnpm more than npm", "preference")
+    assert again["status"] == "updated"
+    assert again["superseded_ids"] == [old["memory"]["id"]]
+    # another thing chosen is no rewording of it
+    other = semantic.save(principal, "The user likes yarn more than npm", "preference")
+    assert other["status"] == "created"
 
 
 def test_a_corrected_preference_supersedes_it_and_an_unmarked_other_value_is_kept(
