@@ -6710,3 +6710,14 @@ def test_a_list_that_ends_each_text_after_a_mark_with_an_item_more_adds_an_item(
     assert dedup.adds_an_item(old, new)
     assert POLICY.decide(0.9, old, new) != "supersede"
     assert not dedup.adds_an_item(old, "CI checks Omar insists on: typecheck, lint.")
+
+
+def test_a_word_moved_into_a_clause_of_purpose_with_its_own_subject_is_no_restatement() -> None:
+    """ "wants the agent to delete X" / "... to list X so she can delete them herself": the
+    new text keeps every word, but the deleting is hers now."""
+    old = "Noor wants the agent to close stale issues."
+    new = "Noor wants the agent to label stale issues so she can close them herself."
+    assert not dedup.restates(old, new)
+    assert POLICY.decide(0.93, old, new) != "supersede"
+    kept = "Noor wants the agent to close stale issues so the board stays clean."
+    assert dedup.restates(old, kept)

@@ -4402,7 +4402,32 @@ def restates(existing: str, new: str) -> bool:
         and _acronyms(new_) <= _acronyms(old) | old.words
         and new_.negations == old.negations
         and not _other_units(old, new_)
+        and not _moved_into_a_purpose(old, new_)
     )
+
+
+_PURPOSE_SUBJECTS = frozenset({"i", "you", "he", "she", "we", "they", "it"})
+_PURPOSE_MODALS = frozenset({"can", "could", "will", "would", "may", "might"})
+
+
+def _moved_into_a_purpose(old: Statement, new: Statement) -> bool:
+    """A word of the old text that the new one says only in a clause of purpose with a
+    subject of its own ("Bea wants the agent to *delete* merged branches" / "... to list
+    merged branches *so she can delete* them herself"): that one does it, for that."""
+    lower = [t.lower for t in new.tokens]
+    for i, word in enumerate(lower):
+        if word != "so":
+            continue
+        k = i + 2 if lower[i + 1 : i + 2] == ["that"] else i + 1
+        if k + 1 >= len(lower) or lower[k + 1] not in _PURPOSE_MODALS:
+            continue
+        if lower[k] not in _PURPOSE_SUBJECTS and not new.tokens[k].text[:1].isupper():
+            continue
+        before = {t.norm for t in new.tokens[:i]}
+        after = {t.norm for t in new.tokens[k + 2 :]}
+        if (after - before) & old.words:
+            return True
+    return False
 
 
 _RESTRICTING = frozenset({"only", "except", "excluding", "solely", "exclusively", "apart"})
