@@ -313,6 +313,8 @@ HOLDOUTS = {
     "first run against the rule after sets 99 and 100 (06eb16e)",
     "dedup_holdout_101.json": "agent memories only, 160 pairs (30 in eight other languages); "
     "first run against the same rule as set 102",
+    "dedup_holdout_104.json": "agent memories only, 160 pairs (30 in eight other languages); "
+    "first run against the rule after stop 70's holder readings (4c0c3fd)",
 }
 
 
