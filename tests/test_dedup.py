@@ -6721,3 +6721,22 @@ def test_a_word_moved_into_a_clause_of_purpose_with_its_own_subject_is_no_restat
     assert POLICY.decide(0.93, old, new) != "supersede"
     kept = "Noor wants the agent to close stale issues so the board stays clean."
     assert dedup.restates(old, kept)
+
+
+def test_two_partners_exchanged_around_the_subject_are_swapped_values() -> None:
+    """ "kiln-api uses Redis for sessions and Postgres for audit logs" / "Audit logs for
+    kiln-api live in Redis; sessions are in Postgres": the subject goes with one clause, the
+    partners are exchanged."""
+    old = "kiln-api uses Redis for sessions and Postgres for audit logs."
+    new = "Audit logs for kiln-api live in Redis; sessions are in Postgres."
+    assert POLICY.explain(0.9, old, new) == dedup.Decision("possible_duplicate", "swapped values")
+
+
+def test_a_negation_in_a_condition_rejects_no_value() -> None:
+    """ "If there's no acknowledgement within 60 s, page the backup" sets a condition; it
+    does not say that "within 60 s" is no longer so."""
+    old = "beacond must page the on-call engineer within 60 s."
+    new = "If there is no acknowledgement within 60 s, beacond must page the backup engineer."
+    assert not dedup.says_it_changed(old, new)
+    assert POLICY.decide(0.83, old, new) != "supersede"
+    assert dedup.says_it_changed("The limit is 429.", "The limit is 430, not 429.")

@@ -3655,11 +3655,23 @@ def _rejected(one: Statement) -> frozenset[str]:
     for i, word in enumerate(lower):
         after_auxiliary = i and lower[i - 1] in _AUXILIARIES and not tokens[i - 1].pause
         of_a_verb = word == "never" or word.endswith("n't") or after_auxiliary
-        rejects = _negates_at(tokens, i) and not of_a_verb
+        # (not in a condition: "*If* there's *no* acknowledgement within 60 s, ...")
+        rejects = _negates_at(tokens, i) and not of_a_verb and not _in_a_clause_of(tokens, i)
         # (or a phrase of its own: "*rather than* the sister-in-law", "*instead of* Fridays")
         if rejects or (i and (lower[i - 1], word) in _NEGATION_PHRASES):
             rejected.update(t.norm for t in _up_to_a_mark(tokens[i + 1 : i + 4]))
     return frozenset(rejected) & one.negated
+
+
+def _in_a_clause_of(tokens: Sequence[_Token], i: int) -> bool:
+    """Whether a word of _CONDITIONS opens the clause the token at i stands in, no mark
+    between."""
+    for j in range(i - 1, -1, -1):
+        if tokens[j].pause:
+            return False
+        if tokens[j].lower in _CONDITIONS:
+            return True
+    return False
 
 
 def _exchanged_markers(old: Statement, new: Statement) -> set[str]:
@@ -7356,6 +7368,11 @@ def _partners_exchanged(old: Statement, new: Statement) -> bool:
     word of it."""
     first, second = _clause_of_each(old), _clause_of_each(new)
     things = _things(old) | _things(new)
+    # (the old text's subject, said first, goes with whichever clause names it: "*tilesmith*
+    # uses Redis for caching and Postgres for job state" / "Job state for *tilesmith* lives
+    # in Redis; caching is in Postgres")
+    subject = next((t.norm for t in old.tokens if t.norm in old.words), None)
+    things |= {subject} if subject is not None else set()
     cells: dict[tuple[int, int], set[str]] = {}
     for word in first.keys() & second.keys():
         cells.setdefault((first[word], second[word]), set()).add(word)
