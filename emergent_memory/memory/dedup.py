@@ -4636,7 +4636,9 @@ def _container_named(old: Statement, new: Statement) -> bool:
     return bool(scope - old.words - {_stem(word) for word in _CONTAINERS} - _CONTAINERS)
 
 
+# Words between the word of where that opens a text and a part word ("In *the* dev cluster").
 _OPENING_ARTICLES = frozenset({"the", "our", "its", "their"})
+
 # Words after which a modifier of _PART_WORDS says where a statement holds.
 _TOWARDS = frozenset({"to", "in", "on", "for", "from", "into"})
 
@@ -5267,9 +5269,11 @@ def tense_differs(old: Statement, new: Statement) -> bool:
     "Juniper *uses* ...", "User *lived* in Bergen" / "User *lives* in Bergen"): how it was
     and how it is, two facts, however close; not a participle after "is", "has" or a
     determiner ("is *deployed*", "the *merged* PR"), nor one before "by"."""
-    if _over_a_past_span(old) != _over_a_past_span(new):
+    spans = _over_a_past_span(old), _over_a_past_span(new)
+    if spans[0] != spans[1]:
         # "Ingi *used* Vim *for years*" / "Ingi's editor is Vim": how it was, for a while
-        return not any(_past_form(t.lower) for t in (new if _over_a_past_span(old) else old).tokens)
+        present = new if spans[0] else old
+        return not any(_past_form(t.lower) for t in present.tokens)
     # (one thing or several of it: "reviewed the *PR*" / "reviews the *PRs*")
     same_words = set(_singular(list(old.words))) == set(_singular(list(new.words)))
     if not same_words or _singular(_content_order(old)) != _singular(_content_order(new)):
