@@ -6740,3 +6740,11 @@ def test_a_negation_in_a_condition_rejects_no_value() -> None:
     assert not dedup.says_it_changed(old, new)
     assert POLICY.decide(0.83, old, new) != "supersede"
     assert dedup.says_it_changed("The limit is 429.", "The limit is 430, not 429.")
+
+
+def test_portuguese_days_and_verbs_are_no_english() -> None:
+    """ "A Lara fez deploy do batchnote na sexta passada" is Portuguese, whose similarity the
+    English model cannot vouch for; an English text with a name in it stays English."""
+    assert not dedup.reads_english("A Lara fez deploy do batchnote na sexta passada.")
+    assert not dedup.reads_english("O Rui faz o deploy às sextas.")
+    assert dedup.reads_english("Lara deploys batchnote on Fridays.")

@@ -3157,7 +3157,8 @@ _FOREIGN_WORDS = """
     est et les des du une avec sur dans pas sont mais aussi très cette ces
     der das und ist nicht mit für ein eine auf zu dem wird sind auch oder wir ich
     il di che della gli sono non nella anche
-    não uma com ao são também está
+    não uma com ao são também está na faz fez pelo pela numa passada passado
+    segunda terça quarta quinta sexta sábado domingo
     ve bir bu için ile değil çok
     się nie jest że oraz jak który
     het een niet ook zijn wordt
