@@ -6748,3 +6748,14 @@ def test_portuguese_days_and_verbs_are_no_english() -> None:
     assert not dedup.reads_english("A Lara fez deploy do batchnote na sexta passada.")
     assert not dedup.reads_english("O Rui faz o deploy às sextas.")
     assert dedup.reads_english("Lara deploys batchnote on Fridays.")
+
+
+def test_failing_to_do_a_thing_is_its_opposite() -> None:
+    """ "when a part ships" / "when a part fails to ship": the new text keeps every word and
+    says the opposite."""
+    old = "kilnbot pings the channel when a build passes."
+    new = "When a build fails to pass, kilnbot pings the channel."
+    assert POLICY.decide(0.92, old, new) != "supersede"
+    assert POLICY.decide(0.92, old, "kilnbot pings the channel whenever a build passes.") == (
+        "supersede"
+    )

@@ -4728,8 +4728,19 @@ def _compound_parts(whole: str) -> set[str]:
 
 def _leaves_out(old: Statement, new: Statement) -> bool:
     """The new text adds a verb that says no, which the old one has none of ("semicolons" /
-    "semicolons *omitted*"): it says the opposite in the old text's words."""
+    "semicolons *omitted*"; "when a part *fails to* ship")): it says the opposite in the old
+    text's words."""
+    if _fails_to(new) and not _fails_to(old):
+        return True
     return bool((new.words - old.words) & _LEAVING_OUT) and not old.words & _LEAVING_OUT
+
+
+def _fails_to(one: Statement) -> bool:
+    """ "fails to", "failed to", "fail to", "failing to": the verb after it not done."""
+    lower = [t.lower for t in one.tokens]
+    return any(
+        a in ("fail", "fails", "failed", "failing") and b == "to" for a, b in pairwise(lower)
+    )
 
 
 # Verbs that leave a thing out, as a negation would ("semicolons *omitted*").
