@@ -62,14 +62,24 @@ def record(
         # every candidate's closest clause, none left out, so that the replay leaves out
         # those its own rules find to conflict (None each when verify reads no clause)
         contents = [content for content, _ in pairs]
-        found = (closest(contents) if closest is not None else None) or [None] * len(pairs)
+        found = closest(contents) if closest is not None else None
         current.clear()
         current.update(
             text=text,
             pairs=list(pairs),
-            clauses=[None if c is None else (c.similarity, c.text) for c in found],
+            clauses=[
+                None if c is None else (c.similarity, c.text) for c in found or [None] * len(pairs)
+            ],
         )
-        return by_rules(policy, text, pairs, features, closest)
+        if found is None:  # verify reads no clause (no vectors, or the embedder failed)
+            return by_rules(policy, text, pairs, features, None)
+
+        def recorded(wanted: list[str]) -> list[Clause | None]:
+            # the clauses found above, each memory's read apart from the others', for those
+            # the rules still ask about (the embedder called once per claim, not twice)
+            return [c if want else None for want, c in zip(wanted, found, strict=True)]
+
+        return by_rules(policy, text, pairs, features, recorded)
 
     def recording_stale(answer: Answer, candidates: Sequence[dict[str, Any]]) -> Answer:
         current["flags"] = [

@@ -6507,7 +6507,9 @@ def test_the_adverbs_of_two_values_of_a_setting_are_opposite_values() -> None:
         ),
         ("Logs are stored temporarily on the node.", "Logs are stored permanently on the node."),
     ):
-        assert POLICY.decide(0.95, old, new) != "supersede", new
+        assert POLICY.explain(0.95, old, new) == dedup.Decision(
+            "possible_duplicate", "opposite value"
+        ), new
     # a word and the same word with "a-" before it (long words only: "side" / "aside" is none)
     assert dedup._opposite_words("symmetric", "asymmetric")
     assert not dedup._opposite_words("round", "around")
@@ -6699,7 +6701,13 @@ def test_a_past_over_years_against_the_present_is_how_it_was() -> None:
 def test_a_value_as_it_is_against_a_bound_for_it_is_another_fact() -> None:
     """ "Minimum test coverage: 80%" / "current test coverage: 80%": a bound and a measure."""
     old, new = "Minimum test coverage for kiln-api: 85%.", "kiln-api's current test coverage: 85%."
+    assert frozenset({"minimum", "current"}) in dedup.REWORDING_OPPOSITES
+    assert not dedup.rewords(old, new)
     assert POLICY.decide(0.92, old, new) != "supersede"
+    # the same bound in other words is still a rewording
+    assert dedup.rewords(
+        "Minimum test coverage for kiln-api: 85%.", "kiln-api's minimum test coverage: 85%."
+    )
 
 
 def test_a_list_that_ends_each_text_after_a_mark_with_an_item_more_adds_an_item() -> None:
@@ -6755,6 +6763,8 @@ def test_failing_to_do_a_thing_is_its_opposite() -> None:
     says the opposite."""
     old = "kilnbot pings the channel when a build passes."
     new = "When a build fails to pass, kilnbot pings the channel."
+    assert dedup._leaves_out(dedup.statement(old), dedup.statement(new))
+    assert not dedup._leaves_out(dedup.statement(new), dedup.statement(new))
     assert POLICY.decide(0.92, old, new) != "supersede"
     assert POLICY.decide(0.92, old, "kilnbot pings the channel whenever a build passes.") == (
         "supersede"

@@ -172,12 +172,7 @@ _OPINION = frozenset(_OPINION_WORDS.split())
 def _in_an_opinion(tokens: Sequence[_Token], lower: list[str], i: int) -> bool:
     """Whether the word at i is in a clause that a verb of _OPINION opens before it, no mark
     between."""
-    for j in range(i - 1, -1, -1):
-        if tokens[j].pause:
-            return False
-        if lower[j] in _OPINION:
-            return True
-    return False
+    return _opened_before(tokens, lower, i, i, _OPINION)
 
 
 def _in_a_condition(tokens: Sequence[_Token], lower: list[str], i: int) -> bool:
@@ -2038,9 +2033,7 @@ _NEAR_NOW_HEADS = frozenset({"this", "next"})
 _DAY_PARTS_NEAR = _WEEKDAY_NAMES | {"morning", "afternoon", "evening", "night", "weekend"}
 _FROM_WHEN = frozenset({"starting", "from", "beginning", "effective", "since", "after"})
 # Spans of time a text may name by their first day ("the week starting Oct 14")
-_SPANS = frozenset(
-    {"week", "weeks", "month", "sprint", "quarter", "fortnight", "shift", "cycle", "iteration"}
-)
+_SPANS = _PERIODS | {"weeks", "fortnight", "shift", "cycle", "iteration"}
 
 
 def _states_a_habit(words: Sequence[str]) -> bool:
@@ -3626,8 +3619,8 @@ def says_it_changed(existing: str, new: str) -> bool:
     # says only that a value changed, whose noun is as common: "each *change*" / "*changed*")
     added = {m for m in added if m in STRONG_MARKERS or _stem(m) not in old.words}
     # ("instead of npm" where the old text rejects npm too, "rather than npm": no change)
-    rejected_before = rejected_words(old)
-    if rejected_before and rejected_words(new_) and rejected_words(new_) <= rejected_before:
+    rejected_before, rejected_now = rejected_words(old), rejected_words(new_)
+    if rejected_before and rejected_now and rejected_now <= rejected_before:
         added -= {"instead"}
     if added - WEAK_MARKERS or (added and changed_values(existing, new)):
         return True
@@ -3638,8 +3631,8 @@ def says_it_changed(existing: str, new: str) -> bool:
     # verb negated does ("pp-sync *is not* idempotent; retries can double-insert results":
     # the old statement denied, and why)
     # (nor one the old text rejects too: "tabs *over spaces*" / "Tabs, *not spaces*")
-    rejected = _rejected(new_) - old.negated
-    rejected -= rejected_words(old) | rejected_words(old, also_stated=True)
+    rejected = _rejected(new_) - old.negated - rejected_before
+    rejected -= rejected_words(old, also_stated=True)
     return bool(rejected & old.words) and bool(_said_instead(old, new_))
 
 
@@ -3657,22 +3650,12 @@ def _rejected(one: Statement) -> frozenset[str]:
         after_auxiliary = i and lower[i - 1] in _AUXILIARIES and not tokens[i - 1].pause
         of_a_verb = word == "never" or word.endswith("n't") or after_auxiliary
         # (not in a condition: "*If* there's *no* acknowledgement within 60 s, ...")
-        rejects = _negates_at(tokens, i) and not of_a_verb and not _in_a_clause_of(tokens, i)
+        in_a_condition = _opened_before(tokens, lower, i, i, _CONDITIONS)
+        rejects = _negates_at(tokens, i) and not of_a_verb and not in_a_condition
         # (or a phrase of its own: "*rather than* the sister-in-law", "*instead of* Fridays")
         if rejects or (i and (lower[i - 1], word) in _NEGATION_PHRASES):
             rejected.update(t.norm for t in _up_to_a_mark(tokens[i + 1 : i + 4]))
     return frozenset(rejected) & one.negated
-
-
-def _in_a_clause_of(tokens: Sequence[_Token], i: int) -> bool:
-    """Whether a word of _CONDITIONS opens the clause the token at i stands in, no mark
-    between."""
-    for j in range(i - 1, -1, -1):
-        if tokens[j].pause:
-            return False
-        if tokens[j].lower in _CONDITIONS:
-            return True
-    return False
 
 
 def _exchanged_markers(old: Statement, new: Statement) -> set[str]:
@@ -5294,7 +5277,10 @@ def tense_differs(old: Statement, new: Statement) -> bool:
     return any({was[word], now[word]} == {"past", "present"} for word in was.keys() & now.keys())
 
 
-_SPANS_OF_YEARS = frozenset({"years", "months", "decades", "ages", "decade", "year"})
+# Units of a month or more ("for *years*"), and spans said without a number
+_SPANS_OF_YEARS = frozenset(
+    unit for unit, seconds in _DURATION_UNITS.items() if seconds >= _DURATION_UNITS["month"]
+) | {"decade", "decades", "ages"}
 
 
 def _over_a_past_span(one: Statement) -> bool:
