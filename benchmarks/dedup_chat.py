@@ -319,6 +319,8 @@ HOLDOUTS = {
     "first run against the rule after set 104's fixes (4fb2fc2)",
     "dedup_holdout_105.json": "agent memories only, 160 pairs (30 in eight other languages); "
     "first run against the rule at the end of stop 70 (ef1e8c9)",
+    "dedup_holdout_106.json": "agent memories only, 160 pairs (30 in eight other languages); "
+    "first run against the rule after stop 70's review (4b49282)",
 }
 
 
