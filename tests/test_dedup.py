@@ -6769,3 +6769,27 @@ def test_failing_to_do_a_thing_is_its_opposite() -> None:
     assert POLICY.decide(0.92, old, "kilnbot pings the channel whenever a build passes.") == (
         "supersede"
     )
+
+
+def test_an_item_joined_after_the_last_item_of_a_list_ending_the_old_text_adds_an_item() -> None:
+    """ "... formats: png, webp." / "... exports png, webp and avif images": the new text names
+    the old list's items and one more after its last."""
+    old = "Image formats thumbkit can export: png, webp."
+    new = "thumbkit exports png, webp and avif images."
+    assert dedup.adds_an_item(old, new)
+    assert POLICY.decide(0.9, old, new) != "supersede"
+    # (an item said alone, not the end of a list: no list to add to)
+    assert not dedup.adds_an_item("thumbkit exports png.", "thumbkit exports png and avif.")
+
+
+def test_a_relation_named_by_its_verb_the_persons_turned_is_swapped() -> None:
+    """ "Ilse is Jory's coach" / "Jory coaches Ilse": who coaches whom turned, however close
+    the two texts are; "Ilse coaches Jory" says it the same way round."""
+    old = "Ilse is Jory's coach."
+    assert dedup.swapped(old, "Jory coaches Ilse.") == ("Ilse", "Jory")
+    assert POLICY.explain(0.96, old, "Jory coaches Ilse.") == dedup.Decision(
+        "possible_duplicate", "swapped values"
+    )
+    assert dedup.swapped(old, "Ilse coaches Jory.") is None
+    assert dedup.swapped("Pem is my manager.", "I manage Pem.") == ("Pem", "my")
+    assert dedup.swapped("Pem is my manager.", "My manager Pem is away.") is None

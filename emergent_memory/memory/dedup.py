@@ -2388,11 +2388,20 @@ def _item_joined(old: Statement, new: Statement, opcodes: _Opcodes) -> bool:
     all public Python functions"): a list of it and another in its place; not a clause joined
     (a verb "is", "are", "has" after it)."""
     for operation, i1, _, j1, j2 in opcodes:
-        if operation != "insert" or not 0 < i1 < len(old.tokens) or not 2 <= j2 - j1 <= 3:
+        if operation != "insert" or not 0 < i1 <= len(old.tokens) or not 2 <= j2 - j1 <= 3:
             continue
         joiner, *added = new.tokens[j1:j2]
         item = old.tokens[i1 - 1]
-        if joiner.lower not in ("and", "or") or item.lower in STOPWORDS or item.pause:
+        if joiner.lower not in ("and", "or") or item.lower in STOPWORDS:
+            continue
+        if i1 == len(old.tokens):
+            # the last item of a list that ends the old text ("lens types: single vision,
+            # *bifocal*" / "handles single vision, *bifocal and progressive* lenses")
+            listed = i1 > 1 and (old.tokens[i1 - 2].pause or old.tokens[i1 - 2].lower in _JOINING)
+            if listed and any(t.lower not in STOPWORDS and t.norm not in old.words for t in added):
+                return True
+            continue
+        if item.pause:
             continue
         if any(t.lower in STOPWORDS or t.norm in old.words or t.pause for t in added[:-1]):
             continue
@@ -5009,7 +5018,11 @@ def swapped(existing: str, new: str) -> tuple[str, str] | None:
         # word order is read by English words (another language orders its own); a terse
         # note without them still says who does what to whom by its ends
         if reads_english(existing) and reads_english(new):
-            return _ends_exchanged(old, new_) or _two_values_exchanged(old, new_)
+            return (
+                _role_turned(old, new_)
+                or _ends_exchanged(old, new_)
+                or _two_values_exchanged(old, new_)
+            )
         return None
     found = _exchanged(old, new_)
     if found is None and _speaks_of_self(old) and _speaks_of_self(new_):
@@ -5024,6 +5037,7 @@ def swapped(existing: str, new: str) -> tuple[str, str] | None:
     return (
         found
         or _possessor_swapped(old, new_)
+        or _role_turned(old, new_)
         or _voice_turned(old, new_)
         or _ends_exchanged(old, new_)
         or _two_values_exchanged(old, new_)
@@ -5567,6 +5581,41 @@ def _possessor_swapped(old: Statement, new: Statement) -> tuple[str, str] | None
     if turned and not _one_person(holders, possessors):
         return holder_text, possessor_text
     return None
+
+
+def _role_turned(old: Statement, new: Statement) -> tuple[str, str] | None:
+    """One text names a relation with its noun ("Mari is Tobiah's *mentor*") and the other
+    with its verb, the two persons the other way round ("Tobiah *mentors* Mari": who mentors
+    whom turned; "Ana *manages* Bo" / "Bo is Ana's *manager*" is the other way and says the
+    same). None otherwise."""
+    for nouned, verbed in ((old, new), (new, old)):
+        found = _relation(nouned)
+        if found is None:
+            continue
+        (holders, holder_text), (possessors, possessor_text), noun = found
+        tokens = verbed.tokens[_label_length(verbed.tokens) :]
+        for k, token in enumerate(tokens):
+            if not 0 < k < len(tokens) - 1 or not _names_the_role(token.lower, noun):
+                continue
+            before = tokens[k - 1].lower
+            if before in _POSSESSIVES or before.endswith(("'s", "\u2019s")):
+                continue  # the noun after its owner ("my coach Kofi")
+            doer, done = _name_before(tokens, k), _name_after(tokens, k + 1)
+            if doer is None or done is None:
+                continue
+            turned = _one_person(possessors, doer[0]) and _one_person(holders, done[0])
+            if turned and not _one_person(holders, possessors):
+                return holder_text, possessor_text
+    return None
+
+
+def _names_the_role(word: str, noun: str) -> bool:
+    """The word is a verb of the relation noun: "mentors" (mentor), "coach" (coach),
+    "manages" (manager), "supervises" (supervisor), "trains" (trainer)."""
+    if word.endswith(("'s", "\u2019s")):
+        return False
+    stem = _stem(word)
+    return noun == stem or (noun.startswith(stem) and noun[len(stem) :] in ("er", "or", "r"))
 
 
 # Words that join a person to a relation ("X *is* Y's manager", "Y's manager *was* X").
