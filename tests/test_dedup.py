@@ -6793,3 +6793,20 @@ def test_a_relation_named_by_its_verb_the_persons_turned_is_swapped() -> None:
     assert dedup.swapped(old, "Ilse coaches Jory.") is None
     assert dedup.swapped("Pem is my manager.", "I manage Pem.") == ("Pem", "my")
     assert dedup.swapped("Pem is my manager.", "My manager Pem is away.") is None
+
+
+def test_an_exception_opened_by_the_new_text_is_another_statement() -> None:
+    """ "Juno never reviews PRs on Fridays" / "No Friday PR reviews for Juno, other than
+    hotfixes": the rule with a case left out; with a change word it is still read as a
+    correction."""
+    old = "Juno never reviews PRs on Fridays."
+    new = "No Friday PR reviews for Juno, other than hotfixes."
+    assert dedup.adds_an_exception(old, new)
+    assert POLICY.decide(0.85, old, new) != "supersede"
+    assert not dedup.adds_an_exception(
+        old, "Update: Juno now reviews PRs on Fridays, except hotfixes."
+    )
+    # (the old text's own exception said again is none added)
+    assert not dedup.adds_an_exception(
+        "Lint runs on every package except docs.", "Lint runs on all packages except docs."
+    )

@@ -3009,6 +3009,35 @@ def elaborates(existing: str, new: str) -> bool:
     return len(added - STOPWORDS - old.words - new_.negated) >= _ELABORATION_WORDS
 
 
+def adds_an_exception(existing: str, new: str) -> bool:
+    """The new text opens an exception the old one lacks (_EXCEPTING, _EXCEPTING_PHRASES:
+    "except", "apart from", "other than") and names in it a content word the old text does
+    not have ("Dima skips meetings before 10:00" / "No meetings before 10:00 for Dima,
+    *apart from* the Monday on-call handover"): the rule with a case left out, another
+    statement than the rule for every case. Not with a change word of its own ("Update:
+    prod deploys are *now* allowed on Fridays, except during a freeze": a correction)."""
+    old, new_ = statement(existing), statement(new)
+    if new_.markers - old.markers:
+        return False
+    known = old.words | old.values
+    lower = [t.lower for t in new_.tokens]
+    theirs = {t.lower for t in old.tokens}
+    for i, word in enumerate(lower):
+        phrase = tuple(lower[i : i + 2])
+        if word in _EXCEPTING and word not in theirs:
+            start = i + 1
+        elif phrase in _EXCEPTING_PHRASES and not set(phrase) <= theirs:
+            start = i + 2
+        else:
+            continue
+        for token in new_.tokens[start:]:
+            if token.norm in new_.words | new_.values and token.norm not in known:
+                return True
+            if token.pause:
+                break
+    return False
+
+
 def narrows_a_noun(existing: str, new: str) -> bool:
     """The new text is the old one with a word put between a determiner or possessive and
     what followed it ("my lease" / "my *car* lease", "the API" / "the *public* API"): another,
@@ -7270,6 +7299,7 @@ def compare(existing: str, new: str) -> Comparison:
         or plan_and_event(existing, new)
         or undoes(existing, new)
         or tells_apart(existing, new)
+        or adds_an_exception(existing, new)
         or (
             (
                 elaborates(existing, new)
