@@ -321,6 +321,8 @@ HOLDOUTS = {
     "first run against the rule at the end of stop 70 (ef1e8c9)",
     "dedup_holdout_106.json": "agent memories only, 160 pairs (30 in eight other languages); "
     "first run against the rule after stop 70's review (4b49282)",
+    "dedup_holdout_107.json": "agent memories only, 160 pairs (30 in eight other languages); "
+    "first run against the rule after stop 71's readings of set 106 (ea8f5ae)",
 }
 
 
