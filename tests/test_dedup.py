@@ -6810,3 +6810,15 @@ def test_an_exception_opened_by_the_new_text_is_another_statement() -> None:
     assert not dedup.adds_an_exception(
         "Lint runs on every package except docs.", "Lint runs on all packages except docs."
     )
+
+
+def test_a_text_headed_as_a_plan_against_one_that_is_not_is_another_occasion() -> None:
+    """ "Plan: move the wiki to Outline next sprint" / "The wiki runs on Outline now": a plan
+    and what came of it, whatever the words; two plans are read as any two texts."""
+    old = "Plan: move the team wiki from Confluence to Outline next sprint."
+    new = "The team wiki is on Outline now; Confluence was archived."
+    assert dedup.headed_as_a_plan(old, new)
+    assert POLICY.decide(0.8, old, new) != "supersede"
+    assert not dedup.headed_as_a_plan(old, "Plan: move the team wiki to Outline in May.")
+    # (the other text says it is still to be done: no outcome)
+    assert not dedup.headed_as_a_plan(old, "We still need to move the team wiki to Outline.")

@@ -1183,6 +1183,30 @@ def test_a_claim_one_sentence_of_a_longer_memory_states_word_for_word_is_confirm
             "A move to Backblaze will come later.",
             False,
         ),
+        # a verb joined by "and" takes the sentence's subject; an item that opens with a
+        # number, the words before the item it follows; never another subject
+        (
+            "The billing worker ledgerd is written in Rust and retries on port 7311.",
+            "ledgerd retries on port 7311.",
+            True,
+        ),
+        (
+            "The billing worker ledgerd is written in Rust and retries on port 7311.",
+            "ledgerd is written on port 7311.",
+            False,
+        ),
+        ("The build box has 4 cores and 32 GB of RAM.", "The build box has 32 GB of RAM.", True),
+        ("The build box has 4 cores and 32 GB of RAM.", "The build box has 32 cores.", False),
+        (
+            "Ines owns billing and Marek owns the search service.",
+            "Ines owns the search service.",
+            False,
+        ),
+        (
+            "Logs go to Loki and backups are kept for 35 days.",
+            "Logs are kept for 35 days.",
+            False,
+        ),
     ],
     ids=[
         "part",
@@ -1207,6 +1231,12 @@ def test_a_claim_one_sentence_of_a_longer_memory_states_word_for_word_is_confirm
         "hedge-not-claimed",
         "hedge-other-sentence",
         "hedge-own-sentence",
+        "verb-takes-subject",
+        "verb-takes-subject-not-the-other-part",
+        "item-takes-words-before",
+        "item-takes-words-before-not-another-item",
+        "another-subject",
+        "noun-with-its-own-verb",
     ],
 )
 def test_what_one_sentence_states_word_for_word(memory: str, claim: str, stated: bool) -> None:

@@ -5412,6 +5412,28 @@ def plan_and_done(old: Statement, new: Statement) -> bool:
     return False
 
 
+def headed_as_a_plan(existing: str, new: str) -> bool:
+    """One text is headed as a plan ("*Plan:* migrate harbourmaster from Flyway to Liquibase
+    in Q1", "*Goal for Q3:* move CI to self-hosted runners", _PLAN_HEADING) and the other is
+    not and says nothing is still to be done ("harbourmaster migrations are on Liquibase
+    now"): a plan and what came of it (plan_and_done), two occasions."""
+    headed = _PLAN_HEADING.match(existing), _PLAN_HEADING.match(new)
+    if bool(headed[0]) == bool(headed[1]):
+        return False
+    old, new_ = statement(existing), statement(new)
+    done = new_ if headed[0] else old
+    return not _planned_verbs(done) and bool(old.words & new_.words)
+
+
+# A heading that says what follows is a plan or a goal, up to its colon ("Plan:", "Goal for
+# Q3:", "TODO:", "Next steps:", "Roadmap:").
+_PLAN_HEADING = re.compile(
+    r"\s*(?:plan|planned|plans|goal|goals|todo|to-do|to do|next steps?|roadmap|proposal"
+    r"|proposed|objective|intent)\b[^:.;]{0,30}:",
+    re.IGNORECASE,
+)
+
+
 def _done_verbs(one: Statement) -> set[str]:
     """The verbs the text says in the past ("*moved*", "*was turned* on"), not a passive of
     the present ("*are stored* in UTC", "*is written* in Kotlin")."""
@@ -7358,7 +7380,7 @@ def compare(existing: str, new: str) -> Comparison:
         narrows=narrows(existing, new),
         says_more=says_more(old, new_),
         tense_differs=tense_differs(old, new_),
-        plan_done=plan_and_done(old, new_),
+        plan_done=plan_and_done(old, new_) or headed_as_a_plan(existing, new),
     )
 
 

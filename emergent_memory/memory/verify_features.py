@@ -857,9 +857,61 @@ def stated_word_for_word(memory: str, claim: str) -> bool:
     hedges = _NOT_STATED - {t.lower for t in dedup.statement(claim).tokens}
     return any(
         not ({t.lower for t in dedup.statement(sentence).tokens} & hedges)
-        and any(_word_for_word(clause, claim) for clause in clauses(sentence))
+        and any(
+            _word_for_word(clause, claim) for clause in (*clauses(sentence), *_bridged(sentence))
+        )
         for sentence in _SENTENCE_BREAK.split(memory)
         if sentence.strip()
+    )
+
+
+# "and" between two parts of one clause, with the part after it up to the next break.
+_AND_PART = re.compile(r",?\s+and\s+([^,;:.!?]+)", re.IGNORECASE)
+
+
+def _bridged(sentence: str) -> list[str]:
+    """A part joined by "and" said with what it shares with the part before it: a verb with
+    no subject of its own takes the sentence's ("The service cratewatch is written in Go
+    and *listens on port 8081*": "The service cratewatch listens on port 8081"), and an item
+    that opens with a number takes the words before the item it follows ("The VM has 8
+    vCPUs and *16 GB of RAM*": "The VM has 16 GB of RAM"). Another subject is never taken
+    ("Jonas is the product owner and *Aiko is the hardware lead*": no part is bridged)."""
+    found: list[str] = []
+    for match in _AND_PART.finditer(sentence):
+        before = sentence[: match.start()].split()
+        after = match.group(1).split()
+        if not before or not after:
+            continue
+        first = after[0]
+        # (not a noun with a verb of its own: "and *backups are* kept for 35 days")
+        subject = len(after) > 1 and after[1].lower() in _FINITE
+        if _a_verb(first) and not subject:
+            verb_at = next((i for i, w in enumerate(before) if i and _a_verb(w)), None)
+            if verb_at is not None:
+                found.append(" ".join(before[:verb_at] + after))
+        elif first[:1].isdigit():
+            item_at = next(
+                (i for i in range(len(before) - 1, 0, -1) if before[i][:1].isdigit()), None
+            )
+            if item_at is not None:
+                found.append(" ".join(before[:item_at] + after))
+    return found
+
+
+# Verbs and auxiliaries that follow a subject: a word before them is no verb of its own.
+_FINITE_WORDS = "is are was were has have had can will would must should may might does do did"
+_FINITE = frozenset(_FINITE_WORDS.split())
+
+
+def _a_verb(word: str) -> bool:
+    """A word written as a verb of the present or the past with no subject before it:
+    lower case, a form of "be" or "have", or ending in "s" or "ed" (not "ss")."""
+    if not word.isalpha() or not word.islower():
+        return False
+    if word in ("is", "are", "was", "were", "has", "have", "had"):
+        return True
+    return len(word) > 3 and (
+        word.endswith("ed") or (word.endswith("s") and not word.endswith("ss"))
     )
 
 
