@@ -6822,3 +6822,14 @@ def test_a_text_headed_as_a_plan_against_one_that_is_not_is_another_occasion() -
     assert not dedup.headed_as_a_plan(old, "Plan: move the team wiki to Outline in May.")
     # (the other text says it is still to be done: no outcome)
     assert not dedup.headed_as_a_plan(old, "We still need to move the team wiki to Outline.")
+
+
+def test_an_hour_opening_a_range_takes_the_half_of_the_day_of_its_end() -> None:
+    """ "10-11 PM" is 22:00 to 23:00, "11 to 1 pm" 11:00 to 13:00; "Sun" before a time is
+    Sunday; a range of counts is no time ("3-4 times a day")."""
+    values = dedup.statement("Backups run Sun 10–11 PM.").values
+    assert values == dedup.statement("Backups run Sunday 22:00–23:00.").values
+    assert {"t660", "t780"} <= dedup.statement("The desk is staffed 11–1 pm.").values
+    assert {"t1320", "t1380"} <= dedup.statement("Quiet hours 10-11pm.").values
+    assert {"3", "4"} <= dedup.statement("Retries 3-4 times a day.").values
+    assert "day:sunday" not in dedup.statement("Sun Microsystems made Java.").values

@@ -841,8 +841,8 @@ _COMPOUND = re.compile(r"[a-z]+(?:-[a-z]+)+")
 
 
 # A weekday's short name is the weekday ("Mon", "Thurs", "fri"): in capitals any of them but
-# "Sun" (a name as often); in lower case only those no English or French word is ("mon",
-# "sat", "wed" are words).
+# "Sun" (a name as often, but before a time: _SUNDAY); in lower case only those no
+# English or French word is ("mon", "sat", "wed" are words).
 _DAY_ABBREVIATIONS = {
     short: day
     for day, shorts in (
@@ -907,8 +907,36 @@ _DISLIKES = re.compile(
 _HOST_PORT = re.compile(r"((?=[\w.-]*[A-Za-z][\w.-]*[A-Za-z])[A-Za-z][\w.-]*\w):(\d{2,5})")
 
 
+# A bare hour that opens a range of times whose end says am or pm ("10-11 PM", "9 to 10:30
+# am"): the hour takes the end's half of the day (_hour_range).
+_HOUR_RANGE = re.compile(
+    r"(?<![\w.:])(\d{1,2})(\s*(?:[-\u2013\u2014]|to|until|till)\s*)(\d{1,2})(:\d{2})?"
+    r"(\s*)([ap]\.?m\.?)(?![a-z])",
+    re.IGNORECASE,
+)
+
+
+def _hour_range(match: re.Match[str]) -> str:
+    """ "10-11 PM" as "10PM - 11 PM", "11 to 1 pm" as "11am to 1 pm" (the morning when the hour
+    would come after the end)."""
+    start, joiner, end, minutes, space, meridiem = match.groups()
+    if not (1 <= int(start) <= 12 and 1 <= int(end) <= 12):
+        return match.group()
+    own = meridiem
+    if int(start) % 12 > int(end) % 12:
+        own = ("p" if meridiem[0].lower() == "a" else "a") + meridiem[1:]
+    joiner = " - " if joiner == "-" else joiner  # (not one token: "10pm-11pm")
+    return f"{start}{own}{joiner}{end}{minutes or ''}{space}{meridiem}"
+
+
+# "Sun" in capitals right before a time or a number is Sunday ("Sun 10-11 PM", "Sun
+# 02:00"); alone it is a name as often (_DAY_ABBREVIATIONS).
+_SUNDAY = re.compile(r"\bSun\.?(?=\s+\d)")
+
+
 def _tokens(text: str) -> list[_Token]:
     text = _DISLIKES.sub("dislikes", text)
+    text = _SUNDAY.sub("Sunday", _HOUR_RANGE.sub(_hour_range, text))
     text = _THOUSANDS.sub("", _DECIMAL_COMMA.sub(r"\1.\2", text))
     text = _CURRENCY_MILLIONS.sub(r"\1M", text)
     text = _DEGREES.sub(lambda m: f"{m.group(1)} deg{m.group(2)[0].upper()}", text)
