@@ -6833,3 +6833,20 @@ def test_an_hour_opening_a_range_takes_the_half_of_the_day_of_its_end() -> None:
     assert {"t1320", "t1380"} <= dedup.statement("Quiet hours 10-11pm.").values
     assert {"3", "4"} <= dedup.statement("Retries 3-4 times a day.").values
     assert "day:sunday" not in dedup.statement("Sun Microsystems made Java.").values
+
+
+def test_another_act_of_the_same_person_on_the_same_thing_is_another_statement() -> None:
+    """ "Bram merges dependency bumps" / "Bram gets pinged about dependency bumps": what he
+    does with them, two statements however close; a wish said with another verb of wishing, or
+    a state, is still read as a rewording."""
+    old = "Bram merges dependency bumps in tollgate-web."
+    new = "Bram gets pinged about tollgate-web dependency bumps."
+    assert dedup.acts_differ(old, new)
+    assert POLICY.explain(0.93, old, new) == dedup.Decision(
+        "possible_duplicate", "another statement"
+    )
+    assert not dedup.acts_differ(
+        "Odile wants the release tags signed.", "Odile expects release tags to be signed."
+    )
+    assert not dedup.acts_differ("Odile is based in Porto.", "Odile lives in Porto.")
+    assert not dedup.acts_differ(old, "Bram merges every tollgate-web dependency bump.")

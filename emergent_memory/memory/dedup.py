@@ -3037,6 +3037,67 @@ def elaborates(existing: str, new: str) -> bool:
     return len(added - STOPWORDS - old.words - new_.negated) >= _ELABORATION_WORDS
 
 
+def acts_differ(existing: str, new: str) -> bool:
+    """Both texts open with the same person and say another act of theirs, the old text's
+    verb said nowhere in the new one nor the new one's in the old ("Kofi *approves* schema
+    changes to slipway-book" / "Kofi *gets notified of* slipway-book schema changes", "The
+    user *approved* the schema change" / "The user *asked for* a schema change"): what one
+    does with the same thing, two statements. Not verbs of one meaning (_SAME_VERBS, a
+    choice: "prefers" / "likes"), nor one that only links a thing to its value ("uses",
+    "has")."""
+    old, new_ = statement(existing), statement(new)
+    first, second = _opening_act(old), _opening_act(new_)
+    if first is None or second is None or first[0] != second[0]:
+        return False
+    verbs = {first[1], second[1]}
+    if len(verbs) < 2 or len(_as_one_verb(verbs)) < 2:
+        return False
+    if verbs & LINKING_VERBS or verbs <= _SAME_MEANING or verbs <= _WISHES:
+        return False
+    return first[1] not in {t.norm for t in new_.tokens} and second[1] not in {
+        t.norm for t in old.tokens
+    }
+
+
+# Words between a person and their act that are no act ("Kofi *gets* notified", "Ana *will*
+# review"), and verbs that all say what someone wants ("wants" / "expects" / "insists").
+_ACT_HELPERS = frozenset(
+    {"get", "gets", "got", "will", "would", "can", "could", "should", "must", "may", "might"}
+)
+_WISHES_WORDS = "want expect require need insist demand ask prefer like"
+_WISHES = frozenset(_stem(word) for word in _WISHES_WORDS.split())
+
+
+def _opening_act(one: Statement) -> tuple[str, str] | None:
+    """(subject, verb) of a text that opens with a person ("Kofi", "The user", "I") and a
+    verb of theirs, auxiliaries and adverbs in "-ly" passed ("Kofi *gets notified*"); None
+    otherwise."""
+    tokens = one.tokens[_label_length(one.tokens) :]
+    lower = [t.lower for t in tokens]
+    if len(tokens) < 2:
+        return None
+    if lower[:2] == ["the", "user"]:
+        subject, at = "user", 2
+    elif lower[0] in ("i", "we", "user"):
+        subject, at = lower[0], 1
+    elif tokens[0].text[:1].isupper() and tokens[0].norm not in STOPWORDS and not tokens[0].pause:
+        subject, at = tokens[0].norm, 1
+    else:
+        return None
+    while at < len(tokens) and (lower[at] in _ACT_HELPERS or lower[at].endswith("ly")):
+        at += 1
+    if at < len(tokens) and lower[at] in _BE:
+        return None  # a state: "The user *is based* in Lisbon"
+    if at >= len(tokens):
+        return None
+    verb = tokens[at]
+    if not verb.lower.isalpha() or verb.text[:1].isupper() or verb.norm in STOPWORDS:
+        return None
+    if not (verb.lower.endswith(("s", "ed")) or subject in ("i", "we")):
+        return None  # no verb of theirs ("Kofi's ...", "Kofi schema ...")
+    return subject, verb.norm
+
+
 def adds_an_exception(existing: str, new: str) -> bool:
     """The new text opens an exception the old one lacks (_EXCEPTING, _EXCEPTING_PHRASES:
     "except", "apart from", "other than") and names in it a content word the old text does
@@ -6981,6 +7042,7 @@ class Comparison:
     crosswise: bool = False
     other_scope: bool = False  # scopes_differ
     way_exchanged: bool = False  # exchanges_a_way
+    acts_differ: bool = False  # acts_differ
     bound_turned: bool = False  # _bound_turned
     item_added: bool = False  # adds_an_item
     opposite: bool = False  # negates
@@ -7402,6 +7464,7 @@ def compare(existing: str, new: str) -> Comparison:
         crosswise=_crosswise(existing, new),
         other_scope=scopes_differ(old, new_),
         way_exchanged=exchanges_a_way(existing, new),
+        acts_differ=acts_differ(existing, new),
         still_holds=still_holds(existing, new),
         during=changed_during(existing, new),
         two_events=two_events(existing, new),
@@ -7642,6 +7705,8 @@ class DedupPolicy:
                 return Decision("possible_duplicate", "different value")
             if pair.way_exchanged:
                 return Decision("possible_duplicate", "different phrase")
+            if pair.acts_differ and not pair.marked:
+                return Decision("possible_duplicate", "another statement")
             if pair.says_more and not (pair.marked or pair.names_the_change):
                 return Decision("possible_duplicate", "says more")
             if pair.narrows and not (pair.marked or pair.names_the_change):
