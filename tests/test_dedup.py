@@ -6850,3 +6850,13 @@ def test_another_act_of_the_same_person_on_the_same_thing_is_another_statement()
     )
     assert not dedup.acts_differ("Odile is based in Porto.", "Odile lives in Porto.")
     assert not dedup.acts_differ(old, "Bram merges every tollgate-web dependency bump.")
+
+
+def test_a_pattern_with_written_parts_around_a_placeholder_is_one_value() -> None:
+    """ "release/<version>" and "rel/<version>" are two naming patterns, not one placeholder
+    with a word beside it."""
+    old = "Release branches are named release/<version>."
+    assert "q:release/<version>" in dedup.statement(old).values
+    new = "Release branches are named rel/<version>."
+    assert POLICY.decide(0.95, old, new) != "supersede"
+    assert "q:rel/<version>" in dedup.statement(new).values

@@ -1747,6 +1747,14 @@ _AMOUNT_OF_MONEY = re.compile(r"\d+(?:\.\d+)?")
 _NEGATIVE = re.compile(r"(?:^|(?<=[\s(\[:=~\u2248]))[-\u2212](\d+(?:[.,]\d+)?)")
 
 
+# A placeholder ("<ticket-id>", "{slug}") with written characters joined to it on either side
+# ("feature/<ticket-id>", "PROJ-{n}", "<env>.internal").
+_WRITTEN_PATTERN = re.compile(
+    r"[\w.#@-]*[/._#@-](?:<[^<>\s]{1,40}>|\{[^{}\s]{1,40}\})[\w./#@{}<>-]*"
+    r"|(?:<[^<>\s]{1,40}>|\{[^{}\s]{1,40}\})[/._#@-][\w./#@{}<>-]+"
+)
+
+
 @lru_cache(maxsize=1024)
 def statement(text: str) -> Statement:
     """The Statement of a text (cached: a save compares the same texts several times)."""
@@ -1760,6 +1768,11 @@ def statement(text: str) -> Statement:
         inner = quoted.group()[1:-1]
         values.update(_value_key(token) for token in _tokens(inner))
         values.add("q:" + " ".join(inner.lower().split()))  # the quoted text as a whole
+    # a pattern with a placeholder and written parts around it, as a whole: "feature/<ticket-id>"
+    # is another value than "feat/<ticket-id>"
+    values.update(
+        "q:" + found.group().lower().rstrip(".") for found in _WRITTEN_PATTERN.finditer(text)
+    )
     amounts = {t.norm: _amount_number(t.text) for t in tokens if _AMOUNT_NORM.fullmatch(t.norm)}
     # a date's value is no word ("day:friday"): its word is the token's ("friday")
     dates = {value for value in values if value.startswith(("month:", "day:"))}
