@@ -6860,3 +6860,12 @@ def test_a_pattern_with_written_parts_around_a_placeholder_is_one_value() -> Non
     new = "Release branches are named rel/<version>."
     assert POLICY.decide(0.95, old, new) != "supersede"
     assert "q:rel/<version>" in dedup.statement(new).values
+
+
+def test_portuguese_articles_and_and_are_no_english() -> None:
+    """ "O Tomé ... e a Rita ..." is Portuguese: the model's similarity is no evidence there,
+    and two names exchanged in it are still read as swapped."""
+    assert not dedup.reads_english("O Tomé cuida das releases e a Rita do monitoramento.")
+    old = "O Bento revisa o backend e a Rita revisa o frontend."
+    new = "A Rita revisa o backend; o Bento, o frontend."
+    assert POLICY.decide(0.95, old, new) != "supersede"

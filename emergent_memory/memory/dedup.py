@@ -3284,7 +3284,7 @@ def _ruled_out(one: Statement) -> frozenset[str]:
 # "yang", "hai": a word English also has, "till", "men", "van", "den", is left out).
 _FOREIGN_WORDS = """
     el la los las del que por para con una uno muy pero también está esta este
-    da dos das meu minha às em nas nos ele ela eu você
+    da dos das meu minha às em nas nos ele ela eu você o e
     le je nous vous leur de en un
     sie wir ihr mein meine
     est et les des du une avec sur dans pas sont mais aussi très cette ces
