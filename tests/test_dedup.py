@@ -6869,3 +6869,11 @@ def test_portuguese_articles_and_and_are_no_english() -> None:
     old = "O Bento revisa o backend e a Rita revisa o frontend."
     new = "A Rita revisa o backend; o Bento, o frontend."
     assert POLICY.decide(0.95, old, new) != "supersede"
+
+
+def test_one_verb_of_where_for_another_before_the_same_preposition_is_no_refill() -> None:
+    """ "Runbooks live in the ops wiki" / "Runbooks are stored in the ops wiki": where they
+    are, either way; "live in" / "run in" is another verb."""
+    old = "Runbooks for tidepool live in the ops wiki."
+    assert not dedup.changed_values(old, "Runbooks for tidepool are stored in the ops wiki.")
+    assert dedup.changed_values(old, "Runbooks for tidepool are tested in the ops wiki.")

@@ -6610,7 +6610,20 @@ def _refills(
         pair = {gone[0].norm, came[0].norm}
         if pair <= _SAME_MEANING or any(pair <= group for group in _SAME_VERBS):
             return False
+        following = [
+            one.tokens[k].lower if k < len(one.tokens) else None
+            for one, k in ((old, i2), (new, j2))
+        ]
+        if pair <= _WHERE_VERBS and following[0] == following[1] in _WHERE_PREPOSITIONS:
+            return False  # where a thing is, either way: "*lives* in" / "is *kept* in"
     return True
+
+
+# Verbs that say where a thing is before "in", "on", "at" or "under" ("config *lives* in
+# .woodpecker.yml" / "config is *kept* in ..."): one in place of another says the same.
+_WHERE_VERB_WORDS = "live sit keep store reside stay host locate"
+_WHERE_VERBS = frozenset(_stem(word) for word in _WHERE_VERB_WORDS.split())
+_WHERE_PREPOSITIONS = frozenset({"in", "on", "at", "under", "inside"})
 
 
 def _liking_said_both_ways(
