@@ -3056,8 +3056,8 @@ def acts_differ(existing: str, new: str) -> bool:
     changes to slipway-book" / "Kofi *gets notified of* slipway-book schema changes", "The
     user *approved* the schema change" / "The user *asked for* a schema change"): what one
     does with the same thing, two statements. Not verbs of one meaning (_SAME_VERBS, a
-    choice: "prefers" / "likes"), nor one that only links a thing to its value ("uses",
-    "has")."""
+    choice: "prefers" / "likes", a wish: "wants" / "expects", _WISHES), nor one that only
+    links a thing to its value ("uses", "has"), nor a state ("is based in": _opening_act)."""
     old, new_ = statement(existing), statement(new)
     first, second = _opening_act(old), _opening_act(new_)
     if first is None or second is None or first[0] != second[0]:
