@@ -1755,6 +1755,12 @@ _WRITTEN_PATTERN = re.compile(
 )
 
 
+def _pattern_value(written: str) -> str:
+    """A written pattern's value: its placeholders and written parts, lower-cased, sorted."""
+    parts = re.split(r"(<[^<>]+>|\{[^{}]+\})|[/._#@-]", written.lower().rstrip("."))
+    return "q:" + " ".join(sorted(part for part in parts if part))
+
+
 @lru_cache(maxsize=1024)
 def statement(text: str) -> Statement:
     """The Statement of a text (cached: a save compares the same texts several times)."""
@@ -1767,12 +1773,12 @@ def statement(text: str) -> Statement:
     for quoted in _QUOTED.finditer(text):
         inner = quoted.group()[1:-1]
         values.update(_value_key(token) for token in _tokens(inner))
-        values.add("q:" + " ".join(inner.lower().split()))  # the quoted text as a whole
+        if not _WRITTEN_PATTERN.fullmatch(inner.strip()):  # (a pattern's value is below)
+            values.add("q:" + " ".join(inner.lower().split()))  # the quoted text as a whole
     # a pattern with a placeholder and written parts around it, as a whole: "feature/<ticket-id>"
-    # is another value than "feat/<ticket-id>"
-    values.update(
-        "q:" + found.group().lower().rstrip(".") for found in _WRITTEN_PATTERN.finditer(text)
-    )
+    # is another value than "feat/<ticket-id>" (its parts in any order: the same parts in
+    # another order are read as swapped, see _parts_reordered)
+    values.update(_pattern_value(found.group()) for found in _WRITTEN_PATTERN.finditer(text))
     amounts = {t.norm: _amount_number(t.text) for t in tokens if _AMOUNT_NORM.fullmatch(t.norm)}
     # a date's value is no word ("day:friday"): its word is the token's ("friday")
     dates = {value for value in values if value.startswith(("month:", "day:"))}
