@@ -325,6 +325,8 @@ HOLDOUTS = {
     "first run against the rule after stop 71's readings of set 106 (ea8f5ae)",
     "dedup_holdout_108.json": "agent memories only, 160 pairs (30 in eight other languages); "
     "first run against the rule after stop 71's readings of set 107 (d346432)",
+    "dedup_holdout_109.json": "agent memories only, 160 pairs (30 in eight other languages); "
+    "first run against the rule at the end of stop 71 (3e7521e)",
 }
 
 
