@@ -6879,3 +6879,27 @@ def test_one_verb_of_where_for_another_before_the_same_preposition_is_no_refill(
     old = "Runbooks for tidepool live in the ops wiki."
     assert not dedup.changed_values(old, "Runbooks for tidepool are stored in the ops wiki.")
     assert dedup.changed_values(old, "Runbooks for tidepool are tested in the ops wiki.")
+
+
+def test_a_text_that_says_it_is_on_the_roadmap_is_a_plan() -> None:
+    """ "Moving search to OpenSearch is on the Q2 roadmap" / "search was moved to OpenSearch":
+    a plan and what came of it; "is planned for June" / "pushed to August" stays a
+    correction of the plan's date."""
+    old = "Moving quayside search to OpenSearch is on the Q2 roadmap."
+    assert dedup.headed_as_a_plan(old, "quayside search was moved to OpenSearch last week.")
+    assert not dedup.headed_as_a_plan(
+        "The quayside 2.0 release is planned for June.", "Update: quayside 2.0 pushed to July."
+    )
+
+
+def test_a_reaction_before_half_the_old_words_is_another_statement() -> None:
+    """ "Pia is thrilled with ruff in quayside" of "quayside lints its code with ruff": how
+    someone takes the fact, a statement of its own."""
+    old = "quayside lints its code with ruff."
+    new = "Pia is thrilled with ruff in quayside, lint runs dropped to 2 s."
+    assert dedup.reacts_to(old, new)
+    assert POLICY.decide(0.7, old, new) != "supersede"
+    # (the attitude must come before the words it is about)
+    later = dedup.statement("ruff in quayside made Pia thrilled.")
+    assert not dedup._reacted_before(later, {"ruff", "quaysid"})
+    assert dedup._reacted_before(dedup.statement(new), {"ruff", "quaysid"})

@@ -2226,7 +2226,20 @@ def reacts_to(existing: str, new: str) -> bool:
     if old.words & liking and {_stem(word) for word in said} & liking:
         return False
     kept = old.words - new_.words
-    return len(kept) <= 1 and len(old.words) >= 3
+    if len(kept) <= 1 and len(old.words) >= 3:
+        return True
+    # (or half its words, the one a reaction is about before the other: "Barney is
+    # *delighted* with *uv* in *timetabler*" of "timetabler manages its dependencies with uv")
+    shared = old.words & new_.words
+    return 2 * len(shared) >= len(old.words) >= 3 and _reacted_before(new_, shared)
+
+
+def _reacted_before(one: Statement, words: Set[str]) -> bool:
+    """An attitude word (_attitudes) comes before every word of `words` in the text."""
+    lower = [t.lower for t in one.tokens]
+    said = [i for i, word in enumerate(lower) if word in _ATTITUDE]
+    places = [i for i, t in enumerate(one.tokens) if t.norm in words]
+    return bool(said and places) and min(said) < min(places)
 
 
 # Verbs that say a thing changed by an amount: the number after "by" is how much it changed,
@@ -5521,16 +5534,30 @@ def plan_and_done(old: Statement, new: Statement) -> bool:
 
 
 def headed_as_a_plan(existing: str, new: str) -> bool:
-    """One text is headed as a plan ("*Plan:* migrate harbourmaster from Flyway to Liquibase
-    in Q1", "*Goal for Q3:* move CI to self-hosted runners", _PLAN_HEADING) and the other is
-    not and says nothing is still to be done ("harbourmaster migrations are on Liquibase
-    now"): a plan and what came of it (plan_and_done), two occasions."""
-    headed = _PLAN_HEADING.match(existing), _PLAN_HEADING.match(new)
-    if bool(headed[0]) == bool(headed[1]):
+    """One text is headed as a plan or says it is one ("*Plan:* migrate harbourmaster from
+    Flyway to Liquibase in Q1", "*Goal for Q3:* move CI to self-hosted runners", "... is *on
+    the 2025 roadmap*": _a_plan) and the other is not and says nothing is still to be done
+    ("harbourmaster migrations are on Liquibase now"): a plan and what came of it
+    (plan_and_done), two occasions."""
+    headed = _a_plan(existing), _a_plan(new)
+    if headed[0] == headed[1]:
         return False
     old, new_ = statement(existing), statement(new)
     done = new_ if headed[0] else old
     return not _planned_verbs(done) and bool(old.words & new_.words)
+
+
+def _a_plan(text: str) -> bool:
+    """The text is headed as a plan (_PLAN_HEADING) or says it is on one (_PLAN_PHRASE: "...
+    is *on the 2025 roadmap*", "*in the backlog*"; not "is planned for June", whose date a
+    correction may move: "... pushed to August")."""
+    return _PLAN_HEADING.match(text) is not None or _PLAN_PHRASE.search(text) is not None
+
+
+_PLAN_PHRASE = re.compile(
+    r"\b(?:on|in)\s+(?:the|our|their|its)\b[^.;:]{0,24}?\b(?:roadmap|backlog)\b",
+    re.IGNORECASE,
+)
 
 
 # A heading that says what follows is a plan or a goal, up to its colon ("Plan:", "Goal for
