@@ -1756,9 +1756,8 @@ _WRITTEN_PATTERN = re.compile(
 
 
 def _pattern_value(written: str) -> str:
-    """A written pattern's value: its placeholders and written parts, lower-cased, sorted."""
-    parts = re.split(r"(<[^<>]+>|\{[^{}]+\})|[/._#@-]", written.lower().rstrip("."))
-    return "q:" + " ".join(sorted(part for part in parts if part))
+    """A written pattern's value: as written, lower-cased."""
+    return "q:" + written.lower().rstrip(".")
 
 
 @lru_cache(maxsize=1024)

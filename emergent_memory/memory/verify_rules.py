@@ -227,7 +227,13 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
     )
     difference: str | None = None
     kind: str | None = None
-    if compared.changes and not other_subject:
+    # (a written pattern with its parts in another order is one value changed as a whole,
+    # and the parts exchanged: "rel-<year>.<month>-<build>" / "rel-<build>.<month>-<year>")
+    reordered = dedup._parts_reordered(memory, claim) if compared.changes == 1 else None
+    if reordered is not None and not other_subject:
+        kind = "exchange"
+        difference = f"the same values in swapped places: {reordered[0]} / {reordered[1]}"
+    elif compared.changes and not other_subject:
         kind = "value"
         lost = _readable(old.values - new.words - new.values, old)
         gained = _readable(new.values - old.words - old.values, new)
