@@ -227,8 +227,7 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
     )
     difference: str | None = None
     kind: str | None = None
-    # (a written pattern with its parts in another order is one value changed as a whole,
-    # and the parts exchanged: "rel-<year>.<month>-<build>" / "rel-<build>.<month>-<year>")
+    # (a pattern's parts in another order: "rel-<year>-<build>" / "rel-<build>-<year>")
     reordered = dedup._parts_reordered(memory, claim) if compared.changes == 1 else None
     if reordered is not None and not other_subject:
         kind = "exchange"
