@@ -6896,7 +6896,9 @@ def test_a_reaction_before_half_the_old_words_is_another_statement() -> None:
     """ "Pia is thrilled with ruff in quayside" of "quayside lints its code with ruff": how
     someone takes the fact, a statement of its own."""
     old = "quayside lints its code with ruff."
-    new = "Pia is thrilled with ruff in quayside, lint runs dropped to 2 s."
+    new = "Pia is thrilled with ruff in quayside, checks dropped to 2 s."
+    # (two of the old text's words dropped: only the attitude said before the rest tells it)
+    assert len(dedup.statement(old).words - dedup.statement(new).words) == 2
     assert dedup.reacts_to(old, new)
     assert POLICY.decide(0.7, old, new) != "supersede"
     # (the attitude must come before the words it is about)
