@@ -2770,6 +2770,15 @@ def test_a_longer_name_before_the_same_noun_is_another_thing(existing: str, new:
             "The primary on-call engineer for search is Ines, with Omar as backup.",
             "Omar is the primary on-call engineer for search, and Ines is the backup.",
         ),
+        # the second rank written two ways: "secondary", "deputy", "standby", "backup"
+        (
+            "Lior is primary on the ingest pager this sprint, Dagny secondary.",
+            "This sprint: Dagny primary on the ingest pager, Lior as deputy.",
+        ),
+        (
+            "Ruth is the primary reviewer of schema changes, Anselm the standby.",
+            "Schema changes: Anselm reviews as primary, Ruth as backup.",
+        ),
     ],
 )
 def test_values_in_each_others_clauses_are_swapped_however_close(existing: str, new: str) -> None:

@@ -7610,6 +7610,16 @@ def _things(one: Statement) -> set[str]:
     return set(one.values) | {t.norm for t in one.tokens if t.text[:1].isupper() and not t.first}
 
 
+# The second rank of a rota or a role, however written ("Vada *secondary*" / "Vada as
+# *backup*"), read as one word where two clauses' partners are compared
+_SECOND_RANKS = frozenset({"backup", "deputy", "standby"})
+
+
+def _ranked(clauses: dict[str, int]) -> dict[str, int]:
+    """_clause_of_each with the second rank (_SECOND_RANKS) written as "secondary"."""
+    return {("secondary" if word in _SECOND_RANKS else word): at for word, at in clauses.items()}
+
+
 def _partners_exchanged(old: Statement, new: Statement) -> bool:
     """Two clauses of one text whose words the other text says crosswise: of each, a thing
     (a value or a name: _things) alone in one of two clauses of the other and a word in the
@@ -7618,7 +7628,7 @@ def _partners_exchanged(old: Statement, new: Statement) -> bool:
     "*Dev* uses *8080*, *staging* uses *8081*"): the same things with each other's partners.
     Read of the words each text says once; a reworded sentence moves a clause whole, or one
     word of it."""
-    first, second = _clause_of_each(old), _clause_of_each(new)
+    first, second = _ranked(_clause_of_each(old)), _ranked(_clause_of_each(new))
     things = _things(old) | _things(new)
     # (the old text's subject, said first, goes with whichever clause names it: "*tilesmith*
     # uses Redis for caching and Postgres for job state" / "Job state for *tilesmith* lives
