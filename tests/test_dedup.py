@@ -1027,6 +1027,12 @@ def test_the_other_value_of_a_setting_is_a_conflict(existing: str, new: str) -> 
             "Code owners must approve changes to the billing folder.",
             "Code owners don't need to approve changes to the billing folder.",
         ),
+        # "there's" is a function word with its "'s": no word said instead of the thing denied
+        ("ferrydesk has a Redis cache.", "There's no Redis cache in ferrydesk."),
+        (
+            "The dashboard ships a Grafana panel for latency.",
+            "There\u2019s no Grafana panel for latency on the dashboard.",
+        ),
     ],
     ids=[
         "doesnt",
@@ -1043,6 +1049,8 @@ def test_the_other_value_of_a_setting_is_a_conflict(existing: str, new: str) -> 
         "emphasis-honestly",
         "emphasis-literally-lol",
         "need-as-auxiliary",
+        "theres-no",
+        "curly-theres-no",
     ],
 )
 def test_a_negation_of_the_same_statement_is_a_conflict_never_a_supersession(

@@ -1760,6 +1760,11 @@ def _pattern_value(written: str) -> str:
     return "q:" + written.lower().rstrip(".")
 
 
+def _apostrophe_s(word: str) -> str:
+    """A word in lower case without an "'s" after it ("there's" is "there")."""
+    return word.replace("\u2019", "'").removesuffix("'s")
+
+
 @lru_cache(maxsize=1024)
 def statement(text: str) -> Statement:
     """The Statement of a text (cached: a save compares the same texts several times)."""
@@ -1868,8 +1873,10 @@ def statement(text: str) -> Statement:
             negated.update(t.norm for t in _up_to_a_mark(tokens[i + 1 : i + 4]))
     # the stem of a function word is no word either ("were" is "wer", "there" is "ther"),
     # unless another word of the text has it
-    stopped = {t.norm for t in tokens if t.lower in _FUNCTION_WORDS} - {
-        t.norm for t in tokens if t.lower not in _FUNCTION_WORDS
+    # (one said with "'s" too: "*there's* no GraphQL endpoint")
+    function = [_apostrophe_s(t.lower) in _FUNCTION_WORDS for t in tokens]
+    stopped = {t.norm for t, f in zip(tokens, function) if f} - {
+        t.norm for t, f in zip(tokens, function) if not f
     }
     # "rather", "instead" and "better" only join a rejection ("pnpm *rather than* npm" says
     # what "pnpm, not npm" and "likes pnpm *better than* npm" say)
