@@ -1874,10 +1874,8 @@ def statement(text: str) -> Statement:
     # the stem of a function word is no word either ("were" is "wer", "there" is "ther"),
     # unless another word of the text has it
     # (one said with "'s" too: "*there's* no GraphQL endpoint")
-    function = [_apostrophe_s(t.lower) in _FUNCTION_WORDS for t in tokens]
-    stopped = {t.norm for t, f in zip(tokens, function) if f} - {
-        t.norm for t, f in zip(tokens, function) if not f
-    }
+    function = {t.norm for t in tokens if _apostrophe_s(t.lower) in _FUNCTION_WORDS}
+    stopped = function - {t.norm for t in tokens if _apostrophe_s(t.lower) not in _FUNCTION_WORDS}
     # "rather", "instead" and "better" only join a rejection ("pnpm *rather than* npm" says
     # what "pnpm, not npm" and "likes pnpm *better than* npm" say)
     stopped |= {
