@@ -497,6 +497,7 @@ HOLDOUTS = (
     "verify_holdout_41.json",
     "verify_holdout_42.json",
     "verify_holdout_43.json",
+    "verify_holdout_44.json",
 )
 # The sets the difference kinds' thresholds are fitted on besides the labelled one: the
 # held-out sets after their first runs (a set written later is added here after its own).
