@@ -1092,6 +1092,43 @@ def test_two_ways_of_saying_no_and_a_purpose_are_no_negation(memory: str, claim:
 
 
 @pytest.mark.parametrize(
+    ("memory", "claim", "negates"),
+    [
+        # a second clause negating something else denies nothing the first one states
+        (
+            "Invoices are stored as PDF files in S3, never on local disk.",
+            "Invoices are kept as PDF files in S3.",
+            False,
+        ),
+        ("Use ruff for linting; do not add flake8 plugins.", "ruff is used for linting.", False),
+        # a verb that says no in a clause of its own
+        (
+            "Kofi wants Go code formatted with gofumpt, and he dislikes long import blocks.",
+            "Kofi formats Go code with gofumpt.",
+            False,
+        ),
+        # the clause that says no holds what the claim says: a negation
+        (
+            "Commit messages use the imperative mood and have no trailing period.",
+            "Commit messages have a trailing period.",
+            True,
+        ),
+        (
+            "The importer skips archived rows and never retries failed ones.",
+            "The importer retries failed rows.",
+            True,
+        ),
+        ("The cron job never runs on weekends.", "The cron job runs on weekends.", True),
+    ],
+)
+def test_a_negation_counts_in_the_clause_that_holds_the_other_texts_words(
+    memory: str, claim: str, negates: bool
+) -> None:
+    assert verify_features.negates_the_other(statement(memory), statement(claim)) is negates
+    assert (read_pair(memory, claim).difference_kind == "negation") is negates
+
+
+@pytest.mark.parametrize(
     ("text", "says_no"),
     [
         ("Pushing to main is forbidden.", True),

@@ -356,6 +356,60 @@ def says_no(one: dedup.Statement) -> bool:
     )
 
 
+# Words that join two clauses, each of which may say yes or no of its own ("Use `uv` ...;
+# *don't* use pip", "stored as integer pence, *never* as floats", "Keep diffs minimal *and
+# never* reformat untouched lines")
+_JOINING = frozenset({"and", "but", "while", "whereas", "so", "otherwise"})
+
+
+def negates_the_other(old: dedup.Statement, new: dedup.Statement) -> bool:
+    """One text says no (says_no) and the other does not, and the other text's words are
+    said in the negating text's clause that says no at least as much as in one that says
+    yes: a memory's second clause negating something else ("Keg deposits are stored as
+    integer pence, *never as floats*") denies nothing a claim of its first clause states
+    ("Deposits are kept as integer pence"). Clauses split at marks and at joining words
+    (_JOINING); a text of one clause, or one whose "no" is no negator in a clause (a verb
+    that forbids), negates as before."""
+    if says_no(old) == says_no(new):
+        return False
+    negating, other = (old, new) if says_no(old) else (new, old)
+    clauses: list[list[dedup._Token]] = [[]]
+    for token in negating.tokens:
+        if token.lower in _JOINING and clauses[-1]:
+            clauses.append([])
+            continue
+        clauses[-1].append(token)
+        if token.pause:
+            clauses.append([])
+    clauses = [clause for clause in clauses if clause]
+    no = [c for c in clauses if any(_says_no_at(t) for t in c)]
+    yes = [c for c in clauses if c not in no]
+    if not no or not yes:
+        return True
+    # (what the other text rejects too is no word it states: "inject the `Clock` protocol
+    # *rather than* reaching for freezegun" / "*Don't* mock time with `freezegun`")
+    stated = (other.words | other.values) - dedup.rejected_words(other)
+
+    def shared(clause: list[dedup._Token]) -> set[str]:
+        return {t.norm for t in clause} & stated
+
+    # a word of the other text only a clause that says no holds, or as many there as in
+    # any clause that says yes
+    only_denied = set().union(*map(shared, no)) - set().union(*map(shared, yes))
+    most = max(len(shared(c)) for c in no), max(len(shared(c)) for c in yes)
+    return bool(only_denied) or most[0] >= most[1]
+
+
+def _says_no_at(token: dedup._Token) -> bool:
+    """A negator, a word that forbids or a verb that says no ("dislikes", "avoid")."""
+    return (
+        token.lower in dedup.NEGATORS
+        or token.norm == "not"
+        or token.norm in _FORBIDDING
+        or token.norm in dedup.AVERSE
+    )
+
+
 def says_no_more(claim: str, clause: str) -> bool:
     """Every content word and value of the claim is in the memory's clause (as save reads
     them: stems, short forms, values written otherwise): the claim states one part of the

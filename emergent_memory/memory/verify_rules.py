@@ -251,7 +251,7 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
             kind, difference = "opposite", f"the other value of one setting: {opposite}"
         elif rejected is not None:
             kind, difference = "rejected", rejected
-        elif verify_features.says_no(old) != verify_features.says_no(new):
+        elif verify_features.negates_the_other(old, new):
             kind = "negation"
             # any negated clause on one side only (dedup's count: "not only" and two in one
             # clause are none), not save's negating_side (the negated word in the other text)
