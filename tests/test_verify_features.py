@@ -1281,3 +1281,52 @@ def test_a_time_after_every_word_of_the_claim_adds_to_it() -> None:
     assert not verify_features.stated_word_for_word(
         "Standup moved from Monday to Friday", "Standup moved from Monday"
     )
+
+
+def test_the_kind_of_a_value_both_say_is_no_word_of_the_claims_own() -> None:
+    """ "the `orders.v2` queue" says of a clause's "`orders.v2`" only what kind it is, the
+    noun before the value or after it."""
+    clause = "the importer reads from `orders.v2`"
+    assert verify_features.says_no_more("The importer reads from the `orders.v2` queue.", clause)
+    assert verify_features.says_no_more("The importer reads from the queue `orders.v2`.", clause)
+    # a word of its own, or the kind of a value the clause does not have
+    assert not verify_features.says_no_more(
+        "The importer reads from the `orders.v2` queue daily.", clause
+    )
+    assert not verify_features.says_no_more(
+        "The importer reads from the `orders.v3` queue.", clause
+    )
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim", "exchanged"),
+    [
+        (
+            "Before a release, bump the version first and then tag the commit.",
+            "Tag the commit first, then bump the version.",
+            "bump version / tag commit",
+        ),
+        # the same order, or a step only one text says: no exchange
+        (
+            "Before a release, bump the version first and then tag the commit.",
+            "Bump the version first, then tag the commit.",
+            None,
+        ),
+        (
+            "Warm the cache first, then switch traffic.",
+            "Switch traffic first, then page on-call.",
+            None,
+        ),
+        (
+            "Warm the cache first and switch traffic after.",
+            "Switch traffic first, then warm it.",
+            None,
+        ),
+    ],
+)
+def test_two_steps_in_the_other_order_are_exchanged(
+    memory: str, claim: str, exchanged: str | None
+) -> None:
+    assert verify_features.steps_exchanged(memory, claim) == exchanged
+    if exchanged is not None:
+        assert read_pair(memory, claim).difference_kind == "exchange"

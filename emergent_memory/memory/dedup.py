@@ -4446,6 +4446,18 @@ def _kind_nouns(one: Statement, kept: Set[str]) -> frozenset[str]:
     )
 
 
+def kind_nouns_beside(one: Statement, kept: Set[str]) -> frozenset[str]:
+    """As _kind_nouns, with the noun before or after the kept value ("the *topic*
+    `tanks/+/readings`", "the `tanks/+/readings` *topic*")."""
+    tokens = one.tokens
+    after = frozenset(
+        tokens[i].norm
+        for i in range(1, len(tokens))
+        if _value_key(tokens[i - 1]) in kept and tokens[i].norm in _KIND_NOUNS
+    )
+    return _kind_nouns(one, kept) | after
+
+
 # Nouns that name the kind of the value written after them ("*version* 15", "the *bucket*
 # s3://builds", "*region* eu-west-1", "*namespace* analytics-prod").
 _KIND_NOUN_WORDS = """

@@ -359,7 +359,7 @@ def says_no(one: dedup.Statement) -> bool:
 # Words that join two clauses, each of which may say yes or no of its own ("Use `uv` ...;
 # *don't* use pip", "stored as integer pence, *never* as floats", "Keep diffs minimal *and
 # never* reformat untouched lines")
-_JOINING = frozenset({"and", "but", "while", "whereas", "so", "otherwise"})
+_CLAUSE_WORDS = frozenset({"and", "but", "while", "whereas", "so", "otherwise"})
 
 
 def negates_the_other(old: dedup.Statement, new: dedup.Statement) -> bool:
@@ -368,14 +368,14 @@ def negates_the_other(old: dedup.Statement, new: dedup.Statement) -> bool:
     yes: a memory's second clause negating something else ("Keg deposits are stored as
     integer pence, *never as floats*") denies nothing a claim of its first clause states
     ("Deposits are kept as integer pence"). Clauses split at marks and at joining words
-    (_JOINING); a text of one clause, or one whose "no" is no negator in a clause (a verb
+    (_CLAUSE_WORDS); a text of one clause, or one whose "no" is no negator in a clause (a verb
     that forbids), negates as before."""
     if says_no(old) == says_no(new):
         return False
     negating, other = (old, new) if says_no(old) else (new, old)
     clauses: list[list[dedup._Token]] = [[]]
     for token in negating.tokens:
-        if token.lower in _JOINING and clauses[-1]:
+        if token.lower in _CLAUSE_WORDS and clauses[-1]:
             clauses.append([])
             continue
         clauses[-1].append(token)
@@ -419,7 +419,9 @@ def says_no_more(claim: str, clause: str) -> bool:
     mine, theirs = dedup.statement(claim), dedup.statement(clause)
     # (a verb that only links a thing to its value may be the claim's own: "... *runs*
     # Postgres 16")
+    # (nor the kind of a value both say: "subscribes to the `tanks/+/readings` *topic*")
     own = mine.words - theirs.words - dedup.LINKING_VERBS
+    own -= dedup.kind_nouns_beside(mine, theirs.values)
     if not mine.words or own or not mine.values <= theirs.values:
         return False
     # in the clause's order: the same words in other places say another fact ("Kofi's
@@ -1165,7 +1167,48 @@ def every_or_only(memory: str, claim: str) -> str | None:
 def exchanged_in_place(memory: str, claim: str) -> str | None:
     """Two things said in each other's places: numbers (numbers_exchanged) or what comes
     first (first_exchanged), in words; None when neither is."""
-    return numbers_exchanged(memory, claim) or first_exchanged(memory, claim)
+    return (
+        numbers_exchanged(memory, claim)
+        or first_exchanged(memory, claim)
+        or steps_exchanged(memory, claim)
+    )
+
+
+def _steps(text: str) -> tuple[set[str], set[str]] | None:
+    """The content words of the step a text says comes first ("*run `make test-billing`
+    locally* first") and of the one it says comes then ("then *open the PR*"): the clause
+    up to "first" and the words after a "then" that follows it, each to a mark; None unless
+    the text says each once."""
+    one = dedup.statement(text)
+    lower = [t.lower for t in one.tokens]
+    if lower.count("first") != 1 or lower.count("then") != 1:
+        return None
+    first, then = lower.index("first"), lower.index("then")
+    if then < first:
+        return None
+    start = first
+    while start and not one.tokens[start - 1].pause and lower[start - 1] not in _CLAUSE_WORDS:
+        start -= 1
+    after = dedup._up_to_a_mark(list(one.tokens[then + 1 :]))
+    before = {t.norm for t in one.tokens[start:first]} & one.words
+    return before, {t.norm for t in after} & one.words
+
+
+def steps_exchanged(memory: str, claim: str) -> str | None:
+    """Two steps in the other order ("run `make test-billing` locally first and only then
+    open the PR" / "Open the billing PR first, then run `make test-billing`"): what one text
+    does first the other does then, and the reverse, the two firsts sharing no word."""
+    mine, theirs = _steps(memory), _steps(claim)
+    if mine is None or theirs is None:
+        return None
+    if mine[0] & theirs[0] or not (mine[0] & theirs[1] and mine[1] & theirs[0]):
+        return None
+    tokens = dedup.statement(memory).tokens
+
+    def written(norms: set[str]) -> str:
+        return " ".join(dict.fromkeys(t.text for t in tokens if t.norm in norms))
+
+    return f"{written(mine[0] & theirs[1])} / {written(mine[1] & theirs[0])}"
 
 
 _FIRST_REACH = 3  # words read back from "first"
