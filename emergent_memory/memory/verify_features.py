@@ -363,13 +363,13 @@ _CLAUSE_WORDS = frozenset({"and", "but", "while", "whereas", "so", "otherwise"})
 
 
 def negates_the_other(old: dedup.Statement, new: dedup.Statement) -> bool:
-    """One text says no (says_no) and the other does not, and the other text's words are
-    said in the negating text's clause that says no at least as much as in one that says
-    yes: a memory's second clause negating something else ("Keg deposits are stored as
-    integer pence, *never as floats*") denies nothing a claim of its first clause states
-    ("Deposits are kept as integer pence"). Clauses split at marks and at joining words
-    (_CLAUSE_WORDS); a text of one clause, or one whose "no" is no negator in a clause (a verb
-    that forbids), negates as before."""
+    """One text says no (says_no) and the other does not, and the negating text's clauses
+    that say no hold the other text's words: one word that no clause saying yes has, or as
+    many as any such clause has. A memory's second clause negating something else ("Keg
+    deposits are stored as integer pence, *never as floats*") denies nothing a claim of its
+    first clause states ("Deposits are kept as integer pence"). Clauses split at marks and
+    at joining words (_CLAUSE_WORDS); a text of one clause, or one with no clause that says
+    yes, negates the other whenever it says no."""
     if says_no(old) == says_no(new):
         return False
     negating, other = (old, new) if says_no(old) else (new, old)
@@ -1189,9 +1189,13 @@ def _steps(text: str) -> tuple[set[str], set[str]] | None:
     start = first
     while start and not one.tokens[start - 1].pause and lower[start - 1] not in _CLAUSE_WORDS:
         start -= 1
-    after = dedup._up_to_a_mark(list(one.tokens[then + 1 :]))
+    after: set[str] = set()
+    for token in one.tokens[then + 1 :]:
+        after.add(token.norm)
+        if token.pause:
+            break
     before = {t.norm for t in one.tokens[start:first]} & one.words
-    return before, {t.norm for t in after} & one.words
+    return before, after & one.words
 
 
 def steps_exchanged(memory: str, claim: str) -> str | None:

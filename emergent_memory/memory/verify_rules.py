@@ -253,8 +253,8 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
             kind, difference = "rejected", rejected
         elif verify_features.negates_the_other(old, new):
             kind = "negation"
-            # any negated clause on one side only (dedup's count: "not only" and two in one
-            # clause are none), not save's negating_side (the negated word in the other text)
+            # a clause saying no on one side only, holding the other's words (dedup's count:
+            # "not only" and two in one clause are none), not save's negating_side
             one = "the claim" if verify_features.says_no(new) else "the memory"
             difference = f"{one} negates what the other states"
         elif (numbers := verify_features.exchanged_in_place(memory, claim)) is not None:
