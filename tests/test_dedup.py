@@ -6896,6 +6896,10 @@ def test_one_verb_of_where_for_another_before_the_same_preposition_is_no_refill(
     old = "Runbooks for tidepool live in the ops wiki."
     assert not dedup.changed_values(old, "Runbooks for tidepool are stored in the ops wiki.")
     assert dedup.changed_values(old, "Runbooks for tidepool are tested in the ops wiki.")
+    # "go" and "belong" before "in" say where a thing is put
+    assert not dedup.changed_values(old, "Runbooks for tidepool go in the ops wiki.")
+    assert not dedup.changed_values(old, "Runbooks for tidepool belong in the ops wiki.")
+    assert dedup.changed_values(old, "Runbooks for tidepool go through the ops wiki.")
 
 
 def test_a_text_that_says_it_is_on_the_roadmap_is_a_plan() -> None:

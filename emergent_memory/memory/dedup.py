@@ -6670,7 +6670,7 @@ def _refills(
 
 # Verbs that say where a thing is before "in", "on", "at" or "under" ("config *lives* in
 # .woodpecker.yml" / "config is *kept* in ..."): one in place of another says the same.
-_WHERE_VERB_WORDS = "live sit keep store reside stay host locate"
+_WHERE_VERB_WORDS = "live sit keep store reside stay host locate go belong"
 _WHERE_VERBS = frozenset(_stem(word) for word in _WHERE_VERB_WORDS.split())
 _WHERE_PREPOSITIONS = frozenset({"in", "on", "at", "under", "inside"})
 
