@@ -4871,6 +4871,11 @@ def test_a_part_or_a_bound_added_narrows_the_statement(existing: str, new: str) 
             "The user wants functions of under 40 lines.",
             "The user wants functions of fewer than 40 lines.",
         ),
+        # "corresponding" names nothing of its own
+        (
+            "Each migration ships with its rollback script.",
+            "Each migration ships with the corresponding rollback script.",
+        ),
     ],
 )
 def test_a_phrase_that_narrows_nothing_still_restates(existing: str, new: str) -> None:

@@ -6461,8 +6461,10 @@ def says_more(old: Statement, new: Statement) -> bool:
 
 # Words a restatement adds beyond _NO_DETAIL that say nothing of their own: a rule's "not
 # allowed" for "never", "ever", where or with what a thing is ("located in", "equipped
-# with"), what a duration is ("retention period") and chat's "a bit late, sorry".
-_ADDS_NOTHING_WORDS = "allowed forbidden permitted ever onto located equipped period bit sorry cent"
+# with"), what a duration is ("retention period"), chat's "a bit late, sorry" and "the
+# *corresponding* ticket".
+_ADDS_NOTHING_WORDS = """
+    allowed forbidden permitted ever onto located equipped period bit sorry cent corresponding"""
 _ADDS_NOTHING = frozenset(_stem(word) for word in _ADDS_NOTHING_WORDS.split())
 
 
