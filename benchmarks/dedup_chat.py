@@ -329,6 +329,8 @@ HOLDOUTS = {
     "first run against the rule at the end of stop 71 (3e7521e)",
     "dedup_holdout_110.json": "agent memories only, 160 pairs (30 in eight other languages); "
     "first run against the rule at the start of stop 72 (f615e11)",
+    "dedup_holdout_111.json": "agent memories only, 160 pairs (30 in eight other languages); "
+    "first run against the rule at the end of stop 72 (e83a769)",
 }
 
 
