@@ -6931,3 +6931,9 @@ def test_a_reaction_before_half_the_old_words_is_another_statement() -> None:
     later = dedup.statement("ruff in quayside made Pia thrilled.")
     assert not dedup._reacted_before(later, {"ruff", "quaysid"})
     assert dedup._reacted_before(dedup.statement(new), {"ruff", "quaysid"})
+
+
+def test_the_second_rank_said_two_ways_in_one_text_is_left_out() -> None:
+    # (as a word said twice is: its clause cannot be told)
+    assert dedup._ranked({"teo": 0, "secondary": 1, "backup": 2}) == {"teo": 0}
+    assert dedup._ranked({"teo": 0, "deputy": 1}) == {"teo": 0, "secondary": 1}

@@ -7635,8 +7635,12 @@ _SECOND_RANKS = frozenset({"backup", "deputy", "standby"})
 
 
 def _ranked(clauses: dict[str, int]) -> dict[str, int]:
-    """_clause_of_each with the second rank (_SECOND_RANKS) written as "secondary"."""
-    return {("secondary" if word in _SECOND_RANKS else word): at for word, at in clauses.items()}
+    """_clause_of_each with the second rank (_SECOND_RANKS) written as "secondary"; said two
+    ways in one text, it is left out, as _clause_of_each leaves out a word said twice."""
+    places: dict[str, list[int]] = {}
+    for word, at in clauses.items():
+        places.setdefault("secondary" if word in _SECOND_RANKS else word, []).append(at)
+    return {word: at[0] for word, at in places.items() if len(at) == 1}
 
 
 def _partners_exchanged(old: Statement, new: Statement) -> bool:
