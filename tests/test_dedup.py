@@ -3786,6 +3786,15 @@ def test_a_prohibition_changed_with_a_change_word_is_still_a_correction() -> Non
     assert decision.verdict == "supersede"
 
 
+def test_a_rejected_place_rejects_what_it_names() -> None:
+    # "only through the VPN" / "not behind the VPN": the VPN the old text states is rejected
+    existing = "The Sorrel admin panel is only reachable through the bastion."
+    new = "The Sorrel admin panel is publicly reachable, not behind the bastion."
+    assert dedup.rejects_the_other(dedup.statement(existing), dedup.statement(new))
+    assert not dedup.compare(existing, new).restates
+    assert POLICY.decide(0.92, existing, new) != "supersede"
+
+
 @pytest.mark.parametrize(
     ("existing", "new"),
     [
@@ -3836,6 +3845,9 @@ def test_rejecting_what_the_other_states_is_never_a_rewording(existing: str, new
         # a bound, in digits or in words, and a verb of "over", reject nothing
         ("The user prefers PRs with fewer than four hundred changed lines.", set()),
         ("The user prefers PRs with fewer than 400 changed lines.", set()),
+        # a preposition of place opening the phrase: what it names is rejected too
+        ("The wiki is public, not behind the SSO.", {"behind", "SSO"}),
+        ("Backups live in the cellar rack, not outside the building.", {"outside", "building"}),
         ("The team chose Dagster to take over orchestration from Airflow.", set()),
     ],
 )
@@ -4842,6 +4854,13 @@ def test_a_restriction_added_is_no_rewording(new: str) -> None:
             "Renovate PRs for Tansy are merged on Mondays.",
             "Renovate major PRs for Tansy are merged on Mondays.",
         ),
+        # another word between the article and the old noun, the old word said beside it:
+        # another thing of that name
+        (
+            "Odile signed the hosting contract for Sorrel.",
+            "Odile signed the exit contract for the Sorrel hosting.",
+        ),
+        ("The nightly job sends a summary report.", "The nightly job sends a cost report summary."),
     ],
 )
 def test_a_part_or_a_bound_added_narrows_the_statement(existing: str, new: str) -> None:
@@ -4990,6 +5009,14 @@ def test_a_plural_turned_into_a_modifier_of_a_new_kind_says_more() -> None:
 )
 def test_a_modifier_that_names_no_new_part_narrows_nothing(existing: str, new: str) -> None:
     assert not dedup.narrows(existing, new)
+
+
+def test_a_word_before_the_old_phrase_keeps_its_noun_and_narrows_nothing() -> None:
+    # "the *signed* hosting contract" is still the hosting contract (saying more is another
+    # rule's: says_more); "the *exit* contract" is another contract
+    existing = "Odile keeps the hosting contract for Sorrel."
+    assert not dedup.narrows(existing, "Odile keeps the signed hosting contract for Sorrel.")
+    assert dedup.narrows(existing, "Odile keeps the exit contract for the Sorrel hosting.")
 
 
 def test_a_change_from_the_old_value_narrows_nothing() -> None:

@@ -3440,9 +3440,10 @@ def rejected_words(one: Statement, *, also_stated: bool = False) -> frozenset[st
     contrastive "not" (_contrasts_at), "rather than", "instead of", or "over" and "than" in a
     text of preference ("prefers pytest *over* unittest", "would rather use pnpm *than*
     npm"), up to the next function word after them or the end of the clause ("instead of
-    *grep* for searching code", "not in *environment files*"); not a number ("over 1,000,000
-    rows"), nor a word the text also states outside such a phrase ("Postgres advisory *locks*
-    instead of Redis *locks*"): with also_stated, those words only."""
+    *grep* for searching code", "not in *environment files*"), a preposition opening the
+    phrase read through to what it names ("not *behind* the *VPN*"); not a number ("over
+    1,000,000 rows"), nor a word the text also states outside such a phrase ("Postgres
+    advisory *locks* instead of Redis *locks*"): with also_stated, those words only."""
     tokens = one.tokens
     preferring = bool(one.words & _SAME_MEANING - {"use"}) or any(
         t.lower in _COMPARING for t in tokens
@@ -3470,6 +3471,8 @@ def rejected_words(one: Statement, *, also_stated: bool = False) -> frozenset[st
             if any(ch.isdigit() for ch in following.text + following.norm):
                 break  # a number, in digits or words ("fewer than *four hundred* lines")
             inside.add(n)
+            if following.lower in _PLACE_PREPOSITIONS and not (seen or following.pause):
+                continue  # what it names is rejected too: "not behind *the VPN*"
             seen = True
             if following.pause:
                 break
@@ -3479,6 +3482,12 @@ def rejected_words(one: Statement, *, also_stated: bool = False) -> frozenset[st
     return frozenset(tokens[n].norm for n in inside) - elsewhere
 
 
+# Prepositions of place that are content words (not STOPWORDS): a rejected phrase they open
+# rejects what they name too ("publicly reachable, not *behind the VPN*").
+_PLACE_PREPOSITION_WORDS = """
+    above across against along among around behind below beneath beside beyond inside near
+    onto outside past throughout toward towards underneath upon via within"""
+_PLACE_PREPOSITIONS = frozenset(_PLACE_PREPOSITION_WORDS.split())
 # Words that make "than" reject what follows it ("would *rather* use pnpm than npm", "likes
 # tabs *better* than spaces")
 _COMPARING = frozenset({"rather", "better"})
@@ -4697,6 +4706,7 @@ def _narrows(old: Statement, new: Statement) -> bool:
         _scope_added(old, new)
         or _part_named(old, new)
         or _container_named(old, new)
+        or _modifier_put_before(old, new)
         or _bound_added(old, new)
         or _near_now(old, new)
     )
@@ -4778,6 +4788,36 @@ _CONTAINER_WORDS = """
     package packages module modules app apps crate crates workspace cluster clusters
     namespace team org organization account directory folder"""
 _CONTAINERS = frozenset(_CONTAINER_WORDS.split())
+
+
+def _modifier_put_before(old: Statement, new: Statement) -> bool:
+    """The new text puts a word of its own between an article and a noun of the old text
+    where the old text had another word, one it still says elsewhere ("approved *the
+    migration plan* for herdwatch" / "approved *the rollback plan* for the herdwatch
+    *migration*"): another thing of that name, the old one only named beside it."""
+    before_old = {
+        noun.norm: modifier.norm
+        for article, modifier, noun in _after_an_article(old.tokens)
+        if modifier.norm in old.words and noun.norm in old.words
+    }
+    new_pairs = {(a.norm, b.norm) for a, b in pairwise(new.tokens) if not a.pause}
+    for _, added, noun in _after_an_article(new.tokens):
+        if added.norm in old.words or added.norm not in new.words or _number(added.norm):
+            continue
+        modifier = before_old.get(noun.norm)
+        if modifier in new.words and (modifier, noun.norm) not in new_pairs:
+            return True
+    return False
+
+
+def _after_an_article(tokens: Sequence[_Token]) -> list[tuple[_Token, _Token, _Token]]:
+    """Each article with the two words after it, no mark between them ("*the migration
+    plan*")."""
+    return [
+        (tokens[i], tokens[i + 1], tokens[i + 2])
+        for i in range(len(tokens) - 2)
+        if tokens[i].lower in _ARTICLES and not (tokens[i].pause or tokens[i + 1].pause)
+    ]
 
 
 def _container_named(old: Statement, new: Statement) -> bool:
