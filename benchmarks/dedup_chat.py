@@ -331,6 +331,8 @@ HOLDOUTS = {
     "first run against the rule at the start of stop 72 (f615e11)",
     "dedup_holdout_111.json": "agent memories only, 160 pairs (30 in eight other languages); "
     "first run against the rule at the end of stop 72 (e83a769)",
+    "dedup_holdout_112.json": "agent memories only, 160 pairs (30 in eight other languages); "
+    "first run against the rule after stop 73's readings of set 111 (607a556)",
 }
 
 
