@@ -5017,6 +5017,11 @@ def test_a_word_before_the_old_phrase_keeps_its_noun_and_narrows_nothing() -> No
     existing = "Odile keeps the hosting contract for Sorrel."
     assert not dedup.narrows(existing, "Odile keeps the signed hosting contract for Sorrel.")
     assert dedup.narrows(existing, "Odile keeps the exit contract for the Sorrel hosting.")
+    # a word that describes the thing names no other one ("a *separate* index")
+    index = "Search suggestions come from the autocomplete index."
+    assert not dedup.narrows(
+        index, "Search suggestions come from a separate index for autocomplete."
+    )
 
 
 def test_a_change_from_the_old_value_narrows_nothing() -> None:
@@ -6336,6 +6341,15 @@ def test_a_number_in_digits_and_a_half_is_one_value() -> None:
             "Lucía lleva el backend y Mateo el frontend.",
             "Mateo lleva el backend y Lucía el frontend.",
         ),
+        # a role said as the one who does it in one text and as the doing in the other
+        (
+            "Ines is the maintainer and Teo the approver of the billing schema.",
+            "For the billing schema, Teo maintains it and Ines approves changes.",
+        ),
+        (
+            "On the caching ADR, Wanjiru was the author and Dov the reviewer.",
+            "Dov wrote the caching ADR and Wanjiru reviewed it.",
+        ),
     ],
 )
 def test_two_things_with_each_other_s_partners_are_swapped_values(existing: str, new: str) -> None:
@@ -6356,6 +6370,11 @@ def test_two_things_with_each_other_s_partners_are_swapped_values(existing: str,
         (
             "The API runs on Node 20 and uses Postgres 16.",
             "The API uses Postgres 16 and runs on Node 20.",
+        ),
+        # a role said as the doing, the same people in the same roles
+        (
+            "Ines is the maintainer and Teo the approver of the billing schema.",
+            "For the billing schema, Ines maintains it and Teo approves changes.",
         ),
         # a list in another order is one list, not clauses
         (
@@ -6871,6 +6890,27 @@ def test_a_text_headed_as_a_plan_against_one_that_is_not_is_another_occasion() -
     assert not dedup.headed_as_a_plan(old, "Plan: move the team wiki to Outline in May.")
     # (the other text says it is still to be done: no outcome)
     assert not dedup.headed_as_a_plan(old, "We still need to move the team wiki to Outline.")
+
+
+def test_a_text_scheduled_for_a_time_against_one_saying_it_was_done_is_another_occasion() -> None:
+    """ "X is scheduled for Q3" / "X has been done": a plan and what came of it; a date moved
+    or a booking said in the past is the schedule still."""
+    old = "Upgrading the Brackwater queue to RabbitMQ 4 is planned for October."
+    done = "The Brackwater queue has been upgraded to RabbitMQ 4."
+    assert dedup.scheduled_and_done(dedup.statement(old), dedup.statement(done))
+    assert POLICY.decide(0.85, old, done) != "supersede"
+    also_done = "Brackwater's queue was upgraded to RabbitMQ 4 last night."
+    assert dedup.scheduled_and_done(dedup.statement(old), dedup.statement(also_done))
+    for schedule in (
+        "The Brackwater queue upgrade to RabbitMQ 4 got pushed to November.",
+        "The Brackwater queue upgrade to RabbitMQ 4 is booked for the first Sunday.",
+        "The Brackwater queue upgrade to RabbitMQ 4 is slated for November.",
+    ):
+        assert not dedup.scheduled_and_done(dedup.statement(old), dedup.statement(schedule))
+    # "due to" gives a cause, no schedule
+    cause = "Root cause of the slow Brackwater queue: an unindexed lookup."
+    found = "Turns out the slow Brackwater queue was due to a missing prefetch limit."
+    assert not dedup.scheduled_and_done(dedup.statement(cause), dedup.statement(found))
 
 
 def test_an_hour_opening_a_range_takes_the_half_of_the_day_of_its_end() -> None:

@@ -262,6 +262,39 @@ def test_numbers_said_of_each_other_s_things_are_swapped_values() -> None:
     assert numbers_exchanged(tanks, turned) == "8 cheese / 4 cheese"
 
 
+def test_a_number_rejected_for_another_is_said_of_no_word_of_either() -> None:
+    # "on 8443 rather than 8080": a part that rejects one number for the other tells which
+    # is which by no word beside them
+    memory = "Start the stack with `make up`; the gateway listens on port 8443, not 8080."
+    claim = "Run `make up` first, since the gateway serves on port 8443 rather than 8080."
+    assert numbers_exchanged(memory, claim) is None
+    assert read_pair(memory, claim).difference_kind != "exchange"
+    # each said in a part of its own, beside the other's word, is still an exchange
+    apart = "The gateway listens on port 8443 and the admin UI on 8080."
+    swapped = "The gateway listens on port 8080 and the admin UI on 8443."
+    assert numbers_exchanged(apart, swapped) is not None
+    # and so is a range or a change said in one part ("from 120 s to 30 s"): no rejection
+    lowered = "After the outage the session timeout was lowered from 120 s to 30 s."
+    raised = "After the outage the session timeout was raised from 30 s to 120 s."
+    assert verify_features._rejected_for(lowered, "120", "30") is False
+    assert verify_features._rejected_for(memory, "8443", "8080") is True
+    assert read_pair(lowered, raised).difference is not None
+
+
+def test_a_value_kept_beside_its_own_words_was_not_moved() -> None:
+    # the claim's clauses align crosswise ("ping" in the first memory clause), but each value
+    # stands beside the words the memory says it with: no swap
+    memory = (
+        "Buoy readings arrive every 10 seconds over LoRa (gateway 3.1, channel 868) and are "
+        "ignored if they are older than 90 seconds."
+    )
+    claim = (
+        "Buoys send readings to gateway 3.1 on channel 868 every ten seconds, and any reading "
+        "more than 90 seconds old is thrown away."
+    )
+    assert clause_difference(memory, claim) is None
+
+
 @pytest.mark.parametrize(
     ("memory", "claim"),
     [

@@ -4792,29 +4792,44 @@ _CONTAINERS = frozenset(_CONTAINER_WORDS.split())
 
 def _modifier_put_before(old: Statement, new: Statement) -> bool:
     """The new text puts a word of its own between an article and a noun of the old text
-    where the old text had another word, one it still says elsewhere ("approved *the
+    where the old text had another word, one it now says after the noun ("approved *the
     migration plan* for herdwatch" / "approved *the rollback plan* for the herdwatch
-    *migration*"): another thing of that name, the old one only named beside it."""
+    *migration*"): another thing of that name, the old one only named beside it; not a word
+    that describes (_DESCRIBING: "a *separate* index")."""
     before_old = {
         noun.norm: modifier.norm
-        for article, modifier, noun in _after_an_article(old.tokens)
+        for _, (article, modifier, noun) in _after_an_article(old.tokens)
         if modifier.norm in old.words and noun.norm in old.words
     }
     new_pairs = {(a.norm, b.norm) for a, b in pairwise(new.tokens) if not a.pause}
-    for _, added, noun in _after_an_article(new.tokens):
+    norms = [t.norm for t in new.tokens]
+    for at, (_, added, noun) in _after_an_article(new.tokens):
         if added.norm in old.words or added.norm not in new.words or _number(added.norm):
             continue
+        if added.lower in _DESCRIBING:
+            continue  # "a *separate* index": the same thing described
         modifier = before_old.get(noun.norm)
-        if modifier in new.words and (modifier, noun.norm) not in new_pairs:
+        if modifier not in new.words or (modifier, noun.norm) in new_pairs:
+            continue
+        # the old word said after the noun now ("the rollback plan for the ... *migration*")
+        if modifier in norms[at + 3 :]:
             return True
     return False
 
 
-def _after_an_article(tokens: Sequence[_Token]) -> list[tuple[_Token, _Token, _Token]]:
+# Words between an article and a noun that describe the thing, not name another one
+_DESCRIBING = frozenset(
+    {"separate", "dedicated", "single", "standalone", "whole", "entire", "own", "same"}
+)
+
+
+def _after_an_article(
+    tokens: Sequence[_Token],
+) -> list[tuple[int, tuple[_Token, _Token, _Token]]]:
     """Each article with the two words after it, no mark between them ("*the migration
-    plan*")."""
+    plan*"), with the article's place."""
     return [
-        (tokens[i], tokens[i + 1], tokens[i + 2])
+        (i, (tokens[i], tokens[i + 1], tokens[i + 2]))
         for i in range(len(tokens) - 2)
         if tokens[i].lower in _ARTICLES and not (tokens[i].pause or tokens[i + 1].pause)
     ]
@@ -5587,6 +5602,46 @@ def plan_and_done(old: Statement, new: Statement) -> bool:
         if planned & _done_verbs(done):
             return True
     return False
+
+
+def scheduled_and_done(old: Statement, new: Statement) -> bool:
+    """One text says a thing is scheduled for a time ("Moving tide-tables onto Kubernetes *is
+    scheduled for* Q3", _SCHEDULED) and the other that it was done, a verb in the past and no
+    schedule, no date moved ("tide-tables *has been migrated* to Kubernetes"; not "the demo
+    *got rescheduled* to March 11", "launch *slipped* to March 28", "has a blood test
+    *booked*": _DATE_MOVED): a plan and what came of it, two occasions."""
+    for plan, done in ((old, new), (new, old)):
+        if not _SCHEDULED.search(" ".join(t.lower for t in plan.tokens)):
+            continue
+        written = " ".join(t.lower for t in done.tokens)
+        if _SCHEDULED.search(written) or {t.lower for t in done.tokens} & _DATE_MOVED:
+            continue
+        if (_done_verbs(done) | _perfect(done)) - _SCHEDULING and done.words & plan.words:
+            return True
+    return False
+
+
+def _perfect(one: Statement) -> set[str]:
+    """The verbs the text says are done, in the perfect ("*has been migrated*", "*have
+    moved*")."""
+    lower = [t.lower for t in one.tokens]
+    found: set[str] = set()
+    for i, word in enumerate(lower):
+        if word in ("has", "have", "had", "'s", "'ve") and i + 1 < len(lower):
+            j = i + 2 if lower[i + 1] == "been" and i + 2 < len(lower) else i + 1
+            if _past_form(lower[j]):
+                found.add(one.tokens[j].norm)
+    return found
+
+
+_SCHEDULED = re.compile(r"\b(?:scheduled|planned|slated)\s+(?:for|in|on|to)\b")
+_SCHEDULING = frozenset(_stem(word) for word in ("scheduled", "planned", "slated"))
+# Verbs that move a date or drop a plan, and those of a booking (a schedule said in the
+# past: "has a blood test *booked*"): a text with one says the schedule, not what came of it.
+_DATE_MOVED_WORDS = """
+    rescheduled postponed pushed moved bumped slipped shifted delayed deferred cancelled
+    canceled dropped brought booked arranged reserved confirmed"""
+_DATE_MOVED = frozenset(_DATE_MOVED_WORDS.split())
 
 
 def headed_as_a_plan(existing: str, new: str) -> bool:
@@ -7588,7 +7643,9 @@ def compare(existing: str, new: str) -> Comparison:
         narrows=narrows(existing, new),
         says_more=says_more(old, new_),
         tense_differs=tense_differs(old, new_),
-        plan_done=plan_and_done(old, new_) or headed_as_a_plan(existing, new),
+        plan_done=plan_and_done(old, new_)
+        or headed_as_a_plan(existing, new)
+        or scheduled_and_done(old, new_),
     )
 
 
@@ -7672,14 +7729,25 @@ def _things(one: Statement) -> set[str]:
 # The second rank of a rota or a role, however written ("Vada *secondary*" / "Vada as
 # *backup*"), read as one word where two clauses' partners are compared
 _SECOND_RANKS = frozenset({"backup", "deputy", "standby"})
+# A role said as the one who does it or as the doing ("Pet is the *reviewer*" / "Pet
+# *reviews*", "Oskar the *author*" / "Oskar *wrote* it"), read as one word there too
+_ROLE_NOUN_VERBS = """
+    reviewer:review author:wrote owner:owns maintainer:maintains approver:approves
+    tester:tests writer:wrote presenter:presents organiser:organises organizer:organizes"""
+_ROLE_AS_VERB = {
+    _stem(noun): _stem(verb)
+    for noun, verb in (pair.split(":") for pair in _ROLE_NOUN_VERBS.split())
+}
 
 
 def _ranked(clauses: dict[str, int]) -> dict[str, int]:
-    """_clause_of_each with the second rank (_SECOND_RANKS) written as "secondary"; said two
-    ways in one text, it is left out, as _clause_of_each leaves out a word said twice."""
+    """_clause_of_each with the second rank (_SECOND_RANKS) written as "secondary" and a
+    role noun as its verb (_ROLE_AS_VERB); said two ways in one text, it is left out, as
+    _clause_of_each leaves out a word said twice."""
     places: dict[str, list[int]] = {}
     for word, at in clauses.items():
-        places.setdefault("secondary" if word in _SECOND_RANKS else word, []).append(at)
+        read = "secondary" if word in _SECOND_RANKS else _ROLE_AS_VERB.get(word, word)
+        places.setdefault(read, []).append(at)
     return {word: at[0] for word, at in places.items() if len(at) == 1}
 
 

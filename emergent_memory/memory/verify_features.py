@@ -725,11 +725,40 @@ def _moved(
     for a in came:
         for b in gone:
             both_values = a in said and b in own.values and _digits(a) == _digits(b)
+            # (amounts only: a name is read by its clause's words, "Gus as primary",
+            # "AES-128-GCM the signatures")
+            both_values = both_values and not (
+                _PLAIN_AMOUNT.fullmatch(b) is not None and _stays(b, own, a, others, claim_parts)
+            )
             if both_values or (
                 not values_only and sure and b in claim_rest and a not in claim_rest
             ):
                 return f"the same values in swapped places: {_written(own, b)} / {_written(new, a)}"
     return None
+
+
+# A number, or a duration read as one ("45", "2.0", "45s"), not a name with digits ("Ed25519")
+_PLAIN_AMOUNT = re.compile(r"\d+(?:\.\d+)?[a-z]{0,3}")
+
+
+def _stays(
+    value: str,
+    own: dedup.Statement,
+    other: str,
+    others: Sequence[dedup.Statement],
+    claim_parts: tuple[str, ...],
+) -> bool:
+    """The claim says `value` in a clause closer to the memory's own clause of it than to the
+    memory's clause of the `other` value (more words in common, values aside): the value kept
+    its place, the claim's clauses only aligned crosswise ("GPS pings arrive every 5 seconds
+    (Mosquitto 2.0) ... older than 45 seconds" / "report their GPS position to Mosquitto 2.0
+    every five seconds, and any ping more than 45 seconds old ...")."""
+    holding = [dedup.statement(p) for p in claim_parts if value in dedup.statement(p).values]
+    theirs = next((o for o in others if other in o.words | o.values), None)
+    if len(holding) != 1 or theirs is None:
+        return False
+    words = holding[0].words - holding[0].values
+    return len(words & (own.words - own.values)) > len(words & (theirs.words - theirs.values))
 
 
 def _digits(value: str) -> bool:
@@ -1278,11 +1307,32 @@ def numbers_exchanged(memory: str, claim: str) -> str | None:
         if not said or said & _only_beside(mine, a):
             continue
         for b in common:
-            shared = said & _only_beside(mine, b) if b != a else set()
+            # (a part that rejects one number for the other tells no word of either: "port
+            # 5433 rather than 5432", "on port 5433, not 5432")
+            together = _rejected_for(memory, a, b) or _rejected_for(claim, a, b)
+            shared = said & _only_beside(mine, b) if b != a and not together else set()
             if shared:
                 word = _nearest(claim, a, shared)
                 return f"{b} {word} / {a} {word}"
     return None
+
+
+_REJECTING_BETWEEN = re.compile(r"\b(?:rather than|instead of|not|over|vs\.?|versus)\s", re.I)
+
+
+def _rejected_for(text: str, a: str, b: str) -> bool:
+    """One of two numbers rejected for the other in one part of the text ("5433 *rather
+    than* 5432", "on port 5433, *not* 5432": the comma joins them here)."""
+    for part in re.split(r"[;.()]\s|\s(?:and|or|while|but|whereas|because|so)\s", text + " "):
+        for first, second in ((a, b), (b, a)):
+            found = re.search(
+                rf"(?<![\d.]){re.escape(first)}(?![\d.])(.*?)(?<![\d.])"
+                rf"{re.escape(second)}(?![\d.])",
+                part,
+            )
+            if found and _REJECTING_BETWEEN.search(found.group(1)):
+                return True
+    return False
 
 
 def _nearest(text: str, number: str, words: set[str]) -> str:
