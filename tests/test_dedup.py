@@ -3845,6 +3845,11 @@ def test_rejecting_what_the_other_states_is_never_a_rewording(existing: str, new
         # a bound, in digits or in words, and a verb of "over", reject nothing
         ("The user prefers PRs with fewer than four hundred changed lines.", set()),
         ("The user prefers PRs with fewer than 400 changed lines.", set()),
+        # "prefers X to Y" rejects Y; "prefers to ..." and "prefers X to be ..." do not
+        ("Prefers tabs to spaces.", {"spaces"}),
+        ("Odette prefers integration tests to mocked unit tests.", {"mocked", "unit"}),
+        ("Odette prefers to use tabs.", set()),
+        ("Odette prefers pull requests to be small.", set()),
         # a preposition of place opening the phrase: what it names is rejected too
         ("The wiki is public, not behind the SSO.", {"behind", "SSO"}),
         ("Backups live in the cellar rack, not outside the building.", {"outside", "building"}),

@@ -281,6 +281,30 @@ def test_a_number_rejected_for_another_is_said_of_no_word_of_either() -> None:
     assert read_pair(lowered, raised).difference is not None
 
 
+def test_one_part_of_a_memory_restated_with_another_amount_of_the_same_unit() -> None:
+    # a duration or a size is read beside its word as a number is ("kept for 35 days",
+    # "16 GB of RAM"), against an amount of the same unit only
+    dumps = (
+        "A nightly pg_dump goes to the `wren-backups` bucket on Backblaze B2 at 02:30, and "
+        "dumps are kept for 35 days."
+    )
+    found = verify_features.part_difference(
+        statement(dumps), statement("Dumps are kept for 90 days.")
+    )
+    assert found == "kept 35 days / 90 days"
+    laptop = "Her laptop is a 2022 ThinkPad X1 with 16 GB of RAM, running Fedora 40."
+    ram = verify_features.part_difference(
+        statement(laptop), statement("Her laptop has 32 GB of RAM.")
+    )
+    assert ram is not None
+    assert ram.endswith("16 GB / 32 GB")
+    # the same amount said otherwise is no difference
+    assert (
+        verify_features.part_difference(statement(dumps), statement("Dumps are kept for 35 days."))
+        is None
+    )
+
+
 def test_a_value_kept_beside_its_own_words_was_not_moved() -> None:
     # the claim's clauses align crosswise ("ping" in the first memory clause), but each value
     # stands beside the words the memory says it with: no swap

@@ -3454,6 +3454,7 @@ def rejected_words(one: Statement, *, also_stated: bool = False) -> frozenset[st
         comparing = token.lower in ("over", "than") and preferring
         if comparing and token.lower == "over" and i and tokens[i - 1].norm in _OVER_VERBS:
             comparing = False  # "chose Dagster to *take over* orchestration"
+        comparing = comparing or _preferred_to(one, i)
         if _contrasts_at(tokens, i) or comparing or token.lower in _FOREIGN_REJECTING:
             start = i + 1
         elif pair in REJECTING_PHRASES or pair in _FOREIGN_REJECTING_PHRASES:
@@ -3488,6 +3489,48 @@ _PLACE_PREPOSITION_WORDS = """
     above across against along among around behind below beneath beside beyond inside near
     onto outside past throughout toward towards underneath upon via within"""
 _PLACE_PREPOSITIONS = frozenset(_PLACE_PREPOSITION_WORDS.split())
+
+
+def _preferred_to(one: Statement, i: int) -> bool:
+    """Whether the word at i is the "to" of "prefers X *to* Y": "prefer" within the three
+    words before it, a word between, no mark, a thing right before it and one of the two
+    words after it naming a thing, not a verb ("prefers tabs *to spaces*", "... libraries
+    *to the* standard library", "merges to merge *commits*"; not "prefers *to use*", "the
+    preferred way *to trigger*": _opens_a_thing)."""
+    tokens = one.tokens
+    if tokens[i].lower != "to" or i < 2 or i + 1 >= len(tokens):
+        return False
+    # a thing on each side: "prefers *tabs* to *spaces*", "squash *merges* to merge *commits*"
+    if tokens[i - 1].norm == _PREFER or not _opens_a_thing(one, tokens[i - 1]):
+        return False
+    following = tokens[i + 1 : i + 3]
+    if not any(_opens_a_thing(one, token) for token in following):
+        return False
+    before = tokens[max(i - 4, 0) : i]
+    if any(t.pause for t in before):
+        return False
+    return any(t.norm == _PREFER for t in before[:-1])
+
+
+def _opens_a_thing(one: Statement, token: _Token) -> bool:
+    """A word that opens the name of a thing, not an infinitive: an article or a possessive,
+    a value, a word in capitals, a participle ("mocked", not "proceed"), a gerund
+    ("rebasing") or a plural ("spaces", not "access")."""
+    low = token.lower
+    if low in _OPENING_ARTICLES or low in ("my", "our", "their", "his", "her", "its"):
+        return True
+    if token.norm in one.values or token.text[:1].isupper():
+        return True
+    if low.endswith("ed") and not low.endswith("eed"):
+        return True  # a participle before its noun: "*mocked* unit tests"
+    if low.endswith("ing") and len(low) > 5:
+        return True  # what is done, as a noun: "prefers squashing *to rebasing*"
+    return low.endswith("s") and not low.endswith(("ss", "us", "is"))
+
+
+_PREFER = "prefer"
+
+
 # Words that make "than" reject what follows it ("would *rather* use pnpm than npm", "likes
 # tabs *better* than spaces")
 _COMPARING = frozenset({"rather", "better"})

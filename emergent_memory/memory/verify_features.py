@@ -844,8 +844,10 @@ def _slots(text: dedup.Statement) -> set[tuple[str, str]]:
         before = [t.norm for t in tokens[max(0, i - 3) : i] if t.lower not in dedup.STOPWORDS]
         if before and not _NUMBER.fullmatch(before[-1]):  # a name is a word to stand beside
             slots.add((before[-1], token.norm))
-        if i + 1 < len(tokens):
-            after = tokens[i + 1]
+        # (through an "of": "16 GB *of RAM*")
+        at = i + 2 if tokens[i + 1 : i + 2] and tokens[i + 1].lower == "of" else i + 1
+        if at < len(tokens) and not token.pause:
+            after = tokens[at]
             if after.lower not in dedup.STOPWORDS and not _NUMBER.fullmatch(after.norm):
                 slots.add((after.norm, token.norm))
     return {(word, value) for word, value in slots if word not in GENERIC_WORDS}
@@ -861,14 +863,20 @@ def part_difference(memory: dedup.Statement, claim: dedup.Statement) -> str | No
     if any(not word.isdigit() for word in said):  # (the digits of a value's parts aside)
         return None  # the claim says something the memory does not: maybe another thing
     for word, value in sorted(theirs):
-        if (word, value) in mine or not _NUMBER.fullmatch(value):
+        unit = _amount_unit(value)
+        if (word, value) in mine or unit is None:
+            continue
+        # (an amount the memory states elsewhere may be the claim's thing's: "logs kept for
+        # 30 days; metrics with *15-day* retention" / "metrics are kept for fifteen days")
+        if unit and value in memory.values:
             continue
         # the claim's other values are the memory's: the same thing ("RabbitMQ on port 5673"
         # is not about the memory's "Postgres on port 5433")
         if claim.values - {value} - memory.values:
             continue
+        # (an amount against one of the same unit: "kept for *35 days*" / "*90 days*")
         others = sorted(
-            v for w, v in mine if w == word and (word, v) not in theirs and _NUMBER.fullmatch(v)
+            v for w, v in mine if w == word and (word, v) not in theirs and _amount_unit(v) == unit
         )
         if others:  # (the word and numbers as written: "nodes", "5.0"; not "nod", "5")
             was, now = dedup.bare_value(others[0], memory), dedup.bare_value(value, claim)
@@ -878,6 +886,16 @@ def part_difference(memory: dedup.Statement, claim: dedup.Statement) -> str | No
 
 # A number, version or time written in digits ("16", "4.2", "2x250", "03:00", "v3").
 _NUMBER = re.compile(r"v?\d[\d.,:x/-]*")
+# An amount as save normalises it: a number and its unit ("3024000s", "17179869184bytes")
+_AMOUNT = re.compile(r"\d+(?:\.\d+)?([a-z]+)")
+
+
+def _amount_unit(value: str) -> str | None:
+    """ "" for a number (_NUMBER), the unit of an amount (_AMOUNT: "s", "bytes"), else None."""
+    if _NUMBER.fullmatch(value):
+        return ""
+    found = _AMOUNT.fullmatch(value)
+    return found.group(1) if found else None
 
 
 # Content words too common in memories to say that two are about one subject.
