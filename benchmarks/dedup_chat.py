@@ -333,6 +333,8 @@ HOLDOUTS = {
     "first run against the rule at the end of stop 72 (e83a769)",
     "dedup_holdout_112.json": "agent memories only, 160 pairs (30 in eight other languages); "
     "first run against the rule after stop 73's readings of set 111 (607a556)",
+    "dedup_holdout_113.json": "agent memories only, 160 pairs (30 in eight other languages); "
+    "first run against the rule after stop 73's readings of sets 112 and 46 (89d3cb3)",
 }
 
 
