@@ -844,7 +844,7 @@ def _slots(text: dedup.Statement) -> set[tuple[str, str]]:
         before = [t.norm for t in tokens[max(0, i - 3) : i] if t.lower not in dedup.STOPWORDS]
         if before and not _NUMBER.fullmatch(before[-1]):  # a name is a word to stand beside
             slots.add((before[-1], token.norm))
-        # (through an "of": "16 GB *of RAM*")
+        # (through an "of": "16 GB *of RAM*"; not past a mark: "Postgres 16, *Redis* 7")
         at = i + 2 if tokens[i + 1 : i + 2] and tokens[i + 1].lower == "of" else i + 1
         if at < len(tokens) and not token.pause:
             after = tokens[at]
