@@ -298,6 +298,13 @@ def test_one_part_of_a_memory_restated_with_another_amount_of_the_same_unit() ->
     )
     assert ram is not None
     assert ram.endswith("16 GB / 32 GB")
+    # the word before a value is read within its part ("... *and a* 1 TB disk": no RAM)
+    both = "Her laptop is a 2022 ThinkPad X1 with 16 GB of RAM and a 1 TB disk."
+    found = verify_features.part_difference(
+        statement(both), statement("Her laptop has 32 GB of RAM.")
+    )
+    assert found is not None
+    assert found.endswith("16 GB / 32 GB")
     # the same amount said otherwise is no difference
     assert (
         verify_features.part_difference(statement(dumps), statement("Dumps are kept for 35 days."))

@@ -841,7 +841,13 @@ def _slots(text: dedup.Statement) -> set[tuple[str, str]]:
     for i, token in enumerate(tokens):
         if token.norm not in text.values:
             continue
-        before = [t.norm for t in tokens[max(0, i - 3) : i] if t.lower not in dedup.STOPWORDS]
+        # (not across a mark or a joining word: "16 GB of RAM *and a* 1 TB disk")
+        start = max(0, i - 3)
+        for j in range(i - 1, start - 1, -1):
+            if tokens[j].pause or tokens[j].lower in ("and", "or", "but"):
+                start = j + 1
+                break
+        before = [t.norm for t in tokens[start:i] if t.lower not in dedup.STOPWORDS]
         if before and not _NUMBER.fullmatch(before[-1]):  # a name is a word to stand beside
             slots.add((before[-1], token.norm))
         # (through an "of": "16 GB *of RAM*"; not past a mark: "Postgres 16, *Redis* 7")
