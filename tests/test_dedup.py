@@ -6903,6 +6903,7 @@ def test_a_text_scheduled_for_a_time_against_one_saying_it_was_done_is_another_o
     old = "Upgrading the Brackwater queue to RabbitMQ 4 is planned for October."
     done = "The Brackwater queue has been upgraded to RabbitMQ 4."
     assert dedup.scheduled_and_done(dedup.statement(old), dedup.statement(done))
+    assert dedup.compare(old, done).plan_done
     assert POLICY.decide(0.85, old, done) != "supersede"
     also_done = "Brackwater's queue was upgraded to RabbitMQ 4 last night."
     assert dedup.scheduled_and_done(dedup.statement(old), dedup.statement(also_done))

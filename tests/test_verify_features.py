@@ -324,6 +324,12 @@ def test_a_value_kept_beside_its_own_words_was_not_moved() -> None:
         "more than 90 seconds old is thrown away."
     )
     assert clause_difference(memory, claim) is None
+    # the two amounts in each other's clauses are still swapped
+    swapped = (
+        "Buoy readings arrive every 90 seconds over LoRa and are ignored if they are older "
+        "than 10 seconds."
+    )
+    assert clause_difference(memory, swapped) == "the same values in swapped places: 10 / 90"
 
 
 @pytest.mark.parametrize(

@@ -3517,7 +3517,7 @@ def _opens_a_thing(one: Statement, token: _Token) -> bool:
     a value, a word in capitals, a participle ("mocked", not "proceed"), a gerund
     ("rebasing") or a plural ("spaces", not "access")."""
     low = token.lower
-    if low in _OPENING_ARTICLES or low in ("my", "our", "their", "his", "her", "its"):
+    if low in _OPENING_ARTICLES or low in _POSSESSIVES:
         return True
     if token.norm in one.values or token.text[:1].isupper():
         return True
@@ -5670,7 +5670,7 @@ def _perfect(one: Statement) -> set[str]:
     lower = [t.lower for t in one.tokens]
     found: set[str] = set()
     for i, word in enumerate(lower):
-        if word in ("has", "have", "had", "'s", "'ve") and i + 1 < len(lower):
+        if (word in _HAVE or word in ("'s", "'ve")) and i + 1 < len(lower):
             j = i + 2 if lower[i + 1] == "been" and i + 2 < len(lower) else i + 1
             if _past_form(lower[j]):
                 found.add(one.tokens[j].norm)
