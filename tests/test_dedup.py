@@ -1737,6 +1737,30 @@ def test_whose_something_is_still_another_holder() -> None:
     )
 
 
+def test_whose_thing_named_with_its_value_is_a_statement_of_the_owner() -> None:
+    # "X's Y is V": X's own attribute, whether or not the other text names V
+    assert not relations_differ(
+        "Ottoline uses Neovim with LazyVim and the Catppuccin Mocha theme.",
+        "Ottoline's editor is Neovim, set up with LazyVim.",
+    )
+    assert not relations_differ(
+        "Farid's laptop is a Framework 13 running Arch.", "Farid runs Arch on a Framework 13."
+    )
+    # a person of X's is still another holder, and so is a thing of X's doing something
+    assert relations_differ("Farid's manager is Lena.", "Farid works with Lena.")
+    assert relations_differ("The tenant's guarantor pays the rent", "The tenant pays the rent")
+
+
+def test_a_text_that_says_how_things_originally_were_never_replaces_the_present() -> None:
+    old = "specimen-ledger used MySQL 5.7 originally."
+    new = "specimen-ledger's database is MySQL 5.7."
+    # "originally" tells the past as "formerly" does: how it was and how it is, two occasions
+    assert dedup._tense(old) == "past"
+    assert POLICY.explain(0.88, old, new) == dedup.Decision(
+        "possible_duplicate", "another occasion"
+    )
+
+
 def test_whose_something_after_a_preposition_is_a_place_or_means_not_a_holder() -> None:
     # "in Oksana's routine", "via Comarch's API", "on GitLab's runners": where or with what
     assert not relations_differ(

@@ -1400,3 +1400,15 @@ def test_two_steps_in_the_other_order_are_exchanged(
     assert verify_features.steps_exchanged(memory, claim) == exchanged
     if exchanged is not None:
         assert read_pair(memory, claim).difference_kind == "exchange"
+
+
+def test_a_thing_of_the_holder_named_with_its_value_is_the_holder_own() -> None:
+    # "X's editor is Neovim" states X's own setting, the same holder as "X uses Neovim"
+    memory = "Ottoline uses Neovim with LazyVim and the Catppuccin Mocha theme."
+    claim = "Ottoline's editor is Neovim, set up with LazyVim and themed Catppuccin Mocha."
+    features = read_pair(memory, claim)
+    assert not features.other_holder
+    assert POLICY.judge(0.88, features) == ("confirms", "states the same values")
+    # a person of X's is still someone else
+    manager = read_pair("Ottoline works with Callum every day.", "Ottoline's manager is Callum.")
+    assert manager.other_holder

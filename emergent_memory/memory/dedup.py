@@ -2743,7 +2743,7 @@ def _state_and_past(existing: str, new: str) -> bool:
 
 # Words that say a text tells of the past state of things ("used to" too), and of the present
 # one (with _PRESENT): a text that has words of one and none of the other is in that tense.
-_WAS = frozenset({"was", "were", "had", "previously", "formerly"})
+_WAS = frozenset({"was", "were", "had", "previously", "formerly", "originally"})
 _NOW_TOO = _PRESENT | frozenset(
     {"has", "have", "we've", "i've", "they've", "he's", "she's", "that's", "there's"}
 )
@@ -5165,8 +5165,26 @@ def _other_possession(one: Statement, other: Statement) -> bool:
             and not _names_another(one, other, owner.norm)
         )
         and owned.lower not in _OWN_WAYS
+        and not _attribute_named(one, other, owned)
         for owner, owned in _possessives(one)
     )
+
+
+def _attribute_named(one: Statement, other: Statement, owned: _Token) -> bool:
+    """`one` says "X's Y is V" of a thing Y, not a person ("Ottoline's *editor is Neovim*"),
+    and the other text names V: a statement of X's own ("Ottoline uses Neovim"), not of
+    someone of X's ("the tenant's guarantor pays" / "the tenant pays")."""
+    if owned.norm in RELATIONS:
+        return False
+    tokens = one.tokens
+    at = tokens.index(owned)
+    for i in range(at + 1, min(at + 3, len(tokens) - 1)):
+        if tokens[i - 1].pause:
+            return False
+        if tokens[i].lower in _COPULAS:
+            value = next((t for t in tokens[i + 1 : i + 3] if t.lower not in _ARTICLES), None)
+            return value is not None and value.norm in other.words - STOPWORDS
+    return False
 
 
 def _owned_phrase(one: Statement, owner: str) -> set[str]:
