@@ -1737,6 +1737,18 @@ def test_whose_something_is_still_another_holder() -> None:
     )
 
 
+def test_a_kind_after_a_kind_names_a_part_of_the_thing() -> None:
+    # "the prod database *schema*" is a part of the database, not its kind
+    old = "The agent may read the prod database."
+    new = "The agent is allowed to read the prod database schema."
+    assert dedup.says_more(dedup.statement(old), dedup.statement(new))
+    assert POLICY.decide(0.85, old, new) != "supersede"
+    # the kind of a value named after it is still no word of its own
+    assert not dedup.says_more(
+        dedup.statement("Merges go to main."), dedup.statement("Merges go to the main branch.")
+    )
+
+
 def test_whose_thing_named_with_its_value_is_a_statement_of_the_owner() -> None:
     # "X's Y is V": X's own attribute, whether or not the other text names V
     assert not relations_differ(
@@ -4720,6 +4732,12 @@ def test_a_plan_done_as_planned_is_another_statement_than_the_plan(new: str) -> 
             "The user restarts Docker whenever tests hang.",
             "The user restarted Docker to fix the hang.",
         ),
+        # in the passive of the past, of a habit named by its weekday after "the"
+        (
+            "Teodor runs the Thursday architecture review.",
+            "This Thursday's architecture review was run by Teodor.",
+        ),
+        ("Ama chairs the Monday standup.", "Last Monday's standup was chaired by Ama."),
     ],
 )
 def test_one_time_a_habit_happened_leaves_the_habit(existing: str, new: str) -> None:

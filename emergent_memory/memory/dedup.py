@@ -2088,9 +2088,15 @@ _SPANS = _PERIODS | {"weeks", "fortnight", "shift", "cycle", "iteration"}
 
 
 def _states_a_habit(words: Sequence[str]) -> bool:
-    """A habit word among the lower-cased words, or a day or a part of one in the plural
-    ("on Fridays", "Friday afternoons")."""
-    return any(w in _HABITUAL or (w[:-1] in _DAY_PARTS_NEAR and w[-1] == "s") for w in words)
+    """A habit word among the lower-cased words, a day or a part of one in the plural ("on
+    Fridays", "Friday afternoons"), or a weekday after "the" that names what recurs on it
+    ("runs *the Thursday* architecture review")."""
+    return any(
+        w in _HABITUAL
+        or (w[:-1] in _DAY_PARTS_NEAR and w[-1] == "s")
+        or (w in _WEEKDAY_NAMES and i and words[i - 1] == "the")
+        for i, w in enumerate(words)
+    )
 
 
 def one_off(existing: str, new: str) -> bool:
@@ -2134,7 +2140,7 @@ def event_of_a_habit(existing: str, new: str) -> bool:
         return False
     if _states_a_habit(lower) or "whenever" in lower or new_.markers - old.markers:
         return False
-    if set(lower) & (_NOW_TOO | _MODALS | _BE | _WANTS):
+    if set(lower) & (_NOW_TOO | _MODALS | _BE - _WAS | _WANTS):
         return False  # "must be *pinned*", "is *built*", "wants it *phrased*": not a past
     return any(
         _in_the_past_word(w)
@@ -6595,13 +6601,15 @@ def says_more(old: Statement, new: Statement) -> bool:
     tokens = new.tokens
     # the kind named after an old word: "to main" / "to the main *branch*"; not after a
     # noun whose plural became its singular, the new thing's kind: "the CI *runners*" /
-    # "the CI *runner images*"
+    # "the CI *runner images*", nor after a kind itself, of which it names a part: "the
+    # prod database" / "the prod *database schema*"
     written = {token.lower for token in old.tokens}
     added -= {
         after.norm
         for before, after in pairwise(tokens)
         if before.norm in old.words
         and after.norm in _KIND_NOUNS
+        and before.norm not in _KIND_NOUNS
         and not {before.lower + "s", before.lower + "es"} & written
     }
     if {token.norm for token in old.tokens} & _BOUND_WORDS:
