@@ -6987,6 +6987,38 @@ def test_another_act_of_the_same_person_on_the_same_thing_is_another_statement()
     )
     assert not dedup.acts_differ("Odile is based in Porto.", "Odile lives in Porto.")
     assert not dedup.acts_differ(old, "Bram merges every tollgate-web dependency bump.")
+    # a past without "-ed" is a verb of theirs too
+    wrote = "Ines wrote the RFC for splitting the billing service."
+    reviewed = "Ines reviewed the RFC on splitting the billing service."
+    assert dedup.acts_differ(wrote, reviewed)
+    assert POLICY.decide(0.93, wrote, reviewed) != "supersede"
+
+
+def test_an_adverb_against_the_adjective_with_a_negating_prefix_is_an_opposite() -> None:
+    old = "ledger-sync writes rows synchronously."
+    new = "Row writes in ledger-sync are asynchronous."
+    assert dedup._opposite_words("synchronously", "asynchronous")
+    assert POLICY.decide(0.93, old, new) != "supersede"
+
+
+@pytest.mark.parametrize(
+    ("required", "default"),
+    [
+        (
+            "`--dry-run` is required for `qo-replay` in prod.",
+            "In prod, `qo-replay` runs with `--dry-run` by default.",
+        ),
+        ("Uploads must be scanned by ClamAV.", "Uploads are scanned by ClamAV by default."),
+    ],
+)
+def test_what_happens_by_default_is_not_what_is_required(required: str, default: str) -> None:
+    assert dedup.default_and_required(required, default)
+    assert dedup.default_and_required(default, required)
+    assert POLICY.decide(0.95, required, default) != "supersede"
+    assert POLICY.decide(0.95, default, required) != "supersede"
+    # both by default, or neither: not this rule's
+    assert not dedup.default_and_required(default, default.replace("runs", "starts"))
+    assert not dedup.default_and_required(required, required.replace("prod", "production"))
 
 
 def test_a_pattern_with_written_parts_around_a_placeholder_is_one_value() -> None:

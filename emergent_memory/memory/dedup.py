@@ -3135,8 +3135,10 @@ def _opening_act(one: Statement) -> tuple[str, str] | None:
     verb = tokens[at]
     if not verb.lower.isalpha() or verb.text[:1].isupper() or verb.norm in STOPWORDS:
         return None
-    if not (verb.lower.endswith(("s", "ed")) or subject in ("i", "we")):
-        return None  # no verb of theirs ("Kofi's ...", "Kofi schema ...")
+    if not (
+        verb.lower.endswith(("s", "ed")) or verb.lower in _PAST_FORMS or subject in ("i", "we")
+    ):
+        return None  # no verb of theirs ("Kofi's ...", "Kofi schema ..."; "Leo *wrote* ...")
     return subject, verb.norm
 
 
@@ -3710,6 +3712,27 @@ def undoes(existing: str, new: str) -> bool:
     return (undone(new) and not undoing(existing)) or (undone(existing) and not undoing(new))
 
 
+def default_and_required(existing: str, new: str) -> bool:
+    """One text says what happens by default ("runs with `--dry-run` *by default*", "*defaults
+    to* 30 days") and the other that it is required or must ("`--dry-run` is *required*",
+    "*must* run with", "*always*"), with no default: what may be overridden and what may
+    not, two statements."""
+
+    def default(text: str) -> bool:
+        lower = [t.lower for t in statement(text).tokens]
+        return any(word.startswith("default") for word in lower)
+
+    def required(text: str) -> bool:
+        return bool({t.lower for t in statement(text).tokens} & _REQUIRING)
+
+    return (default(new) and required(existing) and not default(existing)) or (
+        default(existing) and required(new) and not default(new)
+    )
+
+
+_REQUIRING = frozenset({"required", "requires", "require", "mandatory", "must", "always"})
+
+
 def opposite_of_another_thing(existing: str, new: str) -> bool:
     """An opposite exchanged ("enabled" / "disabled") while a word naming a thing is exchanged
     elsewhere ("dark mode in the *editor*" / "light mode in the *terminal*"): what is said
@@ -4249,6 +4272,8 @@ def _opposite_words(one: str, other: str) -> bool:
     other with a negating prefix ("likes" / "dislikes", "secure" / "insecure")."""
     if frozenset({one, other}) in REWORDING_OPPOSITES:
         return True
+    # an adverb against its adjective: "*synchronously*" / "*asynchronous*"
+    one, other = (word.removesuffix("ly") if len(word) > 6 else word for word in (one, other))
     short, long = sorted((one, other), key=len)
     if len(short) < 3:
         return False  # "to" / "into", "do" / "undo" is no opposite said
@@ -7651,6 +7676,7 @@ def compare(existing: str, new: str) -> Comparison:
         or lesson_and_rule(existing, new)
         or plan_and_event(existing, new)
         or undoes(existing, new)
+        or default_and_required(existing, new)
         or tells_apart(existing, new)
         or adds_an_exception(existing, new)
         or (
