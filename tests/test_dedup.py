@@ -1758,6 +1758,10 @@ def test_whose_thing_named_with_its_value_is_a_statement_of_the_owner() -> None:
     assert not relations_differ(
         "Farid's laptop is a Framework 13 running Arch.", "Farid runs Arch on a Framework 13."
     )
+    # V a name of its own: X's own thing whatever the other text names
+    assert not relations_differ(
+        "Casimir codes in Neovim with the LazyVim distribution.", "Casimir's editor is VS Code."
+    )
     # a person of X's is still another holder, and so is a thing of X's doing something
     assert relations_differ("Farid's manager is Lena.", "Farid works with Lena.")
     assert relations_differ("The tenant's guarantor pays the rent", "The tenant pays the rent")

@@ -5214,7 +5214,12 @@ def _attribute_named(one: Statement, other: Statement, owned: _Token) -> bool:
             return False
         if tokens[i].lower in _COPULAS:
             value = next((t for t in tokens[i + 1 : i + 3] if t.lower not in _ARTICLES), None)
-            return value is not None and value.norm in other.words - STOPWORDS
+            if value is None:
+                return False
+            # (or a name or value of its own: "Casimir's editor is *VS Code*" / "Casimir
+            # codes in Neovim", X's own editor)
+            named = value.norm in one.values or (value.text[:1].isupper() and not value.first)
+            return named or value.norm in other.words - STOPWORDS
     return False
 
 
