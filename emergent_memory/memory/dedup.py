@@ -5203,12 +5203,13 @@ def _other_possession(one: Statement, other: Statement) -> bool:
 
 def _attribute_named(one: Statement, other: Statement, owned: _Token) -> bool:
     """`one` says "X's Y is V" of a thing Y, not a person ("Ottoline's *editor is Neovim*"),
-    and the other text names V: a statement of X's own ("Ottoline uses Neovim"), not of
-    someone of X's ("the tenant's guarantor pays" / "the tenant pays")."""
+    and the other text names V or V is a name or a value: a statement of X's own
+    ("Ottoline uses Neovim"), not of someone of X's ("the tenant's guarantor pays" / "the
+    tenant pays")."""
     if owned.norm in RELATIONS:
         return False
     tokens = one.tokens
-    at = tokens.index(owned)
+    at = next(i for i, token in enumerate(tokens) if token is owned)
     for i in range(at + 1, min(at + 3, len(tokens) - 1)):
         if tokens[i - 1].pause:
             return False
