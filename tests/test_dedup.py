@@ -2351,6 +2351,15 @@ def test_a_size_written_in_other_units_is_the_same_value(existing: str, new: str
             "The ferry app aims for .85 test coverage.",
         ),
         ("Error budget for tidepass: 0.1%.", "Error budget for tidepass: 0.001."),
+        # the whole as a rate's value, and a share after "at" (no time after midnight)
+        (
+            "Tracing samples at 0.25 for spans and 1.0 for errors.",
+            "Tracing samples 25% of spans and 100% of errors.",
+        ),
+        (
+            "Error events are sampled at a rate of 1.0.",
+            "Error events are sampled at a rate of 100%.",
+        ),
     ],
 )
 def test_a_share_written_as_a_decimal_or_a_percentage_is_the_same_value(
@@ -2369,6 +2378,8 @@ def test_a_share_written_as_a_decimal_or_a_percentage_is_the_same_value(
         ("The cache is 50% full.", "The cache is 0.5 GB."),
         ("80% of crossings use v0.8 of the app.", "Crossings use v0.8 of the app."),
         ("Refunds keep 50% of the fee.", "Refunds keep $0.50 of the fee."),
+        # a version 1.0 is no whole
+        ("Coverage of the 1.0 release is 100%.", "Coverage of release 1.0 is 100%."),
     ],
 )
 def test_another_share_or_a_decimal_that_is_no_share_is_not_rewritten(
@@ -2382,6 +2393,9 @@ def test_a_decimal_number_of_hours_after_a_time_word_is_a_duration() -> None:
     assert dedup.statement("Lane holds expire after 0.25 h.").values == {"900s"}
     assert dedup.statement("Lane holds expire after 15 min.").values == {"900s"}
     assert dedup.statement("Lunch is after 12.30").values == {"t750"}
+    # a bare "0." after "at" is a share, not a time after midnight ("at 0.25 am" still is)
+    assert dedup.statement("Traces are sampled at 0.25.").values == {"0.25"}
+    assert dedup.statement("The backup runs at 0.25 am.").values == {"t25"}
 
 
 def test_one_environment_written_short_and_long_is_no_other_thing() -> None:

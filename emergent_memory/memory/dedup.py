@@ -1552,10 +1552,10 @@ def _clock_time(tokens: list[_Token], lower: list[str], i: int) -> tuple[int | N
         after = lower[start + 1] if start + 1 < len(lower) else ""
         before = lower[start - 1] if start > 0 else ""
         said = bool(dotted.group(3)) or after in _MERIDIEM or after in _DOTTED_AFTER
-        # (a number with a unit of time is a duration: "expire *after 0.25 h*")
-        match = (
-            dotted if said or (before in _DOTTED_BEFORE and after not in _DURATION_UNITS) else None
-        )
+        # (a number with a unit of time is a duration: "expire *after 0.25 h*"; a bare "0."
+        # is a share, not a time after midnight: "sampling traces *at 0.25*")
+        beside = before in _DOTTED_BEFORE and after not in _DURATION_UNITS
+        match = dotted if said or (beside and dotted.group(1) != "0") else None
     if match is None:
         return None, 1
     hours, minutes = int(match.group(1)), int(match.group(2) or 0)
@@ -7582,14 +7582,16 @@ def sizes_as_the_other(existing: str, new: str) -> tuple[str, str]:
 # A percentage ("80%", "99.9 percent") and a bare decimal under one (".75", "0.001"; not a
 # version, a path or an amount: "v0.8", "$0.50").
 _PERCENTAGE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(?:%|percent\b|per cent\b)", re.I)
-_SHARE = re.compile(r"(?<![\w.,/:$€£#+-])(0?\.\d+)(?![\w%]|[.,/:-]\d)(?:\s+([A-Za-z]+))?")
+# (and "1.0", the whole: "a sample rate of *1.0*" / "*100%*")
+_SHARE = re.compile(r"(?<![\w.,/:$€£#+-])(0?\.\d+|1\.0+)(?![\w%]|[.,/:-]\d)(?:\s+([A-Za-z]+))?")
 
 
 def values_as_the_other(existing: str, new: str) -> tuple[str, str]:
     """The two texts with a size written as the existing text writes it
-    (sizes_as_the_other), and a bare decimal under one in either text written as the
-    percentage the other text has for it ("Leak score cutoff is 0.75" / "... 75%", "aims
-    for 80% coverage" / "aims for 0.8 coverage"): one value written two ways. A decimal
+    (sizes_as_the_other), and a bare decimal under one in either text (or 1.0 as a rate's
+    value, "a sample rate of 1.0") written as the percentage the other text has for it
+    ("Leak score cutoff is 0.75" / "... 75%", "aims for 80% coverage" / "aims for 0.8
+    coverage"): one value written two ways. A decimal
     before a unit ("0.5 GB", "0.75 s") is a measure, not a share."""
     existing, new = sizes_as_the_other(existing, new)
     existing, new = _grouped_for(existing, new), _grouped_for(new, existing)
@@ -7615,8 +7617,12 @@ def _grouped_for(text: str, other: str) -> str:
     return _POINT_GROUPED.sub(as_thousands, text)
 
 
+_RATE_BEFORE = frozenset({"of", "at", "is", "="})
+
+
 def _shares_for(text: str, other: str) -> str:
-    """`text` with each bare decimal under one written as `other`'s percentage of it."""
+    """`text` with each bare decimal under one (or 1.0 as a rate's value) written as
+    `other`'s percentage of it."""
     percentages = {
         Decimal(found.group(1)) / 100: found.group(0) for found in _PERCENTAGE.finditer(other)
     }
@@ -7628,6 +7634,12 @@ def _shares_for(text: str, other: str) -> str:
         written = percentages.get(Decimal(found.group(1)))
         units = (_SIZE_UNITS, _DURATION_UNITS, _MEASURE_UNITS)
         if written is None or any(unit in known for known in units):
+            return found.group(0)
+        # the whole only as a rate's value ("a sample rate *of* 1.0", "errors *at* 1.0", "of
+        # 0.25 for traces *and* 1.0 for errors"; not "release 1.0")
+        before = (text[: found.start()].split() or [""])[-1]
+        listed = before == "and" and "0." in text[: found.start()]
+        if found.group(1).startswith("1") and not (before in _RATE_BEFORE or listed):
             return found.group(0)
         return written + found.group(0)[len(found.group(1)) :]
 
