@@ -1750,7 +1750,7 @@ def test_a_kind_after_a_kind_names_a_part_of_the_thing() -> None:
 
 
 def test_whose_thing_named_with_its_value_is_a_statement_of_the_owner() -> None:
-    # "X's Y is V": X's own attribute, whether or not the other text names V
+    # "X's Y is V": X's own attribute when the other text names V
     assert not relations_differ(
         "Ottoline uses Neovim with LazyVim and the Catppuccin Mocha theme.",
         "Ottoline's editor is Neovim, set up with LazyVim.",
