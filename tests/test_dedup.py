@@ -2370,6 +2370,22 @@ def test_a_share_written_as_a_decimal_or_a_percentage_is_the_same_value(
     assert POLICY.decide(0.9, existing, new) == "supersede"
 
 
+def test_an_amount_per_a_unit_written_apart_or_with_a_slash_is_one_value() -> None:
+    old = "Off-peak rate 9p/kWh, peak rate 31p/kWh."
+    swapped = "Peak 9p per kWh; off-peak 31p per kWh."
+    assert dedup.values_as_the_other(old, swapped)[1] == "Peak 9p/kWh; off-peak 31p/kWh."
+    # the two rates exchanged between "peak" and "off-peak" are no rewording
+    assert POLICY.decide(0.95, old, swapped) != "supersede"
+    assert POLICY.decide(0.95, "Peak rate is 31p/kWh.", "The peak rate is 31p per kWh.") == (
+        "supersede"
+    )
+    # only as the other text writes it
+    assert dedup.values_as_the_other("Hosting is €40 per month.", "Hosting is €40 a month.") == (
+        "Hosting is €40 per month.",
+        "Hosting is €40 a month.",
+    )
+
+
 @pytest.mark.parametrize(
     ("existing", "new"),
     [

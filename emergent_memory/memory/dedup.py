@@ -7588,14 +7588,32 @@ _SHARE = re.compile(r"(?<![\w.,/:$€£#+-])(0?\.\d+|1\.0+)(?![\w%]|[.,/:-]\d)(?
 
 def values_as_the_other(existing: str, new: str) -> tuple[str, str]:
     """The two texts with a size written as the existing text writes it
-    (sizes_as_the_other), and a bare decimal under one in either text (or 1.0 as a rate's
+    (sizes_as_the_other), an amount "per" a unit as the other writes it with a slash ("9p
+    per kWh" / "9p/kWh"), and a bare decimal under one in either text (or 1.0 as a rate's
     value, "a sample rate of 1.0") written as the percentage the other text has for it
     ("Leak score cutoff is 0.75" / "... 75%", "aims for 80% coverage" / "aims for 0.8
     coverage"): one value written two ways. A decimal
     before a unit ("0.5 GB", "0.75 s") is a measure, not a share."""
     existing, new = sizes_as_the_other(existing, new)
     existing, new = _grouped_for(existing, new), _grouped_for(new, existing)
+    existing, new = _per_for(existing, new), _per_for(new, existing)
     return _shares_for(existing, new), _shares_for(new, existing)
+
+
+# An amount "per" a unit, written apart ("9p *per* kWh", "€40 per month").
+_PER = re.compile(r"(?<![\w/])(\S*\d\S*)\s+per\s+([A-Za-z]+)\b")
+
+
+def _per_for(text: str, other: str) -> str:
+    """`text` with each amount "per" a unit written with a slash when the other text writes
+    it so ("9p per kWh" / "9p/kWh"): one value written two ways."""
+    written = other.lower()
+
+    def as_slash(found: re.Match[str]) -> str:
+        slashed = f"{found.group(1)}/{found.group(2)}"
+        return slashed if slashed.lower() in written else found.group(0)
+
+    return _PER.sub(as_slash, text)
 
 
 # A number in groups of three digits after a point, as most European languages group
