@@ -2379,10 +2379,14 @@ def test_an_amount_per_a_unit_written_apart_or_with_a_slash_is_one_value() -> No
     assert POLICY.decide(0.95, "Peak rate is 31p/kWh.", "The peak rate is 31p per kWh.") == (
         "supersede"
     )
-    # only as the other text writes it
+    # only as the other text writes it, the whole amount
     assert dedup.values_as_the_other("Hosting is €40 per month.", "Hosting is €40 a month.") == (
         "Hosting is €40 per month.",
         "Hosting is €40 a month.",
+    )
+    assert dedup.values_as_the_other("Peak is 9p per kWh.", "Peak is 19p/kWh.") == (
+        "Peak is 9p per kWh.",
+        "Peak is 19p/kWh.",
     )
 
 
@@ -2394,8 +2398,9 @@ def test_an_amount_per_a_unit_written_apart_or_with_a_slash_is_one_value() -> No
         ("The cache is 50% full.", "The cache is 0.5 GB."),
         ("80% of crossings use v0.8 of the app.", "Crossings use v0.8 of the app."),
         ("Refunds keep 50% of the fee.", "Refunds keep $0.50 of the fee."),
-        # a version 1.0 is no whole
+        # a version 1.0 is no whole, nor is one listed after a version ("10.5")
         ("Coverage of the 1.0 release is 100%.", "Coverage of release 1.0 is 100%."),
+        ("Tested on 10.5 and 1.0 clients.", "Tests pass for 100% of clients."),
     ],
 )
 def test_another_share_or_a_decimal_that_is_no_share_is_not_rewritten(
@@ -7032,6 +7037,8 @@ def test_an_adverb_against_the_adjective_with_a_negating_prefix_is_an_opposite()
     old = "ledger-sync writes rows synchronously."
     new = "Row writes in ledger-sync are asynchronous."
     assert dedup._opposite_words("synchronously", "asynchronous")
+    # a prefixed adverb against the plain one stays an opposite as written
+    assert dedup._opposite_words("unlikely", "likely")
     assert POLICY.decide(0.93, old, new) != "supersede"
 
 

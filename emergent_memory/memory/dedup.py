@@ -2140,7 +2140,7 @@ def event_of_a_habit(existing: str, new: str) -> bool:
         return False
     if _states_a_habit(lower) or "whenever" in lower or new_.markers - old.markers:
         return False
-    if set(lower) & (_NOW_TOO | _MODALS | _BE - _WAS | _WANTS):
+    if set(lower) & _NOT_A_PAST:
         return False  # "must be *pinned*", "is *built*", "wants it *phrased*": not a past
     return any(
         _in_the_past_word(w)
@@ -2805,6 +2805,9 @@ def _tense(text: str) -> str | None:
 
 
 _BE = frozenset({"is", "are", "was", "were", "be", "been", "being", "get", "gets", "got"})
+# Words that say a text is no past told (event_of_a_habit): the present, a modal, a passive of
+# the present ("is built"; "was run" is a past), a wish.
+_NOT_A_PAST = _NOW_TOO | _MODALS | (_BE - _WAS) | _WANTS
 # Words that say a text tells of the present whatever its verbs ("it uses Vitest *today*").
 _TODAY = frozenset({"now", "today", "currently", "nowadays", "presently", "anymore"})
 
@@ -4272,8 +4275,13 @@ def _opposite_words(one: str, other: str) -> bool:
     other with a negating prefix ("likes" / "dislikes", "secure" / "insecure")."""
     if frozenset({one, other}) in REWORDING_OPPOSITES:
         return True
-    # an adverb against its adjective: "*synchronously*" / "*asynchronous*"
-    one, other = (word.removesuffix("ly") if len(word) > 6 else word for word in (one, other))
+    # as written, or an adverb against its adjective ("*synchronously*" / "*asynchronous*")
+    adjectives = (word.removesuffix("ly") if len(word) > 6 else word for word in (one, other))
+    return _prefixed(one, other) or _prefixed(*adjectives)
+
+
+def _prefixed(one: str, other: str) -> bool:
+    """One word is the other with a negating prefix (_opposite_words)."""
     short, long = sorted((one, other), key=len)
     if len(short) < 3:
         return False  # "to" / "into", "do" / "undo" is no opposite said
@@ -7607,11 +7615,12 @@ _PER = re.compile(r"(?<![\w/])(\S*\d\S*)\s+per\s+([A-Za-z]+)\b")
 def _per_for(text: str, other: str) -> str:
     """`text` with each amount "per" a unit written with a slash when the other text writes
     it so ("9p per kWh" / "9p/kWh"): one value written two ways."""
-    written = other.lower()
 
     def as_slash(found: re.Match[str]) -> str:
         slashed = f"{found.group(1)}/{found.group(2)}"
-        return slashed if slashed.lower() in written else found.group(0)
+        # (the whole amount: "9p per kWh" is no "19p/kWh")
+        said = re.search(rf"(?<![\w.]){re.escape(slashed)}(?!\w)", other, re.IGNORECASE)
+        return slashed if said else found.group(0)
 
     return _PER.sub(as_slash, text)
 
@@ -7656,7 +7665,8 @@ def _shares_for(text: str, other: str) -> str:
         # the whole only as a rate's value ("a sample rate *of* 1.0", "errors *at* 1.0", "of
         # 0.25 for traces *and* 1.0 for errors"; not "release 1.0")
         before = (text[: found.start()].split() or [""])[-1]
-        listed = before == "and" and "0." in text[: found.start()]
+        earlier = _SHARE.finditer(text[: found.start()])
+        listed = before == "and" and any(not share.group(1).startswith("1") for share in earlier)
         if found.group(1).startswith("1") and not (before in _RATE_BEFORE or listed):
             return found.group(0)
         return written + found.group(0)[len(found.group(1)) :]
