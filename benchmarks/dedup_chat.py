@@ -345,6 +345,8 @@ HOLDOUTS = {
     "first run against the rule at the end of stop 74 (046e84f)",
     "dedup_holdout_118.json": "agent memories only, 160 pairs (30 in eight other languages); "
     "first run against the rule after stop 74's reading of set 117 (103ef3c)",
+    "dedup_holdout_119.json": "agent memories only, 160 pairs (30 in eight other languages); "
+    "first run against the rule after stop 74's review (7b64842)",
 }
 
 
