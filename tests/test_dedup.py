@@ -7125,3 +7125,69 @@ def test_the_second_rank_said_two_ways_in_one_text_is_left_out() -> None:
     # (as a word said twice is: its clause cannot be told)
     assert dedup._ranked({"teo": 0, "secondary": 1, "backup": 2}) == {"teo": 0}
     assert dedup._ranked({"teo": 0, "deputy": 1}) == {"teo": 0, "secondary": 1}
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Memory limit on the ledger pod is 1Gi.", "The ledger pod requests 1Gi of memory."),
+        ("The soft limit for open files is 4096.", "The hard limit for open files is 4096."),
+        ("Average checkout latency: 120 ms.", "Peak checkout latency: 120 ms."),
+        ("Default page size for /orders is 100.", "The page size limit for /orders is 100."),
+    ],
+)
+def test_two_settings_or_measures_of_one_resource_are_no_rewording(old: str, new: str) -> None:
+    """ "Memory limit ... 512Mi" / "requests 512Mi of memory": the same value of another
+    setting (a limit and a request, a soft and a hard limit, a default and a bound, an
+    average and a peak) is another fact."""
+    assert not dedup.rewords(old, new)
+    assert POLICY.decide(0.93, old, new) != "supersede"
+
+
+def test_the_same_thing_for_another_named_person_is_another_holder() -> None:
+    """ "Bart's editor: ..." / "Editor of choice for Priya ...": the same thing of another
+    person, written with "for" or "of" instead of a possessive."""
+    old = "Ines's editor: Helix with rust-analyzer, no Copilot."
+    for new in (
+        "Editor of choice for Tobiah Marsh — Helix + rust-analyzer, Copilot switched off.",
+        "The editor of Tobiah: Helix with rust-analyzer; Copilot now off.",
+    ):
+        assert dedup.relations_differ(old, new)
+        assert POLICY.decide(0.7, old, new) != "supersede"
+    # the same person's, however written, is no other holder
+    assert not dedup.relations_differ(old, "Editor of choice for Ines: Helix + rust-analyzer.")
+
+
+def test_two_persons_exchanged_between_two_roles_are_swapped_values() -> None:
+    """ "Primary on-call: Bart; secondary: Tomasz" / "Tomasz is primary on-call, with Bart as
+    backup": the clause of one role names the other person, however the second role is
+    written; the same clauses in other words, or a list reordered, are no exchange."""
+    swaps = [
+        (
+            "Primary on-call: Ines; secondary: Kofi.",
+            "Kofi is primary on-call, with Ines as backup.",
+        ),
+        ("Release manager: Priya; QA lead: Tom.", "Tom is release manager, and Priya leads QA."),
+        (
+            "Alice reviews the frontend, Bob the backend.",
+            "Bob reviews the frontend, Alice the backend.",
+        ),
+    ]
+    for old, new in swaps:
+        assert dedup.swapped(old, new) is not None, (old, new)
+        assert POLICY.explain(0.9, old, new) == dedup.Decision(
+            "possible_duplicate", "swapped values"
+        )
+    same = [
+        (
+            "Alice reviews the frontend, Bob the backend.",
+            "Bob reviews the backend, Alice the frontend.",
+        ),
+        ("Ines is primary on-call; Kofi is secondary.", "On-call: Ines primary, Kofi secondary."),
+        (
+            "rota-api depends on Postgres, Redis and NATS.",
+            "rota-api depends on NATS, Postgres and Redis.",
+        ),
+    ]
+    for old, new in same:
+        assert dedup.swapped(old, new) is None, (old, new)

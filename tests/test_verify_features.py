@@ -1412,3 +1412,16 @@ def test_a_thing_of_the_holder_named_with_its_value_is_the_holder_own() -> None:
     # a person of X's is still someone else
     manager = read_pair("Ottoline works with Callum every day.", "Ottoline's manager is Callum.")
     assert manager.other_holder
+
+
+def test_a_bound_named_by_its_word_turns_against_the_other_way() -> None:
+    """ "capped at 12 MB per file" / "at least 12 MB each": a bound named by a word ("capped
+    at", "up to", "a maximum of", "a minimum of") is read as one, the other way is turned."""
+    memory = "Uploads go to the media bucket, capped at 12 MB per file."
+    assert verify_features.bound_turned(memory, "Uploads must be at least 12 MB each.") == (
+        "upper bound / lower bound"
+    )
+    assert verify_features.bound_turned(memory, "Uploads may be up to 12 MB each.") is None
+    assert verify_features.bound_turned(
+        "Batches hold a minimum of 50 rows.", "Batches hold no more than 50 rows."
+    ) == ("lower bound / upper bound")

@@ -3645,11 +3645,20 @@ _BOUNDS = {words: "upper" for words in _UPPER_WORDS} | {words: "lower" for words
 # maximum), so they turn a bound but add none
 _UPPER_COMPARED = "shorter smaller lower", "no longer, no larger, no bigger, no higher"
 _LOWER_COMPARED = "longer larger bigger higher", "no shorter, no smaller, no lower, no fewer"
-_COMPARED_BOUNDS = _BOUNDS | {
-    f"{words} than": way
-    for way, (single, negated) in (("upper", _UPPER_COMPARED), ("lower", _LOWER_COMPARED))
-    for words in [*single.split(), *negated.split(", ")]
-}
+# and words that name the bound ("*capped at* 12 MB" / "*at least* 12 MB"), which a text
+# may add to the same value without saying more ("up to 12 MB per file" / "12 MB per file")
+_UPPER_NAMED = "capped at", "up to", "limited to", "maximum of", "max of", "max", "maximum"
+_LOWER_NAMED = "minimum of", "min of", "min", "minimum", "starting at"
+_COMPARED_BOUNDS = (
+    _BOUNDS
+    | {
+        f"{words} than": way
+        for way, (single, negated) in (("upper", _UPPER_COMPARED), ("lower", _LOWER_COMPARED))
+        for words in [*single.split(), *negated.split(", ")]
+    }
+    | dict.fromkeys(_UPPER_NAMED, "upper")
+    | dict.fromkeys(_LOWER_NAMED, "lower")
+)
 
 
 def _bounds(one: Statement, bounds: dict[str, str] = _COMPARED_BOUNDS) -> dict[str, str]:
@@ -4243,13 +4252,19 @@ def keeps_the_values(existing: str, new: str) -> bool:
 # modifier's "high" / "low" names two things there), nor _ANTONYMS as feelings: a text that
 # exchanges one for the other is never a rewording ("Risk level is *low*" / "*high*"), nor a
 # value as it is against a bound or a target for it ("*Minimum* test coverage: 80%" /
-# "*current* test coverage: 80%").
+# "*current* test coverage: 80%"), nor two settings or measures of one resource ("Memory
+# *limit* on the pod is 512Mi" / "The pod *requests* 512Mi of memory", "*soft* / *hard*
+# limit", "*average* / *peak* latency").
 _OTHER_OPPOSITES = """
     low:high keep:delete kept:deleted same:separate same:different more:less first:last
     old:new small:large short:long early:late good:bad better:worse up:down in:out
     internal:external local:remote
     current:minimum current:maximum current:target current:required current:goal
-    actual:minimum actual:maximum actual:target actual:required actual:goal"""
+    actual:minimum actual:maximum actual:target actual:required actual:goal
+    limit:request cap:request limit:reservation limit:default cap:default quota:usage
+    limit:usage soft:hard floor:ceiling maximum:default minimum:default max:default
+    min:default average:peak average:maximum average:minimum average:median mean:median
+    mean:peak median:peak"""
 # Names of environments and branches: one in place of another is another thing, not another
 # word for it ("Merging to *develop* triggers a staging deploy" / "Merging to *main* ...").
 _ENVIRONMENT_WORDS = frozenset(
@@ -5102,6 +5117,8 @@ def relations_differ(existing: str, new: str) -> bool:
         or _other_possession(new_, old)
         or _other_possessor(existing, new)
         or _other_owner(old, new_)
+        or _owner_for_another(old, new_)
+        or _owner_for_another(new_, old)
     )
 
 
@@ -5138,6 +5155,36 @@ def _other_owner(old: Statement, new: Statement) -> bool:
         for owned, owner in mine.items()
         if (other := theirs.get(owned)) is not None
     )
+
+
+def _owner_for_another(one: Statement, other: Statement) -> bool:
+    """`one` says "X's Y" of a person named in capitals and the other text says "Y ... for Z"
+    or "Y ... of Z", Z another name in capitals, neither name in the other text ("*Bart's*
+    editor: Neovim" / "Editor of choice for *Priya Okonkwo-Lind*: Neovim"): another
+    person's."""
+    for owner, owned in _possessives(one):
+        if not owner.text[:1].isupper() or owner.norm in other.words or owned.norm in RELATIONS:
+            continue
+        tokens = other.tokens
+        for i, token in enumerate(tokens):
+            if token.norm != owned.norm:
+                continue
+            for k in range(i + 1, min(i + 1 + _OWNER_FOR_REACH, len(tokens) - 1)):
+                if tokens[k - 1].pause:
+                    break
+                if tokens[k].lower not in ("for", "of"):
+                    continue
+                name = tokens[k + 1]
+                if (
+                    name.text[:1].isupper()
+                    and not name.first
+                    and name.norm not in one.words | one.values | STOPWORDS
+                ):
+                    return True
+    return False
+
+
+_OWNER_FOR_REACH = 3  # words after Y up to its "for" / "of" ("editor *of choice for* Priya")
 
 
 # Possessives by grammatical person: one of another person in the same place is another
@@ -5349,6 +5396,7 @@ def swapped(existing: str, new: str) -> tuple[str, str] | None:
                 _role_turned(old, new_)
                 or _ends_exchanged(old, new_)
                 or _two_values_exchanged(old, new_)
+                or _roles_exchanged(existing, new, old, new_)
             )
         return None
     found = _exchanged(old, new_)
@@ -5368,6 +5416,7 @@ def swapped(existing: str, new: str) -> tuple[str, str] | None:
         or _voice_turned(old, new_)
         or _ends_exchanged(old, new_)
         or _two_values_exchanged(old, new_)
+        or _roles_exchanged(existing, new, old, new_)
     )
 
 
@@ -5507,6 +5556,52 @@ def _two_values_exchanged(old: Statement, new: Statement) -> tuple[str, str] | N
 
 
 _ANY_JOINER = _LIST_JOINERS | _FOREIGN_JOINERS
+
+
+def _roles_exchanged(
+    existing: str, new: str, old: Statement, new_: Statement
+) -> tuple[str, str] | None:
+    """Two persons both texts name in capitals, and a clause of each text that names one of
+    them only, another one in each, with the same words besides ("*Primary on-call*: Bart;
+    secondary: Tomasz" / "Tomasz is *primary on-call*, with Bart as backup"): who has which
+    role exchanged, however each text says the other role ("Alice reviews the frontend, Bob
+    the backend" / "Bob reviews the backend, Alice the frontend" is one fact). A clause ends
+    at a comma or a semicolon; each of the two must have one of its own in both texts."""
+    names = _capitalised(old) & _capitalised(new_)
+    if len(names) < 2:
+        return None
+    mine, theirs = _clauses_of_one(existing, names), _clauses_of_one(new, names)
+    # each of the two in a clause of its own in both texts, not items of one list ("depends
+    # on Postgres, Redis and NATS" / "on NATS, Postgres and Redis")
+    alone = {person for person, _ in mine} & {person for person, _ in theirs}
+    for person, words in mine:
+        for other, said in theirs:
+            if other != person and said == words and {person, other} <= alone:
+                written = {t.norm: t.text for t in old.tokens}
+                return written.get(person, person), written.get(other, other)
+    return None
+
+
+def _capitalised(one: Statement) -> set[str]:
+    """The words the text writes with a capital first letter as names are written (not
+    function words, not an acronym: "QA"), as norms."""
+    return {t.norm for t in one.tokens if t.text[:1].isupper() and not t.text.isupper()} - STOPWORDS
+
+
+_CLAUSE_MARKS = re.compile(r"[,;]\s")
+
+
+def _clauses_of_one(text: str, names: Set[str]) -> list[tuple[str, frozenset[str]]]:
+    """The text's clauses that name one of `names`, as (that name, the clause's other content
+    words), those with some."""
+    found = []
+    for clause in _CLAUSE_MARKS.split(text):
+        one = statement(clause)
+        persons = {t.norm for t in one.tokens} & names
+        words = one.words - names - STOPWORDS
+        if len(persons) == 1 and words:
+            found.append((next(iter(persons)), frozenset(words)))
+    return found
 
 
 # Words between two things that make their order no matter ("Ana works *with* Bo", "Ana
