@@ -7191,3 +7191,70 @@ def test_two_persons_exchanged_between_two_roles_are_swapped_values() -> None:
     ]
     for old, new in same:
         assert dedup.swapped(old, new) is None, (old, new)
+
+
+def test_thousands_grouped_by_points_before_a_size_are_the_size_the_other_text_states() -> None:
+    """ "crece unos 3.000 MB" / "crece unos 3 GB": the points group thousands when the size
+    they make is one the other text states; else a point is a decimal point."""
+    old = "El disco de copias crece unos 3 GB por semana."
+    assert dedup.values_as_the_other(old, "El disco crece unos 3.000 MB por semana.")[1] == (
+        "El disco crece unos 3 GB por semana."
+    )
+    assert dedup.values_as_the_other(old, "El disco crece unos 5.000 MB por semana.")[1] == (
+        "El disco crece unos 5.000 MB por semana."
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "rewritten"),
+    [
+        (
+            "Textwell's hard limit is 30 messages per second.",
+            "Textwell allows at most 1,800 messages a minute.",
+            "Textwell's hard limit is 1,800 messages a minute.",
+        ),
+        ("Rate limit: 600 req/min per key.", "10 req/s per key", "Rate limit: 10 req/s per key."),
+        (
+            "Backups: 2k snapshots a day",
+            "14,000 snapshots per week",
+            "Backups: 14,000 snapshots per week",
+        ),
+    ],
+)
+def test_a_rate_over_another_unit_of_time_is_written_as_the_other_writes_it(
+    old: str, new: str, rewritten: str
+) -> None:
+    """ "30 messages per second" / "1,800 messages a minute": one rate written two ways; a
+    rate that is not the same stays as written."""
+    assert dedup.values_as_the_other(old, new) == (rewritten, new)
+    other = "Textwell allows at most 1,500 messages a minute."
+    assert dedup.values_as_the_other("Textwell's hard limit is 30 messages per second.", other)[
+        0
+    ] == ("Textwell's hard limit is 30 messages per second.")
+
+
+@pytest.mark.parametrize(
+    "dotted",
+    [
+        "Die Erinnerungen gehen um 7.15 Uhr raus.",
+        "Påminnelser skickas kl. 7.15.",
+        "Alle 7.15 parte il job.",
+    ],
+)
+def test_a_dotted_time_after_the_word_another_language_says_at_or_before_uhr_is_a_time(
+    dotted: str,
+) -> None:
+    assert "t435" in {t.norm for t in dedup.statement(dotted).tokens}
+
+
+def test_a_range_changed_with_a_change_word_is_one_value_corrected() -> None:
+    """ "working hours: 08:00-16:00" / "now works 10:00-18:00": a range is one value, so a
+    weak change word ("now") corrects it as it corrects one number; two ranges are two."""
+    old, new = "Ilse's working hours: 08:00–16:00 CET.", "Ilse now works 10:00–18:00 CET."
+    assert dedup.changed_values(old, new) == 1
+    assert POLICY.decide(0.86, old, new) == "supersede"
+    assert dedup.changed_values("Support runs 9 to 5.", "Support now runs 10 till 6.") == 1
+    two = ("Desk open 08:00–12:00 and 13:00–16:00.", "Desk now open 09:00–11:00 and 14:00–17:00.")
+    assert dedup.changed_values(*two) == 2
+    # without a change word it stays a conflict to review
+    assert POLICY.decide(0.86, old, "Ilse works 10:00–18:00 CET.") != "supersede"

@@ -623,9 +623,15 @@ _CLOCK = re.compile(r"(\d{1,2})(?::(\d{2}))?(am|pm|a\.m|p\.m)?")
 # A time written with a dot ("the 7.15 train", "at 7.30", "7.30pm"): a time only beside a word
 # that says so (_DOTTED_BEFORE, _DOTTED_AFTER, am/pm), since "3.12" is as often a version.
 _DOTTED = re.compile(r"(\d{1,2})\.(\d{2})(am|pm|a\.m|p\.m)?")
-_DOTTED_BEFORE = frozenset({"at", "by", "until", "till", "from", "before", "after", "around"})
+# (and the words of other languages that say "at" or "o'clock" so: "*um* 7.15 *Uhr*", "*kl.*
+# 7.15", "*alle* 7.15", "*às* 7.15")
+_DOTTED_BEFORE = frozenset(
+    {"at", "by", "until", "till", "from", "before", "after", "around"}
+    | {"um", "kl", "klo", "alle", "às"}
+)
 _DOTTED_AFTER = frozenset(
     {"train", "bus", "tram", "ferry", "flight", "boat", "coach", "show", "meeting", "call"}
+    | {"uhr"}
 )
 _MERIDIEM = frozenset({"am", "pm", "a.m", "p.m"})
 _SENTENCE_END = frozenset(".!?:;")
@@ -6860,6 +6866,10 @@ def changed_values(existing: str, new: str) -> int:
     ):
         # a day with its time is one "when": "Fridays 14:00-16:00" / "now Wednesdays 10:00"
         per_kind["date"] = 0
+    # a range of two numbers or times is one value ("08:00-16:00" / "now 10:00-18:00")
+    ranges = min(_ranges_of(old, lost_values), _ranges_of(new_, gained_values))
+    if per_kind.get("number", 0) >= 2 * ranges:
+        per_kind["number"] = per_kind.get("number", 0) - ranges
     changes = sum(per_kind.values())
     if not changes and _swapped(old, new_, opcodes, names=True):
         changes = 1
@@ -6869,6 +6879,23 @@ def changed_values(existing: str, new: str) -> int:
     slot = not modifier and not changes and _refilled_slot(old, new_, opcodes)
     slot = slot or (not modifier and not changes and _refilled_template(old, new_, opcodes))
     return changes + modifier + slot + _swapped_role(old, new_)
+
+
+def _ranges_of(one: Statement, values: Set[str]) -> int:
+    """How many ranges the text writes with two of `values`: side by side (a dash between
+    them: "08:00-16:00") or with "to", "until" or "till" between ("10 to 12")."""
+    norms = [t.norm for t in one.tokens]
+    found, i = 0, 0
+    while i < len(norms) - 1:
+        step = 2 if norms[i + 1] in _RANGE_WORDS else 1
+        if norms[i] in values and i + step < len(norms) and norms[i + step] in values:
+            found, i = found + 1, i + step + 1
+        else:
+            i += 1
+    return found
+
+
+_RANGE_WORDS = frozenset({"to", "until", "till"})
 
 
 # A time of day, or a range of them, as values hold it ("t840", "14:00-16:00").
@@ -7697,10 +7724,50 @@ def values_as_the_other(existing: str, new: str) -> tuple[str, str]:
     ("Leak score cutoff is 0.75" / "... 75%", "aims for 80% coverage" / "aims for 0.8
     coverage"): one value written two ways. A decimal
     before a unit ("0.5 GB", "0.75 s") is a measure, not a share."""
-    existing, new = sizes_as_the_other(existing, new)
+    # (thousands grouped by points first: "3.000 MB" is the size "3 GB" says)
     existing, new = _grouped_for(existing, new), _grouped_for(new, existing)
+    existing, new = sizes_as_the_other(existing, new)
+    existing = _rate_for(existing, new)
+    new = _rate_for(new, existing)  # (nothing left to write once the first is as the other)
     existing, new = _per_for(existing, new), _per_for(new, existing)
     return _shares_for(existing, new), _shares_for(new, existing)
+
+
+# A rate over a unit of time ("30 messages *per second*", "40 bags *a minute*", "10 req/s",
+# "2k messages a day"): the amount, up to two words, how it is said per, the unit.
+_AMOUNT_RATE = re.compile(
+    r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(k\b)?((?:\s+[A-Za-z][\w-]*){0,2}?)"
+    r"(\s+(?:per|a|an|each|every)\s+|\s*/\s*)"
+    r"(seconds?|secs?|s|minutes?|mins?|hours?|hrs?|h|days?|weeks?)\b",
+    re.IGNORECASE,
+)
+_AMOUNT_RATE_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def _per_seconds(unit: str) -> int:
+    """The seconds of a unit of time as _AMOUNT_RATE writes it ("s", "mins", "hour")."""
+    return _AMOUNT_RATE_SECONDS[unit.lower()[0]]
+
+
+def _rate_for(text: str, other: str) -> str:
+    """`text` with each rate over a unit of time written as the other text writes the same
+    rate over another unit ("30 messages per second" / "1,800 messages a minute", "10
+    requests per second" / "600 requests per minute"): one value written two ways."""
+    rates = []
+    for found in _AMOUNT_RATE.finditer(other):
+        amount = Decimal(found.group(1).replace(",", "")) * (1000 if found.group(2) else 1)
+        rates.append((amount / _per_seconds(found.group(5)), found))
+
+    def as_other(found: re.Match[str]) -> str:
+        amount = Decimal(found.group(1).replace(",", "")) * (1000 if found.group(2) else 1)
+        mine = _per_seconds(found.group(5))
+        for rate, said in rates:
+            if rate == amount / mine and _per_seconds(said.group(5)) != mine:
+                amount_written = said.group(1) + (said.group(2) or "")
+                return f"{amount_written}{found.group(3)}{said.group(4)}{said.group(5)}"
+        return found.group(0)
+
+    return _AMOUNT_RATE.sub(as_other, text) if rates else text
 
 
 # An amount "per" a unit, written apart ("9p *per* kWh", "€40 per month").
@@ -7722,19 +7789,30 @@ def _per_for(text: str, other: str) -> str:
 
 # A number in groups of three digits after a point, as most European languages group
 # thousands ("10.000", "1.250.000"); not a version or a decimal beside more digits.
+_SIZE_AFTER = re.compile(r"\s?((?i:[kmgt]i?b|kilobytes?|megabytes?|gigabytes?|terabytes?))\b")
 _POINT_GROUPED = re.compile(r"(?<![\w.,])(\d{1,3}(?:\.\d{3})+)(?![\w]|[.,]\d)")
 
 
 def _grouped_for(text: str, other: str) -> str:
     """`text` with each number grouped by points written with commas, when the other text
     has that whole number ("Limite: 10.000 per associazione" / "Limite: 10k per
-    associazione"); otherwise it stays a decimal ("10.000" is ten in English)."""
+    associazione"), or a size the other text states with that whole number before its unit
+    ("crece unos 3.000 MB" / "crece unos 3 GB"); otherwise it stays a decimal ("10.000" is
+    ten in English)."""
     numbers = statement(other).values
+    sizes = [_size_readings(*found.groups())[1] for found in _WRITTEN_SIZE.finditer(other)]
 
     def as_thousands(found: re.Match[str]) -> str:
         grouped = found.group(1)
         whole = grouped.replace(".", "")
-        return grouped.replace(".", ",") if whole in numbers else grouped
+        if whole in numbers:
+            return grouped.replace(".", ",")
+        unit = _SIZE_AFTER.match(text, found.end())
+        if unit is not None and sizes:
+            means = _size_readings(whole, unit.group(1))[1]
+            if any(means & said for said in sizes):
+                return grouped.replace(".", ",")
+        return grouped
 
     return _POINT_GROUPED.sub(as_thousands, text)
 
