@@ -347,6 +347,9 @@ HOLDOUTS = {
     "first run against the rule after stop 74's reading of set 117 (103ef3c)",
     "dedup_holdout_119.json": "agent memories only, 160 pairs (30 in eight other languages); "
     "first run against the rule after stop 74's review (7b64842)",
+    "dedup_holdout_120.json": "agent memories only, 160 pairs (30 in eight other languages); "
+    "first run against the rule after stop 75's readings of set 119 and verify set 50 "
+    "(f4563cb)",
 }
 
 
