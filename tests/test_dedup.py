@@ -7258,3 +7258,37 @@ def test_a_range_changed_with_a_change_word_is_one_value_corrected() -> None:
     assert dedup.changed_values(*two) == 2
     # without a change word it stays a conflict to review
     assert POLICY.decide(0.86, old, "Ilse works 10:00–18:00 CET.") != "supersede"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("Ines is off on Mondays.", "I had Ines's day off wrong: it's Thursday."),
+        ("Kofi approves schema changes.", "Schema changes need Kofi's approval."),
+        ("Maribel owns the billing exports.", "The billing exports are Maribel's responsibility."),
+        ("Nadia's timezone: UTC+1", "Correction: Nadia works in UTC+2."),
+    ],
+)
+def test_what_a_person_wants_or_when_she_is_is_her_own_statement(old: str, new: str) -> None:
+    """ "X's day off", "X's approval", "X's responsibility", "X's timezone" say something of
+    X, not of someone or something of X's; "X's guarantor" still does."""
+    assert not dedup.relations_differ(old, new)
+    assert dedup.relations_differ(
+        "The tenant pays the rent.", "The tenant's guarantor pays the rent."
+    )
+
+
+def test_a_relation_noun_after_a_name_in_capitals_names_a_thing() -> None:
+    """ "swarmwatch's Grafana *board*" is a dashboard, not a board of persons."""
+    assert dedup.statement("swarmwatch's Grafana board is 4421.").relations == ()
+    assert dedup.statement("swarmwatch's board meets monthly.").relations == ("board",)
+
+
+def test_reporting_to_someone_says_who_the_manager_is() -> None:
+    """ "Sol's manager is Tobiah" / "Sol reports to Odile": one holder, another value; "Tobiah
+    reports to Sol" turns the relation round."""
+    old = "Sol's manager is Tobiah."
+    assert not dedup.relations_differ(old, "Correction: Sol reports to Odile, not Tobiah.")
+    assert POLICY.decide(0.7, old, "Correction: Sol reports to Odile, not Tobiah.") == "supersede"
+    assert dedup.swapped(old, "Tobiah reports to Sol.") == ("Tobiah", "Sol")
+    assert dedup.swapped(old, "Sol reports to Tobiah.") is None

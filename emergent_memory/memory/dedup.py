@@ -1809,7 +1809,10 @@ def statement(text: str) -> Statement:
         noun = word.removesuffix("'s")
         written = tokens[i].text
         if noun in RELATIONS and not (i and written[:1].isupper() and written[1:].islower()):
-            # (a word in capitals inside the sentence is a name: "my dog *Buddy*")
+            # (a word in capitals inside the sentence is a name: "my dog *Buddy*"; after one,
+            # it names a thing: "swarmwatch's *Grafana board*")
+            if i > 1 and tokens[i - 1].text[:1].isupper() and not lower[i - 1].endswith("'s"):
+                continue
             before = lower[max(0, i - 3) : i]
             if any(w in _POSSESSIVES or w.endswith(("'s", "s'")) for w in before):
                 qualifiers = [w for w in before if w in _RELATION_QUALIFIERS]
@@ -5258,6 +5261,7 @@ def _other_possession(one: Statement, other: Statement) -> bool:
         )
         and owned.lower not in _OWN_WAYS
         and not _attribute_named(one, other, owned)
+        and not _said_by_its_verb(owned.lower, other)
         for owner, owned in _possessives(one)
     )
 
@@ -5319,13 +5323,17 @@ def _names_another(one: Statement, other: Statement, owner: str) -> bool:
     return False
 
 
-# What a person or a thing has that says what it is, wants or does: "X's *rule*" is a
-# statement of X, not of someone of X's.
+# What a person or a thing has that says what it is, wants or does, or when, where or how
+# it is: "X's *rule*", "X's *approval*", "X's *day* off", "X's *weight*" are statements of
+# X, not of someone or something of X's.
 _OWN_WAY_WORDS = """
     preference preferences preferred favourite favorite favourites favorites rule rules
     choice choices opinion opinions view views habit habits style schedule order orders
     setting settings config configuration default defaults dependencies dependency
-    requirement requirements wish wishes call decision policy convention conventions"""
+    requirement requirements wish wishes call decision policy convention conventions
+    approval approvals sign-off signoff responsibility responsibilities ownership
+    timezone day days hours shift shifts availability birthday age weight height title role
+    email address phone"""
 _OWN_WAYS = frozenset(_OWN_WAY_WORDS.split())
 
 
@@ -6091,6 +6099,7 @@ def _role_turned(old: Statement, new: Statement) -> tuple[str, str] | None:
     """One text names a relation with its noun ("Mari is Tobiah's *mentor*") and the other
     with its verb, the two persons the other way round ("Tobiah *mentors* Mari": who mentors
     whom turned; "Ana *manages* Bo" / "Bo is Ana's *manager*" is the other way and says the
+    same; "Bo's manager is Ana" / "*Ana reports to Bo*" turned, "Bo reports to Ana" the
     same). None otherwise."""
     for nouned, verbed in ((old, new), (new, old)):
         found = _relation(nouned)
@@ -6098,6 +6107,16 @@ def _role_turned(old: Statement, new: Statement) -> tuple[str, str] | None:
             continue
         (holders, holder_text), (possessors, possessor_text), noun = found
         tokens = verbed.tokens[_label_length(verbed.tokens) :]
+        if noun in _REPORTED_TO:
+            # "<possessor> reports to <holder>" says the relation the same way round
+            for k, token in enumerate(tokens[1:-2], 1):
+                if token.lower not in _REPORTING or tokens[k + 1].lower != "to":
+                    continue
+                doer, done = _name_before(tokens, k), _name_after(tokens, k + 2)
+                if doer is None or done is None:
+                    continue
+                if _one_person(holders, doer[0]) and _one_person(possessors, done[0]):
+                    return holder_text, possessor_text
         for k, token in enumerate(tokens):
             if not 0 < k < len(tokens) - 1 or not _names_the_role(token.lower, noun):
                 continue
@@ -6168,6 +6187,22 @@ def _one_person(one: frozenset[str], other: frozenset[str]) -> bool:
     """Two names of one person: one's words all in the other's ("Femke" / "Femke Jansen"; not
     "Femke Jansen" / "Femke Bakker", "Mr Lee" / "Mr Tan")."""
     return one <= other or other <= one
+
+
+# Relations the other text may say by a verb: "Sol's *manager* is Tobiah" / "Sol *reports
+# to* Odile".
+_REPORTED_TO = frozenset({"manager", "boss", "supervisor", "lead"})
+_REPORTING = frozenset({"report", "reports", "reported", "reporting"})
+
+
+def _said_by_its_verb(noun: str, other: Statement) -> int:
+    """How often the other text says the relation `noun` by its verb ("reports to": a
+    manager)."""
+    if noun not in _REPORTED_TO:
+        return 0
+    return sum(
+        1 for said, to in pairwise(other.tokens) if said.lower in _REPORTING and to.lower == "to"
+    )
 
 
 def _owns(token: _Token) -> bool:
@@ -6548,6 +6583,7 @@ def _more_relations(one: Statement, other: Statement) -> bool:
             for i, norm in enumerate(norms)
             if norm == _stem(noun) and all(q in lower[max(0, i - 3) : i] for q in qualifiers)
         )
+        found += _said_by_its_verb(noun, other)
         if one.relations.count(relation) > found:
             return True
     return False
