@@ -7292,3 +7292,16 @@ def test_reporting_to_someone_says_who_the_manager_is() -> None:
     assert POLICY.decide(0.7, old, "Correction: Sol reports to Odile, not Tobiah.") == "supersede"
     assert dedup.swapped(old, "Tobiah reports to Sol.") == ("Tobiah", "Sol")
     assert dedup.swapped(old, "Sol reports to Tobiah.") is None
+
+
+def test_two_words_side_by_side_in_one_text_are_modifiers_not_places() -> None:
+    """ "SQL written in lowercase keywords" / "lowercase SQL keywords": two modifiers of one
+    noun in another order; "tabs over spaces" / "spaces over tabs" stays an exchange."""
+    assert (
+        dedup.swapped("Likes SQL written in lowercase keywords.", "Likes lowercase SQL keywords.")
+        is None
+    )
+    assert dedup.swapped("Prefers tabs over spaces.", "Prefers spaces over tabs.") == (
+        "tabs",
+        "spaces",
+    )

@@ -1425,3 +1425,15 @@ def test_a_bound_named_by_its_word_turns_against_the_other_way() -> None:
     assert verify_features.bound_turned(
         "Batches hold a minimum of 50 rows.", "Batches hold no more than 50 rows."
     ) == ("lower bound / upper bound")
+
+
+def test_a_word_only_inside_a_path_of_another_clause_is_not_said_there() -> None:
+    """ "built with Vite 5, served from `/srv/larkspur/web`": "larkspur" in the path is no
+    word the memory says elsewhere, so "The Larkspur frontend is built with Vite 5" moved
+    nothing between clauses; a host name still says its words."""
+    memory = "The frontend is a React 18 app built with Vite 5, served from `/srv/larkspur/web`."
+    assert (
+        verify_features.clause_difference(memory, "The Larkspur frontend is built with Vite 5.")
+        is None
+    )
+    assert read_pair(memory, "The Larkspur frontend is built with Vite 5.").difference is None

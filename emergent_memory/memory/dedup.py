@@ -6022,9 +6022,26 @@ def _exchanged(
             if joined and not _content_between(old, head, tail):
                 continue
             if head != tail and other == tail + middle + head and _ordered(old, new_, head, tail):
+                if not middle and (
+                    _side_by_side(old, head, tail) or _side_by_side(new_, tail, head)
+                ):
+                    # two words side by side in one text are two modifiers of one noun,
+                    # not two places ("SQL written in lowercase keywords" / "lowercase SQL
+                    # keywords")
+                    continue
                 written = {t.norm: t.text for t in reversed(old.tokens)}  # the first as written
                 return " ".join(written[w] for w in head), " ".join(written[w] for w in tail)
     return None
+
+
+def _side_by_side(one: Statement, first: list[str], second: list[str]) -> bool:
+    """Whether `second` follows `first` in the text with no word between them."""
+    norms = [t.norm for t in one.tokens]
+    return any(
+        norms[i : i + len(first)] == first
+        and norms[i + len(first) : i + len(first) + len(second)] == second
+        for i in range(len(norms))
+    )
 
 
 def _content_between(old: Statement, head: list[str], tail: list[str]) -> bool:

@@ -707,7 +707,8 @@ def _moved(
     own = dedup.statement(parts[index])
     new = dedup.statement(claim_clause)
     others = [dedup.statement(p) for i, p in enumerate(parts) if i != index]
-    elsewhere = frozenset().union(*(o.words for o in others))
+    # (not a part of a path there: "served from `/srv/*larkspur*/web`")
+    elsewhere = frozenset().union(*(o.words - _path_words(o) for o in others))
     claim_rest = frozenset().union(
         *(dedup.content_words(p) for p in claim_parts if p != claim_clause)
     )
@@ -735,6 +736,20 @@ def _moved(
             ):
                 return f"the same values in swapped places: {_written(own, b)} / {_written(new, a)}"
     return None
+
+
+def _path_words(one: dedup.Statement) -> set[str]:
+    """The words of the text that are only parts of a path written with slashes
+    ("/srv/larkspur/web"; not a host name, "staging.example.app", nor a number, "3.5")."""
+    parts = {
+        dedup._stem(part)
+        for token in one.tokens
+        if "/" in token.norm[1:]
+        for part in re.split(r"[-./:@_]+", token.norm)
+        if part
+    }
+    said = {t.norm for t in one.tokens if "/" not in t.norm}
+    return parts - said
 
 
 # A number, or a duration read as one ("45", "2.0", "45s"), not a name with digits ("Ed25519")
