@@ -7305,3 +7305,15 @@ def test_two_words_side_by_side_in_one_text_are_modifiers_not_places() -> None:
         "tabs",
         "spaces",
     )
+
+
+def test_by_how_much_after_a_passive_names_no_agent() -> None:
+    """ "scans are rotated more than 10 degrees" / "a scan is rotated by more than ten
+    degrees": "by" says how much here, so no two things of one verb are exchanged; "Ana is
+    mentored by Bo" still turns "Ana mentors Bo"."""
+    old = "The parser drops the expiry date when scans are rotated more than 10 degrees."
+    new = "If a scan is rotated by more than ten degrees, the parser loses the expiry date."
+    assert dedup.swapped(old, new) is None
+    assert dedup.swapped(
+        "Ana mentors Bo on the data team.", "Ana is mentored by Bo on the data team."
+    )

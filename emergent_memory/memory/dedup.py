@@ -6447,6 +6447,8 @@ def _voice_turned(old: Statement, new: Statement) -> tuple[str, str] | None:
         verb = tokens[verb_at]
         if agent is None or subject is None or agent.norm == subject.norm:
             continue
+        if agent.lower in _BY_AN_AMOUNT or agent.text[:1].isdigit():
+            continue  # by how much, not by whom: "rotated *by more than* ten degrees"
         norms = [t.norm for t in active.tokens]
         if subject.norm not in norms or agent.norm not in norms or verb.norm not in norms:
             continue
@@ -6455,6 +6457,13 @@ def _voice_turned(old: Statement, new: Statement) -> tuple[str, str] | None:
         if at < acts < done and not between:
             return subject.text, agent.text
     return None
+
+
+# Words after "by" that say by how much, not by whom ("raised *by about* 5%").
+_BY_AN_AMOUNT = frozenset(
+    {"more", "less", "fewer", "over", "under", "up", "about", "around", "roughly", "nearly"}
+    | {"almost", "at", "half", "much", "far", "exactly", "approximately", "some", "another"}
+)
 
 
 # Words that join the items of a list without ordering them ("cats and dogs").
