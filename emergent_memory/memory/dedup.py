@@ -7851,8 +7851,9 @@ def _per_for(text: str, other: str) -> str:
 
 # A number in groups of three digits after a point, as most European languages group
 # thousands ("10.000", "1.250.000"); not a version or a decimal beside more digits.
-_SIZE_AFTER = re.compile(r"\s?((?i:[kmgt]i?b|kilobytes?|megabytes?|gigabytes?|terabytes?))\b")
 _POINT_GROUPED = re.compile(r"(?<![\w.,])(\d{1,3}(?:\.\d{3})+)(?![\w]|[.,]\d)")
+# A size unit right after such a number ("3.000 *MB*").
+_SIZE_AFTER = re.compile(r"\s?((?i:[kmgt]i?b|kilobytes?|megabytes?|gigabytes?|terabytes?))\b")
 
 
 def _grouped_for(text: str, other: str) -> str:
