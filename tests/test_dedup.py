@@ -7297,10 +7297,15 @@ def test_reporting_to_someone_says_who_the_manager_is() -> None:
 def test_two_words_side_by_side_in_one_text_are_modifiers_not_places() -> None:
     """ "SQL written in lowercase keywords" / "lowercase SQL keywords": two modifiers of one
     noun in another order; "tabs over spaces" / "spaces over tabs" stays an exchange."""
-    assert (
-        dedup.swapped("Likes SQL written in lowercase keywords.", "Likes lowercase SQL keywords.")
-        is None
-    )
+    for old, new in [
+        (
+            "Likes YAML written with two-space indents and no tabs.",
+            "He likes two-space YAML indents.",
+        ),
+        ("Prefers Python written in snake_case names.", "He prefers snake_case Python names."),
+        ("Likes Markdown written in short lines.", "She likes short Markdown lines."),
+    ]:
+        assert dedup.swapped(old, new) is None, (old, new)
     assert dedup.swapped("Prefers tabs over spaces.", "Prefers spaces over tabs.") == (
         "tabs",
         "spaces",

@@ -7724,10 +7724,8 @@ def rates_written_out(existing: str, new: str) -> tuple[str, str]:
 
 # A size as written: a number (with thousands' commas) and a unit of _SIZE_UNITS or bytes
 # ("2,000 kB", "0.5 GB", "393,216 bytes").
-_WRITTEN_SIZE = re.compile(
-    r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s?"
-    r"((?i:[kmgt]i?b|kilobytes?|megabytes?|gigabytes?|terabytes?|bytes?))\b"
-)
+_SIZE_UNIT = r"((?i:[kmgt]i?b|kilobytes?|megabytes?|gigabytes?|terabytes?|bytes?))\b"
+_WRITTEN_SIZE = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s?" + _SIZE_UNIT)
 _DECIMAL_SIZES = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
 
 
@@ -7803,7 +7801,11 @@ _AMOUNT_RATE = re.compile(
     r"(seconds?|secs?|s|minutes?|mins?|hours?|hrs?|h|days?|weeks?)\b",
     re.IGNORECASE,
 )
-_AMOUNT_RATE_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+# (each unit by its first letter, as _AMOUNT_RATE writes it short or long: "s", "mins", "hour";
+# no month: "m" is a minute)
+_AMOUNT_RATE_SECONDS = {"s": 1} | {
+    unit[0]: _RATE_UNITS[unit] for unit in ("minute", "hour", "day", "week")
+}
 
 
 def _per_seconds(unit: str) -> int:
@@ -7853,7 +7855,7 @@ def _per_for(text: str, other: str) -> str:
 # thousands ("10.000", "1.250.000"); not a version or a decimal beside more digits.
 _POINT_GROUPED = re.compile(r"(?<![\w.,])(\d{1,3}(?:\.\d{3})+)(?![\w]|[.,]\d)")
 # A size unit right after such a number ("3.000 *MB*").
-_SIZE_AFTER = re.compile(r"\s?((?i:[kmgt]i?b|kilobytes?|megabytes?|gigabytes?|terabytes?))\b")
+_SIZE_AFTER = re.compile(r"\s?" + _SIZE_UNIT)
 
 
 def _grouped_for(text: str, other: str) -> str:
