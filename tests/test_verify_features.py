@@ -793,6 +793,22 @@ def test_an_unknown_kind_is_refused() -> None:
             "We are removing the legacy XML export for the auditors.",
             "keep / remove",
         ),
+        # hiding against revealing or exposing, past tense or present
+        (
+            "Retrying the upload silently hid the checksum mismatch from the operators.",
+            "Retrying the upload revealed the checksum mismatch to the operators.",
+            "hide / reveal",
+        ),
+        (
+            "The admin page conceals the API tokens after they are created.",
+            "The admin page exposes the API tokens after they are created.",
+            "conceal / expose",
+        ),
+        (
+            "The log formatter masks card numbers in the payment service logs.",
+            "The log formatter reveals card numbers in the payment service logs.",
+            "mask / reveal",
+        ),
     ],
 )
 def test_opposites_are_read_in_any_inflection(memory: str, claim: str, pair: str) -> None:

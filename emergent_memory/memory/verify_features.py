@@ -68,7 +68,8 @@ _VERIFY_OPPOSITES = """
     encrypt:decrypt encrypted:decrypted input:output horizontally:vertically
     keep:drop keep:remove retain:drop retain:remove stay:drop stay:remove remain:drop
     remain:remove top:end internal:public optional:mandatory optional:required
-    optional:always
+    optional:always hide:reveal hide:expose conceal:reveal conceal:expose mask:reveal
+    mask:expose
 """
 # and the direct antonyms of English adjectives and adverbs from WordNet 3.0, with their
 # comparatives and superlatives ("large" / "small", "larger" / "smaller"), as data
@@ -216,6 +217,7 @@ _INFLECTED_VERB_WORDS = """
     prefer add drop remove introduce accept reject allow block deny increase decrease reduce
     raise lower grow shrink include exclude lock unlock grant revoke install uninstall keep
     delete retain expand collapse succeed fail pass show hide approve stop stay remain
+    reveal expose conceal mask
 """
 _INFLECTED_VERBS = frozenset(_INFLECTED_VERB_WORDS.split())
 
