@@ -7322,3 +7322,25 @@ def test_by_how_much_after_a_passive_names_no_agent() -> None:
     assert dedup.swapped(
         "Ana mentors Bo on the data team.", "Ana is mentored by Bo on the data team."
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "bound"),
+    [
+        ("Retry a failed upload no more than 3 times.", "upper"),
+        ("Retry a failed upload not more than 3 times.", "upper"),
+        ("Commit subjects no longer than 72 characters.", "upper"),
+        ("Give notice no less than 14 days ahead.", "lower"),
+        ("Keep at least 2 replicas, no fewer than 2 replicas.", "lower"),
+    ],
+)
+def test_a_bound_said_with_a_negator_negates_nothing_and_names_no_change(
+    text: str, bound: str
+) -> None:
+    read = dedup.statement(text)
+    assert read.negations == 0
+    assert not read.markers  # "no longer than" is no "no longer"
+    assert set(dedup.bound_directions(text).values()) == {bound}
+    # "no longer" alone still says a change, and "no more" alone still negates
+    assert dedup.statement("The user no longer retries failed uploads.").markers == {"no longer"}
+    assert dedup.statement("No more uploads from the old client.").negations == 1

@@ -1453,3 +1453,88 @@ def test_a_word_only_inside_a_path_of_another_clause_is_not_said_there() -> None
         is None
     )
     assert read_pair(memory, "The Larkspur frontend is built with Vite 5.").difference is None
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim", "words"),
+    [
+        # the thing named after the word that ends it, up to the new one or a time
+        (
+            "We retired the Nagios box in May; monitoring runs on Prometheus now.",
+            "Monitoring still runs on the Nagios box.",
+            "box, nagios",
+        ),
+        (
+            "In April the cron jobs moved off Heroku Scheduler to GitHub Actions.",
+            "The cron jobs still run on Heroku Scheduler.",
+            "heroku, scheduler",
+        ),
+        (
+            "Kai stopped using tmux last year and splits panes in WezTerm now.",
+            "Kai still uses tmux for split panes.",
+            "tmux",
+        ),
+        # before it, after a form of "be"
+        (
+            "Saved searches were removed from the admin panel in 3.2.",
+            "The admin panel still has saved searches.",
+            "saved, searches",
+        ),
+    ],
+)
+def test_a_thing_said_to_still_hold_that_the_memory_says_ended_is_denied(
+    memory: str, claim: str, words: str
+) -> None:
+    ended = verify_features.ended_in_memory(memory, claim)
+    assert ended == f"the memory says it ended: {words}"
+    assert POLICY.relation(0.7, memory, claim) == ("conflicts", ended)
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim"),
+    [
+        # the new thing, not the ended one
+        (
+            "We replaced Travis with CircleCI for the mobile builds.",
+            "Mobile builds still run on CircleCI.",
+        ),
+        # a clause that says what is left of the ended thing
+        (
+            "Webpack was replaced by Vite for the docs; webpack is kept only for the widget.",
+            "Webpack is still kept for the widget.",
+        ),
+        # the memory says it still holds itself
+        (
+            "The old VPN was dropped for staff but is still up for the warehouse scanners.",
+            "The old VPN is still up for the warehouse scanners.",
+        ),
+        # no "still": nothing said to hold on
+        ("We retired the Nagios box in May.", "Monitoring ran on the Nagios box until May."),
+    ],
+)
+def test_a_thing_still_said_that_the_memory_did_not_end_is_no_denial(
+    memory: str, claim: str
+) -> None:
+    assert verify_features.ended_in_memory(memory, claim) is None
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim"),
+    [
+        (
+            "Each CI job may use at most 4 GB of memory.",
+            "A CI job can use no more than 4 GB of memory.",
+        ),
+        (
+            "Security advisories must reach customers at least 10 days before disclosure.",
+            "Security advisories reach customers no less than 10 days before disclosure.",
+        ),
+    ],
+)
+def test_a_bound_said_with_a_negator_is_no_negation(memory: str, claim: str) -> None:
+    features = read_pair(memory, claim)
+    assert features.difference_kind is None
+    assert POLICY.relation(0.8, memory, claim)[0] != "conflicts"
+    # the other way round it is the bound turned
+    turned = claim.replace("no more than", "more than").replace("no less than", "less than")
+    assert POLICY.relation(0.8, memory, turned)[0] == "conflicts"

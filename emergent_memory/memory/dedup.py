@@ -940,8 +940,23 @@ def _hour_range(match: re.Match[str]) -> str:
 _SUNDAY = re.compile(r"\bSun\.?(?=\s+\d)")
 
 
+# A bound said with a negator ("*no more than* 3 retries", "*not less than* 2 weeks", "*no
+# longer than* 72 characters", "*no later than* 17:00"), read as the bound it is: the negator
+# negates nothing and "no longer" says no change.
+_NEGATED_BOUND = re.compile(
+    r"\b(?:no|not)\s+(?:(more|longer|later|larger|bigger|higher|greater|heavier)"
+    r"|(?:less|fewer|shorter|earlier|sooner|smaller|lower|lighter))\s+than\b",
+    re.IGNORECASE,
+)
+
+
+def _negated_bound(found: re.Match[str]) -> str:
+    return "at most" if found.group(1) else "at least"
+
+
 def _tokens(text: str) -> list[_Token]:
     text = _DISLIKES.sub("dislikes", text)
+    text = _NEGATED_BOUND.sub(_negated_bound, text)
     text = _SUNDAY.sub("Sunday", _HOUR_RANGE.sub(_hour_range, text))
     text = _THOUSANDS.sub("", _DECIMAL_COMMA.sub(r"\1.\2", text))
     text = _CURRENCY_MILLIONS.sub(r"\1M", text)

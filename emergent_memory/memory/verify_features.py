@@ -1425,3 +1425,105 @@ def _only_beside(parts: dict[frozenset[str], set[str]], number: str) -> set[str]
     beside = set().union(*(words for numbers, words in parts.items() if number in numbers))
     rest = set().union(*(words for numbers, words in parts.items() if number not in numbers))
     return beside - rest
+
+
+# Words that say a thing ended, naming it after them ("*dropped* the GraphQL API", "*stopped*
+# using Copilot", "*replaced* Celery with Dramatiq", "*no more* Mac") or, after a form of
+# "be", before them ("local passwords *were removed*", "the Styleguidist pages *are gone*").
+_ENDING_WORDS = """
+    drop drops dropped dropping remove removes removed removing stop stops stopped stopping
+    abandon abandons abandoned discontinue discontinues discontinued decommission
+    decommissions decommissioned retire retires retired delete deletes deleted scrap scraps
+    scrapped ditch ditches ditched gone replace replaces replaced replacing"""
+_ENDING = frozenset(_ENDING_WORDS.split())
+# ... and phrases that do ("*moved out of* lendex", "*switched from* Jenkins", "*got rid of*")
+_ENDING_PHRASES = (
+    ("no", "longer"),
+    ("no", "more"),
+    ("moved", "out", "of"),
+    ("moved", "from"),
+    ("switched", "from"),
+    ("migrated", "from"),
+    ("migrated", "off"),
+    ("moved", "off"),
+    ("got", "rid", "of"),
+    ("phased", "out"),
+    ("shut", "down"),
+    ("instead", "of"),
+)
+# Words after which the ended thing's name stops: the new one ("with Dramatiq", "to GATK"),
+# a place, a time or a reason ("in March", "because ...").
+_ENDED_UNTIL_WORDS = """
+    with to into for in on at since by because after before during from as so than and but
+    while"""
+_ENDED_UNTIL = frozenset(_ENDED_UNTIL_WORDS.split())
+_ENDED_BE = frozenset({"is", "are", "was", "were", "been", "be"})
+_STILL = frozenset({"still", "remains", "remain"})
+
+
+def _ended_tokens(one: dedup.Statement) -> set[str]:
+    """The words of what the text says ended (_ENDING, _ENDING_PHRASES): after the ending
+    word up to _ENDED_UNTIL or a mark, or, after a form of "be", its clause before it."""
+    tokens = one.tokens
+    lower = [t.lower for t in tokens]
+    ended: set[str] = set()
+    for i, word in enumerate(lower):
+        size = next(
+            (len(p) for p in _ENDING_PHRASES if tuple(lower[i : i + len(p)]) == p),
+            1 if word in _ENDING else 0,
+        )
+        if not size:
+            continue
+        if i and lower[i - 1] in _ENDED_BE | {"has", "have", "had"} and size == 1:
+            start = i - 1
+            while (
+                start > 0
+                and not tokens[start - 1].pause
+                and lower[start - 1] not in (_ENDED_UNTIL | _CLAUSE_WORDS)
+            ):
+                start -= 1
+            ended.update(t.norm for t in tokens[start : i - 1] if t.norm in one.words)
+            continue
+        j = i + size
+        if j < len(tokens) and lower[j] in ("using", "use", "supporting"):
+            j += 1  # "stopped *using* Copilot"
+        if tokens[i + size - 1].pause:
+            continue
+        while j < len(tokens) and lower[j] not in _ENDED_UNTIL:
+            if tokens[j].norm in one.words:
+                ended.add(tokens[j].norm)
+            if tokens[j].pause:
+                break
+            j += 1
+    return ended - GENERIC_WORDS
+
+
+def _text(tokens: Sequence[dedup._Token]) -> str:
+    return " ".join(t.text for t in tokens)
+
+
+def ended_in_memory(memory: str, claim: str) -> str | None:
+    """The claim says a thing still holds ("*still*", "remains") that the memory says ended
+    (_ended_tokens: dropped, removed, replaced, moved out of, no longer, ...) and the memory
+    does not say still holds of its own: "The GraphQL API is *still* available" / "In June
+    2024 the team *dropped the GraphQL API*"; "Background jobs *still* run on Celery" / "...
+    *replaced Celery* with Dramatiq" (not "... still run on Dramatiq"). The ended words in
+    the claim, in words; English only."""
+    if not (dedup.reads_english(memory) and dedup.reads_english(claim)):
+        return None
+    said, asked = dedup.statement(memory), dedup.statement(claim)
+    claimed = {t.lower for t in asked.tokens}
+    if not claimed & _STILL or {t.lower for t in said.tokens} & _STILL or asked.negations:
+        return None
+    ended = _ended_tokens(said) & asked.words
+    if not ended:
+        return None
+    # (a clause of the memory that says the ended thing with the claim's other words says
+    # what is left of it: "replaced the greedy allocator with CP-SAT; the greedy allocator
+    # is *kept* only *as a fallback*" / "The greedy allocator is still kept as a fallback")
+    own = asked.words - ended - GENERIC_WORDS
+    for part in dedup._token_clauses(said.tokens):
+        words = {t.norm for t in part}
+        if words & ended and words & own and not _ended_tokens(dedup.statement(_text(part))):
+            return None
+    return f"the memory says it ended: {', '.join(as_written(memory, sorted(ended)))}"

@@ -261,6 +261,10 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
             kind, difference = "exchange", f"the same values in swapped places: {numbers}"
         elif (by_memory := verify_features.rejected_by_memory(memory, claim)) is not None:
             kind, difference = "rejected", by_memory
+    ended = verify_features.ended_in_memory(memory, claim)
+    if ended is not None:
+        # what the claim says still holds the memory says ended, whatever else differs
+        kind, difference = "negation", ended
     _, kept = dedup.alignment(memory, claim)
     frame = kept / max(len(old.tokens), len(new.tokens), 1)
     shared = tuple(sorted((old.words & new.words) - GENERIC_WORDS))
