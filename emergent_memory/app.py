@@ -443,6 +443,7 @@ VERIFY_POLICIES = {
         shared_word_from=0.3,
         conflict_frame=0.5,
         judge_bands=((0.4, 0.45), (0.55, 0.65)),
+        denies_from=0.45,
         conflict_from_kind=(
             ("value", 0.7),
             ("exchange", 0.55),

@@ -139,7 +139,7 @@ def test_a_negation_in_other_words_conflicts(
     [best, *_] = result["matches"]
     assert best["id"] == ids[MEMORIES[memory][0]]
     assert "negates" in best["why"]
-    general = replace(RULES_ONLY, conflict_from_kind=())
+    general = replace(RULES_ONLY, conflict_from_kind=(), denies_from=1.0)
     before = VerifyService(semantic, None, VerifyConfig(policy=general)).verify(principal, claim)
     assert before["verdict"] == "related", before["why"]
 

@@ -1538,3 +1538,31 @@ def test_a_bound_said_with_a_negator_is_no_negation(memory: str, claim: str) -> 
     # the other way round it is the bound turned
     turned = claim.replace("no more than", "more than").replace("no less than", "less than")
     assert POLICY.relation(0.8, memory, turned)[0] == "conflicts"
+
+
+def test_a_claim_that_says_no_to_what_a_memory_states_conflicts_from_its_own_similarity() -> None:
+    policy = replace(POLICY, denies_from=0.45, shared_word_from=0.3)
+    memory = "CI caches compiled objects with ccache between runs."
+    denial = "The build does not use ccache."
+    assert read_pair(memory, denial).claim_denies
+    # below the subject's threshold (related_from 0.53), from denies_from
+    assert policy.relation(0.47, memory, denial) == (
+        "conflicts",
+        "the claim negates what the other states",
+    )
+    assert policy.relation(0.4, memory, denial)[0] == "related"
+    off = replace(policy, denies_from=1.0)  # the default: off
+    assert off.relation(0.47, memory, denial)[0] == "related"
+    # a still said of what the memory says ended is the claim's denial too
+    ended = "The team dropped Celery for background jobs in March."
+    assert policy.relation(0.47, ended, "Background jobs still run on Celery.")[0] == "conflicts"
+    # the memory's negation is not the claim's: related below the subject's threshold
+    negated = "CI does not cache compiled objects with ccache."
+    assert not read_pair(negated, "CI caches compiled objects with ccache.").claim_denies
+    assert policy.relation(0.47, negated, "CI caches compiled objects with ccache.")[0] == (
+        "related"
+    )
+    # nor in a language the rules do not read
+    assert not read_pair(
+        "Le CI met en cache les objets avec ccache.", "Le CI n'utilise pas ccache."
+    ).claim_denies

@@ -73,6 +73,10 @@ class VerifyPolicy:
     # (kind, from): a difference of this kind (DIFFERENCE_KINDS) conflicts from this similarity
     # whatever the frame, with vectors; fitted on the development sets (calibrate_kinds)
     conflict_from_kind: tuple[tuple[str, float], ...] = ()
+    # a claim that negates what the memory states (PairFeatures.claim_denies) conflicts from
+    # this similarity, below `related_from` too; chosen on the spent held-out sets' replay
+    # (benchmarks/README.md, section 10)
+    denies_from: float = 1.0
 
     def __post_init__(self) -> None:
         if not self.related_from <= min(self.conflict_from, self.keeps_words_from):
@@ -123,6 +127,16 @@ class VerifyPolicy:
             # another value after the same subject words, however far apart the model puts
             # the two values ("Noor's manager is Callum *Reid*" / "*Reyes*")
             return "conflicts", features.difference or "another value for the same subject"
+        if (
+            features.claim_denies
+            and features.english
+            and not words_only
+            and similarity >= self.denies_from
+        ):
+            # below the subject's threshold too: a claim that says no to what a memory
+            # states of the same words contradicts it ("The build doesn't use ccache" / "CI
+            # caches compiled objects with ccache between runs")
+            return "conflicts", features.difference or ""
         if features.word_for_word and not words_only:
             # whatever the similarity: a long memory is far from a claim of one of its parts
             return "confirms", "one clause of the memory states it word for word"
@@ -201,6 +215,9 @@ class PairFeatures:
     # an opposite (VERIFY_OPPOSITES) in the two, one word in each ("*last*" / "*first*")
     opposite_word: str | None = None
     restated: bool = True  # dedup's rewording rules, read only where the rules may confirm
+    # the claim says no to what the memory states (a negation the claim has, the memory not),
+    # or still of what the memory says ended (verify_features.ended_in_memory)
+    claim_denies: bool = False
 
 
 # The kinds of difference the rules read: another value for the same subject, the same
@@ -227,6 +244,7 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
     )
     difference: str | None = None
     kind: str | None = None
+    denies = False  # the negation is the claim's (or it says still of what ended)
     # (a pattern's parts in another order: "rel-<year>-<build>" / "rel-<build>-<year>")
     reordered = dedup._parts_reordered(memory, claim) if compared.changes == 1 else None
     if reordered is not None and not other_subject:
@@ -255,7 +273,8 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
             kind = "negation"
             # a clause saying no on one side only, holding the other's words (dedup's count:
             # "not only" and two in one clause are none), not save's negating_side
-            one = "the claim" if verify_features.says_no(new) else "the memory"
+            denies = verify_features.says_no(new)
+            one = "the claim" if denies else "the memory"
             difference = f"{one} negates what the other states"
         elif (numbers := verify_features.exchanged_in_place(memory, claim)) is not None:
             kind, difference = "exchange", f"the same values in swapped places: {numbers}"
@@ -264,7 +283,7 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
     ended = verify_features.ended_in_memory(memory, claim)
     if ended is not None:
         # what the claim says still holds the memory says ended, whatever else differs
-        kind, difference = "negation", ended
+        kind, difference, denies = "negation", ended, True
     _, kept = dedup.alignment(memory, claim)
     frame = kept / max(len(old.tokens), len(new.tokens), 1)
     shared = tuple(sorted((old.words & new.words) - GENERIC_WORDS))
@@ -295,6 +314,7 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
         dedup.reads_english(memory) and dedup.reads_english(claim),
         opposite_word,
         difference is None and not other and verify_features.restated(memory, claim),
+        kind == "negation" and denies and not other,
     )
 
 
