@@ -7344,3 +7344,31 @@ def test_a_bound_said_with_a_negator_negates_nothing_and_names_no_change(
     # "no longer" alone still says a change, and "no more" alone still negates
     assert dedup.statement("The user no longer retries failed uploads.").markers == {"no longer"}
     assert dedup.statement("No more uploads from the old client.").negations == 1
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("The user prefers tabs.", "Other developers on the team prefer spaces."),
+        ("Lena uses Neovim.", "Everyone else on the team uses VS Code."),
+        ("Lena uses Neovim.", "The rest of the team uses VS Code."),
+        ("Kofi: I brought the tent", "Kofi: everybody else brought the tents lol"),
+        ("Aisha: I'm bringing the cake", "Aisha: no one else is bringing anything sweet"),
+    ],
+)
+def test_a_text_about_other_people_has_another_holder(existing: str, new: str) -> None:
+    assert dedup.relations_differ(existing, new)
+    assert dedup.holders_differ(existing, new)
+    assert DEDUP_POLICIES[LOCAL_MODEL_NAME].explain(0.9, existing, new).verdict != "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Other than Lena, the team uses VS Code.", "Apart from Lena, the team uses VS Code."),
+        ("Lena uses Neovim.", "Lena uses Neovim for other projects too."),
+        ("Others prefer VS Code.", "Other people prefer VS Code."),
+    ],
+)
+def test_other_said_of_no_other_people_names_no_other_holder(existing: str, new: str) -> None:
+    assert not dedup.relations_differ(existing, new)

@@ -5135,7 +5135,8 @@ def relations_differ(existing: str, new: str) -> bool:
     "*Lena's* manager")."""
     old, new_ = statement(existing), statement(new)
     return (
-        _more_relations(old, new_)
+        _others_named(existing) != _others_named(new)
+        or _more_relations(old, new_)
         or _more_relations(new_, old)
         or _other_possession(old, new_)
         or _other_possession(new_, old)
@@ -5144,6 +5145,21 @@ def relations_differ(existing: str, new: str) -> bool:
         or _owner_for_another(old, new_)
         or _owner_for_another(new_, old)
     )
+
+
+# A subject of other people than the one a text is about, opening it (after a chat speaker's
+# name): "*Other* team members still use ...", "*Everyone else* on the team uses VS Code",
+# "*The rest of* the team ...", "*Nobody else* has access" (not "*Other than* Lena, ...").
+_OTHERS = re.compile(
+    r"^\W*(?:[A-Z][\w'.-]*:\s*)?(?:the\s+)?(?:others?\b(?!\s+than)|(?:every|no|some|any)"
+    r"(?:one|body)\s+else\b|no\s+one\s+else\b|rest\s+of\b)",
+    re.IGNORECASE,
+)
+
+
+def _others_named(text: str) -> bool:
+    """The text opens with a subject of other people (_OTHERS)."""
+    return _OTHERS.match(text) is not None
 
 
 # Words before "'s" that say "is" or "us", never whose something is ("it's running", "let's").

@@ -23,7 +23,9 @@ emergent_memory/app.py, per embedding model):
    so does, from `related_from`, one part of a longer memory restated with another number
    beside the same word; and each kind of difference (DIFFERENCE_KINDS) conflicts from its
    own threshold (`conflict_from_kind`, never below `related_from`, with vectors only;
-   fitted by benchmarks/verify.py); docs/memory.md ("How it decides") gives examples of each;
+   fitted by benchmarks/verify.py); a negation the claim has and the memory not (or a claim
+   that says "still" of what the memory says ended) conflicts from `denies_from`, below
+   `related_from` too; docs/memory.md ("How it decides") gives examples of each;
 4. from `confirm_from` (or `keeps_words_from` when one text keeps every content word of the
    other), the same values confirm when the words show it (verify_features.restated),
    unless an opposite (VERIFY_OPPOSITES) stands in one text where the other has its pair:
