@@ -350,6 +350,8 @@ HOLDOUTS = {
     "dedup_holdout_120.json": "agent memories only, 160 pairs (30 in eight other languages); "
     "first run against the rule after stop 75's readings of set 119 and verify set 50 "
     "(f4563cb)",
+    "dedup_holdout_121.json": "agent memories only, 160 pairs (30 in eight other languages); "
+    "first run against the rule of stop 77 (194ff4a)",
 }
 
 
