@@ -7372,3 +7372,25 @@ def test_a_text_about_other_people_has_another_holder(existing: str, new: str) -
 )
 def test_other_said_of_no_other_people_names_no_other_holder(existing: str, new: str) -> None:
     assert not dedup.relations_differ(existing, new)
+
+
+@pytest.mark.parametrize(
+    ("text", "values"),
+    [
+        ("コミットメッセージの1行目は50文字以内に収めたい。", {"1", "50"}),
+        ("Nadia每个合并请求的改动不超过400行", {"400"}),
+        ("ナディアは毎年8月の最後の14日間を休暇にしている。", {"8", "14"}),
+    ],
+)
+def test_numbers_in_a_script_written_without_spaces_are_values_of_their_own(
+    text: str, values: set[str]
+) -> None:
+    assert dedup.statement(text).values == values
+
+
+def test_a_number_in_a_script_written_without_spaces_is_compared_alone() -> None:
+    memory = "コミットメッセージは英語の命令形で書き、1行目は50文字以内にしたい。"
+    # the same number in other words: no value differs (as one run of characters it did)
+    assert read_pair(memory, "コミットメッセージの1行目は50文字以内に収めたい。").difference is None
+    other = read_pair(memory, "コミットメッセージの1行目は72文字以内に収めたい。")
+    assert other.difference == "another value: 50 / 72"

@@ -954,7 +954,17 @@ def _negated_bound(found: re.Match[str]) -> str:
     return "at most" if found.group(1) else "at least"
 
 
+# Where a script written without spaces (Chinese, Japanese) meets digits or Latin letters:
+# a word boundary there, so that "1行目は50文字以内" holds the numbers 1 and 50, not one
+# value of fourteen characters.
+_UNSPACED_EDGE = re.compile(
+    r"(?<=[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff])(?=[0-9A-Za-z])"
+    r"|(?<=[0-9A-Za-z])(?=[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff])"
+)
+
+
 def _tokens(text: str) -> list[_Token]:
+    text = _UNSPACED_EDGE.sub(" ", text)
     text = _DISLIKES.sub("dislikes", text)
     text = _NEGATED_BOUND.sub(_negated_bound, text)
     text = _SUNDAY.sub("Sunday", _HOUR_RANGE.sub(_hour_range, text))
