@@ -352,6 +352,8 @@ HOLDOUTS = {
     "(f4563cb)",
     "dedup_holdout_121.json": "agent memories only, 160 pairs (30 in eight other languages); "
     "first run against the rule of stop 77 (194ff4a)",
+    "dedup_holdout_122.json": "chat turns only, 160 pairs (30 in nine other languages); "
+    "first run against the rule of stop 77 (04f7335)",
 }
 
 
