@@ -7394,3 +7394,12 @@ def test_a_number_in_a_script_written_without_spaces_is_compared_alone() -> None
     assert read_pair(memory, "コミットメッセージの1行目は50文字以内に収めたい。").difference is None
     other = read_pair(memory, "コミットメッセージの1行目は72文字以内に収めたい。")
     assert other.difference == "another value: 50 / 72"
+
+
+def test_others_named_in_both_texts_are_no_other_holder() -> None:
+    # the other ones of a kind open a text too
+    assert dedup.relations_differ("The replica is in Frankfurt.", "The other replica is in Paris.")
+    # named in both: two values in swapped places, one holder
+    existing = "kim: we got to the venue before the others"
+    new = "kim: the others got to the venue before us"
+    assert not dedup.relations_differ(existing, new)

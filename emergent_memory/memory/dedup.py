@@ -5145,7 +5145,8 @@ def relations_differ(existing: str, new: str) -> bool:
     "*Lena's* manager")."""
     old, new_ = statement(existing), statement(new)
     return (
-        _others_named(existing) != _others_named(new)
+        _others_named(existing, new)
+        or _others_named(new, existing)
         or _more_relations(old, new_)
         or _more_relations(new_, old)
         or _other_possession(old, new_)
@@ -5157,9 +5158,10 @@ def relations_differ(existing: str, new: str) -> bool:
     )
 
 
-# A subject of other people than the one a text is about, opening it (after a chat speaker's
-# name): "*Other* team members still use ...", "*Everyone else* on the team uses VS Code",
-# "*The rest of* the team ...", "*Nobody else* has access" (not "*Other than* Lena, ...").
+# A subject of others than the one a text is about, opening it (after a chat speaker's name):
+# other people, "*Other* team members still use ...", "*Everyone else* on the team uses VS
+# Code", "*The rest of* the team ...", "*Nobody else* has access", or the other ones of a
+# kind, "*The other* replica is in Frankfurt" (not "*Other than* Lena, ...").
 _OTHERS = re.compile(
     r"^\W*(?:[A-Z][\w'.-]*:\s*)?(?:the\s+)?(?:others?\b(?!\s+than)|(?:every|no|some|any)"
     r"(?:one|body)\s+else\b|no\s+one\s+else\b|rest\s+of\b)",
@@ -5167,9 +5169,14 @@ _OTHERS = re.compile(
 )
 
 
-def _others_named(text: str) -> bool:
-    """The text opens with a subject of other people (_OTHERS)."""
-    return _OTHERS.match(text) is not None
+_OTHERS_SAID = re.compile(r"\b(?:others?|else|rest\s+of)\b", re.IGNORECASE)
+
+
+def _others_named(text: str, other: str) -> bool:
+    """The text opens with a subject of others (_OTHERS) and the other text names no others
+    anywhere (not "we got there before *the others*" / "*the others* got there before us":
+    two values swapped)."""
+    return _OTHERS.match(text) is not None and _OTHERS_SAID.search(other) is None
 
 
 # Words before "'s" that say "is" or "us", never whose something is ("it's running", "let's").
