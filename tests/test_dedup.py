@@ -7341,7 +7341,9 @@ def test_a_bound_said_with_a_negator_negates_nothing_and_names_no_change(
     assert read.negations == 0
     assert not read.markers  # "no longer than" is no "no longer"
     assert set(dedup.bound_directions(text).values()) == {bound}
-    # "no longer" alone still says a change, and "no more" alone still negates
+
+
+def test_no_longer_and_no_more_without_than_still_say_a_change_and_a_negation() -> None:
     assert dedup.statement("The user no longer retries failed uploads.").markers == {"no longer"}
     assert dedup.statement("No more uploads from the old client.").negations == 1
 

@@ -1562,7 +1562,7 @@ def test_a_claim_that_says_no_to_what_a_memory_states_conflicts_from_its_own_sim
     assert policy.relation(0.47, negated, "CI caches compiled objects with ccache.")[0] == (
         "related"
     )
-    # nor in a language the rules do not read
-    assert not read_pair(
-        "Le CI met en cache les objets avec ccache.", "Le CI n'utilise pas ccache."
-    ).claim_denies
+    # nor in a language the rules do not read, whatever its negation
+    read = replace(read_pair(memory, denial), english=False)
+    assert policy.judge(0.47, read)[0] == "related"
+    assert policy.judge(0.47, replace(read, english=True)) == policy.relation(0.47, memory, denial)

@@ -3308,8 +3308,8 @@ def rules_out_both(existing: str, new: str) -> bool:
     read as English ("no" is no negation in Portuguese: "moro *no* terceiro andar"); each
     text negates as many clauses; every word one has and the other lacks comes after a
     negator in its own clause; none is a number; and neither text states a limit or an
-    exception (_LIMITS: "no more than 3 retries" / "no more than 5 retries" is another value
-    of one limit)."""
+    exception (_LIMITS: "*never* more than 3 retries" / "*never* more than 5 retries" is
+    another value of one limit)."""
     old, new_ = statement(existing), statement(new)
     if not old.negations or old.negations != new_.negations:
         return False
@@ -3672,13 +3672,15 @@ def negates(existing: str, new: str) -> bool:
 
 # Words right before a number that say it is a bound, and which way: "*under* 300 lines" /
 # "*over* 300 lines", "*at least* 85%" / "*at most* 85%", "*longer than* 72 characters".
-_UPPER_WORDS = ("under", "below", "less than", "fewer than", "at most", "no more than", "within")
-_LOWER_WORDS = ("over", "above", "more than", "greater than", "at least", "no less than")
+# (a bound said with a negator, "no more than", "no longer than", is read as "at most" or
+# "at least" before: _NEGATED_BOUND)
+_UPPER_WORDS = ("under", "below", "less than", "fewer than", "at most", "within")
+_LOWER_WORDS = ("over", "above", "more than", "greater than", "at least")
 _BOUNDS = {words: "upper" for words in _UPPER_WORDS} | {words: "lower" for words in _LOWER_WORDS}
 # and comparatives, which also say what is refused ("rejects uploads *larger than* 25 MB": a
 # maximum), so they turn a bound but add none
-_UPPER_COMPARED = "shorter smaller lower", "no longer, no larger, no bigger, no higher"
-_LOWER_COMPARED = "longer larger bigger higher", "no shorter, no smaller, no lower, no fewer"
+_UPPER_COMPARED = "shorter smaller lower"
+_LOWER_COMPARED = "longer larger bigger higher"
 # and words that name the bound ("*capped at* 12 MB" / "*at least* 12 MB"), which a text
 # may add to the same value without saying more ("up to 12 MB per file" / "12 MB per file")
 _UPPER_NAMED = "capped at", "up to", "limited to", "maximum of", "max of", "max", "maximum"
@@ -3686,9 +3688,9 @@ _LOWER_NAMED = "minimum of", "min of", "min", "minimum", "starting at"
 _COMPARED_BOUNDS = (
     _BOUNDS
     | {
-        f"{words} than": way
-        for way, (single, negated) in (("upper", _UPPER_COMPARED), ("lower", _LOWER_COMPARED))
-        for words in [*single.split(), *negated.split(", ")]
+        f"{word} than": way
+        for way, words in (("upper", _UPPER_COMPARED), ("lower", _LOWER_COMPARED))
+        for word in words.split()
     }
     | dict.fromkeys(_UPPER_NAMED, "upper")
     | dict.fromkeys(_LOWER_NAMED, "lower")

@@ -20,7 +20,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from difflib import SequenceMatcher
-from functools import lru_cache
+from functools import lru_cache, partial
 from itertools import combinations, pairwise
 from pathlib import Path
 
@@ -1452,43 +1452,46 @@ _ENDING_PHRASES = (
     ("instead", "of"),
 )
 # Words after which the ended thing's name stops: the new one ("with Dramatiq", "to GATK"),
-# a place, a time or a reason ("in March", "because ...").
+# a place, a time, a reason ("in March", "because ...") or another clause.
 _ENDED_UNTIL_WORDS = """
     with to into for in on at since by because after before during from as so than and but
-    while"""
+    while whereas otherwise"""
 _ENDED_UNTIL = frozenset(_ENDED_UNTIL_WORDS.split())
-_ENDED_BE = frozenset({"is", "are", "was", "were", "been", "be"})
-_STILL = frozenset({"still", "remains", "remain"})
+# A passive's auxiliary before the ending word ("were removed", "has been dropped", "got
+# scrapped")
+_PASSIVE = dedup._BE | {"has", "have", "had"}
+
+
+def _ending(lower: Sequence[str], i: int) -> int:
+    """How many words from i say that a thing ended (_ENDING_PHRASES, _ENDING); 0 if none."""
+    for phrase in _ENDING_PHRASES:
+        if tuple(lower[i : i + len(phrase)]) == phrase:
+            return len(phrase)
+    return 1 if lower[i] in _ENDING else 0
 
 
 def _ended_tokens(one: dedup.Statement) -> set[str]:
     """The words of what the text says ended (_ENDING, _ENDING_PHRASES): after the ending
-    word up to _ENDED_UNTIL or a mark, or, after a form of "be", its clause before it."""
+    word up to _ENDED_UNTIL or a mark, or, after a passive's auxiliary, its clause before
+    it."""
     tokens = one.tokens
     lower = [t.lower for t in tokens]
     ended: set[str] = set()
-    for i, word in enumerate(lower):
-        size = next(
-            (len(p) for p in _ENDING_PHRASES if tuple(lower[i : i + len(p)]) == p),
-            1 if word in _ENDING else 0,
-        )
+    for i in range(len(lower)):
+        size = _ending(lower, i)
         if not size:
             continue
-        if i and lower[i - 1] in _ENDED_BE | {"has", "have", "had"} and size == 1:
+        if size == 1 and i and lower[i - 1] in _PASSIVE:
             start = i - 1
-            while (
-                start > 0
-                and not tokens[start - 1].pause
-                and lower[start - 1] not in (_ENDED_UNTIL | _CLAUSE_WORDS)
-            ):
+            while start and not tokens[start - 1].pause and lower[start - 1] not in _ENDED_UNTIL:
                 start -= 1
             ended.update(t.norm for t in tokens[start : i - 1] if t.norm in one.words)
             continue
         j = i + size
+        if tokens[j - 1].pause:
+            continue
         if j < len(tokens) and lower[j] in ("using", "use", "supporting"):
             j += 1  # "stopped *using* Copilot"
-        if tokens[i + size - 1].pause:
-            continue
         while j < len(tokens) and lower[j] not in _ENDED_UNTIL:
             if tokens[j].norm in one.words:
                 ended.add(tokens[j].norm)
@@ -1498,10 +1501,6 @@ def _ended_tokens(one: dedup.Statement) -> set[str]:
     return ended - GENERIC_WORDS
 
 
-def _text(tokens: Sequence[dedup._Token]) -> str:
-    return " ".join(t.text for t in tokens)
-
-
 def ended_in_memory(memory: str, claim: str) -> str | None:
     """The claim says a thing still holds ("*still*", "remains") that the memory says ended
     (_ended_tokens: dropped, removed, replaced, moved out of, no longer, ...) and the memory
@@ -1509,21 +1508,28 @@ def ended_in_memory(memory: str, claim: str) -> str | None:
     2024 the team *dropped the GraphQL API*"; "Background jobs *still* run on Celery" / "...
     *replaced Celery* with Dramatiq" (not "... still run on Dramatiq"). The ended words in
     the claim, in words; English only."""
-    if not (dedup.reads_english(memory) and dedup.reads_english(claim)):
-        return None
     said, asked = dedup.statement(memory), dedup.statement(claim)
-    claimed = {t.lower for t in asked.tokens}
-    if not claimed & _STILL or {t.lower for t in said.tokens} & _STILL or asked.negations:
+    if not {t.lower for t in asked.tokens} & dedup._STILL or asked.negations:
+        return None
+    if {t.lower for t in said.tokens} & dedup._STILL:
+        return None
+    if not (dedup.reads_english(memory) and dedup.reads_english(claim)):
         return None
     ended = _ended_tokens(said) & asked.words
     if not ended:
         return None
-    # (a clause of the memory that says the ended thing with the claim's other words says
-    # what is left of it: "replaced the greedy allocator with CP-SAT; the greedy allocator
-    # is *kept* only *as a fallback*" / "The greedy allocator is still kept as a fallback")
+    # (a clause of the memory with no ending word that says the ended thing with the claim's
+    # other words says what is left of it: "replaced the greedy allocator with CP-SAT; the
+    # greedy allocator is *kept* only *as a fallback*" / "The greedy allocator is still kept
+    # as a fallback")
     own = asked.words - ended - GENERIC_WORDS
     for part in dedup._token_clauses(said.tokens):
         words = {t.norm for t in part}
-        if words & ended and words & own and not _ended_tokens(dedup.statement(_text(part))):
+        lower = [t.lower for t in part]
+        if (
+            words & ended
+            and words & own
+            and not any(map(partial(_ending, lower), range(len(lower))))
+        ):
             return None
     return f"the memory says it ended: {', '.join(as_written(memory, sorted(ended)))}"

@@ -316,7 +316,7 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
         dedup.reads_english(memory) and dedup.reads_english(claim),
         opposite_word,
         difference is None and not other and verify_features.restated(memory, claim),
-        kind == "negation" and denies and not other,
+        denies and not other,
     )
 
 
