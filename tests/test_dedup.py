@@ -7405,3 +7405,109 @@ def test_others_named_in_both_texts_are_no_other_holder() -> None:
     existing = "kim: we got to the venue before the others"
     new = "kim: the others got to the venue before us"
     assert not dedup.relations_differ(existing, new)
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        # a unit of time in another language, after a number
+        ("El reintento espera 90 segundos.", "El reintento espera 1,5 minutos."),
+        ("Le lien expire après 48 heures.", "Le lien expire après 2 jours."),
+        ("Die Sitzung läuft nach 120 Minuten ab.", "Die Sitzung läuft nach 2 Stunden ab."),
+        ("De build duurt 0,5 uur.", "De build duurt 30 minuten."),
+        ("Loggar sparas i 14 dagar.", "Loggar sparas i 2 veckor."),
+        ("Il token scade dopo 24 ore.", "Il token scade dopo 1 giorno."),
+        # a part of a unit, and a duration in two units
+        ("The lock is held for a third of an hour.", "The lock is held for 20 minutes."),
+        ("Retry after two fifths of a minute.", "Retry after 24 seconds."),
+        ("A handover takes 1 minute 10 seconds.", "A handover takes 70 seconds."),
+        ("The nightly job runs 2 hours and 15 minutes.", "The nightly job runs 135 minutes."),
+        # a prefixed unit of frequency, voltage, energy; cubic metres as litres
+        ("The ADC samples at 48 kHz.", "The ADC samples at 48,000 Hz."),
+        ("The core runs at 1.2 GHz.", "The core runs at 1200 MHz."),
+        ("The rail is 3.3V.", "The rail is 3300 mV."),
+        ("The pack stores 0.5 kWh.", "The pack stores 500 Wh."),
+        ("The tank holds 12 cubic metres.", "The tank holds 12000 litres."),
+    ],
+)
+def test_a_value_said_in_other_units_or_languages_is_read_alike(one: str, other: str) -> None:
+    assert dedup.statement(one).values == dedup.statement(other).values != frozenset()
+
+
+@pytest.mark.parametrize(
+    ("existing", "new", "rewritten"),
+    [
+        # a share in words, as the percentage the other text gives
+        ("Sampling keeps 25% of traces.", "Sampling keeps one in four traces.", "25%"),
+        ("The canary gets 10% of traffic.", "The canary gets a tenth of traffic.", "10%"),
+        ("Refunds over 40% need approval.", "Refunds over two fifths need approval.", "40%"),
+        ("Alerts fire at 5% errors.", "Alerts fire at one out of twenty errors.", "5%"),
+        # cents as the other writes the amount
+        ("A ride costs €1.20.", "A ride costs 120 cents.", "€1.20"),
+        ("The fee is 0.45 EUR per unlock.", "The fee is 45 ct per unlock.", "0.45 EUR"),
+        # months as days of thirty, a decade as ten years, one unit said with "a"
+        (
+            "Inactive accounts close after 180 days.",
+            "Inactive accounts close after six months.",
+            "180 days",
+        ),
+        ("Audit logs are kept 10 years.", "Audit logs are kept for a decade.", "10 years"),
+        ("Builds soak for 24 hours.", "Builds soak for a full day.", "24 hours"),
+    ],
+)
+def test_a_share_an_amount_or_a_span_said_otherwise_is_written_as_the_other_writes_it(
+    existing: str, new: str, rewritten: str
+) -> None:
+    old, new_written = dedup.values_as_the_other(existing, new)
+    assert rewritten in new_written
+    assert dedup.statement(old).values == dedup.statement(new_written).values != frozenset()
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # another share, amount or span stays as written
+        ("Sampling keeps 20% of traces.", "Sampling keeps one in four traces."),
+        ("A ride costs €1.20.", "A ride costs 125 cents."),
+        ("Inactive accounts close after 90 days.", "Inactive accounts close after six months."),
+        # how often is no span: "once a day" is left to the rates' reading
+        ("Backups run every 24 hours.", "Backups run once a day."),
+        # an English "an" is no French year
+        ("Deploys wait 24 hours.", "Deploys wait an hour."),
+    ],
+)
+def test_another_share_amount_or_span_is_not_rewritten(existing: str, new: str) -> None:
+    old, new_written = dedup.values_as_the_other(existing, new)
+    assert (old, new_written) == (existing, new) or (
+        dedup.statement(old).values != dedup.statement(new_written).values
+    )
+    assert dedup.statement(existing).values != dedup.statement(new).values
+
+
+def test_a_decimal_comma_before_a_unit_of_time_is_a_decimal() -> None:
+    assert dedup.statement("La página carga en 0,34 segundos.").values == {"0.34s"}
+    assert "5400s" in dedup.statement("Der Build dauert 1,5 Stunden.").values
+    # a German unit only in its capital, a foreign one only after digits
+    assert dedup.statement("Releases push 3 tag.").values == {"3"}
+    assert "259200s" in dedup.statement("Das dauert 3 Tage.").values
+    assert not any(v.endswith("s") for v in dedup.statement("Il faut trois jours.").values)
+    # a thousands comma stays one ("1,500 ms" is 1.5 s)
+    assert dedup.statement("Timeout is 1,500 ms.").values == {"1.5s"}
+
+
+def test_a_unit_a_part_is_taken_of_and_a_dutch_hour_of_the_clock_are_not_spans() -> None:
+    # "an hour" inside "a quarter of an hour" or "an hour and a half" is no span of its own
+    for existing, new in [
+        ("Slots are 15 minutes; surgery slots are 60 minutes.", "A slot is a quarter of an hour."),
+        (
+            "Slots are 90 minutes for adults, 60 for kids.",
+            "An adult slot lasts an hour and a half.",
+        ),
+    ]:
+        assert dedup.values_as_the_other(existing, new) == (existing, new)
+    # Dutch "uur" after a word that says when is o'clock; after "na" it is hours
+    assert dedup.statement("Releasen mag vóór 3 uur 's middags.").values == {"t900"}
+    assert dedup.statement("Releasen mag vóór 15:00.").values == {"t900"}
+    assert dedup.statement("De link verloopt na 24 uur.").values == {"86400s"}
+    # a unit's name is its symbol
+    assert dedup.statement("a 48-volt battery").values == dedup.statement("a 48 V battery").values

@@ -968,9 +968,11 @@ def _tokens(text: str) -> list[_Token]:
     text = _DISLIKES.sub("dislikes", text)
     text = _NEGATED_BOUND.sub(_negated_bound, text)
     text = _SUNDAY.sub("Sunday", _HOUR_RANGE.sub(_hour_range, text))
-    text = _THOUSANDS.sub("", _DECIMAL_COMMA.sub(r"\1.\2", text))
+    text = _DECIMAL_COMMA_BEFORE_TIME.sub(r"\1.\2", _DECIMAL_COMMA.sub(r"\1.\2", text))
+    text = _THOUSANDS.sub("", text)
     text = _CURRENCY_MILLIONS.sub(r"\1M", text)
     text = _DEGREES.sub(lambda m: f"{m.group(1)} deg{m.group(2)[0].upper()}", text)
+    text = _DUTCH_OCLOCK.sub(_dutch_oclock, _CUBIC_METRES.sub("m³", text))
     tokens: list[_Token] = []
     matches = list(_TOKEN.finditer(text))
     mixed_case = any(ch.islower() for ch in text)  # (not all in capitals: _capital_name)
@@ -1110,10 +1112,17 @@ _TEEN_WORDS = {word: n + 10 for n, word in enumerate(_NUMBER_WORDS.split()[10:20
 _TENS_WORDS = {word: int(NUMBERS[word]) for word in ["twenty", *_TENS.split()]}
 _FRACTION_UNITS = frozenset({"second", "minute", "hour", "day", "week", "month", "year"})
 _PART_OF_A_UNIT = {"quarter-hour": "0.25", "half-hour": "0.5"}
+# a part of a unit of time named by its denominator ("a *third* of a minute", "two *fifths*
+# of an hour")
+_DENOMINATORS = {
+    word: n
+    for n, singular in ((3, "third"), (5, "fifth"), (6, "sixth"), (10, "tenth"), (20, "twentieth"))
+    for word in (singular, singular + "s")
+}
 # the words a number written in words is made of (its text, for _cardinal and _is_value)
 _NUMBER_PHRASE_WORDS = frozenset(
     [*_UNIT_WORDS, *_TEEN_WORDS, *_TENS_WORDS, "hundred", "and", "a", "an", "half", "quarter"]
-) | {"of", "quarters", "thousand"}
+) | {"of", "quarters", "thousand", *_DENOMINATORS}
 
 
 def _number_phrase(text: str) -> bool:
@@ -1194,6 +1203,8 @@ def _number_in_words(tokens: list[_Token], i: int) -> tuple[Decimal, int] | None
     quarters = lower[:4] in (["three", "quarters", "of", "an"], ["three", "quarters", "of", "a"])
     if quarters and len(lower) > 4 and lower[4].rstrip("s") in _FRACTION_UNITS:
         return Decimal("0.75"), 4  # "three quarters of an hour"
+    if (part := _part_of_a_unit(lower)) is not None:
+        return part  # "a third of a minute", "two fifths of an hour"
     found = _below_thousand(tokens, i)
     if found is None:
         return None
@@ -1203,6 +1214,21 @@ def _number_in_words(tokens: list[_Token], i: int) -> tuple[Decimal, int] | None
     if rest[:3] == ["and", "a", "half"] and not tokens[i + size - 1].pause:
         value, size = value + Decimal("0.5"), size + 3  # "four and a half hours"
     return (value, size) if size > 1 else None
+
+
+def _part_of_a_unit(lower: list[str]) -> tuple[Decimal, int] | None:
+    """A part of a unit of time named by its denominator at lower[0] ("*third* of a minute"),
+    or by a count and its denominator ("*two fifths* of an hour"), and how many words it
+    takes before the unit."""
+    count = _UNIT_WORDS.get(lower[0]) if lower else None
+    start = 0 if count is None else 1
+    if len(lower) < start + 4 or lower[start] not in _DENOMINATORS:
+        return None
+    if lower[start + 1 : start + 3] not in (["of", "a"], ["of", "an"]):
+        return None
+    if lower[start + 3].rstrip("s") not in _FRACTION_UNITS or count == 0:
+        return None
+    return Decimal(count or 1) / _DENOMINATORS[lower[start]], start + 3
 
 
 def _with_number_words(tokens: list[_Token]) -> list[_Token]:
@@ -1299,6 +1325,61 @@ _DURATION_UNITS = {
     "yr": 31536000,
     "yrs": 31536000,
 }
+# The same units in the other languages memories are written in, read only after a number
+# ("600 segundos" / "10 minutos", "720 heures" / "30 jours", "anderthalb Minuten" is not read):
+# French, Spanish, Portuguese, Italian, German (a noun, in its capital: "3 Tage"), Dutch,
+# Swedish, Norwegian, Danish, Polish and Turkish. Kept apart from _DURATION_UNITS, whose words
+# are also read alone ("for *an* hour" is no French year).
+_FOREIGN_DURATION_UNITS = {
+    word: _DURATION_UNITS[unit]
+    for unit, words in (
+        (
+            "second",
+            "seconde secondes segundo segundos secondo secondi seconden sekund sekunder"
+            " sekundy sekundę saniye",
+        ),
+        ("minute", "minuto minutos minuti minuut minuten minut minuter minutter minuty dakika"),
+        ("hour", "heure heures hora horas ora ore uur timme timmar godzina godziny godzin saat"),
+        (
+            "day",
+            "jour jours día días dia dias giorno giorni dag dagen dagar dager dage dni dzień gün",
+        ),
+        (
+            "week",
+            "semaine semaines semana semanas settimana settimane weken vecka veckor uke"
+            " uker uge uger tydzień tygodnie tygodni hafta",
+        ),
+        (
+            "month",
+            "mois mes meses mese mesi maand maanden månad månader måned måneder"
+            " miesiąc miesiące miesięcy",
+        ),
+        ("year", "an ans année années año años ano anos anno anni jaar jaren år y\u0131l"),
+    )
+    for word in words.split()
+}
+# German nouns, read only in their capital ("3 *Tage*"; "a v3 tag" is no day)
+_GERMAN_DURATION_UNITS = {
+    word: _DURATION_UNITS[unit]
+    for unit, words in (
+        ("second", "sekunde sekunden"),
+        ("minute", "minute minuten"),
+        ("hour", "stunde stunden"),
+        ("day", "tag tage tagen"),
+        ("week", "woche wochen"),
+        ("month", "monat monate monaten"),
+        ("year", "jahr jahre jahren"),
+    )
+    for word in words.split()
+}
+# a decimal comma before a unit of time in any of these languages ("0,34 seconde", "1,5
+# Stunden"; _DECIMAL_COMMA reads it before a short unit)
+_DECIMAL_COMMA_BEFORE_TIME = re.compile(
+    r"(?<![\d.,])(\d+),(\d{1,2})(?![\d,])(?=\s?(?:"
+    + "|".join(sorted({*_DURATION_UNITS, *_FOREIGN_DURATION_UNITS, *_GERMAN_DURATION_UNITS}))
+    + r")\b)",
+    re.IGNORECASE,
+)
 # "500ms", "30min", "24h", "14d", "2w", in lower case ("2d" and "3d" are not read: a 3d
 # printer; "30s" is read in context, _with_seconds)
 _COMPACT_DURATION = re.compile(
@@ -1314,9 +1395,13 @@ _CARDINAL_WORDS = frozenset(_NUMBER_WORDS.split()) | frozenset(_TENS.split()) | 
 _AMOUNT_NORM = re.compile(r"\d+(?:\.\d+)?(?:s|bytes)")
 
 
-def _seconds(amount: str, unit: str) -> str:
-    """The duration's norm: its exact seconds, written out ("1800s", "0.0015s")."""
-    value = Decimal(amount) * Decimal(str(_DURATION_UNITS[unit]))
+def _seconds(amount: str | Decimal, unit: str) -> str:
+    """The duration's norm: its exact seconds, written out ("1800s", "0.0015s"); a third of a
+    unit to the microsecond ("a third of a minute" is "20s")."""
+    size = _DURATION_UNITS.get(unit) or _FOREIGN_DURATION_UNITS.get(unit)
+    value = Decimal(amount) * Decimal(str(size or _GERMAN_DURATION_UNITS[unit]))
+    if value.as_tuple().exponent < -6:  # type: ignore[operator]
+        value = value.quantize(Decimal("0.000001"))
     return f"{value.normalize():f}s"
 
 
@@ -1416,14 +1501,43 @@ _MEASURE_UNITS = {
         ("km kms kilometer kilometers kilometre kilometres", Decimal(1000), "m"),
         ("ml milliliter milliliters millilitre millilitres", Decimal("0.001"), "l"),
         ("l liter liters litre litres", Decimal(1), "l"),
+        ("m³ m3", Decimal(1000), "l"),  # a cubic metre ("28 cubic metres" / "28,000 litres")
     )
     for unit in names.split()
 }
 # A percentile in words ("the 99th percentile", "99th-percentile"), read as its short form
 # ("p99").
 _PERCENTILE = re.compile(r"(\d{1,2})(?:st|nd|rd|th)(?:-percentile)?", re.IGNORECASE)
-_WATTS = {"W": Decimal(1), "kW": Decimal(1000), "MW": Decimal(10**6), "GW": Decimal(10**9)}
-_MEASURE_NORM = re.compile(r"\d+(?:\.\d+)?(?:g|m|l|w|°c)")
+# Units of power, energy, frequency, voltage and conductivity with a prefix, in their own
+# capitals ("4.2 MW" / "4,200 kW", "20 kHz" / "20,000 Hz", "0.17 GHz" / "170 MHz", "2.5 mS/cm"
+# / "2500 µS/cm"), as the base unit ("w", "hz", ...)
+_PREFIXES = {"": Decimal(1), "k": Decimal(1000), "M": Decimal(10**6), "G": Decimal(10**9)}
+_PREFIXES |= {"m": Decimal("0.001"), "µ": Decimal("0.000001"), "u": Decimal("0.000001")}
+_SI_MEASURES = {
+    prefix + base: (size, base.lower())
+    for base, prefixes in (("W", "kMGm"), ("Wh", "kMG"), ("Hz", "kMG"), ("V", "km"))
+    for prefix in ("", *prefixes)
+    for size in [_PREFIXES[prefix]]
+} | {prefix + "S/cm": (_PREFIXES[prefix], "s/cm") for prefix in ("m", "µ", "u")}
+# their names, in lower case ("a 48-volt battery", "20 kilohertz")
+_SI_NAMES = {
+    name: symbol
+    for symbol, names in (
+        ("W", "watt watts"),
+        ("kW", "kilowatt kilowatts"),
+        ("MW", "megawatt megawatts"),
+        ("Hz", "hertz"),
+        ("kHz", "kilohertz"),
+        ("MHz", "megahertz"),
+        ("GHz", "gigahertz"),
+        ("V", "volt volts"),
+        ("mV", "millivolt millivolts"),
+        ("kV", "kilovolt kilovolts"),
+    )
+    for name in names.split()
+}
+_COMPACT_SI = re.compile(r"(\d+(?:\.\d+)?)(" + "|".join(sorted(_SI_MEASURES, key=len)[::-1]) + ")")
+_MEASURE_NORM = re.compile(r"\d+(?:\.\d+)?(?:g|m|l|w|wh|hz|v|s/cm|°c)")
 _COMPACT_MEASURE = re.compile(r"(\d+(?:\.\d+)?)(mg|kg|g|mm|cm|km|ml)")
 
 
@@ -1438,6 +1552,31 @@ def _in_base_units(amount: str, unit: str) -> str:
     litres ("2l")."""
     size, kind = _MEASURE_UNITS[unit]
     return f"{(Decimal(amount) * size).normalize():f}{kind}"
+
+
+def _in_si_base(amount: str, unit: str) -> str:
+    """A power's norm in watts ("4200000w"), a frequency's in hertz, ... (_SI_MEASURES)."""
+    size, base = _SI_MEASURES[unit]
+    return f"{(Decimal(amount) * size).normalize():f}{base}"
+
+
+# Dutch "uur" after a word that says when is o'clock, not hours ("vóór 3 uur 's middags" is
+# before 15:00, "om 9 uur" at 09:00; "na 24 uur" is after 24 hours)
+_DUTCH_OCLOCK = re.compile(
+    r"\b(om|vóór|voor|tot|vanaf|tegen|rond)\s+(\d{1,2})\s+uur\b(\s+'s\s+(?:middags|avonds))?",
+    re.IGNORECASE,
+)
+
+
+def _dutch_oclock(found: re.Match[str]) -> str:
+    hour = int(found.group(2))
+    if found.group(3) and hour < 12:
+        hour += 12
+    return f"{found.group(1)} {hour:02d}:00" if hour < 24 else found.group(0)
+
+
+# "cubic metres" as the unit's symbol, read as litres (_MEASURE_UNITS)
+_CUBIC_METRES = re.compile(r"\bcubic\s+met(?:re|er)s?\b", re.IGNORECASE)
 
 
 def _celsius(amount: str, unit: str) -> str:
@@ -1458,7 +1597,10 @@ def _with_measures(tokens: list[_Token]) -> list[_Token]:
         if percentile is not None and token.text.lower().endswith("percentile"):
             return f"p{percentile.group(1)}"  # "99th-percentile"
         compact = _COMPACT_MEASURE.fullmatch(token.text)
-        return None if compact is None else _in_base_units(compact.group(1), compact.group(2))
+        if compact is not None:
+            return _in_base_units(compact.group(1), compact.group(2))
+        si = _COMPACT_SI.fullmatch(token.text)  # "20kHz", "3.3V"
+        return None if si is None else _in_si_base(si.group(1), si.group(2))
 
     def after_it(token: _Token, unit: _Token) -> str | None:
         percentile = _PERCENTILE.fullmatch(token.text)
@@ -1470,8 +1612,10 @@ def _with_measures(tokens: list[_Token]) -> list[_Token]:
             return _celsius(token.norm, unit.lower)
         if unit.lower in _MEASURE_UNITS and unit.text == unit.lower:
             return _in_base_units(token.norm, unit.lower)
-        if unit.text in _WATTS:  # "4.2 MW" / "4,200 kW", in their own capitals
-            return f"{(Decimal(token.norm) * _WATTS[unit.text]).normalize():f}w"
+        if unit.text in _SI_MEASURES:  # "4.2 MW" / "4,200 kW", in their own capitals
+            return _in_si_base(token.norm, unit.text)
+        if unit.text in _SI_NAMES:  # "48 volts"
+            return _in_si_base(token.norm, _SI_NAMES[unit.text])
         return None
 
     # (a temperature written as it was, "8 °C", where a reason shows the value)
@@ -1537,9 +1681,61 @@ def _with_durations(tokens: list[_Token]) -> list[_Token]:
             and _cardinal(token)
         ):
             return _seconds(token.norm, unit.lower)
+        foreign = unit.lower in _FOREIGN_DURATION_UNITS or (
+            unit.lower in _GERMAN_DURATION_UNITS and unit.text[:1].isupper()
+        )
+        if foreign and _cardinal(token) and token.text[:1].isdigit():
+            return _seconds(token.norm, unit.lower)
         return None
 
-    return _with_units(_with_a_unit_and_a_half(tokens), on_it, after_it)
+    return _with_compound_durations(_with_units(_with_a_unit_and_a_half(tokens), on_it, after_it))
+
+
+_SECONDS_NORM = re.compile(r"(\d+(?:\.\d+)?)s")
+
+
+def _unit_seconds(token: _Token) -> Decimal | None:
+    """The seconds of the unit a duration token is written in ("1 minute": 60), or None."""
+    if _SECONDS_NORM.fullmatch(token.norm) is None:
+        return None
+    compact = _COMPACT_DURATION.fullmatch(token.text)
+    if compact is not None:
+        unit = compact.group(2) or ("day" if compact.group(4) == "d" else "week")
+    else:
+        unit = token.text.split()[-1].lower()
+    size = (
+        _DURATION_UNITS.get(unit)
+        or _FOREIGN_DURATION_UNITS.get(unit)
+        or _GERMAN_DURATION_UNITS.get(unit)
+    )
+    return None if size is None else Decimal(str(size))
+
+
+def _with_compound_durations(tokens: list[_Token]) -> list[_Token]:
+    """A duration said in two units as one ("1 minute 35 seconds", "2 hours and 15 minutes",
+    "1h 30min" are 95, 8100 and 5400 seconds): a duration right after one in a larger unit,
+    less than one of that unit."""
+    result: list[_Token] = []
+    i = 0
+    while i < len(tokens):
+        token, unit = tokens[i], _unit_seconds(tokens[i])
+        after = i + 2 if i + 2 < len(tokens) and tokens[i + 1].lower == "and" else i + 1
+        rest = tokens[after] if after < len(tokens) and not token.pause else None
+        if after > i + 1 and tokens[i + 1].pause:
+            rest = None
+        smaller = None if rest is None else _SECONDS_NORM.fullmatch(rest.norm)
+        if unit is not None and rest is not None and smaller and _unit_seconds(rest) is not None:
+            part = Decimal(smaller.group(1))
+            if 0 < part < unit:
+                whole = Decimal(token.norm[:-1]) + part
+                taken = tokens[i : after + 1]
+                text = " ".join(t.text for t in taken)
+                result.append(_Token(text, _seconds(whole, "s"), token.first, taken[-1].pause))
+                i = after + 1
+                continue
+        result.append(token)
+        i += 1
+    return result
 
 
 def _with_times(tokens: list[_Token]) -> list[_Token]:
@@ -7840,6 +8036,9 @@ def values_as_the_other(existing: str, new: str) -> tuple[str, str]:
     existing = _rate_for(existing, new)
     new = _rate_for(new, existing)  # (nothing left to write once the first is as the other)
     existing, new = _per_for(existing, new), _per_for(new, existing)
+    existing, new = _words_shares_for(existing, new), _words_shares_for(new, existing)
+    existing, new = _cents_for(existing, new), _cents_for(new, existing)
+    existing, new = _spans_for(existing, new), _spans_for(new, existing)
     return _shares_for(existing, new), _shares_for(new, existing)
 
 
@@ -7960,6 +8159,139 @@ def _shares_for(text: str, other: str) -> str:
         return written + found.group(0)[len(found.group(1)) :]
 
     return _SHARE.sub(as_percentage, text)
+
+
+# A share said in words: a count and a denominator ("one fifth", "a tenth", "four-fifths", "two
+# thirds") or one in so many ("one in four", "1 out of 20").
+_SHARE_PARTS = "half halves third thirds quarter quarters fifth fifths sixth sixths eighth"
+_SHARE_PARTS += " eighths tenth tenths twentieth twentieths hundredth hundredths"
+_SHARE_IN_WORDS = re.compile(
+    r"(?<![\w-])(?:(a|an|one|two|three|four|five|six|seven|eight|nine|\d)[\s-]+"
+    rf"({_SHARE_PARTS.replace(' ', '|')})"
+    r"|(one|\d{1,3})\s+(?:in|out\s+of)\s+(\d{1,4}|a\s+hundred|a\s+thousand|"
+    + "|".join(sorted({*_TENS_WORDS, *_TEEN_WORDS, *_UNIT_WORDS} - {"zero", "one"}, key=len)[::-1])
+    + r"))\b",
+    re.IGNORECASE,
+)
+_PART_SIZES = {"half": 2, "halve": 2, "third": 3, "quarter": 4, "fifth": 5, "sixth": 6}
+_PART_SIZES |= {"eighth": 8, "tenth": 10, "twentieth": 20, "hundredth": 100}
+
+
+def _share_in_words(found: re.Match[str]) -> Decimal | None:
+    """The share a _SHARE_IN_WORDS match says (a fifth: 0.2), or None."""
+    if found.group(2) is not None:
+        count, part = found.group(1).lower(), found.group(2).lower()
+        size = _PART_SIZES[part[:-1] if part.endswith("s") else part]
+        whole = 1 if count in ("a", "an") else int(NUMBERS.get(count, count))
+    else:
+        count, part = found.group(3).lower(), found.group(4).lower().replace("-", " ")
+        whole = 1 if count == "one" else int(count)
+        size = int(part) if part.isdigit() else _SCALES.get(part.split()[-1]) or int(NUMBERS[part])
+        if not size:
+            return None
+    share = Decimal(whole) / size
+    return share if 0 < share < 1 else None
+
+
+def _words_shares_for(text: str, other: str) -> str:
+    """`text` with each share said in words written as the percentage the other text gives
+    for it ("one fifth of the samples" / "20% of the samples", "one in four transactions" /
+    "25% of transactions", "a third" / "33%"): one value written two ways."""
+    percentages = [
+        (Decimal(found.group(1)), found.group(0)) for found in _PERCENTAGE.finditer(other)
+    ]
+    if not percentages:
+        return text
+
+    def as_percentage(found: re.Match[str]) -> str:
+        share = _share_in_words(found)
+        if share is None:
+            return found.group(0)
+        for percent, written in percentages:
+            if abs(percent - share * 100) < Decimal("0.5"):
+                return written
+        return found.group(0)
+
+    return _SHARE_IN_WORDS.sub(as_percentage, text)
+
+
+# An amount in cents ("240 euro cents", "4.5 cents", "4,5 ct") and an amount of money in
+# the unit ("€2.40", "2.40 EUR", "19.50 euros", "$0.045")
+_CENTS = re.compile(
+    r"(?<![\w.,])(\d+(?:[.,]\d+)?)\s?(?:euro\s?cents?|eurocents?|cents?|ct)\b", re.I
+)
+_MONEY = re.compile(
+    r"(?<![\w.,])(?:[€$£]\s?(\d+(?:\.\d+)?)|(\d+(?:[.,]\d+)?)\s?(?:€|EUR\b|euros?\b|USD\b"
+    r"|dollars?\b|GBP\b|CHF\b))",
+)
+
+
+def _cents_for(text: str, other: str) -> str:
+    """`text` with each amount in cents written as the other text writes that amount in its
+    unit ("240 euro cents" / "€2.40", "4.5 cents per litre" / "€0.045 per litre")."""
+    amounts = [
+        (Decimal((found.group(1) or found.group(2)).replace(",", ".")), found.group(0))
+        for found in _MONEY.finditer(other)
+    ]
+    if not amounts:
+        return text
+
+    def as_money(found: re.Match[str]) -> str:
+        cents = Decimal(found.group(1).replace(",", "."))
+        return next((said for amount, said in amounts if amount * 100 == cents), found.group(0))
+
+    return _CENTS.sub(as_money, text)
+
+
+# A span of months, decades or one unit said without a number ("3 months", "a decade", "a
+# full day"), and a duration in digits ("90 days", "10 years", "24-hour")
+_SPAN = re.compile(
+    r"(?<![\w-])(a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d{1,2})"
+    r"\s+(?:full\s+)?(decades?|months?|years?|weeks?|days?|hours?|minutes?)\b",
+    re.IGNORECASE,
+)
+_DURATION_IN_DIGITS = re.compile(
+    r"(?<![\w.,])(\d+(?:\.\d+)?)[\s-](seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b",
+    re.IGNORECASE,
+)
+_NOT_A_SPAN_AFTER = frozenset({"once", "twice", "times", "per", "every", "each", "of", "half"})
+
+
+def _unit_size(unit: str) -> Decimal:
+    """The seconds of a unit of time of _DURATION_UNITS."""
+    return Decimal(str(_DURATION_UNITS[unit]))
+
+
+def _spans_for(text: str, other: str) -> str:
+    """`text` with a span the tokens read otherwise written as the other text's duration of
+    the same length: months as days of 30 ("3 months" / "90 days"), a decade as 10 years, one
+    unit said with "a" ("a full day" / "a 24-hour soak"); not how often ("once a day")."""
+    said = [
+        (Decimal(found.group(1)) * _unit_size(found.group(2).lower()), found.group(0))
+        for found in _DURATION_IN_DIGITS.finditer(other)
+    ]
+    if not said:
+        return text
+
+    def as_other(found: re.Match[str]) -> str:
+        count, unit = found.group(1).lower(), found.group(2).lower().removesuffix("s")
+        before = (text[: found.start()].split() or [""])[-1].lower()
+        # (nor a unit a part is taken of: "a quarter *of an hour*", "*an hour* and a half")
+        and_a_half = text[found.end() :].lower().lstrip().startswith("and a half")
+        if before in _NOT_A_SPAN_AFTER or and_a_half:
+            return found.group(0)
+        number = Decimal(1 if count in ("a", "an") else NUMBERS.get(count, count))
+        if unit == "decade":
+            lengths = {number * 10 * _unit_size("year")}
+        elif unit == "month":
+            lengths = {number * 30 * _unit_size("day")}
+        elif count in ("a", "an") or "full" in found.group(0).lower():
+            lengths = {number * _unit_size(unit)}
+        else:
+            return found.group(0)  # read as a duration already
+        return next((written for length, written in said if length in lengths), found.group(0))
+
+    return _SPAN.sub(as_other, text)
 
 
 # A word of letters with a number on it ("SEV1", "P2", "ES2022").
