@@ -312,6 +312,35 @@ def test_one_part_of_a_memory_restated_with_another_amount_of_the_same_unit() ->
     )
 
 
+def test_the_one_amount_of_its_unit_restated_with_another_wherever_it_stands() -> None:
+    # a claim that says nothing the memory does not, with another amount of the unit the
+    # memory states once: another value, whatever word stands beside it
+    memory = "The planner syncs with the depot through a file drop every 6 hours."
+    found = verify_features.part_difference(
+        statement(memory), statement("The planner syncs with the depot every 2 hours.")
+    )
+    assert found == "6 hours / 2 hours"
+    # not where the memory states two of that unit, or the claim says something it does not
+    two = "The planner syncs every 6 hours and archives files after 30 days."
+    assert (
+        verify_features.part_difference(statement(two), statement("The planner runs every 2 days."))
+        is None
+    )
+    assert (
+        verify_features.part_difference(
+            statement(memory), statement("The planner retries the depot after 2 hours.")
+        )
+        is None
+    )
+    # nor the same amount written otherwise
+    assert (
+        verify_features.part_difference(
+            statement(memory), statement("The planner syncs with the depot every 360 minutes.")
+        )
+        is None
+    )
+
+
 def test_a_value_kept_beside_its_own_words_was_not_moved() -> None:
     # the claim's clauses align crosswise ("ping" in the first memory clause), but each value
     # stands beside the words the memory says it with: no swap

@@ -904,6 +904,24 @@ def part_difference(memory: dedup.Statement, claim: dedup.Statement) -> str | No
         if others:  # (the word and numbers as written: "nodes", "5.0"; not "nod", "5")
             was, now = dedup.bare_value(others[0], memory), dedup.bare_value(value, claim)
             return f"{_written(claim, word).lower()} {was} / {now}"
+    return _sole_amount_changed(memory, claim)
+
+
+def _sole_amount_changed(memory: dedup.Statement, claim: dedup.Statement) -> str | None:
+    """The one amount of a unit the memory states (a duration, a size, a mass, ...) and
+    another amount of that unit, the claim's only one, in a claim that says nothing the
+    memory does not (part_difference's test, made before): "syncs with the wholesaler
+    Covetrus through an SFTP file drop *every 4 hours*" / "syncs with Covetrus *every 12
+    hours*", whatever word stands beside the two."""
+    for value in sorted(claim.values - memory.values):
+        unit = _amount_unit(value)
+        if not unit or claim.values - {value} - memory.values:
+            continue
+        mine = [v for v in memory.values if _amount_unit(v) == unit]
+        theirs = [v for v in claim.values if _amount_unit(v) == unit]
+        if len(mine) == 1 and len(theirs) == 1:
+            was, now = dedup.bare_value(mine[0], memory), dedup.bare_value(value, claim)
+            return f"{was} / {now}"
     return None
 
 
