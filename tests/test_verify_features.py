@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from emergent_memory.memory import verify_features
+from emergent_memory.memory import dedup, verify_features
 from emergent_memory.memory.dedup import STOPWORDS, statement
 from emergent_memory.memory.verify_clauses import MAX_CLAUSES, closest_clauses
 from emergent_memory.memory.verify_features import (
@@ -1595,3 +1595,45 @@ def test_a_claim_that_says_no_to_what_a_memory_states_conflicts_from_its_own_sim
     read = replace(read_pair(memory, denial), english=False)
     assert policy.judge(0.47, read)[0] == "related"
     assert policy.judge(0.47, replace(read, english=True)) == policy.relation(0.47, memory, denial)
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim", "opposite"),
+    [
+        # "on" / "off" as a switch's value
+        ("The beta flag is on for 5% of riders.", "The beta flag is off for 5% of riders.", True),
+        ("Dock sensors default to off.", "Dock sensors default to on.", True),
+        ("The kiosk screen saver is switched on, always.", "The kiosk screen saver is off.", True),
+        ("Marek takes Mondays off.", "Marek works on Mondays.", True),
+        # a preposition or a verb's particle is no switch
+        (
+            "Verbose logging is disabled on staging.",
+            "Staging runs with verbose logging off.",
+            False,
+        ),
+        ("The rebalancing job starts at 04:00.", "The rebalancing job kicks off at 4 am.", False),
+        ("Depot vans work on weekdays.", "Depot vans sign off at 18:00.", False),
+        # "before" / "after" of the same thing, not one order said both ways
+        ("Firmware updates run after 22:00.", "Firmware updates run before 22:00.", True),
+        (
+            "Invoices go out after the monthly close.",
+            "Invoices go out before the monthly close.",
+            True,
+        ),
+        (
+            "Only merge after the battery tests pass.",
+            "Run the battery tests before merging anything.",
+            False,
+        ),
+        (
+            "Vans restock docks after the morning peak.",
+            "Before restocking, vans check the app.",
+            False,
+        ),
+    ],
+)
+def test_on_off_and_before_after_are_values_only_where_they_stand_so(
+    memory: str, claim: str, opposite: bool
+) -> None:
+    found = verify_features.opposite_in(dedup.OPPOSITES, memory, claim)
+    assert (found is not None) == opposite, found

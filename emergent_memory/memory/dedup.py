@@ -4025,6 +4025,78 @@ def _opposite_exchanged(existing: str, new: str) -> bool | Literal["of another t
     return True
 
 
+# Words that are a setting's value only where they stand so: "on" / "off" after a verb that
+# sets ("switched *off*", "defaults to *on*") or with nothing it governs after it ("is *on*
+# for 10% of users", "AOF persistence is *off*,"), not a preposition ("disabled *on*
+# staging") or a verb's particle ("kicks *off* at 2 a.m."), but a weekday with either ("works
+# *on Fridays*" / "takes *Fridays off*"); "before" / "after" of the same thing ("*after*
+# 16:00" / "*before* 16:00"), not of two others ("code only *after approving the plan*" /
+# "approve a plan *before any code*": one order said both ways).
+_SWITCH_WORDS = frozenset({"on", "off"})
+_SETS_A_SWITCH = frozenset(
+    {"switched", "switch", "turned", "turn", "toggled", "flipped", "set", "to", "default"}
+    | {"defaults", "stays", "stay", "remains", "left", "kept"}
+)
+_AFTER_A_SWITCH = frozenset(
+    {"by", "for", "in", "during", "unless", "until", "when", "while", "if", "except", "and"}
+    | {"or", "so", "but", "again"}
+)
+_BEFORE_AFTER = frozenset({"before", "after"})
+
+
+def said_as_values(found: tuple[str, str], memory: str, claim: str) -> bool:
+    """Whether the two words of an opposite pair are said as the values of one setting
+    (always, but for the words of _SWITCH_WORDS and _BEFORE_AFTER: see above)."""
+    pair = frozenset(found)
+    texts = (statement(memory).tokens, statement(claim).tokens)
+    if pair == _SWITCH_WORDS:
+        days = [{t.norm for t in tokens if t.norm in CALENDAR} for tokens in texts]
+        return all(
+            _a_switch(tokens, word, days[0] & days[1])
+            for tokens, word in zip(texts, found, strict=True)
+        )
+    if pair == _BEFORE_AFTER:
+        objects = [_governed_by(tokens, word) for tokens, word in zip(texts, found, strict=True)]
+        return not (objects[0] and objects[1]) or bool(objects[0] & objects[1])
+    return True
+
+
+def _a_switch(tokens: Sequence[_Token], word: str, days: Set[str]) -> bool:
+    """Whether "on" or "off" stands as a switch's value somewhere in the tokens."""
+    for i, token in enumerate(tokens):
+        if token.lower != word:
+            continue
+        before = tokens[i - 1] if i else None
+        after = None if token.pause or i + 1 >= len(tokens) else tokens[i + 1]
+        if before is not None and (before.lower in _SETS_A_SWITCH or before.norm in days):
+            return True
+        if after is None or after.lower in _AFTER_A_SWITCH or after.norm in days:
+            return True
+    return False
+
+
+# a word after "before" or "after" that shows it stands alone ("24 hours *before by* email")
+_ALONE_AFTER = frozenset({"by", "via", "with", "in", "on", "at", "for", "from", "to", "and"})
+
+
+def _governed_by(tokens: Sequence[_Token], word: str) -> set[str]:
+    """The content words and values "before" or "after" governs in the tokens (up to three
+    tokens, to a mark), each time it is said; none where it stands alone ("24 hours *before*
+    by email", "the explanation *after*.")."""
+    found: set[str] = set()
+    for i, token in enumerate(tokens):
+        if token.lower != word or token.pause:
+            continue
+        if i + 1 < len(tokens) and tokens[i + 1].lower in _ALONE_AFTER:
+            continue
+        for following in tokens[i + 1 : i + 4]:
+            if following.norm not in STOPWORDS and following.lower not in _BEFORE_AFTER:
+                found.add(following.norm)
+            if following.pause:
+                break
+    return found
+
+
 def _names_a_thing(span: Sequence[_Token], other: Statement) -> bool:
     """A content word of the span that the other text does not have, in a span with no number
     ("before *9am*" / "after *10pm*" says when)."""

@@ -284,6 +284,8 @@ def one_each(
     without" / "always ... with")."""
     (memory_text, mine), (claim_text, theirs) = memory, claim
     for found in dedup.each_in_each(pairs, mine, theirs):
+        if not dedup.said_as_values(found, memory_text, claim_text):
+            continue
         if dedup.polarity_opposite(frozenset(found), memory_text, claim_text):
             return " / ".join(found)
     return None
