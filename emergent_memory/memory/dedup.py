@@ -1395,14 +1395,32 @@ _CARDINAL_WORDS = frozenset(_NUMBER_WORDS.split()) | frozenset(_TENS.split()) | 
 _AMOUNT_NORM = re.compile(r"\d+(?:\.\d+)?(?:s|bytes)")
 
 
-def _seconds(amount: str | Decimal, unit: str) -> str:
-    """The duration's norm: its exact seconds, written out ("1800s", "0.0015s"); a third of a
-    unit to the microsecond ("a third of a minute" is "20s")."""
-    size = _DURATION_UNITS.get(unit) or _FOREIGN_DURATION_UNITS.get(unit)
-    value = Decimal(amount) * Decimal(str(size or _GERMAN_DURATION_UNITS[unit]))
+def _time_unit(unit: str) -> Decimal | None:
+    """The seconds of a unit of time in any of the languages read (_DURATION_UNITS,
+    _FOREIGN_DURATION_UNITS, _GERMAN_DURATION_UNITS), or None."""
+    size = (
+        _DURATION_UNITS.get(unit)
+        or _FOREIGN_DURATION_UNITS.get(unit)
+        or _GERMAN_DURATION_UNITS.get(unit)
+    )
+    return None if size is None else Decimal(str(size))
+
+
+def _in_seconds(amount: str | Decimal, unit: str) -> Decimal:
+    """The seconds of an amount of a unit of time (_time_unit), a third of a unit to the
+    microsecond ("a third of a minute" is 20)."""
+    size = _time_unit(unit)
+    if size is None:  # (callers read the unit from these tables)
+        raise KeyError(unit)
+    value = Decimal(amount) * size
     if value.as_tuple().exponent < -6:  # type: ignore[operator]
         value = value.quantize(Decimal("0.000001"))
-    return f"{value.normalize():f}s"
+    return value
+
+
+def _seconds(amount: str | Decimal, unit: str) -> str:
+    """The duration's norm: its exact seconds, written out ("1800s", "0.0015s", _in_seconds)."""
+    return f"{_in_seconds(amount, unit).normalize():f}s"
 
 
 # "30s" read as seconds ("timeout: 30s"), but not after a determiner or a possessive ("the
@@ -1703,12 +1721,7 @@ def _unit_seconds(token: _Token) -> Decimal | None:
         unit = compact.group(2) or ("day" if compact.group(4) == "d" else "week")
     else:
         unit = token.text.split()[-1].lower()
-    size = (
-        _DURATION_UNITS.get(unit)
-        or _FOREIGN_DURATION_UNITS.get(unit)
-        or _GERMAN_DURATION_UNITS.get(unit)
-    )
-    return None if size is None else Decimal(str(size))
+    return _time_unit(unit)
 
 
 def _with_compound_durations(tokens: list[_Token]) -> list[_Token]:
@@ -4023,78 +4036,6 @@ def _opposite_exchanged(existing: str, new: str) -> bool | Literal["of another t
     if any(_names_a_thing(a, new_) and _names_a_thing(b, old) for a, b in others):
         return "of another thing"
     return True
-
-
-# Words that are a setting's value only where they stand so: "on" / "off" after a verb that
-# sets ("switched *off*", "defaults to *on*") or with nothing it governs after it ("is *on*
-# for 10% of users", "AOF persistence is *off*,"), not a preposition ("disabled *on*
-# staging") or a verb's particle ("kicks *off* at 2 a.m."), but a weekday with either ("works
-# *on Fridays*" / "takes *Fridays off*"); "before" / "after" of the same thing ("*after*
-# 16:00" / "*before* 16:00"), not of two others ("code only *after approving the plan*" /
-# "approve a plan *before any code*": one order said both ways).
-_SWITCH_WORDS = frozenset({"on", "off"})
-_SETS_A_SWITCH = frozenset(
-    {"switched", "switch", "turned", "turn", "toggled", "flipped", "set", "to", "default"}
-    | {"defaults", "stays", "stay", "remains", "left", "kept"}
-)
-_AFTER_A_SWITCH = frozenset(
-    {"by", "for", "in", "during", "unless", "until", "when", "while", "if", "except", "and"}
-    | {"or", "so", "but", "again"}
-)
-_BEFORE_AFTER = frozenset({"before", "after"})
-
-
-def said_as_values(found: tuple[str, str], memory: str, claim: str) -> bool:
-    """Whether the two words of an opposite pair are said as the values of one setting
-    (always, but for the words of _SWITCH_WORDS and _BEFORE_AFTER: see above)."""
-    pair = frozenset(found)
-    texts = (statement(memory).tokens, statement(claim).tokens)
-    if pair == _SWITCH_WORDS:
-        days = [{t.norm for t in tokens if t.norm in CALENDAR} for tokens in texts]
-        return all(
-            _a_switch(tokens, word, days[0] & days[1])
-            for tokens, word in zip(texts, found, strict=True)
-        )
-    if pair == _BEFORE_AFTER:
-        objects = [_governed_by(tokens, word) for tokens, word in zip(texts, found, strict=True)]
-        return not (objects[0] and objects[1]) or bool(objects[0] & objects[1])
-    return True
-
-
-def _a_switch(tokens: Sequence[_Token], word: str, days: Set[str]) -> bool:
-    """Whether "on" or "off" stands as a switch's value somewhere in the tokens."""
-    for i, token in enumerate(tokens):
-        if token.lower != word:
-            continue
-        before = tokens[i - 1] if i else None
-        after = None if token.pause or i + 1 >= len(tokens) else tokens[i + 1]
-        if before is not None and (before.lower in _SETS_A_SWITCH or before.norm in days):
-            return True
-        if after is None or after.lower in _AFTER_A_SWITCH or after.norm in days:
-            return True
-    return False
-
-
-# a word after "before" or "after" that shows it stands alone ("24 hours *before by* email")
-_ALONE_AFTER = frozenset({"by", "via", "with", "in", "on", "at", "for", "from", "to", "and"})
-
-
-def _governed_by(tokens: Sequence[_Token], word: str) -> set[str]:
-    """The content words and values "before" or "after" governs in the tokens (up to three
-    tokens, to a mark), each time it is said; none where it stands alone ("24 hours *before*
-    by email", "the explanation *after*.")."""
-    found: set[str] = set()
-    for i, token in enumerate(tokens):
-        if token.lower != word or token.pause:
-            continue
-        if i + 1 < len(tokens) and tokens[i + 1].lower in _ALONE_AFTER:
-            continue
-        for following in tokens[i + 1 : i + 4]:
-            if following.norm not in STOPWORDS and following.lower not in _BEFORE_AFTER:
-                found.add(following.norm)
-            if following.pause:
-                break
-    return found
 
 
 def _names_a_thing(span: Sequence[_Token], other: Statement) -> bool:
@@ -8329,17 +8270,12 @@ _DURATION_IN_DIGITS = re.compile(
 _NOT_A_SPAN_AFTER = frozenset({"once", "twice", "times", "per", "every", "each", "of", "half"})
 
 
-def _unit_size(unit: str) -> Decimal:
-    """The seconds of a unit of time of _DURATION_UNITS."""
-    return Decimal(str(_DURATION_UNITS[unit]))
-
-
 def _spans_for(text: str, other: str) -> str:
     """`text` with a span the tokens read otherwise written as the other text's duration of
     the same length: months as days of 30 ("3 months" / "90 days"), a decade as 10 years, one
     unit said with "a" ("a full day" / "a 24-hour soak"); not how often ("once a day")."""
     said = [
-        (Decimal(found.group(1)) * _unit_size(found.group(2).lower()), found.group(0))
+        (_in_seconds(found.group(1), found.group(2).lower()), found.group(0))
         for found in _DURATION_IN_DIGITS.finditer(other)
     ]
     if not said:
@@ -8354,11 +8290,11 @@ def _spans_for(text: str, other: str) -> str:
             return found.group(0)
         number = Decimal(1 if count in ("a", "an") else NUMBERS.get(count, count))
         if unit == "decade":
-            lengths = {number * 10 * _unit_size("year")}
+            lengths = {_in_seconds(number * 10, "year")}
         elif unit == "month":
-            lengths = {number * 30 * _unit_size("day")}
+            lengths = {_in_seconds(number * 30, "day")}
         elif count in ("a", "an") or "full" in found.group(0).lower():
-            lengths = {number * _unit_size(unit)}
+            lengths = {_in_seconds(number, unit)}
         else:
             return found.group(0)  # read as a duration already
         return next((written for length, written in said if length in lengths), found.group(0))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from difflib import SequenceMatcher
 from functools import lru_cache, partial
 from itertools import combinations, pairwise
@@ -284,11 +284,83 @@ def one_each(
     without" / "always ... with")."""
     (memory_text, mine), (claim_text, theirs) = memory, claim
     for found in dedup.each_in_each(pairs, mine, theirs):
-        if not dedup.said_as_values(found, memory_text, claim_text):
+        if not _said_as_values(found, memory_text, claim_text):
             continue
         if dedup.polarity_opposite(frozenset(found), memory_text, claim_text):
             return " / ".join(found)
     return None
+
+
+# Words that are a setting's value only where they stand so: "on" / "off" after a verb that
+# sets ("switched *off*", "defaults to *on*") or with nothing it governs after it ("is *on*
+# for 10% of users", "AOF persistence is *off*,"), not a preposition ("disabled *on*
+# staging") or a verb's particle ("kicks *off* at 2 a.m."), but a weekday with either ("works
+# *on Fridays*" / "takes *Fridays off*"); "before" / "after" of the same thing ("*after*
+# 16:00" / "*before* 16:00"), not of two others ("code only *after approving the plan*" /
+# "approve a plan *before any code*": one order said both ways).
+_SWITCH_WORDS = frozenset({"on", "off"})
+_SETS_A_SWITCH = frozenset(
+    {"switched", "switch", "turned", "turn", "toggled", "flipped", "set", "to", "default"}
+    | {"defaults", "stays", "stay", "remains", "left", "kept"}
+)
+_AFTER_A_SWITCH = frozenset(
+    {"by", "for", "in", "during", "unless", "until", "when", "while", "if", "except", "and"}
+    | {"or", "so", "but", "again"}
+)
+_BEFORE_AFTER = frozenset({"before", "after"})
+
+
+def _said_as_values(found: tuple[str, str], memory: str, claim: str) -> bool:
+    """Whether the two words of an opposite pair are said as the values of one setting
+    (always, but for the words of _SWITCH_WORDS and _BEFORE_AFTER: see above)."""
+    pair = frozenset(found)
+    texts = (dedup.statement(memory).tokens, dedup.statement(claim).tokens)
+    if pair == _SWITCH_WORDS:
+        days = [{t.norm for t in tokens if t.norm in dedup.CALENDAR} for tokens in texts]
+        return all(
+            _a_switch(tokens, word, days[0] & days[1])
+            for tokens, word in zip(texts, found, strict=True)
+        )
+    if pair == _BEFORE_AFTER:
+        objects = [_governed_by(tokens, word) for tokens, word in zip(texts, found, strict=True)]
+        return not (objects[0] and objects[1]) or bool(objects[0] & objects[1])
+    return True
+
+
+def _a_switch(tokens: Sequence[dedup._Token], word: str, days: Set[str]) -> bool:
+    """Whether "on" or "off" stands as a switch's value somewhere in the tokens."""
+    for i, token in enumerate(tokens):
+        if token.lower != word:
+            continue
+        before = tokens[i - 1] if i else None
+        after = None if token.pause or i + 1 >= len(tokens) else tokens[i + 1]
+        if before is not None and (before.lower in _SETS_A_SWITCH or before.norm in days):
+            return True
+        if after is None or after.lower in _AFTER_A_SWITCH or after.norm in days:
+            return True
+    return False
+
+
+# a word after "before" or "after" that shows it stands alone ("24 hours *before by* email")
+_ALONE_AFTER = frozenset({"by", "via", "with", "in", "on", "at", "for", "from", "to", "and"})
+
+
+def _governed_by(tokens: Sequence[dedup._Token], word: str) -> set[str]:
+    """The content words and values "before" or "after" governs in the tokens (up to three
+    tokens, to a mark), each time it is said; none where it stands alone ("24 hours *before*
+    by email", "the explanation *after*.")."""
+    found: set[str] = set()
+    for i, token in enumerate(tokens):
+        if token.lower != word or token.pause:
+            continue
+        if i + 1 < len(tokens) and tokens[i + 1].lower in _ALONE_AFTER:
+            continue
+        for following in tokens[i + 1 : i + 4]:
+            if following.norm not in dedup.STOPWORDS and following.lower not in _BEFORE_AFTER:
+                found.add(following.norm)
+            if following.pause:
+                break
+    return found
 
 
 def restated(memory: str, claim: str) -> bool:
