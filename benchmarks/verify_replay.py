@@ -7,8 +7,9 @@ brings back at the margin, and which ones save kept or linked as conflicts), so 
 cannot tell a change of a few answers from chance. This records, once, what verify saw for
 every claim: each candidate's content and similarity, its clause closest to the claim (with
 that clause's similarity) and its conflict flags; then judges those fixed candidates with the
-rules of the code on the path through the service's own steps (verify_clauses.answer_by_rules, then
-the outranked side of a conflict), so two versions of the rules compare claim by claim.
+rules of the code on the path through the service's own steps (verify_clauses.answer_by_rules,
+the learned confirmation, then the outranked side of a conflict), so two versions of the rules
+compare claim by claim.
 
     python -m benchmarks.verify_replay record records.json     # about 15 minutes, all sets
     python -m benchmarks.verify_replay replay records.json a.json
@@ -35,7 +36,7 @@ from benchmarks.common import DATA, CachedEmbeddings, bench_database
 from emergent_memory.app import VERIFY_POLICIES
 from emergent_memory.db.pool import create_pool
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME
-from emergent_memory.memory import MemoryService
+from emergent_memory.memory import MemoryService, verify_learned
 from emergent_memory.memory import verify as service
 from emergent_memory.memory.verify_rules import Answer, Clause, read_pair
 
@@ -110,8 +111,18 @@ def record(
     return records
 
 
-def judge(entry: Record) -> Answer:
-    """The rules' answer for one recorded claim, through the service's own steps."""
+def judge(entry: Record, *, learned: bool = True) -> Answer:
+    """The answer for one recorded claim, through the service's own steps (the rules, the
+    learned confirmation unless `learned` is false, the outranked side of a conflict)."""
+    answer = rules(entry)
+    if learned:
+        answer = verify_learned.learned(_policy(), entry["text"], entry["pairs"], answer)
+    candidates = [{"conflict": flag, "conflicts_with": ids} for flag, ids in entry["flags"]]
+    return service._stale(answer, candidates)
+
+
+def rules(entry: Record) -> Answer:
+    """The rules' answer for one recorded claim (verify_clauses.answer_by_rules)."""
     text, pairs = entry["text"], entry["pairs"]
     recorded = entry["clauses"]
 
@@ -122,9 +133,7 @@ def judge(entry: Record) -> Answer:
         ]
 
     features = [read_pair(content, text) for content, _ in pairs]
-    answer = service.answer_by_rules(_policy(), text, pairs, features, closest)
-    candidates = [{"conflict": flag, "conflicts_with": ids} for flag, ids in entry["flags"]]
-    return service._stale(answer, candidates)
+    return service.answer_by_rules(_policy(), text, pairs, features, closest)
 
 
 def replay(records_path: Path, out: Path) -> dict[str, Any]:

@@ -452,6 +452,7 @@ VERIFY_POLICIES = {
             ("negation", 0.5),
             ("clause", 0.6),
         ),
+        learned_confirmation="verify_learned.json",
     )
 }
 

@@ -76,8 +76,8 @@ VERIFY_AND_REINFORCE = """\
 - Before acting on a remembered fact that may have changed since it was saved (a host, a
   version, a date, who owns what), and before saving something that may contradict what is
   remembered, call verify_memory with the claim as one sentence. It answers:
-  - **confirmed**: a memory states the same fact, in words that show it; do not save it
-    again.
+  - **confirmed**: a memory states the same fact, in its words or close to them; do not
+    save it again.
   - **conflict**: a memory states a different value, or says the opposite. Ask the user or
     check which is true; then save the true fact saying it changed ("now", "instead of"), or
     update the wrong one.

@@ -11,8 +11,8 @@ Read-only: the candidates come from `MemoryService.recall(..., record_use=False)
 and row-level security as recall's; no use is counted), and nothing is written but, when the
 LLM judge is asked, its call in kb.llm_calls (tokens, never text).
 
-The rules are memory/verify_rules.py's: save's duplicate rules and similarity bands calibrated
-on benchmarks/data/verify_claims.json (thresholds per model in emergent_memory/app.py).
+The rules are memory/verify_rules.py's (thresholds per model in emergent_memory/app.py); a
+claim they find only related or new may be confirmed by a learned reading (verify_learned.py).
 
 When the best candidate's similarity falls in an ambiguous band (`judge_bands`: where the
 rules answered below 0.9 on the labelled set's calibration split) and an Anthropic key is
@@ -32,7 +32,7 @@ import logging
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from emergent_memory.auth.principal import Principal
 from emergent_memory.errors import (
@@ -46,6 +46,7 @@ from emergent_memory.memory import validation
 from emergent_memory.memory.models import Category, MemoryScope
 from emergent_memory.memory.verify_clauses import answer_by_rules, closest_clauses
 from emergent_memory.memory.verify_features import GENERIC_WORDS
+from emergent_memory.memory.verify_learned import learned
 from emergent_memory.memory.verify_result import (
     VERIFY_DEFAULT_LIMIT,
     VERIFY_MAX_LIMIT,
@@ -248,6 +249,7 @@ class VerifyService:
                 return None
 
         answer = answer_by_rules(policy, text, pairs, features, None if degraded else closest)
+        answer = answer if degraded else learned(policy, text, pairs, answer)
         judge: Judge = "rules"
         best = max((s for _, s in pairs if s is not None), default=None)
         if self.judge_enabled and not degraded and policy.in_judge_band(best):
@@ -368,12 +370,8 @@ def _fallback(rules: Answer, reason: str) -> Answer:
 
 
 def _relation(value: str) -> Relation:
-    if value == "confirms":
-        return "confirms"
-    if value == "conflicts":
-        return "conflicts"
-    if value == "related":
-        return "related"
+    if value in ("confirms", "conflicts", "related"):
+        return cast(Relation, value)
     raise InvalidInput(f"not a relation: {value}")  # the tool's schema allows no other
 
 

@@ -79,6 +79,9 @@ class VerifyPolicy:
     # this similarity, below `related_from` too; chosen on the spent held-out sets' replay
     # (benchmarks/README.md, section 10)
     denies_from: float = 1.0
+    # a model fitted for this embedding model's similarities (memory/verify_learned.py), the
+    # name of its file beside that module; empty: the rules alone
+    learned_confirmation: str = ""
 
     def __post_init__(self) -> None:
         if not self.related_from <= min(self.conflict_from, self.keeps_words_from):

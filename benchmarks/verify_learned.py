@@ -1,0 +1,254 @@
+"""Fit and measure verify_memory's learned confirmation (emergent_memory/memory/verify_learned.py)
+on the recorded candidates of the spent held-out verify sets.
+
+The population is every recorded claim the rules answer `related` or `new` (the only answers
+the model may change); the target is its label `confirmed`. The model is scikit-learn's
+HistGradientBoostingClassifier (100 trees of at most 15 leaves, no early stopping, seed 0) on
+verify_learned.FEATURES. Its threshold is the lowest (0.50 to 0.99 by 0.01) at which at most
+1% of the conflicts of the sets it is chosen on are answered `confirmed`, the rules' own
+included, read from out-of-fold probabilities (folds by set, so no set is judged by a model
+that saw it).
+
+    python -m benchmarks.verify_replay record records.json   # the candidates, once
+    python -m benchmarks.verify_learned fit records.json [--write]
+
+`fit` prints a 5-fold cross-validation by set (each fold's threshold chosen on the other four
+alone: an inner 4-fold cross-validation of their own); `--write` then fits on every set and
+writes the product's model (emergent_memory/memory/verify_learned.json). scikit-learn comes with
+the `offline` extra that make installs; the product reads the written trees without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks.common import DATA
+from benchmarks.verify_replay import Record, rules
+from emergent_memory.memory import verify_learned
+
+VERDICTS = ("confirmed", "conflict", "related", "new")
+MAX_CONFLICTS_CONFIRMED = 0.01  # of the conflicts, the rules' own included
+THRESHOLDS = [round(0.5 + i / 100, 2) for i in range(50)]
+FOLDS = 5
+MODEL = Path(verify_learned.__file__).with_name("verify_learned.json")
+
+
+def rows(paths: Sequence[Path]) -> dict[str, Any]:
+    """Per recorded claim: its set, label, the rules' verdict and the model's input (None
+    when the rules answered confirmed or conflict)."""
+    sets, keys, claims, labels, verdicts, inputs = [], [], [], [], [], []
+    for path in paths:
+        records: dict[str, dict[str, Record]] = json.loads(path.read_text())
+        for name, entries in records.items():
+            for claim in json.loads((DATA / name).read_text())["claims"]:
+                entry = entries.get(claim["claim"])
+                if entry is None:
+                    continue
+                verdict = rules(entry).verdict
+                sets.append(name)
+                keys.append(claim["key"])
+                claims.append(claim["claim"])
+                labels.append(claim["verdict"])
+                verdicts.append(verdict)
+                inputs.append(_input(entry, verdict))
+    return {
+        "sets": sets,
+        "keys": keys,
+        "claims": claims,
+        "labels": labels,
+        "verdicts": verdicts,
+        "inputs": inputs,
+    }
+
+
+def _input(entry: Record, verdict: str) -> list[float] | None:
+    pairs = entry["pairs"]
+    if verdict not in ("related", "new") or not pairs:
+        return None
+    ranked = sorted(range(len(pairs)), key=lambda i: -(pairs[i][1] or 0.0))
+    similarities = [pairs[i][1] or 0.0 for i in ranked]
+    return verify_learned.features(
+        entry["text"], pairs[ranked[0]][0], similarities, verdict == "new"
+    )
+
+
+def _model() -> Any:
+    from sklearn.ensemble import HistGradientBoostingClassifier  # type: ignore[import-untyped]
+
+    return HistGradientBoostingClassifier(
+        max_iter=100, learning_rate=0.1, max_leaf_nodes=15, early_stopping=False, random_state=0
+    )
+
+
+def _probabilities(data: dict[str, Any], train: np.ndarray, test: np.ndarray) -> np.ndarray:
+    """The model fitted on the `train` rows that have an input, its probabilities for the
+    `test` rows (NaN where a row has none)."""
+    inputs, labels = data["inputs"], data["labels"]
+    fit = [i for i in np.flatnonzero(train) if inputs[i] is not None]
+    model = _model().fit(
+        np.array([inputs[i] for i in fit]), np.array([labels[i] == "confirmed" for i in fit])
+    )
+    out = np.full(len(inputs), np.nan)
+    ask = [i for i in np.flatnonzero(test) if inputs[i] is not None]
+    if ask:
+        out[ask] = model.predict_proba(np.array([inputs[i] for i in ask]))[:, 1]
+    return out
+
+
+def _folds(sets: Sequence[str], names: Sequence[str]) -> np.ndarray:
+    order = {name: i % FOLDS for i, name in enumerate(sorted(names))}
+    return np.array([order.get(name, -1) for name in sets])
+
+
+def _answers(data: dict[str, Any], probability: np.ndarray, threshold: float) -> list[str]:
+    return [
+        "confirmed" if p == p and p >= threshold else verdict
+        for verdict, p in zip(data["verdicts"], probability, strict=True)
+    ]
+
+
+def _conflicts_confirmed(labels: Sequence[str], answers: Sequence[str], rows_: np.ndarray) -> float:
+    conflicts = [int(i) for i in np.flatnonzero(rows_) if labels[int(i)] == "conflict"]
+    return sum(answers[i] == "confirmed" for i in conflicts) / max(1, len(conflicts))
+
+
+def choose(data: dict[str, Any], rows_: np.ndarray) -> float:
+    """The threshold for the `rows_` given: the lowest at which out-of-fold answers (folds by
+    set within them) confirm at most MAX_CONFLICTS_CONFIRMED of their conflicts."""
+    names = sorted({s for s, r in zip(data["sets"], rows_, strict=True) if r})
+    inner = _folds(data["sets"], names)
+    probability = np.full(len(rows_), np.nan)
+    for k in range(FOLDS):
+        test = rows_ & (inner == k)
+        train = rows_ & (inner != k)
+        probability[test] = _probabilities(data, train, test)[test]
+    for threshold in THRESHOLDS:
+        answers = _answers(data, probability, threshold)
+        if _conflicts_confirmed(data["labels"], answers, rows_) <= MAX_CONFLICTS_CONFIRMED:
+            return threshold
+    return 1.0
+
+
+def report(data: dict[str, Any], answers: Sequence[str], title: str) -> list[str]:
+    labels = data["labels"]
+    right_ = sum(a == b for a, b in zip(answers, labels, strict=True))
+    lines = [f"{title}: {right_} of {len(labels)} right"]
+    per = []
+    for verdict in VERDICTS:
+        of = [i for i, label in enumerate(labels) if label == verdict]
+        per.append(f"{verdict} {sum(answers[i] == verdict for i in of) / max(1, len(of)):.3f}")
+    confirmed = [i for i, a in enumerate(answers) if a == "confirmed"]
+    right = sum(labels[i] == "confirmed" for i in confirmed)
+    conflicts = [i for i, label in enumerate(labels) if label == "conflict"]
+    wrong = sum(answers[i] == "confirmed" for i in conflicts)
+    lines.append("  per class: " + ", ".join(per))
+    lines.append(
+        f"  answered confirmed {len(confirmed)}, of them right {right} "
+        f"({right / max(1, len(confirmed)):.3f}); conflicts answered confirmed {wrong} of "
+        f"{len(conflicts)} ({wrong / max(1, len(conflicts)):.4f})"
+    )
+    return lines
+
+
+def cross_validate(data: dict[str, Any]) -> list[str]:
+    names = sorted(set(data["sets"]))
+    fold = _folds(data["sets"], names)
+    probability = np.full(len(fold), np.nan)
+    chosen = []
+    answers = list(data["verdicts"])
+    for k in range(FOLDS):
+        train, test = fold != k, fold == k
+        threshold = choose(data, train)
+        chosen.append(threshold)
+        probability[test] = _probabilities(data, train, test)[test]
+        fold_answers = _answers(data, probability, threshold)
+        for i in np.flatnonzero(test):
+            answers[i] = fold_answers[i]
+    lines = report(data, data["verdicts"], "the rules alone")
+    lines += report(
+        data, answers, f"rules and the model, {FOLDS}-fold by set (thresholds {chosen})"
+    )
+    lines.append("every answer the model changed, held out (right / wrong, set/key, label, p):")
+    for i, (rule, answer) in enumerate(zip(data["verdicts"], answers, strict=True)):
+        if rule != answer:
+            mark = "right" if answer == data["labels"][i] else "WRONG"
+            lines.append(
+                f"  {mark} {data['sets'][i]}/{data['keys'][i]} labelled {data['labels'][i]}, "
+                f"{rule} -> {answer} (p {probability[i]:.2f}): {data['claims'][i]}"
+            )
+    return lines
+
+
+def write(data: dict[str, Any], path: Path = MODEL) -> float:
+    """Fit on every set, choose the threshold on all of them, write the product's model."""
+    everything = np.ones(len(data["labels"]), dtype=bool)
+    threshold = choose(data, everything)
+    fit = [x for x in data["inputs"] if x is not None]
+    targets = [
+        label == "confirmed"
+        for x, label in zip(data["inputs"], data["labels"], strict=True)
+        if x is not None
+    ]
+    model = _model().fit(np.array(fit), np.array(targets))
+    trees = []
+    for (predictor,) in model._predictors:
+        trees.append(
+            [
+                [
+                    -1 if node["is_leaf"] else int(node["feature_idx"]),
+                    float(node["num_threshold"]),  # whole: a value may equal it
+                    int(node["left"]),
+                    int(node["right"]),
+                    float(node["value"]),
+                ]
+                for node in predictor.nodes
+            ]
+        )
+    written = verify_learned.LearnedConfirmation(
+        float(np.ravel(model._baseline_prediction)[0]),
+        tuple(tuple((int(n[0]), n[1], int(n[2]), int(n[3]), n[4]) for n in tree) for tree in trees),
+        threshold,
+    )
+    expected = model.predict_proba(np.array(fit))[:, 1]
+    read = np.array([written.probability(x) for x in fit])
+    if float(np.max(np.abs(expected - read))) > 1e-6:  # the product must read what was fitted
+        raise RuntimeError("the written trees do not give scikit-learn's probabilities")
+    path.write_text(
+        json.dumps(
+            {
+                "features": list(verify_learned.FEATURES),
+                "baseline": float(np.ravel(model._baseline_prediction)[0]),
+                "threshold": threshold,
+                "fitted_on": f"{len(set(data['sets']))} spent verify sets, {len(fit)} claims "
+                "the rules answer related or new",
+                "trees": trees,
+            },
+            separators=(",", ":"),
+        )
+        + "\n"
+    )
+    return threshold
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.verify_learned")
+    commands = parser.add_subparsers(dest="command", required=True)
+    fitting = commands.add_parser("fit", help="cross-validate; --write: the product's model")
+    fitting.add_argument("records", type=Path, nargs="+")
+    fitting.add_argument("--write", action="store_true")
+    args = parser.parse_args(argv)
+    data = rows(args.records)
+    print("\n".join(cross_validate(data)), flush=True)
+    if args.write:
+        print(f"written {MODEL} (threshold {write(data)})")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,161 @@
+"""verify_memory's learned confirmation: a claim the rules find only related (or new) is
+confirmed when a small model, fitted on the spent held-out claims, says its closest memory
+states it.
+
+The rules confirm a claim only when it keeps the memory's words and values; a claim that says
+the same in other words stays `related`. The model reads what the rules already have, for the
+closest candidate: its similarity and how far it leads the next one, how many of the claim's
+words, numbers and negations the memory holds and the other way round, and whether the rules
+found any candidate related. It is a boosted tree ensemble (`verify_learned.json`, written by
+`python -m benchmarks.verify_learned fit`): its probability that the claim is confirmed, and
+the threshold chosen so that, on the sets it was fitted on, at most 1% of the conflicts are
+answered `confirmed` (rules and model together). It never overrides a `conflict` or a
+`confirmed` of the rules, and reads nothing without vectors (its similarities are the local
+model's: another embedding model's policy leaves it off). benchmarks/README.md, section 10,
+has its cross-validated and held-out numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from emergent_memory.memory.verify_rules import Answer, Judged, VerifyPolicy
+
+__all__ = ["FEATURES", "LearnedConfirmation", "confirm", "features", "learned", "load"]
+
+# what the model reads, in this order (benchmarks/verify_learned.py fits on the same function)
+FEATURES = (
+    "rules_new",  # 1 when the rules found no candidate related, 0 when they answered related
+    "similarity",  # the closest candidate's
+    "second_similarity",  # the next candidate's (0 when there is none)
+    "lead",  # the difference of the two
+    "claim_words_held",  # share of the claim's words the closest memory has
+    "memory_words_held",  # share of the memory's words the claim has
+    "claim_words_not_held",  # how many of the claim's words the memory lacks
+    "claim_numbers_not_held",
+    "numbers_shared",
+    "claim_numbers",
+    "claim_negations",
+    "memory_negations",
+    "claim_words",
+    "memory_words",
+)
+
+_WORD = re.compile(r"\w+")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+# negation words of the languages the held-out sets hold; counted, never interpreted
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|without|nicht|kein|nie|pas|jamais|nunca|não)\b|n't", re.IGNORECASE
+)
+
+
+def _words(text: str) -> set[str]:
+    return {word.lower() for word in _WORD.findall(text)}
+
+
+def features(
+    claim: str, memory: str, similarities: Sequence[float], rules_new: bool
+) -> list[float]:
+    """The model's input (FEATURES) for a claim and its closest memory; `similarities` are
+    every candidate's, the closest first."""
+    claim_words, memory_words = _words(claim), _words(memory)
+    held = claim_words & memory_words
+    claim_numbers, memory_numbers = set(_NUMBER.findall(claim)), set(_NUMBER.findall(memory))
+    first = similarities[0] if similarities else 0.0
+    second = similarities[1] if len(similarities) > 1 else 0.0
+    return [
+        float(rules_new),
+        first,
+        second,
+        first - second,
+        len(held) / max(1, len(claim_words)),
+        len(held) / max(1, len(memory_words)),
+        float(len(claim_words - memory_words)),
+        float(len(claim_numbers - memory_numbers)),
+        float(len(claim_numbers & memory_numbers)),
+        float(len(claim_numbers)),
+        float(len(_NEGATION.findall(claim))),
+        float(len(_NEGATION.findall(memory))),
+        float(len(claim_words)),
+        float(len(memory_words)),
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class LearnedConfirmation:
+    """A binary boosted tree ensemble (the log-odds of "confirmed": the baseline plus each
+    tree's leaf) and the threshold from which its probability confirms."""
+
+    baseline: float
+    # per tree, its nodes: (feature, threshold, left, right, value); a leaf has feature -1
+    trees: tuple[tuple[tuple[int, float, int, int, float], ...], ...]
+    threshold: float
+
+    def probability(self, row: Sequence[float]) -> float:
+        score = self.baseline
+        for nodes in self.trees:
+            node = nodes[0]
+            while node[0] >= 0:
+                node = nodes[node[2] if row[node[0]] <= node[1] else node[3]]
+            score += node[4]
+        return 1.0 / (1.0 + math.exp(-score))
+
+
+@cache
+def load(name: str) -> LearnedConfirmation:
+    """The fitted model in the file `name` beside this module (read once per process)."""
+    data = json.loads((Path(__file__).with_name(name)).read_text(encoding="utf-8"))
+    if list(data["features"]) != list(FEATURES):
+        raise ValueError(f"{name} was fitted on other features than verify_learned.FEATURES")
+    return LearnedConfirmation(
+        baseline=float(data["baseline"]),
+        trees=tuple(
+            tuple((int(f), float(t), int(lo), int(hi), float(v)) for f, t, lo, hi, v in tree)
+            for tree in data["trees"]
+        ),
+        threshold=float(data["threshold"]),
+    )
+
+
+def confirm(
+    model: LearnedConfirmation,
+    claim: str,
+    pairs: Sequence[tuple[str, float | None]],
+    answer: Answer,
+) -> Answer:
+    """The rules' answer, or `confirmed` by the closest candidate when the rules found it only
+    related (or nothing) and the model's probability reaches its threshold."""
+    if answer.verdict not in ("related", "new") or not pairs:
+        return answer
+    if any(similarity is None for _, similarity in pairs):
+        return answer  # words only: the model read similarities
+    ranked = sorted(range(len(pairs)), key=lambda i: -(pairs[i][1] or 0.0))
+    similarities = [pairs[i][1] or 0.0 for i in ranked]
+    best = ranked[0]
+    row = features(claim, pairs[best][0], similarities, answer.verdict == "new")
+    probability = model.probability(row)
+    if probability < model.threshold:
+        return answer
+    why = (
+        "the closest memory states the claim in other words (learned reading, probability "
+        f"{probability:.2f}, similarity {similarities[0]:.2f})"
+    )
+    judged = [j for j in answer.judged if j.index != best]
+    judged.append(Judged(best, similarities[0], "confirms", why))
+    return Answer("confirmed", why, judged)
+
+
+def learned(
+    policy: VerifyPolicy, claim: str, pairs: Sequence[tuple[str, float | None]], answer: Answer
+) -> Answer:
+    """The rules' answer, confirmed by the policy's learned model where it reads the claim
+    stated in other words; the rules' alone when the policy has none."""
+    if not policy.learned_confirmation:
+        return answer
+    return confirm(load(policy.learned_confirmation), claim, pairs, answer)

@@ -1,0 +1,156 @@
+"""verify_memory's learned confirmation (memory/verify_learned.py): what the model reads, how
+its trees are read, when it may change the rules' answer, and the shipped model."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from emergent_memory.app import UNCALIBRATED_VERIFY_POLICY, VERIFY_POLICIES
+from emergent_memory.embeddings.local import LOCAL_MODEL_NAME
+from emergent_memory.memory import verify_learned
+from emergent_memory.memory.verify_learned import (
+    FEATURES,
+    LearnedConfirmation,
+    confirm,
+    features,
+    learned,
+)
+from emergent_memory.memory.verify_rules import Answer, Judged
+
+POLICY = VERIFY_POLICIES[LOCAL_MODEL_NAME]
+
+# one tree: "similarity" (feature 1) above 0.8 gives log-odds +3 (p 0.95), else -3 (p 0.05)
+STUMP = LearnedConfirmation(
+    baseline=0.0,
+    trees=(((1, 0.8, 1, 2, 0.0), (-1, 0.0, 0, 0, -3.0), (-1, 0.0, 0, 0, 3.0)),),
+    threshold=0.9,
+)
+PAIRS: list[tuple[str, float | None]] = [
+    ("Sprints last two weeks and end on a Friday.", 0.71),
+    ("The team ships every second Friday.", 0.86),
+]
+CLAIM = "Each sprint is fourteen days long."
+
+
+def related(*indices: int) -> Answer:
+    return Answer("related", "the same subject", [Judged(i, 0.5, "related", "r") for i in indices])
+
+
+def test_the_model_reads_words_numbers_and_negations_of_the_closest_memory() -> None:
+    row = features(
+        "Backups do not run at 3 and 4 o'clock.",
+        "Backups run at 3 every night.",
+        [0.9, 0.6],
+        rules_new=False,
+    )
+    named = dict(zip(FEATURES, row, strict=True))
+    assert named["rules_new"] == 0.0
+    assert named["similarity"] == 0.9
+    assert named["second_similarity"] == 0.6
+    assert named["lead"] == pytest.approx(0.3)
+    # claim words: backups do not run at 3 and 4 o clock (10); held: backups run at 3 (4)
+    assert named["claim_words"] == 10
+    assert named["claim_words_held"] == pytest.approx(4 / 10)
+    assert named["memory_words"] == 6  # backups run at 3 every night
+    assert named["memory_words_held"] == pytest.approx(4 / 6)
+    assert named["claim_words_not_held"] == 6
+    assert (named["claim_numbers"], named["numbers_shared"], named["claim_numbers_not_held"]) == (
+        2,
+        1,
+        1,
+    )
+    assert (named["claim_negations"], named["memory_negations"]) == (1, 0)
+    # one candidate: no second similarity, the lead is the whole similarity
+    alone = dict(zip(FEATURES, features("a", "b", [0.4], rules_new=True), strict=True))
+    assert (alone["rules_new"], alone["second_similarity"], alone["lead"]) == (1.0, 0.0, 0.4)
+
+
+def test_the_trees_are_read_as_log_odds() -> None:
+    high = [0.0, 0.85, *[0.0] * (len(FEATURES) - 2)]
+    low = [0.0, 0.80, *[0.0] * (len(FEATURES) - 2)]  # a threshold goes left when equal
+    assert STUMP.probability(high) == pytest.approx(0.9526, abs=1e-4)
+    assert STUMP.probability(low) == pytest.approx(0.0474, abs=1e-4)
+
+
+def test_a_related_claim_is_confirmed_by_its_closest_memory_from_the_threshold() -> None:
+    answer = confirm(STUMP, CLAIM, PAIRS, related(0, 1))
+    assert answer.verdict == "confirmed"
+    [confirming] = [j for j in answer.judged if j.relation == "confirms"]
+    assert confirming.index == 1  # the closest, not the first given
+    assert confirming.similarity == 0.86
+    assert "learned reading" in answer.why
+    assert "0.95" in answer.why
+    assert len(answer.judged) == 2  # the other candidate stays related
+    # a claim the rules found nothing for (new) too
+    assert confirm(STUMP, CLAIM, PAIRS, Answer("new", "nothing")).verdict == "confirmed"
+    # under the threshold: the rules' answer, untouched
+    far = [(content, 0.5) for content, _ in PAIRS]
+    assert confirm(STUMP, CLAIM, far, related(0)) == related(0)
+
+
+@pytest.mark.parametrize("verdict", ["conflict", "confirmed"])
+def test_the_rules_conflict_or_confirmation_is_never_changed(verdict: str) -> None:
+    relation = "conflicts" if verdict == "conflict" else "confirms"
+    answer = Answer(verdict, "the rules", [Judged(0, 0.71, relation, "r")])  # type: ignore[arg-type]
+    assert confirm(STUMP, CLAIM, PAIRS, answer) is answer
+
+
+def test_words_only_or_no_candidate_is_left_to_the_rules() -> None:
+    words_only: list[tuple[str, float | None]] = [(content, None) for content, _ in PAIRS]
+    assert confirm(STUMP, CLAIM, words_only, related(0)) == related(0)
+    assert confirm(STUMP, CLAIM, [], Answer("new", "nothing")) == Answer("new", "nothing")
+
+
+def test_only_the_local_models_policy_has_a_learned_reading() -> None:
+    assert POLICY.learned_confirmation == "verify_learned.json"
+    assert UNCALIBRATED_VERIFY_POLICY.learned_confirmation == ""
+    # another model's policy: the rules' answer whatever the claim
+    high = [(content, 0.99) for content, _ in PAIRS]
+    assert learned(UNCALIBRATED_VERIFY_POLICY, CLAIM, high, related(0)) == related(0)
+
+
+def test_the_shipped_model_reads_its_features_and_confirms_only_close_restatements() -> None:
+    model = verify_learned.load(POLICY.learned_confirmation)
+    data = json.loads(
+        Path(verify_learned.__file__).with_name(POLICY.learned_confirmation).read_text()
+    )
+    assert data["features"] == list(FEATURES)
+    assert 0.5 <= model.threshold < 1.0
+    assert len(model.trees) == 100
+    # a restatement of its only close memory, the rules' related
+    memory = "The nightly backup of the orders database runs at 02:00 UTC."
+    claim = "Every night at 02:00 UTC the orders database is backed up."
+    close = [(memory, 0.93), ("The orders service is written in Go.", 0.41)]
+    assert learned(POLICY, claim, close, related(0, 1)).verdict == "confirmed"
+    # far from every memory: not confirmed
+    far = [(memory, 0.35), ("The orders service is written in Go.", 0.30)]
+    assert learned(POLICY, "The user is allergic to peanuts.", far, related(0)).verdict == (
+        "related"
+    )
+
+
+def test_a_model_fitted_on_other_features_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stale = tmp_path / "verify_learned.py"
+    stale.write_text("")
+    (tmp_path / "old.json").write_text(
+        json.dumps({"features": ["similarity"], "baseline": 0, "threshold": 0.9, "trees": []})
+    )
+    monkeypatch.setattr(verify_learned, "__file__", str(stale))
+    verify_learned.load.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="other features"):
+            verify_learned.load("old.json")
+    finally:
+        verify_learned.load.cache_clear()
+
+
+def test_a_policy_without_a_model_answers_by_the_rules() -> None:
+    alone = replace(POLICY, learned_confirmation="")
+    high = [(content, 0.99) for content, _ in PAIRS]
+    assert learned(alone, CLAIM, high, related(0)) == related(0)
