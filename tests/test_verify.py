@@ -1247,6 +1247,33 @@ def test_what_one_sentence_states_word_for_word(memory: str, claim: str, stated:
     assert verify_features.stated_word_for_word(memory, claim) is stated
 
 
+def test_a_restatement_the_rules_find_only_related_is_confirmed_by_the_learned_reading(
+    verifier: VerifyService, semantic: MemoryService, principal: Principal
+) -> None:
+    ids = seed(semantic, principal)
+    memory = "Lena answers support tickets at the end of each day, after the last deploy."
+    lena = semantic.save(principal, memory, "fact")["memory"]["id"]
+    claim = (
+        "Lena tends to handle support tickets at the close of her day, once the final deploy "
+        "is out."
+    )
+    result = verifier.verify(principal, claim)
+    assert result["verdict"] == "confirmed", result["why"]
+    assert "learned reading" in result["why"]
+    [best, *others] = result["matches"]
+    assert (best["id"], best["relation"]) == (lena, "confirms")
+    assert all(m["relation"] == "related" for m in others)
+    assert lena not in ids.values()
+    # the rules alone read it only as related
+    rules = VerifyService(
+        semantic, None, VerifyConfig(policy=replace(POLICY, learned_confirmation=""))
+    )
+    assert rules.verify(principal, claim)["verdict"] == "related"
+    # the learned reading confirms no conflict the rules read: another day
+    moved = verifier.verify(principal, "Lena answers support tickets at the start of each day.")
+    assert moved["verdict"] != "confirmed", moved["why"]
+
+
 def test_a_close_similarity_confirms_nothing_in_a_language_the_model_does_not_read(
     verifier: VerifyService, semantic: MemoryService, principal: Principal
 ) -> None:

@@ -121,13 +121,18 @@ def test_the_shipped_model_reads_its_features_and_confirms_only_close_restatemen
     assert data["features"] == list(FEATURES)
     assert 0.5 <= model.threshold < 1.0
     assert len(model.trees) == 100
-    # a restatement of its only close memory, the rules' related
-    memory = "The nightly backup of the orders database runs at 02:00 UTC."
-    claim = "Every night at 02:00 UTC the orders database is backed up."
-    close = [(memory, 0.93), ("The orders service is written in Go.", 0.41)]
+    # a restatement of its only close memory (at the local model's similarity), the rules'
+    # related ("about another thing of the same kind")
+    memory = "Lena answers support tickets at the end of each day, after the last deploy."
+    claim = (
+        "Lena tends to handle support tickets at the close of her day, once the final deploy "
+        "is out."
+    )
+    other = "The orders service is written in Go."
+    close = [(memory, 0.842), (other, 0.4), (other, 0.3)]
     assert learned(POLICY, claim, close, related(0, 1)).verdict == "confirmed"
     # far from every memory: not confirmed
-    far = [(memory, 0.35), ("The orders service is written in Go.", 0.30)]
+    far = [(memory, 0.35), (other, 0.30)]
     assert learned(POLICY, "The user is allergic to peanuts.", far, related(0)).verdict == (
         "related"
     )

@@ -10,9 +10,10 @@ found any candidate related. It is a boosted tree ensemble (`verify_learned.json
 `python -m benchmarks.verify_learned fit`): its probability that the claim is confirmed, and
 the threshold chosen so that, on the sets it was fitted on, at most 1% of the conflicts are
 answered `confirmed` (rules and model together). It never overrides a `conflict` or a
-`confirmed` of the rules, and reads nothing without vectors (its similarities are the local
-model's: another embedding model's policy leaves it off). benchmarks/README.md, section 10,
-has its cross-validated and held-out numbers.
+`confirmed` of the rules, reads only pairs that both read as English (as the rules, it does
+not trust a similarity in a language the model does not read) and nothing without vectors
+(its similarities are the local model's: another embedding model's policy leaves it off).
+benchmarks/README.md, section 10, has its cross-validated and held-out numbers.
 """
 
 from __future__ import annotations
@@ -25,9 +26,18 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from emergent_memory.memory.dedup import reads_english
 from emergent_memory.memory.verify_rules import Answer, Judged, VerifyPolicy
 
-__all__ = ["FEATURES", "LearnedConfirmation", "confirm", "features", "learned", "load"]
+__all__ = [
+    "FEATURES",
+    "LearnedConfirmation",
+    "confirm",
+    "features",
+    "learned",
+    "load",
+    "readable",
+]
 
 # what the model reads, in this order (benchmarks/verify_learned.py fits on the same function)
 FEATURES = (
@@ -87,6 +97,12 @@ def features(
     ]
 
 
+def readable(claim: str, memory: str) -> bool:
+    """Whether the model may read the pair: both read as English (dedup.reads_english), as
+    the rules ask before a similarity alone confirms; the model does not read the others."""
+    return reads_english(claim) and reads_english(memory)
+
+
 @dataclass(frozen=True, slots=True)
 class LearnedConfirmation:
     """A binary boosted tree ensemble (the log-odds of "confirmed": the baseline plus each
@@ -138,6 +154,8 @@ def confirm(
     ranked = sorted(range(len(pairs)), key=lambda i: -(pairs[i][1] or 0.0))
     similarities = [pairs[i][1] or 0.0 for i in ranked]
     best = ranked[0]
+    if not readable(claim, pairs[best][0]):
+        return answer
     row = features(claim, pairs[best][0], similarities, answer.verdict == "new")
     probability = model.probability(row)
     if probability < model.threshold:
