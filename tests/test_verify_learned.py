@@ -77,7 +77,7 @@ def test_the_trees_are_read_as_log_odds() -> None:
 
 
 def test_a_related_claim_is_confirmed_by_its_closest_memory_from_the_threshold() -> None:
-    answer = confirm(STUMP, CLAIM, PAIRS, related(0, 1))
+    answer = confirm(STUMP, CLAIM, PAIRS, related(0, 1), 0.53)
     assert answer.verdict == "confirmed"
     [confirming] = [j for j in answer.judged if j.relation == "confirms"]
     assert confirming.index == 1  # the closest, not the first given
@@ -86,23 +86,26 @@ def test_a_related_claim_is_confirmed_by_its_closest_memory_from_the_threshold()
     assert "0.95" in answer.why
     assert len(answer.judged) == 2  # the other candidate stays related
     # a claim the rules found nothing for (new) too
-    assert confirm(STUMP, CLAIM, PAIRS, Answer("new", "nothing")).verdict == "confirmed"
+    assert confirm(STUMP, CLAIM, PAIRS, Answer("new", "nothing"), 0.53).verdict == "confirmed"
     # under the threshold: the rules' answer, untouched
     far = [(content, 0.5) for content, _ in PAIRS]
-    assert confirm(STUMP, CLAIM, far, related(0)) == related(0)
+    assert confirm(STUMP, CLAIM, far, related(0), 0.53) == related(0)
+    # however sure the model is, a closest memory under the floor (the rules' related_from)
+    # states nothing of the claim
+    assert confirm(STUMP, CLAIM, PAIRS, related(0, 1), 0.9) == related(0, 1)
 
 
 @pytest.mark.parametrize("verdict", ["conflict", "confirmed"])
 def test_the_rules_conflict_or_confirmation_is_never_changed(verdict: str) -> None:
     relation = "conflicts" if verdict == "conflict" else "confirms"
     answer = Answer(verdict, "the rules", [Judged(0, 0.71, relation, "r")])  # type: ignore[arg-type]
-    assert confirm(STUMP, CLAIM, PAIRS, answer) is answer
+    assert confirm(STUMP, CLAIM, PAIRS, answer, 0.53) is answer
 
 
 def test_words_only_or_no_candidate_is_left_to_the_rules() -> None:
     words_only: list[tuple[str, float | None]] = [(content, None) for content, _ in PAIRS]
-    assert confirm(STUMP, CLAIM, words_only, related(0)) == related(0)
-    assert confirm(STUMP, CLAIM, [], Answer("new", "nothing")) == Answer("new", "nothing")
+    assert confirm(STUMP, CLAIM, words_only, related(0), 0.53) == related(0)
+    assert confirm(STUMP, CLAIM, [], Answer("new", "nothing"), 0.53) == Answer("new", "nothing")
 
 
 def test_only_the_local_models_policy_has_a_learned_reading() -> None:

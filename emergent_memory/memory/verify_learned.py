@@ -10,8 +10,9 @@ found any candidate related. It is a boosted tree ensemble (`verify_learned.json
 `python -m benchmarks.verify_learned fit`): its probability that the claim is confirmed, and
 the threshold chosen so that, on the sets it was fitted on, at most 1% of the conflicts are
 answered `confirmed` (rules and model together). It never overrides a `conflict` or a
-`confirmed` of the rules, reads only pairs that both read as English (as the rules, it does
-not trust a similarity in a language the model does not read) and nothing without vectors
+`confirmed` of the rules, reads only a closest memory at least the rules' `related_from`
+close and pairs that both read as English (as the rules, it does not trust a similarity in a
+language the model does not read), and nothing without vectors
 (its similarities are the local model's: another embedding model's policy leaves it off).
 benchmarks/README.md, section 10, has its cross-validated and held-out numbers.
 """
@@ -144,9 +145,11 @@ def confirm(
     claim: str,
     pairs: Sequence[tuple[str, float | None]],
     answer: Answer,
+    floor: float,
 ) -> Answer:
     """The rules' answer, or `confirmed` by the closest candidate when the rules found it only
-    related (or nothing) and the model's probability reaches its threshold."""
+    related (or nothing), it is at least `floor` close (the rules' related_from: no farther
+    memory states the claim) and the model's probability reaches its threshold."""
     if answer.verdict not in ("related", "new") or not pairs:
         return answer
     if any(similarity is None for _, similarity in pairs):
@@ -154,7 +157,7 @@ def confirm(
     ranked = sorted(range(len(pairs)), key=lambda i: -(pairs[i][1] or 0.0))
     similarities = [pairs[i][1] or 0.0 for i in ranked]
     best = ranked[0]
-    if not readable(claim, pairs[best][0]):
+    if similarities[0] < floor or not readable(claim, pairs[best][0]):
         return answer
     row = features(claim, pairs[best][0], similarities, answer.verdict == "new")
     probability = model.probability(row)
@@ -176,4 +179,5 @@ def learned(
     stated in other words; the rules' alone when the policy has none."""
     if not policy.learned_confirmation:
         return answer
-    return confirm(load(policy.learned_confirmation), claim, pairs, answer)
+    model = load(policy.learned_confirmation)
+    return confirm(model, claim, pairs, answer, policy.related_from)
