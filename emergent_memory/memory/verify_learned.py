@@ -12,9 +12,9 @@ the threshold chosen so that, on the sets it was fitted on, at most 1% of the co
 answered `confirmed` (rules and model together). It never overrides a `conflict` or a
 `confirmed` of the rules, reads only a closest memory at least the rules' `related_from`
 close and pairs that both read as English (as the rules, it does not trust a similarity in a
-language the model does not read), and nothing without vectors
-(its similarities are the local model's: another embedding model's policy leaves it off).
-benchmarks/README.md, section 10, has its cross-validated and held-out numbers.
+language the model does not read), and nothing without vectors (its similarities are the
+local model's: another embedding model's policy leaves it off). benchmarks/README.md,
+section 10, has its cross-validated and held-out numbers.
 """
 
 from __future__ import annotations
