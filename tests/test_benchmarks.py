@@ -286,3 +286,59 @@ def test_the_verify_replay_answers_as_the_service_did_on_the_recorded_candidates
     with pytest.raises(AssertionError, match="not a held-out verify set"):
         replay("record", str(tmp_path / "none.json"), "--only", "verify_nothing.json")
     assert not (tmp_path / "none.json").exists()
+
+
+def test_the_learned_confirmation_is_fitted_by_a_stated_criterion_and_written_as_read(
+    tmp_path: Path,
+) -> None:
+    """benchmarks/verify_learned.py on made-up rows: the threshold is the lowest at which at
+    most 1% of the conflicts are answered confirmed, folds by set; the written trees give the
+    fitted probabilities (write checks it) and the product reads them."""
+    import numpy as np
+
+    from benchmarks import verify_learned as fit
+    from emergent_memory.memory.verify_learned import FEATURES, load
+
+    rng = np.random.default_rng(0)
+    data: dict[str, list] = {k: [] for k in ("sets", "keys", "claims", "labels", "verdicts")}
+    data["inputs"] = []
+    for n in range(2000):
+        label = ["confirmed", "conflict", "related"][n % 3]
+        # the closest memory's similarity tells a confirmation from the rest, with noise; a
+        # few conflicts (about 1%) look like confirmations
+        close = label == "confirmed" or (label == "conflict" and n % 300 == 1)
+        row = [0.0] * len(FEATURES)
+        row[1] = float(np.clip(rng.normal(0.85 if close else 0.6, 0.05), 0, 1))
+        data["sets"].append(f"set{n % 7}")
+        data["keys"].append(f"k{n}")
+        data["claims"].append(f"claim {n}")
+        data["labels"].append(label)
+        data["verdicts"].append("conflict" if label == "conflict" and n % 9 == 4 else "related")
+        data["inputs"].append(None if data["verdicts"][-1] == "conflict" else row)
+    lines = fit.cross_validate(data)
+    assert lines[0].startswith("the rules alone: ")
+    assert "5-fold by set" in lines[3]
+    threshold = fit.write(data, tmp_path / "model.json")
+    assert threshold in fit.THRESHOLDS
+    # chosen on out-of-fold probabilities, folds by set: the same rows, the same threshold
+    everything = np.ones(len(data["labels"]), dtype=bool)
+    assert fit.choose(data, everything) == threshold
+    assert any(line.startswith("  right ") for line in lines)  # every changed answer listed
+    model = (tmp_path / "model.json").read_text()
+    assert json.loads(model)["features"] == list(FEATURES)
+    import emergent_memory.memory.verify_learned as product
+
+    load.cache_clear()
+    original = product.__file__
+    try:
+        product.__file__ = str(tmp_path / "verify_learned.py")
+        read = load("model.json")
+    finally:
+        product.__file__ = original
+        load.cache_clear()
+    assert read.threshold == threshold
+    sure = [0.0] * len(FEATURES)
+    sure[1] = 0.9
+    unsure = [0.0] * len(FEATURES)
+    unsure[1] = 0.55
+    assert read.probability(sure) > threshold > read.probability(unsure)
