@@ -2,9 +2,9 @@
 on the recorded candidates of the spent held-out verify sets.
 
 The population is every recorded claim the rules answer `related` or `new` (the only answers
-the model may change) whose closest memory is at least the policy's `related_from` close and
-reads as English, as the claim does (verify_learned.readable); the target is its label
-`confirmed`. The model is scikit-learn's
+the model may change) whose closest memory it may read (verify_learned.eligible: at least the
+policy's `related_from` close, both in English, no difference the rules read); the target is
+its label `confirmed`. The model is scikit-learn's
 HistGradientBoostingClassifier (100 trees of at most 15 leaves, no early stopping, seed 0) on
 verify_learned.FEATURES. Its threshold is the lowest (0.50 to 0.99 by 0.01) at which at most
 1% of the conflicts of the sets it is chosen on are answered `confirmed`, the rules' own
@@ -76,9 +76,8 @@ def _input(entry: Record, verdict: str) -> list[float] | None:
         return None
     ranked = sorted(range(len(pairs)), key=lambda i: -(pairs[i][1] or 0.0))
     similarities = [pairs[i][1] or 0.0 for i in ranked]
-    if similarities[0] < _policy().related_from:
-        return None
-    if not verify_learned.readable(entry["text"], pairs[ranked[0]][0]):
+    closest = pairs[ranked[0]][0]
+    if not verify_learned.eligible(entry["text"], closest, similarities[0], _policy().related_from):
         return None
     return verify_learned.features(
         entry["text"], pairs[ranked[0]][0], similarities, verdict == "new"

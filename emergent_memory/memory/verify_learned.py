@@ -10,10 +10,11 @@ found any candidate related. It is a boosted tree ensemble (`verify_learned.json
 `python -m benchmarks.verify_learned fit`): its probability that the claim is confirmed, and
 the threshold chosen so that, on the sets it was fitted on, at most 1% of the conflicts are
 answered `confirmed` (rules and model together). It never overrides a `conflict` or a
-`confirmed` of the rules, reads only a closest memory at least the rules' `related_from`
-close and pairs that both read as English (as the rules, it does not trust a similarity in a
-language the model does not read), and nothing without vectors (its similarities are the
-local model's: another embedding model's policy leaves it off). benchmarks/README.md,
+`confirmed` of the rules, and reads only a closest memory at least the rules' `related_from`
+close, a pair that both read as English (as the rules, it does not trust a similarity in a
+language the model does not read) and in which the rules read no difference (`eligible`);
+nothing without vectors (its similarities are the local model's: another embedding model's
+policy leaves it off). benchmarks/README.md,
 section 10, has its cross-validated and held-out numbers.
 """
 
@@ -28,16 +29,16 @@ from functools import cache
 from pathlib import Path
 
 from emergent_memory.memory.dedup import reads_english
-from emergent_memory.memory.verify_rules import Answer, Judged, VerifyPolicy
+from emergent_memory.memory.verify_rules import Answer, Judged, VerifyPolicy, read_pair
 
 __all__ = [
     "FEATURES",
     "LearnedConfirmation",
     "confirm",
+    "eligible",
     "features",
     "learned",
     "load",
-    "readable",
 ]
 
 # what the model reads, in this order (benchmarks/verify_learned.py fits on the same function)
@@ -98,10 +99,22 @@ def features(
     ]
 
 
-def readable(claim: str, memory: str) -> bool:
-    """Whether the model may read the pair: both read as English (dedup.reads_english), as
-    the rules ask before a similarity alone confirms; the model does not read the others."""
-    return reads_english(claim) and reads_english(memory)
+def eligible(claim: str, memory: str, similarity: float, floor: float) -> bool:
+    """Whether the model may read a claim against its closest memory: at least `floor` close
+    (the rules' related_from: no farther memory states the claim), both read as English
+    (dedup.reads_english, as the rules ask before a similarity alone confirms), and no
+    difference the rules read between them (another value, a negation, an opposite word, a
+    clause that differs), even one too far for them to call a conflict."""
+    if similarity < floor or not (reads_english(claim) and reads_english(memory)):
+        return False
+    pair = read_pair(memory, claim)
+    return not (
+        pair.difference
+        or pair.part_difference
+        or pair.clause_difference
+        or pair.opposite_word
+        or pair.claim_denies
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +170,7 @@ def confirm(
     ranked = sorted(range(len(pairs)), key=lambda i: -(pairs[i][1] or 0.0))
     similarities = [pairs[i][1] or 0.0 for i in ranked]
     best = ranked[0]
-    if similarities[0] < floor or not readable(claim, pairs[best][0]):
+    if not eligible(claim, pairs[best][0], similarities[0], floor):
         return answer
     row = features(claim, pairs[best][0], similarities, answer.verdict == "new")
     probability = model.probability(row)
