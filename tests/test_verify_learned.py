@@ -16,6 +16,7 @@ from emergent_memory.memory.verify_learned import (
     FEATURES,
     LearnedConfirmation,
     confirm,
+    eligible,
     features,
     learned,
 )
@@ -100,6 +101,34 @@ def test_the_rules_conflict_or_confirmation_is_never_changed(verdict: str) -> No
     relation = "conflicts" if verdict == "conflict" else "confirms"
     answer = Answer(verdict, "the rules", [Judged(0, 0.71, relation, "r")])  # type: ignore[arg-type]
     assert confirm(STUMP, CLAIM, PAIRS, answer, 0.53) is answer
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim"),
+    [
+        # another value, too far for the rules to call a conflict: never confirmed
+        ("The laptop has 36 GB of RAM and a 1 TB disk.", "The laptop only has 18 GB of memory."),
+        # a negation the claim has and the memory not
+        ("Backups run every night at 02:00.", "Backups do not run every night."),
+        # the other value of one setting
+        ("The user prefers tabs for indentation.", "The user prefers spaces for indentation."),
+    ],
+)
+def test_a_pair_the_rules_read_a_difference_in_is_never_confirmed(memory: str, claim: str) -> None:
+    assert not eligible(claim, memory, 0.9, 0.53)
+    close = [(memory, 0.9)]
+    assert confirm(STUMP, claim, close, related(0), 0.53) == related(0)
+
+
+def test_what_the_model_may_read() -> None:
+    memory = "Lena answers support tickets at the end of each day, after the last deploy."
+    claim = "Lena handles support tickets at the close of her day, once the last deploy is out."
+    assert eligible(claim, memory, 0.84, 0.53)
+    assert not eligible(claim, memory, 0.5, 0.53)  # farther than the rules' related floor
+    # a text the model does not read (not English), on either side
+    german = "Lena beantwortet die Tickets immer am Ende des Tages, nach dem letzten Deploy."
+    assert not eligible(german, memory, 0.84, 0.53)
+    assert not eligible(claim, "レナは毎日の終わりにサポートチケットに答える。", 0.84, 0.53)
 
 
 def test_words_only_or_no_candidate_is_left_to_the_rules() -> None:

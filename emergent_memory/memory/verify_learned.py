@@ -161,8 +161,8 @@ def confirm(
     floor: float,
 ) -> Answer:
     """The rules' answer, or `confirmed` by the closest candidate when the rules found it only
-    related (or nothing), it is at least `floor` close (the rules' related_from: no farther
-    memory states the claim) and the model's probability reaches its threshold."""
+    related (or nothing), the model may read the pair (`eligible`, `floor` being the rules'
+    related_from) and its probability reaches its threshold."""
     if answer.verdict not in ("related", "new") or not pairs:
         return answer
     if any(similarity is None for _, similarity in pairs):
