@@ -43,8 +43,8 @@ MODEL = Path(verify_learned.__file__).with_name("verify_learned.json")
 
 
 def rows(paths: Sequence[Path]) -> dict[str, Any]:
-    """Per recorded claim: its set, label, the rules' verdict and the model's input (None
-    when the rules answered confirmed or conflict)."""
+    """Per recorded claim: its set, key, text, label, the rules' verdict and the model's input
+    (None when the rules answered confirmed or conflict, or the model may not read the pair)."""
     sets, keys, claims, labels, verdicts, inputs = [], [], [], [], [], []
     for path in paths:
         records: dict[str, dict[str, Record]] = json.loads(path.read_text())
