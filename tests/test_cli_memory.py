@@ -683,3 +683,28 @@ def test_another_value_of_the_same_subject_far_apart_is_kept_as_a_conflict(
     assert order.index(new["memory"]["id"]) < order.index(old["memory"]["id"])
     flags = {m["id"]: m["conflict"] for m in recalled["memories"]}
     assert flags[old["memory"]["id"]] == "outranked"
+
+
+def test_verify_confirms_a_restatement_by_the_learned_reading_with_the_local_model(
+    run: Run, local_embedder: object
+) -> None:
+    """With the local model, whose policy has the learned reading, a restatement the rules find
+    only related is confirmed and the line says so; with a model nobody calibrated (the test
+    embedder) the same claim is not confirmed: that policy has no learned reading."""
+    real = {"EMERGENT_MEMORY_EMBEDDING_PROVIDER": "local"}
+    content = "Lena answers support tickets at the end of each day, after the last deploy."
+    saved = ok(run("save", content, "-c", "fact", "--json", **real))
+    claim = (
+        "Lena tends to handle support tickets at the close of her day, once the final deploy "
+        "is out."
+    )
+    shown = run("verify", claim, **real)
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout.startswith(
+        "confirmed: the closest memory states the claim in other words (learned reading, "
+    )
+    assert re.search(
+        rf"^confirms  0\.\d\d  +{short(saved['memory']['id'])}  fact ", shown.stdout, re.M
+    )
+    other = ok(run("verify", claim, "--json"))
+    assert other["verdict"] != "confirmed"

@@ -578,6 +578,41 @@ async def test_verify_memory_calls_a_negation_in_other_words_a_conflict(
     assert first.startswith("conflict: a memory states something else about the same subject")
 
 
+async def test_verify_memory_confirms_a_restatement_by_the_learned_reading(
+    semantic: MemoryService, principal: Principal
+) -> None:
+    """The local model's policy, as the server runs it: a restatement the rules find only
+    related is confirmed by the learned reading (memory/verify_learned.py), and the line
+    the model reads says so."""
+    policy = VERIFY_POLICIES[LOCAL_MODEL_NAME]
+    server = create_server(
+        lambda: nullcontext(semantic),
+        lambda: principal,
+        open_verifier=lambda memory: nullcontext(
+            VerifyService(memory, None, VerifyConfig(policy=policy))
+        ),
+    )
+    async with Client(server) as client:
+        saved = await call(
+            client,
+            "save_memory",
+            content="Lena answers support tickets at the end of each day, after the last deploy.",
+            category="fact",
+        )
+        claim = (
+            "Lena tends to handle support tickets at the close of her day, once the final "
+            "deploy is out."
+        )
+        result = await call(client, "verify_memory", claim=claim)
+        text = await client.call_tool("verify_memory", {"claim": claim})
+    assert result["verdict"] == "confirmed", result["why"]
+    [best, *_] = result["matches"]
+    assert (best["id"], best["relation"]) == (saved["memory"]["id"], "confirms")
+    first = text.structured_content["text"].splitlines()[0]
+    assert first.startswith("confirmed: the closest memory states the claim in other words")
+    assert "learned reading" in first
+
+
 async def test_verify_memory_without_a_verify_service_says_so(
     service: MemoryService, principal: Principal
 ) -> None:

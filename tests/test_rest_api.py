@@ -15,6 +15,7 @@ import subprocess
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import nullcontext
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -27,9 +28,10 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from emergent_memory.api import ApiServices, api_routes
-from emergent_memory.app import UNCALIBRATED_VERIFY_POLICY
+from emergent_memory.app import UNCALIBRATED_VERIFY_POLICY, VERIFY_POLICIES
 from emergent_memory.auth.principal import ADMIN, ANY_PROJECT, READ, WRITE, Principal
 from emergent_memory.auth.service import TokenService
+from emergent_memory.embeddings.local import LOCAL_MODEL_NAME
 from emergent_memory.mcp.compact import answer_schema
 from emergent_memory.mcp.http import DatabaseTokenVerifier, http_app, token_principal
 from emergent_memory.mcp.server import create_server
@@ -1387,6 +1389,31 @@ def test_verify_answers_a_verdict_with_its_matches_and_counts_no_use(
     nothing = api.post("/verify", {"claim": "Bananas are yellow when ripe", "category": "fact"})
     assert nothing.json()["verdict"] in ("new", "related")
     assert api.get(f"/memories/{memory}").json()["use_count"] == 0  # verifying is not a use
+
+
+def test_verify_with_the_local_models_policy_confirms_by_the_learned_reading(
+    semantic: MemoryService, principal: Principal, token_for: Callable[..., str]
+) -> None:
+    # the local model and its calibrated policy, as serve builds them: a restatement the
+    # rules find only related comes back confirmed, and why says it was the learned reading
+    services = replace(
+        api_services(semantic),
+        verify=VerifyService(semantic, None, VerifyConfig(VERIFY_POLICIES[LOCAL_MODEL_NAME])),
+    )
+    content = "Lena answers support tickets at the end of each day, after the last deploy."
+    memory = saved(semantic, principal, content)
+    claim = (
+        "Lena tends to handle support tickets at the close of her day, once the final deploy "
+        "is out."
+    )
+    with api_client(semantic, services) as client:
+        api = Api(client, token_for(principal, "memory:read", "memory:write"))
+        answer = api.post("/verify", {"claim": claim})
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert (body["verdict"], body["judge"]) == ("confirmed", "rules")
+    assert "learned reading" in body["why"]
+    assert (body["matches"][0]["id"], body["matches"][0]["relation"]) == (memory, "confirms")
 
 
 @pytest.mark.parametrize(
