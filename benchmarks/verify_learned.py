@@ -112,31 +112,37 @@ def _folds(sets: Sequence[str], names: Sequence[str]) -> np.ndarray:
     return np.array([order.get(name, -1) for name in sets])
 
 
-def _answers(data: dict[str, Any], probability: np.ndarray, threshold: float) -> list[str]:
+def answered(data: dict[str, Any], probability: np.ndarray, threshold: float) -> list[str]:
     return [
         "confirmed" if p == p and p >= threshold else verdict
         for verdict, p in zip(data["verdicts"], probability, strict=True)
     ]
 
 
-def _conflicts_confirmed(labels: Sequence[str], answers: Sequence[str], rows_: np.ndarray) -> float:
+def conflicts_confirmed(labels: Sequence[str], answers: Sequence[str], rows_: np.ndarray) -> float:
     conflicts = [int(i) for i in np.flatnonzero(rows_) if labels[int(i)] == "conflict"]
     return sum(answers[i] == "confirmed" for i in conflicts) / max(1, len(conflicts))
 
 
-def choose(data: dict[str, Any], rows_: np.ndarray) -> float:
-    """The threshold for the `rows_` given: the lowest at which out-of-fold answers (folds by
-    set within them) confirm at most MAX_CONFLICTS_CONFIRMED of their conflicts."""
+def out_of_fold(data: dict[str, Any], rows_: np.ndarray) -> np.ndarray:
+    """Each of the `rows_`' probability from a model fitted on the other folds (folds by set
+    within them); NaN elsewhere and where a row has no input."""
     names = sorted({s for s, r in zip(data["sets"], rows_, strict=True) if r})
     inner = _folds(data["sets"], names)
     probability = np.full(len(rows_), np.nan)
     for k in range(FOLDS):
         test = rows_ & (inner == k)
-        train = rows_ & (inner != k)
-        probability[test] = _probabilities(data, train, test)[test]
+        probability[test] = _probabilities(data, rows_ & (inner != k), test)[test]
+    return probability
+
+
+def choose(data: dict[str, Any], rows_: np.ndarray) -> float:
+    """The threshold for the `rows_` given: the lowest at which out-of-fold answers confirm at
+    most MAX_CONFLICTS_CONFIRMED of their conflicts."""
+    probability = out_of_fold(data, rows_)
     for threshold in THRESHOLDS:
-        answers = _answers(data, probability, threshold)
-        if _conflicts_confirmed(data["labels"], answers, rows_) <= MAX_CONFLICTS_CONFIRMED:
+        given = answered(data, probability, threshold)
+        if conflicts_confirmed(data["labels"], given, rows_) <= MAX_CONFLICTS_CONFIRMED:
             return threshold
     return 1.0
 
@@ -173,9 +179,9 @@ def cross_validate(data: dict[str, Any]) -> list[str]:
         threshold = choose(data, train)
         chosen.append(threshold)
         probability[test] = _probabilities(data, train, test)[test]
-        fold_answers = _answers(data, probability, threshold)
-        for i in np.flatnonzero(test):
-            answers[i] = fold_answers[i]
+        fold_answers = answered(data, probability, threshold)
+        for j in np.flatnonzero(test):
+            answers[int(j)] = fold_answers[int(j)]
     lines = report(data, data["verdicts"], "the rules alone")
     lines += report(
         data, answers, f"rules and the model, {FOLDS}-fold by set (thresholds {chosen})"

@@ -304,11 +304,12 @@ def test_the_learned_confirmation_is_fitted_by_a_stated_criterion_and_written_as
     data["inputs"] = []
     for n in range(2000):
         label = ["confirmed", "conflict", "related"][n % 3]
-        # the closest memory's similarity tells a confirmation from the rest, with noise; a
-        # few conflicts (about 1%) look like confirmations
-        close = label == "confirmed" or (label == "conflict" and n % 300 == 1)
+        # the closest memory's similarity tells a confirmation (0.86) from the rest (0.6); a
+        # tenth of the conflicts come close (0.77), so the lowest threshold confirms too many
+        alike = label == "conflict" and n % 30 == 1
+        mean = 0.86 if label == "confirmed" else 0.77 if alike else 0.6
         row = [0.0] * len(FEATURES)
-        row[1] = float(np.clip(rng.normal(0.85 if close else 0.6, 0.05), 0, 1))
+        row[1] = float(np.clip(rng.normal(mean, 0.03), 0, 1))
         data["sets"].append(f"set{n % 7}")
         data["keys"].append(f"k{n}")
         data["claims"].append(f"claim {n}")
@@ -320,9 +321,16 @@ def test_the_learned_confirmation_is_fitted_by_a_stated_criterion_and_written_as
     assert "5-fold by set" in lines[3]
     threshold = fit.write(data, tmp_path / "model.json")
     assert threshold in fit.THRESHOLDS
-    # chosen on out-of-fold probabilities, folds by set: the same rows, the same threshold
+    # the criterion on out-of-fold probabilities (folds by set): at most 1% of the conflicts
+    # answered confirmed at the threshold chosen, more than that one step lower
     everything = np.ones(len(data["labels"]), dtype=bool)
-    assert fit.choose(data, everything) == threshold
+    probability = fit.out_of_fold(data, everything)
+    assert np.isnan(probability[[x is None for x in data["inputs"]]]).all()
+    at = fit.answered(data, probability, threshold)
+    assert fit.conflicts_confirmed(data["labels"], at, everything) <= fit.MAX_CONFLICTS_CONFIRMED
+    assert threshold > fit.THRESHOLDS[0]  # made so that the lowest confirms too many
+    below = fit.answered(data, probability, round(threshold - 0.01, 2))
+    assert fit.conflicts_confirmed(data["labels"], below, everything) > fit.MAX_CONFLICTS_CONFIRMED
     assert any(line.startswith("  right ") for line in lines)  # every changed answer listed
     model = (tmp_path / "model.json").read_text()
     assert json.loads(model)["features"] == list(FEATURES)

@@ -546,20 +546,24 @@ async def test_verify_memory_sees_only_the_callers_memories(
         assert (theirs["verdict"], theirs["matches"]) == ("new", [])
 
 
-async def test_verify_memory_calls_a_negation_in_other_words_a_conflict(
-    semantic: MemoryService, principal: Principal
-) -> None:
-    """The local model and its calibrated policy, as the server runs them: a negation that
-    keeps few of the memory's words conflicts from its own threshold (verify_rules)."""
+def local_verify_server(semantic: MemoryService, principal: Principal) -> FastMCP:
+    """A server on the local model with its calibrated verify policy, as serve runs them."""
     policy = VERIFY_POLICIES[LOCAL_MODEL_NAME]
-    server = create_server(
+    return create_server(
         lambda: nullcontext(semantic),
         lambda: principal,
         open_verifier=lambda memory: nullcontext(
             VerifyService(memory, None, VerifyConfig(policy=policy))
         ),
     )
-    async with Client(server) as client:
+
+
+async def test_verify_memory_calls_a_negation_in_other_words_a_conflict(
+    semantic: MemoryService, principal: Principal
+) -> None:
+    """The local model and its calibrated policy, as the server runs them: a negation that
+    keeps few of the memory's words conflicts from its own threshold (verify_rules)."""
+    async with Client(local_verify_server(semantic, principal)) as client:
         saved = await call(
             client,
             "save_memory",
@@ -584,15 +588,7 @@ async def test_verify_memory_confirms_a_restatement_by_the_learned_reading(
     """The local model's policy, as the server runs it: a restatement the rules find only
     related is confirmed by the learned reading (memory/verify_learned.py), and the line
     the model reads says so."""
-    policy = VERIFY_POLICIES[LOCAL_MODEL_NAME]
-    server = create_server(
-        lambda: nullcontext(semantic),
-        lambda: principal,
-        open_verifier=lambda memory: nullcontext(
-            VerifyService(memory, None, VerifyConfig(policy=policy))
-        ),
-    )
-    async with Client(server) as client:
+    async with Client(local_verify_server(semantic, principal)) as client:
         saved = await call(
             client,
             "save_memory",

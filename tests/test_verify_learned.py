@@ -20,7 +20,7 @@ from emergent_memory.memory.verify_learned import (
     features,
     learned,
 )
-from emergent_memory.memory.verify_rules import Answer, Judged
+from emergent_memory.memory.verify_rules import Answer, Judged, read_pair
 
 POLICY = VERIFY_POLICIES[LOCAL_MODEL_NAME]
 
@@ -118,6 +118,15 @@ def test_a_pair_the_rules_read_a_difference_in_is_never_confirmed(memory: str, c
     assert not eligible(claim, memory, 0.9, 0.53)
     close = [(memory, 0.9)]
     assert confirm(STUMP, claim, close, related(0), 0.53) == related(0)
+
+
+def test_the_pairs_the_caller_read_are_used_not_read_again() -> None:
+    # verify passes read_pair's reading of every candidate: a difference it holds keeps the
+    # answer, though the texts alone would let the model confirm
+    read = [read_pair(content, CLAIM) for content, _ in PAIRS]
+    assert confirm(STUMP, CLAIM, PAIRS, related(0, 1), 0.53, read).verdict == "confirmed"
+    differing = [read[0], replace(read[1], difference="another value: 2 / 3")]
+    assert confirm(STUMP, CLAIM, PAIRS, related(0, 1), 0.53, differing) == related(0, 1)
 
 
 def test_what_the_model_may_read() -> None:

@@ -249,7 +249,7 @@ class VerifyService:
                 return None
 
         answer = answer_by_rules(policy, text, pairs, features, None if degraded else closest)
-        answer = answer if degraded else learned(policy, text, pairs, answer)
+        answer = answer if degraded else learned(policy, text, pairs, answer, features)
         judge: Judge = "rules"
         best = max((s for _, s in pairs if s is not None), default=None)
         if self.judge_enabled and not degraded and policy.in_judge_band(best):

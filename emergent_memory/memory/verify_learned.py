@@ -29,7 +29,13 @@ from functools import cache
 from pathlib import Path
 
 from emergent_memory.memory.dedup import reads_english
-from emergent_memory.memory.verify_rules import Answer, Judged, VerifyPolicy, read_pair
+from emergent_memory.memory.verify_rules import (
+    Answer,
+    Judged,
+    PairFeatures,
+    VerifyPolicy,
+    read_pair,
+)
 
 __all__ = [
     "FEATURES",
@@ -99,15 +105,18 @@ def features(
     ]
 
 
-def eligible(claim: str, memory: str, similarity: float, floor: float) -> bool:
+def eligible(
+    claim: str, memory: str, similarity: float, floor: float, pair: PairFeatures | None = None
+) -> bool:
     """Whether the model may read a claim against its closest memory: at least `floor` close
     (the rules' related_from: no farther memory states the claim), both read as English
     (dedup.reads_english, as the rules ask before a similarity alone confirms), and no
     difference the rules read between them (another value, a negation, an opposite word, a
-    clause that differs), even one too far for them to call a conflict."""
+    clause that differs), even one too far for them to call a conflict; `pair` is the two read
+    by read_pair(memory, claim), when the caller has read them already."""
     if similarity < floor or not (reads_english(claim) and reads_english(memory)):
         return False
-    pair = read_pair(memory, claim)
+    pair = pair or read_pair(memory, claim)
     return not (
         pair.difference
         or pair.part_difference
@@ -159,10 +168,12 @@ def confirm(
     pairs: Sequence[tuple[str, float | None]],
     answer: Answer,
     floor: float,
+    read: Sequence[PairFeatures] | None = None,
 ) -> Answer:
     """The rules' answer, or `confirmed` by the closest candidate when the rules found it only
     related (or nothing), the model may read the pair (`eligible`, `floor` being the rules'
-    related_from) and its probability reaches its threshold."""
+    related_from) and its probability reaches its threshold. `read`: every pair as
+    read_pair read it, when the caller has them (verify has: none is read twice)."""
     if answer.verdict not in ("related", "new") or not pairs:
         return answer
     if any(similarity is None for _, similarity in pairs):
@@ -170,7 +181,8 @@ def confirm(
     ranked = sorted(range(len(pairs)), key=lambda i: -(pairs[i][1] or 0.0))
     similarities = [pairs[i][1] or 0.0 for i in ranked]
     best = ranked[0]
-    if not eligible(claim, pairs[best][0], similarities[0], floor):
+    pair = None if read is None else read[best]
+    if not eligible(claim, pairs[best][0], similarities[0], floor, pair):
         return answer
     row = features(claim, pairs[best][0], similarities, answer.verdict == "new")
     probability = model.probability(row)
@@ -186,11 +198,15 @@ def confirm(
 
 
 def learned(
-    policy: VerifyPolicy, claim: str, pairs: Sequence[tuple[str, float | None]], answer: Answer
+    policy: VerifyPolicy,
+    claim: str,
+    pairs: Sequence[tuple[str, float | None]],
+    answer: Answer,
+    read: Sequence[PairFeatures] | None = None,
 ) -> Answer:
     """The rules' answer, confirmed by the policy's learned model where it reads the claim
     stated in other words; the rules' alone when the policy has none."""
     if not policy.learned_confirmation:
         return answer
     model = load(policy.learned_confirmation)
-    return confirm(model, claim, pairs, answer, policy.related_from)
+    return confirm(model, claim, pairs, answer, policy.related_from, read)
