@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from emergent_memory.memory.dedup import reads_english
+from emergent_memory.memory.dedup import NEGATORS, reads_english, statement
 from emergent_memory.memory.verify_rules import (
     Answer,
     Judged,
@@ -67,14 +67,15 @@ FEATURES = (
 
 _WORD = re.compile(r"\w+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
-# negation words of the languages the held-out sets hold; counted, never interpreted
-_NEGATION = re.compile(
-    r"\b(?:not|no|never|without|nicht|kein|nie|pas|jamais|nunca|não)\b|n't", re.IGNORECASE
-)
 
 
 def _words(text: str) -> set[str]:
     return {word.lower() for word in _WORD.findall(text)}
+
+
+def _negations(text: str) -> int:
+    """How many negators the text says (save's: dedup.NEGATORS, "don't" read as "not")."""
+    return sum(1 for token in statement(text).tokens if token.norm in NEGATORS)
 
 
 def features(
@@ -98,8 +99,8 @@ def features(
         float(len(claim_numbers - memory_numbers)),
         float(len(claim_numbers & memory_numbers)),
         float(len(claim_numbers)),
-        float(len(_NEGATION.findall(claim))),
-        float(len(_NEGATION.findall(memory))),
+        float(_negations(claim)),
+        float(_negations(memory)),
         float(len(claim_words)),
         float(len(memory_words)),
     ]
