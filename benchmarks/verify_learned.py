@@ -31,14 +31,15 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks import trees
 from benchmarks.common import DATA
+from benchmarks.trees import FOLDS
 from benchmarks.verify_replay import Record, _policy, rules
 from emergent_memory.memory import verify_learned
 
 VERDICTS = ("confirmed", "conflict", "related", "new")
 MAX_CONFLICTS_CONFIRMED = 0.01  # of the conflicts, the rules' own included
 THRESHOLDS = [round(0.5 + i / 100, 2) for i in range(50)]
-FOLDS = 5
 MODEL = Path(verify_learned.__file__).with_name("verify_learned.json")
 
 
@@ -84,32 +85,12 @@ def _input(entry: Record, verdict: str) -> list[float] | None:
     )
 
 
-def _model() -> Any:
-    from sklearn.ensemble import HistGradientBoostingClassifier  # type: ignore[import-untyped]
-
-    return HistGradientBoostingClassifier(
-        max_iter=100, learning_rate=0.1, max_leaf_nodes=15, early_stopping=False, random_state=0
-    )
+def _confirmed(data: dict[str, Any]) -> list[bool]:
+    return [label == "confirmed" for label in data["labels"]]
 
 
 def _probabilities(data: dict[str, Any], train: np.ndarray, test: np.ndarray) -> np.ndarray:
-    """The model fitted on the `train` rows that have an input, its probabilities for the
-    `test` rows (NaN where a row has none)."""
-    inputs, labels = data["inputs"], data["labels"]
-    fit = [i for i in np.flatnonzero(train) if inputs[i] is not None]
-    model = _model().fit(
-        np.array([inputs[i] for i in fit]), np.array([labels[i] == "confirmed" for i in fit])
-    )
-    out = np.full(len(inputs), np.nan)
-    ask = [i for i in np.flatnonzero(test) if inputs[i] is not None]
-    if ask:
-        out[ask] = model.predict_proba(np.array([inputs[i] for i in ask]))[:, 1]
-    return out
-
-
-def _folds(sets: Sequence[str], names: Sequence[str]) -> np.ndarray:
-    order = {name: i % FOLDS for i, name in enumerate(sorted(names))}
-    return np.array([order.get(name, -1) for name in sets])
+    return trees.probabilities(data["inputs"], _confirmed(data), train, test)
 
 
 def answered(data: dict[str, Any], probability: np.ndarray, threshold: float) -> list[str]:
@@ -127,13 +108,7 @@ def conflicts_confirmed(labels: Sequence[str], answers: Sequence[str], rows_: np
 def out_of_fold(data: dict[str, Any], rows_: np.ndarray) -> np.ndarray:
     """Each of the `rows_`' probability from a model fitted on the other folds (folds by set
     within them); NaN elsewhere and where a row has no input."""
-    names = sorted({s for s, r in zip(data["sets"], rows_, strict=True) if r})
-    inner = _folds(data["sets"], names)
-    probability = np.full(len(rows_), np.nan)
-    for k in range(FOLDS):
-        test = rows_ & (inner == k)
-        probability[test] = _probabilities(data, rows_ & (inner != k), test)[test]
-    return probability
+    return trees.out_of_fold(data["sets"], data["inputs"], _confirmed(data), rows_)
 
 
 def choose(data: dict[str, Any], rows_: np.ndarray) -> float:
@@ -170,7 +145,7 @@ def report(data: dict[str, Any], answers: Sequence[str], title: str) -> list[str
 
 def cross_validate(data: dict[str, Any]) -> list[str]:
     names = sorted(set(data["sets"]))
-    fold = _folds(data["sets"], names)
+    fold = trees.folds(data["sets"], names)
     probability = np.full(len(fold), np.nan)
     chosen = []
     answers = list(data["verdicts"])
@@ -207,43 +182,10 @@ def write(data: dict[str, Any], path: Path = MODEL) -> float:
         for x, label in zip(data["inputs"], data["labels"], strict=True)
         if x is not None
     ]
-    model = _model().fit(np.array(fit), np.array(targets))
-    trees = []
-    for (predictor,) in model._predictors:
-        trees.append(
-            [
-                [
-                    -1 if node["is_leaf"] else int(node["feature_idx"]),
-                    float(node["num_threshold"]),  # whole: a value may equal it
-                    int(node["left"]),
-                    int(node["right"]),
-                    float(node["value"]),
-                ]
-                for node in predictor.nodes
-            ]
-        )
-    written = verify_learned.LearnedConfirmation(
-        float(np.ravel(model._baseline_prediction)[0]),
-        tuple(tuple((int(n[0]), n[1], int(n[2]), int(n[3]), n[4]) for n in tree) for tree in trees),
-        threshold,
-    )
-    expected = model.predict_proba(np.array(fit))[:, 1]
-    read = np.array([written.probability(x) for x in fit])
-    if float(np.max(np.abs(expected - read))) > 1e-6:  # the product must read what was fitted
-        raise RuntimeError("the written trees do not give scikit-learn's probabilities")
-    path.write_text(
-        json.dumps(
-            {
-                "features": list(verify_learned.FEATURES),
-                "baseline": float(np.ravel(model._baseline_prediction)[0]),
-                "threshold": threshold,
-                "fitted_on": f"{len(set(data['sets']))} spent verify sets, {len(fit)} claims "
-                "the rules answer related or new",
-                "trees": trees,
-            },
-            separators=(",", ":"),
-        )
-        + "\n"
+    model = trees.model().fit(np.array(fit), np.array(targets))
+    fitted_on = f"{len(set(data['sets']))} spent verify sets, {len(fit)} claims the rules "
+    trees.write(
+        model, fit, verify_learned.FEATURES, threshold, fitted_on + "answer related or new", path
     )
     return threshold
 

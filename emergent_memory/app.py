@@ -20,6 +20,7 @@ from emergent_memory.embeddings.local import LOCAL_MODEL_NAME, LocalEmbeddings
 from emergent_memory.graph import bypasses_row_security
 from emergent_memory.memory import relevance
 from emergent_memory.memory.dedup import DedupPolicy
+from emergent_memory.memory.dedup_learned import LearnedReading
 from emergent_memory.memory.service import MemoryConfig, MemoryService
 from emergent_memory.memory.store import EMBEDDED_TEXT
 from emergent_memory.memory.verify_rules import VerifyPolicy
@@ -74,6 +75,9 @@ DEDUP_POLICIES = {
         labelled_from=1.0,
         change_from=0.40,
         reworded_from=0.85,
+        # a pair the rules keep for want of evidence, read by a model fitted on the labelled
+        # pairs (memory/dedup_learned.py; benchmarks/README.md, section 3)
+        learned=LearnedReading("dedup_learned.json"),
     )
 }
 # For a model nobody calibrated: the text rules (which do not depend on the model) and a high

@@ -334,12 +334,12 @@ def test_the_learned_confirmation_is_fitted_by_a_stated_criterion_and_written_as
     assert any(line.startswith("  right ") for line in lines)  # every changed answer listed
     model = (tmp_path / "model.json").read_text()
     assert json.loads(model)["features"] == list(FEATURES)
-    import emergent_memory.memory.verify_learned as product
+    import emergent_memory.memory.trees as product
 
     load.cache_clear()
     original = product.__file__
     try:
-        product.__file__ = str(tmp_path / "verify_learned.py")
+        product.__file__ = str(tmp_path / "trees.py")
         read = load("model.json")
     finally:
         product.__file__ = original

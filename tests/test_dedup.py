@@ -30,7 +30,8 @@ from emergent_memory.memory.dedup import (
 from emergent_memory.memory.records import pair_why
 from emergent_memory.memory.verify_rules import read_pair
 
-POLICY = DEDUP_POLICIES[LOCAL_MODEL_NAME]
+# the rules alone (the learned reading after them: tests/test_dedup_learned.py)
+POLICY = replace(DEDUP_POLICIES[LOCAL_MODEL_NAME], learned=None)
 TABS = "The user prefers tabs for indentation in Python files."
 SPACES = "The user prefers spaces for indentation in Python files."
 # from here the similarity alone supersedes a pair in which the rule reads no difference

@@ -11,10 +11,10 @@ import pytest
 
 from emergent_memory.app import UNCALIBRATED_VERIFY_POLICY, VERIFY_POLICIES
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME
-from emergent_memory.memory import verify_learned
+from emergent_memory.memory import trees, verify_learned
+from emergent_memory.memory.trees import TreeEnsemble
 from emergent_memory.memory.verify_learned import (
     FEATURES,
-    LearnedConfirmation,
     confirm,
     eligible,
     features,
@@ -25,7 +25,7 @@ from emergent_memory.memory.verify_rules import Answer, Judged, read_pair
 POLICY = VERIFY_POLICIES[LOCAL_MODEL_NAME]
 
 # one tree: "similarity" (feature 1) above 0.8 gives log-odds +3 (p 0.95), else -3 (p 0.05)
-STUMP = LearnedConfirmation(
+STUMP = TreeEnsemble(
     baseline=0.0,
     trees=(((1, 0.8, 1, 2, 0.0), (-1, 0.0, 0, 0, -3.0), (-1, 0.0, 0, 0, 3.0)),),
     threshold=0.9,
@@ -182,12 +182,12 @@ def test_the_shipped_model_reads_its_features_and_confirms_only_close_restatemen
 def test_a_model_fitted_on_other_features_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    stale = tmp_path / "verify_learned.py"
+    stale = tmp_path / "trees.py"
     stale.write_text("")
     (tmp_path / "old.json").write_text(
         json.dumps({"features": ["similarity"], "baseline": 0, "threshold": 0.9, "trees": []})
     )
-    monkeypatch.setattr(verify_learned, "__file__", str(stale))
+    monkeypatch.setattr(trees, "__file__", str(stale))
     verify_learned.load.cache_clear()
     try:
         with pytest.raises(ValueError, match="other features"):

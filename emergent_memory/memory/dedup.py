@@ -129,7 +129,7 @@ from decimal import Decimal, localcontext
 from difflib import SequenceMatcher
 from functools import lru_cache
 from itertools import pairwise
-from typing import Literal
+from typing import Literal, Protocol
 
 Verdict = Literal["supersede", "possible_duplicate", "distinct"]
 
@@ -7688,6 +7688,7 @@ Reason = Literal[
     "next nearest changed",
     "names the change",
     "not enough evidence",
+    "learned reading",
     "narrower statement",
     "says more",
     "another occasion",
@@ -8556,6 +8557,15 @@ def _partners_exchanged(old: Statement, new: Statement) -> bool:
     )
 
 
+class SecondReading(Protocol):
+    """A reading of a pair after the rules' (dedup_learned.LearnedReading): it returns their
+    decision or another."""
+
+    def decide(
+        self, similarity: float, existing: str, new: str, pair: Comparison, decision: Decision
+    ) -> Decision: ...
+
+
 @dataclass(frozen=True, slots=True)
 class DedupPolicy:
     """When a new memory supersedes its nearest existing one (see the module docstring).
@@ -8570,6 +8580,8 @@ class DedupPolicy:
     subject's words is kept beside the memory as a conflict (rule 5); nothing else is read
     there. `reworded_from`: within the text rule's band (never below `text_rule_from`), where a
     text that exchanges one word for another and keeps the rest (rewords) supersedes.
+    `learned`: a second reading of a pair the rules keep for want of evidence
+    (dedup_learned.LearnedReading: a model fitted on the labelled pairs), in `explain`.
     """
 
     threshold: float
@@ -8579,6 +8591,7 @@ class DedupPolicy:
     labelled_from: float | None = None
     change_from: float | None = None
     reworded_from: float | None = None
+    learned: SecondReading | None = None
 
     def __post_init__(self) -> None:
         if self.text_rule_from is not None and self.text_rule_from > self.threshold:
@@ -8631,7 +8644,11 @@ class DedupPolicy:
     ) -> Decision:
         if similarity < self.considered_from:
             return Decision("distinct", "not similar")  # no need to read the texts
-        return self.judge(similarity, _compared(existing, new, corrects))
+        pair = _compared(existing, new, corrects)
+        decision = self.judge(similarity, pair)
+        if self.learned is None:
+            return decision
+        return self.learned.decide(similarity, existing, new, pair, decision)
 
     def beside(
         self, similarity: float, existing: str, new: str, *, corrects: bool = False

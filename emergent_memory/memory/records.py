@@ -223,6 +223,8 @@ RULE_WORDS = {
     "reworded": "the same fact with one word exchanged for another",
     "same values": "the same values and names in other words",
     "names the change": "it names the old value and the new one",
+    "learned reading": "the same fact in other words (a model fitted on labelled pairs read "
+    "them as one)",
 }
 
 # the LLM judge's verdicts that supersede (supersede_rule "judge: same", "judge: corrects")

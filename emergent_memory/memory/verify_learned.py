@@ -20,15 +20,13 @@ section 10, has its cross-validated and held-out numbers.
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
+from emergent_memory.memory import trees
 from emergent_memory.memory.dedup import NEGATORS, reads_english, statement
+from emergent_memory.memory.trees import TreeEnsemble
 from emergent_memory.memory.verify_rules import (
     Answer,
     Judged,
@@ -39,7 +37,6 @@ from emergent_memory.memory.verify_rules import (
 
 __all__ = [
     "FEATURES",
-    "LearnedConfirmation",
     "confirm",
     "eligible",
     "features",
@@ -127,44 +124,14 @@ def eligible(
     )
 
 
-@dataclass(frozen=True, slots=True)
-class LearnedConfirmation:
-    """A binary boosted tree ensemble (the log-odds of "confirmed": the baseline plus each
-    tree's leaf) and the threshold from which its probability confirms."""
-
-    baseline: float
-    # per tree, its nodes: (feature, threshold, left, right, value); a leaf has feature -1
-    trees: tuple[tuple[tuple[int, float, int, int, float], ...], ...]
-    threshold: float
-
-    def probability(self, row: Sequence[float]) -> float:
-        score = self.baseline
-        for nodes in self.trees:
-            node = nodes[0]
-            while node[0] >= 0:
-                node = nodes[node[2] if row[node[0]] <= node[1] else node[3]]
-            score += node[4]
-        return 1.0 / (1.0 + math.exp(-score))
-
-
 @cache
-def load(name: str) -> LearnedConfirmation:
+def load(name: str) -> TreeEnsemble:
     """The fitted model in the file `name` beside this module (read once per process)."""
-    data = json.loads((Path(__file__).with_name(name)).read_text(encoding="utf-8"))
-    if list(data["features"]) != list(FEATURES):
-        raise ValueError(f"{name} was fitted on other features than verify_learned.FEATURES")
-    return LearnedConfirmation(
-        baseline=float(data["baseline"]),
-        trees=tuple(
-            tuple((int(f), float(t), int(lo), int(hi), float(v)) for f, t, lo, hi, v in tree)
-            for tree in data["trees"]
-        ),
-        threshold=float(data["threshold"]),
-    )
+    return trees.read(name, FEATURES)
 
 
 def confirm(
-    model: LearnedConfirmation,
+    model: TreeEnsemble,
     claim: str,
     pairs: Sequence[tuple[str, float | None]],
     answer: Answer,
