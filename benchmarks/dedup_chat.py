@@ -355,9 +355,9 @@ HOLDOUTS = {
     "dedup_holdout_122.json": "chat turns only, 160 pairs (30 in nine other languages); "
     "first run against the rule of stop 77 (04f7335)",
     "dedup_holdout_123.json": "agent memories only, 160 pairs (30 in eight other languages); "
-    "first run against the rules and the learned reading of stop 80 (LEARNED)",
+    "first run against the rules and the learned reading of stop 80 (e406298)",
     "dedup_holdout_124.json": "chat turns only, 160 pairs (30 in nine other languages); "
-    "first run against the rules and the learned reading of stop 80 (LEARNED)",
+    "first run against the rules and the learned reading of stop 80 (e406298)",
 }
 
 
