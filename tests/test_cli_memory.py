@@ -685,6 +685,23 @@ def test_another_value_of_the_same_subject_far_apart_is_kept_as_a_conflict(
     assert flags[old["memory"]["id"]] == "outranked"
 
 
+def test_save_supersedes_a_stated_change_by_the_learned_reading_with_the_local_model(
+    run: Run, local_embedder: object
+) -> None:
+    """With the local model, a chat speaker's stated change that the rules keep beside the old
+    turn supersedes it by the learned reading, and `show` says why."""
+    real = {"EMERGENT_MEMORY_EMBEDDING_PROVIDER": "local"}
+    old = ok(run("save", "Oskar: my shift starts at 7", "-c", "fact", "--json", **real))
+    new = ok(run("save", "Oskar: my shift starts at 8 now", "-c", "fact", "--json", **real))
+    assert new["superseded_ids"] == [old["memory"]["id"]]
+    shown = run("show", short(old["memory"]["id"]), **real)
+    assert shown.exit_code == 0, shown.output
+    assert (
+        f"superseded by {short(new['memory']['id'])}: replaced because the save rule: the same "
+        "fact in other words (a model fitted on labelled pairs read them as one)"
+    ) in " ".join(shown.stdout.split())
+
+
 def test_verify_confirms_a_restatement_by_the_learned_reading_with_the_local_model(
     run: Run, local_embedder: object
 ) -> None:

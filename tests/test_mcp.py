@@ -582,6 +582,27 @@ async def test_verify_memory_calls_a_negation_in_other_words_a_conflict(
     assert first.startswith("conflict: a memory states something else about the same subject")
 
 
+async def test_save_memory_supersedes_a_stated_change_by_the_learned_reading(
+    semantic: MemoryService, principal: Principal
+) -> None:
+    """The local model's dedup policy, as the server runs it: a chat speaker's stated change,
+    which the rules keep beside the old turn, is read by the learned reading
+    (memory/dedup_learned.py) as the same fact: the old memory is superseded and says why."""
+    async with Client(local_verify_server(semantic, principal)) as client:
+        old = await call(
+            client, "save_memory", content="Oskar: my shift starts at 7", category="fact"
+        )
+        new = await call(
+            client, "save_memory", content="Oskar: my shift starts at 8 now", category="fact"
+        )
+        listed = await call(client, "manage_memory", action="list", status="superseded")
+    assert new["status"] == "updated", new
+    assert new["superseded_ids"] == [old["memory"]["id"]]
+    [gone] = listed["memories"]
+    assert gone["id"] == old["memory"]["id"]
+    assert "a model fitted on labelled pairs read them as one" in gone["superseded_because"]
+
+
 async def test_verify_memory_confirms_a_restatement_by_the_learned_reading(
     semantic: MemoryService, principal: Principal
 ) -> None:

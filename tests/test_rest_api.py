@@ -1391,6 +1391,25 @@ def test_verify_answers_a_verdict_with_its_matches_and_counts_no_use(
     assert api.get(f"/memories/{memory}").json()["use_count"] == 0  # verifying is not a use
 
 
+def test_a_memory_superseded_by_the_learned_reading_says_so(
+    semantic: MemoryService, principal: Principal, token_for: Callable[..., str]
+) -> None:
+    # saved with the local model's dedup policy: a chat speaker's stated change the rules keep
+    # beside the old turn supersedes it by the learned reading; the API says why
+    old = saved(semantic, principal, "Oskar: my shift starts at 7")
+    new = saved(semantic, principal, "Oskar: my shift starts at 8 now")
+    with api_client(semantic, api_services(semantic)) as client:
+        api = Api(client, token_for(principal, "memory:read"))
+        shown = api.get(f"/memories/{old}")
+    assert shown.status_code == 200, shown.text
+    body = shown.json()
+    assert (body["status"], body["superseded_by"]) == ("superseded", new)
+    assert body["superseded_because"].startswith(
+        "the save rule: the same fact in other words (a model fitted on labelled pairs read "
+        "them as one)"
+    )
+
+
 def test_verify_with_the_local_models_policy_confirms_by_the_learned_reading(
     semantic: MemoryService, principal: Principal, token_for: Callable[..., str]
 ) -> None:

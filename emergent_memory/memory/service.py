@@ -45,7 +45,7 @@ from emergent_memory.memory import (
     validation,
     validity,
 )
-from emergent_memory.memory.dedup import DedupPolicy, Verdict
+from emergent_memory.memory.dedup import DedupPolicy, SecondReading, Verdict
 from emergent_memory.memory.models import (
     CONFIDENCE_BY_SOURCE,
     REINFORCEMENT_STEP,
@@ -113,10 +113,11 @@ class MemoryConfig:
     """The service's tunables (from Settings, in the composition root).
 
     `dedup_threshold`, `dedup_text_rule_from`, `dedup_named_change_from`,
-    `dedup_latin_only_model`, `dedup_labelled_from`, `dedup_change_from` and
-    `dedup_reworded_from` are a DedupPolicy
+    `dedup_latin_only_model`, `dedup_labelled_from`, `dedup_change_from`,
+    `dedup_reworded_from` and `dedup_learned` are a DedupPolicy
     (memory/dedup.py): when a new memory supersedes its nearest one (None bands: the plain
-    threshold, for models it was not calibrated on).
+    threshold, for models it was not calibrated on; `dedup_learned`, the second reading of a
+    pair the rules keep for want of evidence, memory/dedup_learned.py).
     """
 
     dedup_threshold: float
@@ -126,6 +127,7 @@ class MemoryConfig:
     dedup_labelled_from: float | None = None
     dedup_change_from: float | None = None
     dedup_reworded_from: float | None = None
+    dedup_learned: SecondReading | None = None
     max_content_length: int = 2000
     recall_candidates: int = 50
     recall_rrf_k: int = 10
@@ -157,6 +159,7 @@ class MemoryConfig:
             self.dedup_labelled_from,
             self.dedup_change_from,
             self.dedup_reworded_from,
+            self.dedup_learned,
         )
 
     @staticmethod
@@ -171,6 +174,7 @@ class MemoryConfig:
             "dedup_labelled_from": policy.labelled_from,
             "dedup_change_from": policy.change_from,
             "dedup_reworded_from": policy.reworded_from,
+            "dedup_learned": policy.learned,
         }
 
     @property
