@@ -350,3 +350,63 @@ def test_the_learned_confirmation_is_fitted_by_a_stated_criterion_and_written_as
     unsure = [0.0] * len(FEATURES)
     unsure[1] = 0.55
     assert read.probability(sure) > threshold > read.probability(unsure)
+
+
+def test_the_learned_dedup_reading_is_fitted_by_a_stated_criterion_and_written_as_read(
+    tmp_path: Path,
+) -> None:
+    """benchmarks/dedup_learned.py on made-up rows: the threshold is the lowest at which the
+    supersessions the model adds are wrong for at most 0.1% of each regime's pairs that must
+    not supersede, out of fold (folds by set); the written trees give the fitted
+    probabilities (write checks it) and the product reads them."""
+    import numpy as np
+
+    from benchmarks import dedup_learned as fit
+    from emergent_memory.memory import dedup_learned as product
+    from emergent_memory.memory import trees
+
+    rng = np.random.default_rng(0)
+    keys = ("sets", "keys", "texts", "regimes", "languages", "labels", "verdicts", "inputs")
+    data: dict[str, list] = {k: [] for k in keys}
+    for n in range(3000):
+        label = ["same", "distinct", "corrects", "conflicts"][n % 4]
+        # the similarity tells what may supersede (0.93) from the rest (0.6); a few distinct
+        # pairs come close (0.8), so the lowest threshold adds too many wrong
+        alike = label == "distinct" and n % 40 == 1
+        mean = 0.93 if label in fit.SUPERSEDES else 0.8 if alike else 0.6
+        row = [0.0] * len(product.FEATURES)
+        row[0] = float(np.clip(rng.normal(mean, 0.02), 0, 1))
+        data["sets"].append(f"set{n % 7}")
+        data["keys"].append(f"k{n}")
+        data["texts"].append((f"old {n}", f"new {n}"))
+        data["regimes"].append(fit.REGIMES[n // 4 % 2])
+        data["languages"].append("English")
+        data["labels"].append(label)
+        data["verdicts"].append("possible_duplicate")
+        data["inputs"].append(row)
+    lines = fit.cross_validate(data)
+    assert lines[0] == "the rules alone:"
+    assert any("5-fold by set" in line for line in lines)
+    threshold = fit.write(data, tmp_path / "model.json")
+    assert threshold in fit.THRESHOLDS
+    everything = np.ones(len(data["labels"]), dtype=bool)
+    probability = fit.out_of_fold(data, everything)
+    shares = fit.wrong_added(data, probability, threshold, everything)
+    assert set(shares) == set(fit.REGIMES)
+    assert max(shares.values()) <= fit.MAX_WRONG_ADDED
+    assert threshold > fit.THRESHOLDS[0]  # made so that the lowest adds too many wrong
+    below = fit.wrong_added(data, probability, round(threshold - 0.01, 2), everything)
+    assert max(below.values()) > fit.MAX_WRONG_ADDED
+    assert json.loads((tmp_path / "model.json").read_text())["features"] == list(product.FEATURES)
+    product.load.cache_clear()
+    original = trees.__file__
+    try:
+        trees.__file__ = str(tmp_path / "trees.py")
+        read = product.load("model.json")
+    finally:
+        trees.__file__ = original
+        product.load.cache_clear()
+    assert read.threshold == threshold
+    sure, unsure = [0.0] * len(product.FEATURES), [0.0] * len(product.FEATURES)
+    sure[0], unsure[0] = 0.92, 0.55
+    assert read.probability(sure) > threshold > read.probability(unsure)
