@@ -38,11 +38,13 @@ from emergent_memory.memory import dedup, dedup_learned
 
 SUPERSEDES = frozenset({"same", "corrects"})
 MAX_WRONG_ADDED = 0.001  # of the pairs that must not supersede, in each regime
+# a threshold per kind of pair (dedup_learned.kind: None, or two texts under one label)
+Thresholds = dict[str | None, float]
 THRESHOLDS = [round(0.5 + i / 100, 2) for i in range(50)]
 MODEL = Path(dedup_learned.__file__).with_name("dedup_learned.json")
 REGIMES = ("agent", "chat")
 # held-out sets written after the shipped model, never fitted on
-UNSEEN = ("dedup_holdout_123.json", "dedup_holdout_124.json")
+UNSEEN = ("dedup_holdout_125.json", "dedup_holdout_126.json")
 
 
 def _rules() -> dedup.DedupPolicy:
@@ -71,16 +73,27 @@ def rows(names: Sequence[str], embedder: Any = None) -> dict[str, Any]:
     embedder = embedder or CachedEmbeddings()
     data: dict[str, list[Any]] = {
         k: []
-        for k in ("sets", "keys", "texts", "regimes", "languages", "labels", "verdicts", "inputs")
+        for k in (
+            "sets",
+            "keys",
+            "texts",
+            "regimes",
+            "languages",
+            "labels",
+            "verdicts",
+            "inputs",
+            "kinds",
+        )
     }
     for name in names:
         pairs = load_pairs(name)
         for pair, similarity in zip(pairs, similarities(pairs, embedder), strict=True):
             existing, new = pair["existing"], pair["new"]
             decision = policy.explain(similarity, existing, new)
-            row = None
+            row, kind = None, None
             if decision.reason == "not enough evidence":
                 compared = dedup._compared(existing, new, False)
+                kind = dedup_learned.kind(compared)
                 if dedup_learned.eligible(existing, new, compared, decision):
                     row = dedup_learned.features(similarity, existing, new, compared)
             data["sets"].append(name)
@@ -93,6 +106,7 @@ def rows(names: Sequence[str], embedder: Any = None) -> dict[str, Any]:
             data["labels"].append(pair["verdict"])
             data["verdicts"].append(decision.verdict)
             data["inputs"].append(row)
+            data["kinds"].append(kind)
     if isinstance(embedder, CachedEmbeddings):
         embedder.save()
     return data
@@ -102,50 +116,80 @@ def _positive(data: dict[str, Any]) -> list[bool]:
     return [label in SUPERSEDES for label in data["labels"]]
 
 
-def superseded(data: dict[str, Any], probability: np.ndarray, threshold: float) -> list[bool]:
-    """Whether each pair is superseded: by the rules, or by the model from the threshold."""
+def _added(data: dict[str, Any], probability: np.ndarray, thresholds: Thresholds) -> np.ndarray:
+    """Whether the model supersedes each pair the rules do not: its probability reaches the
+    threshold of the pair's kind."""
+    labelled = np.array([kind == dedup_learned.LABELLED for kind in data["kinds"]])
+    limit = np.where(labelled, thresholds[dedup_learned.LABELLED], thresholds[None])
+    rules = np.array([verdict == "supersede" for verdict in data["verdicts"]])
+    known = ~np.isnan(probability)
+    return known & ~rules & (np.where(known, probability, 0.0) >= limit)
+
+
+def superseded(data: dict[str, Any], probability: np.ndarray, thresholds: Thresholds) -> list[bool]:
+    """Whether each pair is superseded: by the rules, or by the model from the threshold of
+    its kind."""
+    added = _added(data, probability, thresholds)
     return [
-        verdict == "supersede" or (p == p and p >= threshold)
-        for verdict, p in zip(data["verdicts"], probability, strict=True)
+        verdict == "supersede" or bool(a)
+        for verdict, a in zip(data["verdicts"], added, strict=True)
     ]
 
 
 def wrong_added(
-    data: dict[str, Any], probability: np.ndarray, threshold: float, rows_: np.ndarray
+    data: dict[str, Any], probability: np.ndarray, thresholds: Thresholds, rows_: np.ndarray
 ) -> dict[str, float]:
     """Per regime, of the `rows_`' pairs that must not supersede, the share the model adds."""
-    out = {}
-    for regime in REGIMES:
-        must_not = [
-            int(i)
-            for i in np.flatnonzero(rows_)
-            if data["regimes"][int(i)] == regime and data["labels"][int(i)] not in SUPERSEDES
-        ]
-        added = sum(
-            1
-            for i in must_not
-            if data["verdicts"][i] != "supersede"
-            and probability[i] == probability[i]
-            and probability[i] >= threshold
-        )
-        out[regime] = added / max(1, len(must_not))
-    return out
+    added = _added(data, probability, thresholds)
+    must_not = rows_ & ~np.array(_positive(data))
+    regimes = np.array(data["regimes"])
+    return {
+        regime: float((added & must_not & (regimes == regime)).sum())
+        / max(1, int((must_not & (regimes == regime)).sum()))
+        for regime in REGIMES
+    }
 
 
 def out_of_fold(data: dict[str, Any], rows_: np.ndarray) -> np.ndarray:
     return trees.out_of_fold(data["sets"], data["inputs"], _positive(data), rows_)
 
 
-def choose(data: dict[str, Any], rows_: np.ndarray) -> float:
-    """The threshold for the `rows_` given: the lowest at which, out of fold, the model adds
-    supersessions of at most MAX_WRONG_ADDED of the pairs that must not supersede in each
-    regime."""
+def choose(data: dict[str, Any], rows_: np.ndarray) -> Thresholds:
+    """The thresholds for the `rows_` given, one per kind of pair (dedup_learned.kind): of
+    the pairs of thresholds at which, out of fold, the model adds supersessions of at most
+    MAX_WRONG_ADDED of the pairs that must not supersede in each regime, the one that
+    catches the most (on a tie, the higher thresholds); 1.0 each when none does."""
     probability = out_of_fold(data, rows_)
-    for threshold in THRESHOLDS:
-        shares = wrong_added(data, probability, threshold, rows_)
-        if all(share <= MAX_WRONG_ADDED for share in shares.values()):
-            return threshold
-    return 1.0
+    positive = np.array(_positive(data))
+    regimes = np.array(data["regimes"])
+    labelled = np.array([kind == dedup_learned.LABELLED for kind in data["kinds"]])
+    open_ = rows_ & ~np.isnan(probability) & ~np.array([v == "supersede" for v in data["verdicts"]])
+    p = np.where(np.isnan(probability), 0.0, probability)
+    must_not = {r: int((rows_ & ~positive & (regimes == r)).sum()) for r in REGIMES}
+    # what each kind of pair adds at each threshold (the two kinds add disjoint pairs)
+    added: dict[bool, dict[float, tuple[int, dict[str, int]]]] = {}
+    for kind in (False, True):
+        added[kind] = {}
+        for threshold in THRESHOLDS:
+            taken = open_ & (labelled == kind) & (p >= threshold)
+            wrong = {r: int((taken & ~positive & (regimes == r)).sum()) for r in REGIMES}
+            added[kind][threshold] = (int((taken & positive).sum()), wrong)
+    best: tuple[int, float, Thresholds] | None = None
+    for rest in THRESHOLDS:
+        for under_label in THRESHOLDS:
+            (caught_rest, wrong_rest), (caught_label, wrong_label) = (
+                added[False][rest],
+                added[True][under_label],
+            )
+            if any(
+                wrong_rest[r] + wrong_label[r] > MAX_WRONG_ADDED * max(1, must_not[r])
+                for r in REGIMES
+            ):
+                continue
+            key = (caught_rest + caught_label, rest + under_label)
+            if best is None or key > best[:2]:
+                best = (*key, {None: rest, dedup_learned.LABELLED: under_label})
+    return best[2] if best else {None: 1.0, dedup_learned.LABELLED: 1.0}
 
 
 def report(data: dict[str, Any], chosen: Sequence[bool], title: str) -> list[str]:
@@ -202,7 +246,7 @@ def cross_validate(data: dict[str, Any]) -> list[str]:
     return lines
 
 
-def write(data: dict[str, Any], path: Path = MODEL) -> float:
+def write(data: dict[str, Any], path: Path = MODEL) -> Thresholds:
     """Fit on every set, choose the threshold on all of them, write the product's model."""
     everything = np.ones(len(data["labels"]), dtype=bool)
     threshold = choose(data, everything)
@@ -217,7 +261,8 @@ def write(data: dict[str, Any], path: Path = MODEL) -> float:
         f"{len(set(data['sets']))} spent dedup sets, {len(fit)} pairs the rules keep for want "
         "of evidence"
     )
-    trees.write(model, fit, dedup_learned.FEATURES, threshold, fitted_on, path)
+    own = {dedup_learned.LABELLED: threshold[dedup_learned.LABELLED]}
+    trees.write(model, fit, dedup_learned.FEATURES, threshold[None], fitted_on, path, own)
     return threshold
 
 

@@ -40,9 +40,11 @@ def write(
     threshold: float,
     fitted_on: str,
     path: Path,
+    thresholds: dict[str, float] | None = None,
 ) -> None:
     """Write a fitted model's trees to `path`, after checking that the product's reading of
-    them gives scikit-learn's probabilities on the rows it was fitted on."""
+    them gives scikit-learn's probabilities on the rows it was fitted on; `thresholds`, the
+    thresholds of named kinds of rows, if they have their own."""
     trees = [
         [
             [
@@ -72,6 +74,7 @@ def write(
                 "features": list(features),
                 "baseline": baseline,
                 "threshold": threshold,
+                **({"thresholds": thresholds} if thresholds else {}),
                 "fitted_on": fitted_on,
                 "trees": trees,
             },

@@ -355,10 +355,11 @@ def test_the_learned_confirmation_is_fitted_by_a_stated_criterion_and_written_as
 def test_the_learned_dedup_reading_is_fitted_by_a_stated_criterion_and_written_as_read(
     tmp_path: Path,
 ) -> None:
-    """benchmarks/dedup_learned.py on made-up rows: the threshold is the lowest at which the
-    supersessions the model adds are wrong for at most 0.1% of each regime's pairs that must
-    not supersede, out of fold (folds by set); the written trees give the fitted
-    probabilities (write checks it) and the product reads them."""
+    """benchmarks/dedup_learned.py on made-up rows: the thresholds (one for pairs under one
+    label, one for the rest) are the pair that catches the most while the supersessions the
+    model adds are wrong for at most 0.1% of each regime's pairs that must not supersede, out
+    of fold (folds by set); the written trees give the fitted probabilities (write checks
+    it) and the product reads them, each kind of pair with its threshold."""
     import numpy as np
 
     from benchmarks import dedup_learned as fit
@@ -366,7 +367,17 @@ def test_the_learned_dedup_reading_is_fitted_by_a_stated_criterion_and_written_a
     from emergent_memory.memory import trees
 
     rng = np.random.default_rng(0)
-    keys = ("sets", "keys", "texts", "regimes", "languages", "labels", "verdicts", "inputs")
+    keys = (
+        "sets",
+        "keys",
+        "texts",
+        "regimes",
+        "languages",
+        "labels",
+        "verdicts",
+        "inputs",
+        "kinds",
+    )
     data: dict[str, list] = {k: [] for k in keys}
     for n in range(3000):
         label = ["same", "distinct", "corrects", "conflicts"][n % 4]
@@ -384,19 +395,28 @@ def test_the_learned_dedup_reading_is_fitted_by_a_stated_criterion_and_written_a
         data["labels"].append(label)
         data["verdicts"].append("possible_duplicate")
         data["inputs"].append(row)
+        data["kinds"].append(product.LABELLED if n % 3 == 0 else None)
     lines = fit.cross_validate(data)
     assert lines[0] == "the rules alone:"
     assert any("5-fold by set" in line for line in lines)
-    threshold = fit.write(data, tmp_path / "model.json")
-    assert threshold in fit.THRESHOLDS
+    chosen = fit.write(data, tmp_path / "model.json")
+    assert set(chosen) == {None, product.LABELLED}
+    assert set(chosen.values()) <= set(fit.THRESHOLDS)
     everything = np.ones(len(data["labels"]), dtype=bool)
     probability = fit.out_of_fold(data, everything)
-    shares = fit.wrong_added(data, probability, threshold, everything)
+    shares = fit.wrong_added(data, probability, chosen, everything)
     assert set(shares) == set(fit.REGIMES)
     assert max(shares.values()) <= fit.MAX_WRONG_ADDED
-    assert threshold > fit.THRESHOLDS[0]  # made so that the lowest adds too many wrong
-    below = fit.wrong_added(data, probability, round(threshold - 0.01, 2), everything)
-    assert max(below.values()) > fit.MAX_WRONG_ADDED
+    # made so that the lowest adds too many wrong: a step lower for either kind of pair
+    # adds too many, or catches no more
+    positive = np.array([label in fit.SUPERSEDES for label in data["labels"]])
+    caught = (fit._added(data, probability, chosen) & positive).sum()
+    for kind in chosen:
+        assert chosen[kind] > fit.THRESHOLDS[0]
+        lower = {**chosen, kind: round(chosen[kind] - 0.01, 2)}
+        too_many = max(fit.wrong_added(data, probability, lower, everything).values())
+        more = (fit._added(data, probability, lower) & positive).sum()
+        assert too_many > fit.MAX_WRONG_ADDED or more == caught
     assert json.loads((tmp_path / "model.json").read_text())["features"] == list(product.FEATURES)
     product.load.cache_clear()
     original = trees.__file__
@@ -406,7 +426,9 @@ def test_the_learned_dedup_reading_is_fitted_by_a_stated_criterion_and_written_a
     finally:
         trees.__file__ = original
         product.load.cache_clear()
-    assert read.threshold == threshold
+    assert read.threshold_for(None) == read.threshold == chosen[None]
+    assert read.threshold_for(product.LABELLED) == chosen[product.LABELLED]
     sure, unsure = [0.0] * len(product.FEATURES), [0.0] * len(product.FEATURES)
     sure[0], unsure[0] = 0.92, 0.55
-    assert read.probability(sure) > threshold > read.probability(unsure)
+    assert read.probability(sure) > max(chosen.values())
+    assert read.probability(unsure) < min(chosen.values())

@@ -72,6 +72,16 @@ def test_the_model_reads_words_numbers_negations_and_the_rules_comparison() -> N
         # two values in swapped places, a negation of the other
         ("Ana reviews, Ben merges.", "Ben reviews, Ana merges.", None, False),
         ("The API is idempotent.", "The API is not idempotent.", None, False),
+        # a negator one text says and the other does not, in other words
+        ("Staging has TLS enabled.", "TLS isn't turned on in staging.", None, False),
+        ("Uploads are scanned for viruses.", "Nobody scans the uploads for viruses.", None, False),
+        # ... unless a word says the value changed
+        (
+            "Raj: I drink coffee every morning",
+            "Raj: I no longer drink coffee, switched to tea",
+            None,
+            True,
+        ),
     ],
 )
 def test_only_pairs_kept_for_want_of_evidence_in_english_without_swaps_or_negations(
@@ -122,8 +132,32 @@ def test_below_its_threshold_the_rules_decision_stands(
     pair = dedup._compared(existing, new, False)
     probability = READING.probability(similarity, existing, new, pair, UNDECIDED)
     assert probability is not None
-    assert probability < dedup_learned.load("dedup_learned.json").threshold
+    model = dedup_learned.load("dedup_learned.json")
+    assert probability < model.threshold_for(dedup_learned.kind(pair))
     assert POLICY.explain(similarity, existing, new) == UNDECIDED
+
+
+def test_two_texts_under_one_label_need_a_higher_probability() -> None:
+    """Two turns under one label share topics more often than facts: their threshold is
+    their own, higher than the rest's; a rewording of the rest supersedes at a probability
+    that keeps a rewording of one chat speaker."""
+    model = dedup_learned.load("dedup_learned.json")
+    assert model.threshold_for(dedup_learned.LABELLED) > model.threshold_for(None)
+    note = ("The team's standup is at 9:30 every weekday", "Daily standup: 9:30, Monday to Friday")
+    turn = ("Grace: our wifi password is tulip2024", "Grace: wifi pw is tulip2024")
+    for (existing, new), similarity, kind, verdict in [
+        (note, 0.814, None, "supersede"),
+        (turn, 0.841, dedup_learned.LABELLED, "possible_duplicate"),
+    ]:
+        pair = dedup._compared(existing, new, False)
+        assert dedup_learned.kind(pair) == kind
+        probability = READING.probability(similarity, existing, new, pair, UNDECIDED)
+        assert probability is not None
+        assert (
+            model.threshold_for(None) <= probability < model.threshold_for(dedup_learned.LABELLED)
+        )
+        assert RULES.explain(similarity, existing, new) == UNDECIDED
+        assert POLICY.explain(similarity, existing, new).verdict == verdict
 
 
 def test_a_difference_the_rules_read_is_never_superseded_by_the_model() -> None:

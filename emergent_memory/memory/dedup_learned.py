@@ -57,6 +57,9 @@ FEATURES = (
     *COMPARED,
 )
 
+# the kind of pair with a threshold of its own (`kind`)
+LABELLED = "labelled"
+
 # why a pair the model read was superseded
 REASON: Reason = "learned reading"
 
@@ -102,12 +105,24 @@ def features(similarity: float, existing: str, new: str, pair: Comparison) -> li
 def eligible(existing: str, new: str, pair: Comparison, decision: Decision) -> bool:
     """Whether the model may read the pair: the rules kept it for want of evidence alone (not
     for a difference they read), both texts read as English, no values in swapped places and
-    no negation of the other."""
+    no negation of the other: neither one the rules read (the opposite value) nor a negator
+    one text says more often than the other without a word that says the value changed
+    ("Staging has TLS enabled" / "TLS isn't turned on in staging"; not "Raj: I drink coffee
+    every morning" / "Raj: I no longer drink coffee, switched to tea")."""
     if decision.reason != "not enough evidence":
         return False
     if pair.crosswise or pair.opposite or pair.swapped is not None or pair.reordered:
         return False
-    return reads_english(existing) and reads_english(new)
+    if not (reads_english(existing) and reads_english(new)):
+        return False
+    return pair.marked or _negations(existing) == _negations(new)
+
+
+def kind(pair: Comparison) -> str | None:
+    """The kind of pair with a threshold of its own: two texts under one label (two turns of
+    one chat speaker, "Kenji: ..." / "Kenji: ...", or two notes under one heading), which
+    share topics far more often than facts; None for the rest."""
+    return LABELLED if pair.labelled else None
 
 
 @cache
@@ -136,6 +151,6 @@ class LearnedReading:
     ) -> Decision:
         """The rules' decision, or a supersession when the model reads the two as one fact."""
         probability = self.probability(similarity, existing, new, pair, decision)
-        if probability is None or probability < load(self.name).threshold:
+        if probability is None or probability < load(self.name).threshold_for(kind(pair)):
             return decision
         return Decision("supersede", REASON)

@@ -28,6 +28,12 @@ class TreeEnsemble:
     # per tree, its nodes: (feature, threshold, left, right, value); a leaf has feature -1
     trees: tuple[tuple[tuple[int, float, int, int, float], ...], ...]
     threshold: float
+    # thresholds of their own for named kinds of rows, which the reader tells apart
+    thresholds: tuple[tuple[str, float], ...] = ()
+
+    def threshold_for(self, kind: str | None) -> float:
+        """The threshold of rows of `kind`: its own, if the ensemble has one."""
+        return dict(self.thresholds).get(kind or "", self.threshold)
 
     def probability(self, row: Sequence[float]) -> float:
         score = self.baseline
@@ -52,4 +58,7 @@ def read(name: str, features: Sequence[str]) -> TreeEnsemble:
             for tree in data["trees"]
         ),
         threshold=float(data["threshold"]),
+        thresholds=tuple(
+            (str(kind), float(value)) for kind, value in data.get("thresholds", {}).items()
+        ),
     )
