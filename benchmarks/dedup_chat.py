@@ -360,7 +360,7 @@ HOLDOUTS = {
     "first run against the rules and the learned reading of stop 80 (e406298)",
     "dedup_holdout_125.json": "agent memories only, 160 pairs (30 in eight other languages); "
     "first run against the learned reading with a threshold per kind of pair (6c41d65)",
-    "dedup_holdout_126.json": "chat turns only, 160 pairs (30 in other languages); "
+    "dedup_holdout_126.json": "chat turns only, 160 pairs (30 in nine other languages); "
     "first run against the learned reading with a threshold per kind of pair (6c41d65)",
 }
 

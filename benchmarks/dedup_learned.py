@@ -4,15 +4,16 @@ spent labelled dedup pairs.
 The population is every labelled pair (`same`, `corrects`, `conflicts`, `distinct`) of the
 spent sets that the shipped policy's rules keep for want of evidence and the model may read
 (dedup_learned.eligible); the target is `same` or `corrects` (may supersede). The model is the
-ensemble of benchmarks/trees.py on dedup_learned.FEATURES. Its threshold is the lowest (0.50
-to 0.99 by 0.01) at which, read from out-of-fold probabilities (folds by set, so no set is
-judged by a model that saw it), the supersessions it adds are wrong (a `conflicts` or
-`distinct` pair) for at most MAX_WRONG_ADDED of the pairs that must not supersede in each
-regime (agent notes, chat turns).
+ensemble of benchmarks/trees.py on dedup_learned.FEATURES. It has a threshold per kind of
+pair (dedup_learned.kind: two texts under one label, and the rest), 0.50 to 0.99 by 0.01
+each: of the pairs of thresholds at which, read from out-of-fold probabilities (folds by set,
+so no set is judged by a model that saw it), the supersessions it adds are wrong (a
+`conflicts` or `distinct` pair) for at most MAX_WRONG_ADDED of the pairs that must not
+supersede in each regime (agent notes, chat turns), the one that catches the most.
 
     python -m benchmarks.dedup_learned fit [--write]
 
-`fit` prints a 5-fold cross-validation by set (each fold's threshold chosen on the other four
+`fit` prints a 5-fold cross-validation by set (each fold's thresholds chosen on the other four
 alone: an inner 4-fold cross-validation of their own), per regime and language, with every
 verdict the model changed; `--write` then fits on every set and writes the product's model
 (emergent_memory/memory/dedup_learned.json). The held-out sets written after the shipped model
@@ -247,16 +248,10 @@ def cross_validate(data: dict[str, Any]) -> list[str]:
 
 
 def write(data: dict[str, Any], path: Path = MODEL) -> Thresholds:
-    """Fit on every set, choose the threshold on all of them, write the product's model."""
+    """Fit on every set, choose the thresholds on all of them, write the product's model."""
     everything = np.ones(len(data["labels"]), dtype=bool)
     threshold = choose(data, everything)
-    fit = [x for x in data["inputs"] if x is not None]
-    targets = [
-        label in SUPERSEDES
-        for x, label in zip(data["inputs"], data["labels"], strict=True)
-        if x is not None
-    ]
-    model = trees.model().fit(np.array(fit), np.array(targets))
+    model, fit = trees.fit_every(data["inputs"], _positive(data))
     fitted_on = (
         f"{len(set(data['sets']))} spent dedup sets, {len(fit)} pairs the rules keep for want "
         "of evidence"

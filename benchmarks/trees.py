@@ -26,6 +26,15 @@ def model() -> Any:
     )
 
 
+def fit_every(
+    inputs: Sequence[Sequence[float] | None], positive: Sequence[bool]
+) -> tuple[Any, list[Sequence[float]]]:
+    """A model fitted on every row that has an input, and those rows."""
+    rows = [x for x in inputs if x is not None]
+    targets = [p for x, p in zip(inputs, positive, strict=True) if x is not None]
+    return model().fit(np.array(rows), np.array(targets)), rows
+
+
 def folds(sets: Sequence[str], names: Sequence[str]) -> np.ndarray:
     """Each row's fold: its set's place among the sorted `names`, modulo FOLDS (-1 when its
     set is not among them)."""

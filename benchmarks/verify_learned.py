@@ -176,13 +176,7 @@ def write(data: dict[str, Any], path: Path = MODEL) -> float:
     """Fit on every set, choose the threshold on all of them, write the product's model."""
     everything = np.ones(len(data["labels"]), dtype=bool)
     threshold = choose(data, everything)
-    fit = [x for x in data["inputs"] if x is not None]
-    targets = [
-        label == "confirmed"
-        for x, label in zip(data["inputs"], data["labels"], strict=True)
-        if x is not None
-    ]
-    model = trees.model().fit(np.array(fit), np.array(targets))
+    model, fit = trees.fit_every(data["inputs"], _confirmed(data))
     fitted_on = f"{len(set(data['sets']))} spent verify sets, {len(fit)} claims the rules "
     trees.write(
         model, fit, verify_learned.FEATURES, threshold, fitted_on + "answer related or new", path

@@ -9,14 +9,15 @@ reads what the rules already have of the pair: the similarity, every feature of 
 comparison (dedup.Comparison: holders, values changed, change words, negations, what one says
 more or less, ...) and how many words, numbers and negations each text holds of the other's.
 It is a boosted tree ensemble (`dedup_learned.json`, written by
-`python -m benchmarks.dedup_learned fit --write`) with the threshold chosen so that, on the
-sets it was fitted on, the supersessions it adds are wrong for at most 0.1% of the pairs that
-must not supersede in each regime (agent notes and chat turns, out of fold). It reads only
-a pair the rules keep for want of evidence (no holder, value, occasion or statement they read
-as different), both texts read as English (as the rules, it does not trust a similarity in a
-language the model does not read), with no values in swapped places and no negation of the
-other (`eligible`); nothing else ever changes. Only all-MiniLM-L6-v2's policy has it (its
-similarities are that model's). benchmarks/README.md, section 3, has its numbers.
+`python -m benchmarks.dedup_learned fit --write`) with a threshold per kind of pair (`kind`:
+two texts under one label, which share topics more often than facts, and the rest), chosen so
+that, on the sets it was fitted on, the supersessions it adds are wrong for at most 0.1% of
+the pairs that must not supersede in each regime (agent notes and chat turns, out of fold). It
+reads only a pair the rules keep for want of evidence (no holder, value, occasion or statement
+they read as different), both texts read as English (as the rules, it does not trust a
+similarity in a language the model does not read), with no values in swapped places and no
+negation of the other (`eligible`); nothing else ever changes. Only all-MiniLM-L6-v2's policy
+has it (its similarities are that model's). benchmarks/README.md, section 3, has its numbers.
 """
 
 from __future__ import annotations
@@ -35,7 +36,20 @@ from emergent_memory.memory.dedup import (
     statement,
 )
 
-__all__ = ["COMPARED", "FEATURES", "LearnedReading", "eligible", "features", "load"]
+__all__ = [
+    "COMPARED",
+    "FEATURES",
+    "LABELLED",
+    "REASON",
+    "LearnedReading",
+    "eligible",
+    "features",
+    "kind",
+    "load",
+    "negations",
+    "numbers",
+    "words",
+]
 
 # the comparison's fields the model reads, in this order (numbers; `swapped` as present or not)
 COMPARED = tuple(sorted(field.name for field in fields(Comparison)))
@@ -67,20 +81,26 @@ _WORD = re.compile(r"\w+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 
 
-def _words(text: str) -> set[str]:
+def words(text: str) -> set[str]:
+    """The text's words, in lower case (what both learned readings count)."""
     return {word.lower() for word in _WORD.findall(text)}
 
 
-def _negations(text: str) -> int:
+def numbers(text: str) -> set[str]:
+    """The numbers written in digits in the text."""
+    return set(_NUMBER.findall(text))
+
+
+def negations(text: str) -> int:
     """How many negators the text says (save's: dedup.NEGATORS, "don't" read as "not")."""
     return sum(1 for token in statement(text).tokens if token.norm in NEGATORS)
 
 
 def features(similarity: float, existing: str, new: str, pair: Comparison) -> list[float]:
     """The model's input (FEATURES) for a pair and the rules' comparison of it."""
-    old_words, new_words = _words(existing), _words(new)
+    old_words, new_words = words(existing), words(new)
     held = old_words & new_words
-    old_numbers, new_numbers = set(_NUMBER.findall(existing)), set(_NUMBER.findall(new))
+    old_numbers, new_numbers = numbers(existing), numbers(new)
     compared = [getattr(pair, name) for name in COMPARED]
     return [
         similarity,
@@ -91,8 +111,8 @@ def features(similarity: float, existing: str, new: str, pair: Comparison) -> li
         float(len(new_numbers - old_numbers)),
         float(len(old_numbers - new_numbers)),
         float(len(old_numbers & new_numbers)),
-        float(_negations(existing)),
-        float(_negations(new)),
+        float(negations(existing)),
+        float(negations(new)),
         float(len(old_words)),
         float(len(new_words)),
         *(
@@ -115,7 +135,7 @@ def eligible(existing: str, new: str, pair: Comparison, decision: Decision) -> b
         return False
     if not (reads_english(existing) and reads_english(new)):
         return False
-    return pair.marked or _negations(existing) == _negations(new)
+    return pair.marked or negations(existing) == negations(new)
 
 
 def kind(pair: Comparison) -> str | None:

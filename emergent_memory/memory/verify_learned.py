@@ -20,12 +20,12 @@ section 10, has its cross-validated and held-out numbers.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from functools import cache
 
 from emergent_memory.memory import trees
-from emergent_memory.memory.dedup import NEGATORS, reads_english, statement
+from emergent_memory.memory.dedup import reads_english
+from emergent_memory.memory.dedup_learned import negations, numbers, words
 from emergent_memory.memory.trees import TreeEnsemble
 from emergent_memory.memory.verify_rules import (
     Answer,
@@ -62,27 +62,15 @@ FEATURES = (
     "memory_words",
 )
 
-_WORD = re.compile(r"\w+")
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
-
-
-def _words(text: str) -> set[str]:
-    return {word.lower() for word in _WORD.findall(text)}
-
-
-def _negations(text: str) -> int:
-    """How many negators the text says (save's: dedup.NEGATORS, "don't" read as "not")."""
-    return sum(1 for token in statement(text).tokens if token.norm in NEGATORS)
-
 
 def features(
     claim: str, memory: str, similarities: Sequence[float], rules_new: bool
 ) -> list[float]:
     """The model's input (FEATURES) for a claim and its closest memory; `similarities` are
     every candidate's, the closest first."""
-    claim_words, memory_words = _words(claim), _words(memory)
+    claim_words, memory_words = words(claim), words(memory)
     held = claim_words & memory_words
-    claim_numbers, memory_numbers = set(_NUMBER.findall(claim)), set(_NUMBER.findall(memory))
+    claim_numbers, memory_numbers = numbers(claim), numbers(memory)
     first = similarities[0] if similarities else 0.0
     second = similarities[1] if len(similarities) > 1 else 0.0
     return [
@@ -96,8 +84,8 @@ def features(
         float(len(claim_numbers - memory_numbers)),
         float(len(claim_numbers & memory_numbers)),
         float(len(claim_numbers)),
-        float(_negations(claim)),
-        float(_negations(memory)),
+        float(negations(claim)),
+        float(negations(memory)),
         float(len(claim_words)),
         float(len(memory_words)),
     ]
