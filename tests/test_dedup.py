@@ -1080,14 +1080,34 @@ def test_a_rewording_that_keeps_the_polarity_still_supersedes() -> None:
         ("Run migrations with a backup.", "Never run migrations without a backup."),
         ("Mia: I'm vegetarian.", "Mia: no, I'm vegetarian."),
         ("The user prefers pnpm.", "The user prefers pnpm, not npm."),
+        ("The cleanup job only rotates logs.", "The cleanup job does nothing but rotate logs."),
+        (
+            "The staging cluster is rebuilt from scratch every Sunday night.",
+            "Every Sunday night the staging cluster gets rebuilt from nothing.",
+        ),
     ],
-    ids=["not-only", "double-negation", "no-as-an-answer", "names-what-is-not"],
+    ids=[
+        "not-only",
+        "double-negation",
+        "no-as-an-answer",
+        "names-what-is-not",
+        "nothing-but",
+        "from-nothing",
+    ],
 )
 def test_what_only_looks_like_a_negation_does_not_flip_the_statement(
     existing: str, new: str
 ) -> None:
     assert not dedup.negates(existing, new)
     assert not dedup.negates(new, existing)
+    # nor does verify read it as a negation of the other
+    assert read_pair(existing, new).difference_kind != "negation"
+
+
+def test_nothing_still_negates_where_it_means_no_thing() -> None:
+    assert dedup.statement("The cleanup job does nothing on Sundays.").negations == 1
+    assert dedup.statement("Nothing is deployed on Fridays.").negations == 1
+    assert dedup.statement("The cleanup job does nothing but rotate logs.").negations == 0
 
 
 # -- other kinds of statement, titles, capitals, persons, other languages (issue 25, set 8) --

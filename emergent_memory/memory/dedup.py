@@ -307,8 +307,11 @@ _NOT_NEGATING = frozenset(
         ("no", "doubt"),
         ("no", "matter"),
         ("never", "mind"),
+        ("nothing", "but"),  # "does nothing but rotate logs": only that
     }
 )
+# ... and after a word: "rebuilt from nothing" is from scratch
+_NOT_NEGATING_AFTER = frozenset({("from", "nothing")})
 # Words that open another clause: a negation counts in its own clause ("I don't smoke *and*
 # never drink" negates two), and two in one clause cancel ("never apply without the plan").
 _CLAUSE_WORDS = "and but or so because while whereas although though if when"
@@ -2199,12 +2202,15 @@ def _up_to_a_mark(tokens: Sequence[_Token]) -> Sequence[_Token]:
 
 def _negates_at(tokens: Sequence[_Token], i: int) -> bool:
     """Whether the word at i negates (NEGATORS, or a contraction in "n't"): not in a phrase
-    that does not negate ("not only"), and not "no" that answers ("no, that's all")."""
+    that does not negate ("not only", "nothing but", "from nothing"), and not "no" that
+    answers ("no, that's all")."""
     word = tokens[i].lower
     if word not in NEGATORS and not word.endswith("n't"):
         return False
     following = tokens[i + 1].lower if i + 1 < len(tokens) else None
     if (word, following) in _NOT_NEGATING:
+        return False
+    if i and (tokens[i - 1].lower, word) in _NOT_NEGATING_AFTER:
         return False
     # "no" alone before a pause, opening its clause, answers ("no, that's all"); "dashboard
     # repo no." negates
