@@ -7054,6 +7054,32 @@ def test_another_act_of_the_same_person_on_the_same_thing_is_another_statement()
     assert POLICY.decide(0.93, wrote, reviewed) != "supersede"
 
 
+def test_another_act_done_to_the_same_thing_in_the_passive_is_another_statement() -> None:
+    """ "Invoices are generated on the 1st" / "Invoices must be approved by the 1st": what is
+    done to the same thing, two statements however many values they share; the same act
+    said again, or a state said last ("is broken" / "is borked"), is not."""
+    assert dedup.acts_differ(
+        "Invoices are generated on the 1st of each month.",
+        "Invoices must be approved by the 1st of each month.",
+    )
+    old = "Refunds are processed within 5 business days."
+    new = "Refunds must be requested within 5 business days of the order."
+    assert dedup.acts_differ(old, new)
+    # the same values in other words would supersede; another act is kept and reported
+    assert POLICY.explain(0.86, old, new) == dedup.Decision(
+        "possible_duplicate", "another statement"
+    )
+    # the same act, said again with a modal or an adverb
+    assert not dedup.acts_differ(
+        "Invoices are generated on the 1st of each month.",
+        "Invoices will be generated automatically on the 1st of each month.",
+    )
+    # a state, said last: no act read
+    assert not dedup.acts_differ("The staging cluster is broken.", "Staging cluster is borked.")
+    # not a thing alone before the verb
+    assert not dedup.acts_differ("It is deployed on Fridays.", "It is reviewed on Fridays.")
+
+
 def test_an_adverb_against_the_adjective_with_a_negating_prefix_is_an_opposite() -> None:
     old = "ledger-sync writes rows synchronously."
     new = "Row writes in ledger-sync are asynchronous."

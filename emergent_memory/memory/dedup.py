@@ -3341,6 +3341,11 @@ def acts_differ(existing: str, new: str) -> bool:
     links a thing to its value ("uses", "has"), nor a state ("is based in": _opening_act)."""
     old, new_ = statement(existing), statement(new)
     first, second = _opening_act(old), _opening_act(new_)
+    if first is None or second is None:
+        # or the same thing opening both in the passive ("stubline refunds *are processed*
+        # within 5 business days" / "stubline refunds *must be requested* within 5 business
+        # days of the concert")
+        first, second = _passive_act(old), _passive_act(new_)
     if first is None or second is None or first[0] != second[0]:
         return False
     verbs = {first[1], second[1]}
@@ -3392,6 +3397,37 @@ def _opening_act(one: Statement) -> tuple[str, str] | None:
     ):
         return None  # no verb of theirs ("Kofi's ...", "Kofi schema ..."; "Leo *wrote* ...")
     return subject, verb.norm
+
+
+def _passive_act(one: Statement) -> tuple[str, str] | None:
+    """(subject, participle) of a text that opens with a thing and what is done to it in the
+    passive ("Refunds *are processed* ...", "The nightly backup *gets verified* ...",
+    "Refunds *must be requested* ..."): the content words before "is", "are", "be", "get",
+    ... (a modal passed), and the participle after it, something said after that (when, by
+    whom, where); None otherwise (a state said last: "The build is *broken*.")."""
+    tokens = one.tokens[_label_length(one.tokens) :]
+    lower = [t.lower for t in tokens]
+    at = next((i for i, word in enumerate(lower) if word in _BE), None)
+    if at is None or at == 0:
+        return None
+    before = [t for t in tokens[:at] if t.lower not in _ACT_HELPERS]
+    subject = [t.norm for t in before]
+    if not subject or any(t.norm in STOPWORDS - {"the", "a", "an"} for t in before):
+        return None  # not a thing alone before it ("It is", "What is", "The user's ... is")
+    after = at + 1
+    while after < len(tokens) and lower[after].endswith("ly"):
+        after += 1
+    if after >= len(tokens):
+        return None
+    participle = tokens[after]
+    if not participle.lower.isalpha() or participle.norm in STOPWORDS:
+        return None
+    if not (participle.lower.endswith("ed") or participle.lower in _PAST_FORMS):
+        return None  # a state or a value ("is 10 minutes", "are slow")
+    if after + 1 >= len(tokens) or not tokens[after + 1].lower.isalnum():
+        return None  # nothing done, a state said last ("The staging cluster is *broken*.")
+    words = [word for word in subject if word not in ("the", "a", "an")]
+    return " ".join(words), participle.norm
 
 
 def adds_an_exception(existing: str, new: str) -> bool:
