@@ -363,9 +363,9 @@ HOLDOUTS = {
     "dedup_holdout_126.json": "chat turns only, 160 pairs (30 in nine other languages); "
     "first run against the learned reading with a threshold per kind of pair (6c41d65)",
     "dedup_holdout_127.json": "agent memories only, 160 pairs (30 in eight other languages); "
-    "first run against the version at the end of stop 80 (LAST)",
+    "first run against the version at the end of stop 80 (f08e9f6)",
     "dedup_holdout_128.json": "chat turns only, 160 pairs (30 in nine other languages); "
-    "first run against the version at the end of stop 80 (LAST)",
+    "first run against the version at the end of stop 80 (f08e9f6)",
 }
 
 
