@@ -5496,6 +5496,24 @@ def test_a_short_month_beside_a_number_and_a_currency_word_beside_an_amount() ->
     assert "eur" in dedup.statement("Send the EUR report to finance.").words
 
 
+def test_a_rate_written_with_a_slash_after_an_amount_is_the_amount_per_unit() -> None:
+    """ "GBP 39.00/mo" says "£39 a month"; "1,85 EUR/m3" says "€1.85 per cubic metre": the
+    slash after an amount or a currency starts its unit, it does not make one identifier of
+    them; a unit of its own ("km/h") and names with a slash stay as they are."""
+    values = dedup.statement
+    assert values("Plus costs GBP 39.00/mo.").values == values("Plus costs £39 a month.").values
+    assert values("Tariff B: 1,85 EUR/m3.").values == values("Tariff B: €1.85 per m³.").values
+    assert values("Tariff B: 1,85 EUR/m3.").values == (
+        values("Tariff B is €1.85 per cubic metre.").values
+    )
+    assert "km/h" in values("Speed limit 50 km/h.").values
+    assert "main/dev" in values("Merge main/dev weekly.").values
+    assert "m3.large" in values("Use an m3.large instance.").values
+    old, new = "Band B tariff is €1.85 per cubic metre.", "Tariff band B: 1,85 EUR/m3."
+    assert POLICY.decide(0.77, old, new) == "supersede"
+    assert POLICY.decide(0.77, old, "Tariff band B: 2,05 EUR/m3.") != "supersede"
+
+
 def test_measures_written_in_other_units_restate_and_other_amounts_change() -> None:
     same = [
         (

@@ -976,6 +976,8 @@ def _tokens(text: str) -> list[_Token]:
     text = _CURRENCY_MILLIONS.sub(r"\1M", text)
     text = _DEGREES.sub(lambda m: f"{m.group(1)} deg{m.group(2)[0].upper()}", text)
     text = _DUTCH_OCLOCK.sub(_dutch_oclock, _CUBIC_METRES.sub("m³", text))
+    text = _SLASH_RATE.sub(lambda m: " per " + _SLASH_UNITS.get(m.group(1), m.group(1)), text)
+    text = _CUBIC_AFTER_AMOUNT.sub(r"\1m³", text)
     tokens: list[_Token] = []
     matches = list(_TOKEN.finditer(text))
     mixed_case = any(ch.islower() for ch in text)  # (not all in capitals: _capital_name)
@@ -1598,6 +1600,16 @@ def _dutch_oclock(found: re.Match[str]) -> str:
 
 # "cubic metres" as the unit's symbol, read as litres (_MEASURE_UNITS)
 _CUBIC_METRES = re.compile(r"\bcubic\s+met(?:re|er)s?\b", re.IGNORECASE)
+# a rate written with a slash after an amount or a currency: "GBP 39.00/mo" is "GBP 39.00
+# per month", "1,85 EUR/m3" "... EUR per m³", as the other text may say it ("£39 a month",
+# "€1.85 per cubic metre"); not "km/h" (a unit of its own) nor "main/dev" (no amount before)
+_SLASH_RATE = re.compile(
+    r"(?:(?<=\d)|(?<=[€$£¥])|(?<=\b[A-Z]{3}))/"
+    r"(mo|month|yr|year|wk|week|day|hr|hour|min|m3|m³|kg|kWh)\b"
+)
+_SLASH_UNITS = {"mo": "month", "yr": "year", "wk": "week", "hr": "hour", "m3": "m³"}
+# cubic metres after an amount, as written with a digit ("12 m3")
+_CUBIC_AFTER_AMOUNT = re.compile(r"(?<=\d)(\s?)m3\b")
 
 
 def _celsius(amount: str, unit: str) -> str:
