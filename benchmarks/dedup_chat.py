@@ -367,9 +367,9 @@ HOLDOUTS = {
     "dedup_holdout_128.json": "chat turns only, 160 pairs (30 in nine other languages); "
     "first run against the version at the end of stop 80 (f08e9f6)",
     "dedup_holdout_129.json": "agent memories only, 160 pairs (30 in eight other languages); "
-    "first run against the learned reading refitted at the end of stop 80 (REFIT)",
+    "first run against the learned reading refitted at the end of stop 80 (e02189a)",
     "dedup_holdout_130.json": "chat turns only, 160 pairs (30 in nine other languages); "
-    "first run against the learned reading refitted at the end of stop 80 (REFIT)",
+    "first run against the learned reading refitted at the end of stop 80 (e02189a)",
 }
 
 
