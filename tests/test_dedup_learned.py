@@ -116,7 +116,7 @@ def test_the_shipped_model_supersedes_a_speakers_stated_change_the_rules_keep(
 @pytest.mark.parametrize(
     ("existing", "new", "similarity"),
     [
-        # the same fact, but the model is not sure enough (p 0.45, 0.70, 0.23): kept, reported
+        # the same fact, but the model is not sure enough (p about 0.4, 0.6, 0.2): kept, reported
         ("Sol: the spare key is under the mat", "Sol: spare key's under the doormat", 0.719),
         ("Bea: the book club meets on Thursdays", "Bea: book club is on thursdays", 0.947),
         (
