@@ -2308,6 +2308,12 @@ def test_one_word_exchanged_for_another_supersedes_from_its_band(existing: str, 
         # another value
         ("The session cookie expires after 2 hours.", "The session cookie expires after 3 hours."),
         ("Never log full card numbers.", "Always log full card numbers."),
+        # the thing named is now another thing's part
+        (
+            "The gatekeeper test suite needs a real turnstile attached.",
+            "The gatekeeper test suite needs a turnstile simulator attached.",
+        ),
+        ("The kiosk demo runs on a real printer.", "The kiosk demo runs on a printer emulator."),
     ],
     ids=[
         "disabled",
@@ -2322,6 +2328,8 @@ def test_one_word_exchanged_for_another_supersedes_from_its_band(existing: str, 
         "two-words",
         "value",
         "negation",
+        "a-part-of-it",
+        "an-emulator-of-it",
     ],
 )
 def test_a_word_exchanged_that_changes_the_fact_is_no_rewording(existing: str, new: str) -> None:
@@ -2329,6 +2337,14 @@ def test_a_word_exchanged_that_changes_the_fact_is_no_rewording(existing: str, n
     # within the one-word band, under the similarity that supersedes alone
     decision = POLICY.explain(POLICY.threshold - 0.01, existing, new)
     assert decision.verdict != "supersede", decision
+
+
+def test_a_word_exchanged_in_its_place_or_another_form_of_it_still_rewords() -> None:
+    assert dedup.rewords(
+        "The gatekeeper test suite needs a real turnstile attached.",
+        "The gatekeeper test suite needs a physical turnstile attached.",
+    )
+    assert dedup.rewords("The user doesn't drink coffee.", "The user isn't a coffee drinker.")
 
 
 @pytest.mark.parametrize(

@@ -4667,7 +4667,32 @@ def rewords(existing: str, new: str) -> bool:
     user_in = ["user" in {t.norm for t in one.tokens} for one in (old, new_)]
     if (gone | came) & _HOLDER_WORDS or user_in[0] != user_in[1]:
         return False  # another holder ("The *user* wants ..." / "*Marco* wants ...")
+    if _named_behind(old, new_, gone, came):
+        return False
     return not _opposite_in_its_place(old, new_, gone, came)
+
+
+def _named_behind(old: Statement, new: Statement, gone: Set[str], came: Set[str]) -> bool:
+    """A word of the new text's own comes right after a word both say, where the old text
+    had a word of its own right before that word: the thing it named is now another thing's
+    part ("a *real* turnstile" / "a turnstile *simulator*"), not the same thing reworded (a
+    word exchanged in its place, "a *physical* turnstile", is read as before, and so is
+    another form of the old word: "doesn't *drink* coffee" / "isn't a coffee *drinker*")."""
+    before = [t.norm for t in old.tokens]
+    after = [t.norm for t in new.tokens]
+    for j in range(1, len(after)):
+        if after[j] not in came or after[j - 1] not in before:
+            continue
+        i = before.index(after[j - 1])
+        if i > 0 and before[i - 1] in gone and not _one_word(before[i - 1], after[j]):
+            return True
+    return False
+
+
+def _one_word(first: str, second: str) -> bool:
+    """Two forms of one word, one the other's beginning ("drink" / "drinker")."""
+    short, long = sorted((first, second), key=len)
+    return len(short) >= 4 and long.startswith(short)
 
 
 def _opposite_in_its_place(old: Statement, new: Statement, gone: Set[str], came: Set[str]) -> bool:
