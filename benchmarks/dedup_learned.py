@@ -44,8 +44,10 @@ Thresholds = dict[str | None, float]
 THRESHOLDS = [round(0.5 + i / 100, 2) for i in range(50)]
 MODEL = Path(dedup_learned.__file__).with_name("dedup_learned.json")
 REGIMES = ("agent", "chat")
+# what rows() gives for each labelled pair, a list per column
+COLUMNS = ("sets", "keys", "texts", "regimes", "languages", "labels", "verdicts", "inputs", "kinds")
 # held-out sets written after the shipped model, never fitted on
-UNSEEN = ("dedup_holdout_129.json", "dedup_holdout_130.json")
+UNSEEN = ("dedup_holdout_131.json", "dedup_holdout_132.json")
 
 
 def _rules() -> dedup.DedupPolicy:
@@ -72,31 +74,21 @@ def rows(names: Sequence[str], embedder: Any = None) -> dict[str, Any]:
     and the model's input (None where it may not read the pair)."""
     policy = _rules()
     embedder = embedder or CachedEmbeddings()
-    data: dict[str, list[Any]] = {
-        k: []
-        for k in (
-            "sets",
-            "keys",
-            "texts",
-            "regimes",
-            "languages",
-            "labels",
-            "verdicts",
-            "inputs",
-            "kinds",
-        )
-    }
+    data: dict[str, list[Any]] = {column: [] for column in COLUMNS}
     for name in names:
         pairs = load_pairs(name)
         for pair, similarity in zip(pairs, similarities(pairs, embedder), strict=True):
             existing, new = pair["existing"], pair["new"]
-            decision = policy.explain(similarity, existing, new)
             row, kind = None, None
-            if decision.reason == "not enough evidence":
+            if similarity < policy.considered_from:
+                decision = dedup.Decision("distinct", "not similar")  # as explain decides
+            else:  # compared once, for the rules and the model
                 compared = dedup._compared(existing, new, False)
-                kind = dedup_learned.kind(compared)
-                if dedup_learned.eligible(existing, new, compared, decision):
-                    row = dedup_learned.features(similarity, existing, new, compared)
+                decision = policy.judge(similarity, compared)
+                if decision.reason == "not enough evidence":
+                    kind = dedup_learned.kind(compared)
+                    if dedup_learned.eligible(existing, new, compared, decision):
+                        row = dedup_learned.features(similarity, existing, new, compared)
             data["sets"].append(name)
             data["keys"].append(pair.get("key", ""))
             data["texts"].append((existing, new))
@@ -251,13 +243,17 @@ def write(data: dict[str, Any], path: Path = MODEL) -> Thresholds:
     """Fit on every set, choose the thresholds on all of them, write the product's model."""
     everything = np.ones(len(data["labels"]), dtype=bool)
     threshold = choose(data, everything)
-    model, fit = trees.fit_every(data["inputs"], _positive(data))
-    fitted_on = (
-        f"{len(set(data['sets']))} spent dedup sets, {len(fit)} pairs the rules keep for want "
-        "of evidence"
-    )
+    fitted_on = f"{len(set(data['sets']))} spent dedup sets, {{rows}} pairs the rules keep "
     own = {dedup_learned.LABELLED: threshold[dedup_learned.LABELLED]}
-    trees.write(model, fit, dedup_learned.FEATURES, threshold[None], fitted_on, path, own)
+    trees.write(
+        data["inputs"],
+        _positive(data),
+        dedup_learned.FEATURES,
+        threshold[None],
+        fitted_on + "for want of evidence",
+        path,
+        own,
+    )
     return threshold
 
 

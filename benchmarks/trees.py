@@ -26,15 +26,6 @@ def model() -> Any:
     )
 
 
-def fit_every(
-    inputs: Sequence[Sequence[float] | None], positive: Sequence[bool]
-) -> tuple[Any, list[Sequence[float]]]:
-    """A model fitted on every row that has an input, and those rows."""
-    rows = [x for x in inputs if x is not None]
-    targets = [p for x, p in zip(inputs, positive, strict=True) if x is not None]
-    return model().fit(np.array(rows), np.array(targets)), rows
-
-
 def folds(sets: Sequence[str], names: Sequence[str]) -> np.ndarray:
     """Each row's fold: its set's place among the sorted `names`, modulo FOLDS (-1 when its
     set is not among them)."""
@@ -43,17 +34,21 @@ def folds(sets: Sequence[str], names: Sequence[str]) -> np.ndarray:
 
 
 def write(
-    fitted: Any,
-    inputs: Sequence[Sequence[float]],
+    inputs: Sequence[Sequence[float] | None],
+    positive: Sequence[bool],
     features: Sequence[str],
     threshold: float,
     fitted_on: str,
     path: Path,
     thresholds: dict[str, float] | None = None,
 ) -> None:
-    """Write a fitted model's trees to `path`, after checking that the product's reading of
-    them gives scikit-learn's probabilities on the rows it was fitted on; `thresholds`, the
+    """Fit a model on every row that has an input and write its trees to `path`, after
+    checking that the product's reading of them gives scikit-learn's probabilities on those
+    rows; `fitted_on` says on what ("{rows}" becomes how many rows), `thresholds` the
     thresholds of named kinds of rows, if they have their own."""
+    rows = [x for x in inputs if x is not None]
+    targets = [p for x, p in zip(inputs, positive, strict=True) if x is not None]
+    fitted = model().fit(np.array(rows), np.array(targets))
     trees = [
         [
             [
@@ -73,8 +68,8 @@ def write(
         tuple(tuple((int(n[0]), n[1], int(n[2]), int(n[3]), n[4]) for n in tree) for tree in trees),
         threshold,
     )
-    expected = fitted.predict_proba(np.array(inputs))[:, 1]
-    read = np.array([written.probability(x) for x in inputs])
+    expected = fitted.predict_proba(np.array(rows))[:, 1]
+    read = np.array([written.probability(x) for x in rows])
     if float(np.max(np.abs(expected - read))) > 1e-6:  # the product must read what was fitted
         raise RuntimeError("the written trees do not give scikit-learn's probabilities")
     path.write_text(
@@ -84,7 +79,7 @@ def write(
                 "baseline": baseline,
                 "threshold": threshold,
                 **({"thresholds": thresholds} if thresholds else {}),
-                "fitted_on": fitted_on,
+                "fitted_on": fitted_on.format(rows=len(rows)),
                 "trees": trees,
             },
             separators=(",", ":"),

@@ -176,10 +176,14 @@ def write(data: dict[str, Any], path: Path = MODEL) -> float:
     """Fit on every set, choose the threshold on all of them, write the product's model."""
     everything = np.ones(len(data["labels"]), dtype=bool)
     threshold = choose(data, everything)
-    model, fit = trees.fit_every(data["inputs"], _confirmed(data))
-    fitted_on = f"{len(set(data['sets']))} spent verify sets, {len(fit)} claims the rules "
+    fitted_on = f"{len(set(data['sets']))} spent verify sets, {{rows}} claims the rules "
     trees.write(
-        model, fit, verify_learned.FEATURES, threshold, fitted_on + "answer related or new", path
+        data["inputs"],
+        _confirmed(data),
+        verify_learned.FEATURES,
+        threshold,
+        fitted_on + "answer related or new",
+        path,
     )
     return threshold
 

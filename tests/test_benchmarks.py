@@ -367,18 +367,7 @@ def test_the_learned_dedup_reading_is_fitted_by_a_stated_criterion_and_written_a
     from emergent_memory.memory import trees
 
     rng = np.random.default_rng(0)
-    keys = (
-        "sets",
-        "keys",
-        "texts",
-        "regimes",
-        "languages",
-        "labels",
-        "verdicts",
-        "inputs",
-        "kinds",
-    )
-    data: dict[str, list] = {k: [] for k in keys}
+    data: dict[str, list] = {column: [] for column in fit.COLUMNS}
     for n in range(3000):
         label = ["same", "distinct", "corrects", "conflicts"][n % 4]
         # the similarity tells what may supersede (0.93) from the rest (0.6); a few distinct

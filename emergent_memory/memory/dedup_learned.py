@@ -125,8 +125,9 @@ def features(similarity: float, existing: str, new: str, pair: Comparison) -> li
 def eligible(existing: str, new: str, pair: Comparison, decision: Decision) -> bool:
     """Whether the model may read the pair: the rules kept it for want of evidence alone (not
     for a difference they read), both texts read as English, no values in swapped places and
-    no negation of the other: neither one the rules read (the opposite value) nor a negator
-    one text says more often than the other without a word that says the value changed
+    no negation of the other: neither one the rules read (the opposite value) nor a negation
+    one text says and the other does not (Statement.negations: two in one clause cancel, "not
+    only" or "nothing but" is none), without a word that says the value changed
     ("Staging has TLS enabled" / "TLS isn't turned on in staging"; not "Raj: I drink coffee
     every morning" / "Raj: I no longer drink coffee, switched to tea")."""
     if decision.reason != "not enough evidence":
@@ -135,7 +136,8 @@ def eligible(existing: str, new: str, pair: Comparison, decision: Decision) -> b
         return False
     if not (reads_english(existing) and reads_english(new)):
         return False
-    return pair.marked or negations(existing) == negations(new)
+    # (the rules' own reading of a negation: two in one clause cancel, "not only" is none)
+    return pair.marked or statement(existing).negations == statement(new).negations
 
 
 def kind(pair: Comparison) -> str | None:
