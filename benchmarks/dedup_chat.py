@@ -371,9 +371,9 @@ HOLDOUTS = {
     "dedup_holdout_130.json": "chat turns only, 160 pairs (30 in nine other languages); "
     "first run against the learned reading refitted at the end of stop 80 (e02189a)",
     "dedup_holdout_131.json": "agent memories only, 160 pairs (30 in eight other languages); "
-    "first run against the version after stop 80's review (REVIEWED)",
+    "first run against the version after stop 80's review (5b55300)",
     "dedup_holdout_132.json": "chat turns only, 160 pairs (30 in nine other languages); "
-    "first run against the version after stop 80's review (REVIEWED)",
+    "first run against the version after stop 80's review (5b55300)",
 }
 
 
