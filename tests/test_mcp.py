@@ -141,10 +141,11 @@ async def test_the_four_tools_with_their_annotations_and_schemas(client: Client[
         "evidence",
         "reason",
         "replaces",
+        "other",
         "detail",
     }
     manage = tools["manage_memory"].input_schema["properties"]
-    assert {"reinforce", "archive"} <= set(manage["action"]["enum"])
+    assert {"reinforce", "archive", "supersede", "keep_both"} <= set(manage["action"]["enum"])
     assert "archived" in manage["status"]["enum"]
     assert "start of every task" in (tools["recall_memories"].description or "")
     assert "as soon as you learn it" in (tools["save_memory"].description or "")
@@ -990,3 +991,95 @@ async def test_a_conflict_is_settled_by_superseding_one_side_with_the_other(
     ]
     [current] = (await call(client, "manage_memory", action="list"))["memories"]
     assert (current["id"], current["conflicts_with"]) == (stays, [])
+
+
+async def test_a_conflict_both_true_is_settled_by_keep_both(
+    service: MemoryService, principal: Principal, pool: ConnectionPool
+) -> None:
+    """Both sides of a conflict hold (another place, another time): keep_both removes the
+    link, so neither is outranked or flagged any more, and closes the review queue's pair;
+    a pair not linked, a memory named twice, another actor's memory and a missing `other`
+    are refused with what to do, and change nothing."""
+    stranger = Principal(actor_id=uuid.uuid4(), project_id=principal.project_id)
+    async with (
+        Client(server_for(service, principal)) as client,
+        Client(server_for(service, stranger)) as them,
+    ):
+        old = await call(
+            client, "save_memory", content="The staging database is db-2", category="fact"
+        )
+        new = await call(
+            client, "save_memory", content="The staging database is db-3", category="fact"
+        )
+        assert [close.get("conflict") for close in new["possible_duplicates"]] == [True]
+        first, second = new["memory"]["id"], old["memory"]["id"]
+        flagged = await client.call_tool("recall_memories", {"query": "staging database"})
+        assert "outranked" in flagged.structured_content["text"]
+        unrelated = await call(
+            client, "save_memory", content="The user's laptop runs Fedora 41", category="fact"
+        )
+        theirs = await call(
+            them, "save_memory", content="The staging database is db-9", category="fact"
+        )
+        refused = [
+            (
+                {"memory_id": first[:8], "other": unrelated["memory"]["id"][:8]},
+                "are not marked as conflicting; there is nothing to settle",
+            ),
+            ({"memory_id": first[:8], "other": first}, "keep_both needs two memories"),
+            ({"memory_id": first[:8]}, "keep_both needs other: the id of the memory"),
+            (
+                {"memory_id": first, "other": theirs["memory"]["id"]},
+                f"memory {theirs['memory']['id']} not found",
+            ),
+        ]
+        for arguments, message in refused:
+            assert message in await error_of(
+                client, "manage_memory", action="keep_both", **arguments
+            )
+        assert "other goes with keep_both; delete does not take it" in await error_of(
+            client, "manage_memory", action="delete", memory_id=first, other=second
+        )
+        assert f"memory {first} not found" in await error_of(
+            them, "manage_memory", action="keep_both", memory_id=first, other=second
+        )
+        answer = await client.call_tool(
+            "manage_memory", {"action": "keep_both", "memory_id": first[:8], "other": second[:8]}
+        )
+        head, *lines = answer.structured_content["text"].splitlines()
+        assert head == "Kept both; they no longer conflict:"
+        assert lines == [
+            f"[{first[:8]}] fact, now: The staging database is db-3",
+            f"[{second[:8]}] fact, now: The staging database is db-2",
+        ]
+        recalled = await client.call_tool("recall_memories", {"query": "staging database"})
+        assert "outranked" not in recalled.structured_content["text"]
+        assert "conflict" not in recalled.structured_content["text"]
+        listed = (await call(client, "manage_memory", action="list"))["memories"]
+        assert {
+            m["id"]: (m["conflicts_with"], m["conflict"])
+            for m in listed
+            if m["id"]
+            in (
+                first,
+                second,
+            )
+        } == {first: ([], None), second: ([], None)}
+        again = await error_of(
+            client, "manage_memory", action="keep_both", memory_id=first, other=second
+        )
+        assert "not marked as conflicting" in again
+    with pool.connection() as conn, conn.transaction():
+        graph.act_as(conn, principal.actor_id, principal.project_id)
+        decided = conn.execute(
+            "SELECT decision FROM kb.possible_duplicates "
+            "WHERE memory_id = %s AND duplicate_of = %s",
+            (uuid.UUID(first), uuid.UUID(second)),
+        ).fetchall()
+        links = conn.execute(
+            "SELECT delete_reason FROM kb.graph_relationships WHERE type = 'CONFLICTS_WITH' "
+            "AND is_head AND src_id = ANY(%s) AND dst_id = ANY(%s)",
+            ([uuid.UUID(first), uuid.UUID(second)], [uuid.UUID(first), uuid.UUID(second)]),
+        ).fetchall()
+    assert decided == [("keep_both",)]
+    assert links == [(store.KEPT_BOTH,)]

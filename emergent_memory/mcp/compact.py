@@ -142,6 +142,12 @@ def manage_text(action: str, result: Mapping[str, Any], now: datetime | None = N
         return f"Deleted {result['deleted_count']} memories."
     if action == "delete":
         return f"Deleted [{short_ids([result['deleted']])[result['deleted']]}]."
+    if action == "keep_both":
+        shown = short_ids(result["kept_both"])
+        lines = [
+            memory_line(memory, shown[str(memory["id"])], now) for memory in result["memories"]
+        ]
+        return "\n".join(["Kept both; they no longer conflict:", *lines])
     memory = result["memory"]
     own = str(memory["id"])
     others = [str(close["id"]) for close in result.get("possible_duplicates", [])]

@@ -51,8 +51,8 @@ RECALL_OPTIONS = (
 
 MANAGE_MEMORY = """\
 List, update, reinforce (the user confirmed it), archive, delete or restore memories;
-forget_all deletes this project's. Settle a conflict by superseding, updating or deleting the
-wrong side."""
+forget_all deletes this project's. Settle a conflict: supersede, update or delete the wrong
+side, or keep_both if both hold."""
 
 MEMORY_ID = "Its id as shown (8+ characters)."
 UPDATES = (
@@ -62,6 +62,7 @@ STATUS = "For list: active (default), superseded, archived or deleted."
 EVIDENCE = "For reinforce (required): a quote, or where you saw it."
 REASON = "For delete, archive, supersede: why."
 REPLACES = "For supersede: the id memory_id replaces."
+OTHER = "For keep_both: the other side."
 
 VERIFY_MEMORY = """\
 Check a claim against memory before acting on it or saving it. Verdict: confirmed, conflict

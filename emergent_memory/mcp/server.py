@@ -380,6 +380,7 @@ def create_server(
         evidence: Annotated[str | None, Field(description=guidelines.EVIDENCE)] = None,
         reason: Annotated[str | None, Field(description=guidelines.REASON)] = None,
         replaces: Annotated[str | None, Field(description=guidelines.REPLACES)] = None,
+        other: Annotated[str | None, Field(description=guidelines.OTHER)] = None,
         detail: Annotated[bool, Field(description=guidelines.DETAIL)] = False,
     ) -> ToolResult:
         result = await call(
@@ -394,6 +395,7 @@ def create_server(
             evidence=evidence,
             reason=reason,
             replaces=replaces,
+            other=other,
         )
         return answer(compact.manage_text(action, result), result, detail)
 

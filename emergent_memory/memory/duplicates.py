@@ -45,7 +45,7 @@ from emergent_memory.memory.records import pair_why
 from emergent_memory.memory.service import MemoryService, acting_for
 
 Decision = Literal["keep_both", "supersede", "merge"]
-KEPT_BOTH = "both kept: both are true"  # the delete reason of a conflict link keep_both removes
+KEPT_BOTH = store.KEPT_BOTH  # the delete reason of a conflict link keep_both removes
 DECISIONS: tuple[Decision, ...] = get_args(Decision)
 OPEN_DEFAULT_LIMIT, OPEN_MAX_LIMIT = 50, 200
 PAIRS_CURSOR = "possible_duplicates"

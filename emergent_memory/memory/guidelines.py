@@ -129,7 +129,9 @@ KEEPING_MEMORIES_RIGHT = """\
   memory, which is current (a stronger source, or newer): trust the current one; when you
   learn which value holds, supersede the wrong one with the right one (manage_memory action
   "supersede", memory_id the one that stays, replaces the wrong one, reason why), or update
-  or delete it, or ask the user.
+  or delete it, or ask the user. When both are true (they hold in different places or
+  times), action "keep_both" with memory_id and other removes the conflict: neither is
+  outranked any more.
 - Delete memories the user asks you to forget (manage_memory action "delete"), with a
   reason ("the user asked to forget it"); the reason is kept.
 - Archive (action "archive", with a reason) a memory that is still true but no longer

@@ -26,7 +26,15 @@ Category = Literal[
 Source = Literal["explicit", "inferred", "corrected"]
 MemoryScope = Scope  # a memory's scope is its graph object's
 Action = Literal[
-    "list", "delete", "update", "restore", "forget_all", "reinforce", "archive", "supersede"
+    "list",
+    "delete",
+    "update",
+    "restore",
+    "forget_all",
+    "reinforce",
+    "archive",
+    "supersede",
+    "keep_both",
 ]
 # How much a memory matters (absent: normal). Core memories are injected at every session's
 # start (within the budget), never decay and are never archived.
@@ -273,6 +281,14 @@ class SupersedeResult(TypedDict):
     superseded_ids: list[str]
 
 
+class KeepBothResult(TypedDict):
+    """The two memories a conflict linked, both active and no longer in conflict with each
+    other (`memories`, in the order named), and their ids (`kept_both`)."""
+
+    memories: list[MemoryRecord]
+    kept_both: list[str]
+
+
 class BulkError(TypedDict):
     code: str
     message: str
@@ -302,7 +318,7 @@ class ManageResult(TypedDict, total=False):
     """What manage_memory returns: the keys of the action's own result (ListResult for list,
     DeleteResult for delete, UpdateResult for update, RestoreResult for restore,
     ForgetAllResult for forget_all, ReinforceResult for reinforce, ArchiveResult for
-    archive, SupersedeResult for supersede)."""
+    archive, SupersedeResult for supersede, KeepBothResult for keep_both)."""
 
     memories: list[InactiveMemory | MemoryRecord]
     count: int
@@ -320,6 +336,7 @@ class ManageResult(TypedDict, total=False):
     archived: str
     archive_reason: str | None
     superseded_ids: list[str]
+    kept_both: list[str]
 
 
 class ProjectStats(TypedDict):

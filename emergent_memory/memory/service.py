@@ -58,6 +58,7 @@ from emergent_memory.memory.models import (
     ForgetAllResult,
     Importance,
     InactiveMemory,
+    KeepBothResult,
     ListResult,
     ListStatus,
     MemoryRecord,
@@ -908,6 +909,7 @@ class MemoryService:
         evidence: str | None = None,
         reason: str | None = None,
         replaces: str | None = None,
+        other: str | None = None,
     ) -> (
         ListResult
         | DeleteResult
@@ -917,10 +919,12 @@ class MemoryService:
         | ReinforceResult
         | ArchiveResult
         | SupersedeResult
+        | KeepBothResult
     ):
         """The manage_memory tool: one of list, delete, update, restore, forget_all,
         reinforce (with `evidence`), archive (`reason` optional, as for delete), supersede
-        (memory_id stays, `replaces` is superseded by it; `reason` kept on that one).
+        (memory_id stays, `replaces` is superseded by it; `reason` kept on that one),
+        keep_both (memory_id and `other`, linked as a conflict, are both true).
         Memory ids may be short (resolve_memory_id)."""
         action_ = validation.action(action)
         if status is not None and action_ != "list":
@@ -937,6 +941,12 @@ class MemoryService:
                 if replaces is None
                 else f"replaces goes with supersede; {action_} does not take it"
             )
+        if (other is not None) != (action_ == "keep_both"):
+            raise InvalidInput(
+                "keep_both needs other: the id of the memory memory_id conflicts with"
+                if other is None
+                else f"other goes with keep_both; {action_} does not take it"
+            )
         if action_ == "list":
             return self.list_memories(principal, category=category, limit=limit, status=status)
         if action_ == "forget_all":
@@ -951,8 +961,11 @@ class MemoryService:
         if action_ == "archive":
             return self.archive(principal, id_, reason=reason)
         if action_ == "supersede":
-            other = self.resolve_memory_id(principal, replaces, "replaces")
-            return self.supersede(principal, id_, other, reason=reason)
+            replaced = self.resolve_memory_id(principal, replaces, "replaces")
+            return self.supersede(principal, id_, replaced, reason=reason)
+        if action_ == "keep_both":
+            both = self.resolve_memory_id(principal, other, "other")
+            return self.keep_both(principal, id_, both)
         return self.restore(principal, id_)
 
     def _whole_ids(self, principal: Principal, related_to: object) -> object:
@@ -1237,6 +1250,39 @@ class MemoryService:
                 "superseded_ids": [str(other)],
             }
             return answers.deliverable(superseded, "supersede")
+
+    def keep_both(self, principal: Principal, memory_id: str, other_id: str) -> KeepBothResult:
+        """Settle a conflict as "both are true": the CONFLICTS_WITH link between the two
+        memories is removed (neither is outranked by the other any more) and the review
+        queue's open pairs of the two are decided keep_both, as the queue's own keep_both
+        does. Both must be active memories the principal may change, linked as a conflict."""
+        first = validation.memory_id(memory_id, "memory_id")
+        second = validation.memory_id(other_id, "other")
+        if first == second:
+            raise InvalidInput("keep_both needs two memories; other names memory_id again")
+        self._require_write(principal)
+        with self._transaction(principal) as conn:
+            for id_ in sorted((first, second)):  # one order, as supersede locks them
+                head = self._writable_memory(conn, principal, id_)
+                if head.properties.get("superseded_by") or head.properties.get("archived_at"):
+                    raise InvalidInput(
+                        f"memory {id_} is not active; restore it first, or keep the one that "
+                        "replaced it"
+                    )
+            links = store.live_conflicts(conn, first, second)
+            if not links:
+                raise InvalidInput(
+                    f"memories {first} and {second} are not marked as conflicting; there is "
+                    "nothing to settle (recall flags conflicts; detail shows conflicts_with)"
+                )
+            for link in links:
+                graph.delete_relationship(conn, link, reason=store.KEPT_BOTH)
+            store.keep_both_pairs(conn, principal.actor_id, first, second)
+            kept: KeepBothResult = {
+                "memories": self._records(conn, [first, second]),
+                "kept_both": [str(first), str(second)],
+            }
+            return answers.deliverable(kept, "keep_both")
 
     def _supersede(
         self,

@@ -363,6 +363,18 @@ WHERE type = 'CONFLICTS_WITH' AND is_head AND deleted_at IS NULL
   AND ((src_id = %(a)s AND dst_id = %(b)s) OR (src_id = %(b)s AND dst_id = %(a)s))
 """
 
+# The delete reason of a conflict link removed because both memories are true (the review
+# queue's keep_both, manage_memory's keep_both).
+KEPT_BOTH = "both kept: both are true"
+
+# The review queue's open pairs of two memories, decided keep_both (manage_memory keep_both
+# settles what the queue would ask).
+KEEP_BOTH_PAIRS = """
+UPDATE kb.possible_duplicates SET decision = 'keep_both', kept_id = NULL, decided_at = now()
+WHERE actor_id = %(actor_id)s AND decision IS NULL
+  AND ((memory_id = %(a)s AND duplicate_of = %(b)s) OR (memory_id = %(b)s AND duplicate_of = %(a)s))
+"""
+
 RECORD_RECALLS = """
 INSERT INTO kb.memory_recalls (canonical_id, actor_id, project_id)
 SELECT unnest(%(ids)s::uuid[]), %(actor_id)s, %(project_id)s
@@ -725,6 +737,11 @@ def ids_with_prefix(conn: Connection[Any], principal: Principal, prefix: str) ->
 def live_conflicts(conn: Connection[Any], a: UUID, b: UUID) -> list[UUID]:
     """The live CONFLICTS_WITH edges between memories `a` and `b`."""
     return [UUID(str(row[0])) for row in conn.execute(LIVE_CONFLICTS, {"a": a, "b": b})]
+
+
+def keep_both_pairs(conn: Connection[Any], actor_id: UUID, a: UUID, b: UUID) -> int:
+    """Decide the actor's open review-queue pairs of `a` and `b` as keep_both; how many."""
+    return conn.execute(KEEP_BOTH_PAIRS, {"actor_id": actor_id, "a": a, "b": b}).rowcount
 
 
 def live_supersession(conn: Connection[Any], new_id: UUID, old_id: UUID) -> UUID | None:
