@@ -1040,9 +1040,15 @@ async def test_a_conflict_both_true_is_settled_by_keep_both(
         assert "other goes with keep_both; delete does not take it" in await error_of(
             client, "manage_memory", action="delete", memory_id=first, other=second
         )
-        assert f"memory {first} not found" in await error_of(
+        stranger_sees = await error_of(
             them, "manage_memory", action="keep_both", memory_id=first, other=second
         )
+        assert any(f"memory {id_} not found" in stranger_sees for id_ in (first, second))
+        await call(client, "manage_memory", action="archive", memory_id=second)
+        assert f"memory {second} is not active; restore it first" in await error_of(
+            client, "manage_memory", action="keep_both", memory_id=first, other=second
+        )
+        await call(client, "manage_memory", action="restore", memory_id=second)
         answer = await client.call_tool(
             "manage_memory", {"action": "keep_both", "memory_id": first[:8], "other": second[:8]}
         )
