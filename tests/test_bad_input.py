@@ -281,7 +281,7 @@ BAD_INPUT = [
         "manage_memory",
         {"action": "purge"},
         "action should be 'list', 'delete', 'update', 'restore', 'forget_all', 'reinforce', "
-        "'archive' or 'supersede', got 'purge'",
+        "'archive', 'supersede' or 'keep_both', got 'purge'",
         id="unknown-action",
     ),
     case(
@@ -400,6 +400,24 @@ BAD_INPUT = [
         {"action": "update", "memory_id": Ref("foreign"), "updates": {"content": "mine now"}},
         "not found",
         id="foreign-id-update",
+    ),
+    case(
+        "manage_memory",
+        {"action": "keep_both", "memory_id": Ref("mine"), "other": Ref("foreign")},
+        "not found",
+        id="foreign-id-keep-both",
+    ),
+    case(
+        "manage_memory",
+        {"action": "keep_both", "memory_id": Ref("mine")},
+        "keep_both needs other: the id of the memory memory_id conflicts with",
+        id="keep-both-without-other",
+    ),
+    case(
+        "manage_memory",
+        {"action": "keep_both", "memory_id": Ref("mine"), "other": Ref("mine")},
+        "keep_both needs two memories; other names memory_id again",
+        id="keep-both-one-memory",
     ),
     # related_to pointing nowhere or to another project
     case(
