@@ -45,7 +45,6 @@ from emergent_memory.memory.records import pair_why
 from emergent_memory.memory.service import MemoryService, acting_for
 
 Decision = Literal["keep_both", "supersede", "merge"]
-KEPT_BOTH = store.KEPT_BOTH  # the delete reason of a conflict link keep_both removes
 DECISIONS: tuple[Decision, ...] = get_args(Decision)
 OPEN_DEFAULT_LIMIT, OPEN_MAX_LIMIT = 50, 200
 PAIRS_CURSOR = "possible_duplicates"
@@ -171,8 +170,7 @@ class DuplicateService:
             pair = self._open_pair(conn, principal, id_)
             if decision_ == "keep_both":
                 # both true: a conflict between them is resolved
-                for edge in store.live_conflicts(conn, pair.memory_id, pair.duplicate_of):
-                    graph.delete_relationship(conn, edge, reason=KEPT_BOTH)
+                store.settle_as_both_true(conn, pair.memory_id, pair.duplicate_of)
                 decided_at = browse_store.decide_pair(conn, principal, id_, decision_, None)
                 assert decided_at is not None  # locked and open
                 both: Decided = {
@@ -221,7 +219,7 @@ class DuplicateService:
                 )
             if pair.decision == "keep_both":
                 removed = browse_store.kept_both_conflicts(
-                    conn, pair.memory_id, pair.duplicate_of, KEPT_BOTH
+                    conn, pair.memory_id, pair.duplicate_of, store.KEPT_BOTH
                 )
                 if removed:  # both are still active: the queue lists only such pairs
                     graph.create_relationship(

@@ -1269,14 +1269,11 @@ class MemoryService:
                         f"memory {id_} is not active; restore it first, or keep the one that "
                         "replaced it"
                     )
-            links = store.live_conflicts(conn, first, second)
-            if not links:
+            if not store.settle_as_both_true(conn, first, second):
                 raise InvalidInput(
                     f"memories {first} and {second} are not marked as conflicting; there is "
                     "nothing to settle (recall flags conflicts; detail shows conflicts_with)"
                 )
-            for link in links:
-                graph.delete_relationship(conn, link, reason=store.KEPT_BOTH)
             store.keep_both_pairs(conn, principal.actor_id, first, second)
             kept: KeepBothResult = {
                 "memories": self._records(conn, [first, second]),

@@ -19,6 +19,7 @@ from psycopg import Connection, sql
 from psycopg.rows import class_row
 from psycopg.types.json import Jsonb
 
+from emergent_memory import graph
 from emergent_memory.auth.principal import Principal
 from emergent_memory.embeddings.compatibility import LACKING_VECTOR
 from emergent_memory.graph.models import GraphObject, select_list
@@ -737,6 +738,15 @@ def ids_with_prefix(conn: Connection[Any], principal: Principal, prefix: str) ->
 def live_conflicts(conn: Connection[Any], a: UUID, b: UUID) -> list[UUID]:
     """The live CONFLICTS_WITH edges between memories `a` and `b`."""
     return [UUID(str(row[0])) for row in conn.execute(LIVE_CONFLICTS, {"a": a, "b": b})]
+
+
+def settle_as_both_true(conn: Connection[Any], a: UUID, b: UUID) -> int:
+    """Delete the live CONFLICTS_WITH links between `a` and `b` with the reason KEPT_BOTH
+    (what the review queue's undo looks for); how many there were."""
+    links = live_conflicts(conn, a, b)
+    for link in links:
+        graph.delete_relationship(conn, link, reason=KEPT_BOTH)
+    return len(links)
 
 
 def keep_both_pairs(conn: Connection[Any], actor_id: UUID, a: UUID, b: UUID) -> int:
