@@ -648,7 +648,6 @@ def open_server_services(
     from emergent_memory.auth.dashboard import DashboardSessions, SignInLimits
     from emergent_memory.auth.service import TokenService
     from emergent_memory.memory.auto_memory_import import AutoMemoryImport
-    from emergent_memory.memory.duplicates import DuplicateService
     from emergent_memory.memory.injection import InjectionService
 
     opener = open_memory_service_with_worker if worker else open_memory_service
@@ -679,7 +678,7 @@ def open_server_services(
                 ),
             ),
             browse=browse_service(memory),
-            duplicates=DuplicateService(memory.pool, memory),
+            duplicates=duplicate_service(memory),
             verify=verify,
             auto_memory=AutoMemoryImport(memory.pool, memory),
         )
@@ -691,6 +690,14 @@ def browse_service(memory: MemoryService) -> BrowseService:
     from emergent_memory.memory.browse import BrowseService
 
     return BrowseService(memory.pool, memory.read_pool, decay=memory.decay)
+
+
+def duplicate_service(memory: MemoryService) -> DuplicateService:
+    """The review queue (the REST API's /duplicates, the dashboard's page, `emergent-memory
+    review`), on the memory service's pool."""
+    from emergent_memory.memory.duplicates import DuplicateService
+
+    return DuplicateService(memory.pool, memory)
 
 
 @dataclass(frozen=True)

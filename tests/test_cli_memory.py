@@ -441,6 +441,102 @@ def test_list_and_save_say_which_memories_conflict(run: Run) -> None:
     assert "(this one is outranked)" in listed.stdout
 
 
+def test_review_lists_the_queue_and_decides_and_undoes_by_short_ids(
+    run: Run, env: dict[str, str]
+) -> None:
+    """The review queue at the terminal (the dashboard's and REST's /duplicates): a conflict
+    is listed with both memories and why; keep-both settles it and undo relinks it; supersede
+    keeps one and undo restores the other; merge gives the kept one the merged text. Bad
+    input and another user's pair are refused with nothing changed."""
+    calibrated = {"EMERGENT_MEMORY_DEDUP_THRESHOLD": "0.8"}
+    old = ok(run("save", "The staging database of the shop listens on port 5432", "-c", "fact",
+                 "--json", **calibrated))["memory"]["id"]  # fmt: skip
+    new = ok(run("save", "The staging database of the shop listens on port 5433", "-c", "fact",
+                 "--json", **calibrated))["memory"]["id"]  # fmt: skip
+    listed = ok(run("review", "list", "--json"))
+    [pair] = listed["pairs"]
+    assert (pair["memory"]["id"], pair["duplicate_of"]["id"], pair["conflict"]) == (new, old, True)
+    assert listed["next_cursor"] is None
+    shown = run("review")  # `review` alone lists
+    assert shown.exit_code == 0, shown.output
+    page = shown.stdout
+    pair_id = short(pair["id"])
+    assert re.search(
+        rf"^{pair_id}  conflict  0\.\d\d  +{short(new)}  fact +now  conflict  +The staging "
+        r"database of the shop listens on port 5433$",
+        page,
+        re.M,
+    ), page
+    assert re.search(rf"^ +{short(old)}  fact +now  outranked  The staging .+ 5432$", page, re.M)
+    assert f"why: {pair['why']}" in page
+    assert "1 pair. Decide: review keep-both PAIR" in page
+
+    # both true: the conflict is gone; undo makes it again
+    assert run("review", "keep-both", pair_id).stdout == f"kept both of pair {pair['id']}\n"
+    assert run("review").stdout == "Nothing waits for a decision.\n"
+    assert "outranked" not in run("list").stdout
+    again = run("review", "keep-both", pair_id)
+    assert (again.exit_code, again.stderr) == (
+        1,
+        f"error: possible duplicate {pair['id']} was decided already (keep_both)\n",
+    )
+    undone = ok(run("review", "undo", pair_id, "--json"))
+    assert (undone["undone"], undone["relinked"]) == ("keep_both", True)
+    assert undone["restored_id"] is None
+    assert "(this one is outranked)" in run("list").stdout
+
+    # the older value wins: the newer is superseded by it; undo restores the newer
+    kept_old = run("review", "supersede", pair_id, "--keep", short(old))
+    assert kept_old.stdout == (f"supersede pair {pair['id']}: kept {old}, superseded {new}\n"), (
+        kept_old.output
+    )
+    assert [m["id"] for m in ok(run("list", "--status", "superseded", "--json"))["memories"]] == [
+        new
+    ]
+    assert run("review", "undo", pair_id).stdout == (
+        f"pair {pair['id']} waits for a decision again (supersede undone); restored {new}\n"
+    )
+    assert {m["id"] for m in ok(run("list", "--json"))["memories"]} == {old, new}
+
+    # refused, nothing written: a memory not of the pair, a pair id nobody has, an undo of a
+    # pair that waits, a short id too short, another user's pair (not found, as nobody's)
+    unrelated = ok(run("save", "The shop's logo is teal", "-c", "fact", "--json"))["memory"]["id"]
+    for args, message in (
+        (
+            ("supersede", pair_id, "--keep", short(unrelated)),
+            f"keep must be one of the pair: {new} or {old}",
+        ),
+        (("keep-both", "00000000ff"), "possible duplicate 00000000ff not found"),
+        (("undo", pair_id), f"possible duplicate {pair['id']} waits for a decision"),
+        (("keep-both", "abc"), "PAIR must be an id such as"),
+        (("supersede", pair_id), "Missing option '--keep'"),
+    ):
+        refused = run("review", *args)
+        assert refused.exit_code != 0, args
+        assert message in refused.output, (args, refused.output)
+    other = {"EMERGENT_MEMORY_ACTOR_ID": str(uuid.uuid4())}
+    theirs = run("review", "keep-both", pair["id"], **other)
+    assert (theirs.exit_code, theirs.stderr) == (
+        1,
+        f"error: possible duplicate {pair['id']} not found\n",
+    )
+    assert run("review", **other).stdout == "Nothing waits for a decision.\n"
+    assert [p["id"] for p in ok(run("review", "list", "--json"))["pairs"]] == [pair["id"]]
+
+    # merge: the kept memory gets the merged text as a new version, the other is superseded
+    merged = ok(
+        run("review", "merge", pair_id, "--keep", short(new), "--json", "--content",
+            "The staging database of the shop listens on port 5433 (it was 5432)")
+    )  # fmt: skip
+    assert (merged["decision"], merged["kept_id"], merged["superseded_ids"]) == (
+        "merge",
+        new,
+        [old],
+    )
+    assert merged["memory"]["content"].endswith("(it was 5432)")
+    assert run("review").stdout == "Nothing waits for a decision.\n"
+
+
 # -- output for people: show, short ids, tables on a terminal and piped (issue 28) --------
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")

@@ -138,6 +138,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "memory",
         "Make a superseded, archived or deleted memory active again (manage_memory restore).",
     ),
+    "review": (
+        "review",
+        "The conflicts and possible duplicates waiting for your decision, and a decision on "
+        "each: keep-both, supersede, merge, undo.",
+    ),
     "save": ("memory", "Save a memory (the save_memory tool)."),
     "serve": (
         "serve",

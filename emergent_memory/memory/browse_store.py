@@ -484,6 +484,15 @@ UPDATE kb.possible_duplicates SET decision = NULL, kept_id = NULL, decided_at = 
 WHERE id = %(id)s AND actor_id = %(actor_id)s AND decision IS NOT NULL
 """
 
+# At most two of the principal's pairs (decided or not) whose id begins with a prefix: the
+# lowest and highest ids it can begin
+PAIR_ID_PREFIX = """
+SELECT id FROM kb.possible_duplicates
+WHERE actor_id = %(actor_id)s AND id BETWEEN %(lowest)s AND %(highest)s
+ORDER BY id
+LIMIT 2
+"""
+
 # The CONFLICTS_WITH edges between two memories that keep_both removed ("both are true")
 KEPT_BOTH_CONFLICTS = """
 SELECT r.canonical_id FROM kb.graph_relationships r
@@ -540,6 +549,14 @@ def reopen_pair(conn: Connection[Any], principal: Principal, pair_id: UUID) -> N
 def kept_both_conflicts(conn: Connection[Any], a: UUID, b: UUID, reason: str) -> list[UUID]:
     """The CONFLICTS_WITH edges between `a` and `b` deleted with this reason (by keep_both)."""
     rows = conn.execute(KEPT_BOTH_CONFLICTS, {"a": a, "b": b, "reason": reason})
+    return [UUID(str(row[0])) for row in rows]
+
+
+def pair_ids_with_prefix(conn: Connection[Any], principal: Principal, prefix: str) -> list[UUID]:
+    """At most two of the principal's pairs whose id's hex digits begin with `prefix`
+    (lower-case hex, at most 32 digits)."""
+    lowest, highest = UUID(prefix.ljust(32, "0")), UUID(prefix.ljust(32, "f"))
+    rows = conn.execute(PAIR_ID_PREFIX, _params(principal, lowest=lowest, highest=highest))
     return [UUID(str(row[0])) for row in rows]
 
 

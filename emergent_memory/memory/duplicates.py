@@ -144,6 +144,25 @@ class DuplicateService:
         with acting_for(self._pool, principal) as conn:
             return browse_store.count_open_pairs(conn, principal)
 
+    def resolve_pair_id(self, principal: Principal, pair_id: str, field: str = "pair_id") -> str:
+        """A pair id as the CLI takes it: a whole id, or the beginning of one as its table
+        shows it (at least 8 hex digits) that names exactly one of the principal's pairs,
+        decided or not. Another actor's pair answers like an unknown one."""
+        prefix = store.id_prefix(pair_id)
+        if prefix is None:
+            return str(as_uuid(pair_id, field))
+        require_read(principal)
+        with acting_for(self._pool, principal) as conn:
+            found = browse_store.pair_ids_with_prefix(conn, principal, prefix)
+        if not found:
+            raise ObjectNotFound(f"possible duplicate {prefix} not found")
+        if len(found) > 1:
+            raise InvalidInput(
+                f"{field} {prefix} is the beginning of more than one of your pairs: give more "
+                "of it, or the whole id (--json shows whole ids)"
+            )
+        return str(found[0])
+
     def decide(
         self,
         principal: Principal,
