@@ -501,6 +501,53 @@ def test_undo_of_supersede_restores_the_other_and_reopens_the_pair(
     assert [p["id"] for p in duplicates.open(principal)["pairs"]] == [pair["id"]]
 
 
+def test_undo_of_supersede_gives_back_what_the_kept_memory_took_from_the_other(
+    service: MemoryService,
+    duplicates: DuplicateService,
+    browse: BrowseService,
+    principal: Principal,
+) -> None:
+    """Keeping the weaker memory makes it take the stronger one's source, importance,
+    confidence, rationale and contexts (nothing lost); undoing that decision gives them back,
+    so the stronger memory is the current side of their conflict again. A property edited
+    since the decision is the person's, and stays."""
+    strong = service.save(principal, FRIDAYS, "fact", source="explicit", importance="high",
+                          rationale="the release calendar", context="deploys")  # fmt: skip
+    weak = service.save(principal, THURSDAYS, "fact")
+    old, new = strong["memory"]["id"], weak["memory"]["id"]
+    assert [d["id"] for d in weak["possible_duplicates"]] == [old]
+    [pair] = duplicates.open(principal)["pairs"]
+    assert pair["conflict"]  # another day of the same subject: linked as a conflict
+    before = browse.get(principal, new)
+    assert (before["source"], before["importance"], before["contexts"]) == ("inferred", "normal", [])
+
+    decided = duplicates.decide(principal, pair["id"], "supersede", keep=new)["memory"]
+    assert decided is not None
+    assert (decided["source"], decided["importance"], decided["rationale"]) == (
+        "explicit",
+        "high",
+        "the release calendar",
+    )
+    assert decided["confidence"] == 1.0
+    assert decided["contexts"] == ["deploys"]
+
+    duplicates.undo(principal, pair["id"])
+    after = browse.get(principal, new)
+    for field in ("source", "importance", "rationale", "confidence", "contexts", "content"):
+        assert after[field] == before[field], field
+    [kept_strong] = [m for m in service.recall(principal, "deploys to production")["memories"]
+                     if m["id"] == old]  # fmt: skip
+    assert browse.get(principal, old)["contexts"] == ["deploys"]
+    assert kept_strong["conflict"] == "current"  # the explicit one is current again
+
+    # decided again, then the importance edited by a person: undo leaves that edit alone
+    duplicates.decide(principal, pair["id"], "supersede", keep=new)
+    service.update(principal, new, {"importance": "low"})
+    duplicates.undo(principal, pair["id"])
+    edited = browse.get(principal, new)
+    assert (edited["importance"], edited["source"], edited["contexts"]) == ("low", "inferred", [])
+
+
 def test_undo_refuses_a_merge_an_open_pair_and_other_actors_pairs_changing_nothing(
     service: MemoryService,
     duplicates: DuplicateService,

@@ -22,6 +22,10 @@ from typing import Any
 
 from emergent_memory.memory.models import CONFIDENCE_BY_SOURCE, IMPORTANCES, SOURCES, Source
 
+# What a memory that supersedes another takes from it (`inherited`), and what the undo of a
+# person's supersede decision gives back.
+INHERITED = ("importance", "source", "confidence", "rationale")
+
 # Weakest first.
 SOURCE_ORDER: tuple[Source, ...] = ("inferred", "corrected", "explicit")
 assert set(SOURCE_ORDER) == set(SOURCES)
@@ -69,6 +73,19 @@ def other_kind(held: str | None, category: str) -> str | None:
 
 def _a(word: str) -> str:
     return f"an {word}" if word[0] in "aeiou" else f"a {word}"
+
+
+def given_back(
+    before: Mapping[str, Any], decided: Mapping[str, Any], now: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The patch that gives a kept memory back what it had `before` a supersede decision
+    made it `decided`: each inherited property the decision changed and nothing has changed
+    since (`now`), at its earlier value (None: the property was absent)."""
+    return {
+        key: before.get(key)
+        for key in INHERITED
+        if decided.get(key) != before.get(key) and now.get(key) == decided.get(key)
+    }
 
 
 def inherited(existing: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:

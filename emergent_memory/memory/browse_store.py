@@ -465,7 +465,8 @@ COUNT_OPEN_PAIRS = f"SELECT count(*) {OPEN}"
 OPEN_PAIRS_AFTER = "AND (d.created_at, d.id) < (%(after_time)s, %(after_id)s)"
 
 LOCK_PAIR = """
-SELECT id, memory_id, duplicate_of, similarity, created_at, decision, reason, kept_id
+SELECT id, memory_id, duplicate_of, similarity, created_at, decision, reason, kept_id,
+       decided_at
 FROM kb.possible_duplicates
 WHERE id = %(id)s AND actor_id = %(actor_id)s
 FOR UPDATE
@@ -512,6 +513,7 @@ class PairRow:
     decision: str | None = None
     reason: str | None = None
     kept_id: UUID | None = None
+    decided_at: datetime | None = None
 
 
 def open_pairs(

@@ -264,6 +264,9 @@ class DuplicateService:
             if again.decision != "supersede":
                 raise InvalidInput(f"possible duplicate {id_} changed meanwhile; reload")
             browse_store.reopen_pair(conn, principal, id_)
+            if again.kept_id is not None and again.decided_at is not None:
+                # the kept memory gives back what it took from the other
+                self._memory.give_back(conn, again.kept_id, other, again.decided_at)
 
         self._memory.restore(principal, str(other), within=reopen)
         return {"id": str(id_), "undone": "supersede", "restored_id": str(other), "relinked": False}

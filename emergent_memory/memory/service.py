@@ -7,6 +7,7 @@ all. Embedding happens before the transaction, so no lock is held while a model 
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -1250,6 +1251,27 @@ class MemoryService:
                 "superseded_ids": [str(other)],
             }
             return answers.deliverable(superseded, "supersede")
+
+    @staticmethod
+    def give_back(conn: Connection[Any], keep: UUID, other: UUID, decided_at: datetime) -> None:
+        """In the undo of a person's supersede decision (DuplicateService.undo, inside its
+        transaction): the kept memory gives back what the decision, made at `decided_at`,
+        had it take from `other`: each inherited property (authority.INHERITED) that nothing
+        changed since, as a new version, and the contexts it was filed in then. The evidence
+        it copied stays (the evidence log is append-only)."""
+        versions = graph.list_versions(conn, keep)
+        if not versions or versions[-1].deleted:
+            return
+        for before, decided in itertools.pairwise(versions):
+            if decided.updated_at == decided_at:
+                patch = authority.given_back(
+                    before.properties, decided.properties, versions[-1].properties
+                )
+                if patch:
+                    graph.update_object(conn, keep, properties=patch)
+                break
+        for link in store.context_links_at(conn, keep, decided_at):
+            graph.delete_relationship(conn, link, reason=f"undone: filed here for {other}")
 
     def keep_both(self, principal: Principal, memory_id: str, other_id: str) -> KeepBothResult:
         """Settle a conflict as "both are true": the CONFLICTS_WITH link between the two

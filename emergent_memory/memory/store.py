@@ -1000,6 +1000,20 @@ WHERE e.src_id = %(from)s AND e.type = 'BELONGS_TO_CONTEXT' AND e.is_head AND e.
 """
 
 
+# The live context links of a memory made (or last changed) in the transaction of `at`
+CONTEXT_LINKS_AT = """
+SELECT canonical_id FROM kb.graph_relationships
+WHERE src_id = %(id)s AND type = 'BELONGS_TO_CONTEXT' AND is_head AND deleted_at IS NULL
+  AND updated_at = %(at)s
+"""
+
+
+def context_links_at(conn: Connection[Any], memory_id: UUID, at: datetime) -> list[UUID]:
+    """The memory's live BELONGS_TO_CONTEXT links written at `at` (a transaction's time)."""
+    rows = conn.execute(CONTEXT_LINKS_AT, {"id": memory_id, "at": at})
+    return [UUID(str(row[0])) for row in rows]
+
+
 def inherit(conn: Connection[Any], principal: Principal, from_id: UUID, to_id: UUID) -> list[UUID]:
     """Copy the evidence of `from_id` to `to_id` and return the contexts `from_id` is in."""
     rows = conn.execute(INHERIT, _params(principal, to=to_id, **{"from": from_id}))
