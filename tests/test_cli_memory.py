@@ -508,7 +508,11 @@ def test_review_lists_the_queue_and_decides_and_undoes_by_short_ids(
         ),
         (("keep-both", "00000000ff"), "possible duplicate 00000000ff not found"),
         (("undo", pair_id), f"possible duplicate {pair['id']} waits for a decision"),
-        (("keep-both", "abc"), "PAIR must be an id such as"),
+        (
+            ("keep-both", "abc"),
+            "PAIR 'abc' is not a pair id: give the id `review` shows (at "
+            "least 8 hex digits) or the whole id",
+        ),
         (("supersede", pair_id), "Missing option '--keep'"),
     ):
         refused = run("review", *args)

@@ -150,7 +150,13 @@ class DuplicateService:
         decided or not. Another actor's pair answers like an unknown one."""
         prefix = store.id_prefix(pair_id)
         if prefix is None:
-            return str(as_uuid(pair_id, field))
+            try:
+                return str(as_uuid(pair_id, field))
+            except InvalidInput:
+                raise InvalidInput(
+                    f"{field} {pair_id!r:.60} is not a pair id: give the id `review` shows (at "
+                    f"least {store.SHORTEST_ID_PREFIX} hex digits) or the whole id"
+                ) from None
         require_read(principal)
         with acting_for(self._pool, principal) as conn:
             found = browse_store.pair_ids_with_prefix(conn, principal, prefix)
