@@ -120,6 +120,44 @@ def test_a_pair_the_rules_read_a_difference_in_is_never_confirmed(memory: str, c
     assert confirm(STUMP, claim, close, related(0), 0.53) == related(0)
 
 
+@pytest.mark.parametrize(
+    ("memory", "claim"),
+    [
+        # another number of a unit the memory gives, which the rules do not read as a value
+        # of the same subject (set 58's u047 and u037, set 36's q271, set 51's r104)
+        ("After a 3-hour debugging session, the team moved the cron to UTC.",
+         "The debugging session before the cron moved to UTC lasted about 8 hours."),
+        ("About 0.7% of returns hit the docking bug.", "Roughly 7% of returns hit the bug."),
+        ("The worker retries a webhook at most 3 times with a 30-second backoff.",
+         "The worker retries each webhook up to 5 times."),
+        ("Nightly exports keep 14 days of history and take 2 GB.",
+         "Nightly exports keep three weeks, about 20 GB."),
+    ],
+)  # fmt: skip
+def test_another_number_of_a_unit_the_memory_gives_is_never_confirmed(
+    memory: str, claim: str
+) -> None:
+    assert verify_learned.another_quantity(claim, memory)
+    assert not eligible(
+        claim, memory, 0.9, 0.53, replace(read_pair(memory, claim), difference=None)
+    )
+    assert confirm(STUMP, claim, [(memory, 0.9)], related(0), 0.53) == related(0)
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim"),
+    [
+        ("The request timeout is 30 seconds.", "Requests time out after 30 s."),  # same number
+        ("Cache entries live for 300 seconds.", "Cache entries live for 5 minutes."),  # units
+        ("Backfills over 30 days run in weekly chunks.", "Backfills over 30 days: 7-day chunks."),
+        ("The API allows 600 requests per minute.", "The API allows 10 requests per second."),
+        ("Python 3.12 runs the API.", "The API runs on Python 3.12, upgraded 2 weeks ago."),
+    ],
+)  # fmt: skip
+def test_the_same_quantity_written_otherwise_may_still_be_read(memory: str, claim: str) -> None:
+    assert not verify_learned.another_quantity(claim, memory)
+
+
 def test_the_pairs_the_caller_read_are_used_not_read_again() -> None:
     # verify passes read_pair's reading of every candidate: a difference it holds keeps the
     # answer, though the texts alone would let the model confirm

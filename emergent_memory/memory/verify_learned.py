@@ -14,12 +14,14 @@ answered `confirmed` (rules and model together). It never overrides a `conflict`
 close, a pair that both read as English (as the rules, it does not trust a similarity in a
 language the model does not read) and in which the rules read no difference (`eligible`);
 nothing without vectors (its similarities are the local model's: another embedding model's
-policy leaves it off). benchmarks/README.md,
+policy leaves it off), and never a claim that gives a quantity another number than its
+memory does ("about 8 hours" / "a 3-hour session": `another_quantity`). benchmarks/README.md,
 section 10, has its cross-validated and held-out numbers.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from functools import cache
 
@@ -91,6 +93,55 @@ def features(
     ]
 
 
+# The units whose number a claim may give otherwise than its memory without the rules reading
+# it ("lasted about 8 hours" / "after a 3-hour debugging session"), each to one name.
+UNITS = {
+    **dict.fromkeys(("%", "percent", "per cent"), "%"),
+    **dict.fromkeys(("ms", "millisecond", "milliseconds"), "ms"),
+    **dict.fromkeys(("s", "sec", "secs", "second", "seconds"), "s"),
+    **dict.fromkeys(("min", "mins", "minute", "minutes"), "min"),
+    **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), "h"),
+    **dict.fromkeys(("day", "days"), "day"),
+    **dict.fromkeys(("week", "weeks"), "week"),
+    **dict.fromkeys(("month", "months"), "month"),
+    **dict.fromkeys(("year", "years"), "year"),
+    **dict.fromkeys(("kb", "kib"), "kb"),
+    **dict.fromkeys(("mb", "mib"), "mb"),
+    **dict.fromkeys(("gb", "gib"), "gb"),
+    **dict.fromkeys(("tb", "tib"), "tb"),
+    **dict.fromkeys(("times", "x"), "times"),
+}
+# a number (as dedup_learned.numbers reads it) and the word or sign after it, not inside a
+# word ("v2", "M3") and not a rate ("10 requests per second" names no unit of UNITS anyway;
+# "5 ms per request" is no quantity of milliseconds)
+_QUANTITY = re.compile(
+    r"(?<![\w.])(\d+(?:[.,]\d+)?)\s*-?\s*(%|per cent|[a-z]+)(?![a-z])(?!\s*(?:per|/)\s)",
+    re.IGNORECASE,
+)
+
+
+def quantities(text: str) -> dict[str, set[str]]:
+    """The numbers the text gives of each unit of UNITS."""
+    found: dict[str, set[str]] = {}
+    for number, unit in _QUANTITY.findall(text):
+        name = UNITS.get(unit.lower())
+        if name is not None:
+            found.setdefault(name, set()).add(number)
+    return found
+
+
+def another_quantity(claim: str, memory: str) -> bool:
+    """Whether the claim gives a unit a number the memory does not have, while the memory
+    gives that unit a number the claim does not have: another value of a quantity ("about 8
+    hours" / "a 3-hour session", "7%" / "0.7%", "up to 5 times" / "at most 3 times")."""
+    of_claim, of_memory = quantities(claim), quantities(memory)
+    claim_numbers, memory_numbers = numbers(claim), numbers(memory)
+    return any(
+        unit in of_memory and given - memory_numbers and of_memory[unit] - claim_numbers
+        for unit, given in of_claim.items()
+    )
+
+
 def eligible(
     claim: str, memory: str, similarity: float, floor: float, pair: PairFeatures | None = None
 ) -> bool:
@@ -98,9 +149,12 @@ def eligible(
     (the rules' related_from: no farther memory states the claim), both read as English
     (dedup.reads_english, as the rules ask before a similarity alone confirms), and no
     difference the rules read between them (another value, a negation, an opposite word, a
-    clause that differs), even one too far for them to call a conflict; `pair` is the two read
-    by read_pair(memory, claim), when the caller has read them already."""
+    clause that differs), even one too far for them to call a conflict, nor another number of
+    a unit both give (`another_quantity`); `pair` is the two read by read_pair(memory, claim),
+    when the caller has read them already."""
     if similarity < floor or not (reads_english(claim) and reads_english(memory)):
+        return False
+    if another_quantity(claim, memory):
         return False
     pair = pair or read_pair(memory, claim)
     return not (
