@@ -132,6 +132,10 @@ def test_a_pair_the_rules_read_a_difference_in_is_never_confirmed(memory: str, c
          "The worker retries each webhook up to 5 times."),
         ("Nightly exports keep 14 days of history and take 2 GB.",
          "Nightly exports keep three weeks, about 20 GB."),
+        ("Orders are capped at 400 kg per partner charity per week.",
+         "Orders are capped at 500 kg per partner charity."),
+        ("Chilled vans must stay between 0 and 5 °C.", "Chilled vans must stay under 8 °C."),
+        ("The export job runs 3 times a week.", "The export job runs 5 times per week."),
     ],
 )  # fmt: skip
 def test_another_number_of_a_unit_the_memory_gives_is_never_confirmed(
@@ -152,6 +156,9 @@ def test_another_number_of_a_unit_the_memory_gives_is_never_confirmed(
         ("Backfills over 30 days run in weekly chunks.", "Backfills over 30 days: 7-day chunks."),
         ("The API allows 600 requests per minute.", "The API allows 10 requests per second."),
         ("Python 3.12 runs the API.", "The API runs on Python 3.12, upgraded 2 weeks ago."),
+        ("The table only goes up to 60 °C.", "The table only reaches 140 °F."),  # other units
+        ("The job runs 3 times a month.", "The job runs 5 times a week."),  # another rate
+        ("Pages load in 50 ms per page.", "Each request takes 5 ms per request."),
     ],
 )  # fmt: skip
 def test_the_same_quantity_written_otherwise_may_still_be_read(memory: str, claim: str) -> None:

@@ -94,7 +94,8 @@ def features(
 
 
 # The units whose number a claim may give otherwise than its memory without the rules reading
-# it ("lasted about 8 hours" / "after a 3-hour debugging session"), each to one name.
+# it ("lasted about 8 hours" / "after a 3-hour debugging session"), each to one name: shares,
+# durations, sizes, counts of times, masses, lengths, volumes, temperatures.
 UNITS = {
     **dict.fromkeys(("%", "percent", "per cent"), "%"),
     **dict.fromkeys(("ms", "millisecond", "milliseconds"), "ms"),
@@ -110,23 +111,40 @@ UNITS = {
     **dict.fromkeys(("gb", "gib"), "gb"),
     **dict.fromkeys(("tb", "tib"), "tb"),
     **dict.fromkeys(("times", "x"), "times"),
+    **dict.fromkeys(("g", "gram", "grams"), "g"),
+    **dict.fromkeys(("kg", "kgs", "kilo", "kilos", "kilogram", "kilograms"), "kg"),
+    **dict.fromkeys(("t", "tonne", "tonnes", "ton", "tons"), "t"),
+    **dict.fromkeys(("lb", "lbs", "pound", "pounds"), "lb"),
+    **dict.fromkeys(("mm", "millimetre", "millimetres", "millimeter", "millimeters"), "mm"),
+    **dict.fromkeys(("cm", "centimetre", "centimetres", "centimeter", "centimeters"), "cm"),
+    **dict.fromkeys(("km", "kilometre", "kilometres", "kilometer", "kilometers"), "km"),
+    **dict.fromkeys(("mile", "miles"), "mile"),
+    **dict.fromkeys(("ml", "millilitre", "millilitres", "milliliter", "milliliters"), "ml"),
+    **dict.fromkeys(("l", "litre", "litres", "liter", "liters"), "l"),
+    **{"°c": "°c", "°f": "°f"},
 }
-# a number (as dedup_learned.numbers reads it) and the word or sign after it, not inside a
-# word ("v2", "M3") and not a rate ("10 requests per second" names no unit of UNITS anyway;
-# "5 ms per request" is no quantity of milliseconds)
+# a number (as dedup_learned.numbers reads it), the word or sign after it (not inside a word:
+# "v2", "M3"), and what it is per, if anything ("10 kg per charity", "3 times a week", "20 kg/h")
 _QUANTITY = re.compile(
-    r"(?<![\w.])(\d+(?:[.,]\d+)?)\s*-?\s*(%|per cent|[a-z]+)(?![a-z])(?!\s*(?:per|/)\s)",
+    r"(?<![\w.])(\d+(?:[.,]\d+)?)\s*-?\s*(%|per cent|°\s?[cf]|[a-z]+)(?![a-z])"
+    r"(?:(?:\s*/\s*|\s+(?:per|an?)\s+)([a-z]+))?",
     re.IGNORECASE,
 )
 
 
 def quantities(text: str) -> dict[str, set[str]]:
-    """The numbers the text gives of each unit of UNITS."""
+    """The numbers the text gives of each unit of UNITS; a unit per something is a unit of
+    its own ("kg/charity", "times/week", "kg/h"), so a rate is compared only with the same
+    rate."""
     found: dict[str, set[str]] = {}
-    for number, unit in _QUANTITY.findall(text):
-        name = UNITS.get(unit.lower())
-        if name is not None:
-            found.setdefault(name, set()).add(number)
+    for number, unit, per in _QUANTITY.findall(text):
+        name = UNITS.get(unit.lower().replace(" ", ""))
+        if name is None:
+            continue
+        if per:
+            per = per.lower()
+            name += "/" + UNITS.get(per, per.removesuffix("s"))
+        found.setdefault(name, set()).add(number)
     return found
 
 
