@@ -802,6 +802,27 @@ def test_save_supersedes_a_stated_change_by_the_learned_reading_with_the_local_m
     ) in " ".join(shown.stdout.split())
 
 
+def test_a_correction_of_another_memory_s_number_does_not_supersede_its_nearest_memory(
+    run: Run, local_embedder: object
+) -> None:
+    """Verify set 59's m20 and m26 with the local model: a correction that rejects a number
+    ("not 68") the nearest memory never stated corrects another memory, so the nearest stays
+    active beside it; one that rejects the nearest memory's own number supersedes it."""
+    real = {"EMERGENT_MEMORY_EMBEDDING_PROVIDER": "local"}
+    cap_text = "In January 2024 the allocation committee capped ladle orders at 400 kg per week."
+    count_text = "Correction: ladle serves 74 partner charities, not 68 - six joined in April."
+    cap = ok(run("save", cap_text, "-c", "decision", "--json", **real))
+    count = ok(run("save", count_text, "-c", "correction", "--json", **real))
+    assert (count["status"], count["superseded_ids"]) == ("created", [])
+    listed = {m["id"] for m in ok(run("list", "--json", **real))["memories"]}
+    assert listed == {cap["memory"]["id"], count["memory"]["id"]}
+    # another user, whose memory states the 68 the correction rejects
+    other = {**real, "EMERGENT_MEMORY_ACTOR_ID": str(uuid.uuid4())}
+    old = ok(run("save", "Ladle serves 68 partner charities.", "-c", "fact", "--json", **other))
+    again = ok(run("save", count_text, "-c", "correction", "--json", **other))
+    assert again["superseded_ids"] == [old["memory"]["id"]]
+
+
 def test_verify_confirms_a_restatement_by_the_learned_reading_with_the_local_model(
     run: Run, local_embedder: object
 ) -> None:

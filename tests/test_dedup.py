@@ -7589,3 +7589,48 @@ def test_a_unit_a_part_is_taken_of_and_a_dutch_hour_of_the_clock_are_not_spans()
     assert dedup.statement("De link verloopt na 24 uur.").values == {"86400s"}
     # a unit's name is its symbol
     assert dedup.statement("a 48-volt battery").values == dedup.statement("a 48 V battery").values
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # verify set 59's m20 and m26: the correction names the count it replaces (68), which
+        # the cap on orders never stated
+        (
+            "In January 2024 the allocation committee capped ladle orders at 400 kg per partner "
+            "charity per week; exceptions need approval from Siobhán Ní Bhriain.",
+            "Correction: ladle serves 74 partner charities, not 68 - six partners from the "
+            "Eastbrook district joined in April 2024.",
+        ),
+        (
+            "The API pod runs 2 replicas behind the ingress.",
+            "Correction: the worker pod runs 4 replicas, not 3.",
+        ),
+        ("Nightly backups keep 14 days of history.", "Actually backups take 40 minutes, not 25."),
+    ],
+)
+def test_a_correction_that_rejects_a_number_the_memory_never_stated_is_of_another(
+    existing: str, new: str
+) -> None:
+    assert dedup.compare(existing, new).corrects_another
+    for corrects in (False, True):  # said with a change word, or as a correction's category
+        decision = POLICY.explain(0.8, existing, new, corrects=corrects)
+        assert decision.verdict != "supersede", decision
+    assert not POLICY.beside(0.8, existing, new, corrects=True)
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Ladle serves 68 partner charities.", "Correction: ladle serves 74 partners, not 68."),
+        # the number as the memory wrote it: in words, or with its sign or unit
+        ("Sprints last two weeks.", "Correction: sprints are three weeks, not two."),
+        ("The seed vault is kept at -18 °C.", "Actually the vault is kept at -20 °C, not -18."),
+        ("Staging listens on port 5432.", "Correction: staging is on port 5433, not 5432."),
+    ],
+)  # fmt: skip
+def test_a_correction_that_rejects_the_memory_s_own_number_still_corrects(
+    existing: str, new: str
+) -> None:
+    assert not dedup.compare(existing, new).corrects_another
+    assert POLICY.explain(0.85, existing, new, corrects=True).verdict == "supersede"

@@ -7854,6 +7854,7 @@ class Comparison:
     still_holds: bool = False  # still_holds: another attribute changed, the old one holds
     during: bool = False  # changed_during: a change that held on one occasion
     two_events: bool = False  # two_events: each text tells one thing done, in the past
+    corrects_another: bool = False  # corrects_another: it rejects a number the old lacks
     narrows: bool = False  # narrows: a part, a bound, an occasion or a restriction added
     says_more: bool = False  # says_more: all the old text says, in order, and words added
     tense_differs: bool = False  # tense_differs: one verb in the past in one, present in other
@@ -8399,6 +8400,26 @@ def _joined_for(text: str, other: str) -> str:
     return text
 
 
+_A_NUMBER = re.compile(r"-?\d+(?:[.,]\d+)?")
+# a number a text rejects: "..., not 68", "instead of 3", "rather than 5" (not "wait no, it's
+# 24", where "no" takes back what the speaker said, nor "no. 9")
+_REJECTED_NUMBER = re.compile(
+    r"\b(?:not|instead of|rather than)\s+(-?\d+(?:[.,]\d+)?)(?![\w.,-]*\w)", re.IGNORECASE
+)
+
+
+def corrects_another(old: Statement, new: str, existing: str) -> bool:
+    """The new text rejects a number ("ladle serves 74 partner charities, *not 68*") that the
+    old text does not state, in digits or in words: the value it corrects is another
+    memory's, not this one's ("... capped ladle orders at 400 kg per partner charity")."""
+    rejected = _REJECTED_NUMBER.findall(new)
+    if not rejected:
+        return False
+    stated = {value.lstrip("-") for value in old.values | old.words}
+    stated |= {number.lstrip("-") for number in _A_NUMBER.findall(existing)}
+    return not any(number.lstrip("-") in stated for number in rejected)
+
+
 @lru_cache(maxsize=256)
 def compare(existing: str, new: str) -> Comparison:
     """Every feature of the pair the rule reads, computed once (of the texts with what one
@@ -8489,6 +8510,7 @@ def compare(existing: str, new: str) -> Comparison:
         still_holds=still_holds(existing, new),
         during=changed_during(existing, new),
         two_events=two_events(existing, new),
+        corrects_another=corrects_another(old, new, existing),
         narrows=narrows(existing, new),
         says_more=says_more(old, new_),
         tense_differs=tense_differs(old, new_),
@@ -8852,6 +8874,8 @@ class DedupPolicy:
                 return Decision(close, "another occasion")
             if pair.two_events:  # "rotated the key" / "revoked the old key": no state
                 return Decision(close, "another occasion")
+            if pair.corrects_another:  # "..., not 68" of a memory that never said 68
+                return Decision(close, "different subject")
             return Decision("supersede", "says it changed")
         readable = pair.english or not self.latin_only_model
         if (
@@ -9104,7 +9128,7 @@ def _states_a_change(pair: Comparison, *, far: bool = False) -> bool:
     *prettier*" / "For gateway, the user switched to *yapf* for formatting", 0.58)."""
     if pair.modifier_swapped:  # said of another thing of the same kind
         return False
-    if pair.still_holds:  # the change is another attribute's
+    if pair.still_holds or pair.corrects_another:  # another attribute's, or memory's
         return False
     if far and pair.marked and pair.change_word and not pair.changes and pair.object_replaced:
         return True

@@ -51,8 +51,12 @@ __all__ = [
     "words",
 ]
 
+# the comparison's fields added after the shipped model was fitted, which it does not read (a
+# refit, `python -m benchmarks.dedup_learned fit --write`, may take them in): corrects_another
+# keeps a pair from the model altogether (eligible)
+NOT_READ = frozenset({"corrects_another"})
 # the comparison's fields the model reads, in this order (numbers; `swapped` as present or not)
-COMPARED = tuple(sorted(field.name for field in fields(Comparison)))
+COMPARED = tuple(sorted(field.name for field in fields(Comparison) if field.name not in NOT_READ))
 
 # what the model reads, in this order (benchmarks/dedup_learned.py fits on the same function)
 FEATURES = (
@@ -133,6 +137,8 @@ def eligible(existing: str, new: str, pair: Comparison, decision: Decision) -> b
     if decision.reason != "not enough evidence":
         return False
     if pair.crosswise or pair.opposite or pair.swapped is not None or pair.reordered:
+        return False
+    if pair.corrects_another:  # "..., not 68" of a memory that never said 68
         return False
     if not (reads_english(existing) and reads_english(new)):
         return False
