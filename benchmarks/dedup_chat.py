@@ -374,6 +374,10 @@ HOLDOUTS = {
     "first run against the version after stop 80's review (5b55300)",
     "dedup_holdout_132.json": "chat turns only, 160 pairs (30 in nine other languages); "
     "first run against the version after stop 80's review (5b55300)",
+    "dedup_holdout_133.json": "agent memories only, 160 pairs (30 in eight other languages); "
+    "first run against the version after stop 82's corrects_another (98a4853)",
+    "dedup_holdout_134.json": "chat turns only, 160 pairs (30 in nine other languages); "
+    "first run against the version after stop 82's corrects_another (98a4853)",
 }
 
 
