@@ -1,6 +1,6 @@
 """The review queue at the terminal: the pairs a save kept apart and asks a person about
 (conflicts: another value of the same subject; possible duplicates), and a decision on each,
-as the dashboard's Review page and the REST API's /duplicates do (DuplicateService).
+as the dashboard's duplicates page and the REST API's /duplicates do (DuplicateService).
 
 A pair is named by its short id, as `review` shows it (at least 8 hex digits), or whole
 (`--json`); `--keep` takes a memory's short id."""
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from emergent_memory.memory.duplicates import DuplicateService
     from emergent_memory.settings import Settings
 
-PAIR_HELP = "PAIR is a pair's short id, as `review` shows it (at least 8 hex digits), or whole."
 KEEP_HELP = "The memory that stays: its short id (as `review` shows it) or whole id."
 
 
