@@ -7,6 +7,8 @@ from dataclasses import replace
 
 import pytest
 
+from emergent_memory.app import DEDUP_POLICIES
+from emergent_memory.embeddings.local import LOCAL_MODEL_NAME
 from emergent_memory.memory import dedup, verify_features
 from emergent_memory.memory.dedup import STOPWORDS, statement
 from emergent_memory.memory.verify_clauses import MAX_CLAUSES, closest_clauses
@@ -15,6 +17,7 @@ from emergent_memory.memory.verify_features import (
     VERIFY_OPPOSITES,
     clause_difference,
     clauses,
+    exchange,
     numbers_exchanged,
     pairs_in,
 )
@@ -231,6 +234,32 @@ def test_two_clauses_said_crosswise_are_swapped_in_a_longer_memory_too() -> None
     # the same two clauses in the same places are no difference
     same = "Bookings are now stored in UTC and shown in the port's local time."
     assert clause_difference(memory, same) is None
+
+
+@pytest.mark.parametrize(
+    ("memory", "claim"),
+    [
+        # dedup set 133's tk090: the moved words draw both claim clauses to the first memory
+        # clause; each clause's subject says which is which
+        (
+            "Primary DB sits in the Ashby Road server room, the replica at the town hall.",
+            "Primary DB sits at the town hall, the replica in the Ashby Road server room.",
+        ),
+        (
+            "The web build runs on the large Hetzner runner, the docs build on a GitHub runner.",
+            "The web build runs on a GitHub runner, the docs build on the large Hetzner runner.",
+        ),
+    ],
+)
+def test_two_clauses_said_crosswise_with_the_second_cut_short_are_swapped(
+    memory: str, claim: str
+) -> None:
+    assert exchange(memory, claim) is not None
+    assert dedup.compare(memory, claim).crosswise
+    save_rule = DEDUP_POLICIES[LOCAL_MODEL_NAME]
+    assert save_rule.explain(0.99, memory, claim).verdict != "supersede"
+    # the same clauses in the same places, in other words: no exchange
+    assert exchange(memory, memory.replace(" sits ", " is ").replace(" runs ", " is run ")) is None
 
 
 def test_numbers_exchanged_across_a_because_or_so() -> None:

@@ -651,6 +651,14 @@ def _crosswise(parts: tuple[str, ...], claim_parts: tuple[str, ...]) -> str | No
     if len(parts) < 2 or len(claim_parts) != 2:
         return None  # (a memory of more clauses: the two the claim's clauses are about)
     first, second = (_aligned(clause, parts) for clause in claim_parts)
+    if first is not None and second is not None and first[0] == second[0]:
+        # the words said crosswise drew both claim clauses to one memory clause ("Primary DB
+        # sits in the *Ashby Road server room*, the replica at the town hall" / "Primary DB
+        # sits at the town hall, the replica in the *Ashby Road server room*"): each to the
+        # one memory clause about its subject, its first content word, if they differ
+        subjects = [_about_subject(clause, parts) for clause in claim_parts]
+        if subjects[0] is not None and subjects[1] is not None and subjects[0] != subjects[1]:
+            first, second = (subjects[0], 0), (subjects[1], 0)
     if first is None or second is None or first[0] == second[0]:
         return None
     mine = [dedup.content_words(parts[found[0]]) for found in (first, second)]  # claim order
@@ -665,6 +673,14 @@ def _crosswise(parts: tuple[str, ...], claim_parts: tuple[str, ...]) -> str | No
                     f"the same values in swapped places: {_written(own, b)} / {_written(said, a)}"
                 )
     return None
+
+
+def _about_subject(claim_clause: str, memory_clauses: tuple[str, ...]) -> int | None:
+    """The one memory clause whose first content word is the claim clause's; None when no
+    clause's is, or several are."""
+    subject = _first_word(claim_clause)
+    found = [i for i, part in enumerate(memory_clauses) if _first_word(part) == subject]
+    return found[0] if subject is not None and len(found) == 1 else None
 
 
 def _joined(parts: tuple[str, ...], claim_parts: tuple[str, ...], memory: str) -> str | None:
