@@ -378,6 +378,10 @@ HOLDOUTS = {
     "first run against the version after stop 82's corrects_another (98a4853)",
     "dedup_holdout_134.json": "chat turns only, 160 pairs (30 in nine other languages); "
     "first run against the version after stop 82's corrects_another (98a4853)",
+    "dedup_holdout_135.json": "agent memories only, 160 pairs (30 in eight other languages); "
+    "first run against the version after stop 82's crosswise reading by subject (4fa4bb2)",
+    "dedup_holdout_136.json": "chat turns only, 160 pairs (30 in nine other languages); "
+    "first run against the version after stop 82's crosswise reading by subject (4fa4bb2)",
 }
 
 

@@ -52,6 +52,8 @@ UNSEEN = (
     "dedup_holdout_132.json",
     "dedup_holdout_133.json",
     "dedup_holdout_134.json",
+    "dedup_holdout_135.json",
+    "dedup_holdout_136.json",
 )
 
 
