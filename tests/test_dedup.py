@@ -7607,6 +7607,11 @@ def test_a_unit_a_part_is_taken_of_and_a_dutch_hour_of_the_clock_are_not_spans()
             "Correction: the worker pod runs 4 replicas, not 3.",
         ),
         ("Nightly backups keep 14 days of history.", "Actually backups take 40 minutes, not 25."),
+        # the same subject, but the value it says was wrong is not this memory's: it corrects
+        # another memory that said 3 (or 5433), and is no change of this one, not even among
+        # the next nearest
+        ("The billing worker runs 4 replicas.", "The billing worker now runs 6 replicas, not 3."),
+        ("The staging DB listens on port 5432.", "The staging DB now listens on 5440, not 5433."),
     ],
 )
 def test_a_correction_that_rejects_a_number_the_memory_never_stated_is_of_another(

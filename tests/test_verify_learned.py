@@ -139,13 +139,25 @@ def test_a_pair_the_rules_read_a_difference_in_is_never_confirmed(memory: str, c
     ],
 )  # fmt: skip
 def test_another_number_of_a_unit_the_memory_gives_is_never_confirmed(
-    memory: str, claim: str
+    memory: str, claim: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert verify_learned.another_quantity(claim, memory)
-    assert not eligible(
-        claim, memory, 0.9, 0.53, replace(read_pair(memory, claim), difference=None)
+    # as if the rules read no difference at all: the guard alone keeps the model off
+    unread = replace(
+        read_pair(memory, claim),
+        difference=None,
+        part_difference=None,
+        clause_difference=None,
+        opposite_word=None,
+        claim_denies=False,
     )
-    assert confirm(STUMP, claim, [(memory, 0.9)], related(0), 0.53) == related(0)
+    assert not eligible(claim, memory, 0.9, 0.53, unread)
+    assert confirm(STUMP, claim, [(memory, 0.9)], related(0), 0.53, [unread]) == related(0)
+    monkeypatch.setattr(verify_learned, "another_quantity", lambda claim, memory: False)
+    assert eligible(claim, memory, 0.9, 0.53, unread)  # without the guard, it would read it
+    assert confirm(STUMP, claim, [(memory, 0.9)], related(0), 0.53, [unread]).verdict == (
+        "confirmed"
+    )
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ A pair is named by its short id, as `review` shows it (at least 8 hex digits), o
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -75,89 +75,50 @@ def review_list(
     emit(found, as_json, lambda: _show(found["pairs"], found["next_cursor"]))
 
 
-@review.command("keep-both")
-@click.argument("pair")
-@ACTOR_OPTION
-@PROJECT_OPTION
-@JSON_OPTION
-@click.pass_obj
-@reports_errors
-def keep_both(
-    settings: Settings,
-    pair: str,
-    actor: uuid.UUID | None,
-    project: uuid.UUID | None,
-    as_json: bool,
-) -> None:
+def _on_a_pair(name: str) -> Callable[[Callable[..., None]], click.Command]:
+    """A decision's command: PAIR, the actor and project, --json, errors as one line."""
+
+    def command(function: Callable[..., None]) -> click.Command:
+        for option in (reports_errors, click.pass_obj, JSON_OPTION, PROJECT_OPTION, ACTOR_OPTION):
+            function = option(function)
+        return review.command(name)(click.argument("pair")(function))
+
+    return command
+
+
+@_on_a_pair("keep-both")
+def keep_both(settings: Settings, pair: str, **common: Any) -> None:
     """Both memories are true: both stay active, and a conflict between them is removed, so
     neither is outranked any more. `review undo` takes it back.
 
     PAIR is a pair's short id, as `review` shows it (at least 8 hex digits), or whole."""
-    principal = cli_principal(settings, actor, project)
-    with queue(settings) as (_, duplicates):
-        decided = duplicates.decide(
-            principal, duplicates.resolve_pair_id(principal, pair, "PAIR"), "keep_both"
-        )
-    emit(decided, as_json, lambda: click.echo(f"kept both of pair {decided['id']}"))
+    _decide(settings, pair, "keep_both", **common)
 
 
-@review.command("supersede")
-@click.argument("pair")
+@_on_a_pair("supersede")
 @click.option("--keep", required=True, help=KEEP_HELP)
-@ACTOR_OPTION
-@PROJECT_OPTION
-@JSON_OPTION
-@click.pass_obj
-@reports_errors
-def supersede(
-    settings: Settings,
-    pair: str,
-    keep: str,
-    actor: uuid.UUID | None,
-    project: uuid.UUID | None,
-    as_json: bool,
-) -> None:
+def supersede(settings: Settings, pair: str, keep: str, **common: Any) -> None:
     """The memory --keep names stays; the pair's other memory is superseded by it (newer
     wins or older wins). `review undo` restores the other.
 
     PAIR is a pair's short id, as `review` shows it (at least 8 hex digits), or whole."""
-    _decide(settings, pair, "supersede", keep, None, actor, project, as_json)
+    _decide(settings, pair, "supersede", keep=keep, **common)
 
 
-@review.command("merge")
-@click.argument("pair")
+@_on_a_pair("merge")
 @click.option("--keep", required=True, help=KEEP_HELP)
 @click.option(
     "--content", default=None, help="The merged text, a new version of --keep (default: its own)."
 )
-@ACTOR_OPTION
-@PROJECT_OPTION
-@JSON_OPTION
-@click.pass_obj
-@reports_errors
-def merge(
-    settings: Settings,
-    pair: str,
-    keep: str,
-    content: str | None,
-    actor: uuid.UUID | None,
-    project: uuid.UUID | None,
-    as_json: bool,
-) -> None:
+def merge(settings: Settings, pair: str, keep: str, content: str | None, **common: Any) -> None:
     """The memory --keep names gets --content (the merged text, with an update's checks) as a
     new version, then supersedes the pair's other memory.
 
     PAIR is a pair's short id, as `review` shows it (at least 8 hex digits), or whole."""
-    _decide(settings, pair, "merge", keep, content, actor, project, as_json)
+    _decide(settings, pair, "merge", keep=keep, content=content, **common)
 
 
-@review.command("undo")
-@click.argument("pair")
-@ACTOR_OPTION
-@PROJECT_OPTION
-@JSON_OPTION
-@click.pass_obj
-@reports_errors
+@_on_a_pair("undo")
 def undo(
     settings: Settings,
     pair: str,
@@ -189,19 +150,23 @@ def _decide(
     settings: Settings,
     pair: str,
     decision: str,
-    keep: str,
-    content: str | None,
+    *,
     actor: uuid.UUID | None,
     project: uuid.UUID | None,
     as_json: bool,
+    keep: str | None = None,
+    content: str | None = None,
 ) -> None:
     principal = cli_principal(settings, actor, project)
     with queue(settings, embeds=decision == "merge") as (memory, duplicates):
         pair_id = duplicates.resolve_pair_id(principal, pair, "PAIR")
-        kept = whole_memory_id(memory, principal, keep)
+        kept = None if keep is None else whole_memory_id(memory, principal, keep)
         decided = duplicates.decide(principal, pair_id, decision, kept, content)
 
     def human() -> None:
+        if decision == "keep_both":
+            click.echo(f"kept both of pair {decided['id']}")
+            return
         gone = ", ".join(decided["superseded_ids"]) or "nothing"
         click.echo(f"{decision} pair {decided['id']}: kept {decided['kept_id']}, superseded {gone}")
 

@@ -557,7 +557,7 @@ def kept_both_conflicts(conn: Connection[Any], a: UUID, b: UUID, reason: str) ->
 def pair_ids_with_prefix(conn: Connection[Any], principal: Principal, prefix: str) -> list[UUID]:
     """At most two of the principal's pairs whose id's hex digits begin with `prefix`
     (lower-case hex, at most 32 digits)."""
-    lowest, highest = UUID(prefix.ljust(32, "0")), UUID(prefix.ljust(32, "f"))
+    lowest, highest = store.prefix_bounds(prefix)
     rows = conn.execute(PAIR_ID_PREFIX, _params(principal, lowest=lowest, highest=highest))
     return [UUID(str(row[0])) for row in rows]
 

@@ -4153,6 +4153,22 @@ def _before_a_shared_noun(one: Statement, word: str, shared: Set[str]) -> bool:
 # -- features of a pair ---------------------------------------------------------------------
 
 
+def unit_size(word: str) -> str | None:
+    """The unit an English word names after a number, as the size the rule converts it to
+    ("h" and "hours" are "3600s", "kg" is "1000g", "GB" a number of bytes), so that two words
+    of one size are one unit; None for a word that names no duration, size, mass, length or
+    volume (_DURATION_UNITS, _SIZE_UNITS, _MEASURE_UNITS)."""
+    lower = word.lower()
+    if lower in _DURATION_UNITS:
+        return f"{_DURATION_UNITS[lower]}s"
+    if lower in _SIZE_UNITS:
+        return f"{_SIZE_UNITS[lower]}bytes"
+    if lower in _MEASURE_UNITS:
+        size, kind = _MEASURE_UNITS[lower]
+        return f"{size.normalize():f}{kind}"
+    return None
+
+
 def content_words(text: str) -> frozenset[str]:
     """The stems of the text's words, lower-cased, without stopwords (values included)."""
     return statement(text).words

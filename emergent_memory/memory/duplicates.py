@@ -160,14 +160,9 @@ class DuplicateService:
         require_read(principal)
         with acting_for(self._pool, principal) as conn:
             found = browse_store.pair_ids_with_prefix(conn, principal, prefix)
-        if not found:
-            raise ObjectNotFound(f"possible duplicate {prefix} not found")
-        if len(found) > 1:
-            raise InvalidInput(
-                f"{field} {prefix} is the beginning of more than one of your pairs: give more "
-                "of it, or the whole id (--json shows whole ids)"
-            )
-        return str(found[0])
+        missing = ObjectNotFound(f"possible duplicate {prefix} not found")
+        whole_ids = "--json shows whole ids"
+        return str(store.the_one(found, missing, prefix, field, "pairs", whole_ids))
 
     def decide(
         self,

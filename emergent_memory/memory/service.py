@@ -1003,14 +1003,8 @@ class MemoryService:
         self._require_read(principal)
         with self._transaction(principal) as conn:  # the primary: a memory just saved counts
             found = store.ids_with_prefix(conn, principal, prefix)
-        if not found:
-            raise MemoryNotFound(f"memory {prefix} not found")
-        if len(found) > 1:
-            raise InvalidInput(
-                f"{field} {prefix} is the beginning of more than one of your memories: "
-                f"give more of it, or the whole id ({whole_ids})"
-            )
-        return str(found[0])
+        missing = MemoryNotFound(f"memory {prefix} not found")
+        return str(store.the_one(found, missing, prefix, field, "memories", whole_ids))
 
     def list_memories(
         self,

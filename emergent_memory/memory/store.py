@@ -22,6 +22,7 @@ from psycopg.types.json import Jsonb
 from emergent_memory import graph
 from emergent_memory.auth.principal import Principal
 from emergent_memory.embeddings.compatibility import LACKING_VECTOR
+from emergent_memory.errors import InvalidInput
 from emergent_memory.graph.models import GraphObject, select_list
 
 MEMORY = "Memory"
@@ -730,9 +731,32 @@ def ids_with_prefix(conn: Connection[Any], principal: Principal, prefix: str) ->
     """At most two visible memories (any status) whose id's hex digits begin with `prefix`
     (lower-case hex, at most 32 digits)."""
     statement = sql.SQL(ID_PREFIX).format(visible=sql.SQL(VISIBLE))
-    lowest, highest = UUID(prefix.ljust(32, "0")), UUID(prefix.ljust(32, "f"))
+    lowest, highest = prefix_bounds(prefix)
     rows = conn.execute(statement, _params(principal, lowest=lowest, highest=highest)).fetchall()
     return [row[0] for row in rows]
+
+
+def prefix_bounds(prefix: str) -> tuple[UUID, UUID]:
+    """The lowest and the highest id that begin with `prefix` (lower-case hex, at most 32
+    digits): an id prefix is a range of the index."""
+    return UUID(prefix.ljust(32, "0")), UUID(prefix.ljust(32, "f"))
+
+
+def the_one(
+    found: Sequence[UUID], missing: Exception, prefix: str, field: str, kind: str, whole_ids: str
+) -> UUID:
+    """The one id a short id (`prefix`, of argument `field`) names among `found` (at most two
+    that begin with it): none raises `missing` (the not-found of an unknown id), several are
+    refused, saying where the whole ids are shown (`whole_ids`); `kind` names what they are
+    ("memories", "pairs")."""
+    if not found:
+        raise missing
+    if len(found) > 1:
+        raise InvalidInput(
+            f"{field} {prefix} is the beginning of more than one of your {kind}: give more of "
+            f"it, or the whole id ({whole_ids})"
+        )
+    return found[0]
 
 
 def live_conflicts(conn: Connection[Any], a: UUID, b: UUID) -> list[UUID]:

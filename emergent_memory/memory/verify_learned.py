@@ -25,7 +25,7 @@ import re
 from collections.abc import Sequence
 from functools import cache
 
-from emergent_memory.memory import trees
+from emergent_memory.memory import dedup, trees
 from emergent_memory.memory.dedup import reads_english
 from emergent_memory.memory.dedup_learned import negations, numbers, words
 from emergent_memory.memory.trees import TreeEnsemble
@@ -94,33 +94,14 @@ def features(
 
 
 # The units whose number a claim may give otherwise than its memory without the rules reading
-# it ("lasted about 8 hours" / "after a 3-hour debugging session"), each to one name: shares,
-# durations, sizes, counts of times, masses, lengths, volumes, temperatures.
-UNITS = {
+# it ("lasted about 8 hours" / "after a 3-hour debugging session"): the durations, sizes,
+# masses, lengths and volumes the save rule converts (dedup.unit_size), and besides them
+# shares, counts of times, pounds, miles and temperatures, each to one name.
+OTHER_UNITS = {
     **dict.fromkeys(("%", "percent", "per cent"), "%"),
-    **dict.fromkeys(("ms", "millisecond", "milliseconds"), "ms"),
-    **dict.fromkeys(("s", "sec", "secs", "second", "seconds"), "s"),
-    **dict.fromkeys(("min", "mins", "minute", "minutes"), "min"),
-    **dict.fromkeys(("h", "hr", "hrs", "hour", "hours"), "h"),
-    **dict.fromkeys(("day", "days"), "day"),
-    **dict.fromkeys(("week", "weeks"), "week"),
-    **dict.fromkeys(("month", "months"), "month"),
-    **dict.fromkeys(("year", "years"), "year"),
-    **dict.fromkeys(("kb", "kib"), "kb"),
-    **dict.fromkeys(("mb", "mib"), "mb"),
-    **dict.fromkeys(("gb", "gib"), "gb"),
-    **dict.fromkeys(("tb", "tib"), "tb"),
     **dict.fromkeys(("times", "x"), "times"),
-    **dict.fromkeys(("g", "gram", "grams"), "g"),
-    **dict.fromkeys(("kg", "kgs", "kilo", "kilos", "kilogram", "kilograms"), "kg"),
-    **dict.fromkeys(("t", "tonne", "tonnes", "ton", "tons"), "t"),
     **dict.fromkeys(("lb", "lbs", "pound", "pounds"), "lb"),
-    **dict.fromkeys(("mm", "millimetre", "millimetres", "millimeter", "millimeters"), "mm"),
-    **dict.fromkeys(("cm", "centimetre", "centimetres", "centimeter", "centimeters"), "cm"),
-    **dict.fromkeys(("km", "kilometre", "kilometres", "kilometer", "kilometers"), "km"),
     **dict.fromkeys(("mile", "miles"), "mile"),
-    **dict.fromkeys(("ml", "millilitre", "millilitres", "milliliter", "milliliters"), "ml"),
-    **dict.fromkeys(("l", "litre", "litres", "liter", "liters"), "l"),
     **{"°c": "°c", "°f": "°f"},
 }
 # a number (as dedup_learned.numbers reads it), the word or sign after it (not inside a word:
@@ -133,19 +114,22 @@ _QUANTITY = re.compile(
 
 
 def quantities(text: str) -> dict[str, set[str]]:
-    """The numbers the text gives of each unit of UNITS; a unit per something is a unit of
+    """The numbers the text gives of each unit (_unit); a unit per something is a unit of
     its own ("kg/charity", "times/week", "kg/h"), so a rate is compared only with the same
     rate."""
     found: dict[str, set[str]] = {}
     for number, unit, per in _QUANTITY.findall(text):
-        name = UNITS.get(unit.lower().replace(" ", ""))
+        name = _unit(unit)
         if name is None:
             continue
         if per:
-            per = per.lower()
-            name += "/" + UNITS.get(per, per.removesuffix("s"))
+            name += "/" + (_unit(per) or per.lower().removesuffix("s"))
         found.setdefault(name, set()).add(number)
     return found
+
+
+def _unit(word: str) -> str | None:
+    return dedup.unit_size(word) or OTHER_UNITS.get(word.lower().replace(" ", ""))
 
 
 def another_quantity(claim: str, memory: str) -> bool:
