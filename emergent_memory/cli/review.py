@@ -128,7 +128,8 @@ def undo(
 ) -> None:
     """Take a keep-both or supersede decision back: the pair waits again (a conflict link
     keep-both removed is made again; the memory a supersede replaced is restored). A merge is
-    undone with `restore`.
+    not undone here: `restore` the memory it superseded, and restore the kept memory's earlier
+    version on its page in the dashboard.
 
     PAIR is a pair's short id, as `review` shows it (at least 8 hex digits), or whole."""
     principal = cli_principal(settings, actor, project)
