@@ -490,13 +490,21 @@ def test_review_lists_the_queue_and_decides_and_undoes_by_short_ids(
     assert kept_old.stdout == (f"supersede pair {pair['id']}: kept {old}, superseded {new}\n"), (
         kept_old.output
     )
-    assert [m["id"] for m in ok(run("list", "--status", "superseded", "--json"))["memories"]] == [
-        new
-    ]
+    superseded = ok(run("list", "--status", "superseded", "--json"))["memories"]
+    assert [m["id"] for m in superseded] == [new]
+    # the supersession settled the conflict: neither side says it is in one any more
+    assert (superseded[0]["conflicts_with"], superseded[0]["conflict"]) == ([], None)
+    page = run("show", short(new)).stdout
+    assert re.search(r"^status +superseded$", page, re.M), page
+    assert "outranked" not in page, page
+    assert "conflicts " not in page, page
+    assert "(this one" not in run("show", short(old)).stdout
     assert run("review", "undo", pair_id).stdout == (
         f"pair {pair['id']} waits for a decision again (supersede undone); restored {new}\n"
     )
     assert {m["id"] for m in ok(run("list", "--json"))["memories"]} == {old, new}
+    # restored, the conflict is back
+    assert "(this one is outranked)" in run("show", short(old)).stdout
 
     # refused, nothing written: a memory not of the pair, a pair id nobody has, an undo of a
     # pair that waits, a short id too short, another user's pair (not found, as nobody's)

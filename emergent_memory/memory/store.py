@@ -63,7 +63,7 @@ class MemoryRow:
     created_at: datetime
     updated_at: datetime
     derived_from: dict[str, Any] | None  # PROVENANCE's JSON
-    conflicts_with: list[dict[str, Any]] | None  # CONFLICTS' JSON (active ones only)
+    conflicts_with: list[dict[str, Any]] | None  # CONFLICTS' JSON (active ones, of an active one)
     importance: str | None
     valid_from: str | None
     valid_until: str | None
@@ -98,7 +98,7 @@ class RecallRow:
     recency: float
     importance_factor: float
     derived_from: dict[str, Any] | None  # PROVENANCE's JSON
-    conflicts_with: list[dict[str, Any]] | None  # CONFLICTS' JSON (active ones only)
+    conflicts_with: list[dict[str, Any]] | None  # CONFLICTS' JSON (active ones, of an active one)
     importance: str | None
     valid_from: str | None
     valid_until: str | None
@@ -214,7 +214,9 @@ LEFT JOIN LATERAL (
 
 # The active memories a memory conflicts with (CONFLICTS_WITH, either way; migration 0016), as
 # JSON: each one's id, source and creation time, for ranking and marking (row-level security
-# keeps it to what the caller sees). A lateral join on the memory's id, like PROVENANCE.
+# keeps it to what the caller sees). None for a memory that is itself superseded or deleted:
+# its conflict is settled (the link stays, for undo and its relationships). A lateral join on
+# the memory's id, like PROVENANCE.
 CONFLICTS = """
 LEFT JOIN LATERAL (
     SELECT jsonb_agg(jsonb_build_object(
@@ -227,6 +229,8 @@ LEFT JOIN LATERAL (
      AND other.is_head
     WHERE (e.src_id = {memory_id} OR e.dst_id = {memory_id}) AND e.type = 'CONFLICTS_WITH'
       AND e.is_head AND e.deleted_at IS NULL AND kb.is_active_memory(other)
+      AND EXISTS (SELECT FROM kb.graph_objects me
+                  WHERE me.canonical_id = {memory_id} AND kb.is_active_memory(me))
 ) conflicts ON true
 """
 
