@@ -540,6 +540,13 @@ def test_undo_of_supersede_gives_back_what_the_kept_memory_took_from_the_other(
                      if m["id"] == old]  # fmt: skip
     assert browse.get(principal, old)["contexts"] == ["deploys"]
     assert kept_strong["conflict"] == "current"  # the explicit one is current again
+    # the history says what the kept one took over, and that it gave it back
+    taken = "confidence, source, importance, rationale"
+    assert [v["change"] for v in after["versions"]] == [
+        "created",
+        f"took over {taken} from {old}, which it replaced",
+        f"gave back the {taken} it took from {old} (the replacement was undone)",
+    ]
 
     # decided again, then the importance edited by a person: undo leaves that edit alone
     duplicates.decide(principal, pair["id"], "supersede", keep=new)

@@ -29,7 +29,7 @@ from emergent_memory import graph
 from emergent_memory.auth.principal import Principal
 from emergent_memory.db.pool import DatabasePool
 from emergent_memory.errors import InvalidInput, MemoryNotFound, ObjectNotFound, PermissionDenied
-from emergent_memory.memory import answers, browse_store, store, validation
+from emergent_memory.memory import answers, authority, browse_store, store, validation
 from emergent_memory.memory.models import CATEGORIES, IMPORTANCES, SCOPES, MemoryRecord
 from emergent_memory.memory.records import memory_record, superseded_because
 from emergent_memory.memory.service import acting_for
@@ -413,6 +413,7 @@ class BrowseService:
                 raise MemoryNotFound(f"memory {id_} not found")
             memory = browsed(found[id_], self._decay)
             versions = browse_store.versions(conn, id_)
+            replacements = browse_store.replacements(conn, id_)
             back = browse_store.superseded_chain(conn, id_, CHAIN_DEPTH)
             forward = browse_store.superseding_chain(conn, id_, CHAIN_DEPTH)
             linked = browse_store.rows(conn, principal, [*back, *forward])
@@ -421,7 +422,7 @@ class BrowseService:
             evidence = browse_store.evidence(conn, principal, id_, EVIDENCE_SHOWN)
         return {
             **memory,
-            "versions": _versions(versions),
+            "versions": _versions(versions, replacements),
             "supersedes": [_link(linked[i]) for i in back if i in linked],
             "superseded_by_chain": [_link(linked[i]) for i in forward if i in linked],
             "relationships": [
@@ -845,8 +846,13 @@ def _change(row: browse_store.VersionRow, before: browse_store.VersionRow) -> st
     return "no change to its text, category or confidence"
 
 
-def _versions(versions: list[browse_store.VersionRow]) -> list[Version]:
-    """Each version with what it changed from the one before, in words."""
+def _versions(
+    versions: list[browse_store.VersionRow],
+    replacements: Mapping[datetime, tuple[str, UUID]] | None = None,
+) -> list[Version]:
+    """Each version with what it changed from the one before, in words; a version written
+    when the memory replaced another, or when that was undone (`replacements`, by moment),
+    says what it took over from the other or gave back."""
     shown: list[Version] = []
     before: browse_store.VersionRow | None = None
     for row in versions:
@@ -856,6 +862,8 @@ def _versions(versions: list[browse_store.VersionRow]) -> list[Version]:
             if before is None
             else [f for f in TRACKED if row.properties.get(f) != before.properties.get(f)]
         )
+        if changed and change.startswith("changed ") and row.updated_at in (replacements or {}):
+            change = _replacement_change(changed, *(replacements or {})[row.updated_at])
         confidence = row.properties.get("confidence")
         shown.append(
             {
@@ -871,6 +879,20 @@ def _versions(versions: list[browse_store.VersionRow]) -> list[Version]:
         )
         before = row
     return shown
+
+
+def _replacement_change(changed: list[str], what: str, other: UUID) -> str:
+    """A version written as the memory replaced `other` ("took") or as that was undone ("gave
+    back"), in words: the properties it took over (authority.INHERITED) and any other change."""
+    taken = [f for f in changed if f in authority.INHERITED]
+    rest = [f for f in changed if f not in authority.INHERITED]
+    if not taken:
+        return "changed " + ", ".join(changed)
+    if what == "took":
+        said = f"took over {', '.join(taken)} from {other}, which it replaced"
+    else:
+        said = f"gave back the {', '.join(taken)} it took from {other} (the replacement was undone)"
+    return said + (f"; changed {', '.join(rest)}" if rest else "")
 
 
 def _memory_id(value: object) -> UUID:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import Any, Literal
 from uuid import UUID
 
 from psycopg import Connection, sql
@@ -440,6 +440,29 @@ def versions(conn: Connection[Any], memory_id: UUID) -> list[VersionRow]:
     with conn.cursor(row_factory=class_row(VersionRow)) as cur:
         cur.execute(VERSIONS, {"id": memory_id})
         return cur.fetchall()
+
+
+# When the memory replaced another (a SUPERSEDES edge from it was made) and when that was
+# undone (the edge's tombstone): the moments a version of it took over what the other had,
+# and gave it back (MemoryService.give_back). Edges carry their first version's created_at.
+REPLACEMENTS = """
+SELECT dst_id, created_at, deleted_at FROM kb.graph_relationships
+WHERE src_id = %(id)s AND type = 'SUPERSEDES'
+ORDER BY version
+"""
+
+
+def replacements(
+    conn: Connection[Any], memory_id: UUID
+) -> dict[datetime, tuple[Literal["took", "gave back"], UUID]]:
+    """By moment: the memory took over another's properties (it replaced it) or gave them
+    back (the replacement was undone), and which memory that was."""
+    found: dict[datetime, tuple[Literal["took", "gave back"], UUID]] = {}
+    for other, created, deleted in conn.execute(REPLACEMENTS, {"id": memory_id}):
+        found.setdefault(created, ("took", other))
+        if deleted is not None:
+            found[deleted] = ("gave back", other)
+    return found
 
 
 # -- possible duplicates (kb.possible_duplicates, the principal's own rows) ------------------
