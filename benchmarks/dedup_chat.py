@@ -382,6 +382,10 @@ HOLDOUTS = {
     "first run against the version after stop 82's crosswise reading by subject (4fa4bb2)",
     "dedup_holdout_136.json": "chat turns only, 160 pairs (30 in nine other languages); "
     "first run against the version after stop 82's crosswise reading by subject (4fa4bb2)",
+    "dedup_holdout_137.json": "agent memories only, 160 pairs (30 in nine other languages); "
+    "first run against the version of stop 82 with stop 83's conflict state (4cb8510)",
+    "dedup_holdout_138.json": "chat turns only, 160 pairs (30 in nine other languages); "
+    "first run against the version of stop 82 with stop 83's conflict state (4cb8510)",
 }
 
 

@@ -54,6 +54,8 @@ UNSEEN = (
     "dedup_holdout_134.json",
     "dedup_holdout_135.json",
     "dedup_holdout_136.json",
+    "dedup_holdout_137.json",
+    "dedup_holdout_138.json",
 )
 
 

@@ -1389,10 +1389,25 @@ def test_orders_of_magnitude_are_part_of_the_value(existing: str, new: str, expe
         ("The API listens on port eight thousand and eighty.", "8080"),
         ("The import holds twelve thousand five hundred rows.", "12500"),
         ("The lab opened in two thousand and nineteen.", "2019"),
+        ("The pager group is half a dozen people.", "6"),
+        ("The topic is split into two dozen partitions.", "24"),
+        ("The kit holds three dozen swabs.", "36"),
     ],
 )
 def test_a_number_written_in_several_words_is_one_value(text: str, value: str) -> None:
     assert value in dedup.statement(text).values
+
+
+@pytest.mark.parametrize(
+    ("text", "values"),
+    [
+        ("The pager group is half a dozen people.", {"6"}),  # not a dozen
+        ("The topic is split into two dozen partitions.", {"24"}),  # not 2 and 12
+        ("The job runs a dozen retries.", {"12"}),
+    ],
+)
+def test_a_dozen_and_its_parts_are_one_number(text: str, values: set[str]) -> None:
+    assert dedup.statement(text).values == values
 
 
 @pytest.mark.parametrize(
@@ -3511,6 +3526,52 @@ def test_in_a_language_the_rule_cannot_read_every_word_kept_needs_no_word_added(
     assert verdict(0.98, "Niemals direkt auf main pushen", "Niemals direkt auf main pushen.") == (
         "supersede"
     )
+    # and a value written otherwise ("10k" / "10.000")
+    limit = ("Limite di annunci: 10k per gruppo", "Limite di annunci: 10.000 per gruppo")
+    assert verdict(0.98, *limit) == "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Henrik werkte aan de Consul-migratie.", "Henrik werkt aan de Consul-migratie."),
+        ("Ana trabajaba en el equipo de pagos.", "Ana trabaja en el equipo de pagos."),
+        ("Jonas arbeitete an der Konfiguration.", "Jonas arbeitet an der Konfiguration."),
+        ("Le job tournait chaque nuit.", "Le job tourne chaque nuit."),
+    ],
+    ids=["dutch-past", "spanish-imperfect", "german-past", "french-imperfect"],
+)
+def test_in_a_language_the_rule_cannot_read_a_word_in_another_form_is_no_rewording(
+    existing: str, new: str
+) -> None:
+    # the stems agree, the grammar does not (the past against the present): kept both
+    assert verdict(0.99, existing, new) != "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "The alert fires when a blade becomes iced.",
+            "The alert fires when a blade becomes de-iced.",
+        ),
+        ("The client uses blocking sockets.", "The client uses non-blocking sockets."),
+        ("Exports are written as compressed files.", "Exports are written as un-compressed files."),
+        ("The worker container runs as root.", "The worker container runs as a non-root user."),
+    ],
+    ids=["de-iced", "non-blocking", "un-compressed", "non-root"],
+)
+def test_a_word_and_its_hyphened_negation_are_a_conflict(existing: str, new: str) -> None:
+    assert dedup.negates(existing, new)
+    decision = POLICY.explain(0.97, existing, new)
+    assert (decision.verdict, decision.reason) == ("possible_duplicate", "opposite value")
+
+
+def test_a_hyphened_negation_against_a_negated_word_agrees() -> None:
+    # "do not ... production" / "only ... non-production": the same rule, no conflict
+    existing = "Do not run the load tests against production."
+    new = "The load tests may only be pointed at non-production environments."
+    assert not dedup.negates(existing, new)
 
 
 def test_a_change_said_of_another_thing_of_the_same_kind_does_not_supersede() -> None:
@@ -7639,3 +7700,25 @@ def test_a_correction_that_rejects_the_memory_s_own_number_still_corrects(
 ) -> None:
     assert not dedup.compare(existing, new).corrects_another
     assert POLICY.explain(0.85, existing, new, corrects=True).verdict == "supersede"
+
+
+@pytest.mark.parametrize(
+    "new",
+    [
+        "Odile: update: costume fitting is tuesday at 6",
+        "Odile: Update - costume fitting is tuesday at 6",
+        "Odile: UPDATE: costume fitting is tuesday at 6",
+    ],
+)
+def test_update_after_a_speakers_name_says_it_changed(new: str) -> None:
+    # the marker opens what the speaker says, as "Update:" opens a note
+    assert dedup.says_it_changed("Odile: costume fitting is tuesday at 5", new)
+
+
+def test_update_inside_a_sentence_is_no_change_word() -> None:
+    existing = "Odile: costume fitting is tuesday at 5"
+    assert not dedup.says_it_changed(existing, "Odile: the update on costumes is tuesday at 5")
+    # nor after a label that is no speaker ("Note: update ...")
+    assert not dedup.says_it_changed(
+        "Note: the firmware is 2.1", "Note: update firmware to 2.1 on every handset"
+    )

@@ -1127,7 +1127,7 @@ _DENOMINATORS = {
 # the words a number written in words is made of (its text, for _cardinal and _is_value)
 _NUMBER_PHRASE_WORDS = frozenset(
     [*_UNIT_WORDS, *_TEEN_WORDS, *_TENS_WORDS, "hundred", "and", "a", "an", "half", "quarter"]
-) | {"of", "quarters", "thousand", *_DENOMINATORS}
+) | {"of", "quarters", "thousand", "dozen", *_DENOMINATORS}
 
 
 def _number_phrase(text: str) -> bool:
@@ -1202,6 +1202,8 @@ def _number_in_words(tokens: list[_Token], i: int) -> tuple[Decimal, int] | None
     unit = lower[2] if len(lower) > 2 else ""
     if lower[:2] in (["half", "an"], ["half", "a"]) and unit.rstrip("s") in _FRACTION_UNITS:
         return Decimal("0.5"), 2  # "half an hour"
+    if lower[:3] == ["half", "a", "dozen"]:
+        return Decimal(6), 3  # "half a dozen" is 6 (not a dozen, 12)
     quarter = lower[:3] in (["quarter", "of", "an"], ["quarter", "of", "a"])
     if quarter and len(lower) > 3 and lower[3].rstrip("s") in _FRACTION_UNITS:
         return Decimal("0.25"), 3  # "a quarter of an hour"
@@ -1213,6 +1215,9 @@ def _number_in_words(tokens: list[_Token], i: int) -> tuple[Decimal, int] | None
     found = _below_thousand(tokens, i)
     if found is None:
         return None
+    end = i + found[1]
+    if end < len(tokens) and tokens[end].lower == "dozen" and not tokens[end - 1].pause:
+        return found[0] * 12, found[1] + 1  # "two dozen" is 24 (not 2 and 12)
     # "eight thousand and eighty", "twelve thousand five hundred"
     value, size = _times(tokens, i, found, "thousand", _below_thousand)
     rest = [t.lower for t in tokens[i + size : i + size + 4]]
@@ -2100,7 +2105,9 @@ def statement(text: str) -> Statement:
             and not _SAYING & set(lower[max(0, i - 4) : i])
         )
     }
-    if lower[:1] == ["update"] and tokens[0].pause:
+    # (after a speaker's name too: "Odile: *update:* costume fitting is tuesday at 6")
+    opening = 1 if lower[1:2] == ["update"] and label(text) is not None else 0
+    if lower[opening : opening + 1] == ["update"] and tokens[opening].pause:
         markers.add("updated")  # "*Update:* the cron now runs at 03:00"
     markers.update(
         " ".join(lower[i : i + 2])
@@ -4076,7 +4083,11 @@ def _opposite_exchanged(existing: str, new: str) -> bool | Literal["of another t
         # readers tell from an exchange)
         pairs = [frozenset({a, b}) for a in gone for b in came if not (a in said and b in had)]
         if any(
-            pair in _ANTONYM_PAIRS or (pair in OPPOSITES and polarity_opposite(pair, existing, new))
+            pair in _ANTONYM_PAIRS
+            or (pair in OPPOSITES and polarity_opposite(pair, existing, new))
+            # (of the same polarity: "Do *not* run them against production" / "point them
+            # only at *non-production* ones" agree)
+            or (_hyphen_negated(pair) and old.negations == new_.negations)
             for pair in pairs
         ):
             found = True
@@ -4090,6 +4101,15 @@ def _opposite_exchanged(existing: str, new: str) -> bool | Literal["of another t
     if any(_names_a_thing(a, new_) and _names_a_thing(b, old) for a, b in others):
         return "of another thing"
     return True
+
+
+def _hyphen_negated(pair: Set[str]) -> bool:
+    """One word is the other with a negating prefix and a hyphen ("iced" / "de-iced",
+    "blocking" / "non-blocking")."""
+    if len(pair) != 2:
+        return False
+    short, long = sorted(pair, key=len)
+    return len(short) >= 3 and any(long == prefix + short for prefix in _HYPHENED_NEGATIONS)
 
 
 def _names_a_thing(span: Sequence[_Token], other: Statement) -> bool:
@@ -4596,6 +4616,9 @@ REWORDING_OPPOSITES = _WRITTEN_OPPOSITES | frozenset(
     frozenset(_stem(word) for word in pair) for pair in _WRITTEN_OPPOSITES
 )
 _NEGATING_PREFIXES = ("dis", "un", "in", "im", "ir", "il", "non", "non-")
+# The same, written with a hyphen, which a text reads as a value and whose word it keeps
+# ("iced" / "*de-*iced"); "de" alone begins too many words ("grade" / "degrade").
+_HYPHENED_NEGATIONS = ("de-", "un-", "non-", "dis-")
 # At most this many content words of each text missing from the other in a rewording.
 REWORDED_WORDS = 1
 
@@ -4785,6 +4808,11 @@ def _joined_words(one: Statement, other: Statement) -> frozenset[str]:
         if (joined := _stem(first.lower + second.lower)) in other.words:
             found |= {first.norm, second.norm, joined}
     return frozenset(found)
+
+
+def _as_written(one: Statement) -> list[str]:
+    """The text's words as written (in lower case), its values as read ("10k" / "10.000")."""
+    return [t.norm if _is_value(t) else t.lower for t in one.tokens]
 
 
 def restates_the_values(existing: str, new: str) -> bool:
@@ -7855,6 +7883,7 @@ class Comparison:
     english: bool = True  # both texts read as English (reads_english)
     same_words: bool = False  # the same content words, only the writing differs
     same_order: bool = False  # ... and in the same order
+    same_written: bool = False  # ... each word as written, not only its stem
     says_less: bool = False  # says_less
     extends_a_name: bool = False  # extends_a_name
     # two things in each other's places, clause by clause (verify_features.exchange)
@@ -8515,6 +8544,7 @@ def compare(existing: str, new: str) -> Comparison:
         english=reads_english(existing) and reads_english(new),
         same_words=old.words == new_.words and old.negations == new_.negations,
         same_order=[t.norm for t in old.tokens] == [t.norm for t in new_.tokens],
+        same_written=_as_written(old) == _as_written(new_),
         says_less=says_less(old, new_),
         bound_turned=_bound_turned(old, new_),
         item_added=adds_an_item(existing, new),
@@ -8905,8 +8935,9 @@ class DedupPolicy:
         # in a language the rule cannot read ("nicht" is no negation to it), every word kept
         # is evidence only when no word was added either, and none moved (it cannot tell
         # two names exchanged in a Chinese text: "Teodor 主值班 Astrid 副值班" / "Astrid 主值班
-        # Teodor 副值班")
-        readable = readable or (pair.same_words and pair.same_order)
+        # Teodor 副值班"), nor changed in form (its stems are not its grammar: "Henrik
+        # *werkte* aan ..." / "Henrik *werkt* aan ...", the past and the present)
+        readable = readable or (pair.same_words and pair.same_order and pair.same_written)
         if in_band and pair.restates and readable:
             return Decision("supersede", "keeps every word")
         # (never below the text rule's band: a lower threshold leaves reworded_from as it is)
