@@ -386,6 +386,10 @@ HOLDOUTS = {
     "first run against the version of stop 82 with stop 83's conflict state (4cb8510)",
     "dedup_holdout_138.json": "chat turns only, 160 pairs (30 in nine other languages); "
     "first run against the version of stop 82 with stop 83's conflict state (4cb8510)",
+    "dedup_holdout_139.json": "agent memories only, 160 pairs (30 in nine other languages); "
+    "first run against stop 83's readings after sets 137 and 138 (9d9924a)",
+    "dedup_holdout_140.json": "chat turns only, 160 pairs (30 in nine other languages); "
+    "first run against stop 83's readings after sets 137 and 138 (9d9924a)",
 }
 
 

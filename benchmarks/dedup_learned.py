@@ -56,6 +56,8 @@ UNSEEN = (
     "dedup_holdout_136.json",
     "dedup_holdout_137.json",
     "dedup_holdout_138.json",
+    "dedup_holdout_139.json",
+    "dedup_holdout_140.json",
 )
 
 
