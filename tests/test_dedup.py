@@ -7722,3 +7722,27 @@ def test_update_inside_a_sentence_is_no_change_word() -> None:
     assert not dedup.says_it_changed(
         "Note: the firmware is 2.1", "Note: update firmware to 2.1 on every handset"
     )
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "Ines is fine with force-pushing to feature branches.",
+            "Ines is fine with force-pushing to her own feature branches.",
+        ),
+        (
+            "The Redis cache is shared between staging and production.",
+            "Staging and production each have their own Redis cache.",
+        ),
+        ("Kwame wants reviews within 24 hours.", "Kwame's own reviews arrive within 24 hours."),
+    ],
+    ids=["her-own", "their-own", "names-own"],
+)
+def test_own_after_a_possessive_restricts_what_a_text_says(existing: str, new: str) -> None:
+    # "her own feature branches" are some of them: a narrower statement, kept both
+    assert POLICY.explain(0.96, existing, new).verdict != "supersede"
+
+
+def test_own_without_a_possessive_restricts_nothing() -> None:
+    assert not dedup._restricted(dedup.statement("Teams own their services end to end."))

@@ -5354,11 +5354,13 @@ _LOWER_BOUND = frozenset(_stem(word) for word in ("min", "minimum", "least", "fl
 
 
 def _restricted(one: Statement) -> frozenset[str]:
-    """The words of the text that restrict what it says to part of it (_RESTRICTING), and
-    "but" after a word of all ("applies to *everything but* hotfixes", "*all but* one")."""
+    """The words of the text that restrict what it says to part of it (_RESTRICTING), "but"
+    after a word of all ("applies to *everything but* hotfixes", "*all but* one"), and "own"
+    after a possessive ("force-pushing to *her own* feature branches")."""
     lower = [token.lower for token in one.tokens]
     but = {b for a, b in pairwise(lower) if b == "but" and a in _ALL_OF}
-    return frozenset(lower) & _RESTRICTING | but
+    own = {b for a, b in pairwise(lower) if b == "own" and (a in _POSSESSIVES or a.endswith("'s"))}
+    return frozenset(lower) & _RESTRICTING | but | own
 
 
 _ALL_OF = frozenset({"everything", "anything", "everyone", "anyone", "everybody", "all"})
