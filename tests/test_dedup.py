@@ -7746,3 +7746,11 @@ def test_own_after_a_possessive_restricts_what_a_text_says(existing: str, new: s
 
 def test_own_without_a_possessive_restricts_nothing() -> None:
     assert not dedup._restricted(dedup.statement("Teams own their services end to end."))
+
+
+def test_own_after_as_says_what_a_thing_is_not_a_restriction() -> None:
+    # "runs as its own Go microservice": a service apart, not part of one
+    assert not dedup._restricted(
+        dedup.statement("The e-book integration runs as its own Go microservice.")
+    )
+    assert dedup._restricted(dedup.statement("Ines force-pushes to her own branches.")) == {"own"}

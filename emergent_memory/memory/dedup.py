@@ -5356,10 +5356,17 @@ _LOWER_BOUND = frozenset(_stem(word) for word in ("min", "minimum", "least", "fl
 def _restricted(one: Statement) -> frozenset[str]:
     """The words of the text that restrict what it says to part of it (_RESTRICTING), "but"
     after a word of all ("applies to *everything but* hotfixes", "*all but* one"), and "own"
-    after a possessive ("force-pushing to *her own* feature branches")."""
+    after a possessive ("force-pushing to *her own* feature branches"; not after "as", which
+    says what a thing is: "runs *as its own* Go microservice", a service apart)."""
     lower = [token.lower for token in one.tokens]
     but = {b for a, b in pairwise(lower) if b == "but" and a in _ALL_OF}
-    own = {b for a, b in pairwise(lower) if b == "own" and (a in _POSSESSIVES or a.endswith("'s"))}
+    own = {
+        "own"
+        for i in range(1, len(lower))
+        if lower[i] == "own"
+        and (lower[i - 1] in _POSSESSIVES or lower[i - 1].endswith("'s"))
+        and not (i > 1 and lower[i - 2] == "as")
+    }
     return frozenset(lower) & _RESTRICTING | but | own
 
 
