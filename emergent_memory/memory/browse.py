@@ -862,8 +862,9 @@ def _versions(
             if before is None
             else [f for f in TRACKED if row.properties.get(f) != before.properties.get(f)]
         )
-        if changed and change.startswith("changed ") and row.updated_at in (replacements or {}):
-            change = _replacement_change(changed, *(replacements or {})[row.updated_at])
+        replaced = (replacements or {}).get(row.updated_at)
+        if replaced is not None and changed and change.startswith("changed "):
+            change = _replacement_change(changed, *replaced)
         confidence = row.properties.get("confidence")
         shown.append(
             {
