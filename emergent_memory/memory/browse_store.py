@@ -290,7 +290,7 @@ def _after(key: SortKey, part: str | None, after: Sequence[Any] | None) -> sql.C
 def rows(conn: Connection[Any], principal: Principal, ids: Sequence[UUID]) -> dict[UUID, BrowseRow]:
     """The memories of `ids` that the principal sees (any status), by id."""
     statement = sql.SQL(ROWS).format(
-        provenance=store.provenance_join("o.canonical_id"),
+        provenance=store.provenance_join(**store.ANY_STATUS_JOIN),
         evidence=store.evidence_join("o.canonical_id"),
         visible=sql.SQL(store.VISIBLE),
     )

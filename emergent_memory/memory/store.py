@@ -214,9 +214,9 @@ LEFT JOIN LATERAL (
 
 # The active memories a memory conflicts with (CONFLICTS_WITH, either way; migration 0016), as
 # JSON: each one's id, source and creation time, for ranking and marking (row-level security
-# keeps it to what the caller sees). None for a memory that is itself superseded or deleted:
-# its conflict is settled (the link stays, for undo and its relationships). A lateral join on
-# the memory's id, like PROVENANCE.
+# keeps it to what the caller sees). None for a memory that is itself superseded or deleted
+# (`memory_active` false): its conflict is settled (the link stays, for undo and its
+# relationships). A lateral join on the memory's id, like PROVENANCE.
 CONFLICTS = """
 LEFT JOIN LATERAL (
     SELECT jsonb_agg(jsonb_build_object(
@@ -228,9 +228,7 @@ LEFT JOIN LATERAL (
       ON other.canonical_id = CASE WHEN e.src_id = {memory_id} THEN e.dst_id ELSE e.src_id END
      AND other.is_head
     WHERE (e.src_id = {memory_id} OR e.dst_id = {memory_id}) AND e.type = 'CONFLICTS_WITH'
-      AND e.is_head AND e.deleted_at IS NULL AND kb.is_active_memory(other)
-      AND EXISTS (SELECT FROM kb.graph_objects me
-                  WHERE me.canonical_id = {memory_id} AND kb.is_active_memory(me))
+      AND e.is_head AND e.deleted_at IS NULL AND kb.is_active_memory(other) AND {memory_active}
 ) conflicts ON true
 """
 
@@ -613,10 +611,17 @@ def contexts_of(conn: Connection[Any], memory_id: UUID) -> list[UUID]:
     return [UUID(str(row[0])) for row in conn.execute(CONTEXTS_OF, {"id": memory_id})]
 
 
-def provenance_join(memory_id: str) -> sql.Composed:
+def provenance_join(memory_id: str, *, memory_active: str) -> sql.Composed:
     """PROVENANCE and CONFLICTS joined on the memory id of the statement's row (`memory_id`, a
-    column): where it came from and what it conflicts with."""
-    return sql.SQL(PROVENANCE + CONFLICTS).format(memory_id=sql.SQL(memory_id))
+    column): where it came from and what it conflicts with, while the row is an active memory
+    (`memory_active`, an expression of the row)."""
+    return sql.SQL(PROVENANCE + CONFLICTS).format(
+        memory_id=sql.SQL(memory_id), memory_active=sql.SQL(memory_active)
+    )
+
+
+# The rows of ANY_STATUS (kb.graph_objects o) are in any status: the conflicts of an active one.
+ANY_STATUS_JOIN = {"memory_id": "o.canonical_id", "memory_active": "kb.is_active_memory(o)"}
 
 
 def evidence_join(memory_id: str) -> sql.Composed:
@@ -627,7 +632,7 @@ def evidence_join(memory_id: str) -> sql.Composed:
 def memory_rows(conn: Connection[Any], ids: list[UUID]) -> dict[UUID, InactiveRow]:
     """The memories of `ids` that the transaction sees, in any status, by id."""
     statement = sql.SQL(MEMORY_ROWS).format(
-        provenance=provenance_join("o.canonical_id"), evidence=evidence_join("o.canonical_id")
+        provenance=provenance_join(**ANY_STATUS_JOIN), evidence=evidence_join("o.canonical_id")
     )
     with conn.cursor(row_factory=class_row(InactiveRow)) as cur:
         cur.execute(statement, {"ids": ids})
@@ -672,7 +677,7 @@ def list_visible(
     )
     statement = sql.SQL(LIST_VISIBLE).format(
         page=page,
-        provenance=provenance_join("o.canonical_id"),
+        provenance=provenance_join(**ANY_STATUS_JOIN),
         evidence=evidence_join("o.canonical_id"),
     )
     with conn.cursor(row_factory=class_row(InactiveRow)) as cur:
@@ -709,7 +714,7 @@ def list_inactive(
     statement = sql.SQL(LIST_INACTIVE).format(
         writable=sql.SQL(writable),
         state=sql.SQL(INACTIVE_STATES[state]),
-        provenance=provenance_join("o.canonical_id"),
+        provenance=provenance_join(**ANY_STATUS_JOIN),
         evidence=evidence_join("o.canonical_id"),
     )
     with conn.cursor(row_factory=class_row(InactiveRow)) as cur:
@@ -807,7 +812,7 @@ def recall(
     lifecycle properties); ranked with the recency, importance and decay settings."""
     statement = sql.SQL(RECALL).format(
         version=sql.SQL(RECALLED_HEAD if as_of is None else RECALLED_AS_OF),
-        provenance=provenance_join("r.id"),
+        provenance=provenance_join("r.id", memory_active="true"),  # recall finds active ones
         evidence=evidence_join("r.id"),
     )
     params = _params(
