@@ -822,8 +822,13 @@ TRACKED = (
 )
 
 
-def _change(row: browse_store.VersionRow, before: browse_store.VersionRow) -> str:
-    """What `row` changed from the version `before` it, in words (reasons in brackets)."""
+def _change(
+    row: browse_store.VersionRow,
+    before: browse_store.VersionRow,
+    replaced: tuple[str, UUID] | None = None,
+) -> str:
+    """What `row` changed from the version `before` it, in words (reasons in brackets); a
+    version written as the memory replaced another or gave that back (`replaced`) says so."""
     now, was = row.properties, before.properties
     if row.deleted_at is not None and before.deleted_at is None:
         return "deleted" + (f" ({row.delete_reason})" if row.delete_reason else "")
@@ -841,6 +846,8 @@ def _change(row: browse_store.VersionRow, before: browse_store.VersionRow) -> st
     if was.get("archived_at") and not now.get("archived_at"):
         return "restored from the archive"
     changed = [f for f in TRACKED if now.get(f) != was.get(f)]
+    if changed and replaced is not None:
+        return _replacement_change(changed, *replaced)
     if changed:
         return "changed " + ", ".join(changed)
     return "no change to its text, category or confidence"
@@ -856,15 +863,13 @@ def _versions(
     shown: list[Version] = []
     before: browse_store.VersionRow | None = None
     for row in versions:
-        change = "created" if before is None else _change(row, before)
+        replaced = (replacements or {}).get(row.updated_at)
+        change = "created" if before is None else _change(row, before, replaced)
         changed = (
             []
             if before is None
             else [f for f in TRACKED if row.properties.get(f) != before.properties.get(f)]
         )
-        replaced = (replacements or {}).get(row.updated_at)
-        if replaced is not None and changed and change.startswith("changed "):
-            change = _replacement_change(changed, *replaced)
         confidence = row.properties.get("confidence")
         shown.append(
             {
@@ -887,7 +892,7 @@ def _replacement_change(changed: list[str], what: str, other: UUID) -> str:
     back"), in words: the properties it took over (authority.INHERITED) and any other change."""
     taken = [f for f in changed if f in authority.INHERITED]
     rest = [f for f in changed if f not in authority.INHERITED]
-    if not taken:
+    if not taken:  # (a person's edit in the same moment: no replacement's doing)
         return "changed " + ", ".join(changed)
     if what == "took":
         said = f"took over {', '.join(taken)} from {other}, which it replaced"
