@@ -390,6 +390,8 @@ HOLDOUTS = {
     "first run against stop 83's readings after sets 137 and 138 (9d9924a)",
     "dedup_holdout_140.json": "chat turns only, 160 pairs (30 in nine other languages); "
     "first run against stop 83's readings after sets 137 and 138 (9d9924a)",
+    "dedup_holdout_141.json": "agent memories only, 160 pairs (30 in nine other languages); "
+    "first run against stop 83's five readings, 'own' included (aaa133c)",
 }
 
 

@@ -58,6 +58,7 @@ UNSEEN = (
     "dedup_holdout_138.json",
     "dedup_holdout_139.json",
     "dedup_holdout_140.json",
+    "dedup_holdout_141.json",
 )
 
 
