@@ -7754,3 +7754,126 @@ def test_own_after_as_says_what_a_thing_is_not_a_restriction() -> None:
         dedup.statement("The e-book integration runs as its own Go microservice.")
     )
     assert dedup._restricted(dedup.statement("Ines force-pushes to her own branches.")) == {"own"}
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "The scheduler notifies drivers when their route changes.",
+            "The scheduler notifies dispatchers when a driver's route changes.",
+        ),
+        (
+            "Billing sends customers a receipt after each payment.",
+            "Billing sends the finance team a receipt after each customer payment.",
+        ),
+        (
+            "The bot pings the author when their PR goes stale.",
+            "The bot pings the reviewers when the author's PR goes stale.",
+        ),
+        (
+            "The warden texts the tenant whenever their boiler fails.",
+            "The warden texts the plumber whenever a tenant's boiler fails.",
+        ),
+    ],
+    ids=["possessive", "modifier", "after-a-determiner", "reverse-order"],
+)
+def test_another_party_in_the_place_of_one_named_beside_it_is_another_statement(
+    existing: str, new: str
+) -> None:
+    # "notifies *dispatchers* when a *driver's* route changes": the drivers are named only
+    # as whose route it is; someone else is notified
+    assert dedup.moves_a_party_aside(existing, new)
+    assert dedup.moves_a_party_aside(new, existing)
+    assert POLICY.explain(0.96, existing, new) == dedup.Decision(
+        "possible_duplicate", "another statement"
+    )
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("The user likes tests for the parser.", "The user likes parser tests."),
+        (
+            "tariffd emails customers their invoice every month.",
+            "Every month tariffd emails each customer's invoice to them.",
+        ),
+        (
+            "Staging deploys happen automatically on merge to develop.",
+            "On merge to develop, staging gets deployed automatically.",
+        ),
+        (
+            "The bot pings the author when their PR goes stale.",
+            "The bot pings the PR's author when it goes stale.",
+        ),
+    ],
+    ids=["object-as-modifier", "same-party", "passive", "party-kept-in-place"],
+)
+def test_a_party_kept_in_its_place_or_moved_with_no_other_is_no_other_party(
+    existing: str, new: str
+) -> None:
+    assert not dedup.moves_a_party_aside(existing, new)
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("A jumpbook session costs NZ$25.", "A jumpbook session costs 25 NZD."),
+        ("The plan is US$ 40 a month.", "The plan is 40 USD a month."),
+        ("Parking costs A$9 per hour.", "Parking costs 9 AUD per hour."),
+        ("The bucket lives in Amazon S3.", "The bucket lives in AWS S3."),
+    ],
+    ids=["nz-dollar", "us-dollar-spaced", "a-dollar", "amazon-aws"],
+)
+def test_a_currency_or_a_vendor_written_two_ways_keeps_every_word(one: str, other: str) -> None:
+    assert dedup.restates(one, other)
+    assert dedup.changed_values(one, other) == 0
+
+
+def test_another_amount_in_another_dollar_is_still_another_value() -> None:
+    existing, new = "Parking costs A$9 per hour.", "Parking costs 12 AUD per hour."
+    assert dedup.changed_values(existing, new) == 1
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "jumpbook won't let a customer book two overlapping sessions.",
+            "Double-booking the same time slot is blocked by jumpbook for any single customer.",
+        ),
+        (
+            "Wiremu will not approve a pull request whose build is failing.",
+            "Wiremu blocks pull requests with a failing build.",
+        ),
+        ("The kiosk wont print receipts without paper loaded.", "The kiosk needs paper to print."),
+    ],
+)
+def test_a_refusal_for_no_time_is_no_plan(existing: str, new: str) -> None:
+    assert dedup._futures(dedup.statement(existing), dedup.statement(new)) == (False, False)
+    assert not dedup.another_occasion(existing, new)
+
+
+@pytest.mark.parametrize(
+    ("existing", "new", "futures"),
+    [
+        ("Kofi won't be at standup tomorrow.", "Kofi is at standup.", (True, False)),
+        (
+            "We will not ship the tariff change until next March.",
+            "We ship the tariff change.",
+            (True, False),
+        ),
+        ("The concert won't be livestreamed.", "The concert is livestreamed.", (True, False)),
+        # "won't" against "will" of the same: one tense, one negating the other
+        (
+            "The importer will retry failed rows.",
+            "The importer won't retry failed rows.",
+            (True, True),
+        ),
+    ],
+    ids=["for-a-time", "until-a-time", "wont-be", "against-will"],
+)
+def test_a_refusal_for_a_time_or_beside_a_will_is_read_as_said(
+    existing: str, new: str, futures: tuple[bool, bool]
+) -> None:
+    assert dedup._futures(dedup.statement(existing), dedup.statement(new)) == futures

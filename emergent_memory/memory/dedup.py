@@ -551,6 +551,8 @@ ALIASES = {
     "specifications": "specs",
     "credentials": "creds",
     "statistics": "stats",
+    # the cloud's vendor by its name and its cloud's ("*Amazon* S3" / "*AWS* S3")
+    "amazon": "aws",
 }
 # The past forms of irregular verbs, and of verbs too short for the suffix rule ("used"), as
 # the verb: "built" matches "builds", "kept" matches "keeps" ("The CI pipeline builds the
@@ -611,6 +613,9 @@ _DECIMAL_COMMA = re.compile(
 # a lower-case "m" after a currency sign is a million ("$40m"), as "M" is (_with_magnitudes);
 # elsewhere "40m" is metres or minutes
 _CURRENCY_MILLIONS = re.compile(r"(?<=[$€£¥])(\d+(?:\.\d+)?)m\b")
+# the country before a dollar sign ("*NZ*$25", "*US*$ 40", "*A*$9"): the sign, as the code
+# after an amount is (_CURRENCY_WORDS: "25 NZD")
+_DOLLAR_COUNTRY = re.compile(r"(?<![\w$])(?:US|NZ|AU|CA|HK|NT|MX|SG|[ACRS])(?=\$)")
 _QUOTED = re.compile(r"`[^`]+`|\"[^\"]+\"|“[^”]+”")
 # A quoted text in back, double or single quotes, no apostrophe of a word ("Rafferty's")
 # opening or closing it: a part of a pattern (_pattern_parts), and verify's quoted text
@@ -973,7 +978,7 @@ def _tokens(text: str) -> list[_Token]:
     text = _SUNDAY.sub("Sunday", _HOUR_RANGE.sub(_hour_range, text))
     text = _DECIMAL_COMMA_BEFORE_TIME.sub(r"\1.\2", _DECIMAL_COMMA.sub(r"\1.\2", text))
     text = _THOUSANDS.sub("", text)
-    text = _CURRENCY_MILLIONS.sub(r"\1M", text)
+    text = _CURRENCY_MILLIONS.sub(r"\1M", _DOLLAR_COUNTRY.sub("", text))
     text = _DEGREES.sub(lambda m: f"{m.group(1)} deg{m.group(2)[0].upper()}", text)
     text = _DUTCH_OCLOCK.sub(_dutch_oclock, _CUBIC_METRES.sub("m³", text))
     text = _SLASH_RATE.sub(lambda m: " per " + _SLASH_UNITS.get(m.group(1), m.group(1)), text)
@@ -1982,8 +1987,10 @@ def _amount_number(text: str) -> str:
 
 # Currencies written as a word beside an amount: no detail of their own, as a sign is none
 # ("EUR 12k" / "\u20ac12,000", "1,900 NOK" / "1900 kroner")
-_CURRENCY_WORD_LIST = "eur euro euros usd dollar dollars gbp chf nok sek dkk kr kroner krone"
-_CURRENCY_WORDS = frozenset(_CURRENCY_WORD_LIST.split()) | {"kronor", "pln", "jpy", "yen"}
+_CURRENCY_WORD_LIST = """
+    eur euro euros usd dollar dollars gbp chf nok sek dkk kr kroner krone kronor pln jpy yen
+    nzd aud cad hkd sgd inr cny rmb brl mxn zar czk huf"""
+_CURRENCY_WORDS = frozenset(_CURRENCY_WORD_LIST.split())
 
 
 def _as_written_alike(tokens: list[_Token]) -> list[_Token]:
@@ -2877,7 +2884,9 @@ _PLAN_LABEL = re.compile(r"\s*(?:goal|aim|objective|plan)s?\b[^:.;]{0,30}:", re.
 _FUTURE_PHRASES = frozenset({("going", "to"), ("about", "to")})
 
 
-def _future(one: Statement) -> bool:
+def _future(one: Statement, *, refusals: bool = True) -> bool:
+    """Whether the text says what will be: "will", "'ll", "going to", "plan", ...; with
+    `refusals` False, not a refusal said for no time (_refusals)."""
     lower = [t.lower for t in one.tokens]
     # (a plan measured against is no plan: "ahead *of plan*", "*as planned*", "later *than
     # planned*", "according *to plan*"; nor "planned" after an article or a possessive, a
@@ -2887,9 +2896,51 @@ def _future(one: Statement) -> bool:
         for i, w in enumerate(lower[1:], start=1)
         if lower[i - 1] in _AGAINST_A_PLAN or (w == "planned" and lower[i - 1] in _DETERMINERS)
     }
+    if not refusals:
+        measured |= _refusals(one)
     return any(
         (w in _FUTURE and i not in measured) or w.endswith("'ll") for i, w in enumerate(lower)
     ) or any(p in _FUTURE_PHRASES for p in pairwise(lower))
+
+
+def _refusals(one: Statement) -> set[int]:
+    """Where the text says "won't" or "will not" of a thing it does or lets happen, for no
+    time ("jumpbook *won't let* a customer book two sessions", "Wiremu *will not* approve a
+    red build"): what it refuses, not a plan; not "*won't be*" (what will not be: "the
+    concert won't be livestreamed") nor a refusal for a time ("Kofi *won't* come
+    *tomorrow*")."""
+    lower = [t.lower for t in one.tokens]
+    if _anchors_of(one.tokens):
+        return set()
+    return {
+        i
+        for i, w in enumerate(lower)
+        if (w in ("won't", "wont") and lower[i + 1 : i + 2] != ["be"])
+        or (
+            w == "will"
+            and lower[i + 1 : i + 2] in (["not"], ["never"])
+            and lower[i + 2 : i + 3] != ["be"]
+        )
+    }
+
+
+def _futures(old: Statement, new: Statement) -> tuple[bool, bool]:
+    """_future of each text, a refusal for no time read as a plan only when the other text
+    says "will" of the same kind ("The importer *will* retry failed rows" / "The importer
+    *won't* retry failed rows": one tense, the negation of the other)."""
+    return (
+        _future(old, refusals=_says_will(new)),
+        _future(new, refusals=_says_will(old)),
+    )
+
+
+def _says_will(one: Statement) -> bool:
+    """The text says "will" or "'ll" without a negation after it."""
+    lower = [t.lower for t in one.tokens]
+    return any(
+        (w == "will" and lower[i + 1 : i + 2] not in (["not"], ["never"])) or w.endswith("'ll")
+        for i, w in enumerate(lower)
+    )
 
 
 _AGAINST_A_PLAN = frozenset({"of", "to", "as", "than", "behind"})
@@ -2912,7 +2963,8 @@ def another_occasion(existing: str, new: str) -> bool:
     # (two decisions: "will" says what was decided, no plan: "Decision: Ferncast *will use*
     # SQLite for local dev" / "Decision: for local dev, Ferncast *uses* SQLite")
     decisions = all(one.tokens and one.tokens[0].lower == "decision" for one in (old, new_))
-    if _future(old) != _future(new_) and not decisions:
+    old_plan, new_plan = _futures(old, new_)
+    if old_plan != new_plan and not decisions:
         return True
     opcodes, _ = alignment(existing, new)
     for operation, i1, _, j1, j2 in opcodes:
@@ -3306,9 +3358,10 @@ def plan_and_event(existing: str, new: str) -> bool:
     other corrects with a word that says a value changed ("the standup will be at 9:30 every
     day" / "the standup was moved to 10:00")."""
     old, new_ = statement(existing), statement(new)
-    if _future(old) == _future(new_):
+    old_plan, new_plan = _futures(old, new_)
+    if old_plan == new_plan:
         return False
-    (plan, event), event_text = ((old, new_), new) if _future(old) else ((new_, old), existing)
+    (plan, event), event_text = ((old, new_), new) if old_plan else ((new_, old), existing)
     plan_text = existing if plan is old else new
     if any(t.lower in _FROM_NOW for t in plan.tokens):
         return False
@@ -5599,6 +5652,78 @@ _POSSESSOR_PERSON = {
 }
 # "their" may stand for any one third person ("the user checks *their* / *his* blood sugar")
 _ANY_THIRD = frozenset({"he", "she", "it"})
+
+
+# Words between a verb and its object that leave the object's place as it is ("emails *the*
+# staff", "notifies *all* drivers").
+_OBJECT_DETERMINERS = _POSSESSIVES | frozenset({"the", "a", "an", "all", "every", "each", "any"})
+
+
+def moves_a_party_aside(existing: str, new: str) -> bool:
+    """One text's party between two words both texts have ("cardhub emails *patrons* when
+    ...") is replaced there by words of the other's own ("cardhub emails *staff* when ..."),
+    and named in the other only as the owner or the modifier of a noun that the first text
+    has after a determiner ("*their* card" / "a *patron's* card", "after *each* payment" /
+    "after each *customer* payment"): the thing is done to, for or by another party, the
+    first one only named beside it. Either way round."""
+    old, new_ = statement(existing), statement(new)
+    return _party_moved_aside(old, new_) or _party_moved_aside(new_, old)
+
+
+def _party_moved_aside(one: Statement, other: Statement) -> bool:
+    norms = {t.norm for t in one.tokens}
+    tokens = one.tokens
+    for i in range(1, len(tokens) - 1):
+        h = i - 1
+        while h > 0 and tokens[h].norm in _OBJECT_DETERMINERS:
+            h -= 1
+        head, party, then = tokens[h], tokens[i], tokens[i + 1]
+        if head.pause or party.lower.endswith(("'s", "s'")):
+            continue
+        if not (_plain_slot(head) and _plain_slot(party)):
+            continue
+        for j, token in enumerate(other.tokens):
+            if token.norm != head.norm or token.pause:
+                continue
+            k = j + 1
+            while k < len(other.tokens) and other.tokens[k].norm in _OBJECT_DETERMINERS:
+                k += 1
+            came: list[_Token] = []
+            while k < len(other.tokens) and other.tokens[k].norm != then.norm and len(came) < 4:
+                came.append(other.tokens[k])
+                k += 1
+            if k == len(other.tokens) or not 1 <= len(came) <= 3:
+                continue
+            if any(t.norm in norms or not _plain_slot(t) for t in came):
+                continue
+            if _named_aside(other, party, one):
+                return True
+    return False
+
+
+def _plain_slot(token: _Token) -> bool:
+    """A content word that is no value."""
+    return token.norm not in STOPWORDS and not _is_value(token)
+
+
+def _named_aside(other: Statement, party: _Token, one: Statement) -> bool:
+    """The party is named in `other` only as the owner or the modifier of a noun ("a
+    *patron's* card", "each *customer* payment") that `one` has after a determiner ("*their*
+    card", "*each* payment")."""
+    determined = {
+        noun.norm
+        for before, noun in pairwise(one.tokens)
+        if before.norm in _OBJECT_DETERMINERS and _plain_slot(noun)
+    }
+    named = [m for m, token in enumerate(other.tokens) if token.norm == party.norm]
+    return bool(named) and all(
+        m + 1 < len(other.tokens)
+        and not other.tokens[m].pause
+        and other.tokens[m + 1].norm in determined
+        and m > 0
+        and other.tokens[m - 1].norm in _OBJECT_DETERMINERS
+        for m in named
+    )
 
 
 def _other_possessor(existing: str, new: str) -> bool:
@@ -8508,6 +8633,7 @@ def compare(existing: str, new: str) -> Comparison:
         or default_and_required(existing, new)
         or tells_apart(existing, new)
         or adds_an_exception(existing, new)
+        or moves_a_party_aside(existing, new)
         or (
             (
                 elaborates(existing, new)
