@@ -7877,3 +7877,62 @@ def test_a_refusal_for_a_time_or_beside_a_will_is_read_as_said(
     existing: str, new: str, futures: tuple[bool, bool]
 ) -> None:
     assert dedup._futures(dedup.statement(existing), dedup.statement(new)) == futures
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("ledgerkit: Go 1.23.", "The ledgerkit backend is written in Go, version 1.23."),
+        (
+            "tallyweb \u2192 Vue 3 + Vite",
+            "The tallyweb frontend is built with Vue 3 and bundled with Vite.",
+        ),
+        (
+            "parcelq: port 7311.",
+            "The parcelq service listens for incoming connections on port 7311.",
+        ),
+        (
+            "fleetmate DB = Cloud SQL Postgres 16",
+            "The fleetmate database runs on Cloud SQL Postgres 16.",
+        ),
+    ],
+    ids=["colon", "arrow", "port", "equals"],
+)
+def test_a_sentence_that_says_what_a_terse_note_says_says_no_more(existing: str, new: str) -> None:
+    assert dedup.terse_note(existing)
+    assert not dedup.says_more(
+        dedup.statement(existing), dedup.statement(new), terse=dedup.terse_note(existing)
+    )
+    assert POLICY.explain(0.86, existing, new).verdict == "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # a name added: of one instance only
+        (
+            "Redis eviction policy: allkeys-lru.",
+            "On the plugline Redis instance the eviction policy is allkeys-lru.",
+        ),
+        # a detail that is no sentence's word
+        ("parcelq: port 7311.", "The parcelq admin service listens on port 7311."),
+        # an item added to a list
+        (
+            "CI checks: lint, unit tests, build.",
+            "CI checks are lint, unit tests, build and a license scan.",
+        ),
+    ],
+    ids=["scope", "detail", "item"],
+)
+def test_a_sentence_that_adds_a_detail_to_a_terse_note_still_says_more(
+    existing: str, new: str
+) -> None:
+    assert POLICY.explain(0.9, existing, new).verdict != "supersede"
+
+
+def test_a_sentence_is_no_terse_note() -> None:
+    assert not dedup.terse_note("Tests run against a real Postgres, no mocks.")
+    assert not dedup.terse_note(
+        "The deploy failed: the migration timed out after 20 minutes on prod."
+    )
+    assert dedup.terse_note("Mina \u2014 no meetings Wed.")

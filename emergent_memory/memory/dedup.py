@@ -7306,7 +7306,7 @@ def extends_a_name(old: Statement, new: Statement) -> bool:
     return False
 
 
-def says_more(old: Statement, new: Statement) -> bool:
+def says_more(old: Statement, new: Statement, *, terse: bool = False) -> bool:
     """The new text says all the old one says, its content words in the same order, and adds
     words of its own among or around them ("Never commit .env files *to public repos*", "the
     Saltmarsh *staging* cert", "The user *was shocked* the AWS bill ...", "a *fork of* the
@@ -7314,7 +7314,9 @@ def says_more(old: Statement, new: Statement) -> bool:
     old statement may still hold as it stands. Words that only say how the same thing is
     said (_NO_DETAIL, _ADDS_NOTHING: "The API *listens on* port 7070", "... is not
     *allowed*") and the kind of a value or word the old text has (_kind_nouns: "on *port*
-    6379", "the main *branch*") are no words added."""
+    6379", "the main *branch*") are no words added; nor, when the old text is a terse note
+    (`terse`: terse_note), the words a sentence adds to one (_SENTENCE_WORDS: "stockroom:
+    Python 3.12." / "The stockroom *service* is *built* on Python 3.12")."""
     added = new.words - old.words - _NO_DETAIL - _ADDS_NOTHING - _kind_nouns(new, old.values)
     tokens = new.tokens
     # the kind named after an old word: "to main" / "to the main *branch*"; not after a
@@ -7332,6 +7334,8 @@ def says_more(old: Statement, new: Statement) -> bool:
     }
     if {token.norm for token in old.tokens} & _BOUND_WORDS:
         added -= _BOUND_WORDS  # "under 40 lines" / "*fewer* than 40 lines"
+    if terse:
+        added -= _SENTENCE_WORDS  # "stockroom: Python 3.12." / "The stockroom *service* is ..."
     if not added or old.words - new.words:
         return False
     old_order, new_order = _content_order(old), _content_order(new)
@@ -7339,6 +7343,29 @@ def says_more(old: Statement, new: Statement) -> bool:
     if not old_order or not all(word in remaining for word in old_order):
         return False  # reordered: a rewording as often as not
     return any(word in added for word in new_order)
+
+
+# A terse note: a few words, a colon, an arrow or a dash, and what is said of them
+# ("stockroom: Python 3.12.", "beacon-relay prod → eu-central only", "Mina — no meetings Wed").
+_TERSE_NOTE = re.compile(r"^[^:\u2192=.!?]{1,40}?(?::|\u2192|->|=|\s[\u2014\u2013-]\s)\s*\S")
+_TERSE_MOST = 10  # tokens
+
+
+def terse_note(text: str) -> bool:
+    """Whether the text is a terse note (_TERSE_NOTE, at most _TERSE_MOST words)."""
+    return _TERSE_NOTE.match(text) is not None and len(statement(text).tokens) <= _TERSE_MOST
+
+
+# The words a sentence adds to a terse note of the same: what the thing is ("service",
+# "frontend", "framework") and the verbs that say what a thing is written in, runs on, or
+# does with its values ("is *written in* Go 1.22", "*listens* for connections on port 9000",
+# "*stores* its data in Postgres 15"), none of them a detail of its own.
+_SENTENCE_WORD_LIST = """
+    service app application frontend backend api project repo codebase framework language
+    runtime interpreter database version written built build running runs listens connection
+    connections incoming store stores data host hosted bundled bundle based code currently
+    using uses"""
+_SENTENCE_WORDS = frozenset(_stem(word) for word in _SENTENCE_WORD_LIST.split())
 
 
 # Words a restatement adds beyond _NO_DETAIL that say nothing of their own: a rule's "not
@@ -8693,7 +8720,7 @@ def compare(existing: str, new: str) -> Comparison:
         two_events=two_events(existing, new),
         corrects_another=corrects_another(old, new, existing),
         narrows=narrows(existing, new),
-        says_more=says_more(old, new_),
+        says_more=says_more(old, new_, terse=terse_note(existing)),
         tense_differs=tense_differs(old, new_),
         plan_done=plan_and_done(old, new_)
         or headed_as_a_plan(existing, new)
