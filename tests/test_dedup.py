@@ -7936,3 +7936,58 @@ def test_a_sentence_is_no_terse_note() -> None:
         "The deploy failed: the migration timed out after 20 minutes on prod."
     )
     assert dedup.terse_note("Mina \u2014 no meetings Wed.")
+
+
+@pytest.mark.parametrize(
+    ("cron", "words"),
+    [
+        ("`45 4 * * *`", "every day at 04:45"),
+        ("*/10 * * * *", "every 10 minutes"),
+        ("0 7 * * 3", "every Wednesday at 07:00"),
+        ("0 7 * * 0", "every Sunday at 07:00"),
+        ("15 22 * * 1-5", "every weekday at 22:15"),
+        ("0 5 15 * *", "on day 15 of every month at 05:00"),
+        ("0 * * * *", "every hour"),
+    ],
+)
+def test_a_cron_schedule_is_written_in_words_beside_a_text_without_one(
+    cron: str, words: str
+) -> None:
+    existing, new = dedup.crons_written_out(f"fleetmate sync cron: {cron}.", "fleetmate syncs.")
+    assert (existing, new) == (f"fleetmate sync cron: {words}.", "fleetmate syncs.")
+
+
+@pytest.mark.parametrize(
+    "cron",
+    ["0 9,17 * * *", "0 */2 * * *", "0 6 * 1 *", "30 6 * * 1,3", "*/5 9 * * *"],
+    ids=["list", "hour-step", "month", "weekday-list", "step-in-an-hour"],
+)
+def test_a_cron_schedule_words_cannot_say_as_simply_is_left_as_written(cron: str) -> None:
+    assert dedup.crons_written_out(f"sync: {cron}", "sync daily")[0] == f"sync: {cron}"
+
+
+def test_two_cron_schedules_are_compared_as_written() -> None:
+    existing, new = "gridcap cron: `0 3 * * *`.", "gridcap cron: `30 3 * * *`."
+    assert dedup.crons_written_out(existing, new) == (existing, new)
+    assert dedup.changed_values(existing, new) >= 1
+
+
+@pytest.mark.parametrize(
+    ("existing", "new", "other"),
+    [
+        (
+            "The tariff export job runs every day at 04:45 UTC.",
+            "Tariff export job schedule: `45 4 * * *` (UTC).",
+            "Tariff export job schedule: `45 5 * * *` (UTC).",
+        ),
+        (
+            "fixit's reminder job runs every Wednesday at 07:00.",
+            "fixit reminder job cron: `0 7 * * 3`.",
+            "fixit reminder job cron: `0 7 * * 4`.",
+        ),
+    ],
+    ids=["daily", "weekly"],
+)
+def test_a_schedule_in_words_and_in_cron_is_one_value(existing: str, new: str, other: str) -> None:
+    assert dedup.changed_values(*dedup.crons_written_out(existing, new)) == 0
+    assert dedup.changed_values(*dedup.crons_written_out(existing, other)) >= 1

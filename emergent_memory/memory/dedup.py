@@ -725,7 +725,7 @@ _SAME_VERBS_GROUPS = (
     "keep retain",
     "hold store",
     "start begin kick",
-    "run listen fire",
+    "run listen fire schedule cron",
     "require need",
     "allow permit",
     "cap limit",
@@ -8342,6 +8342,54 @@ def values_as_the_other(existing: str, new: str) -> tuple[str, str]:
     return _shares_for(existing, new), _shares_for(new, existing)
 
 
+def crons_written_out(existing: str, new: str) -> tuple[str, str]:
+    """The two texts with a cron schedule written in words where the other text has none
+    (_cron_for)."""
+    return _cron_for(existing, new), _cron_for(new, existing)
+
+
+# A cron schedule of five fields, in back quotes or not ("`30 1 * * *`", "*/15 * * * *"):
+# minute, hour, day of the month, month, day of the week.
+_CRON = re.compile(
+    r"`?(?<![\w*/,-])(\*/\d{1,2}|\d{1,2})\s+(\*|\d{1,2})\s+(\*|\d{1,2})\s+(\*)\s+"
+    r"(\*|[0-7](?:-[0-7])?)(?![\w*/,-])`?"
+)
+_CRON_DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
+
+
+def _cron_for(text: str, other: str) -> str:
+    """`text` with each cron schedule (_CRON) written in words, when the other text has none
+    ("`30 1 * * *`" / "every day at 01:30", "*/15 * * * *" / "every 15 minutes", "0 6 * * 1"
+    / "every Monday at 06:00", "30 6 * * 1-5" / "every weekday at 06:30", "0 0 1 * *" / "on
+    day 1 of every month at 00:00"): one schedule written two ways. A schedule of other
+    fields (a list, a month, a step of hours) is left as written."""
+    if _CRON.search(other):
+        return text
+
+    def in_words(found: re.Match[str]) -> str:
+        minute, hour, day, _, weekday = found.groups()
+        if minute.startswith("*/"):
+            if (hour, day, weekday) != ("*", "*", "*"):
+                return found.group(0)
+            return f"every {int(minute[2:])} minutes"
+        if hour == "*":
+            if (day, weekday) != ("*", "*") or minute != "0":
+                return found.group(0)
+            return "every hour"
+        at = f"at {int(hour):02d}:{int(minute):02d}"
+        if day != "*":
+            return f"on day {int(day)} of every month {at}" if weekday == "*" else found.group(0)
+        if weekday == "*":
+            return f"every day {at}"
+        if weekday == "1-5":
+            return f"every weekday {at}"
+        if "-" in weekday:
+            return found.group(0)
+        return f"every {_CRON_DAYS[int(weekday) % 7]} {at}"
+
+    return _CRON.sub(in_words, text)
+
+
 # A rate over a unit of time ("30 messages *per second*", "40 bags *a minute*", "10 req/s",
 # "2k messages a day"): the amount, up to two words, how it is said per, the unit.
 _AMOUNT_RATE = re.compile(
@@ -8633,7 +8681,9 @@ def compare(existing: str, new: str) -> Comparison:
     apart as the other joins them, joined_as_the_other, and how often said in words as a
     period where the other gives one, rates_written_out, and a size that means what the
     other's does, or a share the other gives as a percentage, written as the other writes
-    it, values_as_the_other)."""
+    it, values_as_the_other; and a cron schedule in words where the other text has none,
+    crons_written_out)."""
+    existing, new = crons_written_out(existing, new)
     existing, new = rates_written_out(*joined_as_the_other(*spelled_out(existing, new)))
     existing, new = values_as_the_other(existing, new)
     old, new_ = statement(existing), statement(new)
