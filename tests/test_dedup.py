@@ -1963,25 +1963,58 @@ def test_every_one_said_the_other_way_is_the_same_statement(existing: str, new: 
 
 
 @pytest.mark.parametrize(
-    ("similarity", "existing", "new"),
+    ("similarity", "existing", "new", "decision"),
     [
-        (0.516, "The user's manager is Elena.", "The user's manager is now Kwame after the reorg."),
-        (0.48, "The user works from the Porto office.", "The user relocated to the Braga office."),
-        (0.55, "The API is written in Go 1.21.", "API was bumped to Go 1.22."),
+        # a word of its own besides the new value: kept beside it as a conflict (linked, the
+        # newer first), never superseded this far apart
+        (
+            0.516,
+            "The user's manager is Elena.",
+            "The user's manager is now Kwame after the reorg.",
+            dedup.Decision("possible_duplicate", "keeps the subject"),
+        ),
+        (
+            0.52,
+            "The user's editor is Helix.",
+            "The user switched to Zed as their daily editor.",
+            dedup.Decision("possible_duplicate", "keeps the subject"),
+        ),
+        # the subject, a change word and the new value alone: superseded (says_only_the_change)
+        (
+            0.48,
+            "The user works from the Porto office.",
+            "The user relocated to the Braga office.",
+            dedup.Decision("supersede", "says it changed"),
+        ),
+        (
+            0.55,
+            "The API is written in Go 1.21.",
+            "API was bumped to Go 1.22.",
+            dedup.Decision("supersede", "says it changed"),
+        ),
         # a person replaced in another sentence order: the first word is a name
-        (0.57, "Lena owns the search service.", "The search service is now owned by Kofi."),
-        (0.63, "Dara owns the payments service.", "The payments service is now owned by Omar."),
+        (
+            0.57,
+            "Lena owns the search service.",
+            "The search service is now owned by Kofi.",
+            dedup.Decision("supersede", "says it changed"),
+        ),
+        (
+            0.63,
+            "Dara owns the payments service.",
+            "The payments service is now owned by Omar.",
+            dedup.Decision("supersede", "says it changed"),
+        ),
     ],
 )
-def test_a_stated_change_that_keeps_the_subject_is_a_conflict_far_below_the_band(
-    similarity: float, existing: str, new: str
+def test_a_stated_change_that_keeps_the_subject_far_below_the_band(
+    similarity: float, existing: str, new: str, decision: dedup.Decision
 ) -> None:
     assert POLICY.change_from is not None
     assert POLICY.change_from <= similarity < POLICY.duplicates_from
-    decision = POLICY.explain(similarity, existing, new)
-    # kept beside it as a conflict (linked, the newer first), never superseded this far apart
-    assert (decision.verdict, decision.reason) == ("possible_duplicate", "keeps the subject")
-    assert decision.reason in dedup.CONFLICT_REASONS
+    assert POLICY.explain(similarity, existing, new) == decision
+    if decision.verdict != "supersede":
+        assert decision.reason in dedup.CONFLICT_REASONS
 
 
 @pytest.mark.parametrize(
@@ -2023,7 +2056,7 @@ def test_below_the_band_nothing_else_supersedes_or_is_reported(
 def test_below_change_from_nothing_is_read() -> None:
     assert POLICY.change_from is not None
     manager, changed = "The user's manager is Elena.", "The user's manager is now Kwame."
-    assert verdict(POLICY.change_from + 0.01, manager, changed) == "possible_duplicate"
+    assert verdict(POLICY.change_from + 0.01, manager, changed) == "supersede"
     assert verdict(POLICY.change_from - 0.01, manager, changed) == "distinct"
 
 
@@ -2095,6 +2128,9 @@ def test_the_band_keeps_the_guards_of_script_speaker_statement_and_values(
 def test_the_band_takes_up_to_three_values_with_a_word_that_only_says_a_change() -> None:
     old = "The nightly build uses 3 threads and 2 GB of memory."
     changed = "The nightly build was changed to 8 threads and 6 GB of memory."
+    assert POLICY.explain(IN_BAND, old, changed) == dedup.Decision("supersede", "says it changed")
+    # with a word of its own besides the values, kept beside it as a conflict
+    changed = "The nightly build was changed to 8 threads and 6 GB of memory for the larger suite."
     assert POLICY.explain(IN_BAND, old, changed).reason == "keeps the subject"
 
 
@@ -2102,10 +2138,14 @@ def test_a_correction_by_category_is_a_conflict_in_the_band_without_a_change_wor
     old, new = "The user's manager is Elena.", "The user's manager is Kwame."
     assert POLICY.explain(IN_BAND, old, new) == dedup.Decision("distinct", "not similar")
     # saved as a correction (source `corrected` or category `correction`): it says by itself
-    # that it corrects, so it is read as a stated change of the same subject
+    # that it corrects, so it is read as a stated change of the same subject, and saying only
+    # the new value, it supersedes
     assert POLICY.explain(IN_BAND, old, new, corrects=True) == dedup.Decision(
-        "possible_duplicate", "keeps the subject"
+        "supersede", "says it changed"
     )
+    assert POLICY.explain(
+        IN_BAND, old, "The user's manager is Kwame since the reorg.", corrects=True
+    ) == dedup.Decision("possible_duplicate", "keeps the subject")
     # another subject ("owns payments" / "owns webhooks") is no correction of it
     assert POLICY.explain(
         IN_BAND,
@@ -3135,9 +3175,7 @@ def test_a_change_word_is_no_subject_word_whatever_its_stem() -> None:
     existing = "The user works from Berlin."
     new = "Update: the user relocated and now works from Lisbon."
     assert dedup.keeps_the_subject(existing, new)
-    assert POLICY.explain(0.45, existing, new) == dedup.Decision(
-        "possible_duplicate", "keeps the subject"
-    )
+    assert POLICY.explain(0.45, existing, new) == dedup.Decision("supersede", "says it changed")
     assert dedup.keeps_the_subject(
         "ingest releases moved to Tuesday.", "ingest releases moved to Friday now."
     )
@@ -7991,3 +8029,44 @@ def test_two_cron_schedules_are_compared_as_written() -> None:
 def test_a_schedule_in_words_and_in_cron_is_one_value(existing: str, new: str, other: str) -> None:
     assert dedup.changed_values(*dedup.crons_written_out(existing, new)) == 0
     assert dedup.changed_values(*dedup.crons_written_out(existing, other)) >= 1
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Tamsin's terminal is Kitty.", "Tamsin switched her terminal to WezTerm."),
+        ("Repair tickets are tracked in Trello.", "Repair tickets moved to Linear."),
+        ("The fleetmate API runs on Cloud Run.", "The fleetmate API now runs on Heroku."),
+        ("Kofi's manager is Brigid.", "Update: Kofi's manager is Quentin."),
+    ],
+    ids=["switched", "moved", "now", "update"],
+)
+def test_a_change_that_says_only_the_subject_and_the_new_value_supersedes_however_far(
+    existing: str, new: str
+) -> None:
+    assert dedup.says_only_the_change(existing, new)
+    assert POLICY.explain(0.5, existing, new) == dedup.Decision("supersede", "says it changed")
+    # among the next nearest memories it is a conflict at most, never a supersession
+    assert POLICY.beside(0.5, existing, new) in (
+        None,
+        dedup.Decision("possible_duplicate", "next nearest changed"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # an attribute of its own: the font, not the terminal
+        ("Tamsin's terminal is Kitty.", "Tamsin switched her terminal font to Fira Code."),
+        # a modifier of the thing dropped: other tests
+        ("plugline uses Jest for unit tests.", "plugline switched its e2e tests to Playwright."),
+        # what was, not a value now
+        ("The user's mentor was Arjun.", "The user is now the mentor for Yusra."),
+    ],
+    ids=["attribute", "modifier", "past"],
+)
+def test_a_change_that_says_more_than_the_new_value_is_kept_as_a_conflict(
+    existing: str, new: str
+) -> None:
+    assert not dedup.says_only_the_change(existing, new)
+    assert POLICY.explain(0.5, existing, new).verdict != "supersede"

@@ -8065,6 +8065,7 @@ class Comparison:
     says_more: bool = False  # says_more: all the old text says, in order, and words added
     tense_differs: bool = False  # tense_differs: one verb in the past in one, present in other
     plan_done: bool = False  # plan_and_done: to be done in one, done in the other
+    only_the_change: bool = False  # says_only_the_change
 
     @property
     def one_value_of_one_subject(self) -> bool:
@@ -8775,6 +8776,7 @@ def compare(existing: str, new: str) -> Comparison:
         plan_done=plan_and_done(old, new_)
         or headed_as_a_plan(existing, new)
         or scheduled_and_done(old, new_),
+        only_the_change=says_only_the_change(existing, new),
     )
 
 
@@ -9173,6 +9175,8 @@ class DedupPolicy:
         # (below duplicates_from, as in the band below: the object replaced too)
         far = similarity < self.duplicates_from
         if self.change_from is not None and _states_a_change(pair, far=far):
+            if pair.only_the_change:
+                return Decision("supersede", "says it changed")
             return Decision("possible_duplicate", "keeps the subject")
         if pair.narrows and similarity >= self.duplicates_from:
             return Decision(close, "narrower statement")  # said why: of a part only
@@ -9194,6 +9198,8 @@ class DedupPolicy:
         if pair.history or pair.period_and_duration:  # how things were; another attribute
             return Decision("distinct", "not similar")
         if _states_a_change(pair, far=True):
+            if pair.only_the_change:  # the subject, a change word and the new value alone
+                return Decision("supersede", "says it changed")
             return Decision("possible_duplicate", "keeps the subject")
         if pair.value_after_the_subject:
             return Decision("possible_duplicate", "different value")
@@ -9375,6 +9381,34 @@ def _compared(existing: str, new: str, corrects: bool) -> Comparison:
         return pair
     says_what = pair.one_value_of_one_subject
     return replace(pair, marked=pair.marked or says_what, change_word=pair.change_word or says_what)
+
+
+def says_only_the_change(existing: str, new: str) -> bool:
+    """The new text says nothing but the old one's subject, a word that says it changed and
+    the new value ("Bea's login shell is zsh." / "Bea switched her login shell to fish.",
+    "Issue tracking is in Jira." / "Issue tracking moved to Linear."): no content word of
+    its own besides its values and change words, no word of the old text dropped before a
+    noun both keep ("the project uses Vitest for *unit* tests" / "... switched its e2e
+    tests ..."), and the old text not told in the past ("The user's onboarding buddy
+    *was* Lena" / "The user is now the onboarding buddy for Tom": what was, not a value
+    now)."""
+    old, new_ = statement(existing), statement(new)
+    if _past_told(old):
+        return False
+    written = {token.norm for token in new_.tokens}
+    changing = {_stem(word) for marker in new_.markers for word in marker.split()}
+    added = new_.words - old.words - new_.values - changing - _NO_DETAIL
+    # (a word only inside a value is part of it: "worker-prod" has no word "worker")
+    if any(word in written or not any(word in value for value in new_.values) for word in added):
+        return False
+    kept = {token.norm for token in old.tokens} & written
+    return not any(
+        _plain_slot(modifier)
+        and modifier.norm not in written
+        and _plain_slot(noun)
+        and noun.norm in kept
+        for modifier, noun in pairwise(old.tokens)
+    )
 
 
 def _states_a_change(pair: Comparison, *, far: bool = False) -> bool:
