@@ -8038,8 +8038,14 @@ def test_a_schedule_in_words_and_in_cron_is_one_value(existing: str, new: str, o
         ("Repair tickets are tracked in Trello.", "Repair tickets moved to Linear."),
         ("The fleetmate API runs on Cloud Run.", "The fleetmate API now runs on Heroku."),
         ("Kofi's manager is Brigid.", "Update: Kofi's manager is Quentin."),
+        # a name in the place of the old one, though it opens the sentence
+        (
+            "Arjun is the release captain for plugline.",
+            "Update: Lorcan is the release captain for plugline.",
+        ),
+        ("Eun-ji is on call for gridcap.", "Faisal is now on call for gridcap."),
     ],
-    ids=["switched", "moved", "now", "update"],
+    ids=["switched", "moved", "now", "update", "opening-name", "name-now"],
 )
 def test_a_change_that_says_only_the_subject_and_the_new_value_supersedes_however_far(
     existing: str, new: str
@@ -8062,8 +8068,10 @@ def test_a_change_that_says_only_the_subject_and_the_new_value_supersedes_howeve
         ("plugline uses Jest for unit tests.", "plugline switched its e2e tests to Playwright."),
         # what was, not a value now
         ("The user's mentor was Arjun.", "The user is now the mentor for Yusra."),
+        # a name and another value replaced
+        ("Maelle is the release captain for v3.", "Quentin took over as release captain for v4."),
     ],
-    ids=["attribute", "modifier", "past"],
+    ids=["attribute", "modifier", "past", "name-and-version"],
 )
 def test_a_change_that_says_more_than_the_new_value_is_kept_as_a_conflict(
     existing: str, new: str

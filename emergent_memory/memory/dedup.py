@@ -9398,6 +9398,7 @@ def says_only_the_change(existing: str, new: str) -> bool:
     written = {token.norm for token in new_.tokens}
     changing = {_stem(word) for marker in new_.markers for word in marker.split()}
     added = new_.words - old.words - new_.values - changing - _NO_DETAIL
+    added -= _names_in_place(old, new_, existing, new, changing)
     # (a word only inside a value is part of it: "worker-prod" has no word "worker")
     if any(word in written or not any(word in value for value in new_.values) for word in added):
         return False
@@ -9409,6 +9410,34 @@ def says_only_the_change(existing: str, new: str) -> bool:
         and noun.norm in kept
         for modifier, noun in pairwise(old.tokens)
     )
+
+
+def _names_in_place(
+    old: Statement, new: Statement, existing: str, new_text: str, changing: Set[str]
+) -> set[str]:
+    """The names `new` writes in the place of one of `old`'s, one capitalised word for
+    another ("*Yusra* is the tech lead" / "Update: *Henrike* is the tech lead"): the new
+    value, though a name that opens a sentence is read as a word; none when another value
+    of `old` is gone ("*Maya* is the release manager for *v4*" / "*Jun* took over as
+    release manager for *v5*": two values)."""
+    names: set[str] = set()
+    replaced: set[str] = set()
+    opcodes, _ = alignment(existing, new_text)
+    for operation, i1, i2, j1, j2 in opcodes:
+        if operation != "replace":
+            continue
+        gone = [t for t in old.tokens[i1:i2] if t.norm not in STOPWORDS | changing]
+        came = [t for t in new.tokens[j1:j2] if t.norm not in STOPWORDS | changing]
+        if (
+            len(gone) == len(came) == 1
+            and gone[0].text[:1].isupper()
+            and came[0].text[:1].isupper()
+        ):
+            names.add(came[0].norm)
+            replaced.add(gone[0].norm)
+    if any(not any(name in value for name in replaced) for value in old.values - new.values):
+        return set()
+    return names
 
 
 def _states_a_change(pair: Comparison, *, far: bool = False) -> bool:
