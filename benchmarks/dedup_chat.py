@@ -392,6 +392,10 @@ HOLDOUTS = {
     "first run against stop 83's readings after sets 137 and 138 (9d9924a)",
     "dedup_holdout_141.json": "agent memories only, 160 pairs (30 in nine other languages); "
     "first run against stop 83's five readings, 'own' included (aaa133c)",
+    "dedup_holdout_142.json": "agent memories only, 160 pairs (30 in nine other languages); "
+    "first run against stop 84's six readings (9b8e83e)",
+    "dedup_holdout_143.json": "chat turns only, 160 pairs (30 in nine other languages); "
+    "first run against stop 84's six readings (9b8e83e)",
 }
 
 

@@ -59,6 +59,8 @@ UNSEEN = (
     "dedup_holdout_139.json",
     "dedup_holdout_140.json",
     "dedup_holdout_141.json",
+    "dedup_holdout_142.json",
+    "dedup_holdout_143.json",
 )
 
 
