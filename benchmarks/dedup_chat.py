@@ -396,6 +396,9 @@ HOLDOUTS = {
     "first run against stop 84's six readings (9b8e83e)",
     "dedup_holdout_143.json": "chat turns only, 160 pairs (30 in nine other languages); "
     "first run against stop 84's six readings (9b8e83e)",
+    "dedup_holdout_144.json": "agent memories only, 160 pairs (30 in nine other languages); "
+    "first run against stop 84's readings, the name in place of the old one included "
+    "(e7b99f4)",
 }
 
 

@@ -61,6 +61,7 @@ UNSEEN = (
     "dedup_holdout_141.json",
     "dedup_holdout_142.json",
     "dedup_holdout_143.json",
+    "dedup_holdout_144.json",
 )
 
 

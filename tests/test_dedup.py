@@ -8044,8 +8044,13 @@ def test_a_schedule_in_words_and_in_cron_is_one_value(existing: str, new: str, o
             "Update: Lorcan is the release captain for plugline.",
         ),
         ("Eun-ji is on call for gridcap.", "Faisal is now on call for gridcap."),
+        # a value of several words is the value, not words of its own
+        (
+            "The seatline job queue lives on RabbitMQ.",
+            "The seatline job queue moved to Azure Service Bus.",
+        ),
     ],
-    ids=["switched", "moved", "now", "update", "opening-name", "name-now"],
+    ids=["switched", "moved", "now", "update", "opening-name", "name-now", "value-of-words"],
 )
 def test_a_change_that_says_only_the_subject_and_the_new_value_supersedes_however_far(
     existing: str, new: str

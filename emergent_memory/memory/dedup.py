@@ -9399,6 +9399,8 @@ def says_only_the_change(existing: str, new: str) -> bool:
     changing = {_stem(word) for marker in new_.markers for word in marker.split()}
     added = new_.words - old.words - new_.values - changing - _NO_DETAIL
     added -= _names_in_place(old, new_, existing, new, changing)
+    # (the words of a value are the value: "Azure Service Bus")
+    added -= {word for value in new_.values for word in value.split()}
     # (a word only inside a value is part of it: "worker-prod" has no word "worker")
     if any(word in written or not any(word in value for value in new_.values) for word in added):
         return False
