@@ -8049,8 +8049,21 @@ def test_a_schedule_in_words_and_in_cron_is_one_value(existing: str, new: str, o
             "The seatline job queue lives on RabbitMQ.",
             "The seatline job queue moved to Azure Service Bus.",
         ),
+        # a tool in lower case after the change word, in the place of the old text's last word
+        ("Tamsin's login shell is zsh.", "Tamsin switched her login shell to fish."),
+        ("The fixit team uses npm.", "The fixit team switched to pnpm."),
     ],
-    ids=["switched", "moved", "now", "update", "opening-name", "name-now", "value-of-words"],
+    ids=[
+        "switched",
+        "moved",
+        "now",
+        "update",
+        "opening-name",
+        "name-now",
+        "value-of-words",
+        "lower-case-tool",
+        "lower-case-after-a-verb",
+    ],
 )
 def test_a_change_that_says_only_the_subject_and_the_new_value_supersedes_however_far(
     existing: str, new: str
@@ -8075,8 +8088,13 @@ def test_a_change_that_says_only_the_subject_and_the_new_value_supersedes_howeve
         ("The user's mentor was Arjun.", "The user is now the mentor for Yusra."),
         # a name and another value replaced
         ("Maelle is the release captain for v3.", "Quentin took over as release captain for v4."),
+        # a word in lower case, and another word of the old text gone
+        (
+            "Tamsin formats fleetmate code with prettier.",
+            "For fleetmate, Tamsin switched to biome.",
+        ),
     ],
-    ids=["attribute", "modifier", "past", "name-and-version"],
+    ids=["attribute", "modifier", "past", "name-and-version", "lower-case-and-another-gone"],
 )
 def test_a_change_that_says_more_than_the_new_value_is_kept_as_a_conflict(
     existing: str, new: str

@@ -9401,17 +9401,46 @@ def says_only_the_change(existing: str, new: str) -> bool:
     added -= _names_in_place(old, new_, existing, new, changing)
     # (the words of a value are the value: "Azure Service Bus")
     added -= {word for value in new_.values for word in value.split()}
+    added -= _word_in_place(old, new_, added, changing)
     # (a word only inside a value is part of it: "worker-prod" has no word "worker")
     if any(word in written or not any(word in value for value in new_.values) for word in added):
         return False
     kept = {token.norm for token in old.tokens} & written
     return not any(
         _plain_slot(modifier)
-        and modifier.norm not in written
+        and modifier.norm not in written | _NO_DETAIL
         and _plain_slot(noun)
         and noun.norm in kept
         for modifier, noun in pairwise(old.tokens)
     )
+
+
+def _word_in_place(
+    old: Statement, new: Statement, added: Set[str], changing: Set[str]
+) -> set[str]:
+    """The one word of its own `new` says after its change word, as its last word, when
+    `old` says one word it lacks as its last ("Bea's login shell is *zsh*." / "Bea switched
+    her login shell to *fish*."): the value, though a tool or a shell is written in lower
+    case and read as a word; not a word before another value ("The user's terminal
+    *emulator* is WezTerm." / "The user switched the terminal *font* to JetBrains Mono.")."""
+    if len(added) != 1:
+        return set()
+    content = [t for t in old.tokens if _plain_slot(t) and t.norm not in _NO_DETAIL]
+    gone = {t.norm for t in content} - {t.norm for t in new.tokens}
+    if len(gone) != 1 or _last_said(old) not in gone:
+        return set()
+    (word,) = added
+    norms = [t.norm for t in new.tokens]
+    changed = [i for i, norm in enumerate(norms) if norm in changing]
+    if not changed or _last_said(new) != word or norms.index(word) < changed[0]:
+        return set()
+    return {word}
+
+
+def _last_said(one: Statement) -> str | None:
+    """The text's last word that is no stopword, a value or a word ("... is *zsh*.")."""
+    said = [t.norm for t in one.tokens if t.norm not in STOPWORDS]
+    return said[-1] if said else None
 
 
 def _names_in_place(
