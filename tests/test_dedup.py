@@ -3688,7 +3688,6 @@ def test_a_next_nearest_memory_is_left_alone_without_a_stated_change_of_it(
     ("existing", "new"),
     [
         ("The user formats Python code with black.", "The user switched to ruff for formatting."),
-        ("Tests run with jest.", "We migrated the tests to vitest."),
         ("The user's preferred shell is zsh.", "The user has switched to fish as their shell."),
     ],
 )
@@ -8052,6 +8051,7 @@ def test_a_schedule_in_words_and_in_cron_is_one_value(existing: str, new: str, o
         # a tool in lower case after the change word, in the place of the old text's last word
         ("Tamsin's login shell is zsh.", "Tamsin switched her login shell to fish."),
         ("The fixit team uses npm.", "The fixit team switched to pnpm."),
+        ("Tests run with jest.", "We migrated the tests to vitest."),
     ],
     ids=[
         "switched",
@@ -8063,6 +8063,7 @@ def test_a_schedule_in_words_and_in_cron_is_one_value(existing: str, new: str, o
         "value-of-words",
         "lower-case-tool",
         "lower-case-after-a-verb",
+        "lower-case-migrated",
     ],
 )
 def test_a_change_that_says_only_the_subject_and_the_new_value_supersedes_however_far(

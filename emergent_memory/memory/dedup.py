@@ -9415,9 +9415,7 @@ def says_only_the_change(existing: str, new: str) -> bool:
     )
 
 
-def _word_in_place(
-    old: Statement, new: Statement, added: Set[str], changing: Set[str]
-) -> set[str]:
+def _word_in_place(old: Statement, new: Statement, added: Set[str], changing: Set[str]) -> set[str]:
     """The one word of its own `new` says after its change word, as its last word, when
     `old` says one word it lacks as its last ("Bea's login shell is *zsh*." / "Bea switched
     her login shell to *fish*."): the value, though a tool or a shell is written in lower
