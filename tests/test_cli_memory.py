@@ -831,6 +831,34 @@ def test_a_correction_of_another_memory_s_number_does_not_supersede_its_nearest_
     assert again["superseded_ids"] == [old["memory"]["id"]]
 
 
+def test_a_change_that_says_only_the_change_supersedes_or_links_the_memory_it_changes(
+    run: Run, local_embedder: object
+) -> None:
+    """With the local model: a change that says nothing but the subject, the change and the
+    new value supersedes its nearest memory however far apart the two are in meaning (0.61
+    here); when another person's memory is nearer, the memory it changes is linked to it as
+    a conflict, the new value first, and the other person's is left alone."""
+    real = {"EMERGENT_MEMORY_EMBEDDING_PROVIDER": "local"}
+    bea_old = ok(run("save", "Bea's login shell is zsh.", "-c", "fact", "--json", **real))
+    bea_new = ok(
+        run("save", "Bea switched her login shell to fish.", "-c", "fact", "--json", **real)
+    )
+    assert bea_new["superseded_ids"] == [bea_old["memory"]["id"]]
+    kofi_old = ok(run("save", "Kofi's login shell is bash.", "-c", "fact", "--json", **real))
+    kofi_new = ok(
+        run("save", "Kofi switched his login shell to fish.", "-c", "fact", "--json", **real)
+    )
+    assert (kofi_new["status"], kofi_new["superseded_ids"]) == ("created", [])
+    old = ok(run("show", kofi_old["memory"]["id"], "--json", **real))
+    assert (old["status"], old["conflicts_with"], old["conflict"]) == (
+        "active",
+        [kofi_new["memory"]["id"]],
+        "outranked",
+    )
+    bea = ok(run("show", bea_new["memory"]["id"], "--json", **real))
+    assert (bea["status"], bea["conflicts_with"]) == ("active", [])
+
+
 def test_verify_confirms_a_restatement_by_the_learned_reading_with_the_local_model(
     run: Run, local_embedder: object
 ) -> None:

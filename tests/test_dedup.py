@@ -8102,3 +8102,18 @@ def test_a_change_that_says_more_than_the_new_value_is_kept_as_a_conflict(
 ) -> None:
     assert not dedup.says_only_the_change(existing, new)
     assert POLICY.explain(0.5, existing, new).verdict != "supersede"
+
+
+def test_a_next_nearest_memory_a_change_says_only_the_change_of_is_linked() -> None:
+    # the nearest memory was another person's ("Bea switched her login shell to fish."): the
+    # memory this text changes is linked to it as a conflict, never superseded
+    existing, new = "Kofi's login shell is bash.", "Kofi switched his login shell to fish."
+    for similarity in (0.45, 0.62, 0.9):
+        assert POLICY.beside(similarity, existing, new) == dedup.Decision(
+            "possible_duplicate", "next nearest changed"
+        )
+    # a word of its own besides the change: left alone as a next nearest memory
+    assert (
+        POLICY.beside(0.62, existing, "Kofi switched his login shell to fish for the prompts.")
+        is None
+    )

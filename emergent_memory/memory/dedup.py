@@ -9029,7 +9029,13 @@ class DedupPolicy:
         pair = _compared(existing, new, corrects)
         # (not the object replaced, which the nearest memory alone is read for below the
         # band: among the next nearest it links as many other facts as changes)
-        if not _states_a_change(pair) or pair.said_of_another:
+        # (or says nothing but the change of it, however it names the new value: "Kofi's
+        # login shell is bash." / "Kofi switched his login shell to fish." beside "Bea
+        # switched her login shell to fish.", says_only_the_change)
+        changed = _states_a_change(pair) or (
+            pair.only_the_change and _states_a_change(pair, far=True)
+        )
+        if not changed or pair.said_of_another:
             return None
         decision = self.judge(similarity, pair)
         if decision.verdict == "supersede" or decision.reason == "keeps the subject":
