@@ -9027,11 +9027,11 @@ class DedupPolicy:
         if similarity < self.considered_from:
             return None
         pair = _compared(existing, new, corrects)
-        # (not the object replaced, which the nearest memory alone is read for below the
-        # band: among the next nearest it links as many other facts as changes)
-        # (or says nothing but the change of it, however it names the new value: "Kofi's
-        # login shell is bash." / "Kofi switched his login shell to fish." beside "Bea
-        # switched her login shell to fish.", says_only_the_change)
+        # (not the object replaced alone, which the nearest memory alone is read for below
+        # the band: among the next nearest it links as many other facts as changes; unless
+        # the text says nothing but the change of this memory, however it names the new
+        # value: "Kofi's login shell is bash." / "Kofi switched his login shell to fish."
+        # beside "Bea switched her login shell to fish.", says_only_the_change)
         changed = _states_a_change(pair) or (
             pair.only_the_change and _states_a_change(pair, far=True)
         )
@@ -9393,7 +9393,9 @@ def says_only_the_change(existing: str, new: str) -> bool:
     """The new text says nothing but the old one's subject, a word that says it changed and
     the new value ("Bea's login shell is zsh." / "Bea switched her login shell to fish.",
     "Issue tracking is in Jira." / "Issue tracking moved to Linear."): no content word of
-    its own besides its values and change words, no word of the old text dropped before a
+    its own besides its values and change words (a name or a word in lower case in the
+    place of the old one's counts as a value: _names_in_place, _word_in_place; so do the
+    words of a value of several words), no word of the old text dropped before a
     noun both keep ("the project uses Vitest for *unit* tests" / "... switched its e2e
     tests ..."), and the old text not told in the past ("The user's onboarding buddy
     *was* Lena" / "The user is now the onboarding buddy for Tom": what was, not a value
@@ -9442,7 +9444,8 @@ def _word_in_place(old: Statement, new: Statement, added: Set[str], changing: Se
 
 
 def _last_said(one: Statement) -> str | None:
-    """The text's last word that is no stopword, a value or a word ("... is *zsh*.")."""
+    """The norm of the text's last token that is no stopword, a value or a word ("... is
+    *zsh*.")."""
     said = [t.norm for t in one.tokens if t.norm not in STOPWORDS]
     return said[-1] if said else None
 
