@@ -399,6 +399,8 @@ HOLDOUTS = {
     "dedup_holdout_144.json": "agent memories only, 160 pairs (30 in nine other languages); "
     "first run against stop 84's readings, the name in place of the old one included "
     "(e7b99f4)",
+    "dedup_holdout_145.json": "agent memories only, 160 pairs (30 in nine other languages); "
+    "first run against all of stop 84's readings (47e93ae)",
 }
 
 

@@ -62,6 +62,7 @@ UNSEEN = (
     "dedup_holdout_142.json",
     "dedup_holdout_143.json",
     "dedup_holdout_144.json",
+    "dedup_holdout_145.json",
 )
 
 
