@@ -8117,3 +8117,19 @@ def test_a_next_nearest_memory_a_change_says_only_the_change_of_is_linked() -> N
         POLICY.beside(0.62, existing, "Kofi switched his login shell to fish for the prompts.")
         is None
     )
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "Hyun-woo owns the rotaplan payroll export.",
+            "Hyun-woo reviews the rotaplan payroll export.",
+        ),
+        ("Thandiwe reviews the partsbin reorder job.", "Thandiwe owns the partsbin reorder job."),
+    ],
+)
+def test_owning_and_another_act_of_one_person_are_two_statements(existing: str, new: str) -> None:
+    # "own" is a stopword ("my own branch"), "owns" an act of the person it opens with
+    assert dedup.acts_differ(existing, new)
+    assert POLICY.explain(0.89, existing, new).verdict != "supersede"

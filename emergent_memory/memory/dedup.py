@@ -3462,7 +3462,9 @@ def _opening_act(one: Statement) -> tuple[str, str] | None:
     if at >= len(tokens):
         return None
     verb = tokens[at]
-    if not verb.lower.isalpha() or verb.text[:1].isupper() or verb.norm in STOPWORDS:
+    # ("owns" is an act, though "own" is a stopword: "my *own* branch")
+    stopword = verb.norm in STOPWORDS and verb.lower not in _OWNING
+    if not verb.lower.isalpha() or verb.text[:1].isupper() or stopword:
         return None
     if not (
         verb.lower.endswith(("s", "ed")) or verb.lower in _PAST_FORMS or subject in ("i", "we")
