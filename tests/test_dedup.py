@@ -8133,3 +8133,28 @@ def test_owning_and_another_act_of_one_person_are_two_statements(existing: str, 
     # "own" is a stopword ("my own branch"), "owns" an act of the person it opens with
     assert dedup.acts_differ(existing, new)
     assert POLICY.explain(0.89, existing, new).verdict != "supersede"
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("fixit requires Python 3.12 or newer.", "fixit requires Python >= 3.12."),
+        ("plugline needs Node 22 or later.", "plugline needs Node 22+."),
+        ("The kiosk app targets Android 13 and above.", "The kiosk app targets Android \u2265 13."),
+        ("Each crew needs 2 or more technicians.", "Each crew needs at least 2 technicians."),
+        ("Uploads are 10 MB or less.", "Uploads are <= 10 MB."),
+    ],
+    ids=["or-newer", "plus", "and-above", "or-more", "at-most"],
+)
+def test_a_bound_written_with_a_sign_or_after_its_number_is_one_bound(one: str, other: str) -> None:
+    assert dedup.changed_values(one, other) == 0
+    assert dedup.restates(one, other)
+
+
+def test_another_bound_or_the_other_direction_is_not_the_same_bound() -> None:
+    assert dedup.changed_values("plugline needs Node 22 or later.", "plugline needs Node 20+.") == 1
+    assert not dedup.restates(
+        "plugline needs Node 22 or later.", "plugline needs Node 22 or older."
+    )
+    # C++ is a name, not a bound
+    assert dedup._bounds_written_before("The engine is C++ 17.") == "The engine is C++ 17."

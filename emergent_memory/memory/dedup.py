@@ -962,6 +962,31 @@ def _negated_bound(found: re.Match[str]) -> str:
     return "at most" if found.group(1) else "at least"
 
 
+# A bound written with a sign or after its number, as "at least" / "at most" says it before
+# ("Python *>=* 3.11", "*≥* 3.11", "Node 20*+*", "3.11 *or newer*", "16 *and later*", "5 *or
+# more*"; "*<=* 2", "14 *or older*"): one bound written several ways.
+_BOUND_UNIT = r"(?:\s?(?:%|[A-Za-z]{1,5}\b))?"
+_AT_LEAST = re.compile(
+    r"(?:>=|\u2265|=>)\s*(\d+(?:\.\d+)*)"
+    rf"|(?<![\w.])(\d+(?:\.\d+)*{_BOUND_UNIT})(?:\+(?![\w+])|\s+(?:or|and)\s+"
+    r"(?:newer|later|above|higher|greater|more|up)\b)",
+    re.IGNORECASE,
+)
+_AT_MOST = re.compile(
+    r"(?:<=|\u2264|=<)\s*(\d+(?:\.\d+)*)"
+    rf"|(?<![\w.])(\d+(?:\.\d+)*{_BOUND_UNIT})\s+(?:or|and)\s+"
+    r"(?:older|earlier|below|lower|less|fewer)\b",
+    re.IGNORECASE,
+)
+
+
+def _bounds_written_before(text: str) -> str:
+    """The text with each bound written with a sign or after its number written "at least N"
+    or "at most N" (_AT_LEAST, _AT_MOST)."""
+    text = _AT_LEAST.sub(lambda m: f"at least {m.group(1) or m.group(2)}", text)
+    return _AT_MOST.sub(lambda m: f"at most {m.group(1) or m.group(2)}", text)
+
+
 # Where a script written without spaces (Chinese, Japanese) meets digits or Latin letters:
 # a word boundary there, so that "1行目は50文字以内" holds the numbers 1 and 50, not one
 # value of fourteen characters.
@@ -974,7 +999,7 @@ _UNSPACED_EDGE = re.compile(
 def _tokens(text: str) -> list[_Token]:
     text = _UNSPACED_EDGE.sub(" ", text)
     text = _DISLIKES.sub("dislikes", text)
-    text = _NEGATED_BOUND.sub(_negated_bound, text)
+    text = _bounds_written_before(_NEGATED_BOUND.sub(_negated_bound, text))
     text = _SUNDAY.sub("Sunday", _HOUR_RANGE.sub(_hour_range, text))
     text = _DECIMAL_COMMA_BEFORE_TIME.sub(r"\1.\2", _DECIMAL_COMMA.sub(r"\1.\2", text))
     text = _THOUSANDS.sub("", text)
