@@ -8143,8 +8143,9 @@ def test_owning_and_another_act_of_one_person_are_two_statements(existing: str, 
         ("The kiosk app targets Android 13 and above.", "The kiosk app targets Android \u2265 13."),
         ("Each crew needs 2 or more technicians.", "Each crew needs at least 2 technicians."),
         ("Uploads are 10 MB or less.", "Uploads are <= 10 MB."),
+        ("Keep the load test at or below 150 rps.", "Keep the load test at 150 rps or below."),
     ],
-    ids=["or-newer", "plus", "and-above", "or-more", "at-most"],
+    ids=["or-newer", "plus", "and-above", "or-more", "at-most", "at-or-below"],
 )
 def test_a_bound_written_with_a_sign_or_after_its_number_is_one_bound(one: str, other: str) -> None:
     assert dedup.changed_values(one, other) == 0

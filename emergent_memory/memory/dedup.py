@@ -980,9 +980,14 @@ _AT_MOST = re.compile(
 )
 
 
+# ... and "at or above N" / "at or below N" ("keep it *at or below* 150 rps")
+_AT_OR = re.compile(r"\bat\s+or\s+(?:(above|over)|below|under)(?=\s+\d)", re.IGNORECASE)
+
+
 def _bounds_written_before(text: str) -> str:
     """The text with each bound written with a sign or after its number written "at least N"
-    or "at most N" (_AT_LEAST, _AT_MOST)."""
+    or "at most N" (_AT_LEAST, _AT_MOST, _AT_OR)."""
+    text = _AT_OR.sub(lambda m: "at least" if m.group(1) else "at most", text)
     text = _AT_LEAST.sub(lambda m: f"at least {m.group(1) or m.group(2)}", text)
     return _AT_MOST.sub(lambda m: f"at most {m.group(1) or m.group(2)}", text)
 
