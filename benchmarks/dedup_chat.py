@@ -401,6 +401,8 @@ HOLDOUTS = {
     "(e7b99f4)",
     "dedup_holdout_145.json": "agent memories only, 160 pairs (30 in nine other languages); "
     "first run against all of stop 84's readings (47e93ae)",
+    "dedup_holdout_146.json": "agent memories only, 160 pairs (30 in nine other languages); "
+    "first run against stop 84's last readings, the bounds included (20e6036)",
 }
 
 

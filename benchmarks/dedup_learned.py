@@ -63,6 +63,7 @@ UNSEEN = (
     "dedup_holdout_143.json",
     "dedup_holdout_144.json",
     "dedup_holdout_145.json",
+    "dedup_holdout_146.json",
 )
 
 
