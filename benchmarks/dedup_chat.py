@@ -403,6 +403,8 @@ HOLDOUTS = {
     "first run against all of stop 84's readings (47e93ae)",
     "dedup_holdout_146.json": "agent memories only, 160 pairs (30 in nine other languages); "
     "first run against stop 84's last readings, the bounds included (20e6036)",
+    "dedup_holdout_147.json": "agent memories only, 160 pairs (30 in nine other languages); "
+    "first run against the rules of set 146's run (a86f7d7)",
 }
 
 

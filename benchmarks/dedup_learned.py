@@ -64,6 +64,7 @@ UNSEEN = (
     "dedup_holdout_144.json",
     "dedup_holdout_145.json",
     "dedup_holdout_146.json",
+    "dedup_holdout_147.json",
 )
 
 
