@@ -32,6 +32,10 @@ from emergent_memory.memory.verify_rules import read_pair
 
 # the rules alone (the learned reading after them: tests/test_dedup_learned.py)
 POLICY = replace(DEDUP_POLICIES[LOCAL_MODEL_NAME], learned=None)
+# a stated change superseding, kept beside as a conflict, linked as a next nearest memory
+SAYS_IT_CHANGED = dedup.Decision("supersede", "says it changed")
+KEEPS_THE_SUBJECT = dedup.Decision("possible_duplicate", "keeps the subject")
+NEXT_NEAREST_CHANGED = dedup.Decision("possible_duplicate", "next nearest changed")
 TABS = "The user prefers tabs for indentation in Python files."
 SPACES = "The user prefers spaces for indentation in Python files."
 # from here the similarity alone supersedes a pair in which the rule reads no difference
@@ -509,9 +513,7 @@ def test_a_save_marked_as_a_correction_corrects_only_a_value_the_rule_reads() ->
     for similarity in (band_low, SIMILAR, 0.99):
         assert POLICY.decide(similarity, *services, corrects=True) == "possible_duplicate"
     # a correction it reads says so, however similar (a person reads why it was replaced)
-    assert POLICY.explain(0.99, *port, corrects=True) == dedup.Decision(
-        "supersede", "says it changed"
-    )
+    assert POLICY.explain(0.99, *port, corrects=True) == SAYS_IT_CHANGED
 
 
 def test_in_the_band_only_a_change_word_or_every_word_kept_is_enough() -> None:
@@ -1971,39 +1973,39 @@ def test_every_one_said_the_other_way_is_the_same_statement(existing: str, new: 
             0.516,
             "The user's manager is Elena.",
             "The user's manager is now Kwame after the reorg.",
-            dedup.Decision("possible_duplicate", "keeps the subject"),
+            KEEPS_THE_SUBJECT,
         ),
         (
             0.52,
             "The user's editor is Helix.",
             "The user switched to Zed as their daily editor.",
-            dedup.Decision("possible_duplicate", "keeps the subject"),
+            KEEPS_THE_SUBJECT,
         ),
         # the subject, a change word and the new value alone: superseded (says_only_the_change)
         (
             0.48,
             "The user works from the Porto office.",
             "The user relocated to the Braga office.",
-            dedup.Decision("supersede", "says it changed"),
+            SAYS_IT_CHANGED,
         ),
         (
             0.55,
             "The API is written in Go 1.21.",
             "API was bumped to Go 1.22.",
-            dedup.Decision("supersede", "says it changed"),
+            SAYS_IT_CHANGED,
         ),
         # a person replaced in another sentence order: the first word is a name
         (
             0.57,
             "Lena owns the search service.",
             "The search service is now owned by Kofi.",
-            dedup.Decision("supersede", "says it changed"),
+            SAYS_IT_CHANGED,
         ),
         (
             0.63,
             "Dara owns the payments service.",
             "The payments service is now owned by Omar.",
-            dedup.Decision("supersede", "says it changed"),
+            SAYS_IT_CHANGED,
         ),
     ],
 )
@@ -2089,9 +2091,7 @@ def test_the_band_reaches_up_to_the_text_rules(similarity: float) -> None:
     assert POLICY.text_rule_from is not None
     assert POLICY.named_change_from <= BELOW_THE_TEXT_RULES < POLICY.text_rule_from
     old, new = "The team's standup bot is Geekbot.", "The team switched its standup bot to Range."
-    assert POLICY.explain(similarity, old, new) == dedup.Decision(
-        "possible_duplicate", "keeps the subject"
-    )
+    assert POLICY.explain(similarity, old, new) == KEEPS_THE_SUBJECT
 
 
 @pytest.mark.parametrize(
@@ -2128,7 +2128,7 @@ def test_the_band_keeps_the_guards_of_script_speaker_statement_and_values(
 def test_the_band_takes_up_to_three_values_with_a_word_that_only_says_a_change() -> None:
     old = "The nightly build uses 3 threads and 2 GB of memory."
     changed = "The nightly build was changed to 8 threads and 6 GB of memory."
-    assert POLICY.explain(IN_BAND, old, changed) == dedup.Decision("supersede", "says it changed")
+    assert POLICY.explain(IN_BAND, old, changed) == SAYS_IT_CHANGED
     # with a word of its own besides the values, kept beside it as a conflict
     changed = "The nightly build was changed to 8 threads and 6 GB of memory for the larger suite."
     assert POLICY.explain(IN_BAND, old, changed).reason == "keeps the subject"
@@ -2140,12 +2140,11 @@ def test_a_correction_by_category_is_a_conflict_in_the_band_without_a_change_wor
     # saved as a correction (source `corrected` or category `correction`): it says by itself
     # that it corrects, so it is read as a stated change of the same subject, and saying only
     # the new value, it supersedes
-    assert POLICY.explain(IN_BAND, old, new, corrects=True) == dedup.Decision(
-        "supersede", "says it changed"
+    assert POLICY.explain(IN_BAND, old, new, corrects=True) == SAYS_IT_CHANGED
+    assert (
+        POLICY.explain(IN_BAND, old, "The user's manager is Kwame since the reorg.", corrects=True)
+        == KEEPS_THE_SUBJECT
     )
-    assert POLICY.explain(
-        IN_BAND, old, "The user's manager is Kwame since the reorg.", corrects=True
-    ) == dedup.Decision("possible_duplicate", "keeps the subject")
     # another subject ("owns payments" / "owns webhooks") is no correction of it
     assert POLICY.explain(
         IN_BAND,
@@ -3175,7 +3174,7 @@ def test_a_change_word_is_no_subject_word_whatever_its_stem() -> None:
     existing = "The user works from Berlin."
     new = "Update: the user relocated and now works from Lisbon."
     assert dedup.keeps_the_subject(existing, new)
-    assert POLICY.explain(0.45, existing, new) == dedup.Decision("supersede", "says it changed")
+    assert POLICY.explain(0.45, existing, new) == SAYS_IT_CHANGED
     assert dedup.keeps_the_subject(
         "ingest releases moved to Tuesday.", "ingest releases moved to Friday now."
     )
@@ -3300,7 +3299,7 @@ def test_a_change_word_corrects_several_values_after_the_same_subject_words() ->
     existing = "The export worker runs 2 replicas on t3.small."
     new = "The export worker now runs 6 replicas on t3.large."
     assert changed_values(existing, new) == 2
-    assert POLICY.explain(0.85, existing, new) == dedup.Decision("supersede", "says it changed")
+    assert POLICY.explain(0.85, existing, new) == SAYS_IT_CHANGED
 
 
 def test_was_then_is_names_the_change() -> None:
@@ -3653,9 +3652,7 @@ def test_a_next_nearest_memory_is_only_ever_linked_when_the_new_text_states_its_
     existing: str, new: str
 ) -> None:
     for similarity in (0.45, 0.70, 0.90):
-        assert POLICY.beside(similarity, existing, new) == dedup.Decision(
-            "possible_duplicate", "next nearest changed"
-        )
+        assert POLICY.beside(similarity, existing, new) == NEXT_NEAREST_CHANGED
     # below the rules' floor nothing is read
     assert POLICY.beside(POLICY.considered_from - 0.01, existing, new) is None
 
@@ -3697,9 +3694,7 @@ def test_below_the_band_a_lower_case_thing_changed_to_after_a_change_word_is_a_c
     assert dedup.replaces_the_object(existing, new)
     assert POLICY.named_change_from is not None
     for similarity in (POLICY.considered_from, 0.5, POLICY.named_change_from - 0.01):
-        assert POLICY.explain(similarity, existing, new) == dedup.Decision(
-            "possible_duplicate", "keeps the subject"
-        )
+        assert POLICY.explain(similarity, existing, new) == KEEPS_THE_SUBJECT
         # the nearest memory alone: a next nearest one is not linked on it
         assert POLICY.beside(similarity, existing, new) is None
 
@@ -3750,7 +3745,7 @@ def test_two_environments_that_open_the_texts_are_two_things(existing: str, new:
     # the same environment's change is still one
     assert not swaps_a_modifier("Staging runs Node 20.", "Staging now runs Node 22.")
     assert POLICY.explain(0.90, "Staging runs Node 20.", "Staging now runs Node 22.") == (
-        dedup.Decision("supersede", "says it changed")
+        SAYS_IT_CHANGED
     )
     # an environment the other text names too is no swap ("staging and prod")
     assert not swaps_a_modifier("Staging uses Helm.", "Production now uses Helm too, like staging.")
@@ -6505,7 +6500,7 @@ def test_a_label_the_other_text_says_names_the_subject() -> None:
     )
     assert POLICY.explain(
         0.567, "Coverage threshold: 70%.", "Nadia bumped the coverage threshold to 85%."
-    ) == (dedup.Decision("possible_duplicate", "keeps the subject"))
+    ) == (KEEPS_THE_SUBJECT)
     # a speaker's label is not said by the other text
     assert not dedup.keeps_the_subject("Kenji: my flat is in Leith", "My flat is in Gorgie now")
 
@@ -6798,7 +6793,7 @@ def test_two_releases_that_did_something_are_two_events() -> None:
         "Actually, Dana wrote the migration guide, not Bruno.",
     )
     assert not dedup.two_events(old, new)
-    assert POLICY.explain(0.9, old, new) == dedup.Decision("supersede", "says it changed")
+    assert POLICY.explain(0.9, old, new) == SAYS_IT_CHANGED
 
 
 def test_the_adverbs_of_two_values_of_a_setting_are_opposite_values() -> None:
@@ -7982,6 +7977,7 @@ def test_a_sentence_is_no_terse_note() -> None:
         ("*/10 * * * *", "every 10 minutes"),
         ("0 7 * * 3", "every Wednesday at 07:00"),
         ("0 7 * * 0", "every Sunday at 07:00"),
+        ("0 7 * * 7", "every Sunday at 07:00"),
         ("15 22 * * 1-5", "every weekday at 22:15"),
         ("0 5 15 * *", "on day 15 of every month at 05:00"),
         ("0 * * * *", "every hour"),
@@ -8070,12 +8066,9 @@ def test_a_change_that_says_only_the_subject_and_the_new_value_supersedes_howeve
     existing: str, new: str
 ) -> None:
     assert dedup.says_only_the_change(existing, new)
-    assert POLICY.explain(0.5, existing, new) == dedup.Decision("supersede", "says it changed")
-    # among the next nearest memories it is a conflict at most, never a supersession
-    assert POLICY.beside(0.5, existing, new) in (
-        None,
-        dedup.Decision("possible_duplicate", "next nearest changed"),
-    )
+    assert POLICY.explain(0.5, existing, new) == SAYS_IT_CHANGED
+    # among the next nearest memories it is linked as a conflict, never superseded
+    assert POLICY.beside(0.5, existing, new) == NEXT_NEAREST_CHANGED
 
 
 @pytest.mark.parametrize(
@@ -8109,9 +8102,7 @@ def test_a_next_nearest_memory_a_change_says_only_the_change_of_is_linked() -> N
     # memory this text changes is linked to it as a conflict, never superseded
     existing, new = "Kofi's login shell is bash.", "Kofi switched his login shell to fish."
     for similarity in (0.45, 0.62, 0.9):
-        assert POLICY.beside(similarity, existing, new) == dedup.Decision(
-            "possible_duplicate", "next nearest changed"
-        )
+        assert POLICY.beside(similarity, existing, new) == NEXT_NEAREST_CHANGED
     # a word of its own besides the change: left alone as a next nearest memory
     assert (
         POLICY.beside(0.62, existing, "Kofi switched his login shell to fish for the prompts.")

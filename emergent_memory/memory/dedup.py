@@ -8387,7 +8387,8 @@ _CRON = re.compile(
     r"`?(?<![\w*/,-])(\*/\d{1,2}|\d{1,2})\s+(\*|\d{1,2})\s+(\*|\d{1,2})\s+(\*)\s+"
     r"(\*|[0-7](?:-[0-7])?)(?![\w*/,-])`?"
 )
-_CRON_DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
+# (cron's day 0 and 7 are both Sunday)
+_CRON_DAYS = [day.title() for day in ("sunday", *_WEEKDAYS.split())]
 
 
 def _cron_for(text: str, other: str) -> str:
@@ -8418,7 +8419,7 @@ def _cron_for(text: str, other: str) -> str:
             return f"every weekday {at}"
         if "-" in weekday:
             return found.group(0)
-        return f"every {_CRON_DAYS[int(weekday) % 7]} {at}"
+        return f"every {_CRON_DAYS[int(weekday)]} {at}"
 
     return _CRON.sub(in_words, text)
 
