@@ -145,7 +145,7 @@ def test_the_older_side_can_win(
     assert (active["conflicts_with"], active["conflict"]) == ([], None)
 
 
-def test_current_first_moves_the_outranked_side_below_the_one_that_outranks_it() -> None:
+def test_current_first_gives_the_current_side_the_first_place_its_conflict_was_found_in() -> None:
     def record(id_: str, source: str, day: int, conflict: str | None, others: list[str]) -> dict:
         return {"id": id_, "source": source, "created_at": f"2026-11-{day:02d}T10:00:00+00:00",
                 "conflict": conflict, "conflicts_with": others}  # fmt: skip
@@ -153,12 +153,24 @@ def test_current_first_moves_the_outranked_side_below_the_one_that_outranks_it()
     stale = record("a", "inferred", 1, "outranked", ["b"])
     other = record("x", "inferred", 5, None, [])
     current = record("b", "inferred", 2, "current", ["a"])
-    assert [m["id"] for m in current_first([stale, other, current])] == ["x", "b", "a"]
+    # the stale side matched best: the current value takes its place, before the other memory
+    assert [m["id"] for m in current_first([stale, other, current])] == ["b", "x", "a"]
+    assert [m["id"] for m in current_first([other, stale, current])] == ["x", "b", "a"]
+    assert [m["id"] for m in current_first([current, other, stale])] == ["b", "x", "a"]
     # the stronger source is current although older
     told = record("t", "explicit", 1, "current", ["i"])
     inferred = record("i", "inferred", 9, "outranked", ["t"])
     assert [m["id"] for m in current_first([inferred, told])] == ["t", "i"]
     assert [m["id"] for m in current_first([told, inferred])] == ["t", "i"]
+    # a value changed twice: three memories linked one to the next, found in reverse order
+    first = record("v1", "explicit", 1, "outranked", ["v2"])
+    second = record("v2", "explicit", 2, "outranked", ["v1", "v3"])
+    third = record("v3", "explicit", 3, "current", ["v2"])
+    found = [first, other, second, told, third]
+    assert [m["id"] for m in current_first(found)] == ["v3", "x", "v2", "t", "v1"]
+    # a conflict whose other side was not found moves nothing
+    alone = record("s", "inferred", 1, "outranked", ["gone"])
+    assert [m["id"] for m in current_first([alone, other])] == ["s", "x"]
 
 
 def test_session_start_keeps_the_stronger_older_side_of_a_conflict(
@@ -249,3 +261,59 @@ def test_a_next_nearest_memory_with_another_value_and_no_change_word_is_not_link
     assert memories[new["memory"]["id"]]["conflicts_with"] == [reporting["memory"]["id"]]
     assert memories[billing["memory"]["id"]]["conflicts_with"] == []
     assert new["superseded_ids"] == []
+
+
+def test_recall_brings_the_current_side_along_with_a_stale_side_that_matched_better(
+    semantic: MemoryService, principal: Principal
+) -> None:
+    service = semantic
+    # (the lifecycle benchmark's phrasings: two changes of owner, linked as a conflict)
+    old = service.save(principal, "The billing service is now owned by Sven.", "fact")
+    new = service.save(principal, "Ownership of billing moved to Jun.", "fact")
+    old_id, new_id = old["memory"]["id"], new["memory"]["id"]
+    memories = by_id(service, principal)
+    assert (memories[new_id]["conflict"], memories[old_id]["conflict"]) == ("current", "outranked")
+    query = "who owns the billing service"
+    everything = service.recall(principal, query, min_relevance=0.0, record_use=False)
+    scores = {m["id"]: m["relevance"] for m in everything["memories"]}
+    assert scores[old_id] > scores[new_id]  # the stale wording matches the question better
+    # the current value takes the place the stale one was found in
+    found = service.recall(principal, query, record_use=False)["memories"]
+    assert [m["id"] for m in found[:2]] == [new_id, old_id]
+    # one memory asked for: the current value, which names the stale one it conflicts with
+    [only] = service.recall(principal, query, limit=1, record_use=False)["memories"]
+    assert only["id"] == new_id
+    assert only["conflicts_with"] == [old_id]
+    # a floor above both: nothing relevant, so nothing is brought along either
+    strict = service.recall(principal, query, min_relevance=0.999, record_use=False)
+    assert strict["memories"] == []
+
+
+def test_the_rows_kept_make_room_for_the_current_side_last_unrelated_first() -> None:
+    from datetime import UTC, datetime
+    from types import SimpleNamespace
+
+    from emergent_memory.memory.service import _relevant
+
+    def row(id_: str, day: int, others: list[str], source: str = "explicit") -> SimpleNamespace:
+        linked = [{"id": other} for other in others]
+        created = datetime(2026, 11, day, tzinfo=UTC)
+        return SimpleNamespace(id=id_, source=source, created_at=created, conflicts_with=linked)
+
+    stale, x, y = row("stale", 1, ["new"]), row("x", 5, []), row("y", 6, [])
+    new = row("new", 3, ["stale"])
+    rows = [stale, x, y, new]
+    judged = [0.9, 0.8, 0.7, 0.1]
+    kept, values = _relevant(rows, judged, 0.5, 3)  # type: ignore[arg-type]
+    assert [r.id for r in kept] == ["stale", "new", "x"]  # y, unrelated and last, made room
+    assert values == [0.9, 0.1, 0.8]  # each keeps its own relevance
+    kept, _ = _relevant(rows, judged, 0.5, 1)  # type: ignore[arg-type]
+    assert [r.id for r in kept] == ["new"]  # the stale side gives way, never the current
+    # a weaker source never outranks: nothing brought along for an explicit stale side
+    inferred = row("new", 3, ["stale"], source="inferred")
+    kept, _ = _relevant([stale, x, y, inferred], judged, 0.5, 3)  # type: ignore[arg-type]
+    assert [r.id for r in kept] == ["stale", "x", "y"]
+    # a value changed twice, the newest found last
+    v1, v2, v3 = row("v1", 1, ["v2"]), row("v2", 2, ["v1", "v3"]), row("v3", 3, ["v2"])
+    kept, _ = _relevant([v1, x, v3, v2], [0.9, 0.8, 0.2, 0.2], 0.5, 10)  # type: ignore[arg-type]
+    assert [r.id for r in kept] == ["v1", "v2", "v3", "x"]

@@ -257,24 +257,37 @@ def superseded_because(row: store.InactiveRow) -> str | None:
 
 
 def current_first(memories: list[Any]) -> list[Any]:
-    """Memories (records) in their order, but for the outranked side of a conflict that came
-    before the memory that outranks it: moved right after it (the current value first)."""
+    """Memories (records) in their order, but the memories linked by conflicts (directly or
+    through one another) keep the places they were found in and fill them in the order of
+    authority: the current value takes the first place any side of its conflict was found
+    in, however much better the outranked side matched the query."""
     ordered = list(memories)
-    for memory in list(ordered):
-        if memory["conflict"] != "outranked":
+    found = {memory["id"]: i for i, memory in enumerate(ordered)}
+    group = list(range(len(ordered)))  # union-find over the positions
+
+    def root(i: int) -> int:
+        while group[i] != i:
+            group[i] = group[group[i]]
+            i = group[i]
+        return i
+
+    for i, memory in enumerate(ordered):
+        for other in memory["conflicts_with"]:
+            if other in found:
+                group[root(found[other])] = root(i)
+    places: dict[int, list[int]] = {}
+    for i in range(len(ordered)):
+        places.setdefault(root(i), []).append(i)
+    for positions in places.values():
+        if len(positions) < 2:
             continue
-        mine = authority.rank_key(memory["source"], datetime.fromisoformat(memory["created_at"]))
-        winners = [
-            i
-            for i, other in enumerate(ordered)
-            if other["id"] in memory["conflicts_with"]
-            and authority.rank_key(other["source"], datetime.fromisoformat(other["created_at"]))
-            > mine
-        ]
-        position = ordered.index(memory)
-        if winners and max(winners) > position:
-            ordered.remove(memory)
-            ordered.insert(max(winners), memory)  # after the winner, which moved up by one
+        members = sorted(
+            (ordered[i] for i in positions),
+            key=lambda m: authority.rank_key(m["source"], datetime.fromisoformat(m["created_at"])),
+            reverse=True,
+        )
+        for i, memory in zip(positions, members, strict=True):
+            ordered[i] = memory
     return ordered
 
 

@@ -1745,7 +1745,39 @@ def _relevant(
     rows: list[store.RecallRow], judged: list[float], floor: float, limit: int
 ) -> tuple[list[store.RecallRow], list[float]]:
     """Of the recall's first `limit` rows, in its order, those whose relevance reaches
-    `floor`, and their relevances: the floor only removes."""
-    pairs = zip(rows[:limit], judged[:limit], strict=True)
-    kept = [(row, value) for row, value in pairs if value >= floor]
+    `floor`, and their relevances: the floor only removes. But a memory kept that is the
+    outranked side of a conflict brings the sides that outrank it along when they are among
+    the recall's rows (its window of candidates), whatever their own relevance: the current
+    value of a subject the query found is returned with the stale one, which
+    records.current_first then puts after it. Over `limit`, the last kept memories in no
+    conflict make room, then the outranked sides (the current value is never dropped for a
+    stale one)."""
+    pairs = list(zip(rows, judged, strict=True))
+    kept = [(row, value) for row, value in pairs[:limit] if value >= floor]
+    added = True
+    while added:  # a value changed twice: the newest outranks the one just brought along
+        added = False
+        for pair in pairs:
+            if any(pair[0].id == row.id for row, _ in kept):
+                continue
+            stale = [i for i, (row, _) in enumerate(kept) if _outranks(pair[0], row)]
+            if stale:
+                kept.insert(stale[0] + 1, pair)
+                added = True
+    while len(kept) > limit:
+        spare = [i for i, (row, _) in enumerate(kept) if not row.conflicts_with]
+        if not spare:  # the outranked sides
+            spare = [
+                i for i, (row, _) in enumerate(kept) if any(_outranks(o, row) for o, _ in kept)
+            ]
+        del kept[spare[-1] if spare else -1]
     return [row for row, _ in kept], [value for _, value in kept]
+
+
+def _outranks(row: store.RecallRow, stale: store.RecallRow) -> bool:
+    """`row` is a side of a conflict of `stale` with the stronger source, or the same and
+    newer (records.conflict_state's order)."""
+    linked = {str(other["id"]) for other in stale.conflicts_with or []}
+    return str(row.id) in linked and authority.rank_key(
+        row.source, row.created_at
+    ) > authority.rank_key(stale.source, stale.created_at)
