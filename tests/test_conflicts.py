@@ -15,6 +15,7 @@ import pytest
 from psycopg_pool import ConnectionPool
 
 from emergent_memory.auth.principal import Principal
+from emergent_memory.embeddings.local import LocalEmbeddings
 from emergent_memory.memory import MemoryService
 from emergent_memory.memory.duplicates import DuplicateService
 from emergent_memory.memory.records import current_first, pair_why
@@ -317,3 +318,27 @@ def test_the_rows_kept_make_room_for_the_current_side_last_unrelated_first() -> 
     v1, v2, v3 = row("v1", 1, ["v2"]), row("v2", 2, ["v1", "v3"]), row("v3", 3, ["v2"])
     kept, _ = _relevant([v1, x, v3, v2], [0.9, 0.8, 0.2, 0.2], 0.5, 10)  # type: ignore[arg-type]
     assert [r.id for r in kept] == ["v1", "v2", "v3", "x"]
+
+
+def test_a_prompt_about_a_stale_side_is_given_the_current_value_instead(
+    semantic: MemoryService, principal: Principal, local_embedder: LocalEmbeddings
+) -> None:
+    old = semantic.save(principal, "The billing service is now owned by Sven.", "fact")
+    new = semantic.save(principal, "Ownership of billing moved to Jun.", "fact")
+    old_id, new_id = old["memory"]["id"], new["memory"]["id"]
+    assert by_id(semantic, principal)[old_id]["conflict"] == "outranked"
+    prompt = "Who owns the billing service? I need someone to review my change."
+    found = semantic.recall(principal, prompt, min_relevance=0.0, record_use=False)
+    relevance = {m["id"]: m["relevance"] for m in found["memories"]}
+    assert relevance[old_id] > relevance[new_id]  # the prompt matches the stale wording
+    # a floor between the two: only the stale side would be offered, and it is outranked
+    floor = (relevance[old_id] + relevance[new_id]) / 2
+    injection = make_injection(semantic, local_embedder, floor=floor)
+    prompted = injection.context(
+        principal, session_id=str(uuid.uuid4()), event="prompt", prompt=prompt
+    )
+    assert [m["id"] for m in prompted["memories"]] == [new_id]
+    # a floor above both: nothing
+    silent = make_injection(semantic, local_embedder, floor=relevance[old_id] + 0.01)
+    quiet = silent.context(principal, session_id=str(uuid.uuid4()), event="prompt", prompt=prompt)
+    assert quiet["memories"] == []

@@ -36,8 +36,9 @@ from emergent_memory.embeddings.vectors import has_direction
 from emergent_memory.errors import EmbeddingUnavailable, InvalidInput, PermissionDenied
 from emergent_memory.markers import MARKER_CLOSE, MARKER_OPEN, defang
 from emergent_memory.memory import answers, relevance, sessions, store, validation
+from emergent_memory.memory.authority import rank_key
 from emergent_memory.memory.lines import SHORT_ID
-from emergent_memory.memory.records import conflict_state
+from emergent_memory.memory.records import conflict_state, outranks
 from emergent_memory.memory.relevance import DEFAULT as DEFAULT_RELEVANCE
 from emergent_memory.memory.relevance import Fusion, RelevanceModel
 from emergent_memory.memory.service import acting_for
@@ -233,12 +234,25 @@ class InjectionService:
             )
             floor = self._config.relevance_floor
             judged = relevance.relevances(rows, self._config.fusion, self._config.relevance)
-            # never the outranked side of a conflict: its current value is what holds
-            candidates = [
-                Candidate(row.id, row.content, row.category)
-                for row, value in zip(rows, judged, strict=True)
-                if value >= floor and conflict_state(row) != "outranked"
-            ]
+            candidates: list[Candidate] = []
+            for row, value in zip(rows, judged, strict=True):
+                if value < floor:
+                    continue
+                offered = row
+                if conflict_state(row) == "outranked":
+                    # never the outranked side of a conflict: its current value is what holds,
+                    # offered in its place when it is among the candidates (whatever its own
+                    # relevance: the prompt is about the subject both sides state)
+                    current = [
+                        other
+                        for other in rows
+                        if outranks(other, row) and conflict_state(other) != "outranked"
+                    ]
+                    if not current:
+                        continue
+                    offered = max(current, key=lambda o: rank_key(o.source, o.created_at))
+                if all(candidate.id != offered.id for candidate in candidates):
+                    candidates.append(Candidate(offered.id, offered.content, offered.category))
             return self._inject(
                 conn, principal, session, client, "prompt", candidates, shown, budget
             )

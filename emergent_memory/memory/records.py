@@ -132,6 +132,16 @@ def conflict_state(
     return "outranked" if any(other > mine for other in others) else "current"
 
 
+def outranks(
+    row: store.MemoryRow | store.RecallRow, stale: store.MemoryRow | store.RecallRow
+) -> bool:
+    """`row` is a side of a conflict of `stale` (CONFLICTS_WITH) with the stronger source, or
+    the same and newer: conflict_state's order."""
+    linked = {str(other["id"]) for other in stale.conflicts_with or []}
+    mine = authority.rank_key(row.source, row.created_at)
+    return str(row.id) in linked and mine > authority.rank_key(stale.source, stale.created_at)
+
+
 def _last_evidence(found: Mapping[str, Any] | None) -> LastEvidence | None:
     if found is None:
         return None

@@ -81,6 +81,7 @@ from emergent_memory.memory.records import (
     episode_record,
     inactive_record,
     memory_record,
+    outranks,
     project_stats,
     rounded,
 )
@@ -1760,24 +1761,13 @@ def _relevant(
         for pair in pairs:
             if any(pair[0].id == row.id for row, _ in kept):
                 continue
-            stale = [i for i, (row, _) in enumerate(kept) if _outranks(pair[0], row)]
+            stale = [i for i, (row, _) in enumerate(kept) if outranks(pair[0], row)]
             if stale:
                 kept.insert(stale[0] + 1, pair)
                 added = True
     while len(kept) > limit:
         spare = [i for i, (row, _) in enumerate(kept) if not row.conflicts_with]
         if not spare:  # the outranked sides
-            spare = [
-                i for i, (row, _) in enumerate(kept) if any(_outranks(o, row) for o, _ in kept)
-            ]
+            spare = [i for i, (row, _) in enumerate(kept) if any(outranks(o, row) for o, _ in kept)]
         del kept[spare[-1] if spare else -1]
     return [row for row, _ in kept], [value for _, value in kept]
-
-
-def _outranks(row: store.RecallRow, stale: store.RecallRow) -> bool:
-    """`row` is a side of a conflict of `stale` with the stronger source, or the same and
-    newer (records.conflict_state's order)."""
-    linked = {str(other["id"]) for other in stale.conflicts_with or []}
-    return str(row.id) in linked and authority.rank_key(
-        row.source, row.created_at
-    ) > authority.rank_key(stale.source, stale.created_at)
