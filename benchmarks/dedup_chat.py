@@ -405,6 +405,8 @@ HOLDOUTS = {
     "first run against stop 84's last readings, the bounds included (20e6036)",
     "dedup_holdout_147.json": "agent memories only, 160 pairs (30 in nine other languages); "
     "first run against the rules of set 146's run (a86f7d7)",
+    "dedup_holdout_148.json": "agent memories only, 160 pairs (30 in nine other languages); "
+    "first run against the learned reading refit on all 148 earlier sets (b0aa615)",
     "dedup_holdout_149.json": "agent memories only, 160 pairs (30 in nine other languages); "
     "first run against the learned reading refit on all 148 earlier sets (c7de59d)",
 }
