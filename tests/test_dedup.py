@@ -5280,6 +5280,17 @@ def test_a_list_joined_in_another_language_is_a_list(existing: str, new: str) ->
         # an article changed beside it is no word of its own
         ("Mette asked for a dark theme.", "Mette asked about the dark theme."),
         ("The board voted for the rebrand.", "The board voted against the rebrand."),
+        # the word exchanged is the one a change is read from ("cut *down to* 50 GB"): it is
+        # the value, not a word saying that the value changed
+        (
+            "Invoices are rounded up to the nearest cent.",
+            "Invoices are rounded down to the nearest cent.",
+        ),
+        (
+            "Tally rounds meter readings up to whole litres.",
+            "Tally rounds meter readings down to whole litres.",
+        ),
+        ("The batch size went down to 64.", "The batch size went up to 64."),
     ],
 )
 def test_one_word_that_says_the_other_way_is_another_fact(existing: str, new: str) -> None:
@@ -5288,6 +5299,35 @@ def test_one_word_that_says_the_other_way_is_another_fact(existing: str, new: st
     assert POLICY.decide(0.99, existing, new) != "supersede"
     # "in" / "on" say one place two ways
     assert not dedup.exchanges_a_way("Lark runs in staging.", "Lark runs on staging.")
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "The autoscaler scales web workers up to ten.",
+            "The autoscaler scales web workers down to ten.",
+        ),
+        (
+            "meterd rounds water meter readings up to the nearest litre.",
+            "meterd rounds water meter readings down to the nearest litre.",
+        ),
+        (
+            "The thermostat steps the heater up to 21 degrees at night.",
+            "The thermostat steps the heater down to 21 degrees at night.",
+        ),
+        (
+            "Invoices are rounded up to the nearest cent.",
+            "Invoices are rounded down to the nearest cent.",
+        ),
+    ],
+)
+def test_the_other_way_read_as_a_change_word_says_no_change(existing: str, new: str) -> None:
+    # "down to" says a value changed ("cut down to 50 GB"); exchanged for "up to" and nothing
+    # else changed, it is the value itself: kept and reported, never "says it changed"
+    assert POLICY.explain(0.95, existing, new) == dedup.Decision(
+        "possible_duplicate", "different phrase"
+    )
 
 
 @pytest.mark.parametrize(

@@ -9175,6 +9175,8 @@ class DedupPolicy:
                 return Decision(close, "another occasion")
             if pair.corrects_another:  # "..., not 68" of a memory that never said 68
                 return Decision(close, "different subject")
+            if pair.way_exchanged:  # the only word changed is the "change": "rounds *up* to"
+                return Decision(close, "different phrase")  # / "rounds *down* to"
             return Decision("supersede", "says it changed")
         readable = pair.english or not self.latin_only_model
         if (
