@@ -409,6 +409,10 @@ HOLDOUTS = {
     "first run against the learned reading refit on all 148 earlier sets (b0aa615)",
     "dedup_holdout_149.json": "agent memories only, 160 pairs (30 in nine other languages); "
     "first run against the learned reading refit on all 148 earlier sets (c7de59d)",
+    "dedup_holdout_150.json": "agent memories only, 160 pairs (30 in nine other languages); "
+    "first run against the refit and the other way read as no stated change (a666fae)",
+    "dedup_holdout_151.json": "chat turns only, 160 pairs (30 in nine other languages); "
+    "first run against the refit and the other way read as no stated change (a666fae)",
 }
 
 
