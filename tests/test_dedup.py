@@ -5724,10 +5724,24 @@ def test_a_verb_of_one_group_for_another_of_it_restates_the_same_values() -> Non
         ),
         ("HVR-017 rated power is 4.2 MW.", "HVR-017 rated power is 4,200 kW."),
         ("On-call wk 14: Kofi.", "Kofi is the on-call engineer for week 14."),
+        # the litre's symbol in capitals, "w/o" and "ack"
+        ("The sump pump starts at 1,200 litres.", "The sump pump starts at 1200 L."),
+        ("Each dose is 0.5 litres of brine.", "Each dose is 500 mL of brine."),
+        (
+            "Alerts page the backup engineer after 15 minutes without acknowledgement.",
+            "Alerts page the backup engineer after 15 min w/o ack.",
+        ),
     ],
 )
 def test_short_forms_percentiles_and_power_restate(existing: str, new: str) -> None:
     assert POLICY.decide(0.85, existing, new) == "supersede"
+
+
+def test_a_capital_l_or_w_slash_o_elsewhere_is_no_unit_nor_without() -> None:
+    # a capital L after no number is a letter, another amount of litres another value
+    assert POLICY.decide(0.9, "Plan L is the fallback.", "Plan M is the fallback.") != "supersede"
+    assert POLICY.decide(0.95, "The tank holds 300 L.", "The tank holds 350 litres.") != "supersede"
+    assert "without" in dedup.statement("Deploys w/o review are blocked.").words
 
 
 def test_another_percentile_or_power_is_another_value() -> None:

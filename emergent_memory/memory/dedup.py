@@ -551,6 +551,14 @@ ALIASES = {
     "specifications": "specs",
     "credentials": "creds",
     "statistics": "stats",
+    "acknowledge": "ack",
+    "acknowledged": "ack",
+    "acknowledges": "ack",
+    "acknowledging": "ack",
+    "acknowledgement": "ack",
+    "acknowledgements": "ack",
+    "acknowledgment": "ack",
+    "acknowledgments": "ack",
     # the cloud's vendor by its name and its cloud's ("*Amazon* S3" / "*AWS* S3")
     "amazon": "aws",
 }
@@ -1013,6 +1021,7 @@ def _tokens(text: str) -> list[_Token]:
     text = _DUTCH_OCLOCK.sub(_dutch_oclock, _CUBIC_METRES.sub("m³", text))
     text = _SLASH_RATE.sub(lambda m: " per " + _SLASH_UNITS.get(m.group(1), m.group(1)), text)
     text = _CUBIC_AFTER_AMOUNT.sub(r"\1m³", text)
+    text = _LITRE_SYMBOL.sub(r"\1\2l", _WITHOUT.sub("without", text))
     tokens: list[_Token] = []
     matches = list(_TOKEN.finditer(text))
     mixed_case = any(ch.islower() for ch in text)  # (not all in capitals: _capital_name)
@@ -1650,6 +1659,10 @@ _SLASH_RATE = re.compile(
 _SLASH_UNITS = {"mo": "month", "yr": "year", "wk": "week", "hr": "hour", "m3": "m³"}
 # cubic metres after an amount, as written with a digit ("12 m3")
 _CUBIC_AFTER_AMOUNT = re.compile(r"(?<=\d)(\s?)m3\b")
+# the litre's symbol in its capital after an amount ("1500 L", "250 mL": "1,500 litres"), and
+# "w/o" for "without" ("after 10 min w/o ack")
+_LITRE_SYMBOL = re.compile(r"(?<=\d)(\s?)(m?)L\b")
+_WITHOUT = re.compile(r"(?<!\w)w/o\b", re.IGNORECASE)
 
 
 def _celsius(amount: str, unit: str) -> str:
