@@ -1749,10 +1749,10 @@ def _relevant(
     `floor`, and their relevances: the floor only removes. But a memory kept that is the
     outranked side of a conflict brings the sides that outrank it along when they are among
     the recall's rows (its window of candidates), whatever their own relevance: the current
-    value of a subject the query found is returned with the stale one, which
-    records.current_first then puts after it. Over `limit`, the last kept memories in no
-    conflict make room, then the outranked sides (the current value is never dropped for a
-    stale one)."""
+    value of a subject the query found is returned with the stale one (and
+    records.current_first then puts the current one first). Over `limit`, the last kept
+    memories in no conflict make room, then the outranked sides (the current value is never
+    dropped for a stale one)."""
     pairs = list(zip(rows, judged, strict=True))
     kept = [(row, value) for row, value in pairs[:limit] if value >= floor]
     added = True
