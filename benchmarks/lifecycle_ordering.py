@@ -62,23 +62,36 @@ WAYS = {
 }
 
 
-def main(limit: int = 10) -> None:
-    evaluate, ranks = lifecycle.evaluate, lifecycle.ranks
-    months: list[dict[str, Any]] = []
+def measure(limit: int = 10, **simulation: Any) -> list[dict[str, dict[str, Any]]]:
+    """Each month's scores of changed facts (benchmarks.lifecycle.evaluate's "changed") for
+    each of WAYS, from the same store; `simulation`: lifecycle.run's sizes (users, background,
+    recalls_per_step, days). The modules are as they were afterwards."""
+    evaluate, ranks, write_result = lifecycle.evaluate, lifecycle.ranks, lifecycle.write_result
+    shipped = service.current_first, service._relevant
+    months: list[dict[str, dict[str, Any]]] = []
 
     def ranked(*args: Any, **kwargs: Any) -> dict[str, Any]:
         month = {}
         for way, (order, keep) in WAYS.items():
             service.current_first, service._relevant = order, keep
             month[way] = evaluate(*args, **kwargs)["changed"]
-        service.current_first, service._relevant = WAYS["shipped"]
+        service.current_first, service._relevant = shipped
         months.append(month)
         return evaluate(*args, **kwargs)
 
     lifecycle.evaluate = ranked
     lifecycle.ranks = lambda svc, who, query, limit_=limit: ranks(svc, who, query, limit_)
     lifecycle.write_result = lambda *args, **kwargs: None
-    lifecycle.run(variant=False, worlds=[("shipped", 0.05, 0.0)])
+    try:
+        lifecycle.run(variant=False, worlds=[("shipped", 0.05, 0.0)], **simulation)
+    finally:
+        lifecycle.evaluate, lifecycle.ranks, lifecycle.write_result = evaluate, ranks, write_result
+        service.current_first, service._relevant = shipped
+    return months
+
+
+def main(limit: int = 10) -> None:
+    months = measure(limit)
     print(f"changed facts, current value first (hit@1), recall limit {limit}")
     print("| month | " + " | ".join(WAYS) + " |")
     print("|---|" + "---|" * len(WAYS))
@@ -89,7 +102,7 @@ def main(limit: int = 10) -> None:
     for way in WAYS:
         asked = [(m[way]["hit@1"], m[way]["questions"]) for m in months if m[way]["questions"]]
         total = sum(q for _, q in asked)
-        pooled.append(f"{sum(h * q for h, q in asked) / total:.3f} of {total}")
+        pooled.append(f"{sum(h * q for h, q in asked) / max(1, total):.3f} of {total}")
     print("| year, pooled | " + " | ".join(pooled) + " |")
 
 

@@ -421,3 +421,23 @@ def test_the_learned_dedup_reading_is_fitted_by_a_stated_criterion_and_written_a
     sure[0], unsure[0] = 0.92, 0.55
     assert read.probability(sure) > max(chosen.values())
     assert read.probability(unsure) < min(chosen.values())
+
+
+def test_the_lifecycle_ordering_benchmark_ranks_the_same_questions_three_ways(
+    server_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from benchmarks import lifecycle, lifecycle_ordering
+    from emergent_memory.memory import service
+
+    monkeypatch.setenv("BENCH_DATABASE_URL", server_url)
+    shipped = (service.current_first, service._relevant, lifecycle.evaluate, lifecycle.ranks)
+    months = lifecycle_ordering.measure(3, users=2, background=5, recalls_per_step=2, days=90)
+    assert len(months) == 3
+    for month in months:
+        assert set(month) == set(lifecycle_ordering.WAYS)
+        asked = {way: scores["questions"] for way, scores in month.items()}
+        assert len(set(asked.values())) == 1  # the same questions, ranked three ways
+    assert any(month["shipped"]["questions"] for month in months)  # some fact changed
+    # the product's functions and the simulation's are as they were
+    after = (service.current_first, service._relevant, lifecycle.evaluate, lifecycle.ranks)
+    assert after == shipped
