@@ -413,6 +413,8 @@ HOLDOUTS = {
     "first run against the refit and the other way read as no stated change (a666fae)",
     "dedup_holdout_151.json": "chat turns only, 160 pairs (30 in nine other languages); "
     "first run against the refit and the other way read as no stated change (a666fae)",
+    "dedup_holdout_152.json": "agent memories only, 160 pairs (30 in nine other languages); "
+    "first run against all of stop 85's readings and the earlier learned reading (184a5fc)",
 }
 
 

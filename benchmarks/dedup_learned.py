@@ -69,6 +69,7 @@ UNSEEN = (
     "dedup_holdout_149.json",
     "dedup_holdout_150.json",
     "dedup_holdout_151.json",
+    "dedup_holdout_152.json",
 )
 
 
