@@ -587,6 +587,8 @@ ALIASES.update(
         for past in forms.split(",")
     }
 )
+# the words ALIASES reads others as: short forms ("pref", "svc", "k8s") and verbs ("build")
+_SHORT_FORMS = frozenset(ALIASES.values())
 
 _NUMBER_WORDS = """
     zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen
@@ -7904,6 +7906,27 @@ def exchanges_a_way(existing: str, new: str) -> bool:
 _ARTICLES = frozenset({"the", "a", "an"})
 
 
+def one_word_replaced(existing: str, new: str) -> bool:
+    """The texts differ in one word only, a content word in place of another of another
+    stem, not of one verb group, and neither a value."""
+    old, new_ = statement(existing), statement(new)
+    opcodes, _ = alignment(existing, new)
+    different = [op for op in opcodes if op[0] != "equal"]
+    if len(different) != 1 or different[0][0] != "replace":
+        return False
+    _, i1, i2, j1, j2 = different[0]
+    was = [t for t in old.tokens[i1:i2] if t.lower not in _ARTICLES]
+    now = [t for t in new_.tokens[j1:j2] if t.lower not in _ARTICLES]
+    if len(was) != 1 or len(now) != 1:
+        return False
+    a, b = was[0].norm, now[0].norm
+    if a in STOPWORDS or b in STOPWORDS or not a.isalpha() or not b.isalpha():
+        return False
+    if any({a, b} <= group for group in _SAME_VERBS) or {a, b} <= _SAME_MEANING:
+        return False
+    return a != b and not {a, b} & _SHORT_FORMS
+
+
 def names_the_change(existing: str, new: str) -> bool:
     """The new text says it changed and names the old values next to new ones ("switched
     from unittest to pytest", "went from 50051 to 50061"), or says an old value is no longer
@@ -8096,6 +8119,7 @@ class Comparison:
     crosswise: bool = False
     other_scope: bool = False  # scopes_differ
     way_exchanged: bool = False  # exchanges_a_way
+    word_replaced: bool = False  # one_word_replaced
     acts_differ: bool = False  # acts_differ
     bound_turned: bool = False  # _bound_turned
     item_added: bool = False  # adds_an_item
@@ -8811,6 +8835,7 @@ def compare(existing: str, new: str) -> Comparison:
         crosswise=_crosswise(existing, new),
         other_scope=scopes_differ(old, new_),
         way_exchanged=exchanges_a_way(existing, new),
+        word_replaced=one_word_replaced(existing, new),
         acts_differ=acts_differ(existing, new),
         still_holds=still_holds(existing, new),
         during=changed_during(existing, new),
@@ -9101,7 +9126,7 @@ class DedupPolicy:
                 return Decision("possible_duplicate", "opposite value")
             if pair.item_added:
                 return Decision("possible_duplicate", "different value")
-            if pair.way_exchanged:
+            if pair.way_exchanged or pair.word_replaced:
                 return Decision("possible_duplicate", "different phrase")
             if pair.acts_differ and not pair.marked:
                 return Decision("possible_duplicate", "another statement")
