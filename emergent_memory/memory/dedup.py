@@ -7906,6 +7906,9 @@ def exchanges_a_way(existing: str, new: str) -> bool:
 _ARTICLES = frozenset({"the", "a", "an"})
 
 
+_CLAUSE_OPENERS = _OPENS_WHEN | {"whenever", "wherever", "whether"}
+
+
 def one_word_replaced(existing: str, new: str) -> bool:
     """The texts differ in one word only, a content word in place of another of another
     stem, not of one verb group, and neither a value."""
@@ -7922,6 +7925,11 @@ def one_word_replaced(existing: str, new: str) -> bool:
     a, b = was[0].norm, now[0].norm
     if a in STOPWORDS or b in STOPWORDS or not a.isalpha() or not b.isalpha():
         return False
+    if {was[0].lower, now[0].lower} & _CLAUSE_OPENERS:
+        return False  # "when a build passes" / "whenever a build passes"
+    counted = i1 > 0 and _CARDINAL.fullmatch(old.tokens[i1 - 1].text)
+    if counted and _same_unit(was[0].lower, now[0].lower):
+        return False  # a unit in short and in full: "12 *chars*" / "12 *characters*"
     if any({a, b} <= group for group in _SAME_VERBS) or {a, b} <= _SAME_MEANING:
         return False
     return a != b and not {a, b} & _SHORT_FORMS
