@@ -7915,6 +7915,14 @@ def one_word_replaced(existing: str, new: str) -> bool:
     old, new_ = statement(existing), statement(new)
     opcodes, _ = alignment(existing, new)
     different = [op for op in opcodes if op[0] != "equal"]
+    if (
+        len(different) == 2
+        and different[1][0] == "insert"
+        and different[1][1] == len(old.tokens)
+        and _CARDINAL.fullmatch(old.tokens[-1].text)
+        and all(t.lower.isalpha() for t in new_.tokens[different[1][3] : different[1][4]])
+    ):
+        different = different[:1]  # and the count's unit said after it: "is 100 *lines*"
     if len(different) != 1 or different[0][0] != "replace":
         return False
     _, i1, i2, j1, j2 = different[0]
