@@ -8229,6 +8229,8 @@ def test_another_bound_or_the_other_direction_is_not_the_same_bound() -> None:
         # and the count's unit said after it
         ("The linter's max line length is 120.", "The linter's max file length is 120 lines."),
         ("Each PR's max diff size is 400.", "Each PR's max file size is 400 lines."),
+        # two words of the old one for one of another stem
+        ("The exporter caps CSV line length at 200.", "The exporter caps CSV files at 200 lines."),
     ],
 )
 def test_one_word_for_another_of_another_stem_is_another_fact_however_close(
@@ -8252,6 +8254,7 @@ def test_one_word_for_another_of_another_stem_is_another_fact_however_close(
         ("The user prefers tabs.", "The user likes tabs."),
         ("Bettina pref: dark theme in Grafana", "Bettina prefers the dark theme in Grafana."),
         ("The job timeout is 30.", "The job timeout is 30 seconds."),
+        ("Deploys need two PR approvals.", "Deploys need two pull request approvals."),
     ],
 )
 def test_one_word_for_its_own_form_a_verb_of_its_group_or_its_short_form_still_restates(

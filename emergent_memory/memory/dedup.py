@@ -7910,8 +7910,9 @@ _CLAUSE_OPENERS = _OPENS_WHEN | {"whenever", "wherever", "whether"}
 
 
 def one_word_replaced(existing: str, new: str) -> bool:
-    """The texts differ in one word only, a content word in place of another of another
-    stem, not of one verb group, and neither a value."""
+    """The texts differ in one word only, a content word in place of another (or of two) of
+    another stem, not of one verb group, and neither a value; the unit of a count said after
+    the new text's last number aside."""
     old, new_ = statement(existing), statement(new)
     opcodes, _ = alignment(existing, new)
     different = [op for op in opcodes if op[0] != "equal"]
@@ -7928,6 +7929,8 @@ def one_word_replaced(existing: str, new: str) -> bool:
     _, i1, i2, j1, j2 = different[0]
     was = [t for t in old.tokens[i1:i2] if t.lower not in _ARTICLES]
     now = [t for t in new_.tokens[j1:j2] if t.lower not in _ARTICLES]
+    if len(was) == 2 and len(now) == 1 and now[0].norm not in {t.norm for t in was}:
+        was = [was[-1]]  # two for one: "caps *line length* at 100" / "caps *functions* at 100"
     if len(was) != 1 or len(now) != 1:
         return False
     a, b = was[0].norm, now[0].norm
