@@ -587,8 +587,6 @@ ALIASES.update(
         for past in forms.split(",")
     }
 )
-# the words ALIASES reads others as: short forms ("pref", "svc", "k8s") and verbs ("build")
-_SHORT_FORMS = frozenset(ALIASES.values())
 
 _NUMBER_WORDS = """
     zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen
@@ -7585,11 +7583,49 @@ def _refilled_slot(old: Statement, new: Statement, opcodes: _Opcodes) -> bool:
     setting ("tabs" / "spaces"), an abbreviation, verbs of preference, or values (compared as
     values); see _refills."""
     different = [op for op in opcodes if op[0] != "equal"]
+    counted: frozenset[str] = frozenset()  # what a count the old text ends with counts
+    if len(different) == 2 and _unit_after_the_last_number(old, new, different[1]):
+        # "max *line* length is 100" / "max *function* length is 100 lines"
+        counted = frozenset(t.norm for t in new.tokens[different[1][3] : different[1][4]])
+        different = different[:1]
     if len(different) != 1 or different[0][0] != "replace":
         return False
     _, i1, i2, j1, j2 = different[0]
     # "the *user* wants ..." / "the *client* wants ...": the user is a holder here
-    return _refills(old, new, (i1, i2, j1, j2), _SLOT_STOPWORDS, at_start=False)
+    return _refills(old, new, (i1, i2, j1, j2), _SLOT_STOPWORDS, at_start=False, apart=counted)
+
+
+def _unit_after_the_last_number(
+    old: Statement, new: Statement, operation: tuple[str, int, int, int, int]
+) -> bool:
+    """The new text adds one word after the number the old text ends with: what it counts
+    ("... is 100" / "... is 100 *lines*")."""
+    kind, i1, _, j1, j2 = operation
+    return (
+        kind == "insert"
+        and i1 == len(old.tokens)
+        and _CARDINAL.fullmatch(old.tokens[-1].text) is not None
+        and j2 - j1 == 1
+        and new.tokens[j1].lower.isalpha()
+    )
+
+
+# The endings that make a word of another word ("clinic" / "clinic*ian*", "test" / "test*er*",
+# "account" / "account*ant*", "commit" / "commit*ter*"): the thing and the one who does it,
+# two things; a short form cuts a word instead ("config" / "configuration").
+_DERIVING = ("er", "or", "ian", "ant", "ist", "ee")
+# the words ALIASES reads others as ("pref" for "preferences": a short form, not a word
+# derived from)
+_ALIASED = frozenset(ALIASES.values())
+
+
+def _derived(short: str, long: str) -> bool:
+    """`long` is `short` with a _DERIVING ending (its last consonant doubled or not, plural or
+    not), `short` a word of four letters or more."""
+    rest = long[len(short) :].removesuffix("s")
+    if rest[:1] == short[-1:] and rest[1:] in _DERIVING:
+        rest = rest[1:]
+    return len(short) >= 4 and rest in _DERIVING and short not in _ALIASED
 
 
 def _refills(
@@ -7599,6 +7635,7 @@ def _refills(
     stopwords: frozenset[str],
     *,
     at_start: bool,
+    apart: frozenset[str] = frozenset(),
 ) -> bool:
     """Whether the words of `old` at place[0:2] are replaced by other words at place[2:4] in
     `new`: content words on both sides that the other text does not have anywhere (not words
@@ -7607,7 +7644,8 @@ def _refills(
     ..." / "Any caller can make 1,000 ..."), and a single word for a single word not a
     setting's other value, an abbreviation or a verb of preference. A sentence refilled in
     several places (at_start) may start differently: "*Access tokens* from the auth service
-    expire after 15 minutes" / "*Password reset links* from ..." are two things."""
+    expire after 15 minutes" / "*Password reset links* from ..." are two things. Words of
+    `new` whose norms are in `apart` (what a count at its end counts) are no old word moved."""
     i1, i2, j1, j2 = place
     gone = [t for t in old.tokens[i1:i2] if t.norm not in stopwords]
     came = [t for t in new.tokens[j1:j2] if t.norm not in stopwords]
@@ -7617,7 +7655,7 @@ def _refills(
     # ("config/*worker*.yaml") was not moved there, a value out of one was ("redis-01:6379" /
     # "host redis-01, port 6379")
     old_norms, new_norms = {t.norm for t in old.tokens}, {t.norm for t in new.tokens}
-    if any(_stands_in(t, new, new_norms) for t in gone):
+    if any(t.norm not in apart and _stands_in(t, new, new_norms) for t in gone):
         return False
     if any(_stands_in(t, old, old_norms) for t in came):
         return False
@@ -7630,8 +7668,8 @@ def _refills(
     if len(gone) == len(came) == 1:
         before, after = gone[0].text.lower(), came[0].text.lower()
         short, long = sorted((before, after), key=len)
-        if {before, after} in OPPOSITES or long.startswith(short):
-            return False
+        if {before, after} in OPPOSITES or (long.startswith(short) and not _derived(short, long)):
+            return False  # (a short form: "config" / "configuration")
         counted = i1 > 0 and _CARDINAL.fullmatch(old.tokens[i1 - 1].text)
         if counted and _same_unit(before, after):
             return False  # a unit in short and in full: "320 *px*" / "320 *pixels*"
@@ -7906,46 +7944,6 @@ def exchanges_a_way(existing: str, new: str) -> bool:
 _ARTICLES = frozenset({"the", "a", "an"})
 
 
-_CLAUSE_OPENERS = _OPENS_WHEN | {"whenever", "wherever", "whether"}
-
-
-def one_word_replaced(existing: str, new: str) -> bool:
-    """The texts differ in one word only, a content word in place of another (or of two) of
-    another stem, not of one verb group, and neither a value; the unit of a count said after
-    the new text's last number aside."""
-    old, new_ = statement(existing), statement(new)
-    opcodes, _ = alignment(existing, new)
-    different = [op for op in opcodes if op[0] != "equal"]
-    if (
-        len(different) == 2
-        and different[1][0] == "insert"
-        and different[1][1] == len(old.tokens)
-        and _CARDINAL.fullmatch(old.tokens[-1].text)
-        and all(t.lower.isalpha() for t in new_.tokens[different[1][3] : different[1][4]])
-    ):
-        different = different[:1]  # and the count's unit said after it: "is 100 *lines*"
-    if len(different) != 1 or different[0][0] != "replace":
-        return False
-    _, i1, i2, j1, j2 = different[0]
-    was = [t for t in old.tokens[i1:i2] if t.lower not in _ARTICLES]
-    now = [t for t in new_.tokens[j1:j2] if t.lower not in _ARTICLES]
-    if len(was) == 2 and len(now) == 1 and now[0].norm not in {t.norm for t in was}:
-        was = [was[-1]]  # two for one: "caps *line length* at 100" / "caps *functions* at 100"
-    if len(was) != 1 or len(now) != 1:
-        return False
-    a, b = was[0].norm, now[0].norm
-    if a in STOPWORDS or b in STOPWORDS or not a.isalpha() or not b.isalpha():
-        return False
-    if {was[0].lower, now[0].lower} & _CLAUSE_OPENERS:
-        return False  # "when a build passes" / "whenever a build passes"
-    counted = i1 > 0 and _CARDINAL.fullmatch(old.tokens[i1 - 1].text)
-    if counted and _same_unit(was[0].lower, now[0].lower):
-        return False  # a unit in short and in full: "12 *chars*" / "12 *characters*"
-    if any({a, b} <= group for group in _SAME_VERBS) or {a, b} <= _SAME_MEANING:
-        return False
-    return a != b and not {a, b} & _SHORT_FORMS
-
-
 def names_the_change(existing: str, new: str) -> bool:
     """The new text says it changed and names the old values next to new ones ("switched
     from unittest to pytest", "went from 50051 to 50061"), or says an old value is no longer
@@ -8138,7 +8136,6 @@ class Comparison:
     crosswise: bool = False
     other_scope: bool = False  # scopes_differ
     way_exchanged: bool = False  # exchanges_a_way
-    word_replaced: bool = False  # one_word_replaced
     acts_differ: bool = False  # acts_differ
     bound_turned: bool = False  # _bound_turned
     item_added: bool = False  # adds_an_item
@@ -8854,7 +8851,6 @@ def compare(existing: str, new: str) -> Comparison:
         crosswise=_crosswise(existing, new),
         other_scope=scopes_differ(old, new_),
         way_exchanged=exchanges_a_way(existing, new),
-        word_replaced=one_word_replaced(existing, new),
         acts_differ=acts_differ(existing, new),
         still_holds=still_holds(existing, new),
         during=changed_during(existing, new),
@@ -9145,7 +9141,7 @@ class DedupPolicy:
                 return Decision("possible_duplicate", "opposite value")
             if pair.item_added:
                 return Decision("possible_duplicate", "different value")
-            if pair.way_exchanged or pair.word_replaced:
+            if pair.way_exchanged:
                 return Decision("possible_duplicate", "different phrase")
             if pair.acts_differ and not pair.marked:
                 return Decision("possible_duplicate", "another statement")
