@@ -415,6 +415,8 @@ HOLDOUTS = {
     "first run against the refit and the other way read as no stated change (a666fae)",
     "dedup_holdout_152.json": "agent memories only, 160 pairs (30 in nine other languages); "
     "first run against all of stop 85's readings and the earlier learned reading (184a5fc)",
+    "dedup_holdout_153.json": "agent memories only, 160 pairs (30 in nine other languages); "
+    "first run against the review's form of the derived-word reading (4cfbed1)",
 }
 
 

@@ -70,6 +70,7 @@ UNSEEN = (
     "dedup_holdout_150.json",
     "dedup_holdout_151.json",
     "dedup_holdout_152.json",
+    "dedup_holdout_153.json",
 )
 
 
