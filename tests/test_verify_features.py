@@ -1666,3 +1666,72 @@ def test_on_off_and_before_after_are_values_only_where_they_stand_so(
 ) -> None:
     found = verify_features.opposite_in(dedup.OPPOSITES, memory, claim)
     assert (found is not None) == opposite, found
+
+
+# A reason names the words as the texts write them, never the rules' stems or value keys
+# (the dashboard and the tool show it to a person): (memory, claim, similarity, shown, not shown)
+READABLE_REASONS = [
+    (
+        "Le client Château Lestrade, à Pauillac, utilise encore l'API v1.",
+        "Château Lestrade is located in Margaux.",
+        0.6,
+        "Château Lestrade",
+        "chateau lestrad",
+    ),
+    (
+        "The Kraków Zabłocie gym, opened in 2016, is our oldest customer.",
+        "Our newest customer gym is in Prague.",
+        0.6,
+        "Kraków Zabłocie",
+        "krakow",
+    ),
+    (
+        "Die Proben lagern im -80 °C Gefrierschrank in Raum 3.04.",
+        "Die Proben lagern bei -20 °C.",
+        0.6,
+        "-20",
+        "minus:",
+    ),
+    (
+        "In March 2024 the team chose Celery with Redis over RabbitMQ for background jobs.",
+        "The team chose Celery with Redis for background jobs in March 2023.",
+        0.3,
+        "chose",
+        "choo",
+    ),
+    (
+        "Kofi: I'm on leave, Sanne covers backend decisions while I'm out",
+        "Sanne handles backend decisions while Kofi is away.",
+        0.3,
+        "decisions",
+        "decid",
+    ),
+    (
+        "Harbour masters confirm walk-in guest boats in the dashboard, and the mobile app is "
+        "used mostly by boat owners.",
+        "Boat owners confirm walk-in guests in the dashboard, while harbour masters mostly use "
+        "the mobile app.",
+        0.6,
+        "owners",
+        "None",
+    ),
+    (
+        "Prefiero que los scripts de análisis usen R para la estadística y Python.",
+        "Lena prefers R for the statistics in analysis scripts and Python for data processing.",
+        0.3,
+        "python",
+        "letter:",
+    ),
+]
+
+
+@pytest.mark.parametrize(("memory", "claim", "similarity", "shown", "hidden"), READABLE_REASONS)
+def test_a_reason_names_words_as_written(
+    memory: str, claim: str, similarity: float, shown: str, hidden: str
+) -> None:
+    from emergent_memory.app import VERIFY_POLICIES
+    from emergent_memory.memory.verify_rules import rules_answer
+
+    why = rules_answer(VERIFY_POLICIES[LOCAL_MODEL_NAME], claim, [(memory, similarity)]).why
+    assert shown in why, why
+    assert hidden not in why.replace(shown, ""), why

@@ -7187,8 +7187,9 @@ def bare_value(value: str, one: Statement | None = None) -> str:
     "friday"), a time of day on the clock ("t840" is "14:00"), a lone capital letter without
     its kind ("letter:B" is "B"), a quoted text in quotes ("q:make lint" is '"make lint"'), a
     duration in its largest whole unit ("1209600s" is "14 days"); otherwise as the text `one`
-    writes it, if given ("pytest-style", not its stem; "6144 MB"), a size without it in its
-    largest unit ("8589934592bytes" is "8 GB")."""
+    writes it, if given ("pytest-style", not its stem; "6144 MB"; a name of several words,
+    "Château Lestrade", not "chateau lestrad"), a size without it in its largest unit
+    ("8589934592bytes" is "8 GB"), a number below zero with its sign ("minus:80" is "-80")."""
     if value[:1] == "t" and value[1:].isdigit():
         return f"{int(value[1:]) // 60:02d}:{int(value[1:]) % 60:02d}"
     if value.startswith("letter:"):
@@ -7201,6 +7202,13 @@ def bare_value(value: str, one: Statement | None = None) -> str:
     written = [t.text for t in one.tokens if _value_key(t) == value] if one else []
     if written and not value.startswith(("month:", "day:")):
         return written[0]
+    if one is not None and " " in value:  # a name of several words ("Château Lestrade")
+        parts, keys = value.split(" "), [_value_key(t) for t in one.tokens]
+        for start in range(len(keys) - len(parts) + 1):
+            if keys[start : start + len(parts)] == parts:
+                return " ".join(t.text for t in one.tokens[start : start + len(parts)])
+    if value.startswith("minus:"):
+        return f"-{value.removeprefix('minus:')}"
     return _size_words(Decimal(value.removesuffix("bytes"))) if size else _as_words(value)
 
 

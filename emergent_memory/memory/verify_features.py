@@ -669,9 +669,7 @@ def _crosswise(parts: tuple[str, ...], claim_parts: tuple[str, ...]) -> str | No
         for b in sorted(mine[0] - theirs[0]):
             if b in theirs[1] and b not in mine[1]:
                 own, said = dedup.statement(parts[first[0]]), dedup.statement(claim_parts[0])
-                return (
-                    f"the same values in swapped places: {_written(own, b)} / {_written(said, a)}"
-                )
+                return f"the same values in swapped places: {_shown(own, b)} / {_shown(said, a)}"
     return None
 
 
@@ -736,22 +734,54 @@ def _sides_taken(
             # months")
             if any(_digits(w) == any(map(_digits, other)) for w in words):
                 one = a if side == "a" else b
-                taken.setdefault(side, _written(one, sorted(words)[0]))
+                taken.setdefault(side, _shown(one, sorted(words)[0]))
     if "a" in taken and "b" in taken:
         return taken["a"], taken["b"]
     return None
 
 
-def as_written(text: str, norms: Sequence[str]) -> tuple[str, ...]:
-    """Words of the text by their norms, as the text writes them, lower-cased ("stag":
-    "staging"), for a reason a person reads; a norm the text does not have stays as it is."""
-    one = dedup.statement(text)
-    return tuple(dict.fromkeys(_written(one, norm).lower() for norm in norms))
+def as_written(text: str, norms: Sequence[str], other: str | None = None) -> tuple[str, ...]:
+    """Words of the text by their norms, as the text (else `other`) writes them, lower-cased
+    ("stag": "staging", "choo": "chose", "letter:r": "r"), for a reason a person reads; a norm
+    neither text has is said as dedup.bare_value says a value."""
+    texts = [dedup.statement(text)] + ([] if other is None else [dedup.statement(other)])
+
+    def shown(norm: str) -> str:
+        found = next(filter(None, (_written(one, norm) for one in texts)), None)
+        return (found or dedup.bare_value(norm)).lower()
+
+    return tuple(dict.fromkeys(shown(norm) for norm in norms))
 
 
-def _written(one: dedup.Statement, norm: str) -> str:
-    """A word of the text as written, from its norm ("stag": "Staging")."""
-    return next((token.text for token in one.tokens if token.norm == norm), norm)
+def _shown(one: dedup.Statement, norm: str) -> str:
+    """A word of the text as written (_written), else as dedup.bare_value says it."""
+    return _written(one, norm) or dedup.bare_value(norm)
+
+
+def _written(one: dedup.Statement, norm: str) -> str | None:
+    """A word of the text as written, from its norm ("stag": "Staging"), or from a stem
+    shorter than the word's own ("choo": "chose", whose norm is "choos"), or from a word that
+    reads as it; None if none is."""
+    exact = next((token.text for token in one.tokens if token.norm == norm), None)
+    if exact is not None:
+        return exact
+    if " " in norm:
+        return _spelled(one, norm)
+    if not norm.isalpha():  # a number or a value's key: as written or not at all
+        return None
+    # a word the rules read as it ("decisions" has the stem of "decided"), else one it begins
+    return next(
+        (token.text for token in one.tokens if norm in dedup.content_words(token.text)), None
+    ) or next(
+        (token.text for token in one.tokens if len(norm) > 2 and token.norm.startswith(norm)),
+        None,
+    )
+
+
+def _spelled(one: dedup.Statement, value: str) -> str | None:
+    """A value of several words as the text writes it, if it does."""
+    written = dedup.bare_value(value, one)
+    return None if written == dedup.bare_value(value) else written
 
 
 def _names_another(memory: str, claim: str) -> bool:
@@ -826,7 +856,7 @@ def _moved(
             if both_values or (
                 not values_only and sure and b in claim_rest and a not in claim_rest
             ):
-                return f"the same values in swapped places: {_written(own, b)} / {_written(new, a)}"
+                return f"the same values in swapped places: {_shown(own, b)} / {_shown(new, a)}"
     return None
 
 
@@ -934,7 +964,7 @@ def _order_turned(memory: str, claim: str) -> str | None:
         return None
     _, (a, b) = min(turned)
     said = dedup.statement(claim)
-    return f"the same things in the other order: {_written(said, b)} before {_written(said, a)}"
+    return f"the same things in the other order: {_shown(said, b)} before {_shown(said, a)}"
 
 
 # -- one part of a longer memory restated with another number ----------------------------
@@ -993,7 +1023,7 @@ def part_difference(memory: dedup.Statement, claim: dedup.Statement) -> str | No
         )
         if others:  # (the word and numbers as written: "nodes", "5.0"; not "nod", "5")
             was, now = dedup.bare_value(others[0], memory), dedup.bare_value(value, claim)
-            return f"{_written(claim, word).lower()} {was} / {now}"
+            return f"{_shown(claim, word).lower()} {was} / {now}"
     return _sole_amount_changed(memory, claim)
 
 

@@ -398,7 +398,7 @@ def rules_answer(
         pair = read_pair(content, claim) if features is None else features[index]
         shared = tuple(w for w in pair.shared_words if w not in common)
         if shared and not words_only and score < policy.related_from:  # a why names them
-            shared = verify_features.as_written(claim, shared)
+            shared = verify_features.as_written(claim, shared, content)
         pair = replace(pair, shared_words=shared)
         relation, why = policy.judge(score, pair, words_only=words_only)
         clause = None if clauses is None or words_only else clauses[index]
