@@ -132,10 +132,80 @@ def signed_in(
 def test_a_page_without_a_session_goes_to_the_sign_in_form(client: TestClient) -> None:
     response = client.get("/ui/memories", follow_redirects=False)
     assert response.status_code == 303
-    assert response.headers["location"] == "/ui/signin"
+    assert response.headers["location"] == "/ui/signin?next=%2Fui%2Fmemories"
     form = client.get("/ui/signin")
     assert form.status_code == 200
     assert '<label for="token">API token</label>' in form.text
+
+
+def test_signing_in_leads_back_to_the_page_asked_for(
+    client: TestClient, principal: Principal, token_for: Callable[..., str]
+) -> None:
+    asked = "/ui/memories?category=preference&status=active"
+    response = client.get(asked, follow_redirects=False)
+    assert response.status_code == 303
+    form = client.get(response.headers["location"])
+    assert 'id="signin-then"' in form.text
+    # the form carries the page back (escaped), and a failed sign-in keeps it
+    assert 'name="next" value="/ui/memories?category=preference&amp;status=active"' in form.text
+    refused = client.post(
+        "/ui/signin", data={"token": "nope", "next": asked}, headers=SAME_ORIGIN
+    )
+    assert refused.status_code == 401
+    assert 'name="next" value="/ui/memories?category=preference&amp;status=active"' in refused.text
+    signed = client.post(
+        "/ui/signin",
+        data={"token": token_for(principal), "next": asked},
+        headers=SAME_ORIGIN,
+        follow_redirects=False,
+    )
+    assert signed.status_code == 303
+    assert signed.headers["location"] == asked
+    assert client.get(asked).status_code == 200
+    # signed in, the form itself goes on to the page
+    again = client.get("/ui/signin?next=%2Fui%2Fstats", follow_redirects=False)
+    assert again.headers["location"] == "/ui/stats"
+
+
+def test_the_first_page_needs_no_way_back(client: TestClient) -> None:
+    response = client.get("/ui/", follow_redirects=False)
+    assert response.headers["location"] == "/ui/signin"
+
+
+@pytest.mark.parametrize(
+    "then",
+    [
+        "https://evil.example/ui/",
+        "//evil.example/ui/",
+        "/\\evil.example/ui/",
+        "/ui/\\evil.example",
+        "/api/v1/memories",
+        "/ui/../api/v1/memories",
+        "/ui/./memories",
+        "/ui//evil.example",
+        "/ui/signout",
+        "/ui/signin",
+        "/ui/link/abc",
+        "javascript:alert(1)",
+        "/ui/memories\r\nSet-Cookie: x=1",
+        "/ui/memories#frag",
+        "/ui/" + "a" * 2001,
+        "",
+    ],
+)
+def test_signing_in_never_leads_off_the_dashboard(
+    client: TestClient, principal: Principal, token_for: Callable[..., str], then: str
+) -> None:
+    form = client.get("/ui/signin", params={"next": then})
+    assert 'name="next"' not in form.text
+    signed = client.post(
+        "/ui/signin",
+        data={"token": token_for(principal), "next": then},
+        headers=SAME_ORIGIN,
+        follow_redirects=False,
+    )
+    assert signed.status_code == 303
+    assert signed.headers["location"] == "/ui/"
 
 
 @pytest.mark.parametrize("token", ["", "nope", "emt_unknown", "emt_" + "x" * 43])
@@ -155,7 +225,7 @@ def test_a_revoked_token_ends_its_sessions(
     TokenService(owner_pool).revoke(token_id)
     response = client.get("/ui/memories", follow_redirects=False)
     assert response.status_code == 303
-    assert response.headers["location"] == "/ui/signin"
+    assert response.headers["location"] == "/ui/signin?next=%2Fui%2Fmemories"
 
 
 def test_sign_out_ends_the_session_in_the_database(
@@ -192,7 +262,7 @@ def test_a_session_expires(
         assert short.live(secret) is None
         response = client.get("/ui/memories", follow_redirects=False)
         assert response.status_code == 303
-        assert response.headers["location"] == "/ui/signin"
+        assert response.headers["location"] == "/ui/signin?next=%2Fui%2Fmemories"
 
 
 def test_the_database_holds_only_the_hash_of_the_session_secret(

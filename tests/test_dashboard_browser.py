@@ -284,11 +284,28 @@ def test_sign_out_ends_the_session(
     screenshot(signed_in, "signed-out")
     assert context.cookies() == []
     signed_in.goto(site.base + "/ui/memories")
-    assert signed_in.url == site.base + "/ui/signin"
+    assert signed_in.url == site.base + "/ui/signin?next=%2Fui%2Fmemories"
     # The old cookie, sent again, opens nothing: the session ended in the database.
     context.add_cookies([{"name": cookie["name"], "value": cookie["value"], "url": site.ui}])
     signed_in.goto(site.base + "/ui/memories")
-    assert signed_in.url == site.base + "/ui/signin"
+    assert signed_in.url == site.base + "/ui/signin?next=%2Fui%2Fmemories"
+
+
+def test_a_link_to_a_memory_opens_it_after_signing_in(
+    page: Page, site: Site, writer: Writer
+) -> None:
+    memory_id = own_memory(site, writer, "The deep-link test memory lives on its own page.")
+    page.goto(f"{site.base}/ui/memories/{memory_id}")
+    expect(page.locator("#signin-then")).to_be_visible()  # the form says why it is shown
+    page.get_by_label("API token").fill("emt_not-a-token")
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("alert")).to_contain_text("unknown, revoked or expired")
+    page.get_by_label("API token").fill(writer.token)  # a failed try keeps the way back
+    page.keyboard.press("Enter")
+    expect(page.locator(".content")).to_have_text(
+        "The deep-link test memory lives on its own page."
+    )
+    assert page.url == f"{site.base}/ui/memories/{memory_id}"
 
 
 def test_a_sign_in_posted_from_another_site_over_plain_http_is_refused(

@@ -20,7 +20,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from emergent_memory.dashboard import memories, overview
-from emergent_memory.dashboard.site import DashboardServices, Site, Visit, text
+from emergent_memory.dashboard.site import DashboardServices, Site, Visit, after_signin, text
 from emergent_memory.dashboard.web import COOKIE, HERE, UI, SecurityHeaders, is_https, same_origin
 from emergent_memory.errors import DatabaseUnavailable, NotFound, ServiceBusy
 
@@ -35,9 +35,10 @@ USED_LINK = (
 
 
 async def signin_form(site: Site, request: Request) -> Response:
+    then = after_signin(request.query_params.get("next"))
     if await site.find_visit(request) is not None:
-        return RedirectResponse(f"{UI}/", status_code=303)
-    return site.render(request, "signin.html", None)
+        return RedirectResponse(then or f"{UI}/", status_code=303)
+    return site.render(request, "signin.html", None, then=then)
 
 
 async def signin(site: Site, request: Request) -> Response:
@@ -47,14 +48,15 @@ async def signin(site: Site, request: Request) -> Response:
         return site.render(request, "signin.html", None, status=403, error=error)
     form = await request.form()
     token = text(form.get("token")) or ""
+    then = after_signin(text(form.get("next")))
     try:
         started = await site.call(lambda: site.sessions.start(token))
     except (DatabaseUnavailable, ServiceBusy) as error:
-        return site.render(request, "signin.html", None, status=503, error=str(error))
+        return site.render(request, "signin.html", None, status=503, error=str(error), then=then)
     if started is None:
-        return site.render(request, "signin.html", None, status=401, error=NOT_LIVE)
+        return site.render(request, "signin.html", None, status=401, error=NOT_LIVE, then=then)
     await end_the_previous_session(site, request)
-    return site.signed_in(started, request)
+    return site.signed_in(started, request, then)
 
 
 async def redeem_link(site: Site, request: Request) -> Response:

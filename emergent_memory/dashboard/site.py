@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode, urlsplit
 
 import anyio.to_thread
 from starlette.requests import Request
@@ -156,10 +157,13 @@ class Site:
         session, pending = await self.call(look)
         return None if session is None else Visit(secret, session, pending)
 
-    def signed_in(self, started: StartedSession, request: Request) -> Response:
-        """To the search page with the new session's cookie: HttpOnly, SameSite=Strict, for
-        /ui only, Secure over HTTPS, lasting as long as the session may."""
-        response = RedirectResponse(f"{UI}/", status_code=303)
+    def signed_in(
+        self, started: StartedSession, request: Request, then: str | None = None
+    ) -> Response:
+        """To the page asked for before signing in (`then`, if a page of the dashboard: see
+        after_signin), else the search page, with the new session's cookie: HttpOnly,
+        SameSite=Strict, for /ui only, Secure over HTTPS, lasting as long as the session may."""
+        response = RedirectResponse(after_signin(then) or f"{UI}/", status_code=303)
         response.set_cookie(
             COOKIE,
             started.secret,
@@ -189,7 +193,7 @@ class Site:
                             "no signed-in session came with this request (signed out, expired, "
                             "or sent from another site); sign in and try again",
                         )
-                    return RedirectResponse(f"{UI}/signin", status_code=303)
+                    return RedirectResponse(signin_address(request), status_code=303)
                 if change:
                     form = await request.form()
                     if not same_origin(request):
@@ -217,6 +221,39 @@ class Site:
                 )
 
         return endpoint
+
+
+# The longest page address the sign-in form carries back (a search's query included)
+MAX_NEXT = 2000
+
+
+def signin_address(request: Request) -> str:
+    """The sign-in form, told the page that was asked for (its path and query), so that
+    signing in leads back to it; the first page needs no telling."""
+    asked = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    if asked in (UI, f"{UI}/") or after_signin(asked) is None:
+        return f"{UI}/signin"
+    return f"{UI}/signin?{urlencode({'next': asked})}"
+
+
+def after_signin(then: str | None) -> str | None:
+    """`then` if it is a page of this dashboard to go to after signing in, else None: a
+    path under /ui/ on this site (no scheme, host or backslash, no control character), not
+    the sign-in, sign-out or one-time link pages, at most MAX_NEXT characters. Anything else
+    (another site's address, "//host", "/ui/../api") is ignored: no open redirect."""
+    if not then or len(then) > MAX_NEXT or not then.startswith(f"{UI}/"):
+        return None
+    if "\\" in then or any(ord(c) < 0x20 or ord(c) == 0x7F for c in then):
+        return None
+    parts = urlsplit(then)
+    if parts.scheme or parts.netloc or parts.fragment:
+        return None
+    segments = parts.path.split("/")
+    if "." in segments or ".." in segments or "" in segments[2:-1]:
+        return None
+    if parts.path in (f"{UI}/signin", f"{UI}/signout") or parts.path.startswith(f"{UI}/link/"):
+        return None
+    return then
 
 
 def _status_of(error: EmergentMemoryError) -> int:
