@@ -148,9 +148,7 @@ def test_signing_in_leads_back_to_the_page_asked_for(
     assert 'id="signin-then"' in form.text
     # the form carries the page back (escaped), and a failed sign-in keeps it
     assert 'name="next" value="/ui/memories?category=preference&amp;status=active"' in form.text
-    refused = client.post(
-        "/ui/signin", data={"token": "nope", "next": asked}, headers=SAME_ORIGIN
-    )
+    refused = client.post("/ui/signin", data={"token": "nope", "next": asked}, headers=SAME_ORIGIN)
     assert refused.status_code == 401
     assert 'name="next" value="/ui/memories?category=preference&amp;status=active"' in refused.text
     signed = client.post(
