@@ -865,3 +865,98 @@ def test_pages_fit_a_phone(chromium: Browser, site: Site, writer: Writer, watch:
     finally:
         phone.close()
     watch.check()
+
+
+# -- light and dark ------------------------------------------------------------------------
+
+# For every visible element with text of its own: its colour, the colour behind it (the first
+# ancestor's with a background, over white or the page's), the contrast ratio (WCAG 2) and
+# whether it is large text (18.66 px bold or 24 px), for the elements under 4.5:1 (3:1 large).
+LOW_CONTRAST = """() => {
+  const rgb = (c) => (c.match(/[\\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => {
+    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  const behind = (el) => {
+    for (let e = el; e; e = e.parentElement) {
+      const c = rgb(getComputedStyle(e).backgroundColor);
+      if (c.length === 3 || (c.length === 4 && c[3] > 0.5)) return c.slice(0, 3);
+    }
+    return rgb(getComputedStyle(document.documentElement).backgroundColor).slice(0, 3);
+  };
+  const low = [];
+  for (const el of document.querySelectorAll("body *")) {
+    const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+    const box = el.getBoundingClientRect();
+    const style = getComputedStyle(el);
+    if (!own || box.width < 2 || box.height < 2 || style.visibility === "hidden") continue;
+    if (el.closest(".visually-hidden") || box.right < 0) continue;
+    const [a, b] = [lum(rgb(style.color)), lum(behind(el))];
+    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    const size = parseFloat(style.fontSize);
+    const large = size >= 24 || (size >= 18.66 && Number(style.fontWeight) >= 700);
+    if (ratio < (large ? 3 : 4.5)) {
+      const words = el.textContent.trim().slice(0, 30);
+      low.push(`${el.tagName.toLowerCase()}.${el.className} "${words}" ${ratio.toFixed(2)}`);
+    }
+  }
+  return low;
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_page_is_readable_in_light_and_dark(
+    chromium: Browser, site: Site, writer: Writer, watch: Watch, scheme: str
+) -> None:
+    """The dashboard follows the system's colour scheme; in both, every text has a contrast
+    of at least 4.5:1 with what is behind it (3:1 for large text), badges and notices too."""
+    context = chromium.new_context(viewport={"width": 1280, "height": 800}, color_scheme=scheme)
+    try:
+        page = context.new_page()
+        watch.attach(page)
+        page.goto(site.ui)
+        background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        assert background == ("rgb(255, 255, 255)" if scheme == "light" else "rgb(20, 23, 27)")
+        low = {"sign-in": page.evaluate(LOW_CONTRAST)}
+        sign_in(page, site, writer.token)
+        for name, path in {
+            "search": "/ui/search?q=tests",
+            "browse": "/ui/memories",
+            "deleted": "/ui/memories?status=deleted",
+            "superseded": "/ui/memories?status=superseded",
+            "memory": f"/ui/memories/{writer.ids['edited']}",
+            "verify": "/ui/verify?claim=The+test+suite+runs+with+pytest",
+            "duplicates": "/ui/duplicates",
+            "contexts": "/ui/contexts",
+            "stats": "/ui/stats",
+            "injections": "/ui/injections",
+            "capture": "/ui/capture",
+        }.items():
+            page.goto(site.base + path)
+            screenshot(page, f"{scheme}-{name}")
+            low[name] = page.evaluate(LOW_CONTRAST)
+        assert {name: found for name, found in low.items() if found} == {}
+    finally:
+        context.close()
+    watch.check()
+
+
+def test_slash_goes_to_search(signed_in: Page, site: Site) -> None:
+    """"/" focuses the search box, from any page (elsewhere it opens the search page), and
+    is typed as itself in a field."""
+    page = signed_in
+    page.goto(site.base + "/ui/search")
+    page.locator("body").click(position={"x": 5, "y": 300})
+    page.keyboard.press("/")
+    expect(page.locator("#q")).to_be_focused()
+    expect(page.locator("#q")).to_have_value("")  # the key only moves the focus
+    page.keyboard.type("a/b")
+    expect(page.locator("#q")).to_have_value("a/b")
+    page.goto(site.base + "/ui/verify")
+    page.get_by_label("Claim").fill("paths like a/b")  # typed in a field, a slash is a slash
+    expect(page.get_by_label("Claim")).to_have_value("paths like a/b")
+    page.locator("h1").click()
+    page.keyboard.press("/")
+    page.wait_for_url(f"{site.base}/ui/search")
+    expect(page.locator("#q")).to_be_focused()

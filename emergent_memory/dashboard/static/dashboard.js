@@ -1,7 +1,8 @@
 // emergent-memory dashboard: progressive enhancement only (every page works without it).
 // - instant search: a form with data-instant="URL" fetches that server-rendered, escaped
 //   fragment as the user types and puts it in the element named by data-target;
-// - confirm dialogs: a form with data-confirm="question" asks before it is sent.
+// - confirm dialogs: a form with data-confirm="question" asks before it is sent;
+// - "/" (outside a field) focuses the search box, or opens the search page where there is none.
 (function () {
   "use strict";
 
@@ -42,6 +43,19 @@
     });
   }
 
+  function slashToSearch(event) {
+    if (event.key !== "/" || event.ctrlKey || event.metaKey || event.altKey) return;
+    var target = event.target;
+    if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return;
+    var box = document.getElementById("q");
+    var link = document.querySelector('nav[aria-label="Dashboard"] a[href$="/search"]');
+    if (!box && !link) return; // signed out: no search to go to
+    event.preventDefault();
+    if (box) box.focus();
+    else window.location.assign(link.getAttribute("href"));
+  }
+
+  document.addEventListener("keydown", slashToSearch);
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("form[data-instant]").forEach(instant);
     document.querySelectorAll("form[data-confirm]").forEach(confirming);
