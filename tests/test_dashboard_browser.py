@@ -943,7 +943,7 @@ def test_every_page_is_readable_in_light_and_dark(
 
 
 def test_slash_goes_to_search(signed_in: Page, site: Site) -> None:
-    """"/" focuses the search box, from any page (elsewhere it opens the search page), and
+    """ "/" focuses the search box, from any page (elsewhere it opens the search page), and
     is typed as itself in a field."""
     page = signed_in
     page.goto(site.base + "/ui/search")
