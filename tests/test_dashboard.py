@@ -1288,3 +1288,139 @@ def test_an_archived_memory_can_be_deleted_with_a_reason(
     assert post(signed_in, f"{url}/delete", csrf_of(page), reason="wiki retired").status_code == 303
     deleted = BrowseService(service.pool).get(principal, memory_id)
     assert (deleted["status"], deleted["delete_reason"]) == ("deleted", "wiki retired")
+
+
+# -- adding a memory by hand ---------------------------------------------------------------
+
+
+def add_memory(client: TestClient, **fields: str) -> Any:
+    """Post the add form as the page would (its CSRF token), with `fields`."""
+    token = csrf_of(client.get("/ui/memories/new").text)
+    form = {"category": "fact", "scope": "user", **fields}
+    return client.post(
+        "/ui/memories/new",
+        data={CSRF_FIELD: token, **form},
+        headers=SAME_ORIGIN,
+        follow_redirects=False,
+    )
+
+
+def test_add_a_memory_from_the_page(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    page = signed_in.get("/ui/memories/new")
+    assert page.status_code == 200
+    assert 'id="add-form"' in page.text
+    added = add_memory(
+        signed_in,
+        content="The release <b>train</b> leaves every second Tuesday",
+        category="convention",
+        scope="project",
+        importance="high",
+        context="release process",
+        rationale="agreed at the retro",
+        evidence="retro notes, March",
+        valid_from="2026-01-05",
+    )
+    assert added.status_code == 303
+    location = added.headers["location"]
+    memory_id = location.removeprefix("/ui/memories/").removesuffix("?done=added")
+    [record] = service.list_memories(principal)["memories"]
+    assert record["id"] == memory_id
+    assert record["content"] == "The release <b>train</b> leaves every second Tuesday"
+    assert (record["category"], record["scope"], record["source"]) == (
+        "convention",
+        "project",
+        "explicit",  # a person typed it
+    )
+    assert (record["importance"], record["rationale"]) == ("high", "agreed at the retro")
+    assert record["contexts"] == ["release process"]
+    assert record["valid_from"].startswith("2026-01-05")
+    shown = signed_in.get(location).text
+    assert "Added: a new memory." in shown
+    assert "&lt;b&gt;train&lt;/b&gt;" in shown
+    assert "<b>train</b>" not in shown
+    # the same again: already remembered, the same memory, nothing new
+    again = add_memory(
+        signed_in,
+        content="The release <b>train</b> leaves every second Tuesday",
+        category="convention",
+        scope="project",
+    )
+    assert again.headers["location"] == f"/ui/memories/{memory_id}?done=added_unchanged"
+    assert "Already remembered" in signed_in.get(again.headers["location"]).text
+    assert len(service.list_memories(principal)["memories"]) == 1
+
+
+def test_adding_another_value_says_it_was_kept_beside_a_conflict(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    old = service.save(principal, "The orders staging database listens on port 5432", "fact")
+    added = add_memory(signed_in, content="The orders staging database listens on port 5433")
+    location = added.headers["location"]
+    assert location.endswith("?done=added_conflict")
+    page = signed_in.get(location).text
+    assert "linked as a conflict" in page
+    assert old["memory"]["id"] in page  # the memory page names the other side
+    ids = {m["id"] for m in service.list_memories(principal)["memories"]}
+    assert old["memory"]["id"] in ids
+    assert len(ids) == 2
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"content": "   "}, "content"),
+        ({"content": "x" * 2001}, "2000"),
+        ({"content": "A fine memory", "category": "gossip"}, "category must be one of"),
+        ({"content": "A fine memory", "scope": "global"}, "scope must be user or project"),
+        ({"content": "A fine memory", "importance": "urgent"}, "importance must be one of"),
+        ({"content": "A fine memory", "valid_from": "next week"}, "valid_from"),
+        (
+            {"content": "A fine memory", "valid_from": "2026-02-01", "valid_until": "2026-01-01"},
+            "valid_until",
+        ),
+    ],
+)
+def test_a_refused_addition_keeps_what_was_typed_and_writes_nothing(
+    signed_in: TestClient,
+    service: MemoryService,
+    principal: Principal,
+    fields: dict[str, str],
+    message: str,
+) -> None:
+    refused = add_memory(signed_in, rationale="kept <i>as typed</i>", **fields)
+    assert refused.status_code == 400
+    assert 'id="add-error"' in refused.text
+    assert message in refused.text
+    assert "kept &lt;i&gt;as typed&lt;/i&gt;</textarea>" in refused.text  # kept, escaped
+    if fields["content"].strip() and len(fields["content"]) <= 2000:
+        assert f">{fields['content']}</textarea>" in refused.text
+    assert service.list_memories(principal)["memories"] == []
+
+
+def test_a_secret_is_refused_and_not_sent_back(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    secret = "AKIA" + "Q7RN4XW2ZB5TLM3P"
+    refused = add_memory(signed_in, content=f"The deploy key is {secret}", rationale="for CI")
+    assert refused.status_code == 400
+    assert secret not in refused.text
+    assert ">for CI</textarea>" in refused.text
+    assert service.list_memories(principal)["memories"] == []
+
+
+def test_a_reader_cannot_add(
+    client: TestClient, service: MemoryService, principal: Principal, token_for: Callable[..., str]
+) -> None:
+    assert sign_in(client, token_for(principal, READ)).status_code == 303
+    page = client.get("/ui/memories/new")
+    assert page.status_code == 403
+    assert 'id="add-form"' not in page.text
+    forged = client.post(
+        "/ui/memories/new",
+        data={CSRF_FIELD: csrf_of(page.text), "content": "a reader's", "category": "fact"},
+        headers=SAME_ORIGIN,
+    )
+    assert forged.status_code == 403
+    assert service.list_memories(principal)["memories"] == []

@@ -853,6 +853,7 @@ def test_pages_fit_a_phone(chromium: Browser, site: Site, writer: Writer, watch:
             "stats": "/ui/stats",
             "injections": "/ui/injections",
             "capture": "/ui/capture",
+            "add": "/ui/memories/new",
         }
         wide: dict[str, int] = {}
         for name, path in paths.items():
@@ -932,6 +933,7 @@ def test_every_page_is_readable_in_light_and_dark(
             "stats": "/ui/stats",
             "injections": "/ui/injections",
             "capture": "/ui/capture",
+            "add": "/ui/memories/new",
         }.items():
             page.goto(site.base + path)
             screenshot(page, f"{scheme}-{name}")
@@ -960,3 +962,31 @@ def test_slash_goes_to_search(signed_in: Page, site: Site) -> None:
     page.keyboard.press("/")
     page.wait_for_url(f"{site.base}/ui/search")
     expect(page.locator("#q")).to_be_focused()
+
+
+def test_add_a_memory_and_see_what_happened(signed_in: Page, site: Site, writer: Writer) -> None:
+    page = signed_in
+    page.goto(f"{site.base}/ui/memories/new")
+    expect(page.get_by_role("heading", name="Add a memory")).to_be_visible()
+    page.get_by_label("What to remember").fill("The on-call handbook lives in the ops wiki")
+    page.get_by_label("Category").select_option("fact")
+    page.get_by_label("Scope").select_option("project")
+    page.get_by_label("Importance").select_option("high")
+    page.get_by_label("Why (optional)").fill("people could not find it during incidents")
+    screenshot(page, "add")
+    page.get_by_role("button", name="Save memory").click()
+    expect(page.get_by_role("status")).to_have_text("Added: a new memory.")
+    expect(page.locator(".content")).to_have_text("The on-call handbook lives in the ops wiki")
+    expect(page.locator("main")).to_contain_text("people could not find it during incidents")
+    screenshot(page, "added")
+    # refused: the error beside the form, what was typed still there
+    page.goto(f"{site.base}/ui/memories/new")
+    page.get_by_label("What to remember").fill("The on-call rotation changes on Mondays")
+    page.get_by_label("Valid from (optional)").fill("2026-03-01")
+    page.get_by_label("Valid until (optional)").fill("2026-02-01")
+    page.get_by_role("button", name="Save memory").click()
+    expect(page.get_by_role("alert")).to_contain_text("Not saved")
+    expect(page.get_by_label("What to remember")).to_have_value(
+        "The on-call rotation changes on Mondays"
+    )
+    screenshot(page, "add-refused")

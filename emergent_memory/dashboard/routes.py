@@ -19,7 +19,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from emergent_memory.dashboard import memories, overview
+from emergent_memory.dashboard import adding, memories, overview
 from emergent_memory.dashboard.site import DashboardServices, Site, Visit, after_signin, text
 from emergent_memory.dashboard.web import COOKIE, HERE, UI, SecurityHeaders, is_https, same_origin
 from emergent_memory.errors import DatabaseUnavailable, NotFound, ServiceBusy
@@ -109,6 +109,8 @@ def dashboard_routes(services: DashboardServices) -> list[BaseRoute]:
         Route("/search/results", page(memories.search_results), methods=["GET"]),
         Route("/memories", page(memories.browse), methods=["GET"]),
         Route("/memories/bulk", change(memories.bulk), methods=["POST"]),
+        Route("/memories/new", page(adding.add_form), methods=["GET"]),
+        Route("/memories/new", change(adding.add), methods=["POST"]),
         Route("/memories/{memory_id}", page(memories.memory_page), methods=["GET"]),
         Route("/memories/{memory_id}/edit", change(memories.edit), methods=["POST"]),
         Route("/memories/{memory_id}/delete", change(memories.delete), methods=["POST"]),

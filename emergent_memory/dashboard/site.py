@@ -55,6 +55,25 @@ NOTICES = {
     "undone": "Decision undone: the pair waits for a decision again.",
     "context": "Context saved.",
     "bulk": "Done: every selected memory was changed.",
+    # what adding a memory by hand did (dashboard/adding.py)
+    "added": "Added: a new memory.",
+    "added_similar": (
+        "Added. A similar memory was kept beside it: the Duplicates page asks whether the two "
+        "say the same."
+    ),
+    "added_conflict": (
+        "Added beside a memory that states another value of the same subject: both are kept "
+        "and linked as a conflict (below); the Duplicates page decides which one holds."
+    ),
+    "added_updated": (
+        "Saved as this memory's new version: it restates what this memory said (the history "
+        "below shows both)."
+    ),
+    "added_unchanged": (
+        "Already remembered: this memory says the same. Nothing new was added; the save "
+        "counts as evidence for it."
+    ),
+    "added_restored": "Already remembered in an archived memory, which is active again.",
 }
 
 
