@@ -1352,6 +1352,20 @@ def test_add_a_memory_from_the_page(
     assert len(service.list_memories(principal)["memories"]) == 1
 
 
+def test_adding_a_correction_says_what_it_replaced(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    old = service.save(principal, "The billing service is owned by Sven", "fact")
+    added = add_memory(signed_in, content="Correction: the billing service is owned by Jun")
+    location = added.headers["location"]
+    assert location.endswith("?done=added_updated")
+    page = signed_in.get(location).text
+    assert "Added in place of a memory" in page
+    assert old["memory"]["id"] in page  # what it superseded, linked
+    [active] = service.list_memories(principal)["memories"]
+    assert active["content"] == "Correction: the billing service is owned by Jun"
+
+
 def test_adding_another_value_says_it_was_kept_beside_a_conflict(
     signed_in: TestClient, service: MemoryService, principal: Principal
 ) -> None:

@@ -66,8 +66,8 @@ NOTICES = {
         "and linked as a conflict (below); the Duplicates page decides which one holds."
     ),
     "added_updated": (
-        "Saved as this memory's new version: it restates what this memory said (the history "
-        "below shows both)."
+        "Added in place of a memory that said the same, or an older value of it: that one is "
+        "superseded (linked below, and restorable from its page)."
     ),
     "added_unchanged": (
         "Already remembered: this memory says the same. Nothing new was added; the save "
