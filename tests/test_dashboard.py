@@ -6,6 +6,7 @@ in process with starlette's TestClient."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 import uuid
@@ -1438,3 +1439,60 @@ def test_a_reader_cannot_add(
     )
     assert forged.status_code == 403
     assert service.list_memories(principal)["memories"] == []
+
+
+# -- downloading one's own memories --------------------------------------------------------
+
+
+@pytest.mark.usefixtures("global_memories_cleanup")
+def test_export_downloads_only_the_users_own_memories_in_the_cli_format(
+    signed_in: TestClient,
+    service: MemoryService,
+    principal: Principal,
+    owner_pool: ConnectionPool,
+) -> None:
+    from emergent_memory.transfer import FORMAT_NAME, import_records
+
+    mine = service.save(principal, "The export test's own memory <b>here</b>", "fact")
+    elsewhere = Principal(principal.actor_id, uuid.uuid4())  # the same user, another project
+    service.save(elsewhere, "The export test's user-wide preference", "preference")
+    service.save(elsewhere, "The export test's other-project fact", "fact", scope="project")
+    stranger = Principal(uuid.uuid4(), principal.project_id)
+    service.save(stranger, "A stranger's memory in the same project", "fact", scope="project")
+    admin = Principal(uuid.uuid4(), uuid.uuid4(), frozenset({READ, WRITE, ADMIN}))
+    service.save(admin, "A global memory everyone reads", "convention", scope="global")
+
+    response = signed_in.get("/ui/export")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("application/x-ndjson")
+    assert response.headers["content-disposition"].startswith(
+        'attachment; filename="emergent-memory-export-'
+    )
+    records = [json.loads(line) for line in response.text.splitlines()]
+    assert records[0]["kind"] == "header"
+    assert records[0]["format"] == FORMAT_NAME
+    objects = [r for r in records if r["kind"] == "object"]
+    assert {r["actor_id"] for r in objects} == {str(principal.actor_id)}
+    contents = {r["properties"].get("content") for r in objects}
+    assert "The export test's own memory <b>here</b>" in contents
+    assert "The export test's user-wide preference" in contents  # user scope: every project
+    assert "The export test's other-project fact" not in contents  # not seen from here
+    assert "A stranger's memory in the same project" not in contents
+    assert "A global memory everyone reads" not in contents
+    assert any(r["canonical_id"] == mine["memory"]["id"] for r in objects)
+    # the file is what `emergent-memory import` reads: this database already holds every row
+    with owner_pool.connection() as conn, conn.transaction(force_rollback=True):
+        counts = import_records(conn, records)
+    assert counts.inserted == 0
+    assert counts.already_present == len(records) - 1  # all but the header
+
+
+def test_a_reader_may_export_and_nobody_signed_out_can(
+    client: TestClient, service: MemoryService, principal: Principal, token_for: Callable[..., str]
+) -> None:
+    assert client.get("/ui/export", follow_redirects=False).status_code == 303  # to sign in
+    service.save(principal, "A reader's own memory to download", "fact")
+    assert sign_in(client, token_for(principal, READ)).status_code == 303
+    response = client.get("/ui/export")
+    assert response.status_code == 200
+    assert "A reader's own memory to download" in response.text

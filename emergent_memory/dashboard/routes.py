@@ -19,7 +19,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from emergent_memory.dashboard import adding, memories, overview
+from emergent_memory.dashboard import adding, export, memories, overview
 from emergent_memory.dashboard.site import DashboardServices, Site, Visit, after_signin, text
 from emergent_memory.dashboard.web import COOKIE, HERE, UI, SecurityHeaders, is_https, same_origin
 from emergent_memory.errors import DatabaseUnavailable, NotFound, ServiceBusy
@@ -119,6 +119,7 @@ def dashboard_routes(services: DashboardServices) -> list[BaseRoute]:
         Route("/memories/{memory_id}/reinforce", change(memories.reinforce), methods=["POST"]),
         Route("/verify", page(memories.verify), methods=["GET"]),
         Route("/global", page(memories.global_memories), methods=["GET"]),
+        Route("/export", page(export.download), methods=["GET"]),
         Route("/stats", page(overview.stats), methods=["GET"]),
         Route("/injections", page(overview.injections), methods=["GET"]),
         Route("/capture", page(overview.capture), methods=["GET"]),

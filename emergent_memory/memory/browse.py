@@ -31,6 +31,7 @@ from emergent_memory.db.pool import DatabasePool
 from emergent_memory.errors import InvalidInput, MemoryNotFound, ObjectNotFound, PermissionDenied
 from emergent_memory.memory import answers, authority, browse_store, store, validation
 from emergent_memory.memory.models import CATEGORIES, IMPORTANCES, SCOPES, MemoryRecord
+from emergent_memory.memory.own_export import own_export
 from emergent_memory.memory.records import memory_record, superseded_because
 from emergent_memory.memory.service import acting_for
 
@@ -320,6 +321,11 @@ class BrowseService:
         self._pool = pool
         self._read_pool = read_pool or pool
         self._decay = decay
+
+    def export(self, principal: Principal) -> Iterator[dict[str, Any]]:
+        """The principal's own records in `emergent-memory export`'s format (own_export),
+        from the primary: one consistent snapshot, held until the iteration ends."""
+        return own_export(self._pool, principal)
 
     # -- the list -------------------------------------------------------------------------
 
