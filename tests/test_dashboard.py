@@ -1496,3 +1496,46 @@ def test_a_reader_may_export_and_nobody_signed_out_can(
     response = client.get("/ui/export")
     assert response.status_code == 200
     assert "A reader's own memory to download" in response.text
+
+
+def test_the_neighbour_drawing_names_each_relation_and_draws_twelve_at_most() -> None:
+    from emergent_memory.dashboard.neighbours import MAX_DRAWN, neighbour_graph
+
+    assert neighbour_graph({"content": "alone", "relationships": []}) is None
+    relationships = [
+        {"type": "SUPERSEDES", "direction": "out", "other_id": "a", "other_type": "Memory",
+         "other_label": "old value"},
+        {"type": "SUPERSEDES", "direction": "in", "other_id": "b", "other_type": "Memory",
+         "other_label": "newer value"},
+        {"type": "CONFLICTS_WITH", "direction": "in", "other_id": "c", "other_type": "Memory",
+         "other_label": "another value"},
+        {"type": "DERIVED_FROM", "direction": "out", "other_id": "d", "other_type": "Episode",
+         "other_label": "session x, turns 1-4"},
+        {"type": "BELONGS_TO_CONTEXT", "direction": "out", "other_id": "e",
+         "other_type": "Context", "other_label": "release & ops"},
+        {"type": "MENTIONS", "direction": "in", "other_id": "f", "other_type": "Memory",
+         "other_label": "hidden\u202eevil"},
+    ]  # fmt: skip
+    drawing = neighbour_graph({"content": "x " * 40, "relationships": relationships})
+    assert drawing is not None
+    assert [n.relation for n in drawing.nodes] == [
+        "supersedes",
+        "superseded by",
+        "conflicts with",
+        "derived from",
+        "in context",
+        "mentions (to it)",
+    ]
+    assert [n.href for n in drawing.nodes] == [
+        "/ui/memories/a",
+        "/ui/memories/b",
+        "/ui/memories/c",
+        None,  # an episode has no page
+        "/ui/memories?context=release+%26+ops",
+        "/ui/memories/f",
+    ]
+    assert drawing.nodes[-1].label == "hiddenevil"  # no direction-changing character drawn
+    assert all(len(line) <= 30 for line in drawing.lines)
+    crowded = neighbour_graph({"content": "c", "relationships": relationships * 3})
+    assert crowded is not None
+    assert (len(crowded.nodes), crowded.more) == (MAX_DRAWN, 18 - MAX_DRAWN)

@@ -990,3 +990,41 @@ def test_add_a_memory_and_see_what_happened(signed_in: Page, site: Site, writer:
         "The on-call rotation changes on Mondays"
     )
     screenshot(page, "add-refused")
+
+
+def test_a_memory_page_draws_its_neighbours(signed_in: Page, site: Site, writer: Writer) -> None:
+    page = signed_in
+    old = site.memory.save(
+        writer.principal, "The neighbours test queue is called jobs-v1", "fact", "explicit"
+    )["memory"]["id"]
+    current = site.memory.save(
+        writer.principal,
+        "Correction: the neighbours test queue is called jobs-v2",
+        "fact",
+        "explicit",
+        context="<img src=x onerror=alert(1)> queues",
+    )["memory"]["id"]
+    port = site.memory.save(
+        writer.principal, "The neighbours test database listens on port 5432", "fact", "explicit"
+    )["memory"]["id"]
+    rival = site.memory.save(
+        writer.principal, "The neighbours test database listens on port 5433", "fact", "explicit"
+    )
+    assert rival["possible_duplicates"][0]["conflict"] is True
+    page.goto(f"{site.base}/ui/memories/{current}")
+    drawing = page.locator("svg#neighbours")
+    expect(drawing).to_be_visible()
+    relations = drawing.locator("text.relation").all_text_contents()
+    assert "supersedes" in relations
+    assert "in context" in relations
+    # the context's name is text, not markup, in the drawing too
+    expect(drawing.locator("text").filter(has_text="<img src=x onerror=alert(1)>")).to_have_count(1)
+    assert drawing.locator("img").count() == 0
+    screenshot(page, "memory-neighbours")
+    # a memory it leads to is a link
+    drawing.locator(f'a[href="/ui/memories/{old}"]').click()
+    page.wait_for_url(f"{site.base}/ui/memories/{old}")
+    expect(page.locator("svg#neighbours text.relation")).to_contain_text(["superseded by"])
+    page.goto(f"{site.base}/ui/memories/{port}")
+    expect(page.locator("svg#neighbours text.relation")).to_contain_text(["conflicts with"])
+    expect(page.locator("svg#neighbours .node-conflicts")).to_contain_text("port 5433")

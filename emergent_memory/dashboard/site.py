@@ -17,6 +17,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from emergent_memory.auth.dashboard import DashboardSession, DashboardSessions, StartedSession
 from emergent_memory.auth.principal import Principal
+from emergent_memory.dashboard.neighbours import neighbour_graph
 from emergent_memory.dashboard.web import (
     COOKIE,
     CSRF_FIELD,
@@ -127,6 +128,7 @@ class Site:
         self.verify = services.verify
         self.sessions = services.sessions
         self.env = environment()
+        self.env.globals["neighbour_graph"] = neighbour_graph
 
     @staticmethod
     async def call(function: Callable[[], Any]) -> Any:
