@@ -892,9 +892,36 @@ def test_stats_draw_svg_charts_with_escaped_labels(
     page = signed_in.get("/ui/stats")
     assert page.status_code == 200
     assert_inert(page.text)
-    for chart in ("chart-growth", "chart-category", "chart-status", "chart-scope", "chart-use"):
+    for chart in (
+        "chart-growth",
+        "chart-deleted",
+        "chart-project",
+        "chart-category",
+        "chart-status",
+        "chart-scope",
+        "chart-use",
+    ):
         assert f'<svg class="chart" id="{chart}"' in page.text, chart
     assert "&lt;script&gt;x&lt;/script&gt; most used" in page.text
+
+
+def test_stats_count_deletions_per_day_and_memories_per_project(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    gone = service.save(principal, "A memory deleted for the stats test", "fact")
+    service.delete(principal, gone["memory"]["id"])
+    service.save(principal, "A memory of this project for the stats test", "fact")
+    elsewhere = Principal(principal.actor_id, uuid.uuid4())
+    service.save(elsewhere, "A user-wide memory saved in another project", "preference")
+    page = signed_in.get("/ui/stats").text
+    deleted = page[page.index('id="chart-deleted"') :]
+    deleted = deleted[: deleted.index("</svg>")]
+    assert "Memories deleted per day (last 90 days)" in deleted
+    assert ">1</text>" in deleted  # the day's one deletion is the top of the scale
+    projects = page[page.index('id="chart-project"') :]
+    projects = projects[: projects.index("</svg>")]
+    assert "this project: 1" in projects
+    assert f"project {str(elsewhere.project_id)[:8]}: 1" in projects
 
 
 def test_the_capture_page_shows_the_queue_and_usage(signed_in: TestClient) -> None:

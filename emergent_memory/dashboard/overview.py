@@ -18,11 +18,24 @@ from emergent_memory.errors import InvalidInput
 USAGE_DAYS = 30
 
 
+LINES = ("chart-growth", "chart-deleted")  # the charts over days; the others are bars
+
+
 async def stats(site: Site, request: Request, visit: Visit) -> Response:
     found = await site.call(lambda: site.browse.stats(visit.principal))
     growth = [(g["day"][:10], float(g["created"])) for g in found["growth"]]
+    deleted = [(g["day"][:10], float(g["deleted"])) for g in found["growth"]]
+    here = str(visit.principal.project_id)
+    projects = [
+        ("this project" if project == here else f"project {project[:8]}", float(count))
+        for project, count in sorted(
+            found["by_project"].items(), key=lambda item: (item[0] != here, -item[1])
+        )
+    ]
     wanted: list[tuple[str, str, list[tuple[str, float]]]] = [
         ("Memories created per day (last 90 days)", "chart-growth", growth),
+        ("Memories deleted per day (last 90 days)", "chart-deleted", deleted),
+        ("Active memories by project (the one saved in)", "chart-project", projects),
         ("Active memories by category", "chart-category", counted(found["by_category"])),
         ("Memories by status", "chart-status", counted(found["by_status"])),
         ("Active memories by scope", "chart-scope", counted(found["by_scope"])),
@@ -40,7 +53,7 @@ async def stats(site: Site, request: Request, visit: Visit) -> Response:
     drawn = [
         {
             "title": title,
-            "svg": (charts.line_chart if ident == "chart-growth" else charts.bar_chart)(
+            "svg": (charts.line_chart if ident in LINES else charts.bar_chart)(
                 title, items, chart_id=ident
             ),
         }
