@@ -642,6 +642,12 @@ def test_the_ui_command_prints_a_one_time_link_for_the_local_user(
         in client.get("/ui/memories/" + service.list_memories(local)["memories"][0]["id"]).text
     )
     assert client.get(f"/ui/link/{match.group(1)}").status_code == 401  # once only
+    # the local user's other projects are theirs to look at: the header offers them
+    elsewhere = Principal(local.actor_id, uuid.uuid4())
+    service.save(elsewhere, "The local user's memory saved in another repository", "preference")
+    page = client.get("/ui/memories")
+    assert f'<option value="{elsewhere.project_id}"' in page.text
+    assert client.get(f"/ui/memories?project={elsewhere.project_id}").status_code == 200
 
 
 def test_the_ui_command_makes_a_read_only_link_when_asked(
@@ -1566,3 +1572,64 @@ def test_the_neighbour_drawing_names_each_relation_and_draws_twelve_at_most() ->
     crowded = neighbour_graph({"content": "c", "relationships": relationships * 3})
     assert crowded is not None
     assert (len(crowded.nodes), crowded.more) == (MAX_DRAWN, 18 - MAX_DRAWN)
+
+
+# -- the project a page shows --------------------------------------------------------------
+
+
+def test_a_single_project_sign_in_names_its_project_and_refuses_another(
+    client: TestClient, principal: Principal, token_for: Callable[..., str]
+) -> None:
+    assert sign_in(client, token_for(principal)).status_code == 303
+    page = client.get("/ui/memories").text
+    assert f'title="project {principal.project_id}">Project <code>' in page
+    assert 'id="project-choice"' not in page
+    assert client.get(f"/ui/memories?project={principal.project_id}").status_code == 200
+    other = client.get(f"/ui/memories?project={uuid.uuid4()}")
+    assert other.status_code == 403
+    assert "memory:any-project" in other.text
+    assert client.get("/ui/memories?project=not-an-id").status_code == 400
+    # a project remembered by another session's cookie is not this one's to choose
+    client.cookies.set("em_project", str(uuid.uuid4()), path="/ui")
+    page = client.get("/ui/memories").text
+    assert f'title="project {principal.project_id}"' in page
+
+
+def test_switch_projects_with_an_any_project_sign_in(
+    client: TestClient, service: MemoryService, principal: Principal, token_for: Callable[..., str]
+) -> None:
+    from emergent_memory.auth.principal import ANY_PROJECT
+
+    there = Principal(principal.actor_id, uuid.uuid4(), principal.scopes)
+    service.save(principal, "A project memory of the first project", "fact", scope="project")
+    service.save(there, "A project memory of the second project", "fact", scope="project")
+    service.save(there, "A user memory saved in the second project", "preference")
+    stranger = Principal(uuid.uuid4(), there.project_id)
+    service.save(stranger, "A stranger's memory of the second project", "fact", scope="project")
+    assert sign_in(client, token_for(principal, READ, WRITE, ANY_PROJECT)).status_code == 303
+
+    home = client.get("/ui/memories").text
+    assert 'id="project-choice"' in home  # both projects offered
+    assert f'<option value="{there.project_id}"' in home
+    assert f'<option value="{principal.project_id}" selected>' in home
+    assert "A project memory of the first project" in home
+    assert "A project memory of the second project" not in home
+
+    switched = client.get(f"/ui/memories?project={there.project_id}")
+    assert switched.status_code == 200
+    assert f'<option value="{there.project_id}" selected>' in switched.text
+    assert "A project memory of the second project" in switched.text
+    assert "A user memory saved in the second project" in switched.text
+    assert "A project memory of the first project" not in switched.text
+    assert "A stranger's memory" not in switched.text  # the actor is still the token's
+    # remembered: the next page (no ?project=) and a form's change act there too
+    assert "A project memory of the second project" in client.get("/ui/memories").text
+    added = add_memory(client, content="Added while looking at the second project", scope="project")
+    assert added.status_code == 303
+    seen_there = {m["content"] for m in service.list_memories(there, limit=50)["memories"]}
+    assert "Added while looking at the second project" in seen_there
+    seen_home = {m["content"] for m in service.list_memories(principal, limit=50)["memories"]}
+    assert "Added while looking at the second project" not in seen_home
+    # back home
+    back = client.get(f"/ui/memories?project={principal.project_id}").text
+    assert "A project memory of the first project" in back

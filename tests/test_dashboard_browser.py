@@ -1028,3 +1028,41 @@ def test_a_memory_page_draws_its_neighbours(signed_in: Page, site: Site, writer:
     page.goto(f"{site.base}/ui/memories/{port}")
     expect(page.locator("svg#neighbours text.relation")).to_contain_text(["conflicts with"])
     expect(page.locator("svg#neighbours .node-conflicts")).to_contain_text("port 5433")
+
+
+def test_switch_project_from_the_header(
+    chromium: Browser, site: Site, writer: Writer, watch: Watch
+) -> None:
+    from emergent_memory.auth.principal import ANY_PROJECT, WRITE
+
+    actor = uuid.uuid4()
+    home, there = Principal(actor, uuid.uuid4()), Principal(actor, uuid.uuid4())
+    site.memory.save(home, "The header test's memory of the first repository", "fact",
+                     "explicit", "project")  # fmt: skip
+    site.memory.save(there, "The header test's memory of the second repository", "fact",
+                     "explicit", "project")  # fmt: skip
+    site.memory.save(there, "The header test's user-wide habit", "preference", "explicit")
+    token = site.token(actor, home.project_id, READ, WRITE, ANY_PROJECT)
+    for width in (1280, 390):
+        context = chromium.new_context(viewport={"width": width, "height": 800})
+        try:
+            page = context.new_page()
+            watch.attach(page)
+            sign_in(page, site, token)
+            page.goto(f"{site.base}/ui/memories")
+            choice = page.get_by_label("Project")
+            expect(choice).to_have_value(str(home.project_id))
+            expect(page.locator("main")).to_contain_text("memory of the first repository")
+            choice.select_option(str(there.project_id))  # sent on change (no button needed)
+            page.wait_for_url(f"{site.base}/ui/memories?project={there.project_id}")
+            expect(page.locator("main")).to_contain_text("memory of the second repository")
+            expect(page.locator("main")).not_to_contain_text("memory of the first repository")
+            # remembered from page to page
+            navigation = page.get_by_role("navigation", name="Dashboard")
+            navigation.get_by_role("link", name="Browse").click()
+            expect(page.get_by_label("Project")).to_have_value(str(there.project_id))
+            screenshot(page, f"project-switched-{width}")
+            assert page.evaluate("document.documentElement.scrollWidth") <= width
+        finally:
+            context.close()
+    watch.check()

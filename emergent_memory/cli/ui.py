@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from emergent_memory.auth.principal import READ, WRITE, Principal
+from emergent_memory.auth.principal import ANY_PROJECT, READ, WRITE, Principal
 from emergent_memory.cli.common import ACTOR_OPTION, PROJECT_OPTION, cli, identity, reports_errors
 from emergent_memory.errors import InvalidInput
 
@@ -59,7 +59,8 @@ def ui(
     if not base.startswith(("http://", "https://")):
         raise InvalidInput(f"--url must start with http:// or https://; got {url!r}")
     local = identity(settings, actor, project).principal
-    scopes = frozenset({READ} if read_only else {READ, WRITE})
+    # the local user's own projects are all theirs to look at: the header switches between them
+    scopes = frozenset({READ, ANY_PROJECT} if read_only else {READ, WRITE, ANY_PROJECT})
     with open_admin_services(settings) as admin:
         link = admin.dashboard_links.create(
             Principal(local.actor_id, local.project_id, scopes),

@@ -20,7 +20,14 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from emergent_memory.dashboard import adding, export, memories, overview
-from emergent_memory.dashboard.site import DashboardServices, Site, Visit, after_signin, text
+from emergent_memory.dashboard.site import (
+    DashboardServices,
+    Refused,
+    Site,
+    Visit,
+    after_signin,
+    text,
+)
 from emergent_memory.dashboard.web import COOKIE, HERE, UI, SecurityHeaders, is_https, same_origin
 from emergent_memory.errors import DatabaseUnavailable, NotFound, ServiceBusy
 
@@ -36,7 +43,11 @@ USED_LINK = (
 
 async def signin_form(site: Site, request: Request) -> Response:
     then = after_signin(request.query_params.get("next"))
-    if await site.find_visit(request) is not None:
+    try:
+        signed_in = await site.find_visit(request) is not None
+    except Refused:  # a project it may not choose: it is signed in all the same
+        signed_in = True
+    if signed_in:
         return RedirectResponse(then or f"{UI}/", status_code=303)
     return site.render(request, "signin.html", None, then=then)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -93,19 +93,31 @@ class DashboardServices:
 
 @dataclass(frozen=True)
 class Visit:
-    """A signed-in request: its session and the CSRF token of its forms."""
+    """A signed-in request: its session, the project it acts in (the session's unless one was
+    chosen: `project`) and the CSRF token of its forms."""
 
     secret: str
     session: DashboardSession
     pending_pairs: int = 0  # possible duplicates waiting for a decision (the navigation's)
+    project: uuid.UUID | None = None  # the project chosen (PROJECT_COOKIE, ?project=)
+    projects: tuple[str, ...] = ()  # the projects it may choose (the header's selector)
+    remember_project: bool = False  # chosen with ?project=: the answer sets PROJECT_COOKIE
 
     @property
     def principal(self) -> Principal:
-        return self.session.principal
+        own = self.session.principal
+        if self.project is None or self.project == own.project_id:
+            return own
+        return Principal(own.actor_id, self.project, own.scopes)
 
     @property
     def csrf(self) -> str:
         return csrf_token(self.secret)
+
+    @property
+    def chosen(self) -> str:
+        """The project acted in, as the header names it."""
+        return str(self.principal.project_id)
 
 
 class Refused(Exception):
@@ -164,19 +176,31 @@ class Site:
         )
 
     async def find_visit(self, request: Request) -> Visit | None:
+        """The live session of the request's cookie, acting in the project chosen (see
+        chosen_project), or None; a project the session may not act in is Refused."""
         secret = request.cookies.get(COOKIE)
         if not secret:
             return None
-        count = request.method == "GET"  # a page shows it; a form's POST redirects
+        page = request.method == "GET"  # a page shows the counts; a form's POST redirects
 
-        def look() -> tuple[DashboardSession | None, int]:
+        def look() -> Visit | None:
             session = self.sessions.live(secret)
-            if session is None or not count:
-                return session, 0
-            return session, self.duplicates.pending(session.principal)
+            if session is None:
+                return None
+            project, remember = chosen_project(request, session.principal)
+            visit = Visit(secret, session, project=project, remember_project=remember)
+            if not page:
+                return visit
+            principal = visit.principal
+            projects: tuple[str, ...] = ()
+            if principal.may_choose_project:  # the session's own project always among them
+                found = {*self.browse.projects(principal), str(session.principal.project_id)}
+                projects = tuple(sorted(found))
+            pending = self.duplicates.pending(principal)
+            return replace(visit, pending_pairs=pending, projects=projects)
 
-        session, pending = await self.call(look)
-        return None if session is None else Visit(secret, session, pending)
+        found: Visit | None = await self.call(look)
+        return found
 
     def signed_in(
         self, started: StartedSession, request: Request, then: str | None = None
@@ -227,7 +251,10 @@ class Site:
                         )
                     if writes and not visit.principal.can_write:
                         raise Refused(403, "this token may only read memories (memory:read)")
-                return await handler(self, request, visit)
+                response = await handler(self, request, visit)
+                if visit.remember_project:
+                    remember_project(response, request, visit, self.sessions.lifetime_seconds)
+                return response
             except Refused as refused:
                 return self.problem(request, visit, refused.status, refused.message)
             except EmergentMemoryError as error:
@@ -242,6 +269,54 @@ class Site:
                 )
 
         return endpoint
+
+
+# The project a browser chose to look at (a project id; the session's own when absent): with
+# the scope memory:any-project a session acts in any project of its actor
+PROJECT_COOKIE = "em_project"
+
+
+def chosen_project(request: Request, own: Principal) -> tuple[uuid.UUID | None, bool]:
+    """The project this request acts in (None: the session's own) and whether the answer
+    remembers it: ?project=ID chooses one (remembered in PROJECT_COOKIE), else the cookie's.
+    A project other than the session's needs memory:any-project: asked for, it is Refused
+    (403); remembered from before (another session's cookie), it is ignored. An id that is
+    not one is Refused (400) when asked for, ignored in the cookie."""
+    asked = request.query_params.get("project")
+    if asked is not None:
+        try:
+            project = uuid.UUID(asked.strip())
+        except ValueError:
+            raise Refused(400, "project must be a project id (a UUID)") from None
+        if project != own.project_id and not own.may_choose_project:
+            raise Refused(
+                403,
+                f"this sign-in acts only in project {own.project_id}: sign in with a token that "
+                "has the scope memory:any-project (emergent-memory ui opens such a session for "
+                "the local user)",
+            )
+        return project, True
+    try:
+        remembered = uuid.UUID(request.cookies.get(PROJECT_COOKIE) or "")
+    except ValueError:
+        return None, False
+    if remembered != own.project_id and not own.may_choose_project:
+        return None, False
+    return remembered, False
+
+
+def remember_project(
+    response: Response, request: Request, visit: Visit, lifetime_seconds: int
+) -> None:
+    response.set_cookie(
+        PROJECT_COOKIE,
+        str(visit.principal.project_id),
+        max_age=lifetime_seconds,
+        path=UI,
+        httponly=True,
+        samesite="strict",
+        secure=is_https(request),
+    )
 
 
 # The longest page address the sign-in form carries back (a search's query included)

@@ -305,6 +305,10 @@ def cost_usd(model: str, input_tokens: int, output_tokens: int) -> float | None:
     return round((input_tokens * price[0] + output_tokens * price[1]) / 1_000_000, 6)
 
 
+# The most projects BrowseService.projects lists (the dashboard's project selector)
+MAX_PROJECTS = 200
+
+
 class BrowseService:
     """Reads and small changes for the REST API and the dashboard, on the application pool.
 
@@ -321,6 +325,16 @@ class BrowseService:
         self._pool = pool
         self._read_pool = read_pool or pool
         self._decay = decay
+
+    def projects(self, principal: Principal) -> builtins.list[str]:
+        """The projects the principal's actor has worked in (MAX_PROJECTS at most, the one it
+        acts in always among them): where its user-scope memories were saved, where its
+        sessions were injected into or captured. A project holding only project-scope
+        memories of the actor and no session is not found from another project."""
+        require_read(principal)
+        with self._read_transaction(principal) as conn:
+            found = browse_store.actor_projects(conn, principal, MAX_PROJECTS)
+        return [str(project) for project in found]
 
     def export(self, principal: Principal) -> Iterator[dict[str, Any]]:
         """The principal's own records in `emergent-memory export`'s format (own_export),

@@ -858,3 +858,35 @@ def llm_usage(conn: Connection[Any], principal: Principal, since: datetime) -> l
     with conn.cursor(row_factory=class_row(UsageRow)) as cur:
         cur.execute(LLM_USAGE, _params(principal, since=since))
         return cur.fetchall()
+
+
+# The projects an actor has worked in, as its rows show them: where its user-scope memories
+# were saved (one index probe per project: a loose scan of (actor_id, scope, project_id)),
+# where sessions were injected into and captured, and the project acted in; read as the
+# principal (row-level security: the actor's own rows only).
+ACTOR_PROJECTS = """
+WITH RECURSIVE saved(project_id) AS (
+    (SELECT project_id FROM kb.graph_objects
+     WHERE actor_id = %(actor_id)s AND scope = 'user'
+     ORDER BY project_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT o.project_id FROM kb.graph_objects o
+            WHERE o.actor_id = %(actor_id)s AND o.scope = 'user' AND o.project_id > s.project_id
+            ORDER BY o.project_id LIMIT 1)
+    FROM saved s WHERE s.project_id IS NOT NULL
+)
+SELECT project_id FROM saved WHERE project_id IS NOT NULL
+UNION SELECT DISTINCT project_id FROM kb.injections WHERE actor_id = %(actor_id)s
+UNION SELECT DISTINCT project_id FROM kb.capture_windows WHERE actor_id = %(actor_id)s
+UNION SELECT %(project_id)s::uuid
+ORDER BY 1
+LIMIT %(limit)s
+"""
+
+
+def actor_projects(conn: Connection[Any], principal: Principal, limit: int) -> list[UUID]:
+    rows = conn.execute(
+        ACTOR_PROJECTS,
+        {"actor_id": principal.actor_id, "project_id": principal.project_id, "limit": limit},
+    ).fetchall()
+    return [row[0] for row in rows]

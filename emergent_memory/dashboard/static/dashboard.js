@@ -2,6 +2,7 @@
 // - instant search: a form with data-instant="URL" fetches that server-rendered, escaped
 //   fragment as the user types and puts it in the element named by data-target;
 // - confirm dialogs: a form with data-confirm="question" asks before it is sent;
+// - a form with data-autosubmit is sent when one of its fields changes (the project choice);
 // - "/" (outside a field) focuses the search box, or opens the search page where there is none.
 (function () {
   "use strict";
@@ -59,5 +60,8 @@
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("form[data-instant]").forEach(instant);
     document.querySelectorAll("form[data-confirm]").forEach(confirming);
+    document.querySelectorAll("form[data-autosubmit]").forEach(function (form) {
+      form.addEventListener("change", function () { form.submit(); });
+    });
   });
 })();
