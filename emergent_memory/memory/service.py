@@ -101,7 +101,7 @@ UNREACHABLE = (
 )
 
 PACK = "agent-memory"
-DEFAULT_CONTEXT_PRIORITY = 50
+DEFAULT_CONTEXT_PRIORITY = store.DEFAULT_CONTEXT_PRIORITY
 # the memories a save reads: the nearest one, which it may supersede, and the next ones, which
 # it may only link as conflicts (DedupPolicy.beside)
 NEARBY = 5

@@ -274,12 +274,18 @@ WHERE o.canonical_id = ANY(%(ids)s) AND o.is_head AND EXISTS (
 )
 """
 
+# A context's priority when none was set (0 to 100): its memories neither before nor after
+# those of no context at a session's start
+DEFAULT_CONTEXT_PRIORITY = 50
+
 # The active memories the principal sees that have not expired, best first for a session's
 # start (injection), each category getting its fair share: core memories first, then the
 # others in turns, each turn taking the next best memory of every category in the order of
 # %(order)s (a category with none left is passed over). Within a category (and among core
-# memories) the best is the most important, then confident, used and recent. So a user with
-# many corrections still sees their preferences and facts: the budget fills by turns.
+# memories) the best is the most important, then in the context of highest priority (the
+# highest of its contexts'; DEFAULT_CONTEXT_PRIORITY without one), then confident, used and
+# recent. So a user with many corrections still sees their preferences and facts: the budget
+# fills by turns.
 START_CANDIDATES = """
 SELECT c.id, c.content, c.category
 FROM (
@@ -290,11 +296,21 @@ FROM (
                PARTITION BY coalesce(o.properties ->> 'importance' = 'core', false),
                             o.properties ->> 'category'
                ORDER BY kb.memory_importance_value(o.properties ->> 'importance') DESC,
+                        coalesce(ctx.priority, %(context_priority)s) DESC,
                         coalesce((o.properties ->> 'confidence')::float8, 0.7) DESC,
                         coalesce(u.uses, 0) DESC, o.updated_at DESC, o.canonical_id
            ) AS turn
     FROM kb.graph_objects o
     {uses}
+    LEFT JOIN LATERAL (  -- the highest priority of its contexts (CONTEXT_PRIORITY when unset)
+        SELECT max(coalesce(round((c.properties ->> 'priority')::numeric)::int,
+                            %(context_priority)s)) AS priority
+        FROM kb.graph_relationships e
+        JOIN kb.graph_objects c
+          ON c.canonical_id = e.dst_id AND c.is_head AND c.deleted_at IS NULL
+        WHERE e.src_id = o.canonical_id AND e.type = 'BELONGS_TO_CONTEXT'
+          AND e.is_head AND e.deleted_at IS NULL
+    ) ctx ON true
     WHERE {active} AND {visible}
       AND coalesce((o.properties ->> 'valid_until')::timestamptz > now(), true)
 ) c
@@ -657,7 +673,10 @@ def start_candidates(
         uses=sql.SQL(USES), active=sql.SQL(ACTIVE), visible=sql.SQL(VISIBLE)
     )
     with conn.cursor(row_factory=class_row(StartRow)) as cur:
-        cur.execute(statement, _params(principal, order=list(order), limit=limit), prepare=False)
+        params = _params(
+            principal, order=list(order), limit=limit, context_priority=DEFAULT_CONTEXT_PRIORITY
+        )
+        cur.execute(statement, params, prepare=False)
         rows = cur.fetchall()
     if not rows:
         return rows
