@@ -302,15 +302,16 @@ FROM (
            ) AS turn
     FROM kb.graph_objects o
     {uses}
-    LEFT JOIN LATERAL (  -- the highest priority of its contexts (CONTEXT_PRIORITY when unset)
-        SELECT max(coalesce(round((c.properties ->> 'priority')::numeric)::int,
-                            %(context_priority)s)) AS priority
+    LEFT JOIN (  -- the highest priority of each memory's contexts (one pass over the links)
+        SELECT e.src_id, max(coalesce(round((c.properties ->> 'priority')::numeric)::int,
+                                      %(context_priority)s)) AS priority
         FROM kb.graph_relationships e
         JOIN kb.graph_objects c
           ON c.canonical_id = e.dst_id AND c.is_head AND c.deleted_at IS NULL
-        WHERE e.src_id = o.canonical_id AND e.type = 'BELONGS_TO_CONTEXT'
+        WHERE e.type = 'BELONGS_TO_CONTEXT' AND e.actor_id = %(actor_id)s
           AND e.is_head AND e.deleted_at IS NULL
-    ) ctx ON true
+        GROUP BY e.src_id
+    ) ctx ON ctx.src_id = o.canonical_id
     WHERE {active} AND {visible}
       AND coalesce((o.properties ->> 'valid_until')::timestamptz > now(), true)
 ) c
