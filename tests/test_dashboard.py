@@ -1614,6 +1614,14 @@ def test_switch_projects_with_an_any_project_sign_in(
     assert f'<option value="{principal.project_id}" selected>' in home
     assert "A project memory of the first project" in home
     assert "A project memory of the second project" not in home
+    # a user-scope memory saved elsewhere says where, in the list and on its page
+    assert f'title="saved in project {there.project_id}">from project' in home
+    habit = next(
+        m["id"]
+        for m in service.list_memories(principal, limit=50)["memories"]
+        if m["content"] == "A user memory saved in the second project"
+    )
+    assert "(another project: a user-scope memory" in client.get(f"/ui/memories/{habit}").text
 
     switched = client.get(f"/ui/memories?project={there.project_id}")
     assert switched.status_code == 200
