@@ -2,8 +2,9 @@
 
 An export is a header record followed by one record per row: every version of every object
 and relationship (same ids, versions, heads, timestamps and embeddings), the pack
-installations of each project, the memory recall log and the memories' evidence (format
-version 2; version 1 files, without evidence, import as before). `export_records` yields them as
+installations of each project, the memory recall log (with each recall's query) and the
+memories' evidence (format version 3; version 2 files, whose recalls have no query, and
+version 1 files, without evidence, import as before). `export_records` yields them as
 JSON-serializable dicts (one per line once `json.dumps`-ed); `import_records` writes them into
 another database, skipping rows it already holds, so importing a file twice changes nothing.
 
@@ -35,7 +36,8 @@ from emergent_memory.graph.versioning import require_transaction
 
 FORMAT_NAME = "emergent-memory-export"
 # 2: evidence records (kb.memory_evidence, migration 0013)
-FORMAT_VERSION = 2
+# 3: a recall's query (or its SHA-256: kb.memory_recalls, migration 0019)
+FORMAT_VERSION = 3
 
 # rows fetched per round trip by the export's server-side cursors
 BATCH_SIZE = 500
@@ -70,7 +72,7 @@ ORDER BY i.project_id, i.pack_name
 """
 
 EXPORT_RECALLS = """
-SELECT canonical_id, actor_id, project_id, recalled_at
+SELECT canonical_id, actor_id, project_id, recalled_at, query, query_sha256
 FROM kb.memory_recalls
 WHERE {filter}
 ORDER BY canonical_id, recalled_at, actor_id, project_id
@@ -144,9 +146,10 @@ RETURNING project_id
 
 # Recalls have no id: a row is already present when an identical one exists.
 INSERT_RECALL = """
-INSERT INTO kb.memory_recalls (canonical_id, actor_id, project_id, recalled_at)
+INSERT INTO kb.memory_recalls (canonical_id, actor_id, project_id, recalled_at, query,
+                               query_sha256)
 SELECT %(canonical_id)s::uuid, %(actor_id)s::uuid, %(project_id)s::uuid,
-       %(recalled_at)s::timestamptz
+       %(recalled_at)s::timestamptz, %(query)s, %(query_sha256)s
 WHERE NOT EXISTS (
     SELECT FROM kb.memory_recalls
     WHERE canonical_id = %(canonical_id)s::uuid
@@ -465,6 +468,16 @@ class RecallRecord(_Record):
     actor_id: UUID | None
     project_id: UUID
     recalled_at: AwareDatetime
+    # the recall's query, or the SHA-256 kept instead of one that held a secret (format 3;
+    # absent from the recalls of older exports, which kept no query)
+    query: Annotated[str, Field(max_length=500)] | None = None
+    query_sha256: Annotated[str, Field(pattern="^[0-9a-f]{64}$")] | None = None
+
+    @model_validator(mode="after")
+    def _query_or_digest(self) -> RecallRecord:
+        if self.query is not None and self.query_sha256 is not None:
+            raise ValueError("a recall keeps its query or its SHA-256, not both")
+        return self
 
 
 class EvidenceRecord(_Record):

@@ -1641,3 +1641,27 @@ def test_switch_projects_with_an_any_project_sign_in(
     # back home
     back = client.get(f"/ui/memories?project={principal.project_id}").text
     assert "A project memory of the first project" in back
+
+
+def test_a_memory_page_says_what_each_use_was(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    from tests.test_injection import make_injection
+
+    memory_id = service.save(principal, "The release train leaves every Tuesday", "convention")[
+        "memory"
+    ]["id"]
+    service.recall(principal, "when does the <b>release</b> train leave")
+    service.recall(principal, "release train token ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8")
+    make_injection(service).context(
+        principal, session_id="session-<i>seven</i>", event="session_start"
+    )
+    page = signed_in.get(f"/ui/memories/{memory_id}").text
+    assert "recalled by a tool 2 times · injected 1 time" in page
+    asked = "when does the &lt;b&gt;release&lt;/b&gt; train leave"
+    assert f'<q><bdi dir="auto">{asked}</bdi></q>' in page
+    assert "query withheld: it held a secret" in page
+    assert "ghp_" not in page
+    assert "Injected into a session (1 in all)" in page
+    assert "session-&lt;i&gt;seven&lt;/i&gt;" in page
+    assert "/ui/injections?session=session-%3Ci%3Eseven%3C%2Fi%3E" in page

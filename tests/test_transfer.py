@@ -153,17 +153,19 @@ def source(make_database: Callable[[], str]) -> Source:
         relate("RELEVANT_TO", shared, tabs, actor_2)
         graph.delete_object(conn, pnpm, reason="no longer true")
 
-        for canonical_id, actor, project, days_ago in (
-            (tabs, actor_1, project_a, 3),
-            (tabs, actor_1, project_a, 1),
-            (tabs, None, project_a, 2),
-            (shared, actor_1, project_a, 1),
-            (other, actor_1, project_b, 1),
+        digest = "ab" * 32  # a query that held a secret: only its SHA-256 (migration 0019)
+        for canonical_id, actor, project, days_ago, query, query_sha256 in (
+            (tabs, actor_1, project_a, 3, "tabs or spaces?", None),
+            (tabs, actor_1, project_a, 1, None, digest),
+            (tabs, None, project_a, 2, None, None),
+            (shared, actor_1, project_a, 1, "what is shared", None),
+            (other, actor_1, project_b, 1, None, None),
         ):
             conn.execute(
-                "INSERT INTO kb.memory_recalls (canonical_id, actor_id, project_id, recalled_at) "
-                "VALUES (%s, %s, %s, now() - make_interval(days => %s))",
-                (canonical_id, actor, project, days_ago),
+                "INSERT INTO kb.memory_recalls (canonical_id, actor_id, project_id, recalled_at, "
+                "query, query_sha256) VALUES (%s, %s, %s, now() - make_interval(days => %s), "
+                "%s, %s)",
+                (canonical_id, actor, project, days_ago, query, query_sha256),
             )
         for canonical_id, actor, project, evidence, days_ago in (
             (tabs, actor_1, project_a, None, 3),
@@ -495,3 +497,38 @@ def test_an_object_with_other_history_in_the_target_is_refused_and_nothing_writt
         import_into(connect, target, records)
 
     assert snapshot(connect, target) == before
+
+
+def test_a_recall_of_an_older_export_imports_without_a_query(
+    connect: Connect, source: Source, target: str
+) -> None:
+    records = export_from(connect, source.url)
+    assert {r["query"] for r in of_kind(records, "recall")} == {
+        "tabs or spaces?",
+        "what is shared",
+        None,
+    }
+    older = [
+        {**r, "version": 2}
+        if r["kind"] == "header"
+        else {k: v for k, v in r.items() if k not in ("query", "query_sha256")}
+        if r["kind"] == "recall"
+        else r
+        for r in records
+    ]
+    counts = import_into(connect, target, older)
+    assert counts.recalls == KindCounts(inserted=5)
+    rows = connect(target).execute(
+        "SELECT count(*) FROM kb.memory_recalls WHERE query IS NULL AND query_sha256 IS NULL"
+    )
+    assert rows.fetchone() == (5,)
+
+
+def test_a_recall_with_both_a_query_and_its_digest_is_refused(
+    connect: Connect, source: Source, target: str
+) -> None:
+    records = export_from(connect, source.url)
+    line = line_of(records, lambda r: r["kind"] == "recall")
+    records[line - 1] = {**records[line - 1], "query": "x", "query_sha256": "cd" * 32}
+    with pytest.raises(InvalidInput, match=f"line {line}: invalid recall record"):
+        import_into(connect, target, records)

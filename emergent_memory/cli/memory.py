@@ -189,6 +189,9 @@ def recall(
             include_archived=include_archived,
             as_of=as_of,
             min_relevance=min_relevance,
+            # a one-shot process: checking the query for secrets would load the scanner's
+            # patterns (about 0.1 s); its uses are recorded without the query
+            keep_query=False,
         )
 
     def human() -> None:

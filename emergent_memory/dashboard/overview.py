@@ -45,7 +45,7 @@ async def stats(site: Site, request: Request, visit: Visit) -> Response:
     if used:
         wanted.append(
             (
-                "Most used memories (times recalled)",
+                "Most recalled by the tools (times a recall returned it)",
                 "chart-use",
                 [(m["content"], float(m["use_count"])) for m in used],
             )

@@ -116,8 +116,24 @@ class Relationship(TypedDict):
 
 
 class Recall(TypedDict):
+    """A use by a recall (a tool's, or the REST API's for an agent): when, in which project,
+    its `query` (None: not kept, see `query_withheld`, or recorded before the log kept
+    queries), `query_withheld` when it held a secret (only its SHA-256 was kept)."""
+
     recalled_at: str
     project_id: str
+    query: str | None
+    query_withheld: bool
+
+
+class Injected(TypedDict):
+    """An injection of the memory into a client session: when, which session and client, at
+    its start (`session_start`) or for a prompt (`prompt`)."""
+
+    injected_at: str
+    session_id: str
+    client: str
+    event: str
 
 
 class Evidence(TypedDict):
@@ -139,15 +155,18 @@ class Evidence(TypedDict):
 class MemoryDetail(BrowsedMemory):
     """A memory's page: the memory, its versions, what it superseded (nearest first, in
     `supersedes`) and what superseded it (`superseded_by_chain`, nearest first), its
-    relationships, its last uses by the principal (`recalls`) and the principal's evidence
-    for it (`evidence`, newest first, EVIDENCE_SHOWN at most; `evidence_count` counts it
-    all)."""
+    relationships, its last uses by the principal's recalls (`recalls`, with their queries)
+    and injections into its sessions (`injections`; `injection_count` counts them all), and
+    the principal's evidence for it (`evidence`, newest first, EVIDENCE_SHOWN at most;
+    `evidence_count` counts it all)."""
 
     versions: list[Version]
     supersedes: list[ChainLink]
     superseded_by_chain: list[ChainLink]
     relationships: list[Relationship]
     recalls: list[Recall]
+    injections: list[Injected]  # the latest RECALLS_SHOWN, newest first
+    injection_count: int  # every injection of it into the actor's sessions
     evidence: list[Evidence]
 
 
@@ -439,6 +458,7 @@ class BrowseService:
             linked = browse_store.rows(conn, principal, [*back, *forward])
             neighbours = browse_store.neighbours(conn, id_, NEIGHBOURS_LIMIT)
             recalls = browse_store.recent_recalls(conn, principal, id_, RECALLS_SHOWN)
+            injected = browse_store.recent_injections_of(conn, principal, id_, RECALLS_SHOWN)
             evidence = browse_store.evidence(conn, principal, id_, EVIDENCE_SHOWN)
         return {
             **memory,
@@ -456,9 +476,24 @@ class BrowseService:
                 for n in neighbours
             ],
             "recalls": [
-                {"recalled_at": at.isoformat(), "project_id": str(project)}
-                for at, project in recalls
+                {
+                    "recalled_at": r.recalled_at.isoformat(),
+                    "project_id": str(r.project_id),
+                    "query": r.query,
+                    "query_withheld": r.withheld,
+                }
+                for r in recalls
             ],
+            "injections": [
+                {
+                    "injected_at": i.created_at.isoformat(),
+                    "session_id": i.session_id,
+                    "client": i.client,
+                    "event": i.event,
+                }
+                for i in injected
+            ],
+            "injection_count": injected[0].total if injected else 0,
             "evidence": [_evidence(row) for row in evidence],
         }
 

@@ -347,11 +347,39 @@ LIMIT %(limit)s
 """
 
 RECENT_RECALLS = """
-SELECT recalled_at, project_id FROM kb.memory_recalls
+SELECT recalled_at, project_id, query, query_sha256 IS NOT NULL AS withheld
+FROM kb.memory_recalls
 WHERE canonical_id = %(id)s AND actor_id = %(actor_id)s
 ORDER BY recalled_at DESC
 LIMIT %(limit)s
 """
+
+# The injections of a memory into the actor's sessions, newest first, and how many in all
+# (kb.injections: the actor's own rows under row-level security)
+RECENT_INJECTIONS_OF = """
+SELECT created_at, session_id, client, event, count(*) OVER () AS total
+FROM kb.injections
+WHERE actor_id = %(actor_id)s AND %(id)s = ANY(memory_ids)
+ORDER BY created_at DESC
+LIMIT %(limit)s
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class RecallUse:
+    recalled_at: datetime
+    project_id: UUID
+    query: str | None
+    withheld: bool  # the query held a secret: only its SHA-256 was kept
+
+
+@dataclass(frozen=True, slots=True)
+class InjectionUse:
+    created_at: datetime
+    session_id: str
+    client: str
+    event: str
+    total: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -382,9 +410,18 @@ def neighbours(conn: Connection[Any], memory_id: UUID, limit: int) -> list[Neigh
 
 def recent_recalls(
     conn: Connection[Any], principal: Principal, memory_id: UUID, limit: int
-) -> list[tuple[datetime, UUID]]:
-    rows = conn.execute(RECENT_RECALLS, _params(principal, id=memory_id, limit=limit)).fetchall()
-    return [(row[0], UUID(str(row[1]))) for row in rows]
+) -> list[RecallUse]:
+    with conn.cursor(row_factory=class_row(RecallUse)) as cur:
+        cur.execute(RECENT_RECALLS, _params(principal, id=memory_id, limit=limit))
+        return cur.fetchall()
+
+
+def recent_injections_of(
+    conn: Connection[Any], principal: Principal, memory_id: UUID, limit: int
+) -> list[InjectionUse]:
+    with conn.cursor(row_factory=class_row(InjectionUse)) as cur:
+        cur.execute(RECENT_INJECTIONS_OF, _params(principal, id=memory_id, limit=limit))
+        return cur.fetchall()
 
 
 # The principal's evidence for a memory (kb.memory_evidence: its own rows under row-level

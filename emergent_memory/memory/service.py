@@ -741,6 +741,7 @@ class MemoryService:
         record_use: bool = True,
         min_relevance: float | None = None,
         query_embedding: Sequence[float] | EmbeddingUnavailable | None = None,
+        keep_query: bool = True,
     ) -> RecallResult:
         """The visible active memories that best match the query, by meaning and by words,
         of relevance `min_relevance` or more (memory/relevance.py; None: the calibrated
@@ -765,7 +766,10 @@ class MemoryService:
         verify_memory): then nothing is written and the use counts and last uses are as stored.
         `query_embedding`: the query's embedding, when the caller already has it (verify_memory
         reads the claim's clauses with it too), or the error its embedding raised (recall then
-        searches by words without trying again); None: embedded here.
+        searches by words without trying again); None: embedded here. Each use recorded keeps
+        the query (store.logged_query: its SHA-256 only when it holds a secret), unless
+        `keep_query` is False (the CLI's one-shot recall, which would load the secret scanner's
+        patterns for it, about 0.1 s of CPU: its uses are recorded without their query).
         """
         text = validation.content(query, max_length=self._config.max_content_length, field="query")
         category_ = None if category is None else validation.category(category)
@@ -842,11 +846,14 @@ class MemoryService:
             answers.deliverable(
                 self._recalled(rows, scored, floor, found, degraded, with_episodes), "recall"
             )
+            kept = text if keep_query else None
             if record_use and rows and self._read_pool is None:
-                recalled_at = store.record_recalls(conn, principal, [row.id for row in rows])
+                recalled_at = store.record_recalls(conn, principal, [r.id for r in rows], kept)
         if record_use and rows and self._read_pool is not None:
             with self._transaction(principal) as conn:
-                recalled_at = store.record_recalls(conn, principal, [row.id for row in rows])
+                recalled_at = store.record_recalls(
+                    conn, principal, [r.id for r in rows], text if keep_query else None
+                )
         return self._recalled(rows, scored, floor, found, degraded, with_episodes, recalled_at)
 
     @staticmethod

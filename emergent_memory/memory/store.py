@@ -6,6 +6,7 @@ see (DESIGN.md 5) is always part of the SQL, never a filter applied afterwards.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -397,10 +398,13 @@ WHERE actor_id = %(actor_id)s AND decision IS NULL
 """
 
 RECORD_RECALLS = """
-INSERT INTO kb.memory_recalls (canonical_id, actor_id, project_id)
-SELECT unnest(%(ids)s::uuid[]), %(actor_id)s, %(project_id)s
+INSERT INTO kb.memory_recalls (canonical_id, actor_id, project_id, query, query_sha256)
+SELECT unnest(%(ids)s::uuid[]), %(actor_id)s, %(project_id)s, %(query)s, %(query_sha256)s
 RETURNING recalled_at
 """
+
+# The characters of a query the recall log keeps (kb.memory_recalls.query, migration 0019)
+RECALL_QUERY_CHARS = 500
 
 # Active and archived memories: superseded ones are history and stay so (a deleted version of
 # them would count as a deleted memory in kb.memory_stats).
@@ -858,8 +862,12 @@ def now(conn: Connection[Any]) -> datetime:
     return row[0]  # type: ignore[no-any-return]
 
 
-def record_recalls(conn: Connection[Any], principal: Principal, ids: list[UUID]) -> datetime | None:
-    """Append one recall row per memory (no lock on the memories); returns the time.
+def record_recalls(
+    conn: Connection[Any], principal: Principal, ids: list[UUID], query: str | None = None
+) -> datetime | None:
+    """Append one recall row per memory (no lock on the memories), with the recall's `query`
+    (its first RECALL_QUERY_CHARS characters; only its SHA-256 when the secret scanner finds a
+    secret in it); returns the time.
 
     The transaction then commits without waiting for its WAL to reach the disk: the recall
     log is usage statistics, and a crash can lose at most its last fraction of a second
@@ -868,8 +876,23 @@ def record_recalls(conn: Connection[Any], principal: Principal, ids: list[UUID])
     if not ids:
         return None
     conn.execute("SET LOCAL synchronous_commit = off")
-    row = conn.execute(RECORD_RECALLS, _params(principal, ids=ids)).fetchone()
+    kept, digest = logged_query(query)
+    params = _params(principal, ids=ids, query=kept, query_sha256=digest)
+    row = conn.execute(RECORD_RECALLS, params).fetchone()
     return None if row is None else row[0]
+
+
+def logged_query(query: str | None) -> tuple[str | None, str | None]:
+    """A recall's query as the recall log keeps it: (its first RECALL_QUERY_CHARS characters,
+    None), or (None, its SHA-256) when it holds a secret (read with a margin past the cut, so
+    that a secret across it is seen whole), or (None, None) without one."""
+    if query is None:
+        return None, None
+    from emergent_memory.memory.secrets import find_secrets  # its rules compile on first use
+
+    if find_secrets(query[: RECALL_QUERY_CHARS + 200]):
+        return None, hashlib.sha256(query.encode("utf-8", "surrogatepass")).hexdigest()
+    return query[:RECALL_QUERY_CHARS], None
 
 
 def own_memories_in_project(conn: Connection[Any], principal: Principal) -> list[GraphObject]:
