@@ -10,15 +10,21 @@ the calibrated injection floor. A memory
 already shown in the session (since its last /clear or compaction) is not shown again; a
 memory that does not fit the budget is skipped, never cut. The text is plain statements with
 their ids inside an <emergent-memory> marker, so that capture can strip it and never
-re-extract memories from their own injection. Every injection is logged (kb.injections).
-Injection reads: it never counts as a use of a memory.
+re-extract memories from their own injection. Every answer is logged (kb.injections),
+including those that inject nothing, with why (OUTCOMES), the prompt (its first
+PROMPT_LOG_CHARS characters; only its SHA-256 when the secret scanner finds a secret in it)
+and each memory's line as injected; the log keeps `log_retention` seconds (at most once a
+minute, an answer deletes what is older, of every actor). A prompt is never written to the
+application's logs. Injection reads: it never counts as a use of a memory.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -37,15 +43,27 @@ from emergent_memory.errors import EmbeddingUnavailable, InvalidInput, Permissio
 from emergent_memory.markers import MARKER_CLOSE, MARKER_OPEN, defang
 from emergent_memory.memory import answers, relevance, sessions, store, validation
 from emergent_memory.memory.authority import rank_key
+from emergent_memory.memory.capture_text import SCAN_MARGIN
 from emergent_memory.memory.lines import SHORT_ID
 from emergent_memory.memory.records import conflict_state, outranks
 from emergent_memory.memory.relevance import DEFAULT as DEFAULT_RELEVANCE
 from emergent_memory.memory.relevance import Fusion, RelevanceModel
 from emergent_memory.memory.service import acting_for
+from emergent_memory.memory.sessions import LoggedMemory, LoggedPrompt
 
 logger = logging.getLogger(__name__)
 
 Event = Literal["session_start", "prompt"]
+# What an answer was (kb.injections.outcome, migration 0019): memories injected, or why none.
+Outcome = Literal[
+    "injected",
+    "nothing_relevant",  # no memory reached the relevance floor (at a start: none to offer)
+    "already_shown",  # those that did were shown in the session since its last reset
+    "over_budget",  # none of those not shown fitted the token budget
+    "too_short",  # a prompt of fewer words than min_prompt_words: not searched
+    "no_embedding",  # the embedding model was unavailable, or the prompt's vector degenerate
+    "resumed",  # a resumed session's start: nothing injected by design
+]
 StartSource = Literal["startup", "resume", "clear", "compact"]
 EVENTS: tuple[Event, ...] = ("session_start", "prompt")
 START_SOURCES: tuple[StartSource, ...] = ("startup", "resume", "clear", "compact")
@@ -82,6 +100,10 @@ MAX_BUDGET = 3000
 # The marker and header alone cost 63 estimated tokens and a short memory's line about 25: a
 # smaller budget could never inject anything.
 MIN_BUDGET = 100
+# The characters of a prompt the injection log keeps (kb.injections.prompt's check).
+PROMPT_LOG_CHARS = 2000
+# Seconds between two deletions of the log's expired rows by one service.
+EXPIRE_INTERVAL = 60.0
 UNREACHABLE = (
     "lost the database connection while reading memories to inject (the database restarted "
     "or is unreachable); the next prompt tries again"
@@ -130,6 +152,8 @@ class InjectionConfig:
     # how relevance is judged (memory/relevance.py): relevance_floor is on its scale
     relevance: RelevanceModel = DEFAULT_RELEVANCE
     fusion: Fusion = field(default_factory=lambda: Fusion(10, 1.0, 1.5))
+    # seconds the injection log keeps an answer (EMERGENT_MEMORY_INJECTION_LOG_RETENTION_DAYS)
+    log_retention: float = 30 * 86400.0
 
 
 # What injection offers: a memory's id, text and category (the session-start rows, and the
@@ -146,6 +170,7 @@ class InjectionService:
         self._pool = pool
         self._embedder = embedder
         self._config = config
+        self._next_expiry = 0.0  # time.monotonic() of the next deletion of expired log rows
 
     def context(
         self,
@@ -194,29 +219,33 @@ class InjectionService:
                 # the conversation goes on with what it held (and Claude Code 2.1 does not
                 # pass a resumed session's SessionStart context to the model): nothing is
                 # injected, or marked shown; the next prompt brings what is relevant
-                return _empty(budget)
+                return self._log_nothing(
+                    conn, principal, session, client, "session_start", None, "resumed", budget
+                )
             if source in RESETTING_SOURCES:
                 sessions.reset_shown(conn, principal, session)
             shown = sessions.shown(conn, principal, session)
             candidates = store.start_candidates(conn, principal, START_ORDER, START_CANDIDATES)
             return self._inject(
-                conn, principal, session, client, "session_start", candidates, shown, budget
+                conn, principal, session, client, "session_start", None, candidates, shown, budget
             )
 
     def _prompt(
         self, principal: Principal, session: str, client: str, prompt: str, budget: int
     ) -> ContextResult:
+        logged = logged_prompt(prompt)
         query = _query_of(prompt, self._config.max_prompt_length)
         if len(_WORD.findall(query)) < self._config.min_prompt_words:
-            return _empty(budget)
+            return self._nothing(principal, session, client, logged, "too_short", budget)
         try:
             embedded = self._embedder.embed_query(query)
         except EmbeddingUnavailable as error:
             # without similarities there is no floor to hold: inject nothing rather than noise
+            # (the error says what failed, never the prompt)
             logger.warning("no memories injected for a prompt: %s", error)
-            return _empty(budget)
+            return self._nothing(principal, session, client, logged, "no_embedding", budget)
         if not has_direction(embedded):  # similar to nothing (embeddings/vectors.py)
-            return _empty(budget)
+            return self._nothing(principal, session, client, logged, "no_embedding", budget)
         vector = Vector(embedded)
         with acting_for(self._pool, principal, lost=UNREACHABLE) as conn:
             sessions.touch(conn, principal, session, client)
@@ -254,10 +283,72 @@ class InjectionService:
                 if all(candidate.id != offered.id for candidate in candidates):
                     candidates.append(Candidate(offered.id, offered.content, offered.category))
             return self._inject(
-                conn, principal, session, client, "prompt", candidates, shown, budget
+                conn, principal, session, client, "prompt", logged, candidates, shown, budget
             )
 
     # -- helpers --------------------------------------------------------------------------
+
+    def _nothing(
+        self,
+        principal: Principal,
+        session: str,
+        client: str,
+        prompt: LoggedPrompt,
+        outcome: Outcome,
+        budget: int,
+    ) -> ContextResult:
+        """A prompt answered with nothing before any memory was read: logged, and the
+        session seen."""
+        with acting_for(self._pool, principal, lost=UNREACHABLE) as conn:
+            sessions.touch(conn, principal, session, client)
+            return self._log_nothing(
+                conn, principal, session, client, "prompt", prompt, outcome, budget
+            )
+
+    def _log_nothing(
+        self,
+        conn: Connection[Any],
+        principal: Principal,
+        session: str,
+        client: str,
+        event: str,
+        prompt: LoggedPrompt | None,
+        outcome: Outcome,
+        budget: int,
+    ) -> ContextResult:
+        self._log(conn, principal, session, client, event, outcome, prompt, [], 0, budget)
+        return _empty(budget)
+
+    def _log(
+        self,
+        conn: Connection[Any],
+        principal: Principal,
+        session: str,
+        client: str,
+        event: str,
+        outcome: Outcome,
+        prompt: LoggedPrompt | None,
+        memories: list[LoggedMemory],
+        used: int,
+        budget: int,
+    ) -> None:
+        """The answer in the injection log; at most once every EXPIRE_INTERVAL, the log's
+        rows older than its retention go (of every actor: the function runs as its owner)."""
+        sessions.log_injection(
+            conn,
+            principal,
+            session_id=session,
+            client=client,
+            event=event,
+            outcome=outcome,
+            prompt=prompt,
+            memories=memories,
+            estimated_tokens=used,
+            budget_tokens=budget,
+        )
+        if time.monotonic() >= self._next_expiry:
+            self._next_expiry = time.monotonic() + EXPIRE_INTERVAL
+            sessions.expire_injections(conn, self._config.log_retention)
 
     def _inject(
         self,
@@ -266,6 +357,7 @@ class InjectionService:
         session: str,
         client: str,
         event: str,
+        prompt: LoggedPrompt | None,
         candidates: Sequence[Candidate],
         shown: set[UUID],
         budget: int,
@@ -276,17 +368,18 @@ class InjectionService:
         rows = store.memory_rows(conn, [memory.id for memory, _ in chosen]) if chosen else {}
         decay = self._config.decay
         now = store.now(conn)
-        if chosen:
-            sessions.log_injection(
-                conn,
-                principal,
-                session_id=session,
-                client=client,
-                event=event,
-                memory_ids=[memory.id for memory, _ in chosen],
-                estimated_tokens=used,
-                budget_tokens=budget,
-            )
+        self._log(
+            conn,
+            principal,
+            session,
+            client,
+            event,
+            _outcome(candidates, shown, chosen),
+            prompt,
+            [LoggedMemory(memory.id, line_of(memory), tokens) for memory, tokens in chosen],
+            used,
+            budget,
+        )
         injected: ContextResult = {
             "context": text,
             "memories": [
@@ -307,6 +400,31 @@ class InjectionService:
         if not MIN_BUDGET <= budget_tokens <= MAX_BUDGET:
             raise InvalidInput(f"budget_tokens must be between {MIN_BUDGET} and {MAX_BUDGET}")
         return budget_tokens
+
+
+def logged_prompt(prompt: str) -> LoggedPrompt:
+    """The prompt as the injection log keeps it: its first PROMPT_LOG_CHARS characters, or,
+    when the secret scanner finds a secret in them (read with SCAN_MARGIN characters more, so
+    that a secret across the cut is seen whole), only the SHA-256 of the whole prompt."""
+    from emergent_memory.memory.secrets import find_secrets  # its rules compile on first use
+
+    text = validation.storable(prompt)
+    if find_secrets(text[: PROMPT_LOG_CHARS + SCAN_MARGIN]):
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return LoggedPrompt(None, len(text), digest)
+    return LoggedPrompt(text[:PROMPT_LOG_CHARS], len(text))
+
+
+def _outcome(
+    candidates: Sequence[Candidate], shown: set[UUID], chosen: Sequence[tuple[Candidate, int]]
+) -> Outcome:
+    if chosen:
+        return "injected"
+    if not candidates:
+        return "nothing_relevant"
+    if all(candidate.id in shown for candidate in candidates):
+        return "already_shown"
+    return "over_budget"
 
 
 def _injected(

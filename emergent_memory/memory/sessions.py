@@ -1,5 +1,9 @@
 """Store of client sessions and the injection log: kb.agent_sessions and kb.injections.
 
+The log has a row for every answer of injection, including those that injected nothing (and
+why), with the prompt (or only its digest when it held a secret) and each memory's line as
+injected; rows older than the retention period go (kb.expire_injections, migration 0019).
+
 A session is keyed by its actor and the client's session id: another actor presenting the same
 session id has a session of its own, and row-level security (migration 0011) keeps each actor
 to its own rows. Functions take a connection inside a transaction that acts for the principal;
@@ -57,11 +61,36 @@ WHERE i.actor_id = %(actor_id)s AND i.session_id = %(session_id)s
 """
 
 LOG_INJECTION = """
-INSERT INTO kb.injections (actor_id, project_id, session_id, client, event, memory_ids,
-                           estimated_tokens, budget_tokens, created_at)
-VALUES (%(actor_id)s, %(project_id)s, %(session_id)s, %(client)s, %(event)s, %(memory_ids)s,
-        %(estimated_tokens)s, %(budget_tokens)s, clock_timestamp())
+INSERT INTO kb.injections (actor_id, project_id, session_id, client, event, outcome, prompt,
+                           prompt_length, prompt_sha256, memory_ids, memory_texts,
+                           memory_tokens, estimated_tokens, budget_tokens, created_at)
+VALUES (%(actor_id)s, %(project_id)s, %(session_id)s, %(client)s, %(event)s, %(outcome)s,
+        %(prompt)s, %(prompt_length)s, %(prompt_sha256)s, %(memory_ids)s, %(memory_texts)s,
+        %(memory_tokens)s, %(estimated_tokens)s, %(budget_tokens)s, clock_timestamp())
 """
+
+# Rows older than the retention period, but those a live session's shown set still needs, of
+# every actor (SECURITY DEFINER, migration 0019).
+EXPIRE_INJECTIONS = "SELECT kb.expire_injections(%(age)s)"
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedPrompt:
+    """A prompt as the injection log keeps it: its first characters (None when it held a
+    secret), its whole length, and its SHA-256 (hex) only when the text is withheld."""
+
+    text: str | None
+    length: int
+    sha256: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedMemory:
+    """An injected memory as the injection log keeps it: its line as injected, its tokens."""
+
+    id: UUID
+    text: str
+    tokens: int
 
 
 def touch(conn: Connection[Any], principal: Principal, session_id: str, client: str) -> SessionRow:
@@ -100,10 +129,13 @@ def log_injection(
     session_id: str,
     client: str,
     event: str,
-    memory_ids: list[UUID],
+    outcome: str,
+    prompt: LoggedPrompt | None,
+    memories: list[LoggedMemory],
     estimated_tokens: int,
     budget_tokens: int,
 ) -> None:
+    """One answer of injection: `outcome` "injected" with its memories, or why none."""
     conn.execute(
         LOG_INJECTION,
         {
@@ -112,8 +144,21 @@ def log_injection(
             "session_id": session_id,
             "client": client,
             "event": event,
-            "memory_ids": memory_ids,
+            "outcome": outcome,
+            "prompt": None if prompt is None else prompt.text,
+            "prompt_length": None if prompt is None else prompt.length,
+            "prompt_sha256": None if prompt is None else prompt.sha256,
+            "memory_ids": [memory.id for memory in memories],
+            "memory_texts": [memory.text for memory in memories],
+            "memory_tokens": [memory.tokens for memory in memories],
             "estimated_tokens": estimated_tokens,
             "budget_tokens": budget_tokens,
         },
     )
+
+
+def expire_injections(conn: Connection[Any], age_seconds: float) -> int:
+    """Deletes the injection log's rows older than `age_seconds`, of every actor, except
+    those that say which memories a session was shown since its last reset; how many."""
+    row = conn.execute(EXPIRE_INJECTIONS, {"age": age_seconds}).fetchone()
+    return 0 if row is None else int(row[0])
