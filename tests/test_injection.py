@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid
-from dataclasses import replace
 from collections.abc import Callable
 from typing import Any
 
@@ -52,6 +51,7 @@ def make_injection(
     budget: int = 500,
     floor: float = 0.3,
     min_words: int = 3,
+    retention_days: float = 30,
 ) -> InjectionService:
     config = InjectionConfig(
         budget_tokens=budget,
@@ -59,6 +59,7 @@ def make_injection(
         relevance_floor=floor,
         max_prompt_length=2000,
         recall_tuning=TUNING,
+        log_retention=retention_days * 86400.0,
     )
     return InjectionService(service.pool, embedder or BagOfWordsEmbedder(), config)
 
@@ -456,8 +457,7 @@ def test_answers_older_than_the_retention_go_but_not_what_a_live_session_was_sho
     kept = old(live, "injected", [memory])  # the live session was shown it: not again
     old(live, "nothing_relevant", [])
     old(reset, "injected", [memory])  # shown before the session's /clear
-    config = replace(make_injection(service)._config, log_retention=365 * 86400.0)
-    injection = InjectionService(service.pool, BagOfWordsEmbedder(), config)
+    injection = make_injection(service, retention_days=365)
     again = injection.context(
         principal, session_id=live, event="prompt", prompt="pnpm or npm for installs"
     )
