@@ -831,6 +831,8 @@ def test_the_injection_log_shows_prompts_that_got_nothing_and_what_was_injected(
     injection.context(principal, session_id=sid, event="prompt", prompt=payload)
     secret = "deploy with the token ghp_abcdefghijklmnopqrstuvwxyzABCDEF123456 please"
     injection.context(principal, session_id=sid, event="prompt", prompt=secret)
+    long_prompt = "Explain the staging rollout step " + "again and again " * 400
+    injection.context(principal, session_id=sid, event="prompt", prompt=long_prompt)
     service.update(principal, memory_id, {"content": "The staging database listens on port 6543"})
     other = Principal(uuid.uuid4(), principal.project_id)
     injection.context(other, session_id=sid, event="prompt", prompt="their own words here")
@@ -847,6 +849,9 @@ def test_the_injection_log_shows_prompts_that_got_nothing_and_what_was_injected(
     assert "port 6543" not in html
     assert "edited since" in html
     assert "their own words" not in html
+    # a long prompt: its start, and the part the log keeps behind a disclosure
+    assert f"(its first 2000 of {len(long_prompt)} characters are kept)" in html
+    assert html.count("again and again") > 100
 
 
 def test_a_log_row_of_before_the_prompt_was_recorded_says_so(
