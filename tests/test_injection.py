@@ -24,7 +24,6 @@ from emergent_memory.memory.injection import (
     MARKER_CLOSE,
     MARKER_OPEN,
     MIN_BUDGET,
-    PROMPT_LOG_CHARS,
     Candidate,
     InjectionConfig,
     InjectionService,
@@ -32,6 +31,7 @@ from emergent_memory.memory.injection import (
     estimate_tokens,
     fit,
 )
+from emergent_memory.memory.sessions import PROMPT_LOG_CHARS
 from tests.embedders import BagOfWordsEmbedder, DownEmbedder
 
 TUNING = {

@@ -11,16 +11,15 @@ already shown in the session (since its last /clear or compaction) is not shown 
 memory that does not fit the budget is skipped, never cut. The text is plain statements with
 their ids inside an <emergent-memory> marker, so that capture can strip it and never
 re-extract memories from their own injection. Every answer is logged (kb.injections),
-including those that inject nothing, with why (OUTCOMES), the prompt (its first
-PROMPT_LOG_CHARS characters; only its SHA-256 when the secret scanner finds a secret in it)
-and each memory's line as injected; the log keeps `log_retention` seconds (at most once a
+including those that inject nothing, with why (sessions.Outcome), the prompt (its first
+sessions.PROMPT_LOG_CHARS characters; only its SHA-256 when the secret scanner finds a secret
+in it) and each memory's line as injected; the log keeps `log_retention` seconds (at most once a
 minute, an answer deletes what is older, of every actor). A prompt is never written to the
 application's logs. Injection reads: it never counts as a use of a memory.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
 import re
@@ -43,7 +42,6 @@ from emergent_memory.errors import EmbeddingUnavailable, InvalidInput, Permissio
 from emergent_memory.markers import MARKER_CLOSE, MARKER_OPEN, defang
 from emergent_memory.memory import answers, relevance, sessions, store, validation
 from emergent_memory.memory.authority import rank_key
-from emergent_memory.memory.capture_text import SCAN_MARGIN
 from emergent_memory.memory.lines import SHORT_ID
 from emergent_memory.memory.records import conflict_state, outranks
 from emergent_memory.memory.relevance import DEFAULT as DEFAULT_RELEVANCE
@@ -54,16 +52,6 @@ from emergent_memory.memory.sessions import LoggedMemory, LoggedPrompt
 logger = logging.getLogger(__name__)
 
 Event = Literal["session_start", "prompt"]
-# What an answer was (kb.injections.outcome, migration 0019): memories injected, or why none.
-Outcome = Literal[
-    "injected",
-    "nothing_relevant",  # no memory reached the relevance floor (at a start: none to offer)
-    "already_shown",  # those that did were shown in the session since its last reset
-    "over_budget",  # none of those not shown fitted the token budget
-    "too_short",  # a prompt of fewer words than min_prompt_words: not searched
-    "no_embedding",  # the embedding model was unavailable, or the prompt's vector degenerate
-    "resumed",  # a resumed session's start: nothing injected by design
-]
 StartSource = Literal["startup", "resume", "clear", "compact"]
 EVENTS: tuple[Event, ...] = ("session_start", "prompt")
 START_SOURCES: tuple[StartSource, ...] = ("startup", "resume", "clear", "compact")
@@ -100,8 +88,6 @@ MAX_BUDGET = 3000
 # The marker and header alone cost 63 estimated tokens and a short memory's line about 25: a
 # smaller budget could never inject anything.
 MIN_BUDGET = 100
-# The characters of a prompt the injection log keeps (kb.injections.prompt's check).
-PROMPT_LOG_CHARS = 2000
 # Seconds between two deletions of the log's expired rows by one service.
 EXPIRE_INTERVAL = 60.0
 UNREACHABLE = (
@@ -161,6 +147,19 @@ class InjectionConfig:
 Candidate = store.StartRow
 
 
+@dataclass(frozen=True, slots=True)
+class _Asked:
+    """What an answer is for: the principal's session and client, the event, the prompt as
+    the log keeps it (None at a session's start) and the budget."""
+
+    principal: Principal
+    session: str
+    client: str
+    event: Event
+    prompt: LoggedPrompt | None
+    budget: int
+
+
 class InjectionService:
     """Builds the context of SessionStart, UserPromptSubmit and POST /api/v1/context."""
 
@@ -199,57 +198,53 @@ class InjectionService:
                 raise InvalidInput(
                     f"source must be one of {', '.join(START_SOURCES)}; got {start!r}"
                 )
-            return self._session_start(principal, session, client_, start, budget)
+            asked = _Asked(principal, session, client_, "session_start", None, budget)
+            return self._session_start(asked, start)
         if source is not None:
             raise InvalidInput("source is for the event session_start, not prompt")
         if prompt is None:
             raise InvalidInput("prompt is required with the event prompt")
         if not isinstance(prompt, str):
             raise InvalidInput("prompt must be a string")
-        return self._prompt(principal, session, client_, prompt, budget)
+        logged = sessions.logged_prompt(prompt)
+        return self._prompt(_Asked(principal, session, client_, "prompt", logged, budget), prompt)
 
     # -- events ---------------------------------------------------------------------------
 
-    def _session_start(
-        self, principal: Principal, session: str, client: str, source: str, budget: int
-    ) -> ContextResult:
+    def _session_start(self, asked: _Asked, source: str) -> ContextResult:
+        principal, session = asked.principal, asked.session
         with acting_for(self._pool, principal, lost=UNREACHABLE) as conn:
-            sessions.touch(conn, principal, session, client)
+            sessions.touch(conn, principal, session, asked.client)
             if source == "resume":
                 # the conversation goes on with what it held (and Claude Code 2.1 does not
                 # pass a resumed session's SessionStart context to the model): nothing is
                 # injected, or marked shown; the next prompt brings what is relevant
-                return self._log_nothing(
-                    conn, principal, session, client, "session_start", None, "resumed", budget
-                )
+                self._log(conn, asked, "resumed")
+                return _empty(asked.budget)
             if source in RESETTING_SOURCES:
                 sessions.reset_shown(conn, principal, session)
             shown = sessions.shown(conn, principal, session)
             candidates = store.start_candidates(conn, principal, START_ORDER, START_CANDIDATES)
-            return self._inject(
-                conn, principal, session, client, "session_start", None, candidates, shown, budget
-            )
+            return self._inject(conn, asked, candidates, shown)
 
-    def _prompt(
-        self, principal: Principal, session: str, client: str, prompt: str, budget: int
-    ) -> ContextResult:
-        logged = logged_prompt(prompt)
+    def _prompt(self, asked: _Asked, prompt: str) -> ContextResult:
+        principal = asked.principal
         query = _query_of(prompt, self._config.max_prompt_length)
         if len(_WORD.findall(query)) < self._config.min_prompt_words:
-            return self._nothing(principal, session, client, logged, "too_short", budget)
+            return self._nothing(asked, "too_short")
         try:
             embedded = self._embedder.embed_query(query)
         except EmbeddingUnavailable as error:
             # without similarities there is no floor to hold: inject nothing rather than noise
             # (the error says what failed, never the prompt)
             logger.warning("no memories injected for a prompt: %s", error)
-            return self._nothing(principal, session, client, logged, "no_embedding", budget)
+            return self._nothing(asked, "no_embedding")
         if not has_direction(embedded):  # similar to nothing (embeddings/vectors.py)
-            return self._nothing(principal, session, client, logged, "no_embedding", budget)
+            return self._nothing(asked, "no_embedding")
         vector = Vector(embedded)
         with acting_for(self._pool, principal, lost=UNREACHABLE) as conn:
-            sessions.touch(conn, principal, session, client)
-            shown = sessions.shown(conn, principal, session)
+            sessions.touch(conn, principal, asked.session, asked.client)
+            shown = sessions.shown(conn, principal, asked.session)
             rows = store.recall(
                 conn,
                 principal,
@@ -282,69 +277,39 @@ class InjectionService:
                     offered = max(current, key=lambda o: rank_key(o.source, o.created_at))
                 if all(candidate.id != offered.id for candidate in candidates):
                     candidates.append(Candidate(offered.id, offered.content, offered.category))
-            return self._inject(
-                conn, principal, session, client, "prompt", logged, candidates, shown, budget
-            )
+            return self._inject(conn, asked, candidates, shown)
 
     # -- helpers --------------------------------------------------------------------------
 
-    def _nothing(
-        self,
-        principal: Principal,
-        session: str,
-        client: str,
-        prompt: LoggedPrompt,
-        outcome: Outcome,
-        budget: int,
-    ) -> ContextResult:
-        """A prompt answered with nothing before any memory was read: logged, and the
-        session seen."""
-        with acting_for(self._pool, principal, lost=UNREACHABLE) as conn:
-            sessions.touch(conn, principal, session, client)
-            return self._log_nothing(
-                conn, principal, session, client, "prompt", prompt, outcome, budget
-            )
-
-    def _log_nothing(
-        self,
-        conn: Connection[Any],
-        principal: Principal,
-        session: str,
-        client: str,
-        event: str,
-        prompt: LoggedPrompt | None,
-        outcome: Outcome,
-        budget: int,
-    ) -> ContextResult:
-        self._log(conn, principal, session, client, event, outcome, prompt, [], 0, budget)
-        return _empty(budget)
+    def _nothing(self, asked: _Asked, outcome: sessions.Outcome) -> ContextResult:
+        """A prompt answered with nothing before any memory was read: logged, the session
+        seen."""
+        with acting_for(self._pool, asked.principal, lost=UNREACHABLE) as conn:
+            sessions.touch(conn, asked.principal, asked.session, asked.client)
+            self._log(conn, asked, outcome)
+        return _empty(asked.budget)
 
     def _log(
         self,
         conn: Connection[Any],
-        principal: Principal,
-        session: str,
-        client: str,
-        event: str,
-        outcome: Outcome,
-        prompt: LoggedPrompt | None,
-        memories: list[LoggedMemory],
-        used: int,
-        budget: int,
+        asked: _Asked,
+        outcome: sessions.Outcome,
+        memories: Sequence[LoggedMemory] = (),
+        used: int = 0,
     ) -> None:
         """The answer in the injection log; at most once every EXPIRE_INTERVAL, the log's
         rows older than its retention go (of every actor: the function runs as its owner)."""
         sessions.log_injection(
             conn,
-            principal,
-            session_id=session,
-            client=client,
-            event=event,
+            asked.principal,
+            session_id=asked.session,
+            client=asked.client,
+            event=asked.event,
             outcome=outcome,
-            prompt=prompt,
-            memories=memories,
+            prompt=asked.prompt,
+            memories=list(memories),
             estimated_tokens=used,
-            budget_tokens=budget,
+            budget_tokens=asked.budget,
         )
         if time.monotonic() >= self._next_expiry:
             self._next_expiry = time.monotonic() + EXPIRE_INTERVAL
@@ -353,33 +318,18 @@ class InjectionService:
     def _inject(
         self,
         conn: Connection[Any],
-        principal: Principal,
-        session: str,
-        client: str,
-        event: str,
-        prompt: LoggedPrompt | None,
+        asked: _Asked,
         candidates: Sequence[Candidate],
         shown: set[UUID],
-        budget: int,
     ) -> ContextResult:
-        chosen, text, used = fit(candidates, shown, budget)
+        chosen, text, used = fit(candidates, shown, asked.budget)
         # read, never a use: the chosen memories' importance and confidence, decayed as recall
         # weighs it (the same settings)
         rows = store.memory_rows(conn, [memory.id for memory, _ in chosen]) if chosen else {}
         decay = self._config.decay
         now = store.now(conn)
-        self._log(
-            conn,
-            principal,
-            session,
-            client,
-            event,
-            _outcome(candidates, shown, chosen),
-            prompt,
-            [LoggedMemory(memory.id, line_of(memory), tokens) for memory, tokens in chosen],
-            used,
-            budget,
-        )
+        logged = [LoggedMemory(memory.id, line_of(memory), tokens) for memory, tokens in chosen]
+        self._log(conn, asked, _outcome(candidates, shown, chosen), logged, used)
         injected: ContextResult = {
             "context": text,
             "memories": [
@@ -387,7 +337,7 @@ class InjectionService:
                 for memory, tokens in chosen
             ],
             "estimated_tokens": used,
-            "budget_tokens": budget,
+            "budget_tokens": asked.budget,
         }
         # in the caller's transaction, which logged the injection: undone if undeliverable
         return answers.deliverable(injected, "context")
@@ -402,22 +352,9 @@ class InjectionService:
         return budget_tokens
 
 
-def logged_prompt(prompt: str) -> LoggedPrompt:
-    """The prompt as the injection log keeps it: its first PROMPT_LOG_CHARS characters, or,
-    when the secret scanner finds a secret in them (read with SCAN_MARGIN characters more, so
-    that a secret across the cut is seen whole), only the SHA-256 of the whole prompt."""
-    from emergent_memory.memory.secrets import find_secrets  # its rules compile on first use
-
-    text = validation.storable(prompt)
-    if find_secrets(text[: PROMPT_LOG_CHARS + SCAN_MARGIN]):
-        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        return LoggedPrompt(None, len(text), digest)
-    return LoggedPrompt(text[:PROMPT_LOG_CHARS], len(text))
-
-
 def _outcome(
     candidates: Sequence[Candidate], shown: set[UUID], chosen: Sequence[tuple[Candidate, int]]
-) -> Outcome:
+) -> sessions.Outcome:
     if chosen:
         return "injected"
     if not candidates:

@@ -12,15 +12,18 @@ they never commit.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 from uuid import UUID
 
 from psycopg import Connection
 from psycopg.rows import class_row
 
 from emergent_memory.auth.principal import Principal
+from emergent_memory.memory.capture_text import SCAN_MARGIN
+from emergent_memory.memory.validation import storable
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +77,21 @@ VALUES (%(actor_id)s, %(project_id)s, %(session_id)s, %(client)s, %(event)s, %(o
 EXPIRE_INJECTIONS = "SELECT kb.expire_injections(%(age)s)"
 
 
+# What an answer was (kb.injections.outcome, migration 0019): memories injected, or why none.
+Outcome = Literal[
+    "injected",
+    "nothing_relevant",  # no memory reached the relevance floor (at a start: none to offer)
+    "already_shown",  # those that did were shown in the session since its last reset
+    "over_budget",  # none of those not shown fitted the token budget
+    "too_short",  # a prompt of fewer words than min_prompt_words: not searched
+    "no_embedding",  # the embedding model was unavailable, or the prompt's vector degenerate
+    "resumed",  # a resumed session's start: nothing injected by design
+]
+
+# The characters of a prompt the injection log keeps (kb.injections.prompt's check).
+PROMPT_LOG_CHARS = 2000
+
+
 @dataclass(frozen=True, slots=True)
 class LoggedPrompt:
     """A prompt as the injection log keeps it: its first characters (None when it held a
@@ -91,6 +109,19 @@ class LoggedMemory:
     id: UUID
     text: str
     tokens: int
+
+
+def logged_prompt(prompt: str) -> LoggedPrompt:
+    """The prompt as the injection log keeps it: its first PROMPT_LOG_CHARS characters, or,
+    when the secret scanner finds a secret in them (read with capture's SCAN_MARGIN characters
+    more, so that a secret across the cut is seen whole), only the SHA-256 of the whole
+    prompt."""
+    from emergent_memory.memory.secrets import find_secrets  # its rules compile on first use
+
+    text = storable(prompt)
+    if find_secrets(text[: PROMPT_LOG_CHARS + SCAN_MARGIN]):
+        return LoggedPrompt(None, len(text), hashlib.sha256(text.encode("utf-8")).hexdigest())
+    return LoggedPrompt(text[:PROMPT_LOG_CHARS], len(text))
 
 
 def touch(conn: Connection[Any], principal: Principal, session_id: str, client: str) -> SessionRow:
