@@ -889,6 +889,42 @@ def test_the_capture_page_says_capture_is_off_and_how_to_turn_it_on(
     watch.check()
 
 
+def test_the_capture_page_off_still_shows_what_capture_did(
+    chromium: Browser, site: Site, database_url: str, watch: Watch
+) -> None:
+    principal = new_principal()
+    token = site.token(principal.actor_id, principal.project_id)
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO kb.llm_calls (actor_id, purpose, model, input_tokens, output_tokens, "
+            "outcome) VALUES (%s, 'gate', 'claude-haiku-4-5', 1200, 30, 'ok')",
+            (principal.actor_id,),
+        )
+        conn.execute(
+            "INSERT INTO kb.capture_windows (actor_id, project_id, session_id, client, "
+            "first_turn, end_turn, status, attempts, last_error) VALUES "
+            "(%s, %s, 'session-dead', 'claude-code', 0, 4, 'dead', 6, 'gate: HTTP 401')",
+            (principal.actor_id, principal.project_id),
+        )
+    for width, name in ((1280, "capture-off-history"), (390, "phone-capture-off-history")):
+        ctx = chromium.new_context(viewport={"width": width, "height": 900})
+        try:
+            page = ctx.new_page()
+            watch.attach(page)
+            sign_in(page, site, token)
+            page.goto(f"{site.base}/ui/capture")
+            expect(page.locator("#capture-off")).to_contain_text(
+                "What capture did while it was on is below."
+            )
+            expect(page.locator("#dead-letters")).to_contain_text("session-dead")
+            expect(page.locator("#llm-usage")).to_contain_text("claude-haiku-4-5")
+            screenshot(page, name)
+            assert page.evaluate("document.documentElement.scrollWidth") <= width
+        finally:
+            ctx.close()
+    watch.check()
+
+
 # -- a phone -------------------------------------------------------------------------------
 
 
