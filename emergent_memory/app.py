@@ -133,6 +133,7 @@ def injection_config(settings: Settings, model_name: str) -> InjectionConfig:
         decay=recall.decay,
         relevance=recall.relevance,
         fusion=recall.fusion,
+        log_retention=settings.injection_log_retention_days * 86400.0,
     )
 
 

@@ -400,6 +400,13 @@ class Settings(BaseSettings):
         description="Least relevance (0-1, docs/memory.md) of a memory to a prompt for the "
         "memory to be injected. Unset: the floor calibrated for the embedding model.",
     )
+    injection_log_retention_days: float = Field(
+        default=30.0,
+        gt=0,
+        description="Days the injection log keeps an answer (its prompt and what it injected); "
+        "older answers are deleted, except those that say which memories a live session was "
+        "already shown.",
+    )
 
     # -- automatic memory: capture ---------------------------------------------------------
     anthropic_api_key: SecretStr | None = Field(

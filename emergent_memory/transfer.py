@@ -36,7 +36,7 @@ from emergent_memory.graph.versioning import require_transaction
 
 FORMAT_NAME = "emergent-memory-export"
 # 2: evidence records (kb.memory_evidence, migration 0013)
-# 3: a recall's query (or its SHA-256: kb.memory_recalls, migration 0019)
+# 3: a recall's query (or its SHA-256: kb.memory_recalls, migration 0020)
 FORMAT_VERSION = 3
 
 # rows fetched per round trip by the export's server-side cursors

@@ -158,12 +158,15 @@ def seed_demo(memory: MemoryService, principal: Principal) -> dict[str, str]:
     return ids
 
 
-def inject(site: Site, token: str, session_id: str, client: str = "claude-code") -> dict[str, Any]:
-    """What a session's start injects, asked as the hooks ask (POST /api/v1/context with the
-    token): the injection log then has this session."""
+def inject(
+    site: Site, token: str, session_id: str, client: str = "claude-code", prompt: str | None = None
+) -> dict[str, Any]:
+    """What a session's start (or, with `prompt`, a prompt) injects, asked as the hooks ask
+    (POST /api/v1/context with the token): the injection log then has this answer."""
+    event = {"event": "session_start"} if prompt is None else {"event": "prompt", "prompt": prompt}
     answer = httpx.post(
         site.base + "/api/v1/context",
-        json={"session_id": session_id, "event": "session_start", "client": client},
+        json={"session_id": session_id, "client": client, **event},
         headers={"Authorization": f"Bearer {token}"},
         timeout=30,
     )

@@ -404,11 +404,13 @@ def context_answer(base: str, home: Path, project_id: uuid.UUID, **asked: str) -
 
 
 def injections(database_url: str, actor: uuid.UUID, session_id: str) -> list[Any]:
-    """The session's logged injections: (event, memory ids), oldest first."""
+    """The session's logged answers that injected something: (event, memory ids), oldest
+    first (those that injected nothing are logged too, with why)."""
     with psycopg.connect(database_url) as conn:
         rows = conn.execute(
             "SELECT event, memory_ids::text[] FROM kb.injections "
-            "WHERE actor_id = %s AND session_id = %s ORDER BY created_at",
+            "WHERE actor_id = %s AND session_id = %s AND outcome = 'injected' "
+            "ORDER BY created_at",
             (actor, session_id),
         ).fetchall()
     return [(event, list(ids)) for event, ids in rows]

@@ -6,6 +6,7 @@ in process with starlette's TestClient."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import time
@@ -886,7 +887,61 @@ def test_the_injection_log_shows_what_went_into_a_session_inert(
     assert_inert(page.text)
     assert "session-&lt;img src=x onerror=alert(1)&gt;" in page.text
     assert "&lt;script&gt;alert(1)&lt;/script&gt; The user prefers pnpm" in page.text
-    assert "session_start" in page.text
+    assert ">session start<" in page.text
+
+
+def test_the_injection_log_shows_prompts_that_got_nothing_and_what_was_injected(
+    signed_in: TestClient,
+    service: MemoryService,
+    principal: Principal,
+) -> None:
+    from tests.test_injection import make_injection
+
+    injection = make_injection(service)
+    memory = service.save(principal, "The staging database listens on port 5432", "fact")
+    memory_id = memory["memory"]["id"]
+    sid = "session-log"
+    injection.context(principal, session_id=sid, event="session_start")
+    payload = "<img src=x onerror=alert(1)> what is the weather in Lisbon tomorrow"
+    injection.context(principal, session_id=sid, event="prompt", prompt=payload)
+    secret = "deploy with the token ghp_abcdefghijklmnopqrstuvwxyzABCDEF123456 please"
+    injection.context(principal, session_id=sid, event="prompt", prompt=secret)
+    long_prompt = "Explain the staging rollout step " + "again and again " * 400
+    injection.context(principal, session_id=sid, event="prompt", prompt=long_prompt)
+    service.update(principal, memory_id, {"content": "The staging database listens on port 6543"})
+    other = Principal(uuid.uuid4(), principal.project_id)
+    injection.context(other, session_id=sid, event="prompt", prompt="their own words here")
+    page = signed_in.get("/ui/injections", params={"session": sid})
+    assert page.status_code == 200
+    assert_inert(page.text)
+    html = page.text
+    assert "&lt;img src=x onerror=alert(1)&gt; what is the weather in Lisbon" in html
+    assert "Nothing relevant: no memory reached the relevance floor." in html
+    assert "Prompt withheld: it held a secret." in html
+    assert "ghp_" not in html
+    assert hashlib.sha256(secret.encode()).hexdigest()[:16] in html
+    assert "listens on port 5432" in html  # what the agent received
+    assert "port 6543" not in html
+    assert "edited since" in html
+    assert "their own words" not in html
+    # a long prompt: its start, and the part the log keeps behind a disclosure
+    assert f"(its first 2000 of {len(long_prompt)} characters are kept)" in html
+    assert html.count("again and again") > 100
+
+
+def test_a_log_row_of_before_the_prompt_was_recorded_says_so(
+    signed_in: TestClient, principal: Principal, connect: Callable[[], psycopg.Connection[Any]]
+) -> None:
+    with connect() as conn:
+        conn.execute(
+            "INSERT INTO kb.injections (actor_id, project_id, session_id, client, event, "
+            "memory_ids, estimated_tokens, budget_tokens) "
+            "VALUES (%s, %s, 'session-old', 'api', 'prompt', ARRAY[gen_random_uuid()], 30, 500)",
+            (principal.actor_id, principal.project_id),
+        )
+    page = signed_in.get("/ui/injections")
+    assert "not recorded (before this version)" in page.text
+    assert "1 no longer visible" in page.text
 
 
 def test_stats_draw_svg_charts_with_escaped_labels(
@@ -930,11 +985,52 @@ def test_stats_count_deletions_per_day_and_memories_per_project(
     assert f"project {str(elsewhere.project_id)[:8]}: 1" in projects
 
 
-def test_the_capture_page_shows_the_queue_and_usage(signed_in: TestClient) -> None:
-    page = signed_in.get("/ui/capture")
+def test_the_capture_page_shows_the_queue_and_usage(
+    service: MemoryService, sessions: DashboardSessions, principal: Principal, token_for: Any
+) -> None:
+    app = build_app(service, sessions, capture_on=True)
+    with TestClient(app, base_url=BASE) as client:
+        assert sign_in(client, token_for(principal)).status_code == 303
+        page = client.get("/ui/capture")
     assert page.status_code == 200
     assert 'id="capture-counts"' in page.text
     assert '<svg class="chart" id="chart-cost"' in page.text
+    assert "capture is off" not in page.text
+
+
+def test_the_capture_page_says_capture_is_off_and_how_to_turn_it_on(
+    signed_in: TestClient,
+) -> None:
+    page = signed_in.get("/ui/capture")
+    assert page.status_code == 200
+    assert "Automatic capture is off" in page.text
+    assert "<code>EMERGENT_MEMORY_ANTHROPIC_API_KEY</code>" in page.text
+    assert 'id="capture-no-history"' in page.text
+    assert 'id="capture-counts"' not in page.text  # no row of zeros
+
+
+def test_the_capture_page_off_still_shows_what_capture_did(
+    signed_in: TestClient, principal: Principal, connect: Callable[[], psycopg.Connection[Any]]
+) -> None:
+    with connect() as conn:
+        conn.execute(
+            "INSERT INTO kb.llm_calls (actor_id, purpose, model, input_tokens, output_tokens, "
+            "outcome) VALUES (%s, 'gate', 'claude-haiku-4-5', 1200, 30, 'ok')",
+            (principal.actor_id,),
+        )
+        conn.execute(
+            "INSERT INTO kb.capture_windows (actor_id, project_id, session_id, client, "
+            "first_turn, end_turn, status, attempts, last_error) "
+            "VALUES (%s, %s, 'session-dead', 'claude-code', 0, 4, 'dead', 6, 'gate: HTTP 401')",
+            (principal.actor_id, principal.project_id),
+        )
+    page = signed_in.get("/ui/capture")
+    assert "Automatic capture is off" in page.text
+    assert 'id="capture-no-history"' not in page.text
+    assert "What capture did while it was on is below." in page.text
+    assert 'id="capture-counts"' in page.text
+    assert "session-dead" in page.text
+    assert 'id="llm-usage"' in page.text
 
 
 @pytest.mark.usefixtures("global_memories_cleanup")

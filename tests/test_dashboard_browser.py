@@ -426,7 +426,7 @@ def test_every_page_renders(signed_in: Page, site: Site, writer: Writer) -> None
         "contexts": ("/ui/contexts", "Contexts", "infrastructure"),
         "stats": ("/ui/stats", "Stats", "Memories created per day"),
         "injections": ("/ui/injections", "Injection log", "session-demo-1"),
-        "capture": ("/ui/capture", "Automatic capture", "Dead letters"),
+        "capture": ("/ui/capture", "Automatic capture", "Automatic capture is off"),
         "duplicates": (
             "/ui/duplicates",
             "Possible duplicates",
@@ -712,8 +712,11 @@ def test_xss_payloads_render_as_inert_text(
         inert(name)
     # an agent's session id and client name are text from outside too
     inject(site, writer.token, f"<img src=x onerror=alert(1)>{marker}", client="<script>x</script>")
+    prompt = f"<img src=x onerror=alert(1)> and <script>alert(2)</script> prompt {marker}"
+    inject(site, writer.token, f"xss-prompt-{marker}", prompt=prompt)
     page.goto(f"{site.base}/ui/injections")
     expect(page.get_by_text(f"<img src=x onerror=alert(1)>{marker}").first).to_be_visible()
+    expect(page.get_by_text(prompt, exact=True)).to_be_visible()
     inert("injections")
     screenshot(page, "xss-injections")
 
@@ -827,6 +830,116 @@ def test_changes_without_the_csrf_token_or_from_another_site_are_refused(
     page.get_by_role("button", name="Delete").click()
     expect(page.get_by_role("status")).to_contain_text("Deleted.")
     assert status_of(site, writer, memory_id) == "deleted"
+
+
+# -- the injection log and capture ---------------------------------------------------------
+
+SECRET_PROMPT = "deploy it with the token ghp_abcdefghijklmnopqrstuvwxyzABCDEF123456 please"
+
+
+def test_the_injection_log_shows_what_each_prompt_got(
+    chromium: Browser, site: Site, watch: Watch
+) -> None:
+    """A prompt that got nothing says so, a prompt is shown as text, a prompt that held a
+    secret is withheld, and a memory edited since shows as the agent received it; at a
+    laptop's width and a phone's, with no sideways scroll on the phone."""
+    principal = new_principal()
+    token = site.token(principal.actor_id, principal.project_id)
+    saved = site.memory.save(
+        principal, "The staging database listens on port 5432", "fact", "explicit"
+    )
+    memory_id = saved["memory"]["id"]
+    session = f"session-{uuid.uuid4().hex[:8]}"
+    assert inject(site, token, session)["memories"]
+    payload = '<img src=x onerror="window.__xss = 1"> what is the weather in Lisbon tomorrow'
+    assert inject(site, token, session, prompt=payload)["context"] == ""
+    assert inject(site, token, session, prompt=SECRET_PROMPT)["context"] == ""
+    site.memory.update(
+        principal, memory_id, {"content": "The staging database listens on port 6543"}
+    )
+    for width, name in ((1280, "injections-prompts"), (390, "phone-injections-prompts")):
+        ctx = chromium.new_context(viewport={"width": width, "height": 900})
+        try:
+            page = ctx.new_page()
+            watch.attach(page)
+            sign_in(page, site, token)
+            page.goto(f"{site.base}/ui/injections")
+            rows = page.locator("table.injections tbody tr")
+            expect(rows).to_have_count(3)
+            withheld, nothing, start = rows.nth(0), rows.nth(1), rows.nth(2)
+            expect(withheld).to_contain_text("Prompt withheld: it held a secret.")
+            expect(nothing.get_by_text(payload, exact=True)).to_be_visible()
+            expect(nothing).to_contain_text(
+                "Nothing relevant: no memory reached the relevance floor."
+            )
+            expect(start).to_contain_text("The staging database listens on port 5432")
+            expect(start.locator(".badge.changed")).to_have_text("edited since")
+            expect(page.locator("main")).not_to_contain_text("ghp_")
+            expect(page.locator("main")).not_to_contain_text("port 6543")
+            assert page.evaluate("window.__xss") is None
+            assert page.locator("main img, [onerror]").count() == 0
+            screenshot(page, name)
+            assert page.evaluate("document.documentElement.scrollWidth") <= width
+        finally:
+            ctx.close()
+    watch.check()
+
+
+def test_the_capture_page_says_capture_is_off_and_how_to_turn_it_on(
+    chromium: Browser, site: Site, writer: Writer, watch: Watch
+) -> None:
+    for width, name in ((1280, "capture-off"), (390, "phone-capture-off")):
+        ctx = chromium.new_context(viewport={"width": width, "height": 900})
+        try:
+            page = ctx.new_page()
+            watch.attach(page)
+            sign_in(page, site, writer.token)
+            page.goto(f"{site.base}/ui/capture")
+            off = page.locator("#capture-off")
+            expect(off.get_by_role("heading")).to_have_text("Automatic capture is off")
+            expect(off).to_contain_text("EMERGENT_MEMORY_ANTHROPIC_API_KEY")
+            expect(page.locator("#capture-counts")).to_have_count(0)  # no row of zeros
+            screenshot(page, name)
+            assert page.evaluate("document.documentElement.scrollWidth") <= width
+        finally:
+            ctx.close()
+    watch.check()
+
+
+def test_the_capture_page_off_still_shows_what_capture_did(
+    chromium: Browser, site: Site, database_url: str, watch: Watch
+) -> None:
+    principal = new_principal()
+    token = site.token(principal.actor_id, principal.project_id)
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO kb.llm_calls (actor_id, purpose, model, input_tokens, output_tokens, "
+            "outcome) VALUES (%s, 'gate', 'claude-haiku-4-5', 1200, 30, 'ok')",
+            (principal.actor_id,),
+        )
+        conn.execute(
+            "INSERT INTO kb.capture_windows (actor_id, project_id, session_id, client, "
+            "first_turn, end_turn, status, attempts, last_error) VALUES "
+            "(%s, %s, 'session-dead', 'claude-code', 0, 4, 'dead', 6, 'gate: HTTP 401')",
+            (principal.actor_id, principal.project_id),
+        )
+    for width, name in ((1280, "capture-off-history"), (390, "phone-capture-off-history")):
+        ctx = chromium.new_context(viewport={"width": width, "height": 900})
+        try:
+            page = ctx.new_page()
+            watch.attach(page)
+            sign_in(page, site, token)
+            page.goto(f"{site.base}/ui/capture")
+            expect(page.locator("#capture-off")).to_contain_text(
+                "What capture did while it was on is below."
+            )
+            expect(page.locator("#dead-letters")).to_contain_text("session-dead")
+            expect(page.locator("#llm-usage")).to_contain_text("claude-haiku-4-5")
+            screenshot(page, name)
+            assert page.evaluate("document.documentElement.scrollWidth") <= width
+        finally:
+            ctx.close()
+    watch.check()
 
 
 # -- a phone -------------------------------------------------------------------------------

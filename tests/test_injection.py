@@ -3,6 +3,7 @@ under a hard token budget, never twice in a session, logged, isolated, and never
 
 from __future__ import annotations
 
+import hashlib
 import re
 import uuid
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from emergent_memory.auth.principal import READ, WRITE, Principal
 from emergent_memory.embeddings.local import LocalEmbeddings
 from emergent_memory.errors import InvalidInput, PermissionDenied
 from emergent_memory.memory import MemoryService, relevance
+from emergent_memory.memory.browse import BrowseService
 from emergent_memory.memory.injection import (
     HEADER,
     MARKER_CLOSE,
@@ -29,6 +31,7 @@ from emergent_memory.memory.injection import (
     estimate_tokens,
     fit,
 )
+from emergent_memory.memory.sessions import PROMPT_LOG_CHARS
 from tests.embedders import BagOfWordsEmbedder, DownEmbedder
 
 TUNING = {
@@ -48,6 +51,7 @@ def make_injection(
     budget: int = 500,
     floor: float = 0.3,
     min_words: int = 3,
+    retention_days: float = 30,
 ) -> InjectionService:
     config = InjectionConfig(
         budget_tokens=budget,
@@ -55,6 +59,7 @@ def make_injection(
         relevance_floor=floor,
         max_prompt_length=2000,
         recall_tuning=TUNING,
+        log_retention=retention_days * 86400.0,
     )
     return InjectionService(service.pool, embedder or BagOfWordsEmbedder(), config)
 
@@ -225,13 +230,14 @@ def test_session_start_within_budget_skips_what_does_not_fit(
     assert result["estimated_tokens"] <= 90
 
 
-def test_nothing_to_inject_is_an_empty_context_and_is_not_logged(
+def test_nothing_to_inject_is_an_empty_context_and_is_logged_with_why(
     injection: InjectionService, principal: Principal, conn: psycopg.Connection[Any]
 ) -> None:
     sid = session()
     result = injection.context(principal, session_id=sid, event="session_start")
     assert result == {"context": "", "memories": [], "estimated_tokens": 0, "budget_tokens": 500}
-    assert _logged(conn, principal, sid) == []
+    assert _logged(conn, principal, sid) == [("api", "session_start", [], 0, 500)]
+    assert _answers(conn, principal, sid) == [("nothing_relevant", None, None, None, [], [])]
 
 
 def test_a_memory_is_shown_once_per_session_until_clear_or_compact(
@@ -287,6 +293,181 @@ def test_every_injection_is_logged_with_its_memories_and_tokens(
     assert logged == [
         ("claude-code", "session_start", [uuid.UUID(memory)], result["estimated_tokens"], 500)
     ]
+
+
+def test_every_answer_is_logged_with_why_nothing_was_injected(
+    service: MemoryService, principal: Principal, conn: psycopg.Connection[Any]
+) -> None:
+    """A prompt that got nothing is in the log too, with the reason: nothing relevant, already
+    shown, over the budget, too short, the embedding model down, a resumed session."""
+    injection = make_injection(service, budget=MIN_BUDGET)
+    memory = save(service, principal, "The user prefers pnpm over npm", "preference")
+    save(service, principal, "The deploy notes: " + "a long step by step paragraph " * 20, "fact")
+    sid = session()
+    prompts = [
+        ("session_start", None, None),
+        ("prompt", "which package manager pnpm or npm", None),
+        ("prompt", "pnpm or npm again please", None),
+        ("prompt", "what are the deploy notes step by step paragraph", None),
+        ("prompt", "pnpm", None),
+        ("prompt", "the weather in Lisbon tomorrow morning", None),
+        ("session_start", None, "resume"),
+    ]
+    for event, prompt, source in prompts:
+        injection.context(principal, session_id=sid, event=event, prompt=prompt, source=source)
+    down = make_injection(service, DownEmbedder())
+    down.context(principal, session_id=sid, event="prompt", prompt="pnpm or npm for installs")
+    answers = _answers(conn, principal, sid)
+    assert [(row[0], row[1]) for row in answers] == [
+        ("injected", None),  # the start: the short memory fits, the long one does not
+        ("already_shown", "which package manager pnpm or npm"),
+        ("already_shown", "pnpm or npm again please"),
+        ("over_budget", "what are the deploy notes step by step paragraph"),
+        ("too_short", "pnpm"),
+        ("nothing_relevant", "the weather in Lisbon tomorrow morning"),
+        ("resumed", None),
+        ("no_embedding", "pnpm or npm for installs"),
+    ]
+    start = answers[0]
+    assert start[4] == [f"- [preference] The user prefers pnpm over npm (id {short(memory)})"]
+    assert start[5] == [estimate_tokens("\n" + start[4][0])]
+    assert [row[2] for row in answers] == [
+        *(None if prompt is None else len(prompt) for _, prompt, _ in prompts),
+        len("pnpm or npm for installs"),
+    ]
+    assert all(row[3] is None for row in answers)  # no digest: none held a secret
+
+
+def test_the_log_keeps_the_prompt_s_first_2000_characters_and_never_logs_it(
+    service: MemoryService,
+    principal: Principal,
+    conn: psycopg.Connection[Any],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    sid = session()
+    prompt = "Tell me about the zanzibarian deployment " + "word " * 1200
+    make_injection(service).context(principal, session_id=sid, event="prompt", prompt=prompt)
+    make_injection(service, DownEmbedder()).context(
+        principal, session_id=sid, event="prompt", prompt="zanzibarian deployment again please"
+    )
+    (first, second) = _answers(conn, principal, sid)
+    assert first[1] == prompt[:PROMPT_LOG_CHARS]
+    assert first[2] == len(prompt)
+    assert first[3] is None
+    assert second[1] == "zanzibarian deployment again please"
+    assert "no memories injected" in caplog.text  # the embedding outage was logged...
+    assert "zanzibarian" not in caplog.text  # ...without the prompt
+
+
+SECRET_PROMPT = "deploy with the token ghp_abcdefghijklmnopqrstuvwxyzABCDEF123456 please"
+
+
+def test_a_prompt_holding_a_secret_is_logged_as_its_digest_only(
+    service: MemoryService, principal: Principal, conn: psycopg.Connection[Any]
+) -> None:
+    sid = session()
+    make_injection(service).context(principal, session_id=sid, event="prompt", prompt=SECRET_PROMPT)
+    (row,) = _answers(conn, principal, sid)
+    assert row[1] is None
+    assert row[2] == len(SECRET_PROMPT)
+    assert row[3] == hashlib.sha256(SECRET_PROMPT.encode()).hexdigest()
+    stored = conn.execute(
+        "SELECT i::text FROM kb.injections i WHERE actor_id = %s AND session_id = %s",
+        (principal.actor_id, sid),
+    ).fetchone()
+    assert stored is not None
+    assert "ghp_" not in stored[0]
+    assert "deploy with" not in stored[0]
+
+
+def test_a_secret_just_past_the_kept_characters_withholds_the_prompt(
+    service: MemoryService, principal: Principal, conn: psycopg.Connection[Any]
+) -> None:
+    """A secret across the cut would leave its first characters in the kept text: the scan
+    reads past the cut."""
+    sid = session()
+    prompt = "x " * (PROMPT_LOG_CHARS // 2 - 10) + SECRET_PROMPT
+    make_injection(service).context(principal, session_id=sid, event="prompt", prompt=prompt)
+    (row,) = _answers(conn, principal, sid)
+    assert row[1] is None
+    assert row[3] == hashlib.sha256(prompt.encode()).hexdigest()
+
+
+def test_the_log_shows_what_was_injected_after_the_memory_is_edited(
+    service: MemoryService, injection: InjectionService, principal: Principal
+) -> None:
+    memory = save(service, principal, "The staging database listens on port 5432", "fact")
+    sid = session()
+    injection.context(principal, session_id=sid, event="session_start")
+    service.update(principal, memory, {"content": "The staging database listens on port 6543"})
+    (logged,) = BrowseService(service.pool).injections(principal, session_id=sid)["sessions"]
+    (answer,) = logged["injections"]
+    (shown,) = answer["memories"]
+    assert shown["injected_text"] == (
+        f"- [fact] The staging database listens on port 5432 (id {short(memory)})"
+    )
+    assert shown["content"] == "The staging database listens on port 6543"
+    assert shown["changed_since"] is True
+    assert shown["estimated_tokens"] == answer["estimated_tokens"] - estimate_tokens(
+        "\n".join((MARKER_OPEN, HEADER, MARKER_CLOSE))
+    )
+    assert answer["outcome"] == "injected"
+    assert answer["prompt_state"] == "none"
+
+
+OLD_ROW = """
+INSERT INTO kb.injections (actor_id, project_id, session_id, client, event, outcome,
+                           memory_ids, estimated_tokens, budget_tokens, created_at)
+VALUES (%(actor)s, %(project)s, %(session)s, 'api', 'prompt', %(outcome)s, %(ids)s::uuid[],
+        %(tokens)s, 500, now() - interval '400 days')
+RETURNING id
+"""
+
+
+def test_answers_older_than_the_retention_go_but_not_what_a_live_session_was_shown(
+    service: MemoryService,
+    principal: Principal,
+    connect: Callable[[], psycopg.Connection[Any]],
+) -> None:
+    conn = connect()  # committed: the service's transactions wait for nothing of the test
+    memory = save(service, principal, "The user prefers pnpm over npm", "preference")
+    live, reset = session(), session()
+    for sid, since in ((live, "500 days"), (reset, "1 day")):
+        conn.execute(
+            "INSERT INTO kb.agent_sessions (actor_id, session_id, project_id, client, "
+            "shown_since) VALUES (%s, %s, %s, 'api', now() - %s::interval)",
+            (principal.actor_id, sid, principal.project_id, since),
+        )
+
+    def old(sid: str, outcome: str, memory_ids: list[str]) -> uuid.UUID:
+        row = conn.execute(
+            OLD_ROW,
+            {
+                "actor": principal.actor_id,
+                "project": principal.project_id,
+                "session": sid,
+                "outcome": outcome,
+                "ids": memory_ids,
+                "tokens": 30 if memory_ids else 0,
+            },
+        ).fetchone()
+        assert row is not None
+        return uuid.UUID(str(row[0]))
+
+    kept = old(live, "injected", [memory])  # the live session was shown it: not again
+    old(live, "nothing_relevant", [])
+    old(reset, "injected", [memory])  # shown before the session's /clear
+    injection = make_injection(service, retention_days=365)
+    again = injection.context(
+        principal, session_id=live, event="prompt", prompt="pnpm or npm for installs"
+    )
+    assert again["memories"] == []
+    remaining = conn.execute(
+        "SELECT id, outcome FROM kb.injections WHERE actor_id = %s ORDER BY created_at",
+        (principal.actor_id,),
+    ).fetchall()
+    assert remaining[0][0] == kept
+    assert [row[1] for row in remaining] == ["injected", "already_shown"]
 
 
 def test_injection_counts_no_use(
@@ -443,7 +624,7 @@ def test_the_same_session_id_of_another_actor_is_another_session(
         ids(injection.context(principal, session_id=sid, event="session_start", source="resume"))
         == []
     )
-    assert len(_logged(conn, principal, sid)) == 1
+    assert [row[0] for row in _answers(conn, principal, sid)] == ["injected", "resumed"]
 
 
 # -- bad input -----------------------------------------------------------------------------
@@ -524,6 +705,18 @@ def test_a_memory_cannot_close_or_open_the_marker_and_reads_as_one_line(
     body = text.removeprefix(MARKER_OPEN).removesuffix(MARKER_CLOSE)
     assert not re.search(r"<\s*/?\s*emergent-memory", body, re.IGNORECASE)
     assert len(text.splitlines()) == 4  # marker, header, the memory, marker
+
+
+def _answers(
+    conn: psycopg.Connection[Any], principal: Principal, session_id: str
+) -> list[tuple[Any, ...]]:
+    """Each answer's outcome, prompt, prompt length, prompt digest, memory lines and tokens."""
+    rows = conn.execute(
+        "SELECT outcome, prompt, prompt_length, prompt_sha256, memory_texts, memory_tokens "
+        "FROM kb.injections WHERE actor_id = %s AND session_id = %s ORDER BY created_at",
+        (principal.actor_id, session_id),
+    ).fetchall()
+    return [tuple(row) for row in rows]
 
 
 def _logged(

@@ -6,6 +6,7 @@ the API's routes) on the real database, driven in process."""
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
 import os
@@ -1190,6 +1191,48 @@ def test_the_injection_log_shows_what_a_session_got(
     assert injection["estimated_tokens"] == started.json()["estimated_tokens"]
     assert api.get("/injections", session_id="other").json()["sessions"] == []
     assert "limit" in error_of(api.get("/injections", limit="0"), 400)["message"]
+
+
+def test_the_injection_log_returns_prompts_outcomes_and_the_text_as_injected(
+    api: Api,
+    as_: Callable[..., Api],
+    service: MemoryService,
+    principal: Principal,
+) -> None:
+    memory = saved(service, principal, "The staging database listens on port 5432")
+    started = api.post("/context", {"session_id": "s-new", "event": "session_start"})
+    assert started.json()["memories"][0]["id"] == memory
+    prompts = [
+        "<script>alert(1)</script> tell me about the weather in Lisbon",
+        "deploy with the token ghp_abcdefghijklmnopqrstuvwxyzABCDEF123456 please",
+    ]
+    for prompt in prompts:
+        answered = api.post(
+            "/context", {"session_id": "s-new", "event": "prompt", "prompt": prompt}
+        )
+        assert answered.status_code == 200, answered.text
+        assert answered.json()["context"] == ""
+    service.update(principal, memory, {"content": "The staging database listens on port 6543"})
+    other = Principal(uuid.uuid4(), principal.project_id)
+    as_(other).post("/context", {"session_id": "s-new", "event": "prompt", "prompt": "their words"})
+    (session,) = api.get("/injections", session_id="s-new").json()["sessions"]
+    withheld, nothing, start = session["injections"]
+    assert (start["outcome"], start["prompt_state"], start["prompt"]) == ("injected", "none", None)
+    (shown,) = start["memories"]
+    assert "port 5432" in shown["injected_text"]
+    assert shown["content"] == "The staging database listens on port 6543"
+    assert shown["changed_since"] is True
+    assert shown["estimated_tokens"] > 0
+    assert nothing["outcome"] == "nothing_relevant"
+    assert (nothing["prompt_state"], nothing["prompt"]) == ("recorded", prompts[0])
+    assert nothing["prompt_length"] == len(prompts[0])
+    assert nothing["memories"] == []
+    assert withheld["prompt_state"] == "withheld"
+    assert withheld["prompt"] is None
+    assert withheld["prompt_sha256"] == hashlib.sha256(prompts[1].encode()).hexdigest()
+    assert "ghp_" not in str(session)
+    assert "their words" not in str(session)  # the other actor's answer of the same session id
+    assert session["injection_count"] == 3
 
 
 def test_llm_usage_sums_the_actors_calls_per_day_and_model(

@@ -249,8 +249,9 @@ AUTOMATIC_MEMORY_ROWS = {
     ),
     "injections": (
         "INSERT INTO kb.injections (actor_id, project_id, session_id, client, event, "
-        "memory_ids, estimated_tokens, budget_tokens) "
-        "VALUES (%(actor)s, %(project)s, 's', 'test', 'prompt', '{}', 1, 500)"
+        "outcome, prompt, prompt_length, memory_ids, estimated_tokens, budget_tokens) "
+        "VALUES (%(actor)s, %(project)s, 's', 'test', 'prompt', 'nothing_relevant', "
+        "'a prompt', 8, '{}', 0, 500)"
     ),
     "capture_turns": (
         "INSERT INTO kb.capture_turns (actor_id, session_id, turn_index, role, content) "

@@ -153,7 +153,7 @@ def source(make_database: Callable[[], str]) -> Source:
         relate("RELEVANT_TO", shared, tabs, actor_2)
         graph.delete_object(conn, pnpm, reason="no longer true")
 
-        digest = "ab" * 32  # a query that held a secret: only its SHA-256 (migration 0019)
+        digest = "ab" * 32  # a query that held a secret: only its SHA-256 (migration 0020)
         for canonical_id, actor, project, days_ago, query, query_sha256 in (
             (tabs, actor_1, project_a, 3, "tabs or spaces?", None),
             (tabs, actor_1, project_a, 1, None, digest),

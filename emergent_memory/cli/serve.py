@@ -231,6 +231,7 @@ def build_http_app(settings: Settings, services: ServerServices) -> Starlette:
                     browse=services.browse,
                     duplicates=services.duplicates,
                     verify=services.verify,
+                    capture_on=services.capture.enabled,
                 )
             ),
         ],

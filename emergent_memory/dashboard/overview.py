@@ -90,6 +90,9 @@ async def capture(site: Site, request: Request, visit: Visit) -> Response:
         chart=chart,
         totals=usage["totals"],
         unpriced=usage["unpriced_models"],
+        capture_on=site.services.capture_on,
+        # anything capture did (while it was on): shown even when it is off now
+        history=any(queue["counts"].values()) or bool(queue["dead_letters"] or usage["usage"]),
     )
 
 

@@ -82,13 +82,15 @@ NOTICES = {
 class DashboardServices:
     """What the dashboard calls: the memory service (search, edits, evidence, archive, bulk
     changes), browsing (lists, a memory's page, contexts, stats, the injection log, capture),
-    possible duplicates, verify, and the sign-in sessions."""
+    possible duplicates, verify, and the sign-in sessions; `capture_on`: whether automatic
+    capture is on (an Anthropic API key is configured), which the capture page says."""
 
     memory: MemoryService
     browse: BrowseService
     duplicates: DuplicateService
     verify: VerifyService
     sessions: DashboardSessions
+    capture_on: bool = False
 
 
 @dataclass(frozen=True)

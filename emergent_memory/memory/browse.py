@@ -30,6 +30,7 @@ from emergent_memory.auth.principal import Principal
 from emergent_memory.db.pool import DatabasePool
 from emergent_memory.errors import InvalidInput, MemoryNotFound, ObjectNotFound, PermissionDenied
 from emergent_memory.memory import answers, authority, browse_store, store, validation
+from emergent_memory.memory.injection import Candidate, line_of
 from emergent_memory.memory.models import CATEGORIES, IMPORTANCES, SCOPES, MemoryRecord
 from emergent_memory.memory.own_export import own_export
 from emergent_memory.memory.records import memory_record, superseded_because
@@ -216,18 +217,38 @@ class Stats(TypedDict):
 
 
 class InjectedMemory(TypedDict):
+    """An injected memory: `injected_text` is its line exactly as the session received it
+    (None: not recorded, before this version), `content` its text now; `changed_since` when
+    the two no longer agree (the memory was edited since)."""
+
     id: str
     content: str
     status: MemoryStatus
+    injected_text: str | None
+    estimated_tokens: int | None
+    changed_since: bool
+
+
+# What the log says of a prompt: its text, withheld (it held a secret: only its SHA-256 is
+# kept), not recorded (answered before this version), or none (a session's start).
+PromptState = Literal["recorded", "withheld", "not_recorded", "none"]
 
 
 class Injection(TypedDict):
-    """What one event put into a session: the memories the principal still sees (others,
-    deleted for good or not visible here, are only counted in `hidden`)."""
+    """One answer of injection to a session: the event, its outcome (memories injected, or
+    why none: memory/injection.py OUTCOMES), the prompt it answered (`prompt_state` says
+    whether it is there; `prompt_length` the whole prompt's characters, of which the log
+    keeps the first 2,000), and the memories the principal still sees (others, deleted for
+    good or not visible here, are only counted in `hidden`)."""
 
     id: str
     event: str
+    outcome: str
     project_id: str
+    prompt: str | None
+    prompt_state: PromptState
+    prompt_length: int | None
+    prompt_sha256: str | None
     memories: list[InjectedMemory]
     hidden: int
     estimated_tokens: int
@@ -638,10 +659,10 @@ class BrowseService:
         cursor: str | None = None,
         limit: int | None = None,
     ) -> InjectionLog:
-        """The principal's client sessions that were given memories, the most recent first
-        (or only `session_id`), each with its latest injections: which event, which
-        memories (those it still sees, with their content), the tokens estimated and the
-        budget."""
+        """The principal's client sessions that injection answered, the most recent first
+        (or only `session_id`), each with its latest answers: which event, the prompt, the
+        outcome, which memories (those it still sees, with their text as injected and now),
+        the tokens estimated and the budget."""
         session = validation.session_id(session_id)
         limit_ = validation.limit(
             limit, default=INJECTIONS_DEFAULT_LIMIT, maximum=INJECTIONS_MAX_LIMIT
@@ -662,16 +683,21 @@ class BrowseService:
             contents = browse_store.contents(conn, principal, list(ids))
         by_session: dict[str, list[Injection]] = {}
         for row in rows:
-            memories: list[InjectedMemory] = [
-                {"id": str(i), "content": contents[i][0], "status": _memory_status(contents[i][1])}
-                for i in row.memory_ids
+            memories = [
+                _injected_memory(row, index, contents[i])
+                for index, i in enumerate(row.memory_ids)
                 if i in contents
             ]
             by_session.setdefault(row.session_id, []).append(
                 {
                     "id": str(row.id),
                     "event": row.event,
+                    "outcome": row.outcome,
                     "project_id": str(row.project_id),
+                    "prompt": row.prompt,
+                    "prompt_state": _prompt_state(row),
+                    "prompt_length": row.prompt_length,
+                    "prompt_sha256": row.prompt_sha256,
                     "memories": memories,
                     "hidden": len(row.memory_ids) - len(memories),
                     "estimated_tokens": row.estimated_tokens,
@@ -859,6 +885,32 @@ def _used(row: browse_store.BrowseRow) -> UsedMemory:
 
 def _memory_status(value: str) -> MemoryStatus:
     return validation.choice(value, MEMORY_STATUSES, "status")
+
+
+def _injected_memory(
+    row: browse_store.InjectionRow, index: int, now: tuple[str, str, str]
+) -> InjectedMemory:
+    """The memory at `index` of an injection, with its line as injected and its text now."""
+    content, status, category = now
+    memory_id = row.memory_ids[index]
+    injected = None if row.memory_texts is None else row.memory_texts[index]
+    return {
+        "id": str(memory_id),
+        "content": content,
+        "status": _memory_status(status),
+        "injected_text": injected,
+        "estimated_tokens": None if row.memory_tokens is None else row.memory_tokens[index],
+        "changed_since": injected is not None
+        and injected != line_of(Candidate(memory_id, content, category)),
+    }
+
+
+def _prompt_state(row: browse_store.InjectionRow) -> PromptState:
+    if row.event != "prompt":
+        return "none"
+    if row.prompt is not None:
+        return "recorded"
+    return "withheld" if row.prompt_sha256 is not None else "not_recorded"
 
 
 def _link(row: browse_store.BrowseRow) -> ChainLink:

@@ -766,7 +766,7 @@ def dead_windows(conn: Connection[Any], principal: Principal, limit: int) -> lis
 
 # -- the injection log ----------------------------------------------------------------------
 
-# Sessions with injections, the most recent first (keyset on the last injection's time and
+# Sessions with answers of injection, the most recent first (keyset on the last injection's time and
 # the session id).
 INJECTION_SESSIONS = """
 SELECT i.session_id, max(i.client) AS client, max(i.created_at) AS last_at,
@@ -785,8 +785,8 @@ INJECTION_SESSIONS_AFTER = (
 
 # Each session's injections, the latest %(per_session)s, newest first.
 SESSION_INJECTIONS = """
-SELECT id, session_id, project_id, event, memory_ids, estimated_tokens, budget_tokens,
-       created_at
+SELECT id, session_id, project_id, event, outcome, prompt, prompt_length, prompt_sha256,
+       memory_ids, memory_texts, memory_tokens, estimated_tokens, budget_tokens, created_at
 FROM (
     SELECT i.*, row_number() OVER (PARTITION BY i.session_id
                                    ORDER BY i.created_at DESC, i.id) AS n
@@ -797,12 +797,14 @@ WHERE n <= %(per_session)s
 ORDER BY session_id, created_at DESC, id
 """
 
-# The content of the memories of `ids` that the principal sees (any status).
+# The content, status and category of the memories of `ids` that the principal sees (any
+# status).
 CONTENTS = """
 SELECT o.canonical_id, o.properties ->> 'content',
        CASE WHEN o.deleted_at IS NOT NULL THEN 'deleted'
             WHEN o.properties ? 'superseded_by' THEN 'superseded'
-            WHEN o.properties ? 'archived_at' THEN 'archived' ELSE 'active' END
+            WHEN o.properties ? 'archived_at' THEN 'archived' ELSE 'active' END,
+       o.properties ->> 'category'
 FROM kb.graph_objects o
 WHERE o.canonical_id = ANY(%(ids)s) AND o.is_head AND o.type = 'Memory' AND {visible}
 """
@@ -824,7 +826,13 @@ class InjectionRow:
     session_id: str
     project_id: UUID
     event: str
+    outcome: str
+    prompt: str | None
+    prompt_length: int | None
+    prompt_sha256: str | None
     memory_ids: list[UUID]
+    memory_texts: list[str] | None  # NULL before migration 0019
+    memory_tokens: list[int] | None
     estimated_tokens: int
     budget_tokens: int
     created_at: datetime
@@ -860,11 +868,11 @@ def session_injections(
 
 def contents(
     conn: Connection[Any], principal: Principal, ids: Sequence[UUID]
-) -> dict[UUID, tuple[str, str]]:
-    """(content, status) of the memories of `ids` that the principal sees."""
+) -> dict[UUID, tuple[str, str, str]]:
+    """(content, status, category) of the memories of `ids` that the principal sees."""
     statement = sql.SQL(CONTENTS).format(visible=sql.SQL(store.VISIBLE))
     rows = conn.execute(statement, _params(principal, ids=list(ids)), prepare=False)
-    return {UUID(str(row[0])): (str(row[1]), str(row[2])) for row in rows}
+    return {UUID(str(row[0])): (str(row[1]), str(row[2]), str(row[3])) for row in rows}
 
 
 # -- LLM usage ------------------------------------------------------------------------------

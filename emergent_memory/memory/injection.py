@@ -10,8 +10,12 @@ the calibrated injection floor. A memory
 already shown in the session (since its last /clear or compaction) is not shown again; a
 memory that does not fit the budget is skipped, never cut. The text is plain statements with
 their ids inside an <emergent-memory> marker, so that capture can strip it and never
-re-extract memories from their own injection. Every injection is logged (kb.injections).
-Injection reads: it never counts as a use of a memory.
+re-extract memories from their own injection. Every answer is logged (kb.injections),
+including those that inject nothing, with why (sessions.Outcome), the prompt (its first
+sessions.PROMPT_LOG_CHARS characters; only its SHA-256 when the secret scanner finds a secret
+in it) and each memory's line as injected; the log keeps `log_retention` seconds (at most once a
+minute, an answer deletes what is older, of every actor). A prompt is never written to the
+application's logs. Injection reads: it never counts as a use of a memory.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -42,6 +47,7 @@ from emergent_memory.memory.records import conflict_state, outranks
 from emergent_memory.memory.relevance import DEFAULT as DEFAULT_RELEVANCE
 from emergent_memory.memory.relevance import Fusion, RelevanceModel
 from emergent_memory.memory.service import acting_for
+from emergent_memory.memory.sessions import LoggedMemory, LoggedPrompt
 
 logger = logging.getLogger(__name__)
 
@@ -82,6 +88,8 @@ MAX_BUDGET = 3000
 # The marker and header alone cost 63 estimated tokens and a short memory's line about 25: a
 # smaller budget could never inject anything.
 MIN_BUDGET = 100
+# Seconds between two deletions of the log's expired rows by one service.
+EXPIRE_INTERVAL = 60.0
 UNREACHABLE = (
     "lost the database connection while reading memories to inject (the database restarted "
     "or is unreachable); the next prompt tries again"
@@ -130,11 +138,26 @@ class InjectionConfig:
     # how relevance is judged (memory/relevance.py): relevance_floor is on its scale
     relevance: RelevanceModel = DEFAULT_RELEVANCE
     fusion: Fusion = field(default_factory=lambda: Fusion(10, 1.0, 1.5))
+    # seconds the injection log keeps an answer (EMERGENT_MEMORY_INJECTION_LOG_RETENTION_DAYS)
+    log_retention: float = 30 * 86400.0
 
 
 # What injection offers: a memory's id, text and category (the session-start rows, and the
 # recall's rows above the floor).
 Candidate = store.StartRow
+
+
+@dataclass(frozen=True, slots=True)
+class _Asked:
+    """What an answer is for: the principal's session and client, the event, the prompt as
+    the log keeps it (None at a session's start) and the budget."""
+
+    principal: Principal
+    session: str
+    client: str
+    event: Event
+    prompt: LoggedPrompt | None
+    budget: int
 
 
 class InjectionService:
@@ -146,6 +169,7 @@ class InjectionService:
         self._pool = pool
         self._embedder = embedder
         self._config = config
+        self._next_expiry = 0.0  # time.monotonic() of the next deletion of expired log rows
 
     def context(
         self,
@@ -174,53 +198,53 @@ class InjectionService:
                 raise InvalidInput(
                     f"source must be one of {', '.join(START_SOURCES)}; got {start!r}"
                 )
-            return self._session_start(principal, session, client_, start, budget)
+            asked = _Asked(principal, session, client_, "session_start", None, budget)
+            return self._session_start(asked, start)
         if source is not None:
             raise InvalidInput("source is for the event session_start, not prompt")
         if prompt is None:
             raise InvalidInput("prompt is required with the event prompt")
         if not isinstance(prompt, str):
             raise InvalidInput("prompt must be a string")
-        return self._prompt(principal, session, client_, prompt, budget)
+        logged = sessions.logged_prompt(prompt)
+        return self._prompt(_Asked(principal, session, client_, "prompt", logged, budget), prompt)
 
     # -- events ---------------------------------------------------------------------------
 
-    def _session_start(
-        self, principal: Principal, session: str, client: str, source: str, budget: int
-    ) -> ContextResult:
+    def _session_start(self, asked: _Asked, source: str) -> ContextResult:
+        principal, session = asked.principal, asked.session
         with acting_for(self._pool, principal, lost=UNREACHABLE) as conn:
-            sessions.touch(conn, principal, session, client)
+            sessions.touch(conn, principal, session, asked.client)
             if source == "resume":
                 # the conversation goes on with what it held (and Claude Code 2.1 does not
                 # pass a resumed session's SessionStart context to the model): nothing is
                 # injected, or marked shown; the next prompt brings what is relevant
-                return _empty(budget)
+                self._log(conn, asked, "resumed")
+                return _empty(asked.budget)
             if source in RESETTING_SOURCES:
                 sessions.reset_shown(conn, principal, session)
             shown = sessions.shown(conn, principal, session)
             candidates = store.start_candidates(conn, principal, START_ORDER, START_CANDIDATES)
-            return self._inject(
-                conn, principal, session, client, "session_start", candidates, shown, budget
-            )
+            return self._inject(conn, asked, candidates, shown)
 
-    def _prompt(
-        self, principal: Principal, session: str, client: str, prompt: str, budget: int
-    ) -> ContextResult:
+    def _prompt(self, asked: _Asked, prompt: str) -> ContextResult:
+        principal = asked.principal
         query = _query_of(prompt, self._config.max_prompt_length)
         if len(_WORD.findall(query)) < self._config.min_prompt_words:
-            return _empty(budget)
+            return self._nothing(asked, "too_short")
         try:
             embedded = self._embedder.embed_query(query)
         except EmbeddingUnavailable as error:
             # without similarities there is no floor to hold: inject nothing rather than noise
+            # (the error says what failed, never the prompt)
             logger.warning("no memories injected for a prompt: %s", error)
-            return _empty(budget)
+            return self._nothing(asked, "no_embedding")
         if not has_direction(embedded):  # similar to nothing (embeddings/vectors.py)
-            return _empty(budget)
+            return self._nothing(asked, "no_embedding")
         vector = Vector(embedded)
         with acting_for(self._pool, principal, lost=UNREACHABLE) as conn:
-            sessions.touch(conn, principal, session, client)
-            shown = sessions.shown(conn, principal, session)
+            sessions.touch(conn, principal, asked.session, asked.client)
+            shown = sessions.shown(conn, principal, asked.session)
             rows = store.recall(
                 conn,
                 principal,
@@ -253,40 +277,59 @@ class InjectionService:
                     offered = max(current, key=lambda o: rank_key(o.source, o.created_at))
                 if all(candidate.id != offered.id for candidate in candidates):
                     candidates.append(Candidate(offered.id, offered.content, offered.category))
-            return self._inject(
-                conn, principal, session, client, "prompt", candidates, shown, budget
-            )
+            return self._inject(conn, asked, candidates, shown)
 
     # -- helpers --------------------------------------------------------------------------
+
+    def _nothing(self, asked: _Asked, outcome: sessions.Outcome) -> ContextResult:
+        """A prompt answered with nothing before any memory was read: logged, the session
+        seen."""
+        with acting_for(self._pool, asked.principal, lost=UNREACHABLE) as conn:
+            sessions.touch(conn, asked.principal, asked.session, asked.client)
+            self._log(conn, asked, outcome)
+        return _empty(asked.budget)
+
+    def _log(
+        self,
+        conn: Connection[Any],
+        asked: _Asked,
+        outcome: sessions.Outcome,
+        memories: Sequence[LoggedMemory] = (),
+        used: int = 0,
+    ) -> None:
+        """The answer in the injection log; at most once every EXPIRE_INTERVAL, the log's
+        rows older than its retention go (of every actor: the function runs as its owner)."""
+        sessions.log_injection(
+            conn,
+            asked.principal,
+            session_id=asked.session,
+            client=asked.client,
+            event=asked.event,
+            outcome=outcome,
+            prompt=asked.prompt,
+            memories=list(memories),
+            estimated_tokens=used,
+            budget_tokens=asked.budget,
+        )
+        if time.monotonic() >= self._next_expiry:
+            self._next_expiry = time.monotonic() + EXPIRE_INTERVAL
+            sessions.expire_injections(conn, self._config.log_retention)
 
     def _inject(
         self,
         conn: Connection[Any],
-        principal: Principal,
-        session: str,
-        client: str,
-        event: str,
+        asked: _Asked,
         candidates: Sequence[Candidate],
         shown: set[UUID],
-        budget: int,
     ) -> ContextResult:
-        chosen, text, used = fit(candidates, shown, budget)
+        chosen, text, used = fit(candidates, shown, asked.budget)
         # read, never a use: the chosen memories' importance and confidence, decayed as recall
         # weighs it (the same settings)
         rows = store.memory_rows(conn, [memory.id for memory, _ in chosen]) if chosen else {}
         decay = self._config.decay
         now = store.now(conn)
-        if chosen:
-            sessions.log_injection(
-                conn,
-                principal,
-                session_id=session,
-                client=client,
-                event=event,
-                memory_ids=[memory.id for memory, _ in chosen],
-                estimated_tokens=used,
-                budget_tokens=budget,
-            )
+        logged = [LoggedMemory(memory.id, line_of(memory), tokens) for memory, tokens in chosen]
+        self._log(conn, asked, _outcome(candidates, shown, chosen), logged, used)
         injected: ContextResult = {
             "context": text,
             "memories": [
@@ -294,7 +337,7 @@ class InjectionService:
                 for memory, tokens in chosen
             ],
             "estimated_tokens": used,
-            "budget_tokens": budget,
+            "budget_tokens": asked.budget,
         }
         # in the caller's transaction, which logged the injection: undone if undeliverable
         return answers.deliverable(injected, "context")
@@ -307,6 +350,18 @@ class InjectionService:
         if not MIN_BUDGET <= budget_tokens <= MAX_BUDGET:
             raise InvalidInput(f"budget_tokens must be between {MIN_BUDGET} and {MAX_BUDGET}")
         return budget_tokens
+
+
+def _outcome(
+    candidates: Sequence[Candidate], shown: set[UUID], chosen: Sequence[tuple[Candidate, int]]
+) -> sessions.Outcome:
+    if chosen:
+        return "injected"
+    if not candidates:
+        return "nothing_relevant"
+    if all(candidate.id in shown for candidate in candidates):
+        return "already_shown"
+    return "over_budget"
 
 
 def _injected(

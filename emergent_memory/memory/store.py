@@ -403,7 +403,7 @@ SELECT unnest(%(ids)s::uuid[]), %(actor_id)s, %(project_id)s, %(query)s, %(query
 RETURNING recalled_at
 """
 
-# The characters of a query the recall log keeps (kb.memory_recalls.query, migration 0019)
+# The characters of a query the recall log keeps (kb.memory_recalls.query, migration 0020)
 RECALL_QUERY_CHARS = 500
 
 # Active and archived memories: superseded ones are history and stay so (a deleted version of

@@ -1,7 +1,7 @@
 """The recall log keeps the query each use answered.
 
-Revision ID: 0019_recall_queries
-Revises: 0018_capture_waiting
+Revision ID: 0020_recall_queries
+Revises: 0019_injection_answers
 Create Date: 2026-12-06
 
 - kb.memory_recalls.query: the query of the recall that returned the memory (a tool's
@@ -20,8 +20,8 @@ from collections.abc import Sequence
 
 from alembic import op
 
-revision: str = "0019_recall_queries"
-down_revision: str | None = "0018_capture_waiting"
+revision: str = "0020_recall_queries"
+down_revision: str | None = "0019_injection_answers"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
@@ -35,7 +35,7 @@ def upgrade() -> None:
     )
     op.execute(
         "COMMENT ON COLUMN kb.memory_recalls.query IS 'The query of the recall that returned "
-        "the memory, its first 500 characters (NULL: recorded before 0019, or it held a "
+        "the memory, its first 500 characters (NULL: recorded before 0020, or it held a "
         "secret: see query_sha256).'"
     )
     op.execute(
