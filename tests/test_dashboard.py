@@ -1761,3 +1761,24 @@ def test_a_memory_page_says_what_each_use_was(
     assert "Injected into a session (1 in all)" in page
     assert "session-&lt;i&gt;seven&lt;/i&gt;" in page
     assert "/ui/injections?session=session-%3Ci%3Eseven%3C%2Fi%3E" in page
+
+
+def test_the_injection_log_shows_the_project_shown(
+    client: TestClient, service: MemoryService, principal: Principal, token_for: Callable[..., str]
+) -> None:
+    from emergent_memory.auth.principal import ANY_PROJECT
+    from tests.test_injection import make_injection
+
+    there = Principal(principal.actor_id, uuid.uuid4(), principal.scopes)
+    service.save(there, "The second project's own convention: tabs", "convention", scope="project")
+    injection = make_injection(service)
+    injection.context(principal, session_id="session-of-the-first", event="session_start")
+    injection.context(there, session_id="session-of-the-second", event="session_start")
+    assert sign_in(client, token_for(principal, READ, WRITE, ANY_PROJECT)).status_code == 303
+    home = client.get("/ui/injections").text
+    assert "session-of-the-first" in home
+    assert "session-of-the-second" not in home
+    second = client.get(f"/ui/injections?project={there.project_id}").text
+    assert "session-of-the-second" in second
+    assert "The second project&#39;s own convention: tabs" in second  # visible there
+    assert "session-of-the-first" not in second

@@ -66,7 +66,9 @@ async def injections(site: Site, request: Request, visit: Visit) -> Response:
     cursor = request.query_params.get("cursor") or None
     session_id = request.query_params.get("session") or None
     found = await site.call(
-        lambda: site.browse.injections(visit.principal, session_id=session_id, cursor=cursor)
+        lambda: site.browse.injections(
+            visit.principal, session_id=session_id, cursor=cursor, this_project=True
+        )
     )
     return site.render(request, "injections.html", visit, found=found, session_id=session_id)
 

@@ -658,26 +658,30 @@ class BrowseService:
         session_id: str | None = None,
         cursor: str | None = None,
         limit: int | None = None,
+        this_project: bool = False,
     ) -> InjectionLog:
         """The principal's client sessions that injection answered, the most recent first
         (or only `session_id`), each with its latest answers: which event, the prompt, the
         outcome, which memories (those it still sees, with their text as injected and now),
-        the tokens estimated and the budget."""
+        the tokens estimated and the budget. With `this_project`, only the answers given in
+        the principal's project (the dashboard's view of one project); else in every one."""
         session = validation.session_id(session_id)
         limit_ = validation.limit(
             limit, default=INJECTIONS_DEFAULT_LIMIT, maximum=INJECTIONS_MAX_LIMIT
         )
-        digest = _digest("injections", {"session_id": session})
+        digest = _digest("injections", {"session_id": session, "this_project": this_project})
         after = None
         if cursor is not None:
             time, last = decode_cursor(cursor, INJECTIONS_CURSOR, digest, ("timestamptz", "text"))
             after = (time, last)
         require_read(principal)
         with self._read_transaction(principal) as conn:
-            found = browse_store.injection_sessions(conn, principal, session, after, limit_ + 1)
+            found = browse_store.injection_sessions(
+                conn, principal, session, after, limit_ + 1, this_project
+            )
             shown = found[:limit_]
             rows = browse_store.session_injections(
-                conn, principal, [s.session_id for s in shown], INJECTIONS_PER_SESSION
+                conn, principal, [s.session_id for s in shown], INJECTIONS_PER_SESSION, this_project
             )
             ids = {memory_id for row in rows for memory_id in row.memory_ids}
             contents = browse_store.contents(conn, principal, list(ids))

@@ -773,12 +773,14 @@ SELECT i.session_id, max(i.client) AS client, max(i.created_at) AS last_at,
        min(i.created_at) AS first_at, count(*) AS injections,
        sum(i.estimated_tokens) AS estimated_tokens
 FROM kb.injections i
-WHERE i.actor_id = %(actor_id)s {session}
+WHERE i.actor_id = %(actor_id)s {session} {project}
 GROUP BY i.session_id
 {after}
 ORDER BY last_at DESC, i.session_id DESC
 LIMIT %(limit)s
 """
+# only the answers in the principal's project (the dashboard's log of the project shown)
+IN_THIS_PROJECT = "AND i.project_id = %(project_id)s"
 INJECTION_SESSIONS_AFTER = (
     "HAVING (max(i.created_at), i.session_id) < (%(after_time)s, %(after_session)s)"
 )
@@ -791,7 +793,7 @@ FROM (
     SELECT i.*, row_number() OVER (PARTITION BY i.session_id
                                    ORDER BY i.created_at DESC, i.id) AS n
     FROM kb.injections i
-    WHERE i.actor_id = %(actor_id)s AND i.session_id = ANY(%(sessions)s)
+    WHERE i.actor_id = %(actor_id)s AND i.session_id = ANY(%(sessions)s) {project}
 ) i
 WHERE n <= %(per_session)s
 ORDER BY session_id, created_at DESC, id
@@ -844,9 +846,11 @@ def injection_sessions(
     session_id: str | None,
     after: tuple[datetime, str] | None,
     limit: int,
+    this_project: bool = False,
 ) -> list[SessionRow]:
     statement = sql.SQL(INJECTION_SESSIONS).format(
         session=sql.SQL("AND i.session_id = %(session_id)s" if session_id is not None else ""),
+        project=sql.SQL(IN_THIS_PROJECT if this_project else ""),
         after=sql.SQL(INJECTION_SESSIONS_AFTER if after is not None else ""),
     )
     params = _params(principal, session_id=session_id, limit=limit)
@@ -858,11 +862,18 @@ def injection_sessions(
 
 
 def session_injections(
-    conn: Connection[Any], principal: Principal, sessions: list[str], per_session: int
+    conn: Connection[Any],
+    principal: Principal,
+    sessions: list[str],
+    per_session: int,
+    this_project: bool = False,
 ) -> list[InjectionRow]:
     params = _params(principal, sessions=sessions, per_session=per_session)
+    statement = sql.SQL(SESSION_INJECTIONS).format(
+        project=sql.SQL(IN_THIS_PROJECT if this_project else "")
+    )
     with conn.cursor(row_factory=class_row(InjectionRow)) as cur:
-        cur.execute(SESSION_INJECTIONS, params)
+        cur.execute(statement, params, prepare=False)
         return cur.fetchall()
 
 
