@@ -1782,3 +1782,60 @@ def test_the_injection_log_shows_the_project_shown(
     assert "session-of-the-second" in second
     assert "The second project&#39;s own convention: tabs" in second  # visible there
     assert "session-of-the-first" not in second
+
+
+def test_a_session_page_shows_what_capture_took_from_it_and_at_what_cost(
+    signed_in: TestClient,
+    service: MemoryService,
+    principal: Principal,
+    connect: Callable[[], psycopg.Connection[Any]],
+) -> None:
+    kept = service.save(principal, "The user wants <em>short</em> commit messages", "preference")
+    session = "session-captured-1"
+    stranger = Principal(uuid.uuid4(), principal.project_id)
+    windows = [
+        (principal, 0, 8, {"result": "nothing worth remembering"}, [("claude-haiku-4-5", 900, 20)]),
+        (
+            principal,
+            8,
+            16,
+            {
+                "result": "captured",
+                "saved": [{"index": 0, "verdict": "save", "memory_id": kept["memory"]["id"],
+                           "status": "created", "superseded_ids": []}],
+                "not_saved": [{"index": 1, "verdict": "save", "refused": "SecretRejected"},
+                              {"index": 2, "verdict": "drop", "note": "a <b>one-off</b> remark"}],
+            },
+            [("claude-haiku-4-5", 1000, 40), ("claude-haiku-4-5", 3000, 200)],
+        ),
+        (stranger, 0, 8, {"result": "captured", "saved": [], "not_saved": []}, []),
+    ]  # fmt: skip
+    with connect() as conn:
+        for owner, first, end, outcome, calls in windows:
+            window = conn.execute(
+                "INSERT INTO kb.capture_windows (actor_id, project_id, session_id, client, "
+                "first_turn, end_turn, status, outcome) VALUES (%s, %s, %s, 'claude-code', %s, "
+                "%s, 'done', %s) RETURNING id",
+                (owner.actor_id, owner.project_id, session, first, end, json.dumps(outcome)),
+            ).fetchone()
+            assert window is not None
+            for model, given, taken in calls:
+                conn.execute(
+                    "INSERT INTO kb.llm_calls (actor_id, window_id, purpose, model, "
+                    "input_tokens, output_tokens, outcome) VALUES (%s, %s, 'gate', %s, %s, %s, "
+                    "'ok')",
+                    (owner.actor_id, window[0], model, given, taken),
+                )
+    page = signed_in.get(f"/ui/injections?session={session}").text
+    section = page[page.index('id="session-capture"') :]
+    assert "The gate found nothing worth remembering." in section
+    assert "0–7" in section
+    assert "8–15" in section
+    assert f'href="/ui/memories/{kept["memory"]["id"]}"' in section
+    assert "The user wants &lt;em&gt;short&lt;/em&gt; commit messages" in section
+    assert "refused (SecretRejected)" in section
+    assert "a &lt;b&gt;one-off&lt;/b&gt; remark" in section
+    # 1 call of 900 + 20 tokens at $1 / $5 per million; 2 calls of 4,000 + 240
+    assert "1 call, 900 + 20 tokens, $0.0010" in section
+    assert "2 calls, 4000 + 240 tokens, $0.0052" in section
+    assert section.count("<tr>") == 3  # a header and the two windows: not the stranger's

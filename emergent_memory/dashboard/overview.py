@@ -70,7 +70,21 @@ async def injections(site: Site, request: Request, visit: Visit) -> Response:
             visit.principal, session_id=session_id, cursor=cursor, this_project=True
         )
     )
-    return site.render(request, "injections.html", visit, found=found, session_id=session_id)
+    # one session: what capture took from it too (the page is then that session's)
+    captured = (
+        None
+        if session_id is None
+        else await site.call(lambda: site.browse.session_capture(visit.principal, session_id))
+    )
+    return site.render(
+        request,
+        "injections.html",
+        visit,
+        found=found,
+        session_id=session_id,
+        captured=captured,
+        capture_on=site.services.capture_on,
+    )
 
 
 async def capture(site: Site, request: Request, visit: Visit) -> Response:

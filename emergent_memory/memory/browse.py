@@ -349,6 +349,98 @@ def cost_usd(model: str, input_tokens: int, output_tokens: int) -> float | None:
 MAX_PROJECTS = 200
 
 
+class CapturedProposal(TypedDict):
+    """A proposal of a capture window: its verdict (save, reinforce, supersede, drop, ...),
+    and for a saved one its memory (`memory_id`, its `content` and `status` now when the
+    principal still sees it, else None) and what the save did (`save_status`); for one not
+    saved, why (`note`, or the kind of refusal in `refused`)."""
+
+    verdict: str
+    memory_id: str | None
+    content: str | None
+    status: str | None
+    save_status: str | None
+    note: str | None
+    refused: str | None
+
+
+class CaptureWindow(TypedDict):
+    """One capture window of a session: turns first to end (exclusive), its queue status
+    and attempts, when it was queued and last changed, its Episode, what was decided
+    (`result`: captured, nothing worth remembering, already captured; None while waiting),
+    its proposals, its last error (a dead window's), and its LLM calls' tokens and cost."""
+
+    id: str
+    first_turn: int
+    end_turn: int
+    status: str
+    attempts: int
+    created_at: str
+    updated_at: str
+    episode_id: str | None
+    result: str | None
+    proposals: list[CapturedProposal]
+    last_error: str | None
+    llm_calls: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+
+
+# The most capture windows a session's page lists
+SESSION_WINDOWS = 200
+
+
+def _is_uuid(value: object) -> bool:
+    try:
+        UUID(str(value))
+    except ValueError:
+        return False
+    return True
+
+
+def _capture_window(
+    row: browse_store.CaptureWindowRow, contents: Mapping[UUID, tuple[str, str, str]]
+) -> CaptureWindow:
+    outcome = row.outcome or {}
+    proposals: list[CapturedProposal] = []
+    for saved, key in ((True, "saved"), (False, "not_saved")):
+        for entry in outcome.get(key, []):
+            given = entry.get("memory_id")
+            memory_id = str(given) if saved and _is_uuid(given) else None
+            seen = None if memory_id is None else contents.get(UUID(memory_id))
+            proposals.append(
+                {
+                    "verdict": str(entry.get("verdict", "")),
+                    "memory_id": memory_id if seen is not None else None,
+                    "content": None if seen is None else seen[0],
+                    "status": None if seen is None else seen[1],
+                    "save_status": entry.get("status") if saved else None,
+                    "note": entry.get("note"),
+                    "refused": entry.get("refused"),
+                }
+            )
+    costs = [cost_usd(str(model), int(i), int(o)) for model, i, o in row.per_call]
+    return {
+        "id": str(row.id),
+        "first_turn": row.first_turn,
+        "end_turn": row.end_turn,
+        "status": row.status,
+        "attempts": row.attempts,
+        "created_at": row.created_at.isoformat(),
+        "updated_at": row.updated_at.isoformat(),
+        "episode_id": None if row.episode_id is None else str(row.episode_id),
+        "result": outcome.get("result"),
+        "proposals": proposals,
+        "last_error": row.last_error,
+        "llm_calls": len(row.per_call),
+        "input_tokens": sum(int(call[1]) for call in row.per_call),
+        "output_tokens": sum(int(call[2]) for call in row.per_call),
+        # unknown when a call's model has no price in MODEL_PRICES
+        "cost_usd": None if None in costs else round(sum(c for c in costs if c is not None), 6),
+    }
+
+
 class BrowseService:
     """Reads and small changes for the REST API and the dashboard, on the application pool.
 
@@ -730,6 +822,30 @@ class BrowseService:
         return {"sessions": sessions, "next_cursor": next_cursor}
 
     # -- automatic capture ------------------------------------------------------------------
+
+    def session_capture(
+        self, principal: Principal, session_id: str
+    ) -> builtins.list[CaptureWindow]:
+        """What automatic capture took from one of the principal's client sessions in its
+        project: each window (turns, status, when), what the gate and the extraction
+        decided (`result`; each proposal saved, with its memory when the principal still sees
+        it, or not saved and why: never the conversation's text), and what its LLM calls
+        cost (tokens and US dollars, when the model's price is known), oldest first;
+        SESSION_WINDOWS at most."""
+        session = validation.session_id(session_id)
+        if session is None:
+            raise InvalidInput("session_id must name a client session")
+        require_read(principal)
+        with self._read_transaction(principal) as conn:
+            rows = browse_store.session_capture(conn, principal, session, SESSION_WINDOWS)
+            saved_ids = {
+                UUID(str(entry["memory_id"]))
+                for row in rows
+                for entry in (row.outcome or {}).get("saved", [])
+                if _is_uuid(entry.get("memory_id"))
+            }
+            contents = browse_store.contents(conn, principal, list(saved_ids))
+        return [_capture_window(row, contents) for row in rows]
 
     def llm_usage(self, principal: Principal, days: int | None = None) -> LLMUsage:
         """The principal's LLM calls (automatic capture's gate and extractor) per UTC day and

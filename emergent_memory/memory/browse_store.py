@@ -946,3 +946,46 @@ def actor_projects(conn: Connection[Any], principal: Principal, limit: int) -> l
         {"actor_id": principal.actor_id, "project_id": principal.project_id, "limit": limit},
     ).fetchall()
     return [row[0] for row in rows]
+
+
+# A client session's capture windows, oldest first, with what their LLM calls cost
+# (kb.capture_windows and kb.llm_calls: the actor's own rows under row-level security)
+SESSION_CAPTURE = """
+SELECT w.id, w.project_id, w.first_turn, w.end_turn, w.status, w.attempts, w.created_at,
+       w.updated_at, w.episode_id, w.outcome, w.last_error,
+       coalesce(calls.per_call, '[]') AS per_call
+FROM kb.capture_windows w
+LEFT JOIN LATERAL (
+    SELECT jsonb_agg(jsonb_build_array(c.model, c.input_tokens, c.output_tokens)) AS per_call
+    FROM kb.llm_calls c WHERE c.window_id = w.id AND c.actor_id = w.actor_id
+) calls ON true
+WHERE w.actor_id = %(actor_id)s AND w.session_id = %(session_id)s
+  AND w.project_id = %(project_id)s
+ORDER BY w.first_turn, w.created_at
+LIMIT %(limit)s
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureWindowRow:
+    id: UUID
+    project_id: UUID
+    first_turn: int
+    end_turn: int
+    status: str
+    attempts: int
+    created_at: datetime
+    updated_at: datetime
+    episode_id: UUID | None
+    outcome: dict[str, Any] | None
+    last_error: str | None
+    per_call: list[list[Any]]  # [model, input tokens, output tokens] of each LLM call
+
+
+def session_capture(
+    conn: Connection[Any], principal: Principal, session_id: str, limit: int
+) -> list[CaptureWindowRow]:
+    params = _params(principal, session_id=session_id, limit=limit)
+    with conn.cursor(row_factory=class_row(CaptureWindowRow)) as cur:
+        cur.execute(SESSION_CAPTURE, params)
+        return cur.fetchall()
