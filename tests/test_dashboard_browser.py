@@ -967,6 +967,7 @@ def test_pages_fit_a_phone(chromium: Browser, site: Site, writer: Writer, watch:
             "injections": "/ui/injections",
             "capture": "/ui/capture",
             "add": "/ui/memories/new",
+            "session": "/ui/injections?session=session-demo-1",
         }
         wide: dict[str, int] = {}
         for name, path in paths.items():
@@ -1047,6 +1048,7 @@ def test_every_page_is_readable_in_light_and_dark(
             "injections": "/ui/injections",
             "capture": "/ui/capture",
             "add": "/ui/memories/new",
+            "session": "/ui/injections?session=session-demo-1",
         }.items():
             page.goto(site.base + path)
             screenshot(page, f"{scheme}-{name}")
