@@ -720,6 +720,27 @@ def test_xss_payloads_render_as_inert_text(
     inert("injections")
     screenshot(page, "xss-injections")
 
+    # the new pages: a session's page, a memory's uses (a recall's query), the add form
+    # refused with what was typed, the neighbours drawing
+    page.goto(f"{site.base}/ui/injections?session=xss-prompt-{marker}")
+    expect(page.get_by_text(prompt, exact=True)).to_be_visible()
+    inert("session")
+    site.memory.recall(writer.principal, f"{XSS_PAYLOADS['img']} xsscase{marker}")
+    page.goto(f"{site.base}/ui/memories/{ids['img']}")
+    expect(page.locator("#recalls")).to_contain_text(XSS_PAYLOADS["img"])
+    expect(page.locator("svg#neighbours")).to_have_count(0)  # no relationship: no drawing
+    inert("uses")
+    page.goto(f"{site.base}/ui/memories/new")
+    page.get_by_label("What to remember").fill(XSS_PAYLOADS["svg"])
+    page.get_by_label("Why (optional)").fill(XSS_PAYLOADS["script"])
+    page.get_by_label("Valid from (optional)").fill("2026-03-01")
+    page.get_by_label("Valid until (optional)").fill("2026-02-01")
+    page.get_by_role("button", name="Save memory").click()
+    expect(page.get_by_role("alert")).to_contain_text("Not saved")
+    expect(page.get_by_label("What to remember")).to_have_value(XSS_PAYLOADS["svg"])
+    expect(page.get_by_label("Why (optional)")).to_have_value(XSS_PAYLOADS["script"])
+    inert("add")
+
     page.goto(f"{site.base}/ui/memories/{bidi_id}")
     shown = page.locator("#memory-content").inner_text()
     assert shown == f"invoice⟪U+202E⟫gpj.exe is the attachment the user opened xsscase{marker}"
