@@ -835,7 +835,7 @@ def _deep(deep_from: int, cursors: list[str]) -> str:
 
 
 MEMORY_LINK = re.compile(r"/ui/memories/([0-9a-f-]{36})")
-NEXT_CURSOR = re.compile(r"href=\"[^\"]*[?&]cursor=([^&\"]+)")
+NEXT_CURSOR = re.compile(r"id=\"next-page\"[^>]*href=\"[^\"]*[?&]cursor=([^&\"]+)")
 
 
 def _memory_sample(seeded: Seeded, rng: random.Random) -> list[uuid.UUID]:

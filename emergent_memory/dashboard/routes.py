@@ -19,7 +19,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from emergent_memory.dashboard import memories, overview
+from emergent_memory.dashboard import bulk, memories, overview
 from emergent_memory.dashboard.site import DashboardServices, Site, Visit, text
 from emergent_memory.dashboard.web import COOKIE, HERE, UI, SecurityHeaders, is_https, same_origin
 from emergent_memory.errors import DatabaseUnavailable, NotFound, ServiceBusy
@@ -106,7 +106,8 @@ def dashboard_routes(services: DashboardServices) -> list[BaseRoute]:
         Route("/search", page(memories.search), methods=["GET"]),
         Route("/search/results", page(memories.search_results), methods=["GET"]),
         Route("/memories", page(memories.browse), methods=["GET"]),
-        Route("/memories/bulk", change(memories.bulk), methods=["POST"]),
+        Route("/memories/bulk", change(bulk.bulk), methods=["POST"]),
+        Route("/memories/bulk/undo", change(bulk.undo), methods=["POST"]),
         Route("/memories/{memory_id}", page(memories.memory_page), methods=["GET"]),
         Route("/memories/{memory_id}/edit", change(memories.edit), methods=["POST"]),
         Route("/memories/{memory_id}/delete", change(memories.delete), methods=["POST"]),

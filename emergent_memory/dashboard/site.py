@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,6 +55,44 @@ NOTICES = {
     "context": "Context saved.",
     "bulk": "Done: every selected memory was changed.",
 }
+# What a redirect after a bulk change may announce with its count (?done=...&n=...): fixed
+# texts for one memory and for several; the count must be a whole number (else no notice).
+COUNTED_NOTICES = {
+    "bulk_delete": ("Deleted {n} memory.", "Deleted {n} memories."),
+    "bulk_archive": ("Archived {n} memory.", "Archived {n} memories."),
+    "bulk_restore": ("Restored {n} memory.", "Restored {n} memories."),
+    "bulk_undone": ("Undone: {n} memory restored.", "Undone: {n} memories restored."),
+}
+MAX_COUNTED = 1_000_000
+UNDOABLE = {"bulk_delete": "delete", "bulk_archive": "archive"}  # changes offered an undo
+
+
+def notice_of(params: Mapping[str, str]) -> str | None:
+    """The notice a page's ?done= (and ?n=) asks for: one of the fixed texts, with a count."""
+    done = params.get("done", "")
+    if done in NOTICES:
+        return NOTICES[done]
+    if done not in COUNTED_NOTICES:
+        return None
+    raw = params.get("n", "")
+    if not raw.isdigit() or len(raw) > 7 or int(raw) > MAX_COUNTED:
+        return None
+    n = int(raw)
+    one, several = COUNTED_NOTICES[done]
+    return (one if n == 1 else several).format(n=f"{n:,}")
+
+
+def undo_of(params: Mapping[str, str]) -> dict[str, str] | None:
+    """The undo a page offers after a bulk delete or archive (?done=, ?change=): the action
+    and the change's id, a UUID (else none)."""
+    action = UNDOABLE.get(params.get("done", ""))
+    if action is None or notice_of(params) is None:
+        return None
+    try:
+        change = str(uuid.UUID(params.get("change", "")))
+    except ValueError:
+        return None
+    return {"action": action, "change": change}
 
 
 @dataclass(frozen=True)
@@ -124,7 +162,8 @@ class Site:
             can_write=principal is not None and principal.can_write,
             is_admin=principal is not None and principal.is_admin,
             csrf=None if visit is None else visit.csrf,
-            notice=NOTICES.get(request.query_params.get("done", "")),
+            notice=notice_of(request.query_params),
+            bulk_undo=undo_of(request.query_params) if principal and principal.can_write else None,
             path=request.url.path,
             **values,
         )

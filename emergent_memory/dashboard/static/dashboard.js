@@ -1,7 +1,10 @@
 // emergent-memory dashboard: progressive enhancement only (every page works without it).
 // - instant search: a form with data-instant="URL" fetches that server-rendered, escaped
 //   fragment as the user types and puts it in the element named by data-target;
-// - confirm dialogs: a form with data-confirm="question" asks before it is sent.
+// - confirm dialogs: a form with data-confirm="question" asks before it is sent;
+// - the list's bulk form (data-bulk): "all on this page" ticks every row, and each action asks
+//   first with its verb and count ("Delete 12 memories?"); confirmed, the form says so and
+//   the count it showed (the server asks again on its own page if the count differs).
 (function () {
   "use strict";
 
@@ -42,8 +45,64 @@
     });
   }
 
+  function hidden(form, name, value) {
+    var input = form.querySelector("input[type=hidden][name='" + name + "']");
+    if (!input) {
+      input = document.createElement("input");
+      input.type = "hidden";
+      input.name = name;
+      form.appendChild(input);
+    }
+    input.value = value;
+  }
+
+  function bulk(form) {
+    var page = form.querySelector("#select-page");
+    var matching = form.querySelector("#select-matching");
+    var rows = form.querySelectorAll("input.select[name=ids]");
+    if (page) {
+      page.addEventListener("change", function () {
+        rows.forEach(function (row) { row.checked = page.checked; });
+        if (page.checked && matching) matching.checked = false;
+      });
+    }
+    if (matching && page) {
+      matching.addEventListener("change", function () {
+        if (matching.checked) page.checked = false;
+      });
+    }
+    rows.forEach(function (row) {
+      row.addEventListener("change", function () {
+        if (!row.checked && page) page.checked = false;
+      });
+    });
+    form.addEventListener("submit", function (event) {
+      var button = event.submitter;
+      if (!button || !button.getAttribute("data-verb")) return;
+      var count;
+      if (matching && matching.checked) {
+        count = parseInt(form.getAttribute("data-matching"), 10);
+      } else if (page && page.checked) {
+        count = parseInt(form.getAttribute("data-on-page"), 10);
+      } else {
+        count = form.querySelectorAll("input.select[name=ids]:checked").length;
+      }
+      if (!count) return; // the server says to select some first
+      var question = button.getAttribute("data-verb") + " " + count.toLocaleString("en") +
+        (count === 1 ? " memory?" : " memories?");
+      var note = button.getAttribute("data-note");
+      if (!window.confirm(note ? question + " " + note : question)) {
+        event.preventDefault();
+        return;
+      }
+      hidden(form, "confirmed", "yes");
+      hidden(form, "expected", String(count));
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("form[data-instant]").forEach(instant);
     document.querySelectorAll("form[data-confirm]").forEach(confirming);
+    document.querySelectorAll("form[data-bulk]").forEach(bulk);
   });
 })();
