@@ -163,7 +163,7 @@ async def memory_page(
         versions=versions_with_diffs(detail.get("versions") or []),
         categories=CATEGORIES,
         importances=IMPORTANCES,
-        edit_error=None if refused is None else with_memory_links(str(refused)),
+        edit_error=None if refused is None else with_memory_links(str(refused).rstrip(".")),
         typed=typed,
     )
 
