@@ -1617,3 +1617,25 @@ def test_a_refused_edit_shows_why_beside_the_form_and_keeps_what_was_typed(
     assert 'value="lots"' in bad.text
     [record] = [m for m in service.list_memories(principal)["memories"] if m["id"] == memory_id]
     assert record["content"] == "The cache holds 100 entries"  # nothing was written
+
+
+def test_a_forged_id_in_a_bulk_change_is_refused_as_inert_text(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    memory_id = service.save(principal, distinct("Real"), "fact")["memory"]["id"]
+    token = csrf_of(signed_in.get("/ui/memories").text)
+    payload = '"><script>alert(1)</script><img src=x onerror=alert(2)>'
+    for confirmed in ("", "yes"):
+        refused = bulk_post(
+            signed_in,
+            token,
+            action="delete",
+            ids=[memory_id, payload],
+            confirmed=confirmed,
+            expected="2",
+        )
+        assert refused.status_code == 400
+        assert "is not a memory id" in refused.text
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in refused.text
+        assert_inert(refused.text)
+    assert service.list_memories(principal)["count"] == 1  # nothing was written

@@ -73,6 +73,13 @@ async def targets(site: Site, visit: Visit, form: Any, back: str) -> tuple[list[
     ids = list(dict.fromkeys(v for v in form.getlist(field) if isinstance(v, str)))
     if len(ids) > SELECT_ALL_MAX:
         raise InvalidInput(f"a bulk change takes at most {SELECT_ALL_MAX:,} memories")
+    for value in ids:  # the list's boxes hold memory ids: anything else was not sent by it
+        try:
+            uuid.UUID(value)
+        except ValueError:
+            raise InvalidInput(
+                f"{value[:60]!r} is not a memory id; tick memories in the list"
+            ) from None
     return ids, False
 
 
