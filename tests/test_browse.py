@@ -355,6 +355,10 @@ def test_matching_ids_and_what_a_change_of_many_changed(
     service.save(principal, "An instruction to keep", "instruction")
     assert sorted(browse.matching_ids(principal, 3, category="fact")) == sorted(facts)
     assert browse.count(principal, category="fact") == 3
+    moved = service.save(principal, "A fact that becomes an instruction", "fact")["memory"]["id"]
+    service.update(principal, moved, {"category": "instruction"})  # counted by its new one
+    assert (browse.count(principal, category="fact"), browse.count(principal)) == (3, 5)
+    assert browse.count(principal, category="instruction") == 2
     with pytest.raises(InvalidInput, match=r"3 memories match these filters.*at most 2"):
         browse.matching_ids(principal, 2, category="fact")
     service.bulk_delete(principal, facts[:2], reason="change A")

@@ -75,6 +75,7 @@ def test_every_revision_downgrades_one_step_at_a_time(make_database: Callable[[]
         seen.append(revision)
         migrate.downgrade(url, "-1")
     assert seen == [
+        "0019_memory_count",
         "0018_capture_waiting",
         "0017_pair_judgments",
         "0016_conflicts",

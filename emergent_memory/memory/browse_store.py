@@ -157,6 +157,10 @@ COUNT_BRANCH = """(
     WHERE o.type = 'Memory' AND o.is_head AND {branch} AND {status} {filters}
 )"""
 COUNT = "SELECT coalesce(sum(n), 0)::bigint FROM ({branches}) counted"
+# The count reads a memory's category in its labels (["memory", category, scope], kept with
+# the category): the active memories' count index holds them (migration 0019), so a count by
+# category is read from the index alone as well.
+COUNT_FILTERS = {**FILTERS, "category": "o.labels @> ARRAY[%(category)s::text]"}
 
 # The memories one bulk change of the dashboard changed: the principal's own (and, for an
 # administrator, global ones), still deleted or archived with the reason that change wrote.
@@ -283,14 +287,15 @@ def page(
 
 
 def _filtered(
-    principal: Principal, filters: dict[str, Any]
+    principal: Principal, filters: dict[str, Any], conditions_of: dict[str, str] = FILTERS
 ) -> tuple[dict[str, Any], dict[str, Any], sql.Composable]:
-    """The filters in use, the statement's parameters and the filters' conditions."""
+    """The filters in use, the statement's parameters and the filters' conditions (those of
+    `conditions_of`: FILTERS, or COUNT_FILTERS)."""
     used = {name: value for name, value in filters.items() if value is not None}
     params = _params(principal)
     params.update({("project_id_filter" if k == "project_id" else k): v for k, v in used.items()})
     conditions = sql.SQL("").join(
-        sql.SQL(" AND " + FILTERS[name]) for name in FILTERS if name in used
+        sql.SQL(" AND " + conditions_of[name]) for name in conditions_of if name in used
     )
     return used, params, conditions
 
@@ -313,7 +318,7 @@ def count(
 ) -> int:
     """How many memories the list of these filters holds (every page of it), under the same
     row-level security and visibility as `page`."""
-    used, params, conditions = _filtered(principal, filters)
+    used, params, conditions = _filtered(principal, filters, COUNT_FILTERS)
     uses = any(name in used for name in USE_FILTERS)
     branches = [
         sql.SQL(COUNT_BRANCH).format(
