@@ -874,7 +874,7 @@ class Probes:
 
 
 DEEP_PAGES = 10
-JUMP_PAGE = 101  # browse.JUMP_ROWS (5,000) rows before it: the furthest a jump by number reads
+JUMP_PAGE = 51  # browse.JUMP_ROWS (2,500) rows before it: the furthest a jump by number reads
 
 
 def _deep(deep_from: int, cursors: list[str]) -> str:

@@ -53,7 +53,6 @@ NOTICES = {
     "decided": "Decision recorded.",
     "undone": "Decision undone: the pair waits for a decision again.",
     "context": "Context saved.",
-    "bulk": "Done: every selected memory was changed.",
 }
 # What a redirect after a bulk change may announce with its count (?done=...&n=...): fixed
 # texts for one memory and for several; the count must be a whole number (else no notice).

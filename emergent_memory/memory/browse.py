@@ -52,7 +52,7 @@ CURSOR_VERSION = 1
 # last pages read the index backwards): at most this many rows, so that no page jump reads
 # more than this many index entries. Pages further from both ends are reached with next and
 # previous, whose cursors read no row before the page.
-JUMP_ROWS = 5_000
+JUMP_ROWS = 2_500
 NEARBY_PAGES = 2  # pages linked each side of the current one
 GROWTH_DAYS = 90
 USED_SHOWN = 10  # most and least used memories in stats
