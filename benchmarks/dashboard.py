@@ -779,8 +779,42 @@ class Probes:
                     listing_check,
                 )
             )
+            previous = self._previous_cursors(client, {"category": "fact"}, cursors)
+            if previous:
+                probes.append(
+                    Probe(
+                        "dashboard browse: category fact, the pages before those by cursor "
+                        "(previous: the index read backwards)",
+                        "list",
+                        page(
+                            "/ui/memories",
+                            lambda i: {"category": "fact", "cursor": previous[i % len(previous)]},
+                        ),
+                        listing_check,
+                    )
+                )
         else:
             self.missing["dashboard deep pages"] = "the browse page links to no next page"
+        last = LAST_PAGE.search(html.unescape(client.get("/ui/memories").text))
+        if last:
+            pages = int(last.group(1))
+            probes += [
+                Probe(
+                    f"dashboard browse: the last page by number ({pages:,}, read backwards)",
+                    "list",
+                    page("/ui/memories", lambda i: {"page": pages}),
+                    listing_check,
+                ),
+                Probe(
+                    f"dashboard browse: page {min(JUMP_PAGE, pages)} by number "
+                    f"({(min(JUMP_PAGE, pages) - 1) * 50:,} rows skipped, the most a jump skips)",
+                    "list",
+                    page("/ui/memories", lambda i: {"page": min(JUMP_PAGE, pages)}),
+                    listing_check,
+                ),
+            ]
+        else:
+            self.missing["dashboard numbered pages"] = "the browse page links to no last page"
 
         def found_check(r: httpx.Response, i: int) -> bool:
             return html_check(r, i) and bool(MEMORY_LINK.search(r.text))
@@ -826,8 +860,21 @@ class Probes:
                 cursors.append(cursor)
         return cursors
 
+    def _previous_cursors(
+        self, client: httpx.Client, params: dict[str, Any], cursors: list[str]
+    ) -> list[str]:
+        """The previous-page cursors of the pages these cursors open."""
+        found: list[str] = []
+        for cursor in cursors:
+            text = client.get("/ui/memories", params={**params, "cursor": cursor}).text
+            previous = PREVIOUS_CURSOR.search(html.unescape(text))
+            if previous:
+                found.append(unquote_plus(previous.group(1)))
+        return found
+
 
 DEEP_PAGES = 10
+JUMP_PAGE = 51  # browse.JUMP_ROWS (2,500) rows before it: the furthest a jump by number reads
 
 
 def _deep(deep_from: int, cursors: list[str]) -> str:
@@ -835,7 +882,9 @@ def _deep(deep_from: int, cursors: list[str]) -> str:
 
 
 MEMORY_LINK = re.compile(r"/ui/memories/([0-9a-f-]{36})")
-NEXT_CURSOR = re.compile(r"href=\"[^\"]*[?&]cursor=([^&\"]+)")
+PREVIOUS_CURSOR = re.compile(r"id=\"previous-page\"[^>]*href=\"[^\"]*[?&]cursor=([^&\"]+)")
+LAST_PAGE = re.compile(r"id=\"last-page\"[^>]*href=\"[^\"]*[?&]page=(\d+)")
+NEXT_CURSOR = re.compile(r"id=\"next-page\"[^>]*href=\"[^\"]*[?&]cursor=([^&\"]+)")
 
 
 def _memory_sample(seeded: Seeded, rng: random.Random) -> list[uuid.UUID]:

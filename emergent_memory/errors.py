@@ -98,5 +98,9 @@ class SecretRejected(InvalidInput):
     """The content holds a credential; memories never store secrets."""
 
 
+class SameContent(InvalidInput):
+    """Another active memory of the scope already says exactly this text."""
+
+
 class PackNotFound(NotFound):
     """No template pack with this name (and version)."""

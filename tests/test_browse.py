@@ -267,6 +267,111 @@ def test_cursor_pages_cover_ten_thousand_memories_once_each(
         assert [c.split()[2] for c in contents] == ["1", "2", "3"]
 
 
+@pytest.mark.parametrize(
+    "sort", ["recent", "oldest", "most_used", "least_used", "last_used", "confidence"]
+)
+def test_numbered_pages_count_and_walk_both_ways_as_the_list_does(
+    ten_thousand: Principal,
+    browse: BrowseService,
+    principal: Principal,
+    sort: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each sort (the use sorts in their two parts, used and never used, whose boundary the
+    walks cross): next and previous, nearby pages and jumps by number from either end give
+    exactly the list's pages; the total is every memory of the actor and no other's."""
+    owner = ten_thousand
+    everything: list[str] = []
+    cursor = None
+    while True:
+        result = browse.list(owner, sort=sort, cursor=cursor, limit=200)
+        everything += ids(result)
+        if (cursor := result["next_cursor"]) is None:
+            break
+
+    def rows(number: int) -> list[str]:
+        return everything[(number - 1) * 200 : number * 200]
+
+    assert browse.numbered_page(principal, sort=sort, limit=200)["total"] == 0  # RLS
+    for start, end in ((8, 12), (38, 43)):
+        shown = browse.numbered_page(owner, sort=sort, page=start, limit=200)
+        assert (shown["total"], shown["pages"], shown["page"]) == (10_000, 50, start)
+        assert ids(shown) == rows(start)
+        for number in range(start + 1, end + 1):  # on by next
+            shown = browse.numbered_page(owner, sort=sort, cursor=shown["next_cursor"], limit=200)
+            assert (shown["page"], ids(shown)) == (number, rows(number))
+        for link in shown["nearby"]:
+            near = browse.numbered_page(owner, sort=sort, cursor=link["cursor"], limit=200)
+            assert (near["page"], ids(near)) == (link["page"], rows(link["page"]))
+        for number in range(end - 1, start - 1, -1):  # back by previous
+            assert shown["has_previous"]
+            shown = browse.numbered_page(
+                owner, sort=sort, cursor=shown["previous_cursor"], limit=200
+            )
+            assert (shown["page"], ids(shown)) == (number, rows(number))
+    last = browse.numbered_page(owner, sort=sort, page=50, limit=200)
+    assert ids(last) == rows(50)
+    assert last["next_cursor"] is None
+    second = browse.numbered_page(owner, sort=sort, page=2, limit=200)
+    assert second["previous_cursor"] is None  # the previous page is the first: no cursor
+    assert second["has_previous"]
+    assert [link["page"] for link in second["nearby"]] == [1, 3, 4]
+    from emergent_memory.memory import browse as browse_module
+
+    monkeypatch.setattr(browse_module, "JUMP_ROWS", 1_000)
+    with pytest.raises(InvalidInput, match="page 25 of 50 is more than 1,000 memories"):
+        browse.numbered_page(owner, sort=sort, page=25, limit=200)
+    assert ids(browse.numbered_page(owner, sort=sort, page=46, limit=200)) == rows(46)
+
+
+def test_a_numbered_page_whose_rows_went_gives_way_to_the_first_or_last(
+    browse: BrowseService, service: MemoryService, principal: Principal, bulk: Bulk
+) -> None:
+    bulk(principal, 35)
+    pages = [browse.numbered_page(principal, limit=10)]
+    for _ in range(3):
+        pages.append(browse.numbered_page(principal, cursor=pages[-1]["next_cursor"], limit=10))
+    first, second, third, fourth = pages
+    assert (fourth["page"], len(fourth["memories"]), fourth["next_cursor"]) == (4, 5, None)
+    for memory_id in ids(fourth):
+        service.delete(principal, memory_id)
+    gone = browse.numbered_page(principal, cursor=third["next_cursor"], limit=10)
+    assert (gone["page"], gone["pages"], ids(gone)) == (3, 3, ids(third))  # the last page
+    for memory_id in ids(first) + ids(second):
+        service.delete(principal, memory_id)
+    assert third["previous_cursor"] is not None
+    back = browse.numbered_page(principal, cursor=third["previous_cursor"], limit=10)
+    assert (back["page"], back["pages"], ids(back)) == (1, 1, ids(third))  # the first page
+    with pytest.raises(InvalidInput, match="cursor is not one this list gave"):
+        browse.list(principal, cursor=third["previous_cursor"])  # not a next_cursor
+
+
+def test_matching_ids_and_what_a_change_of_many_changed(
+    browse: BrowseService, service: MemoryService, principal: Principal
+) -> None:
+    facts = [
+        service.save(principal, f"Fact number {n} xq{n}z", "fact")["memory"]["id"] for n in range(3)
+    ]
+    service.save(principal, "An instruction to keep", "instruction")
+    assert sorted(browse.matching_ids(principal, 3, category="fact")) == sorted(facts)
+    assert browse.count(principal, category="fact") == 3
+    moved = service.save(principal, "A fact that becomes an instruction", "fact")["memory"]["id"]
+    service.update(principal, moved, {"category": "instruction"})  # counted by its new one
+    assert (browse.count(principal, category="fact"), browse.count(principal)) == (3, 5)
+    assert browse.count(principal, category="instruction") == 2
+    with pytest.raises(InvalidInput, match=r"3 memories match these filters.*at most 2"):
+        browse.matching_ids(principal, 2, category="fact")
+    service.bulk_delete(principal, facts[:2], reason="change A")
+    service.delete(principal, facts[2], reason="change B")
+    other = Principal(uuid.uuid4(), uuid.uuid4())
+    theirs = service.save(other, "Their fact to delete", "fact")["memory"]["id"]
+    service.bulk_delete(other, [theirs], reason="change A")
+    assert sorted(browse.changed_together(principal, "delete", "change A", 10)) == sorted(facts[:2])
+    assert browse.changed_together(principal, "archive", "change A", 10) == []
+    with pytest.raises(InvalidInput, match="delete or archive"):
+        browse.changed_together(principal, "restore", "change A", 10)
+
+
 def test_a_page_in_the_middle_continues_where_the_last_stopped(
     browse: BrowseService, principal: Principal, bulk: Bulk
 ) -> None:

@@ -815,20 +815,33 @@ def test_bulk_delete_and_restore_change_only_the_callers_memories(
     token = csrf_of(page.text)
     deleted = signed_in.post(
         "/ui/memories/bulk",
-        data={CSRF_FIELD: token, "action": "delete", "ids": mine, "back": "/ui/memories"},
+        data={
+            CSRF_FIELD: token,
+            "action": "delete",
+            "ids": mine,
+            "back": "/ui/memories",
+            "confirmed": "yes",
+            "expected": "2",
+        },
         headers=SAME_ORIGIN,
         follow_redirects=False,
     )
     assert deleted.status_code == 303
-    assert deleted.headers["location"] == "/ui/memories?done=bulk"
+    assert deleted.headers["location"].startswith("/ui/memories?done=bulk_delete&n=2&change=")
     assert service.list_memories(principal)["count"] == 0
     mixed = signed_in.post(
         "/ui/memories/bulk",
-        data={CSRF_FIELD: token, "action": "restore", "ids": [mine[0], theirs]},
+        data={
+            CSRF_FIELD: token,
+            "action": "restore",
+            "ids": [mine[0], theirs],
+            "confirmed": "yes",
+            "expected": "2",
+        },
         headers=SAME_ORIGIN,
     )
     assert mixed.status_code == 200
-    assert "1 changed; 1 not" in mixed.text
+    assert "Restored 1 memory; 1 not:" in mixed.text
     assert theirs in mixed.text
     assert [m["id"] for m in service.list_memories(principal)["memories"]] == [mine[0]]
     assert service.list_memories(other)["count"] == 1  # untouched
@@ -1089,8 +1102,9 @@ def test_edit_delete_and_restore_from_the_memory_page(
     bad = signed_in.post(
         f"{url}/edit", data={CSRF_FIELD: token, "content": "  "}, headers=SAME_ORIGIN
     )
-    assert bad.status_code == 400
-    assert f'href="{url}"' in bad.text  # back to the memory
+    assert bad.status_code == 400  # the memory's page again, with why beside the form
+    assert 'id="edit-error"' in bad.text
+    assert f'action="{url}/edit"' in bad.text
     deleted = signed_in.post(
         f"{url}/delete", data={CSRF_FIELD: token}, headers=SAME_ORIGIN, follow_redirects=False
     )
@@ -1122,8 +1136,12 @@ def test_the_supersession_chain_is_shown_both_ways(
     assert f'href="/ui/memories/{new}"' in older
     assert "status-superseded" in older
     listed = signed_in.get("/ui/memories?status=superseded").text
-    assert f'href="/ui/memories/{old}"' in listed
-    assert f'href="/ui/memories/{new}"' not in listed
+    assert f'id="link-{old}"' in listed
+    assert f'id="link-{new}"' not in listed  # not a row: named as what replaced the old one
+    replaced = listed.split(f'id="replaced-{old}"', 1)[1].split("</p>", 1)[0]
+    assert f'href="/ui/memories/{new}"' in replaced
+    assert "CI runs on GitHub Actions" in replaced
+    assert "because someone chose the newer memory" in replaced
 
 
 def test_over_https_the_session_cookie_is_secure(
@@ -1323,7 +1341,13 @@ def test_archived_memories_are_restored_in_bulk_from_the_list(
     assert 'id="bulk-restore"' in page
     restored = signed_in.post(
         "/ui/memories/bulk",
-        data={CSRF_FIELD: csrf_of(page), "action": "restore", "ids": ids},
+        data={
+            CSRF_FIELD: csrf_of(page),
+            "action": "restore",
+            "ids": ids,
+            "confirmed": "yes",
+            "expected": "2",
+        },
         headers=SAME_ORIGIN,
         follow_redirects=False,
     )
@@ -1839,3 +1863,398 @@ def test_a_session_page_shows_what_capture_took_from_it_and_at_what_cost(
     assert "1 call, 900 + 20 tokens, $0.0010" in section
     assert "2 calls, 4000 + 240 tokens, $0.0052" in section
     assert section.count("<tr>") == 3  # a header and the two windows: not the stranger's
+
+
+# -- the list: count, numbered pages, select all, confirmations, undo, edits refused ------------
+
+
+def distinct(label: str) -> str:
+    """A memory text of words no other has (the duplicate check keeps every one)."""
+    return f"{label} {uuid.uuid4().hex[:10]} {uuid.uuid4().hex[:10]} {uuid.uuid4().hex[:10]}"
+
+
+def row_ids(html: str) -> list[str]:
+    return re.findall(r'id="link-([0-9a-f-]{36})"', html)
+
+
+def link(html: str, element_id: str) -> str:
+    found = re.search(rf'id="{element_id}"[^>]*href="([^"]+)"', html)
+    assert found, f"no #{element_id} link"
+    return found.group(1).replace("&amp;", "&")
+
+
+@pytest.fixture
+def small_pages(monkeypatch: pytest.MonkeyPatch) -> int:
+    """Pages of 3 memories (the page's real size is 50)."""
+    from emergent_memory.dashboard import memories as pages
+
+    monkeypatch.setattr(pages, "PAGE_SIZE", 3)
+    return 3
+
+
+def test_the_list_counts_its_matches_and_walks_numbered_pages_both_ways(
+    signed_in: TestClient, service: MemoryService, principal: Principal, small_pages: int
+) -> None:
+    facts = [service.save(principal, distinct("Fact"), "fact")["memory"]["id"] for _ in range(8)]
+    service.save(principal, distinct("A preference"), "preference")
+    other = Principal(uuid.uuid4(), uuid.uuid4())
+    for _ in range(4):  # another actor's facts are neither listed nor counted
+        service.save(other, distinct("Their fact"), "fact")
+    first = signed_in.get("/ui/memories?category=fact").text
+    assert "<strong>8</strong> memories match · page 1 of 3" in first
+    assert 'id="previous-page"' not in first
+    assert 'id="first-page"' not in first
+    # forward by Next, every link keeping the filter
+    seen, page, html = [], 1, first
+    while True:
+        seen += row_ids(html)
+        assert f'id="current-page">{page}<' in html
+        if 'id="next-page"' not in html:
+            break
+        href = link(html, "next-page")
+        assert "category=fact" in href
+        html, page = signed_in.get(href).text, page + 1
+    assert page == 3
+    assert seen == list(reversed(facts))  # newest first, each once
+    assert "page 3 of 3" in html
+    assert 'id="last-page"' not in html
+    # and back by Previous, to the first page
+    back = []
+    while 'id="previous-page"' in html:
+        href = link(html, "previous-page")
+        assert "category=fact" in href
+        html = signed_in.get(href).text
+        back = row_ids(html) + back
+    assert back == seen[:6]
+    assert "page 1 of 3" in html
+    # nearby pages and the last one, by number
+    numbers = dict(re.findall(r'href="([^"]+)" aria-label="Page (\d+)"', first)[::-1])
+    assert set(numbers.values()) == {"2", "3"}
+    third = next(href for href, n in numbers.items() if n == "3").replace("&amp;", "&")
+    assert row_ids(signed_in.get(third).text) == seen[6:]
+    last = link(first, "last-page")
+    assert "page=3" in last
+    assert "category=fact" in last
+    assert row_ids(signed_in.get(last).text) == seen[6:]
+    jumped = signed_in.get("/ui/memories?category=fact&page=2").text
+    assert row_ids(jumped) == seen[3:6]
+    assert "page 2 of 3" in jumped
+    beyond = signed_in.get("/ui/memories?category=fact&page=99").text
+    assert "page 3 of 3" in beyond  # past the last page: the last page
+    bad = signed_in.get("/ui/memories?page=two")
+    assert bad.status_code == 400
+    assert "page must be a whole number" in bad.text
+
+
+def test_a_page_far_from_both_ends_is_reached_by_next_and_previous_not_by_number(
+    signed_in: TestClient,
+    service: MemoryService,
+    principal: Principal,
+    small_pages: int,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from emergent_memory.memory import browse
+
+    monkeypatch.setattr(browse, "JUMP_ROWS", 3)  # one page from each end by number
+    ids = [service.save(principal, distinct("Note"), "fact")["memory"]["id"] for _ in range(13)]
+    newest_first = list(reversed(ids))
+    assert row_ids(signed_in.get("/ui/memories?page=2").text) == newest_first[3:6]
+    # 13 memories, 5 pages: page 4 is 1 memory from the end, read backwards
+    assert row_ids(signed_in.get("/ui/memories?page=4").text) == newest_first[9:12]
+    assert row_ids(signed_in.get("/ui/memories?page=5").text) == newest_first[12:]
+    far = signed_in.get("/ui/memories?page=3")
+    assert far.status_code == 400
+    assert "more than 3 memories from both ends" in far.text
+    second = signed_in.get("/ui/memories?page=2").text
+    third = signed_in.get(link(second, "next-page")).text
+    assert row_ids(third) == newest_first[6:9]
+    assert "page 3 of 5" in third
+
+
+def bulk_post(client: TestClient, token: str, **data: Any) -> Any:
+    return client.post(
+        "/ui/memories/bulk",
+        data={CSRF_FIELD: token, "back": "/ui/memories", **data},
+        headers=SAME_ORIGIN,
+        follow_redirects=False,
+    )
+
+
+def test_a_bulk_delete_asks_with_its_count_then_says_what_it_did_and_undoes_it(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    chosen = [service.save(principal, distinct("Chosen"), "fact")["memory"]["id"] for _ in "abc"]
+    apart = service.save(principal, distinct("Deleted on its own"), "fact")["memory"]["id"]
+    kept = service.save(principal, distinct("Kept"), "fact")["memory"]["id"]
+    page = signed_in.get("/ui/memories").text
+    token = csrf_of(page)
+    assert page.index('id="bulk-delete"') < page.index('id="memory-list"')  # above the rows
+    asked = bulk_post(signed_in, token, action="delete", ids=chosen)
+    assert asked.status_code == 200
+    assert '<h1 id="bulk-question">Delete 3 memories?</h1>' in asked.text
+    assert "Delete 3 memories</button>" in asked.text
+    assert service.list_memories(principal)["count"] == 5  # nothing changed yet
+    service.delete(principal, apart)
+    confirmed = signed_in.post(
+        "/ui/memories/bulk",
+        data={
+            CSRF_FIELD: token,
+            "action": "delete",
+            "back": "/ui/memories",
+            "confirmed": "yes",
+            "expected": "3",
+            "ids": re.findall(r'name="ids" value="([^"]+)"', asked.text),
+        },
+        headers=SAME_ORIGIN,
+        follow_redirects=False,
+    )
+    assert confirmed.status_code == 303
+    location = confirmed.headers["location"]
+    assert location.startswith("/ui/memories?done=bulk_delete&n=3&change=")
+    assert [m["id"] for m in service.list_memories(principal)["memories"]] == [kept]
+    after = signed_in.get(location).text
+    assert '<span id="notice-text">Deleted 3 memories.</span>' in after
+    undo_token = re.search(r'name="change" value="([^"]+)"', after)
+    assert undo_token
+    assert 'id="undo"' in after
+    undone = signed_in.post(
+        "/ui/memories/bulk/undo",
+        data={
+            CSRF_FIELD: token,
+            "action": "delete",
+            "change": undo_token.group(1),
+            "back": "/ui/memories",
+        },
+        headers=SAME_ORIGIN,
+        follow_redirects=False,
+    )
+    assert undone.status_code == 303
+    assert undone.headers["location"] == "/ui/memories?done=bulk_undone&n=3"
+    assert "Undone: 3 memories restored." in signed_in.get(undone.headers["location"]).text
+    active = {m["id"] for m in service.list_memories(principal)["memories"]}
+    assert active == {*chosen, kept}  # the one deleted on its own stays deleted
+    again = signed_in.post(
+        "/ui/memories/bulk/undo",
+        data={CSRF_FIELD: token, "action": "delete", "change": undo_token.group(1)},
+        headers=SAME_ORIGIN,
+    )
+    assert again.status_code == 400
+    assert "nothing to undo" in again.text
+
+
+def test_an_undo_restores_only_the_callers_memories_that_its_change_changed(
+    signed_in: TestClient,
+    service: MemoryService,
+    principal: Principal,
+    token_for: Callable[..., str],
+    sessions: DashboardSessions,
+) -> None:
+    mine = [service.save(principal, distinct("Mine"), "fact")["memory"]["id"] for _ in "ab"]
+    token = csrf_of(signed_in.get("/ui/memories").text)
+    done = bulk_post(signed_in, token, action="delete", ids=mine, confirmed="yes", expected="2")
+    change = re.search(r"change=([0-9a-f-]{36})", done.headers["location"])
+    assert change
+    # another actor presenting the same change id restores nothing of this actor's
+    other = Principal(uuid.uuid4(), uuid.uuid4())
+    with TestClient(build_app(service, sessions), base_url=BASE) as theirs:
+        assert sign_in(theirs, token_for(other)).status_code == 303
+        their_token = csrf_of(theirs.get("/ui/memories").text)
+        refused = theirs.post(
+            "/ui/memories/bulk/undo",
+            data={CSRF_FIELD: their_token, "action": "delete", "change": change.group(1)},
+            headers=SAME_ORIGIN,
+        )
+    assert refused.status_code == 400
+    assert "nothing to undo" in refused.text
+    assert service.list_memories(principal)["count"] == 0
+    # an archive's change id does not undo the delete
+    wrong = signed_in.post(
+        "/ui/memories/bulk/undo",
+        data={CSRF_FIELD: token, "action": "archive", "change": change.group(1)},
+        headers=SAME_ORIGIN,
+    )
+    assert wrong.status_code == 400
+    assert service.list_memories(principal)["count"] == 0
+
+
+def test_notices_are_fixed_texts_with_whole_number_counts(signed_in: TestClient) -> None:
+    for query in (
+        "done=bulk_delete&n=<script>alert(1)</script>",
+        "done=bulk_delete&n=-3",
+        "done=bulk_delete&n=3.5",
+        "done=<b>hi</b>&n=3",
+    ):
+        page = signed_in.get(f"/ui/memories?{query}").text
+        assert 'id="notice-text"' not in page, query
+        assert "<script>alert" not in page
+        assert "<b>hi" not in page
+    page = signed_in.get("/ui/memories?done=bulk_delete&n=1&change=not-a-uuid").text
+    assert '<span id="notice-text">Deleted 1 memory.</span>' in page
+    assert 'id="undo"' not in page  # no change id: no undo
+
+
+def test_select_all_on_the_page_and_all_matching_the_filters(
+    signed_in: TestClient,
+    service: MemoryService,
+    principal: Principal,
+    small_pages: int,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    facts = [service.save(principal, distinct("Fact"), "fact")["memory"]["id"] for _ in range(7)]
+    other = service.save(principal, distinct("An instruction"), "instruction")["memory"]["id"]
+    page = signed_in.get("/ui/memories?category=fact").text
+    assert 'id="select-page"' in page
+    assert "All 3 on this page" in page
+    assert "All 7 matching" in page
+    token = csrf_of(page)
+    on_page = re.findall(r'name="page_ids" value="([^"]+)"', page)
+    assert on_page == row_ids(page)
+    asked = bulk_post(
+        signed_in, token, action="archive", all_on_page="1", page_ids=on_page, back=""
+    )
+    assert "Archive 3 memories?" in asked.text
+    back = "/ui/memories?category=fact"
+    asked = bulk_post(signed_in, token, action="delete", all_matching="1", back=back)
+    assert '<h1 id="bulk-question">Delete 7 memories?</h1>' in asked.text
+    assert sorted(re.findall(r'name="ids" value="([^"]+)"', asked.text)) == sorted(facts)
+    stale = bulk_post(
+        signed_in,
+        token,
+        action="delete",
+        all_matching="1",
+        back=back,
+        confirmed="yes",
+        expected="6",
+    )  # the dialog showed another count: asked again with the count now
+    assert stale.status_code == 200
+    assert 'id="bulk-changed-since"' in stale.text
+    assert service.list_memories(principal)["count"] == 8
+    done = bulk_post(
+        signed_in,
+        token,
+        action="delete",
+        all_matching="1",
+        back=back,
+        confirmed="yes",
+        expected="7",
+    )
+    assert done.status_code == 303
+    assert done.headers["location"].startswith("/ui/memories?category=fact&done=bulk_delete&n=7")
+    assert [m["id"] for m in service.list_memories(principal)["memories"]] == [other]
+    from emergent_memory.dashboard import bulk
+    from emergent_memory.dashboard import memories as pages
+
+    monkeypatch.setattr(bulk, "SELECT_ALL_MAX", 1)
+    monkeypatch.setattr(pages, "SELECT_ALL_MAX", 1)
+    service.save(principal, distinct("Another instruction"), "instruction")
+    capped = bulk_post(signed_in, token, action="delete", all_matching="1", back="/ui/memories")
+    assert capped.status_code == 400
+    assert "2 memories match these filters" in capped.text
+    assert "at most 1" in capped.text
+    assert service.list_memories(principal)["count"] == 2
+    listed = signed_in.get("/ui/memories").text
+    assert 'id="select-matching"' not in listed  # 2 match, 2 on the page (of 3): no need
+
+
+def test_a_bulk_archive_says_its_count_and_is_undone(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    ids = [service.save(principal, distinct("Old"), "fact")["memory"]["id"] for _ in "ab"]
+    core = service.save(principal, distinct("Core"), "fact", importance="core")["memory"]["id"]
+    token = csrf_of(signed_in.get("/ui/memories").text)
+    result = bulk_post(
+        signed_in, token, action="archive", ids=[*ids, core], confirmed="yes", expected="3"
+    )
+    assert result.status_code == 200  # one was refused: listed with why
+    assert "Archived 2 memories; 1 not:" in result.text
+    assert f'<a href="/ui/memories/{core}"><code>{core}</code></a>' in result.text
+    assert "core memories are never archived" in result.text
+    assert service.list_memories(principal, status="archived")["count"] == 2
+    change = re.search(r'name="change" value="([^"]+)"', result.text)
+    assert change
+    undone = signed_in.post(
+        "/ui/memories/bulk/undo",
+        data={CSRF_FIELD: token, "action": "archive", "change": change.group(1)},
+        headers=SAME_ORIGIN,
+        follow_redirects=False,
+    )
+    assert undone.status_code == 303
+    assert "n=2" in undone.headers["location"]
+    assert service.list_memories(principal, status="archived")["count"] == 0
+    assert service.list_memories(principal)["count"] == 3
+
+
+def test_a_read_only_token_gets_no_bulk_controls_and_cannot_undo(
+    client: TestClient, service: MemoryService, principal: Principal, token_for: Callable[..., str]
+) -> None:
+    memory_id = service.save(principal, distinct("Looked at"), "fact")["memory"]["id"]
+    service.bulk_delete(principal, [memory_id], reason="x")
+    assert sign_in(client, token_for(principal, READ)).status_code == 303
+    page = client.get(
+        "/ui/memories?status=deleted&done=bulk_delete&n=1&change=" + str(uuid.uuid4())
+    )
+    assert "Deleted 1 memory." in page.text
+    assert 'id="bulk-bar"' not in page.text
+    assert 'id="undo"' not in page.text
+    forged = client.post(
+        "/ui/memories/bulk/undo",
+        data={CSRF_FIELD: csrf_of(page.text), "action": "delete", "change": str(uuid.uuid4())},
+        headers=SAME_ORIGIN,
+    )
+    assert forged.status_code == 403
+
+
+def test_a_refused_edit_shows_why_beside_the_form_and_keeps_what_was_typed(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    memory_id = service.save(principal, "The cache holds 100 entries", "fact")["memory"]["id"]
+    twin = service.save(principal, "The queue holds <b>7</b> jobs", "fact")["memory"]["id"]
+    url = f"/ui/memories/{memory_id}"
+    token = csrf_of(signed_in.get(url).text)
+    key = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    typed = f"The key is {key} <script>alert(1)</script>"
+    secret = post(
+        signed_in, f"{url}/edit", token, content=typed, rationale="<i>why</i>", confidence="0.4"
+    )
+    assert secret.status_code == 422
+    assert 'id="edit-error"' in secret.text
+    assert '<details class="edit" id="edit" open>' in secret.text
+    assert f"{key} &lt;script&gt;alert(1)&lt;/script&gt;</textarea>" in secret.text
+    assert "GitHub token" in secret.text.split('id="edit-error">', 1)[1].split("</p>", 1)[0]
+    assert "&lt;i&gt;why&lt;/i&gt;</textarea>" in secret.text
+    assert 'value="0.4"' in secret.text
+    assert "<script>alert(1)" not in secret.text
+    same = post(signed_in, f"{url}/edit", token, content="The queue holds <b>7</b> jobs")
+    assert same.status_code == 409
+    error = same.text.split('id="edit-error">', 1)[1].split("</p>", 1)[0]
+    assert f'<a href="/ui/memories/{twin}"><code>{twin}</code></a>' in error
+    assert "The queue holds &lt;b&gt;7&lt;/b&gt; jobs</textarea>" in same.text
+    bad = post(signed_in, f"{url}/edit", token, content="The cache holds 200", confidence="lots")
+    assert bad.status_code == 400
+    assert "confidence must be a number" in bad.text
+    assert "The cache holds 200</textarea>" in bad.text
+    assert 'value="lots"' in bad.text
+    [record] = [m for m in service.list_memories(principal)["memories"] if m["id"] == memory_id]
+    assert record["content"] == "The cache holds 100 entries"  # nothing was written
+
+
+def test_a_forged_id_in_a_bulk_change_is_refused_as_inert_text(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    memory_id = service.save(principal, distinct("Real"), "fact")["memory"]["id"]
+    token = csrf_of(signed_in.get("/ui/memories").text)
+    payload = '"><script>alert(1)</script><img src=x onerror=alert(2)>'
+    for confirmed in ("", "yes"):
+        refused = bulk_post(
+            signed_in,
+            token,
+            action="delete",
+            ids=[memory_id, payload],
+            confirmed=confirmed,
+            expected="2",
+        )
+        assert refused.status_code == 400
+        assert "is not a memory id" in refused.text
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in refused.text
+        assert_inert(refused.text)
+    assert service.list_memories(principal)["count"] == 1  # nothing was written

@@ -9,6 +9,7 @@ Content-Security-Policy or an unexpected dialog (see Watch).
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from playwright.sync_api import Error as PlaywrightError
 from emergent_memory.auth.principal import READ, Principal
 from tests.browser import chromium_executable, launch
 from tests.dashboard_site import (
+    ARTIFACTS,
     Site,
     dashboard_site,
     inject,
@@ -41,13 +43,13 @@ from tests.dashboard_site import (
     sign_in,
 )
 
-# What the dashboard itself may ask (dashboard.js: a form's data-confirm); any other dialog is
-# a script that should not have run.
+# What the dashboard itself may ask (dashboard.js: a form's data-confirm, and the list's bulk
+# actions with their count); any other dialog is a script that should not have run.
 EXPECTED_CONFIRMATIONS = (
     "Delete this memory?",
     "Archive this memory?",
-    "Change every selected memory?",
 )
+BULK_CONFIRMATION = re.compile(r"(Delete|Archive|Restore) [\d,]+ memor(y|ies)\?( .*)?")
 SUBRESOURCES = {"stylesheet", "script", "image", "font", "media"}
 # Two hostnames of the test server (it listens on 127.0.0.1): the dashboard's own, reached by
 # name over plain HTTP as `make run HOST=0.0.0.0` serves it, and another site's.
@@ -68,7 +70,10 @@ class Watch:
     errors: list[str] = field(default_factory=list)
 
     def on_dialog(self, dialog: Dialog) -> None:
-        if dialog.type == "confirm" and dialog.message.startswith(EXPECTED_CONFIRMATIONS):
+        expected = dialog.message.startswith(EXPECTED_CONFIRMATIONS) or BULK_CONFIRMATION.fullmatch(
+            dialog.message
+        )
+        if dialog.type == "confirm" and expected:
             if self.decline:
                 self.declined.append(dialog.message)
                 dialog.dismiss()
@@ -423,6 +428,11 @@ def test_every_page_renders(signed_in: Page, site: Site, writer: Writer) -> None
             "Browse memories",
             "The user reviews pull requests in the morning",
         ),
+        "browse-by-page-number": (
+            "/ui/memories?sort=oldest&page=1",
+            "Browse memories",
+            "memories match",
+        ),
         "contexts": ("/ui/contexts", "Contexts", "infrastructure"),
         "stats": ("/ui/stats", "Stats", "Memories created per day"),
         "injections": ("/ui/injections", "Injection log", "session-demo-1"),
@@ -540,21 +550,198 @@ def test_bulk_delete_and_restore_from_the_list(
     expect(page.locator(f"#select-{second}")).to_be_checked()
     screenshot(page, "bulk-selected")
     page.get_by_role("button", name="Delete selected").click()
-    expect(page.get_by_role("status")).to_have_text("Done: every selected memory was changed.")
-    assert watch.confirmed == ["Change every selected memory?"]
+    expect(page.locator("#notice-text")).to_have_text("Deleted 2 memories.")
+    assert watch.confirmed == ["Delete 2 memories? They stay in the history and can be restored."]
     assert [status_of(site, writer, i) for i in (first, second, kept)] == [
         "deleted",
         "deleted",
         "active",
     ]
     expect(page.locator("#memory-list > li")).to_have_count(1)  # back on the same filters
+    screenshot(page, "bulk-deleted-with-undo")
+    page.get_by_role("button", name="Undo").click()
+    expect(page.locator("#notice-text")).to_have_text("Undone: 2 memories restored.")
+    expect(page.locator("#memory-list > li")).to_have_count(3)
+    assert [status_of(site, writer, i) for i in (first, second)] == ["active", "active"]
 
+    site.memory.bulk_delete(writer.principal, [first, second])
     page.goto(f"{site.base}/ui/memories?text=bulk{marker}&status=deleted")
     page.locator(f"#select-{first}").check()
     page.locator(f"#select-{second}").check()
     page.get_by_role("button", name="Restore selected").click()
-    expect(page.get_by_role("status")).to_have_text("Done: every selected memory was changed.")
+    expect(page.locator("#notice-text")).to_have_text("Restored 2 memories.")
+    expect(page.locator("#undo")).to_have_count(0)  # a restore offers no undo
     assert [status_of(site, writer, i) for i in (first, second)] == ["active", "active"]
+
+
+def test_pages_of_a_long_list_select_all_matching_and_undo(
+    chromium: Browser, context: BrowserContext, site: Site, watch: Watch
+) -> None:
+    """55 memories: counted, two numbered pages walked both ways, the bulk bar reachable
+    without scrolling (and still in view at the bottom), all on the page ticked, all 55
+    matching deleted after a dialog that says so, and undone; on a phone too."""
+    owner = new_principal()
+    marker = uuid.uuid4().hex[:8]
+    ids = [
+        site.memory.save(owner, f"Paged note {n} pages{marker} {uuid.uuid4().hex[:12]}", "fact")[
+            "memory"
+        ]["id"]
+        for n in range(55)
+    ]
+    token = site.token(owner.actor_id, owner.project_id)
+    page = context.new_page()
+    sign_in(page, site, token)
+    page.goto(f"{site.base}/ui/memories?text=pages{marker}")
+    expect(page.locator("#match-count")).to_have_text("55 memories match · page 1 of 2")
+    expect(page.locator("#memory-list > li")).to_have_count(50)
+    bar = page.locator("#bulk-bar")
+    expect(bar.get_by_role("button", name="Delete selected")).to_be_in_viewport()
+    screenshot(page, "browse-paged")
+    page.locator("#memory-list > li").last.scroll_into_view_if_needed()
+    expect(bar.get_by_role("button", name="Delete selected")).to_be_in_viewport()  # sticky
+    bar.get_by_label("All 50 on this page").check()
+    expect(page.locator("#memory-list input.select:checked")).to_have_count(50)
+    bar.get_by_label("All 50 on this page").uncheck()
+    expect(page.locator("#memory-list input.select:checked")).to_have_count(0)
+    page.get_by_role("navigation", name="Pages").get_by_role("link", name="Next").click()
+    expect(page.locator("#match-count")).to_have_text("55 memories match · page 2 of 2")
+    expect(page.locator("#memory-list > li")).to_have_count(5)
+    assert f"text=pages{marker}" in page.url
+    screenshot(page, "browse-paged-2")
+    page.get_by_role("navigation", name="Pages").get_by_role("link", name="Previous").click()
+    expect(page.locator("#match-count")).to_have_text("55 memories match · page 1 of 2")
+    page.get_by_role("link", name="Page 2").click()
+    expect(page.locator("#current-page")).to_have_text("2")
+    page.get_by_role("navigation", name="Pages").get_by_role("link", name="First").click()
+    expect(page.locator("#current-page")).to_have_text("1")
+    bar.get_by_label("All 55 matching").check()
+    bar.get_by_role("button", name="Delete selected").click()
+    expect(page.locator("#notice-text")).to_have_text("Deleted 55 memories.")
+    assert watch.confirmed == ["Delete 55 memories? They stay in the history and can be restored."]
+    expect(page.locator("#no-memories")).to_be_visible()
+    assert site.memory.list_memories(owner)["count"] == 0
+    screenshot(page, "browse-bulk-undo")
+    page.get_by_role("button", name="Undo").click()
+    expect(page.locator("#notice-text")).to_have_text("Undone: 55 memories restored.")
+    assert site.memory.list_memories(owner, limit=100)["count"] == len(ids)
+
+    phone = chromium.new_context(
+        viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True
+    )
+    try:
+        small = phone.new_page()
+        watch.attach(small)
+        sign_in(small, site, token)
+        small.goto(f"{site.base}/ui/memories?text=pages{marker}")
+        screenshot(small, "phone-browse-paged")
+        assert small.evaluate("document.documentElement.scrollWidth") <= 390
+        small.locator("#memory-list > li").last.scroll_into_view_if_needed()
+        # below the filters at first; in view once the list scrolls (sticky)
+        expect(
+            small.locator("#bulk-bar").get_by_role("button", name="Delete selected")
+        ).to_be_in_viewport()
+        # what the phone shows there (not the whole page): the bar stuck to the top
+        small.screenshot(path=str(ARTIFACTS / "dashboard" / "phone-browse-paged-bottom.png"))
+        assert small.evaluate("document.documentElement.scrollWidth") <= 390
+    finally:
+        phone.close()
+
+
+def test_without_javascript_a_bulk_change_asks_on_a_page_of_its_own(
+    chromium: Browser, site: Site, watch: Watch
+) -> None:
+    owner = new_principal()
+    marker = uuid.uuid4().hex[:8]
+    ids = [
+        site.memory.save(owner, f"Scriptless {n} nojs{marker} {uuid.uuid4().hex[:12]}", "fact")[
+            "memory"
+        ]["id"]
+        for n in range(3)
+    ]
+    token = site.token(owner.actor_id, owner.project_id)
+    for name, viewport in (
+        ("", {"width": 1280, "height": 800}),
+        ("phone-", {"width": 390, "height": 844}),
+    ):
+        ctx = chromium.new_context(java_script_enabled=False, viewport=viewport)
+        try:
+            page = ctx.new_page()
+            watch.attach(page)
+            sign_in(page, site, token)
+            page.goto(f"{site.base}/ui/memories?text=nojs{marker}")
+            page.locator(f"#select-{ids[0]}").check()
+            page.locator(f"#select-{ids[1]}").check()
+            page.get_by_role("button", name="Archive selected").click()
+            expect(page.locator("h1")).to_have_text("Archive 2 memories?")
+            screenshot(page, f"{name}bulk-confirm")
+            assert page.evaluate("document.documentElement.scrollWidth") <= 390 or not name
+            assert site.memory.list_memories(owner)["count"] == 3  # nothing yet
+            if name:  # on the phone: cancel
+                page.get_by_role("link", name="Cancel").click()
+                expect(page.locator("#memory-list > li")).to_have_count(3)
+                continue
+            page.get_by_role("button", name="Archive 2 memories").click()
+            expect(page.locator("#notice-text")).to_have_text("Archived 2 memories.")
+            assert site.memory.list_memories(owner)["count"] == 1
+            page.get_by_role("button", name="Undo").click()
+            expect(page.locator("#notice-text")).to_have_text("Undone: 2 memories restored.")
+            assert site.memory.list_memories(owner)["count"] == 3
+        finally:
+            ctx.close()
+    assert watch.confirmed == []  # no dialog without JavaScript
+
+
+def test_a_superseded_row_names_what_replaced_it_and_a_refused_edit_keeps_the_text(
+    chromium: Browser, context: BrowserContext, site: Site, watch: Watch
+) -> None:
+    owner = new_principal()
+    marker = uuid.uuid4().hex[:8]
+    old = site.memory.save(owner, f"The build runs on Jenkins rep{marker}", "fact")["memory"]["id"]
+    new = site.memory.save(owner, f"The build runs on GitHub Actions now {marker}", "fact")[
+        "memory"
+    ]["id"]
+    site.memory.supersede(owner, new, old)
+    twin = site.memory.save(owner, f"The cache is warm twin{marker}", "fact")["memory"]["id"]
+    token = site.token(owner.actor_id, owner.project_id)
+    page = context.new_page()
+    sign_in(page, site, token)
+    page.goto(f"{site.base}/ui/memories?status=superseded")
+    replaced = page.locator(f"#replaced-{old}")
+    expect(replaced).to_contain_text("Replaced by The build runs on GitHub Actions now")
+    replaced.get_by_role("link").click()
+    assert page.url.endswith(f"/ui/memories/{new}")
+    page.go_back()
+    screenshot(page, "browse-superseded")
+    key = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    typed = f"The build token is {key} <b>keep me</b>"
+    for name, viewport in (("", None), ("phone-", {"width": 390, "height": 844})):
+        if viewport:
+            page.set_viewport_size(viewport)
+        page.goto(f"{site.base}/ui/memories/{new}")
+        page.locator("#edit summary").click()
+        page.get_by_label("Content").fill(typed)
+        page.get_by_label("Rationale (why; optional)").fill("because <i>CI</i> moved")
+        with page.expect_response(f"**/ui/memories/{new}/edit") as answer:
+            page.get_by_role("button", name="Save a new version").click()
+        assert answer.value.status == 422
+        expect(page.locator("#edit-error")).to_contain_text("GitHub token")
+        expect(page.locator("#edit-refused")).to_be_in_viewport()
+        page.locator("#edit-refused").get_by_role("link").click()
+        expect(page.locator("#edit-error")).to_be_in_viewport()
+        expect(page.get_by_label("Content")).to_have_value(typed)
+        expect(page.get_by_label("Rationale (why; optional)")).to_have_value(
+            "because <i>CI</i> moved"
+        )
+        screenshot(page, f"{name}memory-edit-refused")
+        assert page.evaluate("document.documentElement.scrollWidth") <= (390 if viewport else 1280)
+    page.get_by_label("Content").fill(f"The cache is warm twin{marker}")
+    page.get_by_role("button", name="Save a new version").click()
+    expect(page.locator("#edit-error")).to_contain_text("already says exactly this")
+    # an id in the message is a link to that memory
+    page.locator("#edit-error").get_by_role("link", name=twin).click()
+    assert page.url.endswith(f"/ui/memories/{twin}")
+    contents = {m["id"]: m["content"] for m in site.memory.list_memories(owner)["memories"]}
+    assert contents[new] == f"The build runs on GitHub Actions now {marker}"  # never changed
 
 
 def test_rename_a_context_and_set_its_priority(signed_in: Page, site: Site, writer: Writer) -> None:
@@ -693,6 +880,24 @@ def test_xss_payloads_render_as_inert_text(
     expect(page.locator(".ctl").first).to_have_text("⟪U+202E⟫")
     inert("browse")
     screenshot(page, "xss-browse")
+
+    # a superseded memory's row names what replaced it: a payload there is text too
+    older = own_memory(site, writer, f"Superseded note xsscase{marker} before")
+    site.memory.supersede(writer.principal, ids["script"], older)
+    page.goto(f"{site.base}/ui/memories?text=xsscase{marker}&status=superseded")
+    expect(page.locator(f"#replaced-{older}")).to_contain_text(f"{XSS_PAYLOADS['script']}")
+    inert("browse-superseded")
+    screenshot(page, "xss-browse-superseded")
+    # a refused edit gives back what was typed, as text
+    page.goto(f"{site.base}/ui/memories/{ids['img']}")
+    page.locator("#edit summary").click()
+    typed = XSS_PAYLOADS["img"] + " ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    page.get_by_label("Content").fill(typed)
+    page.get_by_role("button", name="Save a new version").click()
+    expect(page.locator("#edit-error")).to_be_visible()
+    expect(page.get_by_label("Content")).to_have_value(typed)
+    inert("edit-refused")
+    screenshot(page, "xss-edit-refused")
 
     page.goto(f"{site.base}/ui/search?q=xsscase{marker}")
     results = page.locator("#search-results")

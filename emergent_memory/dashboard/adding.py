@@ -41,7 +41,7 @@ async def add(site: Site, request: Request, visit: Visit) -> Response:
 
 
 def outcome(saved: SaveResult) -> str:
-    """Which of site.NOTICES says what the save did."""
+    """Which of notices.NOTICES says what the save did."""
     if saved.get("restored"):
         return "added_restored"
     if saved["status"] == "unchanged":

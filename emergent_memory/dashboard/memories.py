@@ -1,18 +1,20 @@
-"""The dashboard's memory pages: search, the list (filters, sort, pages, bulk changes), global
-memories for admin tokens, one memory's page with its changes (edit, reinforce, archive,
-delete, restore), and verify (a claim against what the memories say)."""
+"""The dashboard's memory pages: search, the list (filters, sort, numbered pages; its bulk
+changes are bulk.py's), global memories for admin tokens, one memory's page with its changes
+(edit, reinforce, archive, delete, restore), and verify (a claim against what the memories
+say)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from emergent_memory.dashboard.site import Refused, Site, Visit, choice, path_uuid, text
-from emergent_memory.dashboard.views import versions_with_diffs
+from emergent_memory.dashboard.views import versions_with_diffs, with_memory_links
 from emergent_memory.dashboard.web import UI
-from emergent_memory.errors import InvalidInput
+from emergent_memory.errors import InvalidInput, SameContent, SecretRejected
 from emergent_memory.memory.browse import BROWSE_STATUSES, expired
 from emergent_memory.memory.models import CATEGORIES, IMPORTANCES, SCOPES
 
@@ -20,6 +22,9 @@ STATUSES = BROWSE_STATUSES
 SORTS = ("recent", "oldest", "most_used", "least_used", "last_used", "confidence")
 DATES = ("created_after", "created_before", "used_after", "used_before")
 PAGE_SIZE = 50
+# memories one bulk change of the list ("all matching", or its undo) changes at most: each is
+# changed in its own transaction, as a ticked one is
+SELECT_ALL_MAX = 500
 SEARCH_LIMIT = 20
 
 
@@ -74,11 +79,11 @@ async def search_results(site: Site, request: Request, visit: Visit) -> Response
     return site.render(request, "_results.html", visit, **values)
 
 
-async def browse(
-    site: Site, request: Request, visit: Visit, *, scope: str | None = None
-) -> Response:
-    params = request.query_params
-    filters: dict[str, Any] = {
+def list_filters(params: Mapping[str, Any], scope: str | None = None) -> dict[str, Any]:
+    """The list's filters and sort from a query (the page's, or a bulk form's copy of it):
+    a value the page does not offer is ignored; dates as the browser's date fields send them
+    (YYYY-MM-DD), checked by the service."""
+    return {
         "status": choice(params.get("status"), STATUSES) or "active",
         "category": choice(params.get("category"), CATEGORIES),
         "scope": scope or choice(params.get("scope"), SCOPES),
@@ -86,20 +91,38 @@ async def browse(
         "context": (params.get("context") or "").strip() or None,
         "text": (params.get("text") or "").strip() or None,
         "sort": choice(params.get("sort"), SORTS) or "recent",
-        # dates as the browser's date fields send them (YYYY-MM-DD); the service checks them
         **{name: (params.get(name) or "").strip() or None for name in DATES},
     }
+
+
+def page_number(raw: str | None) -> int | None:
+    """The page number a jump asks for (None: none asked)."""
+    if raw is None or not raw.strip():
+        return None
+    if not raw.strip().isdigit() or not 1 <= int(raw) <= 10**7:
+        raise InvalidInput(f"page must be a whole number from 1; got {raw[:20]!r}")
+    return int(raw)
+
+
+async def browse(
+    site: Site, request: Request, visit: Visit, *, scope: str | None = None
+) -> Response:
+    params = request.query_params
+    filters = list_filters(params, scope)
     cursor = params.get("cursor") or None
+    page = None if cursor else page_number(params.get("page"))
     found = await site.call(
-        lambda: site.browse.list(visit.principal, cursor=cursor, limit=PAGE_SIZE, **filters)
+        lambda: site.browse.numbered_page(
+            visit.principal, cursor=cursor, page=page, limit=PAGE_SIZE, **filters
+        )
     )
     shown = {k: v for k, v in filters.items() if v and not (scope and k == "scope")}
     return site.render(
         request,
         "browse.html",
         visit,
+        found=found,
         memories=found["memories"],
-        next_cursor=found["next_cursor"],
         filters=filters,
         params=shown,
         categories=CATEGORIES,
@@ -108,6 +131,7 @@ async def browse(
         statuses=STATUSES,
         sorts=SORTS,
         fixed_scope=scope,
+        select_all_max=SELECT_ALL_MAX,
     )
 
 
@@ -117,23 +141,69 @@ async def global_memories(site: Site, request: Request, visit: Visit) -> Respons
     return await browse(site, request, visit, scope="global")
 
 
-async def memory_page(site: Site, request: Request, visit: Visit) -> Response:
+async def memory_page(
+    site: Site,
+    request: Request,
+    visit: Visit,
+    *,
+    status: int = 200,
+    refused: InvalidInput | None = None,
+    typed: Mapping[str, str] | None = None,
+) -> Response:
+    """A memory's page; after a refused edit (`refused`), with the refusal beside the edit
+    form and the form holding what was typed (`typed`)."""
     memory_id = path_uuid(request, "memory_id", "memory")
     detail = await site.call(lambda: site.browse.get(visit.principal, memory_id))
     return site.render(
         request,
         "memory.html",
         visit,
+        status=status,
         memory=detail,
         versions=versions_with_diffs(detail.get("versions") or []),
         categories=CATEGORIES,
         importances=IMPORTANCES,
+        edit_error=None if refused is None else with_memory_links(str(refused).rstrip(".")),
+        typed=typed,
     )
 
 
+EDIT_FIELDS = (
+    "content",
+    "category",
+    "importance",
+    "confidence",
+    "valid_from",
+    "valid_until",
+    "rationale",
+)
+
+
+def refusal_status(error: InvalidInput) -> int:
+    """An edit refused: 422 for a secret in the text, 409 when another memory already says
+    it, 400 for any other value to fix."""
+    if isinstance(error, SecretRejected):
+        return 422
+    if isinstance(error, SameContent):
+        return 409
+    return 400
+
+
 async def edit(site: Site, request: Request, visit: Visit) -> Response:
-    memory_id = path_uuid(request, "memory_id", "memory")
+    """A new version from the edit form; refused, the memory's page again with why beside
+    the form and what was typed still in it."""
     form = await request.form()
+    try:
+        return await save_edit(site, request, visit, form)
+    except InvalidInput as refused:
+        typed = {name: value for name in EDIT_FIELDS if (value := text(form.get(name))) is not None}
+        return await memory_page(
+            site, request, visit, status=refusal_status(refused), refused=refused, typed=typed
+        )
+
+
+async def save_edit(site: Site, request: Request, visit: Visit, form: Any) -> Response:
+    memory_id = path_uuid(request, "memory_id", "memory")
     updates: dict[str, Any] = {}
     content = text(form.get("content"))
     if content is not None:
@@ -233,30 +303,3 @@ async def verify(site: Site, request: Request, visit: Visit) -> Response:
         scopes=SCOPES,
         result=result,
     )
-
-
-async def bulk(site: Site, request: Request, visit: Visit) -> Response:
-    """Delete or restore the memories ticked in the list, each on its own: those refused are
-    listed with the reason, the others are changed."""
-    form = await request.form()
-    action = text(form.get("action"))
-    ids = [value for value in form.getlist("ids") if isinstance(value, str)]
-    if not ids:
-        raise InvalidInput("select at least one memory first")
-    if action == "delete":
-        result = await site.call(lambda: site.memory.bulk_delete(visit.principal, ids))
-    elif action == "restore":
-        result = await site.call(lambda: site.memory.bulk_restore(visit.principal, ids))
-    else:
-        raise InvalidInput("the action must be delete or restore")
-    failed = [item for item in result["results"] if not item["ok"]]
-    if failed:
-        return site.render(
-            request, "bulk.html", visit, action=action, changed=result["changed"], failed=failed
-        )
-    back = text(form.get("back")) or ""
-    # back only to a list of this dashboard (never a URL the form could point elsewhere)
-    target = back if back.startswith((f"{UI}/memories", f"{UI}/global")) else f"{UI}/memories"
-    target = target.rstrip("?&")
-    joiner = "&" if "?" in target else "?"
-    return RedirectResponse(f"{target}{joiner}done=bulk", status_code=303)

@@ -19,7 +19,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from emergent_memory.dashboard import adding, export, memories, overview
+from emergent_memory.dashboard import adding, bulk, export, memories, overview
 from emergent_memory.dashboard.site import (
     DashboardServices,
     Refused,
@@ -119,7 +119,8 @@ def dashboard_routes(services: DashboardServices) -> list[BaseRoute]:
         Route("/search", page(memories.search), methods=["GET"]),
         Route("/search/results", page(memories.search_results), methods=["GET"]),
         Route("/memories", page(memories.browse), methods=["GET"]),
-        Route("/memories/bulk", change(memories.bulk), methods=["POST"]),
+        Route("/memories/bulk", change(bulk.bulk), methods=["POST"]),
+        Route("/memories/bulk/undo", change(bulk.undo), methods=["POST"]),
         Route("/memories/new", page(adding.add_form), methods=["GET"]),
         Route("/memories/new", change(adding.add), methods=["POST"]),
         Route("/memories/{memory_id}", page(memories.memory_page), methods=["GET"]),

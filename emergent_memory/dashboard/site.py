@@ -18,6 +18,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from emergent_memory.auth.dashboard import DashboardSession, DashboardSessions, StartedSession
 from emergent_memory.auth.principal import Principal
 from emergent_memory.dashboard.neighbours import neighbour_graph
+from emergent_memory.dashboard.notices import notice_of, undo_of
 from emergent_memory.dashboard.web import (
     COOKIE,
     CSRF_FIELD,
@@ -43,39 +44,6 @@ from emergent_memory.memory.service import MemoryService
 from emergent_memory.memory.verify import VerifyService
 
 logger = logging.getLogger(__name__)
-
-# What a redirect after a change may announce (?done=...): fixed texts, never user input.
-NOTICES = {
-    "updated": "Saved: the memory has a new version.",
-    "deleted": "Deleted. It stays in the history and can be restored.",
-    "archived": "Archived: recall and injection leave it out until it is restored.",
-    "reinforced": "Evidence recorded.",
-    "restored": "Restored: the memory is active again.",
-    "signed_out": "You are signed out.",
-    "decided": "Decision recorded.",
-    "undone": "Decision undone: the pair waits for a decision again.",
-    "context": "Context saved.",
-    "bulk": "Done: every selected memory was changed.",
-    # what adding a memory by hand did (dashboard/adding.py)
-    "added": "Added: a new memory.",
-    "added_similar": (
-        "Added. A similar memory was kept beside it: the Duplicates page asks whether the two "
-        "say the same."
-    ),
-    "added_conflict": (
-        "Added beside a memory that states another value of the same subject: both are kept "
-        "and linked as a conflict (below); the Duplicates page decides which one holds."
-    ),
-    "added_updated": (
-        "Added in place of a memory that said the same, or an older value of it: that one is "
-        "superseded (linked below, and restorable from its page)."
-    ),
-    "added_unchanged": (
-        "Already remembered: this memory says the same. Nothing new was added; the save "
-        "counts as evidence for it."
-    ),
-    "added_restored": "Already remembered in an archived memory, which is active again.",
-}
 
 
 @dataclass(frozen=True)
@@ -160,7 +128,8 @@ class Site:
             can_write=principal is not None and principal.can_write,
             is_admin=principal is not None and principal.is_admin,
             csrf=None if visit is None else visit.csrf,
-            notice=NOTICES.get(request.query_params.get("done", "")),
+            notice=notice_of(request.query_params),
+            bulk_undo=undo_of(request.query_params) if principal and principal.can_write else None,
             path=request.url.path,
             **values,
         )

@@ -1,5 +1,6 @@
 """What the dashboard's pages show, shaped from the services' results: the word diff between
-two versions of a memory, and chart series. Plain data only: the templates escape it."""
+two versions of a memory, a message's memory ids (links on the page), and chart series. Plain
+data only: the templates escape it."""
 
 from __future__ import annotations
 
@@ -14,6 +15,28 @@ Change = Literal["same", "added", "removed"]
 class DiffPart(TypedDict):
     change: Change
     text: str
+
+
+class MessagePart(TypedDict):
+    text: str
+    memory_id: bool  # the text is a memory's id: shown as a link to its page
+
+
+MEMORY_ID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
+
+
+def with_memory_links(message: str) -> list[MessagePart]:
+    """A message in runs of text and of memory ids (each id a link on the page)."""
+    parts: list[MessagePart] = []
+    at = 0
+    for found in MEMORY_ID.finditer(message):
+        if found.start() > at:
+            parts.append({"text": message[at : found.start()], "memory_id": False})
+        parts.append({"text": found.group(0), "memory_id": True})
+        at = found.end()
+    if at < len(message):
+        parts.append({"text": message[at:], "memory_id": False})
+    return parts
 
 
 WORDS = re.compile(r"\s+|[^\s]+")

@@ -18,6 +18,7 @@ import hashlib
 import json
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, Literal, get_args
 from uuid import UUID
@@ -49,6 +50,12 @@ RECALLS_SHOWN = 10
 EVIDENCE_SHOWN = 50  # a memory's latest pieces of evidence on its page
 MAX_TEXT = 500  # characters of a list's text filter
 CURSOR_VERSION = 1
+# A numbered page is read by skipping the rows before it from the nearer end of the list (the
+# last pages read the index backwards): at most this many rows, so that no page jump reads
+# more than this many index entries. Pages further from both ends are reached with next and
+# previous, whose cursors read no row before the page.
+JUMP_ROWS = 2_500
+NEARBY_PAGES = 2  # pages linked each side of the current one
 GROWTH_DAYS = 90
 USED_SHOWN = 10  # most and least used memories in stats
 INJECTIONS_DEFAULT_LIMIT, INJECTIONS_MAX_LIMIT = 20, 100  # sessions a page
@@ -83,6 +90,32 @@ class BrowseResult(TypedDict):
 
     memories: list[BrowsedMemory]
     next_cursor: str | None
+
+
+class PageLink(TypedDict):
+    """A numbered page near the current one: its cursor (None: the first page)."""
+
+    page: int
+    cursor: str | None
+
+
+class NumberedPage(TypedDict):
+    """A page of the list with its place in it: how many memories match the filters
+    (`total`), this page's number of `pages`, cursors to the next and previous pages
+    (`has_previous` with no `previous_cursor`: the previous page is the first), the pages
+    nearby, and for each superseded memory shown the memory that replaced it
+    (`replacements`, by the superseded memory's id; one the principal cannot see is left
+    out)."""
+
+    memories: list[BrowsedMemory]
+    total: int
+    page: int
+    pages: int
+    next_cursor: str | None
+    previous_cursor: str | None
+    has_previous: bool
+    nearby: list[PageLink]
+    replacements: dict[str, ChainLink]
 
 
 class Version(TypedDict):
@@ -503,39 +536,31 @@ class BrowseService:
         zone is UTC); `used_*` keep memories the principal recalled in that range (a never
         used one matches neither). `cursor` is the previous page's `next_cursor`, valid with
         the same filters and sort only."""
-        status_ = validation.choice(status, BROWSE_STATUSES, "status")
-        sort_ = validation.choice(sort, BROWSE_SORTS, "sort")
+        query = _list_query(
+            status,
+            sort,
+            category=category,
+            scope=scope,
+            importance=importance,
+            project_id=project_id,
+            context=context,
+            text=text,
+            created_after=created_after,
+            created_before=created_before,
+            used_after=used_after,
+            used_before=used_before,
+        )
         limit_ = validation.limit(limit, default=LIST_DEFAULT_LIMIT, maximum=LIST_MAX_LIMIT)
-        filters: dict[str, Any] = {
-            "category": None if category is None else validation.category(category),
-            "scope": None if scope is None else validation.scope(scope),
-            "importance": None
-            if importance is None
-            else validation.choice(importance, IMPORTANCES, "importance"),
-            "project_id": None if project_id is None else as_uuid(project_id, "project_id"),
-            "context": None if context is None else validation.context_name(context),
-            "text": _text(text),
-            "created_after": _time(created_after, "created_after"),
-            "created_before": _time(created_before, "created_before"),
-            "used_after": _time(used_after, "used_after"),
-            "used_before": _time(used_before, "used_before"),
-        }
-        for low, high in (("created_after", "created_before"), ("used_after", "used_before")):
-            if (
-                filters[low] is not None
-                and filters[high] is not None
-                and filters[low] >= filters[high]
-            ):
-                raise InvalidInput(f"{low} must be earlier than {high}")
-        digest = _digest(status_, filters)
-        after = None if cursor is None else decode_cursor(cursor, sort_, digest)
+        status_, sort_, filters, digest = query.status, query.sort, query.filters, query.digest
+        after = None
+        if cursor is not None:
+            position = _position(cursor, query)
+            if position.backward:  # the dashboard's previous pages: not a next_cursor
+                raise InvalidInput(BAD_CURSOR)
+            after = position.key
         require_read(principal)
         with self._read_transaction(principal) as conn:
-            if filters["text"] is not None and browse_store.query_words(conn, filters["text"]) == 0:
-                raise InvalidInput(
-                    "text has no word to search for (only common words such as 'the'); "
-                    "use more specific words"
-                )
+            _words_to_search(conn, query)
             found = browse_store.page(
                 conn,
                 principal,
@@ -552,6 +577,177 @@ class BrowseService:
         if len(found) > limit_:
             next_cursor = encode_cursor(sort_, digest, shown[-1][1:])
         return {"memories": memories, "next_cursor": next_cursor}
+
+    def numbered_page(
+        self,
+        principal: Principal,
+        *,
+        cursor: str | None = None,
+        page: int | None = None,
+        limit: int | None = LIST_DEFAULT_LIMIT,
+        status: str = "active",
+        sort: str = "recent",
+        **filters: Any,
+    ) -> NumberedPage:
+        """A page of the list (`list`'s filters and sort) with how many memories match and
+        where the page is among `pages`: the dashboard's pages.
+
+        `cursor`: one this method gave (next, previous or a nearby page's); `page`: a page
+        number to jump to, read by skipping at most JUMP_ROWS rows from the nearer end of the
+        list (InvalidInput further in: reach it with next or previous); past the last page,
+        the last page. A page whose rows were deleted since its link was made gives way to
+        the first page (going back) or the last one (going on)."""
+        query = _list_query(status, sort, **filters)
+        limit_ = validation.limit(limit, default=LIST_DEFAULT_LIMIT, maximum=LIST_MAX_LIMIT)
+        position = None if cursor is None else _position(cursor, query)
+        if page is not None and (isinstance(page, bool) or not isinstance(page, int) or page < 1):
+            raise InvalidInput(f"page must be a whole number from 1; got {page!r:.20}")
+        require_read(principal)
+        with self._read_transaction(principal) as conn:
+            _words_to_search(conn, query)
+            total = browse_store.count(conn, principal, status=query.status, filters=query.filters)
+            pages = max(1, -(-total // limit_))
+
+            def read(
+                after: builtins.list[Any] | None, skip: int, take: int, reverse: bool
+            ) -> tuple[builtins.list[tuple[Any, ...]], bool]:
+                """`take` rows after `skip` ones, and whether more follow."""
+                found = browse_store.page(
+                    conn,
+                    principal,
+                    status=query.status,
+                    sort=query.sort,
+                    filters=query.filters,
+                    after=after,
+                    limit=skip + take + 1,
+                    reverse=reverse,
+                )[skip:]
+                return found[:take], len(found) > take
+
+            shown: builtins.list[tuple[Any, ...]] = []
+            number, has_previous, has_next = 1, False, False
+            if position is not None and position.backward:
+                shown, has_previous = read(position.key, position.skip, limit_, True)
+                shown.reverse()
+                number, has_next = max(position.page, 2), True
+                if not has_previous:  # no row before it: this is the first page
+                    position = None
+                    page = 1
+            elif position is not None:
+                shown, has_next = read(position.key, position.skip, limit_, False)
+                number, has_previous = max(position.page, 2), True
+                if not shown:  # past the last row: the last page
+                    position = None
+                    page = pages
+            if position is None:
+                number = min(page or 1, pages)
+                before = (number - 1) * limit_
+                after_it = total - number * limit_  # below 0: the last page, not full
+                if before <= JUMP_ROWS:
+                    shown, _ = read(None, before, limit_, False)
+                elif after_it <= JUMP_ROWS:
+                    shown, _ = read(None, max(0, after_it), limit_ + min(0, after_it), True)
+                    shown.reverse()
+                else:
+                    raise InvalidInput(
+                        f"page {number} of {pages} is more than {JUMP_ROWS:,} memories from "
+                        f"both ends of the list; go to page {JUMP_ROWS // limit_ + 1} or "
+                        f"{pages - JUMP_ROWS // limit_} and on with next or previous, or "
+                        "narrow the filters"
+                    )
+                has_previous, has_next = number > 1, number < pages
+            pages = max(pages, number)
+            ids = [row[0] for row in shown]
+            rows = browse_store.rows(conn, principal, ids)
+            replaced_by = {
+                rows[i].id: UUID(str(rows[i].superseded_by))
+                for i in ids
+                if i in rows and rows[i].superseded_by and rows[i].deleted_at is None
+            }
+            replacing = browse_store.rows(conn, principal, sorted(set(replaced_by.values())))
+        memories = [browsed(rows[i], self._decay) for i in ids if i in rows]
+
+        def link(row: tuple[Any, ...], page: int, skip: int, backward: bool) -> str:
+            return encode_cursor(
+                query.sort, query.digest, row[1:], page=page, skip=skip, backward=backward
+            )
+
+        nearby: builtins.list[PageLink] = []
+        if shown:
+            for step in range(NEARBY_PAGES, 0, -1):
+                if number - step >= 1:
+                    token = None
+                    if number - step > 1:
+                        token = link(shown[0], number - step, (step - 1) * limit_, True)
+                    nearby.append({"page": number - step, "cursor": token})
+            for step in range(1, NEARBY_PAGES + 1):
+                if has_next and number + step <= pages:
+                    token = link(shown[-1], number + step, (step - 1) * limit_, False)
+                    nearby.append({"page": number + step, "cursor": token})
+        return {
+            "memories": memories,
+            "total": total,
+            "page": number,
+            "pages": pages,
+            "next_cursor": link(shown[-1], number + 1, 0, False) if has_next and shown else None,
+            "previous_cursor": link(shown[0], number - 1, 0, True)
+            if has_previous and shown and number > 2
+            else None,
+            "has_previous": has_previous,
+            "nearby": nearby,
+            "replacements": {
+                str(old): _link(replacing[new])
+                for old, new in replaced_by.items()
+                if new in replacing
+            },
+        }
+
+    def count(self, principal: Principal, *, status: str = "active", **filters: Any) -> int:
+        """How many memories the list of these filters holds (every page)."""
+        query = _list_query(status, "recent", **filters)
+        require_read(principal)
+        with self._read_transaction(principal) as conn:
+            _words_to_search(conn, query)
+            return browse_store.count(conn, principal, status=query.status, filters=query.filters)
+
+    def matching_ids(
+        self, principal: Principal, maximum: int, *, status: str = "active", **filters: Any
+    ) -> builtins.list[str]:
+        """The ids of every memory the list of these filters holds (newest first), for a
+        change to all of them: InvalidInput when more than `maximum` match."""
+        query = _list_query(status, "recent", **filters)
+        require_read(principal)
+        with self._read_transaction(principal) as conn:
+            _words_to_search(conn, query)
+            total = browse_store.count(conn, principal, status=query.status, filters=query.filters)
+            if total > maximum:
+                raise InvalidInput(
+                    f"{total:,} memories match these filters; a change to every matching "
+                    f"memory takes at most {maximum:,}: narrow the filters"
+                )
+            found = browse_store.page(
+                conn,
+                principal,
+                status=query.status,
+                sort=query.sort,
+                filters=query.filters,
+                after=None,
+                limit=maximum,
+            )
+        return [str(row[0]) for row in found]
+
+    def changed_together(
+        self, principal: Principal, change: str, reason: str, maximum: int
+    ) -> builtins.list[str]:
+        """The memories (at most `maximum`) that are still deleted (`change` "delete") or
+        archived ("archive") with exactly `reason`, among the principal's own (and global
+        ones for an administrator): what one change of many wrote, to undo it."""
+        if change not in browse_store.BULK_CHANGED:
+            raise InvalidInput("the change must be delete or archive")
+        require_read(principal)
+        with self._read_transaction(principal) as conn:
+            found = browse_store.changed_together(conn, principal, change, reason, maximum)
+        return [str(id_) for id_ in found]
 
     # -- one memory -----------------------------------------------------------------------
 
@@ -1183,6 +1379,87 @@ def _time(value: object, field: str) -> datetime | None:
     return moment
 
 
+@dataclass(frozen=True)
+class ListQuery:
+    """A list's status, sort and filters, checked, and their fingerprint (`digest`)."""
+
+    status: str
+    sort: str
+    filters: dict[str, Any]
+    digest: str
+
+
+def _list_query(
+    status: str,
+    sort: str,
+    *,
+    category: str | None = None,
+    scope: str | None = None,
+    importance: str | None = None,
+    project_id: UUID | str | None = None,
+    context: str | None = None,
+    text: str | None = None,
+    created_after: datetime | str | None = None,
+    created_before: datetime | str | None = None,
+    used_after: datetime | str | None = None,
+    used_before: datetime | str | None = None,
+) -> ListQuery:
+    status_ = validation.choice(status, BROWSE_STATUSES, "status")
+    sort_ = validation.choice(sort, BROWSE_SORTS, "sort")
+    filters: dict[str, Any] = {
+        "category": None if category is None else validation.category(category),
+        "scope": None if scope is None else validation.scope(scope),
+        "importance": None
+        if importance is None
+        else validation.choice(importance, IMPORTANCES, "importance"),
+        "project_id": None if project_id is None else as_uuid(project_id, "project_id"),
+        "context": None if context is None else validation.context_name(context),
+        "text": _text(text),
+        "created_after": _time(created_after, "created_after"),
+        "created_before": _time(created_before, "created_before"),
+        "used_after": _time(used_after, "used_after"),
+        "used_before": _time(used_before, "used_before"),
+    }
+    for low, high in (("created_after", "created_before"), ("used_after", "used_before")):
+        if filters[low] is not None and filters[high] is not None and filters[low] >= filters[high]:
+            raise InvalidInput(f"{low} must be earlier than {high}")
+    return ListQuery(status_, sort_, filters, _digest(status_, filters))
+
+
+def _words_to_search(conn: Connection[Any], query: ListQuery) -> None:
+    text = query.filters["text"]
+    if text is not None and browse_store.query_words(conn, text) == 0:
+        raise InvalidInput(
+            "text has no word to search for (only common words such as 'the'); "
+            "use more specific words"
+        )
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where a cursor points: after (or, `backward`, before) the row with these key values,
+    `skip` rows further on, at page number `page` (1 when the cursor does not say)."""
+
+    key: builtins.list[Any]
+    backward: bool
+    page: int
+    skip: int
+
+
+def _position(cursor: object, query: ListQuery) -> Position:
+    key = decode_cursor(cursor, query.sort, query.digest)
+    decoded = _decoded(cursor)
+    backward, page, skip = decoded.get("b", False), decoded.get("p", 1), decoded.get("n", 0)
+    if (
+        not isinstance(backward, bool)
+        or not all(isinstance(n, int) and not isinstance(n, bool) for n in (page, skip))
+        or not 1 <= page <= 10**7
+        or not 0 <= skip <= LIST_MAX_LIMIT * NEARBY_PAGES
+    ):
+        raise InvalidInput(BAD_CURSOR)
+    return Position(key, backward, page, skip)
+
+
 def _digest(status: str, filters: Mapping[str, Any]) -> str:
     """A short fingerprint of what the list shows: a cursor is valid for it only."""
     shown = {k: None if v is None else str(v) for k, v in filters.items()}
@@ -1190,11 +1467,23 @@ def _digest(status: str, filters: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def encode_cursor(sort: str, digest: str, key: tuple[Any, ...]) -> str:
+def encode_cursor(
+    sort: str,
+    digest: str,
+    key: tuple[Any, ...],
+    *,
+    page: int | None = None,
+    skip: int = 0,
+    backward: bool = False,
+) -> str:
     """An opaque, url-safe cursor after the row with these key values, for the keyset `sort`
-    of the list `digest` fingerprints."""
+    of the list `digest` fingerprints; a numbered page's also says which `page` it opens,
+    how many rows it skips, and whether it goes `backward` (before the row)."""
     values = [v.isoformat() if isinstance(v, datetime) else str(v) for v in key]
-    raw = json.dumps({"v": CURSOR_VERSION, "s": sort, "f": digest, "k": values})
+    fields: dict[str, Any] = {"v": CURSOR_VERSION, "s": sort, "f": digest, "k": values}
+    if page is not None:
+        fields.update(p=page, n=skip, b=backward)
+    raw = json.dumps(fields)
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
@@ -1204,11 +1493,7 @@ BAD_CURSOR = (
 )
 
 
-def decode_cursor(
-    cursor: object, sort: str, digest: str, types: tuple[str, ...] | None = None
-) -> list[Any]:
-    """The key values of a cursor that encode_cursor made for this sort (a list's, or
-    another keyset such as the open duplicate pairs', with its `types`) and digest."""
+def _decoded(cursor: object) -> dict[str, Any]:
     if not isinstance(cursor, str) or not cursor or len(cursor) > 1000:
         raise InvalidInput(BAD_CURSOR)
     try:
@@ -1216,6 +1501,17 @@ def decode_cursor(
         decoded = json.loads(raw)
     except (ValueError, binascii.Error, UnicodeDecodeError):
         raise InvalidInput(BAD_CURSOR) from None
+    if not isinstance(decoded, dict):
+        raise InvalidInput(BAD_CURSOR)
+    return decoded
+
+
+def decode_cursor(
+    cursor: object, sort: str, digest: str, types: tuple[str, ...] | None = None
+) -> list[Any]:
+    """The key values of a cursor that encode_cursor made for this sort (a list's, or
+    another keyset such as the open duplicate pairs', with its `types`) and digest."""
+    decoded = _decoded(cursor)
     if (
         not isinstance(decoded, dict)
         or decoded.get("v") != CURSOR_VERSION

@@ -11,7 +11,7 @@ and global ones) so that each branch reads an index in the page's order.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from typing import Any, Literal
 from uuid import UUID
@@ -148,6 +148,34 @@ ORDER BY {page_order}
 LIMIT %(limit)s
 """
 
+# How many memories one branch of the list holds with the filters (the page's, without order
+# or cursor): the list's total is the sum of its branches'.
+COUNT_BRANCH = """(
+    SELECT count(*) AS n
+    FROM kb.graph_objects o
+    {uses}
+    WHERE o.type = 'Memory' AND o.is_head AND {branch} AND {status} {filters}
+)"""
+COUNT = "SELECT coalesce(sum(n), 0)::bigint FROM ({branches}) counted"
+# The count reads a memory's category in its labels (["memory", category, scope], kept with
+# the category): the active memories' count index holds them (migration 0021), so a count by
+# category is read from the index alone as well.
+COUNT_FILTERS = {**FILTERS, "category": "o.labels @> ARRAY[%(category)s::text]"}
+
+# The memories one bulk change of the dashboard changed: the principal's own (and, for an
+# administrator, global ones), still deleted or archived with the reason that change wrote.
+BULK_CHANGED = {
+    "delete": "o.deleted_at IS NOT NULL AND o.delete_reason = %(reason)s",
+    "archive": "o.deleted_at IS NULL AND NOT (o.properties ? 'superseded_by') "
+    "AND o.properties ? 'archived_at' AND o.properties ->> 'archive_reason' = %(reason)s",
+}
+CHANGED_TOGETHER = """
+SELECT o.canonical_id FROM kb.graph_objects o
+WHERE o.type = 'Memory' AND o.is_head AND ({branches}) AND {changed}
+ORDER BY o.canonical_id
+LIMIT %(limit)s
+"""
+
 # Every memory of `ids` (head version, any status) in full, as list and get show it.
 ROWS = (
     store.ANY_STATUS
@@ -181,20 +209,21 @@ def page(
     filters: dict[str, Any],
     after: Sequence[Any] | None,
     limit: int,
+    reverse: bool = False,
 ) -> list[tuple[Any, ...]]:
     """One page of memory ids in the sort's order: (id, *sort key values) per row.
 
     `filters`: FILTERS' names with their values (None: no filter); `after`: the key values
-    of the last row of the previous page (a cursor's)."""
+    of the last row of the previous page (a cursor's). `reverse`: in the opposite order
+    (after `after` in that order: the rows before it, nearest first; with no `after`, the
+    list's last rows, last first), which reads the same index backwards."""
     key = SORTS[sort]
-    used = {name: value for name, value in filters.items() if value is not None}
-    params = _params(principal, limit=limit)
-    params.update({("project_id_filter" if k == "project_id" else k): v for k, v in used.items()})
+    if reverse:
+        key = replace(key, descending=not key.descending)
+    used, params, conditions = _filtered(principal, filters)
+    params["limit"] = limit
     if after is not None:
         params.update({f"after_{index}": value for index, value in enumerate(after)})
-    conditions = sql.SQL("").join(
-        sql.SQL(" AND " + FILTERS[name]) for name in FILTERS if name in used
-    )
     # the parts: None (no recall log), "used" (memories in it), "unused" (never recalled)
     parts: list[str | None] = [None]
     if any(name in used for name in USE_FILTERS):
@@ -204,15 +233,7 @@ def page(
         # order (used: a count above 0, a real time), so the second is read only when the
         # first has too few rows
         parts = ["used", "unused"] if key.descending else ["unused", "used"]
-    scope = used.get("scope")
-    visibility = [
-        b
-        for b, wanted in (
-            (OWN_BRANCH, scope != "global"),
-            (GLOBAL_BRANCH, scope in (None, "global")),
-        )
-        if wanted
-    ]
+    visibility = _branches(used.get("scope"))
     columns = [sql.Identifier(f"k{i}") for i in range(len(key.expressions))]
     direction = sql.SQL("DESC" if key.descending else "ASC")
     found: list[tuple[Any, ...]] = []
@@ -263,6 +284,68 @@ def page(
                 conn.execute(setting)
         found.extend(tuple(row) for row in rows)
     return found
+
+
+def _filtered(
+    principal: Principal, filters: dict[str, Any], conditions_of: dict[str, str] = FILTERS
+) -> tuple[dict[str, Any], dict[str, Any], sql.Composable]:
+    """The filters in use, the statement's parameters and the filters' conditions (those of
+    `conditions_of`: FILTERS, or COUNT_FILTERS)."""
+    used = {name: value for name, value in filters.items() if value is not None}
+    params = _params(principal)
+    params.update({("project_id_filter" if k == "project_id" else k): v for k, v in used.items()})
+    conditions = sql.SQL("").join(
+        sql.SQL(" AND " + conditions_of[name]) for name in conditions_of if name in used
+    )
+    return used, params, conditions
+
+
+def _branches(scope: str | None) -> list[str]:
+    """The visibility branches a list reads: own memories unless only global ones are asked
+    for, global ones unless another scope is."""
+    return [
+        branch
+        for branch, wanted in (
+            (OWN_BRANCH, scope != "global"),
+            (GLOBAL_BRANCH, scope in (None, "global")),
+        )
+        if wanted
+    ]
+
+
+def count(
+    conn: Connection[Any], principal: Principal, *, status: str, filters: dict[str, Any]
+) -> int:
+    """How many memories the list of these filters holds (every page of it), under the same
+    row-level security and visibility as `page`."""
+    used, params, conditions = _filtered(principal, filters, COUNT_FILTERS)
+    uses = any(name in used for name in USE_FILTERS)
+    branches = [
+        sql.SQL(COUNT_BRANCH).format(
+            uses=sql.SQL(USED if uses else ""),
+            branch=sql.SQL(branch),
+            status=sql.SQL(STATUSES[status]),
+            filters=conditions,
+        )
+        for branch in _branches(used.get("scope"))
+    ]
+    statement = sql.SQL(COUNT).format(branches=sql.SQL(" UNION ALL ").join(branches))
+    row = conn.execute(statement, params, prepare=False).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def changed_together(
+    conn: Connection[Any], principal: Principal, change: str, reason: str, limit: int
+) -> list[UUID]:
+    """The memories (at most `limit`) still deleted or archived (`change`) with `reason`
+    that the principal owns, and global ones for an administrator."""
+    branches = [OWN_BRANCH, *([GLOBAL_BRANCH] if principal.is_admin else [])]
+    statement = sql.SQL(CHANGED_TOGETHER).format(
+        branches=sql.SQL(" OR ").join(sql.SQL("({})").format(sql.SQL(b)) for b in branches),
+        changed=sql.SQL(BULK_CHANGED[change]),
+    )
+    rows = conn.execute(statement, _params(principal, reason=reason, limit=limit)).fetchall()
+    return [row[0] for row in rows]
 
 
 def _after(key: SortKey, part: str | None, after: Sequence[Any] | None) -> sql.Composable | None:

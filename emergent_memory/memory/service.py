@@ -33,6 +33,7 @@ from emergent_memory.errors import (
     NotFound,
     ObjectNotFound,
     PermissionDenied,
+    SameContent,
 )
 from emergent_memory.graph import Embedding, GraphObject
 from emergent_memory.memory import (
@@ -1418,11 +1419,26 @@ class MemoryService:
             }
             return answers.deliverable(answer, "restore")
 
-    def bulk_delete(self, principal: Principal, memory_ids: object) -> BulkResult:
+    def bulk_delete(
+        self, principal: Principal, memory_ids: object, reason: str | None = None
+    ) -> BulkResult:
         """Delete each memory of `memory_ids` (at most BULK_MAX_IDS) as `delete` does, each on
         its own: one that cannot be deleted (not found, another actor's, a global one without
-        the admin scope) is said so in its result and the others go ahead."""
-        return self._bulk(principal, memory_ids, lambda id_: self.delete(principal, id_))
+        the admin scope) is said so in its result and the others go ahead. `reason`: each
+        one's delete_reason."""
+        return self._bulk(
+            principal, memory_ids, lambda id_: self.delete(principal, id_, reason=reason)
+        )
+
+    def bulk_archive(
+        self, principal: Principal, memory_ids: object, reason: str | None = None
+    ) -> BulkResult:
+        """Archive each memory of `memory_ids` (at most BULK_MAX_IDS) as `archive` does, each
+        on its own (a core, superseded or already archived one is an invalid_input result, the
+        others go ahead). `reason`: each one's archive_reason."""
+        return self._bulk(
+            principal, memory_ids, lambda id_: self.archive(principal, id_, reason=reason)
+        )
 
     def bulk_restore(self, principal: Principal, memory_ids: object) -> BulkResult:
         """Restore each memory of `memory_ids` (at most BULK_MAX_IDS) as `restore` does, each
@@ -1671,7 +1687,7 @@ class MemoryService:
         (but `allow`, one that this transaction supersedes)."""
         twin = store.find_exact(conn, principal, scope, text, exclude=memory_id)
         if twin is not None and twin != allow:
-            raise InvalidInput(
+            raise SameContent(
                 f"memory {twin} already says exactly this; keep that one (and delete {memory_id} "
                 "if it is no longer needed) rather than having two identical memories"
             )
