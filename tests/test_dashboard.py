@@ -2258,3 +2258,20 @@ def test_a_forged_id_in_a_bulk_change_is_refused_as_inert_text(
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in refused.text
         assert_inert(refused.text)
     assert service.list_memories(principal)["count"] == 1  # nothing was written
+
+
+def test_an_empty_list_says_why_it_is_empty(
+    client: TestClient, principal: Principal, token_for: Callable[..., str]
+) -> None:
+    assert sign_in(client, token_for(principal, READ, WRITE, ADMIN)).status_code == 303
+    page = client.get("/ui/memories").text
+    assert "No memories in this project yet." in page
+    assert 'href="/ui/memories/new">Add one</a>' in page
+    assert 'id="export-link"' in page
+    assert "No memories match these filters." in client.get("/ui/memories?category=risk").text
+    assert "No memories match" in client.get("/ui/memories?status=deleted").text
+    # (other tests' global memories may be there: empty or not, no filter set never says
+    # "no match")
+    assert "No memories match" not in client.get("/ui/global").text
+    nothing = client.get(f"/ui/global?text={uuid.uuid4().hex}").text
+    assert "No memories match these filters." in nothing

@@ -117,6 +117,11 @@ async def browse(
         )
     )
     shown = {k: v for k, v in filters.items() if v and not (scope and k == "scope")}
+    # whether a filter narrows the list (the default status and sort do not): an empty list
+    # is then "nothing matches", else "nothing yet"
+    narrowed = filters["status"] != "active" or any(
+        v for k, v in shown.items() if k not in ("status", "sort")
+    )
     return site.render(
         request,
         "browse.html",
@@ -132,6 +137,7 @@ async def browse(
         sorts=SORTS,
         fixed_scope=scope,
         select_all_max=SELECT_ALL_MAX,
+        narrowed=narrowed,
     )
 
 
