@@ -2275,3 +2275,31 @@ def test_an_empty_list_says_why_it_is_empty(
     assert "No memories match" not in client.get("/ui/global").text
     nothing = client.get(f"/ui/global?text={uuid.uuid4().hex}").text
     assert "No memories match these filters." in nothing
+
+
+def test_an_addition_from_a_form_of_another_project_is_refused(
+    client: TestClient, service: MemoryService, principal: Principal, token_for: Callable[..., str]
+) -> None:
+    from emergent_memory.auth.principal import ANY_PROJECT
+
+    there = uuid.uuid4()
+    assert sign_in(client, token_for(principal, READ, WRITE, ANY_PROJECT)).status_code == 303
+    token = csrf_of(client.get("/ui/memories/new").text)  # a form of the token's project
+    assert client.get(f"/ui/memories?project={there}").status_code == 200  # another tab
+    refused = client.post(
+        "/ui/memories/new",
+        data={
+            CSRF_FIELD: token,
+            "project": str(principal.project_id),
+            "content": "Saved from a stale tab",
+            "category": "fact",
+            "scope": "project",
+        },
+        headers=SAME_ORIGIN,
+    )
+    assert refused.status_code == 409
+    assert "switched in another tab" in refused.text
+    assert ">Saved from a stale tab</textarea>" in refused.text
+    for project in (principal.project_id, there):
+        seen = Principal(principal.actor_id, project)
+        assert service.list_memories(seen)["memories"] == []

@@ -29,6 +29,13 @@ async def add_form(site: Site, request: Request, visit: Visit) -> Response:
 async def add(site: Site, request: Request, visit: Visit) -> Response:
     form = await request.form()
     typed = {name: (text(form.get(name)) or "").replace("\r\n", "\n") for name in (*FIELDS, *DATES)}
+    shown = text(form.get("project"))
+    if shown is not None and shown != visit.chosen:  # another tab switched the project since
+        error = (
+            f"the form was for project {shown[:8]}, and this browser now shows project "
+            f"{visit.chosen[:8]} (switched in another tab): check the project and save again"
+        )
+        return _form(site, request, visit, typed, error=error, status=409)
     try:
         saved = await site.call(lambda: _save(site, visit, typed))
     except SecretRejected as error:  # nothing written; the secret is not sent back either
