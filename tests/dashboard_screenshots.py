@@ -60,6 +60,8 @@ def _pages(ids: dict[str, str]) -> list[tuple[str, str, str | None]]:
         ),
         ("dashboard-duplicates", "/ui/duplicates", None),
         ("dashboard-stats", "/ui/stats", None),
+        ("dashboard-add", "/ui/memories/new", None),
+        ("dashboard-session", "/ui/injections?session=session-demo-1", None),
     ]
 
 
@@ -101,6 +103,13 @@ def capture(out: Path) -> list[Path]:
                     if scroll_to is not None:
                         page.locator(scroll_to).evaluate("e => e.scrollIntoView()")
                     written.append(_shot(page, out / f"{name}.png"))
+                # dark mode follows the system's setting: the list as it shows then
+                dark = browser.new_context(viewport=VIEWPORT, color_scheme="dark")
+                dark.add_cookies(context.cookies())
+                night = dark.new_page()
+                night.goto(site.base + "/ui/memories")
+                night.wait_for_load_state("networkidle")
+                written.append(_shot(night, out / "dashboard-dark.png"))
                 browser.close()
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
