@@ -303,7 +303,9 @@ FROM (
            ) AS turn
     FROM kb.graph_objects o
     {uses}
-    LEFT JOIN (  -- the highest priority of each memory's contexts (one pass over the links)
+    LEFT JOIN (  -- the highest priority of each memory's contexts (one pass over the links),
+                 -- read only when one of the actor's contexts has a priority of its own (a
+                 -- one-time check: with every priority the default, the order is the same)
         SELECT e.src_id, max(coalesce(round((c.properties ->> 'priority')::numeric)::int,
                                       %(context_priority)s)) AS priority
         FROM kb.graph_relationships e
@@ -311,6 +313,12 @@ FROM (
           ON c.canonical_id = e.dst_id AND c.is_head AND c.deleted_at IS NULL
         WHERE e.type = 'BELONGS_TO_CONTEXT' AND e.actor_id = %(actor_id)s
           AND e.is_head AND e.deleted_at IS NULL
+          AND EXISTS (
+              SELECT FROM kb.graph_objects p
+              WHERE p.actor_id = %(actor_id)s AND p.type = 'MemoryContext' AND p.is_head
+                AND p.deleted_at IS NULL
+                AND round((p.properties ->> 'priority')::numeric)::int <> %(context_priority)s
+          )
         GROUP BY e.src_id
     ) ctx ON ctx.src_id = o.canonical_id
     WHERE {active} AND {visible}
