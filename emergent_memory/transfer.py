@@ -287,12 +287,9 @@ def import_records(conn: Connection[Any], records: Iterable[Mapping[str, Any]]) 
             raise InvalidInput(f"line {line}: a record must be a JSON object")
         kind = record.get("kind")
         if line == 1 or kind == "header":
-            _check_header(record, line)
-        elif kind in RECORD_MODELS:
-            importer.write(kind, record, line)
+            check_header(record, line)
         else:
-            known = ", ".join(["header", *RECORD_MODELS])
-            raise InvalidInput(f"line {line}: unknown record kind {kind!r} (known: {known})")
+            importer.write(record, line)
     if line == 0:
         raise InvalidInput("the export is empty: it has no header")
     return importer.counts()
@@ -373,7 +370,9 @@ def _json_value(value: Any) -> Any:
     return value
 
 
-def _check_header(record: Mapping[str, Any], line: int) -> None:
+def check_header(record: Mapping[str, Any], line: int) -> None:
+    """Refuse (InvalidInput, naming the line) a record that is not a header of an export this
+    version reads."""
     if record.get("kind") != "header":
         raise InvalidInput(
             f"line {line}: not an emergent-memory export: the first record must be its header "
@@ -504,6 +503,21 @@ RECORD_MODELS: dict[str, type[_Record]] = {
 }
 
 
+def parse_record(
+    record: Mapping[str, Any], line: int
+) -> ObjectRecord | RelationshipRecord | PackInstallationRecord | RecallRecord | EvidenceRecord:
+    """A record other than the header, checked: InvalidInput names the line and what to fix."""
+    kind = record.get("kind")
+    model = RECORD_MODELS.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        known = ", ".join(["header", *RECORD_MODELS])
+        raise InvalidInput(f"line {line}: unknown record kind {kind!r} (known: {known})")
+    try:
+        return model.model_validate(record)  # type: ignore[return-value]
+    except ValidationError as error:
+        raise InvalidInput(f"line {line}: invalid {kind} record: {_problems(error)}") from None
+
+
 class _Importer:
     """Writes validated records one by one and counts what it did."""
 
@@ -513,11 +527,9 @@ class _Importer:
         self._pack_ids: dict[tuple[str, str], UUID] = {}
         self._dimensions: int | None = None
 
-    def write(self, kind: str, record: Mapping[str, Any], line: int) -> None:
-        try:
-            parsed = RECORD_MODELS[kind].model_validate(record)
-        except ValidationError as error:
-            raise InvalidInput(f"line {line}: invalid {kind} record: {_problems(error)}") from None
+    def write(self, record: Mapping[str, Any], line: int) -> None:
+        parsed = parse_record(record, line)
+        kind = str(record["kind"])
         if isinstance(parsed, ObjectRecord):
             inserted = self._object(parsed, line)
         elif isinstance(parsed, RelationshipRecord):

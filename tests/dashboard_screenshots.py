@@ -110,6 +110,22 @@ def capture(out: Path) -> list[Path]:
                 night.goto(site.base + "/ui/memories")
                 night.wait_for_load_state("networkidle")
                 written.append(_shot(night, out / "dashboard-dark.png"))
+                # the demo user's download imported by another user: what each memory became
+                page.goto(site.base + "/ui/memories")
+                with page.expect_download() as downloading:
+                    page.get_by_role("link", name="Download your memories").click()
+                file = data_dir / "export.jsonl"
+                downloading.value.save_as(file)
+                other = new_principal()
+                mover = browser.new_context(viewport=VIEWPORT, color_scheme="light").new_page()
+                mover.goto(site.ui)
+                mover.get_by_label("API token").fill(site.token(other.actor_id, other.project_id))
+                mover.get_by_role("button", name="Sign in").click()
+                mover.goto(site.base + "/ui/import")
+                mover.get_by_label("Export file (.jsonl)").set_input_files(file)
+                mover.get_by_role("button", name="Import").click()
+                mover.locator("#import-report").evaluate("e => e.scrollIntoView()")
+                written.append(_shot(mover, out / "dashboard-import.png"))
                 browser.close()
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)

@@ -26,7 +26,7 @@ from emergent_memory.auth.dashboard import DashboardLinks, DashboardSessions, di
 from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
 from emergent_memory.auth.service import TokenService
 from emergent_memory.cli import cli
-from emergent_memory.dashboard import DashboardServices, dashboard_routes
+from emergent_memory.dashboard import UPLOADS, DashboardServices, dashboard_routes
 from emergent_memory.dashboard.web import COOKIE, CSRF_FIELD
 from emergent_memory.mcp.http import DatabaseTokenVerifier, http_app, token_principal
 from emergent_memory.mcp.server import create_server
@@ -51,6 +51,7 @@ def build_app(service: MemoryService, sessions: DashboardSessions, **extra: Any)
         max_request_bytes=1_048_576,
         max_sessions=10,
         session_idle_timeout=60,
+        uploads=UPLOADS,
         routes=dashboard_routes(
             DashboardServices(
                 memory=service,

@@ -13,6 +13,7 @@ import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import psycopg
@@ -1193,6 +1194,7 @@ def test_pages_fit_a_phone(chromium: Browser, site: Site, writer: Writer, watch:
             "injections": "/ui/injections",
             "capture": "/ui/capture",
             "add": "/ui/memories/new",
+            "import": "/ui/import",
             "session": "/ui/injections?session=session-demo-1",
         }
         wide: dict[str, int] = {}
@@ -1274,6 +1276,7 @@ def test_every_page_is_readable_in_light_and_dark(
             "injections": "/ui/injections",
             "capture": "/ui/capture",
             "add": "/ui/memories/new",
+            "import": "/ui/import",
             "session": "/ui/injections?session=session-demo-1",
         }.items():
             page.goto(site.base + path)
@@ -1403,6 +1406,51 @@ def test_switch_project_from_the_header(
             navigation.get_by_role("link", name="Browse").click()
             expect(page.get_by_label("Project")).to_have_value(str(there.project_id))
             screenshot(page, f"project-switched-{width}")
+            assert page.evaluate("document.documentElement.scrollWidth") <= width
+        finally:
+            context.close()
+    watch.check()
+
+
+def test_import_a_downloaded_file_and_see_what_each_memory_became(
+    chromium: Browser, site: Site, watch: Watch, tmp_path: Path
+) -> None:
+    """A user downloads their memories on one page and imports them as another user (or on
+    another machine): the report says what happened to each, markup in the file stays text,
+    and it fits a phone."""
+    from emergent_memory.auth.principal import WRITE
+
+    source, target = Principal(uuid.uuid4(), uuid.uuid4()), Principal(uuid.uuid4(), uuid.uuid4())
+    habit = 'The import test\'s <img src=x onerror="alert(1)"> habit'
+    site.memory.save(source, habit, "preference", "explicit")
+    site.memory.save(source, "The import test's deploy window is Tuesday 10:00", "decision",
+                     "explicit", "project", importance="high")  # fmt: skip
+    site.memory.save(target, "The import test's deploy window is Tuesday 10:00", "decision",
+                     "explicit", "project")  # fmt: skip
+    for width in (1280, 390):
+        context = chromium.new_context(viewport={"width": width, "height": 800})
+        try:
+            page = context.new_page()
+            watch.attach(page)
+            sign_in(page, site, site.token(source.actor_id, source.project_id, READ, WRITE))
+            page.goto(f"{site.base}/ui/memories")
+            with page.expect_download() as downloading:
+                page.get_by_role("link", name="Download your memories").click()
+            file = tmp_path / f'export-<img src=x onerror="alert({width})">.jsonl'
+            downloading.value.save_as(file)
+            page.locator("#signout").click()
+            sign_in(page, site, site.token(target.actor_id, target.project_id, READ, WRITE))
+            page.goto(f"{site.base}/ui/memories")
+            page.get_by_role("link", name="Import memories").click()
+            expect(page.get_by_role("heading", name="Import memories")).to_be_visible()
+            page.get_by_label("Export file (.jsonl)").set_input_files(file)
+            page.get_by_role("button", name="Import").click()
+            summary = page.locator("#import-summary")
+            written = 1 if width == 1280 else 0  # the second time, both are held already
+            expect(summary).to_have_text(f"2 current memories in the file; {written} written.")
+            expect(page.locator("#import-report h2")).to_contain_text("export-<img src=x onerror")
+            expect(page.get_by_role("link", name=habit)).to_be_visible()  # the markup is text
+            screenshot(page, f"import-{width}")
             assert page.evaluate("document.documentElement.scrollWidth") <= width
         finally:
             context.close()

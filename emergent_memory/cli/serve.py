@@ -194,7 +194,7 @@ def build_http_app(settings: Settings, services: ServerServices) -> Starlette:
     REST API at /api/v1, behind the bearer check of the services' tokens, and the dashboard
     at /ui (benchmarks time this same app)."""
     from emergent_memory.api import ApiServices, api_routes
-    from emergent_memory.dashboard import DashboardServices, dashboard_routes
+    from emergent_memory.dashboard import UPLOADS, DashboardServices, dashboard_routes
     from emergent_memory.mcp.http import DatabaseTokenVerifier, http_app, token_principal
     from emergent_memory.mcp.server import create_server
 
@@ -212,6 +212,7 @@ def build_http_app(settings: Settings, services: ServerServices) -> Starlette:
         max_sessions_per_actor=settings.http_max_sessions_per_actor,
         session_idle_timeout=settings.http_session_idle_timeout,
         metrics_public=settings.metrics_public,
+        uploads=UPLOADS,
         routes=[
             *api_routes(
                 ApiServices(

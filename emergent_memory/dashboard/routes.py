@@ -19,7 +19,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from emergent_memory.dashboard import adding, bulk, export, memories, overview
+from emergent_memory.dashboard import adding, bulk, export, importing, memories, overview
 from emergent_memory.dashboard.site import (
     DashboardServices,
     Refused,
@@ -132,6 +132,8 @@ def dashboard_routes(services: DashboardServices) -> list[BaseRoute]:
         Route("/verify", page(memories.verify), methods=["GET"]),
         Route("/global", page(memories.global_memories), methods=["GET"]),
         Route("/export", page(export.download), methods=["GET"]),
+        Route("/import", page(importing.import_form), methods=["GET"]),
+        Route("/import", change(importing.import_file), methods=["POST"]),
         Route("/stats", page(overview.stats), methods=["GET"]),
         Route("/injections", page(overview.injections), methods=["GET"]),
         Route("/capture", page(overview.capture), methods=["GET"]),

@@ -12,6 +12,8 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import anyio.to_thread
+from starlette.datastructures import FormData
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
@@ -40,6 +42,7 @@ from emergent_memory.errors import (
 )
 from emergent_memory.memory.browse import BrowseService
 from emergent_memory.memory.duplicates import DuplicateService
+from emergent_memory.memory.own_import import MAX_BYTES
 from emergent_memory.memory.service import MemoryService
 from emergent_memory.memory.verify import VerifyService
 
@@ -211,7 +214,7 @@ class Site:
                         )
                     return RedirectResponse(signin_address(request), status_code=303)
                 if change:
-                    form = await request.form()
+                    form = await _form(request)
                     if not same_origin(request):
                         raise Refused(403, "refused: the request came from another site")
                     if not csrf_valid(visit.secret, text(form.get(CSRF_FIELD))):
@@ -238,8 +241,30 @@ class Site:
                 return self.problem(
                     request, visit, 500, "internal error; the server's log has details"
                 )
+            finally:
+                await request.close()  # an uploaded file's spooled copy goes too
 
         return endpoint
+
+
+# The largest form body a change takes: an import's file and the form's few fields
+MAX_BODY = MAX_BYTES + 1024 * 1024
+
+
+async def _form(request: Request) -> FormData:
+    """A change's form, read once (handlers get the same one); a body over MAX_BODY is refused
+    before it is read, and one that cannot be parsed is a 400, not an internal error."""
+    length = request.headers.get("content-length") or "0"
+    if not length.isdigit() or int(length) > MAX_BODY:
+        raise Refused(
+            413, f"the request is over {MAX_BODY // (1024 * 1024)} MB, larger than any form here"
+        )
+    try:
+        return await request.form()
+    except HTTPException as error:
+        raise Refused(
+            400, f"the form could not be read ({error.detail}); reload the page and try again"
+        ) from None
 
 
 # The project a browser chose to look at (a project id; the session's own when absent): with

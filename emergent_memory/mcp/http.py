@@ -9,7 +9,7 @@ import codecs
 import errno
 import logging
 import socket
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -28,7 +28,7 @@ from starlette.datastructures import Headers
 from starlette.middleware import Middleware as ASGIMiddleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import HTTPConnection
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -102,6 +102,7 @@ def http_app(
     max_sessions_per_actor: int = 50,
     routes: Sequence[BaseRoute] = (),
     metrics_public: bool = False,
+    uploads: Mapping[str, int] | None = None,
 ) -> Starlette:
     """The ASGI app: MCP at /mcp (each MCP session ends after `session_idle_timeout` seconds
     without a request; sessions are shared fairly, mcp/sessions.py: at most
@@ -109,10 +110,11 @@ def http_app(
     all), the custom routes (/health), `routes` (the REST API) behind the same bearer check,
     the body guard, the answers to a missing or invalid token, /metrics (for a token with
     memory:admin, or anyone when `metrics_public`), and the measure of every REST, hook and
-    dashboard request (mcp/metrics.py)."""
+    dashboard request (mcp/metrics.py). `uploads`: the paths whose POST may carry a larger
+    body than `max_request_bytes` (a file upload), each with its own limit."""
     app = server.http_app(
         path=MCP_PATH,
-        middleware=http_middleware(max_request_bytes),
+        middleware=http_middleware(max_request_bytes, uploads),
         session_idle_timeout=session_idle_timeout,
     )
     app.router.routes.extend([metrics_route(public=metrics_public), *routes])
@@ -265,11 +267,19 @@ class RequestBodyGuard:
     marked (mark_lone_surrogates), so that the tool reports them instead of the MCP SDK
     refusing the whole message: a marked body is handed on in one piece, its Content-Length
     corrected.
+
+    A POST to one of `uploads`' paths (a file upload: the dashboard's import) may be larger,
+    up to that path's own limit: it must declare its Content-Length (HTTP framing then holds
+    the body to it), and it is handed on unread, for the page to refuse before reading when
+    no one is signed in.
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(
+        self, app: ASGIApp, max_bytes: int, uploads: Mapping[str, int] | None = None
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.uploads = dict(uploads or {})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -277,6 +287,21 @@ class RequestBodyGuard:
             return
         headers = Headers(scope=scope)
         declared = headers.get("content-length", "")
+        upload = self.uploads.get(scope["path"]) if scope["method"] == "POST" else None
+        if upload is not None:
+            if not (declared.isascii() and declared.isdigit()):
+                await PlainTextResponse(
+                    "an upload must declare its Content-Length", status_code=411
+                )(scope, receive, send)
+            elif int(declared) > max(upload, self.max_bytes):
+                await PlainTextResponse(
+                    f"the upload is larger than {max(upload, self.max_bytes)} bytes, the most "
+                    "this page takes: split the file",
+                    status_code=413,
+                )(scope, receive, send)
+            else:
+                await self.app(scope, receive, send)
+            return
         if declared.isascii() and declared.isdigit() and int(declared) > self.max_bytes:
             await self._too_large(scope, receive, send)
             return
@@ -356,10 +381,12 @@ def _json_rpc_error(status: int, code: int, message: str) -> JSONResponse:
     )
 
 
-def http_middleware(max_request_bytes: int) -> list[ASGIMiddleware]:
+def http_middleware(
+    max_request_bytes: int, uploads: Mapping[str, int] | None = None
+) -> list[ASGIMiddleware]:
     """The ASGI middleware of the streamable HTTP server (http_app, above)."""
     return [
         ASGIMiddleware(RequestMetrics),  # outermost: counts the guard's refusals too
         ASGIMiddleware(TokenRefusals, path=MCP_PATH),
-        ASGIMiddleware(RequestBodyGuard, max_bytes=max_request_bytes),
+        ASGIMiddleware(RequestBodyGuard, max_bytes=max_request_bytes, uploads=uploads),
     ]
