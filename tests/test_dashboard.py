@@ -1764,6 +1764,92 @@ def test_switch_projects_with_an_any_project_sign_in(
     assert "A project memory of the first project" in back
 
 
+def test_all_projects_lists_the_actors_memories_of_every_project_for_reading(
+    client: TestClient, service: MemoryService, principal: Principal, token_for: Callable[..., str]
+) -> None:
+    from emergent_memory.auth.principal import ANY_PROJECT
+
+    there = Principal(principal.actor_id, uuid.uuid4(), principal.scopes)
+    third = Principal(principal.actor_id, uuid.uuid4(), principal.scopes)
+    service.save(principal, "All-projects test: the first project fact", "fact", scope="project")
+    other = service.save(there, "All-projects test: the second project fact", "fact",
+                         scope="project")  # fmt: skip
+    service.save(third, "All-projects test: the third project <b>fact</b>", "fact",
+                 scope="project")  # fmt: skip
+    service.save(there, "All-projects test: a user-wide habit", "preference")
+    stranger = Principal(uuid.uuid4(), there.project_id)
+    service.save(stranger, "All-projects test: a stranger fact", "fact", scope="project")
+    strangers_own = Principal(stranger.actor_id, uuid.uuid4())
+    service.save(strangers_own, "All-projects test: a stranger elsewhere", "fact", scope="project")
+    assert sign_in(client, token_for(principal, READ, WRITE, ANY_PROJECT)).status_code == 303
+
+    every = client.get("/ui/memories?project=all")
+    assert every.status_code == 200
+    page = every.text
+    assert '<option value="all" selected>All projects</option>' in page
+    # a project where the actor holds only project-scope memories (and no session) is listed
+    assert f'<option value="{third.project_id}"' in page
+    assert f'<option value="{there.project_id}"' in page
+    assert f'<option value="{strangers_own.project_id}"' not in page  # another actor's project
+    assert 'id="all-projects"' in page
+    for text in ("the first project fact", "the second project fact", "a user-wide habit",
+                 "the third project &lt;b&gt;fact&lt;/b&gt;"):  # fmt: skip
+        assert f"All-projects test: {text}" in page, text
+    assert "a stranger fact" not in page
+    assert "<strong>4</strong> memories match" in page
+    # each project-scope memory says its project, and its link opens that project
+    assert (
+        f'title="saved in project {there.project_id}">project {str(there.project_id)[:8]}' in page
+    )
+    assert f'/ui/memories/{other["memory"]["id"]}?project={there.project_id}"' in page
+    # for reading: no change controls, no add or import link, and a change is refused
+    assert 'id="bulk-form"' not in page
+    assert 'id="add-link"' not in page
+    filtered = client.get("/ui/memories?project=all&text=second").text
+    assert "second project fact" in filtered
+    assert "first project fact" not in filtered
+    assert '<input type="hidden" name="project" value="all">' in filtered
+    # not remembered: the next page shows the project the browser was in
+    assert "second project fact" not in client.get("/ui/memories").text
+    # another page asked for all projects goes to Browse's view of them
+    moved = client.get("/ui/stats?project=all", follow_redirects=False)
+    assert moved.status_code == 303
+    assert moved.headers["location"] == "/ui/memories?project=all"
+    form = client.get("/ui/memories/new").text
+    refused = client.post(
+        "/ui/memories/new?project=all",
+        data={CSRF_FIELD: csrf_of(form), "content": "Saved from all projects?", "category": "fact"},
+        headers=SAME_ORIGIN,
+    )
+    assert refused.status_code == 409
+    assert "All projects is a view for reading" in refused.text
+    assert all(
+        m["content"] != "Saved from all projects?"
+        for m in service.list_memories(principal, limit=50)["memories"]
+    )
+    # the user-scope choice: Browse filtered to them (the same in every project)
+    mine = client.get("/ui/stats?project=user", follow_redirects=False)
+    assert mine.status_code == 303
+    assert mine.headers["location"] == "/ui/memories?scope=user"
+    shown = client.get("/ui/memories?scope=user").text
+    assert '<option value="user" selected>User scope</option>' in shown
+    assert "a user-wide habit" in shown
+    assert "first project fact" not in shown
+
+
+def test_all_projects_needs_a_sign_in_that_may_choose_projects(
+    client: TestClient, service: MemoryService, principal: Principal, token_for: Callable[..., str]
+) -> None:
+    there = Principal(principal.actor_id, uuid.uuid4())
+    service.save(there, "Only-one-project test: another project fact", "fact", scope="project")
+    assert sign_in(client, token_for(principal)).status_code == 303
+    refused = client.get("/ui/memories?project=all")
+    assert refused.status_code == 403
+    assert "memory:any-project" in refused.text
+    assert "another project fact" not in refused.text
+    assert client.get("/ui/memories?project=everything").status_code == 400
+
+
 def test_a_memory_page_says_what_each_use_was(
     signed_in: TestClient, service: MemoryService, principal: Principal
 ) -> None:

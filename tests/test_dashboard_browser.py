@@ -1407,6 +1407,25 @@ def test_switch_project_from_the_header(
             expect(page.get_by_label("Project")).to_have_value(str(there.project_id))
             screenshot(page, f"project-switched-{width}")
             assert page.evaluate("document.documentElement.scrollWidth") <= width
+            # every project at once, for reading; each project-scope memory names its project
+            page.get_by_label("Project").select_option("all")
+            page.wait_for_url(f"{site.base}/ui/memories?project=all")
+            main = page.locator("main")
+            expect(main).to_contain_text("memory of the first repository")
+            expect(main).to_contain_text("memory of the second repository")
+            expect(main).to_contain_text(f"project {str(there.project_id)[:8]}")
+            expect(page.locator("#bulk-form")).to_have_count(0)
+            screenshot(page, f"all-projects-{width}")
+            assert page.evaluate("document.documentElement.scrollWidth") <= width
+            page.get_by_role(
+                "link", name="The header test's memory of the first repository"
+            ).click()
+            expect(page.get_by_label("Project")).to_have_value(str(home.project_id))
+            # the user-scope memories: Browse filtered to them
+            page.get_by_label("Project").select_option("user")
+            page.wait_for_url(f"{site.base}/ui/memories?scope=user")
+            expect(main).to_contain_text("user-wide habit")
+            expect(main).not_to_contain_text("memory of the first repository")
         finally:
             context.close()
     watch.check()

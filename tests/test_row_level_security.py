@@ -15,7 +15,7 @@ import pytest
 from psycopg_pool import ConnectionPool
 
 from emergent_memory import graph
-from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
+from emergent_memory.auth.principal import ADMIN, ANY_PROJECT, READ, WRITE, Principal
 from emergent_memory.db.pool import create_pool
 from emergent_memory.memory import MemoryConfig, MemoryService
 from tests.embedders import BagOfWordsEmbedder
@@ -84,6 +84,53 @@ def test_project_memories_stay_in_their_project_even_for_their_owner(
     with conn.transaction():
         graph.act_as(conn, world["alice"], world["project_2"])
         assert ids_of(conn, MEMORY_IDS) == {world["alice_user"], world["global"]}
+
+
+def test_reading_all_projects_shows_the_actors_own_memories_of_every_project_only(
+    app_connect: Callable[[], psycopg.Connection[Any]],
+    world: dict[str, Any],
+    service: MemoryService,
+) -> None:
+    """emergent_memory.all_projects (migration 0022, the dashboard's All projects view): the
+    actor's own project-scope memories of every project become readable; another actor's
+    never; and writes still need the object's own project."""
+    elsewhere = Principal(world["alice"], world["project_2"])
+    second = service.save(elsewhere, "alice runs project two on Fridays", "fact", scope="project")
+    bobs = Principal(world["bob"], world["project_2"])
+    service.save(bobs, "bob's project two secret plan", "fact", scope="project")
+    conn = app_connect()
+    with conn.transaction():
+        graph.act_as(conn, world["alice"], world["project_1"], all_projects=True)
+        assert ids_of(conn, MEMORY_IDS) == {
+            world["alice_user"],
+            world["alice_project"],
+            second["memory"]["id"],
+            world["global"],
+        }
+        updated = conn.execute(
+            "UPDATE kb.graph_objects SET properties = '{}' WHERE canonical_id = %s",
+            (second["memory"]["id"],),
+        )
+        assert updated.rowcount == 0  # read, but not written from another project
+        with (
+            pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"),
+            conn.transaction(),
+        ):
+            conn.execute(
+                "INSERT INTO kb.graph_objects (canonical_id, version, project_id, actor_id, "
+                "scope, type) VALUES (gen_random_uuid(), 1, %s, %s, 'project', 'Memory')",
+                (world["project_2"], world["alice"]),
+            )
+    with conn.transaction():  # the setting ends with the transaction
+        graph.act_as(conn, world["alice"], world["project_1"])
+        assert second["memory"]["id"] not in ids_of(conn, MEMORY_IDS)
+    # the principal that reads all projects needs the scope that lets it choose any project
+    with pytest.raises(ValueError, match="memory:any-project"):
+        Principal(world["alice"], world["project_1"], all_projects=True)
+    reader = Principal(
+        world["alice"], world["project_1"], frozenset({READ, WRITE, ANY_PROJECT}), all_projects=True
+    )
+    assert not reader.can_write
 
 
 def test_without_a_principal_the_application_role_sees_nothing(

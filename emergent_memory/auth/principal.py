@@ -25,6 +25,13 @@ class Principal:
     actor_id: UUID
     project_id: UUID
     scopes: frozenset[str] = field(default_factory=lambda: frozenset({READ, WRITE}))
+    # reads the actor's memories of every project at once (the dashboard's All projects
+    # view, for a credential with ANY_PROJECT): a view for reading, which changes nothing
+    all_projects: bool = False
+
+    def __post_init__(self) -> None:
+        if self.all_projects and ANY_PROJECT not in self.scopes:
+            raise ValueError("reading all projects needs the scope " + ANY_PROJECT)
 
     @classmethod
     def of_token(cls, claims: Mapping[str, Any], scopes: Iterable[str]) -> Principal:
@@ -38,7 +45,7 @@ class Principal:
 
     @property
     def can_write(self) -> bool:
-        return bool({WRITE, ADMIN} & self.scopes)
+        return not self.all_projects and bool({WRITE, ADMIN} & self.scopes)
 
     @property
     def is_admin(self) -> bool:

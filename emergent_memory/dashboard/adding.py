@@ -9,8 +9,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from emergent_memory.dashboard.site import Refused, Site, Visit, text
-from emergent_memory.dashboard.web import UI
+from emergent_memory.dashboard.site import Site, Visit, text
+from emergent_memory.dashboard.web import UI, Refused
 from emergent_memory.errors import InvalidInput, SecretRejected
 from emergent_memory.memory.models import CATEGORIES, IMPORTANCES, SaveResult
 

@@ -10,8 +10,8 @@ from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import Response
 
-from emergent_memory.dashboard.site import MAX_BODY, Refused, Site, Visit, text
-from emergent_memory.dashboard.web import UI
+from emergent_memory.dashboard.site import MAX_BODY, Site, Visit, text
+from emergent_memory.dashboard.web import UI, Refused
 from emergent_memory.errors import InvalidInput
 from emergent_memory.memory.own_import import (
     LEFT_OUT,

@@ -11,9 +11,10 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from emergent_memory.dashboard.site import Refused, Site, Visit, choice, path_uuid, text
+from emergent_memory.dashboard.projects import ALL
+from emergent_memory.dashboard.site import Site, Visit, choice, path_uuid, text
 from emergent_memory.dashboard.views import versions_with_diffs, with_memory_links
-from emergent_memory.dashboard.web import UI
+from emergent_memory.dashboard.web import UI, Refused
 from emergent_memory.errors import InvalidInput, SameContent, SecretRejected
 from emergent_memory.memory.browse import BROWSE_STATUSES, expired
 from emergent_memory.memory.models import CATEGORIES, IMPORTANCES, SCOPES
@@ -117,6 +118,8 @@ async def browse(
         )
     )
     shown = {k: v for k, v in filters.items() if v and not (scope and k == "scope")}
+    if visit.all_projects:  # every link of the page stays in the view of all projects
+        shown["project"] = ALL
     # whether a filter narrows the list (the default status and sort do not): an empty list
     # is then "nothing matches", else "nothing yet"
     narrowed = filters["status"] != "active" or any(

@@ -20,15 +20,16 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from emergent_memory.dashboard import adding, bulk, export, importing, memories, overview
-from emergent_memory.dashboard.site import (
-    DashboardServices,
+from emergent_memory.dashboard.site import DashboardServices, Site, Visit, after_signin, text
+from emergent_memory.dashboard.web import (
+    COOKIE,
+    HERE,
+    UI,
     Refused,
-    Site,
-    Visit,
-    after_signin,
-    text,
+    SecurityHeaders,
+    is_https,
+    same_origin,
 )
-from emergent_memory.dashboard.web import COOKIE, HERE, UI, SecurityHeaders, is_https, same_origin
 from emergent_memory.errors import DatabaseUnavailable, NotFound, ServiceBusy
 
 NOT_LIVE = (
@@ -118,7 +119,7 @@ def dashboard_routes(services: DashboardServices) -> list[BaseRoute]:
         Route("/link/{secret}", partial(redeem_link, site), methods=["GET"]),
         Route("/search", page(memories.search), methods=["GET"]),
         Route("/search/results", page(memories.search_results), methods=["GET"]),
-        Route("/memories", page(memories.browse), methods=["GET"]),
+        Route("/memories", page(memories.browse, all_projects=True), methods=["GET"]),
         Route("/memories/bulk", change(bulk.bulk), methods=["POST"]),
         Route("/memories/bulk/undo", change(bulk.undo), methods=["POST"]),
         Route("/memories/new", page(adding.add_form), methods=["GET"]),

@@ -21,10 +21,19 @@ from emergent_memory.auth.dashboard import DashboardSession, DashboardSessions, 
 from emergent_memory.auth.principal import Principal
 from emergent_memory.dashboard.neighbours import neighbour_graph
 from emergent_memory.dashboard.notices import notice_of, undo_of
+from emergent_memory.dashboard.projects import (
+    ALL,
+    ALL_PROJECTS_PAGE,
+    USER_SCOPE_PAGE,
+    asks_user_scope,
+    chosen_project,
+    remember_project,
+)
 from emergent_memory.dashboard.web import (
     COOKIE,
     CSRF_FIELD,
     UI,
+    Refused,
     csrf_token,
     csrf_valid,
     environment,
@@ -75,10 +84,13 @@ class Visit:
     project: uuid.UUID | None = None  # the project chosen (PROJECT_COOKIE, ?project=)
     projects: tuple[str, ...] = ()  # the projects it may choose (the header's selector)
     remember_project: bool = False  # chosen with ?project=: the answer sets PROJECT_COOKIE
+    all_projects: bool = False  # ?project=all: the Browse page reads every project
 
     @property
     def principal(self) -> Principal:
         own = self.session.principal
+        if self.all_projects:
+            return Principal(own.actor_id, own.project_id, own.scopes, all_projects=True)
         if self.project is None or self.project == own.project_id:
             return own
         return Principal(own.actor_id, self.project, own.scopes)
@@ -89,17 +101,13 @@ class Visit:
 
     @property
     def chosen(self) -> str:
-        """The project acted in, as the header names it."""
-        return str(self.principal.project_id)
+        """The project acted in, as the header names it (projects.ALL: every project)."""
+        return ALL if self.all_projects else str(self.principal.project_id)
 
 
-class Refused(Exception):
-    """A request the dashboard refuses before any service runs (status and message)."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status, self.message = status, message
-
+ALL_PROJECTS_READ_ONLY = (
+    "All projects is a view for reading: choose a project in the header to change its memories"
+)
 
 Handler = Callable[["Site", Request, Visit], Awaitable[Response]]
 
@@ -161,8 +169,14 @@ class Site:
             session = self.sessions.live(secret)
             if session is None:
                 return None
-            project, remember = chosen_project(request, session.principal)
-            visit = Visit(secret, session, project=project, remember_project=remember)
+            chosen = chosen_project(request, session.principal)
+            visit = Visit(
+                secret,
+                session,
+                project=chosen.project,
+                remember_project=chosen.remember,
+                all_projects=chosen.all_projects,
+            )
             if not page:
                 return visit
             principal = visit.principal
@@ -195,11 +209,18 @@ class Site:
         return response
 
     def page(
-        self, handler: Handler, *, change: bool = False, writes: bool = False
+        self,
+        handler: Handler,
+        *,
+        change: bool = False,
+        writes: bool = False,
+        all_projects: bool = False,
     ) -> Callable[[Request], Awaitable[Response]]:
         """A signed-in page: without a live session a GET goes to the sign-in form and a POST
         is refused; a POST (`change`) must come from this site with the session's CSRF token,
-        and with `writes` from a principal that may change memories."""
+        and with `writes` from a principal that may change memories. Only a page that reads
+        every project (`all_projects`: Browse) is shown for ?project=all; another goes to
+        Browse's view of all projects, and a change is refused there."""
 
         async def endpoint(request: Request) -> Response:
             visit: Visit | None = None
@@ -213,6 +234,12 @@ class Site:
                             "or sent from another site); sign in and try again",
                         )
                     return RedirectResponse(signin_address(request), status_code=303)
+                if asks_user_scope(request) and not change:
+                    return RedirectResponse(USER_SCOPE_PAGE, status_code=303)
+                if visit.all_projects and not all_projects:
+                    if change:
+                        raise Refused(409, ALL_PROJECTS_READ_ONLY)
+                    return RedirectResponse(ALL_PROJECTS_PAGE, status_code=303)
                 if change:
                     form = await _form(request)
                     if not same_origin(request):
@@ -227,7 +254,12 @@ class Site:
                         raise Refused(403, "this token may only read memories (memory:read)")
                 response = await handler(self, request, visit)
                 if visit.remember_project:
-                    remember_project(response, request, visit, self.sessions.lifetime_seconds)
+                    remember_project(
+                        response,
+                        request,
+                        visit.principal.project_id,
+                        self.sessions.lifetime_seconds,
+                    )
                 return response
             except Refused as refused:
                 return self.problem(request, visit, refused.status, refused.message)
@@ -265,54 +297,6 @@ async def _form(request: Request) -> FormData:
         raise Refused(
             400, f"the form could not be read ({error.detail}); reload the page and try again"
         ) from None
-
-
-# The project a browser chose to look at (a project id; the session's own when absent): with
-# the scope memory:any-project a session acts in any project of its actor
-PROJECT_COOKIE = "em_project"
-
-
-def chosen_project(request: Request, own: Principal) -> tuple[uuid.UUID | None, bool]:
-    """The project this request acts in (None: the session's own) and whether the answer
-    remembers it: ?project=ID chooses one (remembered in PROJECT_COOKIE), else the cookie's.
-    A project other than the session's needs memory:any-project: asked for, it is Refused
-    (403); remembered from before (another session's cookie), it is ignored. An id that is
-    not one is Refused (400) when asked for, ignored in the cookie."""
-    asked = request.query_params.get("project")
-    if asked is not None:
-        try:
-            project = uuid.UUID(asked.strip())
-        except ValueError:
-            raise Refused(400, "project must be a project id (a UUID)") from None
-        if project != own.project_id and not own.may_choose_project:
-            raise Refused(
-                403,
-                f"this sign-in acts only in project {own.project_id}: sign in with a token that "
-                "has the scope memory:any-project (emergent-memory ui opens such a session for "
-                "the local user)",
-            )
-        return project, True
-    try:
-        remembered = uuid.UUID(request.cookies.get(PROJECT_COOKIE) or "")
-    except ValueError:
-        return None, False
-    if remembered != own.project_id and not own.may_choose_project:
-        return None, False
-    return remembered, False
-
-
-def remember_project(
-    response: Response, request: Request, visit: Visit, lifetime_seconds: int
-) -> None:
-    response.set_cookie(
-        PROJECT_COOKIE,
-        str(visit.principal.project_id),
-        max_age=lifetime_seconds,
-        path=UI,
-        httponly=True,
-        samesite="strict",
-        secure=is_https(request),
-    )
 
 
 # The longest page address the sign-in form carries back (a search's query included)

@@ -176,3 +176,11 @@ def environment() -> Environment:
     env.globals["UI"] = UI
     env.globals["CSRF_FIELD"] = CSRF_FIELD
     return env
+
+
+class Refused(Exception):
+    """A request the dashboard refuses before any service runs (status and message)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message

@@ -18,12 +18,22 @@ from psycopg.pq import TransactionStatus
 ACT_AS = """
 SELECT set_config('emergent_memory.actor_id', %(actor_id)s, true),
        set_config('emergent_memory.project_id', %(project_id)s, true),
-       set_config('emergent_memory.admin', %(admin)s, true)
+       set_config('emergent_memory.admin', %(admin)s, true),
+       set_config('emergent_memory.all_projects', %(all_projects)s, true)
 """
 
 
-def act_as(conn: Connection[Any], actor_id: UUID, project_id: UUID, *, admin: bool = False) -> None:
-    """Set the principal for the rest of the caller's transaction (call it inside one)."""
+def act_as(
+    conn: Connection[Any],
+    actor_id: UUID,
+    project_id: UUID,
+    *,
+    admin: bool = False,
+    all_projects: bool = False,
+) -> None:
+    """Set the principal for the rest of the caller's transaction (call it inside one).
+    `all_projects`: the actor's own project-scope objects of every project are readable too
+    (migration 0022; writes still need the object's project)."""
     if conn.autocommit and conn.info.transaction_status == TransactionStatus.IDLE:
         # outside a transaction the setting would end with this very statement
         raise RuntimeError("act_as needs a transaction: call it inside conn.transaction()")
@@ -33,6 +43,7 @@ def act_as(conn: Connection[Any], actor_id: UUID, project_id: UUID, *, admin: bo
             "actor_id": str(actor_id),
             "project_id": str(project_id),
             "admin": "on" if admin else "off",
+            "all_projects": "on" if all_projects else "off",
         },
     )
 

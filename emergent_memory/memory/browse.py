@@ -18,7 +18,7 @@ import hashlib
 import json
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, Literal, get_args
 from uuid import UUID
@@ -493,10 +493,12 @@ class BrowseService:
 
     def projects(self, principal: Principal) -> builtins.list[str]:
         """The projects the principal's actor has worked in (MAX_PROJECTS at most, the one it
-        acts in always among them): where its user-scope memories were saved, where its
-        sessions were injected into or captured. A project holding only project-scope
-        memories of the actor and no session is not found from another project."""
+        acts in always among them): where its memories were saved, where its sessions were
+        injected into or captured. Project-scope memories of other projects are found only
+        for a principal that may choose any project of its actor (read across all of them)."""
         require_read(principal)
+        if principal.may_choose_project and not principal.all_projects:
+            principal = replace(principal, all_projects=True)
         with self._read_transaction(principal) as conn:
             found = browse_store.actor_projects(conn, principal, MAX_PROJECTS)
         return [str(project) for project in found]

@@ -84,6 +84,10 @@ OWN_BRANCH = (
     "AND (o.scope = 'user' OR o.project_id = %(project_id)s)"
 )
 GLOBAL_BRANCH = "o.scope = 'global'"
+# A principal reading all its projects (Principal.all_projects: the dashboard's All projects
+# view; row-level security allows it, migration 0022): its own memories of every project.
+ALL_PROJECTS_BRANCH = "o.actor_id = %(actor_id)s AND o.scope <> 'global'"
+ALL_PROJECTS_VISIBLE = "(o.actor_id = %(actor_id)s OR o.scope = 'global')"
 
 # How often the principal recalled each memory, and when last (the recall log is the
 # actor's own under row-level security; the filter also lets it use no other row).
@@ -233,7 +237,7 @@ def page(
         # order (used: a count above 0, a real time), so the second is read only when the
         # first has too few rows
         parts = ["used", "unused"] if key.descending else ["unused", "used"]
-    visibility = _branches(used.get("scope"))
+    visibility = _branches(principal, used.get("scope"))
     columns = [sql.Identifier(f"k{i}") for i in range(len(key.expressions))]
     direction = sql.SQL("DESC" if key.descending else "ASC")
     found: list[tuple[Any, ...]] = []
@@ -300,13 +304,14 @@ def _filtered(
     return used, params, conditions
 
 
-def _branches(scope: str | None) -> list[str]:
-    """The visibility branches a list reads: own memories unless only global ones are asked
-    for, global ones unless another scope is."""
+def _branches(principal: Principal, scope: str | None) -> list[str]:
+    """The visibility branches a list reads: own memories (of every project for a principal
+    reading all) unless only global ones are asked for, global ones unless another scope is."""
+    own = ALL_PROJECTS_BRANCH if principal.all_projects else OWN_BRANCH
     return [
         branch
         for branch, wanted in (
-            (OWN_BRANCH, scope != "global"),
+            (own, scope != "global"),
             (GLOBAL_BRANCH, scope in (None, "global")),
         )
         if wanted
@@ -327,7 +332,7 @@ def count(
             status=sql.SQL(STATUSES[status]),
             filters=conditions,
         )
-        for branch in _branches(used.get("scope"))
+        for branch in _branches(principal, used.get("scope"))
     ]
     statement = sql.SQL(COUNT).format(branches=sql.SQL(" UNION ALL ").join(branches))
     row = conn.execute(statement, params, prepare=False).fetchone()
@@ -375,7 +380,7 @@ def rows(conn: Connection[Any], principal: Principal, ids: Sequence[UUID]) -> di
     statement = sql.SQL(ROWS).format(
         provenance=store.provenance_join(**store.ANY_STATUS_JOIN),
         evidence=store.evidence_join("o.canonical_id"),
-        visible=sql.SQL(store.VISIBLE),
+        visible=sql.SQL(ALL_PROJECTS_VISIBLE if principal.all_projects else store.VISIBLE),
     )
     with conn.cursor(row_factory=class_row(BrowseRow)) as cur:
         cur.execute(statement, _params(principal, ids=list(ids)), prepare=False)
@@ -1003,8 +1008,11 @@ def llm_usage(conn: Connection[Any], principal: Principal, since: datetime) -> l
 # were saved (one index probe per project: a loose scan of (actor_id, scope, project_id)),
 # where sessions were injected into and captured, and the project acted in; read as the
 # principal (row-level security: the actor's own rows only).
+# The projects where the actor saved memories, one index probe per project and scope (a loose
+# scan of graph_objects_actor_idx: actor, scope, project): under row-level security, its
+# project-scope ones are found in other projects only when the transaction reads all of them.
 ACTOR_PROJECTS = """
-WITH RECURSIVE saved(project_id) AS (
+WITH RECURSIVE saved_user(project_id) AS (
     (SELECT project_id FROM kb.graph_objects
      WHERE actor_id = %(actor_id)s AND scope = 'user'
      ORDER BY project_id LIMIT 1)
@@ -1012,9 +1020,19 @@ WITH RECURSIVE saved(project_id) AS (
     SELECT (SELECT o.project_id FROM kb.graph_objects o
             WHERE o.actor_id = %(actor_id)s AND o.scope = 'user' AND o.project_id > s.project_id
             ORDER BY o.project_id LIMIT 1)
-    FROM saved s WHERE s.project_id IS NOT NULL
+    FROM saved_user s WHERE s.project_id IS NOT NULL
+), saved_project(project_id) AS (
+    (SELECT project_id FROM kb.graph_objects
+     WHERE actor_id = %(actor_id)s AND scope = 'project'
+     ORDER BY project_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT o.project_id FROM kb.graph_objects o
+            WHERE o.actor_id = %(actor_id)s AND o.scope = 'project' AND o.project_id > s.project_id
+            ORDER BY o.project_id LIMIT 1)
+    FROM saved_project s WHERE s.project_id IS NOT NULL
 )
-SELECT project_id FROM saved WHERE project_id IS NOT NULL
+SELECT project_id FROM saved_user WHERE project_id IS NOT NULL
+UNION SELECT project_id FROM saved_project WHERE project_id IS NOT NULL
 UNION SELECT DISTINCT project_id FROM kb.injections WHERE actor_id = %(actor_id)s
 UNION SELECT DISTINCT project_id FROM kb.capture_windows WHERE actor_id = %(actor_id)s
 UNION SELECT %(project_id)s::uuid

@@ -1742,7 +1742,13 @@ def acting_for(
     row-level security policies read): committed on success, else rolled back; `lost` is
     what the caller is told when the connection is lost meanwhile."""
     with transaction(pool, lost=lost) as conn:
-        graph.act_as(conn, principal.actor_id, principal.project_id, admin=principal.is_admin)
+        graph.act_as(
+            conn,
+            principal.actor_id,
+            principal.project_id,
+            admin=principal.is_admin,
+            all_projects=principal.all_projects,
+        )
         yield conn
 
 
