@@ -53,7 +53,7 @@ from benchmarks.common import (
 from benchmarks.latency import HNSW, app_role_url, free_port
 from emergent_memory import graph
 from emergent_memory.auth import tokens
-from emergent_memory.auth.principal import READ, WRITE, Principal
+from emergent_memory.auth.principal import ANY_PROJECT, READ, WRITE, Principal
 from emergent_memory.db.pool import create_pool
 from emergent_memory.embeddings.local import LocalEmbeddings
 from emergent_memory.memory import MemoryConfig, MemoryService
@@ -760,6 +760,18 @@ class Probes:
         probes = [
             Probe("dashboard browse: first page", "list", page("/ui/memories"), listing_check),
             Probe(
+                "dashboard browse: all projects, first page",
+                "list",
+                page("/ui/memories", lambda i: {"project": "all"}),
+                listing_check,
+            ),
+            Probe(
+                "dashboard import page (the form)",
+                "memory",
+                page("/ui/import"),
+                lambda r, i: html_check(r, i) and 'id="import-form"' in r.text,
+            ),
+            Probe(
                 "dashboard browse: category fact, most used first",
                 "list",
                 page("/ui/memories", lambda i: {"category": "fact", "sort": "most_used"}),
@@ -1139,7 +1151,8 @@ def run(scale: str = "full", calls: int = 100) -> dict[str, Any]:
                 name="bench",
                 actor_id=actor_id(ME),
                 project_id=project_id(ME, 0),
-                scopes=[READ, WRITE],
+                # as `emergent-memory ui` signs in: every page then lists the actor's projects
+                scopes=[READ, WRITE, ANY_PROJECT],
             ).token
         baselines = service_baselines(url, model, calls)
         plans = explain_pages(url, size.deep_from)
