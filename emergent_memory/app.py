@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from emergent_memory.memory.injection import InjectionConfig, InjectionService
     from emergent_memory.memory.lifecycle import ArchiveConfig, ArchiveJob, LifecycleService
     from emergent_memory.memory.maintenance import MaintenanceService
+    from emergent_memory.memory.project_names import ProjectNames
     from emergent_memory.memory.verify import VerifyService
 
 logger = logging.getLogger(__name__)
@@ -715,6 +716,7 @@ class AdminServices:
     capture: CaptureAdmin
     dashboard_links: DashboardLinks
     lifecycle: LifecycleService
+    project_names: ProjectNames
 
 
 @contextmanager
@@ -737,6 +739,7 @@ def open_admin_services(
     from emergent_memory.memory.capture_admin import CaptureAdmin
     from emergent_memory.memory.lifecycle import LifecycleService
     from emergent_memory.memory.maintenance import MaintenanceService
+    from emergent_memory.memory.project_names import ProjectNames
 
     if embedder is None and embeds:
         embedder = build_embedder(settings)
@@ -758,6 +761,7 @@ def open_admin_services(
                     CaptureAdmin(pool),
                     DashboardLinks(pool),
                     LifecycleService(pool, archive_config(settings)),
+                    ProjectNames(pool),
                 )
             finally:
                 pool.close()

@@ -1798,9 +1798,8 @@ def test_all_projects_lists_the_actors_memories_of_every_project_for_reading(
     assert "a stranger fact" not in page
     assert "<strong>4</strong> memories match" in page
     # each project-scope memory says its project, and its link opens that project
-    assert (
-        f'title="saved in project {there.project_id}">project {str(there.project_id)[:8]}' in page
-    )
+    badge = f'title="saved in project {there.project_id}">project <bdi dir="auto">'
+    assert f"{badge}{str(there.project_id)[:8]}</bdi>" in page
     assert f'/ui/memories/{other["memory"]["id"]}?project={there.project_id}"' in page
     # for reading: no change controls, no add or import link, and a change is refused
     assert 'id="bulk-form"' not in page

@@ -472,6 +472,7 @@ def test_every_page_renders(signed_in: Page, site: Site, writer: Writer) -> None
         "Stats",
         "Injections",
         "Capture",
+        "Projects",
         "Search",
     ):
         page.get_by_role("navigation", name="Dashboard").get_by_role("link", name=link).click()
@@ -1195,6 +1196,7 @@ def test_pages_fit_a_phone(chromium: Browser, site: Site, writer: Writer, watch:
             "capture": "/ui/capture",
             "add": "/ui/memories/new",
             "import": "/ui/import",
+            "projects": "/ui/projects",
             "session": "/ui/injections?session=session-demo-1",
         }
         wide: dict[str, int] = {}
@@ -1277,6 +1279,7 @@ def test_every_page_is_readable_in_light_and_dark(
             "capture": "/ui/capture",
             "add": "/ui/memories/new",
             "import": "/ui/import",
+            "projects": "/ui/projects",
             "session": "/ui/injections?session=session-demo-1",
         }.items():
             page.goto(site.base + path)

@@ -662,6 +662,15 @@ def test_the_list_filters_by_status_category_and_text(
         port: "active",
         gone: "deleted",
     }
+    # a total only when asked for: every page's memories that the filters match, not another
+    # actor's
+    assert "total" not in api.get("/memories").json()
+    assert api.get("/memories", count="true", limit="1").json()["total"] == 2
+    assert api.get("/memories", count="true", status="all").json()["total"] == 3
+    assert api.get("/memories", count="true", category="preference").json()["total"] == 1
+    refused = api.get("/memories", count="maybe")
+    assert refused.status_code == 400
+    assert "count" in refused.text
 
 
 def test_a_memory_page_has_its_versions_and_chain(

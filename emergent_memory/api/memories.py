@@ -61,6 +61,7 @@ class ListQuery(QueryInput):
     sort: BrowseSort = "recent"
     cursor: str | None = None
     limit: int | None = None
+    count: bool = False  # also count every memory the filters match (`total`)
 
 
 class SearchQuery(QueryInput):
@@ -147,7 +148,14 @@ def memory_endpoints(
     verifier: VerifyService,
 ) -> list[Endpoint[Any, Any]]:
     def listed(call: Call[ListQuery, NoInput]) -> BrowseResult:
-        return browse.list(call.principal, **call.query.model_dump())
+        asked = call.query.model_dump()
+        counted = asked.pop("count")
+        found = browse.list(call.principal, **asked)
+        if counted:  # the same filters, every page
+            paging = ("cursor", "limit", "sort")
+            filters = {name: value for name, value in asked.items() if name not in paging}
+            found["total"] = browse.count(call.principal, **filters)
+        return found
 
     def detail(call: Call[NoInput, NoInput]) -> MemoryDetail:
         return browse.get(call.principal, call.path["memory_id"])

@@ -20,6 +20,7 @@ class LocalIdentity:
     principal: Principal
     actor_source: str
     project_source: str
+    folder: Path | None = None  # the repository (or directory) the project was derived from
 
     def describe(self) -> str:
         return (
@@ -38,11 +39,12 @@ def local_identity(
     else:
         who = local_user()
         actor, actor_source = derived_actor_id(who), f"from {who}"
+    folder = None
     if project_id is not None:
         project, project_source = project_id, "configured"
     else:
-        where = project_root(cwd or Path.cwd())
-        project = derived_project_id(where)
-        project_source = f"from {where}"
+        folder = project_root(cwd or Path.cwd())
+        project = derived_project_id(folder)
+        project_source = f"from {folder}"
     principal = Principal(actor, project, frozenset({READ, WRITE}))
-    return LocalIdentity(principal, actor_source, project_source)
+    return LocalIdentity(principal, actor_source, project_source, folder)

@@ -3,6 +3,7 @@ user."""
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 import webbrowser
 from typing import TYPE_CHECKING
@@ -14,6 +15,7 @@ from emergent_memory.cli.common import ACTOR_OPTION, PROJECT_OPTION, cli, identi
 from emergent_memory.errors import InvalidInput
 
 if TYPE_CHECKING:
+    from emergent_memory.memory.project_names import ProjectNames
     from emergent_memory.settings import Settings
 
 DEFAULT_URL = "http://127.0.0.1:8765"
@@ -58,10 +60,13 @@ def ui(
     base = url.rstrip("/")
     if not base.startswith(("http://", "https://")):
         raise InvalidInput(f"--url must start with http:// or https://; got {url!r}")
-    local = identity(settings, actor, project).principal
+    found = identity(settings, actor, project)
+    local = found.principal
     # the local user's own projects are all theirs to look at: the header switches between them
     scopes = frozenset({READ, ANY_PROJECT} if read_only else {READ, WRITE, ANY_PROJECT})
     with open_admin_services(settings) as admin:
+        if found.folder is not None and found.folder.name:
+            _name_after_folder(admin.project_names, local, found.folder.name)
         link = admin.dashboard_links.create(
             Principal(local.actor_id, local.project_id, scopes),
             label="local user (emergent-memory ui)",
@@ -82,6 +87,13 @@ def ui(
         )
     if open_browser and not webbrowser.open(address):
         click.echo("could not open a browser: open the link above yourself", err=True)
+
+
+def _name_after_folder(names: ProjectNames, local: Principal, folder: str) -> None:
+    """Record the repository folder's name as the project's (a name the user gave on the
+    dashboard stays); a folder name that cannot be one (too long, a credential) is left out."""
+    with contextlib.suppress(InvalidInput):
+        names.rename(local, folder, named_by="folder")
 
 
 def _answers(base: str) -> bool:

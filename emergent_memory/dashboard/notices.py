@@ -18,6 +18,7 @@ NOTICES = {
     "decided": "Decision recorded.",
     "undone": "Decision undone: the pair waits for a decision again.",
     "context": "Context saved.",
+    "project_named": "Saved: the project's name (or, left empty, its folder's when known).",
     # what adding a memory by hand did (dashboard/adding.py)
     "added": "Added: a new memory.",
     "added_similar": (

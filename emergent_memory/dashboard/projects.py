@@ -7,12 +7,18 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 
 from emergent_memory.auth.principal import Principal
 from emergent_memory.dashboard.web import UI, Refused, is_https
+from emergent_memory.errors import InvalidInput, SecretRejected
+from emergent_memory.memory.project_names import MAX_NAME
+
+if TYPE_CHECKING:
+    from emergent_memory.dashboard.site import Site, Visit
 
 # The project a browser chose to look at (a project id; the session's own when absent): with
 # the scope memory:any-project a session acts in any project of its actor
@@ -91,4 +97,50 @@ def remember_project(
         httponly=True,
         samesite="strict",
         secure=is_https(request),
+    )
+
+
+# -- the Projects page: the actor's projects, and the name of the one shown -------------------
+
+
+async def projects_page(site: Site, request: Request, visit: Visit) -> Response:
+    return _projects(site, request, visit)
+
+
+async def rename(site: Site, request: Request, visit: Visit) -> Response:
+    form = await request.form()
+    shown = form.get("project")
+    typed = form.get("name")
+    if shown is not None and shown != visit.chosen:  # another tab switched the project since
+        error = (
+            f"the form was for project {str(shown)[:8]}, and this browser now shows project "
+            f"{visit.chosen[:8]} (switched in another tab): check the project and name it again"
+        )
+        return _projects(site, request, visit, error=error, typed=typed, status=409)
+    try:
+        await site.call(lambda: site.names.rename(visit.principal, typed))
+    except SecretRejected as error:  # nothing written; the secret is not sent back either
+        return _projects(site, request, visit, error=str(error), status=400)
+    except InvalidInput as error:
+        return _projects(site, request, visit, error=str(error), typed=typed, status=400)
+    return RedirectResponse(f"{UI}/projects?done=project_named", status_code=303)
+
+
+def _projects(
+    site: Site,
+    request: Request,
+    visit: Visit,
+    *,
+    error: str | None = None,
+    typed: object = None,
+    status: int = 200,
+) -> Response:
+    return site.render(
+        request,
+        "projects.html",
+        visit,
+        status=status,
+        error=error,
+        typed=typed if isinstance(typed, str) else (visit.project_name or ""),
+        max_name=MAX_NAME,
     )

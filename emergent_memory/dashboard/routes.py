@@ -19,7 +19,15 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from emergent_memory.dashboard import adding, bulk, export, importing, memories, overview
+from emergent_memory.dashboard import (
+    adding,
+    bulk,
+    export,
+    importing,
+    memories,
+    overview,
+    projects,
+)
 from emergent_memory.dashboard.site import DashboardServices, Site, Visit, after_signin, text
 from emergent_memory.dashboard.web import (
     COOKIE,
@@ -139,6 +147,8 @@ def dashboard_routes(services: DashboardServices) -> list[BaseRoute]:
         Route("/injections", page(overview.injections), methods=["GET"]),
         Route("/capture", page(overview.capture), methods=["GET"]),
         Route("/contexts", page(overview.contexts), methods=["GET"]),
+        Route("/projects", page(projects.projects_page, all_projects=True), methods=["GET"]),
+        Route("/projects/name", change(projects.rename), methods=["POST"]),
         Route("/contexts/{context_id}", change(overview.change_context), methods=["POST"]),
         Route("/duplicates", page(overview.duplicates), methods=["GET"]),
         Route("/duplicates/{pair_id}", change(overview.decide), methods=["POST"]),

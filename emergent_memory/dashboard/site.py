@@ -82,7 +82,9 @@ class Visit:
     session: DashboardSession
     pending_pairs: int = 0  # possible duplicates waiting for a decision (the navigation's)
     project: uuid.UUID | None = None  # the project chosen (PROJECT_COOKIE, ?project=)
-    projects: tuple[str, ...] = ()  # the projects it may choose (the header's selector)
+    # the projects it may choose (the header's selector), each with the actor's name of it
+    projects: tuple[tuple[str, str | None], ...] = ()
+    project_name: str | None = None  # the actor's name of the project shown, if it gave one
     remember_project: bool = False  # chosen with ?project=: the answer sets PROJECT_COOKIE
     all_projects: bool = False  # ?project=all: the Browse page reads every project
 
@@ -98,6 +100,13 @@ class Visit:
     @property
     def csrf(self) -> str:
         return csrf_token(self.secret)
+
+    def label(self, project: object) -> str:
+        """A project as the pages name it: the actor's name of it, else its id's start."""
+        named = dict(self.projects).get(str(project))
+        if named is None and str(project) == self.chosen:
+            named = self.project_name
+        return named or str(project)[:8]
 
     @property
     def chosen(self) -> str:
@@ -120,6 +129,7 @@ class Site:
         self.duplicates = services.duplicates
         self.verify = services.verify
         self.sessions = services.sessions
+        self.names = services.browse.names
         self.env = environment()
         self.env.globals["neighbour_graph"] = neighbour_graph
 
@@ -180,12 +190,14 @@ class Site:
             if not page:
                 return visit
             principal = visit.principal
-            projects: tuple[str, ...] = ()
             if principal.may_choose_project:  # the session's own project always among them
-                found = {*self.browse.projects(principal), str(session.principal.project_id)}
-                projects = tuple(sorted(found))
-            pending = self.duplicates.pending(principal)
-            return replace(visit, pending_pairs=pending, projects=projects)
+                found = dict(self.browse.projects(principal))
+                found.setdefault(str(session.principal.project_id), None)
+                visit = replace(visit, projects=tuple(found.items()))
+                visit = replace(visit, project_name=found.get(visit.chosen))
+            else:
+                visit = replace(visit, project_name=self.names.name_of(principal))
+            return replace(visit, pending_pairs=self.duplicates.pending(principal))
 
         found: Visit | None = await self.call(look)
         return found

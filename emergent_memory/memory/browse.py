@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, Literal, get_args
+from typing import Any, Literal, NotRequired, get_args
 from uuid import UUID
 
 from psycopg import Connection
@@ -34,6 +34,7 @@ from emergent_memory.memory import answers, authority, browse_store, store, vali
 from emergent_memory.memory.injection import Candidate, line_of
 from emergent_memory.memory.models import CATEGORIES, IMPORTANCES, SCOPES, MemoryRecord
 from emergent_memory.memory.own_export import own_export
+from emergent_memory.memory.project_names import ProjectNames
 from emergent_memory.memory.records import memory_record, superseded_because
 from emergent_memory.memory.service import acting_for
 
@@ -86,10 +87,12 @@ class BrowsedMemory(MemoryRecord):
 
 
 class BrowseResult(TypedDict):
-    """A page of memories; `next_cursor` continues it (None: this was the last page)."""
+    """A page of memories; `next_cursor` continues it (None: this was the last page);
+    `total`, when asked for, how many memories the filters match (every page)."""
 
     memories: list[BrowsedMemory]
     next_cursor: str | None
+    total: NotRequired[int]
 
 
 class PageLink(TypedDict):
@@ -490,18 +493,21 @@ class BrowseService:
         self._pool = pool
         self._read_pool = read_pool or pool
         self._decay = decay
+        self.names = ProjectNames(pool)  # the actor's names of its projects
 
-    def projects(self, principal: Principal) -> builtins.list[str]:
+    def projects(self, principal: Principal) -> builtins.list[tuple[str, str | None]]:
         """The projects the principal's actor has worked in (MAX_PROJECTS at most, the one it
         acts in always among them): where its memories were saved, where its sessions were
         injected into or captured. Project-scope memories of other projects are found only
-        for a principal that may choose any project of its actor (read across all of them)."""
+        for a principal that may choose any project of its actor (read across all of them).
+        Each with the actor's name of it (memory/project_names.py), or None: named ones
+        first, by name."""
         require_read(principal)
         if principal.may_choose_project and not principal.all_projects:
             principal = replace(principal, all_projects=True)
         with self._read_transaction(principal) as conn:
             found = browse_store.actor_projects(conn, principal, MAX_PROJECTS)
-        return [str(project) for project in found]
+        return [(str(project), name) for project, name in found]
 
     def export(self, principal: Principal) -> Iterator[dict[str, Any]]:
         """The principal's own records in `emergent-memory export`'s format (own_export),

@@ -1031,22 +1031,30 @@ WITH RECURSIVE saved_user(project_id) AS (
             ORDER BY o.project_id LIMIT 1)
     FROM saved_project s WHERE s.project_id IS NOT NULL
 )
-SELECT project_id FROM saved_user WHERE project_id IS NOT NULL
-UNION SELECT project_id FROM saved_project WHERE project_id IS NOT NULL
-UNION SELECT DISTINCT project_id FROM kb.injections WHERE actor_id = %(actor_id)s
-UNION SELECT DISTINCT project_id FROM kb.capture_windows WHERE actor_id = %(actor_id)s
-UNION SELECT %(project_id)s::uuid
-ORDER BY 1
-LIMIT %(limit)s
+SELECT p.project_id, n.name FROM (
+    SELECT project_id FROM saved_user WHERE project_id IS NOT NULL
+    UNION SELECT project_id FROM saved_project WHERE project_id IS NOT NULL
+    UNION SELECT DISTINCT project_id FROM kb.injections WHERE actor_id = %(actor_id)s
+    UNION SELECT DISTINCT project_id FROM kb.capture_windows WHERE actor_id = %(actor_id)s
+    UNION SELECT project_id FROM kb.project_names WHERE actor_id = %(actor_id)s
+    UNION SELECT %(project_id)s::uuid
+    ORDER BY 1
+    LIMIT %(limit)s
+) p
+LEFT JOIN kb.project_names n ON n.actor_id = %(actor_id)s AND n.project_id = p.project_id
+ORDER BY n.name IS NULL, lower(n.name), p.project_id
 """
 
 
-def actor_projects(conn: Connection[Any], principal: Principal, limit: int) -> list[UUID]:
+def actor_projects(
+    conn: Connection[Any], principal: Principal, limit: int
+) -> list[tuple[UUID, str | None]]:
+    """The actor's projects with its names of them: named ones first, by name."""
     rows = conn.execute(
         ACTOR_PROJECTS,
         {"actor_id": principal.actor_id, "project_id": principal.project_id, "limit": limit},
     ).fetchall()
-    return [row[0] for row in rows]
+    return [(row[0], row[1]) for row in rows]
 
 
 # A client session's capture windows, oldest first, with what their LLM calls cost
