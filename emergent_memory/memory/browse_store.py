@@ -89,17 +89,15 @@ GLOBAL_BRANCH = "o.scope = 'global'"
 ALL_PROJECTS_BRANCH = "o.actor_id = %(actor_id)s AND o.scope <> 'global'"
 ALL_PROJECTS_VISIBLE = "(o.actor_id = %(actor_id)s OR o.scope = 'global')"
 
-# How often the principal recalled each memory, and when last (the recall log is the
-# actor's own under row-level security; the filter also lets it use no other row).
+# How often the principal recalled each memory, and when last (kb.memory_use_counts: the
+# recall log counted as it grows, migration 0024; the actor's own rows under row-level
+# security, and the filter lets it use no other row).
 USED = """
-JOIN (
-    SELECT canonical_id, count(*) AS uses, max(recalled_at) AS last_used
-    FROM kb.memory_recalls WHERE actor_id = %(actor_id)s GROUP BY canonical_id
-) u ON u.canonical_id = o.canonical_id
+JOIN kb.memory_use_counts u ON u.actor_id = %(actor_id)s AND u.canonical_id = o.canonical_id
 """
 NEVER_USED = """ AND NOT EXISTS (
-    SELECT 1 FROM kb.memory_recalls r
-    WHERE r.canonical_id = o.canonical_id AND r.actor_id = %(actor_id)s
+    SELECT 1 FROM kb.memory_use_counts r
+    WHERE r.actor_id = %(actor_id)s AND r.canonical_id = o.canonical_id
 )"""
 
 # The memories of a context (the principal's own, matched ignoring case).

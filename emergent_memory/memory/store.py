@@ -246,12 +246,10 @@ LEFT JOIN LATERAL (
 ) ev ON true
 """
 
-# How often the principal recalled each memory (the recall log holds few rows per memory).
+# How often the principal recalled each memory (kb.memory_use_counts: the recall log counted).
 USES = """
-LEFT JOIN (
-    SELECT canonical_id, count(*) AS uses FROM kb.memory_recalls
-    WHERE actor_id = %(actor_id)s GROUP BY canonical_id
-) u ON u.canonical_id = o.canonical_id
+LEFT JOIN kb.memory_use_counts u
+  ON u.actor_id = %(actor_id)s AND u.canonical_id = o.canonical_id
 """
 
 # Which of the memories `ids` are the outranked side of a conflict: an active memory they
