@@ -438,7 +438,9 @@ def seed(conn: Connection[Any], size: Size, embed: Embed, model_name: str) -> Se
                         copy.write_row(values)
         conn.execute("SET LOCAL maintenance_work_mem = '1GB'")
         conn.execute(create_hnsw)
-    for table in ("graph_objects", "graph_relationships", "memory_recalls"):
+    # (the recall log's trigger filled kb.memory_use_counts row by row: vacuumed too, as
+    # autovacuum would after such a load)
+    for table in ("graph_objects", "graph_relationships", "memory_recalls", "memory_use_counts"):
         conn.execute(f"VACUUM ANALYZE kb.{table}")
     seeded.seconds = round(time.perf_counter() - start, 1)
     # the memory pages ask for memories the principal (the home project) sees: its user

@@ -126,6 +126,22 @@ def capture(out: Path) -> list[Path]:
                 mover.get_by_role("button", name="Import").click()
                 mover.locator("#import-report").evaluate("e => e.scrollIntoView()")
                 written.append(_shot(mover, out / "dashboard-import.png"))
+                # the Projects page of a user with two named repositories
+                from emergent_memory.auth.principal import ANY_PROJECT, READ, WRITE, Principal
+
+                second = Principal(principal.actor_id, new_principal().project_id)
+                site.memory.save(second, "Invoices are numbered per tenant", "convention",
+                                 "explicit", "project")  # fmt: skip
+                site.browse.names.rename(second, "billing-service", named_by="folder")
+                site.browse.names.rename(principal, "payments-api", named_by="folder")
+                chooser = browser.new_context(viewport=VIEWPORT, color_scheme="light").new_page()
+                chooser.goto(site.ui)
+                chooser.get_by_label("API token").fill(
+                    site.token(principal.actor_id, principal.project_id, READ, WRITE, ANY_PROJECT)
+                )
+                chooser.get_by_role("button", name="Sign in").click()
+                chooser.goto(site.base + "/ui/projects")
+                written.append(_shot(chooser, out / "dashboard-projects.png"))
                 browser.close()
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)

@@ -1477,3 +1477,39 @@ def test_import_a_downloaded_file_and_see_what_each_memory_became(
         finally:
             context.close()
     watch.check()
+
+
+def test_name_a_project_and_see_it_in_the_header(
+    chromium: Browser, site: Site, watch: Watch
+) -> None:
+    """The Projects page names the project shown; the name (markup in it is text) then
+    stands in the header and the selector, at desktop and phone widths."""
+    from emergent_memory.auth.principal import ANY_PROJECT, WRITE
+
+    actor = uuid.uuid4()
+    home, there = Principal(actor, uuid.uuid4()), Principal(actor, uuid.uuid4())
+    site.memory.save(there, "The naming test's memory of another repository", "fact",
+                     "explicit", "project")  # fmt: skip
+    token = site.token(actor, home.project_id, READ, WRITE, ANY_PROJECT)
+    for width in (1280, 390):
+        context = chromium.new_context(viewport={"width": width, "height": 800})
+        try:
+            page = context.new_page()
+            watch.attach(page)
+            sign_in(page, site, token)
+            page.get_by_role("navigation", name="Dashboard").get_by_role(
+                "link", name="Projects"
+            ).click()
+            expect(page.get_by_role("heading", name="Projects", exact=True)).to_be_visible()
+            name = f'<img src=x onerror="alert({width})"> billing'
+            page.get_by_label("Name", exact=True).fill(name)
+            page.get_by_role("button", name="Save name").click()
+            expect(page.get_by_role("status")).to_contain_text("Saved")
+            choice = page.get_by_label("Project")
+            expect(choice.locator("option:checked")).to_contain_text(name)
+            expect(page.locator("#projects-table")).to_contain_text(name)
+            screenshot(page, f"projects-{width}")
+            assert page.evaluate("document.documentElement.scrollWidth") <= width
+        finally:
+            context.close()
+    watch.check()

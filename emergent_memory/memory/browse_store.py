@@ -123,9 +123,9 @@ FILTERS = {
 }
 USE_FILTERS = ("used_after", "used_before")
 # Filters that keep a good share of an actor's memories or bound the key itself: with only
-# these, a page (but for the recall log's part) is read best by walking the key's index from
-# the cursor and filtering as it goes, which the planner does not see when it misjudges how
-# many rows a filter keeps (category: 79 estimated, 11,098 kept at 100,000 memories; it then
+# these, a page is read best by walking the key's index (created_at's; for a use sort,
+# kb.memory_use_counts') from the cursor and filtering as it goes, which the planner does not
+# see when it misjudges how many rows a filter keeps (category: 79 estimated, 11,098 kept at 100,000 memories; it then
 # read and sorted every memory of the actor, 490 ms instead of 0.6). Full-text and context
 # filters may keep a handful of rows: the planner's choice stands for them.
 WALKED_FILTERS = frozenset(
@@ -275,7 +275,9 @@ def page(
             branches=sql.SQL(" UNION ALL ").join(branches),
             page_order=sql.SQL(", ").join(sql.SQL("{} {}").format(c, direction) for c in columns),
         )
-        walk = part != "used" and used.keys() <= WALKED_FILTERS
+        # (the recall log's part too: kb.memory_use_counts' indexes give the use sorts'
+        # order, migration 0024)
+        walk = used.keys() <= WALKED_FILTERS
         for setting in WALK_THE_INDEX if walk else ():
             conn.execute(setting)
         try:
