@@ -128,12 +128,14 @@ def capture(out: Path) -> list[Path]:
                 written.append(_shot(mover, out / "dashboard-import.png"))
                 # the Projects page of a user with two named repositories
                 from emergent_memory.auth.principal import ANY_PROJECT, READ, WRITE, Principal
+                from emergent_memory.memory.project_names import ProjectNames
 
                 second = Principal(principal.actor_id, new_principal().project_id)
                 site.memory.save(second, "Invoices are numbered per tenant", "convention",
                                  "explicit", "project")  # fmt: skip
-                site.browse.names.rename(second, "billing-service", named_by="folder")
-                site.browse.names.rename(principal, "payments-api", named_by="folder")
+                names = ProjectNames(site.memory.pool)
+                names.rename(second, "billing-service", named_by="folder")
+                names.rename(principal, "payments-api", named_by="folder")
                 chooser = browser.new_context(viewport=VIEWPORT, color_scheme="light").new_page()
                 chooser.goto(site.ui)
                 chooser.get_by_label("API token").fill(
