@@ -125,9 +125,10 @@ USE_FILTERS = ("used_after", "used_before")
 # Filters that keep a good share of an actor's memories or bound the key itself: with only
 # these, a page is read best by walking the key's index (created_at's; for a use sort,
 # kb.memory_use_counts') from the cursor and filtering as it goes, which the planner does not
-# see when it misjudges how many rows a filter keeps (category: 79 estimated, 11,098 kept at 100,000 memories; it then
-# read and sorted every memory of the actor, 490 ms instead of 0.6). Full-text and context
-# filters may keep a handful of rows: the planner's choice stands for them.
+# see when it misjudges how many rows a filter keeps (category: 79 estimated, 11,098 kept at
+# 100,000 memories; it then read and sorted every memory of the actor, 490 ms instead of
+# 0.6). Full-text and context filters may keep a handful of rows: the planner's choice stands
+# for them.
 WALKED_FILTERS = frozenset(
     {"category", "scope", "importance", "project_id", "created_after", "created_before"}
 )
