@@ -108,8 +108,7 @@ def upgrade() -> None:
         "(actor_id, uses, canonical_id)"
     )
     op.execute(
-        "CREATE INDEX memory_use_counts_last_used_idx ON kb.memory_use_counts "
-        "(actor_id, last_used)"
+        "CREATE INDEX memory_use_counts_last_used_idx ON kb.memory_use_counts (actor_id, last_used)"
     )
     op.execute(COUNT_USE)
     op.execute("REVOKE ALL ON FUNCTION kb.count_memory_use() FROM PUBLIC")
