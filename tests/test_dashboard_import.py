@@ -368,3 +368,17 @@ def test_an_admins_import_still_saves_only_as_its_own_actor(
             ("Written as someone else?",),
         ).fetchall()
     assert owners == [(admin.actor_id,)]  # never the file's actor, never its id
+
+
+def test_memories_are_saved_in_the_order_they_were_written_not_the_files(
+    signed_in: TestClient, service: MemoryService, principal: Principal
+) -> None:
+    """An export orders objects by id: the import saves them oldest change first, so that a
+    value that replaced another is the newer side here too."""
+    newer = memory_record("The CI pipeline runs on Node 22", created_at="2026-03-01T00:00:00+00:00")
+    older = memory_record("The CI pipeline runs on Node 20", created_at="2026-01-01T00:00:00+00:00")
+    answer = upload(signed_in, lines(HEADER, newer, older))
+    assert answer.status_code == 200
+    assert answer.text.index('id="imported-3"') < answer.text.index('id="imported-2"')
+    found = service.recall(principal, "which Node version does the CI pipeline run on")
+    assert found["memories"][0]["content"] == "The CI pipeline runs on Node 22"

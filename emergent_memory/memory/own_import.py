@@ -24,6 +24,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
 
@@ -76,6 +77,7 @@ class FileMemory:
     """One current memory of the file, as it will be saved."""
 
     line: int  # the line of its head version
+    changed_at: datetime  # when its head version was written (saves go oldest first)
     content: str
     category: str
     source: str
@@ -110,8 +112,8 @@ class ImportReport:
 
 
 def read_export(lines: Iterable[bytes | str]) -> tuple[list[FileMemory], Counter[str]]:
-    """The current memories of an export file (oldest first) and what is left out, by reason;
-    InvalidInput names the line of the first record that is not a valid export record."""
+    """The current memories of an export file (oldest change first) and what is left out, by
+    reason; InvalidInput names the line of the first record that is not a valid export record."""
     heads: dict[UUID, tuple[int, transfer.ObjectRecord]] = {}
     contexts: dict[UUID, str] = {}  # a context object's canonical id -> its name
     belongs: list[transfer.RelationshipRecord] = []
@@ -167,6 +169,7 @@ def read_export(lines: Iterable[bytes | str]) -> tuple[list[FileMemory], Counter
         memories.append(
             FileMemory(
                 line=head_line,
+                changed_at=head.created_at,
                 content=str(properties.get("content") or ""),
                 category=str(properties.get("category") or ""),
                 source=str(properties.get("source") or "inferred"),
@@ -176,7 +179,9 @@ def read_export(lines: Iterable[bytes | str]) -> tuple[list[FileMemory], Counter
                 evidence=evidence.get(canonical_id),
             )
         )
-    memories.sort(key=lambda memory: memory.line)
+    # as they were written: a value that replaced another is saved after it, so that it is
+    # the newer side of a conflict here too (an export orders objects by id, not by time)
+    memories.sort(key=lambda memory: (memory.changed_at, memory.line))
     if len(memories) > MAX_MEMORIES:
         raise InvalidInput(
             f"the file holds {len(memories)} current memories; the page imports at most "
