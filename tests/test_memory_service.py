@@ -429,6 +429,32 @@ def test_recall_returns_scores_and_records_use_without_new_versions(
     assert listed["use_count"] == 2
 
 
+def test_the_list_is_most_used_first_then_newest_with_global_memories_and_categories(
+    service: MemoryService, principal: Principal, global_memories_cleanup: None
+) -> None:
+    from emergent_memory.auth.principal import ADMIN, READ, WRITE
+
+    old = service.save(principal, "The build cache lives on the shared volume", "fact")
+    new = service.save(principal, "Deploys go out on Tuesdays after the standup", "convention")
+    used = service.save(principal, "The staging database is called stage_db", "fact")
+    admin = Principal(uuid.uuid4(), uuid.uuid4(), frozenset({READ, WRITE, ADMIN}))
+    shared = service.save(admin, "Every service logs in JSON lines", "convention", scope="global")
+    other = Principal(uuid.uuid4(), principal.project_id)
+    service.save(other, "Another user's fact about the build cache", "fact", scope="project")
+    for _ in range(2):
+        service.recall(principal, "staging database stage_db")
+    service.recall(principal, "how do services log")
+
+    def ids(**arguments: Any) -> list[str]:
+        return [m["id"] for m in service.list_memories(principal, **arguments)["memories"]]
+
+    expected = [used, shared, new, old]  # most used first, then the newest
+    assert ids() == [memory["memory"]["id"] for memory in expected]
+    assert ids(category="convention") == [shared["memory"]["id"], new["memory"]["id"]]
+    assert ids(category="risk") == []  # none of it: known without walking a page
+    assert ids(limit=1) == [used["memory"]["id"]]
+
+
 def test_recall_filters_by_category_and_scope(service: MemoryService, principal: Principal) -> None:
     fact = service.save(principal, "Lint config is in pyproject", "fact", scope="project")
     rule = service.save(principal, "Always lint before commit", "instruction")

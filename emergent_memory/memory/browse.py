@@ -620,6 +620,8 @@ class BrowseService:
                 after: builtins.list[Any] | None, skip: int, take: int, reverse: bool
             ) -> tuple[builtins.list[tuple[Any, ...]], bool]:
                 """`take` rows after `skip` ones, and whether more follow."""
+                if total == 0:  # nothing matches: no index walked to find so
+                    return [], False
                 found = browse_store.page(
                     conn,
                     principal,

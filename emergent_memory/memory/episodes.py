@@ -227,7 +227,7 @@ def search(
         "excerpt_before": EXCERPT_BEFORE,
     }
     with conn.cursor(row_factory=class_row(EpisodeRow)) as cur:
-        # planned with its values each time (as list_visible): whether the caller has a few
+        # planned with its values each time (as the memory lists): whether the caller has a few
         # episodes or thousands, and whether there is a vector, changes the best plan
         cur.execute(statement, params, prepare=False)
         return cur.fetchall()

@@ -39,6 +39,7 @@ from emergent_memory.graph import Embedding, GraphObject
 from emergent_memory.memory import (
     answers,
     authority,
+    browse_store,
     dedup,
     episodes,
     records,
@@ -1032,9 +1033,29 @@ class MemoryService:
         decay = self._config.decay
         with self._read_transaction(principal) as conn:
             if status_ == "active":
+                # the Browse page's "most used" page (each visibility branch on its index, the
+                # use counts' index walked), then those memories in full; a category with no
+                # memory is known from the count's index without walking the whole page's
+                filters = {"category": category_}
+                none = category_ is not None and not browse_store.count(
+                    conn, principal, status="active", filters=filters
+                )
+                page = (
+                    []
+                    if none
+                    else browse_store.page(
+                        conn,
+                        principal,
+                        status="active",
+                        sort="most_used",
+                        filters=filters,
+                        after=None,
+                        limit=limit_,
+                    )
+                )
+                found = store.memory_rows(conn, [row[0] for row in page])
                 memories: list[InactiveMemory | MemoryRecord] = [
-                    memory_record(row, decay=decay)
-                    for row in store.list_visible(conn, principal, category_, limit_)
+                    memory_record(found[row[0]], decay=decay) for row in page if row[0] in found
                 ]
             else:
                 rows = store.list_inactive(conn, principal, status_, category_, limit_)

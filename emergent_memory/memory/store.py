@@ -425,7 +425,7 @@ ORDER BY o.created_at
 # lifecycle (importance, validity, rationale; when it was last active: used, reinforced or
 # changed; the caller's evidence for it: how many pieces and the latest), what replaced it,
 # when it was archived or deleted and why, and where it was saved and by whom: the select of
-# the memory rows, the lists (LIST_VISIBLE, LIST_INACTIVE) and the browse rows
+# the memory rows, the list of inactive ones (LIST_INACTIVE) and the browse rows
 # (browse_store.ROWS), whose WHERE follows it.
 ANY_STATUS = """
 SELECT o.canonical_id AS id, o.properties ->> 'content' AS content,
@@ -464,25 +464,6 @@ MEMORY_ROWS = (
     ANY_STATUS
     + """
 WHERE o.canonical_id = ANY(%(ids)s) AND o.is_head AND o.type = 'Memory'
-"""
-)
-
-# The page is chosen from ids and sort keys only (use counts from the recall log, which
-# holds few rows per memory), then only the page's rows are read in full (LIST_VISIBLE).
-VISIBLE_PAGE = """
-SELECT o.canonical_id, coalesce(u.uses, 0) AS uses, o.created_at
-FROM kb.graph_objects o
-{uses}
-WHERE {active} AND {visible}
-  AND (%(category)s::text IS NULL OR o.labels @> ARRAY[%(category)s::text])
-ORDER BY uses DESC, o.created_at DESC, o.canonical_id
-LIMIT %(limit)s
-"""
-LIST_VISIBLE = (
-    ANY_STATUS
-    + """JOIN ({page}) page ON page.canonical_id = o.canonical_id
-WHERE o.is_head
-ORDER BY page.uses DESC, page.created_at DESC, page.canonical_id
 """
 )
 
@@ -697,25 +678,6 @@ def start_candidates(
         for row in conn.execute(OUTRANKED_AMONG, {"ids": [row.id for row in rows]})
     }
     return [row for row in rows if row.id not in outranked]
-
-
-def list_visible(
-    conn: Connection[Any], principal: Principal, category: str | None, limit: int
-) -> list[InactiveRow]:
-    page = sql.SQL(VISIBLE_PAGE).format(
-        uses=sql.SQL(USES), active=sql.SQL(ACTIVE), visible=sql.SQL(VISIBLE)
-    )
-    statement = sql.SQL(LIST_VISIBLE).format(
-        page=page,
-        provenance=provenance_join(**ANY_STATUS_JOIN),
-        evidence=evidence_join("o.canonical_id"),
-    )
-    with conn.cursor(row_factory=class_row(InactiveRow)) as cur:
-        # Never a prepared statement: its generic plan (chosen after a few calls, without the
-        # category and the principal) took 150 ms instead of 15 for an actor with 10,000
-        # memories; planning each call with its values costs about a millisecond.
-        cur.execute(statement, _params(principal, category=category, limit=limit), prepare=False)
-        return cur.fetchall()
 
 
 @dataclass(frozen=True, slots=True)
