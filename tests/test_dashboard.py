@@ -1513,7 +1513,7 @@ def test_adding_a_correction_says_what_it_replaced(
     old = service.save(principal, "The billing service is owned by Sven", "fact")
     added = add_memory(signed_in, content="Correction: the billing service is owned by Jun")
     location = added.headers["location"]
-    assert location.endswith("?done=added_updated")
+    assert location.endswith("?done=added_replaced")
     page = signed_in.get(location).text
     assert "Added in place of a memory" in page
     assert old["memory"]["id"] in page  # what it superseded, linked

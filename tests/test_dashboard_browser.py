@@ -225,6 +225,29 @@ def status_of(site: Site, writer: Writer, memory_id: str) -> str:
     raise AssertionError(f"memory {memory_id} is not listed at all")
 
 
+def every_page(writer: Writer) -> dict[str, str]:
+    """The dashboard's pages, by name, as the writer sees them (with its seeded memories):
+    what the phone-width and the contrast checks visit (a new page is added here once)."""
+    return {
+        "search": "/ui/search?q=tests",
+        "browse": "/ui/memories",
+        "browse-archived": "/ui/memories?status=archived&importance=low",
+        "deleted": "/ui/memories?status=deleted",
+        "superseded": "/ui/memories?status=superseded",
+        "memory": f"/ui/memories/{writer.ids['edited']}",
+        "verify": "/ui/verify?claim=The+test+suite+runs+with+pytest",
+        "duplicates": "/ui/duplicates",
+        "contexts": "/ui/contexts",
+        "stats": "/ui/stats",
+        "injections": "/ui/injections",
+        "capture": "/ui/capture",
+        "add": "/ui/memories/new",
+        "import": "/ui/import",
+        "projects": "/ui/projects",
+        "session": "/ui/injections?session=session-demo-1",
+    }
+
+
 def csrf_of(page: Page) -> str:
     """The CSRF token of the signed-in page's forms (the sign-out form holds one)."""
     value = page.locator("form.signout input[name=csrf_token]").get_attribute("value")
@@ -1183,22 +1206,7 @@ def test_pages_fit_a_phone(chromium: Browser, site: Site, writer: Writer, watch:
         page = phone.new_page()
         watch.attach(page)
         sign_in(page, site, writer.token)
-        paths = {
-            "search": "/ui/search?q=tests",
-            "browse": "/ui/memories",
-            "memory": f"/ui/memories/{writer.ids['edited']}",
-            "browse-archived": "/ui/memories?status=archived&importance=low",
-            "verify": "/ui/verify?claim=The+test+suite+runs+with+pytest",
-            "duplicates": "/ui/duplicates",
-            "contexts": "/ui/contexts",
-            "stats": "/ui/stats",
-            "injections": "/ui/injections",
-            "capture": "/ui/capture",
-            "add": "/ui/memories/new",
-            "import": "/ui/import",
-            "projects": "/ui/projects",
-            "session": "/ui/injections?session=session-demo-1",
-        }
+        paths = every_page(writer)
         wide: dict[str, int] = {}
         for name, path in paths.items():
             page.goto(site.base + path)
@@ -1265,23 +1273,7 @@ def test_every_page_is_readable_in_light_and_dark(
         assert background == ("rgb(255, 255, 255)" if scheme == "light" else "rgb(20, 23, 27)")
         low = {"sign-in": page.evaluate(LOW_CONTRAST)}
         sign_in(page, site, writer.token)
-        for name, path in {
-            "search": "/ui/search?q=tests",
-            "browse": "/ui/memories",
-            "deleted": "/ui/memories?status=deleted",
-            "superseded": "/ui/memories?status=superseded",
-            "memory": f"/ui/memories/{writer.ids['edited']}",
-            "verify": "/ui/verify?claim=The+test+suite+runs+with+pytest",
-            "duplicates": "/ui/duplicates",
-            "contexts": "/ui/contexts",
-            "stats": "/ui/stats",
-            "injections": "/ui/injections",
-            "capture": "/ui/capture",
-            "add": "/ui/memories/new",
-            "import": "/ui/import",
-            "projects": "/ui/projects",
-            "session": "/ui/injections?session=session-demo-1",
-        }.items():
+        for name, path in every_page(writer).items():
             page.goto(site.base + path)
             screenshot(page, f"{scheme}-{name}")
             low[name] = page.evaluate(LOW_CONTRAST)

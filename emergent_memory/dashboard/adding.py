@@ -12,7 +12,7 @@ from starlette.responses import RedirectResponse, Response
 from emergent_memory.dashboard.site import Site, Visit, text
 from emergent_memory.dashboard.web import UI, Refused
 from emergent_memory.errors import InvalidInput, SecretRejected
-from emergent_memory.memory.models import CATEGORIES, IMPORTANCES, SaveResult
+from emergent_memory.memory.models import CATEGORIES, IMPORTANCES, SaveResult, save_outcome
 
 # The scopes a person adds a memory in from the page: global memories are an admin's
 SCOPES = ("user", "project")
@@ -49,16 +49,8 @@ async def add(site: Site, request: Request, visit: Visit) -> Response:
 
 def outcome(saved: SaveResult) -> str:
     """Which of notices.NOTICES says what the save did."""
-    if saved.get("restored"):
-        return "added_restored"
-    if saved["status"] == "unchanged":
-        return "added_unchanged"
-    if saved["status"] == "updated":
-        return "added_updated"
-    nearby = saved["possible_duplicates"]
-    if any(pair.get("conflict") for pair in nearby):
-        return "added_conflict"
-    return "added_similar" if nearby else "added"
+    done = save_outcome(saved)
+    return "added" if done == "added" else f"added_{done}"
 
 
 def _save(site: Site, visit: Visit, typed: dict[str, str]) -> SaveResult:

@@ -29,7 +29,7 @@ NOTICES = {
         "Added beside a memory that states another value of the same subject: both are kept "
         "and linked as a conflict (below); the Duplicates page decides which one holds."
     ),
-    "added_updated": (
+    "added_replaced": (
         "Added in place of a memory that said the same, or an older value of it: that one is "
         "superseded (linked below, and restorable from its page)."
     ),

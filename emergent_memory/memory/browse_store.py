@@ -1010,31 +1010,23 @@ def llm_usage(conn: Connection[Any], principal: Principal, since: datetime) -> l
 # where sessions were injected into and captured, and the project acted in; read as the
 # principal (row-level security: the actor's own rows only).
 # The projects where the actor saved memories, one index probe per project and scope (a loose
-# scan of graph_objects_actor_idx: actor, scope, project): under row-level security, its
-# project-scope ones are found in other projects only when the transaction reads all of them.
+# scan of graph_objects_actor_idx: actor, scope, project; 'project' and 'user' sort after
+# 'global'): under row-level security, its project-scope ones are found in other projects
+# only when the transaction reads all of them.
 ACTOR_PROJECTS = """
-WITH RECURSIVE saved_user(project_id) AS (
-    (SELECT project_id FROM kb.graph_objects
-     WHERE actor_id = %(actor_id)s AND scope = 'user'
-     ORDER BY project_id LIMIT 1)
+WITH RECURSIVE saved(scope, project_id) AS (
+    (SELECT scope, project_id FROM kb.graph_objects
+     WHERE actor_id = %(actor_id)s AND scope > 'global'
+     ORDER BY scope, project_id LIMIT 1)
     UNION ALL
-    SELECT (SELECT o.project_id FROM kb.graph_objects o
-            WHERE o.actor_id = %(actor_id)s AND o.scope = 'user' AND o.project_id > s.project_id
-            ORDER BY o.project_id LIMIT 1)
-    FROM saved_user s WHERE s.project_id IS NOT NULL
-), saved_project(project_id) AS (
-    (SELECT project_id FROM kb.graph_objects
-     WHERE actor_id = %(actor_id)s AND scope = 'project'
-     ORDER BY project_id LIMIT 1)
-    UNION ALL
-    SELECT (SELECT o.project_id FROM kb.graph_objects o
-            WHERE o.actor_id = %(actor_id)s AND o.scope = 'project' AND o.project_id > s.project_id
-            ORDER BY o.project_id LIMIT 1)
-    FROM saved_project s WHERE s.project_id IS NOT NULL
+    SELECT later.scope, later.project_id FROM saved s, LATERAL (
+        SELECT o.scope, o.project_id FROM kb.graph_objects o
+        WHERE o.actor_id = %(actor_id)s AND (o.scope, o.project_id) > (s.scope, s.project_id)
+        ORDER BY o.scope, o.project_id LIMIT 1
+    ) later
 )
 SELECT p.project_id, n.name FROM (
-    SELECT project_id FROM saved_user WHERE project_id IS NOT NULL
-    UNION SELECT project_id FROM saved_project WHERE project_id IS NOT NULL
+    SELECT project_id FROM saved
     UNION SELECT DISTINCT project_id FROM kb.injections WHERE actor_id = %(actor_id)s
     UNION SELECT DISTINCT project_id FROM kb.capture_windows WHERE actor_id = %(actor_id)s
     UNION SELECT project_id FROM kb.project_names WHERE actor_id = %(actor_id)s

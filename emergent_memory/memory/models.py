@@ -182,6 +182,27 @@ class SaveResult(TypedDict):
     restored: NotRequired[bool]
 
 
+# What a save did, as a person reads it (the dashboard's add form and import): a new memory
+# (with a similar one kept beside it, or linked as a conflict with one stating another value),
+# one it replaced (a rewording or a correction: superseded), an archived copy brought back,
+# or nothing new (the same text was remembered).
+SaveOutcome = Literal["added", "similar", "conflict", "replaced", "restored", "unchanged"]
+
+
+def save_outcome(saved: SaveResult) -> SaveOutcome:
+    """Which SaveOutcome a save's result says."""
+    if saved.get("restored"):
+        return "restored"
+    if saved["status"] == "unchanged":
+        return "unchanged"
+    if saved["status"] == "updated":
+        return "replaced"
+    nearby = saved["possible_duplicates"]
+    if any(pair.get("conflict") for pair in nearby):
+        return "conflict"
+    return "similar" if nearby else "added"
+
+
 class RecalledEpisode(TypedDict):
     """A captured conversation window that matched a recall with include_episodes: which
     session, client and turns, when it was read, its summary (None when capture gave none), a

@@ -25,38 +25,24 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 from uuid import UUID
 
 from emergent_memory import transfer
 from emergent_memory.auth.principal import Principal
 from emergent_memory.errors import InvalidInput, PermissionDenied, SecretRejected
 from emergent_memory.memory import store
-from emergent_memory.memory.models import SaveResult
+from emergent_memory.memory.models import SaveOutcome, SaveResult, save_outcome
 from emergent_memory.memory.service import MemoryService, acting_for
 
 MAX_MEMORIES = 1000  # current memories one upload saves at most (each is a save: ~30 ms)
 MAX_BYTES = 64 * 1024 * 1024  # the largest file the page takes
 
-# What the save did with each memory of the file (the page counts and lists them).
-Outcome = Literal[
-    "added",  # a new memory
-    "similar",  # a new memory, with a similar one kept beside it
-    "conflict",  # a new memory, linked as a conflict with one it contradicts
-    "replaced",  # it superseded a memory of the scope (a rewording or a correction)
-    "restored",  # it brought an archived memory back
-    "unchanged",  # this scope already held it word for word: nothing written
-    "refused",  # the save refused it (`problem` says why); nothing written
-]
-OUTCOMES: tuple[Outcome, ...] = (
-    "added",
-    "similar",
-    "conflict",
-    "replaced",
-    "restored",
-    "unchanged",
-    "refused",
-)
+# What the import did with each memory of the file (the page counts and lists them): what
+# the save did (models.SaveOutcome; "unchanged" also when this scope already held it word for
+# word, and nothing was written), or "refused" (`problem` says why; nothing written).
+Outcome = SaveOutcome | Literal["refused"]
+OUTCOMES: tuple[Outcome, ...] = (*get_args(SaveOutcome), "refused")
 
 # Why a record of the file is not imported, as the page words it, by key.
 LEFT_OUT = {
@@ -216,7 +202,7 @@ def _import_one(service: MemoryService, principal: Principal, memory: FileMemory
         return Imported(memory.line, "", "refused", problem=str(error))
     except (InvalidInput, PermissionDenied) as error:
         return Imported(memory.line, shown, "refused", problem=str(error))
-    return Imported(memory.line, shown, _outcome(saved), UUID(saved["memory"]["id"]))
+    return Imported(memory.line, shown, save_outcome(saved), UUID(saved["memory"]["id"]))
 
 
 def _held(service: MemoryService, principal: Principal, memory: FileMemory) -> UUID | None:
@@ -245,19 +231,6 @@ def _save(
         valid_until=_optional(properties, "valid_until"),
         rationale=_optional(properties, "rationale"),
     )
-
-
-def _outcome(saved: SaveResult) -> Outcome:
-    if saved.get("restored"):
-        return "restored"
-    if saved["status"] == "unchanged":
-        return "unchanged"
-    if saved["status"] == "updated":
-        return "replaced"
-    nearby = saved["possible_duplicates"]
-    if any(pair.get("conflict") for pair in nearby):
-        return "conflict"
-    return "similar" if nearby else "added"
 
 
 def _left_out(head: transfer.ObjectRecord) -> str | None:
