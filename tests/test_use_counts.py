@@ -113,3 +113,28 @@ def test_the_migration_counts_the_log_it_finds(make_database: Callable[[], str])
         assert [(row[1], row[2]) for row in counted] == sorted(
             [(memory, 2), (other, 1)], key=lambda pair: pair[0]
         )
+
+
+def test_concurrent_recalls_of_the_same_memories_in_other_orders_all_succeed(
+    service: MemoryService, connect: Callable[[], psycopg.Connection[Any]]
+) -> None:
+    """Each recall's rows lock the memories' use counts (the trigger's upsert): taken in the
+    ids' order, recalls that rank the same memories differently wait instead of deadlocking."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    me = Principal(uuid.uuid4(), uuid.uuid4())
+    topics = ["staging database", "deploy window", "build cache", "release train", "log format"]
+    for topic in topics:
+        service.save(me, f"The {topic} is described in the operations handbook", "fact")
+    queries = [f"{a} and {b} in the operations handbook" for a in topics for b in reversed(topics)]
+
+    def recall(query: str) -> int:
+        return len(service.recall(me, query)["memories"])
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        found = list(pool.map(recall, queries * 2))
+    assert all(n > 0 for n in found)
+    with connect() as conn:
+        counted, logged = both(conn, me.actor_id)
+    assert counted == logged
+    assert sum(row[2] for row in counted) == sum(found)

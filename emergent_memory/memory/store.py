@@ -405,7 +405,9 @@ WHERE actor_id = %(actor_id)s AND decision IS NULL
 
 RECORD_RECALLS = """
 INSERT INTO kb.memory_recalls (canonical_id, actor_id, project_id, query, query_sha256)
-SELECT unnest(%(ids)s::uuid[]), %(actor_id)s, %(project_id)s, %(query)s, %(query_sha256)s
+SELECT id, %(actor_id)s, %(project_id)s, %(query)s, %(query_sha256)s
+FROM unnest(%(ids)s::uuid[]) AS id
+ORDER BY id  -- the order the log's trigger locks the use counts in (record_recalls)
 RETURNING recalled_at
 """
 
@@ -833,7 +835,8 @@ def now(conn: Connection[Any]) -> datetime:
 def record_recalls(
     conn: Connection[Any], principal: Principal, ids: list[UUID], query: str | None = None
 ) -> datetime | None:
-    """Append one recall row per memory (no lock on the memories), with the recall's `query`
+    """Append one recall row per memory (no lock on the memories; their use counts are kept by
+    a trigger, in the ids' order), with the recall's `query`
     (its first RECALL_QUERY_CHARS characters; only its SHA-256 when the secret scanner finds a
     secret in it); returns the time.
 
@@ -845,6 +848,9 @@ def record_recalls(
         return None
     conn.execute("SET LOCAL synchronous_commit = off")
     kept, digest = logged_query(query)
+    # RECORD_RECALLS inserts in the ids' order: the log's trigger locks each memory's use
+    # count (migration 0024), and two recalls that lock the same ones in the same order wait
+    # for each other instead of deadlocking
     params = _params(principal, ids=ids, query=kept, query_sha256=digest)
     row = conn.execute(RECORD_RECALLS, params).fetchone()
     return None if row is None else row[0]
