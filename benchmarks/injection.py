@@ -217,6 +217,7 @@ class Pair:
     gap: float
     relevant: bool
     outranked: bool
+    weight: float = 1.0  # what the search multiplied the fused score by (relevance.weighed)
 
 
 @dataclass
@@ -275,7 +276,7 @@ def collect(
                     values = relevance.features(rows, config.fusion)
                     pairs = [
                         Pair(keys[row.id], s, c, g, keys[row.id] in wanted,
-                             conflict_state(row) == "outranked")
+                             conflict_state(row) == "outranked", relevance.weighed(row, 1.0))
                         for row, (s, c, g) in zip(rows, values, strict=True)
                     ]  # fmt: skip
                     into.append(
@@ -421,7 +422,10 @@ def recall_quality(
     hit = mrr = kept = found = 0.0
     answerable = empty = emptied = returned = 0
     for prompt in prompts:
-        top = list(zip(prompt.pairs[:10], scored(model, prompt)[:10], strict=True))
+        # as recall answers: of its window, the most relevant first (service._relevant)
+        window = list(zip(prompt.pairs, scored(model, prompt), strict=True))
+        window.sort(key=lambda item: -item[1] * item[0].weight)
+        top = window[:10]
         shown = [pair for pair, value in top if value >= floor]
         returned += len(shown)
         found += sum(pair.relevant for pair, _ in top)

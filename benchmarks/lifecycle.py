@@ -34,6 +34,7 @@ present; memories created and uses made during a step get their simulated day.
 from __future__ import annotations
 
 import random
+import re
 import sys
 import time
 import uuid
@@ -50,6 +51,7 @@ from emergent_memory.app import DEDUP_POLICIES
 from emergent_memory.auth.principal import READ, WRITE, Principal
 from emergent_memory.db.pool import create_pool
 from emergent_memory.memory import MemoryConfig, MemoryService
+from emergent_memory.memory.authority import SOURCE_ORDER
 
 NAMESPACE = uuid.UUID("5a0c3e2b-8d41-4f6a-b7e9-2c1d0f9e8a73")
 DAYS, STEP, MONTH = 360, 10, 30
@@ -182,6 +184,30 @@ class Event:
     importance: str
     key: str  # what it answers: a subject, a stable memory, or "" (background)
     source: str = "explicit"
+    states: str = ""  # background: the user's subject whose value it states, if any
+
+
+# Background texts (generate.TEMPLATES) that state, unqualified, the value of a subject
+# SUBJECTS plants: a later one is that subject's current value, as a planted change would be.
+# Not those said of another project ("In project 62, ...") nor those qualified by an
+# environment or a week ("runs on port 4000 in staging", "on call during week 12").
+STATES_A_SUBJECT = [
+    ("owner", re.compile(r"\w+ owns the (\w+) service now;")),
+    ("port", re.compile(r"The (\w+) service listens on port \d+, not \d+ as assumed earlier")),
+    ("release", re.compile(r"Releases of (\w+) are cut every \w+ at")),
+    ("version", re.compile(r"The (\w+) database is Postgres version [\d.]+")),
+]
+
+
+def states_a_subject(text: str) -> str:
+    """The subject key (`kind:service`) a background text states the value of, or ""."""
+    if text.startswith("In project"):
+        return ""
+    for kind, pattern in STATES_A_SUBJECT:
+        found = pattern.match(text)
+        if found:
+            return f"{kind}:{found.group(1)}"
+    return ""
 
 
 @dataclass
@@ -216,14 +242,23 @@ def plan(
     generated = list(generate.memories(background * 10, 10, seed=5))
     for user in range(users):
         mine = [m for m in generated if m.actor == user % 10][:background]
+        backdrop = []
         for m in mine:
             roll = rng.random()
             importance = "low" if roll < 0.08 else "high" if roll < 0.16 else "normal"
             source = "inferred" if rng.random() < 0.5 else "explicit"
-            events.append(
+            backdrop.append(
                 Event(rng.uniform(0, days), user, m.content, m.category, importance, "", source)
             )
+        events += backdrop
         services = rng.sample(SERVICES, len(SUBJECTS) * 2 + len(STABLE))
+        planted = {
+            f"{kind}:{service}"
+            for (kind, *_), service in zip(SUBJECTS * 2, services[: len(SUBJECTS) * 2], strict=True)
+        }
+        for event in backdrop:
+            stated = states_a_subject(event.content)
+            event.states = stated if stated in planted else ""
         for n, (kind, category, phrasings, question, values) in enumerate(SUBJECTS * 2):
             service = services[n]
             key = f"{kind}:{service}"
@@ -305,6 +340,30 @@ def ranks(service: MemoryService, who: Principal, query: str, limit: int = 10) -
     return [m["id"] for m in found["memories"]]
 
 
+def answers(
+    world: World, events: list[Event], today: float, stated: bool = True
+) -> tuple[dict[tuple[int, str], str], dict[tuple[int, str], set[str]]]:
+    """Each (user, subject)'s current memory by `today`, and the other values' memories.
+    With `stated`, a background text that states a planted subject's value (Event.states) is
+    one of its values too, and the current value is the one the product's contract makes
+    current (memory/authority.py: the strongest source, then the newest; an inferred note
+    never overrides an explicit value). Without, only the planted texts (all explicit) are
+    its values, the newest current: the labels before stop 88, kept for comparison."""
+    best: dict[tuple[int, str], tuple[tuple[int, float], str]] = {}
+    every: dict[tuple[int, str], set[str]] = defaultdict(set)
+    for n, event in enumerate(events):
+        key = event.key or (event.states if stated else "")
+        if event.day <= today and key and (event.user, n) in world.ids:
+            memory = world.ids[(event.user, n)]
+            every[(event.user, key)].add(memory)
+            rank = (SOURCE_ORDER.index(event.source), event.day)
+            if (event.user, key) not in best or rank >= best[(event.user, key)][0]:
+                best[(event.user, key)] = (rank, memory)
+    current = {key: memory for key, (_, memory) in best.items()}
+    older = {key: every[key] - {current[key]} for key in current}
+    return current, older
+
+
 def evaluate(
     service: MemoryService,
     world: World,
@@ -313,43 +372,46 @@ def evaluate(
     users: int,
     today: float,
 ) -> dict[str, Any]:
-    """Rank of the current answer to every question, for the memories existing `today`."""
-    current: dict[tuple[int, str], str] = {}
-    older: dict[tuple[int, str], set[str]] = defaultdict(set)
-    for n, event in enumerate(events):
-        if event.day <= today and event.key and (event.user, n) in world.ids:
-            memory = world.ids[(event.user, n)]
-            previous = current.get((event.user, event.key))
-            if previous is not None and previous != memory:
-                older[(event.user, event.key)].add(previous)
-            current[(event.user, event.key)] = memory
+    """Rank of the current answer to every question, for the memories existing `today`;
+    "changed_planted_only": the changed facts scored as labelled before stop 88 (a later
+    background text stating another value of the subject did not count as its value)."""
+    labels = {
+        "": answers(world, events, today),
+        "_planted_only": answers(world, events, today, False),
+    }
     scores: dict[str, dict[str, list[float]]] = {
         "changed": defaultdict(list),
         "unchanged": defaultdict(list),
         "stable": defaultdict(list),
+        "changed_planted_only": defaultdict(list),
     }
     for user in range(users):
         who = principal(world.name, user)
         asked = [("subjects", k, q) for k, q in questions["subjects"][user]]
         asked += [("stable", k, q) for k, q in questions["stable"][user]]
         for group, key, question in asked:
-            wanted = current.get((user, key))
-            if wanted is None:
-                continue
-            ranking = ranks(service, who, question)
-            rank = ranking.index(wanted) + 1 if wanted in ranking else None
-            stale = older.get((user, key), set())
-            kind = "stable" if group == "stable" else "changed" if stale else "unchanged"
-            values = scores[kind]
-            values["hit@1"].append(float(rank == 1))
-            values["hit@3"].append(float(rank is not None and rank <= 3))
-            values["hit@10"].append(float(rank is not None))
-            values["mrr"].append(1 / rank if rank else 0.0)
-            if stale:
-                first_stale = next((i for i, m in enumerate(ranking) if m in stale), None)
-                values["stale_above_current"].append(
-                    float(first_stale is not None and (rank is None or first_stale < rank - 1))
-                )
+            ranking: list[str] | None = None
+            for suffix, (current, older) in labels.items():
+                wanted = current.get((user, key))
+                if wanted is None:
+                    continue
+                stale = older.get((user, key), set())
+                kind = "stable" if group == "stable" else "changed" if stale else "unchanged"
+                if suffix and kind != "changed":
+                    continue
+                if ranking is None:
+                    ranking = ranks(service, who, question)
+                rank = ranking.index(wanted) + 1 if wanted in ranking else None
+                values = scores[kind + suffix]
+                values["hit@1"].append(float(rank == 1))
+                values["hit@3"].append(float(rank is not None and rank <= 3))
+                values["hit@10"].append(float(rank is not None))
+                values["mrr"].append(1 / rank if rank else 0.0)
+                if stale:
+                    first_stale = next((i for i, m in enumerate(ranking) if m in stale), None)
+                    values["stale_above_current"].append(
+                        float(first_stale is not None and (rank is None or first_stale < rank - 1))
+                    )
     return {
         kind: {name: round(float(np.mean(v)), 4) for name, v in values.items()}
         | {"questions": len(values["mrr"])}

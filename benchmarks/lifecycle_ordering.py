@@ -1,9 +1,9 @@
-"""Recall's order of a conflict's sides, measured in the lifecycle simulation
-(`python -m benchmarks.lifecycle_ordering [LIMIT]`; about three minutes, one world).
+"""Recall's order, measured in the lifecycle simulation
+(`python -m benchmarks.lifecycle_ordering [LIMIT]`; about two minutes, one world).
 
 benchmarks/lifecycle.py simulates a year of one agent's saves and recalls; its timing varies
 from run to run by about 0.02 in the share of questions whose current value comes first. To
-compare orderings without that noise, every month's questions are ranked here three ways from
+compare orderings without that noise, every month's questions are ranked here four ways from
 the same store in the same run (recall with `record_use` off, so the comparison itself uses
 nothing), and the shipped way is the one the simulation's own recalls use:
 
@@ -11,8 +11,14 @@ nothing), and the shipped way is the one the simulation's own recalls use:
   outranks it, when both were found;
 - `place`: the current side takes the first place any side of its conflict was found in
   (records.current_first);
-- `shipped`: `place`, and the side that outranks a stale one found is brought along from
-  recall's candidates (service._relevant).
+- `search order`: `place`, and the side that outranks a stale one found is brought along from
+  recall's candidates (stop 85's, in the search's order: fused ranks);
+- `shipped`: `search order`, the candidates most relevant first (service._relevant, since
+  stop 88).
+
+Each is scored twice: the changed facts as labelled now (lifecycle.answers: a background note
+that states a planted subject's value is one of its values) and as labelled before stop 88
+(`(planted only)`).
 
 LIMIT is the `limit` of the questions' recalls (10, as in benchmarks/lifecycle.py).
 """
@@ -26,6 +32,7 @@ from typing import Any
 from benchmarks import lifecycle
 from emergent_memory.memory import authority, service
 from emergent_memory.memory import store as store_module
+from emergent_memory.memory.records import outranks
 
 
 def before_current_first(memories: list[Any]) -> list[Any]:
@@ -55,11 +62,40 @@ def before_relevant(
     return [r for r, _ in kept], [v for _, v in kept]
 
 
+def search_order_relevant(
+    rows: list[store_module.RecallRow], judged: list[float], floor: float, limit: int
+) -> tuple[list[store_module.RecallRow], list[float]]:
+    """service._relevant at stop 85: the first `limit` rows in the search's order."""
+    pairs = list(zip(rows, judged, strict=True))
+    kept = [(row, value) for row, value in pairs[:limit] if value >= floor]
+    added = True
+    while added:
+        added = False
+        for pair in pairs:
+            if any(pair[0].id == row.id for row, _ in kept):
+                continue
+            stale = [i for i, (row, _) in enumerate(kept) if outranks(pair[0], row)]
+            if stale:
+                kept.insert(stale[0] + 1, pair)
+                added = True
+    while len(kept) > limit:
+        spare = [i for i, (row, _) in enumerate(kept) if not row.conflicts_with]
+        if not spare:
+            spare = [i for i, (row, _) in enumerate(kept) if any(outranks(o, row) for o, _ in kept)]
+        del kept[spare[-1] if spare else -1]
+    return [row for row, _ in kept], [value for _, value in kept]
+
+
 WAYS = {
     "before": (before_current_first, before_relevant),
     "place": (service.current_first, before_relevant),
+    "search order": (service.current_first, search_order_relevant),
     "shipped": (service.current_first, service._relevant),
 }
+
+
+# the changed facts as labelled before stop 88 (lifecycle.evaluate's "changed_planted_only")
+LABELLED_BEFORE = " (planted only)"
 
 
 def measure(limit: int = 10, **simulation: Any) -> list[dict[str, dict[str, Any]]]:
@@ -74,7 +110,9 @@ def measure(limit: int = 10, **simulation: Any) -> list[dict[str, dict[str, Any]
         month = {}
         for way, (order, keep) in WAYS.items():
             service.current_first, service._relevant = order, keep
-            month[way] = evaluate(*args, **kwargs)["changed"]
+            scored = evaluate(*args, **kwargs)
+            month[way] = scored["changed"]
+            month[way + LABELLED_BEFORE] = scored["changed_planted_only"]
         service.current_first, service._relevant = shipped
         months.append(month)
         return evaluate(*args, **kwargs)
@@ -93,13 +131,14 @@ def measure(limit: int = 10, **simulation: Any) -> list[dict[str, dict[str, Any]
 def main(limit: int = 10) -> None:
     months = measure(limit)
     print(f"changed facts, current value first (hit@1), recall limit {limit}")
-    print("| month | " + " | ".join(WAYS) + " |")
-    print("|---|" + "---|" * len(WAYS))
+    ways = [*WAYS, *(way + LABELLED_BEFORE for way in WAYS)]
+    print("| month | " + " | ".join(ways) + " |")
+    print("|---|" + "---|" * len(ways))
     for n, month in enumerate(months, start=1):
-        cells = [str(month[way].get("hit@1", "-")) for way in WAYS]
+        cells = [str(month[way].get("hit@1", "-")) for way in ways]
         print(f"| {n} | " + " | ".join(cells) + " |")
     pooled = []
-    for way in WAYS:
+    for way in ways:
         asked = [(m[way]["hit@1"], m[way]["questions"]) for m in months if m[way]["questions"]]
         total = sum(q for _, q in asked)
         pooled.append(f"{sum(h * q for h, q in asked) / max(1, total):.3f} of {total}")

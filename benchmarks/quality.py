@@ -43,6 +43,7 @@ from emergent_memory.auth.principal import ADMIN, READ, WRITE, Principal
 from emergent_memory.db import migrate
 from emergent_memory.db.pool import create_pool
 from emergent_memory.memory import MemoryConfig, MemoryService, relevance, store
+from emergent_memory.memory.service import _relevant as relevant_rows
 
 NAMESPACE = uuid.UUID("3b1f0e52-7a4c-4f0e-9a43-6f1d2c7b8e90")
 K = 10
@@ -217,15 +218,19 @@ def ranked_ids(
         limit=100,
         **config.recall_tuning,
     )
-    if mode == "relevance_floor":  # the product's recall: its top K, then the floor
-        judged = relevance.relevances(rows, config.fusion, config.relevance)
-        floor = config.relevance.recall_floor
-        return [row.id for row, value in zip(rows[:K], judged[:K], strict=True) if value >= floor]
+    if mode in ("hybrid", "relevance_floor"):
+        # the product's recall (MemoryService.recall): of the search's window, the most
+        # relevant first; the calibrated floor removes what is under it
+        window = rows[: max(K, relevance.RELEVANCE_WINDOW)]
+        judged = relevance.relevances(window, config.fusion, config.relevance)
+        floor = config.relevance.recall_floor if mode == "relevance_floor" else 0.0
+        kept, _ = relevant_rows(window, judged, floor, K)
+        return [row.id for row in kept]
     if mode == "vector":
         rows = sorted((r for r in rows if r.vector_rank), key=lambda r: r.vector_rank or 0)
     elif mode == "lexical":
         rows = sorted((r for r in rows if r.lexical_rank), key=lambda r: r.lexical_rank or 0)
-    return [row.id for row in rows[:K]]
+    return [row.id for row in rows[:K]]  # "search_order": the fused score's (before stop 88)
 
 
 def score(devset: DevSet, rankings: dict[str, list[uuid.UUID]]) -> dict[str, Any]:
@@ -330,6 +335,9 @@ def run(
                         "memories": len(devset.owner),
                         "queries": len(devset.queries),
                         "hybrid": evaluate(conn, devset, vectors, defaults, model),
+                        "hybrid_search_order": evaluate(
+                            conn, devset, vectors, defaults, model, "search_order"
+                        ),
                         "hybrid_relevance_floor": evaluate(
                             conn, devset, vectors, defaults, model, "relevance_floor"
                         ),
@@ -532,6 +540,7 @@ def _config_json(config: MemoryConfig) -> dict[str, Any]:
 CHANNELS = (
     "hybrid",
     "hybrid_relevance_floor",
+    "hybrid_search_order",
     "hybrid_before_0008",
     "vector_only",
     "fulltext_only",
@@ -546,12 +555,16 @@ def markdown(result: dict[str, Any]) -> str:
         "# Retrieval quality",
         "",
         "Metrics over the queries that have an answer; leaks = memories of another user "
-        "returned (must be 0). hybrid_relevance_floor is the product's recall as it answers: "
-        "the hybrid top 10, less what is under the calibrated relevance floor (it only "
-        "removes, never reorders). fulltext_only is the product's full-text branch (rare words "
-        "weighted, since 0008); hybrid_before_0008 is the product at the revision before, "
-        "whose full-text branch required every word; every_word_* require every word of the "
-        "query, with the `english` or `simple` text search configuration.",
+        "returned (must be 0). hybrid is the product's order: of the search's 20 first "
+        "candidates (fused ranks, weighed by confidence, recency and importance), the most "
+        "relevant first (relevance weighed the same way; since stop 88). "
+        "hybrid_relevance_floor is the product's recall as it answers: the hybrid top 10, "
+        "less what is under the calibrated relevance floor. hybrid_search_order is the fused "
+        "score's order, the product's before stop 88. fulltext_only is the product's "
+        "full-text branch (rare words weighted, since 0008); hybrid_before_0008 is the "
+        "product at the revision before, whose full-text branch required every word; "
+        "every_word_* require every word of the query, with the `english` or `simple` text "
+        "search configuration.",
     ]
     for title, stage in (
         (

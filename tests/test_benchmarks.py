@@ -423,7 +423,47 @@ def test_the_learned_dedup_reading_is_fitted_by_a_stated_criterion_and_written_a
     assert read.probability(unsure) < min(chosen.values())
 
 
-def test_the_lifecycle_ordering_benchmark_ranks_the_same_questions_three_ways(
+def test_the_lifecycle_benchmark_counts_a_background_text_of_a_subject_s_value_as_a_value() -> None:
+    """A generated background text that states, unqualified, the value of a planted subject
+    is one of its values: the current one when it is the strongest source and the newest
+    (memory/authority.py's rule), as the product must rank it."""
+    from benchmarks import lifecycle
+
+    states = lifecycle.states_a_subject
+    assert states("Kofi owns the scheduler service now; Chen moved to ledger. (note 50)") == (
+        "owner:scheduler"
+    )
+    assert states("The auth service listens on port 6369, not 3969 as assumed earlier.") == (
+        "port:auth"
+    )
+    assert states("Releases of audit are cut every Tuesday at 16:00 UTC. (note 3)") == (
+        "release:audit"
+    )
+    assert states("The ledger database is Postgres version 14.2. (note 9)") == "version:ledger"
+    # said of another project, or qualified: not the subject's value here
+    assert states("In project 62, Releases of pricing are cut every Monday at 16:00 UTC.") == ""
+    assert states("The auth service runs on port 4000 in staging. (note 4)") == ""
+    assert states("The ledger database is Redis version 7.2. (note 9)") == ""
+
+    world = lifecycle.World("w", 0.05, 0.0)
+    events = [
+        lifecycle.Event(1, 0, "Nadia owns the scheduler service.", "fact", "normal", "owner:s"),
+        lifecycle.Event(5, 0, "Hana owns the s...", "fact", "normal", "", "explicit", "owner:s"),
+        lifecycle.Event(9, 0, "Kofi owns the s...", "fact", "normal", "", "inferred", "owner:s"),
+    ]
+    world.ids = {(0, n): f"m{n}" for n in range(3)}
+    current, older = lifecycle.answers(world, events, today=10)
+    # the explicit note is newer than the planted value; the newest, inferred, outranks neither
+    assert current[(0, "owner:s")] == "m1"
+    assert older[(0, "owner:s")] == {"m0", "m2"}
+    current, older = lifecycle.answers(world, events, today=10, stated=False)
+    assert current[(0, "owner:s")] == "m0"  # as labelled before: the planted values alone
+    assert older[(0, "owner:s")] == set()
+    current, _ = lifecycle.answers(world, events, today=4)
+    assert current[(0, "owner:s")] == "m0"  # nothing later yet
+
+
+def test_the_lifecycle_ordering_benchmark_ranks_the_same_questions_each_way(
     server_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from benchmarks import lifecycle, lifecycle_ordering
@@ -433,11 +473,28 @@ def test_the_lifecycle_ordering_benchmark_ranks_the_same_questions_three_ways(
     shipped = (service.current_first, service._relevant, lifecycle.evaluate, lifecycle.ranks)
     months = lifecycle_ordering.measure(3, users=2, background=5, recalls_per_step=2, days=90)
     assert len(months) == 3
+    ways = set(lifecycle_ordering.WAYS)
+    labelled_before = {way + lifecycle_ordering.LABELLED_BEFORE for way in ways}
     for month in months:
-        assert set(month) == set(lifecycle_ordering.WAYS)
-        asked = {way: scores["questions"] for way, scores in month.items()}
-        assert len(set(asked.values())) == 1  # the same questions, ranked three ways
+        assert set(month) == ways | labelled_before
+        for labels in (ways, labelled_before):  # the same questions, ranked each way
+            assert len({month[way]["questions"] for way in labels}) == 1
     assert any(month["shipped"]["questions"] for month in months)  # some fact changed
     # the product's functions and the simulation's are as they were
     after = (service.current_first, service._relevant, lifecycle.evaluate, lifecycle.ranks)
     assert after == shipped
+
+
+def test_the_recall_order_benchmark_compares_the_search_s_order_with_the_product_s() -> None:
+    from types import SimpleNamespace
+
+    from benchmarks import recall_order
+
+    rows = [
+        SimpleNamespace(id=n, fused=0.05, score=0.05 * factor)
+        for n, factor in enumerate((1.0, 1.0, 0.5, 1.0))
+    ]
+    ranked = recall_order.orders(rows, [0.2, 0.9, 0.8, 0.2])  # type: ignore[arg-type]
+    assert ranked["search order"] == [0, 1, 2, 3]
+    # 0.9; 0.8 weighed by half is 0.4; the two of 0.2 keep the search's order
+    assert ranked["most relevant first"] == [1, 2, 0, 3]

@@ -296,10 +296,20 @@ def test_the_rows_kept_make_room_for_the_current_side_last_unrelated_first() -> 
 
     from emergent_memory.memory.service import _relevant
 
-    def row(id_: str, day: int, others: list[str], source: str = "explicit") -> SimpleNamespace:
+    def row(
+        id_: str, day: int, others: list[str], source: str = "explicit", factor: float = 1.0
+    ) -> SimpleNamespace:
         linked = [{"id": other} for other in others]
         created = datetime(2026, 11, day, tzinfo=UTC)
-        return SimpleNamespace(id=id_, source=source, created_at=created, conflicts_with=linked)
+        # `factor`: what the search multiplied the fused score by (confidence, recency...)
+        return SimpleNamespace(
+            id=id_,
+            source=source,
+            created_at=created,
+            conflicts_with=linked,
+            fused=0.02,
+            score=0.02 * factor,
+        )
 
     stale, x, y = row("stale", 1, ["new"]), row("x", 5, []), row("y", 6, [])
     new = row("new", 3, ["stale"])
@@ -318,6 +328,40 @@ def test_the_rows_kept_make_room_for_the_current_side_last_unrelated_first() -> 
     v1, v2, v3 = row("v1", 1, ["v2"]), row("v2", 2, ["v1", "v3"]), row("v3", 3, ["v2"])
     kept, _ = _relevant([v1, x, v3, v2], [0.9, 0.8, 0.2, 0.2], 0.5, 10)  # type: ignore[arg-type]
     assert [r.id for r in kept] == ["v1", "v2", "v3", "x"]
+
+
+def test_recall_keeps_the_most_relevant_of_its_window_most_relevant_first() -> None:
+    """The search's order (fused ranks) is not the answer's: of the candidate window, the
+    memories most relevant to the query come first, relevance weighed by what the search
+    weighs its score by (confidence, recency, importance); equals keep the search's order."""
+    from datetime import UTC, datetime
+    from types import SimpleNamespace
+
+    from emergent_memory.memory.service import _relevant
+
+    def row(id_: str, factor: float = 1.0) -> SimpleNamespace:
+        created = datetime(2026, 11, 1, tzinfo=UTC)
+        return SimpleNamespace(
+            id=id_,
+            source="explicit",
+            created_at=created,
+            conflicts_with=[],
+            fused=0.03,
+            score=0.03 * factor,
+        )
+
+    rows = [row("a"), row("b"), row("c"), row("d", factor=0.5), row("e")]
+    judged = [0.3, 0.9, 0.001, 0.8, 0.3]
+    kept, values = _relevant(rows, judged, 0.01, 3)  # type: ignore[arg-type]
+    # b first; d's 0.8 weighs 0.4 (half the weight: stale, unused), above a and e (0.3),
+    # which keep the search's order; c, under the floor, is never returned
+    assert [r.id for r in kept] == ["b", "d", "a"]
+    assert values == [0.9, 0.8, 0.3]  # each with its own relevance, unweighed
+    kept, _ = _relevant(rows, judged, 0.01, 10)  # type: ignore[arg-type]
+    assert [r.id for r in kept] == ["b", "d", "a", "e"]
+    # a row the search ranked past the limit, but more relevant, is returned
+    kept, _ = _relevant([*rows[:4], row("f")], [0.3, 0.2, 0.2, 0.2, 0.95], 0.01, 2)  # type: ignore[arg-type]
+    assert [r.id for r in kept] == ["f", "a"]
 
 
 def test_a_prompt_about_a_stale_side_is_given_the_current_value_instead(

@@ -259,7 +259,10 @@ class InjectionService:
             floor = self._config.relevance_floor
             judged = relevance.relevances(rows, self._config.fusion, self._config.relevance)
             candidates: list[Candidate] = []
-            for row, value in zip(rows, judged, strict=True):
+            # most relevant first, as recall orders them (relevance.weighed): the budget
+            # keeps the first that fit
+            ordered = sorted(zip(rows, judged, strict=True), key=lambda p: -relevance.weighed(*p))
+            for row, value in ordered:
                 if value < floor:
                     continue
                 offered = row

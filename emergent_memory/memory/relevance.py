@@ -97,6 +97,22 @@ def coverage(row: Evidence, fusion: Fusion) -> float:
     return min(1.0, max(0.0, share))
 
 
+class Ranked(Protocol):
+    """What `weighed` reads of a recall row (store.RecallRow)."""
+
+    @property
+    def fused(self) -> float: ...
+    @property
+    def score(self) -> float: ...
+
+
+def weighed(row: Ranked, value: float) -> float:
+    """A row's relevance `value` times what the search multiplied its fused score by (its
+    effective confidence, recency and importance: migration 0013), the key recall and
+    injection order their memories by, most relevant first."""
+    return value * (row.score / row.fused) if row.fused > 0 else value
+
+
 def features(rows: Sequence[Evidence], fusion: Fusion) -> list[tuple[float, float, float]]:
     """(similarity, coverage, gap) of each row; the gap is measured from the closest row."""
     similarities = [0.0 if row.similarity is None else float(row.similarity) for row in rows]

@@ -1795,15 +1795,16 @@ def _expired(properties: Mapping[str, Any]) -> bool:
 def _relevant(
     rows: list[store.RecallRow], judged: list[float], floor: float, limit: int
 ) -> tuple[list[store.RecallRow], list[float]]:
-    """Of the recall's first `limit` rows, in its order, those whose relevance reaches
-    `floor`, and their relevances: the floor only removes. But a memory kept that is the
+    """The recall's rows (its window of candidates) whose relevance reaches `floor`, at most
+    `limit`, most relevant first, and their relevances. Relevance is weighed as the search
+    weighs its fused score, by the memory's confidence, recency and importance
+    (relevance.weighed); equals keep the search's order. But a memory kept that is the
     outranked side of a conflict brings the sides that outrank it along when they are among
-    the recall's rows (its window of candidates), whatever their own relevance: the current
-    value of a subject the query found is returned with the stale one (and
-    records.current_first then puts the current one first). Over `limit`, the last kept
-    memories in no conflict make room, then the outranked sides (the current value is never
-    dropped for a stale one)."""
-    pairs = list(zip(rows, judged, strict=True))
+    the recall's rows, whatever their own relevance: the current value of a subject the query
+    found is returned with the stale one (and records.current_first then puts the current one
+    first). Over `limit`, the last kept memories in no conflict make room, then the outranked
+    sides (the current value is never dropped for a stale one)."""
+    pairs = sorted(zip(rows, judged, strict=True), key=lambda pair: -relevance.weighed(*pair))
     kept = [(row, value) for row, value in pairs[:limit] if value >= floor]
     added = True
     while added:  # a value changed twice: the newest outranks the one just brought along
