@@ -8263,3 +8263,44 @@ def test_one_word_for_its_own_form_a_verb_of_its_group_or_its_short_form_still_r
 ) -> None:
     assert dedup.changed_values(existing, new) == 0
     assert POLICY.decide(0.97, existing, new) == "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new", "read"),
+    [
+        # the same named thing at another version, wherever the version stands
+        (
+            "Postgres 17.2 is what auth uses now.",
+            "The auth DB is on Postgres 13.4 after the upgrade.",
+            1,
+        ),
+        ("The invoicer runs on Python 3.11.", "Python 3.12 is what the invoicer runs on.", 1),
+        ("The backend runs on Java 17.", "Backend is on Java 21.", 1),
+        ("The API runs on Node 20.", "Node 22 is what the API uses.", 1),
+        # another holder, another tool, more said, or a number that names a thing
+        ("The auth database runs Postgres 17.4.", "The billing database runs Postgres 13.4.", 0),
+        ("The invoicer runs on Python 3.11.", "The invoicer runs on Postgres 15.", 0),
+        ("The API runs on Node 20.", "The API runs on Node 22 in staging.", 0),
+        ("Sprint 12 starts on Monday.", "Sprint 13 starts on Monday.", 0),
+        (
+            "Screen 2 at Lumen Hall uses a Barco projector.",
+            "Screen 3 at Lumen Hall uses a Barco projector.",
+            0,
+        ),
+        ("The API runs on Node 20.", "The API runs on Node 20.", 0),
+    ],
+)
+def test_another_version_of_the_same_named_thing(existing: str, new: str, read: int) -> None:
+    assert dedup.another_version(existing, new) is bool(read)
+
+
+def test_another_version_of_the_same_named_thing_is_kept_as_a_conflict() -> None:
+    """Not superseded (nothing says it changed) and not "another subject": linked, the newer
+    first, as another value of the same subject is."""
+    old, new = "Postgres 17.2 is what auth uses now.", "The auth database is on Postgres 13.4."
+    decision = POLICY.explain(0.81, old, new)
+    assert (decision.verdict, decision.reason) == ("possible_duplicate", "different value")
+    assert decision.reason in dedup.CONFLICT_REASONS
+    # with a word that says it changed, as before: the newer supersedes
+    said = POLICY.explain(0.81, old, "The auth database was upgraded to Postgres 13.4.")
+    assert said.verdict == "supersede"

@@ -121,6 +121,7 @@ calibrated) keeps rules 2 and 3, which read the text and not the model.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Callable, Iterator, Sequence, Set
@@ -8159,6 +8160,7 @@ class Comparison:
     tense_differs: bool = False  # tense_differs: one verb in the past in one, present in other
     plan_done: bool = False  # plan_and_done: to be done in one, done in the other
     only_the_change: bool = False  # says_only_the_change
+    another_version: bool = False  # another_version: a named thing at another version
 
     @property
     def one_value_of_one_subject(self) -> bool:
@@ -8206,6 +8208,85 @@ _PERIOD_BEFORE = frozenset({"every", "each", "per"})
 _PERIOD_NOUNS = frozenset({"interval", "intervals", "frequency", "cadence"})
 _OFFSET_AFTER = frozenset({"before", "after", "ago", "earlier", "later", "prior"})
 _EITHER_NOUNS = frozenset({"period", "periods"})
+
+
+# A version after a name written in capitals ("Postgres 17.2", "Node 20", "Python 3.12"),
+# and the words besides them that say only how a thing runs on a version or when it changed
+# to it ("runs", "uses", "is on", "was upgraded to", "after the upgrade"), or what the thing
+# holding the version is ("the auth *database*", "the billing *service*").
+_NAMED_VERSION = re.compile(r"v?\d+(?:\.\d+){0,2}")
+_HOW_IT_RUNS_ON_WORDS = """
+    use uses used using run runs running ran what now currently today upgraded upgrade
+    upgrades upgrading migrated migration moved switched bumped database db server service
+    cluster instance version release"""
+_HOW_IT_RUNS_ON = frozenset(_stem(word) for word in _HOW_IT_RUNS_ON_WORDS.split())
+
+# Of those, the words one of the texts must have: a thing run or used at a version ("Sprint
+# *12* starts on Monday", "Room *101*" are names with a number, no version).
+_RUNS_ON_WORDS = "use uses used run runs upgraded upgrade migrated moved switched bumped version"
+_RUNS_ON = frozenset(_stem(word) for word in _RUNS_ON_WORDS.split())
+
+
+def _versions(one: Statement) -> dict[str, set[str]]:
+    """Each name in capitals (not a function word) the text gives a version right after, with
+    the versions given."""
+    found: dict[str, set[str]] = {}
+    for name, number in itertools.pairwise(one.tokens):
+        if not name.text[:1].isupper() or name.lower in STOPWORDS:
+            continue
+        if _NAMED_VERSION.fullmatch(number.text.lower()):
+            found.setdefault(name.norm, set()).add(number.norm)
+    return found
+
+
+def _capitals_besides(one: Statement, name: str) -> bool:
+    """The text has a word in capitals besides `name` (a token's norm), one opening the
+    sentence and acronyms (every letter a capital)."""
+    return any(
+        token.text[:1].isupper() and not token.first and not token.text.isupper()
+        for token in one.tokens
+        if token.norm != name
+    )
+
+
+def another_version(existing: str, new: str) -> bool:
+    """The same named thing at another version, however the sentence runs ("Postgres 17.2 is
+    what auth uses now." / "The auth database is on Postgres 13.4 after the upgrade."): one
+    name in capitals given one version in each text, not the same; the same other words in
+    both (at least one: what runs it), but for how a thing runs on a version or what holds
+    it (_HOW_IT_RUNS_ON), one of them saying it runs or uses the thing (_RUNS_ON); no other
+    value changed. Where the version stands in the sentence says nothing: the name says which
+    thing (changes_late reads a position)."""
+    old, new_ = statement(existing), statement(new)
+    before, after = _versions(old), _versions(new_)
+    changed = [
+        name
+        for name in before.keys() & after.keys()
+        if len(before[name]) == len(after[name]) == 1 and before[name] != after[name]
+    ]
+    if len(changed) != 1:
+        return False
+    name = changed[0]
+    lost = old.values - new_.values - before[name] - {name}
+    gained = new_.values - old.values - after[name] - {name}
+    if lost or gained:
+        return False
+
+    def said(one: Statement, versions: set[str]) -> frozenset[str]:
+        return frozenset(
+            w
+            for w in one.words - versions - {name} - _HOW_IT_RUNS_ON
+            if not any(ch.isdigit() for ch in w)
+        )
+
+    mine = said(old, before[name])
+    runs = (old.words | new_.words) & _RUNS_ON
+    if not (mine and runs) or mine != said(new_, after[name]):
+        return False
+    # a text that names another thing in capitals may give the number to it: "*Screen* 2 at
+    # *Lumen Hall* uses a *Barco* laser projector" / "Screen 3 ..." (not a capital opening
+    # the sentence, nor an acronym: "The *API* runs on Node 20")
+    return not any(_capitals_besides(one, name) for one in (old, new_))
 
 
 def period_and_duration(existing: str, new: str) -> bool:
@@ -8864,6 +8945,7 @@ def compare(existing: str, new: str) -> Comparison:
         during=changed_during(existing, new),
         two_events=two_events(existing, new),
         corrects_another=corrects_another(old, new, existing),
+        another_version=another_version(existing, new),
         narrows=narrows(existing, new),
         says_more=says_more(old, new_, terse=terse_note(existing)),
         tense_differs=tense_differs(old, new_),
@@ -9200,6 +9282,9 @@ class DedupPolicy:
             if pair.value_after_the_subject and self.change_from is not None:
                 # kept as a conflict from change_from up, as in the band below (a close pair
                 # under duplicates_from is otherwise not even reported)
+                return Decision("possible_duplicate", "different value")
+            if pair.another_version and self.change_from is not None:
+                # the name says which thing, wherever the version stands
                 return Decision("possible_duplicate", "different value")
             if pair.modifier_swapped or pair.said_of_another or not pair.changed_late:
                 return Decision(close, "different subject")
