@@ -417,6 +417,10 @@ HOLDOUTS = {
     "first run against all of stop 85's readings and the earlier learned reading (184a5fc)",
     "dedup_holdout_153.json": "agent memories only, 160 pairs (30 in nine other languages); "
     "first run against the review's form of the derived-word reading (4cfbed1)",
+    "dedup_holdout_154.json": "agent memories only, 160 pairs (30 in nine other languages); "
+    "first run against another version of a named thing read as a conflict (8909641)",
+    "dedup_holdout_155.json": "agent memories only, 100 pairs, each text with a name followed "
+    "by a number (versions and numbered things); first run against 8909641",
 }
 
 

@@ -71,6 +71,8 @@ UNSEEN = (
     "dedup_holdout_151.json",
     "dedup_holdout_152.json",
     "dedup_holdout_153.json",
+    "dedup_holdout_154.json",
+    "dedup_holdout_155.json",
 )
 
 
