@@ -8218,12 +8218,16 @@ _NAMED_VERSION = re.compile(r"v?\d+(?:\.\d+){0,2}")
 _HOW_IT_RUNS_ON_WORDS = """
     use uses used using run runs running ran what now currently today upgraded upgrade
     upgrades upgrading migrated migration moved switched bumped database db server service
-    cluster instance version release"""
+    cluster instance version release target targets targeted build builds built building
+    compile compiles compiled deploy deploys deployed install installs installed pin pins
+    pinned base based rely relies relying back backs backed os"""
 _HOW_IT_RUNS_ON = frozenset(_stem(word) for word in _HOW_IT_RUNS_ON_WORDS.split())
 
 # Of those, the words one of the texts must have: a thing run or used at a version ("Sprint
 # *12* starts on Monday", "Room *101*" are names with a number, no version).
-_RUNS_ON_WORDS = "use uses used run runs upgraded upgrade migrated moved switched bumped version"
+_RUNS_ON_WORDS = """
+    use uses used run runs upgraded upgrade migrated moved switched bumped version target
+    targets targeted built compiled deployed installed pinned based relies backs"""
 _RUNS_ON = frozenset(_stem(word) for word in _RUNS_ON_WORDS.split())
 
 
