@@ -421,6 +421,9 @@ HOLDOUTS = {
     "first run against another version of a named thing read as a conflict (8909641)",
     "dedup_holdout_155.json": "agent memories only, 100 pairs, each text with a name followed "
     "by a number (versions and numbered things); first run against 8909641",
+    "dedup_holdout_156.json": "agent memories only, 100 pairs, each text with a name followed "
+    "by a number (versions and numbered things); first run against the wider reading of "
+    "another version (f7669d6)",
 }
 
 

@@ -73,6 +73,7 @@ UNSEEN = (
     "dedup_holdout_153.json",
     "dedup_holdout_154.json",
     "dedup_holdout_155.json",
+    "dedup_holdout_156.json",
 )
 
 
