@@ -8304,3 +8304,36 @@ def test_another_version_of_the_same_named_thing_is_kept_as_a_conflict() -> None
     # with a word that says it changed, as before: the newer supersedes
     said = POLICY.explain(0.81, old, "The auth database was upgraded to Postgres 13.4.")
     assert said.verdict == "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new", "read"),
+    [
+        # another named thing at its own version, used beside the first: both may hold
+        ("The faresync API uses Node 20.", "The faresync API uses Redis 7.", 1),
+        ("The staging cluster runs Kubernetes 1.28.", "The staging cluster runs Istio 1.20.", 1),
+        ("The Android build uses Gradle 8.5.", "The Android build requires JDK 17.", 1),
+        # what the holder is: one thing, a conflict
+        ("The primary database is MySQL 8.", "The primary database is PostgreSQL 15.", 0),
+        # the same thing at another version, or more changed than the thing
+        ("The API runs on Node 20.", "The API runs on Node 22.", 0),
+        ("The API uses Node 20.", "The worker uses Redis 7.", 0),
+    ],
+)
+def test_another_tool_used_beside(existing: str, new: str, read: int) -> None:
+    assert dedup.another_tool(existing, new) is bool(read)
+
+
+def test_another_tool_used_beside_is_not_linked_as_a_conflict() -> None:
+    """A second tool of the same holder is no other value of the first: kept, reported as
+    close, never linked (a link would mark the older one outranked and keep it from being
+    injected)."""
+    decision = POLICY.explain(
+        0.75, "The faresync API uses Node 20.", "The faresync API uses Redis 7."
+    )
+    assert decision.reason not in dedup.CONFLICT_REASONS
+    assert decision.verdict != "supersede"
+    is_one = POLICY.explain(
+        0.8, "The primary database is MySQL 8.", "The primary database is PostgreSQL 15."
+    )
+    assert (is_one.verdict, is_one.reason) == ("possible_duplicate", "different value")

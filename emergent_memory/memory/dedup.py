@@ -8161,6 +8161,7 @@ class Comparison:
     plan_done: bool = False  # plan_and_done: to be done in one, done in the other
     only_the_change: bool = False  # says_only_the_change
     another_version: bool = False  # another_version: a named thing at another version
+    another_tool: bool = False  # another_tool: another named thing used beside it
 
     @property
     def one_value_of_one_subject(self) -> bool:
@@ -8291,6 +8292,55 @@ def another_version(existing: str, new: str) -> bool:
     # *Lumen Hall* uses a *Barco* laser projector" / "Screen 3 ..." (not a capital opening
     # the sentence, nor an acronym: "The *API* runs on Node 20")
     return not any(_capitals_besides(one, name) for one in (old, new_))
+
+
+# Verbs of a thing used beside others ("The Android build *uses* Gradle 8.5" / "*uses* JDK
+# 17"), as against one that says what a thing is ("The primary database *is* MySQL 8").
+_USED_BESIDE_WORDS = "use uses used run runs require requires required rely relies"
+_USED_BESIDE = frozenset(_stem(word) for word in _USED_BESIDE_WORDS.split())
+
+
+def another_tool(existing: str, new: str) -> bool:
+    """Another named thing at its own version used by the same holder, not another value of
+    one ("The faresync API uses Node 20." / "The faresync API uses Redis 7.", "The staging
+    cluster runs Kubernetes 1.28." / "... runs Istio 1.20."): each text names one thing in
+    capitals with a version, not the same thing, and the same other words (the holder); both
+    say it is used, run or required (_USED_BESIDE), neither that it *is* the holder's one
+    thing ("The primary database is MySQL 8." / "... is PostgreSQL 15." is a conflict);
+    nothing else changed."""
+    old, new_ = statement(existing), statement(new)
+    before, after = _versions(old), _versions(new_)
+    if len(before) != 1 or len(after) != 1 or before.keys() == after.keys():
+        return False
+    (one, first), (other, second) = next(iter(before.items())), next(iter(after.items()))
+    lost = old.values - new_.values - first - {one}
+    gained = new_.values - old.values - second - {other}
+    if lost or gained:
+        return False
+    if not (old.words & _USED_BESIDE and new_.words & _USED_BESIDE):
+        return False
+
+    def holder(one: Statement, name: str, versions: set[str]) -> frozenset[str]:
+        return frozenset(
+            w
+            for w in one.words - versions - {name} - _USED_BESIDE
+            if not any(ch.isdigit() for ch in w)
+        )
+
+    if holder(old, one, first) != holder(new_, other, second):
+        return False  # another holder too ("The API uses Node 20" / "The worker uses Redis 7")
+    return not any(
+        _said_to_be(statement_, name) for statement_, name in ((old, one), (new_, other))
+    )
+
+
+def _said_to_be(one: Statement, name: str) -> bool:
+    """The named thing follows "is", "are" or a colon: what the holder is, not what it uses."""
+    tokens = one.tokens
+    return any(
+        token.norm == name and i > 0 and tokens[i - 1].lower in ("is", "are", ":")
+        for i, token in enumerate(tokens)
+    )
 
 
 def period_and_duration(existing: str, new: str) -> bool:
@@ -8950,6 +9000,7 @@ def compare(existing: str, new: str) -> Comparison:
         two_events=two_events(existing, new),
         corrects_another=corrects_another(old, new, existing),
         another_version=another_version(existing, new),
+        another_tool=another_tool(existing, new),
         narrows=narrows(existing, new),
         says_more=says_more(old, new_, terse=terse_note(existing)),
         tense_differs=tense_differs(old, new_),
@@ -9279,6 +9330,8 @@ class DedupPolicy:
         if pair.changes and not pair.marked:
             # one value said of the same subject is a conflict; a changed subject ("staging"
             # / "prod", "service A" / "B") or several values are another fact
+            if pair.another_tool:  # "uses Node 20" / "uses Redis 7": both may hold
+                return Decision(close, "different subject")
             if pair.changes > 1:
                 if pair.values_after_the_subject and self.change_from is not None:
                     return Decision("possible_duplicate", "different value")
@@ -9392,7 +9445,7 @@ class DedupPolicy:
             if pair.only_the_change:  # the subject, a change word and the new value alone
                 return Decision("supersede", "says it changed")
             return Decision("possible_duplicate", "keeps the subject")
-        if pair.value_after_the_subject:
+        if pair.value_after_the_subject and not pair.another_tool:
             return Decision("possible_duplicate", "different value")
         return Decision("distinct", "not similar")
 
