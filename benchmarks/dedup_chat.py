@@ -424,6 +424,9 @@ HOLDOUTS = {
     "dedup_holdout_156.json": "agent memories only, 100 pairs, each text with a name followed "
     "by a number (versions and numbered things); first run against the wider reading of "
     "another version (f7669d6)",
+    "dedup_holdout_157.json": "agent memories only, 100 pairs, each text with a name followed "
+    "by a number (versions and numbered things); first run against another tool read as no "
+    "conflict (1c1c030)",
 }
 
 

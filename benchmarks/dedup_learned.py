@@ -74,6 +74,7 @@ UNSEEN = (
     "dedup_holdout_154.json",
     "dedup_holdout_155.json",
     "dedup_holdout_156.json",
+    "dedup_holdout_157.json",
 )
 
 

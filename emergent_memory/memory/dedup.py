@@ -8285,7 +8285,7 @@ def another_version(existing: str, new: str) -> bool:
         )
 
     mine = said(old, before[name])
-    runs = (old.words | new_.words) & _RUNS_ON
+    runs = (old.words | new_.words) & _RUNS_ON - {name}  # not the name: "*Build* 4812 ..."
     if not (mine and runs) or mine != said(new_, after[name]):
         return False
     # a text that names another thing in capitals may give the number to it: "*Screen* 2 at
