@@ -32,7 +32,6 @@ from typing import Any
 from benchmarks import lifecycle
 from emergent_memory.memory import authority, service
 from emergent_memory.memory import store as store_module
-from emergent_memory.memory.records import outranks
 
 
 def before_current_first(memories: list[Any]) -> list[Any]:
@@ -66,24 +65,7 @@ def search_order_relevant(
     rows: list[store_module.RecallRow], judged: list[float], floor: float, limit: int
 ) -> tuple[list[store_module.RecallRow], list[float]]:
     """service._relevant at stop 85: the first `limit` rows in the search's order."""
-    pairs = list(zip(rows, judged, strict=True))
-    kept = [(row, value) for row, value in pairs[:limit] if value >= floor]
-    added = True
-    while added:
-        added = False
-        for pair in pairs:
-            if any(pair[0].id == row.id for row, _ in kept):
-                continue
-            stale = [i for i, (row, _) in enumerate(kept) if outranks(pair[0], row)]
-            if stale:
-                kept.insert(stale[0] + 1, pair)
-                added = True
-    while len(kept) > limit:
-        spare = [i for i, (row, _) in enumerate(kept) if not row.conflicts_with]
-        if not spare:
-            spare = [i for i, (row, _) in enumerate(kept) if any(outranks(o, row) for o, _ in kept)]
-        del kept[spare[-1] if spare else -1]
-    return [row for row, _ in kept], [value for _, value in kept]
+    return service._kept(list(zip(rows, judged, strict=True)), floor, limit)
 
 
 WAYS = {

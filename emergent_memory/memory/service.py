@@ -1805,6 +1805,14 @@ def _relevant(
     first). Over `limit`, the last kept memories in no conflict make room, then the outranked
     sides (the current value is never dropped for a stale one)."""
     pairs = sorted(zip(rows, judged, strict=True), key=lambda pair: -relevance.weighed(*pair))
+    return _kept(pairs, floor, limit)
+
+
+def _kept(
+    pairs: list[tuple[store.RecallRow, float]], floor: float, limit: int
+) -> tuple[list[store.RecallRow], list[float]]:
+    """Of (row, relevance) pairs in the order recall answers in, the first `limit` that reach
+    `floor`, with the sides that outrank a stale one kept brought along (_relevant)."""
     kept = [(row, value) for row, value in pairs[:limit] if value >= floor]
     added = True
     while added:  # a value changed twice: the newest outranks the one just brought along
