@@ -8339,6 +8339,12 @@ def test_another_tool_used_beside_is_not_linked_as_a_conflict() -> None:
     )
     assert decision.reason not in dedup.CONFLICT_REASONS
     assert decision.verdict != "supersede"
+    # nor is it a correction of the first when saved as one (source corrected)
+    said = POLICY.explain(
+        0.75, "The faresync API uses Node 20.", "The faresync API uses Redis 7.", corrects=True
+    )
+    assert said.verdict != "supersede"
+    assert said.reason not in dedup.CONFLICT_REASONS
     is_one = POLICY.explain(
         0.8, "The primary database is MySQL 8.", "The primary database is PostgreSQL 15."
     )

@@ -8172,7 +8172,7 @@ class Comparison:
         late = (
             self.changes == 1
             and self.changed_late
-            and not (self.modifier_swapped or self.said_of_another)
+            and not (self.modifier_swapped or self.said_of_another or self.another_tool)
         )
         return late or self.value_after_the_subject or self.opposite or self.swapped is not None
 
@@ -8194,9 +8194,13 @@ class Comparison:
     @property
     def _said_of_the_subject(self) -> bool:
         """The same subject words (same_subject_words), and neither the same value said of
-        another thing, another occasion, nor a modifier swapped."""
+        another thing, another occasion, a modifier swapped, nor another tool used beside
+        the first (another_tool)."""
         return self.same_subject and not (
-            self.modifier_swapped or self.said_of_another or self.other_occasion
+            self.modifier_swapped
+            or self.said_of_another
+            or self.other_occasion
+            or self.another_tool
         )
 
 
@@ -8254,6 +8258,24 @@ def _capitals_besides(one: Statement, name: str) -> bool:
     )
 
 
+def _only_these_changed(
+    old: Statement, new: Statement, before: tuple[str, set[str]], after: tuple[str, set[str]]
+) -> bool:
+    """No value changed but a named thing and its versions (`before` in the old text, `after`
+    in the new: a name and its versions, as _versions reads them)."""
+    lost = old.values - new.values - before[1] - {before[0]}
+    gained = new.values - old.values - after[1] - {after[0]}
+    return not (lost or gained)
+
+
+def _words_besides(one: Statement, named: tuple[str, set[str]], but: Set[str]) -> frozenset[str]:
+    """The text's words but a named thing and its versions (`named`), numbers and `but`."""
+    name, versions = named
+    return frozenset(
+        word for word in one.words - versions - {name} - but if not any(ch.isdigit() for ch in word)
+    )
+
+
 def another_version(existing: str, new: str) -> bool:
     """The same named thing at another version, however the sentence runs ("Postgres 17.2 is
     what auth uses now." / "The auth database is on Postgres 13.4 after the upgrade."): one
@@ -8272,21 +8294,11 @@ def another_version(existing: str, new: str) -> bool:
     if len(changed) != 1:
         return False
     name = changed[0]
-    lost = old.values - new_.values - before[name] - {name}
-    gained = new_.values - old.values - after[name] - {name}
-    if lost or gained:
+    if not _only_these_changed(old, new_, (name, before[name]), (name, after[name])):
         return False
-
-    def said(one: Statement, versions: set[str]) -> frozenset[str]:
-        return frozenset(
-            w
-            for w in one.words - versions - {name} - _HOW_IT_RUNS_ON
-            if not any(ch.isdigit() for ch in w)
-        )
-
-    mine = said(old, before[name])
+    said = _words_besides(old, (name, before[name]), _HOW_IT_RUNS_ON)
     runs = (old.words | new_.words) & _RUNS_ON - {name}  # not the name: "*Build* 4812 ..."
-    if not (mine and runs) or mine != said(new_, after[name]):
+    if not (said and runs) or said != _words_besides(new_, (name, after[name]), _HOW_IT_RUNS_ON):
         return False
     # a text that names another thing in capitals may give the number to it: "*Screen* 2 at
     # *Lumen Hall* uses a *Barco* laser projector" / "Screen 3 ..." (not a capital opening
@@ -8312,26 +8324,14 @@ def another_tool(existing: str, new: str) -> bool:
     before, after = _versions(old), _versions(new_)
     if len(before) != 1 or len(after) != 1 or before.keys() == after.keys():
         return False
-    (one, first), (other, second) = next(iter(before.items())), next(iter(after.items()))
-    lost = old.values - new_.values - first - {one}
-    gained = new_.values - old.values - second - {other}
-    if lost or gained:
+    first, second = next(iter(before.items())), next(iter(after.items()))
+    if not _only_these_changed(old, new_, first, second):
         return False
     if not (old.words & _USED_BESIDE and new_.words & _USED_BESIDE):
         return False
-
-    def holder(one: Statement, name: str, versions: set[str]) -> frozenset[str]:
-        return frozenset(
-            w
-            for w in one.words - versions - {name} - _USED_BESIDE
-            if not any(ch.isdigit() for ch in w)
-        )
-
-    if holder(old, one, first) != holder(new_, other, second):
+    if _words_besides(old, first, _USED_BESIDE) != _words_besides(new_, second, _USED_BESIDE):
         return False  # another holder too ("The API uses Node 20" / "The worker uses Redis 7")
-    return not any(
-        _said_to_be(statement_, name) for statement_, name in ((old, one), (new_, other))
-    )
+    return not (_said_to_be(old, first[0]) or _said_to_be(new_, second[0]))
 
 
 def _said_to_be(one: Statement, name: str) -> bool:
@@ -9330,8 +9330,6 @@ class DedupPolicy:
         if pair.changes and not pair.marked:
             # one value said of the same subject is a conflict; a changed subject ("staging"
             # / "prod", "service A" / "B") or several values are another fact
-            if pair.another_tool:  # "uses Node 20" / "uses Redis 7": both may hold
-                return Decision(close, "different subject")
             if pair.changes > 1:
                 if pair.values_after_the_subject and self.change_from is not None:
                     return Decision("possible_duplicate", "different value")
@@ -9343,7 +9341,13 @@ class DedupPolicy:
             if pair.another_version and self.change_from is not None:
                 # the name says which thing, wherever the version stands
                 return Decision("possible_duplicate", "different value")
-            if pair.modifier_swapped or pair.said_of_another or not pair.changed_late:
+            # (another tool beside the first, "uses Node 20" / "uses Redis 7": both may hold)
+            if (
+                pair.modifier_swapped
+                or pair.said_of_another
+                or pair.another_tool
+                or not pair.changed_late
+            ):
                 return Decision(close, "different subject")
             return Decision(close, "different value")
         # a correction changes one value ("service A, 9001" / "B, 9002 now" is another fact),
@@ -9445,7 +9449,7 @@ class DedupPolicy:
             if pair.only_the_change:  # the subject, a change word and the new value alone
                 return Decision("supersede", "says it changed")
             return Decision("possible_duplicate", "keeps the subject")
-        if pair.value_after_the_subject and not pair.another_tool:
+        if pair.value_after_the_subject:
             return Decision("possible_duplicate", "different value")
         return Decision("distinct", "not similar")
 
