@@ -33,7 +33,7 @@ K = 10
 
 def orders(rows: list[store.RecallRow], judged: list[float]) -> dict[str, list[Any]]:
     """The memories' ids in the search's order and in the product's."""
-    ranked = sorted(zip(rows, judged, strict=True), key=lambda p: -relevance.weighed(*p))
+    ranked = relevance.most_relevant_first(rows, judged)
     return {"search order": [r.id for r in rows], "most relevant first": [r.id for r, _ in ranked]}
 
 

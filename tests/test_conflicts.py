@@ -386,3 +386,42 @@ def test_a_prompt_about_a_stale_side_is_given_the_current_value_instead(
     silent = make_injection(semantic, local_embedder, floor=relevance[old_id] + 0.01)
     quiet = silent.context(principal, session_id=str(uuid.uuid4()), event="prompt", prompt=prompt)
     assert quiet["memories"] == []
+
+
+def test_recall_lists_the_memory_holding_the_query_s_rare_word_before_a_common_phrasing(
+    semantic: MemoryService, principal: Principal, local_embedder: LocalEmbeddings
+) -> None:
+    """The lifecycle benchmark's miss, end to end with the local model: the search's fused
+    ranks put another service's release day first (it matches "releases ... cut" by both
+    branches); recall answers with the memory that holds the one rare word, "auth", first,
+    and every answer is ordered by its relevance."""
+    service = semantic
+    texts = [
+        "Releases of reporting are cut every Thursday.",
+        "auth releases moved to Monday.",
+        *(f"The auth service listens on port {6000 + n}, not {7000 + n}." for n in range(8)),
+        *(f"Error E{4100 + n} means the auth quota was exceeded." for n in range(8)),
+    ]
+    for text in texts:
+        service.save(principal, text, "fact")
+    found = service.recall(principal, "when are auth releases cut", record_use=False)
+    memories = found["memories"]
+    assert memories[0]["content"] == "auth releases moved to Monday."
+    # in no conflict, fresh (the same weights): by relevance
+    plain = [m["relevance"] for m in memories if not m["conflicts_with"]]
+    assert plain == sorted(plain, reverse=True)
+    # the search's own order would not have put it first
+    scores = sorted(memories, key=lambda m: -m["score"])
+    assert scores[0]["content"] != "auth releases moved to Monday."
+    # a prompt's injection offers them in the same order (the budget keeps the first)
+    injection = make_injection(semantic, local_embedder, floor=0.3)
+    prompted = injection.context(
+        principal,
+        session_id=str(uuid.uuid4()),
+        event="prompt",
+        prompt="When are auth releases cut?",
+    )
+    lines = prompted["context"].splitlines()
+    auth = next(i for i, line in enumerate(lines) if "auth releases moved to Monday" in line)
+    reporting = next(i for i, line in enumerate(lines) if "Releases of reporting" in line)
+    assert auth < reporting

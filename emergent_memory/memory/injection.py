@@ -259,10 +259,8 @@ class InjectionService:
             floor = self._config.relevance_floor
             judged = relevance.relevances(rows, self._config.fusion, self._config.relevance)
             candidates: list[Candidate] = []
-            # most relevant first, as recall orders them (relevance.weighed): the budget
-            # keeps the first that fit
-            ordered = sorted(zip(rows, judged, strict=True), key=lambda p: -relevance.weighed(*p))
-            for row, value in ordered:
+            # most relevant first, as recall answers: the budget keeps the first that fit
+            for row, value in relevance.most_relevant_first(rows, judged):
                 if value < floor:
                     continue
                 offered = row

@@ -38,7 +38,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from emergent_memory.errors import InvalidInput
 
@@ -106,11 +106,19 @@ class Ranked(Protocol):
     def score(self) -> float: ...
 
 
+R = TypeVar("R", bound=Ranked)
+
+
 def weighed(row: Ranked, value: float) -> float:
     """A row's relevance `value` times what the search multiplied its fused score by (its
-    effective confidence, recency and importance: migration 0013), the key recall and
-    injection order their memories by, most relevant first."""
+    effective confidence, recency and importance: migration 0013)."""
     return value * (row.score / row.fused) if row.fused > 0 else value
+
+
+def most_relevant_first(rows: Sequence[R], judged: Sequence[float]) -> list[tuple[R, float]]:
+    """Each row with its relevance, in the order recall and injection answer in: the highest
+    `weighed` relevance first; rows weighed equal keep the search's order."""
+    return sorted(zip(rows, judged, strict=True), key=lambda pair: -weighed(*pair))
 
 
 def features(rows: Sequence[Evidence], fusion: Fusion) -> list[tuple[float, float, float]]:

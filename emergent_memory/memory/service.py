@@ -1804,8 +1804,7 @@ def _relevant(
     found is returned with the stale one (and records.current_first then puts the current one
     first). Over `limit`, the last kept memories in no conflict make room, then the outranked
     sides (the current value is never dropped for a stale one)."""
-    pairs = sorted(zip(rows, judged, strict=True), key=lambda pair: -relevance.weighed(*pair))
-    return _kept(pairs, floor, limit)
+    return _kept(relevance.most_relevant_first(rows, judged), floor, limit)
 
 
 def _kept(
