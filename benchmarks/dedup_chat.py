@@ -427,6 +427,8 @@ HOLDOUTS = {
     "dedup_holdout_157.json": "agent memories only, 100 pairs, each text with a name followed "
     "by a number (versions and numbered things); first run against another tool read as no "
     "conflict (1c1c030)",
+    "dedup_holdout_158.json": "agent memories only, 100 pairs, each text with a name followed "
+    "by a number (versions and numbered things); first run after the review (a02c9d6)",
 }
 
 

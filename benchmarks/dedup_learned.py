@@ -75,6 +75,7 @@ UNSEEN = (
     "dedup_holdout_155.json",
     "dedup_holdout_156.json",
     "dedup_holdout_157.json",
+    "dedup_holdout_158.json",
 )
 
 
