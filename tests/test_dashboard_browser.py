@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -174,6 +175,19 @@ def context(chromium: Browser, watch: Watch) -> Iterator[BrowserContext]:
 @pytest.fixture
 def page(context: BrowserContext) -> Page:
     return context.new_page()
+
+
+@contextmanager
+def page_at(chromium: Browser, watch: Watch, width: int) -> Iterator[Page]:
+    """A page in a fresh context `width` pixels wide (a laptop's 1280, a phone's 390), seen
+    by `watch`; the context is closed afterwards."""
+    context = chromium.new_context(viewport={"width": width, "height": 800})
+    try:
+        page = context.new_page()
+        watch.attach(page)
+        yield page
+    finally:
+        context.close()
 
 
 @pytest.fixture
@@ -1383,10 +1397,7 @@ def test_switch_project_from_the_header(
     site.memory.save(there, "The header test's user-wide habit", "preference", "explicit")
     token = site.token(actor, home.project_id, READ, WRITE, ANY_PROJECT)
     for width in (1280, 390):
-        context = chromium.new_context(viewport={"width": width, "height": 800})
-        try:
-            page = context.new_page()
-            watch.attach(page)
+        with page_at(chromium, watch, width) as page:
             sign_in(page, site, token)
             page.goto(f"{site.base}/ui/memories")
             choice = page.get_by_label("Project")
@@ -1421,8 +1432,6 @@ def test_switch_project_from_the_header(
             page.wait_for_url(f"{site.base}/ui/memories?scope=user")
             expect(main).to_contain_text("user-wide habit")
             expect(main).not_to_contain_text("memory of the first repository")
-        finally:
-            context.close()
     watch.check()
 
 
@@ -1442,10 +1451,7 @@ def test_import_a_downloaded_file_and_see_what_each_memory_became(
     site.memory.save(target, "The import test's deploy window is Tuesday 10:00", "decision",
                      "explicit", "project")  # fmt: skip
     for width in (1280, 390):
-        context = chromium.new_context(viewport={"width": width, "height": 800})
-        try:
-            page = context.new_page()
-            watch.attach(page)
+        with page_at(chromium, watch, width) as page:
             sign_in(page, site, site.token(source.actor_id, source.project_id, READ, WRITE))
             page.goto(f"{site.base}/ui/memories")
             with page.expect_download() as downloading:
@@ -1466,8 +1472,6 @@ def test_import_a_downloaded_file_and_see_what_each_memory_became(
             expect(page.get_by_role("link", name=habit)).to_be_visible()  # the markup is text
             screenshot(page, f"import-{width}")
             assert page.evaluate("document.documentElement.scrollWidth") <= width
-        finally:
-            context.close()
     watch.check()
 
 
@@ -1484,10 +1488,7 @@ def test_name_a_project_and_see_it_in_the_header(
                      "explicit", "project")  # fmt: skip
     token = site.token(actor, home.project_id, READ, WRITE, ANY_PROJECT)
     for width in (1280, 390):
-        context = chromium.new_context(viewport={"width": width, "height": 800})
-        try:
-            page = context.new_page()
-            watch.attach(page)
+        with page_at(chromium, watch, width) as page:
             sign_in(page, site, token)
             page.get_by_role("navigation", name="Dashboard").get_by_role(
                 "link", name="Projects"
@@ -1502,6 +1503,4 @@ def test_name_a_project_and_see_it_in_the_header(
             expect(page.locator("#projects-table")).to_contain_text(name)
             screenshot(page, f"projects-{width}")
             assert page.evaluate("document.documentElement.scrollWidth") <= width
-        finally:
-            context.close()
     watch.check()
