@@ -251,6 +251,36 @@ def test_a_stated_change_of_a_memory_that_is_not_the_nearest_is_linked_as_a_conf
     assert (linked["memory"]["id"], linked["conflict"]) == (new_id, True)
 
 
+def test_a_next_nearest_memory_of_the_same_named_thing_at_another_version_is_linked(
+    semantic: MemoryService, principal: Principal
+) -> None:
+    """The name says which thing: another version of it among the next nearest is another
+    value of the same subject, linked however the sentences run (dedup.another_version)."""
+    old = semantic.save(principal, "Postgres 17.2 is what the auth service runs.", "fact")
+    near = semantic.save(
+        principal, "The auth database was slow on Postgres 13.4 during the upgrade.", "fact"
+    )
+    new = semantic.save(
+        principal, "The auth database is on Postgres 13.4 after the upgrade.", "fact"
+    )
+    old_id, near_id, new_id = old["memory"]["id"], near["memory"]["id"], new["memory"]["id"]
+    # the nearest memory is what happened during the upgrade: another occasion, kept apart
+    assert new["possible_duplicates"][0]["id"] == near_id
+    assert new["superseded_ids"] == []
+    close = {c["id"]: c for c in new["possible_duplicates"]}
+    assert close[old_id]["conflict"] is True
+    assert close[old_id]["why"] == pair_why("different value")
+    memories = by_id(semantic, principal)
+    assert old_id in memories[new_id]["conflicts_with"]
+    assert near_id not in memories[new_id]["conflicts_with"]
+    assert memories[old_id]["conflict"] == "outranked"
+    order = [
+        m["id"]
+        for m in semantic.recall(principal, "which Postgres version does auth use")["memories"]
+    ]
+    assert order.index(new_id) < order.index(old_id)
+
+
 def test_a_next_nearest_memory_with_another_value_and_no_change_word_is_not_linked(
     semantic: MemoryService, principal: Principal
 ) -> None:

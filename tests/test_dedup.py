@@ -36,6 +36,7 @@ POLICY = replace(DEDUP_POLICIES[LOCAL_MODEL_NAME], learned=None)
 SAYS_IT_CHANGED = dedup.Decision("supersede", "says it changed")
 KEEPS_THE_SUBJECT = dedup.Decision("possible_duplicate", "keeps the subject")
 NEXT_NEAREST_CHANGED = dedup.Decision("possible_duplicate", "next nearest changed")
+DIFFERENT_VALUE = dedup.Decision("possible_duplicate", "different value")
 TABS = "The user prefers tabs for indentation in Python files."
 SPACES = "The user prefers spaces for indentation in Python files."
 # from here the similarity alone supersedes a pair in which the rule reads no difference
@@ -7769,6 +7770,88 @@ def test_a_correction_that_rejects_a_number_the_memory_never_stated_is_of_anothe
         decision = POLICY.explain(0.8, existing, new, corrects=corrects)
         assert decision.verdict != "supersede", decision
     assert not POLICY.beside(0.8, existing, new, corrects=True)
+
+
+@pytest.mark.parametrize(
+    ("existing", "new", "read"),
+    [
+        # another value of the same subject, whichever number the new text rejects
+        (
+            "The profiles service listens on port 3785.",
+            "The profiles service listens on port 7794, not 6868 as assumed earlier.",
+            1,
+        ),
+        (
+            "The API rate limit is 100 requests per minute.",
+            "The API rate limit is 120 requests per minute, not 60 as the old docs said.",
+            1,
+        ),
+        ("The export job retries 5 times.", "The export job retries 8 times instead of 3.", 1),
+        # the old text rejects a number of its own too
+        (
+            "The profiles service listens on port 7794, not 6868 as assumed earlier.",
+            "The profiles service listens on port 3451, not 4741 as assumed earlier.",
+            1,
+        ),
+        # another attribute, another holder, another thing counted: no value of this subject
+        (
+            "The API rate limit is 100 requests per minute.",
+            "The API timeout is 30 seconds, not 60 as the old docs said.",
+            0,
+        ),
+        (
+            "The billing service listens on port 8080.",
+            "The auth service listens on port 8081, not 8082 as assumed earlier.",
+            0,
+        ),
+        (
+            "In January the committee capped ladle orders at 400 kg per partner charity.",
+            "Correction: ladle serves 74 partner charities, not 68.",
+            0,
+        ),
+        # the memory's own number rejected: corrects it (corrects_another is not read)
+        ("Staging listens on port 5432.", "Staging listens on port 5433, not 5432.", 0),
+    ],
+)
+def test_a_number_rejected_aside_leaves_another_value_of_the_subject(
+    existing: str, new: str, read: int
+) -> None:
+    assert dedup.rejected_aside(existing, new) is bool(read)
+
+
+def test_another_value_beside_a_rejected_number_is_kept_as_a_conflict() -> None:
+    """Not "another subject": the old value is not the one the new text gives either. Kept
+    and linked, never superseded (the change may be of the memory that said the rejected
+    number), with a change word or without."""
+    old = "The profiles service listens on port 3785."
+    for new in (
+        "The profiles service listens on port 7794, not 6868 as assumed earlier.",
+        "The profiles service moved to port 7794, not 6868 as assumed earlier.",
+    ):
+        for corrects in (False, True):
+            decision = POLICY.explain(0.83, old, new, corrects=corrects)
+            assert decision == DIFFERENT_VALUE, (new, corrects)
+            assert decision.reason in dedup.CONFLICT_REASONS
+        # among the next nearest: nothing says this memory changed
+        assert POLICY.beside(0.83, old, new) is None
+    # of another holder, as before: another subject
+    other = "The auth service listens on port 7794, not 6868 as assumed earlier."
+    assert POLICY.explain(0.83, old, other).reason not in dedup.CONFLICT_REASONS
+
+
+def test_a_next_nearest_memory_of_the_same_named_thing_at_another_version_is_a_conflict() -> None:
+    """The name says which thing; another value with no change word among the next nearest is
+    otherwise left alone."""
+    old, new = "Postgres 17.2 is what auth uses now.", "The auth database is on Postgres 13.4."
+    for similarity in (0.70, 0.81, 0.90):
+        assert POLICY.beside(similarity, old, new) == DIFFERENT_VALUE
+    # another holder, another tool, or the same version: nothing
+    assert POLICY.beside(0.81, old, "The billing database is on Postgres 13.4.") is None
+    assert (
+        POLICY.beside(0.81, "The faresync API uses Node 20.", "The faresync API uses Redis 7.")
+        is None
+    )
+    assert POLICY.beside(0.81, old, "The auth database is on Postgres 17.2.") is None
 
 
 @pytest.mark.parametrize(

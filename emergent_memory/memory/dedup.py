@@ -8155,6 +8155,7 @@ class Comparison:
     during: bool = False  # changed_during: a change that held on one occasion
     two_events: bool = False  # two_events: each text tells one thing done, in the past
     corrects_another: bool = False  # corrects_another: it rejects a number the old lacks
+    rejected_aside: bool = False  # rejected_aside: and says another value of the subject
     narrows: bool = False  # narrows: a part, a bound, an occasion or a restriction added
     says_more: bool = False  # says_more: all the old text says, in order, and words added
     tense_differs: bool = False  # tense_differs: one verb in the past in one, present in other
@@ -8892,6 +8893,37 @@ _REJECTED_NUMBER = re.compile(
 )
 
 
+# a number rejected and what follows it up to the clause's end when it says why ("..., *not
+# 6868 as assumed earlier*", "*instead of 3*"): what _REJECTED_NUMBER reads, as a phrase
+_REJECTION_PHRASE = re.compile(
+    r",?\s*\b(?:not|instead of|rather than)\s+-?\d+(?:[.,]\d+)?(?![\w.,-]*\w)(?:\s+as\b[^.;,()]*)?",
+    re.IGNORECASE,
+)
+
+
+def rejected_aside(existing: str, new: str) -> bool:
+    """The new text rejects a number the old one never states (corrects_another: "The
+    profiles service listens on port 7794, *not 6868 as assumed earlier*" beside "... on port
+    3785"), and without that phrase it says one value of the old text's subject in place of
+    the old one (Comparison.one_value_of_one_subject, of no other holder, scope, statement or
+    occasion), or states a change of it (_states_a_change: "The staging DB *moved to* port
+    5433, not 5434 as the wiki says"): whichever value it rejects, the old one is not the
+    value either, a conflict (not a supersession: the change may be of the memory that
+    said the rejected number)."""
+    if not corrects_another(statement(existing), new, existing):
+        return False
+    # (of both texts: the old one may reject a number of its own, "... on port 7794, not
+    # 6868 as assumed earlier" / "... on port 3451, not 4741 as assumed earlier")
+    kept, before = (_REJECTION_PHRASE.sub("", text).strip() for text in (new, existing))
+    if not (kept and before) or kept == new.strip() or _REJECTED_NUMBER.search(kept + before):
+        return False
+    pair = compare(before, kept)
+    other = pair.other_holder or pair.other_scope or pair.other_statement
+    if other or pair.other_occasion or pair.one_off or pair.opposite or pair.swapped:
+        return False
+    return pair.one_value_of_one_subject or _states_a_change(pair)
+
+
 def corrects_another(old: Statement, new: str, existing: str) -> bool:
     """The new text rejects a number ("ladle serves 74 partner charities, *not 68*") that the
     old text does not state, in digits or in words: the value it corrects is another
@@ -8999,6 +9031,7 @@ def compare(existing: str, new: str) -> Comparison:
         during=changed_during(existing, new),
         two_events=two_events(existing, new),
         corrects_another=corrects_another(old, new, existing),
+        rejected_aside=rejected_aside(existing, new),
         another_version=another_version(existing, new),
         another_tool=another_tool(existing, new),
         narrows=narrows(existing, new),
@@ -9254,7 +9287,9 @@ class DedupPolicy:
         thing's ("search moved to port 9539" / "*recommendations* moved to port 9539"), and
         this one holds the old value ("The recommendations service listens on port 4607").
         Another value with no change word (a conflict of the nearest memory) is not enough
-        here: among the next nearest, it is as often another fact of the same shape."""
+        here: among the next nearest, it is as often another fact of the same shape; unless
+        it is the same named thing at another version (another_version), which names the
+        thing."""
         if similarity < self.considered_from:
             return None
         pair = _compared(existing, new, corrects)
@@ -9266,9 +9301,16 @@ class DedupPolicy:
         changed = _states_a_change(pair) or (
             pair.only_the_change and _states_a_change(pair, far=True)
         )
-        if not changed or pair.said_of_another:
+        if pair.said_of_another:
             return None
         decision = self.judge(similarity, pair)
+        if not changed:
+            # (but the same named thing at another version, its other words the same: the
+            # name says which thing, "Postgres 17.2 is what auth uses now." / "The auth
+            # database is on Postgres 13.4 after the upgrade.", another_version)
+            if pair.another_version and decision.reason == "different value":
+                return decision
+            return None
         if decision.verdict == "supersede" or decision.reason == "keeps the subject":
             return Decision("possible_duplicate", "next nearest changed")
         return None
@@ -9341,6 +9383,9 @@ class DedupPolicy:
             if pair.another_version and self.change_from is not None:
                 # the name says which thing, wherever the version stands
                 return Decision("possible_duplicate", "different value")
+            if pair.rejected_aside and self.change_from is not None:
+                # another value of this subject, whichever one the new text says it corrects
+                return Decision("possible_duplicate", "different value")
             # (another tool beside the first, "uses Node 20" / "uses Redis 7": both may hold)
             if (
                 pair.modifier_swapped
@@ -9381,6 +9426,10 @@ class DedupPolicy:
             if pair.two_events:  # "rotated the key" / "revoked the old key": no state
                 return Decision(close, "another occasion")
             if pair.corrects_another:  # "..., not 68" of a memory that never said 68
+                if pair.rejected_aside and self.change_from is not None:
+                    # (but another value of this one's subject: "moved to 5433, not 5434";
+                    # kept beside it, as the change may be of the memory that said 5434)
+                    return Decision("possible_duplicate", "different value")
                 return Decision(close, "different subject")
             if pair.way_exchanged:  # the only word changed is the "change": "rounds *up* to"
                 return Decision(close, "different phrase")  # / "rounds *down* to"

@@ -55,7 +55,14 @@ __all__ = [
 # refit, `python -m benchmarks.dedup_learned fit --write`, may take them in): corrects_another
 # keeps a pair from the model altogether (eligible)
 NOT_READ = frozenset(
-    {"corrects_another", "same_written", "only_the_change", "another_version", "another_tool"}
+    {
+        "corrects_another",
+        "same_written",
+        "only_the_change",
+        "another_version",
+        "another_tool",
+        "rejected_aside",
+    }
 )
 # the comparison's fields the model reads, in this order (numbers; `swapped` as present or not)
 COMPARED = tuple(sorted(field.name for field in fields(Comparison) if field.name not in NOT_READ))
