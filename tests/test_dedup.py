@@ -7755,11 +7755,6 @@ def test_a_unit_a_part_is_taken_of_and_a_dutch_hour_of_the_clock_are_not_spans()
             "Correction: the worker pod runs 4 replicas, not 3.",
         ),
         ("Nightly backups keep 14 days of history.", "Actually backups take 40 minutes, not 25."),
-        # the same subject, but the value it says was wrong is not this memory's: it corrects
-        # another memory that said 3 (or 5433), and is no change of this one, not even among
-        # the next nearest
-        ("The billing worker runs 4 replicas.", "The billing worker now runs 6 replicas, not 3."),
-        ("The staging DB listens on port 5432.", "The staging DB now listens on 5440, not 5433."),
     ],
 )
 def test_a_correction_that_rejects_a_number_the_memory_never_stated_is_of_another(
@@ -7819,24 +7814,75 @@ def test_a_number_rejected_aside_leaves_another_value_of_the_subject(
     assert dedup.rejected_aside(existing, new) is bool(read)
 
 
-def test_another_value_beside_a_rejected_number_is_kept_as_a_conflict() -> None:
+def test_another_value_beside_a_rejected_number_is_a_conflict_or_the_change_it_says() -> None:
     """Not "another subject": the old value is not the one the new text gives either. Kept
-    and linked, never superseded (the change may be of the memory that said the rejected
-    number), with a change word or without."""
+    and linked when nothing says it changed; a change said of the same subject supersedes,
+    whichever number it also rejects (the old text's value is stale either way)."""
     old = "The profiles service listens on port 3785."
-    for new in (
-        "The profiles service listens on port 7794, not 6868 as assumed earlier.",
-        "The profiles service moved to port 7794, not 6868 as assumed earlier.",
+    new = "The profiles service listens on port 7794, not 6868 as assumed earlier."
+    decision = POLICY.explain(0.83, old, new)
+    assert decision == DIFFERENT_VALUE
+    assert decision.reason in dedup.CONFLICT_REASONS
+    # among the next nearest: nothing says this memory changed
+    assert POLICY.beside(0.83, old, new) is None
+    for before, new in (
+        (old, "The profiles service moved to port 7794, not 6868 as assumed earlier."),
+        ("The billing worker runs 4 replicas.", "The billing worker now runs 6 replicas, not 3."),
+        ("The staging DB listens on port 5432.", "The staging DB now listens on 5440, not 5433."),
+        (
+            "Photo exports are capped at 500 MB.",
+            "Photo exports are now capped at 800 MB (not 600 MB as the wiki says).",
+        ),
     ):
+        assert dedup.rejected_aside(before, new), new
         for corrects in (False, True):
-            decision = POLICY.explain(0.83, old, new, corrects=corrects)
-            assert decision == DIFFERENT_VALUE, (new, corrects)
-            assert decision.reason in dedup.CONFLICT_REASONS
-        # among the next nearest: nothing says this memory changed
-        assert POLICY.beside(0.83, old, new) is None
+            decision = POLICY.explain(0.83, before, new, corrects=corrects)
+            assert decision.verdict == "supersede", new
     # of another holder, as before: another subject
     other = "The auth service listens on port 7794, not 6868 as assumed earlier."
     assert POLICY.explain(0.83, old, other).reason not in dedup.CONFLICT_REASONS
+    assert POLICY.explain(0.83, old, other).verdict != "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new", "changed"),
+    [
+        # another thing of a numbered series: the old value rejected is said of another
+        ("Dome 2 closes at 85% humidity.", "Dome 1 closes at 80% humidity, not 85 as it said.", 0),
+        ("Pier 5 has 4 power outlets.", "Pier 3 has 6 power outlets (not 4).", 0),
+        ("Bus 14 leaves at 8:10.", "Bus 16 leaves at 8:25 instead of 8:10.", 0),
+        # the same thing: the change it names
+        ("Dome 2 closes at 85% humidity.", "Dome 2 now closes at 80% humidity, not 85.", 1),
+        ("The auth DB runs Postgres 15.", "The auth DB runs Postgres 16 now, not 15.", 1),
+        ("Gate 4 is used for deliveries.", "Deliveries now use Gate 7 instead of Gate 4.", 1),
+    ],
+)
+def test_an_old_value_rejected_of_another_numbered_thing_names_no_change(
+    existing: str, new: str, changed: int
+) -> None:
+    assert dedup.names_the_change(existing, new) is bool(changed)
+    assert (POLICY.explain(0.9, existing, new).verdict == "supersede") is bool(changed)
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("alertd listens on port 8443.", "alertd's port is 8443, not 8080."),
+        ("The staging DB listens on port 5432.", "The staging DB listens on port 5432, not 5433."),
+        (
+            "Nightly backups are kept for 14 days.",
+            "Nightly backups are kept for 14 days, not 30 as the wiki says.",
+        ),
+    ],
+)
+def test_the_old_text_said_again_with_a_number_rejected_beside_it_is_a_rewording(
+    existing: str, new: str
+) -> None:
+    assert dedup.compare(existing, new).aside is not None
+    assert POLICY.explain(0.86, existing, new).verdict == "supersede"
+    # the same with another value is not: a conflict
+    other = new.replace("8443", "8444").replace("5432,", "5434,").replace("14 days,", "21 days,")
+    assert POLICY.explain(0.86, existing, other).verdict != "supersede"
 
 
 def test_a_next_nearest_memory_of_the_same_named_thing_at_another_version_is_a_conflict() -> None:

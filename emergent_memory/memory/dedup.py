@@ -7960,11 +7960,38 @@ def names_the_change(existing: str, new: str) -> bool:
     old, new_ = statement(existing), statement(new)
     if not says_it_changed(existing, new) or not old.values:
         return False
-    if any(set(_as_words(value).split()) <= new_.negated for value in old.values):
-        return True  # "... Dr Okafor instead of Dr Halvorsen", "no longer Mrs Okonjo"
+    negated = _negated(old, new_)
+    if negated:  # "... Dr Okafor instead of Dr Halvorsen", "no longer Mrs Okonjo"
+        # (but not when another numbered thing is said: "*Dome 2* closes at 85% humidity" /
+        # "*Dome 1* closes at 80% humidity, not 85 as the runbook says", another_numbered)
+        return not _another_numbered(old, new_, negated)
     if _from_one_to_another(old, new_):
         return True  # "User switched *from Black to ruff* format" (Python said no more)
     return old.values <= new_.words | new_.values and bool(new_.values - old.words - old.values)
+
+
+def _negated(old: Statement, new: Statement) -> set[str]:
+    """The old text's values the new one says are not so ("not 85", "instead of 8:10")."""
+    return {value for value in old.values if set(_as_words(value).split()) <= new.negated}
+
+
+def another_numbered(existing: str, new: str) -> bool:
+    """The new text says one of the old text's values is not so, of another thing of a
+    numbered series (_another_numbered: "Bus 14 leaves at 8:10." / "Bus 16 leaves at 8:25
+    instead of 8:10.")."""
+    old, new_ = statement(existing), statement(new)
+    negated = _negated(old, new_)
+    return bool(negated) and _another_numbered(old, new_, negated)
+
+
+def _another_numbered(old: Statement, new: Statement, negated: Set[str]) -> bool:
+    """A name in capitals is given another number in the new text than in the old, and the
+    old number is neither said in the new text nor the value it rejects (`negated`): another
+    thing of the series ("*Pier 5* has 4 power outlets" / "*Pier 3* has 6 power outlets (not
+    4)"), not the same thing at another version ("runs Postgres 16, not 15", "no longer runs
+    on Node 18; it's on Node 22")."""
+    before, after = _versions(old), _versions(new)
+    return any(not before[name] & (after[name] | negated) for name in before.keys() & after.keys())
 
 
 def _from_one_to_another(old: Statement, new: Statement) -> bool:
@@ -8156,6 +8183,8 @@ class Comparison:
     two_events: bool = False  # two_events: each text tells one thing done, in the past
     corrects_another: bool = False  # corrects_another: it rejects a number the old lacks
     rejected_aside: bool = False  # rejected_aside: and says another value of the subject
+    aside: Comparison | None = None  # _aside: the pair without the numbers rejected
+    another_numbered: bool = False  # another_numbered: a value rejected of another thing
     narrows: bool = False  # narrows: a part, a bound, an occasion or a restriction added
     says_more: bool = False  # says_more: all the old text says, in order, and words added
     tense_differs: bool = False  # tense_differs: one verb in the past in one, present in other
@@ -8896,9 +8925,27 @@ _REJECTED_NUMBER = re.compile(
 # a number rejected and what follows it up to the clause's end when it says why ("..., *not
 # 6868 as assumed earlier*", "*instead of 3*"): what _REJECTED_NUMBER reads, as a phrase
 _REJECTION_PHRASE = re.compile(
-    r",?\s*\b(?:not|instead of|rather than)\s+-?\d+(?:[.,]\d+)?(?![\w.,-]*\w)(?:\s+as\b[^.;,()]*)?",
+    r"\s*\((?:not|instead of|rather than)\s+-?\d[^()]*\)"  # "(not 3 GB as the ticket says)"
+    r"|,?\s*\b(?:not|instead of|rather than)\s+-?\d+(?:[.,]\d+)?(?![\w.,-]*\w)"
+    # a unit: "not 3 GB", "not 40 min" (not a word that goes on: "not 3 on Sundays")
+    r"(?:\s*(?!(?:as|like|on|in|at|to|of|by|for|and|or|but|the|a|an)\b)[^\W\d_]{1,4}\b)?"
+    r"(?:\s+(?:as|like)\b[^.;,()]*)?",  # why: "as assumed earlier", "like the PR said"
     re.IGNORECASE,
 )
+
+
+def _aside(existing: str, new: str) -> Comparison | None:
+    """The pair as it reads without the numbers the new text rejects (and those the old one
+    rejects), when the new text rejects a number the old one never states (corrects_another):
+    what the new text says the value is, beside the old text."""
+    if not corrects_another(statement(existing), new, existing):
+        return None
+    # (of both texts: the old one may reject a number of its own, "... on port 7794, not
+    # 6868 as assumed earlier" / "... on port 3451, not 4741 as assumed earlier")
+    kept, before = (_REJECTION_PHRASE.sub("", text).strip() for text in (new, existing))
+    if not (kept and before) or kept == new.strip() or _REJECTED_NUMBER.search(kept + before):
+        return None
+    return compare(before, kept)
 
 
 def rejected_aside(existing: str, new: str) -> bool:
@@ -8908,16 +8955,10 @@ def rejected_aside(existing: str, new: str) -> bool:
     the old one (Comparison.one_value_of_one_subject, of no other holder, scope, statement or
     occasion), or states a change of it (_states_a_change: "The staging DB *moved to* port
     5433, not 5434 as the wiki says"): whichever value it rejects, the old one is not the
-    value either, a conflict (not a supersession: the change may be of the memory that
-    said the rejected number)."""
-    if not corrects_another(statement(existing), new, existing):
+    value either; a conflict, or, when a change is said, the change of this memory."""
+    pair = _aside(existing, new)
+    if pair is None:
         return False
-    # (of both texts: the old one may reject a number of its own, "... on port 7794, not
-    # 6868 as assumed earlier" / "... on port 3451, not 4741 as assumed earlier")
-    kept, before = (_REJECTION_PHRASE.sub("", text).strip() for text in (new, existing))
-    if not (kept and before) or kept == new.strip() or _REJECTED_NUMBER.search(kept + before):
-        return False
-    pair = compare(before, kept)
     other = pair.other_holder or pair.other_scope or pair.other_statement
     if other or pair.other_occasion or pair.one_off or pair.opposite or pair.swapped:
         return False
@@ -9032,6 +9073,8 @@ def compare(existing: str, new: str) -> Comparison:
         two_events=two_events(existing, new),
         corrects_another=corrects_another(old, new, existing),
         rejected_aside=rejected_aside(existing, new),
+        aside=_aside(existing, new),
+        another_numbered=another_numbered(existing, new),
         another_version=another_version(existing, new),
         another_tool=another_tool(existing, new),
         narrows=narrows(existing, new),
@@ -9319,6 +9362,12 @@ class DedupPolicy:
         """The decision for a pair already compared (the benchmark judges each pair under many
         policies with this)."""
         decision = self._judge(similarity, pair)
+        if pair.aside is not None and decision.verdict != "supersede":
+            # the old text said again, with a number rejected beside it ("alertd listens on
+            # port 8443" / "alertd's port is 8443, not 8080"): a rewording of it
+            again = self.judge(similarity, pair.aside)
+            if again.verdict == "supersede" and again.reason in _AS_REWORDED:
+                return again
         if decision.reason in _AS_REWORDED:
             # however close: two values in each other's places, a bound the other way, a
             # list with an item added
@@ -9417,7 +9466,7 @@ class DedupPolicy:
         # the change is said of another thing of the same kind ("The *production* API moved
         # to Node 22" / "The *staging* API was upgraded to Node 22")
         if similarity >= self.duplicates_from and pair.marked and pair.change_word:
-            if pair.modifier_swapped:
+            if pair.modifier_swapped or pair.another_numbered:  # (of another of the series)
                 return Decision(close, "different subject")
             if pair.still_holds:  # another attribute changed; this one, it says, holds
                 return Decision(close, "different attribute")
@@ -9425,11 +9474,9 @@ class DedupPolicy:
                 return Decision(close, "another occasion")
             if pair.two_events:  # "rotated the key" / "revoked the old key": no state
                 return Decision(close, "another occasion")
-            if pair.corrects_another:  # "..., not 68" of a memory that never said 68
-                if pair.rejected_aside and self.change_from is not None:
-                    # (but another value of this one's subject: "moved to 5433, not 5434";
-                    # kept beside it, as the change may be of the memory that said 5434)
-                    return Decision("possible_duplicate", "different value")
+            # "..., not 68" of a memory that never said 68 (but a change of this one's
+            # subject all the same: "moved to port 5433, not 5434 as the wiki says")
+            if pair.corrects_another and not pair.rejected_aside:
                 return Decision(close, "different subject")
             if pair.way_exchanged:  # the only word changed is the "change": "rounds *up* to"
                 return Decision(close, "different phrase")  # / "rounds *down* to"

@@ -62,6 +62,8 @@ NOT_READ = frozenset(
         "another_version",
         "another_tool",
         "rejected_aside",
+        "aside",
+        "another_numbered",
     }
 )
 # the comparison's fields the model reads, in this order (numbers; `swapped` as present or not)
