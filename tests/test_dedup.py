@@ -7865,6 +7865,28 @@ def test_an_old_value_rejected_of_another_numbered_thing_names_no_change(
 
 
 @pytest.mark.parametrize(
+    ("existing", "new", "changed"),
+    [
+        # the old number counted another thing: another attribute
+        ("The leakwatch team has 4 engineers.", "The leakwatch team owns 6 dashboards, not 4.", 0),
+        ("Reservoir B serves 3 pressure zones.", "Reservoir B has 2 inlet mains, not 3.", 0),
+        # the same thing counted, a number at a clause's end, a currency
+        ("The billrun batch runs 3 workers.", "The billrun batch now runs 5 workers, not 3.", 1),
+        ("Staging listens on port 5432.", "Correction: staging is on port 5433, not 5432.", 1),
+        (
+            "Jun: bike boxes cost 30 quid each",
+            "Jun: correction: bike boxes are £45 each, not 30",
+            1,
+        ),
+    ],
+)
+def test_an_old_number_rejected_that_counted_another_thing_names_no_change(
+    existing: str, new: str, changed: int
+) -> None:
+    assert dedup.names_the_change(existing, new) is bool(changed)
+
+
+@pytest.mark.parametrize(
     ("existing", "new"),
     [
         ("alertd listens on port 8443.", "alertd's port is 8443, not 8080."),

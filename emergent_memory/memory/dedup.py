@@ -2033,7 +2033,7 @@ def _amount_number(text: str) -> str:
 # ("EUR 12k" / "\u20ac12,000", "1,900 NOK" / "1900 kroner")
 _CURRENCY_WORD_LIST = """
     eur euro euros usd dollar dollars gbp chf nok sek dkk kr kroner krone kronor pln jpy yen
-    nzd aud cad hkd sgd inr cny rmb brl mxn zar czk huf"""
+    nzd aud cad hkd sgd inr cny rmb brl mxn zar czk huf quid pound pounds bucks"""
 _CURRENCY_WORDS = frozenset(_CURRENCY_WORD_LIST.split())
 
 
@@ -7964,7 +7964,7 @@ def names_the_change(existing: str, new: str) -> bool:
     if negated:  # "... Dr Okafor instead of Dr Halvorsen", "no longer Mrs Okonjo"
         # (but not when another numbered thing is said: "*Dome 2* closes at 85% humidity" /
         # "*Dome 1* closes at 80% humidity, not 85 as the runbook says", another_numbered)
-        return not _another_numbered(old, new_, negated)
+        return not (_another_numbered(old, new_, negated) or _counts_another(old, new_, negated))
     if _from_one_to_another(old, new_):
         return True  # "User switched *from Black to ruff* format" (Python said no more)
     return old.values <= new_.words | new_.values and bool(new_.values - old.words - old.values)
@@ -7973,6 +7973,25 @@ def names_the_change(existing: str, new: str) -> bool:
 def _negated(old: Statement, new: Statement) -> set[str]:
     """The old text's values the new one says are not so ("not 85", "instead of 8:10")."""
     return {value for value in old.values if set(_as_words(value).split()) <= new.negated}
+
+
+def _counts_another(old: Statement, new: Statement, negated: Set[str]) -> bool:
+    """A number the new text rejects counts, in the old text, a thing the new text does not
+    name: the content word right after it there ("The leakwatch team has 4 *engineers*" /
+    "The leakwatch team owns 6 dashboards, not 4"), another attribute whose number happens
+    to be the old one; not a number at the end of a clause, before a word the new text has
+    ("keeps 3 *years* of history" / "keeps 5 years of invoices, not 3") or before a currency
+    ("30 *quid* each" / "£45 each, not 30")."""
+    for token, after in itertools.pairwise(old.tokens):
+        if token.pause or _value_key(token) not in negated:
+            continue
+        if not any(c.isdigit() for c in token.text) or not after.text[:1].isalpha():
+            continue
+        if after.lower in STOPWORDS or after.lower in _CURRENCY_WORDS:
+            continue
+        if after.norm not in new.words | new.values:
+            return True
+    return False
 
 
 def another_numbered(existing: str, new: str) -> bool:
