@@ -429,6 +429,10 @@ HOLDOUTS = {
     "conflict (1c1c030)",
     "dedup_holdout_158.json": "agent memories only, 100 pairs, each text with a name followed "
     "by a number (versions and numbered things); first run after the review (a02c9d6)",
+    "dedup_holdout_159.json": "100 pairs (15 chat turns, 15 in four other languages), the new "
+    "text rejecting a number; first run against the number rejected aside read (113288c)",
+    "dedup_holdout_160.json": "100 pairs (15 chat turns, 15 in four other languages), the new "
+    "text rejecting a number; first run against the fixes after set 159 (301da0d)",
 }
 
 

@@ -76,6 +76,8 @@ UNSEEN = (
     "dedup_holdout_156.json",
     "dedup_holdout_157.json",
     "dedup_holdout_158.json",
+    "dedup_holdout_159.json",
+    "dedup_holdout_160.json",
 )
 
 
