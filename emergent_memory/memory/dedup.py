@@ -8975,7 +8975,11 @@ def rejected_aside(existing: str, new: str) -> bool:
     occasion), or states a change of it (_states_a_change: "The staging DB *moved to* port
     5433, not 5434 as the wiki says"): whichever value it rejects, the old one is not the
     value either; a conflict, or, when a change is said, the change of this memory."""
-    pair = _aside(existing, new)
+    return _another_value_aside(_aside(existing, new))
+
+
+def _another_value_aside(pair: Comparison | None) -> bool:
+    """What rejected_aside reads of the pair read aside (_aside)."""
     if pair is None:
         return False
     other = pair.other_holder or pair.other_scope or pair.other_statement
@@ -9013,6 +9017,7 @@ def compare(existing: str, new: str) -> Comparison:
     # of it, whatever else they share
     rejects = rejects_the_other(old, new_) or _leaves_out(old, new_)
     restated = _values_restated(existing, new)
+    aside = _aside(existing, new)
     return Comparison(
         model_knows_both=model_knows(existing) and model_knows(new),
         same_unknown=old.unknown == new_.unknown,
@@ -9091,8 +9096,8 @@ def compare(existing: str, new: str) -> Comparison:
         during=changed_during(existing, new),
         two_events=two_events(existing, new),
         corrects_another=corrects_another(old, new, existing),
-        rejected_aside=rejected_aside(existing, new),
-        aside=_aside(existing, new),
+        rejected_aside=_another_value_aside(aside),
+        aside=aside,
         another_numbered=another_numbered(existing, new),
         another_version=another_version(existing, new),
         another_tool=another_tool(existing, new),
