@@ -9368,16 +9368,14 @@ class DedupPolicy:
         changed = _states_a_change(pair) or (
             pair.only_the_change and _states_a_change(pair, far=True)
         )
-        if pair.said_of_another:
+        if pair.said_of_another or not (changed or pair.another_version):
             return None
         decision = self.judge(similarity, pair)
         if not changed:
             # (but the same named thing at another version, its other words the same: the
             # name says which thing, "Postgres 17.2 is what auth uses now." / "The auth
             # database is on Postgres 13.4 after the upgrade.", another_version)
-            if pair.another_version and decision.reason == "different value":
-                return decision
-            return None
+            return decision if decision.reason == "different value" else None
         if decision.verdict == "supersede" or decision.reason == "keeps the subject":
             return Decision("possible_duplicate", "next nearest changed")
         return None
