@@ -7907,6 +7907,45 @@ def test_the_old_text_said_again_with_a_number_rejected_beside_it_is_a_rewording
     assert POLICY.explain(0.86, existing, other).verdict != "supersede"
 
 
+@pytest.mark.parametrize(
+    ("existing", "new", "apart"),
+    [
+        # both close with a reference, and say something else apart: compared without them
+        (
+            "The staging DB listens on 5432 (INFRA-212).",
+            "The staging DB listens on 5433 (INFRA-219).",
+            1,
+        ),
+        ("Refunds take 5 days. (note 614)", "Refunds take 7 days. (see PR #412)", 1),
+        ("Berth 3 opens at 06:00 (ticket 12)", "Berth 3 opens at 07:00 (#1432)", 1),
+        # only one has a reference, or the references are all they differ in: as written
+        ("The staging DB listens on 5432.", "The staging DB listens on 5433 (INFRA-219).", 0),
+        ("The DB listens on 5432 (ticket 12).", "The DB listens on 5432 (ticket 13).", 0),
+        # a bracket that says something of the fact is no reference
+        ("The job runs nightly (02:00 UTC).", "The job runs nightly (03:00 UTC).", 0),
+    ],
+)
+def test_a_reference_closing_both_texts_is_no_value_of_theirs(
+    existing: str, new: str, apart: int
+) -> None:
+    bare = dedup.citations_apart(existing, new)
+    assert (bare != (existing, new)) is bool(apart)
+    if apart:
+        assert not any(c in text for text in bare for c in ("(", "#"))
+
+
+def test_another_value_with_references_and_numbers_rejected_on_both_sides_is_a_conflict() -> None:
+    """The two background notes of one subject: each rejects a number of its own and cites
+    where it was noted; what is left is one value in place of another."""
+    old = "The profiles service listens on port 7794, not 6868 as assumed earlier. (note 614)"
+    new = "The profiles service listens on port 3451, not 4741 as assumed earlier. (note 704)"
+    assert POLICY.explain(0.89, old, new) == DIFFERENT_VALUE
+    # without the references, as before them
+    assert POLICY.explain(0.89, *(text.rsplit(" (", 1)[0] for text in (old, new))) == (
+        DIFFERENT_VALUE
+    )
+
+
 def test_a_next_nearest_memory_of_the_same_named_thing_at_another_version_is_a_conflict() -> None:
     """The name says which thing; another value with no change word among the next nearest is
     otherwise left alone."""

@@ -8620,6 +8620,29 @@ def values_as_the_other(existing: str, new: str) -> tuple[str, str]:
     return _shares_for(existing, new), _shares_for(new, existing)
 
 
+# A reference closing a text, where it was noted rather than what it says: "(note 614)",
+# "(ticket 212)", "(see PR #412)", "(INFRA-212)", "(see INC-2291)"
+_CITATION = re.compile(
+    r"\s*\((?:see\s+|per\s+|from\s+)?(?:(?:note|ticket|issue|pr|mr|ref|incident|inc|bug|case)"
+    r"\s*#?\s*\d+|#\d+|[A-Z][A-Z0-9]+-\d+)\)\s*\.?\s*$",
+    re.IGNORECASE,
+)
+
+
+def citations_apart(existing: str, new: str) -> tuple[str, str]:
+    """Both texts without the reference that closes each ("... on port 7794. (note 614)" /
+    "... on port 3451. (note 704)"), when both close with one and say something else apart:
+    where a fact was noted is no value of it, and two references would read as one more
+    value changed. Texts that differ in their references alone are left as they are."""
+    one, other = _CITATION.search(existing), _CITATION.search(new)
+    if one is None or other is None:
+        return existing, new
+    bare = existing[: one.start()].rstrip(), new[: other.start()].rstrip()
+    if bare[0].rstrip(".") == bare[1].rstrip("."):
+        return existing, new
+    return bare
+
+
 def crons_written_out(existing: str, new: str) -> tuple[str, str]:
     """The two texts with a cron schedule written in words where the other text has none
     (_cron_for)."""
@@ -9009,7 +9032,7 @@ def compare(existing: str, new: str) -> Comparison:
     other's does, or a share the other gives as a percentage, written as the other writes
     it, values_as_the_other; and a cron schedule in words where the other text has none,
     crons_written_out)."""
-    existing, new = crons_written_out(existing, new)
+    existing, new = crons_written_out(*citations_apart(existing, new))
     existing, new = rates_written_out(*joined_as_the_other(*spelled_out(existing, new)))
     existing, new = values_as_the_other(existing, new)
     old, new_ = statement(existing), statement(new)
@@ -9443,6 +9466,10 @@ class DedupPolicy:
         if pair.changes and not pair.marked:
             # one value said of the same subject is a conflict; a changed subject ("staging"
             # / "prod", "service A" / "B") or several values are another fact
+            if pair.rejected_aside and self.change_from is not None:
+                # another value of this subject, whichever number the new text rejects (the
+                # numbers rejected aside, however many the two texts reject)
+                return Decision("possible_duplicate", "different value")
             if pair.changes > 1:
                 if pair.values_after_the_subject and self.change_from is not None:
                     return Decision("possible_duplicate", "different value")
@@ -9453,9 +9480,6 @@ class DedupPolicy:
                 return Decision("possible_duplicate", "different value")
             if pair.another_version and self.change_from is not None:
                 # the name says which thing, wherever the version stands
-                return Decision("possible_duplicate", "different value")
-            if pair.rejected_aside and self.change_from is not None:
-                # another value of this subject, whichever one the new text says it corrects
                 return Decision("possible_duplicate", "different value")
             # (another tool beside the first, "uses Node 20" / "uses Redis 7": both may hold)
             if (
