@@ -433,6 +433,8 @@ HOLDOUTS = {
     "text rejecting a number; first run against the number rejected aside read (113288c)",
     "dedup_holdout_160.json": "100 pairs (15 chat turns, 15 in four other languages), the new "
     "text rejecting a number; first run against the fixes after set 159 (301da0d)",
+    "dedup_holdout_161.json": "80 pairs (15 chat turns), both texts closing with a reference "
+    "(ticket, note, PR); first run against the references read apart (d3e2a91)",
 }
 
 

@@ -78,6 +78,7 @@ UNSEEN = (
     "dedup_holdout_158.json",
     "dedup_holdout_159.json",
     "dedup_holdout_160.json",
+    "dedup_holdout_161.json",
 )
 
 

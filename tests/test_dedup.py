@@ -7918,9 +7918,10 @@ def test_the_old_text_said_again_with_a_number_rejected_beside_it_is_a_rewording
         ),
         ("Refunds take 5 days. (note 614)", "Refunds take 7 days. (see PR #412)", 1),
         ("Berth 3 opens at 06:00 (ticket 12)", "Berth 3 opens at 07:00 (#1432)", 1),
-        # only one has a reference, or the references are all they differ in: as written
+        # the same fact noted twice
+        ("The DB listens on 5432 (ticket 12).", "The DB listens on 5432 (ticket 13).", 1),
+        # only one has a reference: as written
         ("The staging DB listens on 5432.", "The staging DB listens on 5433 (INFRA-219).", 0),
-        ("The DB listens on 5432 (ticket 12).", "The DB listens on 5432 (ticket 13).", 0),
         # a bracket that says something of the fact is no reference
         ("The job runs nightly (02:00 UTC).", "The job runs nightly (03:00 UTC).", 0),
     ],
@@ -7944,6 +7945,11 @@ def test_another_value_with_references_and_numbers_rejected_on_both_sides_is_a_c
     assert POLICY.explain(0.89, *(text.rsplit(" (", 1)[0] for text in (old, new))) == (
         DIFFERENT_VALUE
     )
+    # the same fact noted twice, under two references: no conflict, one fact said again
+    again = POLICY.explain(
+        0.97, "tidetable runs on Node 20 (OPS-41)", "tidetable runs on Node 20 (OPS-58)"
+    )
+    assert again.verdict == "supersede"
 
 
 def test_a_next_nearest_memory_of_the_same_named_thing_at_another_version_is_a_conflict() -> None:

@@ -8631,16 +8631,13 @@ _CITATION = re.compile(
 
 def citations_apart(existing: str, new: str) -> tuple[str, str]:
     """Both texts without the reference that closes each ("... on port 7794. (note 614)" /
-    "... on port 3451. (note 704)"), when both close with one and say something else apart:
-    where a fact was noted is no value of it, and two references would read as one more
-    value changed. Texts that differ in their references alone are left as they are."""
+    "... on port 3451. (note 704)"), when both close with one: where a fact was noted is no
+    value of it; two references would read as one more value changed, and the same fact
+    noted twice as another value."""
     one, other = _CITATION.search(existing), _CITATION.search(new)
     if one is None or other is None:
         return existing, new
-    bare = existing[: one.start()].rstrip(), new[: other.start()].rstrip()
-    if bare[0].rstrip(".") == bare[1].rstrip("."):
-        return existing, new
-    return bare
+    return existing[: one.start()].rstrip(), new[: other.start()].rstrip()
 
 
 def crons_written_out(existing: str, new: str) -> tuple[str, str]:
