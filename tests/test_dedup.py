@@ -7862,6 +7862,9 @@ def test_an_old_value_rejected_of_another_numbered_thing_names_no_change(
 ) -> None:
     assert dedup.names_the_change(existing, new) is bool(changed)
     assert (POLICY.explain(0.9, existing, new).verdict == "supersede") is bool(changed)
+    if not changed:
+        for similarity in (0.7, 0.8, 0.9):
+            assert POLICY.explain(similarity, existing, new).verdict != "supersede"
 
 
 @pytest.mark.parametrize(
@@ -7884,6 +7887,27 @@ def test_an_old_number_rejected_that_counted_another_thing_names_no_change(
     existing: str, new: str, changed: int
 ) -> None:
     assert dedup.names_the_change(existing, new) is bool(changed)
+    if not changed:  # nor does any other rule take it as the change
+        for similarity in (0.7, 0.8, 0.9):
+            assert POLICY.explain(similarity, existing, new).verdict != "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Hamid: the costume budget is 200 quid", "Hamid: the costume budget is £200"),
+        ("Max: tickets were 45 bucks", "Max: tickets were $45"),
+        ("Leah: subs are £5", "Leah: subs are 5 pounds"),
+    ],
+)
+def test_quid_bucks_and_pounds_beside_an_amount_say_no_more_than_a_currency_sign(
+    existing: str, new: str
+) -> None:
+    pair = dedup.compare(existing, new)
+    assert (pair.changes, pair.same_values) == (0, True)
+    # another amount is still another value
+    other = dedup.compare(existing, new.replace("200", "250").replace("45", "55").replace("5", "6"))
+    assert other.changes == 1
 
 
 @pytest.mark.parametrize(

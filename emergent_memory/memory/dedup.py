@@ -8956,18 +8956,18 @@ def _joined_for(text: str, other: str) -> str:
 _A_NUMBER = re.compile(r"-?\d+(?:[.,]\d+)?")
 # a number a text rejects: "..., not 68", "instead of 3", "rather than 5" (not "wait no, it's
 # 24", where "no" takes back what the speaker said, nor "no. 9")
-_REJECTED_NUMBER = re.compile(
-    r"\b(?:not|instead of|rather than)\s+(-?\d+(?:[.,]\d+)?)(?![\w.,-]*\w)", re.IGNORECASE
-)
+_REJECTING = r"\b(?:not|instead of|rather than)\s+"
+_REJECTED_NUMBER = re.compile(_REJECTING + r"(-?\d+(?:[.,]\d+)?)(?![\w.,-]*\w)", re.IGNORECASE)
 
 
 # a number rejected and what follows it up to the clause's end when it says why ("..., *not
 # 6868 as assumed earlier*", "*instead of 3*"): what _REJECTED_NUMBER reads, as a phrase
 _REJECTION_PHRASE = re.compile(
-    r"\s*\((?:not|instead of|rather than)\s+-?\d[^()]*\)"  # "(not 3 GB as the ticket says)"
-    r"|,?\s*\b(?:not|instead of|rather than)\s+-?\d+(?:[.,]\d+)?(?![\w.,-]*\w)"
+    r"\s*\(" + _REJECTING + r"-?\d[^()]*\)"  # "(not 3 GB as the ticket says)"
+    r"|,?\s*"
+    + _REJECTED_NUMBER.pattern
     # a unit: "not 3 GB", "not 40 min" (not a word that goes on: "not 3 on Sundays")
-    r"(?:\s*(?!(?:as|like|on|in|at|to|of|by|for|and|or|but|the|a|an)\b)[^\W\d_]{1,4}\b)?"
+    + r"(?:\s*(?!(?:as|like|on|in|at|to|of|by|for|and|or|but|the|a|an)\b)[^\W\d_]{1,4}\b)?"
     r"(?:\s+(?:as|like)\b[^.;,()]*)?",  # why: "as assumed earlier", "like the PR said"
     re.IGNORECASE,
 )
@@ -8975,10 +8975,8 @@ _REJECTION_PHRASE = re.compile(
 
 def _aside(existing: str, new: str) -> Comparison | None:
     """The pair as it reads without the numbers the new text rejects (and those the old one
-    rejects), when the new text rejects a number the old one never states (corrects_another):
-    what the new text says the value is, beside the old text."""
-    if not corrects_another(statement(existing), new, existing):
-        return None
+    rejects), of a new text that rejects a number the old one never states (corrects_another,
+    which the caller has read): what the new text says the value is, beside the old text."""
     # (of both texts: the old one may reject a number of its own, "... on port 7794, not
     # 6868 as assumed earlier" / "... on port 3451, not 4741 as assumed earlier")
     kept, before = (_REJECTION_PHRASE.sub("", text).strip() for text in (new, existing))
@@ -8995,6 +8993,8 @@ def rejected_aside(existing: str, new: str) -> bool:
     occasion), or states a change of it (_states_a_change: "The staging DB *moved to* port
     5433, not 5434 as the wiki says"): whichever value it rejects, the old one is not the
     value either; a conflict, or, when a change is said, the change of this memory."""
+    if not corrects_another(statement(existing), new, existing):
+        return False
     return _another_value_aside(_aside(existing, new))
 
 
@@ -9037,7 +9037,8 @@ def compare(existing: str, new: str) -> Comparison:
     # of it, whatever else they share
     rejects = rejects_the_other(old, new_) or _leaves_out(old, new_)
     restated = _values_restated(existing, new)
-    aside = _aside(existing, new)
+    of_another = corrects_another(old, new, existing)  # a number the old text never states
+    aside = _aside(existing, new) if of_another else None
     return Comparison(
         model_knows_both=model_knows(existing) and model_knows(new),
         same_unknown=old.unknown == new_.unknown,
@@ -9115,7 +9116,7 @@ def compare(existing: str, new: str) -> Comparison:
         still_holds=still_holds(existing, new),
         during=changed_during(existing, new),
         two_events=two_events(existing, new),
-        corrects_another=corrects_another(old, new, existing),
+        corrects_another=of_another,
         rejected_aside=_another_value_aside(aside),
         aside=aside,
         another_numbered=another_numbered(existing, new),
