@@ -435,6 +435,8 @@ HOLDOUTS = {
     "text rejecting a number; first run against the fixes after set 159 (301da0d)",
     "dedup_holdout_161.json": "80 pairs (15 chat turns), both texts closing with a reference "
     "(ticket, note, PR); first run against the references read apart (d3e2a91)",
+    "dedup_holdout_162.json": "80 pairs: 40 agent notes closing with references, 40 chat "
+    "turns with amounts of money; first run after the review (e45fd36)",
 }
 
 

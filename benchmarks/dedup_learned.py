@@ -79,6 +79,7 @@ UNSEEN = (
     "dedup_holdout_159.json",
     "dedup_holdout_160.json",
     "dedup_holdout_161.json",
+    "dedup_holdout_162.json",
 )
 
 
