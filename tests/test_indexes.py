@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import uuid
 from collections.abc import Callable, Iterator
@@ -10,9 +11,12 @@ from typing import Any
 import numpy as np
 import psycopg
 import pytest
+from pgvector import Vector
+from pgvector.psycopg import register_vector
 from psycopg import sql
 
 from emergent_memory import graph
+from emergent_memory.auth.principal import Principal
 from emergent_memory.db import migrate
 from emergent_memory.db.connection import with_database_name
 from emergent_memory.memory import store
@@ -224,13 +228,12 @@ def test_under_row_level_security_the_duplicate_check_uses_its_index(
                 assert "Seq Scan" not in explained
 
 
-def test_under_row_level_security_the_nearest_neighbour_search_uses_an_index(
-    as_application: tuple[psycopg.Connection[Any], uuid.UUID],
-) -> None:
-    conn, actor = as_application
-    query = sql.SQL(store.FIND_NEAREST).format(
-        active=sql.SQL(store.ACTIVE), same_scope=sql.SQL(store.SAME_SCOPE["user"])
-    )
+def _nearest_plan(
+    conn: psycopg.Connection[Any], actor: uuid.UUID, exact_near: int, *, analyze: bool = False
+) -> dict[str, Any]:
+    """The plan of the save path's nearest-memory search (store.FIND_NEAREST) for `actor`'s
+    user memories, with `exact_near` as the cap of the exact read."""
+    query = store.nearest_statement("user").as_string(conn)
     params = {
         "actor_id": actor,
         "project_id": uuid.UUID(int=5),
@@ -238,10 +241,46 @@ def test_under_row_level_security_the_nearest_neighbour_search_uses_an_index(
         "embedding": "[" + ",".join(["0.2"] * 384) + "]",
         "exclude": None,
         "limit": NEARBY,  # as a save reads them
+        "exact_near": exact_near,
     }
-    explained = plan(
-        conn, query.as_string(conn).replace("%(embedding)s", "%(embedding)s::vector"), params
-    )
+    explain = "EXPLAIN (ANALYZE, FORMAT JSON) " if analyze else "EXPLAIN (FORMAT JSON) "
+    conn.execute(store.ITERATIVE_SCAN)
+    row = conn.execute(
+        explain + query.replace("%(embedding)s", "%(embedding)s::vector"), params
+    ).fetchone()
+    assert row is not None
+    return dict(row[0][0]["Plan"])
+
+
+def _scans(node: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every scan of a table in a plan's own rows (not in its InitPlans)."""
+    found = [node] if "Relation Name" in node else []
+    for child in node.get("Plans", []):
+        if child.get("Parent Relationship") != "InitPlan":
+            found.extend(_scans(child))
+    return found
+
+
+def _branches_run(plan: dict[str, Any]) -> list[bool]:
+    """For each branch of FIND_NEAREST's UNION ALL (exact, then the walk): whether it read
+    a row of the table."""
+    nodes = [plan]
+    while nodes:
+        node = nodes.pop()
+        if node.get("Node Type") == "Append":
+            return [
+                any(scan.get("Actual Loops", 0) > 0 for scan in _scans(branch))
+                for branch in node["Plans"]
+            ]
+        nodes.extend(node.get("Plans", []))
+    raise AssertionError("no UNION ALL in the plan")
+
+
+def test_under_row_level_security_the_nearest_neighbour_search_uses_an_index(
+    as_application: tuple[psycopg.Connection[Any], uuid.UUID],
+) -> None:
+    conn, actor = as_application
+    explained = json.dumps(_nearest_plan(conn, actor, store.EXACT_NEAR))
     # the actor has one memory: any index of the actor's memories finds it (the browsing
     # list's, by creation time or by confidence, as well as the scope index)
     actor_indexes = (
@@ -249,10 +288,43 @@ def test_under_row_level_security_the_nearest_neighbour_search_uses_an_index(
         "graph_objects_memory_created_idx",
         "graph_objects_memory_confidence_idx",
     )
-    assert "graph_objects_embedding_hnsw_idx" in explained or any(
-        index in explained for index in actor_indexes
-    )
+    assert any(index in explained for index in actor_indexes)
     assert "Seq Scan" not in explained
+
+
+def test_a_scope_within_the_cap_is_read_exactly_and_a_larger_one_by_the_hnsw_walk(
+    populated: psycopg.Connection[Any], app_database_url: str
+) -> None:
+    """Only one of FIND_NEAREST's two branches reads rows: the exact one while the scope holds
+    at most the cap's memories (the HNSW index is never walked), the walk's above it (with
+    30 memories the planner may read the walk's branch by the actor's B-tree too: which
+    index a branch uses is the planner's choice, which branch runs is the statement's)."""
+    actor = uuid.uuid4()
+    populated.execute(
+        """
+        INSERT INTO kb.graph_objects (canonical_id, version, project_id, actor_id, scope,
+                                      type, properties, labels, embedding, embedding_model)
+        SELECT gen_random_uuid(), 1, %(project)s, %(actor)s, 'user', 'Memory',
+               jsonb_build_object('content', 'near memory ' || i, 'category', 'fact'),
+               ARRAY['memory', 'fact', 'user'],
+               array_fill((0.01 + i / 100.0)::real, ARRAY[384])::vector, 'm'
+        FROM generate_series(1, 30) AS i
+        """,
+        {"actor": actor, "project": uuid.UUID(int=5)},
+    )
+    name = populated.info.dbname
+    with psycopg.connect(with_database_name(app_database_url, name)) as conn:
+        graph.act_as(conn, actor, uuid.UUID(int=5))
+        # the actor has 30 memories
+        for cap, exact in ((store.EXACT_NEAR, True), (30, True), (29, False), (1, False)):
+            plan = _nearest_plan(conn, actor, cap, analyze=True)
+            assert _branches_run(plan) == [exact, not exact], cap
+            if exact:
+                assert "graph_objects_embedding_hnsw_idx" not in json.dumps(
+                    [scan for scan in _scans(plan) if scan.get("Actual Loops", 0) > 0]
+                )
+            assert "Seq Scan" not in json.dumps(plan)
+        conn.rollback()
 
 
 def test_the_test_embedder_never_ties_distances_that_hnsw_would_break_against_a_newcomer() -> None:
@@ -277,3 +349,48 @@ def test_the_test_embedder_never_ties_distances_that_hnsw_would_break_against_a_
 def _names(count: int) -> list[str]:
     """`count` different words: aaa, baa, caa, ..."""
     return ["".join(chr(ord("a") + n // 26**k % 26) for k in range(3)) for n in range(count)]
+
+
+def test_the_save_paths_nearest_memories_are_the_exact_nearest(
+    populated: psycopg.Connection[Any], app_database_url: str
+) -> None:
+    """store.find_near gives the memories a full comparison ranks first, in that order, for an
+    actor whose 400 memories are a small part of a table with 2,400 embedded ones. (The HNSW
+    walk, forced on this table with sorts turned off, returned none of the actor's memories:
+    its 2,000 other vectors point one way, and the walk stops among them.)"""
+    actor = uuid.uuid4()
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(400, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    with populated.cursor() as cur:
+        cur.executemany(
+            """
+            INSERT INTO kb.graph_objects (canonical_id, version, project_id, actor_id, scope,
+                                          type, properties, labels, embedding, embedding_model)
+            VALUES (gen_random_uuid(), 1, %(project)s, %(actor)s, 'user', 'Memory',
+                    jsonb_build_object('content', %(content)s::text, 'category', 'fact'),
+                    ARRAY['memory', 'fact', 'user'], %(embedding)s::vector, 'm')
+            """,
+            [
+                {
+                    "project": uuid.UUID(int=5),
+                    "actor": actor,
+                    "content": f"vector {i}",
+                    "embedding": "[" + ",".join(f"{x:.6f}" for x in vector) + "]",
+                }
+                for i, vector in enumerate(vectors)
+            ],
+        )
+    stored = np.round(vectors, 6)
+    principal = Principal(actor_id=actor, project_id=uuid.UUID(int=5))
+    name = populated.info.dbname
+    with psycopg.connect(with_database_name(app_database_url, name)) as conn:
+        register_vector(conn)
+        graph.act_as(conn, actor, uuid.UUID(int=5))
+        for query in rng.normal(size=(40, 384)).astype(np.float32):
+            query /= np.linalg.norm(query)
+            expected = [f"vector {i}" for i in np.argsort(-(stored @ query))[:NEARBY]]
+            found = store.find_near(conn, principal, "user", Vector(query), "m", limit=NEARBY)
+            assert [near.content for near in found] == expected
+            assert all(a.similarity >= b.similarity for a, b in itertools.pairwise(found))
+        conn.rollback()
