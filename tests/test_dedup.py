@@ -8569,3 +8569,59 @@ def test_another_tool_used_beside_is_not_linked_as_a_conflict() -> None:
         0.8, "The primary database is MySQL 8.", "The primary database is PostgreSQL 15."
     )
     assert (is_one.verdict, is_one.reason) == ("possible_duplicate", "different value")
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        (
+            "In project 92, releases of reporting are cut every Wednesday at 11:00 UTC.",
+            "reporting releases moved to Wednesday.",
+        ),
+        (
+            "On the user's work laptop, Docker Desktop is capped at 8 GB.",
+            "Docker Desktop is now capped at 16 GB.",
+        ),
+        ("For hotfixes, the branch is cut from main.", "The branch is now cut from develop."),
+        ("In staging, the API listens on port 8080.", "The API listens on port 8081."),
+        (
+            "During the Q3 freeze, deploys need two approvals.",
+            "Deploys need one approval now, not two.",
+        ),
+    ],
+)
+def test_a_memory_said_of_one_part_is_kept_beside_a_change_that_drops_the_part(
+    existing: str, new: str
+) -> None:
+    """The old text opens with where, when or for whom it holds; the new one names none of
+    it: the old holds of that part, the new of what the speaker means now. Neither replaced
+    nor linked as a conflict (a conflict would rank the old one below and keep it out of
+    injection), whatever the similarity and whether or not the save says it corrects."""
+    assert dedup.scope_dropped(dedup.statement(existing), dedup.statement(new))
+    for similarity in (0.6, 0.7, 0.8, 0.9, 0.97):
+        for corrects in (False, True):
+            decision = POLICY.explain(similarity, existing, new, corrects=corrects)
+            assert decision.verdict != "supersede", (similarity, corrects)
+            assert decision.reason not in dedup.CONFLICT_REASONS, (similarity, corrects)
+        assert POLICY.beside(similarity, existing, new) is None
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # the part kept, anywhere in the new text: the change of that part
+        (
+            "On the work laptop, Docker is capped at 8 GB.",
+            "Docker is now capped at 16 GB on the work laptop.",
+        ),
+        (
+            "In staging, the API listens on port 8080.",
+            "In staging, the API moved to port 8081.",
+        ),
+        # no part named: no phrase of where, when or for whom at the start
+        ("The API listens on port 8080.", "The API moved to port 8081."),
+    ],
+)
+def test_a_change_that_keeps_the_part_still_supersedes(existing: str, new: str) -> None:
+    assert not dedup.scope_dropped(dedup.statement(existing), dedup.statement(new))
+    assert POLICY.explain(0.9, existing, new).verdict == "supersede"

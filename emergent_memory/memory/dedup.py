@@ -5238,6 +5238,15 @@ def scopes_differ(old: Statement, new: Statement) -> bool:
     return not first & second
 
 
+def scope_dropped(old: Statement, new: Statement) -> bool:
+    """The old text opens with a phrase of where, when or for whom (_opening_scope) and the
+    new one says none of its content words ("*In project 92,* releases of reporting are cut
+    every Wednesday" / "reporting releases moved to Wednesday"): the old holds of that part,
+    the new of what the speaker means now; which, the words do not say."""
+    first = _opening_scope(old)
+    return bool(first) and not first & new.words
+
+
 # Words after a word of _SCOPING that say no part: this one, a bound, an idiom.
 _NOT_SCOPING_WORDS = """
     this these our here less more fewer under over at all every each any both
@@ -8190,6 +8199,7 @@ class Comparison:
     # two things in each other's places, clause by clause (verify_features.exchange)
     crosswise: bool = False
     other_scope: bool = False  # scopes_differ
+    scope_dropped: bool = False  # scope_dropped
     way_exchanged: bool = False  # exchanges_a_way
     acts_differ: bool = False  # acts_differ
     bound_turned: bool = False  # _bound_turned
@@ -9002,7 +9012,7 @@ def _another_value_aside(pair: Comparison | None) -> bool:
     """What rejected_aside reads of the pair read aside (_aside)."""
     if pair is None:
         return False
-    other = pair.other_holder or pair.other_scope or pair.other_statement
+    other = pair.other_holder or pair.other_scope or pair.scope_dropped or pair.other_statement
     if other or pair.other_occasion or pair.one_off or pair.opposite or pair.swapped:
         return False
     return pair.one_value_of_one_subject or _states_a_change(pair)
@@ -9111,6 +9121,7 @@ def compare(existing: str, new: str) -> Comparison:
         extends_a_name=extends_a_name(old, new_),
         crosswise=_crosswise(existing, new),
         other_scope=scopes_differ(old, new_),
+        scope_dropped=scope_dropped(old, new_),
         way_exchanged=exchanges_a_way(existing, new),
         acts_differ=acts_differ(existing, new),
         still_holds=still_holds(existing, new),
@@ -9457,6 +9468,8 @@ class DedupPolicy:
             return Decision(close, "different attribute")
         if pair.other_occasion and (not pair.marked or pair.history or pair.past_and_plan):
             return Decision(close, "another occasion")
+        if pair.scope_dropped:  # said of one part, then of what the speaker means now
+            return Decision(close, "different subject")
         if pair.opposite and not pair.marked:
             return Decision(close, "opposite value")
         if (pair.swapped or pair.reordered) and not pair.marked:
@@ -9581,7 +9594,7 @@ class DedupPolicy:
         )
         if not readable or pair.other_holder or pair.other_statement or pair.labelled:
             return Decision("distinct", "not similar")
-        if pair.other_scope:
+        if pair.other_scope or pair.scope_dropped:
             return Decision("distinct", "not similar")
         if pair.history or pair.period_and_duration:  # how things were; another attribute
             return Decision("distinct", "not similar")

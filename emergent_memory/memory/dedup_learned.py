@@ -64,6 +64,7 @@ NOT_READ = frozenset(
         "rejected_aside",
         "aside",
         "another_numbered",
+        "scope_dropped",
     }
 )
 # the comparison's fields the model reads, in this order (numbers; `swapped` as present or not)
