@@ -8625,3 +8625,65 @@ def test_a_memory_said_of_one_part_is_kept_beside_a_change_that_drops_the_part(
 def test_a_change_that_keeps_the_part_still_supersedes(existing: str, new: str) -> None:
     assert not dedup.scope_dropped(dedup.statement(existing), dedup.statement(new))
     assert POLICY.explain(0.9, existing, new).verdict == "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Ana owns the authentication service.", "Ben owns the authentication service."),
+        (
+            "Marco is the tech lead of the payments team.",
+            "Sofia is the tech lead of the payments team.",
+        ),
+        (
+            "The primary on-call for tidegate is Oskar.",
+            "The primary on-call for tidegate is Pilar.",
+        ),
+        ("Tech lead of Marten: Sofia.", "Tech lead of Marten: Bogdan Ilić."),
+        ("Kiri heads the data platform group.", "Ruairí heads the data platform group."),
+    ],
+)
+def test_another_holder_of_a_role_one_person_holds_is_another_value(
+    existing: str, new: str
+) -> None:
+    """Who owns, leads, heads or is on call for one thing is a value of that thing: another
+    name there is a conflict (kept and linked, the newer first), not another holder of a fact
+    of their own; with a change word, the change."""
+    assert dedup.role_holder_changed(existing, new)
+    for similarity in (0.6, 0.7, 0.8):
+        assert POLICY.explain(similarity, existing, new) == DIFFERENT_VALUE
+    changed = new.rstrip(".") + " now."
+    assert POLICY.explain(0.8, existing, changed).verdict == "supersede"
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # a role several hold, or one of many things
+        (
+            "Gunnar is a code owner for the terraform/ directory.",
+            "Rafe is a code owner for the terraform/ directory.",
+        ),
+        ("Ana owns a golden retriever.", "Ben owns a golden retriever."),
+        ("Ana maintains the CLI.", "Ben maintains the CLI."),
+        # held for a time that passes: the next holder holds it on another occasion
+        (
+            "Priya is on call for gatekeeper this week.",
+            "Kwame is on call for gatekeeper this week.",
+        ),
+        # the role's word in a product's name, and a name that is no holder of the role
+        (
+            "Dagny has admin access to the Splunk On-Call rotation.",
+            "Saoirse has admin access to the Splunk On-Call rotation.",
+        ),
+        (
+            "Production error reports are emailed to the on-call lead.",
+            "Sandbox error reports are emailed to the on-call lead.",
+        ),
+        # more than the name changed
+        ("Ana owns the authentication service.", "Ben owns the notification service."),
+    ],
+)
+def test_no_role_of_one_holder_changed(existing: str, new: str) -> None:
+    assert not dedup.role_holder_changed(existing, new)
+    assert POLICY.explain(0.75, existing, new).reason not in dedup.CONFLICT_REASONS

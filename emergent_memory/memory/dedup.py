@@ -5244,7 +5244,9 @@ def scope_dropped(old: Statement, new: Statement) -> bool:
     every Wednesday" / "reporting releases moved to Wednesday"): the old holds of that part,
     the new of what the speaker means now; which, the words do not say."""
     first = _opening_scope(old)
-    return bool(first) and not first & new.words
+    if not first:
+        return False
+    return not first & new.words
 
 
 # Words after a word of _SCOPING that say no part: this one, a bound, an idiom.
@@ -8200,6 +8202,7 @@ class Comparison:
     crosswise: bool = False
     other_scope: bool = False  # scopes_differ
     scope_dropped: bool = False  # scope_dropped
+    role_holder_changed: bool = False  # role_holder_changed
     way_exchanged: bool = False  # exchanges_a_way
     acts_differ: bool = False  # acts_differ
     bound_turned: bool = False  # _bound_turned
@@ -9122,6 +9125,7 @@ def compare(existing: str, new: str) -> Comparison:
         crosswise=_crosswise(existing, new),
         other_scope=scopes_differ(old, new_),
         scope_dropped=scope_dropped(old, new_),
+        role_holder_changed=role_holder_changed(existing, new),
         way_exchanged=exchanges_a_way(existing, new),
         acts_differ=acts_differ(existing, new),
         still_holds=still_holds(existing, new),
@@ -9232,6 +9236,95 @@ _ROLE_AS_VERB = {
     _stem(noun): _stem(verb)
     for noun, verb in (pair.split(":") for pair in _ROLE_NOUN_VERBS.split())
 }
+
+
+# Words of a role one person holds for a thing at a time: who owns it, leads or heads it, or
+# is on call for it ("*Ana* owns the authentication service" / "*Ben* owns ..."). Not roles
+# several may share (maintainer, reviewer, member).
+_ONE_HOLDER_ROLE_WORDS = """
+    own owns owned owner ownership lead leads led heads on-call oncall"""
+_ONE_HOLDER_ROLES = frozenset(_ONE_HOLDER_ROLE_WORDS.split())
+
+
+# Words beside a role's word that say one of many ("owns *a* dog", "leads *two* teams", "is
+# *a* code owner")
+_ANY_OF_MANY = frozenset({"a", "an", "some", "several", "many", "few", "lots", "two", "three"})
+# Words of a time that passes: who holds a role "this week" or "the week of 14 July" holds it
+# on that occasion, and the next holds it on the next
+_ROLE_OCCASIONS = frozenset(
+    {"week", "weeks", "weekend", "quarter", "sprint", "month", "today", "tonight", "tomorrow"}
+)
+# How far before its role's word a name stands ("*Ana* owns", "*Ana* is the tech lead")
+_ROLE_REACH = 4
+
+
+def _one_holder_role_at(one: Statement) -> int | None:
+    """Where the text says a role of _ONE_HOLDER_ROLES of one thing ("on call" read as one
+    word, written in small letters unless it opens the sentence: not "Splunk *On-Call*"),
+    with no word of _ANY_OF_MANY or number beside it; None if it says none."""
+    tokens = one.tokens
+    for at, token in enumerate(tokens):
+        word = token.lower
+        role = word in _ONE_HOLDER_ROLES or (word == "call" and at and tokens[at - 1].lower == "on")
+        start = at - 1 if word == "call" else at
+        if not role or not (tokens[start].text.islower() or tokens[start].first):
+            continue
+        near = [t.lower for t in tokens[max(0, start - 2) : at + 2]]
+        if set(near) & _ANY_OF_MANY or any(w[:1].isdigit() for w in near):
+            return None
+        return at
+    return None
+
+
+def _a_name(token: _Token) -> bool:
+    """A word written in capitals that names someone: no word of the sentence's frame, of a
+    part or of a holder."""
+    text = token.text.replace("-", "")
+    return (
+        text[:1].isupper()
+        and text.isalpha()
+        and token.lower not in STOPWORDS
+        and token.norm not in _HOLDER_WORDS
+        and token.lower not in _ONE_HOLDER_ROLES
+        and token.lower not in _PART_WORDS
+    )
+
+
+def _holds_the_role(one: Statement, start: int, end: int) -> bool:
+    """The name at tokens[start:end] is who holds the text's role (_one_holder_role_at): it
+    stands within _ROLE_REACH words before the role's word ("*Ana* owns ...", "*Ana* is on
+    call ..."), or ends the text after it ("The primary on-call for tidegate is *Pilar*",
+    "Tech lead of Marten: *Sofia*")."""
+    role = _one_holder_role_at(one)
+    if role is None:
+        return False
+    if end <= role:
+        return role - end < _ROLE_REACH
+    return start > role and end == len(one.tokens)
+
+
+def role_holder_changed(existing: str, new: str) -> bool:
+    """The two texts are one sentence but for a name in place of another, who holds in both a
+    role one person holds for a thing at a time (_ONE_HOLDER_ROLES: "*Ana* owns the
+    authentication service" / "*Ben* owns the authentication service", "On-call lead for
+    billing-ledger: *Yusra Haldane*" / "... *Dmitri Quayle*"): the thing's holder of that role
+    changed, a value of the thing, not another holder of a fact of their own. Not a role held
+    for a time that passes ("... on call for gatekeeper *this week*": the next week's holder
+    is another occasion)."""
+    old, new_ = statement(existing), statement(new)
+    opcodes, _ = alignment(existing, new)
+    changed = [op for op in opcodes if op[0] != "equal"]
+    if len(changed) != 1 or changed[0][0] != "replace":
+        return False
+    _, i1, i2, j1, j2 = changed[0]
+    gone, came = old.tokens[i1:i2], new_.tokens[j1:j2]
+    if not (len(gone) <= 3 and len(came) <= 3):
+        return False
+    if not all(_a_name(token) for token in (*gone, *came)):
+        return False
+    if any(t.lower in _ROLE_OCCASIONS for t in (*old.tokens, *new_.tokens)):
+        return False
+    return _holds_the_role(old, i1, i2) and _holds_the_role(new_, j1, j2)
 
 
 def _ranked(clauses: dict[str, int]) -> dict[str, int]:
@@ -9491,6 +9584,9 @@ class DedupPolicy:
                 return Decision("possible_duplicate", "different value")
             if pair.another_version and self.change_from is not None:
                 # the name says which thing, wherever the version stands
+                return Decision("possible_duplicate", "different value")
+            if pair.role_holder_changed and self.change_from is not None:
+                # who owns, leads or is on call for the thing: one at a time
                 return Decision("possible_duplicate", "different value")
             # (another tool beside the first, "uses Node 20" / "uses Redis 7": both may hold)
             if (

@@ -65,6 +65,7 @@ NOT_READ = frozenset(
         "aside",
         "another_numbered",
         "scope_dropped",
+        "role_holder_changed",
     }
 )
 # the comparison's fields the model reads, in this order (numbers; `swapped` as present or not)
