@@ -8572,38 +8572,73 @@ def test_another_tool_used_beside_is_not_linked_as_a_conflict() -> None:
 
 
 @pytest.mark.parametrize(
-    ("existing", "new"),
+    ("existing", "new", "linked"),
     [
         (
             "In project 92, releases of reporting are cut every Wednesday at 11:00 UTC.",
-            "reporting releases moved to Wednesday.",
+            "reporting releases moved to Monday.",
+            True,
         ),
         (
             "On the user's work laptop, Docker Desktop is capped at 8 GB.",
             "Docker Desktop is now capped at 16 GB.",
+            True,
         ),
-        ("For hotfixes, the branch is cut from main.", "The branch is now cut from develop."),
-        ("In staging, the API listens on port 8080.", "The API listens on port 8081."),
+        ("In staging, the API listens on port 8080.", "The API listens on port 8081.", True),
         (
             "During the Q3 freeze, deploys need two approvals.",
-            "Deploys need one approval now, not two.",
+            "Actually, deploys need one approval now.",
+            True,
+        ),
+        # the same values: the old one narrower, kept
+        (
+            "In project 92, releases of reporting are cut every Wednesday at 11:00 UTC.",
+            "reporting releases moved to Wednesday.",
+            False,
+        ),
+        (
+            "On the work laptop, the tw CLI config lives at ~/.config/tw/config.toml.",
+            "The tw CLI config file is ~/.config/tw/config.toml.",
+            False,
         ),
     ],
 )
-def test_a_memory_said_of_one_part_is_kept_beside_a_change_that_drops_the_part(
-    existing: str, new: str
+def test_a_memory_said_of_one_part_is_kept_beside_a_text_that_drops_the_part(
+    existing: str, new: str, linked: bool
 ) -> None:
     """The old text opens with where, when or for whom it holds; the new one names none of
-    it: the old holds of that part, the new of what the speaker means now. Neither replaced
-    nor linked as a conflict (a conflict would rank the old one below and keep it out of
-    injection), whatever the similarity and whether or not the save says it corrects."""
-    assert dedup.scope_dropped(dedup.statement(existing), dedup.statement(new))
-    for similarity in (0.6, 0.7, 0.8, 0.9, 0.97):
+    it: the old holds of that part, the new of what the speaker means now, and the words do
+    not say which. Never replaced (the part would be lost), whatever the similarity and
+    whether or not the save says it corrects; another value is linked as a conflict (the
+    newer first), the same values kept unlinked."""
+    assert dedup.scope_dropped(existing, new)
+    for similarity in (0.7, 0.8, 0.9, 0.97):
         for corrects in (False, True):
             decision = POLICY.explain(similarity, existing, new, corrects=corrects)
             assert decision.verdict != "supersede", (similarity, corrects)
-            assert decision.reason not in dedup.CONFLICT_REASONS, (similarity, corrects)
-        assert POLICY.beside(similarity, existing, new) is None
+        decision = POLICY.explain(similarity, existing, new)
+        assert (decision.reason in dedup.CONFLICT_REASONS) is linked, similarity
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        # another part named by a phrase of its own: another subject, as before
+        (
+            "In CI, run the test suite with --maxfail=1.",
+            "Locally, run the test suite with --maxfail=1.",
+        ),
+        (
+            "In CI, tests run with 4 parallel workers.",
+            "Locally, the user runs tests with 12 parallel workers.",
+        ),
+    ],
+)
+def test_a_text_that_names_another_part_drops_no_part(existing: str, new: str) -> None:
+    assert not dedup.scope_dropped(existing, new)
+    decision = POLICY.explain(0.8, existing, new)
+    assert decision.verdict != "supersede"
+    assert decision.reason not in dedup.CONFLICT_REASONS
 
 
 @pytest.mark.parametrize(
@@ -8623,7 +8658,7 @@ def test_a_memory_said_of_one_part_is_kept_beside_a_change_that_drops_the_part(
     ],
 )
 def test_a_change_that_keeps_the_part_still_supersedes(existing: str, new: str) -> None:
-    assert not dedup.scope_dropped(dedup.statement(existing), dedup.statement(new))
+    assert not dedup.scope_dropped(existing, new)
     assert POLICY.explain(0.9, existing, new).verdict == "supersede"
 
 

@@ -5238,15 +5238,26 @@ def scopes_differ(old: Statement, new: Statement) -> bool:
     return not first & second
 
 
-def scope_dropped(old: Statement, new: Statement) -> bool:
+# A short phrase and a comma the new text opens with: a part of its own ("*Locally,* ...",
+# "*At home,* ..."), unless a word that only leads in ("Actually, ...", "Update, ...")
+_OPENING_PHRASE = re.compile(r"\s*([^\W\d_][\w'-]*)(?:\s+[\w'-]+){0,2}\s*,")
+_LEAD_IN_WORDS = """
+    actually also so now yes yeah ok okay well btw fyi correction update note edit again
+    anyway honestly basically"""
+_LEAD_INS = frozenset(_LEAD_IN_WORDS.split())
+
+
+def scope_dropped(existing: str, new: str) -> bool:
     """The old text opens with a phrase of where, when or for whom (_opening_scope) and the
-    new one says none of its content words ("*In project 92,* releases of reporting are cut
-    every Wednesday" / "reporting releases moved to Wednesday"): the old holds of that part,
-    the new of what the speaker means now; which, the words do not say."""
-    first = _opening_scope(old)
-    if not first:
+    new one says none of its content words and opens with no part of its own ("*In project
+    92,* releases of reporting are cut every Wednesday" / "reporting releases moved to
+    Monday"; not "*In CI,* ..." / "*Locally,* ..."): the old holds of that part, the new of
+    what the speaker means now; which, the words do not say."""
+    first = _opening_scope(statement(existing))
+    if not first or first & statement(new).words:
         return False
-    return not first & new.words
+    opening = _OPENING_PHRASE.match(new)
+    return opening is None or opening.group(1).lower() in _LEAD_INS
 
 
 # Words after a word of _SCOPING that say no part: this one, a bound, an idiom.
@@ -9124,7 +9135,7 @@ def compare(existing: str, new: str) -> Comparison:
         extends_a_name=extends_a_name(old, new_),
         crosswise=_crosswise(existing, new),
         other_scope=scopes_differ(old, new_),
-        scope_dropped=scope_dropped(old, new_),
+        scope_dropped=scope_dropped(existing, new),
         role_holder_changed=role_holder_changed(existing, new),
         way_exchanged=exchanges_a_way(existing, new),
         acts_differ=acts_differ(existing, new),
@@ -9561,8 +9572,13 @@ class DedupPolicy:
             return Decision(close, "different attribute")
         if pair.other_occasion and (not pair.marked or pair.history or pair.past_and_plan):
             return Decision(close, "another occasion")
-        if pair.scope_dropped:  # said of one part, then of what the speaker means now
-            return Decision(close, "different subject")
+        if pair.scope_dropped:
+            # said of one part, then of what the speaker means now: another value is kept
+            # beside it and linked, the newer first (never a replacement: the part would be
+            # lost); the same values, kept, the old one narrower
+            if pair.changes and self.change_from is not None:
+                return Decision("possible_duplicate", "different value")
+            return Decision(close, "narrower statement")
         if pair.opposite and not pair.marked:
             return Decision(close, "opposite value")
         if (pair.swapped or pair.reordered) and not pair.marked:
