@@ -437,6 +437,9 @@ HOLDOUTS = {
     "(ticket, note, PR); first run against the references read apart (d3e2a91)",
     "dedup_holdout_162.json": "80 pairs: 40 agent notes closing with references, 40 chat "
     "turns with amounts of money; first run after the review (e45fd36)",
+    "dedup_holdout_163.json": "80 pairs (24 chat turns, 16 in German, Spanish, Japanese), the "
+    "old text opening with where, when or for whom it holds; first run against the part "
+    "dropped and the roles of one holder read (126fc7d)",
 }
 
 

@@ -80,6 +80,7 @@ UNSEEN = (
     "dedup_holdout_160.json",
     "dedup_holdout_161.json",
     "dedup_holdout_162.json",
+    "dedup_holdout_163.json",
 )
 
 
