@@ -8214,6 +8214,7 @@ class Comparison:
     other_scope: bool = False  # scopes_differ
     scope_dropped: bool = False  # scope_dropped
     role_holder_changed: bool = False  # role_holder_changed
+    role_given: bool = False  # role_given_to_another
     way_exchanged: bool = False  # exchanges_a_way
     acts_differ: bool = False  # acts_differ
     bound_turned: bool = False  # _bound_turned
@@ -9137,6 +9138,7 @@ def compare(existing: str, new: str) -> Comparison:
         other_scope=scopes_differ(old, new_),
         scope_dropped=scope_dropped(existing, new),
         role_holder_changed=role_holder_changed(existing, new),
+        role_given=role_given_to_another(existing, new),
         way_exchanged=exchanges_a_way(existing, new),
         acts_differ=acts_differ(existing, new),
         still_holds=still_holds(existing, new),
@@ -9312,6 +9314,103 @@ def _holds_the_role(one: Statement, start: int, end: int) -> bool:
     if end <= role:
         return role - end < _ROLE_REACH
     return start > role and end == len(one.tokens)
+
+
+# The words of each role one person holds for a thing at a time, however said: on call
+# ("on-call", "the X pager", "page X for ..."), the owner ("owns", "ownership of"), the lead
+# ("leads", "heads", "the tech lead of").
+_ROLE_FAMILY_WORDS = {
+    "on-call": "on-call oncall pager page paged",
+    "owner": "owns own owned owner ownership",
+    "lead": "lead leads heads",
+}
+_ROLE_FAMILY = {
+    word: family for family, words in _ROLE_FAMILY_WORDS.items() for word in words.split()
+}
+# Words that say who holds a role without naming the thing or the role ("the analytics
+# on-call *engineer*", "the ledger *service*", "this *rotation*", "*the new* owner"), and
+# those of a change of holder ("*took over*", "*moved to*", "*handed* to")
+_ROLE_FILLER_WORDS = """
+    engineer engineers person service services team rotation rota incident incidents new
+    current contact responsible tech technical took take takes taken over moved move handed
+    hand passed pass now since from to is are was were the a an of for by on this that at
+    its"""
+_ROLE_FILLERS = frozenset(_ROLE_FILLER_WORDS.split())
+# How clauses are told apart for the role's reading: a semicolon, or a sentence's end
+_CLAUSE_END = re.compile(r";|(?<=[.!?])\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class RoleHeld:
+    """Who holds a role of one holder for a thing, as one clause says it: the role's family
+    (_ROLE_FAMILY), the thing's words and the names of who holds it."""
+
+    family: str
+    thing: frozenset[str]
+    names: frozenset[str]
+
+
+# One of a rota's members, not the one holder ("Bea is *on the* on-call *rotation* for
+# stopwatch")
+_ROTA_MEMBER = re.compile(r"\b(?:on|in)\s+(?:the|a|an)\b[^.;]*\brota(?:tion)?s?\b", re.IGNORECASE)
+
+
+def _role_held(clause: str) -> RoleHeld | None:
+    """The role one clause says someone holds for a thing (one family of _ROLE_FAMILY, one
+    to three names, the thing in at least one word of its own), or None; not a role of many
+    (_one_holder_role_at's words beside it), a rota's member or one held for a time that
+    passes."""
+    if _ROTA_MEMBER.search(clause):
+        return None
+    one = statement(clause)
+    tokens = one.tokens
+    lower = [t.lower for t in tokens]
+    families = {_ROLE_FAMILY[w] for w in lower if w in _ROLE_FAMILY}
+    if ("on", "call") in set(pairwise(lower)):
+        families.add("on-call")
+    if len(families) != 1 or set(lower) & (_ROLE_OCCASIONS | _ANY_OF_MANY):
+        return None
+    names = frozenset(
+        t.norm
+        for t in tokens
+        if _a_name(t) and t.lower not in _ROLE_FAMILY and t.lower not in _QUESTION_WORDS | {"call"}
+    )
+    thing = frozenset(
+        t.norm
+        for t in tokens
+        if t.norm not in names
+        and t.lower not in _ROLE_FAMILY
+        and t.lower not in _ROLE_FILLERS
+        and t.lower not in STOPWORDS
+        and t.lower not in CHANGE_MARKERS
+        and t.lower != "call"
+    )
+    if not thing and tokens[0].norm in names:
+        # a word in capitals because it opens the sentence, the thing ("*Billing* ownership
+        # moved to Kofi.")
+        names, thing = names - {tokens[0].norm}, frozenset({tokens[0].norm})
+    if not thing or not 1 <= len(names) <= 3:
+        return None
+    return RoleHeld(families.pop(), thing, names)
+
+
+def roles_held(text: str) -> tuple[RoleHeld, ...]:
+    """Each clause's role held (_role_held), in order."""
+    found = (_role_held(clause) for clause in _CLAUSE_END.split(text) if clause.strip())
+    return tuple(role for role in found if role is not None)
+
+
+def role_given_to_another(existing: str, new: str) -> bool:
+    """A clause of each text says who holds one role of one holder for the same thing, and
+    the two name different people ("The analytics on-call engineer is Nadia." / "Omar took
+    over the analytics pager."; "Ownership of ledger moved to Rosa." / "Chen owns the
+    ledger service now; Sven moved to auth."): another value of that thing's holder, however
+    differently the two say the role."""
+    for old in roles_held(existing):
+        for new_ in roles_held(new):
+            if (old.family, old.thing) == (new_.family, new_.thing) and not old.names & new_.names:
+                return True
+    return False
 
 
 def role_holder_changed(existing: str, new: str) -> bool:
@@ -9504,9 +9603,12 @@ class DedupPolicy:
         changed = _states_a_change(pair) or (
             pair.only_the_change and _states_a_change(pair, far=True)
         )
-        if pair.said_of_another or not (changed or pair.another_version):
+        if pair.said_of_another or not (changed or pair.another_version or pair.role_given):
             return None
         decision = self.judge(similarity, pair)
+        if pair.role_given and decision.reason in ("different value", "says it changed"):
+            # another holder of the thing's role, however said: it names the thing
+            return Decision("possible_duplicate", "different value")
         if not changed:
             # (but the same named thing at another version, its other words the same: the
             # name says which thing, "Postgres 17.2 is what auth uses now." / "The auth
@@ -9548,6 +9650,29 @@ class DedupPolicy:
         return decision
 
     def _judge(self, similarity: float, pair: Comparison) -> Decision:
+        decision = self._judge_rules(similarity, pair)
+        if (
+            not pair.role_given
+            or self.change_from is None
+            or decision.verdict == "supersede"
+            or similarity < self.considered_from
+        ):
+            return decision
+        readable = not self.latin_only_model or (
+            pair.model_knows_both and pair.same_unknown and not pair.foreign
+        )
+        guarded = pair.other_holder or pair.other_scope or pair.scope_dropped
+        guarded = guarded or pair.other_statement or pair.history or pair.other_occasion
+        if not readable or guarded or pair.one_off or pair.plan_done:
+            return decision
+        # who holds one role of the thing, said in other words ("The analytics on-call
+        # engineer is Nadia." / "Omar took over the analytics pager."): the new holder when
+        # the new text says it changed, within the text rule's band; else a conflict
+        if pair.change_word and similarity >= self.duplicates_from:
+            return Decision("supersede", "says it changed")
+        return Decision("possible_duplicate", "different value")
+
+    def _judge_rules(self, similarity: float, pair: Comparison) -> Decision:
         if similarity < self.considered_from:
             return Decision("distinct", "not similar")
         if similarity < self._rules_from:

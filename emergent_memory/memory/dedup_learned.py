@@ -66,6 +66,7 @@ NOT_READ = frozenset(
         "another_numbered",
         "scope_dropped",
         "role_holder_changed",
+        "role_given",
     }
 )
 # the comparison's fields the model reads, in this order (numbers; `swapped` as present or not)
