@@ -8722,3 +8722,74 @@ def test_another_holder_of_a_role_one_person_holds_is_another_value(
 def test_no_role_of_one_holder_changed(existing: str, new: str) -> None:
     assert not dedup.role_holder_changed(existing, new)
     assert POLICY.explain(0.75, existing, new).reason not in dedup.CONFLICT_REASONS
+
+
+@pytest.mark.parametrize(
+    ("existing", "new", "similarity"),
+    [
+        ("The analytics on-call engineer is Nadia.", "Omar took over the analytics pager.", 0.40),
+        (
+            "Ownership of ledger moved to Rosa.",
+            "Chen owns the ledger service now; Sven moved to auth. (note 1412)",
+            0.52,
+        ),
+        ("Mei is the tech lead of the payments team.", "Jonas leads payments now.", 0.5),
+        ("Billing is owned by Priya.", "Billing ownership moved to Kofi.", 0.55),
+        ("Page Dara for profiles incidents now.", "The profiles on-call engineer is Alice.", 0.45),
+        (
+            "Owner of the stockroom schema migrations: Pavel Strand.",
+            "Yusra Haldane owns stockroom schema migrations.",
+            0.75,
+        ),
+    ],
+)
+def test_another_holder_of_a_role_said_in_other_words_is_a_conflict(
+    existing: str, new: str, similarity: float
+) -> None:
+    """Who is on call for, owns or leads one thing, however the two texts say the role ("the
+    on-call engineer", "took over the pager", "page X for ...", "ownership of", "leads"):
+    another name is another value of the thing, kept and linked, newer first; also among
+    the next nearest memories, which it names the thing of. Far below the band where
+    similarity counts for a rewording: the texts share little but the thing."""
+    assert dedup.role_given_to_another(existing, new)
+    decision = POLICY.explain(similarity, existing, new)
+    assert decision == DIFFERENT_VALUE
+    assert POLICY.beside(similarity, existing, new) == DIFFERENT_VALUE
+
+
+def test_another_holder_of_a_role_with_a_change_word_supersedes_within_the_text_band() -> None:
+    existing, new = "Keiko is on call for dockd.", "Ravi is now on call for dockd."
+    assert POLICY.explain(0.7, existing, new).verdict == "supersede"
+    # below the text rule's band, a text that says more than the change is kept as a
+    # conflict only
+    more = "Ravi is now on call for dockd; Keiko moved to billing."
+    assert POLICY.explain(0.5, existing, more) == DIFFERENT_VALUE
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Nadia is on call for analytics.", "Omar is on call for billing."),  # another thing
+        ("Nadia is on call for analytics.", "Omar is on call for analytics and billing."),
+        # a rota's members, a role held this week, one of many things
+        (
+            "Bea is on the on-call rotation for stopwatch.",
+            "Kwame is in the stopwatch on-call rotation.",
+        ),
+        ("Priya is on call for gatekeeper this week.", "Kwame took over the gatekeeper pager."),
+        ("Ana owns a dog.", "Ben owns a dog."),
+        ("Lena leads the frontend guild.", "Lena leads the backend guild."),  # the same name
+        ("Who owns billing? Priya.", "Billing ownership moved to Kofi."),  # a question
+    ],
+)
+def test_no_role_given_to_another(existing: str, new: str) -> None:
+    assert not dedup.role_given_to_another(existing, new)
+
+
+def test_a_role_said_by_two_speakers_is_theirs() -> None:
+    """Chat turns of two speakers: each speaks of their own ("different holder"), whatever
+    the role."""
+    existing, new = "Dara: I own the release checklist", "Pilar: I own the release checklist"
+    decision = POLICY.explain(0.9, existing, new)
+    assert decision.verdict != "supersede"
+    assert decision.reason not in dedup.CONFLICT_REASONS

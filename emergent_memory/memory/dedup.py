@@ -9590,8 +9590,8 @@ class DedupPolicy:
         this one holds the old value ("The recommendations service listens on port 4607").
         Another value with no change word (a conflict of the nearest memory) is not enough
         here: among the next nearest, it is as often another fact of the same shape; unless
-        it is the same named thing at another version (another_version), which names the
-        thing."""
+        it is the same named thing at another version (another_version), or another holder
+        of the thing's role (role_given_to_another), which name the thing."""
         if similarity < self.considered_from:
             return None
         pair = _compared(existing, new, corrects)
@@ -9606,9 +9606,6 @@ class DedupPolicy:
         if pair.said_of_another or not (changed or pair.another_version or pair.role_given):
             return None
         decision = self.judge(similarity, pair)
-        if pair.role_given and decision.reason in ("different value", "says it changed"):
-            # another holder of the thing's role, however said: it names the thing
-            return Decision("possible_duplicate", "different value")
         if not changed:
             # (but the same named thing at another version, its other words the same: the
             # name says which thing, "Postgres 17.2 is what auth uses now." / "The auth
@@ -9616,7 +9613,8 @@ class DedupPolicy:
             return decision if decision.reason == "different value" else None
         if decision.verdict == "supersede" or decision.reason == "keeps the subject":
             return Decision("possible_duplicate", "next nearest changed")
-        return None
+        # (another holder of the thing's role, however said: the role names the thing)
+        return decision if pair.role_given and decision.reason == "different value" else None
 
     def judge(self, similarity: float, pair: Comparison) -> Decision:
         """The decision for a pair already compared (the benchmark judges each pair under many
