@@ -440,6 +440,8 @@ HOLDOUTS = {
     "dedup_holdout_163.json": "80 pairs (24 chat turns, 16 in German, Spanish, Japanese), the "
     "old text opening with where, when or for whom it holds; first run against the part "
     "dropped and the roles of one holder read (126fc7d)",
+    "dedup_holdout_164.json": "80 pairs (20 chat turns, 10 in German, French, Chinese) about "
+    "who holds a role; first run against the role given to another read (db06ba9)",
 }
 
 

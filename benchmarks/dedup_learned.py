@@ -81,6 +81,7 @@ UNSEEN = (
     "dedup_holdout_161.json",
     "dedup_holdout_162.json",
     "dedup_holdout_163.json",
+    "dedup_holdout_164.json",
 )
 
 

@@ -2023,8 +2023,10 @@ def test_a_stated_change_that_keeps_the_subject_far_below_the_band(
 @pytest.mark.parametrize(
     ("similarity", "existing", "new"),
     [
-        # nothing says it changed: another value this far apart is not even reported
-        (0.52, "The user's manager is Elena.", "The user's manager is Kwame."),
+        # nothing says it changed: another value this far apart is not even reported (but
+        # for who holds a role one person holds: "The user's *manager* is Elena." / "...
+        # is Kwame.", test_another_holder_of_a_role_said_in_other_words_is_a_conflict)
+        (0.52, "The user's mentor is Elena.", "The user's mentor is Kwame."),
         # the subject's words not kept on either side
         (0.512, "The team uses Slack for incident chat.", "Team moved standups to Slack huddles."),
         (
@@ -2136,14 +2138,16 @@ def test_the_band_takes_up_to_three_values_with_a_word_that_only_says_a_change()
 
 
 def test_a_correction_by_category_is_a_conflict_in_the_band_without_a_change_word() -> None:
-    old, new = "The user's manager is Elena.", "The user's manager is Kwame."
+    # (a mentor: of a role one person holds, "manager", another name is a conflict by itself:
+    # test_another_holder_of_a_role_said_in_other_words_is_a_conflict)
+    old, new = "The user's mentor is Elena.", "The user's mentor is Kwame."
     assert POLICY.explain(IN_BAND, old, new) == dedup.Decision("distinct", "not similar")
     # saved as a correction (source `corrected` or category `correction`): it says by itself
     # that it corrects, so it is read as a stated change of the same subject, and saying only
     # the new value, it supersedes
     assert POLICY.explain(IN_BAND, old, new, corrects=True) == SAYS_IT_CHANGED
     assert (
-        POLICY.explain(IN_BAND, old, "The user's manager is Kwame since the reorg.", corrects=True)
+        POLICY.explain(IN_BAND, old, "The user's mentor is Kwame since the reorg.", corrects=True)
         == KEEPS_THE_SUBJECT
     )
     # another subject ("owns payments" / "owns webhooks") is no correction of it
@@ -8741,6 +8745,18 @@ def test_no_role_of_one_holder_changed(existing: str, new: str) -> None:
             "Yusra Haldane owns stockroom schema migrations.",
             0.75,
         ),
+        ("The user's manager is Elena.", "The user's manager is Kwame.", 0.52),
+        (
+            "Gwen is the point of contact for adsplice.",
+            "For adsplice questions, ask Kalani; she's the contact person.",
+            0.59,
+        ),
+        (
+            "Payouts schema migrations are approved by Kalani.",
+            "The approver for payouts schema migrations is Hideo.",
+            0.77,
+        ),
+        ("Bogdan is the castbox-api tech lead.", "castbox-api TL: Gwen.", 0.57),
     ],
 )
 def test_another_holder_of_a_role_said_in_other_words_is_a_conflict(

@@ -9321,20 +9321,24 @@ def _holds_the_role(one: Statement, start: int, end: int) -> bool:
 # ("leads", "heads", "the tech lead of").
 _ROLE_FAMILY_WORDS = {
     "on-call": "on-call oncall pager page paged",
-    "owner": "owns own owned owner ownership",
-    "lead": "lead leads heads",
+    "owner": "owns own owned owner ownership dri",
+    "lead": "lead leads heads headed tl",
+    "manager": "manager manages managed",
+    "contact": "contact ask",
+    "approver": "approver approves approved",
 }
 _ROLE_FAMILY = {
     word: family for family, words in _ROLE_FAMILY_WORDS.items() for word in words.split()
 }
 # Words that say who holds a role without naming the thing or the role ("the analytics
-# on-call *engineer*", "the ledger *service*", "this *rotation*", "*the new* owner"), and
-# those of a change of holder ("*took over*", "*moved to*", "*handed* to")
+# on-call *engineer*", "the ledger *service*", "this *rotation*", "*the new* owner", the
+# *point of* contact, questions *about* a thing), and those of a change of holder ("*took
+# over*", "*moved to*", "*handed* to")
 _ROLE_FILLER_WORDS = """
     engineer engineers person service services team rotation rota incident incidents new
     current contact responsible tech technical took take takes taken over moved move handed
     hand passed pass now since from to is are was were the a an of for by on this that at
-    its"""
+    its point about questions question person"""
 _ROLE_FILLERS = frozenset(_ROLE_FILLER_WORDS.split())
 # How clauses are told apart for the role's reading: a semicolon, or a sentence's end
 _CLAUSE_END = re.compile(r";|(?<=[.!?])\s+")
@@ -9356,42 +9360,59 @@ _ROTA_MEMBER = re.compile(r"\b(?:on|in)\s+(?:the|a|an)\b[^.;]*\brota(?:tion)?s?\
 
 
 def _role_held(clause: str) -> RoleHeld | None:
-    """The role one clause says someone holds for a thing (one family of _ROLE_FAMILY, one
-    to three names, the thing in at least one word of its own), or None; not a role of many
-    (_one_holder_role_at's words beside it), a rota's member or one held for a time that
-    passes."""
+    """The role one clause says someone holds for a thing (the family of _ROLE_FAMILY it
+    names first, one to three names, the thing in at least one word of its own), or None;
+    not a role of many (_one_holder_role_at's words beside it), a rota's member or one held
+    for a time that passes."""
     if _ROTA_MEMBER.search(clause):
         return None
     one = statement(clause)
     tokens = one.tokens
     lower = [t.lower for t in tokens]
-    families = {_ROLE_FAMILY[w] for w in lower if w in _ROLE_FAMILY}
-    if ("on", "call") in set(pairwise(lower)):
-        families.add("on-call")
-    if len(families) != 1 or set(lower) & (_ROLE_OCCASIONS | _ANY_OF_MANY):
+    # (the role named first: "Winifred *owns* the loafpay on-call rotation", "The user's
+    # team *lead* is Priya Raman, who ... approves vacation requests")
+    families = [
+        _ROLE_FAMILY.get(w, "on-call")
+        for w, after in pairwise([*lower, ""])
+        if w in _ROLE_FAMILY or (w, after) == ("on", "call")
+    ]
+    if not families or set(lower) & (_ROLE_OCCASIONS | _ANY_OF_MANY):
         return None
-    names = frozenset(
-        t.norm
-        for t in tokens
-        if _a_name(t) and t.lower not in _ROLE_FAMILY and t.lower not in _QUESTION_WORDS | {"call"}
-    )
+    # (a word that only leads in, "Update: ...", "Correction, ...", is neither)
+    words = [t for t in tokens if t.lower not in _LEAD_INS and t.lower not in CHANGE_MARKERS]
+    if not words:
+        return None
+    named = [
+        _a_name(t)
+        and not t.text.isupper()  # (an acronym names a thing: "GPU", "CLI")
+        and t.lower not in _ROLE_FAMILY
+        and t.lower not in _ROLE_FILLERS
+        and t.lower not in _QUESTION_WORDS | {"call"}
+        for t in words
+    ]
+    if named[0] and not (len(named) > 1 and named[1]) and sum(named) > 1:
+        # a word in capitals because it opens the sentence, beside a name of its own, is
+        # the thing ("*Payouts* schema migrations are approved by Kalani."); not a name of
+        # two words ("*Ana Lima* owns ...")
+        named[0] = False
+    names = frozenset(t.norm for t, name in zip(words, named, strict=True) if name)
     thing = frozenset(
         t.norm
-        for t in tokens
+        for t in words
         if t.norm not in names
         and t.lower not in _ROLE_FAMILY
         and t.lower not in _ROLE_FILLERS
+        and t.norm not in _ROLE_FILLERS
         and t.lower not in STOPWORDS
-        and t.lower not in CHANGE_MARKERS
         and t.lower != "call"
     )
-    if not thing and tokens[0].norm in names:
+    if not thing and words[0].norm in names:
         # a word in capitals because it opens the sentence, the thing ("*Billing* ownership
         # moved to Kofi.")
-        names, thing = names - {tokens[0].norm}, frozenset({tokens[0].norm})
+        names, thing = names - {words[0].norm}, frozenset({words[0].norm})
     if not thing or not 1 <= len(names) <= 3:
         return None
-    return RoleHeld(families.pop(), thing, names)
+    return RoleHeld(families[0], thing, names)
 
 
 def roles_held(text: str) -> tuple[RoleHeld, ...]:
@@ -9408,7 +9429,11 @@ def role_given_to_another(existing: str, new: str) -> bool:
     differently the two say the role."""
     for old in roles_held(existing):
         for new_ in roles_held(new):
-            if (old.family, old.thing) == (new_.family, new_.thing) and not old.names & new_.names:
+            # (a word in capitals both say is the thing's: "the reeltrim *GPU* cost work")
+            common = old.names & new_.names
+            if old.family != new_.family or old.thing | common != new_.thing | common:
+                continue
+            if old.names - common and new_.names - common:
                 return True
     return False
 
