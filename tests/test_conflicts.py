@@ -281,6 +281,44 @@ def test_a_next_nearest_memory_of_the_same_named_thing_at_another_version_is_lin
     assert order.index(new_id) < order.index(old_id)
 
 
+def test_another_holder_of_a_role_said_in_other_words_is_linked_and_ranks_first(
+    semantic: MemoryService, principal: Principal
+) -> None:
+    """Who is on call for a thing, said two ways (dedup.role_given_to_another): the new holder
+    is linked as a conflict of the old, newer first, through the real model's similarity
+    (far below the band where wording counts)."""
+    old = semantic.save(principal, "The analytics on-call engineer is Nadia.", "fact")
+    semantic.save(principal, "Analytics dashboards refresh every 15 minutes.", "fact")
+    new = semantic.save(principal, "Omar took over the analytics pager.", "fact")
+    old_id, new_id = old["memory"]["id"], new["memory"]["id"]
+    assert new["superseded_ids"] == []
+    close = {c["id"]: c for c in new["possible_duplicates"]}
+    assert close[old_id]["conflict"] is True
+    memories = by_id(semantic, principal)
+    assert (memories[new_id]["conflict"], memories[old_id]["conflict"]) == ("current", "outranked")
+    order = [
+        m["id"] for m in semantic.recall(principal, "who is on call for analytics")["memories"]
+    ]
+    assert order.index(new_id) < order.index(old_id)
+
+
+def test_a_memory_said_of_one_project_is_not_replaced_by_a_change_that_names_none(
+    semantic: MemoryService, principal: Principal
+) -> None:
+    """ "In project 92, ..." holds of that project; a change said of no project is kept beside
+    it (dedup.scope_dropped), never replaces it."""
+    old = semantic.save(
+        principal,
+        "In project 92, releases of reporting are cut every Wednesday at 11:00 UTC.",
+        "fact",
+    )
+    new = semantic.save(principal, "reporting releases moved to Wednesday.", "fact")
+    assert new["superseded_ids"] == []
+    memories = by_id(semantic, principal)
+    assert {old["memory"]["id"], new["memory"]["id"]} <= set(memories)
+    assert memories[old["memory"]["id"]]["conflicts_with"] == []
+
+
 def test_a_next_nearest_memory_with_another_value_and_no_change_word_is_not_linked(
     semantic: MemoryService, principal: Principal
 ) -> None:
