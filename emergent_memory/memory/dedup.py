@@ -8136,6 +8136,7 @@ Reason = Literal[
     "not enough evidence",
     "learned reading",
     "narrower statement",
+    "wider statement",
     "says more",
     "another occasion",
     "opposite value",
@@ -9634,7 +9635,10 @@ class DedupPolicy:
         if not changed:
             # (but the same named thing at another version, its other words the same: the
             # name says which thing, "Postgres 17.2 is what auth uses now." / "The auth
-            # database is on Postgres 13.4 after the upgrade.", another_version)
+            # database is on Postgres 13.4 after the upgrade.", another_version; or another
+            # holder of the thing's role, said to have changed in other words)
+            if pair.role_given and decision.reason == "keeps the subject":
+                return Decision("possible_duplicate", "next nearest changed")
             return decision if decision.reason == "different value" else None
         if decision.verdict == "supersede" or decision.reason == "keeps the subject":
             return Decision("possible_duplicate", "next nearest changed")
@@ -9690,9 +9694,12 @@ class DedupPolicy:
             return decision
         # who holds one role of the thing, said in other words ("The analytics on-call
         # engineer is Nadia." / "Omar took over the analytics pager."): the new holder when
-        # the new text says it changed, within the text rule's band; else a conflict
-        if pair.change_word and similarity >= self.duplicates_from:
-            return Decision("supersede", "says it changed")
+        # the new text says it changed, within the text rule's band; below it, a stated
+        # change kept as a conflict; else another value, a conflict
+        if pair.change_word:
+            if similarity >= self.duplicates_from:
+                return Decision("supersede", "says it changed")
+            return Decision("possible_duplicate", "keeps the subject")
         return Decision("possible_duplicate", "different value")
 
     def _judge_rules(self, similarity: float, pair: Comparison) -> Decision:
@@ -9723,10 +9730,10 @@ class DedupPolicy:
         if pair.scope_dropped:
             # said of one part, then of what the speaker means now: another value is kept
             # beside it and linked, the newer first (never a replacement: the part would be
-            # lost); the same values, kept, the old one narrower
+            # lost); the same values, kept, the new one wider
             if pair.changes and self.change_from is not None:
                 return Decision("possible_duplicate", "different value")
-            return Decision(close, "narrower statement")
+            return Decision(close, "wider statement")
         if pair.opposite and not pair.marked:
             return Decision(close, "opposite value")
         if (pair.swapped or pair.reordered) and not pair.marked:

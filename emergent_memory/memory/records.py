@@ -46,6 +46,9 @@ PAIR_WHY = {
     "different phrase": "close in meaning, but one part of the sentence says something else",
     "narrower statement": "close in meaning, but the new one says it of a part only (which "
     "one, for whom, where, until when, from what bound)",
+    "wider statement": "close in meaning, but the old one says it of a part only (which one, "
+    "for whom, where, when) and the new one names no part: which it means, the words do not "
+    "say",
     "says more": "close in meaning, but the new one says all the old one says and more (a "
     "part, a bound, an exception, a detail, someone's view of it): the old one may still hold "
     "as it stands",
