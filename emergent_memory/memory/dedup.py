@@ -7953,17 +7953,27 @@ _OTHER_WAY_WORDS = """
 _OTHER_WAYS = frozenset(frozenset(pair.split(":")) for pair in _OTHER_WAY_WORDS.split())
 
 
+def one_replacement(existing: str, new: str) -> tuple[int, int, int, int] | None:
+    """Where the two texts differ, when they differ in one place only and by words in place of
+    words (alignment): the old text's tokens [i1:i2] and the new one's [j1:j2]; else None."""
+    opcodes, _ = alignment(existing, new)
+    different = [op for op in opcodes if op[0] != "equal"]
+    if len(different) != 1 or different[0][0] != "replace":
+        return None
+    _, i1, i2, j1, j2 = different[0]
+    return i1, i2, j1, j2
+
+
 def exchanges_a_way(existing: str, new: str) -> bool:
     """The two texts differ in one word only, which says the other way of the same thing
     (_OTHER_WAYS: "Staging data is copied *from* prod weekly" / "... *to* prod weekly",
     "signs off PRs *for* the mobile team" / "... *from* the mobile team", "asked *for* a
     page" / "asked *about* the page"): the words are all the same, but not the fact."""
     old, new_ = statement(existing), statement(new)
-    opcodes, _ = alignment(existing, new)
-    different = [op for op in opcodes if op[0] != "equal"]
-    if len(different) != 1 or different[0][0] != "replace":
+    replaced = one_replacement(existing, new)
+    if replaced is None:
         return False
-    _, i1, i2, j1, j2 = different[0]
+    i1, i2, j1, j2 = replaced
     # (an article changed beside it is no word: "asked *for a* page" / "*about the* page")
     was = [t.lower for t in old.tokens[i1:i2] if t.lower not in _ARTICLES]
     now = [t.lower for t in new_.tokens[j1:j2] if t.lower not in _ARTICLES]
@@ -9448,11 +9458,10 @@ def role_holder_changed(existing: str, new: str) -> bool:
     for a time that passes ("... on call for gatekeeper *this week*": the next week's holder
     is another occasion)."""
     old, new_ = statement(existing), statement(new)
-    opcodes, _ = alignment(existing, new)
-    changed = [op for op in opcodes if op[0] != "equal"]
-    if len(changed) != 1 or changed[0][0] != "replace":
+    replaced = one_replacement(existing, new)
+    if replaced is None:
         return False
-    _, i1, i2, j1, j2 = changed[0]
+    i1, i2, j1, j2 = replaced
     gone, came = old.tokens[i1:i2], new_.tokens[j1:j2]
     if not (len(gone) <= 3 and len(came) <= 3):
         return False
