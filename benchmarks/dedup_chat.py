@@ -442,6 +442,9 @@ HOLDOUTS = {
     "dropped and the roles of one holder read (126fc7d)",
     "dedup_holdout_164.json": "80 pairs (20 chat turns, 10 in German, French, Chinese) about "
     "who holds a role; first run against the role given to another read (db06ba9)",
+    "dedup_holdout_165.json": "80 pairs (20 chat turns, 10 in German, French, Chinese) about "
+    "who holds a one-person role (manager, contact, approver, DRI, tech lead); first run "
+    "against the roles' families widened (b5ba914)",
 }
 
 

@@ -82,6 +82,7 @@ UNSEEN = (
     "dedup_holdout_162.json",
     "dedup_holdout_163.json",
     "dedup_holdout_164.json",
+    "dedup_holdout_165.json",
 )
 
 
