@@ -57,7 +57,8 @@ logger = logging.getLogger(__name__)
 # `change_from` (below all of these) with a stated change that keeps the subject's words;
 # `reworded_from` (within text_rule_from's band) with one word exchanged for another,
 # measured on every spent set's pairs and the store's nearest pairs (benchmarks/README.md
-# section 3, stop 43).
+# section 3, stop 43); `role_from` (below change_from) where another holder of a role of one
+# holder is still read (dedup.role_given_to_another: section 3, stop 91).
 # `threshold` (similarity alone supersedes) is the one benchmarks/dedup_chat.py chooses on the
 # agent memories of the labelled set and of every held-out set spent before it
 # (AGENT_DEVELOPMENT: the lowest value at which the similarity adds no wrong supersession);
@@ -76,6 +77,9 @@ DEDUP_POLICIES = {
         labelled_from=1.0,
         change_from=0.40,
         reworded_from=0.85,
+        # who holds a role, held by another, read from here up (benchmarks/README.md,
+        # section 3: the lifecycle's on-call changes at 0.32-0.39)
+        role_from=0.30,
         # a pair the rules keep for want of evidence, read by a model fitted on the labelled
         # pairs (memory/dedup_learned.py; benchmarks/README.md, section 3)
         learned=LearnedReading("dedup_learned.json"),
@@ -156,8 +160,14 @@ def dedup_policy(settings: Settings, model_name: str) -> DedupPolicy:
     change = (
         None if policy.change_from is None or lowest is None else min(policy.change_from, lowest)
     )
+    role = None if policy.role_from is None or change is None else min(policy.role_from, change)
     return replace(
-        policy, threshold=threshold, text_rule_from=low, named_change_from=named, change_from=change
+        policy,
+        threshold=threshold,
+        text_rule_from=low,
+        named_change_from=named,
+        change_from=change,
+        role_from=role,
     )
 
 

@@ -87,29 +87,35 @@ def test_the_dedup_policy_follows_the_model_unless_the_threshold_is_set() -> Non
         labelled_from=1.0,
         change_from=0.40,
         reworded_from=0.85,
+        role_from=0.30,
         learned=READING,
     )
     # a model nobody calibrated: the plain threshold, no bands
     assert app.dedup_policy(load_settings({}), "some/other-model") == DedupPolicy.plain(0.98)
     chosen = load_settings({"EMERGENT_MEMORY_DEDUP_THRESHOLD": "0.9"})
     assert app.dedup_policy(chosen, LOCAL_MODEL_NAME) == DedupPolicy(
-        0.9, 0.64, 0.60, True, 1.0, 0.40, 0.85, READING
+        0.9, 0.64, 0.60, True, 1.0, 0.40, 0.85, 0.30, READING
     )
     # a lower threshold leaves the band of one word exchanged as it is (from 0.8 the
     # similarity alone supersedes anyway)
     below = load_settings({"EMERGENT_MEMORY_DEDUP_THRESHOLD": "0.8"})
     assert app.dedup_policy(below, LOCAL_MODEL_NAME) == DedupPolicy(
-        0.8, 0.64, 0.60, True, 1.0, 0.40, 0.85, READING
+        0.8, 0.64, 0.60, True, 1.0, 0.40, 0.85, 0.30, READING
     )
     assert app.dedup_policy(chosen, "some/other-model") == DedupPolicy.plain(0.9)
     low = load_settings({"EMERGENT_MEMORY_DEDUP_THRESHOLD": "0.5"})
     # no band left above the threshold; the stated change's band starts at 0.40 still
     assert app.dedup_policy(low, LOCAL_MODEL_NAME) == DedupPolicy(
-        0.5, 0.5, 0.5, True, 1.0, 0.40, 0.85, READING
+        0.5, 0.5, 0.5, True, 1.0, 0.40, 0.85, 0.30, READING
     )
     lower = load_settings({"EMERGENT_MEMORY_DEDUP_THRESHOLD": "0.3"})
     assert app.dedup_policy(lower, LOCAL_MODEL_NAME) == DedupPolicy(
-        0.3, 0.3, 0.3, True, 1.0, 0.3, 0.85, READING
+        0.3, 0.3, 0.3, True, 1.0, 0.3, 0.85, 0.3, READING
+    )
+    # the role's band never starts above the stated change's
+    lowest = load_settings({"EMERGENT_MEMORY_DEDUP_THRESHOLD": "0.2"})
+    assert app.dedup_policy(lowest, LOCAL_MODEL_NAME) == DedupPolicy(
+        0.2, 0.2, 0.2, True, 1.0, 0.2, 0.85, 0.2, READING
     )
     # the service's config carries all of it, the learned reading included
     config = app.memory_config(load_settings({}), LOCAL_MODEL_NAME)

@@ -606,7 +606,11 @@ def test_the_same_subject_words_with_another_value_last_is_a_conflict(
         assert POLICY.change_from is not None
         low = POLICY.explain(POLICY.change_from + 0.01, existing, new)
         assert low == dedup.Decision("possible_duplicate", "different value")
-        assert POLICY.decide(POLICY.change_from - 0.01, existing, new) == "distinct"
+        # (who holds a role: as far down as the role's band)
+        below = POLICY.change_from
+        if dedup.role_given_to_another(existing, new) and POLICY.role_from is not None:
+            below = POLICY.role_from
+        assert POLICY.decide(below - 0.01, existing, new) == "distinct"
         # and between the text rules and the duplicate band (0.60 to 0.64) too
         assert POLICY.named_change_from is not None
         gap = (POLICY.named_change_from + POLICY.duplicates_from) / 2
@@ -2060,9 +2064,15 @@ def test_below_the_band_nothing_else_supersedes_or_is_reported(
 
 def test_below_change_from_nothing_is_read() -> None:
     assert POLICY.change_from is not None
+    port, changed = "The billing DB listens on port 5432.", "The billing DB now listens on 5433."
+    assert verdict(POLICY.change_from + 0.01, port, changed) == "supersede"
+    assert verdict(POLICY.change_from - 0.01, port, changed) == "distinct"
+    # but who holds a role, as far down as role_from
     manager, changed = "The user's manager is Elena.", "The user's manager is now Kwame."
     assert verdict(POLICY.change_from + 0.01, manager, changed) == "supersede"
-    assert verdict(POLICY.change_from - 0.01, manager, changed) == "distinct"
+    assert POLICY.role_from is not None
+    assert verdict(POLICY.change_from - 0.01, manager, changed) == "possible_duplicate"
+    assert verdict(POLICY.role_from - 0.01, manager, changed) == "distinct"
 
 
 def test_another_owner_of_the_same_thing_is_another_holder_at_any_similarity() -> None:
@@ -3659,7 +3669,10 @@ def test_a_next_nearest_memory_is_only_ever_linked_when_the_new_text_states_its_
     for similarity in (0.45, 0.70, 0.90):
         assert POLICY.beside(similarity, existing, new) == NEXT_NEAREST_CHANGED
     # below the rules' floor nothing is read
-    assert POLICY.beside(POLICY.considered_from - 0.01, existing, new) is None
+    below = POLICY.considered_from
+    if dedup.role_given_to_another(existing, new) and POLICY.role_from is not None:
+        below = POLICY.role_from  # (who holds a role: as far down as the role's band)
+    assert POLICY.beside(below - 0.01, existing, new) is None
 
 
 @pytest.mark.parametrize(
@@ -8801,10 +8814,119 @@ def test_another_holder_of_a_role_with_a_change_word_supersedes_within_the_text_
         ("Ana owns a dog.", "Ben owns a dog."),
         ("Lena leads the frontend guild.", "Lena leads the backend guild."),  # the same name
         ("Who owns billing? Priya.", "Billing ownership moved to Kofi."),  # a question
+        # "reports to" of things, not of people; a team that approves, not a person
+        (
+            "The Leeds depot's scanners report to stockd every 5 seconds.",
+            "The York depot's scanners report to stockd every 5 seconds.",
+        ),
+        ("Gate 4 reports to the SCADA bridge.", "Gate 7 reports to the SCADA bridge."),
+        (
+            "Merges to main require approval from the platform team.",
+            "Hotfixes to main require approval from the platform team.",
+        ),
+        # held on given days, held with others, swapped between two people
+        ("Ilona is on call Monday to Thursday.", "Tobias is on call Monday to Thursday."),
+        ("Isolde approves dockd releases.", "Hamid can also approve dockd releases."),
+        ("Maya reports to Tom on the data team.", "Tom reports to Maya on the data team."),
+        # a first and a full name are one person
+        ("Priya owns lanebook.", "Priya Raman is the owner of lanebook."),
     ],
 )
 def test_no_role_given_to_another(existing: str, new: str) -> None:
     assert not dedup.role_given_to_another(existing, new)
+
+
+@pytest.mark.parametrize(
+    ("existing", "new", "similarity"),
+    [
+        ("Ada reports to Ben Okafor.", "Ada's line manager is Carmen.", 0.49),
+        ("Ada's manager is Ben.", "Ada reports to Carmen Diaz.", 0.45),
+        ("dockd releases need Isolde's sign-off.", "Hamid signs off on dockd releases.", 0.56),
+        ("Ravi is the go-to for lanebook billing.", "Ask Mei about lanebook billing.", 0.7),
+        ("lanebook is tech-led by Elif.", "Aiko is the lead engineer on lanebook.", 0.66),
+        ("Fintan is lanebook's product owner.", "lanebook PO is Hamid.", 0.48),
+        (
+            "Darius is accountable for the dockd migration.",
+            "DRI for the dockd migration: Noa.",
+            0.57,
+        ),
+        ("Gulnara is the scrum master for dockd.", "dockd's scrum master is Fintan.", 0.52),
+        ("Release captain for dockd: Catalina.", "Isolde is the dockd release captain.", 0.69),
+        ("Lorenzo is incident commander for dockd outages.", "dockd outages IC: Darius.", 0.6),
+        ("Marisol is editor-in-chief of the eng blog.", "The eng blog's EIC is Catalina.", 0.62),
+    ],
+)
+def test_another_holder_of_a_role_in_other_words_is_read_whatever_the_role(
+    existing: str, new: str, similarity: float
+) -> None:
+    """Someone's manager ("reports to", "line manager"), who approves ("signs off",
+    "sign-off", "approval"), whom to ask ("go-to"), the lead ("tech-led", "lead engineer"),
+    the owner ("PO", "accountable", "DRI") and roles of their own (scrum master, release
+    captain, incident commander, editor-in-chief): another name is another value."""
+    assert dedup.role_given_to_another(existing, new)
+    assert POLICY.explain(similarity, existing, new) == DIFFERENT_VALUE
+
+
+SAME_HOLDER = dedup.Decision("supersede", "same holder")
+
+
+@pytest.mark.parametrize(
+    ("existing", "new", "similarity"),
+    [
+        ("Tomas reports to Gulnara.", "Gulnara is Tomas's line manager.", 0.8),
+        ("Bastien's manager is Marisol.", "Bastien reports to Marisol.", 0.77),
+        ("Releases of dockd need Isolde's sign-off.", "Isolde signs off on dockd releases.", 0.9),
+        ("Elif is tech lead on lanebook.", "lanebook is tech-led by Elif.", 0.85),
+        ("Ask Hamid about invoicer billing.", "Hamid is the go-to for invoicer/billing.", 0.8),
+        ("lanebook owner: Priya.", "Priya Raman is the engineer who owns lanebook.", 0.8),
+        (
+            "Jonas is the go-to person for dome motor problems.",
+            "For dome motor problems, ask Jonas.",
+            0.78,
+        ),
+    ],
+)
+def test_the_same_holder_of_a_role_in_other_words_is_a_rewording(
+    existing: str, new: str, similarity: float
+) -> None:
+    """The same person in the same role of the same thing, however said, within the text
+    rule's band: the new text replaces the old (reason `same holder`)."""
+    assert dedup.role_restated(existing, new)
+    assert POLICY.explain(similarity, existing, new) == SAME_HOLDER
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Tomas reports to Gulnara.", "Gulnara reports to Tomas."),  # the other way round
+        ("Elif owns lanebook.", "Elif no longer owns lanebook."),  # negated
+        ("Elif owned lanebook.", "Elif owns lanebook."),  # the past
+        ("Elif owns lanebook.", "Elif owns lanebook; Mei moved to dockd."),  # says more
+        ("Elif owns lanebook.", "Elif leads lanebook."),  # another role
+        ("Elif owns lanebook.", "Elif owns dockd."),  # another thing
+        ("Priya: my manager is Raj", "Dina: my manager is Raj"),  # two speakers
+    ],
+)
+def test_no_role_restated(existing: str, new: str) -> None:
+    assert POLICY.explain(0.8, existing, new) != SAME_HOLDER
+
+
+def test_another_holder_of_a_role_is_read_below_the_stated_changes_band() -> None:
+    """From `role_from` (0.30) up: the lifecycle's on-call changes said in other words are
+    0.32-0.39 similar, below `change_from`; nothing else is read there."""
+    existing, new = "The webhooks on-call engineer is Chen.", "Rosa took over the webhooks pager."
+    assert POLICY.role_from is not None
+    assert POLICY.role_from < POLICY.change_from  # type: ignore[operator]
+    assert POLICY.explain(0.35, existing, new) == KEEPS_THE_SUBJECT
+    beside = POLICY.beside(0.35, existing, new)
+    assert beside is not None
+    assert beside.reason == "next nearest changed"
+    assert POLICY.explain(0.25, existing, new) == dedup.Decision("distinct", "not similar")
+    # any other pair there: not read
+    other = ("The webhooks service listens on port 4000.", "webhooks moved to port 4100.")
+    assert POLICY.explain(0.35, *other) == dedup.Decision("distinct", "not similar")
+    with pytest.raises(ValueError, match="role_from"):
+        dedup.DedupPolicy(0.9, 0.6, None, change_from=0.4, role_from=0.5)
 
 
 def test_a_role_said_by_two_speakers_is_theirs() -> None:

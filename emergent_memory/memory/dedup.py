@@ -129,7 +129,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal, localcontext
 from difflib import SequenceMatcher
 from functools import lru_cache
-from itertools import pairwise
+from itertools import accumulate, groupby, pairwise
 from typing import Literal, Protocol
 
 Verdict = Literal["supersede", "possible_duplicate", "distinct"]
@@ -8152,12 +8152,13 @@ Reason = Literal[
     "opposite value",
     "another statement",
     "swapped values",
+    "same holder",
 ]
 
 
 # The reasons that mean: the same subject with another value, nothing says it changed, or a
 # stated change too far in meaning to supersede on (a conflict to keep and flag).
-_AS_REWORDED = frozenset({"similar", "same values", "reworded", "keeps every word"})
+_AS_REWORDED = frozenset({"similar", "same values", "reworded", "keeps every word", "same holder"})
 CONFLICT_REASONS: frozenset[Reason] = frozenset(
     {
         "different value",
@@ -8226,6 +8227,7 @@ class Comparison:
     scope_dropped: bool = False  # scope_dropped
     role_holder_changed: bool = False  # role_holder_changed
     role_given: bool = False  # role_given_to_another
+    role_restated: bool = False  # role_restated
     way_exchanged: bool = False  # exchanges_a_way
     acts_differ: bool = False  # acts_differ
     bound_turned: bool = False  # _bound_turned
@@ -9150,6 +9152,7 @@ def compare(existing: str, new: str) -> Comparison:
         scope_dropped=scope_dropped(existing, new),
         role_holder_changed=role_holder_changed(existing, new),
         role_given=role_given_to_another(existing, new),
+        role_restated=role_restated(existing, new),
         way_exchanged=exchanges_a_way(existing, new),
         acts_differ=acts_differ(existing, new),
         still_holds=still_holds(existing, new),
@@ -9278,6 +9281,9 @@ _ANY_OF_MANY = frozenset({"a", "an", "some", "several", "many", "few", "lots", "
 _ROLE_OCCASIONS = frozenset(
     {"week", "weeks", "weekend", "quarter", "sprint", "month", "today", "tonight", "tomorrow"}
 )
+# Words that say a role is held with others ("Hamid can *also* approve", "*either*
+# approver", "approval *rights*", the *backup* on call)
+_SHARED_ROLE = frozenset({"also", "either", "both", "rights", "backup", "secondary", "deputy"})
 # How far before its role's word a name stands ("*Ana* owns", "*Ana* is the tech lead")
 _ROLE_REACH = 4
 
@@ -9328,18 +9334,37 @@ def _holds_the_role(one: Statement, start: int, end: int) -> bool:
 
 
 # The words of each role one person holds for a thing at a time, however said: on call
-# ("on-call", "the X pager", "page X for ..."), the owner ("owns", "ownership of"), the lead
-# ("leads", "heads", "the tech lead of").
+# ("on-call", "the X pager", "page X for ..."), the owner ("owns", "ownership of", "the
+# product owner", "PO", "accountable for"), the lead ("leads", "heads", "the tech lead of",
+# "tech-led by", "lead engineer"), someone's manager ("manages", "line manager", "boss";
+# "reports to", _ROLE_FAMILY_PHRASES), whom to ask ("go-to"), who approves ("sign-off",
+# "approval"; "signs off"), and roles of their own (scrum master, release captain, incident
+# commander, editor-in-chief).
 _ROLE_FAMILY_WORDS = {
     "on-call": "on-call oncall pager page paged",
-    "owner": "owns own owned owner ownership dri",
-    "lead": "lead leads heads headed tl",
-    "manager": "manager manages managed",
-    "contact": "contact ask",
-    "approver": "approver approves approved",
+    "owner": "owns own owned owner ownership dri po accountable",
+    "lead": "lead leads led heads headed tl tech-led tech-lead",
+    "manager": "manager manages managed boss",
+    "contact": "contact ask go-to goto",
+    "approver": "approver approves approved approval sign-off signoff",
+    "scrum master": "scrum",
+    "captain": "captain",
+    "commander": "commander ic",
+    "editor": "editor-in-chief eic",
 }
 _ROLE_FAMILY = {
     word: family for family, words in _ROLE_FAMILY_WORDS.items() for word in words.split()
+}
+# Two words that name a role's family together, of which neither does alone ("Ada *reports
+# to* Ben": Ben is her manager; "Dee *signs off* on releases")
+_ROLE_FAMILY_PHRASES = {
+    ("reports", "to"): "manager",
+    ("report", "to"): "manager",
+    ("reporting", "to"): "manager",
+    ("signs", "off"): "approver",
+    ("sign", "off"): "approver",
+    ("signed", "off"): "approver",
+    ("on", "call"): "on-call",
 }
 # Words that say who holds a role without naming the thing or the role ("the analytics
 # on-call *engineer*", "the ledger *service*", "this *rotation*", "*the new* owner", the
@@ -9349,7 +9374,8 @@ _ROLE_FILLER_WORDS = """
     engineer engineers person service services team rotation rota incident incidents new
     current contact responsible tech technical took take takes taken over moved move handed
     hand passed pass now since from to is are was were the a an of for by on this that at
-    its point about questions question person"""
+    its point about questions question person line product master chief need needs needed
+    one who guy"""
 _ROLE_FILLERS = frozenset(_ROLE_FILLER_WORDS.split())
 # How clauses are told apart for the role's reading: a semicolon, or a sentence's end
 _CLAUSE_END = re.compile(r";|(?<=[.!?])\s+")
@@ -9370,6 +9396,27 @@ class RoleHeld:
 _ROTA_MEMBER = re.compile(r"\b(?:on|in)\s+(?:the|a|an)\b[^.;]*\brota(?:tion)?s?\b", re.IGNORECASE)
 
 
+# Words after which a word in capitals names the thing, not who holds its role
+_THING_BEFORE = frozenset({"for", "of", "on", "about"})
+# What follows someone who holds a role, named first ("Ana *is* ...", "Ana *owns* ...", "Ana
+# *took* over ..."; _ROLE_FAMILY's words too)
+_HOLDER_NEXT = frozenset(
+    {"is", "was", "will", "has", "had", "took", "takes", "now", "and", "can", "should", "must"}
+    | {"who", "'s", "handed", *_ROLE_FAMILY}
+)
+
+
+def _whose(token: _Token, after: _Token | None) -> str | None:
+    """The name a possessive names right before an approver's word ("*Isolde's* sign-off",
+    "*Isolde's* approval"), or None."""
+    if after is None or _ROLE_FAMILY.get(after.lower) != "approver":
+        return None
+    name = re.sub(r"['\u2019]s?$", "", token.text)
+    if name == token.text or not (name[:1].isupper() and name.isalpha()):
+        return None
+    return name
+
+
 def _role_held(clause: str) -> RoleHeld | None:
     """The role one clause says someone holds for a thing (the family of _ROLE_FAMILY it
     names first, one to three names, the thing in at least one word of its own), or None;
@@ -9383,51 +9430,120 @@ def _role_held(clause: str) -> RoleHeld | None:
     # (the role named first: "Winifred *owns* the loafpay on-call rotation", "The user's
     # team *lead* is Priya Raman, who ... approves vacation requests")
     families = [
-        _ROLE_FAMILY.get(w, "on-call")
+        _ROLE_FAMILY_PHRASES.get((w, after)) or _ROLE_FAMILY[w]
         for w, after in pairwise([*lower, ""])
-        if w in _ROLE_FAMILY or (w, after) == ("on", "call")
+        if w in _ROLE_FAMILY or (w, after) in _ROLE_FAMILY_PHRASES
     ]
-    if not families or set(lower) & (_ROLE_OCCASIONS | _ANY_OF_MANY):
+    if not families or set(lower) & (_ROLE_OCCASIONS | _ANY_OF_MANY | _SHARED_ROLE):
         return None
-    # (a word that only leads in, "Update: ...", "Correction, ...", is neither)
-    words = [t for t in tokens if t.lower not in _LEAD_INS and t.lower not in CHANGE_MARKERS]
+    if any(t.norm in CALENDAR for t in tokens):
+        return None  # (held on given days: "on call Monday to Thursday", "in June")
+    for i, pair in enumerate(pairwise(lower)):
+        if _ROLE_FAMILY_PHRASES.get(pair) == "manager" and not (
+            i > 0 and i + 2 < len(tokens) and _a_name(tokens[i + 2])
+        ):
+            # (whom someone reports to, named: not "the ovens report to ovenwatch", "the
+            # station reports to the SCADA bridge")
+            return None
+    # (a word that only leads in, "Update: ...", "Correction, ...", is neither; nor are the
+    # words of a role's phrase, "reports to")
+    phrased = {
+        i + k
+        for i, pair in enumerate(pairwise(lower))
+        if pair in _ROLE_FAMILY_PHRASES
+        for k in (0, 1)
+    }
+    kept = [
+        i
+        for i, t in enumerate(tokens)
+        if t.lower not in _LEAD_INS and t.lower not in CHANGE_MARKERS and i not in phrased
+    ]
+    words = [tokens[i] for i in kept]
     if not words:
         return None
     named = [
-        _a_name(t)
-        and not t.text.isupper()  # (an acronym names a thing: "GPU", "CLI")
-        and t.lower not in _ROLE_FAMILY
-        and t.lower not in _ROLE_FILLERS
-        and t.lower not in _QUESTION_WORDS | {"call"}
-        for t in words
+        (
+            _a_name(t)
+            and not t.text.isupper()  # (an acronym names a thing: "GPU", "CLI")
+            and t.lower not in _ROLE_FAMILY
+            and t.lower not in _ROLE_FILLERS
+            and t.lower not in _QUESTION_WORDS | {"call"}
+            and t.norm not in CALENDAR  # ("on call from *Monday* through *Thursday*")
+        )
+        # (whose approval it needs: "the release needs *Isolde's* sign-off")
+        or (families[0] == "approver" and _whose(t, after) is not None)
+        for t, after in zip(words, [*words[1:], None], strict=True)
     ]
+    follows = kept[0] + 1  # (the word right after it as written: "Isolde *signs* off")
+    if (
+        named[0]
+        and len(words) > 1
+        and not (named[1] or follows in phrased or tokens[follows].lower in _HOLDER_NEXT)
+    ):
+        # a word in capitals because it opens the sentence, not followed as someone who
+        # holds a role is: no name ("*Deploys* to prod require approval from the platform
+        # team.")
+        named[0] = False
     if named[0] and not (len(named) > 1 and named[1]) and sum(named) > 1:
         # a word in capitals because it opens the sentence, beside a name of its own, is
         # the thing ("*Payouts* schema migrations are approved by Kalani."); not a name of
         # two words ("*Ana Lima* owns ...")
         named[0] = False
-    names = frozenset(t.norm for t, name in zip(words, named, strict=True) if name)
+    for i, before in enumerate(words[:-1]):
+        if before.lower in _THING_BEFORE:
+            # a word in capitals right after "for", "of", "on" or "about" names the thing
+            # ("the product manager for *Onyx*", "the tech lead of *Marten*")
+            named[i + 1] = False
+    # (a name of two or three words side by side is one: "*Rhea Kapoor* reports to *Daniel
+    # Osei*")
+    # (side by side: no other word and no mark between them, "*Aiko*: *Priya* took over")
+    at = [n for n, name in zip(kept, named, strict=True) if name]
+    breaks = accumulate(
+        (n != before + 1 or tokens[before].pause for before, n in pairwise([-2, *at])),
+        initial=0,
+    )
+    runs = groupby(zip(at, list(breaks)[1:], strict=True), key=lambda place: place[1])
+    spans = [[n for n, _ in run] for _, run in runs]
+    groups = [" ".join(tokens[n].norm for n in span) for span in spans]
+    subject = next(
+        (
+            " ".join(tokens[n].norm for n in span)
+            for span in spans
+            for i, pair in enumerate(pairwise(lower))
+            if _ROLE_FAMILY_PHRASES.get(pair) == "manager" and span[-1] == i - 1
+        ),
+        None,
+    )
+    named_words = {t.norm for t, name in zip(words, named, strict=True) if name}
     thing = frozenset(
-        t.norm
+        # (a word of each part of a pair written with a slash: "invoicer/billing")
+        part
         for t in words
-        if t.norm not in names
+        for part in ([_stem(p) for p in t.norm.split("/") if p] if "/" in t.norm else [t.norm])
+        if t.norm not in named_words
         and t.lower not in _ROLE_FAMILY
         and t.lower not in _ROLE_FILLERS
         and t.norm not in _ROLE_FILLERS
         and t.lower not in STOPWORDS
         and t.lower != "call"
     )
-    if not thing and words[0].norm in names:
+    if subject is not None:
+        # who reports to someone is whose manager it is, the thing ("The user's teammate
+        # *Maya* reports to Tom.")
+        thing, groups = thing | {subject}, [g for g in groups if g != subject]
+    elif not thing and named[0]:
         # a word in capitals because it opens the sentence, the thing ("*Billing* ownership
-        # moved to Kofi.")
-        names, thing = names - {words[0].norm}, frozenset({words[0].norm})
-    if not thing or not 1 <= len(names) <= 3:
+        # moved to Kofi."), or the one whose role it is, someone's ("*Tomás*: my manager is
+        # Gulnara")
+        thing, groups = frozenset({groups[0]}), groups[1:]
+    if not thing or not 1 <= len(groups) <= 3:
         return None
-    return RoleHeld(families[0], thing, names)
+    return RoleHeld(families[0], thing, frozenset(groups))
 
 
+@lru_cache(maxsize=1024)
 def roles_held(text: str) -> tuple[RoleHeld, ...]:
-    """Each clause's role held (_role_held), in order."""
+    """Each clause's role held (_role_held), in order (cached, as statement)."""
     found = (_role_held(clause) for clause in _CLAUSE_END.split(text) if clause.strip())
     return tuple(role for role in found if role is not None)
 
@@ -9444,9 +9560,45 @@ def role_given_to_another(existing: str, new: str) -> bool:
             common = old.names & new_.names
             if old.family != new_.family or old.thing | common != new_.thing | common:
                 continue
-            if old.names - common and new_.names - common:
+            if _another_named(old.names, new_.names) and _another_named(new_.names, old.names):
                 return True
     return False
+
+
+def role_restated(existing: str, new: str) -> bool:
+    """Each text is one clause that says who holds one role of one holder for a thing, the
+    same role of the same thing held by the same people ("Isolde signs off on gradebook
+    releases." / "Releases of gradebook need Isolde's sign-off."; "Ada reports to Ben." /
+    "Ben is Ada's manager."; "Leilani" is "Leilani Kahale"), neither negated."""
+    olds, news = roles_held(existing), roles_held(new)
+    if len(olds) != 1 or len(news) != 1 or len(_clauses(existing)) + len(_clauses(new)) != 2:
+        return False
+    old, new_ = olds[0], news[0]
+    if statement(existing).negations or statement(new).negations:
+        return False
+    return (
+        old.family == new_.family
+        and old.thing == new_.thing
+        and not _another_named(old.names, new_.names)
+        and not _another_named(new_.names, old.names)
+    )
+
+
+def _clauses(text: str) -> list[str]:
+    """The clauses the role's reading reads apart (_CLAUSE_END)."""
+    return [clause for clause in _CLAUSE_END.split(text) if clause.strip()]
+
+
+def _another_named(names: frozenset[str], others: frozenset[str]) -> bool:
+    """One of `names` is none of `others`, not even in part or whole ("Leilani" is
+    "Leilani Kahale")."""
+    return any(
+        not any(
+            set(name.split()) <= set(o.split()) or set(o.split()) <= set(name.split())
+            for o in others
+        )
+        for name in names
+    )
 
 
 def role_holder_changed(existing: str, new: str) -> bool:
@@ -9553,6 +9705,7 @@ class DedupPolicy:
     labelled_from: float | None = None
     change_from: float | None = None
     reworded_from: float | None = None
+    role_from: float | None = None
     learned: SecondReading | None = None
 
     def __post_init__(self) -> None:
@@ -9570,6 +9723,10 @@ class DedupPolicy:
             raise ValueError(
                 "change_from needs text_rule_from, and must not exceed it or named_change_from"
             )
+        if self.role_from is not None and (
+            self.change_from is None or self.role_from > self.change_from
+        ):
+            raise ValueError("role_from needs change_from, and must not exceed it")
 
     @classmethod
     def plain(cls, threshold: float) -> DedupPolicy:
@@ -9588,6 +9745,16 @@ class DedupPolicy:
         """Below this similarity a pair is distinct: not even a possible duplicate."""
         return self._rules_from if self.change_from is None else self.change_from
 
+    def _read(self, similarity: float, existing: str, new: str) -> bool:
+        """Whether the pair is read at all: from `considered_from` up; below it, from
+        `role_from`, when each text says who holds a role (roles_held), which
+        role_given_to_another may find held by another."""
+        if similarity >= self.considered_from:
+            return True
+        if self.role_from is None or similarity < self.role_from:
+            return False
+        return bool(roles_held(existing) and roles_held(new))
+
     @property
     def duplicates_from(self) -> float:
         """From here up, a pair that does not supersede is reported as a possible duplicate."""
@@ -9604,7 +9771,7 @@ class DedupPolicy:
     def explain(
         self, similarity: float, existing: str, new: str, *, corrects: bool = False
     ) -> Decision:
-        if similarity < self.considered_from:
+        if not self._read(similarity, existing, new):
             return Decision("distinct", "not similar")  # no need to read the texts
         pair = _compared(existing, new, corrects)
         decision = self.judge(similarity, pair)
@@ -9627,7 +9794,7 @@ class DedupPolicy:
         here: among the next nearest, it is as often another fact of the same shape; unless
         it is the same named thing at another version (another_version), or another holder
         of the thing's role (role_given_to_another), which name the thing."""
-        if similarity < self.considered_from:
+        if not self._read(similarity, existing, new):
             return None
         pair = _compared(existing, new, corrects)
         # (not the object replaced alone, which the nearest memory alone is read for below
@@ -9688,19 +9855,32 @@ class DedupPolicy:
     def _judge(self, similarity: float, pair: Comparison) -> Decision:
         decision = self._judge_rules(similarity, pair)
         if (
-            not pair.role_given
+            not (pair.role_given or pair.role_restated)
             or self.change_from is None
             or decision.verdict == "supersede"
-            or similarity < self.considered_from
+            or similarity < (self.considered_from if self.role_from is None else self.role_from)
         ):
             return decision
         readable = not self.latin_only_model or (
             pair.model_knows_both and pair.same_unknown and not pair.foreign
         )
-        guarded = pair.other_holder or pair.other_scope or pair.scope_dropped
-        guarded = guarded or pair.other_statement or pair.history or pair.other_occasion
-        if not readable or guarded or pair.one_off or pair.plan_done:
+        guarded = pair.scope_dropped or pair.other_statement or pair.history
+        guarded = guarded or pair.other_occasion or pair.one_off or pair.plan_done
+        if not readable or guarded:
             return decision
+        if pair.role_restated and decision.reason not in CONFLICT_REASONS:
+            # the same holder of the same role of the same thing, said in other words ("Isolde
+            # signs off on gradebook releases." / "Releases of gradebook need Isolde's
+            # sign-off."; "Ada reports to Ben." / "Ben is Ada's manager."), within the text
+            # rule's band: a rewording (whose fact it is, the role's reading names: the
+            # holder and subject guards read words, not the role)
+            if similarity >= self.duplicates_from and not (pair.marked or pair.tense_differs):
+                return Decision("supersede", "same holder")
+            return decision
+        if pair.other_holder or pair.other_scope:
+            return decision
+        if decision.verdict == "possible_duplicate" and decision.reason in CONFLICT_REASONS:
+            return decision  # (read already: "swapped values")
         # who holds one role of the thing, said in other words ("The analytics on-call
         # engineer is Nadia." / "Omar took over the analytics pager."): the new holder when
         # the new text says it changed, within the text rule's band; below it, a stated

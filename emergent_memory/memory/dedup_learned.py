@@ -67,6 +67,7 @@ NOT_READ = frozenset(
         "scope_dropped",
         "role_holder_changed",
         "role_given",
+        "role_restated",
     }
 )
 # the comparison's fields the model reads, in this order (numbers; `swapped` as present or not)

@@ -236,6 +236,7 @@ RULE_WORDS = {
     "reworded": "the same fact with one word exchanged for another",
     "same values": "the same values and names in other words",
     "names the change": "it names the old value and the new one",
+    "same holder": "the same person in the same role, said in other words",
     "learned reading": "the same fact in other words (a model fitted on labelled pairs read "
     "them as one)",
 }

@@ -119,7 +119,7 @@ class MemoryConfig:
 
     `dedup_threshold`, `dedup_text_rule_from`, `dedup_named_change_from`,
     `dedup_latin_only_model`, `dedup_labelled_from`, `dedup_change_from`,
-    `dedup_reworded_from` and `dedup_learned` are a DedupPolicy
+    `dedup_reworded_from`, `dedup_role_from` and `dedup_learned` are a DedupPolicy
     (memory/dedup.py): when a new memory supersedes its nearest one (None bands: the plain
     threshold, for models it was not calibrated on; `dedup_learned`, the second reading of a
     pair the rules keep for want of evidence, memory/dedup_learned.py).
@@ -132,6 +132,7 @@ class MemoryConfig:
     dedup_labelled_from: float | None = None
     dedup_change_from: float | None = None
     dedup_reworded_from: float | None = None
+    dedup_role_from: float | None = None
     dedup_learned: SecondReading | None = None
     max_content_length: int = 2000
     recall_candidates: int = 50
@@ -157,14 +158,15 @@ class MemoryConfig:
     @property
     def dedup_policy(self) -> DedupPolicy:
         return DedupPolicy(
-            self.dedup_threshold,
-            self.dedup_text_rule_from,
-            self.dedup_named_change_from,
-            self.dedup_latin_only_model,
-            self.dedup_labelled_from,
-            self.dedup_change_from,
-            self.dedup_reworded_from,
-            self.dedup_learned,
+            threshold=self.dedup_threshold,
+            text_rule_from=self.dedup_text_rule_from,
+            named_change_from=self.dedup_named_change_from,
+            latin_only_model=self.dedup_latin_only_model,
+            labelled_from=self.dedup_labelled_from,
+            change_from=self.dedup_change_from,
+            reworded_from=self.dedup_reworded_from,
+            role_from=self.dedup_role_from,
+            learned=self.dedup_learned,
         )
 
     @staticmethod
@@ -179,6 +181,7 @@ class MemoryConfig:
             "dedup_labelled_from": policy.labelled_from,
             "dedup_change_from": policy.change_from,
             "dedup_reworded_from": policy.reworded_from,
+            "dedup_role_from": policy.role_from,
             "dedup_learned": policy.learned,
         }
 
