@@ -8661,6 +8661,43 @@ def test_a_text_that_names_another_part_drops_no_part(existing: str, new: str) -
 @pytest.mark.parametrize(
     ("existing", "new"),
     [
+        (
+            "The user practices the cello for 45 minutes.",
+            "On weekends, the user practices for 2 hours.",
+        ),
+        (
+            "ledger releases moved to Wednesday.",
+            "In project 69, ledger releases are cut on Thursday.",
+        ),
+        ("The API listens on port 8080.", "In production, the API now listens on port 9443."),
+        ("Request logs are sampled at 10%.", "For the EU region, request logs are sampled at 1%."),
+    ],
+)
+def test_a_value_said_of_a_part_the_old_text_does_not_name_neither_replaces_nor_conflicts(
+    existing: str, new: str
+) -> None:
+    """Said of all, then of one part: both hold, each of its own; linked, the part's newer
+    value would outrank what holds of the rest (and keep it from injection)."""
+    assert dedup.part_opened(existing, new)
+    for similarity in (0.5, 0.7, 0.9, 0.97):
+        decision = POLICY.explain(similarity, existing, new)
+        assert decision.verdict != "supersede"
+        assert decision.reason not in dedup.CONFLICT_REASONS
+    # not a change said after an occasion, nor a part the old text names too
+    assert not dedup.part_opened(
+        "The user's manager is Carmen.", "After the reorg, the user's manager is Ravi."
+    )
+    assert not dedup.part_opened(
+        "In staging, the API listens on port 8080.", "In production, the API listens on 9443."
+    )
+    assert not dedup.part_opened(
+        "The API listens on 8080 in staging.", "In staging, the API listens on 8081."
+    )
+
+
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
         # the part kept, anywhere in the new text: the change of that part
         (
             "On the work laptop, Docker is capped at 8 GB.",

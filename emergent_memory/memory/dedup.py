@@ -5260,6 +5260,23 @@ def scope_dropped(existing: str, new: str) -> bool:
     return opening is None or opening.group(1).lower() in _LEAD_INS
 
 
+# The words of _SCOPING that open a part, not an occasion or a condition ("*In* project 69,",
+# "*On* the work laptop,", "*For* hotfixes,"; not "*After* the reorg,", "*When* online,")
+_PART_OPENERS = frozenset({"in", "on", "for", "within", "per"})
+
+
+def part_opened(existing: str, new: str) -> bool:
+    """The new text opens with a part the old one does not name (_opening_scope, opened by
+    one of _PART_OPENERS: "scheduler releases moved to Wednesday." / "*In project 69,*
+    releases of scheduler are cut every Thursday."), and the old opens with no part of its
+    own: the new one says it of that part only, the old holds of the rest (scope_dropped the
+    other way round)."""
+    new_ = statement(new)
+    if not new_.tokens or new_.tokens[0].lower not in _PART_OPENERS:
+        return False
+    return scope_dropped(new, existing) and _opening_scope(statement(existing)) is None
+
+
 # Words after a word of _SCOPING that say no part: this one, a bound, an idiom.
 _NOT_SCOPING_WORDS = """
     this these our here less more fewer under over at all every each any both
@@ -8225,6 +8242,7 @@ class Comparison:
     crosswise: bool = False
     other_scope: bool = False  # scopes_differ
     scope_dropped: bool = False  # scope_dropped
+    part_opened: bool = False  # part_opened
     role_holder_changed: bool = False  # role_holder_changed
     role_given: bool = False  # role_given_to_another
     role_restated: bool = False  # role_restated
@@ -9150,6 +9168,7 @@ def compare(existing: str, new: str) -> Comparison:
         crosswise=_crosswise(existing, new),
         other_scope=scopes_differ(old, new_),
         scope_dropped=scope_dropped(existing, new),
+        part_opened=part_opened(existing, new),
         role_holder_changed=role_holder_changed(existing, new),
         role_given=role_given_to_another(existing, new),
         role_restated=role_restated(existing, new),
@@ -9864,7 +9883,7 @@ class DedupPolicy:
         readable = not self.latin_only_model or (
             pair.model_knows_both and pair.same_unknown and not pair.foreign
         )
-        guarded = pair.scope_dropped or pair.other_statement or pair.history
+        guarded = pair.scope_dropped or pair.part_opened or pair.other_statement or pair.history
         guarded = guarded or pair.other_occasion or pair.one_off or pair.plan_done
         if not readable or guarded:
             return decision
@@ -9923,6 +9942,10 @@ class DedupPolicy:
             if pair.changes and self.change_from is not None:
                 return Decision("possible_duplicate", "different value")
             return Decision(close, "wider statement")
+        if pair.part_opened:
+            # said of all, then of one part: both hold, each of its own (a part's value,
+            # linked and newer, would outrank what holds of the rest)
+            return Decision(close, "narrower statement")
         if pair.opposite and not pair.marked:
             return Decision(close, "opposite value")
         if (pair.swapped or pair.reordered) and not pair.marked:
@@ -10050,7 +10073,7 @@ class DedupPolicy:
         )
         if not readable or pair.other_holder or pair.other_statement or pair.labelled:
             return Decision("distinct", "not similar")
-        if pair.other_scope or pair.scope_dropped:
+        if pair.other_scope or pair.scope_dropped or pair.part_opened:
             return Decision("distinct", "not similar")
         if pair.history or pair.period_and_duration:  # how things were; another attribute
             return Decision("distinct", "not similar")

@@ -65,6 +65,7 @@ NOT_READ = frozenset(
         "aside",
         "another_numbered",
         "scope_dropped",
+        "part_opened",
         "role_holder_changed",
         "role_given",
         "role_restated",
