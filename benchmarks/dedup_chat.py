@@ -445,6 +445,9 @@ HOLDOUTS = {
     "dedup_holdout_165.json": "80 pairs (20 chat turns, 10 in German, French, Chinese) about "
     "who holds a one-person role (manager, contact, approver, DRI, tech lead); first run "
     "against the roles' families widened (b5ba914)",
+    "dedup_holdout_166.json": "80 pairs (20 chat turns, 10 in German, French, Chinese) about "
+    "who holds a one-person role; first run against the roles read in more words, below "
+    "change_from, and the same holder restated (f4327d8)",
 }
 
 

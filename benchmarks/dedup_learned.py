@@ -83,6 +83,7 @@ UNSEEN = (
     "dedup_holdout_163.json",
     "dedup_holdout_164.json",
     "dedup_holdout_165.json",
+    "dedup_holdout_166.json",
 )
 
 
