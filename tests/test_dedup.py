@@ -8904,6 +8904,35 @@ def test_another_holder_of_a_role_in_other_words_is_read_whatever_the_role(
     assert POLICY.explain(similarity, existing, new) == DIFFERENT_VALUE
 
 
+@pytest.mark.parametrize(
+    ("existing", "new"),
+    [
+        ("Noor: Leocadia is my line manager", "Noor: I report to Adebayo now"),
+        ("Tomas: my manager is Gulnara", "Tomas: Darius is my manager"),
+        (
+            "Gideon: Cormac is the DRI for the ledger cleanup",
+            "Gideon: Dagny's the DRI on the ledger cleanup",
+        ),
+        ("Dagny reports to Ilkka.", "Leocadia is Dagny's line manager."),
+    ],
+)
+def test_a_chat_turns_roles_are_read_as_its_speaker_says_them(existing: str, new: str) -> None:
+    """ "I", "me" and "my" are the speaker's ("Noor: ... my line manager": Noor's manager),
+    "X's the DRI" says "X is the DRI", and the label is no name in the role; someone's
+    manager is whose the possessive says, no other holder."""
+    assert dedup.role_given_to_another(existing, new)
+    assert POLICY.explain(0.6, existing, new).reason in dedup.CONFLICT_REASONS
+
+
+def test_a_label_that_names_a_role_is_no_speaker() -> None:
+    text = "Owner: Hamid Solberg, stormwatch."
+    assert dedup._said_by_speaker(text) == text
+    # two speakers, each of their own manager
+    assert not dedup.role_given_to_another(
+        "Noor: my manager is Leocadia", "Dagny: my manager is Ilkka"
+    )
+
+
 SAME_HOLDER = dedup.Decision("supersede", "same holder")
 
 

@@ -8244,7 +8244,7 @@ class Comparison:
     scope_dropped: bool = False  # scope_dropped
     part_opened: bool = False  # part_opened
     role_holder_changed: bool = False  # role_holder_changed
-    role_given: bool = False  # role_given_to_another
+    role_given: str | None = None  # role_given_to_another: the role's family
     role_restated: bool = False  # role_restated
     way_exchanged: bool = False  # exchanges_a_way
     acts_differ: bool = False  # acts_differ
@@ -9394,7 +9394,7 @@ _ROLE_FILLER_WORDS = """
     current contact responsible tech technical took take takes taken over moved move handed
     hand passed pass now since from to is are was were the a an of for by on this that at
     its point about questions question person line product master chief need needs needed
-    one who guy"""
+    one who guy stuff anything"""
 _ROLE_FILLERS = frozenset(_ROLE_FILLER_WORDS.split())
 # How clauses are told apart for the role's reading: a semicolon, or a sentence's end
 _CLAUSE_END = re.compile(r";|(?<=[.!?])\s+")
@@ -9562,17 +9562,47 @@ def _role_held(clause: str) -> RoleHeld | None:
 
 @lru_cache(maxsize=1024)
 def roles_held(text: str) -> tuple[RoleHeld, ...]:
-    """Each clause's role held (_role_held), in order (cached, as statement)."""
-    found = (_role_held(clause) for clause in _CLAUSE_END.split(text) if clause.strip())
+    """Each clause's role held (_role_held), in order (cached, as statement); a chat turn's
+    as its speaker says it of themselves (_said_by_speaker)."""
+    found = (
+        _role_held(clause) for clause in _CLAUSE_END.split(_said_by_speaker(text)) if clause.strip()
+    )
     return tuple(role for role in found if role is not None)
 
 
-def role_given_to_another(existing: str, new: str) -> bool:
+# "I", "me", "my" of a chat turn's speaker, and "X's" that says "X is" before an article
+_FIRST_PERSON = re.compile(r"\b(?:(I'm|I\u2019m|I am|I)|(me)|(my|mine))\b")
+_IS_CONTRACTED = re.compile(r"\b([A-Z][^\W\d_]+)['\u2019]s (?=(?:the|a|an|our|my|your|their)\b)")
+
+
+def _said_by_speaker(text: str) -> str:
+    """A chat turn's text as its speaker (a label of one name: "Noor: ...") says it of
+    themselves, the label set aside ("Noor: Leocadia is my line manager" as "Leocadia is
+    Noor's line manager"; "Gideon: Cormac is the DRI ..." as "Cormac is the DRI ..."); and
+    "Fenna's the tech lead" as "Fenna is the tech lead". Other texts as written."""
+    text = _IS_CONTRACTED.sub(r"\1 is ", text)
+    match = _LABEL.match(text)
+    speaker = match.group(1).strip() if match else ""
+    if not (speaker[:1].isupper() and speaker.isalpha()) or label(text) is None:
+        return text
+    if speaker.lower() in _ROLE_FAMILY or speaker.lower() in _ROLE_FILLERS | STOPWORDS:
+        return text  # ("Owner: Hamid — stormwatch", "Contact: ...": no speaker)
+    said = text[match.end() - 1 :]  # type: ignore[union-attr]
+
+    def as_speaker(found: re.Match[str]) -> str:
+        if found.group(1):
+            return speaker if found.group(1) == "I" else f"{speaker} is"
+        return speaker if found.group(2) else f"{speaker}'s"
+
+    return _FIRST_PERSON.sub(as_speaker, said)
+
+
+def role_given_to_another(existing: str, new: str) -> str | None:
     """A clause of each text says who holds one role of one holder for the same thing, and
     the two name different people ("The analytics on-call engineer is Nadia." / "Omar took
     over the analytics pager."; "Ownership of ledger moved to Rosa." / "Chen owns the
     ledger service now; Sven moved to auth."): another value of that thing's holder, however
-    differently the two say the role."""
+    differently the two say the role. The role's family (_ROLE_FAMILY_WORDS), or None."""
     for old in roles_held(existing):
         for new_ in roles_held(new):
             # (a word in capitals both say is the thing's: "the reeltrim *GPU* cost work")
@@ -9580,8 +9610,8 @@ def role_given_to_another(existing: str, new: str) -> bool:
             if old.family != new_.family or old.thing | common != new_.thing | common:
                 continue
             if _another_named(old.names, new_.names) and _another_named(new_.names, old.names):
-                return True
-    return False
+                return old.family
+    return None
 
 
 def role_restated(existing: str, new: str) -> bool:
@@ -9896,7 +9926,9 @@ class DedupPolicy:
             if similarity >= self.duplicates_from and not (pair.marked or pair.tense_differs):
                 return Decision("supersede", "same holder")
             return decision
-        if pair.other_holder or pair.other_scope:
+        if pair.other_scope or (pair.other_holder and pair.role_given != "manager"):
+            # (but someone's manager: the role's thing is whose it is, "*Tomás's* line
+            # manager" / "*Tomás* reports to Gulnara")
             return decision
         if decision.verdict == "possible_duplicate" and decision.reason in CONFLICT_REASONS:
             return decision  # (read already: "swapped values")
