@@ -448,6 +448,9 @@ HOLDOUTS = {
     "dedup_holdout_166.json": "80 pairs (20 chat turns, 10 in German, French, Chinese) about "
     "who holds a one-person role; first run against the roles read in more words, below "
     "change_from, and the same holder restated (f4327d8)",
+    "dedup_holdout_167.json": "80 pairs (30 chat turns, 10 in German, French, Chinese) about "
+    "who holds a one-person role; first run against a chat turn's roles read as its speaker "
+    "says them (483257a)",
 }
 
 

@@ -84,6 +84,7 @@ UNSEEN = (
     "dedup_holdout_164.json",
     "dedup_holdout_165.json",
     "dedup_holdout_166.json",
+    "dedup_holdout_167.json",
 )
 
 
