@@ -302,6 +302,25 @@ def test_another_holder_of_a_role_said_in_other_words_is_linked_and_ranks_first(
     assert order.index(new_id) < order.index(old_id)
 
 
+def test_a_role_given_to_another_below_the_stated_change_band_is_linked(
+    semantic: MemoryService, principal: Principal
+) -> None:
+    """The real model puts "Rosa took over the webhooks pager." 0.39 from "The webhooks
+    on-call engineer is Chen.", below `change_from`: the role's own band (role_from) links
+    it, the new holder first; the same holder said in other words replaces the old."""
+    old = semantic.save(principal, "The webhooks on-call engineer is Chen.", "fact")
+    new = semantic.save(principal, "Rosa took over the webhooks pager.", "fact")
+    old_id, new_id = old["memory"]["id"], new["memory"]["id"]
+    assert new["superseded_ids"] == []
+    memories = by_id(semantic, principal)
+    assert (memories[new_id]["conflict"], memories[old_id]["conflict"]) == ("current", "outranked")
+    order = [m["id"] for m in semantic.recall(principal, "who is on call for webhooks")["memories"]]
+    assert order.index(new_id) < order.index(old_id)
+    signs = semantic.save(principal, "Isolde signs off on dockd releases.", "fact")
+    again = semantic.save(principal, "Releases of dockd need Isolde's sign-off.", "fact")
+    assert again["superseded_ids"] == [signs["memory"]["id"]]
+
+
 def test_a_memory_said_of_one_project_is_not_replaced_by_a_change_that_names_none(
     semantic: MemoryService, principal: Principal
 ) -> None:

@@ -144,6 +144,38 @@ def test_a_negation_in_other_words_conflicts(
     assert before["verdict"] == "related", before["why"]
 
 
+@pytest.mark.parametrize(
+    ("claim", "answer"),
+    [
+        ("Omar is the on-call engineer for analytics.", "conflict"),
+        ("Kofi is the DRI for the ledger migration.", "conflict"),
+        ("Ada's line manager is Carmen.", "conflict"),
+        ("Releases of dockd need Isolde's sign-off.", "confirmed"),
+        ("Ben is Ada's manager.", "confirmed"),
+    ],
+)
+def test_who_holds_a_role_is_read_as_save_reads_it(
+    verifier: VerifyService,
+    semantic: MemoryService,
+    principal: Principal,
+    claim: str,
+    answer: str,
+) -> None:
+    """Another person in a role one person holds for the same thing conflicts, the same
+    person said in other words confirms (dedup.role_given_to_another, role_restated)."""
+    for content in (
+        "The analytics on-call engineer is Nadia.",
+        "Priya is accountable for the ledger migration.",
+        "Ada reports to Ben.",
+        "Isolde signs off on dockd releases.",
+        "Analytics dashboards refresh every 15 minutes.",
+    ):
+        semantic.save(principal, content, "fact")
+    result = verifier.verify(principal, claim)
+    assert result["verdict"] == answer, result["why"]
+    assert "same role" in result["matches"][0]["why"]
+
+
 def test_a_conflict_says_which_values_differ(
     verifier: VerifyService, semantic: MemoryService, principal: Principal
 ) -> None:

@@ -132,6 +132,12 @@ class VerifyPolicy:
             # another value after the same subject words, however far apart the model puts
             # the two values ("Noor's manager is Callum *Reid*" / "*Reyes*")
             return "conflicts", features.difference or "another value for the same subject"
+        if features.role_given and not words_only:
+            # another person in a role one person holds for the same thing, however the
+            # two say the role ("Omar is on call for analytics" / "The analytics on-call
+            # engineer is Nadia"): the thing's words are in both, so from where a pair
+            # shares the subject's words at all (save reads it from its role_from)
+            return "conflicts", "another person holds the same role"
         if (
             features.claim_denies
             and features.english
@@ -145,6 +151,10 @@ class VerifyPolicy:
         if features.word_for_word and not words_only:
             # whatever the similarity: a long memory is far from a claim of one of its parts
             return "confirms", "one clause of the memory states it word for word"
+        if features.same_holder and features.english and not words_only:
+            # the same person in the same role of the same thing, said in other words
+            # ("Isolde signs off on dockd releases" / "dockd releases need Isolde's sign-off")
+            return "confirms", "the same person holds the same role"
         if similarity < related_from:
             if words_only or not features.shared_words:
                 return None, "not about the same subject"
@@ -223,6 +233,10 @@ class PairFeatures:
     # the claim says no to what the memory states (a negation the claim has, the memory not),
     # or still of what the memory says ended (verify_features.ended_in_memory)
     claim_denies: bool = False
+    # who holds a role of one holder for the same thing: another person (save's
+    # dedup.role_given_to_another), or the same said in other words (dedup.role_restated)
+    role_given: bool = False
+    same_holder: bool = False
 
 
 # The kinds of difference the rules read: another value for the same subject, the same
@@ -320,6 +334,8 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
         opposite_word,
         difference is None and not other and verify_features.restated(memory, claim),
         denies and not other,
+        compared.role_given is not None and not other_subject,
+        compared.role_restated and kind is None and not other_subject,
     )
 
 
