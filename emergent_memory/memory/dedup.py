@@ -9633,6 +9633,30 @@ def role_restated(existing: str, new: str) -> bool:
     )
 
 
+def role_guarded(pair: Comparison) -> bool:
+    """What keeps the role's reading from a pair, as every other reading: a part dropped or
+    opened, another statement or speaker, how things were, another occasion, one occasion
+    of a habit, a plan and what came of it."""
+    return (
+        pair.scope_dropped
+        or pair.part_opened
+        or pair.other_statement
+        or pair.history
+        or pair.other_occasion
+        or pair.one_off
+        or pair.plan_done
+    )
+
+
+def role_given_of_one(pair: Comparison) -> bool:
+    """Another person in the same role of the same thing (Comparison.role_given), not of
+    another subject or holder; but someone's manager, whose thing is whose it is ("*Tomás's*
+    line manager" / "*Tomás* reports to Gulnara")."""
+    if pair.role_given is None or pair.other_scope:
+        return False
+    return not pair.other_holder or pair.role_given == "manager"
+
+
 def _clauses(text: str) -> list[str]:
     """The clauses the role's reading reads apart (_CLAUSE_END)."""
     return [clause for clause in _CLAUSE_END.split(text) if clause.strip()]
@@ -9913,9 +9937,7 @@ class DedupPolicy:
         readable = not self.latin_only_model or (
             pair.model_knows_both and pair.same_unknown and not pair.foreign
         )
-        guarded = pair.scope_dropped or pair.part_opened or pair.other_statement or pair.history
-        guarded = guarded or pair.other_occasion or pair.one_off or pair.plan_done
-        if not readable or guarded:
+        if not readable or role_guarded(pair):
             return decision
         if pair.role_restated and decision.reason not in CONFLICT_REASONS:
             # the same holder of the same role of the same thing, said in other words ("Isolde
@@ -9926,9 +9948,7 @@ class DedupPolicy:
             if similarity >= self.duplicates_from and not (pair.marked or pair.tense_differs):
                 return Decision("supersede", "same holder")
             return decision
-        if pair.other_scope or (pair.other_holder and pair.role_given != "manager"):
-            # (but someone's manager: the role's thing is whose it is, "*Tomás's* line
-            # manager" / "*Tomás* reports to Gulnara")
+        if not role_given_of_one(pair):
             return decision
         if decision.verdict == "possible_duplicate" and decision.reason in CONFLICT_REASONS:
             return decision  # (read already: "swapped values")

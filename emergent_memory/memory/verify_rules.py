@@ -334,8 +334,13 @@ def read_pair(memory: str, claim: str) -> PairFeatures:
         opposite_word,
         difference is None and not other and verify_features.restated(memory, claim),
         denies and not other,
-        compared.role_given is not None and not other_subject,
-        compared.role_restated and kind is None and not other_subject,
+        # (as save reads them: not guarded by another part, statement or occasion; the same
+        # holder only where nothing else differs, in the present, no change said)
+        dedup.role_given_of_one(compared) and not (other_subject or dedup.role_guarded(compared)),
+        compared.role_restated
+        and kind is None
+        and not (other_subject or dedup.role_guarded(compared))
+        and not (compared.marked or compared.tense_differs),
     )
 
 
