@@ -9425,15 +9425,13 @@ _HOLDER_NEXT = frozenset(
 )
 
 
-def _whose(token: _Token, after: _Token | None) -> str | None:
-    """The name a possessive names right before an approver's word ("*Isolde's* sign-off",
-    "*Isolde's* approval"), or None."""
+def _whose_approval(token: _Token, after: _Token | None) -> bool:
+    """The token is a name's possessive right before an approver's word ("*Isolde's*
+    sign-off", "*Isolde's* approval")."""
     if after is None or _ROLE_FAMILY.get(after.lower) != "approver":
-        return None
+        return False
     name = re.sub(r"['\u2019]s?$", "", token.text)
-    if name == token.text or not (name[:1].isupper() and name.isalpha()):
-        return None
-    return name
+    return name != token.text and name[:1].isupper() and name.isalpha()
 
 
 def _role_held(clause: str) -> RoleHeld | None:
@@ -9448,30 +9446,28 @@ def _role_held(clause: str) -> RoleHeld | None:
     lower = [t.lower for t in tokens]
     # (the role named first: "Winifred *owns* the loafpay on-call rotation", "The user's
     # team *lead* is Priya Raman, who ... approves vacation requests")
+    phrases = {  # where a phrase of two words names a role's family, and which
+        i: family
+        for i, pair in enumerate(pairwise(lower))
+        if (family := _ROLE_FAMILY_PHRASES.get(pair)) is not None
+    }
     families = [
-        _ROLE_FAMILY_PHRASES.get((w, after)) or _ROLE_FAMILY[w]
-        for w, after in pairwise([*lower, ""])
-        if w in _ROLE_FAMILY or (w, after) in _ROLE_FAMILY_PHRASES
+        phrases.get(i) or _ROLE_FAMILY[w]
+        for i, w in enumerate(lower)
+        if i in phrases or w in _ROLE_FAMILY
     ]
     if not families or set(lower) & (_ROLE_OCCASIONS | _ANY_OF_MANY | _SHARED_ROLE):
         return None
     if any(t.norm in CALENDAR for t in tokens):
         return None  # (held on given days: "on call Monday to Thursday", "in June")
-    for i, pair in enumerate(pairwise(lower)):
-        if _ROLE_FAMILY_PHRASES.get(pair) == "manager" and not (
-            i > 0 and i + 2 < len(tokens) and _a_name(tokens[i + 2])
-        ):
-            # (whom someone reports to, named: not "the ovens report to ovenwatch", "the
-            # station reports to the SCADA bridge")
-            return None
+    reports = [i for i, family in phrases.items() if family == "manager"]
+    if not all(i > 0 and i + 2 < len(tokens) and _a_name(tokens[i + 2]) for i in reports):
+        # (whom someone reports to, named: not "the ovens report to ovenwatch", "the
+        # station reports to the SCADA bridge")
+        return None
     # (a word that only leads in, "Update: ...", "Correction, ...", is neither; nor are the
     # words of a role's phrase, "reports to")
-    phrased = {
-        i + k
-        for i, pair in enumerate(pairwise(lower))
-        if pair in _ROLE_FAMILY_PHRASES
-        for k in (0, 1)
-    }
+    phrased = {i + k for i in phrases for k in (0, 1)}
     kept = [
         i
         for i, t in enumerate(tokens)
@@ -9490,7 +9486,7 @@ def _role_held(clause: str) -> RoleHeld | None:
             and t.norm not in CALENDAR  # ("on call from *Monday* through *Thursday*")
         )
         # (whose approval it needs: "the release needs *Isolde's* sign-off")
-        or (families[0] == "approver" and _whose(t, after) is not None)
+        or (families[0] == "approver" and _whose_approval(t, after))
         for t, after in zip(words, [*words[1:], None], strict=True)
     ]
     follows = kept[0] + 1  # (the word right after it as written: "Isolde *signs* off")
@@ -9525,12 +9521,7 @@ def _role_held(clause: str) -> RoleHeld | None:
     spans = [[n for n, _ in run] for _, run in runs]
     groups = [" ".join(tokens[n].norm for n in span) for span in spans]
     subject = next(
-        (
-            " ".join(tokens[n].norm for n in span)
-            for span in spans
-            for i, pair in enumerate(pairwise(lower))
-            if _ROLE_FAMILY_PHRASES.get(pair) == "manager" and span[-1] == i - 1
-        ),
+        (" ".join(tokens[n].norm for n in span) for span in spans if span[-1] + 1 in reports),
         None,
     )
     named_words = {t.norm for t, name in zip(words, named, strict=True) if name}
@@ -9564,9 +9555,7 @@ def _role_held(clause: str) -> RoleHeld | None:
 def roles_held(text: str) -> tuple[RoleHeld, ...]:
     """Each clause's role held (_role_held), in order (cached, as statement); a chat turn's
     as its speaker says it of themselves (_said_by_speaker)."""
-    found = (
-        _role_held(clause) for clause in _CLAUSE_END.split(_said_by_speaker(text)) if clause.strip()
-    )
+    found = (_role_held(clause) for clause in _clauses(_said_by_speaker(text)))
     return tuple(role for role in found if role is not None)
 
 
