@@ -68,6 +68,73 @@ def test_a_keyword_match_is_recalled_even_when_the_vector_branch_misses_it(
     assert result["memories"][0]["scores"]["vector_rank"] is None
 
 
+# Memories naming files, hosts and dotted names inside longer paths (migration 0025): the
+# text search parser keeps each path as one word
+PATHS = [
+    ("pino redacts request bodies in src/logger.ts (req.body.cpf, *.telefone)", "risk"),
+    ("Lena wrote the parser in crates/logsift-core/src/parse/jsonl.rs; ask her first", "fact"),
+    ("Staging Postgres is staging-db.lumen.internal on port 5433", "fact"),
+    ("Routes are declared in src/server.ts and typed in src/routes/index.ts", "convention"),
+    ("The CLI lives in crates/logsift-cli/src/args.rs with clap derive", "fact"),
+]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("what does logger.ts redact", 0),  # the file of a path
+        ("who knows jsonl.rs", 1),  # a file deep in a path
+        ("wer kennt sich mit jsonl.rs aus?", 1),  # in a sentence the model cannot read
+        ("errors in logsift-core", 1),  # a directory of a path
+        ("lumen.internal hosts", 2),  # part of a host name
+        ("src/logger.ts", 0),  # the whole path, as before
+    ],
+)
+def test_a_part_of_a_path_or_host_is_found_by_full_text(
+    semantic: MemoryService, principal: Principal, query: str, expected: int
+) -> None:
+    seed(semantic, principal)
+    saved = [semantic.save(principal, content, category) for content, category in PATHS]
+    found = semantic.recall(principal, query, min_relevance=0)["memories"]
+    by_id = {m["id"]: m for m in found}
+    target = by_id[saved[expected]["memory"]["id"]]
+    assert target["scores"]["lexical_rank"] == 1
+    # the other paths share no part with the query: full text does not find them first
+    others = [
+        by_id[s["memory"]["id"]]["scores"]["lexical_rank"]
+        for i, s in enumerate(saved)
+        if i != expected and s["memory"]["id"] in by_id
+    ]
+    assert all(rank is None or rank > 1 for rank in others)
+
+
+def test_the_parts_of_identifiers_are_those_of_paths_hosts_and_dotted_names(
+    semantic: MemoryService,
+) -> None:
+    def parts(text: str) -> set[str]:
+        with semantic.pool.connection() as conn:
+            row = conn.execute(
+                "SELECT tsvector_to_array(kb.identifier_words(to_tsvector('english', %s)))",
+                (text,),
+            ).fetchone()
+        assert row is not None
+        return set(row[0])
+
+    assert parts("in crates/logsift-core/src/parse/jsonl.rs") == {
+        # segments and runs of letters and digits, stemmed
+        "crate", "logsift-cor", "logsift", "core", "src", "pars", "jsonl.rs", "jsonl", "rs",
+        # the path's tails, whole
+        "logsift-core/src/parse/jsonl.rs", "src/parse/jsonl.rs", "parse/jsonl.rs",
+    }  # fmt: skip
+    assert parts("see staging-db.lumen.internal") == {
+        "staging-db.lumen.internal", "stage", "db", "lumen", "intern",
+        "lumen.internal",
+    }  # fmt: skip
+    # words of prose, numbers and versions have no parts
+    assert parts("Releases are cut on Fridays. Use port 5433.") == set()
+    assert parts("upgrade to 1.2.3") == set()
+
+
 @pytest.fixture
 def floored(
     make_service: Callable[..., MemoryService], local_embedder: LocalEmbeddings

@@ -75,6 +75,7 @@ def test_every_revision_downgrades_one_step_at_a_time(make_database: Callable[[]
         seen.append(revision)
         migrate.downgrade(url, "-1")
     assert seen == [
+        "0025_identifier_words",
         "0024_memory_use_counts",
         "0023_project_names",
         "0022_all_projects_view",
