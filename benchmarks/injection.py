@@ -691,6 +691,64 @@ def product_tally(
     ) | {"prompts": len(prompts), "prompts_injected_into": into, "leaks": leaks}
 
 
+def in_context(
+    service: InjectionService, labelled: LabelledSet, prompts: Sequence[Prompt]
+) -> dict[str, tuple[list[str], list[str]]]:
+    """What the agent holds when it answers each prompt in a session that began as Claude
+    Code's do: SessionStart's memory keys, then the prompt's (in the same session, so the
+    product never injects a memory twice)."""
+    keys = {uid: key for key, uid in labelled.ids.items()}
+    by_key = {q["key"]: q for q in labelled.queries}
+    others = "another set's memory"
+    held: dict[str, tuple[list[str], list[str]]] = {}
+    for prompt in prompts:
+        if prompt.set != labelled.name:
+            continue
+        query = by_key[prompt.key]
+        principal = principal_of(labelled, query["user"], query["project"])
+        session = f"benchmark-in-context-{prompt.key}-{uuid.uuid4()}"
+        answers = [
+            service.context(principal, session_id=session, event=event, client="benchmark", **asked)
+            for event, asked in (("session_start", {}), ("prompt", {"prompt": query["query"]}))
+        ]
+        start, added = (
+            [keys.get(uuid.UUID(m["id"]), others) for m in answer["memories"]] for answer in answers
+        )
+        held[prompt.uid] = (start, added)
+    return held
+
+
+def context_tally(
+    sets: Sequence[LabelledSet],
+    prompts: Sequence[Prompt],
+    held: dict[str, tuple[list[str], list[str]]],
+) -> dict[str, Any]:
+    """Of the memories that answer the prompts, how many the agent holds when it answers:
+    from SessionStart, added by the prompt, in all."""
+    queries = {f"{s.name}:{q['key']}": q for s in sets for q in s.queries}
+    relevant = at_start = added = start_size = added_size = added_no_answer = 0
+    for prompt in prompts:
+        wanted = set(queries[prompt.uid]["relevant"])
+        start, by_prompt = held[prompt.uid]
+        relevant += len(wanted)
+        at_start += len(wanted & set(start))
+        added += len(wanted & set(by_prompt))
+        start_size += len(start)
+        added_size += len(by_prompt)
+        added_no_answer += not wanted and bool(by_prompt)
+    return {
+        "relevant": relevant,
+        "relevant_at_start": at_start,
+        "relevant_added_by_prompt": added,
+        "recall_at_start": round(at_start / relevant, 4) if relevant else None,
+        "recall_in_context": round((at_start + added) / relevant, 4) if relevant else None,
+        "memories_at_start_per_prompt": round(start_size / max(1, len(prompts)), 2),
+        "memories_added_per_prompt": round(added_size / max(1, len(prompts)), 2),
+        "no_answer_prompts_added_to": added_no_answer,
+        "no_answer_prompts": sum(not queries[p.uid]["relevant"] for p in prompts),
+    }
+
+
 def session_starts(
     service: InjectionService, memory: MemoryService, sets: Sequence[LabelledSet], budget: int
 ) -> dict[str, Any]:
@@ -867,6 +925,10 @@ def run(
                 "session_start": session_starts(service, memory, sets, injecting.budget_tokens),
                 "nonsense": nonsense(memory, sets),
             }
+            held: dict[str, tuple[list[str], list[str]]] = {}
+            for labelled in sets:
+                held |= in_context(service, labelled, injected)
+            result["product"]["in_context"] = context_tally(sets, injected, held)
         finally:
             pool.close()
     name = "injection" if not paths else "injection-" + "-".join(s.name for s in sets)
@@ -1019,6 +1081,25 @@ def markdown(result: dict[str, Any]) -> str:
             f"| {category} | {row['visible']} | {row['injected_by_turns']} | "
             f"{row['injected_before']} |"
         )
+    held = product.get("in_context")
+    if held:  # results written before it was measured have none
+        lines += [
+            "",
+            "What the agent holds when it answers (one session per prompt: SessionStart, then "
+            "the prompt; the product injects a memory once per session):",
+            "",
+            "| | relevant held / relevant | recall | memories per prompt |",
+            "|---|---|---|---|",
+            f"| from SessionStart | {held['relevant_at_start']} / {held['relevant']} | "
+            f"{held['recall_at_start']} | {held['memories_at_start_per_prompt']} |",
+            f"| added by the prompt | {held['relevant_added_by_prompt']} / {held['relevant']} | "
+            f"- | {held['memories_added_per_prompt']} |",
+            f"| **in context** | {held['relevant_at_start'] + held['relevant_added_by_prompt']} / "
+            f"{held['relevant']} | **{held['recall_in_context']}** | - |",
+            "",
+            f"No-answer prompts the prompt's injection added to, after SessionStart: "
+            f"{held['no_answer_prompts_added_to']} of {held['no_answer_prompts']}.",
+        ]
     wrong = on_sets["wrong_verdicts"]
     lines += [
         "",

@@ -134,6 +134,13 @@ def test_a_smoke_run_of_every_benchmark_writes_its_reports(smoke_reports: Path) 
     assert injected["leaks"] == 0  # never another user's memory
     assert product["session_start"]["sessions"] > 0
     assert product["session_start"]["tokens_per_injection"]["p99"] <= 500
+    held = product["in_context"]  # SessionStart, then the prompt, in one session
+    assert held["relevant"] == injected["relevant"] > 0
+    assert held["memories_at_start_per_prompt"] > 0
+    # a memory the prompt injects in a fresh session is held after a session start too: shown
+    # at the start, or injected with the prompt (what was shown leaves more of the budget)
+    in_context = held["relevant_at_start"] + held["relevant_added_by_prompt"]
+    assert in_context >= injected["relevant_injected"]
     capture = json.loads((tmp_path / "capture.json").read_text())
     for phase in ("gate yes/no mix", "gate always no (baseline)"):
         counted = capture[phase]
