@@ -88,6 +88,9 @@ PATHS = [
         ("errors in logsift-core", 1),  # a directory of a path
         ("lumen.internal hosts", 2),  # part of a host name
         ("src/logger.ts", 0),  # the whole path, as before
+        # the query's own path or host, by its parts and tails
+        ("where is app/src/logger.ts configured", 0),
+        ("is prod-db.lumen.internal up", 2),
     ],
 )
 def test_a_part_of_a_path_or_host_is_found_by_full_text(

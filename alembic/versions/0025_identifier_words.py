@@ -21,17 +21,23 @@ them, the tails of a path ('src/parse/jsonl.rs', 'parse/jsonl.rs') and of a dott
 ('lumen.internal' of 'staging-db.lumen.internal'), so that a query naming a shorter path or
 host finds the longer one. kb.memory_text_owner, the expression
 recall's full-text index is built on (migration 0008), now adds them to the memory's words,
-and the index is rebuilt. Nothing else changes: the memory's own fts column, the query side,
-the recall function and its weights are as they were; a query's word matches a memory when
-the memory holds the word itself or the word is a part of one of its identifiers.
+and the index is rebuilt. The query's side is read the same way: kb.recall_memories_for's
+rare-word lookups (migration 0008) take the parts of the query's own identifiers as words too,
+so the query "app/src/logger.ts" finds a memory naming logger.ts or src/logger.ts, each part
+weighed by its rarity like every word (src, in many memories, weighs little; logger.ts, in
+one, the most). The function is written out whole in 0025_identifier_words/
+recall_memories_for.sql (its comments say what changed from 0014's); its signature, settings
+and grants are unchanged. The memory's own fts column and the weights of recall are as they
+were.
 
-The downgrade writes 0008's kb.memory_text_owner back, rebuilds the index and drops
-kb.identifier_words.
+The downgrade writes 0014's recall function and 0008's kb.memory_text_owner back, rebuilds
+the index and drops kb.identifier_words.
 
 Released revisions are frozen: change the schema with a new revision, never by editing this one.
 """
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from alembic import op
 
@@ -41,6 +47,11 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 INDEX = "kb.graph_objects_memory_owner_fts_idx"
+
+# The whole recall function, as this revision defines it and as its downgrade writes it back.
+VERSIONS = Path(__file__).resolve().parent
+RECALL_FOR = VERSIONS / "0025_identifier_words" / "recall_memories_for.sql"
+RECALL_FOR_BEFORE = VERSIONS / "0014_finite_similarity" / "recall_memories_for.sql"
 
 IDENTIFIER_WORDS = r"""
 CREATE FUNCTION kb.identifier_words(p_fts tsvector)
@@ -128,9 +139,11 @@ def upgrade() -> None:
     # the index holds what the function gave when each row was written: built again
     op.execute("SET LOCAL maintenance_work_mem = '256MB'")
     op.execute(f"REINDEX INDEX {INDEX}")
+    op.execute(RECALL_FOR.read_text())
 
 
 def downgrade() -> None:
+    op.execute(RECALL_FOR_BEFORE.read_text())
     op.execute(MEMORY_TEXT_OWNER_BEFORE)
     op.execute(COMMENT_BEFORE)
     op.execute("SET LOCAL maintenance_work_mem = '256MB'")
