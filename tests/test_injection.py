@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from emergent_memory.auth.principal import READ, WRITE, Principal
 from emergent_memory.embeddings.local import LocalEmbeddings
 from emergent_memory.errors import InvalidInput, PermissionDenied
-from emergent_memory.memory import MemoryService, relevance
+from emergent_memory.memory import MemoryService, languages, relevance
 from emergent_memory.memory.browse import BrowseService
 from emergent_memory.memory.injection import (
     HEADER,
@@ -582,6 +582,108 @@ def test_a_rare_word_matched_by_full_text_is_injected_where_the_model_reads_litt
     ):
         result = injection.context(principal, session_id=session(), event="prompt", prompt=prompt)
         assert ids(result) == [memory]
+
+
+# -- a rule on how to answer in the prompt's language ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("prompt", "language"),
+    [
+        ("Warum baut der CI-Job bei jedem MR das komplette Projekt neu?", "de"),
+        ("kannst du mir die Migration erklären", "de"),
+        ("écris le message de commit pour le correctif", "fr"),
+        ("¿por qué falla el build en la rama principal?", "es"),
+        ("adiciona um botão de compartilhar na tela de perfil", "pt"),
+        ("dodaj obsługę błędów w kliencie HTTP", "pl"),
+        ("aggiungi un test per il parser delle date", "it"),
+        ("voeg een test toe voor de nieuwe endpoint", "nl"),
+        ("когда у нас окно обслуживания базы?", "ru"),
+        ("このエラーの意味を教えて", "ja"),
+        ("이 함수에 주석을 달아줘", "ko"),
+        ("帮我写一个单元测试", "zh"),
+        # English, with a word or name of another language in it
+        ("plot predicted vs actual ETA as a scatter from preds.csv", None),
+        ("add the Deutsche Bahn API client to the backend", None),
+        ("rename `PedidoService` to `OrderService` everywhere", None),
+        ("fix the flaky test in tests/test_api.py", None),
+        ("ok", None),
+    ],
+)
+def test_the_language_of_a_prompt_is_told_by_its_words_and_letters(
+    prompt: str, language: str | None
+) -> None:
+    assert languages.written_in(prompt) == language
+
+
+@pytest.mark.parametrize(
+    ("language", "content", "category", "applies"),
+    [
+        (
+            "de",
+            "Wenn ich auf Deutsch schreibe, antworte mir bitte auf Deutsch.",
+            "preference",
+            True,
+        ),
+        ("pl", "Czasem piszę po polsku, ale odpowiadaj po angielsku.", "instruction", True),
+        ("fr", "Quand je t'écris en français, réponds en français.", "preference", True),
+        ("ja", "日本語で質問したら日本語で返事してください。", "preference", True),
+        ("es", "Always answer in English, even when I write in Spanish.", "instruction", True),
+        # it names the language but says nothing of how to answer: which prompts it affects
+        # depends on what they ask
+        (
+            "de",
+            "Code-Kommentare immer auf Englisch, auch wenn ich auf Deutsch frage.",
+            "instruction",
+            False,
+        ),
+        ("pl", "The thesis has a Polish abstract in streszczenie.tex.", "fact", False),
+        # a fact, not a rule, though it names the language and says "answer"
+        ("de", "Customers answer surveys in German and French.", "fact", False),
+        # another language's rule
+        (
+            "fr",
+            "Wenn ich auf Deutsch schreibe, antworte mir bitte auf Deutsch.",
+            "preference",
+            False,
+        ),
+    ],
+)
+def test_a_rule_on_how_to_answer_applies_to_prompts_in_the_language_it_names(
+    language: str, content: str, category: str, applies: bool
+) -> None:
+    assert languages.answers_in(language, content, category) is applies
+
+
+def test_a_prompt_in_a_language_brings_the_rule_on_how_to_answer_in_it(
+    make_service: Callable[..., MemoryService],
+    local_embedder: LocalEmbeddings,
+    principal: Principal,
+) -> None:
+    """The rule shares no word or meaning with the prompt (relevance near 0): offered with every
+    prompt in its language, first, and with no other."""
+    service = make_service(local_embedder)
+    injection = make_injection(service, local_embedder, floor=relevance.LOCAL.injection_floor)
+    german = save(
+        service,
+        principal,
+        "Wenn ich auf Deutsch schreibe, antworte mir bitte auf Deutsch. Code bleibt Englisch.",
+        "preference",
+    )
+    save(service, principal, "CI is GitLab CI; the slim job is dbt-slim-ci", "fact")
+    save(service, principal, "The dev target writes to ANALYTICS_DEV", "fact")
+    for prompt in (
+        "Warum baut der CI-Job bei jedem MR das komplette Projekt neu?",
+        "Wo landen meine Modelle, wenn ich lokal dbt ausführe?",
+    ):
+        result = injection.context(principal, session_id=session(), event="prompt", prompt=prompt)
+        assert ids(result)[:1] == [german]
+    for prompt in (
+        "Why does the CI job rebuild the whole project on every MR?",
+        "Pourquoi le job CI reconstruit-il tout le projet ?",
+    ):
+        result = injection.context(principal, session_id=session(), event="prompt", prompt=prompt)
+        assert german not in ids(result)
 
 
 # -- isolation -----------------------------------------------------------------------------

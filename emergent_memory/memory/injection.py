@@ -6,7 +6,8 @@ in START_ORDER: corrections, instructions, conventions, preferences, then the re
 by importance, confidence and use), so that many corrections never crowd out the preferences;
 expired ones never. On a prompt, the hybrid recall of the prompt, keeping only memories whose
 relevance to it (memory/relevance.py: similarity and rare words matched by full text) reaches
-the calibrated injection floor. A memory
+the calibrated injection floor, and, for a prompt not written in English, a rule on how to
+answer prompts in its language (memory/languages.py). A memory
 already shown in the session (since its last /clear or compaction) is not shown again; a
 memory that does not fit the budget is skipped, never cut. The text is plain statements with
 their ids inside an <emergent-memory> marker, so that capture can strip it and never
@@ -40,7 +41,7 @@ from emergent_memory.embeddings.base import EmbeddingProvider
 from emergent_memory.embeddings.vectors import has_direction
 from emergent_memory.errors import EmbeddingUnavailable, InvalidInput, PermissionDenied
 from emergent_memory.markers import MARKER_CLOSE, MARKER_OPEN, defang
-from emergent_memory.memory import answers, relevance, sessions, store, validation
+from emergent_memory.memory import answers, languages, relevance, sessions, store, validation
 from emergent_memory.memory.authority import rank_key
 from emergent_memory.memory.lines import SHORT_ID
 from emergent_memory.memory.records import conflict_state, outranks
@@ -258,6 +259,14 @@ class InjectionService:
             )
             floor = self._config.relevance_floor
             judged = relevance.relevances(rows, self._config.fusion, self._config.relevance)
+            language = languages.written_in(query)
+            if language is not None:
+                # a rule on how to answer prompts in the prompt's language holds for each of
+                # them, whatever they are about: offered first (memory/languages.py)
+                judged = [
+                    1.0 if languages.answers_in(language, row.content, row.category) else value
+                    for row, value in zip(rows, judged, strict=True)
+                ]
             candidates: list[Candidate] = []
             # most relevant first, as recall answers: the budget keeps the first that fit
             for row, value in relevance.most_relevant_first(rows, judged):

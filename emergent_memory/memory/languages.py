@@ -1,0 +1,85 @@
+"""The language a prompt is written in, and the memories that say how to answer in it.
+
+A developer who writes to the agent in several languages often leaves one standing rule about
+it: "Wenn ich auf Deutsch schreibe, antworte mir bitte auf Deutsch", "Czasem piszę po polsku,
+ale odpowiadaj po angielsku", "Quand je t'écris en français, réponds en français". Such a
+rule applies to every prompt written in that language, whatever the prompt is about, and
+shares no word or meaning with it that relevance could read (memory/relevance.py). Injection
+offers it with every prompt in the language it names (`answers_in`).
+
+- `written_in(text)`: the language of a prompt that is not English, or None (English, or not
+  told). Kana, Hangul, Han and Cyrillic letters name theirs; text in Latin letters is read by
+  its common words (function words and a developer's usual requests: "füge", "dodaj",
+  "adiciona") and letters of one language (ą, ß, ã, ñ, ğ...), against English's; fewer than
+  two signs of one language, or no more than of English, is not told. A memory naming another
+  language is never offered by it.
+- `answers_in(language, content, category)`: a standing rule (preference, instruction,
+  convention, correction) that names the language ("German", "Deutsch", "po polsku", "日本語")
+  and says how to answer ("antworte", "odpowiadaj", "reply", "返事"...). A memory that only
+  names the language ("the app ships Polish strings", "comments stay in English even when I
+  write German") is not: which prompts it affects depends on what they ask.
+
+Measured in benchmarks/README.md section 6: on the prompt sets, every memory it offered was
+labelled relevant to its prompt.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+# The word lists (languages.json): each language's words, few of them English words too, and
+# English's own, so that an English prompt with a word of another language ("plot it as a
+# scatter") stays English; letters of one language (each counts half a word); how a memory
+# names each language (in English, in itself, as its speakers say "in it"); stems of words that
+# say how to answer ("antwort" is antworte, antworten, Antwort).
+_DATA = json.loads(Path(__file__).with_name("languages.json").read_text(encoding="utf-8"))
+WORDS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in _DATA["words"].items()}
+LETTERS: dict[str, str] = _DATA["letters"]
+NAMES: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in _DATA["names"].items()}
+REPLY: tuple[str, ...] = tuple(_DATA["reply"])
+# the categories of a standing rule
+RULES = frozenset({"preference", "instruction", "convention", "correction"})
+
+_KANA = re.compile(r"[\u3040-\u30ff]")
+_HANGUL = re.compile(r"[\uac00-\ud7af]")
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+_CYRILLIC = re.compile(r"[\u0400-\u04ff]")
+_UKRAINIAN = re.compile(r"[іїєґІЇЄҐ]")
+_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)?")
+_NAME = {
+    language: re.compile(
+        "|".join(rf"\b{re.escape(name)}" if name.isascii() else re.escape(name) for name in names)
+    )
+    for language, names in NAMES.items()
+}
+
+
+def written_in(text: str) -> str | None:
+    """The language of `text` (ISO 639-1) when it is not English; None for English or when
+    too little tells."""
+    if _KANA.search(text):
+        return "ja"
+    if _HANGUL.search(text):
+        return "ko"
+    if _HAN.search(text):
+        return "zh"
+    if len(_CYRILLIC.findall(text)) >= 3:
+        return "uk" if _UKRAINIAN.search(text) else "ru"
+    words = [word.lower() for word in _WORD.findall(text)]
+    signs = {language: float(sum(w in known for w in words)) for language, known in WORDS.items()}
+    lowered = text.lower()
+    for language, letters in LETTERS.items():
+        signs[language] += 0.5 * sum(lowered.count(letter) for letter in letters)
+    english = signs.pop("en")
+    best = max(signs, key=lambda language: signs[language])
+    return best if signs[best] >= 1.5 and signs[best] > english else None
+
+
+def answers_in(language: str, content: str, category: str) -> bool:
+    """Whether a memory is a standing rule on how to answer prompts written in `language`."""
+    if category not in RULES or language not in _NAME:
+        return False
+    lowered = content.lower()
+    return bool(_NAME[language].search(lowered)) and any(stem in lowered for stem in REPLY)
