@@ -70,7 +70,7 @@ from emergent_memory.app import injection_config, memory_config
 from emergent_memory.db.pool import create_pool
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME
 from emergent_memory.errors import InvalidInput, SecretRejected
-from emergent_memory.memory import MemoryService, relevance, store
+from emergent_memory.memory import MemoryService, languages, relevance, store
 from emergent_memory.memory.injection import (
     _WORD,  # the words the product counts in a prompt
     PROMPT_CANDIDATES,
@@ -218,6 +218,9 @@ class Pair:
     relevant: bool
     outranked: bool
     weight: float = 1.0  # what the search multiplied the fused score by (relevance.weighed)
+    # injection's rule on how to answer in the prompt's language (memory/languages.py) holds:
+    # injected whatever its relevance, and left out of fitting the weights
+    answers_language: bool = False
 
 
 @dataclass
@@ -274,9 +277,12 @@ def collect(
                     )
                     conn.rollback()
                     values = relevance.features(rows, config.fusion)
+                    language = None if filtered else languages.written_in(query["query"])
                     pairs = [
                         Pair(keys[row.id], s, c, g, keys[row.id] in wanted,
-                             conflict_state(row) == "outranked", relevance.weighed(row, 1.0))
+                             conflict_state(row) == "outranked", relevance.weighed(row, 1.0),
+                             language is not None
+                             and languages.answers_in(language, row.content, row.category))
                         for row, (s, c, g) in zip(rows, values, strict=True)
                     ]  # fmt: skip
                     into.append(
@@ -303,7 +309,7 @@ def design(pairs: Sequence[Pair]) -> np.ndarray:
 
 def fit_weights(prompts: Sequence[Prompt]) -> np.ndarray:
     """Logistic regression (Newton's method, L2) of relevant on the evidence."""
-    pairs = [pair for prompt in prompts for pair in prompt.pairs]
+    pairs = [pair for prompt in prompts for pair in prompt.pairs if not pair.answers_language]
     x = design(pairs)
     y = np.asarray([pair.relevant for pair in pairs], dtype=float)
     w = np.zeros(x.shape[1])
@@ -333,7 +339,9 @@ def model_of(
 
 
 def scored(model: relevance.RelevanceModel, prompt: Prompt) -> list[float]:
-    return relevance.scores([(p.similarity, p.coverage, p.gap) for p in prompt.pairs], model)
+    """Each pair's relevance; 1 where injection's language rule holds (InjectionService)."""
+    values = relevance.scores([(p.similarity, p.coverage, p.gap) for p in prompt.pairs], model)
+    return [1.0 if p.answers_language else v for p, v in zip(prompt.pairs, values, strict=True)]
 
 
 def choose_wordless_similarity(prompts: Sequence[Prompt]) -> float:
