@@ -275,9 +275,23 @@ def collect(
                         limit=PROMPT_CANDIDATES,
                         **config.recall_tuning,
                     )
-                    conn.rollback()
                     values = relevance.features(rows, config.fusion)
                     language = None if filtered else languages.written_in(query["query"])
+                    if language is not None:  # as InjectionService._with_language_rules
+                        named = store.recall(
+                            conn, principal, query=languages.names_query(language),
+                            embedding=None, model=embedder.model_name, category=None,
+                            scope=None, limit=PROMPT_CANDIDATES, **config.recall_tuning,
+                        )  # fmt: skip
+                        seen = {row.id for row in rows}
+                        added = [
+                            row
+                            for row in named
+                            if row.id not in seen
+                            and languages.answers_in(language, row.content, row.category)
+                        ]  # fmt: skip (the others: relevance 0 there, never injected)
+                        rows, values = [*rows, *added], [*values, *[(0.0, 0.0, -1.0)] * len(added)]
+                    conn.rollback()
                     pairs = [
                         Pair(keys[row.id], s, c, g, keys[row.id] in wanted,
                              conflict_state(row) == "outranked", relevance.weighed(row, 1.0),

@@ -13,17 +13,20 @@ import psycopg
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pgvector import Vector
 
+from emergent_memory import graph
 from emergent_memory.auth.principal import READ, WRITE, Principal
 from emergent_memory.embeddings.local import LocalEmbeddings
 from emergent_memory.errors import InvalidInput, PermissionDenied
-from emergent_memory.memory import MemoryService, languages, relevance
+from emergent_memory.memory import MemoryService, languages, relevance, store
 from emergent_memory.memory.browse import BrowseService
 from emergent_memory.memory.injection import (
     HEADER,
     MARKER_CLOSE,
     MARKER_OPEN,
     MIN_BUDGET,
+    PROMPT_CANDIDATES,
     Candidate,
     InjectionConfig,
     InjectionService,
@@ -684,6 +687,41 @@ def test_a_prompt_in_a_language_brings_the_rule_on_how_to_answer_in_it(
     ):
         result = injection.context(principal, session_id=session(), event="prompt", prompt=prompt)
         assert german not in ids(result)
+
+
+def test_the_rule_is_found_by_the_language_s_name_when_the_prompt_s_candidates_miss_it(
+    make_service: Callable[..., MemoryService],
+    local_embedder: LocalEmbeddings,
+    principal: Principal,
+) -> None:
+    service = make_service(local_embedder)
+    injection = make_injection(service, local_embedder, floor=relevance.LOCAL.injection_floor)
+    rule = save(
+        service,
+        principal,
+        "Always answer Kenji in English, even when he writes in Japanese.",
+        "instruction",
+    )
+    # more memories close to the prompt than recall's 20 candidates
+    for n in range(25):
+        save(service, principal, f"ボス{n}番の HP は {100 + n} で、攻撃力は {n} です。", "fact")
+    prompt = "ボスの HP バーを画面上に出したい"
+    with service.pool.connection() as conn:
+        graph.act_as(conn, principal.actor_id, principal.project_id)
+        candidates = store.recall(
+            conn,
+            principal,
+            query=prompt,
+            embedding=Vector(local_embedder.embed_query(prompt)),
+            model=local_embedder.model_name,
+            category=None,
+            scope=None,
+            limit=PROMPT_CANDIDATES,
+            **TUNING,
+        )
+    assert rule not in {str(row.id) for row in candidates}
+    result = injection.context(principal, session_id=session(), event="prompt", prompt=prompt)
+    assert ids(result)[:1] == [rule]
 
 
 # -- isolation -----------------------------------------------------------------------------

@@ -5,7 +5,8 @@ it: "Wenn ich auf Deutsch schreibe, antworte mir bitte auf Deutsch", "Czasem pis
 ale odpowiadaj po angielsku", "Quand je t'écris en français, réponds en français". Such a
 rule applies to every prompt written in that language, whatever the prompt is about, and
 shares no word or meaning with it that relevance could read (memory/relevance.py). Injection
-offers it with every prompt in the language it names (`answers_in`).
+offers it with every prompt in the language it names (`answers_in`), looked for among the
+prompt's candidates and by the language's names (`names_query`: a full-text recall).
 
 - `written_in(text)`: the language of a prompt that is not English, or None (English, or not
   told). Kana, Hangul, Han and Cyrillic letters name theirs; text in Latin letters is read by
@@ -47,7 +48,9 @@ _HANGUL = re.compile(r"[\uac00-\ud7af]")
 _HAN = re.compile(r"[\u4e00-\u9fff]")
 _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
 _UKRAINIAN = re.compile(r"[іїєґІЇЄҐ]")
-_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)?")
+_GREEK = re.compile(r"[\u0370-\u03ff]")
+# a word of letters alone: not the letters of "e2e" or "utf8"
+_WORD = re.compile(r"(?<![\w])[^\W\d_]+(?:-[^\W\d_]+)?(?![\w])")
 _NAME = {
     language: re.compile(
         "|".join(rf"\b{re.escape(name)}" if name.isascii() else re.escape(name) for name in names)
@@ -63,10 +66,12 @@ def written_in(text: str) -> str | None:
         return "ja"
     if _HANGUL.search(text):
         return "ko"
-    if _HAN.search(text):
+    if len(_HAN.findall(text)) >= 2:  # one is a sign ("1,234円")
         return "zh"
     if len(_CYRILLIC.findall(text)) >= 3:
         return "uk" if _UKRAINIAN.search(text) else "ru"
+    if len(_GREEK.findall(text)) >= 3:
+        return "el"
     words = [word.lower() for word in _WORD.findall(text)]
     signs = {language: float(sum(w in known for w in words)) for language, known in WORDS.items()}
     lowered = text.lower()
@@ -75,6 +80,11 @@ def written_in(text: str) -> str | None:
     english = signs.pop("en")
     best = max(signs, key=lambda language: signs[language])
     return best if signs[best] >= 1.5 and signs[best] > english else None
+
+
+def names_query(language: str) -> str:
+    """A full-text query for the memories that name `language` (recall's websearch syntax)."""
+    return " or ".join(f'"{name}"' for name in NAMES.get(language, ()))
 
 
 def answers_in(language: str, content: str, category: str) -> bool:
