@@ -40,6 +40,9 @@ WORDS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in _DATA["words"].i
 LETTERS: dict[str, str] = _DATA["letters"]
 NAMES: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in _DATA["names"].items()}
 REPLY: tuple[str, ...] = tuple(_DATA["reply"])
+WRITES: tuple[str, ...] = tuple(_DATA["writes"])
+# how far (in characters) a language's name may be from the word for writing in it
+CONDITION_REACH = 30
 # the categories of a standing rule
 RULES = frozenset({"preference", "instruction", "convention", "correction"})
 
@@ -88,8 +91,24 @@ def names_query(language: str) -> str:
 
 
 def answers_in(language: str, content: str, category: str) -> bool:
-    """Whether a memory is a standing rule on how to answer prompts written in `language`."""
-    if category not in RULES or language not in _NAME:
+    """Whether a memory is a standing rule on how to answer prompts written in `language`:
+    a rule that says how to answer, whose condition is writing in `language` (the language
+    named nearest a word for writing or asking: "when I *write in German*", "ook als ik in
+    het *Nederlands typ*"; "*영어로 물어봐도* 답변은 항상 한국어로" is a condition on English,
+    no rule for prompts in Korean)."""
+    if category not in RULES or language not in _NAME or language == "en":
         return False
     lowered = content.lower()
-    return bool(_NAME[language].search(lowered)) and any(stem in lowered for stem in REPLY)
+    if not _NAME[language].search(lowered) or not any(stem in lowered for stem in REPLY):
+        return False
+    named = [
+        (match.start(), name)
+        for name, pattern in _NAME.items()
+        for match in pattern.finditer(lowered)
+    ]
+    for stem in WRITES:
+        for found in re.finditer(re.escape(stem), lowered):
+            distance, nearest = min((abs(start - found.start()), n) for start, n in named)
+            if nearest == language and distance <= CONDITION_REACH:
+                return True
+    return False
