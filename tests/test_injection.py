@@ -632,6 +632,18 @@ def test_the_language_of_a_prompt_is_told_by_its_words_and_letters(
         ("fr", "Quand je t'écris en français, réponds en français.", "preference", True),
         ("ja", "日本語で質問したら日本語で返事してください。", "preference", True),
         ("es", "Always answer in English, even when I write in Spanish.", "instruction", True),
+        (
+            "nl",
+            "Antwoord altijd in het Engels, ook als ik in het Nederlands typ.",
+            "instruction",
+            True,
+        ),
+        ("ru", "Если я пишу по-русски — отвечай по-русски.", "preference", True),
+        # its condition is English (the language named nearest the word for asking): no rule
+        # for prompts in Korean, though it names Korean and says how to answer
+        ("ko", "영어로 물어봐도 답변은 항상 한국어로 해줘.", "preference", False),
+        # "always answer in Czech": no condition, so nothing tells that prompts in Czech need it
+        ("cs", "Odpovídej mi vždycky česky.", "preference", False),
         # it names the language but says nothing of how to answer: which prompts it affects
         # depends on what they ask
         (

@@ -15,13 +15,16 @@ prompt's candidates and by the language's names (`names_query`: a full-text reca
   two signs of one language, or no more than of English, is not told. A memory naming another
   language is never offered by it.
 - `answers_in(language, content, category)`: a standing rule (preference, instruction,
-  convention, correction) that names the language ("German", "Deutsch", "po polsku", "日本語")
-  and says how to answer ("antworte", "odpowiadaj", "reply", "返事"...). A memory that only
+  convention, correction) that says how to answer ("antworte", "odpowiadaj", "reply",
+  "返事"...) and whose condition is writing in the language: the language named nearest a
+  word for writing or asking ("wenn ich auf *Deutsch schreibe*", "even when he *writes in
+  Japanese*"). "영어로 물어봐도 답변은 항상 한국어로" (answer in Korean even when I ask in
+  English) is a condition on English, not a rule for prompts in Korean; a memory that only
   names the language ("the app ships Polish strings", "comments stay in English even when I
-  write German") is not: which prompts it affects depends on what they ask.
+  write German": no word for answering) is not one either: which prompts it affects depends
+  on what they ask.
 
-Measured in benchmarks/README.md section 6: on the prompt sets, every memory it offered was
-labelled relevant to its prompt.
+Measured on blind prompt sets, benchmarks/README.md section 6.
 """
 
 from __future__ import annotations
