@@ -39,7 +39,7 @@ from pathlib import Path
 # names each language (in English, in itself, as its speakers say "in it"); stems of words that
 # say how to answer ("antwort" is antworte, antworten, Antwort).
 _DATA = json.loads(Path(__file__).with_name("languages.json").read_text(encoding="utf-8"))
-WORDS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in _DATA["words"].items()}
+WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in _DATA["words"].items()}
 LETTERS: dict[str, str] = _DATA["letters"]
 NAMES: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in _DATA["names"].items()}
 REPLY: tuple[str, ...] = tuple(_DATA["reply"])
