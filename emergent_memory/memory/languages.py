@@ -5,8 +5,8 @@ it: "Wenn ich auf Deutsch schreibe, antworte mir bitte auf Deutsch", "Czasem pis
 ale odpowiadaj po angielsku", "Quand je t'écris en français, réponds en français". Such a
 rule applies to every prompt written in that language, whatever the prompt is about, and
 shares no word or meaning with it that relevance could read (memory/relevance.py). Injection
-offers it with every prompt in the language it names (`answers_in`), looked for among the
-prompt's candidates and by the language's names (`names_query`: a full-text recall).
+offers it with every prompt in the language of its condition (`answers_in`), looked for among
+the prompt's candidates and by the language's names (`names_query`: a full-text recall).
 
 - `written_in(text)`: the language of a prompt that is not English, or None (English, or not
   told). Kana, Hangul, Han and Cyrillic letters name theirs; text in Latin letters is read by
@@ -37,7 +37,8 @@ from pathlib import Path
 # English's own, so that an English prompt with a word of another language ("plot it as a
 # scatter") stays English; letters of one language (each counts half a word); how a memory
 # names each language (in English, in itself, as its speakers say "in it"); stems of words that
-# say how to answer ("antwort" is antworte, antworten, Antwort).
+# say how to answer ("antwort" is antworte, antworten, Antwort) and of words for the user's
+# writing or asking in a language ("schreib", "pisz", "물어").
 _DATA = json.loads(Path(__file__).with_name("languages.json").read_text(encoding="utf-8"))
 WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in _DATA["words"].items()}
 LETTERS: dict[str, str] = _DATA["letters"]
