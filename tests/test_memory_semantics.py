@@ -102,7 +102,7 @@ def test_a_part_of_a_path_or_host_is_found_by_full_text(
     by_id = {m["id"]: m for m in found}
     target = by_id[saved[expected]["memory"]["id"]]
     assert target["scores"]["lexical_rank"] == 1
-    # the other paths share no part with the query: full text does not find them first
+    # the other memories, which share at most a common part (src, ts), do not come first
     others = [
         by_id[s["memory"]["id"]]["scores"]["lexical_rank"]
         for i, s in enumerate(saved)
