@@ -642,6 +642,13 @@ def test_the_language_of_a_prompt_is_told_by_its_words_and_letters(
         # its condition is English (the language named nearest the word for asking): no rule
         # for prompts in Korean, though it names Korean and says how to answer
         ("ko", "영어로 물어봐도 답변은 항상 한국어로 해줘.", "preference", False),
+        # a note on writing emails in Polish, and in another sentence who answers them
+        (
+            "pl",
+            "Maile do promotora piszemy wyłącznie po polsku. Na maile po angielsku nie odpisuje.",
+            "instruction",
+            False,
+        ),
         # "always answer in Czech": no condition, so nothing tells that prompts in Czech need it
         ("cs", "Odpovídej mi vždycky česky.", "preference", False),
         # it names the language but says nothing of how to answer: which prompts it affects

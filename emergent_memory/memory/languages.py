@@ -18,8 +18,9 @@ the prompt's candidates and by the language's names (`names_query`: a full-text 
   convention, correction) that says how to answer ("antworte", "odpowiadaj", "reply",
   "返事"...) and whose condition is writing in the language: the language named nearest a
   word for writing or asking ("wenn ich auf *Deutsch schreibe*", "even when he *writes in
-  Japanese*"). "영어로 물어봐도 답변은 항상 한국어로" (answer in Korean even when I ask in
-  English) is a condition on English, not a rule for prompts in Korean; a memory that only
+  Japanese*"), in the same sentence as the word for answering. "영어로 물어봐도 답변은
+  항상 한국어로" (answer in Korean even when I ask in English) is a condition on English,
+  not a rule for prompts in Korean; a memory that only
   names the language ("the app ships Polish strings", "comments stay in English even when I
   write German": no word for answering) is not one either: which prompts it affects depends
   on what they ask.
@@ -58,6 +59,8 @@ _UKRAINIAN = re.compile(r"[іїєґІЇЄҐ]")
 _GREEK = re.compile(r"[\u0370-\u03ff]")
 # a word of letters alone: not the letters of "e2e" or "utf8"
 _WORD = re.compile(r"(?<![\w])[^\W\d_]+(?:-[^\W\d_]+)?(?![\w])")
+# a sentence ends at . ! ? (and their CJK forms) before a space or the end, or at a line break
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|[\u3002\uff01\uff1f\n]+")
 _NAME = {
     language: re.compile(
         "|".join(rf"\b{re.escape(name)}" if name.isascii() else re.escape(name) for name in names)
@@ -102,16 +105,22 @@ def answers_in(language: str, content: str, category: str) -> bool:
     no rule for prompts in Korean)."""
     if category not in RULES or language not in _NAME or language == "en":
         return False
-    lowered = content.lower()
-    if not _NAME[language].search(lowered) or not any(stem in lowered for stem in REPLY):
+    return any(_conditioned(language, sentence) for sentence in _SENTENCE.split(content.lower()))
+
+
+def _conditioned(language: str, sentence: str) -> bool:
+    """One sentence says how to answer and names `language` nearest a word for writing or
+    asking (the condition and the answer are one rule: "Maile ... piszemy po polsku. Na maile
+    po angielsku nie odpisuje" is a note on emails and who answers them, not a rule)."""
+    if not _NAME[language].search(sentence) or not any(stem in sentence for stem in REPLY):
         return False
     named = [
         (match.start(), name)
         for name, pattern in _NAME.items()
-        for match in pattern.finditer(lowered)
+        for match in pattern.finditer(sentence)
     ]
     for stem in WRITES:
-        for found in re.finditer(re.escape(stem), lowered):
+        for found in re.finditer(re.escape(stem), sentence):
             distance, nearest = min((abs(start - found.start()), n) for start, n in named)
             if nearest == language and distance <= CONDITION_REACH:
                 return True
