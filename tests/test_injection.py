@@ -642,6 +642,13 @@ def test_the_language_of_a_prompt_is_told_by_its_words_and_letters(
         # its condition is English (the language named nearest the word for asking): no rule
         # for prompts in Korean, though it names Korean and says how to answer
         ("ko", "영어로 물어봐도 답변은 항상 한국어로 해줘.", "preference", False),
+        (
+            "pt",
+            "Responda sempre em português, mesmo se eu perguntar em inglês.",
+            "preference",
+            False,
+        ),
+        ("ko", "한국어로 물어봐도 답변은 영어로 해줘.", "instruction", True),
         # a note on writing emails in Polish, and in another sentence who answers them
         (
             "pl",
