@@ -70,7 +70,7 @@ from emergent_memory.app import injection_config, memory_config
 from emergent_memory.db.pool import create_pool
 from emergent_memory.embeddings.local import LOCAL_MODEL_NAME
 from emergent_memory.errors import InvalidInput, SecretRejected
-from emergent_memory.memory import MemoryService, languages, relevance, store
+from emergent_memory.memory import MemoryService, relevance, store
 from emergent_memory.memory.injection import (
     _WORD,  # the words the product counts in a prompt
     PROMPT_CANDIDATES,
@@ -78,6 +78,7 @@ from emergent_memory.memory.injection import (
     START_ORDER,
     InjectionService,
     fit,
+    language_rules,
 )
 from emergent_memory.memory.records import conflict_state
 from emergent_memory.settings import Settings
@@ -276,27 +277,26 @@ def collect(
                         **config.recall_tuning,
                     )
                     values = relevance.features(rows, config.fusion)
-                    language = None if filtered else languages.written_in(query["query"])
-                    if language is not None:  # as InjectionService._with_language_rules
-                        named = store.recall(
-                            conn, principal, query=languages.names_query(language),
-                            embedding=None, model=embedder.model_name, category=None,
-                            scope=None, limit=PROMPT_CANDIDATES, **config.recall_tuning,
-                        )  # fmt: skip
-                        seen = {row.id for row in rows}
-                        added = [
-                            row
-                            for row in named
-                            if row.id not in seen
-                            and languages.answers_in(language, row.content, row.category)
-                        ]  # fmt: skip (the others: relevance 0 there, never injected)
-                        rows, values = [*rows, *added], [*values, *[(0.0, 0.0, -1.0)] * len(added)]
+                    rules = (
+                        []
+                        if filtered
+                        else language_rules(
+                            conn,
+                            principal,
+                            query["query"],
+                            rows,
+                            embedder.model_name,
+                            config.recall_tuning,
+                        )
+                    )  # fmt: skip (the product's: InjectionService offers them first)
+                    ruling, seen = {row.id for row in rules}, {row.id for row in rows}
+                    added = [row for row in rules if row.id not in seen]
+                    rows, values = [*rows, *added], [*values, *[(0.0, 0.0, -1.0)] * len(added)]
                     conn.rollback()
                     pairs = [
                         Pair(keys[row.id], s, c, g, keys[row.id] in wanted,
                              conflict_state(row) == "outranked", relevance.weighed(row, 1.0),
-                             language is not None
-                             and languages.answers_in(language, row.content, row.category))
+                             row.id in ruling)
                         for row, (s, c, g) in zip(rows, values, strict=True)
                     ]  # fmt: skip
                     into.append(

@@ -259,7 +259,17 @@ class InjectionService:
             )
             floor = self._config.relevance_floor
             judged = relevance.relevances(rows, self._config.fusion, self._config.relevance)
-            rows, judged = self._with_language_rules(conn, principal, query, rows, judged)
+            rules = language_rules(
+                conn, principal, query, rows, self._embedder.model_name, self._config.recall_tuning
+            )
+            if rules:  # a rule on how to answer in the prompt's language: offered first
+                ruling, seen = {row.id for row in rules}, {row.id for row in rows}
+                added = [row for row in rules if row.id not in seen]
+                rows, judged = [*rows, *added], [*judged, *[1.0] * len(added)]
+                judged = [
+                    1.0 if row.id in ruling else value
+                    for row, value in zip(rows, judged, strict=True)
+                ]
             candidates: list[Candidate] = []
             # most relevant first, as recall answers: the budget keeps the first that fit
             for row, value in relevance.most_relevant_first(rows, judged):
@@ -283,38 +293,6 @@ class InjectionService:
             return self._inject(conn, asked, candidates, shown)
 
     # -- helpers --------------------------------------------------------------------------
-
-    def _with_language_rules(
-        self,
-        conn: Connection[Any],
-        principal: Principal,
-        query: str,
-        rows: list[store.RecallRow],
-        judged: list[float],
-    ) -> tuple[list[store.RecallRow], list[float]]:
-        """For a prompt not written in English, a rule on how to answer prompts in its
-        language, which holds for each of them whatever they are about (memory/languages.py):
-        relevance 1 (offered first), found among the prompt's candidates or by the language's
-        names (a full-text recall)."""
-        language = languages.written_in(query)
-        if language is None:
-            return rows, judged
-        named = store.recall(
-            conn,
-            principal,
-            query=languages.names_query(language),
-            embedding=None,
-            model=self._embedder.model_name,
-            category=None,
-            scope=None,
-            limit=PROMPT_CANDIDATES,
-            **self._config.recall_tuning,
-        )
-        seen = {row.id for row in rows}
-        added = [row for row in named if row.id not in seen]
-        rows, judged = [*rows, *added], [*judged, *[0.0] * len(added)]
-        rules = [languages.answers_in(language, row.content, row.category) for row in rows]
-        return rows, [1.0 if rule else value for rule, value in zip(rules, judged, strict=True)]
 
     def _nothing(self, asked: _Asked, outcome: sessions.Outcome) -> ContextResult:
         """A prompt answered with nothing before any memory was read: logged, the session
@@ -385,6 +363,37 @@ class InjectionService:
         if not MIN_BUDGET <= budget_tokens <= MAX_BUDGET:
             raise InvalidInput(f"budget_tokens must be between {MIN_BUDGET} and {MAX_BUDGET}")
         return budget_tokens
+
+
+def language_rules(
+    conn: Connection[Any],
+    principal: Principal,
+    query: str,
+    rows: Sequence[store.RecallRow],
+    model: str,
+    tuning: dict[str, Any],
+) -> list[store.RecallRow]:
+    """For a prompt not written in English, the rules on how to answer prompts in its
+    language (memory/languages.py), which hold for each of them whatever they are about:
+    among the prompt's candidates `rows`, or found by the language's names (a full-text
+    recall). Nothing, and no query, for a prompt in English."""
+    language = languages.written_in(query)
+    if language is None:
+        return []
+    named = store.recall(
+        conn,
+        principal,
+        query=languages.names_query(language),
+        embedding=None,
+        model=model,
+        category=None,
+        scope=None,
+        limit=PROMPT_CANDIDATES,
+        **tuning,
+    )
+    seen = {row.id for row in rows}
+    found = [*rows, *(row for row in named if row.id not in seen)]
+    return [row for row in found if languages.answers_in(language, row.content, row.category)]
 
 
 def _outcome(

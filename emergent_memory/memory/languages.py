@@ -59,6 +59,8 @@ _UKRAINIAN = re.compile(r"[іїєґІЇЄҐ]")
 _GREEK = re.compile(r"[\u0370-\u03ff]")
 # a word of letters alone: not the letters of "e2e" or "utf8"
 _WORD = re.compile(r"(?<![\w])[^\W\d_]+(?:-[^\W\d_]+)?(?![\w])")
+# a word for writing or asking in a language, anywhere in a sentence (the longest stem first)
+_WRITES = re.compile("|".join(re.escape(stem) for stem in sorted(WRITES, key=len, reverse=True)))
 # a sentence ends at . ! ? (and their CJK forms) before a space or the end, or at a line break
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|[\u3002\uff01\uff1f\n]+")
 _NAME = {
@@ -119,9 +121,8 @@ def _conditioned(language: str, sentence: str) -> bool:
         for name, pattern in _NAME.items()
         for match in pattern.finditer(sentence)
     ]
-    for stem in WRITES:
-        for found in re.finditer(re.escape(stem), sentence):
-            distance, nearest = min((abs(start - found.start()), n) for start, n in named)
-            if nearest == language and distance <= CONDITION_REACH:
-                return True
+    for found in _WRITES.finditer(sentence):
+        distance, nearest = min((abs(start - found.start()), n) for start, n in named)
+        if nearest == language and distance <= CONDITION_REACH:
+            return True
     return False
